@@ -1,0 +1,278 @@
+//! The display projection every renderer shares: labels, color classes, the
+//! per-server checklist, and copy-safe diagnostics.
+//!
+//! Architecture invariant: the projection reads only the sanitized history. It
+//! never sees agent output, so copied diagnostics cannot contain it.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::model::{AttachmentAttempt, AttachmentHistory, ServerAttachment, Timestamp};
+use crate::sanitize::{self, Scrubber};
+use crate::vocab::{DisplayStatus, Stage, StageState};
+
+/// A color class for a status; the renderer maps it to real colors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColorClass {
+    /// Active or connected.
+    Green,
+    /// Delivered, connection unverified.
+    Amber,
+    /// Failed.
+    Red,
+    /// Filtered, unavailable or unknown.
+    Gray,
+}
+
+/// One line of a server's checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChecklistItem {
+    /// The stage's wire name.
+    pub stage: &'static str,
+    /// Its human label.
+    pub label: &'static str,
+    /// yes, no, unknown or n/a.
+    pub state: StageState,
+    /// What showed it.
+    pub provenance: Option<String>,
+    /// When it was first shown.
+    pub at: Option<Timestamp>,
+    /// A one-character mark: ✓ ✗ ? –.
+    pub mark: &'static str,
+}
+
+/// One server row, ready to render.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowView {
+    /// Server name.
+    pub name: String,
+    /// Status.
+    pub status: DisplayStatus,
+    /// Human label, for example "Delivered · connection unverified".
+    pub label: String,
+    /// Color class.
+    pub color: ColorClass,
+    /// Transport and sanitized target, for example "http http://127.0.0.1:4000".
+    pub target: String,
+    /// Detail lines: reason, connection, client, last tool call, endpoint test.
+    pub details: Vec<String>,
+    /// The stage checklist, in ladder order.
+    pub checklist: Vec<ChecklistItem>,
+}
+
+/// The human label for a row.
+pub fn status_label(row: &ServerAttachment) -> String {
+    let reason = || {
+        row.reason_code
+            .as_ref()
+            .map(|r| r.as_str().replace('_', " "))
+            .unwrap_or_else(|| "no reason given".to_owned())
+    };
+    match row.status {
+        DisplayStatus::Active => match row.tool_count {
+            Some(1) => "Active · 1 tool".to_owned(),
+            Some(n) => format!("Active · {n} tools"),
+            None => "Active · tools listed".to_owned(),
+        },
+        DisplayStatus::Connected => "Connected · tools not listed yet".to_owned(),
+        DisplayStatus::Delivered => "Delivered · connection unverified".to_owned(),
+        DisplayStatus::Failed => format!("Failed · {}", reason()),
+        DisplayStatus::Filtered => format!("Filtered · {}", reason()),
+        DisplayStatus::Unavailable => format!("Unavailable · {}", reason()),
+        DisplayStatus::Unknown => "Unknown · no evidence yet".to_owned(),
+    }
+}
+
+/// The color class for a status.
+pub fn color_class(status: DisplayStatus) -> ColorClass {
+    match status {
+        DisplayStatus::Active | DisplayStatus::Connected => ColorClass::Green,
+        DisplayStatus::Delivered => ColorClass::Amber,
+        DisplayStatus::Failed => ColorClass::Red,
+        DisplayStatus::Filtered | DisplayStatus::Unavailable | DisplayStatus::Unknown => {
+            ColorClass::Gray
+        }
+    }
+}
+
+fn stage_label(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Configured => "Configured",
+        Stage::Enabled => "Enabled",
+        Stage::Delivered => "Delivered",
+        Stage::Authenticated => "Authenticated",
+        Stage::Initialized => "Initialized",
+        Stage::ToolsListed => "Tools listed",
+        Stage::Callable => "Callable",
+        Stage::ModelVisible => "Model-visible",
+    }
+}
+
+fn mark(state: StageState) -> &'static str {
+    match state {
+        StageState::Yes => "✓",
+        StageState::No => "✗",
+        StageState::Unknown => "?",
+        StageState::NotApplicable => "–",
+    }
+}
+
+/// The checklist for a row, in ladder order.
+pub fn checklist(row: &ServerAttachment) -> Vec<ChecklistItem> {
+    Stage::ALL
+        .iter()
+        .map(|&stage| {
+            let obs = row.stages.get(stage);
+            ChecklistItem {
+                stage: stage.as_str(),
+                label: stage_label(stage),
+                state: obs.state,
+                provenance: obs.provenance.map(|p| p.word().to_string()),
+                at: obs.at,
+                mark: mark(obs.state),
+            }
+        })
+        .collect()
+}
+
+/// Projects one row.
+pub fn project_row(row: &ServerAttachment) -> RowView {
+    let mut details = Vec::new();
+    if let Some(reason) = &row.reason_code {
+        let mut line = format!("reason: {reason}");
+        if let Some(summary) = &row.summary {
+            let _ = write!(line, " — {summary}");
+        }
+        details.push(line);
+    }
+    if let Some(conn) = row.connections.last() {
+        let state = match conn.closed_at {
+            Some(at) => format!("closed at {at}"),
+            None => "open".to_owned(),
+        };
+        details.push(format!(
+            "connection {} ({state}); {} seen",
+            conn.connection_id,
+            row.connections.len()
+        ));
+    }
+    if let Some(client) = &row.client {
+        let version = client.version.as_deref().unwrap_or("?");
+        details.push(format!("client: {} {version}", client.name));
+    }
+    if let Some(call) = &row.last_tool_call {
+        let outcome = if call.ok { "ok" } else { "error" };
+        details.push(format!(
+            "last tool call: {} ({outcome}) at {}",
+            call.tool, call.at
+        ));
+    }
+    if let Some(test) = &row.endpoint_test {
+        details.push(endpoint_test_line(test));
+    }
+    RowView {
+        name: row.name.clone(),
+        status: row.status,
+        label: status_label(row),
+        color: color_class(row.status),
+        target: format!("{} {}", row.transport, row.target),
+        details,
+        checklist: checklist(row),
+    }
+}
+
+fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
+    if test.succeeded {
+        format!(
+            "endpoint test (reachability only): passed, {} tools, {} ms",
+            test.tool_count.unwrap_or(0),
+            test.elapsed_ms
+        )
+    } else {
+        format!(
+            "endpoint test (reachability only): failed, {}{}",
+            test.reason_code
+                .as_ref()
+                .map_or("no reason", |r| r.as_str()),
+            test.summary
+                .as_deref()
+                .map(|s| format!(" — {s}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// Copy-safe plain-text diagnostics, built from the sanitized history alone.
+///
+/// Every line goes through the scrubber once more, so even a history written
+/// by a buggy producer cannot leak a recognizable secret through a copy.
+pub fn copy_diagnostics(history: &AttachmentHistory) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Tether MCP attachment diagnostics (schema {})",
+        history.schema_version
+    );
+    let _ = writeln!(
+        out,
+        "session {} · task {}",
+        history.session_id, history.task_id
+    );
+    for attempt in history.attempts.iter().rev() {
+        let current = history.current_attempt_id.as_deref() == Some(&attempt.attempt_id);
+        write_attempt(&mut out, attempt, current);
+    }
+    let scrubber = Scrubber::new();
+    out.lines()
+        .map(|line| sanitize::cap_with_ellipsis(&scrubber.scrub(line), 512))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn write_attempt(out: &mut String, attempt: &AttachmentAttempt, current: bool) {
+    let _ = writeln!(
+        out,
+        "\nattempt {} ({}) · trigger {} · agent {} · execution {}",
+        attempt.attempt_id,
+        if current { "current" } else { "history only" },
+        attempt.trigger,
+        attempt.agent_kind,
+        attempt.execution_id
+    );
+    let _ = writeln!(
+        out,
+        "  started {} · accepted {} · evidence {} kept, {} dropped",
+        attempt.started_at,
+        attempt
+            .accepted_at
+            .map_or("not yet".to_owned(), |t| t.to_string()),
+        attempt.evidence.len(),
+        attempt.dropped_evidence
+    );
+    if let Some(err) = &attempt.report_error {
+        let _ = writeln!(
+            out,
+            "  report-level error: {}{}",
+            err.reason_code,
+            err.summary
+                .as_deref()
+                .map(|s| format!(" — {s}"))
+                .unwrap_or_default()
+        );
+    }
+    for row in &attempt.servers {
+        let view = project_row(row);
+        let _ = writeln!(out, "  - {} [{}]: {}", view.name, view.target, view.label);
+        for detail in &view.details {
+            let _ = writeln!(out, "      {detail}");
+        }
+        let marks: Vec<String> = view
+            .checklist
+            .iter()
+            .map(|c| format!("{} {}", c.label, c.mark))
+            .collect();
+        let _ = writeln!(out, "      {}", marks.join(" · "));
+    }
+}

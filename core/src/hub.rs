@@ -1,0 +1,532 @@
+//! The hub: composition around the pure reducer.
+//!
+//! - [`Hub::begin_attempt`] plans through the registry, publishes configured
+//!   evidence plus the per-server decisions, and supersedes the current attempt
+//!   at once.
+//! - Each attempt gets an [`EvidenceSink`] bound to it. Publishing is a
+//!   non-blocking `try_send` into one bounded queue; a full queue drops the
+//!   event and counts it. The sink stamps ownership; the evidence type has no
+//!   ownership fields to forge.
+//! - One drain thread reduces queued evidence in batches and publishes one
+//!   snapshot per changed session per batch to subscribers (`tokio::sync::watch`:
+//!   a slow subscriber simply sees the latest snapshot).
+//!
+//! Architecture invariant: nothing a publisher calls can block on the hub's
+//! lock or on a subscriber.
+
+use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+
+use crate::model::{AttachmentHistory, Evidence, Timestamp};
+use crate::observer::{AgentCapabilities, Harness, Plan, PlanContext, ServerSpec, plan};
+use crate::reducer::{AttemptStart, HistoryEvent, Rejection, reduce, sanitize_evidence};
+use crate::registry::Registry;
+use crate::sanitize::Scrubber;
+use crate::vocab::Trigger;
+
+/// Tunables for a hub.
+#[derive(Debug, Clone, Copy)]
+pub struct HubConfig {
+    /// Capacity of the evidence queue shared by every sink.
+    pub queue_capacity: usize,
+    /// Most commands reduced under one lock acquisition.
+    pub batch_limit: usize,
+}
+
+impl Default for HubConfig {
+    fn default() -> Self {
+        HubConfig {
+            queue_capacity: 4096,
+            batch_limit: 512,
+        }
+    }
+}
+
+/// What a host asks for when an agent is about to receive MCP servers.
+#[derive(Debug, Clone)]
+pub struct AttemptRequest {
+    /// Backend-owned task.
+    pub task_id: String,
+    /// Backend-owned session.
+    pub session_id: String,
+    /// Backend-owned execution.
+    pub execution_id: String,
+    /// Agent kind (selects the plugin).
+    pub agent_kind: String,
+    /// How the agent is driven.
+    pub harness: Harness,
+    /// Host's agent id.
+    pub agent_id: Option<String>,
+    /// Agent profile.
+    pub agent_profile_id: Option<String>,
+    /// What starts the attempt.
+    pub trigger: Trigger,
+    /// What the agent advertised.
+    pub capabilities: AgentCapabilities,
+    /// Ask for strict MCP configuration.
+    pub strict: bool,
+    /// The configured servers (with secrets; never stored).
+    pub servers: Vec<ServerSpec>,
+}
+
+impl AttemptRequest {
+    /// A request with no agent id, profile or capabilities yet.
+    pub fn new(
+        task_id: impl Into<String>,
+        session_id: impl Into<String>,
+        execution_id: impl Into<String>,
+        agent_kind: impl Into<String>,
+        harness: Harness,
+        trigger: Trigger,
+        servers: Vec<ServerSpec>,
+    ) -> Self {
+        AttemptRequest {
+            task_id: task_id.into(),
+            session_id: session_id.into(),
+            execution_id: execution_id.into(),
+            agent_kind: agent_kind.into(),
+            harness,
+            agent_id: None,
+            agent_profile_id: None,
+            trigger,
+            capabilities: AgentCapabilities::default(),
+            strict: false,
+            servers,
+        }
+    }
+}
+
+/// A begun attempt: its id, its plan (to deliver) and its sink (to report).
+#[derive(Debug)]
+pub struct AttemptHandle {
+    /// Backend-owned attempt id.
+    pub attempt_id: String,
+    /// One decision per configured server.
+    pub plan: Plan,
+    /// The only way to publish evidence for this attempt.
+    pub sink: EvidenceSink,
+}
+
+/// Why the hub refused a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HubError {
+    /// The reducer refused the event.
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
+    /// The session is not known to this hub.
+    #[error("session {0} is not known to this hub; begin an attempt first")]
+    UnknownSession(String),
+}
+
+/// Why one publish did not enter the queue. Publishing never blocks either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PublishError {
+    /// A newer attempt superseded this sink's attempt.
+    #[error("the attempt was superseded; evidence rejected")]
+    Superseded,
+    /// The queue was full; the event was dropped and counted.
+    #[error("the evidence queue is full; event dropped and counted")]
+    Full,
+    /// The hub is gone.
+    #[error("the hub has shut down")]
+    Closed,
+}
+
+/// Live state shared by one attempt's sinks and the drain.
+#[derive(Debug)]
+struct AttemptLive {
+    session_id: String,
+    attempt_id: String,
+    superseded: AtomicBool,
+    dropped: AtomicU32,
+    folded: AtomicU32,
+    scrubber: Scrubber,
+}
+
+enum Command {
+    Observe {
+        live: Arc<AttemptLive>,
+        evidence: Evidence,
+    },
+    FlushBlocking(SyncSender<()>),
+    FlushAsync(oneshot::Sender<()>),
+}
+
+/// Publishes evidence for exactly one attempt. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct EvidenceSink {
+    live: Arc<AttemptLive>,
+    tx: SyncSender<Command>,
+}
+
+impl EvidenceSink {
+    /// Queues evidence without blocking. Ownership is stamped from the sink.
+    pub fn publish(&self, evidence: Evidence) -> Result<(), PublishError> {
+        if self.live.superseded.load(Ordering::Acquire) {
+            return Err(PublishError::Superseded);
+        }
+        match self.tx.try_send(Command::Observe {
+            live: Arc::clone(&self.live),
+            evidence,
+        }) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => {
+                self.live.dropped.fetch_add(1, Ordering::Relaxed);
+                Err(PublishError::Full)
+            }
+            Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
+        }
+    }
+
+    /// The attempt this sink is bound to.
+    pub fn attempt_id(&self) -> &str {
+        &self.live.attempt_id
+    }
+
+    /// The session this sink is bound to.
+    pub fn session_id(&self) -> &str {
+        &self.live.session_id
+    }
+
+    /// Whether the attempt is still current.
+    pub fn is_current(&self) -> bool {
+        !self.live.superseded.load(Ordering::Acquire)
+    }
+
+    /// Events this sink's attempt lost to a full queue so far.
+    pub fn dropped(&self) -> u32 {
+        self.live.dropped.load(Ordering::Relaxed)
+    }
+}
+
+struct Slot {
+    history: AttachmentHistory,
+    watch: watch::Sender<Arc<AttachmentHistory>>,
+    live: Vec<Arc<AttemptLive>>,
+    dirty: bool,
+}
+
+impl Slot {
+    fn new(history: AttachmentHistory) -> Self {
+        let (watch, _) = watch::channel(Arc::new(history.clone()));
+        Slot {
+            history,
+            watch,
+            live: Vec::new(),
+            dirty: false,
+        }
+    }
+
+    /// Folds sink drops into the history; the reducer keeps it idempotent.
+    fn fold_drops(&mut self) {
+        for live in &self.live {
+            let total = live.dropped.load(Ordering::Relaxed);
+            if total > live.folded.load(Ordering::Relaxed) {
+                let event = HistoryEvent::TransitDrops {
+                    session_id: live.session_id.clone(),
+                    attempt_id: live.attempt_id.clone(),
+                    total,
+                };
+                if reduce(&mut self.history, &event).is_ok() {
+                    self.dirty = true;
+                }
+                live.folded.store(total, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn publish_if_dirty(&mut self) {
+        if self.dirty {
+            self.dirty = false;
+            if self.watch.receiver_count() > 0 {
+                self.watch.send_replace(Arc::new(self.history.clone()));
+            }
+        }
+    }
+}
+
+struct Shared {
+    registry: Registry,
+    sessions: Mutex<HashMap<String, Slot>>,
+}
+
+impl Shared {
+    fn sessions(&self) -> MutexGuard<'_, HashMap<String, Slot>> {
+        // A panic while holding the lock must not take observation down with it.
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Live per-session attachment state for a host.
+pub struct Hub {
+    shared: Arc<Shared>,
+    tx: SyncSender<Command>,
+    id_seed: u64,
+    id_counter: AtomicU64,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub").finish_non_exhaustive()
+    }
+}
+
+impl Hub {
+    /// A hub over the given plugins, with default tunables.
+    pub fn new(registry: Registry) -> Self {
+        Hub::with_config(registry, HubConfig::default())
+    }
+
+    /// A hub with explicit tunables. Starts one drain thread, which ends when
+    /// the hub and every sink are dropped.
+    pub fn with_config(registry: Registry, config: HubConfig) -> Self {
+        let (tx, rx) = sync_channel(config.queue_capacity.max(1));
+        let shared = Arc::new(Shared {
+            registry,
+            sessions: Mutex::new(HashMap::new()),
+        });
+        let drain_shared = Arc::clone(&shared);
+        let batch_limit = config.batch_limit.max(1);
+        std::thread::Builder::new()
+            .name("tether-hub-drain".into())
+            .spawn(move || drain(drain_shared, rx, batch_limit))
+            .expect("spawning the hub's drain thread");
+        Hub {
+            shared,
+            tx,
+            id_seed: RandomState::new().hash_one(Timestamp::now().0),
+            id_counter: AtomicU64::new(0),
+        }
+    }
+
+    /// The plugins this hub plans with.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    fn next_attempt_id(&self) -> String {
+        let n = self.id_counter.fetch_add(1, Ordering::Relaxed);
+        let mixed = RandomState::new().hash_one((self.id_seed, n));
+        format!("att_{:08x}{:08x}", n as u32, mixed as u32)
+    }
+
+    /// Plans and begins a new attempt, superseding the session's current one at once.
+    pub fn begin_attempt(&self, request: AttemptRequest) -> Result<AttemptHandle, HubError> {
+        self.begin_attempt_at(request, Timestamp::now())
+    }
+
+    /// [`begin_attempt`](Self::begin_attempt) with an explicit time (tests, replays).
+    pub fn begin_attempt_at(
+        &self,
+        request: AttemptRequest,
+        at: Timestamp,
+    ) -> Result<AttemptHandle, HubError> {
+        let ctx = PlanContext {
+            agent_kind: request.agent_kind.clone(),
+            harness: request.harness,
+            capabilities: request.capabilities,
+            strict: request.strict,
+        };
+        let observer = self.shared.registry.observer_for(&request.agent_kind);
+        let plan = plan(observer.map(|o| o.as_ref()), &request.servers, &ctx);
+        let attempt_id = self.next_attempt_id();
+        let start = AttemptStart {
+            attempt_id: attempt_id.clone(),
+            task_id: request.task_id.clone(),
+            session_id: request.session_id.clone(),
+            execution_id: request.execution_id,
+            agent_kind: request.agent_kind,
+            agent_id: request.agent_id,
+            agent_profile_id: request.agent_profile_id,
+            trigger: request.trigger,
+            at,
+            servers: plan.rows(),
+        };
+        let live = Arc::new(AttemptLive {
+            session_id: request.session_id.clone(),
+            attempt_id: attempt_id.clone(),
+            superseded: AtomicBool::new(false),
+            dropped: AtomicU32::new(0),
+            folded: AtomicU32::new(0),
+            scrubber: plan.scrubber(),
+        });
+
+        let mut sessions = self.shared.sessions();
+        let slot = sessions
+            .entry(request.session_id.clone())
+            .or_insert_with(|| {
+                Slot::new(AttachmentHistory::new(
+                    request.task_id.clone(),
+                    request.session_id.clone(),
+                ))
+            });
+        slot.fold_drops();
+        reduce(&mut slot.history, &HistoryEvent::Begin(start))?;
+        for old in slot.live.drain(..) {
+            old.superseded.store(true, Ordering::Release);
+        }
+        slot.live.push(Arc::clone(&live));
+        slot.dirty = true;
+        slot.publish_if_dirty();
+        drop(sessions);
+
+        Ok(AttemptHandle {
+            attempt_id,
+            plan,
+            sink: EvidenceSink {
+                live,
+                tx: self.tx.clone(),
+            },
+        })
+    }
+
+    /// The session's history as it stands (queued evidence may still be in flight).
+    pub fn snapshot(&self, session_id: &str) -> Option<AttachmentHistory> {
+        let mut sessions = self.shared.sessions();
+        let slot = sessions.get_mut(session_id)?;
+        slot.fold_drops();
+        slot.publish_if_dirty();
+        Some(slot.history.clone())
+    }
+
+    /// Every session this hub knows.
+    pub fn sessions(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.shared.sessions().keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Live snapshots of one session; the receiver always holds the latest.
+    pub fn subscribe(
+        &self,
+        session_id: &str,
+    ) -> Result<watch::Receiver<Arc<AttachmentHistory>>, HubError> {
+        let mut sessions = self.shared.sessions();
+        let slot = sessions
+            .get_mut(session_id)
+            .ok_or_else(|| HubError::UnknownSession(session_id.to_owned()))?;
+        slot.fold_drops();
+        slot.dirty = false;
+        slot.watch.send_replace(Arc::new(slot.history.clone()));
+        Ok(slot.watch.subscribe())
+    }
+
+    /// Forgets a session: its sinks are rejected from now on and subscribers see the end.
+    pub fn remove(&self, session_id: &str) -> Option<AttachmentHistory> {
+        let slot = self.shared.sessions().remove(session_id)?;
+        for live in &slot.live {
+            live.superseded.store(true, Ordering::Release);
+        }
+        Some(slot.history)
+    }
+
+    /// Waits until everything queued before this call has been reduced.
+    pub async fn flush(&self) {
+        let (done_tx, done_rx) = oneshot::channel();
+        let mut command = Command::FlushAsync(done_tx);
+        loop {
+            match self.tx.try_send(command) {
+                Ok(()) => break,
+                Err(TrySendError::Full(back)) => {
+                    command = back;
+                    tokio::task::yield_now().await;
+                }
+                Err(TrySendError::Disconnected(_)) => return,
+            }
+        }
+        let _ = done_rx.await;
+    }
+
+    /// [`flush`](Self::flush) for synchronous callers (never from async code).
+    pub fn flush_blocking(&self) {
+        let (done_tx, done_rx) = sync_channel(1);
+        if self.tx.send(Command::FlushBlocking(done_tx)).is_ok() {
+            let _ = done_rx.recv();
+        }
+    }
+}
+
+fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
+    let mut batch = Vec::with_capacity(batch_limit);
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(first) => {
+                batch.push(first);
+                while batch.len() < batch_limit {
+                    match rx.try_recv() {
+                        Ok(next) => batch.push(next),
+                        Err(_) => break,
+                    }
+                }
+                process(&shared, &mut batch);
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                // Repair displays after drops even when nothing else arrives.
+                let mut sessions = shared.sessions();
+                for slot in sessions.values_mut() {
+                    slot.fold_drops();
+                    slot.publish_if_dirty();
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+fn process(shared: &Shared, batch: &mut Vec<Command>) {
+    let mut flushes = Vec::new();
+    {
+        let mut sessions = shared.sessions();
+        for command in batch.drain(..) {
+            match command {
+                Command::Observe { live, evidence } => {
+                    let Some(slot) = sessions.get_mut(&live.session_id) else {
+                        continue;
+                    };
+                    let evidence = sanitize_evidence(&evidence, &live.scrubber);
+                    let event = HistoryEvent::Observe {
+                        session_id: live.session_id.clone(),
+                        attempt_id: live.attempt_id.clone(),
+                        evidence,
+                    };
+                    match reduce(&mut slot.history, &event) {
+                        Ok(_) => slot.dirty = true,
+                        Err(rejection) => {
+                            tracing::debug!(%rejection, "evidence rejected");
+                        }
+                    }
+                }
+                Command::FlushBlocking(done) => flushes.push(Flush::Blocking(done)),
+                Command::FlushAsync(done) => flushes.push(Flush::Async(done)),
+            }
+        }
+        for slot in sessions.values_mut() {
+            slot.fold_drops();
+            slot.publish_if_dirty();
+        }
+    }
+    for flush in flushes {
+        match flush {
+            Flush::Blocking(done) => {
+                let _ = done.try_send(());
+            }
+            Flush::Async(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+enum Flush {
+    Blocking(SyncSender<()>),
+    Async(oneshot::Sender<()>),
+}

@@ -1,0 +1,674 @@
+//! The evidence schema: the public JSON contract read by other languages.
+//!
+//! Field names here are a contract. Change them only on purpose, and bump
+//! [`SCHEMA_VERSION`] when you do. Every string stored here has already been
+//! through [`crate::sanitize`]; nothing in this module holds a header value,
+//! an env value, an argument, a prompt, a tool payload or a raw frame.
+
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::vocab::{
+    DecisionKind, DisplayStatus, EvidenceKind, Provenance, ReasonCode, ServerSource, StageState,
+    Transport, Trigger,
+};
+
+/// The version of the history document this build writes.
+pub const SCHEMA_VERSION: u32 = 1;
+/// History keeps the current attempt plus the two before it.
+pub const MAX_ATTEMPTS: usize = 3;
+/// Each attempt keeps at most this many evidence events.
+pub const MAX_EVIDENCE: usize = 64;
+/// An attempt may plan at most this many servers.
+pub const MAX_SERVERS: usize = 256;
+/// Each row remembers at most this many connections (the newest).
+pub const MAX_CONNECTIONS: usize = 8;
+
+/// Milliseconds since the Unix epoch, UTC.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Timestamp(pub u64);
+
+impl JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "integer",
+            "minimum": 0,
+            "description": "Milliseconds since the Unix epoch, UTC."
+        })
+    }
+}
+
+impl Timestamp {
+    /// The wall clock now. Only composition code calls this; the reducer never does.
+    pub fn now() -> Self {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        Timestamp(u64::try_from(ms).unwrap_or(u64::MAX))
+    }
+
+    /// Milliseconds from `earlier` to `self`, zero if `earlier` is later.
+    pub fn since(self, earlier: Timestamp) -> u64 {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// Formats as RFC 3339 UTC with milliseconds, computed without a clock.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0 / 1000;
+        let ms = self.0 % 1000;
+        let days = (secs / 86_400) as i64;
+        let rem = secs % 86_400;
+        let (y, m, d) = civil_from_days(days);
+        write!(
+            f,
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+            rem / 3600,
+            (rem / 60) % 60,
+            rem % 60
+        )
+    }
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// One session's bounded attachment history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "AttachmentHistory", extend("$id" = "https://tether.dev/schema/history.json"))]
+pub struct AttachmentHistory {
+    /// The document's schema version.
+    pub schema_version: u32,
+    /// The backend-owned task.
+    pub task_id: String,
+    /// The backend-owned session this history belongs to.
+    pub session_id: String,
+    /// The attempt that is current, if any.
+    pub current_attempt_id: Option<String>,
+    /// At most three attempts, oldest first.
+    pub attempts: Vec<AttachmentAttempt>,
+}
+
+impl AttachmentHistory {
+    /// An empty history for one session.
+    pub fn new(task_id: impl Into<String>, session_id: impl Into<String>) -> Self {
+        AttachmentHistory {
+            schema_version: SCHEMA_VERSION,
+            task_id: task_id.into(),
+            session_id: session_id.into(),
+            current_attempt_id: None,
+            attempts: Vec::new(),
+        }
+    }
+
+    /// The current attempt, if any.
+    pub fn current(&self) -> Option<&AttachmentAttempt> {
+        let id = self.current_attempt_id.as_deref()?;
+        self.attempts.iter().find(|a| a.attempt_id == id)
+    }
+
+    /// The attempt with this id, current or not.
+    pub fn attempt(&self, attempt_id: &str) -> Option<&AttachmentAttempt> {
+        self.attempts.iter().find(|a| a.attempt_id == attempt_id)
+    }
+}
+
+/// One ACP session request or passthrough process start, with what it showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "AttachmentAttempt", extend("$id" = "https://tether.dev/schema/attempt.json"))]
+pub struct AttachmentAttempt {
+    /// Backend-owned attempt id.
+    pub attempt_id: String,
+    /// Backend-owned task id.
+    pub task_id: String,
+    /// Backend-owned session id.
+    pub session_id: String,
+    /// Backend-owned execution id.
+    pub execution_id: String,
+    /// The agent kind (for example `claude-agent`, `claude`, `codex`).
+    pub agent_kind: String,
+    /// The host's id for the agent, if it has one.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The agent profile, if any.
+    #[serde(default)]
+    pub agent_profile_id: Option<String>,
+    /// The agent's own ACP session id, once accepted.
+    #[serde(default)]
+    pub acp_session_id: Option<String>,
+    /// What started the attempt.
+    pub trigger: Trigger,
+    /// When it began.
+    pub started_at: Timestamp,
+    /// When it last changed.
+    pub updated_at: Timestamp,
+    /// When a newer attempt superseded it.
+    #[serde(default)]
+    pub superseded_at: Option<Timestamp>,
+    /// When the agent accepted the session (or the process started).
+    #[serde(default)]
+    pub accepted_at: Option<Timestamp>,
+    /// At most 64 evidence events, in arrival order.
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    /// How many evidence events were dropped (bound hit or full sink).
+    #[serde(default)]
+    pub dropped_evidence: u32,
+    /// The part of `dropped_evidence` lost because the sink's queue was full.
+    #[serde(default)]
+    pub dropped_in_transit: u32,
+    /// An error that cannot be tied to one server.
+    #[serde(default)]
+    pub report_error: Option<ReportError>,
+    /// One row per configured server, in plan order.
+    #[serde(default)]
+    pub servers: Vec<ServerAttachment>,
+}
+
+impl AttachmentAttempt {
+    /// The row for a server name.
+    pub fn server(&self, name: &str) -> Option<&ServerAttachment> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// Whether a newer attempt superseded this one.
+    pub fn is_superseded(&self) -> bool {
+        self.superseded_at.is_some()
+    }
+}
+
+/// A report-level error: it could not be tied to one server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportError {
+    /// When it happened.
+    pub at: Timestamp,
+    /// Stable reason.
+    pub reason_code: ReasonCode,
+    /// Sanitized, at most 256 bytes.
+    pub summary: Option<String>,
+}
+
+/// What one configured server got in one attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerAttachment {
+    /// The server's configured name.
+    pub name: String,
+    /// Who configured it.
+    pub source: ServerSource,
+    /// Its transport.
+    pub transport: Transport,
+    /// Sanitized target: `scheme://host[:port]` or the command's basename.
+    pub target: String,
+    /// The plugin's decision.
+    pub decision: DecisionKind,
+    /// Strongest display status the evidence supports.
+    pub status: DisplayStatus,
+    /// Why it stopped (decision or failure), if it did.
+    #[serde(default)]
+    pub reason_code: Option<ReasonCode>,
+    /// Sanitized, at most 256 bytes.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// When a server-specific explicit error was recorded.
+    #[serde(default)]
+    pub failed_at: Option<Timestamp>,
+    /// The newest observed connection.
+    #[serde(default)]
+    pub connection_id: Option<String>,
+    /// The newest observed MCP client of this server.
+    #[serde(default)]
+    pub client: Option<ClientInfo>,
+    /// Tools served by the newest tools/list (or reported by the agent).
+    #[serde(default)]
+    pub tool_count: Option<u32>,
+    /// When `tool_count` was observed.
+    #[serde(default)]
+    pub tool_count_at: Option<Timestamp>,
+    /// The newest observed tool call (name and outcome only).
+    #[serde(default)]
+    pub last_tool_call: Option<ToolCallRecord>,
+    /// The newest connections (at most 8).
+    #[serde(default)]
+    pub connections: Vec<ConnectionRecord>,
+    /// The ax-style stage ladder, each with provenance and first time.
+    #[serde(default)]
+    pub stages: Stages,
+    /// The newest endpoint test; never promotes attachment status.
+    #[serde(default)]
+    pub endpoint_test: Option<EndpointTestResult>,
+}
+
+/// One observed MCP connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConnectionRecord {
+    /// Opaque id given by the observer.
+    pub connection_id: String,
+    /// Earliest evidence seen on it.
+    pub first_seen_at: Timestamp,
+    /// When it closed, if it did.
+    #[serde(default)]
+    pub closed_at: Option<Timestamp>,
+    /// The MCP client that spoke on it.
+    #[serde(default)]
+    pub client: Option<ClientInfo>,
+}
+
+/// The newest tool call seen: never its arguments or results.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallRecord {
+    /// Tool name.
+    pub tool: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// When.
+    pub at: Timestamp,
+}
+
+/// An MCP client's self-description.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientInfo {
+    /// clientInfo.name.
+    pub name: String,
+    /// clientInfo.version.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The protocol version it asked for.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+}
+
+/// One stage's state, where it came from, and when it was first shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StageObservation {
+    /// yes, no, unknown or n/a.
+    pub state: StageState,
+    /// What showed it; null while unknown.
+    #[serde(default)]
+    pub provenance: Option<ProvenanceCode>,
+    /// When it was first shown.
+    #[serde(default)]
+    pub at: Option<Timestamp>,
+}
+
+/// A `Copy` provenance: known values only; unknown ones read back as `assumed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProvenanceCode {
+    /// See [`Provenance::SessionEvent`].
+    SessionEvent,
+    /// See [`Provenance::AgentReport`].
+    AgentReport,
+    /// See [`Provenance::CurrentConfig`].
+    CurrentConfig,
+    /// See [`Provenance::EndpointTest`].
+    EndpointTest,
+    /// See [`Provenance::Assumed`].
+    Assumed,
+}
+
+impl ProvenanceCode {
+    /// The open-vocabulary form.
+    pub fn word(self) -> Provenance {
+        match self {
+            Self::SessionEvent => Provenance::SessionEvent,
+            Self::AgentReport => Provenance::AgentReport,
+            Self::CurrentConfig => Provenance::CurrentConfig,
+            Self::EndpointTest => Provenance::EndpointTest,
+            Self::Assumed => Provenance::Assumed,
+        }
+    }
+
+    /// From the open vocabulary; unknown values are treated as assumptions.
+    pub fn from_word(word: &Provenance) -> Self {
+        match word {
+            Provenance::SessionEvent => Self::SessionEvent,
+            Provenance::AgentReport => Self::AgentReport,
+            Provenance::CurrentConfig => Self::CurrentConfig,
+            Provenance::EndpointTest => Self::EndpointTest,
+            Provenance::Assumed | Provenance::Other(_) => Self::Assumed,
+        }
+    }
+}
+
+impl Serialize for ProvenanceCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.word().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProvenanceCode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Self::from_word(&Provenance::deserialize(d)?))
+    }
+}
+
+impl JsonSchema for ProvenanceCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Provenance::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Provenance::json_schema(generator)
+    }
+}
+
+impl Default for StageObservation {
+    fn default() -> Self {
+        StageObservation {
+            state: StageState::Unknown,
+            provenance: None,
+            at: None,
+        }
+    }
+}
+
+impl StageObservation {
+    /// A stage shown by something real.
+    pub fn shown(state: StageState, provenance: ProvenanceCode, at: Timestamp) -> Self {
+        StageObservation {
+            state,
+            provenance: Some(provenance),
+            at: Some(at),
+        }
+    }
+
+    /// Merges another observation in; commutative, associative and idempotent.
+    ///
+    /// The stronger state wins (`yes` > `no` > `n/a` > `unknown`); between equal
+    /// states the earlier time wins, then the stronger provenance.
+    pub fn merge(&mut self, other: StageObservation) {
+        let key = |o: &StageObservation| {
+            (
+                o.state.strength(),
+                std::cmp::Reverse(o.at.unwrap_or(Timestamp(u64::MAX))),
+                std::cmp::Reverse(o.provenance),
+            )
+        };
+        if key(&other) > key(self) {
+            *self = other;
+        }
+    }
+}
+
+/// The ax capability ladder for one server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Stages {
+    /// The host configured it.
+    #[serde(default)]
+    pub configured: StageObservation,
+    /// The configuration enables it.
+    #[serde(default)]
+    pub enabled: StageObservation,
+    /// It was handed to the agent.
+    #[serde(default)]
+    pub delivered: StageObservation,
+    /// The server accepted the client (or needed no credentials).
+    #[serde(default)]
+    pub authenticated: StageObservation,
+    /// initialize completed.
+    #[serde(default)]
+    pub initialized: StageObservation,
+    /// tools/list was served.
+    #[serde(default)]
+    pub tools_listed: StageObservation,
+    /// A tool call succeeded.
+    #[serde(default)]
+    pub callable: StageObservation,
+    /// The model could see its tools.
+    #[serde(default)]
+    pub model_visible: StageObservation,
+}
+
+impl Stages {
+    /// The observation for one stage.
+    pub fn get(&self, stage: crate::vocab::Stage) -> &StageObservation {
+        use crate::vocab::Stage::*;
+        match stage {
+            Configured => &self.configured,
+            Enabled => &self.enabled,
+            Delivered => &self.delivered,
+            Authenticated => &self.authenticated,
+            Initialized => &self.initialized,
+            ToolsListed => &self.tools_listed,
+            Callable => &self.callable,
+            ModelVisible => &self.model_visible,
+        }
+    }
+
+    /// The observation for one stage, mutably.
+    pub fn get_mut(&mut self, stage: crate::vocab::Stage) -> &mut StageObservation {
+        use crate::vocab::Stage::*;
+        match stage {
+            Configured => &mut self.configured,
+            Enabled => &mut self.enabled,
+            Delivered => &mut self.delivered,
+            Authenticated => &mut self.authenticated,
+            Initialized => &mut self.initialized,
+            ToolsListed => &mut self.tools_listed,
+            Callable => &mut self.callable,
+            ModelVisible => &mut self.model_visible,
+        }
+    }
+}
+
+/// The result of one bounded initialize + tools/list against a server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EndpointTestResult {
+    /// When the test finished.
+    pub at: Timestamp,
+    /// Whether initialize and tools/list both succeeded.
+    pub succeeded: bool,
+    /// Why it failed.
+    #[serde(default)]
+    pub reason_code: Option<ReasonCode>,
+    /// Sanitized, at most 256 bytes.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The transport tested.
+    pub transport: Transport,
+    /// Sanitized target.
+    pub target: String,
+    /// serverInfo.name.
+    #[serde(default)]
+    pub server_name: Option<String>,
+    /// serverInfo.version.
+    #[serde(default)]
+    pub server_version: Option<String>,
+    /// The negotiated protocol version.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+    /// Tools listed.
+    #[serde(default)]
+    pub tool_count: Option<u32>,
+    /// How long it took.
+    pub elapsed_ms: u64,
+}
+
+/// One observation. Ownership is not here: the sink stamps it on the envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Evidence {
+    /// What happened.
+    pub kind: EvidenceKind,
+    /// When it happened.
+    pub at: Timestamp,
+    /// The server it is about; null for attempt-level evidence.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// The observer's opaque connection id.
+    #[serde(default)]
+    pub connection_id: Option<String>,
+    /// Stable reason, for filtered, unavailable and errors.
+    #[serde(default)]
+    pub reason_code: Option<ReasonCode>,
+    /// Sanitized, at most 256 bytes.
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// Tools listed (tools_list_observed) or reported visible (agent_reported).
+    #[serde(default)]
+    pub tool_count: Option<u32>,
+    /// The MCP client, for initialize.
+    #[serde(default)]
+    pub client: Option<ClientInfo>,
+    /// What showed it.
+    pub provenance: Provenance,
+    /// Tool name, for tool_call_observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Outcome, for tool_call_observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The agent's session id, for session_accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acp_session_id: Option<String>,
+    /// The agent's own word for the server's state, for agent_reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_status: Option<String>,
+    /// The test result, for endpoint_tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_test: Option<EndpointTestResult>,
+}
+
+impl Evidence {
+    /// Evidence of `kind` at `at`, observed in the session; fill the rest with the builders.
+    pub fn new(kind: EvidenceKind, at: Timestamp) -> Self {
+        Evidence {
+            kind,
+            at,
+            server: None,
+            connection_id: None,
+            reason_code: None,
+            summary: None,
+            tool_count: None,
+            client: None,
+            provenance: Provenance::SessionEvent,
+            tool: None,
+            ok: None,
+            acp_session_id: None,
+            reported_status: None,
+            endpoint_test: None,
+        }
+    }
+
+    /// About one server.
+    pub fn server(mut self, name: impl Into<String>) -> Self {
+        self.server = Some(name.into());
+        self
+    }
+
+    /// On one connection.
+    pub fn connection(mut self, id: impl Into<String>) -> Self {
+        self.connection_id = Some(id.into());
+        self
+    }
+
+    /// With a reason and an (unsanitized) summary; the reducer sanitizes it.
+    pub fn reason(mut self, code: ReasonCode, summary: Option<String>) -> Self {
+        self.reason_code = Some(code);
+        self.summary = summary;
+        self
+    }
+
+    /// With a tool count.
+    pub fn tools(mut self, count: u32) -> Self {
+        self.tool_count = Some(count);
+        self
+    }
+
+    /// With the MCP client's self-description.
+    pub fn client(mut self, client: ClientInfo) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// With a provenance other than `session_event`.
+    pub fn provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = provenance;
+        self
+    }
+
+    /// A tool call by name and outcome.
+    pub fn tool_call(mut self, tool: impl Into<String>, ok: bool) -> Self {
+        self.tool = Some(tool.into());
+        self.ok = Some(ok);
+        self
+    }
+
+    /// The agent's own session id.
+    pub fn acp_session(mut self, id: impl Into<String>) -> Self {
+        self.acp_session_id = Some(id.into());
+        self
+    }
+
+    /// The agent's own word for the server's state.
+    pub fn reported(mut self, status: impl Into<String>) -> Self {
+        self.reported_status = Some(status.into());
+        self.provenance = Provenance::AgentReport;
+        self
+    }
+
+    /// An endpoint test's result.
+    pub fn endpoint_test(mut self, result: EndpointTestResult) -> Self {
+        self.endpoint_test = Some(result);
+        self.provenance = Provenance::EndpointTest;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamp_formats_as_rfc3339() {
+        assert_eq!(Timestamp(0).to_string(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            Timestamp(1_795_993_527_123).to_string(),
+            "2026-11-29T23:05:27.123Z"
+        );
+        assert_eq!(
+            Timestamp(951_782_400_000).to_string(),
+            "2000-02-29T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn stage_merge_is_order_independent() {
+        let a = StageObservation::shown(StageState::No, ProvenanceCode::AgentReport, Timestamp(5));
+        let b =
+            StageObservation::shown(StageState::Yes, ProvenanceCode::SessionEvent, Timestamp(9));
+        let c = StageObservation::shown(StageState::Yes, ProvenanceCode::AgentReport, Timestamp(7));
+        let mut x = StageObservation::default();
+        for o in [a, b, c] {
+            x.merge(o);
+        }
+        let mut y = StageObservation::default();
+        for o in [c, a, b, c] {
+            y.merge(o);
+        }
+        assert_eq!(x, y);
+        assert_eq!(x.state, StageState::Yes);
+        assert_eq!(x.at, Some(Timestamp(7)));
+    }
+}

@@ -1,0 +1,740 @@
+//! The pure reducer: (history, event) → new history, or a typed rejection.
+//!
+//! Architecture invariant: no I/O and no clock. Time arrives with the event.
+//! On a rejection the history is left exactly as it was.
+//!
+//! Every row fact is merged with a commutative, idempotent rule (earliest
+//! first-seen, strongest stage state, newest tool count), so the final status
+//! does not depend on how two connections' events interleave, and a duplicate
+//! event changes nothing.
+
+use crate::model::{
+    AttachmentAttempt, AttachmentHistory, ClientInfo, ConnectionRecord, Evidence, MAX_ATTEMPTS,
+    MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS, ProvenanceCode, ReportError, SCHEMA_VERSION,
+    ServerAttachment, StageObservation, Stages, Timestamp, ToolCallRecord,
+};
+use crate::sanitize::{self, Scrubber};
+use crate::vocab::{
+    DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage, StageState,
+    Transport, Trigger,
+};
+
+/// The header of a new attempt, with one sanitized row per planned server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptStart {
+    /// Backend-owned attempt id.
+    pub attempt_id: String,
+    /// Backend-owned task id.
+    pub task_id: String,
+    /// Backend-owned session id.
+    pub session_id: String,
+    /// Backend-owned execution id.
+    pub execution_id: String,
+    /// Agent kind.
+    pub agent_kind: String,
+    /// Host's agent id.
+    pub agent_id: Option<String>,
+    /// Agent profile.
+    pub agent_profile_id: Option<String>,
+    /// What started it.
+    pub trigger: Trigger,
+    /// When.
+    pub at: Timestamp,
+    /// The plan, already sanitized, in plan order.
+    pub servers: Vec<PlannedRow>,
+}
+
+/// One server of a plan as the history stores it: sanitized, no secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRow {
+    /// Configured name.
+    pub name: String,
+    /// Who configured it.
+    pub source: ServerSource,
+    /// Transport chosen (or the primary one, when not delivered).
+    pub transport: Transport,
+    /// Sanitized target.
+    pub target: String,
+    /// The plugin's (or the core's) decision.
+    pub decision: DecisionKind,
+    /// Reason for filter and unavailable.
+    pub reason_code: Option<ReasonCode>,
+    /// Sanitized summary.
+    pub summary: Option<String>,
+}
+
+/// Something that changes a history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryEvent {
+    /// A new attempt; supersedes the current one at once.
+    Begin(AttemptStart),
+    /// Evidence stamped by a sink with its attempt's ownership.
+    Observe {
+        /// Owning session.
+        session_id: String,
+        /// Owning attempt.
+        attempt_id: String,
+        /// What was observed.
+        evidence: Evidence,
+    },
+    /// The sink for an attempt has dropped `total` events so far (full queue).
+    TransitDrops {
+        /// Owning session.
+        session_id: String,
+        /// Owning attempt.
+        attempt_id: String,
+        /// Running total of drops.
+        total: u32,
+    },
+}
+
+/// What an accepted event did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduced {
+    /// The history changed.
+    Applied,
+    /// The history changed, but the timeline was full, so the event was counted as dropped.
+    AppliedTimelineFull,
+    /// The event was already reflected; nothing changed.
+    Duplicate,
+}
+
+/// Why an event was refused. The history is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    /// The attempt was superseded; its evidence must not touch the current one.
+    #[error("attempt {attempt_id} was superseded; its evidence is ignored")]
+    StaleAttempt {
+        /// The stale attempt.
+        attempt_id: String,
+    },
+    /// The event belongs to another session (or task) than this history.
+    #[error("event for session {session_id} does not belong to this history")]
+    UnknownSession {
+        /// The session the event named.
+        session_id: String,
+    },
+    /// The attempt is not in the history (never begun, or rotated out).
+    #[error("attempt {attempt_id} is not in this history")]
+    UnknownAttempt {
+        /// The attempt the event named.
+        attempt_id: String,
+    },
+    /// The evidence names a server the attempt did not plan.
+    #[error("server {server} is not in attempt's plan")]
+    UnknownServer {
+        /// The server the event named.
+        server: String,
+    },
+    /// A hard bound would be exceeded.
+    #[error("bound hit: {what} exceeds {limit}")]
+    BoundHit {
+        /// What was too large.
+        what: &'static str,
+        /// The bound.
+        limit: usize,
+    },
+}
+
+/// Applies `event` to `history` in place. On `Err`, `history` is unchanged.
+pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<Reduced, Rejection> {
+    match event {
+        HistoryEvent::Begin(start) => begin(history, start),
+        HistoryEvent::Observe {
+            session_id,
+            attempt_id,
+            evidence,
+        } => {
+            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+            observe(attempt, evidence)
+        }
+        HistoryEvent::TransitDrops {
+            session_id,
+            attempt_id,
+            total,
+        } => {
+            check_session(history, session_id)?;
+            let attempt = history
+                .attempts
+                .iter_mut()
+                .find(|a| &a.attempt_id == attempt_id)
+                .ok_or_else(|| Rejection::UnknownAttempt {
+                    attempt_id: attempt_id.clone(),
+                })?;
+            // Drops are counted even on a superseded attempt: they are its own history.
+            if *total > attempt.dropped_in_transit {
+                attempt.dropped_evidence = attempt
+                    .dropped_evidence
+                    .saturating_add(total - attempt.dropped_in_transit);
+                attempt.dropped_in_transit = *total;
+                Ok(Reduced::Applied)
+            } else {
+                Ok(Reduced::Duplicate)
+            }
+        }
+    }
+}
+
+/// The functional form: returns a new history, leaving the input untouched.
+pub fn reduced(
+    history: &AttachmentHistory,
+    event: &HistoryEvent,
+) -> Result<AttachmentHistory, Rejection> {
+    let mut next = history.clone();
+    reduce(&mut next, event)?;
+    Ok(next)
+}
+
+fn check_session(history: &AttachmentHistory, session_id: &str) -> Result<(), Rejection> {
+    if history.session_id == session_id {
+        Ok(())
+    } else {
+        Err(Rejection::UnknownSession {
+            session_id: session_id.to_owned(),
+        })
+    }
+}
+
+fn current_attempt_mut<'h>(
+    history: &'h mut AttachmentHistory,
+    session_id: &str,
+    attempt_id: &str,
+) -> Result<&'h mut AttachmentAttempt, Rejection> {
+    check_session(history, session_id)?;
+    let is_current = history.current_attempt_id.as_deref() == Some(attempt_id);
+    let attempt = history
+        .attempts
+        .iter_mut()
+        .find(|a| a.attempt_id == attempt_id)
+        .ok_or_else(|| Rejection::UnknownAttempt {
+            attempt_id: attempt_id.to_owned(),
+        })?;
+    if !is_current || attempt.superseded_at.is_some() {
+        return Err(Rejection::StaleAttempt {
+            attempt_id: attempt_id.to_owned(),
+        });
+    }
+    Ok(attempt)
+}
+
+// === Attempt rotation ===
+
+fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduced, Rejection> {
+    check_session(history, &start.session_id)?;
+    if history.task_id != start.task_id {
+        return Err(Rejection::UnknownSession {
+            session_id: start.session_id.clone(),
+        });
+    }
+    if start.servers.len() > MAX_SERVERS {
+        return Err(Rejection::BoundHit {
+            what: "servers in one attempt",
+            limit: MAX_SERVERS,
+        });
+    }
+    if history.attempt(&start.attempt_id).is_some() {
+        return Ok(Reduced::Duplicate);
+    }
+
+    if let Some(current_id) = history.current_attempt_id.take()
+        && let Some(old) = history
+            .attempts
+            .iter_mut()
+            .find(|a| a.attempt_id == current_id)
+    {
+        old.superseded_at = Some(start.at);
+        old.updated_at = old.updated_at.max(start.at);
+        push_timeline(
+            old,
+            Evidence::new(EvidenceKind::AttemptSuperseded, start.at),
+        );
+    }
+
+    let mut attempt = AttachmentAttempt {
+        attempt_id: start.attempt_id.clone(),
+        task_id: start.task_id.clone(),
+        session_id: start.session_id.clone(),
+        execution_id: start.execution_id.clone(),
+        agent_kind: start.agent_kind.clone(),
+        agent_id: start.agent_id.clone(),
+        agent_profile_id: start.agent_profile_id.clone(),
+        acp_session_id: None,
+        trigger: start.trigger.clone(),
+        started_at: start.at,
+        updated_at: start.at,
+        superseded_at: None,
+        accepted_at: None,
+        evidence: Vec::new(),
+        dropped_evidence: 0,
+        dropped_in_transit: 0,
+        report_error: None,
+        servers: Vec::with_capacity(start.servers.len()),
+    };
+    for planned in &start.servers {
+        attempt.servers.push(planned_row(planned, start.at));
+        push_timeline(
+            &mut attempt,
+            Evidence::new(EvidenceKind::Configured, start.at)
+                .server(planned.name.clone())
+                .provenance(crate::vocab::Provenance::CurrentConfig),
+        );
+    }
+    for planned in &start.servers {
+        let kind = match planned.decision {
+            DecisionKind::Deliver => continue,
+            DecisionKind::Filter => EvidenceKind::Filtered,
+            DecisionKind::Unavailable => EvidenceKind::Unavailable,
+        };
+        let mut ev = Evidence::new(kind, start.at).server(planned.name.clone());
+        ev.reason_code = planned.reason_code.clone();
+        ev.summary = planned.summary.clone();
+        push_timeline(&mut attempt, ev);
+    }
+
+    history.schema_version = SCHEMA_VERSION;
+    history.current_attempt_id = Some(attempt.attempt_id.clone());
+    history.attempts.push(attempt);
+    while history.attempts.len() > MAX_ATTEMPTS {
+        history.attempts.remove(0);
+    }
+    Ok(Reduced::Applied)
+}
+
+fn planned_row(planned: &PlannedRow, at: Timestamp) -> ServerAttachment {
+    let config = |state| StageObservation::shown(state, ProvenanceCode::CurrentConfig, at);
+    let mut stages = Stages {
+        configured: config(StageState::Yes),
+        enabled: config(StageState::Yes),
+        ..Stages::default()
+    };
+    if planned.decision != DecisionKind::Deliver {
+        stages.delivered =
+            StageObservation::shown(StageState::No, ProvenanceCode::SessionEvent, at);
+        mark_not_applicable_after_delivery(&mut stages, at);
+    }
+    let mut row = ServerAttachment {
+        name: planned.name.clone(),
+        source: planned.source.clone(),
+        transport: planned.transport.clone(),
+        target: planned.target.clone(),
+        decision: planned.decision,
+        status: DisplayStatus::Unknown,
+        reason_code: planned.reason_code.clone(),
+        summary: planned.summary.clone(),
+        failed_at: None,
+        connection_id: None,
+        client: None,
+        tool_count: None,
+        tool_count_at: None,
+        last_tool_call: None,
+        connections: Vec::new(),
+        stages,
+        endpoint_test: None,
+    };
+    row.status = derive_status(&row);
+    row
+}
+
+fn mark_not_applicable_after_delivery(stages: &mut Stages, at: Timestamp) {
+    for stage in [
+        Stage::Authenticated,
+        Stage::Initialized,
+        Stage::ToolsListed,
+        Stage::Callable,
+        Stage::ModelVisible,
+    ] {
+        stages.get_mut(stage).merge(StageObservation::shown(
+            StageState::NotApplicable,
+            ProvenanceCode::SessionEvent,
+            at,
+        ));
+    }
+}
+
+/// Appends to the timeline; returns false (and counts a drop) when it is full.
+fn push_timeline(attempt: &mut AttachmentAttempt, evidence: Evidence) -> bool {
+    if attempt.evidence.len() < MAX_EVIDENCE {
+        attempt.evidence.push(evidence);
+        true
+    } else {
+        attempt.dropped_evidence = attempt.dropped_evidence.saturating_add(1);
+        false
+    }
+}
+
+// === Evidence ===
+
+/// Bounds and scrubs every string evidence carries. Pure. The hub passes a
+/// scrubber that knows the attempt's secret values; the reducer applies the
+/// pattern-only scrubber again, so no path into a history skips it.
+pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> Evidence {
+    let name = |s: &Option<String>| s.as_deref().map(|v| scrubber.name(v));
+    let mut ev = evidence.clone();
+    ev.server = name(&evidence.server);
+    ev.connection_id = evidence
+        .connection_id
+        .as_deref()
+        .map(|c| sanitize::cap_with_ellipsis(&scrubber.name(c), 64));
+    ev.summary = evidence.summary.as_deref().map(|s| scrubber.summary(s));
+    ev.tool = name(&evidence.tool);
+    ev.acp_session_id = name(&evidence.acp_session_id);
+    ev.reported_status = evidence
+        .reported_status
+        .as_deref()
+        .map(|s| sanitize::cap_with_ellipsis(&scrubber.name(s), 32));
+    ev.client = evidence.client.as_ref().map(|c| ClientInfo {
+        name: scrubber.name(&c.name),
+        version: name(&c.version),
+        protocol_version: name(&c.protocol_version),
+    });
+    if let Some(test) = ev.endpoint_test.as_mut() {
+        test.summary = test.summary.as_deref().map(|s| scrubber.summary(s));
+        test.target = scrubber.name(&test.target);
+        test.server_name = name(&test.server_name);
+        test.server_version = name(&test.server_version);
+        test.protocol_version = name(&test.protocol_version);
+    }
+    ev
+}
+
+fn observe(attempt: &mut AttachmentAttempt, raw: &Evidence) -> Result<Reduced, Rejection> {
+    let ev = sanitize_evidence(raw, &Scrubber::new());
+    if attempt.evidence.contains(&ev) {
+        return Ok(Reduced::Duplicate);
+    }
+
+    let changed = match ev.server.as_deref() {
+        Some(server) => {
+            let is_error = ev.kind == EvidenceKind::ExplicitError;
+            match attempt.servers.iter_mut().find(|r| r.name == server) {
+                Some(row) => apply_to_row(row, &ev),
+                // An error naming a server we never planned is still an error: report-level.
+                None if is_error => apply_report_error(attempt, &ev),
+                None => {
+                    return Err(Rejection::UnknownServer {
+                        server: server.to_owned(),
+                    });
+                }
+            }
+        }
+        None => apply_to_attempt(attempt, &ev),
+    };
+
+    if push_timeline_if_room(attempt, &ev) {
+        attempt.updated_at = attempt.updated_at.max(ev.at);
+        Ok(Reduced::Applied)
+    } else if changed {
+        attempt.dropped_evidence = attempt.dropped_evidence.saturating_add(1);
+        attempt.updated_at = attempt.updated_at.max(ev.at);
+        Ok(Reduced::AppliedTimelineFull)
+    } else {
+        // Full timeline and nothing new in the rows: already reflected.
+        Ok(Reduced::Duplicate)
+    }
+}
+
+fn push_timeline_if_room(attempt: &mut AttachmentAttempt, ev: &Evidence) -> bool {
+    if attempt.evidence.len() < MAX_EVIDENCE {
+        attempt.evidence.push(ev.clone());
+        true
+    } else {
+        false
+    }
+}
+
+fn apply_to_attempt(attempt: &mut AttachmentAttempt, ev: &Evidence) -> bool {
+    match ev.kind {
+        EvidenceKind::SessionAccepted => {
+            let before = (attempt.accepted_at, attempt.acp_session_id.clone());
+            attempt.accepted_at = Some(attempt.accepted_at.map_or(ev.at, |t| t.min(ev.at)));
+            // One acceptance per attempt in practice; keep the smallest id so order never matters.
+            if let Some(id) = &ev.acp_session_id
+                && attempt.acp_session_id.as_ref().is_none_or(|cur| id < cur)
+            {
+                attempt.acp_session_id = Some(id.clone());
+            }
+            before != (attempt.accepted_at, attempt.acp_session_id.clone())
+        }
+        EvidenceKind::ExplicitError => apply_report_error(attempt, ev),
+        // Other attempt-level evidence (and unknown kinds) only enter the timeline.
+        _ => false,
+    }
+}
+
+fn apply_report_error(attempt: &mut AttachmentAttempt, ev: &Evidence) -> bool {
+    let candidate = ReportError {
+        at: ev.at,
+        reason_code: ev
+            .reason_code
+            .clone()
+            .unwrap_or(ReasonCode::SessionRequestFailed),
+        summary: match (&ev.server, &ev.summary) {
+            (Some(server), Some(s)) => Some(sanitize::summary(&format!("{server}: {s}"))),
+            (Some(server), None) => Some(sanitize::summary(server)),
+            (None, s) => s.clone(),
+        },
+    };
+    // The earliest report-level error is kept; ties break on content, so order never matters.
+    let key = |e: &ReportError| (e.at, e.reason_code.clone(), e.summary.clone());
+    match &attempt.report_error {
+        Some(existing) if key(existing) <= key(&candidate) => false,
+        _ => {
+            attempt.report_error = Some(candidate);
+            true
+        }
+    }
+}
+
+fn apply_to_row(row: &mut ServerAttachment, ev: &Evidence) -> bool {
+    let before = row.clone();
+    let at = ev.at;
+    let prov = ProvenanceCode::from_word(&ev.provenance);
+    let yes = StageObservation::shown(StageState::Yes, prov, at);
+    let no = StageObservation::shown(StageState::No, prov, at);
+
+    match &ev.kind {
+        EvidenceKind::Configured => {
+            row.stages.configured.merge(yes);
+        }
+        EvidenceKind::Filtered | EvidenceKind::Unavailable => {
+            if row.stages.delivered.state != StageState::Yes {
+                row.decision = if ev.kind == EvidenceKind::Filtered {
+                    DecisionKind::Filter
+                } else {
+                    DecisionKind::Unavailable
+                };
+                if row.failed_at.is_none() && ev.reason_code.is_some() {
+                    row.reason_code = ev.reason_code.clone();
+                    row.summary = ev.summary.clone();
+                }
+            }
+            row.stages.delivered.merge(no);
+        }
+        EvidenceKind::Delivered => {
+            row.stages.delivered.merge(yes);
+        }
+        EvidenceKind::InitializeObserved => {
+            row.stages.initialized.merge(yes);
+            row.stages.authenticated.merge(yes);
+            touch_connection(row, ev);
+        }
+        EvidenceKind::ToolsListObserved => {
+            row.stages.initialized.merge(yes);
+            row.stages.authenticated.merge(yes);
+            row.stages.tools_listed.merge(yes);
+            if let Some(count) = ev.tool_count {
+                merge_tool_count(row, count, at);
+            }
+            touch_connection(row, ev);
+        }
+        EvidenceKind::ToolCallObserved => {
+            row.stages.initialized.merge(yes);
+            row.stages.authenticated.merge(yes);
+            // A call proves the agent (its model) could see and pick the tool.
+            row.stages.model_visible.merge(yes);
+            if ev.ok == Some(true) {
+                row.stages.callable.merge(yes);
+            }
+            if let Some(tool) = &ev.tool {
+                let call = ToolCallRecord {
+                    tool: tool.clone(),
+                    ok: ev.ok.unwrap_or(false),
+                    at,
+                };
+                let newer = row.last_tool_call.as_ref().is_none_or(|last| {
+                    (last.at, &last.tool, last.ok) < (call.at, &call.tool, call.ok)
+                });
+                if newer {
+                    row.last_tool_call = Some(call);
+                }
+            }
+            touch_connection(row, ev);
+        }
+        EvidenceKind::ConnectionClosed => {
+            if let Some(id) = &ev.connection_id {
+                let record = upsert_connection(row, id, at);
+                record.closed_at = Some(record.closed_at.map_or(at, |t| t.max(at)));
+                finish_connections(row);
+            }
+        }
+        EvidenceKind::ExplicitError => {
+            record_failure(row, ev, ReasonCode::ServerError);
+        }
+        EvidenceKind::AgentReported => apply_agent_report(row, ev),
+        EvidenceKind::EndpointTested => {
+            if let Some(test) = &ev.endpoint_test {
+                let newer = row
+                    .endpoint_test
+                    .as_ref()
+                    .is_none_or(|t| (t.at, t.elapsed_ms) < (test.at, test.elapsed_ms));
+                if newer {
+                    row.endpoint_test = Some(test.clone());
+                }
+            }
+        }
+        // Session-level or unknown kinds change no row.
+        _ => {}
+    }
+
+    row.status = derive_status(row);
+    *row != before
+}
+
+fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) {
+    let at = ev.at;
+    let report = |state| StageObservation::shown(state, ProvenanceCode::AgentReport, at);
+    let status = ev
+        .reported_status
+        .as_deref()
+        .map(|s| s.to_ascii_lowercase().replace('_', "-"));
+    match status.as_deref() {
+        Some("connected" | "ready" | "running" | "ok") => {
+            row.stages.initialized.merge(report(StageState::Yes));
+            row.stages.authenticated.merge(report(StageState::Yes));
+        }
+        Some("failed" | "error" | "errored") => {
+            row.stages.initialized.merge(report(StageState::No));
+            record_failure(row, ev, ReasonCode::AgentReportedFailed);
+        }
+        Some("needs-auth" | "unauthorized" | "auth-required") => {
+            row.stages.authenticated.merge(report(StageState::No));
+            let mut auth = ev.clone();
+            auth.reason_code = Some(ReasonCode::AuthRequired);
+            record_failure(row, &auth, ReasonCode::AuthRequired);
+        }
+        Some("disabled") => {
+            row.stages.enabled.merge(report(StageState::No));
+        }
+        // pending, unknown words: nothing is shown yet.
+        _ => {}
+    }
+    if let Some(count) = ev.tool_count
+        && count > 0
+    {
+        row.stages.tools_listed.merge(report(StageState::Yes));
+        row.stages.model_visible.merge(report(StageState::Yes));
+        merge_tool_count(row, count, at);
+    }
+}
+
+fn record_failure(row: &mut ServerAttachment, ev: &Evidence, default: ReasonCode) {
+    let reason = ev.reason_code.clone().unwrap_or(default);
+    // The earliest failure is kept; ties break on content, so order never matters.
+    let candidate = (ev.at, Some(reason.clone()), ev.summary.clone());
+    let replace = match row.failed_at {
+        None => true,
+        Some(at) => candidate < (at, row.reason_code.clone(), row.summary.clone()),
+    };
+    if replace {
+        row.failed_at = Some(ev.at);
+        row.reason_code = Some(reason);
+        row.summary = ev.summary.clone();
+    }
+}
+
+fn merge_tool_count(row: &mut ServerAttachment, count: u32, at: Timestamp) {
+    let newer = match (row.tool_count_at, row.tool_count) {
+        (Some(t), Some(c)) => (at, count) > (t, c),
+        _ => true,
+    };
+    if newer {
+        row.tool_count = Some(count);
+        row.tool_count_at = Some(at);
+    }
+}
+
+fn upsert_connection<'r>(
+    row: &'r mut ServerAttachment,
+    id: &str,
+    at: Timestamp,
+) -> &'r mut ConnectionRecord {
+    let index = match row.connections.iter().position(|c| c.connection_id == id) {
+        Some(i) => {
+            let record = &mut row.connections[i];
+            record.first_seen_at = record.first_seen_at.min(at);
+            i
+        }
+        None => {
+            row.connections.push(ConnectionRecord {
+                connection_id: id.to_owned(),
+                first_seen_at: at,
+                closed_at: None,
+                client: None,
+            });
+            row.connections.len() - 1
+        }
+    };
+    &mut row.connections[index]
+}
+
+fn touch_connection(row: &mut ServerAttachment, ev: &Evidence) {
+    let Some(id) = &ev.connection_id else {
+        return;
+    };
+    let record = upsert_connection(row, id, ev.at);
+    if let Some(client) = &ev.client {
+        // The client is fixed per connection; keep the smallest for determinism.
+        if record
+            .client
+            .as_ref()
+            .is_none_or(|c| client_key(client) < client_key(c))
+        {
+            record.client = Some(client.clone());
+        }
+    }
+    finish_connections(row);
+}
+
+fn client_key(c: &ClientInfo) -> (&str, Option<&str>, Option<&str>) {
+    (
+        c.name.as_str(),
+        c.version.as_deref(),
+        c.protocol_version.as_deref(),
+    )
+}
+
+/// Sorts connections oldest first, keeps the newest eight, and points the row at the newest.
+fn finish_connections(row: &mut ServerAttachment) {
+    row.connections.sort_by(|a, b| {
+        (a.first_seen_at, &a.connection_id).cmp(&(b.first_seen_at, &b.connection_id))
+    });
+    if row.connections.len() > MAX_CONNECTIONS {
+        let excess = row.connections.len() - MAX_CONNECTIONS;
+        row.connections.drain(..excess);
+    }
+    row.connection_id = row.connections.last().map(|c| c.connection_id.clone());
+    row.client = row
+        .connections
+        .iter()
+        .rev()
+        .find_map(|c| c.client.clone())
+        .or_else(|| row.client.clone());
+}
+
+/// The display status the row's facts support, strongest first.
+///
+/// Precedence is the brief's: active, connected, delivered, failed, filtered /
+/// unavailable, unknown; with one refinement the scenarios require: an
+/// explicit server-specific error means the agent refused what was delivered,
+/// so it outranks bare delivery, but never connection evidence.
+pub fn derive_status(row: &ServerAttachment) -> DisplayStatus {
+    let s = &row.stages;
+    if s.tools_listed.state == StageState::Yes {
+        DisplayStatus::Active
+    } else if s.initialized.state == StageState::Yes {
+        DisplayStatus::Connected
+    } else if row.failed_at.is_some() {
+        DisplayStatus::Failed
+    } else if s.delivered.state == StageState::Yes {
+        DisplayStatus::Delivered
+    } else {
+        match row.decision {
+            DecisionKind::Filter => DisplayStatus::Filtered,
+            DecisionKind::Unavailable => DisplayStatus::Unavailable,
+            DecisionKind::Deliver if s.delivered.state == StageState::No => {
+                DisplayStatus::Unavailable
+            }
+            DecisionKind::Deliver => DisplayStatus::Unknown,
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! The sanitizer: everything is reduced here before it is stored, printed or copied.
+//!
+//! - Network targets become `scheme://host[:port]`: no userinfo, path, query or fragment.
+//! - Stdio targets become the command's basename.
+//! - Free text (error summaries, client names, tool names) is scrubbed of known
+//!   secret values, bearer and vendor tokens, `key=value` secrets, long
+//!   base64 runs, URL parts beyond the origin, home-directory user names and
+//!   absolute paths, then capped on a UTF-8 boundary.
+//!
+//! Architecture invariant: these functions are pure and never panic on input.
+
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+
+/// Summaries are capped at this many bytes.
+pub const SUMMARY_MAX_BYTES: usize = 256;
+/// Identifiers (server, tool and client names) are capped at this many bytes.
+pub const NAME_MAX_BYTES: usize = 128;
+/// Targets are capped at this many bytes.
+pub const TARGET_MAX_BYTES: usize = 200;
+/// What replaces a secret.
+pub const REDACTED: &str = "[redacted]";
+/// Known secret values shorter than this are not matched literally (they would
+/// shred ordinary words); patterns still catch them.
+pub const MIN_KNOWN_SECRET_LEN: usize = 5;
+
+const ELLIPSIS: &str = "…";
+
+/// The longest prefix of `s` that is at most `max` bytes and ends on a char boundary.
+pub fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Caps `s` at `max` bytes, marking a cut with an ellipsis inside the cap.
+pub fn cap_with_ellipsis(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let keep = truncate_utf8(s, max.saturating_sub(ELLIPSIS.len()));
+    format!("{keep}{ELLIPSIS}")
+}
+
+/// Reduces a URL to `scheme://host[:port]`; anything unparseable becomes `invalid-url`.
+pub fn network_target(raw: &str) -> String {
+    match url::Url::parse(raw.trim()) {
+        Ok(url) => origin_of(&url),
+        Err(_) => "invalid-url".to_owned(),
+    }
+}
+
+fn origin_of(url: &url::Url) -> String {
+    let scheme = url.scheme();
+    // A host name can carry anything; scrub it like text.
+    let host = url.host_str().map(scrub_patterns);
+    let origin = match (host, url.port()) {
+        (Some(host), Some(port)) => format!("{scheme}://{host}:{port}"),
+        (Some(host), None) => format!("{scheme}://{host}"),
+        (None, _) => format!("{scheme}://"),
+    };
+    cap_with_ellipsis(&origin, TARGET_MAX_BYTES)
+}
+
+/// Reduces a command to its basename, scrubbed and bounded.
+pub fn command_target(command: &str) -> String {
+    let base = command
+        .trim()
+        .rsplit(['/', '\\'])
+        .find(|part| !part.is_empty())
+        .unwrap_or("");
+    if base.is_empty() {
+        return "unknown-command".to_owned();
+    }
+    let scrubbed = scrub_patterns(&single_line(base));
+    cap_with_ellipsis(&scrubbed, 64)
+}
+
+/// A scrubber that also knows literal secret values (env values, header values,
+/// arguments, URL parts) taken from one server configuration.
+#[derive(Clone, Default)]
+pub struct Scrubber {
+    /// Longest first, so a secret that contains another is replaced whole.
+    known: Vec<String>,
+}
+
+impl std::fmt::Debug for Scrubber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scrubber")
+            .field("known_secrets", &self.known.len())
+            .finish()
+    }
+}
+
+impl Scrubber {
+    /// A scrubber with patterns only.
+    pub fn new() -> Self {
+        Scrubber::default()
+    }
+
+    /// Adds literal secret values; short or blank ones are ignored.
+    pub fn with_secrets<I, S>(mut self, secrets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        for s in secrets {
+            let s = s.as_ref().trim();
+            if s.len() >= MIN_KNOWN_SECRET_LEN && !self.known.iter().any(|k| k == s) {
+                self.known.push(s.to_owned());
+            }
+        }
+        self.known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+        self
+    }
+
+    /// Merges another scrubber's known secrets into this one.
+    pub fn merge(self, other: &Scrubber) -> Self {
+        self.with_secrets(other.known.iter())
+    }
+
+    /// Scrubs free text without capping it.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = single_line(text);
+        for secret in &self.known {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), REDACTED);
+            }
+        }
+        scrub_patterns(&out)
+    }
+
+    /// Scrubs an error summary and caps it at 256 bytes.
+    pub fn summary(&self, text: &str) -> String {
+        cap_with_ellipsis(self.scrub(text).trim(), SUMMARY_MAX_BYTES)
+    }
+
+    /// Scrubs an identifier (server, tool or client name) and caps it at 128 bytes.
+    pub fn name(&self, text: &str) -> String {
+        cap_with_ellipsis(self.scrub(text).trim(), NAME_MAX_BYTES)
+    }
+}
+
+/// Scrubs and caps an error summary with patterns only.
+pub fn summary(text: &str) -> String {
+    Scrubber::new().summary(text)
+}
+
+/// Scrubs and caps an identifier with patterns only.
+pub fn name(text: &str) -> String {
+    Scrubber::new().name(text)
+}
+
+/// Replaces control characters (ANSI escapes included) and whitespace runs with one space.
+fn single_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut last_space = false;
+    for c in text.chars() {
+        if c.is_control() || c.is_whitespace() {
+            if !last_space {
+                out.push(' ');
+                last_space = true;
+            }
+        } else {
+            out.push(c);
+            last_space = false;
+        }
+    }
+    out
+}
+
+fn patterns() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        // One pass, leftmost-first: earlier alternatives win at the same start,
+        // so a URL is reduced before its path could be mistaken for a file path.
+        let pattern = concat!(
+            r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.\-]{1,15}://[^\s"'<>`]*)"#,
+            r#"|(?P<bearer>\b(?i:bearer|basic)\s+)(?P<bearer_val>[A-Za-z0-9._~+/=\-]{6,})"#,
+            r#"|(?P<token>\b(?:sk-[A-Za-z0-9_\-]{6,}|sk_(?:live|test)_[A-Za-z0-9]{6,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}|xox[abpors]-[A-Za-z0-9\-]{6,}|AKIA[0-9A-Z]{12,}|glpat-[A-Za-z0-9_\-]{8,}))"#,
+            r#"|(?P<kv_key>\b[A-Za-z0-9_.\-]*(?i:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization|auth|credentials?|cookie)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*)(?P<kv_val>(?:(?i:bearer|basic|digest|token)\s+)?(?:"[^"]*"?|'[^']*'?|[^\s"',;&)}\]]+))"#,
+            r#"|(?P<winpath>\b[A-Za-z]:\\[^\s"'<>|,;]*)"#,
+            r#"|(?P<pre>^|[\s"'=(\[,:@])(?P<path>(?:~|/)[^\s"'<>,;)\]]*)"#,
+            r#"|(?P<b64>[A-Za-z0-9+/_=\-]{24,})"#,
+        );
+        Regex::new(pattern).expect("the scrubber's patterns are valid")
+    })
+}
+
+/// Applies the pattern scrubbing in one pass.
+fn scrub_patterns(text: &str) -> String {
+    let re = patterns();
+    if !re.is_match(text) {
+        return text.to_owned();
+    }
+    re.replace_all(text, replace_match).into_owned()
+}
+
+fn replace_match(caps: &Captures<'_>) -> String {
+    if let Some(m) = caps.name("url") {
+        return match url::Url::parse(m.as_str()) {
+            Ok(url) => origin_of(&url),
+            Err(_) => "[url]".to_owned(),
+        };
+    }
+    if let (Some(prefix), Some(_)) = (caps.name("bearer"), caps.name("bearer_val")) {
+        return format!("{}{REDACTED}", prefix.as_str());
+    }
+    if caps.name("token").is_some() {
+        return REDACTED.to_owned();
+    }
+    if let (Some(key), Some(val)) = (caps.name("kv_key"), caps.name("kv_val")) {
+        let quote = match val.as_str().chars().last() {
+            Some(q @ ('"' | '\'')) => q.to_string(),
+            _ => String::new(),
+        };
+        return format!("{}{quote}{REDACTED}{quote}", key.as_str());
+    }
+    if let Some(m) = caps.name("winpath") {
+        return reduce_path(m.as_str(), '\\');
+    }
+    if let Some(m) = caps.name("path") {
+        let pre = caps.name("pre").map(|p| p.as_str()).unwrap_or("");
+        return format!("{pre}{}", reduce_path(m.as_str(), '/'));
+    }
+    if let Some(m) = caps.name("b64") {
+        return scrub_word(m.as_str());
+    }
+    caps.get(0)
+        .map(|m| m.as_str().to_owned())
+        .unwrap_or_default()
+}
+
+/// Redacts a long run that looks random (letters and digits mixed).
+fn scrub_word(word: &str) -> String {
+    let has_digit = word.bytes().any(|b| b.is_ascii_digit());
+    let has_alpha = word.bytes().any(|b| b.is_ascii_alphabetic());
+    if word.len() >= 24 && has_digit && has_alpha {
+        REDACTED.to_owned()
+    } else {
+        word.to_owned()
+    }
+}
+
+/// `/home/alice/src/app/main.rs` becomes `~/…/main.rs`; `/usr/bin/node` becomes `…/node`.
+fn reduce_path(path: &str, sep: char) -> String {
+    let trimmed = path.trim_end_matches(sep);
+    let parts: Vec<&str> = trimmed.split(sep).filter(|p| !p.is_empty()).collect();
+    let (home, rest): (bool, &[&str]) = match parts.as_slice() {
+        ["~", rest @ ..] => (true, rest),
+        ["home" | "Users", _user, rest @ ..] => (true, rest),
+        ["root", rest @ ..] => (true, rest),
+        [drive, "Users", _user, rest @ ..] if drive.ends_with(':') => (true, rest),
+        [drive, rest @ ..] if drive.ends_with(':') => (false, rest),
+        all => (false, all),
+    };
+    let base = rest.last().map(|b| scrub_word(b)).unwrap_or_default();
+    let base = if base.len() > 64 {
+        cap_with_ellipsis(&base, 64)
+    } else {
+        base
+    };
+    match (home, rest.len()) {
+        (true, 0) => "~".to_owned(),
+        (true, 1) => format!("~{sep}{base}"),
+        (true, _) => format!("~{sep}…{sep}{base}"),
+        (false, 0) => sep.to_string(),
+        (false, 1) => format!("{sep}{base}"),
+        (false, _) => format!("…{sep}{base}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_target_keeps_only_the_origin() {
+        assert_eq!(
+            network_target("https://user:hunter22@example.com:8443/p/a?token=x#f"),
+            "https://example.com:8443"
+        );
+        assert_eq!(
+            network_target("http://127.0.0.1:3000/mcp"),
+            "http://127.0.0.1:3000"
+        );
+        assert_eq!(network_target("not a url"), "invalid-url");
+        assert_eq!(network_target("HTTP://[::1]:80/x"), "http://[::1]");
+    }
+
+    #[test]
+    fn command_target_is_the_basename() {
+        assert_eq!(
+            command_target("/usr/local/bin/mcp-server-time"),
+            "mcp-server-time"
+        );
+        assert_eq!(command_target("C:\\tools\\server.exe"), "server.exe");
+        assert_eq!(command_target("npx"), "npx");
+        assert_eq!(command_target("   "), "unknown-command");
+    }
+
+    #[test]
+    fn summaries_lose_tokens_pairs_paths_and_urls() {
+        let s = summary(
+            "spawn /home/alice/bin/srv failed: Authorization: Bearer abcdef123456 \
+             api_key=\"qwerty 123\" ghp_abcdefghijklmnop1234 https://bob:pw@h.example/x?y=z \
+             C:\\Users\\carol\\x\\y.txt",
+        );
+        for leak in [
+            "alice",
+            "abcdef123456",
+            "qwerty",
+            "ghp_",
+            "bob",
+            "pw@",
+            "y=z",
+            "carol",
+        ] {
+            assert!(!s.contains(leak), "{leak} leaked in {s}");
+        }
+        assert!(s.contains("~/…/srv"), "{s}");
+        assert!(s.contains("https://h.example"), "{s}");
+    }
+
+    #[test]
+    fn known_secrets_are_replaced_literally() {
+        let scrubber = Scrubber::new().with_secrets(["s3cr3t-value", "ab"]);
+        let s = scrubber.summary("server said s3cr3t-value and ab");
+        assert_eq!(s, "server said [redacted] and ab");
+    }
+
+    #[test]
+    fn summary_is_capped_on_a_char_boundary() {
+        let s = summary(&"é".repeat(400));
+        assert!(s.len() <= SUMMARY_MAX_BYTES);
+        assert!(s.ends_with('…'));
+    }
+
+    #[test]
+    fn control_characters_are_flattened() {
+        assert_eq!(summary("a\n\n\x1b[31mb\tc"), "a [31mb c");
+    }
+
+    #[test]
+    fn ordinary_words_survive() {
+        let text = "initialize_observed_timeout: connection refused at port 8080";
+        assert_eq!(summary(text), text);
+    }
+}

@@ -1,0 +1,489 @@
+//! The stable words of the contract: reason codes, evidence kinds, statuses,
+//! stages, provenance, transports and triggers.
+//!
+//! Open vocabularies (reason codes, evidence kinds, provenance, transports,
+//! sources, triggers) keep a value this version does not know as `Other`, so a
+//! document written by a newer Tether round-trips unchanged. Closed
+//! vocabularies (display status, stage state) fall back conservatively to
+//! `unknown` when they meet a value they do not know.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Longest unknown vocabulary value kept verbatim; longer ones are cut.
+pub const MAX_UNKNOWN_WORD_BYTES: usize = 64;
+
+fn bounded_word(s: &str) -> String {
+    crate::sanitize::truncate_utf8(s, MAX_UNKNOWN_WORD_BYTES).to_owned()
+}
+
+/// Declares a string-backed vocabulary that keeps unknown values as `Other`.
+macro_rules! open_vocabulary {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident => $text:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+            /// A value this version of Tether does not know, kept verbatim (bounded).
+            Other(String),
+        }
+
+        impl $name {
+            /// Every value this version knows, in declaration order.
+            pub const KNOWN: &'static [&'static str] = &[$($text),+];
+
+            /// The snake_case wire form.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )+
+                    Self::Other(s) => s,
+                }
+            }
+
+            /// Parses the wire form; unknown values become `Other`.
+            pub fn parse(s: &str) -> Self {
+                match s {
+                    $( $text => Self::$variant, )+
+                    other => Self::Other(bounded_word(other)),
+                }
+            }
+
+            /// Whether this version of Tether knows the value.
+            pub fn is_known(&self) -> bool {
+                !matches!(self, Self::Other(_))
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let s = Cow::<'de, str>::deserialize(deserializer)?;
+                Ok(Self::parse(&s))
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($name))
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "string",
+                    "description": concat!(
+                        "An open vocabulary: consumers must accept values they do not know. Known values: ",
+                        $( $text, " " ),+
+                    ),
+                    "examples": [$($text),+]
+                })
+            }
+        }
+    };
+}
+
+/// Declares a closed vocabulary whose unknown values fall back to one variant.
+macro_rules! closed_vocabulary {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident fallback $fallback:ident {
+            $( $(#[$vmeta:meta])* $variant:ident => $text:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$(Self::$variant),+];
+
+            /// The snake_case wire form.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Self::$variant => $text, )+
+                }
+            }
+
+            /// Parses the wire form; unknown values fall back conservatively.
+            pub fn parse(s: &str) -> Self {
+                match s {
+                    $( $text => Self::$variant, )+
+                    _ => Self::$fallback,
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let s = Cow::<'de, str>::deserialize(deserializer)?;
+                Ok(Self::parse(&s))
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($name))
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "string",
+                    "enum": [$($text),+]
+                })
+            }
+        }
+    };
+}
+
+open_vocabulary! {
+    /// A stable snake_case reason: why a server was filtered, unavailable or failed.
+    pub enum ReasonCode {
+        /// The agent does not advertise streamable HTTP MCP servers.
+        HttpUnsupported => "http_unsupported",
+        /// The agent does not support legacy SSE MCP servers.
+        SseUnsupported => "sse_unsupported",
+        /// The agent cannot take this transport at all.
+        TransportUnsupported => "transport_unsupported",
+        /// An earlier server with the same name won.
+        DuplicateName => "duplicate_name",
+        /// A host policy refused the server.
+        PolicyDenied => "policy_denied",
+        /// No plugin is registered for this agent kind.
+        NoObserver => "no_observer",
+        /// The plugin returned no decision for this server.
+        ObserverOmitted => "observer_omitted",
+        /// A passthrough agent kind has no materialization strategy.
+        NoStrategy => "no_strategy",
+        /// The server's command does not resolve on PATH.
+        CommandNotFound => "command_not_found",
+        /// The agent refused `session/new`.
+        SessionNewFailed => "session_new_failed",
+        /// The agent refused `session/load`.
+        SessionLoadFailed => "session_load_failed",
+        /// Another session request (reset, prompt) failed.
+        SessionRequestFailed => "session_request_failed",
+        /// The agent or server process could not start.
+        ProcessStartFailed => "process_start_failed",
+        /// Writing the agent's MCP configuration failed.
+        MaterializationFailed => "materialization_failed",
+        /// A bounded wait ran out.
+        Timeout => "timeout",
+        /// Nothing listened at the target.
+        ConnectionRefused => "connection_refused",
+        /// The server wants credentials.
+        AuthRequired => "auth_required",
+        /// The peer broke the protocol.
+        ProtocolError => "protocol_error",
+        /// The server returned an error response.
+        ServerError => "server_error",
+        /// The agent itself reported the server as failed.
+        AgentReportedFailed => "agent_reported_failed",
+        /// The configuration disables the server.
+        DisabledInConfig => "disabled_in_config",
+        /// The server waits for the user's approval.
+        NotApproved => "not_approved",
+        /// An allow or deny list excludes the server.
+        Excluded => "excluded",
+        /// The folder is not trusted, so project servers are off.
+        UntrustedFolder => "untrusted_folder",
+        /// The configuration entry is malformed.
+        InvalidConfig => "invalid_config",
+        /// Something ended the work before it finished.
+        Cancelled => "cancelled",
+    }
+}
+
+open_vocabulary! {
+    /// What a piece of evidence says happened.
+    pub enum EvidenceKind {
+        /// The host configured the server for this attempt.
+        Configured => "configured",
+        /// The plugin filtered the server, with a reason.
+        Filtered => "filtered",
+        /// The server could not be offered, with a reason.
+        Unavailable => "unavailable",
+        /// The server was handed to the agent (ACP entry or materialized files).
+        Delivered => "delivered",
+        /// The agent accepted the session (or the passthrough process started).
+        SessionAccepted => "session_accepted",
+        /// An MCP `initialize` (or `server/discover`) was served.
+        InitializeObserved => "initialize_observed",
+        /// An MCP `tools/list` was served.
+        ToolsListObserved => "tools_list_observed",
+        /// An MCP `tools/call` was served (name only).
+        ToolCallObserved => "tool_call_observed",
+        /// An explicit error; report-level unless it names a server.
+        ExplicitError => "explicit_error",
+        /// An observed MCP connection closed.
+        ConnectionClosed => "connection_closed",
+        /// A newer attempt superseded this one.
+        AttemptSuperseded => "attempt_superseded",
+        /// The agent's own status report about a server.
+        AgentReported => "agent_reported",
+        /// An endpoint test ran; kept apart from attachment evidence.
+        EndpointTested => "endpoint_tested",
+    }
+}
+
+open_vocabulary! {
+    /// Where a stage's state came from.
+    pub enum Provenance {
+        /// Observed during this session (the host's endpoint, the plugin).
+        SessionEvent => "session_event",
+        /// The agent said so itself.
+        AgentReport => "agent_report",
+        /// Read from the configuration as it is now.
+        CurrentConfig => "current_config",
+        /// An explicit endpoint test.
+        EndpointTest => "endpoint_test",
+        /// Assumed, not observed.
+        Assumed => "assumed",
+    }
+}
+
+open_vocabulary! {
+    /// An MCP transport.
+    pub enum Transport {
+        /// A child process speaking JSON-RPC on stdin/stdout.
+        Stdio => "stdio",
+        /// Streamable HTTP.
+        Http => "http",
+        /// Legacy HTTP+SSE.
+        Sse => "sse",
+    }
+}
+
+open_vocabulary! {
+    /// Who put the server into the plan.
+    pub enum ServerSource {
+        /// The host's own server (the observed endpoint).
+        Host => "host",
+        /// The agent profile's configuration (third-party servers).
+        Profile => "profile",
+        /// The probe's sentinel.
+        Sentinel => "sentinel",
+    }
+}
+
+open_vocabulary! {
+    /// What started an attempt.
+    pub enum Trigger {
+        /// ACP `session/new`.
+        SessionNew => "session_new",
+        /// ACP `session/load`.
+        SessionLoad => "session_load",
+        /// A session reset.
+        SessionReset => "session_reset",
+        /// A passthrough process start.
+        PassthroughStart => "passthrough_start",
+        /// A developer probe.
+        Probe => "probe",
+    }
+}
+
+closed_vocabulary! {
+    /// A server row's display status, strongest first.
+    pub enum DisplayStatus fallback Unknown {
+        /// tools/list was served.
+        Active => "active",
+        /// initialize was observed.
+        Connected => "connected",
+        /// Delivered; connection unverified.
+        Delivered => "delivered",
+        /// An explicit error specific to this server.
+        Failed => "failed",
+        /// The plugin filtered it, with a reason.
+        Filtered => "filtered",
+        /// It could not be offered, with a reason.
+        Unavailable => "unavailable",
+        /// Nothing is known.
+        Unknown => "unknown",
+    }
+}
+
+impl DisplayStatus {
+    /// Precedence: a smaller number is stronger.
+    pub fn rank(self) -> u8 {
+        self as u8
+    }
+}
+
+closed_vocabulary! {
+    /// Whether a stage was reached.
+    pub enum StageState fallback Unknown {
+        /// Something real showed it.
+        Yes => "yes",
+        /// Something real showed it was not reached.
+        No => "no",
+        /// Nothing has shown either way.
+        Unknown => "unknown",
+        /// The stage does not apply (the server was never offered).
+        NotApplicable => "n/a",
+    }
+}
+
+impl StageState {
+    /// Merge strength: `yes` beats `no` beats `n/a` beats `unknown`.
+    pub fn strength(self) -> u8 {
+        match self {
+            Self::Yes => 3,
+            Self::No => 2,
+            Self::NotApplicable => 1,
+            Self::Unknown => 0,
+        }
+    }
+}
+
+closed_vocabulary! {
+    /// The decision a plugin made for one configured server.
+    pub enum DecisionKind fallback Unavailable {
+        /// Offered to the agent.
+        Deliver => "deliver",
+        /// Deliberately left out, with a reason.
+        Filter => "filter",
+        /// Could not be offered, with a reason.
+        Unavailable => "unavailable",
+    }
+}
+
+/// The stages of the ax capability ladder, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    /// The host configured it.
+    Configured,
+    /// The configuration enables it.
+    Enabled,
+    /// It was handed to the agent.
+    Delivered,
+    /// The server accepted the client's credentials (or needed none).
+    Authenticated,
+    /// initialize completed.
+    Initialized,
+    /// tools/list was served.
+    ToolsListed,
+    /// A tool call succeeded.
+    Callable,
+    /// The model could see its tools.
+    ModelVisible,
+}
+
+impl Stage {
+    /// Every stage, in ladder order.
+    pub const ALL: [Stage; 8] = [
+        Stage::Configured,
+        Stage::Enabled,
+        Stage::Delivered,
+        Stage::Authenticated,
+        Stage::Initialized,
+        Stage::ToolsListed,
+        Stage::Callable,
+        Stage::ModelVisible,
+    ];
+
+    /// The snake_case wire form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Configured => "configured",
+            Stage::Enabled => "enabled",
+            Stage::Delivered => "delivered",
+            Stage::Authenticated => "authenticated",
+            Stage::Initialized => "initialized",
+            Stage::ToolsListed => "tools_listed",
+            Stage::Callable => "callable",
+            Stage::ModelVisible => "model_visible",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_reason_code_round_trips_verbatim() {
+        let code: ReasonCode = serde_json::from_str("\"quantum_flux\"").unwrap();
+        assert_eq!(code, ReasonCode::Other("quantum_flux".into()));
+        assert!(!code.is_known());
+        assert_eq!(serde_json::to_string(&code).unwrap(), "\"quantum_flux\"");
+    }
+
+    #[test]
+    fn unknown_status_falls_back_to_unknown() {
+        let status: DisplayStatus = serde_json::from_str("\"blazing\"").unwrap();
+        assert_eq!(status, DisplayStatus::Unknown);
+        let state: StageState = serde_json::from_str("\"maybe\"").unwrap();
+        assert_eq!(state, StageState::Unknown);
+    }
+
+    #[test]
+    fn every_known_word_parses_back_to_itself() {
+        for word in ReasonCode::KNOWN {
+            let code = ReasonCode::parse(word);
+            assert!(code.is_known(), "{word}");
+            assert_eq!(code.as_str(), *word);
+        }
+        for word in EvidenceKind::KNOWN {
+            assert!(EvidenceKind::parse(word).is_known(), "{word}");
+        }
+        for status in DisplayStatus::ALL {
+            assert_eq!(DisplayStatus::parse(status.as_str()), *status);
+        }
+    }
+
+    #[test]
+    fn huge_unknown_word_is_bounded() {
+        let long = "x".repeat(10_000);
+        assert_eq!(
+            ReasonCode::parse(&long).as_str().len(),
+            MAX_UNKNOWN_WORD_BYTES
+        );
+    }
+
+    #[test]
+    fn status_ranks_follow_the_brief() {
+        let order: Vec<_> = DisplayStatus::ALL.iter().map(|s| s.rank()).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted);
+        assert!(DisplayStatus::Active.rank() < DisplayStatus::Unknown.rank());
+    }
+}
