@@ -116,12 +116,27 @@ impl Endpoint {
                 out.extend(cwd.iter().cloned());
             }
             Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
-                out.extend(headers.iter().map(|kv| kv.value.clone()));
+                for kv in headers {
+                    out.push(kv.value.clone());
+                    // "Bearer <token>": the token alone may be echoed too.
+                    out.extend(
+                        kv.value
+                            .split_whitespace()
+                            .filter(|part| !is_auth_scheme(part))
+                            .map(str::to_owned),
+                    );
+                }
                 out.extend(url_secrets(url));
             }
         }
         out
     }
+}
+
+fn is_auth_scheme(word: &str) -> bool {
+    ["bearer", "basic", "digest", "token"]
+        .iter()
+        .any(|scheme| word.eq_ignore_ascii_case(scheme))
 }
 
 fn url_secrets(raw: &str) -> Vec<String> {

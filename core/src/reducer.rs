@@ -9,9 +9,10 @@
 //! event changes nothing.
 
 use crate::model::{
-    AttachmentAttempt, AttachmentHistory, ClientInfo, ConnectionRecord, Evidence, MAX_ATTEMPTS,
-    MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS, ProvenanceCode, ReportError, SCHEMA_VERSION,
-    ServerAttachment, StageObservation, Stages, Timestamp, ToolCallRecord,
+    AttachmentAttempt, AttachmentHistory, ClientInfo, ConnectionRecord, EndpointTestResult,
+    Evidence, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS, ProvenanceCode,
+    ReportError, SCHEMA_VERSION, ServerAttachment, StageObservation, Stages, Timestamp,
+    ToolCallRecord,
 };
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
@@ -563,10 +564,21 @@ fn apply_to_row(row: &mut ServerAttachment, ev: &Evidence) -> bool {
         EvidenceKind::AgentReported => apply_agent_report(row, ev),
         EvidenceKind::EndpointTested => {
             if let Some(test) = &ev.endpoint_test {
+                // The newest test wins; ties break on content, so order never matters.
+                let key = |t: &EndpointTestResult| {
+                    (
+                        t.at,
+                        t.elapsed_ms,
+                        t.succeeded,
+                        t.tool_count,
+                        t.reason_code.clone(),
+                        t.summary.clone(),
+                    )
+                };
                 let newer = row
                     .endpoint_test
                     .as_ref()
-                    .is_none_or(|t| (t.at, t.elapsed_ms) < (test.at, test.elapsed_ms));
+                    .is_none_or(|t| key(t) < key(test));
                 if newer {
                     row.endpoint_test = Some(test.clone());
                 }

@@ -186,7 +186,7 @@ fn patterns() -> &'static Regex {
             r#"|(?P<token>\b(?:sk-[A-Za-z0-9_\-]{6,}|sk_(?:live|test)_[A-Za-z0-9]{6,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}|xox[abpors]-[A-Za-z0-9\-]{6,}|AKIA[0-9A-Z]{12,}|glpat-[A-Za-z0-9_\-]{8,}))"#,
             r#"|(?P<kv_key>\b[A-Za-z0-9_.\-]*(?i:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization|auth|credentials?|cookie)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*)(?P<kv_val>(?:(?i:bearer|basic|digest|token)\s+)?(?:"[^"]*"?|'[^']*'?|[^\s"',;&)}\]]+))"#,
             r#"|(?P<winpath>\b[A-Za-z]:\\[^\s"'<>|,;]*)"#,
-            r#"|(?P<pre>^|[\s"'=(\[,:@])(?P<path>(?:~|/)[^\s"'<>,;)\]]*)"#,
+            r#"|(?P<pre>^|[\s"'=(\[,:@])(?P<path>(?:~|/)[^\s"'<>,;)]*)"#,
             r#"|(?P<b64>[A-Za-z0-9+/_=\-]{24,})"#,
         );
         Regex::new(pattern).expect("the scrubber's patterns are valid")

@@ -1,0 +1,279 @@
+//! Properties of the pure reducer: bounds, idempotence, supersession, and
+//! order-independence of interleaved connections.
+
+use proptest::prelude::*;
+use tether_core::model::{
+    AttachmentHistory, ClientInfo, EndpointTestResult, Evidence, MAX_ATTEMPTS, MAX_CONNECTIONS,
+    MAX_EVIDENCE, Timestamp,
+};
+use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, Rejection, reduce};
+use tether_core::sanitize::SUMMARY_MAX_BYTES;
+use tether_core::vocab::{
+    DecisionKind, EvidenceKind, ReasonCode, ServerSource, Transport, Trigger,
+};
+
+const SERVERS: [&str; 3] = ["kandev", "github", "files"];
+
+fn start(attempt: &str, at: u64) -> HistoryEvent {
+    HistoryEvent::Begin(AttemptStart {
+        attempt_id: attempt.to_owned(),
+        task_id: "task".into(),
+        session_id: "session".into(),
+        execution_id: "exec".into(),
+        agent_kind: "claude-agent".into(),
+        agent_id: None,
+        agent_profile_id: None,
+        trigger: Trigger::SessionNew,
+        at: Timestamp(at),
+        servers: SERVERS
+            .iter()
+            .enumerate()
+            .map(|(i, name)| PlannedRow {
+                name: (*name).to_owned(),
+                source: ServerSource::Profile,
+                transport: Transport::Http,
+                target: "http://127.0.0.1:1".into(),
+                decision: if i == 2 {
+                    DecisionKind::Filter
+                } else {
+                    DecisionKind::Deliver
+                },
+                reason_code: (i == 2).then_some(ReasonCode::SseUnsupported),
+                summary: None,
+            })
+            .collect(),
+    })
+}
+
+fn observe(attempt: &str, evidence: Evidence) -> HistoryEvent {
+    HistoryEvent::Observe {
+        session_id: "session".into(),
+        attempt_id: attempt.to_owned(),
+        evidence,
+    }
+}
+
+fn fresh(attempt: &str) -> AttachmentHistory {
+    let mut h = AttachmentHistory::new("task", "session");
+    reduce(&mut h, &start(attempt, 0)).expect("begin");
+    h
+}
+
+/// Connection-level evidence: what an observed endpoint or an agent report produces.
+fn connection_evidence() -> impl Strategy<Value = Evidence> {
+    let kind = prop_oneof![
+        Just(EvidenceKind::InitializeObserved),
+        Just(EvidenceKind::ToolsListObserved),
+        Just(EvidenceKind::ToolCallObserved),
+        Just(EvidenceKind::ConnectionClosed),
+        Just(EvidenceKind::ExplicitError),
+        Just(EvidenceKind::AgentReported),
+        Just(EvidenceKind::Delivered),
+        Just(EvidenceKind::EndpointTested),
+        Just(EvidenceKind::Other("from_the_future".into())),
+    ];
+    (
+        kind,
+        0u64..500,
+        0usize..SERVERS.len(),
+        0u8..12,
+        0u32..40,
+        any::<bool>(),
+        prop_oneof![
+            Just("connected"),
+            Just("failed"),
+            Just("needs-auth"),
+            Just("pending")
+        ],
+        proptest::option::of("[a-z ]{0,20}"),
+    )
+        .prop_map(|(kind, at, server, conn, count, ok, status, summary)| {
+            let mut ev = Evidence::new(kind.clone(), Timestamp(at))
+                .server(SERVERS[server])
+                .connection(format!("c{conn}"));
+            ev.summary = summary;
+            match kind {
+                EvidenceKind::InitializeObserved => {
+                    ev = ev.client(ClientInfo {
+                        name: format!("client-{}", conn % 2),
+                        version: Some("1.0".into()),
+                        protocol_version: None,
+                    })
+                }
+                EvidenceKind::ToolsListObserved => ev = ev.tools(count),
+                EvidenceKind::ToolCallObserved => ev = ev.tool_call("echo", ok),
+                EvidenceKind::ExplicitError => ev.reason_code = Some(ReasonCode::ServerError),
+                EvidenceKind::AgentReported => {
+                    ev = ev.reported(status);
+                    if ok {
+                        ev = ev.tools(count);
+                    }
+                }
+                EvidenceKind::EndpointTested => {
+                    ev = ev.endpoint_test(EndpointTestResult {
+                        at: Timestamp(at),
+                        succeeded: ok,
+                        reason_code: None,
+                        summary: None,
+                        transport: Transport::Http,
+                        target: "http://127.0.0.1:1".into(),
+                        server_name: None,
+                        server_version: None,
+                        protocol_version: None,
+                        tool_count: Some(count),
+                        elapsed_ms: u64::from(count),
+                    })
+                }
+                _ => {}
+            }
+            ev
+        })
+}
+
+/// Any evidence, attempt-level ones included, with long summaries sometimes.
+fn any_evidence() -> impl Strategy<Value = Evidence> {
+    prop_oneof![
+        4 => connection_evidence(),
+        1 => (0u64..500, "\\PC{0,400}").prop_map(|(at, s)| {
+            Evidence::new(EvidenceKind::ExplicitError, Timestamp(at))
+                .reason(ReasonCode::SessionNewFailed, Some(s))
+        }),
+        1 => (0u64..500, "[a-z0-9]{1,8}").prop_map(|(at, id)| {
+            Evidence::new(EvidenceKind::SessionAccepted, Timestamp(at)).acp_session(id)
+        }),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Begin,
+    Observe(Evidence),
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    proptest::collection::vec(
+        prop_oneof![1 => Just(Step::Begin), 12 => any_evidence().prop_map(Step::Observe)],
+        0..300,
+    )
+}
+
+fn run(steps: &[Step]) -> AttachmentHistory {
+    let mut h = fresh("a0");
+    let mut n = 0;
+    for step in steps {
+        match step {
+            Step::Begin => {
+                n += 1;
+                reduce(&mut h, &start(&format!("a{n}"), 1000 + n)).expect("begin");
+            }
+            Step::Observe(ev) => {
+                let current = h.current_attempt_id.clone().expect("current");
+                let _ = reduce(&mut h, &observe(&current, ev.clone()));
+            }
+        }
+    }
+    h
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// GIVEN any sequence of attempts and evidence THEN no bound is ever exceeded.
+    #[test]
+    fn bounds_are_never_exceeded(steps in steps()) {
+        let h = run(&steps);
+        prop_assert!(h.attempts.len() <= MAX_ATTEMPTS);
+        let current = h.current().expect("a current attempt");
+        prop_assert_eq!(h.attempts.last().map(|a| &a.attempt_id), Some(&current.attempt_id));
+        for attempt in &h.attempts {
+            prop_assert!(attempt.evidence.len() <= MAX_EVIDENCE);
+            if let Some(err) = &attempt.report_error {
+                prop_assert!(err.summary.as_ref().is_none_or(|s| s.len() <= SUMMARY_MAX_BYTES));
+            }
+            for ev in &attempt.evidence {
+                prop_assert!(ev.summary.as_ref().is_none_or(|s| s.len() <= SUMMARY_MAX_BYTES));
+            }
+            for row in &attempt.servers {
+                prop_assert!(row.connections.len() <= MAX_CONNECTIONS);
+                prop_assert!(row.summary.as_ref().is_none_or(|s| s.len() <= SUMMARY_MAX_BYTES));
+            }
+        }
+        let observed = steps.iter().filter(|s| matches!(s, Step::Observe(_))).count();
+        let kept: usize = h.attempts.iter().map(|a| a.evidence.len()).sum();
+        prop_assert!(kept <= observed + h.attempts.len() * (2 * SERVERS.len() + 1));
+    }
+
+    /// GIVEN any history WHEN the same event is applied twice THEN the second changes nothing.
+    #[test]
+    fn duplicates_are_idempotent(steps in steps(), ev in any_evidence()) {
+        let mut h = run(&steps);
+        let current = h.current_attempt_id.clone().expect("current");
+        let event = observe(&current, ev);
+        let _ = reduce(&mut h, &event);
+        let once = h.clone();
+        let _ = reduce(&mut h, &event);
+        prop_assert_eq!(once, h);
+    }
+
+    /// GIVEN a superseded attempt WHEN its evidence arrives THEN it is rejected and nothing changes.
+    #[test]
+    fn superseded_evidence_never_changes_the_current_attempt(
+        before in proptest::collection::vec(any_evidence(), 0..40),
+        late in proptest::collection::vec(any_evidence(), 1..40),
+    ) {
+        let mut h = fresh("old");
+        for ev in before {
+            let _ = reduce(&mut h, &observe("old", ev));
+        }
+        reduce(&mut h, &start("new", 2000)).expect("begin new");
+        let settled = h.clone();
+        for ev in late {
+            let result = reduce(&mut h, &observe("old", ev));
+            prop_assert_eq!(result, Err(Rejection::StaleAttempt { attempt_id: "old".into() }));
+        }
+        prop_assert_eq!(settled, h);
+    }
+
+    /// GIVEN two connections' events WHEN they interleave in any order THEN every row ends the same.
+    #[test]
+    fn interleaving_connections_does_not_change_rows(
+        mut a in proptest::collection::vec(connection_evidence(), 0..60),
+        mut b in proptest::collection::vec(connection_evidence(), 0..60),
+        picks in proptest::collection::vec(any::<bool>(), 120),
+        shuffle_seed in any::<u64>(),
+    ) {
+        for ev in &mut a { ev.connection_id = Some("conn-a".into()); }
+        for ev in &mut b { ev.connection_id = Some("conn-b".into()); }
+        // Order one: all of a, then all of b.
+        let mut first = fresh("x");
+        for ev in a.iter().chain(b.iter()) {
+            let _ = reduce(&mut first, &observe("x", ev.clone()));
+        }
+        // Order two: an arbitrary interleaving.
+        let (mut i, mut j) = (0, 0);
+        let mut merged = Vec::new();
+        for pick in picks.iter().chain(std::iter::repeat(&true)) {
+            if i == a.len() && j == b.len() { break; }
+            if (*pick && i < a.len()) || j == b.len() { merged.push(a[i].clone()); i += 1; }
+            else { merged.push(b[j].clone()); j += 1; }
+        }
+        let mut second = fresh("x");
+        for ev in &merged {
+            let _ = reduce(&mut second, &observe("x", ev.clone()));
+        }
+        // Order three: a full permutation (the reducer merges commutatively).
+        let mut shuffled = merged.clone();
+        let mut seed = shuffle_seed | 1;
+        for k in (1..shuffled.len()).rev() {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+            shuffled.swap(k, (seed % (k as u64 + 1)) as usize);
+        }
+        let mut third = fresh("x");
+        for ev in &shuffled {
+            let _ = reduce(&mut third, &observe("x", ev.clone()));
+        }
+        let rows = |h: &AttachmentHistory| h.current().expect("current").servers.clone();
+        prop_assert_eq!(rows(&first), rows(&second));
+        prop_assert_eq!(rows(&first), rows(&third));
+    }
+}

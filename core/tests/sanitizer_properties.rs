@@ -1,0 +1,192 @@
+//! Properties of the sanitizer: planted secrets never come out, and summaries
+//! are at most 256 bytes of valid UTF-8.
+
+use proptest::prelude::*;
+use tether_core::hub::{AttemptRequest, Hub};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::observer::{Endpoint, Harness, KeyValue, ServerSpec};
+use tether_core::registry::Registry;
+use tether_core::sanitize::{self, SUMMARY_MAX_BYTES, Scrubber};
+use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Trigger};
+
+/// A secret: 12–40 letters and digits, with at least one of each.
+fn secret() -> impl Strategy<Value = String> {
+    "[A-Za-z0-9]{12,40}".prop_filter("mixed letters and digits", |s| {
+        s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
+    })
+}
+
+/// Free text around a planted secret, never containing a newline-free secret itself.
+fn noise() -> impl Strategy<Value = String> {
+    "[a-z ,.:()\\-]{0,60}"
+}
+
+fn assert_clean(out: &str, secret: &str) -> Result<(), TestCaseError> {
+    prop_assert!(!out.contains(secret), "secret {secret:?} leaked in {out:?}");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// GIVEN a URL with secrets in userinfo, path, query and fragment THEN the target keeps only the origin.
+    #[test]
+    fn url_targets_keep_only_the_origin(s in secret(), user in secret(), port in 1u16..65535) {
+        let url = format!("https://{user}:{s}@mcp.example.com:{port}/{s}/x?token={s}&q={s}#{s}");
+        let target = sanitize::network_target(&url);
+        assert_clean(&target, &s)?;
+        assert_clean(&target, &user)?;
+        let expected_port = if port == 443 { String::new() } else { format!(":{port}") };
+        prop_assert_eq!(target, format!("https://mcp.example.com{expected_port}"));
+    }
+
+    /// GIVEN error text with a secret in a recognizable shape THEN the summary drops it.
+    #[test]
+    fn shaped_secrets_in_error_text_are_scrubbed(
+        s in secret(),
+        before in noise(),
+        after in noise(),
+        shape in 0usize..14,
+    ) {
+        let planted = match shape {
+            0 => format!("Authorization: Bearer {s}"),
+            1 => format!("api_key={s}"),
+            2 => format!("password: \"{s} more\""),
+            3 => format!("sk-{s}"),
+            4 => format!("ghp_{s}"),
+            5 => format!("github_pat_{s}"),
+            6 => format!("https://user:{s}@host.example/"),
+            7 => format!("https://host.example/cb?code={s}"),
+            8 => format!("/home/{s}/project/src/main.rs"),
+            9 => format!("GITHUB_TOKEN={s}"),
+            10 => format!("{s}{s}"),
+            11 => format!("{{\"client_secret\": \"{s}\"}}"),
+            12 => format!("-H 'X-Api-Key: {s}'"),
+            _ => format!("C:\\Users\\{s}\\AppData\\x.json"),
+        };
+        let out = sanitize::summary(&format!("{before} {planted} {after}"));
+        assert_clean(&out, &s)?;
+        prop_assert!(out.len() <= SUMMARY_MAX_BYTES);
+    }
+
+    /// GIVEN a server config with secrets in env, headers, args and URL THEN its
+    /// scrubber removes them from any text, however they appear.
+    #[test]
+    fn configured_secrets_never_survive_the_servers_scrubber(
+        env_value in secret(),
+        header_value in secret(),
+        arg in secret(),
+        query in secret(),
+        user in secret(),
+        before in noise(),
+        after in noise(),
+    ) {
+        let spec = ServerSpec::new(
+            "srv",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: format!("/home/{user}/bin/srv"),
+                args: vec!["--key".into(), arg.clone()],
+                env: vec![KeyValue::new("MY_VAR", env_value.clone())],
+                cwd: None,
+            },
+        )
+        .or(Endpoint::Http {
+            url: format!("http://127.0.0.1:9/mcp?sig={query}"),
+            headers: vec![KeyValue::new("X-Custom", header_value.clone())],
+        });
+        let scrubber: Scrubber = spec.scrubber();
+        let text = format!(
+            "{before} spawn /home/{user}/bin/srv --key {arg} with MY_VAR {env_value}; \
+             header {header_value}; sig {query} {after}"
+        );
+        let out = scrubber.summary(&text);
+        for s in [&env_value, &header_value, &arg, &query, &user] {
+            assert_clean(&out, s)?;
+        }
+        prop_assert!(out.len() <= SUMMARY_MAX_BYTES);
+        for endpoint in &spec.endpoints {
+            let target = endpoint.target();
+            for s in [&env_value, &header_value, &arg, &query, &user] {
+                assert_clean(&target, s)?;
+            }
+        }
+        let debug = format!("{spec:?}");
+        for s in [&env_value, &header_value, &arg, &query, &user] {
+            assert_clean(&debug, s)?;
+        }
+    }
+
+    /// GIVEN any text THEN the summary is valid UTF-8 of at most 256 bytes.
+    #[test]
+    fn summaries_are_bounded_utf8(text in "\\PC{0,2000}") {
+        let out = sanitize::summary(&text);
+        prop_assert!(out.len() <= SUMMARY_MAX_BYTES);
+        prop_assert!(std::str::from_utf8(out.as_bytes()).is_ok());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// GIVEN secrets planted in a server's config and echoed in evidence WHEN the
+    /// hub stores them THEN the serialized history contains none of them.
+    #[test]
+    fn the_stored_history_never_holds_a_planted_secret(
+        env_value in secret(),
+        header_value in secret(),
+        arg in secret(),
+        user in secret(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        let hub = Hub::new(Registry::empty());
+        let servers = vec![
+            ServerSpec::new(
+                "stdio-one",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: format!("/home/{user}/bin/srv"),
+                    args: vec![arg.clone()],
+                    env: vec![KeyValue::new("TOKEN", env_value.clone())],
+                    cwd: Some(format!("/home/{user}/work")),
+                },
+            ),
+            ServerSpec::new(
+                "http-one",
+                ServerSource::Profile,
+                Endpoint::Http {
+                    url: format!("https://{user}:{arg}@mcp.example.com/{arg}?k={env_value}"),
+                    headers: vec![KeyValue::new("Authorization", format!("Bearer {header_value}"))],
+                },
+            ),
+        ];
+        let handle = hub
+            .begin_attempt(AttemptRequest::new("t", "s", "e", "gemini", Harness::Passthrough, Trigger::PassthroughStart, servers))
+            .expect("begin");
+        let echo = format!("failed with {env_value} and {header_value} and {arg} in /home/{user}/x");
+        handle
+            .sink
+            .publish(
+                Evidence::new(EvidenceKind::ExplicitError, Timestamp(5))
+                    .server("stdio-one")
+                    .reason(ReasonCode::ProcessStartFailed, Some(echo.clone())),
+            )
+            .expect("publish");
+        handle
+            .sink
+            .publish(
+                Evidence::new(EvidenceKind::ExplicitError, Timestamp(6))
+                    .reason(ReasonCode::SessionRequestFailed, Some(echo)),
+            )
+            .expect("publish");
+        runtime.block_on(hub.flush());
+        let history = hub.snapshot("s").expect("history");
+        let json = serde_json::to_string(&history).expect("json");
+        let copied = tether_core::display::copy_diagnostics(&history);
+        for s in [&env_value, &header_value, &arg, &user] {
+            assert_clean(&json, s)?;
+            assert_clean(&copied, s)?;
+        }
+        prop_assert!(history.current().expect("current").report_error.is_some());
+    }
+}
