@@ -336,7 +336,10 @@ impl Hub {
             capabilities: request.capabilities,
             strict: request.strict,
         };
-        let observer = self.shared.registry.observer_for(&request.agent_kind);
+        let observer = self
+            .shared
+            .registry
+            .observer_for(&request.agent_kind, request.harness);
         let plan = plan(observer.map(|o| o.as_ref()), &request.servers, &ctx);
         let attempt_id = self.next_attempt_id();
         let start = AttemptStart {

@@ -98,7 +98,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// One session's bounded attachment history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "AttachmentHistory", extend("$id" = "https://tether.dev/schema/history.json"))]
+#[schemars(title = "AttachmentHistory")]
 pub struct AttachmentHistory {
     /// The document's schema version.
     pub schema_version: u32,
@@ -138,7 +138,7 @@ impl AttachmentHistory {
 
 /// One ACP session request or passthrough process start, with what it showed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "AttachmentAttempt", extend("$id" = "https://tether.dev/schema/attempt.json"))]
+#[schemars(title = "AttachmentAttempt")]
 pub struct AttachmentAttempt {
     /// Backend-owned attempt id.
     pub attempt_id: String,

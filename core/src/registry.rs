@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::observer::{PluginDescriptor, TransportObserver};
+use crate::observer::{Harness, PluginDescriptor, TransportObserver};
 
 /// A compiled-in plugin, collected by `inventory`.
 pub struct PluginRegistration {
@@ -98,6 +98,27 @@ pub enum RegistryError {
 pub struct Registry {
     plugins: Vec<RegisteredPlugin>,
     by_kind: BTreeMap<String, usize>,
+    /// Plugins that declared the agent kind [`ANY_KIND`], per harness.
+    any_kind: BTreeMap<HarnessKey, usize>,
+}
+
+/// An agent kind a plugin may declare to handle every kind of its harness
+/// that no other plugin names (the ACP plugin does: ACP is one protocol).
+pub const ANY_KIND: &str = "*";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum HarnessKey {
+    Acp,
+    Passthrough,
+}
+
+impl From<Harness> for HarnessKey {
+    fn from(h: Harness) -> Self {
+        match h {
+            Harness::Acp => HarnessKey::Acp,
+            Harness::Passthrough => HarnessKey::Passthrough,
+        }
+    }
 }
 
 impl Registry {
@@ -153,8 +174,14 @@ impl Registry {
                 name: descriptor.name,
             });
         }
+        let harness = HarnessKey::from(descriptor.harness);
         for kind in &descriptor.agent_kinds {
-            if let Some(&i) = self.by_kind.get(kind) {
+            let taken = if kind == ANY_KIND {
+                self.any_kind.get(&harness)
+            } else {
+                self.by_kind.get(kind)
+            };
+            if let Some(&i) = taken {
                 return Err(RegistryError::DuplicateKind {
                     kind: kind.clone(),
                     by: self.plugins[i].descriptor.name.clone(),
@@ -163,7 +190,11 @@ impl Registry {
         }
         let index = self.plugins.len();
         for kind in &descriptor.agent_kinds {
-            self.by_kind.insert(kind.clone(), index);
+            if kind == ANY_KIND {
+                self.any_kind.insert(harness, index);
+            } else {
+                self.by_kind.insert(kind.clone(), index);
+            }
         }
         self.plugins.push(RegisteredPlugin {
             descriptor,
@@ -173,10 +204,19 @@ impl Registry {
         Ok(())
     }
 
-    /// The plugin handling an agent kind.
-    pub fn observer_for(&self, agent_kind: &str) -> Option<&Arc<dyn TransportObserver>> {
-        self.by_kind
+    /// The plugin handling an agent kind driven by `harness`: the plugin
+    /// naming the kind, else the harness's [`ANY_KIND`] plugin.
+    pub fn observer_for(
+        &self,
+        agent_kind: &str,
+        harness: Harness,
+    ) -> Option<&Arc<dyn TransportObserver>> {
+        let by_name = self
+            .by_kind
             .get(agent_kind)
+            .filter(|&&i| self.plugins[i].descriptor.harness == harness);
+        by_name
+            .or_else(|| self.any_kind.get(&HarnessKey::from(harness)))
             .map(|&i| &self.plugins[i].observer)
     }
 

@@ -5,18 +5,28 @@ use serde_json::Value;
 
 use crate::model::{AttachmentAttempt, AttachmentHistory};
 
-/// The schema of `T`, as draft 2020-12 JSON.
-pub fn schema_of<T: JsonSchema>() -> Value {
+/// Where the published schemas are identified (an identifier, not a download).
+pub const SCHEMA_ID_BASE: &str = "https://tether.dev/schema/";
+
+/// The schema of `T`, as draft 2020-12 JSON, identified as `SCHEMA_ID_BASE` + `name`.
+pub fn schema_of<T: JsonSchema>(name: &str) -> Value {
     let generator = SchemaSettings::draft2020_12().into_generator();
-    generator.into_root_schema_for::<T>().to_value()
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(map) = &mut schema {
+        map.insert(
+            "$id".into(),
+            Value::String(format!("{SCHEMA_ID_BASE}{name}")),
+        );
+    }
+    schema
 }
 
 /// The schema of [`AttachmentHistory`].
 pub fn history_schema() -> Value {
-    schema_of::<AttachmentHistory>()
+    schema_of::<AttachmentHistory>("history.json")
 }
 
 /// The schema of [`AttachmentAttempt`].
 pub fn attempt_schema() -> Value {
-    schema_of::<AttachmentAttempt>()
+    schema_of::<AttachmentAttempt>("attempt.json")
 }
