@@ -150,6 +150,9 @@ struct AttemptLive {
     scrubber: Scrubber,
 }
 
+// Observe is the hot variant; boxing it would add an allocation per publish
+// to save space only in the rare flush commands.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     Observe {
         live: Arc<AttemptLive>,

@@ -547,7 +547,7 @@ pub struct Evidence {
     pub reported_status: Option<String>,
     /// The test result, for endpoint_tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub endpoint_test: Option<EndpointTestResult>,
+    pub endpoint_test: Option<Box<EndpointTestResult>>,
 }
 
 impl Evidence {
@@ -630,7 +630,7 @@ impl Evidence {
 
     /// An endpoint test's result.
     pub fn endpoint_test(mut self, result: EndpointTestResult) -> Self {
-        self.endpoint_test = Some(result);
+        self.endpoint_test = Some(Box::new(result));
         self.provenance = Provenance::EndpointTest;
         self
     }

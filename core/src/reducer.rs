@@ -580,7 +580,7 @@ fn apply_to_row(row: &mut ServerAttachment, ev: &Evidence) -> bool {
                     .as_ref()
                     .is_none_or(|t| key(t) < key(test));
                 if newer {
-                    row.endpoint_test = Some(test.clone());
+                    row.endpoint_test = Some((**test).clone());
                 }
             }
         }

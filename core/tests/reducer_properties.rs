@@ -147,12 +147,12 @@ fn any_evidence() -> impl Strategy<Value = Evidence> {
 #[derive(Debug, Clone)]
 enum Step {
     Begin,
-    Observe(Evidence),
+    Observe(Box<Evidence>),
 }
 
 fn steps() -> impl Strategy<Value = Vec<Step>> {
     proptest::collection::vec(
-        prop_oneof![1 => Just(Step::Begin), 12 => any_evidence().prop_map(Step::Observe)],
+        prop_oneof![1 => Just(Step::Begin), 12 => any_evidence().prop_map(|e| Step::Observe(Box::new(e)))],
         0..300,
     )
 }
@@ -168,7 +168,7 @@ fn run(steps: &[Step]) -> AttachmentHistory {
             }
             Step::Observe(ev) => {
                 let current = h.current_attempt_id.clone().expect("current");
-                let _ = reduce(&mut h, &observe(&current, ev.clone()));
+                let _ = reduce(&mut h, &observe(&current, (**ev).clone()));
             }
         }
     }
