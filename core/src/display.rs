@@ -276,3 +276,74 @@ fn write_attempt(out: &mut String, attempt: &AttachmentAttempt, current: bool) {
         let _ = writeln!(out, "      {}", marks.join(" · "));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ProvenanceCode, StageObservation, Stages};
+    use crate::vocab::{DecisionKind, ReasonCode, ServerSource, Transport};
+
+    fn row(status: DisplayStatus) -> ServerAttachment {
+        ServerAttachment {
+            name: "github".into(),
+            source: ServerSource::Profile,
+            transport: Transport::Http,
+            target: "https://api.example.com".into(),
+            decision: DecisionKind::Deliver,
+            status,
+            reason_code: None,
+            summary: None,
+            failed_at: None,
+            connection_id: None,
+            client: None,
+            tool_count: None,
+            tool_count_at: None,
+            last_tool_call: None,
+            connections: vec![],
+            stages: Stages::default(),
+            endpoint_test: None,
+        }
+    }
+
+    #[test]
+    fn labels_and_colors_follow_the_status() {
+        let mut r = row(DisplayStatus::Delivered);
+        assert_eq!(status_label(&r), "Delivered · connection unverified");
+        assert_eq!(color_class(r.status), ColorClass::Amber);
+        r.status = DisplayStatus::Active;
+        r.tool_count = Some(13);
+        assert_eq!(status_label(&r), "Active · 13 tools");
+        assert_eq!(color_class(r.status), ColorClass::Green);
+        r.status = DisplayStatus::Filtered;
+        r.reason_code = Some(ReasonCode::SseUnsupported);
+        assert_eq!(status_label(&r), "Filtered · sse unsupported");
+        assert_eq!(color_class(DisplayStatus::Failed), ColorClass::Red);
+        assert_eq!(color_class(DisplayStatus::Unknown), ColorClass::Gray);
+    }
+
+    #[test]
+    fn checklist_lists_every_stage_in_order_with_time_and_provenance() {
+        let mut r = row(DisplayStatus::Delivered);
+        r.stages.delivered =
+            StageObservation::shown(StageState::Yes, ProvenanceCode::SessionEvent, Timestamp(42));
+        let list = checklist(&r);
+        let stages: Vec<_> = list.iter().map(|c| c.stage).collect();
+        assert_eq!(
+            stages,
+            [
+                "configured",
+                "enabled",
+                "delivered",
+                "authenticated",
+                "initialized",
+                "tools_listed",
+                "callable",
+                "model_visible"
+            ]
+        );
+        assert_eq!(list[2].mark, "✓");
+        assert_eq!(list[2].at, Some(Timestamp(42)));
+        assert_eq!(list[2].provenance.as_deref(), Some("session_event"));
+        assert_eq!(list[4].mark, "?");
+    }
+}

@@ -750,3 +750,151 @@ pub fn derive_status(row: &ServerAttachment) -> DisplayStatus {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(attempt: &str, servers: usize) -> HistoryEvent {
+        HistoryEvent::Begin(AttemptStart {
+            attempt_id: attempt.into(),
+            task_id: "t".into(),
+            session_id: "s".into(),
+            execution_id: "e".into(),
+            agent_kind: "k".into(),
+            agent_id: None,
+            agent_profile_id: None,
+            trigger: Trigger::SessionNew,
+            at: Timestamp(1),
+            servers: (0..servers)
+                .map(|i| PlannedRow {
+                    name: format!("srv{i}"),
+                    source: ServerSource::Profile,
+                    transport: Transport::Stdio,
+                    target: "x".into(),
+                    decision: DecisionKind::Deliver,
+                    reason_code: None,
+                    summary: None,
+                })
+                .collect(),
+        })
+    }
+
+    fn observe(session: &str, attempt: &str, ev: Evidence) -> HistoryEvent {
+        HistoryEvent::Observe {
+            session_id: session.into(),
+            attempt_id: attempt.into(),
+            evidence: ev,
+        }
+    }
+
+    #[test]
+    fn rejections_are_typed_and_leave_the_history_unchanged() {
+        let mut h = AttachmentHistory::new("t", "s");
+        assert_eq!(
+            reduce(&mut h, &start("a", MAX_SERVERS + 1)),
+            Err(Rejection::BoundHit {
+                what: "servers in one attempt",
+                limit: MAX_SERVERS
+            })
+        );
+        reduce(&mut h, &start("a", 1)).expect("begin");
+        let before = h.clone();
+        let ev = Evidence::new(EvidenceKind::Delivered, Timestamp(2)).server("srv0");
+        assert!(matches!(
+            reduce(&mut h, &observe("other", "a", ev.clone())),
+            Err(Rejection::UnknownSession { .. })
+        ));
+        assert!(matches!(
+            reduce(&mut h, &observe("s", "nope", ev.clone())),
+            Err(Rejection::UnknownAttempt { .. })
+        ));
+        assert!(matches!(
+            reduce(
+                &mut h,
+                &observe(
+                    "s",
+                    "a",
+                    Evidence::new(EvidenceKind::Delivered, Timestamp(2)).server("ghost")
+                )
+            ),
+            Err(Rejection::UnknownServer { .. })
+        ));
+        assert_eq!(h, before);
+        assert_eq!(reduce(&mut h, &start("a", 1)), Ok(Reduced::Duplicate));
+        assert_eq!(
+            reduce(&mut h, &observe("s", "a", ev.clone())),
+            Ok(Reduced::Applied)
+        );
+        assert_eq!(
+            reduce(&mut h, &observe("s", "a", ev)),
+            Ok(Reduced::Duplicate)
+        );
+    }
+
+    #[test]
+    fn a_full_timeline_counts_drops_but_rows_still_change() {
+        let mut h = AttachmentHistory::new("t", "s");
+        reduce(&mut h, &start("a", 1)).expect("begin");
+        for i in 0..MAX_EVIDENCE as u64 {
+            let ev = Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(10 + i))
+                .server("srv0")
+                .tool_call("echo", true);
+            reduce(&mut h, &observe("s", "a", ev)).expect("observe");
+        }
+        let attempt = h.current().expect("current");
+        assert_eq!(attempt.evidence.len(), MAX_EVIDENCE);
+        let dropped = attempt.dropped_evidence;
+        assert!(dropped > 0, "configured evidence plus 64 calls overflow");
+        let late = Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(999))
+            .server("srv0")
+            .tools(7);
+        assert_eq!(
+            reduce(&mut h, &observe("s", "a", late.clone())),
+            Ok(Reduced::AppliedTimelineFull)
+        );
+        assert_eq!(
+            reduce(&mut h, &observe("s", "a", late)),
+            Ok(Reduced::Duplicate)
+        );
+        let attempt = h.current().expect("current");
+        assert_eq!(attempt.dropped_evidence, dropped + 1);
+        let row = attempt.server("srv0").expect("row");
+        assert_eq!(row.status, DisplayStatus::Active);
+        assert_eq!(row.tool_count, Some(7));
+    }
+
+    #[test]
+    fn agent_reports_move_stages_with_agent_provenance() {
+        let mut h = AttachmentHistory::new("t", "s");
+        reduce(&mut h, &start("a", 3)).expect("begin");
+        let report = |server: &str, status: &str| {
+            Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
+                .server(server)
+                .reported(status)
+        };
+        reduce(
+            &mut h,
+            &observe("s", "a", report("srv0", "connected").tools(4)),
+        )
+        .expect("ok");
+        reduce(&mut h, &observe("s", "a", report("srv1", "needs-auth"))).expect("ok");
+        reduce(&mut h, &observe("s", "a", report("srv2", "pending"))).expect("ok");
+        let a = h.current().expect("current");
+        let r0 = a.server("srv0").expect("srv0");
+        assert_eq!(r0.status, DisplayStatus::Active);
+        assert_eq!(r0.stages.model_visible.state, StageState::Yes);
+        assert_eq!(
+            r0.stages.model_visible.provenance,
+            Some(ProvenanceCode::AgentReport)
+        );
+        let r1 = a.server("srv1").expect("srv1");
+        assert_eq!(r1.status, DisplayStatus::Failed);
+        assert_eq!(r1.reason_code, Some(ReasonCode::AuthRequired));
+        assert_eq!(r1.stages.authenticated.state, StageState::No);
+        assert_eq!(
+            a.server("srv2").expect("srv2").status,
+            DisplayStatus::Unknown
+        );
+    }
+}
