@@ -1,6 +1,26 @@
-//! tether-kandev-endpoint: the host-owned, observed MCP endpoint (the seed's
-//! in-session "kandev" server) and the probe's sentinel toolset.
+//! tether-kandev-endpoint: the host-owned MCP endpoint that Tether observes
+//! from the server side, plus the sentinel toolset probes inject.
 //!
-//! Not built yet: the observed-endpoint issue fills this crate (rmcp over
-//! streamable HTTP, legacy SSE and the `tether-bridge` stdio relay). Until
-//! then it exports nothing, so nothing can mistake it for working.
+//! - [`ObservedEndpoint`] serves one rmcp server on 127.0.0.1 over streamable
+//!   HTTP (`/mcp`), legacy HTTP+SSE (`/sse` + `/message`), and a loopback
+//!   socket for the `tether-bridge` stdio relay.
+//! - [`observe::Observed`] wraps the host's handler per connection and
+//!   publishes initialize (or `server/discover`), tools/list with its count,
+//!   tools/call by name and outcome, protocol errors and one close per
+//!   connection, through the bound [`EvidenceSink`](tether_core::EvidenceSink).
+//! - [`sentinel::Sentinel`] is the probe's one harmless tool.
+//!
+//! Architecture invariant: observation never delays an MCP response: it only
+//! calls the sink's non-blocking `publish`, and catalog work runs off the
+//! request path.
+
+pub mod bridge;
+pub mod channel;
+pub mod endpoint;
+pub mod observe;
+pub mod sentinel;
+mod sse;
+pub mod sse_client;
+
+pub use endpoint::{ObservedEndpoint, bridge_next_to_current_exe};
+pub use sentinel::{SENTINEL_SERVER, SENTINEL_TOOL, Sentinel};

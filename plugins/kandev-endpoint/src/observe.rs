@@ -1,0 +1,511 @@
+//! Observation: a `ServerHandler` wrapper that reports what one MCP connection
+//! did, by name and count only, through the attempt's `EvidenceSink`.
+//!
+//! Every transport (streamable HTTP, legacy SSE, the stdio bridge) serves the
+//! same wrapped handler, one instance per connection, so all three are
+//! observed identically. Ownership never comes from the client: the
+//! connection takes the sink bound to the endpoint when it first speaks.
+
+use std::borrow::Cow;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tether_core::hub::EvidenceSink;
+use tether_core::model::{ClientInfo, Evidence, Timestamp};
+use tether_core::vocab::{EvidenceKind, ReasonCode};
+
+/// Tools listed, handed to whoever builds the catalog (off the request path).
+pub type ToolsListedHook = Arc<dyn Fn(&EvidenceSink, &str, &[Tool]) + Send + Sync>;
+
+/// What every connection of one endpoint shares: the current attempt's sink
+/// and the server's name in the plan.
+pub struct Observation {
+    binding: RwLock<Option<EvidenceSink>>,
+    server_name: String,
+    seed: u64,
+    counter: AtomicU64,
+    tools_listed: RwLock<Option<ToolsListedHook>>,
+}
+
+impl std::fmt::Debug for Observation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observation")
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Observation {
+    /// Observation for the server called `server_name` in the attempt's plan.
+    pub fn new(server_name: impl Into<String>) -> Arc<Self> {
+        Arc::new(Observation {
+            binding: RwLock::new(None),
+            server_name: server_name.into(),
+            seed: RandomState::new().hash_one(Timestamp::now().0),
+            counter: AtomicU64::new(0),
+            tools_listed: RwLock::new(None),
+        })
+    }
+
+    /// Binds the current attempt: new connections report to this sink.
+    pub fn bind(&self, sink: EvidenceSink) {
+        *self.binding.write().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+    }
+
+    /// Stops reporting for new connections.
+    pub fn unbind(&self) {
+        *self.binding.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Installs the hook that receives every served tools/list.
+    pub fn on_tools_listed(&self, hook: ToolsListedHook) {
+        *self.tools_listed.write().unwrap_or_else(|p| p.into_inner()) = Some(hook);
+    }
+
+    /// The server's name in the plan.
+    pub fn server_name(&self) -> &str {
+        &self.server_name
+    }
+
+    fn current_sink(&self) -> Option<EvidenceSink> {
+        self.binding
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A new opaque connection.
+    pub fn connection(self: &Arc<Self>) -> Arc<Connection> {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let tag = RandomState::new().hash_one((self.seed, n)) as u32;
+        Arc::new(Connection {
+            id: format!("conn_{n:04x}{tag:08x}"),
+            observation: Arc::clone(self),
+            sink: OnceLock::new(),
+            closed: AtomicBool::new(false),
+            stateless: AtomicBool::new(false),
+        })
+    }
+}
+
+/// One observed MCP connection. Reports its own close exactly once.
+#[derive(Debug)]
+pub struct Connection {
+    id: String,
+    observation: Arc<Observation>,
+    sink: OnceLock<Option<EvidenceSink>>,
+    closed: AtomicBool,
+    stateless: AtomicBool,
+}
+
+impl Connection {
+    /// The opaque connection id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn sink(&self) -> Option<&EvidenceSink> {
+        self.sink
+            .get_or_init(|| self.observation.current_sink())
+            .as_ref()
+    }
+
+    /// Publishes evidence about this server on this connection; never blocks.
+    pub fn publish(&self, evidence: Evidence) {
+        if let Some(sink) = self.sink() {
+            let evidence = evidence
+                .server(self.observation.server_name.clone())
+                .connection(self.id.clone());
+            if let Err(err) = sink.publish(evidence) {
+                tracing::trace!(%err, connection = %self.id, "observation not queued");
+            }
+        }
+    }
+
+    /// Reports a protocol error seen on this connection.
+    pub fn protocol_error(&self, what: &str, error: &McpError) {
+        self.publish(
+            Evidence::new(EvidenceKind::ExplicitError, Timestamp::now()).reason(
+                ReasonCode::ProtocolError,
+                Some(format!("{what}: {} ({})", error.message, error.code.0)),
+            ),
+        );
+    }
+
+    /// Reports the close once, however many times the transport reports it.
+    pub fn close(&self) {
+        // A stateless (2026-07-28 inline lifecycle) request is not a connection to close.
+        if self.stateless.load(Ordering::Relaxed) {
+            return;
+        }
+        if !self.closed.swap(true, Ordering::AcqRel) && self.sink.get().is_some() {
+            self.publish(Evidence::new(
+                EvidenceKind::ConnectionClosed,
+                Timestamp::now(),
+            ));
+        }
+    }
+
+    fn note_lifecycle(&self, context: &RequestContext<RoleServer>) {
+        // No initialize handshake on this peer: the 2026-07-28 inline lifecycle.
+        if context.peer.peer_info().is_none() {
+            self.stateless.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn client_of(implementation: &Implementation, protocol: Option<&ProtocolVersion>) -> ClientInfo {
+    ClientInfo {
+        name: implementation.name.clone(),
+        version: Some(implementation.version.clone()),
+        protocol_version: protocol.map(|p| p.as_str().to_owned()),
+    }
+}
+
+/// A host's handler, observed. One instance per connection.
+pub struct Observed<H> {
+    inner: H,
+    connection: Arc<Connection>,
+}
+
+impl<H> Observed<H> {
+    /// Wraps `inner` for one connection.
+    pub fn new(inner: H, connection: Arc<Connection>) -> Self {
+        Observed { inner, connection }
+    }
+
+    /// The connection this instance serves.
+    pub fn connection(&self) -> &Arc<Connection> {
+        &self.connection
+    }
+
+    fn record_error<T>(&self, what: &str, result: &Result<T, McpError>) {
+        if let Err(err) = result
+            && err.code != ErrorCode::METHOD_NOT_FOUND
+        {
+            self.connection.protocol_error(what, err);
+        }
+    }
+}
+
+#[allow(deprecated)]
+impl<H: ServerHandler> ServerHandler for Observed<H> {
+    // === Observed requests ===
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let client = client_of(&request.client_info, Some(&request.protocol_version));
+        let result = self.inner.initialize(request, context).await;
+        match &result {
+            Ok(_) => self.connection.publish(
+                Evidence::new(EvidenceKind::InitializeObserved, Timestamp::now()).client(client),
+            ),
+            Err(err) => self.connection.protocol_error("initialize", err),
+        }
+        result
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        self.connection.note_lifecycle(&context);
+        let protocol = context.protocol_version();
+        let client = context.client_info();
+        let result = self.inner.discover(context).await;
+        match (&result, client) {
+            (Ok(_), Some(client)) => self.connection.publish(
+                Evidence::new(EvidenceKind::InitializeObserved, Timestamp::now())
+                    .client(client_of(&client, protocol.as_ref())),
+            ),
+            (Ok(_), None) => self.connection.publish(Evidence::new(
+                EvidenceKind::InitializeObserved,
+                Timestamp::now(),
+            )),
+            (Err(err), _) => self.connection.protocol_error("server/discover", err),
+        }
+        result
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.connection.note_lifecycle(&context);
+        let inline_client = context.meta.client_info();
+        let protocol = context.protocol_version();
+        let result = self.inner.list_tools(request, context).await;
+        match &result {
+            Ok(list) => {
+                let count = u32::try_from(list.tools.len()).unwrap_or(u32::MAX);
+                let mut ev =
+                    Evidence::new(EvidenceKind::ToolsListObserved, Timestamp::now()).tools(count);
+                if let Some(client) = inline_client {
+                    ev = ev.client(client_of(&client, protocol.as_ref()));
+                }
+                self.connection.publish(ev);
+                let hook = self
+                    .connection
+                    .observation
+                    .tools_listed
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                if let (Some(hook), Some(sink)) = (hook, self.connection.sink()) {
+                    hook(sink, &self.connection.observation.server_name, &list.tools);
+                }
+            }
+            Err(err) => self.connection.protocol_error("tools/list", err),
+        }
+        result
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.connection.note_lifecycle(&context);
+        let tool = request.name.to_string();
+        let result = self.inner.call_tool(request, context).await;
+        let ok = match &result {
+            Ok(CallToolResponse::Complete(r)) => r.is_error != Some(true),
+            Ok(_) => true,
+            Err(err) => {
+                self.connection.protocol_error("tools/call", err);
+                false
+            }
+        };
+        self.connection.publish(
+            Evidence::new(EvidenceKind::ToolCallObserved, Timestamp::now()).tool_call(tool, ok),
+        );
+        result
+    }
+
+    // === Delegated requests (errors other than "method not found" are recorded) ===
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.inner.ping(context).await
+    }
+
+    fn negotiate_initialize(
+        &self,
+        request: &InitializeRequestParams,
+    ) -> Result<InitializeResult, McpError> {
+        self.inner.negotiate_initialize(request)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let r = self.inner.complete(request, context).await;
+        self.record_error("completion/complete", &r);
+        r
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.set_level(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let r = self.inner.get_prompt(request, context).await;
+        self.record_error("prompts/get", &r);
+        r
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let r = self.inner.list_prompts(request, context).await;
+        self.record_error("prompts/list", &r);
+        r
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let r = self.inner.list_resources(request, context).await;
+        self.record_error("resources/list", &r);
+        r
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let r = self.inner.list_resource_templates(request, context).await;
+        self.record_error("resources/templates/list", &r);
+        r
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let r = self.inner.read_resource(request, context).await;
+        self.record_error("resources/read", &r);
+        r
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.inner.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.inner.listen(context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.subscribe(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.unsubscribe(request, context).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.get_tool(name)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        self.inner.on_custom_request(request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.inner.get_task(request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.update_task(request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.cancel_task(request, context).await
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        self.inner.list_skills(request, context).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        self.inner.get_skill(request, context).await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        self.inner.read_resource_directory(request, context).await
+    }
+
+    // === Notifications ===
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.inner.on_cancelled(notification, context).await
+    }
+
+    async fn on_progress(
+        &self,
+        notification: ProgressNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.inner.on_progress(notification, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.inner.on_initialized(context).await
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.inner.on_roots_list_changed(context).await
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.inner
+            .on_custom_notification(notification, context)
+            .await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        self.inner.get_info()
+    }
+}
