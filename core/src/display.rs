@@ -302,6 +302,7 @@ mod tests {
             connections: vec![],
             stages: Stages::default(),
             endpoint_test: None,
+            tool_catalog: None,
         }
     }
 

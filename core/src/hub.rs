@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 
-use crate::model::{AttachmentHistory, Evidence, Timestamp};
+use crate::model::{AttachmentHistory, Evidence, Timestamp, ToolCatalog};
 use crate::observer::{AgentCapabilities, Harness, Plan, PlanContext, ServerSpec, plan};
 use crate::reducer::{AttemptStart, HistoryEvent, Rejection, reduce, sanitize_evidence};
 use crate::registry::Registry;
@@ -158,6 +158,11 @@ enum Command {
         live: Arc<AttemptLive>,
         evidence: Evidence,
     },
+    Catalog {
+        live: Arc<AttemptLive>,
+        server: String,
+        catalog: Box<ToolCatalog>,
+    },
     FlushBlocking(SyncSender<()>),
     FlushAsync(oneshot::Sender<()>),
 }
@@ -184,6 +189,27 @@ impl EvidenceSink {
                 self.live.dropped.fetch_add(1, Ordering::Relaxed);
                 Err(PublishError::Full)
             }
+            Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
+        }
+    }
+
+    /// Queues the tool catalog a host's own server served, without blocking.
+    /// Catalogs are not evidence: they never enter the timeline.
+    pub fn publish_catalog(
+        &self,
+        server: impl Into<String>,
+        catalog: ToolCatalog,
+    ) -> Result<(), PublishError> {
+        if self.live.superseded.load(Ordering::Acquire) {
+            return Err(PublishError::Superseded);
+        }
+        match self.tx.try_send(Command::Catalog {
+            live: Arc::clone(&self.live),
+            server: server.into(),
+            catalog: Box::new(catalog),
+        }) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => Err(PublishError::Full),
             Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
         }
     }
@@ -509,6 +535,25 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                         Err(rejection) => {
                             tracing::debug!(%rejection, "evidence rejected");
                         }
+                    }
+                }
+                Command::Catalog {
+                    live,
+                    server,
+                    catalog,
+                } => {
+                    let Some(slot) = sessions.get_mut(&live.session_id) else {
+                        continue;
+                    };
+                    let event = HistoryEvent::Catalog {
+                        session_id: live.session_id.clone(),
+                        attempt_id: live.attempt_id.clone(),
+                        server: live.scrubber.name(&server),
+                        catalog,
+                    };
+                    match reduce(&mut slot.history, &event) {
+                        Ok(_) => slot.dirty = true,
+                        Err(rejection) => tracing::debug!(%rejection, "catalog rejected"),
                     }
                 }
                 Command::FlushBlocking(done) => flushes.push(Flush::Blocking(done)),

@@ -259,6 +259,60 @@ pub struct ServerAttachment {
     /// The newest endpoint test; never promotes attachment status.
     #[serde(default)]
     pub endpoint_test: Option<EndpointTestResult>,
+    /// What the host's own server served in tools/list; dropped once superseded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_catalog: Option<ToolCatalog>,
+}
+
+/// The token-estimate method of [`ToolCatalog`]: o200k_base over the compact JSON of each tool.
+pub const CATALOG_METHOD: &str = "o200k_base:mcp-tool-json-v1";
+/// A catalog keeps at most this many tools, sorted by name.
+pub const CATALOG_MAX_TOOLS: usize = 128;
+/// Each description is cut to this many bytes.
+pub const CATALOG_MAX_DESCRIPTION_BYTES: usize = 1024;
+/// Each input schema larger than this is left out (marked).
+pub const CATALOG_MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// Input schemas beyond this many bytes in all are left out (marked).
+pub const CATALOG_MAX_TOTAL_SCHEMA_BYTES: usize = 512 * 1024;
+
+/// The tools a host's own server served, bounded, with token estimates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCatalog {
+    /// How token estimates were computed ([`CATALOG_METHOD`]).
+    pub method: String,
+    /// When the tools/list was served.
+    pub at: Timestamp,
+    /// Tools served (may exceed `tools.len()`).
+    pub tool_count: u32,
+    /// At most 128 tools, sorted by name.
+    pub tools: Vec<CatalogTool>,
+    /// Whether tools were left out (beyond 128).
+    pub truncated: bool,
+    /// Sum of every tool's token estimate, left-out ones included.
+    pub total_tokens: u64,
+}
+
+/// One tool of a catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CatalogTool {
+    /// Tool name.
+    pub name: String,
+    /// Description, at most 1 KiB.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether the description was cut.
+    #[serde(default)]
+    pub description_truncated: bool,
+    /// The input schema, unless it was over 64 KiB or past the 512 KiB total.
+    #[serde(default)]
+    pub input_schema: Option<serde_json::Value>,
+    /// Whether the input schema was left out.
+    #[serde(default)]
+    pub input_schema_truncated: bool,
+    /// Size of the compact input schema, in bytes.
+    pub input_schema_bytes: u64,
+    /// o200k_base tokens of the compact JSON of the whole tool definition.
+    pub token_estimate: u32,
 }
 
 /// One observed MCP connection.

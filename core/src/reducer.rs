@@ -12,7 +12,7 @@ use crate::model::{
     AttachmentAttempt, AttachmentHistory, ClientInfo, ConnectionRecord, EndpointTestResult,
     Evidence, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS, ProvenanceCode,
     ReportError, SCHEMA_VERSION, ServerAttachment, StageObservation, Stages, Timestamp,
-    ToolCallRecord,
+    ToolCallRecord, ToolCatalog,
 };
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
@@ -77,6 +77,17 @@ pub enum HistoryEvent {
         attempt_id: String,
         /// What was observed.
         evidence: Evidence,
+    },
+    /// The tool catalog a host's own server served; replaces the row's catalog.
+    Catalog {
+        /// Owning session.
+        session_id: String,
+        /// Owning attempt.
+        attempt_id: String,
+        /// The server's name.
+        server: String,
+        /// The catalog.
+        catalog: Box<ToolCatalog>,
     },
     /// The sink for an attempt has dropped `total` events so far (full queue).
     TransitDrops {
@@ -148,6 +159,27 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
         } => {
             let attempt = current_attempt_mut(history, session_id, attempt_id)?;
             observe(attempt, evidence)
+        }
+        HistoryEvent::Catalog {
+            session_id,
+            attempt_id,
+            server,
+            catalog,
+        } => {
+            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+            let row = attempt
+                .servers
+                .iter_mut()
+                .find(|r| &r.name == server)
+                .ok_or_else(|| Rejection::UnknownServer {
+                    server: server.clone(),
+                })?;
+            if row.tool_catalog.as_ref() == Some(catalog) {
+                return Ok(Reduced::Duplicate);
+            }
+            row.tool_catalog = Some((**catalog).clone());
+            attempt.updated_at = attempt.updated_at.max(catalog.at);
+            Ok(Reduced::Applied)
         }
         HistoryEvent::TransitDrops {
             session_id,
@@ -245,6 +277,10 @@ fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduce
     {
         old.superseded_at = Some(start.at);
         old.updated_at = old.updated_at.max(start.at);
+        // Superseded attempts keep the tool count and drop the catalog.
+        for row in &mut old.servers {
+            row.tool_catalog = None;
+        }
         push_timeline(
             old,
             Evidence::new(EvidenceKind::AttemptSuperseded, start.at),
@@ -331,6 +367,7 @@ fn planned_row(planned: &PlannedRow, at: Timestamp) -> ServerAttachment {
         connections: Vec::new(),
         stages,
         endpoint_test: None,
+        tool_catalog: None,
     };
     row.status = derive_status(&row);
     row
@@ -862,6 +899,42 @@ mod tests {
         let row = attempt.server("srv0").expect("row");
         assert_eq!(row.status, DisplayStatus::Active);
         assert_eq!(row.tool_count, Some(7));
+    }
+
+    #[test]
+    fn superseded_attempts_keep_the_tool_count_and_drop_the_catalog() {
+        let mut h = AttachmentHistory::new("t", "s");
+        reduce(&mut h, &start("a", 1)).expect("begin");
+        let listed = Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(2))
+            .server("srv0")
+            .tools(3);
+        reduce(&mut h, &observe("s", "a", listed)).expect("listed");
+        let catalog = ToolCatalog {
+            method: crate::model::CATALOG_METHOD.into(),
+            at: Timestamp(3),
+            tool_count: 3,
+            tools: vec![],
+            truncated: false,
+            total_tokens: 42,
+        };
+        let event = HistoryEvent::Catalog {
+            session_id: "s".into(),
+            attempt_id: "a".into(),
+            server: "srv0".into(),
+            catalog: Box::new(catalog),
+        };
+        assert_eq!(reduce(&mut h, &event), Ok(Reduced::Applied));
+        assert_eq!(reduce(&mut h, &event), Ok(Reduced::Duplicate));
+        assert!(h.current().expect("a").servers[0].tool_catalog.is_some());
+
+        reduce(&mut h, &start("b", 1)).expect("begin b");
+        let old = h.attempt("a").expect("kept as history");
+        assert!(old.servers[0].tool_catalog.is_none());
+        assert_eq!(old.servers[0].tool_count, Some(3));
+        assert!(matches!(
+            reduce(&mut h, &event),
+            Err(Rejection::StaleAttempt { .. })
+        ));
     }
 
     #[test]

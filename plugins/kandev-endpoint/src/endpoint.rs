@@ -85,6 +85,7 @@ impl ObservedEndpoint {
         F: Fn() -> H + Send + Sync + 'static,
     {
         let observation = Observation::new(server_name);
+        observation.on_tools_listed(crate::catalog::catalog_hook());
         let factory = Arc::new(factory);
         let cancel = CancellationToken::new();
 

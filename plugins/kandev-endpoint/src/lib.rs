@@ -15,6 +15,7 @@
 //! request path.
 
 pub mod bridge;
+pub mod catalog;
 pub mod channel;
 pub mod endpoint;
 pub mod observe;

@@ -202,6 +202,18 @@ async fn observed_over(transport: &str) {
     let json = serde_json::to_string(&attempt).expect("json");
     assert!(!json.contains("hello"), "tool arguments leaked: {json}");
 
+    // The catalog of what tools/list served arrives off the request path.
+    let attempt = eventually(&hub, "s", "tool catalog", |a| {
+        a.servers[0].tool_catalog.is_some()
+    })
+    .await;
+    let catalog = attempt.servers[0].tool_catalog.as_ref().expect("catalog");
+    assert_eq!(catalog.method, "o200k_base:mcp-tool-json-v1");
+    assert_eq!(catalog.tool_count, 1);
+    assert_eq!(catalog.tools[0].name, SENTINEL_TOOL);
+    assert!(catalog.tools[0].token_estimate > 10);
+    assert!(catalog.tools[0].input_schema.is_some());
+
     client.cancel().await.expect("cancel");
     let attempt = eventually(&hub, "s", "connection closed", |a| {
         a.servers[0]
