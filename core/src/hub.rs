@@ -18,7 +18,9 @@ use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{
+    Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError, sync_channel,
+};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -487,29 +489,55 @@ impl Hub {
     }
 }
 
+/// While busy, the drain polls at this interval instead of blocking, so
+/// publishers never pay for waking it (no waiter, no futex wake per event).
+const BUSY_POLL: Duration = Duration::from_millis(2);
+/// After this many empty polls it blocks again, so an idle hub costs nothing.
+const IDLE_POLLS_BEFORE_BLOCKING: u32 = 25;
+
 fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
     let mut batch = Vec::with_capacity(batch_limit);
+    let mut idle_polls = IDLE_POLLS_BEFORE_BLOCKING;
     loop {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(first) => {
-                batch.push(first);
-                while batch.len() < batch_limit {
-                    match rx.try_recv() {
-                        Ok(next) => batch.push(next),
-                        Err(_) => break,
+        let first = if idle_polls >= IDLE_POLLS_BEFORE_BLOCKING {
+            match rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(command) => Some(command),
+                Err(RecvTimeoutError::Timeout) => {
+                    // Repair displays after drops even when nothing else arrives.
+                    let mut sessions = shared.sessions();
+                    for slot in sessions.values_mut() {
+                        slot.fold_drops();
+                        slot.publish_if_dirty();
                     }
+                    continue;
                 }
-                process(&shared, &mut batch);
+                Err(RecvTimeoutError::Disconnected) => return,
             }
-            Err(RecvTimeoutError::Timeout) => {
-                // Repair displays after drops even when nothing else arrives.
-                let mut sessions = shared.sessions();
-                for slot in sessions.values_mut() {
-                    slot.fold_drops();
-                    slot.publish_if_dirty();
-                }
+        } else {
+            match rx.try_recv() {
+                Ok(command) => Some(command),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => return,
             }
-            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let Some(first) = first else {
+            idle_polls += 1;
+            std::thread::sleep(BUSY_POLL);
+            continue;
+        };
+        idle_polls = 0;
+        batch.push(first);
+        while batch.len() < batch_limit {
+            match rx.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let full_batch = batch.len() == batch_limit;
+        process(&shared, &mut batch);
+        if !full_batch {
+            // Let more evidence gather before the next batch.
+            std::thread::sleep(BUSY_POLL);
         }
     }
 }
