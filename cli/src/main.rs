@@ -1,6 +1,9 @@
 //! The `tether` command: thin glue over the library crates.
 //!
-//! Exit codes: 0 success, 2 usage error (clap's own), 1 any other failure.
+//! Exit codes: 0 success (for `probe`: a verdict was reached), 1 any other
+//! failure, 2 usage error, 3 (`probe`) the agent could not start or initialize.
+
+mod probe;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -22,6 +25,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
+    Probe(probe::ProbeArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
         /// Which document.
@@ -36,10 +41,17 @@ enum SchemaDocument {
     History,
     /// One AttachmentAttempt (the `report` of a probe).
     Attempt,
+    /// The document `tether probe --json` prints.
+    ProbeReport,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs go to stderr, off unless TETHER_LOG asks (for example TETHER_LOG=debug).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("TETHER_LOG"))
+        .with_writer(std::io::stderr)
+        .try_init();
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -51,10 +63,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Probe(args) => probe::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),
                 SchemaDocument::Attempt => tether_core::schema::attempt_schema(),
+                SchemaDocument::ProbeReport => tether_core::schema::probe_report_schema(),
             };
             let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &schema)?;

@@ -9,12 +9,14 @@
 //! - [`registry`]: compiled-in and run-time plugins;
 //! - [`hub`]: live per-session state with non-blocking evidence sinks;
 //! - [`display`]: labels, checklists and copy-safe diagnostics for every renderer;
+//! - [`probe`]: the probe report and the verdict read off evidence;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
 
 pub mod display;
 pub mod hub;
 pub mod model;
 pub mod observer;
+pub mod probe;
 pub mod reducer;
 pub mod registry;
 pub mod sanitize;

@@ -4,6 +4,7 @@ use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::Value;
 
 use crate::model::{AttachmentAttempt, AttachmentHistory};
+use crate::probe::ProbeReport;
 
 /// Where the published schemas are identified (an identifier, not a download).
 pub const SCHEMA_ID_BASE: &str = "https://tether.dev/schema/";
@@ -29,4 +30,9 @@ pub fn history_schema() -> Value {
 /// The schema of [`AttachmentAttempt`].
 pub fn attempt_schema() -> Value {
     schema_of::<AttachmentAttempt>("attempt.json")
+}
+
+/// The schema of [`ProbeReport`] (`tether probe --json`).
+pub fn probe_report_schema() -> Value {
+    schema_of::<ProbeReport>("probe-report.json")
 }

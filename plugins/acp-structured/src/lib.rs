@@ -8,6 +8,10 @@
 //! - a server offering several endpoints (the host's own, for example) is
 //!   delivered over the first one the agent can take.
 
+pub mod acp;
+pub mod probe;
+pub mod process;
+
 use tether_core::observer::{
     Decision, Delivery, Harness, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
 };

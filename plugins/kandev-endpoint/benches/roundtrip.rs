@@ -21,7 +21,10 @@ use tokio::runtime::Runtime;
 type Client = RunningService<RoleClient, ClientConfig>;
 
 fn client_config() -> ClientConfig {
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("bench", "1"))
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("bench", "1"),
+    )
 }
 
 async fn plain() -> Client {
@@ -31,7 +34,10 @@ async fn plain() -> Client {
             let _ = running.waiting().await;
         }
     });
-    client_config().serve(client_io).await.expect("plain client")
+    client_config()
+        .serve(client_io)
+        .await
+        .expect("plain client")
 }
 
 async fn observed(hub: &Hub) -> Client {
@@ -39,9 +45,22 @@ async fn observed(hub: &Hub) -> Client {
     let spec = ServerSpec::new(
         SENTINEL_SERVER,
         ServerSource::Sentinel,
-        Endpoint::Stdio { command: "x".into(), args: vec![], env: vec![], cwd: None },
+        Endpoint::Stdio {
+            command: "x".into(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+        },
     );
-    let req = AttemptRequest::new("t", "s", "e", "bench", Harness::Acp, Trigger::Probe, vec![spec]);
+    let req = AttemptRequest::new(
+        "t",
+        "s",
+        "e",
+        "bench",
+        Harness::Acp,
+        Trigger::Probe,
+        vec![spec],
+    );
     observation.bind(hub.begin_attempt(req).expect("begin").sink);
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
     let handler = Observed::new(Sentinel, observation.connection());
@@ -50,7 +69,10 @@ async fn observed(hub: &Hub) -> Client {
             let _ = running.waiting().await;
         }
     });
-    client_config().serve(client_io).await.expect("observed client")
+    client_config()
+        .serve(client_io)
+        .await
+        .expect("observed client")
 }
 
 async fn call(client: &Client) {
@@ -66,11 +88,14 @@ async fn call(client: &Client) {
 fn roundtrip(c: &mut Criterion) {
     let rt = Runtime::new().expect("runtime");
     let hub = Arc::new(Hub::new(Registry::empty()));
-    let (plain_client, observed_client) = rt.block_on(async { (plain().await, observed(&hub).await) });
+    let (plain_client, observed_client) =
+        rt.block_on(async { (plain().await, observed(&hub).await) });
 
     let mut group = c.benchmark_group("tools_call_roundtrip");
     group.bench_function("plain", |b| b.to_async(&rt).iter(|| call(&plain_client)));
-    group.bench_function("observed", |b| b.to_async(&rt).iter(|| call(&observed_client)));
+    group.bench_function("observed", |b| {
+        b.to_async(&rt).iter(|| call(&observed_client))
+    });
     group.finish();
 
     // p50/p99 and the ratio, alternating blocks so drift hits both alike.
@@ -78,7 +103,10 @@ fn roundtrip(c: &mut Criterion) {
     let mut observed_ns = Vec::new();
     rt.block_on(async {
         for _ in 0..40 {
-            for (client, out) in [(&plain_client, &mut plain_ns), (&observed_client, &mut observed_ns)] {
+            for (client, out) in [
+                (&plain_client, &mut plain_ns),
+                (&observed_client, &mut observed_ns),
+            ] {
                 for _ in 0..500 {
                     let t = Instant::now();
                     call(client).await;
@@ -97,9 +125,14 @@ fn roundtrip(c: &mut Criterion) {
     println!(
         "tools_call_roundtrip over duplex, {} calls each: plain mean {:.1}µs p50 {:.1}µs p99 {:.1}µs | observed mean {:.1}µs p50 {:.1}µs p99 {:.1}µs | ratio mean {:.3} p50 {:.3}",
         plain_ns.len(),
-        pm / 1e3, p50 as f64 / 1e3, p99 as f64 / 1e3,
-        om / 1e3, o50 as f64 / 1e3, o99 as f64 / 1e3,
-        om / pm, o50 as f64 / p50 as f64,
+        pm / 1e3,
+        p50 as f64 / 1e3,
+        p99 as f64 / 1e3,
+        om / 1e3,
+        o50 as f64 / 1e3,
+        o99 as f64 / 1e3,
+        om / pm,
+        o50 as f64 / p50 as f64,
     );
 }
 

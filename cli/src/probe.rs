@@ -1,0 +1,298 @@
+//! `tether probe`: argument handling, progress and rendering. The work itself
+//! is `tether_acp_structured::probe::run_probe`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use clap::{Args, ValueEnum};
+use tether_acp_structured::probe::{
+    ProbeOptions, ProbeOutcome, ProbeStep, SentinelTransport, run_probe,
+};
+use tether_core::probe::{ProbeReport, Verdict};
+
+/// Exit code: a verdict was reached.
+pub const EXIT_VERDICT: u8 = 0;
+/// Exit code: the agent could not start or initialize.
+pub const EXIT_AGENT_FAILED: u8 = 3;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TransportArg {
+    /// The best the agent advertises: http, then sse, then the stdio bridge.
+    Auto,
+    /// Streamable HTTP.
+    Http,
+    /// Legacy HTTP+SSE.
+    Sse,
+    /// The stdio bridge (`tether-bridge`).
+    Stdio,
+}
+
+/// Does this ACP agent really attach to an injected MCP server, and how far does it get?
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// How the sentinel MCP server is offered.
+    #[arg(long, value_enum, default_value = "auto")]
+    transport: TransportArg,
+    /// Seconds to wait after the session is accepted before reporting "delivered_unverified".
+    #[arg(long, default_value = "3", value_name = "SECONDS")]
+    grace: f64,
+    /// Seconds the whole probe may take.
+    #[arg(long, default_value = "60", value_name = "SECONDS")]
+    timeout: f64,
+    /// Send one prompt asking the agent to call the sentinel tool, and report whether it did.
+    #[arg(long, value_name = "TEXT")]
+    prompt: Option<String>,
+    /// Call ACP `authenticate` with this method id before `session/new`.
+    #[arg(long, value_name = "METHOD_ID")]
+    authenticate: Option<String>,
+    /// Run the agent here instead of in a fresh temporary directory.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Set an environment variable for the agent (repeatable).
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+    /// Pass this shell's whole environment to the agent (HOME stays private).
+    #[arg(long)]
+    inherit_env: bool,
+    /// Give the agent the real HOME instead of a private temporary one.
+    #[arg(long)]
+    keep_home: bool,
+    /// Write raw ACP frames and sentinel lifecycle markers (JSONL) here.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print exactly one JSON document (see `tether schema probe-report`).
+    #[arg(long)]
+    json: bool,
+    /// The agent command and its arguments.
+    #[arg(last = true, required = true, value_name = "AGENT_CMD")]
+    command: Vec<String>,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err("expected K=V".into()),
+    }
+}
+
+fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
+    if !(value.is_finite() && value >= 0.0 && value <= 86_400.0) {
+        anyhow::bail!("--{what} takes seconds between 0 and 86400");
+    }
+    Ok(Duration::from_secs_f64(value))
+}
+
+/// A live progress line on stderr, only when stderr is a terminal.
+struct Progress {
+    enabled: bool,
+    started: Instant,
+    last: Mutex<String>,
+}
+
+impl Progress {
+    fn new(enabled: bool) -> Self {
+        Progress {
+            enabled,
+            started: Instant::now(),
+            last: Mutex::new(String::new()),
+        }
+    }
+
+    fn show(&self, step: &ProbeStep) {
+        if !self.enabled {
+            return;
+        }
+        let text = match step {
+            ProbeStep::Spawning => "starting the agent".to_owned(),
+            ProbeStep::Initializing => "initialize".to_owned(),
+            ProbeStep::SessionRequested => "session/new with the sentinel".to_owned(),
+            ProbeStep::SessionAccepted => {
+                "session accepted; waiting for the agent to connect".to_owned()
+            }
+            ProbeStep::Waiting(label) => format!("sentinel: {label}"),
+            ProbeStep::Prompting => "prompt sent; waiting for the sentinel call".to_owned(),
+            ProbeStep::Finishing => "stopping the agent".to_owned(),
+        };
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if *last == text {
+            return;
+        }
+        *last = text.clone();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2K⏳ {:>5.1}s  {text}",
+            self.started.elapsed().as_secs_f64()
+        );
+        let _ = err.flush();
+    }
+
+    fn clear(&self) {
+        if self.enabled {
+            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+}
+
+pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("give the agent command after --"))?;
+    let opts = ProbeOptions {
+        program: program.clone(),
+        args: rest.to_vec(),
+        env: args.env.clone(),
+        inherit_env: args.inherit_env,
+        keep_home: args.keep_home,
+        cwd: args.cwd.clone(),
+        transport: match args.transport {
+            TransportArg::Auto => SentinelTransport::Auto,
+            TransportArg::Http => SentinelTransport::Http,
+            TransportArg::Sse => SentinelTransport::Sse,
+            TransportArg::Stdio => SentinelTransport::Stdio,
+        },
+        grace: seconds(args.grace, "grace")?,
+        timeout: seconds(args.timeout, "timeout")?,
+        prompt: args.prompt.clone(),
+        authenticate: args.authenticate.clone(),
+        out_dir: args.out.clone(),
+        bridge_program: None,
+    };
+    let progress = Progress::new(std::io::stderr().is_terminal());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(run_probe(opts, |step| progress.show(&step)));
+    progress.clear();
+    drop(runtime);
+
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &outcome.report)?;
+        writeln!(out)?;
+    } else {
+        render(&mut out, &outcome, &args)?;
+    }
+    Ok(ExitCode::from(match outcome.report.verdict {
+        Verdict::AgentFailed => EXIT_AGENT_FAILED,
+        _ => EXIT_VERDICT,
+    }))
+}
+
+fn mark(b: bool) -> &'static str {
+    if b { "✓" } else { "✗" }
+}
+
+fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std::io::Result<()> {
+    let r: &ProbeReport = &outcome.report;
+    let agent = match (&r.agent.name, &r.agent.version) {
+        (Some(n), Some(v)) => format!("{n} {v}"),
+        (Some(n), None) => n.clone(),
+        _ => "unknown (no initialize answer)".to_owned(),
+    };
+    writeln!(out, "Agent     {agent}")?;
+    if r.verdict != Verdict::AgentFailed {
+        writeln!(
+            out,
+            "Offers    http {}  sse {}  session/load {}",
+            mark(r.advertised.http),
+            mark(r.advertised.sse),
+            mark(r.advertised.load_session)
+        )?;
+    }
+    if let Some(cwd) = &outcome.cwd_sent {
+        writeln!(out, "cwd       {}", cwd.display())?;
+    }
+    match (&r.session.accepted, &r.session.acp_session_id) {
+        (true, Some(id)) => writeln!(out, "Session   accepted ({id})")?,
+        (true, None) => writeln!(out, "Session   accepted")?,
+        (false, _) if r.session.error.is_none() && r.verdict != Verdict::AgentFailed => {
+            writeln!(out, "Session   not answered yet when the probe ended")?
+        }
+        (false, _) => writeln!(out, "Session   not accepted")?,
+    }
+    if let Some(err) = &r.session.error {
+        writeln!(
+            out,
+            "          {}: {}",
+            err.reason_code,
+            err.summary.as_deref().unwrap_or("")
+        )?;
+    }
+    let s = &r.sentinel;
+    if r.verdict != Verdict::AgentFailed {
+        let row_label = r
+            .report
+            .as_ref()
+            .and_then(|a| a.server(&s.name))
+            .map(tether_core::display::status_label)
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "Sentinel  {} over {}: {row_label}",
+            s.name, s.transport
+        )?;
+        let client = s
+            .client
+            .as_ref()
+            .map(|c| format!("client {} {}", c.name, c.version.as_deref().unwrap_or("")))
+            .unwrap_or_else(|| "no client seen".into());
+        let contact = s
+            .first_contact_ms
+            .map(|ms| format!(", first contact after {ms} ms"))
+            .unwrap_or_default();
+        writeln!(out, "          delivered {}", mark(s.delivered))?;
+        writeln!(
+            out,
+            "          initialize {} ({client}{contact})",
+            mark(s.initialize_observed)
+        )?;
+        writeln!(
+            out,
+            "          tools/list {}{}",
+            mark(s.tools_list_observed),
+            s.tool_count
+                .map(|n| format!(" ({n} tool{})", if n == 1 { "" } else { "s" }))
+                .unwrap_or_default()
+        )?;
+        if args.prompt.is_some() {
+            writeln!(out, "          tools/call {}", mark(s.tool_call_observed))?;
+        }
+    }
+    writeln!(
+        out,
+        "Verdict   {}  ({:.2} s)",
+        r.verdict.as_str(),
+        r.elapsed_ms as f64 / 1000.0
+    )?;
+    let hint = match r.verdict {
+        Verdict::Active => "The agent connected to the sentinel and listed its tools.",
+        Verdict::Connected => {
+            "The agent initialized an MCP session with the sentinel but did not list tools within the window."
+        }
+        Verdict::DeliveredUnverified => {
+            "The sentinel was delivered but no connection was seen within the grace window. This is not a failure: some agents connect lazily. Try a longer --grace or a --prompt."
+        }
+        Verdict::Filtered => {
+            "The agent does not advertise this transport; try --transport auto or stdio."
+        }
+        Verdict::Unavailable => "The sentinel could not be offered.",
+        Verdict::Failed => "An explicit error named the sentinel.",
+        Verdict::AgentFailed => {
+            "The agent could not start or initialize. Check the command, its environment (--env, --inherit-env) and its output below."
+        }
+    };
+    writeln!(out, "          {hint}")?;
+    if r.verdict == Verdict::AgentFailed && !outcome.stderr_tail.is_empty() {
+        writeln!(out, "Agent stderr (last lines, scrubbed):")?;
+        for line in &outcome.stderr_tail {
+            writeln!(out, "  | {line}")?;
+        }
+    }
+    Ok(())
+}

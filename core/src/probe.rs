@@ -1,0 +1,196 @@
+//! The probe report: the public document `tether probe --json` prints, and the
+//! pure function that reads a verdict off an attempt's evidence.
+//!
+//! Architecture invariant: the verdict comes from evidence alone. Silence is
+//! `delivered_unverified`, never `failed`; a session error is reported beside
+//! the verdict, not instead of it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{AttachmentAttempt, Timestamp};
+use crate::vocab::{DisplayStatus, EvidenceKind, ReasonCode, Transport};
+
+/// The version of the probe report this build writes.
+pub const PROBE_SCHEMA_VERSION: u32 = 1;
+
+/// How far the sentinel got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// tools/list was served to the agent.
+    Active,
+    /// initialize was observed, tools/list was not.
+    Connected,
+    /// Delivered; no connection was seen within the grace window.
+    DeliveredUnverified,
+    /// Deliberately not delivered (the agent cannot take the transport).
+    Filtered,
+    /// Could not be offered.
+    Unavailable,
+    /// An explicit error named the sentinel.
+    Failed,
+    /// The agent could not start or initialize.
+    AgentFailed,
+}
+
+impl Verdict {
+    /// The wire form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Active => "active",
+            Verdict::Connected => "connected",
+            Verdict::DeliveredUnverified => "delivered_unverified",
+            Verdict::Filtered => "filtered",
+            Verdict::Unavailable => "unavailable",
+            Verdict::Failed => "failed",
+            Verdict::AgentFailed => "agent_failed",
+        }
+    }
+}
+
+/// The agent's self-description from `initialize` (or what is known of it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeAgent {
+    /// agentInfo.name.
+    pub name: Option<String>,
+    /// agentInfo.version.
+    pub version: Option<String>,
+    /// The protocol version it answered.
+    pub protocol_version: Option<String>,
+}
+
+/// What the agent advertised (or, for passthrough, what the strategy supports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeAdvertised {
+    /// Streamable HTTP MCP servers.
+    pub http: bool,
+    /// Legacy SSE MCP servers.
+    pub sse: bool,
+    /// `session/load`.
+    pub load_session: bool,
+}
+
+/// A session-level error: reason and sanitized summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeError {
+    /// Stable reason.
+    pub reason_code: ReasonCode,
+    /// Sanitized, at most 256 bytes.
+    pub summary: Option<String>,
+}
+
+/// The session request's outcome.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeSession {
+    /// Whether the agent accepted the session (or the process started).
+    pub accepted: bool,
+    /// The agent's session id.
+    pub acp_session_id: Option<String>,
+    /// Why it was not accepted, or what failed after.
+    pub error: Option<ProbeError>,
+}
+
+/// An MCP client's name and version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeClient {
+    /// clientInfo.name.
+    pub name: String,
+    /// clientInfo.version.
+    pub version: Option<String>,
+}
+
+/// What the sentinel saw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeSentinel {
+    /// The sentinel's server name.
+    pub name: String,
+    /// The transport it was offered over.
+    pub transport: Transport,
+    /// Whether it was delivered.
+    pub delivered: bool,
+    /// Whether initialize (or server/discover) was observed.
+    pub initialize_observed: bool,
+    /// Whether tools/list was observed.
+    pub tools_list_observed: bool,
+    /// Tools listed.
+    pub tool_count: Option<u32>,
+    /// Whether the sentinel tool was called.
+    pub tool_call_observed: bool,
+    /// The MCP client that connected.
+    pub client: Option<ProbeClient>,
+    /// Milliseconds from the attempt's start to the first contact.
+    pub first_contact_ms: Option<u64>,
+}
+
+/// `tether probe --json`: exactly one document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "ProbeReport")]
+pub struct ProbeReport {
+    /// The document's schema version.
+    pub schema_version: u32,
+    /// How far the sentinel got.
+    pub verdict: Verdict,
+    /// The agent.
+    pub agent: ProbeAgent,
+    /// What it advertised.
+    pub advertised: ProbeAdvertised,
+    /// The session request's outcome.
+    pub session: ProbeSession,
+    /// What the sentinel saw.
+    pub sentinel: ProbeSentinel,
+    /// The attempt, as a host would store it.
+    pub report: Option<AttachmentAttempt>,
+    /// Wall time of the whole probe.
+    pub elapsed_ms: u64,
+}
+
+/// Reads the sentinel's facts off an attempt.
+pub fn sentinel_facts(
+    attempt: &AttachmentAttempt,
+    name: &str,
+    transport: Transport,
+) -> ProbeSentinel {
+    let row = attempt.server(name);
+    let on_sentinel = |kind: EvidenceKind| {
+        attempt
+            .evidence
+            .iter()
+            .filter(move |e| e.kind == kind && e.server.as_deref() == Some(name))
+    };
+    let yes = |stage: crate::model::StageObservation| stage.state == crate::vocab::StageState::Yes;
+    let first_contact = on_sentinel(EvidenceKind::InitializeObserved)
+        .chain(on_sentinel(EvidenceKind::ToolsListObserved))
+        .map(|e| e.at)
+        .min()
+        .or_else(|| row.and_then(|r| r.connections.iter().map(|c| c.first_seen_at).min()));
+    ProbeSentinel {
+        name: name.to_owned(),
+        transport: row.map_or(transport, |r| r.transport.clone()),
+        delivered: row.is_some_and(|r| yes(r.stages.delivered)),
+        initialize_observed: row.is_some_and(|r| yes(r.stages.initialized)),
+        tools_list_observed: row.is_some_and(|r| yes(r.stages.tools_listed)),
+        tool_count: row.and_then(|r| r.tool_count),
+        tool_call_observed: row.is_some_and(|r| r.last_tool_call.is_some()),
+        client: row.and_then(|r| r.client.as_ref()).map(|c| ProbeClient {
+            name: c.name.clone(),
+            version: c.version.clone(),
+        }),
+        first_contact_ms: first_contact.map(|t: Timestamp| t.since(attempt.started_at)),
+    }
+}
+
+/// The verdict the sentinel's row supports.
+pub fn verdict_of(attempt: &AttachmentAttempt, name: &str) -> Verdict {
+    match attempt.server(name).map(|r| r.status) {
+        Some(DisplayStatus::Active) => Verdict::Active,
+        Some(DisplayStatus::Connected) => Verdict::Connected,
+        Some(DisplayStatus::Failed) => Verdict::Failed,
+        Some(DisplayStatus::Filtered) => Verdict::Filtered,
+        Some(DisplayStatus::Unavailable) => Verdict::Unavailable,
+        // Delivered and silent: unverified, never failed.
+        Some(DisplayStatus::Delivered) => Verdict::DeliveredUnverified,
+        // Never handed over (the run ended before delivery).
+        Some(DisplayStatus::Unknown) | None => Verdict::Unavailable,
+    }
+}

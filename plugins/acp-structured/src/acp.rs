@@ -1,0 +1,245 @@
+//! The ACP host side: line transport over the agent's stdio (bounded, with an
+//! optional raw-frame log), `mcpServers` from a plan, and safe answers to
+//! agent-initiated requests.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::Lines;
+use agent_client_protocol::v1::schema::{
+    EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerSse, McpServerStdio,
+    PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome,
+};
+use futures::{Sink, Stream};
+use tether_core::model::Timestamp;
+use tether_core::observer::{Endpoint, Plan};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+
+/// The largest single ACP frame accepted from an agent.
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// The ACP `mcpServers` entries for every delivered server of a plan.
+pub fn mcp_servers(plan: &Plan) -> Vec<McpServer> {
+    plan.delivered()
+        .map(|(planned, endpoint)| {
+            let name = planned.spec.name.clone();
+            match endpoint {
+                Endpoint::Stdio {
+                    command, args, env, ..
+                } => McpServer::Stdio(
+                    McpServerStdio::new(name, command.clone())
+                        .args(args.clone())
+                        .env(
+                            env.iter()
+                                .map(|kv| EnvVariable::new(kv.name.clone(), kv.value.clone()))
+                                .collect(),
+                        ),
+                ),
+                Endpoint::Http { url, headers } => McpServer::Http(
+                    McpServerHttp::new(name, url.clone()).headers(http_headers(headers)),
+                ),
+                Endpoint::Sse { url, headers } => McpServer::Sse(
+                    McpServerSse::new(name, url.clone()).headers(http_headers(headers)),
+                ),
+            }
+        })
+        .collect()
+}
+
+fn http_headers(headers: &[tether_core::observer::KeyValue]) -> Vec<HttpHeader> {
+    headers
+        .iter()
+        .map(|kv| HttpHeader::new(kv.name.clone(), kv.value.clone()))
+        .collect()
+}
+
+/// Writes raw ACP frames as JSONL: an explicit developer choice, never a default.
+#[derive(Clone)]
+pub struct FrameLog {
+    out: Arc<Mutex<BufWriter<File>>>,
+}
+
+impl std::fmt::Debug for FrameLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FrameLog")
+    }
+}
+
+impl FrameLog {
+    /// Creates (truncates) the file.
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        Ok(FrameLog {
+            out: Arc::new(Mutex::new(BufWriter::new(File::create(path)?))),
+        })
+    }
+
+    /// Records one frame with its direction (`in` from the agent, `out` to it).
+    pub fn record(&self, direction: &str, line: &str) {
+        let frame = serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|_| serde_json::Value::String(line.to_owned()));
+        let entry = serde_json::json!({"at": Timestamp::now().0, "dir": direction, "frame": frame});
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(out, "{entry}");
+    }
+
+    /// Flushes to disk.
+    pub fn flush(&self) {
+        let _ = self.out.lock().unwrap_or_else(|p| p.into_inner()).flush();
+    }
+}
+
+/// A bounded line transport over the agent's stdio.
+pub fn stdio_lines(
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    log: Option<FrameLog>,
+) -> Lines<
+    impl Sink<String, Error = std::io::Error> + Send + 'static,
+    impl Stream<Item = std::io::Result<String>> + Send + 'static,
+> {
+    let out_log = log.clone();
+    let outgoing = futures::sink::unfold(stdin, move |mut stdin, line: String| {
+        let log = out_log.clone();
+        async move {
+            if let Some(log) = &log {
+                log.record("out", &line);
+            }
+            stdin.write_all(line.as_bytes()).await?;
+            stdin.write_all(b"\n").await?;
+            stdin.flush().await?;
+            Ok::<_, std::io::Error>(stdin)
+        }
+    });
+    let incoming = futures::stream::unfold(
+        (BufReader::new(stdout), log),
+        |(mut reader, log)| async move {
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                let read = (&mut reader)
+                    .take(MAX_FRAME_BYTES as u64 + 1)
+                    .read_until(b'\n', &mut buf)
+                    .await;
+                match read {
+                    Ok(0) => return None,
+                    Ok(_) if buf.len() > MAX_FRAME_BYTES => {
+                        let err = std::io::Error::other(format!(
+                            "the agent sent a frame over {MAX_FRAME_BYTES} bytes"
+                        ));
+                        return Some((Err(err), (reader, log)));
+                    }
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                        if line.is_empty() {
+                            continue;
+                        }
+                        if let Some(log) = &log {
+                            log.record("in", &line);
+                        }
+                        return Some((Ok(line), (reader, log)));
+                    }
+                    Err(err) => return Some((Err(err), (reader, log))),
+                }
+            }
+        },
+    );
+    Lines::new(outgoing, Box::pin(incoming))
+}
+
+use tokio::io::AsyncReadExt as _;
+
+/// Answers a permission request: allow once only for a tool named in
+/// `allowed_tools` (the probe's sentinel), reject everything else.
+pub fn answer_permission(
+    request: &RequestPermissionRequest,
+    allowed_tools: &[&str],
+) -> RequestPermissionResponse {
+    let described = serde_json::to_string(&request.tool_call).unwrap_or_default();
+    let harmless = allowed_tools.iter().any(|tool| described.contains(tool));
+    let wanted: &[PermissionOptionKind] = if harmless {
+        &[PermissionOptionKind::AllowOnce]
+    } else {
+        &[
+            PermissionOptionKind::RejectOnce,
+            PermissionOptionKind::RejectAlways,
+        ]
+    };
+    let choice = wanted.iter().find_map(|kind| {
+        request
+            .options
+            .iter()
+            .find(|o| o.kind == *kind)
+            .map(|o| o.option_id.clone())
+    });
+    match choice {
+        Some(id) => RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new(id),
+        )),
+        None => RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::observer::{
+        AgentCapabilities, Harness, KeyValue, PlanContext, ServerSpec, TransportObserver, plan,
+    };
+    use tether_core::vocab::ServerSource;
+
+    #[test]
+    fn mcp_servers_follow_the_plan_and_skip_filtered_ones() {
+        let servers = vec![
+            ServerSpec::new(
+                "local",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: "/bin/srv".into(),
+                    args: vec!["-v".into()],
+                    env: vec![KeyValue::new("K", "V")],
+                    cwd: None,
+                },
+            ),
+            ServerSpec::new(
+                "remote",
+                ServerSource::Profile,
+                Endpoint::Http {
+                    url: "http://127.0.0.1:1/mcp".into(),
+                    headers: vec![KeyValue::new("Authorization", "Bearer t")],
+                },
+            ),
+            ServerSpec::new(
+                "legacy",
+                ServerSource::Profile,
+                Endpoint::Sse {
+                    url: "http://127.0.0.1:1/sse".into(),
+                    headers: vec![],
+                },
+            ),
+        ];
+        let ctx = PlanContext {
+            agent_kind: "any".into(),
+            harness: Harness::Acp,
+            capabilities: AgentCapabilities {
+                http: Some(true),
+                sse: Some(false),
+                load_session: None,
+            },
+            strict: false,
+        };
+        let plugin: &dyn TransportObserver = &crate::AcpStructured;
+        let p = plan(Some(plugin), &servers, &ctx);
+        let entries = mcp_servers(&p);
+        assert_eq!(entries.len(), 2);
+        let json = serde_json::to_value(&entries).expect("json");
+        assert_eq!(json[0]["name"], "local");
+        assert_eq!(json[0]["command"], "/bin/srv");
+        assert_eq!(json[0]["env"][0]["name"], "K");
+        assert_eq!(json[1]["type"], "http");
+        assert_eq!(json[1]["headers"][0]["value"], "Bearer t");
+    }
+}

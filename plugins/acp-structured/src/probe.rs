@@ -1,0 +1,846 @@
+//! The ACP probe: does this agent really attach to an injected MCP server,
+//! and how far does it get?
+//!
+//! The agent runs in a fresh temporary directory (the resolved path is the
+//! `cwd` sent), with an explicit environment and a private HOME, in its own
+//! process group. The sentinel is offered over the transport asked for. The
+//! wait is event-driven: it ends as soon as tools/list (or, with a prompt, the
+//! sentinel call) is seen; otherwise a grace window after acceptance, then the
+//! verdict is `delivered_unverified`. Silence is never "failed". The group is
+//! killed at the end, whatever happened.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AuthenticateRequest, ClientCapabilities, ContentBlock, FileSystemCapabilities, Implementation,
+    InitializeRequest, InitializeResponse, NewSessionRequest, PromptRequest,
+    RequestPermissionRequest, SessionNotification, TextContent,
+};
+use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
+use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
+use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
+use tether_core::observer::{AgentCapabilities, Endpoint, Harness, ServerSpec};
+use tether_core::probe::{
+    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSession,
+    Verdict, sentinel_facts, verdict_of,
+};
+use tether_core::registry::{PluginSource, Registry};
+use tether_core::sanitize;
+use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Transport, Trigger};
+use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
+
+use crate::acp::{FrameLog, answer_permission, mcp_servers, stdio_lines};
+use crate::process::{AgentCommand, AgentProcess, OutputTail, SpawnError};
+
+/// How long a probe that already has its evidence waits for the `session/new` answer.
+const SESSION_SETTLE: Duration = Duration::from_secs(2);
+
+/// Which transport the sentinel is offered over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentinelTransport {
+    /// The best one the agent advertises: http, then sse, then the stdio bridge.
+    Auto,
+    /// Streamable HTTP only.
+    Http,
+    /// Legacy SSE only.
+    Sse,
+    /// The stdio bridge only.
+    Stdio,
+}
+
+/// What to probe, and how.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// The agent's program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment (`--env K=V`).
+    pub env: Vec<(String, String)>,
+    /// Inherit this process's environment.
+    pub inherit_env: bool,
+    /// Keep the real HOME instead of a private one.
+    pub keep_home: bool,
+    /// Working directory; a fresh temporary one when `None`.
+    pub cwd: Option<PathBuf>,
+    /// The sentinel's transport.
+    pub transport: SentinelTransport,
+    /// Wait after acceptance before reporting `delivered_unverified`.
+    pub grace: Duration,
+    /// Bound on the whole run.
+    pub timeout: Duration,
+    /// A prompt asking the agent to call the sentinel tool.
+    pub prompt: Option<String>,
+    /// An ACP `authenticate` method id to call first.
+    pub authenticate: Option<String>,
+    /// Where to write raw frames and sentinel markers.
+    pub out_dir: Option<PathBuf>,
+    /// The `tether-bridge` program for the stdio transport.
+    pub bridge_program: Option<PathBuf>,
+}
+
+/// A step of the probe, for a progress display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeStep {
+    /// The agent process is starting.
+    Spawning,
+    /// `initialize` was sent.
+    Initializing,
+    /// `session/new` was sent with the sentinel.
+    SessionRequested,
+    /// The agent accepted the session.
+    SessionAccepted,
+    /// Waiting for evidence; the row's current status.
+    Waiting(String),
+    /// The prompt was sent.
+    Prompting,
+    /// Cleaning up.
+    Finishing,
+}
+
+/// The probe's result: the report plus what only a terminal should see.
+#[derive(Debug, Clone)]
+pub struct ProbeOutcome {
+    /// The public report.
+    pub report: ProbeReport,
+    /// The agent's last stderr lines, scrubbed (never put into the report).
+    pub stderr_tail: Vec<String>,
+    /// The `cwd` sent in `session/new`.
+    pub cwd_sent: Option<PathBuf>,
+}
+
+/// The sentinel's plan entry for the requested transport.
+fn sentinel_spec(
+    endpoint: &ObservedEndpoint,
+    transport: SentinelTransport,
+    bridge: &Path,
+) -> ServerSpec {
+    let http = Endpoint::Http {
+        url: endpoint.http_url(),
+        headers: vec![],
+    };
+    let sse = Endpoint::Sse {
+        url: endpoint.sse_url(),
+        headers: vec![],
+    };
+    let stdio = endpoint.bridge_endpoint(bridge);
+    let name = endpoint.server_name();
+    match transport {
+        SentinelTransport::Auto => ServerSpec::new(name, ServerSource::Sentinel, http)
+            .or(sse)
+            .or(stdio),
+        SentinelTransport::Http => ServerSpec::new(name, ServerSource::Sentinel, http),
+        SentinelTransport::Sse => ServerSpec::new(name, ServerSource::Sentinel, sse),
+        SentinelTransport::Stdio => ServerSpec::new(name, ServerSource::Sentinel, stdio),
+    }
+}
+
+fn requested_transport(t: SentinelTransport) -> Transport {
+    match t {
+        SentinelTransport::Auto | SentinelTransport::Http => Transport::Http,
+        SentinelTransport::Sse => Transport::Sse,
+        SentinelTransport::Stdio => Transport::Stdio,
+    }
+}
+
+/// The agent's environment: explicit, with a private HOME unless asked.
+fn agent_env(opts: &ProbeOptions, home: Option<&Path>) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    if !opts.inherit_env {
+        for key in [
+            "PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL",
+        ] {
+            if let Ok(value) = std::env::var(key) {
+                env.push((key.to_owned(), value));
+            }
+        }
+    }
+    if let Some(home) = home {
+        let home = home.display().to_string();
+        env.push(("HOME".into(), home.clone()));
+        env.push(("XDG_CONFIG_HOME".into(), format!("{home}/.config")));
+        env.push(("XDG_DATA_HOME".into(), format!("{home}/.local/share")));
+        env.push(("XDG_CACHE_HOME".into(), format!("{home}/.cache")));
+    }
+    env.extend(opts.env.iter().cloned());
+    env
+}
+
+struct Session {
+    accepted: bool,
+    acp_session_id: Option<String>,
+    error: Option<ProbeError>,
+}
+
+/// Runs one probe. Never panics on agent behaviour; always cleans up.
+pub async fn run_probe(
+    opts: ProbeOptions,
+    progress: impl Fn(ProbeStep) + Send + Sync,
+) -> ProbeOutcome {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + opts.timeout;
+    let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let sentinel_transport = requested_transport(opts.transport);
+
+    let failed =
+        |reason: ReasonCode, summary: String, stderr: Vec<String>, cwd: Option<PathBuf>| {
+            ProbeOutcome {
+                report: ProbeReport {
+                    schema_version: PROBE_SCHEMA_VERSION,
+                    verdict: Verdict::AgentFailed,
+                    agent: ProbeAgent::default(),
+                    advertised: ProbeAdvertised::default(),
+                    session: ProbeSession {
+                        accepted: false,
+                        acp_session_id: None,
+                        error: Some(ProbeError {
+                            reason_code: reason,
+                            summary: Some(sanitize::summary(&summary)),
+                        }),
+                    },
+                    sentinel: tether_core::probe::ProbeSentinel {
+                        name: tether_kandev_endpoint::SENTINEL_SERVER.into(),
+                        transport: sentinel_transport.clone(),
+                        delivered: false,
+                        initialize_observed: false,
+                        tools_list_observed: false,
+                        tool_count: None,
+                        tool_call_observed: false,
+                        client: None,
+                        first_contact_ms: None,
+                    },
+                    report: None,
+                    elapsed_ms: elapsed(),
+                },
+                stderr_tail: stderr,
+                cwd_sent: cwd,
+            }
+        };
+
+    // === Working directory, HOME, output directory ===
+    let temp_cwd = match opts.cwd {
+        Some(_) => None,
+        None => match tempfile::Builder::new()
+            .prefix("tether-probe-cwd-")
+            .tempdir()
+        {
+            Ok(dir) => Some(dir),
+            Err(err) => {
+                return failed(
+                    ReasonCode::ProcessStartFailed,
+                    format!("cannot create a temporary working directory: {err}"),
+                    vec![],
+                    None,
+                );
+            }
+        },
+    };
+    let cwd_raw = opts
+        .cwd
+        .clone()
+        .or_else(|| temp_cwd.as_ref().map(|d| d.path().to_path_buf()))
+        .unwrap_or_else(std::env::temp_dir);
+    // The resolved path is what the agent runs in and what session/new carries.
+    let cwd = match std::fs::canonicalize(&cwd_raw) {
+        Ok(path) => path,
+        Err(err) => {
+            return failed(
+                ReasonCode::ProcessStartFailed,
+                format!("working directory {}: {err}", cwd_raw.display()),
+                vec![],
+                None,
+            );
+        }
+    };
+    let temp_home = if opts.keep_home {
+        None
+    } else {
+        tempfile::Builder::new()
+            .prefix("tether-probe-home-")
+            .tempdir()
+            .ok()
+    };
+    let home = temp_home
+        .as_ref()
+        .and_then(|d| std::fs::canonicalize(d.path()).ok());
+    let frames = match &opts.out_dir {
+        Some(dir) => match std::fs::create_dir_all(dir)
+            .and_then(|()| FrameLog::create(&dir.join("acp-frames.jsonl")))
+        {
+            Ok(log) => Some(log),
+            Err(err) => {
+                return failed(
+                    ReasonCode::ProcessStartFailed,
+                    format!("cannot write to --out {}: {err}", dir.display()),
+                    vec![],
+                    Some(cwd),
+                );
+            }
+        },
+        None => None,
+    };
+
+    // === The sentinel and the hub ===
+    let endpoint = match ObservedEndpoint::sentinel().await {
+        Ok(endpoint) => endpoint,
+        Err(err) => {
+            return failed(
+                ReasonCode::ProcessStartFailed,
+                format!("cannot start the sentinel endpoint: {err}"),
+                vec![],
+                Some(cwd),
+            );
+        }
+    };
+    let mut registry = Registry::empty();
+    if let Err(err) = registry.add(Arc::new(crate::AcpStructured), PluginSource::Static) {
+        return failed(
+            ReasonCode::ProcessStartFailed,
+            err.to_string(),
+            vec![],
+            Some(cwd),
+        );
+    }
+    let hub = Hub::new(registry);
+    let bridge = opts
+        .bridge_program
+        .clone()
+        .or_else(tether_kandev_endpoint::bridge_next_to_current_exe)
+        .unwrap_or_else(|| PathBuf::from("tether-bridge"));
+
+    // === The agent ===
+    progress(ProbeStep::Spawning);
+    let command = AgentCommand {
+        program: resolve_program(&opts.program),
+        args: opts.args.clone(),
+        env: agent_env(&opts, home.as_deref()),
+        inherit_env: opts.inherit_env,
+        cwd: cwd.clone(),
+    };
+    let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
+        Ok(spawned) => spawned,
+        Err(err) => {
+            let reason = match err {
+                SpawnError::NotFound { .. } => ReasonCode::CommandNotFound,
+                SpawnError::Other { .. } => ReasonCode::ProcessStartFailed,
+            };
+            endpoint.shutdown().await;
+            return failed(reason, err.to_string(), vec![], Some(cwd));
+        }
+    };
+    let stderr = process.stderr_tail();
+
+    let transport = stdio_lines(stdin, stdout, frames.clone());
+    let run = drive(&opts, &hub, &endpoint, &cwd, &bridge, deadline, &progress);
+    let client = Client
+        .v1()
+        .name("tether-probe")
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                responder.respond(answer_permission(&request, &[SENTINEL_TOOL]))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        );
+    let driven = tokio::time::timeout_at(
+        deadline + Duration::from_millis(200),
+        client.connect_with(transport, async |cx: ConnectionTo<Agent>| Ok(run(cx).await)),
+    )
+    .await;
+
+    progress(ProbeStep::Finishing);
+    hub.flush().await;
+    let exit = process.kill_group().await;
+    if let Some(log) = &frames {
+        log.flush();
+    }
+    let stderr_tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()));
+
+    let outcome = match driven {
+        Ok(Ok(Driven::Ran {
+            attempt_id,
+            init,
+            session,
+        })) => {
+            let attempt = hub
+                .snapshot("probe")
+                .and_then(|h| h.attempt(&attempt_id).cloned());
+            Some((attempt, *init, session))
+        }
+        Ok(Ok(Driven::InitFailed(reason, summary))) => {
+            let summary = with_exit(summary, exit);
+            endpoint.shutdown().await;
+            return failed(reason, summary, stderr_tail, Some(cwd));
+        }
+        Ok(Err(err)) => {
+            endpoint.shutdown().await;
+            return failed(
+                ReasonCode::ProtocolError,
+                with_exit(format!("ACP connection failed: {}", err.message), exit),
+                stderr_tail,
+                Some(cwd),
+            );
+        }
+        Err(_) => None,
+    };
+    endpoint.shutdown().await;
+
+    let Some((attempt, init, mut session)) = outcome else {
+        // The whole run hit --timeout before the driver could report; read what the hub has.
+        let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
+        if attempt.is_none() {
+            return failed(
+                ReasonCode::Timeout,
+                format!(
+                    "the agent did not answer initialize within {:?}",
+                    opts.timeout
+                ),
+                stderr_tail,
+                Some(cwd),
+            );
+        }
+        let report = build_report(
+            attempt,
+            None,
+            Session {
+                accepted: false,
+                acp_session_id: None,
+                error: Some(ProbeError {
+                    reason_code: ReasonCode::Timeout,
+                    summary: Some(format!(
+                        "no answer to session/new within {:?}",
+                        opts.timeout
+                    )),
+                }),
+            },
+            sentinel_transport,
+            elapsed(),
+        );
+        return ProbeOutcome {
+            report,
+            stderr_tail,
+            cwd_sent: Some(cwd),
+        };
+    };
+    if let (Some(err), Some(status)) = (session.error.as_mut(), exit)
+        && !status.success()
+        && process_died_early(&err.summary)
+    {
+        err.summary = Some(sanitize::summary(&format!(
+            "{} (the agent exited: {status})",
+            err.summary.as_deref().unwrap_or("")
+        )));
+    }
+    if let Some(dir) = &opts.out_dir
+        && let Some(attempt) = &attempt
+    {
+        write_sentinel_markers(dir, attempt, endpoint_name());
+    }
+    let report = build_report(attempt, Some(init), session, sentinel_transport, elapsed());
+    ProbeOutcome {
+        report,
+        stderr_tail,
+        cwd_sent: Some(cwd),
+    }
+}
+
+/// A relative path with a separator means "from here", not from the agent's
+/// fresh working directory; a bare name is looked up on PATH.
+fn resolve_program(program: &str) -> String {
+    let path = Path::new(program);
+    if path.is_relative()
+        && program.contains(std::path::MAIN_SEPARATOR)
+        && let Ok(here) = std::env::current_dir()
+    {
+        return here.join(path).display().to_string();
+    }
+    program.to_owned()
+}
+
+fn endpoint_name() -> &'static str {
+    tether_kandev_endpoint::SENTINEL_SERVER
+}
+
+fn process_died_early(summary: &Option<String>) -> bool {
+    summary
+        .as_deref()
+        .is_some_and(|s| s.contains("closed") || s.contains("terminated"))
+}
+
+fn with_exit(summary: String, exit: Option<std::process::ExitStatus>) -> String {
+    match exit {
+        Some(status) if !status.success() && status.code().is_some() => {
+            format!("{summary} (the agent exited: {status})")
+        }
+        _ => summary,
+    }
+}
+
+fn scrubbed_tail(tail: &OutputTail) -> Vec<String> {
+    let scrubber = sanitize::Scrubber::new();
+    tail.lines()
+        .iter()
+        .rev()
+        .take(8)
+        .rev()
+        .map(|l| sanitize::cap_with_ellipsis(&scrubber.scrub(l), 300))
+        .collect()
+}
+
+fn build_report(
+    attempt: Option<AttachmentAttempt>,
+    init: Option<InitializeResponse>,
+    session: Session,
+    requested: Transport,
+    elapsed_ms: u64,
+) -> ProbeReport {
+    let name = endpoint_name();
+    let (verdict, sentinel) = match &attempt {
+        Some(a) => (
+            verdict_of(a, name),
+            sentinel_facts(a, name, requested.clone()),
+        ),
+        None => (
+            Verdict::AgentFailed,
+            tether_core::probe::ProbeSentinel {
+                name: name.into(),
+                transport: requested,
+                delivered: false,
+                initialize_observed: false,
+                tools_list_observed: false,
+                tool_count: None,
+                tool_call_observed: false,
+                client: None,
+                first_contact_ms: None,
+            },
+        ),
+    };
+    let (agent, advertised) = match &init {
+        Some(init) => (
+            ProbeAgent {
+                name: init.agent_info.as_ref().map(|i| sanitize::name(&i.name)),
+                version: init.agent_info.as_ref().map(|i| sanitize::name(&i.version)),
+                protocol_version: Some(
+                    serde_json::to_value(init.protocol_version)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                ),
+            },
+            ProbeAdvertised {
+                http: init.agent_capabilities.mcp_capabilities.http,
+                sse: init.agent_capabilities.mcp_capabilities.sse,
+                load_session: init.agent_capabilities.load_session,
+            },
+        ),
+        None => (ProbeAgent::default(), ProbeAdvertised::default()),
+    };
+    ProbeReport {
+        schema_version: PROBE_SCHEMA_VERSION,
+        verdict,
+        agent,
+        advertised,
+        session: ProbeSession {
+            accepted: session.accepted,
+            acp_session_id: session.acp_session_id,
+            error: session.error,
+        },
+        sentinel,
+        report: attempt,
+        elapsed_ms,
+    }
+}
+
+/// Sentinel lifecycle markers (opaque connection ids, no payloads) as JSONL.
+fn write_sentinel_markers(dir: &Path, attempt: &AttachmentAttempt, name: &str) {
+    let lines: Vec<String> = attempt
+        .evidence
+        .iter()
+        .filter(|e| e.server.as_deref() == Some(name))
+        .filter_map(|e| serde_json::to_string(e).ok())
+        .collect();
+    if let Err(err) = std::fs::write(dir.join("sentinel.jsonl"), lines.join("\n") + "\n") {
+        tracing::warn!(%err, "writing sentinel markers");
+    }
+}
+
+type PromptFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>>;
+
+enum Driven {
+    Ran {
+        attempt_id: String,
+        init: Box<InitializeResponse>,
+        session: Session,
+    },
+    InitFailed(ReasonCode, String),
+}
+
+/// The probe's conversation with the agent, inside the ACP connection.
+fn drive<'a>(
+    opts: &'a ProbeOptions,
+    hub: &'a Hub,
+    endpoint: &'a ObservedEndpoint,
+    cwd: &'a Path,
+    bridge: &'a Path,
+    deadline: tokio::time::Instant,
+    progress: &'a (impl Fn(ProbeStep) + Send + Sync),
+) -> impl FnOnce(
+    ConnectionTo<Agent>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Driven> + Send + 'a>>
++ 'a {
+    move |cx: ConnectionTo<Agent>| {
+        Box::pin(async move {
+            progress(ProbeStep::Initializing);
+            let init_request = InitializeRequest::new(ProtocolVersion::V1)
+                .client_capabilities(ClientCapabilities::new().fs(FileSystemCapabilities::new()))
+                .client_info(Implementation::new(
+                    "tether-probe",
+                    env!("CARGO_PKG_VERSION"),
+                ));
+            let init =
+                match tokio::time::timeout_at(deadline, cx.send_request(init_request).block_task())
+                    .await
+                {
+                    Ok(Ok(init)) => init,
+                    Ok(Err(err)) => {
+                        return Driven::InitFailed(
+                            ReasonCode::ProtocolError,
+                            format!("initialize failed: {}", err.message),
+                        );
+                    }
+                    Err(_) => {
+                        return Driven::InitFailed(
+                            ReasonCode::Timeout,
+                            format!("no answer to initialize within {:?}", opts.timeout),
+                        );
+                    }
+                };
+            let caps = &init.agent_capabilities;
+            let capabilities = AgentCapabilities {
+                http: Some(caps.mcp_capabilities.http),
+                sse: Some(caps.mcp_capabilities.sse),
+                load_session: Some(caps.load_session),
+            };
+
+            let mut auth_error = None;
+            if let Some(method) = &opts.authenticate {
+                let sent = cx
+                    .send_request(AuthenticateRequest::new(method.clone()))
+                    .block_task();
+                match tokio::time::timeout_at(deadline, sent).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(err)) => {
+                        auth_error = Some(format!("authenticate {method} failed: {}", err.message))
+                    }
+                    Err(_) => auth_error = Some(format!("authenticate {method} did not answer")),
+                }
+            }
+
+            let spec = sentinel_spec(endpoint, opts.transport, bridge);
+            let mut request = AttemptRequest::new(
+                "probe",
+                "probe",
+                "probe",
+                init.agent_info
+                    .as_ref()
+                    .map_or("acp-agent".to_owned(), |i| sanitize::name(&i.name)),
+                Harness::Acp,
+                Trigger::Probe,
+                vec![spec],
+            );
+            request.capabilities = capabilities;
+            let handle = match hub.begin_attempt(request) {
+                Ok(handle) => handle,
+                Err(err) => {
+                    return Driven::InitFailed(ReasonCode::ProcessStartFailed, err.to_string());
+                }
+            };
+            endpoint.bind(handle.sink.clone());
+            let sink = handle.sink.clone();
+            if let Some(summary) = auth_error {
+                publish(
+                    &sink,
+                    Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                        .reason(ReasonCode::AuthRequired, Some(summary)),
+                );
+            }
+            let servers = mcp_servers(&handle.plan);
+            for (planned, _) in handle.plan.delivered() {
+                publish(
+                    &sink,
+                    Evidence::new(EvidenceKind::Delivered, Timestamp::now())
+                        .server(planned.spec.name.clone()),
+                );
+            }
+            let delivered_names: Vec<String> = handle
+                .plan
+                .delivered()
+                .map(|(p, _)| p.spec.name.clone())
+                .collect();
+
+            progress(ProbeStep::SessionRequested);
+            let mut rx = match hub.subscribe("probe") {
+                Ok(rx) => rx,
+                Err(err) => {
+                    return Driven::InitFailed(ReasonCode::ProcessStartFailed, err.to_string());
+                }
+            };
+            let new_session = cx
+                .send_request(NewSessionRequest::new(cwd.to_path_buf()).mcp_servers(servers))
+                .block_task();
+            tokio::pin!(new_session);
+
+            let mut session = Session {
+                accepted: false,
+                acp_session_id: None,
+                error: None,
+            };
+            let mut session_done = false;
+            let mut grace_end: Option<tokio::time::Instant> = None;
+            let mut settle_end: Option<tokio::time::Instant> = None;
+            let mut prompt: Option<PromptFuture> = None;
+            let mut prompt_done = opts.prompt.is_none();
+            let attempt_id = handle.attempt_id.clone();
+            let wants_call = opts.prompt.is_some();
+
+            loop {
+                let done = {
+                    let history = rx.borrow_and_update().clone();
+                    let row = history
+                        .attempt(&attempt_id)
+                        .and_then(|a| a.server(endpoint.server_name()).cloned());
+                    if let Some(row) = &row {
+                        progress(ProbeStep::Waiting(tether_core::display::status_label(row)));
+                    }
+                    let listed = row.as_ref().is_some_and(|r| {
+                        r.stages.tools_listed.state == tether_core::vocab::StageState::Yes
+                    });
+                    let called = row.as_ref().is_some_and(|r| r.last_tool_call.is_some());
+                    if wants_call {
+                        called || (prompt_done && session_done && listed)
+                    } else {
+                        listed
+                    }
+                };
+                if done && session_done {
+                    break;
+                }
+                if done && settle_end.is_none() {
+                    // Evidence came before the session/new answer: give the answer a moment.
+                    settle_end = Some(tokio::time::Instant::now() + SESSION_SETTLE);
+                }
+                let settle_sleep = async {
+                    match settle_end {
+                        Some(end) => tokio::time::sleep_until(end).await,
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                let grace_sleep = async {
+                    match (grace_end, wants_call) {
+                        (Some(end), false) => tokio::time::sleep_until(end).await,
+                        _ => std::future::pending::<()>().await,
+                    }
+                };
+                let prompt_future = async {
+                    match prompt.as_mut() {
+                        Some(p) => p.await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline) => break,
+                    _ = grace_sleep => break,
+                    _ = settle_sleep => break,
+                    changed = rx.changed() => {
+                        if changed.is_err() { break; }
+                    }
+                    result = &mut new_session, if !session_done => {
+                        session_done = true;
+                        match result {
+                            Ok(response) => {
+                                progress(ProbeStep::SessionAccepted);
+                                let id = response.session_id.0.to_string();
+                                session.accepted = true;
+                                session.acp_session_id = Some(sanitize::name(&id));
+                                publish(&sink, Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now()).acp_session(id.clone()));
+                                grace_end = Some(tokio::time::Instant::now() + opts.grace);
+                                if let Some(text) = &opts.prompt {
+                                    progress(ProbeStep::Prompting);
+                                    let sent = cx.send_request(PromptRequest::new(
+                                        id,
+                                        vec![ContentBlock::Text(TextContent::new(text.clone()))],
+                                    )).block_task();
+                                    prompt = Some(Box::pin(async move { sent.await.map(|_| ()).map_err(|e| e.message) }));
+                                }
+                            }
+                            Err(err) => {
+                                let summary = format!("session/new failed: {}", err.message);
+                                let named = delivered_names.iter().find(|n| err.message.contains(n.as_str()));
+                                let mut ev = Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                                    .reason(ReasonCode::SessionNewFailed, Some(summary.clone()));
+                                if let Some(name) = named {
+                                    ev = ev.server(name.clone());
+                                }
+                                publish(&sink, ev);
+                                session.error = Some(ProbeError {
+                                    reason_code: ReasonCode::SessionNewFailed,
+                                    summary: Some(sanitize::summary(&summary)),
+                                });
+                                // Evidence already seen still counts; let it land, then stop.
+                                hub.flush().await;
+                                break;
+                            }
+                        }
+                    }
+                    result = prompt_future, if !prompt_done => {
+                        prompt_done = true;
+                        prompt = None;
+                        if let Err(message) = result {
+                            session.error.get_or_insert(ProbeError {
+                                reason_code: ReasonCode::SessionRequestFailed,
+                                summary: Some(sanitize::summary(&format!("session/prompt failed: {message}"))),
+                            });
+                        }
+                        // The call (if any) was made during the turn; let its evidence land.
+                        hub.flush().await;
+                        grace_end = Some(tokio::time::Instant::now() + Duration::from_millis(300));
+                        if wants_call {
+                            let settle = grace_end.unwrap_or_else(tokio::time::Instant::now);
+                            tokio::time::sleep_until(settle).await;
+                            hub.flush().await;
+                            break;
+                        }
+                    }
+                }
+            }
+            // Only a run cut off by --timeout calls a missing answer a timeout; a run
+            // that ended on evidence simply has no answer yet.
+            if !session_done && tokio::time::Instant::now() >= deadline {
+                session.error.get_or_insert(ProbeError {
+                    reason_code: ReasonCode::Timeout,
+                    summary: Some(format!(
+                        "no answer to session/new within {:?}",
+                        opts.timeout
+                    )),
+                });
+            }
+            hub.flush().await;
+            Driven::Ran {
+                attempt_id,
+                init: Box::new(init),
+                session,
+            }
+        })
+    }
+}
+
+fn publish(sink: &EvidenceSink, evidence: Evidence) {
+    if let Err(err) = sink.publish(evidence) {
+        tracing::debug!(%err, "probe evidence not queued");
+    }
+}
