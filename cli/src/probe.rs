@@ -79,7 +79,7 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 }
 
 fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
-    if !(value.is_finite() && value >= 0.0 && value <= 86_400.0) {
+    if !(value.is_finite() && (0.0..=86_400.0).contains(&value)) {
         anyhow::bail!("--{what} takes seconds between 0 and 86400");
     }
     Ok(Duration::from_secs_f64(value))
