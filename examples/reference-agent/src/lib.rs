@@ -56,6 +56,8 @@ pub struct Behaviour {
     pub fail_session_new: Option<String>,
     /// Exit abruptly.
     pub crash: Option<Crash>,
+    /// Write `{pid, cwd_received, cwd_actual}` here at `session/new` (for tests).
+    pub record_to: Option<std::path::PathBuf>,
 }
 
 impl Default for Behaviour {
@@ -69,6 +71,7 @@ impl Default for Behaviour {
             connect_after: None,
             fail_session_new: None,
             crash: None,
+            record_to: None,
         }
     }
 }
@@ -257,6 +260,15 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, _cx| {
+                if let Some(path) = &b_new.record_to {
+                    let record = serde_json::json!({
+                        "pid": std::process::id(),
+                        "cwd_received": request.cwd,
+                        "cwd_actual": std::env::current_dir().ok(),
+                        "home": std::env::var("HOME").ok(),
+                    });
+                    let _ = std::fs::write(path, record.to_string());
+                }
                 if b_new.crash == Some(Crash::AtSessionNew) {
                     eprintln!("{}: crashing at session/new, as asked", b_new.name);
                     std::process::exit(3);

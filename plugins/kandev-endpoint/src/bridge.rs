@@ -158,3 +158,47 @@ pub async fn relay(addr: SocketAddr, token: &str) -> Result<(), BridgeError> {
     }
     Ok(())
 }
+
+/// The whole `tether-bridge` command: `--connect 127.0.0.1:PORT`, token from
+/// [`TOKEN_ENV`]. Returns the process exit code: 0 when either side ended
+/// normally, 1 when the endpoint could not be reached or relaying failed, 2 on
+/// a usage error. Never returns while relaying.
+pub fn command_main(args: &[String]) -> i32 {
+    let usage = |msg: &str| {
+        eprintln!(
+            "tether-bridge: {msg}\nusage: {TOKEN_ENV}=<token> tether-bridge {CONNECT_FLAG} 127.0.0.1:PORT"
+        );
+        2
+    };
+    let addr = match args {
+        [flag, addr] if flag == CONNECT_FLAG => addr,
+        _ => return usage("expected exactly one --connect ADDR"),
+    };
+    let addr: SocketAddr = match addr.parse() {
+        Ok(addr) => addr,
+        Err(_) => return usage("--connect takes IP:PORT"),
+    };
+    if !addr.ip().is_loopback() {
+        return usage("--connect must name a loopback address");
+    }
+    let Ok(token) = std::env::var(TOKEN_ENV) else {
+        return usage(&format!("{TOKEN_ENV} is not set"));
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("tether-bridge: cannot start: {err}");
+            return 1;
+        }
+    };
+    match runtime.block_on(relay(addr, &token)) {
+        Ok(()) => 0,
+        Err(err) => {
+            eprintln!("tether-bridge: {err}");
+            1
+        }
+    }
+}

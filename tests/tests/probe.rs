@@ -1,0 +1,311 @@
+//! `tether probe` against fake ACP agents, each proving a distinct verdict and
+//! summary, plus the reference agent over every transport. Every run must end
+//! with the agent's whole process group gone.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tether_acp_structured::probe::{ProbeOptions, ProbeOutcome, SentinelTransport, run_probe};
+use tether_core::probe::Verdict;
+use tether_core::vocab::{ReasonCode, Transport};
+
+fn fake() -> &'static str {
+    env!("CARGO_BIN_EXE_tether-fake-agent")
+}
+
+fn bridge() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))
+}
+
+fn options(mode: &str, transport: SentinelTransport, record: &Path) -> ProbeOptions {
+    ProbeOptions {
+        program: fake().into(),
+        args: vec![
+            "--mode".into(),
+            mode.into(),
+            "--record".into(),
+            record.display().to_string(),
+        ],
+        env: vec![],
+        inherit_env: false,
+        keep_home: false,
+        cwd: None,
+        transport,
+        grace: Duration::from_secs(1),
+        timeout: Duration::from_secs(20),
+        prompt: None,
+        authenticate: None,
+        out_dir: None,
+        bridge_program: Some(bridge()),
+    }
+}
+
+/// Whether any process of the group led by `pid` is still alive.
+fn group_alive(pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", "--", &format!("-{pid}")])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+async fn assert_group_gone(record: &Path) {
+    let Ok(text) = std::fs::read_to_string(record) else {
+        return; // The agent died before session/new: nothing of it could remain.
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).expect("record json");
+    let pid = value["pid"].as_u64().expect("pid") as u32;
+    for _ in 0..40 {
+        if !group_alive(pid) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the agent's process group {pid} is still alive after the probe");
+}
+
+async fn probe(mode: &str, transport: SentinelTransport) -> (ProbeOutcome, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.json");
+    let outcome = run_probe(options(mode, transport, &record), |_| {}).await;
+    assert_group_gone(&record).await;
+    let recorded = std::fs::read_to_string(&record)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (outcome, recorded)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_connects_and_lists_then_the_verdict_is_active() {
+    let (outcome, recorded) = probe("lists", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active);
+    assert!(r.session.accepted);
+    assert_eq!(r.sentinel.tool_count, Some(1));
+    assert_eq!(
+        r.sentinel.client.as_ref().map(|c| c.name.as_str()),
+        Some("tether-fake-agent")
+    );
+    assert_eq!(r.agent.name.as_deref(), Some("tether-fake-agent"));
+    assert!(r.advertised.http && r.advertised.sse && r.advertised.load_session);
+    assert!(r.sentinel.first_contact_ms.is_some());
+    // The resolved temporary directory is both where the agent runs and the cwd sent.
+    let sent = outcome.cwd_sent.as_ref().expect("cwd");
+    assert_eq!(recorded["cwd_received"], sent.display().to_string());
+    assert_eq!(recorded["cwd_actual"], sent.display().to_string());
+    assert!(!sent.exists(), "the temporary cwd is removed afterwards");
+    // HOME is private.
+    let home = recorded["home"].as_str().expect("home");
+    assert_ne!(Some(home.to_owned()), std::env::var("HOME").ok());
+    assert!(home.contains("tether-probe-home-"), "{home}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_only_initializes_then_the_verdict_is_connected() {
+    let (outcome, _) = probe("connect-only", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Connected);
+    assert!(r.sentinel.initialize_observed && !r.sentinel.tools_list_observed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_ignores_mcp_servers_then_it_is_delivered_unverified_not_failed() {
+    let started = std::time::Instant::now();
+    let (outcome, _) = probe("ignore", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::DeliveredUnverified);
+    assert!(r.session.accepted);
+    assert!(r.session.error.is_none());
+    assert!(r.sentinel.delivered && !r.sentinel.initialize_observed);
+    // It waited the grace window, not the whole timeout.
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_connects_after_the_session_response_then_the_wait_catches_it() {
+    let mut opts_grace = options("late", SentinelTransport::Auto, Path::new("/dev/null"));
+    opts_grace.grace = Duration::from_secs(3);
+    opts_grace.args.truncate(2);
+    let outcome = run_probe(opts_grace, |_| {}).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active);
+    assert!(r.session.accepted);
+    let first = r.sentinel.first_contact_ms.expect("first contact");
+    assert!(
+        first >= 900,
+        "the fake connects one second late, saw {first} ms"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_refuses_session_new_then_the_error_is_separate_from_the_verdict() {
+    let (outcome, _) = probe("session-new-error", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::DeliveredUnverified);
+    assert!(!r.session.accepted);
+    let err = r.session.error.as_ref().expect("session error");
+    assert_eq!(err.reason_code, ReasonCode::SessionNewFailed);
+    assert!(
+        err.summary.as_deref().unwrap_or("").contains("quota"),
+        "{err:?}"
+    );
+    let attempt = r.report.as_ref().expect("report");
+    assert_eq!(
+        attempt.report_error.as_ref().map(|e| &e.reason_code),
+        Some(&ReasonCode::SessionNewFailed)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_connects_then_fails_session_new_then_the_verdict_follows_the_evidence()
+{
+    let (outcome, _) = probe("connect-then-error", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(
+        r.verdict,
+        Verdict::Active,
+        "the honesty rule: connection evidence stands"
+    );
+    assert!(!r.session.accepted);
+    assert_eq!(
+        r.session.error.as_ref().map(|e| &e.reason_code),
+        Some(&ReasonCode::SessionNewFailed)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_crashes_at_start_then_the_verdict_is_agent_failed() {
+    let (outcome, _) = probe("crash-at-start", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::AgentFailed);
+    assert!(r.report.is_none());
+    let summary = r
+        .session
+        .error
+        .as_ref()
+        .and_then(|e| e.summary.clone())
+        .unwrap_or_default();
+    assert!(summary.contains("exit"), "{summary}");
+    assert!(
+        outcome
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("crashing at start")),
+        "{:?}",
+        outcome.stderr_tail
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_crashes_at_session_new_then_the_crash_is_reported_beside_the_verdict()
+{
+    let (outcome, _) = probe("crash-at-session-new", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::DeliveredUnverified);
+    assert!(!r.session.accepted);
+    let err = r.session.error.as_ref().expect("error");
+    assert_eq!(err.reason_code, ReasonCode::SessionNewFailed);
+    assert!(
+        err.summary.as_deref().unwrap_or("").contains("exited"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_without_http_or_sse_then_auto_falls_back_to_the_stdio_bridge() {
+    let (outcome, _) = probe("no-http-sse", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active);
+    assert_eq!(r.sentinel.transport, Transport::Stdio);
+    assert!(!r.advertised.http && !r.advertised.sse);
+    // Through the bridge, the agent's own client name is what was observed.
+    assert_eq!(
+        r.sentinel.client.as_ref().map(|c| c.name.as_str()),
+        Some("tether-fake-agent")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_without_http_when_http_is_forced_then_the_verdict_is_filtered() {
+    let (outcome, _) = probe("no-http-sse", SentinelTransport::Http).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Filtered);
+    let row = r
+        .report
+        .as_ref()
+        .and_then(|a| a.server(&r.sentinel.name))
+        .expect("row");
+    assert_eq!(row.reason_code, Some(ReasonCode::HttpUnsupported));
+    assert!(!r.sentinel.delivered);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_the_reference_agent_then_every_transport_reaches_active_and_a_prompt_calls_the_tool()
+{
+    for transport in [
+        SentinelTransport::Http,
+        SentinelTransport::Sse,
+        SentinelTransport::Stdio,
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut opts = options("lists", transport, &dir.path().join("r.json"));
+        opts.prompt = Some("Please call the sentinel_echo tool with any text.".into());
+        opts.out_dir = Some(dir.path().join("out"));
+        let outcome = run_probe(opts, |_| {}).await;
+        let r = &outcome.report;
+        assert_eq!(r.verdict, Verdict::Active, "{transport:?}");
+        assert!(
+            r.sentinel.tool_call_observed,
+            "{transport:?}: the prompt made the agent call the tool"
+        );
+        assert!(r.session.accepted);
+        let frames =
+            std::fs::read_to_string(dir.path().join("out/acp-frames.jsonl")).expect("frames");
+        assert!(
+            frames.lines().any(|l| l.contains("session/new")),
+            "raw frames written"
+        );
+        let markers =
+            std::fs::read_to_string(dir.path().join("out/sentinel.jsonl")).expect("markers");
+        assert!(markers.contains("tool_call_observed") && markers.contains("conn_"));
+        assert_group_gone(&dir.path().join("r.json")).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_missing_command_then_the_verdict_is_agent_failed_with_command_not_found() {
+    let mut opts = options("lists", SentinelTransport::Auto, Path::new("/dev/null"));
+    opts.program = "definitely-not-an-agent-7f3a".into();
+    opts.args.clear();
+    let outcome = run_probe(opts, |_| {}).await;
+    assert_eq!(outcome.report.verdict, Verdict::AgentFailed);
+    assert_eq!(
+        outcome
+            .report
+            .session
+            .error
+            .as_ref()
+            .map(|e| &e.reason_code),
+        Some(&ReasonCode::CommandNotFound)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_report_then_it_is_written_as_a_sample_for_the_schema_check() {
+    let (outcome, _) = probe("lists", SentinelTransport::Auto).await;
+    let json = serde_json::to_string_pretty(&outcome.report).expect("json");
+    std::fs::write(tether_tests::samples_dir().join("probe-report.json"), &json).expect("write");
+    let (failed, _) = probe("crash-at-start", SentinelTransport::Auto).await;
+    let json = serde_json::to_string_pretty(&failed.report).expect("json");
+    std::fs::write(
+        tether_tests::samples_dir().join("probe-report-agent-failed.json"),
+        &json,
+    )
+    .expect("write");
+    if let Some(attempt) = &outcome.report.report {
+        let json = serde_json::to_string_pretty(attempt).expect("json");
+        std::fs::write(tether_tests::samples_dir().join("attempt-probe.json"), json)
+            .expect("write");
+    }
+}
