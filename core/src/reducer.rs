@@ -412,10 +412,10 @@ pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> Evidence {
     ev.connection_id = evidence
         .connection_id
         .as_deref()
-        .map(|c| sanitize::cap_with_ellipsis(&scrubber.name(c), 64));
+        .map(|c| sanitize::truncate_utf8(&sanitize::identifier(c), 64).to_owned());
     ev.summary = evidence.summary.as_deref().map(|s| scrubber.summary(s));
     ev.tool = name(&evidence.tool);
-    ev.acp_session_id = name(&evidence.acp_session_id);
+    ev.acp_session_id = evidence.acp_session_id.as_deref().map(sanitize::identifier);
     ev.reported_status = evidence
         .reported_status
         .as_deref()

@@ -147,6 +147,25 @@ impl Scrubber {
     }
 }
 
+/// An opaque identifier someone else minted (an ACP session id, a connection
+/// id): kept readable, but only `[A-Za-z0-9._:-]`, at most 128 bytes; anything
+/// else becomes `_`. Identifiers are not scrubbed as secrets, so they stay
+/// useful for correlation.
+pub fn identifier(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .take(NAME_MAX_BYTES)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    cleaned
+}
+
 /// Scrubs and caps an error summary with patterns only.
 pub fn summary(text: &str) -> String {
     Scrubber::new().summary(text)
@@ -345,6 +364,13 @@ mod tests {
     #[test]
     fn control_characters_are_flattened() {
         assert_eq!(summary("a\n\n\x1b[31mb\tc"), "a [31mb c");
+    }
+
+    #[test]
+    fn identifiers_stay_readable_but_plain() {
+        assert_eq!(identifier("ses_3a8dFf91aBc0012xYzQ7"), "ses_3a8dFf91aBc0012xYzQ7");
+        assert_eq!(identifier("a b/c\n\u{1b}[1m"), "a_b_c___1m");
+        assert_eq!(identifier(&"x".repeat(500)).len(), NAME_MAX_BYTES);
     }
 
     #[test]

@@ -766,7 +766,7 @@ fn drive<'a>(
                                 progress(ProbeStep::SessionAccepted);
                                 let id = response.session_id.0.to_string();
                                 session.accepted = true;
-                                session.acp_session_id = Some(sanitize::name(&id));
+                                session.acp_session_id = Some(sanitize::identifier(&id));
                                 publish(&sink, Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now()).acp_session(id.clone()));
                                 grace_end = Some(tokio::time::Instant::now() + opts.grace);
                                 if let Some(text) = &opts.prompt {

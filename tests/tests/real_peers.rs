@@ -1,0 +1,69 @@
+//! `tether probe` against the real, pinned ACP agents in `tests/peers`
+//! (`npm ci` there). Without them the tests skip loudly;
+//! with `TETHER_REQUIRE_PEERS=1` (set by `.ci/run` where npm exists) a missing
+//! peer is a failure, so CI can never skip silently.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tether_acp_structured::probe::{ProbeOptions, SentinelTransport, run_probe};
+use tether_core::probe::Verdict;
+
+fn peer(bin: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("peers/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!(
+        "SKIP: real peer {bin} is not installed; run `npm ci` in tests/peers"
+    );
+    if std::env::var_os("TETHER_REQUIRE_PEERS").is_some() {
+        panic!("{message} (TETHER_REQUIRE_PEERS is set)");
+    }
+    eprintln!("{message}");
+    None
+}
+
+async fn probe_peer(program: PathBuf, args: &[&str], transport: SentinelTransport) -> tether_core::probe::ProbeReport {
+    let opts = ProbeOptions {
+        program: program.display().to_string(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: vec![],
+        inherit_env: false,
+        keep_home: false,
+        cwd: None,
+        transport,
+        grace: Duration::from_secs(10),
+        timeout: Duration::from_secs(90),
+        prompt: None,
+        authenticate: None,
+        out_dir: None,
+        bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
+    };
+    run_probe(opts, |_| {}).await.report
+}
+
+async fn assert_active(bin: &str, args: &[&str], client: &str) {
+    let Some(program) = peer(bin) else {
+        return;
+    };
+    for transport in [SentinelTransport::Auto, SentinelTransport::Stdio] {
+        let report = probe_peer(program.clone(), args, transport).await;
+        assert_eq!(report.verdict, Verdict::Active, "{bin} over {transport:?}: {report:#?}");
+        assert!(report.sentinel.tool_count.unwrap_or(0) >= 1);
+        assert_eq!(report.sentinel.client.as_ref().map(|c| c.name.as_str()), Some(client));
+        assert!(report.session.accepted, "{bin}: {:?}", report.session.error);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_agent_acp_reaches_active() {
+    assert_active("claude-agent-acp", &[], "claude-code").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_acp_reaches_active() {
+    assert_active("opencode", &["acp"], "opencode").await;
+}
