@@ -37,11 +37,11 @@ pub struct ProbeArgs {
     #[arg(long, value_enum, default_value = "auto")]
     transport: TransportArg,
     /// Seconds to wait after the session is accepted before reporting "delivered_unverified".
-    #[arg(long, default_value = "3", value_name = "SECONDS")]
-    grace: f64,
+    #[arg(long, default_value = "3", value_name = "SECONDS", value_parser = parse_seconds)]
+    grace: Duration,
     /// Seconds the whole probe may take.
-    #[arg(long, default_value = "60", value_name = "SECONDS")]
-    timeout: f64,
+    #[arg(long, default_value = "60", value_name = "SECONDS", value_parser = parse_seconds)]
+    timeout: Duration,
     /// Send one prompt asking the agent to call the sentinel tool, and report whether it did.
     #[arg(long, value_name = "TEXT")]
     prompt: Option<String>,
@@ -78,11 +78,11 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn seconds(value: f64, what: &str) -> anyhow::Result<Duration> {
-    if !(value.is_finite() && (0.0..=86_400.0).contains(&value)) {
-        anyhow::bail!("--{what} takes seconds between 0 and 86400");
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
+        _ => Err("expected seconds between 0 and 86400".into()),
     }
-    Ok(Duration::from_secs_f64(value))
 }
 
 /// A live progress line on stderr, only when stderr is a terminal.
@@ -155,8 +155,8 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
             TransportArg::Sse => SentinelTransport::Sse,
             TransportArg::Stdio => SentinelTransport::Stdio,
         },
-        grace: seconds(args.grace, "grace")?,
-        timeout: seconds(args.timeout, "timeout")?,
+        grace: args.grace,
+        timeout: args.timeout,
         prompt: args.prompt.clone(),
         authenticate: args.authenticate.clone(),
         out_dir: args.out.clone(),

@@ -368,7 +368,10 @@ mod tests {
 
     #[test]
     fn identifiers_stay_readable_but_plain() {
-        assert_eq!(identifier("ses_3a8dFf91aBc0012xYzQ7"), "ses_3a8dFf91aBc0012xYzQ7");
+        assert_eq!(
+            identifier("ses_3a8dFf91aBc0012xYzQ7"),
+            "ses_3a8dFf91aBc0012xYzQ7"
+        );
         assert_eq!(identifier("a b/c\n\u{1b}[1m"), "a_b_c___1m");
         assert_eq!(identifier(&"x".repeat(500)).len(), NAME_MAX_BYTES);
     }

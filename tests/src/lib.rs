@@ -14,3 +14,27 @@ pub fn samples_dir() -> std::path::PathBuf {
     let _ = std::fs::create_dir_all(&dir);
     dir
 }
+
+/// A binary of this workspace (`tether`, `tether-reference-agent`, …), built
+/// on demand when this package's tests run without the rest of the workspace.
+pub fn workspace_bin(name: &str) -> std::path::PathBuf {
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let exe = std::env::current_exe().expect("test executable");
+    // target/<profile>/deps/<test> → target/<profile>/<name>
+    let profile_dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target profile dir")
+        .to_path_buf();
+    let path = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let _guard = BUILD.lock().unwrap_or_else(|p| p.into_inner());
+    if !path.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--bin", name])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("running cargo build");
+        assert!(status.success(), "cargo build --bin {name} failed");
+    }
+    path
+}

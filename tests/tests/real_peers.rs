@@ -16,9 +16,7 @@ fn peer(bin: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }
-    let message = format!(
-        "SKIP: real peer {bin} is not installed; run `npm ci` in tests/peers"
-    );
+    let message = format!("SKIP: real peer {bin} is not installed; run `npm ci` in tests/peers");
     if std::env::var_os("TETHER_REQUIRE_PEERS").is_some() {
         panic!("{message} (TETHER_REQUIRE_PEERS is set)");
     }
@@ -26,7 +24,11 @@ fn peer(bin: &str) -> Option<PathBuf> {
     None
 }
 
-async fn probe_peer(program: PathBuf, args: &[&str], transport: SentinelTransport) -> tether_core::probe::ProbeReport {
+async fn probe_peer(
+    program: PathBuf,
+    args: &[&str],
+    transport: SentinelTransport,
+) -> tether_core::probe::ProbeReport {
     let opts = ProbeOptions {
         program: program.display().to_string(),
         args: args.iter().map(|a| (*a).to_owned()).collect(),
@@ -51,9 +53,16 @@ async fn assert_active(bin: &str, args: &[&str], client: &str) {
     };
     for transport in [SentinelTransport::Auto, SentinelTransport::Stdio] {
         let report = probe_peer(program.clone(), args, transport).await;
-        assert_eq!(report.verdict, Verdict::Active, "{bin} over {transport:?}: {report:#?}");
+        assert_eq!(
+            report.verdict,
+            Verdict::Active,
+            "{bin} over {transport:?}: {report:#?}"
+        );
         assert!(report.sentinel.tool_count.unwrap_or(0) >= 1);
-        assert_eq!(report.sentinel.client.as_ref().map(|c| c.name.as_str()), Some(client));
+        assert_eq!(
+            report.sentinel.client.as_ref().map(|c| c.name.as_str()),
+            Some(client)
+        );
         assert!(report.session.accepted, "{bin}: {:?}", report.session.error);
     }
 }
