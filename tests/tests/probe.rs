@@ -309,3 +309,35 @@ async fn given_a_report_then_it_is_written_as_a_sample_for_the_schema_check() {
             .expect("write");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_asking_for_writes_then_the_probe_denies_them_and_never_hangs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.json");
+    let mut opts = options("ask-client", SentinelTransport::Auto, &record);
+    opts.prompt = Some("Please call sentinel_echo.".into());
+    let started = std::time::Instant::now();
+    let outcome = run_probe(opts, |_| {}).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "agent requests were answered promptly"
+    );
+    assert_eq!(outcome.report.verdict, Verdict::Active);
+    assert!(outcome.report.sentinel.tool_call_observed);
+    let answers: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(record.with_extension("answers.json")).expect("answers recorded"),
+    )
+    .expect("json");
+    // A write permission is rejected; the sentinel's harmless tool is allowed once.
+    assert_eq!(
+        answers["write_permission"]["Ok"]["optionId"], "reject",
+        "{answers}"
+    );
+    assert_eq!(
+        answers["sentinel_permission"]["Ok"]["optionId"], "allow",
+        "{answers}"
+    );
+    // fs is not offered, so a write request is refused outright.
+    assert!(answers["fs_write"]["Err"].is_string(), "{answers}");
+    assert_group_gone(&record).await;
+}

@@ -58,6 +58,10 @@ pub struct Behaviour {
     pub crash: Option<Crash>,
     /// Write `{pid, cwd_received, cwd_actual}` here at `session/new` (for tests).
     pub record_to: Option<std::path::PathBuf>,
+    /// At each prompt, first ask the client for a write permission, a file
+    /// write and a sentinel-tool permission, recording the answers next to
+    /// `record_to` (for tests of the client's safety).
+    pub ask_client: bool,
 }
 
 impl Default for Behaviour {
@@ -72,6 +76,7 @@ impl Default for Behaviour {
             fail_session_new: None,
             crash: None,
             record_to: None,
+            ask_client: false,
         }
     }
 }
@@ -215,6 +220,75 @@ async fn answer_prompt(state: &Arc<Mutex<State>>, session: &str, text: &str) -> 
     format!("No tool named in the prompt. Tools: {}", all.join(", "))
 }
 
+fn prompt_text(request: &PromptRequest) -> String {
+    request
+        .prompt
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Asks the client for a write permission, a file write and a sentinel-tool
+/// permission; returns what it answered.
+async fn ask_client(
+    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
+    request: &PromptRequest,
+) -> serde_json::Value {
+    use agent_client_protocol::v1::schema::{
+        PermissionOption, PermissionOptionKind, RequestPermissionRequest, ToolCallUpdate,
+        ToolCallUpdateFields, ToolKind, WriteTextFileRequest,
+    };
+    let options = || {
+        vec![
+            PermissionOption::new("allow", "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
+        ]
+    };
+    let ask = |id: &str, title: &str, kind: ToolKind| {
+        RequestPermissionRequest::new(
+            request.session_id.clone(),
+            ToolCallUpdate::new(
+                id.to_owned(),
+                ToolCallUpdateFields::new()
+                    .title(title.to_owned())
+                    .kind(kind),
+            ),
+            options(),
+        )
+    };
+    let write = cx
+        .send_request(ask("tc-write", "Write ~/.bashrc", ToolKind::Edit))
+        .block_task()
+        .await;
+    let fs = cx
+        .send_request(WriteTextFileRequest::new(
+            request.session_id.clone(),
+            std::env::current_dir()
+                .unwrap_or_default()
+                .join("written-by-agent.txt"),
+            "x",
+        ))
+        .block_task()
+        .await;
+    let sentinel = cx
+        .send_request(ask(
+            "tc-sentinel",
+            "mcp__tether-sentinel__sentinel_echo",
+            ToolKind::Other,
+        ))
+        .block_task()
+        .await;
+    serde_json::json!({
+        "write_permission": write.map(|r| serde_json::to_value(r.outcome).unwrap_or_default()).map_err(|e| e.message),
+        "fs_write": fs.map(|_| "ok").map_err(|e| e.message),
+        "sentinel_permission": sentinel.map(|r| serde_json::to_value(r.outcome).unwrap_or_default()).map_err(|e| e.message),
+    })
+}
+
 /// Serves ACP on stdio until the client goes away.
 pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
     if behaviour.crash == Some(Crash::AtStart) {
@@ -229,6 +303,7 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
         Arc::clone(&behaviour),
     );
     let (s_new, s_load, s_prompt) = (Arc::clone(&state), Arc::clone(&state), Arc::clone(&state));
+    let b_prompt = Arc::clone(&behaviour);
     Agent
         .v1()
         .name(AGENT_NAME)
@@ -293,15 +368,31 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
         )
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| {
-                let text: String = request
-                    .prompt
-                    .iter()
-                    .filter_map(|block| match block {
-                        ContentBlock::Text(t) => Some(t.text.clone()),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                if b_prompt.ask_client {
+                    // Requests to the client must not be awaited inside this handler.
+                    let (cx2, b, s) = (cx.clone(), Arc::clone(&b_prompt), Arc::clone(&s_prompt));
+                    tokio::spawn(async move {
+                        let answers = ask_client(&cx2, &request).await;
+                        if let Some(path) = &b.record_to {
+                            let _ = std::fs::write(
+                                path.with_extension("answers.json"),
+                                answers.to_string(),
+                            );
+                        }
+                        let session = request.session_id.0.to_string();
+                        let text = prompt_text(&request);
+                        let answer = answer_prompt(&s, &session, &text).await;
+                        let _ = cx2.send_notification(SessionNotification::new(
+                            request.session_id.clone(),
+                            SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                                ContentBlock::Text(TextContent::new(answer)),
+                            )),
+                        ));
+                        let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
+                    });
+                    return Ok(());
+                }
+                let text = prompt_text(&request);
                 let session = request.session_id.0.to_string();
                 let answer = answer_prompt(&s_prompt, &session, &text).await;
                 cx.send_notification(SessionNotification::new(

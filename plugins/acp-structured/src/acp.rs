@@ -7,15 +7,18 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol::Lines;
+use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerSse, McpServerStdio,
-    PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome,
+    EnvVariable, HttpHeader, LoadSessionRequest, McpServer, McpServerHttp, McpServerSse,
+    McpServerStdio, NewSessionRequest, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
 };
+use agent_client_protocol::{Agent, Lines};
 use futures::{Sink, Stream};
-use tether_core::model::Timestamp;
+use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubError};
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::observer::{Endpoint, Plan};
+use tether_core::vocab::{EvidenceKind, ReasonCode, Trigger};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 
@@ -241,5 +244,158 @@ mod tests {
         assert_eq!(json[0]["env"][0]["name"], "K");
         assert_eq!(json[1]["type"], "http");
         assert_eq!(json[1]["headers"][0]["value"], "Bearer t");
+    }
+}
+
+// === Session delivery (session/new, session/load, reset) ===
+
+/// Which ACP session request delivers the servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionRequestKind {
+    /// `session/new`.
+    New,
+    /// `session/load` of the agent's session `acp_session_id`.
+    Load {
+        /// The agent's session id to load.
+        acp_session_id: String,
+    },
+    /// A reset: a fresh `session/new` that supersedes the session's attempt.
+    Reset,
+}
+
+/// The agent's answer to a session request, as published to the attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOutcome {
+    /// Whether the agent accepted the session.
+    pub accepted: bool,
+    /// The agent's session id (new, or the one loaded).
+    pub acp_session_id: Option<String>,
+    /// Why not, when it refused: reason and unsanitized message.
+    pub error: Option<(ReasonCode, String)>,
+}
+
+type SessionResponse =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<String>, String>> + Send>>;
+
+/// A session request in flight, bound to the attempt begun for it.
+pub struct SessionDelivery {
+    /// The attempt (plan and sink).
+    pub handle: AttemptHandle,
+    response: SessionResponse,
+    kind: SessionRequestKind,
+    delivered: Vec<String>,
+}
+
+impl std::fmt::Debug for SessionDelivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionDelivery")
+            .field("attempt_id", &self.handle.attempt_id)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Begins a new attempt (superseding the session's current one), publishes
+/// `delivered` for what the plan delivers, lets `before_send` bind observers to
+/// the new sink, and sends the session request with those `mcpServers`.
+///
+/// The trigger comes from `kind` unless the request already says `probe`.
+pub fn deliver_session(
+    cx: &ConnectionTo<Agent>,
+    hub: &Hub,
+    mut request: AttemptRequest,
+    kind: SessionRequestKind,
+    cwd: &Path,
+    before_send: impl FnOnce(&AttemptHandle),
+) -> Result<SessionDelivery, HubError> {
+    if request.trigger != Trigger::Probe {
+        request.trigger = match kind {
+            SessionRequestKind::New => Trigger::SessionNew,
+            SessionRequestKind::Load { .. } => Trigger::SessionLoad,
+            SessionRequestKind::Reset => Trigger::SessionReset,
+        };
+    }
+    let handle = hub.begin_attempt(request)?;
+    let servers = mcp_servers(&handle.plan);
+    let delivered: Vec<String> = handle
+        .plan
+        .delivered()
+        .map(|(p, _)| p.spec.name.clone())
+        .collect();
+    for name in &delivered {
+        let _ = handle
+            .sink
+            .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server(name.clone()));
+    }
+    before_send(&handle);
+    let response: SessionResponse = match &kind {
+        SessionRequestKind::New | SessionRequestKind::Reset => {
+            let sent = cx
+                .send_request(NewSessionRequest::new(cwd.to_path_buf()).mcp_servers(servers))
+                .block_task();
+            Box::pin(async move {
+                sent.await
+                    .map(|r| Some(r.session_id.0.to_string()))
+                    .map_err(|e| e.message)
+            })
+        }
+        SessionRequestKind::Load { acp_session_id } => {
+            let id = acp_session_id.clone();
+            let sent = cx
+                .send_request(
+                    LoadSessionRequest::new(id.clone(), cwd.to_path_buf()).mcp_servers(servers),
+                )
+                .block_task();
+            Box::pin(async move { sent.await.map(|_| Some(id)).map_err(|e| e.message) })
+        }
+    };
+    Ok(SessionDelivery {
+        handle,
+        response,
+        kind,
+        delivered,
+    })
+}
+
+impl SessionDelivery {
+    /// Awaits the agent's answer and publishes `session_accepted`, or an
+    /// explicit error: report-level, unless the message names a delivered server.
+    pub async fn settle(&mut self) -> SessionOutcome {
+        let result = (&mut self.response).await;
+        let sink = &self.handle.sink;
+        match result {
+            Ok(id) => {
+                let mut ev = Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now());
+                if let Some(id) = &id {
+                    ev = ev.acp_session(id.clone());
+                }
+                let _ = sink.publish(ev);
+                SessionOutcome {
+                    accepted: true,
+                    acp_session_id: id,
+                    error: None,
+                }
+            }
+            Err(message) => {
+                let (reason, what) = match self.kind {
+                    SessionRequestKind::Load { .. } => {
+                        (ReasonCode::SessionLoadFailed, "session/load")
+                    }
+                    _ => (ReasonCode::SessionNewFailed, "session/new"),
+                };
+                let summary = format!("{what} failed: {message}");
+                let mut ev = Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                    .reason(reason.clone(), Some(summary.clone()));
+                if let Some(name) = self.delivered.iter().find(|n| message.contains(n.as_str())) {
+                    ev = ev.server(name.clone());
+                }
+                let _ = sink.publish(ev);
+                SessionOutcome {
+                    accepted: false,
+                    acp_session_id: None,
+                    error: Some((reason, summary)),
+                }
+            }
+        }
     }
 }

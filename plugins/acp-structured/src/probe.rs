@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, ClientCapabilities, ContentBlock, FileSystemCapabilities, Implementation,
-    InitializeRequest, InitializeResponse, NewSessionRequest, PromptRequest,
-    RequestPermissionRequest, SessionNotification, TextContent,
+    InitializeRequest, InitializeResponse, PromptRequest, RequestPermissionRequest,
+    SessionNotification, TextContent,
 };
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
@@ -32,7 +32,7 @@ use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Transport, Trigger};
 use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
 
-use crate::acp::{FrameLog, answer_permission, mcp_servers, stdio_lines};
+use crate::acp::{FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines};
 use crate::process::{AgentCommand, AgentProcess, OutputTail, SpawnError};
 
 /// How long a probe that already has its evidence waits for the `session/new` answer.
@@ -654,35 +654,23 @@ fn drive<'a>(
                 vec![spec],
             );
             request.capabilities = capabilities;
-            let handle = match hub.begin_attempt(request) {
-                Ok(handle) => handle,
-                Err(err) => {
-                    return Driven::InitFailed(ReasonCode::ProcessStartFailed, err.to_string());
-                }
-            };
-            endpoint.bind(handle.sink.clone());
-            let sink = handle.sink.clone();
-            if let Some(summary) = auth_error {
-                publish(
-                    &sink,
-                    Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
-                        .reason(ReasonCode::AuthRequired, Some(summary)),
-                );
-            }
-            let servers = mcp_servers(&handle.plan);
-            for (planned, _) in handle.plan.delivered() {
-                publish(
-                    &sink,
-                    Evidence::new(EvidenceKind::Delivered, Timestamp::now())
-                        .server(planned.spec.name.clone()),
-                );
-            }
-            let delivered_names: Vec<String> = handle
-                .plan
-                .delivered()
-                .map(|(p, _)| p.spec.name.clone())
-                .collect();
-
+            let mut delivery =
+                match deliver_session(&cx, hub, request, SessionRequestKind::New, cwd, |handle| {
+                    // Bound before session/new goes out: some agents connect before answering.
+                    endpoint.bind(handle.sink.clone());
+                    if let Some(summary) = auth_error {
+                        publish(
+                            &handle.sink,
+                            Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                                .reason(ReasonCode::AuthRequired, Some(summary)),
+                        );
+                    }
+                }) {
+                    Ok(delivery) => delivery,
+                    Err(err) => {
+                        return Driven::InitFailed(ReasonCode::ProcessStartFailed, err.to_string());
+                    }
+                };
             progress(ProbeStep::SessionRequested);
             let mut rx = match hub.subscribe("probe") {
                 Ok(rx) => rx,
@@ -690,9 +678,8 @@ fn drive<'a>(
                     return Driven::InitFailed(ReasonCode::ProcessStartFailed, err.to_string());
                 }
             };
-            let new_session = cx
-                .send_request(NewSessionRequest::new(cwd.to_path_buf()).mcp_servers(servers))
-                .block_task();
+            let attempt_id = delivery.handle.attempt_id.clone();
+            let new_session = delivery.settle();
             tokio::pin!(new_session);
 
             let mut session = Session {
@@ -705,7 +692,6 @@ fn drive<'a>(
             let mut settle_end: Option<tokio::time::Instant> = None;
             let mut prompt: Option<PromptFuture> = None;
             let mut prompt_done = opts.prompt.is_none();
-            let attempt_id = handle.attempt_id.clone();
             let wants_call = opts.prompt.is_some();
 
             loop {
@@ -759,17 +745,15 @@ fn drive<'a>(
                     changed = rx.changed() => {
                         if changed.is_err() { break; }
                     }
-                    result = &mut new_session, if !session_done => {
+                    outcome = &mut new_session, if !session_done => {
                         session_done = true;
-                        match result {
-                            Ok(response) => {
+                        match (outcome.accepted, outcome.acp_session_id, outcome.error) {
+                            (true, id, _) => {
                                 progress(ProbeStep::SessionAccepted);
-                                let id = response.session_id.0.to_string();
                                 session.accepted = true;
-                                session.acp_session_id = Some(sanitize::identifier(&id));
-                                publish(&sink, Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now()).acp_session(id.clone()));
+                                session.acp_session_id = id.as_deref().map(sanitize::identifier);
                                 grace_end = Some(tokio::time::Instant::now() + opts.grace);
-                                if let Some(text) = &opts.prompt {
+                                if let (Some(text), Some(id)) = (&opts.prompt, id) {
                                     progress(ProbeStep::Prompting);
                                     let sent = cx.send_request(PromptRequest::new(
                                         id,
@@ -778,17 +762,10 @@ fn drive<'a>(
                                     prompt = Some(Box::pin(async move { sent.await.map(|_| ()).map_err(|e| e.message) }));
                                 }
                             }
-                            Err(err) => {
-                                let summary = format!("session/new failed: {}", err.message);
-                                let named = delivered_names.iter().find(|n| err.message.contains(n.as_str()));
-                                let mut ev = Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
-                                    .reason(ReasonCode::SessionNewFailed, Some(summary.clone()));
-                                if let Some(name) = named {
-                                    ev = ev.server(name.clone());
-                                }
-                                publish(&sink, ev);
+                            (false, _, error) => {
+                                let (reason, summary) = error.unwrap_or((ReasonCode::SessionNewFailed, "session/new failed".into()));
                                 session.error = Some(ProbeError {
-                                    reason_code: ReasonCode::SessionNewFailed,
+                                    reason_code: reason,
                                     summary: Some(sanitize::summary(&summary)),
                                 });
                                 // Evidence already seen still counts; let it land, then stop.
