@@ -29,12 +29,16 @@ pub fn workspace_bin(name: &str) -> std::path::PathBuf {
     let path = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     let _guard = BUILD.lock().unwrap_or_else(|p| p.into_inner());
     if !path.exists() {
+        // `cargo test` builds a package's plain binaries only for that package's
+        // own integration tests, so other packages' binaries may be missing.
+        let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--bin", name])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["build", "--workspace", "--bins"])
+            .current_dir(workspace)
             .status()
             .expect("running cargo build");
-        assert!(status.success(), "cargo build --bin {name} failed");
+        assert!(status.success(), "cargo build --workspace --bins failed");
+        assert!(path.exists(), "{} was not built", path.display());
     }
     path
 }
