@@ -1,8 +1,11 @@
 //! The `tether` command: thin glue over the library crates.
 //!
-//! Exit codes: 0 success (for `probe`: a verdict was reached), 1 any other
-//! failure, 2 usage error, 3 (`probe`) the agent could not start or initialize.
+//! Exit codes: 0 success (for `probe`: a verdict was reached; for
+//! `endpoint-test`: the server passed), 1 any other failure (for
+//! `endpoint-test`: the server failed), 2 usage error, 3 (`probe`) the agent
+//! could not start or initialize.
 
+mod endpoint_test;
 mod probe;
 
 use std::io::Write;
@@ -27,6 +30,8 @@ struct Cli {
 enum Command {
     /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
     Probe(probe::ProbeArgs),
+    /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
+    EndpointTest(endpoint_test::EndpointTestArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
         /// Which document.
@@ -43,13 +48,18 @@ enum SchemaDocument {
     Attempt,
     /// The document `tether probe --json` prints.
     ProbeReport,
+    /// The document `tether endpoint-test --json` prints.
+    EndpointTest,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr, off unless TETHER_LOG asks (for example TETHER_LOG=debug).
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("TETHER_LOG"))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off")),
+        )
         .with_writer(std::io::stderr)
         .try_init();
     match run(cli) {
@@ -64,11 +74,13 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(args),
+        Command::EndpointTest(args) => endpoint_test::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),
                 SchemaDocument::Attempt => tether_core::schema::attempt_schema(),
                 SchemaDocument::ProbeReport => tether_core::schema::probe_report_schema(),
+                SchemaDocument::EndpointTest => tether_core::schema::endpoint_test_schema(),
             };
             let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &schema)?;

@@ -78,7 +78,7 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_seconds(s: &str) -> Result<Duration, String> {
+pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
         _ => Err("expected seconds between 0 and 86400".into()),

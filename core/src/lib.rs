@@ -10,8 +10,10 @@
 //! - [`hub`]: live per-session state with non-blocking evidence sinks;
 //! - [`display`]: labels, checklists and copy-safe diagnostics for every renderer;
 //! - [`probe`]: the probe report and the verdict read off evidence;
+//! - [`diagnostics`]: the endpoint-test report;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
 
+pub mod diagnostics;
 pub mod display;
 pub mod hub;
 pub mod model;

@@ -3,6 +3,7 @@
 use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::Value;
 
+use crate::diagnostics::EndpointTestReport;
 use crate::model::{AttachmentAttempt, AttachmentHistory};
 use crate::probe::ProbeReport;
 
@@ -35,4 +36,9 @@ pub fn attempt_schema() -> Value {
 /// The schema of [`ProbeReport`] (`tether probe --json`).
 pub fn probe_report_schema() -> Value {
     schema_of::<ProbeReport>("probe-report.json")
+}
+
+/// The schema of [`EndpointTestReport`] (`tether endpoint-test --json`).
+pub fn endpoint_test_schema() -> Value {
+    schema_of::<EndpointTestReport>("endpoint-test.json")
 }

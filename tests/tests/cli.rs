@@ -88,3 +88,183 @@ fn schema_commands_print_draft_2020_12() {
         );
     }
 }
+
+// === tether endpoint-test ===
+
+fn everything() -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("peers/node_modules/.bin/mcp-server-everything");
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
+        "server-everything missing"
+    );
+    eprintln!("SKIP: mcp-server-everything is not installed (see tests/peers)");
+    None
+}
+
+#[test]
+fn endpoint_test_passes_a_real_server_with_its_tool_count_and_exits_0() {
+    let Some(server) = everything() else { return };
+    let out = tether()
+        .args(["endpoint-test", "--json", "--"])
+        .arg(&server)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one json document");
+    assert_eq!(doc["succeeded"], true);
+    assert_eq!(doc["tool_count"], 13);
+    assert_eq!(doc["transport"], "stdio");
+    assert_eq!(doc["target"], "mcp-server-everything");
+    std::fs::write(
+        tether_tests::samples_dir().join("endpoint-test.json"),
+        &out.stdout,
+    )
+    .expect("sample");
+}
+
+#[test]
+fn endpoint_test_times_out_fast_and_leaves_no_process() {
+    let marker = format!("{}", 990_000 + std::process::id() % 9_000);
+    let started = std::time::Instant::now();
+    let out = tether()
+        .args([
+            "endpoint-test",
+            "--json",
+            "--timeout",
+            "2",
+            "--",
+            "sleep",
+            &marker,
+        ])
+        .output()
+        .expect("run");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["reason_code"], "timeout");
+    std::fs::write(
+        tether_tests::samples_dir().join("endpoint-test-timeout.json"),
+        &out.stdout,
+    )
+    .expect("sample");
+    let left = Command::new("pgrep")
+        .args(["-f", &format!("sleep {marker}")])
+        .output()
+        .expect("pgrep");
+    assert!(
+        left.stdout.is_empty(),
+        "left behind: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+#[test]
+fn endpoint_test_prints_no_planted_secret_from_a_url_or_a_config() {
+    let secrets = [
+        "Sup3rSecretPassw0rd",
+        "ghp_abcdefghij0123456789",
+        "tok-in-query-98765",
+    ];
+    let url = format!(
+        "http://alice:{}@127.0.0.1:1/mcp?token={}",
+        secrets[0], secrets[2]
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json_config = dir.path().join("mcp.json");
+    std::fs::write(
+        &json_config,
+        serde_json::json!({"mcpServers": {"leaky": {
+            "command": "/nonexistent/dir/srv", "args": ["--key", secrets[1]],
+            "env": {"PASSWORD": secrets[0]}}}})
+        .to_string(),
+    )
+    .expect("write");
+    let toml_config = dir.path().join("config.toml");
+    std::fs::write(
+        &toml_config,
+        format!("[mcp_servers.leaky]\nurl = \"{url}\"\nhttp_headers = {{ Authorization = \"Bearer {}\" }}\n", secrets[1]),
+    )
+    .expect("write");
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            "--url".into(),
+            url.clone(),
+            "--header".into(),
+            format!("Authorization: Bearer {}", secrets[1]),
+        ],
+        vec![
+            "--config".into(),
+            json_config.display().to_string(),
+            "--server".into(),
+            "leaky".into(),
+        ],
+        vec![
+            "--config".into(),
+            toml_config.display().to_string(),
+            "--server".into(),
+            "leaky".into(),
+        ],
+    ];
+    for args in runs {
+        for json in [false, true] {
+            let mut cmd = tether();
+            cmd.arg("endpoint-test").args(["--timeout", "5"]);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.args(&args).output().expect("run");
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for s in secrets {
+                assert!(!text.contains(s), "{s} leaked for {args:?}: {text}");
+            }
+            assert!(!text.contains("alice"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn endpoint_test_usage_errors_exit_2() {
+    for args in [
+        vec!["endpoint-test"],
+        vec!["endpoint-test", "--config", "x.json"],
+        vec![
+            "endpoint-test",
+            "--url",
+            "http://127.0.0.1:1/mcp",
+            "--header",
+            "no-colon",
+        ],
+    ] {
+        let out = tether().args(&args).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(&config, r#"{"mcpServers": {"a": {"command": "x"}}}"#).expect("write");
+    let out = tether()
+        .args(["endpoint-test", "--config"])
+        .arg(&config)
+        .args(["--server", "missing"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no MCP server named"));
+}

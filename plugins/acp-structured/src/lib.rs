@@ -10,7 +10,8 @@
 
 pub mod acp;
 pub mod probe;
-pub mod process;
+/// Agent processes (shared with endpoint tests): process groups, bounded output.
+pub use tether_kandev_endpoint::process;
 
 use tether_core::observer::{
     Decision, Delivery, Harness, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,

@@ -17,9 +17,13 @@
 pub mod bridge;
 pub mod catalog;
 pub mod channel;
+pub mod diagnostics;
 pub mod endpoint;
+pub mod endpoint_test;
 pub mod observe;
+pub mod process;
 pub mod sentinel;
+pub mod server_config;
 mod sse;
 pub mod sse_client;
 

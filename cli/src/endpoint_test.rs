@@ -1,0 +1,177 @@
+//! `tether endpoint-test`: is this one MCP server alive? Bounded
+//! initialize + tools/list; progress on a terminal; one JSON document with
+//! `--json`. Exit codes: 0 passed, 1 failed, 2 usage error.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use tether_core::diagnostics::EndpointTestReport;
+use tether_core::observer::{Endpoint, KeyValue};
+use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
+use tether_kandev_endpoint::server_config::load_server;
+use tokio_util::sync::CancellationToken;
+
+/// Test one MCP server: a bounded initialize + tools/list.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["url", "config", "command"])))]
+pub struct EndpointTestArgs {
+    /// Seconds the whole test may take.
+    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::probe::parse_seconds)]
+    timeout: Duration,
+    /// Print exactly one JSON document (see `tether schema endpoint-test`).
+    #[arg(long)]
+    json: bool,
+    /// A streamable HTTP (or, with --sse or a path ending in /sse, legacy SSE) server.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Speak legacy HTTP+SSE to --url.
+    #[arg(long, requires = "url")]
+    sse: bool,
+    /// A header to send to --url, as 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "'K: V'", requires = "url", value_parser = parse_header)]
+    headers: Vec<(String, String)>,
+    /// A JSON {"mcpServers": …} file (Claude, Cursor, Gemini) or a Codex config.toml.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    config: Option<PathBuf>,
+    /// The server's name in --config.
+    #[arg(long, value_name = "NAME", requires = "config")]
+    server: Option<String>,
+    /// A stdio server's command and arguments.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+        _ => Err("expected 'Name: value'".into()),
+    }
+}
+
+fn endpoint(args: &EndpointTestArgs) -> anyhow::Result<Endpoint> {
+    if let Some(url) = &args.url {
+        let headers = args
+            .headers
+            .iter()
+            .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+            .collect();
+        let sse = args.sse || url.trim_end_matches('/').ends_with("/sse");
+        return Ok(if sse {
+            Endpoint::Sse {
+                url: url.clone(),
+                headers,
+            }
+        } else {
+            Endpoint::Http {
+                url: url.clone(),
+                headers,
+            }
+        });
+    }
+    if let (Some(path), Some(name)) = (&args.config, &args.server) {
+        return Ok(load_server(path, name)?);
+    }
+    let (command, rest) = args.command.split_first().ok_or_else(|| {
+        anyhow::anyhow!("give --url, --config with --server, or a command after --")
+    })?;
+    Ok(Endpoint::Stdio {
+        command: command.clone(),
+        args: rest.to_vec(),
+        env: vec![],
+        cwd: None,
+    })
+}
+
+pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
+    let endpoint = match endpoint(&args) {
+        Ok(endpoint) => endpoint,
+        Err(err) => {
+            eprintln!("tether endpoint-test: {err:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let limits = TestLimits {
+        timeout: args.timeout,
+        ..TestLimits::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let show = std::io::stderr().is_terminal();
+    let target = format!("{} {}", endpoint.transport(), endpoint.target());
+    let report: EndpointTestReport = runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        let ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.cancel();
+            }
+        });
+        let test = test_endpoint(&endpoint, limits, cancel);
+        tokio::pin!(test);
+        let started = Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                report = &mut test => break report,
+                _ = tick.tick(), if show => {
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(err, "\r\x1b[2K⏳ {:>5.1}s  testing {target}: initialize + tools/list", started.elapsed().as_secs_f64());
+                    let _ = err.flush();
+                }
+            }
+        }
+    });
+    if show {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
+    drop(runtime);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else if report.succeeded {
+        writeln!(
+            out,
+            "passed  {} {}: {} {} (protocol {}), {} tool{}, {} ms",
+            report.transport,
+            report.target,
+            report.server.as_ref().map_or("?", |s| s.name.as_str()),
+            report
+                .server
+                .as_ref()
+                .and_then(|s| s.version.as_deref())
+                .unwrap_or(""),
+            report.protocol_version.as_deref().unwrap_or("?"),
+            report.tool_count.unwrap_or(0),
+            if report.tool_count == Some(1) {
+                ""
+            } else {
+                "s"
+            },
+            report.elapsed_ms
+        )?;
+    } else {
+        writeln!(
+            out,
+            "failed  {} {}: {} — {} ({} ms)",
+            report.transport,
+            report.target,
+            report
+                .reason_code
+                .as_ref()
+                .map_or("unknown", |r| r.as_str()),
+            report.summary.as_deref().unwrap_or(""),
+            report.elapsed_ms
+        )?;
+    }
+    Ok(if report.succeeded {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,511 @@
+//! The endpoint test: one bounded `initialize` + `tools/list` against one MCP
+//! server, over stdio (in its own process group), streamable HTTP or legacy
+//! SSE, with an rmcp client.
+//!
+//! Every phase has a timeout and the whole test can be cancelled. Whatever
+//! happens (success, error, timeout, cancellation, or the caller dropping the
+//! future) everything it started is stopped: the stdio server's whole process
+//! group is killed. Hostile answers are capped: one message, all bytes read,
+//! and the number of tools; garbage is a clear `protocol_error`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation, PaginatedRequestParams,
+    ServerJsonRpcMessage,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use tether_core::diagnostics::{ENDPOINT_TEST_SCHEMA_VERSION, EndpointTestReport, ServerIdentity};
+use tether_core::observer::Endpoint;
+use tether_core::sanitize::Scrubber;
+use tether_core::vocab::ReasonCode;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::channel::ChannelTransport;
+use crate::process::{AgentCommand, AgentProcess, OutputTail, SpawnError};
+
+/// How long output that is only garbage may go on before the test gives up.
+const GARBAGE_WINDOW: Duration = Duration::from_secs(3);
+
+/// Bounds of one endpoint test.
+#[derive(Debug, Clone, Copy)]
+pub struct TestLimits {
+    /// The whole test.
+    pub timeout: Duration,
+    /// The largest single message accepted.
+    pub max_message_bytes: usize,
+    /// All bytes read from the server, together.
+    pub max_total_bytes: u64,
+    /// Tools listed, across pages.
+    pub max_tools: usize,
+    /// tools/list pages followed.
+    pub max_pages: usize,
+}
+
+impl Default for TestLimits {
+    fn default() -> Self {
+        TestLimits {
+            timeout: Duration::from_secs(30),
+            max_message_bytes: 8 * 1024 * 1024,
+            max_total_bytes: 32 * 1024 * 1024,
+            max_tools: 10_000,
+            max_pages: 64,
+        }
+    }
+}
+
+struct Failure {
+    reason: ReasonCode,
+    summary: String,
+}
+
+impl Failure {
+    fn new(reason: ReasonCode, summary: impl Into<String>) -> Self {
+        Failure {
+            reason,
+            summary: summary.into(),
+        }
+    }
+}
+
+struct Success {
+    server: ServerIdentity,
+    protocol_version: String,
+    tool_count: u32,
+}
+
+/// What the stdio reader noticed, to explain a failure precisely.
+#[derive(Default)]
+struct StdioSignals {
+    oversized: AtomicBool,
+    over_total: AtomicBool,
+    garbage_lines: AtomicU64,
+    first_garbage: std::sync::Mutex<Option<String>>,
+    bytes: AtomicU64,
+}
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("tether-endpoint-test", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Runs one endpoint test. `cancel` ends it early (reason `cancelled`).
+pub async fn test_endpoint(
+    endpoint: &Endpoint,
+    limits: TestLimits,
+    cancel: CancellationToken,
+) -> EndpointTestReport {
+    let started = Instant::now();
+    let scrubber = Scrubber::new().with_secrets(endpoint.secret_values());
+    let deadline = tokio::time::Instant::now() + limits.timeout;
+    let mut stdio: Option<(AgentProcess, Arc<StdioSignals>)> = None;
+
+    let outcome = tokio::select! {
+        _ = cancel.cancelled() => Err(Failure::new(ReasonCode::Cancelled, "the endpoint test was cancelled")),
+        _ = tokio::time::sleep_until(deadline) => Err(Failure::new(
+            ReasonCode::Timeout,
+            format!("no complete answer within {:?}", limits.timeout),
+        )),
+        result = run(endpoint, &limits, &mut stdio) => result,
+    };
+
+    // Clean up on every path, grandchildren included.
+    let outcome = match stdio {
+        Some((mut process, signals)) => {
+            // A server that closed its output has usually exited; give waitpid a moment.
+            let mut exit = process.exited();
+            for _ in 0..10 {
+                if exit.is_some() || outcome.is_ok() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                exit = process.exited();
+            }
+            process.kill_group().await;
+            outcome.map_err(|f| explain_stdio(f, &signals, exit, &process.stderr_tail()))
+        }
+        None => outcome,
+    };
+
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let base = EndpointTestReport {
+        schema_version: ENDPOINT_TEST_SCHEMA_VERSION,
+        succeeded: false,
+        reason_code: None,
+        summary: None,
+        transport: endpoint.transport(),
+        target: endpoint.target(),
+        server: None,
+        protocol_version: None,
+        tool_count: None,
+        elapsed_ms,
+    };
+    match outcome {
+        Ok(ok) => EndpointTestReport {
+            succeeded: true,
+            server: Some(ServerIdentity {
+                name: scrubber.name(&ok.server.name),
+                version: ok.server.version.map(|v| scrubber.name(&v)),
+            }),
+            protocol_version: Some(scrubber.name(&ok.protocol_version)),
+            tool_count: Some(ok.tool_count),
+            ..base
+        },
+        Err(f) => EndpointTestReport {
+            reason_code: Some(f.reason),
+            summary: Some(scrubber.summary(&f.summary)),
+            ..base
+        },
+    }
+}
+
+async fn run(
+    endpoint: &Endpoint,
+    limits: &TestLimits,
+    stdio: &mut Option<(AgentProcess, Arc<StdioSignals>)>,
+) -> Result<Success, Failure> {
+    let client = match endpoint {
+        Endpoint::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let cwd = match cwd {
+                Some(dir) => dir.into(),
+                None => std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()),
+            };
+            let cmd = AgentCommand {
+                program: command.clone(),
+                args: args.clone(),
+                env: env
+                    .iter()
+                    .map(|kv| (kv.name.clone(), kv.value.clone()))
+                    .collect(),
+                inherit_env: true,
+                cwd,
+            };
+            let (process, stdin, stdout) = AgentProcess::spawn(&cmd).map_err(|err| match err {
+                SpawnError::NotFound { .. } => {
+                    Failure::new(ReasonCode::CommandNotFound, err.to_string())
+                }
+                SpawnError::Other { .. } => {
+                    Failure::new(ReasonCode::ProcessStartFailed, err.to_string())
+                }
+            })?;
+            let signals = Arc::new(StdioSignals::default());
+            let transport = bounded_stdio(stdin, stdout, limits, Arc::clone(&signals));
+            *stdio = Some((process, signals));
+            client_config().serve(transport).await.map_err(|e| {
+                Failure::new(ReasonCode::ProtocolError, format!("initialize failed: {e}"))
+            })?
+        }
+        Endpoint::Http { url, headers } => {
+            reachable(url, limits.timeout).await?;
+            let mut custom = std::collections::HashMap::new();
+            for kv in headers {
+                let (Ok(name), Ok(value)) = (
+                    reqwest::header::HeaderName::from_bytes(kv.name.as_bytes()),
+                    reqwest::header::HeaderValue::from_str(&kv.value),
+                ) else {
+                    return Err(Failure::new(
+                        ReasonCode::InvalidConfig,
+                        format!("header {} is not a valid HTTP header", kv.name),
+                    ));
+                };
+                custom.insert(name, value);
+            }
+            let http = reqwest::Client::builder()
+                .connect_timeout(limits.timeout)
+                .build()
+                .map_err(|e| Failure::new(ReasonCode::ProtocolError, e.to_string()))?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            config.custom_headers = custom;
+            config.max_json_response_size = limits.max_message_bytes;
+            config.max_sse_event_size = limits.max_message_bytes;
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            client_config()
+                .serve(transport)
+                .await
+                .map_err(|e| classify_network(&format!("initialize failed: {e}")))?
+        }
+        Endpoint::Sse { url, headers } => {
+            reachable(url, limits.timeout).await?;
+            let headers: Vec<(String, String)> = headers
+                .iter()
+                .map(|kv| (kv.name.clone(), kv.value.clone()))
+                .collect();
+            let transport = crate::sse_client::connect(url, &headers, limits.timeout)
+                .await
+                .map_err(|e| classify_network(&e.to_string()))?;
+            client_config()
+                .serve(transport)
+                .await
+                .map_err(|e| classify_network(&format!("initialize failed: {e}")))?
+        }
+    };
+    let result = list(&client, limits).await;
+    let _ = client.cancel().await;
+    result
+}
+
+async fn list(client: &Client, limits: &TestLimits) -> Result<Success, Failure> {
+    let info = client
+        .peer_info()
+        .ok_or_else(|| Failure::new(ReasonCode::ProtocolError, "no initialize result"))?;
+    let mut count = 0usize;
+    let mut cursor = None;
+    for _ in 0..limits.max_pages {
+        let page = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(cursor.take()),
+            ))
+            .await
+            .map_err(|e| classify_network(&format!("tools/list failed: {e}")))?;
+        count += page.tools.len();
+        if count > limits.max_tools {
+            return Err(Failure::new(
+                ReasonCode::ProtocolError,
+                format!("tools/list returned more than {} tools", limits.max_tools),
+            ));
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => {
+                return Ok(Success {
+                    server: ServerIdentity {
+                        name: info
+                            .server_info
+                            .as_ref()
+                            .map_or_else(|| "unnamed".to_owned(), |i| i.name.clone()),
+                        version: info.server_info.as_ref().map(|i| i.version.clone()),
+                    },
+                    protocol_version: info.protocol_version.as_str().to_owned(),
+                    tool_count: u32::try_from(count).unwrap_or(u32::MAX),
+                });
+            }
+        }
+    }
+    Err(Failure::new(
+        ReasonCode::ProtocolError,
+        format!("tools/list kept paginating past {} pages", limits.max_pages),
+    ))
+}
+
+/// A plain TCP connect first, so "nothing listens there" is named precisely.
+async fn reachable(url: &str, timeout: Duration) -> Result<(), Failure> {
+    let parsed = url::Url::parse(url)
+        .map_err(|_| Failure::new(ReasonCode::InvalidConfig, "the URL does not parse"))?;
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| Failure::new(ReasonCode::InvalidConfig, "the URL has no host"))?
+        .trim_matches(['[', ']'])
+        .to_owned();
+    let port = parsed
+        .port_or_known_default()
+        .ok_or_else(|| Failure::new(ReasonCode::InvalidConfig, "the URL has no port"))?;
+    match tokio::time::timeout(
+        timeout,
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(err)) if err.kind() == std::io::ErrorKind::ConnectionRefused => Err(Failure::new(
+            ReasonCode::ConnectionRefused,
+            format!(
+                "nothing accepts connections at {}",
+                tether_core::sanitize::network_target(url)
+            ),
+        )),
+        Ok(Err(err)) => Err(Failure::new(
+            ReasonCode::ConnectionRefused,
+            format!(
+                "cannot connect to {}: {err}",
+                tether_core::sanitize::network_target(url)
+            ),
+        )),
+        Err(_) => Err(Failure::new(
+            ReasonCode::Timeout,
+            format!(
+                "connecting to {} timed out",
+                tether_core::sanitize::network_target(url)
+            ),
+        )),
+    }
+}
+
+/// Maps a network-side error message to a reason code.
+fn classify_network(message: &str) -> Failure {
+    let lower = message.to_ascii_lowercase();
+    let reason = if lower.contains("401")
+        || lower.contains("403")
+        || lower.contains("unauthorized")
+        || lower.contains("auth required")
+    {
+        ReasonCode::AuthRequired
+    } else if lower.contains("connection refused")
+        || lower.contains("connect error")
+        || lower.contains("tcp connect")
+    {
+        ReasonCode::ConnectionRefused
+    } else if lower.contains("timed out") || lower.contains("timeout") {
+        ReasonCode::Timeout
+    } else {
+        ReasonCode::ProtocolError
+    };
+    Failure::new(reason, message)
+}
+
+/// Turns a generic stdio failure into what the reader actually saw.
+fn explain_stdio(
+    failure: Failure,
+    signals: &StdioSignals,
+    exit: Option<std::process::ExitStatus>,
+    stderr: &Arc<std::sync::Mutex<OutputTail>>,
+) -> Failure {
+    if matches!(
+        failure.reason,
+        ReasonCode::Cancelled | ReasonCode::CommandNotFound
+    ) {
+        return failure;
+    }
+    if signals.oversized.load(Ordering::Relaxed) {
+        return Failure::new(
+            ReasonCode::ProtocolError,
+            "the server sent a message larger than the limit",
+        );
+    }
+    if signals.over_total.load(Ordering::Relaxed) {
+        return Failure::new(
+            ReasonCode::ProtocolError,
+            "the server sent more bytes than the limit",
+        );
+    }
+    let garbage = signals.garbage_lines.load(Ordering::Relaxed);
+    if garbage > 0 {
+        let sample = signals
+            .first_garbage
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_default();
+        return Failure::new(
+            ReasonCode::ProtocolError,
+            format!("the server wrote {garbage} line(s) that are not JSON-RPC, first: {sample}"),
+        );
+    }
+    if let Some(status) = exit {
+        let last = stderr
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .lines()
+            .last()
+            .cloned()
+            .unwrap_or_default();
+        return Failure::new(
+            ReasonCode::ProcessStartFailed,
+            format!("the server exited ({status}) before answering; last stderr: {last}"),
+        );
+    }
+    failure
+}
+
+/// A bounded rmcp transport over a child's stdio.
+fn bounded_stdio(
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::process::ChildStdout,
+    limits: &TestLimits,
+    signals: Arc<StdioSignals>,
+) -> ChannelTransport<RoleClient> {
+    let (to_client, from_server) = mpsc::channel::<ServerJsonRpcMessage>(16);
+    let (to_server, mut from_client) = mpsc::channel::<ClientJsonRpcMessage>(16);
+    let (max_message, max_total) = (limits.max_message_bytes, limits.max_total_bytes);
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        let mut valid_seen = false;
+        let mut garbage_since: Option<tokio::time::Instant> = None;
+        loop {
+            buf.clear();
+            let mut limited = (&mut reader).take(max_message as u64 + 1);
+            let read_line = limited.read_until(b'\n', &mut buf);
+            // Output that is only garbage gets a short window to turn into JSON-RPC.
+            let read = match (valid_seen, garbage_since) {
+                (false, Some(since)) => {
+                    match tokio::time::timeout_at(since + GARBAGE_WINDOW, read_line).await {
+                        Ok(read) => read,
+                        Err(_) => return,
+                    }
+                }
+                _ => read_line.await,
+            };
+            let n = match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let total = signals.bytes.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+            if total > max_total {
+                signals.over_total.store(true, Ordering::Relaxed);
+                return;
+            }
+            if buf.len() > max_message {
+                signals.oversized.store(true, Ordering::Relaxed);
+                return;
+            }
+            let line = String::from_utf8_lossy(&buf);
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<ServerJsonRpcMessage>(line) {
+                Ok(message) => {
+                    valid_seen = true;
+                    if to_client.send(message).await.is_err() {
+                        return;
+                    }
+                }
+                Err(_) => {
+                    garbage_since.get_or_insert_with(tokio::time::Instant::now);
+                    let count = signals.garbage_lines.fetch_add(1, Ordering::Relaxed) + 1;
+                    let mut first = signals
+                        .first_garbage
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    if first.is_none() {
+                        *first = Some(tether_core::sanitize::cap_with_ellipsis(line, 120));
+                    }
+                    drop(first);
+                    // A server that only writes garbage is not going to answer.
+                    if count >= 64 {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut stdin = stdin;
+        while let Some(message) = from_client.recv().await {
+            let Ok(mut line) = serde_json::to_vec(&message) else {
+                continue;
+            };
+            line.push(b'\n');
+            if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                return;
+            }
+        }
+    });
+    ChannelTransport::new(to_server, from_server)
+}

@@ -1,0 +1,285 @@
+//! Reading one MCP server's configuration from the files people have: the
+//! `{"mcpServers": {…}}` JSON of Claude, Cursor and Gemini, and Codex's
+//! `config.toml` `[mcp_servers.NAME]`.
+//!
+//! Bounded and explicit: files over 1 MiB are refused, and every error says
+//! which file and which server, never a value from it.
+
+use std::path::Path;
+
+use serde_json::Value;
+use tether_core::observer::{Endpoint, KeyValue};
+
+/// Files larger than this are refused.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Why a server could not be read from a configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {reason}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why (no content).
+        reason: String,
+    },
+    /// The file is too large.
+    #[error("{path} is larger than 1 MiB")]
+    TooLarge {
+        /// The file.
+        path: String,
+    },
+    /// The file does not parse.
+    #[error("{path} is not valid {format}: {reason}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// JSON or TOML.
+        format: &'static str,
+        /// The parser's complaint (line and column, no content).
+        reason: String,
+    },
+    /// No server of that name.
+    #[error("{path} has no MCP server named {name:?}; it has: {known}")]
+    NoSuchServer {
+        /// The file.
+        path: String,
+        /// The name asked for.
+        name: String,
+        /// The names it has.
+        known: String,
+    },
+    /// The entry is malformed.
+    #[error("server {name:?} in {path}: {reason}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// The server.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// Reads the server `name` from a JSON or TOML (by extension) configuration file.
+pub fn load_server(path: &Path, name: &str) -> Result<Endpoint, ConfigError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read {
+        path: shown.clone(),
+        reason: e.kind().to_string(),
+    })?;
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge { path: shown });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+        path: shown.clone(),
+        reason: e.kind().to_string(),
+    })?;
+    let is_toml = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if is_toml {
+        codex_server(&text, &shown, name)
+    } else {
+        json_server(&text, &shown, name)
+    }
+}
+
+fn invalid(path: &str, name: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.to_owned(),
+        name: name.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn string_map(value: Option<&Value>) -> Vec<KeyValue> {
+    value
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| KeyValue::new(k.clone(), v)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `{"mcpServers": {"name": {command, args, env} | {url|httpUrl, headers, type}}}`.
+pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        format: "JSON",
+        reason: format!("line {}, column {}", e.line(), e.column()),
+    })?;
+    let servers = doc
+        .get("mcpServers")
+        .and_then(Value::as_object)
+        .ok_or_else(|| invalid(path, name, "the file has no \"mcpServers\" object"))?;
+    let Some(entry) = servers.get(name) else {
+        let mut known: Vec<&str> = servers.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        return Err(ConfigError::NoSuchServer {
+            path: path.to_owned(),
+            name: name.to_owned(),
+            known: known.join(", "),
+        });
+    };
+    let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
+    if let Some(command) = entry.get("command").and_then(Value::as_str) {
+        return Ok(Endpoint::Stdio {
+            command: command.to_owned(),
+            args: string_list(entry.get("args")),
+            env: string_map(entry.get("env")),
+            cwd: entry.get("cwd").and_then(Value::as_str).map(str::to_owned),
+        });
+    }
+    let headers = string_map(entry.get("headers"));
+    if let Some(url) = entry.get("httpUrl").and_then(Value::as_str) {
+        return Ok(Endpoint::Http {
+            url: url.to_owned(),
+            headers,
+        });
+    }
+    if let Some(url) = entry.get("url").and_then(Value::as_str) {
+        return Ok(if kind == "sse" {
+            Endpoint::Sse {
+                url: url.to_owned(),
+                headers,
+            }
+        } else {
+            Endpoint::Http {
+                url: url.to_owned(),
+                headers,
+            }
+        });
+    }
+    Err(invalid(
+        path,
+        name,
+        "neither \"command\" nor \"url\"/\"httpUrl\" is set",
+    ))
+}
+
+/// Codex `[mcp_servers.NAME]`: command/args/env, or url with `http_headers`,
+/// `env_http_headers` and `bearer_token_env_var` (read from this environment).
+pub fn codex_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_owned(),
+        format: "TOML",
+        reason: e
+            .span()
+            .map(|s| format!("at byte {}", s.start))
+            .unwrap_or_else(|| "syntax error".into()),
+    })?;
+    let servers = doc
+        .get("mcp_servers")
+        .and_then(toml::Value::as_table)
+        .ok_or_else(|| invalid(path, name, "the file has no [mcp_servers] table"))?;
+    let Some(entry) = servers.get(name).and_then(toml::Value::as_table) else {
+        let mut known: Vec<&str> = servers.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        return Err(ConfigError::NoSuchServer {
+            path: path.to_owned(),
+            name: name.to_owned(),
+            known: known.join(", "),
+        });
+    };
+    let as_json = serde_json::to_value(entry).map_err(|e| invalid(path, name, e.to_string()))?;
+    if let Some(command) = as_json.get("command").and_then(Value::as_str) {
+        return Ok(Endpoint::Stdio {
+            command: command.to_owned(),
+            args: string_list(as_json.get("args")),
+            env: string_map(as_json.get("env")),
+            cwd: as_json
+                .get("cwd")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        });
+    }
+    if let Some(url) = as_json.get("url").and_then(Value::as_str) {
+        let mut headers = string_map(as_json.get("http_headers"));
+        for kv in string_map(as_json.get("env_http_headers")) {
+            if let Ok(value) = std::env::var(&kv.value) {
+                headers.push(KeyValue::new(kv.name, value));
+            }
+        }
+        if let Some(var) = as_json.get("bearer_token_env_var").and_then(Value::as_str)
+            && let Ok(token) = std::env::var(var)
+        {
+            headers.push(KeyValue::new("Authorization", format!("Bearer {token}")));
+        }
+        return Ok(Endpoint::Http {
+            url: url.to_owned(),
+            headers,
+        });
+    }
+    Err(invalid(
+        path,
+        name,
+        "neither \"command\" nor \"url\" is set",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::vocab::Transport;
+
+    #[test]
+    fn json_shapes_of_claude_cursor_and_gemini() {
+        let text = r#"{"mcpServers": {
+            "local": {"command": "npx", "args": ["-y", "srv"], "env": {"TOKEN": "s3cret-value"}},
+            "remote": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer x"}},
+            "legacy": {"type": "sse", "url": "https://h/sse"},
+            "gemini": {"httpUrl": "https://h/mcp"},
+            "broken": {"args": []}
+        }}"#;
+        let get = |n| json_server(text, "f.json", n);
+        assert_eq!(get("local").expect("local").transport(), Transport::Stdio);
+        assert_eq!(get("remote").expect("remote").transport(), Transport::Http);
+        assert_eq!(get("legacy").expect("legacy").transport(), Transport::Sse);
+        assert_eq!(get("gemini").expect("gemini").transport(), Transport::Http);
+        let err = get("broken").expect_err("broken").to_string();
+        assert!(err.contains("broken"), "{err}");
+        let err = get("nope").expect_err("missing").to_string();
+        assert!(
+            err.contains("local, remote") || err.contains("broken, gemini"),
+            "{err}"
+        );
+        let err = json_server("{not json", "f.json", "x")
+            .expect_err("parse")
+            .to_string();
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn codex_toml_shapes() {
+        let text = r#"
+[mcp_servers.time]
+command = "mcp-server-time"
+args = ["--local-timezone", "UTC"]
+env = { TZ = "UTC" }
+
+[mcp_servers.remote]
+url = "http://127.0.0.1:1/mcp"
+http_headers = { "X-Key" = "k" }
+"#;
+        let time = codex_server(text, "config.toml", "time").expect("time");
+        assert!(matches!(time, Endpoint::Stdio { ref args, .. } if args.len() == 2));
+        let remote = codex_server(text, "config.toml", "remote").expect("remote");
+        assert!(matches!(remote, Endpoint::Http { ref headers, .. } if headers.len() == 1));
+        assert!(codex_server("[[", "c.toml", "x").is_err());
+    }
+}

@@ -1,0 +1,571 @@
+//! Endpoint tests against real MCP servers and hostile fakes; each hostile run
+//! is followed by a check that no process it started is left. Plus the host's
+//! diagnostics API: authorizer first, names only, results kept apart from
+//! attachment status, recent output on demand, nothing secret copied.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tether_core::diagnostics::EndpointTestReport;
+use tether_core::hub::{AttemptRequest, Hub};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::observer::{Endpoint, Harness, KeyValue, ServerSpec};
+use tether_core::registry::Registry;
+use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
+use tether_kandev_endpoint::diagnostics::{
+    DiagnosticAction, Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput,
+    RecentOutputRequest,
+};
+use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
+use tether_kandev_endpoint::process::OutputTail;
+use tokio_util::sync::CancellationToken;
+// Links the first-party plugins, so `Registry::with_static` has them.
+use tether_tests as _;
+
+fn peers() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("peers")
+}
+
+/// A pinned real server, or a loud skip (a failure under TETHER_REQUIRE_PEERS).
+fn peer(relative: &str) -> Option<PathBuf> {
+    let path = peers().join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!("SKIP: {relative} is not installed (see tests/peers)");
+    assert!(
+        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
+        "{message} and TETHER_REQUIRE_PEERS is set"
+    );
+    eprintln!("{message}");
+    None
+}
+
+fn stdio(command: &Path, args: &[&str]) -> Endpoint {
+    Endpoint::Stdio {
+        command: command.display().to_string(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: vec![],
+        cwd: None,
+    }
+}
+
+fn limits(seconds: u64) -> TestLimits {
+    TestLimits {
+        timeout: Duration::from_secs(seconds),
+        ..TestLimits::default()
+    }
+}
+
+async fn run(endpoint: &Endpoint, seconds: u64) -> EndpointTestReport {
+    test_endpoint(endpoint, limits(seconds), CancellationToken::new()).await
+}
+
+fn alive(pid: u32) -> bool {
+    std::process::Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+async fn assert_none_left(pids_file: &Path) {
+    let Ok(text) = std::fs::read_to_string(pids_file) else {
+        return;
+    };
+    let pids: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+    assert!(!pids.is_empty());
+    for _ in 0..60 {
+        if pids.iter().all(|&p| !alive(p)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let left: Vec<_> = pids.iter().filter(|&&p| alive(p)).collect();
+    panic!("processes left behind: {left:?}");
+}
+
+async fn hostile(mode: &str, seconds: u64) -> EndpointTestReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pids = dir.path().join("pids");
+    let endpoint = stdio(
+        Path::new(env!("CARGO_BIN_EXE_tether-hostile-mcp")),
+        &["--mode", mode, "--pids", &pids.display().to_string()],
+    );
+    let report = run(&endpoint, seconds).await;
+    assert_none_left(&pids).await;
+    assert!(!report.succeeded);
+    report
+}
+
+// === Real servers ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_stdio_servers_pass_with_their_real_tool_counts() {
+    for (relative, args, tools) in [
+        ("node_modules/.bin/mcp-server-everything", vec![], 13),
+        ("node_modules/.bin/mcp-server-memory", vec![], 9),
+        (".venv/bin/mcp-server-time", vec![], 2),
+    ] {
+        let Some(command) = peer(relative) else {
+            continue;
+        };
+        let report = run(&stdio(&command, &args), 60).await;
+        assert!(report.succeeded, "{relative}: {report:?}");
+        assert_eq!(report.tool_count, Some(tools), "{relative}");
+        assert!(report.server.is_some() && report.protocol_version.is_some());
+        assert_eq!(report.transport.as_str(), "stdio");
+    }
+}
+
+async fn free_port() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+async fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing listened on {port}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_streamable_http_and_sse_servers_pass() {
+    let Some(command) = peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    for (mode, path, transport) in [("streamableHttp", "mcp", "http"), ("sse", "sse", "sse")] {
+        let port = free_port().await;
+        let mut child = tokio::process::Command::new(&command)
+            .arg(mode)
+            .env("PORT", port.to_string())
+            .env(
+                "NODE_OPTIONS",
+                format!("--require={}", peers().join("localhost-only.cjs").display()),
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn server-everything");
+        wait_listening(port).await;
+        let url = format!("http://127.0.0.1:{port}/{path}");
+        let endpoint = if transport == "sse" {
+            Endpoint::Sse {
+                url,
+                headers: vec![],
+            }
+        } else {
+            Endpoint::Http {
+                url,
+                headers: vec![],
+            }
+        };
+        let report = run(&endpoint, 30).await;
+        if let Some(pid) = child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", "--", &format!("-{pid}")])
+                .status();
+        }
+        let _ = child.wait().await;
+        assert!(report.succeeded, "{mode}: {report:?}");
+        assert_eq!(report.tool_count, Some(13));
+        assert_eq!(report.transport.as_str(), transport);
+        assert_eq!(report.target, format!("http://127.0.0.1:{port}"));
+    }
+}
+
+// === Hostile fakes ===
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out_within_the_bound() {
+    let started = Instant::now();
+    let report = hostile("never", 2).await;
+    assert_eq!(report.reason_code, Some(ReasonCode::Timeout));
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_answers_garbage_is_a_clear_protocol_error() {
+    let report = hostile("garbage", 20).await;
+    assert_eq!(report.reason_code, Some(ReasonCode::ProtocolError));
+    assert!(
+        report
+            .summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("not JSON-RPC"),
+        "{report:?}"
+    );
+    assert!(
+        report.elapsed_ms < 10_000,
+        "gave up early, not at the timeout"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_100_mb_tools_list_is_refused_at_the_size_cap() {
+    let report = hostile("huge", 30).await;
+    assert_eq!(
+        report.reason_code,
+        Some(ReasonCode::ProtocolError),
+        "{report:?}"
+    );
+    assert!(
+        report
+            .summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("larger than the limit"),
+        "{report:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_spawns_grandchildren_and_hangs_leaves_none_behind() {
+    let report = hostile("grandchildren", 2).await;
+    assert_eq!(report.reason_code, Some(ReasonCode::Timeout));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_once_says_so() {
+    let report = hostile("exit", 10).await;
+    assert_eq!(
+        report.reason_code,
+        Some(ReasonCode::ProcessStartFailed),
+        "{report:?}"
+    );
+    assert!(
+        report.summary.as_deref().unwrap_or("").contains("exited"),
+        "{report:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_needs_auth_is_auth_required() {
+    use axum::http::StatusCode;
+    let app = axum::Router::new().fallback(|| async {
+        (
+            StatusCode::UNAUTHORIZED,
+            [("www-authenticate", "Bearer realm=\"mcp\"")],
+            "unauthorized",
+        )
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+    let report = run(
+        &Endpoint::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec![],
+        },
+        10,
+    )
+    .await;
+    server.abort();
+    assert_eq!(
+        report.reason_code,
+        Some(ReasonCode::AuthRequired),
+        "{report:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_stops_the_test_and_its_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pids = dir.path().join("pids");
+    let endpoint = stdio(
+        Path::new(env!("CARGO_BIN_EXE_tether-hostile-mcp")),
+        &[
+            "--mode",
+            "grandchildren",
+            "--pids",
+            &pids.display().to_string(),
+        ],
+    );
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let report = test_endpoint(&endpoint, limits(60), cancel).await;
+    assert_eq!(report.reason_code, Some(ReasonCode::Cancelled));
+    assert!(report.elapsed_ms < 5_000);
+    assert_none_left(&pids).await;
+}
+
+// === The host's diagnostics API ===
+
+fn hub_with_attempt(servers: Vec<ServerSpec>) -> (Hub, tether_core::hub::AttemptHandle) {
+    let hub = Hub::new(Registry::with_static().expect("registry"));
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "t",
+            "s",
+            "e",
+            "codex",
+            Harness::Passthrough,
+            Trigger::PassthroughStart,
+            servers,
+        ))
+        .expect("begin");
+    (hub, handle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authorizer_runs_before_anything_and_only_names_are_accepted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let server = ServerSpec::new(
+        "marker",
+        ServerSource::Profile,
+        stdio(
+            Path::new("sh"),
+            &["-c", &format!("touch {}; sleep 5", marker.display())],
+        ),
+    );
+    let (_hub, handle) = hub_with_attempt(vec![server]);
+    let calls: Arc<Mutex<Vec<(String, String, DiagnosticAction)>>> = Arc::default();
+    let seen = Arc::clone(&calls);
+    let diagnostics = Diagnostics::new(Arc::new(move |who: &str, session: &str, action| {
+        seen.lock()
+            .expect("lock")
+            .push((who.to_owned(), session.to_owned(), action));
+        if who == "admin" {
+            Ok(())
+        } else {
+            Err(format!("{who} may not run diagnostics"))
+        }
+    }));
+    diagnostics.remember_attempt("s", &handle);
+
+    let denied = diagnostics
+        .test_endpoint(
+            "guest",
+            EndpointTestRequest {
+                session_id: "s".into(),
+                server_name: "marker".into(),
+            },
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        denied,
+        Err(DiagnosticsError::Denied(
+            "guest may not run diagnostics".into()
+        ))
+    );
+    assert!(!marker.exists(), "nothing ran for a denied caller");
+    assert_eq!(calls.lock().expect("lock").len(), 1);
+
+    // Caller-supplied targets are refused outright.
+    for body in [
+        r#"{"session_id":"s","server_name":"marker","url":"http://evil.example/mcp"}"#,
+        r#"{"session_id":"s","server_name":"marker","command":"rm","args":["-rf","/"]}"#,
+        r#"{"session_id":"s","server_name":"marker","headers":{"Authorization":"x"}}"#,
+        r#"{"session_id":"s","server_name":"marker","env":{"K":"V"}}"#,
+    ] {
+        let result = diagnostics.test_endpoint_json("admin", body).await;
+        assert!(
+            matches!(result, Err(DiagnosticsError::InvalidRequest(_))),
+            "{body}: {result:?}"
+        );
+    }
+    assert!(!marker.exists());
+    let unknown = diagnostics
+        .test_endpoint(
+            "admin",
+            EndpointTestRequest {
+                session_id: "s".into(),
+                server_name: "nope".into(),
+            },
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(matches!(
+        unknown,
+        Err(DiagnosticsError::UnknownServer { .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_test_fills_endpoint_test_and_never_promotes_status() {
+    let Some(command) = peer("node_modules/.bin/mcp-server-memory") else {
+        return;
+    };
+    let server = ServerSpec::new("memory", ServerSource::Profile, stdio(&command, &[]));
+    let (hub, handle) = hub_with_attempt(vec![server]);
+    handle
+        .sink
+        .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server("memory"))
+        .expect("delivered");
+    let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
+    diagnostics.remember_attempt("s", &handle);
+    let report = diagnostics
+        .test_endpoint_json("admin", r#"{"session_id":"s","server_name":"memory"}"#)
+        .await
+        .expect("test");
+    assert!(report.succeeded, "{report:?}");
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let row = history
+        .current()
+        .expect("current")
+        .server("memory")
+        .expect("row")
+        .clone();
+    assert_eq!(
+        row.status,
+        DisplayStatus::Delivered,
+        "reachability is not attachment"
+    );
+    assert_eq!(
+        row.stages.initialized.state,
+        tether_core::vocab::StageState::Unknown
+    );
+    let stored = row.endpoint_test.expect("stored");
+    assert!(stored.succeeded);
+    assert_eq!(stored.tool_count, Some(9));
+}
+
+#[test]
+fn recent_output_is_live_only_bounded_and_never_copied() {
+    let server = ServerSpec::new(
+        "srv",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: vec![KeyValue::new("API_TOKEN", "tok-SECRET-123456789")],
+            cwd: None,
+        },
+    );
+    let (hub, handle) = hub_with_attempt(vec![server]);
+    let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
+    let request = || RecentOutputRequest {
+        session_id: "s".into(),
+    };
+    // Before anything is live.
+    diagnostics.remember_attempt("s", &handle);
+    assert!(matches!(
+        diagnostics.recent_output("admin", request()),
+        Ok(RecentOutput::Unavailable { .. })
+    ));
+    let tail = Arc::new(Mutex::new(OutputTail::default()));
+    for i in 0..200 {
+        tail.lock()
+            .expect("lock")
+            .push(&format!("line {i} using tok-SECRET-123456789"));
+    }
+    diagnostics.attach_output("s", Arc::clone(&tail));
+    let Ok(RecentOutput::Live { lines, dropped }) = diagnostics.recent_output("admin", request())
+    else {
+        panic!("live output expected");
+    };
+    assert_eq!(lines.len(), 50);
+    assert_eq!(dropped, 150);
+    assert!(lines.iter().all(|l| !l.contains("SECRET")), "{lines:?}");
+    // Copied diagnostics never contain the output.
+    let copied = tether_core::display::copy_diagnostics(&hub.snapshot("s").expect("history"));
+    assert!(!copied.contains("line 199"));
+    diagnostics.detach_output("s");
+    let Ok(RecentOutput::Unavailable { reason }) = diagnostics.recent_output("admin", request())
+    else {
+        panic!("unavailable once the execution ended");
+    };
+    assert!(reason.contains("not live"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copied_diagnostics_carry_no_planted_secret() {
+    let secrets = [
+        "hunter2-Pa55word-xyz",
+        "ghp_0123456789abcdefABCDEF",
+        "sk-live-0123456789abcdef",
+        "userinfo-9f8e7d6c",
+    ];
+    let servers = vec![
+        ServerSpec::new(
+            "remote",
+            ServerSource::Profile,
+            Endpoint::Http {
+                url: format!(
+                    "http://{}:{}@127.0.0.1:1/mcp?key={}",
+                    secrets[3], secrets[0], secrets[2]
+                ),
+                headers: vec![KeyValue::new(
+                    "Authorization",
+                    format!("Bearer {}", secrets[1]),
+                )],
+            },
+        ),
+        ServerSpec::new(
+            "local",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "/nonexistent/bin/srv".into(),
+                args: vec!["--token".into(), secrets[1].into()],
+                env: vec![KeyValue::new("PASSWORD", secrets[0])],
+                cwd: None,
+            },
+        ),
+    ];
+    let (hub, handle) = hub_with_attempt(servers);
+    let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
+    diagnostics.remember_attempt("s", &handle);
+    for name in ["remote", "local"] {
+        let report = diagnostics
+            .test_endpoint(
+                "admin",
+                EndpointTestRequest {
+                    session_id: "s".into(),
+                    server_name: name.into(),
+                },
+                CancellationToken::new(),
+            )
+            .await
+            .expect("test ran");
+        assert!(!report.succeeded);
+        let json = serde_json::to_string(&report).expect("json");
+        for s in secrets {
+            assert!(!json.contains(s), "{s} leaked in {json}");
+        }
+    }
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                .server("local")
+                .reason(
+                    ReasonCode::ProcessStartFailed,
+                    Some(format!("spawn failed with {} {}", secrets[0], secrets[1])),
+                ),
+        )
+        .expect("publish");
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let copied = tether_core::display::copy_diagnostics(&history);
+    let stored = serde_json::to_string(&history).expect("json");
+    assert!(copied.contains("endpoint test"), "{copied}");
+    for s in secrets {
+        assert!(
+            !copied.contains(s),
+            "{s} leaked in copied diagnostics:\n{copied}"
+        );
+        assert!(!stored.contains(s), "{s} leaked in the stored history");
+    }
+}
