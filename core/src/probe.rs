@@ -145,6 +145,23 @@ pub struct ProbeReport {
     pub elapsed_ms: u64,
 }
 
+impl ProbeSentinel {
+    /// A sentinel nothing was seen of (the run ended before delivery).
+    pub fn unseen(name: &str, transport: Transport) -> Self {
+        ProbeSentinel {
+            name: name.to_owned(),
+            transport,
+            delivered: false,
+            initialize_observed: false,
+            tools_list_observed: false,
+            tool_count: None,
+            tool_call_observed: false,
+            client: None,
+            first_contact_ms: None,
+        }
+    }
+}
+
 /// Reads the sentinel's facts off an attempt.
 pub fn sentinel_facts(
     attempt: &AttachmentAttempt,

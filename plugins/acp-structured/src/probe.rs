@@ -24,8 +24,8 @@ use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
 use tether_core::observer::{AgentCapabilities, Endpoint, Harness, ServerSpec};
 use tether_core::probe::{
-    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSession,
-    Verdict, sentinel_facts, verdict_of,
+    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
+    ProbeSession, Verdict, sentinel_facts, verdict_of,
 };
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::sanitize;
@@ -201,17 +201,10 @@ pub async fn run_probe(
                             summary: Some(sanitize::summary(&summary)),
                         }),
                     },
-                    sentinel: tether_core::probe::ProbeSentinel {
-                        name: tether_kandev_endpoint::SENTINEL_SERVER.into(),
-                        transport: sentinel_transport.clone(),
-                        delivered: false,
-                        initialize_observed: false,
-                        tools_list_observed: false,
-                        tool_count: None,
-                        tool_call_observed: false,
-                        client: None,
-                        first_contact_ms: None,
-                    },
+                    sentinel: ProbeSentinel::unseen(
+                        tether_kandev_endpoint::SENTINEL_SERVER,
+                        sentinel_transport.clone(),
+                    ),
                     report: None,
                     elapsed_ms: elapsed(),
                 },
@@ -506,20 +499,7 @@ fn build_report(
             verdict_of(a, name),
             sentinel_facts(a, name, requested.clone()),
         ),
-        None => (
-            Verdict::AgentFailed,
-            tether_core::probe::ProbeSentinel {
-                name: name.into(),
-                transport: requested,
-                delivered: false,
-                initialize_observed: false,
-                tools_list_observed: false,
-                tool_count: None,
-                tool_call_observed: false,
-                client: None,
-                first_contact_ms: None,
-            },
-        ),
+        None => (Verdict::AgentFailed, ProbeSentinel::unseen(name, requested)),
     };
     let (agent, advertised) = match &init {
         Some(init) => (

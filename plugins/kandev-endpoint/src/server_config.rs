@@ -116,6 +116,34 @@ fn string_list(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The entry called `name`, or an error listing the names there are.
+fn pick<'a>(
+    servers: &'a serde_json::Map<String, Value>,
+    path: &str,
+    name: &str,
+) -> Result<&'a Value, ConfigError> {
+    servers.get(name).ok_or_else(|| {
+        let mut known: Vec<&str> = servers.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        ConfigError::NoSuchServer {
+            path: path.to_owned(),
+            name: name.to_owned(),
+            known: known.join(", "),
+        }
+    })
+}
+
+/// A `command`/`args`/`env`/`cwd` entry (the same keys in every format).
+fn stdio_entry(entry: &Value) -> Option<Endpoint> {
+    let command = entry.get("command").and_then(Value::as_str)?;
+    Some(Endpoint::Stdio {
+        command: command.to_owned(),
+        args: string_list(entry.get("args")),
+        env: string_map(entry.get("env")),
+        cwd: entry.get("cwd").and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
 /// `{"mcpServers": {"name": {command, args, env} | {url|httpUrl, headers, type}}}`.
 pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
@@ -127,23 +155,10 @@ pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Confi
         .get("mcpServers")
         .and_then(Value::as_object)
         .ok_or_else(|| invalid(path, name, "the file has no \"mcpServers\" object"))?;
-    let Some(entry) = servers.get(name) else {
-        let mut known: Vec<&str> = servers.keys().map(String::as_str).collect();
-        known.sort_unstable();
-        return Err(ConfigError::NoSuchServer {
-            path: path.to_owned(),
-            name: name.to_owned(),
-            known: known.join(", "),
-        });
-    };
+    let entry = pick(servers, path, name)?;
     let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
-    if let Some(command) = entry.get("command").and_then(Value::as_str) {
-        return Ok(Endpoint::Stdio {
-            command: command.to_owned(),
-            args: string_list(entry.get("args")),
-            env: string_map(entry.get("env")),
-            cwd: entry.get("cwd").and_then(Value::as_str).map(str::to_owned),
-        });
+    if let Some(endpoint) = stdio_entry(entry) {
+        return Ok(endpoint);
     }
     let headers = string_map(entry.get("headers"));
     if let Some(url) = entry.get("httpUrl").and_then(Value::as_str) {
@@ -183,30 +198,14 @@ pub fn codex_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Conf
             .map(|s| format!("at byte {}", s.start))
             .unwrap_or_else(|| "syntax error".into()),
     })?;
+    let doc = serde_json::to_value(doc).map_err(|e| invalid(path, name, e.to_string()))?;
     let servers = doc
         .get("mcp_servers")
-        .and_then(toml::Value::as_table)
+        .and_then(Value::as_object)
         .ok_or_else(|| invalid(path, name, "the file has no [mcp_servers] table"))?;
-    let Some(entry) = servers.get(name).and_then(toml::Value::as_table) else {
-        let mut known: Vec<&str> = servers.keys().map(String::as_str).collect();
-        known.sort_unstable();
-        return Err(ConfigError::NoSuchServer {
-            path: path.to_owned(),
-            name: name.to_owned(),
-            known: known.join(", "),
-        });
-    };
-    let as_json = serde_json::to_value(entry).map_err(|e| invalid(path, name, e.to_string()))?;
-    if let Some(command) = as_json.get("command").and_then(Value::as_str) {
-        return Ok(Endpoint::Stdio {
-            command: command.to_owned(),
-            args: string_list(as_json.get("args")),
-            env: string_map(as_json.get("env")),
-            cwd: as_json
-                .get("cwd")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        });
+    let as_json = pick(servers, path, name)?;
+    if let Some(endpoint) = stdio_entry(as_json) {
+        return Ok(endpoint);
     }
     if let Some(url) = as_json.get("url").and_then(Value::as_str) {
         let mut headers = string_map(as_json.get("http_headers"));
