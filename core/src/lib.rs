@@ -18,6 +18,7 @@ pub mod display;
 pub mod hub;
 pub mod model;
 pub mod observer;
+pub mod passthrough;
 pub mod probe;
 pub mod reducer;
 pub mod registry;

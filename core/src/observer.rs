@@ -360,6 +360,11 @@ pub trait TransportObserver: Send + Sync {
     /// Decides one server.
     fn decide(&self, server: &ServerSpec, ctx: &PlanContext) -> Decision;
 
+    /// The passthrough strategy, for plugins of CLIs run as plain processes.
+    fn passthrough(&self) -> Option<&dyn crate::passthrough::PassthroughStrategy> {
+        None
+    }
+
     /// Decides all servers at once; override when decisions depend on each other.
     ///
     /// Returns `(server name, decision)` pairs; the core matches them by name.

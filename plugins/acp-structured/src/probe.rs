@@ -22,34 +22,27 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
-use tether_core::observer::{AgentCapabilities, Endpoint, Harness, ServerSpec};
+use tether_core::observer::{AgentCapabilities, Harness};
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
     ProbeSession, Verdict, sentinel_facts, verdict_of,
 };
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::sanitize;
-use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Transport, Trigger};
+use tether_core::vocab::{EvidenceKind, ReasonCode, Transport, Trigger};
 use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
 
+use tether_kandev_endpoint::probe_support::{
+    ProbeDirs, agent_env, requested_transport, resolve_program, scrubbed_tail, sentinel_spec,
+    with_exit, write_sentinel_markers,
+};
+pub use tether_kandev_endpoint::probe_support::{ProbeStep, SentinelTransport};
+
 use crate::acp::{FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines};
-use crate::process::{AgentCommand, AgentProcess, OutputTail, SpawnError};
+use crate::process::{AgentCommand, AgentProcess, SpawnError};
 
 /// How long a probe that already has its evidence waits for the `session/new` answer.
 const SESSION_SETTLE: Duration = Duration::from_secs(2);
-
-/// Which transport the sentinel is offered over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SentinelTransport {
-    /// The best one the agent advertises: http, then sse, then the stdio bridge.
-    Auto,
-    /// Streamable HTTP only.
-    Http,
-    /// Legacy SSE only.
-    Sse,
-    /// The stdio bridge only.
-    Stdio,
-}
 
 /// What to probe, and how.
 #[derive(Debug, Clone)]
@@ -82,25 +75,6 @@ pub struct ProbeOptions {
     pub bridge_program: Option<PathBuf>,
 }
 
-/// A step of the probe, for a progress display.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProbeStep {
-    /// The agent process is starting.
-    Spawning,
-    /// `initialize` was sent.
-    Initializing,
-    /// `session/new` was sent with the sentinel.
-    SessionRequested,
-    /// The agent accepted the session.
-    SessionAccepted,
-    /// Waiting for evidence; the row's current status.
-    Waiting(String),
-    /// The prompt was sent.
-    Prompting,
-    /// Cleaning up.
-    Finishing,
-}
-
 /// The probe's result: the report plus what only a terminal should see.
 #[derive(Debug, Clone)]
 pub struct ProbeOutcome {
@@ -110,63 +84,6 @@ pub struct ProbeOutcome {
     pub stderr_tail: Vec<String>,
     /// The `cwd` sent in `session/new`.
     pub cwd_sent: Option<PathBuf>,
-}
-
-/// The sentinel's plan entry for the requested transport.
-fn sentinel_spec(
-    endpoint: &ObservedEndpoint,
-    transport: SentinelTransport,
-    bridge: &Path,
-) -> ServerSpec {
-    let http = Endpoint::Http {
-        url: endpoint.http_url(),
-        headers: vec![],
-    };
-    let sse = Endpoint::Sse {
-        url: endpoint.sse_url(),
-        headers: vec![],
-    };
-    let stdio = endpoint.bridge_endpoint(bridge);
-    let name = endpoint.server_name();
-    match transport {
-        SentinelTransport::Auto => ServerSpec::new(name, ServerSource::Sentinel, http)
-            .or(sse)
-            .or(stdio),
-        SentinelTransport::Http => ServerSpec::new(name, ServerSource::Sentinel, http),
-        SentinelTransport::Sse => ServerSpec::new(name, ServerSource::Sentinel, sse),
-        SentinelTransport::Stdio => ServerSpec::new(name, ServerSource::Sentinel, stdio),
-    }
-}
-
-fn requested_transport(t: SentinelTransport) -> Transport {
-    match t {
-        SentinelTransport::Auto | SentinelTransport::Http => Transport::Http,
-        SentinelTransport::Sse => Transport::Sse,
-        SentinelTransport::Stdio => Transport::Stdio,
-    }
-}
-
-/// The agent's environment: explicit, with a private HOME unless asked.
-fn agent_env(opts: &ProbeOptions, home: Option<&Path>) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = Vec::new();
-    if !opts.inherit_env {
-        for key in [
-            "PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL",
-        ] {
-            if let Ok(value) = std::env::var(key) {
-                env.push((key.to_owned(), value));
-            }
-        }
-    }
-    if let Some(home) = home {
-        let home = home.display().to_string();
-        env.push(("HOME".into(), home.clone()));
-        env.push(("XDG_CONFIG_HOME".into(), format!("{home}/.config")));
-        env.push(("XDG_DATA_HOME".into(), format!("{home}/.local/share")));
-        env.push(("XDG_CACHE_HOME".into(), format!("{home}/.cache")));
-    }
-    env.extend(opts.env.iter().cloned());
-    env
 }
 
 struct Session {
@@ -214,51 +131,13 @@ pub async fn run_probe(
         };
 
     // === Working directory, HOME, output directory ===
-    let temp_cwd = match opts.cwd {
-        Some(_) => None,
-        None => match tempfile::Builder::new()
-            .prefix("tether-probe-cwd-")
-            .tempdir()
-        {
-            Ok(dir) => Some(dir),
-            Err(err) => {
-                return failed(
-                    ReasonCode::ProcessStartFailed,
-                    format!("cannot create a temporary working directory: {err}"),
-                    vec![],
-                    None,
-                );
-            }
-        },
-    };
-    let cwd_raw = opts
-        .cwd
-        .clone()
-        .or_else(|| temp_cwd.as_ref().map(|d| d.path().to_path_buf()))
-        .unwrap_or_else(std::env::temp_dir);
     // The resolved path is what the agent runs in and what session/new carries.
-    let cwd = match std::fs::canonicalize(&cwd_raw) {
-        Ok(path) => path,
-        Err(err) => {
-            return failed(
-                ReasonCode::ProcessStartFailed,
-                format!("working directory {}: {err}", cwd_raw.display()),
-                vec![],
-                None,
-            );
-        }
+    let dirs = match ProbeDirs::prepare(opts.cwd.as_deref(), opts.keep_home) {
+        Ok(dirs) => dirs,
+        Err(summary) => return failed(ReasonCode::ProcessStartFailed, summary, vec![], None),
     };
-    let temp_home = if opts.keep_home {
-        None
-    } else {
-        tempfile::Builder::new()
-            .prefix("tether-probe-home-")
-            .tempdir()
-            .ok()
-    };
-    let home = temp_home
-        .as_ref()
-        .and_then(|d| std::fs::canonicalize(d.path()).ok());
+    let cwd = dirs.cwd.clone();
+    let home = dirs.home.clone();
     let frames = match &opts.out_dir {
         Some(dir) => match std::fs::create_dir_all(dir)
             .and_then(|()| FrameLog::create(&dir.join("acp-frames.jsonl")))
@@ -309,7 +188,7 @@ pub async fn run_probe(
     let command = AgentCommand {
         program: resolve_program(&opts.program),
         args: opts.args.clone(),
-        env: agent_env(&opts, home.as_deref()),
+        env: agent_env(&opts.env, opts.inherit_env, home.as_deref()),
         inherit_env: opts.inherit_env,
         cwd: cwd.clone(),
     };
@@ -443,19 +322,6 @@ pub async fn run_probe(
     }
 }
 
-/// A relative path with a separator means "from here", not from the agent's
-/// fresh working directory; a bare name is looked up on PATH.
-fn resolve_program(program: &str) -> String {
-    let path = Path::new(program);
-    if path.is_relative()
-        && program.contains(std::path::MAIN_SEPARATOR)
-        && let Ok(here) = std::env::current_dir()
-    {
-        return here.join(path).display().to_string();
-    }
-    program.to_owned()
-}
-
 fn endpoint_name() -> &'static str {
     tether_kandev_endpoint::SENTINEL_SERVER
 }
@@ -464,26 +330,6 @@ fn process_died_early(summary: &Option<String>) -> bool {
     summary
         .as_deref()
         .is_some_and(|s| s.contains("closed") || s.contains("terminated"))
-}
-
-fn with_exit(summary: String, exit: Option<std::process::ExitStatus>) -> String {
-    match exit {
-        Some(status) if !status.success() && status.code().is_some() => {
-            format!("{summary} (the agent exited: {status})")
-        }
-        _ => summary,
-    }
-}
-
-fn scrubbed_tail(tail: &OutputTail) -> Vec<String> {
-    let scrubber = sanitize::Scrubber::new();
-    tail.lines()
-        .iter()
-        .rev()
-        .take(8)
-        .rev()
-        .map(|l| sanitize::cap_with_ellipsis(&scrubber.scrub(l), 300))
-        .collect()
 }
 
 fn build_report(
@@ -533,19 +379,6 @@ fn build_report(
         sentinel,
         report: attempt,
         elapsed_ms,
-    }
-}
-
-/// Sentinel lifecycle markers (opaque connection ids, no payloads) as JSONL.
-fn write_sentinel_markers(dir: &Path, attempt: &AttachmentAttempt, name: &str) {
-    let lines: Vec<String> = attempt
-        .evidence
-        .iter()
-        .filter(|e| e.server.as_deref() == Some(name))
-        .filter_map(|e| serde_json::to_string(e).ok())
-        .collect();
-    if let Err(err) = std::fs::write(dir.join("sentinel.jsonl"), lines.join("\n") + "\n") {
-        tracing::warn!(%err, "writing sentinel markers");
     }
 }
 

@@ -1,22 +1,34 @@
 //! tether-passthrough-claude: the plugin for the Claude Code CLI run as a
 //! passthrough process.
 //!
-//! Claude Code takes stdio, http and sse servers through `--mcp-config`, so
-//! each server is delivered over its first endpoint by configuration file.
-//! Materializing that file and reading Claude's `system/init` report come with
-//! the passthrough issue.
+//! - Decides: stdio, http and sse all pass (first endpoint Claude can take).
+//! - Materializes a `--mcp-config` JSON file (the host writes it 0600 and
+//!   removes it when the process ends), plus `--strict-mcp-config` when the
+//!   host asks for strict.
+//! - Reads Claude's `--output-format stream-json --verbose` `system/init`
+//!   line: each server's reported status becomes `agent_reported` evidence,
+//!   and `mcp__<server>__<tool>` names in `tools` become its model-visible
+//!   tool count (provenance `agent_report`).
 
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::observer::{
-    Decision, Delivery, Harness, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
+    AgentCapabilities, Decision, Delivery, Endpoint, Harness, Plan, PlanContext, PluginDescriptor,
+    ServerSpec, TransportObserver,
 };
-use tether_core::vocab::{ReasonCode, Transport};
+use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-claude";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["claude", "claude-code"];
+/// The file it materializes.
+pub const CONFIG_FILE: &str = "mcp-config.json";
 
-/// Decides MCP server delivery for the Claude Code CLI.
+/// Decides and materializes MCP servers for the Claude Code CLI.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughClaude;
 
@@ -46,6 +58,225 @@ impl TransportObserver for PassthroughClaude {
             None => Decision::filter(ReasonCode::TransportUnsupported),
         }
     }
+
+    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+        Some(self)
+    }
+}
+
+fn string_map(pairs: &[tether_core::observer::KeyValue]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .map(|kv| (kv.name.clone(), Value::String(kv.value.clone())))
+            .collect::<Map<String, Value>>(),
+    )
+}
+
+/// Claude's `mcpServers` entry for one endpoint.
+pub fn claude_entry(endpoint: &Endpoint) -> Value {
+    match endpoint {
+        Endpoint::Stdio {
+            command, args, env, ..
+        } => {
+            json!({"type": "stdio", "command": command, "args": args, "env": string_map(env)})
+        }
+        Endpoint::Http { url, headers } => {
+            json!({"type": "http", "url": url, "headers": string_map(headers)})
+        }
+        Endpoint::Sse { url, headers } => {
+            json!({"type": "sse", "url": url, "headers": string_map(headers)})
+        }
+    }
+}
+
+/// Claude's spelling of a server name inside `mcp__<server>__<tool>`.
+fn tool_prefix(server: &str) -> String {
+    let normalized: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("mcp__{normalized}__")
+}
+
+impl PassthroughStrategy for PassthroughClaude {
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            http: Some(true),
+            sse: Some(true),
+            load_session: Some(false),
+        }
+    }
+
+    fn materialize(
+        &self,
+        plan: &Plan,
+        ctx: &PlanContext,
+        dir: &Path,
+    ) -> Result<Materialized, String> {
+        let servers: Map<String, Value> = plan
+            .delivered()
+            .map(|(p, endpoint)| (p.spec.name.clone(), claude_entry(endpoint)))
+            .collect();
+        let contents = serde_json::to_string_pretty(&json!({"mcpServers": servers}))
+            .map_err(|e| format!("cannot encode the MCP configuration: {e}"))?;
+        let mut args = vec![
+            "--mcp-config".to_owned(),
+            dir.join(CONFIG_FILE).display().to_string(),
+        ];
+        if ctx.strict {
+            args.push("--strict-mcp-config".to_owned());
+        }
+        Ok(Materialized {
+            args,
+            env: vec![],
+            files: vec![MaterializedFile {
+                name: CONFIG_FILE.into(),
+                contents,
+            }],
+        })
+    }
+
+    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+        let Ok(doc) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        if doc.get("type").and_then(Value::as_str) != Some("system")
+            || doc.get("subtype").and_then(Value::as_str) != Some("init")
+        {
+            return Vec::new();
+        }
+        let tools: Vec<&str> = doc
+            .get("tools")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        doc.get("mcp_servers")
+            .and_then(Value::as_array)
+            .map(|servers| {
+                servers
+                    .iter()
+                    .filter_map(|s| {
+                        let name = s.get("name")?.as_str()?;
+                        let status = s.get("status").and_then(Value::as_str).unwrap_or("unknown");
+                        let prefix = tool_prefix(name);
+                        let visible = tools.iter().filter(|t| t.starts_with(&prefix)).count();
+                        let mut ev = Evidence::new(EvidenceKind::AgentReported, at)
+                            .server(name)
+                            .reported(status);
+                        if visible > 0 {
+                            ev = ev.tools(u32::try_from(visible).unwrap_or(u32::MAX));
+                        }
+                        Some(ev)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughClaude));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::observer::{KeyValue, plan};
+    use tether_core::vocab::{Provenance, ServerSource};
+
+    fn ctx(strict: bool) -> PlanContext {
+        PlanContext {
+            agent_kind: "claude".into(),
+            harness: Harness::Passthrough,
+            capabilities: PassthroughClaude.capabilities(),
+            strict,
+        }
+    }
+
+    #[test]
+    fn materializes_every_transport_into_one_config_file() {
+        let servers = vec![
+            ServerSpec::new(
+                "local",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: "srv".into(),
+                    args: vec!["-v".into()],
+                    env: vec![KeyValue::new("K", "V")],
+                    cwd: None,
+                },
+            ),
+            ServerSpec::new(
+                "remote",
+                ServerSource::Profile,
+                Endpoint::Http {
+                    url: "http://127.0.0.1:1/mcp".into(),
+                    headers: vec![KeyValue::new("Authorization", "Bearer t")],
+                },
+            ),
+            ServerSpec::new(
+                "legacy",
+                ServerSource::Profile,
+                Endpoint::Sse {
+                    url: "http://127.0.0.1:1/sse".into(),
+                    headers: vec![],
+                },
+            ),
+        ];
+        let plugin: &dyn TransportObserver = &PassthroughClaude;
+        let p = plan(Some(plugin), &servers, &ctx(true));
+        let m = PassthroughClaude
+            .materialize(&p, &ctx(true), Path::new("/private/dir"))
+            .expect("materialize");
+        assert_eq!(
+            m.args,
+            [
+                "--mcp-config",
+                "/private/dir/mcp-config.json",
+                "--strict-mcp-config"
+            ]
+        );
+        let doc: Value = serde_json::from_str(&m.files[0].contents).expect("json");
+        assert_eq!(doc["mcpServers"]["local"]["command"], "srv");
+        assert_eq!(doc["mcpServers"]["local"]["env"]["K"], "V");
+        assert_eq!(doc["mcpServers"]["remote"]["type"], "http");
+        assert_eq!(doc["mcpServers"]["legacy"]["type"], "sse");
+        let lax = PassthroughClaude
+            .materialize(&p, &ctx(false), Path::new("/d"))
+            .expect("materialize");
+        assert!(!lax.args.contains(&"--strict-mcp-config".to_owned()));
+    }
+
+    #[test]
+    fn reads_server_status_and_model_visible_tools_from_system_init() {
+        let line = r#"{"type":"system","subtype":"init","tools":["Bash","mcp__tether-sentinel__sentinel_echo","mcp__other__a","mcp__other__b"],"mcp_servers":[{"name":"tether-sentinel","status":"connected"},{"name":"other","status":"needs-auth"},{"name":"slow","status":"pending"}]}"#;
+        let evidence = PassthroughClaude.observe_output(line, Timestamp(7));
+        assert_eq!(evidence.len(), 3);
+        assert!(
+            evidence
+                .iter()
+                .all(|e| e.kind == EvidenceKind::AgentReported
+                    && e.provenance == Provenance::AgentReport)
+        );
+        assert_eq!(evidence[0].server.as_deref(), Some("tether-sentinel"));
+        assert_eq!(evidence[0].reported_status.as_deref(), Some("connected"));
+        assert_eq!(evidence[0].tool_count, Some(1));
+        assert_eq!(evidence[1].tool_count, Some(2));
+        assert_eq!(evidence[2].tool_count, None);
+        assert!(
+            PassthroughClaude
+                .observe_output("not json", Timestamp(1))
+                .is_empty()
+        );
+        assert!(
+            PassthroughClaude
+                .observe_output(r#"{"type":"assistant"}"#, Timestamp(1))
+                .is_empty()
+        );
+    }
+}

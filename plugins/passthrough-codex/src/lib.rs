@@ -1,20 +1,28 @@
 //! tether-passthrough-codex: the plugin for the Codex CLI run as a passthrough
 //! process.
 //!
-//! Codex takes stdio and streamable HTTP servers through repeated
-//! `-c mcp_servers.<name>.<key>=<value>` flags; it has no SSE, so SSE-only
-//! servers are `filtered/sse_unsupported`. Materializing the flags comes with
-//! the passthrough issue.
+//! - Decides: stdio and streamable HTTP pass; Codex has no SSE, so SSE-only
+//!   servers are `filtered/sse_unsupported`.
+//! - Materializes repeated `-c mcp_servers.<name>.<key>=<TOML value>` flags:
+//!   `command`, `args` and `env` for stdio; `url` and `http_headers` for http.
+//!   Names that are not TOML bare keys are quoted.
+//! - Never sets or relocates `CODEX_HOME`: the flags are the whole delivery.
+//!   The flags carry secrets, so nothing here logs them (the host's process
+//!   debug output shows only their number).
+
+use std::path::Path;
 
 use tether_core::observer::{
-    Decision, Delivery, Harness, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
+    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
 };
+use tether_core::passthrough::{Materialized, PassthroughStrategy};
 use tether_core::vocab::{ReasonCode, Transport};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-codex";
 
-/// Decides MCP server delivery for the Codex CLI.
+/// Decides and materializes MCP servers for the Codex CLI.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughCodex;
 
@@ -46,6 +54,139 @@ impl TransportObserver for PassthroughCodex {
             },
         }
     }
+
+    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+        Some(self)
+    }
+}
+
+/// A TOML key: bare when it may be, quoted otherwise.
+pub fn toml_key(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        name.to_owned()
+    } else {
+        toml::Value::String(name.to_owned()).to_string()
+    }
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+fn toml_array(items: &[String]) -> String {
+    toml::Value::Array(items.iter().cloned().map(toml::Value::String).collect()).to_string()
+}
+
+fn toml_table(pairs: &[KeyValue]) -> String {
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|kv| format!("{} = {}", toml_key(&kv.name), toml_string(&kv.value)))
+        .collect();
+    format!("{{ {} }}", inner.join(", "))
+}
+
+/// The `-c` flags for one server.
+pub fn codex_flags(name: &str, endpoint: &Endpoint) -> Vec<String> {
+    let key = format!("mcp_servers.{}", toml_key(name));
+    let mut set = Vec::new();
+    let mut flag = |field: &str, value: String| {
+        set.push("-c".to_owned());
+        set.push(format!("{key}.{field}={value}"));
+    };
+    match endpoint {
+        Endpoint::Stdio {
+            command, args, env, ..
+        } => {
+            flag("command", toml_string(command));
+            flag("args", toml_array(args));
+            if !env.is_empty() {
+                flag("env", toml_table(env));
+            }
+        }
+        Endpoint::Http { url, headers } => {
+            flag("url", toml_string(url));
+            if !headers.is_empty() {
+                flag("http_headers", toml_table(headers));
+            }
+        }
+        // Filtered before materialization; nothing to say to Codex.
+        Endpoint::Sse { .. } => {}
+    }
+    set
+}
+
+impl PassthroughStrategy for PassthroughCodex {
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            http: Some(true),
+            sse: Some(false),
+            load_session: Some(false),
+        }
+    }
+
+    fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
+        Ok(Materialized {
+            args: plan
+                .delivered()
+                .flat_map(|(p, endpoint)| codex_flags(&p.spec.name, endpoint))
+                .collect(),
+            env: vec![],
+            files: vec![],
+        })
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughCodex));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_are_not_bare_keys_are_quoted() {
+        assert_eq!(toml_key("tether-sentinel"), "tether-sentinel");
+        assert_eq!(toml_key("my server.v2"), "\"my server.v2\"");
+        assert_eq!(toml_key("quote\"d"), "'quote\"d'");
+    }
+
+    #[test]
+    fn stdio_and_http_become_toml_overrides_that_parse() {
+        let stdio = Endpoint::Stdio {
+            command: "/bin/srv".into(),
+            args: vec!["--flag".into(), "a \"quoted\" arg".into()],
+            env: vec![KeyValue::new("TOKEN", "s3cr\\et")],
+            cwd: None,
+        };
+        let flags = codex_flags("local", &stdio);
+        assert_eq!(flags.iter().filter(|f| *f == "-c").count(), 3);
+        for pair in flags.chunks(2) {
+            let (key, value) = pair[1].split_once('=').expect("k=v");
+            let doc: toml::Table =
+                toml::from_str(&format!("v = {value}")).expect("valid TOML value");
+            assert!(key.starts_with("mcp_servers.local."), "{key}");
+            if key.ends_with(".args") {
+                assert_eq!(
+                    doc["v"].as_array().expect("array")[1].as_str(),
+                    Some("a \"quoted\" arg")
+                );
+            }
+            if key.ends_with(".env") {
+                assert_eq!(doc["v"]["TOKEN"].as_str(), Some("s3cr\\et"));
+            }
+        }
+        let http = Endpoint::Http {
+            url: "http://127.0.0.1:9/mcp".into(),
+            headers: vec![KeyValue::new("X-Key", "k")],
+        };
+        let flags = codex_flags("remote server", &http);
+        assert_eq!(
+            flags[1],
+            "mcp_servers.\"remote server\".url=\"http://127.0.0.1:9/mcp\""
+        );
+        assert!(flags[3].starts_with("mcp_servers.\"remote server\".http_headers="));
+    }
+}

@@ -1,0 +1,206 @@
+//! What both probes (ACP and passthrough) share: the sentinel's plan entry,
+//! the agent's explicit environment and private directories, progress steps,
+//! and the bounded, scrubbed leftovers a terminal may show.
+
+use std::path::{Path, PathBuf};
+
+use tether_core::model::AttachmentAttempt;
+use tether_core::observer::{Endpoint, ServerSpec};
+use tether_core::sanitize;
+use tether_core::vocab::{ServerSource, Transport};
+
+use crate::ObservedEndpoint;
+use crate::process::OutputTail;
+
+/// Which transport the sentinel is offered over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentinelTransport {
+    /// The best one the agent advertises: http, then sse, then the stdio bridge.
+    Auto,
+    /// Streamable HTTP only.
+    Http,
+    /// Legacy SSE only.
+    Sse,
+    /// The stdio bridge only.
+    Stdio,
+}
+
+/// A step of the probe, for a progress display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeStep {
+    /// The agent process is starting.
+    Spawning,
+    /// `initialize` was sent.
+    Initializing,
+    /// `session/new` was sent with the sentinel.
+    SessionRequested,
+    /// The agent accepted the session.
+    SessionAccepted,
+    /// Waiting for evidence; the row's current status.
+    Waiting(String),
+    /// The prompt was sent.
+    Prompting,
+    /// Cleaning up.
+    Finishing,
+}
+
+/// The sentinel's plan entry for the requested transport.
+pub fn sentinel_spec(
+    endpoint: &ObservedEndpoint,
+    transport: SentinelTransport,
+    bridge: &Path,
+) -> ServerSpec {
+    let http = Endpoint::Http {
+        url: endpoint.http_url(),
+        headers: vec![],
+    };
+    let sse = Endpoint::Sse {
+        url: endpoint.sse_url(),
+        headers: vec![],
+    };
+    let stdio = endpoint.bridge_endpoint(bridge);
+    let name = endpoint.server_name();
+    match transport {
+        SentinelTransport::Auto => ServerSpec::new(name, ServerSource::Sentinel, http)
+            .or(sse)
+            .or(stdio),
+        SentinelTransport::Http => ServerSpec::new(name, ServerSource::Sentinel, http),
+        SentinelTransport::Sse => ServerSpec::new(name, ServerSource::Sentinel, sse),
+        SentinelTransport::Stdio => ServerSpec::new(name, ServerSource::Sentinel, stdio),
+    }
+}
+
+pub fn requested_transport(t: SentinelTransport) -> Transport {
+    match t {
+        SentinelTransport::Auto | SentinelTransport::Http => Transport::Http,
+        SentinelTransport::Sse => Transport::Sse,
+        SentinelTransport::Stdio => Transport::Stdio,
+    }
+}
+
+/// The agent's environment: explicit, with a private HOME unless asked.
+pub fn agent_env(
+    extra: &[(String, String)],
+    inherit_env: bool,
+    home: Option<&Path>,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    if !inherit_env {
+        for key in [
+            "PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "LOGNAME", "SHELL",
+        ] {
+            if let Ok(value) = std::env::var(key) {
+                env.push((key.to_owned(), value));
+            }
+        }
+    }
+    if let Some(home) = home {
+        let home = home.display().to_string();
+        env.push(("HOME".into(), home.clone()));
+        env.push(("XDG_CONFIG_HOME".into(), format!("{home}/.config")));
+        env.push(("XDG_DATA_HOME".into(), format!("{home}/.local/share")));
+        env.push(("XDG_CACHE_HOME".into(), format!("{home}/.cache")));
+    }
+    env.extend(extra.iter().cloned());
+    env
+}
+
+/// A relative path with a separator means "from here", not from the agent's
+/// fresh working directory; a bare name is looked up on PATH.
+pub fn resolve_program(program: &str) -> String {
+    let path = Path::new(program);
+    if path.is_relative()
+        && program.contains(std::path::MAIN_SEPARATOR)
+        && let Ok(here) = std::env::current_dir()
+    {
+        return here.join(path).display().to_string();
+    }
+    program.to_owned()
+}
+
+/// Appends the exit status to a summary when the agent failed.
+pub fn with_exit(summary: String, exit: Option<std::process::ExitStatus>) -> String {
+    match exit {
+        Some(status) if !status.success() && status.code().is_some() => {
+            format!("{summary} (the agent exited: {status})")
+        }
+        _ => summary,
+    }
+}
+
+/// The last lines of a tail, scrubbed, for a terminal only.
+pub fn scrubbed_tail(tail: &OutputTail) -> Vec<String> {
+    let scrubber = sanitize::Scrubber::new();
+    tail.lines()
+        .iter()
+        .rev()
+        .take(8)
+        .rev()
+        .map(|l| sanitize::cap_with_ellipsis(&scrubber.scrub(l), 300))
+        .collect()
+}
+
+/// Sentinel lifecycle markers (opaque connection ids, no payloads) as JSONL.
+pub fn write_sentinel_markers(dir: &Path, attempt: &AttachmentAttempt, name: &str) {
+    let lines: Vec<String> = attempt
+        .evidence
+        .iter()
+        .filter(|e| e.server.as_deref() == Some(name))
+        .filter_map(|e| serde_json::to_string(e).ok())
+        .collect();
+    if let Err(err) = std::fs::write(dir.join("sentinel.jsonl"), lines.join("\n") + "\n") {
+        tracing::warn!(%err, "writing sentinel markers");
+    }
+}
+
+/// A fresh working directory (resolved; the path agents run in and are told)
+/// and, unless the real HOME is kept, a private HOME. Both vanish on drop.
+#[derive(Debug)]
+pub struct ProbeDirs {
+    /// The resolved working directory.
+    pub cwd: PathBuf,
+    /// The private HOME, when one was made.
+    pub home: Option<PathBuf>,
+    _temp_cwd: Option<tempfile::TempDir>,
+    _temp_home: Option<tempfile::TempDir>,
+}
+
+impl ProbeDirs {
+    /// Prepares the directories; `cwd` overrides the temporary one.
+    pub fn prepare(cwd: Option<&Path>, keep_home: bool) -> Result<Self, String> {
+        let temp_cwd = match cwd {
+            Some(_) => None,
+            None => Some(
+                tempfile::Builder::new()
+                    .prefix("tether-probe-cwd-")
+                    .tempdir()
+                    .map_err(|e| format!("cannot create a temporary working directory: {e}"))?,
+            ),
+        };
+        let raw = cwd
+            .map(Path::to_path_buf)
+            .or_else(|| temp_cwd.as_ref().map(|d| d.path().to_path_buf()))
+            .unwrap_or_else(std::env::temp_dir);
+        let cwd = std::fs::canonicalize(&raw)
+            .map_err(|e| format!("working directory {}: {e}", raw.display()))?;
+        let temp_home = if keep_home {
+            None
+        } else {
+            Some(
+                tempfile::Builder::new()
+                    .prefix("tether-probe-home-")
+                    .tempdir()
+                    .map_err(|e| format!("cannot create a private HOME: {e}"))?,
+            )
+        };
+        let home = temp_home
+            .as_ref()
+            .and_then(|d| std::fs::canonicalize(d.path()).ok());
+        Ok(ProbeDirs {
+            cwd,
+            home,
+            _temp_cwd: temp_cwd,
+            _temp_home: temp_home,
+        })
+    }
+}
