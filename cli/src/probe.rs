@@ -12,6 +12,7 @@ use tether_acp_structured::probe::{
     ProbeOptions, ProbeOutcome, ProbeStep, SentinelTransport, run_probe,
 };
 use tether_core::probe::{ProbeReport, Verdict};
+use tether_kandev_endpoint::passthrough_probe::{PassthroughOptions, run_passthrough_probe};
 
 /// Exit code: a verdict was reached.
 pub const EXIT_VERDICT: u8 = 0;
@@ -30,7 +31,7 @@ pub enum TransportArg {
     Stdio,
 }
 
-/// Does this ACP agent really attach to an injected MCP server, and how far does it get?
+/// Does this agent really attach to an injected MCP server, and how far does it get?
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
     /// How the sentinel MCP server is offered.
@@ -63,6 +64,15 @@ pub struct ProbeArgs {
     /// Write raw ACP frames and sentinel lifecycle markers (JSONL) here.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// A JSON {"mcpServers": …} file or Codex config.toml to take --server entries from.
+    #[arg(long, value_name = "FILE", requires = "server")]
+    config: Option<PathBuf>,
+    /// Also offer this server from --config beside the sentinel (repeatable).
+    #[arg(long = "server", value_name = "NAME", requires = "config")]
+    server: Vec<String>,
+    /// Probe a CLI run as a plain process (claude, codex, …) instead of an ACP agent.
+    #[arg(long, value_name = "KIND")]
+    passthrough: Option<String>,
     /// Print exactly one JSON document (see `tether schema probe-report`).
     #[arg(long)]
     json: bool,
@@ -137,6 +147,23 @@ impl Progress {
     }
 }
 
+fn extra_servers(args: &ProbeArgs) -> anyhow::Result<Vec<tether_core::observer::ServerSpec>> {
+    let Some(path) = &args.config else {
+        return Ok(vec![]);
+    };
+    args.server
+        .iter()
+        .map(|name| {
+            let endpoint = tether_kandev_endpoint::server_config::load_server(path, name)?;
+            Ok(tether_core::observer::ServerSpec::new(
+                name.clone(),
+                tether_core::vocab::ServerSource::Profile,
+                endpoint,
+            ))
+        })
+        .collect()
+}
+
 pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
     let (program, rest) = args
         .command
@@ -161,13 +188,43 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         authenticate: args.authenticate.clone(),
         out_dir: args.out.clone(),
         bridge_program: None,
+        extra_servers: match extra_servers(&args) {
+            Ok(servers) => servers,
+            Err(err) => {
+                eprintln!("tether probe: {err:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(run_probe(opts, |step| progress.show(&step)));
+    let outcome = match &args.passthrough {
+        None => runtime.block_on(run_probe(opts, |step| progress.show(&step))),
+        Some(kind) => {
+            let passthrough = PassthroughOptions {
+                kind: kind.clone(),
+                program: opts.program,
+                args: opts.args,
+                env: opts.env,
+                inherit_env: opts.inherit_env,
+                keep_home: opts.keep_home,
+                cwd: opts.cwd,
+                transport: opts.transport,
+                grace: opts.grace,
+                timeout: opts.timeout,
+                out_dir: opts.out_dir,
+                bridge_program: None,
+                extra_servers: opts.extra_servers,
+            };
+            let registry = tether_core::registry::Registry::with_static()?;
+            runtime.block_on(run_passthrough_probe(registry, passthrough, |step| {
+                progress.show(&step)
+            }))
+        }
+    };
     progress.clear();
     drop(runtime);
 
@@ -210,7 +267,11 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
     }
     match (&r.session.accepted, &r.session.acp_session_id) {
         (true, Some(id)) => writeln!(out, "Session   accepted ({id})")?,
+        (true, None) if args.passthrough.is_some() => writeln!(out, "Process   started")?,
         (true, None) => writeln!(out, "Session   accepted")?,
+        (false, _) if args.passthrough.is_some() && r.verdict != Verdict::AgentFailed => {
+            writeln!(out, "Process   not started (nothing to deliver)")?
+        }
         (false, _) if r.session.error.is_none() && r.verdict != Verdict::AgentFailed => {
             writeln!(out, "Session   not answered yet when the probe ended")?
         }
@@ -225,6 +286,23 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
         )?;
     }
     let s = &r.sentinel;
+    if let Some(attempt) = &r.report {
+        for ev in attempt
+            .evidence
+            .iter()
+            .filter(|e| e.kind == tether_core::EvidenceKind::AgentReported)
+        {
+            writeln!(
+                out,
+                "Reported  {}: {}{}",
+                ev.server.as_deref().unwrap_or("?"),
+                ev.reported_status.as_deref().unwrap_or("?"),
+                ev.tool_count
+                    .map(|n| format!(", {n} model-visible tools"))
+                    .unwrap_or_default()
+            )?;
+        }
+    }
     if r.verdict != Verdict::AgentFailed {
         let row_label = r
             .report

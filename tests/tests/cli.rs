@@ -268,3 +268,64 @@ fn endpoint_test_usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no MCP server named"));
 }
+
+// === tether probe --passthrough ===
+
+#[test]
+fn passthrough_probe_of_a_kind_without_strategy_is_unavailable_no_strategy() {
+    let out = tether()
+        .args([
+            "probe",
+            "--passthrough",
+            "gemini",
+            "--json",
+            "--",
+            "gemini",
+            "-p",
+            "hi",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["verdict"], "unavailable");
+    assert_eq!(doc["report"]["servers"][0]["reason_code"], "no_strategy");
+    assert_eq!(doc["report"]["trigger"], "passthrough_start");
+}
+
+#[test]
+fn passthrough_probe_of_real_codex_is_active_as_one_json_document() {
+    let codex =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/node_modules/.bin/codex");
+    if !codex.exists() {
+        assert!(
+            std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
+            "codex missing"
+        );
+        eprintln!("SKIP: codex is not installed (see tests/peers)");
+        return;
+    }
+    let out = tether()
+        .args([
+            "probe",
+            "--passthrough",
+            "codex",
+            "--timeout",
+            "20",
+            "--json",
+            "--",
+        ])
+        .arg(&codex)
+        .args(["exec", "--skip-git-repo-check", "hi"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one json document");
+    assert_eq!(doc["verdict"], "active", "{doc:#}");
+    assert_eq!(doc["advertised"]["sse"], false);
+    std::fs::write(
+        tether_tests::samples_dir().join("probe-report-passthrough.json"),
+        &out.stdout,
+    )
+    .expect("sample");
+}

@@ -37,6 +37,7 @@ fn options(mode: &str, transport: SentinelTransport, record: &Path) -> ProbeOpti
         authenticate: None,
         out_dir: None,
         bridge_program: Some(bridge()),
+        extra_servers: vec![],
     }
 }
 

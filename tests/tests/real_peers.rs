@@ -43,6 +43,7 @@ async fn probe_peer(
         authenticate: None,
         out_dir: None,
         bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
+        extra_servers: vec![],
     };
     run_probe(opts, |_| {}).await.report
 }

@@ -36,7 +36,7 @@ use tether_kandev_endpoint::probe_support::{
     ProbeDirs, agent_env, requested_transport, resolve_program, scrubbed_tail, sentinel_spec,
     with_exit, write_sentinel_markers,
 };
-pub use tether_kandev_endpoint::probe_support::{ProbeStep, SentinelTransport};
+pub use tether_kandev_endpoint::probe_support::{ProbeOutcome, ProbeStep, SentinelTransport};
 
 use crate::acp::{FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines};
 use crate::process::{AgentCommand, AgentProcess, SpawnError};
@@ -73,17 +73,8 @@ pub struct ProbeOptions {
     pub out_dir: Option<PathBuf>,
     /// The `tether-bridge` program for the stdio transport.
     pub bridge_program: Option<PathBuf>,
-}
-
-/// The probe's result: the report plus what only a terminal should see.
-#[derive(Debug, Clone)]
-pub struct ProbeOutcome {
-    /// The public report.
-    pub report: ProbeReport,
-    /// The agent's last stderr lines, scrubbed (never put into the report).
-    pub stderr_tail: Vec<String>,
-    /// The `cwd` sent in `session/new`.
-    pub cwd_sent: Option<PathBuf>,
+    /// More servers to offer beside the sentinel.
+    pub extra_servers: Vec<tether_core::observer::ServerSpec>,
 }
 
 struct Session {
@@ -464,7 +455,9 @@ fn drive<'a>(
                     .map_or("acp-agent".to_owned(), |i| sanitize::name(&i.name)),
                 Harness::Acp,
                 Trigger::Probe,
-                vec![spec],
+                std::iter::once(spec)
+                    .chain(opts.extra_servers.iter().cloned())
+                    .collect(),
             );
             request.capabilities = capabilities;
             let mut delivery =

@@ -21,6 +21,7 @@ pub mod diagnostics;
 pub mod endpoint;
 pub mod endpoint_test;
 pub mod observe;
+pub mod passthrough_probe;
 pub mod probe_support;
 pub mod process;
 pub mod sentinel;

@@ -153,6 +153,17 @@ pub fn write_sentinel_markers(dir: &Path, attempt: &AttachmentAttempt, name: &st
     }
 }
 
+/// A probe's result: the report plus what only a terminal should see.
+#[derive(Debug, Clone)]
+pub struct ProbeOutcome {
+    /// The public report.
+    pub report: tether_core::probe::ProbeReport,
+    /// The agent's last stderr lines, scrubbed (never put into the report).
+    pub stderr_tail: Vec<String>,
+    /// The working directory the agent ran in (and, over ACP, the `cwd` sent).
+    pub cwd_sent: Option<PathBuf>,
+}
+
 /// A fresh working directory (resolved; the path agents run in and are told)
 /// and, unless the real HOME is kept, a private HOME. Both vanish on drop.
 #[derive(Debug)]

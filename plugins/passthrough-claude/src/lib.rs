@@ -4,7 +4,12 @@
 //! - Decides: stdio, http and sse all pass (first endpoint Claude can take).
 //! - Materializes a `--mcp-config` JSON file (the host writes it 0600 and
 //!   removes it when the process ends), plus `--strict-mcp-config` when the
-//!   host asks for strict.
+//!   host asks for strict. Secret-bearing values (env values, header values,
+//!   arguments, URLs with userinfo or a query) are not in the file: each is a
+//!   `${TETHER_MCP_n}` reference that Claude expands from the process
+//!   environment the host sets. It also sets `MCP_CONNECTION_NONBLOCKING=false`
+//!   so that in `-p` mode Claude connects its servers before the first turn
+//!   instead of racing them.
 //! - Reads Claude's `--output-format stream-json --verbose` `system/init`
 //!   line: each server's reported status becomes `agent_reported` evidence,
 //!   and `mcp__<server>__<tool>` names in `tools` become its model-visible
@@ -15,8 +20,8 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, Plan, PlanContext, PluginDescriptor,
-    ServerSpec, TransportObserver,
+    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
 };
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
@@ -25,6 +30,8 @@ use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
 pub const PLUGIN_NAME: &str = "passthrough-claude";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["claude", "claude-code"];
+/// Claude's switch for connecting MCP servers in the background in `-p` mode.
+pub const BLOCKING_ENV: &str = "MCP_CONNECTION_NONBLOCKING";
 /// The file it materializes.
 pub const CONFIG_FILE: &str = "mcp-config.json";
 
@@ -64,28 +71,60 @@ impl TransportObserver for PassthroughClaude {
     }
 }
 
-fn string_map(pairs: &[tether_core::observer::KeyValue]) -> Value {
-    Value::Object(
-        pairs
-            .iter()
-            .map(|kv| (kv.name.clone(), Value::String(kv.value.clone())))
-            .collect::<Map<String, Value>>(),
-    )
+/// Moves secret-bearing values out of the file: each becomes `${TETHER_MCP_n}`,
+/// which Claude expands from the environment the host gives the process.
+#[derive(Default)]
+struct Indirect {
+    env: Vec<KeyValue>,
 }
 
-/// Claude's `mcpServers` entry for one endpoint.
-pub fn claude_entry(endpoint: &Endpoint) -> Value {
+impl Indirect {
+    fn hide(&mut self, value: &str) -> String {
+        let name = format!("TETHER_MCP_{}", self.env.len() + 1);
+        self.env.push(KeyValue::new(name.clone(), value));
+        format!("${{{name}}}")
+    }
+
+    fn map(&mut self, pairs: &[KeyValue]) -> Value {
+        Value::Object(
+            pairs
+                .iter()
+                .map(|kv| (kv.name.clone(), Value::String(self.hide(&kv.value))))
+                .collect::<Map<String, Value>>(),
+        )
+    }
+
+    fn url(&mut self, url: &str) -> String {
+        // Only URLs that can carry secrets (userinfo, query, fragment) move out.
+        match url::Url::parse(url) {
+            Ok(u)
+                if u.username().is_empty()
+                    && u.password().is_none()
+                    && u.query().is_none()
+                    && u.fragment().is_none() =>
+            {
+                url.to_owned()
+            }
+            _ => self.hide(url),
+        }
+    }
+}
+
+/// Claude's `mcpServers` entry for one endpoint; secret-bearing values are
+/// `${VAR}` references whose values go into `indirect.env`.
+fn claude_entry(endpoint: &Endpoint, indirect: &mut Indirect) -> Value {
     match endpoint {
         Endpoint::Stdio {
             command, args, env, ..
         } => {
-            json!({"type": "stdio", "command": command, "args": args, "env": string_map(env)})
+            let args: Vec<String> = args.iter().map(|a| indirect.hide(a)).collect();
+            json!({"type": "stdio", "command": command, "args": args, "env": indirect.map(env)})
         }
         Endpoint::Http { url, headers } => {
-            json!({"type": "http", "url": url, "headers": string_map(headers)})
+            json!({"type": "http", "url": indirect.url(url), "headers": indirect.map(headers)})
         }
         Endpoint::Sse { url, headers } => {
-            json!({"type": "sse", "url": url, "headers": string_map(headers)})
+            json!({"type": "sse", "url": indirect.url(url), "headers": indirect.map(headers)})
         }
     }
 }
@@ -120,9 +159,10 @@ impl PassthroughStrategy for PassthroughClaude {
         ctx: &PlanContext,
         dir: &Path,
     ) -> Result<Materialized, String> {
+        let mut indirect = Indirect::default();
         let servers: Map<String, Value> = plan
             .delivered()
-            .map(|(p, endpoint)| (p.spec.name.clone(), claude_entry(endpoint)))
+            .map(|(p, endpoint)| (p.spec.name.clone(), claude_entry(endpoint, &mut indirect)))
             .collect();
         let contents = serde_json::to_string_pretty(&json!({"mcpServers": servers}))
             .map_err(|e| format!("cannot encode the MCP configuration: {e}"))?;
@@ -133,9 +173,13 @@ impl PassthroughStrategy for PassthroughClaude {
         if ctx.strict {
             args.push("--strict-mcp-config".to_owned());
         }
+        let mut env = indirect.env;
+        // In -p mode Claude otherwise races its MCP connections against the
+        // first turn; blocking makes the delivered servers really attach first.
+        env.push(KeyValue::new(BLOCKING_ENV, "false"));
         Ok(Materialized {
             args,
-            env: vec![],
+            env,
             files: vec![MaterializedFile {
                 name: CONFIG_FILE.into(),
                 contents,
@@ -186,7 +230,7 @@ tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughClaude));
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_core::observer::{KeyValue, plan};
+    use tether_core::observer::plan;
     use tether_core::vocab::{Provenance, ServerSource};
 
     fn ctx(strict: bool) -> PlanContext {
@@ -243,7 +287,17 @@ mod tests {
         );
         let doc: Value = serde_json::from_str(&m.files[0].contents).expect("json");
         assert_eq!(doc["mcpServers"]["local"]["command"], "srv");
-        assert_eq!(doc["mcpServers"]["local"]["env"]["K"], "V");
+        // Values travel in the environment, not in the file.
+        assert!(!m.files[0].contents.contains("Bearer t"));
+        let env_ref = doc["mcpServers"]["local"]["env"]["K"]
+            .as_str()
+            .expect("ref");
+        let var = env_ref.trim_start_matches("${").trim_end_matches('}');
+        assert!(
+            m.env.iter().any(|kv| kv.name == var && kv.value == "V"),
+            "{env_ref}"
+        );
+        assert_eq!(doc["mcpServers"]["remote"]["url"], "http://127.0.0.1:1/mcp");
         assert_eq!(doc["mcpServers"]["remote"]["type"], "http");
         assert_eq!(doc["mcpServers"]["legacy"]["type"], "sse");
         let lax = PassthroughClaude

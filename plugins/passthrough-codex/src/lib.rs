@@ -4,8 +4,11 @@
 //! - Decides: stdio and streamable HTTP pass; Codex has no SSE, so SSE-only
 //!   servers are `filtered/sse_unsupported`.
 //! - Materializes repeated `-c mcp_servers.<name>.<key>=<TOML value>` flags:
-//!   `command`, `args` and `env` for stdio; `url` and `http_headers` for http.
-//!   Names that are not TOML bare keys are quoted.
+//!   `command`, `args` and `env_vars` for stdio; `url` and `env_http_headers`
+//!   for http. Names that are not TOML bare keys are quoted. Env and header
+//!   values never appear in the flags (which `ps` shows): they travel in the
+//!   process environment, forwarded by name. Arguments and URLs are flags, as
+//!   Codex has no indirection for them.
 //! - Never sets or relocates `CODEX_HOME`: the flags are the whole delivery.
 //!   The flags carry secrets, so nothing here logs them (the host's process
 //!   debug output shows only their number).
@@ -89,8 +92,10 @@ fn toml_table(pairs: &[KeyValue]) -> String {
     format!("{{ {} }}", inner.join(", "))
 }
 
-/// The `-c` flags for one server.
-pub fn codex_flags(name: &str, endpoint: &Endpoint) -> Vec<String> {
+/// The `-c` flags for one server, and the environment that carries its
+/// secret values: stdio env values are forwarded by name (`env_vars`), header
+/// values through `env_http_headers`, so neither appears on the command line.
+pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut Vec<KeyValue>) -> Vec<String> {
     let key = format!("mcp_servers.{}", toml_key(name));
     let mut set = Vec::new();
     let mut flag = |field: &str, value: String| {
@@ -99,18 +104,31 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint) -> Vec<String> {
     };
     match endpoint {
         Endpoint::Stdio {
-            command, args, env, ..
+            command,
+            args,
+            env: vars,
+            ..
         } => {
             flag("command", toml_string(command));
             flag("args", toml_array(args));
-            if !env.is_empty() {
-                flag("env", toml_table(env));
+            if !vars.is_empty() {
+                let names: Vec<String> = vars.iter().map(|kv| kv.name.clone()).collect();
+                flag("env_vars", toml_array(&names));
+                env.extend(vars.iter().cloned());
             }
         }
         Endpoint::Http { url, headers } => {
             flag("url", toml_string(url));
             if !headers.is_empty() {
-                flag("http_headers", toml_table(headers));
+                let refs: Vec<KeyValue> = headers
+                    .iter()
+                    .map(|kv| {
+                        let var = format!("TETHER_MCP_{}", env.len() + 1);
+                        env.push(KeyValue::new(var.clone(), kv.value.clone()));
+                        KeyValue::new(kv.name.clone(), var)
+                    })
+                    .collect();
+                flag("env_http_headers", toml_table(&refs));
             }
         }
         // Filtered before materialization; nothing to say to Codex.
@@ -129,12 +147,14 @@ impl PassthroughStrategy for PassthroughCodex {
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
+        let mut env = Vec::new();
+        let args = plan
+            .delivered()
+            .flat_map(|(p, endpoint)| codex_flags(&p.spec.name, endpoint, &mut env))
+            .collect();
         Ok(Materialized {
-            args: plan
-                .delivered()
-                .flat_map(|(p, endpoint)| codex_flags(&p.spec.name, endpoint))
-                .collect(),
-            env: vec![],
+            args,
+            env,
             files: vec![],
         })
     }
@@ -154,15 +174,18 @@ mod tests {
     }
 
     #[test]
-    fn stdio_and_http_become_toml_overrides_that_parse() {
+    fn stdio_and_http_become_toml_overrides_that_parse_and_hide_values() {
         let stdio = Endpoint::Stdio {
             command: "/bin/srv".into(),
             args: vec!["--flag".into(), "a \"quoted\" arg".into()],
             env: vec![KeyValue::new("TOKEN", "s3cr\\et")],
             cwd: None,
         };
-        let flags = codex_flags("local", &stdio);
+        let mut env = Vec::new();
+        let flags = codex_flags("local", &stdio, &mut env);
         assert_eq!(flags.iter().filter(|f| *f == "-c").count(), 3);
+        assert!(flags.iter().all(|f| !f.contains("s3cr")), "{flags:?}");
+        assert_eq!(env, [KeyValue::new("TOKEN", "s3cr\\et")]);
         for pair in flags.chunks(2) {
             let (key, value) = pair[1].split_once('=').expect("k=v");
             let doc: toml::Table =
@@ -174,19 +197,27 @@ mod tests {
                     Some("a \"quoted\" arg")
                 );
             }
-            if key.ends_with(".env") {
-                assert_eq!(doc["v"]["TOKEN"].as_str(), Some("s3cr\\et"));
+            if key.ends_with(".env_vars") {
+                assert_eq!(
+                    doc["v"].as_array().expect("array")[0].as_str(),
+                    Some("TOKEN")
+                );
             }
         }
         let http = Endpoint::Http {
             url: "http://127.0.0.1:9/mcp".into(),
-            headers: vec![KeyValue::new("X-Key", "k")],
+            headers: vec![KeyValue::new("X-Key", "k-secret")],
         };
-        let flags = codex_flags("remote server", &http);
+        let flags = codex_flags("remote server", &http, &mut env);
         assert_eq!(
             flags[1],
             "mcp_servers.\"remote server\".url=\"http://127.0.0.1:9/mcp\""
         );
-        assert!(flags[3].starts_with("mcp_servers.\"remote server\".http_headers="));
+        assert!(flags[3].starts_with("mcp_servers.\"remote server\".env_http_headers="));
+        assert!(!flags[3].contains("k-secret"));
+        assert!(
+            env.iter()
+                .any(|kv| kv.value == "k-secret" && flags[3].contains(&kv.name))
+        );
     }
 }

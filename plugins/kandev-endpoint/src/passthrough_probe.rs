@@ -1,0 +1,418 @@
+//! The passthrough probe: materialize the sentinel for a CLI the host runs as
+//! a plain process, start it in its own process group with a private HOME,
+//! and reach the verdict from evidence (the sentinel's observations and the
+//! CLI's own reports), never from the exit code. A CLI that exits at once
+//! (Claude without credentials) and one that never exits (Codex offline) are
+//! both normal; the group is killed at the end either way.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
+use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
+use tether_core::observer::{Harness, TransportObserver};
+use tether_core::probe::{
+    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
+    ProbeSession, Verdict, sentinel_facts, verdict_of,
+};
+use tether_core::registry::Registry;
+use tether_core::sanitize;
+use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Trigger};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use crate::ObservedEndpoint;
+use crate::probe_support::{
+    ProbeDirs, ProbeOutcome, ProbeStep, SentinelTransport, agent_env, requested_transport,
+    resolve_program, scrubbed_tail, sentinel_spec, write_sentinel_markers,
+};
+use crate::process::{AgentCommand, AgentProcess, SpawnError};
+
+/// A stdout line longer than this is not read as a report.
+const MAX_REPORT_LINE: u64 = 4 * 1024 * 1024;
+/// After tools/list or the CLI's exit, how long reports may still arrive.
+const SETTLE: Duration = Duration::from_millis(600);
+
+/// What to probe, and how.
+#[derive(Debug, Clone)]
+pub struct PassthroughOptions {
+    /// The agent kind (selects the plugin), for example `claude` or `codex`.
+    pub kind: String,
+    /// The CLI's program.
+    pub program: String,
+    /// Its arguments (the materialized ones go before them).
+    pub args: Vec<String>,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+    /// Inherit this process's environment.
+    pub inherit_env: bool,
+    /// Keep the real HOME.
+    pub keep_home: bool,
+    /// Working directory; a fresh temporary one when `None`.
+    pub cwd: Option<PathBuf>,
+    /// The sentinel's transport.
+    pub transport: SentinelTransport,
+    /// How long after the start to wait for a connection.
+    pub grace: Duration,
+    /// Bound on the whole run.
+    pub timeout: Duration,
+    /// Where to write sentinel markers.
+    pub out_dir: Option<PathBuf>,
+    /// The `tether-bridge` program.
+    pub bridge_program: Option<PathBuf>,
+    /// More servers to materialize beside the sentinel.
+    pub extra_servers: Vec<tether_core::observer::ServerSpec>,
+}
+
+fn report(
+    verdict: Verdict,
+    kind: &str,
+    advertised: ProbeAdvertised,
+    session: ProbeSession,
+    sentinel: ProbeSentinel,
+    attempt: Option<AttachmentAttempt>,
+    elapsed_ms: u64,
+) -> ProbeReport {
+    ProbeReport {
+        schema_version: PROBE_SCHEMA_VERSION,
+        verdict,
+        agent: ProbeAgent {
+            name: Some(sanitize::name(kind)),
+            version: None,
+            protocol_version: None,
+        },
+        advertised,
+        session,
+        sentinel,
+        report: attempt,
+        elapsed_ms,
+    }
+}
+
+fn publish(sink: &EvidenceSink, evidence: Evidence) {
+    if let Err(err) = sink.publish(evidence) {
+        tracing::debug!(%err, "passthrough probe evidence not queued");
+    }
+}
+
+/// Runs one passthrough probe with the plugins in `registry`.
+pub async fn run_passthrough_probe(
+    registry: Registry,
+    opts: PassthroughOptions,
+    progress: impl Fn(ProbeStep) + Send + Sync,
+) -> ProbeOutcome {
+    let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + opts.timeout;
+    let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let requested = requested_transport(opts.transport);
+    let sentinel_name = crate::SENTINEL_SERVER;
+    let agent_failed = |reason: ReasonCode,
+                        summary: String,
+                        stderr: Vec<String>,
+                        cwd: Option<PathBuf>| ProbeOutcome {
+        report: report(
+            Verdict::AgentFailed,
+            &opts.kind,
+            ProbeAdvertised::default(),
+            ProbeSession {
+                accepted: false,
+                acp_session_id: None,
+                error: Some(ProbeError {
+                    reason_code: reason,
+                    summary: Some(sanitize::summary(&summary)),
+                }),
+            },
+            ProbeSentinel::unseen(sentinel_name, requested.clone()),
+            None,
+            elapsed(),
+        ),
+        stderr_tail: stderr,
+        cwd_sent: cwd,
+    };
+
+    let dirs = match ProbeDirs::prepare(opts.cwd.as_deref(), opts.keep_home) {
+        Ok(dirs) => dirs,
+        Err(summary) => return agent_failed(ReasonCode::ProcessStartFailed, summary, vec![], None),
+    };
+    let endpoint = match ObservedEndpoint::sentinel().await {
+        Ok(endpoint) => endpoint,
+        Err(err) => {
+            return agent_failed(
+                ReasonCode::ProcessStartFailed,
+                format!("cannot start the sentinel: {err}"),
+                vec![],
+                Some(dirs.cwd),
+            );
+        }
+    };
+    let observer: Option<Arc<dyn TransportObserver>> = registry
+        .observer_for(&opts.kind, Harness::Passthrough)
+        .cloned();
+    let capabilities = observer
+        .as_ref()
+        .and_then(|o| o.passthrough().map(|s| s.capabilities()))
+        .unwrap_or_default();
+    let advertised = ProbeAdvertised {
+        http: capabilities.http == Some(true),
+        sse: capabilities.sse == Some(true),
+        load_session: capabilities.load_session == Some(true),
+    };
+    let hub = Hub::new(registry);
+    let bridge = opts
+        .bridge_program
+        .clone()
+        .or_else(crate::bridge_next_to_current_exe)
+        .unwrap_or_else(|| PathBuf::from("tether-bridge"));
+    let mut request = AttemptRequest::new(
+        "probe",
+        "probe",
+        "probe",
+        opts.kind.clone(),
+        Harness::Passthrough,
+        Trigger::PassthroughStart,
+        std::iter::once(sentinel_spec(&endpoint, opts.transport, &bridge))
+            .chain(opts.extra_servers.iter().cloned())
+            .collect(),
+    );
+    request.capabilities = capabilities;
+    request.strict = true;
+    let handle = match hub.begin_attempt(request) {
+        Ok(handle) => handle,
+        Err(err) => {
+            return agent_failed(
+                ReasonCode::ProcessStartFailed,
+                err.to_string(),
+                vec![],
+                Some(dirs.cwd),
+            );
+        }
+    };
+    let sink = handle.sink.clone();
+    let finish = |hub: &Hub, session: ProbeSession, stderr: Vec<String>| {
+        let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
+        let (verdict, sentinel) = match &attempt {
+            Some(a) => (
+                verdict_of(a, sentinel_name),
+                sentinel_facts(a, sentinel_name, requested.clone()),
+            ),
+            None => (
+                Verdict::Unavailable,
+                ProbeSentinel::unseen(sentinel_name, requested.clone()),
+            ),
+        };
+        if let (Some(dir), Some(a)) = (&opts.out_dir, &attempt) {
+            let _ = std::fs::create_dir_all(dir);
+            write_sentinel_markers(dir, a, sentinel_name);
+        }
+        ProbeOutcome {
+            report: report(
+                verdict,
+                &opts.kind,
+                advertised,
+                session,
+                sentinel,
+                attempt,
+                elapsed(),
+            ),
+            stderr_tail: stderr,
+            cwd_sent: Some(dirs.cwd.clone()),
+        }
+    };
+
+    // No strategy, or nothing the CLI can take: report it; start nothing.
+    let strategy = observer.as_ref().and_then(|o| o.passthrough());
+    let delivered: Vec<String> = handle
+        .plan
+        .delivered()
+        .map(|(p, _)| p.spec.name.clone())
+        .collect();
+    let Some(strategy) = strategy.filter(|_| !delivered.is_empty()) else {
+        hub.flush().await;
+        endpoint.shutdown().await;
+        return finish(&hub, ProbeSession::default(), vec![]);
+    };
+
+    // === Materialize: private directory (0700), files 0600, removed at the end ===
+    let files_dir = match tempfile::Builder::new().prefix("tether-mcp-").tempdir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            return agent_failed(
+                ReasonCode::MaterializationFailed,
+                format!("cannot create a private directory: {err}"),
+                vec![],
+                Some(dirs.cwd.clone()),
+            );
+        }
+    };
+    let ctx = tether_core::observer::PlanContext {
+        agent_kind: opts.kind.clone(),
+        harness: Harness::Passthrough,
+        capabilities,
+        strict: true,
+    };
+    let materialized = strategy
+        .materialize(&handle.plan, &ctx, files_dir.path())
+        .and_then(|m| {
+            for file in &m.files {
+                write_private(&files_dir.path().join(&file.name), &file.contents)
+                    .map_err(|e| format!("cannot write {}: {e}", file.name))?;
+            }
+            Ok(m)
+        });
+    let materialized = match materialized {
+        Ok(m) => m,
+        Err(summary) => {
+            for name in &delivered {
+                publish(
+                    &sink,
+                    Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                        .server(name.clone())
+                        .reason(ReasonCode::MaterializationFailed, Some(summary.clone())),
+                );
+            }
+            hub.flush().await;
+            endpoint.shutdown().await;
+            return finish(&hub, ProbeSession::default(), vec![]);
+        }
+    };
+    endpoint.bind(sink.clone());
+    for name in &delivered {
+        publish(
+            &sink,
+            Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server(name.clone()),
+        );
+    }
+
+    // === Start the CLI ===
+    progress(ProbeStep::Spawning);
+    let mut env = agent_env(&opts.env, opts.inherit_env, dirs.home.as_deref());
+    env.extend(
+        materialized
+            .env
+            .iter()
+            .map(|kv| (kv.name.clone(), kv.value.clone())),
+    );
+    let command = AgentCommand {
+        program: resolve_program(&opts.program),
+        args: materialized
+            .args
+            .iter()
+            .chain(&opts.args)
+            .cloned()
+            .collect(),
+        env,
+        inherit_env: opts.inherit_env,
+        cwd: dirs.cwd.clone(),
+    };
+    let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
+        Ok(spawned) => spawned,
+        Err(err) => {
+            endpoint.shutdown().await;
+            let reason = match err {
+                SpawnError::NotFound { .. } => ReasonCode::CommandNotFound,
+                SpawnError::Other { .. } => ReasonCode::ProcessStartFailed,
+            };
+            return agent_failed(reason, err.to_string(), vec![], Some(dirs.cwd.clone()));
+        }
+    };
+    drop(stdin);
+    publish(
+        &sink,
+        Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now()),
+    );
+    progress(ProbeStep::SessionAccepted);
+
+    // The CLI's own reports, line by line, off the waiting path.
+    if let Some(observer) = observer.clone() {
+        let report_sink = sink.clone();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match (&mut reader)
+                    .take(MAX_REPORT_LINE)
+                    .read_until(b'\n', &mut buf)
+                    .await
+                {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        let line = String::from_utf8_lossy(&buf);
+                        if let Some(strategy) = observer.passthrough() {
+                            for ev in strategy.observe_output(line.trim(), Timestamp::now()) {
+                                publish(&report_sink, ev);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    // === Wait on evidence ===
+    let grace_end = tokio::time::Instant::now() + opts.grace;
+    let mut settle_end: Option<tokio::time::Instant> = None;
+    let mut rx = hub.subscribe("probe").ok();
+    loop {
+        if let Some(rx) = rx.as_mut() {
+            let history = rx.borrow_and_update().clone();
+            if let Some(row) = history.current().and_then(|a| a.server(sentinel_name)) {
+                progress(ProbeStep::Waiting(tether_core::display::status_label(row)));
+                if row.stages.tools_listed.state == StageState::Yes && settle_end.is_none() {
+                    settle_end = Some(tokio::time::Instant::now() + SETTLE);
+                }
+            }
+        }
+        if settle_end.is_none() && process.exited().is_some() {
+            // Nothing more can connect once the CLI is gone; let reports land.
+            settle_end = Some(tokio::time::Instant::now() + SETTLE);
+        }
+        let wait_until = settle_end.unwrap_or(grace_end).min(deadline);
+        if tokio::time::Instant::now() >= wait_until {
+            break;
+        }
+        let changed = async {
+            match rx.as_mut() {
+                Some(rx) => rx.changed().await.is_ok(),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep_until(wait_until) => break,
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            alive = changed => if !alive { rx = None; },
+        }
+    }
+
+    progress(ProbeStep::Finishing);
+    let stderr = process.stderr_tail();
+    process.kill_group().await;
+    hub.flush().await;
+    endpoint.shutdown().await;
+    drop(files_dir);
+    let tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()));
+    finish(
+        &hub,
+        ProbeSession {
+            accepted: true,
+            acp_session_id: None,
+            error: None,
+        },
+        tail,
+    )
+}
+
+/// Writes a file only its owner can read (0600 on unix).
+fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()
+}

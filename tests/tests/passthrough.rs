@@ -1,0 +1,230 @@
+//! `tether probe --passthrough`: materialization without secrets in files or
+//! arguments, a kind without a strategy, and the real Claude Code and Codex
+//! CLIs reaching `active` through the sentinel with nothing left running.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tether_core::observer::{Endpoint, KeyValue, ServerSpec};
+use tether_core::probe::Verdict;
+use tether_core::registry::Registry;
+use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource};
+use tether_kandev_endpoint::passthrough_probe::{PassthroughOptions, run_passthrough_probe};
+use tether_kandev_endpoint::probe_support::{ProbeOutcome, SentinelTransport};
+// Links the first-party plugins, so `Registry::with_static` has them.
+use tether_tests as _;
+
+fn options(kind: &str, program: &Path, args: &[&str]) -> PassthroughOptions {
+    PassthroughOptions {
+        kind: kind.into(),
+        program: program.display().to_string(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: vec![],
+        inherit_env: false,
+        keep_home: false,
+        cwd: None,
+        transport: SentinelTransport::Auto,
+        grace: Duration::from_secs(10),
+        timeout: Duration::from_secs(60),
+        out_dir: None,
+        bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
+        extra_servers: vec![],
+    }
+}
+
+async fn probe(opts: PassthroughOptions) -> ProbeOutcome {
+    run_passthrough_probe(Registry::with_static().expect("registry"), opts, |_| {}).await
+}
+
+/// Processes still running in (or under) the probe's working directory.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let pid = entry.file_name().to_string_lossy().to_string();
+        if !pid.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        // A deleted directory reads back as "<path> (deleted)": compare as text.
+        if let Ok(cwd) = std::fs::read_link(entry.path().join("cwd"))
+            && cwd.to_string_lossy().starts_with(&*dir.to_string_lossy())
+        {
+            let cmd = std::fs::read_to_string(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(format!("{pid}: {}", cmd.replace('\0', " ")));
+        }
+    }
+    found
+}
+
+async fn assert_nothing_left(dir: &Path) {
+    for _ in 0..40 {
+        if processes_in(dir).is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("left running: {:?}", processes_in(dir));
+}
+
+fn peer(bin: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("peers/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
+        "{bin} missing and TETHER_REQUIRE_PEERS is set"
+    );
+    eprintln!("SKIP: real peer {bin} is not installed; run `npm install` in tests/peers");
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_materialization_keeps_secrets_out_of_the_file_and_the_arguments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("seen");
+    std::fs::create_dir(&out).expect("mkdir");
+    // A stand-in `claude` that records what it was given, then exits.
+    let script = dir.path().join("fake-claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {out}/args\ncp \"$2\" {out}/config.json\nstat -c %a \"$2\" > {out}/mode\nenv | grep -c '^TETHER_MCP_' > {out}/env-count\necho \"$2\" > {out}/path\n",
+            out = out.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let secrets = [
+        "Env-Secret-0a1b2c3d4e",
+        "Header-Secret-9z8y7x6w",
+        "arg-secret-5566778899",
+    ];
+    let mut opts = options("claude", &script, &["-p", "hi"]);
+    opts.grace = Duration::from_millis(500);
+    opts.extra_servers = vec![
+        ServerSpec::new(
+            "local",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "mcp-server-x".into(),
+                args: vec!["--token".into(), secrets[2].into()],
+                env: vec![KeyValue::new("API_KEY", secrets[0])],
+                cwd: None,
+            },
+        ),
+        ServerSpec::new(
+            "remote",
+            ServerSource::Profile,
+            Endpoint::Http {
+                url: "https://mcp.example.com/mcp".into(),
+                headers: vec![KeyValue::new(
+                    "Authorization",
+                    format!("Bearer {}", secrets[1]),
+                )],
+            },
+        ),
+    ];
+    let outcome = probe(opts).await;
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).expect(name);
+    let config = read("config.json");
+    let args = read("args");
+    for s in secrets {
+        assert!(
+            !config.contains(s),
+            "{s} in the materialized file:\n{config}"
+        );
+        assert!(!args.contains(s), "{s} in the arguments:\n{args}");
+        let printed = serde_json::to_string(&outcome.report).expect("json");
+        assert!(!printed.contains(s), "{s} in the report");
+    }
+    assert!(config.contains("${TETHER_MCP_"), "{config}");
+    assert_eq!(read("mode").trim(), "600");
+    assert!(read("env-count").trim().parse::<u32>().expect("count") >= 3);
+    assert!(
+        args.starts_with("--mcp-config\n") && args.contains("--strict-mcp-config"),
+        "{args}"
+    );
+    let path = read("path");
+    assert!(
+        !Path::new(path.trim()).exists(),
+        "the materialized file is removed afterwards"
+    );
+    // A stand-in that never connects: delivered, not failed.
+    assert_eq!(outcome.report.verdict, Verdict::DeliveredUnverified);
+    assert!(outcome.report.session.accepted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_without_a_strategy_is_unavailable_no_strategy_and_nothing_starts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("started");
+    let script = dir.path().join("fake-gemini");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", marker.display())).expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let outcome = probe(options("gemini", &script, &[])).await;
+    assert_eq!(outcome.report.verdict, Verdict::Unavailable);
+    let row = &outcome.report.report.as_ref().expect("report").servers[0];
+    assert_eq!(row.reason_code, Some(ReasonCode::NoStrategy));
+    assert!(
+        !marker.exists(),
+        "nothing to deliver, so nothing is started"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_claude_cli_reaches_active_and_reports_its_servers() {
+    let Some(claude) = peer("claude") else { return };
+    let outcome = probe(options(
+        "claude",
+        &claude,
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+    ))
+    .await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active, "{r:#?}");
+    assert_eq!(
+        r.sentinel.client.as_ref().map(|c| c.name.as_str()),
+        Some("claude-code")
+    );
+    let attempt = r.report.as_ref().expect("report");
+    let reported = attempt
+        .evidence
+        .iter()
+        .find(|e| {
+            e.kind == EvidenceKind::AgentReported
+                && e.server.as_deref() == Some(r.sentinel.name.as_str())
+        })
+        .expect("Claude's own system/init report is recorded");
+    // With MCP_CONNECTION_NONBLOCKING=false, Claude reports the sentinel connected and its tool visible.
+    assert_eq!(reported.reported_status.as_deref(), Some("connected"));
+    assert_eq!(reported.tool_count, Some(1));
+    let row = attempt.server(&r.sentinel.name).expect("row");
+    assert_eq!(
+        row.stages.model_visible.state,
+        tether_core::vocab::StageState::Yes
+    );
+    assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_codex_cli_reaches_active_though_it_never_exits() {
+    let Some(codex) = peer("codex") else { return };
+    let mut opts = options("codex", &codex, &["exec", "--skip-git-repo-check", "hi"]);
+    opts.timeout = Duration::from_secs(20);
+    let started = std::time::Instant::now();
+    let outcome = probe(opts).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active, "{r:#?}");
+    assert_eq!(
+        r.sentinel.client.as_ref().map(|c| c.name.as_str()),
+        Some("codex-mcp-client")
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
+}
