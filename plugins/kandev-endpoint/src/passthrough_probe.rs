@@ -308,12 +308,21 @@ pub async fn run_passthrough_probe(
     let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
         Ok(spawned) => spawned,
         Err(err) => {
-            endpoint.shutdown().await;
             let reason = match err {
                 SpawnError::NotFound { .. } => ReasonCode::CommandNotFound,
                 SpawnError::Other { .. } => ReasonCode::ProcessStartFailed,
             };
-            return agent_failed(reason, err.to_string(), vec![], Some(dirs.cwd.clone()));
+            // The explicit failure goes into the attempt too (report-level).
+            publish(
+                &sink,
+                Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                    .reason(reason.clone(), Some(err.to_string())),
+            );
+            hub.flush().await;
+            endpoint.shutdown().await;
+            let mut outcome = agent_failed(reason, err.to_string(), vec![], Some(dirs.cwd.clone()));
+            outcome.report.report = hub.snapshot("probe").and_then(|h| h.current().cloned());
+            return outcome;
         }
     };
     drop(stdin);
