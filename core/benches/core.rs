@@ -94,6 +94,7 @@ fn hub_with_attempt(capacity: usize) -> (Hub, tether_core::hub::EvidenceSink) {
         HubConfig {
             queue_capacity: capacity,
             batch_limit: 512,
+            ..HubConfig::default()
         },
     );
     let spec = ServerSpec::new(

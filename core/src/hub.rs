@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{
     Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError, sync_channel,
 };
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
@@ -31,6 +31,7 @@ use crate::observer::{AgentCapabilities, Harness, Plan, PlanContext, ServerSpec,
 use crate::reducer::{AttemptStart, HistoryEvent, Rejection, reduce, sanitize_evidence};
 use crate::registry::Registry;
 use crate::sanitize::Scrubber;
+use crate::store::Store;
 use crate::vocab::Trigger;
 
 /// Tunables for a hub.
@@ -40,6 +41,9 @@ pub struct HubConfig {
     pub queue_capacity: usize,
     /// Most commands reduced under one lock acquisition.
     pub batch_limit: usize,
+    /// With a store: bursts coalesce, and the latest state is written within
+    /// this interval (plus the write itself).
+    pub persist_interval: Duration,
 }
 
 impl Default for HubConfig {
@@ -47,6 +51,7 @@ impl Default for HubConfig {
         HubConfig {
             queue_capacity: 4096,
             batch_limit: 512,
+            persist_interval: Duration::from_millis(250),
         }
     }
 }
@@ -273,12 +278,95 @@ impl Slot {
         }
     }
 
-    fn publish_if_dirty(&mut self) {
+    fn publish_if_dirty(&mut self, persist: Option<&Persister>) {
         if self.dirty {
             self.dirty = false;
-            if self.watch.receiver_count() > 0 {
-                self.watch.send_replace(Arc::new(self.history.clone()));
+            let wanted = self.watch.receiver_count() > 0 || persist.is_some();
+            if wanted {
+                let snapshot = Arc::new(self.history.clone());
+                if let Some(persist) = persist {
+                    persist.mark(&self.history.session_id, Some(Arc::clone(&snapshot)));
+                }
+                if self.watch.receiver_count() > 0 {
+                    self.watch.send_replace(snapshot);
+                }
             }
+        }
+    }
+}
+
+// === Write-through persistence ===
+
+/// Coalescing write-through to a [`Store`], on its own thread.
+struct Persister {
+    store: Arc<dyn Store>,
+    interval: Duration,
+    state: Mutex<PersistState>,
+    wake: Condvar,
+    idle: Condvar,
+    failures: AtomicU64,
+}
+
+#[derive(Default)]
+struct PersistState {
+    /// Latest state per session (`None`: remove the row). Latest wins.
+    pending: HashMap<String, Option<Arc<AttachmentHistory>>>,
+    writing: bool,
+    shutdown: bool,
+}
+
+impl Persister {
+    fn lock(&self) -> MutexGuard<'_, PersistState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn mark(&self, session_id: &str, history: Option<Arc<AttachmentHistory>>) {
+        self.lock().pending.insert(session_id.to_owned(), history);
+        self.wake.notify_one();
+    }
+
+    fn run(&self) {
+        loop {
+            let mut state = self.lock();
+            while state.pending.is_empty() && !state.shutdown {
+                state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
+            if state.pending.is_empty() && state.shutdown {
+                return;
+            }
+            let shutting_down = state.shutdown;
+            drop(state);
+            // Let a burst gather: one write per session per interval, at most.
+            if !shutting_down {
+                std::thread::sleep(self.interval);
+            }
+            let mut state = self.lock();
+            let batch = std::mem::take(&mut state.pending);
+            state.writing = true;
+            drop(state);
+            for (session_id, history) in batch {
+                let result = match &history {
+                    Some(history) => self.store.save(history),
+                    None => self.store.remove(&session_id),
+                };
+                if let Err(err) = result {
+                    // Live state is untouched; the next change retries with the latest state.
+                    self.failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(%session_id, %err, "persisting attachment history failed");
+                }
+            }
+            let mut state = self.lock();
+            state.writing = false;
+            if state.pending.is_empty() {
+                self.idle.notify_all();
+            }
+        }
+    }
+
+    fn wait_idle(&self) {
+        let mut state = self.lock();
+        while !state.pending.is_empty() || state.writing {
+            state = self.idle.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 }
@@ -286,6 +374,7 @@ impl Slot {
 struct Shared {
     registry: Registry,
     sessions: Mutex<HashMap<String, Slot>>,
+    persist: Option<Arc<Persister>>,
 }
 
 impl Shared {
@@ -305,6 +394,19 @@ pub struct Hub {
     id_counter: AtomicU64,
 }
 
+impl Drop for Hub {
+    fn drop(&mut self) {
+        // Everything reduced so far reaches the store before the hub goes.
+        self.flush_blocking();
+        if let Some(persist) = &self.shared.persist {
+            // The flush above marked every change pending; write them, then stop.
+            persist.lock().shutdown = true;
+            persist.wake.notify_all();
+            persist.wait_idle();
+        }
+    }
+}
+
 impl std::fmt::Debug for Hub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hub").finish_non_exhaustive()
@@ -320,10 +422,35 @@ impl Hub {
     /// A hub with explicit tunables. Starts one drain thread, which ends when
     /// the hub and every sink are dropped.
     pub fn with_config(registry: Registry, config: HubConfig) -> Self {
+        Hub::build(registry, config, None)
+    }
+
+    /// A hub that writes every session's history through to `store`, at most
+    /// once per `config.persist_interval` per session (the bound on how late
+    /// the latest state lands). Store failures are logged, never fatal.
+    pub fn with_store(registry: Registry, config: HubConfig, store: Arc<dyn Store>) -> Self {
+        let persist = Arc::new(Persister {
+            store,
+            interval: config.persist_interval,
+            state: Mutex::new(PersistState::default()),
+            wake: Condvar::new(),
+            idle: Condvar::new(),
+            failures: AtomicU64::new(0),
+        });
+        let writer = Arc::clone(&persist);
+        std::thread::Builder::new()
+            .name("tether-hub-store".into())
+            .spawn(move || writer.run())
+            .expect("spawning the hub's store thread");
+        Hub::build(registry, config, Some(persist))
+    }
+
+    fn build(registry: Registry, config: HubConfig, persist: Option<Arc<Persister>>) -> Self {
         let (tx, rx) = sync_channel(config.queue_capacity.max(1));
         let shared = Arc::new(Shared {
             registry,
             sessions: Mutex::new(HashMap::new()),
+            persist,
         });
         let drain_shared = Arc::clone(&shared);
         let batch_limit = config.batch_limit.max(1);
@@ -410,7 +537,7 @@ impl Hub {
         }
         slot.live.push(Arc::clone(&live));
         slot.dirty = true;
-        slot.publish_if_dirty();
+        slot.publish_if_dirty(self.shared.persist.as_deref());
         drop(sessions);
 
         Ok(AttemptHandle {
@@ -428,7 +555,7 @@ impl Hub {
         let mut sessions = self.shared.sessions();
         let slot = sessions.get_mut(session_id)?;
         slot.fold_drops();
-        slot.publish_if_dirty();
+        slot.publish_if_dirty(self.shared.persist.as_deref());
         Some(slot.history.clone())
     }
 
@@ -457,10 +584,42 @@ impl Hub {
     /// Forgets a session: its sinks are rejected from now on and subscribers see the end.
     pub fn remove(&self, session_id: &str) -> Option<AttachmentHistory> {
         let slot = self.shared.sessions().remove(session_id)?;
+        if let Some(persist) = &self.shared.persist {
+            persist.mark(session_id, None);
+        }
         for live in &slot.live {
             live.superseded.store(true, Ordering::Release);
         }
         Some(slot.history)
+    }
+
+    /// Puts stored histories back (after a restart). Sessions already live are
+    /// left alone; restored ones have no live sink until a new attempt begins.
+    pub fn restore(&self, histories: Vec<AttachmentHistory>) -> usize {
+        let mut sessions = self.shared.sessions();
+        let mut restored = 0;
+        for history in histories {
+            if !sessions.contains_key(&history.session_id) {
+                sessions.insert(history.session_id.clone(), Slot::new(history));
+                restored += 1;
+            }
+        }
+        restored
+    }
+
+    /// Blocks until every change so far has been written to the store.
+    pub fn flush_store(&self) {
+        if let Some(persist) = &self.shared.persist {
+            persist.wait_idle();
+        }
+    }
+
+    /// Store writes that failed so far (each logged).
+    pub fn store_failures(&self) -> u64 {
+        self.shared
+            .persist
+            .as_ref()
+            .map_or(0, |p| p.failures.load(Ordering::Relaxed))
     }
 
     /// Waits until everything queued before this call has been reduced.
@@ -507,7 +666,7 @@ fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
                     let mut sessions = shared.sessions();
                     for slot in sessions.values_mut() {
                         slot.fold_drops();
-                        slot.publish_if_dirty();
+                        slot.publish_if_dirty(shared.persist.as_deref());
                     }
                     continue;
                 }
@@ -590,7 +749,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
         }
         for slot in sessions.values_mut() {
             slot.fold_drops();
-            slot.publish_if_dirty();
+            slot.publish_if_dirty(shared.persist.as_deref());
         }
     }
     for flush in flushes {

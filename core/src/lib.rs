@@ -8,6 +8,7 @@
 //! - [`observer`]: the [`TransportObserver`] contract plugins implement, and planning;
 //! - [`registry`]: compiled-in and run-time plugins;
 //! - [`hub`]: live per-session state with non-blocking evidence sinks;
+//! - [`store`]: persistence (`Store`, rehydration, SQLite behind the `sqlite` feature);
 //! - [`display`]: labels, checklists and copy-safe diagnostics for every renderer;
 //! - [`probe`]: the probe report and the verdict read off evidence;
 //! - [`diagnostics`]: the endpoint-test report;
@@ -24,6 +25,7 @@ pub mod reducer;
 pub mod registry;
 pub mod sanitize;
 pub mod schema;
+pub mod store;
 pub mod vocab;
 
 pub use hub::{

@@ -589,6 +589,7 @@ async fn given_a_full_queue_then_publishing_never_blocks_and_drops_are_counted_a
             HubConfig {
                 queue_capacity: 4,
                 batch_limit: 4,
+                ..HubConfig::default()
             },
         )
     };

@@ -56,6 +56,7 @@ fn hub(queue: usize) -> Hub {
         HubConfig {
             queue_capacity: queue,
             batch_limit: 256,
+            ..HubConfig::default()
         },
     )
 }

@@ -1,0 +1,66 @@
+//! `tether-store-writer DB`: writes attachment histories through a hub into a
+//! SQLite store as fast as it can, forever, so a test can `kill -9` it in the
+//! middle of a write and check what survives.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::observer::{Endpoint, Harness, ServerSpec};
+use tether_core::registry::Registry;
+use tether_core::store::sqlite::SqliteStore;
+use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: tether-store-writer DB");
+        std::process::exit(2);
+    };
+    let store = match SqliteStore::open(std::path::Path::new(&path)) {
+        Ok(store) => Arc::new(store),
+        Err(err) => {
+            eprintln!("tether-store-writer: {err}");
+            std::process::exit(1);
+        }
+    };
+    let config = HubConfig {
+        persist_interval: Duration::from_millis(1),
+        ..HubConfig::default()
+    };
+    let hub = Hub::with_store(Registry::empty(), config, store);
+    let server = ServerSpec::new(
+        "srv",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+        },
+    );
+    for n in 0u64.. {
+        let session = format!("s{}", n % 4);
+        let handle = hub
+            .begin_attempt(AttemptRequest::new(
+                "t",
+                &session,
+                "e",
+                "k",
+                Harness::Acp,
+                Trigger::SessionNew,
+                vec![server.clone()],
+            ))
+            .expect("begin");
+        for i in 0..50 {
+            let _ = handle.sink.publish(
+                Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(n * 100 + i))
+                    .server("srv")
+                    .tool_call("echo", true),
+            );
+        }
+        if n % 10 == 0 {
+            println!("{n}");
+        }
+    }
+}

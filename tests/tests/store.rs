@@ -1,0 +1,440 @@
+//! Persistence: the SQLite store, typed rehydration, write-through from the
+//! hub, crash safety under `kill -9`, rotation stress, and no secret at rest.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+use tether_core::model::{AttachmentHistory, Evidence, MAX_ATTEMPTS, MAX_EVIDENCE, Timestamp};
+use tether_core::observer::{Endpoint, Harness, KeyValue, ServerSpec};
+use tether_core::registry::Registry;
+use tether_core::store::sqlite::SqliteStore;
+use tether_core::store::{Loaded, Store, StoreError};
+use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
+
+fn server() -> ServerSpec {
+    ServerSpec::new(
+        "srv",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+        },
+    )
+}
+
+fn request(session: &str, servers: Vec<ServerSpec>) -> AttemptRequest {
+    AttemptRequest::new(
+        "task",
+        session,
+        "exec",
+        "k",
+        Harness::Acp,
+        Trigger::SessionNew,
+        servers,
+    )
+}
+
+fn quick() -> HubConfig {
+    HubConfig {
+        persist_interval: Duration::from_millis(20),
+        ..HubConfig::default()
+    }
+}
+
+#[test]
+fn histories_survive_a_restart_and_removal_removes_the_row() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("tether.db");
+    let expected: AttachmentHistory = {
+        let hub = Hub::with_store(
+            Registry::empty(),
+            quick(),
+            Arc::new(SqliteStore::open(&db).expect("open")),
+        );
+        for session in ["a", "b"] {
+            let handle = hub
+                .begin_attempt(request(session, vec![server()]))
+                .expect("begin");
+            handle
+                .sink
+                .publish(
+                    Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(5))
+                        .server("srv")
+                        .connection("c")
+                        .tools(3),
+                )
+                .expect("publish");
+        }
+        hub.flush_blocking();
+        hub.flush_store();
+        hub.snapshot("a").expect("a")
+    };
+    // A new process: open, rehydrate, restore.
+    let store = Arc::new(SqliteStore::open(&db).expect("reopen"));
+    let Loaded { histories, skipped } = store.load_all().expect("load");
+    assert!(skipped.is_empty());
+    assert_eq!(histories.len(), 2);
+    assert_eq!(histories[0], expected);
+    let hub = Hub::with_store(Registry::empty(), quick(), store.clone());
+    assert_eq!(hub.restore(histories), 2);
+    assert_eq!(
+        hub.snapshot("a")
+            .expect("restored")
+            .current()
+            .expect("c")
+            .servers[0]
+            .status,
+        DisplayStatus::Active
+    );
+    // A new attempt supersedes the restored one.
+    hub.begin_attempt(request("a", vec![server()]))
+        .expect("begin");
+    hub.remove("b");
+    hub.flush_store();
+    let after = store.load_all().expect("load");
+    assert_eq!(after.histories.len(), 1);
+    assert_eq!(after.histories[0].attempts.len(), 2);
+    assert!(after.histories[0].attempts[0].is_superseded());
+}
+
+#[test]
+fn corrupt_older_and_newer_rows_load_conservatively() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("tether.db");
+    drop(SqliteStore::open(&db).expect("create"));
+    let conn = rusqlite::Connection::open(&db).expect("raw");
+    let older = r#"{"task_id":"t","session_id":"old","current_attempt_id":null,"attempts":[]}"#;
+    let newer = r#"{"schema_version":9,"task_id":"t","session_id":"new","current_attempt_id":"a","future":1,"attempts":[{"attempt_id":"a","task_id":"t","session_id":"new","execution_id":"e","agent_kind":"k","trigger":"session_teleport","started_at":1,"updated_at":1,"evidence":[{"kind":"quantum","at":1,"provenance":"oracle"}],"servers":[{"name":"x","source":"host","transport":"ws","target":"ws://h","decision":"deliver","status":"glowing","stages":{}}]}]}"#;
+    for (session, version, doc) in [
+        ("old", 0, older),
+        ("new", 9, newer),
+        ("bad", 1, "{not json"),
+        ("wrong", 1, r#"{"attempts": 5}"#),
+    ] {
+        conn.execute(
+            "INSERT INTO attachment_history (session_id, task_id, schema_version, document, updated_at) VALUES (?1, 't', ?2, ?3, 0)",
+            rusqlite::params![session, version, doc],
+        )
+        .expect("insert");
+    }
+    let loaded = SqliteStore::open(&db)
+        .expect("open")
+        .load_all()
+        .expect("load");
+    let ids: Vec<_> = loaded
+        .histories
+        .iter()
+        .map(|h| h.session_id.as_str())
+        .collect();
+    assert_eq!(ids, ["new", "old"]);
+    let skipped: Vec<_> = loaded
+        .skipped
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(skipped, ["bad", "wrong"]);
+    assert!(
+        loaded
+            .histories
+            .iter()
+            .all(|h| h.schema_version == tether_core::SCHEMA_VERSION)
+    );
+    let newer = &loaded.histories[0];
+    let row = &newer.attempts[0].servers[0];
+    assert_eq!(row.status, DisplayStatus::Unknown);
+    assert_eq!(row.transport.as_str(), "ws");
+    assert_eq!(newer.attempts[0].evidence[0].kind.as_str(), "quantum");
+}
+
+/// Counts writes and can fail on demand.
+struct Counting {
+    inner: SqliteStore,
+    saves: AtomicU64,
+    fail: Mutex<bool>,
+}
+
+impl Store for Counting {
+    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
+        if *self.fail.lock().expect("lock") {
+            return Err(StoreError::Backend("disk full (simulated)".into()));
+        }
+        self.saves.fetch_add(1, Ordering::Relaxed);
+        self.inner.save(history)
+    }
+    fn remove(&self, session_id: &str) -> Result<(), StoreError> {
+        self.inner.remove(session_id)
+    }
+    fn load_all(&self) -> Result<Loaded, StoreError> {
+        self.inner.load_all()
+    }
+}
+
+#[test]
+fn bursts_coalesce_the_latest_state_lands_and_failures_never_touch_live_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Counting {
+        inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
+        saves: AtomicU64::new(0),
+        fail: Mutex::new(false),
+    });
+    let config = HubConfig {
+        persist_interval: Duration::from_millis(100),
+        ..HubConfig::default()
+    };
+    let hub = Hub::with_store(Registry::empty(), config, store.clone());
+    let handle = hub
+        .begin_attempt(request("s", vec![server()]))
+        .expect("begin");
+    for i in 0..1000u64 {
+        let _ = handle.sink.publish(
+            Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(10 + i))
+                .server("srv")
+                .tool_call("echo", true),
+        );
+        if i % 100 == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    hub.flush_blocking();
+    // The latest state lands within the bound, without an explicit flush.
+    std::thread::sleep(Duration::from_millis(400));
+    let saves = store.saves.load(Ordering::Relaxed);
+    assert!(
+        (1..50).contains(&saves),
+        "1000 events coalesced into {saves} writes"
+    );
+    let stored = store.load_all().expect("load").histories.remove(0);
+    assert_eq!(Some(stored), hub.snapshot("s"));
+
+    // A failing store: evidence is still reduced and live state is right.
+    *store.fail.lock().expect("lock") = true;
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(5000))
+                .server("srv")
+                .tools(2),
+        )
+        .expect("publish");
+    hub.flush_blocking();
+    hub.flush_store();
+    assert!(hub.store_failures() >= 1);
+    let live = hub.snapshot("s").expect("live");
+    assert_eq!(
+        live.current().expect("c").servers[0].status,
+        DisplayStatus::Active
+    );
+    // Repaired by the next write once the store recovers.
+    *store.fail.lock().expect("lock") = false;
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(6000))
+                .server("srv")
+                .tools(4),
+        )
+        .expect("publish");
+    hub.flush_blocking();
+    hub.flush_store();
+    let stored = store.load_all().expect("load").histories.remove(0);
+    assert_eq!(stored.current().expect("c").servers[0].tool_count, Some(4));
+}
+
+#[test]
+fn kill_9_during_writes_leaves_the_last_committed_history_and_a_sound_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("crash.db");
+    for round in 0..3 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether-store-writer"))
+            .arg(&db)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn writer");
+        std::thread::sleep(Duration::from_millis(400 + round * 150));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+        let conn = rusqlite::Connection::open(&db).expect("reopen raw");
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .expect("check");
+        assert_eq!(check, "ok", "round {round}");
+        drop(conn);
+        let loaded = SqliteStore::open(&db)
+            .expect("reopen")
+            .load_all()
+            .expect("load");
+        assert!(
+            loaded.skipped.is_empty(),
+            "round {round}: {:?}",
+            loaded.skipped
+        );
+        assert!(
+            !loaded.histories.is_empty(),
+            "round {round}: something committed"
+        );
+        for h in &loaded.histories {
+            assert!(h.attempts.len() <= MAX_ATTEMPTS);
+            assert!(h.current().is_some());
+        }
+    }
+}
+
+#[test]
+fn a_thousand_rotations_with_concurrent_evidence_never_land_stale_events() {
+    let hub = Arc::new(Hub::new(Registry::empty()));
+    let mut current = hub
+        .begin_attempt(request("s", vec![server()]))
+        .expect("begin");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sinks: Arc<Mutex<tether_core::hub::EvidenceSink>> =
+        Arc::new(Mutex::new(current.sink.clone()));
+    let mut publishers = Vec::new();
+    for t in 0..4u64 {
+        let (sinks, stop) = (Arc::clone(&sinks), Arc::clone(&stop));
+        publishers.push(std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let sink = sinks.lock().expect("lock").clone();
+                // Each event names the attempt it was published for.
+                let _ = sink.publish(
+                    Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(t * 1_000_000 + i))
+                        .server("srv")
+                        .tool_call(sink.attempt_id().to_owned(), true),
+                );
+                i += 1;
+            }
+        }));
+    }
+    for _ in 0..1000 {
+        current = hub
+            .begin_attempt(request("s", vec![server()]))
+            .expect("rotate");
+        *sinks.lock().expect("lock") = current.sink.clone();
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    stop.store(true, Ordering::Relaxed);
+    for p in publishers {
+        p.join().expect("publisher");
+    }
+    hub.flush_blocking();
+    let history = hub.snapshot("s").expect("history");
+    assert_eq!(history.attempts.len(), MAX_ATTEMPTS);
+    for attempt in &history.attempts {
+        assert!(attempt.evidence.len() <= MAX_EVIDENCE);
+        for ev in attempt
+            .evidence
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::ToolCallObserved)
+        {
+            assert_eq!(
+                ev.tool.as_deref(),
+                Some(attempt.attempt_id.as_str()),
+                "a stale event landed"
+            );
+        }
+    }
+    assert_eq!(
+        history.current_attempt_id.as_deref(),
+        Some(current.attempt_id.as_str())
+    );
+    let landed = history
+        .current()
+        .expect("current")
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::ToolCallObserved)
+        .count();
+    assert!(
+        landed > 0,
+        "the current attempt did receive concurrent evidence"
+    );
+}
+
+#[test]
+fn no_planted_secret_is_ever_at_rest_in_the_database_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("secrets.db");
+    let secrets = [
+        "userinfo-Secret-1a2b3c",
+        "query-Secret-4d5e6f7a",
+        "header-Secret-8b9c0d1e",
+        "env-Secret-2f3a4b5c",
+        "arg-Secret-6d7e8f9a",
+    ];
+    let servers = vec![
+        ServerSpec::new(
+            "remote",
+            ServerSource::Profile,
+            Endpoint::Http {
+                url: format!(
+                    "https://bob:{}@mcp.example.com/x?key={}",
+                    secrets[0], secrets[1]
+                ),
+                headers: vec![KeyValue::new(
+                    "Authorization",
+                    format!("Bearer {}", secrets[2]),
+                )],
+            },
+        ),
+        ServerSpec::new(
+            "local",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "/opt/tools/srv".into(),
+                args: vec!["--key".into(), secrets[4].into()],
+                env: vec![KeyValue::new("TOKEN", secrets[3])],
+                cwd: None,
+            },
+        ),
+    ];
+    {
+        let hub = Hub::with_store(
+            Registry::empty(),
+            quick(),
+            Arc::new(SqliteStore::open(&db).expect("open")),
+        );
+        for _ in 0..3 {
+            let handle = hub
+                .begin_attempt(request("s", servers.clone()))
+                .expect("begin");
+            for (name, s) in [
+                ("remote", secrets[0]),
+                ("local", secrets[3]),
+                ("remote", secrets[2]),
+            ] {
+                handle
+                    .sink
+                    .publish(
+                        Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                            .server(name)
+                            .reason(
+                                ReasonCode::ServerError,
+                                Some(format!("failed with {s} and {}", secrets[4])),
+                            ),
+                    )
+                    .expect("publish");
+            }
+        }
+        hub.flush_blocking();
+        hub.flush_store();
+    }
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).expect("dir").flatten() {
+        bytes.extend(std::fs::read(entry.path()).expect("read"));
+    }
+    assert!(bytes.len() > 1000, "the database was written");
+    for s in secrets {
+        assert!(
+            !bytes.windows(s.len()).any(|w| w == s.as_bytes()),
+            "{s} is at rest in the database"
+        );
+    }
+    let _ = Path::new(&db);
+}
