@@ -6,6 +6,7 @@
 //! could not start or initialize.
 
 mod endpoint_test;
+mod history;
 mod probe;
 
 use std::io::Write;
@@ -30,6 +31,8 @@ struct Cli {
 enum Command {
     /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
     Probe(probe::ProbeArgs),
+    /// Show stored attachment histories (from a host's SQLite file).
+    History(history::HistoryArgs),
     /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
     EndpointTest(endpoint_test::EndpointTestArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
@@ -75,6 +78,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(args),
         Command::EndpointTest(args) => endpoint_test::run(args),
+        Command::History(args) => history::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),

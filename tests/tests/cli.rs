@@ -329,3 +329,83 @@ fn passthrough_probe_of_real_codex_is_active_as_one_json_document() {
     )
     .expect("sample");
 }
+
+// === examples/host and tether history ===
+
+#[test]
+fn the_example_host_twice_then_history_keeps_bounded_attempts_across_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("host.db");
+    let host = workspace_bin("tether-example-host");
+    let agent = workspace_bin("tether-reference-agent");
+    let run = || {
+        let out = Command::new(&host)
+            .arg("--db")
+            .arg(&db)
+            .arg("--agent")
+            .arg(&agent)
+            .output()
+            .expect("run host");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf8")
+    };
+    let first = run();
+    assert!(
+        first.contains("live ") && first.contains("Active · 1 tool"),
+        "{first}"
+    );
+    let second = run();
+    assert!(
+        second.starts_with("restored "),
+        "rehydrated state printed first:\n{second}"
+    );
+
+    let out = tether()
+        .args(["history", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .expect("history");
+    assert!(out.status.success());
+    let docs: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json array");
+    let docs = docs.as_array().expect("array");
+    assert_eq!(docs.len(), 1);
+    let attempts = docs[0]["attempts"].as_array().expect("attempts");
+    assert!(attempts.len() <= 3);
+    let triggers: Vec<&str> = attempts
+        .iter()
+        .map(|a| a["trigger"].as_str().expect("trigger"))
+        .collect();
+    assert_eq!(
+        triggers,
+        ["session_new", "session_reset", "session_new"],
+        "the first run's last attempt is kept"
+    );
+    let first_run_attempt = attempts[0]["attempt_id"].as_str().expect("id");
+    assert!(
+        first.contains(first_run_attempt),
+        "{first_run_attempt} came from the first run"
+    );
+    for a in attempts {
+        assert_eq!(a["servers"][0]["status"], "active");
+    }
+    std::fs::write(
+        tether_tests::samples_dir().join("history-from-host.json"),
+        serde_json::to_vec_pretty(&docs[0]).expect("json"),
+    )
+    .expect("sample");
+
+    let human = tether()
+        .args(["history", "--db"])
+        .arg(&db)
+        .output()
+        .expect("history");
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("session example-session") && text.contains("Tools listed ✓"),
+        "{text}"
+    );
+}

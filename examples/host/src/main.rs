@@ -1,0 +1,241 @@
+//! `tether-example-host --db PATH [--agent PATH] [--session ID]`: a host that
+//! embeds tether-core with the plugin it selects (acp-structured), runs its own
+//! observed MCP server, and takes the reference ACP agent through several
+//! attempts, printing live updates while the hub writes through to SQLite.
+//!
+//! On a fresh session it runs new → load → new. Run again on the same `--db`,
+//! it first rehydrates and prints the stored state, then adds a reset and a
+//! new, so the earlier run's latest attempt stays in the bounded history.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    InitializeRequest, RequestPermissionRequest, SessionNotification,
+};
+use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
+use anyhow::Context;
+use tether_acp_structured::acp::{
+    SessionRequestKind, answer_permission, deliver_session, stdio_lines,
+};
+use tether_acp_structured::process::{AgentCommand, AgentProcess};
+use tether_core::display::status_label;
+use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+use tether_core::model::AttachmentHistory;
+use tether_core::observer::{AgentCapabilities, Harness};
+use tether_core::registry::Registry;
+use tether_core::store::Store;
+use tether_core::store::sqlite::SqliteStore;
+use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
+use tether_kandev_endpoint::{ObservedEndpoint, Sentinel};
+
+const SERVER: &str = "kandev";
+
+fn arg(args: &[String], flag: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn print_history(prefix: &str, history: &AttachmentHistory) {
+    for attempt in &history.attempts {
+        let current = history.current_attempt_id.as_deref() == Some(attempt.attempt_id.as_str());
+        let rows: Vec<String> = attempt
+            .servers
+            .iter()
+            .map(|r| format!("{}: {}", r.name, status_label(r)))
+            .collect();
+        println!(
+            "{prefix} {} {} ({}) {}",
+            attempt.attempt_id,
+            attempt.trigger,
+            if current { "current" } else { "history" },
+            rows.join(", ")
+        );
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let db = PathBuf::from(
+        arg(&args, "--db")
+            .context("usage: tether-example-host --db PATH [--agent PATH] [--session ID]")?,
+    );
+    let session = arg(&args, "--session").unwrap_or_else(|| "example-session".into());
+    let agent = arg(&args, "--agent").map(PathBuf::from).or_else(|| {
+        let exe = std::env::current_exe().ok()?;
+        Some(exe.parent()?.join("tether-reference-agent"))
+    });
+    let agent = agent.context("cannot find tether-reference-agent; pass --agent")?;
+
+    // === Rehydrate ===
+    let store =
+        Arc::new(SqliteStore::open(&db).with_context(|| format!("opening {}", db.display()))?);
+    let loaded = store.load_all()?;
+    for skipped in &loaded.skipped {
+        println!(
+            "skipped corrupt row for session {}: {}",
+            skipped.session_id, skipped.reason
+        );
+    }
+    let mut registry = Registry::empty();
+    registry.add(
+        Arc::new(tether_acp_structured::AcpStructured),
+        tether_core::registry::PluginSource::Static,
+    )?;
+    let hub = Arc::new(Hub::with_store(registry, HubConfig::default(), store));
+    let restored = loaded.histories.iter().any(|h| h.session_id == session);
+    for history in &loaded.histories {
+        print_history("restored", history);
+    }
+    hub.restore(loaded.histories);
+
+    // === The host's own MCP server, observed ===
+    let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
+    let spec = endpoint.server_spec(ServerSource::Host, None);
+
+    // === The agent ===
+    let workdir = std::env::temp_dir().join(format!("tether-example-host-{}", std::process::id()));
+    std::fs::create_dir_all(&workdir)?;
+    let command = AgentCommand {
+        program: agent.display().to_string(),
+        args: vec![],
+        env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+        inherit_env: false,
+        cwd: workdir.clone(),
+    };
+    let (mut process, stdin, stdout) = AgentProcess::spawn(&command)?;
+
+    let plan: Vec<SessionRequestKind> = if restored {
+        vec![SessionRequestKind::Reset, SessionRequestKind::New]
+    } else {
+        vec![
+            SessionRequestKind::New,
+            SessionRequestKind::Load {
+                acp_session_id: String::new(),
+            },
+            SessionRequestKind::New,
+        ]
+    };
+    let run_hub = Arc::clone(&hub);
+    let result = Client
+        .v1()
+        .on_receive_request(
+            async move |r: RequestPermissionRequest, responder, _cx| {
+                responder.respond(answer_permission(&r, &[]))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(
+            stdio_lines(stdin, stdout, None),
+            async |cx: ConnectionTo<Agent>| {
+                let init = cx
+                    .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                    .block_task()
+                    .await?;
+                let caps = AgentCapabilities {
+                    http: Some(init.agent_capabilities.mcp_capabilities.http),
+                    sse: Some(init.agent_capabilities.mcp_capabilities.sse),
+                    load_session: Some(init.agent_capabilities.load_session),
+                };
+                let mut acp_id = String::new();
+                let mut printer = None;
+                for (n, kind) in plan.into_iter().enumerate() {
+                    let kind = match kind {
+                        SessionRequestKind::Load { .. } => SessionRequestKind::Load {
+                            acp_session_id: acp_id.clone(),
+                        },
+                        other => other,
+                    };
+                    let mut request = AttemptRequest::new(
+                        "example-task",
+                        &session,
+                        format!("exec-{}", std::process::id()),
+                        "tether-reference-agent",
+                        Harness::Acp,
+                        Trigger::SessionNew,
+                        vec![spec.clone()],
+                    );
+                    request.capabilities = caps;
+                    let mut delivery =
+                        deliver_session(&cx, &run_hub, request, kind, &workdir, |h| {
+                            endpoint.bind(h.sink.clone())
+                        })
+                        .map_err(|e| {
+                            agent_client_protocol::Error::internal_error().data(e.to_string())
+                        })?;
+                    if printer.is_none() {
+                        // Live updates, without polling: print each change of the current attempt.
+                        let mut rx = run_hub.subscribe(&session).map_err(|e| {
+                            agent_client_protocol::Error::internal_error().data(e.to_string())
+                        })?;
+                        printer = Some(tokio::spawn(async move {
+                            let mut last = String::new();
+                            while rx.changed().await.is_ok() {
+                                let history = rx.borrow_and_update().clone();
+                                if let Some(a) = history.current() {
+                                    let line = a
+                                        .servers
+                                        .iter()
+                                        .map(|r| format!("{}: {}", r.name, status_label(r)))
+                                        .collect::<Vec<_>>()
+                                        .join(", ");
+                                    let line =
+                                        format!("live {} {}: {line}", a.attempt_id, a.trigger);
+                                    if line != last {
+                                        println!("{line}");
+                                        last = line;
+                                    }
+                                }
+                            }
+                        }));
+                    }
+                    let outcome = delivery.settle().await;
+                    if let Some(id) = outcome.acp_session_id {
+                        acp_id = id;
+                    }
+                    // Wait (bounded) for the agent to reach the host's server in this attempt.
+                    for _ in 0..100 {
+                        run_hub.flush().await;
+                        let active = run_hub.snapshot(&session).and_then(|h| {
+                            h.attempt(&delivery.handle.attempt_id)
+                                .and_then(|a| a.server(SERVER).map(|r| r.status))
+                        });
+                        if active == Some(DisplayStatus::Active) {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    println!(
+                        "attempt {} done: {:?}",
+                        n + 1,
+                        outcome.error.map(|(r, _)| r)
+                    );
+                }
+                if let Some(p) = printer {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    p.abort();
+                }
+                Ok(())
+            },
+        )
+        .await;
+    process.kill_group().await;
+    endpoint.shutdown().await;
+    let _ = std::fs::remove_dir_all(&workdir);
+    result.map_err(|e| anyhow::anyhow!("ACP: {}", e.message))?;
+    hub.flush().await;
+    if let Some(history) = hub.snapshot(&session) {
+        print_history("final", &history);
+    }
+    hub.flush_store();
+    Ok(())
+}
