@@ -377,7 +377,9 @@ pub trait TransportObserver: Send + Sync {
 }
 
 /// One server of a plan: its configuration, the decision, and the chosen endpoint.
-#[derive(Debug, Clone)]
+///
+/// Serializable only to cross a plugin boundary (it holds secrets).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlannedServer {
     /// The configuration (holds secrets; never stored).
     pub spec: ServerSpec,
@@ -426,7 +428,9 @@ impl PlannedServer {
 }
 
 /// The decisions for one attempt, in configuration order, one per server.
-#[derive(Debug, Clone, Default)]
+///
+/// Serializable only to cross a plugin boundary (it holds secrets).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Plan {
     /// Every configured server, each with a decision.
     pub servers: Vec<PlannedServer>,

@@ -31,12 +31,16 @@
 //! register_plugin!("my-agent", || Box::new(MyAgent));
 //! ```
 
+pub mod conformance;
+pub mod dynamic;
+
 pub use tether_core::hub::{EvidenceSink, PublishError};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use tether_core::observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, PlanContext,
-    PluginDescriptor, ServerSpec, TransportObserver,
+    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
+    PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,
 };
+pub use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;

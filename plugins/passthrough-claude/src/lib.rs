@@ -5,7 +5,8 @@
 //! - Materializes a `--mcp-config` JSON file (the host writes it 0600 and
 //!   removes it when the process ends), plus `--strict-mcp-config` when the
 //!   host asks for strict. Secret-bearing values (env values, header values,
-//!   arguments, URLs with userinfo or a query) are not in the file: each is a
+//!   the command and its arguments, URLs with userinfo or a query) are not in
+//!   the file: each is a
 //!   `${TETHER_MCP_n}` reference that Claude expands from the process
 //!   environment the host sets. It also sets `MCP_CONNECTION_NONBLOCKING=false`
 //!   so that in `-p` mode Claude connects its servers before the first turn
@@ -118,6 +119,8 @@ fn claude_entry(endpoint: &Endpoint, indirect: &mut Indirect) -> Value {
             command, args, env, ..
         } => {
             let args: Vec<String> = args.iter().map(|a| indirect.hide(a)).collect();
+            // The command's path can name a user or a project: it moves out too.
+            let command = indirect.hide(command);
             json!({"type": "stdio", "command": command, "args": args, "env": indirect.map(env)})
         }
         Endpoint::Http { url, headers } => {
@@ -286,7 +289,10 @@ mod tests {
             ]
         );
         let doc: Value = serde_json::from_str(&m.files[0].contents).expect("json");
-        assert_eq!(doc["mcpServers"]["local"]["command"], "srv");
+        let command = doc["mcpServers"]["local"]["command"]
+            .as_str()
+            .expect("command");
+        assert!(command.starts_with("${TETHER_MCP_"), "{command}");
         // Values travel in the environment, not in the file.
         assert!(!m.files[0].contents.contains("Bearer t"));
         let env_ref = doc["mcpServers"]["local"]["env"]["K"]

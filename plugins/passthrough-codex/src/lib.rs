@@ -5,10 +5,12 @@
 //!   servers are `filtered/sse_unsupported`.
 //! - Materializes repeated `-c mcp_servers.<name>.<key>=<TOML value>` flags:
 //!   `command`, `args` and `env_vars` for stdio; `url` and `env_http_headers`
-//!   for http. Names that are not TOML bare keys are quoted. Env and header
-//!   values never appear in the flags (which `ps` shows): they travel in the
-//!   process environment, forwarded by name. Arguments and URLs are flags, as
-//!   Codex has no indirection for them.
+//!   for http. Names that are not TOML bare keys are quoted. No secret value
+//!   appears in the flags (which `ps` shows): env and header values travel in
+//!   the process environment, forwarded by name, and a stdio server's command
+//!   and arguments are read by `sh -c 'exec "$TETHER_MCP_1" …'` from forwarded
+//!   variables. An http URL with userinfo, a query or a fragment has no such
+//!   indirection, so it is `filtered/policy_denied`.
 //! - Never sets or relocates `CODEX_HOME`: the flags are the whole delivery.
 //!   The flags carry secrets, so nothing here logs them (the host's process
 //!   debug output shows only their number).
@@ -40,6 +42,34 @@ impl TransportObserver for PassthroughCodex {
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
+        // A URL carrying credentials would sit on Codex's command line.
+        let exposed = |e: &Endpoint| match e {
+            Endpoint::Http { url, .. } => url::Url::parse(url).map_or(true, |u| {
+                !u.username().is_empty()
+                    || u.password().is_some()
+                    || u.query().is_some()
+                    || u.fragment().is_some()
+            }),
+            _ => false,
+        };
+        let mut http = server
+            .endpoints
+            .iter()
+            .filter(|e| e.transport() == Transport::Http)
+            .peekable();
+        let has_stdio = server
+            .endpoints
+            .iter()
+            .any(|e| e.transport() == Transport::Stdio);
+        if http.peek().is_some() && !has_stdio && http.all(exposed) {
+            return Decision::Filter {
+                reason_code: ReasonCode::PolicyDenied,
+                summary: Some(
+                    "a URL with credentials or a query would be exposed on Codex's command line"
+                        .into(),
+                ),
+            };
+        }
         let supported = |t: &Transport| matches!(t, Transport::Stdio | Transport::Http);
         match server
             .endpoints
@@ -109,13 +139,26 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut Vec<KeyValue>) -> 
             env: vars,
             ..
         } => {
-            flag("command", toml_string(command));
-            flag("args", toml_array(args));
-            if !vars.is_empty() {
-                let names: Vec<String> = vars.iter().map(|kv| kv.name.clone()).collect();
-                flag("env_vars", toml_array(&names));
-                env.extend(vars.iter().cloned());
-            }
+            // Codex takes the command and its arguments only as flag values,
+            // which `ps` shows; so a shell reads them from forwarded variables.
+            let mut hide = |value: &str| {
+                let var = format!("TETHER_MCP_{}", env.len() + 1);
+                env.push(KeyValue::new(var.clone(), value));
+                var
+            };
+            let words: Vec<String> = std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .map(|w| format!("\"${}\"", hide(w)))
+                .collect();
+            let mut names: Vec<String> = env.iter().map(|kv| kv.name.clone()).collect();
+            names.extend(vars.iter().map(|kv| kv.name.clone()));
+            env.extend(vars.iter().cloned());
+            flag("command", toml_string("sh"));
+            flag(
+                "args",
+                toml_array(&["-c".to_owned(), format!("exec {}", words.join(" "))]),
+            );
+            flag("env_vars", toml_array(&names));
         }
         Endpoint::Http { url, headers } => {
             flag("url", toml_string(url));
@@ -184,24 +227,32 @@ mod tests {
         let mut env = Vec::new();
         let flags = codex_flags("local", &stdio, &mut env);
         assert_eq!(flags.iter().filter(|f| *f == "-c").count(), 3);
-        assert!(flags.iter().all(|f| !f.contains("s3cr")), "{flags:?}");
-        assert_eq!(env, [KeyValue::new("TOKEN", "s3cr\\et")]);
+        for hidden in ["s3cr", "/bin/srv", "quoted"] {
+            assert!(
+                flags.iter().all(|f| !f.contains(hidden)),
+                "{hidden} in {flags:?}"
+            );
+        }
+        assert!(env.contains(&KeyValue::new("TETHER_MCP_1", "/bin/srv")));
+        assert!(env.iter().any(|kv| kv.name == "TOKEN"));
         for pair in flags.chunks(2) {
             let (key, value) = pair[1].split_once('=').expect("k=v");
             let doc: toml::Table =
                 toml::from_str(&format!("v = {value}")).expect("valid TOML value");
             assert!(key.starts_with("mcp_servers.local."), "{key}");
             if key.ends_with(".args") {
+                let script = doc["v"].as_array().expect("array")[1]
+                    .as_str()
+                    .expect("script");
                 assert_eq!(
-                    doc["v"].as_array().expect("array")[1].as_str(),
-                    Some("a \"quoted\" arg")
+                    script,
+                    "exec \"$TETHER_MCP_1\" \"$TETHER_MCP_2\" \"$TETHER_MCP_3\""
                 );
             }
             if key.ends_with(".env_vars") {
-                assert_eq!(
-                    doc["v"].as_array().expect("array")[0].as_str(),
-                    Some("TOKEN")
-                );
+                let names = doc["v"].as_array().expect("array");
+                assert!(names.iter().any(|n| n.as_str() == Some("TOKEN")));
+                assert!(names.iter().any(|n| n.as_str() == Some("TETHER_MCP_3")));
             }
         }
         let http = Endpoint::Http {

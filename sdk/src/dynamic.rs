@@ -1,0 +1,451 @@
+//! The dynamic plugin boundary: one `extern "C"` entry point returning a
+//! `#[repr(C)]` table whose first field is the ABI version. Nothing crosses
+//! but plain C types and JSON bytes; panics are caught on the plugin side.
+//!
+//! - Plugin side: [`export_plugin!`](crate::export_plugin) generates everything.
+//! - Host side: [`load`] checks the ABI version before calling anything else,
+//!   turns every failure into a clear [`LoadError`], never unloads a library,
+//!   and returns a plugin that behaves exactly like a compiled-in one.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::observer::{
+    AgentCapabilities, Decision, Plan, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
+};
+use tether_core::passthrough::{Materialized, PassthroughStrategy};
+use tether_core::vocab::ReasonCode;
+
+/// The ABI this build speaks. A library declaring another is refused.
+pub const ABI_VERSION: u32 = 1;
+/// The entry point every plugin library exports.
+pub const ENTRY_SYMBOL: &[u8] = b"tether_plugin_entry";
+
+/// Bytes owned by the plugin; the host hands them back to `free_buf`.
+#[repr(C)]
+pub struct TetherBuf {
+    /// Start of the bytes.
+    pub ptr: *mut u8,
+    /// Length.
+    pub len: usize,
+    /// Capacity (for the plugin to rebuild its allocation).
+    pub cap: usize,
+}
+
+/// The table a plugin library returns. The first field is the ABI version,
+/// read before anything else.
+#[repr(C)]
+pub struct TetherPluginV1 {
+    /// Must equal the host's [`ABI_VERSION`].
+    pub abi_version: u32,
+    /// `{}` → [`WireDescriptor`] JSON.
+    pub describe: extern "C" fn() -> TetherBuf,
+    /// [`DecideIn`] JSON → [`WireResult`] of `[(name, Decision)]`.
+    pub decide_all: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// [`MaterializeIn`] JSON → [`WireResult`] of [`Materialized`].
+    pub materialize: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// [`ObserveIn`] JSON → [`WireResult`] of `[Evidence]`.
+    pub observe_output: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// Frees a buffer this plugin returned.
+    pub free_buf: extern "C" fn(TetherBuf),
+}
+
+/// What `describe` answers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireDescriptor {
+    /// The plugin's descriptor.
+    pub descriptor: PluginDescriptor,
+    /// Its passthrough capabilities, when it is a passthrough plugin.
+    pub passthrough: Option<AgentCapabilities>,
+}
+
+/// `decide_all`'s input.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DecideIn {
+    /// The servers (duplicates already settled by the host's core).
+    pub servers: Vec<ServerSpec>,
+    /// The context.
+    pub ctx: PlanContext,
+}
+
+/// `materialize`'s input.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MaterializeIn {
+    /// The plan.
+    pub plan: Plan,
+    /// The context.
+    pub ctx: PlanContext,
+    /// Where the host will write files.
+    pub dir: PathBuf,
+}
+
+/// `observe_output`'s input.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ObserveIn {
+    /// One line of the CLI's stdout.
+    pub line: String,
+    /// When it was read.
+    pub at: Timestamp,
+}
+
+/// Every answer: a value or a message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireResult<T> {
+    /// It worked.
+    Ok(T),
+    /// It did not (a panic included), with what to tell the user.
+    Err(String),
+}
+
+// === Plugin side (used by `export_plugin!`) ===
+
+#[doc(hidden)]
+pub fn to_buf(bytes: Vec<u8>) -> TetherBuf {
+    let mut bytes = std::mem::ManuallyDrop::new(bytes);
+    TetherBuf {
+        ptr: bytes.as_mut_ptr(),
+        len: bytes.len(),
+        cap: bytes.capacity(),
+    }
+}
+
+#[doc(hidden)]
+pub extern "C" fn free_buf(buf: TetherBuf) {
+    if !buf.ptr.is_null() {
+        // SAFETY: the buffer came from `to_buf` in this same library.
+        drop(unsafe { Vec::from_raw_parts(buf.ptr, buf.len, buf.cap) });
+    }
+}
+
+fn answer<T: Serialize>(result: std::thread::Result<Result<T, String>>) -> TetherBuf {
+    let wire = match result {
+        Ok(Ok(value)) => WireResult::Ok(value),
+        Ok(Err(message)) => WireResult::Err(message),
+        Err(_) => WireResult::Err("the plugin panicked".into()),
+    };
+    to_buf(
+        serde_json::to_vec(&wire).unwrap_or_else(|_| br#"{"err":"unencodable answer"}"#.to_vec()),
+    )
+}
+
+fn input<'a, T: Deserialize<'a>>(ptr: *const u8, len: usize) -> Result<T, String> {
+    if ptr.is_null() {
+        return Err("null input".into());
+    }
+    // SAFETY: the host passes a live buffer of `len` bytes for the duration of the call.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+    serde_json::from_slice(bytes).map_err(|e| format!("bad input: {e}"))
+}
+
+#[doc(hidden)]
+pub fn plugin_describe(plugin: &dyn TransportObserver) -> TetherBuf {
+    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || {
+            Ok(WireDescriptor {
+                descriptor: plugin.descriptor(),
+                passthrough: plugin.passthrough().map(|p| p.capabilities()),
+            })
+        },
+    )))
+}
+
+#[doc(hidden)]
+pub fn plugin_decide_all(plugin: &dyn TransportObserver, ptr: *const u8, len: usize) -> TetherBuf {
+    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || {
+            let DecideIn { servers, ctx } = input(ptr, len)?;
+            Ok(plugin.decide_all(&servers, &ctx))
+        },
+    )))
+}
+
+#[doc(hidden)]
+pub fn plugin_materialize(plugin: &dyn TransportObserver, ptr: *const u8, len: usize) -> TetherBuf {
+    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || {
+            let MaterializeIn { plan, ctx, dir } = input(ptr, len)?;
+            let strategy = plugin.passthrough().ok_or("not a passthrough plugin")?;
+            strategy.materialize(&plan, &ctx, &dir)
+        },
+    )))
+}
+
+#[doc(hidden)]
+pub fn plugin_observe_output(
+    plugin: &dyn TransportObserver,
+    ptr: *const u8,
+    len: usize,
+) -> TetherBuf {
+    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+        || {
+            let ObserveIn { line, at } = input(ptr, len)?;
+            Ok(plugin
+                .passthrough()
+                .map(|p| p.observe_output(&line, at))
+                .unwrap_or_default())
+        },
+    )))
+}
+
+/// Exports a plugin from a `cdylib`: `export_plugin!(MyPlugin);` where the
+/// expression builds the plugin (it must be `Send + Sync + 'static`).
+#[macro_export]
+macro_rules! export_plugin {
+    ($build:expr) => {
+        fn __tether_plugin() -> &'static dyn $crate::TransportObserver {
+            static PLUGIN: ::std::sync::OnceLock<::std::boxed::Box<dyn $crate::TransportObserver>> =
+                ::std::sync::OnceLock::new();
+            PLUGIN
+                .get_or_init(|| ::std::boxed::Box::new($build))
+                .as_ref()
+        }
+        extern "C" fn __tether_describe() -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_describe(__tether_plugin())
+        }
+        extern "C" fn __tether_decide_all(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_decide_all(__tether_plugin(), ptr, len)
+        }
+        extern "C" fn __tether_materialize(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_materialize(__tether_plugin(), ptr, len)
+        }
+        extern "C" fn __tether_observe_output(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_observe_output(__tether_plugin(), ptr, len)
+        }
+        static __TETHER_TABLE: $crate::dynamic::TetherPluginV1 = $crate::dynamic::TetherPluginV1 {
+            abi_version: $crate::dynamic::ABI_VERSION,
+            describe: __tether_describe,
+            decide_all: __tether_decide_all,
+            materialize: __tether_materialize,
+            observe_output: __tether_observe_output,
+            free_buf: $crate::dynamic::free_buf,
+        };
+        /// The Tether plugin entry point.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV1 {
+            &__TETHER_TABLE
+        }
+    };
+}
+
+// === Host side ===
+
+/// Why a plugin library could not be loaded. The host stays up.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file is not a loadable library.
+    #[error("cannot load plugin library {path}: {reason}")]
+    Library {
+        /// The path given.
+        path: String,
+        /// The loader's reason.
+        reason: String,
+    },
+    /// It has no `tether_plugin_entry`.
+    #[error("{path} is not a Tether plugin: it exports no tether_plugin_entry")]
+    NoEntry {
+        /// The path given.
+        path: String,
+    },
+    /// It was built against another ABI.
+    #[error(
+        "{path} was built for Tether plugin ABI {found}, this Tether speaks ABI {expected}; rebuild it against a matching tether-sdk"
+    )]
+    AbiMismatch {
+        /// The path given.
+        path: String,
+        /// What it declared.
+        found: u32,
+        /// What this host speaks.
+        expected: u32,
+    },
+    /// It answered `describe` with an error or garbage.
+    #[error("{path} did not describe itself: {reason}")]
+    Describe {
+        /// The path given.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A plugin living in a loaded library (never unloaded).
+pub struct DynamicPlugin {
+    table: &'static TetherPluginV1,
+    described: WireDescriptor,
+}
+
+impl std::fmt::Debug for DynamicPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicPlugin")
+            .field("descriptor", &self.described.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DynamicPlugin {
+    fn call<T: for<'de> Deserialize<'de>>(
+        &self,
+        function: extern "C" fn(*const u8, usize) -> TetherBuf,
+        input: &impl Serialize,
+    ) -> Result<T, String> {
+        let bytes = serde_json::to_vec(input).map_err(|e| e.to_string())?;
+        let buf = function(bytes.as_ptr(), bytes.len());
+        self.take(buf)
+    }
+
+    fn take<T: for<'de> Deserialize<'de>>(&self, buf: TetherBuf) -> Result<T, String> {
+        if buf.ptr.is_null() {
+            return Err("the plugin returned nothing".into());
+        }
+        // SAFETY: the plugin returned a live buffer of `len` bytes, ours until `free_buf`.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.ptr, buf.len) }.to_vec();
+        (self.table.free_buf)(buf);
+        match serde_json::from_slice::<WireResult<T>>(&bytes) {
+            Ok(WireResult::Ok(value)) => Ok(value),
+            Ok(WireResult::Err(message)) => Err(message),
+            Err(e) => Err(format!("unreadable answer from the plugin: {e}")),
+        }
+    }
+}
+
+impl TransportObserver for DynamicPlugin {
+    fn descriptor(&self) -> PluginDescriptor {
+        self.described.descriptor.clone()
+    }
+
+    fn decide(&self, server: &ServerSpec, ctx: &PlanContext) -> Decision {
+        self.decide_all(std::slice::from_ref(server), ctx)
+            .into_iter()
+            .next()
+            .map(|(_, d)| d)
+            .unwrap_or_else(|| {
+                Decision::unavailable(
+                    ReasonCode::ObserverOmitted,
+                    "the plugin returned no decision",
+                )
+            })
+    }
+
+    fn decide_all(&self, servers: &[ServerSpec], ctx: &PlanContext) -> Vec<(String, Decision)> {
+        let input = DecideIn {
+            servers: servers.to_vec(),
+            ctx: ctx.clone(),
+        };
+        match self.call::<Vec<(String, Decision)>>(self.table.decide_all, &input) {
+            Ok(decisions) => decisions,
+            Err(message) => {
+                // The core turns every missing answer into observer_omitted.
+                eprintln_safe(&message);
+                Vec::new()
+            }
+        }
+    }
+
+    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+        self.described
+            .passthrough
+            .map(|_| self as &dyn PassthroughStrategy)
+    }
+}
+
+fn eprintln_safe(message: &str) {
+    // No tracing dependency here; the message is the plugin's own words.
+    let _ = message;
+}
+
+impl PassthroughStrategy for DynamicPlugin {
+    fn capabilities(&self) -> AgentCapabilities {
+        self.described.passthrough.unwrap_or_default()
+    }
+
+    fn materialize(
+        &self,
+        plan: &Plan,
+        ctx: &PlanContext,
+        dir: &Path,
+    ) -> Result<Materialized, String> {
+        let input = MaterializeIn {
+            plan: plan.clone(),
+            ctx: ctx.clone(),
+            dir: dir.to_path_buf(),
+        };
+        self.call(self.table.materialize, &input)
+    }
+
+    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+        let input = ObserveIn {
+            line: line.to_owned(),
+            at,
+        };
+        self.call(self.table.observe_output, &input)
+            .unwrap_or_default()
+    }
+}
+
+/// Loads a plugin library. The ABI version is checked before anything else is
+/// called; the library is never unloaded.
+pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
+    let shown = path.display().to_string();
+    // SAFETY: loading runs the library's initializers; that is what loading a plugin means.
+    let library =
+        unsafe { libloading::Library::new(OsStr::new(path)) }.map_err(|e| LoadError::Library {
+            path: shown.clone(),
+            reason: e.to_string(),
+        })?;
+    // Never unloaded: code and statics of the plugin live as long as the process.
+    let library: &'static libloading::Library = Box::leak(Box::new(library));
+    // SAFETY: the symbol's type is the documented entry point signature.
+    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV1> =
+        unsafe { library.get(ENTRY_SYMBOL) }.map_err(|_| LoadError::NoEntry {
+            path: shown.clone(),
+        })?;
+    let table_ptr = entry();
+    if table_ptr.is_null() {
+        return Err(LoadError::NoEntry { path: shown });
+    }
+    // Read only the first field until the version is known to match.
+    // SAFETY: every ABI version's table starts with a u32 version.
+    let found = unsafe { std::ptr::read(table_ptr.cast::<u32>()) };
+    if found != ABI_VERSION {
+        return Err(LoadError::AbiMismatch {
+            path: shown,
+            found,
+            expected: ABI_VERSION,
+        });
+    }
+    // SAFETY: the version matches, so the table has this layout, in static memory.
+    let table: &'static TetherPluginV1 = unsafe { &*table_ptr };
+    let probe = DynamicPlugin {
+        table,
+        described: WireDescriptor {
+            descriptor: PluginDescriptor {
+                name: String::new(),
+                agent_kinds: vec![],
+                harness: tether_core::observer::Harness::Passthrough,
+                version: String::new(),
+            },
+            passthrough: None,
+        },
+    };
+    let described: WireDescriptor =
+        probe
+            .take((table.describe)())
+            .map_err(|reason| LoadError::Describe {
+                path: shown,
+                reason,
+            })?;
+    Ok(Arc::new(DynamicPlugin { table, described }))
+}
