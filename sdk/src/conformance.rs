@@ -1,1 +1,335 @@
-//! placeholder
+//! The conformance kit: every plugin, first-party or third-party, runs it in
+//! its own tests with one call, [`assert_conforms`].
+//!
+//! It checks that:
+//! - every configured server gets a decision, and no reason code is unknown;
+//! - planning is deterministic;
+//! - no secret from a server's configuration appears in anything the plugin
+//!   returns: decisions, materialized files and arguments (a passthrough
+//!   plugin may carry secrets only in `Materialized::env`), or evidence;
+//! - evidence can only reach a host through its sink: `observe_output`
+//!   returns values that carry no ownership, for any input, without panicking.
+
+use std::path::Path;
+
+use tether_core::model::Timestamp;
+use tether_core::observer::{
+    AgentCapabilities, Decision, Endpoint, KeyValue, PlanContext, ServerSpec, TransportObserver,
+    plan,
+};
+use tether_core::vocab::{ReasonCode, ServerSource};
+
+/// Secret values planted in the kit's server configurations.
+pub const PLANTED: [&str; 6] = [
+    "conformance-env-SECRET-1a2b3c",
+    "conformance-header-SECRET-4d5e6f",
+    "conformance-arg-SECRET-7a8b9c",
+    "conformance-userinfo-SECRET-0d1e2f",
+    "conformance-query-SECRET-3a4b5c",
+    "/home/conformance-user-SECRET/bin",
+];
+
+/// The servers the kit plans: every transport, odd names, several endpoints,
+/// a duplicate, and secrets everywhere.
+pub fn servers() -> Vec<ServerSpec> {
+    let stdio = Endpoint::Stdio {
+        command: format!("{}/server", PLANTED[5]),
+        args: vec!["--token".into(), PLANTED[2].into()],
+        env: vec![KeyValue::new("API_KEY", PLANTED[0])],
+        cwd: None,
+    };
+    let http = |path: &str| Endpoint::Http {
+        url: format!(
+            "https://user:{}@mcp.example.com/{path}?key={}",
+            PLANTED[3], PLANTED[4]
+        ),
+        headers: vec![KeyValue::new(
+            "Authorization",
+            format!("Bearer {}", PLANTED[1]),
+        )],
+    };
+    let plain_http = Endpoint::Http {
+        url: "http://127.0.0.1:9/mcp".into(),
+        headers: vec![KeyValue::new("X-Api-Key", PLANTED[1])],
+    };
+    let sse = Endpoint::Sse {
+        url: "http://127.0.0.1:9/sse".into(),
+        headers: vec![KeyValue::new("Authorization", PLANTED[1])],
+    };
+    vec![
+        ServerSpec::new("local", ServerSource::Profile, stdio.clone()),
+        ServerSpec::new("remote", ServerSource::Profile, http("mcp")),
+        ServerSpec::new("plain-remote", ServerSource::Profile, plain_http.clone()),
+        ServerSpec::new("legacy", ServerSource::Profile, sse.clone()),
+        ServerSpec::new("host", ServerSource::Host, plain_http)
+            .or(sse)
+            .or(stdio.clone()),
+        ServerSpec::new(
+            "name with spaces.and\"quotes",
+            ServerSource::Profile,
+            stdio.clone(),
+        ),
+        ServerSpec::new("local", ServerSource::Profile, stdio),
+    ]
+}
+
+fn contexts(plugin: &dyn TransportObserver) -> Vec<PlanContext> {
+    let descriptor = plugin.descriptor();
+    let kind = descriptor
+        .agent_kinds
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "agent".into());
+    let capabilities = [
+        AgentCapabilities::default(),
+        AgentCapabilities {
+            http: Some(true),
+            sse: Some(true),
+            load_session: Some(true),
+        },
+        AgentCapabilities {
+            http: Some(false),
+            sse: Some(false),
+            load_session: Some(false),
+        },
+    ];
+    capabilities
+        .into_iter()
+        .flat_map(|caps| {
+            [false, true].map(|strict| PlanContext {
+                agent_kind: kind.clone(),
+                harness: descriptor.harness,
+                capabilities: caps,
+                strict,
+            })
+        })
+        .collect()
+}
+
+fn leaks(text: &str) -> Vec<&'static str> {
+    PLANTED
+        .iter()
+        .copied()
+        .filter(|s| text.contains(s))
+        .collect()
+}
+
+/// Runs every check; returns what failed (empty when the plugin conforms).
+pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
+    let mut failures = Vec::new();
+    let descriptor = plugin.descriptor();
+    if descriptor.name.trim().is_empty() {
+        failures.push("the descriptor has no name".to_owned());
+    }
+    if descriptor.agent_kinds.is_empty() {
+        failures.push("the descriptor names no agent kind".to_owned());
+    }
+    let servers = servers();
+    let dir = Path::new("/tmp/tether-conformance");
+    for ctx in contexts(plugin) {
+        let first = plan(Some(plugin), &servers, &ctx);
+        let second = plan(Some(plugin), &servers, &ctx);
+        if first.servers.len() != servers.len() {
+            failures.push(format!(
+                "{} decisions for {} servers",
+                first.servers.len(),
+                servers.len()
+            ));
+        }
+        for planned in &first.servers {
+            let name = &planned.spec.name;
+            match &planned.decision {
+                Decision::Unavailable {
+                    reason_code: ReasonCode::ObserverOmitted,
+                    summary,
+                } => failures.push(format!(
+                    "no usable decision for {name:?} ({})",
+                    summary.as_deref().unwrap_or("")
+                )),
+                Decision::Filter {
+                    reason_code,
+                    summary,
+                }
+                | Decision::Unavailable {
+                    reason_code,
+                    summary,
+                } => {
+                    if !reason_code.is_known() {
+                        failures.push(format!("unknown reason code {reason_code} for {name:?}"));
+                    }
+                    for s in leaks(summary.as_deref().unwrap_or("")) {
+                        failures.push(format!(
+                            "the decision summary for {name:?} holds a secret ({s})"
+                        ));
+                    }
+                }
+                Decision::Deliver { .. } => {}
+            }
+        }
+        let decisions = |p: &tether_core::observer::Plan| {
+            serde_json::to_string(&p.servers.iter().map(|s| &s.decision).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        if decisions(&first) != decisions(&second) {
+            failures.push("planning the same servers twice gave different decisions".to_owned());
+        }
+        if let Some(strategy) = plugin.passthrough() {
+            match strategy.materialize(&first, &ctx, dir) {
+                Ok(materialized) => {
+                    for file in &materialized.files {
+                        if file.name.contains('/')
+                            || file.name.contains("..")
+                            || file.name.is_empty()
+                        {
+                            failures.push(format!(
+                                "materialized file name {:?} is not a plain name",
+                                file.name
+                            ));
+                        }
+                        for s in leaks(&file.contents) {
+                            failures.push(format!(
+                                "materialized file {} holds a secret ({s})",
+                                file.name
+                            ));
+                        }
+                    }
+                    for s in leaks(&materialized.args.join(" ")) {
+                        failures.push(format!("materialized arguments hold a secret ({s}); secrets belong in Materialized::env"));
+                    }
+                    let m2 = strategy.materialize(&second, &ctx, dir);
+                    if m2.as_ref().ok() != Some(&materialized) {
+                        failures.push(
+                            "materializing the same plan twice gave different results".to_owned(),
+                        );
+                    }
+                }
+                Err(message) => {
+                    for s in leaks(&message) {
+                        failures.push(format!("a materialization error holds a secret ({s})"));
+                    }
+                }
+            }
+            for line in [
+                "",
+                "not json",
+                "{}",
+                "{\"type\":\"system\",\"subtype\":\"init\"}",
+                &"x".repeat(100_000),
+            ] {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    strategy.observe_output(line, Timestamp(1))
+                }));
+                match outcome {
+                    Ok(evidence) => {
+                        let text = serde_json::to_string(&evidence).unwrap_or_default();
+                        for s in leaks(&text) {
+                            failures.push(format!("observe_output evidence holds a secret ({s})"));
+                        }
+                    }
+                    Err(_) => {
+                        failures.push("observe_output panicked on arbitrary input".to_owned())
+                    }
+                }
+            }
+        }
+    }
+    failures.sort();
+    failures.dedup();
+    failures
+}
+
+/// Panics with every failure when the plugin does not conform.
+pub fn assert_conforms(plugin: &dyn TransportObserver) {
+    let failures = check(plugin);
+    assert!(
+        failures.is_empty(),
+        "plugin {} does not conform:\n  - {}",
+        plugin.descriptor().name,
+        failures.join("\n  - ")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::observer::{Delivery, Harness, PluginDescriptor};
+    use tether_core::passthrough::{Materialized, PassthroughStrategy};
+
+    /// Skips servers, echoes secrets, and is not deterministic.
+    struct Sloppy(std::sync::atomic::AtomicU32);
+
+    impl TransportObserver for Sloppy {
+        fn descriptor(&self) -> PluginDescriptor {
+            PluginDescriptor {
+                name: "sloppy".into(),
+                agent_kinds: vec!["sloppy".into()],
+                harness: Harness::Passthrough,
+                version: "0".into(),
+            }
+        }
+        fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
+            let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if n % 2 == 0 {
+                Decision::Deliver {
+                    transport: server.endpoints[0].transport(),
+                    via: Delivery::Arguments,
+                }
+            } else {
+                Decision::Filter {
+                    reason_code: ReasonCode::Other("made_up".into()),
+                    summary: Some(format!("{:?}", server.endpoints[0].secret_values())),
+                }
+            }
+        }
+        fn decide_all(&self, servers: &[ServerSpec], ctx: &PlanContext) -> Vec<(String, Decision)> {
+            servers
+                .iter()
+                .skip(1)
+                .map(|s| (s.name.clone(), self.decide(s, ctx)))
+                .collect()
+        }
+        fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+            Some(self)
+        }
+    }
+
+    impl PassthroughStrategy for Sloppy {
+        fn capabilities(&self) -> AgentCapabilities {
+            AgentCapabilities::default()
+        }
+        fn materialize(
+            &self,
+            plan: &tether_core::observer::Plan,
+            _: &PlanContext,
+            _: &Path,
+        ) -> Result<Materialized, String> {
+            Ok(Materialized {
+                args: plan
+                    .delivered()
+                    .flat_map(|(_, e)| e.secret_values())
+                    .collect(),
+                env: vec![],
+                files: vec![],
+            })
+        }
+        fn observe_output(&self, line: &str, _: Timestamp) -> Vec<tether_core::model::Evidence> {
+            assert!(line.len() < 1000, "boom");
+            vec![]
+        }
+    }
+
+    #[test]
+    fn the_kit_catches_a_sloppy_plugin() {
+        let failures = check(&Sloppy(Default::default()));
+        let all = failures.join("\n");
+        for expected in [
+            "no usable decision",
+            "unknown reason code",
+            "holds a secret",
+            "different decisions",
+            "panicked",
+        ] {
+            assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
+        }
+    }
+}

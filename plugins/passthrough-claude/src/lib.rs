@@ -340,3 +340,11 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod conformance {
+    #[test]
+    fn the_plugin_passes_the_conformance_kit() {
+        tether_sdk::conformance::assert_conforms(&super::PassthroughClaude);
+    }
+}
