@@ -269,7 +269,7 @@ mod tests {
         }
         fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
             let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 Decision::Deliver {
                     transport: server.endpoints[0].transport(),
                     via: Delivery::Arguments,
