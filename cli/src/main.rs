@@ -7,6 +7,7 @@
 
 mod endpoint_test;
 mod history;
+mod plugins;
 mod probe;
 
 use std::io::Write;
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
     Probe(probe::ProbeArgs),
+    /// List the registered plugins (compiled in, or loaded with --load).
+    Plugins(plugins::PluginsArgs),
     /// Show stored attachment histories (from a host's SQLite file).
     History(history::HistoryArgs),
     /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
@@ -79,6 +82,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(args) => probe::run(args),
         Command::EndpointTest(args) => endpoint_test::run(args),
         Command::History(args) => history::run(args),
+        Command::Plugins(args) => plugins::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),

@@ -70,6 +70,9 @@ pub struct ProbeArgs {
     /// Also offer this server from --config beside the sentinel (repeatable).
     #[arg(long = "server", value_name = "NAME", requires = "config")]
     server: Vec<String>,
+    /// Load a plugin shared library before probing (repeatable).
+    #[arg(long = "load", value_name = "PATH")]
+    load: Vec<PathBuf>,
     /// Probe a CLI run as a plain process (claude, codex, …) instead of an ACP agent.
     #[arg(long, value_name = "KIND")]
     passthrough: Option<String>,
@@ -219,7 +222,13 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
                 bridge_program: None,
                 extra_servers: opts.extra_servers,
             };
-            let registry = tether_core::registry::Registry::with_static()?;
+            let registry = match crate::plugins::registry_with(&args.load) {
+                Ok(registry) => registry,
+                Err(err) => {
+                    eprintln!("tether probe: {err:#}");
+                    return Ok(ExitCode::FAILURE);
+                }
+            };
             runtime.block_on(run_passthrough_probe(registry, passthrough, |step| {
                 progress.show(&step)
             }))

@@ -344,14 +344,9 @@ impl TransportObserver for DynamicPlugin {
             servers: servers.to_vec(),
             ctx: ctx.clone(),
         };
-        match self.call::<Vec<(String, Decision)>>(self.table.decide_all, &input) {
-            Ok(decisions) => decisions,
-            Err(message) => {
-                // The core turns every missing answer into observer_omitted.
-                eprintln_safe(&message);
-                Vec::new()
-            }
-        }
+        // A failed call answers nothing; the core records observer_omitted.
+        self.call::<Vec<(String, Decision)>>(self.table.decide_all, &input)
+            .unwrap_or_default()
     }
 
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
@@ -359,11 +354,6 @@ impl TransportObserver for DynamicPlugin {
             .passthrough
             .map(|_| self as &dyn PassthroughStrategy)
     }
-}
-
-fn eprintln_safe(message: &str) {
-    // No tracing dependency here; the message is the plugin's own words.
-    let _ = message;
 }
 
 impl PassthroughStrategy for DynamicPlugin {
@@ -399,6 +389,12 @@ impl PassthroughStrategy for DynamicPlugin {
 /// called; the library is never unloaded.
 pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
     let shown = path.display().to_string();
+    if !path.is_file() {
+        return Err(LoadError::Library {
+            path: shown,
+            reason: "no such file".into(),
+        });
+    }
     // SAFETY: loading runs the library's initializers; that is what loading a plugin means.
     let library =
         unsafe { libloading::Library::new(OsStr::new(path)) }.map_err(|e| LoadError::Library {

@@ -42,3 +42,30 @@ pub fn workspace_bin(name: &str) -> std::path::PathBuf {
     }
     path
 }
+
+/// A shared library of this workspace (a plugin), built on demand.
+pub fn workspace_lib(crate_name: &str) -> std::path::PathBuf {
+    let file = format!(
+        "{}{}{}",
+        std::env::consts::DLL_PREFIX,
+        crate_name.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target profile dir")
+        .to_path_buf();
+    let path = profile_dir.join(file);
+    if !path.exists() {
+        let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", crate_name])
+            .current_dir(workspace)
+            .status()
+            .expect("running cargo build");
+        assert!(status.success(), "cargo build -p {crate_name} failed");
+    }
+    path
+}

@@ -1,0 +1,267 @@
+//! Third-party plugins loaded from shared libraries: listed as dynamic,
+//! indistinguishable in behaviour from compiled-in ones, and refused cleanly
+//! (the process stays up) when built for another ABI or when they panic.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use tether_core::hub::{AttemptRequest, Hub};
+use tether_core::observer::{Decision, Harness, PlanContext, TransportObserver, plan};
+use tether_core::registry::{PluginSource, Registry};
+use tether_core::vocab::{ReasonCode, Trigger};
+use tether_gemini_plugin::GeminiPlugin;
+use tether_sdk::dynamic::{ABI_VERSION, LoadError, load};
+use tether_tests::{workspace_bin, workspace_lib};
+
+fn gemini_lib() -> std::path::PathBuf {
+    workspace_lib("tether-gemini-plugin")
+}
+
+fn decisions(registry: Registry) -> Vec<(String, Option<ReasonCode>)> {
+    let hub = Hub::new(registry);
+    hub.begin_attempt(AttemptRequest::new(
+        "t",
+        "s",
+        "e",
+        "gemini",
+        Harness::Passthrough,
+        Trigger::PassthroughStart,
+        tether_sdk::conformance::servers(),
+    ))
+    .expect("begin");
+    hub.snapshot("s")
+        .expect("history")
+        .current()
+        .expect("current")
+        .servers
+        .iter()
+        .map(|r| (r.decision.to_string(), r.reason_code.clone()))
+        .collect()
+}
+
+#[test]
+fn a_loaded_plugin_turns_no_strategy_into_real_decisions() {
+    let before = decisions(Registry::empty());
+    // The kit's servers include one duplicate name, which the core filters first.
+    let not_duplicates = |rows: &[(String, Option<ReasonCode>)]| {
+        rows.iter()
+            .filter(|(_, r)| *r != Some(ReasonCode::DuplicateName))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        not_duplicates(&before)
+            .iter()
+            .all(|(d, r)| d == "unavailable" && *r == Some(ReasonCode::NoStrategy)),
+        "{before:?}"
+    );
+
+    let plugin = load(&gemini_lib()).expect("load the example plugin");
+    let mut registry = Registry::empty();
+    registry
+        .add(
+            plugin,
+            PluginSource::Dynamic {
+                path: "gemini".into(),
+                abi_version: ABI_VERSION,
+            },
+        )
+        .expect("add");
+    let after = decisions(registry);
+    assert!(after.iter().any(|(d, _)| d == "deliver"), "{after:?}");
+    assert!(
+        after
+            .iter()
+            .all(|(_, r)| *r != Some(ReasonCode::NoStrategy))
+    );
+}
+
+#[test]
+fn a_loaded_plugin_behaves_exactly_like_the_compiled_in_one() {
+    let dynamic = load(&gemini_lib()).expect("load");
+    let compiled = GeminiPlugin;
+    assert_eq!(dynamic.descriptor(), compiled.descriptor());
+    let servers = tether_sdk::conformance::servers();
+    let ctx = PlanContext {
+        agent_kind: "gemini".into(),
+        harness: Harness::Passthrough,
+        capabilities: Default::default(),
+        strict: true,
+    };
+    let via_library = plan(
+        Some(dynamic.as_ref() as &dyn TransportObserver),
+        &servers,
+        &ctx,
+    );
+    let in_process = plan(Some(&compiled as &dyn TransportObserver), &servers, &ctx);
+    let d = |p: &tether_core::observer::Plan| {
+        serde_json::to_string(&p.servers.iter().map(|s| &s.decision).collect::<Vec<_>>())
+            .expect("json")
+    };
+    assert_eq!(d(&via_library), d(&in_process));
+    let dir = Path::new("/tmp/x");
+    let a = dynamic
+        .passthrough()
+        .expect("passthrough")
+        .materialize(&via_library, &ctx, dir)
+        .expect("materialize");
+    let b = compiled
+        .passthrough()
+        .expect("passthrough")
+        .materialize(&in_process, &ctx, dir)
+        .expect("materialize");
+    assert_eq!(a, b);
+    // And the loaded plugin passes the same conformance kit.
+    tether_sdk::conformance::assert_conforms(dynamic.as_ref());
+}
+
+#[test]
+fn a_library_built_for_another_abi_is_refused_and_the_process_stays_up() {
+    let path = workspace_lib("tether-abi-mismatch-plugin");
+    match load(&path) {
+        Err(LoadError::AbiMismatch {
+            found, expected, ..
+        }) => {
+            assert_eq!((found, expected), (999, ABI_VERSION));
+        }
+        other => panic!("expected an ABI mismatch, got {other:?}"),
+    }
+    // Still here; and the CLI says so clearly, exiting 1 instead of crashing.
+    let out = Command::new(workspace_bin("tether"))
+        .args(["plugins", "--load"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ABI 999") && err.contains("rebuild"), "{err}");
+    assert!(matches!(
+        load(Path::new("/nonexistent/plugin.so")),
+        Err(LoadError::Library { .. })
+    ));
+    let not_a_plugin = workspace_bin("tether-hostile-mcp");
+    assert!(load(&not_a_plugin).is_err());
+}
+
+#[test]
+fn a_panicking_plugin_is_contained_at_the_boundary() {
+    let plugin =
+        load(&workspace_lib("tether-panicking-plugin")).expect("it loads; it only panics later");
+    let mut registry = Registry::empty();
+    registry
+        .add(
+            plugin,
+            PluginSource::Dynamic {
+                path: "panicky".into(),
+                abi_version: ABI_VERSION,
+            },
+        )
+        .expect("add");
+    let hub = Hub::new(registry);
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "t",
+            "s",
+            "e",
+            "panicky",
+            Harness::Passthrough,
+            Trigger::PassthroughStart,
+            tether_sdk::conformance::servers(),
+        ))
+        .expect("begin");
+    for planned in &handle.plan.servers {
+        assert!(
+            matches!(
+                &planned.decision,
+                Decision::Unavailable {
+                    reason_code: ReasonCode::ObserverOmitted,
+                    ..
+                } | Decision::Filter {
+                    reason_code: ReasonCode::DuplicateName,
+                    ..
+                }
+            ),
+            "{:?}",
+            planned.decision
+        );
+    }
+}
+
+#[test]
+fn tether_plugins_lists_the_loaded_library_as_dynamic() {
+    let out = Command::new(workspace_bin("tether"))
+        .args(["plugins", "--json", "--load"])
+        .arg(gemini_lib())
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let plugins = doc["plugins"].as_array().expect("plugins");
+    let gemini = plugins
+        .iter()
+        .find(|p| p["name"] == "gemini-passthrough")
+        .expect("listed");
+    assert_eq!(gemini["source"], "dynamic");
+    assert_eq!(gemini["abi_version"], 1);
+    assert_eq!(gemini["agent_kinds"][0], "gemini");
+    assert!(
+        plugins
+            .iter()
+            .any(|p| p["name"] == "passthrough-claude" && p["source"] == "static")
+    );
+}
+
+#[test]
+fn probe_load_makes_the_gemini_kind_materialize() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_dir = dir.path().join("seen");
+    std::fs::create_dir(&out_dir).expect("mkdir");
+    let script = dir.path().join("fake-gemini");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncp \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\" {0}/settings.json\n",
+            out_dir.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = Command::new(workspace_bin("tether"))
+        .args([
+            "probe",
+            "--json",
+            "--grace",
+            "0.5",
+            "--passthrough",
+            "gemini",
+            "--load",
+        ])
+        .arg(gemini_lib())
+        .arg("--")
+        .arg(&script)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        doc["verdict"], "delivered_unverified",
+        "a stand-in that never connects: {doc:#}"
+    );
+    let settings =
+        std::fs::read_to_string(out_dir.join("settings.json")).expect("settings materialized");
+    assert!(
+        settings.contains("tether-sentinel") && settings.contains("httpUrl"),
+        "{settings}"
+    );
+}
