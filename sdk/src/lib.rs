@@ -1,9 +1,35 @@
 //! tether-sdk: what a third-party plugin author depends on, and nothing else.
 //!
-//! A plugin implements [`TransportObserver`]: one [`Decision`] per configured
-//! server (deliver, filter or unavailable, with a stable [`ReasonCode`]), then
-//! reports what it observes through the [`EvidenceSink`] the host hands it.
-//! Register a compiled-in plugin with [`register_plugin!`].
+//! # Writing a plugin from zero
+//!
+//! A plugin teaches Tether one agent kind. For every server a host configures,
+//! it must answer one [`Decision`]: deliver (over which transport, by which
+//! means), filter, or unavailable, each with a stable [`ReasonCode`]. It can
+//! never answer "nothing": the core records `unavailable/observer_omitted` for
+//! any server it skips, and a panic is contained.
+//!
+//! 1. **Create a crate** with `crate-type = ["cdylib", "rlib"]` (a shared
+//!    library for hosts, an rlib for your tests) and depend on `tether-sdk`.
+//! 2. **Describe it** ([`PluginDescriptor`]): a unique name, the agent kinds
+//!    it handles, and its [`Harness`] (ACP, or a passthrough CLI).
+//! 3. **Decide** ([`TransportObserver::decide`]): deliver only over a
+//!    transport the server offers (`server.endpoints`), deterministically, and
+//!    never put a secret in a summary.
+//! 4. **For a passthrough CLI, materialize** ([`PassthroughStrategy`]): return
+//!    the files (plain names; the host writes them 0600 in a private directory
+//!    and removes them), arguments and environment that carry the delivered
+//!    servers. Secrets go only in [`Materialized::env`], referenced from files
+//!    or arguments by variable name, so nothing readable by other users holds
+//!    them. If the CLI reports its own MCP status on stdout, turn it into
+//!    `agent_reported` evidence in `observe_output`.
+//! 5. **Test it with one call**: `tether_sdk::conformance::assert_conforms(&MyPlugin)`.
+//! 6. **Ship it**: `tether_sdk::export_plugin!(MyPlugin);` exports the one
+//!    `extern "C"` entry point (ABI [`dynamic::ABI_VERSION`]); hosts load it
+//!    with `tether plugins --load lib….so` or [`dynamic::load`]. To compile it
+//!    into a host instead, register it with [`register_plugin!`].
+//!
+//! Evidence reaches a host only through the [`EvidenceSink`] the host hands
+//! out; [`Evidence`] has no ownership fields, so a plugin cannot forge them.
 //!
 //! ```
 //! use tether_sdk::*;
@@ -29,7 +55,11 @@
 //! }
 //!
 //! register_plugin!("my-agent", || Box::new(MyAgent));
+//! # tether_sdk::conformance::assert_conforms(&MyAgent);
 //! ```
+//!
+//! See `examples/third-party-plugin` for a complete passthrough plugin (the
+//! Gemini CLI) that ships as a shared library.
 
 pub mod conformance;
 pub mod dynamic;
