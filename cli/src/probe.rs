@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use tether_acp_structured::probe::{
-    ProbeOptions, ProbeOutcome, ProbeStep, SentinelTransport, run_probe,
+    ProbeOptions, ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport, run_probe,
 };
 use tether_core::probe::{ProbeReport, Verdict};
 use tether_kandev_endpoint::passthrough_probe::{PassthroughOptions, run_passthrough_probe};
@@ -172,7 +172,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("give the agent command after --"))?;
-    let opts = ProbeOptions {
+    let target = ProbeTarget {
         program: program.clone(),
         args: rest.to_vec(),
         env: args.env.clone(),
@@ -187,8 +187,6 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         },
         grace: args.grace,
         timeout: args.timeout,
-        prompt: args.prompt.clone(),
-        authenticate: args.authenticate.clone(),
         out_dir: args.out.clone(),
         bridge_program: None,
         extra_servers: match extra_servers(&args) {
@@ -205,22 +203,18 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let outcome = match &args.passthrough {
-        None => runtime.block_on(run_probe(opts, |step| progress.show(&step))),
+        None => {
+            let opts = ProbeOptions {
+                target,
+                prompt: args.prompt.clone(),
+                authenticate: args.authenticate.clone(),
+            };
+            runtime.block_on(run_probe(opts, |step| progress.show(&step)))
+        }
         Some(kind) => {
             let passthrough = PassthroughOptions {
                 kind: kind.clone(),
-                program: opts.program,
-                args: opts.args,
-                env: opts.env,
-                inherit_env: opts.inherit_env,
-                keep_home: opts.keep_home,
-                cwd: opts.cwd,
-                transport: opts.transport,
-                grace: opts.grace,
-                timeout: opts.timeout,
-                out_dir: opts.out_dir,
-                bridge_program: None,
-                extra_servers: opts.extra_servers,
+                target,
             };
             let registry = match crate::plugins::registry_with(&args.load) {
                 Ok(registry) => registry,

@@ -11,25 +11,27 @@ use tether_core::probe::Verdict;
 use tether_core::registry::Registry;
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource};
 use tether_kandev_endpoint::passthrough_probe::{PassthroughOptions, run_passthrough_probe};
-use tether_kandev_endpoint::probe_support::{ProbeOutcome, SentinelTransport};
+use tether_kandev_endpoint::probe_support::{ProbeOutcome, ProbeTarget, SentinelTransport};
 // Links the first-party plugins, so `Registry::with_static` has them.
 use tether_tests as _;
 
 fn options(kind: &str, program: &Path, args: &[&str]) -> PassthroughOptions {
     PassthroughOptions {
         kind: kind.into(),
-        program: program.display().to_string(),
-        args: args.iter().map(|a| (*a).to_owned()).collect(),
-        env: vec![],
-        inherit_env: false,
-        keep_home: false,
-        cwd: None,
-        transport: SentinelTransport::Auto,
-        grace: Duration::from_secs(10),
-        timeout: Duration::from_secs(60),
-        out_dir: None,
-        bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
-        extra_servers: vec![],
+        target: ProbeTarget {
+            program: program.display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            inherit_env: false,
+            keep_home: false,
+            cwd: None,
+            transport: SentinelTransport::Auto,
+            grace: Duration::from_secs(10),
+            timeout: Duration::from_secs(60),
+            out_dir: None,
+            bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
+            extra_servers: vec![],
+        },
     }
 }
 
@@ -106,8 +108,8 @@ async fn claude_materialization_keeps_secrets_out_of_the_file_and_the_arguments(
         "arg-secret-5566778899",
     ];
     let mut opts = options("claude", &script, &["-p", "hi"]);
-    opts.grace = Duration::from_millis(500);
-    opts.extra_servers = vec![
+    opts.target.grace = Duration::from_millis(500);
+    opts.target.extra_servers = vec![
         ServerSpec::new(
             "local",
             ServerSource::Profile,
@@ -216,7 +218,7 @@ async fn the_real_claude_cli_reaches_active_and_reports_its_servers() {
 async fn the_real_codex_cli_reaches_active_though_it_never_exits() {
     let Some(codex) = peer("codex") else { return };
     let mut opts = options("codex", &codex, &["exec", "--skip-git-repo-check", "hi"]);
-    opts.timeout = Duration::from_secs(20);
+    opts.target.timeout = Duration::from_secs(20);
     let started = std::time::Instant::now();
     let outcome = probe(opts).await;
     let r = &outcome.report;

@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tether_acp_structured::probe::{ProbeOptions, ProbeOutcome, SentinelTransport, run_probe};
+use tether_acp_structured::probe::{
+    ProbeOptions, ProbeOutcome, ProbeTarget, SentinelTransport, run_probe,
+};
 use tether_core::probe::Verdict;
 use tether_core::vocab::{ReasonCode, Transport};
 
@@ -19,25 +21,27 @@ fn bridge() -> PathBuf {
 
 fn options(mode: &str, transport: SentinelTransport, record: &Path) -> ProbeOptions {
     ProbeOptions {
-        program: fake().into(),
-        args: vec![
-            "--mode".into(),
-            mode.into(),
-            "--record".into(),
-            record.display().to_string(),
-        ],
-        env: vec![],
-        inherit_env: false,
-        keep_home: false,
-        cwd: None,
-        transport,
-        grace: Duration::from_secs(1),
-        timeout: Duration::from_secs(20),
         prompt: None,
         authenticate: None,
-        out_dir: None,
-        bridge_program: Some(bridge()),
-        extra_servers: vec![],
+        target: ProbeTarget {
+            program: fake().into(),
+            args: vec![
+                "--mode".into(),
+                mode.into(),
+                "--record".into(),
+                record.display().to_string(),
+            ],
+            env: vec![],
+            inherit_env: false,
+            keep_home: false,
+            cwd: None,
+            transport,
+            grace: Duration::from_secs(1),
+            timeout: Duration::from_secs(20),
+            out_dir: None,
+            bridge_program: Some(bridge()),
+            extra_servers: vec![],
+        },
     }
 }
 
@@ -126,8 +130,8 @@ async fn given_an_agent_that_ignores_mcp_servers_then_it_is_delivered_unverified
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_an_agent_that_connects_after_the_session_response_then_the_wait_catches_it() {
     let mut opts_grace = options("late", SentinelTransport::Auto, Path::new("/dev/null"));
-    opts_grace.grace = Duration::from_secs(3);
-    opts_grace.args.truncate(2);
+    opts_grace.target.grace = Duration::from_secs(3);
+    opts_grace.target.args.truncate(2);
     let outcome = run_probe(opts_grace, |_| {}).await;
     let r = &outcome.report;
     assert_eq!(r.verdict, Verdict::Active);
@@ -252,7 +256,7 @@ async fn given_the_reference_agent_then_every_transport_reaches_active_and_a_pro
         let dir = tempfile::tempdir().expect("tempdir");
         let mut opts = options("lists", transport, &dir.path().join("r.json"));
         opts.prompt = Some("Please call the sentinel_echo tool with any text.".into());
-        opts.out_dir = Some(dir.path().join("out"));
+        opts.target.out_dir = Some(dir.path().join("out"));
         let outcome = run_probe(opts, |_| {}).await;
         let r = &outcome.report;
         assert_eq!(r.verdict, Verdict::Active, "{transport:?}");
@@ -277,8 +281,8 @@ async fn given_the_reference_agent_then_every_transport_reaches_active_and_a_pro
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_a_missing_command_then_the_verdict_is_agent_failed_with_command_not_found() {
     let mut opts = options("lists", SentinelTransport::Auto, Path::new("/dev/null"));
-    opts.program = "definitely-not-an-agent-7f3a".into();
-    opts.args.clear();
+    opts.target.program = "definitely-not-an-agent-7f3a".into();
+    opts.target.args.clear();
     let outcome = run_probe(opts, |_| {}).await;
     assert_eq!(outcome.report.verdict, Verdict::AgentFailed);
     assert_eq!(

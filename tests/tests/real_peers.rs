@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tether_acp_structured::probe::{ProbeOptions, SentinelTransport, run_probe};
+use tether_acp_structured::probe::{ProbeOptions, ProbeTarget, SentinelTransport, run_probe};
 use tether_core::probe::Verdict;
 
 fn peer(bin: &str) -> Option<PathBuf> {
@@ -30,20 +30,22 @@ async fn probe_peer(
     transport: SentinelTransport,
 ) -> tether_core::probe::ProbeReport {
     let opts = ProbeOptions {
-        program: program.display().to_string(),
-        args: args.iter().map(|a| (*a).to_owned()).collect(),
-        env: vec![],
-        inherit_env: false,
-        keep_home: false,
-        cwd: None,
-        transport,
-        grace: Duration::from_secs(10),
-        timeout: Duration::from_secs(90),
         prompt: None,
         authenticate: None,
-        out_dir: None,
-        bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
-        extra_servers: vec![],
+        target: ProbeTarget {
+            program: program.display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            inherit_env: false,
+            keep_home: false,
+            cwd: None,
+            transport,
+            grace: Duration::from_secs(10),
+            timeout: Duration::from_secs(90),
+            out_dir: None,
+            bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
+            extra_servers: vec![],
+        },
     };
     run_probe(opts, |_| {}).await.report
 }

@@ -36,7 +36,9 @@ use tether_kandev_endpoint::probe_support::{
     ProbeDirs, agent_env, requested_transport, resolve_program, scrubbed_tail, sentinel_spec,
     with_exit, write_sentinel_markers,
 };
-pub use tether_kandev_endpoint::probe_support::{ProbeOutcome, ProbeStep, SentinelTransport};
+pub use tether_kandev_endpoint::probe_support::{
+    ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport,
+};
 
 use crate::acp::{FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines};
 use crate::process::{AgentCommand, AgentProcess, SpawnError};
@@ -47,34 +49,12 @@ const SESSION_SETTLE: Duration = Duration::from_secs(2);
 /// What to probe, and how.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    /// The agent's program.
-    pub program: String,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Extra environment (`--env K=V`).
-    pub env: Vec<(String, String)>,
-    /// Inherit this process's environment.
-    pub inherit_env: bool,
-    /// Keep the real HOME instead of a private one.
-    pub keep_home: bool,
-    /// Working directory; a fresh temporary one when `None`.
-    pub cwd: Option<PathBuf>,
-    /// The sentinel's transport.
-    pub transport: SentinelTransport,
-    /// Wait after acceptance before reporting `delivered_unverified`.
-    pub grace: Duration,
-    /// Bound on the whole run.
-    pub timeout: Duration,
+    /// The agent, its environment, the sentinel's transport and the bounds.
+    pub target: ProbeTarget,
     /// A prompt asking the agent to call the sentinel tool.
     pub prompt: Option<String>,
     /// An ACP `authenticate` method id to call first.
     pub authenticate: Option<String>,
-    /// Where to write raw frames and sentinel markers.
-    pub out_dir: Option<PathBuf>,
-    /// The `tether-bridge` program for the stdio transport.
-    pub bridge_program: Option<PathBuf>,
-    /// More servers to offer beside the sentinel.
-    pub extra_servers: Vec<tether_core::observer::ServerSpec>,
 }
 
 struct Session {
@@ -89,9 +69,9 @@ pub async fn run_probe(
     progress: impl Fn(ProbeStep) + Send + Sync,
 ) -> ProbeOutcome {
     let started = Instant::now();
-    let deadline = tokio::time::Instant::now() + opts.timeout;
+    let deadline = tokio::time::Instant::now() + opts.target.timeout;
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let sentinel_transport = requested_transport(opts.transport);
+    let sentinel_transport = requested_transport(opts.target.transport);
 
     let failed =
         |reason: ReasonCode, summary: String, stderr: Vec<String>, cwd: Option<PathBuf>| {
@@ -123,13 +103,13 @@ pub async fn run_probe(
 
     // === Working directory, HOME, output directory ===
     // The resolved path is what the agent runs in and what session/new carries.
-    let dirs = match ProbeDirs::prepare(opts.cwd.as_deref(), opts.keep_home) {
+    let dirs = match ProbeDirs::prepare(opts.target.cwd.as_deref(), opts.target.keep_home) {
         Ok(dirs) => dirs,
         Err(summary) => return failed(ReasonCode::ProcessStartFailed, summary, vec![], None),
     };
     let cwd = dirs.cwd.clone();
     let home = dirs.home.clone();
-    let frames = match &opts.out_dir {
+    let frames = match &opts.target.out_dir {
         Some(dir) => match std::fs::create_dir_all(dir)
             .and_then(|()| FrameLog::create(&dir.join("acp-frames.jsonl")))
         {
@@ -169,6 +149,7 @@ pub async fn run_probe(
     }
     let hub = Hub::new(registry);
     let bridge = opts
+        .target
         .bridge_program
         .clone()
         .or_else(tether_kandev_endpoint::bridge_next_to_current_exe)
@@ -177,10 +158,10 @@ pub async fn run_probe(
     // === The agent ===
     progress(ProbeStep::Spawning);
     let command = AgentCommand {
-        program: resolve_program(&opts.program),
-        args: opts.args.clone(),
-        env: agent_env(&opts.env, opts.inherit_env, home.as_deref()),
-        inherit_env: opts.inherit_env,
+        program: resolve_program(&opts.target.program),
+        args: opts.target.args.clone(),
+        env: agent_env(&opts.target.env, opts.target.inherit_env, home.as_deref()),
+        inherit_env: opts.target.inherit_env,
         cwd: cwd.clone(),
     };
     let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
@@ -262,7 +243,7 @@ pub async fn run_probe(
                 ReasonCode::Timeout,
                 format!(
                     "the agent did not answer initialize within {:?}",
-                    opts.timeout
+                    opts.target.timeout
                 ),
                 stderr_tail,
                 Some(cwd),
@@ -278,7 +259,7 @@ pub async fn run_probe(
                     reason_code: ReasonCode::Timeout,
                     summary: Some(format!(
                         "no answer to session/new within {:?}",
-                        opts.timeout
+                        opts.target.timeout
                     )),
                 }),
             },
@@ -300,7 +281,7 @@ pub async fn run_probe(
             err.summary.as_deref().unwrap_or("")
         )));
     }
-    if let Some(dir) = &opts.out_dir
+    if let Some(dir) = &opts.target.out_dir
         && let Some(attempt) = &attempt
     {
         write_sentinel_markers(dir, attempt, endpoint_name());
@@ -420,7 +401,7 @@ fn drive<'a>(
                     Err(_) => {
                         return Driven::InitFailed(
                             ReasonCode::Timeout,
-                            format!("no answer to initialize within {:?}", opts.timeout),
+                            format!("no answer to initialize within {:?}", opts.target.timeout),
                         );
                     }
                 };
@@ -445,7 +426,7 @@ fn drive<'a>(
                 }
             }
 
-            let spec = sentinel_spec(endpoint, opts.transport, bridge);
+            let spec = sentinel_spec(endpoint, opts.target.transport, bridge);
             let mut request = AttemptRequest::new(
                 "probe",
                 "probe",
@@ -456,7 +437,7 @@ fn drive<'a>(
                 Harness::Acp,
                 Trigger::Probe,
                 std::iter::once(spec)
-                    .chain(opts.extra_servers.iter().cloned())
+                    .chain(opts.target.extra_servers.iter().cloned())
                     .collect(),
             );
             request.capabilities = capabilities;
@@ -558,7 +539,7 @@ fn drive<'a>(
                                 progress(ProbeStep::SessionAccepted);
                                 session.accepted = true;
                                 session.acp_session_id = id.as_deref().map(sanitize::identifier);
-                                grace_end = Some(tokio::time::Instant::now() + opts.grace);
+                                grace_end = Some(tokio::time::Instant::now() + opts.target.grace);
                                 if let (Some(text), Some(id)) = (&opts.prompt, id) {
                                     progress(ProbeStep::Prompting);
                                     let sent = cx.send_request(PromptRequest::new(
@@ -608,7 +589,7 @@ fn drive<'a>(
                     reason_code: ReasonCode::Timeout,
                     summary: Some(format!(
                         "no answer to session/new within {:?}",
-                        opts.timeout
+                        opts.target.timeout
                     )),
                 });
             }

@@ -24,7 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::ObservedEndpoint;
 use crate::probe_support::{
-    ProbeDirs, ProbeOutcome, ProbeStep, SentinelTransport, agent_env, requested_transport,
+    ProbeDirs, ProbeOutcome, ProbeStep, ProbeTarget, agent_env, requested_transport,
     resolve_program, scrubbed_tail, sentinel_spec, write_sentinel_markers,
 };
 use crate::process::{AgentCommand, AgentProcess, SpawnError};
@@ -39,30 +39,9 @@ const SETTLE: Duration = Duration::from_millis(600);
 pub struct PassthroughOptions {
     /// The agent kind (selects the plugin), for example `claude` or `codex`.
     pub kind: String,
-    /// The CLI's program.
-    pub program: String,
-    /// Its arguments (the materialized ones go before them).
-    pub args: Vec<String>,
-    /// Extra environment.
-    pub env: Vec<(String, String)>,
-    /// Inherit this process's environment.
-    pub inherit_env: bool,
-    /// Keep the real HOME.
-    pub keep_home: bool,
-    /// Working directory; a fresh temporary one when `None`.
-    pub cwd: Option<PathBuf>,
-    /// The sentinel's transport.
-    pub transport: SentinelTransport,
-    /// How long after the start to wait for a connection.
-    pub grace: Duration,
-    /// Bound on the whole run.
-    pub timeout: Duration,
-    /// Where to write sentinel markers.
-    pub out_dir: Option<PathBuf>,
-    /// The `tether-bridge` program.
-    pub bridge_program: Option<PathBuf>,
-    /// More servers to materialize beside the sentinel.
-    pub extra_servers: Vec<tether_core::observer::ServerSpec>,
+    /// The CLI (its arguments go after the materialized ones), its
+    /// environment, the sentinel's transport and the bounds.
+    pub target: ProbeTarget,
 }
 
 fn report(
@@ -103,9 +82,9 @@ pub async fn run_passthrough_probe(
     progress: impl Fn(ProbeStep) + Send + Sync,
 ) -> ProbeOutcome {
     let started = Instant::now();
-    let deadline = tokio::time::Instant::now() + opts.timeout;
+    let deadline = tokio::time::Instant::now() + opts.target.timeout;
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let requested = requested_transport(opts.transport);
+    let requested = requested_transport(opts.target.transport);
     let sentinel_name = crate::SENTINEL_SERVER;
     let agent_failed = |reason: ReasonCode,
                         summary: String,
@@ -131,7 +110,7 @@ pub async fn run_passthrough_probe(
         cwd_sent: cwd,
     };
 
-    let dirs = match ProbeDirs::prepare(opts.cwd.as_deref(), opts.keep_home) {
+    let dirs = match ProbeDirs::prepare(opts.target.cwd.as_deref(), opts.target.keep_home) {
         Ok(dirs) => dirs,
         Err(summary) => return agent_failed(ReasonCode::ProcessStartFailed, summary, vec![], None),
     };
@@ -160,6 +139,7 @@ pub async fn run_passthrough_probe(
     };
     let hub = Hub::new(registry);
     let bridge = opts
+        .target
         .bridge_program
         .clone()
         .or_else(crate::bridge_next_to_current_exe)
@@ -171,8 +151,8 @@ pub async fn run_passthrough_probe(
         opts.kind.clone(),
         Harness::Passthrough,
         Trigger::PassthroughStart,
-        std::iter::once(sentinel_spec(&endpoint, opts.transport, &bridge))
-            .chain(opts.extra_servers.iter().cloned())
+        std::iter::once(sentinel_spec(&endpoint, opts.target.transport, &bridge))
+            .chain(opts.target.extra_servers.iter().cloned())
             .collect(),
     );
     request.capabilities = capabilities;
@@ -201,7 +181,7 @@ pub async fn run_passthrough_probe(
                 ProbeSentinel::unseen(sentinel_name, requested.clone()),
             ),
         };
-        if let (Some(dir), Some(a)) = (&opts.out_dir, &attempt) {
+        if let (Some(dir), Some(a)) = (&opts.target.out_dir, &attempt) {
             let _ = std::fs::create_dir_all(dir);
             write_sentinel_markers(dir, a, sentinel_name);
         }
@@ -286,7 +266,11 @@ pub async fn run_passthrough_probe(
 
     // === Start the CLI ===
     progress(ProbeStep::Spawning);
-    let mut env = agent_env(&opts.env, opts.inherit_env, dirs.home.as_deref());
+    let mut env = agent_env(
+        &opts.target.env,
+        opts.target.inherit_env,
+        dirs.home.as_deref(),
+    );
     env.extend(
         materialized
             .env
@@ -294,15 +278,15 @@ pub async fn run_passthrough_probe(
             .map(|kv| (kv.name.clone(), kv.value.clone())),
     );
     let command = AgentCommand {
-        program: resolve_program(&opts.program),
+        program: resolve_program(&opts.target.program),
         args: materialized
             .args
             .iter()
-            .chain(&opts.args)
+            .chain(&opts.target.args)
             .cloned()
             .collect(),
         env,
-        inherit_env: opts.inherit_env,
+        inherit_env: opts.target.inherit_env,
         cwd: dirs.cwd.clone(),
     };
     let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
@@ -360,7 +344,7 @@ pub async fn run_passthrough_probe(
     }
 
     // === Wait on evidence ===
-    let grace_end = tokio::time::Instant::now() + opts.grace;
+    let grace_end = tokio::time::Instant::now() + opts.target.grace;
     let mut settle_end: Option<tokio::time::Instant> = None;
     let mut rx = hub.subscribe("probe").ok();
     loop {

@@ -153,6 +153,36 @@ pub fn write_sentinel_markers(dir: &Path, attempt: &AttachmentAttempt, name: &st
     }
 }
 
+/// What both probes are given: the agent's command and environment, where it
+/// runs, how the sentinel is offered, and the bounds of the wait.
+#[derive(Debug, Clone)]
+pub struct ProbeTarget {
+    /// The agent's (or CLI's) program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment (`--env K=V`).
+    pub env: Vec<(String, String)>,
+    /// Inherit this process's environment.
+    pub inherit_env: bool,
+    /// Keep the real HOME instead of a private one.
+    pub keep_home: bool,
+    /// Working directory; a fresh temporary one when `None`.
+    pub cwd: Option<PathBuf>,
+    /// The sentinel's transport.
+    pub transport: SentinelTransport,
+    /// How long to wait for a connection once the agent has the sentinel.
+    pub grace: std::time::Duration,
+    /// Bound on the whole run.
+    pub timeout: std::time::Duration,
+    /// Where to write frames and sentinel markers.
+    pub out_dir: Option<PathBuf>,
+    /// The `tether-bridge` program for the stdio transport.
+    pub bridge_program: Option<PathBuf>,
+    /// More servers to offer beside the sentinel.
+    pub extra_servers: Vec<ServerSpec>,
+}
+
 /// A probe's result: the report plus what only a terminal should see.
 #[derive(Debug, Clone)]
 pub struct ProbeOutcome {
