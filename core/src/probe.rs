@@ -162,6 +162,37 @@ impl ProbeSentinel {
     }
 }
 
+impl ProbeReport {
+    /// The report of an agent that could not start or initialize: nothing of
+    /// the sentinel was seen, and the session error says why (sanitized).
+    pub fn agent_failed(
+        agent: ProbeAgent,
+        sentinel: &str,
+        transport: Transport,
+        reason: ReasonCode,
+        summary: &str,
+        elapsed_ms: u64,
+    ) -> Self {
+        ProbeReport {
+            schema_version: PROBE_SCHEMA_VERSION,
+            verdict: Verdict::AgentFailed,
+            agent,
+            advertised: ProbeAdvertised::default(),
+            session: ProbeSession {
+                accepted: false,
+                acp_session_id: None,
+                error: Some(ProbeError {
+                    reason_code: reason,
+                    summary: Some(crate::sanitize::summary(summary)),
+                }),
+            },
+            sentinel: ProbeSentinel::unseen(sentinel, transport),
+            report: None,
+            elapsed_ms,
+        }
+    }
+}
+
 /// Reads the sentinel's facts off an attempt.
 pub fn sentinel_facts(
     attempt: &AttachmentAttempt,

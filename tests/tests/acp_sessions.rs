@@ -11,7 +11,7 @@ use tether_acp_structured::AcpStructured;
 use tether_acp_structured::acp::{SessionRequestKind, deliver_session, stdio_lines};
 use tether_acp_structured::process::{AgentCommand, AgentProcess};
 use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::observer::{AgentCapabilities, Harness};
+use tether_core::observer::Harness;
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
 use tether_kandev_endpoint::ObservedEndpoint;
@@ -50,11 +50,7 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
                     .send_request(InitializeRequest::new(ProtocolVersion::V1))
                     .block_task()
                     .await?;
-                let caps = AgentCapabilities {
-                    http: Some(init.agent_capabilities.mcp_capabilities.http),
-                    sse: Some(init.agent_capabilities.mcp_capabilities.sse),
-                    load_session: Some(init.agent_capabilities.load_session),
-                };
+                let caps = tether_acp_structured::acp::capabilities_of(&init);
                 let request = || {
                     let mut r = AttemptRequest::new(
                         "task",

@@ -24,7 +24,7 @@ use tether_acp_structured::process::{AgentCommand, AgentProcess};
 use tether_core::display::status_label;
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::AttachmentHistory;
-use tether_core::observer::{AgentCapabilities, Harness};
+use tether_core::observer::Harness;
 use tether_core::registry::Registry;
 use tether_core::store::Store;
 use tether_core::store::sqlite::SqliteStore;
@@ -141,11 +141,7 @@ async fn main() -> anyhow::Result<()> {
                     .send_request(InitializeRequest::new(ProtocolVersion::V1))
                     .block_task()
                     .await?;
-                let caps = AgentCapabilities {
-                    http: Some(init.agent_capabilities.mcp_capabilities.http),
-                    sse: Some(init.agent_capabilities.mcp_capabilities.sse),
-                    load_session: Some(init.agent_capabilities.load_session),
-                };
+                let caps = tether_acp_structured::acp::capabilities_of(&init);
                 let mut acp_id = String::new();
                 let mut printer = None;
                 for (n, kind) in plan.into_iter().enumerate() {

@@ -17,13 +17,25 @@ use agent_client_protocol::{Agent, Lines};
 use futures::{Sink, Stream};
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubError};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{Endpoint, Plan};
+use tether_core::observer::{AgentCapabilities, Endpoint, Plan};
 use tether_core::vocab::{EvidenceKind, ReasonCode, Trigger};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 
 /// The largest single ACP frame accepted from an agent.
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// What an agent advertised in its `initialize` answer, as the core reads it.
+pub fn capabilities_of(
+    init: &agent_client_protocol::v1::schema::InitializeResponse,
+) -> AgentCapabilities {
+    let caps = &init.agent_capabilities;
+    AgentCapabilities {
+        http: Some(caps.mcp_capabilities.http),
+        sse: Some(caps.mcp_capabilities.sse),
+        load_session: Some(caps.load_session),
+    }
+}
 
 /// The ACP `mcpServers` entries for every delivered server of a plan.
 pub fn mcp_servers(plan: &Plan) -> Vec<McpServer> {

@@ -22,7 +22,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
-use tether_core::observer::{AgentCapabilities, Harness};
+use tether_core::observer::Harness;
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
     ProbeSession, Verdict, sentinel_facts, verdict_of,
@@ -76,26 +76,14 @@ pub async fn run_probe(
     let failed =
         |reason: ReasonCode, summary: String, stderr: Vec<String>, cwd: Option<PathBuf>| {
             ProbeOutcome {
-                report: ProbeReport {
-                    schema_version: PROBE_SCHEMA_VERSION,
-                    verdict: Verdict::AgentFailed,
-                    agent: ProbeAgent::default(),
-                    advertised: ProbeAdvertised::default(),
-                    session: ProbeSession {
-                        accepted: false,
-                        acp_session_id: None,
-                        error: Some(ProbeError {
-                            reason_code: reason,
-                            summary: Some(sanitize::summary(&summary)),
-                        }),
-                    },
-                    sentinel: ProbeSentinel::unseen(
-                        tether_kandev_endpoint::SENTINEL_SERVER,
-                        sentinel_transport.clone(),
-                    ),
-                    report: None,
-                    elapsed_ms: elapsed(),
-                },
+                report: ProbeReport::agent_failed(
+                    ProbeAgent::default(),
+                    tether_kandev_endpoint::SENTINEL_SERVER,
+                    sentinel_transport.clone(),
+                    reason,
+                    &summary,
+                    elapsed(),
+                ),
                 stderr_tail: stderr,
                 cwd_sent: cwd,
             }
@@ -405,12 +393,7 @@ fn drive<'a>(
                         );
                     }
                 };
-            let caps = &init.agent_capabilities;
-            let capabilities = AgentCapabilities {
-                http: Some(caps.mcp_capabilities.http),
-                sse: Some(caps.mcp_capabilities.sse),
-                load_session: Some(caps.load_session),
-            };
+            let capabilities = crate::acp::capabilities_of(&init);
 
             let mut auth_error = None;
             if let Some(method) = &opts.authenticate {

@@ -14,8 +14,8 @@ use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
 use tether_core::observer::{Harness, TransportObserver};
 use tether_core::probe::{
-    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
-    ProbeSession, Verdict, sentinel_facts, verdict_of,
+    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeReport, ProbeSentinel, ProbeSession,
+    Verdict, sentinel_facts, verdict_of,
 };
 use tether_core::registry::Registry;
 use tether_core::sanitize;
@@ -90,20 +90,16 @@ pub async fn run_passthrough_probe(
                         summary: String,
                         stderr: Vec<String>,
                         cwd: Option<PathBuf>| ProbeOutcome {
-        report: report(
-            Verdict::AgentFailed,
-            &opts.kind,
-            ProbeAdvertised::default(),
-            ProbeSession {
-                accepted: false,
-                acp_session_id: None,
-                error: Some(ProbeError {
-                    reason_code: reason,
-                    summary: Some(sanitize::summary(&summary)),
-                }),
+        report: ProbeReport::agent_failed(
+            ProbeAgent {
+                name: Some(sanitize::name(&opts.kind)),
+                version: None,
+                protocol_version: None,
             },
-            ProbeSentinel::unseen(sentinel_name, requested.clone()),
-            None,
+            sentinel_name,
+            requested.clone(),
+            reason,
+            &summary,
             elapsed(),
         ),
         stderr_tail: stderr,
