@@ -41,7 +41,7 @@ pub use tether_kandev_endpoint::probe_support::{
 };
 
 use crate::acp::{FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines};
-use crate::process::{AgentCommand, AgentProcess, SpawnError};
+use crate::process::{AgentCommand, AgentProcess};
 
 /// How long a probe that already has its evidence waits for the `session/new` answer.
 const SESSION_SETTLE: Duration = Duration::from_secs(2);
@@ -136,12 +136,7 @@ pub async fn run_probe(
         );
     }
     let hub = Hub::new(registry);
-    let bridge = opts
-        .target
-        .bridge_program
-        .clone()
-        .or_else(tether_kandev_endpoint::bridge_next_to_current_exe)
-        .unwrap_or_else(|| PathBuf::from("tether-bridge"));
+    let bridge = opts.target.bridge();
 
     // === The agent ===
     progress(ProbeStep::Spawning);
@@ -155,10 +150,7 @@ pub async fn run_probe(
     let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
         Ok(spawned) => spawned,
         Err(err) => {
-            let reason = match err {
-                SpawnError::NotFound { .. } => ReasonCode::CommandNotFound,
-                SpawnError::Other { .. } => ReasonCode::ProcessStartFailed,
-            };
+            let reason = err.reason_code();
             endpoint.shutdown().await;
             return failed(reason, err.to_string(), vec![], Some(cwd));
         }

@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::ChannelTransport;
-use crate::process::{AgentCommand, AgentProcess, OutputTail, SpawnError};
+use crate::process::{AgentCommand, AgentProcess, OutputTail};
 
 /// How long output that is only garbage may go on before the test gives up.
 const GARBAGE_WINDOW: Duration = Duration::from_secs(3);
@@ -196,14 +196,8 @@ async fn run(
                 inherit_env: true,
                 cwd,
             };
-            let (process, stdin, stdout) = AgentProcess::spawn(&cmd).map_err(|err| match err {
-                SpawnError::NotFound { .. } => {
-                    Failure::new(ReasonCode::CommandNotFound, err.to_string())
-                }
-                SpawnError::Other { .. } => {
-                    Failure::new(ReasonCode::ProcessStartFailed, err.to_string())
-                }
-            })?;
+            let (process, stdin, stdout) = AgentProcess::spawn(&cmd)
+                .map_err(|err| Failure::new(err.reason_code(), err.to_string()))?;
             let signals = Arc::new(StdioSignals::default());
             let transport = bounded_stdio(stdin, stdout, limits, Arc::clone(&signals));
             *stdio = Some((process, signals));

@@ -27,7 +27,7 @@ use crate::probe_support::{
     ProbeDirs, ProbeOutcome, ProbeStep, ProbeTarget, agent_env, requested_transport,
     resolve_program, scrubbed_tail, sentinel_spec, write_sentinel_markers,
 };
-use crate::process::{AgentCommand, AgentProcess, SpawnError};
+use crate::process::{AgentCommand, AgentProcess};
 
 /// A stdout line longer than this is not read as a report.
 const MAX_REPORT_LINE: u64 = 4 * 1024 * 1024;
@@ -134,12 +134,7 @@ pub async fn run_passthrough_probe(
         load_session: capabilities.load_session == Some(true),
     };
     let hub = Hub::new(registry);
-    let bridge = opts
-        .target
-        .bridge_program
-        .clone()
-        .or_else(crate::bridge_next_to_current_exe)
-        .unwrap_or_else(|| PathBuf::from("tether-bridge"));
+    let bridge = opts.target.bridge();
     let mut request = AttemptRequest::new(
         "probe",
         "probe",
@@ -288,10 +283,7 @@ pub async fn run_passthrough_probe(
     let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
         Ok(spawned) => spawned,
         Err(err) => {
-            let reason = match err {
-                SpawnError::NotFound { .. } => ReasonCode::CommandNotFound,
-                SpawnError::Other { .. } => ReasonCode::ProcessStartFailed,
-            };
+            let reason = err.reason_code();
             // The explicit failure goes into the attempt too (report-level).
             publish(
                 &sink,

@@ -183,6 +183,17 @@ pub struct ProbeTarget {
     pub extra_servers: Vec<ServerSpec>,
 }
 
+impl ProbeTarget {
+    /// The `tether-bridge` to offer: the one given, else the one next to this
+    /// executable, else whatever `tether-bridge` the agent finds on its PATH.
+    pub fn bridge(&self) -> PathBuf {
+        self.bridge_program
+            .clone()
+            .or_else(crate::bridge_next_to_current_exe)
+            .unwrap_or_else(|| PathBuf::from("tether-bridge"))
+    }
+}
+
 /// A probe's result: the report plus what only a terminal should see.
 #[derive(Debug, Clone)]
 pub struct ProbeOutcome {

@@ -129,6 +129,16 @@ pub enum SpawnError {
     },
 }
 
+impl SpawnError {
+    /// The stable reason a report gives for it.
+    pub fn reason_code(&self) -> tether_core::vocab::ReasonCode {
+        match self {
+            SpawnError::NotFound { .. } => tether_core::vocab::ReasonCode::CommandNotFound,
+            SpawnError::Other { .. } => tether_core::vocab::ReasonCode::ProcessStartFailed,
+        }
+    }
+}
+
 /// A running agent in its own process group.
 pub struct AgentProcess {
     child: Box<dyn ChildWrapper>,
