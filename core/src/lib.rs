@@ -11,9 +11,11 @@
 //! - [`store`]: persistence (`Store`, rehydration, SQLite behind the `sqlite` feature);
 //! - [`display`]: labels, checklists and copy-safe diagnostics for every renderer;
 //! - [`probe`]: the probe report and the verdict read off evidence;
+//! - [`capabilities`]: the configuration inventory (`tether inventory`) and its scanners;
 //! - [`diagnostics`]: the endpoint-test report;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
 
+pub mod capabilities;
 pub mod diagnostics;
 pub mod display;
 pub mod hub;
@@ -41,8 +43,8 @@ pub use observer::{
 };
 pub use registry::{PluginSource, Registry, RegistryError};
 pub use vocab::{
-    DecisionKind, DisplayStatus, EvidenceKind, Provenance, ReasonCode, ServerSource, Stage,
-    StageState, Transport, Trigger,
+    ConfigScope, CwdClass, DecisionKind, DisplayStatus, EnvClass, EvidenceKind, Provenance,
+    ReasonCode, ServerSource, Stage, StageState, Transport, Trigger,
 };
 
 #[doc(hidden)]

@@ -223,6 +223,16 @@ open_vocabulary! {
         InvalidConfig => "invalid_config",
         /// Something ended the work before it finished.
         Cancelled => "cancelled",
+        /// An administrator's managed policy (not the host's) refuses the server.
+        DeniedByPolicy => "denied_by_policy",
+        /// A configuration file is larger than the 1 MiB Tether reads.
+        FileTooLarge => "file_too_large",
+        /// A configuration file exists but cannot be read.
+        Unreadable => "unreadable",
+        /// A symlink points outside the root being scanned; it is not followed.
+        SymlinkOutsideRoot => "symlink_outside_root",
+        /// Symlinks loop.
+        SymlinkLoop => "symlink_loop",
     }
 }
 
@@ -311,6 +321,52 @@ open_vocabulary! {
         PassthroughStart => "passthrough_start",
         /// A developer probe.
         Probe => "probe",
+    }
+}
+
+open_vocabulary! {
+    /// Where a harness's configuration put a server (`tether inventory`).
+    pub enum ConfigScope {
+        /// The user's own configuration, for every project.
+        User => "user",
+        /// A project's shared configuration (checked in).
+        Project => "project",
+        /// The user's private configuration for one project.
+        Local => "local",
+        /// Bundled with an installed plugin or extension.
+        Plugin => "plugin",
+        /// Deployed by an administrator (managed policy files).
+        Managed => "managed",
+        /// A machine-wide settings file.
+        System => "system",
+    }
+}
+
+closed_vocabulary! {
+    /// Where a stdio server's working directory points, as a class (never the path).
+    pub enum CwdClass fallback Other {
+        /// Not set: the harness decides (usually the project).
+        Unset => "unset",
+        /// Inside the project.
+        Project => "project",
+        /// Inside the home directory, outside the project.
+        Home => "home",
+        /// A relative path.
+        Relative => "relative",
+        /// An absolute path elsewhere.
+        Other => "other",
+        /// A path that does not exist.
+        Missing => "missing",
+    }
+}
+
+closed_vocabulary! {
+    /// How an environment variable's *name* reads; values are never kept.
+    pub enum EnvClass fallback SecretLike {
+        /// Looks like a credential (TOKEN, KEY, SECRET, PASSWORD, AUTH, …).
+        SecretLike => "secret_like",
+        /// Anything else.
+        Plain => "plain",
     }
 }
 

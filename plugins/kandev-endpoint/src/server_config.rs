@@ -8,10 +8,11 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tether_core::observer::{Endpoint, KeyValue};
+use tether_core::capabilities::{EntryDialect, entry_endpoint};
+use tether_core::observer::Endpoint;
 
-/// Files larger than this are refused.
-pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// Files larger than this are refused (the inventory's bound).
+pub use tether_core::capabilities::MAX_CONFIG_BYTES;
 
 /// Why a server could not be read from a configuration file.
 #[derive(Debug, thiserror::Error)]
@@ -94,28 +95,6 @@ fn invalid(path: &str, name: &str, reason: impl Into<String>) -> ConfigError {
     }
 }
 
-fn string_map(value: Option<&Value>) -> Vec<KeyValue> {
-    value
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| KeyValue::new(k.clone(), v)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn string_list(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// The entry called `name`, or an error listing the names there are.
 fn pick<'a>(
     servers: &'a serde_json::Map<String, Value>,
@@ -133,17 +112,6 @@ fn pick<'a>(
     })
 }
 
-/// A `command`/`args`/`env`/`cwd` entry (the same keys in every format).
-fn stdio_entry(entry: &Value) -> Option<Endpoint> {
-    let command = entry.get("command").and_then(Value::as_str)?;
-    Some(Endpoint::Stdio {
-        command: command.to_owned(),
-        args: string_list(entry.get("args")),
-        env: string_map(entry.get("env")),
-        cwd: entry.get("cwd").and_then(Value::as_str).map(str::to_owned),
-    })
-}
-
 /// `{"mcpServers": {"name": {command, args, env} | {url|httpUrl, headers, type}}}`.
 pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
@@ -156,35 +124,8 @@ pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Confi
         .and_then(Value::as_object)
         .ok_or_else(|| invalid(path, name, "the file has no \"mcpServers\" object"))?;
     let entry = pick(servers, path, name)?;
-    let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
-    if let Some(endpoint) = stdio_entry(entry) {
-        return Ok(endpoint);
-    }
-    let headers = string_map(entry.get("headers"));
-    if let Some(url) = entry.get("httpUrl").and_then(Value::as_str) {
-        return Ok(Endpoint::Http {
-            url: url.to_owned(),
-            headers,
-        });
-    }
-    if let Some(url) = entry.get("url").and_then(Value::as_str) {
-        return Ok(if kind == "sse" {
-            Endpoint::Sse {
-                url: url.to_owned(),
-                headers,
-            }
-        } else {
-            Endpoint::Http {
-                url: url.to_owned(),
-                headers,
-            }
-        });
-    }
-    Err(invalid(
-        path,
-        name,
-        "neither \"command\" nor \"url\"/\"httpUrl\" is set",
-    ))
+    entry_endpoint(entry, EntryDialect::McpJson, &|var| std::env::var(var).ok())
+        .map_err(|reason| invalid(path, name, reason))
 }
 
 /// Codex `[mcp_servers.NAME]`: command/args/env, or url with `http_headers`,
@@ -203,32 +144,9 @@ pub fn codex_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Conf
         .get("mcp_servers")
         .and_then(Value::as_object)
         .ok_or_else(|| invalid(path, name, "the file has no [mcp_servers] table"))?;
-    let as_json = pick(servers, path, name)?;
-    if let Some(endpoint) = stdio_entry(as_json) {
-        return Ok(endpoint);
-    }
-    if let Some(url) = as_json.get("url").and_then(Value::as_str) {
-        let mut headers = string_map(as_json.get("http_headers"));
-        for kv in string_map(as_json.get("env_http_headers")) {
-            if let Ok(value) = std::env::var(&kv.value) {
-                headers.push(KeyValue::new(kv.name, value));
-            }
-        }
-        if let Some(var) = as_json.get("bearer_token_env_var").and_then(Value::as_str)
-            && let Ok(token) = std::env::var(var)
-        {
-            headers.push(KeyValue::new("Authorization", format!("Bearer {token}")));
-        }
-        return Ok(Endpoint::Http {
-            url: url.to_owned(),
-            headers,
-        });
-    }
-    Err(invalid(
-        path,
-        name,
-        "neither \"command\" nor \"url\" is set",
-    ))
+    let entry = pick(servers, path, name)?;
+    entry_endpoint(entry, EntryDialect::Codex, &|var| std::env::var(var).ok())
+        .map_err(|reason| invalid(path, name, reason))
 }
 
 #[cfg(test)]
