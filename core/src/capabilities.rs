@@ -980,6 +980,52 @@ impl ScanOutput {
         );
     }
 
+    /// Adds every entry of a `{name: entry}` object (`mcpServers`,
+    /// `mcp_servers`, OpenCode's `mcp`): each entry becomes a row, after
+    /// `finish` sets its enablement and extras; a malformed entry becomes an
+    /// error naming it, and the others still count. `servers` that is not an
+    /// object is one error. Variables a dialect forwards by name are resolved
+    /// from the context, in memory only.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_servers(
+        &mut self,
+        ctx: &ScanContext,
+        harness: &'static str,
+        scope: ConfigScope,
+        source: &str,
+        key: &str,
+        servers: Option<&Value>,
+        dialect: EntryDialect,
+        mut finish: impl FnMut(&mut FoundServer, &serde_json::Map<String, Value>),
+    ) {
+        let Some(servers) = servers.filter(|v| !v.is_null()) else {
+            return;
+        };
+        let Some(servers) = servers.as_object() else {
+            self.error(
+                harness,
+                source.to_owned(),
+                ReasonCode::InvalidConfig,
+                &format!("\"{key}\" should be an object, not {}", json_kind(servers)),
+            );
+            return;
+        };
+        let lookup = |var: &str| ctx.var_str(var);
+        for (name, entry) in servers {
+            match entry_endpoint(entry, dialect, &lookup) {
+                Ok(endpoint) => {
+                    let mut found =
+                        FoundServer::new(harness, scope.clone(), name, source.to_owned(), endpoint);
+                    if let Some(obj) = entry.as_object() {
+                        finish(&mut found, obj);
+                    }
+                    self.push(ctx, found);
+                }
+                Err(problem) => self.invalid_entry(harness, source.to_owned(), name, &problem),
+            }
+        }
+    }
+
     /// Turns a found server into a sanitized row.
     pub fn push(&mut self, ctx: &ScanContext, found: FoundServer) {
         let endpoint = &found.endpoint;

@@ -15,6 +15,10 @@
 //!   line: each server's reported status becomes `agent_reported` evidence,
 //!   and `mcp__<server>__<tool>` names in `tools` become its model-visible
 //!   tool count (provenance `agent_report`).
+//! - Scans Claude Code's own configuration for `tether inventory`
+//!   ([`config_scan`]).
+
+pub mod config_scan;
 
 use std::path::Path;
 

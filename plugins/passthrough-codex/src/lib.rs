@@ -15,6 +15,8 @@
 //!   The flags carry secrets, so nothing here logs them (the host's process
 //!   debug output shows only their number).
 
+pub mod config_scan;
+
 use std::path::Path;
 
 use tether_core::observer::{

@@ -1,0 +1,390 @@
+//! The Claude Code configuration scanner for `tether inventory`.
+//!
+//! Where Claude Code keeps MCP servers (Linux paths; `CLAUDE_CONFIG_DIR`
+//! moves the user files):
+//! - `~/.claude.json`: top-level `mcpServers` (scope user) and
+//!   `projects["<abs project>"].mcpServers` (scope local), plus that project's
+//!   `disabledMcpServers` (servers turned off with `/mcp`), and its own copy of
+//!   the approval lists;
+//! - `<project>/.mcp.json` (scope project): a server runs only once approved,
+//!   through `enableAllProjectMcpServers`, `enabledMcpjsonServers` or
+//!   `disabledMcpjsonServers` in `~/.claude/settings.json`,
+//!   `.claude/settings.json`, `.claude/settings.local.json` or the project's
+//!   entry in `~/.claude.json`;
+//! - `/etc/claude-code/managed-mcp.json` (scope managed): when it exists, it
+//!   takes exclusive control, so every other server is `denied_by_policy`;
+//! - `/etc/claude-code/managed-settings.json`: `allowedMcpServers` and
+//!   `deniedMcpServers` (`serverName` entries) are administrator policy;
+//! - plugin-bundled servers (scope plugin): `mcpServers` in a plugin's
+//!   `.claude-plugin/plugin.json` (inline, or a path to a file) or its
+//!   `.mcp.json`, under `~/.claude/plugins/`; the plugin must be on in
+//!   `enabledPlugins`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use tether_core::capabilities::{
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
+    string_list,
+};
+use tether_core::observer::Endpoint;
+use tether_core::vocab::{ConfigScope, ReasonCode};
+
+/// The harness name in inventory rows.
+pub const HARNESS: &str = "claude";
+
+/// Scans Claude Code's configuration.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ClaudeConfigScanner;
+
+tether_core::register_scanner!(ClaudeConfigScanner);
+
+/// Approval settings merged from every file that can hold them.
+#[derive(Default)]
+struct Approvals {
+    enable_all: Option<(bool, String)>,
+    enabled: BTreeMap<String, String>,
+    disabled: BTreeMap<String, String>,
+    plugins: BTreeMap<String, (bool, String)>,
+}
+
+impl Approvals {
+    fn absorb(&mut self, doc: &Map<String, Value>, source: &str) {
+        if let Some(all) = doc
+            .get("enableAllProjectMcpServers")
+            .and_then(Value::as_bool)
+        {
+            self.enable_all = Some((all, source.to_owned()));
+        }
+        for name in string_list(doc.get("enabledMcpjsonServers")) {
+            self.enabled.insert(name, source.to_owned());
+        }
+        for name in string_list(doc.get("disabledMcpjsonServers")) {
+            self.disabled.insert(name, source.to_owned());
+        }
+        if let Some(plugins) = doc.get("enabledPlugins").and_then(Value::as_object) {
+            for (key, on) in plugins {
+                if let Some(on) = on.as_bool() {
+                    self.plugins.insert(key.clone(), (on, source.to_owned()));
+                }
+            }
+        }
+    }
+
+    fn project_server(&self, name: &str) -> Enablement {
+        if let Some(source) = self.disabled.get(name) {
+            return Enablement::Off(
+                ReasonCode::DisabledInConfig,
+                format!("rejected: listed in disabledMcpjsonServers in {source}"),
+            );
+        }
+        if self.enabled.contains_key(name) {
+            return Enablement::Enabled;
+        }
+        match &self.enable_all {
+            Some((true, _)) => Enablement::Enabled,
+            Some((false, source)) => Enablement::Off(
+                ReasonCode::NotApproved,
+                format!(
+                    "waits for approval: enableAllProjectMcpServers is false in {source} and it is not in enabledMcpjsonServers"
+                ),
+            ),
+            None => Enablement::Off(
+                ReasonCode::NotApproved,
+                "waits for approval: not in enabledMcpjsonServers and enableAllProjectMcpServers is not set".into(),
+            ),
+        }
+    }
+
+    fn plugin(&self, plugin: &str) -> Enablement {
+        let prefix = format!("{plugin}@");
+        match self
+            .plugins
+            .iter()
+            .find(|(key, _)| key.as_str() == plugin || key.starts_with(&prefix))
+        {
+            Some((_, (true, _))) => Enablement::Enabled,
+            Some((key, (false, source))) => Enablement::Off(
+                ReasonCode::DisabledInConfig,
+                format!("plugin {key} is off in enabledPlugins in {source}"),
+            ),
+            None => Enablement::Unknown(format!("plugin {plugin} is not in enabledPlugins")),
+        }
+    }
+}
+
+/// Administrator policy from managed settings.
+#[derive(Default)]
+struct Policy {
+    exclusive: Option<String>,
+    allowed: Option<(Vec<String>, String)>,
+    denied: Vec<String>,
+    denied_source: String,
+}
+
+impl Policy {
+    fn verdict(&self, name: &str, scope: &ConfigScope) -> Option<Enablement> {
+        if self.denied.iter().any(|d| d == name) {
+            return Some(Enablement::Off(
+                ReasonCode::DeniedByPolicy,
+                format!("listed in deniedMcpServers in {}", self.denied_source),
+            ));
+        }
+        if *scope == ConfigScope::Managed {
+            return None;
+        }
+        if let Some(source) = &self.exclusive {
+            return Some(Enablement::Off(
+                ReasonCode::DeniedByPolicy,
+                format!("{source} takes exclusive control of MCP servers"),
+            ));
+        }
+        match &self.allowed {
+            Some((names, source)) if !names.iter().any(|a| a == name) => Some(Enablement::Off(
+                ReasonCode::DeniedByPolicy,
+                format!("not in allowedMcpServers in {source}"),
+            )),
+            _ => None,
+        }
+    }
+}
+
+fn server_names(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|e| e.get("serverName").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl ConfigScanner for ClaudeConfigScanner {
+    fn harness(&self) -> &'static str {
+        HARNESS
+    }
+
+    fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
+        let home = ctx.home_root();
+        // CLAUDE_CONFIG_DIR moves both ~/.claude.json and ~/.claude/.
+        let (state_root, state_file, settings_root) = match ctx.var("CLAUDE_CONFIG_DIR") {
+            Some(_) => {
+                let dir = ctx.env_dir("CLAUDE_CONFIG_DIR", ".claude");
+                (dir.clone(), ".claude.json", dir)
+            }
+            None => (home.clone(), ".claude.json", home.join(".claude")),
+        };
+        let managed = ctx.system_dir("/etc/claude-code");
+        let project = ctx.project_root();
+
+        // Administrator policy first: it can deny anything else.
+        let mut policy = Policy::default();
+        if let Some(settings) = out.read_json(HARNESS, &managed, "managed-settings.json", false) {
+            let source = managed.source("managed-settings.json");
+            if settings.contains_key("allowedMcpServers") {
+                policy.allowed = Some((
+                    server_names(settings.get("allowedMcpServers")),
+                    source.clone(),
+                ));
+            }
+            policy.denied = server_names(settings.get("deniedMcpServers"));
+            policy.denied_source = source;
+        }
+        let managed_mcp = out.read_json(HARNESS, &managed, "managed-mcp.json", false);
+        if managed_mcp.is_some() {
+            policy.exclusive = Some(managed.source("managed-mcp.json"));
+        }
+
+        // Approvals: user settings, then the project's entry in ~/.claude.json,
+        // then project settings, then local settings (later files win).
+        let mut approvals = Approvals::default();
+        if let Some(user) = out.read_json(HARNESS, &settings_root, "settings.json", false) {
+            approvals.absorb(&user, &settings_root.source("settings.json"));
+        }
+        let state = out.read_json(HARNESS, &state_root, state_file, false);
+        let state_source = state_root.source(state_file);
+        let project_entry = state.as_ref().and_then(|s| {
+            let key = ctx.project.as_ref()?.to_str()?;
+            s.get("projects")?.get(key)?.as_object().cloned()
+        });
+        if let Some(entry) = &project_entry {
+            approvals.absorb(entry, &state_source);
+        }
+        if let Some(project) = &project {
+            for rel in [".claude/settings.json", ".claude/settings.local.json"] {
+                if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
+                    approvals.absorb(&doc, &project.source(rel));
+                }
+            }
+        }
+        // Servers turned off for this project with /mcp.
+        let toggled_off: Vec<String> = project_entry
+            .as_ref()
+            .map(|e| string_list(e.get("disabledMcpServers")))
+            .unwrap_or_default();
+
+        let decide = |found: &mut FoundServer, base: Enablement| {
+            found.enablement = if let Some(verdict) = policy.verdict(&found.name, &found.scope) {
+                verdict
+            } else if toggled_off.contains(&found.name) {
+                Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("turned off for this project (disabledMcpServers in {state_source})"),
+                )
+            } else {
+                base
+            };
+        };
+
+        if let Some(managed_mcp) = &managed_mcp {
+            let source = managed.source("managed-mcp.json");
+            out.add_servers(
+                ctx,
+                HARNESS,
+                ConfigScope::Managed,
+                &source,
+                "mcpServers",
+                managed_mcp.get("mcpServers"),
+                EntryDialect::McpJson,
+                |found, _| decide(found, Enablement::Enabled),
+            );
+        }
+        if let Some(state) = &state {
+            out.add_servers(
+                ctx,
+                HARNESS,
+                ConfigScope::User,
+                &state_source,
+                "mcpServers",
+                state.get("mcpServers"),
+                EntryDialect::McpJson,
+                |found, _| decide(found, Enablement::Enabled),
+            );
+        }
+        if let Some(entry) = &project_entry {
+            out.add_servers(
+                ctx,
+                HARNESS,
+                ConfigScope::Local,
+                &state_source,
+                "mcpServers",
+                entry.get("mcpServers"),
+                EntryDialect::McpJson,
+                |found, _| decide(found, Enablement::Enabled),
+            );
+        }
+        if let Some(project) = &project
+            && let Some(doc) = out.read_json(HARNESS, project, ".mcp.json", false)
+        {
+            let source = project.source(".mcp.json");
+            out.add_servers(
+                ctx,
+                HARNESS,
+                ConfigScope::Project,
+                &source,
+                "mcpServers",
+                doc.get("mcpServers"),
+                EntryDialect::McpJson,
+                |found, _| {
+                    let base = approvals.project_server(&found.name);
+                    decide(found, base)
+                },
+            );
+        }
+        scan_plugins(ctx, out, &settings_root, &approvals, &decide);
+    }
+}
+
+/// Plugin-bundled servers: one row per (plugin, server), named
+/// `plugin:<plugin>:<server>` as Claude shows them; the installed copy (under
+/// `cache/`) wins over a marketplace's copy of the same plugin.
+fn scan_plugins(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    settings_root: &ConfigRoot,
+    approvals: &Approvals,
+    decide: &dyn Fn(&mut FoundServer, Enablement),
+) {
+    let mut seen = std::collections::BTreeSet::new();
+    for manifest in settings_root.find_files("plugins", &["plugin.json"], 8) {
+        let Some(plugin_dir) = manifest.strip_suffix("/.claude-plugin/plugin.json") else {
+            continue;
+        };
+        let Some(doc) = out.read_json(HARNESS, settings_root, &manifest, false) else {
+            continue;
+        };
+        let fallback = plugin_dir.rsplit('/').next().unwrap_or(plugin_dir);
+        let plugin = doc
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(fallback)
+            .to_owned();
+        let plugin_root = settings_root.join(plugin_dir);
+        // Where its servers are: inline in plugin.json, a file it names, or .mcp.json.
+        let (servers, source) = match doc.get("mcpServers") {
+            Some(Value::Object(inline)) => (
+                Some(Value::Object(inline.clone())),
+                settings_root.source(&manifest),
+            ),
+            Some(Value::String(rel)) => {
+                let rel = rel.trim_start_matches("./");
+                let file = out.read_json(HARNESS, &plugin_root, rel, false);
+                (file.map(unwrap_servers), plugin_root.source(rel))
+            }
+            _ => {
+                let file = out.read_json(HARNESS, &plugin_root, ".mcp.json", false);
+                (file.map(unwrap_servers), plugin_root.source(".mcp.json"))
+            }
+        };
+        let Some(servers) = servers else { continue };
+        let Some(map) = servers.as_object() else {
+            continue;
+        };
+        let fresh: Map<String, Value> = map
+            .iter()
+            .filter(|(name, _)| seen.insert(format!("plugin:{plugin}:{name}")))
+            .map(|(name, entry)| (format!("plugin:{plugin}:{name}"), entry.clone()))
+            .collect();
+        let root_dir = plugin_root.dir().to_string_lossy().into_owned();
+        out.add_servers(
+            ctx,
+            HARNESS,
+            ConfigScope::Plugin,
+            &source,
+            "mcpServers",
+            Some(&Value::Object(fresh)),
+            EntryDialect::McpJson,
+            |found, _| {
+                expand_plugin_root(&mut found.endpoint, &root_dir);
+                decide(found, approvals.plugin(&plugin));
+            },
+        );
+    }
+}
+
+/// `{"mcpServers": {…}}` or the bare `{name: entry}` map.
+fn unwrap_servers(doc: Map<String, Value>) -> Value {
+    match doc.get("mcpServers") {
+        Some(inner @ Value::Object(_)) => inner.clone(),
+        _ => Value::Object(doc),
+    }
+}
+
+/// `${CLAUDE_PLUGIN_ROOT}` in a plugin's command and arguments, as Claude expands it.
+fn expand_plugin_root(endpoint: &mut Endpoint, root: &str) {
+    const VAR: &str = "${CLAUDE_PLUGIN_ROOT}";
+    if let Endpoint::Stdio {
+        command, args, cwd, ..
+    } = endpoint
+    {
+        *command = command.replace(VAR, root);
+        for arg in args.iter_mut() {
+            *arg = arg.replace(VAR, root);
+        }
+        if let Some(cwd) = cwd {
+            *cwd = cwd.replace(VAR, root);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! The Codex configuration scanner for `tether inventory`.
+//!
+//! Codex reads `[mcp_servers.NAME]` tables from `$CODEX_HOME/config.toml`
+//! (default `~/.codex/config.toml`, scope user), `/etc/codex/config.toml`
+//! (scope system) and a project's `.codex/config.toml` (scope project), the
+//! last only when the project is trusted (`[projects."<abs path>"]
+//! trust_level = "trusted"` in the user's config, for the project or a folder
+//! above it). Per server: `enabled`, `required`, `enabled_tools`,
+//! `disabled_tools`, `startup_timeout_sec`/`_ms`, `tool_timeout_sec`,
+//! `bearer_token_env_var`, `env_vars`, `http_headers` and `env_http_headers`.
+
+use serde_json::{Map, Value};
+use tether_core::capabilities::{
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
+    string_list,
+};
+use tether_core::vocab::{ConfigScope, ReasonCode};
+
+/// The harness name in inventory rows.
+pub const HARNESS: &str = "codex";
+
+/// Scans Codex's configuration.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CodexConfigScanner;
+
+tether_core::register_scanner!(CodexConfigScanner);
+
+/// Reads and parses a TOML file as JSON values; failures become error entries.
+fn read_toml(out: &mut ScanOutput, root: &ConfigRoot, rel: &str) -> Option<Map<String, Value>> {
+    let text = out.read(HARNESS, root, rel)?;
+    let parsed = toml::from_str::<toml::Table>(&text)
+        .map_err(|e| {
+            let at = e.span().map(|s| {
+                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+                format!(" at line {line}")
+            });
+            format!("not valid TOML{}", at.unwrap_or_default())
+        })
+        .and_then(|table| serde_json::to_value(table).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(Value::Object(map)) => Some(map),
+        Ok(_) => None,
+        Err(summary) => {
+            out.error(
+                HARNESS,
+                root.source(rel),
+                ReasonCode::InvalidConfig,
+                &summary,
+            );
+            None
+        }
+    }
+}
+
+/// How the user's config marks the project: trusted, untrusted, or not at all.
+fn project_trust(ctx: &ScanContext, user: Option<&Map<String, Value>>) -> Option<String> {
+    let projects = user?.get("projects")?.as_object()?;
+    let project = ctx.project.as_ref()?;
+    project.ancestors().find_map(|dir| {
+        projects
+            .get(dir.to_str()?)?
+            .get("trust_level")?
+            .as_str()
+            .map(str::to_owned)
+    })
+}
+
+fn details(found: &mut FoundServer, entry: &Map<String, Value>) {
+    if entry.get("enabled").and_then(Value::as_bool) == Some(false) {
+        found.enablement = Enablement::Off(
+            ReasonCode::DisabledInConfig,
+            format!("enabled = false in {}", found.source),
+        );
+    }
+    if entry.contains_key("enabled_tools") {
+        found.include_tools = Some(string_list(entry.get("enabled_tools")));
+    }
+    found.exclude_tools = string_list(entry.get("disabled_tools"));
+    for key in [
+        "required",
+        "startup_timeout_sec",
+        "startup_timeout_ms",
+        "tool_timeout_sec",
+    ] {
+        if let Some(value) = entry.get(key).filter(|v| v.is_boolean() || v.is_number()) {
+            found.settings.push(format!("{key}={value}"));
+        }
+    }
+    found.forwarded_env = string_list(entry.get("env_vars"));
+    if let Some(var) = entry.get("bearer_token_env_var").and_then(Value::as_str) {
+        found.forwarded_env.push(var.to_owned());
+        found.env_headers.push("Authorization".to_owned());
+    }
+    if let Some(headers) = entry.get("env_http_headers").and_then(Value::as_object) {
+        for (header, var) in headers {
+            found.env_headers.push(header.clone());
+            if let Some(var) = var.as_str() {
+                found.forwarded_env.push(var.to_owned());
+            }
+        }
+    }
+}
+
+impl ConfigScanner for CodexConfigScanner {
+    fn harness(&self) -> &'static str {
+        HARNESS
+    }
+
+    fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
+        let codex_home = ctx.env_dir("CODEX_HOME", ".codex");
+        let user = read_toml(out, &codex_home, "config.toml");
+        let system = ctx.system_dir("/etc/codex");
+        let add = |out: &mut ScanOutput,
+                   doc: &Map<String, Value>,
+                   scope,
+                   source: String,
+                   base: &Enablement| {
+            out.add_servers(
+                ctx,
+                HARNESS,
+                scope,
+                &source,
+                "mcp_servers",
+                doc.get("mcp_servers"),
+                EntryDialect::Codex,
+                |found, entry| {
+                    details(found, entry);
+                    // An ignored file's servers stop there, whatever they say.
+                    if *base != Enablement::Enabled {
+                        found.enablement = base.clone();
+                    }
+                },
+            );
+        };
+        if let Some(doc) = read_toml(out, &system, "config.toml") {
+            add(
+                out,
+                &doc,
+                ConfigScope::System,
+                system.source("config.toml"),
+                &Enablement::Enabled,
+            );
+        }
+        if let Some(doc) = &user {
+            add(
+                out,
+                doc,
+                ConfigScope::User,
+                codex_home.source("config.toml"),
+                &Enablement::Enabled,
+            );
+        }
+        let Some(project) = ctx.project_root() else {
+            return;
+        };
+        let rel = ".codex/config.toml";
+        let Some(doc) = read_toml(out, &project, rel) else {
+            return;
+        };
+        let user_source = codex_home.source("config.toml");
+        let trust = match project_trust(ctx, user.as_ref()).as_deref() {
+            Some("trusted") => Enablement::Enabled,
+            Some(level) => Enablement::Off(
+                ReasonCode::UntrustedFolder,
+                format!(
+                    "the project's trust_level is {level:?} in {user_source}; Codex ignores {}",
+                    project.source(rel)
+                ),
+            ),
+            None => Enablement::Off(
+                ReasonCode::UntrustedFolder,
+                format!(
+                    "the project is not trusted in {user_source}; Codex ignores {} until it is",
+                    project.source(rel)
+                ),
+            ),
+        };
+        add(out, &doc, ConfigScope::Project, project.source(rel), &trust);
+    }
+}
