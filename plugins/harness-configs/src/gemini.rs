@@ -1,0 +1,191 @@
+//! Gemini CLI: `mcpServers` in `~/.gemini/settings.json` (scope user),
+//! `<project>/.gemini/settings.json` (scope project) and
+//! `/etc/gemini-cli/settings.json` / `system-defaults.json` (scope system).
+//! Entries have `command` (stdio), `url` (legacy SSE) or `httpUrl`
+//! (streamable HTTP), and `includeTools`, `excludeTools`, `trust`, `timeout`.
+//! The global lists `mcp.allowed` and `mcp.excluded` (older:
+//! `allowMCPServers`, `excludeMCPServers`) hold servers back. With folder
+//! trust on (`security.folderTrust.enabled`, older `folderTrust`), a project
+//! that `~/.gemini/trustedFolders.json` does not trust has its settings
+//! ignored, servers included.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use tether_core::capabilities::{
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput, string_list,
+};
+use tether_core::vocab::{ConfigScope, ReasonCode};
+
+/// The harness name in inventory rows.
+pub const HARNESS: &str = "gemini";
+
+/// Scans Gemini CLI's configuration.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GeminiConfigScanner;
+
+tether_core::register_scanner!(GeminiConfigScanner);
+
+struct Settings {
+    scope: ConfigScope,
+    source: String,
+    doc: Map<String, Value>,
+}
+
+fn nested<'a>(doc: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(doc.get(*first)?, |v, key| v.get(*key))
+}
+
+fn folder_trust_on(doc: &Map<String, Value>) -> Option<bool> {
+    nested(doc, &["security", "folderTrust", "enabled"])
+        .or_else(|| doc.get("folderTrust"))
+        .or_else(|| doc.get("folderTrustFeature"))
+        .and_then(Value::as_bool)
+}
+
+/// Whether `trustedFolders.json` trusts the project: the most specific rule wins.
+fn trusted(rules: &Map<String, Value>, project: &Path) -> Option<bool> {
+    let mut best: Option<(usize, bool)> = None;
+    for (path, level) in rules {
+        let path = Path::new(path);
+        let (dir, trust) = match level.as_str() {
+            Some("TRUST_FOLDER") => (path, true),
+            Some("TRUST_PARENT") => (path.parent().unwrap_or(path), true),
+            Some("DO_NOT_TRUST") => (path, false),
+            _ => continue,
+        };
+        if project.starts_with(dir) {
+            let depth = dir.components().count();
+            if best.is_none_or(|(d, _)| depth >= d) {
+                best = Some((depth, trust));
+            }
+        }
+    }
+    best.map(|(_, trust)| trust)
+}
+
+impl ConfigScanner for GeminiConfigScanner {
+    fn harness(&self) -> &'static str {
+        HARNESS
+    }
+
+    fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
+        let home = ctx.home_root().join(".gemini");
+        let system = ctx.system_dir("/etc/gemini-cli");
+        let mut files: Vec<(ConfigRoot, &str, ConfigScope)> = vec![
+            (system.clone(), "system-defaults.json", ConfigScope::System),
+            (home.clone(), "settings.json", ConfigScope::User),
+        ];
+        let project = ctx.project_root();
+        if let Some(project) = &project {
+            files.push((
+                project.clone(),
+                ".gemini/settings.json",
+                ConfigScope::Project,
+            ));
+        }
+        files.push((system, "settings.json", ConfigScope::System));
+        // In precedence order, lowest first (system settings override everything).
+        let mut settings: Vec<Settings> = Vec::new();
+        for (root, rel, scope) in files {
+            if let Some(doc) = out.read_json(HARNESS, &root, rel, true) {
+                settings.push(Settings {
+                    scope,
+                    source: root.source(rel),
+                    doc,
+                });
+            }
+        }
+
+        // Folder trust: only user and system settings can switch it on.
+        let trust_on = settings
+            .iter()
+            .filter(|s| s.scope != ConfigScope::Project)
+            .filter_map(|s| folder_trust_on(&s.doc))
+            .next_back()
+            .unwrap_or(false);
+        let rules_source = home.source("trustedFolders.json");
+        let project_untrusted = match (&ctx.project, trust_on) {
+            (Some(dir), true) => {
+                let rules = out.read_json(HARNESS, &home, "trustedFolders.json", true);
+                match rules.as_ref().and_then(|r| trusted(r, dir)) {
+                    Some(true) => None,
+                    Some(false) => Some(format!(
+                        "folder trust is on and {rules_source} marks the project DO_NOT_TRUST; its settings are ignored"
+                    )),
+                    None => Some(format!(
+                        "folder trust is on and the project is not trusted in {rules_source}; its settings are ignored"
+                    )),
+                }
+            }
+            _ => None,
+        };
+        let effective: Vec<&Settings> = settings
+            .iter()
+            .filter(|s| s.scope != ConfigScope::Project || project_untrusted.is_none())
+            .collect();
+
+        // The global lists: excluded from any file; allowed from the strongest file that sets it.
+        let mut excluded: Vec<(String, String)> = Vec::new();
+        let mut allowed: Option<(Vec<String>, String)> = None;
+        for s in &effective {
+            for (path, legacy) in [(["mcp", "excluded"], "excludeMCPServers")] {
+                if let Some(list) = nested(&s.doc, &path).or_else(|| s.doc.get(legacy)) {
+                    for name in string_list(Some(list)) {
+                        excluded.push((name, s.source.clone()));
+                    }
+                }
+            }
+            if let Some(list) =
+                nested(&s.doc, &["mcp", "allowed"]).or_else(|| s.doc.get("allowMCPServers"))
+            {
+                allowed = Some((string_list(Some(list)), s.source.clone()));
+            }
+        }
+
+        for s in &settings {
+            let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
+            out.add_servers(
+                ctx,
+                HARNESS,
+                s.scope.clone(),
+                &s.source,
+                "mcpServers",
+                s.doc.get("mcpServers"),
+                EntryDialect::Gemini,
+                |found, entry| {
+                    if entry.contains_key("includeTools") {
+                        found.include_tools = Some(string_list(entry.get("includeTools")));
+                    }
+                    found.exclude_tools = string_list(entry.get("excludeTools"));
+                    for key in ["trust", "timeout"] {
+                        if let Some(v) = entry.get(key).filter(|v| v.is_boolean() || v.is_number())
+                        {
+                            found.settings.push(format!("{key}={v}"));
+                        }
+                    }
+                    found.enablement = if let (true, Some(why)) = (ignored, &project_untrusted) {
+                        Enablement::Off(ReasonCode::UntrustedFolder, why.clone())
+                    } else if let Some((_, source)) =
+                        excluded.iter().find(|(name, _)| *name == found.name)
+                    {
+                        Enablement::Off(
+                            ReasonCode::Excluded,
+                            format!("listed in mcp.excluded in {source}"),
+                        )
+                    } else if let Some((list, source)) = &allowed
+                        && !list.contains(&found.name)
+                    {
+                        Enablement::Off(
+                            ReasonCode::Excluded,
+                            format!("not in mcp.allowed in {source}"),
+                        )
+                    } else {
+                        Enablement::Enabled
+                    };
+                },
+            );
+        }
+    }
+}
