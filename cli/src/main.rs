@@ -2,11 +2,13 @@
 //!
 //! Exit codes: 0 success (for `probe`: a verdict was reached; for
 //! `endpoint-test`: the server passed), 1 any other failure (for
-//! `endpoint-test`: the server failed), 2 usage error, 3 (`probe`) the agent
-//! could not start or initialize.
+//! `endpoint-test`: the server failed; for `inventory`: a configuration file
+//! could not be used or a tested server failed), 2 usage error, 3 (`probe`)
+//! the agent could not start or initialize.
 
 mod endpoint_test;
 mod history;
+mod inventory;
 mod plugins;
 mod probe;
 
@@ -17,6 +19,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 // Link the first-party plugins so their `inventory` registrations are present.
 use tether_acp_structured as _;
+use tether_harness_configs as _;
 use tether_passthrough_claude as _;
 use tether_passthrough_codex as _;
 
@@ -36,6 +39,9 @@ enum Command {
     Plugins(plugins::PluginsArgs),
     /// Show stored attachment histories (from a host's SQLite file).
     History(history::HistoryArgs),
+    /// Every MCP server your harnesses (Claude Code, Codex, OpenCode, Cursor, Gemini CLI) are
+    /// configured with, how far the configuration takes each, and why it stops.
+    Inventory(inventory::InventoryArgs),
     /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
     EndpointTest(endpoint_test::EndpointTestArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
@@ -56,6 +62,10 @@ enum SchemaDocument {
     ProbeReport,
     /// The document `tether endpoint-test --json` prints.
     EndpointTest,
+    /// The document `tether inventory --json` prints.
+    Inventory,
+    /// The document `tether inventory --changes --json` prints.
+    InventoryChanges,
 }
 
 fn main() -> ExitCode {
@@ -82,6 +92,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(args) => probe::run(args),
         Command::EndpointTest(args) => endpoint_test::run(args),
         Command::History(args) => history::run(args),
+        Command::Inventory(args) => inventory::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Schema { document } => {
             let schema = match document {
@@ -89,6 +100,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::Attempt => tether_core::schema::attempt_schema(),
                 SchemaDocument::ProbeReport => tether_core::schema::probe_report_schema(),
                 SchemaDocument::EndpointTest => tether_core::schema::endpoint_test_schema(),
+                SchemaDocument::Inventory => tether_core::schema::inventory_schema(),
+                SchemaDocument::InventoryChanges => tether_core::schema::inventory_changes_schema(),
             };
             let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &schema)?;

@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::Read;
+use std::ops::Not;
 use std::path::{Component, Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -1079,9 +1080,13 @@ impl ScanOutput {
             Enablement::Off(reason, why) => (
                 StageValue::config(false),
                 Some(reason.clone()),
-                Some(scrubber.summary(why)),
+                Some(summary_keeping_sources(&scrubber, why)),
             ),
-            Enablement::Unknown(why) => (StageValue::unknown(), None, Some(scrubber.summary(why))),
+            Enablement::Unknown(why) => (
+                StageValue::unknown(),
+                None,
+                Some(summary_keeping_sources(&scrubber, why)),
+            ),
         };
         if reason.is_none() && resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
@@ -1105,6 +1110,28 @@ impl ScanOutput {
             endpoint: Some(found.endpoint),
         });
     }
+}
+
+/// Scrubs a scanner's sentence, but keeps the file names it cites whole:
+/// words that start like a shown source (`~/`, `$PROJECT/`, `$CODEX_HOME/`,
+/// `/etc/`) were built by [`ConfigRoot::source`] and are safe, while the
+/// pattern scrubber would shorten them to `~/…/name`.
+fn summary_keeping_sources(scrubber: &sanitize::Scrubber, text: &str) -> String {
+    let is_source = |word: &str| {
+        (word.starts_with("~/") || word.starts_with("/etc/") || word.starts_with('$'))
+            && scrubber.scrub(word).contains(sanitize::REDACTED).not()
+    };
+    let words: Vec<String> = text
+        .split(' ')
+        .map(|w| {
+            if is_source(w) {
+                w.to_owned()
+            } else {
+                scrubber.scrub(w)
+            }
+        })
+        .collect();
+    sanitize::cap_with_ellipsis(words.join(" ").trim(), sanitize::SUMMARY_MAX_BYTES)
 }
 
 /// Classes an environment variable's name.

@@ -42,3 +42,13 @@ pub fn probe_report_schema() -> Value {
 pub fn endpoint_test_schema() -> Value {
     schema_of::<EndpointTestReport>("endpoint-test.json")
 }
+
+/// The schema of [`InventoryDocument`](crate::capabilities::InventoryDocument) (`tether inventory --json`).
+pub fn inventory_schema() -> Value {
+    schema_of::<crate::capabilities::InventoryDocument>("inventory.json")
+}
+
+/// The schema of [`InventoryChanges`](crate::capabilities::InventoryChanges) (`tether inventory --changes --json`).
+pub fn inventory_changes_schema() -> Value {
+    schema_of::<crate::capabilities::InventoryChanges>("inventory-changes.json")
+}

@@ -89,7 +89,8 @@ pub mod sqlite {
     use rusqlite::{Connection, OpenFlags, params};
 
     use super::{Loaded, SkippedRow, Store, StoreError, rehydrate};
-    use crate::model::AttachmentHistory;
+    use crate::capabilities::{InventoryDocument, SnapshotRef};
+    use crate::model::{AttachmentHistory, Timestamp};
 
     fn backend(e: rusqlite::Error) -> StoreError {
         StoreError::Backend(e.to_string())
@@ -142,6 +143,12 @@ pub mod sqlite {
                          schema_version INTEGER NOT NULL,
                          document TEXT NOT NULL,
                          updated_at INTEGER NOT NULL
+                     );
+                     CREATE TABLE IF NOT EXISTS inventory_snapshot (
+                         id INTEGER PRIMARY KEY AUTOINCREMENT,
+                         taken_at INTEGER NOT NULL,
+                         schema_version INTEGER NOT NULL,
+                         document TEXT NOT NULL
                      );",
                 )
                 .map_err(backend)?;
@@ -155,6 +162,79 @@ pub mod sqlite {
             Ok(SqliteStore {
                 conn: Mutex::new(conn),
             })
+        }
+
+        /// Stores an inventory snapshot (`tether inventory --record`); returns its id.
+        /// The document holds sanitized rows only (the in-memory endpoints are never serialized).
+        pub fn record_inventory(
+            &self,
+            document: &InventoryDocument,
+        ) -> Result<SnapshotRef, StoreError> {
+            let text =
+                serde_json::to_string(document).map_err(|e| StoreError::Backend(e.to_string()))?;
+            let taken_at = document.taken_at.unwrap_or_else(Timestamp::now);
+            let conn = self.conn();
+            conn.execute(
+                "INSERT INTO inventory_snapshot (taken_at, schema_version, document) VALUES (?1, ?2, ?3)",
+                params![
+                    i64::try_from(taken_at.0).unwrap_or(i64::MAX),
+                    document.schema_version,
+                    text
+                ],
+            )
+            .map_err(backend)?;
+            Ok(SnapshotRef {
+                id: conn.last_insert_rowid(),
+                taken_at,
+            })
+        }
+
+        /// The newest `limit` inventory snapshots, newest first. Unreadable
+        /// rows are skipped with a warning.
+        pub fn inventory_snapshots(
+            &self,
+            limit: usize,
+        ) -> Result<Vec<(SnapshotRef, InventoryDocument)>, StoreError> {
+            let conn = self.conn();
+            let mut stmt = match conn.prepare(
+                "SELECT id, taken_at, document FROM inventory_snapshot ORDER BY id DESC LIMIT ?1",
+            ) {
+                Ok(stmt) => stmt,
+                Err(rusqlite::Error::SqliteFailure(_, Some(msg)))
+                    if msg.contains("no such table") =>
+                {
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(backend(e)),
+            };
+            let rows = stmt
+                .query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, String>(2),
+                    ))
+                })
+                .map_err(backend)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (id, taken_at, document) = row.map_err(backend)?;
+                match document.map_err(|e| e.to_string()).and_then(|d| {
+                    serde_json::from_str::<InventoryDocument>(&d).map_err(|e| e.to_string())
+                }) {
+                    Ok(doc) => out.push((
+                        SnapshotRef {
+                            id,
+                            taken_at: Timestamp(u64::try_from(taken_at).unwrap_or(0)),
+                        },
+                        doc,
+                    )),
+                    Err(reason) => {
+                        tracing::warn!(id, %reason, "skipping an unreadable inventory snapshot")
+                    }
+                }
+            }
+            Ok(out)
         }
 
         fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {

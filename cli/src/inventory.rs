@@ -1,0 +1,469 @@
+//! `tether inventory`: every MCP server the user's harnesses are configured
+//! with (Claude Code, Codex, OpenCode, Cursor, Gemini CLI), how far the
+//! configuration takes each one, and why it stops. `--test` runs the bounded
+//! endpoint test on every enabled server; `--record`/`--changes` keep
+//! snapshots in the SQLite store.
+//!
+//! Exit codes: 0 the scan (and every test) went through; 1 some configuration
+//! file could not be used (see `errors`), a tested server failed, or the store
+//! failed; 2 usage error.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use tether_core::capabilities::{
+    InventoryChanges, InventoryDocument, InventoryRow, ScanContext, diff, scan_all, scanners,
+};
+use tether_core::model::Timestamp;
+use tether_core::observer::Endpoint;
+use tether_core::store::sqlite::SqliteStore;
+use tether_core::vocab::{ReasonCode, StageState};
+use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
+use tokio_util::sync::CancellationToken;
+
+/// List every MCP server your harnesses are configured with, and why each is on or off.
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    /// The project whose project and local scopes are read (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Only this harness (repeatable): claude, codex, opencode, cursor, gemini.
+    #[arg(long = "harness", value_name = "NAME")]
+    harnesses: Vec<String>,
+    /// Run the bounded endpoint test (initialize + tools/list) on every enabled server.
+    #[arg(long)]
+    test: bool,
+    /// Seconds each endpoint test may take.
+    #[arg(long, default_value = "15", value_name = "SECONDS", value_parser = crate::probe::parse_seconds)]
+    timeout: Duration,
+    /// Endpoint tests run at once.
+    #[arg(long, default_value = "4", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
+    concurrency: u16,
+    /// Print exactly one JSON document (see `tether schema inventory`, or
+    /// `tether schema inventory-changes` with --changes).
+    #[arg(long)]
+    json: bool,
+    /// Store this scan as a timestamped snapshot in --db.
+    #[arg(long)]
+    record: bool,
+    /// Show what was added, removed or changed between the two newest snapshots in --db
+    /// (with --record: between the previous snapshot and this scan).
+    #[arg(long)]
+    changes: bool,
+    /// The SQLite database for --record and --changes (the same file hosts and `tether history` use).
+    #[arg(long, default_value = "tether.db", value_name = "PATH")]
+    db: PathBuf,
+    /// Read system-wide files (/etc/…) under DIR instead of / (containers, tests).
+    #[arg(long, default_value = "/", value_name = "DIR")]
+    system_root: PathBuf,
+}
+
+fn paint(code: &str, text: &str, on: bool) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn state_color(state: StageState) -> &'static str {
+    match state {
+        StageState::Yes => "32",
+        StageState::No => "31",
+        StageState::Unknown | StageState::NotApplicable => "90",
+    }
+}
+
+pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
+    let known: Vec<&str> = scanners().iter().map(|s| s.harness()).collect();
+    if let Some(bad) = args.harnesses.iter().find(|h| !known.contains(&h.as_str())) {
+        eprintln!(
+            "tether inventory: unknown harness {bad:?}; known: {}",
+            known.join(", ")
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let project = match &args.project {
+        Some(dir) if !dir.is_dir() => {
+            eprintln!(
+                "tether inventory: --project {} is not a directory",
+                dir.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+        Some(dir) => Some(std::path::absolute(dir)?),
+        None => std::env::current_dir().ok(),
+    };
+    if args.changes && !args.record && !args.db.exists() {
+        eprintln!(
+            "tether inventory: no database at {} (record snapshots with --record --db PATH first)",
+            args.db.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+
+    let mut ctx = ScanContext::from_env(project);
+    ctx.system_root = args.system_root.clone();
+    let all = scanners();
+    let mut document = scan_all(&ctx, &all, &args.harnesses);
+
+    let mut tests_failed = false;
+    if args.test {
+        tests_failed = run_tests(&mut document, &ctx, &args)?;
+    }
+
+    let mut changes = None;
+    if args.record || args.changes {
+        let store = SqliteStore::open(&args.db)?;
+        if args.record {
+            let recorded = store.record_inventory(&document)?;
+            if !args.json {
+                eprintln!("recorded snapshot {} in {}", recorded.id, args.db.display());
+            }
+        }
+        if args.changes {
+            changes = Some(changes_between_newest(&store)?);
+        }
+    }
+
+    let mut out = std::io::stdout().lock();
+    let color = std::io::stdout().is_terminal();
+    match (&changes, args.json) {
+        (Some(changes), true) => serde_json::to_writer(&mut out, changes)?,
+        (Some(changes), false) => print_changes(&mut out, changes, color)?,
+        (None, true) => serde_json::to_writer(&mut out, &document)?,
+        (None, false) => print_table(&mut out, &document, color)?,
+    }
+    if args.json {
+        writeln!(out)?;
+    }
+    Ok(if document.errors.is_empty() && !tests_failed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn changes_between_newest(store: &SqliteStore) -> anyhow::Result<InventoryChanges> {
+    let mut newest = store.inventory_snapshots(2)?.into_iter();
+    let (to, after) = match newest.next() {
+        Some(pair) => pair,
+        None => anyhow::bail!("the database holds no inventory snapshot yet (use --record)"),
+    };
+    let (from, before) = match newest.next() {
+        Some((r, d)) => (Some(r), d),
+        None => (
+            None,
+            InventoryDocument {
+                schema_version: after.schema_version,
+                taken_at: None,
+                rows: vec![],
+                errors: vec![],
+            },
+        ),
+    };
+    let mut changes = diff(&before, &after);
+    changes.from = from;
+    changes.to = Some(to);
+    Ok(changes)
+}
+
+/// Tests every enabled server whose command resolves, a few at a time, with a
+/// progress line on a terminal. Returns whether any test failed.
+fn run_tests(
+    document: &mut InventoryDocument,
+    ctx: &ScanContext,
+    args: &InventoryArgs,
+) -> anyhow::Result<bool> {
+    let jobs: Vec<(usize, Endpoint, String)> = document
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_enabled() && r.reason_code != Some(ReasonCode::CommandNotFound))
+        .filter_map(|(i, r)| {
+            let mut endpoint = r.endpoint.clone()?;
+            // Harnesses start stdio servers in the project unless told otherwise.
+            if let (
+                Endpoint::Stdio {
+                    cwd: cwd @ None, ..
+                },
+                Some(project),
+            ) = (&mut endpoint, &ctx.project)
+            {
+                *cwd = Some(project.to_string_lossy().into_owned());
+            }
+            Some((i, endpoint, format!("{}/{} {}", r.harness, r.scope, r.name)))
+        })
+        .collect();
+    if jobs.is_empty() {
+        return Ok(false);
+    }
+    let total = jobs.len();
+    let limits = TestLimits {
+        timeout: args.timeout,
+        ..TestLimits::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let show = std::io::stderr().is_terminal();
+    let results = runtime.block_on(async {
+        let cancel = CancellationToken::new();
+        let ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.cancel();
+            }
+        });
+        let gate = Arc::new(tokio::sync::Semaphore::new(usize::from(args.concurrency)));
+        let running = Arc::new(std::sync::Mutex::new(BTreeMap::<usize, String>::new()));
+        let mut set = tokio::task::JoinSet::new();
+        for (index, endpoint, label) in jobs {
+            let gate = gate.clone();
+            let cancel = cancel.clone();
+            let running = running.clone();
+            set.spawn(async move {
+                let _permit = gate.acquire_owned().await;
+                lock(&running).insert(index, label);
+                let report = test_endpoint(&endpoint, limits, cancel).await;
+                lock(&running).remove(&index);
+                (index, report)
+            });
+        }
+        let started = Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        let mut done = Vec::new();
+        loop {
+            tokio::select! {
+                next = set.join_next() => match next {
+                    Some(Ok(result)) => done.push(result),
+                    Some(Err(_)) => {}
+                    None => break,
+                },
+                _ = tick.tick(), if show => {
+                    let now: Vec<String> = lock(&running).values().cloned().collect();
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(
+                        err,
+                        "\r\x1b[2K⏳ {:>5.1}s  tested {}/{total}  {}",
+                        started.elapsed().as_secs_f64(),
+                        done.len(),
+                        now.join(", ")
+                    );
+                    let _ = err.flush();
+                }
+            }
+        }
+        done
+    });
+    if show {
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+    }
+    drop(runtime);
+    let mut failed = false;
+    for (index, report) in results {
+        failed |= !report.succeeded;
+        if let Some(row) = document.rows.get_mut(index) {
+            row.apply_test(report.to_result(Timestamp::now()));
+        }
+    }
+    Ok(failed)
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn pad(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    if len >= width {
+        text.to_owned()
+    } else {
+        format!("{text}{}", " ".repeat(width - len))
+    }
+}
+
+fn tested(row: &InventoryRow) -> (String, StageState) {
+    match &row.endpoint_test {
+        None => ("-".into(), StageState::Unknown),
+        Some(t) if t.succeeded => (
+            format!("ok {} tools", t.tool_count.unwrap_or(0)),
+            StageState::Yes,
+        ),
+        Some(t) => (
+            t.reason_code
+                .as_ref()
+                .map_or("failed".into(), |r| r.to_string()),
+            StageState::No,
+        ),
+    }
+}
+
+fn print_table(
+    out: &mut impl Write,
+    document: &InventoryDocument,
+    color: bool,
+) -> std::io::Result<()> {
+    if document.rows.is_empty() {
+        writeln!(out, "No MCP servers configured in the harnesses scanned.")?;
+    } else {
+        let headers = [
+            "HARNESS",
+            "SCOPE",
+            "NAME",
+            "TRANSPORT",
+            "TARGET",
+            "ENABLED",
+            "TESTED",
+            "REASON",
+            "SOURCE",
+        ];
+        let cells: Vec<[String; 9]> = document
+            .rows
+            .iter()
+            .map(|r| {
+                [
+                    r.harness.clone(),
+                    r.scope.to_string(),
+                    r.name.clone(),
+                    r.transport.to_string(),
+                    r.target.clone(),
+                    r.stages.enabled.state.as_str().to_owned(),
+                    tested(r).0,
+                    r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()),
+                    r.source.clone(),
+                ]
+            })
+            .collect();
+        let mut widths = headers.map(str::len);
+        for row in &cells {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line: Vec<String> = headers.iter().zip(widths).map(|(h, w)| pad(h, w)).collect();
+        writeln!(out, "{}", paint("1", line.join("  ").trim_end(), color))?;
+        for (row, cell) in document.rows.iter().zip(&cells) {
+            let mut parts = Vec::new();
+            for (i, (text, w)) in cell.iter().zip(widths).enumerate() {
+                let padded = pad(text, w);
+                parts.push(match i {
+                    5 => paint(state_color(row.stages.enabled.state), &padded, color),
+                    6 => paint(state_color(tested(row).1), &padded, color),
+                    7 if row.reason_code.is_some() => paint("33", &padded, color),
+                    _ => padded,
+                });
+            }
+            writeln!(out, "{}", parts.join("  ").trim_end())?;
+        }
+        let explained: Vec<&InventoryRow> = document
+            .rows
+            .iter()
+            .filter(|r| r.summary.is_some())
+            .collect();
+        if !explained.is_empty() {
+            writeln!(out)?;
+            for r in explained {
+                writeln!(
+                    out,
+                    "  {}/{} {}: {}",
+                    r.harness,
+                    r.scope,
+                    r.name,
+                    r.summary.as_deref().unwrap_or("")
+                )?;
+            }
+        }
+    }
+    if !document.errors.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            paint("31", "Configuration files that could not be used:", color)
+        )?;
+        for e in &document.errors {
+            writeln!(
+                out,
+                "  {} {}: {} — {}",
+                e.harness, e.source, e.reason_code, e.summary
+            )?;
+        }
+    }
+    let enabled = document.rows.iter().filter(|r| r.is_enabled()).count();
+    let harnesses: std::collections::BTreeSet<&str> =
+        document.rows.iter().map(|r| r.harness.as_str()).collect();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{} server{} in {} harness{}: {enabled} enabled by configuration, {} held back; {} unusable file{}.",
+        document.rows.len(),
+        if document.rows.len() == 1 { "" } else { "s" },
+        harnesses.len(),
+        if harnesses.len() == 1 { "" } else { "es" },
+        document.rows.len() - enabled,
+        document.errors.len(),
+        if document.errors.len() == 1 { "" } else { "s" },
+    )
+}
+
+fn print_changes(
+    out: &mut impl Write,
+    changes: &InventoryChanges,
+    color: bool,
+) -> std::io::Result<()> {
+    let when = |r: &Option<tether_core::capabilities::SnapshotRef>| {
+        r.as_ref().map_or("(nothing)".to_owned(), |r| {
+            format!("snapshot {} ({} ms)", r.id, r.taken_at.0)
+        })
+    };
+    writeln!(
+        out,
+        "From {} to {}:",
+        when(&changes.from),
+        when(&changes.to)
+    )?;
+    if changes.added.is_empty() && changes.removed.is_empty() && changes.changed.is_empty() {
+        writeln!(out, "  no changes")?;
+    }
+    for r in &changes.added {
+        let line = format!(
+            "+ {}/{} {} ({} {}, enabled {})",
+            r.harness,
+            r.scope,
+            r.name,
+            r.transport,
+            r.target,
+            r.stages.enabled.state.as_str()
+        );
+        writeln!(out, "{}", paint("32", &line, color))?;
+    }
+    for r in &changes.removed {
+        let line = format!(
+            "- {}/{} {} ({} {})",
+            r.harness, r.scope, r.name, r.transport, r.target
+        );
+        writeln!(out, "{}", paint("31", &line, color))?;
+    }
+    for c in &changes.changed {
+        writeln!(
+            out,
+            "{}",
+            paint(
+                "33",
+                &format!("~ {}/{} {}", c.harness, c.scope, c.name),
+                color
+            )
+        )?;
+        for f in &c.changes {
+            writeln!(out, "    {}: {} → {}", f.field, f.before, f.after)?;
+        }
+    }
+    Ok(())
+}
