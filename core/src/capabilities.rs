@@ -282,6 +282,28 @@ pub struct InventoryDocument {
     pub errors: Vec<InventoryError>,
 }
 
+impl InventoryDocument {
+    /// Only one harness's rows and errors (what a host attaches to that agent's attempt).
+    pub fn for_harness(&self, harness: &str) -> InventoryDocument {
+        InventoryDocument {
+            schema_version: self.schema_version,
+            taken_at: self.taken_at,
+            rows: self
+                .rows
+                .iter()
+                .filter(|r| r.harness == harness)
+                .cloned()
+                .collect(),
+            errors: self
+                .errors
+                .iter()
+                .filter(|e| e.harness == harness)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Snapshots and their differences
 // ---------------------------------------------------------------------------

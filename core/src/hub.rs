@@ -170,6 +170,10 @@ enum Command {
         server: String,
         catalog: Box<ToolCatalog>,
     },
+    ConfigSnapshot {
+        live: Arc<AttemptLive>,
+        snapshot: Box<crate::capabilities::InventoryDocument>,
+    },
     FlushBlocking(SyncSender<()>),
     FlushAsync(oneshot::Sender<()>),
 }
@@ -214,6 +218,33 @@ impl EvidenceSink {
             live: Arc::clone(&self.live),
             server: server.into(),
             catalog: Box::new(catalog),
+        }) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(_)) => Err(PublishError::Full),
+            Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
+        }
+    }
+
+    /// Attaches what the harness's configuration held (a `tether inventory`
+    /// snapshot, usually filtered with
+    /// [`InventoryDocument::for_harness`](crate::capabilities::InventoryDocument::for_harness))
+    /// to this attempt, without blocking, so the session's history keeps what
+    /// was visible at the time. In-memory endpoints are dropped here; only the
+    /// sanitized rows are kept.
+    pub fn attach_config_snapshot(
+        &self,
+        snapshot: &crate::capabilities::InventoryDocument,
+    ) -> Result<(), PublishError> {
+        if self.live.superseded.load(Ordering::Acquire) {
+            return Err(PublishError::Superseded);
+        }
+        let mut snapshot = snapshot.clone();
+        for row in &mut snapshot.rows {
+            row.endpoint = None;
+        }
+        match self.tx.try_send(Command::ConfigSnapshot {
+            live: Arc::clone(&self.live),
+            snapshot: Box::new(snapshot),
         }) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(_)) => Err(PublishError::Full),
@@ -741,6 +772,20 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                     match reduce(&mut slot.history, &event) {
                         Ok(_) => slot.dirty = true,
                         Err(rejection) => tracing::debug!(%rejection, "catalog rejected"),
+                    }
+                }
+                Command::ConfigSnapshot { live, snapshot } => {
+                    let Some(slot) = sessions.get_mut(&live.session_id) else {
+                        continue;
+                    };
+                    let event = HistoryEvent::ConfigSnapshot {
+                        session_id: live.session_id.clone(),
+                        attempt_id: live.attempt_id.clone(),
+                        snapshot,
+                    };
+                    match reduce(&mut slot.history, &event) {
+                        Ok(_) => slot.dirty = true,
+                        Err(rejection) => tracing::debug!(%rejection, "config snapshot rejected"),
                     }
                 }
                 Command::FlushBlocking(done) => flushes.push(Flush::Blocking(done)),

@@ -186,6 +186,11 @@ pub struct AttachmentAttempt {
     /// One row per configured server, in plan order.
     #[serde(default)]
     pub servers: Vec<ServerAttachment>,
+    /// What the harness's configuration files held when the attempt ran (a
+    /// `tether inventory` snapshot the host attached; stages from it carry
+    /// provenance `current_config`). Absent when the host attached none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_snapshot: Option<Box<crate::capabilities::InventoryDocument>>,
 }
 
 impl AttachmentAttempt {

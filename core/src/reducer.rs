@@ -89,6 +89,15 @@ pub enum HistoryEvent {
         /// The catalog.
         catalog: Box<ToolCatalog>,
     },
+    /// A configuration snapshot (`tether inventory`) attached to the attempt.
+    ConfigSnapshot {
+        /// Owning session.
+        session_id: String,
+        /// Owning attempt.
+        attempt_id: String,
+        /// The snapshot (sanitized rows only).
+        snapshot: Box<crate::capabilities::InventoryDocument>,
+    },
     /// The sink for an attempt has dropped `total` events so far (full queue).
     TransitDrops {
         /// Owning session.
@@ -148,6 +157,9 @@ pub enum Rejection {
     },
 }
 
+/// Rows a configuration snapshot attached to one attempt may hold.
+pub const MAX_SNAPSHOT_ROWS: usize = 256;
+
 /// Applies `event` to `history` in place. On `Err`, `history` is unchanged.
 pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<Reduced, Rejection> {
     match event {
@@ -179,6 +191,24 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             }
             row.tool_catalog = Some((**catalog).clone());
             attempt.updated_at = attempt.updated_at.max(catalog.at);
+            Ok(Reduced::Applied)
+        }
+        HistoryEvent::ConfigSnapshot {
+            session_id,
+            attempt_id,
+            snapshot,
+        } => {
+            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+            if snapshot.rows.len() > MAX_SNAPSHOT_ROWS {
+                return Err(Rejection::BoundHit {
+                    what: "config snapshot rows",
+                    limit: MAX_SNAPSHOT_ROWS,
+                });
+            }
+            if attempt.config_snapshot.as_ref() == Some(snapshot) {
+                return Ok(Reduced::Duplicate);
+            }
+            attempt.config_snapshot = Some(snapshot.clone());
             Ok(Reduced::Applied)
         }
         HistoryEvent::TransitDrops {
@@ -306,6 +336,7 @@ fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduce
         dropped_in_transit: 0,
         report_error: None,
         servers: Vec::with_capacity(start.servers.len()),
+        config_snapshot: None,
     };
     for planned in &start.servers {
         attempt.servers.push(planned_row(planned, start.at));

@@ -69,3 +69,22 @@ pub fn workspace_lib(crate_name: &str) -> std::path::PathBuf {
     }
     path
 }
+
+/// A pinned real peer under `tests/peers` (for example
+/// `node_modules/.bin/claude`), or a loud skip: `None` with a SKIP line on
+/// stderr, and a failure when `TETHER_REQUIRE_PEERS` is set (as `.ci/run` does).
+pub fn peer(relative: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("peers")
+        .join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    let message = format!("SKIP: {relative} is not installed (see tests/peers)");
+    assert!(
+        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
+        "{message} and TETHER_REQUIRE_PEERS is set"
+    );
+    eprintln!("{message}");
+    None
+}

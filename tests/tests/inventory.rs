@@ -1,0 +1,983 @@
+//! `tether inventory`: fixture homes for every harness written here in the
+//! documented shapes (approval lists, disabled entries, untrusted folders,
+//! policy, plugins, planted secrets), malformed and hostile files, snapshots
+//! in the SQLite store, a snapshot attached to an attempt, and an end-to-end
+//! run on servers added by the real `claude mcp add` and `codex mcp add`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tether_core::capabilities::{InventoryDocument, InventoryRow};
+use tether_tests::{peer, samples_dir, workspace_bin};
+
+/// Secrets planted in env values, args, headers, URL userinfo and queries.
+const SECRETS: [&str; 12] = [
+    "sekret-env-71b2c",
+    "sekret-arg-0d9e4",
+    "sekret-pw-5c6a1",
+    "sekret-q-88f02",
+    "sekret-hdr-13aa7",
+    "sekret-codex-env-9e0",
+    "sekret-codex-hdr-41f",
+    "sekret-token-var-b7",
+    "sekret-oc-env-2291",
+    "sekret-oc-hdr-77d1",
+    "sekret-cursor-hdr-6c",
+    "sekret-gem-hdr-90ab",
+];
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    system: PathBuf,
+    bin: PathBuf,
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+fn executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    write(path, "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let fixture = Fixture {
+            home: root.join("home"),
+            project: root.join("work/proj"),
+            system: root.join("sysroot"),
+            bin: root.join("bin"),
+            _dir: dir,
+        };
+        for d in [
+            &fixture.home,
+            &fixture.project,
+            &fixture.system,
+            &fixture.bin,
+        ] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        executable(&fixture.bin.join("fake-mcp"));
+        fixture
+    }
+
+    fn home(&self, rel: &str, text: &str) {
+        write(&self.home.join(rel), text);
+    }
+
+    fn project(&self, rel: &str, text: &str) {
+        write(&self.project.join(rel), text);
+    }
+
+    fn system(&self, rel: &str, text: &str) {
+        write(&self.system.join(rel.trim_start_matches('/')), text);
+    }
+
+    fn tether(&self, args: &[&str]) -> Output {
+        let mut cmd = Command::new(workspace_bin("tether"));
+        cmd.arg("inventory")
+            .args(args)
+            .arg("--project")
+            .arg(&self.project)
+            .arg("--system-root")
+            .arg(&self.system)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
+            .env("MY_TOKEN", "sekret-token-var-b7")
+            .current_dir(&self.project);
+        let started = Instant::now();
+        let out = cmd.output().expect("run tether inventory");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "inventory took too long"
+        );
+        out
+    }
+
+    fn json(&self, extra: &[&str]) -> (InventoryDocument, Output) {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        let out = self.tether(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text.lines().count(), 1, "one JSON document: {text}");
+        let doc: InventoryDocument = serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "not an inventory document ({e}): {text}\nstderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (doc, out)
+    }
+}
+
+fn assert_no_secret(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for secret in SECRETS {
+        assert!(!text.contains(secret), "{what} leaked {secret}: {text}");
+    }
+}
+
+fn row<'a>(doc: &'a InventoryDocument, harness: &str, scope: &str, name: &str) -> &'a InventoryRow {
+    let found: Vec<_> = doc
+        .rows
+        .iter()
+        .filter(|r| r.harness == harness && r.scope.as_str() == scope && r.name == name)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{harness}/{scope} {name} once in {:#?}",
+        doc.rows
+    );
+    found[0]
+}
+
+/// enabled state and reason of a row.
+fn state(r: &InventoryRow) -> (&'static str, Option<String>) {
+    (
+        r.stages.enabled.state.as_str(),
+        r.reason_code.as_ref().map(ToString::to_string),
+    )
+}
+
+fn off(reason: &str) -> (&'static str, Option<String>) {
+    ("no", Some(reason.to_owned()))
+}
+
+const ON: (&str, Option<String>) = ("yes", None);
+
+/// Every harness's documented shapes, with secrets planted everywhere a value can be.
+fn full_fixture() -> Fixture {
+    let f = Fixture::new();
+    let project_key = f.project.to_string_lossy().into_owned();
+    // Claude Code.
+    f.home(
+        ".claude.json",
+        &serde_json::to_string_pretty(&json!({
+            "numStartups": 3,
+            "mcpServers": {
+                "c-user": {"type": "stdio", "command": "fake-mcp",
+                           "args": ["--token", "sekret-arg-0d9e4"],
+                           "env": {"API_TOKEN": "sekret-env-71b2c", "LOG_LEVEL": "debug"}},
+                "c-missing": {"command": "no-such-command-3f9", "args": []},
+                "c-toggled": {"command": "fake-mcp"},
+                "c-denied": {"command": "fake-mcp"}
+            },
+            "projects": {
+                project_key.clone(): {
+                    "mcpServers": {
+                        "c-local": {"type": "http",
+                                    "url": "https://me:sekret-pw-5c6a1@mcp.example.com/mcp?key=sekret-q-88f02",
+                                    "headers": {"Authorization": "Bearer sekret-hdr-13aa7"}}
+                    },
+                    "disabledMcpServers": ["c-toggled"],
+                    "enabledMcpjsonServers": [],
+                    "disabledMcpjsonServers": []
+                }
+            }
+        }))
+        .expect("json"),
+    );
+    f.project(
+        ".mcp.json",
+        r#"{"mcpServers": {
+            "p-approved": {"command": "fake-mcp"},
+            "p-pending": {"type": "sse", "url": "https://sse.example.com/sse"},
+            "p-rejected": {"command": "fake-mcp"}
+        }}"#,
+    );
+    f.project(
+        ".claude/settings.local.json",
+        r#"{"enabledMcpjsonServers": ["p-approved"], "disabledMcpjsonServers": ["p-rejected"]}"#,
+    );
+    f.system(
+        "/etc/claude-code/managed-settings.json",
+        r#"{"deniedMcpServers": [{"serverName": "c-denied"}]}"#,
+    );
+    let plugin = "home/.claude/plugins/cache/tools-mkt/helper-kit/1.2.0";
+    let plugin_dir = f.home.parent().expect("root").join(plugin);
+    write(
+        &plugin_dir.join(".claude-plugin/plugin.json"),
+        r#"{"name": "helper-kit", "version": "1.2.0"}"#,
+    );
+    write(
+        &plugin_dir.join(".mcp.json"),
+        r#"{"mcpServers": {"helper": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/helper"}}}"#,
+    );
+    executable(&plugin_dir.join("bin/helper"));
+    f.home(
+        ".claude/settings.json",
+        r#"{"enabledPlugins": {"helper-kit@tools-mkt": true}}"#,
+    );
+
+    // Codex: user servers; a project config in a project that is not trusted.
+    f.home(
+        ".codex/config.toml",
+        r#"
+model = "o4-mini"
+
+[mcp_servers.x-on]
+command = "fake-mcp"
+args = ["serve"]
+env = { DB_PASSWORD = "sekret-codex-env-9e0", TZ = "UTC" }
+required = true
+startup_timeout_sec = 20
+
+[mcp_servers.x-off]
+command = "fake-mcp"
+enabled = false
+
+[mcp_servers.x-http]
+url = "https://codex.example.com/mcp"
+bearer_token_env_var = "MY_TOKEN"
+http_headers = { "X-Team" = "sekret-codex-hdr-41f" }
+enabled_tools = ["search"]
+disabled_tools = ["delete"]
+
+[projects."/somewhere/else"]
+trust_level = "trusted"
+"#,
+    );
+    f.project(
+        ".codex/config.toml",
+        "[mcp_servers.x-proj]\ncommand = \"fake-mcp\"\n",
+    );
+
+    // OpenCode: user JSONC; the project turns one off; .opencode/ uses the newer shape.
+    f.home(
+        ".config/opencode/opencode.jsonc",
+        r#"{
+  // comments and trailing commas are allowed here
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "o-local": {"type": "local", "command": ["fake-mcp", "--stdio"],
+                "environment": {"OC_KEY": "sekret-oc-env-2291"}},
+    "o-remote": {"type": "remote", "url": "https://oc.example.com/mcp",
+                 "headers": {"Authorization": "Bearer sekret-oc-hdr-77d1"}},
+    "o-off": {"type": "remote", "url": "https://off.example.com/mcp", "enabled": false},
+  },
+}"#,
+    );
+    f.project(
+        "opencode.json",
+        r#"{"mcp": {"o-local": {"enabled": false}}}"#,
+    );
+    f.project(
+        ".opencode/opencode.json",
+        r#"{"mcp": {"servers": {"o-new": {"type": "remote", "url": "https://new.example.com/mcp", "disabled": true},
+                                "o-new-on": {"type": "local", "command": ["fake-mcp"]}}}}"#,
+    );
+
+    // Cursor.
+    f.home(
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"cur-user": {"url": "https://cursor.example.com/mcp",
+                                          "headers": {"X-Api-Key": "sekret-cursor-hdr-6c"}}}}"#,
+    );
+    f.project(
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"cur-proj": {"command": "fake-mcp"},
+                           "cur-off": {"command": "fake-mcp", "disabled": true}}}"#,
+    );
+
+    // Gemini CLI: folder trust on, the project untrusted; a global exclude list.
+    f.home(
+        ".gemini/settings.json",
+        r#"{
+  "security": {"folderTrust": {"enabled": true}},
+  "mcp": {"excluded": ["g-excluded"]},
+  "mcpServers": {
+    "g-sse": {"url": "https://gem.example.com/sse"},
+    "g-http": {"httpUrl": "https://gem.example.com/mcp", "headers": {"Authorization": "Bearer sekret-gem-hdr-90ab"},
+               "includeTools": ["lookup"], "excludeTools": ["drop"], "trust": true},
+    "g-excluded": {"command": "fake-mcp"}
+  }
+}"#,
+    );
+    f.project(
+        ".gemini/settings.json",
+        r#"{"mcpServers": {"g-proj": {"command": "fake-mcp"}}}"#,
+    );
+    f
+}
+
+#[test]
+fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
+    let f = full_fixture();
+    let (doc, out) = f.json(&[]);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {:?}",
+        out.status,
+        doc.errors
+    );
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    assert_no_secret("inventory --json", &out.stdout);
+    assert_no_secret("inventory --json stderr", &out.stderr);
+
+    let expect: [(&str, &str, &str, (&str, Option<String>)); 25] = [
+        ("claude", "user", "c-user", ON),
+        (
+            "claude",
+            "user",
+            "c-missing",
+            ("yes", Some("command_not_found".into())),
+        ),
+        ("claude", "user", "c-toggled", off("disabled_in_config")),
+        ("claude", "user", "c-denied", off("denied_by_policy")),
+        ("claude", "local", "c-local", ON),
+        ("claude", "project", "p-approved", ON),
+        ("claude", "project", "p-pending", off("not_approved")),
+        ("claude", "project", "p-rejected", off("disabled_in_config")),
+        ("claude", "plugin", "plugin:helper-kit:helper", ON),
+        ("codex", "user", "x-on", ON),
+        ("codex", "user", "x-off", off("disabled_in_config")),
+        ("codex", "user", "x-http", ON),
+        ("codex", "project", "x-proj", off("untrusted_folder")),
+        ("opencode", "user", "o-local", off("disabled_in_config")),
+        ("opencode", "user", "o-remote", ON),
+        ("opencode", "user", "o-off", off("disabled_in_config")),
+        ("opencode", "project", "o-new", off("disabled_in_config")),
+        ("opencode", "project", "o-new-on", ON),
+        ("cursor", "user", "cur-user", ON),
+        ("cursor", "project", "cur-proj", ON),
+        ("cursor", "project", "cur-off", off("disabled_in_config")),
+        ("gemini", "user", "g-sse", ON),
+        ("gemini", "user", "g-http", ON),
+        ("gemini", "user", "g-excluded", off("excluded")),
+        ("gemini", "project", "g-proj", off("untrusted_folder")),
+    ];
+    for (harness, scope, name, want) in &expect {
+        let r = row(&doc, harness, scope, name);
+        assert_eq!(&state(r), want, "{harness}/{scope} {name}: {r:#?}");
+        assert_eq!(r.stages.configured.state.as_str(), "yes");
+        assert_eq!(
+            r.stages
+                .configured
+                .provenance
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("current_config")
+        );
+        assert_eq!(
+            r.stages.model_visible.state.as_str(),
+            "unknown",
+            "never claimed"
+        );
+        assert_eq!(r.stages.initialized.state.as_str(), "unknown", "no --test");
+        if want.1.is_some() {
+            assert!(
+                r.summary.is_some(),
+                "a reason comes with a sentence: {r:#?}"
+            );
+        }
+    }
+    assert_eq!(
+        doc.rows.len(),
+        expect.len(),
+        "every server once, no extra rows: {:#?}",
+        doc.rows
+    );
+
+    // Transports as each dialect spells them.
+    let transport = |h, s, n| row(&doc, h, s, n).transport.to_string();
+    assert_eq!(transport("claude", "project", "p-pending"), "sse");
+    assert_eq!(transport("gemini", "user", "g-sse"), "sse");
+    assert_eq!(transport("gemini", "user", "g-http"), "http");
+    assert_eq!(transport("opencode", "user", "o-local"), "stdio");
+
+    // Safe diagnostics: sources, basenames, classes, names only.
+    let c_user = row(&doc, "claude", "user", "c-user");
+    assert_eq!(c_user.source, "~/.claude.json");
+    assert_eq!(c_user.target, "fake-mcp");
+    assert_eq!(c_user.diagnostics.command_resolves, Some(true));
+    assert_eq!(c_user.diagnostics.cwd.map(|c| c.as_str()), Some("unset"));
+    let env: BTreeMap<_, _> = c_user
+        .diagnostics
+        .env
+        .iter()
+        .map(|e| (e.name.as_str(), e.class.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        BTreeMap::from([("API_TOKEN", "secret_like"), ("LOG_LEVEL", "plain")])
+    );
+    let c_local = row(&doc, "claude", "local", "c-local");
+    assert_eq!(c_local.target, "https://mcp.example.com");
+    assert_eq!(c_local.diagnostics.headers, ["Authorization"]);
+    assert_eq!(
+        row(&doc, "claude", "project", "p-pending").source,
+        "$PROJECT/.mcp.json"
+    );
+    let rejected = row(&doc, "claude", "project", "p-rejected");
+    assert!(
+        rejected
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.contains("$PROJECT/.claude/settings.local.json")),
+        "{rejected:#?}"
+    );
+    let x_http = row(&doc, "codex", "user", "x-http");
+    assert_eq!(
+        x_http.diagnostics.include_tools.as_deref(),
+        Some(&["search".to_owned()][..])
+    );
+    assert_eq!(x_http.diagnostics.exclude_tools, ["delete"]);
+    assert!(x_http.diagnostics.env.iter().any(|e| e.name == "MY_TOKEN"));
+    assert!(
+        x_http
+            .diagnostics
+            .headers
+            .iter()
+            .any(|h| h == "Authorization")
+    );
+    assert!(
+        row(&doc, "codex", "user", "x-on")
+            .diagnostics
+            .settings
+            .contains(&"required=true".to_owned())
+    );
+    let o_local = row(&doc, "opencode", "user", "o-local");
+    assert!(
+        o_local
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.contains("$PROJECT/opencode.json")),
+        "the override's file is named: {o_local:#?}"
+    );
+    let g_http = row(&doc, "gemini", "user", "g-http");
+    assert!(
+        g_http
+            .diagnostics
+            .settings
+            .contains(&"trust=true".to_owned())
+    );
+    assert_eq!(
+        g_http.diagnostics.include_tools.as_deref(),
+        Some(&["lookup".to_owned()][..])
+    );
+
+    // --harness narrows; the table shows the same and leaks nothing either.
+    let (only, _) = f.json(&["--harness", "codex", "--harness", "cursor"]);
+    assert!(
+        only.rows
+            .iter()
+            .all(|r| r.harness == "codex" || r.harness == "cursor")
+    );
+    assert_eq!(only.rows.len(), 7);
+    let table = f.tether(&[]);
+    assert!(table.status.success());
+    assert_no_secret("inventory table", &table.stdout);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("not_approved") && text.contains("p-pending"),
+        "{text}"
+    );
+    let bad = f.tether(&["--harness", "vscode"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "unknown harness is a usage error"
+    );
+
+    std::fs::write(
+        samples_dir().join("inventory.sample.json"),
+        serde_json::to_vec_pretty(&doc).expect("json"),
+    )
+    .expect("sample");
+}
+
+#[test]
+fn malformed_huge_looping_escaping_and_special_files_become_errors_not_crashes() {
+    let f = Fixture::new();
+    f.home(".claude.json", "{\"mcpServers\": {\"a\": ");
+    f.home(
+        ".codex/config.toml",
+        "[mcp_servers.x\ncommand = \"fake-mcp\"\n",
+    );
+    f.home(".cursor/mcp.json", &" ".repeat(1024 * 1024 + 10));
+    // A symlink loop.
+    std::fs::create_dir_all(f.home.join(".gemini")).expect("mkdir");
+    let gemini = f.home.join(".gemini");
+    std::os::unix::fs::symlink(gemini.join("loop-b"), gemini.join("settings.json")).expect("ln");
+    std::os::unix::fs::symlink(gemini.join("settings.json"), gemini.join("loop-b")).expect("ln");
+    // A symlink out of the home: never followed, so its server never appears.
+    let outside = f.home.parent().expect("root").join("outside-opencode.json");
+    write(
+        &outside,
+        r#"{"mcp": {"escaped": {"type": "local", "command": ["fake-mcp"]}}}"#,
+    );
+    std::fs::create_dir_all(f.home.join(".config/opencode")).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, f.home.join(".config/opencode/opencode.json"))
+        .expect("ln");
+    // A FIFO where .mcp.json should be: reading it would block forever.
+    let fifo = f.project.join(".mcp.json");
+    let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(status.success());
+    // Wrong types: one bad entry, one good one in the same file.
+    f.project(
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"bad": {"command": 5}, "good": {"command": "fake-mcp"}}}"#,
+    );
+    f.project(
+        ".gemini/settings.json",
+        r#"{"mcpServers": ["not", "an", "object"]}"#,
+    );
+
+    let (doc, out) = f.json(&[]);
+    assert_eq!(out.status.code(), Some(1), "unusable files exit 1");
+    let errors: BTreeMap<(&str, &str), &str> = doc
+        .errors
+        .iter()
+        .map(|e| {
+            (
+                (e.harness.as_str(), e.source.as_str()),
+                e.reason_code.as_str(),
+            )
+        })
+        .collect();
+    let want = [
+        (("claude", "~/.claude.json"), "invalid_config"),
+        (("codex", "~/.codex/config.toml"), "invalid_config"),
+        (("cursor", "~/.cursor/mcp.json"), "file_too_large"),
+        (("gemini", "~/.gemini/settings.json"), "symlink_loop"),
+        (
+            ("opencode", "~/.config/opencode/opencode.json"),
+            "symlink_outside_root",
+        ),
+        (("claude", "$PROJECT/.mcp.json"), "invalid_config"),
+        (("cursor", "$PROJECT/.cursor/mcp.json"), "invalid_config"),
+        (
+            ("gemini", "$PROJECT/.gemini/settings.json"),
+            "invalid_config",
+        ),
+    ];
+    for (key, reason) in want {
+        assert_eq!(
+            errors.get(&key).copied(),
+            Some(reason),
+            "{key:?} in {:#?}",
+            doc.errors
+        );
+    }
+    let bad_entry = doc
+        .errors
+        .iter()
+        .find(|e| e.source == "$PROJECT/.cursor/mcp.json")
+        .expect("cursor error");
+    assert!(bad_entry.summary.contains("\"bad\""), "{bad_entry:?}");
+    assert_eq!(
+        row(&doc, "cursor", "project", "good")
+            .stages
+            .enabled
+            .state
+            .as_str(),
+        "yes"
+    );
+    assert!(
+        doc.rows.iter().all(|r| r.name != "escaped"),
+        "symlink followed: {:#?}",
+        doc.rows
+    );
+    for e in &doc.errors {
+        assert!(e.summary.len() <= 256);
+        assert!(
+            !e.summary.contains(&*f.home.to_string_lossy()),
+            "absolute path in {e:?}"
+        );
+    }
+}
+
+#[test]
+fn snapshots_record_and_show_changes_without_secrets_at_rest() {
+    let f = full_fixture();
+    let db = f.home.parent().expect("root").join("tether.db");
+    let db_arg = db.to_string_lossy().into_owned();
+    let first = f.tether(&["--record", "--db", &db_arg]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // Change the configuration: approve p-pending, drop cur-proj, add a Codex server.
+    f.project(
+        ".claude/settings.local.json",
+        r#"{"enabledMcpjsonServers": ["p-approved", "p-pending"], "disabledMcpjsonServers": ["p-rejected"]}"#,
+    );
+    f.project(
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"cur-off": {"command": "fake-mcp", "disabled": true}}}"#,
+    );
+    let codex = std::fs::read_to_string(f.home.join(".codex/config.toml")).expect("read");
+    f.home(
+        ".codex/config.toml",
+        &format!("{codex}\n[mcp_servers.x-new]\nurl = \"https://new.example.com/mcp\"\n"),
+    );
+
+    let out = f.tether(&["--record", "--changes", "--json", "--db", &db_arg]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let changes: Value = serde_json::from_slice(&out.stdout).expect("changes json");
+    let names = |key: &str| -> Vec<String> {
+        changes[key]
+            .as_array()
+            .expect(key)
+            .iter()
+            .map(|r| {
+                format!(
+                    "{}/{}",
+                    r["harness"].as_str().unwrap_or(""),
+                    r["name"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names("added"), ["codex/x-new"]);
+    assert_eq!(names("removed"), ["cursor/cur-proj"]);
+    let changed = changes["changed"].as_array().expect("changed");
+    assert_eq!(changed.len(), 1, "{changed:#?}");
+    assert_eq!(changed[0]["name"], "p-pending");
+    let fields: Vec<&str> = changed[0]["changes"]
+        .as_array()
+        .expect("fields")
+        .iter()
+        .filter_map(|c| c["field"].as_str())
+        .collect();
+    assert_eq!(fields, ["reason_code", "enabled"]);
+    assert!(changes["from"]["id"].as_i64() < changes["to"]["id"].as_i64());
+    std::fs::write(
+        samples_dir().join("inventory-changes.sample.json"),
+        &out.stdout,
+    )
+    .expect("sample");
+
+    // The human form, from the database alone.
+    let text = f.tether(&["--changes", "--db", &db_arg]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("+ codex/user x-new") && text.contains("- cursor/project cur-proj"),
+        "{text}"
+    );
+
+    // No planted secret anywhere at rest (database, WAL, SHM).
+    for suffix in ["", "-wal", "-shm"] {
+        let path = PathBuf::from(format!("{db_arg}{suffix}"));
+        if let Ok(bytes) = std::fs::read(&path) {
+            assert_no_secret(&path.display().to_string(), &bytes);
+        }
+    }
+}
+
+#[test]
+fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
+    use std::sync::Arc;
+    use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+    use tether_core::observer::Harness;
+    use tether_core::registry::Registry;
+    use tether_core::store::Store;
+    use tether_core::store::sqlite::SqliteStore;
+    use tether_core::vocab::Trigger;
+
+    let f = full_fixture();
+    let (doc, _) = f.json(&[]);
+    let claude = doc.for_harness("claude");
+    assert!(claude.rows.iter().all(|r| r.harness == "claude") && !claude.rows.is_empty());
+    let db = f.home.parent().expect("root").join("hub.db");
+    let request = |session: &str| {
+        AttemptRequest::new(
+            "task",
+            session,
+            "exec",
+            "claude",
+            Harness::Passthrough,
+            Trigger::PassthroughStart,
+            vec![],
+        )
+    };
+    {
+        let hub = Hub::with_store(
+            Registry::empty(),
+            HubConfig::default(),
+            Arc::new(SqliteStore::open(&db).expect("open")),
+        );
+        let first = hub.begin_attempt(request("s")).expect("begin");
+        first.sink.attach_config_snapshot(&claude).expect("attach");
+        hub.flush_blocking();
+        let second = hub.begin_attempt(request("s")).expect("begin again");
+        // The superseded attempt takes nothing more.
+        assert!(first.sink.attach_config_snapshot(&doc).is_err());
+        second
+            .sink
+            .attach_config_snapshot(&doc.for_harness("codex"))
+            .expect("attach");
+        hub.flush_blocking();
+        hub.flush_store();
+    }
+    let loaded = SqliteStore::open(&db)
+        .expect("reopen")
+        .load_all()
+        .expect("load");
+    let history = &loaded.histories[0];
+    assert_eq!(history.attempts.len(), 2);
+    let kept = |i: usize| {
+        history.attempts[i].config_snapshot.as_ref().map(|s| {
+            s.rows
+                .iter()
+                .map(|r| r.harness.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+        })
+    };
+    assert_eq!(kept(0), Some(["claude".to_owned()].into()));
+    assert_eq!(kept(1), Some(["codex".to_owned()].into()));
+    let p = history.attempts[0]
+        .config_snapshot
+        .as_ref()
+        .and_then(|s| s.rows.iter().find(|r| r.name == "p-pending"))
+        .expect("p-pending kept");
+    assert_eq!(
+        p.reason_code.as_ref().map(|r| r.as_str()),
+        Some("not_approved")
+    );
+    assert_no_secret("hub database", &std::fs::read(&db).expect("db"));
+    let json = serde_json::to_string(history).expect("json");
+    assert_no_secret("stored history", json.as_bytes());
+}
+
+/// Servers added by the real CLIs' own `mcp add`, plus hand-written OpenCode,
+/// Cursor and Gemini configs; `--test` reaches the real ones.
+#[test]
+fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
+    let (Some(claude), Some(codex), Some(everything), Some(memory)) = (
+        peer("node_modules/.bin/claude"),
+        peer("node_modules/.bin/codex"),
+        peer("node_modules/.bin/mcp-server-everything"),
+        peer("node_modules/.bin/mcp-server-memory"),
+    ) else {
+        return;
+    };
+    let f = Fixture::new();
+    let node_dir = which("node").and_then(|p| p.parent().map(Path::to_path_buf));
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        f.bin.display(),
+        node_dir
+            .as_deref()
+            .unwrap_or(Path::new("/usr/bin"))
+            .display()
+    );
+    let cli = |program: &Path, args: &[&str]| {
+        let out = Command::new(program)
+            .args(args)
+            .env_clear()
+            .env("HOME", &f.home)
+            .env("PATH", &path)
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .current_dir(&f.project)
+            .output()
+            .expect("run the real CLI");
+        assert!(
+            out.status.success(),
+            "{} {args:?}: {}{}",
+            program.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let everything = everything.to_string_lossy().into_owned();
+    let memory = memory.to_string_lossy().into_owned();
+    let memory_file = f.home.join("memory.json").to_string_lossy().into_owned();
+    cli(
+        &claude,
+        &[
+            "mcp",
+            "add",
+            "-s",
+            "user",
+            "everything",
+            "-e",
+            "API_KEY=sekret-env-71b2c",
+            "--",
+            &everything,
+            "stdio",
+        ],
+    );
+    cli(
+        &claude,
+        &[
+            "mcp",
+            "add",
+            "-s",
+            "local",
+            "--transport",
+            "http",
+            "nowhere",
+            "http://me:sekret-pw-5c6a1@127.0.0.1:9/mcp?key=sekret-q-88f02",
+            "-H",
+            "Authorization: Bearer sekret-hdr-13aa7",
+        ],
+    );
+    cli(
+        &claude,
+        &["mcp", "add", "-s", "project", "shared", "--", &memory],
+    );
+    cli(
+        &codex,
+        &[
+            "mcp",
+            "add",
+            "memory",
+            "--env",
+            &format!("MEMORY_FILE_PATH={memory_file}"),
+            "--env",
+            "DB_PASSWORD=sekret-codex-env-9e0",
+            "--",
+            &memory,
+        ],
+    );
+    f.home(
+        ".config/opencode/opencode.json",
+        &json!({"mcp": {"oc-everything": {"type": "local", "command": [everything, "stdio"]},
+                        "oc-off": {"type": "local", "command": [memory], "enabled": false,
+                                   "environment": {"OC_KEY": "sekret-oc-env-2291"}}}})
+        .to_string(),
+    );
+    f.project(
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"cur-memory": {"command": memory,
+        "env": {"MEMORY_FILE_PATH": memory_file}}}})
+        .to_string(),
+    );
+    f.home(
+        ".gemini/settings.json",
+        &json!({"mcpServers": {"gem-remote": {"httpUrl": "http://127.0.0.1:9/mcp",
+        "headers": {"Authorization": "Bearer sekret-gem-hdr-90ab"}}}})
+        .to_string(),
+    );
+
+    let mut cmd = Command::new(workspace_bin("tether"));
+    cmd.args([
+        "inventory",
+        "--json",
+        "--test",
+        "--timeout",
+        "20",
+        "--project",
+    ])
+    .arg(&f.project)
+    .arg("--system-root")
+    .arg(&f.system)
+    .env_clear()
+    .env("HOME", &f.home)
+    .env("PATH", &path)
+    .current_dir(&f.project);
+    let started = Instant::now();
+    let out = cmd.output().expect("tether inventory --test");
+    let elapsed = started.elapsed();
+    assert_no_secret("inventory --test stdout", &out.stdout);
+    assert_no_secret("inventory --test stderr", &out.stderr);
+    let doc: InventoryDocument = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "two servers are unreachable on purpose"
+    );
+    assert!(elapsed < Duration::from_secs(90), "took {elapsed:?}");
+    eprintln!(
+        "inventory --test over {} rows took {elapsed:?}",
+        doc.rows.len()
+    );
+    assert_eq!(doc.rows.len(), 8, "every server once: {:#?}", doc.rows);
+
+    let reached = |h, s, n, tools: u32| {
+        let r = row(&doc, h, s, n);
+        assert_eq!(state(r), ON, "{r:#?}");
+        let test = r
+            .endpoint_test
+            .as_ref()
+            .unwrap_or_else(|| panic!("{n} tested: {r:#?}"));
+        assert!(test.succeeded, "{n}: {test:#?}");
+        assert_eq!(test.tool_count, Some(tools), "{n}");
+        for stage in [
+            &r.stages.initialized,
+            &r.stages.tools_listed,
+            &r.stages.authenticated,
+        ] {
+            assert_eq!(stage.state.as_str(), "yes");
+            assert_eq!(
+                stage.provenance.as_ref().map(|p| p.as_str()),
+                Some("endpoint_test")
+            );
+        }
+        assert_eq!(
+            r.stages.model_visible.state.as_str(),
+            "unknown",
+            "a test never shows model visibility"
+        );
+    };
+    reached("claude", "user", "everything", 13);
+    reached("codex", "user", "memory", 9);
+    reached("opencode", "user", "oc-everything", 13);
+    reached("cursor", "project", "cur-memory", 9);
+
+    // Unreachable: the test says so, precisely; initialize did not happen.
+    for (h, s, n) in [
+        ("claude", "local", "nowhere"),
+        ("gemini", "user", "gem-remote"),
+    ] {
+        let r = row(&doc, h, s, n);
+        assert_eq!(r.stages.enabled.state.as_str(), "yes");
+        let test = r.endpoint_test.as_ref().expect("tested");
+        assert_eq!(
+            test.reason_code.as_ref().map(|c| c.as_str()),
+            Some("connection_refused"),
+            "{r:#?}"
+        );
+        assert_eq!(r.stages.initialized.state.as_str(), "no");
+        assert_eq!(r.target, "http://127.0.0.1:9");
+    }
+    // Held back by configuration: never tested.
+    let shared = row(&doc, "claude", "project", "shared");
+    assert_eq!(state(shared), off("not_approved"));
+    assert!(shared.endpoint_test.is_none());
+    let oc_off = row(&doc, "opencode", "user", "oc-off");
+    assert_eq!(state(oc_off), off("disabled_in_config"));
+    assert!(oc_off.endpoint_test.is_none());
+    assert!(
+        row(&doc, "claude", "user", "everything")
+            .diagnostics
+            .env
+            .iter()
+            .any(|e| e.name == "API_KEY"),
+        "env names kept"
+    );
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
