@@ -143,19 +143,21 @@ fn row<'a>(doc: &'a InventoryDocument, harness: &str, scope: &str, name: &str) -
     found[0]
 }
 
-/// enabled state and reason of a row.
-fn state(r: &InventoryRow) -> (&'static str, Option<String>) {
+/// A row's enabled state and reason.
+type State = (&'static str, Option<String>);
+
+fn state(r: &InventoryRow) -> State {
     (
         r.stages.enabled.state.as_str(),
         r.reason_code.as_ref().map(ToString::to_string),
     )
 }
 
-fn off(reason: &str) -> (&'static str, Option<String>) {
+fn off(reason: &str) -> State {
     ("no", Some(reason.to_owned()))
 }
 
-const ON: (&str, Option<String>) = ("yes", None);
+const ON: State = ("yes", None);
 
 /// Every harness's documented shapes, with secrets planted everywhere a value can be.
 fn full_fixture() -> Fixture {
@@ -326,7 +328,7 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
     assert_no_secret("inventory --json", &out.stdout);
     assert_no_secret("inventory --json stderr", &out.stderr);
 
-    let expect: [(&str, &str, &str, (&str, Option<String>)); 25] = [
+    let expect: [(&str, &str, &str, State); 25] = [
         ("claude", "user", "c-user", ON),
         (
             "claude",
@@ -493,7 +495,7 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
     );
 
     std::fs::write(
-        samples_dir().join("inventory.sample.json"),
+        samples_dir().join("inventory.json"),
         serde_json::to_vec_pretty(&doc).expect("json"),
     )
     .expect("sample");
@@ -660,11 +662,7 @@ fn snapshots_record_and_show_changes_without_secrets_at_rest() {
         .collect();
     assert_eq!(fields, ["reason_code", "enabled"]);
     assert!(changes["from"]["id"].as_i64() < changes["to"]["id"].as_i64());
-    std::fs::write(
-        samples_dir().join("inventory-changes.sample.json"),
-        &out.stdout,
-    )
-    .expect("sample");
+    std::fs::write(samples_dir().join("inventory-changes.json"), &out.stdout).expect("sample");
 
     // The human form, from the database alone.
     let text = f.tether(&["--changes", "--db", &db_arg]);
@@ -756,6 +754,11 @@ fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
     assert_no_secret("hub database", &std::fs::read(&db).expect("db"));
     let json = serde_json::to_string(history).expect("json");
     assert_no_secret("stored history", json.as_bytes());
+    std::fs::write(
+        samples_dir().join("history-with-config-snapshot.json"),
+        &json,
+    )
+    .expect("sample");
 }
 
 /// Servers added by the real CLIs' own `mcp add`, plus hand-written OpenCode,
