@@ -2,6 +2,7 @@
 //! first-party plugins so their `inventory` registrations are present.
 
 pub use tether_acp_structured;
+pub use tether_harness_configs;
 pub use tether_passthrough_claude;
 pub use tether_passthrough_codex;
 

@@ -984,3 +984,55 @@ fn which(program: &str) -> Option<PathBuf> {
         .map(|d| d.join(program))
         .find(|p| p.is_file())
 }
+
+mod planted_secrets {
+    use super::*;
+    use proptest::prelude::*;
+    use tether_core::capabilities::{ScanContext, scan_all, scanners};
+
+    fn secret() -> impl Strategy<Value = String> {
+        "[A-Za-z0-9]{12,32}".prop_filter("mixed", |s| {
+            s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// GIVEN secrets planted in env values, args, header values, URL
+        /// userinfo, paths and queries, cwd and command directories of every
+        /// harness's files, and inside a file that does not parse, THEN no
+        /// secret is anywhere in the inventory document.
+        #[test]
+        fn no_planted_secret_reaches_the_document(s in secret(), t in secret(), u in secret()) {
+            let f = Fixture::new();
+            let url = format!("https://user:{s}@h.example.com/{t}/mcp?key={u}");
+            let stdio = json!({"command": format!("/opt/{s}/bin/server"), "args": ["--token", t],
+                               "env": {"API_KEY": u}, "cwd": format!("/srv/{t}")});
+            let remote = json!({"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {s}")}});
+            let servers = json!({"a": stdio, "b": remote});
+            f.home(".claude.json", &json!({"mcpServers": servers}).to_string());
+            f.project(".mcp.json", &json!({"mcpServers": servers}).to_string());
+            f.home(".cursor/mcp.json", &json!({"mcpServers": servers}).to_string());
+            f.home(".gemini/settings.json", &json!({"mcpServers": {"a": stdio, "g": {"httpUrl": url, "headers": {"X-Key": t}}}}).to_string());
+            f.home(".codex/config.toml", &format!(
+                "[mcp_servers.a]\ncommand = \"/opt/{s}/x\"\nargs = [\"{t}\"]\nenv = {{ K = \"{u}\" }}\n\
+                 [mcp_servers.b]\nurl = \"{url}\"\nhttp_headers = {{ \"X-Key\" = \"{s}\" }}\n"));
+            f.home(".config/opencode/opencode.json", &json!({"mcp": {
+                "a": {"type": "local", "command": [format!("/opt/{s}/x"), t], "environment": {"K": u}},
+                "b": {"type": "remote", "url": url, "headers": {"X-Key": s}}}}).to_string());
+            // A file that does not parse, with secrets right at the error.
+            f.project(".cursor/mcp.json", &format!("{{\"mcpServers\": {{\"x\": {{\"env\": {{\"K\": \"{s}\" {t} {u}"));
+            f.project(".codex/config.toml", &format!("[mcp_servers.x]\ncommand = {s} {t}\n"));
+            let vars = BTreeMap::from([("PATH".to_owned(), std::ffi::OsString::from("/usr/bin:/bin"))]);
+            let ctx = ScanContext::new(f.home.clone(), Some(f.project.clone()), f.system.clone(), vars);
+            let doc = scan_all(&ctx, &scanners(), &[]);
+            prop_assert!(doc.rows.len() >= 12, "{:#?}", doc.rows);
+            prop_assert!(doc.errors.len() >= 2, "{:#?}", doc.errors);
+            let text = serde_json::to_string(&doc).expect("json");
+            for planted in [&s, &t, &u] {
+                prop_assert!(!text.contains(planted.as_str()), "{planted} leaked: {text}");
+            }
+        }
+    }
+}
