@@ -60,6 +60,17 @@
 //!
 //! See `examples/third-party-plugin` for a complete passthrough plugin (the
 //! Gemini CLI) that ships as a shared library.
+//!
+//! # Teaching `tether inventory` a harness's configuration
+//!
+//! Implement [`ConfigScanner`]: read files only through the [`ScanContext`]'s
+//! roots ([`ScanOutput::read_json`], [`ConfigRoot::read`]: 1 MiB cap, no
+//! symlink out of the root, special files refused), hand each server entry to
+//! [`ScanOutput::add_servers`] (or build a [`FoundServer`] and
+//! [`ScanOutput::push`] it) with its [`Enablement`] and precise reason, and
+//! register it with [`register_scanner!`]. The row builder keeps names and
+//! classes only: values never reach a row. Scanners are compiled in (the
+//! dynamic ABI carries transport plugins only).
 
 pub mod conformance;
 pub mod dynamic;
@@ -71,7 +82,12 @@ pub use tether_core::observer::{
     PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,
 };
 pub use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+pub use tether_core::capabilities::{
+    ConfigRoot, ConfigScanner, EntryDialect, Enablement, FoundServer, InventoryDocument,
+    InventoryRow, ScanContext, ScanOutput,
+};
 pub use tether_core::register_plugin;
+pub use tether_core::register_scanner;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;
 pub use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, ServerSource, Transport};
