@@ -1036,9 +1036,11 @@ impl ScanOutput {
         let lookup = |var: &str| ctx.var_str(var);
         for (name, entry) in servers {
             match entry_endpoint(entry, dialect, &lookup) {
-                Ok(endpoint) => {
+                Ok(mut endpoint) => {
+                    let referenced = expand_references(&mut endpoint, dialect, &lookup);
                     let mut found =
                         FoundServer::new(harness, scope.clone(), name, source.to_owned(), endpoint);
+                    found.forwarded_env = referenced;
                     if let Some(obj) = entry.as_object() {
                         finish(&mut found, obj);
                     }
@@ -1382,6 +1384,110 @@ fn expect_type(
     }
 }
 
+/// Expands the environment references a harness expands itself, so a
+/// `--test` uses what the harness would: `${VAR}` and `${VAR:-default}`
+/// (Claude, Cursor, also `${env:VAR}`), `$VAR` and `${VAR}` (Gemini),
+/// `{env:VAR}` (OpenCode). An unset variable stays as written. Returns the
+/// names referenced (names are shown; values never are).
+pub fn expand_references(
+    endpoint: &mut Endpoint,
+    dialect: EntryDialect,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    if dialect == EntryDialect::Codex {
+        return Vec::new();
+    }
+    let mut names = Vec::new();
+    let mut expand = |text: &mut String| {
+        if text.contains('$') || text.contains("{env:") {
+            *text = expand_text(text, dialect, lookup, &mut names);
+        }
+    };
+    match endpoint {
+        Endpoint::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            expand(command);
+            args.iter_mut().for_each(&mut expand);
+            env.iter_mut().for_each(|kv| expand(&mut kv.value));
+            if let Some(cwd) = cwd {
+                expand(cwd);
+            }
+        }
+        Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
+            expand(url);
+            headers.iter_mut().for_each(|kv| expand(&mut kv.value));
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn is_var_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn expand_text(
+    text: &str,
+    dialect: EntryDialect,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    names: &mut Vec<String>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let (start, open) = match dialect {
+            EntryDialect::OpenCode => match rest.find("{env:") {
+                Some(i) => (i, "{env:"),
+                None => break,
+            },
+            _ => match rest.find('$') {
+                Some(i) if rest[i..].starts_with("${") => (i, "${"),
+                Some(i) if dialect == EntryDialect::Gemini => (i, "$"),
+                Some(i) => {
+                    out.push_str(&rest[..=i]);
+                    rest = &rest[i + 1..];
+                    continue;
+                }
+                None => break,
+            },
+        };
+        out.push_str(&rest[..start]);
+        let after = &rest[start + open.len()..];
+        let (body, consumed) = if open == "$" {
+            let len = after.find(|c: char| !is_var_char(c)).unwrap_or(after.len());
+            (&after[..len], len)
+        } else {
+            match after.find('}') {
+                Some(end) => (&after[..end], end + 1),
+                None => ("", 0),
+            }
+        };
+        let (name, default) = match body.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (body, None),
+        };
+        let name = name.strip_prefix("env:").unwrap_or(name);
+        if name.is_empty() || !name.chars().all(is_var_char) || consumed == 0 {
+            out.push_str(open);
+            rest = after;
+            continue;
+        }
+        names.push(name.to_owned());
+        match lookup(name).or_else(|| default.map(str::to_owned)) {
+            Some(value) => out.push_str(&value),
+            None => out.push_str(&rest[start..start + open.len() + consumed]),
+        }
+        rest = &after[consumed..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Reads one server entry into an [`Endpoint`]. `lookup` resolves environment
 /// variables a dialect forwards by name (Codex), so the in-memory endpoint can
 /// be tested; nothing from it is ever shown. The error says what is wrong, never
@@ -1577,6 +1683,44 @@ mod tests {
         .expect("codex");
         assert!(
             matches!(codex, Endpoint::Http { ref headers, .. } if headers[0].value == "Bearer s3cr3t")
+        );
+    }
+
+    #[test]
+    fn environment_references_expand_as_each_harness_does() {
+        let lookup = |name: &str| (name == "TOK").then(|| "v4lue".to_owned());
+        let run = |text: &str, dialect| {
+            let mut names = Vec::new();
+            (expand_text(text, dialect, &lookup, &mut names), names)
+        };
+        assert_eq!(
+            run("Bearer ${TOK}", EntryDialect::McpJson).0,
+            "Bearer v4lue"
+        );
+        assert_eq!(run("${MISSING:-dflt}/x", EntryDialect::McpJson).0, "dflt/x");
+        assert_eq!(run("${env:TOK}", EntryDialect::McpJson).0, "v4lue");
+        assert_eq!(
+            run("$TOK and ${UNSET}", EntryDialect::Gemini),
+            (
+                "v4lue and ${UNSET}".into(),
+                vec!["TOK".into(), "UNSET".into()]
+            )
+        );
+        assert_eq!(run("$TOK stays", EntryDialect::McpJson).0, "$TOK stays");
+        assert_eq!(run("{env:TOK}!", EntryDialect::OpenCode).0, "v4lue!");
+        assert_eq!(
+            run("${ unterminated", EntryDialect::McpJson).0,
+            "${ unterminated"
+        );
+        assert_eq!(run("$", EntryDialect::Gemini).0, "$");
+        let mut endpoint = Endpoint::Http {
+            url: "https://h/mcp".into(),
+            headers: vec![KeyValue::new("Authorization", "Bearer ${TOK}")],
+        };
+        let names = expand_references(&mut endpoint, EntryDialect::McpJson, &lookup);
+        assert_eq!(names, ["TOK"]);
+        assert!(
+            matches!(endpoint, Endpoint::Http { ref headers, .. } if headers[0].value == "Bearer v4lue")
         );
     }
 

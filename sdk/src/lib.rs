@@ -75,6 +75,10 @@
 pub mod conformance;
 pub mod dynamic;
 
+pub use tether_core::capabilities::{
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, InventoryDocument,
+    InventoryRow, ScanContext, ScanOutput,
+};
 pub use tether_core::hub::{EvidenceSink, PublishError};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use tether_core::observer::{
@@ -82,10 +86,6 @@ pub use tether_core::observer::{
     PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,
 };
 pub use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-pub use tether_core::capabilities::{
-    ConfigRoot, ConfigScanner, EntryDialect, Enablement, FoundServer, InventoryDocument,
-    InventoryRow, ScanContext, ScanOutput,
-};
 pub use tether_core::register_plugin;
 pub use tether_core::register_scanner;
 pub use tether_core::registry::ANY_KIND;
