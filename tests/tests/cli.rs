@@ -92,17 +92,7 @@ fn schema_commands_print_draft_2020_12() {
 // === tether endpoint-test ===
 
 fn everything() -> Option<std::path::PathBuf> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("peers/node_modules/.bin/mcp-server-everything");
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
-        "server-everything missing"
-    );
-    eprintln!("SKIP: mcp-server-everything is not installed (see tests/peers)");
-    None
+    tether_tests::peer("node_modules/.bin/mcp-server-everything")
 }
 
 #[test]
@@ -295,16 +285,9 @@ fn passthrough_probe_of_a_kind_without_strategy_is_unavailable_no_strategy() {
 
 #[test]
 fn passthrough_probe_of_real_codex_is_active_as_one_json_document() {
-    let codex =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("peers/node_modules/.bin/codex");
-    if !codex.exists() {
-        assert!(
-            std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
-            "codex missing"
-        );
-        eprintln!("SKIP: codex is not installed (see tests/peers)");
+    let Some(codex) = tether_tests::peer("node_modules/.bin/codex") else {
         return;
-    }
+    };
     let out = tether()
         .args([
             "probe",

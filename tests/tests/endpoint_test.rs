@@ -29,17 +29,7 @@ fn peers() -> PathBuf {
 
 /// A pinned real server, or a loud skip (a failure under TETHER_REQUIRE_PEERS).
 fn peer(relative: &str) -> Option<PathBuf> {
-    let path = peers().join(relative);
-    if path.exists() {
-        return Some(path);
-    }
-    let message = format!("SKIP: {relative} is not installed (see tests/peers)");
-    assert!(
-        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
-        "{message} and TETHER_REQUIRE_PEERS is set"
-    );
-    eprintln!("{message}");
-    None
+    tether_tests::peer(relative)
 }
 
 fn stdio(command: &Path, args: &[&str]) -> Endpoint {

@@ -72,18 +72,7 @@ async fn assert_nothing_left(dir: &Path) {
 }
 
 fn peer(bin: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("peers/node_modules/.bin")
-        .join(bin);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
-        "{bin} missing and TETHER_REQUIRE_PEERS is set"
-    );
-    eprintln!("SKIP: real peer {bin} is not installed; run `npm install` in tests/peers");
-    None
+    tether_tests::peer(&format!("node_modules/.bin/{bin}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,18 +10,7 @@ use tether_acp_structured::probe::{ProbeOptions, ProbeTarget, SentinelTransport,
 use tether_core::probe::Verdict;
 
 fn peer(bin: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("peers/node_modules/.bin")
-        .join(bin);
-    if path.exists() {
-        return Some(path);
-    }
-    let message = format!("SKIP: real peer {bin} is not installed; run `npm ci` in tests/peers");
-    if std::env::var_os("TETHER_REQUIRE_PEERS").is_some() {
-        panic!("{message} (TETHER_REQUIRE_PEERS is set)");
-    }
-    eprintln!("{message}");
-    None
+    tether_tests::peer(&format!("node_modules/.bin/{bin}"))
 }
 
 async fn probe_peer(
