@@ -119,7 +119,12 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
 
     let mut changes = None;
     if args.record || args.changes {
-        let store = SqliteStore::open(&args.db)?;
+        // --changes alone only reads.
+        let store = if args.record {
+            SqliteStore::open(&args.db)?
+        } else {
+            SqliteStore::open_read_only(&args.db)?
+        };
         if args.record {
             let recorded = store.record_inventory(&document)?;
             if !args.json {

@@ -576,6 +576,21 @@ impl ScanContext {
         }
     }
 
+    /// A path as a harness wrote it (a key in `~/.claude.json` `projects`, a
+    /// Codex trust entry), canonicalized when it exists, so that a project
+    /// reached through a symlink still matches.
+    pub fn resolve_written_path(&self, written: &str) -> PathBuf {
+        let path = Path::new(written);
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    }
+
+    /// Whether a path a harness wrote names the project.
+    pub fn is_project(&self, written: &str) -> bool {
+        self.project
+            .as_ref()
+            .is_some_and(|p| self.resolve_written_path(written) == *p)
+    }
+
     /// An environment variable, when set and not empty.
     pub fn var(&self, name: &str) -> Option<&OsString> {
         self.vars.get(name).filter(|v| !v.is_empty())

@@ -502,6 +502,47 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
 }
 
 #[test]
+fn a_project_reached_through_a_symlink_still_matches_what_harnesses_wrote() {
+    let f = full_fixture();
+    // Trust the project for Codex and Gemini, by the real path.
+    let real = f.project.to_string_lossy().into_owned();
+    let codex = std::fs::read_to_string(f.home.join(".codex/config.toml")).expect("read");
+    f.home(
+        ".codex/config.toml",
+        &format!("{codex}\n[projects.\"{real}\"]\ntrust_level = \"trusted\"\n"),
+    );
+    f.home(
+        ".gemini/trustedFolders.json",
+        &json!({ real.clone(): "TRUST_FOLDER" }).to_string(),
+    );
+    let link = f.home.parent().expect("root").join("link-to-proj");
+    std::os::unix::fs::symlink(&f.project, &link).expect("ln");
+    let out = Command::new(workspace_bin("tether"))
+        .args(["inventory", "--json", "--project"])
+        .arg(&link)
+        .arg("--system-root")
+        .arg(&f.system)
+        .env_clear()
+        .env("HOME", &f.home)
+        .env("PATH", format!("{}:/usr/bin:/bin", f.bin.display()))
+        .output()
+        .expect("run");
+    let doc: InventoryDocument = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(state(row(&doc, "claude", "local", "c-local")), ON);
+    assert_eq!(state(row(&doc, "claude", "project", "p-approved")), ON);
+    assert_eq!(
+        state(row(&doc, "codex", "project", "x-proj")),
+        ON,
+        "trusted now"
+    );
+    assert_eq!(
+        state(row(&doc, "gemini", "project", "g-proj")),
+        ON,
+        "trusted now"
+    );
+}
+
+#[test]
 fn malformed_huge_looping_escaping_and_special_files_become_errors_not_crashes() {
     let f = Fixture::new();
     f.home(".claude.json", "{\"mcpServers\": {\"a\": ");

@@ -45,14 +45,14 @@ fn folder_trust_on(doc: &Map<String, Value>) -> Option<bool> {
 }
 
 /// Whether `trustedFolders.json` trusts the project: the most specific rule wins.
-fn trusted(rules: &Map<String, Value>, project: &Path) -> Option<bool> {
+fn trusted(ctx: &ScanContext, rules: &Map<String, Value>, project: &Path) -> Option<bool> {
     let mut best: Option<(usize, bool)> = None;
     for (path, level) in rules {
-        let path = Path::new(path);
+        let path = ctx.resolve_written_path(path);
         let (dir, trust) = match level.as_str() {
-            Some("TRUST_FOLDER") => (path, true),
-            Some("TRUST_PARENT") => (path.parent().unwrap_or(path), true),
-            Some("DO_NOT_TRUST") => (path, false),
+            Some("TRUST_FOLDER") => (path.as_path(), true),
+            Some("TRUST_PARENT") => (path.parent().unwrap_or(&path), true),
+            Some("DO_NOT_TRUST") => (path.as_path(), false),
             _ => continue,
         };
         if project.starts_with(dir) {
@@ -109,7 +109,7 @@ impl ConfigScanner for GeminiConfigScanner {
         let project_untrusted = match (&ctx.project, trust_on) {
             (Some(dir), true) => {
                 let rules = out.read_json(HARNESS, &home, "trustedFolders.json", true);
-                match rules.as_ref().and_then(|r| trusted(r, dir)) {
+                match rules.as_ref().and_then(|r| trusted(ctx, r, dir)) {
                     Some(true) => None,
                     Some(false) => Some(format!(
                         "folder trust is on and {rules_source} marks the project DO_NOT_TRUST; its settings are ignored"

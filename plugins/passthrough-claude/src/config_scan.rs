@@ -205,9 +205,20 @@ impl ConfigScanner for ClaudeConfigScanner {
         }
         let state = out.read_json(HARNESS, &state_root, state_file, false);
         let state_source = state_root.source(state_file);
+        // Claude keys projects by absolute path; match through symlinks too.
         let project_entry = state.as_ref().and_then(|s| {
-            let key = ctx.project.as_ref()?.to_str()?;
-            s.get("projects")?.get(key)?.as_object().cloned()
+            let projects = s.get("projects")?.as_object()?;
+            let exact = ctx.project.as_ref()?.to_str()?;
+            projects
+                .get(exact)
+                .or_else(|| {
+                    projects
+                        .iter()
+                        .find(|(key, _)| ctx.is_project(key))
+                        .map(|(_, v)| v)
+                })?
+                .as_object()
+                .cloned()
         });
         if let Some(entry) = &project_entry {
             approvals.absorb(entry, &state_source);

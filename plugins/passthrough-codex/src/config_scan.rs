@@ -56,13 +56,19 @@ fn read_toml(out: &mut ScanOutput, root: &ConfigRoot, rel: &str) -> Option<Map<S
 fn project_trust(ctx: &ScanContext, user: Option<&Map<String, Value>>) -> Option<String> {
     let projects = user?.get("projects")?.as_object()?;
     let project = ctx.project.as_ref()?;
-    project.ancestors().find_map(|dir| {
-        projects
-            .get(dir.to_str()?)?
-            .get("trust_level")?
-            .as_str()
-            .map(str::to_owned)
-    })
+    // The most specific entry for the project or a folder above it (paths
+    // compared after resolving symlinks).
+    projects
+        .iter()
+        .filter_map(|(key, entry)| {
+            let dir = ctx.resolve_written_path(key);
+            let level = entry.get("trust_level")?.as_str()?;
+            project
+                .starts_with(&dir)
+                .then(|| (dir.components().count(), level.to_owned()))
+        })
+        .max_by_key(|(depth, _)| *depth)
+        .map(|(_, level)| level)
 }
 
 fn details(found: &mut FoundServer, entry: &Map<String, Value>) {
