@@ -1503,6 +1503,28 @@ fn expand_text(
     out
 }
 
+/// Replaces `placeholder` (for example `${CLAUDE_PLUGIN_ROOT}` or
+/// `${extensionPath}`) in every string of a JSON value, before the entry is
+/// read, so a harness's own placeholders are not taken for environment
+/// references.
+pub fn substitute(value: &Value, placeholder: &str, with: &str) -> Value {
+    match value {
+        Value::String(s) if s.contains(placeholder) => Value::String(s.replace(placeholder, with)),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| substitute(v, placeholder, with))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), substitute(v, placeholder, with)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Reads one server entry into an [`Endpoint`]. `lookup` resolves environment
 /// variables a dialect forwards by name (Codex), so the in-memory endpoint can
 /// be tested; nothing from it is ever shown. The error says what is wrong, never

@@ -311,6 +311,21 @@ trust_level = "trusted"
         ".gemini/settings.json",
         r#"{"mcpServers": {"g-proj": {"command": "fake-mcp"}}}"#,
     );
+    // Gemini extensions: one on, one turned off for this folder.
+    f.home(
+        ".gemini/extensions/ext-tools/gemini-extension.json",
+        r#"{"name": "ext-tools", "version": "1.0.0",
+            "mcpServers": {"ext-srv": {"command": "${extensionPath}/run", "args": ["--stdio"]}}}"#,
+    );
+    executable(&f.home.join(".gemini/extensions/ext-tools/run"));
+    f.home(
+        ".gemini/extensions/ext-quiet/gemini-extension.json",
+        r#"{"name": "ext-quiet", "mcpServers": {"ext-quiet-srv": {"httpUrl": "https://quiet.example.com/mcp"}}}"#,
+    );
+    f.home(
+        ".gemini/extensions/extension-enablement.json",
+        &json!({"ext-quiet": {"overrides": [format!("!{}/*", f.project.display())]}}).to_string(),
+    );
     f
 }
 
@@ -328,7 +343,7 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
     assert_no_secret("inventory --json", &out.stdout);
     assert_no_secret("inventory --json stderr", &out.stderr);
 
-    let expect: [(&str, &str, &str, State); 25] = [
+    let expect: [(&str, &str, &str, State); 27] = [
         ("claude", "user", "c-user", ON),
         (
             "claude",
@@ -359,6 +374,13 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
         ("gemini", "user", "g-http", ON),
         ("gemini", "user", "g-excluded", off("excluded")),
         ("gemini", "project", "g-proj", off("untrusted_folder")),
+        ("gemini", "plugin", "ext-srv", ON),
+        (
+            "gemini",
+            "plugin",
+            "ext-quiet-srv",
+            off("disabled_in_config"),
+        ),
     ];
     for (harness, scope, name, want) in &expect {
         let r = row(&doc, harness, scope, name);
@@ -459,6 +481,21 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
             .is_some_and(|s| s.contains("$PROJECT/opencode.json")),
         "the override's file is named: {o_local:#?}"
     );
+    // Harness placeholders are expanded, not taken for environment references.
+    let ext = row(&doc, "gemini", "plugin", "ext-srv");
+    assert_eq!(ext.diagnostics.command_resolves, Some(true), "{ext:#?}");
+    assert!(ext.diagnostics.env.is_empty(), "{ext:#?}");
+    assert_eq!(
+        ext.source,
+        "~/.gemini/extensions/ext-tools/gemini-extension.json"
+    );
+    let helper = row(&doc, "claude", "plugin", "plugin:helper-kit:helper");
+    assert_eq!(
+        helper.diagnostics.command_resolves,
+        Some(true),
+        "{helper:#?}"
+    );
+    assert!(helper.diagnostics.env.is_empty(), "{helper:#?}");
     let g_http = row(&doc, "gemini", "user", "g-http");
     assert!(
         g_http

@@ -7,13 +7,16 @@
 //! `allowMCPServers`, `excludeMCPServers`) hold servers back. With folder
 //! trust on (`security.folderTrust.enabled`, older `folderTrust`), a project
 //! that `~/.gemini/trustedFolders.json` does not trust has its settings
-//! ignored, servers included.
+//! ignored, servers included. Extensions bring servers too (scope plugin):
+//! `mcpServers` in `~/.gemini/extensions/<ext>/gemini-extension.json`, off
+//! for a folder when `extension-enablement.json` says so.
 
 use std::path::Path;
 
 use serde_json::{Map, Value};
 use tether_core::capabilities::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput, string_list,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
+    string_list, substitute,
 };
 use tether_core::vocab::{ConfigScope, ReasonCode};
 
@@ -144,6 +147,7 @@ impl ConfigScanner for GeminiConfigScanner {
             }
         }
 
+        let lists = Lists { excluded, allowed };
         for s in &settings {
             let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
             out.add_servers(
@@ -155,37 +159,123 @@ impl ConfigScanner for GeminiConfigScanner {
                 s.doc.get("mcpServers"),
                 EntryDialect::Gemini,
                 |found, entry| {
-                    if entry.contains_key("includeTools") {
-                        found.include_tools = Some(string_list(entry.get("includeTools")));
+                    lists.apply(found, entry);
+                    if let (true, Some(why)) = (ignored, &project_untrusted) {
+                        found.enablement =
+                            Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
                     }
-                    found.exclude_tools = string_list(entry.get("excludeTools"));
-                    for key in ["trust", "timeout"] {
-                        if let Some(v) = entry.get(key).filter(|v| v.is_boolean() || v.is_number())
-                        {
-                            found.settings.push(format!("{key}={v}"));
-                        }
-                    }
-                    found.enablement = if let (true, Some(why)) = (ignored, &project_untrusted) {
-                        Enablement::Off(ReasonCode::UntrustedFolder, why.clone())
-                    } else if let Some((_, source)) =
-                        excluded.iter().find(|(name, _)| *name == found.name)
-                    {
-                        Enablement::Off(
-                            ReasonCode::Excluded,
-                            format!("listed in mcp.excluded in {source}"),
-                        )
-                    } else if let Some((list, source)) = &allowed
-                        && !list.contains(&found.name)
-                    {
-                        Enablement::Off(
-                            ReasonCode::Excluded,
-                            format!("not in mcp.allowed in {source}"),
-                        )
-                    } else {
-                        Enablement::Enabled
-                    };
                 },
             );
         }
+        scan_extensions(ctx, out, &home, &lists);
+    }
+}
+
+/// The global allow and exclude lists, and what they say of one entry.
+struct Lists {
+    excluded: Vec<(String, String)>,
+    allowed: Option<(Vec<String>, String)>,
+}
+
+impl Lists {
+    fn apply(&self, found: &mut FoundServer, entry: &Map<String, Value>) {
+        if entry.contains_key("includeTools") {
+            found.include_tools = Some(string_list(entry.get("includeTools")));
+        }
+        found.exclude_tools = string_list(entry.get("excludeTools"));
+        for key in ["trust", "timeout"] {
+            if let Some(v) = entry.get(key).filter(|v| v.is_boolean() || v.is_number()) {
+                found.settings.push(format!("{key}={v}"));
+            }
+        }
+        found.enablement =
+            if let Some((_, source)) = self.excluded.iter().find(|(name, _)| *name == found.name) {
+                Enablement::Off(
+                    ReasonCode::Excluded,
+                    format!("listed in mcp.excluded in {source}"),
+                )
+            } else if let Some((list, source)) = &self.allowed
+                && !list.contains(&found.name)
+            {
+                Enablement::Off(
+                    ReasonCode::Excluded,
+                    format!("not in mcp.allowed in {source}"),
+                )
+            } else {
+                Enablement::Enabled
+            };
+    }
+}
+
+/// Whether `extension-enablement.json` turns an extension off for the
+/// project: its `overrides` are path globs (`/dir/*`), `!` negates, the last
+/// matching rule wins, and no match means enabled.
+fn extension_disabled(
+    ctx: &ScanContext,
+    rules: Option<&Map<String, Value>>,
+    extension: &str,
+) -> bool {
+    let Some(overrides) = rules
+        .and_then(|r| r.get(extension))
+        .and_then(|e| e.get("overrides"))
+    else {
+        return false;
+    };
+    let project = ctx.project.clone().unwrap_or_else(|| ctx.home.clone());
+    let mut disabled = false;
+    for rule in string_list(Some(overrides)) {
+        let (negated, pattern) = match rule.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, rule.as_str()),
+        };
+        let dir = pattern.trim_end_matches('*').trim_end_matches('/');
+        if dir.is_empty() || project.starts_with(ctx.resolve_written_path(dir)) {
+            disabled = negated;
+        }
+    }
+    disabled
+}
+
+/// Extension-bundled servers: `mcpServers` in
+/// `~/.gemini/extensions/<ext>/gemini-extension.json` (scope plugin), with
+/// `${extensionPath}` expanded as Gemini does.
+fn scan_extensions(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot, lists: &Lists) {
+    let root = home.join("extensions");
+    let rules = out.read_json(HARNESS, &root, "extension-enablement.json", true);
+    let rules_source = root.source("extension-enablement.json");
+    for manifest in root.find_files("", &["gemini-extension.json"], 1) {
+        let Some(doc) = out.read_json(HARNESS, &root, &manifest, true) else {
+            continue;
+        };
+        let dir = manifest.rsplit_once('/').map_or("", |(d, _)| d);
+        let name = doc
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(dir)
+            .to_owned();
+        let path = root.dir().join(dir).to_string_lossy().into_owned();
+        let Some(servers) = doc.get("mcpServers") else {
+            continue;
+        };
+        let servers = substitute(servers, "${extensionPath}", &path);
+        let off = extension_disabled(ctx, rules.as_ref(), &name);
+        out.add_servers(
+            ctx,
+            HARNESS,
+            ConfigScope::Plugin,
+            &root.source(&manifest),
+            "mcpServers",
+            Some(&servers),
+            EntryDialect::Gemini,
+            |found, entry| {
+                lists.apply(found, entry);
+                if off {
+                    found.enablement = Enablement::Off(
+                        ReasonCode::DisabledInConfig,
+                        format!("extension {name} is disabled for this folder in {rules_source}"),
+                    );
+                }
+            },
+        );
     }
 }

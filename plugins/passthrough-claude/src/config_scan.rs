@@ -25,9 +25,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 use tether_core::capabilities::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
-    string_list,
+    string_list, substitute,
 };
-use tether_core::observer::Endpoint;
 use tether_core::vocab::{ConfigScope, ReasonCode};
 
 /// The harness name in inventory rows.
@@ -358,19 +357,18 @@ fn scan_plugins(
             .filter(|(name, _)| seen.insert(format!("plugin:{plugin}:{name}")))
             .map(|(name, entry)| (format!("plugin:{plugin}:{name}"), entry.clone()))
             .collect();
+        // Claude expands ${CLAUDE_PLUGIN_ROOT} to the plugin's directory.
         let root_dir = plugin_root.dir().to_string_lossy().into_owned();
+        let fresh = substitute(&Value::Object(fresh), "${CLAUDE_PLUGIN_ROOT}", &root_dir);
         out.add_servers(
             ctx,
             HARNESS,
             ConfigScope::Plugin,
             &source,
             "mcpServers",
-            Some(&Value::Object(fresh)),
+            Some(&fresh),
             EntryDialect::McpJson,
-            |found, _| {
-                expand_plugin_root(&mut found.endpoint, &root_dir);
-                decide(found, approvals.plugin(&plugin));
-            },
+            |found, _| decide(found, approvals.plugin(&plugin)),
         );
     }
 }
@@ -380,22 +378,5 @@ fn unwrap_servers(doc: Map<String, Value>) -> Value {
     match doc.get("mcpServers") {
         Some(inner @ Value::Object(_)) => inner.clone(),
         _ => Value::Object(doc),
-    }
-}
-
-/// `${CLAUDE_PLUGIN_ROOT}` in a plugin's command and arguments, as Claude expands it.
-fn expand_plugin_root(endpoint: &mut Endpoint, root: &str) {
-    const VAR: &str = "${CLAUDE_PLUGIN_ROOT}";
-    if let Endpoint::Stdio {
-        command, args, cwd, ..
-    } = endpoint
-    {
-        *command = command.replace(VAR, root);
-        for arg in args.iter_mut() {
-            *arg = arg.replace(VAR, root);
-        }
-        if let Some(cwd) = cwd {
-            *cwd = cwd.replace(VAR, root);
-        }
     }
 }
