@@ -689,6 +689,8 @@ fn is_executable(path: &Path) -> bool {
 pub struct ConfigRoot {
     dir: PathBuf,
     shown: String,
+    /// For a root made from one file a variable names: that file's name.
+    single_file: Option<String>,
 }
 
 /// Why a file could not be used: a reason and a safe summary.
@@ -717,7 +719,25 @@ impl ConfigRoot {
         ConfigRoot {
             dir,
             shown: shown.into(),
+            single_file: None,
         }
+    }
+
+    /// A root for the one file an environment variable names (for example
+    /// `OPENCODE_CONFIG`), shown as `$NAME`; returns it with the relative name
+    /// to read. The file's directory is the root, so a symlink out of it is
+    /// refused like any other.
+    pub fn named_file(path: &Path, var: &str) -> Option<(ConfigRoot, String)> {
+        let name = path.file_name()?.to_str()?.to_owned();
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+        Some((
+            ConfigRoot {
+                dir: dir.to_path_buf(),
+                shown: format!("${var}"),
+                single_file: Some(name.clone()),
+            },
+            name,
+        ))
     }
 
     /// The directory (for the scanner's own lookups, never for display).
@@ -730,13 +750,14 @@ impl ConfigRoot {
         ConfigRoot {
             dir: self.dir.join(rel),
             shown: self.source(rel),
+            single_file: None,
         }
     }
 
     /// How `rel` under this root is shown: `~/.claude.json`, `$PROJECT/.mcp.json`, …
     pub fn source(&self, rel: &str) -> String {
         let rel = rel.trim_start_matches('/');
-        let shown = if rel.is_empty() {
+        let shown = if rel.is_empty() || self.single_file.as_deref() == Some(rel) {
             self.shown.clone()
         } else {
             format!("{}/{rel}", self.shown.trim_end_matches('/'))

@@ -84,6 +84,10 @@ impl Fixture {
     }
 
     fn tether(&self, args: &[&str]) -> Output {
+        self.tether_with(args, &[])
+    }
+
+    fn tether_with(&self, args: &[&str], env: &[(&str, &Path)]) -> Output {
         let mut cmd = Command::new(workspace_bin("tether"));
         cmd.arg("inventory")
             .args(args)
@@ -95,6 +99,7 @@ impl Fixture {
             .env("HOME", &self.home)
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
             .env("MY_TOKEN", "sekret-token-var-b7")
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
             .current_dir(&self.project);
         let started = Instant::now();
         let out = cmd.output().expect("run tether inventory");
@@ -577,6 +582,34 @@ fn a_project_reached_through_a_symlink_still_matches_what_harnesses_wrote() {
         ON,
         "trusted now"
     );
+}
+
+#[test]
+fn opencode_follows_its_environment_variables() {
+    let f = full_fixture();
+    let elsewhere = f.home.parent().expect("root").join("elsewhere");
+    write(
+        &elsewhere.join("custom.json"),
+        r#"{"mcp": {"o-custom": {"type": "remote", "url": "https://custom.example.com/mcp"}}}"#,
+    );
+    let file = elsewhere.join("custom.json");
+    let out = f.tether_with(
+        &["--json", "--harness", "opencode"],
+        &[
+            ("OPENCODE_CONFIG", &file),
+            ("OPENCODE_DISABLE_PROJECT_CONFIG", Path::new("1")),
+        ],
+    );
+    let doc: InventoryDocument = serde_json::from_slice(&out.stdout).expect("json");
+    let custom = row(&doc, "opencode", "user", "o-custom");
+    assert_eq!(state(custom), ON);
+    assert_eq!(custom.source, "$OPENCODE_CONFIG");
+    // Project files are ignored, so o-local's project override no longer applies.
+    assert_eq!(
+        state(row(&doc, "opencode", "project", "o-new-on")),
+        off("disabled_in_config")
+    );
+    assert_eq!(state(row(&doc, "opencode", "user", "o-local")), ON);
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! defines; such an override-only entry adds no row of its own.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 use tether_core::capabilities::{
@@ -71,14 +72,40 @@ impl ConfigScanner for OpenCodeConfigScanner {
             Some(_) => ctx.env_dir("XDG_CONFIG_HOME", ".config").join("opencode"),
             None => ctx.home_root().join(".config/opencode"),
         };
-        let mut places: Vec<(ConfigRoot, ConfigScope)> = vec![(global, ConfigScope::User)];
+        // In OpenCode's load order: global files, the file OPENCODE_CONFIG
+        // names, the project and its .opencode/, then OPENCODE_CONFIG_DIR.
+        let mut places: Vec<(ConfigRoot, Vec<String>, ConfigScope)> = vec![(
+            global,
+            ["config.json", "opencode.json", "opencode.jsonc"]
+                .map(String::from)
+                .to_vec(),
+            ConfigScope::User,
+        )];
+        if let Some(file) = ctx.var("OPENCODE_CONFIG")
+            && let Some((root, rel)) = ConfigRoot::named_file(Path::new(file), "OPENCODE_CONFIG")
+        {
+            places.push((root, vec![rel], ConfigScope::User));
+        }
+        let project_off = ctx
+            .var_str("OPENCODE_DISABLE_PROJECT_CONFIG")
+            .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         if let Some(project) = ctx.project_root() {
-            places.push((project.clone(), ConfigScope::Project));
-            places.push((project.join(".opencode"), ConfigScope::Project));
+            let names = ["opencode.json", "opencode.jsonc"]
+                .map(String::from)
+                .to_vec();
+            places.push((project.clone(), names.clone(), ConfigScope::Project));
+            places.push((project.join(".opencode"), names, ConfigScope::Project));
+        }
+        if ctx.var("OPENCODE_CONFIG_DIR").is_some() {
+            let dir = ctx.env_dir("OPENCODE_CONFIG_DIR", ".config/opencode");
+            let names = ["opencode.json", "opencode.jsonc"]
+                .map(String::from)
+                .to_vec();
+            places.push((dir, names, ConfigScope::User));
         }
         let mut layers = Vec::new();
-        for (root, scope) in places {
-            for rel in ["opencode.json", "opencode.jsonc"] {
+        for (root, names, scope) in places {
+            for rel in &names {
                 let Some(doc) = out.read_json(HARNESS, &root, rel, true) else {
                     continue;
                 };
@@ -106,6 +133,9 @@ impl ConfigScanner for OpenCodeConfigScanner {
         // The last word on each name, across every file.
         let mut last: BTreeMap<String, (bool, &'static str, String)> = BTreeMap::new();
         for layer in &layers {
+            if project_off && layer.scope == ConfigScope::Project {
+                continue;
+            }
             for (name, entry) in &layer.servers {
                 if let Some((on, key)) = switch(entry, layer.newer_shape) {
                     last.insert(name.clone(), (on, key, layer.source.clone()));
@@ -128,6 +158,14 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 Some(&Value::Object(defined)),
                 EntryDialect::OpenCode,
                 |found, _| {
+                    if project_off && found.scope == ConfigScope::Project {
+                        found.enablement = Enablement::Off(
+                            ReasonCode::DisabledInConfig,
+                            "OPENCODE_DISABLE_PROJECT_CONFIG is set, so project files are ignored"
+                                .into(),
+                        );
+                        return;
+                    }
                     if let Some((false, key, source)) = last.get(&found.name) {
                         let said = if *key == "disabled" {
                             "\"disabled\": true"
