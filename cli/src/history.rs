@@ -99,6 +99,32 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
                     err.summary.as_deref().unwrap_or("")
                 )?;
             }
+            if let Some(snapshot) = &attempt.config_snapshot {
+                let enabled = snapshot.rows.iter().filter(|r| r.is_enabled()).count();
+                writeln!(
+                    out,
+                    "    configuration at the time: {} server{} ({enabled} enabled), {} unusable file{}",
+                    snapshot.rows.len(),
+                    if snapshot.rows.len() == 1 { "" } else { "s" },
+                    snapshot.errors.len(),
+                    if snapshot.errors.len() == 1 { "" } else { "s" },
+                )?;
+                for r in &snapshot.rows {
+                    writeln!(
+                        out,
+                        "      {}/{} {} {} {}: enabled {}{}",
+                        r.harness,
+                        r.scope,
+                        r.name,
+                        r.transport,
+                        r.target,
+                        r.stages.enabled.state.as_str(),
+                        r.reason_code
+                            .as_ref()
+                            .map_or(String::new(), |c| format!(" ({c})"))
+                    )?;
+                }
+            }
             writeln!(out, "    {:<24} {:<34} TARGET", "SERVER", "STATUS")?;
             for row in &attempt.servers {
                 let view = project_row(row);

@@ -321,14 +321,23 @@ fn the_example_host_twice_then_history_keeps_bounded_attempts_across_runs() {
     let db = dir.path().join("host.db");
     let host = workspace_bin("tether-example-host");
     let agent = workspace_bin("tether-reference-agent");
+    // The second run attaches what Cursor had configured (a private HOME).
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".cursor")).expect("mkdir");
+    std::fs::write(
+        home.join(".cursor/mcp.json"),
+        r#"{"mcpServers": {"docs": {"url": "https://docs.example.com/mcp", "headers": {"Authorization": "Bearer sekret-host-4411"}}}}"#,
+    )
+    .expect("write");
+    let runs = std::cell::Cell::new(0);
     let run = || {
-        let out = Command::new(&host)
-            .arg("--db")
-            .arg(&db)
-            .arg("--agent")
-            .arg(&agent)
-            .output()
-            .expect("run host");
+        runs.set(runs.get() + 1);
+        let mut cmd = Command::new(&host);
+        cmd.arg("--db").arg(&db).arg("--agent").arg(&agent);
+        if runs.get() == 2 {
+            cmd.args(["--inventory", "cursor"]).env("HOME", &home);
+        }
+        let out = cmd.output().expect("run host");
         assert!(
             out.status.success(),
             "{}",
@@ -375,6 +384,18 @@ fn the_example_host_twice_then_history_keeps_bounded_attempts_across_runs() {
     for a in attempts {
         assert_eq!(a["servers"][0]["status"], "active");
     }
+    // Only the second run's attempts carry the configuration snapshot.
+    assert!(attempts[0].get("config_snapshot").is_none());
+    for a in &attempts[1..] {
+        let rows = a["config_snapshot"]["rows"]
+            .as_array()
+            .expect("snapshot rows");
+        assert_eq!(rows.len(), 1, "{a:#}");
+        assert_eq!(rows[0]["harness"], "cursor");
+        assert_eq!(rows[0]["name"], "docs");
+        assert_eq!(rows[0]["stages"]["enabled"]["provenance"], "current_config");
+    }
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("sekret-host-4411"));
     std::fs::write(
         tether_tests::samples_dir().join("history-from-host.json"),
         serde_json::to_vec_pretty(&docs[0]).expect("json"),

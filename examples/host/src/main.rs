@@ -6,6 +6,10 @@
 //! On a fresh session it runs new → load → new. Run again on the same `--db`,
 //! it first rehydrates and prints the stored state, then adds a reset and a
 //! new, so the earlier run's latest attempt stays in the bounded history.
+//!
+//! `--inventory HARNESS` (claude, codex, opencode, cursor, gemini) scans that
+//! harness's configuration once and attaches the snapshot to every attempt,
+//! so `tether history` shows what was configured at the time.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,6 +25,7 @@ use tether_acp_structured::acp::{
     SessionRequestKind, answer_permission, deliver_session, stdio_lines,
 };
 use tether_acp_structured::process::{AgentCommand, AgentProcess};
+use tether_core::capabilities::{ScanContext, scan_all, scanners};
 use tether_core::display::status_label;
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::AttachmentHistory;
@@ -30,6 +35,11 @@ use tether_core::store::Store;
 use tether_core::store::sqlite::SqliteStore;
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
 use tether_kandev_endpoint::{ObservedEndpoint, Sentinel};
+
+// Link the scanners so `scanners()` has them.
+use tether_harness_configs as _;
+use tether_passthrough_claude as _;
+use tether_passthrough_codex as _;
 
 const SERVER: &str = "kandev";
 
@@ -71,6 +81,10 @@ async fn main() -> anyhow::Result<()> {
         Some(exe.parent()?.join("tether-reference-agent"))
     });
     let agent = agent.context("cannot find tether-reference-agent; pass --agent")?;
+    let snapshot = arg(&args, "--inventory").map(|harness| {
+        let ctx = ScanContext::from_env(std::env::current_dir().ok());
+        scan_all(&ctx, &scanners(), std::slice::from_ref(&harness)).for_harness(&harness)
+    });
 
     // === Rehydrate ===
     let store =
@@ -163,6 +177,10 @@ async fn main() -> anyhow::Result<()> {
                     request.capabilities = caps;
                     let mut delivery =
                         deliver_session(&cx, &run_hub, request, kind, &workdir, |h| {
+                            if let Some(snapshot) = &snapshot {
+                                // Best effort, never blocking: the snapshot is history, not evidence.
+                                let _ = h.sink.attach_config_snapshot(snapshot);
+                            }
                             endpoint.bind(h.sink.clone())
                         })
                         .map_err(|e| {
