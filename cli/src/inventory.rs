@@ -142,7 +142,14 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         (Some(changes), true) => serde_json::to_writer(&mut out, changes)?,
         (Some(changes), false) => print_changes(&mut out, changes, color)?,
         (None, true) => serde_json::to_writer(&mut out, &document)?,
-        (None, false) => print_table(&mut out, &document, color)?,
+        (None, false) => {
+            let scanned: Vec<&str> = known
+                .iter()
+                .copied()
+                .filter(|h| args.harnesses.is_empty() || args.harnesses.iter().any(|a| a == h))
+                .collect();
+            print_table(&mut out, &document, &scanned, color)?
+        }
     }
     if args.json {
         writeln!(out)?;
@@ -313,10 +320,15 @@ fn tested(row: &InventoryRow) -> (String, StageState) {
 fn print_table(
     out: &mut impl Write,
     document: &InventoryDocument,
+    scanned: &[&str],
     color: bool,
 ) -> std::io::Result<()> {
     if document.rows.is_empty() {
-        writeln!(out, "No MCP servers configured in the harnesses scanned.")?;
+        writeln!(
+            out,
+            "No MCP server is configured for {} (user, project and system files read).",
+            scanned.join(", ")
+        )?;
     } else {
         let headers = [
             "HARNESS",
