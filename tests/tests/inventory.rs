@@ -585,6 +585,69 @@ fn a_project_reached_through_a_symlink_still_matches_what_harnesses_wrote() {
 }
 
 #[test]
+fn claude_plugins_come_from_installs_not_marketplace_catalogs() {
+    let f = Fixture::new();
+    let plugins = f.home.join(".claude/plugins");
+    let plugin = |dir: &str, name: &str, server: &str| {
+        write(
+            &plugins.join(dir).join(".claude-plugin/plugin.json"),
+            &json!({"name": name}).to_string(),
+        );
+        write(
+            &plugins.join(dir).join(".mcp.json"),
+            &json!({server: {"command": "fake-mcp"}}).to_string(),
+        );
+    };
+    plugin(
+        "marketplaces/mkt/plugins/catalog-only",
+        "catalog-only",
+        "never",
+    );
+    plugin("cache/mkt/user-kit/2.0.0", "user-kit", "srv");
+    plugin("cache/mkt/proj-kit/1.0.0", "proj-kit", "psrv");
+    plugin("cache/mkt/other-kit/1.0.0", "other-kit", "osrv");
+    let at = |dir: &str| plugins.join(dir).to_string_lossy().into_owned();
+    f.home(
+        ".claude/plugins/installed_plugins.json",
+        &json!({"version": 2, "plugins": {
+            "user-kit@mkt": [{"scope": "user", "installPath": at("cache/mkt/user-kit/2.0.0"), "version": "2.0.0"}],
+            "proj-kit@mkt": [{"scope": "project", "projectPath": f.project, "installPath": at("cache/mkt/proj-kit/1.0.0")}],
+            "other-kit@mkt": [{"scope": "local", "projectPath": "/some/other/project", "installPath": at("cache/mkt/other-kit/1.0.0")}],
+            "escaped@mkt": [{"scope": "user", "installPath": "/usr/lib"}]
+        }})
+        .to_string(),
+    );
+    f.home(
+        ".claude/settings.json",
+        r#"{"enabledPlugins": {"user-kit@mkt": true, "proj-kit@mkt": false}}"#,
+    );
+    let (doc, _) = f.json(&["--harness", "claude"]);
+    let names: Vec<&str> = doc.rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["plugin:user-kit:srv", "plugin:proj-kit:psrv"],
+        "{:#?}",
+        doc.rows
+    );
+    assert_eq!(
+        state(row(&doc, "claude", "plugin", "plugin:user-kit:srv")),
+        ON
+    );
+    assert_eq!(
+        state(row(&doc, "claude", "plugin", "plugin:proj-kit:psrv")),
+        off("disabled_in_config")
+    );
+    assert!(
+        doc.errors
+            .iter()
+            .any(|e| e.reason_code.as_str() == "symlink_outside_root"
+                && e.summary.contains("escaped@mkt")),
+        "{:#?}",
+        doc.errors
+    );
+}
+
+#[test]
 fn opencode_follows_its_environment_variables() {
     let f = full_fixture();
     let elsewhere = f.home.parent().expect("root").join("elsewhere");

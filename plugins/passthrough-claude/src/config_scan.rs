@@ -307,9 +307,71 @@ impl ConfigScanner for ClaudeConfigScanner {
     }
 }
 
+/// The installed plugins: from `plugins/installed_plugins.json` (user-scope
+/// installs, and project/local installs for this project), or, without it,
+/// every plugin under `plugins/cache/`. A marketplace's catalog is not an
+/// install, so it is never read. Returns (directory under the settings root,
+/// `name@marketplace` key when known).
+fn installed_plugins(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    settings_root: &ConfigRoot,
+) -> Vec<(String, Option<String>)> {
+    let registry = "plugins/installed_plugins.json";
+    let Some(doc) = out.read_json(HARNESS, settings_root, registry, false) else {
+        return settings_root
+            .find_files("plugins/cache", &["plugin.json"], 6)
+            .into_iter()
+            .filter_map(|m| {
+                m.strip_suffix("/.claude-plugin/plugin.json")
+                    .map(str::to_owned)
+            })
+            .map(|dir| (dir, None))
+            .collect();
+    };
+    let root = std::fs::canonicalize(settings_root.dir()).unwrap_or_default();
+    let mut dirs = Vec::new();
+    let plugins = doc.get("plugins").and_then(Value::as_object);
+    for (key, installs) in plugins.into_iter().flatten() {
+        let installs = match installs {
+            Value::Array(list) => list.clone(),
+            single @ Value::Object(_) => vec![single.clone()],
+            _ => continue,
+        };
+        for install in installs {
+            let scope = install
+                .get("scope")
+                .and_then(Value::as_str)
+                .unwrap_or("user");
+            let here = match install.get("projectPath").and_then(Value::as_str) {
+                Some(path) => ctx.is_project(path),
+                None => scope == "user",
+            };
+            let Some(path) = install.get("installPath").and_then(Value::as_str) else {
+                continue;
+            };
+            if !here {
+                continue;
+            }
+            match ctx.resolve_written_path(path).strip_prefix(&root) {
+                Ok(rel) => dirs.push((rel.to_string_lossy().into_owned(), Some(key.clone()))),
+                Err(_) => out.error(
+                    HARNESS,
+                    settings_root.source(registry),
+                    ReasonCode::SymlinkOutsideRoot,
+                    &format!(
+                        "plugin {key} is installed outside {}; not read",
+                        settings_root.source("")
+                    ),
+                ),
+            }
+        }
+    }
+    dirs
+}
+
 /// Plugin-bundled servers: one row per (plugin, server), named
-/// `plugin:<plugin>:<server>` as Claude shows them; the installed copy (under
-/// `cache/`) wins over a marketplace's copy of the same plugin.
+/// `plugin:<plugin>:<server>` as Claude shows them.
 fn scan_plugins(
     ctx: &ScanContext,
     out: &mut ScanOutput,
@@ -318,25 +380,26 @@ fn scan_plugins(
     decide: &dyn Fn(&mut FoundServer, Enablement),
 ) {
     let mut seen = std::collections::BTreeSet::new();
-    for manifest in settings_root.find_files("plugins", &["plugin.json"], 8) {
-        let Some(plugin_dir) = manifest.strip_suffix("/.claude-plugin/plugin.json") else {
-            continue;
-        };
-        let Some(doc) = out.read_json(HARNESS, settings_root, &manifest, false) else {
-            continue;
-        };
-        let fallback = plugin_dir.rsplit('/').next().unwrap_or(plugin_dir);
+    for (plugin_dir, key) in installed_plugins(ctx, out, settings_root) {
+        let plugin_root = settings_root.join(&plugin_dir);
+        let manifest = ".claude-plugin/plugin.json";
+        let doc = out
+            .read_json(HARNESS, &plugin_root, manifest, false)
+            .unwrap_or_default();
+        let fallback = key
+            .as_deref()
+            .and_then(|k| k.split('@').next())
+            .unwrap_or_else(|| plugin_dir.rsplit('/').next().unwrap_or(&plugin_dir));
         let plugin = doc
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or(fallback)
             .to_owned();
-        let plugin_root = settings_root.join(plugin_dir);
         // Where its servers are: inline in plugin.json, a file it names, or .mcp.json.
         let (servers, source) = match doc.get("mcpServers") {
             Some(Value::Object(inline)) => (
                 Some(Value::Object(inline.clone())),
-                settings_root.source(&manifest),
+                plugin_root.source(manifest),
             ),
             Some(Value::String(rel)) => {
                 let rel = rel.trim_start_matches("./");
@@ -360,6 +423,7 @@ fn scan_plugins(
         // Claude expands ${CLAUDE_PLUGIN_ROOT} to the plugin's directory.
         let root_dir = plugin_root.dir().to_string_lossy().into_owned();
         let fresh = substitute(&Value::Object(fresh), "${CLAUDE_PLUGIN_ROOT}", &root_dir);
+        let switch = key.as_deref().unwrap_or(&plugin);
         out.add_servers(
             ctx,
             HARNESS,
@@ -368,7 +432,7 @@ fn scan_plugins(
             "mcpServers",
             Some(&fresh),
             EntryDialect::McpJson,
-            |found, _| decide(found, approvals.plugin(&plugin)),
+            |found, _| decide(found, approvals.plugin(switch)),
         );
     }
 }
