@@ -15,9 +15,11 @@
 //!   takes exclusive control, so every other server is `denied_by_policy`;
 //! - `/etc/claude-code/managed-settings.json`: `allowedMcpServers` and
 //!   `deniedMcpServers` (`serverName` entries) are administrator policy;
-//! - plugin-bundled servers (scope plugin): `mcpServers` in a plugin's
-//!   `.claude-plugin/plugin.json` (inline, or a path to a file) or its
-//!   `.mcp.json`, under `~/.claude/plugins/`; the plugin must be on in
+//! - plugin-bundled servers (scope plugin): `mcpServers` in an installed
+//!   plugin's `.claude-plugin/plugin.json` (inline, or a path to a file) or
+//!   its `.mcp.json`; installs come from `~/.claude/plugins/installed_plugins.json`
+//!   (user installs, and project/local installs for this project), or from
+//!   `~/.claude/plugins/cache/` without it; the plugin must be on in
 //!   `enabledPlugins`.
 
 use std::collections::BTreeMap;
