@@ -39,7 +39,7 @@ pub struct InventoryArgs {
     #[arg(long)]
     test: bool,
     /// Seconds each endpoint test may take.
-    #[arg(long, default_value = "15", value_name = "SECONDS", value_parser = crate::probe::parse_seconds)]
+    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::probe::parse_seconds)]
     timeout: Duration,
     /// Endpoint tests run at once.
     #[arg(long, default_value = "4", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
