@@ -14,7 +14,8 @@
 //! - `/etc/claude-code/managed-mcp.json` (scope managed): when it exists, it
 //!   takes exclusive control, so every other server is `denied_by_policy`;
 //! - `/etc/claude-code/managed-settings.json`: `allowedMcpServers` and
-//!   `deniedMcpServers` (`serverName` entries) are administrator policy;
+//!   `deniedMcpServers` (`serverName`, `serverCommand` or `serverUrl` with
+//!   `*` wildcards) are administrator policy;
 //! - plugin-bundled servers (scope plugin): `mcpServers` in an installed
 //!   plugin's `.claude-plugin/plugin.json` (inline, or a path to a file) or
 //!   its `.mcp.json`; installs come from `~/.claude/plugins/installed_plugins.json`
@@ -29,6 +30,7 @@ use tether_core::capabilities::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
     string_list, substitute,
 };
+use tether_core::observer::Endpoint;
 use tether_core::vocab::{ConfigScope, ReasonCode};
 
 /// The harness name in inventory rows.
@@ -118,20 +120,81 @@ impl Approvals {
 #[derive(Default)]
 struct Policy {
     exclusive: Option<String>,
-    allowed: Option<(Vec<String>, String)>,
-    denied: Vec<String>,
+    allowed: Option<(Vec<Rule>, String)>,
+    denied: Vec<Rule>,
     denied_source: String,
 }
 
+/// One `allowedMcpServers`/`deniedMcpServers` entry.
+enum Rule {
+    /// `{"serverName": …}`.
+    Name(String),
+    /// `{"serverCommand": [command, args…]}`: the exact command line.
+    Command(Vec<String>),
+    /// `{"serverUrl": …}`, where `*` matches anything.
+    Url(String),
+}
+
+impl Rule {
+    fn matches(&self, name: &str, endpoint: &Endpoint) -> bool {
+        match (self, endpoint) {
+            (Rule::Name(n), _) => n == name,
+            (Rule::Command(line), Endpoint::Stdio { command, args, .. }) => {
+                line.first() == Some(command) && line[1..] == args[..]
+            }
+            (Rule::Url(pattern), Endpoint::Http { url, .. } | Endpoint::Sse { url, .. }) => {
+                wildcard(pattern, url)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = parts.split_first().unwrap_or((&"", &[]));
+    let Some(mut remaining) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return remaining.is_empty();
+    };
+    for part in middle {
+        match remaining.find(part) {
+            Some(i) => remaining = &remaining[i + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.ends_with(last)
+}
+
+fn rules(value: Option<&Value>) -> Vec<Rule> {
+    let entries = value.and_then(Value::as_array).into_iter().flatten();
+    entries
+        .filter_map(|e| {
+            if let Some(name) = e.get("serverName").and_then(Value::as_str) {
+                return Some(Rule::Name(name.to_owned()));
+            }
+            if let Some(url) = e.get("serverUrl").and_then(Value::as_str) {
+                return Some(Rule::Url(url.to_owned()));
+            }
+            let line = string_list(e.get("serverCommand"));
+            (!line.is_empty()).then_some(Rule::Command(line))
+        })
+        .collect()
+}
+
 impl Policy {
-    fn verdict(&self, name: &str, scope: &ConfigScope) -> Option<Enablement> {
-        if self.denied.iter().any(|d| d == name) {
+    fn verdict(&self, found: &FoundServer) -> Option<Enablement> {
+        let (name, endpoint) = (found.name.as_str(), &found.endpoint);
+        if self.denied.iter().any(|d| d.matches(name, endpoint)) {
             return Some(Enablement::Off(
                 ReasonCode::DeniedByPolicy,
-                format!("listed in deniedMcpServers in {}", self.denied_source),
+                format!("matched by deniedMcpServers in {}", self.denied_source),
             ));
         }
-        if *scope == ConfigScope::Managed {
+        if found.scope == ConfigScope::Managed {
             return None;
         }
         if let Some(source) = &self.exclusive {
@@ -141,25 +204,15 @@ impl Policy {
             ));
         }
         match &self.allowed {
-            Some((names, source)) if !names.iter().any(|a| a == name) => Some(Enablement::Off(
-                ReasonCode::DeniedByPolicy,
-                format!("not in allowedMcpServers in {source}"),
-            )),
+            Some((rules, source)) if !rules.iter().any(|a| a.matches(name, endpoint)) => {
+                Some(Enablement::Off(
+                    ReasonCode::DeniedByPolicy,
+                    format!("not matched by allowedMcpServers in {source}"),
+                ))
+            }
             _ => None,
         }
     }
-}
-
-fn server_names(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|e| e.get("serverName").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl ConfigScanner for ClaudeConfigScanner {
@@ -185,12 +238,9 @@ impl ConfigScanner for ClaudeConfigScanner {
         if let Some(settings) = out.read_json(HARNESS, &managed, "managed-settings.json", false) {
             let source = managed.source("managed-settings.json");
             if settings.contains_key("allowedMcpServers") {
-                policy.allowed = Some((
-                    server_names(settings.get("allowedMcpServers")),
-                    source.clone(),
-                ));
+                policy.allowed = Some((rules(settings.get("allowedMcpServers")), source.clone()));
             }
-            policy.denied = server_names(settings.get("deniedMcpServers"));
+            policy.denied = rules(settings.get("deniedMcpServers"));
             policy.denied_source = source;
         }
         let managed_mcp = out.read_json(HARNESS, &managed, "managed-mcp.json", false);
@@ -238,7 +288,7 @@ impl ConfigScanner for ClaudeConfigScanner {
             .unwrap_or_default();
 
         let decide = |found: &mut FoundServer, base: Enablement| {
-            found.enablement = if let Some(verdict) = policy.verdict(&found.name, &found.scope) {
+            found.enablement = if let Some(verdict) = policy.verdict(found) {
                 verdict
             } else if toggled_off.contains(&found.name) {
                 Enablement::Off(
@@ -444,5 +494,32 @@ fn unwrap_servers(doc: Map<String, Value>) -> Value {
     match doc.get("mcpServers") {
         Some(inner @ Value::Object(_)) => inner.clone(),
         _ => Value::Object(doc),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_rules_match_names_command_lines_and_url_patterns() {
+        let stdio = Endpoint::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "srv".into()],
+            env: vec![],
+            cwd: None,
+        };
+        let http = Endpoint::Http {
+            url: "https://mcp.corp.example.com/v1/mcp".into(),
+            headers: vec![],
+        };
+        assert!(Rule::Name("a".into()).matches("a", &stdio));
+        assert!(Rule::Command(vec!["npx".into(), "-y".into(), "srv".into()]).matches("x", &stdio));
+        assert!(!Rule::Command(vec!["npx".into()]).matches("x", &stdio));
+        assert!(Rule::Url("https://*.corp.example.com/*".into()).matches("x", &http));
+        assert!(!Rule::Url("https://*.other.com/*".into()).matches("x", &http));
+        assert!(!Rule::Url("https://*".into()).matches("x", &stdio));
+        assert!(wildcard("a*b*c", "aXXbYYc") && !wildcard("a*b*c", "aXXcYYb"));
+        assert!(wildcard("*", "") && wildcard("exact", "exact") && !wildcard("exact", "exactly"));
     }
 }
