@@ -144,6 +144,10 @@ pub enum PublishError {
     /// The hub is gone.
     #[error("the hub has shut down")]
     Closed,
+    /// The document is over its bound (a configuration snapshot of more than
+    /// 256 rows); nothing was queued. Filter it (for example by harness) first.
+    #[error("the document is over its bound; filter it first")]
+    TooLarge,
 }
 
 /// Live state shared by one attempt's sinks and the drain.
@@ -237,6 +241,9 @@ impl EvidenceSink {
     ) -> Result<(), PublishError> {
         if self.live.superseded.load(Ordering::Acquire) {
             return Err(PublishError::Superseded);
+        }
+        if snapshot.rows.len() > crate::reducer::MAX_SNAPSHOT_ROWS {
+            return Err(PublishError::TooLarge);
         }
         let mut snapshot = snapshot.clone();
         for row in &mut snapshot.rows {

@@ -888,6 +888,15 @@ fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
             Arc::new(SqliteStore::open(&db).expect("open")),
         );
         let first = hub.begin_attempt(request("s")).expect("begin");
+        // Over the bound: a clear error, nothing queued.
+        let mut huge = doc.clone();
+        while huge.rows.len() <= 256 {
+            huge.rows.extend(doc.rows.iter().cloned());
+        }
+        assert_eq!(
+            first.sink.attach_config_snapshot(&huge),
+            Err(tether_core::hub::PublishError::TooLarge)
+        );
         first.sink.attach_config_snapshot(&claude).expect("attach");
         hub.flush_blocking();
         let second = hub.begin_attempt(request("s")).expect("begin again");
