@@ -437,7 +437,7 @@ fn print_changes(
 ) -> std::io::Result<()> {
     let when = |r: &Option<tether_core::capabilities::SnapshotRef>| {
         r.as_ref().map_or("(nothing)".to_owned(), |r| {
-            format!("snapshot {} ({} ms)", r.id, r.taken_at.0)
+            format!("snapshot {} ({})", r.id, r.taken_at)
         })
     };
     writeln!(

@@ -368,6 +368,62 @@ fn stage_word(value: &StageValue) -> String {
     }
 }
 
+/// The diagnostics that differ, field by field, in a compact display form.
+fn diagnostics_fields(
+    a: &RowDiagnostics,
+    b: &RowDiagnostics,
+) -> Vec<(&'static str, String, String)> {
+    fn opt<T: ToString>(v: &Option<T>) -> String {
+        v.as_ref()
+            .map_or_else(|| "-".to_owned(), ToString::to_string)
+    }
+    fn list(v: &[String]) -> String {
+        if v.is_empty() {
+            "-".to_owned()
+        } else {
+            v.join(",")
+        }
+    }
+    let env = |d: &RowDiagnostics| {
+        list(
+            &d.env
+                .iter()
+                .map(|e| format!("{}({})", e.name, e.class.as_str()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let include = |d: &RowDiagnostics| {
+        d.include_tools
+            .as_deref()
+            .map_or_else(|| "all".to_owned(), list)
+    };
+    [
+        ("diagnostics.command", opt(&a.command), opt(&b.command)),
+        (
+            "diagnostics.command_resolves",
+            opt(&a.command_resolves),
+            opt(&b.command_resolves),
+        ),
+        (
+            "diagnostics.cwd",
+            opt(&a.cwd.map(|c| c.as_str())),
+            opt(&b.cwd.map(|c| c.as_str())),
+        ),
+        ("diagnostics.env", env(a), env(b)),
+        ("diagnostics.headers", list(&a.headers), list(&b.headers)),
+        ("diagnostics.include_tools", include(a), include(b)),
+        (
+            "diagnostics.exclude_tools",
+            list(&a.exclude_tools),
+            list(&b.exclude_tools),
+        ),
+        ("diagnostics.settings", list(&a.settings), list(&b.settings)),
+    ]
+    .into_iter()
+    .filter(|(_, x, y)| x != y)
+    .collect()
+}
+
 /// The differences between two inventories, rows matched by harness, scope, name and source.
 pub fn diff(before: &InventoryDocument, after: &InventoryDocument) -> InventoryChanges {
     let old: BTreeMap<_, _> = before.rows.iter().map(|r| (r.key(), r)).collect();
@@ -424,12 +480,8 @@ pub fn diff(before: &InventoryDocument, after: &InventoryDocument) -> InventoryC
         ] {
             field(name, stage_word(x), stage_word(y));
         }
-        if a.diagnostics != b.diagnostics {
-            field(
-                "diagnostics",
-                serde_json::to_string(&a.diagnostics).unwrap_or_default(),
-                serde_json::to_string(&b.diagnostics).unwrap_or_default(),
-            );
+        for (name, x, y) in diagnostics_fields(&a.diagnostics, &b.diagnostics) {
+            field(name, x, y);
         }
         if !changes.is_empty() {
             changed.push(ChangedRow {
