@@ -676,7 +676,7 @@ impl ScanContext {
     pub fn env_dir(&self, var: &str, home_fallback: &str) -> ConfigRoot {
         match self.var(var) {
             Some(dir) => ConfigRoot::new(PathBuf::from(dir), format!("${var}")),
-            None => ConfigRoot::new(self.home.join(home_fallback), format!("~/{home_fallback}")),
+            None => self.home_root().join(home_fallback),
         }
     }
 
@@ -740,6 +740,8 @@ fn is_executable(path: &Path) -> bool {
 #[derive(Debug, Clone)]
 pub struct ConfigRoot {
     dir: PathBuf,
+    /// What reads must stay inside: the top root this one was joined from.
+    bound: PathBuf,
     shown: String,
     /// For a root made from one file a variable names: that file's name.
     single_file: Option<String>,
@@ -769,6 +771,7 @@ impl ConfigRoot {
     /// A root at `dir`, shown as `shown`.
     pub fn new(dir: PathBuf, shown: impl Into<String>) -> Self {
         ConfigRoot {
+            bound: dir.clone(),
             dir,
             shown: shown.into(),
             single_file: None,
@@ -785,6 +788,7 @@ impl ConfigRoot {
         Some((
             ConfigRoot {
                 dir: dir.to_path_buf(),
+                bound: dir.to_path_buf(),
                 shown: format!("${var}"),
                 single_file: Some(name.clone()),
             },
@@ -797,10 +801,13 @@ impl ConfigRoot {
         &self.dir
     }
 
-    /// A sub-root (shown with the relative path appended).
+    /// A sub-root (shown with the relative path appended). Reads through it
+    /// still stay inside this root: a symlinked `~/.claude` that points out
+    /// of the home is not followed.
     pub fn join(&self, rel: &str) -> ConfigRoot {
         ConfigRoot {
             dir: self.dir.join(rel),
+            bound: self.bound.clone(),
             shown: self.source(rel),
             single_file: None,
         }
@@ -847,7 +854,7 @@ impl ConfigRoot {
                 ));
             }
         }
-        let Ok(root) = std::fs::canonicalize(&self.dir) else {
+        let Ok(root) = std::fs::canonicalize(&self.bound) else {
             return Ok(None);
         };
         let real = match std::fs::canonicalize(&path) {
@@ -1862,6 +1869,13 @@ mod tests {
         assert_eq!(reason("big.json"), ReasonCode::FileTooLarge);
         assert_eq!(reason("../outside.json"), ReasonCode::InvalidConfig);
         assert_eq!(root.source(".claude.json"), "~/.claude.json");
+        // A joined root is bound by its parent: a symlinked directory out of it is refused.
+        std::os::unix::fs::symlink(tmp.path(), root.dir().join("linked-dir")).expect("ln");
+        let joined = root.join("linked-dir");
+        assert_eq!(
+            joined.read("outside.json").expect_err("escape").reason,
+            ReasonCode::SymlinkOutsideRoot
+        );
     }
 
     #[test]
