@@ -1095,6 +1095,7 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         "inventory --test over {} rows took {elapsed:?}",
         doc.rows.len()
     );
+    std::fs::write(samples_dir().join("inventory-tested.json"), &out.stdout).expect("sample");
     assert_eq!(doc.rows.len(), 8, "every server once: {:#?}", doc.rows);
 
     let reached = |h, s, n, tools: u32| {
