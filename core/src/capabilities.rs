@@ -884,42 +884,7 @@ impl ConfigRoot {
                 ),
             ));
         }
-        let meta = std::fs::metadata(&real).map_err(|e| {
-            ReadFailure::new(
-                ReasonCode::Unreadable,
-                format!("cannot inspect it: {}", e.kind()),
-            )
-        })?;
-        if !meta.is_file() {
-            return Err(ReadFailure::new(
-                ReasonCode::InvalidConfig,
-                "not a regular file",
-            ));
-        }
-        if meta.len() > MAX_CONFIG_BYTES {
-            return Err(too_large());
-        }
-        let file = std::fs::File::open(&real).map_err(|e| {
-            ReadFailure::new(
-                ReasonCode::Unreadable,
-                format!("cannot open it: {}", e.kind()),
-            )
-        })?;
-        let mut bytes = Vec::new();
-        file.take(MAX_CONFIG_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| {
-                ReadFailure::new(
-                    ReasonCode::Unreadable,
-                    format!("cannot read it: {}", e.kind()),
-                )
-            })?;
-        if bytes.len() as u64 > MAX_CONFIG_BYTES {
-            return Err(too_large());
-        }
-        String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| ReadFailure::new(ReasonCode::InvalidConfig, "not UTF-8 text"))
+        read_capped(&real).map(Some)
     }
 
     /// Files named one of `names` under `rel`, at most `max_depth` directories
@@ -961,6 +926,48 @@ impl ConfigRoot {
         found.sort();
         found
     }
+}
+
+/// Reads a regular file of at most [`MAX_CONFIG_BYTES`] as UTF-8 text: the
+/// size is checked before and while reading, and special files (a FIFO would
+/// block) are refused. Used by [`ConfigRoot::read`] after its containment
+/// checks, and by `tether endpoint-test --config` for the file a user names.
+pub fn read_capped(path: &Path) -> Result<String, ReadFailure> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        ReadFailure::new(
+            ReasonCode::Unreadable,
+            format!("cannot inspect it: {}", e.kind()),
+        )
+    })?;
+    if !meta.is_file() {
+        return Err(ReadFailure::new(
+            ReasonCode::InvalidConfig,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(path).map_err(|e| {
+        ReadFailure::new(
+            ReasonCode::Unreadable,
+            format!("cannot open it: {}", e.kind()),
+        )
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            ReadFailure::new(
+                ReasonCode::Unreadable,
+                format!("cannot read it: {}", e.kind()),
+            )
+        })?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| ReadFailure::new(ReasonCode::InvalidConfig, "not UTF-8 text"))
 }
 
 fn too_large() -> ReadFailure {

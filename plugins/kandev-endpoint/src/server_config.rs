@@ -8,8 +8,10 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tether_core::capabilities::{EntryDialect, entry_endpoint};
+use tether_core::capabilities::{EntryDialect, entry_endpoint, parse_json_object, read_capped};
 use tether_core::observer::Endpoint;
+use tether_core::vocab::ReasonCode;
+use tether_passthrough_codex::config_scan::parse_toml_object;
 
 /// Files larger than this are refused (the inventory's bound).
 pub use tether_core::capabilities::MAX_CONFIG_BYTES;
@@ -32,13 +34,11 @@ pub enum ConfigError {
         path: String,
     },
     /// The file does not parse.
-    #[error("{path} is not valid {format}: {reason}")]
+    #[error("{path}: {reason}")]
     Parse {
         /// The file.
         path: String,
-        /// JSON or TOML.
-        format: &'static str,
-        /// The parser's complaint (line and column, no content).
+        /// The parser's complaint (format, line and column; no content).
         reason: String,
     },
     /// No server of that name.
@@ -66,16 +66,15 @@ pub enum ConfigError {
 /// Reads the server `name` from a JSON or TOML (by extension) configuration file.
 pub fn load_server(path: &Path, name: &str) -> Result<Endpoint, ConfigError> {
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| ConfigError::Read {
-        path: shown.clone(),
-        reason: e.kind().to_string(),
-    })?;
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(ConfigError::TooLarge { path: shown });
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
-        path: shown.clone(),
-        reason: e.kind().to_string(),
+    // The same bounded read as the inventory: 1 MiB, regular files only.
+    let text = read_capped(path).map_err(|failure| match failure.reason {
+        ReasonCode::FileTooLarge => ConfigError::TooLarge {
+            path: shown.clone(),
+        },
+        _ => ConfigError::Read {
+            path: shown.clone(),
+            reason: failure.summary,
+        },
     })?;
     let is_toml = path
         .extension()
@@ -114,10 +113,9 @@ fn pick<'a>(
 
 /// `{"mcpServers": {"name": {command, args, env} | {url|httpUrl, headers, type}}}`.
 pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+    let doc = parse_json_object(text, false).map_err(|reason| ConfigError::Parse {
         path: path.to_owned(),
-        format: "JSON",
-        reason: format!("line {}, column {}", e.line(), e.column()),
+        reason,
     })?;
     let servers = doc
         .get("mcpServers")
@@ -131,15 +129,10 @@ pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Confi
 /// Codex `[mcp_servers.NAME]`: command/args/env, or url with `http_headers`,
 /// `env_http_headers` and `bearer_token_env_var` (read from this environment).
 pub fn codex_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
-    let doc: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+    let doc = parse_toml_object(text).map_err(|reason| ConfigError::Parse {
         path: path.to_owned(),
-        format: "TOML",
-        reason: e
-            .span()
-            .map(|s| format!("at byte {}", s.start))
-            .unwrap_or_else(|| "syntax error".into()),
+        reason,
     })?;
-    let doc = serde_json::to_value(doc).map_err(|e| invalid(path, name, e.to_string()))?;
     let servers = doc
         .get("mcp_servers")
         .and_then(Value::as_object)

@@ -25,21 +25,27 @@ pub struct CodexConfigScanner;
 
 tether_core::register_scanner!(CodexConfigScanner);
 
+/// Parses Codex TOML into JSON values; the error names the line only, never
+/// content. Also used by `tether endpoint-test --config` for a `config.toml`.
+pub fn parse_toml_object(text: &str) -> Result<Map<String, Value>, String> {
+    let table = toml::from_str::<toml::Table>(text).map_err(|e| {
+        let at = e.span().map(|s| {
+            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
+            format!(" at line {line}")
+        });
+        format!("not valid TOML{}", at.unwrap_or_default())
+    })?;
+    match serde_json::to_value(table).map_err(|e| e.to_string())? {
+        Value::Object(map) => Ok(map),
+        _ => Err("the top level is not a table".into()),
+    }
+}
+
 /// Reads and parses a TOML file as JSON values; failures become error entries.
 fn read_toml(out: &mut ScanOutput, root: &ConfigRoot, rel: &str) -> Option<Map<String, Value>> {
     let text = out.read(HARNESS, root, rel)?;
-    let parsed = toml::from_str::<toml::Table>(&text)
-        .map_err(|e| {
-            let at = e.span().map(|s| {
-                let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                format!(" at line {line}")
-            });
-            format!("not valid TOML{}", at.unwrap_or_default())
-        })
-        .and_then(|table| serde_json::to_value(table).map_err(|e| e.to_string()));
-    match parsed {
-        Ok(Value::Object(map)) => Some(map),
-        Ok(_) => None,
+    match parse_toml_object(&text) {
+        Ok(map) => Some(map),
         Err(summary) => {
             out.error(
                 HARNESS,
