@@ -31,12 +31,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{EndpointTestResult, Timestamp};
+use crate::model::{EndpointTestResult, ProvenanceCode, StageObservation, Timestamp};
 use crate::observer::{Endpoint, KeyValue};
 use crate::sanitize;
-use crate::vocab::{
-    ConfigScope, CwdClass, EnvClass, Provenance, ReasonCode, StageState, Transport,
-};
+use crate::vocab::{ConfigScope, CwdClass, EnvClass, ReasonCode, StageState, Transport};
 
 /// The version of the inventory document this build writes.
 pub const INVENTORY_SCHEMA_VERSION: u32 = 1;
@@ -51,76 +49,41 @@ pub const MAX_ERRORS: usize = 256;
 // The document
 // ---------------------------------------------------------------------------
 
-/// One stage of a row: its state and what showed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct StageValue {
-    /// yes, no, unknown or n/a.
-    pub state: StageState,
-    /// What showed it; null while unknown.
-    pub provenance: Option<Provenance>,
-}
-
-impl StageValue {
-    /// Nothing has shown either way.
-    pub fn unknown() -> Self {
-        StageValue {
-            state: StageState::Unknown,
-            provenance: None,
-        }
-    }
-
-    /// Shown by the configuration as it is now.
-    pub fn config(yes: bool) -> Self {
-        StageValue {
-            state: if yes { StageState::Yes } else { StageState::No },
-            provenance: Some(Provenance::CurrentConfig),
-        }
-    }
-
-    /// Shown by an endpoint test.
-    pub fn tested(state: StageState) -> Self {
-        StageValue {
-            provenance: (state != StageState::Unknown).then_some(Provenance::EndpointTest),
-            state,
-        }
-    }
-
-    /// The stage does not apply.
-    pub fn not_applicable(provenance: Provenance) -> Self {
-        StageValue {
-            state: StageState::NotApplicable,
-            provenance: Some(provenance),
-        }
-    }
-}
-
 /// The stages an inventory row can speak to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Each stage is the same [`StageObservation`] attachment rows use: a state,
+/// what showed it, and when.
 pub struct InventoryStages {
     /// A configuration file names the server.
-    pub configured: StageValue,
+    pub configured: StageObservation,
     /// The configuration (approvals, policy, trust, toggles) lets it run.
-    pub enabled: StageValue,
+    pub enabled: StageObservation,
     /// The server accepted the credentials it was given (endpoint test only).
-    pub authenticated: StageValue,
+    pub authenticated: StageObservation,
     /// `initialize` completed (endpoint test only).
-    pub initialized: StageValue,
+    pub initialized: StageObservation,
     /// `tools/list` answered (endpoint test only).
-    pub tools_listed: StageValue,
+    pub tools_listed: StageObservation,
     /// The model could see its tools: only an agent session can show this,
     /// so the inventory always leaves it unknown.
-    pub model_visible: StageValue,
+    pub model_visible: StageObservation,
+}
+
+/// A stage the configuration read at `at` shows.
+fn from_config(yes: bool, at: Timestamp) -> StageObservation {
+    let state = if yes { StageState::Yes } else { StageState::No };
+    StageObservation::shown(state, ProvenanceCode::CurrentConfig, at)
 }
 
 impl InventoryStages {
-    fn configured(enabled: StageValue) -> Self {
+    fn configured(enabled: StageObservation, at: Timestamp) -> Self {
         InventoryStages {
-            configured: StageValue::config(true),
+            configured: from_config(true, at),
             enabled,
-            authenticated: StageValue::unknown(),
-            initialized: StageValue::unknown(),
-            tools_listed: StageValue::unknown(),
-            model_visible: StageValue::unknown(),
+            authenticated: StageObservation::default(),
+            initialized: StageObservation::default(),
+            tools_listed: StageObservation::default(),
+            model_visible: StageObservation::default(),
         }
     }
 }
@@ -215,11 +178,12 @@ impl InventoryRow {
 
     /// Fills the endpoint-tested stages from a test result.
     pub fn apply_test(&mut self, test: EndpointTestResult) {
+        let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, test.at);
         let stages = &mut self.stages;
         if test.succeeded {
-            stages.authenticated = StageValue::tested(StageState::Yes);
-            stages.initialized = StageValue::tested(StageState::Yes);
-            stages.tools_listed = StageValue::tested(StageState::Yes);
+            stages.authenticated = tested(StageState::Yes);
+            stages.initialized = tested(StageState::Yes);
+            stages.tools_listed = tested(StageState::Yes);
         } else {
             let reason = test.reason_code.clone();
             // A test that ran out of time or was stopped shows nothing either way.
@@ -229,21 +193,21 @@ impl InventoryRow {
             );
             let initialized = test.server_name.is_some() || test.protocol_version.is_some();
             stages.initialized = if initialized {
-                StageValue::tested(StageState::Yes)
+                tested(StageState::Yes)
             } else if inconclusive {
-                StageValue::unknown()
+                StageObservation::default()
             } else {
-                StageValue::tested(StageState::No)
+                tested(StageState::No)
             };
             stages.tools_listed = if inconclusive {
-                StageValue::unknown()
+                StageObservation::default()
             } else {
-                StageValue::tested(StageState::No)
+                tested(StageState::No)
             };
             stages.authenticated = match reason {
-                Some(ReasonCode::AuthRequired) => StageValue::tested(StageState::No),
-                _ if initialized => StageValue::tested(StageState::Yes),
-                _ => StageValue::unknown(),
+                Some(ReasonCode::AuthRequired) => tested(StageState::No),
+                _ if initialized => tested(StageState::Yes),
+                _ => StageObservation::default(),
             };
             if self.reason_code.is_none() {
                 self.reason_code = test.reason_code.clone();
@@ -361,9 +325,9 @@ pub struct InventoryChanges {
     pub changed: Vec<ChangedRow>,
 }
 
-fn stage_word(value: &StageValue) -> String {
-    match &value.provenance {
-        Some(p) => format!("{} ({p})", value.state.as_str()),
+fn stage_word(value: &StageObservation) -> String {
+    match value.provenance {
+        Some(p) => format!("{} ({})", value.state.as_str(), p.word()),
         None => value.state.as_str().to_owned(),
     }
 }
@@ -552,6 +516,7 @@ pub fn scan_all(
     only: &[String],
 ) -> InventoryDocument {
     let mut out = ScanOutput::default();
+    let at = out.at;
     for scanner in scanners {
         if !only.is_empty() && !only.iter().any(|h| h == scanner.harness()) {
             continue;
@@ -559,7 +524,7 @@ pub fn scan_all(
         let harness = scanner.harness();
         // A scanner bug must not lose the other harnesses' rows.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut own = ScanOutput::default();
+            let mut own = ScanOutput::at(at);
             scanner.scan(ctx, &mut own);
             own
         }));
@@ -580,7 +545,7 @@ pub fn scan_all(
     out.errors.truncate(MAX_ERRORS);
     InventoryDocument {
         schema_version: INVENTORY_SCHEMA_VERSION,
-        taken_at: Some(Timestamp::now()),
+        taken_at: Some(at),
         rows: out.rows,
         errors: out.errors,
     }
@@ -1041,15 +1006,33 @@ impl FoundServer {
 }
 
 /// What scanners add to.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ScanOutput {
+    /// When the configuration is read: the time the rows' stages carry.
+    pub at: Timestamp,
     /// Rows found so far.
     pub rows: Vec<InventoryRow>,
     /// Errors found so far.
     pub errors: Vec<InventoryError>,
 }
 
+impl Default for ScanOutput {
+    /// An empty output stamped now.
+    fn default() -> Self {
+        ScanOutput::at(Timestamp::now())
+    }
+}
+
 impl ScanOutput {
+    /// An empty output whose rows are stamped `at`.
+    pub fn at(at: Timestamp) -> Self {
+        ScanOutput {
+            at,
+            rows: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
     /// Reads `rel` under `root`; a failure becomes an error entry and `None`.
     pub fn read(&mut self, harness: &str, root: &ConfigRoot, rel: &str) -> Option<String> {
         match root.read(rel) {
@@ -1202,14 +1185,14 @@ impl ScanOutput {
         diagnostics.headers = header_names.into_iter().map(|h| scrubber.name(h)).collect();
 
         let (enabled, mut reason, mut summary) = match &found.enablement {
-            Enablement::Enabled => (StageValue::config(true), None, None),
+            Enablement::Enabled => (from_config(true, self.at), None, None),
             Enablement::Off(reason, why) => (
-                StageValue::config(false),
+                from_config(false, self.at),
                 Some(reason.clone()),
                 Some(summary_keeping_sources(&scrubber, why)),
             ),
             Enablement::Unknown(why) => (
-                StageValue::unknown(),
+                StageObservation::default(),
                 None,
                 Some(summary_keeping_sources(&scrubber, why)),
             ),
@@ -1227,7 +1210,7 @@ impl ScanOutput {
             name: scrubber.name(&found.name),
             transport: endpoint.transport(),
             target: endpoint.target(),
-            stages: InventoryStages::configured(enabled),
+            stages: InventoryStages::configured(enabled, self.at),
             reason_code: reason,
             summary,
             source: found.source,

@@ -392,13 +392,12 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
         assert_eq!(&state(r), want, "{harness}/{scope} {name}: {r:#?}");
         assert_eq!(r.stages.configured.state.as_str(), "yes");
         assert_eq!(
-            r.stages
-                .configured
-                .provenance
-                .as_ref()
-                .map(ToString::to_string)
-                .as_deref(),
-            Some("current_config")
+            r.stages.configured.provenance.map(|p| p.word().to_string()),
+            Some("current_config".to_owned())
+        );
+        assert_eq!(
+            r.stages.configured.at, doc.taken_at,
+            "stamped with the scan's time"
         );
         assert_eq!(
             r.stages.model_visible.state.as_str(),
@@ -1114,8 +1113,8 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         ] {
             assert_eq!(stage.state.as_str(), "yes");
             assert_eq!(
-                stage.provenance.as_ref().map(|p| p.as_str()),
-                Some("endpoint_test")
+                stage.provenance.map(|p| p.word().to_string()),
+                Some("endpoint_test".to_owned())
             );
         }
         assert_eq!(
