@@ -1155,15 +1155,13 @@ impl ScanOutput {
         };
         let mut env_names: Vec<&str> = found.forwarded_env.iter().map(String::as_str).collect();
         let mut header_names: Vec<&str> = found.env_headers.iter().map(String::as_str).collect();
-        let mut resolves = None;
         match endpoint {
             Endpoint::Stdio {
                 command, env, cwd, ..
             } => {
                 diagnostics.command = Some(endpoint.target());
-                let ok = ctx.command_resolves(command, cwd.as_deref().map(Path::new));
-                resolves = Some(ok);
-                diagnostics.command_resolves = Some(ok);
+                diagnostics.command_resolves =
+                    Some(ctx.command_resolves(command, cwd.as_deref().map(Path::new)));
                 diagnostics.cwd = Some(ctx.cwd_class(cwd.as_deref()));
                 env_names.extend(env.iter().map(|kv| kv.name.as_str()));
             }
@@ -1197,7 +1195,7 @@ impl ScanOutput {
                 Some(summary_keeping_sources(&scrubber, why)),
             ),
         };
-        if reason.is_none() && resolves == Some(false) {
+        if reason.is_none() && diagnostics.command_resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
             summary = Some(format!(
                 "`{}` does not resolve on PATH here",

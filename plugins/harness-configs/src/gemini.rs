@@ -133,11 +133,11 @@ impl ConfigScanner for GeminiConfigScanner {
         let mut excluded: Vec<(String, String)> = Vec::new();
         let mut allowed: Option<(Vec<String>, String)> = None;
         for s in &effective {
-            for (path, legacy) in [(["mcp", "excluded"], "excludeMCPServers")] {
-                if let Some(list) = nested(&s.doc, &path).or_else(|| s.doc.get(legacy)) {
-                    for name in string_list(Some(list)) {
-                        excluded.push((name, s.source.clone()));
-                    }
+            if let Some(list) =
+                nested(&s.doc, &["mcp", "excluded"]).or_else(|| s.doc.get("excludeMCPServers"))
+            {
+                for name in string_list(Some(list)) {
+                    excluded.push((name, s.source.clone()));
                 }
             }
             if let Some(list) =

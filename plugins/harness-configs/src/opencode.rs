@@ -19,6 +19,9 @@ use tether_core::vocab::{ConfigScope, ReasonCode};
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "opencode";
 
+/// The file names OpenCode reads in each configuration directory.
+const FILES: [&str; 2] = ["opencode.json", "opencode.jsonc"];
+
 /// Scans OpenCode's configuration.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OpenCodeConfigScanner;
@@ -74,13 +77,11 @@ impl ConfigScanner for OpenCodeConfigScanner {
         };
         // In OpenCode's load order: global files, the file OPENCODE_CONFIG
         // names, the project and its .opencode/, then OPENCODE_CONFIG_DIR.
-        let mut places: Vec<(ConfigRoot, Vec<String>, ConfigScope)> = vec![(
-            global,
-            ["config.json", "opencode.json", "opencode.jsonc"]
-                .map(String::from)
-                .to_vec(),
-            ConfigScope::User,
-        )];
+        let files = || FILES.map(String::from).to_vec();
+        let mut global_files = vec!["config.json".to_owned()];
+        global_files.extend(files());
+        let mut places: Vec<(ConfigRoot, Vec<String>, ConfigScope)> =
+            vec![(global, global_files, ConfigScope::User)];
         if let Some(file) = ctx.var("OPENCODE_CONFIG")
             && let Some((root, rel)) = ConfigRoot::named_file(Path::new(file), "OPENCODE_CONFIG")
         {
@@ -90,18 +91,12 @@ impl ConfigScanner for OpenCodeConfigScanner {
             .var_str("OPENCODE_DISABLE_PROJECT_CONFIG")
             .is_some_and(|v| v == "1" || v.eq_ignore_ascii_case("true"));
         if let Some(project) = ctx.project_root() {
-            let names = ["opencode.json", "opencode.jsonc"]
-                .map(String::from)
-                .to_vec();
-            places.push((project.clone(), names.clone(), ConfigScope::Project));
-            places.push((project.join(".opencode"), names, ConfigScope::Project));
+            places.push((project.clone(), files(), ConfigScope::Project));
+            places.push((project.join(".opencode"), files(), ConfigScope::Project));
         }
         if ctx.var("OPENCODE_CONFIG_DIR").is_some() {
             let dir = ctx.env_dir("OPENCODE_CONFIG_DIR", ".config/opencode");
-            let names = ["opencode.json", "opencode.jsonc"]
-                .map(String::from)
-                .to_vec();
-            places.push((dir, names, ConfigScope::User));
+            places.push((dir, files(), ConfigScope::User));
         }
         let mut layers = Vec::new();
         for (root, names, scope) in places {

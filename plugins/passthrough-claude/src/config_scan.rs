@@ -223,12 +223,12 @@ impl ConfigScanner for ClaudeConfigScanner {
     fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
         let home = ctx.home_root();
         // CLAUDE_CONFIG_DIR moves both ~/.claude.json and ~/.claude/.
-        let (state_root, state_file, settings_root) = match ctx.var("CLAUDE_CONFIG_DIR") {
+        let (state_root, settings_root) = match ctx.var("CLAUDE_CONFIG_DIR") {
             Some(_) => {
                 let dir = ctx.env_dir("CLAUDE_CONFIG_DIR", ".claude");
-                (dir.clone(), ".claude.json", dir)
+                (dir.clone(), dir)
             }
-            None => (home.clone(), ".claude.json", home.join(".claude")),
+            None => (home.clone(), home.join(".claude")),
         };
         let managed = ctx.system_dir("/etc/claude-code");
         let project = ctx.project_root();
@@ -254,6 +254,7 @@ impl ConfigScanner for ClaudeConfigScanner {
         if let Some(user) = out.read_json(HARNESS, &settings_root, "settings.json", false) {
             approvals.absorb(&user, &settings_root.source("settings.json"));
         }
+        let state_file = ".claude.json";
         let state = out.read_json(HARNESS, &state_root, state_file, false);
         let state_source = state_root.source(state_file);
         // Claude keys projects by absolute path; match through symlinks too.
