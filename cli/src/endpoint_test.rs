@@ -118,16 +118,15 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         loop {
             tokio::select! {
                 report = &mut test => break report,
-                _ = tick.tick(), if show => {
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "\r\x1b[2K⏳ {:>5.1}s  testing {target}: initialize + tools/list", started.elapsed().as_secs_f64());
-                    let _ = err.flush();
-                }
+                _ = tick.tick(), if show => crate::term::show_progress(
+                    started,
+                    &format!("testing {target}: initialize + tools/list"),
+                ),
             }
         }
     });
     if show {
-        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        crate::term::clear_progress();
     }
     drop(runtime);
     let mut out = std::io::stdout().lock();

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use tether_core::display::{ColorClass, project_row};
+use tether_core::display::project_row;
+
+use crate::term::paint;
 use tether_core::store::Store;
 use tether_core::store::sqlite::SqliteStore;
 
@@ -23,19 +25,6 @@ pub struct HistoryArgs {
     /// Print a JSON array of AttachmentHistory documents (see `tether schema history`).
     #[arg(long)]
     json: bool,
-}
-
-fn paint(color: ColorClass, text: &str, on: bool) -> String {
-    if !on {
-        return text.to_owned();
-    }
-    let code = match color {
-        ColorClass::Green => "32",
-        ColorClass::Amber => "33",
-        ColorClass::Red => "31",
-        ColorClass::Gray => "90",
-    };
-    format!("\x1b[{code}m{text}\x1b[0m")
 }
 
 pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {

@@ -19,12 +19,15 @@ use clap::Args;
 use tether_core::capabilities::{
     InventoryChanges, InventoryDocument, InventoryRow, ScanContext, diff, scan_all, scanners,
 };
+use tether_core::display::ColorClass;
 use tether_core::model::Timestamp;
 use tether_core::observer::Endpoint;
 use tether_core::store::sqlite::SqliteStore;
 use tether_core::vocab::{ReasonCode, StageState};
 use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
 use tokio_util::sync::CancellationToken;
+
+use crate::term::{bold, clear_progress, paint, show_progress};
 
 /// List every MCP server your harnesses are configured with, and why each is on or off.
 #[derive(Debug, Args)]
@@ -63,24 +66,17 @@ pub struct InventoryArgs {
     system_root: PathBuf,
 }
 
-fn paint(code: &str, text: &str, on: bool) -> String {
-    if on {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_owned()
-    }
-}
-
-fn state_color(state: StageState) -> &'static str {
+fn state_color(state: StageState) -> ColorClass {
     match state {
-        StageState::Yes => "32",
-        StageState::No => "31",
-        StageState::Unknown | StageState::NotApplicable => "90",
+        StageState::Yes => ColorClass::Green,
+        StageState::No => ColorClass::Red,
+        StageState::Unknown | StageState::NotApplicable => ColorClass::Gray,
     }
 }
 
 pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
-    let known: Vec<&str> = scanners().iter().map(|s| s.harness()).collect();
+    let all = scanners();
+    let known: Vec<&str> = all.iter().map(|s| s.harness()).collect();
     if let Some(bad) = args.harnesses.iter().find(|h| !known.contains(&h.as_str())) {
         eprintln!(
             "tether inventory: unknown harness {bad:?}; known: {}",
@@ -109,7 +105,6 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
 
     let mut ctx = ScanContext::from_env(project);
     ctx.system_root = args.system_root.clone();
-    let all = scanners();
     let mut document = scan_all(&ctx, &all, &args.harnesses);
 
     let mut tests_failed = false;
@@ -260,22 +255,17 @@ fn run_tests(
                 },
                 _ = tick.tick(), if show => {
                     let now: Vec<String> = lock(&running).values().cloned().collect();
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(
-                        err,
-                        "\r\x1b[2K⏳ {:>5.1}s  tested {}/{total}  {}",
-                        started.elapsed().as_secs_f64(),
-                        done.len(),
-                        now.join(", ")
+                    show_progress(
+                        started,
+                        &format!("tested {}/{total}  {}", done.len(), now.join(", ")),
                     );
-                    let _ = err.flush();
                 }
             }
         }
         done
     });
     if show {
-        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        clear_progress();
     }
     drop(runtime);
     let mut failed = false;
@@ -365,7 +355,7 @@ fn print_table(
             }
         }
         let line: Vec<String> = headers.iter().zip(widths).map(|(h, w)| pad(h, w)).collect();
-        writeln!(out, "{}", paint("1", line.join("  ").trim_end(), color))?;
+        writeln!(out, "{}", bold(line.join("  ").trim_end(), color))?;
         for (row, cell) in document.rows.iter().zip(&cells) {
             let mut parts = Vec::new();
             for (i, (text, w)) in cell.iter().zip(widths).enumerate() {
@@ -373,7 +363,7 @@ fn print_table(
                 parts.push(match i {
                     5 => paint(state_color(row.stages.enabled.state), &padded, color),
                     6 => paint(state_color(tested(row).1), &padded, color),
-                    7 if row.reason_code.is_some() => paint("33", &padded, color),
+                    7 if row.reason_code.is_some() => paint(ColorClass::Amber, &padded, color),
                     _ => padded,
                 });
             }
@@ -403,7 +393,11 @@ fn print_table(
         writeln!(
             out,
             "{}",
-            paint("31", "Configuration files that could not be used:", color)
+            paint(
+                ColorClass::Red,
+                "Configuration files that could not be used:",
+                color
+            )
         )?;
         for e in &document.errors {
             writeln!(
@@ -459,21 +453,21 @@ fn print_changes(
             r.target,
             r.stages.enabled.state.as_str()
         );
-        writeln!(out, "{}", paint("32", &line, color))?;
+        writeln!(out, "{}", paint(ColorClass::Green, &line, color))?;
     }
     for r in &changes.removed {
         let line = format!(
             "- {}/{} {} ({} {})",
             r.harness, r.scope, r.name, r.transport, r.target
         );
-        writeln!(out, "{}", paint("31", &line, color))?;
+        writeln!(out, "{}", paint(ColorClass::Red, &line, color))?;
     }
     for c in &changes.changed {
         writeln!(
             out,
             "{}",
             paint(
-                "33",
+                ColorClass::Amber,
                 &format!("~ {}/{} {}", c.harness, c.scope, c.name),
                 color
             )

@@ -11,6 +11,7 @@ mod history;
 mod inventory;
 mod plugins;
 mod probe;
+mod term;
 
 use std::io::Write;
 use std::process::ExitCode;

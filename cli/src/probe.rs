@@ -133,19 +133,13 @@ impl Progress {
         if *last == text {
             return;
         }
-        *last = text.clone();
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[2K⏳ {:>5.1}s  {text}",
-            self.started.elapsed().as_secs_f64()
-        );
-        let _ = err.flush();
+        crate::term::show_progress(self.started, &text);
+        *last = text;
     }
 
     fn clear(&self) {
         if self.enabled {
-            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            crate::term::clear_progress();
         }
     }
 }

@@ -1,0 +1,47 @@
+//! Terminal output shared by every subcommand: colors (only when the caller
+//! says the stream is a terminal) and the one-line progress display on stderr.
+
+use std::io::Write;
+use std::time::Instant;
+
+use tether_core::display::ColorClass;
+
+fn sgr(code: &str, text: &str, on: bool) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// `text` in a status color.
+pub fn paint(color: ColorClass, text: &str, on: bool) -> String {
+    let code = match color {
+        ColorClass::Green => "32",
+        ColorClass::Amber => "33",
+        ColorClass::Red => "31",
+        ColorClass::Gray => "90",
+    };
+    sgr(code, text, on)
+}
+
+/// `text` in bold.
+pub fn bold(text: &str, on: bool) -> String {
+    sgr("1", text, on)
+}
+
+/// Replaces the progress line on stderr: `⏳ <elapsed>s  <text>`.
+pub fn show_progress(started: Instant, text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = write!(
+        err,
+        "\r\x1b[2K⏳ {:>5.1}s  {text}",
+        started.elapsed().as_secs_f64()
+    );
+    let _ = err.flush();
+}
+
+/// Clears the progress line.
+pub fn clear_progress() {
+    let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+}
