@@ -96,6 +96,21 @@ pub mod sqlite {
         StoreError::Backend(e.to_string())
     }
 
+    /// Prepares a query; `None` when its table does not exist yet (a database
+    /// nothing was ever written to, opened read-only).
+    fn prepare_if_table<'c>(
+        conn: &'c Connection,
+        sql: &str,
+    ) -> Result<Option<rusqlite::Statement<'c>>, StoreError> {
+        match conn.prepare(sql) {
+            Ok(stmt) => Ok(Some(stmt)),
+            Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => {
+                Ok(None)
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+
     /// A SQLite store.
     pub struct SqliteStore {
         conn: Mutex<Connection>,
@@ -196,16 +211,12 @@ pub mod sqlite {
             limit: usize,
         ) -> Result<Vec<(SnapshotRef, InventoryDocument)>, StoreError> {
             let conn = self.conn();
-            let mut stmt = match conn.prepare(
+            let Some(mut stmt) = prepare_if_table(
+                &conn,
                 "SELECT id, taken_at, document FROM inventory_snapshot ORDER BY id DESC LIMIT ?1",
-            ) {
-                Ok(stmt) => stmt,
-                Err(rusqlite::Error::SqliteFailure(_, Some(msg)))
-                    if msg.contains("no such table") =>
-                {
-                    return Ok(Vec::new());
-                }
-                Err(e) => return Err(backend(e)),
+            )?
+            else {
+                return Ok(Vec::new());
             };
             let rows = stmt
                 .query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
@@ -286,15 +297,12 @@ pub mod sqlite {
 
         fn load_all(&self) -> Result<Loaded, StoreError> {
             let conn = self.conn();
-            let mut stmt = match conn.prepare(
+            let Some(mut stmt) = prepare_if_table(
+                &conn,
                 "SELECT session_id, schema_version, document FROM attachment_history ORDER BY session_id",
-            ) {
-                Ok(stmt) => stmt,
-                // A database nothing was ever written to has no table yet.
-                Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => {
-                    return Ok(Loaded::default());
-                }
-                Err(e) => return Err(backend(e)),
+            )?
+            else {
+                return Ok(Loaded::default());
             };
             let rows = stmt
                 .query_map([], |r| {
