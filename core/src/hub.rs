@@ -192,20 +192,25 @@ pub struct EvidenceSink {
 impl EvidenceSink {
     /// Queues evidence without blocking. Ownership is stamped from the sink.
     pub fn publish(&self, evidence: Evidence) -> Result<(), PublishError> {
+        let result = self.enqueue(Command::Observe {
+            live: Arc::clone(&self.live),
+            evidence,
+        });
+        if result == Err(PublishError::Full) {
+            self.live.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    /// Queues one command for this sink's attempt, without blocking.
+    fn enqueue(&self, command: Command) -> Result<(), PublishError> {
         if self.live.superseded.load(Ordering::Acquire) {
             return Err(PublishError::Superseded);
         }
-        match self.tx.try_send(Command::Observe {
-            live: Arc::clone(&self.live),
-            evidence,
-        }) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => {
-                self.live.dropped.fetch_add(1, Ordering::Relaxed);
-                Err(PublishError::Full)
-            }
-            Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
-        }
+        self.tx.try_send(command).map_err(|e| match e {
+            TrySendError::Full(_) => PublishError::Full,
+            TrySendError::Disconnected(_) => PublishError::Closed,
+        })
     }
 
     /// Queues the tool catalog a host's own server served, without blocking.
@@ -215,18 +220,11 @@ impl EvidenceSink {
         server: impl Into<String>,
         catalog: ToolCatalog,
     ) -> Result<(), PublishError> {
-        if self.live.superseded.load(Ordering::Acquire) {
-            return Err(PublishError::Superseded);
-        }
-        match self.tx.try_send(Command::Catalog {
+        self.enqueue(Command::Catalog {
             live: Arc::clone(&self.live),
             server: server.into(),
             catalog: Box::new(catalog),
-        }) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => Err(PublishError::Full),
-            Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
-        }
+        })
     }
 
     /// Attaches what the harness's configuration held (a `tether inventory`
@@ -239,7 +237,8 @@ impl EvidenceSink {
         &self,
         snapshot: &crate::capabilities::InventoryDocument,
     ) -> Result<(), PublishError> {
-        if self.live.superseded.load(Ordering::Acquire) {
+        // Refused before the copy when the attempt is over or the snapshot too big.
+        if !self.is_current() {
             return Err(PublishError::Superseded);
         }
         if snapshot.rows.len() > crate::reducer::MAX_SNAPSHOT_ROWS {
@@ -249,14 +248,10 @@ impl EvidenceSink {
         for row in &mut snapshot.rows {
             row.endpoint = None;
         }
-        match self.tx.try_send(Command::ConfigSnapshot {
+        self.enqueue(Command::ConfigSnapshot {
             live: Arc::clone(&self.live),
             snapshot: Box::new(snapshot),
-        }) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => Err(PublishError::Full),
-            Err(TrySendError::Disconnected(_)) => Err(PublishError::Closed),
-        }
+        })
     }
 
     /// The attempt this sink is bound to.
