@@ -12,7 +12,6 @@ use tether_core::diagnostics::EndpointTestReport;
 use tether_core::observer::{Endpoint, KeyValue};
 use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
 use tether_kandev_endpoint::server_config::load_server;
-use tokio_util::sync::CancellationToken;
 
 /// Test one MCP server: a bounded initialize + tools/list.
 #[derive(Debug, Args)]
@@ -97,20 +96,11 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         timeout: args.timeout,
         ..TestLimits::default()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::runtime()?;
     let show = std::io::stderr().is_terminal();
     let target = format!("{} {}", endpoint.transport(), endpoint.target());
     let report: EndpointTestReport = runtime.block_on(async {
-        let cancel = CancellationToken::new();
-        let ctrl_c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                ctrl_c.cancel();
-            }
-        });
+        let cancel = crate::cancel_on_ctrl_c();
         let test = test_endpoint(&endpoint, limits, cancel);
         tokio::pin!(test);
         let started = Instant::now();

@@ -25,7 +25,6 @@ use tether_core::observer::Endpoint;
 use tether_core::store::sqlite::SqliteStore;
 use tether_core::vocab::{ReasonCode, StageState};
 use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
-use tokio_util::sync::CancellationToken;
 
 use crate::term::{bold, clear_progress, paint, show_progress};
 
@@ -215,19 +214,10 @@ fn run_tests(
         timeout: args.timeout,
         ..TestLimits::default()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::runtime()?;
     let show = std::io::stderr().is_terminal();
     let results = runtime.block_on(async {
-        let cancel = CancellationToken::new();
-        let ctrl_c = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                ctrl_c.cancel();
-            }
-        });
+        let cancel = crate::cancel_on_ctrl_c();
         let gate = Arc::new(tokio::sync::Semaphore::new(usize::from(args.concurrency)));
         let running = Arc::new(std::sync::Mutex::new(BTreeMap::<usize, String>::new()));
         let mut set = tokio::task::JoinSet::new();

@@ -192,10 +192,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = crate::runtime()?;
     let outcome = match &args.passthrough {
         None => {
             let opts = ProbeOptions {
