@@ -301,39 +301,33 @@ impl ConfigScanner for ClaudeConfigScanner {
             };
         };
 
-        if let Some(managed_mcp) = &managed_mcp {
-            let source = managed.source("managed-mcp.json");
-            out.add_servers(
-                ctx,
-                HARNESS,
+        // Managed, user and local servers: enabled unless policy or a toggle says otherwise.
+        let managed_source = managed.source("managed-mcp.json");
+        let plain = [
+            (
                 ConfigScope::Managed,
-                &source,
-                "mcpServers",
-                managed_mcp.get("mcpServers"),
-                EntryDialect::McpJson,
-                |found, _| decide(found, Enablement::Enabled),
-            );
-        }
-        if let Some(state) = &state {
-            out.add_servers(
-                ctx,
-                HARNESS,
+                &managed_source,
+                managed_mcp.as_ref().and_then(|m| m.get("mcpServers")),
+            ),
+            (
                 ConfigScope::User,
                 &state_source,
-                "mcpServers",
-                state.get("mcpServers"),
-                EntryDialect::McpJson,
-                |found, _| decide(found, Enablement::Enabled),
-            );
-        }
-        if let Some(entry) = &project_entry {
+                state.as_ref().and_then(|s| s.get("mcpServers")),
+            ),
+            (
+                ConfigScope::Local,
+                &state_source,
+                project_entry.as_ref().and_then(|e| e.get("mcpServers")),
+            ),
+        ];
+        for (scope, source, servers) in plain {
             out.add_servers(
                 ctx,
                 HARNESS,
-                ConfigScope::Local,
-                &state_source,
+                scope,
+                source,
                 "mcpServers",
-                entry.get("mcpServers"),
+                servers,
                 EntryDialect::McpJson,
                 |found, _| decide(found, Enablement::Enabled),
             );
