@@ -16,18 +16,21 @@ pub fn samples_dir() -> std::path::PathBuf {
     dir
 }
 
+/// The target directory of the running test's profile:
+/// target/<profile>/deps/<test> → target/<profile>.
+fn profile_dir() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    exe.parent()
+        .and_then(std::path::Path::parent)
+        .expect("target profile dir")
+        .to_path_buf()
+}
+
 /// A binary of this workspace (`tether`, `tether-reference-agent`, …), built
 /// on demand when this package's tests run without the rest of the workspace.
 pub fn workspace_bin(name: &str) -> std::path::PathBuf {
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let exe = std::env::current_exe().expect("test executable");
-    // target/<profile>/deps/<test> → target/<profile>/<name>
-    let profile_dir = exe
-        .parent()
-        .and_then(std::path::Path::parent)
-        .expect("target profile dir")
-        .to_path_buf();
-    let path = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let path = profile_dir().join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     let _guard = BUILD.lock().unwrap_or_else(|p| p.into_inner());
     if !path.exists() {
         // `cargo test` builds a package's plain binaries only for that package's
@@ -52,13 +55,7 @@ pub fn workspace_lib(crate_name: &str) -> std::path::PathBuf {
         crate_name.replace('-', "_"),
         std::env::consts::DLL_SUFFIX
     );
-    let exe = std::env::current_exe().expect("test executable");
-    let profile_dir = exe
-        .parent()
-        .and_then(std::path::Path::parent)
-        .expect("target profile dir")
-        .to_path_buf();
-    let path = profile_dir.join(file);
+    let path = profile_dir().join(file);
     if !path.exists() {
         let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let status = std::process::Command::new(env!("CARGO"))
