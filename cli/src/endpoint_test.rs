@@ -8,10 +8,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tether_core::diagnostics::EndpointTestReport;
-use tether_core::observer::{Endpoint, KeyValue};
-use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
-use tether_kandev_endpoint::server_config::load_server;
+use tether_core::diagnostics::EndpointTestDocument;
+use tether_core::model::EndpointTestResult;
+use tether_core::{Endpoint, KeyValue};
+use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint, endpoint_for_url};
+use tether_inventory::lookup::load_server;
 
 /// Test one MCP server: a bounded initialize + tools/list.
 #[derive(Debug, Args)]
@@ -57,18 +58,7 @@ fn endpoint(args: &EndpointTestArgs) -> anyhow::Result<Endpoint> {
             .iter()
             .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
             .collect();
-        let sse = args.sse || url.trim_end_matches('/').ends_with("/sse");
-        return Ok(if sse {
-            Endpoint::Sse {
-                url: url.clone(),
-                headers,
-            }
-        } else {
-            Endpoint::Http {
-                url: url.clone(),
-                headers,
-            }
-        });
+        return Ok(endpoint_for_url(url, headers, args.sse));
     }
     if let (Some(path), Some(name)) = (&args.config, &args.server) {
         return Ok(load_server(path, name)?);
@@ -92,16 +82,16 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let limits = TestLimits {
+    let limits = CheckLimits {
         timeout: args.timeout,
-        ..TestLimits::default()
+        ..CheckLimits::default()
     };
     let runtime = crate::runtime()?;
     let show = std::io::stderr().is_terminal();
     let target = format!("{} {}", endpoint.transport(), endpoint.target());
-    let report: EndpointTestReport = runtime.block_on(async {
+    let report: EndpointTestResult = runtime.block_on(async {
         let cancel = crate::cancel_on_ctrl_c();
-        let test = test_endpoint(&endpoint, limits, cancel);
+        let test = check_endpoint(&endpoint, limits, cancel);
         tokio::pin!(test);
         let started = Instant::now();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -121,7 +111,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     drop(runtime);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer(&mut out, &report)?;
+        serde_json::to_writer(&mut out, &EndpointTestDocument::from(&report))?;
         writeln!(out)?;
     } else if report.succeeded {
         writeln!(
@@ -129,12 +119,8 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             "passed  {} {}: {} {} (protocol {}), {} tool{}, {} ms",
             report.transport,
             report.target,
-            report.server.as_ref().map_or("?", |s| s.name.as_str()),
-            report
-                .server
-                .as_ref()
-                .and_then(|s| s.version.as_deref())
-                .unwrap_or(""),
+            report.server_name.as_deref().unwrap_or("?"),
+            report.server_version.as_deref().unwrap_or(""),
             report.protocol_version.as_deref().unwrap_or("?"),
             report.tool_count.unwrap_or(0),
             if report.tool_count == Some(1) {

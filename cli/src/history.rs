@@ -11,7 +11,7 @@ use tether_core::display::project_row;
 
 use crate::term::paint;
 use tether_core::store::Store;
-use tether_core::store::sqlite::SqliteStore;
+use tether_store::SqliteStore;
 
 /// Show stored attachment histories.
 #[derive(Debug, Args)]

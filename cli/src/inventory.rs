@@ -8,23 +8,20 @@
 //! file could not be used (see `errors`), a tested server failed, or the store
 //! failed; 2 usage error.
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tether_core::capabilities::{
-    InventoryChanges, InventoryDocument, InventoryRow, ScanContext, diff, scan_all, scanners,
-};
 use tether_core::display::ColorClass;
-use tether_core::model::Timestamp;
-use tether_core::observer::Endpoint;
-use tether_core::store::sqlite::SqliteStore;
-use tether_core::vocab::{ReasonCode, StageState};
-use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
+use tether_core::inventory::{InventoryChanges, InventoryDocument, InventoryRow};
+use tether_core::vocab::StageState;
+use tether_diagnostics::endpoint_check::CheckLimits;
+use tether_diagnostics::inventory::check_inventory;
+use tether_inventory::testing::{TestProgress, rows_to_test};
+use tether_inventory::{ScanContext, scan_all, scanners};
+use tether_store::SqliteStore;
 
 use crate::term::{bold, clear_progress, paint, show_progress};
 
@@ -157,119 +154,67 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
 
 fn changes_between_newest(store: &SqliteStore) -> anyhow::Result<InventoryChanges> {
     let mut newest = store.inventory_snapshots(2)?.into_iter();
-    let (to, after) = match newest.next() {
-        Some(pair) => pair,
-        None => anyhow::bail!("the database holds no inventory snapshot yet (use --record)"),
+    let Some((to, after)) = newest.next() else {
+        anyhow::bail!("the database holds no inventory snapshot yet (use --record)");
     };
-    let (from, before) = match newest.next() {
-        Some((r, d)) => (Some(r), d),
-        None => (
-            None,
-            InventoryDocument {
-                schema_version: after.schema_version,
-                taken_at: None,
-                rows: vec![],
-                errors: vec![],
-            },
-        ),
-    };
-    let mut changes = diff(&before, &after);
-    changes.from = from;
-    changes.to = Some(to);
-    Ok(changes)
+    let before = newest.next();
+    Ok(InventoryChanges::between(
+        before.as_ref().map(|(r, d)| (r.clone(), d)),
+        (to, &after),
+    ))
 }
 
-/// Tests every enabled server whose command resolves, a few at a time, with a
-/// progress line on a terminal. Returns whether any test failed.
+/// Checks every testable row with a progress line on a terminal. Returns
+/// whether any check failed.
 fn run_tests(
     document: &mut InventoryDocument,
     ctx: &ScanContext,
     args: &InventoryArgs,
 ) -> anyhow::Result<bool> {
-    let jobs: Vec<(usize, Endpoint, String)> = document
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.is_enabled() && r.reason_code != Some(ReasonCode::CommandNotFound))
-        .filter_map(|(i, r)| {
-            let mut endpoint = r.endpoint.clone()?;
-            // Harnesses start stdio servers in the project unless told otherwise.
-            if let (
-                Endpoint::Stdio {
-                    cwd: cwd @ None, ..
-                },
-                Some(project),
-            ) = (&mut endpoint, &ctx.project)
-            {
-                *cwd = Some(project.to_string_lossy().into_owned());
-            }
-            Some((i, endpoint, format!("{}/{} {}", r.harness, r.scope, r.name)))
-        })
-        .collect();
-    if jobs.is_empty() {
+    if rows_to_test(document, ctx.project.as_deref()).is_empty() {
         return Ok(false);
     }
-    let total = jobs.len();
-    let limits = TestLimits {
+    let limits = CheckLimits {
         timeout: args.timeout,
-        ..TestLimits::default()
+        ..CheckLimits::default()
     };
     let runtime = crate::runtime()?;
     let show = std::io::stderr().is_terminal();
-    let results = runtime.block_on(async {
+    let failed = runtime.block_on(async {
         let cancel = crate::cancel_on_ctrl_c();
-        let gate = Arc::new(tokio::sync::Semaphore::new(usize::from(args.concurrency)));
-        let running = Arc::new(std::sync::Mutex::new(BTreeMap::<usize, String>::new()));
-        let mut set = tokio::task::JoinSet::new();
-        for (index, endpoint, label) in jobs {
-            let gate = gate.clone();
-            let cancel = cancel.clone();
-            let running = running.clone();
-            set.spawn(async move {
-                let _permit = gate.acquire_owned().await;
-                lock(&running).insert(index, label);
-                let report = test_endpoint(&endpoint, limits, cancel).await;
-                lock(&running).remove(&index);
-                (index, report)
-            });
-        }
+        let (tx, rx) = tokio::sync::watch::channel(TestProgress::default());
         let started = Instant::now();
-        let mut tick = tokio::time::interval(Duration::from_millis(100));
-        let mut done = Vec::new();
-        loop {
-            tokio::select! {
-                next = set.join_next() => match next {
-                    Some(Ok(result)) => done.push(result),
-                    Some(Err(_)) => {}
-                    None => break,
-                },
-                _ = tick.tick(), if show => {
-                    let now: Vec<String> = lock(&running).values().cloned().collect();
+        let ticker = show.then(|| {
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                loop {
+                    tick.tick().await;
+                    let p = rx.borrow().clone();
                     show_progress(
                         started,
-                        &format!("tested {}/{total}  {}", done.len(), now.join(", ")),
+                        &format!("tested {}/{}  {}", p.done, p.total, p.running.join(", ")),
                     );
                 }
-            }
+            })
+        });
+        let failed = check_inventory(
+            document,
+            ctx.project.as_deref(),
+            limits,
+            usize::from(args.concurrency),
+            Some(tx),
+            cancel,
+        )
+        .await;
+        if let Some(ticker) = ticker {
+            ticker.abort();
         }
-        done
+        failed
     });
     if show {
         clear_progress();
     }
-    drop(runtime);
-    let mut failed = false;
-    for (index, report) in results {
-        failed |= !report.succeeded;
-        if let Some(row) = document.rows.get_mut(index) {
-            row.apply_test(report.to_result(Timestamp::now()));
-        }
-    }
     Ok(failed)
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn pad(text: &str, width: usize) -> String {
@@ -419,7 +364,7 @@ fn print_changes(
     changes: &InventoryChanges,
     color: bool,
 ) -> std::io::Result<()> {
-    let when = |r: &Option<tether_core::capabilities::SnapshotRef>| {
+    let when = |r: &Option<tether_core::inventory::SnapshotRef>| {
         r.as_ref().map_or("(nothing)".to_owned(), |r| {
             format!("snapshot {} ({})", r.id, r.taken_at)
         })

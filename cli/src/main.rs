@@ -67,6 +67,8 @@ enum SchemaDocument {
     Inventory,
     /// The document `tether inventory --changes --json` prints.
     InventoryChanges,
+    /// The document `tether plugins --json` prints.
+    Plugins,
 }
 
 fn main() -> ExitCode {
@@ -124,6 +126,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::EndpointTest => tether_core::schema::endpoint_test_schema(),
                 SchemaDocument::Inventory => tether_core::schema::inventory_schema(),
                 SchemaDocument::InventoryChanges => tether_core::schema::inventory_changes_schema(),
+                SchemaDocument::Plugins => tether_core::schema::plugins_schema(),
             };
             let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &schema)?;

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::json;
 use tether_core::registry::{PluginSource, Registry};
 
 /// List the registered plugins.
@@ -45,30 +44,10 @@ pub fn run(args: PluginsArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let rows: Vec<_> = registry
-        .plugins()
-        .iter()
-        .map(|p| {
-            let (source, path, abi) = match &p.source {
-                PluginSource::Static => ("static", None, tether_sdk::dynamic::ABI_VERSION),
-                PluginSource::Dynamic { path, abi_version } => {
-                    ("dynamic", Some(path.clone()), *abi_version)
-                }
-            };
-            json!({
-                "name": p.descriptor.name,
-                "agent_kinds": p.descriptor.agent_kinds,
-                "harness": p.descriptor.harness,
-                "version": p.descriptor.version,
-                "source": source,
-                "path": path,
-                "abi_version": abi,
-            })
-        })
-        .collect();
+    let listing = registry.listing();
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer(&mut out, &json!({"schema_version": 1, "plugins": rows}))?;
+        serde_json::to_writer(&mut out, &listing)?;
         writeln!(out)?;
     } else {
         writeln!(
@@ -76,19 +55,15 @@ pub fn run(args: PluginsArgs) -> anyhow::Result<ExitCode> {
             "{:<22} {:<26} {:<12} {:<8} ABI",
             "PLUGIN", "AGENT KINDS", "HARNESS", "SOURCE"
         )?;
-        for r in &rows {
-            let kinds: Vec<&str> = r["agent_kinds"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|k| k.as_str()).collect())
-                .unwrap_or_default();
+        for p in &listing.plugins {
             writeln!(
                 out,
                 "{:<22} {:<26} {:<12} {:<8} {}",
-                r["name"].as_str().unwrap_or(""),
-                kinds.join(", "),
-                r["harness"].as_str().unwrap_or(""),
-                r["source"].as_str().unwrap_or(""),
-                r["abi_version"]
+                p.name,
+                p.agent_kinds.join(", "),
+                p.drive_mode.as_str(),
+                p.source.as_str(),
+                p.abi_version
             )?;
         }
     }

@@ -1,5 +1,5 @@
 //! `tether probe`: argument handling, progress and rendering. The work itself
-//! is `tether_acp_structured::probe::run_probe`.
+//! is `tether_probe::acp::run_probe`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,11 +8,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use tether_acp_structured::probe::{
-    ProbeOptions, ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport, run_probe,
-};
 use tether_core::probe::{ProbeReport, Verdict};
-use tether_kandev_endpoint::passthrough_probe::{PassthroughOptions, run_passthrough_probe};
+use tether_probe::{
+    PassthroughOptions, ProbeOptions, ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport,
+    run_passthrough_probe, run_probe,
+};
 
 /// Exit code: a verdict was reached.
 pub const EXIT_VERDICT: u8 = 0;
@@ -144,15 +144,15 @@ impl Progress {
     }
 }
 
-fn extra_servers(args: &ProbeArgs) -> anyhow::Result<Vec<tether_core::observer::ServerSpec>> {
+fn extra_servers(args: &ProbeArgs) -> anyhow::Result<Vec<tether_core::ServerSpec>> {
     let Some(path) = &args.config else {
         return Ok(vec![]);
     };
     args.server
         .iter()
         .map(|name| {
-            let endpoint = tether_kandev_endpoint::server_config::load_server(path, name)?;
-            Ok(tether_core::observer::ServerSpec::new(
+            let endpoint = tether_inventory::lookup::load_server(path, name)?;
+            Ok(tether_core::ServerSpec::new(
                 name.clone(),
                 tether_core::vocab::ServerSource::Profile,
                 endpoint,
@@ -342,23 +342,7 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
         r.verdict.as_str(),
         r.elapsed_ms as f64 / 1000.0
     )?;
-    let hint = match r.verdict {
-        Verdict::Active => "The agent connected to the sentinel and listed its tools.",
-        Verdict::Connected => {
-            "The agent initialized an MCP session with the sentinel but did not list tools within the window."
-        }
-        Verdict::DeliveredUnverified => {
-            "The sentinel was delivered but no connection was seen within the grace window. This is not a failure: some agents connect lazily. Try a longer --grace or a --prompt."
-        }
-        Verdict::Filtered => {
-            "The agent does not advertise this transport; try --transport auto or stdio."
-        }
-        Verdict::Unavailable => "The sentinel could not be offered.",
-        Verdict::Failed => "An explicit error named the sentinel.",
-        Verdict::AgentFailed => {
-            "The agent could not start or initialize. Check the command, its environment (--env, --inherit-env) and its output below."
-        }
-    };
+    let hint = tether_core::display::verdict_hint(r.verdict);
     writeln!(out, "          {hint}")?;
     if r.verdict == Verdict::AgentFailed && !outcome.stderr_tail.is_empty() {
         writeln!(out, "Agent stderr (last lines, scrubbed):")?;

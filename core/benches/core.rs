@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::{AttachmentHistory, ClientInfo, Evidence, Timestamp};
-use tether_core::observer::{Endpoint, Harness, ServerSpec};
 use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, reduce};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DecisionKind, EvidenceKind, ServerSource, Transport, Trigger};
+use tether_core::{DriveMode, Endpoint, ServerSpec};
 
 const SERVERS: [&str; 3] = ["kandev", "github", "files"];
 
@@ -112,7 +112,7 @@ fn hub_with_attempt(capacity: usize) -> (Hub, tether_core::hub::EvidenceSink) {
         "s",
         "e",
         "bench",
-        Harness::Acp,
+        DriveMode::Acp,
         Trigger::Probe,
         vec![spec],
     );

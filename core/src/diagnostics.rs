@@ -1,5 +1,9 @@
-//! Diagnostics documents: the endpoint-test report `tether endpoint-test
-//! --json` prints (and what a host stores as a row's `endpoint_test`).
+//! The endpoint-test document `tether endpoint-test --json` prints.
+//!
+//! An endpoint test has one result type, [`EndpointTestResult`] (what the
+//! check returns and what a row stores as `endpoint_test`).
+//! [`EndpointTestDocument`] is only its standalone wire form: with a
+//! `schema_version`, serverInfo nested, and no finish time.
 //!
 //! Architecture invariant: an endpoint test proves reachability only. It is
 //! stored apart from attachment evidence and never promotes a row's status.
@@ -7,7 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{EndpointTestResult, Timestamp};
+use crate::model::EndpointTestResult;
 use crate::vocab::{ReasonCode, Transport};
 
 /// The version of the endpoint-test report this build writes.
@@ -25,7 +29,7 @@ pub struct ServerIdentity {
 /// `tether endpoint-test --json`: exactly one document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "EndpointTestReport")]
-pub struct EndpointTestReport {
+pub struct EndpointTestDocument {
     /// The document's schema version.
     pub schema_version: u32,
     /// Whether initialize and tools/list both succeeded.
@@ -48,21 +52,22 @@ pub struct EndpointTestReport {
     pub elapsed_ms: u64,
 }
 
-impl EndpointTestReport {
-    /// The row-level result a host stores, finished at `at`.
-    pub fn to_result(&self, at: Timestamp) -> EndpointTestResult {
-        EndpointTestResult {
-            at,
-            succeeded: self.succeeded,
-            reason_code: self.reason_code.clone(),
-            summary: self.summary.clone(),
-            transport: self.transport.clone(),
-            target: self.target.clone(),
-            server_name: self.server.as_ref().map(|s| s.name.clone()),
-            server_version: self.server.as_ref().and_then(|s| s.version.clone()),
-            protocol_version: self.protocol_version.clone(),
-            tool_count: self.tool_count,
-            elapsed_ms: self.elapsed_ms,
+impl From<&EndpointTestResult> for EndpointTestDocument {
+    fn from(result: &EndpointTestResult) -> Self {
+        EndpointTestDocument {
+            schema_version: ENDPOINT_TEST_SCHEMA_VERSION,
+            succeeded: result.succeeded,
+            reason_code: result.reason_code.clone(),
+            summary: result.summary.clone(),
+            transport: result.transport.clone(),
+            target: result.target.clone(),
+            server: result.server_name.as_ref().map(|name| ServerIdentity {
+                name: name.clone(),
+                version: result.server_version.clone(),
+            }),
+            protocol_version: result.protocol_version.clone(),
+            tool_count: result.tool_count,
+            elapsed_ms: result.elapsed_ms,
         }
     }
 }

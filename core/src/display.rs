@@ -1,5 +1,5 @@
 //! The display projection every renderer shares: labels, color classes, the
-//! per-server checklist, and copy-safe diagnostics.
+//! per-server checklist, probe verdict hints, and copy-safe diagnostics.
 //!
 //! Architecture invariant: the projection reads only the sanitized history. It
 //! never sees agent output, so copied diagnostics cannot contain it.
@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::model::{AttachmentAttempt, AttachmentHistory, ServerAttachment, Timestamp};
+use crate::history::{AttachmentAttempt, AttachmentHistory, ServerAttachment};
+use crate::model::Timestamp;
+use crate::probe::Verdict;
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{DisplayStatus, Stage, StageState};
 
@@ -201,6 +203,28 @@ fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
                 .map(|s| format!(" — {s}"))
                 .unwrap_or_default()
         )
+    }
+}
+
+/// One sentence that explains a probe verdict and what to try next, for
+/// every renderer of a probe report.
+pub fn verdict_hint(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Active => "The agent connected to the sentinel and listed its tools.",
+        Verdict::Connected => {
+            "The agent initialized an MCP session with the sentinel but did not list tools within the window."
+        }
+        Verdict::DeliveredUnverified => {
+            "The sentinel was delivered but no connection was seen within the grace window. This is not a failure: some agents connect lazily. Try a longer --grace or a --prompt."
+        }
+        Verdict::Filtered => {
+            "The agent does not advertise this transport; try --transport auto or stdio."
+        }
+        Verdict::Unavailable => "The sentinel could not be offered.",
+        Verdict::Failed => "An explicit error named the sentinel.",
+        Verdict::AgentFailed => {
+            "The agent could not start or initialize. Check the command, its environment (--env, --inherit-env) and its output below."
+        }
     }
 }
 

@@ -26,11 +26,15 @@ use std::time::Duration;
 
 use tokio::sync::{oneshot, watch};
 
-use crate::model::{AttachmentHistory, Evidence, Timestamp, ToolCatalog};
-use crate::observer::{AgentCapabilities, Harness, Plan, PlanContext, ServerSpec, plan};
+use crate::history::AttachmentHistory;
+use crate::inventory::InventoryDocument;
+use crate::model::{Evidence, Timestamp, ToolCatalog};
+use crate::observer::plan;
+use crate::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
 use crate::reducer::{AttemptStart, HistoryEvent, Rejection, reduce, sanitize_evidence};
 use crate::registry::Registry;
 use crate::sanitize::Scrubber;
+use crate::spec::ServerSpec;
 use crate::store::Store;
 use crate::vocab::Trigger;
 
@@ -68,7 +72,7 @@ pub struct AttemptRequest {
     /// Agent kind (selects the plugin).
     pub agent_kind: String,
     /// How the agent is driven.
-    pub harness: Harness,
+    pub drive_mode: DriveMode,
     /// Host's agent id.
     pub agent_id: Option<String>,
     /// Agent profile.
@@ -90,7 +94,7 @@ impl AttemptRequest {
         session_id: impl Into<String>,
         execution_id: impl Into<String>,
         agent_kind: impl Into<String>,
-        harness: Harness,
+        drive_mode: DriveMode,
         trigger: Trigger,
         servers: Vec<ServerSpec>,
     ) -> Self {
@@ -99,7 +103,7 @@ impl AttemptRequest {
             session_id: session_id.into(),
             execution_id: execution_id.into(),
             agent_kind: agent_kind.into(),
-            harness,
+            drive_mode,
             agent_id: None,
             agent_profile_id: None,
             trigger,
@@ -176,7 +180,7 @@ enum Command {
     },
     ConfigSnapshot {
         live: Arc<AttemptLive>,
-        snapshot: Box<crate::capabilities::InventoryDocument>,
+        snapshot: Box<InventoryDocument>,
     },
     FlushBlocking(SyncSender<()>),
     FlushAsync(oneshot::Sender<()>),
@@ -229,14 +233,11 @@ impl EvidenceSink {
 
     /// Attaches what the harness's configuration held (a `tether inventory`
     /// snapshot, usually filtered with
-    /// [`InventoryDocument::for_harness`](crate::capabilities::InventoryDocument::for_harness))
+    /// [`InventoryDocument::for_harness`](InventoryDocument::for_harness))
     /// to this attempt, without blocking, so the session's history keeps what
     /// was visible at the time. In-memory endpoints are dropped here; only the
     /// sanitized rows are kept.
-    pub fn attach_config_snapshot(
-        &self,
-        snapshot: &crate::capabilities::InventoryDocument,
-    ) -> Result<(), PublishError> {
+    pub fn attach_config_snapshot(&self, snapshot: &InventoryDocument) -> Result<(), PublishError> {
         // Refused before the copy when the attempt is over or the snapshot too big.
         if !self.is_current() {
             return Err(PublishError::Superseded);
@@ -523,14 +524,14 @@ impl Hub {
     ) -> Result<AttemptHandle, HubError> {
         let ctx = PlanContext {
             agent_kind: request.agent_kind.clone(),
-            harness: request.harness,
+            drive_mode: request.drive_mode,
             capabilities: request.capabilities,
             strict: request.strict,
         };
         let observer = self
             .shared
             .registry
-            .observer_for(&request.agent_kind, request.harness);
+            .observer_for(&request.agent_kind, request.drive_mode);
         let plan = plan(observer.map(|o| o.as_ref()), &request.servers, &ctx);
         let attempt_id = self.next_attempt_id();
         let start = AttemptStart {

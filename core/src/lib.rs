@@ -1,51 +1,67 @@
 //! tether-core: which MCP servers an agent really got, how far each got, and why it stopped.
 //!
-//! This crate holds the stable contract and nothing that talks to the world:
-//! - [`model`]: the evidence schema (the public JSON contract);
+//! This crate holds the stable contract and nothing that talks to the world
+//! (no files, no environment, no processes, no sockets):
 //! - [`vocab`]: reason codes, evidence kinds, statuses, stages, provenance;
-//! - [`reducer`]: the pure (history, event) → history function;
 //! - [`sanitize`]: what every string passes before it is stored, printed or copied;
-//! - [`observer`]: the [`TransportObserver`] contract plugins implement, and planning;
-//! - [`registry`]: compiled-in and run-time plugins;
-//! - [`hub`]: live per-session state with non-blocking evidence sinks;
-//! - [`store`]: persistence (`Store`, rehydration, SQLite behind the `sqlite` feature);
-//! - [`display`]: labels, checklists and copy-safe diagnostics for every renderer;
+//! - [`model`]: the evidence model every public document is built from;
+//! - [`history`]: the attachment history document (one session, its attempts, its rows);
+//! - [`inventory`]: the configuration inventory document and snapshot changes;
 //! - [`probe`]: the probe report and the verdict read off evidence;
-//! - [`capabilities`]: the configuration inventory (`tether inventory`) and its scanners;
-//! - [`diagnostics`]: the endpoint-test report;
+//! - [`diagnostics`]: the endpoint-test document;
+//! - [`spec`]: what a host configured (secret-bearing, never stored);
+//! - [`plan`]: decisions, the plan of an attempt, and what the agent advertised;
+//! - [`observer`]: the [`TransportObserver`] contract plugins implement, and planning;
+//! - [`passthrough`]: the passthrough half of that contract;
+//! - [`registry`]: compiled-in and run-time plugins, and the plugin listing;
+//! - [`reducer`]: the pure (history, event) → history function;
+//! - [`hub`]: live per-session state with non-blocking evidence sinks;
+//! - [`store`]: the persistence contract (`Store`) and rehydration;
+//! - [`display`]: labels, checklists, verdict texts and copy-safe diagnostics for every renderer;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
+//!
+//! Architecture invariant: the modules form a chain without cycles:
+//! vocab, sanitize → model → spec → inventory → history → reducer → plan →
+//! passthrough → observer → registry → hub; the documents' readers (probe,
+//! diagnostics, display, store, schema) sit beside the hub.
 
-pub mod capabilities;
 pub mod diagnostics;
 pub mod display;
+pub mod history;
 pub mod hub;
+pub mod inventory;
 pub mod model;
 pub mod observer;
 pub mod passthrough;
+pub mod plan;
 pub mod probe;
 pub mod reducer;
 pub mod registry;
 pub mod sanitize;
 pub mod schema;
+pub mod spec;
 pub mod store;
 pub mod vocab;
 
+pub use history::{AttachmentAttempt, AttachmentHistory, SCHEMA_VERSION, ServerAttachment};
 pub use hub::{
     AttemptHandle, AttemptRequest, EvidenceSink, Hub, HubConfig, HubError, PublishError,
 };
-pub use model::{
-    AttachmentAttempt, AttachmentHistory, ClientInfo, EndpointTestResult, Evidence, SCHEMA_VERSION,
-    ServerAttachment, Timestamp,
-};
-pub use observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
-    PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,
+pub use model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
+pub use observer::TransportObserver;
+pub use plan::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Plan, PlanContext, PlannedServer,
+    PluginDescriptor,
 };
 pub use registry::{PluginSource, Registry, RegistryError};
+pub use spec::{Endpoint, KeyValue, ServerSpec};
 pub use vocab::{
-    ConfigScope, CwdClass, DecisionKind, DisplayStatus, EnvClass, EvidenceKind, Provenance,
-    ReasonCode, ServerSource, Stage, StageState, Transport, Trigger,
+    ConfigScope, CwdClass, DecisionKind, DisplayStatus, EvidenceKind, Provenance, ReasonCode,
+    ServerSource, Stage, StageState, Transport, Trigger,
 };
 
+/// What `register_plugin!` expands to needs; not part of the API.
 #[doc(hidden)]
-pub use inventory;
+pub mod __private {
+    pub use inventory;
+}

@@ -1,7 +1,9 @@
-//! The evidence schema: the public JSON contract read by other languages.
+//! The evidence model: the pieces every public document is built from
+//! (timestamps, evidence, stage observations, connections, tool catalogs and
+//! endpoint test results).
 //!
-//! Field names here are a contract. Change them only on purpose, and bump
-//! [`SCHEMA_VERSION`] when you do. Every string stored here has already been
+//! Field names here are a contract. Change them only on purpose, and bump the
+//! schema version of the documents that hold them when you do. Every string stored here has already been
 //! through [`crate::sanitize`]; nothing in this module holds a header value,
 //! an env value, an argument, a prompt, a tool payload or a raw frame.
 
@@ -11,21 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{
-    DecisionKind, DisplayStatus, EvidenceKind, Provenance, ReasonCode, ServerSource, StageState,
-    Transport, Trigger,
-};
-
-/// The version of the history document this build writes.
-pub const SCHEMA_VERSION: u32 = 1;
-/// History keeps the current attempt plus the two before it.
-pub const MAX_ATTEMPTS: usize = 3;
-/// Each attempt keeps at most this many evidence events.
-pub const MAX_EVIDENCE: usize = 64;
-/// An attempt may plan at most this many servers.
-pub const MAX_SERVERS: usize = 256;
-/// Each row remembers at most this many connections (the newest).
-pub const MAX_CONNECTIONS: usize = 8;
+use crate::vocab::{EvidenceKind, Provenance, ReasonCode, StageState, Transport};
 
 /// Milliseconds since the Unix epoch, UTC.
 #[derive(
@@ -94,179 +82,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// One session's bounded attachment history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "AttachmentHistory")]
-pub struct AttachmentHistory {
-    /// The document's schema version.
-    pub schema_version: u32,
-    /// The backend-owned task.
-    pub task_id: String,
-    /// The backend-owned session this history belongs to.
-    pub session_id: String,
-    /// The attempt that is current, if any.
-    pub current_attempt_id: Option<String>,
-    /// At most three attempts, oldest first.
-    pub attempts: Vec<AttachmentAttempt>,
-}
-
-impl AttachmentHistory {
-    /// An empty history for one session.
-    pub fn new(task_id: impl Into<String>, session_id: impl Into<String>) -> Self {
-        AttachmentHistory {
-            schema_version: SCHEMA_VERSION,
-            task_id: task_id.into(),
-            session_id: session_id.into(),
-            current_attempt_id: None,
-            attempts: Vec::new(),
-        }
-    }
-
-    /// The current attempt, if any.
-    pub fn current(&self) -> Option<&AttachmentAttempt> {
-        let id = self.current_attempt_id.as_deref()?;
-        self.attempts.iter().find(|a| a.attempt_id == id)
-    }
-
-    /// The attempt with this id, current or not.
-    pub fn attempt(&self, attempt_id: &str) -> Option<&AttachmentAttempt> {
-        self.attempts.iter().find(|a| a.attempt_id == attempt_id)
-    }
-}
-
-/// One ACP session request or passthrough process start, with what it showed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(title = "AttachmentAttempt")]
-pub struct AttachmentAttempt {
-    /// Backend-owned attempt id.
-    pub attempt_id: String,
-    /// Backend-owned task id.
-    pub task_id: String,
-    /// Backend-owned session id.
-    pub session_id: String,
-    /// Backend-owned execution id.
-    pub execution_id: String,
-    /// The agent kind (for example `claude-agent`, `claude`, `codex`).
-    pub agent_kind: String,
-    /// The host's id for the agent, if it has one.
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The agent profile, if any.
-    #[serde(default)]
-    pub agent_profile_id: Option<String>,
-    /// The agent's own ACP session id, once accepted.
-    #[serde(default)]
-    pub acp_session_id: Option<String>,
-    /// What started the attempt.
-    pub trigger: Trigger,
-    /// When it began.
-    pub started_at: Timestamp,
-    /// When it last changed.
-    pub updated_at: Timestamp,
-    /// When a newer attempt superseded it.
-    #[serde(default)]
-    pub superseded_at: Option<Timestamp>,
-    /// When the agent accepted the session (or the process started).
-    #[serde(default)]
-    pub accepted_at: Option<Timestamp>,
-    /// At most 64 evidence events, in arrival order.
-    #[serde(default)]
-    pub evidence: Vec<Evidence>,
-    /// How many evidence events were dropped (bound hit or full sink).
-    #[serde(default)]
-    pub dropped_evidence: u32,
-    /// The part of `dropped_evidence` lost because the sink's queue was full.
-    #[serde(default)]
-    pub dropped_in_transit: u32,
-    /// An error that cannot be tied to one server.
-    #[serde(default)]
-    pub report_error: Option<ReportError>,
-    /// One row per configured server, in plan order.
-    #[serde(default)]
-    pub servers: Vec<ServerAttachment>,
-    /// What the harness's configuration files held when the attempt ran (a
-    /// `tether inventory` snapshot the host attached; stages from it carry
-    /// provenance `current_config`). Absent when the host attached none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_snapshot: Option<Box<crate::capabilities::InventoryDocument>>,
-}
-
-impl AttachmentAttempt {
-    /// The row for a server name.
-    pub fn server(&self, name: &str) -> Option<&ServerAttachment> {
-        self.servers.iter().find(|s| s.name == name)
-    }
-
-    /// Whether a newer attempt superseded this one.
-    pub fn is_superseded(&self) -> bool {
-        self.superseded_at.is_some()
-    }
-}
-
-/// A report-level error: it could not be tied to one server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ReportError {
-    /// When it happened.
-    pub at: Timestamp,
-    /// Stable reason.
-    pub reason_code: ReasonCode,
-    /// Sanitized, at most 256 bytes.
-    pub summary: Option<String>,
-}
-
-/// What one configured server got in one attempt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ServerAttachment {
-    /// The server's configured name.
-    pub name: String,
-    /// Who configured it.
-    pub source: ServerSource,
-    /// Its transport.
-    pub transport: Transport,
-    /// Sanitized target: `scheme://host[:port]` or the command's basename.
-    pub target: String,
-    /// The plugin's decision.
-    pub decision: DecisionKind,
-    /// Strongest display status the evidence supports.
-    pub status: DisplayStatus,
-    /// Why it stopped (decision or failure), if it did.
-    #[serde(default)]
-    pub reason_code: Option<ReasonCode>,
-    /// Sanitized, at most 256 bytes.
-    #[serde(default)]
-    pub summary: Option<String>,
-    /// When a server-specific explicit error was recorded.
-    #[serde(default)]
-    pub failed_at: Option<Timestamp>,
-    /// The newest observed connection.
-    #[serde(default)]
-    pub connection_id: Option<String>,
-    /// The newest observed MCP client of this server.
-    #[serde(default)]
-    pub client: Option<ClientInfo>,
-    /// Tools served by the newest tools/list (or reported by the agent).
-    #[serde(default)]
-    pub tool_count: Option<u32>,
-    /// When `tool_count` was observed.
-    #[serde(default)]
-    pub tool_count_at: Option<Timestamp>,
-    /// The newest observed tool call (name and outcome only).
-    #[serde(default)]
-    pub last_tool_call: Option<ToolCallRecord>,
-    /// The newest connections (at most 8).
-    #[serde(default)]
-    pub connections: Vec<ConnectionRecord>,
-    /// The ax-style stage ladder, each with provenance and first time.
-    #[serde(default)]
-    pub stages: Stages,
-    /// The newest endpoint test; never promotes attachment status.
-    #[serde(default)]
-    pub endpoint_test: Option<EndpointTestResult>,
-    /// What the host's own server served in tools/list; dropped once superseded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_catalog: Option<ToolCatalog>,
 }
 
 /// The token-estimate method of [`ToolCatalog`]: o200k_base over the compact JSON of each tool.

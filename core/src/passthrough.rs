@@ -12,7 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Evidence, Timestamp};
-use crate::observer::{AgentCapabilities, KeyValue, Plan, PlanContext};
+use crate::plan::{AgentCapabilities, Plan, PlanContext};
+use crate::spec::KeyValue;
 
 /// One file the host writes for the CLI.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -8,7 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{AttachmentAttempt, Timestamp};
+use crate::history::AttachmentAttempt;
+use crate::model::Timestamp;
 use crate::vocab::{DisplayStatus, EvidenceKind, ReasonCode, Transport};
 
 /// The version of the probe report this build writes.

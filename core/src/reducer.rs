@@ -8,11 +8,13 @@
 //! does not depend on how two connections' events interleave, and a duplicate
 //! event changes nothing.
 
+use crate::history::{
+    AttachmentAttempt, AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS,
+    ReportError, SCHEMA_VERSION, ServerAttachment,
+};
 use crate::model::{
-    AttachmentAttempt, AttachmentHistory, ClientInfo, ConnectionRecord, EndpointTestResult,
-    Evidence, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS, ProvenanceCode,
-    ReportError, SCHEMA_VERSION, ServerAttachment, StageObservation, Stages, Timestamp,
-    ToolCallRecord, ToolCatalog,
+    ClientInfo, ConnectionRecord, EndpointTestResult, Evidence, ProvenanceCode, StageObservation,
+    Stages, Timestamp, ToolCallRecord, ToolCatalog,
 };
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
@@ -96,7 +98,7 @@ pub enum HistoryEvent {
         /// Owning attempt.
         attempt_id: String,
         /// The snapshot (sanitized rows only).
-        snapshot: Box<crate::capabilities::InventoryDocument>,
+        snapshot: Box<crate::inventory::InventoryDocument>,
     },
     /// The sink for an attempt has dropped `total` events so far (full queue).
     TransitDrops {

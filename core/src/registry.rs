@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use crate::observer::{Harness, PluginDescriptor, TransportObserver};
+use crate::observer::TransportObserver;
+use crate::plan::{DriveMode, PluginDescriptor};
 
 /// A compiled-in plugin, collected by `inventory`.
 pub struct PluginRegistration {
@@ -25,7 +27,7 @@ inventory::collect!(PluginRegistration);
 #[macro_export]
 macro_rules! register_plugin {
     ($name:expr, $build:expr) => {
-        $crate::inventory::submit! {
+        $crate::__private::inventory::submit! {
             $crate::registry::PluginRegistration { name: $name, build: $build }
         }
     };
@@ -98,28 +100,13 @@ pub enum RegistryError {
 pub struct Registry {
     plugins: Vec<RegisteredPlugin>,
     by_kind: BTreeMap<String, usize>,
-    /// Plugins that declared the agent kind [`ANY_KIND`], per harness.
-    any_kind: BTreeMap<HarnessKey, usize>,
+    /// Plugins that declared the agent kind [`ANY_KIND`], per drive mode.
+    any_kind: BTreeMap<DriveMode, usize>,
 }
 
-/// An agent kind a plugin may declare to handle every kind of its harness
+/// An agent kind a plugin may declare to handle every kind of its drive mode
 /// that no other plugin names (the ACP plugin does: ACP is one protocol).
 pub const ANY_KIND: &str = "*";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum HarnessKey {
-    Acp,
-    Passthrough,
-}
-
-impl From<Harness> for HarnessKey {
-    fn from(h: Harness) -> Self {
-        match h {
-            Harness::Acp => HarnessKey::Acp,
-            Harness::Passthrough => HarnessKey::Passthrough,
-        }
-    }
-}
 
 impl Registry {
     /// A registry with no plugins: every kind gets `no_observer` / `no_strategy`.
@@ -174,10 +161,10 @@ impl Registry {
                 name: descriptor.name,
             });
         }
-        let harness = HarnessKey::from(descriptor.harness);
+        let mode = descriptor.drive_mode;
         for kind in &descriptor.agent_kinds {
             let taken = if kind == ANY_KIND {
-                self.any_kind.get(&harness)
+                self.any_kind.get(&mode)
             } else {
                 self.by_kind.get(kind)
             };
@@ -191,7 +178,7 @@ impl Registry {
         let index = self.plugins.len();
         for kind in &descriptor.agent_kinds {
             if kind == ANY_KIND {
-                self.any_kind.insert(harness, index);
+                self.any_kind.insert(mode, index);
             } else {
                 self.by_kind.insert(kind.clone(), index);
             }
@@ -204,24 +191,109 @@ impl Registry {
         Ok(())
     }
 
-    /// The plugin handling an agent kind driven by `harness`: the plugin
-    /// naming the kind, else the harness's [`ANY_KIND`] plugin.
+    /// The plugin handling an agent kind driven by `mode`: the plugin
+    /// naming the kind, else the mode's [`ANY_KIND`] plugin.
     pub fn observer_for(
         &self,
         agent_kind: &str,
-        harness: Harness,
+        mode: DriveMode,
     ) -> Option<&Arc<dyn TransportObserver>> {
         let by_name = self
             .by_kind
             .get(agent_kind)
-            .filter(|&&i| self.plugins[i].descriptor.harness == harness);
+            .filter(|&&i| self.plugins[i].descriptor.drive_mode == mode);
         by_name
-            .or_else(|| self.any_kind.get(&HarnessKey::from(harness)))
+            .or_else(|| self.any_kind.get(&mode))
             .map(|&i| &self.plugins[i].observer)
     }
 
     /// Every registered plugin, in registration order.
     pub fn plugins(&self) -> &[RegisteredPlugin] {
         &self.plugins
+    }
+
+    /// The plugin listing document (`tether plugins --json`).
+    pub fn listing(&self) -> PluginListing {
+        PluginListing {
+            schema_version: PLUGIN_LISTING_SCHEMA_VERSION,
+            plugins: self
+                .plugins
+                .iter()
+                .map(|p| {
+                    let (source, path, abi_version) = match &p.source {
+                        PluginSource::Static => (PluginOrigin::Static, None, PLUGIN_ABI_VERSION),
+                        PluginSource::Dynamic { path, abi_version } => {
+                            (PluginOrigin::Dynamic, Some(path.clone()), *abi_version)
+                        }
+                    };
+                    PluginEntry {
+                        name: p.descriptor.name.clone(),
+                        agent_kinds: p.descriptor.agent_kinds.clone(),
+                        drive_mode: p.descriptor.drive_mode,
+                        version: p.descriptor.version.clone(),
+                        source,
+                        path,
+                        abi_version,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The version of the dynamic plugin ABI this build speaks (the first field
+/// of a plugin library's table; see `tether_sdk::dynamic`).
+pub const PLUGIN_ABI_VERSION: u32 = 1;
+
+/// The version of the plugin listing this build writes.
+pub const PLUGIN_LISTING_SCHEMA_VERSION: u32 = 1;
+
+/// `tether plugins --json`: exactly one document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "PluginListing")]
+pub struct PluginListing {
+    /// The document's schema version.
+    pub schema_version: u32,
+    /// Every registered plugin, in registration order.
+    pub plugins: Vec<PluginEntry>,
+}
+
+/// One registered plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PluginEntry {
+    /// Unique plugin name.
+    pub name: String,
+    /// The agent kinds it handles (`*`: every kind of its drive mode no other plugin names).
+    pub agent_kinds: Vec<String>,
+    /// How those agents are driven: acp or passthrough.
+    #[serde(rename = "harness")]
+    pub drive_mode: DriveMode,
+    /// The plugin's own version.
+    pub version: String,
+    /// Compiled in (`static`) or loaded from a shared library (`dynamic`).
+    pub source: PluginOrigin,
+    /// The library's path, for a dynamic plugin.
+    pub path: Option<String>,
+    /// The ABI version it speaks.
+    pub abi_version: u32,
+}
+
+/// Where a listed plugin came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PluginOrigin {
+    /// Compiled into this binary.
+    Static,
+    /// Loaded from a shared library at run time.
+    Dynamic,
+}
+
+impl PluginOrigin {
+    /// `static` or `dynamic`, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PluginOrigin::Static => "static",
+            PluginOrigin::Dynamic => "dynamic",
+        }
     }
 }

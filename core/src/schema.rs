@@ -3,8 +3,8 @@
 use schemars::{JsonSchema, generate::SchemaSettings};
 use serde_json::Value;
 
-use crate::diagnostics::EndpointTestReport;
-use crate::model::{AttachmentAttempt, AttachmentHistory};
+use crate::diagnostics::EndpointTestDocument;
+use crate::history::{AttachmentAttempt, AttachmentHistory};
 use crate::probe::ProbeReport;
 
 /// Where the published schemas are identified (an identifier, not a download).
@@ -38,17 +38,22 @@ pub fn probe_report_schema() -> Value {
     schema_of::<ProbeReport>("probe-report.json")
 }
 
-/// The schema of [`EndpointTestReport`] (`tether endpoint-test --json`).
+/// The schema of [`EndpointTestDocument`] (`tether endpoint-test --json`).
 pub fn endpoint_test_schema() -> Value {
-    schema_of::<EndpointTestReport>("endpoint-test.json")
+    schema_of::<EndpointTestDocument>("endpoint-test.json")
 }
 
-/// The schema of [`InventoryDocument`](crate::capabilities::InventoryDocument) (`tether inventory --json`).
+/// The schema of [`InventoryDocument`](crate::inventory::InventoryDocument) (`tether inventory --json`).
 pub fn inventory_schema() -> Value {
-    schema_of::<crate::capabilities::InventoryDocument>("inventory.json")
+    schema_of::<crate::inventory::InventoryDocument>("inventory.json")
 }
 
-/// The schema of [`InventoryChanges`](crate::capabilities::InventoryChanges) (`tether inventory --changes --json`).
+/// The schema of [`InventoryChanges`](crate::inventory::InventoryChanges) (`tether inventory --changes --json`).
 pub fn inventory_changes_schema() -> Value {
-    schema_of::<crate::capabilities::InventoryChanges>("inventory-changes.json")
+    schema_of::<crate::inventory::InventoryChanges>("inventory-changes.json")
+}
+
+/// The schema of [`PluginListing`](crate::registry::PluginListing) (`tether plugins --json`).
+pub fn plugins_schema() -> Value {
+    schema_of::<crate::registry::PluginListing>("plugins.json")
 }

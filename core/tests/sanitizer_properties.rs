@@ -4,10 +4,10 @@
 use proptest::prelude::*;
 use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{Endpoint, Harness, KeyValue, ServerSpec};
 use tether_core::registry::Registry;
 use tether_core::sanitize::{self, SUMMARY_MAX_BYTES, Scrubber};
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Trigger};
+use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
 
 /// A secret: 12–40 letters and digits, with at least one of each.
 fn secret() -> impl Strategy<Value = String> {
@@ -161,7 +161,7 @@ proptest! {
             ),
         ];
         let handle = hub
-            .begin_attempt(AttemptRequest::new("t", "s", "e", "gemini", Harness::Passthrough, Trigger::PassthroughStart, servers))
+            .begin_attempt(AttemptRequest::new("t", "s", "e", "gemini", DriveMode::Passthrough, Trigger::PassthroughStart, servers))
             .expect("begin");
         let echo = format!("failed with {env_value} and {header_value} and {arg} in /home/{user}/x");
         handle

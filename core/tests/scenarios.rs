@@ -5,14 +5,14 @@ use std::sync::Arc;
 use tether_core::display::{copy_diagnostics, project_row};
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig, PublishError};
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
-use tether_core::observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, PlanContext, PluginDescriptor,
-    ServerSpec, TransportObserver,
-};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{
     DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, StageState, Transport,
     Trigger,
+};
+use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, PlanContext, PluginDescriptor,
+    ServerSpec, TransportObserver,
 };
 
 /// An ACP-style plugin for the tests: stdio always, http and sse only when advertised.
@@ -23,7 +23,7 @@ impl TransportObserver for TestAcp {
         PluginDescriptor {
             name: "test-acp".into(),
             agent_kinds: vec!["test-agent".into()],
-            harness: Harness::Acp,
+            drive_mode: DriveMode::Acp,
             version: "0".into(),
         }
     }
@@ -55,7 +55,7 @@ impl TransportObserver for Forgetful {
         PluginDescriptor {
             name: "forgetful".into(),
             agent_kinds: vec!["forgetful-agent".into()],
-            harness: Harness::Passthrough,
+            drive_mode: DriveMode::Passthrough,
             version: "0".into(),
         }
     }
@@ -121,7 +121,7 @@ fn request(session: &str, trigger: Trigger, servers: Vec<ServerSpec>) -> Attempt
         session,
         "exec-1",
         "test-agent",
-        Harness::Acp,
+        DriveMode::Acp,
         trigger,
         servers,
     );
@@ -432,8 +432,8 @@ async fn given_an_agent_without_http_then_http_is_filtered_with_its_reason_and_s
 fn given_no_plugin_for_a_kind_then_every_server_is_unavailable_with_no_observer_or_no_strategy() {
     let hub = hub();
     for (kind, harness, reason) in [
-        ("mystery-acp", Harness::Acp, ReasonCode::NoObserver),
-        ("gemini", Harness::Passthrough, ReasonCode::NoStrategy),
+        ("mystery-acp", DriveMode::Acp, ReasonCode::NoObserver),
+        ("gemini", DriveMode::Passthrough, ReasonCode::NoStrategy),
     ] {
         let session = format!("s-{kind}");
         let req = AttemptRequest::new(
@@ -464,7 +464,7 @@ fn given_a_plugin_that_skips_or_panics_then_the_core_records_observer_omitted() 
             "s",
             "e",
             "forgetful-agent",
-            Harness::Passthrough,
+            DriveMode::Passthrough,
             Trigger::PassthroughStart,
             servers,
         )
@@ -505,7 +505,7 @@ fn given_a_plugin_choosing_a_transport_the_server_lacks_then_it_is_observer_omit
         "s",
         "e",
         "forgetful-agent",
-        Harness::Passthrough,
+        DriveMode::Passthrough,
         Trigger::PassthroughStart,
         vec![http("remote", ServerSource::Profile)],
     );

@@ -13,11 +13,11 @@
 use std::path::Path;
 
 use tether_core::model::Timestamp;
-use tether_core::observer::{
-    AgentCapabilities, Decision, Endpoint, KeyValue, PlanContext, ServerSpec, TransportObserver,
-    plan,
-};
+use tether_core::observer::plan;
 use tether_core::vocab::{ReasonCode, ServerSource};
+use tether_core::{
+    AgentCapabilities, Decision, Endpoint, KeyValue, PlanContext, ServerSpec, TransportObserver,
+};
 
 /// Secret values planted in the kit's server configurations.
 pub const PLANTED: [&str; 6] = [
@@ -98,7 +98,7 @@ fn contexts(plugin: &dyn TransportObserver) -> Vec<PlanContext> {
         .flat_map(|caps| {
             [false, true].map(|strict| PlanContext {
                 agent_kind: kind.clone(),
-                harness: descriptor.harness,
+                drive_mode: descriptor.drive_mode,
                 capabilities: caps,
                 strict,
             })
@@ -166,7 +166,7 @@ pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
                 Decision::Deliver { .. } => {}
             }
         }
-        let decisions = |p: &tether_core::observer::Plan| {
+        let decisions = |p: &tether_core::Plan| {
             serde_json::to_string(&p.servers.iter().map(|s| &s.decision).collect::<Vec<_>>())
                 .unwrap_or_default()
         };
@@ -252,8 +252,8 @@ pub fn assert_conforms(plugin: &dyn TransportObserver) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_core::observer::{Delivery, Harness, PluginDescriptor};
     use tether_core::passthrough::{Materialized, PassthroughStrategy};
+    use tether_core::{Delivery, DriveMode, PluginDescriptor};
 
     /// Skips servers, echoes secrets, and is not deterministic.
     struct Sloppy(std::sync::atomic::AtomicU32);
@@ -263,7 +263,7 @@ mod tests {
             PluginDescriptor {
                 name: "sloppy".into(),
                 agent_kinds: vec!["sloppy".into()],
-                harness: Harness::Passthrough,
+                drive_mode: DriveMode::Passthrough,
                 version: "0".into(),
             }
         }
@@ -299,7 +299,7 @@ mod tests {
         }
         fn materialize(
             &self,
-            plan: &tether_core::observer::Plan,
+            plan: &tether_core::Plan,
             _: &PlanContext,
             _: &Path,
         ) -> Result<Materialized, String> {

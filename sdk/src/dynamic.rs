@@ -13,14 +13,14 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{
-    AgentCapabilities, Decision, Plan, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
-};
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
 use tether_core::vocab::ReasonCode;
+use tether_core::{
+    AgentCapabilities, Decision, Plan, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
+};
 
 /// The ABI this build speaks. A library declaring another is refused.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = tether_core::registry::PLUGIN_ABI_VERSION;
 /// The entry point every plugin library exports.
 pub const ENTRY_SYMBOL: &[u8] = b"tether_plugin_entry";
 
@@ -430,7 +430,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
             descriptor: PluginDescriptor {
                 name: String::new(),
                 agent_kinds: vec![],
-                harness: tether_core::observer::Harness::Passthrough,
+                drive_mode: tether_core::DriveMode::Passthrough,
                 version: String::new(),
             },
             passthrough: None,

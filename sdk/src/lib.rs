@@ -11,7 +11,7 @@
 //! 1. **Create a crate** with `crate-type = ["cdylib", "rlib"]` (a shared
 //!    library for hosts, an rlib for your tests) and depend on `tether-sdk`.
 //! 2. **Describe it** ([`PluginDescriptor`]): a unique name, the agent kinds
-//!    it handles, and its [`Harness`] (ACP, or a passthrough CLI).
+//!    it handles, and its [`DriveMode`] (ACP, or a passthrough CLI).
 //! 3. **Decide** ([`TransportObserver::decide`]): deliver only over a
 //!    transport the server offers (`server.endpoints`), deterministically, and
 //!    never put a secret in a summary.
@@ -41,7 +41,7 @@
 //!         PluginDescriptor {
 //!             name: "my-agent".into(),
 //!             agent_kinds: vec!["my-agent".into()],
-//!             harness: Harness::Passthrough,
+//!             drive_mode: DriveMode::Passthrough,
 //!             version: "0.1.0".into(),
 //!         }
 //!     }
@@ -75,19 +75,19 @@
 pub mod conformance;
 pub mod dynamic;
 
-pub use tether_core::capabilities::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, InventoryDocument,
-    InventoryRow, ScanContext, ScanOutput,
-};
 pub use tether_core::hub::{EvidenceSink, PublishError};
+pub use tether_core::inventory::{InventoryDocument, InventoryRow};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
-pub use tether_core::observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
-    PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,
-};
 pub use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 pub use tether_core::register_plugin;
-pub use tether_core::register_scanner;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;
 pub use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, ServerSource, Transport};
+pub use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,
+};
+pub use tether_inventory::register_scanner;
+pub use tether_inventory::{
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
+};

@@ -9,12 +9,12 @@ use agent_client_protocol::v1::schema::{InitializeRequest, SessionNotification};
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_acp_structured::AcpStructured;
 use tether_acp_structured::acp::{SessionRequestKind, deliver_session, stdio_lines};
-use tether_acp_structured::process::{AgentCommand, AgentProcess};
+use tether_core::DriveMode;
 use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::observer::Harness;
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
 use tether_kandev_endpoint::ObservedEndpoint;
+use tether_process::{ChildGroup, ChildSpec};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history_keeps_them() {
@@ -28,14 +28,14 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
     let endpoint = ObservedEndpoint::start("kandev", || tether_kandev_endpoint::Sentinel)
         .await
         .expect("endpoint");
-    let command = AgentCommand {
+    let command = ChildSpec {
         program: env!("CARGO_BIN_EXE_tether-fake-agent").into(),
         args: vec!["--mode".into(), "lists".into()],
         env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
         inherit_env: false,
         cwd: cwd.clone(),
     };
-    let (mut process, stdin, stdout) = AgentProcess::spawn(&command).expect("spawn");
+    let (mut process, stdin, stdout) = ChildGroup::spawn(&command).expect("spawn");
 
     let result = Client
         .v1()
@@ -57,7 +57,7 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
                         "session",
                         "exec",
                         "tether-fake-agent",
-                        Harness::Acp,
+                        DriveMode::Acp,
                         Trigger::SessionNew,
                         vec![endpoint.server_spec(ServerSource::Host, None)],
                     );

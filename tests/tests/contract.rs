@@ -3,9 +3,9 @@
 use serde_json::{Value, json};
 use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{AttachmentHistory, ClientInfo, Evidence, Timestamp};
-use tether_core::observer::{AgentCapabilities, Endpoint, Harness, ServerSpec};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
+use tether_core::{AgentCapabilities, DriveMode, Endpoint, ServerSpec};
 use tether_tests::samples_dir;
 
 fn keys(v: &Value) -> Vec<&str> {
@@ -48,7 +48,7 @@ async fn sample_history() -> AttachmentHistory {
             "session",
             "exec",
             "claude-agent",
-            Harness::Acp,
+            DriveMode::Acp,
             trigger,
             servers.clone(),
         );

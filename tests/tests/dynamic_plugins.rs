@@ -7,9 +7,10 @@ use std::path::Path;
 use std::process::Command;
 
 use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::observer::{Decision, Harness, PlanContext, TransportObserver, plan};
+use tether_core::observer::plan;
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{ReasonCode, Trigger};
+use tether_core::{Decision, DriveMode, PlanContext, TransportObserver};
 use tether_gemini_plugin::GeminiPlugin;
 use tether_sdk::dynamic::{ABI_VERSION, LoadError, load};
 use tether_tests::{workspace_bin, workspace_lib};
@@ -25,7 +26,7 @@ fn decisions(registry: Registry) -> Vec<(String, Option<ReasonCode>)> {
         "s",
         "e",
         "gemini",
-        Harness::Passthrough,
+        DriveMode::Passthrough,
         Trigger::PassthroughStart,
         tether_sdk::conformance::servers(),
     ))
@@ -85,7 +86,7 @@ fn a_loaded_plugin_behaves_exactly_like_the_compiled_in_one() {
     let servers = tether_sdk::conformance::servers();
     let ctx = PlanContext {
         agent_kind: "gemini".into(),
-        harness: Harness::Passthrough,
+        drive_mode: DriveMode::Passthrough,
         capabilities: Default::default(),
         strict: true,
     };
@@ -95,7 +96,7 @@ fn a_loaded_plugin_behaves_exactly_like_the_compiled_in_one() {
         &ctx,
     );
     let in_process = plan(Some(&compiled as &dyn TransportObserver), &servers, &ctx);
-    let d = |p: &tether_core::observer::Plan| {
+    let d = |p: &tether_core::Plan| {
         serde_json::to_string(&p.servers.iter().map(|s| &s.decision).collect::<Vec<_>>())
             .expect("json")
     };
@@ -174,7 +175,7 @@ fn a_panicking_plugin_is_contained_at_the_boundary() {
             "s",
             "e",
             "panicky",
-            Harness::Passthrough,
+            DriveMode::Passthrough,
             Trigger::PassthroughStart,
             tether_sdk::conformance::servers(),
         ))

@@ -10,15 +10,15 @@ use std::time::{Duration, Instant};
 use tether_core::diagnostics::EndpointTestReport;
 use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{Endpoint, Harness, KeyValue, ServerSpec};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
-use tether_kandev_endpoint::diagnostics::{
+use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
+use tether_diagnostics::api::{
     DiagnosticAction, Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput,
     RecentOutputRequest,
 };
-use tether_kandev_endpoint::endpoint_test::{TestLimits, test_endpoint};
-use tether_kandev_endpoint::process::OutputTail;
+use tether_diagnostics::endpoint_check::{CheckLimits, test_endpoint};
+use tether_process::OutputTail;
 use tokio_util::sync::CancellationToken;
 // Links the first-party plugins, so `Registry::with_static` has them.
 use tether_tests as _;
@@ -41,10 +41,10 @@ fn stdio(command: &Path, args: &[&str]) -> Endpoint {
     }
 }
 
-fn limits(seconds: u64) -> TestLimits {
-    TestLimits {
+fn limits(seconds: u64) -> CheckLimits {
+    CheckLimits {
         timeout: Duration::from_secs(seconds),
-        ..TestLimits::default()
+        ..CheckLimits::default()
     }
 }
 
@@ -308,7 +308,7 @@ fn hub_with_attempt(servers: Vec<ServerSpec>) -> (Hub, tether_core::hub::Attempt
             "s",
             "e",
             "codex",
-            Harness::Passthrough,
+            DriveMode::Passthrough,
             Trigger::PassthroughStart,
             servers,
         ))

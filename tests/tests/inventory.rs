@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tether_core::capabilities::{InventoryDocument, InventoryRow};
+use tether_core::inventory::{InventoryDocument, InventoryRow};
 use tether_tests::{peer, samples_dir, workspace_bin};
 
 /// Secrets planted in env values, args, headers, URL userinfo and queries.
@@ -857,12 +857,12 @@ fn snapshots_record_and_show_changes_without_secrets_at_rest() {
 #[test]
 fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
     use std::sync::Arc;
+    use tether_core::DriveMode;
     use tether_core::hub::{AttemptRequest, Hub, HubConfig};
-    use tether_core::observer::Harness;
     use tether_core::registry::Registry;
     use tether_core::store::Store;
-    use tether_core::store::sqlite::SqliteStore;
     use tether_core::vocab::Trigger;
+    use tether_store::SqliteStore;
 
     let f = full_fixture();
     let (doc, _) = f.json(&[]);
@@ -875,7 +875,7 @@ fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
             session,
             "exec",
             "claude",
-            Harness::Passthrough,
+            DriveMode::Passthrough,
             Trigger::PassthroughStart,
             vec![],
         )
@@ -1171,7 +1171,7 @@ fn which(program: &str) -> Option<PathBuf> {
 mod planted_secrets {
     use super::*;
     use proptest::prelude::*;
-    use tether_core::capabilities::{ScanContext, scan_all, scanners};
+    use tether_inventory::{ScanContext, scan_all, scanners};
 
     fn secret() -> impl Strategy<Value = String> {
         "[A-Za-z0-9]{12,32}".prop_filter("mixed", |s| {

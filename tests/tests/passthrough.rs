@@ -6,12 +6,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tether_core::observer::{Endpoint, KeyValue, ServerSpec};
 use tether_core::probe::Verdict;
 use tether_core::registry::Registry;
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource};
-use tether_kandev_endpoint::passthrough_probe::{PassthroughOptions, run_passthrough_probe};
-use tether_kandev_endpoint::probe_support::{ProbeOutcome, ProbeTarget, SentinelTransport};
+use tether_core::{Endpoint, KeyValue, ServerSpec};
+use tether_probe::passthrough::{PassthroughOptions, run_passthrough_probe};
+use tether_probe::support::{ProbeOutcome, ProbeTarget, SentinelTransport};
 // Links the first-party plugins, so `Registry::with_static` has them.
 use tether_tests as _;
 

@@ -1,11 +1,11 @@
 //! The first-party plugins, as a host sees them through the static registry.
 
 use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::observer::{AgentCapabilities, Endpoint, Harness, ServerSpec};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{
     DecisionKind, DisplayStatus, ReasonCode, ServerSource, Transport, Trigger,
 };
+use tether_core::{AgentCapabilities, DriveMode, Endpoint, ServerSpec};
 use tether_tests as _;
 
 fn servers() -> Vec<ServerSpec> {
@@ -42,7 +42,7 @@ fn servers() -> Vec<ServerSpec> {
 fn decisions(
     hub: &Hub,
     kind: &str,
-    harness: Harness,
+    harness: DriveMode,
     caps: AgentCapabilities,
 ) -> Vec<(DecisionKind, Option<ReasonCode>)> {
     let mut req = AttemptRequest::new("t", kind, "e", kind, harness, Trigger::Probe, servers());
@@ -90,7 +90,7 @@ fn given_each_agent_kind_then_decisions_follow_what_it_can_take() {
     let acp = decisions(
         &hub,
         "opencode",
-        Harness::Acp,
+        DriveMode::Acp,
         AgentCapabilities {
             http: Some(true),
             sse: None,
@@ -109,7 +109,7 @@ fn given_each_agent_kind_then_decisions_follow_what_it_can_take() {
     let claude = decisions(
         &hub,
         "claude",
-        Harness::Passthrough,
+        DriveMode::Passthrough,
         AgentCapabilities::default(),
     );
     assert_eq!(claude, [deliver.clone(), deliver.clone(), deliver.clone()]);
@@ -117,7 +117,7 @@ fn given_each_agent_kind_then_decisions_follow_what_it_can_take() {
     let codex = decisions(
         &hub,
         "codex",
-        Harness::Passthrough,
+        DriveMode::Passthrough,
         AgentCapabilities::default(),
     );
     assert_eq!(
@@ -137,7 +137,7 @@ fn given_a_passthrough_kind_without_a_plugin_then_every_server_is_unavailable_no
     let got = decisions(
         &hub,
         "gemini",
-        Harness::Passthrough,
+        DriveMode::Passthrough,
         AgentCapabilities::default(),
     );
     assert_eq!(got.len(), 3);

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tether_acp_structured::probe::{ProbeOptions, ProbeTarget, SentinelTransport, run_probe};
 use tether_core::probe::Verdict;
+use tether_probe::acp::{ProbeOptions, ProbeTarget, SentinelTransport, run_probe};
 
 fn peer(bin: &str) -> Option<PathBuf> {
     tether_tests::peer(&format!("node_modules/.bin/{bin}"))

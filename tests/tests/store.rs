@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::{AttachmentHistory, Evidence, MAX_ATTEMPTS, MAX_EVIDENCE, Timestamp};
-use tether_core::observer::{Endpoint, Harness, KeyValue, ServerSpec};
 use tether_core::registry::Registry;
-use tether_core::store::sqlite::SqliteStore;
 use tether_core::store::{Loaded, Store, StoreError};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
+use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
+use tether_store::SqliteStore;
 
 fn server() -> ServerSpec {
     ServerSpec::new(
@@ -33,7 +33,7 @@ fn request(session: &str, servers: Vec<ServerSpec>) -> AttemptRequest {
         session,
         "exec",
         "k",
-        Harness::Acp,
+        DriveMode::Acp,
         Trigger::SessionNew,
         servers,
     )

@@ -24,17 +24,17 @@ use anyhow::Context;
 use tether_acp_structured::acp::{
     SessionRequestKind, answer_permission, deliver_session, stdio_lines,
 };
-use tether_acp_structured::process::{AgentCommand, AgentProcess};
-use tether_core::capabilities::{ScanContext, scan_all, scanners};
+use tether_core::DriveMode;
 use tether_core::display::status_label;
+use tether_core::history::AttachmentHistory;
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
-use tether_core::model::AttachmentHistory;
-use tether_core::observer::Harness;
 use tether_core::registry::Registry;
 use tether_core::store::Store;
-use tether_core::store::sqlite::SqliteStore;
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
+use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_kandev_endpoint::{ObservedEndpoint, Sentinel};
+use tether_process::{ChildGroup, ChildSpec};
+use tether_store::SqliteStore;
 
 // Link the scanners so `scanners()` has them.
 use tether_harness_configs as _;
@@ -115,14 +115,14 @@ async fn main() -> anyhow::Result<()> {
     // === The agent ===
     let workdir = std::env::temp_dir().join(format!("tether-example-host-{}", std::process::id()));
     std::fs::create_dir_all(&workdir)?;
-    let command = AgentCommand {
+    let command = ChildSpec {
         program: agent.display().to_string(),
         args: vec![],
         env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
         inherit_env: false,
         cwd: workdir.clone(),
     };
-    let (mut process, stdin, stdout) = AgentProcess::spawn(&command)?;
+    let (mut process, stdin, stdout) = ChildGroup::spawn(&command)?;
 
     let plan: Vec<SessionRequestKind> = if restored {
         vec![SessionRequestKind::Reset, SessionRequestKind::New]
@@ -170,7 +170,7 @@ async fn main() -> anyhow::Result<()> {
                         &session,
                         format!("exec-{}", std::process::id()),
                         "tether-reference-agent",
-                        Harness::Acp,
+                        DriveMode::Acp,
                         Trigger::SessionNew,
                         vec![spec.clone()],
                     );

@@ -119,13 +119,10 @@ async fn connect_one(server: &McpServer, me: &str) -> Result<Connected, String> 
                 .iter()
                 .map(|h| (h.name.clone(), h.value.clone()))
                 .collect();
-            let transport = tether_kandev_endpoint::sse_client::connect(
-                &s.url,
-                &headers,
-                Duration::from_secs(10),
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+            let transport =
+                tether_mcp_client::sse::connect(&s.url, &headers, Duration::from_secs(10))
+                    .await
+                    .map_err(|e| e.to_string())?;
             config.serve(transport).await.map_err(|e| e.to_string())?
         }
         _ => return Err("unsupported MCP server type".into()),

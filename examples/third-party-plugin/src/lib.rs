@@ -30,7 +30,7 @@ impl TransportObserver for GeminiPlugin {
         PluginDescriptor {
             name: PLUGIN_NAME.into(),
             agent_kinds: vec!["gemini".into()],
-            harness: Harness::Passthrough,
+            drive_mode: DriveMode::Passthrough,
             version: env!("CARGO_PKG_VERSION").into(),
         }
     }

@@ -17,8 +17,8 @@ use agent_client_protocol::{Agent, Lines};
 use futures::{Sink, Stream};
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubError};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{AgentCapabilities, Endpoint, Plan};
 use tether_core::vocab::{EvidenceKind, ReasonCode, Trigger};
+use tether_core::{AgentCapabilities, Endpoint, Plan};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 
@@ -65,7 +65,7 @@ pub fn mcp_servers(plan: &Plan) -> Vec<McpServer> {
         .collect()
 }
 
-fn http_headers(headers: &[tether_core::observer::KeyValue]) -> Vec<HttpHeader> {
+fn http_headers(headers: &[tether_core::KeyValue]) -> Vec<HttpHeader> {
     headers
         .iter()
         .map(|kv| HttpHeader::new(kv.name.clone(), kv.value.clone()))
@@ -201,10 +201,11 @@ pub fn answer_permission(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_core::observer::{
-        AgentCapabilities, Harness, KeyValue, PlanContext, ServerSpec, TransportObserver, plan,
-    };
+    use tether_core::observer::plan;
     use tether_core::vocab::ServerSource;
+    use tether_core::{
+        AgentCapabilities, DriveMode, KeyValue, PlanContext, ServerSpec, TransportObserver,
+    };
 
     #[test]
     fn mcp_servers_follow_the_plan_and_skip_filtered_ones() {
@@ -238,7 +239,7 @@ mod tests {
         ];
         let ctx = PlanContext {
             agent_kind: "any".into(),
-            harness: Harness::Acp,
+            drive_mode: DriveMode::Acp,
             capabilities: AgentCapabilities {
                 http: Some(true),
                 sse: Some(false),

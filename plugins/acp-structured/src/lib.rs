@@ -9,14 +9,11 @@
 //!   delivered over the first one the agent can take.
 
 pub mod acp;
-pub mod probe;
-/// Agent processes (shared with endpoint tests): process groups, bounded output.
-pub use tether_kandev_endpoint::process;
 
-use tether_core::observer::{
-    Decision, Delivery, Harness, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
-};
+use tether_core::TransportObserver;
+use tether_core::plan::{Decision, Delivery, DriveMode, PlanContext, PluginDescriptor};
 use tether_core::registry::ANY_KIND;
+use tether_core::spec::ServerSpec;
 use tether_core::vocab::{ReasonCode, Transport};
 
 /// The plugin's registered name.
@@ -43,7 +40,7 @@ impl TransportObserver for AcpStructured {
         PluginDescriptor {
             name: PLUGIN_NAME.into(),
             agent_kinds: vec![ANY_KIND.into()],
-            harness: Harness::Acp,
+            drive_mode: DriveMode::Acp,
             version: env!("CARGO_PKG_VERSION").into(),
         }
     }
@@ -74,13 +71,13 @@ tether_core::register_plugin!(PLUGIN_NAME, || Box::new(AcpStructured));
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_core::observer::{AgentCapabilities, Endpoint};
     use tether_core::vocab::ServerSource;
+    use tether_core::{AgentCapabilities, Endpoint};
 
     fn ctx(http: Option<bool>, sse: Option<bool>) -> PlanContext {
         PlanContext {
             agent_kind: "claude-agent".into(),
-            harness: Harness::Acp,
+            drive_mode: DriveMode::Acp,
             capabilities: AgentCapabilities {
                 http,
                 sse,

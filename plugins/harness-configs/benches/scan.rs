@@ -7,8 +7,8 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
-use tether_core::capabilities::{ScanContext, scan_all, scanners};
 use tether_harness_configs as _;
+use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_passthrough_claude as _;
 use tether_passthrough_codex as _;
 

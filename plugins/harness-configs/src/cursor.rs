@@ -5,8 +5,8 @@
 //! files, so an entry without `disabled` reads as enabled *by the files*.
 
 use serde_json::Value;
-use tether_core::capabilities::{ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput};
 use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_inventory::{ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput};
 
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "cursor";
@@ -15,7 +15,7 @@ pub const HARNESS: &str = "cursor";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CursorConfigScanner;
 
-tether_core::register_scanner!(CursorConfigScanner);
+tether_inventory::register_scanner!(CursorConfigScanner);
 
 impl ConfigScanner for CursorConfigScanner {
     fn harness(&self) -> &'static str {

@@ -14,11 +14,11 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use tether_core::capabilities::{
+use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
     string_list, substitute,
 };
-use tether_core::vocab::{ConfigScope, ReasonCode};
 
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "gemini";
@@ -27,7 +27,7 @@ pub const HARNESS: &str = "gemini";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct GeminiConfigScanner;
 
-tether_core::register_scanner!(GeminiConfigScanner);
+tether_inventory::register_scanner!(GeminiConfigScanner);
 
 struct Settings {
     scope: ConfigScope,

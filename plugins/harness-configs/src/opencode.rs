@@ -11,10 +11,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use tether_core::capabilities::{
+use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput,
 };
-use tether_core::vocab::{ConfigScope, ReasonCode};
 
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "opencode";
@@ -26,7 +26,7 @@ const FILES: [&str; 2] = ["opencode.json", "opencode.jsonc"];
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OpenCodeConfigScanner;
 
-tether_core::register_scanner!(OpenCodeConfigScanner);
+tether_inventory::register_scanner!(OpenCodeConfigScanner);
 
 /// One file's servers, in the shape it used.
 struct Layer {

@@ -11,9 +11,9 @@ use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Imple
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::observer::{Endpoint, Harness, ServerSpec};
 use tether_core::registry::Registry;
 use tether_core::vocab::{ServerSource, Trigger};
+use tether_core::{DriveMode, Endpoint, ServerSpec};
 use tether_kandev_endpoint::observe::{Observation, Observed};
 use tether_kandev_endpoint::{SENTINEL_SERVER, SENTINEL_TOOL, Sentinel};
 use tokio::runtime::Runtime;
@@ -57,7 +57,7 @@ async fn observed(hub: &Hub) -> Client {
         "s",
         "e",
         "bench",
-        Harness::Acp,
+        DriveMode::Acp,
         Trigger::Probe,
         vec![spec],
     );

@@ -1,37 +1,38 @@
 //! The observed endpoint: one rmcp server, reachable three ways, bound to
 //! 127.0.0.1 only.
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::{get, post};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ServerHandler, ServiceExt};
 use tether_core::hub::EvidenceSink;
-use tether_core::model::Timestamp;
-use tether_core::observer::{Endpoint, KeyValue, ServerSpec};
+use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::vocab::ServerSource;
 use tokio::io::BufReader;
 use tokio::net::TcpListener;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, PollSender};
 
 use crate::bridge::{self, CONNECT_FLAG, TOKEN_ENV};
-use crate::channel::ChannelTransport;
 use crate::observe::{Connection, Observation, Observed};
 use crate::sentinel::{SENTINEL_SERVER, Sentinel};
 use crate::sse::{self, SseShared};
 
 /// How a connection's bytes reach the rmcp server.
 pub(crate) enum Io {
-    /// Legacy SSE: messages through channels.
-    Channel(ChannelTransport<RoleServer>),
+    /// Legacy SSE: messages out to the event stream, messages in from `POST /message`.
+    Channel(
+        mpsc::Sender<ServerJsonRpcMessage>,
+        mpsc::Receiver<ClientJsonRpcMessage>,
+    ),
     /// The stdio bridge: a loopback socket after the hello line.
     Tcp(BufReader<OwnedReadHalf>, OwnedWriteHalf),
 }
@@ -39,11 +40,13 @@ pub(crate) enum Io {
 /// Starts serving one connection.
 pub(crate) type Spawn = Arc<dyn Fn(Arc<Connection>, Io) + Send + Sync>;
 
-/// 128 unpredictable bits as hex (std's SipHash keys come from the OS's randomness).
+/// 128 bits from the OS's cryptographic random source, as hex: bridge
+/// tokens and SSE session ids.
 pub(crate) fn random_hex() -> String {
-    let a = RandomState::new().hash_one(Timestamp::now().0);
-    let b = RandomState::new().hash_one(a);
-    format!("{a:016x}{b:016x}")
+    let mut bytes = [0u8; 16];
+    // Without the OS RNG no token can be trusted: refuse to go on.
+    getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The `tether-bridge` binary next to the current executable, if it is there.
@@ -97,8 +100,14 @@ impl ObservedEndpoint {
                 let ct = cancel.child_token();
                 tokio::spawn(async move {
                     let result = match io {
-                        Io::Channel(t) => handler
-                            .serve_with_ct(t, ct)
+                        Io::Channel(tx, mut rx) => handler
+                            .serve_with_ct(
+                                (
+                                    PollSender::new(tx),
+                                    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)),
+                                ),
+                                ct,
+                            )
                             .await
                             .map_err(|e| e.to_string()),
                         Io::Tcp(r, w) => handler

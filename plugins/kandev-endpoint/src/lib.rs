@@ -16,18 +16,10 @@
 
 pub mod bridge;
 pub mod catalog;
-pub mod channel;
-pub mod diagnostics;
 pub mod endpoint;
-pub mod endpoint_test;
 pub mod observe;
-pub mod passthrough_probe;
-pub mod probe_support;
-pub mod process;
 pub mod sentinel;
-pub mod server_config;
 mod sse;
-pub mod sse_client;
 
 pub use endpoint::{ObservedEndpoint, bridge_next_to_current_exe};
 pub use sentinel::{SENTINEL_SERVER, SENTINEL_TOOL, Sentinel};

@@ -16,7 +16,6 @@ use futures::stream::{self, Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
-use crate::channel::ChannelTransport;
 use crate::endpoint::{Io, Spawn, random_hex};
 use crate::observe::{Connection, Observation};
 
@@ -77,10 +76,7 @@ pub(crate) async fn open(
             connection: Arc::clone(&connection),
         },
     );
-    (shared.spawn)(
-        connection,
-        Io::Channel(ChannelTransport::new(out_tx, in_rx)),
-    );
+    (shared.spawn)(connection, Io::Channel(out_tx, in_rx));
 
     let endpoint = Event::default()
         .event("endpoint")

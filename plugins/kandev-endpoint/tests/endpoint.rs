@@ -13,12 +13,12 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
 use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
-use tether_core::observer::{
-    Decision, Delivery, Endpoint, Harness, PlanContext, PluginDescriptor, ServerSpec,
-    TransportObserver,
-};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ServerSource, Transport, Trigger};
+use tether_core::{
+    Decision, Delivery, DriveMode, Endpoint, PlanContext, PluginDescriptor, ServerSpec,
+    TransportObserver,
+};
 use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL, sse_client};
 
 /// Delivers each server over the transport named by the agent kind.
@@ -29,7 +29,7 @@ impl TransportObserver for Pick {
         PluginDescriptor {
             name: "pick".into(),
             agent_kinds: vec!["http".into(), "sse".into(), "stdio".into()],
-            harness: Harness::Acp,
+            drive_mode: DriveMode::Acp,
             version: "0".into(),
         }
     }
@@ -72,7 +72,7 @@ fn begin(hub: &Hub, endpoint: &ObservedEndpoint, session: &str, transport: &str)
         session,
         "exec",
         transport,
-        Harness::Acp,
+        DriveMode::Acp,
         Trigger::Probe,
         vec![spec],
     );

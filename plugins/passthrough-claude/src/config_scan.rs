@@ -26,12 +26,12 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
-use tether_core::capabilities::{
+use tether_core::Endpoint;
+use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
     string_list, substitute,
 };
-use tether_core::observer::Endpoint;
-use tether_core::vocab::{ConfigScope, ReasonCode};
 
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "claude";
@@ -40,7 +40,7 @@ pub const HARNESS: &str = "claude";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ClaudeConfigScanner;
 
-tether_core::register_scanner!(ClaudeConfigScanner);
+tether_inventory::register_scanner!(ClaudeConfigScanner);
 
 /// Approval settings merged from every file that can hold them.
 #[derive(Default)]

@@ -24,12 +24,12 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
-    PluginDescriptor, ServerSpec, TransportObserver,
-};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
+use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
+};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-claude";
@@ -49,7 +49,7 @@ impl TransportObserver for PassthroughClaude {
         PluginDescriptor {
             name: PLUGIN_NAME.into(),
             agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
-            harness: Harness::Passthrough,
+            drive_mode: DriveMode::Passthrough,
             version: env!("CARGO_PKG_VERSION").into(),
         }
     }
@@ -243,7 +243,7 @@ mod tests {
     fn ctx(strict: bool) -> PlanContext {
         PlanContext {
             agent_kind: "claude".into(),
-            harness: Harness::Passthrough,
+            drive_mode: DriveMode::Passthrough,
             capabilities: PassthroughClaude.capabilities(),
             strict,
         }

@@ -10,11 +10,10 @@
 //! `bearer_token_env_var`, `env_vars`, `http_headers` and `env_http_headers`.
 
 use serde_json::{Map, Value};
-use tether_core::capabilities::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
-    string_list,
-};
 use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_inventory::{
+    ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput, string_list,
+};
 
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "codex";
@@ -23,40 +22,7 @@ pub const HARNESS: &str = "codex";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CodexConfigScanner;
 
-tether_core::register_scanner!(CodexConfigScanner);
-
-/// Parses Codex TOML into JSON values; the error names the line only, never
-/// content. Also used by `tether endpoint-test --config` for a `config.toml`.
-pub fn parse_toml_object(text: &str) -> Result<Map<String, Value>, String> {
-    let table = toml::from_str::<toml::Table>(text).map_err(|e| {
-        let at = e.span().map(|s| {
-            let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-            format!(" at line {line}")
-        });
-        format!("not valid TOML{}", at.unwrap_or_default())
-    })?;
-    match serde_json::to_value(table).map_err(|e| e.to_string())? {
-        Value::Object(map) => Ok(map),
-        _ => Err("the top level is not a table".into()),
-    }
-}
-
-/// Reads and parses a TOML file as JSON values; failures become error entries.
-fn read_toml(out: &mut ScanOutput, root: &ConfigRoot, rel: &str) -> Option<Map<String, Value>> {
-    let text = out.read(HARNESS, root, rel)?;
-    match parse_toml_object(&text) {
-        Ok(map) => Some(map),
-        Err(summary) => {
-            out.error(
-                HARNESS,
-                root.source(rel),
-                ReasonCode::InvalidConfig,
-                &summary,
-            );
-            None
-        }
-    }
-}
+tether_inventory::register_scanner!(CodexConfigScanner);
 
 /// How the user's config marks the project: trusted, untrusted, or not at all.
 fn project_trust(ctx: &ScanContext, user: Option<&Map<String, Value>>) -> Option<String> {
@@ -120,7 +86,7 @@ impl ConfigScanner for CodexConfigScanner {
 
     fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
         let codex_home = ctx.env_dir("CODEX_HOME", ".codex");
-        let user = read_toml(out, &codex_home, "config.toml");
+        let user = out.read_toml(HARNESS, &codex_home, "config.toml");
         let system = ctx.system_dir("/etc/codex");
         let add = |out: &mut ScanOutput,
                    doc: &Map<String, Value>,
@@ -144,7 +110,7 @@ impl ConfigScanner for CodexConfigScanner {
                 },
             );
         };
-        if let Some(doc) = read_toml(out, &system, "config.toml") {
+        if let Some(doc) = out.read_toml(HARNESS, &system, "config.toml") {
             add(
                 out,
                 &doc,
@@ -166,7 +132,7 @@ impl ConfigScanner for CodexConfigScanner {
             return;
         };
         let rel = ".codex/config.toml";
-        let Some(doc) = read_toml(out, &project, rel) else {
+        let Some(doc) = out.read_toml(HARNESS, &project, rel) else {
             return;
         };
         let user_source = codex_home.source("config.toml");

@@ -19,12 +19,12 @@ pub mod config_scan;
 
 use std::path::Path;
 
-use tether_core::observer::{
-    AgentCapabilities, Decision, Delivery, Endpoint, Harness, KeyValue, Plan, PlanContext,
-    PluginDescriptor, ServerSpec, TransportObserver,
-};
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
 use tether_core::vocab::{ReasonCode, Transport};
+use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
+};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-codex";
@@ -38,7 +38,7 @@ impl TransportObserver for PassthroughCodex {
         PluginDescriptor {
             name: PLUGIN_NAME.into(),
             agent_kinds: vec!["codex".into()],
-            harness: Harness::Passthrough,
+            drive_mode: DriveMode::Passthrough,
             version: env!("CARGO_PKG_VERSION").into(),
         }
     }

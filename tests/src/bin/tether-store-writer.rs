@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{Endpoint, Harness, ServerSpec};
 use tether_core::registry::Registry;
-use tether_core::store::sqlite::SqliteStore;
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
+use tether_core::{DriveMode, Endpoint, ServerSpec};
+use tether_store::SqliteStore;
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
@@ -47,7 +47,7 @@ fn main() {
                 &session,
                 "e",
                 "k",
-                Harness::Acp,
+                DriveMode::Acp,
                 Trigger::SessionNew,
                 vec![server.clone()],
             ))

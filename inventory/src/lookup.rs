@@ -8,13 +8,11 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tether_core::capabilities::{EntryDialect, entry_endpoint, parse_json_object, read_capped};
-use tether_core::observer::Endpoint;
+use tether_core::spec::Endpoint;
 use tether_core::vocab::ReasonCode;
-use tether_passthrough_codex::config_scan::parse_toml_object;
 
-/// Files larger than this are refused (the inventory's bound).
-pub use tether_core::capabilities::MAX_CONFIG_BYTES;
+use crate::dialect::{EntryDialect, entry_endpoint, parse_json_object, parse_toml_object};
+use crate::root::read_capped;
 
 /// Why a server could not be read from a configuration file.
 #[derive(Debug, thiserror::Error)]

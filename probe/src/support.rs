@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use tether_core::model::AttachmentAttempt;
-use tether_core::observer::{Endpoint, ServerSpec};
+use tether_core::history::AttachmentAttempt;
 use tether_core::sanitize;
+use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::{ServerSource, Transport};
 
-use crate::ObservedEndpoint;
-use crate::process::OutputTail;
+use tether_kandev_endpoint::ObservedEndpoint;
+use tether_process::OutputTail;
 
 /// Which transport the sentinel is offered over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,7 +189,7 @@ impl ProbeTarget {
     pub fn bridge(&self) -> PathBuf {
         self.bridge_program
             .clone()
-            .or_else(crate::bridge_next_to_current_exe)
+            .or_else(tether_kandev_endpoint::bridge_next_to_current_exe)
             .unwrap_or_else(|| PathBuf::from("tether-bridge"))
     }
 }

@@ -20,9 +20,10 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, TextContent,
 };
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
+use tether_core::history::AttachmentAttempt;
 use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
-use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
-use tether_core::observer::Harness;
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::plan::DriveMode;
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
     ProbeSession, Verdict, sentinel_facts, verdict_of,
@@ -32,16 +33,15 @@ use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport, Trigger};
 use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
 
-use tether_kandev_endpoint::probe_support::{
-    ProbeDirs, agent_env, requested_transport, resolve_program, scrubbed_tail, sentinel_spec,
-    with_exit, write_sentinel_markers,
+use tether_acp_structured::acp::{
+    FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines,
 };
-pub use tether_kandev_endpoint::probe_support::{
-    ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport,
-};
+use tether_process::{ChildGroup, ChildSpec};
 
-use crate::acp::{FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines};
-use crate::process::{AgentCommand, AgentProcess};
+use crate::support::{
+    ProbeDirs, ProbeOutcome, ProbeStep, ProbeTarget, agent_env, requested_transport,
+    resolve_program, scrubbed_tail, sentinel_spec, with_exit, write_sentinel_markers,
+};
 
 /// How long a probe that already has its evidence waits for the `session/new` answer.
 const SESSION_SETTLE: Duration = Duration::from_secs(2);
@@ -127,7 +127,10 @@ pub async fn run_probe(
         }
     };
     let mut registry = Registry::empty();
-    if let Err(err) = registry.add(Arc::new(crate::AcpStructured), PluginSource::Static) {
+    if let Err(err) = registry.add(
+        Arc::new(tether_acp_structured::AcpStructured),
+        PluginSource::Static,
+    ) {
         return failed(
             ReasonCode::ProcessStartFailed,
             err.to_string(),
@@ -140,14 +143,14 @@ pub async fn run_probe(
 
     // === The agent ===
     progress(ProbeStep::Spawning);
-    let command = AgentCommand {
+    let command = ChildSpec {
         program: resolve_program(&opts.target.program),
         args: opts.target.args.clone(),
         env: agent_env(&opts.target.env, opts.target.inherit_env, home.as_deref()),
         inherit_env: opts.target.inherit_env,
         cwd: cwd.clone(),
     };
-    let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
+    let (mut process, stdin, stdout) = match ChildGroup::spawn(&command) {
         Ok(spawned) => spawned,
         Err(err) => {
             let reason = err.reason_code();
@@ -385,7 +388,7 @@ fn drive<'a>(
                         );
                     }
                 };
-            let capabilities = crate::acp::capabilities_of(&init);
+            let capabilities = tether_acp_structured::acp::capabilities_of(&init);
 
             let mut auth_error = None;
             if let Some(method) = &opts.authenticate {
@@ -409,7 +412,7 @@ fn drive<'a>(
                 init.agent_info
                     .as_ref()
                     .map_or("acp-agent".to_owned(), |i| sanitize::name(&i.name)),
-                Harness::Acp,
+                DriveMode::Acp,
                 Trigger::Probe,
                 std::iter::once(spec)
                     .chain(opts.target.extra_servers.iter().cloned())

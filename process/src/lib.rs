@@ -1,6 +1,10 @@
-//! Agent processes: spawned in their own process group, with the environment
-//! given explicitly, stderr kept as a bounded tail, and the whole group killed
-//! at the end (grandchildren included).
+//! tether-process: the child processes Tether starts (agents under a probe,
+//! stdio MCP servers under an endpoint check), each in its own process group,
+//! with the environment given explicitly, stderr kept as a bounded tail, and
+//! the whole group killed at the end (grandchildren included).
+//!
+//! Architecture invariant: every [`ChildGroup`] is killed as a group: by
+//! [`ChildGroup::kill_group`], or on drop.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -79,7 +83,7 @@ use tokio::io::AsyncReadExt as _;
 
 /// What to run, and with what environment.
 #[derive(Clone)]
-pub struct AgentCommand {
+pub struct ChildSpec {
     /// The program.
     pub program: String,
     /// Its arguments.
@@ -92,10 +96,10 @@ pub struct AgentCommand {
     pub cwd: PathBuf,
 }
 
-impl std::fmt::Debug for AgentCommand {
+impl std::fmt::Debug for ChildSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Arguments and env values may carry secrets: only their number and names.
-        f.debug_struct("AgentCommand")
+        f.debug_struct("ChildSpec")
             .field(
                 "program",
                 &tether_core::sanitize::command_target(&self.program),
@@ -110,7 +114,7 @@ impl std::fmt::Debug for AgentCommand {
     }
 }
 
-/// Why an agent could not start.
+/// Why a child could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
     /// The program does not exist or is not executable.
@@ -139,25 +143,25 @@ impl SpawnError {
     }
 }
 
-/// A running agent in its own process group.
-pub struct AgentProcess {
+/// A running child (an agent or an MCP server) in its own process group.
+pub struct ChildGroup {
     child: Box<dyn ChildWrapper>,
     stderr: Arc<Mutex<OutputTail>>,
     exit: Option<ExitStatus>,
 }
 
-impl std::fmt::Debug for AgentProcess {
+impl std::fmt::Debug for ChildGroup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AgentProcess")
+        f.debug_struct("ChildGroup")
             .field("pid", &self.child.id())
             .field("exit", &self.exit)
             .finish_non_exhaustive()
     }
 }
 
-impl AgentProcess {
-    /// Spawns the agent with piped stdio; returns its stdin and stdout.
-    pub fn spawn(cmd: &AgentCommand) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
+impl ChildGroup {
+    /// Spawns the child with piped stdio; returns its stdin and stdout.
+    pub fn spawn(cmd: &ChildSpec) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
         let program = tether_core::sanitize::command_target(&cmd.program);
         let mut wrap = CommandWrap::with_new(&cmd.program, |c| {
             c.args(&cmd.args)
@@ -189,7 +193,7 @@ impl AgentProcess {
         }
         match (stdin, stdout) {
             (Some(stdin), Some(stdout)) => Ok((
-                AgentProcess {
+                ChildGroup {
                     child,
                     stderr: tail,
                     exit: None,
@@ -214,7 +218,7 @@ impl AgentProcess {
         Arc::clone(&self.stderr)
     }
 
-    /// The exit status, if the agent has exited.
+    /// The exit status, if the child has exited.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         if self.exit.is_none() {
             self.exit = self.child.try_wait().ok().flatten();
@@ -225,15 +229,15 @@ impl AgentProcess {
     /// Kills the whole process group and reaps it, within a bound.
     pub async fn kill_group(&mut self) -> Option<ExitStatus> {
         if let Err(err) = self.child.start_kill() {
-            tracing::debug!(%err, "killing the agent's process group");
+            tracing::debug!(%err, "killing the child's process group");
         }
         match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
             Ok(Ok(status)) => {
                 self.exit.get_or_insert(status);
             }
-            Ok(Err(err)) => tracing::debug!(%err, "reaping the agent"),
+            Ok(Err(err)) => tracing::debug!(%err, "reaping the child"),
             Err(_) => {
-                tracing::warn!("the agent's process group did not exit within 5 s of SIGKILL")
+                tracing::warn!("the child's process group did not exit within 5 s of SIGKILL")
             }
         }
         self.exit

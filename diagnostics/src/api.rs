@@ -1,4 +1,4 @@
-//! Session-scoped diagnostics for a host: the endpoint test and the agent's
+//! Session-scoped diagnostics for a host: the endpoint check and the agent's
 //! recent output, as explicit, authorized, bounded actions.
 //!
 //! - A caller names a session and a server; nothing else. The server is
@@ -15,22 +15,22 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tether_core::diagnostics::EndpointTestReport;
 use tether_core::hub::{AttemptHandle, EvidenceSink};
-use tether_core::model::{Evidence, Timestamp};
-use tether_core::observer::{Endpoint, ServerSpec};
+use tether_core::model::{EndpointTestResult, Evidence};
 use tether_core::sanitize::Scrubber;
+use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::EvidenceKind;
 use tokio_util::sync::CancellationToken;
 
-use crate::endpoint_test::{TestLimits, test_endpoint};
-use crate::process::OutputTail;
+use tether_process::OutputTail;
+
+use crate::endpoint_check::{CheckLimits, check_endpoint};
 
 /// What a caller asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiagnosticAction {
-    /// Run a bounded endpoint test.
-    TestEndpoint,
+    /// Run a bounded endpoint check.
+    CheckEndpoint,
     /// Read the agent's recent output.
     RecentOutput,
 }
@@ -127,7 +127,7 @@ struct SessionState {
 /// Diagnostics for the sessions a host runs.
 pub struct Diagnostics {
     authorizer: Arc<dyn Authorizer>,
-    limits: TestLimits,
+    limits: CheckLimits,
     sessions: Mutex<HashMap<String, SessionState>>,
 }
 
@@ -142,13 +142,13 @@ impl Diagnostics {
     pub fn new(authorizer: Arc<dyn Authorizer>) -> Self {
         Diagnostics {
             authorizer,
-            limits: TestLimits::default(),
+            limits: CheckLimits::default(),
             sessions: Mutex::new(HashMap::new()),
         }
     }
 
     /// With explicit endpoint-test limits.
-    pub fn with_limits(mut self, limits: TestLimits) -> Self {
+    pub fn with_limits(mut self, limits: CheckLimits) -> Self {
         self.limits = limits;
         self
     }
@@ -197,32 +197,32 @@ impl Diagnostics {
         self.sessions().remove(session_id);
     }
 
-    /// [`test_endpoint`](Self::test_endpoint) from a JSON request, as a
+    /// [`check_endpoint`](Self::check_endpoint) from a JSON request, as a
     /// frontend would send it; unknown fields (a URL, a command…) are refused.
-    pub async fn test_endpoint_json(
+    pub async fn check_endpoint_json(
         &self,
         principal: &str,
         request: &str,
-    ) -> Result<EndpointTestReport, DiagnosticsError> {
+    ) -> Result<EndpointTestResult, DiagnosticsError> {
         let request: EndpointTestRequest = serde_json::from_str(request)
             .map_err(|e| DiagnosticsError::InvalidRequest(e.to_string()))?;
-        self.test_endpoint(principal, request, CancellationToken::new())
+        self.check_endpoint(principal, request, CancellationToken::new())
             .await
     }
 
-    /// Runs a bounded endpoint test on a server of the session's effective
+    /// Runs a bounded endpoint check on a server of the session's effective
     /// configuration and stores the result as that row's `endpoint_test`.
-    pub async fn test_endpoint(
+    pub async fn check_endpoint(
         &self,
         principal: &str,
         request: EndpointTestRequest,
         cancel: CancellationToken,
-    ) -> Result<EndpointTestReport, DiagnosticsError> {
+    ) -> Result<EndpointTestResult, DiagnosticsError> {
         self.authorizer
             .authorize(
                 principal,
                 &request.session_id,
-                DiagnosticAction::TestEndpoint,
+                DiagnosticAction::CheckEndpoint,
             )
             .map_err(DiagnosticsError::Denied)?;
         let (endpoint, sink, name): (Endpoint, EvidenceSink, String) = {
@@ -247,14 +247,14 @@ impl Diagnostics {
                 })?;
             (endpoint, state.sink.clone(), spec.name.clone())
         };
-        let report = test_endpoint(&endpoint, self.limits, cancel).await;
-        let evidence = Evidence::new(EvidenceKind::EndpointTested, Timestamp::now())
+        let result = check_endpoint(&endpoint, self.limits, cancel).await;
+        let evidence = Evidence::new(EvidenceKind::EndpointTested, result.at)
             .server(name)
-            .endpoint_test(report.to_result(Timestamp::now()));
+            .endpoint_test(result.clone());
         if let Err(err) = sink.publish(evidence) {
             tracing::debug!(%err, "endpoint test result not stored");
         }
-        Ok(report)
+        Ok(result)
     }
 
     /// The live execution's recent output, scrubbed; never stored.

@@ -1,6 +1,7 @@
-//! The endpoint test: one bounded `initialize` + `tools/list` against one MCP
-//! server, over stdio (in its own process group), streamable HTTP or legacy
-//! SSE, with an rmcp client.
+//! The endpoint check (`tether endpoint-test`): one bounded `initialize` +
+//! `tools/list` against one MCP server, over stdio (in its own process group),
+//! streamable HTTP or legacy SSE, with an rmcp client. Its outcome is an
+//! [`EndpointTestResult`].
 //!
 //! Every phase has a timeout and the whole test can be cancelled. Whatever
 //! happens (success, error, timeout, cancellation, or the caller dropping the
@@ -20,23 +21,23 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
-use tether_core::diagnostics::{ENDPOINT_TEST_SCHEMA_VERSION, EndpointTestReport, ServerIdentity};
-use tether_core::observer::Endpoint;
+use tether_core::model::{EndpointTestResult, Timestamp};
 use tether_core::sanitize::Scrubber;
+use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::ReasonCode;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::channel::ChannelTransport;
-use crate::process::{AgentCommand, AgentProcess, OutputTail};
+use tether_process::{ChildGroup, ChildSpec, OutputTail};
+use tokio_util::sync::PollSender;
 
 /// How long output that is only garbage may go on before the test gives up.
 const GARBAGE_WINDOW: Duration = Duration::from_secs(3);
 
-/// Bounds of one endpoint test.
+/// Bounds of one endpoint check.
 #[derive(Debug, Clone, Copy)]
-pub struct TestLimits {
+pub struct CheckLimits {
     /// The whole test.
     pub timeout: Duration,
     /// The largest single message accepted.
@@ -49,9 +50,9 @@ pub struct TestLimits {
     pub max_pages: usize,
 }
 
-impl Default for TestLimits {
+impl Default for CheckLimits {
     fn default() -> Self {
-        TestLimits {
+        CheckLimits {
             timeout: Duration::from_secs(30),
             max_message_bytes: 8 * 1024 * 1024,
             max_total_bytes: 32 * 1024 * 1024,
@@ -75,8 +76,14 @@ impl Failure {
     }
 }
 
+/// serverInfo as the server gave it (scrubbed before it leaves).
+struct ServerInfo {
+    name: String,
+    version: Option<String>,
+}
+
 struct Success {
-    server: ServerIdentity,
+    server: ServerInfo,
     protocol_version: String,
     tool_count: u32,
 }
@@ -100,16 +107,28 @@ fn client_config() -> ClientConfig {
     )
 }
 
-/// Runs one endpoint test. `cancel` ends it early (reason `cancelled`).
-pub async fn test_endpoint(
+/// The endpoint a URL names: legacy SSE when `sse` is asked for or the path
+/// ends in `/sse` (the convention legacy servers follow), streamable HTTP
+/// otherwise.
+pub fn endpoint_for_url(url: &str, headers: Vec<KeyValue>, sse: bool) -> Endpoint {
+    let url = url.to_owned();
+    if sse || url.trim_end_matches('/').ends_with("/sse") {
+        Endpoint::Sse { url, headers }
+    } else {
+        Endpoint::Http { url, headers }
+    }
+}
+
+/// Runs one endpoint check. `cancel` ends it early (reason `cancelled`).
+pub async fn check_endpoint(
     endpoint: &Endpoint,
-    limits: TestLimits,
+    limits: CheckLimits,
     cancel: CancellationToken,
-) -> EndpointTestReport {
+) -> EndpointTestResult {
     let started = Instant::now();
     let scrubber = Scrubber::new().with_secrets(endpoint.secret_values());
     let deadline = tokio::time::Instant::now() + limits.timeout;
-    let mut stdio: Option<(AgentProcess, Arc<StdioSignals>)> = None;
+    let mut stdio: Option<(ChildGroup, Arc<StdioSignals>)> = None;
 
     let outcome = tokio::select! {
         _ = cancel.cancelled() => Err(Failure::new(ReasonCode::Cancelled, "the endpoint test was cancelled")),
@@ -139,30 +158,29 @@ pub async fn test_endpoint(
     };
 
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let base = EndpointTestReport {
-        schema_version: ENDPOINT_TEST_SCHEMA_VERSION,
+    let base = EndpointTestResult {
+        at: Timestamp::now(),
         succeeded: false,
         reason_code: None,
         summary: None,
         transport: endpoint.transport(),
         target: endpoint.target(),
-        server: None,
+        server_name: None,
+        server_version: None,
         protocol_version: None,
         tool_count: None,
         elapsed_ms,
     };
     match outcome {
-        Ok(ok) => EndpointTestReport {
+        Ok(ok) => EndpointTestResult {
             succeeded: true,
-            server: Some(ServerIdentity {
-                name: scrubber.name(&ok.server.name),
-                version: ok.server.version.map(|v| scrubber.name(&v)),
-            }),
+            server_name: Some(scrubber.name(&ok.server.name)),
+            server_version: ok.server.version.map(|v| scrubber.name(&v)),
             protocol_version: Some(scrubber.name(&ok.protocol_version)),
             tool_count: Some(ok.tool_count),
             ..base
         },
-        Err(f) => EndpointTestReport {
+        Err(f) => EndpointTestResult {
             reason_code: Some(f.reason),
             summary: Some(scrubber.summary(&f.summary)),
             ..base
@@ -172,8 +190,8 @@ pub async fn test_endpoint(
 
 async fn run(
     endpoint: &Endpoint,
-    limits: &TestLimits,
-    stdio: &mut Option<(AgentProcess, Arc<StdioSignals>)>,
+    limits: &CheckLimits,
+    stdio: &mut Option<(ChildGroup, Arc<StdioSignals>)>,
 ) -> Result<Success, Failure> {
     let client = match endpoint {
         Endpoint::Stdio {
@@ -186,7 +204,7 @@ async fn run(
                 Some(dir) => dir.into(),
                 None => std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()),
             };
-            let cmd = AgentCommand {
+            let cmd = ChildSpec {
                 program: command.clone(),
                 args: args.clone(),
                 env: env
@@ -196,7 +214,7 @@ async fn run(
                 inherit_env: true,
                 cwd,
             };
-            let (process, stdin, stdout) = AgentProcess::spawn(&cmd)
+            let (process, stdin, stdout) = ChildGroup::spawn(&cmd)
                 .map_err(|err| Failure::new(err.reason_code(), err.to_string()))?;
             let signals = Arc::new(StdioSignals::default());
             let transport = bounded_stdio(stdin, stdout, limits, Arc::clone(&signals));
@@ -240,7 +258,7 @@ async fn run(
                 .iter()
                 .map(|kv| (kv.name.clone(), kv.value.clone()))
                 .collect();
-            let transport = crate::sse_client::connect(url, &headers, limits.timeout)
+            let transport = tether_mcp_client::sse::connect(url, &headers, limits.timeout)
                 .await
                 .map_err(|e| classify_network(&e.to_string()))?;
             client_config()
@@ -254,7 +272,7 @@ async fn run(
     result
 }
 
-async fn list(client: &Client, limits: &TestLimits) -> Result<Success, Failure> {
+async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure> {
     let info = client
         .peer_info()
         .ok_or_else(|| Failure::new(ReasonCode::ProtocolError, "no initialize result"))?;
@@ -278,7 +296,7 @@ async fn list(client: &Client, limits: &TestLimits) -> Result<Success, Failure> 
             Some(next) => cursor = Some(next),
             None => {
                 return Ok(Success {
-                    server: ServerIdentity {
+                    server: ServerInfo {
                         name: info
                             .server_info
                             .as_ref()
@@ -420,10 +438,14 @@ fn explain_stdio(
 fn bounded_stdio(
     stdin: tokio::process::ChildStdin,
     stdout: tokio::process::ChildStdout,
-    limits: &TestLimits,
+    limits: &CheckLimits,
     signals: Arc<StdioSignals>,
-) -> ChannelTransport<RoleClient> {
-    let (to_client, from_server) = mpsc::channel::<ServerJsonRpcMessage>(16);
+) -> impl rmcp::transport::IntoTransport<
+    RoleClient,
+    tokio_util::sync::PollSendError<ClientJsonRpcMessage>,
+    rmcp::transport::sink_stream::TransportAdapterSinkStream,
+> {
+    let (to_client, mut from_server) = mpsc::channel::<ServerJsonRpcMessage>(16);
     let (to_server, mut from_client) = mpsc::channel::<ClientJsonRpcMessage>(16);
     let (max_message, max_total) = (limits.max_message_bytes, limits.max_total_bytes);
     tokio::spawn(async move {
@@ -501,5 +523,8 @@ fn bounded_stdio(
             }
         }
     });
-    ChannelTransport::new(to_server, from_server)
+    (
+        PollSender::new(to_server),
+        futures::stream::poll_fn(move |cx| from_server.poll_recv(cx)),
+    )
 }

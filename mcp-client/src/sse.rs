@@ -12,7 +12,7 @@ use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
-use crate::channel::ChannelTransport;
+use tokio_util::sync::{PollSendError, PollSender};
 
 /// The largest single SSE event accepted.
 pub const MAX_EVENT_BYTES: usize = 4 * 1024 * 1024;
@@ -104,7 +104,10 @@ pub async fn connect(
     sse_url: &str,
     headers: &[(String, String)],
     connect_timeout: Duration,
-) -> Result<ChannelTransport<RoleClient>, SseClientError> {
+) -> Result<
+    impl rmcp::transport::Transport<RoleClient, Error = PollSendError<ClientJsonRpcMessage>> + 'static,
+    SseClientError,
+> {
     let base = url::Url::parse(sse_url).map_err(|_| SseClientError::BadUrl)?;
     if !matches!(base.scheme(), "http" | "https") {
         return Err(SseClientError::BadUrl);
@@ -147,7 +150,7 @@ pub async fn connect(
     .await
     .map_err(|_| SseClientError::Timeout(connect_timeout))??;
 
-    let (to_client_tx, to_client_rx) = mpsc::channel::<ServerJsonRpcMessage>(64);
+    let (to_client_tx, mut to_client_rx) = mpsc::channel::<ServerJsonRpcMessage>(64);
     let (from_client_tx, mut from_client_rx) = mpsc::channel::<ClientJsonRpcMessage>(64);
 
     // Server → client: `message` events.
@@ -221,7 +224,10 @@ pub async fn connect(
         }
     });
 
-    Ok(ChannelTransport::new(from_client_tx, to_client_rx))
+    Ok(rmcp::transport::sink_stream::SinkStreamTransport::new(
+        PollSender::new(from_client_tx),
+        futures::stream::poll_fn(move |cx| to_client_rx.poll_recv(cx)),
+    ))
 }
 
 #[cfg(test)]

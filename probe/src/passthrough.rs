@@ -10,9 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tether_core::TransportObserver;
+use tether_core::history::AttachmentAttempt;
 use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
-use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
-use tether_core::observer::{Harness, TransportObserver};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::plan::DriveMode;
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeReport, ProbeSentinel, ProbeSession,
     Verdict, sentinel_facts, verdict_of,
@@ -22,12 +24,13 @@ use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Trigger};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
-use crate::ObservedEndpoint;
-use crate::probe_support::{
+use tether_kandev_endpoint::ObservedEndpoint;
+use tether_process::{ChildGroup, ChildSpec};
+
+use crate::support::{
     ProbeDirs, ProbeOutcome, ProbeStep, ProbeTarget, agent_env, requested_transport,
     resolve_program, scrubbed_tail, sentinel_spec, write_sentinel_markers,
 };
-use crate::process::{AgentCommand, AgentProcess};
 
 /// A stdout line longer than this is not read as a report.
 const MAX_REPORT_LINE: u64 = 4 * 1024 * 1024;
@@ -85,7 +88,7 @@ pub async fn run_passthrough_probe(
     let deadline = tokio::time::Instant::now() + opts.target.timeout;
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let requested = requested_transport(opts.target.transport);
-    let sentinel_name = crate::SENTINEL_SERVER;
+    let sentinel_name = tether_kandev_endpoint::SENTINEL_SERVER;
     let agent_failed = |reason: ReasonCode,
                         summary: String,
                         stderr: Vec<String>,
@@ -122,7 +125,7 @@ pub async fn run_passthrough_probe(
         }
     };
     let observer: Option<Arc<dyn TransportObserver>> = registry
-        .observer_for(&opts.kind, Harness::Passthrough)
+        .observer_for(&opts.kind, DriveMode::Passthrough)
         .cloned();
     let capabilities = observer
         .as_ref()
@@ -140,7 +143,7 @@ pub async fn run_passthrough_probe(
         "probe",
         "probe",
         opts.kind.clone(),
-        Harness::Passthrough,
+        DriveMode::Passthrough,
         Trigger::PassthroughStart,
         std::iter::once(sentinel_spec(&endpoint, opts.target.transport, &bridge))
             .chain(opts.target.extra_servers.iter().cloned())
@@ -216,9 +219,9 @@ pub async fn run_passthrough_probe(
             );
         }
     };
-    let ctx = tether_core::observer::PlanContext {
+    let ctx = tether_core::plan::PlanContext {
         agent_kind: opts.kind.clone(),
-        harness: Harness::Passthrough,
+        drive_mode: DriveMode::Passthrough,
         capabilities,
         strict: true,
     };
@@ -268,7 +271,7 @@ pub async fn run_passthrough_probe(
             .iter()
             .map(|kv| (kv.name.clone(), kv.value.clone())),
     );
-    let command = AgentCommand {
+    let command = ChildSpec {
         program: resolve_program(&opts.target.program),
         args: materialized
             .args
@@ -280,7 +283,7 @@ pub async fn run_passthrough_probe(
         inherit_env: opts.target.inherit_env,
         cwd: dirs.cwd.clone(),
     };
-    let (mut process, stdin, stdout) = match AgentProcess::spawn(&command) {
+    let (mut process, stdin, stdout) = match ChildGroup::spawn(&command) {
         Ok(spawned) => spawned,
         Err(err) => {
             let reason = err.reason_code();

@@ -1,0 +1,478 @@
+//! The configuration inventory document (`tether inventory --json`): every
+//! MCP server a user's harnesses know about, as the configuration files say
+//! now, with how far the configuration alone takes it (configured, enabled)
+//! and, when it stops, the precise reason; plus the changes between two
+//! snapshots.
+//!
+//! Only the document lives here. Reading configuration (scanners, safe file
+//! access, the dialect readers) is `tether-inventory`'s job.
+//!
+//! Architecture invariants:
+//! - a row never holds a value from the configuration: targets are origins or
+//!   command basenames, env and header entries are *names* only, sources are
+//!   `~/…`, `$PROJECT/…` or a system path;
+//! - configuration proves `configured` and `enabled` only (provenance
+//!   `current_config`); an endpoint test may fill `authenticated`,
+//!   `initialized` and `tools_listed` (provenance `endpoint_test`), and nothing
+//!   ever claims `model_visible`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{EndpointTestResult, ProvenanceCode, StageObservation, Timestamp};
+use crate::spec::Endpoint;
+use crate::vocab::{ConfigScope, CwdClass, EnvClass, ReasonCode, StageState, Transport};
+
+/// The version of the inventory document this build writes.
+pub const INVENTORY_SCHEMA_VERSION: u32 = 1;
+
+// ---------------------------------------------------------------------------
+// The document
+// ---------------------------------------------------------------------------
+
+/// The stages an inventory row can speak to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Each stage is the same [`StageObservation`] attachment rows use: a state,
+/// what showed it, and when.
+pub struct InventoryStages {
+    /// A configuration file names the server.
+    pub configured: StageObservation,
+    /// The configuration (approvals, policy, trust, toggles) lets it run.
+    pub enabled: StageObservation,
+    /// The server accepted the credentials it was given (endpoint test only).
+    pub authenticated: StageObservation,
+    /// `initialize` completed (endpoint test only).
+    pub initialized: StageObservation,
+    /// `tools/list` answered (endpoint test only).
+    pub tools_listed: StageObservation,
+    /// The model could see its tools: only an agent session can show this,
+    /// so the inventory always leaves it unknown.
+    pub model_visible: StageObservation,
+}
+
+/// A stage the configuration read at `at` shows (`yes` or `no`, provenance
+/// `current_config`).
+pub fn from_config(yes: bool, at: Timestamp) -> StageObservation {
+    let state = if yes { StageState::Yes } else { StageState::No };
+    StageObservation::shown(state, ProvenanceCode::CurrentConfig, at)
+}
+
+impl InventoryStages {
+    /// Configured (by the configuration read at `at`), with `enabled` as the
+    /// configuration showed it; every later stage unknown.
+    pub fn configured(enabled: StageObservation, at: Timestamp) -> Self {
+        InventoryStages {
+            configured: from_config(true, at),
+            enabled,
+            authenticated: StageObservation::default(),
+            initialized: StageObservation::default(),
+            tools_listed: StageObservation::default(),
+            model_visible: StageObservation::default(),
+        }
+    }
+}
+
+/// An environment variable the server gets, by name only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EnvKey {
+    /// The variable's name (sanitized); never its value.
+    pub name: String,
+    /// secret_like or plain, from the name alone.
+    pub class: EnvClass,
+}
+
+/// Safe diagnostics: names and classes, never values.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RowDiagnostics {
+    /// A stdio server's command, basename only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Whether that command resolves (on PATH, or as a path) here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_resolves: Option<bool>,
+    /// Where a stdio server's working directory points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<CwdClass>,
+    /// Environment variables it gets or forwards, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvKey>,
+    /// HTTP header names it sends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<String>,
+    /// Tools an allow list keeps (names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_tools: Option<Vec<String>>,
+    /// Tools a deny list hides (names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_tools: Vec<String>,
+    /// Other settings worth knowing (`required`, timeouts, trust), as `key=value` of non-secret settings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
+}
+
+/// One server, in one harness, in one scope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InventoryRow {
+    /// claude, codex, opencode, cursor, gemini (or a third party's harness).
+    pub harness: String,
+    /// user, project, local, plugin, managed or system.
+    pub scope: ConfigScope,
+    /// The server's name in that configuration (sanitized).
+    pub name: String,
+    /// stdio, http or sse.
+    pub transport: Transport,
+    /// Sanitized: `scheme://host[:port]` or the command's basename.
+    pub target: String,
+    /// How far the configuration (and, with `--test`, an endpoint test) got.
+    pub stages: InventoryStages,
+    /// Why it stops, when it does.
+    pub reason_code: Option<ReasonCode>,
+    /// One sanitized sentence about the reason (which list, which file).
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// The file, as `~/…`, `$PROJECT/…` or a system path.
+    pub source: String,
+    /// Names and classes only.
+    #[serde(default)]
+    pub diagnostics: RowDiagnostics,
+    /// The endpoint test, with `--test`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_test: Option<EndpointTestResult>,
+    /// The real endpoint, in memory only (for `--test`); never serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub endpoint: Option<Endpoint>,
+}
+
+impl InventoryRow {
+    /// Whether the configuration lets it run.
+    pub fn is_enabled(&self) -> bool {
+        self.stages.enabled.state == StageState::Yes
+    }
+
+    /// The identity used to compare snapshots.
+    pub fn key(&self) -> (String, String, String, String) {
+        (
+            self.harness.clone(),
+            self.scope.to_string(),
+            self.name.clone(),
+            self.source.clone(),
+        )
+    }
+
+    /// Fills the endpoint-tested stages from a test result.
+    pub fn apply_test(&mut self, test: EndpointTestResult) {
+        let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, test.at);
+        let stages = &mut self.stages;
+        if test.succeeded {
+            stages.authenticated = tested(StageState::Yes);
+            stages.initialized = tested(StageState::Yes);
+            stages.tools_listed = tested(StageState::Yes);
+        } else {
+            let reason = test.reason_code.clone();
+            // A test that ran out of time or was stopped shows nothing either way.
+            let inconclusive = matches!(
+                reason,
+                Some(ReasonCode::Timeout) | Some(ReasonCode::Cancelled) | None
+            );
+            let initialized = test.server_name.is_some() || test.protocol_version.is_some();
+            stages.initialized = if initialized {
+                tested(StageState::Yes)
+            } else if inconclusive {
+                StageObservation::default()
+            } else {
+                tested(StageState::No)
+            };
+            stages.tools_listed = if inconclusive {
+                StageObservation::default()
+            } else {
+                tested(StageState::No)
+            };
+            stages.authenticated = match reason {
+                Some(ReasonCode::AuthRequired) => tested(StageState::No),
+                _ if initialized => tested(StageState::Yes),
+                _ => StageObservation::default(),
+            };
+            if self.reason_code.is_none() {
+                self.reason_code = test.reason_code.clone();
+                self.summary = test.summary.clone();
+            }
+        }
+        self.endpoint_test = Some(test);
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct InventoryError {
+    /// The harness whose file it is.
+    pub harness: String,
+    /// The file, as `~/…`, `$PROJECT/…` or a system path.
+    pub source: String,
+    /// invalid_config, file_too_large, unreadable, symlink_outside_root, symlink_loop, …
+    pub reason_code: ReasonCode,
+    /// Sanitized, at most 256 bytes; never file content.
+    pub summary: String,
+}
+
+/// `tether inventory --json`: exactly one document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "Inventory")]
+pub struct InventoryDocument {
+    /// The document's schema version.
+    pub schema_version: u32,
+    /// When the configuration was read (ms since the epoch).
+    #[serde(default)]
+    pub taken_at: Option<Timestamp>,
+    /// One row per server per harness and scope.
+    pub rows: Vec<InventoryRow>,
+    /// Files that could not be used.
+    pub errors: Vec<InventoryError>,
+}
+
+impl InventoryDocument {
+    /// Only one harness's rows and errors (what a host attaches to that agent's attempt).
+    pub fn for_harness(&self, harness: &str) -> InventoryDocument {
+        InventoryDocument {
+            schema_version: self.schema_version,
+            taken_at: self.taken_at,
+            rows: self
+                .rows
+                .iter()
+                .filter(|r| r.harness == harness)
+                .cloned()
+                .collect(),
+            errors: self
+                .errors
+                .iter()
+                .filter(|e| e.harness == harness)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots and their differences
+// ---------------------------------------------------------------------------
+
+/// One changed field of a row present in both snapshots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FieldChange {
+    /// transport, target, reason_code or a stage name.
+    pub field: String,
+    /// The value before (display form).
+    pub before: String,
+    /// The value after.
+    pub after: String,
+}
+
+/// A row present in both snapshots whose state changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ChangedRow {
+    /// Harness.
+    pub harness: String,
+    /// Scope.
+    pub scope: ConfigScope,
+    /// Server name.
+    pub name: String,
+    /// Source file.
+    pub source: String,
+    /// What changed.
+    pub changes: Vec<FieldChange>,
+}
+
+/// A recorded snapshot's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SnapshotRef {
+    /// The store's id for it.
+    pub id: i64,
+    /// When it was taken.
+    pub taken_at: Timestamp,
+}
+
+/// `tether inventory --changes --json`: what changed between two snapshots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "InventoryChanges")]
+pub struct InventoryChanges {
+    /// The document's schema version.
+    pub schema_version: u32,
+    /// The older snapshot (null when only one exists).
+    pub from: Option<SnapshotRef>,
+    /// The newer snapshot.
+    pub to: Option<SnapshotRef>,
+    /// Rows only in the newer snapshot.
+    pub added: Vec<InventoryRow>,
+    /// Rows only in the older snapshot.
+    pub removed: Vec<InventoryRow>,
+    /// Rows in both whose state changed.
+    pub changed: Vec<ChangedRow>,
+}
+
+impl InventoryChanges {
+    /// What changed from the snapshot `before` to the snapshot `after`. With
+    /// no earlier snapshot, everything in `after` is added and `from` is null.
+    pub fn between(
+        before: Option<(SnapshotRef, &InventoryDocument)>,
+        after: (SnapshotRef, &InventoryDocument),
+    ) -> Self {
+        let empty = InventoryDocument {
+            schema_version: after.1.schema_version,
+            taken_at: None,
+            rows: vec![],
+            errors: vec![],
+        };
+        let (from, before) = match before {
+            Some((r, d)) => (Some(r), d),
+            None => (None, &empty),
+        };
+        let mut changes = diff(before, after.1);
+        changes.from = from;
+        changes.to = Some(after.0);
+        changes
+    }
+}
+
+fn stage_word(value: &StageObservation) -> String {
+    match value.provenance {
+        Some(p) => format!("{} ({})", value.state.as_str(), p.word()),
+        None => value.state.as_str().to_owned(),
+    }
+}
+
+/// The diagnostics that differ, field by field, in a compact display form.
+fn diagnostics_fields(
+    a: &RowDiagnostics,
+    b: &RowDiagnostics,
+) -> Vec<(&'static str, String, String)> {
+    fn opt<T: ToString>(v: &Option<T>) -> String {
+        v.as_ref()
+            .map_or_else(|| "-".to_owned(), ToString::to_string)
+    }
+    fn list(v: &[String]) -> String {
+        if v.is_empty() {
+            "-".to_owned()
+        } else {
+            v.join(",")
+        }
+    }
+    let env = |d: &RowDiagnostics| {
+        list(
+            &d.env
+                .iter()
+                .map(|e| format!("{}({})", e.name, e.class.as_str()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let include = |d: &RowDiagnostics| {
+        d.include_tools
+            .as_deref()
+            .map_or_else(|| "all".to_owned(), list)
+    };
+    [
+        ("diagnostics.command", opt(&a.command), opt(&b.command)),
+        (
+            "diagnostics.command_resolves",
+            opt(&a.command_resolves),
+            opt(&b.command_resolves),
+        ),
+        (
+            "diagnostics.cwd",
+            opt(&a.cwd.map(|c| c.as_str())),
+            opt(&b.cwd.map(|c| c.as_str())),
+        ),
+        ("diagnostics.env", env(a), env(b)),
+        ("diagnostics.headers", list(&a.headers), list(&b.headers)),
+        ("diagnostics.include_tools", include(a), include(b)),
+        (
+            "diagnostics.exclude_tools",
+            list(&a.exclude_tools),
+            list(&b.exclude_tools),
+        ),
+        ("diagnostics.settings", list(&a.settings), list(&b.settings)),
+    ]
+    .into_iter()
+    .filter(|(_, x, y)| x != y)
+    .collect()
+}
+
+/// The differences between two inventories, rows matched by harness, scope, name and source.
+pub fn diff(before: &InventoryDocument, after: &InventoryDocument) -> InventoryChanges {
+    let old: BTreeMap<_, _> = before.rows.iter().map(|r| (r.key(), r)).collect();
+    let new: BTreeMap<_, _> = after.rows.iter().map(|r| (r.key(), r)).collect();
+    let added = new
+        .iter()
+        .filter(|(k, _)| !old.contains_key(*k))
+        .map(|(_, r)| (*r).clone())
+        .collect();
+    let removed = old
+        .iter()
+        .filter(|(k, _)| !new.contains_key(*k))
+        .map(|(_, r)| (*r).clone())
+        .collect();
+    let mut changed = Vec::new();
+    for (key, a) in &old {
+        let Some(b) = new.get(key) else { continue };
+        let mut changes = Vec::new();
+        let mut field = |name: &str, x: String, y: String| {
+            if x != y {
+                changes.push(FieldChange {
+                    field: name.to_owned(),
+                    before: x,
+                    after: y,
+                });
+            }
+        };
+        field(
+            "transport",
+            a.transport.to_string(),
+            b.transport.to_string(),
+        );
+        field("target", a.target.clone(), b.target.clone());
+        let reason = |r: &InventoryRow| {
+            r.reason_code
+                .as_ref()
+                .map_or_else(|| "none".to_owned(), ToString::to_string)
+        };
+        field("reason_code", reason(a), reason(b));
+        for (name, x, y) in [
+            ("configured", &a.stages.configured, &b.stages.configured),
+            ("enabled", &a.stages.enabled, &b.stages.enabled),
+            (
+                "authenticated",
+                &a.stages.authenticated,
+                &b.stages.authenticated,
+            ),
+            ("initialized", &a.stages.initialized, &b.stages.initialized),
+            (
+                "tools_listed",
+                &a.stages.tools_listed,
+                &b.stages.tools_listed,
+            ),
+        ] {
+            field(name, stage_word(x), stage_word(y));
+        }
+        for (name, x, y) in diagnostics_fields(&a.diagnostics, &b.diagnostics) {
+            field(name, x, y);
+        }
+        if !changes.is_empty() {
+            changed.push(ChangedRow {
+                harness: b.harness.clone(),
+                scope: b.scope.clone(),
+                name: b.name.clone(),
+                source: b.source.clone(),
+                changes,
+            });
+        }
+    }
+    InventoryChanges {
+        schema_version: INVENTORY_SCHEMA_VERSION,
+        from: None,
+        to: None,
+        added,
+        removed,
+        changed,
+    }
+}

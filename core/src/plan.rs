@@ -1,0 +1,233 @@
+//! A plugin's decisions and the plan they make: one decision per configured
+//! server (deliver, filter or unavailable), what the agent advertised, and the
+//! sanitized rows the history stores.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::reducer::PlannedRow;
+use crate::sanitize::{self, Scrubber};
+use crate::spec::{Endpoint, ServerSpec};
+use crate::vocab::{DecisionKind, ReasonCode, Transport};
+
+/// How a delivered server reaches the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// An entry in ACP `session/new`/`load` `mcpServers`.
+    AcpMcpServers,
+    /// A configuration file the host writes for the agent.
+    ConfigFile,
+    /// Command-line arguments.
+    Arguments,
+    /// Environment variables.
+    Environment,
+}
+
+/// A plugin's answer for one server. There is no "nothing".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Offer it over `transport` (one of the server's endpoints), by `via`.
+    Deliver {
+        /// The transport chosen.
+        transport: Transport,
+        /// How it reaches the agent.
+        via: Delivery,
+    },
+    /// Leave it out on purpose.
+    Filter {
+        /// Stable reason.
+        reason_code: ReasonCode,
+        /// Optional detail (sanitized before storage).
+        #[serde(default)]
+        summary: Option<String>,
+    },
+    /// It cannot be offered.
+    Unavailable {
+        /// Stable reason.
+        reason_code: ReasonCode,
+        /// Optional detail (sanitized before storage).
+        #[serde(default)]
+        summary: Option<String>,
+    },
+}
+
+impl Decision {
+    /// A filter decision without detail.
+    pub fn filter(reason_code: ReasonCode) -> Self {
+        Decision::Filter {
+            reason_code,
+            summary: None,
+        }
+    }
+
+    /// An unavailable decision with detail.
+    pub fn unavailable(reason_code: ReasonCode, summary: impl Into<String>) -> Self {
+        Decision::Unavailable {
+            reason_code,
+            summary: Some(summary.into()),
+        }
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> DecisionKind {
+        match self {
+            Decision::Deliver { .. } => DecisionKind::Deliver,
+            Decision::Filter { .. } => DecisionKind::Filter,
+            Decision::Unavailable { .. } => DecisionKind::Unavailable,
+        }
+    }
+}
+
+/// How Tether drives an agent kind: over ACP, or as a plain process it
+/// hands files, arguments and environment (passthrough). Not to be confused
+/// with a *harness* in the inventory (claude, codex, …), which names a product.
+///
+/// Serialized as `"acp"`/`"passthrough"` under the key `harness`, as the
+/// plugin listing and the dynamic plugin boundary have always spelled it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum DriveMode {
+    /// Spoken to over ACP.
+    Acp,
+    /// Run as a plain process; MCP servers go through files, args or env.
+    Passthrough,
+}
+
+impl DriveMode {
+    /// `acp` or `passthrough`, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriveMode::Acp => "acp",
+            DriveMode::Passthrough => "passthrough",
+        }
+    }
+}
+
+/// What the agent says it can take. `None` means it did not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentCapabilities {
+    /// Streamable HTTP MCP servers.
+    #[serde(default)]
+    pub http: Option<bool>,
+    /// Legacy SSE MCP servers.
+    #[serde(default)]
+    pub sse: Option<bool>,
+    /// `session/load`.
+    #[serde(default)]
+    pub load_session: Option<bool>,
+}
+
+/// Everything a plugin may consider when deciding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanContext {
+    /// The agent kind being planned for.
+    pub agent_kind: String,
+    /// How it is driven.
+    #[serde(rename = "harness")]
+    pub drive_mode: DriveMode,
+    /// What it advertised.
+    #[serde(default)]
+    pub capabilities: AgentCapabilities,
+    /// Ask the agent to use only the delivered servers (for example `--strict-mcp-config`).
+    #[serde(default)]
+    pub strict: bool,
+}
+
+/// A plugin's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PluginDescriptor {
+    /// Unique plugin name, for example `acp-structured`.
+    pub name: String,
+    /// The agent kinds it handles.
+    pub agent_kinds: Vec<String>,
+    /// How those agents are driven.
+    #[serde(rename = "harness")]
+    pub drive_mode: DriveMode,
+    /// The plugin's own version.
+    pub version: String,
+}
+
+/// One server of a plan: its configuration, the decision, and the chosen endpoint.
+///
+/// Serializable only to cross a plugin boundary (it holds secrets).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlannedServer {
+    /// The configuration (holds secrets; never stored).
+    pub spec: ServerSpec,
+    /// The decision.
+    pub decision: Decision,
+    /// Index into `spec.endpoints` when delivered.
+    pub chosen: Option<usize>,
+}
+
+impl PlannedServer {
+    /// The endpoint to deliver, when the decision is deliver.
+    pub fn chosen_endpoint(&self) -> Option<&Endpoint> {
+        self.chosen.and_then(|i| self.spec.endpoints.get(i))
+    }
+
+    /// The sanitized row the history stores.
+    pub fn row(&self) -> PlannedRow {
+        let scrubber = self.spec.scrubber();
+        let endpoint = self
+            .chosen_endpoint()
+            .or_else(|| self.spec.endpoints.first());
+        let (reason_code, summary) = match &self.decision {
+            Decision::Deliver { .. } => (None, None),
+            Decision::Filter {
+                reason_code,
+                summary,
+            }
+            | Decision::Unavailable {
+                reason_code,
+                summary,
+            } => (
+                Some(reason_code.clone()),
+                summary.as_deref().map(|s| scrubber.summary(s)),
+            ),
+        };
+        PlannedRow {
+            name: sanitize::name(&self.spec.name),
+            source: self.spec.source.clone(),
+            transport: endpoint.map_or(Transport::Other("none".into()), Endpoint::transport),
+            target: endpoint.map_or_else(|| "none".to_owned(), Endpoint::target),
+            decision: self.decision.kind(),
+            reason_code,
+            summary,
+        }
+    }
+}
+
+/// The decisions for one attempt, in configuration order, one per server.
+///
+/// Serializable only to cross a plugin boundary (it holds secrets).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Plan {
+    /// Every configured server, each with a decision.
+    pub servers: Vec<PlannedServer>,
+}
+
+impl Plan {
+    /// The servers to deliver, with the endpoint chosen for each.
+    pub fn delivered(&self) -> impl Iterator<Item = (&PlannedServer, &Endpoint)> {
+        self.servers
+            .iter()
+            .filter_map(|p| p.chosen_endpoint().map(|e| (p, e)))
+    }
+
+    /// The sanitized rows.
+    pub fn rows(&self) -> Vec<PlannedRow> {
+        self.servers.iter().map(PlannedServer::row).collect()
+    }
+
+    /// A scrubber that knows every secret in this plan.
+    pub fn scrubber(&self) -> Scrubber {
+        self.servers
+            .iter()
+            .fold(Scrubber::new(), |acc, p| acc.merge(&p.spec.scrubber()))
+    }
+}

@@ -1,0 +1,210 @@
+//! What a host configured: the MCP servers of an attempt and the ways to
+//! reach them. These types hold secrets (env values, header values, arguments,
+//! URL userinfo, paths and queries); they are never stored, printed or copied,
+//! and reach a history only through [`PlannedServer::row`](crate::plan::PlannedServer::row),
+//! which sanitizes.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::sanitize::{self, Scrubber};
+use crate::vocab::{ServerSource, Transport};
+
+/// A `name: value` pair whose value is secret (an env var or an HTTP header).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct KeyValue {
+    /// The key; stored only as a name.
+    pub name: String,
+    /// The value; never stored, printed or copied.
+    pub value: String,
+}
+
+impl KeyValue {
+    /// A pair.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        KeyValue {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+}
+
+impl fmt::Debug for KeyValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}=[redacted]", self.name)
+    }
+}
+
+/// One way to reach an MCP server. Holds secrets: it is never stored.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "transport", rename_all = "snake_case")]
+pub enum Endpoint {
+    /// A child process speaking MCP on stdio.
+    Stdio {
+        /// The command.
+        command: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Extra environment.
+        #[serde(default)]
+        env: Vec<KeyValue>,
+        /// Working directory.
+        #[serde(default)]
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The URL.
+        url: String,
+        /// Headers to send.
+        #[serde(default)]
+        headers: Vec<KeyValue>,
+    },
+    /// Legacy HTTP+SSE.
+    Sse {
+        /// The SSE URL.
+        url: String,
+        /// Headers to send.
+        #[serde(default)]
+        headers: Vec<KeyValue>,
+    },
+}
+
+impl Endpoint {
+    /// Its transport.
+    pub fn transport(&self) -> Transport {
+        match self {
+            Endpoint::Stdio { .. } => Transport::Stdio,
+            Endpoint::Http { .. } => Transport::Http,
+            Endpoint::Sse { .. } => Transport::Sse,
+        }
+    }
+
+    /// Its sanitized target: `scheme://host[:port]` or the command's basename.
+    pub fn target(&self) -> String {
+        match self {
+            Endpoint::Stdio { command, .. } => sanitize::command_target(command),
+            Endpoint::Http { url, .. } | Endpoint::Sse { url, .. } => sanitize::network_target(url),
+        }
+    }
+
+    /// Every value here that must never leave: args, env and header values, URL parts.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        match self {
+            Endpoint::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                // Directories of the command and cwd can name users and projects.
+                if let Some((dir, _)) = command.rsplit_once(['/', '\\']) {
+                    out.push(dir.to_owned());
+                }
+                out.extend(args.iter().cloned());
+                out.extend(env.iter().map(|kv| kv.value.clone()));
+                out.extend(cwd.iter().cloned());
+            }
+            Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
+                for kv in headers {
+                    out.push(kv.value.clone());
+                    // "Bearer <token>": the token alone may be echoed too.
+                    out.extend(
+                        kv.value
+                            .split_whitespace()
+                            .filter(|part| !is_auth_scheme(part))
+                            .map(str::to_owned),
+                    );
+                }
+                out.extend(url_secrets(url));
+            }
+        }
+        out
+    }
+}
+
+fn is_auth_scheme(word: &str) -> bool {
+    ["bearer", "basic", "digest", "token"]
+        .iter()
+        .any(|scheme| word.eq_ignore_ascii_case(scheme))
+}
+
+fn url_secrets(raw: &str) -> Vec<String> {
+    let Ok(url) = url::Url::parse(raw) else {
+        // An unparseable URL is treated as secret whole.
+        return vec![raw.to_owned()];
+    };
+    let mut out = Vec::new();
+    if !url.username().is_empty() {
+        out.push(url.username().to_owned());
+    }
+    out.extend(url.password().map(str::to_owned));
+    if url.path() != "/" {
+        out.push(url.path().to_owned());
+    }
+    out.extend(url.query().map(str::to_owned));
+    out.extend(url.query_pairs().map(|(_, v)| v.into_owned()));
+    out.extend(url.fragment().map(str::to_owned));
+    out
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({})", self.transport(), self.target())
+    }
+}
+
+/// One configured MCP server, as the host knows it. Holds secrets: never stored.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerSpec {
+    /// The server's name.
+    pub name: String,
+    /// Who configured it.
+    pub source: ServerSource,
+    /// Ways to reach it, most preferred first; a plugin delivers at most one.
+    pub endpoints: Vec<Endpoint>,
+}
+
+impl fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerSpec")
+            .field("name", &self.name)
+            .field("source", &self.source)
+            .field("endpoints", &self.endpoints)
+            .finish()
+    }
+}
+
+impl ServerSpec {
+    /// A server reachable one way.
+    pub fn new(name: impl Into<String>, source: ServerSource, endpoint: Endpoint) -> Self {
+        ServerSpec {
+            name: name.into(),
+            source,
+            endpoints: vec![endpoint],
+        }
+    }
+
+    /// Adds a less preferred way to reach the same server.
+    pub fn or(mut self, endpoint: Endpoint) -> Self {
+        self.endpoints.push(endpoint);
+        self
+    }
+
+    /// The first endpoint of a transport, with its index.
+    pub fn endpoint_for(&self, transport: &Transport) -> Option<(usize, &Endpoint)> {
+        self.endpoints
+            .iter()
+            .enumerate()
+            .find(|(_, e)| &e.transport() == transport)
+    }
+
+    /// A scrubber that knows this server's secret values.
+    pub fn scrubber(&self) -> Scrubber {
+        Scrubber::new().with_secrets(self.endpoints.iter().flat_map(Endpoint::secret_values))
+    }
+}

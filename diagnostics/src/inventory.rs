@@ -1,0 +1,30 @@
+//! Endpoint checks over an inventory (`tether inventory --test`): the rows
+//! [`tether_inventory::testing`] picks, each checked with [`check_endpoint`].
+
+use std::path::Path;
+
+use tether_core::inventory::InventoryDocument;
+use tether_inventory::testing::{TestProgress, test_rows};
+use tokio_util::sync::CancellationToken;
+
+use crate::endpoint_check::{CheckLimits, check_endpoint};
+
+/// Checks every enabled row whose command resolves (a stdio server without a
+/// `cwd` runs in `project`), at most `concurrency` at once, and fills each
+/// row's endpoint-tested stages. `progress` hears of every start and finish;
+/// `cancel` stops the checks still running (they end as `cancelled`).
+/// Returns whether any check failed.
+pub async fn check_inventory(
+    document: &mut InventoryDocument,
+    project: Option<&Path>,
+    limits: CheckLimits,
+    concurrency: usize,
+    progress: Option<tokio::sync::watch::Sender<TestProgress>>,
+    cancel: CancellationToken,
+) -> bool {
+    test_rows(document, project, concurrency, progress, |endpoint| {
+        let cancel = cancel.clone();
+        async move { check_endpoint(&endpoint, limits, cancel).await }
+    })
+    .await
+}

@@ -1,0 +1,23 @@
+//! tether-diagnostics: what a developer or a host runs on demand to find out
+//! whether one MCP server answers.
+//!
+//! - [`endpoint_check`]: the bounded `initialize` + `tools/list` against one
+//!   server ([`check_endpoint`]), behind `tether endpoint-test` and
+//!   `tether inventory --test`; its outcome is an
+//!   [`EndpointTestResult`](tether_core::EndpointTestResult);
+//! - [`inventory`]: endpoint checks over a whole inventory, a few at a time;
+//! - [`api`]: the host's diagnostics API ([`Diagnostics`]): the authorizer
+//!   first, server *names* only, results stored as `endpoint_tested`
+//!   evidence, and the live execution's recent output on demand.
+//!
+//! Architecture invariant: an endpoint check proves reachability only. Its
+//! result is stored as `endpoint_test` and never moves a stage or a status of
+//! an attachment row; the diagnostics API never accepts a target (a URL, a
+//! command, headers or env) from its caller.
+
+pub mod api;
+pub mod endpoint_check;
+pub mod inventory;
+
+pub use api::{Authorizer, DiagnosticAction, Diagnostics, DiagnosticsError};
+pub use endpoint_check::{CheckLimits, check_endpoint, endpoint_for_url};

@@ -1,0 +1,51 @@
+//! tether-inventory: reading MCP server configuration safely.
+//!
+//! The kit every configuration scanner is written with, and the runner behind
+//! `tether inventory`. The document it produces
+//! ([`InventoryDocument`](tether_core::inventory::InventoryDocument)) is part
+//! of the core contract; reading files is this crate's job:
+//! - [`scan`]: the [`ConfigScanner`] trait a harness plugin implements
+//!   (registered with [`register_scanner!`]), and [`scan_all`];
+//! - [`context`]: what a scan runs against ([`ScanContext`]: home, project,
+//!   system root and environment, read once);
+//! - [`root`]: [`ConfigRoot`], the only way scanners read files;
+//! - [`rows`]: the row builder ([`ScanOutput`]) that turns a found server
+//!   into a sanitized row;
+//! - [`dialect`]: JSON, JSONC and TOML parsing and one server-entry reader
+//!   per harness dialect ([`entry_endpoint`]);
+//! - [`lookup`]: one named server from a file a user names
+//!   (`tether endpoint-test --config`);
+//! - [`testing`]: which rows an endpoint test covers and running those tests a
+//!   few at a time, with whatever tester the host supplies.
+//!
+//! Architecture invariants:
+//! - files are read only inside the root being scanned (symlinks that leave it
+//!   are reported, not followed), at most 1 MiB, never blocking on special
+//!   files;
+//! - bad input becomes an [`InventoryError`](tether_core::inventory::InventoryError),
+//!   never a panic and never a lost row from another file;
+//! - a row never holds a value from the configuration (see
+//!   [`tether_core::inventory`]).
+
+pub mod context;
+pub mod dialect;
+pub mod lookup;
+pub mod root;
+pub mod rows;
+pub mod scan;
+pub mod testing;
+
+pub use context::ScanContext;
+pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substitute};
+pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};
+pub use rows::{Enablement, FoundServer, ScanOutput, env_class};
+pub use scan::{ConfigScanner, MAX_ERRORS, MAX_ROWS, scan_all, scanners};
+
+/// What `register_scanner!` expands to needs; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use inventory;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,377 @@
+//! The row builder: a found server becomes a sanitized inventory row.
+
+use std::ops::Not;
+use std::path::Path;
+
+use serde_json::Value;
+use tether_core::inventory::{
+    EnvKey, InventoryError, InventoryRow, InventoryStages, RowDiagnostics, from_config,
+};
+use tether_core::model::{StageObservation, Timestamp};
+use tether_core::sanitize;
+use tether_core::spec::Endpoint;
+use tether_core::vocab::{ConfigScope, EnvClass, ReasonCode};
+
+use crate::context::ScanContext;
+use crate::dialect::{
+    EntryDialect, entry_endpoint, expand_references, json_kind, parse_json_object,
+    parse_toml_object,
+};
+use crate::root::ConfigRoot;
+
+/// Whether the configuration lets a server run, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enablement {
+    /// Nothing in the configuration holds it back.
+    Enabled,
+    /// Held back: a precise reason and a sentence naming the list or file.
+    Off(ReasonCode, String),
+    /// The configuration cannot tell (for example, a toggle kept elsewhere).
+    Unknown(String),
+}
+
+/// One server as a scanner found it; [`ScanOutput::push`] turns it into a row.
+#[derive(Debug, Clone)]
+pub struct FoundServer {
+    /// Harness name.
+    pub harness: &'static str,
+    /// Scope.
+    pub scope: ConfigScope,
+    /// The server's name.
+    pub name: String,
+    /// The file it came from (already shown safely).
+    pub source: String,
+    /// The real endpoint (in memory only).
+    pub endpoint: Endpoint,
+    /// Whether the configuration lets it run.
+    pub enablement: Enablement,
+    /// Environment variables forwarded by name (Codex `env_vars`, `bearer_token_env_var`, …).
+    pub forwarded_env: Vec<String>,
+    /// Header names whose values come from the environment.
+    pub env_headers: Vec<String>,
+    /// An allow list of tools.
+    pub include_tools: Option<Vec<String>>,
+    /// A deny list of tools.
+    pub exclude_tools: Vec<String>,
+    /// Other non-secret settings, `key=value`.
+    pub settings: Vec<String>,
+}
+
+impl FoundServer {
+    /// A server with nothing but its identity and endpoint; enabled.
+    pub fn new(
+        harness: &'static str,
+        scope: ConfigScope,
+        name: &str,
+        source: String,
+        endpoint: Endpoint,
+    ) -> Self {
+        FoundServer {
+            harness,
+            scope,
+            name: name.to_owned(),
+            source,
+            endpoint,
+            enablement: Enablement::Enabled,
+            forwarded_env: Vec::new(),
+            env_headers: Vec::new(),
+            include_tools: None,
+            exclude_tools: Vec::new(),
+            settings: Vec::new(),
+        }
+    }
+}
+
+/// What scanners add to.
+#[derive(Debug)]
+pub struct ScanOutput {
+    /// When the configuration is read: the time the rows' stages carry.
+    pub at: Timestamp,
+    /// Rows found so far.
+    pub rows: Vec<InventoryRow>,
+    /// Errors found so far.
+    pub errors: Vec<InventoryError>,
+}
+
+impl Default for ScanOutput {
+    /// An empty output stamped now.
+    fn default() -> Self {
+        ScanOutput::at(Timestamp::now())
+    }
+}
+
+impl ScanOutput {
+    /// An empty output whose rows are stamped `at`.
+    pub fn at(at: Timestamp) -> Self {
+        ScanOutput {
+            at,
+            rows: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Reads `rel` under `root`; a failure becomes an error entry and `None`.
+    pub fn read(&mut self, harness: &str, root: &ConfigRoot, rel: &str) -> Option<String> {
+        match root.read(rel) {
+            Ok(text) => text,
+            Err(failure) => {
+                self.error(harness, root.source(rel), failure.reason, &failure.summary);
+                None
+            }
+        }
+    }
+
+    /// Reads and parses a TOML file (Codex) as JSON values; failures become
+    /// error entries.
+    pub fn read_toml(
+        &mut self,
+        harness: &str,
+        root: &ConfigRoot,
+        rel: &str,
+    ) -> Option<serde_json::Map<String, Value>> {
+        let text = self.read(harness, root, rel)?;
+        self.parsed(harness, root, rel, parse_toml_object(&text))
+    }
+
+    fn parsed(
+        &mut self,
+        harness: &str,
+        root: &ConfigRoot,
+        rel: &str,
+        result: Result<serde_json::Map<String, Value>, String>,
+    ) -> Option<serde_json::Map<String, Value>> {
+        match result {
+            Ok(map) => Some(map),
+            Err(summary) => {
+                self.error(
+                    harness,
+                    root.source(rel),
+                    ReasonCode::InvalidConfig,
+                    &summary,
+                );
+                None
+            }
+        }
+    }
+
+    /// Reads and parses a JSON (or, with `jsonc`, JSON with comments and
+    /// trailing commas) object; failures become error entries.
+    pub fn read_json(
+        &mut self,
+        harness: &str,
+        root: &ConfigRoot,
+        rel: &str,
+        jsonc: bool,
+    ) -> Option<serde_json::Map<String, Value>> {
+        let text = self.read(harness, root, rel)?;
+        self.parsed(harness, root, rel, parse_json_object(&text, jsonc))
+    }
+
+    /// Adds an error entry (the summary is scrubbed and capped).
+    pub fn error(&mut self, harness: &str, source: String, reason: ReasonCode, summary: &str) {
+        self.errors.push(InventoryError {
+            harness: harness.to_owned(),
+            source,
+            reason_code: reason,
+            summary: sanitize::summary(summary),
+        });
+    }
+
+    /// Adds a malformed server entry as an error naming it.
+    pub fn invalid_entry(&mut self, harness: &str, source: String, name: &str, problem: &str) {
+        self.error(
+            harness,
+            source,
+            ReasonCode::InvalidConfig,
+            &format!("server {:?}: {problem}", sanitize::name(name)),
+        );
+    }
+
+    /// Adds every entry of a `{name: entry}` object (`mcpServers`,
+    /// `mcp_servers`, OpenCode's `mcp`): each entry becomes a row, after
+    /// `finish` sets its enablement and extras; a malformed entry becomes an
+    /// error naming it, and the others still count. `servers` that is not an
+    /// object is one error. Variables a dialect forwards by name are resolved
+    /// from the context, in memory only.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_servers(
+        &mut self,
+        ctx: &ScanContext,
+        harness: &'static str,
+        scope: ConfigScope,
+        source: &str,
+        key: &str,
+        servers: Option<&Value>,
+        dialect: EntryDialect,
+        mut finish: impl FnMut(&mut FoundServer, &serde_json::Map<String, Value>),
+    ) {
+        let Some(servers) = servers.filter(|v| !v.is_null()) else {
+            return;
+        };
+        let Some(servers) = servers.as_object() else {
+            self.error(
+                harness,
+                source.to_owned(),
+                ReasonCode::InvalidConfig,
+                &format!("\"{key}\" should be an object, not {}", json_kind(servers)),
+            );
+            return;
+        };
+        let lookup = |var: &str| ctx.var_str(var);
+        for (name, entry) in servers {
+            match entry_endpoint(entry, dialect, &lookup) {
+                Ok(mut endpoint) => {
+                    let referenced = expand_references(&mut endpoint, dialect, &lookup);
+                    let mut found =
+                        FoundServer::new(harness, scope.clone(), name, source.to_owned(), endpoint);
+                    found.forwarded_env = referenced;
+                    if let Some(obj) = entry.as_object() {
+                        finish(&mut found, obj);
+                    }
+                    self.push(ctx, found);
+                }
+                Err(problem) => self.invalid_entry(harness, source.to_owned(), name, &problem),
+            }
+        }
+    }
+
+    /// Turns a found server into a sanitized row.
+    pub fn push(&mut self, ctx: &ScanContext, found: FoundServer) {
+        let endpoint = &found.endpoint;
+        let scrubber = sanitize::Scrubber::new().with_secrets(endpoint.secret_values());
+        let mut diagnostics = RowDiagnostics {
+            include_tools: found
+                .include_tools
+                .as_ref()
+                .map(|tools| tools.iter().map(|t| scrubber.name(t)).collect()),
+            exclude_tools: found
+                .exclude_tools
+                .iter()
+                .map(|t| scrubber.name(t))
+                .collect(),
+            settings: found.settings.iter().map(|s| scrubber.summary(s)).collect(),
+            ..RowDiagnostics::default()
+        };
+        let mut env_names: Vec<&str> = found.forwarded_env.iter().map(String::as_str).collect();
+        let mut header_names: Vec<&str> = found.env_headers.iter().map(String::as_str).collect();
+        match endpoint {
+            Endpoint::Stdio {
+                command, env, cwd, ..
+            } => {
+                diagnostics.command = Some(endpoint.target());
+                diagnostics.command_resolves =
+                    Some(ctx.command_resolves(command, cwd.as_deref().map(Path::new)));
+                diagnostics.cwd = Some(ctx.cwd_class(cwd.as_deref()));
+                env_names.extend(env.iter().map(|kv| kv.name.as_str()));
+            }
+            Endpoint::Http { headers, .. } | Endpoint::Sse { headers, .. } => {
+                header_names.extend(headers.iter().map(|kv| kv.name.as_str()));
+            }
+        }
+        env_names.sort_unstable();
+        env_names.dedup();
+        diagnostics.env = env_names
+            .into_iter()
+            .map(|name| EnvKey {
+                name: scrubber.name(name),
+                class: env_class(name),
+            })
+            .collect();
+        header_names.sort_unstable_by_key(|h| h.to_ascii_lowercase());
+        header_names.dedup_by_key(|h| h.to_ascii_lowercase());
+        diagnostics.headers = header_names.into_iter().map(|h| scrubber.name(h)).collect();
+
+        let (enabled, mut reason, mut summary) = match &found.enablement {
+            Enablement::Enabled => (from_config(true, self.at), None, None),
+            Enablement::Off(reason, why) => (
+                from_config(false, self.at),
+                Some(reason.clone()),
+                Some(summary_keeping_sources(&scrubber, why)),
+            ),
+            Enablement::Unknown(why) => (
+                StageObservation::default(),
+                None,
+                Some(summary_keeping_sources(&scrubber, why)),
+            ),
+        };
+        if reason.is_none() && diagnostics.command_resolves == Some(false) {
+            reason = Some(ReasonCode::CommandNotFound);
+            summary = Some(format!(
+                "`{}` does not resolve on PATH here",
+                diagnostics.command.as_deref().unwrap_or("?")
+            ));
+        }
+        self.rows.push(InventoryRow {
+            harness: found.harness.to_owned(),
+            scope: found.scope,
+            name: scrubber.name(&found.name),
+            transport: endpoint.transport(),
+            target: endpoint.target(),
+            stages: InventoryStages::configured(enabled, self.at),
+            reason_code: reason,
+            summary,
+            source: found.source,
+            diagnostics,
+            endpoint_test: None,
+            endpoint: Some(found.endpoint),
+        });
+    }
+}
+
+/// Scrubs a scanner's sentence, but keeps the file names it cites whole:
+/// words that start like a shown source (`~/`, `$PROJECT/`, `$CODEX_HOME/`,
+/// `/etc/`) were built by [`ConfigRoot::source`] and are safe, while the
+/// pattern scrubber would shorten them to `~/…/name`.
+fn summary_keeping_sources(scrubber: &sanitize::Scrubber, text: &str) -> String {
+    let is_source = |word: &str| {
+        (word.starts_with("~/") || word.starts_with("/etc/") || word.starts_with('$'))
+            && scrubber.scrub(word).contains(sanitize::REDACTED).not()
+    };
+    let words: Vec<String> = text
+        .split(' ')
+        .map(|w| {
+            if is_source(w) {
+                w.to_owned()
+            } else {
+                scrubber.scrub(w)
+            }
+        })
+        .collect();
+    sanitize::cap_with_ellipsis(words.join(" ").trim(), sanitize::SUMMARY_MAX_BYTES)
+}
+
+/// Classes an environment variable's name.
+pub fn env_class(name: &str) -> EnvClass {
+    const MARKERS: [&str; 13] = [
+        "TOKEN",
+        "SECRET",
+        "KEY",
+        "PASSWORD",
+        "PASSWD",
+        "PASS",
+        "AUTH",
+        "CREDENTIAL",
+        "COOKIE",
+        "SESSION",
+        "PRIVATE",
+        "BEARER",
+        "PAT",
+    ];
+    let upper = name.to_ascii_uppercase();
+    let words: Vec<&str> = upper.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    let secret = MARKERS.iter().any(|m| {
+        if m.len() <= 4 {
+            // Short markers must be whole words (KEY, PASS, PAT, AUTH) to avoid PATH, KEYBOARD…
+            words
+                .iter()
+                .any(|w| w == m || (*m == "KEY" && w.ends_with("KEY")))
+        } else {
+            upper.contains(m)
+        }
+    });
+    if secret {
+        EnvClass::SecretLike
+    } else {
+        EnvClass::Plain
+    }
+}

@@ -1,0 +1,92 @@
+//! Scanners: the trait a harness plugin implements, their registry, and the run.
+
+use tether_core::inventory::{INVENTORY_SCHEMA_VERSION, InventoryDocument, InventoryError};
+use tether_core::vocab::ReasonCode;
+
+use crate::context::ScanContext;
+use crate::rows::ScanOutput;
+
+/// Rows kept from one scan (a bound against generated configurations).
+pub const MAX_ROWS: usize = 4096;
+/// Error entries kept from one scan.
+pub const MAX_ERRORS: usize = 256;
+
+/// Reads one harness's configuration. Implementations only read through
+/// [`ScanContext`] roots and report through [`ScanOutput`].
+pub trait ConfigScanner: Send + Sync {
+    /// The harness's name: claude, codex, opencode, cursor, gemini, …
+    fn harness(&self) -> &'static str;
+    /// Adds this harness's rows and errors.
+    fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput);
+}
+
+/// A compiled-in scanner (see [`register_scanner!`](crate::register_scanner)).
+pub struct ScannerRegistration {
+    /// The scanner.
+    pub scanner: &'static dyn ConfigScanner,
+}
+
+inventory::collect!(ScannerRegistration);
+
+/// Registers a `static` [`ConfigScanner`] so `tether inventory` finds it.
+#[macro_export]
+macro_rules! register_scanner {
+    ($scanner:expr) => {
+        $crate::__private::inventory::submit! {
+            $crate::scan::ScannerRegistration { scanner: &$scanner }
+        }
+    };
+}
+
+/// Every compiled-in scanner, sorted by harness name.
+pub fn scanners() -> Vec<&'static dyn ConfigScanner> {
+    let mut all: Vec<&'static dyn ConfigScanner> = inventory::iter::<ScannerRegistration>
+        .into_iter()
+        .map(|r| r.scanner)
+        .collect();
+    all.sort_by_key(|s| s.harness());
+    all.dedup_by_key(|s| s.harness());
+    all
+}
+
+/// Runs `scanners` (all, or those whose harness is in `only`) and returns one document.
+pub fn scan_all(
+    ctx: &ScanContext,
+    scanners: &[&dyn ConfigScanner],
+    only: &[String],
+) -> InventoryDocument {
+    let mut out = ScanOutput::default();
+    let at = out.at;
+    for scanner in scanners {
+        if !only.is_empty() && !only.iter().any(|h| h == scanner.harness()) {
+            continue;
+        }
+        let harness = scanner.harness();
+        // A scanner bug must not lose the other harnesses' rows.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut own = ScanOutput::at(at);
+            scanner.scan(ctx, &mut own);
+            own
+        }));
+        match result {
+            Ok(own) => {
+                out.rows.extend(own.rows);
+                out.errors.extend(own.errors);
+            }
+            Err(_) => out.errors.push(InventoryError {
+                harness: harness.to_owned(),
+                source: "(scanner)".to_owned(),
+                reason_code: ReasonCode::Other("scanner_panicked".into()),
+                summary: format!("the {harness} scanner panicked; its rows are missing"),
+            }),
+        }
+    }
+    out.rows.truncate(MAX_ROWS);
+    out.errors.truncate(MAX_ERRORS);
+    InventoryDocument {
+        schema_version: INVENTORY_SCHEMA_VERSION,
+        taken_at: Some(at),
+        rows: out.rows,
+        errors: out.errors,
+    }
+}

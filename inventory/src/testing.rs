@@ -1,0 +1,248 @@
+//! Endpoint tests over an inventory (`tether inventory --test`): which rows
+//! are tested, where a stdio server runs, and running the tests a few at a
+//! time. The test itself is the caller's (a host passes the endpoint check of
+//! `tether-diagnostics`), so this crate speaks no MCP.
+//!
+//! Architecture invariant: a test result only fills the endpoint-tested
+//! stages ([`InventoryRow::apply_test`]); it never claims `model_visible`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tether_core::inventory::{InventoryDocument, InventoryRow};
+use tether_core::model::EndpointTestResult;
+use tether_core::spec::Endpoint;
+use tether_core::vocab::ReasonCode;
+
+/// One row to test.
+#[derive(Debug, Clone)]
+pub struct RowTest {
+    /// The row's index in the document.
+    pub index: usize,
+    /// The endpoint to test (holds secrets; in memory only).
+    pub endpoint: Endpoint,
+    /// `harness/scope name`, for progress lines.
+    pub label: String,
+}
+
+/// Where a running set of tests stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestProgress {
+    /// Tests finished.
+    pub done: usize,
+    /// Tests in all.
+    pub total: usize,
+    /// Labels of the tests running now, in row order.
+    pub running: Vec<String>,
+}
+
+/// The rows worth testing: enabled by configuration, with a command that
+/// resolves and an endpoint in memory. A stdio server with no `cwd` runs in
+/// the project, as harnesses start it.
+pub fn rows_to_test(document: &InventoryDocument, project: Option<&Path>) -> Vec<RowTest> {
+    document
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_enabled() && r.reason_code != Some(ReasonCode::CommandNotFound))
+        .filter_map(|(index, row)| {
+            let mut endpoint = row.endpoint.clone()?;
+            if let (
+                Endpoint::Stdio {
+                    cwd: cwd @ None, ..
+                },
+                Some(project),
+            ) = (&mut endpoint, project)
+            {
+                *cwd = Some(project.to_string_lossy().into_owned());
+            }
+            Some(RowTest {
+                index,
+                endpoint,
+                label: label(row),
+            })
+        })
+        .collect()
+}
+
+fn label(row: &InventoryRow) -> String {
+    format!("{}/{} {}", row.harness, row.scope, row.name)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Tests [`rows_to_test`] with `test`, at most `concurrency` at once, and
+/// applies each result to its row. `progress` is told of every start and
+/// finish. Returns whether any test failed. Call inside a Tokio runtime.
+pub async fn test_rows<F, Fut>(
+    document: &mut InventoryDocument,
+    project: Option<&Path>,
+    concurrency: usize,
+    progress: Option<tokio::sync::watch::Sender<TestProgress>>,
+    test: F,
+) -> bool
+where
+    F: Fn(Endpoint) -> Fut,
+    Fut: Future<Output = EndpointTestResult> + Send + 'static,
+{
+    let jobs = rows_to_test(document, project);
+    let total = jobs.len();
+    let gate = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    let running = Arc::new(Mutex::new(BTreeMap::<usize, String>::new()));
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let report = {
+        let running = running.clone();
+        let done = done.clone();
+        move || {
+            if let Some(tx) = &progress {
+                tx.send_replace(TestProgress {
+                    done: done.load(std::sync::atomic::Ordering::Relaxed),
+                    total,
+                    running: lock(&running).values().cloned().collect(),
+                });
+            }
+        }
+    };
+    report();
+    let mut set = tokio::task::JoinSet::new();
+    for job in jobs {
+        let gate = gate.clone();
+        let running = running.clone();
+        let run = test(job.endpoint);
+        set.spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            lock(&running).insert(job.index, job.label);
+            let result = run.await;
+            lock(&running).remove(&job.index);
+            (job.index, result)
+        });
+        report();
+    }
+    let mut failed = false;
+    while let Some(next) = set.join_next().await {
+        // A test task that panicked shows nothing either way: the row keeps its stages.
+        let Ok((index, result)) = next else { continue };
+        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        failed |= !result.succeeded;
+        if let Some(row) = document.rows.get_mut(index) {
+            row.apply_test(result);
+        }
+        report();
+    }
+    failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use tether_core::model::Timestamp;
+    use tether_core::vocab::{ConfigScope, Transport};
+
+    use crate::context::ScanContext;
+    use crate::rows::{Enablement, FoundServer, ScanOutput};
+
+    fn document() -> InventoryDocument {
+        let path = BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin".into())]);
+        let ctx = ScanContext::new("/nonexistent".into(), None, "/".into(), path);
+        let mut out = ScanOutput::default();
+        let http = |url: &str| Endpoint::Http {
+            url: url.into(),
+            headers: vec![],
+        };
+        out.push(
+            &ctx,
+            FoundServer::new("x", ConfigScope::User, "a", "~/f".into(), http("http://a")),
+        );
+        let mut off = FoundServer::new(
+            "x",
+            ConfigScope::User,
+            "off",
+            "~/f".into(),
+            http("http://b"),
+        );
+        off.enablement = Enablement::Off(ReasonCode::DisabledInConfig, "disabled".into());
+        out.push(&ctx, off);
+        out.push(
+            &ctx,
+            FoundServer::new(
+                "x",
+                ConfigScope::Project,
+                "local",
+                "~/f".into(),
+                Endpoint::Stdio {
+                    command: "sh".into(),
+                    args: vec![],
+                    env: vec![],
+                    cwd: None,
+                },
+            ),
+        );
+        InventoryDocument {
+            schema_version: 1,
+            taken_at: None,
+            rows: out.rows,
+            errors: vec![],
+        }
+    }
+
+    #[test]
+    fn given_a_disabled_row_and_a_stdio_row_without_cwd_when_picking_then_the_disabled_row_is_skipped_and_stdio_runs_in_the_project()
+     {
+        let doc = document();
+        let picked = rows_to_test(&doc, Some(Path::new("/work/project")));
+        let names: Vec<&str> = picked.iter().map(|t| t.label.as_str()).collect();
+        assert_eq!(names, ["x/user a", "x/project local"]);
+        assert!(matches!(
+            &picked[1].endpoint,
+            Endpoint::Stdio { cwd: Some(cwd), .. } if cwd == "/work/project"
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn given_two_testable_rows_when_one_test_fails_then_both_rows_carry_their_result_and_the_run_reports_a_failure()
+     {
+        let mut doc = document();
+        let (tx, rx) = tokio::sync::watch::channel(TestProgress::default());
+        let failed = test_rows(&mut doc, None, 1, Some(tx), |endpoint| async move {
+            let ok = endpoint.transport() == Transport::Http;
+            EndpointTestResult {
+                at: Timestamp(1),
+                succeeded: ok,
+                reason_code: (!ok).then_some(ReasonCode::ProtocolError),
+                summary: None,
+                transport: endpoint.transport(),
+                target: endpoint.target(),
+                server_name: ok.then(|| "srv".to_owned()),
+                server_version: None,
+                protocol_version: None,
+                tool_count: ok.then_some(2),
+                elapsed_ms: 1,
+            }
+        })
+        .await;
+        assert!(failed);
+        assert_eq!(
+            *rx.borrow(),
+            TestProgress {
+                done: 2,
+                total: 2,
+                running: vec![]
+            }
+        );
+        assert_eq!(
+            doc.rows[0].endpoint_test.as_ref().map(|t| t.succeeded),
+            Some(true)
+        );
+        assert!(doc.rows[1].endpoint_test.is_none(), "disabled: not tested");
+        assert_eq!(
+            doc.rows[2].endpoint_test.as_ref().map(|t| t.succeeded),
+            Some(false)
+        );
+        assert_eq!(doc.rows[2].reason_code, Some(ReasonCode::ProtocolError));
+    }
+}

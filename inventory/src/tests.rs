@@ -1,0 +1,233 @@
+//! The kit's own tests: env classes, JSONC, every dialect, reference
+//! expansion, contained reads, and snapshot differences.
+
+use std::collections::BTreeMap;
+
+use tether_core::inventory::{InventoryDocument, diff};
+use tether_core::spec::Endpoint;
+use tether_core::vocab::{ConfigScope, EnvClass, ReasonCode, Transport};
+
+use crate::context::ScanContext;
+use crate::dialect::*;
+use crate::root::ConfigRoot;
+use crate::rows::*;
+
+#[test]
+fn env_names_are_classed_by_name() {
+    for secret in [
+        "API_KEY",
+        "GITHUB_TOKEN",
+        "DB_PASSWORD",
+        "AUTH",
+        "OPENAI_APIKEY",
+        "MY_SECRET_X",
+    ] {
+        assert_eq!(env_class(secret), EnvClass::SecretLike, "{secret}");
+    }
+    for plain in [
+        "PATH",
+        "TZ",
+        "NODE_ENV",
+        "KEYBOARD_LAYOUT",
+        "HOME",
+        "PATTERN",
+    ] {
+        assert_eq!(env_class(plain), EnvClass::Plain, "{plain}");
+    }
+}
+
+#[test]
+fn jsonc_comments_and_trailing_commas() {
+    let text = "{\n // c\n \"a\": \"x // not a comment\", /* b */\n \"b\": [1,2,],\n}\n";
+    let map = parse_json_object(text, true).expect("jsonc");
+    assert_eq!(map["a"], "x // not a comment");
+    assert_eq!(map["b"].as_array().map(Vec::len), Some(2));
+    let err = parse_json_object("{\n\"a\": }", false).expect_err("bad");
+    assert!(err.contains("line 2"), "{err}");
+    assert!(
+        parse_json_object("[1]", false)
+            .expect_err("array")
+            .contains("array")
+    );
+}
+
+#[test]
+fn entries_of_every_dialect() {
+    let none = |_: &str| None;
+    let e = |v: Value, d| entry_endpoint(&v, d, &none);
+    let sse = e(
+        serde_json::json!({"url": "http://h/sse"}),
+        EntryDialect::Gemini,
+    )
+    .expect("g");
+    assert_eq!(sse.transport(), Transport::Sse);
+    let http = e(
+        serde_json::json!({"url": "http://h/mcp"}),
+        EntryDialect::McpJson,
+    )
+    .expect("c");
+    assert_eq!(http.transport(), Transport::Http);
+    let oc = e(
+        serde_json::json!({"type": "local", "command": ["npx", "-y", "x"]}),
+        EntryDialect::OpenCode,
+    )
+    .expect("oc");
+    assert!(
+        matches!(oc, Endpoint::Stdio { ref command, ref args, .. } if command == "npx" && args.len() == 2)
+    );
+    let err = e(serde_json::json!({"command": 5}), EntryDialect::McpJson).expect_err("type");
+    assert!(err.contains("\"command\" should be string"), "{err}");
+    let err = e(serde_json::json!([1]), EntryDialect::McpJson).expect_err("shape");
+    assert!(err.contains("array"), "{err}");
+    let lookup = |name: &str| (name == "TOK").then(|| "s3cr3t".to_owned());
+    let codex = entry_endpoint(
+        &serde_json::json!({"url": "http://h/mcp", "bearer_token_env_var": "TOK"}),
+        EntryDialect::Codex,
+        &lookup,
+    )
+    .expect("codex");
+    assert!(
+        matches!(codex, Endpoint::Http { ref headers, .. } if headers[0].value == "Bearer s3cr3t")
+    );
+}
+
+#[test]
+fn environment_references_expand_as_each_harness_does() {
+    let lookup = |name: &str| (name == "TOK").then(|| "v4lue".to_owned());
+    let run = |text: &str, dialect| {
+        let mut names = Vec::new();
+        (expand_text(text, dialect, &lookup, &mut names), names)
+    };
+    assert_eq!(
+        run("Bearer ${TOK}", EntryDialect::McpJson).0,
+        "Bearer v4lue"
+    );
+    assert_eq!(run("${MISSING:-dflt}/x", EntryDialect::McpJson).0, "dflt/x");
+    assert_eq!(run("${env:TOK}", EntryDialect::McpJson).0, "v4lue");
+    assert_eq!(
+        run("$TOK and ${UNSET}", EntryDialect::Gemini),
+        (
+            "v4lue and ${UNSET}".into(),
+            vec!["TOK".into(), "UNSET".into()]
+        )
+    );
+    assert_eq!(run("$TOK stays", EntryDialect::McpJson).0, "$TOK stays");
+    assert_eq!(run("{env:TOK}!", EntryDialect::OpenCode).0, "v4lue!");
+    assert_eq!(
+        run("${ unterminated", EntryDialect::McpJson).0,
+        "${ unterminated"
+    );
+    assert_eq!(run("$", EntryDialect::Gemini).0, "$");
+    let mut endpoint = Endpoint::Http {
+        url: "https://h/mcp".into(),
+        headers: vec![KeyValue::new("Authorization", "Bearer ${TOK}")],
+    };
+    let names = expand_references(&mut endpoint, EntryDialect::McpJson, &lookup);
+    assert_eq!(names, ["TOK"]);
+    assert!(
+        matches!(endpoint, Endpoint::Http { ref headers, .. } if headers[0].value == "Bearer v4lue")
+    );
+}
+
+#[test]
+fn reads_stay_inside_their_root() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root_dir = tmp.path().join("home");
+    std::fs::create_dir_all(&root_dir).expect("mkdir");
+    std::fs::write(tmp.path().join("outside.json"), "{}").expect("write");
+    std::fs::write(root_dir.join("ok.json"), "{}").expect("write");
+    std::os::unix::fs::symlink(
+        tmp.path().join("outside.json"),
+        root_dir.join("escape.json"),
+    )
+    .expect("symlink");
+    std::os::unix::fs::symlink(root_dir.join("ok.json"), root_dir.join("inside.json"))
+        .expect("symlink");
+    std::os::unix::fs::symlink(root_dir.join("loop-b"), root_dir.join("loop-a")).expect("l");
+    std::os::unix::fs::symlink(root_dir.join("loop-a"), root_dir.join("loop-b")).expect("l");
+    std::fs::write(root_dir.join("big.json"), vec![b' '; 2 * 1024 * 1024]).expect("big");
+    let root = ConfigRoot::new(root_dir, "~");
+    assert_eq!(root.read("ok.json"), Ok(Some("{}".into())));
+    assert_eq!(root.read("inside.json"), Ok(Some("{}".into())));
+    assert_eq!(root.read("absent.json"), Ok(None));
+    assert_eq!(root.read("no/such/dir.json"), Ok(None));
+    let reason = |rel| root.read(rel).expect_err(rel).reason;
+    assert_eq!(reason("escape.json"), ReasonCode::SymlinkOutsideRoot);
+    assert_eq!(reason("loop-a"), ReasonCode::SymlinkLoop);
+    assert_eq!(reason("big.json"), ReasonCode::FileTooLarge);
+    assert_eq!(reason("../outside.json"), ReasonCode::InvalidConfig);
+    assert_eq!(root.source(".claude.json"), "~/.claude.json");
+    // A joined root is bound by its parent: a symlinked directory out of it is refused.
+    std::os::unix::fs::symlink(tmp.path(), root.dir().join("linked-dir")).expect("ln");
+    let joined = root.join("linked-dir");
+    assert_eq!(
+        joined.read("outside.json").expect_err("escape").reason,
+        ReasonCode::SymlinkOutsideRoot
+    );
+}
+
+#[test]
+fn diff_finds_added_removed_and_changed() {
+    let ctx = ScanContext::new("/nonexistent".into(), None, "/".into(), BTreeMap::new());
+    let mut a = ScanOutput::default();
+    let endpoint = |url: &str| Endpoint::Http {
+        url: url.into(),
+        headers: vec![],
+    };
+    a.push(
+        &ctx,
+        FoundServer::new(
+            "x",
+            ConfigScope::User,
+            "keep",
+            "~/f".into(),
+            endpoint("http://a"),
+        ),
+    );
+    a.push(
+        &ctx,
+        FoundServer::new(
+            "x",
+            ConfigScope::User,
+            "gone",
+            "~/f".into(),
+            endpoint("http://a"),
+        ),
+    );
+    let mut b = ScanOutput::default();
+    let mut off = FoundServer::new(
+        "x",
+        ConfigScope::User,
+        "keep",
+        "~/f".into(),
+        endpoint("http://a"),
+    );
+    off.enablement = Enablement::Off(ReasonCode::DisabledInConfig, "enabled = false".into());
+    b.push(&ctx, off);
+    b.push(
+        &ctx,
+        FoundServer::new(
+            "x",
+            ConfigScope::User,
+            "new",
+            "~/f".into(),
+            endpoint("http://a"),
+        ),
+    );
+    let doc = |o: ScanOutput| InventoryDocument {
+        schema_version: 1,
+        taken_at: None,
+        rows: o.rows,
+        errors: o.errors,
+    };
+    let changes = diff(&doc(a), &doc(b));
+    assert_eq!(changes.added.len(), 1);
+    assert_eq!(changes.added[0].name, "new");
+    assert_eq!(changes.removed[0].name, "gone");
+    let fields: Vec<_> = changes.changed[0]
+        .changes
+        .iter()
+        .map(|c| c.field.as_str())
+        .collect();
+    assert_eq!(fields, ["reason_code", "enabled"]);
+}

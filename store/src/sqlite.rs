@@ -1,0 +1,256 @@
+//! The embedded default: one SQLite file, WAL, a busy timeout, and an
+//! integrity check on open.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, params};
+
+use tether_core::history::AttachmentHistory;
+use tether_core::inventory::{InventoryDocument, SnapshotRef};
+use tether_core::model::Timestamp;
+use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate};
+
+fn backend(e: rusqlite::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// Prepares a query; `None` when its table does not exist yet (a database
+/// nothing was ever written to, opened read-only).
+fn prepare_if_table<'c>(
+    conn: &'c Connection,
+    sql: &str,
+) -> Result<Option<rusqlite::Statement<'c>>, StoreError> {
+    match conn.prepare(sql) {
+        Ok(stmt) => Ok(Some(stmt)),
+        Err(rusqlite::Error::SqliteFailure(_, Some(msg))) if msg.contains("no such table") => {
+            Ok(None)
+        }
+        Err(e) => Err(backend(e)),
+    }
+}
+
+/// A SQLite store.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SqliteStore")
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let conn = Connection::open(path).map_err(backend)?;
+        Self::prepare(conn, true)
+    }
+
+    /// Opens an existing database read-only (for `tether history`).
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(backend)?;
+        Self::prepare(conn, false)
+    }
+
+    fn prepare(conn: Connection, writable: bool) -> Result<Self, StoreError> {
+        conn.busy_timeout(Duration::from_secs(5)).map_err(backend)?;
+        if writable {
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+                .map_err(backend)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(StoreError::Backend(format!(
+                    "WAL unavailable (journal_mode={mode})"
+                )));
+            }
+            conn.execute_batch(
+                "PRAGMA synchronous=NORMAL;
+                 CREATE TABLE IF NOT EXISTS attachment_history (
+                     session_id TEXT PRIMARY KEY,
+                     task_id TEXT NOT NULL,
+                     schema_version INTEGER NOT NULL,
+                     document TEXT NOT NULL,
+                     updated_at INTEGER NOT NULL
+                 );
+                 CREATE TABLE IF NOT EXISTS inventory_snapshot (
+                     id INTEGER PRIMARY KEY AUTOINCREMENT,
+                     taken_at INTEGER NOT NULL,
+                     schema_version INTEGER NOT NULL,
+                     document TEXT NOT NULL
+                 );",
+            )
+            .map_err(backend)?;
+        }
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(backend)?;
+        if check != "ok" {
+            return Err(StoreError::Integrity(check));
+        }
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    /// Stores an inventory snapshot (`tether inventory --record`); returns its id.
+    /// The document holds sanitized rows only (the in-memory endpoints are never serialized).
+    pub fn record_inventory(
+        &self,
+        document: &InventoryDocument,
+    ) -> Result<SnapshotRef, StoreError> {
+        let text =
+            serde_json::to_string(document).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let taken_at = document.taken_at.unwrap_or_else(Timestamp::now);
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO inventory_snapshot (taken_at, schema_version, document) VALUES (?1, ?2, ?3)",
+            params![
+                i64::try_from(taken_at.0).unwrap_or(i64::MAX),
+                document.schema_version,
+                text
+            ],
+        )
+        .map_err(backend)?;
+        Ok(SnapshotRef {
+            id: conn.last_insert_rowid(),
+            taken_at,
+        })
+    }
+
+    /// The newest `limit` inventory snapshots, newest first. Unreadable
+    /// rows are skipped with a warning.
+    pub fn inventory_snapshots(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<(SnapshotRef, InventoryDocument)>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT id, taken_at, document FROM inventory_snapshot ORDER BY id DESC LIMIT ?1",
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows = stmt
+            .query_map(params![i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2),
+                ))
+            })
+            .map_err(backend)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, taken_at, document) = row.map_err(backend)?;
+            match document.map_err(|e| e.to_string()).and_then(|d| {
+                serde_json::from_str::<InventoryDocument>(&d).map_err(|e| e.to_string())
+            }) {
+                Ok(doc) => out.push((
+                    SnapshotRef {
+                        id,
+                        taken_at: Timestamp(u64::try_from(taken_at).unwrap_or(0)),
+                    },
+                    doc,
+                )),
+                Err(reason) => {
+                    tracing::warn!(id, %reason, "skipping an unreadable inventory snapshot")
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Store for SqliteStore {
+    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
+        let document =
+            serde_json::to_string(history).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let updated_at = history
+            .attempts
+            .iter()
+            .map(|a| a.updated_at.0)
+            .max()
+            .unwrap_or(0);
+        // One statement: the row is replaced whole or not at all.
+        self.conn()
+            .execute(
+                "INSERT INTO attachment_history (session_id, task_id, schema_version, document, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(session_id) DO UPDATE SET
+                     task_id = excluded.task_id,
+                     schema_version = excluded.schema_version,
+                     document = excluded.document,
+                     updated_at = excluded.updated_at",
+                params![
+                    history.session_id,
+                    history.task_id,
+                    history.schema_version,
+                    document,
+                    i64::try_from(updated_at).unwrap_or(i64::MAX)
+                ],
+            )
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn remove(&self, session_id: &str) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "DELETE FROM attachment_history WHERE session_id = ?1",
+                params![session_id],
+            )
+            .map_err(backend)?;
+        Ok(())
+    }
+
+    fn load_all(&self) -> Result<Loaded, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT session_id, schema_version, document FROM attachment_history ORDER BY session_id",
+        )?
+        else {
+            return Ok(Loaded::default());
+        };
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2),
+                ))
+            })
+            .map_err(backend)?;
+        let mut loaded = Loaded::default();
+        for row in rows {
+            let (session_id, version, document) = row.map_err(backend)?;
+            let result = document
+                .map_err(|e| format!("unreadable document: {e}"))
+                .and_then(|doc| {
+                    let version =
+                        u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
+                    rehydrate(version, &doc)
+                });
+            match result {
+                Ok(history) => loaded.histories.push(history),
+                Err(reason) => {
+                    tracing::warn!(%session_id, %reason, "skipping a corrupt stored history");
+                    loaded.skipped.push(SkippedRow { session_id, reason });
+                }
+            }
+        }
+        Ok(loaded)
+    }
+}
