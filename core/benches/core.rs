@@ -6,8 +6,9 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tether_core::history::AttachmentHistory;
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
-use tether_core::model::{AttachmentHistory, ClientInfo, Evidence, Timestamp};
+use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, reduce};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DecisionKind, EvidenceKind, ServerSource, Transport, Trigger};

@@ -2,10 +2,8 @@
 //! order-independence of interleaved connections.
 
 use proptest::prelude::*;
-use tether_core::model::{
-    AttachmentHistory, ClientInfo, EndpointTestResult, Evidence, MAX_ATTEMPTS, MAX_CONNECTIONS,
-    MAX_EVIDENCE, Timestamp,
-};
+use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE};
+use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, Rejection, reduce};
 use tether_core::sanitize::SUMMARY_MAX_BYTES;
 use tether_core::vocab::{

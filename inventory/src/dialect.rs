@@ -230,7 +230,7 @@ fn is_var_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-fn expand_text(
+pub(crate) fn expand_text(
     text: &str,
     dialect: EntryDialect,
     lookup: &dyn Fn(&str) -> Option<String>,

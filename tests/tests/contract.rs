@@ -1,8 +1,9 @@
 //! The public JSON contract: exact field names, round trips, and newer data.
 
 use serde_json::{Value, json};
+use tether_core::history::AttachmentHistory;
 use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::model::{AttachmentHistory, ClientInfo, Evidence, Timestamp};
+use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{AgentCapabilities, DriveMode, Endpoint, ServerSpec};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tether_core::diagnostics::EndpointTestReport;
+use tether_core::model::EndpointTestResult;
 use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
@@ -17,7 +17,7 @@ use tether_diagnostics::api::{
     DiagnosticAction, Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput,
     RecentOutputRequest,
 };
-use tether_diagnostics::endpoint_check::{CheckLimits, test_endpoint};
+use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint};
 use tether_process::OutputTail;
 use tokio_util::sync::CancellationToken;
 // Links the first-party plugins, so `Registry::with_static` has them.
@@ -48,8 +48,8 @@ fn limits(seconds: u64) -> CheckLimits {
     }
 }
 
-async fn run(endpoint: &Endpoint, seconds: u64) -> EndpointTestReport {
-    test_endpoint(endpoint, limits(seconds), CancellationToken::new()).await
+async fn run(endpoint: &Endpoint, seconds: u64) -> EndpointTestResult {
+    check_endpoint(endpoint, limits(seconds), CancellationToken::new()).await
 }
 
 fn alive(pid: u32) -> bool {
@@ -76,7 +76,7 @@ async fn assert_none_left(pids_file: &Path) {
     panic!("processes left behind: {left:?}");
 }
 
-async fn hostile(mode: &str, seconds: u64) -> EndpointTestReport {
+async fn hostile(mode: &str, seconds: u64) -> EndpointTestResult {
     let dir = tempfile::tempdir().expect("tempdir");
     let pids = dir.path().join("pids");
     let endpoint = stdio(
@@ -104,7 +104,7 @@ async fn real_stdio_servers_pass_with_their_real_tool_counts() {
         let report = run(&stdio(&command, &args), 60).await;
         assert!(report.succeeded, "{relative}: {report:?}");
         assert_eq!(report.tool_count, Some(tools), "{relative}");
-        assert!(report.server.is_some() && report.protocol_version.is_some());
+        assert!(report.server_name.is_some() && report.protocol_version.is_some());
         assert_eq!(report.transport.as_str(), "stdio");
     }
 }
@@ -292,7 +292,7 @@ async fn cancelling_stops_the_test_and_its_processes() {
         tokio::time::sleep(Duration::from_millis(500)).await;
         trigger.cancel();
     });
-    let report = test_endpoint(&endpoint, limits(60), cancel).await;
+    let report = check_endpoint(&endpoint, limits(60), cancel).await;
     assert_eq!(report.reason_code, Some(ReasonCode::Cancelled));
     assert!(report.elapsed_ms < 5_000);
     assert_none_left(&pids).await;
@@ -344,7 +344,7 @@ async fn the_authorizer_runs_before_anything_and_only_names_are_accepted() {
     diagnostics.remember_attempt("s", &handle);
 
     let denied = diagnostics
-        .test_endpoint(
+        .check_endpoint(
             "guest",
             EndpointTestRequest {
                 session_id: "s".into(),
@@ -369,7 +369,7 @@ async fn the_authorizer_runs_before_anything_and_only_names_are_accepted() {
         r#"{"session_id":"s","server_name":"marker","headers":{"Authorization":"x"}}"#,
         r#"{"session_id":"s","server_name":"marker","env":{"K":"V"}}"#,
     ] {
-        let result = diagnostics.test_endpoint_json("admin", body).await;
+        let result = diagnostics.check_endpoint_json("admin", body).await;
         assert!(
             matches!(result, Err(DiagnosticsError::InvalidRequest(_))),
             "{body}: {result:?}"
@@ -377,7 +377,7 @@ async fn the_authorizer_runs_before_anything_and_only_names_are_accepted() {
     }
     assert!(!marker.exists());
     let unknown = diagnostics
-        .test_endpoint(
+        .check_endpoint(
             "admin",
             EndpointTestRequest {
                 session_id: "s".into(),
@@ -406,7 +406,7 @@ async fn an_endpoint_test_fills_endpoint_test_and_never_promotes_status() {
     let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
     diagnostics.remember_attempt("s", &handle);
     let report = diagnostics
-        .test_endpoint_json("admin", r#"{"session_id":"s","server_name":"memory"}"#)
+        .check_endpoint_json("admin", r#"{"session_id":"s","server_name":"memory"}"#)
         .await
         .expect("test");
     assert!(report.succeeded, "{report:?}");
@@ -519,7 +519,7 @@ async fn copied_diagnostics_carry_no_planted_secret() {
     diagnostics.remember_attempt("s", &handle);
     for name in ["remote", "local"] {
         let report = diagnostics
-            .test_endpoint(
+            .check_endpoint(
                 "admin",
                 EndpointTestRequest {
                     session_id: "s".into(),

@@ -10,8 +10,8 @@ use tether_core::probe::Verdict;
 use tether_core::registry::Registry;
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource};
 use tether_core::{Endpoint, KeyValue, ServerSpec};
-use tether_probe::passthrough::{PassthroughOptions, run_passthrough_probe};
 use tether_probe::support::{ProbeOutcome, ProbeTarget, SentinelTransport};
+use tether_probe::{PassthroughOptions, run_passthrough_probe};
 // Links the first-party plugins, so `Registry::with_static` has them.
 use tether_tests as _;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tether_core::probe::Verdict;
 use tether_core::vocab::{ReasonCode, Transport};
-use tether_probe::acp::{ProbeOptions, ProbeOutcome, ProbeTarget, SentinelTransport, run_probe};
+use tether_probe::{ProbeOptions, ProbeOutcome, ProbeTarget, SentinelTransport, run_probe};
 
 fn fake() -> &'static str {
     env!("CARGO_BIN_EXE_tether-fake-agent")

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tether_core::probe::Verdict;
-use tether_probe::acp::{ProbeOptions, ProbeTarget, SentinelTransport, run_probe};
+use tether_probe::{ProbeOptions, ProbeTarget, SentinelTransport, run_probe};
 
 fn peer(bin: &str) -> Option<PathBuf> {
     tether_tests::peer(&format!("node_modules/.bin/{bin}"))

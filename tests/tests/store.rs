@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_EVIDENCE};
 use tether_core::hub::{AttemptRequest, Hub, HubConfig};
-use tether_core::model::{AttachmentHistory, Evidence, MAX_ATTEMPTS, MAX_EVIDENCE, Timestamp};
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::store::{Loaded, Store, StoreError};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};

@@ -11,15 +11,17 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use tether_core::history::AttachmentAttempt;
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
-use tether_core::model::{AttachmentAttempt, Evidence, Timestamp};
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ServerSource, Transport, Trigger};
 use tether_core::{
     Decision, Delivery, DriveMode, Endpoint, PlanContext, PluginDescriptor, ServerSpec,
     TransportObserver,
 };
-use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL, sse_client};
+use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
+use tether_mcp_client::sse as sse_client;
 
 /// Delivers each server over the transport named by the agent kind.
 struct Pick;
@@ -62,7 +64,8 @@ fn hub(queue: usize) -> Hub {
 }
 
 fn bridge() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_tether-bridge"))
+    static BRIDGE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    BRIDGE.get_or_init(|| tether_tests::workspace_bin("tether-bridge"))
 }
 
 fn begin(hub: &Hub, endpoint: &ObservedEndpoint, session: &str, transport: &str) -> AttemptHandle {
