@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use tether_core::inventory::{InventoryDocument, diff};
 use serde_json::Value;
+use tether_core::inventory::{InventoryDocument, diff};
 use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::{ConfigScope, EnvClass, ReasonCode, Transport};
 

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tether_core::model::EndpointTestResult;
 use tether_core::hub::{AttemptRequest, Hub};
+use tether_core::model::EndpointTestResult;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
