@@ -26,6 +26,19 @@ fn profile_dir() -> std::path::PathBuf {
         .to_path_buf()
 }
 
+/// The `cargo build` arguments that build into [`profile_dir`]: nothing for
+/// `target/debug`, `--release` for `target/release`, `--profile NAME` else.
+/// Test helpers must build in the profile the test itself runs in, or a
+/// `cargo test --release` would look for binaries that were never built.
+fn profile_args() -> Vec<String> {
+    let dir = profile_dir();
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => vec![],
+        Some("release") => vec!["--release".into()],
+        Some(other) => vec!["--profile".into(), other.into()],
+    }
+}
+
 /// A binary of this workspace (`tether`, `tether-reference-agent`, …), built
 /// on demand when this package's tests run without the rest of the workspace.
 pub fn workspace_bin(name: &str) -> std::path::PathBuf {
@@ -38,6 +51,7 @@ pub fn workspace_bin(name: &str) -> std::path::PathBuf {
         let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let status = std::process::Command::new(env!("CARGO"))
             .args(["build", "--workspace", "--bins"])
+            .args(profile_args())
             .current_dir(workspace)
             .status()
             .expect("running cargo build");
@@ -60,6 +74,7 @@ pub fn workspace_lib(crate_name: &str) -> std::path::PathBuf {
         let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let status = std::process::Command::new(env!("CARGO"))
             .args(["build", "-p", crate_name])
+            .args(profile_args())
             .current_dir(workspace)
             .status()
             .expect("running cargo build");

@@ -60,12 +60,21 @@ fn alive(pid: u32) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Every process the hostile server recorded is gone. A missing or empty pid
+/// file fails: it would mean the claim was never checked.
 async fn assert_none_left(pids_file: &Path) {
-    let Ok(text) = std::fs::read_to_string(pids_file) else {
-        return;
-    };
+    let text = std::fs::read_to_string(pids_file).unwrap_or_else(|e| {
+        panic!(
+            "the hostile server's pid file {} is unreadable ({e}); cannot check cleanup",
+            pids_file.display()
+        )
+    });
     let pids: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-    assert!(!pids.is_empty());
+    assert!(
+        !pids.is_empty(),
+        "the pid file {} names no process; cannot check cleanup",
+        pids_file.display()
+    );
     for _ in 0..60 {
         if pids.iter().all(|&p| !alive(p)) {
             return;

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tether_core::probe::Verdict;
+use tether_core::probe::{ProbeReport, Verdict};
 use tether_core::vocab::{ReasonCode, Transport};
+use tether_kandev_endpoint::SENTINEL_SERVER;
 use tether_probe::{ProbeOptions, ProbeOutcome, ProbeTarget, SentinelTransport, run_probe};
 
 fn fake() -> &'static str {
@@ -295,22 +296,40 @@ async fn given_a_missing_command_then_the_verdict_is_agent_failed_with_command_n
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn given_a_report_then_it_is_written_as_a_sample_for_the_schema_check() {
+async fn given_an_active_and_an_agent_failed_report_then_both_round_trip_and_are_written_as_samples()
+ {
     let (outcome, _) = probe("lists", SentinelTransport::Auto).await;
-    let json = serde_json::to_string_pretty(&outcome.report).expect("json");
-    std::fs::write(tether_tests::samples_dir().join("probe-report.json"), &json).expect("write");
     let (failed, _) = probe("crash-at-start", SentinelTransport::Auto).await;
-    let json = serde_json::to_string_pretty(&failed.report).expect("json");
-    std::fs::write(
-        tether_tests::samples_dir().join("probe-report-agent-failed.json"),
-        &json,
-    )
-    .expect("write");
-    if let Some(attempt) = &outcome.report.report {
-        let json = serde_json::to_string_pretty(attempt).expect("json");
-        std::fs::write(tether_tests::samples_dir().join("attempt-probe.json"), json)
-            .expect("write");
+    assert_eq!(outcome.report.verdict, Verdict::Active);
+    assert_eq!(failed.report.verdict, Verdict::AgentFailed);
+    let attempt = outcome
+        .report
+        .report
+        .as_ref()
+        .expect("an active probe carries its attempt");
+    assert_eq!(
+        attempt.server(SENTINEL_SERVER).map(|s| s.status),
+        Some(tether_core::DisplayStatus::Active)
+    );
+    assert!(
+        failed.report.session.error.is_some(),
+        "the failure is named"
+    );
+
+    // Each document reads back as what was written, with the contract's version.
+    for (name, report) in [
+        ("probe-report.json", &outcome.report),
+        ("probe-report-agent-failed.json", &failed.report),
+    ] {
+        let json = serde_json::to_string_pretty(report).expect("json");
+        let value: serde_json::Value = serde_json::from_str(&json).expect("valid json");
+        assert_eq!(value["schema_version"], 1, "{name}");
+        let back: ProbeReport = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(&back, report, "{name} round-trips");
+        std::fs::write(tether_tests::samples_dir().join(name), &json).expect("write");
     }
+    let json = serde_json::to_string_pretty(attempt).expect("json");
+    std::fs::write(tether_tests::samples_dir().join("attempt-probe.json"), json).expect("write");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
