@@ -69,11 +69,13 @@
 //! [`ScanOutput::add_servers`] (or build a [`FoundServer`] and
 //! [`ScanOutput::push`] it) with its [`Enablement`] and precise reason, and
 //! register it with [`register_scanner!`]. The row builder keeps names and
-//! classes only: values never reach a row. Scanners are compiled in (the
-//! dynamic ABI carries transport plugins only).
+//! classes only: values never reach a row. Test it in process against a
+//! private home, project and system root with [`scan_fixture::ScanFixture`].
+//! Scanners are compiled in (the dynamic ABI carries transport plugins only).
 
 pub mod conformance;
 pub mod dynamic;
+pub mod scan_fixture;
 
 pub use tether_core::hub::{EvidenceSink, PublishError};
 pub use tether_core::inventory::{InventoryDocument, InventoryRow};
@@ -82,7 +84,9 @@ pub use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughSt
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;
-pub use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, ServerSource, Transport};
+pub use tether_core::vocab::{
+    ConfigScope, EvidenceKind, Provenance, ReasonCode, ServerSource, StageState, Transport,
+};
 pub use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PlannedServer, PluginDescriptor, ServerSpec, TransportObserver,

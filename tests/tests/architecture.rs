@@ -34,7 +34,13 @@ fn workspace() -> PathBuf {
 fn graph() -> BTreeMap<String, (Layer, BTreeSet<String>)> {
     let root = workspace();
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(&root)
         .output()
         .expect("cargo metadata");
@@ -111,7 +117,10 @@ fn dependencies_point_one_way_and_no_plugin_depends_on_a_plugin() {
             }
         }
     }
-    assert!(wrong.is_empty(), "dependencies against the grain: {wrong:#?}");
+    assert!(
+        wrong.is_empty(),
+        "dependencies against the grain: {wrong:#?}"
+    );
     // The MCP client transports stand alone, so an agent can use them cheaply.
     assert!(graph["tether-mcp-client"].1.is_empty());
     // Spot-check the layering itself, so a misread layout cannot pass.
@@ -162,7 +171,13 @@ fn core_does_no_io() {
         .nth(1)
         .and_then(|rest| rest.split("\n[").next())
         .unwrap_or("");
-    for crate_name in ["rusqlite", "rmcp", "agent-client-protocol", "reqwest", "axum"] {
+    for crate_name in [
+        "rusqlite",
+        "rmcp",
+        "agent-client-protocol",
+        "reqwest",
+        "axum",
+    ] {
         assert!(
             !deps.contains(crate_name),
             "tether-core depends on {crate_name}"

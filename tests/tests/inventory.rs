@@ -335,7 +335,7 @@ trust_level = "trusted"
 }
 
 #[test]
-fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
+fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
     let f = full_fixture();
     let (doc, out) = f.json(&[]);
     assert!(
@@ -348,48 +348,12 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
     assert_no_secret("inventory --json", &out.stdout);
     assert_no_secret("inventory --json stderr", &out.stderr);
 
-    let expect: [(&str, &str, &str, State); 27] = [
-        ("claude", "user", "c-user", ON),
-        (
-            "claude",
-            "user",
-            "c-missing",
-            ("yes", Some("command_not_found".into())),
-        ),
-        ("claude", "user", "c-toggled", off("disabled_in_config")),
-        ("claude", "user", "c-denied", off("denied_by_policy")),
-        ("claude", "local", "c-local", ON),
-        ("claude", "project", "p-approved", ON),
-        ("claude", "project", "p-pending", off("not_approved")),
-        ("claude", "project", "p-rejected", off("disabled_in_config")),
-        ("claude", "plugin", "plugin:helper-kit:helper", ON),
-        ("codex", "user", "x-on", ON),
-        ("codex", "user", "x-off", off("disabled_in_config")),
-        ("codex", "user", "x-http", ON),
-        ("codex", "project", "x-proj", off("untrusted_folder")),
-        ("opencode", "user", "o-local", off("disabled_in_config")),
-        ("opencode", "user", "o-remote", ON),
-        ("opencode", "user", "o-off", off("disabled_in_config")),
-        ("opencode", "project", "o-new", off("disabled_in_config")),
-        ("opencode", "project", "o-new-on", ON),
-        ("cursor", "user", "cur-user", ON),
-        ("cursor", "project", "cur-proj", ON),
-        ("cursor", "project", "cur-off", off("disabled_in_config")),
-        ("gemini", "user", "g-sse", ON),
-        ("gemini", "user", "g-http", ON),
-        ("gemini", "user", "g-excluded", off("excluded")),
-        ("gemini", "project", "g-proj", off("untrusted_folder")),
-        ("gemini", "plugin", "ext-srv", ON),
-        (
-            "gemini",
-            "plugin",
-            "ext-quiet-srv",
-            off("disabled_in_config"),
-        ),
-    ];
-    for (harness, scope, name, want) in &expect {
-        let r = row(&doc, harness, scope, name);
-        assert_eq!(&state(r), want, "{harness}/{scope} {name}: {r:#?}");
+    // Every scanner is linked into the binary and reads its files; each
+    // scanner's own fixture test (in its crate) checks states and reasons row
+    // by row.
+    let mut per_harness: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &doc.rows {
+        *per_harness.entry(r.harness.as_str()).or_default() += 1;
         assert_eq!(r.stages.configured.state.as_str(), "yes");
         assert_eq!(
             r.stages.configured.provenance.map(|p| p.word().to_string()),
@@ -405,7 +369,7 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
             "never claimed"
         );
         assert_eq!(r.stages.initialized.state.as_str(), "unknown", "no --test");
-        if want.1.is_some() {
+        if r.reason_code.is_some() {
             assert!(
                 r.summary.is_some(),
                 "a reason comes with a sentence: {r:#?}"
@@ -413,103 +377,20 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
         }
     }
     assert_eq!(
-        doc.rows.len(),
-        expect.len(),
-        "every server once, no extra rows: {:#?}",
+        per_harness,
+        BTreeMap::from([
+            ("claude", 9),
+            ("codex", 4),
+            ("cursor", 3),
+            ("gemini", 6),
+            ("opencode", 5)
+        ]),
+        "{:#?}",
         doc.rows
     );
-
-    // Transports as each dialect spells them.
-    let transport = |h, s, n| row(&doc, h, s, n).transport.to_string();
-    assert_eq!(transport("claude", "project", "p-pending"), "sse");
-    assert_eq!(transport("gemini", "user", "g-sse"), "sse");
-    assert_eq!(transport("gemini", "user", "g-http"), "http");
-    assert_eq!(transport("opencode", "user", "o-local"), "stdio");
-
-    // Safe diagnostics: sources, basenames, classes, names only.
-    let c_user = row(&doc, "claude", "user", "c-user");
-    assert_eq!(c_user.source, "~/.claude.json");
-    assert_eq!(c_user.target, "fake-mcp");
-    assert_eq!(c_user.diagnostics.command_resolves, Some(true));
-    assert_eq!(c_user.diagnostics.cwd.map(|c| c.as_str()), Some("unset"));
-    let env: BTreeMap<_, _> = c_user
-        .diagnostics
-        .env
-        .iter()
-        .map(|e| (e.name.as_str(), e.class.as_str()))
-        .collect();
     assert_eq!(
-        env,
-        BTreeMap::from([("API_TOKEN", "secret_like"), ("LOG_LEVEL", "plain")])
-    );
-    let c_local = row(&doc, "claude", "local", "c-local");
-    assert_eq!(c_local.target, "https://mcp.example.com");
-    assert_eq!(c_local.diagnostics.headers, ["Authorization"]);
-    assert_eq!(
-        row(&doc, "claude", "project", "p-pending").source,
-        "$PROJECT/.mcp.json"
-    );
-    let rejected = row(&doc, "claude", "project", "p-rejected");
-    assert!(
-        rejected
-            .summary
-            .as_deref()
-            .is_some_and(|s| s.contains("$PROJECT/.claude/settings.local.json")),
-        "{rejected:#?}"
-    );
-    let x_http = row(&doc, "codex", "user", "x-http");
-    assert_eq!(
-        x_http.diagnostics.include_tools.as_deref(),
-        Some(&["search".to_owned()][..])
-    );
-    assert_eq!(x_http.diagnostics.exclude_tools, ["delete"]);
-    assert!(x_http.diagnostics.env.iter().any(|e| e.name == "MY_TOKEN"));
-    assert!(
-        x_http
-            .diagnostics
-            .headers
-            .iter()
-            .any(|h| h == "Authorization")
-    );
-    assert!(
-        row(&doc, "codex", "user", "x-on")
-            .diagnostics
-            .settings
-            .contains(&"required=true".to_owned())
-    );
-    let o_local = row(&doc, "opencode", "user", "o-local");
-    assert!(
-        o_local
-            .summary
-            .as_deref()
-            .is_some_and(|s| s.contains("$PROJECT/opencode.json")),
-        "the override's file is named: {o_local:#?}"
-    );
-    // Harness placeholders are expanded, not taken for environment references.
-    let ext = row(&doc, "gemini", "plugin", "ext-srv");
-    assert_eq!(ext.diagnostics.command_resolves, Some(true), "{ext:#?}");
-    assert!(ext.diagnostics.env.is_empty(), "{ext:#?}");
-    assert_eq!(
-        ext.source,
-        "~/.gemini/extensions/ext-tools/gemini-extension.json"
-    );
-    let helper = row(&doc, "claude", "plugin", "plugin:helper-kit:helper");
-    assert_eq!(
-        helper.diagnostics.command_resolves,
-        Some(true),
-        "{helper:#?}"
-    );
-    assert!(helper.diagnostics.env.is_empty(), "{helper:#?}");
-    let g_http = row(&doc, "gemini", "user", "g-http");
-    assert!(
-        g_http
-            .diagnostics
-            .settings
-            .contains(&"trust=true".to_owned())
-    );
-    assert_eq!(
-        g_http.diagnostics.include_tools.as_deref(),
-        Some(&["lookup".to_owned()][..])
+        state(row(&doc, "claude", "project", "p-pending")),
+        off("not_approved")
     );
 
     // --harness narrows; the table shows the same and leaks nothing either.
@@ -540,138 +421,6 @@ fn every_harness_every_scope_with_precise_reasons_and_no_secret() {
         serde_json::to_vec_pretty(&doc).expect("json"),
     )
     .expect("sample");
-}
-
-#[test]
-fn a_project_reached_through_a_symlink_still_matches_what_harnesses_wrote() {
-    let f = full_fixture();
-    // Trust the project for Codex and Gemini, by the real path.
-    let real = f.project.to_string_lossy().into_owned();
-    let codex = std::fs::read_to_string(f.home.join(".codex/config.toml")).expect("read");
-    f.home(
-        ".codex/config.toml",
-        &format!("{codex}\n[projects.\"{real}\"]\ntrust_level = \"trusted\"\n"),
-    );
-    f.home(
-        ".gemini/trustedFolders.json",
-        &json!({ real.clone(): "TRUST_FOLDER" }).to_string(),
-    );
-    let link = f.home.parent().expect("root").join("link-to-proj");
-    std::os::unix::fs::symlink(&f.project, &link).expect("ln");
-    let out = Command::new(workspace_bin("tether"))
-        .args(["inventory", "--json", "--project"])
-        .arg(&link)
-        .arg("--system-root")
-        .arg(&f.system)
-        .env_clear()
-        .env("HOME", &f.home)
-        .env("PATH", format!("{}:/usr/bin:/bin", f.bin.display()))
-        .output()
-        .expect("run");
-    let doc: InventoryDocument = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(state(row(&doc, "claude", "local", "c-local")), ON);
-    assert_eq!(state(row(&doc, "claude", "project", "p-approved")), ON);
-    assert_eq!(
-        state(row(&doc, "codex", "project", "x-proj")),
-        ON,
-        "trusted now"
-    );
-    assert_eq!(
-        state(row(&doc, "gemini", "project", "g-proj")),
-        ON,
-        "trusted now"
-    );
-}
-
-#[test]
-fn claude_plugins_come_from_installs_not_marketplace_catalogs() {
-    let f = Fixture::new();
-    let plugins = f.home.join(".claude/plugins");
-    let plugin = |dir: &str, name: &str, server: &str| {
-        write(
-            &plugins.join(dir).join(".claude-plugin/plugin.json"),
-            &json!({"name": name}).to_string(),
-        );
-        write(
-            &plugins.join(dir).join(".mcp.json"),
-            &json!({server: {"command": "fake-mcp"}}).to_string(),
-        );
-    };
-    plugin(
-        "marketplaces/mkt/plugins/catalog-only",
-        "catalog-only",
-        "never",
-    );
-    plugin("cache/mkt/user-kit/2.0.0", "user-kit", "srv");
-    plugin("cache/mkt/proj-kit/1.0.0", "proj-kit", "psrv");
-    plugin("cache/mkt/other-kit/1.0.0", "other-kit", "osrv");
-    let at = |dir: &str| plugins.join(dir).to_string_lossy().into_owned();
-    f.home(
-        ".claude/plugins/installed_plugins.json",
-        &json!({"version": 2, "plugins": {
-            "user-kit@mkt": [{"scope": "user", "installPath": at("cache/mkt/user-kit/2.0.0"), "version": "2.0.0"}],
-            "proj-kit@mkt": [{"scope": "project", "projectPath": f.project, "installPath": at("cache/mkt/proj-kit/1.0.0")}],
-            "other-kit@mkt": [{"scope": "local", "projectPath": "/some/other/project", "installPath": at("cache/mkt/other-kit/1.0.0")}],
-            "escaped@mkt": [{"scope": "user", "installPath": "/usr/lib"}]
-        }})
-        .to_string(),
-    );
-    f.home(
-        ".claude/settings.json",
-        r#"{"enabledPlugins": {"user-kit@mkt": true, "proj-kit@mkt": false}}"#,
-    );
-    let (doc, _) = f.json(&["--harness", "claude"]);
-    let names: Vec<&str> = doc.rows.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(
-        names,
-        ["plugin:user-kit:srv", "plugin:proj-kit:psrv"],
-        "{:#?}",
-        doc.rows
-    );
-    assert_eq!(
-        state(row(&doc, "claude", "plugin", "plugin:user-kit:srv")),
-        ON
-    );
-    assert_eq!(
-        state(row(&doc, "claude", "plugin", "plugin:proj-kit:psrv")),
-        off("disabled_in_config")
-    );
-    assert!(
-        doc.errors
-            .iter()
-            .any(|e| e.reason_code.as_str() == "symlink_outside_root"
-                && e.summary.contains("escaped@mkt")),
-        "{:#?}",
-        doc.errors
-    );
-}
-
-#[test]
-fn opencode_follows_its_environment_variables() {
-    let f = full_fixture();
-    let elsewhere = f.home.parent().expect("root").join("elsewhere");
-    write(
-        &elsewhere.join("custom.json"),
-        r#"{"mcp": {"o-custom": {"type": "remote", "url": "https://custom.example.com/mcp"}}}"#,
-    );
-    let file = elsewhere.join("custom.json");
-    let out = f.tether_with(
-        &["--json", "--harness", "opencode"],
-        &[
-            ("OPENCODE_CONFIG", &file),
-            ("OPENCODE_DISABLE_PROJECT_CONFIG", Path::new("1")),
-        ],
-    );
-    let doc: InventoryDocument = serde_json::from_slice(&out.stdout).expect("json");
-    let custom = row(&doc, "opencode", "user", "o-custom");
-    assert_eq!(state(custom), ON);
-    assert_eq!(custom.source, "$OPENCODE_CONFIG");
-    // Project files are ignored, so o-local's project override no longer applies.
-    assert_eq!(
-        state(row(&doc, "opencode", "project", "o-new-on")),
-        off("disabled_in_config")
-    );
-    assert_eq!(state(row(&doc, "opencode", "user", "o-local")), ON);
 }
 
 #[test]
