@@ -23,6 +23,15 @@ use crate::vocab::ReasonCode;
 
 /// The contract every agent-kind plugin implements.
 ///
+/// Despite the name (kept from the design card), a `TransportObserver`
+/// *decides* delivery; it watches no traffic. For each configured server it
+/// says whether and how the agent gets it. What the agent then does is
+/// observed by others: the host's observed endpoint (`tether-kandev-endpoint`)
+/// sees initialize, tools/list and tool calls from the server side, and a
+/// passthrough plugin's [`PassthroughStrategy::observe_output`] reads the
+/// agent's own status reports. All of it reaches the history as evidence
+/// through the attempt's [`EvidenceSink`](crate::hub::EvidenceSink).
+///
 /// An implementor is responsible for:
 /// - returning a [`Decision`] for every server it is given: deliver (with the
 ///   transport and how), filter or unavailable, each with a stable reason code;

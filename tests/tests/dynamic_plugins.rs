@@ -225,6 +225,15 @@ fn tether_plugins_lists_the_loaded_library_as_dynamic() {
             .iter()
             .any(|p| p["name"] == "passthrough-claude" && p["source"] == "static")
     );
+    // The typed listing reads it back unchanged (`tether schema plugins`).
+    let typed: tether_core::registry::PluginListing =
+        serde_json::from_slice(&out.stdout).expect("a PluginListing");
+    assert_eq!(serde_json::to_value(&typed).expect("json"), doc);
+    std::fs::write(
+        tether_tests::samples_dir().join("plugins.json"),
+        serde_json::to_vec_pretty(&doc).expect("json"),
+    )
+    .expect("sample");
 }
 
 #[test]

@@ -1,8 +1,9 @@
-//! `tether inventory`: fixture homes for every harness written here in the
-//! documented shapes (approval lists, disabled entries, untrusted folders,
-//! policy, plugins, planted secrets), malformed and hostile files, snapshots
-//! in the SQLite store, a snapshot attached to an attempt, and an end-to-end
-//! run on servers added by the real `claude mcp add` and `codex mcp add`.
+//! `tether inventory` as a user runs it: one fixture home for every harness
+//! (planted secrets throughout) read by the binary with every scanner linked,
+//! malformed and hostile files, snapshots in the SQLite store, a snapshot
+//! attached to an attempt, and an end-to-end run on servers added by the real
+//! `claude mcp add` and `codex mcp add`. Each scanner's row-by-row fixture
+//! tests live in its own crate (`tests/config_scan.rs`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
