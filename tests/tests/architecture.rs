@@ -184,3 +184,70 @@ fn core_does_no_io() {
         );
     }
 }
+
+/// The modules of tether-core that each core module names (`crate::x`),
+/// outside comments and test modules.
+fn core_module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = workspace().join("core").join("src");
+    let mut graph = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).expect("core/src") {
+        let path = entry.expect("entry").path();
+        let Some(module) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if module == "lib" || path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let mut uses = BTreeSet::new();
+        for line in code.lines() {
+            let line = line.split("//").next().unwrap_or("");
+            for part in line.split("crate::").skip(1) {
+                let name: String = part
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module && src.join(format!("{name}.rs")).exists() {
+                    uses.insert(name);
+                }
+            }
+        }
+        graph.insert(module.to_owned(), uses);
+    }
+    graph
+}
+
+#[test]
+fn core_modules_import_each_other_without_a_cycle() {
+    let graph = core_module_graph();
+    assert!(graph.len() >= 15, "core/src was not read: {graph:?}");
+    assert!(
+        graph["hub"].contains("reducer"),
+        "the reading works: {graph:?}"
+    );
+    // Depth-first search for a back edge.
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if done.contains(node) {
+            return;
+        }
+        if let Some(at) = path.iter().position(|n| n == node) {
+            panic!("an import circle in tether-core: {:?}", &path[at..]);
+        }
+        path.push(node.to_owned());
+        for next in &graph[node] {
+            visit(next, graph, path, done);
+        }
+        path.pop();
+        done.insert(node.to_owned());
+    }
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        visit(node, &graph, &mut Vec::new(), &mut done);
+    }
+}
