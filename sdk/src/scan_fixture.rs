@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use tether_core::inventory::InventoryDocument;
+use tether_core::inventory::{InventoryDocument, InventoryRow};
 use tether_inventory::{ConfigScanner, ScanContext, scan_all};
 
 /// A temporary machine: `home`, `project`, `system` (the root `/etc/…` is
@@ -144,4 +144,64 @@ impl ScanFixture {
             assert!(!text.contains(secret), "{what} leaked {secret}: {text}");
         }
     }
+}
+
+/// A row's enabled state and reason: `("yes", None)`, `("no", Some(reason))`, …
+pub type RowState = (&'static str, Option<String>);
+
+/// Enabled by configuration, with no reason.
+pub const ON: RowState = ("yes", None);
+
+/// Held back by configuration, for `reason`.
+pub fn off(reason: &str) -> RowState {
+    ("no", Some(reason.to_owned()))
+}
+
+/// The row's enabled state and reason.
+pub fn state(row: &InventoryRow) -> RowState {
+    (
+        row.stages.enabled.state.as_str(),
+        row.reason_code.as_ref().map(ToString::to_string),
+    )
+}
+
+/// The one row of `harness` in `scope` named `name`; fails, listing the rows,
+/// unless there is exactly one.
+pub fn row<'a>(
+    doc: &'a InventoryDocument,
+    harness: &str,
+    scope: &str,
+    name: &str,
+) -> &'a InventoryRow {
+    let found: Vec<_> = doc
+        .rows
+        .iter()
+        .filter(|r| r.harness == harness && r.scope.as_str() == scope && r.name == name)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "{harness}/{scope} {name} once in {:#?}",
+        doc.rows
+    );
+    found[0]
+}
+
+/// Checks a scan of one harness row by row: exactly the rows of `expect`
+/// (scope, name, state), each configured, none claimed model-visible, and
+/// every reason explained by a sentence.
+pub fn assert_states(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
+    for (scope, name, want) in expect {
+        let r = row(doc, harness, scope, name);
+        assert_eq!(&state(r), want, "{harness}/{scope} {name}: {r:#?}");
+        assert_eq!(r.stages.configured.state.as_str(), "yes");
+        assert_eq!(r.stages.model_visible.state.as_str(), "unknown");
+        if want.1.is_some() {
+            assert!(
+                r.summary.is_some(),
+                "a reason comes with a sentence: {r:#?}"
+            );
+        }
+    }
+    assert_eq!(doc.rows.len(), expect.len(), "{:#?}", doc.rows);
 }

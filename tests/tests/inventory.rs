@@ -11,77 +11,42 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tether_core::inventory::{InventoryDocument, InventoryRow};
+use tether_core::inventory::InventoryDocument;
+use tether_sdk::scan_fixture::{ON, ScanFixture, off, row, state};
 use tether_tests::{peer, samples_dir, workspace_bin};
 
 /// Secrets planted in env values, args, headers, URL userinfo and queries.
-const SECRETS: [&str; 12] = [
+const SECRETS: [&str; 10] = [
     "sekret-env-71b2c",
     "sekret-arg-0d9e4",
     "sekret-pw-5c6a1",
     "sekret-q-88f02",
     "sekret-hdr-13aa7",
     "sekret-codex-env-9e0",
-    "sekret-codex-hdr-41f",
     "sekret-token-var-b7",
     "sekret-oc-env-2291",
-    "sekret-oc-hdr-77d1",
     "sekret-cursor-hdr-6c",
     "sekret-gem-hdr-90ab",
 ];
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    project: PathBuf,
-    system: PathBuf,
-    bin: PathBuf,
+/// A fixture machine (`tether_sdk::scan_fixture`) that runs the binary.
+struct Fixture(ScanFixture);
+
+impl std::ops::Deref for Fixture {
+    type Target = ScanFixture;
+
+    fn deref(&self) -> &ScanFixture {
+        &self.0
+    }
 }
 
 fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
-
-fn executable(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    write(path, "#!/bin/sh\nexit 0\n");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    ScanFixture::write(path, text);
 }
 
 impl Fixture {
     fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = std::fs::canonicalize(dir.path()).expect("canonical");
-        let fixture = Fixture {
-            home: root.join("home"),
-            project: root.join("work/proj"),
-            system: root.join("sysroot"),
-            bin: root.join("bin"),
-            _dir: dir,
-        };
-        for d in [
-            &fixture.home,
-            &fixture.project,
-            &fixture.system,
-            &fixture.bin,
-        ] {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
-        executable(&fixture.bin.join("fake-mcp"));
-        fixture
-    }
-
-    fn home(&self, rel: &str, text: &str) {
-        write(&self.home.join(rel), text);
-    }
-
-    fn project(&self, rel: &str, text: &str) {
-        write(&self.project.join(rel), text);
-    }
-
-    fn system(&self, rel: &str, text: &str) {
-        write(&self.system.join(rel.trim_start_matches('/')), text);
+        Fixture(ScanFixture::new())
     }
 
     fn tether(&self, args: &[&str]) -> Output {
@@ -134,203 +99,53 @@ fn assert_no_secret(what: &str, bytes: &[u8]) {
     }
 }
 
-fn row<'a>(doc: &'a InventoryDocument, harness: &str, scope: &str, name: &str) -> &'a InventoryRow {
-    let found: Vec<_> = doc
-        .rows
-        .iter()
-        .filter(|r| r.harness == harness && r.scope.as_str() == scope && r.name == name)
-        .collect();
-    assert_eq!(
-        found.len(),
-        1,
-        "{harness}/{scope} {name} once in {:#?}",
-        doc.rows
-    );
-    found[0]
-}
-
-/// A row's enabled state and reason.
-type State = (&'static str, Option<String>);
-
-fn state(r: &InventoryRow) -> State {
-    (
-        r.stages.enabled.state.as_str(),
-        r.reason_code.as_ref().map(ToString::to_string),
-    )
-}
-
-fn off(reason: &str) -> State {
-    ("no", Some(reason.to_owned()))
-}
-
-const ON: State = ("yes", None);
-
 /// Every harness's documented shapes, with secrets planted everywhere a value can be.
 fn full_fixture() -> Fixture {
     let f = Fixture::new();
     let project_key = f.project.to_string_lossy().into_owned();
-    // Claude Code.
     f.home(
         ".claude.json",
-        &serde_json::to_string_pretty(&json!({
-            "numStartups": 3,
-            "mcpServers": {
-                "c-user": {"type": "stdio", "command": "fake-mcp",
-                           "args": ["--token", "sekret-arg-0d9e4"],
-                           "env": {"API_TOKEN": "sekret-env-71b2c", "LOG_LEVEL": "debug"}},
-                "c-missing": {"command": "no-such-command-3f9", "args": []},
-                "c-toggled": {"command": "fake-mcp"},
-                "c-denied": {"command": "fake-mcp"}
-            },
-            "projects": {
-                project_key.clone(): {
-                    "mcpServers": {
-                        "c-local": {"type": "http",
-                                    "url": "https://me:sekret-pw-5c6a1@mcp.example.com/mcp?key=sekret-q-88f02",
-                                    "headers": {"Authorization": "Bearer sekret-hdr-13aa7"}}
-                    },
-                    "disabledMcpServers": ["c-toggled"],
-                    "enabledMcpjsonServers": [],
-                    "disabledMcpjsonServers": []
-                }
-            }
-        }))
-        .expect("json"),
+        &json!({
+            "mcpServers": {"c-user": {"command": "fake-mcp", "args": ["--token", "sekret-arg-0d9e4"],
+                                      "env": {"API_TOKEN": "sekret-env-71b2c"}}},
+            "projects": {project_key: {"mcpServers": {"c-local": {"type": "http",
+                "url": "https://me:sekret-pw-5c6a1@mcp.example.com/mcp?key=sekret-q-88f02",
+                "headers": {"Authorization": "Bearer sekret-hdr-13aa7"}}}}}
+        })
+        .to_string(),
     );
     f.project(
         ".mcp.json",
-        r#"{"mcpServers": {
-            "p-approved": {"command": "fake-mcp"},
-            "p-pending": {"type": "sse", "url": "https://sse.example.com/sse"},
-            "p-rejected": {"command": "fake-mcp"}
-        }}"#,
+        &json!({"mcpServers": {"p-approved": {"command": "fake-mcp"},
+                               "p-pending": {"type": "sse", "url": "https://sse.example.com/sse"},
+                               "p-rejected": {"command": "fake-mcp"}}})
+        .to_string(),
     );
     f.project(
         ".claude/settings.local.json",
-        r#"{"enabledMcpjsonServers": ["p-approved"], "disabledMcpjsonServers": ["p-rejected"]}"#,
+        &json!({"enabledMcpjsonServers": ["p-approved"], "disabledMcpjsonServers": ["p-rejected"]})
+            .to_string(),
     );
-    f.system(
-        "/etc/claude-code/managed-settings.json",
-        r#"{"deniedMcpServers": [{"serverName": "c-denied"}]}"#,
-    );
-    let plugin = "home/.claude/plugins/cache/tools-mkt/helper-kit/1.2.0";
-    let plugin_dir = f.home.parent().expect("root").join(plugin);
-    write(
-        &plugin_dir.join(".claude-plugin/plugin.json"),
-        r#"{"name": "helper-kit", "version": "1.2.0"}"#,
-    );
-    write(
-        &plugin_dir.join(".mcp.json"),
-        r#"{"mcpServers": {"helper": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/helper"}}}"#,
-    );
-    executable(&plugin_dir.join("bin/helper"));
-    f.home(
-        ".claude/settings.json",
-        r#"{"enabledPlugins": {"helper-kit@tools-mkt": true}}"#,
-    );
-
-    // Codex: user servers; a project config in a project that is not trusted.
     f.home(
         ".codex/config.toml",
-        r#"
-model = "o4-mini"
-
-[mcp_servers.x-on]
-command = "fake-mcp"
-args = ["serve"]
-env = { DB_PASSWORD = "sekret-codex-env-9e0", TZ = "UTC" }
-required = true
-startup_timeout_sec = 20
-
-[mcp_servers.x-off]
-command = "fake-mcp"
-enabled = false
-
-[mcp_servers.x-http]
-url = "https://codex.example.com/mcp"
-bearer_token_env_var = "MY_TOKEN"
-http_headers = { "X-Team" = "sekret-codex-hdr-41f" }
-enabled_tools = ["search"]
-disabled_tools = ["delete"]
-
-[projects."/somewhere/else"]
-trust_level = "trusted"
-"#,
+        "[mcp_servers.x-on]\ncommand = \"fake-mcp\"\nenv = { DB_PASSWORD = \"sekret-codex-env-9e0\" }\n\
+         [mcp_servers.x-http]\nurl = \"https://codex.example.com/mcp\"\nbearer_token_env_var = \"MY_TOKEN\"\n",
     );
-    f.project(
-        ".codex/config.toml",
-        "[mcp_servers.x-proj]\ncommand = \"fake-mcp\"\n",
-    );
-
-    // OpenCode: user JSONC; the project turns one off; .opencode/ uses the newer shape.
     f.home(
         ".config/opencode/opencode.jsonc",
-        r#"{
-  // comments and trailing commas are allowed here
-  "$schema": "https://opencode.ai/config.json",
-  "mcp": {
-    "o-local": {"type": "local", "command": ["fake-mcp", "--stdio"],
-                "environment": {"OC_KEY": "sekret-oc-env-2291"}},
-    "o-remote": {"type": "remote", "url": "https://oc.example.com/mcp",
-                 "headers": {"Authorization": "Bearer sekret-oc-hdr-77d1"}},
-    "o-off": {"type": "remote", "url": "https://off.example.com/mcp", "enabled": false},
-  },
-}"#,
+        "{\n  // JSONC\n  \"mcp\": {\"o-local\": {\"type\": \"local\", \"command\": [\"fake-mcp\"],\n    \"environment\": {\"OC_KEY\": \"sekret-oc-env-2291\"}},},\n}",
     );
-    f.project(
-        "opencode.json",
-        r#"{"mcp": {"o-local": {"enabled": false}}}"#,
-    );
-    f.project(
-        ".opencode/opencode.json",
-        r#"{"mcp": {"servers": {"o-new": {"type": "remote", "url": "https://new.example.com/mcp", "disabled": true},
-                                "o-new-on": {"type": "local", "command": ["fake-mcp"]}}}}"#,
-    );
-
-    // Cursor.
     f.home(
         ".cursor/mcp.json",
-        r#"{"mcpServers": {"cur-user": {"url": "https://cursor.example.com/mcp",
-                                          "headers": {"X-Api-Key": "sekret-cursor-hdr-6c"}}}}"#,
+        &json!({"mcpServers": {"cur-user": {"url": "https://cursor.example.com/mcp",
+                                            "headers": {"X-Api-Key": "sekret-cursor-hdr-6c"}}}})
+        .to_string(),
     );
-    f.project(
-        ".cursor/mcp.json",
-        r#"{"mcpServers": {"cur-proj": {"command": "fake-mcp"},
-                           "cur-off": {"command": "fake-mcp", "disabled": true}}}"#,
-    );
-
-    // Gemini CLI: folder trust on, the project untrusted; a global exclude list.
     f.home(
         ".gemini/settings.json",
-        r#"{
-  "security": {"folderTrust": {"enabled": true}},
-  "mcp": {"excluded": ["g-excluded"]},
-  "mcpServers": {
-    "g-sse": {"url": "https://gem.example.com/sse"},
-    "g-http": {"httpUrl": "https://gem.example.com/mcp", "headers": {"Authorization": "Bearer sekret-gem-hdr-90ab"},
-               "includeTools": ["lookup"], "excludeTools": ["drop"], "trust": true},
-    "g-excluded": {"command": "fake-mcp"}
-  }
-}"#,
-    );
-    f.project(
-        ".gemini/settings.json",
-        r#"{"mcpServers": {"g-proj": {"command": "fake-mcp"}}}"#,
-    );
-    // Gemini extensions: one on, one turned off for this folder.
-    f.home(
-        ".gemini/extensions/ext-tools/gemini-extension.json",
-        r#"{"name": "ext-tools", "version": "1.0.0",
-            "mcpServers": {"ext-srv": {"command": "${extensionPath}/run", "args": ["--stdio"]}}}"#,
-    );
-    executable(&f.home.join(".gemini/extensions/ext-tools/run"));
-    f.home(
-        ".gemini/extensions/ext-quiet/gemini-extension.json",
-        r#"{"name": "ext-quiet", "mcpServers": {"ext-quiet-srv": {"httpUrl": "https://quiet.example.com/mcp"}}}"#,
-    );
-    f.home(
-        ".gemini/extensions/extension-enablement.json",
-        &json!({"ext-quiet": {"overrides": [format!("!{}/*", f.project.display())]}}).to_string(),
+        &json!({"mcpServers": {"g-http": {"httpUrl": "https://gem.example.com/mcp",
+                                          "headers": {"Authorization": "Bearer sekret-gem-hdr-90ab"}}}})
+        .to_string(),
     );
     f
 }
@@ -380,11 +195,11 @@ fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
     assert_eq!(
         per_harness,
         BTreeMap::from([
-            ("claude", 9),
-            ("codex", 4),
-            ("cursor", 3),
-            ("gemini", 6),
-            ("opencode", 5)
+            ("claude", 5),
+            ("codex", 2),
+            ("cursor", 1),
+            ("gemini", 1),
+            ("opencode", 1)
         ]),
         "{:#?}",
         doc.rows
@@ -393,6 +208,7 @@ fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
         state(row(&doc, "claude", "project", "p-pending")),
         off("not_approved")
     );
+    assert_eq!(state(row(&doc, "claude", "project", "p-approved")), ON);
 
     // --harness narrows; the table shows the same and leaks nothing either.
     let (only, _) = f.json(&["--harness", "codex", "--harness", "cursor"]);
@@ -401,7 +217,7 @@ fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
             .iter()
             .all(|r| r.harness == "codex" || r.harness == "cursor")
     );
-    assert_eq!(only.rows.len(), 7);
+    assert_eq!(only.rows.len(), 3);
     let table = f.tether(&[]);
     assert!(table.status.success());
     assert_no_secret("inventory table", &table.stdout);
@@ -536,15 +352,12 @@ fn snapshots_record_and_show_changes_without_secrets_at_rest() {
         "{}",
         String::from_utf8_lossy(&first.stderr)
     );
-    // Change the configuration: approve p-pending, drop cur-proj, add a Codex server.
+    // Change the configuration: approve p-pending, drop cur-user, add a Codex server.
     f.project(
         ".claude/settings.local.json",
         r#"{"enabledMcpjsonServers": ["p-approved", "p-pending"], "disabledMcpjsonServers": ["p-rejected"]}"#,
     );
-    f.project(
-        ".cursor/mcp.json",
-        r#"{"mcpServers": {"cur-off": {"command": "fake-mcp", "disabled": true}}}"#,
-    );
+    f.home(".cursor/mcp.json", r#"{"mcpServers": {}}"#);
     let codex = std::fs::read_to_string(f.home.join(".codex/config.toml")).expect("read");
     f.home(
         ".codex/config.toml",
@@ -573,7 +386,7 @@ fn snapshots_record_and_show_changes_without_secrets_at_rest() {
             .collect()
     };
     assert_eq!(names("added"), ["codex/x-new"]);
-    assert_eq!(names("removed"), ["cursor/cur-proj"]);
+    assert_eq!(names("removed"), ["cursor/cur-user"]);
     let changed = changes["changed"].as_array().expect("changed");
     assert_eq!(changed.len(), 1, "{changed:#?}");
     assert_eq!(changed[0]["name"], "p-pending");
@@ -591,7 +404,7 @@ fn snapshots_record_and_show_changes_without_secrets_at_rest() {
     let text = f.tether(&["--changes", "--db", &db_arg]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.contains("+ codex/user x-new") && text.contains("- cursor/project cur-proj"),
+        text.contains("+ codex/user x-new") && text.contains("- cursor/user cur-user"),
         "{text}"
     );
 

@@ -7,11 +7,11 @@
 use std::path::Path;
 
 use serde_json::json;
-use tether_core::inventory::{InventoryDocument, InventoryRow};
+use tether_core::inventory::InventoryDocument;
 use tether_harness_configs::cursor::CursorConfigScanner;
 use tether_harness_configs::gemini::GeminiConfigScanner;
 use tether_harness_configs::opencode::OpenCodeConfigScanner;
-use tether_sdk::scan_fixture::ScanFixture;
+use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
 
 const SECRETS: [&str; 4] = [
     "sekret-oc-env-2291",
@@ -20,45 +20,14 @@ const SECRETS: [&str; 4] = [
     "sekret-gem-hdr-90ab",
 ];
 
-fn row<'a>(doc: &'a InventoryDocument, scope: &str, name: &str) -> &'a InventoryRow {
-    doc.rows
-        .iter()
-        .find(|r| r.scope.to_string() == scope && r.name == name)
-        .unwrap_or_else(|| panic!("no row {scope} {name} in {:#?}", doc.rows))
-}
-
-fn state(r: &InventoryRow) -> (&'static str, Option<String>) {
-    (
-        r.stages.enabled.state.as_str(),
-        r.reason_code.as_ref().map(|c| c.to_string()),
-    )
-}
-
-const ON: (&str, Option<String>) = ("yes", None);
-
-fn off(reason: &str) -> (&'static str, Option<String>) {
-    ("no", Some(reason.to_owned()))
-}
-
-fn check(doc: &InventoryDocument, expect: &[(&str, &str, (&str, Option<String>))]) {
+fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
     assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
     ScanFixture::assert_no_secret(
         "the inventory",
         &serde_json::to_string(doc).expect("json"),
         &SECRETS,
     );
-    for (scope, name, want) in expect {
-        let r = row(doc, scope, name);
-        assert_eq!(&state(r), want, "{scope} {name}: {r:#?}");
-        assert_eq!(r.stages.model_visible.state.as_str(), "unknown");
-        if want.1.is_some() {
-            assert!(
-                r.summary.is_some(),
-                "a reason comes with a sentence: {r:#?}"
-            );
-        }
-    }
-    assert_eq!(doc.rows.len(), expect.len(), "{:#?}", doc.rows);
+    assert_states(doc, harness, expect);
 }
 
 fn opencode(f: &ScanFixture) {
@@ -94,6 +63,7 @@ fn given_layered_opencode_files_then_a_later_enabled_false_wins_and_the_file_is_
     let doc = f.scan(&OpenCodeConfigScanner);
     check(
         &doc,
+        "opencode",
         &[
             ("user", "o-local", off("disabled_in_config")),
             ("user", "o-remote", ON),
@@ -102,7 +72,7 @@ fn given_layered_opencode_files_then_a_later_enabled_false_wins_and_the_file_is_
             ("project", "o-new-on", ON),
         ],
     );
-    let o_local = row(&doc, "user", "o-local");
+    let o_local = row(&doc, "opencode", "user", "o-local");
     assert_eq!(o_local.transport.to_string(), "stdio");
     assert!(
         o_local
@@ -125,15 +95,15 @@ fn given_opencode_config_variables_then_the_named_file_is_read_and_project_files
     f.var("OPENCODE_CONFIG", file.as_os_str());
     f.var("OPENCODE_DISABLE_PROJECT_CONFIG", "1");
     let doc = f.scan(&OpenCodeConfigScanner);
-    let custom = row(&doc, "user", "o-custom");
+    let custom = row(&doc, "opencode", "user", "o-custom");
     assert_eq!(state(custom), ON);
     assert_eq!(custom.source, "$OPENCODE_CONFIG");
     // Project files are ignored, so o-local's project override no longer applies.
     assert_eq!(
-        state(row(&doc, "project", "o-new-on")),
+        state(row(&doc, "opencode", "project", "o-new-on")),
         off("disabled_in_config")
     );
-    assert_eq!(state(row(&doc, "user", "o-local")), ON);
+    assert_eq!(state(row(&doc, "opencode", "user", "o-local")), ON);
 }
 
 #[test]
@@ -152,6 +122,7 @@ fn given_cursor_user_and_project_files_then_disabled_servers_say_so() {
     let doc = f.scan(&CursorConfigScanner);
     check(
         &doc,
+        "cursor",
         &[
             ("user", "cur-user", ON),
             ("project", "cur-proj", ON),
@@ -159,7 +130,7 @@ fn given_cursor_user_and_project_files_then_disabled_servers_say_so() {
         ],
     );
     assert_eq!(
-        row(&doc, "user", "cur-user").diagnostics.headers,
+        row(&doc, "cursor", "user", "cur-user").diagnostics.headers,
         ["X-Api-Key"]
     );
 }
@@ -205,6 +176,7 @@ fn given_gemini_settings_trust_and_extensions_then_each_server_has_its_precise_s
     let doc = f.scan(&GeminiConfigScanner);
     check(
         &doc,
+        "gemini",
         &[
             ("user", "g-sse", ON),
             ("user", "g-http", ON),
@@ -214,17 +186,23 @@ fn given_gemini_settings_trust_and_extensions_then_each_server_has_its_precise_s
             ("plugin", "ext-quiet-srv", off("disabled_in_config")),
         ],
     );
-    assert_eq!(row(&doc, "user", "g-sse").transport.to_string(), "sse");
-    assert_eq!(row(&doc, "user", "g-http").transport.to_string(), "http");
+    assert_eq!(
+        row(&doc, "gemini", "user", "g-sse").transport.to_string(),
+        "sse"
+    );
+    assert_eq!(
+        row(&doc, "gemini", "user", "g-http").transport.to_string(),
+        "http"
+    );
     // The extension placeholder is expanded, not taken for an environment reference.
-    let ext = row(&doc, "plugin", "ext-srv");
+    let ext = row(&doc, "gemini", "plugin", "ext-srv");
     assert_eq!(ext.diagnostics.command_resolves, Some(true), "{ext:#?}");
     assert!(ext.diagnostics.env.is_empty(), "{ext:#?}");
     assert_eq!(
         ext.source,
         "~/.gemini/extensions/ext-tools/gemini-extension.json"
     );
-    let g_http = row(&doc, "user", "g-http");
+    let g_http = row(&doc, "gemini", "user", "g-http");
     assert!(
         g_http
             .diagnostics
@@ -249,5 +227,9 @@ fn given_a_trusted_real_path_when_the_project_is_reached_through_a_symlink_then_
     let link: &Path = &f.root().join("link-to-proj");
     std::os::unix::fs::symlink(&f.project, link).expect("ln");
     let doc = tether_inventory::scan_all(&f.context_for(link), &[&GeminiConfigScanner], &[]);
-    assert_eq!(state(row(&doc, "project", "g-proj")), ON, "trusted now");
+    assert_eq!(
+        state(row(&doc, "gemini", "project", "g-proj")),
+        ON,
+        "trusted now"
+    );
 }

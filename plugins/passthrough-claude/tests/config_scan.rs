@@ -7,8 +7,12 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use tether_core::inventory::{InventoryDocument, InventoryRow};
+
+fn row<'a>(doc: &'a InventoryDocument, scope: &str, name: &str) -> &'a InventoryRow {
+    tether_sdk::scan_fixture::row(doc, "claude", scope, name)
+}
 use tether_passthrough_claude::config_scan::ClaudeConfigScanner;
-use tether_sdk::scan_fixture::ScanFixture;
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_states, off, state};
 
 const SECRETS: [&str; 5] = [
     "sekret-arg-0d9e4",
@@ -17,27 +21,6 @@ const SECRETS: [&str; 5] = [
     "sekret-q-88f02",
     "sekret-hdr-13aa7",
 ];
-
-fn row<'a>(doc: &'a InventoryDocument, scope: &str, name: &str) -> &'a InventoryRow {
-    doc.rows
-        .iter()
-        .find(|r| r.scope.to_string() == scope && r.name == name)
-        .unwrap_or_else(|| panic!("no row claude/{scope} {name} in {:#?}", doc.rows))
-}
-
-/// `(enabled, reason)` of a row.
-fn state(r: &InventoryRow) -> (&'static str, Option<String>) {
-    (
-        r.stages.enabled.state.as_str(),
-        r.reason_code.as_ref().map(|c| c.to_string()),
-    )
-}
-
-const ON: (&str, Option<String>) = ("yes", None);
-
-fn off(reason: &str) -> (&'static str, Option<String>) {
-    ("no", Some(reason.to_owned()))
-}
 
 /// Every Claude scope, with secrets planted wherever a value can be.
 fn fixture() -> ScanFixture {
@@ -130,19 +113,7 @@ fn given_every_claude_scope_then_each_server_has_its_precise_state_and_no_secret
         ("project", "p-rejected", off("disabled_in_config")),
         ("plugin", "plugin:helper-kit:helper", ON),
     ];
-    for (scope, name, want) in &expect {
-        let r = row(&doc, scope, name);
-        assert_eq!(&state(r), want, "claude/{scope} {name}: {r:#?}");
-        assert_eq!(r.stages.configured.state.as_str(), "yes");
-        assert_eq!(r.stages.model_visible.state.as_str(), "unknown");
-        if want.1.is_some() {
-            assert!(
-                r.summary.is_some(),
-                "a reason comes with a sentence: {r:#?}"
-            );
-        }
-    }
-    assert_eq!(doc.rows.len(), expect.len(), "{:#?}", doc.rows);
+    assert_states(&doc, "claude", &expect);
 
     let c_user = row(&doc, "user", "c-user");
     assert_eq!(c_user.source, "~/.claude.json");

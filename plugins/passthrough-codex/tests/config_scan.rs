@@ -4,34 +4,18 @@
 //! real path of a project reached through a symlink.
 
 use tether_core::inventory::{InventoryDocument, InventoryRow};
+
+fn row<'a>(doc: &'a InventoryDocument, scope: &str, name: &str) -> &'a InventoryRow {
+    tether_sdk::scan_fixture::row(doc, "codex", scope, name)
+}
 use tether_passthrough_codex::config_scan::CodexConfigScanner;
-use tether_sdk::scan_fixture::ScanFixture;
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_states, off, state};
 
 const SECRETS: [&str; 3] = [
     "sekret-codex-env-9e0",
     "sekret-codex-hdr-41f",
     "sekret-token-var-b7",
 ];
-
-fn row<'a>(doc: &'a InventoryDocument, scope: &str, name: &str) -> &'a InventoryRow {
-    doc.rows
-        .iter()
-        .find(|r| r.scope.to_string() == scope && r.name == name)
-        .unwrap_or_else(|| panic!("no row codex/{scope} {name} in {:#?}", doc.rows))
-}
-
-fn state(r: &InventoryRow) -> (&'static str, Option<String>) {
-    (
-        r.stages.enabled.state.as_str(),
-        r.reason_code.as_ref().map(|c| c.to_string()),
-    )
-}
-
-const ON: (&str, Option<String>) = ("yes", None);
-
-fn off(reason: &str) -> (&'static str, Option<String>) {
-    ("no", Some(reason.to_owned()))
-}
 
 const USER_CONFIG: &str = r#"
 model = "o4-mini"
@@ -86,12 +70,7 @@ fn given_user_and_untrusted_project_servers_then_each_has_its_precise_state_and_
         ("user", "x-http", ON),
         ("project", "x-proj", off("untrusted_folder")),
     ];
-    for (scope, name, want) in &expect {
-        let r = row(&doc, scope, name);
-        assert_eq!(&state(r), want, "codex/{scope} {name}: {r:#?}");
-        assert_eq!(r.stages.model_visible.state.as_str(), "unknown");
-    }
-    assert_eq!(doc.rows.len(), expect.len(), "{:#?}", doc.rows);
+    assert_states(&doc, "codex", &expect);
 
     let x_http = row(&doc, "user", "x-http");
     assert_eq!(
