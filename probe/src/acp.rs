@@ -75,18 +75,9 @@ pub async fn run_probe(
 
     let failed =
         |reason: ReasonCode, summary: String, stderr: Vec<String>, cwd: Option<PathBuf>| {
-            ProbeOutcome {
-                report: ProbeReport::agent_failed(
-                    ProbeAgent::default(),
-                    tether_kandev_endpoint::SENTINEL_SERVER,
-                    sentinel_transport.clone(),
-                    reason,
-                    &summary,
-                    elapsed(),
-                ),
-                stderr_tail: stderr,
-                cwd_sent: cwd,
-            }
+            let transport = sentinel_transport.clone();
+            let agent = ProbeAgent::default();
+            ProbeOutcome::agent_failed(agent, transport, reason, &summary, elapsed(), stderr, cwd)
         };
 
     // === Working directory, HOME, output directory ===

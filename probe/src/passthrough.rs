@@ -89,25 +89,16 @@ pub async fn run_passthrough_probe(
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let requested = requested_transport(opts.target.transport);
     let sentinel_name = tether_kandev_endpoint::SENTINEL_SERVER;
-    let agent_failed = |reason: ReasonCode,
-                        summary: String,
-                        stderr: Vec<String>,
-                        cwd: Option<PathBuf>| ProbeOutcome {
-        report: ProbeReport::agent_failed(
-            ProbeAgent {
+    let agent_failed =
+        |reason: ReasonCode, summary: String, stderr: Vec<String>, cwd: Option<PathBuf>| {
+            let agent = ProbeAgent {
                 name: Some(sanitize::name(&opts.kind)),
                 version: None,
                 protocol_version: None,
-            },
-            sentinel_name,
-            requested.clone(),
-            reason,
-            &summary,
-            elapsed(),
-        ),
-        stderr_tail: stderr,
-        cwd_sent: cwd,
-    };
+            };
+            let transport = requested.clone();
+            ProbeOutcome::agent_failed(agent, transport, reason, &summary, elapsed(), stderr, cwd)
+        };
 
     let dirs = match ProbeDirs::prepare(opts.target.cwd.as_deref(), opts.target.keep_home) {
         Ok(dirs) => dirs,

@@ -205,6 +205,33 @@ pub struct ProbeOutcome {
     pub cwd_sent: Option<PathBuf>,
 }
 
+impl ProbeOutcome {
+    /// The agent could not be started or initialized: verdict `agent_failed`,
+    /// for the sentinel offered over `transport`.
+    pub fn agent_failed(
+        agent: tether_core::probe::ProbeAgent,
+        transport: Transport,
+        reason: tether_core::vocab::ReasonCode,
+        summary: &str,
+        elapsed_ms: u64,
+        stderr_tail: Vec<String>,
+        cwd_sent: Option<PathBuf>,
+    ) -> Self {
+        ProbeOutcome {
+            report: tether_core::probe::ProbeReport::agent_failed(
+                agent,
+                tether_kandev_endpoint::SENTINEL_SERVER,
+                transport,
+                reason,
+                summary,
+                elapsed_ms,
+            ),
+            stderr_tail,
+            cwd_sent,
+        }
+    }
+}
+
 /// A fresh working directory (resolved; the path agents run in and are told)
 /// and, unless the real HOME is kept, a private HOME. Both vanish on drop.
 #[derive(Debug)]
