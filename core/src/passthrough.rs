@@ -47,6 +47,21 @@ pub struct Materialized {
 }
 
 /// How a passthrough plugin materializes servers and reads the CLI's reports.
+///
+/// An implementor is responsible for:
+/// - materializing exactly the plan's delivered servers, in the CLI's own
+///   configuration shape, and nothing else;
+/// - putting every secret (env values, header values) only in
+///   [`Materialized::env`], referenced by variable name from files and
+///   arguments, so nothing another user can read holds it;
+/// - naming files by plain names: the host decides where they live;
+/// - being pure: no files written, no processes started, nothing logged.
+///
+/// The host does the rest: it writes the files 0600 in a private 0700
+/// directory and removes them, starts the CLI in its own process group with
+/// an explicit environment, and feeds [`observe_output`](Self::observe_output)
+/// each stdout line. One method has a default: a CLI that reports nothing
+/// needs no `observe_output`.
 pub trait PassthroughStrategy: Send + Sync {
     /// The transports (and features) this CLI can take.
     fn capabilities(&self) -> AgentCapabilities;

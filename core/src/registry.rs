@@ -1,7 +1,7 @@
 //! The plugin registry: compiled-in plugins through `inventory`, plus plugins a
 //! host adds at run time (a dynamic loader adds them the same way).
 //!
-//! A compiled-in plugin registers itself with [`register_plugin!`]; the binary
+//! A compiled-in plugin registers itself with [`register_plugin!`](crate::register_plugin); the binary
 //! that wants it must link its crate (`use my_plugin as _;`).
 
 use std::collections::BTreeMap;

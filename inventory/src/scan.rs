@@ -11,8 +11,23 @@ pub const MAX_ROWS: usize = 4096;
 /// Error entries kept from one scan.
 pub const MAX_ERRORS: usize = 256;
 
-/// Reads one harness's configuration. Implementations only read through
-/// [`ScanContext`] roots and report through [`ScanOutput`].
+/// Reads one harness's configuration.
+///
+/// An implementor is responsible for:
+/// - reading files only through the [`ScanContext`]'s roots
+///   ([`ConfigRoot`](crate::ConfigRoot), or [`ScanOutput::read_json`] /
+///   [`ScanOutput::read_toml`]), never with `std::fs`;
+/// - turning every server entry into a row through
+///   [`ScanOutput::add_servers`] or [`ScanOutput::push`], with the precise
+///   [`Enablement`](crate::Enablement) the configuration gives it (approvals,
+///   policy, trust, toggles), and every unusable file into an error entry;
+/// - never copying a configuration value into a summary.
+///
+/// The kit guarantees the rest: rows keep names and classes only, reads are
+/// bounded and contained, and a panicking scanner becomes an error entry
+/// without losing the other harnesses' rows. Register it with
+/// [`register_scanner!`](crate::register_scanner); test it with
+/// `tether_sdk::scan_fixture::ScanFixture`.
 pub trait ConfigScanner: Send + Sync {
     /// The harness's name: claude, codex, opencode, cursor, gemini, …
     fn harness(&self) -> &'static str;
