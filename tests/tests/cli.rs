@@ -124,8 +124,10 @@ fn endpoint_test_passes_a_real_server_with_its_tool_count_and_exits_0() {
 #[test]
 fn endpoint_test_times_out_fast_and_leaves_no_process() {
     let marker = format!("{}", 990_000 + std::process::id() % 9_000);
+    // Find (and, on a fresh clone, build) the binary before the clock starts.
+    let mut tether = tether();
     let started = std::time::Instant::now();
-    let out = tether()
+    let out = tether
         .args([
             "endpoint-test",
             "--json",
