@@ -344,6 +344,19 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
     )?;
     let hint = tether_core::display::verdict_hint(r.verdict);
     writeln!(out, "          {hint}")?;
+    let refused = r.report.as_ref().map_or(0, |a| {
+        a.evidence
+            .iter()
+            .filter(|e| e.kind == tether_core::EvidenceKind::UnauthenticatedContact)
+            .count()
+    });
+    if refused > 0 {
+        writeln!(
+            out,
+            "Refused   {refused} request{} without the sentinel's credential (another local process, not the agent)",
+            if refused == 1 { "" } else { "s" }
+        )?;
+    }
     if r.verdict == Verdict::AgentFailed && !outcome.stderr_tail.is_empty() {
         writeln!(out, "Agent stderr (last lines, scrubbed):")?;
         for line in &outcome.stderr_tail {

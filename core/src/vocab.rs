@@ -233,6 +233,10 @@ open_vocabulary! {
         SymlinkOutsideRoot => "symlink_outside_root",
         /// Symlinks loop.
         SymlinkLoop => "symlink_loop",
+        /// A request to the host's endpoint carried no valid credential.
+        CredentialMissing => "credential_missing",
+        /// A request to the host's endpoint carried a superseded attempt's credential.
+        CredentialStale => "credential_stale",
     }
 }
 
@@ -265,6 +269,9 @@ open_vocabulary! {
         AgentReported => "agent_reported",
         /// An endpoint test ran; kept apart from attachment evidence.
         EndpointTested => "endpoint_tested",
+        /// A request to the host's endpoint without the attempt's credential
+        /// was refused before any handler ran; it never counts as contact.
+        UnauthenticatedContact => "unauthenticated_contact",
     }
 }
 

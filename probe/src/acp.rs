@@ -31,7 +31,7 @@ use tether_core::probe::{
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport, Trigger};
-use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
+use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, SENTINEL_TOOL};
 
 use tether_acp_structured::acp::{
     FrameLog, SessionRequestKind, answer_permission, deliver_session, stdio_lines,
@@ -88,10 +88,14 @@ pub async fn run_probe(
     };
     let cwd = dirs.cwd.clone();
     let home = dirs.home.clone();
+    // The attempt's credential for the sentinel: only this agent gets it, and
+    // the frame log never shows it.
+    let credential = AttemptCredential::generate();
     let frames = match &opts.target.out_dir {
-        Some(dir) => match std::fs::create_dir_all(dir)
-            .and_then(|()| FrameLog::create(&dir.join("acp-frames.jsonl")))
-        {
+        Some(dir) => match std::fs::create_dir_all(dir).and_then(|()| {
+            FrameLog::create(&dir.join("acp-frames.jsonl"))
+                .map(|log| log.redacting(frame_secrets(&credential, &opts.target.extra_servers)))
+        }) {
             Ok(log) => Some(log),
             Err(err) => {
                 return failed(
@@ -152,7 +156,12 @@ pub async fn run_probe(
     let stderr = process.stderr_tail();
 
     let transport = stdio_lines(stdin, stdout, frames.clone());
-    let run = drive(&opts, &hub, &endpoint, &cwd, &bridge, deadline, &progress);
+    let sentinel = Offer {
+        endpoint: &endpoint,
+        credential: &credential,
+        bridge: &bridge,
+    };
+    let run = drive(&opts, &hub, sentinel, &cwd, deadline, &progress);
     let client = Client
         .v1()
         .name("tether-probe")
@@ -339,19 +348,32 @@ enum Driven {
     InitFailed(ReasonCode, String),
 }
 
+/// How the sentinel is offered: its endpoint, the attempt's credential, and
+/// the bridge program for stdio.
+#[derive(Clone, Copy)]
+struct Offer<'a> {
+    endpoint: &'a ObservedEndpoint,
+    credential: &'a AttemptCredential,
+    bridge: &'a Path,
+}
+
 /// The probe's conversation with the agent, inside the ACP connection.
 fn drive<'a>(
     opts: &'a ProbeOptions,
     hub: &'a Hub,
-    endpoint: &'a ObservedEndpoint,
+    sentinel: Offer<'a>,
     cwd: &'a Path,
-    bridge: &'a Path,
     deadline: tokio::time::Instant,
     progress: &'a (impl Fn(ProbeStep) + Send + Sync),
 ) -> impl FnOnce(
     ConnectionTo<Agent>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Driven> + Send + 'a>>
 + 'a {
+    let Offer {
+        endpoint,
+        credential,
+        bridge,
+    } = sentinel;
     move |cx: ConnectionTo<Agent>| {
         Box::pin(async move {
             progress(ProbeStep::Initializing);
@@ -395,7 +417,7 @@ fn drive<'a>(
                 }
             }
 
-            let spec = sentinel_spec(endpoint, opts.target.transport, bridge);
+            let spec = sentinel_spec(endpoint, opts.target.transport, bridge, credential);
             let mut request = AttemptRequest::new(
                 "probe",
                 "probe",
@@ -413,7 +435,7 @@ fn drive<'a>(
             let mut delivery =
                 match deliver_session(&cx, hub, request, SessionRequestKind::New, cwd, |handle| {
                     // Bound before session/new goes out: some agents connect before answering.
-                    endpoint.bind(handle.sink.clone());
+                    endpoint.bind(handle.sink.clone(), credential.clone());
                     if let Some(summary) = auth_error {
                         publish(
                             &handle.sink,
@@ -576,4 +598,22 @@ fn publish(sink: &EvidenceSink, evidence: Evidence) {
     if let Err(err) = sink.publish(evidence) {
         tracing::debug!(%err, "probe evidence not queued");
     }
+}
+
+/// What the raw frame log must never show: the credential, and the header and
+/// env values of the other servers offered.
+fn frame_secrets(
+    credential: &AttemptCredential,
+    extra: &[tether_core::spec::ServerSpec],
+) -> Vec<String> {
+    let mut secrets = vec![credential.secret().to_owned()];
+    for endpoint in extra.iter().flat_map(|s| &s.endpoints) {
+        let pairs = match endpoint {
+            tether_core::spec::Endpoint::Stdio { env, .. } => env,
+            tether_core::spec::Endpoint::Http { headers, .. }
+            | tether_core::spec::Endpoint::Sse { headers, .. } => headers,
+        };
+        secrets.extend(pairs.iter().map(|kv| kv.value.clone()));
+    }
+    secrets
 }

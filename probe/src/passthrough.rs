@@ -24,7 +24,7 @@ use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Trigger};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
-use tether_kandev_endpoint::ObservedEndpoint;
+use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
 use tether_process::{ChildGroup, ChildSpec};
 
 use crate::support::{
@@ -129,6 +129,9 @@ pub async fn run_passthrough_probe(
     };
     let hub = Hub::new(registry);
     let bridge = opts.target.bridge();
+    // The attempt's credential for the sentinel; the strategy materializes it
+    // the way its CLI carries secrets (by environment reference).
+    let credential = AttemptCredential::generate();
     let mut request = AttemptRequest::new(
         "probe",
         "probe",
@@ -136,9 +139,14 @@ pub async fn run_passthrough_probe(
         opts.kind.clone(),
         DriveMode::Passthrough,
         Trigger::PassthroughStart,
-        std::iter::once(sentinel_spec(&endpoint, opts.target.transport, &bridge))
-            .chain(opts.target.extra_servers.iter().cloned())
-            .collect(),
+        std::iter::once(sentinel_spec(
+            &endpoint,
+            opts.target.transport,
+            &bridge,
+            &credential,
+        ))
+        .chain(opts.target.extra_servers.iter().cloned())
+        .collect(),
     );
     request.capabilities = capabilities;
     request.strict = true;
@@ -241,7 +249,7 @@ pub async fn run_passthrough_probe(
             return finish(&hub, ProbeSession::default(), vec![]);
         }
     };
-    endpoint.bind(sink.clone());
+    endpoint.bind(sink.clone(), credential.clone());
     for name in &delivered {
         publish(
             &sink,

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use tether_core::history::AttachmentAttempt;
 use tether_core::sanitize;
-use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::spec::ServerSpec;
 use tether_core::vocab::{ServerSource, Transport};
 
-use tether_kandev_endpoint::ObservedEndpoint;
+use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
 use tether_process::OutputTail;
 
 /// Which transport the sentinel is offered over.
@@ -44,21 +44,17 @@ pub enum ProbeStep {
     Finishing,
 }
 
-/// The sentinel's plan entry for the requested transport.
+/// The sentinel's plan entry for the requested transport, each endpoint
+/// carrying the attempt's `credential`.
 pub fn sentinel_spec(
     endpoint: &ObservedEndpoint,
     transport: SentinelTransport,
     bridge: &Path,
+    credential: &AttemptCredential,
 ) -> ServerSpec {
-    let http = Endpoint::Http {
-        url: endpoint.http_url(),
-        headers: vec![],
-    };
-    let sse = Endpoint::Sse {
-        url: endpoint.sse_url(),
-        headers: vec![],
-    };
-    let stdio = endpoint.bridge_endpoint(bridge);
+    let http = endpoint.http_endpoint(credential);
+    let sse = endpoint.sse_endpoint(credential);
+    let stdio = endpoint.bridge_endpoint(bridge, credential);
     let name = endpoint.server_name();
     match transport {
         SentinelTransport::Auto => ServerSpec::new(name, ServerSource::Sentinel, http)

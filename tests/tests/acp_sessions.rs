@@ -13,7 +13,7 @@ use tether_core::DriveMode;
 use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
-use tether_kandev_endpoint::ObservedEndpoint;
+use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
 use tether_process::{ChildGroup, ChildSpec};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,7 +51,7 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
                     .block_task()
                     .await?;
                 let caps = tether_acp_structured::acp::capabilities_of(&init);
-                let request = || {
+                let request = |credential: &AttemptCredential| {
                     let mut r = AttemptRequest::new(
                         "task",
                         "session",
@@ -59,7 +59,7 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
                         "tether-fake-agent",
                         DriveMode::Acp,
                         Trigger::SessionNew,
-                        vec![endpoint.server_spec(ServerSource::Host, None)],
+                        vec![endpoint.server_spec(ServerSource::Host, None, credential)],
                     );
                     r.capabilities = caps;
                     r
@@ -79,10 +79,12 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
                         },
                         other => other,
                     };
-                    let mut delivery = deliver_session(&cx, &hub, request(), kind, &cwd, |h| {
-                        endpoint.bind(h.sink.clone());
-                    })
-                    .expect("deliver");
+                    let credential = AttemptCredential::generate();
+                    let mut delivery =
+                        deliver_session(&cx, &hub, request(&credential), kind, &cwd, |h| {
+                            endpoint.bind(h.sink.clone(), credential.clone());
+                        })
+                        .expect("deliver");
                     let outcome = delivery.settle().await;
                     assert!(outcome.accepted, "{outcome:?}");
                     if let Some(id) = outcome.acp_session_id {

@@ -1,5 +1,7 @@
 //! The observed endpoint with real rmcp clients over streamable HTTP, legacy
-//! SSE and the stdio bridge.
+//! SSE and the stdio bridge, each holding the attempt's credential; and the
+//! intruders that do not: no credential, another endpoint's, a superseded
+//! attempt's.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,18 +11,21 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use tether_core::history::AttachmentAttempt;
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
-use tether_core::vocab::{DisplayStatus, EvidenceKind, ServerSource, Transport, Trigger};
+use tether_core::vocab::{
+    DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Transport, Trigger,
+};
 use tether_core::{
     Decision, Delivery, DriveMode, Endpoint, PlanContext, PluginDescriptor, ServerSpec,
     TransportObserver,
 };
-use tether_kandev_endpoint::{ObservedEndpoint, SENTINEL_TOOL};
+use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, SENTINEL_TOOL};
 use tether_mcp_client::sse as sse_client;
 
 /// Delivers each server over the transport named by the agent kind.
@@ -68,8 +73,16 @@ fn bridge() -> &'static Path {
     BRIDGE.get_or_init(|| tether_tests::workspace_bin("tether-bridge"))
 }
 
-fn begin(hub: &Hub, endpoint: &ObservedEndpoint, session: &str, transport: &str) -> AttemptHandle {
-    let spec = endpoint.server_spec(ServerSource::Sentinel, Some(bridge()));
+/// Begins an attempt that delivers the endpoint with a fresh credential;
+/// returns its handle and the credential the agent was given.
+fn begin(
+    hub: &Hub,
+    endpoint: &ObservedEndpoint,
+    session: &str,
+    transport: &str,
+) -> (AttemptHandle, AttemptCredential) {
+    let credential = AttemptCredential::generate();
+    let spec = endpoint.server_spec(ServerSource::Sentinel, Some(bridge()), &credential);
     let req = AttemptRequest::new(
         "task",
         session,
@@ -80,7 +93,7 @@ fn begin(hub: &Hub, endpoint: &ObservedEndpoint, session: &str, transport: &str)
         vec![spec],
     );
     let handle = hub.begin_attempt(req).expect("begin");
-    endpoint.bind(handle.sink.clone());
+    endpoint.bind(handle.sink.clone(), credential.clone());
     for (server, _) in handle.plan.delivered() {
         handle
             .sink
@@ -89,7 +102,7 @@ fn begin(hub: &Hub, endpoint: &ObservedEndpoint, session: &str, transport: &str)
             )
             .expect("delivered");
     }
-    handle
+    (handle, credential)
 }
 
 fn client_named(name: &str) -> ClientConfig {
@@ -103,23 +116,46 @@ async fn connect(
     endpoint: &ObservedEndpoint,
     transport: &str,
     name: &str,
+    credential: &AttemptCredential,
 ) -> RunningService<RoleClient, ClientConfig> {
+    try_connect(endpoint, transport, name, Some(credential))
+        .await
+        .unwrap_or_else(|e| panic!("{transport} client: {e}"))
+}
+
+/// Connects as an MCP client would, with `credential` (or none at all).
+async fn try_connect(
+    endpoint: &ObservedEndpoint,
+    transport: &str,
+    name: &str,
+    credential: Option<&AttemptCredential>,
+) -> Result<RunningService<RoleClient, ClientConfig>, String> {
     let client = client_named(name);
     match transport {
-        "http" => client
-            .serve(StreamableHttpClientTransport::from_uri(endpoint.http_url()))
-            .await
-            .expect("http client"),
-        "sse" => {
-            let t = sse_client::connect(&endpoint.sse_url(), &[], Duration::from_secs(5))
+        "http" => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.http_url());
+            if let Some(c) = credential {
+                config = config.auth_header(c.secret());
+            }
+            client
+                .serve(StreamableHttpClientTransport::from_config(config))
                 .await
-                .expect("sse transport");
-            client.serve(t).await.expect("sse client")
+                .map_err(|e| e.to_string())
+        }
+        "sse" => {
+            let headers: Vec<(String, String)> = credential
+                .map(|c| vec![("Authorization".to_owned(), c.bearer())])
+                .unwrap_or_default();
+            let t = sse_client::connect(&endpoint.sse_url(), &headers, Duration::from_secs(5))
+                .await
+                .map_err(|e| e.to_string())?;
+            client.serve(t).await.map_err(|e| e.to_string())
         }
         "stdio" => {
+            let stale = AttemptCredential::generate();
             let Endpoint::Stdio {
                 command, args, env, ..
-            } = endpoint.bridge_endpoint(bridge())
+            } = endpoint.bridge_endpoint(bridge(), credential.unwrap_or(&stale))
             else {
                 unreachable!("bridge endpoint is stdio")
             };
@@ -131,7 +167,7 @@ async fn connect(
             client
                 .serve(TokioChildProcess::new(cmd).expect("spawn bridge"))
                 .await
-                .expect("stdio client")
+                .map_err(|e| e.to_string())
         }
         other => panic!("unknown transport {other}"),
     }
@@ -176,8 +212,8 @@ async fn eventually(
 async fn observed_over(transport: &str) {
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
-    let handle = begin(&hub, &endpoint, "s", transport);
-    let client = connect(&endpoint, transport, "agent-under-test").await;
+    let (handle, credential) = begin(&hub, &endpoint, "s", transport);
+    let client = connect(&endpoint, transport, "agent-under-test", &credential).await;
     list_and_call(&client).await;
 
     let attempt = eventually(&hub, "s", "active with a tool call", |a| {
@@ -255,10 +291,13 @@ async fn given_a_stdio_client_through_the_bridge_then_its_own_client_info_is_obs
 async fn given_a_discover_mode_client_then_first_contact_is_observed() {
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
-    let _handle = begin(&hub, &endpoint, "s", "http");
+    let (_handle, credential) = begin(&hub, &endpoint, "s", "http");
     let client = client_named("discover-client")
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(endpoint.http_url()),
+            StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(endpoint.http_url())
+                    .auth_header(credential.secret()),
+            ),
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },
@@ -297,9 +336,15 @@ async fn given_two_sessions_with_separate_endpoints_then_evidence_never_mixes() 
     let hub = hub(4096);
     let a = ObservedEndpoint::sentinel().await.expect("a");
     let b = ObservedEndpoint::sentinel().await.expect("b");
-    let _ha = begin(&hub, &a, "session-a", "http");
-    let _hb = begin(&hub, &b, "session-b", "sse");
-    let client = connect(&a, "http", "only-a").await;
+    let (_ha, credential_a) = begin(&hub, &a, "session-a", "http");
+    let (_hb, credential_b) = begin(&hub, &b, "session-b", "sse");
+    let client = connect(&a, "http", "only-a", &credential_a).await;
+    // B's credential opens nothing at A: each endpoint admits only its own agent.
+    assert!(
+        try_connect(&a, "http", "b-at-a", Some(&credential_b))
+            .await
+            .is_err()
+    );
     list_and_call(&client).await;
     eventually(&hub, "session-a", "a active", |x| {
         x.servers[0].last_tool_call.is_some()
@@ -326,8 +371,8 @@ async fn given_two_sessions_with_separate_endpoints_then_evidence_never_mixes() 
 async fn given_a_closed_connection_when_the_agent_reconnects_then_current_evidence_is_restored() {
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
-    let _handle = begin(&hub, &endpoint, "s", "stdio");
-    let first = connect(&endpoint, "stdio", "agent").await;
+    let (_handle, credential) = begin(&hub, &endpoint, "s", "stdio");
+    let first = connect(&endpoint, "stdio", "agent", &credential).await;
     first.list_all_tools().await.expect("list");
     first.cancel().await.expect("cancel");
     let closed = eventually(&hub, "s", "first closed", |a| {
@@ -339,7 +384,7 @@ async fn given_a_closed_connection_when_the_agent_reconnects_then_current_eviden
     .await;
     let first_id = closed.servers[0].connection_id.clone().expect("id");
 
-    let second = connect(&endpoint, "stdio", "agent").await;
+    let second = connect(&endpoint, "stdio", "agent", &credential).await;
     second.list_all_tools().await.expect("list");
     let restored = eventually(&hub, "s", "second connection current", |a| {
         a.servers[0]
@@ -362,13 +407,14 @@ async fn given_a_full_sink_when_many_connections_flood_then_no_mcp_response_is_l
     // A one-slot queue: nearly every observation is dropped, and none may block MCP.
     let hub = hub(1);
     let endpoint = Arc::new(ObservedEndpoint::sentinel().await.expect("endpoint"));
-    let handle = begin(&hub, &endpoint, "s", "http");
+    let (handle, credential) = begin(&hub, &endpoint, "s", "http");
     let mut tasks = Vec::new();
     for i in 0..24 {
         let endpoint = Arc::clone(&endpoint);
+        let credential = credential.clone();
         tasks.push(tokio::spawn(async move {
             let transport = if i % 2 == 0 { "http" } else { "sse" };
-            let client = connect(&endpoint, transport, &format!("flood-{i}")).await;
+            let client = connect(&endpoint, transport, &format!("flood-{i}"), &credential).await;
             for _ in 0..5 {
                 list_and_call(&client).await;
             }
@@ -388,10 +434,10 @@ async fn given_a_full_sink_when_many_connections_flood_then_no_mcp_response_is_l
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn given_a_wrong_bridge_token_then_the_connection_is_refused_and_nothing_is_recorded() {
+async fn given_a_wrong_bridge_token_then_the_connection_is_refused_and_never_counts_as_contact() {
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
-    let _handle = begin(&hub, &endpoint, "s", "stdio");
+    let _attempt = begin(&hub, &endpoint, "s", "stdio");
     let mut cmd = tokio::process::Command::new(bridge());
     cmd.args(["--connect", &endpoint.bridge_addr().to_string()])
         .env("TETHER_BRIDGE_TOKEN", "not-the-token");
@@ -405,4 +451,162 @@ async fn given_a_wrong_bridge_token_then_the_connection_is_refused_and_nothing_i
     hub.flush().await;
     let attempt = hub.snapshot("s").expect("h").current().expect("c").clone();
     assert!(attempt.servers[0].connections.is_empty());
+    assert_eq!(attempt.servers[0].status, DisplayStatus::Delivered);
+    let refused = refusals(&attempt);
+    assert_eq!(refused.len(), 1, "{:#?}", attempt.evidence);
+    assert_eq!(refused[0].reason_code, Some(ReasonCode::CredentialMissing));
+    assert_eq!(endpoint.refused_count(), 1);
+}
+
+/// The refused contacts an attempt recorded.
+fn refusals(attempt: &AttachmentAttempt) -> Vec<Evidence> {
+    attempt
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::UnauthenticatedContact)
+        .cloned()
+        .collect()
+}
+
+/// GIVEN an attempt that delivered the endpoint with a credential WHEN
+/// another local process that only found the port posts initialize and
+/// tools/list over each transport THEN every request is refused before any
+/// handler runs, the row stays `delivered`, its client is never the
+/// intruder's, and each refusal is recorded as an unauthenticated contact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_intruder_without_the_credential_then_it_is_refused_and_never_credited() {
+    let hub = hub(4096);
+    let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
+    let (_handle, _credential) = begin(&hub, &endpoint, "s", "http");
+    for transport in ["http", "sse", "stdio"] {
+        let intruder = tokio::time::timeout(
+            Duration::from_secs(20),
+            try_connect(&endpoint, transport, "intruder", None),
+        )
+        .await
+        .expect("the refusal is prompt");
+        assert!(intruder.is_err(), "{transport}: an intruder got a session");
+    }
+    // A raw POST, as the issue's intruder sent it.
+    let status = raw_post_initialize(&endpoint.http_url(), None).await;
+    assert_eq!(status, 401);
+    hub.flush().await;
+    let attempt = hub.snapshot("s").expect("h").current().expect("c").clone();
+    let row = &attempt.servers[0];
+    assert_eq!(row.status, DisplayStatus::Delivered, "{row:#?}");
+    assert!(
+        row.client.is_none() && row.connections.is_empty(),
+        "{row:#?}"
+    );
+    let refused = refusals(&attempt);
+    assert_eq!(refused.len(), 4, "{:#?}", attempt.evidence);
+    assert!(
+        refused
+            .iter()
+            .all(|e| e.connection_id.is_some() && e.client.is_none())
+    );
+    let text = serde_json::to_string(&attempt).expect("json");
+    assert!(
+        !text.contains("intruder"),
+        "no client-supplied text: {text}"
+    );
+    assert!(endpoint.refused_count() >= 4);
+}
+
+/// GIVEN an agent that held attempt 1's credential WHEN attempt 2 supersedes
+/// it THEN the old credential is refused over every transport (named stale),
+/// and the new one is admitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_superseded_attempt_then_its_credential_is_refused_as_stale() {
+    let hub = hub(4096);
+    let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
+    let (_first, old) = begin(&hub, &endpoint, "s", "http");
+    let (_second, new) = begin(&hub, &endpoint, "s", "http");
+    for transport in ["http", "sse", "stdio"] {
+        assert!(
+            try_connect(&endpoint, transport, "old-agent", Some(&old))
+                .await
+                .is_err(),
+            "{transport}: a superseded credential was admitted"
+        );
+    }
+    let client = connect(&endpoint, "http", "new-agent", &new).await;
+    list_and_call(&client).await;
+    let attempt = eventually(&hub, "s", "new agent active", |a| {
+        a.servers[0].status == DisplayStatus::Active
+    })
+    .await;
+    assert_eq!(
+        attempt.servers[0].client.as_ref().map(|c| c.name.as_str()),
+        Some("new-agent")
+    );
+    let refused = refusals(&attempt);
+    assert!(
+        !refused.is_empty()
+            && refused
+                .iter()
+                .all(|e| e.reason_code == Some(ReasonCode::CredentialStale)),
+        "{refused:#?}"
+    );
+}
+
+/// GIVEN a host that opted out of the credential WHEN any client connects
+/// THEN it is admitted, and its contact says it was unauthenticated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_host_that_opts_out_then_contact_is_admitted_and_marked_unauthenticated() {
+    let hub = hub(4096);
+    let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
+    let (handle, _credential) = begin(&hub, &endpoint, "s", "http");
+    endpoint.bind_unauthenticated(handle.sink.clone());
+    let client = try_connect(&endpoint, "http", "anyone", None)
+        .await
+        .expect("admitted");
+    client.list_all_tools().await.expect("list");
+    let attempt = eventually(&hub, "s", "active", |a| {
+        a.servers[0].status == DisplayStatus::Active
+    })
+    .await;
+    let contact = attempt
+        .evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::InitializeObserved)
+        .expect("initialize observed");
+    assert!(
+        contact
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.starts_with("unauthenticated")),
+        "{contact:#?}"
+    );
+}
+
+/// POSTs an MCP initialize with plain HTTP; returns the status.
+async fn raw_post_initialize(url: &str, authorization: Option<&str>) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let parsed = url::Url::parse(url).expect("url");
+    let addr = format!(
+        "{}:{}",
+        parsed.host_str().expect("host"),
+        parsed.port().expect("port")
+    );
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"intruder","version":"6.6"}}}"#;
+    let auth = authorization
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "POST {} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        parsed.path(),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response)).await;
+    let text = String::from_utf8_lossy(&response);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
 }

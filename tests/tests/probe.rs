@@ -363,3 +363,90 @@ async fn given_an_agent_asking_for_writes_then_the_probe_denies_them_and_never_h
     assert!(answers["fs_write"]["Err"].is_string(), "{answers}");
     assert_group_gone(&record).await;
 }
+
+/// GIVEN an agent that drops the credential it was given (as any other local
+/// process that only found the sentinel's port would connect) WHEN it posts
+/// initialize and tools/list over each transport THEN the sentinel refuses
+/// it, the verdict stays `delivered_unverified`, no client is credited, and
+/// the report shows the refused contact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_client_without_the_credential_then_the_verdict_is_not_active_and_the_intrusion_is_visible()
+ {
+    for transport in [
+        SentinelTransport::Http,
+        SentinelTransport::Sse,
+        SentinelTransport::Stdio,
+    ] {
+        let (outcome, _) = probe("intrude", transport).await;
+        let r = &outcome.report;
+        assert_eq!(
+            r.verdict,
+            Verdict::DeliveredUnverified,
+            "{transport:?}: {r:#?}"
+        );
+        assert!(r.sentinel.client.is_none(), "{transport:?}: {r:#?}");
+        assert!(!r.sentinel.initialize_observed);
+        let attempt = r.report.as_ref().expect("attempt");
+        let refused: Vec<_> = attempt
+            .evidence
+            .iter()
+            .filter(|e| e.kind.as_str() == "unauthenticated_contact")
+            .collect();
+        if transport == SentinelTransport::Stdio {
+            // Without its token the bridge does not even dial the endpoint.
+            continue;
+        }
+        assert!(
+            !refused.is_empty(),
+            "{transport:?}: {:#?}",
+            attempt.evidence
+        );
+        assert!(
+            refused
+                .iter()
+                .all(|e| e.reason_code == Some(ReasonCode::CredentialMissing)),
+            "{refused:#?}"
+        );
+    }
+}
+
+/// GIVEN a probe that writes raw ACP frames (`--out`) WHEN the sentinel is
+/// offered over every transport THEN the credential the frames carried
+/// (header and bridge token) is redacted, and no report or marker holds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_raw_frames_then_the_credential_never_reaches_a_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.json");
+    let out = dir.path().join("out");
+    let mut opts = options("lists", SentinelTransport::Auto, &record);
+    opts.target.out_dir = Some(out.clone());
+    let outcome = run_probe(opts, |_| {}).await;
+    assert_eq!(
+        outcome.report.verdict,
+        Verdict::Active,
+        "{:#?}",
+        outcome.report
+    );
+    let frames = std::fs::read_to_string(out.join("acp-frames.jsonl")).expect("frames");
+    assert!(
+        frames.contains("mcpServers"),
+        "the session/new frame is there"
+    );
+    assert!(
+        frames.contains("Bearer [redacted]"),
+        "the header is kept, its value redacted"
+    );
+    let report = serde_json::to_string(&outcome.report).expect("json");
+    let markers = std::fs::read_to_string(out.join("sentinel.jsonl")).unwrap_or_default();
+    for (what, text) in [
+        ("frames", &frames),
+        ("report", &report),
+        ("markers", &markers),
+    ] {
+        // The credential is 64 hex digits; nothing of that shape may remain.
+        let leaked = text
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .any(|run| run.len() >= 64);
+        assert!(!leaked, "{what} holds a credential-shaped secret: {text}");
+    }
+}

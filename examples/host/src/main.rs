@@ -32,7 +32,7 @@ use tether_core::registry::Registry;
 use tether_core::store::Store;
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
 use tether_inventory::{ScanContext, scan_all, scanners};
-use tether_kandev_endpoint::{ObservedEndpoint, Sentinel};
+use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
 use tether_process::{ChildGroup, ChildSpec};
 use tether_store::SqliteStore;
 
@@ -110,7 +110,6 @@ async fn main() -> anyhow::Result<()> {
 
     // === The host's own MCP server, observed ===
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
-    let spec = endpoint.server_spec(ServerSource::Host, None);
 
     // === The agent ===
     let workdir = std::env::temp_dir().join(format!("tether-example-host-{}", std::process::id()));
@@ -165,6 +164,10 @@ async fn main() -> anyhow::Result<()> {
                         },
                         other => other,
                     };
+                    // Each attempt gets its own credential: only this agent can
+                    // reach the host's server, and a superseded attempt's is refused.
+                    let credential = AttemptCredential::generate();
+                    let spec = endpoint.server_spec(ServerSource::Host, None, &credential);
                     let mut request = AttemptRequest::new(
                         "example-task",
                         &session,
@@ -172,7 +175,7 @@ async fn main() -> anyhow::Result<()> {
                         "tether-reference-agent",
                         DriveMode::Acp,
                         Trigger::SessionNew,
-                        vec![spec.clone()],
+                        vec![spec],
                     );
                     request.capabilities = caps;
                     let mut delivery =
@@ -181,7 +184,7 @@ async fn main() -> anyhow::Result<()> {
                                 // Best effort, never blocking: the snapshot is history, not evidence.
                                 let _ = h.sink.attach_config_snapshot(snapshot);
                             }
-                            endpoint.bind(h.sink.clone())
+                            endpoint.bind(h.sink.clone(), credential.clone())
                         })
                         .map_err(|e| {
                             agent_client_protocol::Error::internal_error().data(e.to_string())

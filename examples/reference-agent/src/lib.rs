@@ -21,6 +21,7 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation as McpImplementation,
 };
 use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::Mutex;
@@ -62,6 +63,10 @@ pub struct Behaviour {
     /// write and a sentinel-tool permission, recording the answers next to
     /// `record_to` (for tests of the client's safety).
     pub ask_client: bool,
+    /// Connect without the headers and environment the client gave, as a
+    /// process that only found the port would (for tests of the endpoint's
+    /// credential).
+    pub drop_credentials: bool,
 }
 
 impl Default for Behaviour {
@@ -77,6 +82,7 @@ impl Default for Behaviour {
             crash: None,
             record_to: None,
             ask_client: false,
+            drop_credentials: false,
         }
     }
 }
@@ -92,6 +98,28 @@ struct Connected {
 struct State {
     sessions: HashMap<String, Vec<Connected>>,
     counter: u64,
+}
+
+/// The server as given, or, to imitate an intruder, without its headers and env.
+fn without_credentials(server: &McpServer) -> McpServer {
+    match server {
+        McpServer::Stdio(s) => {
+            let mut s = s.clone();
+            s.env.clear();
+            McpServer::Stdio(s)
+        }
+        McpServer::Http(h) => {
+            let mut h = h.clone();
+            h.headers.clear();
+            McpServer::Http(h)
+        }
+        McpServer::Sse(s) => {
+            let mut s = s.clone();
+            s.headers.clear();
+            McpServer::Sse(s)
+        }
+        other => other.clone(),
+    }
 }
 
 async fn connect_one(server: &McpServer, me: &str) -> Result<Connected, String> {
@@ -110,7 +138,19 @@ async fn connect_one(server: &McpServer, me: &str) -> Result<Connected, String> 
             config.serve(transport).await.map_err(|e| e.to_string())?
         }
         McpServer::Http(h) => {
-            let transport = StreamableHttpClientTransport::from_uri(h.url.as_str());
+            // Every header the client configured goes with every request.
+            let mut headers = HashMap::new();
+            for header in &h.headers {
+                let name = http::HeaderName::from_bytes(header.name.as_bytes())
+                    .map_err(|_| format!("header {} is not a valid name", header.name))?;
+                let value = http::HeaderValue::from_str(&header.value)
+                    .map_err(|_| format!("header {} has an invalid value", header.name))?;
+                headers.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(h.url.as_str())
+                    .custom_headers(headers),
+            );
             config.serve(transport).await.map_err(|e| e.to_string())?
         }
         McpServer::Sse(s) => {
@@ -136,6 +176,11 @@ async fn connect_one(server: &McpServer, me: &str) -> Result<Connected, String> 
 async fn connect_all(servers: &[McpServer], behaviour: &Behaviour) -> Vec<Connected> {
     let mut connected = Vec::new();
     for server in servers {
+        let server = if behaviour.drop_credentials {
+            &without_credentials(server)
+        } else {
+            server
+        };
         match connect_one(server, &behaviour.name).await {
             Ok(mut c) => {
                 if behaviour.list_tools {

@@ -4,8 +4,9 @@
 //! socket, so the agent's own `initialize` (and clientInfo) is what is seen.
 //!
 //! The bridge proves it was started by the host with a token it reads from
-//! its environment ([`TOKEN_ENV`]); the token grants nothing but the right to
-//! connect, and ownership still comes from the endpoint's bound sink.
+//! its environment ([`TOKEN_ENV`]): the current attempt's credential. The
+//! token grants nothing but the right to connect, a superseded attempt's token
+//! is refused, and ownership still comes from the endpoint's bound sink.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
+use crate::credential::Gate;
 use crate::endpoint::{Io, Spawn};
 use crate::observe::Observation;
 
@@ -35,7 +37,7 @@ const HELLO_MAX_BYTES: u64 = 256;
 /// Accepts bridge connections until cancelled.
 pub(crate) async fn accept_loop(
     listener: TcpListener,
-    token: Arc<str>,
+    gate: Arc<Gate>,
     observation: Arc<Observation>,
     spawn: Spawn,
     cancel: CancellationToken,
@@ -52,7 +54,7 @@ pub(crate) async fn accept_loop(
                 continue;
             }
         };
-        let token = Arc::clone(&token);
+        let gate = Arc::clone(&gate);
         let observation = Arc::clone(&observation);
         let spawn = Arc::clone(&spawn);
         tokio::spawn(async move {
@@ -67,12 +69,19 @@ pub(crate) async fn accept_loop(
                     .await
             })
             .await;
-            let expected = format!("{HELLO} {token}");
             let mut write = write;
-            if !matches!(hello, Ok(Ok(_)))
-                || !constant_time_eq(line.trim_end().as_bytes(), expected.as_bytes())
-            {
-                tracing::debug!("bridge connection refused: bad hello");
+            let presented = match hello {
+                Ok(Ok(_)) => line
+                    .trim_end()
+                    .strip_prefix(HELLO)
+                    .and_then(|rest| rest.strip_prefix(' ')),
+                _ => None,
+            };
+            if let Err(refusal) = gate.check(presented) {
+                tracing::debug!(?refusal, "bridge connection refused");
+                if gate.note_refusal() {
+                    observation.refused("stdio", refusal);
+                }
                 let _ = write.write_all(format!("{REFUSED}\n").as_bytes()).await;
                 return;
             }
@@ -89,10 +98,6 @@ pub(crate) async fn accept_loop(
 }
 
 use tokio::io::AsyncReadExt as _;
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// Why the bridge could not relay.
 #[derive(Debug, thiserror::Error)]

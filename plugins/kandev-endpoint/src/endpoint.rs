@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -22,6 +26,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, PollSender};
 
 use crate::bridge::{self, CONNECT_FLAG, TOKEN_ENV};
+use crate::credential::{AttemptCredential, Gate};
 use crate::observe::{Connection, Observation, Observed};
 use crate::sentinel::{SENTINEL_SERVER, Sentinel};
 use crate::sse::{self, SseShared};
@@ -40,13 +45,46 @@ pub(crate) enum Io {
 /// Starts serving one connection.
 pub(crate) type Spawn = Arc<dyn Fn(Arc<Connection>, Io) + Send + Sync>;
 
-/// 128 bits from the OS's cryptographic random source, as hex: bridge
-/// tokens and SSE session ids.
+/// 128 bits from the OS's cryptographic random source, as hex: SSE session
+/// ids, which authorize `POST /message` for a session opened with the credential.
 pub(crate) fn random_hex() -> String {
-    let mut bytes = [0u8; 16];
-    // Without the OS RNG no token can be trusted: refuse to go on.
-    getrandom::fill(&mut bytes).expect("the OS random source is unavailable");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::credential::random_hex(16)
+}
+
+/// What the credential check needs.
+#[derive(Clone)]
+struct Guard {
+    gate: Arc<Gate>,
+    observation: Arc<Observation>,
+}
+
+/// Refuses every request without the current attempt's credential before
+/// any handler runs. `POST /message` is the exception: its session id (128
+/// random bits, handed out only on an authenticated `GET /sse`) is the proof.
+async fn require_credential(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path == "/message" {
+        return next.run(request).await;
+    }
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    match guard.gate.check_header(header) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => {
+            let transport = if path == "/sse" { "sse" } else { "http" };
+            if guard.gate.note_refusal() {
+                guard.observation.refused(transport, refusal);
+            }
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "this endpoint needs the attempt's credential\n",
+            )
+                .into_response()
+        }
+    }
 }
 
 /// The `tether-bridge` binary next to the current executable, if it is there.
@@ -62,9 +100,9 @@ pub fn bridge_next_to_current_exe() -> Option<PathBuf> {
 /// A running observed endpoint. Dropping it stops everything it started.
 pub struct ObservedEndpoint {
     observation: Arc<Observation>,
+    gate: Arc<Gate>,
     http_addr: SocketAddr,
     bridge_addr: SocketAddr,
-    bridge_token: Arc<str>,
     cancel: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -136,18 +174,23 @@ impl ObservedEndpoint {
                 config,
             )
         };
+        let gate = Arc::new(Gate::default());
+        let guard = Guard {
+            gate: Arc::clone(&gate),
+            observation: Arc::clone(&observation),
+        };
         let router = Router::new()
             .route("/sse", get(sse::open))
             .route("/message", post(sse::post))
             .with_state(SseShared::new(Arc::clone(&observation), Arc::clone(&spawn)))
-            .route_service("/mcp", http);
+            .route_service("/mcp", http)
+            .layer(middleware::from_fn_with_state(guard, require_credential));
 
         let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
         let http_listener = TcpListener::bind(loopback).await?;
         let http_addr = http_listener.local_addr()?;
         let bridge_listener = TcpListener::bind(loopback).await?;
         let bridge_addr = bridge_listener.local_addr()?;
-        let bridge_token: Arc<str> = random_hex().into();
 
         let serve_cancel = cancel.clone();
         let http_task = tokio::spawn(async move {
@@ -161,7 +204,7 @@ impl ObservedEndpoint {
         });
         let bridge_task = tokio::spawn(bridge::accept_loop(
             bridge_listener,
-            Arc::clone(&bridge_token),
+            Arc::clone(&gate),
             Arc::clone(&observation),
             spawn,
             cancel.clone(),
@@ -169,9 +212,9 @@ impl ObservedEndpoint {
 
         Ok(ObservedEndpoint {
             observation,
+            gate,
             http_addr,
             bridge_addr,
-            bridge_token,
             cancel,
             tasks: vec![http_task, bridge_task],
         })
@@ -187,9 +230,28 @@ impl ObservedEndpoint {
         &self.observation
     }
 
-    /// Binds the current attempt: connections from now on report to `sink`.
-    pub fn bind(&self, sink: EvidenceSink) {
+    /// Binds the current attempt: from now on only `credential` (the one in
+    /// this attempt's plan, see [`server_spec`](Self::server_spec)) is
+    /// admitted, the previous attempt's is refused, and connections report to
+    /// `sink`.
+    pub fn bind(&self, sink: EvidenceSink, credential: AttemptCredential) {
         self.observation.bind(sink);
+        self.observation.mark_unauthenticated(false);
+        self.gate.admit(credential);
+    }
+
+    /// Binds the current attempt with no credential at all: any local process
+    /// may connect. Only for a host's explicit opt-out (a debugging session);
+    /// every contact it records then says that it is unauthenticated.
+    pub fn bind_unauthenticated(&self, sink: EvidenceSink) {
+        self.observation.bind(sink);
+        self.observation.mark_unauthenticated(true);
+        self.gate.open();
+    }
+
+    /// Requests refused for want of the current credential, since the start.
+    pub fn refused_count(&self) -> u64 {
+        self.gate.refused()
     }
 
     /// The server's name in the plan.
@@ -212,32 +274,50 @@ impl ObservedEndpoint {
         self.bridge_addr
     }
 
-    /// A stdio endpoint that runs `bridge_program` against this endpoint.
-    pub fn bridge_endpoint(&self, bridge_program: &Path) -> Endpoint {
+    /// A stdio endpoint that runs `bridge_program` against this endpoint,
+    /// with `credential` as the bridge's token.
+    pub fn bridge_endpoint(
+        &self,
+        bridge_program: &Path,
+        credential: &AttemptCredential,
+    ) -> Endpoint {
         Endpoint::Stdio {
             command: bridge_program.display().to_string(),
             args: vec![CONNECT_FLAG.to_owned(), self.bridge_addr.to_string()],
-            env: vec![KeyValue::new(TOKEN_ENV, self.bridge_token.to_string())],
+            env: vec![KeyValue::new(TOKEN_ENV, credential.secret())],
             cwd: None,
         }
     }
 
-    /// The server as a plan entry: http, then sse, then (if given) the stdio bridge.
-    pub fn server_spec(&self, source: ServerSource, bridge_program: Option<&Path>) -> ServerSpec {
-        let mut spec = ServerSpec::new(
-            self.server_name(),
-            source,
-            Endpoint::Http {
-                url: self.http_url(),
-                headers: vec![],
-            },
-        )
-        .or(Endpoint::Sse {
+    /// Streamable HTTP, carrying `credential`.
+    pub fn http_endpoint(&self, credential: &AttemptCredential) -> Endpoint {
+        Endpoint::Http {
+            url: self.http_url(),
+            headers: vec![KeyValue::new("Authorization", credential.bearer())],
+        }
+    }
+
+    /// Legacy SSE, carrying `credential`.
+    pub fn sse_endpoint(&self, credential: &AttemptCredential) -> Endpoint {
+        Endpoint::Sse {
             url: self.sse_url(),
-            headers: vec![],
-        });
+            headers: vec![KeyValue::new("Authorization", credential.bearer())],
+        }
+    }
+
+    /// The server as a plan entry carrying the attempt's `credential`: http,
+    /// then sse, then (if given) the stdio bridge. Bind the attempt with the
+    /// same credential.
+    pub fn server_spec(
+        &self,
+        source: ServerSource,
+        bridge_program: Option<&Path>,
+        credential: &AttemptCredential,
+    ) -> ServerSpec {
+        let mut spec = ServerSpec::new(self.server_name(), source, self.http_endpoint(credential))
+            .or(self.sse_endpoint(credential));
         if let Some(program) = bridge_program {
-            spec = spec.or(self.bridge_endpoint(program));
+            spec = spec.or(self.bridge_endpoint(program, credential));
         }
         spec
     }

@@ -16,10 +16,12 @@
 
 pub mod bridge;
 pub mod catalog;
+pub mod credential;
 pub mod endpoint;
 pub mod observe;
 pub mod sentinel;
 mod sse;
 
+pub use credential::AttemptCredential;
 pub use endpoint::{ObservedEndpoint, bridge_next_to_current_exe};
 pub use sentinel::{SENTINEL_SERVER, SENTINEL_TOOL, Sentinel};

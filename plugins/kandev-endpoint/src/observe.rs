@@ -19,6 +19,11 @@ use tether_core::hub::EvidenceSink;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::vocab::{EvidenceKind, ReasonCode};
 
+use crate::credential::Refusal;
+
+/// What contact evidence says when the host opted out of the credential.
+pub const UNAUTHENTICATED_NOTE: &str = "unauthenticated: the host opted out of the endpoint credential, so any local process could have sent this";
+
 /// Tools listed, handed to whoever builds the catalog (off the request path).
 pub type ToolsListedHook = Arc<dyn Fn(&EvidenceSink, &str, &[Tool]) + Send + Sync>;
 
@@ -26,6 +31,8 @@ pub type ToolsListedHook = Arc<dyn Fn(&EvidenceSink, &str, &[Tool]) + Send + Syn
 /// and the server's name in the plan.
 pub struct Observation {
     binding: RwLock<Option<EvidenceSink>>,
+    /// The host opted out of the credential: contact evidence says so.
+    unauthenticated: AtomicBool,
     server_name: String,
     seed: u64,
     counter: AtomicU64,
@@ -45,6 +52,7 @@ impl Observation {
     pub fn new(server_name: impl Into<String>) -> Arc<Self> {
         Arc::new(Observation {
             binding: RwLock::new(None),
+            unauthenticated: AtomicBool::new(false),
             server_name: server_name.into(),
             seed: RandomState::new().hash_one(Timestamp::now().0),
             counter: AtomicU64::new(0),
@@ -55,6 +63,12 @@ impl Observation {
     /// Binds the current attempt: new connections report to this sink.
     pub fn bind(&self, sink: EvidenceSink) {
         *self.binding.write().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+    }
+
+    /// Whether contact evidence must say the endpoint admitted anyone.
+    pub fn mark_unauthenticated(&self, unauthenticated: bool) {
+        self.unauthenticated
+            .store(unauthenticated, Ordering::Relaxed);
     }
 
     /// Stops reporting for new connections.
@@ -79,12 +93,39 @@ impl Observation {
             .clone()
     }
 
-    /// A new opaque connection.
-    pub fn connection(self: &Arc<Self>) -> Arc<Connection> {
+    fn next_connection_id(&self) -> String {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let tag = RandomState::new().hash_one((self.seed, n)) as u32;
+        format!("conn_{n:04x}{tag:08x}")
+    }
+
+    /// Records a refused, unauthenticated request (`transport`: http, sse or
+    /// stdio) as evidence of its own kind: a fresh connection id, the reason,
+    /// and nothing the client sent. It never counts as contact.
+    pub fn refused(&self, transport: &str, refusal: Refusal) {
+        let Some(sink) = self.current_sink() else {
+            return;
+        };
+        let what = match refusal {
+            Refusal::Missing => "without the attempt's credential",
+            Refusal::Stale => "with a superseded attempt's credential",
+        };
+        let evidence = Evidence::new(EvidenceKind::UnauthenticatedContact, Timestamp::now())
+            .server(self.server_name.clone())
+            .connection(self.next_connection_id())
+            .reason(
+                refusal.reason_code(),
+                Some(format!("a request over {transport} {what} was refused")),
+            );
+        if let Err(err) = sink.publish(evidence) {
+            tracing::trace!(%err, "refusal not queued");
+        }
+    }
+
+    /// A new opaque connection.
+    pub fn connection(self: &Arc<Self>) -> Arc<Connection> {
         Arc::new(Connection {
-            id: format!("conn_{n:04x}{tag:08x}"),
+            id: self.next_connection_id(),
             observation: Arc::clone(self),
             sink: OnceLock::new(),
             closed: AtomicBool::new(false),
@@ -118,9 +159,21 @@ impl Connection {
     /// Publishes evidence about this server on this connection; never blocks.
     pub fn publish(&self, evidence: Evidence) {
         if let Some(sink) = self.sink() {
-            let evidence = evidence
+            let mut evidence = evidence
                 .server(self.observation.server_name.clone())
                 .connection(self.id.clone());
+            let contact = matches!(
+                evidence.kind,
+                EvidenceKind::InitializeObserved
+                    | EvidenceKind::ToolsListObserved
+                    | EvidenceKind::ToolCallObserved
+            );
+            if contact
+                && evidence.summary.is_none()
+                && self.observation.unauthenticated.load(Ordering::Relaxed)
+            {
+                evidence.summary = Some(UNAUTHENTICATED_NOTE.to_owned());
+            }
             if let Err(err) = sink.publish(evidence) {
                 tracing::trace!(%err, connection = %self.id, "observation not queued");
             }

@@ -31,6 +31,7 @@ fn main() -> std::process::ExitCode {
                 Some("crash-at-start") => behaviour.crash = Some(Crash::AtStart),
                 Some("crash-at-session-new") => behaviour.crash = Some(Crash::AtSessionNew),
                 Some("ask-client") => behaviour.ask_client = true,
+                Some("intrude") => behaviour.drop_credentials = true,
                 Some("no-http-sse") => {
                     behaviour.advertise_http = false;
                     behaviour.advertise_sse = false;

@@ -1,0 +1,237 @@
+//! The per-attempt credential of the observed endpoint: a fresh secret from
+//! the OS RNG that only the agent the endpoint was delivered to holds. Every
+//! request over streamable HTTP and legacy SSE carries it as
+//! `Authorization: Bearer …`; the stdio bridge carries it as its token.
+//! Binding a new attempt retires the old credential.
+//!
+//! Architecture invariant: the credential is a secret like a header value: it
+//! travels only in the plan's endpoints (which are never stored) and the
+//! agent's environment, and every place that prints or writes frames scrubs it.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use tether_core::vocab::ReasonCode;
+
+/// 256 bits from the OS's cryptographic random source, as hex.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    // Without the OS RNG no credential can be trusted: refuse to go on.
+    getrandom::fill(&mut buf).expect("the OS random source is unavailable");
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Compares without an early exit, so timing tells nothing about the secret.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// One attempt's credential. `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AttemptCredential(String);
+
+impl fmt::Debug for AttemptCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AttemptCredential([redacted])")
+    }
+}
+
+impl AttemptCredential {
+    /// A fresh credential (256 bits from the OS RNG).
+    pub fn generate() -> Self {
+        AttemptCredential(random_hex(32))
+    }
+
+    /// The secret itself, for the plan's endpoints and the bridge's token.
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+
+    /// The `Authorization` header value: `Bearer …`.
+    pub fn bearer(&self) -> String {
+        format!("Bearer {}", self.0)
+    }
+
+    /// Whether `presented` is this secret (compared in constant time).
+    pub fn matches(&self, presented: &str) -> bool {
+        constant_time_eq(presented.as_bytes(), self.0.as_bytes())
+    }
+
+    /// Whether an `Authorization` header value carries this secret.
+    pub fn matches_header(&self, header: &str) -> bool {
+        bearer_token(header).is_some_and(|token| self.matches(token))
+    }
+}
+
+/// Refused contacts recorded as evidence per attempt; later ones are only counted.
+const RECORDED_PER_ATTEMPT: u32 = 4;
+/// Retired credentials remembered, to name a stale one as such.
+const RETIRED_KEPT: usize = 4;
+
+#[derive(Debug, Default)]
+struct GateState {
+    current: Option<AttemptCredential>,
+    /// The host opted out: every request is admitted, and said to be unauthenticated.
+    open: bool,
+    retired: VecDeque<AttemptCredential>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No credential, or one that was never issued.
+    Missing,
+    /// An earlier attempt's credential.
+    Stale,
+}
+
+impl Refusal {
+    /// The stable reason code.
+    pub fn reason_code(self) -> ReasonCode {
+        match self {
+            Refusal::Missing => ReasonCode::CredentialMissing,
+            Refusal::Stale => ReasonCode::CredentialStale,
+        }
+    }
+}
+
+/// Who may speak to the endpoint: the holder of the current attempt's
+/// credential, checked before any handler runs.
+#[derive(Debug, Default)]
+pub struct Gate {
+    state: RwLock<GateState>,
+    refused: AtomicU64,
+    recorded: AtomicU32,
+}
+
+impl Gate {
+    fn state(&self) -> std::sync::RwLockReadGuard<'_, GateState> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn rotate(&self, next: Option<AttemptCredential>, open: bool) {
+        let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(old) = state.current.take() {
+            state.retired.push_front(old);
+            state.retired.truncate(RETIRED_KEPT);
+        }
+        state.current = next;
+        state.open = open;
+        self.recorded.store(0, Ordering::Relaxed);
+    }
+
+    /// Admits only `credential` from now on; the previous one is retired.
+    pub fn admit(&self, credential: AttemptCredential) {
+        self.rotate(Some(credential), false);
+    }
+
+    /// Admits everyone (the host's explicit opt-out, for debugging).
+    pub fn open(&self) {
+        self.rotate(None, true);
+    }
+
+    /// Whether the host opted out of the credential for the current attempt.
+    pub fn is_open(&self) -> bool {
+        self.state().open
+    }
+
+    /// Checks a presented secret (a bearer token or the bridge's token).
+    pub fn check(&self, presented: Option<&str>) -> Result<(), Refusal> {
+        let state = self.state();
+        if state.open {
+            return Ok(());
+        }
+        let Some(presented) = presented else {
+            return Err(Refusal::Missing);
+        };
+        if state.current.as_ref().is_some_and(|c| c.matches(presented)) {
+            Ok(())
+        } else if state.retired.iter().any(|c| c.matches(presented)) {
+            Err(Refusal::Stale)
+        } else {
+            Err(Refusal::Missing)
+        }
+    }
+
+    /// Checks an `Authorization` header value.
+    pub fn check_header(&self, header: Option<&str>) -> Result<(), Refusal> {
+        self.check(header.and_then(bearer_token))
+    }
+
+    /// Counts a refusal; true when it should also be recorded as evidence
+    /// (the first few per attempt, so an intruder cannot flood the timeline).
+    pub fn note_refusal(&self) -> bool {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        self.recorded.fetch_add(1, Ordering::Relaxed) < RECORDED_PER_ATTEMPT
+    }
+
+    /// Requests refused since the endpoint started.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}
+
+/// The token of a `Bearer` authorization header value.
+pub(crate) fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, token) = header.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(token.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_fresh_hidden_and_checked_exactly() {
+        let a = AttemptCredential::generate();
+        let b = AttemptCredential::generate();
+        assert_ne!(a, b, "fresh per attempt");
+        assert_eq!(a.secret().len(), 64);
+        assert!(!format!("{a:?}").contains(a.secret()));
+        assert!(a.matches_header(&a.bearer()));
+        assert!(a.matches_header(&format!("bearer  {}", a.secret())));
+        assert!(!a.matches_header(&b.bearer()));
+        assert!(
+            !a.matches_header(a.secret()),
+            "a bare token is not a bearer header"
+        );
+        assert!(!a.matches_header(&format!("Basic {}", a.secret())));
+        assert!(!a.matches(&a.secret()[..63]));
+    }
+
+    #[test]
+    fn the_gate_admits_the_current_credential_and_names_a_stale_one() {
+        let gate = Gate::default();
+        let first = AttemptCredential::generate();
+        assert_eq!(
+            gate.check(Some(first.secret())),
+            Err(Refusal::Missing),
+            "nothing bound"
+        );
+        gate.admit(first.clone());
+        assert_eq!(gate.check_header(Some(&first.bearer())), Ok(()));
+        assert_eq!(gate.check_header(None), Err(Refusal::Missing));
+        assert_eq!(
+            gate.check_header(Some("Bearer guess")),
+            Err(Refusal::Missing)
+        );
+        let second = AttemptCredential::generate();
+        gate.admit(second.clone());
+        assert_eq!(
+            gate.check_header(Some(&first.bearer())),
+            Err(Refusal::Stale)
+        );
+        assert_eq!(gate.check(Some(second.secret())), Ok(()));
+        gate.open();
+        assert_eq!(gate.check(None), Ok(()), "the host opted out");
+        assert!(gate.is_open());
+        for n in 0..6 {
+            assert_eq!(gate.note_refusal(), n < RECORDED_PER_ATTEMPT);
+        }
+        assert_eq!(gate.refused(), 6);
+    }
+}
