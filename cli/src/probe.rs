@@ -353,7 +353,7 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
     if refused > 0 {
         writeln!(
             out,
-            "Refused   {refused} request{} without the sentinel's credential (another local process, not the agent)",
+            "Refused   {refused} request{} that lacked the sentinel's credential; none counts as contact",
             if refused == 1 { "" } else { "s" }
         )?;
     }

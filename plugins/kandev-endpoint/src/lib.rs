@@ -9,6 +9,9 @@
 //!   tools/call by name and outcome, protocol errors and one close per
 //!   connection, through the bound [`EvidenceSink`](tether_core::EvidenceSink).
 //! - [`sentinel::Sentinel`] is the probe's one harmless tool.
+//! - [`AttemptCredential`] locks the endpoint to the agent it was delivered
+//!   to: every transport refuses a request without the current attempt's
+//!   credential, and records it as `unauthenticated_contact`.
 //!
 //! Architecture invariant: observation never delays an MCP response: it only
 //! calls the sink's non-blocking `publish`, and catalog work runs off the
