@@ -1,5 +1,6 @@
 //! `tether probe` against the real, pinned ACP agents in `tests/peers`
-//! (`npm ci` there). Without them the tests skip loudly;
+//! (`npm ci` there), over streamable HTTP, legacy SSE and the stdio bridge,
+//! each holding the sentinel's per-attempt credential. Without them the tests skip loudly;
 //! with `TETHER_REQUIRE_PEERS=1` (set by `.ci/run` where npm exists) a missing
 //! peer is a failure, so CI can never skip silently.
 
@@ -43,7 +44,11 @@ async fn assert_active(bin: &str, args: &[&str], client: &str) {
     let Some(program) = peer(bin) else {
         return;
     };
-    for transport in [SentinelTransport::Auto, SentinelTransport::Stdio] {
+    for transport in [
+        SentinelTransport::Http,
+        SentinelTransport::Sse,
+        SentinelTransport::Stdio,
+    ] {
         let report = probe_peer(program.clone(), args, transport).await;
         assert_eq!(
             report.verdict,
@@ -56,6 +61,16 @@ async fn assert_active(bin: &str, args: &[&str], client: &str) {
             Some(client)
         );
         assert!(report.session.accepted, "{bin}: {:?}", report.session.error);
+        // The agent used the credential it was given: nothing was refused.
+        let attempt = report.report.as_ref().expect("attempt");
+        assert!(
+            !attempt
+                .evidence
+                .iter()
+                .any(|e| e.kind.as_str() == "unauthenticated_contact"),
+            "{bin} over {transport:?} was refused: {:#?}",
+            attempt.evidence
+        );
     }
 }
 
