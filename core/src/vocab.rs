@@ -237,6 +237,9 @@ open_vocabulary! {
         CredentialMissing => "credential_missing",
         /// A request to the host's endpoint carried a superseded attempt's credential.
         CredentialStale => "credential_stale",
+        /// The agent cannot send the HTTP headers this server needs over this
+        /// transport (the host's endpoint credential, for one).
+        HeadersUnsupported => "headers_unsupported",
     }
 }
 

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use tether_core::model::Timestamp;
 use tether_core::observer::plan;
+use tether_core::passthrough::Materialized;
 use tether_core::vocab::{ReasonCode, ServerSource};
 use tether_core::{
     AgentCapabilities, Decision, Endpoint, KeyValue, PlanContext, ServerSpec, TransportObserver,
@@ -176,6 +177,7 @@ pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
         if let Some(strategy) = plugin.passthrough() {
             match strategy.materialize(&first, &ctx, dir) {
                 Ok(materialized) => {
+                    failures.extend(headers_not_carried(&first, &materialized));
                     for file in &materialized.files {
                         if file.name.contains('/')
                             || file.name.contains("..")
@@ -235,6 +237,35 @@ pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
     }
     failures.sort();
     failures.dedup();
+    failures
+}
+
+/// Every header of a delivered http or sse endpoint must reach the CLI: its
+/// name in the materialized files or arguments, its value in the environment
+/// (the host's endpoint credential travels this way). A plugin whose CLI
+/// cannot send headers over a transport must decide
+/// `unavailable/headers_unsupported` instead of delivering an endpoint that
+/// would refuse it, or one that would have to be left open.
+fn headers_not_carried(plan: &tether_core::Plan, m: &Materialized) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (planned, endpoint) in plan.delivered() {
+        let (Endpoint::Http { headers, .. } | Endpoint::Sse { headers, .. }) = endpoint else {
+            continue;
+        };
+        for header in headers {
+            let named = m.files.iter().any(|f| f.contents.contains(&header.name))
+                || m.args.iter().any(|a| a.contains(&header.name));
+            let carried = m.env.iter().any(|e| e.value.contains(&header.value));
+            if !(named && carried) {
+                failures.push(format!(
+                    "server {:?}: header {} is not carried to the CLI over {} (name in files or arguments, value in Materialized::env); decide unavailable/headers_unsupported if the CLI cannot send it",
+                    planned.spec.name,
+                    header.name,
+                    endpoint.transport()
+                ));
+            }
+        }
+    }
     failures
 }
 
@@ -328,6 +359,7 @@ mod tests {
             "holds a secret",
             "different decisions",
             "panicked",
+            "is not carried to the CLI",
         ] {
             assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
         }
