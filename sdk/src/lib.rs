@@ -20,8 +20,12 @@
 //!    and removes them), arguments and environment that carry the delivered
 //!    servers. Secrets go only in [`Materialized::env`], referenced from files
 //!    or arguments by variable name, so nothing readable by other users holds
-//!    them. If the CLI reports its own MCP status on stdout, turn it into
-//!    `agent_reported` evidence in `observe_output`.
+//!    them. Carry every header of an http or sse endpoint (the host's own
+//!    endpoint needs its per-attempt `Authorization` credential); if the CLI
+//!    cannot send headers over a transport, decide
+//!    `unavailable/headers_unsupported` rather than deliver it. If the CLI
+//!    reports its own MCP status on stdout, turn it into `agent_reported`
+//!    evidence in `observe_output`.
 //! 5. **Test it with one call**: `tether_sdk::conformance::assert_conforms(&MyPlugin)`.
 //! 6. **Ship it**: `tether_sdk::export_plugin!(MyPlugin);` exports the one
 //!    `extern "C"` entry point (ABI [`dynamic::ABI_VERSION`]); hosts load it
