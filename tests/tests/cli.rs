@@ -415,3 +415,31 @@ fn the_example_host_twice_then_history_keeps_bounded_attempts_across_runs() {
         "{text}"
     );
 }
+
+/// GIVEN the most verbose logs (`TETHER_LOG=trace`) WHEN the reference agent
+/// is probed over every transport THEN it reaches Active with the sentinel's
+/// credential, and neither the output nor the logs hold anything shaped like
+/// it (64 hex digits).
+#[test]
+fn the_endpoint_credential_never_reaches_output_or_logs() {
+    let agent = workspace_bin("tether-reference-agent");
+    for transport in ["http", "sse", "stdio"] {
+        let out = tether()
+            .args(["probe", "--json", "--transport", transport, "--"])
+            .arg(&agent)
+            .env("TETHER_LOG", "trace")
+            .output()
+            .expect("run tether");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one document");
+        assert_eq!(doc["verdict"], "active", "{transport}: {stderr}");
+        assert!(!stderr.is_empty(), "trace logs were written");
+        for (what, text) in [("stdout", &stdout), ("logs", &stderr)] {
+            let leaked = text
+                .split(|c: char| !c.is_ascii_hexdigit())
+                .find(|run| run.len() >= 64);
+            assert!(leaked.is_none(), "{transport}: {what} hold {leaked:?}");
+        }
+    }
+}
