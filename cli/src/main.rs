@@ -73,6 +73,11 @@ enum SchemaDocument {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Daemons that agents or servers start are handed to us when their parent
+    // exits, so every sweep can find and reap them (Linux; a no-op elsewhere).
+    if let Err(err) = tether_process::become_subreaper() {
+        tracing::debug!(%err, "cannot become a child subreaper");
+    }
     // Logs go to stderr, off unless TETHER_LOG asks (for example TETHER_LOG=debug).
     let _ = tracing_subscriber::fmt()
         .with_env_filter(

@@ -3,8 +3,14 @@
 //! with the environment given explicitly, stderr kept as a bounded tail, and
 //! the whole group killed at the end (grandchildren included).
 //!
-//! Architecture invariant: every [`ChildGroup`] is killed as a group: by
-//! [`ChildGroup::kill_group`], or on drop.
+//! Architecture invariant: every [`ChildGroup`] is killed with all its
+//! descendants, wherever they went (another process group, another session,
+//! a double fork): by [`ChildGroup::kill_group`], or on drop. See [`sweep`]
+//! for how, and for the one case it cannot reach.
+
+pub mod sweep;
+
+pub use sweep::{GROUP_MARKER_ENV, become_subreaper};
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -148,6 +154,11 @@ pub struct ChildGroup {
     child: Box<dyn ChildWrapper>,
     stderr: Arc<Mutex<OutputTail>>,
     exit: Option<ExitStatus>,
+    /// The leader's pid, kept after it is reaped (the sweep needs it).
+    pid: Option<u32>,
+    /// The environment mark every descendant inherits.
+    marker: String,
+    swept: bool,
 }
 
 impl std::fmt::Debug for ChildGroup {
@@ -163,6 +174,7 @@ impl ChildGroup {
     /// Spawns the child with piped stdio; returns its stdin and stdout.
     pub fn spawn(cmd: &ChildSpec) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
         let program = tether_core::sanitize::command_target(&cmd.program);
+        let marker = sweep::new_marker();
         let mut wrap = CommandWrap::with_new(&cmd.program, |c| {
             c.args(&cmd.args)
                 .current_dir(&cmd.cwd)
@@ -173,6 +185,7 @@ impl ChildGroup {
                 c.env_clear();
             }
             c.envs(cmd.env.iter().map(|(k, v)| (k, v)));
+            c.env(GROUP_MARKER_ENV, &marker);
         });
         wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
         let mut child = wrap.spawn().map_err(|source| match source.kind() {
@@ -184,6 +197,7 @@ impl ChildGroup {
                 source,
             },
         })?;
+        let pid = child.id();
         let stdin = child.stdin().take();
         let stdout = child.stdout().take();
         let stderr = child.stderr().take();
@@ -197,6 +211,9 @@ impl ChildGroup {
                     child,
                     stderr: tail,
                     exit: None,
+                    pid,
+                    marker,
+                    swept: false,
                 },
                 stdin,
                 stdout,
@@ -210,7 +227,7 @@ impl ChildGroup {
 
     /// The process id of the group leader.
     pub fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.pid
     }
 
     /// The recent stderr lines (bounded; never persisted).
@@ -226,11 +243,20 @@ impl ChildGroup {
         self.exit
     }
 
-    /// Kills the whole process group and reaps it, within a bound.
+    /// Kills the child with every descendant (its process group, and those
+    /// that left it) and reaps it, within a bound.
     pub async fn kill_group(&mut self) -> Option<ExitStatus> {
         if let Err(err) = self.child.start_kill() {
             tracing::debug!(%err, "killing the child's process group");
         }
+        // The leader's pid names the group only while it is not reaped.
+        let root = self.pid.filter(|_| self.exit.is_none());
+        let marker = self.marker.clone();
+        let killed = tokio::task::spawn_blocking(move || sweep::sweep(root, &marker))
+            .await
+            .unwrap_or(0);
+        tracing::debug!(killed, "swept the child's descendants");
+        self.swept = true;
         match tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await {
             Ok(Ok(status)) => {
                 self.exit.get_or_insert(status);
@@ -241,6 +267,17 @@ impl ChildGroup {
             }
         }
         self.exit
+    }
+}
+
+impl Drop for ChildGroup {
+    /// A dropped group (a cancelled check, a panicking caller) is swept too;
+    /// the leader itself goes with the process group (`KillOnDrop`).
+    fn drop(&mut self) {
+        if !self.swept {
+            let root = self.pid.filter(|_| self.exit.is_none());
+            sweep::sweep(root, &self.marker);
+        }
     }
 }
 

@@ -101,3 +101,43 @@ pub fn peer(relative: &str) -> Option<std::path::PathBuf> {
     eprintln!("{message}");
     None
 }
+
+/// Live (not zombie) processes whose command line holds `token`, read from
+/// `/proc`: what a cleanup test asserts is empty.
+pub fn living_with(token: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next())
+                .unwrap_or("Z");
+            state != "Z" && state != "X"
+        })
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(token)
+            })
+        })
+        .collect()
+}
+
+/// Waits up to two seconds for every process holding `token` to be gone;
+/// returns those still alive.
+pub fn leftovers(token: &str) -> Vec<u32> {
+    for _ in 0..40 {
+        let alive = living_with(token);
+        if alive.is_empty() {
+            return alive;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    living_with(token)
+}

@@ -443,3 +443,34 @@ fn the_endpoint_credential_never_reaches_output_or_logs() {
         }
     }
 }
+
+/// GIVEN a stdio server that starts a daemon in a new session (the issue's
+/// `setsid sleep 777 & exec server`) WHEN `tether endpoint-test` passes or
+/// times out THEN the daemon is gone too, found by walking the process table.
+#[test]
+fn endpoint_test_leaves_no_daemon_behind() {
+    let server = workspace_bin("tether-hostile-mcp");
+    for (slot, mode, timeout) in [(5, "never", "2"), (6, "exit", "3")] {
+        let token = format!("{}{slot}", 80_000 + std::process::id() % 9_000);
+        let script = format!(
+            "setsid sleep {token} & sleep 0.2; exec {} --mode {mode}",
+            server.display()
+        );
+        let out = tether()
+            .args([
+                "endpoint-test",
+                "--json",
+                "--timeout",
+                timeout,
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{mode}");
+        let left = tether_tests::leftovers(&token);
+        assert!(left.is_empty(), "{mode}: left behind {left:?}");
+    }
+}

@@ -568,3 +568,49 @@ async fn copied_diagnostics_carry_no_planted_secret() {
         assert!(!stored.contains(s), "{s} leaked in the stored history");
     }
 }
+
+// === Processes that leave their group ===
+
+/// A token no other test uses, for `sleep TOKEN` children.
+fn sleep_token(slot: u32) -> String {
+    format!("{}{slot}", 80_000 + std::process::id() % 9_000)
+}
+
+/// Runs a check on `sh -c SCRIPT` (which ends by exec'ing a server that never
+/// answers) and asserts that no process holding `token` survives it.
+async fn assert_swept(what: &str, script: &str, token: &str) {
+    let hostile = env!("CARGO_BIN_EXE_tether-hostile-mcp");
+    let script = format!("{script}; exec {hostile} --mode never");
+    let endpoint = stdio(Path::new("sh"), &["-c", &script]);
+    let report = run(&endpoint, 2).await;
+    assert!(!report.succeeded, "{what}: {report:?}");
+    let left = tether_tests::leftovers(token);
+    assert!(left.is_empty(), "{what}: left behind {left:?}");
+}
+
+/// GIVEN stdio servers whose children leave the process group (setsid, a
+/// double fork, SIGTERM ignored, a fork loop) WHEN the check ends THEN not one
+/// of them survives, found by walking the process table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_children_that_leave_the_group_then_none_survives_the_check() {
+    // As `tether` itself does: orphans are handed to this process and reaped.
+    tether_process::become_subreaper().expect("subreaper");
+    let t = sleep_token(1);
+    assert_swept("setsid", &format!("setsid sleep {t} &"), &t).await;
+    let t = sleep_token(2);
+    assert_swept("double fork", &format!("(setsid sleep {t} &)"), &t).await;
+    let t = sleep_token(3);
+    assert_swept(
+        "SIGTERM ignored",
+        &format!("(setsid sh -c 'trap \"\" TERM; exec sleep {t}' &)"),
+        &t,
+    )
+    .await;
+    let t = sleep_token(4);
+    assert_swept(
+        "fork loop (bounded)",
+        &format!("(for i in $(seq 200); do setsid sleep {t} & done) &"),
+        &t,
+    )
+    .await;
+}
