@@ -450,3 +450,38 @@ async fn given_raw_frames_then_the_credential_never_reaches_a_file() {
         assert!(!leaked, "{what} holds a credential-shaped secret: {text}");
     }
 }
+
+/// GIVEN an agent that starts an MCP server which daemonizes (a child in a
+/// new session, as language servers and hub daemons do) WHEN the probe ends
+/// THEN the daemon is gone with the agent, found by walking the process table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_whose_mcp_server_daemonizes_then_the_daemon_does_not_outlive_the_probe() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.json");
+    let token = format!("{}7", 80_000 + std::process::id() % 9_000);
+    let hostile = env!("CARGO_BIN_EXE_tether-hostile-mcp");
+    let mut opts = options("late", SentinelTransport::Http, &record);
+    opts.target.grace = Duration::from_secs(5);
+    opts.target.extra_servers = vec![tether_core::ServerSpec::new(
+        "daemonizing",
+        tether_core::ServerSource::Profile,
+        tether_core::Endpoint::Stdio {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                format!("setsid sleep {token} & exec {hostile} --mode never"),
+            ],
+            env: vec![],
+            cwd: None,
+        },
+    )];
+    let outcome = run_probe(opts, |_| {}).await;
+    assert_eq!(
+        outcome.report.verdict,
+        Verdict::Active,
+        "{:#?}",
+        outcome.report
+    );
+    let left = tether_tests::leftovers(&token);
+    assert!(left.is_empty(), "left behind {left:?}");
+}
