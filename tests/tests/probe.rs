@@ -460,8 +460,11 @@ async fn given_an_agent_whose_mcp_server_daemonizes_then_the_daemon_does_not_out
     let record = dir.path().join("record.json");
     let token = format!("{}7", 80_000 + std::process::id() % 9_000);
     let hostile = env!("CARGO_BIN_EXE_tether-hostile-mcp");
-    let mut opts = options("late", SentinelTransport::Http, &record);
-    opts.target.grace = Duration::from_secs(5);
+    let started = dir.path().join("daemon-started");
+    // The agent initializes the sentinel without listing it, so it moves on
+    // to the daemonizing server at once; the probe then waits out the grace.
+    let mut opts = options("connect-only", SentinelTransport::Http, &record);
+    opts.target.grace = Duration::from_secs(3);
     opts.target.extra_servers = vec![tether_core::ServerSpec::new(
         "daemonizing",
         tether_core::ServerSource::Profile,
@@ -469,7 +472,10 @@ async fn given_an_agent_whose_mcp_server_daemonizes_then_the_daemon_does_not_out
             command: "sh".into(),
             args: vec![
                 "-c".into(),
-                format!("setsid sleep {token} & exec {hostile} --mode never"),
+                format!(
+                    "setsid sleep {token} & touch {}; exec {hostile} --mode huge",
+                    started.display()
+                ),
             ],
             env: vec![],
             cwd: None,
@@ -478,7 +484,7 @@ async fn given_an_agent_whose_mcp_server_daemonizes_then_the_daemon_does_not_out
     let outcome = run_probe(opts, |_| {}).await;
     assert_eq!(
         outcome.report.verdict,
-        Verdict::Active,
+        Verdict::Connected,
         "{:#?}",
         outcome.report
     );
