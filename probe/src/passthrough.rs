@@ -334,15 +334,36 @@ pub async fn run_passthrough_probe(
     }
 
     // === Wait on evidence ===
+    // For third-party servers the CLI's own report is the only evidence, and
+    // it may come after the sentinel's tools/list: wait for it (within the
+    // grace window) before settling.
+    let third_party: Vec<String> = delivered
+        .iter()
+        .filter(|name| name.as_str() != sentinel_name)
+        .cloned()
+        .collect();
+    let reports_pending = |attempt: &AttachmentAttempt| {
+        third_party.iter().any(|name| {
+            !attempt
+                .evidence
+                .iter()
+                .any(|e| e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(name))
+        })
+    };
     let grace_end = tokio::time::Instant::now() + opts.target.grace;
     let mut settle_end: Option<tokio::time::Instant> = None;
     let mut rx = hub.subscribe("probe").ok();
     loop {
         if let Some(rx) = rx.as_mut() {
             let history = rx.borrow_and_update().clone();
-            if let Some(row) = history.current().and_then(|a| a.server(sentinel_name)) {
+            if let Some(attempt) = history.current()
+                && let Some(row) = attempt.server(sentinel_name)
+            {
                 progress(ProbeStep::Waiting(tether_core::display::status_label(row)));
-                if row.stages.tools_listed.state == StageState::Yes && settle_end.is_none() {
+                if row.stages.tools_listed.state == StageState::Yes
+                    && settle_end.is_none()
+                    && !reports_pending(attempt)
+                {
                     settle_end = Some(tokio::time::Instant::now() + SETTLE);
                 }
             }

@@ -219,3 +219,59 @@ async fn the_real_codex_cli_reaches_active_though_it_never_exits() {
     assert!(started.elapsed() < Duration::from_secs(20));
     assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
 }
+
+/// GIVEN the real Claude CLI offered two real third-party stdio servers beside
+/// the sentinel WHEN the sentinel's tools/list comes before Claude's
+/// `system/init` THEN the probe still waits (within the grace window) for
+/// Claude's own report, the only evidence there is for third-party servers,
+/// and both rows carry it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends() {
+    let Some(claude) = peer("claude") else { return };
+    let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
+        return;
+    };
+    let stdio = |name: &str, command: &Path| {
+        tether_core::ServerSpec::new(
+            name,
+            tether_core::ServerSource::Profile,
+            tether_core::Endpoint::Stdio {
+                command: command.display().to_string(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+        )
+    };
+    let mut opts = options(
+        "claude",
+        &claude,
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+    );
+    opts.target.grace = Duration::from_secs(20);
+    opts.target.timeout = Duration::from_secs(60);
+    opts.target.extra_servers = vec![stdio("every", &everything), stdio("time", &time)];
+    let outcome = probe(opts).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active, "{r:#?}");
+    let attempt = r.report.as_ref().expect("report");
+    for name in ["every", "time"] {
+        let reported = attempt
+            .evidence
+            .iter()
+            .find(|e| e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(name))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no report from Claude about {name}: {:#?}",
+                    attempt.evidence
+                )
+            });
+        assert_eq!(reported.reported_status.as_deref(), Some("connected"));
+        assert!(reported.tool_count.unwrap_or(0) >= 1);
+        let row = attempt.server(name).expect("row");
+        assert_eq!(row.status, tether_core::DisplayStatus::Active, "{row:#?}");
+    }
+}
