@@ -4,7 +4,7 @@
 //! `endpoint-test`: the server passed), 1 any other failure (for
 //! `endpoint-test`: the server failed; for `inventory`: a configuration file
 //! could not be used or a tested server failed), 2 usage error, 3 (`probe`)
-//! the agent could not start or initialize.
+//! the agent could not start or initialize, or refused the session.
 
 mod endpoint_test;
 mod history;

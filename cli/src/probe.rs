@@ -16,7 +16,7 @@ use tether_probe::{
 
 /// Exit code: a verdict was reached.
 pub const EXIT_VERDICT: u8 = 0;
-/// Exit code: the agent could not start or initialize.
+/// Exit code: the agent could not start or initialize, or refused the session.
 pub const EXIT_AGENT_FAILED: u8 = 3;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -230,7 +230,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         render(&mut out, &outcome, &args)?;
     }
     Ok(ExitCode::from(match outcome.report.verdict {
-        Verdict::AgentFailed => EXIT_AGENT_FAILED,
+        Verdict::AgentFailed | Verdict::SessionRefused => EXIT_AGENT_FAILED,
         _ => EXIT_VERDICT,
     }))
 }
@@ -304,11 +304,11 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             .and_then(|a| a.server(&s.name))
             .map(tether_core::display::status_label)
             .unwrap_or_default();
-        writeln!(
-            out,
-            "Sentinel  {} over {}: {row_label}",
-            s.name, s.transport
-        )?;
+        let transport = s
+            .transport
+            .as_ref()
+            .map_or_else(|| "nothing".to_owned(), ToString::to_string);
+        writeln!(out, "Sentinel  {} over {transport}: {row_label}", s.name)?;
         let client = s
             .client
             .as_ref()

@@ -225,6 +225,9 @@ pub fn verdict_hint(verdict: Verdict) -> &'static str {
         Verdict::AgentFailed => {
             "The agent could not start or initialize. Check the command, its environment (--env, --inherit-env) and its output below."
         }
+        Verdict::SessionRefused => {
+            "The agent refused the session and never connected, so nothing received the sentinel. See the session error: often the agent needs authentication (--authenticate METHOD) or a key in its environment (--env, --inherit-env)."
+        }
     }
 }
 

@@ -12,8 +12,10 @@ use crate::history::AttachmentAttempt;
 use crate::model::Timestamp;
 use crate::vocab::{DisplayStatus, EvidenceKind, ReasonCode, Transport};
 
-/// The version of the probe report this build writes.
-pub const PROBE_SCHEMA_VERSION: u32 = 1;
+/// The version of the probe report this build writes. Version 2 added the
+/// `session_refused` verdict and a null `sentinel.transport` when nothing was
+/// offered.
+pub const PROBE_SCHEMA_VERSION: u32 = 2;
 
 /// How far the sentinel got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -33,6 +35,9 @@ pub enum Verdict {
     Failed,
     /// The agent could not start or initialize.
     AgentFailed,
+    /// The agent refused the session (`session/new` or `session/load`) and
+    /// never connected: the sentinel reached no live session.
+    SessionRefused,
 }
 
 impl Verdict {
@@ -46,6 +51,7 @@ impl Verdict {
             Verdict::Unavailable => "unavailable",
             Verdict::Failed => "failed",
             Verdict::AgentFailed => "agent_failed",
+            Verdict::SessionRefused => "session_refused",
         }
     }
 }
@@ -106,8 +112,9 @@ pub struct ProbeClient {
 pub struct ProbeSentinel {
     /// The sentinel's server name.
     pub name: String,
-    /// The transport it was offered over.
-    pub transport: Transport,
+    /// The transport it was offered over; null when nothing was offered (the
+    /// agent failed before a session was asked for).
+    pub transport: Option<Transport>,
     /// Whether it was delivered.
     pub delivered: bool,
     /// Whether initialize (or server/discover) was observed.
@@ -148,7 +155,7 @@ pub struct ProbeReport {
 
 impl ProbeSentinel {
     /// A sentinel nothing was seen of (the run ended before delivery).
-    pub fn unseen(name: &str, transport: Transport) -> Self {
+    pub fn unseen(name: &str, transport: Option<Transport>) -> Self {
         ProbeSentinel {
             name: name.to_owned(),
             transport,
@@ -164,12 +171,12 @@ impl ProbeSentinel {
 }
 
 impl ProbeReport {
-    /// The report of an agent that could not start or initialize: nothing of
-    /// the sentinel was seen, and the session error says why (sanitized).
+    /// The report of an agent that could not start or initialize: nothing was
+    /// offered, nothing of the sentinel was seen, and the session error says
+    /// why (sanitized).
     pub fn agent_failed(
         agent: ProbeAgent,
         sentinel: &str,
-        transport: Transport,
         reason: ReasonCode,
         summary: &str,
         elapsed_ms: u64,
@@ -187,7 +194,7 @@ impl ProbeReport {
                     summary: Some(crate::sanitize::summary(summary)),
                 }),
             },
-            sentinel: ProbeSentinel::unseen(sentinel, transport),
+            sentinel: ProbeSentinel::unseen(sentinel, None),
             report: None,
             elapsed_ms,
         }
@@ -215,7 +222,7 @@ pub fn sentinel_facts(
         .or_else(|| row.and_then(|r| r.connections.iter().map(|c| c.first_seen_at).min()));
     ProbeSentinel {
         name: name.to_owned(),
-        transport: row.map_or(transport, |r| r.transport.clone()),
+        transport: Some(row.map_or(transport, |r| r.transport.clone())),
         delivered: row.is_some_and(|r| yes(r.stages.delivered)),
         initialize_observed: row.is_some_and(|r| yes(r.stages.initialized)),
         tools_list_observed: row.is_some_and(|r| yes(r.stages.tools_listed)),
@@ -231,7 +238,21 @@ pub fn sentinel_facts(
 
 /// The verdict the sentinel's row supports.
 pub fn verdict_of(attempt: &AttachmentAttempt, name: &str) -> Verdict {
-    match attempt.server(name).map(|r| r.status) {
+    let row = attempt.server(name);
+    // A session the agent refused, with no contact: nothing received the server.
+    let refused = row.is_some_and(|r| {
+        r.status == DisplayStatus::Unavailable
+            && matches!(
+                r.reason_code,
+                Some(ReasonCode::SessionNewFailed)
+                    | Some(ReasonCode::SessionLoadFailed)
+                    | Some(ReasonCode::AuthRequired)
+            )
+    });
+    if refused && attempt.accepted_at.is_none() {
+        return Verdict::SessionRefused;
+    }
+    match row.map(|r| r.status) {
         Some(DisplayStatus::Active) => Verdict::Active,
         Some(DisplayStatus::Connected) => Verdict::Connected,
         Some(DisplayStatus::Failed) => Verdict::Failed,

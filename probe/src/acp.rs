@@ -21,8 +21,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_core::history::AttachmentAttempt;
-use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::plan::DriveMode;
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
@@ -30,7 +29,7 @@ use tether_core::probe::{
 };
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::sanitize;
-use tether_core::vocab::{EvidenceKind, ReasonCode, Transport, Trigger};
+use tether_core::vocab::{ReasonCode, Transport, Trigger};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, SENTINEL_TOOL};
 
 use tether_acp_structured::acp::{
@@ -75,9 +74,8 @@ pub async fn run_probe(
 
     let failed =
         |reason: ReasonCode, summary: String, stderr: Vec<String>, cwd: Option<PathBuf>| {
-            let transport = sentinel_transport.clone();
             let agent = ProbeAgent::default();
-            ProbeOutcome::agent_failed(agent, transport, reason, &summary, elapsed(), stderr, cwd)
+            ProbeOutcome::agent_failed(agent, reason, &summary, elapsed(), stderr, cwd)
         };
 
     // === Working directory, HOME, output directory ===
@@ -277,6 +275,26 @@ pub async fn run_probe(
     }
 }
 
+/// How long `authenticate` may take before the probe gives up on it (at most
+/// a third of `--timeout`, so the session still has time).
+const AUTHENTICATE_WAIT: Duration = Duration::from_secs(20);
+
+/// The agent's `authMethods`, for a user who must pick one for `--authenticate`.
+fn auth_methods_hint(init: &InitializeResponse) -> String {
+    if init.auth_methods.is_empty() {
+        return String::new();
+    }
+    let methods: Vec<String> = init
+        .auth_methods
+        .iter()
+        .map(|m| format!("{} ({})", m.id().0, m.name()))
+        .collect();
+    format!(
+        "; the agent offers: {}; pass one with --authenticate",
+        methods.join(", ")
+    )
+}
+
 fn endpoint_name() -> &'static str {
     tether_kandev_endpoint::SENTINEL_SERVER
 }
@@ -300,7 +318,7 @@ fn build_report(
             verdict_of(a, name),
             sentinel_facts(a, name, requested.clone()),
         ),
-        None => (Verdict::AgentFailed, ProbeSentinel::unseen(name, requested)),
+        None => (Verdict::AgentFailed, ProbeSentinel::unseen(name, None)),
     };
     let (agent, advertised) = match &init {
         Some(init) => (
@@ -403,17 +421,28 @@ fn drive<'a>(
                 };
             let capabilities = tether_acp_structured::acp::capabilities_of(&init);
 
-            let mut auth_error = None;
+            // `authenticate` gets its own bound: an agent that never answers it
+            // must not use up the run, and nothing is sent after it fails.
             if let Some(method) = &opts.authenticate {
                 let sent = cx
                     .send_request(AuthenticateRequest::new(method.clone()))
                     .block_task();
-                match tokio::time::timeout_at(deadline, sent).await {
-                    Ok(Ok(_)) => {}
-                    Ok(Err(err)) => {
-                        auth_error = Some(format!("authenticate {method} failed: {}", err.message))
-                    }
-                    Err(_) => auth_error = Some(format!("authenticate {method} did not answer")),
+                let bound = AUTHENTICATE_WAIT
+                    .min(opts.target.timeout / 3)
+                    .min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+                let failure = match tokio::time::timeout(bound, sent).await {
+                    Ok(Ok(_)) => None,
+                    Ok(Err(err)) => Some(format!("authenticate {method} failed: {}", err.message)),
+                    Err(_) => Some(format!(
+                        "authenticate {method} did not answer within {} s",
+                        bound.as_secs()
+                    )),
+                };
+                if let Some(summary) = failure {
+                    return Driven::InitFailed(
+                        ReasonCode::AuthRequired,
+                        format!("{summary}{}", auth_methods_hint(&init)),
+                    );
                 }
             }
 
@@ -436,13 +465,6 @@ fn drive<'a>(
                 match deliver_session(&cx, hub, request, SessionRequestKind::New, cwd, |handle| {
                     // Bound before session/new goes out: some agents connect before answering.
                     endpoint.bind(handle.sink.clone(), credential.clone());
-                    if let Some(summary) = auth_error {
-                        publish(
-                            &handle.sink,
-                            Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
-                                .reason(ReasonCode::AuthRequired, Some(summary)),
-                        );
-                    }
                 }) {
                     Ok(delivery) => delivery,
                     Err(err) => {
@@ -541,7 +563,10 @@ fn drive<'a>(
                                 }
                             }
                             (false, _, error) => {
-                                let (reason, summary) = error.unwrap_or((ReasonCode::SessionNewFailed, "session/new failed".into()));
+                                let (reason, mut summary) = error.unwrap_or((ReasonCode::SessionNewFailed, "session/new failed".into()));
+                                if reason == ReasonCode::AuthRequired {
+                                    summary.push_str(&auth_methods_hint(&init));
+                                }
                                 session.error = Some(ProbeError {
                                     reason_code: reason,
                                     summary: Some(sanitize::summary(&summary)),
@@ -591,12 +616,6 @@ fn drive<'a>(
                 session,
             }
         })
-    }
-}
-
-fn publish(sink: &EvidenceSink, evidence: Evidence) {
-    if let Err(err) = sink.publish(evidence) {
-        tracing::debug!(%err, "probe evidence not queued");
     }
 }
 

@@ -96,8 +96,7 @@ pub async fn run_passthrough_probe(
                 version: None,
                 protocol_version: None,
             };
-            let transport = requested.clone();
-            ProbeOutcome::agent_failed(agent, transport, reason, &summary, elapsed(), stderr, cwd)
+            ProbeOutcome::agent_failed(agent, reason, &summary, elapsed(), stderr, cwd)
         };
 
     let dirs = match ProbeDirs::prepare(opts.target.cwd.as_deref(), opts.target.keep_home) {
@@ -171,7 +170,7 @@ pub async fn run_passthrough_probe(
             ),
             None => (
                 Verdict::Unavailable,
-                ProbeSentinel::unseen(sentinel_name, requested.clone()),
+                ProbeSentinel::unseen(sentinel_name, Some(requested.clone())),
             ),
         };
         if let (Some(dir), Some(a)) = (&opts.target.out_dir, &attempt) {

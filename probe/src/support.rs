@@ -203,10 +203,9 @@ pub struct ProbeOutcome {
 
 impl ProbeOutcome {
     /// The agent could not be started or initialized: verdict `agent_failed`,
-    /// for the sentinel offered over `transport`.
+    /// and nothing was offered.
     pub fn agent_failed(
         agent: tether_core::probe::ProbeAgent,
-        transport: Transport,
         reason: tether_core::vocab::ReasonCode,
         summary: &str,
         elapsed_ms: u64,
@@ -217,7 +216,6 @@ impl ProbeOutcome {
             report: tether_core::probe::ProbeReport::agent_failed(
                 agent,
                 tether_kandev_endpoint::SENTINEL_SERVER,
-                transport,
                 reason,
                 summary,
                 elapsed_ms,

@@ -27,7 +27,7 @@ fn probe_json_prints_exactly_one_document_and_exits_0_on_a_verdict() {
     let mut docs = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
     let doc = docs.next().expect("one document").expect("valid json");
     assert!(docs.next().is_none(), "exactly one document");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["verdict"], "active");
     assert_eq!(doc["sentinel"]["client"]["name"], "tether-reference-agent");
     assert_eq!(doc["report"]["servers"][0]["status"], "active");

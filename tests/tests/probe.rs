@@ -143,11 +143,16 @@ async fn given_an_agent_that_connects_after_the_session_response_then_the_wait_c
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn given_an_agent_that_refuses_session_new_then_the_error_is_separate_from_the_verdict() {
+async fn given_an_agent_that_refuses_session_new_then_the_verdict_is_session_refused_and_nothing_claims_delivery()
+ {
     let (outcome, _) = probe("session-new-error", SentinelTransport::Auto).await;
     let r = &outcome.report;
-    assert_eq!(r.verdict, Verdict::DeliveredUnverified);
+    assert_eq!(r.verdict, Verdict::SessionRefused, "{r:#?}");
     assert!(!r.session.accepted);
+    assert!(
+        !r.sentinel.delivered,
+        "offered to a session that never existed"
+    );
     let err = r.session.error.as_ref().expect("session error");
     assert_eq!(err.reason_code, ReasonCode::SessionNewFailed);
     assert!(
@@ -159,6 +164,71 @@ async fn given_an_agent_that_refuses_session_new_then_the_error_is_separate_from
         attempt.report_error.as_ref().map(|e| &e.reason_code),
         Some(&ReasonCode::SessionNewFailed)
     );
+    let row = attempt.server(SENTINEL_SERVER).expect("row");
+    assert_eq!(
+        row.status,
+        tether_core::DisplayStatus::Unavailable,
+        "{row:#?}"
+    );
+    assert_eq!(row.reason_code, Some(ReasonCode::SessionNewFailed));
+    std::fs::write(
+        tether_tests::samples_dir().join("probe-report-session-refused.json"),
+        serde_json::to_string_pretty(r).expect("json"),
+    )
+    .expect("sample");
+}
+
+/// GIVEN an agent that refuses session/new with ACP's "authentication
+/// required" (-32000) WHEN probed THEN the reason is `auth_required`, not
+/// `session_new_failed`, and the summary lists the agent's authMethods.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_requires_authentication_then_the_reason_is_auth_required_with_its_methods()
+ {
+    let (outcome, _) = probe("auth-required", SentinelTransport::Auto).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::SessionRefused, "{r:#?}");
+    let err = r.session.error.as_ref().expect("session error");
+    assert_eq!(err.reason_code, ReasonCode::AuthRequired);
+    let summary = err.summary.as_deref().unwrap_or("");
+    assert!(
+        summary.contains("login (Log in)") && summary.contains("--authenticate"),
+        "{summary}"
+    );
+}
+
+/// GIVEN an agent that never answers `authenticate` WHEN probed with
+/// `--authenticate` THEN the wait is bounded on its own, the failure is the
+/// verdict's cause, and session/new is never sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_authenticate_that_never_answers_then_it_is_the_cause_and_nothing_follows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.json");
+    let mut opts = options("auth-hangs", SentinelTransport::Auto, &record);
+    opts.authenticate = Some("login".into());
+    opts.target.timeout = Duration::from_secs(6);
+    let started = std::time::Instant::now();
+    let outcome = run_probe(opts, |_| {}).await;
+    let r = &outcome.report;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.verdict, Verdict::AgentFailed, "{r:#?}");
+    let err = r.session.error.as_ref().expect("error");
+    assert_eq!(err.reason_code, ReasonCode::AuthRequired);
+    assert!(
+        err.summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("authenticate login did not answer"),
+        "{err:?}"
+    );
+    assert!(
+        !record.exists(),
+        "session/new was sent after authenticate failed"
+    );
+    assert_eq!(r.sentinel.transport, None, "nothing was offered");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,6 +254,10 @@ async fn given_an_agent_that_crashes_at_start_then_the_verdict_is_agent_failed()
     let r = &outcome.report;
     assert_eq!(r.verdict, Verdict::AgentFailed);
     assert!(r.report.is_none());
+    assert_eq!(
+        r.sentinel.transport, None,
+        "nothing was advertised or offered"
+    );
     let summary = r
         .session
         .error
@@ -206,7 +280,7 @@ async fn given_an_agent_that_crashes_at_session_new_then_the_crash_is_reported_b
 {
     let (outcome, _) = probe("crash-at-session-new", SentinelTransport::Auto).await;
     let r = &outcome.report;
-    assert_eq!(r.verdict, Verdict::DeliveredUnverified);
+    assert_eq!(r.verdict, Verdict::SessionRefused);
     assert!(!r.session.accepted);
     let err = r.session.error.as_ref().expect("error");
     assert_eq!(err.reason_code, ReasonCode::SessionNewFailed);
@@ -221,7 +295,7 @@ async fn given_an_agent_without_http_or_sse_then_auto_falls_back_to_the_stdio_br
     let (outcome, _) = probe("no-http-sse", SentinelTransport::Auto).await;
     let r = &outcome.report;
     assert_eq!(r.verdict, Verdict::Active);
-    assert_eq!(r.sentinel.transport, Transport::Stdio);
+    assert_eq!(r.sentinel.transport, Some(Transport::Stdio));
     assert!(!r.advertised.http && !r.advertised.sse);
     // Through the bridge, the agent's own client name is what was observed.
     assert_eq!(
@@ -323,7 +397,11 @@ async fn given_an_active_and_an_agent_failed_report_then_both_round_trip_and_are
     ] {
         let json = serde_json::to_string_pretty(report).expect("json");
         let value: serde_json::Value = serde_json::from_str(&json).expect("valid json");
-        assert_eq!(value["schema_version"], 1, "{name}");
+        assert_eq!(
+            value["schema_version"],
+            tether_core::probe::PROBE_SCHEMA_VERSION,
+            "{name}"
+        );
         let back: ProbeReport = serde_json::from_str(&json).expect("round trip");
         assert_eq!(&back, report, "{name} round-trips");
         std::fs::write(tether_tests::samples_dir().join(name), &json).expect("write");

@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, ContentBlock, ContentChunk,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionNotification, SessionUpdate, StopReason, TextContent,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
+    ContentBlock, ContentChunk, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, SessionNotification, SessionUpdate,
+    StopReason, TextContent,
 };
 use agent_client_protocol::{Agent, Stdio};
 use rmcp::model::{
@@ -67,6 +68,11 @@ pub struct Behaviour {
     /// process that only found the port would (for tests of the endpoint's
     /// credential).
     pub drop_credentials: bool,
+    /// Offer an `authenticate` method and refuse `session/new` with ACP's
+    /// "authentication required" (`-32000`).
+    pub require_auth: bool,
+    /// Never answer `authenticate`.
+    pub hang_authenticate: bool,
 }
 
 impl Default for Behaviour {
@@ -83,6 +89,8 @@ impl Default for Behaviour {
             record_to: None,
             ask_client: false,
             drop_credentials: false,
+            require_auth: false,
+            hang_authenticate: false,
         }
     }
 }
@@ -346,6 +354,7 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
     );
     let (s_new, s_load, s_prompt) = (Arc::clone(&state), Arc::clone(&state), Arc::clone(&state));
     let b_prompt = Arc::clone(&behaviour);
+    let b_auth = Arc::clone(&behaviour);
     Agent
         .v1()
         .name(AGENT_NAME)
@@ -358,19 +367,28 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
                             .http(b_init.advertise_http)
                             .sse(b_init.advertise_sse),
                     );
-                responder.respond(
-                    InitializeResponse::new(request.protocol_version)
-                        .agent_capabilities(caps)
-                        .agent_info(Implementation::new(
-                            b_init.name.clone(),
-                            env!("CARGO_PKG_VERSION"),
-                        )),
-                )
+                let mut response = InitializeResponse::new(request.protocol_version)
+                    .agent_capabilities(caps)
+                    .agent_info(Implementation::new(
+                        b_init.name.clone(),
+                        env!("CARGO_PKG_VERSION"),
+                    ));
+                if b_init.require_auth || b_init.hang_authenticate {
+                    response = response.auth_methods(vec![AuthMethod::Agent(
+                        AuthMethodAgent::new("login", "Log in"),
+                    )]);
+                }
+                responder.respond(response)
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |_request: AuthenticateRequest, responder, _cx| {
+                if b_auth.hang_authenticate {
+                    // Keep the request unanswered (the responder is never used).
+                    std::mem::forget(responder);
+                    return Ok(());
+                }
                 responder.respond(AuthenticateResponse::new())
             },
             agent_client_protocol::on_receive_request!(),
@@ -389,6 +407,10 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
                 if b_new.crash == Some(Crash::AtSessionNew) {
                     eprintln!("{}: crashing at session/new, as asked", b_new.name);
                     std::process::exit(3);
+                }
+                if b_new.require_auth {
+                    return responder
+                        .respond_with_error(agent_client_protocol::Error::auth_required());
                 }
                 let id = open_session(&s_new, &b_new, request.mcp_servers, None).await;
                 match &b_new.fail_session_new {

@@ -311,8 +311,28 @@ pub struct SessionOutcome {
     pub error: Option<(ReasonCode, String)>,
 }
 
+/// ACP's "authentication required" error code.
+const ACP_AUTH_REQUIRED: i32 = -32000;
+
+/// The agent's refusal: whether it asked for authentication (ACP `-32000`),
+/// and its message.
+#[derive(Debug, Clone)]
+struct Refusal {
+    auth_required: bool,
+    message: String,
+}
+
+impl From<agent_client_protocol::Error> for Refusal {
+    fn from(e: agent_client_protocol::Error) -> Self {
+        Refusal {
+            auth_required: i32::from(e.code) == ACP_AUTH_REQUIRED,
+            message: e.message,
+        }
+    }
+}
+
 type SessionResponse =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<String>, String>> + Send>>;
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<String>, Refusal>> + Send>>;
 
 /// A session request in flight, bound to the attempt begun for it.
 pub struct SessionDelivery {
@@ -332,9 +352,11 @@ impl std::fmt::Debug for SessionDelivery {
     }
 }
 
-/// Begins a new attempt (superseding the session's current one), publishes
-/// `delivered` for what the plan delivers, lets `before_send` bind observers to
-/// the new sink, and sends the session request with those `mcpServers`.
+/// Begins a new attempt (superseding the session's current one), lets
+/// `before_send` bind observers to the new sink, and sends the session request
+/// with the plan's `mcpServers`. What the plan delivers is recorded as
+/// `delivered` only once the agent accepts the session ([`SessionDelivery::settle`]):
+/// a server offered to a session that never existed reached nothing.
 ///
 /// The trigger comes from `kind` unless the request already says `probe`.
 pub fn deliver_session(
@@ -359,11 +381,6 @@ pub fn deliver_session(
         .delivered()
         .map(|(p, _)| p.spec.name.clone())
         .collect();
-    for name in &delivered {
-        let _ = handle
-            .sink
-            .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server(name.clone()));
-    }
     before_send(&handle);
     let response: SessionResponse = match &kind {
         SessionRequestKind::New | SessionRequestKind::Reset => {
@@ -373,7 +390,7 @@ pub fn deliver_session(
             Box::pin(async move {
                 sent.await
                     .map(|r| Some(r.session_id.0.to_string()))
-                    .map_err(|e| e.message)
+                    .map_err(Refusal::from)
             })
         }
         SessionRequestKind::Load { acp_session_id } => {
@@ -383,7 +400,7 @@ pub fn deliver_session(
                     LoadSessionRequest::new(id.clone(), cwd.to_path_buf()).mcp_servers(servers),
                 )
                 .block_task();
-            Box::pin(async move { sent.await.map(|_| Some(id)).map_err(|e| e.message) })
+            Box::pin(async move { sent.await.map(|_| Some(id)).map_err(Refusal::from) })
         }
     };
     Ok(SessionDelivery {
@@ -395,13 +412,23 @@ pub fn deliver_session(
 }
 
 impl SessionDelivery {
-    /// Awaits the agent's answer and publishes `session_accepted`, or an
-    /// explicit error: report-level, unless the message names a delivered server.
+    /// Awaits the agent's answer. Accepted: publishes `delivered` for what the
+    /// plan delivers, then `session_accepted`. Refused: an explicit error
+    /// (report-level, unless the message names a delivered server; reason
+    /// `auth_required` for ACP's `-32000`), and every delivered server is
+    /// recorded `unavailable` for that reason: it reached no session. Contact
+    /// evidence the agent produced before refusing still stands.
     pub async fn settle(&mut self) -> SessionOutcome {
         let result = (&mut self.response).await;
         let sink = &self.handle.sink;
         match result {
             Ok(id) => {
+                for name in &self.delivered {
+                    let _ = sink.publish(
+                        Evidence::new(EvidenceKind::Delivered, Timestamp::now())
+                            .server(name.clone()),
+                    );
+                }
                 let mut ev = Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now());
                 if let Some(id) = &id {
                     ev = ev.acp_session(id.clone());
@@ -413,20 +440,49 @@ impl SessionDelivery {
                     error: None,
                 }
             }
-            Err(message) => {
-                let (reason, what) = match self.kind {
-                    SessionRequestKind::Load { .. } => {
-                        (ReasonCode::SessionLoadFailed, "session/load")
-                    }
-                    _ => (ReasonCode::SessionNewFailed, "session/new"),
+            Err(refusal) => {
+                let what = match self.kind {
+                    SessionRequestKind::Load { .. } => "session/load",
+                    _ => "session/new",
                 };
-                let summary = format!("{what} failed: {message}");
+                let (reason, summary) = if refusal.auth_required {
+                    (
+                        ReasonCode::AuthRequired,
+                        format!(
+                            "the agent requires authentication before {what} (ACP -32000): {}",
+                            refusal.message
+                        ),
+                    )
+                } else {
+                    let reason = match self.kind {
+                        SessionRequestKind::Load { .. } => ReasonCode::SessionLoadFailed,
+                        _ => ReasonCode::SessionNewFailed,
+                    };
+                    (reason, format!("{what} failed: {}", refusal.message))
+                };
+                let named = self
+                    .delivered
+                    .iter()
+                    .find(|n| refusal.message.contains(n.as_str()))
+                    .cloned();
                 let mut ev = Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
                     .reason(reason.clone(), Some(summary.clone()));
-                if let Some(name) = self.delivered.iter().find(|n| message.contains(n.as_str())) {
+                if let Some(name) = &named {
                     ev = ev.server(name.clone());
                 }
                 let _ = sink.publish(ev);
+                for name in self.delivered.iter().filter(|n| Some(*n) != named.as_ref()) {
+                    let _ = sink.publish(
+                        Evidence::new(EvidenceKind::Unavailable, Timestamp::now())
+                            .server(name.clone())
+                            .reason(
+                                reason.clone(),
+                                Some(format!(
+                                    "the agent refused {what}; the server reached no session"
+                                )),
+                            ),
+                    );
+                }
                 SessionOutcome {
                     accepted: false,
                     acp_session_id: None,

@@ -32,6 +32,8 @@ fn main() -> std::process::ExitCode {
                 Some("crash-at-session-new") => behaviour.crash = Some(Crash::AtSessionNew),
                 Some("ask-client") => behaviour.ask_client = true,
                 Some("intrude") => behaviour.drop_credentials = true,
+                Some("auth-required") => behaviour.require_auth = true,
+                Some("auth-hangs") => behaviour.hang_authenticate = true,
                 Some("no-http-sse") => {
                     behaviour.advertise_http = false;
                     behaviour.advertise_sse = false;
