@@ -116,12 +116,13 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     } else if report.succeeded {
         writeln!(
             out,
-            "passed  {} {}: {} {} (protocol {}), {} tool{}, {} ms",
+            "passed  {} {}: {} {} (protocol {}, {} era), {} tool{}, {} ms",
             report.transport,
             report.target,
             report.server_name.as_deref().unwrap_or("?"),
             report.server_version.as_deref().unwrap_or(""),
             report.protocol_version.as_deref().unwrap_or("?"),
+            report.era.as_deref().unwrap_or("?"),
             report.tool_count.unwrap_or(0),
             if report.tool_count == Some(1) {
                 ""

@@ -46,6 +46,10 @@ pub struct EndpointTestDocument {
     pub server: Option<ServerIdentity>,
     /// The negotiated protocol version.
     pub protocol_version: Option<String>,
+    /// The era it belongs to: `2026-07-28` (`server/discover`, no handshake)
+    /// or `legacy` (the `initialize` handshake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
     /// Tools listed.
     pub tool_count: Option<u32>,
     /// Wall time of the test.
@@ -66,6 +70,7 @@ impl From<&EndpointTestResult> for EndpointTestDocument {
                 version: result.server_version.clone(),
             }),
             protocol_version: result.protocol_version.clone(),
+            era: result.era.clone(),
             tool_count: result.tool_count,
             elapsed_ms: result.elapsed_ms,
         }

@@ -373,6 +373,10 @@ pub struct EndpointTestResult {
     /// The negotiated protocol version.
     #[serde(default)]
     pub protocol_version: Option<String>,
+    /// The era it belongs to: `2026-07-28` (`server/discover`, no handshake)
+    /// or `legacy` (the `initialize` handshake).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub era: Option<String>,
     /// Tools listed.
     #[serde(default)]
     pub tool_count: Option<u32>,

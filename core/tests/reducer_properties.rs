@@ -118,6 +118,7 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
                         server_name: None,
                         server_version: None,
                         protocol_version: None,
+                        era: None,
                         tool_count: Some(count),
                         elapsed_ms: u64::from(count),
                     })

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation, PaginatedRequestParams,
     ServerJsonRpcMessage,
@@ -20,7 +21,7 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tether_core::model::{EndpointTestResult, Timestamp};
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::{Endpoint, KeyValue};
@@ -100,6 +101,27 @@ struct StdioSignals {
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
+/// Speaks both eras: `server/discover` (MCP 2026-07-28) first, and the
+/// legacy `initialize` handshake when the server turns out to be legacy or
+/// does not answer discovery within rmcp's bound (10 s).
+fn both_eras() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    }
+}
+
+/// The era a negotiated protocol version belongs to: `2026-07-28` (no
+/// handshake, self-contained requests) or `legacy` (the initialize handshake).
+pub fn era_of(protocol_version: &str) -> &'static str {
+    // Versions are dates, so they order as strings.
+    if protocol_version >= ProtocolVersion::V_2026_07_28.as_str() {
+        "2026-07-28"
+    } else {
+        "legacy"
+    }
+}
+
 fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
@@ -168,6 +190,7 @@ pub async fn check_endpoint(
         server_name: None,
         server_version: None,
         protocol_version: None,
+        era: None,
         tool_count: None,
         elapsed_ms,
     };
@@ -176,6 +199,7 @@ pub async fn check_endpoint(
             succeeded: true,
             server_name: Some(scrubber.name(&ok.server.name)),
             server_version: ok.server.version.map(|v| scrubber.name(&v)),
+            era: Some(era_of(&ok.protocol_version).to_owned()),
             protocol_version: Some(scrubber.name(&ok.protocol_version)),
             tool_count: Some(ok.tool_count),
             ..base
@@ -219,9 +243,12 @@ async fn run(
             let signals = Arc::new(StdioSignals::default());
             let transport = bounded_stdio(stdin, stdout, limits, Arc::clone(&signals));
             *stdio = Some((process, signals));
-            client_config().serve(transport).await.map_err(|e| {
-                Failure::new(ReasonCode::ProtocolError, format!("initialize failed: {e}"))
-            })?
+            client_config()
+                .serve_with_lifecycle(transport, both_eras())
+                .await
+                .map_err(|e| {
+                    Failure::new(ReasonCode::ProtocolError, format!("initialize failed: {e}"))
+                })?
         }
         Endpoint::Http { url, headers } => {
             reachable(url, limits.timeout).await?;
@@ -248,7 +275,7 @@ async fn run(
             config.max_sse_event_size = limits.max_message_bytes;
             let transport = StreamableHttpClientTransport::with_client(http, config);
             client_config()
-                .serve(transport)
+                .serve_with_lifecycle(transport, both_eras())
                 .await
                 .map_err(|e| classify_network(&format!("initialize failed: {e}")))?
         }
@@ -262,7 +289,7 @@ async fn run(
                 .await
                 .map_err(|e| classify_network(&e.to_string()))?;
             client_config()
-                .serve(transport)
+                .serve_with_lifecycle(transport, both_eras())
                 .await
                 .map_err(|e| classify_network(&format!("initialize failed: {e}")))?
         }

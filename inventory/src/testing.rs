@@ -220,6 +220,7 @@ mod tests {
                 server_name: ok.then(|| "srv".to_owned()),
                 server_version: None,
                 protocol_version: None,
+                era: None,
                 tool_count: ok.then_some(2),
                 elapsed_ms: 1,
             }

@@ -614,3 +614,41 @@ async fn given_children_that_leave_the_group_then_none_survives_the_check() {
     )
     .await;
 }
+
+// === Both eras ===
+
+/// GIVEN a server that speaks only MCP 2026-07-28 (it refuses `initialize`)
+/// and one that speaks only the legacy handshake WHEN each is checked THEN
+/// both pass, and the result says which era was negotiated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_modern_only_and_a_legacy_server_then_both_pass_with_their_era() {
+    let hostile = Path::new(env!("CARGO_BIN_EXE_tether-hostile-mcp"));
+    let modern = run(&stdio(hostile, &["--mode", "modern-only"]), 10).await;
+    assert!(modern.succeeded, "{modern:?}");
+    assert_eq!(modern.protocol_version.as_deref(), Some("2026-07-28"));
+    assert_eq!(modern.era.as_deref(), Some("2026-07-28"));
+    assert_eq!(modern.tool_count, Some(1));
+    let Some(legacy) = peer("node_modules/.bin/mcp-server-memory") else {
+        return;
+    };
+    let started = Instant::now();
+    let legacy = run(&stdio(&legacy, &[]), 30).await;
+    assert!(legacy.succeeded, "{legacy:?}");
+    assert_eq!(legacy.era.as_deref(), Some("legacy"));
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "a legacy server that refuses server/discover falls back at once"
+    );
+}
+
+/// GIVEN the pinned Python `mcp-server-time`, which answers `server/discover`
+/// WHEN checked THEN the modern era is negotiated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_the_pinned_python_server_then_the_2026_era_is_negotiated() {
+    let Some(time) = peer(".venv/bin/mcp-server-time") else {
+        return;
+    };
+    let report = run(&stdio(&time, &[]), 30).await;
+    assert!(report.succeeded, "{report:?}");
+    assert_eq!(report.era.as_deref(), Some("2026-07-28"));
+}

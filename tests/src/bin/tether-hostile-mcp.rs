@@ -4,7 +4,9 @@
 //!
 //! Modes: `never` (reads, never answers), `garbage` (writes non-JSON-RPC),
 //! `huge` (answers initialize, then a 100 MB tools/list), `grandchildren`
-//! (starts two `sleep` children, then hangs), `exit` (exits at once).
+//! (starts two `sleep` children, then hangs), `exit` (exits at once),
+//! `modern-only` (MCP 2026-07-28 only: answers `server/discover` and
+//! `tools/list`, refuses the legacy `initialize`).
 
 use std::io::{BufRead, Write};
 
@@ -76,8 +78,41 @@ fn main() {
                         let _ = writeln!(stdout, "{{\"name\":\"last\",\"inputSchema\":{{}}}}]}}}}");
                         let _ = stdout.flush();
                     }
+                    // As real legacy servers do: unknown requests are refused.
+                    Some(_) if id.is_some() => {
+                        let reply = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                            "error": {"code": -32601, "message": "Method not found"}});
+                        let _ = writeln!(stdout, "{reply}");
+                        let _ = stdout.flush();
+                    }
                     _ => {}
                 }
+            }
+        }
+        "modern-only" => {
+            for line in stdin.lock().lines() {
+                let Ok(line) = line else { return };
+                let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                let Some(id) = msg.get("id").cloned() else {
+                    continue;
+                };
+                let reply = match msg.get("method").and_then(|m| m.as_str()) {
+                    Some("server/discover") => serde_json::json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                            "capabilities": {"tools": {"listChanged": false}}, "ttlMs": 0,
+                            "cacheScope": "private",
+                            "_meta": {"io.modelcontextprotocol/serverInfo":
+                                {"name": "modern-only", "version": "1.0.0"}}}}),
+                    Some("tools/list") => serde_json::json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"resultType": "complete", "tools": [
+                            {"name": "now", "inputSchema": {"type": "object"}}]}}),
+                    _ => serde_json::json!({"jsonrpc": "2.0", "id": id, "error":
+                        {"code": -32601, "message": "this server speaks MCP 2026-07-28 only"}}),
+                };
+                let _ = writeln!(stdout, "{reply}");
+                let _ = stdout.flush();
             }
         }
         // never, grandchildren: read and never answer.
