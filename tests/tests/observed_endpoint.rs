@@ -610,3 +610,78 @@ async fn raw_post_initialize(url: &str, authorization: Option<&str>) -> u16 {
         .and_then(|code| code.parse().ok())
         .unwrap_or(0)
 }
+
+/// GIVEN a stateless MCP 2026-07-28 client (server/discover, then plain POSTs
+/// with no session) WHEN it lists tools and makes 100 tool calls THEN the row
+/// stays Active under one client identity, the timeline holds the discover,
+/// the list and the calls with nothing dropped to churn, and nothing is shown
+/// as disconnected, because nothing disconnected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_a_stateless_client_making_100_calls_then_the_row_stays_active_with_one_identity() {
+    let hub = hub(4096);
+    let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
+    let (_handle, credential) = begin(&hub, &endpoint, "s", "http");
+    let client = client_named("stateless-client")
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(endpoint.http_url())
+                    .auth_header(credential.secret()),
+            ),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discover client");
+    client.list_all_tools().await.expect("tools/list");
+    for i in 0..100 {
+        let mut args = serde_json::Map::new();
+        args.insert("text".into(), format!("call {i}").into());
+        client
+            .call_tool(CallToolRequestParams::new(SENTINEL_TOOL).with_arguments(args))
+            .await
+            .expect("call");
+    }
+    let attempt = eventually(&hub, "s", "100 calls observed", |a| {
+        a.evidence
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::ToolCallObserved)
+            .count()
+            >= 60
+            || a.dropped_evidence > 0
+    })
+    .await;
+    let row = &attempt.servers[0];
+    assert_eq!(row.status, DisplayStatus::Active, "{row:#?}");
+    let kinds = |k: EvidenceKind| attempt.evidence.iter().filter(|e| e.kind == k).count();
+    assert_eq!(
+        kinds(EvidenceKind::ConnectionClosed),
+        0,
+        "nothing disconnected"
+    );
+    assert_eq!(kinds(EvidenceKind::InitializeObserved), 1, "one discover");
+    assert!(kinds(EvidenceKind::ToolsListObserved) >= 1);
+    assert!(
+        row.connections.iter().all(|c| c.closed_at.is_none()),
+        "{:#?}",
+        row.connections
+    );
+    assert_eq!(
+        row.connections.len(),
+        1,
+        "one client identity: {:#?}",
+        row.connections
+    );
+    let ids: std::collections::BTreeSet<_> = attempt
+        .evidence
+        .iter()
+        .filter_map(|e| e.connection_id.as_deref())
+        .collect();
+    assert_eq!(ids.len(), 1, "one identity across requests: {ids:?}");
+    assert_eq!(
+        row.client
+            .as_ref()
+            .and_then(|c| c.protocol_version.as_deref()),
+        Some("2026-07-28")
+    );
+}

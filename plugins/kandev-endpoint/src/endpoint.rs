@@ -169,7 +169,7 @@ impl ObservedEndpoint {
             let config =
                 StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token());
             StreamableHttpService::new(
-                move || Ok(Observed::new(factory(), observation.connection())),
+                move || Ok(Observed::new(factory(), observation.http_connection())),
                 Arc::new(LocalSessionManager::default()),
                 config,
             )

@@ -35,6 +35,8 @@ pub struct Observation {
     unauthenticated: AtomicBool,
     server_name: String,
     seed: u64,
+    /// Fixed per endpoint, so one client maps to one identity.
+    identity_keys: RandomState,
     counter: AtomicU64,
     tools_listed: RwLock<Option<ToolsListedHook>>,
 }
@@ -55,6 +57,7 @@ impl Observation {
             unauthenticated: AtomicBool::new(false),
             server_name: server_name.into(),
             seed: RandomState::new().hash_one(Timestamp::now().0),
+            identity_keys: RandomState::new(),
             counter: AtomicU64::new(0),
             tools_listed: RwLock::new(None),
         })
@@ -122,15 +125,36 @@ impl Observation {
         }
     }
 
-    /// A new opaque connection.
+    /// A new opaque connection (a socket: the SSE stream or the bridge).
     pub fn connection(self: &Arc<Self>) -> Arc<Connection> {
+        self.new_connection(false)
+    }
+
+    /// The handler instance for one streamable-HTTP service: a legacy session,
+    /// or one self-contained 2026-07-28 request.
+    pub fn http_connection(self: &Arc<Self>) -> Arc<Connection> {
+        self.new_connection(true)
+    }
+
+    fn new_connection(self: &Arc<Self>, http: bool) -> Arc<Connection> {
         Arc::new(Connection {
             id: self.next_connection_id(),
+            identity: OnceLock::new(),
             observation: Arc::clone(self),
             sink: OnceLock::new(),
             closed: AtomicBool::new(false),
             stateless: AtomicBool::new(false),
+            http,
         })
+    }
+
+    /// The identity of a stateless-era client: its self-description in
+    /// `_meta` and the transport, stable across its self-contained requests.
+    fn client_identity(&self, client: &Implementation) -> String {
+        let tag = self
+            .identity_keys
+            .hash_one(("http", &client.name, &client.version));
+        format!("client_{tag:016x}")
     }
 }
 
@@ -138,16 +162,21 @@ impl Observation {
 #[derive(Debug)]
 pub struct Connection {
     id: String,
+    /// For a stateless-era client: its identity across requests.
+    identity: OnceLock<String>,
     observation: Arc<Observation>,
     sink: OnceLock<Option<EvidenceSink>>,
     closed: AtomicBool,
     stateless: AtomicBool,
+    /// A streamable-HTTP service instance (per session, or per request).
+    http: bool,
 }
 
 impl Connection {
-    /// The opaque connection id.
+    /// The opaque connection id: the socket's, or, for a stateless-era
+    /// client over HTTP, the client's identity.
     pub fn id(&self) -> &str {
-        &self.id
+        self.identity.get().unwrap_or(&self.id)
     }
 
     fn sink(&self) -> Option<&EvidenceSink> {
@@ -161,7 +190,7 @@ impl Connection {
         if let Some(sink) = self.sink() {
             let mut evidence = evidence
                 .server(self.observation.server_name.clone())
-                .connection(self.id.clone());
+                .connection(self.id().to_owned());
             let contact = matches!(
                 evidence.kind,
                 EvidenceKind::InitializeObserved
@@ -175,7 +204,7 @@ impl Connection {
                 evidence.summary = Some(UNAUTHENTICATED_NOTE.to_owned());
             }
             if let Err(err) = sink.publish(evidence) {
-                tracing::trace!(%err, connection = %self.id, "observation not queued");
+                tracing::trace!(%err, connection = %self.id(), "observation not queued");
             }
         }
     }
@@ -204,10 +233,20 @@ impl Connection {
         }
     }
 
+    /// A 2026-07-28 request over streamable HTTP is self-contained: no
+    /// handshake, no session, and so nothing to close. Its contact belongs
+    /// to the client that `_meta` names, not to a socket.
     fn note_lifecycle(&self, context: &RequestContext<RoleServer>) {
-        // No initialize handshake on this peer: the 2026-07-28 inline lifecycle.
-        if context.peer.peer_info().is_none() {
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+            || context.peer.peer_info().is_none();
+        if modern && self.http {
             self.stateless.store(true, Ordering::Relaxed);
+            if let Some(client) = context.meta.client_info() {
+                let _ = self.identity.set(self.observation.client_identity(&client));
+            }
         }
     }
 }
