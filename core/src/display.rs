@@ -206,6 +206,32 @@ fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
     }
 }
 
+/// What to check, in one sentence, for a reason a user can act on (an
+/// endpoint check's failures, mostly); `None` for reasons whose summary says
+/// it all.
+pub fn reason_hint(reason: &crate::vocab::ReasonCode) -> Option<&'static str> {
+    use crate::vocab::ReasonCode as R;
+    Some(match reason {
+        R::HostNotFound => "check the host name's spelling and this machine's DNS",
+        R::EndpointNotFound => {
+            "nothing is at that path: MCP servers usually answer at /mcp, legacy SSE ones at /sse"
+        }
+        R::MethodNotAllowed => {
+            "something is at that path but does not take MCP requests: check the path, or --sse for a legacy SSE server"
+        }
+        R::Redirected => {
+            "point the URL at where it redirects: redirects are not followed, so credentials stay put"
+        }
+        R::ServerError => "the server failed on its side: see its logs",
+        R::AuthRequired => "it wants credentials: check the headers or token configured for it",
+        R::NoCommonProtocol => {
+            "it refused both server/discover (MCP 2026-07-28) and initialize (legacy): it speaks neither era, or is not an MCP server"
+        }
+        R::ConnectionRefused => "nothing listens there: is the server running, on that port?",
+        _ => return None,
+    })
+}
+
 /// One sentence that explains a probe verdict and what to try next, for
 /// every renderer of a probe report.
 pub fn verdict_hint(verdict: Verdict) -> &'static str {

@@ -240,6 +240,16 @@ open_vocabulary! {
         /// The agent cannot send the HTTP headers this server needs over this
         /// transport (the host's endpoint credential, for one).
         HeadersUnsupported => "headers_unsupported",
+        /// The server's host name does not resolve.
+        HostNotFound => "host_not_found",
+        /// HTTP 404: nothing is at that path.
+        EndpointNotFound => "endpoint_not_found",
+        /// HTTP 405: something is at that path, but it does not take MCP requests.
+        MethodNotAllowed => "method_not_allowed",
+        /// The server redirects elsewhere (not followed: credentials stay put).
+        Redirected => "redirected",
+        /// The server refused both `server/discover` and `initialize`.
+        NoCommonProtocol => "no_common_protocol",
     }
 }
 

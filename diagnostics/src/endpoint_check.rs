@@ -246,9 +246,7 @@ async fn run(
             client_config()
                 .serve_with_lifecycle(transport, both_eras())
                 .await
-                .map_err(|e| {
-                    Failure::new(ReasonCode::ProtocolError, format!("initialize failed: {e}"))
-                })?
+                .map_err(|e| classify_handshake(&e))?
         }
         Endpoint::Http { url, headers } => {
             reachable(url, limits.timeout).await?;
@@ -265,8 +263,10 @@ async fn run(
                 };
                 custom.insert(name, value);
             }
+            // Redirects are not followed: the headers (credentials) would go along.
             let http = reqwest::Client::builder()
                 .connect_timeout(limits.timeout)
+                .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| Failure::new(ReasonCode::ProtocolError, e.to_string()))?;
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -277,7 +277,7 @@ async fn run(
             client_config()
                 .serve_with_lifecycle(transport, both_eras())
                 .await
-                .map_err(|e| classify_network(&format!("initialize failed: {e}")))?
+                .map_err(|e| classify_handshake(&e))?
         }
         Endpoint::Sse { url, headers } => {
             reachable(url, limits.timeout).await?;
@@ -287,11 +287,14 @@ async fn run(
                 .collect();
             let transport = tether_mcp_client::sse::connect(url, &headers, limits.timeout)
                 .await
-                .map_err(|e| classify_network(&e.to_string()))?;
+                .map_err(|e| match e {
+                    tether_mcp_client::sse::SseClientError::Status(code) => for_status(code),
+                    other => classify_network(&other.to_string()),
+                })?;
             client_config()
                 .serve_with_lifecycle(transport, both_eras())
                 .await
-                .map_err(|e| classify_network(&format!("initialize failed: {e}")))?
+                .map_err(|e| classify_handshake(&e))?
         }
     };
     let result = list(&client, limits).await;
@@ -354,6 +357,24 @@ async fn reachable(url: &str, timeout: Duration) -> Result<(), Failure> {
     let port = parsed
         .port_or_known_default()
         .ok_or_else(|| Failure::new(ReasonCode::InvalidConfig, "the URL has no port"))?;
+    let shown = tether_core::sanitize::network_target(url);
+    match tokio::time::timeout(timeout, tokio::net::lookup_host((host.as_str(), port))).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(_)) => {
+            return Err(Failure::new(
+                ReasonCode::HostNotFound,
+                format!(
+                    "the host name of {shown} does not resolve: check its spelling and this machine's DNS"
+                ),
+            ));
+        }
+        Err(_) => {
+            return Err(Failure::new(
+                ReasonCode::Timeout,
+                format!("resolving the host name of {shown} timed out"),
+            ));
+        }
+    }
     match tokio::time::timeout(
         timeout,
         tokio::net::TcpStream::connect((host.as_str(), port)),
@@ -385,6 +406,64 @@ async fn reachable(url: &str, timeout: Duration) -> Result<(), Failure> {
     }
 }
 
+/// The reason for an HTTP status that ends a check, with what to check.
+fn for_status(code: u16) -> Failure {
+    let reason = match code {
+        401 | 403 => ReasonCode::AuthRequired,
+        404 => ReasonCode::EndpointNotFound,
+        405 => ReasonCode::MethodNotAllowed,
+        300..=399 => ReasonCode::Redirected,
+        500..=599 => ReasonCode::ServerError,
+        _ => ReasonCode::ProtocolError,
+    };
+    with_hint(reason, format!("the server answered HTTP {code}"))
+}
+
+/// A failure whose summary ends with what to check (`display::reason_hint`).
+fn with_hint(reason: ReasonCode, what: String) -> Failure {
+    let summary = match tether_core::display::reason_hint(&reason) {
+        Some(hint) => format!("{what}: {hint}"),
+        None => what,
+    };
+    Failure::new(reason, summary)
+}
+
+/// The first `HTTP NNN` status (or a bare 3xx/4xx/5xx reqwest reports) in an
+/// error's whole chain, when there is one.
+fn status_in(text: &str) -> Option<u16> {
+    text.match_indices("HTTP ")
+        .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3))
+        .chain(
+            text.match_indices("status: ")
+                .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3)),
+        )
+        .chain(
+            text.match_indices("status code ")
+                .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3)),
+        )
+        .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|digits| digits.parse::<u16>().ok())
+        .find(|code| (300..600).contains(code))
+}
+
+/// Classifies a failed handshake in either era: an HTTP status anywhere in the
+/// error chain, a server that refused both `server/discover` and `initialize`
+/// (it speaks neither era), or the network-side text.
+fn classify_handshake(error: &rmcp::service::ClientInitializeError) -> Failure {
+    // The chain (Debug) holds what Display leaves out; it is only searched,
+    // never shown.
+    let chain = format!("{error:?}");
+    if let Some(code) = status_in(&chain) {
+        return for_status(code);
+    }
+    if let rmcp::service::ClientInitializeError::LegacyFallbackFailed { .. } = error
+        && (chain.contains("JsonRpcError") || chain.contains("ErrorData"))
+    {
+        return with_hint(ReasonCode::NoCommonProtocol, "no common protocol".into());
+    }
+    classify_network(&format!("initialize failed: {error}"))
+}
+
 /// Maps a network-side error message to a reason code.
 fn classify_network(message: &str) -> Failure {
     let lower = message.to_ascii_lowercase();
@@ -414,9 +493,10 @@ fn explain_stdio(
     exit: Option<std::process::ExitStatus>,
     stderr: &Arc<std::sync::Mutex<OutputTail>>,
 ) -> Failure {
+    // A server that answered and refused both eras said so itself.
     if matches!(
         failure.reason,
-        ReasonCode::Cancelled | ReasonCode::CommandNotFound
+        ReasonCode::Cancelled | ReasonCode::CommandNotFound | ReasonCode::NoCommonProtocol
     ) {
         return failure;
     }

@@ -112,8 +112,10 @@ pub async fn connect(
     if !matches!(base.scheme(), "http" | "https") {
         return Err(SseClientError::BadUrl);
     }
+    // Redirects are not followed: the headers (credentials) would go along.
     let client = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| SseClientError::Http(e.to_string()))?;
     let mut request = client

@@ -652,3 +652,143 @@ async fn given_the_pinned_python_server_then_the_2026_era_is_negotiated() {
     assert!(report.succeeded, "{report:?}");
     assert_eq!(report.era.as_deref(), Some("2026-07-28"));
 }
+
+// === Reasons a user can act on ===
+
+/// One HTTP status per path, as a misconfigured or wrong server answers.
+async fn status_server() -> std::net::SocketAddr {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::any;
+    let status = |code: StatusCode| any(move || async move { code.into_response() });
+    let router = axum::Router::new()
+        .route("/gone/mcp", status(StatusCode::NOT_FOUND))
+        .route("/gone/sse", status(StatusCode::NOT_FOUND))
+        .route("/static/mcp", status(StatusCode::METHOD_NOT_ALLOWED))
+        .route("/static/sse", status(StatusCode::METHOD_NOT_ALLOWED))
+        .route("/broken/mcp", status(StatusCode::BAD_GATEWAY))
+        .route("/broken/sse", status(StatusCode::INTERNAL_SERVER_ERROR))
+        .route(
+            "/moved/mcp",
+            any(|| async {
+                (
+                    StatusCode::FOUND,
+                    [(header::LOCATION, "http://127.0.0.1:9/mcp")],
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/moved/sse",
+            any(|| async {
+                (
+                    StatusCode::FOUND,
+                    [(header::LOCATION, "http://127.0.0.1:9/sse")],
+                )
+                    .into_response()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    addr
+}
+
+/// GIVEN real local servers that answer 404, 405, 5xx or a redirect, a host
+/// name that does not resolve, and a JSON-RPC peer that refuses both eras
+/// WHEN each is checked THEN each gets its own stable reason and a sentence
+/// that says what to check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_kind_of_wrong_server_gets_its_own_reason() {
+    let addr = status_server().await;
+    let http = |path: &str| Endpoint::Http {
+        url: format!("http://{addr}{path}"),
+        headers: vec![],
+    };
+    let sse = |path: &str| Endpoint::Sse {
+        url: format!("http://{addr}{path}"),
+        headers: vec![],
+    };
+    for (what, endpoint, reason, hint) in [
+        (
+            "404 http",
+            http("/gone/mcp"),
+            ReasonCode::EndpointNotFound,
+            "/mcp",
+        ),
+        (
+            "404 sse",
+            sse("/gone/sse"),
+            ReasonCode::EndpointNotFound,
+            "/mcp",
+        ),
+        (
+            "405 http",
+            http("/static/mcp"),
+            ReasonCode::MethodNotAllowed,
+            "--sse",
+        ),
+        (
+            "405 sse",
+            sse("/static/sse"),
+            ReasonCode::MethodNotAllowed,
+            "--sse",
+        ),
+        (
+            "502 http",
+            http("/broken/mcp"),
+            ReasonCode::ServerError,
+            "logs",
+        ),
+        (
+            "500 sse",
+            sse("/broken/sse"),
+            ReasonCode::ServerError,
+            "logs",
+        ),
+        (
+            "302 http",
+            http("/moved/mcp"),
+            ReasonCode::Redirected,
+            "redirect",
+        ),
+        (
+            "302 sse",
+            sse("/moved/sse"),
+            ReasonCode::Redirected,
+            "redirect",
+        ),
+        (
+            "no such host",
+            Endpoint::Http {
+                url: "http://no-such-host.invalid/mcp".into(),
+                headers: vec![],
+            },
+            ReasonCode::HostNotFound,
+            "spelling",
+        ),
+        (
+            "neither era",
+            stdio(
+                Path::new(env!("CARGO_BIN_EXE_tether-hostile-mcp")),
+                &["--mode", "refuses-all"],
+            ),
+            ReasonCode::NoCommonProtocol,
+            "neither",
+        ),
+    ] {
+        let report = run(&endpoint, 10).await;
+        assert!(!report.succeeded, "{what}");
+        assert_eq!(
+            report.reason_code.as_ref(),
+            Some(&reason),
+            "{what}: {report:?}"
+        );
+        let summary = report.summary.as_deref().unwrap_or("");
+        assert!(summary.contains(hint), "{what}: {summary}");
+    }
+}

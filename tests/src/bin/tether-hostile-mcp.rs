@@ -6,7 +6,8 @@
 //! `huge` (answers initialize, then a 100 MB tools/list), `grandchildren`
 //! (starts two `sleep` children, then hangs), `exit` (exits at once),
 //! `modern-only` (MCP 2026-07-28 only: answers `server/discover` and
-//! `tools/list`, refuses the legacy `initialize`).
+//! `tools/list`, refuses the legacy `initialize`), `refuses-all` (a JSON-RPC
+//! peer that refuses every method, both eras' included).
 
 use std::io::{BufRead, Write};
 
@@ -86,6 +87,20 @@ fn main() {
                         let _ = stdout.flush();
                     }
                     _ => {}
+                }
+            }
+        }
+        "refuses-all" => {
+            for line in stdin.lock().lines() {
+                let Ok(line) = line else { return };
+                let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                if let Some(id) = msg.get("id").cloned() {
+                    let reply = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32601, "message": "Method not found"}});
+                    let _ = writeln!(stdout, "{reply}");
+                    let _ = stdout.flush();
                 }
             }
         }
