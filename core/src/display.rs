@@ -228,6 +228,9 @@ pub fn reason_hint(reason: &crate::vocab::ReasonCode) -> Option<&'static str> {
             "it refused both server/discover (MCP 2026-07-28) and initialize (legacy): it speaks neither era, or is not an MCP server"
         }
         R::ConnectionRefused => "nothing listens there: is the server running, on that port?",
+        R::TlsFailed => {
+            "check that the server speaks https at that port, and that its certificate is valid for the host name and not self-signed or expired"
+        }
         _ => return None,
     })
 }

@@ -250,6 +250,8 @@ open_vocabulary! {
         Redirected => "redirected",
         /// The server refused both `server/discover` and `initialize`.
         NoCommonProtocol => "no_common_protocol",
+        /// The TLS handshake failed (a bad certificate, or no TLS at that port).
+        TlsFailed => "tls_failed",
     }
 }
 

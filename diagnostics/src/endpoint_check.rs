@@ -289,6 +289,9 @@ async fn run(
                 .await
                 .map_err(|e| match e {
                     tether_mcp_client::sse::SseClientError::Status(code) => for_status(code),
+                    other if is_tls_failure(&format!("{other:?}")) => {
+                        with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into())
+                    }
                     other => classify_network(&other.to_string()),
                 })?;
             client_config()
@@ -456,12 +459,34 @@ fn classify_handshake(error: &rmcp::service::ClientInitializeError) -> Failure {
     if let Some(code) = status_in(&chain) {
         return for_status(code);
     }
+    if is_tls_failure(&chain) {
+        return with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into());
+    }
     if let rmcp::service::ClientInitializeError::LegacyFallbackFailed { .. } = error
         && (chain.contains("JsonRpcError") || chain.contains("ErrorData"))
     {
         return with_hint(ReasonCode::NoCommonProtocol, "no common protocol".into());
     }
     classify_network(&format!("initialize failed: {error}"))
+}
+
+/// Whether an error chain is a failed TLS handshake (rustls' words for a bad
+/// certificate, or for a peer that does not speak TLS at all).
+fn is_tls_failure(chain: &str) -> bool {
+    [
+        "InvalidCertificate",
+        "UnknownIssuer",
+        "NotValidForName",
+        "Expired",
+        "InvalidContentType",
+        "CorruptMessage",
+        "AlertReceived",
+        "HandshakeFailure",
+        "PeerIncompatible",
+        "certificate",
+    ]
+    .iter()
+    .any(|word| chain.contains(word))
 }
 
 /// Maps a network-side error message to a reason code.

@@ -99,6 +99,20 @@ impl SseParser {
     }
 }
 
+/// A request error with its causes (a TLS failure, for one, is only in the
+/// chain), without the URL (it may carry secrets).
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(&error);
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
 /// Connects to a legacy SSE MCP server; returns an rmcp client transport.
 pub async fn connect(
     sse_url: &str,
@@ -127,7 +141,7 @@ pub async fn connect(
     let response = tokio::time::timeout(connect_timeout, request.send())
         .await
         .map_err(|_| SseClientError::Timeout(connect_timeout))?
-        .map_err(|e| SseClientError::Http(e.without_url().to_string()))?;
+        .map_err(|e| SseClientError::Http(describe(e)))?;
     if !response.status().is_success() {
         return Err(SseClientError::Status(response.status().as_u16()));
     }
@@ -137,7 +151,7 @@ pub async fn connect(
 
     let post_url = tokio::time::timeout(connect_timeout, async {
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| SseClientError::Http(e.without_url().to_string()))?;
+            let chunk = chunk.map_err(|e| SseClientError::Http(describe(e)))?;
             for event in parser.feed(&chunk)? {
                 if event.event == "endpoint" {
                     return base

@@ -698,8 +698,9 @@ async fn status_server() -> std::net::SocketAddr {
     addr
 }
 
-/// GIVEN real local servers that answer 404, 405, 5xx or a redirect, a host
-/// name that does not resolve, and a JSON-RPC peer that refuses both eras
+/// GIVEN real local servers that answer 404, 405, 5xx or a redirect, one
+/// reached over https that speaks no TLS, a host name that does not resolve,
+/// and a JSON-RPC peer that refuses both eras
 /// WHEN each is checked THEN each gets its own stable reason and a sentence
 /// that says what to check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -761,6 +762,24 @@ async fn each_kind_of_wrong_server_gets_its_own_reason() {
             sse("/moved/sse"),
             ReasonCode::Redirected,
             "redirect",
+        ),
+        (
+            "https to a server without TLS (http)",
+            Endpoint::Http {
+                url: format!("https://{addr}/gone/mcp"),
+                headers: vec![],
+            },
+            ReasonCode::TlsFailed,
+            "https",
+        ),
+        (
+            "https to a server without TLS (sse)",
+            Endpoint::Sse {
+                url: format!("https://{addr}/gone/sse"),
+                headers: vec![],
+            },
+            ReasonCode::TlsFailed,
+            "certificate",
         ),
         (
             "no such host",
