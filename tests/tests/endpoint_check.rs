@@ -617,13 +617,13 @@ async fn given_children_that_leave_the_group_then_none_survives_the_check() {
 
 // === Both eras ===
 
-/// GIVEN a server that speaks only MCP 2026-07-28 (it refuses `initialize`)
-/// and one that speaks only the legacy handshake WHEN each is checked THEN
+/// GIVEN a server built on rmcp that speaks only MCP 2026-07-28 (it refuses
+/// `initialize`) and one that speaks only the legacy handshake WHEN each is checked THEN
 /// both pass, and the result says which era was negotiated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_a_modern_only_and_a_legacy_server_then_both_pass_with_their_era() {
-    let hostile = Path::new(env!("CARGO_BIN_EXE_tether-hostile-mcp"));
-    let modern = run(&stdio(hostile, &["--mode", "modern-only"]), 10).await;
+    let modern = Path::new(env!("CARGO_BIN_EXE_tether-modern-mcp"));
+    let modern = run(&stdio(modern, &[]), 10).await;
     assert!(modern.succeeded, "{modern:?}");
     assert_eq!(modern.protocol_version.as_deref(), Some("2026-07-28"));
     assert_eq!(modern.era.as_deref(), Some("2026-07-28"));

@@ -5,9 +5,8 @@
 //! Modes: `never` (reads, never answers), `garbage` (writes non-JSON-RPC),
 //! `huge` (answers initialize, then a 100 MB tools/list), `grandchildren`
 //! (starts two `sleep` children, then hangs), `exit` (exits at once),
-//! `modern-only` (MCP 2026-07-28 only: answers `server/discover` and
-//! `tools/list`, refuses the legacy `initialize`), `refuses-all` (a JSON-RPC
-//! peer that refuses every method, both eras' included).
+//! `refuses-all` (a JSON-RPC peer that refuses every method, both eras'
+//! included).
 
 use std::io::{BufRead, Write};
 
@@ -102,32 +101,6 @@ fn main() {
                     let _ = writeln!(stdout, "{reply}");
                     let _ = stdout.flush();
                 }
-            }
-        }
-        "modern-only" => {
-            for line in stdin.lock().lines() {
-                let Ok(line) = line else { return };
-                let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
-                    continue;
-                };
-                let Some(id) = msg.get("id").cloned() else {
-                    continue;
-                };
-                let reply = match msg.get("method").and_then(|m| m.as_str()) {
-                    Some("server/discover") => serde_json::json!({"jsonrpc": "2.0", "id": id,
-                        "result": {"resultType": "complete", "supportedVersions": ["2026-07-28"],
-                            "capabilities": {"tools": {"listChanged": false}}, "ttlMs": 0,
-                            "cacheScope": "private",
-                            "_meta": {"io.modelcontextprotocol/serverInfo":
-                                {"name": "modern-only", "version": "1.0.0"}}}}),
-                    Some("tools/list") => serde_json::json!({"jsonrpc": "2.0", "id": id,
-                        "result": {"resultType": "complete", "tools": [
-                            {"name": "now", "inputSchema": {"type": "object"}}]}}),
-                    _ => serde_json::json!({"jsonrpc": "2.0", "id": id, "error":
-                        {"code": -32601, "message": "this server speaks MCP 2026-07-28 only"}}),
-                };
-                let _ = writeln!(stdout, "{reply}");
-                let _ = stdout.flush();
             }
         }
         // never, grandchildren: read and never answer.
