@@ -123,6 +123,27 @@ async fn connect(
         .unwrap_or_else(|e| panic!("{transport} client: {e}"))
 }
 
+/// A 2026-07-28 client over streamable HTTP: `server/discover`, then
+/// self-contained requests, no session.
+async fn stateless_client(
+    endpoint: &ObservedEndpoint,
+    credential: &AttemptCredential,
+    name: &str,
+) -> RunningService<RoleClient, ClientConfig> {
+    client_named(name)
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(endpoint.http_url())
+                    .auth_header(credential.secret()),
+            ),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("discover client")
+}
+
 /// Connects as an MCP client would, with `credential` (or none at all).
 async fn try_connect(
     endpoint: &ObservedEndpoint,
@@ -292,18 +313,7 @@ async fn given_a_discover_mode_client_then_first_contact_is_observed() {
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
     let (_handle, credential) = begin(&hub, &endpoint, "s", "http");
-    let client = client_named("discover-client")
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(endpoint.http_url())
-                    .auth_header(credential.secret()),
-            ),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("discover client");
+    let client = stateless_client(&endpoint, &credential, "discover-client").await;
     let tools = client.list_all_tools().await.expect("tools/list");
     assert_eq!(tools.len(), 1);
     let attempt = eventually(&hub, "s", "discover observed and tools listed", |a| {
@@ -621,18 +631,7 @@ async fn given_a_stateless_client_making_100_calls_then_the_row_stays_active_wit
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
     let (_handle, credential) = begin(&hub, &endpoint, "s", "http");
-    let client = client_named("stateless-client")
-        .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(endpoint.http_url())
-                    .auth_header(credential.secret()),
-            ),
-            ClientLifecycleMode::Discover {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            },
-        )
-        .await
-        .expect("discover client");
+    let client = stateless_client(&endpoint, &credential, "stateless-client").await;
     client.list_all_tools().await.expect("tools/list");
     for i in 0..100 {
         let mut args = serde_json::Map::new();
