@@ -164,7 +164,7 @@ mod linux {
 /// reaps the orphans handed to this process. Pass `root` only while the
 /// leader is not yet reaped: a reaped pid may already name a stranger, and
 /// then the marker alone decides. Returns how many processes it killed.
-/// Blocking, bounded: at most [`MAX_ROUNDS`] short rounds.
+/// Blocking, bounded: at most 60 short rounds.
 pub fn sweep(root: Option<u32>, marker: &str) -> usize {
     #[cfg(target_os = "linux")]
     {

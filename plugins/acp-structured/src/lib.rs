@@ -1,7 +1,7 @@
 //! tether-acp-structured: the plugin for agents spoken to over ACP.
 //!
 //! ACP is one protocol, so this plugin handles every ACP agent kind
-//! ([`ANY_KIND`](tether_core::registry::ANY_KIND)). It decides per server from
+//! ([`ANY_KIND`]). It decides per server from
 //! what the agent advertised in `initialize`:
 //! - stdio always passes (ACP requires every agent to support it);
 //! - http needs `mcpCapabilities.http`; sse needs `mcpCapabilities.sse`;
