@@ -641,15 +641,9 @@ async fn given_a_stateless_client_making_100_calls_then_the_row_stays_active_wit
             .await
             .expect("call");
     }
-    let attempt = eventually(&hub, "s", "100 calls observed", |a| {
-        a.evidence
-            .iter()
-            .filter(|e| e.kind == EvidenceKind::ToolCallObserved)
-            .count()
-            >= 60
-            || a.dropped_evidence > 0
-    })
-    .await;
+    // Every call was answered; let the drain reduce what they published.
+    hub.flush().await;
+    let attempt = hub.snapshot("s").expect("h").current().expect("c").clone();
     let row = &attempt.servers[0];
     assert_eq!(row.status, DisplayStatus::Active, "{row:#?}");
     let kinds = |k: EvidenceKind| attempt.evidence.iter().filter(|e| e.kind == k).count();
@@ -660,6 +654,12 @@ async fn given_a_stateless_client_making_100_calls_then_the_row_stays_active_wit
     );
     assert_eq!(kinds(EvidenceKind::InitializeObserved), 1, "one discover");
     assert!(kinds(EvidenceKind::ToolsListObserved) >= 1);
+    // The 64-event timeline holds the calls that fit; churn took no room.
+    assert!(
+        kinds(EvidenceKind::ToolCallObserved) >= 50,
+        "{:#?}",
+        attempt.evidence
+    );
     assert!(
         row.connections.iter().all(|c| c.closed_at.is_none()),
         "{:#?}",
