@@ -16,7 +16,6 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use crate::credential::Gate;
 use crate::endpoint::{Io, Spawn};
 use crate::observe::Observation;
 
@@ -37,7 +36,6 @@ const HELLO_MAX_BYTES: u64 = 256;
 /// Accepts bridge connections until cancelled.
 pub(crate) async fn accept_loop(
     listener: TcpListener,
-    gate: Arc<Gate>,
     observation: Arc<Observation>,
     spawn: Spawn,
     cancel: CancellationToken,
@@ -54,7 +52,6 @@ pub(crate) async fn accept_loop(
                 continue;
             }
         };
-        let gate = Arc::clone(&gate);
         let observation = Arc::clone(&observation);
         let spawn = Arc::clone(&spawn);
         tokio::spawn(async move {
@@ -77,11 +74,9 @@ pub(crate) async fn accept_loop(
                     .and_then(|rest| rest.strip_prefix(' ')),
                 _ => None,
             };
-            if let Err(refusal) = gate.check(presented) {
+            if let Err(refusal) = observation.gate().check(presented) {
                 tracing::debug!(?refusal, "bridge connection refused");
-                if gate.note_refusal() {
-                    observation.refused("stdio", refusal);
-                }
+                observation.refused("stdio", refusal);
                 let _ = write.write_all(format!("{REFUSED}\n").as_bytes()).await;
                 return;
             }

@@ -26,7 +26,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, PollSender};
 
 use crate::bridge::{self, CONNECT_FLAG, TOKEN_ENV};
-use crate::credential::{AttemptCredential, Gate};
+use crate::credential::AttemptCredential;
 use crate::observe::{Connection, Observation, Observed};
 use crate::sentinel::{SENTINEL_SERVER, Sentinel};
 use crate::sse::{self, SseShared};
@@ -51,17 +51,14 @@ pub(crate) fn random_hex() -> String {
     crate::credential::random_hex(16)
 }
 
-/// What the credential check needs.
-#[derive(Clone)]
-struct Guard {
-    gate: Arc<Gate>,
-    observation: Arc<Observation>,
-}
-
 /// Refuses every request without the current attempt's credential before
 /// any handler runs. `POST /message` is the exception: its session id (128
 /// random bits, handed out only on an authenticated `GET /sse`) is the proof.
-async fn require_credential(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+async fn require_credential(
+    State(observation): State<Arc<Observation>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let path = request.uri().path();
     if path == "/message" {
         return next.run(request).await;
@@ -70,13 +67,11 @@ async fn require_credential(State(guard): State<Guard>, request: Request, next: 
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match guard.gate.check_header(header) {
+    match observation.gate().check_header(header) {
         Ok(()) => next.run(request).await,
         Err(refusal) => {
             let transport = if path == "/sse" { "sse" } else { "http" };
-            if guard.gate.note_refusal() {
-                guard.observation.refused(transport, refusal);
-            }
+            observation.refused(transport, refusal);
             (
                 StatusCode::UNAUTHORIZED,
                 [(header::WWW_AUTHENTICATE, "Bearer")],
@@ -100,7 +95,6 @@ pub fn bridge_next_to_current_exe() -> Option<PathBuf> {
 /// A running observed endpoint. Dropping it stops everything it started.
 pub struct ObservedEndpoint {
     observation: Arc<Observation>,
-    gate: Arc<Gate>,
     http_addr: SocketAddr,
     bridge_addr: SocketAddr,
     cancel: CancellationToken,
@@ -174,17 +168,15 @@ impl ObservedEndpoint {
                 config,
             )
         };
-        let gate = Arc::new(Gate::default());
-        let guard = Guard {
-            gate: Arc::clone(&gate),
-            observation: Arc::clone(&observation),
-        };
         let router = Router::new()
             .route("/sse", get(sse::open))
             .route("/message", post(sse::post))
             .with_state(SseShared::new(Arc::clone(&observation), Arc::clone(&spawn)))
             .route_service("/mcp", http)
-            .layer(middleware::from_fn_with_state(guard, require_credential));
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&observation),
+                require_credential,
+            ));
 
         let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
         let http_listener = TcpListener::bind(loopback).await?;
@@ -204,7 +196,6 @@ impl ObservedEndpoint {
         });
         let bridge_task = tokio::spawn(bridge::accept_loop(
             bridge_listener,
-            Arc::clone(&gate),
             Arc::clone(&observation),
             spawn,
             cancel.clone(),
@@ -212,7 +203,6 @@ impl ObservedEndpoint {
 
         Ok(ObservedEndpoint {
             observation,
-            gate,
             http_addr,
             bridge_addr,
             cancel,
@@ -236,8 +226,7 @@ impl ObservedEndpoint {
     /// `sink`.
     pub fn bind(&self, sink: EvidenceSink, credential: AttemptCredential) {
         self.observation.bind(sink);
-        self.observation.mark_unauthenticated(false);
-        self.gate.admit(credential);
+        self.observation.gate().admit(credential);
     }
 
     /// Binds the current attempt with no credential at all: any local process
@@ -245,13 +234,12 @@ impl ObservedEndpoint {
     /// every contact it records then says that it is unauthenticated.
     pub fn bind_unauthenticated(&self, sink: EvidenceSink) {
         self.observation.bind(sink);
-        self.observation.mark_unauthenticated(true);
-        self.gate.open();
+        self.observation.gate().open();
     }
 
     /// Requests refused for want of the current credential, since the start.
     pub fn refused_count(&self) -> u64 {
-        self.gate.refused()
+        self.observation.gate().refused()
     }
 
     /// The server's name in the plan.

@@ -19,7 +19,7 @@ use tether_core::hub::EvidenceSink;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::vocab::{EvidenceKind, ReasonCode};
 
-use crate::credential::Refusal;
+use crate::credential::{Gate, Refusal};
 
 /// What contact evidence says when the host opted out of the credential.
 pub const UNAUTHENTICATED_NOTE: &str = "unauthenticated: the host opted out of the endpoint credential, so any local process could have sent this";
@@ -31,8 +31,9 @@ pub type ToolsListedHook = Arc<dyn Fn(&EvidenceSink, &str, &[Tool]) + Send + Syn
 /// and the server's name in the plan.
 pub struct Observation {
     binding: RwLock<Option<EvidenceSink>>,
-    /// The host opted out of the credential: contact evidence says so.
-    unauthenticated: AtomicBool,
+    /// Who may speak: the current attempt's credential (or, by the host's
+    /// opt-out, anyone, and then contact evidence says so).
+    gate: Gate,
     server_name: String,
     seed: u64,
     /// Fixed per endpoint, so one client maps to one identity.
@@ -54,7 +55,7 @@ impl Observation {
     pub fn new(server_name: impl Into<String>) -> Arc<Self> {
         Arc::new(Observation {
             binding: RwLock::new(None),
-            unauthenticated: AtomicBool::new(false),
+            gate: Gate::default(),
             server_name: server_name.into(),
             seed: RandomState::new().hash_one(Timestamp::now().0),
             identity_keys: RandomState::new(),
@@ -68,10 +69,9 @@ impl Observation {
         *self.binding.write().unwrap_or_else(|p| p.into_inner()) = Some(sink);
     }
 
-    /// Whether contact evidence must say the endpoint admitted anyone.
-    pub fn mark_unauthenticated(&self, unauthenticated: bool) {
-        self.unauthenticated
-            .store(unauthenticated, Ordering::Relaxed);
+    /// The credential check every transport runs before any handler.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// Stops reporting for new connections.
@@ -102,10 +102,14 @@ impl Observation {
         format!("conn_{n:04x}{tag:08x}")
     }
 
-    /// Records a refused, unauthenticated request (`transport`: http, sse or
-    /// stdio) as evidence of its own kind: a fresh connection id, the reason,
-    /// and nothing the client sent. It never counts as contact.
+    /// Counts a refused, unauthenticated request (`transport`: http, sse or
+    /// stdio) and, for the first few per attempt, records it as evidence of
+    /// its own kind: a fresh connection id, the reason, and nothing the client
+    /// sent. It never counts as contact.
     pub fn refused(&self, transport: &str, refusal: Refusal) {
+        if !self.gate.note_refusal() {
+            return;
+        }
         let Some(sink) = self.current_sink() else {
             return;
         };
@@ -197,10 +201,7 @@ impl Connection {
                     | EvidenceKind::ToolsListObserved
                     | EvidenceKind::ToolCallObserved
             );
-            if contact
-                && evidence.summary.is_none()
-                && self.observation.unauthenticated.load(Ordering::Relaxed)
-            {
+            if contact && evidence.summary.is_none() && self.observation.gate.is_open() {
                 evidence.summary = Some(UNAUTHENTICATED_NOTE.to_owned());
             }
             if let Err(err) = sink.publish(evidence) {
