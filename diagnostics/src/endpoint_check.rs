@@ -1,22 +1,22 @@
-//! The endpoint check (`tether endpoint-test`): one bounded `initialize` +
-//! `tools/list` against one MCP server, over stdio (in its own process group),
-//! streamable HTTP or legacy SSE, with an rmcp client. Its outcome is an
+//! The endpoint check (`tether endpoint-test`): one bounded handshake (MCP
+//! 2026-07-28 `server/discover`, or the legacy `initialize`) + `tools/list`
+//! against one MCP server, over stdio (in its own process group), streamable
+//! HTTP or legacy SSE, with an rmcp client. Its outcome is an
 //! [`EndpointTestResult`].
 //!
 //! Every phase has a timeout and the whole test can be cancelled. Whatever
 //! happens (success, error, timeout, cancellation, or the caller dropping the
-//! future) everything it started is stopped: the stdio server's whole process
-//! group is killed. Hostile answers are capped: one message, all bytes read,
+//! future) everything it started is stopped: the stdio server is killed with
+//! every descendant. Hostile answers are capped: one message, all bytes read,
 //! and the number of tools; garbage is a clear `protocol_error`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation, PaginatedRequestParams,
-    ServerJsonRpcMessage,
+    ProtocolVersion, ServerJsonRpcMessage,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -26,12 +26,10 @@ use tether_core::model::{EndpointTestResult, Timestamp};
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::ReasonCode;
+use tether_process::{ChildGroup, ChildSpec, OutputTail};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-use tether_process::{ChildGroup, ChildSpec, OutputTail};
-use tokio_util::sync::PollSender;
+use tokio_util::sync::{CancellationToken, PollSender};
 
 /// How long output that is only garbage may go on before the test gives up.
 const GARBAGE_WINDOW: Duration = Duration::from_secs(3);
@@ -431,19 +429,15 @@ fn with_hint(reason: ReasonCode, what: String) -> Failure {
     Failure::new(reason, summary)
 }
 
-/// The first `HTTP NNN` status (or a bare 3xx/4xx/5xx reqwest reports) in an
-/// error's whole chain, when there is one.
+/// The first 3xx–5xx status an error chain names (`HTTP NNN`, `status: NNN`
+/// or `status code NNN`), when there is one.
 fn status_in(text: &str) -> Option<u16> {
-    text.match_indices("HTTP ")
-        .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3))
-        .chain(
-            text.match_indices("status: ")
-                .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3)),
-        )
-        .chain(
-            text.match_indices("status code ")
-                .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3)),
-        )
+    ["HTTP ", "status: ", "status code "]
+        .iter()
+        .flat_map(|prefix| {
+            text.match_indices(prefix)
+                .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3))
+        })
         .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
         .filter_map(|digits| digits.parse::<u16>().ok())
         .find(|code| (300..600).contains(code))
