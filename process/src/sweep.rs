@@ -186,12 +186,9 @@ pub fn sweep(root: Option<u32>, marker: &str) -> usize {
             }
             killed.extend(all);
             std::thread::sleep(std::time::Duration::from_millis(5));
-            for &pid in &killed {
-                if Some(pid) != root {
-                    linux::reap_if_ours(pid);
-                }
-            }
         }
+        // Members are never zombies, so once a round finds none, every killed
+        // process is a zombie: reap those handed to us, once, here.
         for &pid in &killed {
             if Some(pid) != root {
                 linux::reap_if_ours(pid);
