@@ -125,15 +125,24 @@ impl Scrubber {
         self.with_secrets(other.known.iter())
     }
 
-    /// Scrubs free text without capping it.
-    pub fn scrub(&self, text: &str) -> String {
-        let mut out = single_line(text);
+    /// Replaces the known secrets only, leaving the text otherwise exactly
+    /// as it was (for raw frames, which must stay valid JSON).
+    pub fn redact_known(&self, text: &str) -> String {
+        self.redact_owned(text.to_owned())
+    }
+
+    fn redact_owned(&self, mut out: String) -> String {
         for secret in &self.known {
             if out.contains(secret.as_str()) {
                 out = out.replace(secret.as_str(), REDACTED);
             }
         }
-        scrub_patterns(&out)
+        out
+    }
+
+    /// Scrubs free text without capping it.
+    pub fn scrub(&self, text: &str) -> String {
+        scrub_patterns(&self.redact_owned(single_line(text)))
     }
 
     /// Scrubs an error summary and caps it at 256 bytes.

@@ -17,6 +17,7 @@ use agent_client_protocol::{Agent, Lines};
 use futures::{Sink, Stream};
 use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubError};
 use tether_core::model::{Evidence, Timestamp};
+use tether_core::sanitize::Scrubber;
 use tether_core::vocab::{EvidenceKind, ReasonCode, Trigger};
 use tether_core::{AgentCapabilities, Endpoint, Plan};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -76,8 +77,8 @@ fn http_headers(headers: &[tether_core::KeyValue]) -> Vec<HttpHeader> {
 #[derive(Clone)]
 pub struct FrameLog {
     out: Arc<Mutex<BufWriter<File>>>,
-    /// Values replaced by `[redacted]` before a frame is written.
-    redact: Arc<Vec<String>>,
+    /// The secrets replaced by `[redacted]` before a frame is written.
+    redact: Scrubber,
 }
 
 impl std::fmt::Debug for FrameLog {
@@ -91,35 +92,22 @@ impl FrameLog {
     pub fn create(path: &Path) -> std::io::Result<Self> {
         Ok(FrameLog {
             out: Arc::new(Mutex::new(BufWriter::new(File::create(path)?))),
-            redact: Arc::new(Vec::new()),
+            redact: Scrubber::new(),
         })
     }
 
     /// Replaces each of `secrets` (credentials, header and env values the
     /// frames carry) with `[redacted]` in every frame written.
     pub fn redacting(mut self, secrets: impl IntoIterator<Item = String>) -> Self {
-        let mut all: Vec<String> = secrets
-            .into_iter()
-            .filter(|s| s.len() >= tether_core::sanitize::MIN_KNOWN_SECRET_LEN)
-            .collect();
-        // Longest first, so a secret that contains another is replaced whole.
-        all.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        self.redact = Arc::new(all);
+        self.redact = Scrubber::new().with_secrets(secrets);
         self
     }
 
     /// Records one frame with its direction (`in` from the agent, `out` to it).
     pub fn record(&self, direction: &str, line: &str) {
-        let mut redacted;
-        let mut line = line;
-        for secret in self.redact.iter() {
-            if line.contains(secret.as_str()) {
-                redacted = line.replace(secret.as_str(), tether_core::sanitize::REDACTED);
-                line = &redacted;
-            }
-        }
-        let frame = serde_json::from_str::<serde_json::Value>(line)
-            .unwrap_or_else(|_| serde_json::Value::String(line.to_owned()));
+        let line = self.redact.redact_known(line);
+        let frame = serde_json::from_str::<serde_json::Value>(&line)
+            .unwrap_or(serde_json::Value::String(line));
         let entry = serde_json::json!({"at": Timestamp::now().0, "dir": direction, "frame": frame});
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         let _ = writeln!(out, "{entry}");
