@@ -75,6 +75,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Where a run stands, told to `progress` on every start and finish.
+struct Tracker {
+    progress: Option<tokio::sync::watch::Sender<TestProgress>>,
+    total: usize,
+    /// Tests finished, and the labels of those running by row index.
+    state: Mutex<(usize, BTreeMap<usize, String>)>,
+}
+
+impl Tracker {
+    fn update(&self, change: impl FnOnce(&mut usize, &mut BTreeMap<usize, String>)) {
+        let mut state = lock(&self.state);
+        let (done, running) = &mut *state;
+        change(done, running);
+        if let Some(tx) = &self.progress {
+            tx.send_replace(TestProgress {
+                done: *done,
+                total: self.total,
+                running: running.values().cloned().collect(),
+            });
+        }
+    }
+}
+
 /// Tests [`rows_to_test`] with `test`, at most `concurrency` at once, and
 /// applies each result to its row. `progress` is told of every start and
 /// finish. Returns whether any test failed. Call inside a Tokio runtime.
@@ -90,48 +113,39 @@ where
     Fut: Future<Output = EndpointTestResult> + Send + 'static,
 {
     let jobs = rows_to_test(document, project);
-    let total = jobs.len();
     let gate = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
-    let running = Arc::new(Mutex::new(BTreeMap::<usize, String>::new()));
-    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let report = {
-        let running = running.clone();
-        let done = done.clone();
-        move || {
-            if let Some(tx) = &progress {
-                tx.send_replace(TestProgress {
-                    done: done.load(std::sync::atomic::Ordering::Relaxed),
-                    total,
-                    running: lock(&running).values().cloned().collect(),
-                });
-            }
-        }
-    };
-    report();
+    let tracker = Arc::new(Tracker {
+        progress,
+        total: jobs.len(),
+        state: Mutex::new((0, BTreeMap::new())),
+    });
+    tracker.update(|_, _| {});
     let mut set = tokio::task::JoinSet::new();
     for job in jobs {
         let gate = gate.clone();
-        let running = running.clone();
+        let tracker = tracker.clone();
         let run = test(job.endpoint);
         set.spawn(async move {
             let _permit = gate.acquire_owned().await;
-            lock(&running).insert(job.index, job.label);
+            tracker.update(|_, running| {
+                running.insert(job.index, job.label);
+            });
             let result = run.await;
-            lock(&running).remove(&job.index);
+            tracker.update(|_, running| {
+                running.remove(&job.index);
+            });
             (job.index, result)
         });
-        report();
     }
     let mut failed = false;
     while let Some(next) = set.join_next().await {
         // A test task that panicked shows nothing either way: the row keeps its stages.
         let Ok((index, result)) = next else { continue };
-        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracker.update(|done, _| *done += 1);
         failed |= !result.succeeded;
         if let Some(row) = document.rows.get_mut(index) {
             row.apply_test(result);
         }
-        report();
     }
     failed
 }
