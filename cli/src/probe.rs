@@ -346,7 +346,7 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
                 row.transport,
                 row.target,
                 tether_core::display::status_label(row),
-                who_said_so(row)
+                tether_core::display::vouched_by(row)
             )?;
         }
     }
@@ -378,24 +378,4 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
         }
     }
     Ok(())
-}
-
-/// Who showed a row's furthest stage: the server side (Tether saw the
-/// traffic), the agent's own report, or nobody beyond the plan.
-fn who_said_so(row: &tether_core::ServerAttachment) -> &'static str {
-    use tether_core::model::ProvenanceCode;
-    let stages = &row.stages;
-    let shown = [&stages.tools_listed, &stages.initialized, &stages.delivered]
-        .into_iter()
-        .find(|stage| stage.state == tether_core::StageState::Yes)
-        .and_then(|stage| stage.provenance);
-    match shown {
-        Some(ProvenanceCode::SessionEvent)
-            if stages.initialized.state == tether_core::StageState::Yes =>
-        {
-            "server side"
-        }
-        Some(ProvenanceCode::AgentReport) => "agent report",
-        Some(_) | None => "no evidence beyond delivery",
-    }
 }

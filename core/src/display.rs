@@ -206,6 +206,24 @@ fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
     }
 }
 
+/// Who showed a row's furthest stage: the server side (the traffic was
+/// seen), the agent's own report, or nobody beyond the plan.
+pub fn vouched_by(row: &ServerAttachment) -> &'static str {
+    use crate::model::ProvenanceCode;
+    let stages = &row.stages;
+    let shown = [&stages.tools_listed, &stages.initialized, &stages.delivered]
+        .into_iter()
+        .find(|stage| stage.state == StageState::Yes)
+        .and_then(|stage| stage.provenance);
+    match shown {
+        Some(ProvenanceCode::SessionEvent) if stages.initialized.state == StageState::Yes => {
+            "server side"
+        }
+        Some(ProvenanceCode::AgentReport) => "agent report",
+        Some(_) | None => "no evidence beyond delivery",
+    }
+}
+
 /// What to check, in one sentence, for a reason a user can act on (an
 /// endpoint check's failures, mostly); `None` for reasons whose summary says
 /// it all.
