@@ -225,16 +225,18 @@ impl ObservedEndpoint {
     /// admitted, the previous attempt's is refused, and connections report to
     /// `sink`.
     pub fn bind(&self, sink: EvidenceSink, credential: AttemptCredential) {
-        self.observation.bind(sink);
+        // Retire the old credential before the new sink takes effect, so no
+        // request holding it can be credited to the new attempt.
         self.observation.gate().admit(credential);
+        self.observation.bind(sink);
     }
 
     /// Binds the current attempt with no credential at all: any local process
     /// may connect. Only for a host's explicit opt-out (a debugging session);
     /// every contact it records then says that it is unauthenticated.
     pub fn bind_unauthenticated(&self, sink: EvidenceSink) {
-        self.observation.bind(sink);
         self.observation.gate().open();
+        self.observation.bind(sink);
     }
 
     /// Requests refused for want of the current credential, since the start.
