@@ -336,10 +336,11 @@ pub async fn run_passthrough_probe(
     // For third-party servers the CLI's own report is the only evidence, and
     // it may come after the sentinel's tools/list: wait for it (within the
     // grace window) before settling.
+    // Rows and evidence carry sanitized names: compare in the same form.
     let third_party: Vec<String> = delivered
         .iter()
         .filter(|name| name.as_str() != sentinel_name)
-        .cloned()
+        .map(|name| sanitize::name(name))
         .collect();
     let reports_pending = |attempt: &AttachmentAttempt| {
         third_party.iter().any(|name| {
