@@ -36,7 +36,7 @@ use crate::registry::Registry;
 use crate::sanitize::Scrubber;
 use crate::spec::ServerSpec;
 use crate::store::Store;
-use crate::vocab::Trigger;
+use crate::vocab::{DisplayStatus, ReasonCode, Trigger};
 
 /// Tunables for a hub.
 #[derive(Debug, Clone, Copy)]
@@ -159,6 +159,11 @@ pub enum PublishError {
 struct AttemptLive {
     session_id: String,
     attempt_id: String,
+    task_id: String,
+    execution_id: String,
+    agent_kind: String,
+    /// The hub's count of every sink's drops (for exporters).
+    hub_dropped: Arc<AtomicU64>,
     superseded: AtomicBool,
     dropped: AtomicU32,
     folded: AtomicU32,
@@ -202,6 +207,7 @@ impl EvidenceSink {
         });
         if result == Err(PublishError::Full) {
             self.live.dropped.fetch_add(1, Ordering::Relaxed);
+            self.live.hub_dropped.fetch_add(1, Ordering::Relaxed);
         }
         result
     }
@@ -273,6 +279,135 @@ impl EvidenceSink {
     /// Events this sink's attempt lost to a full queue so far.
     pub fn dropped(&self) -> u32 {
         self.live.dropped.load(Ordering::Relaxed)
+    }
+}
+
+// === Taps: what exporters see ===
+
+/// Who an accepted event belongs to (the sink's stamp).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventOwner {
+    /// Backend-owned task.
+    pub task_id: String,
+    /// Backend-owned session.
+    pub session_id: String,
+    /// Backend-owned execution.
+    pub execution_id: String,
+    /// The attempt.
+    pub attempt_id: String,
+    /// The agent kind.
+    pub agent_kind: String,
+}
+
+/// What a [`HubTap`] is told, after the hub accepted it. Every string has
+/// passed the attempt's scrubber, as in the stored history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HubEvent {
+    /// An attempt began.
+    AttemptBegun {
+        /// Whose.
+        owner: EventOwner,
+        /// What started it.
+        trigger: Trigger,
+    },
+    /// The reducer accepted one evidence event (sanitized).
+    Evidence {
+        /// Whose.
+        owner: EventOwner,
+        /// What was seen.
+        evidence: Evidence,
+    },
+    /// A server row entered a display status (at the attempt's start, or
+    /// when evidence changed it).
+    RowStatus {
+        /// Whose.
+        owner: EventOwner,
+        /// The row's sanitized name.
+        server: String,
+        /// The status it entered.
+        status: DisplayStatus,
+        /// Its reason code, if it has one.
+        reason_code: Option<ReasonCode>,
+    },
+}
+
+/// Receives what the hub accepted, on the hub's drain thread (and, for
+/// [`HubEvent::AttemptBegun`], on the caller of `begin_attempt`), never while
+/// the hub's lock is held. It must return at once: queue (bounded) or drop.
+pub trait HubTap: Send + Sync {
+    /// One accepted event.
+    fn observe(&self, event: &HubEvent);
+}
+
+fn owner_of(live: &AttemptLive) -> EventOwner {
+    EventOwner {
+        task_id: live.task_id.clone(),
+        session_id: live.session_id.clone(),
+        execution_id: live.execution_id.clone(),
+        attempt_id: live.attempt_id.clone(),
+        agent_kind: live.agent_kind.clone(),
+    }
+}
+
+/// The status and reason of each row of one attempt (for change detection).
+fn row_states(history: &AttachmentHistory, attempt_id: &str) -> Vec<(DisplayStatus, Option<ReasonCode>)> {
+    history
+        .attempt(attempt_id)
+        .map(|a| {
+            a.servers
+                .iter()
+                .map(|r| (r.status, r.reason_code.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Row-status events for every row whose status or reason differs from `before`.
+fn row_changes(
+    history: &AttachmentHistory,
+    live: &AttemptLive,
+    before: &[(DisplayStatus, Option<ReasonCode>)],
+    out: &mut Vec<HubEvent>,
+) {
+    let Some(attempt) = history.attempt(&live.attempt_id) else {
+        return;
+    };
+    for (i, row) in attempt.servers.iter().enumerate() {
+        let changed = before
+            .get(i)
+            .is_none_or(|(status, reason)| *status != row.status || *reason != row.reason_code);
+        if changed {
+            out.push(HubEvent::RowStatus {
+                owner: owner_of(live),
+                server: row.name.clone(),
+                status: row.status,
+                reason_code: row.reason_code.clone(),
+            });
+        }
+    }
+}
+
+#[derive(Default)]
+struct Taps {
+    list: std::sync::RwLock<Vec<Arc<dyn HubTap>>>,
+    any: AtomicBool,
+}
+
+impl Taps {
+    fn active(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
+    fn deliver(&self, events: &[HubEvent]) {
+        if events.is_empty() {
+            return;
+        }
+        let list = self.list.read().unwrap_or_else(|p| p.into_inner()).clone();
+        for tap in &list {
+            for event in events {
+                tap.observe(event);
+            }
+        }
     }
 }
 
@@ -409,6 +544,8 @@ struct Shared {
     registry: Registry,
     sessions: Mutex<HashMap<String, Slot>>,
     persist: Option<Arc<Persister>>,
+    taps: Taps,
+    dropped: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -485,6 +622,8 @@ impl Hub {
             registry,
             sessions: Mutex::new(HashMap::new()),
             persist,
+            taps: Taps::default(),
+            dropped: Arc::new(AtomicU64::new(0)),
         });
         let drain_shared = Arc::clone(&shared);
         let batch_limit = config.batch_limit.max(1);
@@ -534,6 +673,7 @@ impl Hub {
             .observer_for(&request.agent_kind, request.drive_mode);
         let plan = plan(observer.map(|o| o.as_ref()), &request.servers, &ctx);
         let attempt_id = self.next_attempt_id();
+        let trigger = request.trigger.clone();
         let start = AttemptStart {
             attempt_id: attempt_id.clone(),
             task_id: request.task_id.clone(),
@@ -549,6 +689,10 @@ impl Hub {
         let live = Arc::new(AttemptLive {
             session_id: request.session_id.clone(),
             attempt_id: attempt_id.clone(),
+            task_id: request.task_id.clone(),
+            execution_id: start.execution_id.clone(),
+            agent_kind: start.agent_kind.clone(),
+            hub_dropped: Arc::clone(&self.shared.dropped),
             superseded: AtomicBool::new(false),
             dropped: AtomicU32::new(0),
             folded: AtomicU32::new(0),
@@ -571,8 +715,17 @@ impl Hub {
         }
         slot.live.push(Arc::clone(&live));
         slot.dirty = true;
+        let mut tapped = Vec::new();
+        if self.shared.taps.active() {
+            tapped.push(HubEvent::AttemptBegun {
+                owner: owner_of(&live),
+                trigger,
+            });
+            row_changes(&slot.history, &live, &[], &mut tapped);
+        }
         slot.publish_if_dirty(self.shared.persist.as_deref());
         drop(sessions);
+        self.shared.taps.deliver(&tapped);
 
         Ok(AttemptHandle {
             attempt_id,
@@ -639,6 +792,29 @@ impl Hub {
             }
         }
         restored
+    }
+
+    /// Adds a tap: from now on it is told every attempt begun, every evidence
+    /// event accepted and every row status entered (see [`HubTap`]).
+    pub fn add_tap(&self, tap: Arc<dyn HubTap>) {
+        self.shared
+            .taps
+            .list
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(tap);
+        self.shared.taps.any.store(true, Ordering::Release);
+    }
+
+    /// Evidence events every sink of this hub dropped to a full queue so far.
+    pub fn evidence_dropped(&self) -> u64 {
+        self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// A live view of [`evidence_dropped`](Self::evidence_dropped), for an
+    /// exporter that reads it later (an observable counter).
+    pub fn evidence_dropped_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.shared.dropped)
     }
 
     /// Blocks until every change so far has been written to the store.
@@ -737,6 +913,8 @@ fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
 
 fn process(shared: &Shared, batch: &mut Vec<Command>) {
     let mut flushes = Vec::new();
+    let tapping = shared.taps.active();
+    let mut tapped = Vec::new();
     {
         let mut sessions = shared.sessions();
         for command in batch.drain(..) {
@@ -746,13 +924,27 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                         continue;
                     };
                     let evidence = sanitize_evidence(&evidence, &live.scrubber);
+                    let before = if tapping {
+                        row_states(&slot.history, &live.attempt_id)
+                    } else {
+                        Vec::new()
+                    };
                     let event = HistoryEvent::Observe {
                         session_id: live.session_id.clone(),
                         attempt_id: live.attempt_id.clone(),
                         evidence,
                     };
                     match reduce(&mut slot.history, &event) {
-                        Ok(_) => slot.dirty = true,
+                        Ok(_) => {
+                            slot.dirty = true;
+                            if tapping && let HistoryEvent::Observe { evidence, .. } = event {
+                                tapped.push(HubEvent::Evidence {
+                                    owner: owner_of(&live),
+                                    evidence,
+                                });
+                                row_changes(&slot.history, &live, &before, &mut tapped);
+                            }
+                        }
                         Err(rejection) => {
                             tracing::debug!(%rejection, "evidence rejected");
                         }
@@ -800,6 +992,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
             slot.publish_if_dirty(shared.persist.as_deref());
         }
     }
+    shared.taps.deliver(&tapped);
     for flush in flushes {
         match flush {
             Flush::Blocking(done) => {

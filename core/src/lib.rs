@@ -15,7 +15,8 @@
 //! - [`passthrough`]: the passthrough half of that contract;
 //! - [`registry`]: compiled-in and run-time plugins, and the plugin listing;
 //! - [`reducer`]: the pure (history, event) → history function;
-//! - [`hub`]: live per-session state with non-blocking evidence sinks;
+//! - [`hub`]: live per-session state with non-blocking evidence sinks, and taps for exporters;
+//! - [`served`]: what an observed MCP server served, request by request (for exporters);
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
 //! - [`display`]: labels, checklists, verdict texts and copy-safe diagnostics for every renderer;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
@@ -39,13 +40,15 @@ pub mod reducer;
 pub mod registry;
 pub mod sanitize;
 pub mod schema;
+pub mod served;
 pub mod spec;
 pub mod store;
 pub mod vocab;
 
 pub use history::{AttachmentAttempt, AttachmentHistory, SCHEMA_VERSION, ServerAttachment};
 pub use hub::{
-    AttemptHandle, AttemptRequest, EvidenceSink, Hub, HubConfig, HubError, PublishError,
+    AttemptHandle, AttemptRequest, EventOwner, EvidenceSink, Hub, HubConfig, HubError, HubEvent,
+    HubTap, PublishError,
 };
 pub use model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use observer::TransportObserver;

@@ -187,6 +187,7 @@ impl ObservedEndpoint {
         let serve_cancel = cancel.clone();
         let http_task = tokio::spawn(async move {
             let shutdown = serve_cancel.cancelled_owned();
+            let router = router.into_make_service_with_connect_info::<SocketAddr>();
             if let Err(err) = axum::serve(http_listener, router)
                 .with_graceful_shutdown(shutdown)
                 .await
@@ -208,6 +209,13 @@ impl ObservedEndpoint {
             cancel,
             tasks: vec![http_task, bridge_task],
         })
+    }
+
+    /// Tells `observer` every request this endpoint answers and every
+    /// session it closes, over every transport (metadata only; see
+    /// `tether_core::served`). An exporter (tether-otel) installs itself here.
+    pub fn on_served(&self, observer: tether_core::served::SharedServedObserver) {
+        self.observation.on_served(observer);
     }
 
     /// The probe's sentinel, served as `tether-sentinel`.

@@ -10,14 +10,19 @@ use std::borrow::Cow;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tether_core::hub::EvidenceSink;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
-use tether_core::vocab::{EvidenceKind, ReasonCode};
+use tether_core::served::{
+    Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession, SharedServedObserver,
+    TraceContext, bounded,
+};
+use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
 
 use crate::credential::{Gate, Refusal};
 
@@ -40,6 +45,7 @@ pub struct Observation {
     identity_keys: RandomState,
     counter: AtomicU64,
     tools_listed: RwLock<Option<ToolsListedHook>>,
+    served: RwLock<Option<SharedServedObserver>>,
 }
 
 impl std::fmt::Debug for Observation {
@@ -61,6 +67,7 @@ impl Observation {
             identity_keys: RandomState::new(),
             counter: AtomicU64::new(0),
             tools_listed: RwLock::new(None),
+            served: RwLock::new(None),
         })
     }
 
@@ -82,6 +89,20 @@ impl Observation {
     /// Installs the hook that receives every served tools/list.
     pub fn on_tools_listed(&self, hook: ToolsListedHook) {
         *self.tools_listed.write().unwrap_or_else(|p| p.into_inner()) = Some(hook);
+    }
+
+    /// Installs the observer told every request this server answers and
+    /// every session it closes (metadata only; see `tether_core::served`).
+    /// Without one, requests pay nothing for it.
+    pub fn on_served(&self, observer: SharedServedObserver) {
+        *self.served.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+
+    fn served_observer(&self) -> Option<SharedServedObserver> {
+        self.served
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The server's name in the plan.
@@ -129,18 +150,34 @@ impl Observation {
         }
     }
 
-    /// A new opaque connection (a socket: the SSE stream or the bridge).
+    /// A new opaque connection over the stdio bridge.
     pub fn connection(self: &Arc<Self>) -> Arc<Connection> {
-        self.new_connection(false)
+        self.new_connection(Transport::Stdio, None)
+    }
+
+    /// A new legacy SSE session (`session_id`: the one its endpoint event
+    /// announced), from a peer at `peer`.
+    pub fn sse_connection(
+        self: &Arc<Self>,
+        session_id: &str,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Arc<Connection> {
+        let connection = self.new_connection(Transport::Sse, peer);
+        let _ = connection.legacy_session.set(session_id.to_owned());
+        connection
     }
 
     /// The handler instance for one streamable-HTTP service: a legacy session,
     /// or one self-contained 2026-07-28 request.
     pub fn http_connection(self: &Arc<Self>) -> Arc<Connection> {
-        self.new_connection(true)
+        self.new_connection(Transport::Http, None)
     }
 
-    fn new_connection(self: &Arc<Self>, http: bool) -> Arc<Connection> {
+    fn new_connection(
+        self: &Arc<Self>,
+        transport: Transport,
+        peer: Option<std::net::SocketAddr>,
+    ) -> Arc<Connection> {
         Arc::new(Connection {
             id: self.next_connection_id(),
             identity: OnceLock::new(),
@@ -148,7 +185,13 @@ impl Observation {
             sink: OnceLock::new(),
             closed: AtomicBool::new(false),
             stateless: AtomicBool::new(false),
-            http,
+            http: transport == Transport::Http,
+            transport,
+            opened: Instant::now(),
+            peer: Mutex::new(peer),
+            legacy_session: OnceLock::new(),
+            negotiated: OnceLock::new(),
+            served_any: AtomicBool::new(false),
         })
     }
 
@@ -174,6 +217,68 @@ pub struct Connection {
     stateless: AtomicBool,
     /// A streamable-HTTP service instance (per session, or per request).
     http: bool,
+    /// How the client reaches this server.
+    transport: Transport,
+    /// When the connection (or service instance) began.
+    opened: Instant,
+    /// The peer's socket address, once known (HTTP, SSE).
+    peer: Mutex<Option<std::net::SocketAddr>>,
+    /// The legacy-era session id (`Mcp-Session-Id`, or the SSE session).
+    legacy_session: OnceLock<String>,
+    /// The protocol version initialize negotiated.
+    negotiated: OnceLock<String>,
+    /// Whether a request was served (a session worth reporting on close).
+    served_any: AtomicBool,
+}
+
+/// A request's metadata, taken before the handler consumes its context.
+pub(crate) struct Started {
+    observer: SharedServedObserver,
+    method: Cow<'static, str>,
+    tool: Option<String>,
+    request_id: Option<String>,
+    protocol_version: Option<String>,
+    session_id: Option<String>,
+    trace: TraceContext,
+    at: Instant,
+    unix_nanos: u64,
+}
+
+fn unix_nanos_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+fn request_id_of(id: &RequestId) -> Option<String> {
+    match id {
+        NumberOrString::Number(n) => Some(n.to_string()),
+        NumberOrString::String(s) => bounded(s.as_ref()),
+    }
+}
+
+/// The method name of a request outside MCP's own methods: its own, when it
+/// looks like a method name (at most 64 bytes of `[A-Za-z0-9/_.-]`), else
+/// `custom`, so a client cannot put arbitrary text into span names.
+fn custom_method(method: &str) -> Cow<'static, str> {
+    let plain = !method.is_empty()
+        && method.len() <= 64
+        && method
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/_.-".contains(&b));
+    if plain {
+        Cow::Owned(method.to_owned())
+    } else {
+        Cow::Borrowed("custom")
+    }
+}
+
+fn outcome_of<T>(result: &Result<T, McpError>) -> ServedOutcome {
+    match result {
+        Ok(_) => ServedOutcome::Ok,
+        Err(err) => ServedOutcome::Error(err.code.0),
+    }
 }
 
 impl Connection {
@@ -226,12 +331,117 @@ impl Connection {
         if self.stateless.load(Ordering::Relaxed) {
             return;
         }
-        if !self.closed.swap(true, Ordering::AcqRel) && self.sink.get().is_some() {
-            self.publish(Evidence::new(
-                EvidenceKind::ConnectionClosed,
-                Timestamp::now(),
-            ));
+        if !self.closed.swap(true, Ordering::AcqRel) {
+            if self.sink.get().is_some() {
+                self.publish(Evidence::new(
+                    EvidenceKind::ConnectionClosed,
+                    Timestamp::now(),
+                ));
+            }
+            if self.served_any.load(Ordering::Relaxed)
+                && let Some(observer) = self.observation.served_observer()
+            {
+                observer.served(Served::SessionClosed(ServedSession {
+                    server: self.observation.server_name.clone(),
+                    transport: self.transport.clone(),
+                    protocol_version: self.negotiated.get().cloned(),
+                    duration_nanos: duration_nanos(self.opened.elapsed()),
+                    owner: self.owner(),
+                }));
+            }
         }
+    }
+
+    fn owner(&self) -> Option<ServedOwner> {
+        self.sink
+            .get()
+            .and_then(|s| s.as_ref())
+            .or(self.observation.current_sink().as_ref())
+            .map(|sink| ServedOwner {
+                session_id: sink.session_id().to_owned(),
+                attempt_id: sink.attempt_id().to_owned(),
+            })
+    }
+
+    /// Takes what a request's span needs before the handler runs; `None`
+    /// (and no cost) when nobody observes served requests.
+    pub(crate) fn start(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        tool: Option<&str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Started> {
+        let method = method.into();
+        let observer = self.observation.served_observer()?;
+        let meta = &context.meta.0;
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        if let Some(parts) = parts
+            && let Some(axum::extract::ConnectInfo(addr)) = parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        {
+            *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(*addr);
+        }
+        let protocol_version = context
+            .protocol_version()
+            .map(|v| v.as_str().to_owned())
+            .or_else(|| self.negotiated.get().cloned());
+        let stateless = self.http
+            && (context
+                .meta
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+                || context.peer.peer_info().is_none() && method != "initialize");
+        let session_id = if stateless {
+            None
+        } else if self.http {
+            parts
+                .and_then(|p| p.headers.get("mcp-session-id"))
+                .and_then(|v| v.to_str().ok())
+                .and_then(bounded)
+        } else {
+            self.legacy_session.get().cloned()
+        };
+        Some(Started {
+            observer,
+            method,
+            tool: tool.and_then(bounded),
+            request_id: request_id_of(&context.id),
+            protocol_version,
+            session_id,
+            trace: TraceContext {
+                traceparent: meta.get_traceparent().and_then(bounded),
+                tracestate: meta.get_tracestate().and_then(bounded),
+                baggage: meta.get_baggage().and_then(bounded),
+            },
+            at: Instant::now(),
+            unix_nanos: unix_nanos_now(),
+        })
+    }
+
+    /// Reports one answered request to the served observer.
+    pub(crate) fn finish(&self, started: Option<Started>, outcome: ServedOutcome) {
+        let Some(started) = started else {
+            return;
+        };
+        self.served_any.store(true, Ordering::Relaxed);
+        let peer = *self.peer.lock().unwrap_or_else(|p| p.into_inner());
+        started.observer.served(Served::Request(ServedRequest {
+            server: self.observation.server_name.clone(),
+            method: started.method.into_owned(),
+            tool: started.tool,
+            request_id: started.request_id,
+            protocol_version: started.protocol_version,
+            session_id: started.session_id,
+            transport: self.transport.clone(),
+            client_address: peer.map(|a| a.ip().to_string()),
+            client_port: peer.map(|a| a.port()),
+            start_unix_nanos: started.unix_nanos,
+            duration_nanos: duration_nanos(started.at.elapsed()),
+            outcome,
+            trace: started.trace,
+            owner: self.owner(),
+        }));
     }
 
     /// A 2026-07-28 request over streamable HTTP is self-contained: no
@@ -250,6 +460,10 @@ impl Connection {
             }
         }
     }
+}
+
+fn duration_nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Drop for Connection {
@@ -302,7 +516,19 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         let client = client_of(&request.client_info, Some(&request.protocol_version));
+        let started = self.connection.start("initialize", None, &context);
         let result = self.inner.initialize(request, context).await;
+        if let Ok(init) = &result {
+            let _ = self
+                .connection
+                .negotiated
+                .set(init.protocol_version.as_str().to_owned());
+        }
+        let mut started = started;
+        if let (Some(started), Ok(init)) = (started.as_mut(), &result) {
+            started.protocol_version = Some(init.protocol_version.as_str().to_owned());
+        }
+        self.connection.finish(started, outcome_of(&result));
         match &result {
             Ok(_) => self.connection.publish(
                 Evidence::new(EvidenceKind::InitializeObserved, Timestamp::now()).client(client),
@@ -319,7 +545,9 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         self.connection.note_lifecycle(&context);
         let protocol = context.protocol_version();
         let client = context.client_info();
+        let started = self.connection.start("server/discover", None, &context);
         let result = self.inner.discover(context).await;
+        self.connection.finish(started, outcome_of(&result));
         match (&result, client) {
             (Ok(_), Some(client)) => self.connection.publish(
                 Evidence::new(EvidenceKind::InitializeObserved, Timestamp::now())
@@ -342,7 +570,9 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         self.connection.note_lifecycle(&context);
         let inline_client = context.meta.client_info();
         let protocol = context.protocol_version();
+        let started = self.connection.start("tools/list", None, &context);
         let result = self.inner.list_tools(request, context).await;
+        self.connection.finish(started, outcome_of(&result));
         match &result {
             Ok(list) => {
                 let count = u32::try_from(list.tools.len()).unwrap_or(u32::MAX);
@@ -375,7 +605,15 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
     ) -> Result<CallToolResponse, McpError> {
         self.connection.note_lifecycle(&context);
         let tool = request.name.to_string();
+        let started = self.connection.start("tools/call", Some(&tool), &context);
         let result = self.inner.call_tool(request, context).await;
+        let outcome = match &result {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                ServedOutcome::ToolError
+            }
+            other => outcome_of(other),
+        };
+        self.connection.finish(started, outcome);
         let ok = match &result {
             Ok(CallToolResponse::Complete(r)) => r.is_error != Some(true),
             Ok(_) => true,
@@ -390,10 +628,14 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         result
     }
 
-    // === Delegated requests (errors other than "method not found" are recorded) ===
+    // === Delegated requests (served and timed; errors other than "method
+    // not found" are also recorded as evidence where they say something) ===
 
     async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        self.inner.ping(context).await
+        let started = self.connection.start("ping", None, &context);
+        let r = self.inner.ping(context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     fn negotiate_initialize(
@@ -407,74 +649,6 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         self.inner.supported_protocol_versions()
     }
 
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, McpError> {
-        let r = self.inner.complete(request, context).await;
-        self.record_error("completion/complete", &r);
-        r
-    }
-
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.inner.set_level(request, context).await
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, McpError> {
-        let r = self.inner.get_prompt(request, context).await;
-        self.record_error("prompts/get", &r);
-        r
-    }
-
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, McpError> {
-        let r = self.inner.list_prompts(request, context).await;
-        self.record_error("prompts/list", &r);
-        r
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, McpError> {
-        let r = self.inner.list_resources(request, context).await;
-        self.record_error("resources/list", &r);
-        r
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        let r = self.inner.list_resource_templates(request, context).await;
-        self.record_error("resources/templates/list", &r);
-        r
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, McpError> {
-        let r = self.inner.read_resource(request, context).await;
-        self.record_error("resources/read", &r);
-        r
-    }
-
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
@@ -486,22 +660,6 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         self.inner.listen(context).await
     }
 
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.inner.subscribe(request, context).await
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.inner.unsubscribe(request, context).await
-    }
-
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.inner.get_tool(name)
     }
@@ -511,7 +669,117 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        self.inner.on_custom_request(request, context).await
+        let started = self
+            .connection
+            .start(custom_method(&request.method), None, &context);
+        let r = self.inner.on_custom_request(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let started = self.connection.start("completion/complete", None, &context);
+        let r = self.inner.complete(request, context).await;
+        self.record_error("completion/complete", &r);
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let started = self.connection.start("logging/setLevel", None, &context);
+        let r = self.inner.set_level(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let started = self.connection.start("prompts/get", None, &context);
+        let r = self.inner.get_prompt(request, context).await;
+        self.record_error("prompts/get", &r);
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let started = self.connection.start("prompts/list", None, &context);
+        let r = self.inner.list_prompts(request, context).await;
+        self.record_error("prompts/list", &r);
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let started = self.connection.start("resources/list", None, &context);
+        let r = self.inner.list_resources(request, context).await;
+        self.record_error("resources/list", &r);
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let started = self.connection.start("resources/templates/list", None, &context);
+        let r = self.inner.list_resource_templates(request, context).await;
+        self.record_error("resources/templates/list", &r);
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let started = self.connection.start("resources/read", None, &context);
+        let r = self.inner.read_resource(request, context).await;
+        self.record_error("resources/read", &r);
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let started = self.connection.start("resources/subscribe", None, &context);
+        let r = self.inner.subscribe(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let started = self.connection.start("resources/unsubscribe", None, &context);
+        let r = self.inner.unsubscribe(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     async fn get_task(
@@ -519,7 +787,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        self.inner.get_task(request, context).await
+        let started = self.connection.start("tasks/get", None, &context);
+        let r = self.inner.get_task(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     async fn update_task(
@@ -527,7 +798,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.inner.update_task(request, context).await
+        let started = self.connection.start("tasks/update", None, &context);
+        let r = self.inner.update_task(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     async fn cancel_task(
@@ -535,7 +809,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.inner.cancel_task(request, context).await
+        let started = self.connection.start("tasks/cancel", None, &context);
+        let r = self.inner.cancel_task(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     async fn list_skills(
@@ -543,7 +820,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
-        self.inner.list_skills(request, context).await
+        let started = self.connection.start("skills/list", None, &context);
+        let r = self.inner.list_skills(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     async fn get_skill(
@@ -551,7 +831,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
-        self.inner.get_skill(request, context).await
+        let started = self.connection.start("skills/get", None, &context);
+        let r = self.inner.get_skill(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     async fn read_resource_directory(
@@ -559,7 +842,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
-        self.inner.read_resource_directory(request, context).await
+        let started = self.connection.start("resources/directory/read", None, &context);
+        let r = self.inner.read_resource_directory(request, context).await;
+        self.connection.finish(started, outcome_of(&r));
+        r
     }
 
     // === Notifications ===

@@ -64,11 +64,15 @@ impl Drop for SessionGuard {
 /// `GET /sse`: a new session, announced by its `endpoint` event.
 pub(crate) async fn open(
     State(shared): State<Arc<SseShared>>,
+    extensions: axum::http::Extensions,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let id = random_hex();
     let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(CHANNEL_DEPTH);
     let (out_tx, out_rx) = mpsc::channel::<ServerJsonRpcMessage>(CHANNEL_DEPTH);
-    let connection = shared.observation.connection();
+    let peer = extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0);
+    let connection = shared.observation.sse_connection(&id, peer);
     shared.sessions().insert(
         id.clone(),
         SseSession {
