@@ -1,0 +1,699 @@
+//! tether-otel: what Tether observes, exported over OTLP/HTTP (protobuf) in
+//! the OpenTelemetry MCP semantic conventions, for hosts that run agents on
+//! many machines and already run a Collector.
+//!
+//! - **Spans**: one SERVER span per request an observed MCP server answered
+//!   ([`Served::Request`]), named `{mcp.method.name} {target}`, joined to the
+//!   client's trace when `params._meta` carried `traceparent`.
+//! - **Metrics**: `mcp.server.operation.duration` and
+//!   `mcp.server.session.duration`, plus Tether's attachment counters
+//!   (`tether.server.status`, `tether.attempts`, `tether.evidence.dropped`,
+//!   `tether.probe.verdicts`), all with low-cardinality attributes.
+//! - **Logs**: each evidence event the hub accepted, sanitized, as a
+//!   `tether.evidence` event.
+//!
+//! Architecture invariant: export never blocks the hub or an MCP request.
+//! Observers `try_send` into one bounded queue; a full queue drops and
+//! counts. One worker thread turns queued items into SDK calls; the SDK's
+//! batch processors export on their own threads with a bounded timeout.
+//!
+//! Architecture invariant: metadata only. Names, ids, codes, counts and
+//! sanitized evidence; never tool arguments or results
+//! (`gen_ai.tool.call.arguments` / `.result` are never set), prompts or
+//! payloads.
+
+pub mod config;
+pub mod semconv;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _, Severity};
+use opentelemetry::metrics::{Counter, Histogram, MeterProvider as _, ObservableCounter};
+use opentelemetry::propagation::{TextMapCompositePropagator, TextMapPropagator as _};
+use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _, TracerProvider as _};
+use opentelemetry::{Context, InstrumentationScope, KeyValue};
+use opentelemetry_otlp::{Protocol, WithExportConfig as _, WithHttpConfig as _};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::logs::SdkLoggerProvider;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tether_core::hub::{EventOwner, Hub, HubEvent, HubTap};
+use tether_core::model::Evidence;
+use tether_core::served::{Served, ServedObserver, ServedRequest, ServedSession};
+use tether_core::vocab::Transport;
+
+pub use config::OtelConfig;
+use semconv as sc;
+
+/// Why export could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum OtelError {
+    /// The endpoint is not an http(s) URL. Only its scheme, host and port are shown.
+    #[error("OTLP endpoint {shown} is not an http:// or https:// URL")]
+    Endpoint {
+        /// The sanitized endpoint.
+        shown: String,
+    },
+    /// The OTLP exporter for one signal could not be built.
+    #[error("the OTLP {signal} exporter could not be built: {detail}")]
+    Build {
+        /// traces, metrics or logs.
+        signal: &'static str,
+        /// What the SDK said, with the endpoint and header values removed.
+        detail: String,
+    },
+    /// The worker thread could not be started.
+    #[error("the export thread could not be started: {0}")]
+    Thread(String),
+}
+
+enum Job {
+    Served(Served),
+    Hub(Box<HubEvent>),
+    Verdict {
+        verdict: &'static str,
+        agent_kind: String,
+    },
+    Flush(SyncSender<()>),
+    Stop(SyncSender<Vec<String>>),
+}
+
+/// A running exporter. Cheap handles ([`served_observer`](Self::served_observer),
+/// [`hub_tap`](Self::hub_tap)) feed it; [`shutdown`](Self::shutdown) exports
+/// what is queued and stops.
+pub struct TetherOtel {
+    tx: SyncSender<Job>,
+    dropped: Arc<AtomicU64>,
+    hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>>,
+    worker: Option<JoinHandle<()>>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for TetherOtel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TetherOtel")
+            .field("dropped", &self.dropped())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The bounded, non-blocking entry shared by every observer handle.
+#[derive(Clone)]
+struct Queue {
+    tx: SyncSender<Job>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Queue {
+    fn offer(&self, job: Job) {
+        if let Err(TrySendError::Full(_)) = self.tx.try_send(job) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl ServedObserver for Queue {
+    fn served(&self, event: Served) {
+        self.offer(Job::Served(event));
+    }
+}
+
+impl HubTap for Queue {
+    fn observe(&self, event: &HubEvent) {
+        self.offer(Job::Hub(Box::new(event.clone())));
+    }
+}
+
+impl TetherOtel {
+    /// Starts export when `config` says it is on (`Ok(None)` when it is off).
+    pub fn start(config: OtelConfig) -> Result<Option<TetherOtel>, OtelError> {
+        if !config.enabled() {
+            return Ok(None);
+        }
+        if let Some(endpoint) = &config.endpoint {
+            let scheme_ok = endpoint.starts_with("http://") || endpoint.starts_with("https://");
+            if !scheme_ok || url::Url::parse(endpoint).is_err() {
+                return Err(OtelError::Endpoint {
+                    shown: tether_core::sanitize::network_target(endpoint),
+                });
+            }
+        }
+        let providers = Providers::build(&config)?;
+        let (tx, rx) = sync_channel(config.queue_capacity.max(1));
+        let dropped = Arc::new(AtomicU64::new(0));
+        let hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>> = Arc::default();
+        let worker = {
+            let dropped = Arc::clone(&dropped);
+            let hub_drops = Arc::clone(&hub_drops);
+            let timeout = config.export_timeout;
+            std::thread::Builder::new()
+                .name("tether-otel".into())
+                .spawn(move || Worker::new(providers, dropped, hub_drops, timeout).run(rx))
+                .map_err(|e| OtelError::Thread(e.to_string()))?
+        };
+        Ok(Some(TetherOtel {
+            tx,
+            dropped,
+            hub_drops,
+            worker: Some(worker),
+            timeout: config.export_timeout,
+        }))
+    }
+
+    fn queue(&self) -> Queue {
+        Queue {
+            tx: self.tx.clone(),
+            dropped: Arc::clone(&self.dropped),
+        }
+    }
+
+    /// What an observed endpoint (or relay) tells about each request it
+    /// answers: install with `ObservedEndpoint::on_served`.
+    pub fn served_observer(&self) -> Arc<dyn ServedObserver> {
+        Arc::new(self.queue())
+    }
+
+    /// What a hub tells about attempts, evidence and rows: install with
+    /// [`Hub::add_tap`], or use [`watch_hub`](Self::watch_hub).
+    pub fn hub_tap(&self) -> Arc<dyn HubTap> {
+        Arc::new(self.queue())
+    }
+
+    /// Taps `hub` and counts its sinks' drops (`tether.evidence.dropped`, site `hub`).
+    pub fn watch_hub(&self, hub: &Hub) {
+        hub.add_tap(self.hub_tap());
+        self.hub_drops
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(hub.evidence_dropped_counter());
+    }
+
+    /// Counts one probe verdict (`tether.probe.verdicts`).
+    pub fn record_probe_verdict(&self, verdict: tether_core::probe::Verdict, agent_kind: &str) {
+        self.queue().offer(Job::Verdict {
+            verdict: verdict.as_str(),
+            agent_kind: agent_kind.to_owned(),
+        });
+    }
+
+    /// Items dropped because the export queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Waits until everything queued so far has been handed to the SDK and
+    /// exported (bounded by the export timeout per signal).
+    pub fn flush(&self) {
+        let (done_tx, done_rx) = sync_channel(1);
+        if self.tx.send(Job::Flush(done_tx)).is_ok() {
+            let _ = done_rx.recv_timeout(self.timeout * 4);
+        }
+    }
+
+    /// Exports what is queued and stops. Returns what failed, if anything
+    /// (export errors never carry header values). Safe from async code: the
+    /// work happens on the export thread.
+    pub fn shutdown(mut self) -> Vec<String> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Vec<String> {
+        let Some(worker) = self.worker.take() else {
+            return Vec::new();
+        };
+        let (done_tx, done_rx) = sync_channel(1);
+        let mut problems = Vec::new();
+        if self.tx.send(Job::Stop(done_tx)).is_ok() {
+            match done_rx.recv_timeout(self.timeout * 4) {
+                Ok(found) => problems = found,
+                Err(_) => problems.push("export did not finish in time".to_owned()),
+            }
+        }
+        // The worker ends after Stop; if it is stuck exporting, leave it.
+        if worker.is_finished() {
+            let _ = worker.join();
+        }
+        problems
+    }
+}
+
+impl Drop for TetherOtel {
+    fn drop(&mut self) {
+        let problems = self.stop();
+        for problem in problems {
+            tracing::warn!(%problem, "OpenTelemetry export at shutdown");
+        }
+    }
+}
+
+// === The SDK side ===
+
+struct Providers {
+    tracer: SdkTracerProvider,
+    meter: SdkMeterProvider,
+    logger: SdkLoggerProvider,
+    timeout: Duration,
+}
+
+fn resource(config: &OtelConfig) -> Resource {
+    // Resource::builder() reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES;
+    // the host's name is the default service name, never an override.
+    let mut builder = Resource::builder();
+    if std::env::var(config::ENV_SERVICE_NAME).is_err() {
+        builder = builder.with_service_name(config.service_name.clone());
+    }
+    if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+        let host = host.trim();
+        if !host.is_empty() {
+            builder = builder.with_attribute(KeyValue::new("host.name", host.to_owned()));
+        }
+    }
+    builder
+        .with_attribute(KeyValue::new(
+            "telemetry.distro.name",
+            "tether".to_owned(),
+        ))
+        .with_attribute(KeyValue::new(
+            "telemetry.distro.version",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .build()
+}
+
+/// What an SDK error may say, with everything secret removed.
+fn scrubbed(config: &OtelConfig, error: impl std::fmt::Display) -> String {
+    let mut secrets: Vec<String> = config.headers.iter().map(|(_, v)| v.clone()).collect();
+    if let Some(endpoint) = &config.endpoint {
+        secrets.push(endpoint.clone());
+    }
+    tether_core::sanitize::Scrubber::new()
+        .with_secrets(secrets)
+        .summary(&error.to_string())
+}
+
+macro_rules! otlp_exporter {
+    ($kind:ty, $config:expr, $signal:literal) => {{
+        let config: &OtelConfig = $config;
+        let mut builder = <$kind>::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_timeout(config.export_timeout);
+        if let Some(url) = config.signal_url($signal) {
+            builder = builder.with_endpoint(url);
+        }
+        if !config.headers.is_empty() {
+            builder = builder.with_headers(config.headers.iter().cloned().collect::<HashMap<_, _>>());
+        }
+        builder.build().map_err(|e| OtelError::Build {
+            signal: $signal,
+            detail: scrubbed(config, e),
+        })?
+    }};
+}
+
+impl Providers {
+    fn build(config: &OtelConfig) -> Result<Self, OtelError> {
+        let resource = resource(config);
+        let spans = otlp_exporter!(opentelemetry_otlp::SpanExporter, config, "traces");
+        let metrics = otlp_exporter!(opentelemetry_otlp::MetricExporter, config, "metrics");
+        let logs = otlp_exporter!(opentelemetry_otlp::LogExporter, config, "logs");
+        let tracer = SdkTracerProvider::builder()
+            .with_batch_exporter(spans)
+            .with_resource(resource.clone())
+            .build();
+        let reader = PeriodicReader::builder(metrics)
+            .with_interval(config.metric_interval)
+            .build();
+        let meter = SdkMeterProvider::builder()
+            .with_reader(reader)
+            .with_resource(resource.clone())
+            .build();
+        let logger = SdkLoggerProvider::builder()
+            .with_batch_exporter(logs)
+            .with_resource(resource)
+            .build();
+        Ok(Providers {
+            tracer,
+            meter,
+            logger,
+            timeout: config.export_timeout,
+        })
+    }
+
+    fn flush(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Err(e) = self.tracer.force_flush() {
+            problems.push(format!("traces: {e}"));
+        }
+        if let Err(e) = self.meter.force_flush() {
+            problems.push(format!("metrics: {e}"));
+        }
+        if let Err(e) = self.logger.force_flush() {
+            problems.push(format!("logs: {e}"));
+        }
+        problems
+    }
+
+    fn shutdown(&self) -> Vec<String> {
+        let mut problems = self.flush();
+        if let Err(e) = self.tracer.shutdown_with_timeout(self.timeout) {
+            problems.push(format!("traces: {e}"));
+        }
+        if let Err(e) = self.meter.shutdown_with_timeout(self.timeout) {
+            problems.push(format!("metrics: {e}"));
+        }
+        if let Err(e) = self.logger.shutdown_with_timeout(self.timeout) {
+            problems.push(format!("logs: {e}"));
+        }
+        problems
+    }
+}
+
+fn scope() -> InstrumentationScope {
+    InstrumentationScope::builder("tether")
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .build()
+}
+
+struct Worker {
+    providers: Providers,
+    tracer: opentelemetry_sdk::trace::SdkTracer,
+    logger: opentelemetry_sdk::logs::SdkLogger,
+    propagator: TextMapCompositePropagator,
+    operation_duration: Histogram<f64>,
+    session_duration: Histogram<f64>,
+    server_status: Counter<u64>,
+    attempts: Counter<u64>,
+    verdicts: Counter<u64>,
+    _dropped: ObservableCounter<u64>,
+}
+
+fn nanos_to_time(nanos: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_nanos(nanos)
+}
+
+fn transport_attributes(transport: &Transport, out: &mut Vec<KeyValue>) {
+    match transport {
+        Transport::Stdio => out.push(KeyValue::new(sc::NETWORK_TRANSPORT, "pipe")),
+        _ => {
+            out.push(KeyValue::new(sc::NETWORK_TRANSPORT, "tcp"));
+            out.push(KeyValue::new(sc::NETWORK_PROTOCOL_NAME, "http"));
+        }
+    }
+}
+
+impl Worker {
+    fn new(
+        providers: Providers,
+        dropped: Arc<AtomicU64>,
+        hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>>,
+        _timeout: Duration,
+    ) -> Self {
+        let tracer = providers.tracer.tracer_with_scope(scope());
+        let logger = providers.logger.logger_with_scope(scope());
+        let meter = providers.meter.meter_with_scope(scope());
+        let operation_duration = meter
+            .f64_histogram(sc::MCP_SERVER_OPERATION_DURATION)
+            .with_unit("s")
+            .with_description("Duration of an MCP request as observed by the server.")
+            .with_boundaries(sc::DURATION_BUCKETS.to_vec())
+            .build();
+        let session_duration = meter
+            .f64_histogram(sc::MCP_SERVER_SESSION_DURATION)
+            .with_unit("s")
+            .with_description("Duration of an MCP session as observed by the server.")
+            .with_boundaries(sc::DURATION_BUCKETS.to_vec())
+            .build();
+        let server_status = meter
+            .u64_counter(sc::TETHER_SERVER_STATUS)
+            .with_unit("{server}")
+            .with_description("Server rows entering a display status, by status and reason.")
+            .build();
+        let attempts = meter
+            .u64_counter(sc::TETHER_ATTEMPTS)
+            .with_unit("{attempt}")
+            .with_description("Attachment attempts started, by trigger.")
+            .build();
+        let verdicts = meter
+            .u64_counter(sc::TETHER_PROBE_VERDICTS)
+            .with_unit("{probe}")
+            .with_description("Probe verdicts.")
+            .build();
+        let dropped_counter = meter
+            .u64_observable_counter(sc::TETHER_EVIDENCE_DROPPED)
+            .with_unit("{event}")
+            .with_description(
+                "Evidence dropped: by a full sink queue (hub) or a full export queue (export).",
+            )
+            .with_callback(move |observer| {
+                observer.observe(
+                    dropped.load(Ordering::Relaxed),
+                    &[KeyValue::new(sc::TETHER_DROP_SITE, "export")],
+                );
+                let hubs: u64 = hub_drops
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .map(|c| c.load(Ordering::Relaxed))
+                    .sum();
+                observer.observe(hubs, &[KeyValue::new(sc::TETHER_DROP_SITE, "hub")]);
+            })
+            .build();
+        Worker {
+            providers,
+            tracer,
+            logger,
+            propagator: TextMapCompositePropagator::new(vec![
+                Box::new(TraceContextPropagator::new()),
+                Box::new(BaggagePropagator::new()),
+            ]),
+            operation_duration,
+            session_duration,
+            server_status,
+            attempts,
+            verdicts,
+            _dropped: dropped_counter,
+        }
+    }
+
+    fn run(self, rx: Receiver<Job>) {
+        while let Ok(job) = rx.recv() {
+            match job {
+                Job::Served(Served::Request(request)) => self.request(&request),
+                Job::Served(Served::SessionClosed(session)) => self.session(&session),
+                Job::Hub(event) => self.hub_event(&event),
+                Job::Verdict {
+                    verdict,
+                    agent_kind,
+                } => self.verdicts.add(
+                    1,
+                    &[
+                        KeyValue::new(sc::TETHER_PROBE_VERDICT, verdict),
+                        KeyValue::new(sc::TETHER_AGENT_KIND, agent_kind),
+                    ],
+                ),
+                Job::Flush(done) => {
+                    for problem in self.providers.flush() {
+                        tracing::debug!(%problem, "OpenTelemetry flush");
+                    }
+                    let _ = done.try_send(());
+                }
+                Job::Stop(done) => {
+                    let _ = done.try_send(self.providers.shutdown());
+                    return;
+                }
+            }
+        }
+        let _ = self.providers.shutdown();
+    }
+
+    /// The client's context from `params._meta`, when it sent a valid one.
+    fn parent(&self, request: &ServedRequest) -> Context {
+        if request.trace.is_empty() {
+            return Context::new();
+        }
+        let mut carrier = HashMap::new();
+        let trace = &request.trace;
+        for (key, value) in [
+            ("traceparent", &trace.traceparent),
+            ("tracestate", &trace.tracestate),
+            ("baggage", &trace.baggage),
+        ] {
+            if let Some(value) = value {
+                carrier.insert(key.to_owned(), value.clone());
+            }
+        }
+        self.propagator.extract(&carrier)
+    }
+
+    fn request(&self, request: &ServedRequest) {
+        let mut metric_attrs = vec![KeyValue::new(sc::MCP_METHOD_NAME, request.method.clone())];
+        if let Some(tool) = &request.tool {
+            metric_attrs.push(KeyValue::new(sc::GEN_AI_TOOL_NAME, tool.clone()));
+            metric_attrs.push(KeyValue::new(sc::GEN_AI_OPERATION_NAME, sc::EXECUTE_TOOL));
+        }
+        if let Some(version) = &request.protocol_version {
+            metric_attrs.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, version.clone()));
+        }
+        transport_attributes(&request.transport, &mut metric_attrs);
+        if let Some(error_type) = request.outcome.error_type() {
+            metric_attrs.push(KeyValue::new(sc::ERROR_TYPE, error_type));
+        }
+        self.operation_duration
+            .record(request.duration_nanos as f64 / 1e9, &metric_attrs);
+
+        let mut attrs = metric_attrs;
+        if let Some(id) = &request.request_id {
+            attrs.push(KeyValue::new(sc::JSONRPC_REQUEST_ID, id.clone()));
+        }
+        if let Some(session) = &request.session_id {
+            attrs.push(KeyValue::new(sc::MCP_SESSION_ID, session.clone()));
+        }
+        if let Some(address) = &request.client_address {
+            attrs.push(KeyValue::new(sc::CLIENT_ADDRESS, address.clone()));
+        }
+        if let Some(port) = request.client_port {
+            attrs.push(KeyValue::new(sc::CLIENT_PORT, i64::from(port)));
+        }
+        attrs.push(KeyValue::new(sc::TETHER_SERVER_NAME, request.server.clone()));
+        if let Some(owner) = &request.owner {
+            attrs.push(KeyValue::new(sc::TETHER_SESSION_ID, owner.session_id.clone()));
+            attrs.push(KeyValue::new(sc::TETHER_ATTEMPT_ID, owner.attempt_id.clone()));
+        }
+        let name = match &request.tool {
+            Some(tool) => format!("{} {tool}", request.method),
+            None => request.method.clone(),
+        };
+        let start = nanos_to_time(request.start_unix_nanos);
+        let end = nanos_to_time(request.start_unix_nanos.saturating_add(request.duration_nanos));
+        let parent = self.parent(request);
+        let mut span = self
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Server)
+            .with_start_time(start)
+            .with_attributes(attrs)
+            .start_with_context(&self.tracer, &parent);
+        if request.outcome.is_server_error() {
+            span.set_status(Status::error(
+                request.outcome.error_type().unwrap_or_default(),
+            ));
+        }
+        span.end_with_timestamp(end);
+    }
+
+    fn session(&self, session: &ServedSession) {
+        let mut attrs = Vec::with_capacity(3);
+        if let Some(version) = &session.protocol_version {
+            attrs.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, version.clone()));
+        }
+        transport_attributes(&session.transport, &mut attrs);
+        self.session_duration
+            .record(session.duration_nanos as f64 / 1e9, &attrs);
+    }
+
+    fn hub_event(&self, event: &HubEvent) {
+        match event {
+            HubEvent::AttemptBegun { owner, trigger } => self.attempts.add(
+                1,
+                &[
+                    KeyValue::new(sc::TETHER_TRIGGER, trigger.as_str().to_owned()),
+                    KeyValue::new(sc::TETHER_AGENT_KIND, owner.agent_kind.clone()),
+                ],
+            ),
+            HubEvent::RowStatus {
+                owner,
+                status,
+                reason_code,
+                ..
+            } => self.server_status.add(
+                1,
+                &[
+                    KeyValue::new(sc::TETHER_DISPLAY_STATUS, status.as_str()),
+                    KeyValue::new(
+                        sc::TETHER_REASON_CODE,
+                        reason_code
+                            .as_ref()
+                            .map_or("none".to_owned(), |r| r.as_str().to_owned()),
+                    ),
+                    KeyValue::new(sc::TETHER_AGENT_KIND, owner.agent_kind.clone()),
+                ],
+            ),
+            HubEvent::Evidence { owner, evidence } => self.evidence_log(owner, evidence),
+        }
+    }
+
+    fn evidence_log(&self, owner: &EventOwner, evidence: &Evidence) {
+        let mut record = self.logger.create_log_record();
+        record.set_event_name(sc::TETHER_EVIDENCE_EVENT);
+        record.set_timestamp(UNIX_EPOCH + Duration::from_millis(evidence.at.0));
+        record.set_observed_timestamp(SystemTime::now());
+        let failure = evidence.reason_code.is_some()
+            && matches!(
+                evidence.kind,
+                tether_core::vocab::EvidenceKind::ExplicitError
+                    | tether_core::vocab::EvidenceKind::UnauthenticatedContact
+            );
+        record.set_severity_number(if failure {
+            Severity::Warn
+        } else {
+            Severity::Info
+        });
+        record.set_severity_text(if failure { "WARN" } else { "INFO" });
+        record.set_body(AnyValue::from(evidence.kind.as_str().to_owned()));
+        let text = |key: &'static str, value: &str| (key, AnyValue::from(value.to_owned()));
+        let mut attrs = vec![
+            text("tether.evidence.kind", evidence.kind.as_str()),
+            text("tether.provenance", evidence.provenance.as_str()),
+            text(sc::TETHER_TASK_ID, &owner.task_id),
+            text(sc::TETHER_SESSION_ID, &owner.session_id),
+            text(sc::TETHER_EXECUTION_ID, &owner.execution_id),
+            text(sc::TETHER_ATTEMPT_ID, &owner.attempt_id),
+            text(sc::TETHER_AGENT_KIND, &owner.agent_kind),
+        ];
+        if let Some(server) = &evidence.server {
+            attrs.push(text(sc::TETHER_SERVER_NAME, server));
+        }
+        if let Some(connection) = &evidence.connection_id {
+            attrs.push(text("tether.connection.id", connection));
+        }
+        if let Some(reason) = &evidence.reason_code {
+            attrs.push(text(sc::TETHER_REASON_CODE, reason.as_str()));
+        }
+        if let Some(summary) = &evidence.summary {
+            attrs.push(text("tether.summary", summary));
+        }
+        if let Some(count) = evidence.tool_count {
+            attrs.push(("tether.tool.count", AnyValue::from(i64::from(count))));
+        }
+        if let Some(tool) = &evidence.tool {
+            attrs.push(text(sc::GEN_AI_TOOL_NAME, tool));
+        }
+        if let Some(ok) = evidence.ok {
+            attrs.push(("tether.tool.ok", AnyValue::from(ok)));
+        }
+        if let Some(client) = &evidence.client {
+            attrs.push(text("tether.client.name", &client.name));
+            if let Some(version) = &client.version {
+                attrs.push(text("tether.client.version", version));
+            }
+            if let Some(protocol) = &client.protocol_version {
+                attrs.push(text(sc::MCP_PROTOCOL_VERSION, protocol));
+            }
+        }
+        if let Some(status) = &evidence.reported_status {
+            attrs.push(text("tether.reported_status", status));
+        }
+        if let Some(test) = &evidence.endpoint_test {
+            attrs.push(("tether.endpoint_test.succeeded", AnyValue::from(test.succeeded)));
+        }
+        record.add_attributes(attrs);
+        self.logger.emit(record);
+    }
+}
