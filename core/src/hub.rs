@@ -315,7 +315,7 @@ pub enum HubEvent {
         /// Whose.
         owner: EventOwner,
         /// What was seen.
-        evidence: Evidence,
+        evidence: Box<Evidence>,
     },
     /// A server row entered a display status (at the attempt's start, or
     /// when evidence changed it).
@@ -350,7 +350,10 @@ fn owner_of(live: &AttemptLive) -> EventOwner {
 }
 
 /// The status and reason of each row of one attempt (for change detection).
-fn row_states(history: &AttachmentHistory, attempt_id: &str) -> Vec<(DisplayStatus, Option<ReasonCode>)> {
+fn row_states(
+    history: &AttachmentHistory,
+    attempt_id: &str,
+) -> Vec<(DisplayStatus, Option<ReasonCode>)> {
     history
         .attempt(attempt_id)
         .map(|a| {
@@ -721,6 +724,15 @@ impl Hub {
                 owner: owner_of(&live),
                 trigger,
             });
+            // What the start itself recorded: configured and decision evidence.
+            if let Some(attempt) = slot.history.attempt(&live.attempt_id) {
+                for evidence in &attempt.evidence {
+                    tapped.push(HubEvent::Evidence {
+                        owner: owner_of(&live),
+                        evidence: Box::new(evidence.clone()),
+                    });
+                }
+            }
             row_changes(&slot.history, &live, &[], &mut tapped);
         }
         slot.publish_if_dirty(self.shared.persist.as_deref());
@@ -940,7 +952,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                             if tapping && let HistoryEvent::Observe { evidence, .. } = event {
                                 tapped.push(HubEvent::Evidence {
                                     owner: owner_of(&live),
-                                    evidence,
+                                    evidence: Box::new(evidence),
                                 });
                                 row_changes(&slot.history, &live, &before, &mut tapped);
                             }

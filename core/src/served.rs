@@ -116,6 +116,8 @@ pub struct ServedSession {
 }
 
 /// What a served-request observer receives.
+// Request is the hot variant; boxing it would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Served {
     /// One request answered.

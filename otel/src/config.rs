@@ -83,8 +83,8 @@ impl OtelConfig {
         let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
         let mut config = OtelConfig::new(service_name);
         config.env_endpoint = set(ENV_ENDPOINT) || ENV_SIGNAL_ENDPOINTS.iter().any(|n| set(n));
-        config.disabled = std::env::var(ENV_SDK_DISABLED)
-            .is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        config.disabled =
+            std::env::var(ENV_SDK_DISABLED).is_ok_and(|v| v.trim().eq_ignore_ascii_case("true"));
         config
     }
 

@@ -73,6 +73,8 @@ pub enum OtelError {
     Thread(String),
 }
 
+// Served is the hot variant; boxing it would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
 enum Job {
     Served(Served),
     Hub(Box<HubEvent>),
@@ -275,10 +277,7 @@ fn resource(config: &OtelConfig) -> Resource {
         }
     }
     builder
-        .with_attribute(KeyValue::new(
-            "telemetry.distro.name",
-            "tether".to_owned(),
-        ))
+        .with_attribute(KeyValue::new("telemetry.distro.name", "tether".to_owned()))
         .with_attribute(KeyValue::new(
             "telemetry.distro.version",
             env!("CARGO_PKG_VERSION"),
@@ -308,7 +307,8 @@ macro_rules! otlp_exporter {
             builder = builder.with_endpoint(url);
         }
         if !config.headers.is_empty() {
-            builder = builder.with_headers(config.headers.iter().cloned().collect::<HashMap<_, _>>());
+            builder =
+                builder.with_headers(config.headers.iter().cloned().collect::<HashMap<_, _>>());
         }
         builder.build().map_err(|e| OtelError::Build {
             signal: $signal,
@@ -561,17 +561,30 @@ impl Worker {
         if let Some(port) = request.client_port {
             attrs.push(KeyValue::new(sc::CLIENT_PORT, i64::from(port)));
         }
-        attrs.push(KeyValue::new(sc::TETHER_SERVER_NAME, request.server.clone()));
+        attrs.push(KeyValue::new(
+            sc::TETHER_SERVER_NAME,
+            request.server.clone(),
+        ));
         if let Some(owner) = &request.owner {
-            attrs.push(KeyValue::new(sc::TETHER_SESSION_ID, owner.session_id.clone()));
-            attrs.push(KeyValue::new(sc::TETHER_ATTEMPT_ID, owner.attempt_id.clone()));
+            attrs.push(KeyValue::new(
+                sc::TETHER_SESSION_ID,
+                owner.session_id.clone(),
+            ));
+            attrs.push(KeyValue::new(
+                sc::TETHER_ATTEMPT_ID,
+                owner.attempt_id.clone(),
+            ));
         }
         let name = match &request.tool {
             Some(tool) => format!("{} {tool}", request.method),
             None => request.method.clone(),
         };
         let start = nanos_to_time(request.start_unix_nanos);
-        let end = nanos_to_time(request.start_unix_nanos.saturating_add(request.duration_nanos));
+        let end = nanos_to_time(
+            request
+                .start_unix_nanos
+                .saturating_add(request.duration_nanos),
+        );
         let parent = self.parent(request);
         let mut span = self
             .tracer
@@ -691,7 +704,10 @@ impl Worker {
             attrs.push(text("tether.reported_status", status));
         }
         if let Some(test) = &evidence.endpoint_test {
-            attrs.push(("tether.endpoint_test.succeeded", AnyValue::from(test.succeeded)));
+            attrs.push((
+                "tether.endpoint_test.succeeded",
+                AnyValue::from(test.succeeded),
+            ));
         }
         record.add_attributes(attrs);
         self.logger.emit(record);

@@ -376,9 +376,10 @@ impl Connection {
         let meta = &context.meta.0;
         let parts = context.extensions.get::<axum::http::request::Parts>();
         if let Some(parts) = parts
-            && let Some(axum::extract::ConnectInfo(addr)) = parts
-                .extensions
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            && let Some(axum::extract::ConnectInfo(addr)) =
+                parts
+                    .extensions
+                    .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         {
             *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(*addr);
         }
@@ -741,7 +742,9 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let started = self.connection.start("resources/templates/list", None, &context);
+        let started = self
+            .connection
+            .start("resources/templates/list", None, &context);
         let r = self.inner.list_resource_templates(request, context).await;
         self.record_error("resources/templates/list", &r);
         self.connection.finish(started, outcome_of(&r));
@@ -776,7 +779,9 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let started = self.connection.start("resources/unsubscribe", None, &context);
+        let started = self
+            .connection
+            .start("resources/unsubscribe", None, &context);
         let r = self.inner.unsubscribe(request, context).await;
         self.connection.finish(started, outcome_of(&r));
         r
@@ -842,7 +847,9 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, McpError> {
-        let started = self.connection.start("resources/directory/read", None, &context);
+        let started = self
+            .connection
+            .start("resources/directory/read", None, &context);
         let r = self.inner.read_resource_directory(request, context).await;
         self.connection.finish(started, outcome_of(&r));
         r
