@@ -76,6 +76,12 @@ pub struct ProbeArgs {
     /// Probe a CLI run as a plain process (claude, codex, …) instead of an ACP agent.
     #[arg(long, value_name = "KIND")]
     passthrough: Option<String>,
+    /// Export the probe's spans, metrics and evidence logs over OTLP/HTTP to
+    /// this collector base URL (`/v1/traces`, … are appended). Without it,
+    /// the OTEL_EXPORTER_OTLP_* environment decides; OTEL_SDK_DISABLED=true
+    /// turns export off.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Print exactly one JSON document (see `tether schema probe-report`).
     #[arg(long)]
     json: bool,
@@ -128,6 +134,7 @@ impl Progress {
             ProbeStep::Waiting(label) => format!("sentinel: {label}"),
             ProbeStep::Prompting => "prompt sent; waiting for the sentinel call".to_owned(),
             ProbeStep::Finishing => "stopping the agent".to_owned(),
+            ProbeStep::Exporting => "exporting telemetry (OTLP)".to_owned(),
         };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if *last == text {
@@ -166,6 +173,22 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("give the agent command after --"))?;
+    let mut otel_config = tether_otel::OtelConfig::from_env("tether-probe");
+    otel_config.export_timeout = Duration::from_secs(5);
+    if let Some(url) = &args.otlp {
+        otel_config = otel_config.with_endpoint(url.clone());
+    }
+    let otel = match tether_otel::TetherOtel::start(otel_config) {
+        Ok(otel) => otel,
+        Err(err) => {
+            eprintln!("tether probe: {err}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let export = tether_probe::ProbeExport {
+        served: otel.as_ref().map(|o| o.served_observer()),
+        hub: otel.as_ref().map(|o| o.hub_tap()),
+    };
     let target = ProbeTarget {
         program: program.clone(),
         args: rest.to_vec(),
@@ -190,6 +213,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         },
+        export,
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
     let runtime = crate::runtime()?;
@@ -219,8 +243,21 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
             }))
         }
     };
-    progress.clear();
     drop(runtime);
+    if let Some(otel) = otel {
+        let agent_kind = outcome
+            .report
+            .report
+            .as_ref()
+            .map_or_else(|| "unknown".to_owned(), |a| a.agent_kind.clone());
+        otel.record_probe_verdict(outcome.report.verdict, &agent_kind);
+        progress.show(&ProbeStep::Exporting);
+        for problem in otel.shutdown() {
+            progress.clear();
+            eprintln!("tether probe: OpenTelemetry export: {problem}");
+        }
+    }
+    progress.clear();
 
     let mut out = std::io::stdout().lock();
     if args.json {

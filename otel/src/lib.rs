@@ -261,6 +261,8 @@ struct Providers {
     meter: SdkMeterProvider,
     logger: SdkLoggerProvider,
     timeout: Duration,
+    /// Removes the endpoint and header values from whatever the SDK says.
+    scrubber: tether_core::sanitize::Scrubber,
 }
 
 fn resource(config: &OtelConfig) -> Resource {
@@ -285,15 +287,18 @@ fn resource(config: &OtelConfig) -> Resource {
         .build()
 }
 
-/// What an SDK error may say, with everything secret removed.
-fn scrubbed(config: &OtelConfig, error: impl std::fmt::Display) -> String {
+/// A scrubber that knows the export's own secrets: header values and the endpoint.
+fn export_scrubber(config: &OtelConfig) -> tether_core::sanitize::Scrubber {
     let mut secrets: Vec<String> = config.headers.iter().map(|(_, v)| v.clone()).collect();
     if let Some(endpoint) = &config.endpoint {
         secrets.push(endpoint.clone());
     }
-    tether_core::sanitize::Scrubber::new()
-        .with_secrets(secrets)
-        .summary(&error.to_string())
+    tether_core::sanitize::Scrubber::new().with_secrets(secrets)
+}
+
+/// What an SDK error may say, with everything secret removed.
+fn scrubbed(config: &OtelConfig, error: impl std::fmt::Display) -> String {
+    export_scrubber(config).summary(&error.to_string())
 }
 
 macro_rules! otlp_exporter {
@@ -343,36 +348,87 @@ impl Providers {
             meter,
             logger,
             timeout: config.export_timeout,
+            scrubber: export_scrubber(config),
         })
     }
 
-    fn flush(&self) -> Vec<String> {
+    /// Flushes (and, with `stop`, shuts down) the three providers at once,
+    /// each bounded by the export timeout, so a hanging collector costs one
+    /// timeout, not six.
+    fn finish(&self, stop: bool) -> Vec<String> {
+        let timeout = self.timeout;
+        let tracer = self.tracer.clone();
+        let meter = self.meter.clone();
+        let logger = self.logger.clone();
+        let jobs: Vec<(&'static str, Box<dyn FnOnce() -> Vec<String> + Send>)> = vec![
+            (
+                "traces",
+                Box::new(move || {
+                    // Shutting down flushes first; one bounded wait, not two.
+                    errors(vec![if stop {
+                        tracer.shutdown_with_timeout(timeout)
+                    } else {
+                        tracer.force_flush()
+                    }])
+                }),
+            ),
+            (
+                "metrics",
+                Box::new(move || {
+                    // Shutting down flushes first; one bounded wait, not two.
+                    errors(vec![if stop {
+                        meter.shutdown_with_timeout(timeout)
+                    } else {
+                        meter.force_flush()
+                    }])
+                }),
+            ),
+            (
+                "logs",
+                Box::new(move || {
+                    // Shutting down flushes first; one bounded wait, not two.
+                    errors(vec![if stop {
+                        logger.shutdown_with_timeout(timeout)
+                    } else {
+                        logger.force_flush()
+                    }])
+                }),
+            ),
+        ];
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|(signal, job)| (signal, std::thread::spawn(job)))
+            .collect();
         let mut problems = Vec::new();
-        if let Err(e) = self.tracer.force_flush() {
-            problems.push(format!("traces: {e}"));
+        for (signal, handle) in handles {
+            match handle.join() {
+                Ok(found) => problems.extend(
+                    found
+                        .into_iter()
+                        .map(|p| format!("{signal}: {}", self.scrubber.summary(&p))),
+                ),
+                Err(_) => problems.push(format!("{signal}: the exporter panicked")),
+            }
         }
-        if let Err(e) = self.meter.force_flush() {
-            problems.push(format!("metrics: {e}"));
-        }
-        if let Err(e) = self.logger.force_flush() {
-            problems.push(format!("logs: {e}"));
-        }
+        problems.dedup();
         problems
     }
 
-    fn shutdown(&self) -> Vec<String> {
-        let mut problems = self.flush();
-        if let Err(e) = self.tracer.shutdown_with_timeout(self.timeout) {
-            problems.push(format!("traces: {e}"));
-        }
-        if let Err(e) = self.meter.shutdown_with_timeout(self.timeout) {
-            problems.push(format!("metrics: {e}"));
-        }
-        if let Err(e) = self.logger.shutdown_with_timeout(self.timeout) {
-            problems.push(format!("logs: {e}"));
-        }
-        problems
+    fn flush(&self) -> Vec<String> {
+        self.finish(false)
     }
+
+    fn shutdown(&self) -> Vec<String> {
+        self.finish(true)
+    }
+}
+
+fn errors(results: Vec<opentelemetry_sdk::error::OTelSdkResult>) -> Vec<String> {
+    results
+        .into_iter()
+        .filter_map(Result::err)
+        .map(|e| e.to_string())
+        .collect()
 }
 
 fn scope() -> InstrumentationScope {

@@ -132,6 +132,7 @@ pub async fn run_probe(
         );
     }
     let hub = Hub::new(registry);
+    opts.target.export.install(&endpoint, &hub);
     let bridge = opts.target.bridge();
 
     // === The agent ===

@@ -22,4 +22,4 @@ pub mod support;
 
 pub use acp::{ProbeOptions, run_probe};
 pub use passthrough::{PassthroughOptions, run_passthrough_probe};
-pub use support::{ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport};
+pub use support::{ProbeExport, ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport};

@@ -127,6 +127,7 @@ pub async fn run_passthrough_probe(
         load_session: capabilities.load_session == Some(true),
     };
     let hub = Hub::new(registry);
+    opts.target.export.install(&endpoint, &hub);
     let bridge = opts.target.bridge();
     // The attempt's credential for the sentinel; the strategy materializes it
     // the way its CLI carries secrets (by environment reference).

@@ -42,6 +42,8 @@ pub enum ProbeStep {
     Prompting,
     /// Cleaning up.
     Finishing,
+    /// Handing the probe's telemetry to an exporter (the caller's step).
+    Exporting,
 }
 
 /// The sentinel's plan entry for the requested transport, each endpoint
@@ -177,6 +179,39 @@ pub struct ProbeTarget {
     pub bridge_program: Option<PathBuf>,
     /// More servers to offer beside the sentinel.
     pub extra_servers: Vec<ServerSpec>,
+    /// Where the probe's requests and evidence are also told (an exporter).
+    pub export: ProbeExport,
+}
+
+/// Observers a probe installs on its sentinel endpoint and its hub, for an
+/// exporter such as tether-otel (`tether probe --otlp`). Empty by default.
+#[derive(Clone, Default)]
+pub struct ProbeExport {
+    /// Told every request the sentinel answers.
+    pub served: Option<tether_core::served::SharedServedObserver>,
+    /// Told every attempt, evidence event and row status the probe's hub accepts.
+    pub hub: Option<std::sync::Arc<dyn tether_core::hub::HubTap>>,
+}
+
+impl std::fmt::Debug for ProbeExport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProbeExport")
+            .field("served", &self.served.is_some())
+            .field("hub", &self.hub.is_some())
+            .finish()
+    }
+}
+
+impl ProbeExport {
+    /// Installs the observers on the probe's sentinel and hub.
+    pub fn install(&self, endpoint: &ObservedEndpoint, hub: &tether_core::hub::Hub) {
+        if let Some(served) = &self.served {
+            endpoint.on_served(std::sync::Arc::clone(served));
+        }
+        if let Some(tap) = &self.hub {
+            hub.add_tap(std::sync::Arc::clone(tap));
+        }
+    }
 }
 
 impl ProbeTarget {

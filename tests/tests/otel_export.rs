@@ -651,3 +651,155 @@ fn status(span: &Span) -> SpanStatus {
         .and_then(|s| SpanStatus::try_from(s.code).ok())
         .unwrap_or(SpanStatus::Unset)
 }
+
+// === `tether probe --otlp` as a user runs it ===
+
+fn run_probe(envs: &[(&str, String)], extra: &[String]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
+    cmd.args(["probe", "--json", "--timeout", "30"])
+        .args(extra)
+        .arg("--")
+        .arg(tether_tests::workspace_bin("tether-reference-agent"))
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_SDK_DISABLED");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run tether probe")
+}
+
+fn verdict(out: &std::process::Output) -> String {
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "one JSON document ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    doc["verdict"].as_str().unwrap_or_default().to_owned()
+}
+
+fn span_names(captured: &Captured) -> BTreeSet<String> {
+    captured
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(s, _)| s == "traces")
+        .flat_map(|(_, body)| {
+            ExportTraceServiceRequest::decode(body.as_slice())
+                .expect("decode")
+                .resource_spans
+        })
+        .flat_map(|rs| rs.scope_spans)
+        .flat_map(|ss| ss.spans)
+        .map(|s| s.name)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_with_otlp_exports_the_sentinels_spans_and_the_verdict() {
+    let (addr, captured) = receiver().await;
+    let url = format!("http://{addr}");
+    let out = tokio::task::spawn_blocking(move || run_probe(&[], &["--otlp".into(), url]))
+        .await
+        .expect("probe");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(verdict(&out), "active");
+    let names = span_names(&captured);
+    assert!(names.contains("initialize"), "{names:?}");
+    assert!(names.contains("tools/list"), "{names:?}");
+    let verdicts: Vec<String> = captured
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(s, _)| s == "metrics")
+        .flat_map(|(_, body)| {
+            ExportMetricsServiceRequest::decode(body.as_slice())
+                .expect("decode")
+                .resource_metrics
+        })
+        .flat_map(|rm| rm.scope_metrics)
+        .flat_map(|sm| sm.metrics)
+        .filter(|m| m.name == "tether.probe.verdicts")
+        .filter_map(|m| match m.data {
+            Some(Data::Sum(s)) => Some(s.data_points),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|p| attrs(&p.attributes).get("tether.probe.verdict").cloned())
+        .collect();
+    assert_eq!(verdicts, vec!["active".to_owned()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_honours_the_standard_environment_and_otel_sdk_disabled() {
+    let (addr, captured) = receiver().await;
+    let endpoint = format!("http://{addr}");
+    let on = endpoint.clone();
+    let out =
+        tokio::task::spawn_blocking(move || run_probe(&[("OTEL_EXPORTER_OTLP_ENDPOINT", on)], &[]))
+            .await
+            .expect("probe");
+    assert_eq!(verdict(&out), "active");
+    assert!(
+        span_names(&captured).contains("tools/list"),
+        "OTEL_EXPORTER_OTLP_ENDPOINT alone turns export on"
+    );
+
+    captured.lock().expect("lock").clear();
+    let out = tokio::task::spawn_blocking(move || {
+        run_probe(
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+                ("OTEL_SDK_DISABLED", "true".into()),
+            ],
+            &[],
+        )
+    })
+    .await
+    .expect("probe");
+    assert_eq!(verdict(&out), "active");
+    assert!(
+        captured.lock().expect("lock").is_empty(),
+        "OTEL_SDK_DISABLED=true exports nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_against_a_hanging_collector_still_reports_and_never_prints_the_url_secret() {
+    // Accepts connections and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    let url = format!("http://otel-user:sk-otlp-url-secret@{addr}/?key=sk-otlp-query-secret");
+    let out = tokio::task::spawn_blocking(move || run_probe(&[], &["--otlp".into(), url]))
+        .await
+        .expect("probe");
+    held.abort();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(verdict(&out), "active");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("OpenTelemetry export"), "{stderr}");
+    for secret in ["sk-otlp-url-secret", "sk-otlp-query-secret"] {
+        assert!(!stderr.contains(secret), "{stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(secret));
+    }
+}
+
+#[test]
+fn probe_refuses_an_otlp_url_that_is_not_http_with_exit_2() {
+    let out = run_probe(
+        &[],
+        &["--otlp".into(), "ftp://user:sk-bad-secret@host/".into()],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not an http"), "{stderr}");
+    assert!(!stderr.contains("sk-bad-secret"), "{stderr}");
+}
