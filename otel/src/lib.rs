@@ -360,38 +360,36 @@ impl Providers {
         let tracer = self.tracer.clone();
         let meter = self.meter.clone();
         let logger = self.logger.clone();
-        let jobs: Vec<(&'static str, Box<dyn FnOnce() -> Vec<String> + Send>)> = vec![
+        let jobs: Vec<(&'static str, FinishJob)> = vec![
             (
                 "traces",
+                // Shutting down flushes first; one bounded wait, not two.
                 Box::new(move || {
-                    // Shutting down flushes first; one bounded wait, not two.
-                    errors(vec![if stop {
+                    if stop {
                         tracer.shutdown_with_timeout(timeout)
                     } else {
                         tracer.force_flush()
-                    }])
+                    }
                 }),
             ),
             (
                 "metrics",
                 Box::new(move || {
-                    // Shutting down flushes first; one bounded wait, not two.
-                    errors(vec![if stop {
+                    if stop {
                         meter.shutdown_with_timeout(timeout)
                     } else {
                         meter.force_flush()
-                    }])
+                    }
                 }),
             ),
             (
                 "logs",
                 Box::new(move || {
-                    // Shutting down flushes first; one bounded wait, not two.
-                    errors(vec![if stop {
+                    if stop {
                         logger.shutdown_with_timeout(timeout)
                     } else {
                         logger.force_flush()
-                    }])
+                    }
                 }),
             ),
         ];
@@ -402,11 +400,11 @@ impl Providers {
         let mut problems = Vec::new();
         for (signal, handle) in handles {
             match handle.join() {
-                Ok(found) => problems.extend(
-                    found
-                        .into_iter()
-                        .map(|p| format!("{signal}: {}", self.scrubber.summary(&p))),
-                ),
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => problems.push(format!(
+                    "{signal}: {}",
+                    self.scrubber.summary(&e.to_string())
+                )),
                 Err(_) => problems.push(format!("{signal}: the exporter panicked")),
             }
         }
@@ -423,13 +421,8 @@ impl Providers {
     }
 }
 
-fn errors(results: Vec<opentelemetry_sdk::error::OTelSdkResult>) -> Vec<String> {
-    results
-        .into_iter()
-        .filter_map(Result::err)
-        .map(|e| e.to_string())
-        .collect()
-}
+/// One provider's flush or shutdown, run on its own thread.
+type FinishJob = Box<dyn FnOnce() -> opentelemetry_sdk::error::OTelSdkResult + Send>;
 
 fn scope() -> InstrumentationScope {
     InstrumentationScope::builder("tether")
