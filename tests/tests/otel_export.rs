@@ -803,3 +803,49 @@ fn probe_refuses_an_otlp_url_that_is_not_http_with_exit_2() {
     assert!(stderr.contains("not an http"), "{stderr}");
     assert!(!stderr.contains("sk-bad-secret"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_host_exports_its_servers_spans_and_evidence_logs() {
+    let (addr, captured) = receiver().await;
+    let db = tempfile::tempdir().expect("tempdir");
+    let db_path = db.path().join("host.db");
+    let url = format!("http://{addr}");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(tether_tests::workspace_bin("tether-example-host"))
+            .arg("--db")
+            .arg(&db_path)
+            .arg("--agent")
+            .arg(tether_tests::workspace_bin("tether-reference-agent"))
+            .args(["--otlp", &url])
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .output()
+            .expect("run the example host")
+    })
+    .await
+    .expect("host");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names = span_names(&captured);
+    assert!(names.contains("initialize"), "{names:?}");
+    assert!(names.contains("tools/list"), "{names:?}");
+    let logs = captured
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(s, _)| s == "logs")
+        .map(|(_, body)| ExportLogsServiceRequest::decode(body.as_slice()).expect("decode"))
+        .flat_map(|r| r.resource_logs)
+        .collect::<Vec<_>>();
+    let service = attrs(&logs[0].resource.as_ref().expect("resource").attributes);
+    assert_eq!(service["service.name"], "tether-example-host");
+    let sessions: BTreeSet<String> = logs
+        .iter()
+        .flat_map(|rl| &rl.scope_logs)
+        .flat_map(|sl| &sl.log_records)
+        .filter_map(|r| attrs(&r.attributes).get("tether.session.id").cloned())
+        .collect();
+    assert_eq!(sessions, BTreeSet::from(["example-session".to_owned()]));
+}

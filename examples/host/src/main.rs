@@ -10,6 +10,11 @@
 //! `--inventory HARNESS` (claude, codex, opencode, cursor, gemini) scans that
 //! harness's configuration once and attaches the snapshot to every attempt,
 //! so `tether history` shows what was configured at the time.
+//!
+//! `--otlp URL` (or the standard `OTEL_EXPORTER_OTLP_ENDPOINT` environment)
+//! exports what the host observes over OTLP/HTTP: its server's request spans
+//! and durations, attachment metrics and evidence logs (see
+//! docs/OPENTELEMETRY.md). `OTEL_SDK_DISABLED=true` turns it off.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -102,6 +107,15 @@ async fn main() -> anyhow::Result<()> {
         tether_core::registry::PluginSource::Static,
     )?;
     let hub = Arc::new(Hub::with_store(registry, HubConfig::default(), store));
+    let mut otel_config = tether_otel::OtelConfig::from_env("tether-example-host");
+    if let Some(url) = arg(&args, "--otlp") {
+        otel_config = otel_config.with_endpoint(url);
+    }
+    let otel = tether_otel::TetherOtel::start(otel_config)?;
+    if let Some(otel) = &otel {
+        otel.watch_hub(&hub);
+        println!("exporting to OpenTelemetry (OTLP/HTTP)");
+    }
     let restored = loaded.histories.iter().any(|h| h.session_id == session);
     for history in &loaded.histories {
         print_history("restored", history);
@@ -110,6 +124,9 @@ async fn main() -> anyhow::Result<()> {
 
     // === The host's own MCP server, observed ===
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
+    if let Some(otel) = &otel {
+        endpoint.on_served(otel.served_observer());
+    }
 
     // === The agent ===
     let workdir = std::env::temp_dir().join(format!("tether-example-host-{}", std::process::id()));
@@ -254,5 +271,12 @@ async fn main() -> anyhow::Result<()> {
         print_history("final", &history);
     }
     hub.flush_store();
+    if let Some(otel) = otel {
+        // The export thread does the waiting; this runtime is never blocked on it.
+        let problems = tokio::task::spawn_blocking(move || otel.shutdown()).await?;
+        for problem in problems {
+            eprintln!("OpenTelemetry export: {problem}");
+        }
+    }
     Ok(())
 }
