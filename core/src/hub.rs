@@ -159,9 +159,8 @@ pub enum PublishError {
 struct AttemptLive {
     session_id: String,
     attempt_id: String,
-    task_id: String,
-    execution_id: String,
-    agent_kind: String,
+    /// Whose this attempt is, for taps (built once, shared by every event).
+    owner: Arc<EventOwner>,
     /// The hub's count of every sink's drops (for exporters).
     hub_dropped: Arc<AtomicU64>,
     superseded: AtomicBool,
@@ -306,14 +305,14 @@ pub enum HubEvent {
     /// An attempt began.
     AttemptBegun {
         /// Whose.
-        owner: EventOwner,
+        owner: Arc<EventOwner>,
         /// What started it.
         trigger: Trigger,
     },
     /// The reducer accepted one evidence event (sanitized).
     Evidence {
         /// Whose.
-        owner: EventOwner,
+        owner: Arc<EventOwner>,
         /// What was seen.
         evidence: Box<Evidence>,
     },
@@ -321,7 +320,7 @@ pub enum HubEvent {
     /// when evidence changed it).
     RowStatus {
         /// Whose.
-        owner: EventOwner,
+        owner: Arc<EventOwner>,
         /// The row's sanitized name.
         server: String,
         /// The status it entered.
@@ -335,34 +334,29 @@ pub enum HubEvent {
 /// [`HubEvent::AttemptBegun`], on the caller of `begin_attempt`), never while
 /// the hub's lock is held. It must return at once: queue (bounded) or drop.
 pub trait HubTap: Send + Sync {
-    /// One accepted event.
-    fn observe(&self, event: &HubEvent);
+    /// One accepted event (shared by every tap: keep the `Arc`, not a copy).
+    fn observe(&self, event: &Arc<HubEvent>);
 }
 
-fn owner_of(live: &AttemptLive) -> EventOwner {
-    EventOwner {
-        task_id: live.task_id.clone(),
-        session_id: live.session_id.clone(),
-        execution_id: live.execution_id.clone(),
-        attempt_id: live.attempt_id.clone(),
-        agent_kind: live.agent_kind.clone(),
-    }
+fn owner_of(live: &AttemptLive) -> Arc<EventOwner> {
+    Arc::clone(&live.owner)
 }
 
 /// The status and reason of each row of one attempt (for change detection).
 fn row_states(
     history: &AttachmentHistory,
     attempt_id: &str,
-) -> Vec<(DisplayStatus, Option<ReasonCode>)> {
-    history
-        .attempt(attempt_id)
-        .map(|a| {
-            a.servers
+    out: &mut Vec<(DisplayStatus, Option<ReasonCode>)>,
+) {
+    out.clear();
+    if let Some(attempt) = history.attempt(attempt_id) {
+        out.extend(
+            attempt
+                .servers
                 .iter()
-                .map(|r| (r.status, r.reason_code.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
+                .map(|r| (r.status, r.reason_code.clone())),
+        );
+    }
 }
 
 /// Row-status events for every row whose status or reason differs from `before`.
@@ -401,14 +395,15 @@ impl Taps {
         self.any.load(Ordering::Acquire)
     }
 
-    fn deliver(&self, events: &[HubEvent]) {
+    fn deliver(&self, events: Vec<HubEvent>) {
         if events.is_empty() {
             return;
         }
         let list = self.list.read().unwrap_or_else(|p| p.into_inner()).clone();
-        for tap in &list {
-            for event in events {
-                tap.observe(event);
+        for event in events {
+            let event = Arc::new(event);
+            for tap in &list {
+                tap.observe(&event);
             }
         }
     }
@@ -692,9 +687,13 @@ impl Hub {
         let live = Arc::new(AttemptLive {
             session_id: request.session_id.clone(),
             attempt_id: attempt_id.clone(),
-            task_id: request.task_id.clone(),
-            execution_id: start.execution_id.clone(),
-            agent_kind: start.agent_kind.clone(),
+            owner: Arc::new(EventOwner {
+                task_id: request.task_id.clone(),
+                session_id: request.session_id.clone(),
+                execution_id: start.execution_id.clone(),
+                attempt_id: attempt_id.clone(),
+                agent_kind: start.agent_kind.clone(),
+            }),
             hub_dropped: Arc::clone(&self.shared.dropped),
             superseded: AtomicBool::new(false),
             dropped: AtomicU32::new(0),
@@ -737,7 +736,7 @@ impl Hub {
         }
         slot.publish_if_dirty(self.shared.persist.as_deref());
         drop(sessions);
-        self.shared.taps.deliver(&tapped);
+        self.shared.taps.deliver(tapped);
 
         Ok(AttemptHandle {
             attempt_id,
@@ -927,6 +926,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
     let mut flushes = Vec::new();
     let tapping = shared.taps.active();
     let mut tapped = Vec::new();
+    let mut before = Vec::new();
     {
         let mut sessions = shared.sessions();
         for command in batch.drain(..) {
@@ -936,11 +936,9 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                         continue;
                     };
                     let evidence = sanitize_evidence(&evidence, &live.scrubber);
-                    let before = if tapping {
-                        row_states(&slot.history, &live.attempt_id)
-                    } else {
-                        Vec::new()
-                    };
+                    if tapping {
+                        row_states(&slot.history, &live.attempt_id, &mut before);
+                    }
                     let event = HistoryEvent::Observe {
                         session_id: live.session_id.clone(),
                         attempt_id: live.attempt_id.clone(),
@@ -1004,7 +1002,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
             slot.publish_if_dirty(shared.persist.as_deref());
         }
     }
-    shared.taps.deliver(&tapped);
+    shared.taps.deliver(tapped);
     for flush in flushes {
         match flush {
             Flush::Blocking(done) => {

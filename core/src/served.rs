@@ -11,6 +11,7 @@
 //! resource contents. Tool and method names, ids, versions and error codes
 //! only; every string is bounded by [`MAX_FIELD`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::vocab::Transport;
@@ -23,6 +24,24 @@ pub const MAX_FIELD: usize = 256;
 pub fn bounded(value: impl Into<String>) -> Option<String> {
     let value = value.into();
     (value.len() <= MAX_FIELD).then_some(value)
+}
+
+/// MCP protocol versions, as `'static` words (no allocation per request).
+pub const KNOWN_PROTOCOL_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+/// A protocol version as a `'static` word when it is a known one, else
+/// bounded and owned.
+pub fn protocol_word(version: &str) -> Option<Cow<'static, str>> {
+    match KNOWN_PROTOCOL_VERSIONS.iter().find(|v| **v == version) {
+        Some(known) => Some(Cow::Borrowed(known)),
+        None => bounded(version).map(Cow::Owned),
+    }
 }
 
 /// How a served request ended.
@@ -65,26 +84,46 @@ pub struct ServedOwner {
     pub attempt_id: String,
 }
 
-/// The MCP server's side of one request.
+/// A JSON-RPC request id as the client sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestIdent {
+    /// A number.
+    Number(i64),
+    /// A string (bounded by [`MAX_FIELD`]).
+    Text(String),
+}
+
+impl std::fmt::Display for RequestIdent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestIdent::Number(n) => write!(f, "{n}"),
+            RequestIdent::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+/// The MCP server's side of one request. Built on the request path, so the
+/// common case allocates little: shared names are `Arc`s and well-known
+/// words are `'static`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedRequest {
     /// The server's name in the attempt's plan.
-    pub server: String,
+    pub server: Arc<str>,
     /// The JSON-RPC method (`tools/call`, `initialize`, …).
-    pub method: String,
+    pub method: Cow<'static, str>,
     /// For tools/call: the tool's name.
     pub tool: Option<String>,
     /// The JSON-RPC id as sent (`None` when absent or null).
-    pub request_id: Option<String>,
+    pub request_id: Option<RequestIdent>,
     /// The MCP protocol version in effect for this request, when known.
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<Cow<'static, str>>,
     /// The legacy-era session (the `Mcp-Session-Id`, or the SSE session).
     /// Always `None` for 2026-07-28 stateless requests, which have no session.
-    pub session_id: Option<String>,
+    pub session_id: Option<Arc<str>>,
     /// The transport the client used to reach the server.
     pub transport: Transport,
     /// The peer's address (an IP literal), for socket transports.
-    pub client_address: Option<String>,
+    pub client_address: Option<Arc<str>>,
     /// The peer's port, for socket transports.
     pub client_port: Option<u16>,
     /// When the server received it, nanoseconds since the Unix epoch.
@@ -96,7 +135,7 @@ pub struct ServedRequest {
     /// The client's trace context, when it sent one.
     pub trace: TraceContext,
     /// The attempt the request was credited to, when one was bound.
-    pub owner: Option<ServedOwner>,
+    pub owner: Option<Arc<ServedOwner>>,
 }
 
 /// One legacy-era session (or stdio connection) of an observed server,
@@ -104,15 +143,15 @@ pub struct ServedRequest {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedSession {
     /// The server's name in the attempt's plan.
-    pub server: String,
+    pub server: Arc<str>,
     /// The transport.
     pub transport: Transport,
     /// The protocol version negotiated, when known.
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<Cow<'static, str>>,
     /// How long it was open, in nanoseconds.
     pub duration_nanos: u64,
     /// The attempt it was credited to, when one was bound.
-    pub owner: Option<ServedOwner>,
+    pub owner: Option<Arc<ServedOwner>>,
 }
 
 /// What a served-request observer receives.

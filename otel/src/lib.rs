@@ -27,7 +27,9 @@ pub mod semconv;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::sync::mpsc::{
+    Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError, sync_channel,
+};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -77,7 +79,7 @@ pub enum OtelError {
 #[allow(clippy::large_enum_variant)]
 enum Job {
     Served(Served),
-    Hub(Box<HubEvent>),
+    Hub(Arc<HubEvent>),
     Verdict {
         verdict: &'static str,
         agent_kind: String,
@@ -127,8 +129,8 @@ impl ServedObserver for Queue {
 }
 
 impl HubTap for Queue {
-    fn observe(&self, event: &HubEvent) {
-        self.offer(Job::Hub(Box::new(event.clone())));
+    fn observe(&self, event: &Arc<HubEvent>) {
+        self.offer(Job::Hub(Arc::clone(event)));
     }
 }
 
@@ -146,19 +148,41 @@ impl TetherOtel {
                 });
             }
         }
-        let providers = Providers::build(&config)?;
         let (tx, rx) = sync_channel(config.queue_capacity.max(1));
         let dropped = Arc::new(AtomicU64::new(0));
         let hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>> = Arc::default();
+        let (built_tx, built_rx) = sync_channel(1);
         let worker = {
             let dropped = Arc::clone(&dropped);
             let hub_drops = Arc::clone(&hub_drops);
-            let timeout = config.export_timeout;
+            let config = config.clone();
             std::thread::Builder::new()
                 .name("tether-otel".into())
-                .spawn(move || Worker::new(providers, dropped, hub_drops, timeout).run(rx))
+                .spawn(move || {
+                    // Export yields the CPU to everything else, the agent's MCP
+                    // traffic first. The SDK's exporter threads are started
+                    // below, from this thread, and inherit its scheduling class.
+                    lower_this_threads_priority();
+                    match Providers::build(&config) {
+                        Ok(providers) => {
+                            let _ = built_tx.send(Ok(()));
+                            Worker::new(providers, dropped, hub_drops).run(rx);
+                        }
+                        Err(err) => {
+                            let _ = built_tx.send(Err(err));
+                        }
+                    }
+                })
                 .map_err(|e| OtelError::Thread(e.to_string()))?
         };
+        match built_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                let _ = worker.join();
+                return Err(err);
+            }
+            Err(_) => return Err(OtelError::Thread("the export thread ended early".into())),
+        }
         Ok(Some(TetherOtel {
             tx,
             dropped,
@@ -430,6 +454,36 @@ fn scope() -> InstrumentationScope {
         .build()
 }
 
+/// Moves the calling thread to the idle scheduling class (Linux
+/// `SCHED_IDLE`): it runs only when no normal thread wants the CPU, and a
+/// waking normal thread (the agent's MCP traffic) preempts it at once.
+/// Threads it starts inherit the class. On a machine saturated for long, the
+/// export queue fills and drops (counted) instead of taking CPU from the
+/// agent. Best effort: where the class is unavailable, the nice value is
+/// raised instead.
+fn lower_this_threads_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid takes no arguments and cannot fail; sched_setscheduler
+        // and setpriority only read their arguments (`param` lives on this
+        // stack for the call). None of them touches memory we own afterwards.
+        let idle = unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::pid_t;
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) == 0
+                || libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 19) == 0
+        };
+        if !idle {
+            tracing::debug!("could not lower the export thread's priority");
+        }
+    }
+}
+
+/// While busy, the worker polls at this interval instead of blocking.
+const BUSY_POLL: Duration = Duration::from_millis(2);
+/// After this many empty polls it blocks again, so idle export costs nothing.
+const IDLE_POLLS_BEFORE_BLOCKING: u32 = 25;
+
 struct Worker {
     providers: Providers,
     tracer: opentelemetry_sdk::trace::SdkTracer,
@@ -462,7 +516,6 @@ impl Worker {
         providers: Providers,
         dropped: Arc<AtomicU64>,
         hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>>,
-        _timeout: Duration,
     ) -> Self {
         let tracer = providers.tracer.tracer_with_scope(scope());
         let logger = providers.logger.logger_with_scope(scope());
@@ -532,34 +585,63 @@ impl Worker {
     }
 
     fn run(self, rx: Receiver<Job>) {
-        while let Ok(job) = rx.recv() {
-            match job {
-                Job::Served(Served::Request(request)) => self.request(&request),
-                Job::Served(Served::SessionClosed(session)) => self.session(&session),
-                Job::Hub(event) => self.hub_event(&event),
-                Job::Verdict {
-                    verdict,
-                    agent_kind,
-                } => self.verdicts.add(
-                    1,
-                    &[
-                        KeyValue::new(sc::TETHER_PROBE_VERDICT, verdict),
-                        KeyValue::new(sc::TETHER_AGENT_KIND, agent_kind),
-                    ],
-                ),
-                Job::Flush(done) => {
-                    for problem in self.providers.flush() {
-                        tracing::debug!(%problem, "OpenTelemetry flush");
+        // Like the hub's drain: while busy, poll instead of blocking, so an
+        // MCP request that queues an item never pays for waking this thread.
+        let mut idle_polls = IDLE_POLLS_BEFORE_BLOCKING;
+        loop {
+            let job = if idle_polls >= IDLE_POLLS_BEFORE_BLOCKING {
+                match rx.recv_timeout(Duration::from_millis(500)) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match rx.try_recv() {
+                    Ok(job) => job,
+                    Err(TryRecvError::Empty) => {
+                        idle_polls += 1;
+                        std::thread::sleep(BUSY_POLL);
+                        continue;
                     }
-                    let _ = done.try_send(());
+                    Err(TryRecvError::Disconnected) => break,
                 }
-                Job::Stop(done) => {
-                    let _ = done.try_send(self.providers.shutdown());
-                    return;
-                }
+            };
+            idle_polls = 0;
+            if !self.handle(job) {
+                return;
             }
         }
         let _ = self.providers.shutdown();
+    }
+
+    /// One queued item; false after a stop.
+    fn handle(&self, job: Job) -> bool {
+        match job {
+            Job::Served(Served::Request(request)) => self.request(&request),
+            Job::Served(Served::SessionClosed(session)) => self.session(&session),
+            Job::Hub(event) => self.hub_event(&event),
+            Job::Verdict {
+                verdict,
+                agent_kind,
+            } => self.verdicts.add(
+                1,
+                &[
+                    KeyValue::new(sc::TETHER_PROBE_VERDICT, verdict),
+                    KeyValue::new(sc::TETHER_AGENT_KIND, agent_kind),
+                ],
+            ),
+            Job::Flush(done) => {
+                for problem in self.providers.flush() {
+                    tracing::debug!(%problem, "OpenTelemetry flush");
+                }
+                let _ = done.try_send(());
+            }
+            Job::Stop(done) => {
+                let _ = done.try_send(self.providers.shutdown());
+                return false;
+            }
+        }
+        true
     }
 
     /// The client's context from `params._meta`, when it sent a valid one.
@@ -599,7 +681,7 @@ impl Worker {
 
         let mut attrs = metric_attrs;
         if let Some(id) = &request.request_id {
-            attrs.push(KeyValue::new(sc::JSONRPC_REQUEST_ID, id.clone()));
+            attrs.push(KeyValue::new(sc::JSONRPC_REQUEST_ID, id.to_string()));
         }
         if let Some(session) = &request.session_id {
             attrs.push(KeyValue::new(sc::MCP_SESSION_ID, session.clone()));
@@ -624,8 +706,8 @@ impl Worker {
                 owner.attempt_id.clone(),
             ));
         }
-        let name = match &request.tool {
-            Some(tool) => format!("{} {tool}", request.method),
+        let name: std::borrow::Cow<'static, str> = match &request.tool {
+            Some(tool) => format!("{} {tool}", request.method).into(),
             None => request.method.clone(),
         };
         let start = nanos_to_time(request.start_unix_nanos);

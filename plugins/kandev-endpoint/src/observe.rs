@@ -19,8 +19,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tether_core::hub::EvidenceSink;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::served::{
-    Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession, SharedServedObserver,
-    TraceContext, bounded,
+    RequestIdent, Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession,
+    SharedServedObserver, TraceContext, bounded, protocol_word,
 };
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
 
@@ -40,6 +40,8 @@ pub struct Observation {
     /// opt-out, anyone, and then contact evidence says so).
     gate: Gate,
     server_name: String,
+    /// The same name, shared by every served-request record.
+    served_name: Arc<str>,
     seed: u64,
     /// Fixed per endpoint, so one client maps to one identity.
     identity_keys: RandomState,
@@ -59,10 +61,12 @@ impl std::fmt::Debug for Observation {
 impl Observation {
     /// Observation for the server called `server_name` in the attempt's plan.
     pub fn new(server_name: impl Into<String>) -> Arc<Self> {
+        let server_name: String = server_name.into();
         Arc::new(Observation {
             binding: RwLock::new(None),
             gate: Gate::default(),
-            server_name: server_name.into(),
+            served_name: Arc::from(server_name.as_str()),
+            server_name,
             seed: RandomState::new().hash_one(Timestamp::now().0),
             identity_keys: RandomState::new(),
             counter: AtomicU64::new(0),
@@ -163,7 +167,7 @@ impl Observation {
         peer: Option<std::net::SocketAddr>,
     ) -> Arc<Connection> {
         let connection = self.new_connection(Transport::Sse, peer);
-        let _ = connection.legacy_session.set(session_id.to_owned());
+        let _ = connection.legacy_session.set(Arc::from(session_id));
         connection
     }
 
@@ -188,10 +192,11 @@ impl Observation {
             http: transport == Transport::Http,
             transport,
             opened: Instant::now(),
-            peer: Mutex::new(peer),
+            peer: Mutex::new(peer.map(peer_parts)),
             legacy_session: OnceLock::new(),
             negotiated: OnceLock::new(),
             served_any: AtomicBool::new(false),
+            owner: OnceLock::new(),
         })
     }
 
@@ -221,14 +226,16 @@ pub struct Connection {
     transport: Transport,
     /// When the connection (or service instance) began.
     opened: Instant,
-    /// The peer's socket address, once known (HTTP, SSE).
-    peer: Mutex<Option<std::net::SocketAddr>>,
+    /// The peer's address and port, once known (HTTP, SSE).
+    peer: Mutex<Option<(Arc<str>, u16)>>,
     /// The legacy-era session id (`Mcp-Session-Id`, or the SSE session).
-    legacy_session: OnceLock<String>,
+    legacy_session: OnceLock<Arc<str>>,
     /// The protocol version initialize negotiated.
-    negotiated: OnceLock<String>,
+    negotiated: OnceLock<Cow<'static, str>>,
     /// Whether a request was served (a session worth reporting on close).
     served_any: AtomicBool,
+    /// Who served requests are credited to (see [`Connection::owner`]).
+    owner: OnceLock<Option<Arc<ServedOwner>>>,
 }
 
 /// A request's metadata, taken before the handler consumes its context.
@@ -236,12 +243,16 @@ pub(crate) struct Started {
     observer: SharedServedObserver,
     method: Cow<'static, str>,
     tool: Option<String>,
-    request_id: Option<String>,
-    protocol_version: Option<String>,
-    session_id: Option<String>,
+    request_id: Option<RequestIdent>,
+    protocol_version: Option<Cow<'static, str>>,
+    session_id: Option<Arc<str>>,
     trace: TraceContext,
     at: Instant,
     unix_nanos: u64,
+}
+
+fn peer_parts(addr: std::net::SocketAddr) -> (Arc<str>, u16) {
+    (Arc::from(addr.ip().to_string()), addr.port())
 }
 
 fn unix_nanos_now() -> u64 {
@@ -251,10 +262,10 @@ fn unix_nanos_now() -> u64 {
         .unwrap_or(0)
 }
 
-fn request_id_of(id: &RequestId) -> Option<String> {
+fn request_id_of(id: &RequestId) -> Option<RequestIdent> {
     match id {
-        NumberOrString::Number(n) => Some(n.to_string()),
-        NumberOrString::String(s) => bounded(s.as_ref()),
+        NumberOrString::Number(n) => Some(RequestIdent::Number(*n)),
+        NumberOrString::String(s) => bounded(s.as_ref()).map(RequestIdent::Text),
     }
 }
 
@@ -342,7 +353,7 @@ impl Connection {
                 && let Some(observer) = self.observation.served_observer()
             {
                 observer.served(Served::SessionClosed(ServedSession {
-                    server: self.observation.server_name.clone(),
+                    server: Arc::clone(&self.observation.served_name),
                     transport: self.transport.clone(),
                     protocol_version: self.negotiated.get().cloned(),
                     duration_nanos: duration_nanos(self.opened.elapsed()),
@@ -352,15 +363,19 @@ impl Connection {
         }
     }
 
-    fn owner(&self) -> Option<ServedOwner> {
-        self.sink
-            .get()
-            .and_then(|s| s.as_ref())
-            .or(self.observation.current_sink().as_ref())
-            .map(|sink| ServedOwner {
-                session_id: sink.session_id().to_owned(),
-                attempt_id: sink.attempt_id().to_owned(),
+    /// The attempt this connection's requests are credited to: the same sink
+    /// its evidence goes to, fixed at first use.
+    fn owner(&self) -> Option<Arc<ServedOwner>> {
+        self.owner
+            .get_or_init(|| {
+                self.sink().map(|sink| {
+                    Arc::new(ServedOwner {
+                        session_id: sink.session_id().to_owned(),
+                        attempt_id: sink.attempt_id().to_owned(),
+                    })
+                })
             })
+            .clone()
     }
 
     /// Takes what a request's span needs before the handler runs; `None`
@@ -381,12 +396,18 @@ impl Connection {
                     .extensions
                     .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         {
-            *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(*addr);
+            let mut peer = self.peer.lock().unwrap_or_else(|p| p.into_inner());
+            if peer.as_ref().is_none_or(|(_, port)| *port != addr.port()) {
+                *peer = Some(peer_parts(*addr));
+            }
         }
-        let protocol_version = context
-            .protocol_version()
-            .map(|v| v.as_str().to_owned())
-            .or_else(|| self.negotiated.get().cloned());
+        let protocol_version = match self.negotiated.get() {
+            Some(negotiated) if !self.http => Some(negotiated.clone()),
+            _ => context
+                .protocol_version()
+                .and_then(|v| protocol_word(v.as_str()))
+                .or_else(|| self.negotiated.get().cloned()),
+        };
         let stateless = self.http
             && (context
                 .meta
@@ -396,10 +417,15 @@ impl Connection {
         let session_id = if stateless {
             None
         } else if self.http {
-            parts
-                .and_then(|p| p.headers.get("mcp-session-id"))
-                .and_then(|v| v.to_str().ok())
-                .and_then(bounded)
+            // One service instance serves one legacy session: its header is constant.
+            match self.legacy_session.get() {
+                Some(id) => Some(Arc::clone(id)),
+                None => parts
+                    .and_then(|p| p.headers.get("mcp-session-id"))
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(bounded)
+                    .map(|id| Arc::clone(self.legacy_session.get_or_init(|| Arc::from(id)))),
+            }
         } else {
             self.legacy_session.get().cloned()
         };
@@ -426,17 +452,21 @@ impl Connection {
             return;
         };
         self.served_any.store(true, Ordering::Relaxed);
-        let peer = *self.peer.lock().unwrap_or_else(|p| p.into_inner());
+        let peer = self.peer.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let (client_address, client_port) = match peer {
+            Some((address, port)) => (Some(address), Some(port)),
+            None => (None, None),
+        };
         started.observer.served(Served::Request(ServedRequest {
-            server: self.observation.server_name.clone(),
-            method: started.method.into_owned(),
+            server: Arc::clone(&self.observation.served_name),
+            method: started.method,
             tool: started.tool,
             request_id: started.request_id,
             protocol_version: started.protocol_version,
             session_id: started.session_id,
             transport: self.transport.clone(),
-            client_address: peer.map(|a| a.ip().to_string()),
-            client_port: peer.map(|a| a.port()),
+            client_address,
+            client_port,
             start_unix_nanos: started.unix_nanos,
             duration_nanos: duration_nanos(started.at.elapsed()),
             outcome,
@@ -520,14 +550,13 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         let started = self.connection.start("initialize", None, &context);
         let result = self.inner.initialize(request, context).await;
         if let Ok(init) = &result {
-            let _ = self
-                .connection
-                .negotiated
-                .set(init.protocol_version.as_str().to_owned());
+            if let Some(word) = protocol_word(init.protocol_version.as_str()) {
+                let _ = self.connection.negotiated.set(word);
+            }
         }
         let mut started = started;
         if let (Some(started), Ok(init)) = (started.as_mut(), &result) {
-            started.protocol_version = Some(init.protocol_version.as_str().to_owned());
+            started.protocol_version = protocol_word(init.protocol_version.as_str());
         }
         self.connection.finish(started, outcome_of(&result));
         match &result {
