@@ -549,10 +549,10 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         let client = client_of(&request.client_info, Some(&request.protocol_version));
         let started = self.connection.start("initialize", None, &context);
         let result = self.inner.initialize(request, context).await;
-        if let Ok(init) = &result {
-            if let Some(word) = protocol_word(init.protocol_version.as_str()) {
-                let _ = self.connection.negotiated.set(word);
-            }
+        if let Ok(init) = &result
+            && let Some(word) = protocol_word(init.protocol_version.as_str())
+        {
+            let _ = self.connection.negotiated.set(word);
         }
         let mut started = started;
         if let (Some(started), Ok(init)) = (started.as_mut(), &result) {
