@@ -1019,3 +1019,119 @@ enum Flush {
     Blocking(SyncSender<()>),
     Async(oneshot::Sender<()>),
 }
+
+#[cfg(test)]
+mod tap_tests {
+    use super::*;
+    use crate::spec::{Endpoint, ServerSpec};
+    use crate::vocab::{EvidenceKind, ServerSource};
+
+    #[derive(Default)]
+    struct Collect(Mutex<Vec<Arc<HubEvent>>>);
+
+    impl HubTap for Collect {
+        fn observe(&self, event: &Arc<HubEvent>) {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Arc::clone(event));
+        }
+    }
+
+    fn request(session: &str) -> AttemptRequest {
+        AttemptRequest::new(
+            "task",
+            session,
+            "exec",
+            "kind",
+            DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![ServerSpec::new(
+                "srv",
+                ServerSource::Host,
+                Endpoint::Http {
+                    url: "http://127.0.0.1:1/mcp".into(),
+                    headers: vec![],
+                },
+            )],
+        )
+    }
+
+    #[test]
+    fn taps_see_the_start_accepted_evidence_and_status_changes_but_no_stale_evidence() {
+        let hub = Hub::new(Registry::empty());
+        let tap = Arc::new(Collect::default());
+        hub.add_tap(tap.clone());
+        let first = hub.begin_attempt(request("s")).expect("begin");
+        let second = hub.begin_attempt(request("s")).expect("supersede");
+        // The first attempt is superseded: its evidence is refused, so no tap sees it.
+        assert!(
+            first
+                .sink
+                .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server("srv"))
+                .is_err()
+        );
+        second
+            .sink
+            .publish(
+                Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                    .server("srv")
+                    .reason(ReasonCode::ProtocolError, Some("boom".into())),
+            )
+            .expect("publish");
+        hub.flush_blocking();
+        let events = tap.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let begun = events
+            .iter()
+            .filter(|e| matches!(***e, HubEvent::AttemptBegun { .. }))
+            .count();
+        assert_eq!(begun, 2);
+        let evidence: Vec<(&str, EvidenceKind)> = events
+            .iter()
+            .filter_map(|e| match &**e {
+                HubEvent::Evidence { owner, evidence } => {
+                    Some((owner.attempt_id.as_str(), evidence.kind.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(evidence.contains(&(second.attempt_id.as_str(), EvidenceKind::ExplicitError)));
+        assert!(
+            !evidence
+                .iter()
+                .any(|(a, k)| *a == first.attempt_id && *k == EvidenceKind::Delivered),
+            "{evidence:?}"
+        );
+        let failed = events.iter().any(|e| {
+            matches!(&**e, HubEvent::RowStatus { owner, status: DisplayStatus::Failed, .. }
+                if owner.attempt_id == second.attempt_id)
+        });
+        assert!(failed, "the row's change to failed is told");
+    }
+
+    #[test]
+    fn every_sinks_drops_add_up_in_the_hub_counter() {
+        let hub = Hub::with_config(
+            Registry::empty(),
+            HubConfig {
+                queue_capacity: 1,
+                ..HubConfig::default()
+            },
+        );
+        let counter = hub.evidence_dropped_counter();
+        let a = hub.begin_attempt(request("a")).expect("a");
+        let b = hub.begin_attempt(request("b")).expect("b");
+        for _ in 0..5_000 {
+            let _ = a
+                .sink
+                .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()));
+            let _ = b
+                .sink
+                .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()));
+        }
+        let total = u64::from(a.sink.dropped()) + u64::from(b.sink.dropped());
+        assert!(total > 0, "a one-slot queue drops under a flood");
+        assert_eq!(hub.evidence_dropped(), total);
+        assert_eq!(counter.load(Ordering::Relaxed), total);
+    }
+}

@@ -23,6 +23,7 @@
 //! payloads.
 
 pub mod config;
+mod convert;
 pub mod semconv;
 
 use std::collections::HashMap;
@@ -48,7 +49,6 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use tether_core::hub::{EventOwner, Hub, HubEvent, HubTap};
 use tether_core::model::Evidence;
 use tether_core::served::{Served, ServedObserver, ServedRequest, ServedSession};
-use tether_core::vocab::Transport;
 
 pub use config::OtelConfig;
 use semconv as sc;
@@ -501,16 +501,6 @@ fn nanos_to_time(nanos: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_nanos(nanos)
 }
 
-fn transport_attributes(transport: &Transport, out: &mut Vec<KeyValue>) {
-    match transport {
-        Transport::Stdio => out.push(KeyValue::new(sc::NETWORK_TRANSPORT, "pipe")),
-        _ => {
-            out.push(KeyValue::new(sc::NETWORK_TRANSPORT, "tcp"));
-            out.push(KeyValue::new(sc::NETWORK_PROTOCOL_NAME, "http"));
-        }
-    }
-}
-
 impl Worker {
     fn new(
         providers: Providers,
@@ -664,48 +654,11 @@ impl Worker {
     }
 
     fn request(&self, request: &ServedRequest) {
-        let mut metric_attrs = vec![KeyValue::new(sc::MCP_METHOD_NAME, request.method.clone())];
-        if let Some(tool) = &request.tool {
-            metric_attrs.push(KeyValue::new(sc::GEN_AI_TOOL_NAME, tool.clone()));
-            metric_attrs.push(KeyValue::new(sc::GEN_AI_OPERATION_NAME, sc::EXECUTE_TOOL));
-        }
-        if let Some(version) = &request.protocol_version {
-            metric_attrs.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, version.clone()));
-        }
-        transport_attributes(&request.transport, &mut metric_attrs);
-        if let Some(error_type) = request.outcome.error_type() {
-            metric_attrs.push(KeyValue::new(sc::ERROR_TYPE, error_type));
-        }
+        let (metric_attrs, span_only) = convert::request_attributes(request);
         self.operation_duration
             .record(request.duration_nanos as f64 / 1e9, &metric_attrs);
-
         let mut attrs = metric_attrs;
-        if let Some(id) = &request.request_id {
-            attrs.push(KeyValue::new(sc::JSONRPC_REQUEST_ID, id.to_string()));
-        }
-        if let Some(session) = &request.session_id {
-            attrs.push(KeyValue::new(sc::MCP_SESSION_ID, session.clone()));
-        }
-        if let Some(address) = &request.client_address {
-            attrs.push(KeyValue::new(sc::CLIENT_ADDRESS, address.clone()));
-        }
-        if let Some(port) = request.client_port {
-            attrs.push(KeyValue::new(sc::CLIENT_PORT, i64::from(port)));
-        }
-        attrs.push(KeyValue::new(
-            sc::TETHER_SERVER_NAME,
-            request.server.clone(),
-        ));
-        if let Some(owner) = &request.owner {
-            attrs.push(KeyValue::new(
-                sc::TETHER_SESSION_ID,
-                owner.session_id.clone(),
-            ));
-            attrs.push(KeyValue::new(
-                sc::TETHER_ATTEMPT_ID,
-                owner.attempt_id.clone(),
-            ));
-        }
+        attrs.extend(span_only);
         let name: std::borrow::Cow<'static, str> = match &request.tool {
             Some(tool) => format!("{} {tool}", request.method).into(),
             None => request.method.clone(),
@@ -737,7 +690,7 @@ impl Worker {
         if let Some(version) = &session.protocol_version {
             attrs.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, version.clone()));
         }
-        transport_attributes(&session.transport, &mut attrs);
+        convert::transport_attributes(&session.transport, &mut attrs);
         self.session_duration
             .record(session.duration_nanos as f64 / 1e9, &attrs);
     }
@@ -791,55 +744,7 @@ impl Worker {
         });
         record.set_severity_text(if failure { "WARN" } else { "INFO" });
         record.set_body(AnyValue::from(evidence.kind.as_str().to_owned()));
-        let text = |key: &'static str, value: &str| (key, AnyValue::from(value.to_owned()));
-        let mut attrs = vec![
-            text("tether.evidence.kind", evidence.kind.as_str()),
-            text("tether.provenance", evidence.provenance.as_str()),
-            text(sc::TETHER_TASK_ID, &owner.task_id),
-            text(sc::TETHER_SESSION_ID, &owner.session_id),
-            text(sc::TETHER_EXECUTION_ID, &owner.execution_id),
-            text(sc::TETHER_ATTEMPT_ID, &owner.attempt_id),
-            text(sc::TETHER_AGENT_KIND, &owner.agent_kind),
-        ];
-        if let Some(server) = &evidence.server {
-            attrs.push(text(sc::TETHER_SERVER_NAME, server));
-        }
-        if let Some(connection) = &evidence.connection_id {
-            attrs.push(text("tether.connection.id", connection));
-        }
-        if let Some(reason) = &evidence.reason_code {
-            attrs.push(text(sc::TETHER_REASON_CODE, reason.as_str()));
-        }
-        if let Some(summary) = &evidence.summary {
-            attrs.push(text("tether.summary", summary));
-        }
-        if let Some(count) = evidence.tool_count {
-            attrs.push(("tether.tool.count", AnyValue::from(i64::from(count))));
-        }
-        if let Some(tool) = &evidence.tool {
-            attrs.push(text(sc::GEN_AI_TOOL_NAME, tool));
-        }
-        if let Some(ok) = evidence.ok {
-            attrs.push(("tether.tool.ok", AnyValue::from(ok)));
-        }
-        if let Some(client) = &evidence.client {
-            attrs.push(text("tether.client.name", &client.name));
-            if let Some(version) = &client.version {
-                attrs.push(text("tether.client.version", version));
-            }
-            if let Some(protocol) = &client.protocol_version {
-                attrs.push(text(sc::MCP_PROTOCOL_VERSION, protocol));
-            }
-        }
-        if let Some(status) = &evidence.reported_status {
-            attrs.push(text("tether.reported_status", status));
-        }
-        if let Some(test) = &evidence.endpoint_test {
-            attrs.push((
-                "tether.endpoint_test.succeeded",
-                AnyValue::from(test.succeeded),
-            ));
-        }
+        let attrs = convert::evidence_attributes(owner, evidence);
         record.add_attributes(attrs);
         self.logger.emit(record);
     }

@@ -130,12 +130,28 @@ impl TransportObserver for Pick {
 
 type Captured = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 
+#[derive(Clone, Default)]
+struct Receiver {
+    captured: Captured,
+    /// The `x-collector-key` header of each request, as the collector got it.
+    keys: Arc<Mutex<Vec<String>>>,
+}
+
 async fn receive(
-    State(captured): State<Captured>,
+    State(receiver): State<Receiver>,
     AxPath(signal): AxPath<String>,
+    headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> StatusCode {
-    captured
+    if let Some(key) = headers.get("x-collector-key").and_then(|v| v.to_str().ok()) {
+        receiver
+            .keys
+            .lock()
+            .expect("keys lock")
+            .push(key.to_owned());
+    }
+    receiver
+        .captured
         .lock()
         .expect("capture lock")
         .push((signal, body.to_vec()));
@@ -143,10 +159,15 @@ async fn receive(
 }
 
 async fn receiver() -> (SocketAddr, Captured) {
-    let captured: Captured = Arc::default();
+    let (addr, receiver) = receiver_with_keys().await;
+    (addr, receiver.captured)
+}
+
+async fn receiver_with_keys() -> (SocketAddr, Receiver) {
+    let receiver = Receiver::default();
     let app = Router::new()
         .route("/v1/{signal}", post(receive))
-        .with_state(Arc::clone(&captured));
+        .with_state(receiver.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind receiver");
@@ -154,7 +175,7 @@ async fn receiver() -> (SocketAddr, Captured) {
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
-    (addr, captured)
+    (addr, receiver)
 }
 
 // === Decoding helpers ===
@@ -661,6 +682,9 @@ fn run_probe(envs: &[(&str, String)], extra: &[String]) -> std::process::Output 
         .arg("--")
         .arg(tether_tests::workspace_bin("tether-reference-agent"))
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_HEADERS")
+        .env_remove("OTEL_SERVICE_NAME")
+        .env_remove("OTEL_RESOURCE_ATTRIBUTES")
         .env_remove("OTEL_SDK_DISABLED");
     for (k, v) in envs {
         cmd.env(k, v);

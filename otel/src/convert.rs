@@ -1,0 +1,313 @@
+//! What Tether's records become in OpenTelemetry: attribute lists only, no
+//! SDK state, so the metadata-only and no-secret rules are tested here.
+
+use opentelemetry::KeyValue;
+use opentelemetry::logs::AnyValue;
+use tether_core::hub::EventOwner;
+use tether_core::model::Evidence;
+use tether_core::served::ServedRequest;
+use tether_core::vocab::Transport;
+
+use crate::semconv as sc;
+
+/// `network.transport` (and `network.protocol.name` over HTTP).
+pub(crate) fn transport_attributes(transport: &Transport, out: &mut Vec<KeyValue>) {
+    match transport {
+        Transport::Stdio => out.push(KeyValue::new(sc::NETWORK_TRANSPORT, "pipe")),
+        _ => {
+            out.push(KeyValue::new(sc::NETWORK_TRANSPORT, "tcp"));
+            out.push(KeyValue::new(sc::NETWORK_PROTOCOL_NAME, "http"));
+        }
+    }
+}
+
+/// A request's attributes: those the duration histogram also carries (low
+/// cardinality), then those only its span carries (ids, addresses, owners).
+pub(crate) fn request_attributes(request: &ServedRequest) -> (Vec<KeyValue>, Vec<KeyValue>) {
+    let mut metric = vec![KeyValue::new(sc::MCP_METHOD_NAME, request.method.clone())];
+    if let Some(tool) = &request.tool {
+        metric.push(KeyValue::new(sc::GEN_AI_TOOL_NAME, tool.clone()));
+        metric.push(KeyValue::new(sc::GEN_AI_OPERATION_NAME, sc::EXECUTE_TOOL));
+    }
+    if let Some(version) = &request.protocol_version {
+        metric.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, version.clone()));
+    }
+    transport_attributes(&request.transport, &mut metric);
+    if let Some(error_type) = request.outcome.error_type() {
+        metric.push(KeyValue::new(sc::ERROR_TYPE, error_type));
+    }
+
+    let mut span = Vec::with_capacity(7);
+    if let Some(id) = &request.request_id {
+        span.push(KeyValue::new(sc::JSONRPC_REQUEST_ID, id.to_string()));
+    }
+    if let Some(session) = &request.session_id {
+        span.push(KeyValue::new(sc::MCP_SESSION_ID, session.clone()));
+    }
+    if let Some(address) = &request.client_address {
+        span.push(KeyValue::new(sc::CLIENT_ADDRESS, address.clone()));
+    }
+    if let Some(port) = request.client_port {
+        span.push(KeyValue::new(sc::CLIENT_PORT, i64::from(port)));
+    }
+    span.push(KeyValue::new(
+        sc::TETHER_SERVER_NAME,
+        request.server.clone(),
+    ));
+    if let Some(owner) = &request.owner {
+        span.push(KeyValue::new(
+            sc::TETHER_SESSION_ID,
+            owner.session_id.clone(),
+        ));
+        span.push(KeyValue::new(
+            sc::TETHER_ATTEMPT_ID,
+            owner.attempt_id.clone(),
+        ));
+    }
+    (metric, span)
+}
+
+/// An accepted evidence event's log attributes: the sanitized fields the
+/// hub stored, and the ownership its sink stamped. Nothing else exists to copy.
+pub(crate) fn evidence_attributes(
+    owner: &EventOwner,
+    evidence: &Evidence,
+) -> Vec<(&'static str, AnyValue)> {
+    let text = |key: &'static str, value: &str| (key, AnyValue::from(value.to_owned()));
+    let mut attrs = vec![
+        text("tether.evidence.kind", evidence.kind.as_str()),
+        text("tether.provenance", evidence.provenance.as_str()),
+        text(sc::TETHER_TASK_ID, &owner.task_id),
+        text(sc::TETHER_SESSION_ID, &owner.session_id),
+        text(sc::TETHER_EXECUTION_ID, &owner.execution_id),
+        text(sc::TETHER_ATTEMPT_ID, &owner.attempt_id),
+        text(sc::TETHER_AGENT_KIND, &owner.agent_kind),
+    ];
+    if let Some(server) = &evidence.server {
+        attrs.push(text(sc::TETHER_SERVER_NAME, server));
+    }
+    if let Some(connection) = &evidence.connection_id {
+        attrs.push(text("tether.connection.id", connection));
+    }
+    if let Some(reason) = &evidence.reason_code {
+        attrs.push(text(sc::TETHER_REASON_CODE, reason.as_str()));
+    }
+    if let Some(summary) = &evidence.summary {
+        attrs.push(text("tether.summary", summary));
+    }
+    if let Some(count) = evidence.tool_count {
+        attrs.push(("tether.tool.count", AnyValue::from(i64::from(count))));
+    }
+    if let Some(tool) = &evidence.tool {
+        attrs.push(text(sc::GEN_AI_TOOL_NAME, tool));
+    }
+    if let Some(ok) = evidence.ok {
+        attrs.push(("tether.tool.ok", AnyValue::from(ok)));
+    }
+    if let Some(client) = &evidence.client {
+        attrs.push(text("tether.client.name", &client.name));
+        if let Some(version) = &client.version {
+            attrs.push(text("tether.client.version", version));
+        }
+        if let Some(protocol) = &client.protocol_version {
+            attrs.push(text(sc::MCP_PROTOCOL_VERSION, protocol));
+        }
+    }
+    if let Some(status) = &evidence.reported_status {
+        attrs.push(text("tether.reported_status", status));
+    }
+    if let Some(test) = &evidence.endpoint_test {
+        attrs.push((
+            "tether.endpoint_test.succeeded",
+            AnyValue::from(test.succeeded),
+        ));
+    }
+    attrs
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use proptest::prelude::*;
+    use tether_core::hub::{AttemptRequest, Hub, HubEvent, HubTap};
+    use tether_core::model::Timestamp;
+    use tether_core::registry::Registry;
+    use tether_core::served::{RequestIdent, ServedOutcome, TraceContext};
+    use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Trigger};
+    use tether_core::{DriveMode, Endpoint, KeyValue as SpecKv, ServerSpec};
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Collect(Mutex<Vec<Arc<HubEvent>>>);
+
+    impl HubTap for Collect {
+        fn observe(&self, event: &Arc<HubEvent>) {
+            self.0.lock().expect("lock").push(Arc::clone(event));
+        }
+    }
+
+    fn text_of(value: &AnyValue) -> String {
+        match value {
+            AnyValue::String(s) => s.as_str().to_owned(),
+            other => format!("{other:?}"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Secrets a host configured (env, headers, arguments, URL userinfo
+        /// and query) and secrets the agent's traffic carried (tool
+        /// arguments, results) never reach an attribute, whatever the
+        /// evidence says about them.
+        #[test]
+        fn planted_secrets_never_reach_an_exported_attribute(
+            secret in "[A-Za-z0-9]{12,24}",
+            tool in "[a-z_]{1,12}",
+        ) {
+            let secret = format!("sk-{secret}");
+            let hub = Hub::new(Registry::empty());
+            let tap = Arc::new(Collect::default());
+            hub.add_tap(tap.clone());
+            let servers = vec![
+                ServerSpec::new(
+                    "stdio-server",
+                    ServerSource::Profile,
+                    Endpoint::Stdio {
+                        command: format!("/opt/{secret}/bin/mcp"),
+                        args: vec![format!("--token={secret}")],
+                        env: vec![SpecKv::new("API_KEY", secret.clone())],
+                        cwd: Some(format!("/home/{secret}")),
+                    },
+                ),
+                ServerSpec::new(
+                    "http-server",
+                    ServerSource::Profile,
+                    Endpoint::Http {
+                        url: format!("https://u:{secret}@mcp.example/path?key={secret}"),
+                        headers: vec![SpecKv::new("Authorization", format!("Bearer {secret}"))],
+                    },
+                ),
+            ];
+            let handle = hub
+                .begin_attempt(AttemptRequest::new(
+                    "task", "session", "exec", "kind", DriveMode::Acp, Trigger::SessionNew, servers,
+                ))
+                .expect("begin");
+            // Evidence that quotes the secret: the hub's scrubber must have removed it.
+            for server in ["stdio-server", "http-server"] {
+                handle.sink.publish(
+                    Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                        .server(server)
+                        .reason(
+                            ReasonCode::ProtocolError,
+                            Some(format!("server said: bad key {secret} for Bearer {secret}")),
+                        ),
+                ).expect("publish");
+                handle.sink.publish(
+                    Evidence::new(EvidenceKind::ToolCallObserved, Timestamp::now())
+                        .server(server)
+                        .tool_call(tool.clone(), true),
+                ).expect("publish");
+            }
+            hub.flush_blocking();
+            let events = tap.0.lock().expect("lock").clone();
+            let evidence_seen = events.iter().any(|e| matches!(**e, HubEvent::Evidence { .. }));
+            prop_assert!(evidence_seen, "the tap saw evidence");
+            for event in events {
+                if let HubEvent::Evidence { owner, evidence } = &*event {
+                    for (key, value) in evidence_attributes(owner, evidence) {
+                        prop_assert!(
+                            !text_of(&value).contains(&secret),
+                            "{key} carries the planted secret"
+                        );
+                    }
+                }
+            }
+
+            // A served request has no field that could hold arguments or
+            // results; what it does hold is names, ids and codes.
+            let request = ServedRequest {
+                server: Arc::from("stdio-server"),
+                method: "tools/call".into(),
+                tool: Some(tool.clone()),
+                request_id: Some(RequestIdent::Number(7)),
+                protocol_version: Some("2025-06-18".into()),
+                session_id: None,
+                transport: Transport::Stdio,
+                client_address: None,
+                client_port: None,
+                start_unix_nanos: 1,
+                duration_nanos: 1,
+                outcome: ServedOutcome::Ok,
+                trace: TraceContext {
+                    traceparent: None,
+                    tracestate: None,
+                    baggage: Some(format!("user={secret}")),
+                },
+                owner: None,
+            };
+            let (metric, span) = request_attributes(&request);
+            for kv in metric.iter().chain(&span) {
+                prop_assert!(!kv.value.as_str().contains(&secret), "{}", kv.key);
+                prop_assert!(
+                    !kv.key.as_str().starts_with("gen_ai.tool.call."),
+                    "{} is never set",
+                    kv.key
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn metric_attributes_carry_no_ids_or_addresses() {
+        let request = ServedRequest {
+            server: Arc::from("s"),
+            method: "tools/call".into(),
+            tool: Some("echo".into()),
+            request_id: Some(RequestIdent::Text("req-1".into())),
+            protocol_version: Some("2025-06-18".into()),
+            session_id: Some(Arc::from("sess-1")),
+            transport: Transport::Http,
+            client_address: Some(Arc::from("127.0.0.1")),
+            client_port: Some(4242),
+            start_unix_nanos: 1,
+            duration_nanos: 1,
+            outcome: ServedOutcome::Error(-32603),
+            trace: TraceContext::default(),
+            owner: Some(Arc::new(tether_core::served::ServedOwner {
+                session_id: "tether-session".into(),
+                attempt_id: "att".into(),
+            })),
+        };
+        let (metric, span) = request_attributes(&request);
+        let metric_keys: Vec<&str> = metric.iter().map(|kv| kv.key.as_str()).collect();
+        assert_eq!(
+            metric_keys,
+            [
+                "mcp.method.name",
+                "gen_ai.tool.name",
+                "gen_ai.operation.name",
+                "mcp.protocol.version",
+                "network.transport",
+                "network.protocol.name",
+                "error.type"
+            ]
+        );
+        let span_keys: Vec<&str> = span.iter().map(|kv| kv.key.as_str()).collect();
+        assert_eq!(
+            span_keys,
+            [
+                "jsonrpc.request.id",
+                "mcp.session.id",
+                "client.address",
+                "client.port",
+                "tether.server.name",
+                "tether.session.id",
+                "tether.attempt.id"
+            ]
+        );
+    }
+}
