@@ -35,6 +35,13 @@ pub struct AttachmentHistory {
     pub task_id: String,
     /// The backend-owned session this history belongs to.
     pub session_id: String,
+    /// Monotonic per session: the hub raises it with every change it
+    /// publishes, and a store refuses a write whose revision is not newer
+    /// than the one it holds, so no stale writer (a second host, or a host
+    /// restarted mid-flush) ever replaces a newer history. 0 for documents
+    /// written before revisions existed.
+    #[serde(default)]
+    pub revision: u64,
     /// The attempt that is current, if any.
     pub current_attempt_id: Option<String>,
     /// At most three attempts, oldest first.
@@ -48,6 +55,7 @@ impl AttachmentHistory {
             schema_version: SCHEMA_VERSION,
             task_id: task_id.into(),
             session_id: session_id.into(),
+            revision: 0,
             current_attempt_id: None,
             attempts: Vec::new(),
         }

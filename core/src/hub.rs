@@ -35,7 +35,7 @@ use crate::reducer::{AttemptStart, HistoryEvent, Rejection, reduce, sanitize_evi
 use crate::registry::Registry;
 use crate::sanitize::Scrubber;
 use crate::spec::ServerSpec;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use crate::vocab::{DisplayStatus, ReasonCode, Trigger};
 
 /// Tunables for a hub.
@@ -448,6 +448,8 @@ impl Slot {
     fn publish_if_dirty(&mut self, persist: Option<&Persister>) {
         if self.dirty {
             self.dirty = false;
+            // Every published change is a new revision (see `AttachmentHistory::revision`).
+            self.history.revision = self.history.revision.saturating_add(1);
             let wanted = self.watch.receiver_count() > 0 || persist.is_some();
             if wanted {
                 let snapshot = Arc::new(self.history.clone());
@@ -472,6 +474,7 @@ struct Persister {
     wake: Condvar,
     idle: Condvar,
     failures: AtomicU64,
+    stale: AtomicU64,
 }
 
 #[derive(Default)]
@@ -516,10 +519,24 @@ impl Persister {
                     Some(history) => self.store.save(history),
                     None => self.store.remove(&session_id),
                 };
-                if let Err(err) = result {
-                    // Live state is untouched; the next change retries with the latest state.
-                    self.failures.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%session_id, %err, "persisting attachment history failed");
+                match result {
+                    Ok(()) => {}
+                    Err(StoreError::Stale { stored, attempted }) => {
+                        // Another writer holds a newer revision: ours is refused,
+                        // and live state is untouched.
+                        self.stale.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(
+                            %session_id,
+                            stored,
+                            attempted,
+                            "stale write refused: the store holds a newer revision of this session"
+                        );
+                    }
+                    Err(err) => {
+                        // Live state is untouched; the next change retries with the latest state.
+                        self.failures.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(%session_id, %err, "persisting attachment history failed");
+                    }
                 }
             }
             let mut state = self.lock();
@@ -605,6 +622,7 @@ impl Hub {
             wake: Condvar::new(),
             idle: Condvar::new(),
             failures: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
         });
         let writer = Arc::clone(&persist);
         std::thread::Builder::new()
@@ -835,7 +853,16 @@ impl Hub {
         }
     }
 
-    /// Store writes that failed so far (each logged).
+    /// Store writes refused as stale so far (each logged): the store held a
+    /// newer revision of the session, written by another writer.
+    pub fn store_stale_refusals(&self) -> u64 {
+        self.shared
+            .persist
+            .as_ref()
+            .map_or(0, |p| p.stale.load(Ordering::Relaxed))
+    }
+
+    /// Store writes that failed so far (each logged; stale refusals apart).
     pub fn store_failures(&self) -> u64 {
         self.shared
             .persist

@@ -18,6 +18,25 @@ pub enum StoreError {
     /// The database failed its integrity check on open.
     #[error("store integrity check failed: {0}")]
     Integrity(String),
+    /// The write was refused: the store holds this session at a revision at
+    /// least as new (another writer got there first). Nothing was changed.
+    #[error(
+        "stale write refused: the store holds revision {stored}, this write is revision {attempted}"
+    )]
+    Stale {
+        /// The revision the store holds.
+        stored: u64,
+        /// The revision that was refused.
+        attempted: u64,
+    },
+    /// The database's own schema is newer than this build knows.
+    #[error("the store's schema is version {found}; this build knows up to {known}")]
+    NewerSchema {
+        /// The schema version found.
+        found: u32,
+        /// The newest this build knows.
+        known: u32,
+    },
 }
 
 /// A stored row that could not be read back, and why.
@@ -38,9 +57,12 @@ pub struct Loaded {
     pub skipped: Vec<SkippedRow>,
 }
 
-/// Where histories live between runs. A host may implement it on its own database.
+/// Where histories live between runs. A host may implement it on its own
+/// database; `tether_store::conformance` is the suite it should pass.
 pub trait Store: Send + Sync {
-    /// Replaces one session's row, atomically.
+    /// Replaces one session's row, atomically, if and only if the stored row
+    /// is absent or has a lower `revision` than `history.revision`; otherwise
+    /// returns [`StoreError::Stale`] and changes nothing.
     fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError>;
     /// Removes one session's row.
     fn remove(&self, session_id: &str) -> Result<(), StoreError>;

@@ -31,6 +31,64 @@ fn prepare_if_table<'c>(
     }
 }
 
+/// The newest database schema this build knows (`PRAGMA user_version`).
+pub const SQLITE_SCHEMA_VERSION: u32 = 2;
+
+/// Forward-only migrations, in one transaction; each step runs once.
+/// - 1: the tables (databases from before versioning have them at 0);
+/// - 2: `attachment_history.revision`, the conditional-write guard.
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let found: u32 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(backend)?;
+    if found > SQLITE_SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            found,
+            known: SQLITE_SCHEMA_VERSION,
+        });
+    }
+    if found < 1 {
+        tx.execute_batch(
+            "CREATE TABLE IF NOT EXISTS attachment_history (
+                 session_id TEXT PRIMARY KEY,
+                 task_id TEXT NOT NULL,
+                 schema_version INTEGER NOT NULL,
+                 document TEXT NOT NULL,
+                 updated_at INTEGER NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS inventory_snapshot (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 taken_at INTEGER NOT NULL,
+                 schema_version INTEGER NOT NULL,
+                 document TEXT NOT NULL
+             );",
+        )
+        .map_err(backend)?;
+    }
+    if found < 2 {
+        let has_revision = tx
+            .prepare(
+                "SELECT 1 FROM pragma_table_info('attachment_history') WHERE name = 'revision'",
+            )
+            .and_then(|mut s| s.exists([]))
+            .map_err(backend)?;
+        if !has_revision {
+            tx.execute_batch(
+                "ALTER TABLE attachment_history ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;",
+            )
+            .map_err(backend)?;
+        }
+    }
+    if found < SQLITE_SCHEMA_VERSION {
+        tx.execute_batch(&format!("PRAGMA user_version = {SQLITE_SCHEMA_VERSION};"))
+            .map_err(backend)?;
+    }
+    tx.commit().map_err(backend)
+}
+
 /// A SQLite store.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
@@ -59,7 +117,7 @@ impl SqliteStore {
         Self::prepare(conn, false)
     }
 
-    fn prepare(conn: Connection, writable: bool) -> Result<Self, StoreError> {
+    fn prepare(mut conn: Connection, writable: bool) -> Result<Self, StoreError> {
         conn.busy_timeout(Duration::from_secs(5)).map_err(backend)?;
         if writable {
             let mode: String = conn
@@ -70,23 +128,9 @@ impl SqliteStore {
                     "WAL unavailable (journal_mode={mode})"
                 )));
             }
-            conn.execute_batch(
-                "PRAGMA synchronous=NORMAL;
-                 CREATE TABLE IF NOT EXISTS attachment_history (
-                     session_id TEXT PRIMARY KEY,
-                     task_id TEXT NOT NULL,
-                     schema_version INTEGER NOT NULL,
-                     document TEXT NOT NULL,
-                     updated_at INTEGER NOT NULL
-                 );
-                 CREATE TABLE IF NOT EXISTS inventory_snapshot (
-                     id INTEGER PRIMARY KEY AUTOINCREMENT,
-                     taken_at INTEGER NOT NULL,
-                     schema_version INTEGER NOT NULL,
-                     document TEXT NOT NULL
-                 );",
-            )
-            .map_err(backend)?;
+            conn.execute_batch("PRAGMA synchronous=NORMAL;")
+                .map_err(backend)?;
+            migrate(&mut conn)?;
         }
         let check: String = conn
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -183,25 +227,43 @@ impl Store for SqliteStore {
             .map(|a| a.updated_at.0)
             .max()
             .unwrap_or(0);
-        // One statement: the row is replaced whole or not at all.
-        self.conn()
+        let revision = i64::try_from(history.revision).unwrap_or(i64::MAX);
+        let conn = self.conn();
+        // One statement: the row is replaced whole, and only by a newer revision.
+        let changed = conn
             .execute(
-                "INSERT INTO attachment_history (session_id, task_id, schema_version, document, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
+                "INSERT INTO attachment_history (session_id, task_id, schema_version, document, updated_at, revision)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT(session_id) DO UPDATE SET
                      task_id = excluded.task_id,
                      schema_version = excluded.schema_version,
                      document = excluded.document,
-                     updated_at = excluded.updated_at",
+                     updated_at = excluded.updated_at,
+                     revision = excluded.revision
+                 WHERE attachment_history.revision < excluded.revision",
                 params![
                     history.session_id,
                     history.task_id,
                     history.schema_version,
                     document,
-                    i64::try_from(updated_at).unwrap_or(i64::MAX)
+                    i64::try_from(updated_at).unwrap_or(i64::MAX),
+                    revision
                 ],
             )
             .map_err(backend)?;
+        if changed == 0 {
+            let stored: i64 = conn
+                .query_row(
+                    "SELECT revision FROM attachment_history WHERE session_id = ?1",
+                    params![history.session_id],
+                    |r| r.get(0),
+                )
+                .map_err(backend)?;
+            return Err(StoreError::Stale {
+                stored: u64::try_from(stored).unwrap_or(0),
+                attempted: history.revision,
+            });
+        }
         Ok(())
     }
 

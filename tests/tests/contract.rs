@@ -113,7 +113,12 @@ async fn sample_history() -> AttachmentHistory {
 async fn field_names_are_exactly_the_contract() {
     let history = sample_history().await;
     let v = serde_json::to_value(&history).expect("json");
-    for key in ["schema_version", "current_attempt_id", "attempts"] {
+    for key in [
+        "schema_version",
+        "revision",
+        "current_attempt_id",
+        "attempts",
+    ] {
         assert!(keys(&v).contains(&key), "history lacks {key}");
     }
     let attempt = &v["attempts"][2];
