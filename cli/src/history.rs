@@ -10,32 +10,63 @@ use clap::Args;
 use tether_core::display::project_row;
 
 use crate::term::paint;
+use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
-use tether_store::SqliteStore;
+use tether_store::{PostgresStore, SqliteStore, is_postgres_url};
 
 /// Show stored attachment histories.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The SQLite database a host (or `examples/host`) wrote.
-    #[arg(long, default_value = "tether.db", value_name = "PATH")]
-    db: PathBuf,
+    /// The store a host writes: a SQLite file, or a PostgreSQL database
+    /// (`postgres://host:port/db`; the password can come from PGPASSWORD or
+    /// a password file instead of the URL).
+    #[arg(long, default_value = "tether.db", value_name = "PATH|URL")]
+    db: String,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
-    /// Print a JSON array of AttachmentHistory documents (see `tether schema history`).
+    /// Print a JSON array of AttachmentHistory documents (see `tether schema history`);
+    /// with --follow, one document per line, as sessions change.
     #[arg(long)]
     json: bool,
+    /// Keep running and print each session again when any host changes it
+    /// (PostgreSQL: announced by NOTIFY; SQLite: checked every 500 ms).
+    #[arg(long)]
+    follow: bool,
 }
 
-pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
-    if !args.db.exists() {
-        eprintln!(
-            "tether history: no database at {} (give --db, the file a host writes)",
-            args.db.display()
-        );
-        return Ok(ExitCode::FAILURE);
+enum Opened {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+impl Opened {
+    fn store(&self) -> &dyn Store {
+        match self {
+            Opened::Sqlite(s) => s,
+            Opened::Postgres(s) => s,
+        }
     }
-    let store = SqliteStore::open_read_only(&args.db)?;
+}
+
+fn open(db: &str) -> anyhow::Result<Option<Opened>> {
+    if is_postgres_url(db) {
+        return Ok(Some(Opened::Postgres(PostgresStore::connect_read_only(
+            db,
+        )?)));
+    }
+    let path = PathBuf::from(db);
+    if !path.exists() {
+        eprintln!(
+            "tether history: no database at {} (give --db, the file a host writes, or a postgres:// URL)",
+            path.display()
+        );
+        return Ok(None);
+    }
+    Ok(Some(Opened::Sqlite(SqliteStore::open_read_only(&path)?)))
+}
+
+fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<AttachmentHistory>> {
     let loaded = store.load_all()?;
     for skipped in &loaded.skipped {
         eprintln!(
@@ -43,12 +74,27 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
             skipped.session_id, skipped.reason
         );
     }
-    let histories: Vec<_> = loaded
+    Ok(loaded
         .histories
         .into_iter()
-        .filter(|h| args.session.as_ref().is_none_or(|s| *s == h.session_id))
-        .collect();
+        .filter(|h| session.is_none_or(|s| *s == h.session_id))
+        .collect())
+}
+
+pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
+    let opened = match open(&args.db) {
+        Ok(Some(opened)) => opened,
+        Ok(None) => return Ok(ExitCode::FAILURE),
+        Err(err) => {
+            eprintln!("tether history: {err}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let histories = load(opened.store(), args.session.as_ref())?;
     let mut out = std::io::stdout().lock();
+    if args.follow {
+        return follow(&opened, &args, histories, &mut out);
+    }
     if args.json {
         serde_json::to_writer(&mut out, &histories)?;
         writeln!(out)?;
@@ -57,8 +103,85 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     if histories.is_empty() {
         writeln!(out, "no stored histories")?;
     }
+    render(&mut out, &histories)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_each(
+    out: &mut impl Write,
+    histories: &[AttachmentHistory],
+    json: bool,
+) -> anyhow::Result<()> {
+    if json {
+        for history in histories {
+            serde_json::to_writer(&mut *out, history)?;
+            writeln!(out)?;
+        }
+    } else {
+        render(out, histories)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints what is stored, then every session again whenever its revision
+/// changes (or it is removed), until interrupted.
+fn follow(
+    opened: &Opened,
+    args: &HistoryArgs,
+    initial: Vec<AttachmentHistory>,
+    out: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let mut known: std::collections::BTreeMap<String, u64> = initial
+        .iter()
+        .map(|h| (h.session_id.clone(), h.revision))
+        .collect();
+    print_each(out, &initial, args.json)?;
+    let feed = match opened {
+        Opened::Postgres(store) => Some(store.listen()?),
+        Opened::Sqlite(_) => None,
+    };
+    loop {
+        match &feed {
+            // Woken by any host's NOTIFY (ids only); a quiet minute re-checks anyway.
+            Some(feed) => {
+                if feed.next(std::time::Duration::from_secs(60))?.is_none() {
+                    continue;
+                }
+                // Let a burst of notifications coalesce into one reload.
+                while feed.next(std::time::Duration::from_millis(20))?.is_some() {}
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(500)),
+        }
+        let now = load(opened.store(), args.session.as_ref())?;
+        let changed: Vec<AttachmentHistory> = now
+            .iter()
+            .filter(|h| known.get(&h.session_id) != Some(&h.revision))
+            .cloned()
+            .collect();
+        let present: std::collections::BTreeSet<&str> =
+            now.iter().map(|h| h.session_id.as_str()).collect();
+        let removed: Vec<String> = known
+            .keys()
+            .filter(|id| !present.contains(id.as_str()))
+            .cloned()
+            .collect();
+        for id in &removed {
+            known.remove(id);
+            if !args.json {
+                writeln!(out, "session {id} · removed")?;
+            }
+        }
+        for h in &changed {
+            known.insert(h.session_id.clone(), h.revision);
+        }
+        print_each(out, &changed, args.json)?;
+    }
+}
+
+fn render(out: &mut impl Write, histories: &[AttachmentHistory]) -> anyhow::Result<()> {
     let color = std::io::stdout().is_terminal();
-    for history in &histories {
+    for history in histories {
         writeln!(
             out,
             "session {} · task {}",
@@ -137,5 +260,5 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

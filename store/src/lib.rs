@@ -5,10 +5,20 @@
 //! atomically) and loads rows through [`tether_core::store::rehydrate`], so
 //! older documents migrate and newer ones load conservatively.
 //! - [`sqlite::SqliteStore`]: the embedded default, one SQLite file.
+//! - `postgres::PostgresStore` (feature `postgres`): one database shared by
+//!   many hosts, with changes announced by `NOTIFY` (ids only).
+//!
+//! Both write a session only with a newer `revision` than the one stored, so
+//! no stale writer wins; [`conformance`] is the suite every store passes.
 //!
 //! Architecture invariant: a store never changes live state; the hub writes
 //! through its own thread and counts failures.
 
+pub mod conformance;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod sqlite;
 
+#[cfg(feature = "postgres")]
+pub use postgres::{ChangeFeed, PgTarget, PostgresStore, is_postgres_url};
 pub use sqlite::SqliteStore;

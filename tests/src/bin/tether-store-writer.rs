@@ -1,6 +1,7 @@
 //! `tether-store-writer DB`: writes attachment histories through a hub into a
-//! SQLite store as fast as it can, forever, so a test can `kill -9` it in the
-//! middle of a write and check what survives.
+//! store (a SQLite path, or a `postgres://` URL) as fast as it can, forever,
+//! so a test can `kill -9` it in the middle of a write, or run two at once
+//! on one database, and check what survives.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,11 +15,19 @@ use tether_store::SqliteStore;
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
-        eprintln!("usage: tether-store-writer DB");
+        eprintln!("usage: tether-store-writer DB [SESSION_PREFIX]");
         std::process::exit(2);
     };
-    let store = match SqliteStore::open(std::path::Path::new(&path)) {
-        Ok(store) => Arc::new(store),
+    // Keeps concurrent tests on one shared database apart.
+    let prefix = std::env::args().nth(2).unwrap_or_default();
+    let opened: Result<Arc<dyn tether_core::store::Store>, _> =
+        if tether_store::is_postgres_url(&path) {
+            tether_store::PostgresStore::connect(&path).map(|s| Arc::new(s) as _)
+        } else {
+            SqliteStore::open(std::path::Path::new(&path)).map(|s| Arc::new(s) as _)
+        };
+    let store = match opened {
+        Ok(store) => store,
         Err(err) => {
             eprintln!("tether-store-writer: {err}");
             std::process::exit(1);
@@ -40,7 +49,7 @@ fn main() {
         },
     );
     for n in 0u64.. {
-        let session = format!("s{}", n % 4);
+        let session = format!("{prefix}s{}", n % 4);
         let handle = hub
             .begin_attempt(AttemptRequest::new(
                 "t",

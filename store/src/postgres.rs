@@ -1,0 +1,699 @@
+//! A PostgreSQL store shared by many hosts (feature `postgres`).
+//!
+//! - One row per session, as in SQLite, written only by a newer `revision`
+//!   (one statement: the conditional upsert and its `pg_notify`).
+//! - Forward-only migrations under an advisory lock, recorded in
+//!   `tether_schema_migrations`; a database newer than this build is refused
+//!   for writing.
+//! - Changes are announced with `NOTIFY tether_history, '<session id>'`: ids
+//!   only, never documents. [`PostgresStore::listen`] subscribes.
+//! - Credentials: the connection string may carry a password; so may
+//!   `PGPASSWORD` or a password file (`PGPASSFILE`, else `~/.pgpass`). None
+//!   of them is ever printed: errors are scrubbed of the password and the
+//!   connection string, and `Debug` shows `postgres://host:port/db` only.
+//!
+//! The synchronous `Store` calls run on the store's own small runtime, so
+//! they work from a plain thread (the hub's writer) and from async code alike.
+
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::time::Duration;
+
+use tether_core::history::AttachmentHistory;
+use tether_core::sanitize::Scrubber;
+use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate};
+use tokio::sync::Mutex;
+use tokio_postgres::config::Host;
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+
+/// The channel every change is announced on.
+pub const NOTIFY_CHANNEL: &str = "tether_history";
+
+/// The newest database schema this build knows.
+pub const POSTGRES_SCHEMA_VERSION: i32 = 1;
+
+/// Forward-only migrations: (version, SQL). Each runs once, in order.
+const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    "CREATE TABLE IF NOT EXISTS attachment_history (
+         session_id TEXT PRIMARY KEY,
+         task_id TEXT NOT NULL,
+         schema_version INTEGER NOT NULL,
+         document TEXT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         revision BIGINT NOT NULL DEFAULT 0
+     )",
+)];
+
+/// Bound on one store call, connecting included.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where and how to connect, resolved from a connection string and the `PG*`
+/// environment. Holds the password; never printed.
+#[derive(Clone)]
+pub struct PgTarget {
+    config: Config,
+    shown: String,
+    scrubber: Scrubber,
+}
+
+impl std::fmt::Debug for PgTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl std::fmt::Display for PgTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// Whether `spec` names a PostgreSQL database (`postgres://…`, `postgresql://…`).
+pub fn is_postgres_url(spec: &str) -> bool {
+    spec.starts_with("postgres://") || spec.starts_with("postgresql://")
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl PgTarget {
+    /// Resolves `spec` (a `postgres://` URL or `key=value` string; empty for
+    /// the environment alone). Values the string leaves out come from
+    /// `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGPASSWORD`, then the
+    /// password file (`PGPASSFILE`, else `~/.pgpass`).
+    pub fn resolve(spec: &str) -> Result<PgTarget, StoreError> {
+        let mut secrets: Vec<String> = Vec::new();
+        if !spec.is_empty() {
+            secrets.push(spec.to_owned());
+        }
+        let mut config = if spec.is_empty() {
+            Config::new()
+        } else {
+            Config::from_str(spec).map_err(|_| {
+                StoreError::Backend(
+                    "not a PostgreSQL connection string (postgres://user@host:port/db)".into(),
+                )
+            })?
+        };
+        if config.get_hosts().is_empty() {
+            let host = env("PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
+            for h in host.split(',') {
+                if h.starts_with('/') {
+                    config.host_path(h);
+                } else {
+                    config.host(h);
+                }
+            }
+        }
+        if config.get_ports().is_empty()
+            && let Some(port) = env("PGPORT").and_then(|p| p.parse::<u16>().ok())
+        {
+            config.port(port);
+        }
+        if config.get_user().is_none() {
+            let user = env("PGUSER")
+                .or_else(|| env("USER"))
+                .unwrap_or_else(|| "postgres".into());
+            config.user(&user);
+        }
+        if config.get_dbname().is_none()
+            && let Some(db) = env("PGDATABASE")
+        {
+            config.dbname(&db);
+        }
+        if config.get_password().is_none() {
+            if let Some(password) = env("PGPASSWORD") {
+                config.password(&password);
+            } else if let Some(password) = password_from_file(&config) {
+                config.password(&password);
+            }
+        }
+        if let Some(password) = config.get_password() {
+            secrets.push(String::from_utf8_lossy(password).into_owned());
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("tether");
+        let host = match config.get_hosts().first() {
+            Some(Host::Tcp(h)) => h.clone(),
+            Some(Host::Unix(p)) => format!("[{}]", p.display()),
+            None => "?".into(),
+        };
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let db = config
+            .get_dbname()
+            .or(config.get_user())
+            .unwrap_or("postgres")
+            .to_owned();
+        let shown = tether_core::sanitize::cap_with_ellipsis(
+            &format!("postgres://{host}:{port}/{db}"),
+            200,
+        );
+        Ok(PgTarget {
+            config,
+            shown,
+            scrubber: Scrubber::new().with_secrets(secrets),
+        })
+    }
+
+    fn error(&self, what: &str, err: impl std::fmt::Display) -> StoreError {
+        StoreError::Backend(format!(
+            "{what} ({}): {}",
+            self.shown,
+            self.scrubber.summary(&err.to_string())
+        ))
+    }
+
+    /// A driver error with its causes ("error connecting to server: Connection refused").
+    fn driver_error(&self, what: &str, err: &tokio_postgres::Error) -> StoreError {
+        let mut text = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        self.error(what, text)
+    }
+}
+
+/// The password for `config` from a libpq password file
+/// (`hostname:port:database:username:password`, `*` matches anything).
+fn password_from_file(config: &Config) -> Option<String> {
+    let path = env("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| env("HOME").map(|home| std::path::Path::new(&home).join(".pgpass")))?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let host = match config.get_hosts().first()? {
+        Host::Tcp(h) => h.clone(),
+        Host::Unix(_) => "localhost".into(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let db = config.get_dbname().unwrap_or("").to_owned();
+    let user = config.get_user().unwrap_or("").to_owned();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let fields = split_pgpass(line);
+        if fields.len() != 5 {
+            continue;
+        }
+        let matches = |field: &str, value: &str| field == "*" || field == value;
+        if matches(&fields[0], &host)
+            && matches(&fields[1], &port)
+            && matches(&fields[2], &db)
+            && matches(&fields[3], &user)
+        {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+/// Splits a `.pgpass` line on unescaped colons (`\:` and `\\` are escapes).
+fn split_pgpass(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(next) = chars.next()
+                    && let Some(last) = fields.last_mut()
+                {
+                    last.push(next);
+                }
+            }
+            ':' => fields.push(String::new()),
+            c => {
+                if let Some(last) = fields.last_mut() {
+                    last.push(c);
+                }
+            }
+        }
+    }
+    fields
+}
+
+struct Inner {
+    target: PgTarget,
+    client: Mutex<Option<Client>>,
+}
+
+impl Inner {
+    /// The live client, reconnecting if the last one closed.
+    async fn client(&self) -> Result<tokio::sync::MutexGuard<'_, Option<Client>>, StoreError> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(Client::is_closed) {
+            let (client, connection) = self
+                .target
+                .config
+                .connect(NoTls)
+                .await
+                .map_err(|e| self.target.driver_error("cannot connect", &e))?;
+            tokio::spawn(async move {
+                if let Err(err) = connection.await {
+                    tracing::debug!(%err, "PostgreSQL connection ended");
+                }
+            });
+            *guard = Some(client);
+        }
+        Ok(guard)
+    }
+}
+
+/// A PostgreSQL store. Cheap to share (`Arc`); safe from any thread.
+pub struct PostgresStore {
+    inner: Arc<Inner>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PostgresStore({})", self.inner.target)
+    }
+}
+
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // Never blocks, so a store can be dropped inside async code.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, StoreError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("tether-postgres")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| StoreError::Backend(format!("cannot start the PostgreSQL runtime: {e}")))
+}
+
+impl PostgresStore {
+    /// Connects to `spec` (see [`PgTarget::resolve`]) and runs the
+    /// migrations this build knows.
+    pub fn connect(spec: &str) -> Result<Self, StoreError> {
+        Self::open(spec, true)
+    }
+
+    /// Connects without migrating or writing (for `tether history`).
+    pub fn connect_read_only(spec: &str) -> Result<Self, StoreError> {
+        Self::open(spec, false)
+    }
+
+    fn open(spec: &str, writable: bool) -> Result<Self, StoreError> {
+        let target = PgTarget::resolve(spec)?;
+        let store = PostgresStore {
+            inner: Arc::new(Inner {
+                target,
+                client: Mutex::new(None),
+            }),
+            runtime: Some(runtime()?),
+        };
+        if writable {
+            store.call(|inner| async move { migrate(&inner).await })?;
+        } else {
+            store.call(|inner| async move { inner.client().await.map(|_| ()) })?;
+        }
+        Ok(store)
+    }
+
+    /// The sanitized target (`postgres://host:port/db`).
+    pub fn target(&self) -> String {
+        self.inner.target.to_string()
+    }
+
+    /// Runs `job` on the store's runtime and waits for it, bounded.
+    fn call<T, F, Fut>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<Inner>) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        let runtime = self
+            .runtime
+            .as_ref()
+            .ok_or_else(|| StoreError::Backend("the store is shut down".into()))?;
+        let (tx, rx) = sync_channel(1);
+        let inner = Arc::clone(&self.inner);
+        runtime.spawn(async move {
+            let result = tokio::time::timeout(CALL_TIMEOUT, job(inner))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(StoreError::Backend(
+                        "PostgreSQL did not answer in time".into(),
+                    ))
+                });
+            let _ = tx.send(result);
+        });
+        match rx.recv_timeout(CALL_TIMEOUT + Duration::from_secs(1)) {
+            Ok(result) => result,
+            Err(_) => Err(StoreError::Backend(
+                "PostgreSQL did not answer in time".into(),
+            )),
+        }
+    }
+
+    /// One session's stored revision, if it has a row.
+    pub fn stored_revision(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let row = client
+                .query_opt(
+                    "SELECT revision FROM attachment_history WHERE session_id = $1",
+                    &[&session_id],
+                )
+                .await
+                .map_err(|e| inner.target.driver_error("read failed", &e))?;
+            Ok(row.map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+        })
+    }
+
+    /// Subscribes to changes from every process that writes this database:
+    /// each `NOTIFY` carries one session id (never a document). A separate
+    /// connection; dropping the feed closes it.
+    pub fn listen(&self) -> Result<ChangeFeed, StoreError> {
+        let runtime = self
+            .runtime
+            .as_ref()
+            .ok_or_else(|| StoreError::Backend("the store is shut down".into()))?;
+        let target = self.inner.target.clone();
+        let (ids_tx, ids_rx) = std::sync::mpsc::channel();
+        let (ready_tx, ready_rx) = sync_channel(1);
+        let task = runtime.spawn(async move {
+            let connected = target.config.connect(NoTls).await;
+            let (client, mut connection) = match connected {
+                Ok(pair) => pair,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(target.driver_error("cannot connect", &e)));
+                    return;
+                }
+            };
+            let listen = async {
+                client
+                    .batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))
+                    .await
+                    .map_err(|e| target.driver_error("LISTEN failed", &e))
+            };
+            // The connection must be polled for LISTEN to complete.
+            let mut listen = std::pin::pin!(listen);
+            let ready = loop {
+                tokio::select! {
+                    result = &mut listen => break result,
+                    message = std::future::poll_fn(|cx| connection.poll_message(cx)) => {
+                        if message.is_none() {
+                            break Err(target.error("connection closed", "before LISTEN"));
+                        }
+                    }
+                }
+            };
+            let ok = ready.is_ok();
+            let _ = ready_tx.send(ready);
+            if !ok {
+                return;
+            }
+            while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                match message {
+                    Ok(AsyncMessage::Notification(n)) if n.channel() == NOTIFY_CHANNEL => {
+                        if ids_tx.send(n.payload().to_owned()).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(err) => {
+                        tracing::debug!(%err, "PostgreSQL change feed ended");
+                        break;
+                    }
+                }
+            }
+            // `client` lives to here: the LISTEN session stays open while the feed runs.
+        });
+        match ready_rx.recv_timeout(CALL_TIMEOUT) {
+            Ok(Ok(())) => Ok(ChangeFeed { ids: ids_rx, task }),
+            Ok(Err(err)) => Err(err),
+            Err(_) => {
+                task.abort();
+                Err(StoreError::Backend(
+                    "PostgreSQL did not answer in time".into(),
+                ))
+            }
+        }
+    }
+}
+
+/// Session ids as other processes change them (see [`PostgresStore::listen`]).
+pub struct ChangeFeed {
+    ids: Receiver<String>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ChangeFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChangeFeed")
+    }
+}
+
+impl ChangeFeed {
+    /// The next changed session id, waiting at most `timeout`. `Ok(None)`
+    /// on timeout; `Err` once the feed's connection has ended.
+    pub fn next(&self, timeout: Duration) -> Result<Option<String>, StoreError> {
+        match self.ids.recv_timeout(timeout) {
+            Ok(id) => Ok(Some(id)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(StoreError::Backend(
+                "the PostgreSQL change feed ended".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for ChangeFeed {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn closed() -> StoreError {
+    StoreError::Backend("the PostgreSQL connection is closed".into())
+}
+
+async fn migrate(inner: &Inner) -> Result<(), StoreError> {
+    let mut guard = inner.client().await?;
+    let client = guard.as_mut().ok_or_else(closed)?;
+    let fail = |e| inner.target.driver_error("migration failed", &e);
+    let tx = client.transaction().await.map_err(fail)?;
+    // One migrator at a time across every host sharing the database.
+    tx.batch_execute(
+        "SELECT pg_advisory_xact_lock(7421596302);
+         CREATE TABLE IF NOT EXISTS tether_schema_migrations (
+             version INTEGER PRIMARY KEY,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+         );",
+    )
+    .await
+    .map_err(fail)?;
+    let found: i32 = tx
+        .query_one(
+            "SELECT COALESCE(MAX(version), 0) FROM tether_schema_migrations",
+            &[],
+        )
+        .await
+        .map_err(fail)?
+        .get(0);
+    if found > POSTGRES_SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            found: u32::try_from(found).unwrap_or(u32::MAX),
+            known: POSTGRES_SCHEMA_VERSION as u32,
+        });
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > found) {
+        tx.batch_execute(sql).await.map_err(fail)?;
+        tx.execute(
+            "INSERT INTO tether_schema_migrations (version) VALUES ($1)",
+            &[version],
+        )
+        .await
+        .map_err(fail)?;
+    }
+    tx.commit().await.map_err(fail)
+}
+
+impl Store for PostgresStore {
+    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
+        let document =
+            serde_json::to_string(history).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let updated_at = history
+            .attempts
+            .iter()
+            .map(|a| a.updated_at.0)
+            .max()
+            .unwrap_or(0);
+        let session_id = history.session_id.clone();
+        let task_id = history.task_id.clone();
+        let schema_version = i32::try_from(history.schema_version).unwrap_or(i32::MAX);
+        let updated_at = i64::try_from(updated_at).unwrap_or(i64::MAX);
+        let revision = history.revision;
+        let attempted = i64::try_from(revision).unwrap_or(i64::MAX);
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            // One statement: a newer revision replaces the row whole and is
+            // announced (NOTIFY is delivered on commit); an older one changes nothing.
+            let written = client
+                .query(
+                    "WITH up AS (
+                         INSERT INTO attachment_history
+                             (session_id, task_id, schema_version, document, updated_at, revision)
+                         VALUES ($1, $2, $3, $4, $5, $6)
+                         ON CONFLICT (session_id) DO UPDATE SET
+                             task_id = EXCLUDED.task_id,
+                             schema_version = EXCLUDED.schema_version,
+                             document = EXCLUDED.document,
+                             updated_at = EXCLUDED.updated_at,
+                             revision = EXCLUDED.revision
+                         WHERE attachment_history.revision < EXCLUDED.revision
+                         RETURNING session_id
+                     )
+                     SELECT pg_notify('tether_history', session_id) FROM up",
+                    &[
+                        &session_id,
+                        &task_id,
+                        &schema_version,
+                        &document,
+                        &updated_at,
+                        &attempted,
+                    ],
+                )
+                .await
+                .map_err(|e| inner.target.driver_error("write failed", &e))?;
+            if !written.is_empty() {
+                return Ok(());
+            }
+            let stored: i64 = client
+                .query_opt(
+                    "SELECT revision FROM attachment_history WHERE session_id = $1",
+                    &[&session_id],
+                )
+                .await
+                .map_err(|e| inner.target.driver_error("read failed", &e))?
+                .map_or(0, |r| r.get(0));
+            Err(StoreError::Stale {
+                stored: u64::try_from(stored).unwrap_or(0),
+                attempted: revision,
+            })
+        })
+    }
+
+    fn remove(&self, session_id: &str) -> Result<(), StoreError> {
+        let session_id = session_id.to_owned();
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            client
+                .query(
+                    "WITH gone AS (
+                         DELETE FROM attachment_history WHERE session_id = $1 RETURNING session_id
+                     )
+                     SELECT pg_notify('tether_history', session_id) FROM gone",
+                    &[&session_id],
+                )
+                .await
+                .map_err(|e| inner.target.driver_error("delete failed", &e))?;
+            Ok(())
+        })
+    }
+
+    fn load_all(&self) -> Result<Loaded, StoreError> {
+        self.call(|inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let rows = match client
+                .query(
+                    "SELECT session_id, schema_version, document FROM attachment_history ORDER BY session_id",
+                    &[],
+                )
+                .await
+            {
+                Ok(rows) => rows,
+                // A database nothing was ever written to.
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                    return Ok(Loaded::default());
+                }
+                Err(e) => return Err(inner.target.driver_error("read failed", &e)),
+            };
+            let mut loaded = Loaded::default();
+            for row in rows {
+                let session_id: String = row.get(0);
+                let version: i32 = row.get(1);
+                let result = row
+                    .try_get::<_, String>(2)
+                    .map_err(|e| format!("unreadable document: {e}"))
+                    .and_then(|doc| {
+                        let version =
+                            u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
+                        rehydrate(version, &doc)
+                    });
+                match result {
+                    Ok(history) => loaded.histories.push(history),
+                    Err(reason) => {
+                        tracing::warn!(%session_id, %reason, "skipping a corrupt stored history");
+                        loaded.skipped.push(SkippedRow { session_id, reason });
+                    }
+                }
+            }
+            Ok(loaded)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpass_lines_split_on_unescaped_colons() {
+        assert_eq!(
+            split_pgpass(r"host:5432:db:user:pa\:ss\\word"),
+            vec!["host", "5432", "db", "user", r"pa:ss\word"]
+        );
+    }
+
+    #[test]
+    fn a_resolved_target_never_shows_its_password() {
+        let target = PgTarget::resolve(
+            "postgres://alice:sk-pg-planted@db.internal:6543/fleet?sslmode=disable",
+        )
+        .expect("resolve");
+        let shown = format!("{target} {target:?}");
+        assert_eq!(target.to_string(), "postgres://db.internal:6543/fleet");
+        assert!(!shown.contains("sk-pg-planted"), "{shown}");
+        assert!(!shown.contains("alice"), "{shown}");
+        let err = target.error(
+            "cannot connect",
+            "password authentication failed: sk-pg-planted",
+        );
+        assert!(!err.to_string().contains("sk-pg-planted"), "{err}");
+    }
+
+    #[test]
+    fn a_malformed_string_is_refused_without_echoing_it() {
+        let err =
+            PgTarget::resolve("postgres://u:sk-pg-bad@host:notaport/db").expect_err("malformed");
+        assert!(!err.to_string().contains("sk-pg-bad"), "{err}");
+    }
+}
