@@ -444,3 +444,53 @@ fn history_follow_prints_a_session_again_when_another_process_writes_it() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_hub_whose_writes_are_stale_counts_and_logs_them_and_keeps_its_live_state() {
+    use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+    use tether_core::registry::Registry;
+    use tether_core::vocab::Trigger;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("stale.db");
+    // Another host already wrote this session far ahead.
+    let other = SqliteStore::open(&path).expect("open");
+    let ahead = conformance::sample_history("shared", 100, "sk-stale-host");
+    other.save(&ahead).expect("revision 100");
+
+    let store = std::sync::Arc::new(SqliteStore::open(&path).expect("open"));
+    let hub = Hub::with_store(
+        Registry::empty(),
+        HubConfig {
+            persist_interval: Duration::from_millis(1),
+            ..HubConfig::default()
+        },
+        store,
+    );
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "task",
+            "shared",
+            "exec",
+            "kind",
+            tether_core::DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![],
+        ))
+        .expect("begin");
+    hub.flush_blocking();
+    hub.flush_store();
+    assert!(hub.store_stale_refusals() >= 1, "the stale write was counted");
+    assert_eq!(hub.store_failures(), 0, "a stale refusal is not a failure");
+    let live = hub.snapshot("shared").expect("live");
+    assert_eq!(
+        live.current_attempt_id.as_deref(),
+        Some(handle.attempt_id.as_str()),
+        "live state is untouched by the refusal"
+    );
+    let stored = other.load_all().expect("load");
+    assert_eq!(
+        stored.histories[0], ahead,
+        "the newer history was never replaced"
+    );
+}
