@@ -68,7 +68,11 @@ fn open(db: &str) -> anyhow::Result<Option<Opened>> {
 
 fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<AttachmentHistory>> {
     let loaded = store.load_all()?;
-    for skipped in &loaded.skipped {
+    for skipped in loaded
+        .skipped
+        .iter()
+        .filter(|s| session.is_none_or(|id| *id == s.session_id))
+    {
         eprintln!(
             "tether history: skipped session {}: {}",
             skipped.session_id, skipped.reason

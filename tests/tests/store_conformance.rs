@@ -480,7 +480,10 @@ fn a_hub_whose_writes_are_stale_counts_and_logs_them_and_keeps_its_live_state() 
         .expect("begin");
     hub.flush_blocking();
     hub.flush_store();
-    assert!(hub.store_stale_refusals() >= 1, "the stale write was counted");
+    assert!(
+        hub.store_stale_refusals() >= 1,
+        "the stale write was counted"
+    );
     assert_eq!(hub.store_failures(), 0, "a stale refusal is not a failure");
     let live = hub.snapshot("shared").expect("live");
     assert_eq!(

@@ -1,4 +1,4 @@
-//! `tether-example-host --db PATH [--agent PATH] [--session ID]`: a host that
+//! `tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID]`: a host that
 //! embeds tether-core with the plugin it selects (acp-structured), runs its own
 //! observed MCP server, and takes the reference ACP agent through several
 //! attempts, printing live updates while the hub writes through to SQLite.
@@ -76,10 +76,9 @@ fn print_history(prefix: &str, history: &AttachmentHistory) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let db = PathBuf::from(
-        arg(&args, "--db")
-            .context("usage: tether-example-host --db PATH [--agent PATH] [--session ID]")?,
-    );
+    let db = arg(&args, "--db").context(
+        "usage: tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID]",
+    )?;
     let session = arg(&args, "--session").unwrap_or_else(|| "example-session".into());
     let agent = arg(&args, "--agent").map(PathBuf::from).or_else(|| {
         let exe = std::env::current_exe().ok()?;
@@ -92,8 +91,17 @@ async fn main() -> anyhow::Result<()> {
     });
 
     // === Rehydrate ===
-    let store =
-        Arc::new(SqliteStore::open(&db).with_context(|| format!("opening {}", db.display()))?);
+    // A SQLite file, or a PostgreSQL database shared with other hosts.
+    let store: Arc<dyn Store> = if tether_store::is_postgres_url(&db) {
+        let store = tether_store::PostgresStore::connect(&db)?;
+        println!("store: {}", store.target());
+        Arc::new(store)
+    } else {
+        Arc::new(
+            SqliteStore::open(std::path::Path::new(&db))
+                .with_context(|| format!("opening {db}"))?,
+        )
+    };
     let loaded = store.load_all()?;
     for skipped in &loaded.skipped {
         println!(
@@ -271,6 +279,11 @@ async fn main() -> anyhow::Result<()> {
         print_history("final", &history);
     }
     hub.flush_store();
+    println!(
+        "store: {} stale write(s) refused (another writer held a newer revision), {} failure(s)",
+        hub.store_stale_refusals(),
+        hub.store_failures()
+    );
     if let Some(otel) = otel {
         // The export thread does the waiting; this runtime is never blocked on it.
         let problems = tokio::task::spawn_blocking(move || otel.shutdown()).await?;
