@@ -966,7 +966,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                     if tapping {
                         row_states(&slot.history, &live.attempt_id, &mut before);
                     }
-                    let event = HistoryEvent::Observe {
+                    let event = HistoryEvent::ObserveSanitized {
                         session_id: live.session_id.clone(),
                         attempt_id: live.attempt_id.clone(),
                         evidence,
@@ -974,10 +974,12 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                     match reduce(&mut slot.history, &event) {
                         Ok(_) => {
                             slot.dirty = true;
-                            if tapping && let HistoryEvent::Observe { evidence, .. } = event {
+                            if tapping
+                                && let HistoryEvent::ObserveSanitized { evidence, .. } = event
+                            {
                                 tapped.push(HubEvent::Evidence {
                                     owner: owner_of(&live),
-                                    evidence: Box::new(evidence),
+                                    evidence: Box::new(evidence.into_inner()),
                                 });
                                 row_changes(&slot.history, &live, &before, &mut tapped);
                             }

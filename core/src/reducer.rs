@@ -77,8 +77,20 @@ pub enum HistoryEvent {
         session_id: String,
         /// Owning attempt.
         attempt_id: String,
-        /// What was observed.
+        /// What was observed. The reducer sanitizes it (patterns only).
         evidence: Evidence,
+    },
+    /// Evidence that already passed [`sanitize_evidence`] (the hub's path,
+    /// with the attempt's scrubber): the reducer does not scrub it twice.
+    /// Only [`sanitize_evidence`] makes a [`SanitizedEvidence`], so no path
+    /// into a history skips the sanitizer.
+    ObserveSanitized {
+        /// Owning session.
+        session_id: String,
+        /// Owning attempt.
+        attempt_id: String,
+        /// What was observed, sanitized.
+        evidence: SanitizedEvidence,
     },
     /// The tool catalog a host's own server served; replaces the row's catalog.
     Catalog {
@@ -167,6 +179,14 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
     match event {
         HistoryEvent::Begin(start) => begin(history, start),
         HistoryEvent::Observe {
+            session_id,
+            attempt_id,
+            evidence,
+        } => {
+            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+            observe(attempt, &sanitize_evidence(evidence, &Scrubber::new()))
+        }
+        HistoryEvent::ObserveSanitized {
             session_id,
             attempt_id,
             evidence,
@@ -435,29 +455,65 @@ fn push_timeline(attempt: &mut AttachmentAttempt, evidence: Evidence) -> bool {
 
 // === Evidence ===
 
+/// Evidence that passed [`sanitize_evidence`]; nothing else can make one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SanitizedEvidence(Evidence);
+
+impl SanitizedEvidence {
+    /// The sanitized evidence.
+    pub fn evidence(&self) -> &Evidence {
+        &self.0
+    }
+
+    /// The sanitized evidence, owned.
+    pub fn into_inner(self) -> Evidence {
+        self.0
+    }
+}
+
+impl std::ops::Deref for SanitizedEvidence {
+    type Target = Evidence;
+
+    fn deref(&self) -> &Evidence {
+        &self.0
+    }
+}
+
 /// Bounds and scrubs every string evidence carries. Pure. The hub passes a
-/// scrubber that knows the attempt's secret values; the reducer applies the
-/// pattern-only scrubber again, so no path into a history skips it.
-pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> Evidence {
+/// scrubber that knows the attempt's secret values and hands the result to
+/// the reducer as [`HistoryEvent::ObserveSanitized`]; raw evidence
+/// ([`HistoryEvent::Observe`]) is scrubbed here with the patterns, so no path
+/// into a history skips the sanitizer.
+pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> SanitizedEvidence {
     let name = |s: &Option<String>| s.as_deref().map(|v| scrubber.name(v));
-    let mut ev = evidence.clone();
-    ev.server = name(&evidence.server);
-    ev.connection_id = evidence
-        .connection_id
-        .as_deref()
-        .map(|c| sanitize::truncate_utf8(&sanitize::identifier(c), 64).to_owned());
-    ev.summary = evidence.summary.as_deref().map(|s| scrubber.summary(s));
-    ev.tool = name(&evidence.tool);
-    ev.acp_session_id = evidence.acp_session_id.as_deref().map(sanitize::identifier);
-    ev.reported_status = evidence
-        .reported_status
-        .as_deref()
-        .map(|s| sanitize::cap_with_ellipsis(&scrubber.name(s), 32));
-    ev.client = evidence.client.as_ref().map(|c| ClientInfo {
-        name: scrubber.name(&c.name),
-        version: name(&c.version),
-        protocol_version: name(&c.protocol_version),
-    });
+    // Built field by field: every string is made once, by its sanitizer
+    // (a clone first would allocate each string twice).
+    let mut ev = Evidence {
+        kind: evidence.kind.clone(),
+        at: evidence.at,
+        server: name(&evidence.server),
+        connection_id: evidence
+            .connection_id
+            .as_deref()
+            .map(|c| sanitize::truncate_utf8(&sanitize::identifier(c), 64).to_owned()),
+        reason_code: evidence.reason_code.clone(),
+        summary: evidence.summary.as_deref().map(|s| scrubber.summary(s)),
+        tool_count: evidence.tool_count,
+        client: evidence.client.as_ref().map(|c| ClientInfo {
+            name: scrubber.name(&c.name),
+            version: name(&c.version),
+            protocol_version: name(&c.protocol_version),
+        }),
+        provenance: evidence.provenance.clone(),
+        tool: name(&evidence.tool),
+        ok: evidence.ok,
+        acp_session_id: evidence.acp_session_id.as_deref().map(sanitize::identifier),
+        reported_status: evidence
+            .reported_status
+            .as_deref()
+            .map(|s| sanitize::cap_with_ellipsis(&scrubber.name(s), 32)),
+        endpoint_test: evidence.endpoint_test.clone(),
+    };
     if let Some(test) = ev.endpoint_test.as_mut() {
         test.summary = test.summary.as_deref().map(|s| scrubber.summary(s));
         test.target = scrubber.name(&test.target);
@@ -465,22 +521,29 @@ pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> Evidence {
         test.server_version = name(&test.server_version);
         test.protocol_version = name(&test.protocol_version);
     }
-    ev
+    SanitizedEvidence(ev)
 }
 
-fn observe(attempt: &mut AttachmentAttempt, raw: &Evidence) -> Result<Reduced, Rejection> {
-    let ev = sanitize_evidence(raw, &Scrubber::new());
-    if attempt.evidence.contains(&ev) {
+fn observe(attempt: &mut AttachmentAttempt, ev: &SanitizedEvidence) -> Result<Reduced, Rejection> {
+    let ev = &ev.0;
+    if attempt.evidence.contains(ev) {
         return Ok(Reduced::Duplicate);
     }
 
+    // Whether the rows changed matters only when the timeline is full (then
+    // an unchanged row makes the event a duplicate); with room, it is applied.
+    let room = attempt.evidence.len() < MAX_EVIDENCE;
     let changed = match ev.server.as_deref() {
         Some(server) => {
             let is_error = ev.kind == EvidenceKind::ExplicitError;
             match attempt.servers.iter_mut().find(|r| r.name == server) {
-                Some(row) => apply_to_row(row, &ev),
+                Some(row) if room => {
+                    apply_to_row_facts(row, ev);
+                    true
+                }
+                Some(row) => apply_to_row(row, ev),
                 // An error naming a server we never planned is still an error: report-level.
-                None if is_error => apply_report_error(attempt, &ev),
+                None if is_error => apply_report_error(attempt, ev),
                 None => {
                     return Err(Rejection::UnknownServer {
                         server: server.to_owned(),
@@ -488,10 +551,10 @@ fn observe(attempt: &mut AttachmentAttempt, raw: &Evidence) -> Result<Reduced, R
                 }
             }
         }
-        None => apply_to_attempt(attempt, &ev),
+        None => apply_to_attempt(attempt, ev),
     };
 
-    if push_timeline_if_room(attempt, &ev) {
+    if push_timeline_if_room(attempt, ev) {
         attempt.updated_at = attempt.updated_at.max(ev.at);
         Ok(Reduced::Applied)
     } else if changed {
@@ -557,7 +620,18 @@ fn apply_report_error(attempt: &mut AttachmentAttempt, ev: &Evidence) -> bool {
 }
 
 fn apply_to_row(row: &mut ServerAttachment, ev: &Evidence) -> bool {
+    // Evidence never touches the catalog (catalog events do): keep it out of
+    // the before-image, which is cloned on every event.
+    let catalog = row.tool_catalog.take();
     let before = row.clone();
+    apply_to_row_facts(row, ev);
+    let changed = *row != before;
+    row.tool_catalog = catalog;
+    changed
+}
+
+/// Applies one evidence event to its row (the row's facts, then its status).
+fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
     let at = ev.at;
     let prov = ProvenanceCode::from_word(&ev.provenance);
     let yes = StageObservation::shown(StageState::Yes, prov, at);
@@ -659,7 +733,6 @@ fn apply_to_row(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     }
 
     row.status = derive_status(row);
-    *row != before
 }
 
 fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) {

@@ -147,12 +147,32 @@ impl Scrubber {
 
     /// Scrubs an error summary and caps it at 256 bytes.
     pub fn summary(&self, text: &str) -> String {
-        cap_with_ellipsis(self.scrub(text).trim(), SUMMARY_MAX_BYTES)
+        self.capped(text, SUMMARY_MAX_BYTES)
     }
 
     /// Scrubs an identifier (server, tool or client name) and caps it at 128 bytes.
     pub fn name(&self, text: &str) -> String {
-        cap_with_ellipsis(self.scrub(text).trim(), NAME_MAX_BYTES)
+        self.capped(text, NAME_MAX_BYTES)
+    }
+
+    fn capped(&self, text: &str, max: usize) -> String {
+        if self.is_clean(text, max) {
+            // Exactly what the full pass would return, with one allocation.
+            return text.to_owned();
+        }
+        cap_with_ellipsis(self.scrub(text).trim(), max)
+    }
+
+    /// True when the full pass would return `text` unchanged: within the
+    /// cap, one line with no whitespace or control characters (so nothing to
+    /// collapse or trim), no known secret in it, and no pattern matching.
+    /// Names repeat on every event; this keeps them to one regex scan and
+    /// no intermediate strings.
+    fn is_clean(&self, text: &str, max: usize) -> bool {
+        text.len() <= max
+            && !text.chars().any(|c| c.is_control() || c.is_whitespace())
+            && !self.known.iter().any(|k| text.contains(k.as_str()))
+            && !patterns().is_match(text)
     }
 }
 
