@@ -466,6 +466,9 @@ impl Slot {
 
 // === Write-through persistence ===
 
+/// Sessions written per store transaction.
+const WRITE_CHUNK: usize = 500;
+
 /// Coalescing write-through to a [`Store`], on its own thread.
 struct Persister {
     store: Arc<dyn Store>,
@@ -514,35 +517,55 @@ impl Persister {
             let batch = std::mem::take(&mut state.pending);
             state.writing = true;
             drop(state);
-            for (session_id, history) in batch {
-                let result = match &history {
-                    Some(history) => self.store.save(history),
-                    None => self.store.remove(&session_id),
-                };
-                match result {
-                    Ok(()) => {}
-                    Err(StoreError::Stale { stored, attempted }) => {
-                        // Another writer holds a newer revision: ours is refused,
-                        // and live state is untouched.
-                        self.stale.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(
-                            %session_id,
-                            stored,
-                            attempted,
-                            "stale write refused: the store holds a newer revision of this session"
-                        );
-                    }
-                    Err(err) => {
-                        // Live state is untouched; the next change retries with the latest state.
-                        self.failures.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(%session_id, %err, "persisting attachment history failed");
-                    }
+            let (saves, removes): (Vec<_>, Vec<_>) = batch
+                .into_iter()
+                .partition(|(_, history)| history.is_some());
+            let mut saves: Vec<(String, Arc<AttachmentHistory>)> = saves
+                .into_iter()
+                .filter_map(|(id, history)| history.map(|h| (id, h)))
+                .collect();
+            // One order for every writer, so two hosts' transactions on the
+            // same sessions lock their rows in the same order and never deadlock.
+            saves.sort_by(|a, b| a.0.cmp(&b.0));
+            // Bounded transactions: a burst of thousands of sessions is written
+            // in chunks, each one commit.
+            for chunk in saves.chunks(WRITE_CHUNK) {
+                let histories: Vec<&AttachmentHistory> = chunk.iter().map(|(_, h)| &**h).collect();
+                let results = self.store.save_batch(&histories);
+                for ((session_id, _), result) in chunk.iter().zip(results) {
+                    self.account(session_id, result);
                 }
+            }
+            for (session_id, _) in removes {
+                let result = self.store.remove(&session_id);
+                self.account(&session_id, result);
             }
             let mut state = self.lock();
             state.writing = false;
             if state.pending.is_empty() {
                 self.idle.notify_all();
+            }
+        }
+    }
+
+    fn account(&self, session_id: &str, result: Result<(), StoreError>) {
+        match result {
+            Ok(()) => {}
+            Err(StoreError::Stale { stored, attempted }) => {
+                // Another writer holds a newer revision: ours is refused,
+                // and live state is untouched.
+                self.stale.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    %session_id,
+                    stored,
+                    attempted,
+                    "stale write refused: the store holds a newer revision of this session"
+                );
+            }
+            Err(err) => {
+                // Live state is untouched; the next change retries with the latest state.
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%session_id, %err, "persisting attachment history failed");
             }
         }
     }
@@ -904,6 +927,7 @@ const IDLE_POLLS_BEFORE_BLOCKING: u32 = 25;
 
 fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
     let mut batch = Vec::with_capacity(batch_limit);
+    let mut last_full_scan = std::time::Instant::now();
     let mut idle_polls = IDLE_POLLS_BEFORE_BLOCKING;
     loop {
         let first = if idle_polls >= IDLE_POLLS_BEFORE_BLOCKING {
@@ -941,7 +965,7 @@ fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
             }
         }
         let full_batch = batch.len() == batch_limit;
-        process(&shared, &mut batch);
+        process(&shared, &mut batch, &mut last_full_scan);
         if !full_batch {
             // Let more evidence gather before the next batch.
             std::thread::sleep(BUSY_POLL);
@@ -949,14 +973,31 @@ fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usize) {
     }
 }
 
-fn process(shared: &Shared, batch: &mut Vec<Command>) {
+/// While busy, every session is folded (drops) and published at least this
+/// often; in between, a batch touches only the sessions its commands named,
+/// so its cost does not grow with the number of sessions held.
+const FULL_SCAN_EVERY: Duration = Duration::from_millis(250);
+
+fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::time::Instant) {
     let mut flushes = Vec::new();
     let tapping = shared.taps.active();
     let mut tapped = Vec::new();
     let mut before = Vec::new();
+    let mut touched: Vec<Arc<AttemptLive>> = Vec::new();
+    let mut touch = |live: &Arc<AttemptLive>| {
+        if !touched.last().is_some_and(|l| Arc::ptr_eq(l, live)) {
+            touched.push(Arc::clone(live));
+        }
+    };
     {
         let mut sessions = shared.sessions();
         for command in batch.drain(..) {
+            match &command {
+                Command::Observe { live, .. }
+                | Command::Catalog { live, .. }
+                | Command::ConfigSnapshot { live, .. } => touch(live),
+                _ => {}
+            }
             match command {
                 Command::Observe { live, evidence } => {
                     let Some(slot) = sessions.get_mut(&live.session_id) else {
@@ -1026,9 +1067,21 @@ fn process(shared: &Shared, batch: &mut Vec<Command>) {
                 Command::FlushAsync(done) => flushes.push(Flush::Async(done)),
             }
         }
-        for slot in sessions.values_mut() {
-            slot.fold_drops();
-            slot.publish_if_dirty(shared.persist.as_deref());
+        if !flushes.is_empty() || last_full_scan.elapsed() >= FULL_SCAN_EVERY {
+            for slot in sessions.values_mut() {
+                slot.fold_drops();
+                slot.publish_if_dirty(shared.persist.as_deref());
+            }
+            *last_full_scan = std::time::Instant::now();
+        } else {
+            touched.sort_by_key(|l| Arc::as_ptr(l) as usize);
+            touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
+            for live in &touched {
+                if let Some(slot) = sessions.get_mut(&live.session_id) {
+                    slot.fold_drops();
+                    slot.publish_if_dirty(shared.persist.as_deref());
+                }
+            }
         }
     }
     shared.taps.deliver(tapped);

@@ -64,6 +64,14 @@ pub trait Store: Send + Sync {
     /// is absent or has a lower `revision` than `history.revision`; otherwise
     /// returns [`StoreError::Stale`] and changes nothing.
     fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError>;
+    /// Saves several sessions, each under the same rule as [`save`](Self::save),
+    /// and returns one result per history, in order. The default saves them
+    /// one by one; a store overrides it to write them in one transaction
+    /// (one commit, one fsync), which is what keeps write-through lag bounded
+    /// when thousands of sessions change at once.
+    fn save_batch(&self, histories: &[&AttachmentHistory]) -> Vec<Result<(), StoreError>> {
+        histories.iter().map(|h| self.save(h)).collect()
+    }
     /// Removes one session's row.
     fn remove(&self, session_id: &str) -> Result<(), StoreError>;
     /// Every row, rehydrated; corrupt ones are reported in `skipped`.

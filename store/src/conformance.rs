@@ -161,6 +161,37 @@ pub fn stale_writer_refused(open: Open<'_>, prefix: &str) -> Result<(), String> 
     Ok(())
 }
 
+/// `save_batch` writes each history under the same rule: newer ones land,
+/// a stale one is refused on its own, and the results come back in order.
+pub fn batch_writes(open: Open<'_>, prefix: &str) -> Result<(), String> {
+    let store = open().map_err(|e| format!("open: {e}"))?;
+    let held = sample_history(&format!("{prefix}batch-held"), 9, "sk-conformance-batch");
+    store.save(&held).map_err(|e| format!("save at 9: {e}"))?;
+    let first = sample_history(&format!("{prefix}batch-1"), 1, "sk-conformance-batch");
+    let mut stale = held.clone();
+    stale.revision = 4;
+    let third = sample_history(&format!("{prefix}batch-3"), 1, "sk-conformance-batch");
+    let results = store.save_batch(&[&first, &stale, &third]);
+    match results.as_slice() {
+        [
+            Ok(()),
+            Err(StoreError::Stale {
+                stored: 9,
+                attempted: 4,
+            }),
+            Ok(()),
+        ] => {}
+        other => return Err(format!("batch results: {other:?}")),
+    }
+    let loaded = ours(store.as_ref(), prefix)?;
+    for want in [&first, &held, &third] {
+        if find(&loaded, &want.session_id) != Some(want) {
+            return Err(format!("{} is not as written", want.session_id));
+        }
+    }
+    Ok(())
+}
+
 /// Two handles racing on one session with interleaved revisions: the row
 /// ends at the highest revision either wrote, and it never went backwards.
 pub fn concurrent_writers(open: Open<'_>, prefix: &str) -> Result<(), String> {
@@ -248,6 +279,7 @@ pub fn run_all(open: Open<'_>, raw: Option<&dyn RawRows>, prefix: &str) -> Resul
     round_trip(open, prefix).map_err(|e| format!("round_trip: {e}"))?;
     removal(open, prefix).map_err(|e| format!("removal: {e}"))?;
     stale_writer_refused(open, prefix).map_err(|e| format!("stale_writer_refused: {e}"))?;
+    batch_writes(open, prefix).map_err(|e| format!("batch_writes: {e}"))?;
     concurrent_writers(open, prefix).map_err(|e| format!("concurrent_writers: {e}"))?;
     if let Some(raw) = raw {
         corrupt_and_newer_rows(open, raw, prefix)

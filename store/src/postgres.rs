@@ -533,8 +533,19 @@ async fn migrate(inner: &Inner) -> Result<(), StoreError> {
     tx.commit().await.map_err(fail)
 }
 
-impl Store for PostgresStore {
-    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
+/// A history ready to write: its document and keys, owned (it crosses into
+/// the store's runtime).
+struct Row {
+    session_id: String,
+    task_id: String,
+    schema_version: i32,
+    document: String,
+    updated_at: i64,
+    revision: u64,
+}
+
+impl Row {
+    fn of(history: &AttachmentHistory) -> Result<Row, StoreError> {
         let document =
             serde_json::to_string(history).map_err(|e| StoreError::Backend(e.to_string()))?;
         let updated_at = history
@@ -543,60 +554,120 @@ impl Store for PostgresStore {
             .map(|a| a.updated_at.0)
             .max()
             .unwrap_or(0);
-        let session_id = history.session_id.clone();
-        let task_id = history.task_id.clone();
-        let schema_version = i32::try_from(history.schema_version).unwrap_or(i32::MAX);
-        let updated_at = i64::try_from(updated_at).unwrap_or(i64::MAX);
-        let revision = history.revision;
-        let attempted = i64::try_from(revision).unwrap_or(i64::MAX);
+        Ok(Row {
+            session_id: history.session_id.clone(),
+            task_id: history.task_id.clone(),
+            schema_version: i32::try_from(history.schema_version).unwrap_or(i32::MAX),
+            document,
+            updated_at: i64::try_from(updated_at).unwrap_or(i64::MAX),
+            revision: history.revision,
+        })
+    }
+}
+
+/// One conditional upsert and its NOTIFY, on a client or inside a transaction.
+async fn save_row(
+    client: &impl tokio_postgres::GenericClient,
+    target: &PgTarget,
+    row: &Row,
+) -> Result<(), StoreError> {
+    let attempted = i64::try_from(row.revision).unwrap_or(i64::MAX);
+    // One statement: a newer revision replaces the row whole and is
+    // announced (NOTIFY is delivered on commit); an older one changes nothing.
+    let written = client
+        .query(
+            "WITH up AS (
+                 INSERT INTO attachment_history
+                     (session_id, task_id, schema_version, document, updated_at, revision)
+                 VALUES ($1, $2, $3, $4, $5, $6)
+                 ON CONFLICT (session_id) DO UPDATE SET
+                     task_id = EXCLUDED.task_id,
+                     schema_version = EXCLUDED.schema_version,
+                     document = EXCLUDED.document,
+                     updated_at = EXCLUDED.updated_at,
+                     revision = EXCLUDED.revision
+                 WHERE attachment_history.revision < EXCLUDED.revision
+                 RETURNING session_id
+             )
+             SELECT pg_notify('tether_history', session_id) FROM up",
+            &[
+                &row.session_id,
+                &row.task_id,
+                &row.schema_version,
+                &row.document,
+                &row.updated_at,
+                &attempted,
+            ],
+        )
+        .await
+        .map_err(|e| target.driver_error("write failed", &e))?;
+    if !written.is_empty() {
+        return Ok(());
+    }
+    let stored: i64 = client
+        .query_opt(
+            "SELECT revision FROM attachment_history WHERE session_id = $1",
+            &[&row.session_id],
+        )
+        .await
+        .map_err(|e| target.driver_error("read failed", &e))?
+        .map_or(0, |r| r.get(0));
+    Err(StoreError::Stale {
+        stored: u64::try_from(stored).unwrap_or(0),
+        attempted: row.revision,
+    })
+}
+
+impl Store for PostgresStore {
+    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
+        let row = Row::of(history)?;
         self.call(move |inner| async move {
             let guard = inner.client().await?;
             let client = guard.as_ref().ok_or_else(closed)?;
-            // One statement: a newer revision replaces the row whole and is
-            // announced (NOTIFY is delivered on commit); an older one changes nothing.
-            let written = client
-                .query(
-                    "WITH up AS (
-                         INSERT INTO attachment_history
-                             (session_id, task_id, schema_version, document, updated_at, revision)
-                         VALUES ($1, $2, $3, $4, $5, $6)
-                         ON CONFLICT (session_id) DO UPDATE SET
-                             task_id = EXCLUDED.task_id,
-                             schema_version = EXCLUDED.schema_version,
-                             document = EXCLUDED.document,
-                             updated_at = EXCLUDED.updated_at,
-                             revision = EXCLUDED.revision
-                         WHERE attachment_history.revision < EXCLUDED.revision
-                         RETURNING session_id
-                     )
-                     SELECT pg_notify('tether_history', session_id) FROM up",
-                    &[
-                        &session_id,
-                        &task_id,
-                        &schema_version,
-                        &document,
-                        &updated_at,
-                        &attempted,
-                    ],
-                )
-                .await
-                .map_err(|e| inner.target.driver_error("write failed", &e))?;
-            if !written.is_empty() {
-                return Ok(());
-            }
-            let stored: i64 = client
-                .query_opt(
-                    "SELECT revision FROM attachment_history WHERE session_id = $1",
-                    &[&session_id],
-                )
-                .await
-                .map_err(|e| inner.target.driver_error("read failed", &e))?
-                .map_or(0, |r| r.get(0));
-            Err(StoreError::Stale {
-                stored: u64::try_from(stored).unwrap_or(0),
-                attempted: revision,
-            })
+            save_row(client, &inner.target, &row).await
         })
+    }
+
+    /// One transaction for the batch: one commit (one WAL flush) instead of
+    /// one per session. A stale row is refused on its own (its statement
+    /// changes nothing, so the transaction goes on); a failed statement or
+    /// commit fails the whole batch, and the next change retries it.
+    fn save_batch(&self, histories: &[&AttachmentHistory]) -> Vec<Result<(), StoreError>> {
+        let rows: Vec<Result<Row, StoreError>> = histories.iter().map(|h| Row::of(h)).collect();
+        let count = rows.len();
+        let outcome = self.call(move |inner| async move {
+            let mut guard = inner.client().await?;
+            let client = guard.as_mut().ok_or_else(closed)?;
+            let tx = client
+                .transaction()
+                .await
+                .map_err(|e| inner.target.driver_error("begin failed", &e))?;
+            let mut results = Vec::with_capacity(rows.len());
+            for row in rows {
+                let result = match row {
+                    Ok(row) => save_row(&tx, &inner.target, &row).await,
+                    Err(err) => Err(err),
+                };
+                if let Err(StoreError::Backend(_)) = &result {
+                    // The transaction is aborted: nothing of this batch lands.
+                    return Err(result.err().unwrap_or_else(closed));
+                }
+                results.push(result);
+            }
+            tx.commit()
+                .await
+                .map_err(|e| inner.target.driver_error("commit failed", &e))?;
+            Ok(results)
+        });
+        match outcome {
+            Ok(results) => results,
+            Err(err) => {
+                let text = err.to_string();
+                (0..count)
+                    .map(|_| Err(StoreError::Backend(text.clone())))
+                    .collect()
+            }
+        }
     }
 
     fn remove(&self, session_id: &str) -> Result<(), StoreError> {

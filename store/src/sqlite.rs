@@ -217,54 +217,87 @@ impl SqliteStore {
     }
 }
 
-impl Store for SqliteStore {
-    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
-        let document =
-            serde_json::to_string(history).map_err(|e| StoreError::Backend(e.to_string()))?;
-        let updated_at = history
-            .attempts
-            .iter()
-            .map(|a| a.updated_at.0)
-            .max()
-            .unwrap_or(0);
-        let revision = i64::try_from(history.revision).unwrap_or(i64::MAX);
-        let conn = self.conn();
-        // One statement: the row is replaced whole, and only by a newer revision.
-        let changed = conn
-            .execute(
-                "INSERT INTO attachment_history (session_id, task_id, schema_version, document, updated_at, revision)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(session_id) DO UPDATE SET
-                     task_id = excluded.task_id,
-                     schema_version = excluded.schema_version,
-                     document = excluded.document,
-                     updated_at = excluded.updated_at,
-                     revision = excluded.revision
-                 WHERE attachment_history.revision < excluded.revision",
-                params![
-                    history.session_id,
-                    history.task_id,
-                    history.schema_version,
-                    document,
-                    i64::try_from(updated_at).unwrap_or(i64::MAX),
-                    revision
-                ],
+/// One conditional upsert on `conn` (a connection or a transaction).
+fn save_on(conn: &Connection, history: &AttachmentHistory) -> Result<(), StoreError> {
+    let document =
+        serde_json::to_string(history).map_err(|e| StoreError::Backend(e.to_string()))?;
+    let updated_at = history
+        .attempts
+        .iter()
+        .map(|a| a.updated_at.0)
+        .max()
+        .unwrap_or(0);
+    let revision = i64::try_from(history.revision).unwrap_or(i64::MAX);
+    // One statement: the row is replaced whole, and only by a newer revision.
+    let changed = conn
+        .prepare(
+            "INSERT INTO attachment_history (session_id, task_id, schema_version, document, updated_at, revision)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT(session_id) DO UPDATE SET
+                 task_id = excluded.task_id,
+                 schema_version = excluded.schema_version,
+                 document = excluded.document,
+                 updated_at = excluded.updated_at,
+                 revision = excluded.revision
+             WHERE attachment_history.revision < excluded.revision",
+        )
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                history.session_id,
+                history.task_id,
+                history.schema_version,
+                document,
+                i64::try_from(updated_at).unwrap_or(i64::MAX),
+                revision
+            ])
+        })
+        .map_err(backend)?;
+    if changed == 0 {
+        let stored: i64 = conn
+            .query_row(
+                "SELECT revision FROM attachment_history WHERE session_id = ?1",
+                params![history.session_id],
+                |r| r.get(0),
             )
             .map_err(backend)?;
-        if changed == 0 {
-            let stored: i64 = conn
-                .query_row(
-                    "SELECT revision FROM attachment_history WHERE session_id = ?1",
-                    params![history.session_id],
-                    |r| r.get(0),
-                )
-                .map_err(backend)?;
-            return Err(StoreError::Stale {
-                stored: u64::try_from(stored).unwrap_or(0),
-                attempted: history.revision,
-            });
+        return Err(StoreError::Stale {
+            stored: u64::try_from(stored).unwrap_or(0),
+            attempted: history.revision,
+        });
+    }
+    Ok(())
+}
+
+impl Store for SqliteStore {
+    fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
+        save_on(&self.conn(), history)
+    }
+
+    /// One transaction for the whole batch: one commit instead of one per
+    /// session. A stale row is refused on its own; a failed commit fails all.
+    fn save_batch(&self, histories: &[&AttachmentHistory]) -> Vec<Result<(), StoreError>> {
+        let mut conn = self.conn();
+        let tx = match conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate) {
+            Ok(tx) => tx,
+            Err(e) => {
+                let err = e.to_string();
+                return histories
+                    .iter()
+                    .map(|_| Err(StoreError::Backend(err.clone())))
+                    .collect();
+            }
+        };
+        let results: Vec<_> = histories.iter().map(|h| save_on(&tx, h)).collect();
+        match tx.commit() {
+            Ok(()) => results,
+            Err(e) => {
+                let err = e.to_string();
+                histories
+                    .iter()
+                    .map(|_| Err(StoreError::Backend(err.clone())))
+                    .collect()
+            }
         }
-        Ok(())
     }
 
     fn remove(&self, session_id: &str) -> Result<(), StoreError> {
