@@ -67,6 +67,10 @@ fn open(db: &str) -> anyhow::Result<Option<Opened>> {
 }
 
 fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<AttachmentHistory>> {
+    if let Some(id) = session {
+        // A keyed read: one session never means reading the fleet.
+        return Ok(store.load(id)?.into_iter().collect());
+    }
     let loaded = store.load_all()?;
     for skipped in loaded
         .skipped
@@ -146,33 +150,55 @@ fn follow(
         Opened::Sqlite(_) => None,
     };
     loop {
+        // Which sessions to look at: those the NOTIFYs named (PostgreSQL,
+        // keyed reads only), or every one (SQLite, polled).
+        let now: Vec<AttachmentHistory>;
+        let mut removed: Vec<String> = Vec::new();
         match &feed {
-            // Woken by any host's NOTIFY (ids only); a quiet minute re-checks anyway.
             Some(feed) => {
-                if feed.next(std::time::Duration::from_secs(60))?.is_none() {
-                    continue;
+                // Woken by any host's NOTIFY (ids only); a quiet minute re-checks anyway.
+                let mut ids = std::collections::BTreeSet::new();
+                match feed.next(std::time::Duration::from_secs(60))? {
+                    Some(id) => {
+                        ids.insert(id);
+                    }
+                    None => continue,
                 }
-                // Let a burst of notifications coalesce into one reload.
-                while feed.next(std::time::Duration::from_millis(20))?.is_some() {}
+                // Let a burst coalesce: each session is read once.
+                while let Some(id) = feed.next(std::time::Duration::from_millis(20))? {
+                    ids.insert(id);
+                }
+                let mut read = Vec::new();
+                for id in ids
+                    .into_iter()
+                    .filter(|id| args.session.as_ref().is_none_or(|s| s == id))
+                {
+                    match opened.store().load(&id) {
+                        Ok(Some(h)) => read.push(h),
+                        Ok(None) => removed.push(id),
+                        Err(err) => eprintln!("tether history: {err}"),
+                    }
+                }
+                now = read;
             }
-            None => std::thread::sleep(std::time::Duration::from_millis(500)),
+            None => {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                now = load(opened.store(), args.session.as_ref())?;
+                let present: std::collections::BTreeSet<&str> =
+                    now.iter().map(|h| h.session_id.as_str()).collect();
+                removed = known
+                    .keys()
+                    .filter(|id| !present.contains(id.as_str()))
+                    .cloned()
+                    .collect();
+            }
         }
-        let now = load(opened.store(), args.session.as_ref())?;
         let changed: Vec<AttachmentHistory> = now
-            .iter()
+            .into_iter()
             .filter(|h| known.get(&h.session_id) != Some(&h.revision))
-            .cloned()
-            .collect();
-        let present: std::collections::BTreeSet<&str> =
-            now.iter().map(|h| h.session_id.as_str()).collect();
-        let removed: Vec<String> = known
-            .keys()
-            .filter(|id| !present.contains(id.as_str()))
-            .cloned()
             .collect();
         for id in &removed {
-            known.remove(id);
-            if !args.json {
+            if known.remove(id).is_some() && !args.json {
                 writeln!(out, "session {id} · removed")?;
             }
         }

@@ -76,6 +76,23 @@ pub trait Store: Send + Sync {
     fn remove(&self, session_id: &str) -> Result<(), StoreError>;
     /// Every row, rehydrated; corrupt ones are reported in `skipped`.
     fn load_all(&self) -> Result<Loaded, StoreError>;
+    /// One session's row, rehydrated (`Ok(None)`: no row). The default
+    /// filters [`load_all`](Self::load_all); a store overrides it with a
+    /// keyed read, so following one session in a fleet's database does not
+    /// read the fleet. A corrupt row is an error naming the reason.
+    fn load(&self, session_id: &str) -> Result<Option<AttachmentHistory>, StoreError> {
+        let loaded = self.load_all()?;
+        if let Some(skipped) = loaded.skipped.iter().find(|s| s.session_id == session_id) {
+            return Err(StoreError::Backend(format!(
+                "session {session_id} is unreadable: {}",
+                skipped.reason
+            )));
+        }
+        Ok(loaded
+            .histories
+            .into_iter()
+            .find(|h| h.session_id == session_id))
+    }
 }
 
 /// Reads a stored document: migrates older versions, loads newer ones

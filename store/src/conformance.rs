@@ -110,6 +110,15 @@ pub fn round_trip(open: Open<'_>, prefix: &str) -> Result<(), String> {
     if find(&loaded, &a.session_id) != Some(&a2) {
         return Err("a was not replaced whole by its newer revision".into());
     }
+    // The keyed read agrees.
+    match other.load(&b.session_id) {
+        Ok(Some(h)) if h == b => {}
+        other => return Err(format!("load(b): {other:?}")),
+    }
+    match other.load(&format!("{prefix}never-written")) {
+        Ok(None) => {}
+        other => return Err(format!("load of an absent session: {other:?}")),
+    }
     Ok(())
 }
 

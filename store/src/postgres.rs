@@ -689,6 +689,42 @@ impl Store for PostgresStore {
         })
     }
 
+    fn load(&self, session_id: &str) -> Result<Option<AttachmentHistory>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let row = match client
+                .query_opt(
+                    "SELECT schema_version, document FROM attachment_history WHERE session_id = $1",
+                    &[&session_id],
+                )
+                .await
+            {
+                Ok(row) => row,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                    return Ok(None);
+                }
+                Err(e) => return Err(inner.target.driver_error("read failed", &e)),
+            };
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let version: i32 = row.get(0);
+            row.try_get::<_, String>(1)
+                .map_err(|e| format!("unreadable document: {e}"))
+                .and_then(|doc| {
+                    let version =
+                        u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
+                    rehydrate(version, &doc)
+                })
+                .map(Some)
+                .map_err(|reason| {
+                    StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
+                })
+        })
+    }
+
     fn load_all(&self) -> Result<Loaded, StoreError> {
         self.call(|inner| async move {
             let guard = inner.client().await?;

@@ -310,6 +310,40 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    fn load(&self, session_id: &str) -> Result<Option<AttachmentHistory>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT schema_version, document FROM attachment_history WHERE session_id = ?1",
+        )?
+        else {
+            return Ok(None);
+        };
+        let row = stmt
+            .query_row(params![session_id], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)))
+            })
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(backend(e)),
+            })?;
+        let Some((version, document)) = row else {
+            return Ok(None);
+        };
+        document
+            .map_err(|e| format!("unreadable document: {e}"))
+            .and_then(|doc| {
+                let version =
+                    u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
+                rehydrate(version, &doc)
+            })
+            .map(Some)
+            .map_err(|reason| {
+                StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
+            })
+    }
+
     fn load_all(&self) -> Result<Loaded, StoreError> {
         let conn = self.conn();
         let Some(mut stmt) = prepare_if_table(
