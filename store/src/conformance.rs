@@ -133,7 +133,11 @@ pub fn removal(open: Open<'_>, prefix: &str) -> Result<(), String> {
     store
         .remove(&h.session_id)
         .map_err(|e| format!("second remove: {e}"))?;
-    if find(&ours(store.as_ref(), prefix)?, &h.session_id).is_some() {
+    if store
+        .load(&h.session_id)
+        .map_err(|e| format!("load: {e}"))?
+        .is_some()
+    {
         return Err("the row survived remove".into());
     }
     Ok(())
@@ -160,8 +164,7 @@ pub fn stale_writer_refused(open: Open<'_>, prefix: &str) -> Result<(), String> 
             }
         }
     }
-    let loaded = ours(store.as_ref(), prefix)?;
-    if find(&loaded, &id) != Some(&newer) {
+    if store.load(&id).map_err(|e| format!("load: {e}"))? != Some(newer.clone()) {
         return Err("a refused write changed the row".into());
     }
     let mut next = newer.clone();
@@ -192,9 +195,13 @@ pub fn batch_writes(open: Open<'_>, prefix: &str) -> Result<(), String> {
         ] => {}
         other => return Err(format!("batch results: {other:?}")),
     }
-    let loaded = ours(store.as_ref(), prefix)?;
     for want in [&first, &held, &third] {
-        if find(&loaded, &want.session_id) != Some(want) {
+        if store
+            .load(&want.session_id)
+            .map_err(|e| format!("load: {e}"))?
+            .as_ref()
+            != Some(want)
+        {
             return Err(format!("{} is not as written", want.session_id));
         }
     }
@@ -237,8 +244,11 @@ pub fn concurrent_writers(open: Open<'_>, prefix: &str) -> Result<(), String> {
             .join()
             .map_err(|_| "a writer panicked".to_owned())??;
     }
-    let loaded = ours(stores[0].as_ref(), prefix)?;
-    match find(&loaded, &id) {
+    match stores[0]
+        .load(&id)
+        .map_err(|e| format!("load: {e}"))?
+        .as_ref()
+    {
         Some(h) if h.revision == 200 => Ok(()),
         Some(h) => Err(format!(
             "the race ended at revision {}, not 200",

@@ -618,6 +618,104 @@ async fn save_row(
     })
 }
 
+/// Every row of a batch in one statement (one round trip, one commit): the
+/// conditional upsert over `unnest` of the columns, with a NOTIFY per row
+/// written. Rows not returned were refused as stale; their stored revisions
+/// are read back to say so.
+async fn save_rows(
+    client: &Client,
+    target: &PgTarget,
+    rows: Vec<Result<Row, StoreError>>,
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    let mut ids = Vec::new();
+    let mut tasks = Vec::new();
+    let mut versions = Vec::new();
+    let mut documents = Vec::new();
+    let mut updated = Vec::new();
+    let mut revisions = Vec::new();
+    for row in rows.iter().flatten() {
+        ids.push(row.session_id.clone());
+        tasks.push(row.task_id.clone());
+        versions.push(row.schema_version);
+        documents.push(row.document.clone());
+        updated.push(row.updated_at);
+        revisions.push(i64::try_from(row.revision).unwrap_or(i64::MAX));
+    }
+    let distinct: std::collections::HashSet<&String> = ids.iter().collect();
+    if distinct.len() != ids.len() {
+        // One statement cannot upsert a row twice: keep the caller's order, one by one.
+        let mut results = Vec::with_capacity(rows.len());
+        for row in rows {
+            results.push(match row {
+                Ok(row) => save_row(client, target, &row).await,
+                Err(err) => Err(err),
+            });
+        }
+        return Ok(results);
+    }
+    let written: std::collections::HashSet<String> = client
+        .query(
+            "WITH input AS (
+                 SELECT * FROM unnest($1::text[], $2::text[], $3::int4[], $4::text[], $5::int8[], $6::int8[])
+                     AS t(session_id, task_id, schema_version, document, updated_at, revision)
+             ), up AS (
+                 INSERT INTO attachment_history
+                     (session_id, task_id, schema_version, document, updated_at, revision)
+                 SELECT * FROM input
+                 ON CONFLICT (session_id) DO UPDATE SET
+                     task_id = EXCLUDED.task_id,
+                     schema_version = EXCLUDED.schema_version,
+                     document = EXCLUDED.document,
+                     updated_at = EXCLUDED.updated_at,
+                     revision = EXCLUDED.revision
+                 WHERE attachment_history.revision < EXCLUDED.revision
+                 RETURNING session_id
+             )
+             SELECT session_id, pg_notify('tether_history', session_id) FROM up",
+            &[&ids, &tasks, &versions, &documents, &updated, &revisions],
+        )
+        .await
+        .map_err(|e| target.driver_error("write failed", &e))?
+        .into_iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect();
+    let refused: Vec<String> = ids
+        .iter()
+        .filter(|id| !written.contains(*id))
+        .cloned()
+        .collect();
+    let stored: std::collections::HashMap<String, i64> = if refused.is_empty() {
+        std::collections::HashMap::new()
+    } else {
+        client
+            .query(
+                "SELECT session_id, revision FROM attachment_history WHERE session_id = ANY($1)",
+                &[&refused],
+            )
+            .await
+            .map_err(|e| target.driver_error("read failed", &e))?
+            .into_iter()
+            .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1)))
+            .collect()
+    };
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let row = row?;
+            if written.contains(&row.session_id) {
+                Ok(())
+            } else {
+                Err(StoreError::Stale {
+                    stored: stored
+                        .get(&row.session_id)
+                        .map_or(0, |r| u64::try_from(*r).unwrap_or(0)),
+                    attempted: row.revision,
+                })
+            }
+        })
+        .collect())
+}
+
 impl Store for PostgresStore {
     fn save(&self, history: &AttachmentHistory) -> Result<(), StoreError> {
         let row = Row::of(history)?;
@@ -628,36 +726,16 @@ impl Store for PostgresStore {
         })
     }
 
-    /// One transaction for the batch: one commit (one WAL flush) instead of
-    /// one per session. A stale row is refused on its own (its statement
-    /// changes nothing, so the transaction goes on); a failed statement or
-    /// commit fails the whole batch, and the next change retries it.
+    /// One statement for the batch: one round trip and one commit (one WAL
+    /// flush) instead of one per session. A stale row is refused on its own;
+    /// a failed statement fails the whole batch, and the next change retries it.
     fn save_batch(&self, histories: &[&AttachmentHistory]) -> Vec<Result<(), StoreError>> {
         let rows: Vec<Result<Row, StoreError>> = histories.iter().map(|h| Row::of(h)).collect();
         let count = rows.len();
         let outcome = self.call(move |inner| async move {
-            let mut guard = inner.client().await?;
-            let client = guard.as_mut().ok_or_else(closed)?;
-            let tx = client
-                .transaction()
-                .await
-                .map_err(|e| inner.target.driver_error("begin failed", &e))?;
-            let mut results = Vec::with_capacity(rows.len());
-            for row in rows {
-                let result = match row {
-                    Ok(row) => save_row(&tx, &inner.target, &row).await,
-                    Err(err) => Err(err),
-                };
-                if let Err(StoreError::Backend(_)) = &result {
-                    // The transaction is aborted: nothing of this batch lands.
-                    return Err(result.err().unwrap_or_else(closed));
-                }
-                results.push(result);
-            }
-            tx.commit()
-                .await
-                .map_err(|e| inner.target.driver_error("commit failed", &e))?;
-            Ok(results)
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            save_rows(client, &inner.target, rows).await
         });
         match outcome {
             Ok(results) => results,

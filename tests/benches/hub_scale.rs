@@ -377,12 +377,20 @@ fn main() {
     match std::env::var("TETHER_TEST_POSTGRES") {
         Ok(url) if !url.is_empty() => {
             let pg = Arc::new(tether_store::PostgresStore::connect(&url).expect("postgres"));
-            // A clean table, so the size is this run's.
-            for h in pg.load_all().expect("load").histories {
-                if h.session_id.starts_with("session-") {
-                    let _ = pg.remove(&h.session_id);
-                }
-            }
+            // A clean table before (so the size is this run's) and after (so a
+            // shared database is left as it was found).
+            let clean = |url: &str| {
+                let _ = std::process::Command::new("psql")
+                    .args([
+                        "-X",
+                        "-q",
+                        "-c",
+                        "DELETE FROM attachment_history WHERE session_id LIKE 'session-%'",
+                    ])
+                    .arg(url)
+                    .status();
+            };
+            clean(&url);
             let size_url = url.clone();
             write_through("PostgreSQL", pg, quick, move || {
                 std::process::Command::new("psql")
@@ -399,6 +407,7 @@ fn main() {
                     .and_then(|s| s.trim().parse().ok())
                     .unwrap_or(0)
             });
+            clean(&url);
         }
         _ => println!("| PostgreSQL | skipped: TETHER_TEST_POSTGRES is not set | | | | | | |"),
     }
