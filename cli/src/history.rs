@@ -98,10 +98,15 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
+    // Subscribe before reading, so no change between the two is missed.
+    let feed = match (&opened, args.follow) {
+        (Opened::Postgres(store), true) => Some(store.listen()?),
+        _ => None,
+    };
     let histories = load(opened.store(), args.session.as_ref())?;
     let mut out = std::io::stdout().lock();
     if args.follow {
-        return follow(&opened, &args, histories, &mut out);
+        return follow(&opened, &args, histories, feed, &mut out);
     }
     if args.json {
         serde_json::to_writer(&mut out, &histories)?;
@@ -138,6 +143,7 @@ fn follow(
     opened: &Opened,
     args: &HistoryArgs,
     initial: Vec<AttachmentHistory>,
+    feed: Option<tether_store::ChangeFeed>,
     out: &mut impl Write,
 ) -> anyhow::Result<ExitCode> {
     let mut known: std::collections::BTreeMap<String, u64> = initial
@@ -145,10 +151,6 @@ fn follow(
         .map(|h| (h.session_id.clone(), h.revision))
         .collect();
     print_each(out, &initial, args.json)?;
-    let feed = match opened {
-        Opened::Postgres(store) => Some(store.listen()?),
-        Opened::Sqlite(_) => None,
-    };
     loop {
         // Which sessions to look at: those the NOTIFYs named (PostgreSQL,
         // keyed reads only), or every one (SQLite, polled).
@@ -162,7 +164,9 @@ fn follow(
                     Some(id) => {
                         ids.insert(id);
                     }
-                    None => continue,
+                    // A quiet minute: re-read what is shown, in case a
+                    // notification was lost with a connection.
+                    None => ids.extend(known.keys().cloned()),
                 }
                 // Let a burst coalesce: each session is read once.
                 while let Some(id) = feed.next(std::time::Duration::from_millis(20))? {
