@@ -95,6 +95,24 @@ pub trait Store: Send + Sync {
     }
 }
 
+/// Reads one stored row as a database gives it: its `schema_version` column
+/// (any integer type) and its document column, which the driver may have
+/// failed to decode. Every store's read goes through here.
+pub fn rehydrate_row<V, E>(
+    stored_version: V,
+    document: Result<String, E>,
+) -> Result<AttachmentHistory, String>
+where
+    V: TryInto<u32>,
+    E: std::fmt::Display,
+{
+    let document = document.map_err(|e| format!("unreadable document: {e}"))?;
+    let version = stored_version
+        .try_into()
+        .map_err(|_| "bad schema_version".to_owned())?;
+    rehydrate(version, &document)
+}
+
 /// Reads a stored document: migrates older versions, loads newer ones
 /// conservatively (unknown words kept, unknown statuses read as `unknown`).
 pub fn rehydrate(stored_version: u32, document: &str) -> Result<AttachmentHistory, String> {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use tether_core::history::AttachmentHistory;
 use tether_core::sanitize::Scrubber;
-use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate};
+use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate_row};
 use tokio::sync::Mutex;
 use tokio_postgres::config::Host;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
@@ -789,13 +789,7 @@ impl Store for PostgresStore {
                 return Ok(None);
             };
             let version: i32 = row.get(0);
-            row.try_get::<_, String>(1)
-                .map_err(|e| format!("unreadable document: {e}"))
-                .and_then(|doc| {
-                    let version =
-                        u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
-                    rehydrate(version, &doc)
-                })
+            rehydrate_row(version, row.try_get::<_, String>(1))
                 .map(Some)
                 .map_err(|reason| {
                     StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
@@ -825,14 +819,7 @@ impl Store for PostgresStore {
             for row in rows {
                 let session_id: String = row.get(0);
                 let version: i32 = row.get(1);
-                let result = row
-                    .try_get::<_, String>(2)
-                    .map_err(|e| format!("unreadable document: {e}"))
-                    .and_then(|doc| {
-                        let version =
-                            u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
-                        rehydrate(version, &doc)
-                    });
+                let result = rehydrate_row(version, row.try_get::<_, String>(2));
                 match result {
                     Ok(history) => loaded.histories.push(history),
                     Err(reason) => {

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OpenFlags, params};
 use tether_core::history::AttachmentHistory;
 use tether_core::inventory::{InventoryDocument, SnapshotRef};
 use tether_core::model::Timestamp;
-use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate};
+use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate_row};
 
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(e.to_string())
@@ -331,13 +331,7 @@ impl Store for SqliteStore {
         let Some((version, document)) = row else {
             return Ok(None);
         };
-        document
-            .map_err(|e| format!("unreadable document: {e}"))
-            .and_then(|doc| {
-                let version =
-                    u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
-                rehydrate(version, &doc)
-            })
+        rehydrate_row(version, document)
             .map(Some)
             .map_err(|reason| {
                 StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
@@ -365,13 +359,7 @@ impl Store for SqliteStore {
         let mut loaded = Loaded::default();
         for row in rows {
             let (session_id, version, document) = row.map_err(backend)?;
-            let result = document
-                .map_err(|e| format!("unreadable document: {e}"))
-                .and_then(|doc| {
-                    let version =
-                        u32::try_from(version).map_err(|_| "bad schema_version".to_owned())?;
-                    rehydrate(version, &doc)
-                });
+            let result = rehydrate_row(version, document);
             match result {
                 Ok(history) => loaded.histories.push(history),
                 Err(reason) => {
