@@ -57,6 +57,27 @@ pub struct Loaded {
     pub skipped: Vec<SkippedRow>,
 }
 
+impl Loaded {
+    /// Adds one row read by [`rehydrate_row`]: a history, or a corrupt row
+    /// that is logged (its session id and reason only) and skipped.
+    pub fn push_row(&mut self, session_id: String, row: Result<AttachmentHistory, String>) {
+        match row {
+            Ok(history) => self.histories.push(history),
+            Err(reason) => {
+                tracing::warn!(%session_id, %reason, "skipping a corrupt stored history");
+                self.skipped.push(SkippedRow { session_id, reason });
+            }
+        }
+    }
+}
+
+impl StoreError {
+    /// A keyed read found the row but could not read it.
+    pub fn unreadable(session_id: &str, reason: &str) -> StoreError {
+        StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
+    }
+}
+
 /// Where histories live between runs. A host may implement it on its own
 /// database; `tether_store::conformance` is the suite it should pass.
 pub trait Store: Send + Sync {
@@ -83,10 +104,7 @@ pub trait Store: Send + Sync {
     fn load(&self, session_id: &str) -> Result<Option<AttachmentHistory>, StoreError> {
         let loaded = self.load_all()?;
         if let Some(skipped) = loaded.skipped.iter().find(|s| s.session_id == session_id) {
-            return Err(StoreError::Backend(format!(
-                "session {session_id} is unreadable: {}",
-                skipped.reason
-            )));
+            return Err(StoreError::unreadable(session_id, &skipped.reason));
         }
         Ok(loaded
             .histories

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use tether_core::history::AttachmentHistory;
 use tether_core::sanitize::Scrubber;
-use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate_row};
+use tether_core::store::{Loaded, Store, StoreError, rehydrate_row};
 use tokio::sync::Mutex;
 use tokio_postgres::config::Host;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
@@ -367,23 +367,6 @@ impl PostgresStore {
         }
     }
 
-    /// One session's stored revision, if it has a row.
-    pub fn stored_revision(&self, session_id: &str) -> Result<Option<u64>, StoreError> {
-        let session_id = session_id.to_owned();
-        self.call(move |inner| async move {
-            let guard = inner.client().await?;
-            let client = guard.as_ref().ok_or_else(closed)?;
-            let row = client
-                .query_opt(
-                    "SELECT revision FROM attachment_history WHERE session_id = $1",
-                    &[&session_id],
-                )
-                .await
-                .map_err(|e| inner.target.driver_error("read failed", &e))?;
-            Ok(row.map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
-        })
-    }
-
     /// Subscribes to changes from every process that writes this database:
     /// each `NOTIFY` carries one session id (never a document). A separate
     /// connection; dropping the feed closes it.
@@ -565,59 +548,6 @@ impl Row {
     }
 }
 
-/// One conditional upsert and its NOTIFY, on a client or inside a transaction.
-async fn save_row(
-    client: &impl tokio_postgres::GenericClient,
-    target: &PgTarget,
-    row: &Row,
-) -> Result<(), StoreError> {
-    let attempted = i64::try_from(row.revision).unwrap_or(i64::MAX);
-    // One statement: a newer revision replaces the row whole and is
-    // announced (NOTIFY is delivered on commit); an older one changes nothing.
-    let written = client
-        .query(
-            "WITH up AS (
-                 INSERT INTO attachment_history
-                     (session_id, task_id, schema_version, document, updated_at, revision)
-                 VALUES ($1, $2, $3, $4, $5, $6)
-                 ON CONFLICT (session_id) DO UPDATE SET
-                     task_id = EXCLUDED.task_id,
-                     schema_version = EXCLUDED.schema_version,
-                     document = EXCLUDED.document,
-                     updated_at = EXCLUDED.updated_at,
-                     revision = EXCLUDED.revision
-                 WHERE attachment_history.revision < EXCLUDED.revision
-                 RETURNING session_id
-             )
-             SELECT pg_notify('tether_history', session_id) FROM up",
-            &[
-                &row.session_id,
-                &row.task_id,
-                &row.schema_version,
-                &row.document,
-                &row.updated_at,
-                &attempted,
-            ],
-        )
-        .await
-        .map_err(|e| target.driver_error("write failed", &e))?;
-    if !written.is_empty() {
-        return Ok(());
-    }
-    let stored: i64 = client
-        .query_opt(
-            "SELECT revision FROM attachment_history WHERE session_id = $1",
-            &[&row.session_id],
-        )
-        .await
-        .map_err(|e| target.driver_error("read failed", &e))?
-        .map_or(0, |r| r.get(0));
-    Err(StoreError::Stale {
-        stored: u64::try_from(stored).unwrap_or(0),
-        attempted: row.revision,
-    })
-}
-
 /// Every row of a batch in one statement (one round trip, one commit): the
 /// conditional upsert over `unnest` of the columns, with a NOTIFY per row
 /// written. Rows not returned were refused as stale; their stored revisions
@@ -646,10 +576,8 @@ async fn save_rows(
         // One statement cannot upsert a row twice: keep the caller's order, one by one.
         let mut results = Vec::with_capacity(rows.len());
         for row in rows {
-            results.push(match row {
-                Ok(row) => save_row(client, target, &row).await,
-                Err(err) => Err(err),
-            });
+            let one = Box::pin(save_rows(client, target, vec![row])).await?;
+            results.extend(one);
         }
         return Ok(results);
     }
@@ -722,7 +650,9 @@ impl Store for PostgresStore {
         self.call(move |inner| async move {
             let guard = inner.client().await?;
             let client = guard.as_ref().ok_or_else(closed)?;
-            save_row(client, &inner.target, &row).await
+            // The batch statement with one row: one upsert path for both.
+            let mut results = save_rows(client, &inner.target, vec![Ok(row)]).await?;
+            results.pop().unwrap_or_else(|| Err(closed()))
         })
     }
 
@@ -791,9 +721,7 @@ impl Store for PostgresStore {
             let version: i32 = row.get(0);
             rehydrate_row(version, row.try_get::<_, String>(1))
                 .map(Some)
-                .map_err(|reason| {
-                    StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
-                })
+                .map_err(|reason| StoreError::unreadable(&session_id, &reason))
         })
     }
 
@@ -817,16 +745,8 @@ impl Store for PostgresStore {
             };
             let mut loaded = Loaded::default();
             for row in rows {
-                let session_id: String = row.get(0);
                 let version: i32 = row.get(1);
-                let result = rehydrate_row(version, row.try_get::<_, String>(2));
-                match result {
-                    Ok(history) => loaded.histories.push(history),
-                    Err(reason) => {
-                        tracing::warn!(%session_id, %reason, "skipping a corrupt stored history");
-                        loaded.skipped.push(SkippedRow { session_id, reason });
-                    }
-                }
+                loaded.push_row(row.get(0), rehydrate_row(version, row.try_get::<_, String>(2)));
             }
             Ok(loaded)
         })

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OpenFlags, params};
 use tether_core::history::AttachmentHistory;
 use tether_core::inventory::{InventoryDocument, SnapshotRef};
 use tether_core::model::Timestamp;
-use tether_core::store::{Loaded, SkippedRow, Store, StoreError, rehydrate_row};
+use tether_core::store::{Loaded, Store, StoreError, rehydrate_row};
 
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(e.to_string())
@@ -333,9 +333,7 @@ impl Store for SqliteStore {
         };
         rehydrate_row(version, document)
             .map(Some)
-            .map_err(|reason| {
-                StoreError::Backend(format!("session {session_id} is unreadable: {reason}"))
-            })
+            .map_err(|reason| StoreError::unreadable(session_id, &reason))
     }
 
     fn load_all(&self) -> Result<Loaded, StoreError> {
@@ -359,14 +357,7 @@ impl Store for SqliteStore {
         let mut loaded = Loaded::default();
         for row in rows {
             let (session_id, version, document) = row.map_err(backend)?;
-            let result = rehydrate_row(version, document);
-            match result {
-                Ok(history) => loaded.histories.push(history),
-                Err(reason) => {
-                    tracing::warn!(%session_id, %reason, "skipping a corrupt stored history");
-                    loaded.skipped.push(SkippedRow { session_id, reason });
-                }
-            }
+            loaded.push_row(session_id, rehydrate_row(version, document));
         }
         Ok(loaded)
     }
