@@ -189,7 +189,6 @@ impl Observation {
             sink: OnceLock::new(),
             closed: AtomicBool::new(false),
             stateless: AtomicBool::new(false),
-            http: transport == Transport::Http,
             transport,
             opened: Instant::now(),
             peer: Mutex::new(peer.map(peer_parts)),
@@ -220,8 +219,6 @@ pub struct Connection {
     sink: OnceLock<Option<EvidenceSink>>,
     closed: AtomicBool,
     stateless: AtomicBool,
-    /// A streamable-HTTP service instance (per session, or per request).
-    http: bool,
     /// How the client reaches this server.
     transport: Transport,
     /// When the connection (or service instance) began.
@@ -402,21 +399,16 @@ impl Connection {
             }
         }
         let protocol_version = match self.negotiated.get() {
-            Some(negotiated) if !self.http => Some(negotiated.clone()),
+            Some(negotiated) if !self.http() => Some(negotiated.clone()),
             _ => context
                 .protocol_version()
                 .and_then(|v| protocol_word(v.as_str()))
                 .or_else(|| self.negotiated.get().cloned()),
         };
-        let stateless = self.http
-            && (context
-                .meta
-                .protocol_version()
-                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-                || context.peer.peer_info().is_none() && method != "initialize");
+        let stateless = self.is_stateless(context, method == "initialize");
         let session_id = if stateless {
             None
-        } else if self.http {
+        } else if self.http() {
             // One service instance serves one legacy session: its header is constant.
             match self.legacy_session.get() {
                 Some(id) => Some(Arc::clone(id)),
@@ -475,16 +467,28 @@ impl Connection {
         }));
     }
 
+    /// A streamable-HTTP service instance (per session, or per request).
+    fn http(&self) -> bool {
+        self.transport == Transport::Http
+    }
+
+    /// Whether this request is a self-contained 2026-07-28 request over
+    /// streamable HTTP: its `_meta` names the new era, or no handshake came
+    /// first (`initialize` itself precedes the handshake, so it never counts).
+    fn is_stateless(&self, context: &RequestContext<RoleServer>, initialize: bool) -> bool {
+        self.http()
+            && (context
+                .meta
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+                || context.peer.peer_info().is_none() && !initialize)
+    }
+
     /// A 2026-07-28 request over streamable HTTP is self-contained: no
     /// handshake, no session, and so nothing to close. Its contact belongs
     /// to the client that `_meta` names, not to a socket.
     fn note_lifecycle(&self, context: &RequestContext<RoleServer>) {
-        let modern = context
-            .meta
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-            || context.peer.peer_info().is_none();
-        if modern && self.http {
+        if self.is_stateless(context, false) {
             self.stateless.store(true, Ordering::Relaxed);
             if let Some(client) = context.meta.client_info() {
                 let _ = self.identity.set(self.observation.client_identity(&client));
