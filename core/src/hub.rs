@@ -157,9 +157,8 @@ pub enum PublishError {
 /// Live state shared by one attempt's sinks and the drain.
 #[derive(Debug)]
 struct AttemptLive {
-    session_id: String,
-    attempt_id: String,
-    /// Whose this attempt is, for taps (built once, shared by every event).
+    /// Whose this attempt is: its session and attempt ids (and, for taps,
+    /// the rest of its ownership), built once and shared by every event.
     owner: Arc<EventOwner>,
     /// The hub's count of every sink's drops (for exporters).
     hub_dropped: Arc<AtomicU64>,
@@ -262,12 +261,12 @@ impl EvidenceSink {
 
     /// The attempt this sink is bound to.
     pub fn attempt_id(&self) -> &str {
-        &self.live.attempt_id
+        &self.live.owner.attempt_id
     }
 
     /// The session this sink is bound to.
     pub fn session_id(&self) -> &str {
-        &self.live.session_id
+        &self.live.owner.session_id
     }
 
     /// Whether the attempt is still current.
@@ -366,7 +365,7 @@ fn row_changes(
     before: &[(DisplayStatus, Option<ReasonCode>)],
     out: &mut Vec<HubEvent>,
 ) {
-    let Some(attempt) = history.attempt(&live.attempt_id) else {
+    let Some(attempt) = history.attempt(&live.owner.attempt_id) else {
         return;
     };
     for (i, row) in attempt.servers.iter().enumerate() {
@@ -433,8 +432,8 @@ impl Slot {
             let total = live.dropped.load(Ordering::Relaxed);
             if total > live.folded.load(Ordering::Relaxed) {
                 let event = HistoryEvent::TransitDrops {
-                    session_id: live.session_id.clone(),
-                    attempt_id: live.attempt_id.clone(),
+                    session_id: live.owner.session_id.clone(),
+                    attempt_id: live.owner.attempt_id.clone(),
                     total,
                 };
                 if reduce(&mut self.history, &event).is_ok() {
@@ -726,8 +725,6 @@ impl Hub {
             servers: plan.rows(),
         };
         let live = Arc::new(AttemptLive {
-            session_id: request.session_id.clone(),
-            attempt_id: attempt_id.clone(),
             owner: Arc::new(EventOwner {
                 task_id: request.task_id.clone(),
                 session_id: request.session_id.clone(),
@@ -765,7 +762,7 @@ impl Hub {
                 trigger,
             });
             // What the start itself recorded: configured and decision evidence.
-            if let Some(attempt) = slot.history.attempt(&live.attempt_id) {
+            if let Some(attempt) = slot.history.attempt(&live.owner.attempt_id) {
                 for evidence in &attempt.evidence {
                     tapped.push(HubEvent::Evidence {
                         owner: owner_of(&live),
@@ -1000,16 +997,16 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
             }
             match command {
                 Command::Observe { live, evidence } => {
-                    let Some(slot) = sessions.get_mut(&live.session_id) else {
+                    let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
                         continue;
                     };
                     let evidence = sanitize_evidence(&evidence, &live.scrubber);
                     if tapping {
-                        row_states(&slot.history, &live.attempt_id, &mut before);
+                        row_states(&slot.history, &live.owner.attempt_id, &mut before);
                     }
                     let event = HistoryEvent::ObserveSanitized {
-                        session_id: live.session_id.clone(),
-                        attempt_id: live.attempt_id.clone(),
+                        session_id: live.owner.session_id.clone(),
+                        attempt_id: live.owner.attempt_id.clone(),
                         evidence,
                     };
                     match reduce(&mut slot.history, &event) {
@@ -1035,12 +1032,12 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                     server,
                     catalog,
                 } => {
-                    let Some(slot) = sessions.get_mut(&live.session_id) else {
+                    let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
                         continue;
                     };
                     let event = HistoryEvent::Catalog {
-                        session_id: live.session_id.clone(),
-                        attempt_id: live.attempt_id.clone(),
+                        session_id: live.owner.session_id.clone(),
+                        attempt_id: live.owner.attempt_id.clone(),
                         server: live.scrubber.name(&server),
                         catalog,
                     };
@@ -1050,12 +1047,12 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                     }
                 }
                 Command::ConfigSnapshot { live, snapshot } => {
-                    let Some(slot) = sessions.get_mut(&live.session_id) else {
+                    let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
                         continue;
                     };
                     let event = HistoryEvent::ConfigSnapshot {
-                        session_id: live.session_id.clone(),
-                        attempt_id: live.attempt_id.clone(),
+                        session_id: live.owner.session_id.clone(),
+                        attempt_id: live.owner.attempt_id.clone(),
                         snapshot,
                     };
                     match reduce(&mut slot.history, &event) {
@@ -1077,7 +1074,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
             touched.sort_by_key(|l| Arc::as_ptr(l) as usize);
             touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
             for live in &touched {
-                if let Some(slot) = sessions.get_mut(&live.session_id) {
+                if let Some(slot) = sessions.get_mut(&live.owner.session_id) {
                     slot.fold_drops();
                     slot.publish_if_dirty(shared.persist.as_deref());
                 }
