@@ -471,14 +471,6 @@ impl SanitizedEvidence {
     }
 }
 
-impl std::ops::Deref for SanitizedEvidence {
-    type Target = Evidence;
-
-    fn deref(&self) -> &Evidence {
-        &self.0
-    }
-}
-
 /// Bounds and scrubs every string evidence carries. Pure. The hub passes a
 /// scrubber that knows the attempt's secret values and hands the result to
 /// the reducer as [`HistoryEvent::ObserveSanitized`]; raw evidence
