@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::history::{AttachmentAttempt, AttachmentHistory, ServerAttachment};
@@ -15,7 +16,7 @@ use crate::sanitize::{self, Scrubber};
 use crate::vocab::{DisplayStatus, Stage, StageState};
 
 /// A color class for a status; the renderer maps it to real colors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ColorClass {
     /// Active or connected.
@@ -29,7 +30,7 @@ pub enum ColorClass {
 }
 
 /// One line of a server's checklist.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ChecklistItem {
     /// The stage's wire name.
     pub stage: &'static str,
@@ -46,7 +47,7 @@ pub struct ChecklistItem {
 }
 
 /// One server row, ready to render.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct RowView {
     /// Server name.
     pub name: String,

@@ -95,6 +95,18 @@ pub trait Store: Send + Sync {
     }
     /// Removes one session's row.
     fn remove(&self, session_id: &str) -> Result<(), StoreError>;
+    /// Every stored session's id and revision, without its document: what a
+    /// reader that follows the store (the live status service) polls, so it
+    /// reads only the rows that changed. The default reads every document; a
+    /// store overrides it with a two-column query.
+    fn revisions(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let loaded = self.load_all()?;
+        Ok(loaded
+            .histories
+            .into_iter()
+            .map(|h| (h.session_id, h.revision))
+            .collect())
+    }
     /// Every row, rehydrated; corrupt ones are reported in `skipped`.
     fn load_all(&self) -> Result<Loaded, StoreError>;
     /// One session's row, rehydrated (`Ok(None)`: no row). The default

@@ -119,6 +119,16 @@ pub fn round_trip(open: Open<'_>, prefix: &str) -> Result<(), String> {
         Ok(None) => {}
         other => return Err(format!("load of an absent session: {other:?}")),
     }
+    // The revision index agrees with the documents, without reading them.
+    let revisions: Vec<(String, u64)> = other
+        .revisions()
+        .map_err(|e| format!("revisions: {e}"))?
+        .into_iter()
+        .filter(|(id, _)| id.starts_with(prefix))
+        .collect();
+    if revisions != vec![(a.session_id.clone(), 2), (b.session_id.clone(), 1)] {
+        return Err(format!("revisions: {revisions:?}"));
+    }
     Ok(())
 }
 

@@ -725,6 +725,33 @@ impl Store for PostgresStore {
         })
     }
 
+    fn revisions(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.call(|inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let rows = match client
+                .query(
+                    "SELECT session_id, revision FROM attachment_history ORDER BY session_id",
+                    &[],
+                )
+                .await
+            {
+                Ok(rows) => rows,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(inner.target.driver_error("read failed", &e)),
+            };
+            Ok(rows
+                .iter()
+                .map(|row| {
+                    let revision: i64 = row.get(1);
+                    (row.get(0), u64::try_from(revision).unwrap_or(0))
+                })
+                .collect())
+        })
+    }
+
     fn load_all(&self) -> Result<Loaded, StoreError> {
         self.call(|inner| async move {
             let guard = inner.client().await?;

@@ -336,6 +336,25 @@ impl Store for SqliteStore {
             .map_err(|reason| StoreError::unreadable(session_id, &reason))
     }
 
+    fn revisions(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT session_id, revision FROM attachment_history ORDER BY session_id",
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .map_err(backend)?;
+        rows.map(|row| {
+            row.map(|(id, revision)| (id, u64::try_from(revision).unwrap_or(0)))
+                .map_err(backend)
+        })
+        .collect()
+    }
+
     fn load_all(&self) -> Result<Loaded, StoreError> {
         let conn = self.conn();
         let Some(mut stmt) = prepare_if_table(

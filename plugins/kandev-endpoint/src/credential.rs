@@ -15,8 +15,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use tether_core::vocab::ReasonCode;
 
-/// 256 bits from the OS's cryptographic random source, as hex.
-pub(crate) fn random_hex(bytes: usize) -> String {
+/// `bytes` bytes from the OS's cryptographic random source, as hex (the
+/// credentials here, and the host's status-service token).
+pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     // Without the OS RNG no credential can be trusted: refuse to go on.
     getrandom::fill(&mut buf).expect("the OS random source is unavailable");
@@ -24,7 +25,7 @@ pub(crate) fn random_hex(bytes: usize) -> String {
 }
 
 /// Compares without an early exit, so timing tells nothing about the secret.
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
@@ -174,7 +175,7 @@ impl Gate {
 }
 
 /// The token of a `Bearer` authorization header value.
-pub(crate) fn bearer_token(header: &str) -> Option<&str> {
+pub fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.trim().split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")

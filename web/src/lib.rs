@@ -1,0 +1,38 @@
+//! The live status service and the reference status view.
+//!
+//! A host mounts [`StatusService::router`] over its [`Hub`](tether_core::hub::Hub)
+//! (with its [`Diagnostics`](tether_diagnostics::api::Diagnostics), for the
+//! actions), or follows a [`Store`](tether_core::store::Store) read-only; or it
+//! calls [`StatusService::serve`] and gets a loopback socket.
+//!
+//! What it serves (every `/api/` route needs the bearer token):
+//! - `GET /api/v1/sessions`: the sessions, with row counts per status;
+//! - `GET /api/v1/events`: the same list as Server-Sent Events, on change;
+//! - `GET /api/v1/sessions/{id}`: one session's history and projected rows;
+//! - `GET /api/v1/sessions/{id}/events`: its live stream (current state
+//!   first, then one `status` event per change, latest-wins; `removed` at the end);
+//! - `GET /api/v1/sessions/{id}/diagnostics`: copy-safe text;
+//! - `POST /api/v1/endpoint-test` `{session_id, server_name}`: a bounded
+//!   endpoint test through the diagnostics API; its result lands in the history;
+//! - `POST /api/v1/recent-output` `{session_id}`: the live tail, never stored;
+//! - `POST /api/v1/login` `{code}` (no token; the page only) and
+//!   `POST /api/v1/login-links`: one-time login codes;
+//! - `/`, `/view.js`, `/view.css`: the reference view.
+//!
+//! Why Server-Sent Events and not WebSocket: the stream is one-way (actions
+//! are plain POSTs), SSE is plain HTTP through the same guard, and every
+//! event is the whole state, so resuming needs no protocol of its own.
+//!
+//! Architecture invariant: the service reads only sanitized histories, the
+//! scrubbed live tail (recent output, returned and forgotten), and endpoint
+//! test results. It never holds a server spec, an env value or a header.
+
+pub mod documents;
+pub mod security;
+pub mod service;
+pub mod source;
+
+pub use documents::{STATUS_API_SCHEMA_VERSION, SessionList, SessionStatus};
+pub use security::{Action, ApiToken, HostPolicy, SessionAuthorizer};
+pub use service::{RunningService, StatusService};
+pub use source::{ChangeHint, HubSource, StatusSource, StoreSource};

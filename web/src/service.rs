@@ -1,0 +1,732 @@
+//! The router: the versioned JSON API, its two Server-Sent Event streams,
+//! the diagnostic actions, and the reference view's three files.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::header::{
+    ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, VARY, WWW_AUTHENTICATE,
+    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::stream::{self, Stream};
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use tether_core::diagnostics::EndpointTestDocument;
+use tether_diagnostics::api::{
+    Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput, RecentOutputRequest,
+};
+
+use crate::documents::{
+    ApiError, CopyDiagnostics, LoginAnswer, LoginLink, RecentOutputDocument,
+    STATUS_API_SCHEMA_VERSION, SessionList, SessionStatus, SessionSummary,
+};
+use crate::security::{
+    Action, ApiToken, HostPolicy, LoginCodes, SessionAuthorizer, TOKEN_PRINCIPAL,
+};
+use crate::source::{HubSource, StatusSource, StoreSource};
+
+/// Request bodies larger than this are refused (413) before they are read.
+pub const BODY_LIMIT: usize = 4 * 1024;
+/// How often an idle stream sends a heartbeat comment.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+/// The session list is re-read at least this often (a removed session, say).
+const LIST_RECHECK: Duration = Duration::from_secs(1);
+/// Changes closer together than this are coalesced into one list event.
+const LIST_COALESCE: Duration = Duration::from_millis(100);
+
+const INDEX_HTML: &str = include_str!("../assets/index.html");
+const VIEW_JS: &str = include_str!("../assets/view.js");
+const VIEW_CSS: &str = include_str!("../assets/view.css");
+
+/// The page's policy: its own three files, its own API, nothing else.
+const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
+
+struct Inner {
+    source: Arc<dyn StatusSource>,
+    diagnostics: Option<Arc<Diagnostics>>,
+    token: ApiToken,
+    authorizer: Option<Arc<dyn SessionAuthorizer>>,
+    logins: LoginCodes,
+    in_flight: Mutex<HashSet<(String, String)>>,
+    heartbeat: Duration,
+}
+
+/// The live status service: build it over a hub (with its diagnostics) or
+/// a store, then mount [`router`](Self::router) or [`serve`](Self::serve) it.
+#[derive(Clone)]
+pub struct StatusService {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for StatusService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatusService")
+            .field("actions", &self.inner.diagnostics.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StatusService {
+    /// Over any source.
+    pub fn new(source: Arc<dyn StatusSource>, diagnostics: Option<Arc<Diagnostics>>) -> Self {
+        StatusService {
+            inner: Arc::new(Inner {
+                source,
+                diagnostics,
+                token: ApiToken::generate(),
+                authorizer: None,
+                logins: LoginCodes::default(),
+                in_flight: Mutex::new(HashSet::new()),
+                heartbeat: HEARTBEAT,
+            }),
+        }
+    }
+
+    /// Over a live hub; `diagnostics` enables the actions (the host records
+    /// each attempt and its live output there).
+    pub fn for_hub(hub: Arc<tether_core::hub::Hub>, diagnostics: Option<Arc<Diagnostics>>) -> Self {
+        Self::new(Arc::new(HubSource::new(hub)), diagnostics)
+    }
+
+    /// Over a store another process writes, read-only: no actions.
+    pub fn for_store(source: StoreSource) -> Self {
+        Self::new(Arc::new(source), None)
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        Arc::get_mut(&mut self.inner).expect("configure the service before cloning or serving it")
+    }
+
+    /// Adds the host's per-session authorizer (see [`SessionAuthorizer`]).
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn SessionAuthorizer>) -> Self {
+        self.inner_mut().authorizer = Some(authorizer);
+        self
+    }
+
+    /// Uses this token instead of a fresh one (a host that hands it out itself).
+    pub fn with_token(mut self, token: ApiToken) -> Self {
+        self.inner_mut().token = token;
+        self
+    }
+
+    /// Sends heartbeats this often on idle streams.
+    pub fn with_heartbeat(mut self, every: Duration) -> Self {
+        self.inner_mut().heartbeat = every;
+        self
+    }
+
+    /// The bearer token every API request needs.
+    pub fn token(&self) -> &ApiToken {
+        &self.inner.token
+    }
+
+    /// A fresh one-time login path for the page (`/#login=CODE`).
+    pub fn login_path(&self) -> String {
+        format!("/#login={}", self.inner.logins.mint())
+    }
+
+    /// The router, answering only the `Host`s in `policy`.
+    pub fn router(&self, policy: HostPolicy) -> Router {
+        let policy = Arc::new(policy);
+        let api = Router::new()
+            .route("/api/v1/sessions", get(list_sessions))
+            .route("/api/v1/events", get(list_events))
+            .route("/api/v1/sessions/{id}", get(session_status))
+            .route("/api/v1/sessions/{id}/events", get(session_events))
+            .route(
+                "/api/v1/sessions/{id}/diagnostics",
+                get(session_diagnostics),
+            )
+            .route("/api/v1/endpoint-test", post(endpoint_test))
+            .route("/api/v1/recent-output", post(recent_output))
+            .route("/api/v1/login-links", post(login_link))
+            .route_layer(middleware::from_fn_with_state(self.clone(), require_token));
+        Router::new()
+            .route("/", get(index))
+            .route("/view.js", get(view_js))
+            .route("/view.css", get(view_css))
+            .route("/api/v1/login", post(login))
+            .merge(api)
+            .fallback(not_found)
+            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .layer(middleware::from_fn_with_state(policy, guard))
+            .with_state(self.clone())
+    }
+
+    /// Binds `addr` (use `127.0.0.1:0` unless told otherwise) and serves
+    /// until [`RunningService::shutdown`].
+    pub async fn serve(self, addr: SocketAddr) -> std::io::Result<RunningService> {
+        self.serve_with(addr, Vec::new(), Vec::new()).await
+    }
+
+    /// [`serve`](Self::serve), also answering `extra_hosts` (exact `Host`
+    /// values, for a name the user reaches it by) and allowing
+    /// `cors_origins` cross-origin.
+    pub async fn serve_with(
+        self,
+        addr: SocketAddr,
+        extra_hosts: Vec<String>,
+        cors_origins: Vec<String>,
+    ) -> std::io::Result<RunningService> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let mut policy = HostPolicy::for_addr(addr);
+        policy
+            .hosts
+            .extend(extra_hosts.into_iter().map(|h| h.to_ascii_lowercase()));
+        policy.cors_origins = cors_origins;
+        let router = self.router(policy);
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        let task = tokio::spawn(async move {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await;
+            if let Err(err) = served {
+                tracing::warn!(%err, "the status service stopped");
+            }
+        });
+        Ok(RunningService {
+            addr,
+            service: self,
+            cancel,
+            task,
+        })
+    }
+}
+
+/// A service answering on a socket.
+pub struct RunningService {
+    addr: SocketAddr,
+    service: StatusService,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RunningService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningService")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunningService {
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR` (no token in it).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A one-time login URL for a browser: the code in it works once.
+    pub fn login_url(&self) -> String {
+        format!("{}{}", self.url(), self.service.login_path())
+    }
+
+    /// The bearer token (print it once).
+    pub fn token(&self) -> &ApiToken {
+        self.service.token()
+    }
+
+    /// Stops accepting, ends the streams, and waits for the server task.
+    pub async fn shutdown(self) {
+        self.cancel.cancel();
+        // Open event streams never end by themselves: bound the wait.
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.task).await;
+    }
+}
+
+// === Responses ===
+
+fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    let body = ApiError {
+        error: code.to_owned(),
+        message: message.into(),
+    };
+    let mut response = (status, json_body(&body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+fn json_body<T: serde::Serialize>(value: &T) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(bytes) => (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            bytes,
+        )
+            .into_response(),
+        Err(err) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("could not encode the answer: {err}"),
+        ),
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Response {
+    json_body(value)
+}
+
+/// Parses a JSON request body strictly: the type refuses unknown fields.
+fn parse_body<T: for<'de> Deserialize<'de>>(
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<T, Response> {
+    let is_json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !is_json {
+        return Err(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid_request",
+            "send the body as application/json",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("{e}; an action names a session and a server name only (no URL, command, header or env)"),
+        )
+    })
+}
+
+// === The guard every request passes ===
+
+/// Host first (DNS rebinding), then Origin (cross-site requests), then CORS
+/// only for configured origins; and the security headers on every answer.
+async fn guard(State(policy): State<Arc<HostPolicy>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if !policy.host_ok(headers) {
+        return error(
+            StatusCode::MISDIRECTED_REQUEST,
+            "bad_host",
+            "this service answers only its own address (the Host header did not match)",
+        );
+    }
+    let origin = HostPolicy::origin(headers).map(str::to_owned);
+    let cors = origin.as_deref().is_some_and(|o| policy.cors_allowed(o));
+    if let Some(origin) = &origin
+        && !policy.same_origin(origin)
+        && !cors
+    {
+        return error(
+            StatusCode::FORBIDDEN,
+            "bad_origin",
+            "requests from other origins are refused",
+        );
+    }
+    if cors && request.method() == Method::OPTIONS {
+        let mut response = StatusCode::NO_CONTENT.into_response();
+        add_cors(response.headers_mut(), origin.as_deref());
+        return response;
+    }
+    let is_page = matches!(request.uri().path(), "/" | "/view.js" | "/view.css");
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if is_page {
+        h.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(PAGE_CSP));
+    }
+    if cors {
+        add_cors(h, origin.as_deref());
+    }
+    response
+}
+
+fn add_cors(h: &mut HeaderMap, origin: Option<&str>) {
+    if let Some(value) = origin.and_then(|o| HeaderValue::from_str(o).ok()) {
+        h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, value);
+        h.insert(VARY, HeaderValue::from_static("Origin"));
+        h.insert(
+            ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static("authorization, content-type"),
+        );
+        h.insert(
+            ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST"),
+        );
+    }
+}
+
+/// Every API route but `login` needs the bearer token.
+async fn require_token(
+    State(service): State<StatusService>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !service.inner.token.admits(request.headers()) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "send the token the service printed at start as `Authorization: Bearer …`",
+        );
+    }
+    next.run(request).await
+}
+
+fn authorize(service: &StatusService, session_id: &str, action: Action) -> Result<(), Response> {
+    match &service.inner.authorizer {
+        Some(a) => a
+            .authorize(TOKEN_PRINCIPAL, session_id, action)
+            .map_err(|reason| error(StatusCode::FORBIDDEN, "forbidden", reason)),
+        None => Ok(()),
+    }
+}
+
+fn visible(service: &StatusService, session_id: &str) -> bool {
+    authorize(service, session_id, Action::View).is_ok()
+}
+
+// === The page ===
+
+async fn index() -> Response {
+    (
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        INDEX_HTML,
+    )
+        .into_response()
+}
+
+async fn view_js() -> Response {
+    (
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/javascript; charset=utf-8"),
+        )],
+        VIEW_JS,
+    )
+        .into_response()
+}
+
+async fn view_css() -> Response {
+    (
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/css; charset=utf-8"),
+        )],
+        VIEW_CSS,
+    )
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    error(StatusCode::NOT_FOUND, "not_found", "no such resource")
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoginRequest {
+    code: String,
+}
+
+/// A one-time code buys the token; only a page on the service's own origin may ask.
+async fn login(State(service): State<StatusService>, headers: HeaderMap, body: Bytes) -> Response {
+    if HostPolicy::origin(&headers).is_none() {
+        return error(
+            StatusCode::FORBIDDEN,
+            "bad_origin",
+            "a login code is redeemed by the service's own page only",
+        );
+    }
+    let request: LoginRequest = match parse_body(&headers, &body) {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    if !service.inner.logins.redeem(&request.code) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "this login code was used already, expired, or never existed; paste the token instead",
+        );
+    }
+    json(&LoginAnswer {
+        token: service.inner.token.secret().to_owned(),
+    })
+}
+
+async fn login_link(State(service): State<StatusService>) -> Response {
+    json(&LoginLink {
+        path: service.login_path(),
+    })
+}
+
+// === Reads ===
+
+fn actions(service: &StatusService) -> bool {
+    service.inner.diagnostics.is_some()
+}
+
+fn session_list(service: &StatusService) -> SessionList {
+    SessionList {
+        schema_version: STATUS_API_SCHEMA_VERSION,
+        actions: actions(service),
+        sessions: service
+            .inner
+            .source
+            .histories()
+            .iter()
+            .filter(|h| visible(service, &h.session_id))
+            .map(|h| SessionSummary::of(h))
+            .collect(),
+    }
+}
+
+async fn list_sessions(State(service): State<StatusService>) -> Response {
+    json(&session_list(&service))
+}
+
+fn viewable(service: &StatusService, id: &str) -> Result<(), Response> {
+    authorize(service, id, Action::View)
+}
+
+fn unknown_session(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no session {id:?} here"),
+    )
+}
+
+async fn session_status(State(service): State<StatusService>, Path(id): Path<String>) -> Response {
+    if let Err(refused) = viewable(&service, &id) {
+        return refused;
+    }
+    match service.inner.source.history(&id) {
+        Some(h) => json(&SessionStatus::of((*h).clone(), actions(&service))),
+        None => unknown_session(&id),
+    }
+}
+
+async fn session_diagnostics(
+    State(service): State<StatusService>,
+    Path(id): Path<String>,
+) -> Response {
+    if let Err(refused) = viewable(&service, &id) {
+        return refused;
+    }
+    match service.inner.source.history(&id) {
+        Some(h) => json(&CopyDiagnostics::of(&h)),
+        None => unknown_session(&id),
+    }
+}
+
+fn sse<S>(service: &StatusService, events: S) -> Response
+where
+    S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
+{
+    Sse::new(events)
+        .keep_alive(
+            KeepAlive::new()
+                .interval(service.inner.heartbeat)
+                .text("heartbeat"),
+        )
+        .into_response()
+}
+
+fn status_event(history: &tether_core::history::AttachmentHistory, actions: bool) -> Event {
+    let doc = SessionStatus::of(history.clone(), actions);
+    Event::default()
+        .event("status")
+        .id(history.revision.to_string())
+        .data(serde_json::to_string(&doc).unwrap_or_default())
+}
+
+/// The session's current state first (a reload hydrates at once), then one
+/// event per change. The watch keeps only the latest, so a slow client
+/// skips to it; each event is the whole state, so a skipped one is
+/// repaired by the next. `removed` ends the stream.
+async fn session_events(State(service): State<StatusService>, Path(id): Path<String>) -> Response {
+    if let Err(refused) = viewable(&service, &id) {
+        return refused;
+    }
+    let Some(rx) = service.inner.source.watch(&id) else {
+        return unknown_session(&id);
+    };
+    let actions = actions(&service);
+    let events = stream::unfold(Some((rx, true)), move |state| {
+        let id = id.clone();
+        async move {
+            let (mut rx, first) = state?;
+            if !first && rx.changed().await.is_err() {
+                let data = serde_json::json!({ "session_id": id }).to_string();
+                return Some((Ok(Event::default().event("removed").data(data)), None));
+            }
+            let history = Arc::clone(&rx.borrow_and_update());
+            Some((Ok(status_event(&history, actions)), Some((rx, false))))
+        }
+    });
+    sse(&service, events)
+}
+
+/// The session list first, then again whenever it changed (coalesced).
+async fn list_events(State(service): State<StatusService>) -> Response {
+    let generation = service.inner.source.generation();
+    let events = stream::unfold(
+        (service.clone(), generation, None::<String>),
+        |(service, mut generation, last)| async move {
+            loop {
+                generation.borrow_and_update();
+                let list = session_list(&service);
+                let data = serde_json::to_string(&list).unwrap_or_default();
+                if last.as_deref() != Some(&data) {
+                    let event = Event::default().event("sessions").data(data.clone());
+                    return Some((Ok(event), (service, generation, Some(data))));
+                }
+                tokio::select! {
+                    changed = generation.changed() => {
+                        if changed.is_err() {
+                            tokio::time::sleep(LIST_RECHECK).await;
+                        }
+                        tokio::time::sleep(LIST_COALESCE).await;
+                    }
+                    () = tokio::time::sleep(LIST_RECHECK) => {}
+                }
+            }
+        },
+    );
+    sse(&service, events)
+}
+
+// === Actions ===
+
+fn diagnostics_error(err: DiagnosticsError) -> Response {
+    let status = match &err {
+        DiagnosticsError::Denied(_) => StatusCode::FORBIDDEN,
+        DiagnosticsError::InvalidRequest(_) => StatusCode::BAD_REQUEST,
+        DiagnosticsError::UnknownSession(_) | DiagnosticsError::UnknownServer { .. } => {
+            StatusCode::NOT_FOUND
+        }
+    };
+    let code = match status {
+        StatusCode::FORBIDDEN => "forbidden",
+        StatusCode::BAD_REQUEST => "invalid_request",
+        _ => "not_found",
+    };
+    error(status, code, err.to_string())
+}
+
+/// Removes an in-flight mark however the test ends (done, failed, or the
+/// client went away and the future was dropped).
+struct InFlight<'a> {
+    set: &'a Mutex<HashSet<(String, String)>>,
+    key: (String, String),
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.key);
+    }
+}
+
+async fn endpoint_test(
+    State(service): State<StatusService>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request: EndpointTestRequest = match parse_body(&headers, &body) {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    if let Err(refused) = authorize(&service, &request.session_id, Action::EndpointTest) {
+        return refused;
+    }
+    let Some(diagnostics) = &service.inner.diagnostics else {
+        return error(
+            StatusCode::CONFLICT,
+            "unavailable",
+            "this service reads a store; endpoint tests run in the host that runs the session",
+        );
+    };
+    let key = (request.session_id.clone(), request.server_name.clone());
+    let _in_flight = {
+        let mut set = service
+            .inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if !set.insert(key.clone()) {
+            return error(
+                StatusCode::CONFLICT,
+                "busy",
+                "an endpoint test of this server is already running; wait for its result",
+            );
+        }
+        InFlight {
+            set: &service.inner.in_flight,
+            key,
+        }
+    };
+    // Dropping the request (the client went away) cancels the test and its processes.
+    let cancel = CancellationToken::new();
+    let _cancel_on_drop = cancel.clone().drop_guard();
+    match diagnostics
+        .check_endpoint(TOKEN_PRINCIPAL, request, cancel)
+        .await
+    {
+        Ok(result) => json(&EndpointTestDocument::from(&result)),
+        Err(err) => diagnostics_error(err),
+    }
+}
+
+async fn recent_output(
+    State(service): State<StatusService>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let request: RecentOutputRequest = match parse_body(&headers, &body) {
+        Ok(r) => r,
+        Err(response) => return response,
+    };
+    if let Err(refused) = authorize(&service, &request.session_id, Action::RecentOutput) {
+        return refused;
+    }
+    let session_id = request.session_id.clone();
+    let output = match &service.inner.diagnostics {
+        Some(diagnostics) => match diagnostics.recent_output(TOKEN_PRINCIPAL, request) {
+            Ok(output) => output,
+            Err(err) => return diagnostics_error(err),
+        },
+        None => RecentOutput::Unavailable {
+            reason: "this service reads a store; recent output exists only while the host runs the session, and is never stored".into(),
+        },
+    };
+    json(&RecentOutputDocument::of(&session_id, output))
+}

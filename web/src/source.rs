@@ -1,0 +1,258 @@
+//! Where the service reads histories: a live [`Hub`], or a [`Store`] it
+//! follows read-only (another process writes it).
+//!
+//! Both give the same three things: the current histories, a `watch` per
+//! session that always holds the latest (closed when the session is
+//! removed), and a generation counter that moves when the list may have
+//! changed. A watch is latest-wins by construction, so a slow reader skips
+//! to the newest state instead of queueing every change.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use tether_core::history::AttachmentHistory;
+use tether_core::hub::{Hub, HubEvent, HubTap};
+use tether_core::store::Store;
+
+/// A session's live history: always the latest; closed when the session is gone.
+pub type HistoryWatch = watch::Receiver<Arc<AttachmentHistory>>;
+
+/// What the status service reads.
+pub trait StatusSource: Send + Sync + 'static {
+    /// Every session's current history, sorted by session id.
+    fn histories(&self) -> Vec<Arc<AttachmentHistory>>;
+    /// One session's current history.
+    fn history(&self, session_id: &str) -> Option<Arc<AttachmentHistory>>;
+    /// One session's live history (`None`: no such session).
+    fn watch(&self, session_id: &str) -> Option<HistoryWatch>;
+    /// Moves whenever the list of sessions, or a session's summary, may have
+    /// changed; readers recompute and compare.
+    fn generation(&self) -> watch::Receiver<u64>;
+}
+
+/// A live hub. The hub's own watches feed the per-session streams; a tap
+/// moves the generation when an attempt begins or a row's status changes.
+pub struct HubSource {
+    hub: Arc<Hub>,
+    generation: watch::Sender<u64>,
+}
+
+struct GenerationTap(watch::Sender<u64>);
+
+impl HubTap for GenerationTap {
+    fn observe(&self, event: &Arc<HubEvent>) {
+        if matches!(
+            **event,
+            HubEvent::AttemptBegun { .. } | HubEvent::RowStatus { .. }
+        ) {
+            self.0.send_modify(|g| *g = g.wrapping_add(1));
+        }
+    }
+}
+
+impl HubSource {
+    /// Reads `hub` (and adds one tap to it).
+    pub fn new(hub: Arc<Hub>) -> Self {
+        let (generation, _) = watch::channel(0);
+        hub.add_tap(Arc::new(GenerationTap(generation.clone())));
+        HubSource { hub, generation }
+    }
+}
+
+impl StatusSource for HubSource {
+    fn histories(&self) -> Vec<Arc<AttachmentHistory>> {
+        self.hub
+            .sessions()
+            .iter()
+            .filter_map(|id| self.hub.snapshot(id).map(Arc::new))
+            .collect()
+    }
+
+    fn history(&self, session_id: &str) -> Option<Arc<AttachmentHistory>> {
+        self.hub.snapshot(session_id).map(Arc::new)
+    }
+
+    fn watch(&self, session_id: &str) -> Option<HistoryWatch> {
+        self.hub.subscribe(session_id).ok()
+    }
+
+    fn generation(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+}
+
+/// Waits for a hint that the store changed (a PostgreSQL `NOTIFY`, say), at
+/// most the given time; returns whether one came. Hints only speed things
+/// up: the source re-reads the revision index after every wait anyway.
+pub type ChangeHint = Box<dyn FnMut(Duration) -> bool + Send>;
+
+struct StoreState {
+    sessions: BTreeMap<String, watch::Sender<Arc<AttachmentHistory>>>,
+}
+
+/// A store another process writes, followed read-only: the revision index
+/// is polled (two columns, no documents) and only changed rows are read.
+pub struct StoreSource {
+    state: Arc<Mutex<StoreState>>,
+    generation: watch::Sender<u64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for StoreSource {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+/// How often a followed store's revision index is read when nothing hints.
+pub const STORE_POLL: Duration = Duration::from_millis(250);
+
+impl StoreSource {
+    /// Loads what `store` holds now and follows it on a thread of its own
+    /// until this source is dropped. `hint` wakes the follower early.
+    pub fn follow(
+        store: Arc<dyn Store>,
+        hint: Option<ChangeHint>,
+    ) -> Result<Self, tether_core::store::StoreError> {
+        let state = Arc::new(Mutex::new(StoreState {
+            sessions: BTreeMap::new(),
+        }));
+        let (generation, _) = watch::channel(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let loaded = store.load_all()?;
+        for skipped in &loaded.skipped {
+            tracing::warn!(session = %skipped.session_id, reason = %skipped.reason, "skipped an unreadable stored row");
+        }
+        {
+            let mut st = lock(&state);
+            for history in loaded.histories {
+                let id = history.session_id.clone();
+                let (tx, _) = watch::channel(Arc::new(history));
+                st.sessions.insert(id, tx);
+            }
+        }
+        let follower = Follower {
+            store,
+            state: Arc::clone(&state),
+            generation: generation.clone(),
+            stop: Arc::clone(&stop),
+            hint,
+        };
+        std::thread::Builder::new()
+            .name("tether-web-store".into())
+            .spawn(move || follower.run())
+            .map_err(|e| tether_core::store::StoreError::Backend(e.to_string()))?;
+        Ok(StoreSource {
+            state,
+            generation,
+            stop,
+        })
+    }
+}
+
+fn lock(state: &Mutex<StoreState>) -> std::sync::MutexGuard<'_, StoreState> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Follower {
+    store: Arc<dyn Store>,
+    state: Arc<Mutex<StoreState>>,
+    generation: watch::Sender<u64>,
+    stop: Arc<AtomicBool>,
+    hint: Option<ChangeHint>,
+}
+
+impl Follower {
+    fn run(mut self) {
+        while !self.stop.load(Ordering::Acquire) {
+            match &mut self.hint {
+                Some(hint) => {
+                    // Let a burst of hints coalesce into one pass.
+                    if hint(STORE_POLL) {
+                        while hint(Duration::from_millis(5)) {}
+                    }
+                }
+                None => std::thread::sleep(STORE_POLL),
+            }
+            if let Err(err) = self.pass() {
+                tracing::warn!(%err, "reading the followed store failed; retrying");
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+
+    /// One pass: read the revision index, then only the rows that changed.
+    fn pass(&self) -> Result<(), tether_core::store::StoreError> {
+        let revisions: BTreeMap<String, u64> = self.store.revisions()?.into_iter().collect();
+        let known: BTreeMap<String, u64> = lock(&self.state)
+            .sessions
+            .iter()
+            .map(|(id, tx)| (id.clone(), tx.borrow().revision))
+            .collect();
+        let mut changed = false;
+        for (id, revision) in &revisions {
+            if known.get(id) == Some(revision) {
+                continue;
+            }
+            match self.store.load(id) {
+                Ok(Some(history)) => {
+                    let mut st = lock(&self.state);
+                    match st.sessions.get(id) {
+                        Some(tx) => {
+                            tx.send_replace(Arc::new(history));
+                        }
+                        None => {
+                            let (tx, _) = watch::channel(Arc::new(history));
+                            st.sessions.insert(id.clone(), tx);
+                        }
+                    }
+                    changed = true;
+                }
+                Ok(None) => {}
+                Err(err) => tracing::warn!(session = %id, %err, "skipped an unreadable stored row"),
+            }
+        }
+        let mut st = lock(&self.state);
+        let before = st.sessions.len();
+        // Dropping a sender closes its watches: subscribers see the removal.
+        st.sessions.retain(|id, _| revisions.contains_key(id));
+        changed |= st.sessions.len() != before;
+        drop(st);
+        if changed {
+            self.generation.send_modify(|g| *g = g.wrapping_add(1));
+        }
+        Ok(())
+    }
+}
+
+impl StatusSource for StoreSource {
+    fn histories(&self) -> Vec<Arc<AttachmentHistory>> {
+        lock(&self.state)
+            .sessions
+            .values()
+            .map(|tx| Arc::clone(&tx.borrow()))
+            .collect()
+    }
+
+    fn history(&self, session_id: &str) -> Option<Arc<AttachmentHistory>> {
+        lock(&self.state)
+            .sessions
+            .get(session_id)
+            .map(|tx| Arc::clone(&tx.borrow()))
+    }
+
+    fn watch(&self, session_id: &str) -> Option<HistoryWatch> {
+        lock(&self.state)
+            .sessions
+            .get(session_id)
+            .map(|tx| tx.subscribe())
+    }
+
+    fn generation(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
+    }
+}
