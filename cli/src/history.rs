@@ -35,7 +35,7 @@ pub struct HistoryArgs {
     follow: bool,
 }
 
-enum Opened {
+pub(crate) enum Opened {
     Sqlite(SqliteStore),
     Postgres(PostgresStore),
 }
@@ -49,7 +49,7 @@ impl Opened {
     }
 }
 
-fn open(db: &str) -> anyhow::Result<Option<Opened>> {
+pub(crate) fn open(db: &str, who: &str) -> anyhow::Result<Option<Opened>> {
     if is_postgres_url(db) {
         return Ok(Some(Opened::Postgres(PostgresStore::connect_read_only(
             db,
@@ -58,7 +58,7 @@ fn open(db: &str) -> anyhow::Result<Option<Opened>> {
     let path = PathBuf::from(db);
     if !path.exists() {
         eprintln!(
-            "tether history: no database at {} (give --db, the file a host writes, or a postgres:// URL)",
+            "{who}: no database at {} (give --db, the file a host writes, or a postgres:// URL)",
             path.display()
         );
         return Ok(None);
@@ -90,7 +90,7 @@ fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<Attac
 }
 
 pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
-    let opened = match open(&args.db) {
+    let opened = match open(&args.db, "tether history") {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {

@@ -3,14 +3,17 @@
 //! Exit codes: 0 success (for `probe`: a verdict was reached; for
 //! `endpoint-test`: the server passed), 1 any other failure (for
 //! `endpoint-test`: the server failed; for `inventory`: a configuration file
-//! could not be used or a tested server failed), 2 usage error, 3 (`probe`)
-//! the agent could not start or initialize, or refused the session.
+//! could not be used or a tested server failed; for `serve`: the store could
+//! not be opened or the address not bound), 2 usage error, 3 (`probe`) the
+//! agent could not start or initialize, or refused the session. `serve` exits
+//! 0 when stopped with Ctrl-C.
 
 mod endpoint_test;
 mod history;
 mod inventory;
 mod plugins;
 mod probe;
+mod serve;
 mod term;
 
 use std::io::Write;
@@ -45,6 +48,8 @@ enum Command {
     Inventory(inventory::InventoryArgs),
     /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
     EndpointTest(endpoint_test::EndpointTestArgs),
+    /// Serve the live status view (a local web page and JSON API) over a host's store.
+    Serve(serve::ServeArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
         /// Which document.
@@ -69,6 +74,16 @@ enum SchemaDocument {
     InventoryChanges,
     /// The document `tether plugins --json` prints.
     Plugins,
+    /// The status API's session list (`GET /api/v1/sessions`, `sessions` events).
+    StatusSessions,
+    /// The status API's session document (`GET /api/v1/sessions/{id}`, `status` events).
+    StatusSession,
+    /// The status API's recent-output answer.
+    StatusRecentOutput,
+    /// The status API's copy-safe diagnostics.
+    StatusDiagnostics,
+    /// The status API's error body.
+    StatusError,
 }
 
 fn main() -> ExitCode {
@@ -123,6 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(args) => history::run(args),
         Command::Inventory(args) => inventory::run(args),
         Command::Plugins(args) => plugins::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),
@@ -132,6 +148,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::Inventory => tether_core::schema::inventory_schema(),
                 SchemaDocument::InventoryChanges => tether_core::schema::inventory_changes_schema(),
                 SchemaDocument::Plugins => tether_core::schema::plugins_schema(),
+                SchemaDocument::StatusSessions => status_schema("status-sessions"),
+                SchemaDocument::StatusSession => status_schema("status-session"),
+                SchemaDocument::StatusRecentOutput => status_schema("status-recent-output"),
+                SchemaDocument::StatusDiagnostics => status_schema("status-diagnostics"),
+                SchemaDocument::StatusError => status_schema("status-error"),
             };
             let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &schema)?;
@@ -139,4 +160,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn status_schema(name: &str) -> serde_json::Value {
+    tether_web::documents::schemas()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, schema)| schema)
+        .unwrap_or_default()
 }

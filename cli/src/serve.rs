@@ -1,0 +1,124 @@
+//! `tether serve`: the live status view over what a host stored. Changes to
+//! the store (SQLite file or PostgreSQL database) appear in open pages
+//! without a reload. Read-only: the diagnostic actions need the host that
+//! runs the session (see `tether-example-host --serve`).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use tether_core::store::Store;
+use tether_web::{ChangeHint, StatusService, StoreSource};
+
+use crate::history::{Opened, open};
+
+/// Serve the live status view over a host's store.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The store a host writes: a SQLite file, or a PostgreSQL database
+    /// (`postgres://host:port/db`; the password can come from PGPASSWORD or
+    /// a password file instead of the URL).
+    #[arg(long, default_value = "tether.db", value_name = "PATH|URL")]
+    db: String,
+    /// Where to listen. Loopback unless you say otherwise; port 0 picks a free one.
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "IP:PORT")]
+    addr: SocketAddr,
+    /// Also answer this exact Host header value (a name you reach the service by), repeatable.
+    #[arg(long = "allow-host", value_name = "HOST:PORT")]
+    allow_hosts: Vec<String>,
+    /// Allow this origin cross-origin (CORS), repeatable; none by default.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
+    /// Print one JSON document ({url, login_url, token}) instead of the text, then serve.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let opened = match open(&args.db, "tether serve") {
+        Ok(Some(opened)) => opened,
+        Ok(None) => return Ok(ExitCode::FAILURE),
+        Err(err) => {
+            eprintln!("tether serve: {err}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    // PostgreSQL announces changes (NOTIFY); SQLite is polled.
+    let (store, hint, what): (Arc<dyn Store>, Option<ChangeHint>, String) = match opened {
+        Opened::Postgres(store) => {
+            let feed = store.listen()?;
+            let what = format!("{} (PostgreSQL, live by NOTIFY)", store.target());
+            let hint: ChangeHint =
+                Box::new(move |timeout| matches!(feed.next(timeout), Ok(Some(_))));
+            (Arc::new(store), Some(hint), what)
+        }
+        Opened::Sqlite(store) => (
+            Arc::new(store),
+            None,
+            format!("{} (SQLite, checked every 250 ms)", args.db),
+        ),
+    };
+    let source = StoreSource::follow(store, hint)?;
+    let runtime = crate::runtime()?;
+    runtime.block_on(async move {
+        let running = match StatusService::for_store(source)
+            .serve_with(args.addr, args.allow_hosts, args.cors_origins)
+            .await
+        {
+            Ok(running) => running,
+            Err(err) => {
+                eprintln!("tether serve: cannot listen on {}: {err}", args.addr);
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({
+                    "url": running.url(),
+                    "login_url": running.login_url(),
+                    "token": running.token().secret(),
+                }),
+            )?;
+            writeln!(out)?;
+        } else {
+            print_banner(&mut out, &running, &what)?;
+        }
+        out.flush()?;
+        drop(out);
+        if !running.addr().ip().is_loopback() {
+            eprintln!(
+                "tether serve: listening on {}, which is not loopback: anyone who can reach it and holds the token sees these sessions",
+                running.addr()
+            );
+        }
+        let cancel = crate::cancel_on_ctrl_c();
+        cancel.cancelled().await;
+        running.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// What `tether serve` and `tether-example-host --serve` print at start.
+pub fn print_banner(
+    out: &mut impl Write,
+    running: &tether_web::RunningService,
+    what: &str,
+) -> std::io::Result<()> {
+    writeln!(out, "tether serve: the live status view of {what}")?;
+    writeln!(out, "  open   {}", running.login_url())?;
+    writeln!(
+        out,
+        "         (a one-time link: it works once, for 10 minutes; afterwards open {} and paste the token)",
+        running.url()
+    )?;
+    writeln!(
+        out,
+        "  token  {}  (printed once; API clients send `Authorization: Bearer <token>`)",
+        running.token().secret()
+    )?;
+    writeln!(out, "  Ctrl-C stops.")
+}
