@@ -358,7 +358,7 @@ function shownAttempt() {
  */
 function rowOf(attemptId, name) {
   const attempt = state.status?.history.attempts.find((a) => a.attempt_id === attemptId);
-  return attempt?.servers.find((s) => s.name === name);
+  return attempt?.servers?.find((s) => s.name === name);
 }
 
 /**

@@ -1,5 +1,7 @@
-//! `tether-fake-agent --mode MODE [--record FILE]`: the reference agent with a
-//! deliberate misbehaviour, one per probe verdict the tests must prove.
+//! `tether-fake-agent --mode MODE… [--record FILE] [--fail-session-new MESSAGE]
+//! [--say LINE]`: the reference agent with a deliberate misbehaviour, one per
+//! probe verdict the tests must prove. Modes compose (`--mode connect-only
+//! --mode no-http-sse`).
 
 use std::time::Duration;
 
@@ -15,6 +17,15 @@ fn main() -> std::process::ExitCode {
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--record" => behaviour.record_to = it.next().map(Into::into),
+            // Refuse session/new (after connecting) with this message; a
+            // server named in it is the one the refusal is about.
+            "--fail-session-new" => behaviour.fail_session_new = it.next().cloned(),
+            // Print this line on stderr at start (the host's "recent output").
+            "--say" => {
+                if let Some(line) = it.next() {
+                    eprintln!("{line}");
+                }
+            }
             "--mode" => match it.next().map(String::as_str) {
                 Some("lists") => {}
                 Some("connect-only") => behaviour.list_tools = false,
