@@ -112,7 +112,7 @@ impl HostPolicy {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|h| {
                 let h = h.trim().to_ascii_lowercase();
-                self.hosts.iter().any(|ours| *ours == h)
+                self.hosts.contains(&h)
             })
     }
 

@@ -271,6 +271,15 @@ fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response
     response
 }
 
+/// A refusal, cheap to carry until it becomes a response.
+struct Refusal(StatusCode, &'static str, String);
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        error(self.0, self.1, self.2)
+    }
+}
+
 fn json_body<T: serde::Serialize>(value: &T) -> Response {
     match serde_json::to_vec(value) {
         Ok(bytes) => (
@@ -294,7 +303,7 @@ fn json<T: serde::Serialize>(value: &T) -> Response {
 fn parse_body<T: for<'de> Deserialize<'de>>(
     headers: &HeaderMap,
     body: &Bytes,
-) -> Result<T, Response> {
+) -> Result<T, Refusal> {
     let is_json = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -304,14 +313,14 @@ fn parse_body<T: for<'de> Deserialize<'de>>(
                 .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
         });
     if !is_json {
-        return Err(error(
+        return Err(Refusal(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "invalid_request",
-            "send the body as application/json",
+            "send the body as application/json".into(),
         ));
     }
     serde_json::from_slice(body).map_err(|e| {
-        error(
+        Refusal(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             format!("{e}; an action names a session and a server name only (no URL, command, header or env)"),
@@ -396,11 +405,11 @@ async fn require_token(
     next.run(request).await
 }
 
-fn authorize(service: &StatusService, session_id: &str, action: Action) -> Result<(), Response> {
+fn authorize(service: &StatusService, session_id: &str, action: Action) -> Result<(), Refusal> {
     match &service.inner.authorizer {
         Some(a) => a
             .authorize(TOKEN_PRINCIPAL, session_id, action)
-            .map_err(|reason| error(StatusCode::FORBIDDEN, "forbidden", reason)),
+            .map_err(|reason| Refusal(StatusCode::FORBIDDEN, "forbidden", reason)),
         None => Ok(()),
     }
 }
@@ -465,7 +474,7 @@ async fn login(State(service): State<StatusService>, headers: HeaderMap, body: B
     }
     let request: LoginRequest = match parse_body(&headers, &body) {
         Ok(r) => r,
-        Err(response) => return response,
+        Err(refused) => return refused.into_response(),
     };
     if !service.inner.logins.redeem(&request.code) {
         return error(
@@ -510,10 +519,6 @@ async fn list_sessions(State(service): State<StatusService>) -> Response {
     json(&session_list(&service))
 }
 
-fn viewable(service: &StatusService, id: &str) -> Result<(), Response> {
-    authorize(service, id, Action::View)
-}
-
 fn unknown_session(id: &str) -> Response {
     error(
         StatusCode::NOT_FOUND,
@@ -523,8 +528,8 @@ fn unknown_session(id: &str) -> Response {
 }
 
 async fn session_status(State(service): State<StatusService>, Path(id): Path<String>) -> Response {
-    if let Err(refused) = viewable(&service, &id) {
-        return refused;
+    if let Err(refused) = authorize(&service, &id, Action::View) {
+        return refused.into_response();
     }
     match service.inner.source.history(&id) {
         Some(h) => json(&SessionStatus::of((*h).clone(), actions(&service))),
@@ -536,8 +541,8 @@ async fn session_diagnostics(
     State(service): State<StatusService>,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(refused) = viewable(&service, &id) {
-        return refused;
+    if let Err(refused) = authorize(&service, &id, Action::View) {
+        return refused.into_response();
     }
     match service.inner.source.history(&id) {
         Some(h) => json(&CopyDiagnostics::of(&h)),
@@ -571,8 +576,8 @@ fn status_event(history: &tether_core::history::AttachmentHistory, actions: bool
 /// skips to it; each event is the whole state, so a skipped one is
 /// repaired by the next. `removed` ends the stream.
 async fn session_events(State(service): State<StatusService>, Path(id): Path<String>) -> Response {
-    if let Err(refused) = viewable(&service, &id) {
-        return refused;
+    if let Err(refused) = authorize(&service, &id, Action::View) {
+        return refused.into_response();
     }
     let Some(rx) = service.inner.source.watch(&id) else {
         return unknown_session(&id);
@@ -663,10 +668,10 @@ async fn endpoint_test(
 ) -> Response {
     let request: EndpointTestRequest = match parse_body(&headers, &body) {
         Ok(r) => r,
-        Err(response) => return response,
+        Err(refused) => return refused.into_response(),
     };
     if let Err(refused) = authorize(&service, &request.session_id, Action::EndpointTest) {
-        return refused;
+        return refused.into_response();
     }
     let Some(diagnostics) = &service.inner.diagnostics else {
         return error(
@@ -713,10 +718,10 @@ async fn recent_output(
 ) -> Response {
     let request: RecentOutputRequest = match parse_body(&headers, &body) {
         Ok(r) => r,
-        Err(response) => return response,
+        Err(refused) => return refused.into_response(),
     };
     if let Err(refused) = authorize(&service, &request.session_id, Action::RecentOutput) {
-        return refused;
+        return refused.into_response();
     }
     let session_id = request.session_id.clone();
     let output = match &service.inner.diagnostics {

@@ -163,7 +163,7 @@ async fn run_session(
                         Trigger::SessionNew,
                         servers,
                     );
-                    request.capabilities = caps.clone();
+                    request.capabilities = caps;
                     let mut delivery = deliver_session(
                         &cx,
                         &hub,

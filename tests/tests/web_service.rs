@@ -1,0 +1,873 @@
+//! The live status service over real HTTP: against a real hub fed by real
+//! agents (the `tether-web-fixture` host: the reference agent and the fake
+//! agent), and against a store another process writes (`tether serve`).
+//!
+//! Every response body any test reads is kept and searched for the planted
+//! secret at the end of the test.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tether_core::DriveMode;
+use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::registry::{PluginSource, Registry};
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
+use tether_diagnostics::api::Diagnostics;
+use tether_diagnostics::endpoint_check::CheckLimits;
+use tether_tests::workspace_bin;
+use tether_web::StatusService;
+
+const SECRET: &str = "sk-web-planted-5f0c1e2d3a4b";
+const MARKER: &str = "fixture agent says the model is warming up";
+
+// === A small HTTP/1.1 client: full control over Host, Origin and bodies ===
+
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Answer {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut text = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        text.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(body) = body {
+        text.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    text.push_str("\r\n");
+    if let Some(body) = body {
+        text.push_str(body);
+    }
+    stream.write_all(text.as_bytes()).expect("write");
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Answer {
+    let text = String::from_utf8_lossy(raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// An open Server-Sent Events stream, read event by event.
+struct Events {
+    reader: BufReader<TcpStream>,
+}
+
+impl Events {
+    fn open(addr: SocketAddr, path: &str, token: &str) -> Events {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nAccept: text/event-stream\r\n\r\n"
+        )
+        .expect("write");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("status line");
+        assert!(line.contains(" 200 "), "stream refused: {line}");
+        loop {
+            line.clear();
+            reader.read_line(&mut line).expect("header");
+            if line == "\r\n" {
+                break;
+            }
+        }
+        Events { reader }
+    }
+
+    /// The next event (name, data), skipping heartbeats and chunk framing.
+    fn next(&mut self) -> (String, String) {
+        let mut name = String::from("message");
+        let mut data = String::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.reader.read_line(&mut line).expect("read event");
+            assert!(n > 0, "the stream ended");
+            let l = line.trim_end_matches(['\r', '\n']);
+            if let Some(v) = l.strip_prefix("event:") {
+                name = v.trim().to_owned();
+            } else if let Some(v) = l.strip_prefix("data:") {
+                data.push_str(v.strip_prefix(' ').unwrap_or(v));
+            } else if l.is_empty() && !data.is_empty() {
+                return (name, data);
+            }
+        }
+    }
+}
+
+// === The fixture host ===
+
+struct Fixture {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    addr: SocketAddr,
+    token: String,
+    seen: Vec<String>,
+    secret: String,
+}
+
+impl Fixture {
+    fn start(db: Option<&std::path::Path>) -> Fixture {
+        // Each fixture's own secret: it sits on its agents' and servers'
+        // command lines, so finding it in /proc afterwards finds leftovers.
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let secret = format!(
+            "{SECRET}x{}x{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let mut command = Command::new(workspace_bin("tether-web-fixture"));
+        command
+            .args(["--secret", &secret, "--say", MARKER])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(0);
+        if let Some(db) = db {
+            command.arg("--db").arg(db);
+        }
+        let mut child = command.spawn().expect("fixture");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("fixture banner");
+        let banner: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("fixture banner ({e}): {line:?}"));
+        let url = banner["url"].as_str().expect("url");
+        let addr = url.trim_start_matches("http://").parse().expect("addr");
+        Fixture {
+            child,
+            stdin,
+            stdout,
+            addr,
+            token: banner["token"].as_str().expect("token").to_owned(),
+            seen: vec![line],
+            secret,
+        }
+    }
+
+    fn command(&mut self, line: &str) -> String {
+        writeln!(self.stdin, "{line}").expect("command");
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer).expect("answer");
+        answer.trim().to_owned()
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    fn get(&mut self, path: &str) -> Answer {
+        let bearer = self.bearer();
+        let answer = request(self.addr, "GET", path, &[("Authorization", &bearer)], None);
+        self.seen.push(answer.body.clone());
+        answer
+    }
+
+    fn post(&mut self, path: &str, body: &str) -> Answer {
+        let bearer = self.bearer();
+        let answer = request(
+            self.addr,
+            "POST",
+            path,
+            &[
+                ("Authorization", &bearer),
+                ("Content-Type", "application/json"),
+                ("Origin", &format!("http://{}", self.addr)),
+            ],
+            Some(body),
+        );
+        self.seen.push(answer.body.clone());
+        answer
+    }
+
+    /// Quits the fixture (it kills its agents by process group) and checks
+    /// no response carried the planted secret.
+    fn finish(mut self) {
+        let _ = self.command("quit");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if self.child.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = tether_tests::leftovers(&self.secret);
+        assert!(left.is_empty(), "agents or servers left running: {left:?}");
+        for body in &self.seen {
+            assert!(
+                !body.contains(SECRET),
+                "a response carried the planted secret: {body}"
+            );
+        }
+    }
+}
+
+/// A child in its own process group, killed with the group when dropped
+/// (a failing test leaves nothing behind).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        kill_group(&mut self.0);
+    }
+}
+
+fn kill_group(child: &mut Child) {
+    // `--`: procps reads a bare negative pid as an option.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.wait();
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        kill_group(&mut self.child);
+    }
+}
+
+fn rows(status: &Value) -> Vec<(String, String)> {
+    status["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .find(|a| a["current"] == true)
+        .expect("a current attempt")["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap_or("").to_owned(),
+                r["status"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+// === Tests ===
+
+#[test]
+fn every_status_comes_from_real_agents_and_the_stream_hydrates_then_follows_changes() {
+    let mut fx = Fixture::start(None);
+    let list = fx.get("/api/v1/sessions");
+    assert_eq!(list.status, 200, "{}", list.body);
+    let list = list.json();
+    assert_eq!(list["actions"], true);
+    let ids: Vec<&str> = list["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["session_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["alpha", "beta"]);
+
+    let alpha = fx.get("/api/v1/sessions/alpha").json();
+    assert_eq!(
+        rows(&alpha),
+        [
+            ("kandev".to_owned(), "active".to_owned()),
+            ("notes".to_owned(), "delivered".to_owned())
+        ]
+    );
+    let beta = fx.get("/api/v1/sessions/beta").json();
+    assert_eq!(
+        rows(&beta),
+        [
+            ("kandev".to_owned(), "connected".to_owned()),
+            ("remote-search".to_owned(), "filtered".to_owned()),
+            ("broken-db".to_owned(), "failed".to_owned())
+        ]
+    );
+    // Evidence never leaks between sessions: beta's document names only beta.
+    assert!(!fx.get("/api/v1/sessions/beta").body.contains("alpha"));
+
+    // Hydration: the stream's first event is the current state.
+    let token = fx.token.clone();
+    let mut stream = Events::open(fx.addr, "/api/v1/sessions/alpha/events", &token);
+    let (name, data) = stream.next();
+    assert_eq!(name, "status");
+    let first: Value = serde_json::from_str(&data).expect("status json");
+    assert_eq!(first["history"], alpha["history"]);
+    let mut list_stream = Events::open(fx.addr, "/api/v1/events", &token);
+    let (name, data) = list_stream.next();
+    assert_eq!(name, "sessions");
+    assert!(data.contains("\"beta\""));
+
+    // A live change: a new attempt arrives as a later event, without a reload.
+    assert_eq!(fx.command("renew alpha"), "ok");
+    let before = first["history"]["current_attempt_id"].clone();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let latest = loop {
+        assert!(Instant::now() < deadline, "no live change arrived");
+        let (name, data) = stream.next();
+        assert_eq!(name, "status");
+        let doc: Value = serde_json::from_str(&data).expect("status json");
+        if doc["history"]["current_attempt_id"] != before
+            && rows(&doc).first().map(|r| r.1.as_str()) == Some("active")
+        {
+            break doc;
+        }
+    };
+    assert_eq!(
+        latest["history"]["attempts"].as_array().map(Vec::len),
+        Some(2)
+    );
+    fx.seen.push(latest.to_string());
+
+    // Removal: the session's stream says so and ends; the list follows.
+    let mut beta_stream = Events::open(fx.addr, "/api/v1/sessions/beta/events", &token);
+    let _ = beta_stream.next();
+    assert_eq!(fx.command("remove beta"), "ok");
+    // Changes queued before the removal may still arrive; then the end.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "the stream never said removed");
+        let (name, _) = beta_stream.next();
+        if name == "removed" {
+            break;
+        }
+        assert_eq!(name, "status");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "the list never dropped beta");
+        let (_, data) = list_stream.next();
+        if !data.contains("\"beta\"") {
+            break;
+        }
+    }
+    assert_eq!(fx.get("/api/v1/sessions/beta").status, 404);
+    fx.finish();
+}
+
+#[test]
+fn the_locks_hold_token_host_origin_bodies_and_caller_supplied_targets() {
+    let mut fx = Fixture::start(None);
+    let addr = fx.addr;
+    let bearer = fx.bearer();
+    let own_origin = format!("http://{addr}");
+    // No token, a wrong token, a token in the wrong scheme.
+    for auth in [None, Some("Bearer 00"), Some(fx.token.as_str())] {
+        let headers: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
+        let answer = request(addr, "GET", "/api/v1/sessions", &headers, None);
+        assert_eq!(answer.status, 401, "{auth:?}: {}", answer.body);
+        assert_eq!(answer.header("www-authenticate"), Some("Bearer"));
+    }
+    let stream = request(addr, "GET", "/api/v1/sessions/alpha/events", &[], None);
+    assert_eq!(stream.status, 401);
+    // A foreign Host (DNS rebinding) is refused even with the token, pages included.
+    for path in ["/api/v1/sessions", "/"] {
+        let answer = request(
+            addr,
+            "GET",
+            path,
+            &[("Host", "attacker.example"), ("Authorization", &bearer)],
+            None,
+        );
+        assert_eq!(answer.status, 421, "{path}: {}", answer.body);
+    }
+    // A foreign Origin on an action is refused; no CORS header is ever granted.
+    for origin in ["http://evil.example", "null", "http://127.0.0.1:1"] {
+        let answer = request(
+            addr,
+            "POST",
+            "/api/v1/endpoint-test",
+            &[
+                ("Authorization", &bearer),
+                ("Origin", origin),
+                ("Content-Type", "application/json"),
+            ],
+            Some(r#"{"session_id":"alpha","server_name":"kandev"}"#),
+        );
+        assert_eq!(answer.status, 403, "{origin}: {}", answer.body);
+        assert_eq!(answer.header("access-control-allow-origin"), None);
+    }
+    let preflight = request(
+        addr,
+        "OPTIONS",
+        "/api/v1/endpoint-test",
+        &[("Origin", "http://evil.example")],
+        None,
+    );
+    assert_eq!(preflight.header("access-control-allow-origin"), None);
+    // Caller-supplied targets: only a session and a server name are accepted.
+    for body in [
+        r#"{"session_id":"alpha","server_name":"kandev","url":"http://127.0.0.1:1/mcp"}"#,
+        r#"{"session_id":"alpha","server_name":"kandev","command":"sh"}"#,
+        r#"{"session_id":"alpha","server_name":"kandev","headers":{"a":"b"}}"#,
+        r#"{"session_id":"alpha","server_name":"kandev","env":{"A":"b"}}"#,
+        r#"{"session_id":"alpha","url":"http://127.0.0.1:1/mcp"}"#,
+        "not json",
+    ] {
+        let answer = fx.post("/api/v1/endpoint-test", body);
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        assert_eq!(answer.json()["error"], "invalid_request");
+    }
+    let answer = fx.post(
+        "/api/v1/recent-output",
+        r#"{"session_id":"alpha","command":"cat /etc/passwd"}"#,
+    );
+    assert_eq!(answer.status, 400);
+    // A server name the session does not have.
+    let answer = fx.post(
+        "/api/v1/endpoint-test",
+        r#"{"session_id":"alpha","server_name":"http://127.0.0.1:1/mcp"}"#,
+    );
+    assert_eq!(answer.status, 404, "{}", answer.body);
+    // Bodies are capped, and must be JSON.
+    let big = format!(
+        r#"{{"session_id":"alpha","server_name":"{}"}}"#,
+        "x".repeat(64 * 1024)
+    );
+    assert_eq!(fx.post("/api/v1/endpoint-test", &big).status, 413);
+    let plain = request(
+        addr,
+        "POST",
+        "/api/v1/recent-output",
+        &[("Authorization", &bearer), ("Content-Type", "text/plain")],
+        Some(r#"{"session_id":"alpha"}"#),
+    );
+    assert_eq!(plain.status, 415);
+    // A login code works once, from the page's own origin only.
+    let link = fx.post("/api/v1/login-links", "{}").json();
+    let code = link["path"]
+        .as_str()
+        .and_then(|p| p.strip_prefix("/#login="))
+        .expect("login path")
+        .to_owned();
+    let redeem = |origin: Option<&str>| {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(o) = origin {
+            headers.push(("Origin", o));
+        }
+        request(
+            addr,
+            "POST",
+            "/api/v1/login",
+            &headers,
+            Some(&format!(r#"{{"code":"{code}"}}"#)),
+        )
+    };
+    assert_eq!(redeem(None).status, 403, "no Origin: not the page");
+    assert_eq!(redeem(Some("http://evil.example")).status, 403);
+    let bought = redeem(Some(&own_origin));
+    assert_eq!(bought.status, 200, "{}", bought.body);
+    assert_eq!(bought.json()["token"], fx.token.as_str());
+    assert_eq!(redeem(Some(&own_origin)).status, 401, "a code works once");
+    // The page itself: no token needed, locked down by its headers.
+    let page = request(addr, "GET", "/", &[], None);
+    assert_eq!(page.status, 200);
+    let csp = page.header("content-security-policy").unwrap_or("");
+    assert!(csp.contains("default-src 'none'") && csp.contains("connect-src 'self'"));
+    assert_eq!(page.header("x-frame-options"), Some("DENY"));
+    assert!(
+        !page.body.contains(&fx.token),
+        "the page never embeds the token"
+    );
+    fx.finish();
+}
+
+#[test]
+fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_the_store() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("web.db");
+    let mut fx = Fixture::start(Some(&db));
+    // The endpoint test runs through the diagnostics API and lands in the
+    // history, so every viewer sees it.
+    let answer = fx.post(
+        "/api/v1/endpoint-test",
+        r#"{"session_id":"alpha","server_name":"kandev"}"#,
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let report = answer.json();
+    assert_eq!(report["succeeded"], true, "{report}");
+    assert_eq!(report["tool_count"], 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = fx.get("/api/v1/sessions/alpha").json();
+        let row = &status["history"]["attempts"]
+            .as_array()
+            .expect("attempts")
+            .iter()
+            .find(|a| {
+                Some(a["attempt_id"].clone())
+                    == Some(status["history"]["current_attempt_id"].clone())
+            })
+            .expect("current")["servers"][0];
+        if row["endpoint_test"]["succeeded"] == true {
+            // Reachability only: the status is untouched.
+            assert_eq!(row["status"], "active");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the result never reached the history"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A third-party server's test goes through the same path.
+    let notes = fx.post(
+        "/api/v1/endpoint-test",
+        r#"{"session_id":"alpha","server_name":"notes"}"#,
+    );
+    assert_eq!(notes.json()["succeeded"], true, "{}", notes.body);
+
+    // Recent output: live, scrubbed, returned, and never stored.
+    let output = fx.post("/api/v1/recent-output", r#"{"session_id":"beta"}"#);
+    assert_eq!(output.status, 200, "{}", output.body);
+    let doc = output.json();
+    assert_eq!(doc["state"], "live");
+    assert!(output.body.contains(MARKER), "{}", output.body);
+    // The copy-safe diagnostics carry neither the output nor a secret.
+    let copy = fx.get("/api/v1/sessions/beta/diagnostics");
+    assert_eq!(copy.status, 200);
+    let text = copy.json()["text"].as_str().expect("text").to_owned();
+    assert!(
+        text.contains("broken-db") && text.contains("session_new_failed"),
+        "{text}"
+    );
+    assert!(!text.contains(MARKER), "{text}");
+    let unknown = fx.post("/api/v1/recent-output", r#"{"session_id":"nobody"}"#);
+    assert_eq!(unknown.json()["state"], "unavailable");
+    fx.finish();
+    // Every byte of the store, WAL included: no output, no secret.
+    let mut bytes = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).expect("dir").flatten() {
+        bytes.extend(std::fs::read(entry.path()).expect("read"));
+    }
+    let haystack = String::from_utf8_lossy(&bytes);
+    assert!(haystack.contains("broken-db"), "the store was written");
+    assert!(
+        !haystack.contains(MARKER),
+        "recent output reached the store"
+    );
+    assert!(!haystack.contains(SECRET), "a secret reached the store");
+}
+
+#[test]
+fn tether_serve_follows_a_store_another_process_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("serve.db");
+    let mut fx = Fixture::start(Some(&db));
+    let mut serve = Command::new(workspace_bin("tether"));
+    serve
+        .args(["serve", "--json", "--db"])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .process_group(0);
+    let mut child = Killed(serve.spawn().expect("tether serve"));
+    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("banner");
+    let banner: Value = serde_json::from_str(&line).expect("banner json");
+    let addr: SocketAddr = banner["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|a| a.parse().ok())
+        .expect("addr");
+    let token = banner["token"].as_str().expect("token").to_owned();
+    assert!(
+        banner["login_url"]
+            .as_str()
+            .is_some_and(|u| u.contains("/#login="))
+    );
+    let bearer = format!("Bearer {token}");
+    let list = request(
+        addr,
+        "GET",
+        "/api/v1/sessions",
+        &[("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(list.status, 200, "{}", list.body);
+    assert_eq!(
+        list.json()["actions"],
+        false,
+        "a store reader has no actions"
+    );
+    // The host writes through in the background: wait (bounded) for both rows.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !request(
+        addr,
+        "GET",
+        "/api/v1/sessions",
+        &[("Authorization", &bearer)],
+        None,
+    )
+    .body
+    .contains("\"beta\"")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the stored sessions never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut stream = Events::open(addr, "/api/v1/sessions/alpha/events", &token);
+    let (_, data) = stream.next();
+    let first: Value = serde_json::from_str(&data).expect("json");
+    // The host changes the store; the reader's stream follows without a reload.
+    assert_eq!(fx.command("renew alpha"), "ok");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "the store change never arrived");
+        let (_, data) = stream.next();
+        let doc: Value = serde_json::from_str(&data).expect("json");
+        if doc["history"]["current_attempt_id"] != first["history"]["current_attempt_id"] {
+            assert!(!data.contains(SECRET));
+            break;
+        }
+    }
+    // Actions are refused honestly; recent output is unavailable, never read from the store.
+    let test = request(
+        addr,
+        "POST",
+        "/api/v1/endpoint-test",
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+        ],
+        Some(r#"{"session_id":"alpha","server_name":"kandev"}"#),
+    );
+    assert_eq!(test.status, 409, "{}", test.body);
+    let output = request(
+        addr,
+        "POST",
+        "/api/v1/recent-output",
+        &[
+            ("Authorization", &bearer),
+            ("Content-Type", "application/json"),
+        ],
+        Some(r#"{"session_id":"beta"}"#),
+    );
+    assert_eq!(output.json()["state"], "unavailable");
+    drop(child);
+    fx.finish();
+}
+
+// === In process: a slow client, one test in flight ===
+
+fn hub() -> Arc<Hub> {
+    let mut registry = Registry::empty();
+    registry
+        .add(
+            Arc::new(tether_acp_structured::AcpStructured),
+            PluginSource::Static,
+        )
+        .expect("add");
+    Arc::new(Hub::with_config(registry, HubConfig::default()))
+}
+
+fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
+    ServerSpec::new(
+        name,
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: command.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            cwd: None,
+        },
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_client_skips_to_the_latest_state_and_one_test_runs_per_server() {
+    let hub = hub();
+    let hostile = workspace_bin("tether-hostile-mcp");
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "t",
+            "slow",
+            "e",
+            "agent",
+            DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![stdio(
+                "hangs",
+                hostile.to_str().expect("path"),
+                &["--mode", "never"],
+            )],
+        ))
+        .expect("attempt");
+    let diagnostics = Arc::new(
+        Diagnostics::new(Arc::new(
+            |_: &str, _: &str, _: tether_diagnostics::api::DiagnosticAction| Ok(()),
+        ))
+        .with_limits(CheckLimits {
+            timeout: Duration::from_secs(3),
+            ..CheckLimits::default()
+        }),
+    );
+    diagnostics.remember_attempt("slow", &handle);
+    let running = StatusService::for_hub(Arc::clone(&hub), Some(Arc::clone(&diagnostics)))
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let addr = running.addr();
+    let token = running.token().secret().to_owned();
+
+    // A client that opens the stream and then does not read while 3,000
+    // changes happen (each a whole-state event of several KiB).
+    let slow = tokio::task::spawn_blocking({
+        let token = token.clone();
+        move || Events::open(addr, "/api/v1/sessions/slow/events", &token)
+    })
+    .await
+    .expect("open");
+    for i in 0..3000u32 {
+        let evidence = Evidence::new(
+            EvidenceKind::ToolCallObserved,
+            Timestamp(1000 + u64::from(i)),
+        )
+        .server("hangs")
+        .tool_call(format!("tool-{i}"), true);
+        while handle.sink.publish(evidence.clone()).is_err() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        if i % 100 == 0 {
+            hub.flush().await;
+        }
+    }
+    hub.flush().await;
+    let final_revision = hub.snapshot("slow").expect("snapshot").revision;
+    // Now read: far fewer events than changes, and the last is the latest.
+    let (events, last) = tokio::task::spawn_blocking(move || {
+        let mut slow = slow;
+        let mut events = 0;
+        loop {
+            let (name, data) = slow.next();
+            assert_eq!(name, "status");
+            events += 1;
+            let doc: Value = serde_json::from_str(&data).expect("json");
+            if doc["history"]["revision"].as_u64() == Some(final_revision) {
+                return (events, doc);
+            }
+        }
+    })
+    .await
+    .expect("read");
+    assert!(
+        events < 3000 / 2,
+        "{events} events for 3000 changes: not latest-wins"
+    );
+    let last_call = &last["history"]["attempts"][0]["servers"][0]["last_tool_call"]["tool"];
+    assert_eq!(last_call, "tool-2999");
+
+    // One endpoint test in flight per server: the second is refused while the
+    // first waits on a server that never answers (bounded by the limit).
+    let post = move || {
+        let bearer = format!("Bearer {token}");
+        request(
+            addr,
+            "POST",
+            "/api/v1/endpoint-test",
+            &[
+                ("Authorization", bearer.as_str()),
+                ("Content-Type", "application/json"),
+            ],
+            Some(r#"{"session_id":"slow","server_name":"hangs"}"#),
+        )
+    };
+    let first = tokio::task::spawn_blocking(post.clone());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let second = tokio::task::spawn_blocking(post.clone())
+        .await
+        .expect("second");
+    assert_eq!(second.status, 409, "{}", second.body);
+    assert_eq!(second.json()["error"], "busy");
+    let first = first.await.expect("first");
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(
+        first.json()["succeeded"],
+        false,
+        "a silent server fails its test"
+    );
+    assert_eq!(first.json()["reason_code"], "timeout");
+    // Done: the next test may run.
+    let third = tokio::task::spawn_blocking(post).await.expect("third");
+    assert_eq!(third.status, 200);
+    running.shutdown().await;
+}
