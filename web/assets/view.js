@@ -646,7 +646,9 @@ document.addEventListener('keydown', (e) => {
 
 ui.sessionSelect.addEventListener('change', () => selectSession(ui.sessionSelect.value || null));
 ui.attemptSelect.addEventListener('change', () => {
-  state.attempt = ui.attemptSelect.value || null;
+  // Choosing the current attempt follows the current one from then on.
+  const chosen = ui.attemptSelect.value || null;
+  state.attempt = chosen === state.status?.history.current_attempt_id ? null : chosen;
   renderPanel();
 });
 ui.showOutput.addEventListener('click', () => {
