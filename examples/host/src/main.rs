@@ -36,6 +36,7 @@ use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::registry::Registry;
 use tether_core::store::Store;
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
+use tether_diagnostics::api::{DiagnosticAction, Diagnostics};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
 use tether_process::{ChildGroup, ChildSpec};
@@ -77,7 +78,7 @@ fn print_history(prefix: &str, history: &AttachmentHistory) {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let db = arg(&args, "--db").context(
-        "usage: tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID]",
+        "usage: tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID] [--serve [--addr IP:PORT]]",
     )?;
     let session = arg(&args, "--session").unwrap_or_else(|| "example-session".into());
     let agent = arg(&args, "--agent").map(PathBuf::from).or_else(|| {
@@ -130,6 +131,36 @@ async fn main() -> anyhow::Result<()> {
     }
     hub.restore(loaded.histories);
 
+    // === The live status view, with its actions ===
+    // The host decides who may run diagnostics; this example allows the
+    // holder of the service's token (the only principal it admits).
+    let diagnostics = Arc::new(Diagnostics::new(Arc::new(
+        |_: &str, _: &str, _: DiagnosticAction| Ok(()),
+    )));
+    let serving = if args.iter().any(|a| a == "--serve") {
+        let addr: std::net::SocketAddr = arg(&args, "--addr")
+            .unwrap_or_else(|| "127.0.0.1:0".into())
+            .parse()
+            .context("--addr takes IP:PORT")?;
+        let running =
+            tether_web::StatusService::for_hub(Arc::clone(&hub), Some(Arc::clone(&diagnostics)))
+                .serve(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?;
+        println!("status view: open {}", running.login_url());
+        println!(
+            "  (a one-time link; afterwards open {} and paste the token)",
+            running.url()
+        );
+        println!(
+            "  token {}  (printed once; API clients send `Authorization: Bearer <token>`)",
+            running.token().secret()
+        );
+        Some(running)
+    } else {
+        None
+    };
+
     // === The host's own MCP server, observed ===
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
     if let Some(otel) = &otel {
@@ -147,6 +178,7 @@ async fn main() -> anyhow::Result<()> {
         cwd: workdir.clone(),
     };
     let (mut process, stdin, stdout) = ChildGroup::spawn(&command)?;
+    let agent_output = process.stderr_tail();
 
     let plan: Vec<SessionRequestKind> = if restored {
         vec![SessionRequestKind::Reset, SessionRequestKind::New]
@@ -209,6 +241,10 @@ async fn main() -> anyhow::Result<()> {
                                 // Best effort, never blocking: the snapshot is history, not evidence.
                                 let _ = h.sink.attach_config_snapshot(snapshot);
                             }
+                            // The view's actions need the attempt's effective
+                            // configuration (kept in memory only) and the live output.
+                            diagnostics.remember_attempt(&session, h);
+                            diagnostics.attach_output(&session, Arc::clone(&agent_output));
                             endpoint.bind(h.sink.clone(), credential.clone())
                         })
                         .map_err(|e| {
@@ -262,6 +298,12 @@ async fn main() -> anyhow::Result<()> {
                         outcome.error.map(|(r, _)| r)
                     );
                 }
+                if serving.is_some() {
+                    println!(
+                        "serving the status view; the agent stays up for its actions. Ctrl-C stops."
+                    );
+                    let _ = tokio::signal::ctrl_c().await;
+                }
                 if let Some(p) = printer {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     p.abort();
@@ -270,8 +312,12 @@ async fn main() -> anyhow::Result<()> {
             },
         )
         .await;
+    diagnostics.detach_output(&session);
     process.kill_group().await;
     endpoint.shutdown().await;
+    if let Some(running) = serving {
+        running.shutdown().await;
+    }
     let _ = std::fs::remove_dir_all(&workdir);
     result.map_err(|e| anyhow::anyhow!("ACP: {}", e.message))?;
     hub.flush().await;
