@@ -326,6 +326,15 @@ fn rows(status: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Keeps a served document for the out-of-process schema check (.ci/run).
+fn sample(name: &str, body: &str) {
+    std::fs::write(
+        tether_tests::samples_dir().join(format!("{name}.json")),
+        body,
+    )
+    .expect("write sample");
+}
+
 // === Tests ===
 
 #[test]
@@ -343,7 +352,11 @@ fn every_status_comes_from_real_agents_and_the_stream_hydrates_then_follows_chan
         .collect();
     assert_eq!(ids, ["alpha", "beta"]);
 
-    let alpha = fx.get("/api/v1/sessions/alpha").json();
+    sample("status-sessions", &fx.get("/api/v1/sessions").body);
+    let alpha = fx.get("/api/v1/sessions/alpha");
+    sample("status-session-alpha", &alpha.body);
+    sample("status-session-beta", &fx.get("/api/v1/sessions/beta").body);
+    let alpha = alpha.json();
     assert_eq!(
         rows(&alpha),
         [
@@ -433,6 +446,7 @@ fn the_locks_hold_token_host_origin_bodies_and_caller_supplied_targets() {
         let headers: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
         let answer = request(addr, "GET", "/api/v1/sessions", &headers, None);
         assert_eq!(answer.status, 401, "{auth:?}: {}", answer.body);
+        sample("status-error", &answer.body);
         assert_eq!(answer.header("www-authenticate"), Some("Bearer"));
     }
     let stream = request(addr, "GET", "/api/v1/sessions/alpha/events", &[], None);
@@ -599,10 +613,12 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
     assert_eq!(output.status, 200, "{}", output.body);
     let doc = output.json();
     assert_eq!(doc["state"], "live");
+    sample("status-recent-output", &output.body);
     assert!(output.body.contains(MARKER), "{}", output.body);
     // The copy-safe diagnostics carry neither the output nor a secret.
     let copy = fx.get("/api/v1/sessions/beta/diagnostics");
     assert_eq!(copy.status, 200);
+    sample("status-diagnostics", &copy.body);
     let text = copy.json()["text"].as_str().expect("text").to_owned();
     assert!(
         text.contains("broken-db") && text.contains("session_new_failed"),
