@@ -212,7 +212,7 @@ fn main() {
     let sizes: &[usize] = if quick {
         &[1, 10, 100]
     } else {
-        &[1, 10, 100, 250, 500, 1000]
+        &[1, 10, 100, 500, 1000, 2000, 4000]
     };
     let probes = if quick { 50 } else { 200 };
     println!(
