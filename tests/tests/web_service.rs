@@ -887,3 +887,154 @@ async fn a_slow_client_skips_to_the_latest_state_and_one_test_runs_per_server() 
     assert_eq!(third.status, 200);
     running.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_authorizer_sees_each_session_and_hides_what_it_refuses() {
+    let hub = hub();
+    for session in ["mine", "theirs"] {
+        hub.begin_attempt(AttemptRequest::new(
+            "t",
+            session,
+            "e",
+            "agent",
+            DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![stdio("files", "mcp-files", &[])],
+        ))
+        .expect("attempt");
+    }
+    hub.flush().await;
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::clone(&asked);
+    let running = StatusService::for_hub(Arc::clone(&hub), None)
+        .with_authorizer(Arc::new(
+            move |principal: &str, session: &str, action: tether_web::Action| {
+                log.lock()
+                    .expect("log")
+                    .push(format!("{principal} {session} {action:?}"));
+                if session == "theirs" {
+                    Err("not your session".to_owned())
+                } else {
+                    Ok(())
+                }
+            },
+        ))
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let addr = running.addr();
+    let bearer = format!("Bearer {}", running.token().secret());
+    let answers = tokio::task::spawn_blocking(move || {
+        let get = |path: &str| request(addr, "GET", path, &[("Authorization", &bearer)], None);
+        let post = |path: &str, body: &str| {
+            request(
+                addr,
+                "POST",
+                path,
+                &[
+                    ("Authorization", &bearer),
+                    ("Content-Type", "application/json"),
+                ],
+                Some(body),
+            )
+        };
+        vec![
+            get("/api/v1/sessions"),
+            get("/api/v1/sessions/mine"),
+            get("/api/v1/sessions/theirs"),
+            get("/api/v1/sessions/theirs/events"),
+            get("/api/v1/sessions/theirs/diagnostics"),
+            post(
+                "/api/v1/endpoint-test",
+                r#"{"session_id":"theirs","server_name":"files"}"#,
+            ),
+            post("/api/v1/recent-output", r#"{"session_id":"theirs"}"#),
+        ]
+    })
+    .await
+    .expect("requests");
+    let list = answers[0].json();
+    let ids: Vec<&str> = list["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["session_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["mine"], "a refused session is not even listed");
+    assert_eq!(answers[1].status, 200);
+    for refused in &answers[2..] {
+        assert_eq!(refused.status, 403, "{}", refused.body);
+        assert!(refused.body.contains("not your session"));
+        assert!(!refused.body.contains("mcp-files"));
+    }
+    let asked = asked.lock().expect("log").clone();
+    assert!(
+        asked.contains(&"status-token theirs EndpointTest".to_owned()),
+        "{asked:?}"
+    );
+    assert!(
+        asked.contains(&"status-token theirs RecentOutput".to_owned()),
+        "{asked:?}"
+    );
+    running.shutdown().await;
+}
+
+#[test]
+fn tether_serve_follows_postgres_by_notify() {
+    let Ok(url) = std::env::var("TETHER_TEST_POSTGRES") else {
+        assert!(
+            std::env::var_os("TETHER_REQUIRE_POSTGRES").is_none(),
+            "TETHER_REQUIRE_POSTGRES=1 but TETHER_TEST_POSTGRES names no server"
+        );
+        eprintln!(
+            "SKIP: TETHER_TEST_POSTGRES is not set; tether serve over PostgreSQL did not run"
+        );
+        return;
+    };
+    use tether_core::store::Store;
+    let store = tether_store::PostgresStore::connect(&url).expect("connect");
+    let session = format!("web-serve-{}", std::process::id());
+    let first = tether_store::conformance::sample_history(&session, 1, SECRET);
+    store.save(&first).expect("save");
+    let mut serve = Command::new(workspace_bin("tether"));
+    serve
+        .args(["serve", "--json", "--db", &url])
+        .stdout(Stdio::piped())
+        .process_group(0);
+    let mut child = Killed(serve.spawn().expect("tether serve"));
+    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("banner");
+    assert!(
+        !line.contains("postgres://"),
+        "the banner never shows the store URL"
+    );
+    let banner: Value = serde_json::from_str(&line).expect("banner json");
+    let addr: SocketAddr = banner["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://"))
+        .and_then(|a| a.parse().ok())
+        .expect("addr");
+    let token = banner["token"].as_str().expect("token").to_owned();
+    let mut stream = Events::open(addr, &format!("/api/v1/sessions/{session}/events"), &token);
+    let (_, data) = stream.next();
+    assert!(data.contains("\"revision\":1"), "{data}");
+    // Another writer raises the revision; NOTIFY wakes the reader.
+    let mut second = first.clone();
+    second.revision = 2;
+    second.attempts.truncate(1);
+    store.save(&second).expect("save revision 2");
+    let (_, data) = stream.next();
+    assert!(data.contains("\"revision\":2"), "{data}");
+    assert!(!data.contains(SECRET));
+    // Removal ends the session's stream.
+    store.remove(&session).expect("remove");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "the removal never arrived");
+        if stream.next().0 == "removed" {
+            break;
+        }
+    }
+    drop(child);
+}
