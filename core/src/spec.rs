@@ -105,7 +105,13 @@ impl Endpoint {
                 if let Some((dir, _)) = command.rsplit_once(['/', '\\']) {
                     out.push(dir.to_owned());
                 }
-                out.extend(args.iter().cloned());
+                for arg in args {
+                    out.push(arg.clone());
+                    // "--token=VALUE": the value alone may be echoed too.
+                    if let Some((_, value)) = arg.split_once('=') {
+                        out.push(value.to_owned());
+                    }
+                }
                 out.extend(env.iter().map(|kv| kv.value.clone()));
                 out.extend(cwd.iter().cloned());
             }

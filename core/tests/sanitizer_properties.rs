@@ -78,6 +78,7 @@ proptest! {
         arg in secret(),
         query in secret(),
         user in secret(),
+        flag_value in secret(),
         before in noise(),
         after in noise(),
     ) {
@@ -86,7 +87,7 @@ proptest! {
             ServerSource::Profile,
             Endpoint::Stdio {
                 command: format!("/home/{user}/bin/srv"),
-                args: vec!["--key".into(), arg.clone()],
+                args: vec!["--key".into(), arg.clone(), format!("--token={flag_value}")],
                 env: vec![KeyValue::new("MY_VAR", env_value.clone())],
                 cwd: None,
             },
@@ -98,10 +99,10 @@ proptest! {
         let scrubber: Scrubber = spec.scrubber();
         let text = format!(
             "{before} spawn /home/{user}/bin/srv --key {arg} with MY_VAR {env_value}; \
-             header {header_value}; sig {query} {after}"
+             header {header_value}; sig {query}; token {flag_value} {after}"
         );
         let out = scrubber.summary(&text);
-        for s in [&env_value, &header_value, &arg, &query, &user] {
+        for s in [&env_value, &header_value, &arg, &query, &user, &flag_value] {
             assert_clean(&out, s)?;
         }
         prop_assert!(out.len() <= SUMMARY_MAX_BYTES);
@@ -112,7 +113,7 @@ proptest! {
             }
         }
         let debug = format!("{spec:?}");
-        for s in [&env_value, &header_value, &arg, &query, &user] {
+        for s in [&env_value, &header_value, &arg, &query, &user, &flag_value] {
             assert_clean(&debug, s)?;
         }
     }

@@ -14,7 +14,10 @@
 //! settle it prints one JSON line `{url, login_url, token, sessions}` and
 //! then reads commands on stdin, one per line, answering `ok` or an error:
 //! `renew SESSION` (a new attempt: a live change), `remove SESSION`,
-//! `login` (prints a fresh one-time login URL), `quit`. EOF quits too.
+//! `publish SESSION TOOL` (a `tool_call_observed` on the session's `kandev`
+//! row; answers `ok EPOCH_MS`, the wall-clock time of the publish, for the
+//! page-latency bench), `login` (prints a fresh one-time login URL), `quit`.
+//! EOF quits too.
 //! Agents and servers are killed by process group on the way out.
 
 use std::path::{Path, PathBuf};
@@ -104,7 +107,12 @@ fn beta_servers(secret: &str) -> Vec<ServerSpec> {
 
 /// Runs one agent for one session: a first attempt, then one more per
 /// `renew`, until the command channel closes.
+/// The current attempt's sink per session (for `publish`).
+type Sinks =
+    Arc<std::sync::Mutex<std::collections::BTreeMap<String, tether_core::hub::EvidenceSink>>>;
+
 async fn run_session(
+    sinks: Sinks,
     hub: Arc<Hub>,
     diagnostics: Arc<Diagnostics>,
     plan: SessionPlan,
@@ -172,6 +180,10 @@ async fn run_session(
                         &workdir,
                         |h| {
                             diagnostics.remember_attempt(session, h);
+                            sinks
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .insert(session.to_owned(), h.sink.clone());
                             endpoint.bind(h.sink.clone(), credential.clone());
                         },
                     )
@@ -269,6 +281,7 @@ async fn main() -> anyhow::Result<()> {
         },
     ];
     let mut senders = std::collections::BTreeMap::new();
+    let sinks: Sinks = Arc::default();
     let mut tasks = Vec::new();
     for plan in plans {
         let (settled_tx, settled_rx) = tokio::sync::oneshot::channel();
@@ -276,6 +289,7 @@ async fn main() -> anyhow::Result<()> {
         let id = plan.id;
         senders.insert(id.to_owned(), cmd_tx);
         let task = tokio::spawn(run_session(
+            Arc::clone(&sinks),
             Arc::clone(&hub),
             Arc::clone(&diagnostics),
             plan,
@@ -324,6 +338,34 @@ async fn main() -> anyhow::Result<()> {
                 hub.remove(id)
                     .map(|_| ())
                     .ok_or_else(|| format!("no session {id}"))
+            }
+            (Some("publish"), Some(id)) => {
+                let sink = sinks
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(id)
+                    .cloned();
+                match (sink, words.next()) {
+                    (Some(sink), Some(tool)) => {
+                        let at = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .unwrap_or_default();
+                        let evidence = tether_core::model::Evidence::new(
+                            tether_core::vocab::EvidenceKind::ToolCallObserved,
+                            tether_core::model::Timestamp::now(),
+                        )
+                        .server("kandev")
+                        .tool_call(tool, true);
+                        match sink.publish(evidence) {
+                            Ok(()) => {
+                                println!("ok {:.3}", at.as_secs_f64() * 1000.0);
+                                continue;
+                            }
+                            Err(e) => Err(e.to_string()),
+                        }
+                    }
+                    _ => Err("usage: publish SESSION TOOL".into()),
+                }
             }
             (Some("login"), None) => {
                 println!("{}", running.login_url());

@@ -35,11 +35,12 @@ export async function startFixture() {
       return `${banner.url}${path}`;
     },
     /** Sends a command (`renew SESSION`, `remove SESSION`) and waits for its answer. */
-    async command(line) {
+    async command(line, withValue = false) {
       const answer = new Promise((resolve) => lines.once('line', resolve));
       child.stdin.write(`${line}\n`);
       const text = await answer;
-      if (text !== 'ok') throw new Error(`fixture: ${line}: ${text}`);
+      if (withValue ? !text.startsWith('ok ') : text !== 'ok') throw new Error(`fixture: ${line}: ${text}`);
+      return text;
     },
     stop() {
       try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
