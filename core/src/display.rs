@@ -221,6 +221,9 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
             "server side"
         }
         Some(ProvenanceCode::AgentReport) => "agent report",
+        Some(ProvenanceCode::Relay) if stages.initialized.state == StageState::Yes => {
+            "relay (the server's own traffic)"
+        }
         Some(_) | None => "no evidence beyond delivery",
     }
 }

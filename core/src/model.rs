@@ -200,6 +200,8 @@ pub enum ProvenanceCode {
     EndpointTest,
     /// See [`Provenance::Assumed`].
     Assumed,
+    /// See [`Provenance::Relay`].
+    Relay,
 }
 
 impl ProvenanceCode {
@@ -211,6 +213,7 @@ impl ProvenanceCode {
             Self::CurrentConfig => Provenance::CurrentConfig,
             Self::EndpointTest => Provenance::EndpointTest,
             Self::Assumed => Provenance::Assumed,
+            Self::Relay => Provenance::Relay,
         }
     }
 
@@ -221,6 +224,7 @@ impl ProvenanceCode {
             Provenance::AgentReport => Self::AgentReport,
             Provenance::CurrentConfig => Self::CurrentConfig,
             Provenance::EndpointTest => Self::EndpointTest,
+            Provenance::Relay => Self::Relay,
             Provenance::Assumed | Provenance::Other(_) => Self::Assumed,
         }
     }

@@ -194,7 +194,13 @@ impl PlannedServer {
             name: sanitize::name(&self.spec.name),
             source: self.spec.source.clone(),
             transport: endpoint.map_or(Transport::Other("none".into()), Endpoint::transport),
-            target: endpoint.map_or_else(|| "none".to_owned(), Endpoint::target),
+            // A relayed server shows the server the relay reaches.
+            target: self
+                .spec
+                .relayed
+                .as_ref()
+                .or(endpoint)
+                .map_or_else(|| "none".to_owned(), Endpoint::target),
             decision: self.decision.kind(),
             reason_code,
             summary,

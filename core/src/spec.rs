@@ -173,6 +173,11 @@ pub struct ServerSpec {
     pub source: ServerSource,
     /// Ways to reach it, most preferred first; a plugin delivers at most one.
     pub endpoints: Vec<Endpoint>,
+    /// When the server is observed through Tether's relay: the real endpoint
+    /// the relay reaches (then `endpoints` holds the relay). Rows show its
+    /// target; its secrets stay with the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relayed: Option<Endpoint>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -181,6 +186,7 @@ impl fmt::Debug for ServerSpec {
             .field("name", &self.name)
             .field("source", &self.source)
             .field("endpoints", &self.endpoints)
+            .field("relayed", &self.relayed)
             .finish()
     }
 }
@@ -192,7 +198,16 @@ impl ServerSpec {
             name: name.into(),
             source,
             endpoints: vec![endpoint],
+            relayed: None,
         }
+    }
+
+    /// The same server observed through a relay: the agent is given `relay`
+    /// (only), and the row shows the real endpoint's target.
+    pub fn relayed_through(mut self, real: Endpoint, relay: Endpoint) -> Self {
+        self.endpoints = vec![relay];
+        self.relayed = Some(real);
+        self
     }
 
     /// Adds a less preferred way to reach the same server.
@@ -211,6 +226,11 @@ impl ServerSpec {
 
     /// A scrubber that knows this server's secret values.
     pub fn scrubber(&self) -> Scrubber {
-        Scrubber::new().with_secrets(self.endpoints.iter().flat_map(Endpoint::secret_values))
+        Scrubber::new().with_secrets(
+            self.endpoints
+                .iter()
+                .chain(&self.relayed)
+                .flat_map(Endpoint::secret_values),
+        )
     }
 }

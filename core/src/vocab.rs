@@ -303,6 +303,9 @@ open_vocabulary! {
         EndpointTest => "endpoint_test",
         /// Assumed, not observed.
         Assumed => "assumed",
+        /// Observed by Tether's relay between the agent and a third-party
+        /// server (the server's own traffic, seen on the way through).
+        Relay => "relay",
     }
 }
 

@@ -258,6 +258,7 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
             env: vec![SpecKv::new("API_KEY", SECRET_ENV)],
             cwd: None,
         }],
+        relayed: None,
     };
     let mut own_with_secret = own.clone();
     if let Some(Endpoint::Http { headers, .. }) = own_with_secret
