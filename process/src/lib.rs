@@ -173,6 +173,22 @@ impl std::fmt::Debug for ChildGroup {
 impl ChildGroup {
     /// Spawns the child with piped stdio; returns its stdin and stdout.
     pub fn spawn(cmd: &ChildSpec) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
+        Self::spawn_with(cmd, false)
+    }
+
+    /// [`spawn`](Self::spawn), but the child writes its stderr straight to
+    /// ours (a relay, whose caller must see the server's own stderr); the
+    /// tail then stays empty.
+    pub fn spawn_passing_stderr(
+        cmd: &ChildSpec,
+    ) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
+        Self::spawn_with(cmd, true)
+    }
+
+    fn spawn_with(
+        cmd: &ChildSpec,
+        pass_stderr: bool,
+    ) -> Result<(Self, ChildStdin, ChildStdout), SpawnError> {
         let program = tether_core::sanitize::command_target(&cmd.program);
         let marker = sweep::new_marker();
         let mut wrap = CommandWrap::with_new(&cmd.program, |c| {
@@ -180,7 +196,11 @@ impl ChildGroup {
                 .current_dir(&cmd.cwd)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
+                .stderr(if pass_stderr {
+                    Stdio::inherit()
+                } else {
+                    Stdio::piped()
+                });
             if !cmd.inherit_env {
                 c.env_clear();
             }

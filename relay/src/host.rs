@@ -1,0 +1,414 @@
+//! The host's side: a loopback channel that hands each relay its server's
+//! launch spec for a one-time ticket, and turns what the relay observed into
+//! evidence for that server's row (and request metrics).
+//!
+//! Architecture invariant: the relay cannot choose whose evidence it
+//! reports. The ticket fixes the server's name and the attempt's sink when
+//! the host offers it; a relay only says what it saw.
+
+use std::borrow::Cow;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+use tether_core::hub::EvidenceSink;
+use tether_core::model::{ClientInfo, Evidence, Timestamp};
+use tether_core::served::{
+    RequestIdent, Served, ServedObserver, ServedOutcome, ServedRequest, ServedSession,
+    TraceContext, bounded, protocol_word,
+};
+use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
+use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, Transport};
+use tether_kandev_endpoint::credential::{constant_time_eq, random_hex};
+
+use crate::observe::Observation;
+use crate::protocol::{Hello, HostAnswer, MAX_CHANNEL_LINE, RELAY_ENV};
+
+/// An offer not redeemed within this time is forgotten.
+pub const TICKET_TTL: Duration = Duration::from_secs(30 * 60);
+
+/// Why a server cannot be relayed (the host then delivers it directly and
+/// says why in the row).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RelayError {
+    /// Only stdio servers are relayed by this relay.
+    #[error("no stdio endpoint to relay (the HTTP relay is not built yet)")]
+    NotStdio,
+}
+
+struct Offer {
+    ticket: String,
+    server: String,
+    command: String,
+    args: Vec<String>,
+    env: Vec<KeyValue>,
+    cwd: Option<String>,
+    sink: Option<EvidenceSink>,
+    at: Instant,
+}
+
+#[derive(Default)]
+struct State {
+    offers: Mutex<Vec<Offer>>,
+    served: Mutex<Option<Arc<dyn ServedObserver>>>,
+    /// Observations that could not become evidence (the attempt was gone or the sink full).
+    not_published: AtomicU64,
+    connections: AtomicU64,
+}
+
+impl State {
+    fn offers(&self) -> std::sync::MutexGuard<'_, Vec<Offer>> {
+        self.offers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The host's relay channel: one per host.
+pub struct RelayHost {
+    addr: SocketAddr,
+    program: PathBuf,
+    state: Arc<State>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for RelayHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RelayHost")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for RelayHost {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One offered relay, bound to an attempt with [`bind`](Self::bind).
+#[derive(Clone)]
+pub struct RelayTicket {
+    state: Arc<State>,
+    ticket: String,
+}
+
+impl std::fmt::Debug for RelayTicket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RelayTicket(…)")
+    }
+}
+
+impl RelayTicket {
+    /// Evidence from this relay goes to `sink` (the attempt the server was
+    /// delivered in). Call it before the agent can start the relay.
+    pub fn bind(&self, sink: EvidenceSink) {
+        if let Some(offer) = self
+            .state
+            .offers()
+            .iter_mut()
+            .find(|o| o.ticket == self.ticket)
+        {
+            offer.sink = Some(sink);
+        }
+    }
+}
+
+impl RelayHost {
+    /// Listens on 127.0.0.1 for relays started from `program` (the
+    /// `tether-relay` binary; see [`relay_next_to_current_exe`]).
+    pub async fn start(program: PathBuf) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(State::default());
+        let accept_state = Arc::clone(&state);
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, Arc::clone(&accept_state)));
+            }
+        });
+        Ok(RelayHost {
+            addr,
+            program,
+            state,
+            task,
+        })
+    }
+
+    /// Where relays reach the host.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Request metrics for relayed servers go to `observer` too (the same
+    /// [`ServedRequest`]s the host's own endpoint reports, so an exporter
+    /// takes them unchanged).
+    pub fn on_served(&self, observer: Arc<dyn ServedObserver>) {
+        *self.state.served.lock().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+
+    /// Observations that became no evidence so far (attempt superseded, sink full).
+    pub fn not_published(&self) -> u64 {
+        self.state.not_published.load(Ordering::Relaxed)
+    }
+
+    /// Relays that connected so far.
+    pub fn connections(&self) -> u64 {
+        self.state.connections.load(Ordering::Relaxed)
+    }
+
+    /// The server, observed through the relay: the agent is given
+    /// `tether-relay` with a one-time ticket in its environment, and the row
+    /// keeps the real server's target. Its first stdio endpoint is relayed;
+    /// a server without one is [`RelayError::NotStdio`].
+    pub fn relay(&self, spec: &ServerSpec) -> Result<(ServerSpec, RelayTicket), RelayError> {
+        let Some(real) = spec
+            .endpoints
+            .iter()
+            .find(|e| e.transport() == Transport::Stdio)
+            .cloned()
+        else {
+            return Err(RelayError::NotStdio);
+        };
+        let Endpoint::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = &real
+        else {
+            return Err(RelayError::NotStdio);
+        };
+        let ticket = random_hex(32);
+        {
+            let mut offers = self.state.offers();
+            offers.retain(|o| o.at.elapsed() < TICKET_TTL);
+            offers.push(Offer {
+                ticket: ticket.clone(),
+                server: spec.name.clone(),
+                command: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+                cwd: cwd.clone(),
+                sink: None,
+                at: Instant::now(),
+            });
+        }
+        let relay = Endpoint::Stdio {
+            command: self.program.display().to_string(),
+            args: Vec::new(),
+            env: vec![KeyValue::new(RELAY_ENV, format!("{}/{ticket}", self.addr))],
+            cwd: cwd.clone(),
+        };
+        Ok((
+            spec.clone().relayed_through(real, relay),
+            RelayTicket {
+                state: Arc::clone(&self.state),
+                ticket,
+            },
+        ))
+    }
+}
+
+/// `tether-relay` next to the running executable (or one directory up, as
+/// for test binaries), like the bridge.
+pub fn relay_next_to_current_exe() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let name = format!("tether-relay{}", std::env::consts::EXE_SUFFIX);
+    [dir.join(&name), dir.parent()?.join(&name)]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+async fn read_line(
+    reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    cap: usize,
+) -> Option<Vec<u8>> {
+    let mut line = Vec::new();
+    let n = (&mut *reader)
+        .take(cap as u64)
+        .read_until(b'\n', &mut line)
+        .await
+        .ok()?;
+    (n > 0).then_some(line)
+}
+
+async fn serve(stream: TcpStream, state: Arc<State>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let hello = tokio::time::timeout(Duration::from_secs(5), read_line(&mut reader, 4096)).await;
+    let Some(hello) = hello
+        .ok()
+        .flatten()
+        .and_then(|l| serde_json::from_slice::<Hello>(&l).ok())
+    else {
+        return;
+    };
+    // One time: the offer leaves the table as it is redeemed.
+    let offer = {
+        let mut offers = state.offers();
+        offers
+            .iter()
+            .position(|o| {
+                o.sink.is_some() && constant_time_eq(o.ticket.as_bytes(), hello.ticket.as_bytes())
+            })
+            .map(|i| offers.remove(i))
+    };
+    let Some(offer) = offer else {
+        let answer = HostAnswer::Refused {
+            reason: "unknown ticket: used already, expired, or never issued".into(),
+        };
+        if let Ok(mut line) = serde_json::to_vec(&answer) {
+            line.push(b'\n');
+            let _ = write.write_all(&line).await;
+        }
+        return;
+    };
+    let answer = HostAnswer::Launch {
+        server: offer.server.clone(),
+        command: offer.command.clone(),
+        args: offer.args.clone(),
+        env: offer
+            .env
+            .iter()
+            .map(|kv| (kv.name.clone(), kv.value.clone()))
+            .collect(),
+        cwd: offer.cwd.clone(),
+    };
+    let Ok(mut line) = serde_json::to_vec(&answer) else {
+        return;
+    };
+    line.push(b'\n');
+    if write.write_all(&line).await.is_err() {
+        return;
+    }
+    state.connections.fetch_add(1, Ordering::Relaxed);
+    let Some(sink) = offer.sink else {
+        return;
+    };
+    let connection = format!("relay_{}", random_hex(8));
+    let server: Arc<str> = Arc::from(offer.server.as_str());
+    let mut protocol: Option<String> = None;
+    let opened = Instant::now();
+    let publish = |evidence: Evidence| {
+        let evidence = evidence
+            .server(offer.server.clone())
+            .connection(connection.clone())
+            .provenance(Provenance::Relay);
+        if sink.publish(evidence).is_err() {
+            state.not_published.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    while let Some(line) = read_line(&mut reader, MAX_CHANNEL_LINE).await {
+        let Ok(observation) = serde_json::from_slice::<Observation>(&line) else {
+            continue;
+        };
+        let now = Timestamp::now();
+        match observation {
+            Observation::Initialized {
+                client_name,
+                client_version,
+                protocol_version,
+                ..
+            } => {
+                protocol.clone_from(&protocol_version);
+                let mut evidence = Evidence::new(EvidenceKind::InitializeObserved, now);
+                if let Some(name) = client_name {
+                    evidence = evidence.client(ClientInfo {
+                        name,
+                        version: client_version,
+                        protocol_version,
+                    });
+                }
+                publish(evidence);
+            }
+            Observation::ToolsListed { count, .. } => {
+                publish(Evidence::new(EvidenceKind::ToolsListObserved, now).tools(count));
+            }
+            Observation::ToolCall { tool, ok } => {
+                publish(Evidence::new(EvidenceKind::ToolCallObserved, now).tool_call(tool, ok));
+            }
+            Observation::ProtocolError {
+                method,
+                code,
+                message,
+            } => publish(Evidence::new(EvidenceKind::ExplicitError, now).reason(
+                ReasonCode::ProtocolError,
+                Some(format!(
+                    "{method} refused by the server: {message} ({code})"
+                )),
+            )),
+            Observation::SpawnFailed {
+                reason_code,
+                summary,
+            } => publish(
+                Evidence::new(EvidenceKind::ExplicitError, now)
+                    .reason(ReasonCode::parse(&reason_code), Some(summary)),
+            ),
+            Observation::Served {
+                method,
+                tool,
+                request_id,
+                duration_nanos,
+                error_code,
+                tool_error,
+            } => {
+                let observer = state
+                    .served
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                if let Some(observer) = observer {
+                    let outcome = match (error_code, tool_error) {
+                        (Some(code), _) => {
+                            ServedOutcome::Error(i32::try_from(code).unwrap_or(i32::MIN))
+                        }
+                        (None, true) => ServedOutcome::ToolError,
+                        (None, false) => ServedOutcome::Ok,
+                    };
+                    let end = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+                    observer.served(Served::Request(ServedRequest {
+                        server: Arc::clone(&server),
+                        method: Cow::Owned(bounded(method).unwrap_or_else(|| "custom".into())),
+                        tool: tool.and_then(bounded),
+                        request_id: request_id.and_then(bounded).map(RequestIdent::Text),
+                        protocol_version: protocol.as_deref().and_then(protocol_word),
+                        session_id: None,
+                        transport: Transport::Stdio,
+                        client_address: None,
+                        client_port: None,
+                        start_unix_nanos: end.saturating_sub(duration_nanos),
+                        duration_nanos,
+                        outcome,
+                        trace: TraceContext::default(),
+                        owner: None,
+                    }));
+                }
+            }
+        }
+    }
+    publish(Evidence::new(
+        EvidenceKind::ConnectionClosed,
+        Timestamp::now(),
+    ));
+    let observer = state
+        .served
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if let Some(observer) = observer {
+        observer.served(Served::SessionClosed(ServedSession {
+            server,
+            transport: Transport::Stdio,
+            protocol_version: protocol.as_deref().and_then(protocol_word),
+            duration_nanos: u64::try_from(opened.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            owner: None,
+        }));
+    }
+}

@@ -1,0 +1,221 @@
+//! The relay process (`tether-relay`): what an agent starts in place of a
+//! third-party stdio server.
+//!
+//! 1. It presents its one-time ticket to the host (`TETHER_RELAY`) and gets
+//!    the real server's launch spec back over the loopback channel.
+//! 2. It starts the server as its own child, in its own process group, with
+//!    the relay's environment plus the spec's, and the server's stderr
+//!    passed straight through.
+//! 3. It copies bytes both ways unchanged, and reads copies on the side.
+//! 4. It ends as the server would: when the server's stdout ends it exits
+//!    with the server's status; when the agent closes stdin it closes the
+//!    server's. Every descendant is killed on the way out.
+//!
+//! Fail-open: once the server runs, nothing about the host can stop the
+//! relaying. A host that is gone, slow or full loses observations (counted
+//! on stderr at the end), never traffic. The relay never retries anything.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use tether_process::{ChildGroup, ChildSpec};
+
+use crate::observe::{Direction, FrameObserver, LineSplitter, Observation};
+use crate::protocol::{Hello, HostAnswer, MAX_CHANNEL_LINE, RELAY_ENV};
+use crate::pump::{SideCopy, pump};
+
+/// How long the host has to answer the ticket.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// After the agent closes stdin, how long the server has to exit by itself.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+fn fail(message: &str) -> i32 {
+    eprintln!("tether-relay: {message}");
+    // The agent sees a server that exited at once, as a broken one would.
+    1
+}
+
+/// Runs the relay; returns the process's exit code.
+pub async fn run() -> i32 {
+    let Ok(target) = std::env::var(RELAY_ENV) else {
+        return fail(&format!(
+            "{RELAY_ENV} is not set: tether-relay is started by a host, never by hand"
+        ));
+    };
+    let Some((addr, ticket)) = target.split_once('/') else {
+        return fail(&format!("{RELAY_ENV} is malformed"));
+    };
+    let handshake = async {
+        let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+        let (read, mut write) = stream.into_split();
+        let mut hello = serde_json::to_vec(&Hello {
+            ticket: ticket.to_owned(),
+        })
+        .map_err(|e| e.to_string())?;
+        hello.push(b'\n');
+        write.write_all(&hello).await.map_err(|e| e.to_string())?;
+        let mut reader = BufReader::new(read);
+        let mut line = Vec::new();
+        let n = (&mut reader)
+            .take(MAX_CHANNEL_LINE as u64)
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("the host closed the channel".to_owned());
+        }
+        let answer: HostAnswer =
+            serde_json::from_slice(&line).map_err(|e| format!("the host's answer: {e}"))?;
+        Ok::<_, String>((answer, write))
+    };
+    let (answer, host) = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+        Ok(Ok(pair)) => pair,
+        Ok(Err(e)) => return fail(&format!("cannot reach the host: {e}")),
+        Err(_) => return fail("the host did not answer in time"),
+    };
+    let (server, command, args, env, cwd) = match answer {
+        HostAnswer::Launch {
+            server,
+            command,
+            args,
+            env,
+            cwd,
+        } => (server, command, args, env, cwd),
+        HostAnswer::Refused { reason } => return fail(&format!("the host refused: {reason}")),
+    };
+    // The relay's own environment (what the agent gave it), minus the
+    // ticket, plus the spec's.
+    let mut vars: Vec<(String, String)> =
+        std::env::vars().filter(|(k, _)| k != RELAY_ENV).collect();
+    for (k, v) in env {
+        vars.retain(|(name, _)| *name != k);
+        vars.push((k, v));
+    }
+    let spec = ChildSpec {
+        program: command,
+        args,
+        env: vars,
+        inherit_env: false,
+        cwd: cwd
+            .map(Into::into)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| ".".into()),
+    };
+
+    // Observations go to the host through a bounded queue; a gone host drops them.
+    let (obs_tx, obs_rx) = mpsc::channel::<Observation>(1024);
+    let lost = Arc::new(AtomicU64::new(0));
+    let writer = tokio::spawn(write_observations(host, obs_rx));
+
+    let (mut child, child_in, child_out) = match ChildGroup::spawn_passing_stderr(&spec) {
+        Ok(triple) => triple,
+        Err(err) => {
+            let _ = obs_tx.try_send(Observation::SpawnFailed {
+                reason_code: err.reason_code().as_str().to_owned(),
+                summary: err.to_string(),
+            });
+            drop(obs_tx);
+            let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+            return fail(&format!("cannot start {server}: {err}"));
+        }
+    };
+
+    let (side_tx, side_rx) = mpsc::channel::<SideCopy>(256);
+    let observer = tokio::spawn(observe(side_rx, obs_tx.clone(), Arc::clone(&lost)));
+    drop(obs_tx);
+    let to_server = tokio::spawn(pump(
+        tokio::io::stdin(),
+        child_in,
+        Direction::ToServer,
+        Some(side_tx.clone()),
+        Arc::clone(&lost),
+    ));
+    let to_agent = pump(
+        child_out,
+        tokio::io::stdout(),
+        Direction::ToAgent,
+        Some(side_tx),
+        Arc::clone(&lost),
+    );
+    let mut to_server = to_server;
+    let mut to_agent = std::pin::pin!(to_agent);
+    // Either side may end first.
+    tokio::select! {
+        _ = &mut to_agent => {}
+        _ = &mut to_server => {
+            // The agent closed stdin (the server's stdin is closed now too):
+            // give the server a moment to finish its answers and exit.
+            let _ = tokio::time::timeout(EXIT_GRACE, &mut to_agent).await;
+        }
+    }
+    to_server.abort();
+    let status = tokio::time::timeout(Duration::from_millis(500), async {
+        loop {
+            if let Some(status) = child.exited() {
+                break status;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .ok();
+    // The server, if still up, and every descendant it left behind go now.
+    let killed = child.kill_group().await;
+    let status = status.or(killed);
+    // Hand the rest of the observations over, bounded; then end.
+    let _ = tokio::time::timeout(Duration::from_secs(1), observer).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+    let lost = lost.load(Ordering::Relaxed);
+    if lost > 0 {
+        eprintln!("tether-relay: {lost} observation(s) dropped (the relaying was not affected)");
+    }
+    status.and_then(|s| s.code()).unwrap_or(1)
+}
+
+async fn observe(
+    mut rx: mpsc::Receiver<SideCopy>,
+    out: mpsc::Sender<Observation>,
+    lost: Arc<AtomicU64>,
+) {
+    let mut observer = FrameObserver::new();
+    let mut to_server = LineSplitter::new();
+    let mut to_agent = LineSplitter::new();
+    let mut found = Vec::new();
+    while let Some((direction, bytes, at)) = rx.recv().await {
+        let splitter = match direction {
+            Direction::ToServer => &mut to_server,
+            Direction::ToAgent => &mut to_agent,
+        };
+        splitter.feed(&bytes, |line| {
+            found.extend(observer.frame(direction, line, at))
+        });
+        for observation in found.drain(..) {
+            if out.try_send(observation).is_err() {
+                lost.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+async fn write_observations(
+    mut host: tokio::net::tcp::OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Observation>,
+) {
+    while let Some(observation) = rx.recv().await {
+        let Ok(mut line) = serde_json::to_vec(&observation) else {
+            continue;
+        };
+        line.push(b'\n');
+        if host.write_all(&line).await.is_err() {
+            // The host is gone: keep draining so senders never block.
+            while rx.recv().await.is_some() {}
+            return;
+        }
+    }
+    let _ = host.shutdown().await;
+}

@@ -1,0 +1,430 @@
+//! The observing relay as a real process: byte-exactness both ways (with
+//! `cat` as the server, what goes in must come back out unchanged), the
+//! evidence it reports for a real MCP server, one-time tickets, fail-open
+//! when the host goes away, and no leftovers.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use tether_core::DriveMode;
+use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
+use tether_core::registry::{PluginSource, Registry};
+use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
+use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
+use tether_relay::RelayHost;
+use tether_tests::workspace_bin;
+
+fn hub() -> Arc<Hub> {
+    let mut registry = Registry::empty();
+    registry
+        .add(
+            Arc::new(tether_acp_structured::AcpStructured),
+            PluginSource::Static,
+        )
+        .expect("plugin");
+    Arc::new(Hub::with_config(registry, HubConfig::default()))
+}
+
+fn stdio(name: &str, command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerSpec {
+    ServerSpec::new(
+        name,
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: command.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: env.iter().map(|(k, v)| KeyValue::new(*k, *v)).collect(),
+            cwd: None,
+        },
+    )
+}
+
+struct Relayed {
+    handle: AttemptHandle,
+    command: String,
+    env: Vec<(String, String)>,
+}
+
+/// Relays `spec` for a fresh attempt of session `session`.
+fn offer(hub: &Hub, relay: &RelayHost, spec: &ServerSpec, session: &str) -> Relayed {
+    let (relayed, ticket) = relay.relay(spec).expect("stdio relays");
+    let (command, env) = match &relayed.endpoints[0] {
+        Endpoint::Stdio {
+            command, env, args, ..
+        } => {
+            assert!(
+                args.is_empty(),
+                "the real arguments never reach the relay's command line"
+            );
+            (
+                command.clone(),
+                env.iter()
+                    .map(|kv| (kv.name.clone(), kv.value.clone()))
+                    .collect(),
+            )
+        }
+        other => panic!("relay endpoint: {other:?}"),
+    };
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "t",
+            session,
+            "e",
+            "agent",
+            DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![relayed],
+        ))
+        .expect("attempt");
+    ticket.bind(handle.sink.clone());
+    Relayed {
+        handle,
+        command,
+        env,
+    }
+}
+
+fn spawn(relayed: &Relayed) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    Command::new(&relayed.command)
+        .envs(relayed.env.iter().cloned())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("relay")
+}
+
+/// Writes `chunks` to the relay (one write each), closes stdin, and returns
+/// everything it wrote back.
+fn round_trip(child: &mut std::process::Child, chunks: Vec<Vec<u8>>) -> Vec<u8> {
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let writer = std::thread::spawn(move || {
+        for chunk in chunks {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+            let _ = stdin.flush();
+        }
+    });
+    let mut out = Vec::new();
+    stdout.read_to_end(&mut out).expect("read");
+    writer.join().expect("writer");
+    out
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Frames of every awkward kind: JSON-RPC requests, batches, non-JSON
+/// lines, invalid UTF-8, empty lines.
+fn frame() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        "[a-z]{1,8}"
+            .prop_map(|m| format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{m}"}}"#).into_bytes()),
+        "[a-z]{1,8}".prop_map(|m| format!(
+            r#"[{{"jsonrpc":"2.0","id":"a","method":"{m}"}},{{"jsonrpc":"2.0","method":"n"}}]"#
+        )
+        .into_bytes()),
+        "[ -~]{0,200}".prop_map(String::into_bytes),
+        proptest::collection::vec(any::<u8>(), 0..300),
+        Just(Vec::new()),
+    ]
+    .prop_map(|mut f| {
+        f.retain(|b| *b != b'\n');
+        f.push(b'\n');
+        f
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// GIVEN any frames, split and merged at random THEN the server receives
+    /// exactly what the agent sent, and the agent exactly what the server sent.
+    #[test]
+    fn bytes_pass_unchanged_both_ways(
+        frames in proptest::collection::vec(frame(), 1..40),
+        cuts in proptest::collection::vec(1usize..512, 1..40),
+        tail_without_newline in any::<bool>(),
+    ) {
+        let rt = runtime();
+        let hub = hub();
+        let relay = rt.block_on(RelayHost::start(workspace_bin("tether-relay"))).expect("relay host");
+        let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
+        let mut input: Vec<u8> = frames.concat();
+        if tail_without_newline {
+            input.extend_from_slice(b"{\"partial\":");
+        }
+        // Re-cut the stream at arbitrary places: frames split and merged.
+        let mut chunks = Vec::new();
+        let mut rest = input.as_slice();
+        for cut in cuts.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let n = (*cut).min(rest.len());
+            chunks.push(rest[..n].to_vec());
+            rest = &rest[n..];
+        }
+        let mut child = spawn(&relayed);
+        let out = round_trip(&mut child, chunks);
+        let status = child.wait().expect("wait");
+        prop_assert_eq!(out.len(), input.len());
+        prop_assert!(out == input, "bytes changed on the way through");
+        prop_assert!(status.success(), "{status:?}");
+        drop(relay);
+    }
+}
+
+#[test]
+fn a_16_mib_frame_passes_unchanged() {
+    let rt = runtime();
+    let hub = hub();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
+    let mut frame = br#"{"jsonrpc":"2.0","id":1,"result":{"blob":""#.to_vec();
+    frame.extend((0..16 * 1024 * 1024).map(|i| b'a' + (i % 26) as u8));
+    frame.extend_from_slice(b"\"}}\n");
+    let mut child = spawn(&relayed);
+    let chunks: Vec<Vec<u8>> = frame.chunks(1 << 20).map(<[u8]>::to_vec).collect();
+    let out = round_trip(&mut child, chunks);
+    assert!(
+        out == frame,
+        "the 16 MiB frame changed ({} bytes back)",
+        out.len()
+    );
+    assert!(child.wait().expect("wait").success());
+}
+
+/// One JSON-RPC line in, one read back (a tiny MCP client for tests).
+fn call(
+    stdin: &mut std::process::ChildStdin,
+    stdout: &mut std::io::BufReader<std::process::ChildStdout>,
+    line: &str,
+) -> serde_json::Value {
+    use std::io::BufRead;
+    writeln!(stdin, "{line}").expect("write");
+    stdin.flush().expect("flush");
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).expect("read");
+    serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer:?}"))
+}
+
+#[test]
+fn a_relayed_server_reaches_active_from_its_own_traffic_with_relay_provenance() {
+    let rt = runtime();
+    let hub = hub();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let secret = "sk-relay-planted-31337abc";
+    let modern = workspace_bin("tether-modern-mcp");
+    let spec = stdio(
+        "modern",
+        modern.to_str().expect("path"),
+        &[&format!("--api-key={secret}")],
+        &[("MODERN_TOKEN", secret)],
+    );
+    let relayed = offer(&hub, &relay, &spec, "s");
+    // The relay's own command line and environment carry no secret.
+    assert!(!relayed.command.contains(secret));
+    assert!(relayed.env.iter().all(|(_, v)| !v.contains(secret)));
+    let mut child = spawn(&relayed);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let discover = call(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"relay-test-client","version":"9.9"}}}}"#,
+    );
+    assert!(discover.get("result").is_some(), "{discover}");
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"relay-test-client","version":"9.9"}}"#;
+    let list = call(
+        &mut stdin,
+        &mut stdout,
+        &format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{{meta}}}}}"#),
+    );
+    let tools = list["result"]["tools"].as_array().expect("tools").clone();
+    let tool = tools[0]["name"].as_str().expect("name").to_owned();
+    let called = call(
+        &mut stdin,
+        &mut stdout,
+        &format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},{meta}}}}}"#
+        ),
+    );
+    assert!(called.get("result").is_some(), "{called}");
+    drop(stdin);
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    let history = rt.block_on(async {
+        // The relay hands its last observations over as it exits.
+        for _ in 0..50 {
+            hub.flush().await;
+            let h = hub.snapshot("s").expect("history");
+            let row = &h.current().expect("attempt").servers[0];
+            if row.connections.iter().any(|c| c.closed_at.is_some()) {
+                return h;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        hub.snapshot("s").expect("history")
+    });
+    let row = &history.current().expect("attempt").servers[0];
+    assert_eq!(row.status, DisplayStatus::Active, "{row:?}");
+    assert_eq!(
+        row.tool_count,
+        Some(u32::try_from(tools.len()).expect("count"))
+    );
+    assert_eq!(
+        row.last_tool_call.as_ref().map(|c| c.tool.as_str()),
+        Some(tool.as_str())
+    );
+    assert_eq!(
+        row.client.as_ref().map(|c| c.name.as_str()),
+        Some("relay-test-client")
+    );
+    assert_eq!(
+        row.target, "tether-modern-mcp",
+        "the row shows the real server"
+    );
+    assert_eq!(
+        row.stages
+            .initialized
+            .provenance
+            .map(|p| p.word().as_str().to_owned()),
+        Some("relay".to_owned())
+    );
+    assert!(
+        row.connections.iter().any(|c| c.closed_at.is_some()),
+        "the close is observed"
+    );
+    let stored = serde_json::to_string(&history).expect("json");
+    assert!(!stored.contains(secret), "a secret reached the history");
+    assert_eq!(relay.connections(), 1);
+    drop(relayed.handle);
+}
+
+#[test]
+fn a_ticket_works_once_and_a_refused_relay_exits_plainly() {
+    let rt = runtime();
+    let hub = hub();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
+    let mut first = spawn(&relayed);
+    let out = round_trip(&mut first, vec![b"hello\n".to_vec()]);
+    assert_eq!(out, b"hello\n");
+    assert!(first.wait().expect("wait").success());
+    // The same ticket again: refused, with a message, and a plain exit.
+    let mut second = spawn(&relayed);
+    drop(second.stdin.take());
+    let mut err = String::new();
+    second
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    let status = second.wait().expect("wait");
+    assert!(!status.success());
+    assert!(err.contains("refused"), "{err}");
+}
+
+#[test]
+fn the_relay_keeps_relaying_when_the_host_is_gone() {
+    let rt = runtime();
+    let hub = hub();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
+    let mut child = spawn(&relayed);
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let before = call(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+    );
+    assert_eq!(before["method"], "ping");
+    // The host goes away: its channel and its runtime.
+    drop(relay);
+    drop(rt);
+    std::thread::sleep(Duration::from_millis(200));
+    for i in 2..50 {
+        let echoed = call(
+            &mut stdin,
+            &mut stdout,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"x"}}}}"#
+            ),
+        );
+        assert_eq!(echoed["id"], i, "relaying stopped with the host");
+    }
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+}
+
+#[test]
+fn nothing_the_relay_started_outlives_it() {
+    let rt = runtime();
+    let hub = hub();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let token = format!("relay-leftover-{}", std::process::id());
+    let hostile = workspace_bin("tether-hostile-mcp");
+    let pids = std::env::temp_dir().join(format!("{token}.pids"));
+    let spec = stdio(
+        "daemonizing",
+        hostile.to_str().expect("path"),
+        &[
+            "--mode",
+            "grandchildren",
+            "--pids",
+            pids.to_str().expect("path"),
+            &token,
+        ],
+        &[],
+    );
+    let relayed = offer(&hub, &relay, &spec, "s");
+    let mut child = spawn(&relayed);
+    std::thread::sleep(Duration::from_millis(500));
+    // The agent hangs up.
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let left = tether_tests::leftovers(&token);
+    let recorded = std::fs::read_to_string(&pids).unwrap_or_default();
+    let _ = std::fs::remove_file(&pids);
+    assert!(!recorded.is_empty(), "the server never started");
+    assert!(left.is_empty(), "left running: {left:?}");
+    // The grandchildren (sleep 1000) carry no token; check their pids.
+    for pid in recorded
+        .split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+    {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next());
+        assert!(
+            stat.is_empty() || state == Some("Z"),
+            "process {pid} outlived the relay: {stat}"
+        );
+    }
+}
