@@ -70,6 +70,11 @@ pub struct ProbeArgs {
     /// Also offer this server from --config beside the sentinel (repeatable).
     #[arg(long = "server", value_name = "NAME", requires = "config")]
     server: Vec<String>,
+    /// Offer the --server entries through Tether's observing relay, so their
+    /// rows show what they really served (stdio servers; others are
+    /// delivered directly, and a note says so).
+    #[arg(long, requires = "server")]
+    observe_servers: bool,
     /// Load a plugin shared library before probing (repeatable).
     #[arg(long = "load", value_name = "PATH")]
     load: Vec<PathBuf>,
@@ -213,6 +218,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         },
+        observe_servers: args.observe_servers,
         export,
     };
     let progress = Progress::new(std::io::stderr().is_terminal());

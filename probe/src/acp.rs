@@ -86,6 +86,11 @@ pub async fn run_probe(
     };
     let cwd = dirs.cwd.clone();
     let home = dirs.home.clone();
+    // Third-party servers, relayed when asked (the channel lives to the end).
+    let offered = match opts.target.offer_servers().await {
+        Ok(offered) => offered,
+        Err(summary) => return failed(ReasonCode::ProcessStartFailed, summary, vec![], None),
+    };
     // The attempt's credential for the sentinel: only this agent gets it, and
     // the frame log never shows it.
     let credential = AttemptCredential::generate();
@@ -159,6 +164,7 @@ pub async fn run_probe(
         endpoint: &endpoint,
         credential: &credential,
         bridge: &bridge,
+        others: &offered,
     };
     let run = drive(&opts, &hub, sentinel, &cwd, deadline, &progress);
     let client = Client
@@ -374,6 +380,7 @@ struct Offer<'a> {
     endpoint: &'a ObservedEndpoint,
     credential: &'a AttemptCredential,
     bridge: &'a Path,
+    others: &'a crate::support::OfferedServers,
 }
 
 /// The probe's conversation with the agent, inside the ACP connection.
@@ -392,6 +399,7 @@ fn drive<'a>(
         endpoint,
         credential,
         bridge,
+        others,
     } = sentinel;
     move |cx: ConnectionTo<Agent>| {
         Box::pin(async move {
@@ -458,7 +466,7 @@ fn drive<'a>(
                 DriveMode::Acp,
                 Trigger::Probe,
                 std::iter::once(spec)
-                    .chain(opts.target.extra_servers.iter().cloned())
+                    .chain(others.specs.iter().cloned())
                     .collect(),
             );
             request.capabilities = capabilities;
@@ -466,6 +474,7 @@ fn drive<'a>(
                 match deliver_session(&cx, hub, request, SessionRequestKind::New, cwd, |handle| {
                     // Bound before session/new goes out: some agents connect before answering.
                     endpoint.bind(handle.sink.clone(), credential.clone());
+                    others.bind(&handle.sink);
                 }) {
                     Ok(delivery) => delivery,
                     Err(err) => {
@@ -508,11 +517,12 @@ fn drive<'a>(
                         r.stages.tools_listed.state == tether_core::vocab::StageState::Yes
                     });
                     let called = row.as_ref().is_some_and(|r| r.last_tool_call.is_some());
-                    if wants_call {
+                    let sentinel_done = if wants_call {
                         called || (prompt_done && session_done && listed)
                     } else {
                         listed
-                    }
+                    };
+                    sentinel_done && others.settled(history.attempt(&attempt_id))
                 };
                 if done && session_done {
                     break;

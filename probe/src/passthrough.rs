@@ -132,6 +132,17 @@ pub async fn run_passthrough_probe(
     // The attempt's credential for the sentinel; the strategy materializes it
     // the way its CLI carries secrets (by environment reference).
     let credential = AttemptCredential::generate();
+    let offered = match opts.target.offer_servers().await {
+        Ok(offered) => offered,
+        Err(summary) => {
+            return agent_failed(
+                ReasonCode::ProcessStartFailed,
+                summary,
+                vec![],
+                Some(dirs.cwd),
+            );
+        }
+    };
     let mut request = AttemptRequest::new(
         "probe",
         "probe",
@@ -145,7 +156,7 @@ pub async fn run_passthrough_probe(
             &bridge,
             &credential,
         ))
-        .chain(opts.target.extra_servers.iter().cloned())
+        .chain(offered.specs.iter().cloned())
         .collect(),
     );
     request.capabilities = capabilities;
@@ -162,6 +173,8 @@ pub async fn run_passthrough_probe(
         }
     };
     let sink = handle.sink.clone();
+    // Relayed servers report into this attempt, from before the CLI starts.
+    offered.bind(&sink);
     let finish = |hub: &Hub, session: ProbeSession, stderr: Vec<String>| {
         let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
         let (verdict, sentinel) = match &attempt {

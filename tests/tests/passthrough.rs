@@ -31,6 +31,7 @@ fn options(kind: &str, program: &Path, args: &[&str]) -> PassthroughOptions {
             out_dir: None,
             bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
             extra_servers: vec![],
+            observe_servers: false,
             export: Default::default(),
         },
     }

@@ -40,6 +40,7 @@ fn options(mode: &str, transport: SentinelTransport, record: &Path) -> ProbeOpti
             out_dir: None,
             bridge_program: Some(bridge()),
             extra_servers: vec![],
+            observe_servers: false,
             export: Default::default(),
         },
     }

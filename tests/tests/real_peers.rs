@@ -35,6 +35,7 @@ async fn probe_peer(
             out_dir: None,
             bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
             extra_servers: vec![],
+            observe_servers: false,
             export: Default::default(),
         },
     };

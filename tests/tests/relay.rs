@@ -428,3 +428,121 @@ fn nothing_the_relay_started_outlives_it() {
         );
     }
 }
+
+/// The pinned real servers, relayed to a real agent by `tether probe
+/// --observe-servers`: each row reaches Active with its real tool count,
+/// from the server's own traffic (provenance `relay`).
+async fn probe_with_relayed_servers(
+    program: std::path::PathBuf,
+    args: &[&str],
+    prompt: Option<&str>,
+) -> Option<tether_core::probe::ProbeReport> {
+    let everything = tether_tests::peer("node_modules/.bin/mcp-server-everything")?;
+    let memory = tether_tests::peer("node_modules/.bin/mcp-server-memory")?;
+    let servers = vec![
+        stdio("everything", everything.to_str().expect("path"), &[], &[]),
+        stdio(
+            "memory",
+            memory.to_str().expect("path"),
+            &[],
+            &[("MEMORY_FILE_PATH", "/tmp/tether-relay-memory.json")],
+        ),
+    ];
+    let opts = tether_probe::ProbeOptions {
+        prompt: prompt.map(str::to_owned),
+        authenticate: None,
+        target: tether_probe::ProbeTarget {
+            program: program.display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            inherit_env: false,
+            keep_home: false,
+            cwd: None,
+            transport: tether_probe::SentinelTransport::Auto,
+            grace: Duration::from_secs(15),
+            timeout: Duration::from_secs(120),
+            out_dir: None,
+            bridge_program: None,
+            extra_servers: servers,
+            observe_servers: true,
+            export: Default::default(),
+        },
+    };
+    Some(tether_probe::run_probe(opts, |_| {}).await.report)
+}
+
+fn assert_relayed_active(report: &tether_core::probe::ProbeReport, who: &str) {
+    let attempt = report.report.as_ref().expect("attempt");
+    for (name, tools, target) in [
+        ("everything", 13, "mcp-server-everything"),
+        ("memory", 9, "mcp-server-memory"),
+    ] {
+        let row = attempt
+            .server(name)
+            .unwrap_or_else(|| panic!("{who}: no row {name}"));
+        assert_eq!(row.status, DisplayStatus::Active, "{who}: {name}: {row:#?}");
+        // server-everything registers more tools for clients that advertise
+        // more capabilities (13 for rmcp's, 14 for OpenCode's, 15 for
+        // Claude Code's): the count is what this client was really served.
+        let count = row.tool_count.unwrap_or(0);
+        if name == "everything" {
+            assert!(
+                (tools..=tools + 4).contains(&count),
+                "{who}: {name}: {count} tools"
+            );
+        } else {
+            assert_eq!(count, tools, "{who}: {name}");
+        }
+        assert_eq!(row.target, target, "{who}: {name}");
+        assert_eq!(
+            row.stages
+                .tools_listed
+                .provenance
+                .map(|p| p.word().as_str().to_owned()),
+            Some("relay".to_owned()),
+            "{who}: {name}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_agent_gets_real_servers_through_the_relay_and_its_tool_call_is_seen() {
+    let agent = workspace_bin("tether-reference-agent");
+    workspace_bin("tether-relay");
+    let Some(report) = probe_with_relayed_servers(agent, &[], Some("call the echo tool")).await
+    else {
+        return;
+    };
+    assert_relayed_active(&report, "tether-reference-agent");
+    let attempt = report.report.as_ref().expect("attempt");
+    let everything = attempt.server("everything").expect("row");
+    assert_eq!(
+        everything.last_tool_call.as_ref().map(|c| c.tool.as_str()),
+        Some("echo"),
+        "{everything:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_agent_acp_gets_real_servers_through_the_relay() {
+    workspace_bin("tether-relay");
+    let Some(agent) = tether_tests::peer("node_modules/.bin/claude-agent-acp") else {
+        return;
+    };
+    let Some(report) = probe_with_relayed_servers(agent, &[], None).await else {
+        return;
+    };
+    assert_relayed_active(&report, "claude-agent-acp");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_gets_real_servers_through_the_relay() {
+    workspace_bin("tether-relay");
+    let Some(agent) = tether_tests::peer("node_modules/.bin/opencode") else {
+        return;
+    };
+    let Some(report) = probe_with_relayed_servers(agent, &["acp"], None).await else {
+        return;
+    };
+    assert_relayed_active(&report, "opencode");
+}
