@@ -1,15 +1,20 @@
 //! Byte-exact copying with a side copy for observation.
 //!
+//! Each direction is one thread doing blocking reads and writes on plain
+//! file descriptors: no async hand-off in the data path, so the relay adds
+//! as little as a copy can.
+//!
 //! Architecture invariant: the bytes are written on before anything looks at
 //! them, exactly as read; the observer gets a copy through a bounded queue
 //! with `try_send`, so a slow or gone observer drops (and counts) copies and
 //! never holds the traffic back.
 
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::observe::Direction;
@@ -17,30 +22,27 @@ use crate::observe::Direction;
 /// One chunk for the observer.
 pub type SideCopy = (Direction, Vec<u8>, Instant);
 
-/// Copies `from` to `to` until `from` ends, then shuts `to` down. Returns
-/// the bytes copied; a write error ends the copy (the peer is gone).
-pub async fn pump<R, W>(
-    mut from: R,
-    mut to: W,
+/// Copies `from` to `to` until `from` ends (or `to` is gone), flushing
+/// after every chunk. Returns the bytes copied.
+pub fn pump(
+    mut from: impl Read,
+    mut to: impl Write,
     direction: Direction,
     side: Option<mpsc::Sender<SideCopy>>,
-    dropped: Arc<AtomicU64>,
-) -> std::io::Result<u64>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
+    dropped: &AtomicU64,
+) -> std::io::Result<u64> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     let mut side = side;
     loop {
-        let n = from.read(&mut buf).await?;
-        if n == 0 {
-            let _ = to.shutdown().await;
-            return Ok(total);
-        }
-        to.write_all(&buf[..n]).await?;
-        to.flush().await?;
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
+        to.flush()?;
         total += n as u64;
         if let Some(tx) = &side {
             match tx.try_send((direction, buf[..n].to_vec(), Instant::now())) {
@@ -52,4 +54,40 @@ where
             }
         }
     }
+}
+
+/// A pipe end the async runtime set non-blocking, as a blocking file.
+pub fn blocking_file(fd: OwnedFd) -> std::io::Result<std::fs::File> {
+    let raw = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function owns, with integer
+    // arguments only; no memory is passed.
+    let flags = unsafe { libc::fcntl(raw, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(raw, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(std::fs::File::from(fd))
+}
+
+/// Runs [`pump`] on a thread of its own; the receiver fires when it ends.
+pub fn spawn_pump(
+    name: &str,
+    from: impl Read + Send + 'static,
+    to: impl Write + Send + 'static,
+    direction: Direction,
+    side: Option<mpsc::Sender<SideCopy>>,
+    dropped: Arc<AtomicU64>,
+) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let _ = pump(from, to, direction, side, &dropped);
+            // `to` is dropped here: the far side sees end of file.
+            let _ = done_tx.send(());
+        })?;
+    Ok(done_rx)
 }

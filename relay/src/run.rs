@@ -27,7 +27,7 @@ use tether_process::{ChildGroup, ChildSpec};
 
 use crate::observe::{Direction, FrameObserver, LineSplitter, Observation};
 use crate::protocol::{Hello, HostAnswer, MAX_CHANNEL_LINE, RELAY_ENV};
-use crate::pump::{SideCopy, pump};
+use crate::pump::{SideCopy, blocking_file, spawn_pump};
 
 /// How long the host has to answer the ticket.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -128,22 +128,46 @@ pub async fn run() -> i32 {
     let (side_tx, side_rx) = mpsc::channel::<SideCopy>(256);
     let observer = tokio::spawn(observe(side_rx, obs_tx.clone(), Arc::clone(&lost)));
     drop(obs_tx);
-    let to_server = tokio::spawn(pump(
-        tokio::io::stdin(),
-        child_in,
+    let pipes = child_in
+        .into_owned_fd()
+        .and_then(blocking_file)
+        .and_then(|to_server| {
+            Ok((
+                to_server,
+                child_out.into_owned_fd().and_then(blocking_file)?,
+            ))
+        });
+    let (server_in, server_out) = match pipes {
+        Ok(pair) => pair,
+        Err(err) => {
+            child.kill_group().await;
+            return fail(&format!("cannot take the server's pipes: {err}"));
+        }
+    };
+    // Plain blocking copies, one thread each way (see pump).
+    let to_server = spawn_pump(
+        "relay-to-server",
+        std::io::stdin(),
+        server_in,
         Direction::ToServer,
         Some(side_tx.clone()),
         Arc::clone(&lost),
-    ));
-    let to_agent = pump(
-        child_out,
-        tokio::io::stdout(),
+    );
+    let to_agent = spawn_pump(
+        "relay-to-agent",
+        server_out,
+        std::io::stdout(),
         Direction::ToAgent,
         Some(side_tx),
         Arc::clone(&lost),
     );
-    let mut to_server = to_server;
-    let mut to_agent = std::pin::pin!(to_agent);
+    let (mut to_server, mut to_agent) = match (to_server, to_agent) {
+        (Ok(a), Ok(b)) => (a, b),
+        _ => {
+            child.kill_group().await;
+            return fail("cannot start the copying threads");
+        }
+    };
     // Either side may end first.
     tokio::select! {
         _ = &mut to_agent => {}
@@ -153,7 +177,6 @@ pub async fn run() -> i32 {
             let _ = tokio::time::timeout(EXIT_GRACE, &mut to_agent).await;
         }
     }
-    to_server.abort();
     let status = tokio::time::timeout(Duration::from_millis(500), async {
         loop {
             if let Some(status) = child.exited() {

@@ -1,0 +1,257 @@
+//! The observing relay's cost (issue 16), printed as a table for
+//! docs/PERFORMANCE.md: the tools/call round trip to a real stdio MCP server
+//! (`tether-modern-mcp`, built on rmcp) direct and through `tether-relay`,
+//! measured in one run, p50 and p99; and the relay's resident memory idle
+//! and after the load.
+//!
+//! `cargo bench -p tether-tests --bench relay_roundtrip` (add `-- quick` for
+//! a smaller run). Not criterion: the two sides must share one run.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_core::DriveMode;
+use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+use tether_core::registry::{PluginSource, Registry};
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::vocab::{ServerSource, Trigger};
+use tether_relay::RelayHost;
+use tether_tests::workspace_bin;
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}"#;
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+struct Peer {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Peer {
+    fn start(mut command: Command) -> Peer {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Peer {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn call(&mut self, line: &str) -> Duration {
+        let start = Instant::now();
+        writeln!(self.stdin, "{line}").expect("write");
+        self.stdin.flush().expect("flush");
+        // Skip the server's notifications; the answer carries the result.
+        loop {
+            let mut answer = String::new();
+            self.stdout.read_line(&mut answer).expect("read");
+            if answer.contains("\"result\"") {
+                return start.elapsed();
+            }
+            assert!(
+                !answer.contains("\"error\"") && !answer.is_empty(),
+                "{answer}"
+            );
+        }
+    }
+
+    fn run(&mut self, calls: usize) -> Vec<Duration> {
+        self.call(&format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{{{META}}}}}"#
+        ));
+        let mut times: Vec<Duration> = (1..=calls)
+            .map(|i| {
+                self.call(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"sentinel_echo","arguments":{{"text":"x"}},{META}}}}}"#
+                ))
+            })
+            .collect();
+        times.sort();
+        times
+    }
+
+    /// The legacy handshake, then `echo` calls (server-everything).
+    fn run_legacy(&mut self, calls: usize) -> Vec<Duration> {
+        self.call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#);
+        writeln!(
+            self.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .expect("write");
+        let mut times: Vec<Duration> = (1..=calls)
+            .map(|i| {
+                self.call(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"x"}}}}}}"#
+                ))
+            })
+            .collect();
+        times.sort();
+        times
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pct(sorted: &[Duration], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i].as_secs_f64() * 1e6
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let calls = if quick { 500 } else { 5000 };
+    let server = workspace_bin("tether-modern-mcp");
+    let relay_bin = workspace_bin("tether-relay");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut registry = Registry::empty();
+    registry
+        .add(
+            Arc::new(tether_acp_structured::AcpStructured),
+            PluginSource::Static,
+        )
+        .expect("plugin");
+    let hub = Hub::with_config(registry, HubConfig::default());
+    let relay = runtime
+        .block_on(RelayHost::start(relay_bin))
+        .expect("relay host");
+
+    let direct_times = {
+        let mut direct = Peer::start(Command::new(&server));
+        direct.run(calls)
+    };
+    let spec = ServerSpec::new(
+        "modern",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: server.display().to_string(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+        },
+    );
+    let (relayed, ticket) = relay.relay(&spec).expect("relay");
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "t",
+            "s",
+            "e",
+            "bench",
+            DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![relayed.clone()],
+        ))
+        .expect("attempt");
+    ticket.bind(handle.sink.clone());
+    let Endpoint::Stdio { command, env, .. } = &relayed.endpoints[0] else {
+        panic!("relay endpoint");
+    };
+    let mut cmd = Command::new(command);
+    cmd.envs(env.iter().map(|kv| (kv.name.clone(), kv.value.clone())));
+    let mut through = Peer::start(cmd);
+    let relay_pid = through.child.id();
+    // Idle: after the handshake and one discovery, before the load.
+    through.call(&format!(
+        r#"{{"jsonrpc":"2.0","id":"warm","method":"server/discover","params":{{{META}}}}}"#
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    let idle = rss_kib(relay_pid);
+    let relayed_times = through.run(calls);
+    let loaded = rss_kib(relay_pid);
+    drop(through);
+    runtime.block_on(hub.flush());
+    let observed = hub.snapshot("s").and_then(|h| {
+        h.current()
+            .and_then(|a| a.server("modern").map(|r| r.status))
+    });
+
+    println!("tools/call round trip over stdio, {calls} sequential calls each, one run");
+    println!("| path | p50 | p99 |");
+    println!("|---|---:|---:|");
+    println!(
+        "| direct | {:.1} µs | {:.1} µs |",
+        pct(&direct_times, 0.5),
+        pct(&direct_times, 0.99)
+    );
+    println!(
+        "| through tether-relay | {:.1} µs | {:.1} µs |",
+        pct(&relayed_times, 0.5),
+        pct(&relayed_times, 0.99)
+    );
+    println!(
+        "relayed/direct at p50: {:.2}; at p99: {:.2}",
+        pct(&relayed_times, 0.5) / pct(&direct_times, 0.5),
+        pct(&relayed_times, 0.99) / pct(&direct_times, 0.99)
+    );
+    // A real Node.js server (when the pinned peers are installed).
+    if let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") {
+        let calls = calls / 5;
+        let direct = Peer::start(Command::new(&everything)).run_legacy(calls);
+        let spec = ServerSpec::new(
+            "everything",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: everything.display().to_string(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+        );
+        let (relayed, ticket) = relay.relay(&spec).expect("relay");
+        ticket.bind(handle.sink.clone());
+        let Endpoint::Stdio { command, env, .. } = &relayed.endpoints[0] else {
+            panic!("relay endpoint");
+        };
+        let mut cmd = Command::new(command);
+        cmd.envs(env.iter().map(|kv| (kv.name.clone(), kv.value.clone())));
+        let through = Peer::start(cmd).run_legacy(calls);
+        println!(
+            "| server-everything (Node.js), direct, {calls} calls | {:.1} µs | {:.1} µs |",
+            pct(&direct, 0.5),
+            pct(&direct, 0.99)
+        );
+        println!(
+            "| server-everything through tether-relay | {:.1} µs | {:.1} µs |",
+            pct(&through, 0.5),
+            pct(&through, 0.99)
+        );
+        println!(
+            "server-everything relayed/direct at p50: {:.2}; at p99: {:.2}",
+            pct(&through, 0.5) / pct(&direct, 0.5),
+            pct(&through, 0.99) / pct(&direct, 0.99)
+        );
+    }
+    println!("tether-relay resident memory: idle {idle} KiB, after the load {loaded} KiB");
+    println!(
+        "the relayed row: {observed:?}; observations not published: {}",
+        relay.not_published()
+    );
+}
