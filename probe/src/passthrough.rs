@@ -351,10 +351,12 @@ pub async fn run_passthrough_probe(
     // it may come after the sentinel's tools/list: wait for it (within the
     // grace window) before settling.
     // Rows and evidence carry sanitized names: compare in the same form.
+    // Relayed servers have evidence of their own: wait for it instead.
     let third_party: Vec<String> = delivered
         .iter()
         .filter(|name| name.as_str() != sentinel_name)
         .map(|name| sanitize::name(name))
+        .filter(|name| !offered.relayed.contains(name))
         .collect();
     let reports_pending = |attempt: &AttachmentAttempt| {
         third_party.iter().any(|name| {
@@ -377,6 +379,7 @@ pub async fn run_passthrough_probe(
                 if row.stages.tools_listed.state == StageState::Yes
                     && settle_end.is_none()
                     && !reports_pending(attempt)
+                    && offered.settled(Some(attempt))
                 {
                     settle_end = Some(tokio::time::Instant::now() + SETTLE);
                 }

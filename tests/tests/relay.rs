@@ -546,3 +546,71 @@ async fn opencode_gets_real_servers_through_the_relay() {
     };
     assert_relayed_active(&report, "opencode");
 }
+
+/// The real Claude Code and Codex CLIs (passthrough), given server-everything
+/// through the relay by `tether probe --passthrough KIND --observe-servers`:
+/// the row reaches Active from the server's own traffic.
+async fn passthrough_relayed(kind: &str, bin: &str, args: &[&str]) {
+    workspace_bin("tether-relay");
+    let Some(cli) = tether_tests::peer(&format!("node_modules/.bin/{bin}")) else {
+        return;
+    };
+    let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let opts = tether_probe::PassthroughOptions {
+        kind: kind.into(),
+        target: tether_probe::ProbeTarget {
+            program: cli.display().to_string(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            inherit_env: false,
+            keep_home: false,
+            cwd: None,
+            transport: tether_probe::SentinelTransport::Auto,
+            grace: Duration::from_secs(20),
+            timeout: Duration::from_secs(60),
+            out_dir: None,
+            bridge_program: None,
+            extra_servers: vec![stdio(
+                "everything",
+                everything.to_str().expect("path"),
+                &[],
+                &[],
+            )],
+            observe_servers: true,
+            export: Default::default(),
+        },
+    };
+    let registry = Registry::with_static().expect("registry");
+    let outcome = tether_probe::run_passthrough_probe(registry, opts, |_| {}).await;
+    let attempt = outcome.report.report.as_ref().expect("attempt");
+    let row = attempt.server("everything").expect("row");
+    assert_eq!(row.status, DisplayStatus::Active, "{kind}: {row:#?}");
+    assert!(row.tool_count.unwrap_or(0) >= 13, "{kind}: {row:#?}");
+    assert!(
+        attempt
+            .evidence
+            .iter()
+            .any(|e| e.kind.as_str() == "tools_list_observed"
+                && e.server.as_deref() == Some("everything")
+                && e.provenance.as_str() == "relay"),
+        "{kind}: the relay's own tools/list evidence: {:#?}",
+        attempt.evidence
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_gets_a_real_server_through_the_relay() {
+    passthrough_relayed(
+        "claude",
+        "claude",
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_gets_a_real_server_through_the_relay() {
+    passthrough_relayed("codex", "codex", &["exec", "--skip-git-repo-check", "hi"]).await;
+}
