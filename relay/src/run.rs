@@ -190,8 +190,16 @@ pub async fn run() -> i32 {
     // The server, if still up, and every descendant it left behind go now.
     let killed = child.kill_group().await;
     let status = status.or(killed);
-    // Hand the rest of the observations over, bounded; then end.
-    let _ = tokio::time::timeout(Duration::from_secs(1), observer).await;
+    // Hand the rest of the observations over, bounded; then end. The
+    // observer stops by itself once both copy threads are done; the stdin
+    // thread may stay parked in a read, so it gets a moment, not a promise.
+    let mut observer = observer;
+    if tokio::time::timeout(Duration::from_millis(100), &mut observer)
+        .await
+        .is_err()
+    {
+        observer.abort();
+    }
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     let lost = lost.load(Ordering::Relaxed);
     if lost > 0 {

@@ -614,3 +614,53 @@ async fn claude_code_gets_a_real_server_through_the_relay() {
 async fn codex_gets_a_real_server_through_the_relay() {
     passthrough_relayed("codex", "codex", &["exec", "--skip-git-repo-check", "hi"]).await;
 }
+
+/// GIVEN a server that answers once and dies WHEN the agent still holds its
+/// stdin open THEN through the relay the agent sees what it sees directly:
+/// the same bytes, end of file, and the same exit status.
+#[test]
+fn a_dying_server_looks_the_same_through_the_relay() {
+    let rt = runtime();
+    let hub = hub();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let script = "head -n 1; echo bye >&2; exit 3";
+    let spec = stdio("dies", "sh", &["-c", script], &[]);
+    let run = |mut command: Command| {
+        use std::os::unix::process::CommandExt;
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+            .expect("write");
+        stdin.flush().expect("flush");
+        // stdin stays open: the server's exit alone must end the stream.
+        let mut out = Vec::new();
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_to_end(&mut out)
+            .expect("read");
+        let status = child.wait().expect("wait");
+        drop(stdin);
+        (out, status.code())
+    };
+    let mut direct = Command::new("sh");
+    direct.args(["-c", script]);
+    let (direct_out, direct_code) = run(direct);
+    let relayed = offer(&hub, &relay, &spec, "s");
+    let mut through = Command::new(&relayed.command);
+    through.envs(relayed.env.iter().cloned());
+    let (relayed_out, relayed_code) = run(through);
+    assert_eq!(relayed_out, direct_out);
+    assert_eq!(relayed_code, direct_code);
+    assert_eq!(direct_code, Some(3));
+}
