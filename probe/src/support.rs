@@ -218,40 +218,19 @@ impl ProbeExport {
 }
 
 /// The extra servers as offered: relayed where the target asks and the
-/// transport allows. Keep it for the whole probe: the relay channel lives
-/// with it.
+/// transport allows (see [`tether_relay::Offered`]). Keep it for the whole
+/// probe: the relay channel lives with it.
 pub struct OfferedServers {
-    /// The specs to put in the plan.
-    pub specs: Vec<ServerSpec>,
-    /// Why a server asked to be observed was delivered directly instead.
-    pub notes: Vec<String>,
-    /// The rows (sanitized names) of the servers offered through the relay.
-    pub relayed: Vec<String>,
-    tickets: Vec<tether_relay::RelayTicket>,
+    /// What was offered.
+    pub offered: tether_relay::Offered,
     _relay: Option<tether_relay::RelayHost>,
 }
 
-impl OfferedServers {
-    /// Sends each relay's evidence to `sink` (the attempt's; call before the
-    /// agent gets its servers).
-    pub fn bind(&self, sink: &tether_core::hub::EvidenceSink) {
-        for ticket in &self.tickets {
-            ticket.bind(sink.clone());
-        }
-    }
+impl std::ops::Deref for OfferedServers {
+    type Target = tether_relay::Offered;
 
-    /// Whether every relayed server's row has settled in `attempt`: tools
-    /// listed, failed, or its relay connection closed. A probe waits for
-    /// them (within its grace) as it waits for the sentinel, since agents
-    /// connect to their servers in the background.
-    pub fn settled(&self, attempt: Option<&AttachmentAttempt>) -> bool {
-        self.relayed.iter().all(|name| {
-            attempt.and_then(|a| a.server(name)).is_some_and(|row| {
-                row.stages.tools_listed.state == tether_core::vocab::StageState::Yes
-                    || row.status == tether_core::vocab::DisplayStatus::Failed
-                    || row.connections.iter().any(|c| c.closed_at.is_some())
-            })
-        })
+    fn deref(&self) -> &Self::Target {
+        &self.offered
     }
 }
 
@@ -266,41 +245,17 @@ impl ProbeTarget {
     pub async fn offer_servers(&self) -> Result<OfferedServers, String> {
         if !self.observe_servers || self.extra_servers.is_empty() {
             return Ok(OfferedServers {
-                specs: self.extra_servers.clone(),
-                notes: Vec::new(),
-                relayed: Vec::new(),
-                tickets: Vec::new(),
+                offered: tether_relay::Offered::direct(&self.extra_servers),
                 _relay: None,
             });
         }
         let relay = tether_relay::RelayHost::start(self.relay())
             .await
             .map_err(|e| format!("cannot open the relay channel: {e}"))?;
-        let mut offered = OfferedServers {
-            specs: Vec::new(),
-            notes: Vec::new(),
-            relayed: Vec::new(),
-            tickets: Vec::new(),
-            _relay: None,
-        };
-        for spec in &self.extra_servers {
-            match relay.relay(spec) {
-                Ok((relayed, ticket)) => {
-                    offered.relayed.push(sanitize::name(&spec.name));
-                    offered.specs.push(relayed);
-                    offered.tickets.push(ticket);
-                }
-                Err(err) => {
-                    offered.notes.push(format!(
-                        "{}: delivered directly, not observed: {err}",
-                        sanitize::name(&spec.name)
-                    ));
-                    offered.specs.push(spec.clone());
-                }
-            }
-        }
-        offered._relay = Some(relay);
-        Ok(offered)
+        Ok(OfferedServers {
+            offered: relay.offer(&self.extra_servers, |_| true),
+            _relay: Some(relay),
+        })
     }
 
     /// The `tether-bridge` to offer: the one given, else the one next to this

@@ -16,14 +16,18 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
+use tether_core::history::AttachmentAttempt;
 use tether_core::hub::EvidenceSink;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
+use tether_core::sanitize;
 use tether_core::served::{
     RequestIdent, Served, ServedObserver, ServedOutcome, ServedRequest, ServedSession,
     TraceContext, bounded, protocol_word,
 };
 use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
-use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, Transport};
+use tether_core::vocab::{
+    DisplayStatus, EvidenceKind, Provenance, ReasonCode, StageState, Transport,
+};
 use tether_kandev_endpoint::credential::{constant_time_eq, random_hex};
 
 use crate::observe::Observation;
@@ -210,6 +214,81 @@ impl RelayHost {
                 ticket,
             },
         ))
+    }
+}
+
+/// A host's servers as offered to the agent: those it chose to observe go
+/// through the relay, the rest (and those the relay cannot take) directly.
+/// Keep it as long as the attempt: its tickets are what the relays redeem.
+#[derive(Debug, Default)]
+pub struct Offered {
+    /// The specs to put in the plan, in the order given.
+    pub specs: Vec<ServerSpec>,
+    /// The rows (sanitized names) that go through the relay.
+    pub relayed: Vec<String>,
+    /// Why a server chosen for observation was delivered directly instead.
+    pub notes: Vec<String>,
+    tickets: Vec<RelayTicket>,
+}
+
+impl Offered {
+    /// `specs` offered as they are, none relayed.
+    pub fn direct(specs: &[ServerSpec]) -> Self {
+        Offered {
+            specs: specs.to_vec(),
+            ..Offered::default()
+        }
+    }
+
+    /// Sends every relay's evidence to `sink`: call it with the attempt's
+    /// sink before the agent gets its servers.
+    pub fn bind(&self, sink: &EvidenceSink) {
+        for ticket in &self.tickets {
+            ticket.bind(sink.clone());
+        }
+    }
+
+    /// Whether every relayed row has settled in `attempt`: tools listed,
+    /// failed, or its relay connection closed. Agents connect to servers in
+    /// the background, so a host (or a probe) that wants the answer waits
+    /// for this, within its own bound.
+    pub fn settled(&self, attempt: Option<&AttachmentAttempt>) -> bool {
+        self.relayed.iter().all(|name| {
+            attempt.and_then(|a| a.server(name)).is_some_and(|row| {
+                row.stages.tools_listed.state == StageState::Yes
+                    || row.status == DisplayStatus::Failed
+                    || row.connections.iter().any(|c| c.closed_at.is_some())
+            })
+        })
+    }
+}
+
+impl RelayHost {
+    /// Offers `specs`, relaying those `observe` picks (a host opts in per
+    /// server, or for all with `|_| true`).
+    pub fn offer(&self, specs: &[ServerSpec], observe: impl Fn(&ServerSpec) -> bool) -> Offered {
+        let mut offered = Offered::default();
+        for spec in specs {
+            if !observe(spec) {
+                offered.specs.push(spec.clone());
+                continue;
+            }
+            match self.relay(spec) {
+                Ok((relayed, ticket)) => {
+                    offered.relayed.push(sanitize::name(&spec.name));
+                    offered.specs.push(relayed);
+                    offered.tickets.push(ticket);
+                }
+                Err(err) => {
+                    offered.notes.push(format!(
+                        "{}: delivered directly, not observed: {err}",
+                        sanitize::name(&spec.name)
+                    ));
+                    offered.specs.push(spec.clone());
+                }
+            }
+        }
+        offered
     }
 }
 

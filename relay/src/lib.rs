@@ -21,4 +21,4 @@ pub mod protocol;
 pub mod pump;
 pub mod run;
 
-pub use host::{RelayError, RelayHost, RelayTicket, relay_next_to_current_exe};
+pub use host::{Offered, RelayError, RelayHost, RelayTicket, relay_next_to_current_exe};

@@ -664,3 +664,59 @@ fn a_dying_server_looks_the_same_through_the_relay() {
     assert_eq!(relayed_code, direct_code);
     assert_eq!(direct_code, Some(3));
 }
+
+/// A host opts in per server: the chosen stdio server goes through the
+/// relay, an HTTP one is delivered directly with a note, and one not chosen
+/// is left alone.
+#[test]
+fn a_host_opts_in_per_server_and_what_cannot_be_relayed_says_why() {
+    let rt = runtime();
+    let relay = rt
+        .block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host");
+    let http = ServerSpec::new(
+        "remote",
+        ServerSource::Profile,
+        Endpoint::Http {
+            url: "https://mcp.example.com/mcp".into(),
+            headers: vec![],
+        },
+    );
+    let specs = vec![
+        stdio("chosen", "mcp-chosen", &[], &[]),
+        http,
+        stdio("left-alone", "mcp-other", &[], &[]),
+    ];
+    let offered = relay.offer(&specs, |s| s.name != "left-alone");
+    assert_eq!(offered.relayed, ["chosen"]);
+    assert!(offered.specs[0].relayed.is_some());
+    assert_eq!(offered.specs[1], specs[1]);
+    assert_eq!(offered.specs[2], specs[2]);
+    assert_eq!(offered.notes.len(), 1);
+    assert!(
+        offered.notes[0].starts_with("remote: delivered directly"),
+        "{:?}",
+        offered.notes
+    );
+    // The plan's row for the relayed server shows the real command, not the relay.
+    let hub = hub();
+    let handle = hub
+        .begin_attempt(AttemptRequest::new(
+            "t",
+            "s",
+            "e",
+            "agent",
+            DriveMode::Acp,
+            Trigger::SessionNew,
+            offered.specs.clone(),
+        ))
+        .expect("attempt");
+    offered.bind(&handle.sink);
+    let history = hub.snapshot("s").expect("history");
+    let row = history
+        .current()
+        .expect("attempt")
+        .server("chosen")
+        .expect("row");
+    assert_eq!(row.target, "mcp-chosen");
+}
