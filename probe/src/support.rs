@@ -252,6 +252,10 @@ impl ProbeTarget {
         let relay = tether_relay::RelayHost::start(self.relay())
             .await
             .map_err(|e| format!("cannot open the relay channel: {e}"))?;
+        // Relayed servers' requests go to the same exporter as the sentinel's.
+        if let Some(served) = &self.export.served {
+            relay.on_served(std::sync::Arc::clone(served));
+        }
         Ok(OfferedServers {
             offered: relay.offer(&self.extra_servers, |_| true),
             _relay: Some(relay),

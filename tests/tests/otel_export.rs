@@ -874,3 +874,65 @@ async fn the_example_host_exports_its_servers_spans_and_evidence_logs() {
         .collect();
     assert_eq!(sessions, BTreeSet::from(["example-session".to_owned()]));
 }
+
+/// GIVEN `tether probe --otlp URL --observe-servers` with a real third-party
+/// server THEN the relay's requests are exported as the sentinel's are: MCP
+/// server spans named by method, credited to that server, over a pipe.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relayed_servers_are_exported_like_the_hosts_own() {
+    let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    tether_tests::workspace_bin("tether-relay");
+    let (addr, captured) = receiver().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"everything": {"command": everything, "args": []}}})
+            .to_string(),
+    )
+    .expect("config");
+    let url = format!("http://{addr}");
+    let extra: Vec<String> = vec![
+        "--otlp".into(),
+        url,
+        "--config".into(),
+        config.display().to_string(),
+        "--server".into(),
+        "everything".into(),
+        "--observe-servers".into(),
+    ];
+    let out = tokio::task::spawn_blocking(move || run_probe(&[], &extra))
+        .await
+        .expect("probe");
+    assert_eq!(verdict(&out), "active");
+    let spans: Vec<(String, HashMap<String, String>)> = captured
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter(|(s, _)| s == "traces")
+        .flat_map(|(_, body)| {
+            ExportTraceServiceRequest::decode(body.as_slice())
+                .expect("decode")
+                .resource_spans
+        })
+        .flat_map(|rs| rs.scope_spans)
+        .flat_map(|ss| ss.spans)
+        .map(|s| (s.name, attrs(&s.attributes)))
+        .collect();
+    let relayed: Vec<&(String, HashMap<String, String>)> = spans
+        .iter()
+        .filter(|(_, a)| a.get("tether.server.name").map(String::as_str) == Some("everything"))
+        .collect();
+    let names: BTreeSet<&str> = relayed.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains("initialize"), "{names:?} of {spans:#?}");
+    assert!(names.contains("tools/list"), "{names:?}");
+    for (_, a) in &relayed {
+        assert_eq!(
+            a.get("network.transport").map(String::as_str),
+            Some("pipe"),
+            "{a:?}"
+        );
+    }
+}
