@@ -641,6 +641,25 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && isOpen()) {
     e.preventDefault();
     close(true);
+    return;
+  }
+  // The drawer is modal: Tab cycles inside it.
+  if (e.key === 'Tab' && isOpen() && ui.panel.classList.contains('as-drawer')) {
+    const focusable = [...ui.panel.querySelectorAll('button, select, [tabindex]:not([tabindex="-1"])')]
+      .filter((n) => n instanceof HTMLElement && !n.hidden && n.offsetParent !== null);
+    const first = focusable[0];
+    const last = focusable[focusable.length - 1];
+    if (!(first instanceof HTMLElement) || !(last instanceof HTMLElement)) return;
+    if (e.shiftKey && document.activeElement === first) {
+      e.preventDefault();
+      last.focus();
+    } else if (!e.shiftKey && document.activeElement === last) {
+      e.preventDefault();
+      first.focus();
+    } else if (!(document.activeElement instanceof Node && ui.panel.contains(document.activeElement))) {
+      e.preventDefault();
+      first.focus();
+    }
   }
 });
 

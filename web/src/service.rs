@@ -64,6 +64,16 @@ struct Inner {
     logins: LoginCodes,
     in_flight: Mutex<HashSet<(String, String)>>,
     heartbeat: Duration,
+    /// Every session's summary, shared by all list readers: rebuilt when
+    /// the source's generation moves or it is [`LIST_RECHECK`] old, so many
+    /// open pages cost one rebuild, not one each.
+    summaries: Mutex<Option<SummaryCache>>,
+}
+
+struct SummaryCache {
+    generation: u64,
+    at: std::time::Instant,
+    summaries: Arc<Vec<SessionSummary>>,
 }
 
 /// The live status service: build it over a hub (with its diagnostics) or
@@ -93,6 +103,7 @@ impl StatusService {
                 logins: LoginCodes::default(),
                 in_flight: Mutex::new(HashSet::new()),
                 heartbeat: HEARTBEAT,
+                summaries: Mutex::new(None),
             }),
         }
     }
@@ -500,17 +511,44 @@ fn actions(service: &StatusService) -> bool {
     service.inner.diagnostics.is_some()
 }
 
-fn session_list(service: &StatusService) -> SessionList {
-    SessionList {
-        schema_version: STATUS_API_SCHEMA_VERSION,
-        actions: actions(service),
-        sessions: service
+fn summaries(service: &StatusService) -> Arc<Vec<SessionSummary>> {
+    let generation = *service.inner.source.generation().borrow();
+    let mut cache = service
+        .inner
+        .summaries
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = cache.as_ref()
+        && c.generation == generation
+        && c.at.elapsed() < LIST_RECHECK
+    {
+        return Arc::clone(&c.summaries);
+    }
+    let summaries: Arc<Vec<SessionSummary>> = Arc::new(
+        service
             .inner
             .source
             .histories()
             .iter()
-            .filter(|h| visible(service, &h.session_id))
             .map(|h| SessionSummary::of(h))
+            .collect(),
+    );
+    *cache = Some(SummaryCache {
+        generation,
+        at: std::time::Instant::now(),
+        summaries: Arc::clone(&summaries),
+    });
+    summaries
+}
+
+fn session_list(service: &StatusService) -> SessionList {
+    SessionList {
+        schema_version: STATUS_API_SCHEMA_VERSION,
+        actions: actions(service),
+        sessions: summaries(service)
+            .iter()
+            .filter(|s| visible(service, &s.session_id))
+            .cloned()
             .collect(),
     }
 }

@@ -47,6 +47,12 @@ test('mobile: a 44 px trigger opens the drawer with the same rows and actions', 
     expect(b?.height ?? 0).toBeGreaterThanOrEqual(44);
   }
 
+  // The drawer is modal: Tab and Shift+Tab stay inside it.
+  for (const key of ['Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Tab', 'Shift+Tab', 'Shift+Tab']) {
+    await page.keyboard.press(key);
+    expect(await page.evaluate(() => document.getElementById('mcp-panel')?.contains(document.activeElement))).toBe(true);
+  }
+
   // The drawer sits inside the safe area: inset from the edges by at least
   // max(8px, env(safe-area-inset-*)), and the rule says so.
   const drawer = await panel.boundingBox();
