@@ -233,9 +233,14 @@ mod tests {
             .status()
             .expect("sh");
         assert!(status.success());
+        // Wait for the sleep itself: the subshells that start it carry the
+        // token on their command lines too, and come and go first.
+        let is_sleep = |pid: &i32| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        };
         let mut before = Vec::new();
-        for _ in 0..100 {
-            before = living(&token);
+        for _ in 0..200 {
+            before = living(&token).into_iter().filter(is_sleep).collect();
             if !before.is_empty() {
                 break;
             }
