@@ -102,23 +102,12 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// What `tether serve` and `tether-example-host --serve` print at start.
-pub fn print_banner(
+fn print_banner(
     out: &mut impl Write,
     running: &tether_web::RunningService,
     what: &str,
 ) -> std::io::Result<()> {
     writeln!(out, "tether serve: the live status view of {what}")?;
-    writeln!(out, "  open   {}", running.login_url())?;
-    writeln!(
-        out,
-        "         (a one-time link: it works once, for 10 minutes; afterwards open {} and paste the token)",
-        running.url()
-    )?;
-    writeln!(
-        out,
-        "  token  {}  (printed once; API clients send `Authorization: Bearer <token>`)",
-        running.token().secret()
-    )?;
+    writeln!(out, "{}", running.banner())?;
     writeln!(out, "  Ctrl-C stops.")
 }

@@ -258,6 +258,17 @@ impl RunningService {
         self.service.token()
     }
 
+    /// What a program prints once at start: a one-time login link, how to
+    /// get in afterwards, and the token.
+    pub fn banner(&self) -> String {
+        format!(
+            "  open   {}\n         (a one-time link: it works once, for 10 minutes; afterwards open {} and paste the token)\n  token  {}  (printed once; API clients send `Authorization: Bearer <token>`)",
+            self.login_url(),
+            self.url(),
+            self.token().secret()
+        )
+    }
+
     /// Stops accepting, ends the streams, and waits for the server task.
     pub async fn shutdown(self) {
         self.cancel.cancel();
@@ -304,10 +315,6 @@ fn json_body<T: serde::Serialize>(value: &T) -> Response {
             format!("could not encode the answer: {err}"),
         ),
     }
-}
-
-fn json<T: serde::Serialize>(value: &T) -> Response {
-    json_body(value)
 }
 
 /// Parses a JSON request body strictly: the type refuses unknown fields.
@@ -494,13 +501,13 @@ async fn login(State(service): State<StatusService>, headers: HeaderMap, body: B
             "this login code was used already, expired, or never existed; paste the token instead",
         );
     }
-    json(&LoginAnswer {
+    json_body(&LoginAnswer {
         token: service.inner.token.secret().to_owned(),
     })
 }
 
 async fn login_link(State(service): State<StatusService>) -> Response {
-    json(&LoginLink {
+    json_body(&LoginLink {
         path: service.login_path(),
     })
 }
@@ -554,7 +561,7 @@ fn session_list(service: &StatusService) -> SessionList {
 }
 
 async fn list_sessions(State(service): State<StatusService>) -> Response {
-    json(&session_list(&service))
+    json_body(&session_list(&service))
 }
 
 fn unknown_session(id: &str) -> Response {
@@ -570,7 +577,7 @@ async fn session_status(State(service): State<StatusService>, Path(id): Path<Str
         return refused.into_response();
     }
     match service.inner.source.history(&id) {
-        Some(h) => json(&SessionStatus::of((*h).clone(), actions(&service))),
+        Some(h) => json_body(&SessionStatus::of((*h).clone(), actions(&service))),
         None => unknown_session(&id),
     }
 }
@@ -583,7 +590,7 @@ async fn session_diagnostics(
         return refused.into_response();
     }
     match service.inner.source.history(&id) {
-        Some(h) => json(&CopyDiagnostics::of(&h)),
+        Some(h) => json_body(&CopyDiagnostics::of(&h)),
         None => unknown_session(&id),
     }
 }
@@ -744,7 +751,7 @@ async fn endpoint_test(
         .check_endpoint(TOKEN_PRINCIPAL, request, cancel)
         .await
     {
-        Ok(result) => json(&EndpointTestDocument::from(&result)),
+        Ok(result) => json_body(&EndpointTestDocument::from(&result)),
         Err(err) => diagnostics_error(err),
     }
 }
@@ -771,5 +778,5 @@ async fn recent_output(
             reason: "this service reads a store; recent output exists only while the host runs the session, and is never stored".into(),
         },
     };
-    json(&RecentOutputDocument::of(&session_id, output))
+    json_body(&RecentOutputDocument::of(&session_id, output))
 }

@@ -147,15 +147,7 @@ async fn main() -> anyhow::Result<()> {
                 .serve(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
-        println!("status view: open {}", running.login_url());
-        println!(
-            "  (a one-time link; afterwards open {} and paste the token)",
-            running.url()
-        );
-        println!(
-            "  token {}  (printed once; API clients send `Authorization: Bearer <token>`)",
-            running.token().secret()
-        );
+        println!("status view:\n{}", running.banner());
         Some(running)
     } else {
         None
