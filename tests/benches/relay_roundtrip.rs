@@ -9,14 +9,12 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_core::DriveMode;
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
-use tether_core::registry::{PluginSource, Registry};
+use tether_core::hub::AttemptRequest;
 use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{ServerSource, Trigger};
+use tether_core::vocab::Trigger;
 use tether_relay::RelayHost;
 use tether_tests::workspace_bin;
 
@@ -117,6 +115,32 @@ impl Drop for Peer {
     }
 }
 
+/// The command an agent runs for a relayed server: the relay, with its ticket.
+fn relay_command(relayed: &ServerSpec) -> Command {
+    let Endpoint::Stdio { command, env, .. } = &relayed.endpoints[0] else {
+        panic!("relay endpoint");
+    };
+    let mut cmd = Command::new(command);
+    cmd.envs(env.iter().map(|kv| (kv.name.clone(), kv.value.clone())));
+    cmd
+}
+
+fn print_row(path: &str, times: &[Duration]) {
+    println!(
+        "| {path} | {:.1} µs | {:.1} µs |",
+        pct(times, 0.5),
+        pct(times, 0.99)
+    );
+}
+
+fn print_ratio(what: &str, relayed: &[Duration], direct: &[Duration]) {
+    println!(
+        "{what}relayed/direct at p50: {:.2}; at p99: {:.2}",
+        pct(relayed, 0.5) / pct(direct, 0.5),
+        pct(relayed, 0.99) / pct(direct, 0.99)
+    );
+}
+
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i].as_secs_f64() * 1e6
@@ -132,14 +156,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let mut registry = Registry::empty();
-    registry
-        .add(
-            Arc::new(tether_acp_structured::AcpStructured),
-            PluginSource::Static,
-        )
-        .expect("plugin");
-    let hub = Hub::with_config(registry, HubConfig::default());
+    let hub = tether_tests::acp_hub();
     let relay = runtime
         .block_on(RelayHost::start(relay_bin))
         .expect("relay host");
@@ -148,16 +165,7 @@ fn main() {
         let mut direct = Peer::start(Command::new(&server));
         direct.run(calls)
     };
-    let spec = ServerSpec::new(
-        "modern",
-        ServerSource::Profile,
-        Endpoint::Stdio {
-            command: server.display().to_string(),
-            args: vec![],
-            env: vec![],
-            cwd: None,
-        },
-    );
+    let spec = tether_tests::stdio_server("modern", &server.display().to_string(), &[], &[]);
     let (relayed, ticket) = relay.relay(&spec).expect("relay");
     let handle = hub
         .begin_attempt(AttemptRequest::new(
@@ -171,12 +179,7 @@ fn main() {
         ))
         .expect("attempt");
     ticket.bind(handle.sink.clone());
-    let Endpoint::Stdio { command, env, .. } = &relayed.endpoints[0] else {
-        panic!("relay endpoint");
-    };
-    let mut cmd = Command::new(command);
-    cmd.envs(env.iter().map(|kv| (kv.name.clone(), kv.value.clone())));
-    let mut through = Peer::start(cmd);
+    let mut through = Peer::start(relay_command(&relayed));
     let relay_pid = through.child.id();
     // Idle: after the handshake and one discovery, before the load.
     through.call(&format!(
@@ -196,58 +199,24 @@ fn main() {
     println!("tools/call round trip over stdio, {calls} sequential calls each, one run");
     println!("| path | p50 | p99 |");
     println!("|---|---:|---:|");
-    println!(
-        "| direct | {:.1} µs | {:.1} µs |",
-        pct(&direct_times, 0.5),
-        pct(&direct_times, 0.99)
-    );
-    println!(
-        "| through tether-relay | {:.1} µs | {:.1} µs |",
-        pct(&relayed_times, 0.5),
-        pct(&relayed_times, 0.99)
-    );
-    println!(
-        "relayed/direct at p50: {:.2}; at p99: {:.2}",
-        pct(&relayed_times, 0.5) / pct(&direct_times, 0.5),
-        pct(&relayed_times, 0.99) / pct(&direct_times, 0.99)
-    );
+    print_row("direct", &direct_times);
+    print_row("through tether-relay", &relayed_times);
+    print_ratio("", &relayed_times, &direct_times);
     // A real Node.js server (when the pinned peers are installed).
     if let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") {
         let calls = calls / 5;
         let direct = Peer::start(Command::new(&everything)).run_legacy(calls);
-        let spec = ServerSpec::new(
-            "everything",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: everything.display().to_string(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        );
+        let spec =
+            tether_tests::stdio_server("everything", &everything.display().to_string(), &[], &[]);
         let (relayed, ticket) = relay.relay(&spec).expect("relay");
         ticket.bind(handle.sink.clone());
-        let Endpoint::Stdio { command, env, .. } = &relayed.endpoints[0] else {
-            panic!("relay endpoint");
-        };
-        let mut cmd = Command::new(command);
-        cmd.envs(env.iter().map(|kv| (kv.name.clone(), kv.value.clone())));
-        let through = Peer::start(cmd).run_legacy(calls);
-        println!(
-            "| server-everything (Node.js), direct, {calls} calls | {:.1} µs | {:.1} µs |",
-            pct(&direct, 0.5),
-            pct(&direct, 0.99)
+        let through = Peer::start(relay_command(&relayed)).run_legacy(calls);
+        print_row(
+            &format!("server-everything (Node.js), direct, {calls} calls"),
+            &direct,
         );
-        println!(
-            "| server-everything through tether-relay | {:.1} µs | {:.1} µs |",
-            pct(&through, 0.5),
-            pct(&through, 0.99)
-        );
-        println!(
-            "server-everything relayed/direct at p50: {:.2}; at p99: {:.2}",
-            pct(&through, 0.5) / pct(&direct, 0.5),
-            pct(&through, 0.99) / pct(&direct, 0.99)
-        );
+        print_row("server-everything through tether-relay", &through);
+        print_ratio("server-everything ", &through, &direct);
     }
     println!("tether-relay resident memory: idle {idle} KiB, after the load {loaded} KiB");
     println!(

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tether_core::hub::{AttemptRequest, EvidenceSink, Hub, HubConfig};
+use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, ServerSpec};
+use tether_tests::acp_hub as hub;
 use tether_web::StatusService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -36,17 +36,6 @@ fn servers() -> Vec<ServerSpec> {
             )
         })
         .collect()
-}
-
-fn hub() -> Arc<Hub> {
-    let mut registry = Registry::empty();
-    registry
-        .add(
-            Arc::new(tether_acp_structured::AcpStructured),
-            PluginSource::Static,
-        )
-        .expect("plugin");
-    Arc::new(Hub::with_config(registry, HubConfig::default()))
 }
 
 fn begin(hub: &Hub, session: &str) -> EvidenceSink {

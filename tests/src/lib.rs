@@ -141,3 +141,41 @@ pub fn leftovers(token: &str) -> Vec<u32> {
     }
     living_with(token)
 }
+
+/// A hub whose registry holds the ACP plugin alone, with the default
+/// config: what tests and benches that begin attempts by hand plan with.
+pub fn acp_hub() -> std::sync::Arc<tether_core::hub::Hub> {
+    let mut registry = tether_core::registry::Registry::empty();
+    registry
+        .add(
+            std::sync::Arc::new(tether_acp_structured::AcpStructured),
+            tether_core::registry::PluginSource::Static,
+        )
+        .expect("the ACP plugin registers");
+    std::sync::Arc::new(tether_core::hub::Hub::with_config(
+        registry,
+        tether_core::hub::HubConfig::default(),
+    ))
+}
+
+/// A profile-configured stdio server.
+pub fn stdio_server(
+    name: &str,
+    command: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> tether_core::spec::ServerSpec {
+    tether_core::spec::ServerSpec::new(
+        name,
+        tether_core::vocab::ServerSource::Profile,
+        tether_core::spec::Endpoint::Stdio {
+            command: command.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| tether_core::spec::KeyValue::new(*k, *v))
+                .collect(),
+            cwd: None,
+        },
+    )
+}

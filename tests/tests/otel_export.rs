@@ -703,7 +703,8 @@ fn verdict(out: &std::process::Output) -> String {
     doc["verdict"].as_str().unwrap_or_default().to_owned()
 }
 
-fn span_names(captured: &Captured) -> BTreeSet<String> {
+/// Every exported span: its name and attributes.
+fn spans(captured: &Captured) -> Vec<(String, HashMap<String, String>)> {
     captured
         .lock()
         .expect("lock")
@@ -716,8 +717,12 @@ fn span_names(captured: &Captured) -> BTreeSet<String> {
         })
         .flat_map(|rs| rs.scope_spans)
         .flat_map(|ss| ss.spans)
-        .map(|s| s.name)
+        .map(|s| (s.name, attrs(&s.attributes)))
         .collect()
+}
+
+fn span_names(captured: &Captured) -> BTreeSet<String> {
+    spans(captured).into_iter().map(|(name, _)| name).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -907,20 +912,7 @@ async fn relayed_servers_are_exported_like_the_hosts_own() {
         .await
         .expect("probe");
     assert_eq!(verdict(&out), "active");
-    let spans: Vec<(String, HashMap<String, String>)> = captured
-        .lock()
-        .expect("lock")
-        .iter()
-        .filter(|(s, _)| s == "traces")
-        .flat_map(|(_, body)| {
-            ExportTraceServiceRequest::decode(body.as_slice())
-                .expect("decode")
-                .resource_spans
-        })
-        .flat_map(|rs| rs.scope_spans)
-        .flat_map(|ss| ss.spans)
-        .map(|s| (s.name, attrs(&s.attributes)))
-        .collect();
+    let spans = spans(&captured);
     let relayed: Vec<&(String, HashMap<String, String>)> = spans
         .iter()
         .filter(|(_, a)| a.get("tether.server.name").map(String::as_str) == Some("everything"))

@@ -5,41 +5,16 @@
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
 use tether_core::DriveMode;
-use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
-use tether_core::registry::{PluginSource, Registry};
-use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
+use tether_core::hub::{AttemptHandle, AttemptRequest, Hub};
+use tether_core::registry::Registry;
+use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
 use tether_relay::RelayHost;
-use tether_tests::workspace_bin;
-
-fn hub() -> Arc<Hub> {
-    let mut registry = Registry::empty();
-    registry
-        .add(
-            Arc::new(tether_acp_structured::AcpStructured),
-            PluginSource::Static,
-        )
-        .expect("plugin");
-    Arc::new(Hub::with_config(registry, HubConfig::default()))
-}
-
-fn stdio(name: &str, command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerSpec {
-    ServerSpec::new(
-        name,
-        ServerSource::Profile,
-        Endpoint::Stdio {
-            command: command.into(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: env.iter().map(|(k, v)| KeyValue::new(*k, *v)).collect(),
-            cwd: None,
-        },
-    )
-}
+use tether_tests::{acp_hub as hub, stdio_server as stdio, workspace_bin};
 
 struct Relayed {
     handle: AttemptHandle,
@@ -117,6 +92,12 @@ fn round_trip(child: &mut std::process::Child, chunks: Vec<Vec<u8>>) -> Vec<u8> 
     out
 }
 
+/// The host's relay channel, on `rt`, for relays built in this profile.
+fn relay_host(rt: &tokio::runtime::Runtime) -> RelayHost {
+    rt.block_on(RelayHost::start(workspace_bin("tether-relay")))
+        .expect("relay host")
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -159,7 +140,7 @@ proptest! {
     ) {
         let rt = runtime();
         let hub = hub();
-        let relay = rt.block_on(RelayHost::start(workspace_bin("tether-relay"))).expect("relay host");
+        let relay = relay_host(&rt);
         let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
         let mut input: Vec<u8> = frames.concat();
         if tail_without_newline {
@@ -190,9 +171,7 @@ proptest! {
 fn a_16_mib_frame_passes_unchanged() {
     let rt = runtime();
     let hub = hub();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
     let mut frame = br#"{"jsonrpc":"2.0","id":1,"result":{"blob":""#.to_vec();
     frame.extend((0..16 * 1024 * 1024).map(|i| b'a' + (i % 26) as u8));
@@ -226,9 +205,7 @@ fn call(
 fn a_relayed_server_reaches_active_from_its_own_traffic_with_relay_provenance() {
     let rt = runtime();
     let hub = hub();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let secret = "sk-relay-planted-31337abc";
     let modern = workspace_bin("tether-modern-mcp");
     let spec = stdio(
@@ -321,9 +298,7 @@ fn a_relayed_server_reaches_active_from_its_own_traffic_with_relay_provenance() 
 fn a_ticket_works_once_and_a_refused_relay_exits_plainly() {
     let rt = runtime();
     let hub = hub();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
     let mut first = spawn(&relayed);
     let out = round_trip(&mut first, vec![b"hello\n".to_vec()]);
@@ -348,9 +323,7 @@ fn a_ticket_works_once_and_a_refused_relay_exits_plainly() {
 fn the_relay_keeps_relaying_when_the_host_is_gone() {
     let rt = runtime();
     let hub = hub();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let relayed = offer(&hub, &relay, &stdio("echo", "cat", &[], &[]), "s");
     let mut child = spawn(&relayed);
     let mut stdin = child.stdin.take().expect("stdin");
@@ -383,9 +356,7 @@ fn the_relay_keeps_relaying_when_the_host_is_gone() {
 fn nothing_the_relay_started_outlives_it() {
     let rt = runtime();
     let hub = hub();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let token = format!("relay-leftover-{}", std::process::id());
     let hostile = workspace_bin("tether-hostile-mcp");
     let pids = std::env::temp_dir().join(format!("{token}.pids"));
@@ -622,9 +593,7 @@ async fn codex_gets_a_real_server_through_the_relay() {
 fn a_dying_server_looks_the_same_through_the_relay() {
     let rt = runtime();
     let hub = hub();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let script = "head -n 1; echo bye >&2; exit 3";
     let spec = stdio("dies", "sh", &["-c", script], &[]);
     let run = |mut command: Command| {
@@ -671,9 +640,7 @@ fn a_dying_server_looks_the_same_through_the_relay() {
 #[test]
 fn a_host_opts_in_per_server_and_what_cannot_be_relayed_says_why() {
     let rt = runtime();
-    let relay = rt
-        .block_on(RelayHost::start(workspace_bin("tether-relay")))
-        .expect("relay host");
+    let relay = relay_host(&rt);
     let http = ServerSpec::new(
         "remote",
         ServerSource::Profile,

@@ -14,14 +14,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tether_core::DriveMode;
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
+use tether_core::hub::AttemptRequest;
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::registry::{PluginSource, Registry};
-use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
+use tether_core::vocab::{EvidenceKind, Trigger};
 use tether_diagnostics::api::Diagnostics;
 use tether_diagnostics::endpoint_check::CheckLimits;
-use tether_tests::workspace_bin;
+use tether_tests::{acp_hub as hub, stdio_server, workspace_bin};
 use tether_web::StatusService;
 
 const SECRET: &str = "sk-web-planted-5f0c1e2d3a4b";
@@ -299,6 +297,42 @@ fn kill_group(child: &mut Child) {
         .stderr(Stdio::null())
         .status();
     let _ = child.wait();
+}
+
+/// `tether serve --json --db DB` in its own process group, killed with it
+/// when dropped.
+struct TetherServe {
+    _child: Killed,
+    banner: Value,
+    addr: SocketAddr,
+    token: String,
+}
+
+impl TetherServe {
+    fn start(db: &str) -> TetherServe {
+        let mut serve = Command::new(workspace_bin("tether"));
+        serve
+            .args(["serve", "--json", "--db", db])
+            .stdout(Stdio::piped())
+            .process_group(0);
+        let mut child = Killed(serve.spawn().expect("tether serve"));
+        let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("banner");
+        let banner: Value = serde_json::from_str(&line).expect("banner json");
+        let addr = banner["url"]
+            .as_str()
+            .and_then(|u| u.strip_prefix("http://"))
+            .and_then(|a| a.parse().ok())
+            .expect("addr");
+        let token = banner["token"].as_str().expect("token").to_owned();
+        TetherServe {
+            _child: child,
+            banner,
+            addr,
+            token,
+        }
+    }
 }
 
 impl Drop for Fixture {
@@ -647,25 +681,10 @@ fn tether_serve_follows_a_store_another_process_writes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("serve.db");
     let mut fx = Fixture::start(Some(&db));
-    let mut serve = Command::new(workspace_bin("tether"));
-    serve
-        .args(["serve", "--json", "--db"])
-        .arg(&db)
-        .stdout(Stdio::piped())
-        .process_group(0);
-    let mut child = Killed(serve.spawn().expect("tether serve"));
-    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("banner");
-    let banner: Value = serde_json::from_str(&line).expect("banner json");
-    let addr: SocketAddr = banner["url"]
-        .as_str()
-        .and_then(|u| u.strip_prefix("http://"))
-        .and_then(|a| a.parse().ok())
-        .expect("addr");
-    let token = banner["token"].as_str().expect("token").to_owned();
+    let served = TetherServe::start(db.to_str().expect("path"));
+    let (addr, token) = (served.addr, served.token.clone());
     assert!(
-        banner["login_url"]
+        served.banner["login_url"]
             .as_str()
             .is_some_and(|u| u.contains("/#login="))
     );
@@ -739,35 +758,11 @@ fn tether_serve_follows_a_store_another_process_writes() {
         Some(r#"{"session_id":"beta"}"#),
     );
     assert_eq!(output.json()["state"], "unavailable");
-    drop(child);
+    drop(served);
     fx.finish();
 }
 
 // === In process: a slow client, one test in flight ===
-
-fn hub() -> Arc<Hub> {
-    let mut registry = Registry::empty();
-    registry
-        .add(
-            Arc::new(tether_acp_structured::AcpStructured),
-            PluginSource::Static,
-        )
-        .expect("add");
-    Arc::new(Hub::with_config(registry, HubConfig::default()))
-}
-
-fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
-    ServerSpec::new(
-        name,
-        ServerSource::Profile,
-        Endpoint::Stdio {
-            command: command.into(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: vec![],
-            cwd: None,
-        },
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_client_skips_to_the_latest_state_and_one_test_runs_per_server() {
@@ -781,10 +776,11 @@ async fn a_slow_client_skips_to_the_latest_state_and_one_test_runs_per_server() 
             "agent",
             DriveMode::Acp,
             Trigger::SessionNew,
-            vec![stdio(
+            vec![stdio_server(
                 "hangs",
                 hostile.to_str().expect("path"),
                 &["--mode", "never"],
+                &[],
             )],
         ))
         .expect("attempt");
@@ -899,7 +895,7 @@ async fn the_hosts_authorizer_sees_each_session_and_hides_what_it_refuses() {
             "agent",
             DriveMode::Acp,
             Trigger::SessionNew,
-            vec![stdio("files", "mcp-files", &[])],
+            vec![stdio_server("files", "mcp-files", &[], &[])],
         ))
         .expect("attempt");
     }
@@ -996,26 +992,12 @@ fn tether_serve_follows_postgres_by_notify() {
     let session = format!("web-serve-{}", std::process::id());
     let first = tether_store::conformance::sample_history(&session, 1, SECRET);
     store.save(&first).expect("save");
-    let mut serve = Command::new(workspace_bin("tether"));
-    serve
-        .args(["serve", "--json", "--db", &url])
-        .stdout(Stdio::piped())
-        .process_group(0);
-    let mut child = Killed(serve.spawn().expect("tether serve"));
-    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("banner");
+    let served = TetherServe::start(&url);
     assert!(
-        !line.contains("postgres://"),
+        !served.banner.to_string().contains("postgres://"),
         "the banner never shows the store URL"
     );
-    let banner: Value = serde_json::from_str(&line).expect("banner json");
-    let addr: SocketAddr = banner["url"]
-        .as_str()
-        .and_then(|u| u.strip_prefix("http://"))
-        .and_then(|a| a.parse().ok())
-        .expect("addr");
-    let token = banner["token"].as_str().expect("token").to_owned();
+    let (addr, token) = (served.addr, served.token.clone());
     let mut stream = Events::open(addr, &format!("/api/v1/sessions/{session}/events"), &token);
     let (_, data) = stream.next();
     assert!(data.contains("\"revision\":1"), "{data}");
@@ -1036,5 +1018,5 @@ fn tether_serve_follows_postgres_by_notify() {
             break;
         }
     }
-    drop(child);
+    drop(served);
 }
