@@ -18,17 +18,89 @@ use crate::spec::KeyValue;
 /// One file the host writes for the CLI.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MaterializedFile {
-    /// A plain file name inside the host's private directory.
+    /// Where the file goes: with [`FilePlace::Private`] (the default) a plain
+    /// file name inside the host's private directory; with
+    /// [`FilePlace::Project`] a relative path inside the CLI's working
+    /// directory, such as `.gemini/settings.json`.
     pub name: String,
     /// Its contents (holds secrets: never logged or stored).
     pub contents: String,
+    /// Which directory `name` is in.
+    #[serde(default, skip_serializing_if = "FilePlace::is_private")]
+    pub place: FilePlace,
+}
+
+impl MaterializedFile {
+    /// A file in the host's private directory.
+    pub fn private(name: impl Into<String>, contents: impl Into<String>) -> Self {
+        MaterializedFile {
+            name: name.into(),
+            contents: contents.into(),
+            place: FilePlace::Private,
+        }
+    }
+
+    /// A file at a relative path in the CLI's working directory (for CLIs
+    /// that read MCP servers only from a project file).
+    pub fn project(path: impl Into<String>, contents: impl Into<String>) -> Self {
+        MaterializedFile {
+            name: path.into(),
+            contents: contents.into(),
+            place: FilePlace::Project,
+        }
+    }
+
+    /// Why `name` is not acceptable for its place, if it is not: a private
+    /// name is one plain component; a project path is relative, made of
+    /// plain components (no `..`, no `.`, nothing empty), at most four deep.
+    pub fn name_problem(&self) -> Option<String> {
+        let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\\') && !c.contains('\0');
+        match self.place {
+            FilePlace::Private if self.name.contains('/') || !plain(&self.name) => Some(format!(
+                "materialized file name {:?} is not a plain name",
+                self.name
+            )),
+            FilePlace::Project
+                if self.name.starts_with('/')
+                    || self.name.split('/').count() > 4
+                    || !self.name.split('/').all(plain) =>
+            {
+                Some(format!(
+                    "materialized project path {:?} is not a plain relative path",
+                    self.name
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Which directory a [`MaterializedFile`] is written to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FilePlace {
+    /// The host's private directory (0700), removed when the process ends.
+    #[default]
+    Private,
+    /// The CLI's working directory. The host never overwrites a file that is
+    /// there: an existing one fails the materialization. It removes the file,
+    /// and the directories it created for it, when the process ends.
+    Project,
+}
+
+impl FilePlace {
+    /// Whether this is the default place.
+    pub fn is_private(&self) -> bool {
+        *self == FilePlace::Private
+    }
 }
 
 impl std::fmt::Debug for MaterializedFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "MaterializedFile({}, {} bytes)",
+            "MaterializedFile({:?} {}, {} bytes)",
+            self.place,
             self.name,
             self.contents.len()
         )
@@ -54,7 +126,10 @@ pub struct Materialized {
 /// - putting every secret (env values, header values) only in
 ///   [`Materialized::env`], referenced by variable name from files and
 ///   arguments, so nothing another user can read holds it;
-/// - naming files by plain names: the host decides where they live;
+/// - naming files by plain names: the host decides where they live (a CLI
+///   that reads servers only from its project directory gets a
+///   [`FilePlace::Project`] path, which the host never lets overwrite a
+///   file that is there);
 /// - being pure: no files written, no processes started, nothing logged.
 ///
 /// The host does the rest: it writes the files 0600 in a private 0700

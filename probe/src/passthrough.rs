@@ -5,7 +5,6 @@
 //! (Claude without credentials) and one that never exits (Codex offline) are
 //! both normal; the group is killed at the end either way.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,7 +24,7 @@ use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Trigger};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
-use tether_process::{ChildGroup, ChildSpec};
+use tether_process::{ChildGroup, ChildSpec, WrittenFiles};
 
 use crate::support::{
     ProbeDirs, ProbeOutcome, ProbeStep, ProbeTarget, agent_env, requested_transport,
@@ -240,13 +239,11 @@ pub async fn run_passthrough_probe(
     let materialized = strategy
         .materialize(&handle.plan, &ctx, files_dir.path())
         .and_then(|m| {
-            for file in &m.files {
-                write_private(&files_dir.path().join(&file.name), &file.contents)
-                    .map_err(|e| format!("cannot write {}: {e}", file.name))?;
-            }
-            Ok(m)
+            let written = WrittenFiles::write(&m.files, files_dir.path(), &dirs.cwd)?;
+            Ok((m, written))
         });
-    let materialized = match materialized {
+    // Project files stay until the CLI is gone (dropped at the end).
+    let (materialized, _project_files) = match materialized {
         Ok(m) => m,
         Err(summary) => {
             for name in &delivered {
@@ -424,16 +421,3 @@ pub async fn run_passthrough_probe(
     )
 }
 
-/// Writes a file only its owner can read (0600 on unix).
-fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(contents.as_bytes())?;
-    file.sync_all()
-}

@@ -8,8 +8,10 @@
 //! a double fork): by [`ChildGroup::kill_group`], or on drop. See [`sweep`]
 //! for how, and for the one case it cannot reach.
 
+pub mod materialize;
 pub mod sweep;
 
+pub use materialize::WrittenFiles;
 pub use sweep::{GROUP_MARKER_ENV, become_subreaper};
 
 use std::collections::VecDeque;

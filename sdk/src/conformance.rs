@@ -179,15 +179,7 @@ pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
                 Ok(materialized) => {
                     failures.extend(headers_not_carried(&first, &materialized));
                     for file in &materialized.files {
-                        if file.name.contains('/')
-                            || file.name.contains("..")
-                            || file.name.is_empty()
-                        {
-                            failures.push(format!(
-                                "materialized file name {:?} is not a plain name",
-                                file.name
-                            ));
-                        }
+                        failures.extend(file.name_problem());
                         for s in leaks(&file.contents) {
                             failures.push(format!(
                                 "materialized file {} holds a secret ({s})",

@@ -23,9 +23,10 @@ pub mod config_scan;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
+use tether_sdk::materialize::{EnvRefs, RefStyle, stream_json_init_reports};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
+use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
@@ -76,48 +77,9 @@ impl TransportObserver for PassthroughClaude {
     }
 }
 
-/// Moves secret-bearing values out of the file: each becomes `${TETHER_MCP_n}`,
-/// which Claude expands from the environment the host gives the process.
-#[derive(Default)]
-struct Indirect {
-    env: Vec<KeyValue>,
-}
-
-impl Indirect {
-    fn hide(&mut self, value: &str) -> String {
-        let name = format!("TETHER_MCP_{}", self.env.len() + 1);
-        self.env.push(KeyValue::new(name.clone(), value));
-        format!("${{{name}}}")
-    }
-
-    fn map(&mut self, pairs: &[KeyValue]) -> Value {
-        Value::Object(
-            pairs
-                .iter()
-                .map(|kv| (kv.name.clone(), Value::String(self.hide(&kv.value))))
-                .collect::<Map<String, Value>>(),
-        )
-    }
-
-    fn url(&mut self, url: &str) -> String {
-        // Only URLs that can carry secrets (userinfo, query, fragment) move out.
-        match url::Url::parse(url) {
-            Ok(u)
-                if u.username().is_empty()
-                    && u.password().is_none()
-                    && u.query().is_none()
-                    && u.fragment().is_none() =>
-            {
-                url.to_owned()
-            }
-            _ => self.hide(url),
-        }
-    }
-}
-
 /// Claude's `mcpServers` entry for one endpoint; secret-bearing values are
 /// `${VAR}` references whose values go into `indirect.env`.
-fn claude_entry(endpoint: &Endpoint, indirect: &mut Indirect) -> Value {
+fn claude_entry(endpoint: &Endpoint, indirect: &mut EnvRefs) -> Value {
     match endpoint {
         Endpoint::Stdio {
             command, args, env, ..
@@ -136,21 +98,6 @@ fn claude_entry(endpoint: &Endpoint, indirect: &mut Indirect) -> Value {
     }
 }
 
-/// Claude's spelling of a server name inside `mcp__<server>__<tool>`.
-fn tool_prefix(server: &str) -> String {
-    let normalized: String = server
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("mcp__{normalized}__")
-}
-
 impl PassthroughStrategy for PassthroughClaude {
     fn capabilities(&self) -> AgentCapabilities {
         AgentCapabilities {
@@ -166,7 +113,7 @@ impl PassthroughStrategy for PassthroughClaude {
         ctx: &PlanContext,
         dir: &Path,
     ) -> Result<Materialized, String> {
-        let mut indirect = Indirect::default();
+        let mut indirect = EnvRefs::new(RefStyle::Braces);
         let servers: Map<String, Value> = plan
             .delivered()
             .map(|(p, endpoint)| (p.spec.name.clone(), claude_entry(endpoint, &mut indirect)))
@@ -180,55 +127,19 @@ impl PassthroughStrategy for PassthroughClaude {
         if ctx.strict {
             args.push("--strict-mcp-config".to_owned());
         }
-        let mut env = indirect.env;
+        let mut env = indirect.into_env();
         // In -p mode Claude otherwise races its MCP connections against the
         // first turn; blocking makes the delivered servers really attach first.
         env.push(KeyValue::new(BLOCKING_ENV, "false"));
         Ok(Materialized {
             args,
             env,
-            files: vec![MaterializedFile {
-                name: CONFIG_FILE.into(),
-                contents,
-            }],
+            files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
         })
     }
 
     fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
-        let Ok(doc) = serde_json::from_str::<Value>(line) else {
-            return Vec::new();
-        };
-        if doc.get("type").and_then(Value::as_str) != Some("system")
-            || doc.get("subtype").and_then(Value::as_str) != Some("init")
-        {
-            return Vec::new();
-        }
-        let tools: Vec<&str> = doc
-            .get("tools")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        doc.get("mcp_servers")
-            .and_then(Value::as_array)
-            .map(|servers| {
-                servers
-                    .iter()
-                    .filter_map(|s| {
-                        let name = s.get("name")?.as_str()?;
-                        let status = s.get("status").and_then(Value::as_str).unwrap_or("unknown");
-                        let prefix = tool_prefix(name);
-                        let visible = tools.iter().filter(|t| t.starts_with(&prefix)).count();
-                        let mut ev = Evidence::new(EvidenceKind::AgentReported, at)
-                            .server(name)
-                            .reported(status);
-                        if visible > 0 {
-                            ev = ev.tools(u32::try_from(visible).unwrap_or(u32::MAX));
-                        }
-                        Some(ev)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        stream_json_init_reports(line, at)
     }
 }
 
@@ -238,7 +149,7 @@ tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughClaude));
 mod tests {
     use super::*;
     use tether_core::observer::plan;
-    use tether_core::vocab::{Provenance, ServerSource};
+    use tether_core::vocab::{EvidenceKind, Provenance, ServerSource};
 
     fn ctx(strict: bool) -> PlanContext {
         PlanContext {

@@ -20,6 +20,7 @@ pub mod config_scan;
 use std::path::Path;
 
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
+use tether_sdk::materialize::{EnvRefs, RefStyle, url_carries_secrets};
 use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
@@ -46,12 +47,7 @@ impl TransportObserver for PassthroughCodex {
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
         // A URL carrying credentials would sit on Codex's command line.
         let exposed = |e: &Endpoint| match e {
-            Endpoint::Http { url, .. } => url::Url::parse(url).map_or(true, |u| {
-                !u.username().is_empty()
-                    || u.password().is_some()
-                    || u.query().is_some()
-                    || u.fragment().is_some()
-            }),
+            Endpoint::Http { url, .. } => url_carries_secrets(url),
             _ => false,
         };
         let mut http = server
@@ -127,7 +123,7 @@ fn toml_table(pairs: &[KeyValue]) -> String {
 /// The `-c` flags for one server, and the environment that carries its
 /// secret values: stdio env values are forwarded by name (`env_vars`), header
 /// values through `env_http_headers`, so neither appears on the command line.
-pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut Vec<KeyValue>) -> Vec<String> {
+pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut EnvRefs) -> Vec<String> {
     let key = format!("mcp_servers.{}", toml_key(name));
     let mut set = Vec::new();
     let mut flag = |field: &str, value: String| {
@@ -143,18 +139,20 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut Vec<KeyValue>) -> 
         } => {
             // Codex takes the command and its arguments only as flag values,
             // which `ps` shows; so a shell reads them from forwarded variables.
-            let mut hide = |value: &str| {
-                let var = format!("TETHER_MCP_{}", env.len() + 1);
-                env.push(KeyValue::new(var.clone(), value));
-                var
-            };
+            // Only this server's own variables are forwarded to it.
+            let start = env.env().len();
             let words: Vec<String> = std::iter::once(command.as_str())
                 .chain(args.iter().map(String::as_str))
-                .map(|w| format!("\"${}\"", hide(w)))
+                .map(|w| format!("\"${}\"", env.var(w)))
                 .collect();
-            let mut names: Vec<String> = env.iter().map(|kv| kv.name.clone()).collect();
+            let mut names: Vec<String> = env.env()[start..]
+                .iter()
+                .map(|kv| kv.name.clone())
+                .collect();
             names.extend(vars.iter().map(|kv| kv.name.clone()));
-            env.extend(vars.iter().cloned());
+            for kv in vars {
+                env.keep(kv);
+            }
             flag("command", toml_string("sh"));
             flag(
                 "args",
@@ -167,11 +165,7 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut Vec<KeyValue>) -> 
             if !headers.is_empty() {
                 let refs: Vec<KeyValue> = headers
                     .iter()
-                    .map(|kv| {
-                        let var = format!("TETHER_MCP_{}", env.len() + 1);
-                        env.push(KeyValue::new(var.clone(), kv.value.clone()));
-                        KeyValue::new(kv.name.clone(), var)
-                    })
+                    .map(|kv| KeyValue::new(kv.name.clone(), env.var(&kv.value)))
                     .collect();
                 flag("env_http_headers", toml_table(&refs));
             }
@@ -192,14 +186,14 @@ impl PassthroughStrategy for PassthroughCodex {
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
-        let mut env = Vec::new();
+        let mut env = EnvRefs::new(RefStyle::Name);
         let args = plan
             .delivered()
             .flat_map(|(p, endpoint)| codex_flags(&p.spec.name, endpoint, &mut env))
             .collect();
         Ok(Materialized {
             args,
-            env,
+            env: env.into_env(),
             files: vec![],
         })
     }
@@ -226,8 +220,9 @@ mod tests {
             env: vec![KeyValue::new("TOKEN", "s3cr\\et")],
             cwd: None,
         };
-        let mut env = Vec::new();
-        let flags = codex_flags("local", &stdio, &mut env);
+        let mut refs = EnvRefs::new(RefStyle::Name);
+        let flags = codex_flags("local", &stdio, &mut refs);
+        let env = refs.env().to_vec();
         assert_eq!(flags.iter().filter(|f| *f == "-c").count(), 3);
         for hidden in ["s3cr", "/bin/srv", "quoted"] {
             assert!(
@@ -261,7 +256,8 @@ mod tests {
             url: "http://127.0.0.1:9/mcp".into(),
             headers: vec![KeyValue::new("X-Key", "k-secret")],
         };
-        let flags = codex_flags("remote server", &http, &mut env);
+        let flags = codex_flags("remote server", &http, &mut refs);
+        let env = refs.env();
         assert_eq!(
             flags[1],
             "mcp_servers.\"remote server\".url=\"http://127.0.0.1:9/mcp\""

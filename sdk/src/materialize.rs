@@ -1,0 +1,218 @@
+//! Helpers for [`PassthroughStrategy::materialize`](crate::PassthroughStrategy)
+//! and `observe_output`, shared by every passthrough plugin:
+//!
+//! - [`EnvRefs`] moves secret-bearing values (env values, header values, a
+//!   stdio command and its arguments, URLs with userinfo or a query) out of
+//!   files and arguments: each becomes a reference in the CLI's own syntax
+//!   (`${VAR}`, `$VAR`, `{env:VAR}`), and its value goes into
+//!   [`Materialized::env`](crate::Materialized).
+//! - [`stream_json_init_reports`] reads the `system/init` line that Claude
+//!   Code and its descendants (Qwen Code) print with
+//!   `--output-format stream-json`: each server's status and its
+//!   model-visible `mcp__<server>__<tool>` count.
+
+use serde_json::{Map, Value};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::vocab::EvidenceKind;
+use tether_core::KeyValue;
+
+/// How a CLI spells a reference to an environment variable in its config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefStyle {
+    /// `${VAR}` (Claude Code, Copilot CLI).
+    Braces,
+    /// `$VAR` (Gemini CLI, Qwen Code).
+    Dollar,
+    /// `{env:VAR}` (OpenCode).
+    OpenCode,
+    /// `${env:VAR}` (Cursor).
+    Cursor,
+    /// The bare variable name, for CLIs that take names (Codex `env_vars`).
+    Name,
+}
+
+/// Secret-bearing values moved into the environment, in order: the n-th
+/// value is `TETHER_MCP_n`.
+#[derive(Debug, Clone)]
+pub struct EnvRefs {
+    style: RefStyle,
+    env: Vec<KeyValue>,
+}
+
+impl EnvRefs {
+    /// An empty set whose references are spelled in `style`.
+    pub fn new(style: RefStyle) -> Self {
+        EnvRefs {
+            style,
+            env: Vec::new(),
+        }
+    }
+
+    /// Moves `value` into a fresh variable; returns the reference.
+    pub fn hide(&mut self, value: &str) -> String {
+        let name = self.var(value);
+        match self.style {
+            RefStyle::Braces => format!("${{{name}}}"),
+            RefStyle::Dollar => format!("${name}"),
+            RefStyle::OpenCode => format!("{{env:{name}}}"),
+            RefStyle::Cursor => format!("${{env:{name}}}"),
+            RefStyle::Name => name,
+        }
+    }
+
+    /// Moves `value` into a fresh variable; returns the variable's name.
+    pub fn var(&mut self, value: &str) -> String {
+        let name = format!("TETHER_MCP_{}", self.env.len() + 1);
+        self.env.push(KeyValue::new(name.clone(), value));
+        name
+    }
+
+    /// Keeps a variable under its own name (a stdio server's env the CLI
+    /// forwards by name).
+    pub fn keep(&mut self, pair: &KeyValue) {
+        self.env.push(pair.clone());
+    }
+
+    /// Names and hidden values, as a JSON object (`env`, `headers`).
+    pub fn map(&mut self, pairs: &[KeyValue]) -> Map<String, Value> {
+        pairs
+            .iter()
+            .map(|kv| (kv.name.clone(), Value::String(self.hide(&kv.value))))
+            .collect()
+    }
+
+    /// A URL as it may appear in a file: unchanged unless it can carry a
+    /// secret (userinfo, query, fragment, or it does not parse).
+    pub fn url(&mut self, url: &str) -> String {
+        if url_carries_secrets(url) {
+            self.hide(url)
+        } else {
+            url.to_owned()
+        }
+    }
+
+    /// The variables so far.
+    pub fn env(&self) -> &[KeyValue] {
+        &self.env
+    }
+
+    /// The variables, for [`Materialized::env`](crate::Materialized).
+    pub fn into_env(self) -> Vec<KeyValue> {
+        self.env
+    }
+}
+
+/// Whether a URL can carry a secret: userinfo, a query, a fragment, or no
+/// parse at all.
+pub fn url_carries_secrets(url: &str) -> bool {
+    url::Url::parse(url).map_or(true, |u| {
+        !u.username().is_empty()
+            || u.password().is_some()
+            || u.query().is_some()
+            || u.fragment().is_some()
+    })
+}
+
+/// The `mcp__<server>__` prefix of a server's tools in Claude-style tool
+/// lists (characters other than ASCII alphanumerics, `_` and `-` become `_`).
+pub fn mcp_tool_prefix(server: &str) -> String {
+    let normalized: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("mcp__{normalized}__")
+}
+
+/// `agent_reported` evidence from one stdout line, when it is a Claude-style
+/// `{"type":"system","subtype":"init","mcp_servers":[{name,status}],"tools":[…]}`
+/// object: per server its status, and its tool count when tools named
+/// `mcp__<server>__…` are listed. Anything else gives nothing.
+pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
+    // Cheap rejection first: most lines are not the init line.
+    if !line.contains("\"init\"") || !line.contains("mcp_servers") {
+        return Vec::new();
+    }
+    let Ok(doc) = serde_json::from_str::<Value>(line) else {
+        return Vec::new();
+    };
+    if doc.get("type").and_then(Value::as_str) != Some("system")
+        || doc.get("subtype").and_then(Value::as_str) != Some("init")
+    {
+        return Vec::new();
+    }
+    let tools: Vec<&str> = doc
+        .get("tools")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(servers) = doc.get("mcp_servers").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    servers
+        .iter()
+        .filter_map(|s| {
+            let name = s.get("name")?.as_str()?;
+            let status = s.get("status").and_then(Value::as_str).unwrap_or("unknown");
+            let prefix = mcp_tool_prefix(name);
+            let visible = tools.iter().filter(|t| t.starts_with(&prefix)).count();
+            let mut ev = Evidence::new(EvidenceKind::AgentReported, at)
+                .server(name)
+                .reported(status);
+            if visible > 0 {
+                ev = ev.tools(u32::try_from(visible).unwrap_or(u32::MAX));
+            }
+            Some(ev)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_follow_the_cli_syntax_and_values_move_to_the_environment() {
+        for (style, want) in [
+            (RefStyle::Braces, "${TETHER_MCP_1}"),
+            (RefStyle::Dollar, "$TETHER_MCP_1"),
+            (RefStyle::OpenCode, "{env:TETHER_MCP_1}"),
+            (RefStyle::Cursor, "${env:TETHER_MCP_1}"),
+            (RefStyle::Name, "TETHER_MCP_1"),
+        ] {
+            let mut refs = EnvRefs::new(style);
+            assert_eq!(refs.hide("s3cret"), want);
+            assert_eq!(refs.env(), &[KeyValue::new("TETHER_MCP_1", "s3cret")]);
+        }
+        let mut refs = EnvRefs::new(RefStyle::Braces);
+        assert_eq!(refs.url("https://h.example/mcp"), "https://h.example/mcp");
+        assert_eq!(refs.url("https://u:p@h.example/mcp"), "${TETHER_MCP_1}");
+        assert_eq!(refs.url("https://h.example/mcp?key=k"), "${TETHER_MCP_2}");
+        assert_eq!(refs.url("not a url"), "${TETHER_MCP_3}");
+    }
+
+    #[test]
+    fn the_init_line_gives_status_and_visible_tools_per_server() {
+        let line = r#"{"type":"system","subtype":"init","tools":["mcp__my_srv__a","mcp__my_srv__b","read_file"],"mcp_servers":[{"name":"my srv","status":"connected"},{"name":"other","status":"failed"}]}"#;
+        let ev = stream_json_init_reports(line, Timestamp(5));
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].server.as_deref(), Some("my srv"));
+        assert_eq!(ev[0].reported_status.as_deref(), Some("connected"));
+        assert_eq!(ev[0].tool_count, Some(2));
+        assert_eq!(ev[1].reported_status.as_deref(), Some("failed"));
+        assert_eq!(ev[1].tool_count, None);
+        for other in [
+            "",
+            "{}",
+            r#"{"type":"assistant","subtype":"init","mcp_servers":[]}"#,
+            "not json \"init\" mcp_servers",
+        ] {
+            assert!(stream_json_init_reports(other, Timestamp(1)).is_empty());
+        }
+    }
+}
