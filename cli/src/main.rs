@@ -23,9 +23,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 // Link the first-party plugins so their `inventory` registrations are present.
 use tether_acp_structured as _;
-use tether_harness_configs as _;
 use tether_passthrough_claude as _;
 use tether_passthrough_codex as _;
+use tether_passthrough_copilot as _;
+use tether_passthrough_cursor as _;
+use tether_passthrough_gemini as _;
+use tether_passthrough_opencode as _;
 
 /// Which MCP servers did an agent really get, how far did each get, and why did it stop?
 #[derive(Debug, Parser)]

@@ -54,7 +54,9 @@ impl MaterializedFile {
     /// name is one plain component; a project path is relative, made of
     /// plain components (no `..`, no `.`, nothing empty), at most four deep.
     pub fn name_problem(&self) -> Option<String> {
-        let plain = |c: &str| !c.is_empty() && c != "." && c != ".." && !c.contains('\\') && !c.contains('\0');
+        let plain = |c: &str| {
+            !c.is_empty() && c != "." && c != ".." && !c.contains('\\') && !c.contains('\0')
+        };
         match self.place {
             FilePlace::Private if self.name.contains('/') || !plain(&self.name) => Some(format!(
                 "materialized file name {:?} is not a plain name",

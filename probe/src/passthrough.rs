@@ -420,4 +420,3 @@ pub async fn run_passthrough_probe(
         tail,
     )
 }
-

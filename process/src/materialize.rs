@@ -146,15 +146,27 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&settings).expect("meta").permissions().mode();
+            let mode = std::fs::metadata(&settings)
+                .expect("meta")
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         assert_eq!(written.project_files().len(), 2);
         drop(written);
-        assert!(!project.join(".gemini").exists(), "created directory removed");
+        assert!(
+            !project.join(".gemini").exists(),
+            "created directory removed"
+        );
         assert!(!project.join(".existing/deep").exists());
-        assert!(project.join(".existing").exists(), "the user's directory stays");
-        assert!(private.join("a.json").exists(), "private files are the owner's");
+        assert!(
+            project.join(".existing").exists(),
+            "the user's directory stays"
+        );
+        assert!(
+            private.join("a.json").exists(),
+            "private files are the owner's"
+        );
         let _ = std::fs::remove_dir_all(private);
         let _ = std::fs::remove_dir_all(project);
     }
@@ -177,12 +189,9 @@ mod tests {
             "mine"
         );
         for bad in ["../escape.json", "/etc/x", "a/./b", "a//b", ""] {
-            let err = WrittenFiles::write(
-                &[MaterializedFile::project(bad, "x")],
-                &private,
-                &project,
-            )
-            .expect_err(bad);
+            let err =
+                WrittenFiles::write(&[MaterializedFile::project(bad, "x")], &private, &project)
+                    .expect_err(bad);
             assert!(err.contains("not a plain"), "{bad}: {err}");
         }
         let _ = std::fs::remove_dir_all(private);

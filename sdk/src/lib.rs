@@ -85,7 +85,9 @@ pub mod scan_fixture;
 pub use tether_core::hub::{EvidenceSink, PublishError};
 pub use tether_core::inventory::{InventoryDocument, InventoryRow};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
-pub use tether_core::passthrough::{FilePlace, Materialized, MaterializedFile, PassthroughStrategy};
+pub use tether_core::passthrough::{
+    FilePlace, Materialized, MaterializedFile, PassthroughStrategy,
+};
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;

@@ -12,9 +12,9 @@
 //!   model-visible `mcp__<server>__<tool>` count.
 
 use serde_json::{Map, Value};
+use tether_core::KeyValue;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::vocab::EvidenceKind;
-use tether_core::KeyValue;
 
 /// How a CLI spells a reference to an environment variable in its config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

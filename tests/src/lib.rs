@@ -2,9 +2,12 @@
 //! first-party plugins so their `inventory` registrations are present.
 
 pub use tether_acp_structured;
-pub use tether_harness_configs;
 pub use tether_passthrough_claude;
 pub use tether_passthrough_codex;
+pub use tether_passthrough_copilot;
+pub use tether_passthrough_cursor;
+pub use tether_passthrough_gemini;
+pub use tether_passthrough_opencode;
 
 /// Where tests write sample documents for the out-of-process schema check.
 pub fn samples_dir() -> std::path::PathBuf {

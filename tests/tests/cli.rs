@@ -269,10 +269,10 @@ fn passthrough_probe_of_a_kind_without_strategy_is_unavailable_no_strategy() {
         .args([
             "probe",
             "--passthrough",
-            "gemini",
+            "aider",
             "--json",
             "--",
-            "gemini",
+            "aider",
             "-p",
             "hi",
         ])

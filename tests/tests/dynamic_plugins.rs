@@ -25,7 +25,7 @@ fn decisions(registry: Registry) -> Vec<(String, Option<ReasonCode>)> {
         "t",
         "s",
         "e",
-        "gemini",
+        "gemini-system",
         DriveMode::Passthrough,
         Trigger::PassthroughStart,
         tether_sdk::conformance::servers(),
@@ -85,7 +85,7 @@ fn a_loaded_plugin_behaves_exactly_like_the_compiled_in_one() {
     assert_eq!(dynamic.descriptor(), compiled.descriptor());
     let servers = tether_sdk::conformance::servers();
     let ctx = PlanContext {
-        agent_kind: "gemini".into(),
+        agent_kind: "gemini-system".into(),
         drive_mode: DriveMode::Passthrough,
         capabilities: Default::default(),
         strict: true,
@@ -215,11 +215,11 @@ fn tether_plugins_lists_the_loaded_library_as_dynamic() {
     let plugins = doc["plugins"].as_array().expect("plugins");
     let gemini = plugins
         .iter()
-        .find(|p| p["name"] == "gemini-passthrough")
+        .find(|p| p["name"] == "gemini-system-settings")
         .expect("listed");
     assert_eq!(gemini["source"], "dynamic");
     assert_eq!(gemini["abi_version"], 1);
-    assert_eq!(gemini["agent_kinds"][0], "gemini");
+    assert_eq!(gemini["agent_kinds"][0], "gemini-system");
     assert!(
         plugins
             .iter()
@@ -258,7 +258,7 @@ fn probe_load_makes_the_gemini_kind_materialize() {
             "--grace",
             "0.5",
             "--passthrough",
-            "gemini",
+            "gemini-system",
             "--load",
         ])
         .arg(gemini_lib())

@@ -157,10 +157,10 @@ async fn claude_materialization_keeps_secrets_out_of_the_file_and_the_arguments(
 async fn a_kind_without_a_strategy_is_unavailable_no_strategy_and_nothing_starts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let marker = dir.path().join("started");
-    let script = dir.path().join("fake-gemini");
+    let script = dir.path().join("fake-aider");
     std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", marker.display())).expect("script");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let outcome = probe(options("gemini", &script, &[])).await;
+    let outcome = probe(options("aider", &script, &[])).await;
     assert_eq!(outcome.report.verdict, Verdict::Unavailable);
     let row = &outcome.report.report.as_ref().expect("report").servers[0];
     assert_eq!(row.reason_code, Some(ReasonCode::NoStrategy));

@@ -136,7 +136,7 @@ fn given_a_passthrough_kind_without_a_plugin_then_every_server_is_unavailable_no
     let hub = Hub::new(Registry::with_static().expect("registry"));
     let got = decisions(
         &hub,
-        "gemini",
+        "aider",
         DriveMode::Passthrough,
         AgentCapabilities::default(),
     );
@@ -145,7 +145,7 @@ fn given_a_passthrough_kind_without_a_plugin_then_every_server_is_unavailable_no
         assert_eq!(kind, DecisionKind::Unavailable);
         assert_eq!(reason, Some(ReasonCode::NoStrategy));
     }
-    let history = hub.snapshot("gemini").expect("history");
+    let history = hub.snapshot("aider").expect("history");
     for row in &history.current().expect("current").servers {
         assert_eq!(row.status, DisplayStatus::Unavailable);
         assert_ne!(row.transport, Transport::Other("none".into()));

@@ -43,9 +43,12 @@ use tether_process::{ChildGroup, ChildSpec};
 use tether_store::SqliteStore;
 
 // Link the scanners so `scanners()` has them.
-use tether_harness_configs as _;
 use tether_passthrough_claude as _;
 use tether_passthrough_codex as _;
+use tether_passthrough_copilot as _;
+use tether_passthrough_cursor as _;
+use tether_passthrough_gemini as _;
+use tether_passthrough_opencode as _;
 
 const SERVER: &str = "kandev";
 

@@ -1,27 +1,31 @@
-//! An example third-party plugin: the Gemini CLI run as a passthrough agent.
-//! It is written against `tether-sdk` only, passes the conformance kit, and
+//! An example third-party plugin: a variant of the Gemini CLI plugin that
+//! delivers through Gemini's *system* settings file instead of the project's,
+//! for hosts that must leave the working directory untouched (agent kind
+//! `gemini-system`). It is written against `tether-sdk`, reuses the
+//! first-party plugin's settings shape (`tether_passthrough_gemini::
+//! settings_document`) instead of copying it, passes the conformance kit, and
 //! builds as a shared library that `tether plugins --load` (or
-//! `tether probe --load … --passthrough gemini`) loads at run time.
+//! `tether probe --load … --passthrough gemini-system`) loads at run time.
 //!
-//! Gemini reads MCP servers from `settings.json`'s `mcpServers`
-//! (`command`/`args`/`env` for stdio, `httpUrl` for streamable HTTP, `url` for
-//! SSE, `headers`); the plugin materializes one such file and points Gemini at
-//! it with `GEMINI_CLI_SYSTEM_SETTINGS_PATH`. Secret values are `$VAR`
+//! The file is named by `GEMINI_CLI_SYSTEM_SETTINGS_PATH`. Gemini refuses a
+//! system settings file when any directory above it is writable by others
+//! (such as `/tmp`), so the host's private directory must live somewhere
+//! private (for example under `$XDG_RUNTIME_DIR`); that caveat is why the
+//! first-party plugin uses the project file. Secret values are `$VAR`
 //! references Gemini resolves from the environment the host sets.
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
 use tether_sdk::*;
 
 /// The plugin's name.
-pub const PLUGIN_NAME: &str = "gemini-passthrough";
+pub const PLUGIN_NAME: &str = "gemini-system-settings";
 /// The settings file it materializes.
 pub const SETTINGS_FILE: &str = "gemini-settings.json";
 /// The variable that points Gemini at it.
 pub const SETTINGS_ENV: &str = "GEMINI_CLI_SYSTEM_SETTINGS_PATH";
 
-/// The Gemini CLI plugin.
+/// The Gemini CLI, delivered through its system settings.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct GeminiPlugin;
 
@@ -29,7 +33,7 @@ impl TransportObserver for GeminiPlugin {
     fn descriptor(&self) -> PluginDescriptor {
         PluginDescriptor {
             name: PLUGIN_NAME.into(),
-            agent_kinds: vec!["gemini".into()],
+            agent_kinds: vec!["gemini-system".into()],
             drive_mode: DriveMode::Passthrough,
             version: env!("CARGO_PKG_VERSION").into(),
         }
@@ -67,44 +71,8 @@ impl PassthroughStrategy for GeminiPlugin {
         _: &PlanContext,
         dir: &Path,
     ) -> Result<Materialized, String> {
-        let mut env: Vec<KeyValue> = Vec::new();
-        let mut hide = |value: &str| {
-            let name = format!("TETHER_MCP_{}", env.len() + 1);
-            env.push(KeyValue::new(name.clone(), value));
-            format!("${name}")
-        };
-        let mut servers = Map::new();
-        for (planned, endpoint) in plan.delivered() {
-            let entry = match endpoint {
-                Endpoint::Stdio {
-                    command,
-                    args,
-                    env: vars,
-                    ..
-                } => {
-                    let vars: Map<String, Value> = vars
-                        .iter()
-                        .map(|kv| (kv.name.clone(), Value::String(hide(&kv.value))))
-                        .collect();
-                    json!({"command": hide(command), "args": args.iter().map(|a| hide(a)).collect::<Vec<_>>(), "env": vars})
-                }
-                Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
-                    let headers: Map<String, Value> = headers
-                        .iter()
-                        .map(|kv| (kv.name.clone(), Value::String(hide(&kv.value))))
-                        .collect();
-                    let key = if endpoint.transport() == Transport::Http {
-                        "httpUrl"
-                    } else {
-                        "url"
-                    };
-                    json!({key: hide(url), "headers": headers})
-                }
-            };
-            servers.insert(planned.spec.name.clone(), entry);
-        }
-        let contents = serde_json::to_string_pretty(&json!({"mcpServers": servers}))
-            .map_err(|e| format!("cannot encode Gemini settings: {e}"))?;
+        // The settings shape is the first-party Gemini plugin's, shared.
+        let (contents, mut env) = tether_passthrough_gemini::settings_document(plan)?;
         env.push(KeyValue::new(
             SETTINGS_ENV,
             dir.join(SETTINGS_FILE).display().to_string(),
@@ -112,10 +80,7 @@ impl PassthroughStrategy for GeminiPlugin {
         Ok(Materialized {
             args: vec![],
             env,
-            files: vec![MaterializedFile {
-                name: SETTINGS_FILE.into(),
-                contents,
-            }],
+            files: vec![MaterializedFile::private(SETTINGS_FILE, contents)],
         })
     }
 }

@@ -23,7 +23,6 @@ pub mod config_scan;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use tether_sdk::materialize::{EnvRefs, RefStyle, stream_json_init_reports};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 use tether_core::vocab::{ReasonCode, Transport};
@@ -31,6 +30,7 @@ use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
 };
+use tether_sdk::materialize::{EnvRefs, RefStyle, stream_json_init_reports};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-claude";

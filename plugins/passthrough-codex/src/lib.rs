@@ -20,12 +20,12 @@ pub mod config_scan;
 use std::path::Path;
 
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
-use tether_sdk::materialize::{EnvRefs, RefStyle, url_carries_secrets};
 use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
 };
+use tether_sdk::materialize::{EnvRefs, RefStyle, url_carries_secrets};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-codex";

@@ -1,3 +1,7 @@
+//! Gemini CLI and Qwen Code (a Gemini CLI fork with `.qwen/` for `.gemini/`,
+//! `/etc/qwen-code` for `/etc/gemini-cli` and `qwen-extension.json` beside
+//! `gemini-extension.json`).
+//!
 //! Gemini CLI: `mcpServers` in `~/.gemini/settings.json` (scope user),
 //! `<project>/.gemini/settings.json` (scope project) and
 //! `/etc/gemini-cli/settings.json` / `system-defaults.json` (scope system).
@@ -20,14 +24,41 @@ use tether_inventory::{
     string_list, substitute,
 };
 
-/// The harness name in inventory rows.
-pub const HARNESS: &str = "gemini";
+/// Where one member of the Gemini CLI family keeps its configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Family {
+    /// The harness name in inventory rows.
+    pub harness: &'static str,
+    /// The configuration directory under the home and the project.
+    pub dir: &'static str,
+    /// The system settings directory.
+    pub system_dir: &'static str,
+    /// Extension manifests read, in order.
+    pub extension_manifests: &'static [&'static str],
+}
 
-/// Scans Gemini CLI's configuration.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct GeminiConfigScanner;
+/// Gemini CLI.
+pub const GEMINI: Family = Family {
+    harness: "gemini",
+    dir: ".gemini",
+    system_dir: "/etc/gemini-cli",
+    extension_manifests: &["gemini-extension.json"],
+};
 
-tether_inventory::register_scanner!(GeminiConfigScanner);
+/// Qwen Code.
+pub const QWEN: Family = Family {
+    harness: "qwen",
+    dir: ".qwen",
+    system_dir: "/etc/qwen-code",
+    extension_manifests: &["qwen-extension.json", "gemini-extension.json"],
+};
+
+/// Scans one family member's configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct GeminiConfigScanner(pub Family);
+
+tether_inventory::register_scanner!(GeminiConfigScanner(GEMINI));
+tether_inventory::register_scanner!(GeminiConfigScanner(QWEN));
 
 struct Settings {
     scope: ConfigScope,
@@ -70,29 +101,28 @@ fn trusted(ctx: &ScanContext, rules: &Map<String, Value>, project: &Path) -> Opt
 
 impl ConfigScanner for GeminiConfigScanner {
     fn harness(&self) -> &'static str {
-        HARNESS
+        self.0.harness
     }
 
     fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
-        let home = ctx.home_root().join(".gemini");
-        let system = ctx.system_dir("/etc/gemini-cli");
+        let family = self.0;
+        let harness = family.harness;
+        let home = ctx.home_root().join(family.dir);
+        let system = ctx.system_dir(family.system_dir);
+        let project_settings = format!("{}/settings.json", family.dir);
         let mut files: Vec<(ConfigRoot, &str, ConfigScope)> = vec![
             (system.clone(), "system-defaults.json", ConfigScope::System),
             (home.clone(), "settings.json", ConfigScope::User),
         ];
         let project = ctx.project_root();
         if let Some(project) = &project {
-            files.push((
-                project.clone(),
-                ".gemini/settings.json",
-                ConfigScope::Project,
-            ));
+            files.push((project.clone(), &project_settings, ConfigScope::Project));
         }
         files.push((system, "settings.json", ConfigScope::System));
         // In precedence order, lowest first (system settings override everything).
         let mut settings: Vec<Settings> = Vec::new();
         for (root, rel, scope) in files {
-            if let Some(doc) = out.read_json(HARNESS, &root, rel, true) {
+            if let Some(doc) = out.read_json(harness, &root, rel, true) {
                 settings.push(Settings {
                     scope,
                     source: root.source(rel),
@@ -111,7 +141,7 @@ impl ConfigScanner for GeminiConfigScanner {
         let rules_source = home.source("trustedFolders.json");
         let project_untrusted = match (&ctx.project, trust_on) {
             (Some(dir), true) => {
-                let rules = out.read_json(HARNESS, &home, "trustedFolders.json", true);
+                let rules = out.read_json(harness, &home, "trustedFolders.json", true);
                 match rules.as_ref().and_then(|r| trusted(ctx, r, dir)) {
                     Some(true) => None,
                     Some(false) => Some(format!(
@@ -152,7 +182,7 @@ impl ConfigScanner for GeminiConfigScanner {
             let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
             out.add_servers(
                 ctx,
-                HARNESS,
+                harness,
                 s.scope.clone(),
                 &s.source,
                 "mcpServers",
@@ -167,7 +197,7 @@ impl ConfigScanner for GeminiConfigScanner {
                 },
             );
         }
-        scan_extensions(ctx, out, &home, &lists);
+        scan_extensions(ctx, out, family, &home, &lists);
     }
 }
 
@@ -239,21 +269,43 @@ fn extension_disabled(
 /// Extension-bundled servers: `mcpServers` in
 /// `~/.gemini/extensions/<ext>/gemini-extension.json` (scope plugin), with
 /// `${extensionPath}` expanded as Gemini does.
-fn scan_extensions(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot, lists: &Lists) {
+fn scan_extensions(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    family: Family,
+    home: &ConfigRoot,
+    lists: &Lists,
+) {
+    let harness = family.harness;
     let root = home.join("extensions");
-    let rules = out.read_json(HARNESS, &root, "extension-enablement.json", true);
+    let rules = out.read_json(harness, &root, "extension-enablement.json", true);
     let rules_source = root.source("extension-enablement.json");
-    for manifest in root.find_files("", &["gemini-extension.json"], 1) {
-        let Some(doc) = out.read_json(HARNESS, &root, &manifest, true) else {
+    // One manifest per extension: the first name in the family's order.
+    let mut manifests: std::collections::BTreeMap<String, (usize, String)> = Default::default();
+    for manifest in root.find_files("", family.extension_manifests, 1) {
+        let (dir, file) = manifest.rsplit_once('/').unwrap_or(("", manifest.as_str()));
+        let rank = family
+            .extension_manifests
+            .iter()
+            .position(|m| *m == file)
+            .unwrap_or(usize::MAX);
+        let slot = manifests
+            .entry(dir.to_owned())
+            .or_insert((rank, manifest.clone()));
+        if rank < slot.0 {
+            *slot = (rank, manifest.clone());
+        }
+    }
+    for (dir, (_, manifest)) in manifests {
+        let Some(doc) = out.read_json(harness, &root, &manifest, true) else {
             continue;
         };
-        let dir = manifest.rsplit_once('/').map_or("", |(d, _)| d);
         let name = doc
             .get("name")
             .and_then(Value::as_str)
-            .unwrap_or(dir)
+            .unwrap_or(&dir)
             .to_owned();
-        let path = root.dir().join(dir).to_string_lossy().into_owned();
+        let path = root.dir().join(&dir).to_string_lossy().into_owned();
         let Some(servers) = doc.get("mcpServers") else {
             continue;
         };
@@ -261,7 +313,7 @@ fn scan_extensions(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot, l
         let off = extension_disabled(ctx, rules.as_ref(), &name);
         out.add_servers(
             ctx,
-            HARNESS,
+            harness,
             ConfigScope::Plugin,
             &root.source(&manifest),
             "mcpServers",

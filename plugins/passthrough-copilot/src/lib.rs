@@ -1,0 +1,281 @@
+//! tether-passthrough-copilot: the plugin for the GitHub Copilot CLI
+//! (`copilot -p …`) run as a passthrough process.
+//!
+//! - Decides: stdio (`type: local`), streamable HTTP (`http`) and SSE (`sse`)
+//!   all pass, with headers.
+//! - Materializes one `{"mcpServers": …}` file in the host's private
+//!   directory and passes it with `--additional-mcp-config @FILE`, which adds
+//!   to the user's `~/.copilot/mcp-config.json` for this run. Strict mode adds
+//!   `--disable-builtin-mcps` (the bundled GitHub servers); the user's own
+//!   servers cannot be switched off by flag without naming them.
+//! - Secret-bearing values (the command, its arguments and cwd, env and
+//!   header values, URLs with userinfo or a query) are `${TETHER_MCP_n}`
+//!   references, which Copilot expands per value from the environment the
+//!   host sets. Every tool is allowed (`tools: ["*"]`): filtering tools is the
+//!   user's configuration, not the delivery's.
+//! - With `--output-format json` Copilot prints JSONL events;
+//!   `session.mcp_server_status_changed` and `session.mcp_servers_loaded`
+//!   carry each server's status, and `session.mcp_server_tools_loaded` its
+//!   tool count. They become `agent_reported` evidence.
+//! - Scans Copilot's own configuration for `tether inventory`
+//!   ([`config_scan`]).
+
+pub mod config_scan;
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
+use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
+};
+use tether_sdk::materialize::{EnvRefs, RefStyle};
+
+/// The plugin's registered name.
+pub const PLUGIN_NAME: &str = "passthrough-copilot";
+/// The agent kinds it handles.
+pub const AGENT_KINDS: [&str; 2] = ["copilot", "copilot-cli"];
+/// The file it materializes.
+pub const CONFIG_FILE: &str = "copilot-mcp-config.json";
+
+/// Decides and materializes MCP servers for the Copilot CLI.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PassthroughCopilot;
+
+impl TransportObserver for PassthroughCopilot {
+    fn descriptor(&self) -> PluginDescriptor {
+        PluginDescriptor {
+            name: PLUGIN_NAME.into(),
+            agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
+            drive_mode: DriveMode::Passthrough,
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
+        match server.endpoints.first().map(Endpoint::transport) {
+            Some(transport @ (Transport::Stdio | Transport::Http | Transport::Sse)) => {
+                Decision::Deliver {
+                    transport,
+                    via: Delivery::ConfigFile,
+                }
+            }
+            _ => Decision::filter(ReasonCode::TransportUnsupported),
+        }
+    }
+
+    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+        Some(self)
+    }
+}
+
+/// One `mcpServers` entry in Copilot's shape.
+pub fn copilot_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
+    match endpoint {
+        Endpoint::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut entry = json!({
+                "type": "local",
+                "command": refs.hide(command),
+                "args": args.iter().map(|a| refs.hide(a)).collect::<Vec<_>>(),
+                "env": refs.map(env),
+                "tools": ["*"],
+            });
+            if let Some(cwd) = cwd {
+                entry["cwd"] = Value::String(refs.hide(cwd));
+            }
+            entry
+        }
+        Endpoint::Http { url, headers } => {
+            json!({"type": "http", "url": refs.url(url), "headers": refs.map(headers), "tools": ["*"]})
+        }
+        Endpoint::Sse { url, headers } => {
+            json!({"type": "sse", "url": refs.url(url), "headers": refs.map(headers), "tools": ["*"]})
+        }
+    }
+}
+
+impl PassthroughStrategy for PassthroughCopilot {
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            http: Some(true),
+            sse: Some(true),
+            load_session: Some(false),
+        }
+    }
+
+    fn materialize(
+        &self,
+        plan: &Plan,
+        ctx: &PlanContext,
+        dir: &Path,
+    ) -> Result<Materialized, String> {
+        let mut refs = EnvRefs::new(RefStyle::Braces);
+        let servers: Map<String, Value> = plan
+            .delivered()
+            .map(|(p, endpoint)| (p.spec.name.clone(), copilot_entry(endpoint, &mut refs)))
+            .collect();
+        let contents = serde_json::to_string_pretty(&json!({"mcpServers": servers}))
+            .map_err(|e| format!("cannot encode the MCP configuration: {e}"))?;
+        let mut args = vec![
+            "--additional-mcp-config".to_owned(),
+            format!("@{}", dir.join(CONFIG_FILE).display()),
+        ];
+        if ctx.strict {
+            args.push("--disable-builtin-mcps".to_owned());
+        }
+        Ok(Materialized {
+            args,
+            env: refs.into_env(),
+            files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
+        })
+    }
+
+    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+        if !line.contains("\"session.mcp_") {
+            return Vec::new();
+        }
+        let Ok(doc) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        let data = doc.get("data");
+        let text = |v: Option<&Value>, key: &str| {
+            v.and_then(|v| v.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let report = |name: String| Evidence::new(EvidenceKind::AgentReported, at).server(name);
+        match doc.get("type").and_then(Value::as_str) {
+            Some("session.mcp_server_status_changed") => {
+                match (text(data, "serverName"), text(data, "status")) {
+                    (Some(name), Some(status)) => vec![report(name).reported(status)],
+                    _ => Vec::new(),
+                }
+            }
+            Some("session.mcp_servers_loaded") => data
+                .and_then(|d| d.get("servers"))
+                .and_then(Value::as_array)
+                .map(|servers| {
+                    servers
+                        .iter()
+                        .filter_map(|s| {
+                            let name = text(Some(s), "name")?;
+                            let status = text(Some(s), "status")?;
+                            Some(report(name).reported(status))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Some("session.mcp_server_tools_loaded") => {
+                let count = data
+                    .and_then(|d| d.get("toolCount"))
+                    .and_then(Value::as_u64)
+                    .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+                match (text(data, "serverName"), count) {
+                    (Some(name), Some(count)) => vec![report(name).tools(count)],
+                    _ => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughCopilot));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::KeyValue;
+    use tether_core::observer::plan;
+    use tether_core::vocab::ServerSource;
+
+    #[test]
+    fn servers_become_one_additional_config_with_references() {
+        let ctx = PlanContext {
+            agent_kind: "copilot".into(),
+            drive_mode: DriveMode::Passthrough,
+            capabilities: PassthroughCopilot.capabilities(),
+            strict: true,
+        };
+        let servers = vec![
+            ServerSpec::new(
+                "local",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: "/home/u/srv".into(),
+                    args: vec!["--token=arg-secret".into()],
+                    env: vec![KeyValue::new("API_KEY", "env-\"secret")],
+                    cwd: None,
+                },
+            ),
+            ServerSpec::new(
+                "remote",
+                ServerSource::Profile,
+                Endpoint::Http {
+                    url: "https://h.example/mcp".into(),
+                    headers: vec![KeyValue::new("Authorization", "Bearer hdr-secret")],
+                },
+            ),
+        ];
+        let planned = plan(Some(&PassthroughCopilot), &servers, &ctx);
+        let m = PassthroughCopilot
+            .materialize(&planned, &ctx, Path::new("/p"))
+            .expect("materialize");
+        assert_eq!(
+            m.args,
+            [
+                "--additional-mcp-config",
+                "@/p/copilot-mcp-config.json",
+                "--disable-builtin-mcps"
+            ]
+        );
+        let doc: Value = serde_json::from_str(&m.files[0].contents).expect("json");
+        assert_eq!(doc["mcpServers"]["local"]["command"], "${TETHER_MCP_1}");
+        assert_eq!(doc["mcpServers"]["local"]["tools"], json!(["*"]));
+        assert_eq!(doc["mcpServers"]["remote"]["type"], "http");
+        for secret in ["arg-secret", "env-\"secret", "hdr-secret", "/home/u"] {
+            assert!(!m.files[0].contents.contains(secret));
+            assert!(m.env.iter().any(|kv| kv.value.contains(secret)));
+        }
+    }
+
+    #[test]
+    fn status_and_tool_events_become_agent_reports() {
+        let p = PassthroughCopilot;
+        let ev = p.observe_output(
+            r#"{"type":"session.mcp_server_status_changed","data":{"serverName":"ev","status":"connected"}}"#,
+            Timestamp(1),
+        );
+        assert_eq!(ev[0].server.as_deref(), Some("ev"));
+        assert_eq!(ev[0].reported_status.as_deref(), Some("connected"));
+        let ev = p.observe_output(
+            r#"{"type":"session.mcp_server_tools_loaded","data":{"serverName":"ev","toolCount":16}}"#,
+            Timestamp(2),
+        );
+        assert_eq!(ev[0].tool_count, Some(16));
+        assert_eq!(ev[0].reported_status, None);
+        let ev = p.observe_output(
+            r#"{"type":"session.mcp_servers_loaded","data":{"servers":[{"name":"a","status":"failed"},{"name":"b"}]}}"#,
+            Timestamp(3),
+        );
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].reported_status.as_deref(), Some("failed"));
+        assert!(
+            p.observe_output(r#"{"type":"user.message"}"#, Timestamp(4))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn the_plugin_passes_the_conformance_kit() {
+        tether_sdk::conformance::assert_conforms(&PassthroughCopilot);
+    }
+}

@@ -1,0 +1,52 @@
+//! The Cursor scanner against fixture machines: user and project files,
+//! `disabled`; planted secrets throughout.
+
+use tether_core::inventory::InventoryDocument;
+use tether_passthrough_cursor::config_scan::CursorConfigScanner;
+use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row};
+
+const SECRETS: [&str; 4] = [
+    "sekret-oc-env-2291",
+    "sekret-oc-hdr-77d1",
+    "sekret-cursor-hdr-6c",
+    "sekret-gem-hdr-90ab",
+];
+
+fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(doc).expect("json"),
+        &SECRETS,
+    );
+    assert_states(doc, harness, expect);
+}
+
+#[test]
+fn given_cursor_user_and_project_files_then_disabled_servers_say_so() {
+    let f = ScanFixture::new();
+    f.home(
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"cur-user": {"url": "https://cursor.example.com/mcp",
+                                          "headers": {"X-Api-Key": "sekret-cursor-hdr-6c"}}}}"#,
+    );
+    f.project(
+        ".cursor/mcp.json",
+        r#"{"mcpServers": {"cur-proj": {"command": "fake-mcp"},
+                           "cur-off": {"command": "fake-mcp", "disabled": true}}}"#,
+    );
+    let doc = f.scan(&CursorConfigScanner);
+    check(
+        &doc,
+        "cursor",
+        &[
+            ("user", "cur-user", ON),
+            ("project", "cur-proj", ON),
+            ("project", "cur-off", off("disabled_in_config")),
+        ],
+    );
+    assert_eq!(
+        row(&doc, "cursor", "user", "cur-user").diagnostics.headers,
+        ["X-Api-Key"]
+    );
+}

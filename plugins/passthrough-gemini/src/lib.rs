@@ -1,0 +1,303 @@
+//! tether-passthrough-gemini: the plugins for the Gemini CLI (`gemini -p …`)
+//! and its fork Qwen Code (`qwen -p …`), run as passthrough processes.
+//!
+//! - Decides: stdio (`command`), streamable HTTP (`httpUrl`) and SSE (`url`)
+//!   all pass, with headers.
+//! - Materializes `mcpServers` into the project settings file the CLI reads
+//!   from its working directory (`.gemini/settings.json`,
+//!   `.qwen/settings.json`; [`FilePlace::Project`]): neither CLI takes a
+//!   settings file by flag that expands variables, and Gemini refuses a
+//!   system settings file under a world-writable directory such as `/tmp`.
+//!   The host never overwrites a settings file that is already there. Every
+//!   secret-bearing value (the command, its arguments and cwd, env and header
+//!   values, URLs with userinfo or a query) is a `$TETHER_MCP_n` reference
+//!   that the CLI expands from the environment the host sets.
+//! - Sets the workspace trusted for a Gemini run (`GEMINI_CLI_TRUST_WORKSPACE`),
+//!   since an untrusted folder's settings are ignored, and in strict mode
+//!   passes `--allowed-mcp-server-names` with the delivered names, so servers
+//!   from the user's own settings stay out.
+//! - Qwen Code prints a Claude-style `system/init` line with
+//!   `--output-format stream-json`; its `mcp_servers` statuses and
+//!   `mcp__<server>__` tools become `agent_reported` evidence. Gemini's
+//!   stream-json `init` line names no servers, so Gemini reports nothing.
+//! - Scans both CLIs' configuration for `tether inventory` ([`config_scan`]).
+
+pub mod config_scan;
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::vocab::{ReasonCode, Transport};
+use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
+};
+use tether_sdk::materialize::{EnvRefs, RefStyle, stream_json_init_reports};
+
+/// One member of the Gemini CLI family, as a plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The registered plugin name.
+    pub plugin: &'static str,
+    /// The agent kinds it handles.
+    pub kinds: &'static [&'static str],
+    /// The project settings file it materializes.
+    pub settings: &'static str,
+    /// Environment that makes the CLI trust the working directory.
+    pub trust_env: &'static [(&'static str, &'static str)],
+    /// Whether it prints a Claude-style `system/init` line.
+    pub reports_init: bool,
+}
+
+/// The Gemini CLI.
+pub const GEMINI: Dialect = Dialect {
+    plugin: "passthrough-gemini",
+    kinds: &["gemini", "gemini-cli"],
+    settings: ".gemini/settings.json",
+    trust_env: &[("GEMINI_CLI_TRUST_WORKSPACE", "true")],
+    reports_init: false,
+};
+
+/// Qwen Code.
+pub const QWEN: Dialect = Dialect {
+    plugin: "passthrough-qwen",
+    kinds: &["qwen", "qwen-code"],
+    settings: ".qwen/settings.json",
+    // Qwen Code has no such switch; its folder trust is off unless the
+    // user turned it on (then an untrusted project's settings are ignored).
+    trust_env: &[],
+    reports_init: true,
+};
+
+/// Decides and materializes MCP servers for one Gemini-family CLI.
+#[derive(Debug, Clone, Copy)]
+pub struct PassthroughGemini(pub Dialect);
+
+impl TransportObserver for PassthroughGemini {
+    fn descriptor(&self) -> PluginDescriptor {
+        PluginDescriptor {
+            name: self.0.plugin.into(),
+            agent_kinds: self.0.kinds.iter().map(|k| (*k).to_owned()).collect(),
+            drive_mode: DriveMode::Passthrough,
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
+        match server.endpoints.first().map(Endpoint::transport) {
+            Some(transport @ (Transport::Stdio | Transport::Http | Transport::Sse)) => {
+                Decision::Deliver {
+                    transport,
+                    via: Delivery::ConfigFile,
+                }
+            }
+            _ => Decision::filter(ReasonCode::TransportUnsupported),
+        }
+    }
+
+    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+        Some(self)
+    }
+}
+
+/// One `mcpServers` entry in the Gemini settings shape; secret-bearing values
+/// become `$VAR` references whose values go into `refs`.
+pub fn settings_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
+    match endpoint {
+        Endpoint::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut entry = json!({
+                "command": refs.hide(command),
+                "args": args.iter().map(|a| refs.hide(a)).collect::<Vec<_>>(),
+                "env": refs.map(env),
+            });
+            if let Some(cwd) = cwd {
+                entry["cwd"] = Value::String(refs.hide(cwd));
+            }
+            entry
+        }
+        Endpoint::Http { url, headers } => {
+            json!({"httpUrl": refs.url(url), "headers": refs.map(headers)})
+        }
+        Endpoint::Sse { url, headers } => {
+            json!({"url": refs.url(url), "headers": refs.map(headers)})
+        }
+    }
+}
+
+/// The `{"mcpServers": …}` settings document for a plan's delivered servers,
+/// and the environment its references need.
+pub fn settings_document(plan: &Plan) -> Result<(String, Vec<KeyValue>), String> {
+    let mut refs = EnvRefs::new(RefStyle::Dollar);
+    let servers: Map<String, Value> = plan
+        .delivered()
+        .map(|(p, endpoint)| (p.spec.name.clone(), settings_entry(endpoint, &mut refs)))
+        .collect();
+    let contents = serde_json::to_string_pretty(&json!({"mcpServers": servers}))
+        .map_err(|e| format!("cannot encode the settings: {e}"))?;
+    Ok((contents, refs.into_env()))
+}
+
+impl PassthroughStrategy for PassthroughGemini {
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            http: Some(true),
+            sse: Some(true),
+            load_session: Some(false),
+        }
+    }
+
+    fn materialize(
+        &self,
+        plan: &Plan,
+        ctx: &PlanContext,
+        _: &Path,
+    ) -> Result<Materialized, String> {
+        let (contents, mut env) = settings_document(plan)?;
+        env.extend(self.0.trust_env.iter().map(|(k, v)| KeyValue::new(*k, *v)));
+        let mut args = Vec::new();
+        if ctx.strict {
+            for (p, _) in plan.delivered() {
+                args.push("--allowed-mcp-server-names".to_owned());
+                args.push(p.spec.name.clone());
+            }
+        }
+        Ok(Materialized {
+            args,
+            env,
+            files: vec![MaterializedFile::project(self.0.settings, contents)],
+        })
+    }
+
+    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+        if self.0.reports_init {
+            stream_json_init_reports(line, at)
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+tether_core::register_plugin!(GEMINI.plugin, || Box::new(PassthroughGemini(GEMINI)));
+tether_core::register_plugin!(QWEN.plugin, || Box::new(PassthroughGemini(QWEN)));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::observer::plan;
+    use tether_core::passthrough::FilePlace;
+    use tether_core::vocab::ServerSource;
+
+    fn ctx(kind: &str, strict: bool) -> PlanContext {
+        PlanContext {
+            agent_kind: kind.into(),
+            drive_mode: DriveMode::Passthrough,
+            capabilities: PassthroughGemini(GEMINI).capabilities(),
+            strict,
+        }
+    }
+
+    #[test]
+    fn every_transport_goes_into_the_project_settings_with_values_as_references() {
+        let servers = vec![
+            ServerSpec::new(
+                "local",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: "/home/u/bin/srv".into(),
+                    args: vec!["--key=arg-secret".into()],
+                    env: vec![KeyValue::new("API_KEY", "env-secret")],
+                    cwd: Some("/home/u/proj".into()),
+                },
+            ),
+            ServerSpec::new(
+                "remote",
+                ServerSource::Profile,
+                Endpoint::Http {
+                    url: "https://h.example/mcp".into(),
+                    headers: vec![KeyValue::new("Authorization", "Bearer hdr-secret")],
+                },
+            ),
+            ServerSpec::new(
+                "legacy",
+                ServerSource::Profile,
+                Endpoint::Sse {
+                    url: "https://h.example/sse?token=q-secret".into(),
+                    headers: vec![],
+                },
+            ),
+        ];
+        for (dialect, dir) in [(GEMINI, ".gemini"), (QWEN, ".qwen")] {
+            let plugin = PassthroughGemini(dialect);
+            let ctx = ctx(dialect.kinds[0], true);
+            let planned = plan(Some(&plugin), &servers, &ctx);
+            let m = plugin
+                .materialize(&planned, &ctx, Path::new("/private"))
+                .expect("materialize");
+            assert_eq!(m.files.len(), 1);
+            let file = &m.files[0];
+            assert_eq!(file.place, FilePlace::Project);
+            assert_eq!(file.name, format!("{dir}/settings.json"));
+            for secret in [
+                "arg-secret",
+                "env-secret",
+                "hdr-secret",
+                "q-secret",
+                "/home/u",
+            ] {
+                assert!(!file.contents.contains(secret), "{secret} in the file");
+                assert!(!m.args.join(" ").contains(secret), "{secret} in the args");
+                assert!(m.env.iter().any(|kv| kv.value.contains(secret)), "{secret}");
+            }
+            let doc: Value = serde_json::from_str(&file.contents).expect("json");
+            let s = &doc["mcpServers"];
+            assert_eq!(s["local"]["command"], "$TETHER_MCP_1");
+            assert_eq!(s["local"]["env"]["API_KEY"], "$TETHER_MCP_3");
+            assert_eq!(s["remote"]["httpUrl"], "https://h.example/mcp");
+            assert!(s["remote"]["headers"]["Authorization"].is_string());
+            assert!(s["legacy"]["url"].as_str().expect("url").starts_with('$'));
+            assert_eq!(
+                m.args,
+                [
+                    "--allowed-mcp-server-names",
+                    "local",
+                    "--allowed-mcp-server-names",
+                    "remote",
+                    "--allowed-mcp-server-names",
+                    "legacy"
+                ]
+            );
+            assert_eq!(
+                m.env
+                    .iter()
+                    .any(|kv| kv.name == "GEMINI_CLI_TRUST_WORKSPACE" && kv.value == "true"),
+                dialect == GEMINI
+            );
+        }
+    }
+
+    #[test]
+    fn only_qwen_reads_the_init_line() {
+        let line = r#"{"type":"system","subtype":"init","tools":["mcp__ev__echo"],"mcp_servers":[{"name":"ev","status":"connected"}]}"#;
+        let qwen = PassthroughGemini(QWEN).observe_output(line, Timestamp(1));
+        assert_eq!(qwen.len(), 1);
+        assert_eq!(qwen[0].tool_count, Some(1));
+        assert!(
+            PassthroughGemini(GEMINI)
+                .observe_output(line, Timestamp(1))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn both_plugins_pass_the_conformance_kit() {
+        tether_sdk::conformance::assert_conforms(&PassthroughGemini(GEMINI));
+        tether_sdk::conformance::assert_conforms(&PassthroughGemini(QWEN));
+    }
+}

@@ -1,0 +1,126 @@
+//! The Gemini CLI scanner against fixture machines: the exclude list, folder
+//! trust, extensions and their per-folder enablement; planted secrets throughout.
+
+use std::path::Path;
+
+use serde_json::json;
+use tether_core::inventory::InventoryDocument;
+use tether_passthrough_gemini::config_scan::{GEMINI, GeminiConfigScanner};
+use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
+
+const SECRETS: [&str; 4] = [
+    "sekret-oc-env-2291",
+    "sekret-oc-hdr-77d1",
+    "sekret-cursor-hdr-6c",
+    "sekret-gem-hdr-90ab",
+];
+
+fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(doc).expect("json"),
+        &SECRETS,
+    );
+    assert_states(doc, harness, expect);
+}
+
+fn gemini(f: &ScanFixture) {
+    f.home(
+        ".gemini/settings.json",
+        r#"{
+  "security": {"folderTrust": {"enabled": true}},
+  "mcp": {"excluded": ["g-excluded"]},
+  "mcpServers": {
+    "g-sse": {"url": "https://gem.example.com/sse"},
+    "g-http": {"httpUrl": "https://gem.example.com/mcp", "headers": {"Authorization": "Bearer sekret-gem-hdr-90ab"},
+               "includeTools": ["lookup"], "excludeTools": ["drop"], "trust": true},
+    "g-excluded": {"command": "fake-mcp"}
+  }
+}"#,
+    );
+    f.project(
+        ".gemini/settings.json",
+        r#"{"mcpServers": {"g-proj": {"command": "fake-mcp"}}}"#,
+    );
+    f.home(
+        ".gemini/extensions/ext-tools/gemini-extension.json",
+        r#"{"name": "ext-tools", "version": "1.0.0",
+            "mcpServers": {"ext-srv": {"command": "${extensionPath}/run", "args": ["--stdio"]}}}"#,
+    );
+    ScanFixture::executable(&f.home.join(".gemini/extensions/ext-tools/run"));
+    f.home(
+        ".gemini/extensions/ext-quiet/gemini-extension.json",
+        r#"{"name": "ext-quiet", "mcpServers": {"ext-quiet-srv": {"httpUrl": "https://quiet.example.com/mcp"}}}"#,
+    );
+    f.home(
+        ".gemini/extensions/extension-enablement.json",
+        &json!({"ext-quiet": {"overrides": [format!("!{}/*", f.project.display())]}}).to_string(),
+    );
+}
+
+#[test]
+fn given_gemini_settings_trust_and_extensions_then_each_server_has_its_precise_state() {
+    let f = ScanFixture::new();
+    gemini(&f);
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    check(
+        &doc,
+        "gemini",
+        &[
+            ("user", "g-sse", ON),
+            ("user", "g-http", ON),
+            ("user", "g-excluded", off("excluded")),
+            ("project", "g-proj", off("untrusted_folder")),
+            ("plugin", "ext-srv", ON),
+            ("plugin", "ext-quiet-srv", off("disabled_in_config")),
+        ],
+    );
+    assert_eq!(
+        row(&doc, "gemini", "user", "g-sse").transport.to_string(),
+        "sse"
+    );
+    assert_eq!(
+        row(&doc, "gemini", "user", "g-http").transport.to_string(),
+        "http"
+    );
+    // The extension placeholder is expanded, not taken for an environment reference.
+    let ext = row(&doc, "gemini", "plugin", "ext-srv");
+    assert_eq!(ext.diagnostics.command_resolves, Some(true), "{ext:#?}");
+    assert!(ext.diagnostics.env.is_empty(), "{ext:#?}");
+    assert_eq!(
+        ext.source,
+        "~/.gemini/extensions/ext-tools/gemini-extension.json"
+    );
+    let g_http = row(&doc, "gemini", "user", "g-http");
+    assert!(
+        g_http
+            .diagnostics
+            .settings
+            .contains(&"trust=true".to_owned())
+    );
+    assert_eq!(
+        g_http.diagnostics.include_tools.as_deref(),
+        Some(&["lookup".to_owned()][..])
+    );
+}
+
+#[test]
+fn given_a_trusted_real_path_when_the_project_is_reached_through_a_symlink_then_gemini_trusts_it() {
+    let f = ScanFixture::new();
+    gemini(&f);
+    let real = f.project.to_string_lossy().into_owned();
+    f.home(
+        ".gemini/trustedFolders.json",
+        &json!({ real: "TRUST_FOLDER" }).to_string(),
+    );
+    let link: &Path = &f.root().join("link-to-proj");
+    std::os::unix::fs::symlink(&f.project, link).expect("ln");
+    let doc =
+        tether_inventory::scan_all(&f.context_for(link), &[&GeminiConfigScanner(GEMINI)], &[]);
+    assert_eq!(
+        state(row(&doc, "gemini", "project", "g-proj")),
+        ON,
+        "trusted now"
+    );
+}

@@ -1,0 +1,245 @@
+//! tether-passthrough-opencode: the plugin for OpenCode run as a passthrough
+//! process (`opencode run …`; as an ACP agent, `opencode acp`, it is the ACP
+//! plugin's).
+//!
+//! - Decides: stdio (`type: local`), streamable HTTP and SSE (`type: remote`;
+//!   OpenCode tries streamable HTTP and falls back to SSE) all pass.
+//! - Materializes an OpenCode config file in the host's private directory and
+//!   points `OPENCODE_CONFIG` at it. OpenCode merges it over the user's own
+//!   configuration, so there is no strict mode: the user's servers also load.
+//! - Secret-bearing values (the command and its arguments, env and header
+//!   values, URLs with userinfo or a query) are `{env:TETHER_MCP_n}`
+//!   references. OpenCode substitutes them into the file's *text* before it
+//!   parses it, so a value holding `"`, `\`, `{` or a control character would
+//!   break the JSON or splice into it: such a server is
+//!   `unavailable/materialization_failed`, saying why, rather than delivered.
+//! - OpenCode prints no machine-readable MCP status in `run` mode, so it
+//!   reports nothing; the observed endpoint and relay are the evidence.
+//! - Scans OpenCode's own configuration for `tether inventory`
+//!   ([`config_scan`]).
+
+pub mod config_scan;
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::vocab::ReasonCode;
+use tether_core::{
+    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    PluginDescriptor, ServerSpec, TransportObserver,
+};
+use tether_sdk::materialize::{EnvRefs, RefStyle};
+
+/// The plugin's registered name.
+pub const PLUGIN_NAME: &str = "passthrough-opencode";
+/// The agent kinds it handles.
+pub const AGENT_KINDS: [&str; 1] = ["opencode"];
+/// The file it materializes.
+pub const CONFIG_FILE: &str = "opencode.json";
+/// The variable that points OpenCode at it.
+pub const CONFIG_ENV: &str = "OPENCODE_CONFIG";
+
+/// Decides and materializes MCP servers for OpenCode.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PassthroughOpenCode;
+
+/// Whether OpenCode's textual `{env:…}` substitution keeps `value` intact
+/// inside a JSON string.
+pub fn survives_substitution(value: &str) -> bool {
+    !value
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c == '{' || c == '}' || c.is_control())
+}
+
+fn values(endpoint: &Endpoint) -> Vec<&str> {
+    match endpoint {
+        Endpoint::Stdio {
+            command, args, env, ..
+        } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .chain(env.iter().map(|kv| kv.value.as_str()))
+            .collect(),
+        Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
+            std::iter::once(url.as_str())
+                .chain(headers.iter().map(|kv| kv.value.as_str()))
+                .collect()
+        }
+    }
+}
+
+impl TransportObserver for PassthroughOpenCode {
+    fn descriptor(&self) -> PluginDescriptor {
+        PluginDescriptor {
+            name: PLUGIN_NAME.into(),
+            agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
+            drive_mode: DriveMode::Passthrough,
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+
+    fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
+        let Some(endpoint) = server.endpoints.first() else {
+            return Decision::filter(ReasonCode::TransportUnsupported);
+        };
+        if !values(endpoint).into_iter().all(survives_substitution) {
+            return Decision::Unavailable {
+                reason_code: ReasonCode::MaterializationFailed,
+                summary: Some(
+                    "a value holds a quote, backslash, brace or control character, which OpenCode's {env:…} substitution would splice into its JSON"
+                        .into(),
+                ),
+            };
+        }
+        Decision::Deliver {
+            transport: endpoint.transport(),
+            via: Delivery::ConfigFile,
+        }
+    }
+
+    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+        Some(self)
+    }
+}
+
+/// One `mcp` entry in OpenCode's shape.
+pub fn opencode_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
+    match endpoint {
+        Endpoint::Stdio {
+            command, args, env, ..
+        } => {
+            let command: Vec<String> = std::iter::once(command)
+                .chain(args)
+                .map(|w| refs.hide(w))
+                .collect();
+            json!({"type": "local", "command": command, "environment": refs.map(env), "enabled": true})
+        }
+        Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
+            json!({"type": "remote", "url": refs.url(url), "headers": refs.map(headers), "enabled": true})
+        }
+    }
+}
+
+impl PassthroughStrategy for PassthroughOpenCode {
+    fn capabilities(&self) -> AgentCapabilities {
+        AgentCapabilities {
+            http: Some(true),
+            sse: Some(true),
+            load_session: Some(false),
+        }
+    }
+
+    fn materialize(
+        &self,
+        plan: &Plan,
+        _: &PlanContext,
+        dir: &Path,
+    ) -> Result<Materialized, String> {
+        let mut refs = EnvRefs::new(RefStyle::OpenCode);
+        let servers: Map<String, Value> = plan
+            .delivered()
+            .map(|(p, endpoint)| (p.spec.name.clone(), opencode_entry(endpoint, &mut refs)))
+            .collect();
+        let contents = serde_json::to_string_pretty(
+            &json!({"$schema": "https://opencode.ai/config.json", "mcp": servers}),
+        )
+        .map_err(|e| format!("cannot encode the OpenCode configuration: {e}"))?;
+        let mut env = refs.into_env();
+        env.push(KeyValue::new(
+            CONFIG_ENV,
+            dir.join(CONFIG_FILE).display().to_string(),
+        ));
+        Ok(Materialized {
+            args: vec![],
+            env,
+            files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
+        })
+    }
+}
+
+tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughOpenCode));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::observer::plan;
+    use tether_core::vocab::ServerSource;
+
+    fn ctx() -> PlanContext {
+        PlanContext {
+            agent_kind: "opencode".into(),
+            drive_mode: DriveMode::Passthrough,
+            capabilities: PassthroughOpenCode.capabilities(),
+            strict: true,
+        }
+    }
+
+    #[test]
+    fn servers_become_mcp_entries_with_env_references() {
+        let servers = vec![
+            ServerSpec::new(
+                "local",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: "/home/u/srv".into(),
+                    args: vec!["--token=arg-secret".into()],
+                    env: vec![KeyValue::new("API_KEY", "env-secret")],
+                    cwd: None,
+                },
+            ),
+            ServerSpec::new(
+                "remote",
+                ServerSource::Profile,
+                Endpoint::Sse {
+                    url: "https://h.example/sse".into(),
+                    headers: vec![KeyValue::new("X-Key", "hdr-secret")],
+                },
+            ),
+            ServerSpec::new(
+                "quoted",
+                ServerSource::Profile,
+                Endpoint::Stdio {
+                    command: "srv".into(),
+                    args: vec!["say \"hi\"".into()],
+                    env: vec![],
+                    cwd: None,
+                },
+            ),
+        ];
+        let planned = plan(Some(&PassthroughOpenCode), &servers, &ctx());
+        let quoted = &planned.servers[2];
+        assert!(matches!(
+            &quoted.decision,
+            Decision::Unavailable { reason_code: ReasonCode::MaterializationFailed, summary: Some(s) } if !s.contains("say")
+        ));
+        let m = PassthroughOpenCode
+            .materialize(&planned, &ctx(), Path::new("/private/dir"))
+            .expect("materialize");
+        let file = &m.files[0].contents;
+        for secret in ["arg-secret", "env-secret", "hdr-secret", "/home/u"] {
+            assert!(!file.contains(secret), "{secret} in {file}");
+        }
+        let doc: Value = serde_json::from_str(file).expect("json");
+        assert_eq!(
+            doc["mcp"]["local"]["command"],
+            json!(["{env:TETHER_MCP_1}", "{env:TETHER_MCP_2}"])
+        );
+        assert_eq!(
+            doc["mcp"]["local"]["environment"]["API_KEY"],
+            "{env:TETHER_MCP_3}"
+        );
+        assert_eq!(doc["mcp"]["remote"]["type"], "remote");
+        assert_eq!(doc["mcp"]["remote"]["url"], "https://h.example/sse");
+        assert!(doc["mcp"].get("quoted").is_none());
+        assert!(
+            m.env
+                .iter()
+                .any(|kv| kv.name == CONFIG_ENV && kv.value == "/private/dir/opencode.json")
+        );
+    }
+
+    #[test]
+    fn the_plugin_passes_the_conformance_kit() {
+        tether_sdk::conformance::assert_conforms(&PassthroughOpenCode);
+    }
+}

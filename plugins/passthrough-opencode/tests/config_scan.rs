@@ -1,0 +1,100 @@
+//! The OpenCode scanner against fixture machines in the documented shapes:
+//! JSONC and layered files (a later `enabled: false` wins, the newer
+//! `mcp.servers` shape, its environment variables); planted secrets throughout.
+
+use tether_core::inventory::InventoryDocument;
+use tether_passthrough_opencode::config_scan::OpenCodeConfigScanner;
+use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
+
+const SECRETS: [&str; 4] = [
+    "sekret-oc-env-2291",
+    "sekret-oc-hdr-77d1",
+    "sekret-cursor-hdr-6c",
+    "sekret-gem-hdr-90ab",
+];
+
+fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(doc).expect("json"),
+        &SECRETS,
+    );
+    assert_states(doc, harness, expect);
+}
+
+fn opencode(f: &ScanFixture) {
+    f.home(
+        ".config/opencode/opencode.jsonc",
+        r#"{
+  // comments and trailing commas are allowed here
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "o-local": {"type": "local", "command": ["fake-mcp", "--stdio"],
+                "environment": {"OC_KEY": "sekret-oc-env-2291"}},
+    "o-remote": {"type": "remote", "url": "https://oc.example.com/mcp",
+                 "headers": {"Authorization": "Bearer sekret-oc-hdr-77d1"}},
+    "o-off": {"type": "remote", "url": "https://off.example.com/mcp", "enabled": false},
+  },
+}"#,
+    );
+    f.project(
+        "opencode.json",
+        r#"{"mcp": {"o-local": {"enabled": false}}}"#,
+    );
+    f.project(
+        ".opencode/opencode.json",
+        r#"{"mcp": {"servers": {"o-new": {"type": "remote", "url": "https://new.example.com/mcp", "disabled": true},
+                                "o-new-on": {"type": "local", "command": ["fake-mcp"]}}}}"#,
+    );
+}
+
+#[test]
+fn given_layered_opencode_files_then_a_later_enabled_false_wins_and_the_file_is_named() {
+    let f = ScanFixture::new();
+    opencode(&f);
+    let doc = f.scan(&OpenCodeConfigScanner);
+    check(
+        &doc,
+        "opencode",
+        &[
+            ("user", "o-local", off("disabled_in_config")),
+            ("user", "o-remote", ON),
+            ("user", "o-off", off("disabled_in_config")),
+            ("project", "o-new", off("disabled_in_config")),
+            ("project", "o-new-on", ON),
+        ],
+    );
+    let o_local = row(&doc, "opencode", "user", "o-local");
+    assert_eq!(o_local.transport.to_string(), "stdio");
+    assert!(
+        o_local
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.contains("$PROJECT/opencode.json")),
+        "the override's file is named: {o_local:#?}"
+    );
+}
+
+#[test]
+fn given_opencode_config_variables_then_the_named_file_is_read_and_project_files_are_ignored() {
+    let mut f = ScanFixture::new();
+    opencode(&f);
+    let file = f.root().join("elsewhere/custom.json");
+    ScanFixture::write(
+        &file,
+        r#"{"mcp": {"o-custom": {"type": "remote", "url": "https://custom.example.com/mcp"}}}"#,
+    );
+    f.var("OPENCODE_CONFIG", file.as_os_str());
+    f.var("OPENCODE_DISABLE_PROJECT_CONFIG", "1");
+    let doc = f.scan(&OpenCodeConfigScanner);
+    let custom = row(&doc, "opencode", "user", "o-custom");
+    assert_eq!(state(custom), ON);
+    assert_eq!(custom.source, "$OPENCODE_CONFIG");
+    // Project files are ignored, so o-local's project override no longer applies.
+    assert_eq!(
+        state(row(&doc, "opencode", "project", "o-new-on")),
+        off("disabled_in_config")
+    );
+    assert_eq!(state(row(&doc, "opencode", "user", "o-local")), ON);
+}
