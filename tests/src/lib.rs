@@ -182,3 +182,12 @@ pub fn stdio_server(
         },
     )
 }
+
+/// One real agent CLI at a time within a test binary: several Node CLIs
+/// starting at once on a 2-core machine push their MCP connections past the
+/// CLIs' own timeouts, which would test the machine, not Tether. Hold the
+/// guard for the whole probe.
+pub async fn one_real_cli_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static REAL_CLI: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    REAL_CLI.lock().await
+}

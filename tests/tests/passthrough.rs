@@ -173,6 +173,7 @@ async fn a_kind_without_a_strategy_is_unavailable_no_strategy_and_nothing_starts
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_claude_cli_reaches_active_and_reports_its_servers() {
     let Some(claude) = peer("claude") else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
     let outcome = probe(options(
         "claude",
         &claude,
@@ -208,6 +209,7 @@ async fn the_real_claude_cli_reaches_active_and_reports_its_servers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_codex_cli_reaches_active_though_it_never_exits() {
     let Some(codex) = peer("codex") else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
     let mut opts = options("codex", &codex, &["exec", "--skip-git-repo-check", "hi"]);
     opts.target.timeout = Duration::from_secs(20);
     let started = std::time::Instant::now();
@@ -256,6 +258,7 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
     opts.target.grace = Duration::from_secs(20);
     opts.target.timeout = Duration::from_secs(60);
     opts.target.extra_servers = vec![stdio("every", &everything), stdio("time", &time)];
+    let _one = tether_tests::one_real_cli_at_a_time().await;
     let outcome = probe(opts).await;
     let r = &outcome.report;
     assert_eq!(r.verdict, Verdict::Active, "{r:#?}");
@@ -276,4 +279,177 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
         let row = attempt.server(name).expect("row");
         assert_eq!(row.status, tether_core::DisplayStatus::Active, "{row:#?}");
     }
+}
+
+/// One real passthrough CLI, probed as a new user would: `active` through
+/// the sentinel, the CLI's own MCP client named, and nothing left running.
+async fn real_cli_is_active(
+    kind: &str,
+    bin: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    client: &str,
+) -> Option<ProbeOutcome> {
+    let program = peer(bin)?;
+    let mut opts = options(kind, &program, args);
+    opts.target.env = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    opts.target.timeout = Duration::from_secs(60);
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let outcome = probe(opts).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active, "{kind}: {r:#?}");
+    let seen = r.sentinel.client.as_ref().map(|c| c.name.as_str());
+    assert!(
+        seen.is_some_and(|name| name.starts_with(client)),
+        "{kind}: client {seen:?}"
+    );
+    assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
+    Some(outcome)
+}
+
+/// The sentinel's `agent_reported` evidence: (status, tool count) in order.
+fn sentinel_reports(outcome: &ProbeOutcome) -> Vec<(Option<String>, Option<u32>)> {
+    let r = &outcome.report;
+    r.report
+        .as_ref()
+        .expect("report")
+        .evidence
+        .iter()
+        .filter(|e| {
+            e.kind == EvidenceKind::AgentReported
+                && e.server.as_deref() == Some(r.sentinel.name.as_str())
+        })
+        .map(|e| (e.reported_status.clone(), e.tool_count))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_gemini_cli_reaches_active_from_its_project_settings() {
+    let Some(outcome) = real_cli_is_active(
+        "gemini",
+        "gemini",
+        &["-p", "hi", "--output-format", "stream-json"],
+        &[("GEMINI_API_KEY", "dummy-not-a-key")],
+        "gemini-cli-mcp-client",
+    )
+    .await
+    else {
+        return;
+    };
+    // Gemini's stream-json names no servers: nothing is made up from it.
+    assert!(sentinel_reports(&outcome).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_qwen_cli_reaches_active_and_reports_the_sentinel_connected() {
+    let Some(outcome) = real_cli_is_active(
+        "qwen",
+        "qwen",
+        &[
+            "-p",
+            "hi",
+            "--auth-type",
+            "openai",
+            "--output-format",
+            "stream-json",
+        ],
+        &[
+            ("OPENAI_API_KEY", "dummy-not-a-key"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("OPENAI_MODEL", "gpt-4o"),
+        ],
+        "qwen-cli-mcp-client",
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(
+        sentinel_reports(&outcome).contains(&(Some("connected".into()), Some(1))),
+        "{:?}",
+        sentinel_reports(&outcome)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_copilot_cli_reaches_active_and_its_events_become_reports() {
+    let Some(outcome) = real_cli_is_active(
+        "copilot",
+        "copilot",
+        &["-p", "hi", "--allow-all-tools", "--output-format", "json"],
+        &[
+            ("COPILOT_OFFLINE", "true"),
+            ("COPILOT_PROVIDER_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("COPILOT_PROVIDER_API_KEY", "dummy-not-a-key"),
+            ("COPILOT_MODEL", "gpt-4o"),
+        ],
+        "copilot-cli",
+    )
+    .await
+    else {
+        return;
+    };
+    let reports = sentinel_reports(&outcome);
+    assert!(
+        reports.contains(&(Some("connected".into()), None)) && reports.contains(&(None, Some(1))),
+        "{reports:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_opencode_run_reaches_active_from_opencode_config() {
+    real_cli_is_active("opencode", "opencode", &["run", "hi"], &[], "opencode").await;
+}
+
+/// GIVEN a working directory that already has `.gemini/settings.json` WHEN
+/// the Gemini plugin would materialize there THEN the user's file stays as
+/// it was and every delivered server says `materialization_failed`; in a
+/// clean directory the settings file is written and removed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_settings_file_is_never_overwritten_and_ours_is_removed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".gemini")).expect("mkdir");
+    std::fs::write(project.join(".gemini/settings.json"), "{\"mine\":true}").expect("write");
+    let script = dir.path().join("fake-gemini");
+    let seen = dir.path().join("seen.json");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncp .gemini/settings.json {}\n", seen.display()),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+
+    let mut opts = options("gemini", &script, &[]);
+    opts.target.cwd = Some(project.clone());
+    opts.target.grace = Duration::from_millis(300);
+    let outcome = probe(opts).await;
+    let row = &outcome.report.report.as_ref().expect("report").servers[0];
+    assert_eq!(row.reason_code, Some(ReasonCode::MaterializationFailed));
+    assert!(
+        row.summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("never overwrites"),
+        "{row:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join(".gemini/settings.json")).expect("read"),
+        "{\"mine\":true}"
+    );
+    assert!(!seen.exists(), "nothing started");
+
+    let clean = dir.path().join("clean");
+    std::fs::create_dir(&clean).expect("mkdir");
+    let mut opts = options("gemini", &script, &[]);
+    opts.target.cwd = Some(clean.clone());
+    opts.target.grace = Duration::from_millis(300);
+    let outcome = probe(opts).await;
+    assert_eq!(outcome.report.verdict, Verdict::DeliveredUnverified);
+    let written = std::fs::read_to_string(&seen).expect("the CLI read its settings");
+    assert!(written.contains("tether-sentinel") && written.contains("httpUrl"));
+    assert!(!clean.join(".gemini").exists(), "our settings are removed");
 }

@@ -5,12 +5,7 @@ use tether_core::inventory::InventoryDocument;
 use tether_passthrough_cursor::config_scan::CursorConfigScanner;
 use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row};
 
-const SECRETS: [&str; 4] = [
-    "sekret-oc-env-2291",
-    "sekret-oc-hdr-77d1",
-    "sekret-cursor-hdr-6c",
-    "sekret-gem-hdr-90ab",
-];
+const SECRETS: [&str; 1] = ["sekret-cursor-hdr-6c"];
 
 fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
     assert!(doc.errors.is_empty(), "{:#?}", doc.errors);

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 use tether_core::inventory::InventoryDocument;
-use tether_passthrough_gemini::config_scan::{GEMINI, GeminiConfigScanner};
+use tether_passthrough_gemini::config_scan::{GEMINI, GeminiConfigScanner, QWEN};
 use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
 
 const SECRETS: [&str; 4] = [
@@ -122,5 +122,50 @@ fn given_a_trusted_real_path_when_the_project_is_reached_through_a_symlink_then_
         state(row(&doc, "gemini", "project", "g-proj")),
         ON,
         "trusted now"
+    );
+}
+
+#[test]
+fn given_qwen_settings_and_extensions_then_qwen_reads_its_own_directory() {
+    let f = ScanFixture::new();
+    f.home(
+        ".qwen/settings.json",
+        r#"{"mcpServers": {"q-user": {"httpUrl": "https://q.example.com/mcp",
+                                      "headers": {"X-Key": "sekret-gem-hdr-90ab"}}},
+            "mcp": {"excluded": ["q-proj-off"]}}"#,
+    );
+    f.project(
+        ".qwen/settings.json",
+        r#"{"mcpServers": {"q-proj": {"command": "fake-mcp"}, "q-proj-off": {"command": "fake-mcp"}}}"#,
+    );
+    // Gemini's own files are not Qwen's.
+    f.home(
+        ".gemini/settings.json",
+        r#"{"mcpServers": {"g-only": {"command": "fake-mcp"}}}"#,
+    );
+    // An extension with both manifests is read once, from qwen-extension.json.
+    f.home(
+        ".qwen/extensions/ext/qwen-extension.json",
+        r#"{"name": "ext", "mcpServers": {"q-ext": {"command": "fake-mcp"}}}"#,
+    );
+    f.home(
+        ".qwen/extensions/ext/gemini-extension.json",
+        r#"{"name": "ext", "mcpServers": {"q-ext-old": {"command": "fake-mcp"}}}"#,
+    );
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
+    check(
+        &doc,
+        "qwen",
+        &[
+            ("user", "q-user", ON),
+            ("project", "q-proj", ON),
+            ("project", "q-proj-off", off("excluded")),
+            ("plugin", "q-ext", ON),
+        ],
+    );
+    assert!(
+        doc.rows
+            .iter()
+            .all(|r| r.name != "g-only" && r.name != "q-ext-old")
     );
 }

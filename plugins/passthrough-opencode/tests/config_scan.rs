@@ -6,12 +6,7 @@ use tether_core::inventory::InventoryDocument;
 use tether_passthrough_opencode::config_scan::OpenCodeConfigScanner;
 use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
 
-const SECRETS: [&str; 4] = [
-    "sekret-oc-env-2291",
-    "sekret-oc-hdr-77d1",
-    "sekret-cursor-hdr-6c",
-    "sekret-gem-hdr-90ab",
-];
+const SECRETS: [&str; 2] = ["sekret-oc-env-2291", "sekret-oc-hdr-77d1"];
 
 fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
     assert!(doc.errors.is_empty(), "{:#?}", doc.errors);

@@ -1,0 +1,86 @@
+//! The Copilot CLI scanner against fixture machines: the user file (under
+//! `$COPILOT_HOME` when set), the workspace's `.mcp.json` and
+//! `.github/mcp.json`, `disabledMcpServers`, and `tools` filters; planted
+//! secrets throughout.
+
+use tether_passthrough_copilot::config_scan::CopilotConfigScanner;
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_states, off, row};
+
+const SECRETS: [&str; 2] = ["sekret-cop-env-41aa", "sekret-cop-hdr-93bc"];
+
+fn copilot(f: &ScanFixture, home: &str) {
+    f.home(
+        &format!("{home}/mcp-config.json"),
+        r#"{"mcpServers": {
+            "cop-local": {"type": "local", "command": "fake-mcp", "args": ["--stdio"],
+                          "env": {"API_KEY": "sekret-cop-env-41aa"}, "tools": ["*"]},
+            "cop-http": {"type": "http", "url": "https://cop.example.com/mcp",
+                         "headers": {"Authorization": "Bearer sekret-cop-hdr-93bc"},
+                         "tools": ["search", "fetch"]},
+            "cop-off": {"type": "stdio", "command": "fake-mcp"}}}"#,
+    );
+    f.home(
+        &format!("{home}/settings.json"),
+        r#"{"disabledMcpServers": ["cop-off"]}"#,
+    );
+    f.project(
+        ".mcp.json",
+        r#"{"mcpServers": {"cop-ws": {"type": "sse", "url": "https://cop.example.com/sse"}}}"#,
+    );
+    f.project(
+        ".github/mcp.json",
+        r#"{"mcpServers": {"cop-gh": {"command": "fake-mcp"}}}"#,
+    );
+}
+
+#[test]
+fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
+    let f = ScanFixture::new();
+    copilot(&f, ".copilot");
+    let doc = f.scan(&CopilotConfigScanner);
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(&doc).expect("json"),
+        &SECRETS,
+    );
+    assert_states(
+        &doc,
+        "copilot",
+        &[
+            ("user", "cop-local", ON),
+            ("user", "cop-http", ON),
+            ("user", "cop-off", off("disabled_in_config")),
+            ("project", "cop-ws", ON),
+            ("project", "cop-gh", ON),
+        ],
+    );
+    let http = row(&doc, "copilot", "user", "cop-http");
+    assert_eq!(http.diagnostics.headers, ["Authorization"]);
+    assert_eq!(
+        http.diagnostics.include_tools.as_deref(),
+        Some(&["search".to_owned(), "fetch".to_owned()][..])
+    );
+    assert_eq!(
+        row(&doc, "copilot", "user", "cop-local")
+            .diagnostics
+            .include_tools,
+        None
+    );
+}
+
+#[test]
+fn given_copilot_home_then_the_user_file_is_read_there() {
+    let mut f = ScanFixture::new();
+    copilot(&f, "elsewhere/copilot");
+    let home = f.root().join("home/elsewhere/copilot");
+    f.var("COPILOT_HOME", home);
+    let doc = f.scan(&CopilotConfigScanner);
+    assert!(
+        doc.rows
+            .iter()
+            .any(|r| r.name == "cop-local" && r.source.starts_with("$COPILOT_HOME")),
+        "{:#?}",
+        doc.rows
+    );
+}
