@@ -46,7 +46,7 @@ enum Command {
     Plugins(plugins::PluginsArgs),
     /// Show stored attachment histories (from a host's SQLite file).
     History(history::HistoryArgs),
-    /// Every MCP server your harnesses (Claude Code, Codex, OpenCode, Cursor, Gemini CLI) are
+    /// Every MCP server your harnesses (Claude Code, Codex, OpenCode, Cursor, Gemini CLI, Qwen Code, Copilot CLI) are
     /// configured with, how far the configuration takes each, and why it stops.
     Inventory(inventory::InventoryArgs),
     /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).

@@ -78,7 +78,7 @@ pub struct ProbeArgs {
     /// Load a plugin shared library before probing (repeatable).
     #[arg(long = "load", value_name = "PATH")]
     load: Vec<PathBuf>,
-    /// Probe a CLI run as a plain process (claude, codex, …) instead of an ACP agent.
+    /// Probe a CLI run as a plain process (claude, codex, gemini, qwen, copilot, opencode, cursor) instead of an ACP agent.
     #[arg(long, value_name = "KIND")]
     passthrough: Option<String>,
     /// Export the probe's spans, metrics and evidence logs over OTLP/HTTP to

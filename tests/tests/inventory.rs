@@ -197,6 +197,9 @@ fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
         BTreeMap::from([
             ("claude", 5),
             ("codex", 2),
+            // Copilot reads the workspace's .mcp.json too, but only in a
+            // trusted folder: listed, and held back as untrusted_folder.
+            ("copilot", 3),
             ("cursor", 1),
             ("gemini", 1),
             ("opencode", 1)
@@ -658,7 +661,16 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         doc.rows.len()
     );
     std::fs::write(samples_dir().join("inventory-tested.json"), &out.stdout).expect("sample");
-    assert_eq!(doc.rows.len(), 8, "every server once: {:#?}", doc.rows);
+    // Copilot lists the project's .mcp.json too, held back (and not tested)
+    // because the folder is not one Copilot trusts.
+    let (copilot, others): (Vec<_>, Vec<_>) = doc.rows.iter().partition(|r| r.harness == "copilot");
+    assert_eq!(others.len(), 8, "every server once: {:#?}", doc.rows);
+    assert_eq!(copilot.len(), 1, "{copilot:#?}");
+    assert_eq!(state(copilot[0]), off("untrusted_folder"), "{copilot:#?}");
+    assert!(
+        copilot[0].endpoint_test.is_none(),
+        "held back, so not tested"
+    );
 
     let reached = |h, s, n, tools: u32| {
         let r = row(&doc, h, s, n);

@@ -4,7 +4,9 @@
 //! "stdio", "command", "args", "env", "cwd"}` or `{"type": "http" | "sse",
 //! "url", "headers"}`, each with a `tools` filter (`["*"]` is every tool;
 //! a list names the tools kept; `[]` keeps none). `copilot mcp disable NAME`
-//! records the name in `settings.json`'s `disabledMcpServers`.
+//! records the name in `settings.json`'s `disabledMcpServers`. Workspace
+//! servers load only in a trusted folder: one listed (or under one listed) in
+//! `config.json`'s `trusted_folders`; otherwise they are `untrusted_folder`.
 
 use serde_json::Value;
 use tether_core::vocab::{ConfigScope, ReasonCode};
@@ -33,6 +35,17 @@ impl ConfigScanner for CopilotConfigScanner {
             .map(|doc| string_list(doc.get("disabledMcpServers")))
             .unwrap_or_default();
         let disabled_source = home.source("settings.json");
+        let trusted = out
+            .read_json(HARNESS, &home, "config.json", true)
+            .map(|doc| string_list(doc.get("trusted_folders")))
+            .unwrap_or_default()
+            .iter()
+            .any(|dir| {
+                ctx.project
+                    .as_ref()
+                    .is_some_and(|p| p.starts_with(ctx.resolve_written_path(dir)))
+            });
+        let trust_source = home.source("config.json");
         let mut files = vec![(home, "mcp-config.json", ConfigScope::User)];
         if let Some(project) = ctx.project_root() {
             files.push((project.clone(), ".mcp.json", ConfigScope::Project));
@@ -42,6 +55,7 @@ impl ConfigScanner for CopilotConfigScanner {
             let Some(doc) = out.read_json(HARNESS, &root, rel, true) else {
                 continue;
             };
+            let scope_is_project = scope == ConfigScope::Project;
             out.add_servers(
                 ctx,
                 HARNESS,
@@ -57,7 +71,14 @@ impl ConfigScanner for CopilotConfigScanner {
                         }
                         _ => {}
                     }
-                    if disabled.contains(&found.name) {
+                    if scope_is_project && !trusted {
+                        found.enablement = Enablement::Off(
+                            ReasonCode::UntrustedFolder,
+                            format!(
+                                "the project is not in trusted_folders in {trust_source}; Copilot loads workspace servers only in a trusted folder"
+                            ),
+                        );
+                    } else if disabled.contains(&found.name) {
                         found.enablement = Enablement::Off(
                             ReasonCode::DisabledInConfig,
                             format!("listed in disabledMcpServers in {disabled_source}"),

@@ -37,6 +37,24 @@ fn copilot(f: &ScanFixture, home: &str) {
 fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
     let f = ScanFixture::new();
     copilot(&f, ".copilot");
+    let untrusted = f.scan(&CopilotConfigScanner);
+    assert_states(
+        &untrusted,
+        "copilot",
+        &[
+            ("user", "cop-local", ON),
+            ("user", "cop-http", ON),
+            ("user", "cop-off", off("disabled_in_config")),
+            ("project", "cop-ws", off("untrusted_folder")),
+            ("project", "cop-gh", off("untrusted_folder")),
+        ],
+    );
+    // Trusting a folder above the project trusts the project.
+    let above = f.root().display().to_string();
+    f.home(
+        ".copilot/config.json",
+        &format!(r#"{{"trusted_folders": ["{above}"]}}"#),
+    );
     let doc = f.scan(&CopilotConfigScanner);
     assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
     ScanFixture::assert_no_secret(
