@@ -11,7 +11,7 @@ use clap::Args;
 use tether_core::diagnostics::EndpointTestDocument;
 use tether_core::model::EndpointTestResult;
 use tether_core::{Endpoint, KeyValue};
-use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint, endpoint_for_url};
+use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint_catalog, endpoint_for_url};
 use tether_inventory::lookup::load_server;
 
 /// Test one MCP server: a bounded initialize + tools/list.
@@ -24,6 +24,10 @@ pub struct EndpointTestArgs {
     /// Print exactly one JSON document (see `tether schema endpoint-test`).
     #[arg(long)]
     json: bool,
+    /// Also list each tool with its token estimate (in --json: `tools`, the
+    /// bounded catalog).
+    #[arg(long)]
+    tools: bool,
     /// A streamable HTTP (or, with --sse or a path ending in /sse, legacy SSE) server.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
@@ -89,9 +93,9 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     let runtime = crate::runtime()?;
     let show = std::io::stderr().is_terminal();
     let target = format!("{} {}", endpoint.transport(), endpoint.target());
-    let report: EndpointTestResult = runtime.block_on(async {
+    let (report, catalog): (EndpointTestResult, _) = runtime.block_on(async {
         let cancel = crate::cancel_on_ctrl_c();
-        let test = check_endpoint(&endpoint, limits, cancel);
+        let test = check_endpoint_catalog(&endpoint, limits, cancel);
         tokio::pin!(test);
         let started = Instant::now();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -111,12 +115,16 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     drop(runtime);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer(&mut out, &EndpointTestDocument::from(&report))?;
+        let mut doc = EndpointTestDocument::from(&report);
+        if args.tools {
+            doc.tools = catalog;
+        }
+        serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if report.succeeded {
         writeln!(
             out,
-            "passed  {} {}: {} {} (protocol {}, {} era), {} tool{}, {} ms",
+            "passed  {} {}: {} {} (protocol {}, {} era), {} tool{}{}, {} ms",
             report.transport,
             report.target,
             report.server_name.as_deref().unwrap_or("?"),
@@ -129,8 +137,17 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             } else {
                 "s"
             },
+            report
+                .tool_tokens
+                .map(|t| format!(" ≈ {} tokens", thousands(t)))
+                .unwrap_or_default(),
             report.elapsed_ms
         )?;
+        if args.tools
+            && let Some(catalog) = &catalog
+        {
+            write_tools(&mut out, catalog)?;
+        }
     } else {
         writeln!(
             out,
@@ -150,4 +167,57 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `12345` as `12,345`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One line per tool: its token estimate and name, largest first.
+fn write_tools(
+    out: &mut impl Write,
+    catalog: &tether_core::model::ToolCatalog,
+) -> std::io::Result<()> {
+    let mut tools: Vec<_> = catalog.tools.iter().collect();
+    tools.sort_by(|a, b| {
+        b.token_estimate
+            .cmp(&a.token_estimate)
+            .then(a.name.cmp(&b.name))
+    });
+    writeln!(out, "  {:>8}  tool ({})", "tokens", catalog.method)?;
+    for tool in tools {
+        let cut = if tool.description_truncated || tool.input_schema_truncated {
+            "  (description or schema cut in the catalog; the estimate covers all of it)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  {:>8}  {}{cut}",
+            thousands(u64::from(tool.token_estimate)),
+            tool.name
+        )?;
+    }
+    if catalog.truncated {
+        writeln!(
+            out,
+            "  … {} more tools not listed (counted in the total)",
+            catalog.tool_count as usize - catalog.tools.len()
+        )?;
+    }
+    writeln!(
+        out,
+        "  {:>8}  total over {} tools",
+        thousands(catalog.total_tokens),
+        catalog.tool_count
+    )
 }

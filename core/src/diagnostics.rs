@@ -11,7 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::EndpointTestResult;
+use crate::model::{EndpointTestResult, ToolCatalog};
 use crate::vocab::{ReasonCode, Transport};
 
 /// The version of the endpoint-test report this build writes.
@@ -27,7 +27,7 @@ pub struct ServerIdentity {
 }
 
 /// `tether endpoint-test --json`: exactly one document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "EndpointTestReport")]
 pub struct EndpointTestDocument {
     /// The document's schema version.
@@ -52,6 +52,19 @@ pub struct EndpointTestDocument {
     pub era: Option<String>,
     /// Tools listed.
     pub tool_count: Option<u32>,
+    /// What the listed tools cost the model, in tokens: the sum of every
+    /// tool's estimate (absent when nothing was listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_tokens: Option<u64>,
+    /// How `tool_tokens` was computed: `o200k_base:mcp-tool-json-v1`
+    /// (o200k_base over each tool definition's compact JSON as sent), or
+    /// `unavailable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_method: Option<String>,
+    /// The listed tools one by one, with their estimates (`--tools` only):
+    /// the same bounded catalog as the host's own endpoint records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolCatalog>,
     /// Wall time of the test.
     pub elapsed_ms: u64,
 }
@@ -72,6 +85,9 @@ impl From<&EndpointTestResult> for EndpointTestDocument {
             protocol_version: result.protocol_version.clone(),
             era: result.era.clone(),
             tool_count: result.tool_count,
+            tool_tokens: result.tool_tokens,
+            token_method: result.token_method.clone(),
+            tools: None,
             elapsed_ms: result.elapsed_ms,
         }
     }

@@ -384,6 +384,13 @@ pub struct EndpointTestResult {
     /// Tools listed.
     #[serde(default)]
     pub tool_count: Option<u32>,
+    /// What the listed tools cost the model: the sum of every tool's token
+    /// estimate by `token_method`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_tokens: Option<u64>,
+    /// How `tool_tokens` was computed ([`CATALOG_METHOD`], or `unavailable`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_method: Option<String>,
     /// How long it took.
     pub elapsed_ms: u64,
 }

@@ -120,6 +120,8 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
                         protocol_version: None,
                         era: None,
                         tool_count: Some(count),
+                        tool_tokens: None,
+                        token_method: None,
                         elapsed_ms: u64::from(count),
                     })
                 }

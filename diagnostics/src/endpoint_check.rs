@@ -22,7 +22,7 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
-use tether_core::model::{EndpointTestResult, Timestamp};
+use tether_core::model::{EndpointTestResult, Timestamp, ToolCatalog};
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::ReasonCode;
@@ -85,6 +85,26 @@ struct Success {
     server: ServerInfo,
     protocol_version: String,
     tool_count: u32,
+    /// Every listed tool definition, as sent (for the catalog).
+    tools: Vec<serde_json::Value>,
+}
+
+impl StdioSignals {
+    fn keep_raw_tools(&self, line: &str) {
+        let Ok(serde_json::Value::Object(mut message)) = serde_json::from_str(line) else {
+            return;
+        };
+        if let Some(serde_json::Value::Array(tools)) = message
+            .get_mut("result")
+            .and_then(|r| r.as_object_mut())
+            .and_then(|r| r.remove("tools"))
+        {
+            self.raw_tools
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(tools);
+        }
+    }
 }
 
 /// What the stdio reader noticed, to explain a failure precisely.
@@ -95,6 +115,10 @@ struct StdioSignals {
     garbage_lines: AtomicU64,
     first_garbage: std::sync::Mutex<Option<String>>,
     bytes: AtomicU64,
+    /// Every tool of every tools/list result, exactly as the server sent it
+    /// (the typed client drops fields it does not model, which the model
+    /// still receives).
+    raw_tools: std::sync::Mutex<Vec<serde_json::Value>>,
 }
 
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -140,11 +164,24 @@ pub fn endpoint_for_url(url: &str, headers: Vec<KeyValue>, sse: bool) -> Endpoin
 }
 
 /// Runs one endpoint check. `cancel` ends it early (reason `cancelled`).
+/// A successful result carries the listed tools' token estimate.
 pub async fn check_endpoint(
     endpoint: &Endpoint,
     limits: CheckLimits,
     cancel: CancellationToken,
 ) -> EndpointTestResult {
+    check_endpoint_catalog(endpoint, limits, cancel).await.0
+}
+
+/// [`check_endpoint`], plus the bounded catalog of the listed tools (names,
+/// descriptions and input schemas with the endpoint's own secret values
+/// redacted; per-tool token estimates made before that, over what the server
+/// sent), when the listing succeeded.
+pub async fn check_endpoint_catalog(
+    endpoint: &Endpoint,
+    limits: CheckLimits,
+    cancel: CancellationToken,
+) -> (EndpointTestResult, Option<ToolCatalog>) {
     let started = Instant::now();
     let scrubber = Scrubber::new().with_secrets(endpoint.secret_values());
     let deadline = tokio::time::Instant::now() + limits.timeout;
@@ -160,6 +197,7 @@ pub async fn check_endpoint(
     };
 
     // Clean up on every path, grandchildren included.
+    let mut raw_tools = None;
     let outcome = match stdio {
         Some((mut process, signals)) => {
             // A server that closed its output has usually exited; give waitpid a moment.
@@ -172,6 +210,9 @@ pub async fn check_endpoint(
                 exit = process.exited();
             }
             process.kill_group().await;
+            raw_tools = Some(std::mem::take(
+                &mut *signals.raw_tools.lock().unwrap_or_else(|p| p.into_inner()),
+            ));
             outcome.map_err(|f| explain_stdio(f, &signals, exit, &process.stderr_tail()))
         }
         None => outcome,
@@ -190,24 +231,74 @@ pub async fn check_endpoint(
         protocol_version: None,
         era: None,
         tool_count: None,
+        tool_tokens: None,
+        token_method: None,
         elapsed_ms,
     };
     match outcome {
-        Ok(ok) => EndpointTestResult {
-            succeeded: true,
-            server_name: Some(scrubber.name(&ok.server.name)),
-            server_version: ok.server.version.map(|v| scrubber.name(&v)),
-            era: Some(era_of(&ok.protocol_version).to_owned()),
-            protocol_version: Some(scrubber.name(&ok.protocol_version)),
-            tool_count: Some(ok.tool_count),
-            ..base
-        },
-        Err(f) => EndpointTestResult {
-            reason_code: Some(f.reason),
-            summary: Some(scrubber.summary(&f.summary)),
-            ..base
-        },
+        Ok(ok) => {
+            // The tools as sent when the reader saw them all (stdio); else
+            // the typed client's view, which lacks fields it does not model,
+            // and says so in its method.
+            let raw = raw_tools.filter(|t| t.len() == ok.tools.len());
+            let exact = raw.is_some();
+            let tools = raw.unwrap_or(ok.tools);
+            // Tokenizing thousands of tools is CPU work: off the runtime.
+            let catalog = tokio::task::spawn_blocking(move || {
+                let mut catalog = tether_catalog::build_catalog(&tools, Timestamp::now());
+                if !exact && catalog.method == tether_core::model::CATALOG_METHOD {
+                    catalog.method = tether_catalog::MODELLED_METHOD.to_owned();
+                }
+                catalog
+            })
+            .await
+            .ok()
+            .map(|c| redacted(c, &scrubber));
+            let result = EndpointTestResult {
+                succeeded: true,
+                server_name: Some(scrubber.name(&ok.server.name)),
+                server_version: ok.server.version.map(|v| scrubber.name(&v)),
+                era: Some(era_of(&ok.protocol_version).to_owned()),
+                protocol_version: Some(scrubber.name(&ok.protocol_version)),
+                tool_count: Some(ok.tool_count),
+                tool_tokens: catalog.as_ref().map(|c| c.total_tokens),
+                token_method: catalog.as_ref().map(|c| c.method.clone()),
+                ..base
+            };
+            (result, catalog)
+        }
+        Err(f) => (
+            EndpointTestResult {
+                reason_code: Some(f.reason),
+                summary: Some(scrubber.summary(&f.summary)),
+                ..base
+            },
+            None,
+        ),
     }
+}
+
+/// The catalog with the endpoint's own secret values taken out of every
+/// name, description and schema string (estimates stay as computed).
+fn redacted(mut catalog: ToolCatalog, scrubber: &Scrubber) -> ToolCatalog {
+    fn strings(value: &mut serde_json::Value, scrubber: &Scrubber) {
+        match value {
+            serde_json::Value::String(s) => *s = scrubber.redact_known(s),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| strings(v, scrubber)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| strings(v, scrubber)),
+            _ => {}
+        }
+    }
+    for tool in &mut catalog.tools {
+        tool.name = scrubber.name(&tool.name);
+        if let Some(d) = &mut tool.description {
+            *d = scrubber.redact_known(d);
+        }
+        if let Some(schema) = &mut tool.input_schema {
+            strings(schema, scrubber);
+        }
+    }
+    catalog
 }
 
 async fn run(
@@ -308,6 +399,7 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
         .peer_info()
         .ok_or_else(|| Failure::new(ReasonCode::ProtocolError, "no initialize result"))?;
     let mut count = 0usize;
+    let mut tools = Vec::new();
     let mut cursor = None;
     for _ in 0..limits.max_pages {
         let page = client
@@ -317,6 +409,11 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
             .await
             .map_err(|e| classify_network(&format!("tools/list failed: {e}")))?;
         count += page.tools.len();
+        tools.extend(
+            page.tools
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok()),
+        );
         if count > limits.max_tools {
             return Err(Failure::new(
                 ReasonCode::ProtocolError,
@@ -336,6 +433,7 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
                     },
                     protocol_version: info.protocol_version.as_str().to_owned(),
                     tool_count: u32::try_from(count).unwrap_or(u32::MAX),
+                    tools,
                 });
             }
         }
@@ -614,6 +712,9 @@ fn bounded_stdio(
             match serde_json::from_str::<ServerJsonRpcMessage>(line) {
                 Ok(message) => {
                     valid_seen = true;
+                    if line.contains("\"tools\"") {
+                        signals.keep_raw_tools(line);
+                    }
                     if to_client.send(message).await.is_err() {
                         return;
                     }

@@ -236,6 +236,8 @@ mod tests {
                 protocol_version: None,
                 era: None,
                 tool_count: ok.then_some(2),
+                tool_tokens: None,
+                token_method: None,
                 elapsed_ms: 1,
             }
         })

@@ -73,7 +73,7 @@ fn graph() -> BTreeMap<String, (Layer, BTreeSet<String>)> {
             .to_owned();
         let layer = match top.as_str() {
             "core" => Layer::Core,
-            "sdk" | "inventory" => Layer::Kit,
+            "sdk" | "inventory" | "catalog" => Layer::Kit,
             "plugins" => Layer::Plugin,
             "cli" | "examples" | "tests" => Layer::Binary,
             _ => Layer::Machinery,

@@ -1,0 +1,120 @@
+//! What each MCP server costs the model: `tether endpoint-test` reports the
+//! listed tools' o200k_base estimate, and it equals an independent count over
+//! the same tools/list output made by a separate implementation of the
+//! encoding (js-tiktoken, `tests/scripts/count-tool-tokens.mjs`, speaking MCP
+//! itself), in total and tool by tool.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+use tether_tests::{peer, workspace_bin};
+
+/// The independent count: {"tool_count", "total", "tools": {name: tokens}}.
+fn independent(command: &Path) -> Option<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/count-tool-tokens.mjs");
+    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
+    peer("node_modules/js-tiktoken/package.json")?;
+    let out = Command::new("node")
+        .arg(script)
+        .arg(peers)
+        .arg("--")
+        .arg(command)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("json"))
+}
+
+fn endpoint_test(command: &Path) -> Value {
+    let out = Command::new(workspace_bin("tether"))
+        .args(["endpoint-test", "--json", "--tools", "--"])
+        .arg(command)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+fn agrees(server: &str, relative: &str, tools: u64) {
+    let Some(command) = peer(relative) else {
+        return;
+    };
+    let Some(theirs) = independent(&command) else {
+        return;
+    };
+    let ours = endpoint_test(&command);
+    assert_eq!(ours["tool_count"], tools, "{server}: {ours:#}");
+    assert_eq!(theirs["tool_count"], tools, "{server}: {theirs:#}");
+    assert_eq!(ours["token_method"], "o200k_base:mcp-tool-json-v1");
+    assert_eq!(
+        ours["tool_tokens"], theirs["total"],
+        "{server}: tether says {}, js-tiktoken says {}",
+        ours["tool_tokens"], theirs["total"]
+    );
+    let catalog = &ours["tools"];
+    assert_eq!(catalog["method"], "o200k_base:mcp-tool-json-v1");
+    assert_eq!(catalog["total_tokens"], theirs["total"]);
+    let listed = catalog["tools"].as_array().expect("tools");
+    assert_eq!(listed.len() as u64, tools);
+    for tool in listed {
+        let name = tool["name"].as_str().expect("name");
+        assert_eq!(
+            tool["token_estimate"], theirs["tools"][name],
+            "{server}/{name}"
+        );
+    }
+}
+
+#[test]
+fn server_everything_costs_what_an_independent_count_says() {
+    agrees(
+        "server-everything",
+        "node_modules/.bin/mcp-server-everything",
+        13,
+    );
+}
+
+#[test]
+fn server_memory_costs_what_an_independent_count_says() {
+    agrees("server-memory", "node_modules/.bin/mcp-server-memory", 9);
+}
+
+#[test]
+fn mcp_server_time_costs_what_an_independent_count_says() {
+    agrees("mcp-server-time", ".venv/bin/mcp-server-time", 2);
+}
+
+#[test]
+fn the_human_output_names_the_total_and_with_tools_each_tool() {
+    let Some(command) = peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let out = Command::new(workspace_bin("tether"))
+        .args(["endpoint-test", "--tools", "--"])
+        .arg(&command)
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("13 tools ≈ "), "{text}");
+    assert!(text.contains(" tokens"), "{text}");
+    assert!(text.contains("  echo\n"), "{text}");
+    assert!(text.contains("total over 13 tools"), "{text}");
+    let plain = Command::new(workspace_bin("tether"))
+        .args(["endpoint-test", "--json", "--"])
+        .arg(&command)
+        .output()
+        .expect("run");
+    let doc: Value = serde_json::from_slice(&plain.stdout).expect("json");
+    assert!(doc.get("tools").is_none(), "the catalog only with --tools");
+    assert!(doc["tool_tokens"].as_u64().is_some_and(|t| t > 1000));
+}
