@@ -118,26 +118,6 @@ pub fn build_catalog(tools: &[Value], at: Timestamp) -> ToolCatalog {
     }
 }
 
-/// The total of the tools a filter keeps: `include` (when given) names the
-/// tools kept, `exclude` the ones dropped; a tool the catalog left out (past
-/// 128) is counted only when no filter applies, since its name is unknown.
-pub fn filtered_total(
-    catalog: &ToolCatalog,
-    include: Option<&[String]>,
-    exclude: &[String],
-) -> u64 {
-    if include.is_none() && exclude.is_empty() {
-        return catalog.total_tokens;
-    }
-    catalog
-        .tools
-        .iter()
-        .filter(|t| include.is_none_or(|names| names.contains(&t.name)))
-        .filter(|t| !exclude.contains(&t.name))
-        .map(|t| u64::from(t.token_estimate))
-        .sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,18 +208,18 @@ mod tests {
                     .token_estimate,
             )
         };
-        assert_eq!(filtered_total(&catalog, None, &[]), catalog.total_tokens);
+        assert_eq!(catalog.kept_tokens(None, &[]), catalog.total_tokens);
         let include = ["a".to_owned(), "c".to_owned()];
         assert_eq!(
-            filtered_total(&catalog, Some(&include), &[]),
+            catalog.kept_tokens(Some(&include), &[]),
             each("a") + each("c")
         );
         assert_eq!(
-            filtered_total(&catalog, Some(&include), &["c".to_owned()]),
+            catalog.kept_tokens(Some(&include), &["c".to_owned()]),
             each("a")
         );
         assert_eq!(
-            filtered_total(&catalog, None, &["b".to_owned()]),
+            catalog.kept_tokens(None, &["b".to_owned()]),
             each("a") + each("c")
         );
     }

@@ -255,7 +255,9 @@ fn print_table(
             scanned.join(", ")
         )?;
     } else {
-        let headers = [
+        // TOKENS only once --test has listed tools (the figures come from it).
+        let tokens = !document.token_totals.is_empty();
+        let mut headers = vec![
             "HARNESS",
             "SCOPE",
             "NAME",
@@ -263,14 +265,16 @@ fn print_table(
             "TARGET",
             "ENABLED",
             "TESTED",
-            "REASON",
-            "SOURCE",
         ];
-        let cells: Vec<[String; 9]> = document
+        if tokens {
+            headers.push("TOKENS");
+        }
+        headers.extend(["REASON", "SOURCE"]);
+        let cells: Vec<Vec<String>> = document
             .rows
             .iter()
             .map(|r| {
-                [
+                let mut cells = vec![
                     r.harness.clone(),
                     r.scope.to_string(),
                     r.name.clone(),
@@ -278,31 +282,47 @@ fn print_table(
                     r.target.clone(),
                     r.stages.enabled.state.as_str().to_owned(),
                     tested(r).0,
-                    r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()),
-                    r.source.clone(),
-                ]
+                ];
+                if tokens {
+                    cells.push(
+                        r.tool_tokens
+                            .map_or("-".into(), crate::endpoint_test::thousands),
+                    );
+                }
+                cells.push(r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()));
+                cells.push(r.source.clone());
+                cells
             })
             .collect();
-        let mut widths = headers.map(str::len);
+        let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
         for row in &cells {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
             }
         }
-        let line: Vec<String> = headers.iter().zip(widths).map(|(h, w)| pad(h, w)).collect();
+        let line: Vec<String> = headers
+            .iter()
+            .zip(&widths)
+            .map(|(h, w)| pad(h, *w))
+            .collect();
         writeln!(out, "{}", bold(line.join("  ").trim_end(), color))?;
         for (row, cell) in document.rows.iter().zip(&cells) {
             let mut parts = Vec::new();
-            for (i, (text, w)) in cell.iter().zip(widths).enumerate() {
-                let padded = pad(text, w);
-                parts.push(match i {
-                    5 => paint(state_color(row.stages.enabled.state), &padded, color),
-                    6 => paint(state_color(tested(row).1), &padded, color),
-                    7 if row.reason_code.is_some() => paint(ColorClass::Amber, &padded, color),
+            for ((text, w), header) in cell.iter().zip(&widths).zip(&headers) {
+                let padded = pad(text, *w);
+                parts.push(match *header {
+                    "ENABLED" => paint(state_color(row.stages.enabled.state), &padded, color),
+                    "TESTED" => paint(state_color(tested(row).1), &padded, color),
+                    "REASON" if row.reason_code.is_some() => {
+                        paint(ColorClass::Amber, &padded, color)
+                    }
                     _ => padded,
                 });
             }
             writeln!(out, "{}", parts.join("  ").trim_end())?;
+        }
+        if tokens {
+            print_token_totals(out, document)?;
         }
         let explained: Vec<&InventoryRow> = document
             .rows
@@ -410,6 +430,39 @@ fn print_changes(
         for f in &c.changes {
             writeln!(out, "    {}: {} → {}", f.field, f.before, f.after)?;
         }
+    }
+    Ok(())
+}
+
+/// What each harness's configuration costs the model before the first
+/// prompt: per scope, and the harness as a whole.
+fn print_token_totals(out: &mut impl Write, document: &InventoryDocument) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "What each configuration costs the model before the first prompt (o200k_base estimate of the enabled servers' tool definitions, tool filters applied):"
+    )?;
+    for total in &document.token_totals {
+        let scope = total
+            .scope
+            .as_ref()
+            .map_or("all scopes".to_owned(), |s| s.to_string());
+        let unmeasured = match total.unmeasured {
+            0 => String::new(),
+            n => format!(
+                "  (+{n} enabled server{} not measured)",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        writeln!(
+            out,
+            "  {:<10} {:<11} {:>9} tokens over {} server{}{unmeasured}",
+            total.harness,
+            scope,
+            crate::endpoint_test::thousands(total.tokens),
+            total.servers,
+            if total.servers == 1 { "" } else { "s" },
+        )?;
     }
     Ok(())
 }

@@ -140,6 +140,11 @@ pub struct InventoryRow {
     /// The endpoint test, with `--test`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint_test: Option<EndpointTestResult>,
+    /// What this server's tools cost the model as this harness configures
+    /// it: the listed tools' token estimate (`endpoint_test.token_method`)
+    /// with the entry's tool filter applied. Only after `--test` listed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_tokens: Option<u64>,
     /// The real endpoint, in memory only (for `--test`); never serialized.
     #[serde(skip)]
     #[schemars(skip)]
@@ -163,6 +168,15 @@ impl InventoryRow {
     }
 
     /// Fills the endpoint-tested stages from a test result.
+    /// Records what the listed tools cost the model, with this entry's tool
+    /// filter applied.
+    pub fn apply_catalog(&mut self, catalog: &crate::model::ToolCatalog) {
+        self.tool_tokens = Some(catalog.kept_tokens(
+            self.diagnostics.include_tools.as_deref(),
+            &self.diagnostics.exclude_tools,
+        ));
+    }
+
     pub fn apply_test(&mut self, test: EndpointTestResult) {
         let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, test.at);
         let stages = &mut self.stages;
@@ -230,9 +244,72 @@ pub struct InventoryDocument {
     pub rows: Vec<InventoryRow>,
     /// Files that could not be used.
     pub errors: Vec<InventoryError>,
+    /// What each harness's configuration costs the model before the first
+    /// prompt, per scope and in all (after `--test`; enabled servers only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_totals: Vec<TokenTotal>,
+}
+
+/// The tokens a harness's enabled servers' tools cost the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TokenTotal {
+    /// The harness.
+    pub harness: String,
+    /// One scope, or absent for the harness as a whole (a name configured
+    /// in several scopes counted once, at its largest figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ConfigScope>,
+    /// Enabled servers whose tools were listed and counted.
+    pub servers: u32,
+    /// Enabled servers with no figure (not tested, or the test failed): the
+    /// total leaves them out, so it is a lower bound while this is not 0.
+    pub unmeasured: u32,
+    /// The sum of the counted servers' `tool_tokens`.
+    pub tokens: u64,
 }
 
 impl InventoryDocument {
+    /// Recomputes [`token_totals`](Self::token_totals) from the rows: per
+    /// harness and scope, then per harness, over enabled rows only.
+    pub fn compute_token_totals(&mut self) {
+        let mut totals: BTreeMap<(String, Option<String>), TokenTotal> = BTreeMap::new();
+        let mut largest: BTreeMap<(String, String), Option<u64>> = BTreeMap::new();
+        let mut add =
+            |key: (String, Option<String>), scope: Option<ConfigScope>, tokens: Option<u64>| {
+                let total = totals.entry(key.clone()).or_insert(TokenTotal {
+                    harness: key.0,
+                    scope,
+                    servers: 0,
+                    unmeasured: 0,
+                    tokens: 0,
+                });
+                match tokens {
+                    Some(t) => {
+                        total.servers += 1;
+                        total.tokens += t;
+                    }
+                    None => total.unmeasured += 1,
+                }
+            };
+        for row in self.rows.iter().filter(|r| r.is_enabled()) {
+            add(
+                (row.harness.clone(), Some(row.scope.to_string())),
+                Some(row.scope.clone()),
+                row.tool_tokens,
+            );
+            let slot = largest
+                .entry((row.harness.clone(), row.name.clone()))
+                .or_insert(None);
+            if let Some(t) = row.tool_tokens {
+                *slot = Some(slot.map_or(t, |s| s.max(t)));
+            }
+        }
+        for ((harness, _), tokens) in largest {
+            add((harness, None), None, tokens);
+        }
+        self.token_totals = totals.into_values().collect();
+    }
+
     /// Only one harness's rows and errors (what a host attaches to that agent's attempt).
     pub fn for_harness(&self, harness: &str) -> InventoryDocument {
         InventoryDocument {
@@ -242,6 +319,12 @@ impl InventoryDocument {
                 .rows
                 .iter()
                 .filter(|r| r.harness == harness)
+                .cloned()
+                .collect(),
+            token_totals: self
+                .token_totals
+                .iter()
+                .filter(|t| t.harness == harness)
                 .cloned()
                 .collect(),
             errors: self
@@ -323,6 +406,7 @@ impl InventoryChanges {
             taken_at: None,
             rows: vec![],
             errors: vec![],
+            token_totals: vec![],
         };
         let (from, before) = match before {
             Some((r, d)) => (Some(r), d),

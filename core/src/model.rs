@@ -112,6 +112,24 @@ pub struct ToolCatalog {
     pub total_tokens: u64,
 }
 
+impl ToolCatalog {
+    /// The tokens of the tools a filter keeps: `include` (when given) names
+    /// the tools kept, `exclude` the ones dropped. Without a filter this is
+    /// `total_tokens`; with one, tools the catalog left out (past 128) are
+    /// not counted, since their names are unknown.
+    pub fn kept_tokens(&self, include: Option<&[String]>, exclude: &[String]) -> u64 {
+        if include.is_none() && exclude.is_empty() {
+            return self.total_tokens;
+        }
+        self.tools
+            .iter()
+            .filter(|t| include.is_none_or(|names| names.contains(&t.name)))
+            .filter(|t| !exclude.contains(&t.name))
+            .map(|t| u64::from(t.token_estimate))
+            .sum()
+    }
+}
+
 /// One tool of a catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CatalogTool {

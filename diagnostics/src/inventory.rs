@@ -1,5 +1,6 @@
 //! Endpoint checks over an inventory (`tether inventory --test`): the rows
-//! [`tether_inventory::testing`] picks, each checked with [`check_endpoint`].
+//! [`tether_inventory::testing`] picks, each checked with
+//! [`check_endpoint_catalog`] (so each row learns what its tools cost).
 
 use std::path::Path;
 
@@ -7,7 +8,7 @@ use tether_core::inventory::InventoryDocument;
 use tether_inventory::testing::{TestProgress, test_rows};
 use tokio_util::sync::CancellationToken;
 
-use crate::endpoint_check::{CheckLimits, check_endpoint};
+use crate::endpoint_check::{CheckLimits, check_endpoint_catalog};
 
 /// Checks every enabled row whose command resolves (a stdio server without a
 /// `cwd` runs in `project`), at most `concurrency` at once, and fills each
@@ -24,7 +25,7 @@ pub async fn check_inventory(
 ) -> bool {
     test_rows(document, project, concurrency, progress, |endpoint| {
         let cancel = cancel.clone();
-        async move { check_endpoint(&endpoint, limits, cancel).await }
+        async move { check_endpoint_catalog(&endpoint, limits, cancel).await }
     })
     .await
 }

@@ -313,6 +313,7 @@ impl ScanOutput {
             source: found.source,
             diagnostics,
             endpoint_test: None,
+            tool_tokens: None,
             endpoint: Some(found.endpoint),
         });
     }

@@ -103,5 +103,6 @@ pub fn scan_all(
         taken_at: Some(at),
         rows: out.rows,
         errors: out.errors,
+        token_totals: vec![],
     }
 }

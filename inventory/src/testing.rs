@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tether_core::inventory::{InventoryDocument, InventoryRow};
-use tether_core::model::EndpointTestResult;
+use tether_core::model::{EndpointTestResult, ToolCatalog};
 use tether_core::spec::Endpoint;
 use tether_core::vocab::ReasonCode;
 
@@ -99,8 +99,10 @@ impl Tracker {
 }
 
 /// Tests [`rows_to_test`] with `test`, at most `concurrency` at once, and
-/// applies each result to its row. `progress` is told of every start and
-/// finish. Returns whether any test failed. Call inside a Tokio runtime.
+/// applies each result to its row: the test, and what the listed tools cost
+/// (the catalog, with the row's tool filter applied); then recomputes the
+/// document's token totals. `progress` is told of every start and finish.
+/// Returns whether any test failed. Call inside a Tokio runtime.
 pub async fn test_rows<F, Fut>(
     document: &mut InventoryDocument,
     project: Option<&Path>,
@@ -110,7 +112,7 @@ pub async fn test_rows<F, Fut>(
 ) -> bool
 where
     F: Fn(Endpoint) -> Fut,
-    Fut: Future<Output = EndpointTestResult> + Send + 'static,
+    Fut: Future<Output = (EndpointTestResult, Option<ToolCatalog>)> + Send + 'static,
 {
     let jobs = rows_to_test(document, project);
     let gate = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
@@ -140,13 +142,19 @@ where
     let mut failed = false;
     while let Some(next) = set.join_next().await {
         // A test task that panicked shows nothing either way: the row keeps its stages.
-        let Ok((index, result)) = next else { continue };
+        let Ok((index, (result, catalog))) = next else {
+            continue;
+        };
         tracker.update(|done, _| *done += 1);
         failed |= !result.succeeded;
         if let Some(row) = document.rows.get_mut(index) {
+            if let (true, Some(catalog)) = (result.succeeded, &catalog) {
+                row.apply_catalog(catalog);
+            }
             row.apply_test(result);
         }
     }
+    document.compute_token_totals();
     failed
 }
 
@@ -201,6 +209,7 @@ mod tests {
             taken_at: None,
             rows: out.rows,
             errors: vec![],
+            token_totals: vec![],
         }
     }
 
@@ -221,10 +230,29 @@ mod tests {
     async fn given_two_testable_rows_when_one_test_fails_then_both_rows_carry_their_result_and_the_run_reports_a_failure()
      {
         let mut doc = document();
+        // The user row keeps only t1 of the server's two tools.
+        doc.rows[0].diagnostics.include_tools = Some(vec!["t1".into()]);
         let (tx, rx) = tokio::sync::watch::channel(TestProgress::default());
         let failed = test_rows(&mut doc, None, 1, Some(tx), |endpoint| async move {
             let ok = endpoint.transport() == Transport::Http;
-            EndpointTestResult {
+            let tool = |name: &str, tokens| tether_core::model::CatalogTool {
+                name: name.into(),
+                description: None,
+                description_truncated: false,
+                input_schema: None,
+                input_schema_truncated: false,
+                input_schema_bytes: 0,
+                token_estimate: tokens,
+            };
+            let catalog = ok.then(|| ToolCatalog {
+                method: tether_core::model::CATALOG_METHOD.into(),
+                at: Timestamp(1),
+                tool_count: 2,
+                tools: vec![tool("t1", 100), tool("t2", 250)],
+                truncated: false,
+                total_tokens: 350,
+            });
+            let result = EndpointTestResult {
                 at: Timestamp(1),
                 succeeded: ok,
                 reason_code: (!ok).then_some(ReasonCode::ProtocolError),
@@ -239,10 +267,31 @@ mod tests {
                 tool_tokens: None,
                 token_method: None,
                 elapsed_ms: 1,
-            }
+            };
+            (result, catalog)
         })
         .await;
         assert!(failed);
+        assert_eq!(
+            doc.rows[0].tool_tokens,
+            Some(100),
+            "the filter subtracts t2"
+        );
+        assert_eq!(doc.rows[2].tool_tokens, None, "failed: no figure");
+        let totals: Vec<_> = doc
+            .token_totals
+            .iter()
+            .map(|t| (t.scope.clone(), t.servers, t.unmeasured, t.tokens))
+            .collect();
+        assert_eq!(
+            totals,
+            [
+                (None, 1, 1, 100),
+                (Some(ConfigScope::Project), 0, 1, 0),
+                (Some(ConfigScope::User), 1, 0, 100),
+            ],
+            "disabled rows are not counted; unmeasured ones are named"
+        );
         assert_eq!(
             *rx.borrow(),
             TestProgress {

@@ -220,6 +220,7 @@ fn diff_finds_added_removed_and_changed() {
         taken_at: None,
         rows: o.rows,
         errors: o.errors,
+        token_totals: vec![],
     };
     let changes = diff(&doc(a), &doc(b));
     assert_eq!(changes.added.len(), 1);

@@ -118,3 +118,111 @@ fn the_human_output_names_the_total_and_with_tools_each_tool() {
     assert!(doc.get("tools").is_none(), "the catalog only with --tools");
     assert!(doc["tool_tokens"].as_u64().is_some_and(|t| t > 1000));
 }
+
+/// GIVEN Claude's project servers (server-everything, server-memory) and a
+/// Codex entry for server-everything that keeps two tools WHEN `tether
+/// inventory --test` runs THEN each row's TOKENS is the independent count
+/// (with Codex's `enabled_tools` applied), and each harness's total is the
+/// sum of its enabled servers.
+#[test]
+fn inventory_test_totals_each_harness_with_tool_filters_subtracted() {
+    let (Some(everything), Some(memory)) = (
+        peer("node_modules/.bin/mcp-server-everything"),
+        peer("node_modules/.bin/mcp-server-memory"),
+    ) else {
+        return;
+    };
+    let (Some(every_count), Some(memory_count)) = (independent(&everything), independent(&memory))
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.join(".codex")).expect("mkdir");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let project = std::fs::canonicalize(&project).expect("canonical");
+    std::fs::write(
+        project.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {
+            "every": {"command": everything},
+            "memory": {"command": memory},
+        }})
+        .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        home.join(".claude.json"),
+        serde_json::json!({"projects": {project.display().to_string(): {
+            "enabledMcpjsonServers": ["every", "memory"]
+        }}})
+        .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        home.join(".codex/config.toml"),
+        format!(
+            "[mcp_servers.every]\ncommand = {:?}\nenabled_tools = [\"echo\", \"get-sum\"]\n",
+            everything.display().to_string()
+        ),
+    )
+    .expect("write");
+    let out = Command::new(workspace_bin("tether"))
+        .args([
+            "inventory",
+            "--test",
+            "--json",
+            "--harness",
+            "claude",
+            "--harness",
+            "codex",
+        ])
+        .arg("--project")
+        .arg(&project)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let row = |harness: &str, name: &str| {
+        doc["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["harness"] == harness && r["name"] == name)
+            .unwrap_or_else(|| panic!("{harness}/{name}: {doc:#}"))
+            .clone()
+    };
+    let every_total = every_count["total"].as_u64().expect("total");
+    let memory_total = memory_count["total"].as_u64().expect("total");
+    let kept = every_count["tools"]["echo"].as_u64().expect("echo")
+        + every_count["tools"]["get-sum"].as_u64().expect("get-sum");
+    assert_eq!(row("claude", "every")["tool_tokens"], every_total);
+    assert_eq!(row("claude", "memory")["tool_tokens"], memory_total);
+    assert_eq!(row("codex", "every")["tool_tokens"], kept);
+    // The endpoint test itself still says what the server lists in full.
+    assert_eq!(
+        row("codex", "every")["endpoint_test"]["tool_tokens"],
+        every_total
+    );
+    let total = |harness: &str| {
+        doc["token_totals"]
+            .as_array()
+            .expect("token_totals")
+            .iter()
+            .find(|t| t["harness"] == harness && t.get("scope").is_none())
+            .unwrap_or_else(|| panic!("{harness}: {doc:#}"))
+            .clone()
+    };
+    assert_eq!(total("claude")["tokens"], every_total + memory_total);
+    assert_eq!(total("claude")["servers"], 2);
+    assert_eq!(total("codex")["tokens"], kept);
+    assert_eq!(total("codex")["unmeasured"], 0);
+}
