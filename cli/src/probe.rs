@@ -375,6 +375,19 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
                 .map(|n| format!(" ({n} tool{})", if n == 1 { "" } else { "s" }))
                 .unwrap_or_default()
         )?;
+        let sentinel_tokens = r
+            .report
+            .as_ref()
+            .and_then(|a| a.server(&s.name))
+            .and_then(|row| row.tool_catalog.as_ref());
+        if let Some(catalog) = sentinel_tokens {
+            writeln!(
+                out,
+                "          its tools cost the model ≈ {} tokens ({})",
+                crate::endpoint_test::thousands(catalog.total_tokens),
+                catalog.method
+            )?;
+        }
         if args.prompt.is_some() {
             writeln!(out, "          tools/call {}", mark(s.tool_call_observed))?;
         }
@@ -384,12 +397,19 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
         for row in attempt.servers.iter().filter(|row| row.name != s.name) {
             writeln!(
                 out,
-                "Server    {} ({} {}): {} [{}]",
+                "Server    {} ({} {}): {} [{}]{}",
                 row.name,
                 row.transport,
                 row.target,
                 tether_core::display::status_label(row),
-                tether_core::display::vouched_by(row)
+                tether_core::display::vouched_by(row),
+                row.tool_catalog
+                    .as_ref()
+                    .map(|c| format!(
+                        ", ≈ {} tokens",
+                        crate::endpoint_test::thousands(c.total_tokens)
+                    ))
+                    .unwrap_or_default()
             )?;
         }
     }

@@ -59,8 +59,13 @@ pub struct RowView {
     pub color: ColorClass,
     /// Transport and sanitized target, for example "http http://127.0.0.1:4000".
     pub target: String,
-    /// Detail lines: reason, connection, client, last tool call, endpoint test.
+    /// Detail lines: reason, connection, client, last tool call, endpoint
+    /// test, what the listed tools cost.
     pub details: Vec<String>,
+    /// What the tools this server listed cost the model (o200k_base), when
+    /// its tools/list was observed (the host's endpoint, or the relay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_tokens: Option<u64>,
     /// The stage checklist, in ladder order.
     pub checklist: Vec<ChecklistItem>,
 }
@@ -175,7 +180,18 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
     if let Some(test) = &row.endpoint_test {
         details.push(endpoint_test_line(test));
     }
+    let tool_tokens = row.tool_catalog.as_ref().map(|c| c.total_tokens);
+    if let Some(catalog) = &row.tool_catalog {
+        details.push(format!(
+            "its {} tool{} cost the model ≈ {} tokens ({})",
+            catalog.tool_count,
+            if catalog.tool_count == 1 { "" } else { "s" },
+            catalog.total_tokens,
+            catalog.method
+        ));
+    }
     RowView {
+        tool_tokens,
         name: row.name.clone(),
         status: row.status,
         label: status_label(row),

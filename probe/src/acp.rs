@@ -68,6 +68,7 @@ pub async fn run_probe(
     progress: impl Fn(ProbeStep) + Send + Sync,
 ) -> ProbeOutcome {
     let started = Instant::now();
+    crate::support::warm_token_encoder();
     let deadline = tokio::time::Instant::now() + opts.target.timeout;
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let sentinel_transport = requested_transport(opts.target.transport);
@@ -187,7 +188,7 @@ pub async fn run_probe(
     .await;
 
     progress(ProbeStep::Finishing);
-    hub.flush().await;
+    crate::support::await_catalogs(&hub, "probe", crate::support::CATALOG_WAIT).await;
     let exit = process.kill_group().await;
     if let Some(log) = &frames {
         log.flush();

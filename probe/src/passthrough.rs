@@ -84,6 +84,7 @@ pub async fn run_passthrough_probe(
     progress: impl Fn(ProbeStep) + Send + Sync,
 ) -> ProbeOutcome {
     let started = Instant::now();
+    crate::support::warm_token_encoder();
     let deadline = tokio::time::Instant::now() + opts.target.timeout;
     let elapsed = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let requested = requested_transport(opts.target.transport);
@@ -406,7 +407,7 @@ pub async fn run_passthrough_probe(
     progress(ProbeStep::Finishing);
     let stderr = process.stderr_tail();
     process.kill_group().await;
-    hub.flush().await;
+    crate::support::await_catalogs(&hub, "probe", crate::support::CATALOG_WAIT).await;
     endpoint.shutdown().await;
     drop(files_dir);
     let tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()));

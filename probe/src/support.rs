@@ -359,3 +359,49 @@ impl ProbeDirs {
         })
     }
 }
+
+/// Starts loading the token encoder (o200k_base) on a blocking thread, so the
+/// catalogs built when servers list their tools do not wait for it.
+pub fn warm_token_encoder() {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn_blocking(tether_catalog::method);
+    }
+}
+
+/// How long the end of a probe waits for catalogs still being built.
+pub const CATALOG_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// Waits (at most `limit`) until every row whose tools/list was seen from the
+/// server side (the host's endpoint, or the relay) carries its catalog, which
+/// is built off the traffic's path after the listing; so the report can say
+/// what the tools cost the model. It only waits: nothing here changes a
+/// row's status or the verdict.
+pub async fn await_catalogs(
+    hub: &tether_core::hub::Hub,
+    session: &str,
+    limit: std::time::Duration,
+) {
+    use tether_core::model::ProvenanceCode;
+    let until = tokio::time::Instant::now() + limit;
+    loop {
+        hub.flush().await;
+        let pending = hub
+            .snapshot(session)
+            .and_then(|h| h.current().cloned())
+            .is_some_and(|attempt| {
+                attempt.servers.iter().any(|row| {
+                    let listed = &row.stages.tools_listed;
+                    listed.state == tether_core::vocab::StageState::Yes
+                        && matches!(
+                            listed.provenance,
+                            Some(ProvenanceCode::SessionEvent | ProvenanceCode::Relay)
+                        )
+                        && row.tool_catalog.is_none()
+                })
+            });
+        if !pending || tokio::time::Instant::now() >= until {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}

@@ -372,6 +372,8 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
     let connection = format!("relay_{}", random_hex(8));
     let server: Arc<str> = Arc::from(offer.server.as_str());
     let mut protocol: Option<String> = None;
+    // tools/list pages so far (None once a page came without its tools).
+    let mut listed: Option<Vec<serde_json::Value>> = None;
     let opened = Instant::now();
     let publish = |evidence: Evidence| {
         let evidence = evidence
@@ -405,8 +407,28 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                 }
                 publish(evidence);
             }
-            Observation::ToolsListed { count, .. } => {
+            Observation::ToolsListed { count, more, tools } => {
                 publish(Evidence::new(EvidenceKind::ToolsListObserved, now).tools(count));
+                // The catalog (what these tools cost the model) once the
+                // last page is in; built off the channel's reading path.
+                let complete = tools.len() == count as usize;
+                listed = match (listed.take(), complete) {
+                    (Some(mut so_far), true) => {
+                        so_far.extend(tools);
+                        Some(so_far)
+                    }
+                    (None, true) => Some(tools),
+                    (_, false) => None,
+                };
+                if !more && let Some(all) = listed.take() {
+                    let (sink, server) = (sink.clone(), offer.server.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let catalog = tether_catalog::build_catalog(&all, now);
+                        if let Err(err) = sink.publish_catalog(server, catalog) {
+                            tracing::debug!(%err, "relayed catalog not queued");
+                        }
+                    });
+                }
             }
             Observation::ToolCall { tool, ok } => {
                 publish(Evidence::new(EvidenceKind::ToolCallObserved, now).tool_call(tool, ok));

@@ -107,6 +107,12 @@ pub enum Observation {
         count: u32,
         /// Whether a next page was announced.
         more: bool,
+        /// The page's tool definitions as the server sent them (names,
+        /// descriptions, schemas: what the model is shown, never a call's
+        /// arguments or results), for the catalog and its token estimate;
+        /// empty when the page is over [`MAX_TOOLS_PAGE_BYTES`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<Value>,
     },
     /// A `tools/call` finished.
     ToolCall {
@@ -164,7 +170,13 @@ pub struct FrameObserver {
     pending: HashMap<String, Pending>,
     /// Frames that were not JSON (passed through all the same).
     pub not_json: u64,
+    /// The length of the frame being read.
+    frame_len: usize,
 }
+
+/// A tools/list page larger than this is counted but its tool definitions
+/// are not sent to the host (the channel's lines are bounded).
+pub const MAX_TOOLS_PAGE_BYTES: usize = 512 * 1024;
 
 fn id_key(id: &Value) -> Option<String> {
     match id {
@@ -206,6 +218,7 @@ impl FrameObserver {
             self.not_json += 1;
             return Vec::new();
         };
+        self.frame_len = trimmed.len();
         let mut out = Vec::new();
         match value {
             Value::Array(batch) => {
@@ -330,12 +343,14 @@ impl FrameObserver {
                             .or(request.protocol_version),
                     }),
                     "tools/list" => {
-                        let count = result
-                            .get("tools")
-                            .and_then(Value::as_array)
-                            .map_or(0, |t| u32::try_from(t.len()).unwrap_or(u32::MAX));
+                        let page = result.get("tools").and_then(Value::as_array);
+                        let count = page.map_or(0, |t| u32::try_from(t.len()).unwrap_or(u32::MAX));
                         let more = result.get("nextCursor").is_some_and(|c| !c.is_null());
-                        out.push(Observation::ToolsListed { count, more });
+                        let tools = page
+                            .filter(|_| self.frame_len <= MAX_TOOLS_PAGE_BYTES)
+                            .cloned()
+                            .unwrap_or_default();
+                        out.push(Observation::ToolsListed { count, more, tools });
                     }
                     "tools/call" => {
                         if let Some(tool) = request.tool {
@@ -408,7 +423,11 @@ mod tests {
         }));
         assert!(out.contains(&Observation::ToolsListed {
             count: 2,
-            more: false
+            more: false,
+            tools: vec![
+                serde_json::json!({"name": "t1"}),
+                serde_json::json!({"name": "t2"})
+            ],
         }));
         assert!(out.contains(&Observation::ToolCall {
             tool: "echo".into(),

@@ -191,3 +191,26 @@ pub async fn one_real_cli_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
     static REAL_CLI: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     REAL_CLI.lock().await
 }
+
+/// An independent count of what a stdio MCP server's tools cost the model
+/// (`tests/scripts/count-tool-tokens.mjs`: its own MCP client, js-tiktoken's
+/// o200k_base over each tool's `JSON.stringify`):
+/// `{"tool_count", "total", "tools": {name: tokens}}`. `None` (skipped
+/// loudly) without js-tiktoken.
+pub fn independent_token_count(command: &std::path::Path) -> Option<serde_json::Value> {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    peer("node_modules/js-tiktoken/package.json")?;
+    let out = std::process::Command::new("node")
+        .arg(here.join("scripts/count-tool-tokens.mjs"))
+        .arg(here.join("peers"))
+        .arg("--")
+        .arg(command)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).expect("json"))
+}

@@ -465,6 +465,32 @@ fn assert_relayed_active(report: &tether_core::probe::ProbeReport, who: &str) {
             assert_eq!(count, tools, "{who}: {name}");
         }
         assert_eq!(row.target, target, "{who}: {name}");
+        // What the tools cost the model, from the tool definitions the relay
+        // saw go by: one figure per tool served, by the shared method.
+        let catalog = row
+            .tool_catalog
+            .as_ref()
+            .unwrap_or_else(|| panic!("{who}: {name}: no catalog: {row:#?}"));
+        assert_eq!(catalog.method, tether_core::model::CATALOG_METHOD);
+        assert_eq!(Some(catalog.tool_count), row.tool_count, "{who}: {name}");
+        assert_eq!(
+            catalog.total_tokens,
+            catalog
+                .tools
+                .iter()
+                .map(|t| u64::from(t.token_estimate))
+                .sum::<u64>()
+        );
+        if name == "memory"
+            && let Some(memory) = tether_tests::peer("node_modules/.bin/mcp-server-memory")
+            && let Some(theirs) = tether_tests::independent_token_count(&memory)
+        {
+            assert_eq!(
+                serde_json::json!(catalog.total_tokens),
+                theirs["total"],
+                "{who}: the relayed estimate equals js-tiktoken's count"
+            );
+        }
         assert_eq!(
             row.stages
                 .tools_listed

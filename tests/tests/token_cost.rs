@@ -8,27 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-use tether_tests::{peer, workspace_bin};
-
-/// The independent count: {"tool_count", "total", "tools": {name: tokens}}.
-fn independent(command: &Path) -> Option<Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/count-tool-tokens.mjs");
-    let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
-    peer("node_modules/js-tiktoken/package.json")?;
-    let out = Command::new("node")
-        .arg(script)
-        .arg(peers)
-        .arg("--")
-        .arg(command)
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(serde_json::from_slice(&out.stdout).expect("json"))
-}
+use tether_tests::{independent_token_count as independent, peer, workspace_bin};
 
 fn endpoint_test(command: &Path) -> Value {
     let out = Command::new(workspace_bin("tether"))
