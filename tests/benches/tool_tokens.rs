@@ -38,7 +38,10 @@ fn bench(c: &mut Criterion) {
     let thirteen = everything();
     assert_eq!(thirteen.len(), 13);
     let catalog = tether_catalog::build_catalog(&thirteen, Timestamp(1));
-    eprintln!("server-everything: {} tokens over 13 tools", catalog.total_tokens);
+    eprintln!(
+        "server-everything: {} tokens over 13 tools",
+        catalog.total_tokens
+    );
     let big = many(128);
     let catalog = tether_catalog::build_catalog(&big, Timestamp(1));
     eprintln!("128 tools: {} tokens", catalog.total_tokens);

@@ -453,3 +453,80 @@ async fn a_project_settings_file_is_never_overwritten_and_ours_is_removed() {
     assert!(written.contains("tether-sentinel") && written.contains("httpUrl"));
     assert!(!clean.join(".gemini").exists(), "our settings are removed");
 }
+
+/// GIVEN the Cursor plugin (no Cursor CLI installs from a registry, so a
+/// stand-in reads what Cursor would) WHEN it is probed with a stdio server
+/// carrying secrets THEN `.cursor/mcp.json` appears in the working directory
+/// for the run with `${env:…}` references only, the values reach the process
+/// environment, and the file and its directory are gone afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cursor_project_file_holds_references_only_and_is_removed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).expect("mkdir");
+    let seen = dir.path().join("seen");
+    std::fs::create_dir(&seen).expect("mkdir");
+    let script = dir.path().join("fake-cursor-agent");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncp .cursor/mcp.json {0}/mcp.json\nstat -c %a .cursor/mcp.json > {0}/mode\nenv | grep -c '^TETHER_MCP_' > {0}/env-count\n",
+            seen.display()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let secret = "cursor-env-secret-77aa";
+    let mut opts = options("cursor", &script, &[]);
+    opts.target.cwd = Some(project.clone());
+    opts.target.grace = Duration::from_millis(300);
+    opts.target.extra_servers = vec![ServerSpec::new(
+        "local",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: "/home/someone/bin/mcp-x".into(),
+            args: vec!["--stdio".into()],
+            env: vec![KeyValue::new("API_KEY", secret)],
+            cwd: None,
+        },
+    )];
+    let outcome = probe(opts).await;
+    assert_eq!(outcome.report.verdict, Verdict::DeliveredUnverified);
+    let file = std::fs::read_to_string(seen.join("mcp.json")).expect("Cursor's file was there");
+    assert!(
+        !file.contains(secret) && !file.contains("/home/someone"),
+        "{file}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&file).expect("json");
+    let reference = doc["mcpServers"]["local"]["env"]["API_KEY"]
+        .as_str()
+        .expect("a reference");
+    assert!(
+        reference.starts_with("${env:TETHER_MCP_") && reference.ends_with('}'),
+        "{reference}"
+    );
+    assert!(
+        doc["mcpServers"]["tether-sentinel"]["url"].is_string(),
+        "{file}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(seen.join("mode"))
+            .expect("mode")
+            .trim(),
+        "600"
+    );
+    assert!(
+        std::fs::read_to_string(seen.join("env-count"))
+            .expect("count")
+            .trim()
+            .parse::<u32>()
+            .expect("n")
+            >= 3
+    );
+    assert!(
+        !project.join(".cursor").exists(),
+        "removed with its directory"
+    );
+    let printed = serde_json::to_string(&outcome.report).expect("json");
+    assert!(!printed.contains(secret));
+}
