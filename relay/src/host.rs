@@ -30,6 +30,7 @@ use tether_core::vocab::{
 };
 use tether_kandev_endpoint::credential::{constant_time_eq, random_hex};
 
+use crate::http::{HttpRelay, SinkSlot, Upstream};
 use crate::observe::Observation;
 use crate::protocol::{Hello, HostAnswer, MAX_CHANNEL_LINE, RELAY_ENV};
 
@@ -40,9 +41,15 @@ pub const TICKET_TTL: Duration = Duration::from_secs(30 * 60);
 /// says why in the row).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RelayError {
-    /// Only stdio servers are relayed by this relay.
-    #[error("no stdio endpoint to relay (the HTTP relay is not built yet)")]
-    NotStdio,
+    /// The server has no endpoint at all.
+    #[error("the server has no endpoint to relay")]
+    NoEndpoint,
+    /// An HTTP or SSE endpoint whose URL does not parse.
+    #[error("its URL does not parse, so it cannot be proxied")]
+    BadUrl,
+    /// The HTTP relay's listener could not start.
+    #[error("the HTTP relay could not start: {0}")]
+    Listen(String),
 }
 
 struct Offer {
@@ -57,7 +64,7 @@ struct Offer {
 }
 
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     offers: Mutex<Vec<Offer>>,
     served: Mutex<Option<Arc<dyn ServedObserver>>>,
     /// Observations that could not become evidence (the attempt was gone or the sink full).
@@ -93,11 +100,13 @@ impl Drop for RelayHost {
     }
 }
 
-/// One offered relay, bound to an attempt with [`bind`](Self::bind).
+/// One offered relay, bound to an attempt with [`bind`](Self::bind). For an
+/// HTTP server it also owns the proxy: keep it as long as the attempt.
 #[derive(Clone)]
 pub struct RelayTicket {
     state: Arc<State>,
     ticket: String,
+    http: Option<(SinkSlot, Arc<HttpRelay>)>,
 }
 
 impl std::fmt::Debug for RelayTicket {
@@ -110,6 +119,10 @@ impl RelayTicket {
     /// Evidence from this relay goes to `sink` (the attempt the server was
     /// delivered in). Call it before the agent can start the relay.
     pub fn bind(&self, sink: EvidenceSink) {
+        if let Some((slot, _)) = &self.http {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(sink);
+            return;
+        }
         if let Some(offer) = self
             .state
             .offers()
@@ -164,27 +177,30 @@ impl RelayHost {
         self.state.connections.load(Ordering::Relaxed)
     }
 
-    /// The server, observed through the relay: the agent is given
-    /// `tether-relay` with a one-time ticket in its environment, and the row
-    /// keeps the real server's target. Its first stdio endpoint is relayed;
-    /// a server without one is [`RelayError::NotStdio`].
+    /// The server, observed through the relay. A stdio endpoint (preferred
+    /// when there is one): the agent is given `tether-relay` with a one-time
+    /// ticket in its environment. Else an HTTP or SSE endpoint: the agent is
+    /// given a loopback proxy's URL and a relay token of its own, and the
+    /// proxy adds the server's headers (see [`crate::http`]). Either way the
+    /// row keeps the real server's target.
     pub fn relay(&self, spec: &ServerSpec) -> Result<(ServerSpec, RelayTicket), RelayError> {
-        let Some(real) = spec
+        let stdio = spec
             .endpoints
             .iter()
-            .find(|e| e.transport() == Transport::Stdio)
-            .cloned()
-        else {
-            return Err(RelayError::NotStdio);
+            .find(|e| e.transport() == Transport::Stdio);
+        let Some(real) = stdio.or(spec.endpoints.first()).cloned() else {
+            return Err(RelayError::NoEndpoint);
         };
-        let Endpoint::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } = &real
-        else {
-            return Err(RelayError::NotStdio);
+        let (command, args, env, cwd) = match &real {
+            Endpoint::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => (command, args, env, cwd),
+            Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
+                return self.relay_http(spec, &real, url, headers);
+            }
         };
         let ticket = random_hex(32);
         {
@@ -208,10 +224,61 @@ impl RelayHost {
             cwd: cwd.clone(),
         };
         Ok((
-            spec.clone().relayed_through(real, relay),
+            spec.clone().relayed_through(real.clone(), relay),
             RelayTicket {
                 state: Arc::clone(&self.state),
                 ticket,
+                http: None,
+            },
+        ))
+    }
+
+    fn relay_http(
+        &self,
+        spec: &ServerSpec,
+        real: &Endpoint,
+        url: &str,
+        headers: &[KeyValue],
+    ) -> Result<(ServerSpec, RelayTicket), RelayError> {
+        let parsed = url::Url::parse(url).map_err(|_| RelayError::BadUrl)?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(RelayError::BadUrl);
+        }
+        let token = random_hex(32);
+        let slot: SinkSlot = Arc::new(Mutex::new(None));
+        let reporter = Reporter::new(
+            Arc::clone(&self.state),
+            spec.name.clone(),
+            real.transport(),
+            Arc::clone(&slot),
+        );
+        let proxy = crate::http::start(
+            Upstream {
+                url: parsed.clone(),
+                headers: headers.to_vec(),
+            },
+            token.clone(),
+            reporter,
+        )
+        .map_err(|e| RelayError::Listen(e.to_string()))?;
+        let agent_url = crate::http::agent_url(proxy.addr, &parsed);
+        let agent_headers = vec![KeyValue::new("Authorization", format!("Bearer {token}"))];
+        let relay = match real {
+            Endpoint::Sse { .. } => Endpoint::Sse {
+                url: agent_url,
+                headers: agent_headers,
+            },
+            _ => Endpoint::Http {
+                url: agent_url,
+                headers: agent_headers,
+            },
+        };
+        Ok((
+            spec.clone().relayed_through(real.clone(), relay),
+            RelayTicket {
+                state: Arc::clone(&self.state),
+                ticket: token,
+                http: Some((slot, Arc::new(proxy))),
             },
         ))
     }
@@ -369,25 +436,84 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
     let Some(sink) = offer.sink else {
         return;
     };
-    let connection = format!("relay_{}", random_hex(8));
-    let server: Arc<str> = Arc::from(offer.server.as_str());
-    let mut protocol: Option<String> = None;
-    // tools/list pages so far (None once a page came without its tools).
-    let mut listed: Option<Vec<serde_json::Value>> = None;
-    let opened = Instant::now();
-    let publish = |evidence: Evidence| {
-        let evidence = evidence
-            .server(offer.server.clone())
-            .connection(connection.clone())
-            .provenance(Provenance::Relay);
-        if sink.publish(evidence).is_err() {
-            state.not_published.fetch_add(1, Ordering::Relaxed);
-        }
-    };
+    let mut reporter = Reporter::new(
+        Arc::clone(&state),
+        offer.server.clone(),
+        Transport::Stdio,
+        Arc::new(Mutex::new(Some(sink))),
+    );
     while let Some(line) = read_line(&mut reader, MAX_CHANNEL_LINE).await {
         let Ok(observation) = serde_json::from_slice::<Observation>(&line) else {
             continue;
         };
+        reporter.report(observation);
+    }
+    reporter.closed();
+}
+
+/// Turns one relayed server's observations into evidence for its row (and
+/// request metrics), for the stdio relay's channel and the HTTP relay alike.
+pub(crate) struct Reporter {
+    state: Arc<State>,
+    sink: Arc<Mutex<Option<EvidenceSink>>>,
+    server_name: String,
+    server: Arc<str>,
+    connection: String,
+    transport: Transport,
+    protocol: Option<String>,
+    /// tools/list pages so far (None once a page came without its tools).
+    listed: Option<Vec<serde_json::Value>>,
+    opened: Instant,
+}
+
+impl Reporter {
+    pub(crate) fn new(
+        state: Arc<State>,
+        server_name: String,
+        transport: Transport,
+        sink: Arc<Mutex<Option<EvidenceSink>>>,
+    ) -> Self {
+        Reporter {
+            state,
+            sink,
+            server: Arc::from(server_name.as_str()),
+            server_name,
+            connection: format!("relay_{}", random_hex(8)),
+            transport,
+            protocol: None,
+            listed: None,
+            opened: Instant::now(),
+        }
+    }
+
+    fn sink(&self) -> Option<EvidenceSink> {
+        self.sink.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn publish(&self, evidence: Evidence) {
+        let evidence = evidence
+            .server(self.server_name.clone())
+            .connection(self.connection.clone())
+            .provenance(Provenance::Relay);
+        let sent = self
+            .sink()
+            .is_some_and(|sink| sink.publish(evidence).is_ok());
+        if !sent {
+            self.state.not_published.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn served_observer(&self) -> Option<Arc<dyn ServedObserver>> {
+        self.state
+            .served
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// One observation, as evidence (never blocks: a full or gone sink drops
+    /// it and counts).
+    pub(crate) fn report(&mut self, observation: Observation) {
         let now = Timestamp::now();
         match observation {
             Observation::Initialized {
@@ -396,7 +522,7 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                 protocol_version,
                 ..
             } => {
-                protocol.clone_from(&protocol_version);
+                self.protocol.clone_from(&protocol_version);
                 let mut evidence = Evidence::new(EvidenceKind::InitializeObserved, now);
                 if let Some(name) = client_name {
                     evidence = evidence.client(ClientInfo {
@@ -405,14 +531,14 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                         protocol_version,
                     });
                 }
-                publish(evidence);
+                self.publish(evidence);
             }
             Observation::ToolsListed { count, more, tools } => {
-                publish(Evidence::new(EvidenceKind::ToolsListObserved, now).tools(count));
+                self.publish(Evidence::new(EvidenceKind::ToolsListObserved, now).tools(count));
                 // The catalog (what these tools cost the model) once the
-                // last page is in; built off the channel's reading path.
+                // last page is in; built off the reading path.
                 let complete = tools.len() == count as usize;
-                listed = match (listed.take(), complete) {
+                self.listed = match (self.listed.take(), complete) {
                     (Some(mut so_far), true) => {
                         so_far.extend(tools);
                         Some(so_far)
@@ -420,9 +546,12 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                     (None, true) => Some(tools),
                     (_, false) => None,
                 };
-                if !more && let Some(all) = listed.take() {
-                    let (sink, server) = (sink.clone(), offer.server.clone());
-                    tokio::task::spawn_blocking(move || {
+                if !more
+                    && let (Some(all), Some(sink)) = (self.listed.take(), self.sink())
+                    && let Ok(runtime) = tokio::runtime::Handle::try_current()
+                {
+                    let server = self.server_name.clone();
+                    runtime.spawn_blocking(move || {
                         let catalog = tether_catalog::build_catalog(&all, now);
                         if let Err(err) = sink.publish_catalog(server, catalog) {
                             tracing::debug!(%err, "relayed catalog not queued");
@@ -431,13 +560,15 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                 }
             }
             Observation::ToolCall { tool, ok } => {
-                publish(Evidence::new(EvidenceKind::ToolCallObserved, now).tool_call(tool, ok));
+                self.publish(
+                    Evidence::new(EvidenceKind::ToolCallObserved, now).tool_call(tool, ok),
+                );
             }
             Observation::ProtocolError {
                 method,
                 code,
                 message,
-            } => publish(Evidence::new(EvidenceKind::ExplicitError, now).reason(
+            } => self.publish(Evidence::new(EvidenceKind::ExplicitError, now).reason(
                 ReasonCode::ProtocolError,
                 Some(format!(
                     "{method} refused by the server: {message} ({code})"
@@ -446,7 +577,7 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
             Observation::SpawnFailed {
                 reason_code,
                 summary,
-            } => publish(
+            } => self.publish(
                 Evidence::new(EvidenceKind::ExplicitError, now)
                     .reason(ReasonCode::parse(&reason_code), Some(summary)),
             ),
@@ -458,12 +589,7 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                 error_code,
                 tool_error,
             } => {
-                let observer = state
-                    .served
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .clone();
-                if let Some(observer) = observer {
+                if let Some(observer) = self.served_observer() {
                     let outcome = match (error_code, tool_error) {
                         (Some(code), _) => {
                             ServedOutcome::Error(i32::try_from(code).unwrap_or(i32::MIN))
@@ -475,13 +601,13 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
                     observer.served(Served::Request(ServedRequest {
-                        server: Arc::clone(&server),
+                        server: Arc::clone(&self.server),
                         method: Cow::Owned(bounded(method).unwrap_or_else(|| "custom".into())),
                         tool: tool.and_then(bounded),
                         request_id: request_id.and_then(bounded).map(RequestIdent::Text),
-                        protocol_version: protocol.as_deref().and_then(protocol_word),
+                        protocol_version: self.protocol.as_deref().and_then(protocol_word),
                         session_id: None,
-                        transport: Transport::Stdio,
+                        transport: self.transport.clone(),
                         client_address: None,
                         client_port: None,
                         start_unix_nanos: end.saturating_sub(duration_nanos),
@@ -494,22 +620,21 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
             }
         }
     }
-    publish(Evidence::new(
-        EvidenceKind::ConnectionClosed,
-        Timestamp::now(),
-    ));
-    let observer = state
-        .served
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    if let Some(observer) = observer {
-        observer.served(Served::SessionClosed(ServedSession {
-            server,
-            transport: Transport::Stdio,
-            protocol_version: protocol.as_deref().and_then(protocol_word),
-            duration_nanos: u64::try_from(opened.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            owner: None,
-        }));
+
+    /// The relayed connection ended (the stdio relay's channel closed).
+    pub(crate) fn closed(self) {
+        self.publish(Evidence::new(
+            EvidenceKind::ConnectionClosed,
+            Timestamp::now(),
+        ));
+        if let Some(observer) = self.served_observer() {
+            observer.served(Served::SessionClosed(ServedSession {
+                server: Arc::clone(&self.server),
+                transport: self.transport.clone(),
+                protocol_version: self.protocol.as_deref().and_then(protocol_word),
+                duration_nanos: u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                owner: None,
+            }));
+        }
     }
 }

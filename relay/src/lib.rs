@@ -13,9 +13,13 @@
 //! - [`pump`]: the byte-exact copy with a side copy that never holds it back.
 //! - [`run`]: the relay process.
 //! - [`host`]: the host's channel and the evidence it publishes.
+//! - [`http`]: the HTTP relay, a loopback reverse proxy run by the host for
+//!   streamable-HTTP and legacy-SSE servers (the agent never holds their
+//!   credentials).
 //! - [`protocol`]: what the two say to each other.
 
 pub mod host;
+pub mod http;
 pub mod observe;
 pub mod protocol;
 pub mod pump;

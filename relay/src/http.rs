@@ -1,0 +1,361 @@
+//! The HTTP relay: a loopback reverse proxy per observed streamable-HTTP or
+//! legacy-SSE server, run inside the host.
+//!
+//! The agent is given `http://127.0.0.1:PORT/<the real URL's path>` and a
+//! relay token of its own (`Authorization: Bearer …`). The proxy checks the
+//! token (constant time), the `Host` (its own address only) and refuses any
+//! `Origin` (no browser has business here), drops the token, adds the
+//! server's configured headers itself, and forwards to the real server: so
+//! **the agent never holds the server's credentials**. Paths map one to one
+//! onto the real server's origin, so a legacy SSE `endpoint` event naming a
+//! relative message path works unchanged; the real URL's query (which can
+//! hold a key) is added only on the agent's own path and never shown to it.
+//!
+//! Requests are read whole (capped at [`MAX_REQUEST_BYTES`]; an MCP request
+//! is one JSON message); responses stream through as they arrive, chunk by
+//! chunk and so event by event, never buffered whole. Status, headers (but
+//! hop-by-hop ones), `Mcp-Session-Id` and the 2026-07-28 stateless requests
+//! pass unchanged; redirects are not followed (credentials stay put).
+//!
+//! On the side, request bodies and response messages (a JSON body, or each
+//! SSE event's data) go through the same pure [`FrameObserver`] as the stdio
+//! relay, and its metadata-only observations become the row's evidence.
+//! Observation is bounded and fail-open: a message over
+//! [`MAX_OBSERVED_BYTES`] is passed through unobserved, and a gone or full
+//! hub only drops evidence. The proxy never retries for the agent: an
+//! unreachable server is a `502` the agent sees at once.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use tether_core::hub::EvidenceSink;
+use tether_core::spec::KeyValue;
+use tether_kandev_endpoint::credential::constant_time_eq;
+
+use crate::host::Reporter;
+use crate::observe::{Direction, FrameObserver};
+
+/// The largest request body forwarded.
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+/// Messages larger than this pass through without being observed.
+pub const MAX_OBSERVED_BYTES: usize = 4 * 1024 * 1024;
+
+/// Headers that belong to one hop, not to the message.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+/// Where one relayed HTTP server really is.
+#[derive(Clone)]
+pub(crate) struct Upstream {
+    pub url: url::Url,
+    pub headers: Vec<KeyValue>,
+}
+
+struct Proxy {
+    upstream: Upstream,
+    authority: String,
+    token: String,
+    client: reqwest::Client,
+    watch: Mutex<Watch>,
+}
+
+/// The side reader: frames paired into observations, then reported.
+struct Watch {
+    frames: FrameObserver,
+    reporter: Reporter,
+}
+
+impl Proxy {
+    fn observe(&self, direction: Direction, message: &[u8]) {
+        if message.len() > MAX_OBSERVED_BYTES {
+            return;
+        }
+        let mut watch = self.watch.lock().unwrap_or_else(|p| p.into_inner());
+        for observation in watch.frames.frame(direction, message, Instant::now()) {
+            watch.reporter.report(observation);
+        }
+    }
+}
+
+/// A running proxy; stops when dropped.
+pub(crate) struct HttpRelay {
+    pub addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for HttpRelay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Starts the proxy for `upstream` on 127.0.0.1 (a fresh port); evidence
+/// goes to whatever sink is in `sink` when it is observed.
+pub(crate) fn start(
+    upstream: Upstream,
+    token: String,
+    reporter: Reporter,
+) -> std::io::Result<HttpRelay> {
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| std::io::Error::other("the HTTP relay needs a Tokio runtime"))?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(std::io::Error::other)?;
+    let proxy = Arc::new(Proxy {
+        upstream,
+        authority: addr.to_string(),
+        token,
+        client,
+        watch: Mutex::new(Watch {
+            frames: FrameObserver::new(),
+            reporter,
+        }),
+    });
+    let app = axum::Router::new()
+        .fallback(forward)
+        .with_state(Arc::clone(&proxy));
+    let task = runtime.spawn(async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        if let Err(err) = axum::serve(listener, app).await {
+            tracing::debug!(%err, "the HTTP relay stopped");
+        }
+    });
+    Ok(HttpRelay { addr, task })
+}
+
+fn refuse(status: StatusCode, why: &'static str) -> Response {
+    (status, why).into_response()
+}
+
+async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    // Only this address, never a rebinding name; never a browser.
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if host != proxy.authority {
+        return refuse(StatusCode::MISDIRECTED_REQUEST, "wrong Host\n");
+    }
+    if parts.headers.contains_key(header::ORIGIN) {
+        return refuse(StatusCode::FORBIDDEN, "cross-origin requests are refused\n");
+    }
+    let presented = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !constant_time_eq(presented.as_bytes(), proxy.token.as_bytes()) {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "the relay token is missing or wrong\n",
+        );
+    }
+    let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
+        Ok(body) => body,
+        Err(_) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n"),
+    };
+    if !body.is_empty() {
+        proxy.observe(Direction::ToServer, &body);
+    }
+
+    // The real URL: same path and query; on the agent's own path with no
+    // query of its own, the configured URL's query too.
+    let mut url = proxy.upstream.url.clone();
+    let path = parts.uri.path();
+    if path != proxy.upstream.url.path() || parts.uri.query().is_some() {
+        url.set_path(path);
+        url.set_query(parts.uri.query());
+    }
+    let mut headers = HeaderMap::new();
+    for (name, value) in &parts.headers {
+        let lower = name.as_str();
+        if HOP_BY_HOP.contains(&lower)
+            || name == header::AUTHORIZATION
+            || name == header::CONTENT_LENGTH
+        {
+            continue;
+        }
+        headers.append(name.clone(), value.clone());
+    }
+    for kv in &proxy.upstream.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(kv.name.as_bytes()),
+            HeaderValue::from_str(&kv.value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    let upstream = proxy
+        .client
+        .request(parts.method, url)
+        .headers(headers)
+        .body(body)
+        .send()
+        .await;
+    let upstream = match upstream {
+        Ok(response) => response,
+        Err(err) => {
+            tracing::debug!(%err, "the relayed server is unreachable");
+            return refuse(StatusCode::BAD_GATEWAY, "the MCP server is unreachable\n");
+        }
+    };
+
+    let status = upstream.status();
+    let mut response_headers = HeaderMap::new();
+    for (name, value) in upstream.headers() {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            response_headers.append(name.clone(), value.clone());
+        }
+    }
+    let event_stream = upstream
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let mut tap = Tap::new(Arc::clone(&proxy), event_stream);
+    let stream = upstream.bytes_stream().map(move |chunk| {
+        if let Ok(bytes) = &chunk {
+            tap.feed(bytes);
+        }
+        chunk
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    *response.status_mut() = status;
+    *response.headers_mut() = response_headers;
+    response
+}
+
+/// Reads a response on its way through: the whole JSON body (observed when
+/// the stream ends), or each server-sent event's data as it completes.
+struct Tap {
+    proxy: Arc<Proxy>,
+    event_stream: bool,
+    buffer: Vec<u8>,
+    /// Over the observation bound: passed through, not read.
+    overflowed: bool,
+}
+
+impl Tap {
+    fn new(proxy: Arc<Proxy>, event_stream: bool) -> Self {
+        Tap {
+            proxy,
+            event_stream,
+            buffer: Vec::new(),
+            overflowed: false,
+        }
+    }
+
+    fn feed(&mut self, bytes: &Bytes) {
+        if self.overflowed {
+            if !self.event_stream {
+                return;
+            }
+            // An event stream recovers at the next event boundary.
+            match find_boundary(bytes) {
+                Some((at, len)) => {
+                    self.overflowed = false;
+                    self.buffer.clear();
+                    self.buffer.extend_from_slice(&bytes[at + len..]);
+                }
+                None => return,
+            }
+        } else {
+            self.buffer.extend_from_slice(bytes);
+        }
+        if self.event_stream {
+            while let Some((at, len)) = find_boundary(&self.buffer) {
+                let event: Vec<u8> = self.buffer.drain(..at + len).collect();
+                self.event(&event[..at]);
+            }
+        }
+        if self.buffer.len() > MAX_OBSERVED_BYTES {
+            self.buffer = Vec::new();
+            self.overflowed = true;
+        }
+    }
+
+    /// One server-sent event: its `data` lines joined are one message (an
+    /// `endpoint` event names a URL, not a message).
+    fn event(&self, event: &[u8]) {
+        let text = String::from_utf8_lossy(event);
+        let mut name = "message";
+        let mut data: Vec<&str> = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("event:") {
+                name = rest.trim();
+            } else if let Some(rest) = line.strip_prefix("data:") {
+                data.push(rest.strip_prefix(' ').unwrap_or(rest));
+            }
+        }
+        if name == "message" && !data.is_empty() {
+            self.proxy
+                .observe(Direction::ToAgent, data.join("\n").as_bytes());
+        }
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        if !self.event_stream && !self.overflowed && !self.buffer.is_empty() {
+            self.proxy.observe(Direction::ToAgent, &self.buffer);
+        }
+    }
+}
+
+/// Where the first event ends: a blank line (`\n\n` or `\r\n\r\n`).
+fn find_boundary(bytes: &[u8]) -> Option<(usize, usize)> {
+    let lf = bytes.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
+    let crlf = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4));
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The agent-facing URL for `upstream`: this proxy's origin, the real path.
+pub(crate) fn agent_url(addr: SocketAddr, upstream: &url::Url) -> String {
+    format!("http://{addr}{}", upstream.path())
+}
+
+/// The sink slot a relay reports into until its ticket is bound.
+pub(crate) type SinkSlot = Arc<Mutex<Option<EvidenceSink>>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_boundaries_are_found_for_both_line_endings() {
+        assert_eq!(find_boundary(b"data: a\n\ndata: b"), Some((7, 2)));
+        assert_eq!(find_boundary(b"data: a\r\n\r\ndata: b"), Some((7, 4)));
+        assert_eq!(find_boundary(b"data: a\n"), None);
+    }
+}

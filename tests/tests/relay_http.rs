@@ -1,0 +1,383 @@
+//! The HTTP relay: a loopback reverse proxy per observed streamable-HTTP or
+//! legacy-SSE server. Real agents reach real servers through it and the rows
+//! reach Active from the server's own traffic; the proxy locks its door
+//! (token, `Host`, `Origin`, body cap), adds the server's headers itself so
+//! the agent never holds them, and streams responses without buffering.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tether_core::registry::Registry;
+use tether_core::vocab::{DisplayStatus, ServerSource};
+use tether_core::{Endpoint, KeyValue, ServerSpec};
+use tether_relay::RelayHost;
+use tether_tests::workspace_bin;
+
+fn peers() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("peers")
+}
+
+async fn free_port() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+async fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("nothing listened on {port}");
+}
+
+/// server-everything serving `mode` (`streamableHttp` or `sse`) on
+/// 127.0.0.1 only; killed with its group when dropped.
+async fn everything_over_http(mode: &str) -> Option<(tokio::process::Child, String)> {
+    let command = tether_tests::peer("node_modules/.bin/mcp-server-everything")?;
+    let port = free_port().await;
+    let child = tokio::process::Command::new(&command)
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .env(
+            "NODE_OPTIONS",
+            format!("--require={}", peers().join("localhost-only.cjs").display()),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn server-everything");
+    wait_listening(port).await;
+    let path = if mode == "sse" { "sse" } else { "mcp" };
+    Some((child, format!("http://127.0.0.1:{port}/{path}")))
+}
+
+fn http(name: &str, url: &str, sse: bool) -> ServerSpec {
+    let (url, headers) = (url.to_owned(), vec![]);
+    ServerSpec::new(
+        name,
+        ServerSource::Profile,
+        if sse {
+            Endpoint::Sse { url, headers }
+        } else {
+            Endpoint::Http { url, headers }
+        },
+    )
+}
+
+fn target(program: PathBuf, args: &[&str], servers: Vec<ServerSpec>) -> tether_probe::ProbeTarget {
+    tether_probe::ProbeTarget {
+        program: program.display().to_string(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: vec![],
+        inherit_env: false,
+        keep_home: false,
+        cwd: None,
+        transport: tether_probe::SentinelTransport::Auto,
+        grace: Duration::from_secs(20),
+        timeout: Duration::from_secs(90),
+        out_dir: None,
+        bridge_program: None,
+        extra_servers: servers,
+        observe_servers: true,
+        export: Default::default(),
+    }
+}
+
+fn assert_relayed(
+    attempt: &tether_core::history::AttachmentAttempt,
+    name: &str,
+    real_url: &str,
+    who: &str,
+) {
+    let row = attempt
+        .server(name)
+        .unwrap_or_else(|| panic!("{who}: no row {name}"));
+    assert_eq!(row.status, DisplayStatus::Active, "{who}: {name}: {row:#?}");
+    assert!(row.tool_count.unwrap_or(0) >= 13, "{who}: {name}: {row:#?}");
+    let real = url::Url::parse(real_url).expect("url");
+    assert_eq!(
+        row.target,
+        format!("http://127.0.0.1:{}", real.port().expect("port")),
+        "{who}: the row shows the real server, not the proxy"
+    );
+    assert_eq!(
+        row.stages
+            .tools_listed
+            .provenance
+            .map(|p| p.word().as_str().to_owned()),
+        Some("relay".to_owned()),
+        "{who}: {name}"
+    );
+    let catalog = row.tool_catalog.as_ref().expect("a catalog from the relay");
+    assert_eq!(Some(catalog.tool_count), row.tool_count);
+}
+
+/// GIVEN server-everything over streamable HTTP and over legacy SSE WHEN
+/// claude-agent-acp gets both through the HTTP relay THEN both rows reach
+/// Active with their tool counts, from the relay's own view of the traffic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_agent_acp_reaches_streamable_http_and_sse_servers_through_the_http_relay() {
+    workspace_bin("tether-relay");
+    let Some(agent) = tether_tests::peer("node_modules/.bin/claude-agent-acp") else {
+        return;
+    };
+    let (Some((_h, http_url)), Some((_s, sse_url))) = (
+        everything_over_http("streamableHttp").await,
+        everything_over_http("sse").await,
+    ) else {
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let opts = tether_probe::ProbeOptions {
+        prompt: None,
+        authenticate: None,
+        target: target(
+            agent,
+            &[],
+            vec![
+                http("every-http", &http_url, false),
+                http("every-sse", &sse_url, true),
+            ],
+        ),
+    };
+    let report = tether_probe::run_probe(opts, |_| {}).await.report;
+    let attempt = report.report.as_ref().expect("attempt");
+    assert_relayed(attempt, "every-http", &http_url, "claude-agent-acp");
+    assert_relayed(attempt, "every-sse", &sse_url, "claude-agent-acp");
+}
+
+/// The real Claude Code and Codex CLIs (passthrough) given server-everything
+/// over streamable HTTP through the relay.
+async fn passthrough_http_relayed(kind: &str, bin: &str, args: &[&str]) {
+    workspace_bin("tether-relay");
+    let Some(cli) = tether_tests::peer(&format!("node_modules/.bin/{bin}")) else {
+        return;
+    };
+    let Some((_server, url)) = everything_over_http("streamableHttp").await else {
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let opts = tether_probe::PassthroughOptions {
+        kind: kind.into(),
+        target: target(cli, args, vec![http("every-http", &url, false)]),
+    };
+    let outcome = tether_probe::run_passthrough_probe(
+        Registry::with_static().expect("registry"),
+        opts,
+        |_| {},
+    )
+    .await;
+    let attempt = outcome.report.report.as_ref().expect("attempt");
+    assert_relayed(attempt, "every-http", &url, kind);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_reaches_an_http_server_through_the_http_relay() {
+    passthrough_http_relayed(
+        "claude",
+        "claude",
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_reaches_an_http_server_through_the_http_relay() {
+    passthrough_http_relayed("codex", "codex", &["exec", "--skip-git-repo-check", "hi"]).await;
+}
+
+/// What a plain upstream saw: the headers of each request.
+type Seen = Arc<Mutex<Vec<Vec<(String, String)>>>>;
+
+/// A plain HTTP upstream on 127.0.0.1: records request headers; `/mcp`
+/// answers JSON, `/stream` two server-sent events 600 ms apart.
+async fn upstream() -> (String, Seen) {
+    use axum::response::IntoResponse;
+    let seen: Seen = Arc::default();
+    let record = Arc::clone(&seen);
+    let app = axum::Router::new()
+        .route(
+            "/mcp",
+            axum::routing::post(move |headers: axum::http::HeaderMap| {
+                let record = Arc::clone(&record);
+                async move {
+                    record.lock().expect("lock").push(
+                        headers
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_owned()))
+                            .collect(),
+                    );
+                    (
+                        [
+                            ("content-type", "application/json"),
+                            ("mcp-session-id", "sess-1"),
+                        ],
+                        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#,
+                    )
+                        .into_response()
+                }
+            }),
+        )
+        .route(
+            "/stream",
+            axum::routing::get(|| async {
+                let events = futures::stream::unfold(0u8, |n| async move {
+                    match n {
+                        0 => Some((Ok::<_, std::io::Error>("data: {\"a\":1}\n\n".to_owned()), 1)),
+                        1 => {
+                            tokio::time::sleep(Duration::from_millis(600)).await;
+                            Some((Ok("data: {\"b\":2}\n\n".to_owned()), 2))
+                        }
+                        _ => None,
+                    }
+                });
+                (
+                    [("content-type", "text/event-stream")],
+                    axum::body::Body::from_stream(events),
+                )
+                    .into_response()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/mcp?key=query-secret-5150"), seen)
+}
+
+/// GIVEN a server configured with a secret header and a secret query WHEN
+/// it is relayed THEN the agent's endpoint holds neither, only a relay token;
+/// the proxy refuses a missing token, a foreign `Host`, any `Origin` and an
+/// oversized body; with the token it forwards, adding the server's header and
+/// query and dropping the token; and a slow event stream arrives event by
+/// event, not at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
+    let (url, seen) = upstream().await;
+    let host = RelayHost::start(workspace_bin("tether-relay"))
+        .await
+        .expect("relay host");
+    let spec = ServerSpec::new(
+        "guarded",
+        ServerSource::Profile,
+        Endpoint::Http {
+            url: url.clone(),
+            headers: vec![KeyValue::new("X-Api-Key", "header-secret-8080")],
+        },
+    );
+    let (relayed, _ticket) = host.relay(&spec).expect("relayed");
+    let Endpoint::Http {
+        url: agent_url,
+        headers: agent_headers,
+    } = &relayed.endpoints[0]
+    else {
+        panic!("an HTTP endpoint for the agent: {relayed:?}");
+    };
+    let given = format!("{agent_url} {agent_headers:?}");
+    for secret in ["header-secret-8080", "query-secret-5150"] {
+        assert!(!given.contains(secret), "the agent holds {secret}: {given}");
+    }
+    assert!(agent_url.starts_with("http://127.0.0.1:") && agent_url.ends_with("/mcp"));
+    let token = agent_headers[0].value.clone();
+    let client = reqwest::Client::new();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let post = |auth: Option<&str>| {
+        let mut request = client
+            .post(agent_url)
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        request
+    };
+    assert_eq!(post(None).send().await.expect("send").status(), 401);
+    assert_eq!(
+        post(Some("Bearer not-the-token"))
+            .send()
+            .await
+            .expect("send")
+            .status(),
+        401
+    );
+    assert_eq!(
+        post(Some(&token))
+            .header("origin", "http://evil.example")
+            .send()
+            .await
+            .expect("send")
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(Some(&token))
+            .header("host", "rebound.example:80")
+            .send()
+            .await
+            .expect("send")
+            .status(),
+        421
+    );
+    let huge = client
+        .post(agent_url)
+        .header("authorization", &token)
+        .body(vec![b' '; 17 * 1024 * 1024])
+        .send()
+        .await
+        .map(|r| r.status().as_u16());
+    assert!(matches!(huge, Ok(413) | Err(_)), "{huge:?}");
+    assert!(seen.lock().expect("lock").is_empty(), "nothing got through");
+
+    let ok = post(Some(&token)).send().await.expect("send");
+    assert_eq!(ok.status(), 200);
+    assert_eq!(
+        ok.headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok()),
+        Some("sess-1")
+    );
+    assert_eq!(
+        ok.text().await.expect("body"),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#
+    );
+    let headers = seen.lock().expect("lock")[0].clone();
+    assert!(headers.contains(&("x-api-key".into(), "header-secret-8080".into())));
+    assert!(
+        headers
+            .iter()
+            .all(|(k, v)| k != "authorization" && !v.contains(&token[7..])),
+        "the relay token stays with the relay: {headers:?}"
+    );
+
+    // Event by event: the first event arrives long before the second.
+    let stream_url = agent_url.replace("/mcp", "/stream");
+    let started = Instant::now();
+    let mut response = client
+        .get(&stream_url)
+        .header("authorization", &token)
+        .send()
+        .await
+        .expect("send");
+    let first = response.chunk().await.expect("chunk").expect("an event");
+    let first_at = started.elapsed();
+    assert_eq!(&first[..], b"data: {\"a\":1}\n\n");
+    let second = response.chunk().await.expect("chunk").expect("an event");
+    assert_eq!(&second[..], b"data: {\"b\":2}\n\n");
+    assert!(
+        first_at < Duration::from_millis(500) && started.elapsed() >= Duration::from_millis(600),
+        "streamed, not buffered: first after {first_at:?}"
+    );
+}
