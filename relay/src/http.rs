@@ -33,6 +33,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use futures::StreamExt;
 use tether_core::hub::EvidenceSink;
 use tether_core::spec::KeyValue;
@@ -118,6 +119,7 @@ pub(crate) fn start(
     let addr = listener.local_addr()?;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .tcp_nodelay(true)
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(std::io::Error::other)?;
@@ -138,6 +140,11 @@ pub(crate) fn start(
         let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
             return;
         };
+        // Each answer goes out as written: no Nagle wait behind the agent's
+        // delayed ACK (40 ms a round trip otherwise).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         if let Err(err) = axum::serve(listener, app).await {
             tracing::debug!(%err, "the HTTP relay stopped");
         }

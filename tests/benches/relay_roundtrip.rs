@@ -125,6 +125,64 @@ fn relay_command(relayed: &ServerSpec) -> Command {
     cmd
 }
 
+/// Sequential tools/call round trips over streamable HTTP (one session):
+/// initialize, initialized, then `calls` echo calls, each read to its end.
+async fn http_run(url: &str, token: Option<&str>, calls: usize) -> Vec<Duration> {
+    let client = reqwest::Client::new();
+    let post = |body: String, session: Option<&str>| {
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body);
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session.to_owned());
+        }
+        request
+    };
+    let init = post(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#.into(),
+        None,
+    )
+    .send()
+    .await
+    .expect("initialize");
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    init.bytes().await.expect("initialize body");
+    post(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        session.as_deref(),
+    )
+    .send()
+    .await
+    .expect("initialized");
+    let mut times = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hi"}}}}}}"#,
+            i + 1
+        );
+        let start = Instant::now();
+        let response = post(body, session.as_deref()).send().await.expect("call");
+        let bytes = response.bytes().await.expect("body");
+        times.push(start.elapsed());
+        assert!(
+            bytes.windows(8).any(|w| w == b"\"result\""),
+            "an answer: {}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+    times.sort();
+    times
+}
+
 fn print_row(path: &str, times: &[Duration]) {
     println!(
         "| {path} | {:.1} µs | {:.1} µs |",
@@ -217,6 +275,64 @@ fn main() {
         );
         print_row("server-everything through tether-relay", &through);
         print_ratio("server-everything ", &through, &direct);
+    }
+    // The HTTP relay: server-everything over streamable HTTP, direct and
+    // through the host's proxy (one session each, sequential calls).
+    if let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") {
+        let calls = calls / 5;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("port")
+            .port();
+        let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
+        let mut server = Command::new(&everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .env(
+                "NODE_OPTIONS",
+                format!("--require={}", peers.join("localhost-only.cjs").display()),
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server-everything over HTTP");
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let direct = runtime.block_on(http_run(&url, None, calls));
+        let spec = tether_core::ServerSpec::new(
+            "everything-http",
+            tether_core::vocab::ServerSource::Profile,
+            Endpoint::Http {
+                url: url.clone(),
+                headers: vec![],
+            },
+        );
+        let (relayed, ticket) = runtime
+            .block_on(async { relay.relay(&spec) })
+            .expect("relay");
+        ticket.bind(handle.sink.clone());
+        let Endpoint::Http {
+            url: agent_url,
+            headers,
+        } = &relayed.endpoints[0]
+        else {
+            panic!("an HTTP relay endpoint");
+        };
+        let token = headers[0].value.trim_start_matches("Bearer ").to_owned();
+        let through = runtime.block_on(http_run(agent_url, Some(&token), calls));
+        let _ = server.kill();
+        let _ = server.wait();
+        print_row(
+            &format!("server-everything over streamable HTTP, direct, {calls} calls"),
+            &direct,
+        );
+        print_row("server-everything through the HTTP relay", &through);
+        print_ratio("over HTTP, ", &through, &direct);
     }
     println!("tether-relay resident memory: idle {idle} KiB, after the load {loaded} KiB");
     println!(
