@@ -68,7 +68,16 @@ fn every_first_party_plugin_registers_through_inventory() {
         .collect();
     assert_eq!(
         names,
-        ["acp-structured", "passthrough-claude", "passthrough-codex"]
+        [
+            "acp-structured",
+            "passthrough-claude",
+            "passthrough-codex",
+            "passthrough-copilot",
+            "passthrough-cursor",
+            "passthrough-gemini",
+            "passthrough-opencode",
+            "passthrough-qwen"
+        ]
     );
     assert!(
         registry
