@@ -317,6 +317,70 @@ fn passthrough_probe_of_real_codex_is_active_as_one_json_document() {
 
 // === examples/host and tether history ===
 
+/// GIVEN the example host offering two real third-party stdio servers beside
+/// its own WHEN it runs without and then with `--observe-servers` THEN the
+/// same servers read "Delivered · connection unverified" directly (the
+/// reference agent reports nothing) and "Active" with their real tool counts
+/// through the relay: the opt-in is the host's, per run.
+#[test]
+fn the_example_host_opts_third_party_servers_into_the_relay() {
+    let (Some(everything), Some(memory)) = (
+        tether_tests::peer("node_modules/.bin/mcp-server-everything"),
+        tether_tests::peer("node_modules/.bin/mcp-server-memory"),
+    ) else {
+        return;
+    };
+    workspace_bin("tether-relay");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "every": {"command": everything},
+            "memory": {"command": memory, "env": {"MEMORY_FILE_PATH": dir.path().join("m.json")}},
+        }})
+        .to_string(),
+    )
+    .expect("write");
+    let run = |observe: bool, db: &str| {
+        let mut cmd = Command::new(workspace_bin("tether-example-host"));
+        cmd.arg("--db")
+            .arg(dir.path().join(db))
+            .arg("--agent")
+            .arg(workspace_bin("tether-reference-agent"))
+            .arg("--config")
+            .arg(&config)
+            .args(["--server", "every", "--server", "memory"]);
+        if observe {
+            cmd.arg("--observe-servers");
+        }
+        let out = cmd.output().expect("run host");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).expect("utf8");
+        text.lines()
+            .find(|l| l.starts_with("final ") && l.contains("(current)"))
+            .unwrap_or_else(|| panic!("no final line:\n{text}"))
+            .to_owned()
+    };
+    let direct = run(false, "direct.db");
+    assert!(
+        direct.contains("every: Delivered · connection unverified")
+            && direct.contains("memory: Delivered · connection unverified"),
+        "{direct}"
+    );
+    let relayed = run(true, "relayed.db");
+    assert!(
+        relayed.contains("every: Active · 13 tools")
+            && relayed.contains("memory: Active · 9 tools"),
+        "{relayed}"
+    );
+    assert!(relayed.contains("kandev: Active · 1 tool"), "{relayed}");
+}
+
 #[test]
 fn the_example_host_twice_then_history_keeps_bounded_attempts_across_runs() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -11,6 +11,12 @@
 //! harness's configuration once and attaches the snapshot to every attempt,
 //! so `tether history` shows what was configured at the time.
 //!
+//! `--config FILE --server NAME` (repeatable) adds third-party servers from a
+//! `{"mcpServers"}` JSON or Codex TOML file to every attempt, beside the
+//! host's own; with `--observe-servers` they reach the agent through Tether's
+//! relay (stdio through `tether-relay`, HTTP and SSE through a loopback
+//! proxy), so their rows show what they really served.
+//!
 //! `--otlp URL` (or the standard `OTEL_EXPORTER_OTLP_ENDPOINT` environment)
 //! exports what the host observes over OTLP/HTTP: its server's request spans
 //! and durations, attachment metrics and evidence logs (see
@@ -81,7 +87,7 @@ fn print_history(prefix: &str, history: &AttachmentHistory) {
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let db = arg(&args, "--db").context(
-        "usage: tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID] [--serve [--addr IP:PORT]]",
+        "usage: tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID] [--serve [--addr IP:PORT]] [--config FILE --server NAME… [--observe-servers]]",
     )?;
     let session = arg(&args, "--session").unwrap_or_else(|| "example-session".into());
     let agent = arg(&args, "--agent").map(PathBuf::from).or_else(|| {
@@ -156,6 +162,36 @@ async fn main() -> anyhow::Result<()> {
         None
     };
 
+    // === Third-party servers, opted into the relay per host choice ===
+    let third_party: Vec<tether_core::ServerSpec> = match arg(&args, "--config") {
+        Some(config) => args
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| *a == "--server")
+            .filter_map(|(i, _)| args.get(i + 1))
+            .map(|name| {
+                let endpoint =
+                    tether_inventory::lookup::load_server(std::path::Path::new(&config), name)?;
+                Ok(tether_core::ServerSpec::new(
+                    name.clone(),
+                    ServerSource::Profile,
+                    endpoint,
+                ))
+            })
+            .collect::<anyhow::Result<_>>()?,
+        None => Vec::new(),
+    };
+    let observe = args.iter().any(|a| a == "--observe-servers");
+    let relay = if observe && !third_party.is_empty() {
+        let program = tether_relay::relay_next_to_current_exe()
+            .context("cannot find tether-relay next to this program")?;
+        Some(tether_relay::RelayHost::start(program).await?)
+    } else {
+        None
+    };
+    // Each attempt's relay tickets (an HTTP server's proxy lives in its ticket).
+    let mut offers: Vec<tether_relay::Offered> = Vec::new();
+
     // === The host's own MCP server, observed ===
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
     if let Some(otel) = &otel {
@@ -220,6 +256,13 @@ async fn main() -> anyhow::Result<()> {
                     // reach the host's server, and a superseded attempt's is refused.
                     let credential = AttemptCredential::generate();
                     let spec = endpoint.server_spec(ServerSource::Host, None, &credential);
+                    let offered = match &relay {
+                        Some(relay) => relay.offer(&third_party, |_| true),
+                        None => tether_relay::Offered::direct(&third_party),
+                    };
+                    for note in &offered.notes {
+                        println!("relay: {note}");
+                    }
                     let mut request = AttemptRequest::new(
                         "example-task",
                         &session,
@@ -227,7 +270,9 @@ async fn main() -> anyhow::Result<()> {
                         "tether-reference-agent",
                         DriveMode::Acp,
                         Trigger::SessionNew,
-                        vec![spec],
+                        std::iter::once(spec)
+                            .chain(offered.specs.iter().cloned())
+                            .collect(),
                     );
                     request.capabilities = caps;
                     let mut delivery =
@@ -240,6 +285,8 @@ async fn main() -> anyhow::Result<()> {
                             // configuration (kept in memory only) and the live output.
                             diagnostics.remember_attempt(&session, h);
                             diagnostics.attach_output(&session, Arc::clone(&agent_output));
+                            // Relayed rows report into this attempt from the start.
+                            offered.bind(&h.sink);
                             endpoint.bind(h.sink.clone(), credential.clone())
                         })
                         .map_err(|e| {
@@ -275,18 +322,24 @@ async fn main() -> anyhow::Result<()> {
                     if let Some(id) = outcome.acp_session_id {
                         acp_id = id;
                     }
-                    // Wait (bounded) for the agent to reach the host's server in this attempt.
-                    for _ in 0..100 {
+                    // Wait (bounded) for the agent to reach the host's server,
+                    // and every relayed row to settle, in this attempt.
+                    for _ in 0..200 {
                         run_hub.flush().await;
-                        let active = run_hub.snapshot(&session).and_then(|h| {
-                            h.attempt(&delivery.handle.attempt_id)
-                                .and_then(|a| a.server(SERVER).map(|r| r.status))
-                        });
-                        if active == Some(DisplayStatus::Active) {
+                        let attempt = run_hub
+                            .snapshot(&session)
+                            .and_then(|h| h.attempt(&delivery.handle.attempt_id).cloned());
+                        let active = attempt
+                            .as_ref()
+                            .and_then(|a| a.server(SERVER).map(|r| r.status));
+                        if active == Some(DisplayStatus::Active)
+                            && offered.settled(attempt.as_ref())
+                        {
                             break;
                         }
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
+                    offers.push(offered);
                     println!(
                         "attempt {} done: {:?}",
                         n + 1,
