@@ -381,3 +381,112 @@ async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
         "streamed, not buffered: first after {first_at:?}"
     );
 }
+
+/// GIVEN server-everything over streamable HTTP behind the HTTP relay, its
+/// evidence bound to a hub's attempt WHEN that attempt is superseded and the
+/// hub goes away mid-session THEN
+/// every further call still goes through and answers; the observations
+/// that had nowhere to go are counted, nothing else changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
+    let Some((_server, url)) = everything_over_http("streamableHttp").await else {
+        return;
+    };
+    let host = RelayHost::start(workspace_bin("tether-relay"))
+        .await
+        .expect("relay host");
+    let hub = tether_tests::acp_hub();
+    let spec = http("every-http", &url, false);
+    let (relayed, ticket) = host.relay(&spec).expect("relayed");
+    let attempt = hub
+        .begin_attempt(tether_core::hub::AttemptRequest::new(
+            "t",
+            "s",
+            "e",
+            "agent",
+            tether_core::DriveMode::Acp,
+            tether_core::vocab::Trigger::SessionNew,
+            vec![relayed.clone()],
+        ))
+        .expect("attempt");
+    ticket.bind(attempt.sink.clone());
+    let Endpoint::Http {
+        url: agent_url,
+        headers,
+    } = &relayed.endpoints[0]
+    else {
+        panic!("an HTTP relay endpoint");
+    };
+    let client = reqwest::Client::new();
+    let post = |body: String, session: Option<String>| {
+        let mut request = client
+            .post(agent_url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", &headers[0].value)
+            .body(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let init = post(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.into(),
+        None,
+    )
+    .await
+    .expect("initialize");
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    init.bytes().await.expect("body");
+    post(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        session.clone(),
+    )
+    .await
+    .expect("initialized");
+    hub.flush().await;
+    let seen = hub.snapshot("s").and_then(|h| {
+        h.current()
+            .and_then(|a| a.server("every-http").map(|r| r.client.clone()))
+    });
+    assert!(
+        seen.flatten().is_some_and(|c| c.name == "t"),
+        "the relay reported the handshake before the hub went"
+    );
+    let before = host.not_published();
+    // The attempt is superseded (its sink refuses), then the hub goes away.
+    let _next = hub
+        .begin_attempt(tether_core::hub::AttemptRequest::new(
+            "t",
+            "s",
+            "e",
+            "agent",
+            tether_core::DriveMode::Acp,
+            tether_core::vocab::Trigger::SessionNew,
+            vec![],
+        ))
+        .expect("a newer attempt");
+    drop(attempt);
+    drop(hub);
+    for i in 1..=20 {
+        let answer = post(
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"still here {i}"}}}}}}"#
+            ),
+            session.clone(),
+        )
+        .await
+        .expect("a call after the hub went");
+        assert_eq!(answer.status(), 200);
+        let text = answer.text().await.expect("body");
+        assert!(text.contains(&format!("still here {i}")), "{text}");
+    }
+    assert!(
+        host.not_published() > before,
+        "observations with nowhere to go are counted"
+    );
+}
