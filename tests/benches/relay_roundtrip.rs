@@ -88,24 +88,36 @@ impl Peer {
         times
     }
 
-    /// The legacy handshake, then `echo` calls (server-everything).
-    fn run_legacy(&mut self, calls: usize) -> Vec<Duration> {
+    /// The legacy handshake (server-everything).
+    fn handshake_legacy(&mut self) {
         self.call(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#);
         writeln!(
             self.stdin,
             r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
         )
         .expect("write");
-        let mut times: Vec<Duration> = (1..=calls)
-            .map(|i| {
-                self.call(&format!(
-                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"x"}}}}}}"#
-                ))
-            })
-            .collect();
-        times.sort();
-        times
     }
+
+    fn echo(&mut self, i: usize) -> Duration {
+        self.call(&format!(
+            r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"x"}}}}}}"#
+        ))
+    }
+}
+
+/// `echo` calls on two server-everything peers interleaved one by one, so
+/// neither gets the other's warm-up (Node's JIT): sorted times of each.
+fn interleaved_legacy(a: &mut Peer, b: &mut Peer, calls: usize) -> (Vec<Duration>, Vec<Duration>) {
+    a.handshake_legacy();
+    b.handshake_legacy();
+    let (mut ta, mut tb) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+    for i in 1..=calls {
+        ta.push(a.echo(i));
+        tb.push(b.echo(i));
+    }
+    ta.sort();
+    tb.sort();
+    (ta, tb)
 }
 
 impl Drop for Peer {
@@ -125,62 +137,84 @@ fn relay_command(relayed: &ServerSpec) -> Command {
     cmd
 }
 
-/// Sequential tools/call round trips over streamable HTTP (one session):
-/// initialize, initialized, then `calls` echo calls, each read to its end.
-async fn http_run(url: &str, token: Option<&str>, calls: usize) -> Vec<Duration> {
-    let client = reqwest::Client::new();
-    let post = |body: String, session: Option<&str>| {
-        let mut request = client
-            .post(url)
+/// One streamable-HTTP MCP session: initialize and initialized done.
+struct HttpSession {
+    client: reqwest::Client,
+    url: String,
+    token: Option<String>,
+    session: Option<String>,
+}
+
+impl HttpSession {
+    async fn open(url: &str, token: Option<&str>) -> HttpSession {
+        let mut this = HttpSession {
+            client: reqwest::Client::new(),
+            url: url.to_owned(),
+            token: token.map(str::to_owned),
+            session: None,
+        };
+        let init = this
+            .post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#.into())
+            .await;
+        this.session = init
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        init.bytes().await.expect("initialize body");
+        this.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into())
+            .await;
+        this
+    }
+
+    async fn post(&self, body: String) -> reqwest::Response {
+        let mut request = self
+            .client
+            .post(&self.url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .body(body);
-        if let Some(token) = token {
+        if let Some(token) = &self.token {
             request = request.header("authorization", format!("Bearer {token}"));
         }
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session.to_owned());
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
         }
-        request
-    };
-    let init = post(
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#.into(),
-        None,
-    )
-    .send()
-    .await
-    .expect("initialize");
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    init.bytes().await.expect("initialize body");
-    post(
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
-        session.as_deref(),
-    )
-    .send()
-    .await
-    .expect("initialized");
-    let mut times = Vec::with_capacity(calls);
-    for i in 0..calls {
+        request.send().await.expect("send")
+    }
+
+    /// One tools/call round trip, read to its end.
+    async fn call(&self, id: usize) -> Duration {
         let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hi"}}}}}}"#,
-            i + 1
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"hi"}}}}}}"#
         );
         let start = Instant::now();
-        let response = post(body, session.as_deref()).send().await.expect("call");
-        let bytes = response.bytes().await.expect("body");
-        times.push(start.elapsed());
+        let bytes = self.post(body).await.bytes().await.expect("body");
+        let elapsed = start.elapsed();
         assert!(
             bytes.windows(8).any(|w| w == b"\"result\""),
             "an answer: {}",
             String::from_utf8_lossy(&bytes)
         );
+        elapsed
     }
-    times.sort();
-    times
+}
+
+/// Direct and relayed calls interleaved one by one, so neither side gets
+/// the other's warm-up (Node's JIT, connection pools): sorted times of each.
+async fn http_interleaved(
+    direct: &HttpSession,
+    relayed: &HttpSession,
+    calls: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let (mut d, mut r) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+    for i in 1..=calls {
+        d.push(direct.call(i).await);
+        r.push(relayed.call(i).await);
+    }
+    d.sort();
+    r.sort();
+    (d, r)
 }
 
 fn print_row(path: &str, times: &[Duration]) {
@@ -263,14 +297,17 @@ fn main() {
     // A real Node.js server (when the pinned peers are installed).
     if let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") {
         let calls = calls / 5;
-        let direct = Peer::start(Command::new(&everything)).run_legacy(calls);
         let spec =
             tether_tests::stdio_server("everything", &everything.display().to_string(), &[], &[]);
         let (relayed, ticket) = relay.relay(&spec).expect("relay");
         ticket.bind(handle.sink.clone());
-        let through = Peer::start(relay_command(&relayed)).run_legacy(calls);
+        let (direct, through) = interleaved_legacy(
+            &mut Peer::start(Command::new(&everything)),
+            &mut Peer::start(relay_command(&relayed)),
+            calls,
+        );
         print_row(
-            &format!("server-everything (Node.js), direct, {calls} calls"),
+            &format!("server-everything (Node.js), direct, {calls} calls (interleaved)"),
             &direct,
         );
         print_row("server-everything through tether-relay", &through);
@@ -303,7 +340,6 @@ fn main() {
             std::thread::sleep(Duration::from_millis(50));
         }
         let url = format!("http://127.0.0.1:{port}/mcp");
-        let direct = runtime.block_on(http_run(&url, None, calls));
         let spec = tether_core::ServerSpec::new(
             "everything-http",
             tether_core::vocab::ServerSource::Profile,
@@ -324,11 +360,15 @@ fn main() {
             panic!("an HTTP relay endpoint");
         };
         let token = headers[0].value.trim_start_matches("Bearer ").to_owned();
-        let through = runtime.block_on(http_run(agent_url, Some(&token), calls));
+        let (direct, through) = runtime.block_on(async {
+            let direct = HttpSession::open(&url, None).await;
+            let relayed = HttpSession::open(agent_url, Some(&token)).await;
+            http_interleaved(&direct, &relayed, calls).await
+        });
         let _ = server.kill();
         let _ = server.wait();
         print_row(
-            &format!("server-everything over streamable HTTP, direct, {calls} calls"),
+            &format!("server-everything over streamable HTTP, direct, {calls} calls (interleaved)"),
             &direct,
         );
         print_row("server-everything through the HTTP relay", &through);
