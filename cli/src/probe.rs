@@ -411,6 +411,9 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
                     ))
                     .unwrap_or_default()
             )?;
+            if let Some(note) = &row.note {
+                writeln!(out, "          note: {note}")?;
+            }
         }
     }
     writeln!(

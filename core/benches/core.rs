@@ -38,6 +38,7 @@ fn begun() -> AttachmentHistory {
                 decision: DecisionKind::Deliver,
                 reason_code: None,
                 summary: None,
+                note: None,
             })
             .collect(),
     };

@@ -180,6 +180,9 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
     if let Some(test) = &row.endpoint_test {
         details.push(endpoint_test_line(test));
     }
+    if let Some(note) = &row.note {
+        details.push(format!("note: {note}"));
+    }
     let tool_tokens = row.tool_catalog.as_ref().map(|c| c.total_tokens);
     if let Some(catalog) = &row.tool_catalog {
         details.push(format!(
@@ -397,6 +400,7 @@ mod tests {
             stages: Stages::default(),
             endpoint_test: None,
             tool_catalog: None,
+            note: None,
         }
     }
 

@@ -204,4 +204,8 @@ pub struct ServerAttachment {
     /// What the host's own server served in tools/list; dropped once superseded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_catalog: Option<ToolCatalog>,
+    /// The host's sentence on how it delivered the server (for example why
+    /// it is not observed through the relay). Sanitized, at most 256 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }

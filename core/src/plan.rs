@@ -204,6 +204,7 @@ impl PlannedServer {
             decision: self.decision.kind(),
             reason_code,
             summary,
+            note: self.spec.note.as_deref().map(|s| scrubber.summary(s)),
         }
     }
 }

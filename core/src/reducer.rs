@@ -64,6 +64,8 @@ pub struct PlannedRow {
     pub reason_code: Option<ReasonCode>,
     /// Sanitized summary.
     pub summary: Option<String>,
+    /// Sanitized host note (how it was delivered, say).
+    pub note: Option<String>,
 }
 
 /// Something that changes a history.
@@ -421,6 +423,7 @@ fn planned_row(planned: &PlannedRow, at: Timestamp) -> ServerAttachment {
         stages,
         endpoint_test: None,
         tool_catalog: None,
+        note: planned.note.clone(),
     };
     row.status = derive_status(&row);
     row
@@ -910,6 +913,7 @@ mod tests {
                     decision: DecisionKind::Deliver,
                     reason_code: None,
                     summary: None,
+                    note: None,
                 })
                 .collect(),
         })

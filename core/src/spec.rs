@@ -178,6 +178,10 @@ pub struct ServerSpec {
     /// target; its secrets stay with the host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed: Option<Endpoint>,
+    /// A sentence for the row on how the host delivers the server (why it
+    /// is not observed, say). Never a value: it is stored (scrubbed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -187,6 +191,7 @@ impl fmt::Debug for ServerSpec {
             .field("source", &self.source)
             .field("endpoints", &self.endpoints)
             .field("relayed", &self.relayed)
+            .field("note", &self.note)
             .finish()
     }
 }
@@ -199,7 +204,14 @@ impl ServerSpec {
             source,
             endpoints: vec![endpoint],
             relayed: None,
+            note: None,
         }
+    }
+
+    /// The same server, with a sentence for its row.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
     }
 
     /// The same server observed through a relay: the agent is given `relay`

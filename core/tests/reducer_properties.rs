@@ -38,6 +38,7 @@ fn start(attempt: &str, at: u64) -> HistoryEvent {
                 },
                 reason_code: (i == 2).then_some(ReasonCode::SseUnsupported),
                 summary: None,
+                note: None,
             })
             .collect(),
     })

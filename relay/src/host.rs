@@ -83,6 +83,8 @@ pub struct RelayHost {
     addr: SocketAddr,
     program: PathBuf,
     state: Arc<State>,
+    /// Where HTTP relays run, whoever asks for one (sync code included).
+    runtime: tokio::runtime::Handle,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -151,6 +153,7 @@ impl RelayHost {
             addr,
             program,
             state,
+            runtime: tokio::runtime::Handle::current(),
             task,
         })
     }
@@ -259,6 +262,7 @@ impl RelayHost {
             },
             token.clone(),
             reporter,
+            &self.runtime,
         )
         .map_err(|e| RelayError::Listen(e.to_string()))?;
         let agent_url = crate::http::agent_url(proxy.addr, &parsed);
@@ -351,7 +355,11 @@ impl RelayHost {
                         "{}: delivered directly, not observed: {err}",
                         sanitize::name(&spec.name)
                     ));
-                    offered.specs.push(spec.clone());
+                    // The row says so too.
+                    offered.specs.push(
+                        spec.clone()
+                            .with_note(format!("delivered directly, not observed: {err}")),
+                    );
                 }
             }
         }

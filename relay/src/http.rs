@@ -111,9 +111,8 @@ pub(crate) fn start(
     upstream: Upstream,
     token: String,
     reporter: Reporter,
+    runtime: &tokio::runtime::Handle,
 ) -> std::io::Result<HttpRelay> {
-    let runtime = tokio::runtime::Handle::try_current()
-        .map_err(|_| std::io::Error::other("the HTTP relay needs a Tokio runtime"))?;
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;

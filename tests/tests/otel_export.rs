@@ -259,6 +259,7 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
             cwd: None,
         }],
         relayed: None,
+        note: None,
     };
     let mut own_with_secret = own.clone();
     if let Some(Endpoint::Http { headers, .. }) = own_with_secret

@@ -660,9 +660,10 @@ fn a_dying_server_looks_the_same_through_the_relay() {
     assert_eq!(direct_code, Some(3));
 }
 
-/// A host opts in per server: the chosen stdio server goes through the
-/// relay, an HTTP one is delivered directly with a note, and one not chosen
-/// is left alone.
+/// A host opts in per server: the chosen stdio and HTTP servers go through
+/// the relay (from sync code too: the proxy runs on the relay host's
+/// runtime), one whose URL does not parse is delivered directly with a note,
+/// and one not chosen is left alone.
 #[test]
 fn a_host_opts_in_per_server_and_what_cannot_be_relayed_says_why() {
     let rt = runtime();
@@ -675,19 +676,37 @@ fn a_host_opts_in_per_server_and_what_cannot_be_relayed_says_why() {
             headers: vec![],
         },
     );
+    let odd = ServerSpec::new(
+        "odd",
+        ServerSource::Profile,
+        Endpoint::Http {
+            url: "not a url".into(),
+            headers: vec![],
+        },
+    );
     let specs = vec![
         stdio("chosen", "mcp-chosen", &[], &[]),
         http,
+        odd,
         stdio("left-alone", "mcp-other", &[], &[]),
     ];
     let offered = relay.offer(&specs, |s| s.name != "left-alone");
-    assert_eq!(offered.relayed, ["chosen"]);
+    assert_eq!(offered.relayed, ["chosen", "remote"]);
     assert!(offered.specs[0].relayed.is_some());
-    assert_eq!(offered.specs[1], specs[1]);
-    assert_eq!(offered.specs[2], specs[2]);
+    assert!(offered.specs[1].relayed.is_some());
+    assert_eq!(offered.specs[2].endpoints, specs[2].endpoints);
+    assert!(
+        offered.specs[2]
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("delivered directly")),
+        "{:?}",
+        offered.specs[2]
+    );
+    assert_eq!(offered.specs[3], specs[3]);
     assert_eq!(offered.notes.len(), 1);
     assert!(
-        offered.notes[0].starts_with("remote: delivered directly"),
+        offered.notes[0].starts_with("odd: delivered directly"),
         "{:?}",
         offered.notes
     );

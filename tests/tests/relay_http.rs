@@ -490,3 +490,57 @@ async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
         "observations with nowhere to go are counted"
     );
 }
+
+/// GIVEN a server the relay cannot take (its URL does not parse) WHEN a
+/// host offers it for observation THEN it is delivered directly, and its row
+/// says why in a note (copied diagnostics and the view's details too),
+/// without any of its values.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_the_relay_cannot_take_is_delivered_directly_and_its_row_says_why() {
+    let host = RelayHost::start(workspace_bin("tether-relay"))
+        .await
+        .expect("relay host");
+    let spec = ServerSpec::new(
+        "odd",
+        ServerSource::Profile,
+        Endpoint::Http {
+            url: "not a url, token=planted-secret-4242".into(),
+            headers: vec![KeyValue::new("X-Key", "planted-header-1717")],
+        },
+    );
+    let offered = host.offer(std::slice::from_ref(&spec), |_| true);
+    assert!(offered.relayed.is_empty());
+    assert_eq!(
+        offered.specs[0].endpoints, spec.endpoints,
+        "delivered as it was"
+    );
+    let hub = tether_tests::acp_hub();
+    let mut request = tether_core::hub::AttemptRequest::new(
+        "t",
+        "s",
+        "e",
+        "agent",
+        tether_core::DriveMode::Acp,
+        tether_core::vocab::Trigger::SessionNew,
+        offered.specs.clone(),
+    );
+    request.capabilities.http = Some(true);
+    hub.begin_attempt(request).expect("attempt");
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let row = history
+        .current()
+        .and_then(|a| a.server("odd"))
+        .expect("row");
+    let note = row.note.as_deref().expect("a note");
+    assert!(
+        note.contains("not observed") && note.contains("does not parse"),
+        "{note}"
+    );
+    let view = tether_core::display::project_row(row);
+    assert!(view.details.iter().any(|d| d.starts_with("note: ")));
+    let stored = serde_json::to_string(&history).expect("json");
+    for secret in ["planted-secret-4242", "planted-header-1717"] {
+        assert!(!stored.contains(secret), "{secret} in {stored}");
+    }
+}
