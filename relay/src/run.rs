@@ -217,7 +217,7 @@ async fn observe(
     let mut to_server = LineSplitter::new();
     let mut to_agent = LineSplitter::new();
     let mut found = Vec::new();
-    while let Some((direction, bytes, at)) = rx.recv().await {
+    let mut read = |(direction, bytes, at): SideCopy, found: &mut Vec<Observation>| {
         let splitter = match direction {
             Direction::ToServer => &mut to_server,
             Direction::ToAgent => &mut to_agent,
@@ -225,6 +225,17 @@ async fn observe(
         splitter.feed(&bytes, |line| {
             found.extend(observer.frame(direction, line, at))
         });
+    };
+    while let Some(copy) = rx.recv().await {
+        read(copy, &mut found);
+        // Batch: copies that arrive within the window wake nobody (the
+        // receiver is not parked on the channel meanwhile), so the copying
+        // threads are not made to share the CPU with an observer woken for
+        // every chunk. Their own times (taken when copied) are kept.
+        tokio::time::sleep(OBSERVE_BATCH).await;
+        while let Ok(copy) = rx.try_recv() {
+            read(copy, &mut found);
+        }
         for observation in found.drain(..) {
             if out.try_send(observation).is_err() {
                 lost.fetch_add(1, Ordering::Relaxed);
@@ -233,16 +244,26 @@ async fn observe(
     }
 }
 
+/// How long the observer lets side copies gather before reading them.
+const OBSERVE_BATCH: std::time::Duration = std::time::Duration::from_millis(1);
+
 async fn write_observations(
     mut host: tokio::net::tcp::OwnedWriteHalf,
     mut rx: mpsc::Receiver<Observation>,
 ) {
+    let mut lines = Vec::new();
     while let Some(observation) = rx.recv().await {
-        let Ok(mut line) = serde_json::to_vec(&observation) else {
-            continue;
-        };
-        line.push(b'\n');
-        if host.write_all(&line).await.is_err() {
+        // Everything waiting goes out in one write.
+        lines.clear();
+        for observation in
+            std::iter::once(observation).chain(std::iter::from_fn(|| rx.try_recv().ok()))
+        {
+            if let Ok(line) = serde_json::to_vec(&observation) {
+                lines.extend_from_slice(&line);
+                lines.push(b'\n');
+            }
+        }
+        if host.write_all(&lines).await.is_err() {
             // The host is gone: keep draining so senders never block.
             while rx.recv().await.is_some() {}
             return;
