@@ -207,9 +207,10 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
 
 fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
     if test.succeeded {
+        let tools = test.tool_count.unwrap_or(0);
         format!(
-            "endpoint test (reachability only): passed, {} tools, {} ms",
-            test.tool_count.unwrap_or(0),
+            "endpoint test (reachability only): passed, {tools} tool{}, {} ms",
+            if tools == 1 { "" } else { "s" },
             test.elapsed_ms
         )
     } else {

@@ -264,6 +264,14 @@ fn replace_match(caps: &Captures<'_>) -> String {
         return REDACTED.to_owned();
     }
     if let (Some(key), Some(val)) = (caps.name("kv_key"), caps.name("kv_val")) {
+        // Already redacted (a second pass over scrubbed text): leave it, so
+        // scrubbing is idempotent instead of growing a stray `]`.
+        if val.as_str().starts_with("[redacted") {
+            return caps
+                .get(0)
+                .map(|m| m.as_str().to_owned())
+                .unwrap_or_default();
+        }
         let quote = match val.as_str().chars().last() {
             Some(q @ ('"' | '\'')) => q.to_string(),
             _ => String::new(),
@@ -409,5 +417,18 @@ mod tests {
     fn ordinary_words_survive() {
         let text = "initialize_observed_timeout: connection refused at port 8080";
         assert_eq!(summary(text), text);
+    }
+
+    #[test]
+    fn scrubbing_twice_is_scrubbing_once() {
+        for text in [
+            "failed (token=abc123def)",
+            "password: hunter2 and api_key=\"k-1\"",
+            "auth=[redacted] then more",
+        ] {
+            let once = Scrubber::new().scrub(text);
+            assert_eq!(Scrubber::new().scrub(&once), once, "{text}");
+            assert!(!once.contains("]]"), "{once}");
+        }
     }
 }
