@@ -63,7 +63,10 @@
 //! ```
 //!
 //! See `examples/third-party-plugin` for a complete passthrough plugin (the
-//! Gemini CLI) that ships as a shared library.
+//! Gemini CLI through its system settings, kind `gemini-system`) that ships
+//! as a shared library. [`materialize`] has the helpers every passthrough
+//! plugin shares: references to environment variables in each CLI's syntax,
+//! and the Claude-style `system/init` reader.
 //!
 //! # Teaching `tether inventory` a harness's configuration
 //!
