@@ -6,15 +6,38 @@
 //!   files and arguments: each becomes a reference in the CLI's own syntax
 //!   (`${VAR}`, `$VAR`, `{env:VAR}`), and its value goes into
 //!   [`Materialized::env`](crate::Materialized).
+//! - [`deliver_first_endpoint`] and [`EVERY_TRANSPORT`]: the decision and
+//!   capabilities of a CLI that takes every transport from its config.
 //! - [`stream_json_init_reports`] reads the `system/init` line that Claude
 //!   Code and its descendants (Qwen Code) print with
 //!   `--output-format stream-json`: each server's status and its
 //!   model-visible `mcp__<server>__<tool>` count.
 
 use serde_json::{Map, Value};
-use tether_core::KeyValue;
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::vocab::EvidenceKind;
+use tether_core::vocab::{EvidenceKind, ReasonCode};
+use tether_core::{AgentCapabilities, Decision, Delivery, Endpoint, KeyValue, ServerSpec};
+
+/// What a CLI that reads stdio, streamable HTTP and SSE servers alike from
+/// its configuration can take (no `session/load`: a passthrough process).
+pub const EVERY_TRANSPORT: AgentCapabilities = AgentCapabilities {
+    http: Some(true),
+    sse: Some(true),
+    load_session: Some(false),
+};
+
+/// The decision of such a CLI: the server's first endpoint, delivered
+/// through a configuration file; a server with none is
+/// `filtered/transport_unsupported`.
+pub fn deliver_first_endpoint(server: &ServerSpec) -> Decision {
+    match server.endpoints.first().map(Endpoint::transport) {
+        Some(transport) => Decision::Deliver {
+            transport,
+            via: Delivery::ConfigFile,
+        },
+        None => Decision::filter(ReasonCode::TransportUnsupported),
+    }
+}
 
 /// How a CLI spells a reference to an environment variable in its config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

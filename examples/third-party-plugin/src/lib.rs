@@ -16,6 +16,7 @@
 
 use std::path::Path;
 
+use tether_sdk::materialize::{EVERY_TRANSPORT, deliver_first_endpoint};
 use tether_sdk::*;
 
 /// The plugin's name.
@@ -40,15 +41,7 @@ impl TransportObserver for GeminiPlugin {
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        match server.endpoints.first().map(Endpoint::transport) {
-            Some(transport @ (Transport::Stdio | Transport::Http | Transport::Sse)) => {
-                Decision::Deliver {
-                    transport,
-                    via: Delivery::ConfigFile,
-                }
-            }
-            _ => Decision::filter(ReasonCode::TransportUnsupported),
-        }
+        deliver_first_endpoint(server)
     }
 
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
@@ -58,11 +51,7 @@ impl TransportObserver for GeminiPlugin {
 
 impl PassthroughStrategy for GeminiPlugin {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(true),
-            load_session: Some(false),
-        }
+        EVERY_TRANSPORT
     }
 
     fn materialize(

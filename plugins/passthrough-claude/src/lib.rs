@@ -30,7 +30,7 @@ use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
 };
-use tether_sdk::materialize::{EnvRefs, RefStyle, stream_json_init_reports};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, stream_json_init_reports};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-claude";
@@ -100,11 +100,7 @@ fn claude_entry(endpoint: &Endpoint, indirect: &mut EnvRefs) -> Value {
 
 impl PassthroughStrategy for PassthroughClaude {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(true),
-            load_session: Some(false),
-        }
+        EVERY_TRANSPORT
     }
 
     fn materialize(

@@ -27,12 +27,12 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
+use tether_core::vocab::EvidenceKind;
 use tether_core::{
-    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, Plan, PlanContext,
-    PluginDescriptor, ServerSpec, TransportObserver,
+    AgentCapabilities, Decision, DriveMode, Endpoint, Plan, PlanContext, PluginDescriptor,
+    ServerSpec, TransportObserver,
 };
-use tether_sdk::materialize::{EnvRefs, RefStyle};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-copilot";
@@ -56,15 +56,7 @@ impl TransportObserver for PassthroughCopilot {
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        match server.endpoints.first().map(Endpoint::transport) {
-            Some(transport @ (Transport::Stdio | Transport::Http | Transport::Sse)) => {
-                Decision::Deliver {
-                    transport,
-                    via: Delivery::ConfigFile,
-                }
-            }
-            _ => Decision::filter(ReasonCode::TransportUnsupported),
-        }
+        deliver_first_endpoint(server)
     }
 
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
@@ -104,11 +96,7 @@ pub fn copilot_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
 
 impl PassthroughStrategy for PassthroughCopilot {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(true),
-            load_session: Some(false),
-        }
+        EVERY_TRANSPORT
     }
 
     fn materialize(

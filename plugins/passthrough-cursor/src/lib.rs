@@ -24,12 +24,11 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
-    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, Plan, PlanContext,
-    PluginDescriptor, ServerSpec, TransportObserver,
+    AgentCapabilities, Decision, DriveMode, Endpoint, Plan, PlanContext, PluginDescriptor,
+    ServerSpec, TransportObserver,
 };
-use tether_sdk::materialize::{EnvRefs, RefStyle};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-cursor";
@@ -53,15 +52,7 @@ impl TransportObserver for PassthroughCursor {
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        match server.endpoints.first().map(Endpoint::transport) {
-            Some(transport @ (Transport::Stdio | Transport::Http | Transport::Sse)) => {
-                Decision::Deliver {
-                    transport,
-                    via: Delivery::ConfigFile,
-                }
-            }
-            _ => Decision::filter(ReasonCode::TransportUnsupported),
-        }
+        deliver_first_endpoint(server)
     }
 
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
@@ -87,11 +78,7 @@ pub fn cursor_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
 
 impl PassthroughStrategy for PassthroughCursor {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(true),
-            load_session: Some(false),
-        }
+        EVERY_TRANSPORT
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {

@@ -29,12 +29,13 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
-    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    AgentCapabilities, Decision, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
 };
-use tether_sdk::materialize::{EnvRefs, RefStyle, stream_json_init_reports};
+use tether_sdk::materialize::{
+    EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint, stream_json_init_reports,
+};
 
 /// One member of the Gemini CLI family, as a plugin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,15 +87,7 @@ impl TransportObserver for PassthroughGemini {
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        match server.endpoints.first().map(Endpoint::transport) {
-            Some(transport @ (Transport::Stdio | Transport::Http | Transport::Sse)) => {
-                Decision::Deliver {
-                    transport,
-                    via: Delivery::ConfigFile,
-                }
-            }
-            _ => Decision::filter(ReasonCode::TransportUnsupported),
-        }
+        deliver_first_endpoint(server)
     }
 
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
@@ -146,11 +139,7 @@ pub fn settings_document(plan: &Plan) -> Result<(String, Vec<KeyValue>), String>
 
 impl PassthroughStrategy for PassthroughGemini {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(true),
-            load_session: Some(false),
-        }
+        EVERY_TRANSPORT
     }
 
     fn materialize(

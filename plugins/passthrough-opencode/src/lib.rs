@@ -26,10 +26,10 @@ use serde_json::{Map, Value, json};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 use tether_core::vocab::ReasonCode;
 use tether_core::{
-    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
+    AgentCapabilities, Decision, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
 };
-use tether_sdk::materialize::{EnvRefs, RefStyle};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
 
 /// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-opencode";
@@ -79,10 +79,11 @@ impl TransportObserver for PassthroughOpenCode {
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        let Some(endpoint) = server.endpoints.first() else {
-            return Decision::filter(ReasonCode::TransportUnsupported);
-        };
-        if !values(endpoint).into_iter().all(survives_substitution) {
+        let unsafe_value = server
+            .endpoints
+            .first()
+            .is_some_and(|e| !values(e).into_iter().all(survives_substitution));
+        if unsafe_value {
             return Decision::Unavailable {
                 reason_code: ReasonCode::MaterializationFailed,
                 summary: Some(
@@ -91,10 +92,7 @@ impl TransportObserver for PassthroughOpenCode {
                 ),
             };
         }
-        Decision::Deliver {
-            transport: endpoint.transport(),
-            via: Delivery::ConfigFile,
-        }
+        deliver_first_endpoint(server)
     }
 
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
@@ -122,11 +120,7 @@ pub fn opencode_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
 
 impl PassthroughStrategy for PassthroughOpenCode {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(true),
-            load_session: Some(false),
-        }
+        EVERY_TRANSPORT
     }
 
     fn materialize(
