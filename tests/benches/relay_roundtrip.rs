@@ -315,31 +315,10 @@ fn main() {
     }
     // The HTTP relay: server-everything over streamable HTTP, direct and
     // through the host's proxy (one session each, sequential calls).
-    if let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") {
+    if let Some((server, url)) =
+        runtime.block_on(tether_tests::everything_over_http("streamableHttp"))
+    {
         let calls = calls / 5;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("port")
-            .port();
-        let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
-        let mut server = Command::new(&everything)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .env(
-                "NODE_OPTIONS",
-                format!("--require={}", peers.join("localhost-only.cjs").display()),
-            )
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server-everything over HTTP");
-        for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let url = format!("http://127.0.0.1:{port}/mcp");
         let spec = tether_core::ServerSpec::new(
             "everything-http",
             tether_core::vocab::ServerSource::Profile,
@@ -365,8 +344,8 @@ fn main() {
             let relayed = HttpSession::open(agent_url, Some(&token)).await;
             http_interleaved(&direct, &relayed, calls).await
         });
-        let _ = server.kill();
-        let _ = server.wait();
+        // Killed as it drops, on the runtime that spawned it.
+        runtime.block_on(async move { drop(server) });
         print_row(
             &format!("server-everything over streamable HTTP, direct, {calls} calls (interleaved)"),
             &direct,

@@ -214,3 +214,51 @@ pub fn independent_token_count(command: &std::path::Path) -> Option<serde_json::
     );
     Some(serde_json::from_slice(&out.stdout).expect("json"))
 }
+
+/// A free port on 127.0.0.1 (bound, read, released).
+pub async fn free_port() -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// Waits (10 s at most) until something listens on 127.0.0.1:`port`.
+pub async fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("nothing listened on {port}");
+}
+
+/// The pinned server-everything serving `mode` (`streamableHttp` or `sse`)
+/// on 127.0.0.1 only (`peers/localhost-only.cjs`), in its own process group,
+/// killed when the child is dropped; with its URL (`/mcp` or `/sse`). `None`
+/// (a loud skip) without the peers.
+pub async fn everything_over_http(mode: &str) -> Option<(tokio::process::Child, String)> {
+    let command = peer("node_modules/.bin/mcp-server-everything")?;
+    let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("peers");
+    let port = free_port().await;
+    let child = tokio::process::Command::new(&command)
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .env(
+            "NODE_OPTIONS",
+            format!("--require={}", peers.join("localhost-only.cjs").display()),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn server-everything");
+    wait_listening(port).await;
+    let path = if mode == "sse" { "sse" } else { "mcp" };
+    Some((child, format!("http://127.0.0.1:{port}/{path}")))
+}

@@ -23,10 +23,6 @@ use tokio_util::sync::CancellationToken;
 // Links the first-party plugins, so `Registry::with_static` has them.
 use tether_tests as _;
 
-fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("peers")
-}
-
 /// A pinned real server, or a loud skip (a failure under TETHER_REQUIRE_PEERS).
 fn peer(relative: &str) -> Option<PathBuf> {
     tether_tests::peer(relative)
@@ -118,48 +114,15 @@ async fn real_stdio_servers_pass_with_their_real_tool_counts() {
     }
 }
 
-async fn free_port() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    listener.local_addr().expect("addr").port()
-}
-
-async fn wait_listening(port: u16) {
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("nothing listened on {port}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_streamable_http_and_sse_servers_pass() {
-    let Some(command) = peer("node_modules/.bin/mcp-server-everything") else {
-        return;
-    };
-    for (mode, path, transport) in [("streamableHttp", "mcp", "http"), ("sse", "sse", "sse")] {
-        let port = free_port().await;
-        let mut child = tokio::process::Command::new(&command)
-            .arg(mode)
-            .env("PORT", port.to_string())
-            .env(
-                "NODE_OPTIONS",
-                format!("--require={}", peers().join("localhost-only.cjs").display()),
-            )
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn server-everything");
-        wait_listening(port).await;
-        let url = format!("http://127.0.0.1:{port}/{path}");
+    for (mode, transport) in [("streamableHttp", "http"), ("sse", "sse")] {
+        let Some((mut child, url)) = tether_tests::everything_over_http(mode).await else {
+            return;
+        };
+        let origin = url
+            .rsplit_once('/')
+            .map_or(url.clone(), |(o, _)| o.to_owned());
         let endpoint = if transport == "sse" {
             Endpoint::Sse {
                 url,
@@ -181,7 +144,7 @@ async fn real_streamable_http_and_sse_servers_pass() {
         assert!(report.succeeded, "{mode}: {report:?}");
         assert_eq!(report.tool_count, Some(13));
         assert_eq!(report.transport.as_str(), transport);
-        assert_eq!(report.target, format!("http://127.0.0.1:{port}"));
+        assert_eq!(report.target, origin);
     }
 }
 

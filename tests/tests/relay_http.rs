@@ -14,53 +14,6 @@ use tether_core::{Endpoint, KeyValue, ServerSpec};
 use tether_relay::RelayHost;
 use tether_tests::workspace_bin;
 
-fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("peers")
-}
-
-async fn free_port() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    listener.local_addr().expect("addr").port()
-}
-
-async fn wait_listening(port: u16) {
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("nothing listened on {port}");
-}
-
-/// server-everything serving `mode` (`streamableHttp` or `sse`) on
-/// 127.0.0.1 only; killed with its group when dropped.
-async fn everything_over_http(mode: &str) -> Option<(tokio::process::Child, String)> {
-    let command = tether_tests::peer("node_modules/.bin/mcp-server-everything")?;
-    let port = free_port().await;
-    let child = tokio::process::Command::new(&command)
-        .arg(mode)
-        .env("PORT", port.to_string())
-        .env(
-            "NODE_OPTIONS",
-            format!("--require={}", peers().join("localhost-only.cjs").display()),
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn server-everything");
-    wait_listening(port).await;
-    let path = if mode == "sse" { "sse" } else { "mcp" };
-    Some((child, format!("http://127.0.0.1:{port}/{path}")))
-}
-
 fn http(name: &str, url: &str, sse: bool) -> ServerSpec {
     let (url, headers) = (url.to_owned(), vec![]);
     ServerSpec::new(
@@ -132,8 +85,8 @@ async fn claude_agent_acp_reaches_streamable_http_and_sse_servers_through_the_ht
         return;
     };
     let (Some((_h, http_url)), Some((_s, sse_url))) = (
-        everything_over_http("streamableHttp").await,
-        everything_over_http("sse").await,
+        tether_tests::everything_over_http("streamableHttp").await,
+        tether_tests::everything_over_http("sse").await,
     ) else {
         return;
     };
@@ -163,7 +116,7 @@ async fn passthrough_http_relayed(kind: &str, bin: &str, args: &[&str]) {
     let Some(cli) = tether_tests::peer(&format!("node_modules/.bin/{bin}")) else {
         return;
     };
-    let Some((_server, url)) = everything_over_http("streamableHttp").await else {
+    let Some((_server, url)) = tether_tests::everything_over_http("streamableHttp").await else {
         return;
     };
     let _one = tether_tests::one_real_cli_at_a_time().await;
@@ -389,7 +342,7 @@ async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
 /// that had nowhere to go are counted, nothing else changes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
-    let Some((_server, url)) = everything_over_http("streamableHttp").await else {
+    let Some((_server, url)) = tether_tests::everything_over_http("streamableHttp").await else {
         return;
     };
     let host = RelayHost::start(workspace_bin("tether-relay"))
