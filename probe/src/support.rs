@@ -179,8 +179,9 @@ pub struct ProbeTarget {
     pub bridge_program: Option<PathBuf>,
     /// More servers to offer beside the sentinel.
     pub extra_servers: Vec<ServerSpec>,
-    /// Offer the stdio ones among `extra_servers` through the observing
-    /// relay (`tether-relay`), so their rows show what they really served.
+    /// Offer `extra_servers` through the observing relay (stdio through
+    /// `tether-relay`, HTTP and SSE through its proxy), so their rows show
+    /// what they really served.
     pub observe_servers: bool,
     /// Where the probe's requests and evidence are also told (an exporter).
     pub export: ProbeExport,
@@ -235,6 +236,29 @@ impl std::ops::Deref for OfferedServers {
 }
 
 impl ProbeTarget {
+    /// `program` with `args` and the `tether probe` defaults: a private HOME
+    /// and working directory, only the basic environment, the sentinel's
+    /// transport chosen automatically, 3 s of grace, 60 s in all, nothing
+    /// else offered, nothing exported.
+    pub fn new(program: impl Into<String>, args: &[&str]) -> Self {
+        ProbeTarget {
+            program: program.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            inherit_env: false,
+            keep_home: false,
+            cwd: None,
+            transport: SentinelTransport::Auto,
+            grace: std::time::Duration::from_secs(3),
+            timeout: std::time::Duration::from_secs(60),
+            out_dir: None,
+            bridge_program: None,
+            extra_servers: vec![],
+            observe_servers: false,
+            export: ProbeExport::default(),
+        }
+    }
+
     /// The `tether-relay` to offer: the one next to this executable, else
     /// whatever `tether-relay` the agent finds on its PATH.
     pub fn relay(&self) -> PathBuf {

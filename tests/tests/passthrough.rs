@@ -10,7 +10,7 @@ use tether_core::probe::Verdict;
 use tether_core::registry::Registry;
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource};
 use tether_core::{Endpoint, KeyValue, ServerSpec};
-use tether_probe::support::{ProbeOutcome, ProbeTarget, SentinelTransport};
+use tether_probe::support::{ProbeOutcome, ProbeTarget};
 use tether_probe::{PassthroughOptions, run_passthrough_probe};
 // Links the first-party plugins, so `Registry::with_static` has them.
 use tether_tests as _;
@@ -19,20 +19,9 @@ fn options(kind: &str, program: &Path, args: &[&str]) -> PassthroughOptions {
     PassthroughOptions {
         kind: kind.into(),
         target: ProbeTarget {
-            program: program.display().to_string(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: vec![],
-            inherit_env: false,
-            keep_home: false,
-            cwd: None,
-            transport: SentinelTransport::Auto,
             grace: Duration::from_secs(10),
-            timeout: Duration::from_secs(60),
-            out_dir: None,
             bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
-            extra_servers: vec![],
-            observe_servers: false,
-            export: Default::default(),
+            ..ProbeTarget::new(program.display().to_string(), args)
         },
     }
 }

@@ -23,25 +23,14 @@ fn options(mode: &str, transport: SentinelTransport, record: &Path) -> ProbeOpti
         prompt: None,
         authenticate: None,
         target: ProbeTarget {
-            program: fake().into(),
-            args: vec![
-                "--mode".into(),
-                mode.into(),
-                "--record".into(),
-                record.display().to_string(),
-            ],
-            env: vec![],
-            inherit_env: false,
-            keep_home: false,
-            cwd: None,
             transport,
             grace: Duration::from_secs(1),
             timeout: Duration::from_secs(20),
-            out_dir: None,
             bridge_program: Some(bridge()),
-            extra_servers: vec![],
-            observe_servers: false,
-            export: Default::default(),
+            ..ProbeTarget::new(
+                fake(),
+                &["--mode", mode, "--record", &record.display().to_string()],
+            )
         },
     }
 }

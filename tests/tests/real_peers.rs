@@ -23,20 +23,11 @@ async fn probe_peer(
         prompt: None,
         authenticate: None,
         target: ProbeTarget {
-            program: program.display().to_string(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: vec![],
-            inherit_env: false,
-            keep_home: false,
-            cwd: None,
             transport,
             grace: Duration::from_secs(10),
             timeout: Duration::from_secs(90),
-            out_dir: None,
             bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
-            extra_servers: vec![],
-            observe_servers: false,
-            export: Default::default(),
+            ..ProbeTarget::new(program.display().to_string(), args)
         },
     };
     run_probe(opts, |_| {}).await.report

@@ -423,20 +423,11 @@ async fn probe_with_relayed_servers(
         prompt: prompt.map(str::to_owned),
         authenticate: None,
         target: tether_probe::ProbeTarget {
-            program: program.display().to_string(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: vec![],
-            inherit_env: false,
-            keep_home: false,
-            cwd: None,
-            transport: tether_probe::SentinelTransport::Auto,
             grace: Duration::from_secs(15),
             timeout: Duration::from_secs(120),
-            out_dir: None,
-            bridge_program: None,
             extra_servers: servers,
             observe_servers: true,
-            export: Default::default(),
+            ..tether_probe::ProbeTarget::new(program.display().to_string(), args)
         },
     };
     Some(tether_probe::run_probe(opts, |_| {}).await.report)
@@ -558,17 +549,7 @@ async fn passthrough_relayed(kind: &str, bin: &str, args: &[&str]) {
     let opts = tether_probe::PassthroughOptions {
         kind: kind.into(),
         target: tether_probe::ProbeTarget {
-            program: cli.display().to_string(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: vec![],
-            inherit_env: false,
-            keep_home: false,
-            cwd: None,
-            transport: tether_probe::SentinelTransport::Auto,
             grace: Duration::from_secs(20),
-            timeout: Duration::from_secs(60),
-            out_dir: None,
-            bridge_program: None,
             extra_servers: vec![stdio(
                 "everything",
                 everything.to_str().expect("path"),
@@ -576,7 +557,7 @@ async fn passthrough_relayed(kind: &str, bin: &str, args: &[&str]) {
                 &[],
             )],
             observe_servers: true,
-            export: Default::default(),
+            ..tether_probe::ProbeTarget::new(cli.display().to_string(), args)
         },
     };
     let registry = Registry::with_static().expect("registry");

@@ -29,20 +29,11 @@ fn http(name: &str, url: &str, sse: bool) -> ServerSpec {
 
 fn target(program: PathBuf, args: &[&str], servers: Vec<ServerSpec>) -> tether_probe::ProbeTarget {
     tether_probe::ProbeTarget {
-        program: program.display().to_string(),
-        args: args.iter().map(|a| (*a).to_owned()).collect(),
-        env: vec![],
-        inherit_env: false,
-        keep_home: false,
-        cwd: None,
-        transport: tether_probe::SentinelTransport::Auto,
         grace: Duration::from_secs(20),
         timeout: Duration::from_secs(90),
-        out_dir: None,
-        bridge_program: None,
         extra_servers: servers,
         observe_servers: true,
-        export: Default::default(),
+        ..tether_probe::ProbeTarget::new(program.display().to_string(), args)
     }
 }
 
