@@ -18,6 +18,8 @@ use serde_json::Value;
 pub const MAX_OBSERVED_FRAME: usize = 8 * 1024 * 1024;
 /// Requests awaiting their response, at most; older ones are forgotten.
 const MAX_PENDING: usize = 1024;
+/// Answers kept while their request's copy is still on its way.
+const MAX_EARLY: usize = 64;
 
 /// Which way a frame travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +170,10 @@ struct Pending {
 #[derive(Default)]
 pub struct FrameObserver {
     pending: HashMap<String, Pending>,
+    /// Answers whose request has not been seen yet (its copy can come
+    /// second): id, message, its time and frame length. At most
+    /// [`MAX_EARLY`], oldest forgotten first.
+    early: std::collections::VecDeque<(String, Value, Instant, usize)>,
     /// Frames that were not JSON (passed through all the same).
     pub not_json: u64,
     /// The length of the frame being read.
@@ -274,6 +280,7 @@ impl FrameObserver {
                     text(p, &["protocolVersion"])
                         .or_else(|| text(p, &["_meta", "io.modelcontextprotocol/protocolVersion"]))
                 });
+                let early = self.early.iter().position(|(key, ..)| *key == id);
                 self.pending.insert(
                     id,
                     Pending {
@@ -285,10 +292,20 @@ impl FrameObserver {
                         at: now,
                     },
                 );
+                // Its answer's copy came first: pair them now.
+                if let Some((_, answer, at, len)) = early.and_then(|i| self.early.remove(i)) {
+                    let frame_len = std::mem::replace(&mut self.frame_len, len);
+                    self.message(Direction::ToAgent, &answer, at, out);
+                    self.frame_len = frame_len;
+                }
             }
             // An answer from the server to one of the agent's requests.
             (Direction::ToAgent, None, Some(id)) => {
                 let Some(request) = self.pending.remove(&id) else {
+                    if self.early.len() >= MAX_EARLY {
+                        self.early.pop_front();
+                    }
+                    self.early.push_back((id, m.clone(), now, self.frame_len));
                     return;
                 };
                 let result = m.get("result");
@@ -381,6 +398,41 @@ mod tests {
             .enumerate()
             .flat_map(|(i, (d, f))| o.frame(*d, f.as_bytes(), t + Duration::from_millis(i as u64)))
             .collect()
+    }
+
+    /// The two copying threads hand their copies over independently, so an
+    /// answer's copy can reach the observer before its request's (a thread
+    /// preempted between writing a request on and copying it aside): the
+    /// pair is still made, and its duration comes from the times the bytes
+    /// were read, not the order the copies arrived in.
+    #[test]
+    fn an_answer_copied_before_its_request_is_still_paired() {
+        let mut o = FrameObserver::new();
+        let read_at = Instant::now();
+        let mut out = o.frame(
+            Direction::ToAgent,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"t1"}]}}"#,
+            read_at + Duration::from_millis(5),
+        );
+        assert!(out.is_empty(), "nothing to pair with yet");
+        out.extend(o.frame(
+            Direction::ToServer,
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#,
+            read_at,
+        ));
+        assert!(
+            out.contains(&Observation::ToolsListed {
+                count: 1,
+                more: false,
+                tools: vec![serde_json::json!({"name": "t1"})],
+            }),
+            "{out:?}"
+        );
+        assert!(out.iter().any(|o| matches!(
+            o,
+            Observation::Served { method, duration_nanos: 5_000_000, .. } if method == "tools/list"
+        )));
+        assert_eq!(o.unanswered(), 0);
     }
 
     #[test]

@@ -41,11 +41,14 @@ pub fn pump(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        // When the bytes were read: the copies of the two directions reach
+        // the observer in whatever order their threads get to it.
+        let read_at = Instant::now();
         to.write_all(&buf[..n])?;
         to.flush()?;
         total += n as u64;
         if let Some(tx) = &side {
-            match tx.try_send((direction, buf[..n].to_vec(), Instant::now())) {
+            match tx.try_send((direction, buf[..n].to_vec(), read_at)) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     dropped.fetch_add(1, Ordering::Relaxed);
