@@ -85,8 +85,9 @@ struct Success {
     server: ServerInfo,
     protocol_version: String,
     tool_count: u32,
-    /// Every listed tool definition, as sent (for the catalog).
-    tools: Vec<serde_json::Value>,
+    /// Every listed tool, as the typed client read it (the catalog's
+    /// fallback when the bytes the server sent were not seen).
+    tools: Vec<rmcp::model::Tool>,
 }
 
 impl StdioSignals {
@@ -242,7 +243,12 @@ pub async fn check_endpoint_catalog(
             // and says so in its method.
             let raw = raw_tools.filter(|t| t.len() == ok.tools.len());
             let exact = raw.is_some();
-            let tools = raw.unwrap_or(ok.tools);
+            let tools = raw.unwrap_or_else(|| {
+                ok.tools
+                    .iter()
+                    .filter_map(|t| serde_json::to_value(t).ok())
+                    .collect()
+            });
             // Tokenizing thousands of tools is CPU work: off the runtime.
             let catalog = tokio::task::spawn_blocking(move || {
                 let mut catalog = tether_catalog::build_catalog(&tools, Timestamp::now());
@@ -409,11 +415,7 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
             .await
             .map_err(|e| classify_network(&format!("tools/list failed: {e}")))?;
         count += page.tools.len();
-        tools.extend(
-            page.tools
-                .iter()
-                .filter_map(|t| serde_json::to_value(t).ok()),
-        );
+        tools.extend(page.tools);
         if count > limits.max_tools {
             return Err(Failure::new(
                 ReasonCode::ProtocolError,
