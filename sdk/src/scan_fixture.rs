@@ -190,6 +190,24 @@ pub fn row<'a>(
 /// Checks a scan of one harness row by row: exactly the rows of `expect`
 /// (scope, name, state), each configured, none claimed model-visible, and
 /// every reason explained by a sentence.
+/// What a scanner's fixture test checks of a whole scan: no file it could
+/// not use, none of `secrets` anywhere in the document, and exactly the
+/// rows `expect` lists for `harness`, each in its state.
+pub fn assert_scan(
+    doc: &InventoryDocument,
+    harness: &str,
+    secrets: &[&str],
+    expect: &[(&str, &str, RowState)],
+) {
+    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(doc).expect("json"),
+        secrets,
+    );
+    assert_states(doc, harness, expect);
+}
+
 pub fn assert_states(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
     for (scope, name, want) in expect {
         let r = row(doc, harness, scope, name);

@@ -4,7 +4,7 @@
 //! secrets throughout.
 
 use tether_passthrough_copilot::config_scan::CopilotConfigScanner;
-use tether_sdk::scan_fixture::{ON, ScanFixture, assert_states, off, row};
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, assert_states, off, row};
 
 const SECRETS: [&str; 2] = ["sekret-cop-env-41aa", "sekret-cop-hdr-93bc"];
 
@@ -56,15 +56,10 @@ fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
         &format!(r#"{{"trusted_folders": ["{above}"]}}"#),
     );
     let doc = f.scan(&CopilotConfigScanner);
-    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
-    ScanFixture::assert_no_secret(
-        "the inventory",
-        &serde_json::to_string(&doc).expect("json"),
-        &SECRETS,
-    );
-    assert_states(
+    assert_scan(
         &doc,
         "copilot",
+        &SECRETS,
         &[
             ("user", "cop-local", ON),
             ("user", "cop-http", ON),

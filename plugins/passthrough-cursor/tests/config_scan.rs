@@ -1,21 +1,10 @@
 //! The Cursor scanner against fixture machines: user and project files,
 //! `disabled`; planted secrets throughout.
 
-use tether_core::inventory::InventoryDocument;
 use tether_passthrough_cursor::config_scan::CursorConfigScanner;
-use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row};
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, off, row};
 
 const SECRETS: [&str; 1] = ["sekret-cursor-hdr-6c"];
-
-fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
-    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
-    ScanFixture::assert_no_secret(
-        "the inventory",
-        &serde_json::to_string(doc).expect("json"),
-        &SECRETS,
-    );
-    assert_states(doc, harness, expect);
-}
 
 #[test]
 fn given_cursor_user_and_project_files_then_disabled_servers_say_so() {
@@ -31,9 +20,10 @@ fn given_cursor_user_and_project_files_then_disabled_servers_say_so() {
                            "cur-off": {"command": "fake-mcp", "disabled": true}}}"#,
     );
     let doc = f.scan(&CursorConfigScanner);
-    check(
+    assert_scan(
         &doc,
         "cursor",
+        &SECRETS,
         &[
             ("user", "cur-user", ON),
             ("project", "cur-proj", ON),

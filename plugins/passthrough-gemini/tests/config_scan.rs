@@ -4,9 +4,8 @@
 use std::path::Path;
 
 use serde_json::json;
-use tether_core::inventory::InventoryDocument;
 use tether_passthrough_gemini::config_scan::{GEMINI, GeminiConfigScanner, QWEN};
-use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, off, row, state};
 
 const SECRETS: [&str; 4] = [
     "sekret-oc-env-2291",
@@ -14,16 +13,6 @@ const SECRETS: [&str; 4] = [
     "sekret-cursor-hdr-6c",
     "sekret-gem-hdr-90ab",
 ];
-
-fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
-    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
-    ScanFixture::assert_no_secret(
-        "the inventory",
-        &serde_json::to_string(doc).expect("json"),
-        &SECRETS,
-    );
-    assert_states(doc, harness, expect);
-}
 
 fn gemini(f: &ScanFixture) {
     f.home(
@@ -64,9 +53,10 @@ fn given_gemini_settings_trust_and_extensions_then_each_server_has_its_precise_s
     let f = ScanFixture::new();
     gemini(&f);
     let doc = f.scan(&GeminiConfigScanner(GEMINI));
-    check(
+    assert_scan(
         &doc,
         "gemini",
+        &SECRETS,
         &[
             ("user", "g-sse", ON),
             ("user", "g-http", ON),
@@ -153,9 +143,10 @@ fn given_qwen_settings_and_extensions_then_qwen_reads_its_own_directory() {
         r#"{"name": "ext", "mcpServers": {"q-ext-old": {"command": "fake-mcp"}}}"#,
     );
     let doc = f.scan(&GeminiConfigScanner(QWEN));
-    check(
+    assert_scan(
         &doc,
         "qwen",
+        &SECRETS,
         &[
             ("user", "q-user", ON),
             ("project", "q-proj", ON),

@@ -2,21 +2,10 @@
 //! JSONC and layered files (a later `enabled: false` wins, the newer
 //! `mcp.servers` shape, its environment variables); planted secrets throughout.
 
-use tether_core::inventory::InventoryDocument;
 use tether_passthrough_opencode::config_scan::OpenCodeConfigScanner;
-use tether_sdk::scan_fixture::{ON, RowState, ScanFixture, assert_states, off, row, state};
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, off, row, state};
 
 const SECRETS: [&str; 2] = ["sekret-oc-env-2291", "sekret-oc-hdr-77d1"];
-
-fn check(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
-    assert!(doc.errors.is_empty(), "{:#?}", doc.errors);
-    ScanFixture::assert_no_secret(
-        "the inventory",
-        &serde_json::to_string(doc).expect("json"),
-        &SECRETS,
-    );
-    assert_states(doc, harness, expect);
-}
 
 fn opencode(f: &ScanFixture) {
     f.home(
@@ -49,9 +38,10 @@ fn given_layered_opencode_files_then_a_later_enabled_false_wins_and_the_file_is_
     let f = ScanFixture::new();
     opencode(&f);
     let doc = f.scan(&OpenCodeConfigScanner);
-    check(
+    assert_scan(
         &doc,
         "opencode",
+        &SECRETS,
         &[
             ("user", "o-local", off("disabled_in_config")),
             ("user", "o-remote", ON),
