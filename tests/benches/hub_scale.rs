@@ -23,18 +23,6 @@ use tether_core::store::Store;
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, ServerSpec};
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn servers() -> Vec<ServerSpec> {
     ["kandev", "github", "files"]
         .iter()
@@ -117,10 +105,10 @@ fn memory(quick: bool) {
         &[10, 100, 1000, 10_000]
     };
     for &n in sizes {
-        let before = rss_kib();
+        let before = tether_tests::rss_kib("self");
         let hub = Hub::new(Registry::empty());
         populate(&hub, n, 20);
-        let after = rss_kib();
+        let after = tether_tests::rss_kib("self");
         let growth = after.saturating_sub(before);
         println!(
             "| {n} | {growth} KiB | {:.1} KiB |",
@@ -220,7 +208,7 @@ fn growth() {
     println!("| events | total (publish + reduce + flush) | per event | RSS growth |");
     println!("|---|---|---|---|");
     for events in [10usize, 100, 1000, 10_000] {
-        let before = rss_kib();
+        let before = tether_tests::rss_kib("self");
         let hub = Hub::new(Registry::empty());
         let handle = hub.begin_attempt(request("grow")).expect("begin");
         let t = Instant::now();
@@ -232,7 +220,7 @@ fn growth() {
         hub.flush_blocking();
         let total = t.elapsed();
         let per = total.as_nanos() as f64 / events as f64;
-        let after = rss_kib();
+        let after = tether_tests::rss_kib("self");
         println!(
             "| {events} | {:.2} ms | {:.2} µs | {} KiB |",
             total.as_secs_f64() * 1e3,

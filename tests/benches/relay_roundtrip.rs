@@ -20,18 +20,6 @@ use tether_tests::workspace_bin;
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}"#;
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 struct Peer {
     child: Child,
     stdin: std::process::ChildStdin,
@@ -278,9 +266,9 @@ fn main() {
         r#"{{"jsonrpc":"2.0","id":"warm","method":"server/discover","params":{{{META}}}}}"#
     ));
     std::thread::sleep(Duration::from_millis(200));
-    let idle = rss_kib(relay_pid);
+    let idle = tether_tests::rss_kib(&relay_pid.to_string());
     let relayed_times = through.run(calls);
-    let loaded = rss_kib(relay_pid);
+    let loaded = tether_tests::rss_kib(&relay_pid.to_string());
     drop(through);
     runtime.block_on(hub.flush());
     let observed = hub.snapshot("s").and_then(|h| {

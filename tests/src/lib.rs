@@ -262,3 +262,17 @@ pub async fn everything_over_http(mode: &str) -> Option<(tokio::process::Child, 
     let path = if mode == "sse" { "sse" } else { "mcp" };
     Some((child, format!("http://127.0.0.1:{port}/{path}")))
 }
+
+/// Resident memory of a process (`"self"` or a pid) in KiB, from
+/// `/proc/<it>/status`; 0 where that cannot be read.
+pub fn rss_kib(process: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{process}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
