@@ -139,7 +139,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             },
             report
                 .tool_tokens
-                .map(|t| format!(" ≈ {} tokens", thousands(t)))
+                .map(|t| format!(" ≈ {} tokens", crate::term::thousands(t)))
                 .unwrap_or_default(),
             report.elapsed_ms
         )?;
@@ -169,19 +169,6 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `12345` as `12,345`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// One line per tool: its token estimate and name, largest first.
 fn write_tools(
     out: &mut impl Write,
@@ -203,7 +190,7 @@ fn write_tools(
         writeln!(
             out,
             "  {:>8}  {}{cut}",
-            thousands(u64::from(tool.token_estimate)),
+            crate::term::thousands(u64::from(tool.token_estimate)),
             tool.name
         )?;
     }
@@ -217,7 +204,7 @@ fn write_tools(
     writeln!(
         out,
         "  {:>8}  total over {} tools",
-        thousands(catalog.total_tokens),
+        crate::term::thousands(catalog.total_tokens),
         catalog.tool_count
     )
 }

@@ -284,10 +284,7 @@ fn print_table(
                     tested(r).0,
                 ];
                 if tokens {
-                    cells.push(
-                        r.tool_tokens
-                            .map_or("-".into(), crate::endpoint_test::thousands),
-                    );
+                    cells.push(r.tool_tokens.map_or("-".into(), crate::term::thousands));
                 }
                 cells.push(r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()));
                 cells.push(r.source.clone());
@@ -459,7 +456,7 @@ fn print_token_totals(out: &mut impl Write, document: &InventoryDocument) -> std
             "  {:<10} {:<11} {:>9} tokens over {} server{}{unmeasured}",
             total.harness,
             scope,
-            crate::endpoint_test::thousands(total.tokens),
+            crate::term::thousands(total.tokens),
             total.servers,
             if total.servers == 1 { "" } else { "s" },
         )?;

@@ -384,7 +384,7 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             writeln!(
                 out,
                 "          its tools cost the model ≈ {} tokens ({})",
-                crate::endpoint_test::thousands(catalog.total_tokens),
+                crate::term::thousands(catalog.total_tokens),
                 catalog.method
             )?;
         }
@@ -405,10 +405,7 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
                 tether_core::display::vouched_by(row),
                 row.tool_catalog
                     .as_ref()
-                    .map(|c| format!(
-                        ", ≈ {} tokens",
-                        crate::endpoint_test::thousands(c.total_tokens)
-                    ))
+                    .map(|c| format!(", ≈ {} tokens", crate::term::thousands(c.total_tokens)))
                     .unwrap_or_default()
             )?;
             if let Some(note) = &row.note {

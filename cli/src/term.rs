@@ -1,5 +1,6 @@
 //! Terminal output shared by every subcommand: colors (only when the caller
-//! says the stream is a terminal) and the one-line progress display on stderr.
+//! says the stream is a terminal), the one-line progress display on stderr,
+//! and numbers grouped for reading.
 
 use std::io::Write;
 use std::time::Instant;
@@ -44,4 +45,17 @@ pub fn show_progress(started: Instant, text: &str) {
 /// Clears the progress line.
 pub fn clear_progress() {
     let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+}
+
+/// `12345` as `12,345`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
