@@ -521,7 +521,8 @@ pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> SanitizedE
 
 fn observe(attempt: &mut AttachmentAttempt, ev: &SanitizedEvidence) -> Result<Reduced, Rejection> {
     let ev = &ev.0;
-    if attempt.evidence.contains(ev) {
+    // The timestamp first: a cheap reject for nearly every entry.
+    if attempt.evidence.iter().any(|e| e.at == ev.at && e == ev) {
         return Ok(Reduced::Duplicate);
     }
 
@@ -532,11 +533,8 @@ fn observe(attempt: &mut AttachmentAttempt, ev: &SanitizedEvidence) -> Result<Re
         Some(server) => {
             let is_error = ev.kind == EvidenceKind::ExplicitError;
             match attempt.servers.iter_mut().find(|r| r.name == server) {
-                Some(row) if room => {
-                    apply_to_row_facts(row, ev);
-                    true
-                }
-                Some(row) => apply_to_row(row, ev),
+                // With room the event is applied whatever changed.
+                Some(row) => apply_to_row_facts(row, ev) || room,
                 // An error naming a server we never planned is still an error: report-level.
                 None if is_error => apply_report_error(attempt, ev),
                 None => {
@@ -614,23 +612,20 @@ fn apply_report_error(attempt: &mut AttachmentAttempt, ev: &Evidence) -> bool {
     }
 }
 
-fn apply_to_row(row: &mut ServerAttachment, ev: &Evidence) -> bool {
-    // Evidence never touches the catalog (catalog events do): keep it out of
-    // the before-image, which is cloned on every event.
-    let catalog = row.tool_catalog.take();
-    let before = row.clone();
-    apply_to_row_facts(row, ev);
-    let changed = *row != before;
-    row.tool_catalog = catalog;
-    changed
-}
-
-/// Applies one evidence event to its row (the row's facts, then its status).
-fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
+/// Applies one evidence event to its row (the row's facts, then its status)
+/// and says whether anything in the row changed.
+///
+/// Every mutation below reports its own change, so no before-image of the
+/// row is taken (a clone per event was the reducer's largest cost). The
+/// property test `row_change_flag_matches_a_before_image` holds this to the
+/// full comparison.
+fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     let at = ev.at;
     let prov = ProvenanceCode::from_word(&ev.provenance);
     let yes = StageObservation::shown(StageState::Yes, prov, at);
     let no = StageObservation::shown(StageState::No, prov, at);
+    let stages_before = row.stages;
+    let mut changed = false;
 
     match &ev.kind {
         EvidenceKind::Configured => {
@@ -638,14 +633,15 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
         }
         EvidenceKind::Filtered | EvidenceKind::Unavailable => {
             if row.stages.delivered.state != StageState::Yes {
-                row.decision = if ev.kind == EvidenceKind::Filtered {
+                let decision = if ev.kind == EvidenceKind::Filtered {
                     DecisionKind::Filter
                 } else {
                     DecisionKind::Unavailable
                 };
+                changed |= set(&mut row.decision, decision);
                 if row.failed_at.is_none() && ev.reason_code.is_some() {
-                    row.reason_code = ev.reason_code.clone();
-                    row.summary = ev.summary.clone();
+                    changed |= set_from(&mut row.reason_code, &ev.reason_code);
+                    changed |= set_from(&mut row.summary, &ev.summary);
                 }
             }
             row.stages.delivered.merge(no);
@@ -656,16 +652,16 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
         EvidenceKind::InitializeObserved => {
             row.stages.initialized.merge(yes);
             row.stages.authenticated.merge(yes);
-            touch_connection(row, ev);
+            changed |= touch_connection(row, ev);
         }
         EvidenceKind::ToolsListObserved => {
             row.stages.initialized.merge(yes);
             row.stages.authenticated.merge(yes);
             row.stages.tools_listed.merge(yes);
             if let Some(count) = ev.tool_count {
-                merge_tool_count(row, count, at);
+                changed |= merge_tool_count(row, count, at);
             }
-            touch_connection(row, ev);
+            changed |= touch_connection(row, ev);
         }
         EvidenceKind::ToolCallObserved => {
             row.stages.initialized.merge(yes);
@@ -676,31 +672,35 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
                 row.stages.callable.merge(yes);
             }
             if let Some(tool) = &ev.tool {
-                let call = ToolCallRecord {
-                    tool: tool.clone(),
-                    ok: ev.ok.unwrap_or(false),
-                    at,
-                };
+                let ok = ev.ok.unwrap_or(false);
+                // Strictly newer, so a replacement always changes the row.
                 let newer = row.last_tool_call.as_ref().is_none_or(|last| {
-                    (last.at, &last.tool, last.ok) < (call.at, &call.tool, call.ok)
+                    (last.at, last.tool.as_str(), last.ok) < (at, tool.as_str(), ok)
                 });
                 if newer {
-                    row.last_tool_call = Some(call);
+                    row.last_tool_call = Some(ToolCallRecord {
+                        tool: tool.clone(),
+                        ok,
+                        at,
+                    });
+                    changed = true;
                 }
             }
-            touch_connection(row, ev);
+            changed |= touch_connection(row, ev);
         }
         EvidenceKind::ConnectionClosed => {
             if let Some(id) = &ev.connection_id {
-                let record = upsert_connection(row, id, at);
-                record.closed_at = Some(record.closed_at.map_or(at, |t| t.max(at)));
-                finish_connections(row);
+                if let Some((record, new)) = upsert_connection(row, id, at) {
+                    let closed = Some(record.closed_at.map_or(at, |t| t.max(at)));
+                    changed |= new | set(&mut record.closed_at, closed);
+                }
+                changed |= finish_connections(row);
             }
         }
         EvidenceKind::ExplicitError => {
-            record_failure(row, ev, ReasonCode::ServerError);
+            changed |= record_failure(row, ev, ReasonCode::ServerError);
         }
-        EvidenceKind::AgentReported => apply_agent_report(row, ev),
+        EvidenceKind::AgentReported => changed |= apply_agent_report(row, ev),
         EvidenceKind::EndpointTested => {
             if let Some(test) = &ev.endpoint_test {
                 // The newest test wins; ties break on content, so order never matters.
@@ -714,12 +714,14 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
                         t.summary.clone(),
                     )
                 };
+                // Strictly newer, so a replacement always changes the row.
                 let newer = row
                     .endpoint_test
                     .as_ref()
                     .is_none_or(|t| key(t) < key(test));
                 if newer {
                     row.endpoint_test = Some((**test).clone());
+                    changed = true;
                 }
             }
         }
@@ -727,16 +729,41 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) {
         _ => {}
     }
 
-    row.status = derive_status(row);
+    changed |= row.stages != stages_before;
+    let status = derive_status(row);
+    changed | set(&mut row.status, status)
 }
 
-fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) {
+/// Sets `slot` to `value`; true when that changed it.
+fn set<T: PartialEq>(slot: &mut T, value: T) -> bool {
+    if *slot == value {
+        false
+    } else {
+        *slot = value;
+        true
+    }
+}
+
+/// Sets `slot` to a copy of `value`, cloning only when it differs.
+fn set_from<T: PartialEq + Clone>(slot: &mut T, value: &T) -> bool {
+    if slot == value {
+        false
+    } else {
+        slot.clone_from(value);
+        true
+    }
+}
+
+/// Applies an agent's own report; true when the row changed (its stages
+/// are compared by the caller).
+fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     let at = ev.at;
     let report = |state| StageObservation::shown(state, ProvenanceCode::AgentReport, at);
     let status = ev
         .reported_status
         .as_deref()
         .map(|s| s.to_ascii_lowercase().replace('_', "-"));
+    let mut changed = false;
     match status.as_deref() {
         Some("connected" | "ready" | "running" | "ok") => {
             row.stages.initialized.merge(report(StageState::Yes));
@@ -744,13 +771,13 @@ fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) {
         }
         Some("failed" | "error" | "errored") => {
             row.stages.initialized.merge(report(StageState::No));
-            record_failure(row, ev, ReasonCode::AgentReportedFailed);
+            changed |= record_failure(row, ev, ReasonCode::AgentReportedFailed);
         }
         Some("needs-auth" | "unauthorized" | "auth-required") => {
             row.stages.authenticated.merge(report(StageState::No));
             let mut auth = ev.clone();
             auth.reason_code = Some(ReasonCode::AuthRequired);
-            record_failure(row, &auth, ReasonCode::AuthRequired);
+            changed |= record_failure(row, &auth, ReasonCode::AuthRequired);
         }
         Some("disabled") => {
             row.stages.enabled.merge(report(StageState::No));
@@ -763,26 +790,32 @@ fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) {
     {
         row.stages.tools_listed.merge(report(StageState::Yes));
         row.stages.model_visible.merge(report(StageState::Yes));
-        merge_tool_count(row, count, at);
+        changed |= merge_tool_count(row, count, at);
     }
+    changed
 }
 
-fn record_failure(row: &mut ServerAttachment, ev: &Evidence, default: ReasonCode) {
+/// Keeps the earliest failure; true when it replaced the row's.
+fn record_failure(row: &mut ServerAttachment, ev: &Evidence, default: ReasonCode) -> bool {
     let reason = ev.reason_code.clone().unwrap_or(default);
     // The earliest failure is kept; ties break on content, so order never matters.
-    let candidate = (ev.at, Some(reason.clone()), ev.summary.clone());
     let replace = match row.failed_at {
         None => true,
-        Some(at) => candidate < (at, row.reason_code.clone(), row.summary.clone()),
+        Some(at) => {
+            (ev.at, Some(&reason), ev.summary.as_ref())
+                < (at, row.reason_code.as_ref(), row.summary.as_ref())
+        }
     };
     if replace {
         row.failed_at = Some(ev.at);
         row.reason_code = Some(reason);
-        row.summary = ev.summary.clone();
+        row.summary.clone_from(&ev.summary);
     }
+    replace
 }
 
-fn merge_tool_count(row: &mut ServerAttachment, count: u32, at: Timestamp) {
+/// Keeps the newest tool count; true when it changed.
+fn merge_tool_count(row: &mut ServerAttachment, count: u32, at: Timestamp) -> bool {
     let newer = match (row.tool_count_at, row.tool_count) {
         (Some(t), Some(c)) => (at, count) > (t, c),
         _ => true,
@@ -791,48 +824,70 @@ fn merge_tool_count(row: &mut ServerAttachment, count: u32, at: Timestamp) {
         row.tool_count = Some(count);
         row.tool_count_at = Some(at);
     }
+    newer
 }
 
+/// The row's record for connection `id`, made if new; the flag is true when
+/// the record was added or its first-seen time moved earlier. `None` when a
+/// new record would be the oldest of a full list: [`finish_connections`]
+/// would drop it at once, so it is not made.
 fn upsert_connection<'r>(
     row: &'r mut ServerAttachment,
     id: &str,
     at: Timestamp,
-) -> &'r mut ConnectionRecord {
-    let index = match row.connections.iter().position(|c| c.connection_id == id) {
+) -> Option<(&'r mut ConnectionRecord, bool)> {
+    match row.connections.iter().position(|c| c.connection_id == id) {
         Some(i) => {
             let record = &mut row.connections[i];
-            record.first_seen_at = record.first_seen_at.min(at);
-            i
+            let earlier = at < record.first_seen_at;
+            if earlier {
+                record.first_seen_at = at;
+            }
+            Some((record, earlier))
         }
         None => {
+            let oldest = row
+                .connections
+                .iter()
+                .map(|c| (c.first_seen_at, c.connection_id.as_str()))
+                .min();
+            if row.connections.len() >= MAX_CONNECTIONS && oldest.is_some_and(|o| (at, id) < o) {
+                return None;
+            }
             row.connections.push(ConnectionRecord {
                 connection_id: id.to_owned(),
                 first_seen_at: at,
                 closed_at: None,
                 client: None,
             });
-            row.connections.len() - 1
-        }
-    };
-    &mut row.connections[index]
-}
-
-fn touch_connection(row: &mut ServerAttachment, ev: &Evidence) {
-    let Some(id) = &ev.connection_id else {
-        return;
-    };
-    let record = upsert_connection(row, id, ev.at);
-    if let Some(client) = &ev.client {
-        // The client is fixed per connection; keep the smallest for determinism.
-        if record
-            .client
-            .as_ref()
-            .is_none_or(|c| client_key(client) < client_key(c))
-        {
-            record.client = Some(client.clone());
+            let last = row.connections.len() - 1;
+            Some((&mut row.connections[last], true))
         }
     }
-    finish_connections(row);
+}
+
+/// Records the connection an event came on (and its client); true when the
+/// row changed.
+fn touch_connection(row: &mut ServerAttachment, ev: &Evidence) -> bool {
+    let Some(id) = &ev.connection_id else {
+        return false;
+    };
+    let mut changed = false;
+    if let Some((record, new)) = upsert_connection(row, id, ev.at) {
+        changed = new;
+        if let Some(client) = &ev.client {
+            // The client is fixed per connection; keep the smallest for determinism.
+            if record
+                .client
+                .as_ref()
+                .is_none_or(|c| client_key(client) < client_key(c))
+            {
+                record.client = Some(client.clone());
+                changed = true;
+            }
+        }
+    }
+    finish_connections(row) | changed
 }
 
 fn client_key(c: &ClientInfo) -> (&str, Option<&str>, Option<&str>) {
@@ -843,22 +898,35 @@ fn client_key(c: &ClientInfo) -> (&str, Option<&str>, Option<&str>) {
     )
 }
 
-/// Sorts connections oldest first, keeps the newest eight, and points the row at the newest.
-fn finish_connections(row: &mut ServerAttachment) {
-    row.connections.sort_by(|a, b| {
+/// Sorts connections oldest first, keeps the newest eight, and points the
+/// row at the newest; true when any of that changed the row. Clones only
+/// what changed.
+fn finish_connections(row: &mut ServerAttachment) -> bool {
+    let order = |a: &ConnectionRecord, b: &ConnectionRecord| {
         (a.first_seen_at, &a.connection_id).cmp(&(b.first_seen_at, &b.connection_id))
-    });
+    };
+    let mut changed = false;
+    if !row.connections.is_sorted_by(|a, b| order(a, b).is_le()) {
+        row.connections.sort_by(order);
+        changed = true;
+    }
     if row.connections.len() > MAX_CONNECTIONS {
         let excess = row.connections.len() - MAX_CONNECTIONS;
         row.connections.drain(..excess);
+        changed = true;
     }
-    row.connection_id = row.connections.last().map(|c| c.connection_id.clone());
-    row.client = row
-        .connections
-        .iter()
-        .rev()
-        .find_map(|c| c.client.clone())
-        .or_else(|| row.client.clone());
+    let newest = row.connections.last().map(|c| c.connection_id.as_str());
+    if row.connection_id.as_deref() != newest {
+        row.connection_id = newest.map(str::to_owned);
+        changed = true;
+    }
+    if let Some(client) = row.connections.iter().rev().find_map(|c| c.client.as_ref())
+        && row.client.as_ref() != Some(client)
+    {
+        row.client = Some(client.clone());
+        changed = true;
+    }
+    changed
 }
 
 /// The display status the row's facts support, strongest first.

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE};
 use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
-use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, Rejection, reduce};
+use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, Reduced, Rejection, reduce};
 use tether_core::sanitize::SUMMARY_MAX_BYTES;
 use tether_core::vocab::{
     DecisionKind, EvidenceKind, ReasonCode, ServerSource, Transport, Trigger,
@@ -277,5 +277,34 @@ proptest! {
         let rows = |h: &AttachmentHistory| h.current().expect("current").servers.clone();
         prop_assert_eq!(rows(&first), rows(&second));
         prop_assert_eq!(rows(&first), rows(&third));
+    }
+
+    /// GIVEN a full timeline WHEN evidence arrives THEN the reducer calls it
+    /// a duplicate exactly when no row changed: its own change tracking
+    /// (no before-image of the row is taken) agrees with a full comparison.
+    #[test]
+    fn row_change_flag_matches_a_before_image(
+        fill in proptest::collection::vec(connection_evidence(), 0..80),
+        more in proptest::collection::vec(connection_evidence(), 1..200),
+    ) {
+        let mut h = fresh("x");
+        let mut n = 0u64;
+        // Fill the timeline with distinct attempt-level events first.
+        while h.current().expect("current").evidence.len() < MAX_EVIDENCE {
+            n += 1;
+            let ev = Evidence::new(EvidenceKind::Other("filler".into()), Timestamp(n));
+            reduce(&mut h, &observe("x", ev)).expect("filler");
+        }
+        for ev in fill.into_iter().chain(more) {
+            let before = h.clone();
+            let result = reduce(&mut h, &observe("x", ev));
+            let rows = |h: &AttachmentHistory| h.current().expect("current").servers.clone();
+            match result {
+                Ok(Reduced::Duplicate) => prop_assert_eq!(&before, &h),
+                Ok(Reduced::AppliedTimelineFull) => prop_assert_ne!(rows(&before), rows(&h)),
+                Ok(Reduced::Applied) => prop_assert!(false, "the timeline was full"),
+                Err(_) => prop_assert_eq!(&before, &h),
+            }
+        }
     }
 }
