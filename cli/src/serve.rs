@@ -49,7 +49,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let (store, hint, what): (Arc<dyn Store>, Option<ChangeHint>, String) = match opened {
         Opened::Postgres(store) => {
             let feed = store.listen()?;
-            let what = format!("{} (PostgreSQL, live by NOTIFY)", store.target());
+            let what = format!("{} (PostgreSQL, live by NOTIFY)", store.describe());
             let hint: ChangeHint =
                 Box::new(move |timeout| matches!(feed.next(timeout), Ok(Some(_))));
             (Arc::new(store), Some(hint), what)

@@ -6,7 +6,8 @@
 //! older documents migrate and newer ones load conservatively.
 //! - [`sqlite::SqliteStore`]: the embedded default, one SQLite file.
 //! - `postgres::PostgresStore` (feature `postgres`): one database shared by
-//!   many hosts, with changes announced by `NOTIFY` (ids only).
+//!   many hosts, with changes announced by `NOTIFY` (ids only), over TLS
+//!   with libpq's `sslmode` meanings (`pg_tls`).
 //!
 //! Both write a session only with a newer `revision` than the one stored, so
 //! no stale writer wins; [`conformance`] is the suite every store passes.
@@ -16,9 +17,13 @@
 
 pub mod conformance;
 #[cfg(feature = "postgres")]
+pub mod pg_tls;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 
+#[cfg(feature = "postgres")]
+pub use pg_tls::SslMode;
 #[cfg(feature = "postgres")]
 pub use postgres::{ChangeFeed, PgTarget, PostgresStore, is_postgres_url};
 pub use sqlite::SqliteStore;

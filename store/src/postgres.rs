@@ -25,7 +25,9 @@ use tether_core::sanitize::Scrubber;
 use tether_core::store::{Loaded, Store, StoreError, rehydrate_row};
 use tokio::sync::Mutex;
 use tokio_postgres::config::Host;
-use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+use tokio_postgres::{AsyncMessage, Client, Config};
+
+use crate::pg_tls::{PgTls, SslMode, take_tls_settings};
 
 /// The channel every change is announced on.
 pub const NOTIFY_CHANNEL: &str = "tether_history";
@@ -54,6 +56,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 pub struct PgTarget {
     config: Config,
+    tls: PgTls,
     shown: String,
     scrubber: Scrubber,
 }
@@ -89,10 +92,13 @@ impl PgTarget {
         if !spec.is_empty() {
             secrets.push(spec.to_owned());
         }
-        let mut config = if spec.is_empty() {
+        // The TLS keys (`sslrootcert`, `verify-full`, …) are ours; the driver would refuse them.
+        let (driver_spec, tls_settings) = take_tls_settings(spec)?;
+        let tls_settings = tls_settings.with_env(env);
+        let mut config = if driver_spec.is_empty() {
             Config::new()
         } else {
-            Config::from_str(spec).map_err(|_| {
+            Config::from_str(&driver_spec).map_err(|_| {
                 StoreError::Backend(
                     "not a PostgreSQL connection string (postgres://user@host:port/db)".into(),
                 )
@@ -138,6 +144,9 @@ impl PgTarget {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.application_name("tether");
+        let home = env("HOME").map(std::path::PathBuf::from);
+        let tls = PgTls::resolve(&tls_settings, home.as_deref(), only_unix_sockets(&config))?;
+        config.ssl_mode(tls.mode().driver());
         let host = match config.get_hosts().first() {
             Some(Host::Tcp(h)) => h.clone(),
             Some(Host::Unix(p)) => format!("[{}]", p.display()),
@@ -155,9 +164,19 @@ impl PgTarget {
         );
         Ok(PgTarget {
             config,
+            tls,
             shown,
             scrubber: Scrubber::new().with_secrets(secrets),
         })
+    }
+
+    /// The TLS mode in force (`disable` on a Unix socket, whatever was asked).
+    pub fn ssl_mode(&self) -> SslMode {
+        self.tls.mode()
+    }
+
+    fn only_unix_sockets(&self) -> bool {
+        only_unix_sockets(&self.config)
     }
 
     fn error(&self, what: &str, err: impl std::fmt::Display) -> StoreError {
@@ -177,8 +196,21 @@ impl PgTarget {
             text.push_str(&cause.to_string());
             source = cause.source();
         }
+        if text.contains("UnknownIssuer") {
+            text.push_str(
+                " (no root in sslrootcert signed the server's certificate; give the root that did)",
+            );
+        }
         self.error(what, text)
     }
+}
+
+/// libpq never uses TLS on a Unix socket.
+fn only_unix_sockets(config: &Config) -> bool {
+    config
+        .get_hosts()
+        .iter()
+        .all(|h| matches!(h, Host::Unix(_)))
 }
 
 /// The password for `config` from a libpq password file
@@ -257,7 +289,7 @@ impl Inner {
             let (client, connection) = self
                 .target
                 .config
-                .connect(NoTls)
+                .connect(self.target.tls.clone())
                 .await
                 .map_err(|e| self.target.driver_error("cannot connect", &e))?;
             tokio::spawn(async move {
@@ -336,6 +368,52 @@ impl PostgresStore {
         self.inner.target.to_string()
     }
 
+    /// The TLS protocol the server reports for this store's connection
+    /// (`pg_stat_ssl`, e.g. `TLSv1.3`), or `None` when it is not encrypted.
+    /// Asked of the server, so it is evidence, not the setting.
+    pub fn tls_version(&self) -> Result<Option<String>, StoreError> {
+        self.call(|inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let row = client
+                .query_opt(
+                    "SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
+                .await
+                .map_err(|e| inner.target.driver_error("cannot read pg_stat_ssl", &e))?;
+            Ok(row.and_then(|r| {
+                if r.get::<_, bool>(0) {
+                    r.get::<_, Option<String>>(1)
+                } else {
+                    None
+                }
+            }))
+        })
+    }
+
+    /// One line for people: the target, and how the connection is secured
+    /// as the server reports it ("TLSv1.3, certificate and host name
+    /// checked (verify-full)", "not encrypted (sslmode=disable)").
+    pub fn describe(&self) -> String {
+        let target = &self.inner.target;
+        let mode = target.ssl_mode();
+        let how = match self.tls_version() {
+            Ok(Some(version)) => {
+                let checked = match mode {
+                    SslMode::VerifyFull => "certificate and host name checked",
+                    SslMode::VerifyCa => "certificate checked, host name not",
+                    _ => "certificate not checked",
+                };
+                format!("{version}, {checked} (sslmode={})", mode.word())
+            }
+            Ok(None) if target.only_unix_sockets() => "Unix socket, not encrypted".to_owned(),
+            Ok(None) => format!("not encrypted (sslmode={})", mode.word()),
+            Err(_) => "encryption unknown".to_owned(),
+        };
+        format!("{target}, {how}")
+    }
+
     /// Runs `job` on the store's runtime and waits for it, bounded.
     fn call<T, F, Fut>(&self, job: F) -> Result<T, StoreError>
     where
@@ -379,7 +457,7 @@ impl PostgresStore {
         let (ids_tx, ids_rx) = std::sync::mpsc::channel();
         let (ready_tx, ready_rx) = sync_channel(1);
         let task = runtime.spawn(async move {
-            let connected = target.config.connect(NoTls).await;
+            let connected = target.config.connect(target.tls.clone()).await;
             let (client, mut connection) = match connected {
                 Ok(pair) => pair,
                 Err(e) => {

@@ -104,7 +104,7 @@ async fn main() -> anyhow::Result<()> {
     // A SQLite file, or a PostgreSQL database shared with other hosts.
     let store: Arc<dyn Store> = if tether_store::is_postgres_url(&db) {
         let store = tether_store::PostgresStore::connect(&db)?;
-        println!("store: {}", store.target());
+        println!("store: {}", store.describe());
         Arc::new(store)
     } else {
         Arc::new(

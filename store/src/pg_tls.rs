@@ -1,0 +1,708 @@
+//! TLS to PostgreSQL with libpq's `sslmode` meanings, over rustls.
+//!
+//! | `sslmode` | TLS | the server's certificate |
+//! |---|---|---|
+//! | `disable` | never | — |
+//! | `allow`, `prefer` (the default) | when the server offers it | not checked (encryption only) |
+//! | `require` | always | not checked, unless a root certificate is given: then as `verify-ca` |
+//! | `verify-ca` | always | chains to the root certificate |
+//! | `verify-full` | always | chains to the root certificate and names the host |
+//!
+//! Root certificates come from `sslrootcert` (`PGSSLROOTCERT`), else
+//! `~/.postgresql/root.crt`; `sslrootcert=system` takes the operating
+//! system's bundle and, as in libpq, needs `verify-full`. A client
+//! certificate comes from `sslcert`/`sslkey` (`PGSSLCERT`/`PGSSLKEY`), else
+//! `~/.postgresql/postgresql.crt` and `.key` when both exist; a key file
+//! others can read is refused, as libpq does. Unix sockets never use TLS.
+//! Channel binding (`SCRAM-SHA-256-PLUS`) is not offered.
+
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tether_core::store::StoreError;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_postgres::Socket;
+use tokio_postgres::config::SslMode as DriverSslMode;
+use tokio_postgres::tls::{ChannelBinding, MakeTlsConnect, TlsConnect, TlsStream};
+
+/// The connection-string keys this module reads (the driver knows none but `sslmode`).
+const KEYS: [&str; 4] = ["sslmode", "sslrootcert", "sslcert", "sslkey"];
+
+/// libpq's `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SslMode {
+    /// Never TLS.
+    Disable,
+    /// TLS when the server offers it, unchecked (libpq's `allow` and `prefer`).
+    Prefer,
+    /// TLS always; the certificate unchecked unless a root certificate is given.
+    Require,
+    /// TLS always; the certificate chains to a trusted root.
+    VerifyCa,
+    /// TLS always; the certificate chains to a trusted root and names the host.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(word: &str) -> Result<SslMode, StoreError> {
+        Ok(match word {
+            "disable" => SslMode::Disable,
+            "allow" | "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            // The value is not echoed: a mistyped string may have put anything here.
+            _ => {
+                return Err(StoreError::Backend(
+                    "sslmode must be disable, allow, prefer, require, verify-ca or verify-full"
+                        .into(),
+                ));
+            }
+        })
+    }
+
+    /// The word libpq uses.
+    pub fn word(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+
+    /// What the driver is told: whether to ask for TLS, and whether to insist.
+    pub(crate) fn driver(self) -> DriverSslMode {
+        match self {
+            SslMode::Disable => DriverSslMode::Disable,
+            SslMode::Prefer => DriverSslMode::Prefer,
+            _ => DriverSslMode::Require,
+        }
+    }
+}
+
+/// The TLS settings a connection string (or the environment) gave, before
+/// any file is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TlsSettings {
+    pub mode: Option<String>,
+    pub root_cert: Option<String>,
+    pub cert: Option<String>,
+    pub key: Option<String>,
+}
+
+impl TlsSettings {
+    fn set(&mut self, key: &str, value: String) {
+        match key {
+            "sslmode" => self.mode = Some(value),
+            "sslrootcert" => self.root_cert = Some(value),
+            "sslcert" => self.cert = Some(value),
+            _ => self.key = Some(value),
+        }
+    }
+
+    /// Fills what the string left out from `PGSSLMODE`, `PGSSLROOTCERT`,
+    /// `PGSSLCERT` and `PGSSLKEY`.
+    pub fn with_env(mut self, env: impl Fn(&str) -> Option<String>) -> Self {
+        self.mode = self.mode.or_else(|| env("PGSSLMODE"));
+        self.root_cert = self.root_cert.or_else(|| env("PGSSLROOTCERT"));
+        self.cert = self.cert.or_else(|| env("PGSSLCERT"));
+        self.key = self.key.or_else(|| env("PGSSLKEY"));
+        self
+    }
+}
+
+/// Takes the TLS keys out of a connection string, which the driver would
+/// refuse, and returns the rest for the driver. Both forms: a
+/// `postgres://` URL (the keys in its query) and `key=value` words.
+pub(crate) fn take_tls_settings(spec: &str) -> Result<(String, TlsSettings), StoreError> {
+    let mut settings = TlsSettings::default();
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        let Some((base, query)) = spec.split_once('?') else {
+            return Ok((spec.to_owned(), settings));
+        };
+        let mut kept = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let key_plain = percent_decode(key)?;
+            if KEYS.contains(&key_plain.as_str()) {
+                settings.set(&key_plain, percent_decode(value)?);
+            } else {
+                kept.push(pair);
+            }
+        }
+        let rest = if kept.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+        return Ok((rest, settings));
+    }
+    let mut kept = Vec::new();
+    for (key, value) in key_value_words(spec)? {
+        if KEYS.contains(&key.as_str()) {
+            settings.set(&key, value);
+        } else {
+            let quoted = value.replace('\\', "\\\\").replace('\'', "\\'");
+            kept.push(format!("{key}='{quoted}'"));
+        }
+    }
+    Ok((kept.join(" "), settings))
+}
+
+fn percent_decode(text: &str) -> Result<String, StoreError> {
+    let bad = || StoreError::Backend("the connection string has a bad %-escape".into());
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3).ok_or_else(bad)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+/// libpq's `key = value` words: values may be single-quoted, and `\`
+/// escapes the next character.
+fn key_value_words(spec: &str) -> Result<Vec<(String, String)>, StoreError> {
+    let bad = |why: &str| StoreError::Backend(format!("not a PostgreSQL connection string: {why}"));
+    let mut words = Vec::new();
+    let mut chars = spec.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return Ok(words);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some('=') {
+            return Err(bad("a key without '='"));
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\\') => value.push(chars.next().ok_or_else(|| bad("a dangling '\\'"))?),
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => return Err(bad("an unclosed quote")),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.push(chars.next().ok_or_else(|| bad("a dangling '\\'"))?);
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        words.push((key, value));
+    }
+}
+
+/// The resolved TLS policy: what the driver is told and the rustls client
+/// configuration (certificates read once, at resolve time).
+#[derive(Clone)]
+pub struct PgTls {
+    mode: SslMode,
+    verified_name: bool,
+    config: Arc<rustls::ClientConfig>,
+}
+
+impl std::fmt::Debug for PgTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PgTls({})", self.mode.word())
+    }
+}
+
+impl PgTls {
+    /// Resolves `settings` against the files they name. `home` is where
+    /// `~/.postgresql` lives; `only_unix_sockets` turns TLS off (libpq
+    /// never uses it on a Unix socket).
+    pub(crate) fn resolve(
+        settings: &TlsSettings,
+        home: Option<&Path>,
+        only_unix_sockets: bool,
+    ) -> Result<PgTls, StoreError> {
+        let asked = settings
+            .mode
+            .as_deref()
+            .map(SslMode::parse)
+            .transpose()?
+            .unwrap_or(SslMode::Prefer);
+        let default_file = |name: &str| {
+            home.map(|h| h.join(".postgresql").join(name))
+                .filter(|p| p.is_file())
+        };
+        let explicit_root = settings.root_cert.as_deref().filter(|r| !r.is_empty());
+        let mut mode = asked;
+        let roots = match explicit_root {
+            Some("system") => {
+                if asked != SslMode::VerifyFull {
+                    return Err(StoreError::Backend(format!(
+                        "sslrootcert=system needs sslmode=verify-full, not {}",
+                        asked.word()
+                    )));
+                }
+                Some(system_roots()?)
+            }
+            Some(path) if asked >= SslMode::Require => Some(roots_from(Path::new(path))?),
+            Some(_) => None,
+            None if asked >= SslMode::Require => match default_file("root.crt") {
+                Some(path) => Some(roots_from(&path)?),
+                None if asked >= SslMode::VerifyCa => {
+                    return Err(StoreError::Backend(format!(
+                        "sslmode={} needs a root certificate: set sslrootcert=FILE (or PGSSLROOTCERT), or put it in ~/.postgresql/root.crt",
+                        asked.word()
+                    )));
+                }
+                None => None,
+            },
+            None => None,
+        };
+        // libpq: `require` with a root certificate checks the chain.
+        if mode == SslMode::Require && roots.is_some() {
+            mode = SslMode::VerifyCa;
+        }
+        if only_unix_sockets {
+            mode = SslMode::Disable;
+        }
+
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| StoreError::Backend(format!("TLS set-up failed: {e}")))?;
+        let verifier: Arc<dyn ServerCertVerifier> = match roots {
+            Some(roots) if mode >= SslMode::VerifyCa => {
+                let webpki =
+                    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                        .build()
+                        .map_err(|e| {
+                            StoreError::Backend(format!("the root certificates are unusable: {e}"))
+                        })?;
+                if mode == SslMode::VerifyFull {
+                    webpki
+                } else {
+                    Arc::new(ChainOnly(webpki))
+                }
+            }
+            _ => Arc::new(Unchecked(provider)),
+        };
+        let builder = builder
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
+        let client_files = match (settings.cert.as_deref(), settings.key.as_deref()) {
+            (Some(cert), Some(key)) => Some((PathBuf::from(cert), PathBuf::from(key))),
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(StoreError::Backend(
+                    "a client certificate needs both sslcert and sslkey".into(),
+                ));
+            }
+            (None, None) => default_file("postgresql.crt").zip(default_file("postgresql.key")),
+        };
+        let mut config = match client_files {
+            Some((cert, key)) if mode != SslMode::Disable => {
+                let chain = certificates_from(&cert)?;
+                let key = private_key_from(&key)?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| {
+                    StoreError::Backend(format!("the client certificate is unusable: {e}"))
+                })?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        config.alpn_protocols = vec![b"postgresql".to_vec()];
+        Ok(PgTls {
+            mode,
+            verified_name: mode == SslMode::VerifyFull,
+            config: Arc::new(config),
+        })
+    }
+
+    /// The mode in force.
+    pub fn mode(&self) -> SslMode {
+        self.mode
+    }
+
+    /// Whether the server's name is checked against its certificate.
+    pub fn checks_name(&self) -> bool {
+        self.verified_name
+    }
+}
+
+fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, StoreError> {
+    std::fs::read(path).map_err(|e| {
+        StoreError::Backend(format!(
+            "cannot read the {what} {}: {}",
+            tether_core::sanitize::command_target(&path.to_string_lossy()),
+            e.kind()
+        ))
+    })
+}
+
+fn certificates_from(path: &Path) -> Result<Vec<CertificateDer<'static>>, StoreError> {
+    let pem = read_file(path, "certificate file")?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| StoreError::Backend(format!("a certificate file is not PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(StoreError::Backend(format!(
+            "no certificate in {}",
+            tether_core::sanitize::command_target(&path.to_string_lossy())
+        )));
+    }
+    Ok(certs)
+}
+
+fn roots_from(path: &Path) -> Result<RootCertStore, StoreError> {
+    let mut roots = RootCertStore::empty();
+    let (added, _ignored) = roots.add_parsable_certificates(certificates_from(path)?);
+    if added == 0 {
+        return Err(StoreError::Backend(
+            "the root certificate file holds no usable certificate".into(),
+        ));
+    }
+    Ok(roots)
+}
+
+/// The operating system's bundle: `SSL_CERT_FILE`, else the usual places.
+fn system_roots() -> Result<RootCertStore, StoreError> {
+    let candidates = std::env::var_os("SSL_CERT_FILE")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(
+            [
+                "/etc/ssl/certs/ca-certificates.crt",
+                "/etc/pki/tls/certs/ca-bundle.crt",
+                "/etc/ssl/cert.pem",
+            ]
+            .map(PathBuf::from),
+        );
+    for path in candidates {
+        if path.is_file() {
+            return roots_from(&path);
+        }
+    }
+    Err(StoreError::Backend(
+        "sslrootcert=system, but no system certificate bundle was found (set SSL_CERT_FILE)".into(),
+    ))
+}
+
+fn private_key_from(path: &Path) -> Result<PrivateKeyDer<'static>, StoreError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).map_err(|e| {
+            StoreError::Backend(format!("cannot read the client key: {}", e.kind()))
+        })?;
+        // libpq's rule: 0600 or stricter, or 0640 when root owns it.
+        let loose = if meta.uid() == 0 {
+            meta.mode() & 0o037
+        } else {
+            meta.mode() & 0o077
+        };
+        if loose != 0 {
+            return Err(StoreError::Backend(
+                "the client key can be read by others; make it 0600 (chmod 600)".into(),
+            ));
+        }
+    }
+    let pem = read_file(path, "client key")?;
+    PrivateKeyDer::from_pem_slice(&pem)
+        .map_err(|_| StoreError::Backend("the client key is not a PEM private key".into()))
+}
+
+/// `verify-ca`: the chain must reach a trusted root; the name is not checked.
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        // webpki checks the chain before the name, so a name error means the chain held.
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// `prefer`/`require` without a root: encrypted, the certificate unchecked
+/// (libpq's meaning). The handshake's signatures are still verified.
+#[derive(Debug)]
+struct Unchecked(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for Unchecked {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+impl MakeTlsConnect<Socket> for PgTls {
+    type Stream = PgTlsStream;
+    type TlsConnect = PgTlsConnect;
+    type Error = io::Error;
+
+    fn make_tls_connect(&mut self, domain: &str) -> Result<PgTlsConnect, io::Error> {
+        // An empty name is a Unix socket, where TLS is never asked for.
+        let name = ServerName::try_from(domain.to_owned()).ok();
+        Ok(PgTlsConnect {
+            config: Arc::clone(&self.config),
+            name,
+        })
+    }
+}
+
+/// One connection's handshake.
+pub struct PgTlsConnect {
+    config: Arc<rustls::ClientConfig>,
+    name: Option<ServerName<'static>>,
+}
+
+impl TlsConnect<Socket> for PgTlsConnect {
+    type Stream = PgTlsStream;
+    type Error = io::Error;
+    type Future = Pin<Box<dyn Future<Output = io::Result<PgTlsStream>> + Send>>;
+
+    fn connect(self, stream: Socket) -> Self::Future {
+        Box::pin(async move {
+            let name = self.name.ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "no host name to check TLS against",
+                )
+            })?;
+            let stream = tokio_rustls::TlsConnector::from(self.config)
+                .connect(name, stream)
+                .await?;
+            Ok(PgTlsStream(Box::new(stream)))
+        })
+    }
+}
+
+/// A TLS connection to the server.
+pub struct PgTlsStream(Box<tokio_rustls::client::TlsStream<Socket>>);
+
+impl AsyncRead for PgTlsStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for PgTlsStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut *self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0).poll_shutdown(cx)
+    }
+}
+
+impl TlsStream for PgTlsStream {
+    fn channel_binding(&self) -> ChannelBinding {
+        ChannelBinding::none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_keys_leave_a_url_and_the_rest_stays() {
+        let (rest, s) = take_tls_settings(
+            "postgres://u:pw@db:5432/fleet?sslmode=verify-full&application_name=x&sslrootcert=%2Fetc%2Fca.pem",
+        )
+        .expect("parse");
+        assert_eq!(rest, "postgres://u:pw@db:5432/fleet?application_name=x");
+        assert_eq!(s.mode.as_deref(), Some("verify-full"));
+        assert_eq!(s.root_cert.as_deref(), Some("/etc/ca.pem"));
+        let (rest, s) = take_tls_settings("postgres://db/x?sslmode=require").expect("parse");
+        assert_eq!(rest, "postgres://db/x");
+        assert_eq!(s.mode.as_deref(), Some("require"));
+    }
+
+    #[test]
+    fn tls_keys_leave_key_value_words_and_quoting_survives() {
+        let (rest, s) = take_tls_settings(
+            r"host=db  password='it s' dbname = fleet sslmode=verify-ca sslcert='/a b/c.crt' sslkey=/k\ ey",
+        )
+        .expect("parse");
+        assert_eq!(rest, "host='db' password='it s' dbname='fleet'");
+        assert_eq!(s.mode.as_deref(), Some("verify-ca"));
+        assert_eq!(s.cert.as_deref(), Some("/a b/c.crt"));
+        assert_eq!(s.key.as_deref(), Some("/k ey"));
+        let (rest, _) = take_tls_settings(r"host=db password='p\'w' user=u").expect("parse");
+        assert_eq!(rest, r"host='db' password='p\'w' user='u'");
+        assert!(take_tls_settings("host=db password='open").is_err());
+        assert!(take_tls_settings("host").is_err());
+    }
+
+    #[test]
+    fn modes_follow_libpq() {
+        let resolve = |mode: &str, root: Option<&str>| {
+            PgTls::resolve(
+                &TlsSettings {
+                    mode: Some(mode.into()),
+                    root_cert: root.map(str::to_owned),
+                    ..TlsSettings::default()
+                },
+                None,
+                false,
+            )
+        };
+        assert_eq!(
+            resolve("disable", None).expect("ok").mode(),
+            SslMode::Disable
+        );
+        assert_eq!(resolve("allow", None).expect("ok").mode(), SslMode::Prefer);
+        assert_eq!(
+            resolve("require", None).expect("ok").mode(),
+            SslMode::Require
+        );
+        let err = resolve("verify-full", None).expect_err("no root");
+        assert!(
+            err.to_string().contains("needs a root certificate"),
+            "{err}"
+        );
+        let err = resolve("verify-ca", Some("/nonexistent/ca.pem")).expect_err("no file");
+        assert!(err.to_string().contains("cannot read"), "{err}");
+        let err = resolve("require", Some("system")).expect_err("weak with system");
+        assert!(err.to_string().contains("verify-full"), "{err}");
+        let err = resolve("verify-everything", None).expect_err("unknown word");
+        assert!(err.to_string().contains("sslmode must be"), "{err}");
+        // A Unix socket never uses TLS, whatever was asked.
+        let unix = PgTls::resolve(
+            &TlsSettings {
+                mode: Some("require".into()),
+                ..TlsSettings::default()
+            },
+            None,
+            true,
+        )
+        .expect("ok");
+        assert_eq!(unix.mode(), SslMode::Disable);
+    }
+
+    #[test]
+    fn environment_fills_only_what_the_string_left_out() {
+        let s = TlsSettings {
+            mode: Some("disable".into()),
+            ..TlsSettings::default()
+        }
+        .with_env(|name| match name {
+            "PGSSLMODE" => Some("verify-full".into()),
+            "PGSSLROOTCERT" => Some("/ca.pem".into()),
+            _ => None,
+        });
+        assert_eq!(s.mode.as_deref(), Some("disable"));
+        assert_eq!(s.root_cert.as_deref(), Some("/ca.pem"));
+        assert_eq!(s.cert, None);
+    }
+}
