@@ -975,16 +975,22 @@ async fn the_hosts_authorizer_sees_each_session_and_hides_what_it_refuses() {
     running.shutdown().await;
 }
 
-#[test]
-fn tether_serve_follows_postgres_by_notify() {
-    let Ok(url) = std::env::var("TETHER_TEST_POSTGRES") else {
+/// The test server (`TETHER_TEST_POSTGRES`), or a loud skip.
+fn test_postgres(what: &str) -> Option<String> {
+    let url = std::env::var("TETHER_TEST_POSTGRES").ok();
+    if url.is_none() {
         assert!(
             std::env::var_os("TETHER_REQUIRE_POSTGRES").is_none(),
             "TETHER_REQUIRE_POSTGRES=1 but TETHER_TEST_POSTGRES names no server"
         );
-        eprintln!(
-            "SKIP: TETHER_TEST_POSTGRES is not set; tether serve over PostgreSQL did not run"
-        );
+        eprintln!("SKIP: TETHER_TEST_POSTGRES is not set; {what} did not run");
+    }
+    url
+}
+
+#[test]
+fn tether_serve_follows_postgres_by_notify() {
+    let Some(url) = test_postgres("tether serve over PostgreSQL") else {
         return;
     };
     use tether_core::store::Store;
@@ -1017,6 +1023,248 @@ fn tether_serve_follows_postgres_by_notify() {
         if stream.next().0 == "removed" {
             break;
         }
+    }
+    drop(served);
+}
+
+// === A fleet: two hosts on one PostgreSQL, one killed and restarted ===
+
+/// One `tether-store-writer` host in its own process group (killed with it
+/// when dropped), its stdout lines collected as they come.
+struct WriterHost {
+    _child: Killed,
+    pid: u32,
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl WriterHost {
+    fn start(url: &str, prefix: &str) -> WriterHost {
+        let mut command = Command::new(workspace_bin("tether-store-writer"));
+        command
+            .args([url, prefix])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = Killed(command.spawn().expect("tether-store-writer"));
+        let stdout = child.0.stdout.take().expect("stdout");
+        let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                sink.lock().expect("lines").push(line);
+            }
+        });
+        WriterHost {
+            pid: child.0.id(),
+            _child: child,
+            lines,
+        }
+    }
+
+    /// The first line `pick` accepts, waiting at most 30 s.
+    fn wait_for<T>(&self, what: &str, pick: impl Fn(&str) -> Option<T>) -> T {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(found) = self
+                .lines
+                .lock()
+                .expect("lines")
+                .iter()
+                .find_map(|l| pick(l))
+            {
+                return found;
+            }
+            assert!(Instant::now() < deadline, "writer {}: no {what}", self.pid);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The newest `ROUND stale=S failed=F` line: (round, stale, failed).
+    fn counters(&self) -> (u64, u64, u64) {
+        let lines = self.lines.lock().expect("lines");
+        lines
+            .iter()
+            .rev()
+            .find_map(|l| parse_counters(l))
+            .unwrap_or((0, 0, 0))
+    }
+
+    fn wait_round(&self, round: u64) {
+        self.wait_for(&format!("round {round}"), |l| {
+            parse_counters(l).filter(|(n, _, _)| *n >= round)
+        });
+    }
+}
+
+fn parse_counters(line: &str) -> Option<(u64, u64, u64)> {
+    let mut words = line.split(' ');
+    let round = words.next()?.parse().ok()?;
+    let stale = words.next()?.strip_prefix("stale=")?.parse().ok()?;
+    let failed = words.next()?.strip_prefix("failed=")?.parse().ok()?;
+    Some((round, stale, failed))
+}
+
+/// What issue 18 says will be checked: two host processes write the same
+/// sessions into one PostgreSQL; one is killed with SIGKILL mid-burst and
+/// restarted. Then: no stored revision ever went back (watched throughout by
+/// a third process's reads), no row is torn, the restarted host restored the
+/// stored sessions and its writes land again, the stale-write counters show
+/// the refusals and no failure, and the live view (`tether serve`, woken by
+/// NOTIFY) follows the restarted host without ever going back either.
+#[test]
+fn two_hosts_on_one_postgres_one_killed_and_restarted_mid_burst() {
+    use tether_core::store::Store;
+    let Some(url) = test_postgres("the two-host fleet test") else {
+        return;
+    };
+    let prefix = format!("fleet-{}-", std::process::id());
+    let sessions: Vec<String> = (0..4).map(|i| format!("{prefix}s{i}")).collect();
+    let a = WriterHost::start(&url, &prefix);
+    let b = WriterHost::start(&url, &prefix);
+    a.wait_round(20);
+    b.wait_round(20);
+
+    // A third process's view of the rows, read all along: never backwards.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (url, sessions, stop) = (url.clone(), sessions.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let reader = tether_store::PostgresStore::connect(&url).expect("reader");
+            let mut newest = vec![0u64; sessions.len()];
+            let mut backwards = Vec::new();
+            let mut reads = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for (i, session) in sessions.iter().enumerate() {
+                    if let Ok(Some(history)) = reader.load(session) {
+                        reads += 1;
+                        if history.revision < newest[i] {
+                            backwards.push((session.clone(), newest[i], history.revision));
+                        }
+                        newest[i] = newest[i].max(history.revision);
+                    }
+                }
+            }
+            (backwards, newest, reads)
+        })
+    };
+
+    let served = TetherServe::start(&url);
+    let mut stream = Events::open(
+        served.addr,
+        &format!("/api/v1/sessions/{}/events", sessions[0]),
+        &served.token,
+    );
+
+    // SIGKILL the first host mid-burst, then start it again.
+    let (_, stale_a, failed_a) = a.counters();
+    let killed_pid = a.pid;
+    drop(a);
+    let a2 = WriterHost::start(&url, &prefix);
+    let restored = a2.wait_for("restored line", |l| {
+        l.strip_prefix("restored ")
+            .and_then(|n| n.parse::<usize>().ok())
+    });
+    assert_eq!(
+        restored, 4,
+        "the restarted host restored the four stored sessions"
+    );
+    a2.wait_round(20);
+
+    // Its writes land again: a stored row's current attempt is its own.
+    let reader = tether_store::PostgresStore::connect(&url).expect("reader");
+    let mine = format!("e-{}", a2.pid);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let landed = loop {
+        let found = sessions.iter().find(|s| {
+            reader
+                .load(s)
+                .ok()
+                .flatten()
+                .is_some_and(|h| h.current().is_some_and(|c| c.execution_id == mine))
+        });
+        if let Some(found) = found {
+            break found.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the restarted host's writes never landed (all refused as stale?)"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+
+    // The live view follows: revisions only go up, and the restarted host shows.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = 0u64;
+    let mut events = 0;
+    loop {
+        let (name, data) = stream.next();
+        if name == "removed" {
+            panic!("{} was removed while two hosts wrote it", sessions[0]);
+        }
+        let Ok(doc) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        let Some(revision) = doc["history"]["revision"].as_u64() else {
+            continue;
+        };
+        events += 1;
+        assert!(
+            revision >= last,
+            "the live view went back from {last} to {revision}"
+        );
+        last = revision;
+        if data.contains(&format!("\"execution_id\":\"{mine}\"")) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the live view never showed the restarted host ({events} events, newest revision {last})"
+        );
+    }
+
+    // The counters: refusals counted (two hosts on the same sessions), no failure.
+    b.wait_round(b.counters().0 + 20);
+    let (_, stale_b, failed_b) = b.counters();
+    let (_, stale_a2, failed_a2) = a2.counters();
+    assert_eq!(
+        (failed_a, failed_b, failed_a2),
+        (0, 0, 0),
+        "no write failed (host {killed_pid} before its kill, the other, the restarted one)"
+    );
+    assert!(
+        stale_a + stale_b + stale_a2 > 0,
+        "two hosts writing the same sessions were refused as stale at least once"
+    );
+    drop(a2);
+    drop(b);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (backwards, newest, reads) = watcher.join().expect("watcher");
+    assert!(reads > 0, "the watcher read the rows");
+    assert!(
+        backwards.is_empty(),
+        "a stored revision went back: {backwards:?}"
+    );
+
+    let after = reader.load_all().expect("load all");
+    let torn: Vec<_> = after
+        .skipped
+        .iter()
+        .filter(|s| s.session_id.starts_with(&prefix))
+        .collect();
+    assert!(torn.is_empty(), "no torn row: {torn:?}");
+    for (i, session) in sessions.iter().enumerate() {
+        let stored = reader.load(session).expect("load").expect("row");
+        assert!(
+            stored.revision >= newest[i],
+            "{session} went back at the end"
+        );
+    }
+    eprintln!(
+        "fleet: stale refusals {stale_a} (killed host) + {stale_b} + {stale_a2} (restarted), \
+         {reads} watcher reads, {events} live events, restarted host landed on {landed}"
+    );
+    for session in &sessions {
+        let _ = reader.remove(session);
     }
     drop(served);
 }

@@ -1,7 +1,12 @@
-//! `tether-store-writer DB`: writes attachment histories through a hub into a
-//! store (a SQLite path, or a `postgres://` URL) as fast as it can, forever,
-//! so a test can `kill -9` it in the middle of a write, or run two at once
-//! on one database, and check what survives.
+//! `tether-store-writer DB [PREFIX]`: writes attachment histories through a
+//! hub into a store (a SQLite path, or a `postgres://` URL) as fast as it
+//! can, forever, so a test can `kill -9` it in the middle of a write, or run
+//! two at once on one database, and check what survives.
+//!
+//! Like a host, it first restores the stored sessions it writes (so a
+//! restarted writer continues their revisions). Its attempts carry execution
+//! id `e-PID`. It prints `restored N`, then every ten rounds
+//! `ROUND stale=S failed=F`: the hub's store counters.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +42,20 @@ fn main() {
         persist_interval: Duration::from_millis(1),
         ..HubConfig::default()
     };
-    let hub = Hub::with_store(Registry::empty(), config, store);
+    let hub = Hub::with_store(Registry::empty(), config, Arc::clone(&store));
+    let mine: Vec<_> = match store.load_all() {
+        Ok(loaded) => loaded
+            .histories
+            .into_iter()
+            .filter(|h| h.session_id.starts_with(&prefix))
+            .collect(),
+        Err(err) => {
+            eprintln!("tether-store-writer: {err}");
+            std::process::exit(1);
+        }
+    };
+    println!("restored {}", hub.restore(mine));
+    let execution = format!("e-{}", std::process::id());
     let server = ServerSpec::new(
         "srv",
         ServerSource::Profile,
@@ -54,7 +72,7 @@ fn main() {
             .begin_attempt(AttemptRequest::new(
                 "t",
                 &session,
-                "e",
+                &execution,
                 "k",
                 DriveMode::Acp,
                 Trigger::SessionNew,
@@ -69,7 +87,11 @@ fn main() {
             );
         }
         if n % 10 == 0 {
-            println!("{n}");
+            println!(
+                "{n} stale={} failed={}",
+                hub.store_stale_refusals(),
+                hub.store_failures()
+            );
         }
     }
 }
