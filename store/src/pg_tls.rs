@@ -14,7 +14,9 @@
 //! certificate comes from `sslcert`/`sslkey` (`PGSSLCERT`/`PGSSLKEY`), else
 //! `~/.postgresql/postgresql.crt` and `.key` when both exist; a key file
 //! others can read is refused, as libpq does. Unix sockets never use TLS.
-//! Channel binding (`SCRAM-SHA-256-PLUS`) is not offered.
+//! Over TLS, SCRAM is bound to the server's certificate
+//! (`SCRAM-SHA-256-PLUS`, `tls-server-end-point`) when its signature names
+//! one hash; `channel_binding=require` insists on it.
 
 use std::future::Future;
 use std::io;
@@ -568,13 +570,94 @@ impl TlsConnect<Socket> for PgTlsConnect {
             let stream = tokio_rustls::TlsConnector::from(self.config)
                 .connect(name, stream)
                 .await?;
-            Ok(PgTlsStream(Box::new(stream)))
+            let end_point = stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .and_then(|cert| tls_server_end_point(cert));
+            Ok(PgTlsStream {
+                stream: Box::new(stream),
+                end_point,
+            })
         })
     }
 }
 
 /// A TLS connection to the server.
-pub struct PgTlsStream(Box<tokio_rustls::client::TlsStream<Socket>>);
+pub struct PgTlsStream {
+    stream: Box<tokio_rustls::client::TlsStream<Socket>>,
+    /// The server certificate's `tls-server-end-point` binding, when it has one.
+    end_point: Option<Vec<u8>>,
+}
+
+/// RFC 5929's `tls-server-end-point`: the server certificate hashed with the
+/// hash its signature uses (SHA-256 for MD5 and SHA-1). `None` when the
+/// signature names no single hash (Ed25519, RSASSA-PSS), as in PostgreSQL.
+fn tls_server_end_point(cert: &[u8]) -> Option<Vec<u8>> {
+    use sha2::Digest;
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
+    let oid = signature_algorithm(cert)?;
+    let (family, last) = oid.split_at(oid.len().checked_sub(1)?);
+    let hash = match (family, last[0]) {
+        // md5, sha1 → sha256; then sha256, sha384, sha512, sha224 (RSA)
+        (RSA, 0x04 | 0x05 | 0x0b) => 256,
+        (RSA, 0x0c) => 384,
+        (RSA, 0x0d) => 512,
+        (RSA, 0x0e) => 224,
+        // ecdsa-with-SHA1 is 1.2.840.10045.4.1
+        (ECDSA, 0x01) => 256,
+        _ if oid.len() == 8 && oid.starts_with(&[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03]) => {
+            match oid[7] {
+                0x01 => 224,
+                0x02 => 256,
+                0x03 => 384,
+                0x04 => 512,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(match hash {
+        224 => sha2::Sha224::digest(cert).to_vec(),
+        256 => sha2::Sha256::digest(cert).to_vec(),
+        384 => sha2::Sha384::digest(cert).to_vec(),
+        _ => sha2::Sha512::digest(cert).to_vec(),
+    })
+}
+
+/// The certificate's `signatureAlgorithm` OID (its content bytes): the
+/// second element of the outer `SEQUENCE`, after `tbsCertificate`.
+fn signature_algorithm(cert: &[u8]) -> Option<&[u8]> {
+    let outer = der_content(cert, 0x30)?.0;
+    let (_, after_tbs) = der_content(outer, 0x30)?;
+    let algorithm = der_content(after_tbs, 0x30)?.0;
+    Some(der_content(algorithm, 0x06)?.0)
+}
+
+/// One DER element with tag `tag` at the start of `bytes`: (its content, what follows).
+fn der_content(bytes: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
+    if *bytes.first()? != tag {
+        return None;
+    }
+    let first = *bytes.get(1)?;
+    let (header, len) = if first < 0x80 {
+        (2, usize::from(first))
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 {
+            return None;
+        }
+        let mut len = 0usize;
+        for i in 0..n {
+            len = (len << 8) | usize::from(*bytes.get(2 + i)?);
+        }
+        (2 + n, len)
+    };
+    let end = header.checked_add(len)?;
+    Some((bytes.get(header..end)?, bytes.get(end..)?))
+}
 
 impl AsyncRead for PgTlsStream {
     fn poll_read(
@@ -582,7 +665,7 @@ impl AsyncRead for PgTlsStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut *self.0).poll_read(cx, buf)
+        Pin::new(&mut *self.stream).poll_read(cx, buf)
     }
 }
 
@@ -592,21 +675,24 @@ impl AsyncWrite for PgTlsStream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut *self.0).poll_write(cx, buf)
+        Pin::new(&mut *self.stream).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut *self.0).poll_flush(cx)
+        Pin::new(&mut *self.stream).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut *self.0).poll_shutdown(cx)
+        Pin::new(&mut *self.stream).poll_shutdown(cx)
     }
 }
 
 impl TlsStream for PgTlsStream {
     fn channel_binding(&self) -> ChannelBinding {
-        ChannelBinding::none()
+        match &self.end_point {
+            Some(hash) => ChannelBinding::tls_server_end_point(hash.clone()),
+            None => ChannelBinding::none(),
+        }
     }
 }
 
@@ -688,6 +774,45 @@ mod tests {
         )
         .expect("ok");
         assert_eq!(unix.mode(), SslMode::Disable);
+    }
+
+    #[test]
+    fn the_end_point_hash_follows_the_signature_algorithm() {
+        // A minimal certificate shape: SEQUENCE { tbs SEQUENCE {}, SEQUENCE { OID } , BIT STRING }.
+        let cert = |oid: &[u8]| {
+            let mut alg = vec![0x06, oid.len() as u8];
+            alg.extend_from_slice(oid);
+            let mut body = vec![0x30, 0x00, 0x30, alg.len() as u8];
+            body.extend_from_slice(&alg);
+            body.extend_from_slice(&[0x03, 0x01, 0x00]);
+            let mut der = vec![0x30, body.len() as u8];
+            der.extend_from_slice(&body);
+            der
+        };
+        let len = |oid: &[u8]| tls_server_end_point(&cert(oid)).map(|h| h.len());
+        let rsa = |last| [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, last];
+        assert_eq!(len(&rsa(0x0b)), Some(32), "sha256WithRSAEncryption");
+        assert_eq!(len(&rsa(0x05)), Some(32), "sha1WithRSAEncryption → SHA-256");
+        assert_eq!(len(&rsa(0x0c)), Some(48), "sha384WithRSAEncryption");
+        assert_eq!(len(&rsa(0x0d)), Some(64), "sha512WithRSAEncryption");
+        assert_eq!(len(&rsa(0x0a)), None, "RSASSA-PSS names its hash elsewhere");
+        let ecdsa = |last| [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, last];
+        assert_eq!(len(&ecdsa(0x02)), Some(32), "ecdsa-with-SHA256");
+        assert_eq!(len(&ecdsa(0x03)), Some(48), "ecdsa-with-SHA384");
+        assert_eq!(len(&[0x2b, 0x65, 0x70]), None, "Ed25519");
+        let c = cert(&rsa(0x0b));
+        assert_eq!(
+            tls_server_end_point(&c),
+            Some(<sha2::Sha256 as sha2::Digest>::digest(&c).to_vec())
+        );
+        // Truncated or hostile DER is no binding, never a panic.
+        for cut in 0..c.len() {
+            let _ = tls_server_end_point(&c[..cut]);
+        }
+        assert_eq!(
+            tls_server_end_point(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]),
+            None
+        );
     }
 
     #[test]

@@ -258,3 +258,26 @@ fn the_cli_takes_tls_from_pgsslmode_and_pgsslrootcert_with_no_secret_on_the_comm
     assert!(!stderr.contains(&t.password), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains(&t.password));
 }
+
+#[test]
+fn scram_is_bound_to_the_servers_certificate_when_channel_binding_is_required() {
+    let Some(t) = tls() else { return };
+    // The role signs in with SCRAM over TLS; `require` fails unless the
+    // client offers SCRAM-SHA-256-PLUS with the certificate's hash, and the
+    // server checks that hash against its own certificate.
+    let store = PostgresStore::connect(&t.url(
+        "localhost",
+        &format!(
+            "sslmode=verify-full&sslrootcert={}&channel_binding=require",
+            t.file("ca.crt")
+        ),
+    ))
+    .expect("SCRAM-SHA-256-PLUS with tls-server-end-point");
+    assert!(store.tls_version().expect("pg_stat_ssl").is_some());
+    // Without TLS there is nothing to bind to: refused, never downgraded.
+    let text = connect_err(
+        &t.url("127.0.0.1", "sslmode=disable&channel_binding=require"),
+        &t.password,
+    );
+    assert!(text.contains("channel binding"), "{text}");
+}
