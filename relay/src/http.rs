@@ -8,8 +8,10 @@
 //! server's configured headers itself, and forwards to the real server: so
 //! **the agent never holds the server's credentials**. Paths map one to one
 //! onto the real server's origin, so a legacy SSE `endpoint` event naming a
-//! relative message path works unchanged; the real URL's query (which can
-//! hold a key) is added only on the agent's own path and never shown to it.
+//! relative message path works unchanged, and one naming the real origin
+//! absolutely is pointed at the relay ([`EndpointRewrite`]); the real URL's
+//! query (which can hold a key) is added only on the agent's own path and
+//! never shown to it.
 //!
 //! Requests are read whole (capped at [`MAX_REQUEST_BYTES`]; an MCP request
 //! is one JSON message); responses stream through as they arrive, chunk by
@@ -244,13 +246,21 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
     let mut tap = Tap::new(Arc::clone(&proxy), event_stream);
-    let stream = upstream.bytes_stream().map(move |chunk| {
+    let tapped = upstream.bytes_stream().map(move |chunk| {
         if let Ok(bytes) = &chunk {
             tap.feed(bytes);
         }
         chunk
     });
-    let mut response = Response::new(Body::from_stream(stream));
+    let body = if event_stream {
+        // A legacy SSE `endpoint` event may name the real origin: it is
+        // pointed back at this relay, or the agent would leave it.
+        let rewrite = EndpointRewrite::new(&proxy.upstream.url, &proxy.authority);
+        Body::from_stream(rewrite.over(tapped))
+    } else {
+        Body::from_stream(tapped)
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     *response.headers_mut() = response_headers;
     response
@@ -333,6 +343,120 @@ impl Drop for Tap {
     }
 }
 
+/// The first event of a stream may be at most this long before it is passed on unread.
+const MAX_FIRST_EVENT: usize = 64 * 1024;
+
+/// Points a legacy SSE `endpoint` event that names the real server's origin
+/// (`http://real:port/messages?sessionId=…`) at this relay instead
+/// (`http://127.0.0.1:PORT/messages?sessionId=…`). Only the first event is
+/// read, and it is held only until it is complete; everything after it, and
+/// every stream whose first event is not such an endpoint, passes unchanged.
+/// A relative endpoint (what servers usually send) needs nothing: paths map
+/// one to one. An endpoint on another origin is left as it is.
+struct EndpointRewrite {
+    origin: url::Origin,
+    relay: String,
+    buffer: Vec<u8>,
+    done: bool,
+}
+
+impl EndpointRewrite {
+    fn new(upstream: &url::Url, authority: &str) -> Self {
+        EndpointRewrite {
+            origin: upstream.origin(),
+            relay: format!("http://{authority}"),
+            buffer: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The stream with its first event rewritten, if it needs to be.
+    fn over<S, E>(self, stream: S) -> impl futures::Stream<Item = Result<Bytes, E>> + Send
+    where
+        S: futures::Stream<Item = Result<Bytes, E>> + Send + Unpin,
+        E: Send,
+    {
+        futures::stream::unfold(
+            (stream, Some(self)),
+            |(mut stream, mut rewrite)| async move {
+                loop {
+                    match stream.next().await {
+                        Some(Ok(bytes)) => match rewrite.as_mut() {
+                            Some(r) => {
+                                let out = r.push(&bytes);
+                                if r.done {
+                                    rewrite = None;
+                                }
+                                if !out.is_empty() {
+                                    return Some((Ok(out), (stream, rewrite)));
+                                }
+                            }
+                            None => return Some((Ok(bytes), (stream, rewrite))),
+                        },
+                        Some(Err(err)) => return Some((Err(err), (stream, rewrite))),
+                        None => {
+                            let rest = rewrite.take().map(|r| r.buffer).unwrap_or_default();
+                            return (!rest.is_empty())
+                                .then(|| (Ok(Bytes::from(rest)), (stream, None)));
+                        }
+                    }
+                }
+            },
+        )
+    }
+
+    /// Takes a chunk; returns what may go to the agent now (maybe nothing yet).
+    fn push(&mut self, bytes: &Bytes) -> Bytes {
+        self.buffer.extend_from_slice(bytes);
+        let Some((at, len)) = find_boundary(&self.buffer) else {
+            if self.buffer.len() > MAX_FIRST_EVENT {
+                self.done = true;
+                return Bytes::from(std::mem::take(&mut self.buffer));
+            }
+            return Bytes::new();
+        };
+        self.done = true;
+        let rest = self.buffer.split_off(at + len);
+        let mut first = std::mem::take(&mut self.buffer);
+        if let Some(mut rewritten) = rewrite_endpoint(&first[..at], &self.origin, &self.relay) {
+            rewritten.extend_from_slice(&first[at..]);
+            first = rewritten;
+        }
+        first.extend_from_slice(&rest);
+        Bytes::from(first)
+    }
+}
+
+/// An `endpoint` event (without its blank line) with every `data` line that
+/// names `origin` absolutely re-pointed at `relay`; `None` when nothing changes.
+fn rewrite_endpoint(event: &[u8], origin: &url::Origin, relay: &str) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(event).ok()?;
+    if !text
+        .lines()
+        .any(|l| l.strip_prefix("event:").map(str::trim) == Some("endpoint"))
+    {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + relay.len());
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\r', '\n']);
+        let ending = &line[content.len()..];
+        let value = content
+            .strip_prefix("data:")
+            .map(|v| v.strip_prefix(' ').unwrap_or(v));
+        match value.and_then(|v| url::Url::parse(v).ok()) {
+            Some(url) if url.origin() == *origin => {
+                let query = url.query().map(|q| format!("?{q}")).unwrap_or_default();
+                out.push_str(&format!("data: {relay}{}{query}{ending}", url.path()));
+                changed = true;
+            }
+            _ => out.push_str(line),
+        }
+    }
+    changed.then(|| out.into_bytes())
+}
+
 /// Where the first event ends: a blank line (`\n\n` or `\r\n\r\n`).
 fn find_boundary(bytes: &[u8]) -> Option<(usize, usize)> {
     let lf = bytes.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2));
@@ -357,6 +481,62 @@ pub(crate) type SinkSlot = Arc<Mutex<Option<EvidenceSink>>>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_absolute_endpoint_on_the_real_origin_is_pointed_at_the_relay() {
+        let upstream = url::Url::parse("http://10.0.0.7:8931/sse?key=k").expect("url");
+        let mut rewrite = EndpointRewrite::new(&upstream, "127.0.0.1:4100");
+        // Split mid-event: nothing goes out until the event is complete.
+        assert!(
+            rewrite
+                .push(&Bytes::from_static(
+                    b"event: endpoint\r\ndata: http://10.0.0.7:8931/mess"
+                ))
+                .is_empty()
+        );
+        let out = rewrite.push(&Bytes::from_static(
+            b"ages?sessionId=abc\r\n\r\nevent: message\r\ndata: {}\r\n\r\n",
+        ));
+        assert_eq!(
+            &out[..],
+            b"event: endpoint\r\ndata: http://127.0.0.1:4100/messages?sessionId=abc\r\n\r\nevent: message\r\ndata: {}\r\n\r\n"
+        );
+        assert!(rewrite.done);
+
+        let origin = upstream.origin();
+        let relay = "http://127.0.0.1:4100";
+        // Relative (the usual), another origin, another event: unchanged.
+        for event in [
+            "event: endpoint\ndata: /messages?sessionId=abc",
+            "event: endpoint\ndata: http://elsewhere:1/messages",
+            "event: message\ndata: http://10.0.0.7:8931/messages",
+            "data: http://10.0.0.7:8931/messages",
+        ] {
+            assert_eq!(
+                rewrite_endpoint(event.as_bytes(), &origin, relay),
+                None,
+                "{event}"
+            );
+        }
+        assert_eq!(
+            rewrite_endpoint(
+                b"event:endpoint\ndata:http://10.0.0.7:8931/m",
+                &origin,
+                relay
+            ),
+            Some(b"event:endpoint\ndata: http://127.0.0.1:4100/m".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_first_event_that_never_ends_is_passed_on_once_it_is_too_long() {
+        let upstream = url::Url::parse("http://10.0.0.7:8931/sse").expect("url");
+        let mut rewrite = EndpointRewrite::new(&upstream, "127.0.0.1:4100");
+        let chunk = Bytes::from(vec![b'x'; 40 * 1024]);
+        assert!(rewrite.push(&chunk).is_empty());
+        assert_eq!(rewrite.push(&chunk).len(), 80 * 1024);
+        assert!(rewrite.done);
+    }
 
     #[test]
     fn event_boundaries_are_found_for_both_line_endings() {

@@ -144,14 +144,29 @@ async fn codex_reaches_an_http_server_through_the_http_relay() {
 type Seen = Arc<Mutex<Vec<Vec<(String, String)>>>>;
 
 /// A plain HTTP upstream on 127.0.0.1: records request headers; `/mcp`
-/// answers JSON, `/stream` two server-sent events 600 ms apart.
+/// (and `/messages`) answer JSON, `/stream` two server-sent events 600 ms
+/// apart, `/sse` a legacy `endpoint` event naming its own origin absolutely.
 async fn upstream() -> (String, Seen) {
     use axum::response::IntoResponse;
     let seen: Seen = Arc::default();
     let record = Arc::clone(&seen);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
     let app = axum::Router::new()
         .route(
-            "/mcp",
+            "/sse",
+            axum::routing::get(move || async move {
+                (
+                    [("content-type", "text/event-stream")],
+                    format!("event: endpoint\ndata: http://{addr}/messages?sessionId=abc\n\n"),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/{path}",
             axum::routing::post(move |headers: axum::http::HeaderMap| {
                 let record = Arc::clone(&record);
                 async move {
@@ -192,10 +207,6 @@ async fn upstream() -> (String, Seen) {
                     .into_response()
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -324,6 +335,33 @@ async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
         first_at < Duration::from_millis(500) && started.elapsed() >= Duration::from_millis(600),
         "streamed, not buffered: first after {first_at:?}"
     );
+
+    // A legacy SSE endpoint naming the real origin is pointed at the relay,
+    // and a message posted there reaches the server with its credentials.
+    let sse = client
+        .get(agent_url.replace("/mcp", "/sse"))
+        .header("authorization", &token)
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("body");
+    let relay_origin = &agent_url[..agent_url.len() - "/mcp".len()];
+    let messages = format!("{relay_origin}/messages?sessionId=abc");
+    assert_eq!(sse, format!("event: endpoint\ndata: {messages}\n\n"));
+    let before = seen.lock().expect("lock").len();
+    let posted = client
+        .post(&messages)
+        .header("authorization", &token)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(posted.status(), 200);
+    let headers = seen.lock().expect("lock")[before].clone();
+    assert!(headers.contains(&("x-api-key".into(), "header-secret-8080".into())));
 }
 
 /// GIVEN server-everything over streamable HTTP behind the HTTP relay, its
