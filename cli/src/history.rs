@@ -12,7 +12,7 @@ use tether_core::display::project_row;
 use crate::term::paint;
 use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
-use tether_store::{PostgresStore, SqliteStore, is_postgres_url};
+use tether_store::{Change, PostgresStore, SqliteStore, is_postgres_url};
 
 /// Show stored attachment histories.
 #[derive(Debug, Args)]
@@ -160,17 +160,26 @@ fn follow(
             Some(feed) => {
                 // Woken by any host's NOTIFY (ids only); a quiet minute re-checks anyway.
                 let mut ids = std::collections::BTreeSet::new();
-                match feed.next(std::time::Duration::from_secs(60))? {
-                    Some(id) => {
+                let mut everything = false;
+                let mut take = |change, ids: &mut std::collections::BTreeSet<String>| match change {
+                    Change::Session(id) => {
                         ids.insert(id);
                     }
-                    // A quiet minute: re-read what is shown, in case a
-                    // notification was lost with a connection.
+                    // The feed reconnected: what it missed meanwhile is unknown.
+                    Change::Resync => everything = true,
+                };
+                match feed.next(std::time::Duration::from_secs(60))? {
+                    Some(change) => take(change, &mut ids),
+                    // A quiet minute: re-read what is shown anyway.
                     None => ids.extend(known.keys().cloned()),
                 }
                 // Let a burst coalesce: each session is read once.
-                while let Some(id) = feed.next(std::time::Duration::from_millis(20))? {
-                    ids.insert(id);
+                while let Some(change) = feed.next(std::time::Duration::from_millis(20))? {
+                    take(change, &mut ids);
+                }
+                if everything {
+                    ids.extend(known.keys().cloned());
+                    ids.extend(opened.store().revisions()?.into_iter().map(|(id, _)| id));
                 }
                 let mut read = Vec::new();
                 for id in ids

@@ -50,8 +50,16 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Opened::Postgres(store) => {
             let feed = store.listen()?;
             let what = format!("{} (PostgreSQL, live by NOTIFY)", store.describe());
-            let hint: ChangeHint =
-                Box::new(move |timeout| matches!(feed.next(timeout), Ok(Some(_))));
+            // A change or a resync wakes the reader; a feed that stopped for
+            // good leaves the 250 ms poll, never a busy loop.
+            let hint: ChangeHint = Box::new(move |timeout| match feed.next(timeout) {
+                Ok(Some(_)) => true,
+                Ok(None) => false,
+                Err(_) => {
+                    std::thread::sleep(timeout);
+                    false
+                }
+            });
             (Arc::new(store), Some(hint), what)
         }
         Opened::Sqlite(store) => (

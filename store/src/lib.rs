@@ -25,5 +25,5 @@ pub mod sqlite;
 #[cfg(feature = "postgres")]
 pub use pg_tls::SslMode;
 #[cfg(feature = "postgres")]
-pub use postgres::{ChangeFeed, PgTarget, PostgresStore, is_postgres_url};
+pub use postgres::{Change, ChangeFeed, PgTarget, PostgresStore, is_postgres_url};
 pub use sqlite::SqliteStore;

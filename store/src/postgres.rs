@@ -17,6 +17,7 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
@@ -448,64 +449,71 @@ impl PostgresStore {
     /// Subscribes to changes from every process that writes this database:
     /// each `NOTIFY` carries one session id (never a document). A separate
     /// connection; dropping the feed closes it.
+    ///
+    /// The feed heals itself: when its connection is lost (the server
+    /// restarted, the network dropped), it reconnects with backoff (0.25 s,
+    /// doubling to 10 s) and then says [`Change::Resync`], because
+    /// notifications sent meanwhile were missed. Only the first connection's
+    /// failure is an error here.
     pub fn listen(&self) -> Result<ChangeFeed, StoreError> {
         let runtime = self
             .runtime
             .as_ref()
             .ok_or_else(|| StoreError::Backend("the store is shut down".into()))?;
         let target = self.inner.target.clone();
-        let (ids_tx, ids_rx) = std::sync::mpsc::channel();
+        let (changes_tx, changes_rx) = std::sync::mpsc::channel();
         let (ready_tx, ready_rx) = sync_channel(1);
+        let backend = Arc::new(AtomicI32::new(0));
+        let backend_pid = Arc::clone(&backend);
         let task = runtime.spawn(async move {
-            let connected = target.config.connect(target.tls.clone()).await;
-            let (client, mut connection) = match connected {
-                Ok(pair) => pair,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(target.driver_error("cannot connect", &e)));
+            let (mut _client, mut connection) = match connect_listening(&target).await {
+                Ok((client, connection, pid, early)) => {
+                    backend_pid.store(pid, Ordering::Relaxed);
+                    let _ = ready_tx.send(Ok(()));
+                    for id in early {
+                        let _ = changes_tx.send(Change::Session(id));
+                    }
+                    (client, connection)
+                }
+                Err(err) => {
+                    let _ = ready_tx.send(Err(err));
                     return;
                 }
             };
-            let listen = async {
-                client
-                    .batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))
-                    .await
-                    .map_err(|e| target.driver_error("LISTEN failed", &e))
-            };
-            // The connection must be polled for LISTEN to complete.
-            let mut listen = std::pin::pin!(listen);
-            let ready = loop {
-                tokio::select! {
-                    result = &mut listen => break result,
-                    message = std::future::poll_fn(|cx| connection.poll_message(cx)) => {
-                        if message.is_none() {
-                            break Err(target.error("connection closed", "before LISTEN"));
-                        }
-                    }
+            loop {
+                if pump(&mut connection, &changes_tx).await == Pumped::ReaderGone {
+                    return;
                 }
-            };
-            let ok = ready.is_ok();
-            let _ = ready_tx.send(ready);
-            if !ok {
-                return;
-            }
-            while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                match message {
-                    Ok(AsyncMessage::Notification(n)) if n.channel() == NOTIFY_CHANNEL => {
-                        if ids_tx.send(n.payload().to_owned()).is_err() {
+                backend_pid.store(0, Ordering::Relaxed);
+                let mut backoff = FEED_BACKOFF_START;
+                tracing::warn!(retry_in = ?backoff, "the PostgreSQL change feed lost its connection; reconnecting");
+                loop {
+                    tokio::time::sleep(backoff).await;
+                    match connect_listening(&target).await {
+                        // What arrived during set-up is covered by the resync below.
+                        Ok((client, fresh, pid, _early)) => {
+                            (_client, connection) = (client, fresh);
+                            backend_pid.store(pid, Ordering::Relaxed);
+                            tracing::info!("the PostgreSQL change feed is back");
                             break;
                         }
-                    }
-                    Ok(_) => {}
-                    Err(err) => {
-                        tracing::debug!(%err, "PostgreSQL change feed ended");
-                        break;
+                        Err(err) => {
+                            backoff = (backoff * 2).min(FEED_BACKOFF_MAX);
+                            tracing::warn!(%err, retry_in = ?backoff, "the PostgreSQL change feed cannot reconnect yet");
+                        }
                     }
                 }
+                if changes_tx.send(Change::Resync).is_err() {
+                    return;
+                }
             }
-            // `client` lives to here: the LISTEN session stays open while the feed runs.
         });
         match ready_rx.recv_timeout(CALL_TIMEOUT) {
-            Ok(Ok(())) => Ok(ChangeFeed { ids: ids_rx, task }),
+            Ok(Ok(())) => Ok(ChangeFeed {
+                changes: changes_rx,
+                backend,
+                task,
+            }),
             Ok(Err(err)) => Err(err),
             Err(_) => {
                 task.abort();
@@ -517,9 +525,102 @@ impl PostgresStore {
     }
 }
 
-/// Session ids as other processes change them (see [`PostgresStore::listen`]).
+/// The first reconnect waits this long; each failure doubles it.
+const FEED_BACKOFF_START: Duration = Duration::from_millis(250);
+/// The longest wait between reconnects.
+const FEED_BACKOFF_MAX: Duration = Duration::from_secs(10);
+
+type FeedConnection =
+    tokio_postgres::Connection<tokio_postgres::Socket, crate::pg_tls::PgTlsStream>;
+
+/// A connection that has said `LISTEN`: its client (which must live as long
+/// as the connection), the connection, its server process id, and any
+/// notification that arrived while it was being set up.
+async fn connect_listening(
+    target: &PgTarget,
+) -> Result<(Client, FeedConnection, i32, Vec<String>), StoreError> {
+    let (client, mut connection) = target
+        .config
+        .connect(target.tls.clone())
+        .await
+        .map_err(|e| target.driver_error("cannot connect", &e))?;
+    // The connection must be polled for LISTEN to complete; the borrow of
+    // `client` ends with this block.
+    let mut early = Vec::new();
+    let pid = {
+        let listen = async {
+            client
+                .batch_execute(&format!("LISTEN {NOTIFY_CHANNEL}"))
+                .await
+                .map_err(|e| target.driver_error("LISTEN failed", &e))?;
+            client
+                .query_one("SELECT pg_backend_pid()", &[])
+                .await
+                .map(|row| row.get::<_, i32>(0))
+                .map_err(|e| target.driver_error("LISTEN failed", &e))
+        };
+        let mut listen = std::pin::pin!(listen);
+        loop {
+            tokio::select! {
+                result = &mut listen => break result?,
+                message = std::future::poll_fn(|cx| connection.poll_message(cx)) => match message {
+                    None => return Err(target.error("connection closed", "before LISTEN")),
+                    Some(Ok(AsyncMessage::Notification(n))) if n.channel() == NOTIFY_CHANNEL => {
+                        early.push(n.payload().to_owned());
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    };
+    Ok((client, connection, pid, early))
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Pumped {
+    ConnectionLost,
+    ReaderGone,
+}
+
+/// Hands each notification on until the connection ends or nobody reads.
+async fn pump(
+    connection: &mut FeedConnection,
+    changes: &std::sync::mpsc::Sender<Change>,
+) -> Pumped {
+    while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+        match message {
+            Ok(AsyncMessage::Notification(n)) if n.channel() == NOTIFY_CHANNEL => {
+                if changes
+                    .send(Change::Session(n.payload().to_owned()))
+                    .is_err()
+                {
+                    return Pumped::ReaderGone;
+                }
+            }
+            Ok(_) => {}
+            Err(err) => {
+                tracing::debug!(%err, "the PostgreSQL change feed's connection ended");
+                break;
+            }
+        }
+    }
+    Pumped::ConnectionLost
+}
+
+/// What the change feed says (see [`PostgresStore::listen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Some process wrote or removed this session.
+    Session(String),
+    /// The feed's connection was lost and is back: notifications may have
+    /// been missed meanwhile, so a reader reads again what it shows.
+    Resync,
+}
+
+/// Changes as other processes make them (see [`PostgresStore::listen`]).
 pub struct ChangeFeed {
-    ids: Receiver<String>,
+    changes: Receiver<Change>,
+    backend: Arc<AtomicI32>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -530,16 +631,23 @@ impl std::fmt::Debug for ChangeFeed {
 }
 
 impl ChangeFeed {
-    /// The next changed session id, waiting at most `timeout`. `Ok(None)`
-    /// on timeout; `Err` once the feed's connection has ended.
-    pub fn next(&self, timeout: Duration) -> Result<Option<String>, StoreError> {
-        match self.ids.recv_timeout(timeout) {
-            Ok(id) => Ok(Some(id)),
+    /// The next change, waiting at most `timeout`; `Ok(None)` on timeout
+    /// (also while the feed reconnects). `Err` only once the feed has
+    /// stopped for good (its store was shut down).
+    pub fn next(&self, timeout: Duration) -> Result<Option<Change>, StoreError> {
+        match self.changes.recv_timeout(timeout) {
+            Ok(change) => Ok(Some(change)),
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => Err(StoreError::Backend(
-                "the PostgreSQL change feed ended".into(),
+                "the PostgreSQL change feed stopped".into(),
             )),
         }
+    }
+
+    /// The server process of the feed's `LISTEN` connection
+    /// (`pg_stat_activity.pid`); `None` while it reconnects.
+    pub fn backend_pid(&self) -> Option<i32> {
+        Some(self.backend.load(Ordering::Relaxed)).filter(|pid| *pid != 0)
     }
 }
 

@@ -100,7 +100,7 @@ fn verify_full_encrypts_checks_the_chain_and_the_name_and_carries_the_store() {
     let mut heard = None;
     for _ in 0..50 {
         match feed.next(Duration::from_millis(100)).expect("feed") {
-            Some(id) if id == session => {
+            Some(tether_store::Change::Session(id)) if id == session => {
                 heard = Some(id);
                 break;
             }

@@ -214,7 +214,9 @@ fn two_writer_processes_killed_mid_burst_leave_sound_rows_and_the_change_feed_se
     let mut seen = std::collections::BTreeSet::new();
     let deadline = Instant::now() + Duration::from_secs(10);
     while seen.len() < 4 && Instant::now() < deadline {
-        if let Some(id) = feed.next(Duration::from_millis(200)).expect("feed") {
+        if let Some(tether_store::Change::Session(id)) =
+            feed.next(Duration::from_millis(200)).expect("feed")
+        {
             assert!(
                 !id.contains('{'),
                 "a NOTIFY carries an id, never a document"
@@ -499,4 +501,64 @@ fn a_hub_whose_writes_are_stale_counts_and_logs_them_and_keeps_its_live_state() 
         stored.histories[0], ahead,
         "the newer history was never replaced"
     );
+}
+
+/// GIVEN a change feed WHEN the server ends its connection (a restart, a
+/// dropped network, an administrator) THEN the feed never errors: it
+/// reconnects on its own, says `Resync` (notifications sent meanwhile were
+/// missed), and hears new changes again on a new backend.
+#[test]
+fn the_change_feed_heals_when_the_server_ends_its_connection() {
+    let Some(url) = postgres() else { return };
+    let prefix = prefix("pg-heal");
+    let store = PostgresStore::connect(&url).expect("connect");
+    let feed = store.listen().expect("LISTEN");
+    let first = feed.backend_pid().expect("a LISTEN backend");
+    let out = Command::new("psql")
+        .args(["-X", "-q", "-At", "-c"])
+        .arg(format!("SELECT pg_terminate_backend({first})"))
+        .arg(&url)
+        .output()
+        .expect("psql");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "t",
+        "terminated: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A write while the feed is down; its NOTIFY may be missed.
+    let missed = format!("{prefix}missed");
+    store
+        .save(&conformance::sample_history(&missed, 1, "sk-heal"))
+        .expect("save while the feed is down");
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        assert!(Instant::now() < deadline, "the feed never came back");
+        let change = feed
+            .next(Duration::from_millis(200))
+            .expect("the feed never errors while it heals");
+        if change == Some(tether_store::Change::Resync) {
+            break;
+        }
+    }
+    let second = feed.backend_pid().expect("LISTEN again");
+    assert_ne!(first, second, "a new connection");
+
+    let after = format!("{prefix}after");
+    store
+        .save(&conformance::sample_history(&after, 1, "sk-heal"))
+        .expect("save");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "no NOTIFY after the feed healed");
+        if feed.next(Duration::from_millis(200)).expect("feed")
+            == Some(tether_store::Change::Session(after.clone()))
+        {
+            break;
+        }
+    }
+    for id in [missed, after] {
+        store.remove(&id).expect("remove");
+    }
 }
