@@ -479,10 +479,20 @@ struct Persister {
     stale: AtomicU64,
 }
 
+/// The longest wait between retries of writes that failed.
+const RETRY_MAX: Duration = Duration::from_secs(10);
+
 #[derive(Default)]
 struct PersistState {
     /// Latest state per session (`None`: remove the row). Latest wins.
     pending: HashMap<String, Option<Arc<AttachmentHistory>>>,
+    /// Writes that failed (the store was down, say), retried with backoff
+    /// until they land or a newer change of the session replaces them. Kept
+    /// apart from `pending`, so a flush never waits on a store that is down.
+    retry: HashMap<String, Option<Arc<AttachmentHistory>>>,
+    /// The wait before the next retry: `interval`, doubling to [`RETRY_MAX`]
+    /// while retries keep failing.
+    retry_delay: Option<Duration>,
     writing: bool,
     shutdown: bool,
 }
@@ -493,7 +503,11 @@ impl Persister {
     }
 
     fn mark(&self, session_id: &str, history: Option<Arc<AttachmentHistory>>) {
-        self.lock().pending.insert(session_id.to_owned(), history);
+        let mut state = self.lock();
+        // The newer change replaces any failed write waiting for a retry.
+        state.retry.remove(session_id);
+        state.pending.insert(session_id.to_owned(), history);
+        drop(state);
         self.wake.notify_one();
     }
 
@@ -501,9 +515,32 @@ impl Persister {
         loop {
             let mut state = self.lock();
             while state.pending.is_empty() && !state.shutdown {
-                state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+                if state.retry.is_empty() {
+                    state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+                    continue;
+                }
+                // Failed writes go again after the backoff, unless a newer
+                // change of the same session is already pending.
+                let delay = state.retry_delay.unwrap_or(self.interval);
+                let (next, timeout) = self
+                    .wake
+                    .wait_timeout(state, delay)
+                    .unwrap_or_else(|p| p.into_inner());
+                state = next;
+                if timeout.timed_out() {
+                    let retry = std::mem::take(&mut state.retry);
+                    for (session_id, history) in retry {
+                        state.pending.entry(session_id).or_insert(history);
+                    }
+                }
             }
             if state.pending.is_empty() && state.shutdown {
+                if !state.retry.is_empty() {
+                    tracing::warn!(
+                        sessions = state.retry.len(),
+                        "the hub stops with writes the store refused; those sessions keep their older stored rows"
+                    );
+                }
                 return;
             }
             let shutting_down = state.shutdown;
@@ -528,18 +565,37 @@ impl Persister {
             saves.sort_by(|a, b| a.0.cmp(&b.0));
             // Bounded transactions: a burst of thousands of sessions is written
             // in chunks, each one commit.
+            let mut failed: Vec<(String, Option<Arc<AttachmentHistory>>)> = Vec::new();
             for chunk in saves.chunks(WRITE_CHUNK) {
                 let histories: Vec<&AttachmentHistory> = chunk.iter().map(|(_, h)| &**h).collect();
                 let results = self.store.save_batch(&histories);
-                for ((session_id, _), result) in chunk.iter().zip(results) {
-                    self.account(session_id, result);
+                for ((session_id, history), result) in chunk.iter().zip(results) {
+                    if self.account(session_id, result) {
+                        failed.push((session_id.clone(), Some(Arc::clone(history))));
+                    }
                 }
             }
             for (session_id, _) in removes {
                 let result = self.store.remove(&session_id);
-                self.account(&session_id, result);
+                if self.account(&session_id, result) {
+                    failed.push((session_id, None));
+                }
             }
             let mut state = self.lock();
+            // Backoff grows while any write keeps failing (a store that is
+            // down, or one row it always refuses: retried every 10 s, logged).
+            state.retry_delay = if failed.is_empty() {
+                None
+            } else {
+                let last = state.retry_delay.unwrap_or(self.interval);
+                Some((last * 2).min(RETRY_MAX))
+            };
+            for (session_id, history) in failed {
+                // A newer change already pending supersedes the failed one.
+                if !state.pending.contains_key(&session_id) {
+                    state.retry.insert(session_id, history);
+                }
+            }
             state.writing = false;
             if state.pending.is_empty() {
                 self.idle.notify_all();
@@ -547,9 +603,11 @@ impl Persister {
         }
     }
 
-    fn account(&self, session_id: &str, result: Result<(), StoreError>) {
+    /// Counts and logs one write's outcome; true when it failed in a way a
+    /// retry can mend (not a stale refusal: a newer row is already stored).
+    fn account(&self, session_id: &str, result: Result<(), StoreError>) -> bool {
         match result {
-            Ok(()) => {}
+            Ok(()) => false,
             Err(StoreError::Stale { stored, attempted }) => {
                 // Another writer holds a newer revision: ours is refused,
                 // and live state is untouched.
@@ -560,11 +618,14 @@ impl Persister {
                     attempted,
                     "stale write refused: the store holds a newer revision of this session"
                 );
+                false
             }
             Err(err) => {
-                // Live state is untouched; the next change retries with the latest state.
+                // Live state is untouched; the write is retried with backoff
+                // (or replaced by the session's next change).
                 self.failures.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(%session_id, %err, "persisting attachment history failed");
+                tracing::warn!(%session_id, %err, "persisting attachment history failed; will retry");
+                true
             }
         }
     }
@@ -880,6 +941,16 @@ impl Hub {
             .persist
             .as_ref()
             .map_or(0, |p| p.stale.load(Ordering::Relaxed))
+    }
+
+    /// Sessions whose latest write failed and waits for a retry (backoff
+    /// from `persist_interval` doubling to 10 s, until it lands or the
+    /// session's next change replaces it). Nonzero while the store is down.
+    pub fn store_retries_pending(&self) -> usize {
+        self.shared
+            .persist
+            .as_ref()
+            .map_or(0, |p| p.lock().retry.len())
     }
 
     /// Store writes that failed so far (each logged; stale refusals apart).

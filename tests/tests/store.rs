@@ -246,6 +246,64 @@ fn bursts_coalesce_the_latest_state_lands_and_failures_never_touch_live_state() 
     assert_eq!(stored.current().expect("c").servers[0].tool_count, Some(4));
 }
 
+/// GIVEN a store that is down when a session's last change is written WHEN
+/// no further change comes THEN the write is retried with backoff and lands
+/// once the store is back; a flush meanwhile never waits on the down store.
+#[test]
+fn a_failed_write_is_retried_until_the_store_is_back_without_a_new_change() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Counting {
+        inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
+        saves: AtomicU64::new(0),
+        fail: Mutex::new(true),
+    });
+    let hub = Hub::with_store(Registry::empty(), quick(), store.clone());
+    let handle = hub
+        .begin_attempt(request("s", vec![server()]))
+        .expect("begin");
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(50))
+                .server("srv")
+                .tools(3),
+        )
+        .expect("publish");
+    hub.flush_blocking();
+    let started = std::time::Instant::now();
+    hub.flush_store();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a flush does not wait on a store that is down"
+    );
+    // Retries keep failing while it is down (backoff, not a busy loop).
+    std::thread::sleep(Duration::from_millis(300));
+    let failed_while_down = hub.store_failures();
+    assert!(failed_while_down >= 2, "retried: {failed_while_down}");
+    assert!(
+        failed_while_down < 15,
+        "with backoff, not every few ms: {failed_while_down}"
+    );
+    assert_eq!(hub.store_retries_pending(), 1);
+    assert!(store.inner.load_all().expect("load").histories.is_empty());
+
+    // Back up: the last change lands with no new evidence.
+    *store.fail.lock().expect("lock") = false;
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(stored) = store.inner.load_all().expect("load").histories.pop() {
+            assert_eq!(Some(stored), hub.snapshot("s"), "the latest state landed");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the failed write was never retried"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(hub.store_retries_pending(), 0);
+}
+
 #[test]
 fn kill_9_during_writes_leaves_the_last_committed_history_and_a_sound_database() {
     let dir = tempfile::tempdir().expect("tempdir");
