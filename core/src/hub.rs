@@ -465,6 +465,17 @@ impl Slot {
 
 // === Write-through persistence ===
 
+/// Live views of a hub's store counters (see [`Hub::store_counters`]).
+#[derive(Debug, Clone)]
+pub struct StoreCounters {
+    /// Writes that failed so far (each retried).
+    pub failures: Arc<AtomicU64>,
+    /// Writes refused because the store held a newer revision.
+    pub stale: Arc<AtomicU64>,
+    /// Sessions whose stored row is behind, waiting for a retry to land.
+    pub behind: Arc<AtomicU64>,
+}
+
 /// Sessions written per store transaction.
 const WRITE_CHUNK: usize = 500;
 
@@ -475,8 +486,10 @@ struct Persister {
     state: Mutex<PersistState>,
     wake: Condvar,
     idle: Condvar,
-    failures: AtomicU64,
-    stale: AtomicU64,
+    failures: Arc<AtomicU64>,
+    stale: Arc<AtomicU64>,
+    /// Sessions whose stored row is behind because their latest write failed.
+    behind: Arc<AtomicU64>,
 }
 
 /// The longest wait between retries of writes that failed.
@@ -493,6 +506,9 @@ struct PersistState {
     /// The wait before the next retry: `interval`, doubling to [`RETRY_MAX`]
     /// while retries keep failing.
     retry_delay: Option<Duration>,
+    /// Sessions whose latest write failed and has not landed since (a
+    /// success, or a stale refusal: a newer row is stored, clears it).
+    behind: std::collections::HashSet<String>,
     writing: bool,
     shutdown: bool,
 }
@@ -566,12 +582,15 @@ impl Persister {
             // Bounded transactions: a burst of thousands of sessions is written
             // in chunks, each one commit.
             let mut failed: Vec<(String, Option<Arc<AttachmentHistory>>)> = Vec::new();
+            let mut landed: Vec<String> = Vec::new();
             for chunk in saves.chunks(WRITE_CHUNK) {
                 let histories: Vec<&AttachmentHistory> = chunk.iter().map(|(_, h)| &**h).collect();
                 let results = self.store.save_batch(&histories);
                 for ((session_id, history), result) in chunk.iter().zip(results) {
                     if self.account(session_id, result) {
                         failed.push((session_id.clone(), Some(Arc::clone(history))));
+                    } else {
+                        landed.push(session_id.clone());
                     }
                 }
             }
@@ -579,6 +598,8 @@ impl Persister {
                 let result = self.store.remove(&session_id);
                 if self.account(&session_id, result) {
                     failed.push((session_id, None));
+                } else {
+                    landed.push(session_id);
                 }
             }
             let mut state = self.lock();
@@ -590,12 +611,18 @@ impl Persister {
                 let last = state.retry_delay.unwrap_or(self.interval);
                 Some((last * 2).min(RETRY_MAX))
             };
+            for session_id in &landed {
+                state.behind.remove(session_id);
+            }
             for (session_id, history) in failed {
+                state.behind.insert(session_id.clone());
                 // A newer change already pending supersedes the failed one.
                 if !state.pending.contains_key(&session_id) {
                     state.retry.insert(session_id, history);
                 }
             }
+            self.behind
+                .store(state.behind.len() as u64, Ordering::Relaxed);
             state.writing = false;
             if state.pending.is_empty() {
                 self.idle.notify_all();
@@ -704,8 +731,9 @@ impl Hub {
             state: Mutex::new(PersistState::default()),
             wake: Condvar::new(),
             idle: Condvar::new(),
-            failures: AtomicU64::new(0),
-            stale: AtomicU64::new(0),
+            failures: Arc::default(),
+            stale: Arc::default(),
+            behind: Arc::default(),
         });
         let writer = Arc::clone(&persist);
         std::thread::Builder::new()
@@ -943,14 +971,25 @@ impl Hub {
             .map_or(0, |p| p.stale.load(Ordering::Relaxed))
     }
 
-    /// Sessions whose latest write failed and waits for a retry (backoff
-    /// from `persist_interval` doubling to 10 s, until it lands or the
-    /// session's next change replaces it). Nonzero while the store is down.
+    /// Sessions whose stored row is behind because their latest write
+    /// failed; each is retried (backoff from `persist_interval` doubling to
+    /// 10 s) until a write of it lands. Nonzero while the store is down.
     pub fn store_retries_pending(&self) -> usize {
-        self.shared
-            .persist
-            .as_ref()
-            .map_or(0, |p| p.lock().retry.len())
+        self.shared.persist.as_ref().map_or(0, |p| {
+            usize::try_from(p.behind.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Live views of the store counters ([`store_failures`](Self::store_failures),
+    /// [`store_stale_refusals`](Self::store_stale_refusals),
+    /// [`store_retries_pending`](Self::store_retries_pending)), for an
+    /// exporter that reads them later; `None` without a store.
+    pub fn store_counters(&self) -> Option<StoreCounters> {
+        self.shared.persist.as_ref().map(|p| StoreCounters {
+            failures: Arc::clone(&p.failures),
+            stale: Arc::clone(&p.stale),
+            behind: Arc::clone(&p.behind),
+        })
     }
 
     /// Store writes that failed so far (each logged; stale refusals apart).

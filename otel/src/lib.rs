@@ -8,7 +8,9 @@
 //! - **Metrics**: `mcp.server.operation.duration` and
 //!   `mcp.server.session.duration`, plus Tether's attachment counters
 //!   (`tether.server.status`, `tether.attempts`, `tether.evidence.dropped`,
-//!   `tether.probe.verdicts`), all with low-cardinality attributes.
+//!   `tether.probe.verdicts`) and a store-writing hub's
+//!   (`tether.store.write.failures`, `tether.store.write.stale`,
+//!   `tether.store.sessions.behind`), all with low-cardinality attributes.
 //! - **Logs**: each evidence event the hub accepted, sanitized, as a
 //!   `tether.evidence` event.
 //!
@@ -94,7 +96,7 @@ enum Job {
 pub struct TetherOtel {
     tx: SyncSender<Job>,
     dropped: Arc<AtomicU64>,
-    hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>>,
+    hubs: Watched,
     worker: Option<JoinHandle<()>>,
     timeout: Duration,
 }
@@ -150,11 +152,11 @@ impl TetherOtel {
         }
         let (tx, rx) = sync_channel(config.queue_capacity.max(1));
         let dropped = Arc::new(AtomicU64::new(0));
-        let hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>> = Arc::default();
+        let hubs: Watched = Arc::default();
         let (built_tx, built_rx) = sync_channel(1);
         let worker = {
             let dropped = Arc::clone(&dropped);
-            let hub_drops = Arc::clone(&hub_drops);
+            let hubs = Arc::clone(&hubs);
             let config = config.clone();
             std::thread::Builder::new()
                 .name("tether-otel".into())
@@ -166,7 +168,7 @@ impl TetherOtel {
                     match Providers::build(&config) {
                         Ok(providers) => {
                             let _ = built_tx.send(Ok(()));
-                            Worker::new(providers, dropped, hub_drops).run(rx);
+                            Worker::new(providers, dropped, hubs).run(rx);
                         }
                         Err(err) => {
                             let _ = built_tx.send(Err(err));
@@ -186,7 +188,7 @@ impl TetherOtel {
         Ok(Some(TetherOtel {
             tx,
             dropped,
-            hub_drops,
+            hubs,
             worker: Some(worker),
             timeout: config.export_timeout,
         }))
@@ -211,13 +213,19 @@ impl TetherOtel {
         Arc::new(self.queue())
     }
 
-    /// Taps `hub` and counts its sinks' drops (`tether.evidence.dropped`, site `hub`).
+    /// Taps `hub` and counts its sinks' drops (`tether.evidence.dropped`,
+    /// site `hub`) and, when it writes through to a store, its store
+    /// counters (`tether.store.write.failures`, `tether.store.write.stale`,
+    /// `tether.store.sessions.behind`).
     pub fn watch_hub(&self, hub: &Hub) {
         hub.add_tap(self.hub_tap());
-        self.hub_drops
+        self.hubs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(hub.evidence_dropped_counter());
+            .push(HubCounters {
+                dropped: hub.evidence_dropped_counter(),
+                store: hub.store_counters(),
+            });
     }
 
     /// Counts one probe verdict (`tether.probe.verdicts`).
@@ -495,6 +503,28 @@ struct Worker {
     attempts: Counter<u64>,
     verdicts: Counter<u64>,
     _dropped: ObservableCounter<u64>,
+    _store_failures: ObservableCounter<u64>,
+    _store_stale: ObservableCounter<u64>,
+    _store_behind: opentelemetry::metrics::ObservableGauge<u64>,
+}
+
+/// The counters of one watched hub.
+struct HubCounters {
+    dropped: Arc<AtomicU64>,
+    store: Option<tether_core::hub::StoreCounters>,
+}
+
+type Watched = Arc<Mutex<Vec<HubCounters>>>;
+
+/// Sums one store counter over the watched hubs that have a store (`None`: none has).
+fn store_sum(
+    hubs: &Watched,
+    pick: fn(&tether_core::hub::StoreCounters) -> &AtomicU64,
+) -> Option<u64> {
+    let hubs = hubs.lock().unwrap_or_else(|p| p.into_inner());
+    let mut stores = hubs.iter().filter_map(|h| h.store.as_ref()).peekable();
+    stores.peek()?;
+    Some(stores.map(|c| pick(c).load(Ordering::Relaxed)).sum())
 }
 
 fn nanos_to_time(nanos: u64) -> SystemTime {
@@ -502,11 +532,7 @@ fn nanos_to_time(nanos: u64) -> SystemTime {
 }
 
 impl Worker {
-    fn new(
-        providers: Providers,
-        dropped: Arc<AtomicU64>,
-        hub_drops: Arc<Mutex<Vec<Arc<AtomicU64>>>>,
-    ) -> Self {
+    fn new(providers: Providers, dropped: Arc<AtomicU64>, hubs: Watched) -> Self {
         let tracer = providers.tracer.tracer_with_scope(scope());
         let logger = providers.logger.logger_with_scope(scope());
         let meter = providers.meter.meter_with_scope(scope());
@@ -537,6 +563,7 @@ impl Worker {
             .with_unit("{probe}")
             .with_description("Probe verdicts.")
             .build();
+        let hubs_for_drops = Arc::clone(&hubs);
         let dropped_counter = meter
             .u64_observable_counter(sc::TETHER_EVIDENCE_DROPPED)
             .with_unit("{event}")
@@ -548,13 +575,48 @@ impl Worker {
                     dropped.load(Ordering::Relaxed),
                     &[KeyValue::new(sc::TETHER_DROP_SITE, "export")],
                 );
-                let hubs: u64 = hub_drops
+                let in_hubs: u64 = hubs_for_drops
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .iter()
-                    .map(|c| c.load(Ordering::Relaxed))
+                    .map(|c| c.dropped.load(Ordering::Relaxed))
                     .sum();
-                observer.observe(hubs, &[KeyValue::new(sc::TETHER_DROP_SITE, "hub")]);
+                observer.observe(in_hubs, &[KeyValue::new(sc::TETHER_DROP_SITE, "hub")]);
+            })
+            .build();
+        let watched = Arc::clone(&hubs);
+        let store_failures = meter
+            .u64_observable_counter(sc::TETHER_STORE_WRITE_FAILURES)
+            .with_unit("{write}")
+            .with_description("Store writes that failed (each is retried until it lands).")
+            .with_callback(move |observer| {
+                if let Some(n) = store_sum(&watched, |c| &c.failures) {
+                    observer.observe(n, &[]);
+                }
+            })
+            .build();
+        let watched = Arc::clone(&hubs);
+        let store_stale = meter
+            .u64_observable_counter(sc::TETHER_STORE_WRITE_STALE)
+            .with_unit("{write}")
+            .with_description("Store writes refused because another writer held a newer revision.")
+            .with_callback(move |observer| {
+                if let Some(n) = store_sum(&watched, |c| &c.stale) {
+                    observer.observe(n, &[]);
+                }
+            })
+            .build();
+        let watched = Arc::clone(&hubs);
+        let store_behind = meter
+            .u64_observable_gauge(sc::TETHER_STORE_SESSIONS_BEHIND)
+            .with_unit("{session}")
+            .with_description(
+                "Sessions whose stored row is behind because their latest write failed.",
+            )
+            .with_callback(move |observer| {
+                if let Some(n) = store_sum(&watched, |c| &c.behind) {
+                    observer.observe(n, &[]);
+                }
             })
             .build();
         Worker {
@@ -571,6 +633,9 @@ impl Worker {
             attempts,
             verdicts,
             _dropped: dropped_counter,
+            _store_failures: store_failures,
+            _store_stale: store_stale,
+            _store_behind: store_behind,
         }
     }
 

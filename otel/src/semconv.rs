@@ -88,6 +88,12 @@ pub const TETHER_ATTEMPTS: &str = "tether.attempts";
 pub const TETHER_EVIDENCE_DROPPED: &str = "tether.evidence.dropped";
 /// Counter: probe verdicts.
 pub const TETHER_PROBE_VERDICTS: &str = "tether.probe.verdicts";
+/// Counter: store writes that failed (each retried).
+pub const TETHER_STORE_WRITE_FAILURES: &str = "tether.store.write.failures";
+/// Counter: store writes refused as stale (another writer held a newer revision).
+pub const TETHER_STORE_WRITE_STALE: &str = "tether.store.write.stale";
+/// Gauge: sessions whose stored row is behind because their latest write failed.
+pub const TETHER_STORE_SESSIONS_BEHIND: &str = "tether.store.sessions.behind";
 
 /// The event name of each accepted evidence log record.
 pub const TETHER_EVIDENCE_EVENT: &str = "tether.evidence";

@@ -224,6 +224,28 @@ fn call(name: &'static str) -> CallToolRequestParams {
     params
 }
 
+/// A store that is down: every write fails.
+struct DownStore;
+
+impl tether_core::store::Store for DownStore {
+    fn save(
+        &self,
+        _: &tether_core::history::AttachmentHistory,
+    ) -> Result<(), tether_core::store::StoreError> {
+        Err(tether_core::store::StoreError::Backend(
+            "the database is down (simulated)".into(),
+        ))
+    }
+    fn remove(&self, _: &str) -> Result<(), tether_core::store::StoreError> {
+        Err(tether_core::store::StoreError::Backend(
+            "the database is down (simulated)".into(),
+        ))
+    }
+    fn load_all(&self) -> Result<tether_core::store::Loaded, tether_core::store::StoreError> {
+        Ok(tether_core::store::Loaded::default())
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carries_no_secret() {
     let (addr, captured) = receiver().await;
@@ -239,7 +261,15 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
     registry
         .add(Arc::new(Pick), PluginSource::Static)
         .expect("add");
-    let hub = Hub::new(registry);
+    // The hub writes through to a store that is down: its counters are exported.
+    let hub = Hub::with_store(
+        registry,
+        tether_core::hub::HubConfig {
+            persist_interval: Duration::from_millis(20),
+            ..tether_core::hub::HubConfig::default()
+        },
+        Arc::new(DownStore),
+    );
     otel.watch_hub(&hub);
 
     let endpoint = ObservedEndpoint::start("otel-demo", || Demo)
@@ -351,6 +381,13 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
 
     tokio::time::sleep(Duration::from_millis(300)).await;
     hub.flush().await;
+    for _ in 0..100 {
+        if hub.store_retries_pending() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(hub.store_failures() > 0 && hub.store_retries_pending() > 0);
     otel.record_probe_verdict(tether_core::probe::Verdict::Active, "otel-agent");
     let dropped = otel.dropped();
     let problems = tokio::task::spawn_blocking(move || otel.shutdown())
@@ -624,6 +661,34 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
         .filter_map(|a| a.get("tether.drop.site").cloned())
         .collect();
     assert_eq!(drop_sites, BTreeSet::from(["export".into(), "hub".into()]));
+    // The store counters: failures and sessions behind while the store is down.
+    let values = |name: &str| -> Vec<i64> {
+        use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value;
+        metrics
+            .iter()
+            .filter(|m| m.name == name)
+            .flat_map(|m| match &m.data {
+                Some(Data::Sum(s)) => s.data_points.clone(),
+                Some(Data::Gauge(g)) => g.data_points.clone(),
+                _ => Vec::new(),
+            })
+            .filter_map(|p| match p.value {
+                Some(Value::AsInt(n)) => Some(n),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(
+        values("tether.store.write.failures").iter().any(|n| *n > 0),
+        "{:?}",
+        values("tether.store.write.failures")
+    );
+    assert!(
+        values("tether.store.sessions.behind")
+            .iter()
+            .any(|n| *n > 0)
+    );
+    assert!(!values("tether.store.write.stale").is_empty());
 
     // === Logs ===
     let logs: Vec<_> = captured
