@@ -49,7 +49,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let (store, hint, what): (Arc<dyn Store>, Option<ChangeHint>, String) = match opened {
         Opened::Postgres(store) => {
             let feed = store.listen()?;
-            let what = format!("{} (PostgreSQL, live by NOTIFY)", store.describe());
+            let what = format!(
+                "{} (PostgreSQL, {}; live by NOTIFY)",
+                store.target(),
+                store.security()
+            );
             // A change or a resync wakes the reader; a feed that stopped for
             // good leaves the 250 ms poll, never a busy loop.
             let hint: ChangeHint = Box::new(move |timeout| match feed.next(timeout) {

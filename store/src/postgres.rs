@@ -393,26 +393,30 @@ impl PostgresStore {
         })
     }
 
-    /// One line for people: the target, and how the connection is secured
-    /// as the server reports it ("TLSv1.3, certificate and host name
-    /// checked (verify-full)", "not encrypted (sslmode=disable)").
-    pub fn describe(&self) -> String {
+    /// How the connection is secured, as the server reports it ("TLSv1.3,
+    /// certificate and host name checked, sslmode=verify-full", "not
+    /// encrypted, sslmode=disable", "Unix socket, not encrypted").
+    pub fn security(&self) -> String {
         let target = &self.inner.target;
         let mode = target.ssl_mode();
-        let how = match self.tls_version() {
+        match self.tls_version() {
             Ok(Some(version)) => {
                 let checked = match mode {
                     SslMode::VerifyFull => "certificate and host name checked",
                     SslMode::VerifyCa => "certificate checked, host name not",
                     _ => "certificate not checked",
                 };
-                format!("{version}, {checked} (sslmode={})", mode.word())
+                format!("{version}, {checked}, sslmode={}", mode.word())
             }
             Ok(None) if target.only_unix_sockets() => "Unix socket, not encrypted".to_owned(),
-            Ok(None) => format!("not encrypted (sslmode={})", mode.word()),
+            Ok(None) => format!("not encrypted, sslmode={}", mode.word()),
             Err(_) => "encryption unknown".to_owned(),
-        };
-        format!("{target}, {how}")
+        }
+    }
+
+    /// One line for people: the target, then [`security`](Self::security).
+    pub fn describe(&self) -> String {
+        format!("{}, {}", self.inner.target, self.security())
     }
 
     /// Runs `job` on the store's runtime and waits for it, bounded.

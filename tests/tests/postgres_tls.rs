@@ -84,7 +84,7 @@ fn verify_full_encrypts_checks_the_chain_and_the_name_and_carries_the_store() {
     );
     let described = store.describe();
     assert!(
-        described.contains("certificate and host name checked (sslmode=verify-full)"),
+        described.contains("certificate and host name checked, sslmode=verify-full"),
         "{described}"
     );
     assert!(!described.contains(&t.password), "{described}");
@@ -177,7 +177,7 @@ fn require_and_prefer_encrypt_without_checking_and_disable_does_not_encrypt() {
         assert_eq!(resolved.ssl_mode(), mode, "{query}");
         if !encrypted {
             assert!(
-                store.describe().contains("not encrypted (sslmode=disable)"),
+                store.describe().contains("not encrypted, sslmode=disable"),
                 "{}",
                 store.describe()
             );
