@@ -10,17 +10,23 @@
 //! every descendant. Hostile answers are capped: one message, all bytes read,
 //! and the number of tools; garbage is a clear `protocol_error`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation, PaginatedRequestParams,
     ProtocolVersion, ServerJsonRpcMessage,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tether_core::model::{EndpointTestResult, Timestamp, ToolCatalog};
 use tether_core::sanitize::Scrubber;
@@ -90,9 +96,17 @@ struct Success {
     tools: Vec<rmcp::model::Tool>,
 }
 
-impl StdioSignals {
-    fn keep_raw_tools(&self, line: &str) {
-        let Ok(serde_json::Value::Object(mut message)) = serde_json::from_str(line) else {
+/// Every tool of every `tools/list` result, exactly as the server sent it:
+/// the typed client drops fields it does not model, which the model still
+/// receives. Filled by the stdio reader (each line) and by the HTTP client
+/// tap (each server-sent event).
+#[derive(Clone, Default)]
+struct RawTools(Arc<std::sync::Mutex<Vec<serde_json::Value>>>);
+
+impl RawTools {
+    /// Keeps the tools of `message` when it is a `tools/list` result.
+    fn keep(&self, message: &str) {
+        let Ok(serde_json::Value::Object(mut message)) = serde_json::from_str(message) else {
             return;
         };
         if let Some(serde_json::Value::Array(tools)) = message
@@ -100,11 +114,162 @@ impl StdioSignals {
             .and_then(|r| r.as_object_mut())
             .and_then(|r| r.remove("tools"))
         {
-            self.raw_tools
+            self.0
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .extend(tools);
         }
+    }
+
+    fn take(&self) -> Vec<serde_json::Value> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// rmcp's reqwest client, with every server-sent event's data read on its
+/// way to the typed client ([`RawTools::keep`]): servers that answer POSTs
+/// with an event stream (the TypeScript SDK's default) are catalogued from
+/// their own bytes. A plain JSON answer reaches us already typed, so those
+/// fall back to the modelled fields.
+#[derive(Clone)]
+struct TappedHttp {
+    inner: reqwest::Client,
+    raw: RawTools,
+}
+
+impl TappedHttp {
+    fn tap(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match response {
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                let raw = self.raw.clone();
+                let stream = stream.inspect(move |event| {
+                    if let Ok(event) = event
+                        && let Some(data) = &event.data
+                    {
+                        raw.keep(data);
+                    }
+                });
+                StreamableHttpPostResponse::Sse(Box::pin(stream), session)
+            }
+            other => other,
+        }
+    }
+}
+
+impl StreamableHttpClient for TappedHttp {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.tap(response))
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        Ok(self.tap(response))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let response = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await?;
+        Ok(self.tap(response))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<
+        futures::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<
+        futures::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
+        StreamableHttpError<Self::Error>,
+    > {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
     }
 }
 
@@ -116,10 +281,8 @@ struct StdioSignals {
     garbage_lines: AtomicU64,
     first_garbage: std::sync::Mutex<Option<String>>,
     bytes: AtomicU64,
-    /// Every tool of every tools/list result, exactly as the server sent it
-    /// (the typed client drops fields it does not model, which the model
-    /// still receives).
-    raw_tools: std::sync::Mutex<Vec<serde_json::Value>>,
+    /// The listed tools as sent (shared with the check).
+    raw_tools: RawTools,
 }
 
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -187,6 +350,7 @@ pub async fn check_endpoint_catalog(
     let scrubber = Scrubber::new().with_secrets(endpoint.secret_values());
     let deadline = tokio::time::Instant::now() + limits.timeout;
     let mut stdio: Option<(ChildGroup, Arc<StdioSignals>)> = None;
+    let raw = RawTools::default();
 
     let outcome = tokio::select! {
         _ = cancel.cancelled() => Err(Failure::new(ReasonCode::Cancelled, "the endpoint test was cancelled")),
@@ -194,11 +358,10 @@ pub async fn check_endpoint_catalog(
             ReasonCode::Timeout,
             format!("no complete answer within {:?}", limits.timeout),
         )),
-        result = run(endpoint, &limits, &mut stdio) => result,
+        result = run(endpoint, &limits, &mut stdio, &raw) => result,
     };
 
     // Clean up on every path, grandchildren included.
-    let mut raw_tools = None;
     let outcome = match stdio {
         Some((mut process, signals)) => {
             // A server that closed its output has usually exited; give waitpid a moment.
@@ -211,9 +374,6 @@ pub async fn check_endpoint_catalog(
                 exit = process.exited();
             }
             process.kill_group().await;
-            raw_tools = Some(std::mem::take(
-                &mut *signals.raw_tools.lock().unwrap_or_else(|p| p.into_inner()),
-            ));
             outcome.map_err(|f| explain_stdio(f, &signals, exit, &process.stderr_tail()))
         }
         None => outcome,
@@ -241,7 +401,7 @@ pub async fn check_endpoint_catalog(
             // The tools as sent when the reader saw them all (stdio); else
             // the typed client's view, which lacks fields it does not model,
             // and says so in its method.
-            let raw = raw_tools.filter(|t| t.len() == ok.tools.len());
+            let raw = Some(raw.take()).filter(|t| t.len() == ok.tools.len());
             let exact = raw.is_some();
             let tools = raw.unwrap_or_else(|| {
                 ok.tools
@@ -311,6 +471,7 @@ async fn run(
     endpoint: &Endpoint,
     limits: &CheckLimits,
     stdio: &mut Option<(ChildGroup, Arc<StdioSignals>)>,
+    raw: &RawTools,
 ) -> Result<Success, Failure> {
     let client = match endpoint {
         Endpoint::Stdio {
@@ -335,7 +496,10 @@ async fn run(
             };
             let (process, stdin, stdout) = ChildGroup::spawn(&cmd)
                 .map_err(|err| Failure::new(err.reason_code(), err.to_string()))?;
-            let signals = Arc::new(StdioSignals::default());
+            let signals = Arc::new(StdioSignals {
+                raw_tools: raw.clone(),
+                ..StdioSignals::default()
+            });
             let transport = bounded_stdio(stdin, stdout, limits, Arc::clone(&signals));
             *stdio = Some((process, signals));
             client_config()
@@ -368,6 +532,10 @@ async fn run(
             config.custom_headers = custom;
             config.max_json_response_size = limits.max_message_bytes;
             config.max_sse_event_size = limits.max_message_bytes;
+            let http = TappedHttp {
+                inner: http,
+                raw: raw.clone(),
+            };
             let transport = StreamableHttpClientTransport::with_client(http, config);
             client_config()
                 .serve_with_lifecycle(transport, both_eras())
@@ -380,15 +548,18 @@ async fn run(
                 .iter()
                 .map(|kv| (kv.name.clone(), kv.value.clone()))
                 .collect();
-            let transport = tether_mcp_client::sse::connect(url, &headers, limits.timeout)
-                .await
-                .map_err(|e| match e {
-                    tether_mcp_client::sse::SseClientError::Status(code) => for_status(code),
-                    other if is_tls_failure(&format!("{other:?}")) => {
-                        with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into())
-                    }
-                    other => classify_network(&other.to_string()),
-                })?;
+            let tapped = raw.clone();
+            let tap: tether_mcp_client::sse::MessageTap = Arc::new(move |data| tapped.keep(data));
+            let transport =
+                tether_mcp_client::sse::connect_with_tap(url, &headers, limits.timeout, Some(tap))
+                    .await
+                    .map_err(|e| match e {
+                        tether_mcp_client::sse::SseClientError::Status(code) => for_status(code),
+                        other if is_tls_failure(&format!("{other:?}")) => {
+                            with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into())
+                        }
+                        other => classify_network(&other.to_string()),
+                    })?;
             client_config()
                 .serve_with_lifecycle(transport, both_eras())
                 .await
@@ -715,7 +886,7 @@ fn bounded_stdio(
                 Ok(message) => {
                     valid_seen = true;
                     if line.contains("\"tools\"") {
-                        signals.keep_raw_tools(line);
+                        signals.raw_tools.keep(line);
                     }
                     if to_client.send(message).await.is_err() {
                         return;

@@ -122,6 +122,23 @@ pub async fn connect(
     impl rmcp::transport::Transport<RoleClient, Error = PollSendError<ClientJsonRpcMessage>> + 'static,
     SseClientError,
 > {
+    connect_with_tap(sse_url, headers, connect_timeout, None).await
+}
+
+/// Reads each server message's text as it arrives, before it is parsed.
+pub type MessageTap = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+/// [`connect`], with `tap` shown every server message's JSON text as the
+/// server sent it (the typed messages drop fields rmcp does not model).
+pub async fn connect_with_tap(
+    sse_url: &str,
+    headers: &[(String, String)],
+    connect_timeout: Duration,
+    tap: Option<MessageTap>,
+) -> Result<
+    impl rmcp::transport::Transport<RoleClient, Error = PollSendError<ClientJsonRpcMessage>> + 'static,
+    SseClientError,
+> {
     let base = url::Url::parse(sse_url).map_err(|_| SseClientError::BadUrl)?;
     if !matches!(base.scheme(), "http" | "https") {
         return Err(SseClientError::BadUrl);
@@ -173,8 +190,12 @@ pub async fn connect(
     tokio::spawn(async move {
         let deliver = |event: SseEvent| {
             let tx = to_client_tx.clone();
+            let tap = tap.clone();
             async move {
                 if event.event.is_empty() || event.event == "message" {
+                    if let Some(tap) = &tap {
+                        tap(&event.data);
+                    }
                     match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
                         Ok(message) => tx.send(message).await.is_ok(),
                         Err(err) => {

@@ -206,3 +206,46 @@ fn inventory_test_totals_each_harness_with_tool_filters_subtracted() {
     assert_eq!(total("codex")["tokens"], kept);
     assert_eq!(total("codex")["unmeasured"], 0);
 }
+
+/// GIVEN server-everything over streamable HTTP (it answers POSTs with an
+/// event stream) and over legacy SSE THEN the estimate is made from the
+/// bytes it sent, read on their way to the typed client, and equals the
+/// independent count: the method is the exact one, not `modelled-fields`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_and_sse_the_count_is_made_from_the_servers_own_bytes() {
+    let Some(command) = peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let Some(theirs) = independent(&command) else {
+        return;
+    };
+    for mode in ["streamableHttp", "sse"] {
+        let Some((_server, url)) = tether_tests::everything_over_http(mode).await else {
+            return;
+        };
+        let out = tokio::process::Command::new(workspace_bin("tether"))
+            .args(["endpoint-test", "--json", "--tools", "--url", &url])
+            .output()
+            .await
+            .expect("run");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(
+            ours["token_method"], "o200k_base:mcp-tool-json-v1",
+            "{mode}: {ours:#}"
+        );
+        assert_eq!(ours["tool_tokens"], theirs["total"], "{mode}: {ours:#}");
+        for tool in ours["tools"]["tools"].as_array().expect("tools") {
+            let name = tool["name"].as_str().expect("name");
+            assert_eq!(
+                tool["token_estimate"], theirs["tools"][name],
+                "{mode}/{name}"
+            );
+        }
+    }
+}
