@@ -80,6 +80,10 @@ TETHER_METRICS = {
     "tether.attempts": {"tether.trigger", "tether.agent.kind"},
     "tether.evidence.dropped": {"tether.drop.site"},
     "tether.probe.verdicts": {"tether.probe.verdict", "tether.agent.kind"},
+    # A store-writing hub's counters: no attributes at all.
+    "tether.store.write.failures": set(),
+    "tether.store.write.stale": set(),
+    "tether.store.sessions.behind": set(),
 }
 TETHER_LOG_ATTRIBUTES = {
     "tether.evidence.kind",
