@@ -22,7 +22,7 @@ use std::sync::mpsc::{
     Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError, sync_channel,
 };
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, watch};
 
@@ -506,6 +506,8 @@ struct PersistState {
     /// The wait before the next retry: `interval`, doubling to [`RETRY_MAX`]
     /// while retries keep failing.
     retry_delay: Option<Duration>,
+    /// When the failed writes go again.
+    retry_due: Option<Instant>,
     /// Sessions whose latest write failed and has not landed since (a
     /// success, or a stale refusal: a newer row is stored, clears it).
     behind: std::collections::HashSet<String>,
@@ -530,25 +532,30 @@ impl Persister {
     fn run(&self) {
         loop {
             let mut state = self.lock();
-            while state.pending.is_empty() && !state.shutdown {
-                if state.retry.is_empty() {
-                    state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
-                    continue;
-                }
-                // Failed writes go again after the backoff, unless a newer
+            loop {
+                // Failed writes whose backoff has passed join the next batch
+                // (even while other sessions keep changing), unless a newer
                 // change of the same session is already pending.
-                let delay = state.retry_delay.unwrap_or(self.interval);
-                let (next, timeout) = self
-                    .wake
-                    .wait_timeout(state, delay)
-                    .unwrap_or_else(|p| p.into_inner());
-                state = next;
-                if timeout.timed_out() {
+                if state.retry_due.is_some_and(|due| Instant::now() >= due) {
+                    state.retry_due = None;
                     let retry = std::mem::take(&mut state.retry);
                     for (session_id, history) in retry {
                         state.pending.entry(session_id).or_insert(history);
                     }
                 }
+                if !state.pending.is_empty() || state.shutdown {
+                    break;
+                }
+                state = match state.retry_due {
+                    Some(due) if !state.retry.is_empty() => {
+                        let wait = due.saturating_duration_since(Instant::now());
+                        self.wake
+                            .wait_timeout(state, wait)
+                            .unwrap_or_else(|p| p.into_inner())
+                            .0
+                    }
+                    _ => self.wake.wait(state).unwrap_or_else(|p| p.into_inner()),
+                };
             }
             if state.pending.is_empty() && state.shutdown {
                 if !state.retry.is_empty() {
@@ -605,12 +612,15 @@ impl Persister {
             let mut state = self.lock();
             // Backoff grows while any write keeps failing (a store that is
             // down, or one row it always refuses: retried every 10 s, logged).
-            state.retry_delay = if failed.is_empty() {
-                None
+            if failed.is_empty() {
+                state.retry_delay = None;
             } else {
-                let last = state.retry_delay.unwrap_or(self.interval);
-                Some((last * 2).min(RETRY_MAX))
-            };
+                let delay = state
+                    .retry_delay
+                    .map_or(self.interval, |last| (last * 2).min(RETRY_MAX));
+                state.retry_delay = Some(delay);
+                state.retry_due = Some(Instant::now() + delay);
+            }
             for session_id in &landed {
                 state.behind.remove(session_id);
             }

@@ -304,6 +304,68 @@ fn a_failed_write_is_retried_until_the_store_is_back_without_a_new_change() {
     assert_eq!(hub.store_retries_pending(), 0);
 }
 
+/// GIVEN one session's write failed and another session keeps changing
+/// (so writes are always pending) WHEN the store is back THEN the quiet
+/// session's retry still lands: due retries join the next batch, they do
+/// not wait for the writer to fall idle.
+#[test]
+fn a_retry_is_not_starved_by_another_session_that_keeps_changing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Counting {
+        inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
+        saves: AtomicU64::new(0),
+        fail: Mutex::new(true),
+    });
+    let hub = Hub::with_store(Registry::empty(), quick(), store.clone());
+    let quiet = hub
+        .begin_attempt(request("quiet", vec![server()]))
+        .expect("begin");
+    quiet
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(50))
+                .server("srv")
+                .tools(3),
+        )
+        .expect("publish");
+    hub.flush_blocking();
+    hub.flush_store();
+    assert!(hub.store_failures() >= 1);
+    *store.fail.lock().expect("lock") = false;
+
+    let busy = hub
+        .begin_attempt(request("busy", vec![server()]))
+        .expect("begin");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let mut n = 0u64;
+    loop {
+        // A change every 5 ms: the writer always has something pending.
+        n += 1;
+        let _ = busy.sink.publish(
+            Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(100 + n))
+                .server("srv")
+                .tool_call("echo", true),
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        if n % 20 == 0
+            && store
+                .inner
+                .load_all()
+                .expect("load")
+                .histories
+                .iter()
+                .any(|h| h.session_id == "quiet")
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the quiet session's retry never landed while another kept changing"
+        );
+    }
+    assert_eq!(hub.store_retries_pending(), 0);
+}
+
 #[test]
 fn kill_9_during_writes_leaves_the_last_committed_history_and_a_sound_database() {
     let dir = tempfile::tempdir().expect("tempdir");
