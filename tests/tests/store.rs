@@ -347,7 +347,7 @@ fn a_retry_is_not_starved_by_another_session_that_keeps_changing() {
                 .tool_call("echo", true),
         );
         std::thread::sleep(Duration::from_millis(5));
-        if n % 20 == 0
+        if n.is_multiple_of(20)
             && store
                 .inner
                 .load_all()
