@@ -112,13 +112,15 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| format!("opening {db}"))?,
         )
     };
-    let loaded = store.load_all()?;
-    for skipped in &loaded.skipped {
-        println!(
-            "skipped corrupt row for session {}: {}",
-            skipped.session_id, skipped.reason
-        );
-    }
+    // Only the session this host resumes: in a fleet's database the other
+    // rows belong to other hosts (a keyed read; a corrupt row is reported).
+    let resumed = match store.load(&session) {
+        Ok(found) => found,
+        Err(err) => {
+            println!("skipped the stored row of session {session}: {err}");
+            None
+        }
+    };
     let mut registry = Registry::empty();
     registry.add(
         Arc::new(tether_acp_structured::AcpStructured),
@@ -134,11 +136,11 @@ async fn main() -> anyhow::Result<()> {
         otel.watch_hub(&hub);
         println!("exporting to OpenTelemetry (OTLP/HTTP)");
     }
-    let restored = loaded.histories.iter().any(|h| h.session_id == session);
-    for history in &loaded.histories {
+    let restored = resumed.is_some();
+    if let Some(history) = &resumed {
         print_history("restored", history);
     }
-    hub.restore(loaded.histories);
+    hub.restore(resumed.into_iter().collect());
 
     // === The live status view, with its actions ===
     // The host decides who may run diagnostics; this example allows the
