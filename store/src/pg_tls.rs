@@ -698,6 +698,8 @@ impl TlsStream for PgTlsStream {
 
 #[cfg(test)]
 mod tests {
+    use std::str::FromStr;
+
     use super::*;
 
     #[test]
@@ -728,6 +730,33 @@ mod tests {
         assert_eq!(rest, r"host='db' password='p\'w' user='u'");
         assert!(take_tls_settings("host=db password='open").is_err());
         assert!(take_tls_settings("host").is_err());
+    }
+
+    proptest::proptest! {
+        /// GIVEN a `key=value` string whose password holds anything (quotes,
+        /// backslashes, spaces, `=`) and TLS keys around it WHEN the TLS keys
+        /// are taken out THEN the driver reads back the very same password,
+        /// user and database, and the TLS values are the ones given.
+        #[test]
+        fn taking_tls_keys_never_changes_another_value(
+            password in "[ -~]{1,24}",
+            user in "[a-z_][a-z0-9_]{0,8}",
+            root in "/[a-z/ ]{1,16}",
+        ) {
+            let quote = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
+            let spec = format!(
+                "host=db user={user} sslmode=verify-full password={} sslrootcert={} dbname=fleet",
+                quote(&password),
+                quote(&root)
+            );
+            let (rest, tls) = take_tls_settings(&spec).expect("parse");
+            let config = tokio_postgres::Config::from_str(&rest).expect("the driver reads the rest");
+            proptest::prop_assert_eq!(config.get_password(), Some(password.as_bytes()));
+            proptest::prop_assert_eq!(config.get_user(), Some(user.as_str()));
+            proptest::prop_assert_eq!(config.get_dbname(), Some("fleet"));
+            proptest::prop_assert_eq!(tls.mode.as_deref(), Some("verify-full"));
+            proptest::prop_assert_eq!(tls.root_cert.as_deref(), Some(root.as_str()));
+        }
     }
 
     #[test]
