@@ -171,6 +171,24 @@ impl PgTarget {
         })
     }
 
+    /// Opens one connection. With `sslmode=prefer` (or `allow`) a failed TLS
+    /// handshake is followed by a plain attempt, as libpq does; every other
+    /// mode fails instead.
+    async fn connect(&self) -> Result<(Client, FeedConnection), tokio_postgres::Error> {
+        match self.config.connect(self.tls.clone()).await {
+            Err(err) if self.tls.mode() == SslMode::Prefer && is_tls_handshake_failure(&err) => {
+                tracing::warn!(
+                    target = %self.shown,
+                    "the TLS handshake failed with sslmode=prefer; connecting without TLS, as libpq does"
+                );
+                let mut plain = self.config.clone();
+                plain.ssl_mode(tokio_postgres::config::SslMode::Disable);
+                plain.connect(self.tls.clone()).await
+            }
+            other => other,
+        }
+    }
+
     /// The TLS mode in force (`disable` on a Unix socket, whatever was asked).
     pub fn ssl_mode(&self) -> SslMode {
         self.tls.mode()
@@ -204,6 +222,13 @@ impl PgTarget {
         }
         self.error(what, text)
     }
+}
+
+/// Whether the driver failed in the TLS handshake itself (after the server
+/// agreed to TLS), as opposed to the network or authentication.
+fn is_tls_handshake_failure(err: &tokio_postgres::Error) -> bool {
+    err.to_string()
+        .starts_with("error performing TLS handshake")
 }
 
 /// libpq never uses TLS on a Unix socket.
@@ -289,8 +314,7 @@ impl Inner {
         if guard.as_ref().is_none_or(Client::is_closed) {
             let (client, connection) = self
                 .target
-                .config
-                .connect(self.target.tls.clone())
+                .connect()
                 .await
                 .map_err(|e| self.target.driver_error("cannot connect", &e))?;
             tokio::spawn(async move {
@@ -544,8 +568,7 @@ async fn connect_listening(
     target: &PgTarget,
 ) -> Result<(Client, FeedConnection, i32, Vec<String>), StoreError> {
     let (client, mut connection) = target
-        .config
-        .connect(target.tls.clone())
+        .connect()
         .await
         .map_err(|e| target.driver_error("cannot connect", &e))?;
     // The connection must be polled for LISTEN to complete; the borrow of
@@ -973,6 +996,70 @@ impl Store for PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fake server on 127.0.0.1: the first connection agrees to TLS
+    /// (`S`) and then hangs up mid-handshake; any later one answers the
+    /// plain startup message with a FATAL error naming itself. Returns the
+    /// port and how many connections it saw.
+    fn tls_breaking_server() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(4) {
+                let Ok(mut stream) = stream else { return };
+                let n = counter.fetch_add(1, Ordering::SeqCst);
+                let mut length = [0u8; 4];
+                if stream.read_exact(&mut length).is_err() {
+                    continue;
+                }
+                let mut rest = vec![0u8; (u32::from_be_bytes(length) as usize).saturating_sub(4)];
+                let _ = stream.read_exact(&mut rest);
+                if n == 0 {
+                    // SSLRequest: yes, then no TLS at all.
+                    let _ = stream.write_all(b"S");
+                } else {
+                    let mut fields = Vec::new();
+                    for (code, text) in [
+                        (b'S', "FATAL"),
+                        (b'C', "28000"),
+                        (b'M', "plain attempt reached"),
+                    ] {
+                        fields.push(code);
+                        fields.extend_from_slice(text.as_bytes());
+                        fields.push(0);
+                    }
+                    fields.push(0);
+                    let mut message = vec![b'E'];
+                    message.extend_from_slice(&(fields.len() as u32 + 4).to_be_bytes());
+                    message.extend_from_slice(&fields);
+                    let _ = stream.write_all(&message);
+                }
+            }
+        });
+        (port, seen)
+    }
+
+    #[test]
+    fn prefer_falls_back_to_plain_when_the_tls_handshake_fails_and_require_does_not() {
+        let (port, seen) = tls_breaking_server();
+        let spec = format!("postgres://u:pw@127.0.0.1:{port}/db?sslmode=prefer&connect_timeout=5");
+        let err = PostgresStore::connect(&spec).expect_err("the fake refuses everyone");
+        assert!(
+            err.to_string().contains("plain attempt reached"),
+            "a plain attempt followed the failed handshake: {err}"
+        );
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+
+        let (port, seen) = tls_breaking_server();
+        let spec = format!("postgres://u:pw@127.0.0.1:{port}/db?sslmode=require&connect_timeout=5");
+        let err = PostgresStore::connect(&spec).expect_err("TLS is required");
+        assert!(err.to_string().contains("TLS handshake"), "{err}");
+        assert_eq!(seen.load(Ordering::SeqCst), 1, "no plain attempt");
+        assert!(!format!("{err:?}").contains(":pw@"));
+    }
 
     #[test]
     fn pgpass_lines_split_on_unescaped_colons() {
