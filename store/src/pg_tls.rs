@@ -3,7 +3,7 @@
 //! | `sslmode` | TLS | the server's certificate |
 //! |---|---|---|
 //! | `disable` | never | — |
-//! | `allow`, `prefer` (the default) | when the server offers it | not checked (encryption only) |
+//! | `allow`, `prefer` (the default) | when the server offers it; after a failed handshake, a plain attempt | not checked (encryption only) |
 //! | `require` | always | not checked, unless a root certificate is given: then as `verify-ca` |
 //! | `verify-ca` | always | chains to the root certificate |
 //! | `verify-full` | always | chains to the root certificate and names the host |
