@@ -349,14 +349,17 @@ const MAX_FIRST_EVENT: usize = 64 * 1024;
 /// Points a legacy SSE `endpoint` event that names the real server's origin
 /// (`http://real:port/messages?sessionId=…`) at this relay instead
 /// (`http://127.0.0.1:PORT/messages?sessionId=…`). Only the first event is
-/// read, and it is held only until it is complete; everything after it, and
-/// every stream whose first event is not such an endpoint, passes unchanged.
+/// read (keep-alive comments before it pass at once), and it is held only
+/// until it is complete; everything after it, and every stream whose first
+/// event is not such an endpoint, passes unchanged.
 /// A relative endpoint (what servers usually send) needs nothing: paths map
 /// one to one. An endpoint on another origin is left as it is.
 struct EndpointRewrite {
     origin: url::Origin,
     relay: String,
     buffer: Vec<u8>,
+    /// Bytes of keep-alive comments already passed on before the first event.
+    passed: usize,
     done: bool,
 }
 
@@ -366,6 +369,7 @@ impl EndpointRewrite {
             origin: upstream.origin(),
             relay: format!("http://{authority}"),
             buffer: Vec::new(),
+            passed: 0,
             done: false,
         }
     }
@@ -408,22 +412,35 @@ impl EndpointRewrite {
     /// Takes a chunk; returns what may go to the agent now (maybe nothing yet).
     fn push(&mut self, bytes: &Bytes) -> Bytes {
         self.buffer.extend_from_slice(bytes);
-        let Some((at, len)) = find_boundary(&self.buffer) else {
-            if self.buffer.len() > MAX_FIRST_EVENT {
-                self.done = true;
-                return Bytes::from(std::mem::take(&mut self.buffer));
+        let mut out = Vec::new();
+        while let Some((at, len)) = find_boundary(&self.buffer) {
+            let rest = self.buffer.split_off(at + len);
+            let event = std::mem::replace(&mut self.buffer, rest);
+            let keep_alive = event[..at]
+                .split(|b| *b == b'\n')
+                .all(|line| line.is_empty() || line == b"\r" || line.starts_with(b":"));
+            if keep_alive {
+                // Comments before the first real event pass as they are.
+                self.passed += event.len();
+                out.extend_from_slice(&event);
+                continue;
             }
-            return Bytes::new();
-        };
-        self.done = true;
-        let rest = self.buffer.split_off(at + len);
-        let mut first = std::mem::take(&mut self.buffer);
-        if let Some(mut rewritten) = rewrite_endpoint(&first[..at], &self.origin, &self.relay) {
-            rewritten.extend_from_slice(&first[at..]);
-            first = rewritten;
+            match rewrite_endpoint(&event[..at], &self.origin, &self.relay) {
+                Some(mut rewritten) => {
+                    rewritten.extend_from_slice(&event[at..]);
+                    out.extend_from_slice(&rewritten);
+                }
+                None => out.extend_from_slice(&event),
+            }
+            self.done = true;
+            out.append(&mut self.buffer);
+            return Bytes::from(out);
         }
-        first.extend_from_slice(&rest);
-        Bytes::from(first)
+        if self.passed + self.buffer.len() > MAX_FIRST_EVENT {
+            self.done = true;
+            out.append(&mut self.buffer);
+        }
+        Bytes::from(out)
     }
 }
 
@@ -502,6 +519,16 @@ mod tests {
             b"event: endpoint\r\ndata: http://127.0.0.1:4100/messages?sessionId=abc\r\n\r\nevent: message\r\ndata: {}\r\n\r\n"
         );
         assert!(rewrite.done);
+
+        // A keep-alive comment first: it passes, and the endpoint after it is still read.
+        let mut rewrite = EndpointRewrite::new(&upstream, "127.0.0.1:4100");
+        let out = rewrite.push(&Bytes::from_static(
+            b": ping\n\nevent: endpoint\ndata: http://10.0.0.7:8931/messages?sessionId=x\n\n",
+        ));
+        assert_eq!(
+            &out[..],
+            b": ping\n\nevent: endpoint\ndata: http://127.0.0.1:4100/messages?sessionId=x\n\n"
+        );
 
         let origin = upstream.origin();
         let relay = "http://127.0.0.1:4100";
