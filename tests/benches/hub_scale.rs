@@ -3,7 +3,8 @@
 //!
 //! 1. resident memory per session, 10 → 10,000 live sessions of 3 attempts
 //!    (3 servers each, realistic evidence, no tool catalogs);
-//! 2. `EvidenceSink::publish` latency with 10,000 sessions held;
+//! 2. as live sessions grow, 10 → 10,000: `EvidenceSink::publish` latency,
+//!    and a burst of events spread over every session, published and reduced;
 //! 3. snapshot delivery from publish to 100 subscribers (p50, p99);
 //! 4. cost per event as events per session grow, 10 → 10,000;
 //! 5. write-through at 10,000 sessions: sustained writes per second with
@@ -119,29 +120,61 @@ fn memory(quick: bool) {
 }
 
 fn publish_latency(quick: bool) {
-    let n = if quick { 1000 } else { 10_000 };
-    let hub = Hub::new(Registry::empty());
-    populate(&hub, n, 20);
-    let handle = hub.begin_attempt(request("session-00000")).expect("begin");
-    let mut samples = Vec::with_capacity(200_000);
-    for round in 0..100 {
-        for i in 0..2000 {
-            let ev = evidence(round * 2000 + i);
-            let t = Instant::now();
-            let _ = handle.sink.publish(ev);
-            samples.push(t.elapsed().as_nanos() as u64);
-        }
-        // Let the drain catch up so the queue is not simply full.
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let p50 = percentile(&mut samples, 0.50);
-    let p99 = percentile(&mut samples, 0.99);
-    println!("\n## 2. Publish latency with {n} live sessions\n");
     println!(
-        "{} publishes: p50 {p50} ns, p99 {p99} ns, dropped to a full queue: {}",
-        samples.len(),
-        handle.sink.dropped()
+        "\n## 2. Cost as live sessions grow: publish latency, and a burst reduced across all of them\n"
     );
+    println!(
+        "| sessions | publish p50 | publish p99 | dropped | burst of 100,000 events over every session, published and reduced |"
+    );
+    println!("|---|---|---|---|---|");
+    let sizes: &[usize] = if quick {
+        &[10, 100, 1000]
+    } else {
+        &[10, 100, 1000, 10_000]
+    };
+    for &n in sizes {
+        let hub = Hub::new(Registry::empty());
+        populate(&hub, n, 20);
+        let handle = hub.begin_attempt(request("session-00000")).expect("begin");
+        let mut samples = Vec::with_capacity(200_000);
+        for round in 0..100 {
+            for i in 0..2000 {
+                let ev = evidence(round * 2000 + i);
+                let t = Instant::now();
+                let _ = handle.sink.publish(ev);
+                samples.push(t.elapsed().as_nanos() as u64);
+            }
+            // Let the drain catch up so the queue is not simply full.
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let p50 = percentile(&mut samples, 0.50);
+        let p99 = percentile(&mut samples, 0.99);
+        let dropped = handle.sink.dropped();
+
+        // Every session's current attempt, then 100,000 events spread over them.
+        let handles: Vec<_> = (0..n)
+            .map(|s| {
+                hub.begin_attempt(request(&format!("session-{s:05}")))
+                    .expect("begin")
+            })
+            .collect();
+        hub.flush_blocking();
+        let burst = 100_000usize;
+        let t = Instant::now();
+        for i in 0..burst {
+            let sink = &handles[i % n].sink;
+            while sink.publish(evidence(i / n + 3)) == Err(tether_core::PublishError::Full) {
+                std::thread::yield_now();
+            }
+        }
+        hub.flush_blocking();
+        let took = t.elapsed();
+        println!(
+            "| {n} | {p50} ns | {p99} ns | {dropped} | {:.1} ms, {:.2} µs per event |",
+            took.as_secs_f64() * 1e3,
+            took.as_nanos() as f64 / burst as f64 / 1e3
+        );
+    }
 }
 
 fn delivery(quick: bool) {
