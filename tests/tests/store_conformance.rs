@@ -562,3 +562,106 @@ fn the_change_feed_heals_when_the_server_ends_its_connection() {
         store.remove(&id).expect("remove");
     }
 }
+
+/// Runs SQL with psql against `url`; its output, trimmed.
+fn psql(url: &str, sql: &str) -> String {
+    let out = Command::new("psql")
+        .args(["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .arg(url)
+        .output()
+        .expect("psql");
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// GIVEN a database at schema 1, as the first release left it, with a row
+/// WHEN a host of this build connects THEN it migrates forward (recorded,
+/// the row kept and readable, documents lz4-compressed where the server has
+/// lz4), and a database newer than the build is refused for writing but
+/// still read.
+#[test]
+fn an_older_postgres_database_migrates_forward_and_a_newer_one_is_refused_for_writing() {
+    let Some(url) = postgres() else { return };
+    let db = format!("tether_migrate_{}", std::process::id());
+    psql(&url, &format!("DROP DATABASE IF EXISTS {db}"));
+    psql(&url, &format!("CREATE DATABASE {db}"));
+    let (base, _) = url.rsplit_once('/').expect("a database in the URL");
+    let db_url = format!("{base}/{db}");
+
+    // Schema 1 by hand, with one row at revision 3.
+    psql(
+        &db_url,
+        "CREATE TABLE tether_schema_migrations (version INTEGER PRIMARY KEY,
+             applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+         INSERT INTO tether_schema_migrations (version) VALUES (1);
+         CREATE TABLE attachment_history (session_id TEXT PRIMARY KEY, task_id TEXT NOT NULL,
+             schema_version INTEGER NOT NULL, document TEXT NOT NULL,
+             updated_at BIGINT NOT NULL, revision BIGINT NOT NULL DEFAULT 0);",
+    );
+    let old = conformance::sample_history("old", 3, "sk-migrate");
+    PostgresRaw(db_url.clone())
+        .put_raw(
+            "old",
+            old.schema_version,
+            &serde_json::to_string(&old).expect("json"),
+        )
+        .expect("put the old row");
+    psql(
+        &db_url,
+        "UPDATE attachment_history SET revision = 3 WHERE session_id = 'old'",
+    );
+
+    let store = PostgresStore::connect(&db_url).expect("migrates forward");
+    assert_eq!(
+        psql(
+            &db_url,
+            "SELECT string_agg(version::text, ',' ORDER BY version) FROM tether_schema_migrations"
+        ),
+        format!(
+            "{}",
+            (1..=tether_store::postgres::POSTGRES_SCHEMA_VERSION)
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    );
+    let has_lz4 = psql(
+        &db_url,
+        "SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression'
+             AND 'lz4' = ANY(enumvals)",
+    ) == "1";
+    let compression = psql(
+        &db_url,
+        "SELECT attcompression FROM pg_attribute
+             WHERE attrelid = 'attachment_history'::regclass AND attname = 'document'",
+    );
+    if has_lz4 {
+        assert_eq!(compression, "l", "documents are lz4-compressed");
+    }
+    let loaded = store
+        .load("old")
+        .expect("load")
+        .expect("the old row is kept");
+    assert_eq!(loaded.revision, 3);
+    let mut next = loaded.clone();
+    next.revision = 4;
+    store.save(&next).expect("written after the migration");
+    drop(store);
+
+    psql(
+        &db_url,
+        "INSERT INTO tether_schema_migrations (version) VALUES (99)",
+    );
+    match PostgresStore::connect(&db_url) {
+        Err(StoreError::NewerSchema { found: 99, .. }) => {}
+        other => panic!("a newer database must be refused for writing: {other:?}"),
+    }
+    let reader = PostgresStore::connect_read_only(&db_url).expect("still read");
+    assert_eq!(reader.load("old").expect("load").expect("row").revision, 4);
+    drop(reader);
+    psql(&url, &format!("DROP DATABASE {db} WITH (FORCE)"));
+}
