@@ -508,6 +508,10 @@ struct PersistState {
     retry_delay: Option<Duration>,
     /// When the failed writes go again.
     retry_due: Option<Instant>,
+    /// The failed writes had their last try at shutdown.
+    last_try: bool,
+    /// The writer thread has returned.
+    stopped: bool,
     /// Sessions whose latest write failed and has not landed since (a
     /// success, or a stale refusal: a newer row is stored, clears it).
     behind: std::collections::HashSet<String>,
@@ -530,13 +534,28 @@ impl Persister {
     }
 
     fn run(&self) {
+        /// Says the writer stopped, on every way out (a panicking store included).
+        struct Stopped<'p>(&'p Persister);
+        impl Drop for Stopped<'_> {
+            fn drop(&mut self) {
+                let mut state = self.0.lock();
+                state.stopped = true;
+                state.writing = false;
+                drop(state);
+                self.0.idle.notify_all();
+            }
+        }
+        let _stopped = Stopped(self);
         loop {
             let mut state = self.lock();
             loop {
                 // Failed writes whose backoff has passed join the next batch
                 // (even while other sessions keep changing), unless a newer
                 // change of the same session is already pending.
-                if state.retry_due.is_some_and(|due| Instant::now() >= due) {
+                // At shutdown, failed writes get one last try, whatever their backoff.
+                let last_try = state.shutdown && !state.last_try;
+                if last_try || state.retry_due.is_some_and(|due| Instant::now() >= due) {
+                    state.last_try |= state.shutdown;
                     state.retry_due = None;
                     let retry = std::mem::take(&mut state.retry);
                     for (session_id, history) in retry {
@@ -669,7 +688,15 @@ impl Persister {
 
     fn wait_idle(&self) {
         let mut state = self.lock();
-        while !state.pending.is_empty() || state.writing {
+        while (!state.pending.is_empty() || state.writing) && !state.stopped {
+            state = self.idle.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits until the writer thread has stopped (after `shutdown`).
+    fn wait_stopped(&self) {
+        let mut state = self.lock();
+        while !state.stopped {
             state = self.idle.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
@@ -705,10 +732,11 @@ impl Drop for Hub {
         // Everything reduced so far reaches the store before the hub goes.
         self.flush_blocking();
         if let Some(persist) = &self.shared.persist {
-            // The flush above marked every change pending; write them, then stop.
+            // The flush above marked every change pending; write them (and
+            // give failed writes a last try), then stop.
             persist.lock().shutdown = true;
             persist.wake.notify_all();
-            persist.wait_idle();
+            persist.wait_stopped();
         }
     }
 }

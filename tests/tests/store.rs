@@ -366,6 +366,54 @@ fn a_retry_is_not_starved_by_another_session_that_keeps_changing() {
     assert_eq!(hub.store_retries_pending(), 0);
 }
 
+/// GIVEN a write that failed and waits out a long backoff WHEN the hub is
+/// dropped THEN the failed write gets one last try on the way out (the store
+/// is back by then), instead of being left behind.
+#[test]
+fn a_failed_write_gets_a_last_try_when_the_hub_stops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(Counting {
+        inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
+        saves: AtomicU64::new(0),
+        fail: Mutex::new(true),
+    });
+    // A 2 s interval: the first retry is not due before the hub is dropped.
+    let config = HubConfig {
+        persist_interval: Duration::from_secs(2),
+        ..HubConfig::default()
+    };
+    let hub = Hub::with_store(Registry::empty(), config, store.clone());
+    let handle = hub
+        .begin_attempt(request("s", vec![server()]))
+        .expect("begin");
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(50))
+                .server("srv")
+                .tools(3),
+        )
+        .expect("publish");
+    hub.flush_blocking();
+    hub.flush_store();
+    assert_eq!(hub.store_retries_pending(), 1);
+    let live = hub.snapshot("s").expect("live");
+    *store.fail.lock().expect("lock") = false;
+    let started = std::time::Instant::now();
+    drop(handle);
+    drop(hub);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the last try did not wait out the backoff"
+    );
+    let stored = store.inner.load_all().expect("load").histories.pop();
+    assert_eq!(
+        stored.map(|h| h.current().map(|c| c.servers[0].tool_count)),
+        Some(live.current().map(|c| c.servers[0].tool_count)),
+        "the failed write landed on the way out"
+    );
+}
+
 #[test]
 fn kill_9_during_writes_leaves_the_last_committed_history_and_a_sound_database() {
     let dir = tempfile::tempdir().expect("tempdir");
