@@ -270,10 +270,12 @@ impl PgTls {
                 }
                 Some(system_roots()?)
             }
-            Some(path) if asked >= SslMode::Require => Some(roots_from(Path::new(path))?),
+            Some(path) if asked >= SslMode::Require => {
+                Some(roots_from(Path::new(path), ROOT_FILE)?)
+            }
             Some(_) => None,
             None if asked >= SslMode::Require => match default_file("root.crt") {
-                Some(path) => Some(roots_from(&path)?),
+                Some(path) => Some(roots_from(&path, ROOT_FILE)?),
                 None if asked >= SslMode::VerifyCa => {
                     return Err(StoreError::Backend(format!(
                         "sslmode={} needs a root certificate: set sslrootcert=FILE (or PGSSLROOTCERT), or put it in ~/.postgresql/root.crt",
@@ -326,7 +328,7 @@ impl PgTls {
         };
         let mut config = match client_files {
             Some((cert, key)) if mode != SslMode::Disable => {
-                let chain = certificates_from(&cert)?;
+                let chain = certificates_from(&cert, CERT_FILE)?;
                 let key = private_key_from(&key)?;
                 builder.with_client_auth_cert(chain, key).map_err(|e| {
                     StoreError::Backend(format!("the client certificate is unusable: {e}"))
@@ -353,37 +355,36 @@ impl PgTls {
     }
 }
 
+/// What each file is called in errors: the setting that names it, never its
+/// path (paths are not printed).
+const ROOT_FILE: &str = "root certificate file (sslrootcert)";
+const CERT_FILE: &str = "client certificate file (sslcert)";
+const KEY_FILE: &str = "client key file (sslkey)";
+const SYSTEM_FILE: &str = "system certificate bundle";
+
 fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, StoreError> {
-    std::fs::read(path).map_err(|e| {
-        StoreError::Backend(format!(
-            "cannot read the {what} {}: {}",
-            tether_core::sanitize::command_target(&path.to_string_lossy()),
-            e.kind()
-        ))
-    })
+    std::fs::read(path)
+        .map_err(|e| StoreError::Backend(format!("cannot read the {what}: {}", e.kind())))
 }
 
-fn certificates_from(path: &Path) -> Result<Vec<CertificateDer<'static>>, StoreError> {
-    let pem = read_file(path, "certificate file")?;
+fn certificates_from(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>, StoreError> {
+    let pem = read_file(path, what)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| StoreError::Backend(format!("a certificate file is not PEM: {e}")))?;
+        .map_err(|e| StoreError::Backend(format!("the {what} is not PEM: {e}")))?;
     if certs.is_empty() {
-        return Err(StoreError::Backend(format!(
-            "no certificate in {}",
-            tether_core::sanitize::command_target(&path.to_string_lossy())
-        )));
+        return Err(StoreError::Backend(format!("no certificate in the {what}")));
     }
     Ok(certs)
 }
 
-fn roots_from(path: &Path) -> Result<RootCertStore, StoreError> {
+fn roots_from(path: &Path, what: &str) -> Result<RootCertStore, StoreError> {
     let mut roots = RootCertStore::empty();
-    let (added, _ignored) = roots.add_parsable_certificates(certificates_from(path)?);
+    let (added, _ignored) = roots.add_parsable_certificates(certificates_from(path, what)?);
     if added == 0 {
-        return Err(StoreError::Backend(
-            "the root certificate file holds no usable certificate".into(),
-        ));
+        return Err(StoreError::Backend(format!(
+            "the {what} holds no usable certificate"
+        )));
     }
     Ok(roots)
 }
@@ -403,7 +404,7 @@ fn system_roots() -> Result<RootCertStore, StoreError> {
         );
     for path in candidates {
         if path.is_file() {
-            return roots_from(&path);
+            return roots_from(&path, SYSTEM_FILE);
         }
     }
     Err(StoreError::Backend(
@@ -416,7 +417,7 @@ fn private_key_from(path: &Path) -> Result<PrivateKeyDer<'static>, StoreError> {
     {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(path).map_err(|e| {
-            StoreError::Backend(format!("cannot read the client key: {}", e.kind()))
+            StoreError::Backend(format!("cannot read the {KEY_FILE}: {}", e.kind()))
         })?;
         // libpq's rule: 0600 or stricter, or 0640 when root owns it.
         let loose = if meta.uid() == 0 {
@@ -426,13 +427,14 @@ fn private_key_from(path: &Path) -> Result<PrivateKeyDer<'static>, StoreError> {
         };
         if loose != 0 {
             return Err(StoreError::Backend(
-                "the client key can be read by others; make it 0600 (chmod 600)".into(),
+                "the client key file (sslkey) can be read by others; make it 0600 (chmod 600)"
+                    .into(),
             ));
         }
     }
-    let pem = read_file(path, "client key")?;
+    let pem = read_file(path, KEY_FILE)?;
     PrivateKeyDer::from_pem_slice(&pem)
-        .map_err(|_| StoreError::Backend("the client key is not a PEM private key".into()))
+        .map_err(|_| StoreError::Backend(format!("the {KEY_FILE} is not a PEM private key")))
 }
 
 /// `verify-ca`: the chain must reach a trusted root; the name is not checked.
@@ -786,8 +788,16 @@ mod tests {
             err.to_string().contains("needs a root certificate"),
             "{err}"
         );
-        let err = resolve("verify-ca", Some("/nonexistent/ca.pem")).expect_err("no file");
-        assert!(err.to_string().contains("cannot read"), "{err}");
+        let err =
+            resolve("verify-ca", Some("/nonexistent/sk-path-planted/ca.pem")).expect_err("no file");
+        assert!(
+            err.to_string()
+                .contains("cannot read the root certificate file (sslrootcert)"),
+            "{err}"
+        );
+        assert!(
+            !err.to_string().contains("sk-path-planted") && !err.to_string().contains("ca.pem")
+        );
         let err = resolve("require", Some("system")).expect_err("weak with system");
         assert!(err.to_string().contains("verify-full"), "{err}");
         let err = resolve("verify-everything", None).expect_err("unknown word");
