@@ -56,14 +56,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             );
             // A change or a resync wakes the reader; a feed that stopped for
             // good leaves the 250 ms poll, never a busy loop.
-            let hint: ChangeHint = Box::new(move |timeout| match feed.next(timeout) {
-                Ok(Some(_)) => true,
-                Ok(None) => false,
-                Err(_) => {
-                    std::thread::sleep(timeout);
-                    false
-                }
-            });
+            let hint: ChangeHint = Box::new(feed.into_wakeups());
             (Arc::new(store), Some(hint), what)
         }
         Opened::Sqlite(store) => (

@@ -685,6 +685,25 @@ impl ChangeFeed {
         }
     }
 
+    /// The feed as a wake-up for a reader that follows the store (the
+    /// shape of `tether_web::ChangeHint`): waits at most the given time and
+    /// says whether anything changed (a session, or a resync). A feed that
+    /// stopped for good sleeps out the wait and says no, so the reader
+    /// falls back to its own polling, never a busy loop.
+    ///
+    /// A host's own view of the whole fleet:
+    /// `StatusService::for_store(StoreSource::follow(Arc::new(reader), Some(Box::new(feed.into_wakeups())))?)`.
+    pub fn into_wakeups(self) -> impl FnMut(Duration) -> bool + Send + 'static {
+        move |timeout| match self.next(timeout) {
+            Ok(Some(_)) => true,
+            Ok(None) => false,
+            Err(_) => {
+                std::thread::sleep(timeout);
+                false
+            }
+        }
+    }
+
     /// The server process of the feed's `LISTEN` connection
     /// (`pg_stat_activity.pid`); `None` while it reconnects.
     pub fn backend_pid(&self) -> Option<i32> {
