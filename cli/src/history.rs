@@ -103,7 +103,9 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         (Opened::Postgres(store), true) => Some(store.listen()?),
         _ => None,
     };
-    let histories = load(opened.store(), args.session.as_ref())?;
+    let histories = crate::term::with_progress("reading the stored sessions…", || {
+        load(opened.store(), args.session.as_ref())
+    })?;
     let mut out = std::io::stdout().lock();
     if args.follow {
         return follow(&opened, &args, histories, feed, &mut out);

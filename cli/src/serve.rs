@@ -65,7 +65,9 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             format!("{} (SQLite, checked every 250 ms)", args.db),
         ),
     };
-    let source = StoreSource::follow(store, hint)?;
+    let source = crate::term::with_progress("reading the stored sessions…", || {
+        StoreSource::follow(store, hint)
+    })?;
     let runtime = crate::runtime()?;
     runtime.block_on(async move {
         let running = match StatusService::for_store(source)

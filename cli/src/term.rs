@@ -47,6 +47,40 @@ pub fn clear_progress() {
     let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
 }
 
+/// Runs `work` on a thread of its own and, when it takes longer than a
+/// moment and stderr is a terminal, shows `text` with the elapsed time until
+/// it is done (reading a fleet's database can take seconds).
+pub fn with_progress<T: Send>(text: &str, work: impl FnOnce() -> T + Send) -> T {
+    use std::io::IsTerminal;
+    let show = std::io::stderr().is_terminal();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let handle = scope.spawn(move || {
+            let value = work();
+            drop(done_tx);
+            value
+        });
+        let mut shown = false;
+        // Woken the moment the work ends (the sender drops), so no wait is added.
+        while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            done_rx.recv_timeout(std::time::Duration::from_millis(100))
+        {
+            if show && started.elapsed() >= std::time::Duration::from_millis(300) {
+                show_progress(started, text);
+                shown = true;
+            }
+        }
+        if shown {
+            clear_progress();
+        }
+        match handle.join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// `12345` as `12,345`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
