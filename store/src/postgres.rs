@@ -102,7 +102,21 @@ impl PgTarget {
     /// the environment alone). Values the string leaves out come from
     /// `PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`, `PGPASSWORD`, then the
     /// password file (`PGPASSFILE`, else `~/.pgpass`).
+    ///
+    /// Also from the environment, as libpq reads them: `PGCONNECT_TIMEOUT`
+    /// (else 10 s), `PGAPPNAME` (else `tether`; a string's
+    /// `application_name` wins, so each host can name itself in
+    /// `pg_stat_activity`), `PGOPTIONS` (say `-c search_path=tether`),
+    /// `PGTARGETSESSIONATTRS` (`read-write` to skip a standby), and the TLS
+    /// variables (`PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`).
     pub fn resolve(spec: &str) -> Result<PgTarget, StoreError> {
+        Self::resolve_with(spec, &env)
+    }
+
+    fn resolve_with(
+        spec: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<PgTarget, StoreError> {
         let mut secrets: Vec<String> = Vec::new();
         if !spec.is_empty() {
             secrets.push(spec.to_owned());
@@ -148,7 +162,7 @@ impl PgTarget {
         if config.get_password().is_none() {
             if let Some(password) = env("PGPASSWORD") {
                 config.password(&password);
-            } else if let Some(password) = password_from_file(&config) {
+            } else if let Some(password) = password_from_file(&config, env) {
                 config.password(&password);
             }
         }
@@ -156,9 +170,35 @@ impl PgTarget {
             secrets.push(String::from_utf8_lossy(password).into_owned());
         }
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
+            let seconds = env("PGCONNECT_TIMEOUT")
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .filter(|t| *t > 0)
+                .unwrap_or(10);
+            config.connect_timeout(Duration::from_secs(seconds));
         }
-        config.application_name("tether");
+        if config.get_application_name().is_none() {
+            config.application_name(&env("PGAPPNAME").unwrap_or_else(|| "tether".into()));
+        }
+        if config.get_options().is_none()
+            && let Some(options) = env("PGOPTIONS")
+        {
+            config.options(&options);
+        }
+        if let Some(attrs) = env("PGTARGETSESSIONATTRS")
+            && !driver_spec.contains("target_session_attrs")
+        {
+            use tokio_postgres::config::TargetSessionAttrs;
+            config.target_session_attrs(match attrs.as_str() {
+                "read-write" => TargetSessionAttrs::ReadWrite,
+                "read-only" => TargetSessionAttrs::ReadOnly,
+                "any" => TargetSessionAttrs::Any,
+                _ => {
+                    return Err(StoreError::Backend(
+                        "PGTARGETSESSIONATTRS must be any, read-write or read-only".into(),
+                    ));
+                }
+            });
+        }
         let home = env("HOME").map(std::path::PathBuf::from);
         let tls = PgTls::resolve(&tls_settings, home.as_deref(), only_unix_sockets(&config))?;
         config.ssl_mode(tls.mode().driver());
@@ -255,7 +295,7 @@ fn only_unix_sockets(config: &Config) -> bool {
 
 /// The password for `config` from a libpq password file
 /// (`hostname:port:database:username:password`, `*` matches anything).
-fn password_from_file(config: &Config) -> Option<String> {
+fn password_from_file(config: &Config, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let path = env("PGPASSFILE")
         .map(std::path::PathBuf::from)
         .or_else(|| env("HOME").map(|home| std::path::Path::new(&home).join(".pgpass")))?;
@@ -1073,6 +1113,56 @@ mod tests {
             }
         });
         (port, seen)
+    }
+
+    #[test]
+    fn libpq_environment_variables_fill_what_the_string_leaves_out() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let env = vars(&[
+            ("PGCONNECT_TIMEOUT", "3"),
+            ("PGAPPNAME", "host-42"),
+            ("PGOPTIONS", "-c search_path=tether"),
+            ("PGTARGETSESSIONATTRS", "read-write"),
+        ]);
+        let t = PgTarget::resolve_with("postgres://u@db/fleet", &env).expect("resolve");
+        assert_eq!(
+            t.config.get_connect_timeout(),
+            Some(&Duration::from_secs(3))
+        );
+        assert_eq!(t.config.get_application_name(), Some("host-42"));
+        assert_eq!(t.config.get_options(), Some("-c search_path=tether"));
+        assert_eq!(
+            t.config.get_target_session_attrs(),
+            tokio_postgres::config::TargetSessionAttrs::ReadWrite
+        );
+        // The string wins over the environment.
+        let t = PgTarget::resolve_with(
+            "postgres://u@db/fleet?application_name=mine&connect_timeout=7",
+            &env,
+        )
+        .expect("resolve");
+        assert_eq!(t.config.get_application_name(), Some("mine"));
+        assert_eq!(
+            t.config.get_connect_timeout(),
+            Some(&Duration::from_secs(7))
+        );
+        // Nothing set: tether, 10 s.
+        let none = |_: &str| None;
+        let t = PgTarget::resolve_with("postgres://u@db/fleet", &none).expect("resolve");
+        assert_eq!(t.config.get_application_name(), Some("tether"));
+        assert_eq!(
+            t.config.get_connect_timeout(),
+            Some(&Duration::from_secs(10))
+        );
+        let bad = vars(&[("PGTARGETSESSIONATTRS", "primary-ish")]);
+        assert!(PgTarget::resolve_with("postgres://u@db/fleet", &bad).is_err());
     }
 
     #[test]
