@@ -177,7 +177,7 @@ impl PgTarget {
             config.connect_timeout(Duration::from_secs(seconds));
         }
         if config.get_application_name().is_none() {
-            config.application_name(&env("PGAPPNAME").unwrap_or_else(|| "tether".into()));
+            config.application_name(env("PGAPPNAME").unwrap_or_else(|| "tether".into()));
         }
         if config.get_options().is_none()
             && let Some(options) = env("PGOPTIONS")
