@@ -246,20 +246,22 @@ fn bursts_coalesce_the_latest_state_lands_and_failures_never_touch_live_state() 
     assert_eq!(stored.current().expect("c").servers[0].tool_count, Some(4));
 }
 
-/// GIVEN a store that is down when a session's last change is written WHEN
-/// no further change comes THEN the write is retried with backoff and lands
-/// once the store is back; a flush meanwhile never waits on the down store.
-#[test]
-fn a_failed_write_is_retried_until_the_store_is_back_without_a_new_change() {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// A hub writing through to a `Counting` store that is down, with one
+/// change of `session` (its server listed 3 tools) reduced and handed to
+/// the store's writer: the write that will fail.
+fn a_change_while_the_store_is_down(
+    dir: &tempfile::TempDir,
+    session: &str,
+    config: HubConfig,
+) -> (Arc<Counting>, Hub, tether_core::hub::AttemptHandle) {
     let store = Arc::new(Counting {
         inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
         saves: AtomicU64::new(0),
         fail: Mutex::new(true),
     });
-    let hub = Hub::with_store(Registry::empty(), quick(), store.clone());
+    let hub = Hub::with_store(Registry::empty(), config, store.clone());
     let handle = hub
-        .begin_attempt(request("s", vec![server()]))
+        .begin_attempt(request(session, vec![server()]))
         .expect("begin");
     handle
         .sink
@@ -270,6 +272,16 @@ fn a_failed_write_is_retried_until_the_store_is_back_without_a_new_change() {
         )
         .expect("publish");
     hub.flush_blocking();
+    (store, hub, handle)
+}
+
+/// GIVEN a store that is down when a session's last change is written WHEN
+/// no further change comes THEN the write is retried with backoff and lands
+/// once the store is back; a flush meanwhile never waits on the down store.
+#[test]
+fn a_failed_write_is_retried_until_the_store_is_back_without_a_new_change() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, hub, _handle) = a_change_while_the_store_is_down(&dir, "s", quick());
     let started = std::time::Instant::now();
     hub.flush_store();
     assert!(
@@ -311,24 +323,7 @@ fn a_failed_write_is_retried_until_the_store_is_back_without_a_new_change() {
 #[test]
 fn a_retry_is_not_starved_by_another_session_that_keeps_changing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(Counting {
-        inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
-        saves: AtomicU64::new(0),
-        fail: Mutex::new(true),
-    });
-    let hub = Hub::with_store(Registry::empty(), quick(), store.clone());
-    let quiet = hub
-        .begin_attempt(request("quiet", vec![server()]))
-        .expect("begin");
-    quiet
-        .sink
-        .publish(
-            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(50))
-                .server("srv")
-                .tools(3),
-        )
-        .expect("publish");
-    hub.flush_blocking();
+    let (store, hub, _quiet) = a_change_while_the_store_is_down(&dir, "quiet", quick());
     hub.flush_store();
     assert!(hub.store_failures() >= 1);
     *store.fail.lock().expect("lock") = false;
@@ -372,29 +367,12 @@ fn a_retry_is_not_starved_by_another_session_that_keeps_changing() {
 #[test]
 fn a_failed_write_gets_a_last_try_when_the_hub_stops() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(Counting {
-        inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
-        saves: AtomicU64::new(0),
-        fail: Mutex::new(true),
-    });
     // A 2 s interval: the first retry is not due before the hub is dropped.
     let config = HubConfig {
         persist_interval: Duration::from_secs(2),
         ..HubConfig::default()
     };
-    let hub = Hub::with_store(Registry::empty(), config, store.clone());
-    let handle = hub
-        .begin_attempt(request("s", vec![server()]))
-        .expect("begin");
-    handle
-        .sink
-        .publish(
-            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(50))
-                .server("srv")
-                .tools(3),
-        )
-        .expect("publish");
-    hub.flush_blocking();
+    let (store, hub, handle) = a_change_while_the_store_is_down(&dir, "s", config);
     hub.flush_store();
     assert_eq!(hub.store_retries_pending(), 1);
     let live = hub.snapshot("s").expect("live");
