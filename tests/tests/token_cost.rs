@@ -10,10 +10,11 @@ use std::process::Command;
 use serde_json::Value;
 use tether_tests::{independent_token_count as independent, peer, workspace_bin};
 
-fn endpoint_test(command: &Path) -> Value {
+/// `tether endpoint-test --json --tools ARGS…` (a `-- COMMAND` or a `--url URL`).
+fn endpoint_test<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Value {
     let out = Command::new(workspace_bin("tether"))
-        .args(["endpoint-test", "--json", "--tools", "--"])
-        .arg(command)
+        .args(["endpoint-test", "--json", "--tools"])
+        .args(args)
         .output()
         .expect("run");
     assert_eq!(
@@ -32,7 +33,13 @@ fn agrees(server: &str, relative: &str, tools: u64) {
     let Some(theirs) = independent(&command) else {
         return;
     };
-    let ours = endpoint_test(&command);
+    let ours = endpoint_test(&[Path::new("--"), &command]);
+    same_count(server, &ours, &theirs, tools);
+}
+
+/// Tether's endpoint-test document and the independent count agree: tool
+/// count, the exact method, the total and every tool's estimate.
+fn same_count(server: &str, ours: &Value, theirs: &Value, tools: u64) {
     assert_eq!(ours["tool_count"], tools, "{server}: {ours:#}");
     assert_eq!(theirs["tool_count"], tools, "{server}: {theirs:#}");
     assert_eq!(ours["token_method"], "o200k_base:mcp-tool-json-v1");
@@ -223,29 +230,7 @@ async fn over_http_and_sse_the_count_is_made_from_the_servers_own_bytes() {
         let Some((_server, url)) = tether_tests::everything_over_http(mode).await else {
             return;
         };
-        let out = tokio::process::Command::new(workspace_bin("tether"))
-            .args(["endpoint-test", "--json", "--tools", "--url", &url])
-            .output()
-            .await
-            .expect("run");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let ours: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-        assert_eq!(
-            ours["token_method"], "o200k_base:mcp-tool-json-v1",
-            "{mode}: {ours:#}"
-        );
-        assert_eq!(ours["tool_tokens"], theirs["total"], "{mode}: {ours:#}");
-        for tool in ours["tools"]["tools"].as_array().expect("tools") {
-            let name = tool["name"].as_str().expect("name");
-            assert_eq!(
-                tool["token_estimate"], theirs["tools"][name],
-                "{mode}/{name}"
-            );
-        }
+        let ours = endpoint_test(&["--url", &url]);
+        same_count(mode, &ours, &theirs, 13);
     }
 }
