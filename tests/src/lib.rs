@@ -276,3 +276,14 @@ pub fn rss_kib(process: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// No stored row of the sessions named `prefix…` was skipped as unreadable
+/// (a torn write would be): what every kill-mid-write test checks.
+pub fn assert_no_torn_row(loaded: &tether_core::store::Loaded, prefix: &str) {
+    let torn: Vec<_> = loaded
+        .skipped
+        .iter()
+        .filter(|s| s.session_id.starts_with(prefix))
+        .collect();
+    assert!(torn.is_empty(), "no torn row: {torn:?}");
+}

@@ -240,12 +240,7 @@ fn two_writer_processes_killed_mid_burst_leave_sound_rows_and_the_change_feed_se
     let _ = a.wait();
     let _ = b.wait();
     let after = reader.load_all().expect("load after kill");
-    let torn: Vec<_> = after
-        .skipped
-        .iter()
-        .filter(|s| s.session_id.starts_with(&prefix))
-        .collect();
-    assert!(torn.is_empty(), "no torn row: {torn:?}");
+    tether_tests::assert_no_torn_row(&after, &prefix);
     for history in after
         .histories
         .iter()

@@ -1246,12 +1246,7 @@ fn two_hosts_on_one_postgres_one_killed_and_restarted_mid_burst() {
     );
 
     let after = reader.load_all().expect("load all");
-    let torn: Vec<_> = after
-        .skipped
-        .iter()
-        .filter(|s| s.session_id.starts_with(&prefix))
-        .collect();
-    assert!(torn.is_empty(), "no torn row: {torn:?}");
+    tether_tests::assert_no_torn_row(&after, &prefix);
     for (i, session) in sessions.iter().enumerate() {
         let stored = reader.load(session).expect("load").expect("row");
         assert!(
