@@ -229,7 +229,6 @@ fn key_value_words(spec: &str) -> Result<Vec<(String, String)>, StoreError> {
 #[derive(Clone)]
 pub struct PgTls {
     mode: SslMode,
-    verified_name: bool,
     config: Arc<rustls::ClientConfig>,
 }
 
@@ -339,7 +338,6 @@ impl PgTls {
         config.alpn_protocols = vec![b"postgresql".to_vec()];
         Ok(PgTls {
             mode,
-            verified_name: mode == SslMode::VerifyFull,
             config: Arc::new(config),
         })
     }
@@ -347,11 +345,6 @@ impl PgTls {
     /// The mode in force.
     pub fn mode(&self) -> SslMode {
         self.mode
-    }
-
-    /// Whether the server's name is checked against its certificate.
-    pub fn checks_name(&self) -> bool {
-        self.verified_name
     }
 }
 
