@@ -434,6 +434,14 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             if refused == 1 { "" } else { "s" }
         )?;
     }
+    let unattributed = r.report.as_ref().map_or(0, |a| a.unattributed_evidence);
+    if unattributed > 0 {
+        writeln!(
+            out,
+            "Unmatched {unattributed} evidence event{} named a server that is no row here (one the agent found in its own configuration, say); counted, not applied",
+            if unattributed == 1 { "" } else { "s" }
+        )?;
+    }
     if r.verdict == Verdict::AgentFailed && !outcome.stderr_tail.is_empty() {
         writeln!(out, "Agent stderr (last lines, scrubbed):")?;
         for line in &outcome.stderr_tail {

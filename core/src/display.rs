@@ -341,13 +341,17 @@ fn write_attempt(out: &mut String, attempt: &AttachmentAttempt, current: bool) {
     );
     let _ = writeln!(
         out,
-        "  started {} · accepted {} · evidence {} kept, {} dropped",
+        "  started {} · accepted {} · evidence {} kept, {} dropped{}",
         attempt.started_at,
         attempt
             .accepted_at
             .map_or("not yet".to_owned(), |t| t.to_string()),
         attempt.evidence.len(),
-        attempt.dropped_evidence
+        attempt.dropped_evidence,
+        match attempt.unattributed_evidence {
+            0 => String::new(),
+            n => format!(", {n} naming no row (counted, not applied)"),
+        }
     );
     if let Some(err) = &attempt.report_error {
         let _ = writeln!(

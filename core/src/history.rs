@@ -117,6 +117,11 @@ pub struct AttachmentAttempt {
     /// The part of `dropped_evidence` lost because the sink's queue was full.
     #[serde(default)]
     pub dropped_in_transit: u32,
+    /// Evidence events that named a server which is no row of this attempt
+    /// (an agent reporting a server Tether did not configure, say): counted,
+    /// not applied and not kept. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unattributed_evidence: u32,
     /// An error that cannot be tied to one server.
     #[serde(default)]
     pub report_error: Option<ReportError>,
@@ -140,6 +145,10 @@ impl AttachmentAttempt {
     pub fn is_superseded(&self) -> bool {
         self.superseded_at.is_some()
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A report-level error: it could not be tied to one server.

@@ -30,8 +30,9 @@ use crate::history::AttachmentHistory;
 use crate::inventory::InventoryDocument;
 use crate::model::{Evidence, Timestamp, ToolCatalog};
 use crate::observer::plan;
+use crate::plan::RowNames;
 use crate::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
-use crate::reducer::{AttemptStart, HistoryEvent, Rejection, reduce, sanitize_evidence};
+use crate::reducer::{AttemptStart, HistoryEvent, Reduced, Rejection, reduce, sanitize_evidence};
 use crate::registry::Registry;
 use crate::sanitize::Scrubber;
 use crate::spec::ServerSpec;
@@ -166,6 +167,8 @@ struct AttemptLive {
     dropped: AtomicU32,
     folded: AtomicU32,
     scrubber: Scrubber,
+    /// Which row each reported server name belongs to.
+    rows: RowNames,
 }
 
 // Observe is the hot variant; boxing it would add an allocation per publish
@@ -708,6 +711,7 @@ struct Shared {
     persist: Option<Arc<Persister>>,
     taps: Taps,
     dropped: Arc<AtomicU64>,
+    unattributed: Arc<AtomicU64>,
 }
 
 impl Shared {
@@ -789,6 +793,7 @@ impl Hub {
             persist,
             taps: Taps::default(),
             dropped: Arc::new(AtomicU64::new(0)),
+            unattributed: Arc::new(AtomicU64::new(0)),
         });
         let drain_shared = Arc::clone(&shared);
         let batch_limit = config.batch_limit.max(1);
@@ -864,6 +869,7 @@ impl Hub {
             dropped: AtomicU32::new(0),
             folded: AtomicU32::new(0),
             scrubber: plan.scrubber(),
+            rows: plan.row_names(),
         });
 
         let mut sessions = self.shared.sessions();
@@ -991,6 +997,18 @@ impl Hub {
     /// exporter that reads it later (an observable counter).
     pub fn evidence_dropped_counter(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.shared.dropped)
+    }
+
+    /// Evidence events that named a server which is no row of their attempt,
+    /// so far (each is counted in its attempt's `unattributed_evidence`).
+    pub fn evidence_unattributed(&self) -> u64 {
+        self.shared.unattributed.load(Ordering::Relaxed)
+    }
+
+    /// A live view of [`evidence_unattributed`](Self::evidence_unattributed),
+    /// for an exporter that reads it later.
+    pub fn evidence_unattributed_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.shared.unattributed)
     }
 
     /// Blocks until every change so far has been written to the store.
@@ -1148,7 +1166,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                     let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
                         continue;
                     };
-                    let evidence = sanitize_evidence(&evidence, &live.scrubber);
+                    let evidence = sanitize_evidence(&evidence, &live.scrubber, &live.rows);
                     if tapping {
                         row_states(&slot.history, &live.owner.attempt_id, &mut before);
                     }
@@ -1158,6 +1176,16 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                         evidence,
                     };
                     match reduce(&mut slot.history, &event) {
+                        Ok(Reduced::Unattributed) => {
+                            slot.dirty = true;
+                            shared.unattributed.fetch_add(1, Ordering::Relaxed);
+                            // Ids only: the name it gave may be anything.
+                            tracing::warn!(
+                                session_id = %live.owner.session_id,
+                                attempt_id = %live.owner.attempt_id,
+                                "evidence names a server that is no row of its attempt; counted as unattributed"
+                            );
+                        }
                         Ok(_) => {
                             slot.dirty = true;
                             if tapping
@@ -1186,7 +1214,10 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                     let event = HistoryEvent::Catalog {
                         session_id: live.owner.session_id.clone(),
                         attempt_id: live.owner.attempt_id.clone(),
-                        server: live.scrubber.name(&server),
+                        server: live
+                            .rows
+                            .resolve(&server)
+                            .map_or_else(|| live.scrubber.name(&server), str::to_owned),
                         catalog,
                     };
                     match reduce(&mut slot.history, &event) {

@@ -16,6 +16,7 @@ use crate::model::{
     ClientInfo, ConnectionRecord, EndpointTestResult, Evidence, ProvenanceCode, StageObservation,
     Stages, Timestamp, ToolCallRecord, ToolCatalog,
 };
+use crate::plan::RowNames;
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
     DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage, StageState,
@@ -134,6 +135,9 @@ pub enum Reduced {
     AppliedTimelineFull,
     /// The event was already reflected; nothing changed.
     Duplicate,
+    /// The evidence named a server that is no row of its attempt: only
+    /// `unattributed_evidence` changed.
+    Unattributed,
 }
 
 /// Why an event was refused. The history is unchanged.
@@ -186,7 +190,11 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             evidence,
         } => {
             let attempt = current_attempt_mut(history, session_id, attempt_id)?;
-            observe(attempt, &sanitize_evidence(evidence, &Scrubber::new()))
+            let rows = RowNames::shown_as_is(attempt.servers.iter().map(|r| r.name.as_str()));
+            observe(
+                attempt,
+                &sanitize_evidence(evidence, &Scrubber::new(), &rows),
+            )
         }
         HistoryEvent::ObserveSanitized {
             session_id,
@@ -358,6 +366,7 @@ fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduce
         evidence: Vec::new(),
         dropped_evidence: 0,
         dropped_in_transit: 0,
+        unattributed_evidence: 0,
         report_error: None,
         servers: Vec::with_capacity(start.servers.len()),
         config_snapshot: None,
@@ -460,33 +469,61 @@ fn push_timeline(attempt: &mut AttachmentAttempt, evidence: Evidence) -> bool {
 
 /// Evidence that passed [`sanitize_evidence`]; nothing else can make one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SanitizedEvidence(Evidence);
+pub struct SanitizedEvidence {
+    evidence: Evidence,
+    /// It named a server that belongs to no row of its attempt.
+    unattributed: bool,
+}
 
 impl SanitizedEvidence {
     /// The sanitized evidence.
     pub fn evidence(&self) -> &Evidence {
-        &self.0
+        &self.evidence
     }
 
     /// The sanitized evidence, owned.
     pub fn into_inner(self) -> Evidence {
-        self.0
+        self.evidence
+    }
+
+    /// Whether it named a server that is no row of its attempt: it is then
+    /// counted in `unattributed_evidence` (or, for an explicit error, kept as
+    /// a report-level error), never applied to a row.
+    pub fn is_unattributed(&self) -> bool {
+        self.unattributed
     }
 }
 
-/// Bounds and scrubs every string evidence carries. Pure. The hub passes a
-/// scrubber that knows the attempt's secret values and hands the result to
-/// the reducer as [`HistoryEvent::ObserveSanitized`]; raw evidence
+/// Bounds and scrubs every string evidence carries, and attributes it to its
+/// row. Pure. The hub passes a scrubber that knows the attempt's secret
+/// values and the attempt's [`RowNames`], and hands the result to the reducer
+/// as [`HistoryEvent::ObserveSanitized`]; raw evidence
 /// ([`HistoryEvent::Observe`]) is scrubbed here with the patterns, so no path
 /// into a history skips the sanitizer.
-pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> SanitizedEvidence {
+///
+/// The server name is matched against the rows *before* scrubbing: a
+/// reported name that belongs to a row becomes that row's shown name, so no
+/// configured value the scrubber knows can cut evidence off its row. Any
+/// other name is scrubbed and the evidence marked unattributed.
+pub fn sanitize_evidence(
+    evidence: &Evidence,
+    scrubber: &Scrubber,
+    rows: &RowNames,
+) -> SanitizedEvidence {
     let name = |s: &Option<String>| s.as_deref().map(|v| scrubber.name(v));
+    let (server, unattributed) = match evidence.server.as_deref() {
+        None => (None, false),
+        Some(reported) => match rows.resolve(reported) {
+            Some(row) => (Some(row.to_owned()), false),
+            None => (Some(scrubber.name(reported)), true),
+        },
+    };
     // Built field by field: every string is made once, by its sanitizer
     // (a clone first would allocate each string twice).
     let mut ev = Evidence {
         kind: evidence.kind.clone(),
         at: evidence.at,
-        server: name(&evidence.server),
+        server,
         connection_id: evidence
             .connection_id
             .as_deref()
@@ -516,11 +553,15 @@ pub fn sanitize_evidence(evidence: &Evidence, scrubber: &Scrubber) -> SanitizedE
         test.server_version = name(&test.server_version);
         test.protocol_version = name(&test.protocol_version);
     }
-    SanitizedEvidence(ev)
+    SanitizedEvidence {
+        evidence: ev,
+        unattributed,
+    }
 }
 
 fn observe(attempt: &mut AttachmentAttempt, ev: &SanitizedEvidence) -> Result<Reduced, Rejection> {
-    let ev = &ev.0;
+    let unattributed = ev.unattributed;
+    let ev = &ev.evidence;
     // The timestamp first: a cheap reject for nearly every entry.
     if attempt.evidence.iter().any(|e| e.at == ev.at && e == ev) {
         return Ok(Reduced::Duplicate);
@@ -532,15 +573,21 @@ fn observe(attempt: &mut AttachmentAttempt, ev: &SanitizedEvidence) -> Result<Re
     let changed = match ev.server.as_deref() {
         Some(server) => {
             let is_error = ev.kind == EvidenceKind::ExplicitError;
-            match attempt.servers.iter_mut().find(|r| r.name == server) {
+            let row = match unattributed {
+                true => None,
+                false => attempt.servers.iter_mut().find(|r| r.name == server),
+            };
+            match row {
                 // With room the event is applied whatever changed.
                 Some(row) => apply_to_row_facts(row, ev) || room,
                 // An error naming a server we never planned is still an error: report-level.
                 None if is_error => apply_report_error(attempt, ev),
+                // Counted, never dropped silently; the timeline keeps only
+                // evidence about its rows.
                 None => {
-                    return Err(Rejection::UnknownServer {
-                        server: server.to_owned(),
-                    });
+                    attempt.unattributed_evidence = attempt.unattributed_evidence.saturating_add(1);
+                    attempt.updated_at = attempt.updated_at.max(ev.at);
+                    return Ok(Reduced::Unattributed);
                 }
             }
         }
@@ -1025,9 +1072,14 @@ mod tests {
                     Evidence::new(EvidenceKind::Delivered, Timestamp(2)).server("ghost")
                 )
             ),
-            Err(Rejection::UnknownServer { .. })
+            Ok(Reduced::Unattributed)
         ));
-        assert_eq!(h, before);
+        // Counted, and nothing else changed.
+        let mut counted = before.clone();
+        counted.attempts[0].unattributed_evidence = 1;
+        counted.attempts[0].updated_at = Timestamp(2).max(counted.attempts[0].updated_at);
+        assert_eq!(h, counted);
+        h = before.clone();
         assert_eq!(reduce(&mut h, &start("a", 1)), Ok(Reduced::Duplicate));
         assert_eq!(
             reduce(&mut h, &observe("s", "a", ev.clone())),

@@ -303,6 +303,13 @@ proptest! {
                 Ok(Reduced::Duplicate) => prop_assert_eq!(&before, &h),
                 Ok(Reduced::AppliedTimelineFull) => prop_assert_ne!(rows(&before), rows(&h)),
                 Ok(Reduced::Applied) => prop_assert!(false, "the timeline was full"),
+                Ok(Reduced::Unattributed) => {
+                    prop_assert_eq!(rows(&before), rows(&h));
+                    prop_assert_eq!(
+                        h.current().map(|a| a.unattributed_evidence),
+                        before.current().map(|a| a.unattributed_evidence + 1)
+                    );
+                }
                 Err(_) => prop_assert_eq!(&before, &h),
             }
         }

@@ -674,3 +674,69 @@ async fn given_a_subscriber_then_it_sees_live_snapshots_and_removal_ends_them() 
         .await
         .expect("subscription ends");
 }
+
+#[tokio::test]
+async fn given_evidence_naming_no_configured_server_then_it_is_counted_shown_and_no_row_changes() {
+    let hub = hub();
+    let handle = hub
+        .begin_attempt(request("s", Trigger::SessionNew, vec![stdio("notes")]))
+        .expect("begin");
+    deliver_all(&handle, 2);
+    // The agent reports a server of its own configuration, twice.
+    for at in [3, 4] {
+        handle
+            .sink
+            .publish(
+                Evidence::new(EvidenceKind::AgentReported, Timestamp(at))
+                    .server("from-the-users-own-config")
+                    .reported("connected"),
+            )
+            .expect("publish");
+    }
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let attempt = history.current().expect("current");
+    assert_eq!(attempt.unattributed_evidence, 2);
+    assert_eq!(hub.evidence_unattributed(), 2);
+    assert_eq!(
+        hub.evidence_unattributed_counter()
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
+    assert_eq!(status(&hub, "s", "notes"), DisplayStatus::Delivered);
+    assert!(
+        attempt
+            .evidence
+            .iter()
+            .all(|e| e.server.as_deref().is_none_or(|s| s == "notes")),
+        "the timeline keeps only evidence about its rows"
+    );
+    assert!(
+        copy_diagnostics(&history).contains("2 naming no row"),
+        "{}",
+        copy_diagnostics(&history)
+    );
+}
+
+#[tokio::test]
+async fn given_two_names_that_sanitize_alike_then_each_row_is_shown_apart_and_keeps_its_evidence() {
+    let hub = hub();
+    // Both names are token-shaped, so both are shown as `[redacted]`.
+    let a = "ghp_aaaaaaaaaaaaaaaa1";
+    let b = "ghp_bbbbbbbbbbbbbbbb2";
+    let handle = hub
+        .begin_attempt(request("s", Trigger::SessionNew, vec![stdio(a), stdio(b)]))
+        .expect("begin");
+    deliver_all(&handle, 2);
+    connect_and_list(&handle, b, "c1", 3, 4);
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let attempt = history.current().expect("current");
+    let names: Vec<&str> = attempt.servers.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["[redacted]", "[redacted]~2"]);
+    assert_eq!(attempt.servers[0].status, DisplayStatus::Delivered);
+    assert_eq!(attempt.servers[1].status, DisplayStatus::Active);
+    assert_eq!(attempt.unattributed_evidence, 0);
+    let json = serde_json::to_string(&history).expect("json");
+    assert!(!json.contains("ghp_"), "{json}");
+}

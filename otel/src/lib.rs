@@ -8,6 +8,7 @@
 //! - **Metrics**: `mcp.server.operation.duration` and
 //!   `mcp.server.session.duration`, plus Tether's attachment counters
 //!   (`tether.server.status`, `tether.attempts`, `tether.evidence.dropped`,
+//!   `tether.evidence.unattributed`,
 //!   `tether.probe.verdicts`) and a store-writing hub's
 //!   (`tether.store.write.failures`, `tether.store.write.stale`,
 //!   `tether.store.sessions.behind`), all with low-cardinality attributes.
@@ -214,7 +215,8 @@ impl TetherOtel {
     }
 
     /// Taps `hub` and counts its sinks' drops (`tether.evidence.dropped`,
-    /// site `hub`) and, when it writes through to a store, its store
+    /// site `hub`), its unattributed evidence (`tether.evidence.unattributed`)
+    /// and, when it writes through to a store, its store
     /// counters (`tether.store.write.failures`, `tether.store.write.stale`,
     /// `tether.store.sessions.behind`).
     pub fn watch_hub(&self, hub: &Hub) {
@@ -224,6 +226,7 @@ impl TetherOtel {
             .unwrap_or_else(|p| p.into_inner())
             .push(HubCounters {
                 dropped: hub.evidence_dropped_counter(),
+                unattributed: hub.evidence_unattributed_counter(),
                 store: hub.store_counters(),
             });
     }
@@ -503,6 +506,7 @@ struct Worker {
     attempts: Counter<u64>,
     verdicts: Counter<u64>,
     _dropped: ObservableCounter<u64>,
+    _unattributed: ObservableCounter<u64>,
     _store_failures: ObservableCounter<u64>,
     _store_stale: ObservableCounter<u64>,
     _store_behind: opentelemetry::metrics::ObservableGauge<u64>,
@@ -511,6 +515,7 @@ struct Worker {
 /// The counters of one watched hub.
 struct HubCounters {
     dropped: Arc<AtomicU64>,
+    unattributed: Arc<AtomicU64>,
     store: Option<tether_core::hub::StoreCounters>,
 }
 
@@ -585,6 +590,23 @@ impl Worker {
             })
             .build();
         let watched = Arc::clone(&hubs);
+        let unattributed = meter
+            .u64_observable_counter(sc::TETHER_EVIDENCE_UNATTRIBUTED)
+            .with_unit("{event}")
+            .with_description(
+                "Evidence that named a server which is no row of its attempt (counted, not applied).",
+            )
+            .with_callback(move |observer| {
+                let n: u64 = watched
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .map(|c| c.unattributed.load(Ordering::Relaxed))
+                    .sum();
+                observer.observe(n, &[]);
+            })
+            .build();
+        let watched = Arc::clone(&hubs);
         let store_failures = meter
             .u64_observable_counter(sc::TETHER_STORE_WRITE_FAILURES)
             .with_unit("{write}")
@@ -633,6 +655,7 @@ impl Worker {
             attempts,
             verdicts,
             _dropped: dropped_counter,
+            _unattributed: unattributed,
             _store_failures: store_failures,
             _store_stale: store_stale,
             _store_behind: store_behind,

@@ -86,6 +86,9 @@ pub const TETHER_SERVER_STATUS: &str = "tether.server.status";
 pub const TETHER_ATTEMPTS: &str = "tether.attempts";
 /// Counter: evidence dropped.
 pub const TETHER_EVIDENCE_DROPPED: &str = "tether.evidence.dropped";
+/// Counter: evidence that named a server which is no row of its attempt
+/// (counted in the attempt's `unattributed_evidence`, never applied).
+pub const TETHER_EVIDENCE_UNATTRIBUTED: &str = "tether.evidence.unattributed";
 /// Counter: probe verdicts.
 pub const TETHER_PROBE_VERDICTS: &str = "tether.probe.verdicts";
 /// Counter: store writes that failed (each retried).

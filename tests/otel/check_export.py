@@ -79,6 +79,7 @@ TETHER_METRICS = {
     "tether.server.status": {"tether.display_status", "tether.reason_code", "tether.agent.kind"},
     "tether.attempts": {"tether.trigger", "tether.agent.kind"},
     "tether.evidence.dropped": {"tether.drop.site"},
+    "tether.evidence.unattributed": set(),
     "tether.probe.verdicts": {"tether.probe.verdict", "tether.agent.kind"},
     # A store-writing hub's counters: no attributes at all.
     "tether.store.write.failures": set(),
