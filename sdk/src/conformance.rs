@@ -7,6 +7,11 @@
 //! - no secret from a server's configuration appears in anything the plugin
 //!   returns: decisions, materialized files and arguments (a passthrough
 //!   plugin may carry secrets only in `Materialized::env`), or evidence;
+//! - two servers whose env (or headers) share a name with different values
+//!   each keep their own value: both values are carried in
+//!   `Materialized::env`, under names that are not shared (one process
+//!   environment holds one value per name, so a name forwarded for two
+//!   servers hands one of them the other's secret);
 //! - evidence can only reach a host through its sink: `observe_output`
 //!   returns values that carry no ownership, for any input, without panicking.
 
@@ -74,6 +79,67 @@ pub fn servers() -> Vec<ServerSpec> {
     ]
 }
 
+/// Values of a variable two servers share by name (`SHARED_TOKEN`, and a
+/// header `X-Shared-Key`), one per server.
+pub const SHARED_NAME_VALUES: [&str; 2] = [
+    "conformance-alpha-SHARED-8f7e6d",
+    "conformance-beta-SHARED-5c4b3a",
+];
+
+/// Two stdio servers and two http servers whose env and headers share one
+/// name with different values.
+pub fn shared_name_servers() -> Vec<ServerSpec> {
+    let stdio = |value: &str| Endpoint::Stdio {
+        command: "/usr/bin/server".into(),
+        args: vec![],
+        env: vec![KeyValue::new("SHARED_TOKEN", value)],
+        cwd: None,
+    };
+    let http = |value: &str| Endpoint::Http {
+        url: "http://127.0.0.1:9/mcp".into(),
+        headers: vec![KeyValue::new("X-Shared-Key", value)],
+    };
+    let [a, b] = SHARED_NAME_VALUES;
+    vec![
+        ServerSpec::new("alpha", ServerSource::Profile, stdio(a)),
+        ServerSpec::new("beta", ServerSource::Profile, stdio(b)),
+        ServerSpec::new("alpha-remote", ServerSource::Profile, http(a)),
+        ServerSpec::new("beta-remote", ServerSource::Profile, http(b)),
+    ]
+}
+
+/// Each delivered server's env and header values are carried, and no
+/// variable name is carried twice with different values.
+fn shared_names_not_kept_apart(plan: &tether_core::Plan, m: &Materialized) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (i, kv) in m.env.iter().enumerate() {
+        if m.env[..i]
+            .iter()
+            .any(|earlier| earlier.name == kv.name && earlier.value != kv.value)
+        {
+            failures.push(format!(
+                "Materialized::env sets {} twice with different values: one server would get another's value",
+                kv.name
+            ));
+        }
+    }
+    for (planned, endpoint) in plan.delivered() {
+        let pairs = match endpoint {
+            Endpoint::Stdio { env, .. } => env,
+            Endpoint::Http { headers, .. } | Endpoint::Sse { headers, .. } => headers,
+        };
+        for pair in pairs {
+            if !m.env.iter().any(|e| e.value.contains(&pair.value)) {
+                failures.push(format!(
+                    "server {:?}: its own value of {} is not carried in Materialized::env (two servers share the name)",
+                    planned.spec.name, pair.name
+                ));
+            }
+        }
+    }
+    failures
+}
+
 fn contexts(plugin: &dyn TransportObserver) -> Vec<PlanContext> {
     let descriptor = plugin.descriptor();
     let kind = descriptor
@@ -126,8 +192,15 @@ pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
         failures.push("the descriptor names no agent kind".to_owned());
     }
     let servers = servers();
+    let shared = shared_name_servers();
     let dir = Path::new("/tmp/tether-conformance");
     for ctx in contexts(plugin) {
+        if let Some(strategy) = plugin.passthrough() {
+            let planned = plan(Some(plugin), &shared, &ctx);
+            if let Ok(materialized) = strategy.materialize(&planned, &ctx, dir) {
+                failures.extend(shared_names_not_kept_apart(&planned, &materialized));
+            }
+        }
         let first = plan(Some(plugin), &servers, &ctx);
         let second = plan(Some(plugin), &servers, &ctx);
         if first.servers.len() != servers.len() {
@@ -341,6 +414,65 @@ mod tests {
         }
     }
 
+    /// Forwards every server's env under its own name, as Codex once did.
+    struct LastWins;
+
+    impl TransportObserver for LastWins {
+        fn descriptor(&self) -> PluginDescriptor {
+            PluginDescriptor {
+                name: "last-wins".into(),
+                agent_kinds: vec!["last-wins".into()],
+                drive_mode: DriveMode::Passthrough,
+                version: "0".into(),
+            }
+        }
+        fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
+            Decision::Deliver {
+                transport: server.endpoints[0].transport(),
+                via: Delivery::Environment,
+            }
+        }
+        fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
+            Some(self)
+        }
+    }
+
+    impl PassthroughStrategy for LastWins {
+        fn capabilities(&self) -> AgentCapabilities {
+            AgentCapabilities::default()
+        }
+        fn materialize(
+            &self,
+            plan: &tether_core::Plan,
+            _: &PlanContext,
+            _: &Path,
+        ) -> Result<Materialized, String> {
+            let mut env: Vec<KeyValue> = Vec::new();
+            for (_, endpoint) in plan.delivered() {
+                if let Endpoint::Stdio { env: vars, .. } = endpoint {
+                    for kv in vars {
+                        env.retain(|e| e.name != kv.name);
+                        env.push(kv.clone());
+                    }
+                }
+            }
+            Ok(Materialized {
+                args: vec![],
+                env,
+                files: vec![],
+            })
+        }
+    }
+
+    #[test]
+    fn the_kit_catches_a_plugin_that_hands_one_server_anothers_value() {
+        let all = check(&LastWins).join("\n");
+        assert!(
+            all.contains("\"alpha\": its own value of SHARED_TOKEN is not carried"),
+            "{all}"
+        );
+    }
+
     #[test]
     fn the_kit_catches_a_sloppy_plugin() {
         let failures = check(&Sloppy(Default::default()));
@@ -352,6 +484,7 @@ mod tests {
             "different decisions",
             "panicked",
             "is not carried to the CLI",
+            "its own value of SHARED_TOKEN is not carried",
         ] {
             assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
         }

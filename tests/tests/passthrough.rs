@@ -213,11 +213,11 @@ async fn the_real_codex_cli_reaches_active_though_it_never_exits() {
     assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
 }
 
-/// GIVEN the real Claude CLI offered two real third-party stdio servers beside
+/// GIVEN the real Claude CLI offered three real third-party stdio servers beside
 /// the sentinel WHEN the sentinel's tools/list comes before Claude's
 /// `system/init` THEN the probe still waits (within the grace window) for
 /// Claude's own report, the only evidence there is for third-party servers,
-/// and both rows carry it.
+/// and every row carries it (one whose name is also one of its arguments too).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends() {
     let Some(claude) = peer("claude") else { return };
@@ -227,13 +227,16 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
     let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
         return;
     };
-    let stdio = |name: &str, command: &Path| {
+    let Some(memory) = tether_tests::peer("node_modules/.bin/mcp-server-memory") else {
+        return;
+    };
+    let stdio = |name: &str, command: &Path, args: &[&str]| {
         tether_core::ServerSpec::new(
             name,
             tether_core::ServerSource::Profile,
             tether_core::Endpoint::Stdio {
                 command: command.display().to_string(),
-                args: vec![],
+                args: args.iter().map(|a| (*a).to_owned()).collect(),
                 env: vec![],
                 cwd: None,
             },
@@ -246,13 +249,20 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
     );
     opts.target.grace = Duration::from_secs(20);
     opts.target.timeout = Duration::from_secs(60);
-    opts.target.extra_servers = vec![stdio("every", &everything), stdio("time", &time)];
+    // `notes` is also one of its own arguments (`… notes start`), a value the
+    // scrubber redacts: its row must keep its evidence all the same.
+    opts.target.extra_servers = vec![
+        stdio("every", &everything, &[]),
+        stdio("time", &time, &[]),
+        stdio("notes", &memory, &["notes", "start"]),
+    ];
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let outcome = probe(opts).await;
     let r = &outcome.report;
     assert_eq!(r.verdict, Verdict::Active, "{r:#?}");
     let attempt = r.report.as_ref().expect("report");
-    for name in ["every", "time"] {
+    assert_eq!(attempt.unattributed_evidence, 0, "{attempt:#?}");
+    for name in ["every", "time", "notes"] {
         let reported = attempt
             .evidence
             .iter()
@@ -518,4 +528,98 @@ async fn the_cursor_project_file_holds_references_only_and_is_removed() {
     );
     let printed = serde_json::to_string(&outcome.report).expect("json");
     assert!(!printed.contains(secret));
+}
+
+/// The sha256 of `value`, as `sha256sum` prints it (hex, then "  -").
+fn sha256_line(value: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(value.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("sha256sum output");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// GIVEN two real stdio servers whose env both name `SHARED_TOKEN` (and
+/// `RECORD_TO`), with different values WHEN a real CLI starts them THEN each
+/// records the hash of its own value, never the other's.
+async fn each_server_gets_its_own_env(kind: &str, bin: &str, args: &[&str]) {
+    let Some(cli) = peer(bin) else { return };
+    let Some(memory) = tether_tests::peer("node_modules/.bin/mcp-server-memory") else {
+        return;
+    };
+    let records = tempfile::tempdir().expect("tempdir");
+    let token = |name: &str| format!("{name}-token-{}", std::process::id());
+    let recording = |name: &str| {
+        // Records only a hash of what it got, then is the memory server.
+        let script = format!(
+            "printf %s \"$SHARED_TOKEN\" | sha256sum > \"$RECORD_TO\"; exec {}",
+            memory.display()
+        );
+        ServerSpec::new(
+            name,
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "/bin/sh".into(),
+                args: vec!["-c".into(), script],
+                env: vec![
+                    KeyValue::new("SHARED_TOKEN", token(name)),
+                    KeyValue::new("RECORD_TO", records.path().join(name).display().to_string()),
+                    KeyValue::new(
+                        "MEMORY_FILE_PATH",
+                        records
+                            .path()
+                            .join(format!("{name}.json"))
+                            .display()
+                            .to_string(),
+                    ),
+                ],
+                cwd: None,
+            },
+        )
+    };
+    let mut opts = options(kind, &cli, args);
+    opts.target.timeout = Duration::from_secs(60);
+    opts.target.extra_servers = vec![recording("alpha"), recording("beta")];
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let outcome = probe(opts).await;
+    assert_eq!(
+        outcome.report.verdict,
+        Verdict::Active,
+        "{kind}: {:#?}",
+        outcome.report
+    );
+    for name in ["alpha", "beta"] {
+        let got = std::fs::read_to_string(records.path().join(name))
+            .unwrap_or_else(|e| panic!("{kind}: {name} never started: {e}"));
+        assert_eq!(
+            got.trim(),
+            sha256_line(&token(name)),
+            "{kind}: {name} did not get its own SHARED_TOKEN"
+        );
+    }
+    assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_the_real_codex_each_server_gets_its_own_env_values() {
+    each_server_gets_its_own_env("codex", "codex", &["exec", "--skip-git-repo-check", "hi"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_the_real_claude_each_server_gets_its_own_env_values() {
+    each_server_gets_its_own_env(
+        "claude",
+        "claude",
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+    )
+    .await;
 }

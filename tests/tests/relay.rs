@@ -412,10 +412,11 @@ async fn probe_with_relayed_servers(
     let memory = tether_tests::peer("node_modules/.bin/mcp-server-memory")?;
     let servers = vec![
         stdio("everything", everything.to_str().expect("path"), &[], &[]),
+        // Named like one of its own arguments: a value the scrubber redacts.
         stdio(
             "memory",
             memory.to_str().expect("path"),
-            &[],
+            &["memory"],
             &[("MEMORY_FILE_PATH", "/tmp/tether-relay-memory.json")],
         ),
     ];
@@ -536,8 +537,8 @@ async fn opencode_gets_real_servers_through_the_relay() {
 }
 
 /// The real Claude Code and Codex CLIs (passthrough), given server-everything
-/// through the relay by `tether probe --passthrough KIND --observe-servers`:
-/// the row reaches Active from the server's own traffic.
+/// and server-memory through the relay by `tether probe --passthrough KIND
+/// --observe-servers`: each row reaches Active from its server's own traffic.
 async fn passthrough_relayed(kind: &str, bin: &str, args: &[&str]) {
     workspace_bin("tether-relay");
     let Some(cli) = tether_tests::peer(&format!("node_modules/.bin/{bin}")) else {
@@ -546,16 +547,24 @@ async fn passthrough_relayed(kind: &str, bin: &str, args: &[&str]) {
     let Some(everything) = tether_tests::peer("node_modules/.bin/mcp-server-everything") else {
         return;
     };
+    let Some(memory) = tether_tests::peer("node_modules/.bin/mcp-server-memory") else {
+        return;
+    };
     let opts = tether_probe::PassthroughOptions {
         kind: kind.into(),
         target: tether_probe::ProbeTarget {
             grace: Duration::from_secs(20),
-            extra_servers: vec![stdio(
-                "everything",
-                everything.to_str().expect("path"),
-                &[],
-                &[],
-            )],
+            // Two relayed servers: each relay must get its own ticket, and
+            // `memory` is also one of its own arguments.
+            extra_servers: vec![
+                stdio("everything", everything.to_str().expect("path"), &[], &[]),
+                stdio(
+                    "memory",
+                    memory.to_str().expect("path"),
+                    &["memory"],
+                    &[("MEMORY_FILE_PATH", "/tmp/tether-relay-memory-pt.json")],
+                ),
+            ],
             observe_servers: true,
             ..tether_probe::ProbeTarget::new(cli.display().to_string(), args)
         },
@@ -563,19 +572,22 @@ async fn passthrough_relayed(kind: &str, bin: &str, args: &[&str]) {
     let registry = Registry::with_static().expect("registry");
     let outcome = tether_probe::run_passthrough_probe(registry, opts, |_| {}).await;
     let attempt = outcome.report.report.as_ref().expect("attempt");
-    let row = attempt.server("everything").expect("row");
-    assert_eq!(row.status, DisplayStatus::Active, "{kind}: {row:#?}");
-    assert!(row.tool_count.unwrap_or(0) >= 13, "{kind}: {row:#?}");
-    assert!(
-        attempt
-            .evidence
-            .iter()
-            .any(|e| e.kind.as_str() == "tools_list_observed"
-                && e.server.as_deref() == Some("everything")
-                && e.provenance.as_str() == "relay"),
-        "{kind}: the relay's own tools/list evidence: {:#?}",
-        attempt.evidence
-    );
+    for (name, least) in [("everything", 13), ("memory", 9)] {
+        let row = attempt.server(name).expect("row");
+        assert_eq!(row.status, DisplayStatus::Active, "{kind}: {row:#?}");
+        assert!(row.tool_count.unwrap_or(0) >= least, "{kind}: {row:#?}");
+        assert!(
+            attempt
+                .evidence
+                .iter()
+                .any(|e| e.kind.as_str() == "tools_list_observed"
+                    && e.server.as_deref() == Some(name)
+                    && e.provenance.as_str() == "relay"),
+            "{kind}: the relay's own tools/list evidence for {name}: {:#?}",
+            attempt.evidence
+        );
+    }
+    assert_eq!(attempt.unattributed_evidence, 0, "{kind}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,10 +6,13 @@
 //! - Materializes repeated `-c mcp_servers.<name>.<key>=<TOML value>` flags:
 //!   `command`, `args` and `env_vars` for stdio; `url` and `env_http_headers`
 //!   for http. Names that are not TOML bare keys are quoted. No secret value
-//!   appears in the flags (which `ps` shows): env and header values travel in
-//!   the process environment, forwarded by name, and a stdio server's command
-//!   and arguments are read by `sh -c 'exec "$TETHER_MCP_1" …'` from forwarded
-//!   variables. An http URL with userinfo, a query or a fragment has no such
+//!   appears in the flags (which `ps` shows): every value travels in the
+//!   process environment under a name of its own (`TETHER_MCP_n`), forwarded
+//!   by name. A stdio server is started by `sh -c 'set -- "$TETHER_MCP_1" …;
+//!   export TOKEN="$TETHER_MCP_4"; unset …; exec "$@"'`, so it gets exactly
+//!   its own values, even when another server names the same variable (a
+//!   stdio env name that `sh` cannot set is `unavailable/materialization_failed`).
+//!   Header values go through `env_http_headers`. An http URL with userinfo, a query or a fragment has no such
 //!   indirection, so it is `filtered/policy_denied`.
 //! - Never sets or relocates `CODEX_HOME`: the flags are the whole delivery.
 //!   The flags carry secrets, so nothing here logs them (the host's process
@@ -75,6 +78,15 @@ impl TransportObserver for PassthroughCodex {
             .map(|e| e.transport())
             .find(supported)
         {
+            // The shell that starts the server sets its variables by name.
+            Some(Transport::Stdio) if !stdio_env_names_are_identifiers(server) => {
+                Decision::Unavailable {
+                    reason_code: ReasonCode::MaterializationFailed,
+                    summary: Some(
+                        "an env name is not a shell identifier, so Codex cannot be given it".into(),
+                    ),
+                }
+            }
             Some(transport) => Decision::Deliver {
                 transport,
                 via: Delivery::Arguments,
@@ -89,6 +101,22 @@ impl TransportObserver for PassthroughCodex {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+}
+
+/// Whether every env name of the server's stdio endpoint can be set by `sh`
+/// (`[A-Za-z_][A-Za-z0-9_]*`).
+fn stdio_env_names_are_identifiers(server: &ServerSpec) -> bool {
+    let identifier = |name: &str| {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    server.endpoints.iter().all(|e| match e {
+        Endpoint::Stdio { env, .. } => env.iter().all(|kv| identifier(&kv.name)),
+        _ => true,
+    })
 }
 
 /// A TOML key: bare when it may be, quoted otherwise.
@@ -138,26 +166,33 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut EnvRefs) -> Vec<St
             ..
         } => {
             // Codex takes the command and its arguments only as flag values,
-            // which `ps` shows; so a shell reads them from forwarded variables.
-            // Only this server's own variables are forwarded to it.
+            // which `ps` shows, and forwards variables by name from one
+            // process environment, where two servers' `SHARED_TOKEN` would
+            // be one (the last wins). So every value this server needs
+            // travels under a name of its own (`TETHER_MCP_n`), and a shell
+            // sets the server's real names from them, drops the carriers and
+            // starts it: each server gets exactly its own values.
             let start = env.env().len();
             let words: Vec<String> = std::iter::once(command.as_str())
                 .chain(args.iter().map(String::as_str))
                 .map(|w| format!("\"${}\"", env.var(w)))
                 .collect();
-            let mut names: Vec<String> = env.env()[start..]
+            let exports: Vec<String> = vars
+                .iter()
+                .map(|kv| format!("export {}=\"${}\"", kv.name, env.var(&kv.value)))
+                .collect();
+            let names: Vec<String> = env.env()[start..]
                 .iter()
                 .map(|kv| kv.name.clone())
                 .collect();
-            names.extend(vars.iter().map(|kv| kv.name.clone()));
-            for kv in vars {
-                env.keep(kv);
+            let mut script = format!("set -- {}", words.join(" "));
+            for export in &exports {
+                script.push_str("; ");
+                script.push_str(export);
             }
+            script.push_str(&format!("; unset {}; exec \"$@\"", names.join(" ")));
             flag("command", toml_string("sh"));
-            flag(
-                "args",
-                toml_array(&["-c".to_owned(), format!("exec {}", words.join(" "))]),
-            );
+            flag("args", toml_array(&["-c".to_owned(), script]));
             flag("env_vars", toml_array(&names));
         }
         Endpoint::Http { url, headers } => {
@@ -231,7 +266,11 @@ mod tests {
             );
         }
         assert!(env.contains(&KeyValue::new("TETHER_MCP_1", "/bin/srv")));
-        assert!(env.iter().any(|kv| kv.name == "TOKEN"));
+        assert!(env.contains(&KeyValue::new("TETHER_MCP_4", "s3cr\\et")));
+        assert!(
+            env.iter().all(|kv| kv.name != "TOKEN"),
+            "the server's own name is set by the shell, never shared"
+        );
         for pair in flags.chunks(2) {
             let (key, value) = pair[1].split_once('=').expect("k=v");
             let doc: toml::Table =
@@ -243,13 +282,27 @@ mod tests {
                     .expect("script");
                 assert_eq!(
                     script,
-                    "exec \"$TETHER_MCP_1\" \"$TETHER_MCP_2\" \"$TETHER_MCP_3\""
+                    "set -- \"$TETHER_MCP_1\" \"$TETHER_MCP_2\" \"$TETHER_MCP_3\"; \
+                     export TOKEN=\"$TETHER_MCP_4\"; \
+                     unset TETHER_MCP_1 TETHER_MCP_2 TETHER_MCP_3 TETHER_MCP_4; exec \"$@\""
                 );
             }
             if key.ends_with(".env_vars") {
-                let names = doc["v"].as_array().expect("array");
-                assert!(names.iter().any(|n| n.as_str() == Some("TOKEN")));
-                assert!(names.iter().any(|n| n.as_str() == Some("TETHER_MCP_3")));
+                let names: Vec<&str> = doc["v"]
+                    .as_array()
+                    .expect("array")
+                    .iter()
+                    .filter_map(|n| n.as_str())
+                    .collect();
+                assert_eq!(
+                    names,
+                    [
+                        "TETHER_MCP_1",
+                        "TETHER_MCP_2",
+                        "TETHER_MCP_3",
+                        "TETHER_MCP_4"
+                    ]
+                );
             }
         }
         let http = Endpoint::Http {
