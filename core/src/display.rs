@@ -232,6 +232,20 @@ fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
 pub fn vouched_by(row: &ServerAttachment) -> &'static str {
     use crate::model::ProvenanceCode;
     let stages = &row.stages;
+    if row.status == DisplayStatus::Failed {
+        // Who said it failed: the agent's own report, or an explicit error
+        // that named this server.
+        let reported = [&stages.initialized, &stages.authenticated]
+            .into_iter()
+            .any(|s| {
+                s.state == StageState::No && s.provenance == Some(ProvenanceCode::AgentReport)
+            });
+        return if reported {
+            "agent report"
+        } else {
+            "an explicit error naming it"
+        };
+    }
     let shown = [&stages.tools_listed, &stages.initialized, &stages.delivered]
         .into_iter()
         .find(|stage| stage.state == StageState::Yes)

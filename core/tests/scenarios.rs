@@ -740,3 +740,44 @@ async fn given_two_names_that_sanitize_alike_then_each_row_is_shown_apart_and_ke
     let json = serde_json::to_string(&history).expect("json");
     assert!(!json.contains("ghp_"), "{json}");
 }
+
+#[tokio::test]
+async fn given_a_failure_then_the_row_says_who_vouched_for_it() {
+    let hub = hub();
+    let handle = hub
+        .begin_attempt(request(
+            "s",
+            Trigger::SessionNew,
+            vec![stdio("reported"), stdio("erred")],
+        ))
+        .expect("begin");
+    deliver_all(&handle, 2);
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::AgentReported, Timestamp(3))
+                .server("reported")
+                .reported("failed"),
+        )
+        .expect("publish");
+    handle
+        .sink
+        .publish(
+            Evidence::new(EvidenceKind::ExplicitError, Timestamp(3))
+                .server("erred")
+                .reason(ReasonCode::ProtocolError, None),
+        )
+        .expect("publish");
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let attempt = history.current().expect("current");
+    let reported = attempt.server("reported").expect("row");
+    let erred = attempt.server("erred").expect("row");
+    assert_eq!(reported.status, DisplayStatus::Failed);
+    assert_eq!(erred.status, DisplayStatus::Failed);
+    assert_eq!(tether_core::display::vouched_by(reported), "agent report");
+    assert_eq!(
+        tether_core::display::vouched_by(erred),
+        "an explicit error naming it"
+    );
+}

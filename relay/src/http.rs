@@ -39,7 +39,7 @@ use axum::serve::ListenerExt;
 use futures::StreamExt;
 use tether_core::hub::EvidenceSink;
 use tether_core::spec::KeyValue;
-use tether_kandev_endpoint::credential::constant_time_eq;
+use tether_kandev_endpoint::credential::{bearer_token, constant_time_eq};
 
 use crate::host::Reporter;
 use crate::observe::{Direction, FrameObserver};
@@ -175,7 +175,9 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
         .headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
-        .and_then(|h| h.strip_prefix("Bearer "))
+        // The scheme is case-insensitive (RFC 9110), by the one rule every
+        // listener shares.
+        .and_then(bearer_token)
         .unwrap_or("");
     if !constant_time_eq(presented.as_bytes(), proxy.token.as_bytes()) {
         return refuse(

@@ -141,54 +141,59 @@ fn input<'a, T: Deserialize<'a>>(ptr: *const u8, len: usize) -> Result<T, String
     serde_json::from_slice(bytes).map_err(|e| format!("bad input: {e}"))
 }
 
+/// How the exported functions reach the plugin: built on first use, so the
+/// constructor runs inside the same `catch_unwind` as the call (a panicking
+/// constructor is an error answer, every time, never an abort of the host).
 #[doc(hidden)]
-pub fn plugin_describe(plugin: &dyn TransportObserver) -> TetherBuf {
-    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-        || {
-            Ok(WireDescriptor {
-                descriptor: plugin.descriptor(),
-                passthrough: plugin.passthrough().map(|p| p.capabilities()),
-            })
-        },
-    )))
-}
+pub type PluginGetter = fn() -> &'static dyn TransportObserver;
 
-#[doc(hidden)]
-pub fn plugin_decide_all(plugin: &dyn TransportObserver, ptr: *const u8, len: usize) -> TetherBuf {
-    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-        || {
-            let DecideIn { servers, ctx } = input(ptr, len)?;
-            Ok(plugin.decide_all(&servers, &ctx))
-        },
-    )))
-}
-
-#[doc(hidden)]
-pub fn plugin_materialize(plugin: &dyn TransportObserver, ptr: *const u8, len: usize) -> TetherBuf {
-    answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-        || {
-            let MaterializeIn { plan, ctx, dir } = input(ptr, len)?;
-            let strategy = plugin.passthrough().ok_or("not a passthrough plugin")?;
-            strategy.materialize(&plan, &ctx, &dir)
-        },
-    )))
-}
-
-#[doc(hidden)]
-pub fn plugin_observe_output(
-    plugin: &dyn TransportObserver,
-    ptr: *const u8,
-    len: usize,
+/// Runs `call` on the plugin, the plugin's construction included, with every
+/// panic caught.
+fn guarded<T: Serialize>(
+    plugin: PluginGetter,
+    call: impl FnOnce(&dyn TransportObserver) -> Result<T, String>,
 ) -> TetherBuf {
     answer(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-        || {
-            let ObserveIn { line, at } = input(ptr, len)?;
-            Ok(plugin
-                .passthrough()
-                .map(|p| p.observe_output(&line, at))
-                .unwrap_or_default())
-        },
+        || call(plugin()),
     )))
+}
+
+#[doc(hidden)]
+pub fn plugin_describe(plugin: PluginGetter) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        Ok(WireDescriptor {
+            descriptor: plugin.descriptor(),
+            passthrough: plugin.passthrough().map(|p| p.capabilities()),
+        })
+    })
+}
+
+#[doc(hidden)]
+pub fn plugin_decide_all(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let DecideIn { servers, ctx } = input(ptr, len)?;
+        Ok(plugin.decide_all(&servers, &ctx))
+    })
+}
+
+#[doc(hidden)]
+pub fn plugin_materialize(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let MaterializeIn { plan, ctx, dir } = input(ptr, len)?;
+        let strategy = plugin.passthrough().ok_or("not a passthrough plugin")?;
+        strategy.materialize(&plan, &ctx, &dir)
+    })
+}
+
+#[doc(hidden)]
+pub fn plugin_observe_output(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let ObserveIn { line, at } = input(ptr, len)?;
+        Ok(plugin
+            .passthrough()
+            .map(|p| p.observe_output(&line, at))
+            .unwrap_or_default())
+    })
 }
 
 /// Exports a plugin from a `cdylib`: `export_plugin!(MyPlugin);` where the
@@ -204,25 +209,25 @@ macro_rules! export_plugin {
                 .as_ref()
         }
         extern "C" fn __tether_describe() -> $crate::dynamic::TetherBuf {
-            $crate::dynamic::plugin_describe(__tether_plugin())
+            $crate::dynamic::plugin_describe(__tether_plugin)
         }
         extern "C" fn __tether_decide_all(
             ptr: *const u8,
             len: usize,
         ) -> $crate::dynamic::TetherBuf {
-            $crate::dynamic::plugin_decide_all(__tether_plugin(), ptr, len)
+            $crate::dynamic::plugin_decide_all(__tether_plugin, ptr, len)
         }
         extern "C" fn __tether_materialize(
             ptr: *const u8,
             len: usize,
         ) -> $crate::dynamic::TetherBuf {
-            $crate::dynamic::plugin_materialize(__tether_plugin(), ptr, len)
+            $crate::dynamic::plugin_materialize(__tether_plugin, ptr, len)
         }
         extern "C" fn __tether_observe_output(
             ptr: *const u8,
             len: usize,
         ) -> $crate::dynamic::TetherBuf {
-            $crate::dynamic::plugin_observe_output(__tether_plugin(), ptr, len)
+            $crate::dynamic::plugin_observe_output(__tether_plugin, ptr, len)
         }
         static __TETHER_TABLE: $crate::dynamic::TetherPluginV1 = $crate::dynamic::TetherPluginV1 {
             abi_version: $crate::dynamic::ABI_VERSION,

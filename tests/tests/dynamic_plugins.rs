@@ -284,3 +284,21 @@ fn probe_load_makes_the_gemini_kind_materialize() {
         "{settings}"
     );
 }
+
+/// GIVEN a plugin library whose constructor (the `export_plugin!`
+/// expression) panics WHEN the host loads it THEN the panic is caught inside
+/// the library, the load fails with an error that says so, and the host
+/// stays up (a second load fails the same way).
+#[test]
+fn a_plugin_whose_constructor_panics_is_refused_and_the_host_stays_up() {
+    let path = workspace_lib("tether-panicking-constructor-plugin");
+    for _ in 0..2 {
+        match load(&path) {
+            Err(LoadError::Describe { reason, .. }) => {
+                assert!(reason.contains("panicked"), "{reason}")
+            }
+            Err(other) => panic!("expected a describe error, got {other}"),
+            Ok(_) => panic!("a plugin that cannot be built loaded"),
+        }
+    }
+}

@@ -296,6 +296,20 @@ async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
     assert!(matches!(huge, Ok(413) | Err(_)), "{huge:?}");
     assert!(seen.lock().expect("lock").is_empty(), "nothing got through");
 
+    // The scheme is case-insensitive (RFC 9110), as at the observed endpoint.
+    let bare = token
+        .split_once(' ')
+        .map(|(_, t)| t)
+        .expect("Bearer <token>");
+    for spelled in [format!("bearer {bare}"), format!("BEARER {bare}")] {
+        assert_eq!(
+            post(Some(&spelled)).send().await.expect("send").status(),
+            200,
+            "{spelled:?} is refused"
+        );
+    }
+    seen.lock().expect("lock").clear();
+
     let ok = post(Some(&token)).send().await.expect("send");
     assert_eq!(ok.status(), 200);
     assert_eq!(
