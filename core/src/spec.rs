@@ -182,6 +182,13 @@ pub struct ServerSpec {
     /// is not observed, say). Never a value: it is stored (scrubbed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How Tether's own checks (an endpoint test) reach the server instead
+    /// of `endpoints`, index for index, when the server tells them apart
+    /// from the agent (the host's observed endpoint: they carry its check
+    /// credential, not the attempt's). Empty for every other server. Never
+    /// serialized: no plugin sees it.
+    #[serde(skip)]
+    pub check_endpoints: Vec<Endpoint>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -192,6 +199,7 @@ impl fmt::Debug for ServerSpec {
             .field("endpoints", &self.endpoints)
             .field("relayed", &self.relayed)
             .field("note", &self.note)
+            .field("check_endpoints", &self.check_endpoints)
             .finish()
     }
 }
@@ -205,7 +213,23 @@ impl ServerSpec {
             endpoints: vec![endpoint],
             relayed: None,
             note: None,
+            check_endpoints: Vec::new(),
         }
+    }
+
+    /// The same server, reached by Tether's own checks through `endpoints`
+    /// (index for index with the agent's), so the server can tell them apart.
+    pub fn checked_through(mut self, endpoints: Vec<Endpoint>) -> Self {
+        self.check_endpoints = endpoints;
+        self
+    }
+
+    /// The way Tether's own check reaches endpoint `index`: its check
+    /// endpoint where the server has one, else the agent's.
+    pub fn endpoint_for_checks(&self, index: usize) -> Option<&Endpoint> {
+        self.check_endpoints
+            .get(index)
+            .or_else(|| self.endpoints.get(index))
     }
 
     /// The same server, with a sentence for its row.
@@ -242,6 +266,7 @@ impl ServerSpec {
             self.endpoints
                 .iter()
                 .chain(&self.relayed)
+                .chain(&self.check_endpoints)
                 .flat_map(Endpoint::secret_values),
         )
     }

@@ -238,9 +238,12 @@ impl Diagnostics {
                     session_id: request.session_id.clone(),
                     server_name: request.server_name.clone(),
                 })?;
+            // Tether's own check goes the check's way where the server has
+            // one (the host's observed endpoint), so it is never taken for
+            // the agent.
             let endpoint = chosen
-                .and_then(|i| spec.endpoints.get(i))
-                .or_else(|| spec.endpoints.first())
+                .and_then(|i| spec.endpoint_for_checks(i))
+                .or_else(|| spec.endpoint_for_checks(0))
                 .cloned()
                 .ok_or_else(|| {
                     DiagnosticsError::InvalidRequest("the server has no endpoint".into())

@@ -684,3 +684,102 @@ async fn given_a_stateless_client_making_100_calls_then_the_row_stays_active_wit
         Some("2026-07-28")
     );
 }
+
+/// Runs the host's endpoint test (the diagnostics API, as the page's "Test
+/// endpoint" does) on the session's observed server and waits for its result
+/// to reach the row.
+async fn endpoint_test_of_own_server(
+    hub: &Hub,
+    diagnostics: &tether_diagnostics::api::Diagnostics,
+    server: &str,
+) -> AttachmentAttempt {
+    let result = diagnostics
+        .check_endpoint_json(
+            "host",
+            &format!(r#"{{"session_id":"s","server_name":"{server}"}}"#),
+        )
+        .await
+        .expect("endpoint test");
+    assert!(result.succeeded, "{result:#?}");
+    let at = result.at;
+    eventually(hub, "s", "the endpoint test's result on the row", |a| {
+        a.server(server)
+            .and_then(|r| r.endpoint_test.as_ref())
+            .is_some_and(|t| t.at == at)
+    })
+    .await
+}
+
+/// GIVEN the host's own observed endpoint delivered to an agent that has
+/// not connected WHEN the host tests that endpoint (over the same transport:
+/// streamable HTTP in the 2026-07-28 era, legacy SSE with `initialize`, the
+/// stdio bridge) THEN the row stays Delivered with no client and no
+/// connection; and once the agent has connected, a test leaves the agent's
+/// client and newest connection as they were. Tether's own contact is
+/// reachability, never attachment.
+async fn own_endpoint_test_is_never_agent_evidence(transport: &str) {
+    let hub = hub(4096);
+    let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
+    let (handle, credential) = begin(&hub, &endpoint, "s", transport);
+    let diagnostics = tether_diagnostics::api::Diagnostics::new(Arc::new(
+        |_: &str, _: &str, _: tether_diagnostics::api::DiagnosticAction| Ok(()),
+    ));
+    diagnostics.remember_attempt("s", &handle);
+    let name = endpoint.server_name().to_owned();
+
+    let attempt = endpoint_test_of_own_server(&hub, &diagnostics, &name).await;
+    let row = attempt.server(&name).expect("row");
+    assert_eq!(
+        row.status,
+        DisplayStatus::Delivered,
+        "{transport}: {row:#?}"
+    );
+    assert!(row.client.is_none(), "{transport}: {row:#?}");
+    assert!(row.connections.is_empty(), "{transport}: {row:#?}");
+    assert!(
+        !attempt.evidence.iter().any(|e| matches!(
+            e.kind,
+            EvidenceKind::InitializeObserved | EvidenceKind::ToolsListObserved
+        )),
+        "{transport}: {:#?}",
+        attempt.evidence
+    );
+    assert_eq!(endpoint.refused_count(), 0, "the check was admitted");
+
+    // Now the agent connects; a second test changes nothing of its.
+    let client = connect(&endpoint, transport, "agent-under-test", &credential).await;
+    list_and_call(&client).await;
+    let before = eventually(&hub, "s", "the agent's contact", |a| {
+        a.server(&name)
+            .is_some_and(|r| r.status == DisplayStatus::Active && r.last_tool_call.is_some())
+    })
+    .await;
+    let before = before.server(&name).expect("row").clone();
+    let after = endpoint_test_of_own_server(&hub, &diagnostics, &name).await;
+    let after = after.server(&name).expect("row").clone();
+    assert_eq!(after.client, before.client, "{transport}");
+    assert_eq!(
+        after.client.as_ref().map(|c| c.name.as_str()),
+        Some("agent-under-test")
+    );
+    assert_eq!(after.connection_id, before.connection_id, "{transport}");
+    assert_eq!(after.connections, before.connections, "{transport}");
+    assert_eq!(after.tool_count, before.tool_count, "{transport}");
+    client.cancel().await.ok();
+    endpoint.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_test_of_the_hosts_own_http_endpoint_is_never_agent_evidence() {
+    own_endpoint_test_is_never_agent_evidence("http").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_test_of_the_hosts_own_sse_endpoint_is_never_agent_evidence() {
+    own_endpoint_test_is_never_agent_evidence("sse").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_test_of_the_hosts_own_stdio_bridge_is_never_agent_evidence() {
+    own_endpoint_test_is_never_agent_evidence("stdio").await;
+}

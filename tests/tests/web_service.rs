@@ -602,6 +602,16 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("web.db");
     let mut fx = Fixture::start(Some(&db));
+    let kandev_row = |status: &Value| -> Value {
+        status["history"]["attempts"]
+            .as_array()
+            .expect("attempts")
+            .iter()
+            .find(|a| a["attempt_id"] == status["history"]["current_attempt_id"])
+            .expect("current")["servers"][0]
+            .clone()
+    };
+    let agent_row = kandev_row(&fx.get("/api/v1/sessions/alpha").json());
     // The endpoint test runs through the diagnostics API and lands in the
     // history, so every viewer sees it.
     let answer = fx.post(
@@ -625,8 +635,13 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
             })
             .expect("current")["servers"][0];
         if row["endpoint_test"]["succeeded"] == true {
-            // Reachability only: the status is untouched.
+            // Reachability only: the status, the agent's client and its
+            // newest connection are untouched.
             assert_eq!(row["status"], "active");
+            assert_eq!(row["client"], agent_row["client"], "{row}");
+            assert_ne!(row["client"]["name"], "tether-endpoint-test", "{row}");
+            assert_eq!(row["connection_id"], agent_row["connection_id"], "{row}");
+            assert_eq!(row["connections"], agent_row["connections"], "{row}");
             break;
         }
         assert!(

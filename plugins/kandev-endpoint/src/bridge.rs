@@ -74,12 +74,15 @@ pub(crate) async fn accept_loop(
                     .and_then(|rest| rest.strip_prefix(' ')),
                 _ => None,
             };
-            if let Err(refusal) = observation.gate().check(presented) {
-                tracing::debug!(?refusal, "bridge connection refused");
-                observation.refused("stdio", refusal);
-                let _ = write.write_all(format!("{REFUSED}\n").as_bytes()).await;
-                return;
-            }
+            let caller = match observation.gate().check(presented) {
+                Ok(caller) => caller,
+                Err(refusal) => {
+                    tracing::debug!(?refusal, "bridge connection refused");
+                    observation.refused("stdio", refusal);
+                    let _ = write.write_all(format!("{REFUSED}\n").as_bytes()).await;
+                    return;
+                }
+            };
             if write
                 .write_all(format!("{ACCEPTED}\n").as_bytes())
                 .await
@@ -87,7 +90,9 @@ pub(crate) async fn accept_loop(
             {
                 return;
             }
-            spawn(observation.connection(), Io::Tcp(reader, write));
+            let connection = observation.connection();
+            connection.note_caller(caller);
+            spawn(connection, Io::Tcp(reader, write));
         });
     }
 }

@@ -4,6 +4,11 @@
 //! `Authorization: Bearer …`; the stdio bridge carries it as its token.
 //! Binding a new attempt retires the old credential.
 //!
+//! Tether's own checks of the endpoint (an endpoint test from the host's
+//! diagnostics) present a second secret, the gate's check credential, fixed
+//! for the endpoint's life: they are served, but as [`Caller::TetherCheck`],
+//! whose contact is never agent evidence.
+//!
 //! Architecture invariant: the credential is a secret like a header value: it
 //! travels only in the plan's endpoints (which are never stored) and the
 //! agent's environment, and every place that prints or writes frames scrubs it.
@@ -71,6 +76,16 @@ const RECORDED_PER_ATTEMPT: u32 = 4;
 /// Retired credentials remembered, to name a stale one as such.
 const RETIRED_KEPT: usize = 4;
 
+/// Who got past the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// The holder of the current attempt's credential (or anyone, when the
+    /// host opted out): its contact is the agent's.
+    Agent,
+    /// Tether's own check of the endpoint: served, never agent evidence.
+    TetherCheck,
+}
+
 #[derive(Debug, Default)]
 struct GateState {
     current: Option<AttemptCredential>,
@@ -99,15 +114,34 @@ impl Refusal {
 }
 
 /// Who may speak to the endpoint: the holder of the current attempt's
-/// credential, checked before any handler runs.
-#[derive(Debug, Default)]
+/// credential, checked before any handler runs, and Tether's own checks.
+#[derive(Debug)]
 pub struct Gate {
     state: RwLock<GateState>,
+    /// What Tether's own checks present (never an agent's).
+    check: AttemptCredential,
     refused: AtomicU64,
     recorded: AtomicU32,
 }
 
+impl Default for Gate {
+    fn default() -> Self {
+        Gate {
+            state: RwLock::default(),
+            check: AttemptCredential::generate(),
+            refused: AtomicU64::new(0),
+            recorded: AtomicU32::new(0),
+        }
+    }
+}
+
 impl Gate {
+    /// The credential Tether's own checks present: admitted whatever the
+    /// attempt, as [`Caller::TetherCheck`].
+    pub fn check_credential(&self) -> &AttemptCredential {
+        &self.check
+    }
+
     fn state(&self) -> std::sync::RwLockReadGuard<'_, GateState> {
         self.state.read().unwrap_or_else(|p| p.into_inner())
     }
@@ -139,16 +173,19 @@ impl Gate {
     }
 
     /// Checks a presented secret (a bearer token or the bridge's token).
-    pub fn check(&self, presented: Option<&str>) -> Result<(), Refusal> {
+    pub fn check(&self, presented: Option<&str>) -> Result<Caller, Refusal> {
+        if presented.is_some_and(|p| self.check.matches(p)) {
+            return Ok(Caller::TetherCheck);
+        }
         let state = self.state();
         if state.open {
-            return Ok(());
+            return Ok(Caller::Agent);
         }
         let Some(presented) = presented else {
             return Err(Refusal::Missing);
         };
         if state.current.as_ref().is_some_and(|c| c.matches(presented)) {
-            Ok(())
+            Ok(Caller::Agent)
         } else if state.retired.iter().any(|c| c.matches(presented)) {
             Err(Refusal::Stale)
         } else {
@@ -157,7 +194,7 @@ impl Gate {
     }
 
     /// Checks an `Authorization` header value.
-    pub fn check_header(&self, header: Option<&str>) -> Result<(), Refusal> {
+    pub fn check_header(&self, header: Option<&str>) -> Result<Caller, Refusal> {
         self.check(header.and_then(bearer_token))
     }
 
@@ -214,7 +251,12 @@ mod tests {
             "nothing bound"
         );
         gate.admit(first.clone());
-        assert_eq!(gate.check_header(Some(&first.bearer())), Ok(()));
+        assert_eq!(gate.check_header(Some(&first.bearer())), Ok(Caller::Agent));
+        assert_eq!(
+            gate.check_header(Some(&gate.check_credential().bearer())),
+            Ok(Caller::TetherCheck)
+        );
+        assert_ne!(gate.check_credential(), &first);
         assert_eq!(gate.check_header(None), Err(Refusal::Missing));
         assert_eq!(
             gate.check_header(Some("Bearer guess")),
@@ -226,9 +268,14 @@ mod tests {
             gate.check_header(Some(&first.bearer())),
             Err(Refusal::Stale)
         );
-        assert_eq!(gate.check(Some(second.secret())), Ok(()));
+        assert_eq!(gate.check(Some(second.secret())), Ok(Caller::Agent));
         gate.open();
-        assert_eq!(gate.check(None), Ok(()), "the host opted out");
+        assert_eq!(gate.check(None), Ok(Caller::Agent), "the host opted out");
+        assert_eq!(
+            gate.check(Some(gate.check_credential().secret())),
+            Ok(Caller::TetherCheck),
+            "a check stays a check when the gate is open"
+        );
         assert!(gate.is_open());
         for n in 0..6 {
             assert_eq!(gate.note_refusal(), n < RECORDED_PER_ATTEMPT);

@@ -68,7 +68,12 @@ async fn require_credential(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
     match observation.gate().check_header(header) {
-        Ok(()) => next.run(request).await,
+        Ok(caller) => {
+            // The handlers read who called (rmcp hands them the request's parts).
+            let mut request = request;
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
         Err(refusal) => {
             let transport = if path == "/sse" { "sse" } else { "http" };
             observation.refused(transport, refusal);
@@ -305,19 +310,37 @@ impl ObservedEndpoint {
 
     /// The server as a plan entry carrying the attempt's `credential`: http,
     /// then sse, then (if given) the stdio bridge. Bind the attempt with the
-    /// same credential.
+    /// same credential. Its `check_endpoints` carry the gate's check
+    /// credential instead, so an endpoint test of it is never taken for the
+    /// agent.
     pub fn server_spec(
         &self,
         source: ServerSource,
         bridge_program: Option<&Path>,
         credential: &AttemptCredential,
     ) -> ServerSpec {
-        let mut spec = ServerSpec::new(self.server_name(), source, self.http_endpoint(credential))
-            .or(self.sse_endpoint(credential));
-        if let Some(program) = bridge_program {
-            spec = spec.or(self.bridge_endpoint(program, credential));
+        let ways = |credential: &AttemptCredential| {
+            let mut ways = vec![
+                self.http_endpoint(credential),
+                self.sse_endpoint(credential),
+            ];
+            if let Some(program) = bridge_program {
+                ways.push(self.bridge_endpoint(program, credential));
+            }
+            ways
+        };
+        let mut agent = ways(credential).into_iter();
+        let mut spec = ServerSpec::new(
+            self.server_name(),
+            source,
+            agent
+                .next()
+                .unwrap_or_else(|| self.http_endpoint(credential)),
+        );
+        for endpoint in agent {
+            spec = spec.or(endpoint);
         }
-        spec
+        spec.checked_through(ways(self.observation.gate().check_credential()))
     }
 
     /// Stops serving: open connections end, listeners close.

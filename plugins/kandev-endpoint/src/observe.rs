@@ -196,6 +196,7 @@ impl Observation {
             negotiated: OnceLock::new(),
             served_any: AtomicBool::new(false),
             owner: OnceLock::new(),
+            tether_check: AtomicBool::new(false),
         })
     }
 
@@ -233,6 +234,8 @@ pub struct Connection {
     served_any: AtomicBool,
     /// Who served requests are credited to (see [`Connection::owner`]).
     owner: OnceLock<Option<Arc<ServedOwner>>>,
+    /// Tether's own check is on the other end: served, never evidence.
+    tether_check: AtomicBool,
 }
 
 /// A request's metadata, taken before the handler consumes its context.
@@ -296,10 +299,36 @@ impl Connection {
         self.identity.get().unwrap_or(&self.id)
     }
 
+    /// The attempt's sink, or `None` when there is none or Tether's own check
+    /// is the caller: nothing a check does is agent evidence (no contact, no
+    /// catalog, no close), over every transport and in both eras.
     fn sink(&self) -> Option<&EvidenceSink> {
+        if self.tether_check.load(Ordering::Relaxed) {
+            return None;
+        }
         self.sink
             .get_or_init(|| self.observation.current_sink())
             .as_ref()
+    }
+
+    /// Records who the gate admitted for this connection; once a check,
+    /// always a check.
+    pub fn note_caller(&self, caller: crate::credential::Caller) {
+        if caller == crate::credential::Caller::TetherCheck {
+            self.tether_check.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// [`note_caller`](Self::note_caller) from what the gate left on the
+    /// request (streamable HTTP).
+    fn note_caller_of(&self, context: &RequestContext<RoleServer>) {
+        if let Some(caller) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::credential::Caller>())
+        {
+            self.note_caller(*caller);
+        }
     }
 
     /// Publishes evidence about this server on this connection; never blocks.
@@ -488,6 +517,7 @@ impl Connection {
     /// handshake, no session, and so nothing to close. Its contact belongs
     /// to the client that `_meta` names, not to a socket.
     fn note_lifecycle(&self, context: &RequestContext<RoleServer>) {
+        self.note_caller_of(context);
         if self.is_stateless(context, false) {
             self.stateless.store(true, Ordering::Relaxed);
             if let Some(client) = context.meta.client_info() {
@@ -550,6 +580,7 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        self.connection.note_caller_of(&context);
         let client = client_of(&request.client_info, Some(&request.protocol_version));
         let started = self.connection.start("initialize", None, &context);
         let result = self.inner.initialize(request, context).await;

@@ -73,6 +73,9 @@ pub(crate) async fn open(
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|info| info.0);
     let connection = shared.observation.sse_connection(&id, peer);
+    if let Some(caller) = extensions.get::<crate::credential::Caller>() {
+        connection.note_caller(*caller);
+    }
     shared.sessions().insert(
         id.clone(),
         SseSession {
