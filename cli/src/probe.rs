@@ -139,6 +139,7 @@ impl Progress {
             ProbeStep::Waiting(label) => format!("sentinel: {label}"),
             ProbeStep::Prompting => "prompt sent; waiting for the sentinel call".to_owned(),
             ProbeStep::Finishing => "stopping the agent".to_owned(),
+            ProbeStep::Decided(_) => return,
             ProbeStep::Exporting => "exporting telemetry (OTLP)".to_owned(),
         };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
@@ -222,6 +223,21 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         export,
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
+    // The verdict is printed the moment the probe decides it; stopping the
+    // agent and the sentinel comes after, and the process exits only once
+    // every child is gone.
+    let printed: Mutex<Option<std::io::Result<()>>> = Mutex::new(None);
+    let print = |outcome: &ProbeOutcome| {
+        let mut printed = printed.lock().unwrap_or_else(|p| p.into_inner());
+        if printed.is_none() {
+            progress.clear();
+            *printed = Some(print_outcome(outcome, &args));
+        }
+    };
+    let step = |step: ProbeStep| match step {
+        ProbeStep::Decided(outcome) => print(&outcome),
+        other => progress.show(&other),
+    };
     let runtime = crate::runtime()?;
     let outcome = match &args.passthrough {
         None => {
@@ -230,7 +246,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
                 prompt: args.prompt.clone(),
                 authenticate: args.authenticate.clone(),
             };
-            runtime.block_on(run_probe(opts, |step| progress.show(&step)))
+            runtime.block_on(run_probe(opts, step))
         }
         Some(kind) => {
             let passthrough = PassthroughOptions {
@@ -244,12 +260,13 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
                     return Ok(ExitCode::FAILURE);
                 }
             };
-            runtime.block_on(run_passthrough_probe(registry, passthrough, |step| {
-                progress.show(&step)
-            }))
+            runtime.block_on(run_passthrough_probe(registry, passthrough, step))
         }
     };
     drop(runtime);
+    // Every path hands its outcome over before cleanup; print here if one
+    // did not (an early failure).
+    print(&outcome);
     if let Some(otel) = otel {
         let agent_kind = outcome
             .report
@@ -264,18 +281,27 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     progress.clear();
+    if let Some(result) = printed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        result?;
+    }
+    Ok(ExitCode::from(match outcome.report.verdict {
+        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => {
+            EXIT_AGENT_FAILED
+        }
+        _ => EXIT_VERDICT,
+    }))
+}
 
+/// The outcome on stdout: one JSON document, or the summary.
+fn print_outcome(outcome: &ProbeOutcome, args: &ProbeArgs) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer(&mut out, &outcome.report)?;
         writeln!(out)?;
     } else {
-        render(&mut out, &outcome, &args)?;
+        render(&mut out, outcome, args)?;
     }
-    Ok(ExitCode::from(match outcome.report.verdict {
-        Verdict::AgentFailed | Verdict::SessionRefused => EXIT_AGENT_FAILED,
-        _ => EXIT_VERDICT,
-    }))
+    out.flush()
 }
 
 fn mark(b: bool) -> &'static str {
@@ -344,8 +370,8 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
         let row_label = r
             .report
             .as_ref()
-            .and_then(|a| a.server(&s.name))
-            .map(tether_core::display::status_label)
+            .and_then(|a| a.server(&s.name).map(|row| (a, row)))
+            .map(|(a, row)| tether_core::display::status_label_in(a, row))
             .unwrap_or_default();
         let transport = s
             .transport
@@ -401,7 +427,7 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
                 row.name,
                 row.transport,
                 row.target,
-                tether_core::display::status_label(row),
+                tether_core::display::status_label_in(attempt, row),
                 tether_core::display::vouched_by(row),
                 row.tool_catalog
                     .as_ref()
@@ -442,7 +468,24 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             if unattributed == 1 { "" } else { "s" }
         )?;
     }
-    if r.verdict == Verdict::AgentFailed && !outcome.stderr_tail.is_empty() {
+    if let Some(exit) = &r.agent_exit {
+        writeln!(
+            out,
+            "Exited    the agent's process ended by itself: {}{}",
+            exit.describe(),
+            if exit.before_contact {
+                ", before any contact with the sentinel"
+            } else {
+                ""
+            }
+        )?;
+        if !exit.stderr_tail.is_empty() {
+            writeln!(out, "Agent stderr (last lines, scrubbed):")?;
+            for line in &exit.stderr_tail {
+                writeln!(out, "  | {line}")?;
+            }
+        }
+    } else if r.verdict == Verdict::AgentFailed && !outcome.stderr_tail.is_empty() {
         writeln!(out, "Agent stderr (last lines, scrubbed):")?;
         for line in &outcome.stderr_tail {
             writeln!(out, "  | {line}")?;

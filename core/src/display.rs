@@ -93,6 +93,24 @@ pub fn status_label(row: &ServerAttachment) -> String {
     }
 }
 
+/// [`status_label`], told within its attempt: a Delivered row whose agent
+/// process exited on its own (`agent_exited` evidence) says it was delivered
+/// to a process that exited, with how.
+pub fn status_label_in(attempt: &AttachmentAttempt, row: &ServerAttachment) -> String {
+    if row.status == DisplayStatus::Delivered
+        && let Some(exit) = attempt
+            .evidence
+            .iter()
+            .find(|e| e.kind == crate::vocab::EvidenceKind::AgentExited)
+    {
+        return match exit.summary.as_deref() {
+            Some(how) => format!("Delivered · to a process that exited ({how})"),
+            None => "Delivered · to a process that exited".to_owned(),
+        };
+    }
+    status_label(row)
+}
+
 /// The color class for a status.
 pub fn color_class(status: DisplayStatus) -> ColorClass {
     match status {
@@ -313,6 +331,9 @@ pub fn verdict_hint(verdict: Verdict) -> &'static str {
         Verdict::SessionRefused => {
             "The agent refused the session and never connected, so nothing received the sentinel. See the session error: often the agent needs authentication (--authenticate METHOD) or a key in its environment (--env, --inherit-env)."
         }
+        Verdict::AgentExited => {
+            "The agent's process exited before it contacted the sentinel, so nothing it was given was used. See its exit and its last output below: often a missing key, provider or login (--env, --inherit-env)."
+        }
     }
 }
 
@@ -380,7 +401,13 @@ fn write_attempt(out: &mut String, attempt: &AttachmentAttempt, current: bool) {
     }
     for row in &attempt.servers {
         let view = project_row(row);
-        let _ = writeln!(out, "  - {} [{}]: {}", view.name, view.target, view.label);
+        let _ = writeln!(
+            out,
+            "  - {} [{}]: {}",
+            view.name,
+            view.target,
+            status_label_in(attempt, row)
+        );
         for detail in &view.details {
             let _ = writeln!(out, "      {detail}");
         }

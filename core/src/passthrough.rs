@@ -137,8 +137,8 @@ pub struct Materialized {
 /// The host does the rest: it writes the files 0600 in a private 0700
 /// directory and removes them, starts the CLI in its own process group with
 /// an explicit environment, and feeds [`observe_output`](Self::observe_output)
-/// each stdout line. One method has a default: a CLI that reports nothing
-/// needs no `observe_output`.
+/// each stdout line. Two methods have defaults: a CLI that reports nothing
+/// needs neither `observe_output` nor `reports_servers`.
 pub trait PassthroughStrategy: Send + Sync {
     /// The transports (and features) this CLI can take.
     fn capabilities(&self) -> AgentCapabilities;
@@ -158,5 +158,14 @@ pub trait PassthroughStrategy: Send + Sync {
     fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         let _ = (line, at);
         Vec::new()
+    }
+
+    /// Whether the CLI reports every delivered server on its stdout (through
+    /// [`observe_output`](Self::observe_output)), as Claude's `system/init`
+    /// does. The host's probe then waits for that complete report (or the
+    /// CLI's exit, or its timeout) before it settles; for a CLI that reports
+    /// nothing it ends on contact.
+    fn reports_servers(&self) -> bool {
+        false
     }
 }

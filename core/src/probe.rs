@@ -14,8 +14,8 @@ use crate::vocab::{DisplayStatus, EvidenceKind, ReasonCode, Transport};
 
 /// The version of the probe report this build writes. Version 2 added the
 /// `session_refused` verdict and a null `sentinel.transport` when nothing was
-/// offered.
-pub const PROBE_SCHEMA_VERSION: u32 = 2;
+/// offered; version 3 the `agent_exited` verdict and `agent_exit`.
+pub const PROBE_SCHEMA_VERSION: u32 = 3;
 
 /// How far the sentinel got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -38,6 +38,10 @@ pub enum Verdict {
     /// The agent refused the session (`session/new` or `session/load`) and
     /// never connected: the sentinel reached no live session.
     SessionRefused,
+    /// The agent's process exited on its own before any contact with the
+    /// sentinel: it was delivered to a process that is gone (`agent_exit`
+    /// says how).
+    AgentExited,
 }
 
 impl Verdict {
@@ -52,6 +56,7 @@ impl Verdict {
             Verdict::Failed => "failed",
             Verdict::AgentFailed => "agent_failed",
             Verdict::SessionRefused => "session_refused",
+            Verdict::AgentExited => "agent_exited",
         }
     }
 }
@@ -131,6 +136,34 @@ pub struct ProbeSentinel {
     pub first_contact_ms: Option<u64>,
 }
 
+/// How the agent's process ended on its own while the probe waited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeAgentExit {
+    /// Its exit status, when it exited with one.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Milliseconds from its start to the probe seeing it gone.
+    pub ran_ms: u64,
+    /// Whether it exited before any contact with the sentinel.
+    pub before_contact: bool,
+    /// Its last stderr lines (at most 8, each scrubbed and capped at 300
+    /// bytes). Printed, never stored.
+    pub stderr_tail: Vec<String>,
+}
+
+impl ProbeAgentExit {
+    /// `exit status 41` or `signal 9`, then how long it ran.
+    pub fn describe(&self) -> String {
+        let how = match (self.code, self.signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(signal)) => format!("signal {signal}"),
+            (None, None) => "an unknown status".to_owned(),
+        };
+        format!("{how} after {:.1} s", self.ran_ms as f64 / 1000.0)
+    }
+}
+
 /// `tether probe --json`: exactly one document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "ProbeReport")]
@@ -151,6 +184,10 @@ pub struct ProbeReport {
     pub report: Option<AttachmentAttempt>,
     /// Wall time of the whole probe.
     pub elapsed_ms: u64,
+    /// How the agent's process ended, when it exited on its own while the
+    /// probe waited (absent when the probe ended it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_exit: Option<ProbeAgentExit>,
 }
 
 impl ProbeSentinel {
@@ -197,6 +234,7 @@ impl ProbeReport {
             sentinel: ProbeSentinel::unseen(sentinel, None),
             report: None,
             elapsed_ms,
+            agent_exit: None,
         }
     }
 }
@@ -234,6 +272,33 @@ pub fn sentinel_facts(
         }),
         first_contact_ms: first_contact.map(|t: Timestamp| t.since(attempt.started_at)),
     }
+}
+
+/// The verdict once the agent's process is known to have exited on its own:
+/// a sentinel delivered and silent was delivered to a process that exited
+/// before any contact (`agent_exited`); every other verdict stands.
+pub fn verdict_with_exit(verdict: Verdict, exit: Option<&ProbeAgentExit>) -> Verdict {
+    match (verdict, exit) {
+        (Verdict::DeliveredUnverified, Some(exit)) if exit.before_contact => Verdict::AgentExited,
+        (verdict, _) => verdict,
+    }
+}
+
+/// Whether the attempt shows any contact with `name` (initialize, tools/list,
+/// a tool call, or the agent's own report about it).
+pub fn had_contact(attempt: &AttachmentAttempt, name: &str) -> bool {
+    attempt.evidence.iter().any(|e| {
+        e.server.as_deref() == Some(name)
+            && matches!(
+                e.kind,
+                EvidenceKind::InitializeObserved
+                    | EvidenceKind::ToolsListObserved
+                    | EvidenceKind::ToolCallObserved
+                    | EvidenceKind::AgentReported
+            )
+    }) || attempt
+        .server(name)
+        .is_some_and(|r| !r.connections.is_empty() || r.tool_count.is_some())
 }
 
 /// The verdict the sentinel's row supports.

@@ -287,6 +287,10 @@ open_vocabulary! {
         /// A request to the host's endpoint without the attempt's credential
         /// was refused before any handler ran; it never counts as contact.
         UnauthenticatedContact => "unauthenticated_contact",
+        /// The agent's process exited on its own (attempt-level; the summary
+        /// says how and when). Servers delivered to it that saw no contact
+        /// were delivered to a process that is gone.
+        AgentExited => "agent_exited",
     }
 }
 

@@ -4,10 +4,14 @@
 //! The agent runs in a fresh temporary directory (the resolved path is the
 //! `cwd` sent), with an explicit environment and a private HOME, in its own
 //! process group. The sentinel is offered over the transport asked for. The
-//! wait is event-driven: it ends as soon as tools/list (or, with a prompt, the
-//! sentinel call) is seen; otherwise a grace window after acceptance, then the
-//! verdict is `delivered_unverified`. Silence is never "failed". The group is
-//! killed at the end, whatever happened.
+//! wait is event-driven: it ends once tools/list (or, with a prompt, the
+//! sentinel call) is seen *and* `session/new` is answered or refused (rows
+//! are settled only then); or when the agent's process exits (its exit is
+//! evidence: before any contact the verdict is `agent_exited`); otherwise a
+//! grace window after acceptance, then the verdict is `delivered_unverified`.
+//! Everything is bounded by `--timeout`. Silence is never "failed". The
+//! verdict is handed over (`ProbeStep::Decided`) before the group is killed;
+//! the probe returns once every child is gone.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,8 +28,8 @@ use tether_core::history::AttachmentAttempt;
 use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::plan::DriveMode;
 use tether_core::probe::{
-    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeError, ProbeReport, ProbeSentinel,
-    ProbeSession, Verdict, sentinel_facts, verdict_of,
+    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeAgentExit, ProbeError, ProbeReport,
+    ProbeSentinel, ProbeSession, Verdict, sentinel_facts, verdict_of, verdict_with_exit,
 };
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::sanitize;
@@ -42,8 +46,8 @@ use crate::support::{
     resolve_program, scrubbed_tail, sentinel_spec, with_exit, write_sentinel_markers,
 };
 
-/// How long a probe that already has its evidence waits for the `session/new` answer.
-const SESSION_SETTLE: Duration = Duration::from_secs(2);
+/// How often the wait looks for the agent's exit.
+const EXIT_POLL: Duration = Duration::from_millis(50);
 
 /// What to probe, and how.
 #[derive(Debug, Clone)]
@@ -150,7 +154,7 @@ pub async fn run_probe(
         inherit_env: opts.target.inherit_env,
         cwd: cwd.clone(),
     };
-    let (mut process, stdin, stdout) = match ChildGroup::spawn(&command) {
+    let (process, stdin, stdout) = match ChildGroup::spawn(&command) {
         Ok(spawned) => spawned,
         Err(err) => {
             let reason = err.reason_code();
@@ -158,7 +162,10 @@ pub async fn run_probe(
             return failed(reason, err.to_string(), vec![], Some(cwd));
         }
     };
+    let spawned_at = Instant::now();
     let stderr = process.stderr_tail();
+    // Shared with the wait, which watches for the agent's exit.
+    let process = tokio::sync::Mutex::new(process);
 
     let transport = stdio_lines(stdin, stdout, frames.clone());
     let sentinel = Offer {
@@ -167,7 +174,7 @@ pub async fn run_probe(
         bridge: &bridge,
         others: &offered,
     };
-    let run = drive(&opts, &hub, sentinel, &cwd, deadline, &progress);
+    let run = drive(&opts, &hub, sentinel, &cwd, deadline, &process, &progress);
     let client = Client
         .v1()
         .name("tether-probe")
@@ -187,100 +194,137 @@ pub async fn run_probe(
     )
     .await;
 
-    progress(ProbeStep::Finishing);
     crate::support::await_catalogs(&hub, "probe", crate::support::CATALOG_WAIT).await;
-    let exit = process.kill_group().await;
     if let Some(log) = &frames {
         log.flush();
     }
-    let stderr_tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()));
+    let scrubber = frame_secrets(&credential, &opts.target.extra_servers)
+        .into_iter()
+        .fold(sanitize::Scrubber::new(), |s, secret| s.with_secrets([secret]));
+    let stderr_tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()), &scrubber);
+    // The agent's own exit, if it went while the probe waited.
+    let own_exit = process.lock().await.exited();
 
+    // Everything below decides the outcome; the agent is stopped after it
+    // is handed over.
     let outcome = match driven {
         Ok(Ok(Driven::Ran {
             attempt_id,
             init,
             session,
+            exited,
+            sink,
         })) => {
             let attempt = hub
                 .snapshot("probe")
                 .and_then(|h| h.attempt(&attempt_id).cloned());
-            Some((attempt, *init, session))
+            let agent_exit = exited.map(|status| {
+                crate::support::agent_exit(
+                    status,
+                    spawned_at.elapsed(),
+                    attempt.as_ref(),
+                    stderr_tail.clone(),
+                )
+            });
+            let attempt = match &agent_exit {
+                Some(exit) => {
+                    crate::support::publish_agent_exit(&sink, exit);
+                    hub.flush().await;
+                    hub.snapshot("probe")
+                        .and_then(|h| h.attempt(&attempt_id).cloned())
+                }
+                None => attempt,
+            };
+            Ok((attempt, *init, session, agent_exit))
         }
-        Ok(Ok(Driven::InitFailed(reason, summary))) => {
-            let summary = with_exit(summary, exit);
-            endpoint.shutdown().await;
-            return failed(reason, summary, stderr_tail, Some(cwd));
-        }
-        Ok(Err(err)) => {
-            endpoint.shutdown().await;
-            return failed(
-                ReasonCode::ProtocolError,
-                with_exit(format!("ACP connection failed: {}", err.message), exit),
-                stderr_tail,
-                Some(cwd),
-            );
-        }
-        Err(_) => None,
-    };
-    endpoint.shutdown().await;
-
-    let Some((attempt, init, mut session)) = outcome else {
-        // The whole run hit --timeout before the driver could report; read what the hub has.
-        let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
-        if attempt.is_none() {
-            return failed(
-                ReasonCode::Timeout,
-                format!(
-                    "the agent did not answer initialize within {:?}",
-                    opts.target.timeout
-                ),
-                stderr_tail,
-                Some(cwd),
-            );
-        }
-        let report = build_report(
-            attempt,
-            None,
-            Session {
-                accepted: false,
-                acp_session_id: None,
-                error: Some(ProbeError {
-                    reason_code: ReasonCode::Timeout,
-                    summary: Some(format!(
-                        "no answer to session/new within {:?}",
+        Ok(Ok(Driven::InitFailed(reason, summary))) => Err(failed(
+            reason,
+            with_exit(summary, own_exit),
+            stderr_tail.clone(),
+            Some(cwd.clone()),
+        )),
+        Ok(Err(err)) => Err(failed(
+            ReasonCode::ProtocolError,
+            with_exit(format!("ACP connection failed: {}", err.message), own_exit),
+            stderr_tail.clone(),
+            Some(cwd.clone()),
+        )),
+        Err(_) => {
+            // The whole run hit --timeout before the driver could report; read what the hub has.
+            let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
+            if attempt.is_none() {
+                Err(failed(
+                    ReasonCode::Timeout,
+                    format!(
+                        "the agent did not answer initialize within {:?}",
                         opts.target.timeout
-                    )),
-                }),
-            },
-            sentinel_transport,
-            elapsed(),
-        );
-        return ProbeOutcome {
-            report,
-            stderr_tail,
-            cwd_sent: Some(cwd),
-        };
+                    ),
+                    stderr_tail.clone(),
+                    Some(cwd.clone()),
+                ))
+            } else {
+                Err(ProbeOutcome {
+                    report: build_report(
+                        attempt,
+                        None,
+                        Session {
+                            accepted: false,
+                            acp_session_id: None,
+                            error: Some(ProbeError {
+                                reason_code: ReasonCode::Timeout,
+                                summary: Some(format!(
+                                    "no answer to session/new within {:?}",
+                                    opts.target.timeout
+                                )),
+                            }),
+                        },
+                        sentinel_transport.clone(),
+                        elapsed(),
+                        None,
+                    ),
+                    stderr_tail: stderr_tail.clone(),
+                    cwd_sent: Some(cwd.clone()),
+                })
+            }
+        }
     };
-    if let (Some(err), Some(status)) = (session.error.as_mut(), exit)
-        && !status.success()
-        && process_died_early(&err.summary)
-    {
-        err.summary = Some(sanitize::summary(&format!(
-            "{} (the agent exited: {status})",
-            err.summary.as_deref().unwrap_or("")
-        )));
-    }
-    if let Some(dir) = &opts.target.out_dir
-        && let Some(attempt) = &attempt
-    {
-        write_sentinel_markers(dir, attempt, endpoint_name());
-    }
-    let report = build_report(attempt, Some(init), session, sentinel_transport, elapsed());
-    ProbeOutcome {
-        report,
-        stderr_tail,
-        cwd_sent: Some(cwd),
-    }
+    let outcome = match outcome {
+        Err(outcome) => outcome,
+        Ok((attempt, init, mut session, agent_exit)) => {
+            if let (Some(err), Some(status)) = (session.error.as_mut(), own_exit)
+                && !status.success()
+                && process_died_early(&err.summary)
+            {
+                err.summary = Some(sanitize::summary(&format!(
+                    "{} (the agent exited: {status})",
+                    err.summary.as_deref().unwrap_or("")
+                )));
+            }
+            if let Some(dir) = &opts.target.out_dir
+                && let Some(attempt) = &attempt
+            {
+                write_sentinel_markers(dir, attempt, endpoint_name());
+            }
+            let report = build_report(
+                attempt,
+                Some(init),
+                session,
+                sentinel_transport,
+                elapsed(),
+                agent_exit,
+            );
+            ProbeOutcome {
+                report,
+                stderr_tail,
+                cwd_sent: Some(cwd),
+            }
+        }
+    };
+    progress(ProbeStep::Decided(Arc::new(outcome.clone())));
+    progress(ProbeStep::Finishing);
+    process.lock().await.kill_group().await;
+    endpoint.shutdown().await;
+    outcome
 }
 
 /// How long `authenticate` may take before the probe gives up on it (at most
@@ -319,6 +363,7 @@ fn build_report(
     session: Session,
     requested: Transport,
     elapsed_ms: u64,
+    agent_exit: Option<ProbeAgentExit>,
 ) -> ProbeReport {
     let name = endpoint_name();
     let (verdict, sentinel) = match &attempt {
@@ -349,7 +394,7 @@ fn build_report(
     };
     ProbeReport {
         schema_version: PROBE_SCHEMA_VERSION,
-        verdict,
+        verdict: verdict_with_exit(verdict, agent_exit.as_ref()),
         agent,
         advertised,
         session: ProbeSession {
@@ -360,6 +405,7 @@ fn build_report(
         sentinel,
         report: attempt,
         elapsed_ms,
+        agent_exit,
     }
 }
 
@@ -370,6 +416,10 @@ enum Driven {
         attempt_id: String,
         init: Box<InitializeResponse>,
         session: Session,
+        /// The agent's process exited on its own while the probe waited.
+        exited: Option<std::process::ExitStatus>,
+        /// The attempt's sink, for the exit's evidence.
+        sink: tether_core::hub::EvidenceSink,
     },
     InitFailed(ReasonCode, String),
 }
@@ -391,6 +441,7 @@ fn drive<'a>(
     sentinel: Offer<'a>,
     cwd: &'a Path,
     deadline: tokio::time::Instant,
+    process: &'a tokio::sync::Mutex<ChildGroup>,
     progress: &'a (impl Fn(ProbeStep) + Send + Sync),
 ) -> impl FnOnce(
     ConnectionTo<Agent>,
@@ -490,6 +541,7 @@ fn drive<'a>(
                 }
             };
             let attempt_id = delivery.handle.attempt_id.clone();
+            let sink = delivery.handle.sink.clone();
             let new_session = delivery.settle();
             tokio::pin!(new_session);
 
@@ -500,7 +552,7 @@ fn drive<'a>(
             };
             let mut session_done = false;
             let mut grace_end: Option<tokio::time::Instant> = None;
-            let mut settle_end: Option<tokio::time::Instant> = None;
+            let mut exited: Option<std::process::ExitStatus> = None;
             let mut prompt: Option<PromptFuture> = None;
             let mut prompt_done = opts.prompt.is_none();
             let wants_call = opts.prompt.is_some();
@@ -525,19 +577,11 @@ fn drive<'a>(
                     };
                     sentinel_done && others.settled(history.attempt(&attempt_id))
                 };
+                // Rows are settled only once session/new is answered or
+                // refused: evidence before the answer waits for it.
                 if done && session_done {
                     break;
                 }
-                if done && settle_end.is_none() {
-                    // Evidence came before the session/new answer: give the answer a moment.
-                    settle_end = Some(tokio::time::Instant::now() + SESSION_SETTLE);
-                }
-                let settle_sleep = async {
-                    match settle_end {
-                        Some(end) => tokio::time::sleep_until(end).await,
-                        None => std::future::pending::<()>().await,
-                    }
-                };
                 let grace_sleep = async {
                     match (grace_end, wants_call) {
                         (Some(end), false) => tokio::time::sleep_until(end).await,
@@ -553,7 +597,14 @@ fn drive<'a>(
                 tokio::select! {
                     _ = tokio::time::sleep_until(deadline) => break,
                     _ = grace_sleep => break,
-                    _ = settle_sleep => break,
+                    // The agent's exit is evidence: nothing more can come.
+                    _ = tokio::time::sleep(EXIT_POLL) => {
+                        if let Some(status) = process.lock().await.exited() {
+                            exited = Some(status);
+                            hub.flush().await;
+                            break;
+                        }
+                    }
                     changed = rx.changed() => {
                         if changed.is_err() { break; }
                     }
@@ -626,6 +677,8 @@ fn drive<'a>(
                 attempt_id,
                 init: Box::new(init),
                 session,
+                exited,
+                sink,
             }
         })
     }

@@ -4,6 +4,14 @@
 //! CLI's own reports), never from the exit code. A CLI that exits at once
 //! (Claude without credentials) and one that never exits (Codex offline) are
 //! both normal; the group is killed at the end either way.
+//!
+//! The wait ends on evidence, never on a tuned delay: when the sentinel's
+//! tools/list is seen, relayed servers have their evidence, and (for a CLI
+//! that reports its servers) its report covers every delivered server; or
+//! when the CLI exits (its stdout read to the end); or at `--timeout`.
+//! `--grace` applies only once everything else has settled and the sentinel
+//! may still be contacted lazily (the CLI reported, or initialized without
+//! listing).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,8 +23,8 @@ use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::plan::DriveMode;
 use tether_core::probe::{
-    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeReport, ProbeSentinel, ProbeSession,
-    Verdict, sentinel_facts, verdict_of,
+    PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeAgentExit, ProbeReport, ProbeSentinel,
+    ProbeSession, Verdict, sentinel_facts, verdict_of, verdict_with_exit,
 };
 use tether_core::registry::Registry;
 use tether_core::sanitize;
@@ -33,8 +41,9 @@ use crate::support::{
 
 /// A stdout line longer than this is not read as a report.
 const MAX_REPORT_LINE: u64 = 4 * 1024 * 1024;
-/// After tools/list or the CLI's exit, how long reports may still arrive.
-const SETTLE: Duration = Duration::from_millis(600);
+/// After the CLI exited, the most its stdout may take to reach its end
+/// (a grandchild may hold it open).
+const STDOUT_DRAIN: Duration = Duration::from_secs(2);
 
 /// What to probe, and how.
 #[derive(Debug, Clone)]
@@ -54,10 +63,11 @@ fn report(
     sentinel: ProbeSentinel,
     attempt: Option<AttachmentAttempt>,
     elapsed_ms: u64,
+    agent_exit: Option<ProbeAgentExit>,
 ) -> ProbeReport {
     ProbeReport {
         schema_version: PROBE_SCHEMA_VERSION,
-        verdict,
+        verdict: verdict_with_exit(verdict, agent_exit.as_ref()),
         agent: ProbeAgent {
             name: Some(sanitize::name(kind)),
             version: None,
@@ -68,6 +78,7 @@ fn report(
         sentinel,
         report: attempt,
         elapsed_ms,
+        agent_exit,
     }
 }
 
@@ -175,7 +186,10 @@ pub async fn run_passthrough_probe(
     let sink = handle.sink.clone();
     // Relayed servers report into this attempt, from before the CLI starts.
     offered.bind(&sink);
-    let finish = |hub: &Hub, session: ProbeSession, stderr: Vec<String>| {
+    let finish = |hub: &Hub,
+                  session: ProbeSession,
+                  stderr: Vec<String>,
+                  agent_exit: Option<ProbeAgentExit>| {
         let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
         let (verdict, sentinel) = match &attempt {
             Some(a) => (
@@ -200,6 +214,7 @@ pub async fn run_passthrough_probe(
                 sentinel,
                 attempt,
                 elapsed(),
+                agent_exit,
             ),
             stderr_tail: stderr,
             cwd_sent: Some(dirs.cwd.clone()),
@@ -216,7 +231,7 @@ pub async fn run_passthrough_probe(
     let Some(strategy) = strategy.filter(|_| !delivered.is_empty()) else {
         hub.flush().await;
         endpoint.shutdown().await;
-        return finish(&hub, ProbeSession::default(), vec![]);
+        return finish(&hub, ProbeSession::default(), vec![], None);
     };
 
     // === Materialize: private directory (0700), files 0600, removed at the end ===
@@ -257,7 +272,7 @@ pub async fn run_passthrough_probe(
             }
             hub.flush().await;
             endpoint.shutdown().await;
-            return finish(&hub, ProbeSession::default(), vec![]);
+            return finish(&hub, ProbeSession::default(), vec![], None);
         }
     };
     endpoint.bind(sink.clone(), credential.clone());
@@ -311,83 +326,92 @@ pub async fn run_passthrough_probe(
         }
     };
     drop(stdin);
+    let spawned_at = Instant::now();
     publish(
         &sink,
         Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now()),
     );
     progress(ProbeStep::SessionAccepted);
 
-    // The CLI's own reports, line by line, off the waiting path.
-    if let Some(observer) = observer.clone() {
-        let report_sink = sink.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stdout);
-            let mut buf = Vec::new();
-            loop {
-                buf.clear();
-                match (&mut reader)
-                    .take(MAX_REPORT_LINE)
-                    .read_until(b'\n', &mut buf)
-                    .await
-                {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {
-                        let line = String::from_utf8_lossy(&buf);
-                        if let Some(strategy) = observer.passthrough() {
-                            for ev in strategy.observe_output(line.trim(), Timestamp::now()) {
-                                publish(&report_sink, ev);
-                            }
+    // The CLI's own reports, line by line, off the waiting path; the task
+    // ends at the end of its stdout.
+    let report_sink = sink.clone();
+    let reader_observer = observer.clone();
+    let mut reader = tokio::spawn(async move {
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match (&mut reader)
+                .take(MAX_REPORT_LINE)
+                .read_until(b'\n', &mut buf)
+                .await
+            {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    let line = String::from_utf8_lossy(&buf);
+                    if let Some(strategy) = reader_observer.as_ref().and_then(|o| o.passthrough()) {
+                        for ev in strategy.observe_output(line.trim(), Timestamp::now()) {
+                            publish(&report_sink, ev);
                         }
                     }
                 }
             }
-        });
-    }
+        }
+    });
 
     // === Wait on evidence ===
-    // For third-party servers the CLI's own report is the only evidence, and
-    // it may come after the sentinel's tools/list: wait for it (within the
-    // grace window) before settling.
-    // Rows and evidence carry sanitized names: compare in the same form.
-    // Relayed servers have evidence of their own: wait for it instead.
-    let third_party: Vec<String> = delivered
+    // Rows and evidence carry the rows' shown names: compare in that form.
+    let rows = handle.plan.row_names();
+    let shown = |name: &str| rows.resolve(name).unwrap_or(name).to_owned();
+    let sentinel_row = shown(sentinel_name);
+    // A CLI that reports its servers covers each one it was given; relayed
+    // servers have evidence of their own instead.
+    let reports = strategy.reports_servers();
+    let expected_reports: Vec<String> = delivered
         .iter()
-        .filter(|name| name.as_str() != sentinel_name)
-        .map(|name| sanitize::name(name))
-        .filter(|name| !offered.relayed.contains(name))
+        .map(|name| shown(name))
+        .filter(|name| name == &sentinel_row || !offered.relayed.contains(name))
         .collect();
-    let reports_pending = |attempt: &AttachmentAttempt| {
-        third_party.iter().any(|name| {
-            !attempt
-                .evidence
-                .iter()
-                .any(|e| e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(name))
-        })
+    let reports_complete = |attempt: &AttachmentAttempt| {
+        !reports
+            || expected_reports.iter().all(|name| {
+                attempt.evidence.iter().any(|e| {
+                    e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(name)
+                })
+            })
     };
-    let grace_end = tokio::time::Instant::now() + opts.target.grace;
-    let mut settle_end: Option<tokio::time::Instant> = None;
+    let mut grace_end: Option<tokio::time::Instant> = None;
+    let mut exited: Option<std::process::ExitStatus> = None;
     let mut rx = hub.subscribe("probe").ok();
     loop {
         if let Some(rx) = rx.as_mut() {
             let history = rx.borrow_and_update().clone();
             if let Some(attempt) = history.current()
-                && let Some(row) = attempt.server(sentinel_name)
+                && let Some(row) = attempt.server(&sentinel_row)
             {
                 progress(ProbeStep::Waiting(tether_core::display::status_label(row)));
-                if row.stages.tools_listed.state == StageState::Yes
-                    && settle_end.is_none()
-                    && !reports_pending(attempt)
-                    && offered.settled(Some(attempt))
+                let settled = reports_complete(attempt) && offered.settled(Some(attempt));
+                if settled && row.stages.tools_listed.state == StageState::Yes {
+                    break;
+                }
+                // Everything else is in: only a lazy contact can still come.
+                if settled
+                    && grace_end.is_none()
+                    && (reports || row.stages.initialized.state == StageState::Yes)
                 {
-                    settle_end = Some(tokio::time::Instant::now() + SETTLE);
+                    grace_end = Some(tokio::time::Instant::now() + opts.target.grace);
                 }
             }
         }
-        if settle_end.is_none() && process.exited().is_some() {
-            // Nothing more can connect once the CLI is gone; let reports land.
-            settle_end = Some(tokio::time::Instant::now() + SETTLE);
+        if let Some(status) = process.exited() {
+            // Nothing more can connect once the CLI is gone: read its stdout
+            // to the end (its last reports), then decide.
+            exited = Some(status);
+            let _ = tokio::time::timeout(STDOUT_DRAIN, &mut reader).await;
+            break;
         }
-        let wait_until = settle_end.unwrap_or(grace_end).min(deadline);
+        let wait_until = grace_end.unwrap_or(deadline).min(deadline);
         if tokio::time::Instant::now() >= wait_until {
             break;
         }
@@ -399,19 +423,31 @@ pub async fn run_passthrough_probe(
         };
         tokio::select! {
             _ = tokio::time::sleep_until(wait_until) => break,
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            // The exit is polled: the child is reaped by `exited`.
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
             alive = changed => if !alive { rx = None; },
         }
     }
 
-    progress(ProbeStep::Finishing);
+    // === Decide, print, then clean up ===
     let stderr = process.stderr_tail();
-    process.kill_group().await;
+    let tail = scrubbed_tail(
+        &stderr.lock().unwrap_or_else(|p| p.into_inner()),
+        &handle.plan.scrubber(),
+    );
+    let agent_exit = exited.map(|status| {
+        hub.snapshot("probe")
+            .and_then(|h| h.current().cloned())
+            .map_or_else(
+                || crate::support::agent_exit(status, spawned_at.elapsed(), None, tail.clone()),
+                |a| crate::support::agent_exit(status, spawned_at.elapsed(), Some(&a), tail.clone()),
+            )
+    });
+    if let Some(exit) = &agent_exit {
+        crate::support::publish_agent_exit(&sink, exit);
+    }
     crate::support::await_catalogs(&hub, "probe", crate::support::CATALOG_WAIT).await;
-    endpoint.shutdown().await;
-    drop(files_dir);
-    let tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()));
-    finish(
+    let outcome = finish(
         &hub,
         ProbeSession {
             accepted: true,
@@ -419,5 +455,13 @@ pub async fn run_passthrough_probe(
             error: None,
         },
         tail,
-    )
+        agent_exit,
+    );
+    progress(ProbeStep::Decided(std::sync::Arc::new(outcome.clone())));
+    progress(ProbeStep::Finishing);
+    process.kill_group().await;
+    reader.abort();
+    endpoint.shutdown().await;
+    drop(files_dir);
+    outcome
 }

@@ -26,7 +26,7 @@ pub enum SentinelTransport {
 }
 
 /// A step of the probe, for a progress display.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ProbeStep {
     /// The agent process is starting.
     Spawning,
@@ -40,6 +40,10 @@ pub enum ProbeStep {
     Waiting(String),
     /// The prompt was sent.
     Prompting,
+    /// The verdict is decided and the outcome final: print it now. Cleanup
+    /// (the agent's group, the sentinel) follows, and the probe returns the
+    /// same outcome once every child is gone.
+    Decided(std::sync::Arc<ProbeOutcome>),
     /// Cleaning up.
     Finishing,
     /// Handing the probe's telemetry to an exporter (the caller's step).
@@ -126,9 +130,10 @@ pub fn with_exit(summary: String, exit: Option<std::process::ExitStatus>) -> Str
     }
 }
 
-/// The last lines of a tail, scrubbed, for a terminal only.
-pub fn scrubbed_tail(tail: &OutputTail) -> Vec<String> {
-    let scrubber = sanitize::Scrubber::new();
+/// The last lines of a tail, scrubbed (with the attempt's known secrets as
+/// well as the patterns, as recent output is) and capped: for a terminal and
+/// the printed report only, never stored.
+pub fn scrubbed_tail(tail: &OutputTail, scrubber: &sanitize::Scrubber) -> Vec<String> {
     tail.lines()
         .iter()
         .rev()
@@ -136,6 +141,43 @@ pub fn scrubbed_tail(tail: &OutputTail) -> Vec<String> {
         .rev()
         .map(|l| sanitize::cap_with_ellipsis(&scrubber.scrub(l), 300))
         .collect()
+}
+
+/// The agent's own exit, seen while the probe waited: how, after how long,
+/// whether before any contact with the sentinel, and its last stderr lines.
+pub fn agent_exit(
+    status: std::process::ExitStatus,
+    ran: std::time::Duration,
+    attempt: Option<&AttachmentAttempt>,
+    stderr_tail: Vec<String>,
+) -> tether_core::probe::ProbeAgentExit {
+    use std::os::unix::process::ExitStatusExt as _;
+    tether_core::probe::ProbeAgentExit {
+        code: status.code(),
+        signal: status.signal(),
+        ran_ms: u64::try_from(ran.as_millis()).unwrap_or(u64::MAX),
+        before_contact: !attempt.is_some_and(|a| {
+            tether_core::probe::had_contact(a, tether_kandev_endpoint::SENTINEL_SERVER)
+        }),
+        stderr_tail,
+    }
+}
+
+/// Records the agent's exit in the attempt (attempt-level `agent_exited`
+/// evidence saying how), so its rows say they were delivered to a process
+/// that exited.
+pub fn publish_agent_exit(
+    sink: &tether_core::hub::EvidenceSink,
+    exit: &tether_core::probe::ProbeAgentExit,
+) {
+    let mut evidence = tether_core::model::Evidence::new(
+        tether_core::vocab::EvidenceKind::AgentExited,
+        tether_core::model::Timestamp::now(),
+    );
+    evidence.summary = Some(exit.describe());
+    if let Err(err) = sink.publish(evidence) {
+        tracing::debug!(%err, "the agent's exit was not queued");
+    }
 }
 
 /// Sentinel lifecycle markers (opaque connection ids, no payloads) as JSONL.
@@ -297,7 +339,7 @@ impl ProbeTarget {
 }
 
 /// A probe's result: the report plus what only a terminal should see.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProbeOutcome {
     /// The public report.
     pub report: tether_core::probe::ProbeReport,

@@ -60,6 +60,10 @@ pub struct WireDescriptor {
     pub descriptor: PluginDescriptor,
     /// Its passthrough capabilities, when it is a passthrough plugin.
     pub passthrough: Option<AgentCapabilities>,
+    /// Whether its CLI reports every delivered server
+    /// (`PassthroughStrategy::reports_servers`); absent from older plugins.
+    #[serde(default)]
+    pub reports_servers: bool,
 }
 
 /// `decide_all`'s input.
@@ -164,6 +168,7 @@ pub fn plugin_describe(plugin: PluginGetter) -> TetherBuf {
         Ok(WireDescriptor {
             descriptor: plugin.descriptor(),
             passthrough: plugin.passthrough().map(|p| p.capabilities()),
+            reports_servers: plugin.passthrough().is_some_and(|p| p.reports_servers()),
         })
     })
 }
@@ -388,6 +393,10 @@ impl PassthroughStrategy for DynamicPlugin {
         self.call(self.table.observe_output, &input)
             .unwrap_or_default()
     }
+
+    fn reports_servers(&self) -> bool {
+        self.described.reports_servers
+    }
 }
 
 /// Loads a plugin library. The ABI version is checked before anything else is
@@ -439,6 +448,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
                 version: String::new(),
             },
             passthrough: None,
+            reports_servers: false,
         },
     };
     let described: WireDescriptor =

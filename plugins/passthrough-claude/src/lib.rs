@@ -134,6 +134,10 @@ impl PassthroughStrategy for PassthroughClaude {
         })
     }
 
+    fn reports_servers(&self) -> bool {
+        true
+    }
+
     fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         stream_json_init_reports(line, at)
     }

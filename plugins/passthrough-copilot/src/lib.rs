@@ -126,6 +126,10 @@ impl PassthroughStrategy for PassthroughCopilot {
         })
     }
 
+    fn reports_servers(&self) -> bool {
+        true
+    }
+
     fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         if !line.contains("\"session.mcp_") {
             return Vec::new();

@@ -164,6 +164,10 @@ impl PassthroughStrategy for PassthroughGemini {
         })
     }
 
+    fn reports_servers(&self) -> bool {
+        self.0.reports_init
+    }
+
     fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         if self.0.reports_init {
             stream_json_init_reports(line, at)
