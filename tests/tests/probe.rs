@@ -560,3 +560,100 @@ async fn given_an_agent_whose_mcp_server_daemonizes_then_the_daemon_does_not_out
     let left = tether_tests::leftovers(&token);
     assert!(left.is_empty(), "left behind {left:?}");
 }
+
+/// Probes the fake agent with several modes, a long grace (so only evidence
+/// or an exit can end the wait early) and a record file.
+async fn probe_modes(modes: &[&str]) -> (ProbeOutcome, Duration) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("record.json");
+    let mut args: Vec<String> = modes
+        .iter()
+        .flat_map(|m| ["--mode".to_owned(), (*m).to_owned()])
+        .collect();
+    args.extend(["--record".to_owned(), record.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let opts = ProbeOptions {
+        prompt: None,
+        authenticate: None,
+        target: ProbeTarget {
+            grace: Duration::from_secs(30),
+            timeout: Duration::from_secs(60),
+            bridge_program: Some(bridge()),
+            ..ProbeTarget::new(fake(), &args)
+        },
+    };
+    let started = std::time::Instant::now();
+    let outcome = run_probe(opts, |_| {}).await;
+    let took = started.elapsed();
+    assert_group_gone(&record).await;
+    (outcome, took)
+}
+
+/// GIVEN an ACP agent that accepts the session and then exits with a status,
+/// never having connected WHEN it is probed with a long grace THEN its exit
+/// ends the wait at once, the verdict is `agent_exited`, the report carries
+/// the status, how long it ran and its last stderr lines, and the row says
+/// it was delivered to a process that exited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_exits_after_the_session_before_contact_then_the_verdict_is_agent_exited()
+ {
+    let (outcome, took) = probe_modes(&["ignore", "exit-after-session-new"]).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::AgentExited, "{r:#?}");
+    assert!(r.session.accepted);
+    assert!(took < Duration::from_secs(15), "the exit ended the wait: {took:?}");
+    let exit = r.agent_exit.as_ref().expect("agent_exit");
+    assert_eq!(exit.code, Some(7));
+    assert_eq!(exit.signal, None);
+    assert!(exit.before_contact);
+    assert!(exit.ran_ms >= 300, "{exit:?}");
+    assert!(
+        exit.stderr_tail
+            .iter()
+            .any(|l| l.contains("exiting after session/new")),
+        "{exit:?}"
+    );
+    let attempt = r.report.as_ref().expect("attempt");
+    let row = attempt.server(&r.sentinel.name).expect("row");
+    assert_eq!(row.status, tether_core::DisplayStatus::Delivered);
+    let label = tether_core::display::status_label_in(attempt, row);
+    assert!(label.contains("to a process that exited (exit status 7"), "{label}");
+    assert!(
+        attempt
+            .evidence
+            .iter()
+            .any(|e| e.kind == tether_core::vocab::EvidenceKind::AgentExited)
+    );
+    // The JSON contract carries it.
+    let json = serde_json::to_value(r).expect("json");
+    assert_eq!(json["verdict"], "agent_exited");
+    assert_eq!(json["agent_exit"]["code"], 7);
+    assert_eq!(json["schema_version"], 3);
+}
+
+/// GIVEN an ACP agent killed by a signal after the session WHEN probed THEN
+/// the report names the signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_killed_by_a_signal_after_the_session_then_the_signal_is_reported() {
+    let (outcome, took) = probe_modes(&["ignore", "killed-after-session-new"]).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::AgentExited, "{r:#?}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let exit = r.agent_exit.as_ref().expect("agent_exit");
+    assert_eq!(exit.code, None);
+    assert_eq!(exit.signal, Some(9));
+}
+
+/// GIVEN an ACP agent that connects (initialize only) and then exits WHEN
+/// probed THEN the verdict follows the evidence (`connected`), and the exit
+/// is reported beside it, after contact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_an_agent_that_exits_after_contact_then_the_verdict_follows_the_evidence() {
+    let (outcome, took) = probe_modes(&["connect-only", "exit-after-session-new"]).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Connected, "{r:#?}");
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let exit = r.agent_exit.as_ref().expect("agent_exit");
+    assert_eq!(exit.code, Some(7));
+    assert!(!exit.before_contact);
+}

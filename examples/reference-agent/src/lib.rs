@@ -30,6 +30,18 @@ use tokio::sync::Mutex;
 /// The agent's name in `initialize` and its MCP clientInfo.
 pub const AGENT_NAME: &str = "tether-reference-agent";
 
+/// Sends SIGKILL to this process.
+unsafe fn libc_kill_self() {
+    unsafe extern "C" {
+        fn kill(pid: i32, sig: i32) -> i32;
+    }
+    const SIGKILL: i32 = 9;
+    // SAFETY: kill(2) with our own pid and a valid signal number.
+    unsafe {
+        kill(std::process::id() as i32, SIGKILL);
+    }
+}
+
 /// Where to misbehave, for test fakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Crash {
@@ -37,6 +49,10 @@ pub enum Crash {
     AtStart,
     /// Exit on `session/new`, without answering.
     AtSessionNew,
+    /// Answer `session/new`, then exit with status 7 shortly after.
+    AfterSessionNew,
+    /// Answer `session/new`, then die of SIGKILL shortly after.
+    KilledAfterSessionNew,
 }
 
 /// How the agent behaves; the default is the honest reference agent.
@@ -413,6 +429,20 @@ pub async fn run(behaviour: Behaviour) -> agent_client_protocol::Result<()> {
                         .respond_with_error(agent_client_protocol::Error::auth_required());
                 }
                 let id = open_session(&s_new, &b_new, request.mcp_servers, None).await;
+                if let Some(crash @ (Crash::AfterSessionNew | Crash::KilledAfterSessionNew)) =
+                    b_new.crash
+                {
+                    let name = b_new.name.clone();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(std::time::Duration::from_millis(300));
+                        eprintln!("{name}: exiting after session/new, as asked");
+                        if crash == Crash::KilledAfterSessionNew {
+                            // SAFETY: raising a signal on this process.
+                            unsafe { libc_kill_self() };
+                        }
+                        std::process::exit(7);
+                    });
+                }
                 match &b_new.fail_session_new {
                     Some(message) => responder.respond_with_error(
                         agent_client_protocol::Error::new(-32603, message.clone()),

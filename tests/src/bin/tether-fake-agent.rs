@@ -41,6 +41,10 @@ fn main() -> std::process::ExitCode {
                 }
                 Some("crash-at-start") => behaviour.crash = Some(Crash::AtStart),
                 Some("crash-at-session-new") => behaviour.crash = Some(Crash::AtSessionNew),
+                Some("exit-after-session-new") => behaviour.crash = Some(Crash::AfterSessionNew),
+                Some("killed-after-session-new") => {
+                    behaviour.crash = Some(Crash::KilledAfterSessionNew)
+                }
                 Some("ask-client") => behaviour.ask_client = true,
                 Some("intrude") => behaviour.drop_credentials = true,
                 Some("auth-required") => behaviour.require_auth = true,
