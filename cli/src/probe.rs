@@ -285,9 +285,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         result?;
     }
     Ok(ExitCode::from(match outcome.report.verdict {
-        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => {
-            EXIT_AGENT_FAILED
-        }
+        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => EXIT_AGENT_FAILED,
         _ => EXIT_VERDICT,
     }))
 }

@@ -200,7 +200,9 @@ pub async fn run_probe(
     }
     let scrubber = frame_secrets(&credential, &opts.target.extra_servers)
         .into_iter()
-        .fold(sanitize::Scrubber::new(), |s, secret| s.with_secrets([secret]));
+        .fold(sanitize::Scrubber::new(), |s, secret| {
+            s.with_secrets([secret])
+        });
     let stderr_tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()), &scrubber);
     // The agent's own exit, if it went while the probe waited.
     let own_exit = process.lock().await.exited();

@@ -440,7 +440,9 @@ pub async fn run_passthrough_probe(
             .and_then(|h| h.current().cloned())
             .map_or_else(
                 || crate::support::agent_exit(status, spawned_at.elapsed(), None, tail.clone()),
-                |a| crate::support::agent_exit(status, spawned_at.elapsed(), Some(&a), tail.clone()),
+                |a| {
+                    crate::support::agent_exit(status, spawned_at.elapsed(), Some(&a), tail.clone())
+                },
             )
     });
     if let Some(exit) = &agent_exit {

@@ -139,8 +139,66 @@ pub fn scrubbed_tail(tail: &OutputTail, scrubber: &sanitize::Scrubber) -> Vec<St
         .rev()
         .take(8)
         .rev()
-        .map(|l| sanitize::cap_with_ellipsis(&scrubber.scrub(l), 300))
+        .map(|l| sanitize::cap_with_ellipsis(scrubber.scrub(&without_ansi(l)).trim(), 300))
         .collect()
+}
+
+/// A terminal line without its ANSI escape sequences (colors, cursor moves),
+/// which would otherwise show as `[91m` once control characters are gone.
+fn without_ansi(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            // CSI: parameters and intermediates, then one final byte.
+            Some('[') => {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ST.
+            Some(']') => {
+                chars.next();
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                        if c == '\u{1b}' {
+                            chars.next();
+                        }
+                        break;
+                    }
+                }
+            }
+            // A two-character escape.
+            Some(_) => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_ansi;
+
+    #[test]
+    fn ansi_escapes_are_removed_and_text_kept() {
+        assert_eq!(
+            without_ansi("\u{1b}[91m\u{1b}[1mError: \u{1b}[0m{"),
+            "Error: {"
+        );
+        assert_eq!(without_ansi("\u{1b}]0;title\u{7}plain"), "plain");
+        assert_eq!(without_ansi("no escapes"), "no escapes");
+        assert_eq!(without_ansi("cut \u{1b}["), "cut ");
+    }
 }
 
 /// The agent's own exit, seen while the probe waited: how, after how long,

@@ -623,3 +623,77 @@ async fn under_the_real_claude_each_server_gets_its_own_env_values() {
     )
     .await;
 }
+
+/// A real CLI in a failure mode: it exits before any contact, the probe
+/// ends on that exit (not on `--grace` or `--timeout`), the verdict is
+/// `agent_exited`, and the report carries the status and the CLI's own words.
+async fn real_cli_exits_before_contact(
+    kind: &str,
+    bin: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    says: &str,
+) {
+    let Some(program) = peer(bin) else { return };
+    let mut opts = options(kind, &program, args);
+    opts.target.env = env
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    opts.target.grace = Duration::from_secs(30);
+    opts.target.timeout = Duration::from_secs(90);
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let started = std::time::Instant::now();
+    let outcome = probe(opts).await;
+    let took = started.elapsed();
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::AgentExited, "{kind}: {r:#?}");
+    assert!(
+        took < Duration::from_secs(30),
+        "{kind}: the exit ended the wait, yet it took {took:?}"
+    );
+    let exit = r.agent_exit.as_ref().expect("agent_exit");
+    assert!(exit.before_contact, "{kind}: {exit:?}");
+    assert!(exit.code.is_some_and(|c| c != 0), "{kind}: {exit:?}");
+    assert!(
+        exit.stderr_tail.iter().any(|l| l.contains(says)),
+        "{kind}: {:?}",
+        exit.stderr_tail
+    );
+    assert!(
+        exit.stderr_tail
+            .iter()
+            .all(|l| !l.contains('\u{1b}') && !l.contains("[91m")),
+        "{kind}: terminal escapes in {:?}",
+        exit.stderr_tail
+    );
+    let attempt = r.report.as_ref().expect("attempt");
+    let row = attempt.server(&r.sentinel.name).expect("row");
+    assert!(
+        tether_core::display::status_label_in(attempt, row).contains("to a process that exited"),
+        "{kind}"
+    );
+    assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_gemini_cli_without_a_key_exits_and_says_so() {
+    real_cli_exits_before_contact("gemini", "gemini", &["-p", "hi"], &[], "Auth method").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_copilot_cli_without_a_login_exits_and_says_so() {
+    real_cli_exits_before_contact("copilot", "copilot", &["-p", "hi"], &[], "authenticate").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_opencode_run_without_a_provider_exits_and_says_so() {
+    real_cli_exits_before_contact(
+        "opencode",
+        "opencode",
+        &["run", "hi"],
+        &[("OPENCODE_CONFIG_CONTENT", r#"{"model":"nope/none"}"#)],
+        "Error",
+    )
+    .await;
+}

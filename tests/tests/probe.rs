@@ -601,7 +601,10 @@ async fn given_an_agent_that_exits_after_the_session_before_contact_then_the_ver
     let r = &outcome.report;
     assert_eq!(r.verdict, Verdict::AgentExited, "{r:#?}");
     assert!(r.session.accepted);
-    assert!(took < Duration::from_secs(15), "the exit ended the wait: {took:?}");
+    assert!(
+        took < Duration::from_secs(15),
+        "the exit ended the wait: {took:?}"
+    );
     let exit = r.agent_exit.as_ref().expect("agent_exit");
     assert_eq!(exit.code, Some(7));
     assert_eq!(exit.signal, None);
@@ -617,7 +620,10 @@ async fn given_an_agent_that_exits_after_the_session_before_contact_then_the_ver
     let row = attempt.server(&r.sentinel.name).expect("row");
     assert_eq!(row.status, tether_core::DisplayStatus::Delivered);
     let label = tether_core::display::status_label_in(attempt, row);
-    assert!(label.contains("to a process that exited (exit status 7"), "{label}");
+    assert!(
+        label.contains("to a process that exited (exit status 7"),
+        "{label}"
+    );
     assert!(
         attempt
             .evidence
