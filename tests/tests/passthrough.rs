@@ -137,8 +137,10 @@ async fn claude_materialization_keeps_secrets_out_of_the_file_and_the_arguments(
         !Path::new(path.trim()).exists(),
         "the materialized file is removed afterwards"
     );
-    // A stand-in that never connects: delivered, not failed.
-    assert_eq!(outcome.report.verdict, Verdict::DeliveredUnverified);
+    // A stand-in that exits without connecting: delivered to a process
+    // that exited, not failed.
+    assert_eq!(outcome.report.verdict, Verdict::AgentExited);
+    assert_eq!(outcome.report.agent_exit.as_ref().and_then(|e| e.code), Some(0));
     assert!(outcome.report.session.accepted);
 }
 
@@ -447,7 +449,8 @@ async fn a_project_settings_file_is_never_overwritten_and_ours_is_removed() {
     opts.target.cwd = Some(clean.clone());
     opts.target.grace = Duration::from_millis(300);
     let outcome = probe(opts).await;
-    assert_eq!(outcome.report.verdict, Verdict::DeliveredUnverified);
+    // The stand-in exits at once without connecting.
+    assert_eq!(outcome.report.verdict, Verdict::AgentExited);
     let written = std::fs::read_to_string(&seen).expect("the CLI read its settings");
     assert!(written.contains("tether-sentinel") && written.contains("httpUrl"));
     assert!(!clean.join(".gemini").exists(), "our settings are removed");
@@ -490,7 +493,8 @@ async fn the_cursor_project_file_holds_references_only_and_is_removed() {
         },
     )];
     let outcome = probe(opts).await;
-    assert_eq!(outcome.report.verdict, Verdict::DeliveredUnverified);
+    // The stand-in exits at once without connecting.
+    assert_eq!(outcome.report.verdict, Verdict::AgentExited);
     let file = std::fs::read_to_string(seen.join("mcp.json")).expect("Cursor's file was there");
     assert!(
         !file.contains(secret) && !file.contains("/home/someone"),
