@@ -27,7 +27,7 @@ fn probe_json_prints_exactly_one_document_and_exits_0_on_a_verdict() {
     let mut docs = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
     let doc = docs.next().expect("one document").expect("valid json");
     assert!(docs.next().is_none(), "exactly one document");
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["verdict"], "active");
     assert_eq!(doc["sentinel"]["client"]["name"], "tether-reference-agent");
     assert_eq!(doc["report"]["servers"][0]["status"], "active");
@@ -43,6 +43,27 @@ fn probe_exits_3_with_json_when_the_agent_cannot_start() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json still printed");
     assert_eq!(doc["verdict"], "agent_failed");
     assert_eq!(doc["session"]["error"]["reason_code"], "command_not_found");
+}
+
+/// GIVEN an agent that accepts the session and exits before any contact
+/// WHEN `tether probe --json` runs with a long grace THEN it exits 3 at once,
+/// with verdict `agent_exited` and the exit in the one JSON document.
+#[test]
+fn probe_exits_3_with_json_when_the_agent_exits_before_contact() {
+    let agent = workspace_bin("tether-fake-agent");
+    let started = std::time::Instant::now();
+    let out = tether()
+        .args(["probe", "--json", "--grace", "30", "--timeout", "60", "--"])
+        .arg(&agent)
+        .args(["--mode", "ignore", "--mode", "exit-after-session-new"])
+        .output()
+        .expect("run tether");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one document");
+    assert_eq!(doc["verdict"], "agent_exited");
+    assert_eq!(doc["agent_exit"]["code"], 7);
+    assert_eq!(doc["agent_exit"]["before_contact"], true);
 }
 
 #[test]
