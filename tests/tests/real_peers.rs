@@ -76,3 +76,60 @@ async fn claude_agent_acp_reaches_active() {
 async fn opencode_acp_reaches_active() {
     assert_active("opencode", &["acp"], "opencode").await;
 }
+
+/// GIVEN the reference agent offered three real third-party stdio servers
+/// (not relayed) beside the sentinel, one named like its own argument WHEN
+/// the sentinel's tools/list comes before the `session/new` answer (the
+/// agent starts every server first) THEN the probe waits for the answer:
+/// the session is accepted and every row is delivered, none left unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_are_settled_only_after_the_session_answer() {
+    let agent = tether_tests::workspace_bin("tether-reference-agent");
+    let (Some(everything), Some(memory), Some(time)) = (
+        peer("mcp-server-everything"),
+        peer("mcp-server-memory"),
+        tether_tests::peer(".venv/bin/mcp-server-time"),
+    ) else {
+        return;
+    };
+    let stdio = |name: &str, command: &PathBuf, args: &[&str]| {
+        tether_core::ServerSpec::new(
+            name,
+            tether_core::ServerSource::Profile,
+            tether_core::Endpoint::Stdio {
+                command: command.display().to_string(),
+                args: args.iter().map(|a| (*a).to_owned()).collect(),
+                env: vec![],
+                cwd: None,
+            },
+        )
+    };
+    for _ in 0..2 {
+        let opts = ProbeOptions {
+            prompt: None,
+            authenticate: None,
+            target: ProbeTarget {
+                grace: Duration::from_secs(10),
+                timeout: Duration::from_secs(90),
+                extra_servers: vec![
+                    stdio("every", &everything, &[]),
+                    stdio("notes", &memory, &["notes"]),
+                    stdio("time", &time, &[]),
+                ],
+                ..ProbeTarget::new(agent.display().to_string(), &[])
+            },
+        };
+        let report = run_probe(opts, |_| {}).await.report;
+        assert_eq!(report.verdict, Verdict::Active, "{report:#?}");
+        assert!(report.session.accepted, "{:?}", report.session.error);
+        let attempt = report.report.as_ref().expect("attempt");
+        for name in ["every", "notes", "time"] {
+            let row = attempt.server(name).expect("row");
+            assert_eq!(
+                row.status,
+                tether_core::DisplayStatus::Delivered,
+                "{name}: {row:#?}"
+            );
+        }
+    }
+}
