@@ -41,6 +41,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
+    #[command(after_help = probe::PROBE_AFTER_HELP)]
     Probe(probe::ProbeArgs),
     /// List the registered plugins (compiled in, or loaded with --load).
     Plugins(plugins::PluginsArgs),

@@ -31,13 +31,30 @@ pub enum TransportArg {
     Stdio,
 }
 
+/// How the probe's wait ends, and its exit codes (`tether probe --help`).
+pub const PROBE_AFTER_HELP: &str = "\
+How the wait ends: on evidence, never on a tuned delay.
+  ACP: once the sentinel's tools/list (or, with --prompt, its call) is seen
+    and session/new is answered or refused.
+  Passthrough: once the sentinel's tools/list is seen and, for a CLI that
+    reports its servers (Claude's system/init, Qwen's, Copilot's events), its
+    report covers every delivered server.
+  Either way the agent's exit ends the wait at once (before any contact the
+  verdict is agent_exited), and --timeout bounds everything. --grace applies
+  only once everything else has settled and the agent may still connect
+  lazily. The verdict is printed as soon as it is decided; tether exits once
+  every child is gone.
+
+Exit codes: 0 a verdict; 3 agent_failed, session_refused or agent_exited (the
+JSON is still printed); 2 a usage error; 1 an internal error.";
+
 /// Does this agent really attach to an injected MCP server, and how far does it get?
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
     /// How the sentinel MCP server is offered.
     #[arg(long, value_enum, default_value = "auto")]
     transport: TransportArg,
-    /// Seconds to wait after the session is accepted before reporting "delivered_unverified".
+    /// Once everything else has settled, seconds a lazy agent may still take to connect before "delivered_unverified".
     #[arg(long, default_value = "3", value_name = "SECONDS", value_parser = parse_seconds)]
     grace: Duration,
     /// Seconds the whole probe may take.

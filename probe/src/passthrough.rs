@@ -55,33 +55,6 @@ pub struct PassthroughOptions {
     pub target: ProbeTarget,
 }
 
-fn report(
-    verdict: Verdict,
-    kind: &str,
-    advertised: ProbeAdvertised,
-    session: ProbeSession,
-    sentinel: ProbeSentinel,
-    attempt: Option<AttachmentAttempt>,
-    elapsed_ms: u64,
-    agent_exit: Option<ProbeAgentExit>,
-) -> ProbeReport {
-    ProbeReport {
-        schema_version: PROBE_SCHEMA_VERSION,
-        verdict: verdict_with_exit(verdict, agent_exit.as_ref()),
-        agent: ProbeAgent {
-            name: Some(sanitize::name(kind)),
-            version: None,
-            protocol_version: None,
-        },
-        advertised,
-        session,
-        sentinel,
-        report: attempt,
-        elapsed_ms,
-        agent_exit,
-    }
-}
-
 fn publish(sink: &EvidenceSink, evidence: Evidence) {
     if let Err(err) = sink.publish(evidence) {
         tracing::debug!(%err, "passthrough probe evidence not queued");
@@ -206,16 +179,21 @@ pub async fn run_passthrough_probe(
             write_sentinel_markers(dir, a, sentinel_name);
         }
         ProbeOutcome {
-            report: report(
-                verdict,
-                &opts.kind,
+            report: ProbeReport {
+                schema_version: PROBE_SCHEMA_VERSION,
+                verdict: verdict_with_exit(verdict, agent_exit.as_ref()),
+                agent: ProbeAgent {
+                    name: Some(sanitize::name(&opts.kind)),
+                    version: None,
+                    protocol_version: None,
+                },
                 advertised,
                 session,
                 sentinel,
-                attempt,
-                elapsed(),
+                report: attempt,
+                elapsed_ms: elapsed(),
                 agent_exit,
-            ),
+            },
             stderr_tail: stderr,
             cwd_sent: Some(dirs.cwd.clone()),
         }

@@ -140,7 +140,10 @@ async fn claude_materialization_keeps_secrets_out_of_the_file_and_the_arguments(
     // A stand-in that exits without connecting: delivered to a process
     // that exited, not failed.
     assert_eq!(outcome.report.verdict, Verdict::AgentExited);
-    assert_eq!(outcome.report.agent_exit.as_ref().and_then(|e| e.code), Some(0));
+    assert_eq!(
+        outcome.report.agent_exit.as_ref().and_then(|e| e.code),
+        Some(0)
+    );
     assert!(outcome.report.session.accepted);
 }
 
