@@ -384,7 +384,7 @@ fn every_status_comes_from_real_agents_and_the_stream_hydrates_then_follows_chan
         .iter()
         .filter_map(|s| s["session_id"].as_str())
         .collect();
-    assert_eq!(ids, ["alpha", "beta"]);
+    assert_eq!(ids, ["alpha", "beta", "gamma"]);
 
     sample("status-sessions", &fx.get("/api/v1/sessions").body);
     let alpha = fx.get("/api/v1/sessions/alpha");
@@ -689,6 +689,57 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
         "recent output reached the store"
     );
     assert!(!haystack.contains(SECRET), "a secret reached the store");
+}
+
+/// GIVEN the host's own server delivered to an agent that never connects
+/// (`gamma`) WHEN the page's "Test endpoint" runs on it THEN the test passes
+/// and lands beside the row, and the row stays Delivered: no client, no
+/// connection. Tether's own contact is reachability, never attachment.
+#[test]
+fn an_endpoint_test_of_the_hosts_own_server_never_makes_a_delivered_row_connected() {
+    let mut fx = Fixture::start(None);
+    let current_kandev = |fx: &mut Fixture| -> Value {
+        let status = fx.get("/api/v1/sessions/gamma").json();
+        status["history"]["attempts"]
+            .as_array()
+            .expect("attempts")
+            .iter()
+            .find(|a| a["attempt_id"] == status["history"]["current_attempt_id"])
+            .expect("current")["servers"]
+            .as_array()
+            .expect("servers")
+            .iter()
+            .find(|r| r["name"] == "kandev")
+            .expect("kandev")
+            .clone()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while current_kandev(&mut fx)["status"] != "delivered" {
+        assert!(Instant::now() < deadline, "{}", current_kandev(&mut fx));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let answer = fx.post(
+        "/api/v1/endpoint-test",
+        r#"{"session_id":"gamma","server_name":"kandev"}"#,
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.json()["succeeded"], true, "{}", answer.body);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let row = loop {
+        let row = current_kandev(&mut fx);
+        if row["endpoint_test"]["succeeded"] == true {
+            break row;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the result never reached the row"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(row["status"], "delivered", "{row}");
+    assert!(row["client"].is_null(), "{row}");
+    assert_eq!(row["connections"], serde_json::json!([]), "{row}");
+    fx.finish();
 }
 
 #[test]

@@ -9,6 +9,9 @@
 //!   session/new with a message naming `broken-db`. `kandev` (over the stdio
 //!   bridge) reaches Connected, `remote-search` (HTTP) is Filtered and
 //!   `broken-db` Failed.
+//! - `gamma`: the fake agent, accepting the session and never connecting:
+//!   `kandev` stays Delivered · connection unverified (an endpoint test of it
+//!   must leave it so).
 //!
 //! Every row comes from evidence the agents produced. When both sessions
 //! settle it prints one JSON line `{url, login_url, token, sessions}` and
@@ -63,6 +66,8 @@ struct SessionPlan {
     program: PathBuf,
     args: Vec<String>,
     extra: Vec<ServerSpec>,
+    /// Whether the agent connects to `kandev` (the fixture then waits for it).
+    connects: bool,
 }
 
 enum Command {
@@ -194,7 +199,7 @@ async fn run_session(
                     diagnostics.attach_output(session, Arc::clone(&tail));
                     let _ = delivery.settle().await;
                     // Give the agent's MCP traffic a moment to land, bounded.
-                    for _ in 0..40 {
+                    for _ in 0..if plan.connects { 40 } else { 0 } {
                         hub.flush().await;
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         let done = hub.snapshot(session).and_then(|h| {
@@ -263,6 +268,7 @@ async fn main() -> anyhow::Result<()> {
             program: sibling("tether-reference-agent"),
             args: vec![],
             extra: third_party(&secret),
+            connects: true,
         },
         SessionPlan {
             id: "beta",
@@ -278,6 +284,14 @@ async fn main() -> anyhow::Result<()> {
                 format!("{say} (token={secret})"),
             ],
             extra: beta_servers(&secret),
+            connects: true,
+        },
+        SessionPlan {
+            id: "gamma",
+            program: sibling("tether-fake-agent"),
+            args: vec!["--mode".into(), "ignore".into()],
+            extra: vec![],
+            connects: false,
         },
     ];
     let mut senders = std::collections::BTreeMap::new();

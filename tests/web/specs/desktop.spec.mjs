@@ -30,8 +30,8 @@ test('desktop: popover, every status from real agents, sessions apart, reload, a
   await open(page);
   const trigger = page.locator('#mcp-trigger');
 
-  // Two sessions: the switcher shows both.
-  await expect(page.locator('#session-select option')).toHaveText([/alpha/, /beta/]);
+  // Three sessions: the switcher shows them all.
+  await expect(page.locator('#session-select option')).toHaveText([/alpha/, /beta/, /gamma/]);
 
   // Hover opens it transiently; leaving closes it.
   await expect(panel(page)).toBeHidden();
@@ -131,6 +131,22 @@ test('desktop: popover, every status from real agents, sessions apart, reload, a
   expect(await page.evaluate(() => location.href)).not.toContain(fixture.token);
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, 'desktop.png'), fullPage: true });
+});
+
+test('desktop: testing the host endpoint of an agent that never connected leaves it Delivered', async ({ page }) => {
+  await open(page);
+  // gamma: the fake agent accepted the session and never connected.
+  await selectSession(page, 'gamma');
+  await page.locator('#mcp-trigger').click();
+  await expect(row(page, 'kandev')).toContainText('Delivered · connection unverified');
+  await page.getByRole('button', { name: 'Test endpoint kandev' }).click();
+  await expect(row(page, 'kandev').locator('.test-result')).toContainText('Endpoint test passed: 1 tool');
+  await expect(row(page, 'kandev').locator('.row-details')).toContainText('endpoint test (reachability only): passed');
+  // Tether's own contact is never the agent's: still Delivered, never Active.
+  await expect(row(page, 'kandev')).toHaveAttribute('data-status', 'delivered');
+  await expect(row(page, 'kandev')).toContainText('Delivered · connection unverified');
+  await expect(row(page, 'kandev')).not.toContainText('Active');
+  await expect(row(page, 'kandev').locator('.check[data-stage="Connected"]')).toHaveAttribute('data-state', 'unknown');
 });
 
 test('desktop: a new attempt arrives live; the superseded one can be looked at, marked as history', async ({ page }) => {
