@@ -30,9 +30,10 @@ use crate::history::AttachmentHistory;
 use crate::inventory::InventoryDocument;
 use crate::model::{Evidence, Timestamp, ToolCatalog};
 use crate::observer::plan;
-use crate::plan::RowNames;
 use crate::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
-use crate::reducer::{AttemptStart, HistoryEvent, Reduced, Rejection, reduce, sanitize_evidence};
+use crate::reducer::{
+    AttemptStart, HistoryEvent, Reduced, Rejection, RowNames, reduce, sanitize_evidence,
+};
 use crate::registry::Registry;
 use crate::sanitize::Scrubber;
 use crate::spec::ServerSpec;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::reducer::PlannedRow;
+pub use crate::reducer::RowNames;
 use crate::sanitize::{self, Scrubber};
 use crate::spec::{Endpoint, ServerSpec};
 use crate::vocab::{DecisionKind, ReasonCode, Transport};
@@ -209,65 +210,6 @@ impl PlannedServer {
     }
 }
 
-/// One attempt's row names: each configured name (as the host wrote it, in
-/// memory only) beside the sanitized name its row shows.
-///
-/// Evidence names a server the way a plugin or an agent reported it, which is
-/// the configured name. It is matched here, before anything is scrubbed, so a
-/// row keeps its evidence even when its name is also one of the configured
-/// values the scrubber redacts (a server `notes` started as `… notes start`).
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct RowNames {
-    /// Each distinct configured name with its row's shown name, in plan order.
-    by_configured: Vec<(String, String)>,
-    /// The shown name of every row, in plan order (a repeated configured
-    /// name repeats its first row's name).
-    shown: Vec<String>,
-}
-
-impl std::fmt::Debug for RowNames {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RowNames")
-            .field("rows", &self.shown)
-            .finish_non_exhaustive()
-    }
-}
-
-impl RowNames {
-    /// Names for rows that already carry their shown names (a stored
-    /// history's rows): each is matched as itself.
-    pub fn shown_as_is<'a>(rows: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut names = RowNames::default();
-        for row in rows {
-            names.shown.push(row.to_owned());
-            if !names.by_configured.iter().any(|(c, _)| c == row) {
-                names.by_configured.push((row.to_owned(), row.to_owned()));
-            }
-        }
-        names
-    }
-
-    /// The shown name of the row a reported server name belongs to: the row
-    /// configured under exactly that name, else the row shown under it.
-    /// `None` when the name belongs to no row.
-    pub fn resolve(&self, reported: &str) -> Option<&str> {
-        self.by_configured
-            .iter()
-            .find(|(configured, _)| configured == reported)
-            .or_else(|| {
-                self.by_configured
-                    .iter()
-                    .find(|(_, shown)| shown == reported)
-            })
-            .map(|(_, shown)| shown.as_str())
-    }
-
-    /// The shown names, one per row, in plan order.
-    pub fn shown(&self) -> &[String] {
-        &self.shown
-    }
-}
-
 /// The decisions for one attempt, in configuration order, one per server.
 ///
 /// Serializable only to cross a plugin boundary (it holds secrets).
@@ -291,7 +233,7 @@ impl Plan {
         let names = self.row_names();
         self.servers
             .iter()
-            .zip(names.shown)
+            .zip(names.shown().iter().cloned())
             .map(|(server, name)| PlannedRow {
                 name,
                 ..server.row()
@@ -312,14 +254,14 @@ impl Plan {
                 .iter()
                 .position(|p| &p.spec.name == configured)
             {
-                let shown = names.shown[first].clone();
-                names.shown.push(shown);
+                let shown = names.shown()[first].clone();
+                names.repeat(shown);
                 continue;
             }
             let base = sanitize::name(configured);
             let mut shown = base.clone();
             let mut n = 2u32;
-            while names.shown.contains(&shown) {
+            while names.shown().contains(&shown) {
                 let suffix = format!("~{n}");
                 let keep = sanitize::truncate_utf8(
                     &base,
@@ -328,10 +270,7 @@ impl Plan {
                 shown = format!("{keep}{suffix}");
                 n += 1;
             }
-            names
-                .by_configured
-                .push((configured.clone(), shown.clone()));
-            names.shown.push(shown);
+            names.add(configured.clone(), shown);
         }
         names
     }

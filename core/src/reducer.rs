@@ -16,12 +16,81 @@ use crate::model::{
     ClientInfo, ConnectionRecord, EndpointTestResult, Evidence, ProvenanceCode, StageObservation,
     Stages, Timestamp, ToolCallRecord, ToolCatalog,
 };
-use crate::plan::RowNames;
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
     DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage, StageState,
     Transport, Trigger,
 };
+
+/// One attempt's row names: each configured name (as the host wrote it, in
+/// memory only) beside the sanitized name its row shows.
+///
+/// Evidence names a server the way a plugin or an agent reported it, which is
+/// the configured name. It is matched here, before anything is scrubbed, so a
+/// row keeps its evidence even when its name is also one of the configured
+/// values the scrubber redacts (a server `notes` started as `… notes start`).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RowNames {
+    /// Each distinct configured name with its row's shown name, in plan order.
+    by_configured: Vec<(String, String)>,
+    /// The shown name of every row, in plan order (a repeated configured
+    /// name repeats its first row's name).
+    shown: Vec<String>,
+}
+
+impl std::fmt::Debug for RowNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowNames")
+            .field("rows", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowNames {
+    /// Names for rows that already carry their shown names (a stored
+    /// history's rows): each is matched as itself.
+    pub fn shown_as_is<'a>(rows: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut names = RowNames::default();
+        for row in rows {
+            names.shown.push(row.to_owned());
+            if !names.by_configured.iter().any(|(c, _)| c == row) {
+                names.by_configured.push((row.to_owned(), row.to_owned()));
+            }
+        }
+        names
+    }
+
+    /// The shown name of the row a reported server name belongs to: the row
+    /// configured under exactly that name, else the row shown under it.
+    /// `None` when the name belongs to no row.
+    pub fn resolve(&self, reported: &str) -> Option<&str> {
+        self.by_configured
+            .iter()
+            .find(|(configured, _)| configured == reported)
+            .or_else(|| {
+                self.by_configured
+                    .iter()
+                    .find(|(_, shown)| shown == reported)
+            })
+            .map(|(_, shown)| shown.as_str())
+    }
+
+    /// The shown names, one per row, in plan order.
+    pub fn shown(&self) -> &[String] {
+        &self.shown
+    }
+
+    /// A row for a new configured name, shown as `shown`.
+    pub(crate) fn add(&mut self, configured: String, shown: String) {
+        self.by_configured.push((configured, shown.clone()));
+        self.shown.push(shown);
+    }
+
+    /// A row repeating an earlier configured name (a `duplicate_name` row).
+    pub(crate) fn repeat(&mut self, shown: String) {
+        self.shown.push(shown);
+    }
+}
 
 /// The header of a new attempt, with one sanitized row per planned server.
 #[derive(Debug, Clone, PartialEq)]
