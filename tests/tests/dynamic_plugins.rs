@@ -266,17 +266,17 @@ fn probe_load_makes_the_gemini_kind_materialize() {
         .arg(&script)
         .output()
         .expect("run");
+    // A stand-in that exits at once without connecting: delivered to a
+    // process that exited (exit code 3, the JSON still printed).
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(3),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(
-        doc["verdict"], "delivered_unverified",
-        "a stand-in that never connects: {doc:#}"
-    );
+    assert_eq!(doc["verdict"], "agent_exited", "{doc:#}");
+    assert_eq!(doc["agent_exit"]["code"], 0, "{doc:#}");
     let settings =
         std::fs::read_to_string(out_dir.join("settings.json")).expect("settings materialized");
     assert!(
