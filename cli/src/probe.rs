@@ -38,7 +38,8 @@ How the wait ends: on evidence, never on a tuned delay.
     and session/new is answered or refused.
   Passthrough: once the sentinel's tools/list is seen and, for a CLI that
     reports its servers (Claude's system/init, Qwen's, Copilot's events), its
-    report covers every delivered server.
+    report has settled for every delivered server (a tool count, or failed,
+    needs-auth, disabled).
   Either way the agent's exit ends the wait at once (before any contact the
   verdict is agent_exited), and --timeout bounds everything. --grace applies
   only once everything else has settled and the agent may still connect

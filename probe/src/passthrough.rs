@@ -351,11 +351,32 @@ pub async fn run_passthrough_probe(
         .map(|name| shown(name))
         .filter(|name| name == &sentinel_row || !offered.relayed.contains(name))
         .collect();
+    // A server's report is settled once it says what the model got (a tool
+    // count) or that the server will not be used (failed, needs auth,
+    // disabled); `pending` and a bare `connected` may still be followed by
+    // more (Copilot sends the tools after the status).
+    let report_settled = |e: &tether_core::model::Evidence| {
+        e.tool_count.is_some()
+            || e.reported_status.as_deref().is_some_and(|s| {
+                matches!(
+                    s.to_ascii_lowercase().replace('_', "-").as_str(),
+                    "failed"
+                        | "error"
+                        | "errored"
+                        | "needs-auth"
+                        | "unauthorized"
+                        | "auth-required"
+                        | "disabled"
+                )
+            })
+    };
     let reports_complete = |attempt: &AttachmentAttempt| {
         !reports
             || expected_reports.iter().all(|name| {
                 attempt.evidence.iter().any(|e| {
-                    e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(name)
+                    e.kind == EvidenceKind::AgentReported
+                        && e.server.as_deref() == Some(name)
+                        && report_settled(e)
                 })
             })
     };
