@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use tether_core::display::project_row;
+use tether_core::display::project_row_in;
 
 use crate::term::paint;
 use tether_core::history::AttachmentHistory;
@@ -284,7 +284,7 @@ fn render(out: &mut impl Write, histories: &[AttachmentHistory]) -> anyhow::Resu
             }
             writeln!(out, "    {:<24} {:<34} TARGET", "SERVER", "STATUS")?;
             for row in &attempt.servers {
-                let view = project_row(row);
+                let view = project_row_in(attempt, row);
                 let label = format!("{:<34}", view.label);
                 writeln!(
                     out,

@@ -163,6 +163,15 @@ pub fn checklist(row: &ServerAttachment) -> Vec<ChecklistItem> {
         .collect()
 }
 
+/// Projects one row within its attempt: as [`project_row`], labelled by
+/// [`status_label_in`] (a row delivered to a process that exited says so).
+pub fn project_row_in(attempt: &AttachmentAttempt, row: &ServerAttachment) -> RowView {
+    RowView {
+        label: status_label_in(attempt, row),
+        ..project_row(row)
+    }
+}
+
 /// Projects one row.
 pub fn project_row(row: &ServerAttachment) -> RowView {
     let mut details = Vec::new();
@@ -400,14 +409,8 @@ fn write_attempt(out: &mut String, attempt: &AttachmentAttempt, current: bool) {
         );
     }
     for row in &attempt.servers {
-        let view = project_row(row);
-        let _ = writeln!(
-            out,
-            "  - {} [{}]: {}",
-            view.name,
-            view.target,
-            status_label_in(attempt, row)
-        );
+        let view = project_row_in(attempt, row);
+        let _ = writeln!(out, "  - {} [{}]: {}", view.name, view.target, view.label);
         for detail in &view.details {
             let _ = writeln!(out, "      {detail}");
         }

@@ -781,3 +781,41 @@ async fn given_a_failure_then_the_row_says_who_vouched_for_it() {
         "an explicit error naming it"
     );
 }
+
+#[tokio::test]
+async fn given_the_agent_exited_before_contact_then_delivered_rows_say_so_everywhere_they_are_shown()
+ {
+    let hub = hub();
+    let handle = hub
+        .begin_attempt(request(
+            "s",
+            Trigger::SessionNew,
+            vec![stdio("notes"), stdio("time")],
+        ))
+        .expect("begin");
+    deliver_all(&handle, 2);
+    connect_and_list(&handle, "time", "c1", 3, 2);
+    let mut exit = Evidence::new(EvidenceKind::AgentExited, Timestamp(9));
+    exit.summary = Some("exit status 41 after 1.4 s".into());
+    handle.sink.publish(exit).expect("publish");
+    hub.flush().await;
+    let history = hub.snapshot("s").expect("history");
+    let attempt = history.current().expect("current");
+    let notes = attempt.server("notes").expect("row");
+    let time = attempt.server("time").expect("row");
+    assert_eq!(
+        notes.status,
+        DisplayStatus::Delivered,
+        "the exit changes no status"
+    );
+    assert_eq!(
+        tether_core::display::project_row_in(attempt, notes).label,
+        "Delivered · to a process that exited (exit status 41 after 1.4 s)"
+    );
+    // A row with contact keeps its own label.
+    assert_eq!(
+        tether_core::display::project_row_in(attempt, time).label,
+        "Active · 2 tools"
+    );
+    assert!(copy_diagnostics(&history).contains("to a process that exited (exit status 41"));
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use tether_core::display::{RowView, copy_diagnostics, project_row};
+use tether_core::display::{RowView, copy_diagnostics, project_row_in};
 use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
 
@@ -107,7 +107,11 @@ impl SessionStatus {
             .map(|attempt| AttemptView {
                 attempt_id: attempt.attempt_id.clone(),
                 current: history.current_attempt_id.as_deref() == Some(&attempt.attempt_id),
-                rows: attempt.servers.iter().map(project_row).collect(),
+                rows: attempt
+                    .servers
+                    .iter()
+                    .map(|row| project_row_in(attempt, row))
+                    .collect(),
             })
             .collect();
         SessionStatus {
