@@ -870,36 +870,68 @@ fn set_from<T: PartialEq + Clone>(slot: &mut T, value: &T) -> bool {
     }
 }
 
+/// What an agent's own word for a server's state (`reported_status`) means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportedState {
+    /// Connected, ready, running, ok.
+    Up,
+    /// Failed, error, errored.
+    Failed,
+    /// Needs authentication (needs-auth, unauthorized, auth-required).
+    NeedsAuth,
+    /// Disabled.
+    Disabled,
+    /// Pending, or a word this build does not know: nothing shown yet.
+    Pending,
+}
+
+impl ReportedState {
+    /// Whether the agent said the server will not be used.
+    pub fn is_final_failure(self) -> bool {
+        matches!(
+            self,
+            ReportedState::Failed | ReportedState::NeedsAuth | ReportedState::Disabled
+        )
+    }
+}
+
+/// Reads an agent's word for a server's state, case- and `_`/`-`-insensitively.
+pub fn reported_state(word: &str) -> ReportedState {
+    match word.to_ascii_lowercase().replace('_', "-").as_str() {
+        "connected" | "ready" | "running" | "ok" => ReportedState::Up,
+        "failed" | "error" | "errored" => ReportedState::Failed,
+        "needs-auth" | "unauthorized" | "auth-required" => ReportedState::NeedsAuth,
+        "disabled" => ReportedState::Disabled,
+        _ => ReportedState::Pending,
+    }
+}
+
 /// Applies an agent's own report; true when the row changed (its stages
 /// are compared by the caller).
 fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     let at = ev.at;
     let report = |state| StageObservation::shown(state, ProvenanceCode::AgentReport, at);
-    let status = ev
-        .reported_status
-        .as_deref()
-        .map(|s| s.to_ascii_lowercase().replace('_', "-"));
     let mut changed = false;
-    match status.as_deref() {
-        Some("connected" | "ready" | "running" | "ok") => {
+    match ev.reported_status.as_deref().map(reported_state) {
+        Some(ReportedState::Up) => {
             row.stages.initialized.merge(report(StageState::Yes));
             row.stages.authenticated.merge(report(StageState::Yes));
         }
-        Some("failed" | "error" | "errored") => {
+        Some(ReportedState::Failed) => {
             row.stages.initialized.merge(report(StageState::No));
             changed |= record_failure(row, ev, ReasonCode::AgentReportedFailed);
         }
-        Some("needs-auth" | "unauthorized" | "auth-required") => {
+        Some(ReportedState::NeedsAuth) => {
             row.stages.authenticated.merge(report(StageState::No));
             let mut auth = ev.clone();
             auth.reason_code = Some(ReasonCode::AuthRequired);
             changed |= record_failure(row, &auth, ReasonCode::AuthRequired);
         }
-        Some("disabled") => {
+        Some(ReportedState::Disabled) => {
             row.stages.enabled.merge(report(StageState::No));
         }
         // pending, unknown words: nothing is shown yet.
-        _ => {}
+        Some(ReportedState::Pending) | None => {}
     }
     if let Some(count) = ev.tool_count
         && count > 0

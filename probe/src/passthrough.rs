@@ -26,6 +26,7 @@ use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeAgentExit, ProbeReport, ProbeSentinel,
     ProbeSession, Verdict, sentinel_facts, verdict_of, verdict_with_exit,
 };
+use tether_core::reducer::reported_state;
 use tether_core::registry::Registry;
 use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Trigger};
@@ -357,18 +358,9 @@ pub async fn run_passthrough_probe(
     // more (Copilot sends the tools after the status).
     let report_settled = |e: &tether_core::model::Evidence| {
         e.tool_count.is_some()
-            || e.reported_status.as_deref().is_some_and(|s| {
-                matches!(
-                    s.to_ascii_lowercase().replace('_', "-").as_str(),
-                    "failed"
-                        | "error"
-                        | "errored"
-                        | "needs-auth"
-                        | "unauthorized"
-                        | "auth-required"
-                        | "disabled"
-                )
-            })
+            || e.reported_status
+                .as_deref()
+                .is_some_and(|s| reported_state(s).is_final_failure())
     };
     let reports_complete = |attempt: &AttachmentAttempt| {
         !reports
