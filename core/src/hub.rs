@@ -845,6 +845,7 @@ impl Hub {
         let plan = plan(observer.map(|o| o.as_ref()), &request.servers, &ctx);
         let attempt_id = self.next_attempt_id();
         let trigger = request.trigger.clone();
+        let rows = plan.row_names();
         let start = AttemptStart {
             attempt_id: attempt_id.clone(),
             task_id: request.task_id.clone(),
@@ -855,7 +856,7 @@ impl Hub {
             agent_profile_id: request.agent_profile_id,
             trigger: request.trigger,
             at,
-            servers: plan.rows(),
+            servers: plan.rows_named(&rows),
         };
         let live = Arc::new(AttemptLive {
             owner: Arc::new(EventOwner {
@@ -870,7 +871,7 @@ impl Hub {
             dropped: AtomicU32::new(0),
             folded: AtomicU32::new(0),
             scrubber: plan.scrubber(),
-            rows: plan.row_names(),
+            rows,
         });
 
         let mut sessions = self.shared.sessions();

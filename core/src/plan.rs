@@ -230,7 +230,12 @@ impl Plan {
     /// The sanitized rows, in plan order, each under its name from
     /// [`row_names`](Self::row_names).
     pub fn rows(&self) -> Vec<PlannedRow> {
-        let names = self.row_names();
+        self.rows_named(&self.row_names())
+    }
+
+    /// [`rows`](Self::rows) under names already made by
+    /// [`row_names`](Self::row_names) for this plan.
+    pub fn rows_named(&self, names: &RowNames) -> Vec<PlannedRow> {
         self.servers
             .iter()
             .zip(names.shown().iter().cloned())

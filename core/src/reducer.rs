@@ -540,7 +540,9 @@ fn push_timeline(attempt: &mut AttachmentAttempt, evidence: Evidence) -> bool {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SanitizedEvidence {
     evidence: Evidence,
-    /// It named a server that belongs to no row of its attempt.
+    /// It named a server that belongs to no row of its attempt: it is then
+    /// counted in `unattributed_evidence` (or, for an explicit error, kept as
+    /// a report-level error), never applied to a row.
     unattributed: bool,
 }
 
@@ -553,13 +555,6 @@ impl SanitizedEvidence {
     /// The sanitized evidence, owned.
     pub fn into_inner(self) -> Evidence {
         self.evidence
-    }
-
-    /// Whether it named a server that is no row of its attempt: it is then
-    /// counted in `unattributed_evidence` (or, for an explicit error, kept as
-    /// a report-level error), never applied to a row.
-    pub fn is_unattributed(&self) -> bool {
-        self.unattributed
     }
 }
 

@@ -198,11 +198,8 @@ pub async fn run_probe(
     if let Some(log) = &frames {
         log.flush();
     }
-    let scrubber = frame_secrets(&credential, &opts.target.extra_servers)
-        .into_iter()
-        .fold(sanitize::Scrubber::new(), |s, secret| {
-            s.with_secrets([secret])
-        });
+    let scrubber = sanitize::Scrubber::new()
+        .with_secrets(frame_secrets(&credential, &opts.target.extra_servers));
     let stderr_tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()), &scrubber);
     // The agent's own exit, if it went while the probe waited.
     let own_exit = process.lock().await.exited();
@@ -221,7 +218,8 @@ pub async fn run_probe(
                 .snapshot("probe")
                 .and_then(|h| h.attempt(&attempt_id).cloned());
             let agent_exit = exited.map(|status| {
-                crate::support::agent_exit(
+                crate::support::record_agent_exit(
+                    &sink,
                     status,
                     spawned_at.elapsed(),
                     attempt.as_ref(),
@@ -229,8 +227,8 @@ pub async fn run_probe(
                 )
             });
             let attempt = match &agent_exit {
-                Some(exit) => {
-                    crate::support::publish_agent_exit(&sink, exit);
+                // Read again, with the exit's evidence in.
+                Some(_) => {
                     hub.flush().await;
                     hub.snapshot("probe")
                         .and_then(|h| h.attempt(&attempt_id).cloned())

@@ -427,18 +427,15 @@ pub async fn run_passthrough_probe(
         &handle.plan.scrubber(),
     );
     let agent_exit = exited.map(|status| {
-        hub.snapshot("probe")
-            .and_then(|h| h.current().cloned())
-            .map_or_else(
-                || crate::support::agent_exit(status, spawned_at.elapsed(), None, tail.clone()),
-                |a| {
-                    crate::support::agent_exit(status, spawned_at.elapsed(), Some(&a), tail.clone())
-                },
-            )
+        let attempt = hub.snapshot("probe").and_then(|h| h.current().cloned());
+        crate::support::record_agent_exit(
+            &sink,
+            status,
+            spawned_at.elapsed(),
+            attempt.as_ref(),
+            tail.clone(),
+        )
     });
-    if let Some(exit) = &agent_exit {
-        crate::support::publish_agent_exit(&sink, exit);
-    }
     crate::support::await_catalogs(&hub, "probe", crate::support::CATALOG_WAIT).await;
     let outcome = finish(
         &hub,

@@ -185,32 +185,20 @@ fn without_ansi(line: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::without_ansi;
-
-    #[test]
-    fn ansi_escapes_are_removed_and_text_kept() {
-        assert_eq!(
-            without_ansi("\u{1b}[91m\u{1b}[1mError: \u{1b}[0m{"),
-            "Error: {"
-        );
-        assert_eq!(without_ansi("\u{1b}]0;title\u{7}plain"), "plain");
-        assert_eq!(without_ansi("no escapes"), "no escapes");
-        assert_eq!(without_ansi("cut \u{1b}["), "cut ");
-    }
-}
-
-/// The agent's own exit, seen while the probe waited: how, after how long,
-/// whether before any contact with the sentinel, and its last stderr lines.
-pub fn agent_exit(
+/// Records the agent's own exit, seen while the probe waited: how, after how
+/// long, whether before any contact with the sentinel (read off `attempt`),
+/// and its last stderr lines; and publishes it to the attempt as
+/// attempt-level `agent_exited` evidence, so its rows say they were
+/// delivered to a process that exited.
+pub fn record_agent_exit(
+    sink: &tether_core::hub::EvidenceSink,
     status: std::process::ExitStatus,
     ran: std::time::Duration,
     attempt: Option<&AttachmentAttempt>,
     stderr_tail: Vec<String>,
 ) -> tether_core::probe::ProbeAgentExit {
     use std::os::unix::process::ExitStatusExt as _;
-    tether_core::probe::ProbeAgentExit {
+    let exit = tether_core::probe::ProbeAgentExit {
         code: status.code(),
         signal: status.signal(),
         ran_ms: u64::try_from(ran.as_millis()).unwrap_or(u64::MAX),
@@ -218,16 +206,7 @@ pub fn agent_exit(
             tether_core::probe::had_contact(a, tether_kandev_endpoint::SENTINEL_SERVER)
         }),
         stderr_tail,
-    }
-}
-
-/// Records the agent's exit in the attempt (attempt-level `agent_exited`
-/// evidence saying how), so its rows say they were delivered to a process
-/// that exited.
-pub fn publish_agent_exit(
-    sink: &tether_core::hub::EvidenceSink,
-    exit: &tether_core::probe::ProbeAgentExit,
-) {
+    };
     let mut evidence = tether_core::model::Evidence::new(
         tether_core::vocab::EvidenceKind::AgentExited,
         tether_core::model::Timestamp::now(),
@@ -236,6 +215,7 @@ pub fn publish_agent_exit(
     if let Err(err) = sink.publish(evidence) {
         tracing::debug!(%err, "the agent's exit was not queued");
     }
+    exit
 }
 
 /// Sentinel lifecycle markers (opaque connection ids, no payloads) as JSONL.
@@ -527,5 +507,21 @@ pub async fn await_catalogs(
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_ansi;
+
+    #[test]
+    fn ansi_escapes_are_removed_and_text_kept() {
+        assert_eq!(
+            without_ansi("\u{1b}[91m\u{1b}[1mError: \u{1b}[0m{"),
+            "Error: {"
+        );
+        assert_eq!(without_ansi("\u{1b}]0;title\u{7}plain"), "plain");
+        assert_eq!(without_ansi("no escapes"), "no escapes");
+        assert_eq!(without_ansi("cut \u{1b}["), "cut ");
     }
 }

@@ -90,12 +90,6 @@ impl EnvRefs {
         name
     }
 
-    /// Keeps a variable under its own name (a stdio server's env the CLI
-    /// forwards by name).
-    pub fn keep(&mut self, pair: &KeyValue) {
-        self.env.push(pair.clone());
-    }
-
     /// Names and hidden values, as a JSON object (`env`, `headers`).
     pub fn map(&mut self, pairs: &[KeyValue]) -> Map<String, Value> {
         pairs

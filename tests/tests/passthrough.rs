@@ -236,16 +236,7 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
         return;
     };
     let stdio = |name: &str, command: &Path, args: &[&str]| {
-        tether_core::ServerSpec::new(
-            name,
-            tether_core::ServerSource::Profile,
-            tether_core::Endpoint::Stdio {
-                command: command.display().to_string(),
-                args: args.iter().map(|a| (*a).to_owned()).collect(),
-                env: vec![],
-                cwd: None,
-            },
-        )
+        tether_tests::stdio_server(name, &command.display().to_string(), args, &[])
     };
     let mut opts = options(
         "claude",
@@ -571,26 +562,22 @@ async fn each_server_gets_its_own_env(kind: &str, bin: &str, args: &[&str]) {
             "printf %s \"$SHARED_TOKEN\" | sha256sum > \"$RECORD_TO\"; exec {}",
             memory.display()
         );
-        ServerSpec::new(
+        let token = token(name);
+        let record_to = records.path().join(name).display().to_string();
+        let memory_file = records
+            .path()
+            .join(format!("{name}.json"))
+            .display()
+            .to_string();
+        tether_tests::stdio_server(
             name,
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: "/bin/sh".into(),
-                args: vec!["-c".into(), script],
-                env: vec![
-                    KeyValue::new("SHARED_TOKEN", token(name)),
-                    KeyValue::new("RECORD_TO", records.path().join(name).display().to_string()),
-                    KeyValue::new(
-                        "MEMORY_FILE_PATH",
-                        records
-                            .path()
-                            .join(format!("{name}.json"))
-                            .display()
-                            .to_string(),
-                    ),
-                ],
-                cwd: None,
-            },
+            "/bin/sh",
+            &["-c", &script],
+            &[
+                ("SHARED_TOKEN", &token),
+                ("RECORD_TO", &record_to),
+                ("MEMORY_FILE_PATH", &memory_file),
+            ],
         )
     };
     let mut opts = options(kind, &cli, args);

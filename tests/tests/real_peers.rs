@@ -93,16 +93,7 @@ async fn rows_are_settled_only_after_the_session_answer() {
         return;
     };
     let stdio = |name: &str, command: &PathBuf, args: &[&str]| {
-        tether_core::ServerSpec::new(
-            name,
-            tether_core::ServerSource::Profile,
-            tether_core::Endpoint::Stdio {
-                command: command.display().to_string(),
-                args: args.iter().map(|a| (*a).to_owned()).collect(),
-                env: vec![],
-                cwd: None,
-            },
-        )
+        tether_tests::stdio_server(name, &command.display().to_string(), args, &[])
     };
     for _ in 0..2 {
         let opts = ProbeOptions {

@@ -330,17 +330,16 @@ impl ObservedEndpoint {
             ways
         };
         let mut agent = ways(credential).into_iter();
-        let mut spec = ServerSpec::new(
-            self.server_name(),
-            source,
-            agent
-                .next()
-                .unwrap_or_else(|| self.http_endpoint(credential)),
-        );
-        for endpoint in agent {
-            spec = spec.or(endpoint);
-        }
-        spec.checked_through(ways(self.observation.gate().check_credential()))
+        // `ways` always starts with streamable HTTP.
+        let first = agent
+            .next()
+            .unwrap_or_else(|| self.http_endpoint(credential));
+        agent
+            .fold(
+                ServerSpec::new(self.server_name(), source, first),
+                ServerSpec::or,
+            )
+            .checked_through(ways(self.observation.gate().check_credential()))
     }
 
     /// Stops serving: open connections end, listeners close.

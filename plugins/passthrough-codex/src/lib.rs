@@ -177,20 +177,18 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut EnvRefs) -> Vec<St
                 .chain(args.iter().map(String::as_str))
                 .map(|w| format!("\"${}\"", env.var(w)))
                 .collect();
-            let exports: Vec<String> = vars
-                .iter()
-                .map(|kv| format!("export {}=\"${}\"", kv.name, env.var(&kv.value)))
-                .collect();
+            let mut steps = vec![format!("set -- {}", words.join(" "))];
+            steps.extend(
+                vars.iter()
+                    .map(|kv| format!("export {}=\"${}\"", kv.name, env.var(&kv.value))),
+            );
             let names: Vec<String> = env.env()[start..]
                 .iter()
                 .map(|kv| kv.name.clone())
                 .collect();
-            let mut script = format!("set -- {}", words.join(" "));
-            for export in &exports {
-                script.push_str("; ");
-                script.push_str(export);
-            }
-            script.push_str(&format!("; unset {}; exec \"$@\"", names.join(" ")));
+            steps.push(format!("unset {}", names.join(" ")));
+            steps.push("exec \"$@\"".to_owned());
+            let script = steps.join("; ");
             flag("command", toml_string("sh"));
             flag("args", toml_array(&["-c".to_owned(), script]));
             flag("env_vars", toml_array(&names));
