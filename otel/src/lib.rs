@@ -521,6 +521,15 @@ struct HubCounters {
 
 type Watched = Arc<Mutex<Vec<HubCounters>>>;
 
+/// Sums one hub counter over the watched hubs.
+fn hub_sum(hubs: &Watched, pick: fn(&HubCounters) -> &AtomicU64) -> u64 {
+    hubs.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .map(|c| pick(c).load(Ordering::Relaxed))
+        .sum()
+}
+
 /// Sums one store counter over the watched hubs that have a store (`None`: none has).
 fn store_sum(
     hubs: &Watched,
@@ -580,13 +589,10 @@ impl Worker {
                     dropped.load(Ordering::Relaxed),
                     &[KeyValue::new(sc::TETHER_DROP_SITE, "export")],
                 );
-                let in_hubs: u64 = hubs_for_drops
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .iter()
-                    .map(|c| c.dropped.load(Ordering::Relaxed))
-                    .sum();
-                observer.observe(in_hubs, &[KeyValue::new(sc::TETHER_DROP_SITE, "hub")]);
+                observer.observe(
+                    hub_sum(&hubs_for_drops, |c| &c.dropped),
+                    &[KeyValue::new(sc::TETHER_DROP_SITE, "hub")],
+                );
             })
             .build();
         let watched = Arc::clone(&hubs);
@@ -597,13 +603,7 @@ impl Worker {
                 "Evidence that named a server which is no row of its attempt (counted, not applied).",
             )
             .with_callback(move |observer| {
-                let n: u64 = watched
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .iter()
-                    .map(|c| c.unattributed.load(Ordering::Relaxed))
-                    .sum();
-                observer.observe(n, &[]);
+                observer.observe(hub_sum(&watched, |c| &c.unattributed), &[]);
             })
             .build();
         let watched = Arc::clone(&hubs);
