@@ -360,6 +360,22 @@ fn rows(status: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A server's row in a session status document's current attempt.
+fn current_row(status: &Value, server: &str) -> Value {
+    status["history"]["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .find(|a| a["attempt_id"] == status["history"]["current_attempt_id"])
+        .expect("current")["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .find(|r| r["name"] == server)
+        .unwrap_or_else(|| panic!("no row {server}"))
+        .clone()
+}
+
 /// Keeps a served document for the out-of-process schema check (.ci/run).
 fn sample(name: &str, body: &str) {
     std::fs::write(
@@ -602,16 +618,7 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("web.db");
     let mut fx = Fixture::start(Some(&db));
-    let kandev_row = |status: &Value| -> Value {
-        status["history"]["attempts"]
-            .as_array()
-            .expect("attempts")
-            .iter()
-            .find(|a| a["attempt_id"] == status["history"]["current_attempt_id"])
-            .expect("current")["servers"][0]
-            .clone()
-    };
-    let agent_row = kandev_row(&fx.get("/api/v1/sessions/alpha").json());
+    let agent_row = current_row(&fx.get("/api/v1/sessions/alpha").json(), "kandev");
     // The endpoint test runs through the diagnostics API and lands in the
     // history, so every viewer sees it.
     let answer = fx.post(
@@ -624,16 +631,7 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
     assert_eq!(report["tool_count"], 1);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let status = fx.get("/api/v1/sessions/alpha").json();
-        let row = &status["history"]["attempts"]
-            .as_array()
-            .expect("attempts")
-            .iter()
-            .find(|a| {
-                Some(a["attempt_id"].clone())
-                    == Some(status["history"]["current_attempt_id"].clone())
-            })
-            .expect("current")["servers"][0];
+        let row = current_row(&fx.get("/api/v1/sessions/alpha").json(), "kandev");
         if row["endpoint_test"]["succeeded"] == true {
             // Reachability only: the status, the agent's client and its
             // newest connection are untouched.
@@ -698,21 +696,8 @@ fn actions_test_the_endpoint_into_the_history_and_recent_output_never_reaches_th
 #[test]
 fn an_endpoint_test_of_the_hosts_own_server_never_makes_a_delivered_row_connected() {
     let mut fx = Fixture::start(None);
-    let current_kandev = |fx: &mut Fixture| -> Value {
-        let status = fx.get("/api/v1/sessions/gamma").json();
-        status["history"]["attempts"]
-            .as_array()
-            .expect("attempts")
-            .iter()
-            .find(|a| a["attempt_id"] == status["history"]["current_attempt_id"])
-            .expect("current")["servers"]
-            .as_array()
-            .expect("servers")
-            .iter()
-            .find(|r| r["name"] == "kandev")
-            .expect("kandev")
-            .clone()
-    };
+    let current_kandev =
+        |fx: &mut Fixture| current_row(&fx.get("/api/v1/sessions/gamma").json(), "kandev");
     let deadline = Instant::now() + Duration::from_secs(10);
     while current_kandev(&mut fx)["status"] != "delivered" {
         assert!(Instant::now() < deadline, "{}", current_kandev(&mut fx));
