@@ -28,7 +28,7 @@ use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::vocab::{
     DisplayStatus, EvidenceKind, Provenance, ReasonCode, StageState, Transport,
 };
-use tether_kandev_endpoint::credential::{constant_time_eq, random_hex};
+use tether_guard::{Token, constant_time_eq, random_hex};
 
 use crate::http::{HttpRelay, SinkSlot, Upstream};
 use crate::observe::Observation;
@@ -247,7 +247,7 @@ impl RelayHost {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(RelayError::BadUrl);
         }
-        let token = random_hex(32);
+        let token = Token::generate();
         let slot: SinkSlot = Arc::new(Mutex::new(None));
         let reporter = Reporter::new(
             Arc::clone(&self.state),
@@ -266,7 +266,7 @@ impl RelayHost {
         )
         .map_err(|e| RelayError::Listen(e.to_string()))?;
         let agent_url = crate::http::agent_url(proxy.addr, &parsed);
-        let agent_headers = vec![KeyValue::new("Authorization", format!("Bearer {token}"))];
+        let agent_headers = vec![KeyValue::new("Authorization", token.bearer())];
         let relay = match real {
             Endpoint::Sse { .. } => Endpoint::Sse {
                 url: agent_url,
@@ -281,7 +281,7 @@ impl RelayHost {
             spec.clone().relayed_through(real.clone(), relay),
             RelayTicket {
                 state: Arc::clone(&self.state),
-                ticket: token,
+                ticket: token.secret().to_owned(),
                 http: Some((slot, Arc::new(proxy))),
             },
         ))

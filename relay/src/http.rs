@@ -39,7 +39,7 @@ use axum::serve::ListenerExt;
 use futures::StreamExt;
 use tether_core::hub::EvidenceSink;
 use tether_core::spec::KeyValue;
-use tether_kandev_endpoint::credential::{bearer_token, constant_time_eq};
+use tether_guard::{BodyCap, HostPolicy, Refusal, Token};
 
 use crate::host::Reporter;
 use crate::observe::{Direction, FrameObserver};
@@ -72,7 +72,8 @@ pub(crate) struct Upstream {
 struct Proxy {
     upstream: Upstream,
     authority: String,
-    token: String,
+    policy: HostPolicy,
+    token: Token,
     client: reqwest::Client,
     watch: Mutex<Watch>,
 }
@@ -111,7 +112,7 @@ impl Drop for HttpRelay {
 /// goes to whatever sink is in `sink` when it is observed.
 pub(crate) fn start(
     upstream: Upstream,
-    token: String,
+    token: Token,
     reporter: Reporter,
     runtime: &tokio::runtime::Handle,
 ) -> std::io::Result<HttpRelay> {
@@ -127,6 +128,7 @@ pub(crate) fn start(
     let proxy = Arc::new(Proxy {
         upstream,
         authority: addr.to_string(),
+        policy: HostPolicy::for_addr(addr),
         token,
         client,
         watch: Mutex::new(Watch {
@@ -159,35 +161,20 @@ fn refuse(status: StatusCode, why: &'static str) -> Response {
 
 async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    // Only this address, never a rebinding name; never a browser.
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("");
-    if host != proxy.authority {
-        return refuse(StatusCode::MISDIRECTED_REQUEST, "wrong Host\n");
+    // The one guard every listener shares: only this address, never a
+    // rebinding name; never a browser; then the relay token; the body capped.
+    if let Err(refusal) = tether_guard::check(&proxy.policy, &proxy.token, &parts.headers) {
+        let why = match refusal {
+            Refusal::BadHost => "wrong Host\n",
+            Refusal::BadOrigin => "cross-origin requests are refused\n",
+            Refusal::Unauthorized => "the relay token is missing or wrong\n",
+            Refusal::TooLarge => "request body too large\n",
+        };
+        return refuse(refusal.status(), why);
     }
-    if parts.headers.contains_key(header::ORIGIN) {
-        return refuse(StatusCode::FORBIDDEN, "cross-origin requests are refused\n");
-    }
-    let presented = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .and_then(|h| h.to_str().ok())
-        // The scheme is case-insensitive (RFC 9110), by the one rule every
-        // listener shares.
-        .and_then(bearer_token)
-        .unwrap_or("");
-    if !constant_time_eq(presented.as_bytes(), proxy.token.as_bytes()) {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "the relay token is missing or wrong\n",
-        );
-    }
-    let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
+    let body = match BodyCap(MAX_REQUEST_BYTES).read(body).await {
         Ok(body) => body,
-        Err(_) => return refuse(StatusCode::PAYLOAD_TOO_LARGE, "request body too large\n"),
+        Err(refusal) => return refuse(refusal.status(), "request body too large\n"),
     };
     if !body.is_empty() {
         proxy.observe(Direction::ToServer, &body);

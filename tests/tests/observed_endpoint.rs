@@ -523,6 +523,55 @@ async fn given_an_intruder_without_the_credential_then_it_is_refused_and_never_c
     assert!(endpoint.refused_count() >= 4);
 }
 
+/// GIVEN the observed endpoint WHEN requests arrive under a foreign `Host`,
+/// with an `Origin`, or with the credential in a lowercase scheme THEN it
+/// answers as the guard every listener shares decides: a rebinding name and a
+/// browser are refused before the credential is looked at (and never become
+/// evidence), over streamable HTTP and legacy SSE alike, and the scheme is
+/// case-insensitive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_observed_endpoint_goes_through_the_listeners_guard() {
+    let hub = hub(4096);
+    let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
+    let (_handle, credential) = begin(&hub, &endpoint, "s", "http");
+    let bearer = credential.bearer();
+    let url = endpoint.http_url();
+    let sse = url.replace("/mcp", "/sse");
+    for target in [&url, &sse] {
+        let rebound = raw_post(
+            target,
+            Some("rebound.example:80"),
+            &[("Authorization", &bearer)],
+        )
+        .await;
+        assert_eq!(rebound, 421, "{target}");
+        let browser = raw_post(
+            target,
+            None,
+            &[
+                ("Authorization", &bearer),
+                ("Origin", "http://evil.example"),
+            ],
+        )
+        .await;
+        assert_eq!(browser, 403, "{target}");
+    }
+    let lower = format!("bearer {}", credential.secret());
+    assert_eq!(
+        raw_post(&url, None, &[("Authorization", &lower)]).await,
+        200
+    );
+    let port = url::Url::parse(&url).expect("url").port().expect("port");
+    let localhost = format!("localhost:{port}");
+    assert_eq!(
+        raw_post(&url, Some(&localhost), &[("Authorization", &bearer)]).await,
+        200
+    );
+    hub.flush().await;
+    let attempt = hub.snapshot("s").expect("h").current().expect("c").clone();
+    assert!(refusals(&attempt).is_empty(), "{:#?}", attempt.evidence);
+}
+
 /// GIVEN an agent that held attempt 1's credential WHEN attempt 2 supersedes
 /// it THEN the old credential is refused over every transport (named stale),
 /// and the new one is admitted.
@@ -592,6 +641,16 @@ async fn given_a_host_that_opts_out_then_contact_is_admitted_and_marked_unauthen
 
 /// POSTs an MCP initialize with plain HTTP; returns the status.
 async fn raw_post_initialize(url: &str, authorization: Option<&str>) -> u16 {
+    let auth: Vec<(&str, &str)> = authorization
+        .map(|a| ("Authorization", a))
+        .into_iter()
+        .collect();
+    raw_post(url, None, &auth).await
+}
+
+/// A raw initialize POST with the given `Host` (the URL's own by default)
+/// and headers; the answer's status code.
+async fn raw_post(url: &str, host: Option<&str>, headers: &[(&str, &str)]) -> u16 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let parsed = url::Url::parse(url).expect("url");
     let addr = format!(
@@ -600,12 +659,14 @@ async fn raw_post_initialize(url: &str, authorization: Option<&str>) -> u16 {
         parsed.port().expect("port")
     );
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"intruder","version":"6.6"}}}"#;
-    let auth = authorization
-        .map(|a| format!("Authorization: {a}\r\n"))
-        .unwrap_or_default();
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     let request = format!(
-        "POST {} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         parsed.path(),
+        host.unwrap_or(&addr),
         body.len()
     );
     let mut stream = tokio::net::TcpStream::connect(&addr)

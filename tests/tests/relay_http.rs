@@ -308,6 +308,21 @@ async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
             "{spelled:?} is refused"
         );
     }
+    // The relay goes through the guard every listener shares: a loopback
+    // address also answers as `localhost`, as the other listeners do.
+    let port = url::Url::parse(agent_url)
+        .expect("url")
+        .port()
+        .expect("port");
+    assert_eq!(
+        post(Some(&token))
+            .header("host", format!("LOCALHOST:{port}"))
+            .send()
+            .await
+            .expect("send")
+            .status(),
+        200
+    );
     seen.lock().expect("lock").clear();
 
     let ok = post(Some(&token)).send().await.expect("send");

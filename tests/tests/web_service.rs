@@ -501,6 +501,38 @@ fn the_locks_hold_token_host_origin_bodies_and_caller_supplied_targets() {
     }
     let stream = request(addr, "GET", "/api/v1/sessions/alpha/events", &[], None);
     assert_eq!(stream.status, 401);
+    // The service goes through the guard every listener shares: its rules
+    // (a case-insensitive scheme, `localhost` for a loopback address) and
+    // its refusal codes.
+    let lower = format!("bearer {}", fx.token);
+    let answer = request(
+        addr,
+        "GET",
+        "/api/v1/sessions",
+        &[("Authorization", &lower)],
+        None,
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let localhost = format!("localhost:{}", addr.port());
+    let answer = request(
+        addr,
+        "GET",
+        "/api/v1/sessions",
+        &[("Host", &localhost), ("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let answer = request(
+        addr,
+        "GET",
+        "/api/v1/sessions",
+        &[("Host", "attacker.example"), ("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(
+        answer.json()["error"],
+        tether_guard::Refusal::BadHost.code()
+    );
     // A foreign Host (DNS rebinding) is refused even with the token, pages included.
     for path in ["/api/v1/sessions", "/"] {
         let answer = request(

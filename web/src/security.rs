@@ -9,9 +9,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::http::HeaderMap;
-use axum::http::header::{AUTHORIZATION, HOST, ORIGIN};
-use tether_kandev_endpoint::credential::{bearer_token, constant_time_eq, random_hex};
+use tether_guard::{constant_time_eq, random_hex};
 
 /// What a caller asks to do with a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,98 +40,16 @@ where
     }
 }
 
-/// The service's bearer token: 256 bits from the OS RNG, as hex. `Debug`
-/// never shows it.
-#[derive(Clone)]
-pub struct ApiToken(String);
-
-impl std::fmt::Debug for ApiToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ApiToken(…)")
-    }
-}
-
-impl ApiToken {
-    /// A fresh token.
-    pub fn generate() -> Self {
-        ApiToken(random_hex(32))
-    }
-
-    /// The token itself, to print once or hand to a page.
-    pub fn secret(&self) -> &str {
-        &self.0
-    }
-
-    /// Whether a request's `Authorization` header carries this token.
-    pub fn admits(&self, headers: &HeaderMap) -> bool {
-        headers
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(bearer_token)
-            .is_some_and(|t| constant_time_eq(t.as_bytes(), self.0.as_bytes()))
-    }
-}
+/// The service's bearer token: 256 bits from the OS RNG, from the guard
+/// every listener shares. `Debug` never shows it.
+pub type ApiToken = tether_guard::Token;
 
 /// The principal every token holder is (the diagnostics authorizer sees it).
 pub const TOKEN_PRINCIPAL: &str = "status-token";
 
-/// Which `Host` and `Origin` values the service answers.
-#[derive(Debug, Clone, Default)]
-pub struct HostPolicy {
-    /// Exact `Host` header values (authority, lowercase), e.g. `127.0.0.1:4810`.
-    pub hosts: Vec<String>,
-    /// Origins allowed cross-origin (CORS); empty: none.
-    pub cors_origins: Vec<String>,
-}
-
-impl HostPolicy {
-    /// The hosts a socket bound at `addr` answers as: the address itself,
-    /// and `localhost` when it is a loopback address.
-    pub fn for_addr(addr: std::net::SocketAddr) -> Self {
-        let port = addr.port();
-        let mut hosts = vec![match addr {
-            std::net::SocketAddr::V4(v4) => format!("{}:{port}", v4.ip()),
-            std::net::SocketAddr::V6(v6) => format!("[{}]:{port}", v6.ip()),
-        }];
-        if addr.ip().is_loopback() {
-            hosts.push(format!("localhost:{port}"));
-        }
-        HostPolicy {
-            hosts,
-            cors_origins: Vec::new(),
-        }
-    }
-
-    /// Whether the request's `Host` is one of ours (DNS rebinding defence:
-    /// a rebound name arrives with its own `Host`).
-    pub fn host_ok(&self, headers: &HeaderMap) -> bool {
-        headers
-            .get(HOST)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|h| {
-                let h = h.trim().to_ascii_lowercase();
-                self.hosts.contains(&h)
-            })
-    }
-
-    /// The request's `Origin`, when it has one.
-    pub fn origin(headers: &HeaderMap) -> Option<&str> {
-        headers.get(ORIGIN).and_then(|v| v.to_str().ok())
-    }
-
-    /// Whether `origin` is the service's own (`http://` + one of its hosts).
-    pub fn same_origin(&self, origin: &str) -> bool {
-        let origin = origin.trim().to_ascii_lowercase();
-        origin
-            .strip_prefix("http://")
-            .is_some_and(|authority| self.hosts.iter().any(|h| *h == authority))
-    }
-
-    /// Whether `origin` was configured for CORS.
-    pub fn cors_allowed(&self, origin: &str) -> bool {
-        self.cors_origins.iter().any(|o| o == origin.trim())
-    }
-}
+/// Which `Host` and `Origin` values the service answers: the guard's policy,
+/// with the service's own origin and any configured CORS origins admitted.
+pub use tether_guard::HostPolicy;
 
 /// How long a login code works.
 pub const LOGIN_CODE_TTL: Duration = Duration::from_secs(600);
@@ -187,44 +103,6 @@ impl LoginCodes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
-
-    fn headers(pairs: &[(axum::http::HeaderName, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(k.clone(), HeaderValue::from_str(v).expect("header"));
-        }
-        h
-    }
-
-    #[test]
-    fn hosts_are_exact_and_rebinding_names_are_refused() {
-        let policy = HostPolicy::for_addr("127.0.0.1:4810".parse().expect("addr"));
-        assert!(policy.host_ok(&headers(&[(HOST, "127.0.0.1:4810")])));
-        assert!(policy.host_ok(&headers(&[(HOST, "LOCALHOST:4810")])));
-        assert!(!policy.host_ok(&headers(&[(HOST, "attacker.example:4810")])));
-        assert!(!policy.host_ok(&headers(&[(HOST, "127.0.0.1:9999")])));
-        assert!(!policy.host_ok(&HeaderMap::new()));
-        assert!(policy.same_origin("http://127.0.0.1:4810"));
-        assert!(!policy.same_origin("http://127.0.0.1:4811"));
-        assert!(!policy.same_origin("https://127.0.0.1:4810"));
-        assert!(!policy.same_origin("null"));
-    }
-
-    #[test]
-    fn tokens_are_fresh_hidden_and_checked_exactly() {
-        let a = ApiToken::generate();
-        let b = ApiToken::generate();
-        assert_eq!(a.secret().len(), 64);
-        assert_ne!(a.secret(), b.secret());
-        assert!(!format!("{a:?}").contains(a.secret()));
-        let bearer = format!("Bearer {}", a.secret());
-        assert!(a.admits(&headers(&[(AUTHORIZATION, &bearer)])));
-        assert!(!b.admits(&headers(&[(AUTHORIZATION, &bearer)])));
-        let truncated = format!("Bearer {}", &a.secret()[..63]);
-        assert!(!a.admits(&headers(&[(AUTHORIZATION, &truncated)])));
-        assert!(!a.admits(&HeaderMap::new()));
-    }
 
     #[test]
     fn login_codes_work_once() {

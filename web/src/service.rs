@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::extract::{Path, Request, State};
 use axum::http::header::{
     ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN,
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, VARY, WWW_AUTHENTICATE,
@@ -28,6 +28,7 @@ use tether_core::diagnostics::EndpointTestDocument;
 use tether_diagnostics::api::{
     Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput, RecentOutputRequest,
 };
+use tether_guard::{BodyCap, OriginRule, Refusal as GuardRefusal};
 
 use crate::documents::{
     ApiError, CopyDiagnostics, LoginAnswer, LoginLink, RecentOutputDocument,
@@ -152,8 +153,13 @@ impl StatusService {
     }
 
     /// The router, answering only the `Host`s in `policy`.
+    /// The service's own origin is always admitted (its page posts from it),
+    /// whatever `policy.origins` says.
     pub fn router(&self, policy: HostPolicy) -> Router {
-        let policy = Arc::new(policy);
+        let policy = Arc::new(match policy.origins {
+            OriginRule::None => policy.with_origins(Vec::new()),
+            OriginRule::SameOrListed(_) => policy,
+        });
         let api = Router::new()
             .route("/api/v1/sessions", get(list_sessions))
             .route("/api/v1/events", get(list_events))
@@ -174,7 +180,6 @@ impl StatusService {
             .route("/api/v1/login", post(login))
             .merge(api)
             .fallback(not_found)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
             .layer(middleware::from_fn_with_state(policy, guard))
             .with_state(self.clone())
     }
@@ -196,11 +201,9 @@ impl StatusService {
     ) -> std::io::Result<RunningService> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let mut policy = HostPolicy::for_addr(addr);
-        policy
-            .hosts
-            .extend(extra_hosts.into_iter().map(|h| h.to_ascii_lowercase()));
-        policy.cors_origins = cors_origins;
+        let policy = HostPolicy::for_addr(addr)
+            .with_hosts(extra_hosts)
+            .with_origins(cors_origins);
         let router = self.router(policy);
         let cancel = CancellationToken::new();
         let stop = cancel.clone();
@@ -348,34 +351,35 @@ fn parse_body<T: for<'de> Deserialize<'de>>(
 
 // === The guard every request passes ===
 
-/// Host first (DNS rebinding), then Origin (cross-site requests), then CORS
-/// only for configured origins; and the security headers on every answer.
+/// The one guard every listener shares ([`tether_guard`]): Host first (DNS
+/// rebinding), then Origin (cross-site requests; CORS only for configured
+/// origins), and the body cap ([`BODY_LIMIT`]); and the security headers on
+/// every answer.
 async fn guard(State(policy): State<Arc<HostPolicy>>, request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    if !policy.host_ok(headers) {
-        return error(
-            StatusCode::MISDIRECTED_REQUEST,
-            "bad_host",
-            "this service answers only its own address (the Host header did not match)",
-        );
-    }
-    let origin = HostPolicy::origin(headers).map(str::to_owned);
-    let cors = origin.as_deref().is_some_and(|o| policy.cors_allowed(o));
-    if let Some(origin) = &origin
-        && !policy.same_origin(origin)
-        && !cors
-    {
-        return error(
-            StatusCode::FORBIDDEN,
-            "bad_origin",
-            "requests from other origins are refused",
-        );
-    }
+    let cors = match policy.check(request.headers()) {
+        Ok(cors) => cors,
+        Err(GuardRefusal::BadHost) => {
+            return error(
+                StatusCode::MISDIRECTED_REQUEST,
+                GuardRefusal::BadHost.code(),
+                "this service answers only its own address (the Host header did not match)",
+            );
+        }
+        Err(refusal) => {
+            return error(
+                refusal.status(),
+                refusal.code(),
+                "requests from other origins are refused",
+            );
+        }
+    };
+    let origin = HostPolicy::origin(request.headers()).map(str::to_owned);
     if cors && request.method() == Method::OPTIONS {
         let mut response = StatusCode::NO_CONTENT.into_response();
         add_cors(response.headers_mut(), origin.as_deref());
         return response;
     }
+    let request = BodyCap(BODY_LIMIT).limit(request);
     let is_page = matches!(request.uri().path(), "/" | "/view.js" | "/view.css");
     let mut response = next.run(request).await;
     let h = response.headers_mut();

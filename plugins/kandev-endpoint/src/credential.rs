@@ -19,24 +19,12 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use tether_core::vocab::ReasonCode;
+use tether_guard::{Token, bearer_token};
 
-/// `bytes` bytes from the OS's cryptographic random source, as hex (the
-/// credentials here, and the host's status-service token).
-pub fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    // Without the OS RNG no credential can be trusted: refuse to go on.
-    getrandom::fill(&mut buf).expect("the OS random source is unavailable");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Compares without an early exit, so timing tells nothing about the secret.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// One attempt's credential. `Debug` never shows it.
+/// One attempt's credential: a [`Token`] (256 bits from the OS RNG,
+/// through the one guard every listener shares). `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
-pub struct AttemptCredential(String);
+pub struct AttemptCredential(Token);
 
 impl fmt::Debug for AttemptCredential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -45,29 +33,29 @@ impl fmt::Debug for AttemptCredential {
 }
 
 impl AttemptCredential {
-    /// A fresh credential (256 bits from the OS RNG).
+    /// A fresh credential.
     pub fn generate() -> Self {
-        AttemptCredential(random_hex(32))
+        AttemptCredential(Token::generate())
     }
 
     /// The secret itself, for the plan's endpoints and the bridge's token.
     pub fn secret(&self) -> &str {
-        &self.0
+        self.0.secret()
     }
 
     /// The `Authorization` header value: `Bearer …`.
     pub fn bearer(&self) -> String {
-        format!("Bearer {}", self.0)
+        self.0.bearer()
     }
 
     /// Whether `presented` is this secret (compared in constant time).
     pub fn matches(&self, presented: &str) -> bool {
-        constant_time_eq(presented.as_bytes(), self.0.as_bytes())
+        self.0.matches(presented)
     }
 
     /// Whether an `Authorization` header value carries this secret.
     pub fn matches_header(&self, header: &str) -> bool {
-        bearer_token(header).is_some_and(|token| self.matches(token))
+        self.0.matches_header(header)
     }
 }
 
@@ -209,14 +197,6 @@ impl Gate {
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
     }
-}
-
-/// The token of a `Bearer` authorization header value.
-pub fn bearer_token(header: &str) -> Option<&str> {
-    let (scheme, token) = header.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
 }
 
 #[cfg(test)]

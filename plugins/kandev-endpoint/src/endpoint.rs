@@ -18,6 +18,7 @@ use rmcp::{ServerHandler, ServiceExt};
 use tether_core::hub::EvidenceSink;
 use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::vocab::ServerSource;
+use tether_guard::{BodyCap, HostPolicy};
 use tokio::io::BufReader;
 use tokio::net::TcpListener;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -48,26 +49,38 @@ pub(crate) type Spawn = Arc<dyn Fn(Arc<Connection>, Io) + Send + Sync>;
 /// 128 bits from the OS's cryptographic random source, as hex: SSE session
 /// ids, which authorize `POST /message` for a session opened with the credential.
 pub(crate) fn random_hex() -> String {
-    crate::credential::random_hex(16)
+    tether_guard::random_hex(16)
 }
 
-/// Refuses every request without the current attempt's credential before
-/// any handler runs. `POST /message` is the exception: its session id (128
-/// random bits, handed out only on an authenticated `GET /sse`) is the proof.
-async fn require_credential(
-    State(observation): State<Arc<Observation>>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// The most a request body may hold (rmcp's own bound on `/mcp`, applied to
+/// every route).
+pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// What every request to the HTTP listener passes first.
+#[derive(Clone)]
+struct Entry {
+    observation: Arc<Observation>,
+    policy: Arc<HostPolicy>,
+}
+
+/// The one guard every listener shares ([`tether_guard`]), before any
+/// handler runs: the `Host` must be this listener's own address and no
+/// `Origin` is admitted (no browser has business here); then the current
+/// attempt's credential is required. `POST /message` is the exception to the
+/// credential: its session id (128 random bits, handed out only on an
+/// authenticated `GET /sse`) is the proof. Bodies are capped at
+/// [`MAX_REQUEST_BYTES`].
+async fn require_credential(State(entry): State<Entry>, request: Request, next: Next) -> Response {
+    if let Err(refusal) = entry.policy.check(request.headers()) {
+        return (refusal.status(), format!("refused: {}\n", refusal.code())).into_response();
+    }
+    let request = BodyCap(MAX_REQUEST_BYTES).limit(request);
     let path = request.uri().path();
     if path == "/message" {
         return next.run(request).await;
     }
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    match observation.gate().check_header(header) {
+    let header = tether_guard::authorization(request.headers());
+    match entry.observation.gate().check_header(header) {
         Ok(caller) => {
             // The handlers read who called (rmcp hands them the request's parts).
             let mut request = request;
@@ -76,7 +89,7 @@ async fn require_credential(
         }
         Err(refusal) => {
             let transport = if path == "/sse" { "sse" } else { "http" };
-            observation.refused(transport, refusal);
+            entry.observation.refused(transport, refusal);
             (
                 StatusCode::UNAUTHORIZED,
                 [(header::WWW_AUTHENTICATE, "Bearer")],
@@ -173,19 +186,20 @@ impl ObservedEndpoint {
                 config,
             )
         };
+        let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let http_listener = TcpListener::bind(loopback).await?;
+        let http_addr = http_listener.local_addr()?;
+        let entry = Entry {
+            observation: Arc::clone(&observation),
+            policy: Arc::new(HostPolicy::for_addr(http_addr)),
+        };
         let router = Router::new()
             .route("/sse", get(sse::open))
             .route("/message", post(sse::post))
             .with_state(SseShared::new(Arc::clone(&observation), Arc::clone(&spawn)))
             .route_service("/mcp", http)
-            .layer(middleware::from_fn_with_state(
-                Arc::clone(&observation),
-                require_credential,
-            ));
+            .layer(middleware::from_fn_with_state(entry, require_credential));
 
-        let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        let http_listener = TcpListener::bind(loopback).await?;
-        let http_addr = http_listener.local_addr()?;
         let bridge_listener = TcpListener::bind(loopback).await?;
         let bridge_addr = bridge_listener.local_addr()?;
 

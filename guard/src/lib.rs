@@ -1,0 +1,78 @@
+//! tether-guard: the one lock every Tether listener goes through.
+//!
+//! Four things listen: the observed endpoint (`tether-kandev-endpoint`), the
+//! relays (`tether-relay`, its HTTP proxy and its host-side socket), the live
+//! status service (`tether-web`), and the telemetry receiver to come. Each
+//! takes its secrets, its credential check, its `Host` and `Origin` rules
+//! and its body cap from here, so the rules cannot drift apart:
+//! - [`Token`] and [`random_hex`]: secrets from the OS RNG, never shown by `Debug`;
+//! - [`constant_time_eq`]: comparison whose timing says nothing about the secret;
+//! - [`bearer_token`]: the `Bearer` scheme, case-insensitive (RFC 9110);
+//! - [`HostPolicy`]: exact `Host` authorities (the DNS-rebinding defence) and
+//!   what an `Origin` header may say;
+//! - [`BodyCap`]: a hard bound on what a request body may hold.
+//!
+//! A listener renders a [`Refusal`] in its own form (JSON for the web
+//! service, a line of text for the relay), but the decision is made here.
+//!
+//! Architecture invariant: no other Tether crate draws a secret from the OS
+//! RNG for a listener, compares one, or parses an `Authorization` header
+//! (`tests/tests/architecture.rs`, `one_guard_for_every_listener`).
+
+mod body;
+mod host;
+mod secret;
+
+pub use body::BodyCap;
+pub use host::{HostPolicy, OriginRule};
+pub use secret::{Token, authorization, bearer_token, constant_time_eq, random_hex};
+
+use axum::http::HeaderMap;
+use axum::http::StatusCode;
+
+/// Why the guard refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The `Host` header names no authority the listener answers as.
+    BadHost,
+    /// An `Origin` header the policy does not admit.
+    BadOrigin,
+    /// No bearer token, or not the right one.
+    Unauthorized,
+    /// The body is larger than the listener's cap.
+    TooLarge,
+}
+
+impl Refusal {
+    /// The status every listener answers this refusal with.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Refusal::BadHost => StatusCode::MISDIRECTED_REQUEST,
+            Refusal::BadOrigin => StatusCode::FORBIDDEN,
+            Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
+            Refusal::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        }
+    }
+
+    /// A stable code for the refusal (the web service's `error` field).
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::BadHost => "bad_host",
+            Refusal::BadOrigin => "bad_origin",
+            Refusal::Unauthorized => "unauthorized",
+            Refusal::TooLarge => "too_large",
+        }
+    }
+}
+
+/// Checks `Host`, then `Origin`, then the bearer token, in that order: a
+/// rebound name learns nothing about the token. `Ok` carries whether the
+/// request came cross-origin from an origin the policy admits (CORS).
+pub fn check(policy: &HostPolicy, token: &Token, headers: &HeaderMap) -> Result<bool, Refusal> {
+    let cors = policy.check(headers)?;
+    if token.admits(headers) {
+        Ok(cors)
+    } else {
+        Err(Refusal::Unauthorized)
+    }
+}
