@@ -29,7 +29,6 @@
 pub mod diagnostics;
 pub mod display;
 pub mod history;
-pub mod hub;
 pub mod inventory;
 pub mod model;
 pub mod observer;
@@ -46,10 +45,6 @@ pub mod store;
 pub mod vocab;
 
 pub use history::{AttachmentAttempt, AttachmentHistory, SCHEMA_VERSION, ServerAttachment};
-pub use hub::{
-    AttemptHandle, AttemptRequest, EventOwner, EvidenceSink, Hub, HubConfig, HubError, HubEvent,
-    HubTap, PublishError,
-};
 pub use model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use observer::TransportObserver;
 pub use plan::{

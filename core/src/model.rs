@@ -37,9 +37,11 @@ impl JsonSchema for Timestamp {
 }
 
 impl Timestamp {
-    /// The wall clock now. Only composition code calls this; the reducer never does.
-    pub fn now() -> Self {
-        let ms = SystemTime::now()
+    /// The instant `at`, in milliseconds since the Unix epoch (0 before it).
+    /// Core never reads the clock itself: the hub does (`tether_hub::now`),
+    /// and so do hosts and plugins that stamp evidence.
+    pub fn from_system(at: SystemTime) -> Self {
+        let ms = at
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tether_core::hub::{AttemptHandle, EvidenceSink};
 use tether_core::model::{EndpointTestResult, Evidence};
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::EvidenceKind;
+use tether_hub::{AttemptHandle, EvidenceSink};
 use tokio_util::sync::CancellationToken;
 
 use tether_process::OutputTail;

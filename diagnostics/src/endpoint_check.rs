@@ -28,7 +28,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
-use tether_core::model::{EndpointTestResult, Timestamp, ToolCatalog};
+use tether_core::model::{EndpointTestResult, ToolCatalog};
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::ReasonCode;
@@ -381,7 +381,7 @@ pub async fn check_endpoint_catalog(
 
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let base = EndpointTestResult {
-        at: Timestamp::now(),
+        at: tether_hub::now(),
         succeeded: false,
         reason_code: None,
         summary: None,
@@ -411,7 +411,7 @@ pub async fn check_endpoint_catalog(
             });
             // Tokenizing thousands of tools is CPU work: off the runtime.
             let catalog = tokio::task::spawn_blocking(move || {
-                let mut catalog = tether_catalog::build_catalog(&tools, Timestamp::now());
+                let mut catalog = tether_catalog::build_catalog(&tools, tether_hub::now());
                 if !exact && catalog.method == tether_core::model::CATALOG_METHOD {
                     catalog.method = tether_catalog::MODELLED_METHOD.to_owned();
                 }

@@ -146,7 +146,10 @@ mod tests {
     fn without_a_rule_every_origin_is_refused() {
         let policy = HostPolicy::for_addr("127.0.0.1:4810".parse().expect("addr"));
         let host = (HOST, "127.0.0.1:4810");
-        assert_eq!(policy.check(&headers(std::slice::from_ref(&host))), Ok(false));
+        assert_eq!(
+            policy.check(&headers(std::slice::from_ref(&host))),
+            Ok(false)
+        );
         for origin in ["http://127.0.0.1:4810", "https://evil.example", "null"] {
             assert_eq!(
                 policy.check(&headers(&[host.clone(), (ORIGIN, origin)])),
@@ -167,7 +170,10 @@ mod tests {
             .with_hosts(["Tether.Local:4810".to_owned()])
             .with_origins(vec!["https://app.example".into()]);
         let host = (HOST, "tether.local:4810");
-        assert_eq!(policy.check(&headers(std::slice::from_ref(&host))), Ok(false));
+        assert_eq!(
+            policy.check(&headers(std::slice::from_ref(&host))),
+            Ok(false)
+        );
         assert_eq!(
             policy.check(&headers(&[host.clone(), (ORIGIN, "http://127.0.0.1:4810")])),
             Ok(false)

@@ -96,7 +96,7 @@ pub struct ScanOutput {
 impl Default for ScanOutput {
     /// An empty output stamped now.
     fn default() -> Self {
-        ScanOutput::at(Timestamp::now())
+        ScanOutput::at(Timestamp::from_system(std::time::SystemTime::now()))
     }
 }
 

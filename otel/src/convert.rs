@@ -3,10 +3,10 @@
 
 use opentelemetry::KeyValue;
 use opentelemetry::logs::AnyValue;
-use tether_core::hub::EventOwner;
 use tether_core::model::Evidence;
 use tether_core::served::ServedRequest;
 use tether_core::vocab::Transport;
+use tether_hub::EventOwner;
 
 use crate::semconv as sc;
 
@@ -130,8 +130,8 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use proptest::prelude::*;
-    use tether_core::hub::{AttemptRequest, Hub, HubEvent, HubTap};
-    use tether_core::model::Timestamp;
+    use tether_hub::{AttemptRequest, Hub, HubEvent, HubTap};
+
     use tether_core::registry::Registry;
     use tether_core::served::{RequestIdent, ServedOutcome, TraceContext};
     use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Trigger};
@@ -199,7 +199,7 @@ mod tests {
             // Evidence that quotes the secret: the hub's scrubber must have removed it.
             for server in ["stdio-server", "http-server"] {
                 handle.sink.publish(
-                    Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                    Evidence::new(EvidenceKind::ExplicitError, tether_hub::now())
                         .server(server)
                         .reason(
                             ReasonCode::ProtocolError,
@@ -207,7 +207,7 @@ mod tests {
                         ),
                 ).expect("publish");
                 handle.sink.publish(
-                    Evidence::new(EvidenceKind::ToolCallObserved, Timestamp::now())
+                    Evidence::new(EvidenceKind::ToolCallObserved, tether_hub::now())
                         .server(server)
                         .tool_call(tool.clone(), true),
                 ).expect("publish");

@@ -49,9 +49,9 @@ use opentelemetry_sdk::logs::SdkLoggerProvider;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tether_core::hub::{EventOwner, Hub, HubEvent, HubTap};
 use tether_core::model::Evidence;
 use tether_core::served::{Served, ServedObserver, ServedRequest, ServedSession};
+use tether_hub::{EventOwner, Hub, HubEvent, HubTap};
 
 pub use config::OtelConfig;
 use semconv as sc;
@@ -516,7 +516,7 @@ struct Worker {
 struct HubCounters {
     dropped: Arc<AtomicU64>,
     unattributed: Arc<AtomicU64>,
-    store: Option<tether_core::hub::StoreCounters>,
+    store: Option<tether_hub::StoreCounters>,
 }
 
 type Watched = Arc<Mutex<Vec<HubCounters>>>;
@@ -531,10 +531,7 @@ fn hub_sum(hubs: &Watched, pick: fn(&HubCounters) -> &AtomicU64) -> u64 {
 }
 
 /// Sums one store counter over the watched hubs that have a store (`None`: none has).
-fn store_sum(
-    hubs: &Watched,
-    pick: fn(&tether_core::hub::StoreCounters) -> &AtomicU64,
-) -> Option<u64> {
+fn store_sum(hubs: &Watched, pick: fn(&tether_hub::StoreCounters) -> &AtomicU64) -> Option<u64> {
     let hubs = hubs.lock().unwrap_or_else(|p| p.into_inner());
     let mut stores = hubs.iter().filter_map(|h| h.store.as_ref()).peekable();
     stores.peek()?;

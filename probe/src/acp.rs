@@ -25,7 +25,6 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_core::history::AttachmentAttempt;
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::plan::DriveMode;
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeAgentExit, ProbeError, ProbeReport,
@@ -34,6 +33,7 @@ use tether_core::probe::{
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::sanitize;
 use tether_core::vocab::{ReasonCode, Transport, Trigger};
+use tether_hub::{AttemptRequest, Hub};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, SENTINEL_TOOL};
 
 use tether_acp_structured::acp::{
@@ -419,7 +419,7 @@ enum Driven {
         /// The agent's process exited on its own while the probe waited.
         exited: Option<std::process::ExitStatus>,
         /// The attempt's sink, for the exit's evidence.
-        sink: tether_core::hub::EvidenceSink,
+        sink: tether_hub::EvidenceSink,
     },
     InitFailed(ReasonCode, String),
 }

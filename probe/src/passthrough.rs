@@ -19,8 +19,7 @@ use std::time::{Duration, Instant};
 
 use tether_core::TransportObserver;
 use tether_core::history::AttachmentAttempt;
-use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Evidence;
 use tether_core::plan::DriveMode;
 use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeAgentExit, ProbeReport, ProbeSentinel,
@@ -30,6 +29,7 @@ use tether_core::reducer::reported_state;
 use tether_core::registry::Registry;
 use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Trigger};
+use tether_hub::{AttemptRequest, EvidenceSink, Hub};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
@@ -244,7 +244,7 @@ pub async fn run_passthrough_probe(
             for name in &delivered {
                 publish(
                     &sink,
-                    Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                    Evidence::new(EvidenceKind::ExplicitError, tether_hub::now())
                         .server(name.clone())
                         .reason(ReasonCode::MaterializationFailed, Some(summary.clone())),
                 );
@@ -258,7 +258,7 @@ pub async fn run_passthrough_probe(
     for name in &delivered {
         publish(
             &sink,
-            Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server(name.clone()),
+            Evidence::new(EvidenceKind::Delivered, tether_hub::now()).server(name.clone()),
         );
     }
 
@@ -294,7 +294,7 @@ pub async fn run_passthrough_probe(
             // The explicit failure goes into the attempt too (report-level).
             publish(
                 &sink,
-                Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                Evidence::new(EvidenceKind::ExplicitError, tether_hub::now())
                     .reason(reason.clone(), Some(err.to_string())),
             );
             hub.flush().await;
@@ -308,7 +308,7 @@ pub async fn run_passthrough_probe(
     let spawned_at = Instant::now();
     publish(
         &sink,
-        Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now()),
+        Evidence::new(EvidenceKind::SessionAccepted, tether_hub::now()),
     );
     progress(ProbeStep::SessionAccepted);
 
@@ -330,7 +330,7 @@ pub async fn run_passthrough_probe(
                 Ok(_) => {
                     let line = String::from_utf8_lossy(&buf);
                     if let Some(strategy) = reader_observer.as_ref().and_then(|o| o.passthrough()) {
-                        for ev in strategy.observe_output(line.trim(), Timestamp::now()) {
+                        for ev in strategy.observe_output(line.trim(), tether_hub::now()) {
                             publish(&report_sink, ev);
                         }
                     }

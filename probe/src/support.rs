@@ -191,7 +191,7 @@ fn without_ansi(line: &str) -> String {
 /// attempt-level `agent_exited` evidence, so its rows say they were
 /// delivered to a process that exited.
 pub fn record_agent_exit(
-    sink: &tether_core::hub::EvidenceSink,
+    sink: &tether_hub::EvidenceSink,
     status: std::process::ExitStatus,
     ran: std::time::Duration,
     attempt: Option<&AttachmentAttempt>,
@@ -209,7 +209,7 @@ pub fn record_agent_exit(
     };
     let mut evidence = tether_core::model::Evidence::new(
         tether_core::vocab::EvidenceKind::AgentExited,
-        tether_core::model::Timestamp::now(),
+        tether_hub::now(),
     );
     evidence.summary = Some(exit.describe());
     if let Err(err) = sink.publish(evidence) {
@@ -274,7 +274,7 @@ pub struct ProbeExport {
     /// Told every request the sentinel answers.
     pub served: Option<tether_core::served::SharedServedObserver>,
     /// Told every attempt, evidence event and row status the probe's hub accepts.
-    pub hub: Option<std::sync::Arc<dyn tether_core::hub::HubTap>>,
+    pub hub: Option<std::sync::Arc<dyn tether_hub::HubTap>>,
 }
 
 impl std::fmt::Debug for ProbeExport {
@@ -288,7 +288,7 @@ impl std::fmt::Debug for ProbeExport {
 
 impl ProbeExport {
     /// Installs the observers on the probe's sentinel and hub.
-    pub fn install(&self, endpoint: &ObservedEndpoint, hub: &tether_core::hub::Hub) {
+    pub fn install(&self, endpoint: &ObservedEndpoint, hub: &tether_hub::Hub) {
         if let Some(served) = &self.served {
             endpoint.on_served(std::sync::Arc::clone(served));
         }
@@ -480,11 +480,7 @@ pub const CATALOG_WAIT: std::time::Duration = std::time::Duration::from_millis(1
 /// is built off the traffic's path after the listing; so the report can say
 /// what the tools cost the model. It only waits: nothing here changes a
 /// row's status or the verdict.
-pub async fn await_catalogs(
-    hub: &tether_core::hub::Hub,
-    session: &str,
-    limit: std::time::Duration,
-) {
+pub async fn await_catalogs(hub: &tether_hub::Hub, session: &str, limit: std::time::Duration) {
     use tether_core::model::ProvenanceCode;
     let until = tokio::time::Instant::now() + limit;
     loop {

@@ -17,8 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use tether_core::history::AttachmentAttempt;
-use tether_core::hub::EvidenceSink;
-use tether_core::model::{ClientInfo, Evidence, Timestamp};
+use tether_core::model::{ClientInfo, Evidence};
 use tether_core::sanitize;
 use tether_core::served::{
     RequestIdent, Served, ServedObserver, ServedOutcome, ServedRequest, ServedSession,
@@ -29,6 +28,7 @@ use tether_core::vocab::{
     DisplayStatus, EvidenceKind, Provenance, ReasonCode, StageState, Transport,
 };
 use tether_guard::{Token, constant_time_eq, random_hex};
+use tether_hub::EvidenceSink;
 
 use crate::http::{HttpRelay, SinkSlot, Upstream};
 use crate::observe::Observation;
@@ -522,7 +522,7 @@ impl Reporter {
     /// One observation, as evidence (never blocks: a full or gone sink drops
     /// it and counts).
     pub(crate) fn report(&mut self, observation: Observation) {
-        let now = Timestamp::now();
+        let now = tether_hub::now();
         match observation {
             Observation::Initialized {
                 client_name,
@@ -633,7 +633,7 @@ impl Reporter {
     pub(crate) fn closed(self) {
         self.publish(Evidence::new(
             EvidenceKind::ConnectionClosed,
-            Timestamp::now(),
+            tether_hub::now(),
         ));
         if let Some(observer) = self.served_observer() {
             observer.served(Served::SessionClosed(ServedSession {

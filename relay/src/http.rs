@@ -37,9 +37,9 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use futures::StreamExt;
-use tether_core::hub::EvidenceSink;
 use tether_core::spec::KeyValue;
 use tether_guard::{BodyCap, HostPolicy, Refusal, Token};
+use tether_hub::EvidenceSink;
 
 use crate::host::Reporter;
 use crate::observe::{Direction, FrameObserver};

@@ -32,8 +32,9 @@
 //!    with `tether plugins --load lib….so` or [`dynamic::load`]. To compile it
 //!    into a host instead, register it with [`register_plugin!`].
 //!
-//! Evidence reaches a host only through the [`EvidenceSink`] the host hands
-//! out; [`Evidence`] has no ownership fields, so a plugin cannot forge them.
+//! Evidence reaches a host only through the sink the host hands out
+//! (`tether_hub::EvidenceSink`, host machinery this kit does not carry);
+//! [`Evidence`] has no ownership fields, so a plugin cannot forge them.
 //!
 //! ```
 //! use tether_sdk::*;
@@ -85,7 +86,6 @@ pub mod dynamic;
 pub mod materialize;
 pub mod scan_fixture;
 
-pub use tether_core::hub::{EvidenceSink, PublishError};
 pub use tether_core::inventory::{InventoryDocument, InventoryRow};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use tether_core::passthrough::{

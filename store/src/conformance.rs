@@ -11,12 +11,12 @@
 use std::sync::Arc;
 
 use tether_core::history::AttachmentHistory;
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::store::{Store, StoreError};
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
+use tether_hub::{AttemptRequest, Hub};
 
 /// Writes a raw row, bypassing the store's checks (for corrupt and newer rows).
 pub trait RawRows {

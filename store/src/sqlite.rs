@@ -151,7 +151,7 @@ impl SqliteStore {
     ) -> Result<SnapshotRef, StoreError> {
         let text =
             serde_json::to_string(document).map_err(|e| StoreError::Backend(e.to_string()))?;
-        let taken_at = document.taken_at.unwrap_or_else(Timestamp::now);
+        let taken_at = document.taken_at.unwrap_or_else(tether_hub::now);
         let conn = self.conn();
         conn.execute(
             "INSERT INTO inventory_snapshot (taken_at, schema_version, document) VALUES (?1, ?2, ?3)",

@@ -17,12 +17,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::store::Store;
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, ServerSpec};
+use tether_hub::{AttemptRequest, Hub, HubConfig};
 
 fn servers() -> Vec<ServerSpec> {
     ["kandev", "github", "files"]
@@ -82,7 +82,7 @@ fn populate(hub: &Hub, sessions: usize, events: usize) {
             let handle = hub.begin_attempt(request(&id)).expect("begin");
             for i in 0..events {
                 // A full queue drops and counts; wait for room, as a steady stream would.
-                while handle.sink.publish(evidence(i)) == Err(tether_core::PublishError::Full) {
+                while handle.sink.publish(evidence(i)) == Err(tether_hub::PublishError::Full) {
                     std::thread::sleep(Duration::from_micros(200));
                 }
             }
@@ -163,7 +163,7 @@ fn publish_latency(quick: bool) {
         let t = Instant::now();
         for i in 0..burst {
             let sink = &handles[i % n].sink;
-            while sink.publish(evidence(i / n + 3)) == Err(tether_core::PublishError::Full) {
+            while sink.publish(evidence(i / n + 3)) == Err(tether_hub::PublishError::Full) {
                 std::thread::yield_now();
             }
         }
@@ -246,7 +246,7 @@ fn growth() {
         let handle = hub.begin_attempt(request("grow")).expect("begin");
         let t = Instant::now();
         for i in 0..events {
-            while handle.sink.publish(evidence(i)) == Err(tether_core::PublishError::Full) {
+            while handle.sink.publish(evidence(i)) == Err(tether_hub::PublishError::Full) {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }

@@ -12,9 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tether_core::DriveMode;
-use tether_core::hub::AttemptRequest;
 use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::Trigger;
+use tether_hub::AttemptRequest;
 use tether_relay::RelayHost;
 use tether_tests::workspace_bin;
 

@@ -12,10 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use tether_core::hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, ServerSpec};
+use tether_hub::{AttemptRequest, EvidenceSink, Hub};
 use tether_tests::acp_hub as hub;
 use tether_web::StatusService;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -147,7 +147,7 @@ pub fn leftovers(token: &str) -> Vec<u32> {
 
 /// A hub whose registry holds the ACP plugin alone, with the default
 /// config: what tests and benches that begin attempts by hand plan with.
-pub fn acp_hub() -> std::sync::Arc<tether_core::hub::Hub> {
+pub fn acp_hub() -> std::sync::Arc<tether_hub::Hub> {
     let mut registry = tether_core::registry::Registry::empty();
     registry
         .add(
@@ -155,9 +155,9 @@ pub fn acp_hub() -> std::sync::Arc<tether_core::hub::Hub> {
             tether_core::registry::PluginSource::Static,
         )
         .expect("the ACP plugin registers");
-    std::sync::Arc::new(tether_core::hub::Hub::with_config(
+    std::sync::Arc::new(tether_hub::Hub::with_config(
         registry,
-        tether_core::hub::HubConfig::default(),
+        tether_hub::HubConfig::default(),
     ))
 }
 

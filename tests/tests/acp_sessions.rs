@@ -10,9 +10,9 @@ use agent_client_protocol::{Agent, Client, schema::ProtocolVersion};
 use tether_acp_structured::AcpStructured;
 use tether_acp_structured::acp::{SessionRequestKind, deliver_session, stdio_lines};
 use tether_core::DriveMode;
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
+use tether_hub::{AttemptRequest, Hub};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
 use tether_process::{ChildGroup, ChildSpec};
 

@@ -1,9 +1,12 @@
 //! The architecture invariants a machine can check (see ARCHITECTURE.md):
-//! - dependencies point one way: core ← kits (sdk, inventory) ← plugins ←
-//!   host machinery ← cli and examples;
-//! - no plugin depends on another plugin;
+//! - every crate declares its layer in `[package.metadata.tether]`, and
+//!   dependencies point one way: core ← kits (sdk, inventory, catalog) ←
+//!   plugins ← host machinery ← glue (cli, examples, tests); an edge against
+//!   the grain is declared in `[package.metadata.tether.also]` with why;
+//! - no plugin depends on another plugin (but by such a declaration);
 //! - tether-core talks to nothing: no files, no environment, no processes,
-//!   no sockets.
+//!   no sockets, no threads, no sleeping, no clock;
+//! - every listener goes through tether-guard.
 //!
 //! The dependency graph is read from `cargo metadata` (the data `cargo tree`
 //! prints), normal and build dependencies only: dev-dependencies never ship.
@@ -19,7 +22,34 @@ enum Layer {
     Kit,
     Plugin,
     Machinery,
-    Binary,
+    Glue,
+}
+
+impl Layer {
+    fn parse(word: &str) -> Option<Layer> {
+        Some(match word {
+            "core" => Layer::Core,
+            "kit" => Layer::Kit,
+            "plugin" => Layer::Plugin,
+            "machinery" => Layer::Machinery,
+            "glue" => Layer::Glue,
+            _ => return None,
+        })
+    }
+}
+
+/// One workspace package as its manifest declares it.
+#[derive(Debug)]
+struct Package {
+    /// `[package.metadata.tether] layer`.
+    layer: Layer,
+    /// Normal and build dependencies on other workspace packages.
+    deps: BTreeSet<String>,
+    /// `[package.metadata.tether.also]`: edges against the grain the
+    /// package declares, each with why.
+    also: BTreeMap<String, String>,
+    /// The package's folder, relative to the workspace.
+    dir: PathBuf,
 }
 
 fn workspace() -> PathBuf {
@@ -29,9 +59,9 @@ fn workspace() -> PathBuf {
         .expect("workspace root")
 }
 
-/// Each workspace package's layer, and its normal and build dependencies on
-/// other workspace packages.
-fn graph() -> BTreeMap<String, (Layer, BTreeSet<String>)> {
+/// Every workspace package, its declared layer and exceptions, and its
+/// dependencies on other workspace packages.
+fn graph() -> BTreeMap<String, Package> {
     let root = workspace();
     let out = std::process::Command::new(env!("CARGO"))
         .args([
@@ -65,19 +95,24 @@ fn graph() -> BTreeMap<String, (Layer, BTreeSet<String>)> {
             .strip_prefix(&root)
             .expect("inside the workspace")
             .to_path_buf();
-        let top = dir
-            .components()
-            .next()
-            .and_then(|c| c.as_os_str().to_str())
-            .unwrap_or("")
-            .to_owned();
-        let layer = match top.as_str() {
-            "core" => Layer::Core,
-            "sdk" | "inventory" | "catalog" => Layer::Kit,
-            "plugins" => Layer::Plugin,
-            "cli" | "examples" | "tests" => Layer::Binary,
-            _ => Layer::Machinery,
-        };
+        let declared = &p["metadata"]["tether"];
+        let layer = declared["layer"]
+            .as_str()
+            .and_then(Layer::parse)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{name} declares no layer: add [package.metadata.tether] layer = \
+                     \"core\" | \"kit\" | \"plugin\" | \"machinery\" | \"glue\""
+                )
+            });
+        let also = declared["also"]
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
         let deps = p["dependencies"]
             .as_array()
             .expect("dependencies")
@@ -87,7 +122,15 @@ fn graph() -> BTreeMap<String, (Layer, BTreeSet<String>)> {
             .filter(|d| names.contains(*d))
             .map(str::to_owned)
             .collect();
-        graph.insert(name, (layer, deps));
+        graph.insert(
+            name,
+            Package {
+                layer,
+                deps,
+                also,
+                dir,
+            },
+        );
     }
     graph
 }
@@ -101,19 +144,32 @@ fn dependencies_point_one_way_and_no_plugin_depends_on_a_plugin() {
         graph.keys()
     );
     let mut wrong = Vec::new();
-    for (name, (layer, deps)) in &graph {
-        for dep in deps {
-            let (dep_layer, _) = &graph[dep];
-            let allowed = match layer {
+    for (name, package) in &graph {
+        for dep in &package.deps {
+            let dep_layer = graph[dep].layer;
+            let allowed = match package.layer {
                 Layer::Core => false,
-                Layer::Kit => *dep_layer <= Layer::Kit,
+                Layer::Kit => dep_layer <= Layer::Kit,
                 // A plugin sees the contract and the kits, never a sibling.
-                Layer::Plugin => *dep_layer < Layer::Plugin,
-                Layer::Machinery => *dep_layer <= Layer::Machinery,
-                Layer::Binary => true,
+                Layer::Plugin => dep_layer < Layer::Plugin,
+                Layer::Machinery => dep_layer <= Layer::Machinery,
+                Layer::Glue => true,
             };
-            if !allowed {
-                wrong.push(format!("{name} ({layer:?}) → {dep} ({dep_layer:?})"));
+            let declared = package.also.get(dep).is_some_and(|why| why.len() >= 20);
+            if !allowed && !declared {
+                wrong.push(format!(
+                    "{name} ({:?}) → {dep} ({dep_layer:?})",
+                    package.layer
+                ));
+            }
+        }
+        // A declared exception is a real edge, never glue, and says why.
+        for (dep, why) in &package.also {
+            if !package.deps.contains(dep) || why.len() < 20 {
+                wrong.push(format!("{name} declares `also.{dep}` but {why:?} is stale"));
+            }
+            if graph.get(dep).is_none_or(|d| d.layer == Layer::Glue) {
+                wrong.push(format!("{name}: `also.{dep}` names no library"));
             }
         }
     }
@@ -121,26 +177,108 @@ fn dependencies_point_one_way_and_no_plugin_depends_on_a_plugin() {
         wrong.is_empty(),
         "dependencies against the grain: {wrong:#?}"
     );
-    // The MCP client transports stand alone, so an agent can use them cheaply.
-    assert!(graph["tether-mcp-client"].1.is_empty());
-    // Spot-check the layering itself, so a misread layout cannot pass.
-    assert_eq!(graph["tether-core"].0, Layer::Core);
-    assert_eq!(graph["tether-kandev-endpoint"].0, Layer::Plugin);
-    assert_eq!(graph["tether-probe"].0, Layer::Machinery);
-    assert!(graph["tether-probe"].1.contains("tether-acp-structured"));
+    // The contract depends on no Tether crate; the MCP client transports
+    // stand alone, so an agent can use them cheaply.
+    assert!(graph["tether-core"].deps.is_empty());
+    assert!(graph["tether-mcp-client"].deps.is_empty());
+    // Every folder under plugins/ holds a plugin; the folder does not decide
+    // the layer, the manifest does.
+    for (name, package) in &graph {
+        if package.dir.starts_with("plugins") {
+            assert_eq!(package.layer, Layer::Plugin, "{name}");
+        }
+    }
+    // Spot-check the reading itself, so a misread manifest cannot pass.
+    assert_eq!(graph["tether-core"].layer, Layer::Core);
+    assert_eq!(graph["tether-hub"].layer, Layer::Machinery);
+    assert_eq!(graph["tether-gemini-plugin"].layer, Layer::Plugin);
+    assert!(graph["tether-probe"].deps.contains("tether-acp-structured"));
+    assert!(
+        graph["tether-acp-structured"]
+            .also
+            .contains_key("tether-hub")
+    );
+}
+
+/// Every crate that listens goes through tether-guard, and only tether-guard
+/// draws listener secrets, compares them or parses bearer headers.
+#[test]
+fn one_guard_for_every_listener() {
+    let graph = graph();
+    let root = workspace();
+    let mut listeners = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for (name, package) in &graph {
+        let src = root.join(&package.dir).join("src");
+        let mut text = String::new();
+        read_tree(&src, &mut text);
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if name == "tether-guard" {
+            assert!(code.contains("fn constant_time_eq") && code.contains("getrandom::fill"));
+            continue;
+        }
+        if code.contains("TcpListener::bind") && package.layer != Layer::Glue {
+            listeners.insert(name.clone());
+            if !package.deps.contains("tether-guard") {
+                wrong.push(format!("{name} listens without tether-guard"));
+            }
+        }
+        for own in [
+            "fn constant_time_eq",
+            "fn bearer_token",
+            "fn random_hex(bytes",
+        ] {
+            if code.contains(own) {
+                wrong.push(format!("{name} has its own `{own}`"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    for listener in ["tether-kandev-endpoint", "tether-relay", "tether-web"] {
+        assert!(
+            listeners.contains(listener),
+            "{listener} was not seen listening: {listeners:?}"
+        );
+    }
+}
+
+fn read_tree(dir: &Path, out: &mut String) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            read_tree(&path, out);
+        } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
+            let text = std::fs::read_to_string(&path).expect("read");
+            // Test modules may build what they like.
+            out.push_str(text.split("#[cfg(test)]").next().unwrap_or(""));
+            out.push('\n');
+        }
+    }
 }
 
 #[test]
 fn core_does_no_io() {
     let src = workspace().join("core").join("src");
+    // No I/O, no threads, no sleeping, no clock: the hub runtime is
+    // host machinery (tether-hub).
     let forbidden = [
         "std::fs",
         "std::env",
         "std::process",
         "std::net",
-        "tokio::fs",
-        "tokio::process",
-        "tokio::net",
+        "std::thread",
+        "thread::spawn",
+        "sleep(",
+        "::now(",
+        "Instant",
+        "tokio",
         "File::",
         "rusqlite",
     ];
@@ -177,6 +315,7 @@ fn core_does_no_io() {
         "agent-client-protocol",
         "reqwest",
         "axum",
+        "tokio",
     ] {
         assert!(
             !deps.contains(crate_name),
@@ -223,7 +362,7 @@ fn core_modules_import_each_other_without_a_cycle() {
     let graph = core_module_graph();
     assert!(graph.len() >= 15, "core/src was not read: {graph:?}");
     assert!(
-        graph["hub"].contains("reducer"),
+        graph["plan"].contains("reducer"),
         "the reading works: {graph:?}"
     );
     // Depth-first search for a back edge.

@@ -2,11 +2,11 @@
 
 use serde_json::{Value, json};
 use tether_core::history::AttachmentHistory;
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{AgentCapabilities, DriveMode, Endpoint, ServerSpec};
+use tether_hub::{AttemptRequest, Hub};
 use tether_tests::samples_dir;
 
 fn keys(v: &Value) -> Vec<&str> {

@@ -6,12 +6,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::observer::plan;
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{ReasonCode, Trigger};
 use tether_core::{Decision, DriveMode, PlanContext, TransportObserver};
 use tether_gemini_plugin::GeminiPlugin;
+use tether_hub::{AttemptRequest, Hub};
 use tether_sdk::dynamic::{ABI_VERSION, LoadError, load};
 use tether_tests::{workspace_bin, workspace_lib};
 

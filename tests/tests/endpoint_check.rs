@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::EndpointTestResult;
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Evidence;
 use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
@@ -18,6 +17,7 @@ use tether_diagnostics::api::{
     RecentOutputRequest,
 };
 use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint};
+use tether_hub::{AttemptRequest, Hub};
 use tether_process::OutputTail;
 use tokio_util::sync::CancellationToken;
 // Links the first-party plugins, so `Registry::with_static` has them.
@@ -272,7 +272,7 @@ async fn cancelling_stops_the_test_and_its_processes() {
 
 // === The host's diagnostics API ===
 
-fn hub_with_attempt(servers: Vec<ServerSpec>) -> (Hub, tether_core::hub::AttemptHandle) {
+fn hub_with_attempt(servers: Vec<ServerSpec>) -> (Hub, tether_hub::AttemptHandle) {
     let hub = Hub::new(Registry::with_static().expect("registry"));
     let handle = hub
         .begin_attempt(AttemptRequest::new(
@@ -373,7 +373,7 @@ async fn an_endpoint_test_fills_endpoint_test_and_never_promotes_status() {
     let (hub, handle) = hub_with_attempt(vec![server]);
     handle
         .sink
-        .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server("memory"))
+        .publish(Evidence::new(EvidenceKind::Delivered, tether_hub::now()).server("memory"))
         .expect("delivered");
     let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
     diagnostics.remember_attempt("s", &handle);
@@ -510,7 +510,7 @@ async fn copied_diagnostics_carry_no_planted_secret() {
     handle
         .sink
         .publish(
-            Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+            Evidence::new(EvidenceKind::ExplicitError, tether_hub::now())
                 .server("local")
                 .reason(
                     ReasonCode::ProcessStartFailed,

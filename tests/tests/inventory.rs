@@ -424,10 +424,10 @@ fn snapshots_record_and_show_changes_without_secrets_at_rest() {
 fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
     use std::sync::Arc;
     use tether_core::DriveMode;
-    use tether_core::hub::{AttemptRequest, Hub, HubConfig};
     use tether_core::registry::Registry;
     use tether_core::store::Store;
     use tether_core::vocab::Trigger;
+    use tether_hub::{AttemptRequest, Hub, HubConfig};
     use tether_store::SqliteStore;
 
     let f = full_fixture();
@@ -460,7 +460,7 @@ fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
         }
         assert_eq!(
             first.sink.attach_config_snapshot(&huge),
-            Err(tether_core::hub::PublishError::TooLarge)
+            Err(tether_hub::PublishError::TooLarge)
         );
         first.sink.attach_config_snapshot(&claude).expect("attach");
         hub.flush_blocking();

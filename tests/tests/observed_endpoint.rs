@@ -15,8 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
 use tether_core::history::AttachmentAttempt;
-use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Evidence;
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{
     DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Transport, Trigger,
@@ -25,6 +24,7 @@ use tether_core::{
     Decision, Delivery, DriveMode, Endpoint, PlanContext, PluginDescriptor, ServerSpec,
     TransportObserver,
 };
+use tether_hub::{AttemptHandle, AttemptRequest, Hub, HubConfig};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, SENTINEL_TOOL};
 use tether_mcp_client::sse as sse_client;
 
@@ -98,7 +98,7 @@ fn begin(
         handle
             .sink
             .publish(
-                Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server(&server.spec.name),
+                Evidence::new(EvidenceKind::Delivered, tether_hub::now()).server(&server.spec.name),
             )
             .expect("delivered");
     }

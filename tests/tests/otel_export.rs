@@ -36,14 +36,14 @@ use rmcp::{
     ClientLifecycleMode, ClientServiceExt, ErrorData as McpError, RoleClient, RoleServer,
     ServerHandler, ServiceExt,
 };
-use tether_core::hub::{AttemptRequest, Hub};
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Evidence;
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{EvidenceKind, ServerSource, Transport, Trigger};
 use tether_core::{
     Decision, Delivery, DriveMode, Endpoint, KeyValue as SpecKv, PlanContext, PluginDescriptor,
     ServerSpec, TransportObserver,
 };
+use tether_hub::{AttemptRequest, Hub};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
 use tether_otel::{OtelConfig, TetherOtel};
 
@@ -264,9 +264,9 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
     // The hub writes through to a store that is down: its counters are exported.
     let hub = Hub::with_store(
         registry,
-        tether_core::hub::HubConfig {
+        tether_hub::HubConfig {
             persist_interval: Duration::from_millis(20),
-            ..tether_core::hub::HubConfig::default()
+            ..tether_hub::HubConfig::default()
         },
         Arc::new(DownStore),
     );
@@ -313,7 +313,7 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
     endpoint.bind(handle.sink.clone(), credential.clone());
     handle
         .sink
-        .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server("otel-demo"))
+        .publish(Evidence::new(EvidenceKind::Delivered, tether_hub::now()).server("otel-demo"))
         .expect("delivered");
 
     // Legacy streamable HTTP: initialize, tools/list, four calls, one with a trace context.

@@ -1,11 +1,11 @@
 //! The first-party plugins, as a host sees them through the static registry.
 
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{
     DecisionKind, DisplayStatus, ReasonCode, ServerSource, Transport, Trigger,
 };
 use tether_core::{AgentCapabilities, DriveMode, Endpoint, ServerSpec};
+use tether_hub::{AttemptRequest, Hub};
 use tether_tests as _;
 
 fn servers() -> Vec<ServerSpec> {

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use tether_core::DriveMode;
-use tether_core::hub::{AttemptHandle, AttemptRequest, Hub};
 use tether_core::registry::Registry;
 use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
+use tether_hub::{AttemptHandle, AttemptRequest, Hub};
 use tether_relay::RelayHost;
 use tether_tests::{acp_hub as hub, stdio_server as stdio, workspace_bin};
 

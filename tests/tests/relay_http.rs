@@ -410,7 +410,7 @@ async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
     let spec = http("every-http", &url, false);
     let (relayed, ticket) = host.relay(&spec).expect("relayed");
     let attempt = hub
-        .begin_attempt(tether_core::hub::AttemptRequest::new(
+        .begin_attempt(tether_hub::AttemptRequest::new(
             "t",
             "s",
             "e",
@@ -471,7 +471,7 @@ async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
     let before = host.not_published();
     // The attempt is superseded (its sink refuses), then the hub goes away.
     let _next = hub
-        .begin_attempt(tether_core::hub::AttemptRequest::new(
+        .begin_attempt(tether_hub::AttemptRequest::new(
             "t",
             "s",
             "e",
@@ -526,7 +526,7 @@ async fn a_server_the_relay_cannot_take_is_delivered_directly_and_its_row_says_w
         "delivered as it was"
     );
     let hub = tether_tests::acp_hub();
-    let mut request = tether_core::hub::AttemptRequest::new(
+    let mut request = tether_hub::AttemptRequest::new(
         "t",
         "s",
         "e",

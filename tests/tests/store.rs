@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_EVIDENCE};
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::store::{Loaded, Store, StoreError};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
+use tether_hub::{AttemptRequest, Hub, HubConfig};
 use tether_store::SqliteStore;
 
 fn server() -> ServerSpec {
@@ -253,7 +253,7 @@ fn a_change_while_the_store_is_down(
     dir: &tempfile::TempDir,
     session: &str,
     config: HubConfig,
-) -> (Arc<Counting>, Hub, tether_core::hub::AttemptHandle) {
+) -> (Arc<Counting>, Hub, tether_hub::AttemptHandle) {
     let store = Arc::new(Counting {
         inner: SqliteStore::open(&dir.path().join("t.db")).expect("open"),
         saves: AtomicU64::new(0),
@@ -440,8 +440,7 @@ fn a_thousand_rotations_with_concurrent_evidence_never_land_stale_events() {
         .begin_attempt(request("s", vec![server()]))
         .expect("begin");
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sinks: Arc<Mutex<tether_core::hub::EvidenceSink>> =
-        Arc::new(Mutex::new(current.sink.clone()));
+    let sinks: Arc<Mutex<tether_hub::EvidenceSink>> = Arc::new(Mutex::new(current.sink.clone()));
     let mut publishers = Vec::new();
     for t in 0..4u64 {
         let (sinks, stop) = (Arc::clone(&sinks), Arc::clone(&stop));
@@ -559,7 +558,7 @@ fn no_planted_secret_is_ever_at_rest_in_the_database_file() {
                 handle
                     .sink
                     .publish(
-                        Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                        Evidence::new(EvidenceKind::ExplicitError, tether_hub::now())
                             .server(name)
                             .reason(
                                 ReasonCode::ServerError,

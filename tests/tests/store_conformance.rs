@@ -447,9 +447,9 @@ fn history_follow_prints_a_session_again_when_another_process_writes_it() {
 
 #[test]
 fn a_hub_whose_writes_are_stale_counts_and_logs_them_and_keeps_its_live_state() {
-    use tether_core::hub::{AttemptRequest, Hub, HubConfig};
     use tether_core::registry::Registry;
     use tether_core::vocab::Trigger;
+    use tether_hub::{AttemptRequest, Hub, HubConfig};
 
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("stale.db");

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tether_core::DriveMode;
-use tether_core::hub::AttemptRequest;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::vocab::{EvidenceKind, Trigger};
 use tether_diagnostics::api::Diagnostics;
 use tether_diagnostics::endpoint_check::CheckLimits;
+use tether_hub::AttemptRequest;
 use tether_tests::{acp_hub as hub, stdio_server, workspace_bin};
 use tether_web::StatusService;
 

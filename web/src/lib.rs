@@ -1,6 +1,6 @@
 //! The live status service and the reference status view.
 //!
-//! A host mounts [`StatusService::router`] over its [`Hub`](tether_core::hub::Hub)
+//! A host mounts [`StatusService::router`] over its [`Hub`](tether_hub::Hub)
 //! (with its [`Diagnostics`](tether_diagnostics::api::Diagnostics), for the
 //! actions), or follows a [`Store`](tether_core::store::Store) read-only; or it
 //! calls [`StatusService::serve`] and gets a loopback socket.

@@ -111,7 +111,7 @@ impl StatusService {
 
     /// Over a live hub; `diagnostics` enables the actions (the host records
     /// each attempt and its live output there).
-    pub fn for_hub(hub: Arc<tether_core::hub::Hub>, diagnostics: Option<Arc<Diagnostics>>) -> Self {
+    pub fn for_hub(hub: Arc<tether_hub::Hub>, diagnostics: Option<Arc<Diagnostics>>) -> Self {
         Self::new(Arc::new(HubSource::new(hub)), diagnostics)
     }
 

@@ -15,8 +15,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use tether_core::history::AttachmentHistory;
-use tether_core::hub::{Hub, HubEvent, HubTap};
 use tether_core::store::Store;
+use tether_hub::{Hub, HubEvent, HubTap};
 
 /// A session's live history: always the latest; closed when the session is gone.
 pub type HistoryWatch = watch::Receiver<Arc<AttachmentHistory>>;

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
+use tether_hub::{AttemptRequest, Hub};
 use tether_web::documents::{CopyDiagnostics, SessionStatus, SessionSummary};
 
 fn secret() -> impl Strategy<Value = String> {

@@ -38,11 +38,11 @@ use tether_acp_structured::acp::{
 use tether_core::DriveMode;
 use tether_core::display::status_label;
 use tether_core::history::AttachmentHistory;
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::registry::Registry;
 use tether_core::store::Store;
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
 use tether_diagnostics::api::{DiagnosticAction, Diagnostics};
+use tether_hub::{AttemptRequest, Hub, HubConfig};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
 use tether_process::{ChildGroup, ChildSpec};

@@ -15,11 +15,11 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Agent, Lines};
 use futures::{Sink, Stream};
-use tether_core::hub::{AttemptHandle, AttemptRequest, Hub, HubError};
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Evidence;
 use tether_core::sanitize::Scrubber;
 use tether_core::vocab::{EvidenceKind, ReasonCode, Trigger};
 use tether_core::{AgentCapabilities, Endpoint, Plan};
+use tether_hub::{AttemptHandle, AttemptRequest, Hub, HubError};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 
@@ -108,7 +108,8 @@ impl FrameLog {
         let line = self.redact.redact_known(line);
         let frame = serde_json::from_str::<serde_json::Value>(&line)
             .unwrap_or(serde_json::Value::String(line));
-        let entry = serde_json::json!({"at": Timestamp::now().0, "dir": direction, "frame": frame});
+        let entry =
+            serde_json::json!({"at": tether_hub::now().0, "dir": direction, "frame": frame});
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
         let _ = writeln!(out, "{entry}");
     }
@@ -413,11 +414,11 @@ impl SessionDelivery {
             Ok(id) => {
                 for name in &self.delivered {
                     let _ = sink.publish(
-                        Evidence::new(EvidenceKind::Delivered, Timestamp::now())
+                        Evidence::new(EvidenceKind::Delivered, tether_hub::now())
                             .server(name.clone()),
                     );
                 }
-                let mut ev = Evidence::new(EvidenceKind::SessionAccepted, Timestamp::now());
+                let mut ev = Evidence::new(EvidenceKind::SessionAccepted, tether_hub::now());
                 if let Some(id) = &id {
                     ev = ev.acp_session(id.clone());
                 }
@@ -453,7 +454,7 @@ impl SessionDelivery {
                     .iter()
                     .find(|n| refusal.message.contains(n.as_str()))
                     .cloned();
-                let mut ev = Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                let mut ev = Evidence::new(EvidenceKind::ExplicitError, tether_hub::now())
                     .reason(reason.clone(), Some(summary.clone()));
                 if let Some(name) = &named {
                     ev = ev.server(name.clone());
@@ -461,7 +462,7 @@ impl SessionDelivery {
                 let _ = sink.publish(ev);
                 for name in self.delivered.iter().filter(|n| Some(*n) != named.as_ref()) {
                     let _ = sink.publish(
-                        Evidence::new(EvidenceKind::Unavailable, Timestamp::now())
+                        Evidence::new(EvidenceKind::Unavailable, tether_hub::now())
                             .server(name.clone())
                             .reason(
                                 reason.clone(),

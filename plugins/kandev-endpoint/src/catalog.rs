@@ -40,7 +40,7 @@ pub fn catalog_hook() -> ToolsListedHook {
             tools.to_vec(),
             Arc::clone(&last),
         );
-        let at = Timestamp::now();
+        let at = tether_hub::now();
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };

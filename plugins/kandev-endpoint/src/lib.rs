@@ -7,7 +7,7 @@
 //! - [`observe::Observed`] wraps the host's handler per connection and
 //!   publishes initialize (or `server/discover`), tools/list with its count,
 //!   tools/call by name and outcome, protocol errors and one close per
-//!   connection, through the bound [`EvidenceSink`](tether_core::EvidenceSink).
+//!   connection, through the bound [`EvidenceSink`](tether_hub::EvidenceSink).
 //! - [`sentinel::Sentinel`] is the probe's one harmless tool.
 //! - [`AttemptCredential`] locks the endpoint to the agent it was delivered
 //!   to: every transport refuses a request without the current attempt's

@@ -16,13 +16,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use rmcp::model::*;
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use tether_core::hub::EvidenceSink;
-use tether_core::model::{ClientInfo, Evidence, Timestamp};
+use tether_core::model::{ClientInfo, Evidence};
 use tether_core::served::{
     RequestIdent, Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession,
     SharedServedObserver, TraceContext, bounded, protocol_word,
 };
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
+use tether_hub::EvidenceSink;
 
 use crate::credential::{Gate, Refusal};
 
@@ -67,7 +67,7 @@ impl Observation {
             gate: Gate::default(),
             served_name: Arc::from(server_name.as_str()),
             server_name,
-            seed: RandomState::new().hash_one(Timestamp::now().0),
+            seed: RandomState::new().hash_one(tether_hub::now().0),
             identity_keys: RandomState::new(),
             counter: AtomicU64::new(0),
             tools_listed: RwLock::new(None),
@@ -142,7 +142,7 @@ impl Observation {
             Refusal::Missing => "without the attempt's credential",
             Refusal::Stale => "with a superseded attempt's credential",
         };
-        let evidence = Evidence::new(EvidenceKind::UnauthenticatedContact, Timestamp::now())
+        let evidence = Evidence::new(EvidenceKind::UnauthenticatedContact, tether_hub::now())
             .server(self.server_name.clone())
             .connection(self.next_connection_id())
             .reason(
@@ -355,7 +355,7 @@ impl Connection {
     /// Reports a protocol error seen on this connection.
     pub fn protocol_error(&self, what: &str, error: &McpError) {
         self.publish(
-            Evidence::new(EvidenceKind::ExplicitError, Timestamp::now()).reason(
+            Evidence::new(EvidenceKind::ExplicitError, tether_hub::now()).reason(
                 ReasonCode::ProtocolError,
                 Some(format!("{what}: {} ({})", error.message, error.code.0)),
             ),
@@ -372,7 +372,7 @@ impl Connection {
             if self.sink.get().is_some() {
                 self.publish(Evidence::new(
                     EvidenceKind::ConnectionClosed,
-                    Timestamp::now(),
+                    tether_hub::now(),
                 ));
             }
             if self.served_any.load(Ordering::Relaxed)
@@ -596,7 +596,7 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         self.connection.finish(started, outcome_of(&result));
         match &result {
             Ok(_) => self.connection.publish(
-                Evidence::new(EvidenceKind::InitializeObserved, Timestamp::now()).client(client),
+                Evidence::new(EvidenceKind::InitializeObserved, tether_hub::now()).client(client),
             ),
             Err(err) => self.connection.protocol_error("initialize", err),
         }
@@ -615,12 +615,12 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
         self.connection.finish(started, outcome_of(&result));
         match (&result, client) {
             (Ok(_), Some(client)) => self.connection.publish(
-                Evidence::new(EvidenceKind::InitializeObserved, Timestamp::now())
+                Evidence::new(EvidenceKind::InitializeObserved, tether_hub::now())
                     .client(client_of(&client, protocol.as_ref())),
             ),
             (Ok(_), None) => self.connection.publish(Evidence::new(
                 EvidenceKind::InitializeObserved,
-                Timestamp::now(),
+                tether_hub::now(),
             )),
             (Err(err), _) => self.connection.protocol_error("server/discover", err),
         }
@@ -642,7 +642,7 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
             Ok(list) => {
                 let count = u32::try_from(list.tools.len()).unwrap_or(u32::MAX);
                 let mut ev =
-                    Evidence::new(EvidenceKind::ToolsListObserved, Timestamp::now()).tools(count);
+                    Evidence::new(EvidenceKind::ToolsListObserved, tether_hub::now()).tools(count);
                 if let Some(client) = inline_client {
                     ev = ev.client(client_of(&client, protocol.as_ref()));
                 }
@@ -688,7 +688,7 @@ impl<H: ServerHandler> ServerHandler for Observed<H> {
             }
         };
         self.connection.publish(
-            Evidence::new(EvidenceKind::ToolCallObserved, Timestamp::now()).tool_call(tool, ok),
+            Evidence::new(EvidenceKind::ToolCallObserved, tether_hub::now()).tool_call(tool, ok),
         );
         result
     }

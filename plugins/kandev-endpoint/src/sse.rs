@@ -126,7 +126,7 @@ pub(crate) async fn post(
             connection.publish(
                 tether_core::Evidence::new(
                     tether_core::EvidenceKind::ExplicitError,
-                    tether_core::Timestamp::now(),
+                    tether_hub::now(),
                 )
                 .reason(
                     tether_core::ReasonCode::ProtocolError,

@@ -11,11 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, ServerSpec};
+use tether_hub::{AttemptRequest, Hub, HubConfig};
 use tether_store::SqliteStore;
 
 fn main() {

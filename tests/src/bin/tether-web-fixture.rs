@@ -36,12 +36,12 @@ use tether_acp_structured::acp::{
     SessionRequestKind, answer_permission, deliver_session, stdio_lines,
 };
 use tether_core::DriveMode;
-use tether_core::hub::{AttemptRequest, Hub, HubConfig};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::store::Store;
 use tether_core::vocab::{ServerSource, Trigger};
 use tether_diagnostics::api::Diagnostics;
+use tether_hub::{AttemptRequest, Hub, HubConfig};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
 use tether_process::{ChildGroup, ChildSpec};
 use tether_web::StatusService;
@@ -113,8 +113,7 @@ fn beta_servers(secret: &str) -> Vec<ServerSpec> {
 /// Runs one agent for one session: a first attempt, then one more per
 /// `renew`, until the command channel closes.
 /// The current attempt's sink per session (for `publish`).
-type Sinks =
-    Arc<std::sync::Mutex<std::collections::BTreeMap<String, tether_core::hub::EvidenceSink>>>;
+type Sinks = Arc<std::sync::Mutex<std::collections::BTreeMap<String, tether_hub::EvidenceSink>>>;
 
 async fn run_session(
     sinks: Sinks,
@@ -366,7 +365,7 @@ async fn main() -> anyhow::Result<()> {
                             .unwrap_or_default();
                         let evidence = tether_core::model::Evidence::new(
                             tether_core::vocab::EvidenceKind::ToolCallObserved,
-                            tether_core::model::Timestamp::now(),
+                            tether_hub::now(),
                         )
                         .server("kandev")
                         .tool_call(tool, true);

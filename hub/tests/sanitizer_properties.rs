@@ -2,12 +2,12 @@
 //! are at most 256 bytes of valid UTF-8.
 
 use proptest::prelude::*;
-use tether_core::hub::{AttemptRequest, Hub};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::registry::Registry;
 use tether_core::sanitize::{self, SUMMARY_MAX_BYTES, Scrubber};
 use tether_core::vocab::{EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
+use tether_hub::{AttemptRequest, Hub};
 
 /// A secret: 12–40 letters and digits, with at least one of each.
 fn secret() -> impl Strategy<Value = String> {

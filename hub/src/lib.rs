@@ -1,4 +1,6 @@
-//! The hub: composition around the pure reducer.
+//! tether-hub: the live host machinery around tether-core's pure reducer.
+//! Core holds the contract; this crate holds what runs: sessions, sinks, the
+//! drain thread, the write-behind persister, taps, counters and the clock.
 //!
 //! - [`Hub::begin_attempt`] plans through the registry, publishes configured
 //!   evidence plus the per-server decisions, and supersedes the current attempt
@@ -26,19 +28,25 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, watch};
 
-use crate::history::AttachmentHistory;
-use crate::inventory::InventoryDocument;
-use crate::model::{Evidence, Timestamp, ToolCatalog};
-use crate::observer::plan;
-use crate::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
-use crate::reducer::{
+use tether_core::history::AttachmentHistory;
+use tether_core::inventory::InventoryDocument;
+use tether_core::model::{Evidence, Timestamp, ToolCatalog};
+use tether_core::observer::plan;
+use tether_core::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
+use tether_core::reducer::{
     AttemptStart, HistoryEvent, Reduced, Rejection, RowNames, reduce, sanitize_evidence,
 };
-use crate::registry::Registry;
-use crate::sanitize::Scrubber;
-use crate::spec::ServerSpec;
-use crate::store::{Store, StoreError};
-use crate::vocab::{DisplayStatus, ReasonCode, Trigger};
+use tether_core::registry::Registry;
+use tether_core::sanitize::Scrubber;
+use tether_core::spec::ServerSpec;
+use tether_core::store::{Store, StoreError};
+use tether_core::vocab::{DisplayStatus, ReasonCode, Trigger};
+
+/// The wall clock now: the one place host machinery reads it for evidence
+/// and attempts (core never reads the clock).
+pub fn now() -> Timestamp {
+    Timestamp::from_system(std::time::SystemTime::now())
+}
 
 /// Tunables for a hub.
 #[derive(Debug, Clone, Copy)]
@@ -250,7 +258,7 @@ impl EvidenceSink {
         if !self.is_current() {
             return Err(PublishError::Superseded);
         }
-        if snapshot.rows.len() > crate::reducer::MAX_SNAPSHOT_ROWS {
+        if snapshot.rows.len() > tether_core::reducer::MAX_SNAPSHOT_ROWS {
             return Err(PublishError::TooLarge);
         }
         let mut snapshot = snapshot.clone();
@@ -805,7 +813,7 @@ impl Hub {
         Hub {
             shared,
             tx,
-            id_seed: RandomState::new().hash_one(Timestamp::now().0),
+            id_seed: RandomState::new().hash_one(now().0),
             id_counter: AtomicU64::new(0),
         }
     }
@@ -823,7 +831,7 @@ impl Hub {
 
     /// Plans and begins a new attempt, superseding the session's current one at once.
     pub fn begin_attempt(&self, request: AttemptRequest) -> Result<AttemptHandle, HubError> {
-        self.begin_attempt_at(request, Timestamp::now())
+        self.begin_attempt_at(request, now())
     }
 
     /// [`begin_attempt`](Self::begin_attempt) with an explicit time (tests, replays).
@@ -1283,8 +1291,8 @@ enum Flush {
 #[cfg(test)]
 mod tap_tests {
     use super::*;
-    use crate::spec::{Endpoint, ServerSpec};
-    use crate::vocab::{EvidenceKind, ServerSource};
+    use tether_core::spec::{Endpoint, ServerSpec};
+    use tether_core::vocab::{EvidenceKind, ServerSource};
 
     #[derive(Default)]
     struct Collect(Mutex<Vec<Arc<HubEvent>>>);
@@ -1328,13 +1336,13 @@ mod tap_tests {
         assert!(
             first
                 .sink
-                .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()).server("srv"))
+                .publish(Evidence::new(EvidenceKind::Delivered, now()).server("srv"))
                 .is_err()
         );
         second
             .sink
             .publish(
-                Evidence::new(EvidenceKind::ExplicitError, Timestamp::now())
+                Evidence::new(EvidenceKind::ExplicitError, now())
                     .server("srv")
                     .reason(ReasonCode::ProtocolError, Some("boom".into())),
             )
@@ -1384,10 +1392,10 @@ mod tap_tests {
         for _ in 0..5_000 {
             let _ = a
                 .sink
-                .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()));
+                .publish(Evidence::new(EvidenceKind::Delivered, now()));
             let _ = b
                 .sink
-                .publish(Evidence::new(EvidenceKind::Delivered, Timestamp::now()));
+                .publish(Evidence::new(EvidenceKind::Delivered, now()));
         }
         let total = u64::from(a.sink.dropped()) + u64::from(b.sink.dropped());
         assert!(total > 0, "a one-slot queue drops under a flood");
