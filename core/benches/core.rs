@@ -7,12 +7,14 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tether_core::history::AttachmentHistory;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
-use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, reduce};
+use tether_core::reducer::{
+    AttemptKey, AttemptStart, HistoryEvent, PlannedRow, begin_attempt, reduce,
+};
 use tether_core::vocab::{DecisionKind, EvidenceKind, ServerSource, Transport, Trigger};
 
 const SERVERS: [&str; 3] = ["kandev", "github", "files"];
 
-fn begun() -> AttachmentHistory {
+fn begun() -> (AttachmentHistory, AttemptKey) {
     let mut h = AttachmentHistory::new("task", "session");
     let start = AttemptStart {
         attempt_id: "a".into(),
@@ -38,12 +40,12 @@ fn begun() -> AttachmentHistory {
             })
             .collect(),
     };
-    reduce(&mut h, &HistoryEvent::Begin(start)).expect("begin");
-    h
+    let key = begin_attempt(&mut h, &start).expect("begin");
+    (h, key)
 }
 
 /// A realistic mix: connections come and go, tools are listed and called.
-fn events(n: usize) -> Vec<HistoryEvent> {
+fn events(key: &AttemptKey, n: usize) -> Vec<HistoryEvent> {
     (0..n)
         .map(|i| {
             let server = SERVERS[i % SERVERS.len()];
@@ -60,8 +62,7 @@ fn events(n: usize) -> Vec<HistoryEvent> {
                 _ => Evidence::new(EvidenceKind::ToolCallObserved, at).tool_call("echo", true),
             };
             HistoryEvent::Observe {
-                session_id: "session".into(),
-                attempt_id: "a".into(),
+                key: key.clone(),
                 evidence: ev.server(server).connection(conn),
             }
         })
@@ -70,8 +71,8 @@ fn events(n: usize) -> Vec<HistoryEvent> {
 
 fn reducer_throughput(c: &mut Criterion) {
     const N: usize = 10_000;
-    let base = begun();
-    let evs = events(N);
+    let (base, key) = begun();
+    let evs = events(&key, N);
     let mut group = c.benchmark_group("reducer");
     group.throughput(Throughput::Elements(N as u64));
     group.bench_function("reduce_10k_mixed_events", |b| {

@@ -138,18 +138,42 @@ pub struct PlannedRow {
     pub note: Option<String>,
 }
 
-/// Something that changes a history.
+/// The receipt of a begun attempt, and the only owner an event can carry.
+///
+/// It has no public constructor: only [`begin_attempt`] makes one, for the
+/// attempt it just began on that history. The hub begins every live attempt
+/// and keeps each key inside that attempt's sink, so nothing outside the hub
+/// can stamp evidence as a live attempt's (evidence itself has no ownership
+/// fields). A key of another history is refused as `UnknownSession`, one of
+/// a superseded attempt as `StaleAttempt`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AttemptKey {
+    session_id: String,
+    attempt_id: String,
+}
+
+impl AttemptKey {
+    /// The owning session.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The owning attempt.
+    pub fn attempt_id(&self) -> &str {
+        &self.attempt_id
+    }
+}
+
+/// Something that happens to a begun attempt (beginning one is
+/// [`begin_attempt`], which returns the attempt's key).
 #[derive(Debug, Clone, PartialEq)]
 pub enum HistoryEvent {
-    /// A new attempt; supersedes the current one at once.
-    Begin(AttemptStart),
-    /// Evidence stamped by a sink with its attempt's ownership.
+    /// Evidence, with its attempt's key. The reducer sanitizes it (patterns
+    /// only, no known secrets): the path for callers that hold no scrubber.
     Observe {
-        /// Owning session.
-        session_id: String,
-        /// Owning attempt.
-        attempt_id: String,
-        /// What was observed. The reducer sanitizes it (patterns only).
+        /// Whose.
+        key: AttemptKey,
+        /// What was observed.
         evidence: Evidence,
     },
     /// Evidence that already passed [`sanitize_evidence`] (the hub's path,
@@ -157,19 +181,15 @@ pub enum HistoryEvent {
     /// Only [`sanitize_evidence`] makes a [`SanitizedEvidence`], so no path
     /// into a history skips the sanitizer.
     ObserveSanitized {
-        /// Owning session.
-        session_id: String,
-        /// Owning attempt.
-        attempt_id: String,
+        /// Whose.
+        key: AttemptKey,
         /// What was observed, sanitized.
         evidence: SanitizedEvidence,
     },
     /// The tool catalog a host's own server served; replaces the row's catalog.
     Catalog {
-        /// Owning session.
-        session_id: String,
-        /// Owning attempt.
-        attempt_id: String,
+        /// Whose.
+        key: AttemptKey,
         /// The server's name.
         server: String,
         /// The catalog.
@@ -177,19 +197,15 @@ pub enum HistoryEvent {
     },
     /// A configuration snapshot (`tether inventory`) attached to the attempt.
     ConfigSnapshot {
-        /// Owning session.
-        session_id: String,
-        /// Owning attempt.
-        attempt_id: String,
+        /// Whose.
+        key: AttemptKey,
         /// The snapshot (sanitized rows only).
         snapshot: Box<crate::inventory::InventoryDocument>,
     },
     /// The sink for an attempt has dropped `total` events so far (full queue).
     TransitDrops {
-        /// Owning session.
-        session_id: String,
-        /// Owning attempt.
-        attempt_id: String,
+        /// Whose.
+        key: AttemptKey,
         /// Running total of drops.
         total: u32,
     },
@@ -249,37 +265,42 @@ pub enum Rejection {
 /// Rows a configuration snapshot attached to one attempt may hold.
 pub const MAX_SNAPSHOT_ROWS: usize = 256;
 
+/// Begins the attempt `start` describes on `history`, superseding the
+/// current one at once, and returns the attempt's key: the only way to make
+/// one. Beginning an attempt the history already holds changes nothing and
+/// returns its key again. On `Err`, `history` is unchanged.
+pub fn begin_attempt(
+    history: &mut AttachmentHistory,
+    start: &AttemptStart,
+) -> Result<AttemptKey, Rejection> {
+    begin(history, start)?;
+    Ok(AttemptKey {
+        session_id: start.session_id.clone(),
+        attempt_id: start.attempt_id.clone(),
+    })
+}
+
 /// Applies `event` to `history` in place. On `Err`, `history` is unchanged.
 pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<Reduced, Rejection> {
     match event {
-        HistoryEvent::Begin(start) => begin(history, start),
-        HistoryEvent::Observe {
-            session_id,
-            attempt_id,
-            evidence,
-        } => {
-            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+        HistoryEvent::Observe { key, evidence } => {
+            let attempt = current_attempt_mut(history, key)?;
             let rows = RowNames::shown_as_is(attempt.servers.iter().map(|r| r.name.as_str()));
             observe(
                 attempt,
                 &sanitize_evidence(evidence, &Scrubber::new(), &rows),
             )
         }
-        HistoryEvent::ObserveSanitized {
-            session_id,
-            attempt_id,
-            evidence,
-        } => {
-            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+        HistoryEvent::ObserveSanitized { key, evidence } => {
+            let attempt = current_attempt_mut(history, key)?;
             observe(attempt, evidence)
         }
         HistoryEvent::Catalog {
-            session_id,
-            attempt_id,
+            key,
             server,
             catalog,
         } => {
-            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+            let attempt = current_attempt_mut(history, key)?;
             let row = attempt
                 .servers
                 .iter_mut()
@@ -294,12 +315,8 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             attempt.updated_at = attempt.updated_at.max(catalog.at);
             Ok(Reduced::Applied)
         }
-        HistoryEvent::ConfigSnapshot {
-            session_id,
-            attempt_id,
-            snapshot,
-        } => {
-            let attempt = current_attempt_mut(history, session_id, attempt_id)?;
+        HistoryEvent::ConfigSnapshot { key, snapshot } => {
+            let attempt = current_attempt_mut(history, key)?;
             if snapshot.rows.len() > MAX_SNAPSHOT_ROWS {
                 return Err(Rejection::BoundHit {
                     what: "config snapshot rows",
@@ -312,18 +329,14 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             attempt.config_snapshot = Some(snapshot.clone());
             Ok(Reduced::Applied)
         }
-        HistoryEvent::TransitDrops {
-            session_id,
-            attempt_id,
-            total,
-        } => {
-            check_session(history, session_id)?;
+        HistoryEvent::TransitDrops { key, total } => {
+            check_session(history, &key.session_id)?;
             let attempt = history
                 .attempts
                 .iter_mut()
-                .find(|a| &a.attempt_id == attempt_id)
+                .find(|a| a.attempt_id == key.attempt_id)
                 .ok_or_else(|| Rejection::UnknownAttempt {
-                    attempt_id: attempt_id.clone(),
+                    attempt_id: key.attempt_id.clone(),
                 })?;
             // Drops are counted even on a superseded attempt: they are its own history.
             if *total > attempt.dropped_in_transit {
@@ -361,10 +374,10 @@ fn check_session(history: &AttachmentHistory, session_id: &str) -> Result<(), Re
 
 fn current_attempt_mut<'h>(
     history: &'h mut AttachmentHistory,
-    session_id: &str,
-    attempt_id: &str,
+    key: &AttemptKey,
 ) -> Result<&'h mut AttachmentAttempt, Rejection> {
-    check_session(history, session_id)?;
+    check_session(history, &key.session_id)?;
+    let attempt_id = key.attempt_id.as_str();
     let is_current = history.current_attempt_id.as_deref() == Some(attempt_id);
     let attempt = history
         .attempts
@@ -1104,8 +1117,8 @@ pub fn derive_status(row: &ServerAttachment) -> DisplayStatus {
 mod tests {
     use super::*;
 
-    fn start(attempt: &str, servers: usize) -> HistoryEvent {
-        HistoryEvent::Begin(AttemptStart {
+    fn start(attempt: &str, servers: usize) -> AttemptStart {
+        AttemptStart {
             attempt_id: attempt.into(),
             task_id: "t".into(),
             session_id: "s".into(),
@@ -1127,13 +1140,16 @@ mod tests {
                     note: None,
                 })
                 .collect(),
-        })
+        }
     }
 
+    /// Test-only: a key made up here, to prove the reducer checks it.
     fn observe(session: &str, attempt: &str, ev: Evidence) -> HistoryEvent {
         HistoryEvent::Observe {
-            session_id: session.into(),
-            attempt_id: attempt.into(),
+            key: AttemptKey {
+                session_id: session.into(),
+                attempt_id: attempt.into(),
+            },
             evidence: ev,
         }
     }
@@ -1142,13 +1158,13 @@ mod tests {
     fn rejections_are_typed_and_leave_the_history_unchanged() {
         let mut h = AttachmentHistory::new("t", "s");
         assert_eq!(
-            reduce(&mut h, &start("a", MAX_SERVERS + 1)),
+            begin(&mut h, &start("a", MAX_SERVERS + 1)),
             Err(Rejection::BoundHit {
                 what: "servers in one attempt",
                 limit: MAX_SERVERS
             })
         );
-        reduce(&mut h, &start("a", 1)).expect("begin");
+        begin(&mut h, &start("a", 1)).expect("begin");
         let before = h.clone();
         let ev = Evidence::new(EvidenceKind::Delivered, Timestamp(2)).server("srv0");
         assert!(matches!(
@@ -1176,7 +1192,7 @@ mod tests {
         counted.attempts[0].updated_at = Timestamp(2).max(counted.attempts[0].updated_at);
         assert_eq!(h, counted);
         h = before.clone();
-        assert_eq!(reduce(&mut h, &start("a", 1)), Ok(Reduced::Duplicate));
+        assert_eq!(begin(&mut h, &start("a", 1)), Ok(Reduced::Duplicate));
         assert_eq!(
             reduce(&mut h, &observe("s", "a", ev.clone())),
             Ok(Reduced::Applied)
@@ -1190,7 +1206,7 @@ mod tests {
     #[test]
     fn a_full_timeline_counts_drops_but_rows_still_change() {
         let mut h = AttachmentHistory::new("t", "s");
-        reduce(&mut h, &start("a", 1)).expect("begin");
+        begin(&mut h, &start("a", 1)).expect("begin");
         for i in 0..MAX_EVIDENCE as u64 {
             let ev = Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(10 + i))
                 .server("srv0")
@@ -1222,7 +1238,7 @@ mod tests {
     #[test]
     fn superseded_attempts_keep_the_tool_count_and_drop_the_catalog() {
         let mut h = AttachmentHistory::new("t", "s");
-        reduce(&mut h, &start("a", 1)).expect("begin");
+        begin(&mut h, &start("a", 1)).expect("begin");
         let listed = Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(2))
             .server("srv0")
             .tools(3);
@@ -1236,8 +1252,10 @@ mod tests {
             total_tokens: 42,
         };
         let event = HistoryEvent::Catalog {
-            session_id: "s".into(),
-            attempt_id: "a".into(),
+            key: AttemptKey {
+                session_id: "s".into(),
+                attempt_id: "a".into(),
+            },
             server: "srv0".into(),
             catalog: Box::new(catalog),
         };
@@ -1245,7 +1263,7 @@ mod tests {
         assert_eq!(reduce(&mut h, &event), Ok(Reduced::Duplicate));
         assert!(h.current().expect("a").servers[0].tool_catalog.is_some());
 
-        reduce(&mut h, &start("b", 1)).expect("begin b");
+        begin(&mut h, &start("b", 1)).expect("begin b");
         let old = h.attempt("a").expect("kept as history");
         assert!(old.servers[0].tool_catalog.is_none());
         assert_eq!(old.servers[0].tool_count, Some(3));
@@ -1258,7 +1276,7 @@ mod tests {
     #[test]
     fn agent_reports_move_stages_with_agent_provenance() {
         let mut h = AttachmentHistory::new("t", "s");
-        reduce(&mut h, &start("a", 3)).expect("begin");
+        begin(&mut h, &start("a", 3)).expect("begin");
         let report = |server: &str, status: &str| {
             Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
                 .server(server)

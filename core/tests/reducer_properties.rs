@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE};
 use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
-use tether_core::reducer::{AttemptStart, HistoryEvent, PlannedRow, Reduced, Rejection, reduce};
+use tether_core::reducer::{
+    AttemptKey, AttemptStart, HistoryEvent, PlannedRow, Reduced, Rejection, begin_attempt, reduce,
+};
 use tether_core::sanitize::SUMMARY_MAX_BYTES;
 use tether_core::vocab::{
     DecisionKind, EvidenceKind, ReasonCode, ServerSource, Transport, Trigger,
@@ -12,8 +14,8 @@ use tether_core::vocab::{
 
 const SERVERS: [&str; 3] = ["kandev", "github", "files"];
 
-fn start(attempt: &str, at: u64) -> HistoryEvent {
-    HistoryEvent::Begin(AttemptStart {
+fn start(attempt: &str, at: u64) -> AttemptStart {
+    AttemptStart {
         attempt_id: attempt.to_owned(),
         task_id: "task".into(),
         session_id: "session".into(),
@@ -41,21 +43,21 @@ fn start(attempt: &str, at: u64) -> HistoryEvent {
                 note: None,
             })
             .collect(),
-    })
+    }
 }
 
-fn observe(attempt: &str, evidence: Evidence) -> HistoryEvent {
+fn observe(key: &AttemptKey, evidence: Evidence) -> HistoryEvent {
     HistoryEvent::Observe {
-        session_id: "session".into(),
-        attempt_id: attempt.to_owned(),
+        key: key.clone(),
         evidence,
     }
 }
 
-fn fresh(attempt: &str) -> AttachmentHistory {
+/// A history with one begun attempt, and that attempt's key.
+fn fresh(attempt: &str) -> (AttachmentHistory, AttemptKey) {
     let mut h = AttachmentHistory::new("task", "session");
-    reduce(&mut h, &start(attempt, 0)).expect("begin");
-    h
+    let key = begin_attempt(&mut h, &start(attempt, 0)).expect("begin");
+    (h, key)
 }
 
 /// Connection-level evidence: what an observed endpoint or an agent report produces.
@@ -159,22 +161,21 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
     )
 }
 
-fn run(steps: &[Step]) -> AttachmentHistory {
-    let mut h = fresh("a0");
+fn run(steps: &[Step]) -> (AttachmentHistory, AttemptKey) {
+    let (mut h, mut key) = fresh("a0");
     let mut n = 0;
     for step in steps {
         match step {
             Step::Begin => {
                 n += 1;
-                reduce(&mut h, &start(&format!("a{n}"), 1000 + n)).expect("begin");
+                key = begin_attempt(&mut h, &start(&format!("a{n}"), 1000 + n)).expect("begin");
             }
             Step::Observe(ev) => {
-                let current = h.current_attempt_id.clone().expect("current");
-                let _ = reduce(&mut h, &observe(&current, (**ev).clone()));
+                let _ = reduce(&mut h, &observe(&key, (**ev).clone()));
             }
         }
     }
-    h
+    (h, key)
 }
 
 proptest! {
@@ -183,7 +184,8 @@ proptest! {
     /// GIVEN any sequence of attempts and evidence THEN no bound is ever exceeded.
     #[test]
     fn bounds_are_never_exceeded(steps in steps()) {
-        let h = run(&steps);
+        let (h, key) = run(&steps);
+        prop_assert_eq!(h.current_attempt_id.as_deref(), Some(key.attempt_id()));
         prop_assert!(h.attempts.len() <= MAX_ATTEMPTS);
         let current = h.current().expect("a current attempt");
         prop_assert_eq!(h.attempts.last().map(|a| &a.attempt_id), Some(&current.attempt_id));
@@ -208,9 +210,8 @@ proptest! {
     /// GIVEN any history WHEN the same event is applied twice THEN the second changes nothing.
     #[test]
     fn duplicates_are_idempotent(steps in steps(), ev in any_evidence()) {
-        let mut h = run(&steps);
-        let current = h.current_attempt_id.clone().expect("current");
-        let event = observe(&current, ev);
+        let (mut h, key) = run(&steps);
+        let event = observe(&key, ev);
         let _ = reduce(&mut h, &event);
         let once = h.clone();
         let _ = reduce(&mut h, &event);
@@ -223,16 +224,24 @@ proptest! {
         before in proptest::collection::vec(any_evidence(), 0..40),
         late in proptest::collection::vec(any_evidence(), 1..40),
     ) {
-        let mut h = fresh("old");
+        let (mut h, old) = fresh("old");
         for ev in before {
-            let _ = reduce(&mut h, &observe("old", ev));
+            let _ = reduce(&mut h, &observe(&old, ev));
         }
-        reduce(&mut h, &start("new", 2000)).expect("begin new");
+        begin_attempt(&mut h, &start("new", 2000)).expect("begin new");
         let settled = h.clone();
-        for ev in late {
-            let result = reduce(&mut h, &observe("old", ev));
+        for ev in &late {
+            let result = reduce(&mut h, &observe(&old, ev.clone()));
             prop_assert_eq!(result, Err(Rejection::StaleAttempt { attempt_id: "old".into() }));
         }
+        prop_assert_eq!(&settled, &h);
+        // A key of another history is refused too.
+        let mut other = AttachmentHistory::new("task", "elsewhere");
+        let mut elsewhere = start("new", 3000);
+        elsewhere.session_id = "elsewhere".into();
+        let foreign = begin_attempt(&mut other, &elsewhere).expect("begin elsewhere");
+        let result = reduce(&mut h, &observe(&foreign, late[0].clone()));
+        prop_assert_eq!(result, Err(Rejection::UnknownSession { session_id: "elsewhere".into() }));
         prop_assert_eq!(settled, h);
     }
 
@@ -247,9 +256,9 @@ proptest! {
         for ev in &mut a { ev.connection_id = Some("conn-a".into()); }
         for ev in &mut b { ev.connection_id = Some("conn-b".into()); }
         // Order one: all of a, then all of b.
-        let mut first = fresh("x");
+        let (mut first, x) = fresh("x");
         for ev in a.iter().chain(b.iter()) {
-            let _ = reduce(&mut first, &observe("x", ev.clone()));
+            let _ = reduce(&mut first, &observe(&x, ev.clone()));
         }
         // Order two: an arbitrary interleaving.
         let (mut i, mut j) = (0, 0);
@@ -259,9 +268,9 @@ proptest! {
             if (*pick && i < a.len()) || j == b.len() { merged.push(a[i].clone()); i += 1; }
             else { merged.push(b[j].clone()); j += 1; }
         }
-        let mut second = fresh("x");
+        let (mut second, _) = fresh("x");
         for ev in &merged {
-            let _ = reduce(&mut second, &observe("x", ev.clone()));
+            let _ = reduce(&mut second, &observe(&x, ev.clone()));
         }
         // Order three: a full permutation (the reducer merges commutatively).
         let mut shuffled = merged.clone();
@@ -270,9 +279,9 @@ proptest! {
             seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
             shuffled.swap(k, (seed % (k as u64 + 1)) as usize);
         }
-        let mut third = fresh("x");
+        let (mut third, _) = fresh("x");
         for ev in &shuffled {
-            let _ = reduce(&mut third, &observe("x", ev.clone()));
+            let _ = reduce(&mut third, &observe(&x, ev.clone()));
         }
         let rows = |h: &AttachmentHistory| h.current().expect("current").servers.clone();
         prop_assert_eq!(rows(&first), rows(&second));
@@ -287,17 +296,17 @@ proptest! {
         fill in proptest::collection::vec(connection_evidence(), 0..80),
         more in proptest::collection::vec(connection_evidence(), 1..200),
     ) {
-        let mut h = fresh("x");
+        let (mut h, x) = fresh("x");
         let mut n = 0u64;
         // Fill the timeline with distinct attempt-level events first.
         while h.current().expect("current").evidence.len() < MAX_EVIDENCE {
             n += 1;
             let ev = Evidence::new(EvidenceKind::Other("filler".into()), Timestamp(n));
-            reduce(&mut h, &observe("x", ev)).expect("filler");
+            reduce(&mut h, &observe(&x, ev)).expect("filler");
         }
         for ev in fill.into_iter().chain(more) {
             let before = h.clone();
-            let result = reduce(&mut h, &observe("x", ev));
+            let result = reduce(&mut h, &observe(&x, ev));
             let rows = |h: &AttachmentHistory| h.current().expect("current").servers.clone();
             match result {
                 Ok(Reduced::Duplicate) => prop_assert_eq!(&before, &h),

@@ -34,7 +34,8 @@ use tether_core::model::{Evidence, Timestamp, ToolCatalog};
 use tether_core::observer::plan;
 use tether_core::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
 use tether_core::reducer::{
-    AttemptStart, HistoryEvent, Reduced, Rejection, RowNames, reduce, sanitize_evidence,
+    AttemptKey, AttemptStart, HistoryEvent, Reduced, Rejection, RowNames, begin_attempt, reduce,
+    sanitize_evidence,
 };
 use tether_core::registry::Registry;
 use tether_core::sanitize::Scrubber;
@@ -170,6 +171,8 @@ struct AttemptLive {
     /// Whose this attempt is: its session and attempt ids (and, for taps,
     /// the rest of its ownership), built once and shared by every event.
     owner: Arc<EventOwner>,
+    /// The attempt's key from the reducer: the stamp every event carries.
+    key: AttemptKey,
     /// The hub's count of every sink's drops (for exporters).
     hub_dropped: Arc<AtomicU64>,
     superseded: AtomicBool,
@@ -444,8 +447,7 @@ impl Slot {
             let total = live.dropped.load(Ordering::Relaxed);
             if total > live.folded.load(Ordering::Relaxed) {
                 let event = HistoryEvent::TransitDrops {
-                    session_id: live.owner.session_id.clone(),
-                    attempt_id: live.owner.attempt_id.clone(),
+                    key: live.key.clone(),
                     total,
                 };
                 if reduce(&mut self.history, &event).is_ok() {
@@ -477,15 +479,27 @@ impl Slot {
 
 // === Write-through persistence ===
 
-/// Live views of a hub's store counters (see [`Hub::store_counters`]).
+/// A live, read-only view of one of the hub's counters: an exporter reads
+/// it when it likes; only the hub moves it.
+#[derive(Debug, Clone)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    /// The count now.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Live, read-only views of a hub's store counters (see [`Hub::store_counters`]).
 #[derive(Debug, Clone)]
 pub struct StoreCounters {
     /// Writes that failed so far (each retried).
-    pub failures: Arc<AtomicU64>,
+    pub failures: Counter,
     /// Writes refused because the store held a newer revision.
-    pub stale: Arc<AtomicU64>,
+    pub stale: Counter,
     /// Sessions whose stored row is behind, waiting for a retry to land.
-    pub behind: Arc<AtomicU64>,
+    pub behind: Counter,
 }
 
 /// Sessions written per store transaction.
@@ -866,22 +880,6 @@ impl Hub {
             at,
             servers: plan.rows_named(&rows),
         };
-        let live = Arc::new(AttemptLive {
-            owner: Arc::new(EventOwner {
-                task_id: request.task_id.clone(),
-                session_id: request.session_id.clone(),
-                execution_id: start.execution_id.clone(),
-                attempt_id: attempt_id.clone(),
-                agent_kind: start.agent_kind.clone(),
-            }),
-            hub_dropped: Arc::clone(&self.shared.dropped),
-            superseded: AtomicBool::new(false),
-            dropped: AtomicU32::new(0),
-            folded: AtomicU32::new(0),
-            scrubber: plan.scrubber(),
-            rows,
-        });
-
         let mut sessions = self.shared.sessions();
         let slot = sessions
             .entry(request.session_id.clone())
@@ -892,7 +890,24 @@ impl Hub {
                 ))
             });
         slot.fold_drops();
-        reduce(&mut slot.history, &HistoryEvent::Begin(start))?;
+        let key = begin_attempt(&mut slot.history, &start)?;
+        let live = Arc::new(AttemptLive {
+            owner: Arc::new(EventOwner {
+                task_id: request.task_id.clone(),
+                session_id: request.session_id.clone(),
+                execution_id: start.execution_id.clone(),
+                attempt_id: attempt_id.clone(),
+                agent_kind: start.agent_kind.clone(),
+            }),
+            key,
+            hub_dropped: Arc::clone(&self.shared.dropped),
+            superseded: AtomicBool::new(false),
+            dropped: AtomicU32::new(0),
+            folded: AtomicU32::new(0),
+            scrubber: plan.scrubber(),
+            rows,
+        });
+
         for old in slot.live.drain(..) {
             old.superseded.store(true, Ordering::Release);
         }
@@ -1005,8 +1020,8 @@ impl Hub {
 
     /// A live view of [`evidence_dropped`](Self::evidence_dropped), for an
     /// exporter that reads it later (an observable counter).
-    pub fn evidence_dropped_counter(&self) -> Arc<AtomicU64> {
-        Arc::clone(&self.shared.dropped)
+    pub fn evidence_dropped_counter(&self) -> Counter {
+        Counter(Arc::clone(&self.shared.dropped))
     }
 
     /// Evidence events that named a server which is no row of their attempt,
@@ -1017,8 +1032,8 @@ impl Hub {
 
     /// A live view of [`evidence_unattributed`](Self::evidence_unattributed),
     /// for an exporter that reads it later.
-    pub fn evidence_unattributed_counter(&self) -> Arc<AtomicU64> {
-        Arc::clone(&self.shared.unattributed)
+    pub fn evidence_unattributed_counter(&self) -> Counter {
+        Counter(Arc::clone(&self.shared.unattributed))
     }
 
     /// Blocks until every change so far has been written to the store.
@@ -1052,9 +1067,9 @@ impl Hub {
     /// exporter that reads them later; `None` without a store.
     pub fn store_counters(&self) -> Option<StoreCounters> {
         self.shared.persist.as_ref().map(|p| StoreCounters {
-            failures: Arc::clone(&p.failures),
-            stale: Arc::clone(&p.stale),
-            behind: Arc::clone(&p.behind),
+            failures: Counter(Arc::clone(&p.failures)),
+            stale: Counter(Arc::clone(&p.stale)),
+            behind: Counter(Arc::clone(&p.behind)),
         })
     }
 
@@ -1181,8 +1196,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                         row_states(&slot.history, &live.owner.attempt_id, &mut before);
                     }
                     let event = HistoryEvent::ObserveSanitized {
-                        session_id: live.owner.session_id.clone(),
-                        attempt_id: live.owner.attempt_id.clone(),
+                        key: live.key.clone(),
                         evidence,
                     };
                     match reduce(&mut slot.history, &event) {
@@ -1222,8 +1236,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                         continue;
                     };
                     let event = HistoryEvent::Catalog {
-                        session_id: live.owner.session_id.clone(),
-                        attempt_id: live.owner.attempt_id.clone(),
+                        key: live.key.clone(),
                         server: live
                             .rows
                             .resolve(&server)
@@ -1240,8 +1253,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                         continue;
                     };
                     let event = HistoryEvent::ConfigSnapshot {
-                        session_id: live.owner.session_id.clone(),
-                        attempt_id: live.owner.attempt_id.clone(),
+                        key: live.key.clone(),
                         snapshot,
                     };
                     match reduce(&mut slot.history, &event) {
@@ -1400,6 +1412,6 @@ mod tap_tests {
         let total = u64::from(a.sink.dropped()) + u64::from(b.sink.dropped());
         assert!(total > 0, "a one-slot queue drops under a flood");
         assert_eq!(hub.evidence_dropped(), total);
-        assert_eq!(counter.load(Ordering::Relaxed), total);
+        assert_eq!(counter.get(), total);
     }
 }

@@ -698,11 +698,7 @@ async fn given_evidence_naming_no_configured_server_then_it_is_counted_shown_and
     let attempt = history.current().expect("current");
     assert_eq!(attempt.unattributed_evidence, 2);
     assert_eq!(hub.evidence_unattributed(), 2);
-    assert_eq!(
-        hub.evidence_unattributed_counter()
-            .load(std::sync::atomic::Ordering::Relaxed),
-        2
-    );
+    assert_eq!(hub.evidence_unattributed_counter().get(), 2);
     assert_eq!(status(&hub, "s", "notes"), DisplayStatus::Delivered);
     assert!(
         attempt

@@ -51,7 +51,7 @@ use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tether_core::model::Evidence;
 use tether_core::served::{Served, ServedObserver, ServedRequest, ServedSession};
-use tether_hub::{EventOwner, Hub, HubEvent, HubTap};
+use tether_hub::{Counter as HubCounter, EventOwner, Hub, HubEvent, HubTap};
 
 pub use config::OtelConfig;
 use semconv as sc;
@@ -514,28 +514,28 @@ struct Worker {
 
 /// The counters of one watched hub.
 struct HubCounters {
-    dropped: Arc<AtomicU64>,
-    unattributed: Arc<AtomicU64>,
+    dropped: HubCounter,
+    unattributed: HubCounter,
     store: Option<tether_hub::StoreCounters>,
 }
 
 type Watched = Arc<Mutex<Vec<HubCounters>>>;
 
 /// Sums one hub counter over the watched hubs.
-fn hub_sum(hubs: &Watched, pick: fn(&HubCounters) -> &AtomicU64) -> u64 {
+fn hub_sum(hubs: &Watched, pick: fn(&HubCounters) -> &HubCounter) -> u64 {
     hubs.lock()
         .unwrap_or_else(|p| p.into_inner())
         .iter()
-        .map(|c| pick(c).load(Ordering::Relaxed))
+        .map(|c| pick(c).get())
         .sum()
 }
 
 /// Sums one store counter over the watched hubs that have a store (`None`: none has).
-fn store_sum(hubs: &Watched, pick: fn(&tether_hub::StoreCounters) -> &AtomicU64) -> Option<u64> {
+fn store_sum(hubs: &Watched, pick: fn(&tether_hub::StoreCounters) -> &HubCounter) -> Option<u64> {
     let hubs = hubs.lock().unwrap_or_else(|p| p.into_inner());
     let mut stores = hubs.iter().filter_map(|h| h.store.as_ref()).peekable();
     stores.peek()?;
-    Some(stores.map(|c| pick(c).load(Ordering::Relaxed)).sum())
+    Some(stores.map(|c| pick(c).get()).sum())
 }
 
 fn nanos_to_time(nanos: u64) -> SystemTime {
