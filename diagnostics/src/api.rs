@@ -26,39 +26,7 @@ use tether_process::OutputTail;
 
 use crate::endpoint_check::{CheckLimits, check_endpoint};
 
-/// What a caller asks to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiagnosticAction {
-    /// Run a bounded endpoint check.
-    CheckEndpoint,
-    /// Read the agent's recent output.
-    RecentOutput,
-}
-
-/// The host's decision about who may run diagnostics on which session.
-pub trait Authorizer: Send + Sync {
-    /// `Ok(())` to allow; `Err(reason)` to refuse.
-    fn authorize(
-        &self,
-        principal: &str,
-        session_id: &str,
-        action: DiagnosticAction,
-    ) -> Result<(), String>;
-}
-
-impl<F> Authorizer for F
-where
-    F: Fn(&str, &str, DiagnosticAction) -> Result<(), String> + Send + Sync,
-{
-    fn authorize(
-        &self,
-        principal: &str,
-        session_id: &str,
-        action: DiagnosticAction,
-    ) -> Result<(), String> {
-        self(principal, session_id, action)
-    }
-}
+pub use tether_guard::{Action, Authorizer, allow_all};
 
 /// An endpoint-test request: a session and a server name, nothing else.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,11 +187,7 @@ impl Diagnostics {
         cancel: CancellationToken,
     ) -> Result<EndpointTestResult, DiagnosticsError> {
         self.authorizer
-            .authorize(
-                principal,
-                &request.session_id,
-                DiagnosticAction::CheckEndpoint,
-            )
+            .authorize(principal, &request.session_id, Action::EndpointTest)
             .map_err(DiagnosticsError::Denied)?;
         let (endpoint, sink, name): (Endpoint, EvidenceSink, String) = {
             let sessions = self.sessions();
@@ -267,11 +231,7 @@ impl Diagnostics {
         request: RecentOutputRequest,
     ) -> Result<RecentOutput, DiagnosticsError> {
         self.authorizer
-            .authorize(
-                principal,
-                &request.session_id,
-                DiagnosticAction::RecentOutput,
-            )
+            .authorize(principal, &request.session_id, Action::RecentOutput)
             .map_err(DiagnosticsError::Denied)?;
         let sessions = self.sessions();
         let Some(state) = sessions.get(&request.session_id) else {

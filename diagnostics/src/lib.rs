@@ -19,5 +19,5 @@ pub mod api;
 pub mod endpoint_check;
 pub mod inventory;
 
-pub use api::{Authorizer, DiagnosticAction, Diagnostics, DiagnosticsError};
+pub use api::{Action, Authorizer, Diagnostics, DiagnosticsError};
 pub use endpoint_check::{CheckLimits, check_endpoint, endpoint_for_url};

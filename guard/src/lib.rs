@@ -10,7 +10,9 @@
 //! - [`bearer_token`]: the `Bearer` scheme, case-insensitive (RFC 9110);
 //! - [`HostPolicy`]: exact `Host` authorities (the DNS-rebinding defence) and
 //!   what an `Origin` header may say;
-//! - [`BodyCap`]: a hard bound on what a request body may hold.
+//! - [`BodyCap`]: a hard bound on what a request body may hold;
+//! - [`Authorizer`] and [`Action`]: the host's one say over who sees and acts
+//!   on which session, past the token.
 //!
 //! A listener renders a [`Refusal`] in its own form (JSON for the web
 //! service, a line of text for the relay), but the decision is made here.
@@ -19,10 +21,12 @@
 //! RNG for a listener, compares one, or parses an `Authorization` header
 //! (`tests/tests/architecture.rs`, `one_guard_for_every_listener`).
 
+mod authorize;
 mod body;
 mod host;
 mod secret;
 
+pub use authorize::{Action, Authorizer, allow_all};
 pub use body::BodyCap;
 pub use host::{HostPolicy, OriginRule};
 pub use secret::{Token, authorization, bearer_token, constant_time_eq, random_hex};

@@ -13,8 +13,7 @@ use tether_core::registry::Registry;
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
 use tether_diagnostics::api::{
-    DiagnosticAction, Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput,
-    RecentOutputRequest,
+    Action, Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput, RecentOutputRequest,
 };
 use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint};
 use tether_hub::{AttemptRequest, Hub};
@@ -301,7 +300,7 @@ async fn the_authorizer_runs_before_anything_and_only_names_are_accepted() {
         ),
     );
     let (_hub, handle) = hub_with_attempt(vec![server]);
-    let calls: Arc<Mutex<Vec<(String, String, DiagnosticAction)>>> = Arc::default();
+    let calls: Arc<Mutex<Vec<(String, String, Action)>>> = Arc::default();
     let seen = Arc::clone(&calls);
     let diagnostics = Diagnostics::new(Arc::new(move |who: &str, session: &str, action| {
         seen.lock()
@@ -375,7 +374,7 @@ async fn an_endpoint_test_fills_endpoint_test_and_never_promotes_status() {
         .sink
         .publish(Evidence::new(EvidenceKind::Delivered, tether_hub::now()).server("memory"))
         .expect("delivered");
-    let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
+    let diagnostics = Diagnostics::new(tether_diagnostics::api::allow_all());
     diagnostics.remember_attempt("s", &handle);
     let report = diagnostics
         .check_endpoint_json("admin", r#"{"session_id":"s","server_name":"memory"}"#)
@@ -417,7 +416,7 @@ fn recent_output_is_live_only_bounded_and_never_copied() {
         },
     );
     let (hub, handle) = hub_with_attempt(vec![server]);
-    let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
+    let diagnostics = Diagnostics::new(tether_diagnostics::api::allow_all());
     let request = || RecentOutputRequest {
         session_id: "s".into(),
     };
@@ -487,7 +486,7 @@ async fn copied_diagnostics_carry_no_planted_secret() {
         ),
     ];
     let (hub, handle) = hub_with_attempt(servers);
-    let diagnostics = Diagnostics::new(Arc::new(|_: &str, _: &str, _| Ok(())));
+    let diagnostics = Diagnostics::new(tether_diagnostics::api::allow_all());
     diagnostics.remember_attempt("s", &handle);
     for name in ["remote", "local"] {
         let report = diagnostics

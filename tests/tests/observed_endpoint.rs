@@ -782,9 +782,8 @@ async fn own_endpoint_test_is_never_agent_evidence(transport: &str) {
     let hub = hub(4096);
     let endpoint = ObservedEndpoint::sentinel().await.expect("endpoint");
     let (handle, credential) = begin(&hub, &endpoint, "s", transport);
-    let diagnostics = tether_diagnostics::api::Diagnostics::new(Arc::new(
-        |_: &str, _: &str, _: tether_diagnostics::api::DiagnosticAction| Ok(()),
-    ));
+    let diagnostics =
+        tether_diagnostics::api::Diagnostics::new(tether_diagnostics::api::allow_all());
     diagnostics.remember_attempt("s", &handle);
     let name = endpoint.server_name().to_owned();
 

@@ -868,10 +868,7 @@ async fn a_slow_client_skips_to_the_latest_state_and_one_test_runs_per_server() 
         ))
         .expect("attempt");
     let diagnostics = Arc::new(
-        Diagnostics::new(Arc::new(
-            |_: &str, _: &str, _: tether_diagnostics::api::DiagnosticAction| Ok(()),
-        ))
-        .with_limits(CheckLimits {
+        Diagnostics::new(tether_diagnostics::api::allow_all()).with_limits(CheckLimits {
             timeout: Duration::from_secs(3),
             ..CheckLimits::default()
         }),

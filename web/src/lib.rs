@@ -33,6 +33,6 @@ pub mod service;
 pub mod source;
 
 pub use documents::{STATUS_API_SCHEMA_VERSION, SessionList, SessionStatus};
-pub use security::{Action, ApiToken, HostPolicy, SessionAuthorizer};
+pub use security::{Action, ApiToken, Authorizer, HostPolicy};
 pub use service::{RunningService, StatusService};
 pub use source::{ChangeHint, HubSource, StatusSource, StoreSource};

@@ -11,34 +11,10 @@ use std::time::{Duration, Instant};
 
 use tether_guard::{constant_time_eq, random_hex};
 
-/// What a caller asks to do with a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Read its status, live or not, and its copy-safe diagnostics.
-    View,
-    /// Run an endpoint test on one of its servers.
-    EndpointTest,
-    /// Read its live execution's recent output.
-    RecentOutput,
-}
-
-/// The host's say over who sees and acts on which session. The service
-/// asks it for every session it lists, streams or acts on, after the bearer
-/// token was checked; the diagnostics API's own authorizer runs again
-/// inside every action.
-pub trait SessionAuthorizer: Send + Sync {
-    /// `Ok(())` to allow; `Err(reason)` to refuse (403, with the reason).
-    fn authorize(&self, principal: &str, session_id: &str, action: Action) -> Result<(), String>;
-}
-
-impl<F> SessionAuthorizer for F
-where
-    F: Fn(&str, &str, Action) -> Result<(), String> + Send + Sync,
-{
-    fn authorize(&self, principal: &str, session_id: &str, action: Action) -> Result<(), String> {
-        self(principal, session_id, action)
-    }
-}
+/// The host's one authorizer (shared with the diagnostics API): asked for
+/// every session the service lists, streams or acts on, after the bearer
+/// token was checked; the diagnostics API asks it again inside every action.
+pub use tether_guard::{Action, Authorizer};
 
 /// The service's bearer token: 256 bits from the OS RNG, from the guard
 /// every listener shares. `Debug` never shows it.

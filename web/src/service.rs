@@ -34,9 +34,7 @@ use crate::documents::{
     ApiError, CopyDiagnostics, LoginAnswer, LoginLink, RecentOutputDocument,
     STATUS_API_SCHEMA_VERSION, SessionList, SessionStatus, SessionSummary,
 };
-use crate::security::{
-    Action, ApiToken, HostPolicy, LoginCodes, SessionAuthorizer, TOKEN_PRINCIPAL,
-};
+use crate::security::{Action, ApiToken, Authorizer, HostPolicy, LoginCodes, TOKEN_PRINCIPAL};
 use crate::source::{HubSource, StatusSource, StoreSource};
 
 /// Request bodies larger than this are refused (413) before they are read.
@@ -61,7 +59,7 @@ struct Inner {
     source: Arc<dyn StatusSource>,
     diagnostics: Option<Arc<Diagnostics>>,
     token: ApiToken,
-    authorizer: Option<Arc<dyn SessionAuthorizer>>,
+    authorizer: Option<Arc<dyn Authorizer>>,
     logins: LoginCodes,
     in_flight: Mutex<HashSet<(String, String)>>,
     heartbeat: Duration,
@@ -124,8 +122,8 @@ impl StatusService {
         Arc::get_mut(&mut self.inner).expect("configure the service before cloning or serving it")
     }
 
-    /// Adds the host's per-session authorizer (see [`SessionAuthorizer`]).
-    pub fn with_authorizer(mut self, authorizer: Arc<dyn SessionAuthorizer>) -> Self {
+    /// Adds the host's per-session authorizer (see [`Authorizer`]).
+    pub fn with_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.inner_mut().authorizer = Some(authorizer);
         self
     }

@@ -41,7 +41,7 @@ use tether_core::history::AttachmentHistory;
 use tether_core::registry::Registry;
 use tether_core::store::Store;
 use tether_core::vocab::{DisplayStatus, ServerSource, Trigger};
-use tether_diagnostics::api::{DiagnosticAction, Diagnostics};
+use tether_diagnostics::api::Diagnostics;
 use tether_hub::{AttemptRequest, Hub, HubConfig};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
@@ -145,9 +145,7 @@ async fn main() -> anyhow::Result<()> {
     // === The live status view, with its actions ===
     // The host decides who may run diagnostics; this example allows the
     // holder of the service's token (the only principal it admits).
-    let diagnostics = Arc::new(Diagnostics::new(Arc::new(
-        |_: &str, _: &str, _: DiagnosticAction| Ok(()),
-    )));
+    let diagnostics = Arc::new(Diagnostics::new(tether_diagnostics::api::allow_all()));
     let serving = if args.iter().any(|a| a == "--serve") {
         let addr: std::net::SocketAddr = arg(&args, "--addr")
             .unwrap_or_else(|| "127.0.0.1:0".into())

@@ -255,9 +255,7 @@ async fn main() -> anyhow::Result<()> {
         }
         None => Hub::with_config(registry, HubConfig::default()),
     });
-    let diagnostics = Arc::new(Diagnostics::new(Arc::new(
-        |_: &str, _: &str, _: tether_diagnostics::api::DiagnosticAction| Ok(()),
-    )));
+    let diagnostics = Arc::new(Diagnostics::new(tether_diagnostics::api::allow_all()));
     let workdir = std::env::temp_dir().join(format!("tether-web-fixture-{}", std::process::id()));
     std::fs::create_dir_all(&workdir)?;
 
