@@ -10,9 +10,13 @@ use clap::Args;
 use tether_core::display::project_row_in;
 
 use crate::term::paint;
+use std::sync::Arc;
 use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
-use tether_store::{Change, PostgresStore, SqliteStore, is_postgres_url};
+
+use tether_store::{
+    ChangeHint, Followed, PostgresStore, SqliteStore, StoreFollower, is_postgres_url,
+};
 
 /// Show stored attachment histories.
 #[derive(Debug, Args)]
@@ -30,7 +34,7 @@ pub struct HistoryArgs {
     #[arg(long)]
     json: bool,
     /// Keep running and print each session again when any host changes it
-    /// (PostgreSQL: announced by NOTIFY; SQLite: checked every 500 ms).
+    /// (PostgreSQL: announced by NOTIFY; SQLite: checked every 250 ms).
     #[arg(long)]
     follow: bool,
 }
@@ -46,6 +50,22 @@ impl Opened {
             Opened::Sqlite(s) => s,
             Opened::Postgres(s) => s,
         }
+    }
+
+    /// The store to follow, and what wakes its follower early: PostgreSQL's
+    /// `NOTIFY` (subscribed here, before anything is read, so no change
+    /// between the two is missed); SQLite is polled.
+    pub(crate) fn into_followed(self) -> anyhow::Result<(Arc<dyn Store>, Option<ChangeHint>)> {
+        Ok(match self {
+            Opened::Postgres(store) => {
+                let feed = store.listen()?;
+                // A change or a resync wakes the reader; a feed that stopped
+                // for good leaves the poll, never a busy loop.
+                let hint: ChangeHint = Box::new(feed.into_wakeups());
+                (Arc::new(store), Some(hint))
+            }
+            Opened::Sqlite(store) => (Arc::new(store), None),
+        })
     }
 }
 
@@ -98,18 +118,13 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    // Subscribe before reading, so no change between the two is missed.
-    let feed = match (&opened, args.follow) {
-        (Opened::Postgres(store), true) => Some(store.listen()?),
-        _ => None,
-    };
+    if args.follow {
+        return follow(opened, &args);
+    }
     let histories = crate::term::with_progress("reading the stored sessions…", || {
         load(opened.store(), args.session.as_ref())
     })?;
     let mut out = std::io::stdout().lock();
-    if args.follow {
-        return follow(&opened, &args, histories, feed, &mut out);
-    }
     if args.json {
         serde_json::to_writer(&mut out, &histories)?;
         writeln!(out)?;
@@ -140,87 +155,39 @@ fn print_each(
 }
 
 /// Prints what is stored, then every session again whenever its revision
-/// changes (or it is removed), until interrupted.
-fn follow(
-    opened: &Opened,
-    args: &HistoryArgs,
-    initial: Vec<AttachmentHistory>,
-    feed: Option<tether_store::ChangeFeed>,
-    out: &mut impl Write,
-) -> anyhow::Result<ExitCode> {
-    let mut known: std::collections::BTreeMap<String, u64> = initial
-        .iter()
-        .map(|h| (h.session_id.clone(), h.revision))
-        .collect();
-    print_each(out, &initial, args.json)?;
+/// changes (or it is removed), until interrupted: the one store follower
+/// (`tether_store::StoreFollower`) the live status service uses too.
+fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
+    let (store, hint) = opened.into_followed()?;
+    let mut follower = StoreFollower::new(store, hint).only(args.session.clone());
+    let loaded = crate::term::with_progress("reading the stored sessions…", || follower.load())?;
+    for skipped in &loaded.skipped {
+        eprintln!(
+            "tether history: skipped session {}: {}",
+            skipped.session_id, skipped.reason
+        );
+    }
+    let mut out = std::io::stdout().lock();
+    print_each(&mut out, &loaded.histories, args.json)?;
     loop {
-        // Which sessions to look at: those the NOTIFYs named (PostgreSQL,
-        // keyed reads only), or every one (SQLite, polled).
-        let now: Vec<AttachmentHistory>;
-        let mut removed: Vec<String> = Vec::new();
-        match &feed {
-            Some(feed) => {
-                // Woken by any host's NOTIFY (ids only); a quiet minute re-checks anyway.
-                let mut ids = std::collections::BTreeSet::new();
-                let mut everything = false;
-                let mut take = |change, ids: &mut std::collections::BTreeSet<String>| match change {
-                    Change::Session(id) => {
-                        ids.insert(id);
-                    }
-                    // The feed reconnected: what it missed meanwhile is unknown.
-                    Change::Resync => everything = true,
-                };
-                match feed.next(std::time::Duration::from_secs(60))? {
-                    Some(change) => take(change, &mut ids),
-                    // A quiet minute: re-read what is shown anyway.
-                    None => ids.extend(known.keys().cloned()),
-                }
-                // Let a burst coalesce: each session is read once.
-                while let Some(change) = feed.next(std::time::Duration::from_millis(20))? {
-                    take(change, &mut ids);
-                }
-                if everything {
-                    ids.extend(known.keys().cloned());
-                    ids.extend(opened.store().revisions()?.into_iter().map(|(id, _)| id));
-                }
-                let mut read = Vec::new();
-                for id in ids
-                    .into_iter()
-                    .filter(|id| args.session.as_ref().is_none_or(|s| s == id))
-                {
-                    match opened.store().load(&id) {
-                        Ok(Some(h)) => read.push(h),
-                        Ok(None) => removed.push(id),
-                        Err(err) => eprintln!("tether history: {err}"),
-                    }
-                }
-                now = read;
+        follower.wait();
+        let found = match follower.pass() {
+            Ok(found) => found,
+            Err(err) => {
+                eprintln!("tether history: {err}; retrying");
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                continue;
             }
-            None => {
-                std::thread::sleep(std::time::Duration::from_millis(500));
-                now = load(opened.store(), args.session.as_ref())?;
-                let present: std::collections::BTreeSet<&str> =
-                    now.iter().map(|h| h.session_id.as_str()).collect();
-                removed = known
-                    .keys()
-                    .filter(|id| !present.contains(id.as_str()))
-                    .cloned()
-                    .collect();
+        };
+        let mut changed = Vec::new();
+        for change in found {
+            match change {
+                Followed::Changed(history) => changed.push(history),
+                Followed::Removed(id) if !args.json => writeln!(out, "session {id} · removed")?,
+                Followed::Removed(_) => {}
             }
         }
-        let changed: Vec<AttachmentHistory> = now
-            .into_iter()
-            .filter(|h| known.get(&h.session_id) != Some(&h.revision))
-            .collect();
-        for id in &removed {
-            if known.remove(id).is_some() && !args.json {
-                writeln!(out, "session {id} · removed")?;
-            }
-        }
-        for h in &changed {
-            known.insert(h.session_id.clone(), h.revision);
-        }
-        print_each(out, &changed, args.json)?;
+        print_each(&mut out, &changed, args.json)?;
     }
 }
 

@@ -6,11 +6,9 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::Args;
-use tether_core::store::Store;
-use tether_web::{ChangeHint, StatusService, StoreSource};
+use tether_web::{StatusService, StoreSource};
 
 use crate::history::{Opened, open};
 
@@ -46,25 +44,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     // PostgreSQL announces changes (NOTIFY); SQLite is polled.
-    let (store, hint, what): (Arc<dyn Store>, Option<ChangeHint>, String) = match opened {
-        Opened::Postgres(store) => {
-            let feed = store.listen()?;
-            let what = format!(
-                "{} (PostgreSQL, {}; live by NOTIFY)",
-                store.target(),
-                store.security()
-            );
-            // A change or a resync wakes the reader; a feed that stopped for
-            // good leaves the 250 ms poll, never a busy loop.
-            let hint: ChangeHint = Box::new(feed.into_wakeups());
-            (Arc::new(store), Some(hint), what)
-        }
-        Opened::Sqlite(store) => (
-            Arc::new(store),
-            None,
-            format!("{} (SQLite, checked every 250 ms)", args.db),
+    let what = match &opened {
+        Opened::Postgres(store) => format!(
+            "{} (PostgreSQL, {}; live by NOTIFY)",
+            store.target(),
+            store.security()
         ),
+        Opened::Sqlite(_) => format!("{} (SQLite, checked every 250 ms)", args.db),
     };
+    let (store, hint) = opened.into_followed()?;
     let source = crate::term::with_progress("reading the stored sessions…", || {
         StoreSource::follow(store, hint)
     })?;

@@ -5,6 +5,8 @@
 //! atomically) and loads rows through [`tether_core::store::rehydrate`], so
 //! older documents migrate and newer ones load conservatively.
 //! - [`sqlite::SqliteStore`]: the embedded default, one SQLite file.
+//! - [`follow::StoreFollower`]: the one read-only follower of a store another
+//!   process writes (`tether history --follow`, the web service's `StoreSource`).
 //! - `postgres::PostgresStore` (feature `postgres`): one database shared by
 //!   many hosts, with changes announced by `NOTIFY` (ids only), over TLS
 //!   with libpq's `sslmode` meanings (`pg_tls`).
@@ -16,12 +18,14 @@
 //! through its own thread and counts failures.
 
 pub mod conformance;
+pub mod follow;
 #[cfg(feature = "postgres")]
 pub mod pg_tls;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
 
+pub use follow::{ChangeHint, Followed, StoreFollower};
 #[cfg(feature = "postgres")]
 pub use pg_tls::SslMode;
 #[cfg(feature = "postgres")]

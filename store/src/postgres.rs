@@ -726,7 +726,7 @@ impl ChangeFeed {
     }
 
     /// The feed as a wake-up for a reader that follows the store (the
-    /// shape of `tether_web::ChangeHint`): waits at most the given time and
+    /// shape of `tether_store::ChangeHint`): waits at most the given time and
     /// says whether anything changed (a session, or a resync). A feed that
     /// stopped for good sleeps out the wait and says no, so the reader
     /// falls back to its own polling, never a busy loop.

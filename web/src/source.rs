@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
 use tether_hub::{Hub, HubEvent, HubTap};
+use tether_store::{Followed, StoreFollower};
 
 /// A session's live history: always the latest; closed when the session is gone.
 pub type HistoryWatch = watch::Receiver<Arc<AttachmentHistory>>;
@@ -85,17 +86,17 @@ impl StatusSource for HubSource {
     }
 }
 
-/// Waits for a hint that the store changed (a PostgreSQL `NOTIFY`, say), at
-/// most the given time; returns whether one came. Hints only speed things
-/// up: the source re-reads the revision index after every wait anyway.
-pub type ChangeHint = Box<dyn FnMut(Duration) -> bool + Send>;
+/// Waits for a hint that the store changed (a PostgreSQL `NOTIFY`, say): the
+/// follower's own type.
+pub use tether_store::ChangeHint;
 
 struct StoreState {
     sessions: BTreeMap<String, watch::Sender<Arc<AttachmentHistory>>>,
 }
 
-/// A store another process writes, followed read-only: the revision index
-/// is polled (two columns, no documents) and only changed rows are read.
+/// A store another process writes, followed read-only by the one store
+/// follower ([`tether_store::StoreFollower`]: the revision index is polled,
+/// two columns and no documents, and only changed rows are read).
 pub struct StoreSource {
     state: Arc<Mutex<StoreState>>,
     generation: watch::Sender<u64>,
@@ -109,7 +110,7 @@ impl Drop for StoreSource {
 }
 
 /// How often a followed store's revision index is read when nothing hints.
-pub const STORE_POLL: Duration = Duration::from_millis(250);
+pub const STORE_POLL: Duration = tether_store::follow::POLL;
 
 impl StoreSource {
     /// Loads what `store` holds now and follows it on a thread of its own
@@ -118,33 +119,29 @@ impl StoreSource {
         store: Arc<dyn Store>,
         hint: Option<ChangeHint>,
     ) -> Result<Self, tether_core::store::StoreError> {
-        let state = Arc::new(Mutex::new(StoreState {
-            sessions: BTreeMap::new(),
-        }));
-        let (generation, _) = watch::channel(0);
-        let stop = Arc::new(AtomicBool::new(false));
-        let loaded = store.load_all()?;
+        let mut follower = StoreFollower::new(store, hint);
+        let loaded = follower.load()?;
         for skipped in &loaded.skipped {
             tracing::warn!(session = %skipped.session_id, reason = %skipped.reason, "skipped an unreadable stored row");
         }
-        {
-            let mut st = lock(&state);
-            for history in loaded.histories {
-                let id = history.session_id.clone();
-                let (tx, _) = watch::channel(Arc::new(history));
-                st.sessions.insert(id, tx);
-            }
+        let mut sessions = BTreeMap::new();
+        for history in loaded.histories {
+            let id = history.session_id.clone();
+            let (tx, _) = watch::channel(Arc::new(history));
+            sessions.insert(id, tx);
         }
-        let follower = Follower {
-            store,
+        let state = Arc::new(Mutex::new(StoreState { sessions }));
+        let (generation, _) = watch::channel(0);
+        let stop = Arc::new(AtomicBool::new(false));
+        let run = Run {
+            follower,
             state: Arc::clone(&state),
             generation: generation.clone(),
             stop: Arc::clone(&stop),
-            hint,
         };
         std::thread::Builder::new()
             .name("tether-web-store".into())
-            .spawn(move || follower.run())
+            .spawn(move || run.run())
             .map_err(|e| tether_core::store::StoreError::Backend(e.to_string()))?;
         Ok(StoreSource {
             state,
@@ -158,74 +155,53 @@ fn lock(state: &Mutex<StoreState>) -> std::sync::MutexGuard<'_, StoreState> {
     state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-struct Follower {
-    store: Arc<dyn Store>,
+/// The follower's thread: each pass's changes go to the sessions' watches.
+struct Run {
+    follower: StoreFollower,
     state: Arc<Mutex<StoreState>>,
     generation: watch::Sender<u64>,
     stop: Arc<AtomicBool>,
-    hint: Option<ChangeHint>,
 }
 
-impl Follower {
+impl Run {
     fn run(mut self) {
         while !self.stop.load(Ordering::Acquire) {
-            match &mut self.hint {
-                Some(hint) => {
-                    // Let a burst of hints coalesce into one pass.
-                    if hint(STORE_POLL) {
-                        while hint(Duration::from_millis(5)) {}
-                    }
+            self.follower.wait();
+            match self.follower.pass() {
+                Ok(found) => self.apply(found),
+                Err(err) => {
+                    tracing::warn!(%err, "reading the followed store failed; retrying");
+                    std::thread::sleep(Duration::from_secs(1));
                 }
-                None => std::thread::sleep(STORE_POLL),
-            }
-            if let Err(err) = self.pass() {
-                tracing::warn!(%err, "reading the followed store failed; retrying");
-                std::thread::sleep(Duration::from_secs(1));
             }
         }
     }
 
-    /// One pass: read the revision index, then only the rows that changed.
-    fn pass(&self) -> Result<(), tether_core::store::StoreError> {
-        let revisions: BTreeMap<String, u64> = self.store.revisions()?.into_iter().collect();
-        let known: BTreeMap<String, u64> = lock(&self.state)
-            .sessions
-            .iter()
-            .map(|(id, tx)| (id.clone(), tx.borrow().revision))
-            .collect();
-        let mut changed = false;
-        for (id, revision) in &revisions {
-            if known.get(id) == Some(revision) {
-                continue;
-            }
-            match self.store.load(id) {
-                Ok(Some(history)) => {
-                    let mut st = lock(&self.state);
-                    match st.sessions.get(id) {
-                        Some(tx) => {
-                            tx.send_replace(Arc::new(history));
-                        }
-                        None => {
-                            let (tx, _) = watch::channel(Arc::new(history));
-                            st.sessions.insert(id.clone(), tx);
-                        }
-                    }
-                    changed = true;
-                }
-                Ok(None) => {}
-                Err(err) => tracing::warn!(session = %id, %err, "skipped an unreadable stored row"),
-            }
+    fn apply(&self, found: Vec<Followed>) {
+        if found.is_empty() {
+            return;
         }
         let mut st = lock(&self.state);
-        let before = st.sessions.len();
-        // Dropping a sender closes its watches: subscribers see the removal.
-        st.sessions.retain(|id, _| revisions.contains_key(id));
-        changed |= st.sessions.len() != before;
-        drop(st);
-        if changed {
-            self.generation.send_modify(|g| *g = g.wrapping_add(1));
+        for change in found {
+            match change {
+                Followed::Changed(history) => match st.sessions.get(&history.session_id) {
+                    Some(tx) => {
+                        tx.send_replace(Arc::new(history));
+                    }
+                    None => {
+                        let id = history.session_id.clone();
+                        let (tx, _) = watch::channel(Arc::new(history));
+                        st.sessions.insert(id, tx);
+                    }
+                },
+                // Dropping a sender closes its watches: subscribers see the removal.
+                Followed::Removed(id) => {
+                    st.sessions.remove(&id);
+                }
+            }
         }
-        Ok(())
+        drop(st);
+        self.generation.send_modify(|g| *g = g.wrapping_add(1));
     }
 }
 
