@@ -1,7 +1,8 @@
 //! tether-core: which MCP servers an agent really got, how far each got, and why it stopped.
 //!
 //! This crate holds the stable contract and nothing that talks to the world
-//! (no files, no environment, no processes, no sockets):
+//! or runs (no files, no environment, no processes, no sockets, no threads,
+//! no clock); the runtime around it is `tether-hub`:
 //! - [`vocab`]: reason codes, evidence kinds, statuses, stages, provenance;
 //! - [`sanitize`]: what every string passes before it is stored, printed or copied;
 //! - [`model`]: the evidence model every public document is built from;
@@ -15,16 +16,13 @@
 //! - [`passthrough`]: the passthrough half of that contract;
 //! - [`registry`]: compiled-in and run-time plugins, and the plugin listing;
 //! - [`reducer`]: the pure (history, event) → history function;
-//! - [`hub`]: live per-session state with non-blocking evidence sinks, and taps for exporters;
 //! - [`served`]: what an observed MCP server served, request by request (for exporters);
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
 //! - [`display`]: labels, checklists, verdict texts and copy-safe diagnostics for every renderer;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
 //!
-//! Architecture invariant: the modules form a chain without cycles:
-//! vocab, sanitize → model → spec → inventory → history → reducer → plan →
-//! passthrough → observer → registry → hub; the documents' readers (probe,
-//! diagnostics, display, store, schema) sit beside the hub.
+//! The modules form a chain without cycles (an invariant kept in
+//! ARCHITECTURE.md, checked by `tests/tests/architecture.rs`).
 
 pub mod diagnostics;
 pub mod display;

@@ -4,7 +4,7 @@
 //! transport, by which means), filter or unavailable. It does not watch
 //! traffic; what an agent then does with a delivered server is *observed*
 //! elsewhere (the host's observed endpoint, the agent's own reports) and
-//! published through the attempt's [`EvidenceSink`](crate::hub::EvidenceSink).
+//! published through the attempt's `EvidenceSink` (`tether_hub`).
 //!
 //! The core, not the plugin, walks the configured servers. Duplicate names are
 //! settled before the plugin is asked, a missing plugin becomes
@@ -30,7 +30,7 @@ use crate::vocab::ReasonCode;
 /// sees initialize, tools/list and tool calls from the server side, and a
 /// passthrough plugin's [`PassthroughStrategy::observe_output`] reads the
 /// agent's own status reports. All of it reaches the history as evidence
-/// through the attempt's [`EvidenceSink`](crate::hub::EvidenceSink).
+/// through the attempt's `EvidenceSink` (`tether_hub`).
 ///
 /// An implementor is responsible for:
 /// - returning a [`Decision`] for every server it is given: deliver (with the
@@ -40,7 +40,7 @@ use crate::vocab::ReasonCode;
 /// - never storing, logging or echoing secrets (env values, header values,
 ///   arguments, URL userinfo, paths and queries);
 /// - after delivery, publishing what it observes only through the
-///   [`EvidenceSink`](crate::hub::EvidenceSink) the host hands it, never with
+///   `EvidenceSink` (`tether_hub`) the host hands it, never with
 ///   ownership ids of its own.
 ///
 /// The core guarantees the rest: duplicate names are settled before

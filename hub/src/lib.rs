@@ -13,8 +13,9 @@
 //!   snapshot per changed session per batch to subscribers (`tokio::sync::watch`:
 //!   a slow subscriber simply sees the latest snapshot).
 //!
-//! Architecture invariant: nothing a publisher calls can block on the hub's
-//! lock or on a subscriber.
+//! Its invariants (publishing never blocks; persistence never changes live
+//! state; only the hub stamps ownership) are kept in ARCHITECTURE.md, each
+//! with the test that checks it.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
