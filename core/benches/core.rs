@@ -18,9 +18,11 @@ fn begun() -> (AttachmentHistory, AttemptKey) {
     let mut h = AttachmentHistory::new("task", "session");
     let start = AttemptStart {
         attempt_id: "a".into(),
-        task_id: "task".into(),
-        session_id: "session".into(),
-        execution_id: "exec".into(),
+        owner: tether_core::Owner {
+            task: "task".into(),
+            session: "session".into(),
+            execution: "exec".into(),
+        },
         agent_kind: "claude-agent".into(),
         agent_id: None,
         agent_profile_id: None,

@@ -10,6 +10,7 @@
 //! - [`inventory`]: the configuration inventory document and snapshot changes;
 //! - [`probe`]: the probe report and the verdict read off evidence;
 //! - [`diagnostics`]: the endpoint-test document;
+//! - [`owner`]: whose an attempt is (task, session, execution and attempt ids, one type each);
 //! - [`spec`]: what a host configured (secret-bearing, never stored);
 //! - [`plan`]: decisions, the plan of an attempt, and what the agent advertised;
 //! - [`observer`]: the [`TransportObserver`] contract plugins implement, and planning;
@@ -30,6 +31,7 @@ pub mod history;
 pub mod inventory;
 pub mod model;
 pub mod observer;
+pub mod owner;
 pub mod passthrough;
 pub mod plan;
 pub mod probe;
@@ -45,6 +47,7 @@ pub mod vocab;
 pub use history::{AttachmentAttempt, AttachmentHistory, SCHEMA_VERSION, ServerAttachment};
 pub use model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use observer::TransportObserver;
+pub use owner::{AttemptId, ExecutionId, Owner, SessionId, TaskId};
 pub use plan::{
     AgentCapabilities, Decision, Delivery, DriveMode, Plan, PlanContext, PlannedServer,
     PluginDescriptor,

@@ -16,6 +16,7 @@ use crate::model::{
     ClientInfo, ConnectionRecord, EndpointTestResult, Evidence, ProvenanceCode, StageObservation,
     Stages, Timestamp, ToolCallRecord, ToolCatalog,
 };
+use crate::owner::{AttemptId, Owner};
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
     DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage, StageState,
@@ -95,14 +96,10 @@ impl RowNames {
 /// The header of a new attempt, with one sanitized row per planned server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptStart {
-    /// Backend-owned attempt id.
-    pub attempt_id: String,
-    /// Backend-owned task id.
-    pub task_id: String,
-    /// Backend-owned session id.
-    pub session_id: String,
-    /// Backend-owned execution id.
-    pub execution_id: String,
+    /// The attempt's id.
+    pub attempt_id: AttemptId,
+    /// Whose the attempt is.
+    pub owner: Owner,
     /// Agent kind.
     pub agent_kind: String,
     /// Host's agent id.
@@ -275,8 +272,8 @@ pub fn begin_attempt(
 ) -> Result<AttemptKey, Rejection> {
     begin(history, start)?;
     Ok(AttemptKey {
-        session_id: start.session_id.clone(),
-        attempt_id: start.attempt_id.clone(),
+        session_id: start.owner.session.as_str().to_owned(),
+        attempt_id: start.attempt_id.as_str().to_owned(),
     })
 }
 
@@ -397,10 +394,10 @@ fn current_attempt_mut<'h>(
 // === Attempt rotation ===
 
 fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduced, Rejection> {
-    check_session(history, &start.session_id)?;
-    if history.task_id != start.task_id {
+    check_session(history, start.owner.session.as_str())?;
+    if start.owner.task != history.task_id.as_str() {
         return Err(Rejection::UnknownSession {
-            session_id: start.session_id.clone(),
+            session_id: start.owner.session.as_str().to_owned(),
         });
     }
     if start.servers.len() > MAX_SERVERS {
@@ -409,7 +406,7 @@ fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduce
             limit: MAX_SERVERS,
         });
     }
-    if history.attempt(&start.attempt_id).is_some() {
+    if history.attempt(start.attempt_id.as_str()).is_some() {
         return Ok(Reduced::Duplicate);
     }
 
@@ -432,10 +429,10 @@ fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduce
     }
 
     let mut attempt = AttachmentAttempt {
-        attempt_id: start.attempt_id.clone(),
-        task_id: start.task_id.clone(),
-        session_id: start.session_id.clone(),
-        execution_id: start.execution_id.clone(),
+        attempt_id: start.attempt_id.as_str().to_owned(),
+        task_id: start.owner.task.as_str().to_owned(),
+        session_id: start.owner.session.as_str().to_owned(),
+        execution_id: start.owner.execution.as_str().to_owned(),
         agent_kind: start.agent_kind.clone(),
         agent_id: start.agent_id.clone(),
         agent_profile_id: start.agent_profile_id.clone(),
@@ -1120,9 +1117,11 @@ mod tests {
     fn start(attempt: &str, servers: usize) -> AttemptStart {
         AttemptStart {
             attempt_id: attempt.into(),
-            task_id: "t".into(),
-            session_id: "s".into(),
-            execution_id: "e".into(),
+            owner: Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             agent_kind: "k".into(),
             agent_id: None,
             agent_profile_id: None,

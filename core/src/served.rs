@@ -14,6 +14,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::owner::{AttemptId, SessionId};
 use crate::vocab::Transport;
 
 /// The longest string any field keeps; longer values are dropped, not cut,
@@ -79,9 +80,9 @@ impl TraceContext {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServedOwner {
     /// Backend-owned session.
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The attempt.
-    pub attempt_id: String,
+    pub attempt_id: AttemptId,
 }
 
 /// A JSON-RPC request id as the client sent it.

@@ -2,6 +2,7 @@
 //! order-independence of interleaved connections.
 
 use proptest::prelude::*;
+use tether_core::Owner;
 use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE};
 use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 use tether_core::reducer::{
@@ -16,10 +17,12 @@ const SERVERS: [&str; 3] = ["kandev", "github", "files"];
 
 fn start(attempt: &str, at: u64) -> AttemptStart {
     AttemptStart {
-        attempt_id: attempt.to_owned(),
-        task_id: "task".into(),
-        session_id: "session".into(),
-        execution_id: "exec".into(),
+        attempt_id: attempt.into(),
+        owner: Owner {
+            task: "task".into(),
+            session: "session".into(),
+            execution: "exec".into(),
+        },
         agent_kind: "claude-agent".into(),
         agent_id: None,
         agent_profile_id: None,
@@ -238,7 +241,7 @@ proptest! {
         // A key of another history is refused too.
         let mut other = AttachmentHistory::new("task", "elsewhere");
         let mut elsewhere = start("new", 3000);
-        elsewhere.session_id = "elsewhere".into();
+        elsewhere.owner.session = "elsewhere".into();
         let foreign = begin_attempt(&mut other, &elsewhere).expect("begin elsewhere");
         let result = reduce(&mut h, &observe(&foreign, late[0].clone()));
         prop_assert_eq!(result, Err(Rejection::UnknownSession { session_id: "elsewhere".into() }));

@@ -33,9 +33,11 @@ fn hub_with_attempt(capacity: usize) -> (Hub, EvidenceSink) {
         },
     );
     let req = AttemptRequest::new(
-        "t",
-        "s",
-        "e",
+        tether_core::Owner {
+            task: "t".into(),
+            session: "s".into(),
+            execution: "e".into(),
+        },
         "bench",
         DriveMode::Acp,
         Trigger::Probe,

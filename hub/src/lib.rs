@@ -33,6 +33,7 @@ use tether_core::history::AttachmentHistory;
 use tether_core::inventory::InventoryDocument;
 use tether_core::model::{Evidence, Timestamp, ToolCatalog};
 use tether_core::observer::plan;
+use tether_core::owner::{AttemptId, Owner};
 use tether_core::plan::{AgentCapabilities, DriveMode, Plan, PlanContext};
 use tether_core::reducer::{
     AttemptKey, AttemptStart, HistoryEvent, Reduced, Rejection, RowNames, begin_attempt, reduce,
@@ -75,12 +76,8 @@ impl Default for HubConfig {
 /// What a host asks for when an agent is about to receive MCP servers.
 #[derive(Debug, Clone)]
 pub struct AttemptRequest {
-    /// Backend-owned task.
-    pub task_id: String,
-    /// Backend-owned session.
-    pub session_id: String,
-    /// Backend-owned execution.
-    pub execution_id: String,
+    /// Whose the attempt is: the backend's task, session and execution.
+    pub owner: Owner,
     /// Agent kind (selects the plugin).
     pub agent_kind: String,
     /// How the agent is driven.
@@ -102,18 +99,14 @@ pub struct AttemptRequest {
 impl AttemptRequest {
     /// A request with no agent id, profile or capabilities yet.
     pub fn new(
-        task_id: impl Into<String>,
-        session_id: impl Into<String>,
-        execution_id: impl Into<String>,
+        owner: Owner,
         agent_kind: impl Into<String>,
         drive_mode: DriveMode,
         trigger: Trigger,
         servers: Vec<ServerSpec>,
     ) -> Self {
         AttemptRequest {
-            task_id: task_id.into(),
-            session_id: session_id.into(),
-            execution_id: execution_id.into(),
+            owner,
             agent_kind: agent_kind.into(),
             drive_mode,
             agent_id: None,
@@ -277,12 +270,12 @@ impl EvidenceSink {
 
     /// The attempt this sink is bound to.
     pub fn attempt_id(&self) -> &str {
-        &self.live.owner.attempt_id
+        self.live.owner.attempt_id()
     }
 
     /// The session this sink is bound to.
     pub fn session_id(&self) -> &str {
-        &self.live.owner.session_id
+        self.live.owner.session_id()
     }
 
     /// Whether the attempt is still current.
@@ -298,19 +291,45 @@ impl EvidenceSink {
 
 // === Taps: what exporters see ===
 
-/// Who an accepted event belongs to (the sink's stamp).
+/// Who an accepted event belongs to (the sink's stamp). Only the hub makes
+/// one; exporters read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventOwner {
-    /// Backend-owned task.
-    pub task_id: String,
-    /// Backend-owned session.
-    pub session_id: String,
-    /// Backend-owned execution.
-    pub execution_id: String,
+    owner: Owner,
+    attempt: AttemptId,
+    agent_kind: String,
+}
+
+impl EventOwner {
+    /// Whose the attempt is.
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// The backend's task.
+    pub fn task_id(&self) -> &str {
+        self.owner.task.as_str()
+    }
+
+    /// The backend's session.
+    pub fn session_id(&self) -> &str {
+        self.owner.session.as_str()
+    }
+
+    /// The backend's execution.
+    pub fn execution_id(&self) -> &str {
+        self.owner.execution.as_str()
+    }
+
     /// The attempt.
-    pub attempt_id: String,
+    pub fn attempt_id(&self) -> &str {
+        self.attempt.as_str()
+    }
+
     /// The agent kind.
-    pub agent_kind: String,
+    pub fn agent_kind(&self) -> &str {
+        &self.agent_kind
+    }
 }
 
 /// What a [`HubTap`] is told, after the hub accepted it. Every string has
@@ -381,7 +400,7 @@ fn row_changes(
     before: &[(DisplayStatus, Option<ReasonCode>)],
     out: &mut Vec<HubEvent>,
 ) {
-    let Some(attempt) = history.attempt(&live.owner.attempt_id) else {
+    let Some(attempt) = history.attempt(live.owner.attempt_id()) else {
         return;
     };
     for (i, row) in attempt.servers.iter().enumerate() {
@@ -869,11 +888,10 @@ impl Hub {
         let attempt_id = self.next_attempt_id();
         let trigger = request.trigger.clone();
         let rows = plan.row_names();
+        let session_id = request.owner.session.as_str().to_owned();
         let start = AttemptStart {
-            attempt_id: attempt_id.clone(),
-            task_id: request.task_id.clone(),
-            session_id: request.session_id.clone(),
-            execution_id: request.execution_id,
+            attempt_id: attempt_id.as_str().into(),
+            owner: request.owner,
             agent_kind: request.agent_kind,
             agent_id: request.agent_id,
             agent_profile_id: request.agent_profile_id,
@@ -882,22 +900,18 @@ impl Hub {
             servers: plan.rows_named(&rows),
         };
         let mut sessions = self.shared.sessions();
-        let slot = sessions
-            .entry(request.session_id.clone())
-            .or_insert_with(|| {
-                Slot::new(AttachmentHistory::new(
-                    request.task_id.clone(),
-                    request.session_id.clone(),
-                ))
-            });
+        let slot = sessions.entry(session_id).or_insert_with(|| {
+            Slot::new(AttachmentHistory::new(
+                start.owner.task.as_str(),
+                start.owner.session.as_str(),
+            ))
+        });
         slot.fold_drops();
         let key = begin_attempt(&mut slot.history, &start)?;
         let live = Arc::new(AttemptLive {
             owner: Arc::new(EventOwner {
-                task_id: request.task_id.clone(),
-                session_id: request.session_id.clone(),
-                execution_id: start.execution_id.clone(),
-                attempt_id: attempt_id.clone(),
+                owner: start.owner.clone(),
+                attempt: start.attempt_id.clone(),
                 agent_kind: start.agent_kind.clone(),
             }),
             key,
@@ -921,7 +935,7 @@ impl Hub {
                 trigger,
             });
             // What the start itself recorded: configured and decision evidence.
-            if let Some(attempt) = slot.history.attempt(&live.owner.attempt_id) {
+            if let Some(attempt) = slot.history.attempt(live.owner.attempt_id()) {
                 for evidence in &attempt.evidence {
                     tapped.push(HubEvent::Evidence {
                         owner: owner_of(&live),
@@ -1189,12 +1203,12 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
             }
             match command {
                 Command::Observe { live, evidence } => {
-                    let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
+                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
                         continue;
                     };
                     let evidence = sanitize_evidence(&evidence, &live.scrubber, &live.rows);
                     if tapping {
-                        row_states(&slot.history, &live.owner.attempt_id, &mut before);
+                        row_states(&slot.history, live.owner.attempt_id(), &mut before);
                     }
                     let event = HistoryEvent::ObserveSanitized {
                         key: live.key.clone(),
@@ -1206,8 +1220,8 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                             shared.unattributed.fetch_add(1, Ordering::Relaxed);
                             // Ids only: the name it gave may be anything.
                             tracing::warn!(
-                                session_id = %live.owner.session_id,
-                                attempt_id = %live.owner.attempt_id,
+                                session_id = %live.owner.session_id(),
+                                attempt_id = %live.owner.attempt_id(),
                                 "evidence names a server that is no row of its attempt; counted as unattributed"
                             );
                         }
@@ -1233,7 +1247,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                     server,
                     catalog,
                 } => {
-                    let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
+                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
                         continue;
                     };
                     let event = HistoryEvent::Catalog {
@@ -1250,7 +1264,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
                     }
                 }
                 Command::ConfigSnapshot { live, snapshot } => {
-                    let Some(slot) = sessions.get_mut(&live.owner.session_id) else {
+                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
                         continue;
                     };
                     let event = HistoryEvent::ConfigSnapshot {
@@ -1276,7 +1290,7 @@ fn process(shared: &Shared, batch: &mut Vec<Command>, last_full_scan: &mut std::
             touched.sort_by_key(|l| Arc::as_ptr(l) as usize);
             touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
             for live in &touched {
-                if let Some(slot) = sessions.get_mut(&live.owner.session_id) {
+                if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
                     slot.fold_drops();
                     slot.publish_if_dirty(shared.persist.as_deref());
                 }
@@ -1321,9 +1335,11 @@ mod tap_tests {
 
     fn request(session: &str) -> AttemptRequest {
         AttemptRequest::new(
-            "task",
-            session,
-            "exec",
+            Owner {
+                task: "task".into(),
+                session: session.into(),
+                execution: "exec".into(),
+            },
             "kind",
             DriveMode::Acp,
             Trigger::SessionNew,
@@ -1371,7 +1387,7 @@ mod tap_tests {
             .iter()
             .filter_map(|e| match &**e {
                 HubEvent::Evidence { owner, evidence } => {
-                    Some((owner.attempt_id.as_str(), evidence.kind.clone()))
+                    Some((owner.attempt_id(), evidence.kind.clone()))
                 }
                 _ => None,
             })
@@ -1385,7 +1401,7 @@ mod tap_tests {
         );
         let failed = events.iter().any(|e| {
             matches!(&**e, HubEvent::RowStatus { owner, status: DisplayStatus::Failed, .. }
-                if owner.attempt_id == second.attempt_id)
+                if owner.attempt_id() == second.attempt_id)
         });
         assert!(failed, "the row's change to failed is told");
     }

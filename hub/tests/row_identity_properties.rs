@@ -152,8 +152,7 @@ proptest! {
         let servers: Vec<ServerSpec> =
             case.names.iter().zip(&case.values).map(|(n, v)| spec(n, v)).collect();
         let handle = hub
-            .begin_attempt(AttemptRequest::new(
-                "t", "s", "e", "deliver-all", DriveMode::Passthrough,
+            .begin_attempt(AttemptRequest::new(tether_core::Owner { task: "t".into(), session: "s".into(), execution: "e".into() }, "deliver-all", DriveMode::Passthrough,
                 Trigger::PassthroughStart, servers,
             ))
             .expect("begin");

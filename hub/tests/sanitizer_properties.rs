@@ -162,7 +162,7 @@ proptest! {
             ),
         ];
         let handle = hub
-            .begin_attempt(AttemptRequest::new("t", "s", "e", "gemini", DriveMode::Passthrough, Trigger::PassthroughStart, servers))
+            .begin_attempt(AttemptRequest::new(tether_core::Owner { task: "t".into(), session: "s".into(), execution: "e".into() }, "gemini", DriveMode::Passthrough, Trigger::PassthroughStart, servers))
             .expect("begin");
         let echo = format!("failed with {env_value} and {header_value} and {arg} in /home/{user}/x");
         handle

@@ -117,9 +117,11 @@ fn stdio(name: &str) -> ServerSpec {
 
 fn request(session: &str, trigger: Trigger, servers: Vec<ServerSpec>) -> AttemptRequest {
     let mut req = AttemptRequest::new(
-        "task-1",
-        session,
-        "exec-1",
+        tether_core::Owner {
+            task: "task-1".into(),
+            session: session.into(),
+            execution: "exec-1".into(),
+        },
         "test-agent",
         DriveMode::Acp,
         trigger,
@@ -437,9 +439,11 @@ fn given_no_plugin_for_a_kind_then_every_server_is_unavailable_with_no_observer_
     ] {
         let session = format!("s-{kind}");
         let req = AttemptRequest::new(
-            "t",
-            &session,
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: (&session).into(),
+                execution: "e".into(),
+            },
             kind,
             harness,
             Trigger::PassthroughStart,
@@ -460,9 +464,11 @@ fn given_a_plugin_that_skips_or_panics_then_the_core_records_observer_omitted() 
     let hub = hub();
     let req = |servers| {
         AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "forgetful-agent",
             DriveMode::Passthrough,
             Trigger::PassthroughStart,
@@ -501,9 +507,11 @@ fn given_a_plugin_choosing_a_transport_the_server_lacks_then_it_is_observer_omit
     // Forgetful always answers stdio; an http-only server cannot take it.
     let hub = hub();
     let req = AttemptRequest::new(
-        "t",
-        "s",
-        "e",
+        tether_core::Owner {
+            task: "t".into(),
+            session: "s".into(),
+            execution: "e".into(),
+        },
         "forgetful-agent",
         DriveMode::Passthrough,
         Trigger::PassthroughStart,

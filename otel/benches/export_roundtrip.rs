@@ -52,9 +52,11 @@ async fn observed(hub: &Hub, otel: Option<&TetherOtel>) -> Client {
         },
     );
     let req = AttemptRequest::new(
-        "t",
-        "s",
-        "e",
+        tether_core::Owner {
+            task: "t".into(),
+            session: "s".into(),
+            execution: "e".into(),
+        },
         "bench",
         DriveMode::Acp,
         Trigger::Probe,

@@ -57,11 +57,11 @@ pub(crate) fn request_attributes(request: &ServedRequest) -> (Vec<KeyValue>, Vec
     if let Some(owner) = &request.owner {
         span.push(KeyValue::new(
             sc::TETHER_SESSION_ID,
-            owner.session_id.clone(),
+            owner.session_id.as_str().to_owned(),
         ));
         span.push(KeyValue::new(
             sc::TETHER_ATTEMPT_ID,
-            owner.attempt_id.clone(),
+            owner.attempt_id.as_str().to_owned(),
         ));
     }
     (metric, span)
@@ -77,11 +77,11 @@ pub(crate) fn evidence_attributes(
     let mut attrs = vec![
         text("tether.evidence.kind", evidence.kind.as_str()),
         text("tether.provenance", evidence.provenance.as_str()),
-        text(sc::TETHER_TASK_ID, &owner.task_id),
-        text(sc::TETHER_SESSION_ID, &owner.session_id),
-        text(sc::TETHER_EXECUTION_ID, &owner.execution_id),
-        text(sc::TETHER_ATTEMPT_ID, &owner.attempt_id),
-        text(sc::TETHER_AGENT_KIND, &owner.agent_kind),
+        text(sc::TETHER_TASK_ID, owner.task_id()),
+        text(sc::TETHER_SESSION_ID, owner.session_id()),
+        text(sc::TETHER_EXECUTION_ID, owner.execution_id()),
+        text(sc::TETHER_ATTEMPT_ID, owner.attempt_id()),
+        text(sc::TETHER_AGENT_KIND, owner.agent_kind()),
     ];
     if let Some(server) = &evidence.server {
         attrs.push(text(sc::TETHER_SERVER_NAME, server));
@@ -192,8 +192,7 @@ mod tests {
                 ),
             ];
             let handle = hub
-                .begin_attempt(AttemptRequest::new(
-                    "task", "session", "exec", "kind", DriveMode::Acp, Trigger::SessionNew, servers,
+                .begin_attempt(AttemptRequest::new(tether_core::Owner { task: "task".into(), session: "session".into(), execution: "exec".into() }, "kind", DriveMode::Acp, Trigger::SessionNew, servers,
                 ))
                 .expect("begin");
             // Evidence that quotes the secret: the hub's scrubber must have removed it.

@@ -786,7 +786,7 @@ impl Worker {
                 1,
                 &[
                     KeyValue::new(sc::TETHER_TRIGGER, trigger.as_str().to_owned()),
-                    KeyValue::new(sc::TETHER_AGENT_KIND, owner.agent_kind.clone()),
+                    KeyValue::new(sc::TETHER_AGENT_KIND, owner.agent_kind().to_owned()),
                 ],
             ),
             HubEvent::RowStatus {
@@ -804,7 +804,7 @@ impl Worker {
                             .as_ref()
                             .map_or("none".to_owned(), |r| r.as_str().to_owned()),
                     ),
-                    KeyValue::new(sc::TETHER_AGENT_KIND, owner.agent_kind.clone()),
+                    KeyValue::new(sc::TETHER_AGENT_KIND, owner.agent_kind().to_owned()),
                 ],
             ),
             HubEvent::Evidence { owner, evidence } => self.evidence_log(owner, evidence),

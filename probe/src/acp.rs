@@ -509,9 +509,11 @@ fn drive<'a>(
 
             let spec = sentinel_spec(endpoint, opts.target.transport, bridge, credential);
             let mut request = AttemptRequest::new(
-                "probe",
-                "probe",
-                "probe",
+                tether_core::Owner {
+                    task: "probe".into(),
+                    session: "probe".into(),
+                    execution: "probe".into(),
+                },
                 init.agent_info
                     .as_ref()
                     .map_or("acp-agent".to_owned(), |i| sanitize::name(&i.name)),

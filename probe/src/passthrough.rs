@@ -129,9 +129,11 @@ pub async fn run_passthrough_probe(
         }
     };
     let mut request = AttemptRequest::new(
-        "probe",
-        "probe",
-        "probe",
+        tether_core::Owner {
+            task: "probe".into(),
+            session: "probe".into(),
+            execution: "probe".into(),
+        },
         opts.kind.clone(),
         DriveMode::Passthrough,
         Trigger::PassthroughStart,

@@ -45,9 +45,11 @@ pub fn sample_history(session_id: &str, revision: u64, secret: &str) -> Attachme
     );
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "task",
-            session_id,
-            "exec",
+            tether_core::Owner {
+                task: "task".into(),
+                session: session_id.into(),
+                execution: "exec".into(),
+            },
             "kind",
             DriveMode::Acp,
             Trigger::SessionNew,

@@ -45,9 +45,11 @@ fn servers() -> Vec<ServerSpec> {
 
 fn request(session: &str) -> AttemptRequest {
     AttemptRequest::new(
-        "task",
-        session,
-        "exec",
+        tether_core::Owner {
+            task: "task".into(),
+            session: session.into(),
+            execution: "exec".into(),
+        },
         "claude-agent",
         DriveMode::Acp,
         Trigger::SessionNew,

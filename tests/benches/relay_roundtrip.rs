@@ -249,9 +249,11 @@ fn main() {
     let (relayed, ticket) = relay.relay(&spec).expect("relay");
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "bench",
             DriveMode::Acp,
             Trigger::SessionNew,

@@ -40,9 +40,11 @@ fn servers() -> Vec<ServerSpec> {
 
 fn begin(hub: &Hub, session: &str) -> EvidenceSink {
     let mut request = AttemptRequest::new(
-        "bench",
-        session,
-        "exec",
+        tether_core::Owner {
+            task: "bench".into(),
+            session: session.into(),
+            execution: "exec".into(),
+        },
         "bench-agent",
         DriveMode::Acp,
         Trigger::SessionNew,

@@ -53,9 +53,11 @@ async fn given_new_then_load_then_reset_then_each_is_its_own_attempt_and_history
                 let caps = tether_acp_structured::acp::capabilities_of(&init);
                 let request = |credential: &AttemptCredential| {
                     let mut r = AttemptRequest::new(
-                        "task",
-                        "session",
-                        "exec",
+                        tether_core::Owner {
+                            task: "task".into(),
+                            session: "session".into(),
+                            execution: "exec".into(),
+                        },
                         "tether-fake-agent",
                         DriveMode::Acp,
                         Trigger::SessionNew,

@@ -45,9 +45,11 @@ async fn sample_history() -> AttachmentHistory {
         Trigger::SessionNew,
     ] {
         let mut req = AttemptRequest::new(
-            "task",
-            "session",
-            "exec",
+            tether_core::Owner {
+                task: "task".into(),
+                session: "session".into(),
+                execution: "exec".into(),
+            },
             "claude-agent",
             DriveMode::Acp,
             trigger,

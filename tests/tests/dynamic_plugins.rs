@@ -22,9 +22,11 @@ fn gemini_lib() -> std::path::PathBuf {
 fn decisions(registry: Registry) -> Vec<(String, Option<ReasonCode>)> {
     let hub = Hub::new(registry);
     hub.begin_attempt(AttemptRequest::new(
-        "t",
-        "s",
-        "e",
+        tether_core::Owner {
+            task: "t".into(),
+            session: "s".into(),
+            execution: "e".into(),
+        },
         "gemini-system",
         DriveMode::Passthrough,
         Trigger::PassthroughStart,
@@ -171,9 +173,11 @@ fn a_panicking_plugin_is_contained_at_the_boundary() {
     let hub = Hub::new(registry);
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "panicky",
             DriveMode::Passthrough,
             Trigger::PassthroughStart,

@@ -275,9 +275,11 @@ fn hub_with_attempt(servers: Vec<ServerSpec>) -> (Hub, tether_hub::AttemptHandle
     let hub = Hub::new(Registry::with_static().expect("registry"));
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "codex",
             DriveMode::Passthrough,
             Trigger::PassthroughStart,

@@ -437,9 +437,11 @@ fn a_snapshot_attached_to_an_attempt_stays_with_that_attempt() {
     let db = f.home.parent().expect("root").join("hub.db");
     let request = |session: &str| {
         AttemptRequest::new(
-            "task",
-            session,
-            "exec",
+            tether_core::Owner {
+                task: "task".into(),
+                session: session.into(),
+                execution: "exec".into(),
+            },
             "claude",
             DriveMode::Passthrough,
             Trigger::PassthroughStart,

@@ -84,9 +84,11 @@ fn begin(
     let credential = AttemptCredential::generate();
     let spec = endpoint.server_spec(ServerSource::Sentinel, Some(bridge()), &credential);
     let req = AttemptRequest::new(
-        "task",
-        session,
-        "exec",
+        tether_core::Owner {
+            task: "task".into(),
+            session: session.into(),
+            execution: "exec".into(),
+        },
         transport,
         DriveMode::Acp,
         Trigger::Probe,

@@ -301,9 +301,11 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
         headers.push(SpecKv::new("X-Extra", SECRET_HEADER));
     }
     let request = AttemptRequest::new(
-        "task-otel",
-        "session-otel",
-        "exec-otel",
+        tether_core::Owner {
+            task: "task-otel".into(),
+            session: "session-otel".into(),
+            execution: "exec-otel".into(),
+        },
         "otel-agent",
         DriveMode::Acp,
         Trigger::SessionNew,

@@ -45,7 +45,17 @@ fn decisions(
     harness: DriveMode,
     caps: AgentCapabilities,
 ) -> Vec<(DecisionKind, Option<ReasonCode>)> {
-    let mut req = AttemptRequest::new("t", kind, "e", kind, harness, Trigger::Probe, servers());
+    let mut req = AttemptRequest::new(
+        tether_core::Owner {
+            task: "t".into(),
+            session: kind.into(),
+            execution: "e".into(),
+        },
+        kind,
+        harness,
+        Trigger::Probe,
+        servers(),
+    );
     req.capabilities = caps;
     hub.begin_attempt(req).expect("begin");
     hub.snapshot(kind)

@@ -44,9 +44,11 @@ fn offer(hub: &Hub, relay: &RelayHost, spec: &ServerSpec, session: &str) -> Rela
     };
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "t",
-            session,
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: session.into(),
+                execution: "e".into(),
+            },
             "agent",
             DriveMode::Acp,
             Trigger::SessionNew,
@@ -707,9 +709,11 @@ fn a_host_opts_in_per_server_and_what_cannot_be_relayed_says_why() {
     let hub = hub();
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "agent",
             DriveMode::Acp,
             Trigger::SessionNew,

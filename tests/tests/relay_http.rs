@@ -411,9 +411,11 @@ async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
     let (relayed, ticket) = host.relay(&spec).expect("relayed");
     let attempt = hub
         .begin_attempt(tether_hub::AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "agent",
             tether_core::DriveMode::Acp,
             tether_core::vocab::Trigger::SessionNew,
@@ -472,9 +474,11 @@ async fn the_http_relay_keeps_relaying_when_the_hub_is_gone() {
     // The attempt is superseded (its sink refuses), then the hub goes away.
     let _next = hub
         .begin_attempt(tether_hub::AttemptRequest::new(
-            "t",
-            "s",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "s".into(),
+                execution: "e".into(),
+            },
             "agent",
             tether_core::DriveMode::Acp,
             tether_core::vocab::Trigger::SessionNew,
@@ -527,9 +531,11 @@ async fn a_server_the_relay_cannot_take_is_delivered_directly_and_its_row_says_w
     );
     let hub = tether_tests::acp_hub();
     let mut request = tether_hub::AttemptRequest::new(
-        "t",
-        "s",
-        "e",
+        tether_core::Owner {
+            task: "t".into(),
+            session: "s".into(),
+            execution: "e".into(),
+        },
         "agent",
         tether_core::DriveMode::Acp,
         tether_core::vocab::Trigger::SessionNew,

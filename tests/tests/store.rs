@@ -30,9 +30,11 @@ fn server() -> ServerSpec {
 
 fn request(session: &str, servers: Vec<ServerSpec>) -> AttemptRequest {
     AttemptRequest::new(
-        "task",
-        session,
-        "exec",
+        tether_core::Owner {
+            task: "task".into(),
+            session: session.into(),
+            execution: "exec".into(),
+        },
         "k",
         DriveMode::Acp,
         Trigger::SessionNew,

@@ -469,9 +469,11 @@ fn a_hub_whose_writes_are_stale_counts_and_logs_them_and_keeps_its_live_state() 
     );
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "task",
-            "shared",
-            "exec",
+            tether_core::Owner {
+                task: "task".into(),
+                session: "shared".into(),
+                execution: "exec".into(),
+            },
             "kind",
             tether_core::DriveMode::Acp,
             Trigger::SessionNew,

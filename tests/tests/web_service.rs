@@ -853,9 +853,11 @@ async fn a_slow_client_skips_to_the_latest_state_and_one_test_runs_per_server() 
     let hostile = workspace_bin("tether-hostile-mcp");
     let handle = hub
         .begin_attempt(AttemptRequest::new(
-            "t",
-            "slow",
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: "slow".into(),
+                execution: "e".into(),
+            },
             "agent",
             DriveMode::Acp,
             Trigger::SessionNew,
@@ -969,9 +971,11 @@ async fn the_hosts_authorizer_sees_each_session_and_hides_what_it_refuses() {
     let hub = hub();
     for session in ["mine", "theirs"] {
         hub.begin_attempt(AttemptRequest::new(
-            "t",
-            session,
-            "e",
+            tether_core::Owner {
+                task: "t".into(),
+                session: session.into(),
+                execution: "e".into(),
+            },
             "agent",
             DriveMode::Acp,
             Trigger::SessionNew,

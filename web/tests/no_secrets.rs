@@ -63,7 +63,7 @@ proptest! {
                 },
             ),
         ];
-        let mut request = AttemptRequest::new("t", "s", "e", "agent", DriveMode::Acp, Trigger::SessionNew, servers);
+        let mut request = AttemptRequest::new(tether_core::Owner { task: "t".into(), session: "s".into(), execution: "e".into() }, "agent", DriveMode::Acp, Trigger::SessionNew, servers);
         request.capabilities.http = Some(true);
         let handle = hub.begin_attempt(request).expect("attempt");
         // Error text that quotes the configuration, as a real agent's might.

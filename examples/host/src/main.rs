@@ -264,9 +264,11 @@ async fn main() -> anyhow::Result<()> {
                         println!("relay: {note}");
                     }
                     let mut request = AttemptRequest::new(
-                        "example-task",
-                        &session,
-                        format!("exec-{}", std::process::id()),
+                        tether_core::Owner {
+                            task: "example-task".into(),
+                            session: (&session).into(),
+                            execution: format!("exec-{}", std::process::id()).into(),
+                        },
                         "tether-reference-agent",
                         DriveMode::Acp,
                         Trigger::SessionNew,

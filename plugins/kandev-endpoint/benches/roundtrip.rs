@@ -53,9 +53,11 @@ async fn observed(hub: &Hub) -> Client {
         },
     );
     let req = AttemptRequest::new(
-        "t",
-        "s",
-        "e",
+        tether_core::Owner {
+            task: "t".into(),
+            session: "s".into(),
+            execution: "e".into(),
+        },
         "bench",
         DriveMode::Acp,
         Trigger::Probe,

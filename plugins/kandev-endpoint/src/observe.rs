@@ -396,8 +396,8 @@ impl Connection {
             .get_or_init(|| {
                 self.sink().map(|sink| {
                     Arc::new(ServedOwner {
-                        session_id: sink.session_id().to_owned(),
-                        attempt_id: sink.attempt_id().to_owned(),
+                        session_id: sink.session_id().into(),
+                        attempt_id: sink.attempt_id().into(),
                     })
                 })
             })

@@ -70,9 +70,11 @@ fn main() {
         let session = format!("{prefix}s{}", n % 4);
         let handle = hub
             .begin_attempt(AttemptRequest::new(
-                "t",
-                &session,
-                &execution,
+                tether_core::Owner {
+                    task: "t".into(),
+                    session: (&session).into(),
+                    execution: (&execution).into(),
+                },
                 "k",
                 DriveMode::Acp,
                 Trigger::SessionNew,

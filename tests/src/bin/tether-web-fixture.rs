@@ -164,9 +164,11 @@ async fn run_session(
                         vec![endpoint.server_spec(ServerSource::Host, Some(&bridge), &credential)];
                     servers.extend(plan.extra.iter().cloned());
                     let mut request = AttemptRequest::new(
-                        "web-fixture",
-                        session,
-                        format!("exec-{session}-{}", std::process::id()),
+                        tether_core::Owner {
+                            task: "web-fixture".into(),
+                            session: session.into(),
+                            execution: format!("exec-{session}-{}", std::process::id()).into(),
+                        },
                         plan.program
                             .file_name()
                             .map(|n| n.to_string_lossy().into_owned())
