@@ -28,7 +28,7 @@ use crate::vocab::ReasonCode;
 /// says whether and how the agent gets it. What the agent then does is
 /// observed by others: the host's observed endpoint (`tether-kandev-endpoint`)
 /// sees initialize, tools/list and tool calls from the server side, and a
-/// passthrough plugin's [`PassthroughStrategy::observe_output`] reads the
+/// passthrough plugin's [`PassthroughStrategy::read_output`] reads the
 /// agent's own status reports. All of it reaches the history as evidence
 /// through the attempt's `EvidenceSink` (`tether_hub`).
 ///

@@ -136,9 +136,9 @@ pub struct Materialized {
 ///
 /// The host does the rest: it writes the files 0600 in a private 0700
 /// directory and removes them, starts the CLI in its own process group with
-/// an explicit environment, and feeds [`observe_output`](Self::observe_output)
+/// an explicit environment, and feeds [`read_output`](Self::read_output)
 /// each stdout line. Two methods have defaults: a CLI that reports nothing
-/// needs neither `observe_output` nor `reports_servers`.
+/// needs neither `read_output` nor `reports_servers`.
 pub trait PassthroughStrategy: Send + Sync {
     /// The transports (and features) this CLI can take.
     fn capabilities(&self) -> AgentCapabilities;
@@ -155,13 +155,13 @@ pub trait PassthroughStrategy: Send + Sync {
 
     /// Reads one line of the CLI's standard output; returns what it reports
     /// about servers (`agent_reported` evidence). Most CLIs report nothing.
-    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+    fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         let _ = (line, at);
         Vec::new()
     }
 
     /// Whether the CLI reports every delivered server on its stdout (through
-    /// [`observe_output`](Self::observe_output)), as Claude's `system/init`
+    /// [`read_output`](Self::read_output)), as Claude's `system/init`
     /// does. The host's probe then waits for that complete report (or the
     /// CLI's exit, or its timeout) before it settles; for a CLI that reports
     /// nothing it ends on contact.

@@ -16,7 +16,7 @@ use tether_core::registry::Registry;
 use tether_core::vocab::{ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, ServerSpec};
 use tether_hub::{AttemptRequest, Hub};
-use tether_kandev_endpoint::observe::{Observation, Observed};
+use tether_kandev_endpoint::report::{Observation, ReportingHandler};
 use tether_kandev_endpoint::{SENTINEL_SERVER, SENTINEL_TOOL, Sentinel};
 use tether_otel::{OtelConfig, TetherOtel};
 use tokio::runtime::Runtime;
@@ -64,7 +64,7 @@ async fn observed(hub: &Hub, otel: Option<&TetherOtel>) -> Client {
     );
     observation.bind(hub.begin_attempt(req).expect("begin").sink);
     let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-    let handler = Observed::new(Sentinel, observation.connection());
+    let handler = ReportingHandler::new(Sentinel, observation.connection());
     tokio::spawn(async move {
         if let Ok(running) = handler.serve(server_io).await {
             let _ = running.waiting().await;

@@ -50,7 +50,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tether_core::model::Evidence;
-use tether_core::served::{Served, ServedObserver, ServedRequest, ServedSession};
+use tether_core::served::{Served, ServedRequest, ServedSession, ServedTap};
 use tether_hub::{Counter as HubCounter, EventOwner, Hub, HubEvent, HubTap};
 
 pub use config::OtelConfig;
@@ -125,7 +125,7 @@ impl Queue {
     }
 }
 
-impl ServedObserver for Queue {
+impl ServedTap for Queue {
     fn served(&self, event: Served) {
         self.offer(Job::Served(event));
     }
@@ -204,7 +204,7 @@ impl TetherOtel {
 
     /// What an observed endpoint (or relay) tells about each request it
     /// answers: install with `ObservedEndpoint::on_served`.
-    pub fn served_observer(&self) -> Arc<dyn ServedObserver> {
+    pub fn served_observer(&self) -> Arc<dyn ServedTap> {
         Arc::new(self.queue())
     }
 

@@ -332,7 +332,7 @@ pub async fn run_passthrough_probe(
                 Ok(_) => {
                     let line = String::from_utf8_lossy(&buf);
                     if let Some(strategy) = reader_observer.as_ref().and_then(|o| o.passthrough()) {
-                        for ev in strategy.observe_output(line.trim(), tether_hub::now()) {
+                        for ev in strategy.read_output(line.trim(), tether_hub::now()) {
                             publish(&report_sink, ev);
                         }
                     }

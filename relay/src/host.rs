@@ -20,8 +20,8 @@ use tether_core::history::AttachmentAttempt;
 use tether_core::model::{ClientInfo, Evidence};
 use tether_core::sanitize;
 use tether_core::served::{
-    RequestIdent, Served, ServedObserver, ServedOutcome, ServedRequest, ServedSession,
-    TraceContext, bounded, protocol_word,
+    RequestIdent, Served, ServedOutcome, ServedRequest, ServedSession, ServedTap, TraceContext,
+    bounded, protocol_word,
 };
 use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::vocab::{
@@ -30,8 +30,8 @@ use tether_core::vocab::{
 use tether_guard::{Token, constant_time_eq, random_hex};
 use tether_hub::EvidenceSink;
 
+use crate::frames::Observation;
 use crate::http::{HttpRelay, SinkSlot, Upstream};
-use crate::observe::Observation;
 use crate::protocol::{Hello, HostAnswer, MAX_CHANNEL_LINE, RELAY_ENV};
 
 /// An offer not redeemed within this time is forgotten.
@@ -66,7 +66,7 @@ struct Offer {
 #[derive(Default)]
 pub(crate) struct State {
     offers: Mutex<Vec<Offer>>,
-    served: Mutex<Option<Arc<dyn ServedObserver>>>,
+    served: Mutex<Option<Arc<dyn ServedTap>>>,
     /// Observations that could not become evidence (the attempt was gone or the sink full).
     not_published: AtomicU64,
     connections: AtomicU64,
@@ -166,7 +166,7 @@ impl RelayHost {
     /// Request metrics for relayed servers go to `observer` too (the same
     /// [`ServedRequest`]s the host's own endpoint reports, so an exporter
     /// takes them unchanged).
-    pub fn on_served(&self, observer: Arc<dyn ServedObserver>) {
+    pub fn on_served(&self, observer: Arc<dyn ServedTap>) {
         *self.state.served.lock().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
@@ -511,7 +511,7 @@ impl Reporter {
         }
     }
 
-    fn served_observer(&self) -> Option<Arc<dyn ServedObserver>> {
+    fn served_observer(&self) -> Option<Arc<dyn ServedTap>> {
         self.state
             .served
             .lock()

@@ -20,7 +20,7 @@
 //! pass unchanged; redirects are not followed (credentials stay put).
 //!
 //! On the side, request bodies and response messages (a JSON body, or each
-//! SSE event's data) go through the same pure [`FrameObserver`] as the stdio
+//! SSE event's data) go through the same pure [`FrameReader`] as the stdio
 //! relay, and its metadata-only observations become the row's evidence.
 //! Observation is bounded and fail-open: a message over
 //! [`MAX_OBSERVED_BYTES`] is passed through unobserved, and a gone or full
@@ -41,8 +41,8 @@ use tether_core::spec::KeyValue;
 use tether_guard::{BodyCap, HostPolicy, Refusal, Token};
 use tether_hub::EvidenceSink;
 
+use crate::frames::{Direction, FrameReader};
 use crate::host::Reporter;
-use crate::observe::{Direction, FrameObserver};
 
 /// The largest request body forwarded.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
@@ -80,7 +80,7 @@ struct Proxy {
 
 /// The side reader: frames paired into observations, then reported.
 struct Watch {
-    frames: FrameObserver,
+    frames: FrameReader,
     reporter: Reporter,
 }
 
@@ -132,7 +132,7 @@ pub(crate) fn start(
         token,
         client,
         watch: Mutex::new(Watch {
-            frames: FrameObserver::new(),
+            frames: FrameReader::new(),
             reporter,
         }),
     });

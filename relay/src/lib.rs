@@ -9,7 +9,7 @@
 //! copies every byte both ways unchanged, and reports what it sees, metadata
 //! only, as evidence for that server's row (provenance `relay`).
 //!
-//! - [`observe`]: the pure frame reader (requests paired with answers).
+//! - [`frames`]: the pure frame reader (requests paired with answers).
 //! - [`pump`]: the byte-exact copy with a side copy that never holds it back.
 //! - [`run`]: the relay process.
 //! - [`host`]: the host's channel and the evidence it publishes.
@@ -18,9 +18,9 @@
 //!   credentials).
 //! - [`protocol`]: what the two say to each other.
 
+pub mod frames;
 pub mod host;
 pub mod http;
-pub mod observe;
 pub mod protocol;
 pub mod pump;
 pub mod run;

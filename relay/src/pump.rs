@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use tokio::sync::mpsc;
 
-use crate::observe::Direction;
+use crate::frames::Direction;
 
 /// One chunk for the observer.
 pub type SideCopy = (Direction, Vec<u8>, Instant);

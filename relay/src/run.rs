@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use tether_process::{ChildGroup, ChildSpec};
 
-use crate::observe::{Direction, FrameObserver, LineSplitter, Observation};
+use crate::frames::{Direction, FrameReader, LineSplitter, Observation};
 use crate::protocol::{Hello, HostAnswer, MAX_CHANNEL_LINE, RELAY_ENV};
 use crate::pump::{SideCopy, blocking_file, spawn_pump};
 
@@ -213,7 +213,7 @@ async fn observe(
     out: mpsc::Sender<Observation>,
     lost: Arc<AtomicU64>,
 ) {
-    let mut observer = FrameObserver::new();
+    let mut observer = FrameReader::new();
     let mut to_server = LineSplitter::new();
     let mut to_agent = LineSplitter::new();
     let mut found = Vec::new();

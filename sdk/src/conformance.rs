@@ -12,7 +12,7 @@
 //!   `Materialized::env`, under names that are not shared (one process
 //!   environment holds one value per name, so a name forwarded for two
 //!   servers hands one of them the other's secret);
-//! - evidence can only reach a host through its sink: `observe_output`
+//! - evidence can only reach a host through its sink: `read_output`
 //!   returns values that carry no ownership, for any input, without panicking.
 
 use std::path::Path;
@@ -284,18 +284,16 @@ pub fn check(plugin: &dyn TransportObserver) -> Vec<String> {
                 &"x".repeat(100_000),
             ] {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    strategy.observe_output(line, Timestamp(1))
+                    strategy.read_output(line, Timestamp(1))
                 }));
                 match outcome {
                     Ok(evidence) => {
                         let text = serde_json::to_string(&evidence).unwrap_or_default();
                         for s in leaks(&text) {
-                            failures.push(format!("observe_output evidence holds a secret ({s})"));
+                            failures.push(format!("read_output evidence holds a secret ({s})"));
                         }
                     }
-                    Err(_) => {
-                        failures.push("observe_output panicked on arbitrary input".to_owned())
-                    }
+                    Err(_) => failures.push("read_output panicked on arbitrary input".to_owned()),
                 }
             }
         }
@@ -408,7 +406,7 @@ mod tests {
                 files: vec![],
             })
         }
-        fn observe_output(&self, line: &str, _: Timestamp) -> Vec<tether_core::model::Evidence> {
+        fn read_output(&self, line: &str, _: Timestamp) -> Vec<tether_core::model::Evidence> {
             assert!(line.len() < 1000, "boom");
             vec![]
         }

@@ -48,7 +48,7 @@ pub struct TetherPluginV1 {
     /// [`MaterializeIn`] JSON → [`WireResult`] of [`Materialized`].
     pub materialize: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// [`ObserveIn`] JSON → [`WireResult`] of `[Evidence]`.
-    pub observe_output: extern "C" fn(*const u8, usize) -> TetherBuf,
+    pub read_output: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// Frees a buffer this plugin returned.
     pub free_buf: extern "C" fn(TetherBuf),
 }
@@ -86,7 +86,7 @@ pub struct MaterializeIn {
     pub dir: PathBuf,
 }
 
-/// `observe_output`'s input.
+/// `read_output`'s input.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ObserveIn {
     /// One line of the CLI's stdout.
@@ -191,12 +191,12 @@ pub fn plugin_materialize(plugin: PluginGetter, ptr: *const u8, len: usize) -> T
 }
 
 #[doc(hidden)]
-pub fn plugin_observe_output(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+pub fn plugin_read_output(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
     guarded(plugin, |plugin| {
         let ObserveIn { line, at } = input(ptr, len)?;
         Ok(plugin
             .passthrough()
-            .map(|p| p.observe_output(&line, at))
+            .map(|p| p.read_output(&line, at))
             .unwrap_or_default())
     })
 }
@@ -228,18 +228,18 @@ macro_rules! export_plugin {
         ) -> $crate::dynamic::TetherBuf {
             $crate::dynamic::plugin_materialize(__tether_plugin, ptr, len)
         }
-        extern "C" fn __tether_observe_output(
+        extern "C" fn __tether_read_output(
             ptr: *const u8,
             len: usize,
         ) -> $crate::dynamic::TetherBuf {
-            $crate::dynamic::plugin_observe_output(__tether_plugin, ptr, len)
+            $crate::dynamic::plugin_read_output(__tether_plugin, ptr, len)
         }
         static __TETHER_TABLE: $crate::dynamic::TetherPluginV1 = $crate::dynamic::TetherPluginV1 {
             abi_version: $crate::dynamic::ABI_VERSION,
             describe: __tether_describe,
             decide_all: __tether_decide_all,
             materialize: __tether_materialize,
-            observe_output: __tether_observe_output,
+            read_output: __tether_read_output,
             free_buf: $crate::dynamic::free_buf,
         };
         /// The Tether plugin entry point.
@@ -385,12 +385,12 @@ impl PassthroughStrategy for DynamicPlugin {
         self.call(self.table.materialize, &input)
     }
 
-    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+    fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         let input = ObserveIn {
             line: line.to_owned(),
             at,
         };
-        self.call(self.table.observe_output, &input)
+        self.call(self.table.read_output, &input)
             .unwrap_or_default()
     }
 

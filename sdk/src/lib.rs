@@ -25,7 +25,7 @@
 //!    cannot send headers over a transport, decide
 //!    `unavailable/headers_unsupported` rather than deliver it. If the CLI
 //!    reports its own MCP status on stdout, turn it into `agent_reported`
-//!    evidence in `observe_output`.
+//!    evidence in `read_output`.
 //! 5. **Test it with one call**: `tether_sdk::conformance::assert_conforms(&MyPlugin)`.
 //! 6. **Ship it**: `tether_sdk::export_plugin!(MyPlugin);` exports the one
 //!    `extern "C"` entry point (ABI [`dynamic::ABI_VERSION`]); hosts load it

@@ -1,5 +1,5 @@
 //! Helpers for [`PassthroughStrategy::materialize`](crate::PassthroughStrategy)
-//! and `observe_output`, shared by every passthrough plugin:
+//! and `read_output`, shared by every passthrough plugin:
 //!
 //! - [`EnvRefs`] moves secret-bearing values (env values, header values, a
 //!   stdio command and its arguments, URLs with userinfo or a query) out of

@@ -17,7 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint::{Io, Spawn};
-use crate::observe::Observation;
+use crate::report::Observation;
 
 /// The first line a bridge sends: `TETHER-BRIDGE/1 <token>`.
 pub const HELLO: &str = "TETHER-BRIDGE/1";

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rmcp::model::Tool;
 use tether_core::model::{Timestamp, ToolCatalog};
 
-use crate::observe::ToolsListedHook;
+use crate::report::ToolsListedHook;
 
 /// The bounded catalog of a served tool list (`tether_catalog`'s method).
 pub fn build_catalog(tools: &[Tool], at: Timestamp) -> ToolCatalog {

@@ -28,7 +28,7 @@ use tokio_util::sync::{CancellationToken, PollSender};
 
 use crate::bridge::{self, CONNECT_FLAG, TOKEN_ENV};
 use crate::credential::AttemptCredential;
-use crate::observe::{Connection, Observation, Observed};
+use crate::report::{Connection, Observation, ReportingHandler};
 use crate::sentinel::{SENTINEL_SERVER, Sentinel};
 use crate::sse::{self, SseShared};
 
@@ -146,7 +146,7 @@ impl ObservedEndpoint {
             let factory = Arc::clone(&factory);
             let cancel = cancel.clone();
             Arc::new(move |connection: Arc<Connection>, io: Io| {
-                let handler = Observed::new(factory(), connection);
+                let handler = ReportingHandler::new(factory(), connection);
                 let ct = cancel.child_token();
                 tokio::spawn(async move {
                     let result = match io {
@@ -181,7 +181,12 @@ impl ObservedEndpoint {
             let config =
                 StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token());
             StreamableHttpService::new(
-                move || Ok(Observed::new(factory(), observation.http_connection())),
+                move || {
+                    Ok(ReportingHandler::new(
+                        factory(),
+                        observation.http_connection(),
+                    ))
+                },
                 Arc::new(LocalSessionManager::default()),
                 config,
             )
@@ -233,7 +238,7 @@ impl ObservedEndpoint {
     /// Tells `observer` every request this endpoint answers and every
     /// session it closes, over every transport (metadata only; see
     /// `tether_core::served`). An exporter (tether-otel) installs itself here.
-    pub fn on_served(&self, observer: tether_core::served::SharedServedObserver) {
+    pub fn on_served(&self, observer: tether_core::served::SharedServedTap) {
         self.observation.on_served(observer);
     }
 

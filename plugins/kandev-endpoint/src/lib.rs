@@ -4,7 +4,7 @@
 //! - [`ObservedEndpoint`] serves one rmcp server on 127.0.0.1 over streamable
 //!   HTTP (`/mcp`), legacy HTTP+SSE (`/sse` + `/message`), and a loopback
 //!   socket for the `tether-bridge` stdio relay.
-//! - [`observe::Observed`] wraps the host's handler per connection and
+//! - [`report::ReportingHandler`] wraps the host's handler per connection and
 //!   publishes initialize (or `server/discover`), tools/list with its count,
 //!   tools/call by name and outcome, protocol errors and one close per
 //!   connection, through the bound [`EvidenceSink`](tether_hub::EvidenceSink).
@@ -21,7 +21,7 @@ pub mod bridge;
 pub mod catalog;
 pub mod credential;
 pub mod endpoint;
-pub mod observe;
+pub mod report;
 pub mod sentinel;
 mod sse;
 

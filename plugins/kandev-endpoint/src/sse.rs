@@ -17,7 +17,7 @@ use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
 use crate::endpoint::{Io, Spawn, random_hex};
-use crate::observe::{Connection, Observation};
+use crate::report::{Connection, Observation};
 
 /// Messages buffered per direction per session.
 const CHANNEL_DEPTH: usize = 64;

@@ -138,7 +138,7 @@ impl PassthroughStrategy for PassthroughClaude {
         true
     }
 
-    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+    fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         stream_json_init_reports(line, at)
     }
 }
@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn reads_server_status_and_model_visible_tools_from_system_init() {
         let line = r#"{"type":"system","subtype":"init","tools":["Bash","mcp__tether-sentinel__sentinel_echo","mcp__other__a","mcp__other__b"],"mcp_servers":[{"name":"tether-sentinel","status":"connected"},{"name":"other","status":"needs-auth"},{"name":"slow","status":"pending"}]}"#;
-        let evidence = PassthroughClaude.observe_output(line, Timestamp(7));
+        let evidence = PassthroughClaude.read_output(line, Timestamp(7));
         assert_eq!(evidence.len(), 3);
         assert!(
             evidence
@@ -245,12 +245,12 @@ mod tests {
         assert_eq!(evidence[2].tool_count, None);
         assert!(
             PassthroughClaude
-                .observe_output("not json", Timestamp(1))
+                .read_output("not json", Timestamp(1))
                 .is_empty()
         );
         assert!(
             PassthroughClaude
-                .observe_output(r#"{"type":"assistant"}"#, Timestamp(1))
+                .read_output(r#"{"type":"assistant"}"#, Timestamp(1))
                 .is_empty()
         );
     }

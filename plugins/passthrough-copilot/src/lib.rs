@@ -130,7 +130,7 @@ impl PassthroughStrategy for PassthroughCopilot {
         true
     }
 
-    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+    fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         if !line.contains("\"session.mcp_") {
             return Vec::new();
         }
@@ -242,26 +242,26 @@ mod tests {
     #[test]
     fn status_and_tool_events_become_agent_reports() {
         let p = PassthroughCopilot;
-        let ev = p.observe_output(
+        let ev = p.read_output(
             r#"{"type":"session.mcp_server_status_changed","data":{"serverName":"ev","status":"connected"}}"#,
             Timestamp(1),
         );
         assert_eq!(ev[0].server.as_deref(), Some("ev"));
         assert_eq!(ev[0].reported_status.as_deref(), Some("connected"));
-        let ev = p.observe_output(
+        let ev = p.read_output(
             r#"{"type":"session.mcp_server_tools_loaded","data":{"serverName":"ev","toolCount":16}}"#,
             Timestamp(2),
         );
         assert_eq!(ev[0].tool_count, Some(16));
         assert_eq!(ev[0].reported_status, None);
-        let ev = p.observe_output(
+        let ev = p.read_output(
             r#"{"type":"session.mcp_servers_loaded","data":{"servers":[{"name":"a","status":"failed"},{"name":"b"}]}}"#,
             Timestamp(3),
         );
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0].reported_status.as_deref(), Some("failed"));
         assert!(
-            p.observe_output(r#"{"type":"user.message"}"#, Timestamp(4))
+            p.read_output(r#"{"type":"user.message"}"#, Timestamp(4))
                 .is_empty()
         );
     }

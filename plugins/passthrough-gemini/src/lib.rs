@@ -168,7 +168,7 @@ impl PassthroughStrategy for PassthroughGemini {
         self.0.reports_init
     }
 
-    fn observe_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
+    fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         if self.0.reports_init {
             stream_json_init_reports(line, at)
         } else {
@@ -278,12 +278,12 @@ mod tests {
     #[test]
     fn only_qwen_reads_the_init_line() {
         let line = r#"{"type":"system","subtype":"init","tools":["mcp__ev__echo"],"mcp_servers":[{"name":"ev","status":"connected"}]}"#;
-        let qwen = PassthroughGemini(QWEN).observe_output(line, Timestamp(1));
+        let qwen = PassthroughGemini(QWEN).read_output(line, Timestamp(1));
         assert_eq!(qwen.len(), 1);
         assert_eq!(qwen[0].tool_count, Some(1));
         assert!(
             PassthroughGemini(GEMINI)
-                .observe_output(line, Timestamp(1))
+                .read_output(line, Timestamp(1))
                 .is_empty()
         );
     }

@@ -168,7 +168,7 @@ struct Pending {
 
 /// Pairs requests with their answers and reports what they show.
 #[derive(Default)]
-pub struct FrameObserver {
+pub struct FrameReader {
     pending: HashMap<String, Pending>,
     /// Answers whose request has not been seen yet (its copy can come
     /// second): id, message, its time and frame length. At most
@@ -208,7 +208,7 @@ fn text(v: &Value, path: &[&str]) -> Option<String> {
     v.as_str().map(str::to_owned)
 }
 
-impl FrameObserver {
+impl FrameReader {
     /// A fresh observer.
     pub fn new() -> Self {
         Self::default()
@@ -391,7 +391,7 @@ mod tests {
     use std::time::Duration;
 
     fn run(frames: &[(Direction, &str)]) -> Vec<Observation> {
-        let mut o = FrameObserver::new();
+        let mut o = FrameReader::new();
         let t = Instant::now();
         frames
             .iter()
@@ -407,7 +407,7 @@ mod tests {
     /// were read, not the order the copies arrived in.
     #[test]
     fn an_answer_copied_before_its_request_is_still_paired() {
-        let mut o = FrameObserver::new();
+        let mut o = FrameReader::new();
         let read_at = Instant::now();
         let mut out = o.frame(
             Direction::ToAgent,

@@ -19,7 +19,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tether_core::model::{ClientInfo, Evidence};
 use tether_core::served::{
     RequestIdent, Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession,
-    SharedServedObserver, TraceContext, bounded, protocol_word,
+    SharedServedTap, TraceContext, bounded, protocol_word,
 };
 use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
 use tether_hub::EvidenceSink;
@@ -47,7 +47,7 @@ pub struct Observation {
     identity_keys: RandomState,
     counter: AtomicU64,
     tools_listed: RwLock<Option<ToolsListedHook>>,
-    served: RwLock<Option<SharedServedObserver>>,
+    served: RwLock<Option<SharedServedTap>>,
 }
 
 impl std::fmt::Debug for Observation {
@@ -98,11 +98,11 @@ impl Observation {
     /// Installs the observer told every request this server answers and
     /// every session it closes (metadata only; see `tether_core::served`).
     /// Without one, requests pay nothing for it.
-    pub fn on_served(&self, observer: SharedServedObserver) {
+    pub fn on_served(&self, observer: SharedServedTap) {
         *self.served.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
-    fn served_observer(&self) -> Option<SharedServedObserver> {
+    fn served_observer(&self) -> Option<SharedServedTap> {
         self.served
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -240,7 +240,7 @@ pub struct Connection {
 
 /// A request's metadata, taken before the handler consumes its context.
 pub(crate) struct Started {
-    observer: SharedServedObserver,
+    observer: SharedServedTap,
     method: Cow<'static, str>,
     tool: Option<String>,
     request_id: Option<RequestIdent>,
@@ -546,15 +546,15 @@ fn client_of(implementation: &Implementation, protocol: Option<&ProtocolVersion>
 }
 
 /// A host's handler, observed. One instance per connection.
-pub struct Observed<H> {
+pub struct ReportingHandler<H> {
     inner: H,
     connection: Arc<Connection>,
 }
 
-impl<H> Observed<H> {
+impl<H> ReportingHandler<H> {
     /// Wraps `inner` for one connection.
     pub fn new(inner: H, connection: Arc<Connection>) -> Self {
-        Observed { inner, connection }
+        ReportingHandler { inner, connection }
     }
 
     /// The connection this instance serves.
@@ -572,7 +572,7 @@ impl<H> Observed<H> {
 }
 
 #[allow(deprecated)]
-impl<H: ServerHandler> ServerHandler for Observed<H> {
+impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
     // === Observed requests ===
 
     async fn initialize(
