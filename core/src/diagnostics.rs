@@ -5,8 +5,8 @@
 //! [`EndpointTestDocument`] is only its standalone wire form: with a
 //! `schema_version`, serverInfo nested, and no finish time.
 //!
-//! Architecture invariant: an endpoint test proves reachability only. It is
-//! stored apart from attachment evidence and never promotes a row's status.
+//! Its invariants are written once, in ARCHITECTURE.md (`diagnostics/`), each
+//! with the test that checks it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
 //! The display projection every renderer shares: labels, color classes, the
 //! per-server checklist, probe verdict hints, and copy-safe diagnostics.
 //!
-//! Architecture invariant: the projection reads only the sanitized history. It
-//! never sees agent output, so copied diagnostics cannot contain it.
+//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! with the test that checks it.
 
 use std::fmt::Write as _;
 

@@ -7,14 +7,8 @@
 //! Only the document lives here. Reading configuration (scanners, safe file
 //! access, the dialect readers) is `tether-inventory`'s job.
 //!
-//! Architecture invariants:
-//! - a row never holds a value from the configuration: targets are origins or
-//!   command basenames, env and header entries are *names* only, sources are
-//!   `~/…`, `$PROJECT/…` or a system path;
-//! - configuration proves `configured` and `enabled` only (provenance
-//!   `current_config`); an endpoint test may fill `authenticated`,
-//!   `initialized` and `tools_listed` (provenance `endpoint_test`), and nothing
-//!   ever claims `model_visible`.
+//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! with the test that checks it.
 
 use std::collections::BTreeMap;
 

@@ -1,9 +1,8 @@
 //! The probe report: the public document `tether probe --json` prints, and the
 //! pure function that reads a verdict off an attempt's evidence.
 //!
-//! Architecture invariant: the verdict comes from evidence alone. Silence is
-//! `delivered_unverified`, never `failed`; a session error is reported beside
-//! the verdict, not instead of it.
+//! Its invariants are written once, in ARCHITECTURE.md (`probe/`), each
+//! with the test that checks it.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

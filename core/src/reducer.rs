@@ -1,7 +1,7 @@
 //! The pure reducer: (history, event) → new history, or a typed rejection.
 //!
-//! Architecture invariant: no I/O and no clock. Time arrives with the event.
-//! On a rejection the history is left exactly as it was.
+//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! with the test that checks it.
 //!
 //! Every row fact is merged with a commutative, idempotent rule (earliest
 //! first-seen, strongest stage state, newest tool count), so the final status

@@ -7,7 +7,8 @@
 //!   base64 runs, URL parts beyond the origin, home-directory user names and
 //!   absolute paths, then capped on a UTF-8 boundary.
 //!
-//! Architecture invariant: these functions are pure and never panic on input.
+//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! with the test that checks it.
 
 use std::sync::OnceLock;
 

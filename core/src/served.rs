@@ -7,9 +7,8 @@
 //! and hands them to a [`ServedTap`]. The observer must return at once:
 //! it is called on the MCP request path, so it queues (bounded) or drops.
 //!
-//! Architecture invariant: nothing here holds arguments, results, prompts or
-//! resource contents. Tool and method names, ids, versions and error codes
-//! only; every string is bounded by [`MAX_FIELD`].
+//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! with the test that checks it.
 
 use std::borrow::Cow;
 use std::sync::Arc;

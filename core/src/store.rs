@@ -2,8 +2,8 @@
 //! document and `schema_version`) and typed rehydration. Implementations
 //! (SQLite, …) live in `tether-store`; core does no I/O.
 //!
-//! Architecture invariant: persistence never changes live state. The hub
-//! writes through a separate thread; a failed write is logged and counted.
+//! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
+//! with the test that checks it.
 
 use serde_json::Value;
 

@@ -10,10 +10,8 @@
 //!   first, server *names* only, results stored as `endpoint_tested`
 //!   evidence, and the live execution's recent output on demand.
 //!
-//! Architecture invariant: an endpoint check proves reachability only. Its
-//! result is stored as `endpoint_test` and never moves a stage or a status of
-//! an attachment row; the diagnostics API never accepts a target (a URL, a
-//! command, headers or env) from its caller.
+//! Its invariants are written once, in ARCHITECTURE.md (`diagnostics/`), each
+//! with the test that checks it.
 
 pub mod api;
 pub mod endpoint_check;

@@ -17,9 +17,8 @@
 //! A listener renders a [`Refusal`] in its own form (JSON for the web
 //! service, a line of text for the relay), but the decision is made here.
 //!
-//! Architecture invariant: no other Tether crate draws a secret from the OS
-//! RNG for a listener, compares one, or parses an `Authorization` header
-//! (`tests/tests/architecture.rs`, `one_guard_for_every_listener`).
+//! Its invariants are written once, in ARCHITECTURE.md (`guard/`), each
+//! with the test that checks it.
 
 mod authorize;
 mod body;

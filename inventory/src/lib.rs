@@ -18,14 +18,8 @@
 //! - [`testing`]: which rows an endpoint test covers and running those tests a
 //!   few at a time, with whatever tester the host supplies.
 //!
-//! Architecture invariants:
-//! - files are read only inside the root being scanned (symlinks that leave it
-//!   are reported, not followed), at most 1 MiB, never blocking on special
-//!   files;
-//! - bad input becomes an [`InventoryError`](tether_core::inventory::InventoryError),
-//!   never a panic and never a lost row from another file;
-//! - a row never holds a value from the configuration (see
-//!   [`tether_core::inventory`]).
+//! Its invariants are written once, in ARCHITECTURE.md (`inventory/`), each
+//! with the test that checks it.
 
 pub mod context;
 pub mod dialect;

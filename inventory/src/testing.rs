@@ -3,8 +3,8 @@
 //! time. The test itself is the caller's (a host passes the endpoint check of
 //! `tether-diagnostics`), so this crate speaks no MCP.
 //!
-//! Architecture invariant: a test result only fills the endpoint-tested
-//! stages ([`InventoryRow::apply_test`]); it never claims `model_visible`.
+//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! with the test that checks it.
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -15,15 +15,8 @@
 //! - **Logs**: each evidence event the hub accepted, sanitized, as a
 //!   `tether.evidence` event.
 //!
-//! Architecture invariant: export never blocks the hub or an MCP request.
-//! Observers `try_send` into one bounded queue; a full queue drops and
-//! counts. One worker thread turns queued items into SDK calls; the SDK's
-//! batch processors export on their own threads with a bounded timeout.
-//!
-//! Architecture invariant: metadata only. Names, ids, codes, counts and
-//! sanitized evidence; never tool arguments or results
-//! (`gen_ai.tool.call.arguments` / `.result` are never set), prompts or
-//! payloads.
+//! Its invariants are written once, in ARCHITECTURE.md (`otel/`), each
+//! with the test that checks it.
 
 pub mod config;
 mod convert;

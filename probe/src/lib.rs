@@ -12,9 +12,8 @@
 //! - [`support`]: what both share (the sentinel's plan entry, directories,
 //!   environment, progress steps, scrubbed leftovers).
 //!
-//! Architecture invariant: the verdict comes only from hub evidence
-//! ([`tether_core::probe::verdict_of`]); a timeout or an exit code never turns
-//! into `failed`.
+//! Its invariants are written once, in ARCHITECTURE.md (`probe/`), each
+//! with the test that checks it.
 
 pub mod acp;
 pub mod passthrough;

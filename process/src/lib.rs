@@ -3,10 +3,8 @@
 //! with the environment given explicitly, stderr kept as a bounded tail, and
 //! the whole group killed at the end (grandchildren included).
 //!
-//! Architecture invariant: every [`ChildGroup`] is killed with all its
-//! descendants, wherever they went (another process group, another session,
-//! a double fork): by [`ChildGroup::kill_group`], or on drop. See [`sweep`]
-//! for how, and for the one case it cannot reach.
+//! Its invariants are written once, in ARCHITECTURE.md (`process/`), each
+//! with the test that checks it.
 
 pub mod materialize;
 pub mod sweep;

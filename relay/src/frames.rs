@@ -2,10 +2,8 @@
 //! JSON-RPC (stdio), each direction split into lines, bounded, and turned
 //! into metadata-only observations. Pure: no I/O, no clock of its own.
 //!
-//! Architecture invariant: an observation holds method names, ids' timing,
-//! tool names, counts, client names and versions, and error codes and
-//! messages (scrubbed by the hub); never an argument, a result, a prompt or a
-//! resource's contents.
+//! Its invariants are written once, in ARCHITECTURE.md (`relay/`), each
+//! with the test that checks it.
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -2,9 +2,8 @@
 //! launch spec for a one-time ticket, and turns what the relay observed into
 //! evidence for that server's row (and request metrics).
 //!
-//! Architecture invariant: the relay cannot choose whose evidence it
-//! reports. The ticket fixes the server's name and the attempt's sink when
-//! the host offers it; a relay only says what it saw.
+//! Its invariants are written once, in ARCHITECTURE.md (`relay/`), each
+//! with the test that checks it.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;

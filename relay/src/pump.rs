@@ -4,10 +4,8 @@
 //! file descriptors: no async hand-off in the data path, so the relay adds
 //! as little as a copy can.
 //!
-//! Architecture invariant: the bytes are written on before anything looks at
-//! them, exactly as read; the observer gets a copy through a bounded queue
-//! with `try_send`, so a slow or gone observer drops (and counts) copies and
-//! never holds the traffic back.
+//! Its invariants are written once, in ARCHITECTURE.md (`relay/`), each
+//! with the test that checks it.
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};

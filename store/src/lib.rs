@@ -14,8 +14,8 @@
 //! Both write a session only with a newer `revision` than the one stored, so
 //! no stale writer wins; [`conformance`] is the suite every store passes.
 //!
-//! Architecture invariant: a store never changes live state; the hub writes
-//! through its own thread and counts failures.
+//! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
+//! with the test that checks it.
 
 pub mod conformance;
 pub mod follow;

@@ -6,7 +6,9 @@
 //! - no plugin depends on another plugin (but by such a declaration);
 //! - tether-core talks to nothing: no files, no environment, no processes,
 //!   no sockets, no threads, no sleeping, no clock;
-//! - every listener goes through tether-guard.
+//! - every listener goes through tether-guard, and Tether's own bind loopback;
+//! - a plugin returns data: it writes no file and starts no process;
+//! - the inventory kit speaks no MCP.
 //!
 //! The dependency graph is read from `cargo metadata` (the data `cargo tree`
 //! prints), normal and build dependencies only: dev-dependencies never ship.
@@ -246,6 +248,76 @@ fn one_guard_for_every_listener() {
     }
 }
 
+/// A plugin returns data: it never writes files or starts processes (the
+/// host does both, `tether_process`). Plugins that declare host machinery
+/// (`also`) hold a host adapter too, and are read by their own tests.
+#[test]
+fn plugins_return_data_and_touch_nothing() {
+    let graph = graph();
+    let root = workspace();
+    let forbidden = [
+        "std::process",
+        "tokio::process",
+        "Command::new",
+        "fs::write",
+        "File::create",
+        "OpenOptions",
+        "create_dir",
+        "remove_file",
+        "remove_dir",
+        "fs::rename",
+        "set_permissions",
+    ];
+    let mut read = 0;
+    let mut wrong = Vec::new();
+    for (name, package) in &graph {
+        if package.layer != Layer::Plugin || !package.also.is_empty() {
+            continue;
+        }
+        let mut text = String::new();
+        read_tree(&root.join(&package.dir).join("src"), &mut text);
+        read += 1;
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            for word in forbidden {
+                if code.contains(word) {
+                    wrong.push(format!("{name}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    assert!(read >= 6, "the plugins were not read");
+    assert!(wrong.is_empty(), "a plugin touches the world: {wrong:#?}");
+}
+
+/// What Tether's own listeners bind is loopback, named in the code (the web
+/// service binds the address its host gives it; the CLI defaults to
+/// 127.0.0.1).
+#[test]
+fn tethers_own_listeners_bind_loopback() {
+    let root = workspace();
+    let mut binds = 0;
+    for dir in ["plugins/kandev-endpoint/src", "relay/src"] {
+        let mut text = String::new();
+        read_tree(&root.join(dir), &mut text);
+        for line in text.lines().filter(|l| l.contains("TcpListener::bind(")) {
+            binds += 1;
+            assert!(
+                line.contains("127.0.0.1") || line.contains("loopback"),
+                "{dir}: {line}"
+            );
+        }
+        assert!(
+            !text.contains("0.0.0.0") && !text.contains("UNSPECIFIED"),
+            "{dir} names the wildcard address"
+        );
+    }
+    assert!(binds >= 3, "the binds were not read");
+    let endpoint = std::fs::read_to_string(root.join("plugins/kandev-endpoint/src/endpoint.rs"))
+        .expect("endpoint.rs");
+    assert!(endpoint.contains("let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));"));
+}
+
 fn read_tree(dir: &Path, out: &mut String) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -355,6 +427,20 @@ fn core_module_graph() -> BTreeMap<String, BTreeSet<String>> {
         graph.insert(module.to_owned(), uses);
     }
     graph
+}
+
+/// The inventory kit reads configuration and speaks no MCP: an endpoint
+/// check is handed in (`tether-diagnostics` does).
+#[test]
+fn the_inventory_kit_speaks_no_mcp() {
+    let manifest = std::fs::read_to_string(workspace().join("inventory").join("Cargo.toml"))
+        .expect("inventory manifest");
+    for crate_name in ["rmcp", "reqwest", "tether-mcp-client", "tether-diagnostics"] {
+        assert!(
+            !manifest.contains(crate_name),
+            "tether-inventory depends on {crate_name}"
+        );
+    }
 }
 
 #[test]

@@ -23,9 +23,8 @@
 //! are plain POSTs), SSE is plain HTTP through the same guard, and every
 //! event is the whole state, so resuming needs no protocol of its own.
 //!
-//! Architecture invariant: the service reads only sanitized histories, the
-//! scrubbed live tail (recent output, returned and forgotten), and endpoint
-//! test results. It never holds a server spec, an env value or a header.
+//! Its invariants are written once, in ARCHITECTURE.md (`web/`), each
+//! with the test that checks it.
 
 pub mod documents;
 pub mod security;

@@ -9,9 +9,8 @@
 //! for the endpoint's life: they are served, but as [`Caller::TetherCheck`],
 //! whose contact is never agent evidence.
 //!
-//! Architecture invariant: the credential is a secret like a header value: it
-//! travels only in the plan's endpoints (which are never stored) and the
-//! agent's environment, and every place that prints or writes frames scrubs it.
+//! Its invariants are written once, in ARCHITECTURE.md (`plugins/kandev-endpoint/`), each
+//! with the test that checks it.
 
 use std::collections::VecDeque;
 use std::fmt;

@@ -13,9 +13,8 @@
 //!   to: every transport refuses a request without the current attempt's
 //!   credential, and records it as `unauthenticated_contact`.
 //!
-//! Architecture invariant: observation never delays an MCP response: it only
-//! calls the sink's non-blocking `publish`, and catalog work runs off the
-//! request path.
+//! Its invariants are written once, in ARCHITECTURE.md (`plugins/kandev-endpoint/`), each
+//! with the test that checks it.
 
 pub mod bridge;
 pub mod catalog;
