@@ -179,6 +179,7 @@ fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
+        // Removals first, then changes, each in session order.
         let mut changed = Vec::new();
         for change in found {
             match change {

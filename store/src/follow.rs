@@ -74,16 +74,13 @@ impl StoreFollower {
     /// What the store holds now (every row, or the one followed), remembered
     /// as seen; corrupt rows are in `skipped`.
     pub fn load(&mut self) -> Result<Loaded, StoreError> {
-        let mut loaded = match &self.only {
+        let loaded = match &self.only {
             None => self.store.load_all()?,
             Some(id) => Loaded {
                 histories: self.store.load(id)?.into_iter().collect(),
                 skipped: Vec::new(),
             },
         };
-        loaded
-            .histories
-            .sort_by(|a, b| a.session_id.cmp(&b.session_id));
         self.known = loaded
             .histories
             .iter()
@@ -104,8 +101,9 @@ impl StoreFollower {
         }
     }
 
-    /// One pass: the revision index, then only the rows that changed. A row
-    /// that cannot be read is logged and tried again on the next pass.
+    /// One pass: the revision index, then only the rows that changed.
+    /// Removals come first, then changes, each in session order. A row that
+    /// cannot be read is logged and tried again on the next pass.
     pub fn pass(&mut self) -> Result<Vec<Followed>, StoreError> {
         let mut revisions: BTreeMap<String, u64> = self.store.revisions()?.into_iter().collect();
         if let Some(only) = &self.only {
@@ -131,10 +129,15 @@ impl StoreFollower {
             .filter(|id| !revisions.contains_key(*id))
             .cloned()
             .collect();
-        for id in gone {
-            self.known.remove(&id);
-            found.push(Followed::Removed(id));
-        }
-        Ok(found)
+        // Removals come first, then changes, each in session order.
+        let mut removed: Vec<Followed> = gone
+            .into_iter()
+            .map(|id| {
+                self.known.remove(&id);
+                Followed::Removed(id)
+            })
+            .collect();
+        removed.append(&mut found);
+        Ok(removed)
     }
 }
