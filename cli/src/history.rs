@@ -171,14 +171,8 @@ fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     print_each(&mut out, &loaded.histories, args.json)?;
     loop {
         follower.wait();
-        let found = match follower.pass() {
-            Ok(found) => found,
-            Err(err) => {
-                eprintln!("tether history: {err}; retrying");
-                std::thread::sleep(std::time::Duration::from_secs(1));
-                continue;
-            }
-        };
+        // A store that cannot be read ends the follow, as it always has.
+        let found = follower.pass()?;
         // Removals first, then changes, each in session order.
         let mut changed = Vec::new();
         for change in found {
