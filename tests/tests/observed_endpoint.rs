@@ -717,12 +717,28 @@ async fn given_a_stateless_client_making_100_calls_then_the_row_stays_active_wit
     );
     assert_eq!(kinds(EvidenceKind::InitializeObserved), 1, "one discover");
     assert!(kinds(EvidenceKind::ToolsListObserved) >= 1);
-    // The 64-event timeline holds the calls that fit; churn took no room.
-    assert!(
-        kinds(EvidenceKind::ToolCallObserved) >= 50,
-        "{:#?}",
-        attempt.evidence
-    );
+    // The 64-event timeline holds the calls that fit; churn took no room:
+    // nothing but the start, the discover, the list and calls is on it.
+    // (Calls made within one millisecond are one fact to the idempotent
+    // reducer, so how many stay distinct depends on the machine's speed:
+    // 42 of 100 in a release build here, more in a debug one.)
+    let churn: Vec<&Evidence> = attempt
+        .evidence
+        .iter()
+        .filter(|e| {
+            !matches!(
+                e.kind,
+                EvidenceKind::Configured
+                    | EvidenceKind::Delivered
+                    | EvidenceKind::InitializeObserved
+                    | EvidenceKind::ToolsListObserved
+                    | EvidenceKind::ToolCallObserved
+            )
+        })
+        .collect();
+    assert!(churn.is_empty(), "{churn:#?}");
+    assert!(kinds(EvidenceKind::ToolCallObserved) >= 1);
+    assert!(row.last_tool_call.is_some(), "{row:#?}");
     assert!(
         row.connections.iter().all(|c| c.closed_at.is_none()),
         "{:#?}",
