@@ -286,7 +286,9 @@ async fn the_http_relay_locks_its_door_and_injects_the_servers_credentials() {
             .status(),
         421
     );
-    let huge = client
+    // A client of its own: the relay refuses mid-body and closes the
+    // connection, which must not be pooled for the requests below.
+    let huge = reqwest::Client::new()
         .post(agent_url)
         .header("authorization", &token)
         .body(vec![b' '; 17 * 1024 * 1024])
