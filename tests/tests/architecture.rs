@@ -240,7 +240,12 @@ fn one_guard_for_every_listener() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
-    for listener in ["tether-kandev-endpoint", "tether-relay", "tether-web"] {
+    for listener in [
+        "tether-kandev-endpoint",
+        "tether-relay",
+        "tether-web",
+        "tether-collect",
+    ] {
         assert!(
             listeners.contains(listener),
             "{listener} was not seen listening: {listeners:?}"
