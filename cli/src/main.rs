@@ -8,6 +8,7 @@
 //! agent could not start or initialize, or refused the session. `serve` exits
 //! 0 when stopped with Ctrl-C.
 
+mod collect;
 mod endpoint_test;
 mod history;
 mod inventory;
@@ -54,6 +55,9 @@ enum Command {
     EndpointTest(endpoint_test::EndpointTestArgs),
     /// Serve the live status view (a local web page and JSON API) over a host's store.
     Serve(serve::ServeArgs),
+    /// Receive your harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1; `--print-env HARNESS`
+    /// says what to set (exit 0 on Ctrl-C, 1 if it cannot listen, 2 usage).
+    Collect(collect::CollectArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
         /// Which document.
@@ -143,6 +147,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inventory(args) => inventory::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Collect(args) => collect::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),

@@ -18,6 +18,7 @@
 //! - [`registry`]: compiled-in and run-time plugins, and the plugin listing;
 //! - [`reducer`]: the pure (history, event) → history function;
 //! - [`served`]: what an observed MCP server served, request by request (for exporters);
+//! - [`telemetry`]: what a harness needs to send its own telemetry to a receiver;
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
 //! - [`display`]: labels, checklists, verdict texts and copy-safe diagnostics for every renderer;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
@@ -42,6 +43,7 @@ pub mod schema;
 pub mod served;
 pub mod spec;
 pub mod store;
+pub mod telemetry;
 pub mod vocab;
 
 pub use history::{AttachmentAttempt, AttachmentHistory, SCHEMA_VERSION, ServerAttachment};

@@ -168,4 +168,15 @@ pub trait PassthroughStrategy: Send + Sync {
     fn reports_servers(&self) -> bool {
         false
     }
+
+    /// What the CLI needs to send its own OpenTelemetry to `target`
+    /// (`tether collect --print-env`); `None`: this plugin reads no
+    /// telemetry. Pure: variables, a snippet and notes, never a write.
+    fn telemetry_setup(
+        &self,
+        target: &crate::telemetry::TelemetryTarget,
+    ) -> Option<crate::telemetry::TelemetrySetup> {
+        let _ = target;
+        None
+    }
 }

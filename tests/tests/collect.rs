@@ -14,6 +14,7 @@ use tether_core::vocab::{EvidenceKind, ServerSource, Trigger};
 use tether_core::{DriveMode, Endpoint, Registry, ServerSpec};
 use tether_hub::{AttemptRequest, Hub};
 use tether_otel::{OtelConfig, TetherOtel};
+use tether_passthrough_claude as _;
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
@@ -254,4 +255,195 @@ async fn hostile_requests_are_answered_at_once_and_never_reach_the_queue() {
     }
     assert_eq!(queued, 2);
     running.shutdown().await;
+}
+
+/// The string attribute `key` of a log record, if it has one.
+fn attribute<'r>(record: &'r LogRecord, key: &str) -> Option<&'r str> {
+    record
+        .attributes
+        .iter()
+        .find(|a| a.key == key)
+        .and_then(|a| a.value.as_ref())
+        .and_then(|v| match &v.value {
+            Some(any_value::Value::StringValue(s)) => Some(s.as_str()),
+            _ => None,
+        })
+}
+
+/// GIVEN `tether collect`'s setup for Claude Code (from the Claude plugin,
+/// through the registry, as `--print-env claude` prints it) WHEN the real
+/// pinned `claude` runs with a working stdio server and a command that does
+/// not exist, offline THEN its own `mcp_server_connection` records reach the
+/// receiver with the token: one connected, one failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_claude_cli_sends_its_mcp_telemetry_to_the_receiver() {
+    let Some(claude) = tether_tests::peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (receiver, batches) = Receiver::new(ReceiverConfig::default());
+    let running = receiver
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let target = tether_core::telemetry::TelemetryTarget {
+        endpoint: running.endpoint(),
+        authorization: receiver.token().bearer(),
+    };
+    let registry = Registry::with_static().expect("registry");
+    let setup = registry
+        .observer_for("claude", DriveMode::Passthrough)
+        .and_then(|o| o.passthrough())
+        .and_then(|p| p.telemetry_setup(&target))
+        .expect("the Claude plugin gives a telemetry setup");
+
+    let home = tempfile::tempdir().expect("home");
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "time": {"command": time},
+            "broken": {"command": "/nonexistent/bin/tether-missing-server"}
+        }})
+        .to_string(),
+    )
+    .expect("config");
+    let mut command = std::process::Command::new(&claude);
+    command
+        .args(["-p", "hi", "--strict-mcp-config", "--mcp-config"])
+        .arg(&config)
+        .current_dir(home.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        // Offline: a model that is not there, asked once.
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .env("MCP_CONNECTION_NONBLOCKING", "false")
+        // Export soon rather than after the default five seconds.
+        .env("OTEL_LOGS_EXPORT_INTERVAL", "500")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "1000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for var in &setup.env {
+        command.env(&var.name, &var.value);
+    }
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().expect("claude starts");
+    let pgid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let (mut connected, mut failed) = (0, 0);
+    // The loop ends on the records, or a while after the CLI is gone (its
+    // exporter flushes on exit), or at the test's own bound.
+    let mut exited_at: Option<Instant> = None;
+    while Instant::now() < deadline && (connected == 0 || failed == 0) {
+        if exited_at.is_none() && child.try_wait().expect("wait").is_some() {
+            exited_at = Some(Instant::now());
+        }
+        if exited_at.is_some_and(|at| at.elapsed() > Duration::from_secs(15)) {
+            break;
+        }
+        let Some(Batch::Logs(logs)) = batches.next(Duration::from_millis(200)) else {
+            continue;
+        };
+        for record in logs
+            .resource_logs
+            .iter()
+            .flat_map(|r| &r.scope_logs)
+            .flat_map(|s| &s.log_records)
+        {
+            if attribute(record, "event.name") == Some("mcp_server_connection") {
+                match attribute(record, "status") {
+                    Some("connected") => connected += 1,
+                    Some("failed") => failed += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    // The whole group goes, whatever happened.
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &format!("-{pgid}")])
+        .status();
+    let _ = child.wait();
+    let stats = receiver.stats();
+    assert_eq!(stats.refused, 0, "{stats:?}");
+    assert!(
+        connected >= 1 && failed >= 1,
+        "connected {connected}, failed {failed}: {stats:?}"
+    );
+    running.shutdown().await;
+}
+
+/// GIVEN `tether collect --print-env codex --json` WHEN it starts THEN it
+/// prints one document (its endpoint, its token and Codex's `[otel]` block
+/// naming both), receives a request sent with that token, and exits 0 on
+/// Ctrl-C; an unknown harness is a usage error (2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
+    use std::io::BufRead;
+    let bin = tether_tests::workspace_bin("tether");
+    let unknown = std::process::Command::new(&bin)
+        .args(["collect", "--print-env", "vim"])
+        .output()
+        .expect("run");
+    assert_eq!(unknown.status.code(), Some(2));
+    let mut child = std::process::Command::new(&bin)
+        .args([
+            "collect",
+            "--addr",
+            "127.0.0.1:0",
+            "--print-env",
+            "codex",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tether collect");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("one line");
+    let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    assert!(endpoint.starts_with("http://127.0.0.1:"), "{doc}");
+    assert_eq!(token.len(), 64);
+    let snippet = doc["setup"]["snippet"]["text"]
+        .as_str()
+        .expect("codex block");
+    assert!(snippet.contains(&format!("{endpoint}/v1/logs")) && snippet.contains(&token));
+    assert_eq!(doc["setup"]["headers_sent"], "verified");
+
+    let status = reqwest::Client::new()
+        .post(format!("{endpoint}/v1/logs"))
+        .header("content-type", "application/x-protobuf")
+        .header("authorization", format!("Bearer {token}"))
+        .body(logs_with(1))
+        .send()
+        .await
+        .expect("send")
+        .status();
+    assert_eq!(status, 200);
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tether collect did not stop on Ctrl-C"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(code, Some(0));
 }

@@ -25,6 +25,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
@@ -140,6 +141,22 @@ impl PassthroughStrategy for PassthroughClaude {
 
     fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         stream_json_init_reports(line, at)
+    }
+
+    /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`
+    /// and `claude_code.tool_result` logs, its metrics, and (beta) its tool spans.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        Some(
+            TelemetrySetup::new("claude", HeadersSent::Verified)
+                .var("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+                .var("OTEL_LOGS_EXPORTER", "otlp")
+                .var("OTEL_METRICS_EXPORTER", "otlp")
+                .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
+                .otlp_headers(target)
+                .note("Server names appear in `mcp_server_connection` only with OTEL_LOG_TOOL_DETAILS=1, which also puts tool input in `tool_parameters`; Tether keeps the names and drops the input. It is not set here.")
+                .note("Tool spans need CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1 and OTEL_TRACES_EXPORTER=otlp (optional)."),
+        )
     }
 }
 

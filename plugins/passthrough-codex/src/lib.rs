@@ -23,6 +23,7 @@ pub mod config_scan;
 use std::path::Path;
 
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
+use tether_core::telemetry::{HeadersSent, SetupSnippet, TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
@@ -229,6 +230,32 @@ impl PassthroughStrategy for PassthroughCodex {
             env: env.into_env(),
             files: vec![],
         })
+    }
+
+    /// Codex's own OpenTelemetry: `codex.conversation_starts` (its servers),
+    /// `codex.tool_result`, the `codex.mcp.*` metrics and the MCP spans. Codex
+    /// reads its exporters from `[otel]` in its configuration, one per signal.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let exporter = |path: &str| {
+            format!(
+                "{{ otlp-http = {{ endpoint = {}, protocol = \"binary\", headers = {{ \"Authorization\" = {} }} }} }}",
+                toml_string(&format!("{}{path}", target.endpoint)),
+                toml_string(&target.authorization),
+            )
+        };
+        let text = format!(
+            "[otel]\nlog_user_prompt = false\nexporter = {}\ntrace_exporter = {}\nmetrics_exporter = {}\n",
+            exporter("/v1/logs"),
+            exporter("/v1/traces"),
+            exporter("/v1/metrics"),
+        );
+        let mut setup = TelemetrySetup::new("codex", HeadersSent::Verified)
+            .note("`log_user_prompt = false` keeps prompts out of Codex's own records; `codex.tool_result` still carries tool arguments, which Tether drops.");
+        setup.snippet = Some(SetupSnippet {
+            file: "~/.codex/config.toml".into(),
+            text,
+        });
+        Some(setup)
     }
 }
 

@@ -27,6 +27,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::EvidenceKind;
 use tether_core::{
     AgentCapabilities, Decision, DriveMode, Endpoint, Plan, PlanContext, PluginDescriptor,
@@ -177,6 +178,19 @@ impl PassthroughStrategy for PassthroughCopilot {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// The Copilot CLI's own OpenTelemetry (traces and metrics, no logs):
+    /// `github.copilot.mcp.server.lifecycle` span events, `execute_tool`
+    /// spans. Server and tool names are SHA-256 hashed there.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        Some(
+            TelemetrySetup::new("copilot", HeadersSent::Unverified)
+                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
+                .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+                .otlp_headers(target)
+                .note("Copilot hashes server and tool names (SHA-256); Tether matches them against the names configured for it."),
+        )
     }
 }
 

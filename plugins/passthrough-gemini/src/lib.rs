@@ -29,6 +29,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
 use tether_core::{
     AgentCapabilities, Decision, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
@@ -174,6 +175,26 @@ impl PassthroughStrategy for PassthroughGemini {
         } else {
             Vec::new()
         }
+    }
+
+    /// Gemini CLI's and Qwen Code's own OpenTelemetry: the `*.config` event
+    /// (servers and tools) and `*.tool_call` (`mcp_server_name`).
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let (kind, prefix, headers) = match self.0.plugin {
+            "passthrough-qwen" => ("qwen", "QWEN", HeadersSent::Unverified),
+            _ => ("gemini", "GEMINI", HeadersSent::Verified),
+        };
+        let var = |name: &str| format!("{prefix}_TELEMETRY_{name}");
+        Some(
+            TelemetrySetup::new(kind, headers)
+                .var(var("ENABLED"), "true")
+                .var(var("TARGET"), "local")
+                .var(var("OTLP_ENDPOINT"), &target.endpoint)
+                .var(var("OTLP_PROTOCOL"), "http")
+                .var(var("LOG_PROMPTS"), "false")
+                .otlp_headers(target)
+                .note("LOG_PROMPTS=false keeps prompts out; `tool_call` events still carry tool arguments (`args`), which Tether drops."),
+        )
     }
 }
 

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
+use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::ReasonCode;
 use tether_core::{
     AgentCapabilities, Decision, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
@@ -148,6 +149,18 @@ impl PassthroughStrategy for PassthroughOpenCode {
             env,
             files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
         })
+    }
+
+    /// OpenCode's own OpenTelemetry (`experimental.openTelemetry`): its
+    /// `MCP.*` spans and the "server unavailable" log.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        Some(
+            TelemetrySetup::new("opencode", HeadersSent::Unverified)
+                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
+                .otlp_headers(target)
+                .note("OpenCode sends OpenTelemetry only with `\"experimental\": {\"openTelemetry\": true}` in its configuration.")
+                .note("OpenCode's span names carry no server name, and its tool names do not split into server and tool unambiguously; Tether does not guess."),
+        )
     }
 }
 

@@ -1,0 +1,231 @@
+//! `tether collect`: the OTLP/HTTP receiver your harnesses send their own
+//! telemetry to. It prints where to send and the token, and (with
+//! `--print-env HARNESS`) exactly what that harness needs; then it counts
+//! what arrives, by signal and by sending service, until Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+use tether_collect::{Batch, Receiver, ReceiverConfig, ReceiverStats};
+use tether_core::plan::DriveMode;
+use tether_core::registry::Registry;
+use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
+
+/// Receive harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1.
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Where to listen (4318 is the OTLP/HTTP default).
+    #[arg(long, default_value = "127.0.0.1:4318", value_name = "IP:PORT")]
+    addr: SocketAddr,
+    /// Print what HARNESS needs to send here (claude, codex, gemini, qwen,
+    /// copilot, opencode), then receive.
+    #[arg(long = "print-env", value_name = "HARNESS")]
+    print_env: Option<String>,
+    /// Print one JSON document (the endpoint, the token, and the setup with
+    /// --print-env) instead of the banner.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The harnesses whose plugins say how to send here, in the order shown.
+const HARNESSES: [&str; 6] = ["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
+
+fn setup_for(registry: &Registry, kind: &str, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+    registry
+        .observer_for(kind, DriveMode::Passthrough)?
+        .passthrough()?
+        .telemetry_setup(target)
+}
+
+/// Single-quoted for a POSIX shell.
+fn shell_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+fn print_setup(out: &mut impl Write, setup: &TelemetrySetup) -> std::io::Result<()> {
+    writeln!(out, "# {}: set this where you start it", setup.agent_kind)?;
+    for var in &setup.env {
+        writeln!(out, "export {}={}", var.name, shell_quote(&var.value))?;
+    }
+    if let Some(snippet) = &setup.snippet {
+        writeln!(out, "# add to {}:", snippet.file)?;
+        for line in snippet.text.lines() {
+            writeln!(out, "{line}")?;
+        }
+    }
+    if setup.headers_sent == HeadersSent::Unverified {
+        writeln!(
+            out,
+            "# not yet seen sending the Authorization header: if nothing arrives, that is why"
+        )?;
+    }
+    for note in &setup.notes {
+        writeln!(out, "# {note}")?;
+    }
+    Ok(())
+}
+
+pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
+    let registry = Registry::with_static()?;
+    if let Some(kind) = &args.print_env
+        && !HARNESSES.contains(&kind.as_str())
+    {
+        eprintln!(
+            "tether collect: no telemetry setup for {kind:?}; one of: {}",
+            HARNESSES.join(", ")
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let (receiver, batches) = Receiver::new(ReceiverConfig::default());
+    let runtime = crate::runtime()?;
+    runtime.block_on(async move {
+        let running = match receiver.serve(args.addr).await {
+            Ok(running) => running,
+            Err(err) => {
+                eprintln!("tether collect: cannot listen on {}: {err}", args.addr);
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        let target = TelemetryTarget {
+            endpoint: running.endpoint(),
+            authorization: receiver.token().bearer(),
+        };
+        let setup = args
+            .print_env
+            .as_deref()
+            .and_then(|kind| setup_for(&registry, kind, &target));
+        let mut out = std::io::stdout().lock();
+        if args.json {
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({
+                    "endpoint": target.endpoint,
+                    "token": receiver.token().secret(),
+                    "setup": setup,
+                }),
+            )?;
+            writeln!(out)?;
+        } else {
+            writeln!(out, "tether collect: receiving OTLP/HTTP at {}", target.endpoint)?;
+            writeln!(out, "  token: {}", receiver.token().secret())?;
+            writeln!(out, "  Ctrl-C stops.")?;
+            if let Some(setup) = &setup {
+                print_setup(&mut out, setup)?;
+            }
+        }
+        out.flush()?;
+        drop(out);
+        if !running.addr().ip().is_loopback() {
+            eprintln!(
+                "tether collect: listening on {}, which is not loopback: anyone who can reach it and holds the token can send here",
+                running.addr()
+            );
+        }
+        let counts: Arc<Mutex<BTreeMap<(String, &'static str), u64>>> = Arc::default();
+        let tally = Arc::clone(&counts);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let consumer = std::thread::spawn(move || {
+            while !stopping.load(std::sync::atomic::Ordering::Acquire) {
+                if let Some(batch) = batches.next(Duration::from_millis(200)) {
+                    let mut counts = tally.lock().unwrap_or_else(|p| p.into_inner());
+                    for (service, items) in per_service(&batch) {
+                        *counts
+                            .entry((service, batch.signal().as_str()))
+                            .or_default() += items;
+                    }
+                }
+            }
+        });
+        let cancel = crate::cancel_on_ctrl_c();
+        let progress = !args.json;
+        let mut ticker = tokio::time::interval(Duration::from_secs(2));
+        let mut shown = ReceiverStats::default();
+        loop {
+            tokio::select! {
+                _ = cancel.cancelled() => break,
+                _ = ticker.tick() => {
+                    let now = receiver.stats();
+                    if progress && now != shown {
+                        eprintln!("{}", line(&now));
+                        shown = now;
+                    }
+                }
+            }
+        }
+        running.shutdown().await;
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        let _ = consumer.join();
+        let stats = receiver.stats();
+        if !args.json {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", line(&stats))?;
+            for ((service, signal), n) in counts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                writeln!(out, "  {service}: {n} {signal}")?;
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Items per sending service (`service.name`, sanitized) in one batch.
+fn per_service(batch: &Batch) -> Vec<(String, u64)> {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    let name = |resource: &Option<Resource>| {
+        resource
+            .as_ref()
+            .and_then(|r| r.attributes.iter().find(|a| a.key == "service.name"))
+            .and_then(|a| a.value.as_ref())
+            .and_then(|v| match &v.value {
+                Some(Value::StringValue(s)) => Some(tether_core::sanitize::name(s)),
+                _ => None,
+            })
+            .unwrap_or_else(|| "unnamed".into())
+    };
+    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+    match batch {
+        Batch::Logs(r) => r
+            .resource_logs
+            .iter()
+            .map(|r| {
+                (
+                    name(&r.resource),
+                    n(r.scope_logs.iter().map(|s| s.log_records.len()).sum()),
+                )
+            })
+            .collect(),
+        Batch::Traces(r) => r
+            .resource_spans
+            .iter()
+            .map(|r| {
+                (
+                    name(&r.resource),
+                    n(r.scope_spans.iter().map(|s| s.spans.len()).sum()),
+                )
+            })
+            .collect(),
+        Batch::Metrics(r) => r
+            .resource_metrics
+            .iter()
+            .map(|r| {
+                (
+                    name(&r.resource),
+                    n(r.scope_metrics.iter().map(|s| s.metrics.len()).sum()),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn line(s: &ReceiverStats) -> String {
+    format!(
+        "tether collect: {} requests, {} batches ({} items); refused {}, malformed {}, too large {}, unsupported {}, busy {}",
+        s.requests, s.batches, s.items, s.refused, s.malformed, s.too_large, s.unsupported, s.busy
+    )
+}
