@@ -14,7 +14,7 @@ use clap::Args;
 use tether_collect::{Batch, Receiver, ReceiverConfig, ReceiverStats};
 use tether_core::plan::DriveMode;
 use tether_core::registry::Registry;
-use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
+use tether_core::telemetry::{CollectDocument, HeadersSent, TelemetrySetup, TelemetryTarget};
 
 /// Receive harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1.
 #[derive(Debug, Args)]
@@ -101,14 +101,12 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             .and_then(|kind| setup_for(&registry, kind, &target));
         let mut out = std::io::stdout().lock();
         if args.json {
-            serde_json::to_writer(
-                &mut out,
-                &serde_json::json!({
-                    "endpoint": target.endpoint,
-                    "token": receiver.token().secret(),
-                    "setup": setup,
-                }),
-            )?;
+            let document = CollectDocument {
+                endpoint: target.endpoint.clone(),
+                token: receiver.token().secret().to_owned(),
+                setup: setup.clone(),
+            };
+            serde_json::to_writer(&mut out, &document)?;
             writeln!(out)?;
         } else {
             writeln!(out, "tether collect: receiving OTLP/HTTP at {}", target.endpoint)?;

@@ -82,6 +82,8 @@ enum SchemaDocument {
     InventoryChanges,
     /// The document `tether plugins --json` prints.
     Plugins,
+    /// The document `tether collect --json` prints.
+    Collect,
     /// The status API's session list (`GET /api/v1/sessions`, `sessions` events).
     StatusSessions,
     /// The status API's session document (`GET /api/v1/sessions/{id}`, `status` events).
@@ -157,6 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::Inventory => tether_core::schema::inventory_schema(),
                 SchemaDocument::InventoryChanges => tether_core::schema::inventory_changes_schema(),
                 SchemaDocument::Plugins => tether_core::schema::plugins_schema(),
+                SchemaDocument::Collect => tether_core::schema::collect_schema(),
                 SchemaDocument::StatusSessions => status_schema("status-sessions"),
                 SchemaDocument::StatusSession => status_schema("status-session"),
                 SchemaDocument::StatusRecentOutput => status_schema("status-recent-output"),

@@ -53,6 +53,11 @@ pub fn inventory_changes_schema() -> Value {
     schema_of::<crate::inventory::InventoryChanges>("inventory-changes.json")
 }
 
+/// The schema of [`CollectDocument`](crate::telemetry::CollectDocument) (`tether collect --json`).
+pub fn collect_schema() -> Value {
+    schema_of::<crate::telemetry::CollectDocument>("collect.json")
+}
+
 /// The schema of [`PluginListing`](crate::registry::PluginListing) (`tether plugins --json`).
 pub fn plugins_schema() -> Value {
     schema_of::<crate::registry::PluginListing>("plugins.json")

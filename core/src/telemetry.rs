@@ -109,3 +109,14 @@ impl TelemetrySetup {
         )
     }
 }
+
+/// The document `tether collect --json` prints when it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CollectDocument {
+    /// The OTLP/HTTP base URL to send to.
+    pub endpoint: String,
+    /// The receiver's token (`Authorization: Bearer <token>`), shown once.
+    pub token: String,
+    /// What the harness named by `--print-env` needs, if one was named.
+    pub setup: Option<TelemetrySetup>,
+}

@@ -411,6 +411,8 @@ async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
         .read_line(&mut line)
         .expect("one line");
     let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    // A sample for the out-of-process schema check (`tests/schema/validate.py`).
+    std::fs::write(tether_tests::samples_dir().join("collect.json"), &line).expect("sample");
     let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
     let token = doc["token"].as_str().expect("token").to_owned();
     assert!(endpoint.starts_with("http://127.0.0.1:"), "{doc}");
