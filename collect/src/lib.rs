@@ -27,7 +27,7 @@ pub mod decode;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver as QueueReceiver, SyncSender, TrySendError};
 use std::time::Duration;
 
@@ -55,6 +55,10 @@ pub struct ReceiverConfig {
     pub decompressed_cap: usize,
     /// Decoded batches waiting for the consumer; past it, `503`.
     pub queue: usize,
+    /// Decompressed bytes those batches came from, at most (their decoded
+    /// form is a small multiple); past it, `503`. Bounds the queue's memory
+    /// whatever the batches hold.
+    pub queue_bytes: usize,
     /// Bodies decoded at once; past it, `503` at once (memory stays bounded
     /// under a burst: at most this many decompressed bodies and their
     /// decoded form).
@@ -67,6 +71,7 @@ impl Default for ReceiverConfig {
             body_cap: 4 * 1024 * 1024,
             decompressed_cap: 8 * 1024 * 1024,
             queue: 1024,
+            queue_bytes: 16 * 1024 * 1024,
             decoders: 2,
         }
     }
@@ -129,7 +134,8 @@ struct Inner {
     token: Token,
     config: ReceiverConfig,
     decoders: Arc<tokio::sync::Semaphore>,
-    queue: SyncSender<Batch>,
+    queue: SyncSender<(Batch, usize)>,
+    queued_bytes: Arc<AtomicUsize>,
     stats: Stats,
 }
 
@@ -150,18 +156,26 @@ impl std::fmt::Debug for Receiver {
 
 /// The consuming side of the queue: decoded batches, in arrival order.
 #[derive(Debug)]
-pub struct Batches(QueueReceiver<Batch>);
+pub struct Batches {
+    queue: QueueReceiver<(Batch, usize)>,
+    queued_bytes: Arc<AtomicUsize>,
+}
 
 impl Batches {
     /// The next batch, waiting at most `timeout`; `None` on timeout or when
     /// every receiver is gone.
     pub fn next(&self, timeout: Duration) -> Option<Batch> {
-        self.0.recv_timeout(timeout).ok()
+        self.queue.recv_timeout(timeout).ok().map(|b| self.taken(b))
     }
 
     /// A batch if one is waiting.
     pub fn try_next(&self) -> Option<Batch> {
-        self.0.try_recv().ok()
+        self.queue.try_recv().ok().map(|b| self.taken(b))
+    }
+
+    fn taken(&self, (batch, bytes): (Batch, usize)) -> Batch {
+        self.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+        batch
     }
 }
 
@@ -169,16 +183,22 @@ impl Receiver {
     /// A receiver with a fresh token and the queue it feeds.
     pub fn new(config: ReceiverConfig) -> (Receiver, Batches) {
         let (tx, rx) = std::sync::mpsc::sync_channel(config.queue.max(1));
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
         let receiver = Receiver {
             inner: Arc::new(Inner {
                 token: Token::generate(),
                 decoders: Arc::new(tokio::sync::Semaphore::new(config.decoders.max(1))),
                 config,
                 queue: tx,
+                queued_bytes: Arc::clone(&queued_bytes),
                 stats: Stats::default(),
             }),
         };
-        (receiver, Batches(rx))
+        let batches = Batches {
+            queue: rx,
+            queued_bytes,
+        };
+        (receiver, batches)
     }
 
     /// The token a harness must send (`Authorization: Bearer …`).
@@ -259,6 +279,14 @@ impl Drop for RunningReceiver {
     fn drop(&mut self) {
         self.cancel.cancel();
     }
+}
+
+/// Why a body did not become a queued batch.
+enum Failed {
+    /// It is not the request its path names, or past a cap.
+    Decode(DecodeError),
+    /// The queue's byte budget (or the blocking pool) has no room now.
+    Busy,
 }
 
 /// Bodies up to this size, uncompressed, are decoded on the runtime's worker.
@@ -396,29 +424,48 @@ async fn export(
     };
     let cap = inner.config.decompressed_cap;
     let small = body.len() <= SMALL_BODY && content_encoding.is_none();
-    let work = move || {
-        decode::decompress(content_encoding.as_deref(), &body, cap)
-            .and_then(|plain| decode::decode(signal, encoding, &plain))
+    let queued_bytes = Arc::clone(&inner.queued_bytes);
+    let budget = inner.config.queue_bytes;
+    // Decompress, then reserve the decompressed bytes in the queue's budget
+    // before decoding (a full queue costs no decode), then decode; the
+    // reservation is given back on every path that does not enqueue.
+    let work = move || -> Result<(Batch, usize), Failed> {
+        let plain =
+            decode::decompress(content_encoding.as_deref(), &body, cap).map_err(Failed::Decode)?;
+        let bytes = plain.len();
+        queued_bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| {
+                (queued == 0 || queued.saturating_add(bytes) <= budget).then(|| queued + bytes)
+            })
+            .map_err(|_| Failed::Busy)?;
+        match decode::decode(signal, encoding, &plain) {
+            Ok(batch) => Ok((batch, bytes)),
+            Err(err) => {
+                queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
+                Err(Failed::Decode(err))
+            }
+        }
     };
     // Small bodies (the usual batch) decode in place; large ones off the
     // runtime's workers.
     let decoded = if small {
         work()
     } else {
-        match tokio::task::spawn_blocking(work).await {
-            Ok(decoded) => decoded,
-            Err(_) => {
-                return status(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    Some(encoding),
-                    "the receiver is busy; retry",
-                );
-            }
-        }
+        tokio::task::spawn_blocking(work)
+            .await
+            .unwrap_or(Err(Failed::Busy))
     };
-    let batch = match decoded {
-        Ok(batch) => batch,
-        Err(err) => {
+    let (batch, bytes) = match decoded {
+        Ok(decoded) => decoded,
+        Err(Failed::Busy) => {
+            Stats::bump(&inner.stats.busy);
+            return status(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(encoding),
+                "the receiver is busy; retry",
+            );
+        }
+        Err(Failed::Decode(err)) => {
             let code = match &err {
                 DecodeError::TooLarge(_) => {
                     Stats::bump(&inner.stats.too_large);
@@ -437,13 +484,14 @@ async fn export(
         }
     };
     let items = batch.items();
-    match inner.queue.try_send(batch) {
+    match inner.queue.try_send((batch, bytes)) {
         Ok(()) => {
             Stats::bump(&inner.stats.batches);
             inner.stats.items.fetch_add(items, Ordering::Relaxed);
             accepted(signal, encoding)
         }
         Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+            inner.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
             Stats::bump(&inner.stats.busy);
             status(
                 StatusCode::SERVICE_UNAVAILABLE,
