@@ -210,7 +210,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let export = tether_probe::ProbeExport {
-        served: otel.as_ref().map(|o| o.served_observer()),
+        served: otel.as_ref().map(|o| o.served_tap()),
         hub: otel.as_ref().map(|o| o.hub_tap()),
     };
     let target = ProbeTarget {

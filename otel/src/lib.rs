@@ -84,7 +84,7 @@ enum Job {
     Stop(SyncSender<Vec<String>>),
 }
 
-/// A running exporter. Cheap handles ([`served_observer`](Self::served_observer),
+/// A running exporter. Cheap handles ([`served_tap`](Self::served_tap),
 /// [`hub_tap`](Self::hub_tap)) feed it; [`shutdown`](Self::shutdown) exports
 /// what is queued and stops.
 pub struct TetherOtel {
@@ -197,7 +197,7 @@ impl TetherOtel {
 
     /// What an observed endpoint (or relay) tells about each request it
     /// answers: install with `ObservedEndpoint::on_served`.
-    pub fn served_observer(&self) -> Arc<dyn ServedTap> {
+    pub fn served_tap(&self) -> Arc<dyn ServedTap> {
         Arc::new(self.queue())
     }
 

@@ -510,7 +510,7 @@ impl Reporter {
         }
     }
 
-    fn served_observer(&self) -> Option<Arc<dyn ServedTap>> {
+    fn served_tap(&self) -> Option<Arc<dyn ServedTap>> {
         self.state
             .served
             .lock()
@@ -596,7 +596,7 @@ impl Reporter {
                 error_code,
                 tool_error,
             } => {
-                if let Some(observer) = self.served_observer() {
+                if let Some(observer) = self.served_tap() {
                     let outcome = match (error_code, tool_error) {
                         (Some(code), _) => {
                             ServedOutcome::Error(i32::try_from(code).unwrap_or(i32::MIN))
@@ -634,7 +634,7 @@ impl Reporter {
             EvidenceKind::ConnectionClosed,
             tether_hub::now(),
         ));
-        if let Some(observer) = self.served_observer() {
+        if let Some(observer) = self.served_tap() {
             observer.served(Served::SessionClosed(ServedSession {
                 server: Arc::clone(&self.server),
                 transport: self.transport.clone(),

@@ -195,7 +195,7 @@ async fn main() -> anyhow::Result<()> {
     // === The host's own MCP server, observed ===
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
     if let Some(otel) = &otel {
-        endpoint.on_served(otel.served_observer());
+        endpoint.on_served(otel.served_tap());
     }
 
     // === The agent ===

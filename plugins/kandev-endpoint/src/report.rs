@@ -102,7 +102,7 @@ impl Observation {
         *self.served.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
-    fn served_observer(&self) -> Option<SharedServedTap> {
+    fn served_tap(&self) -> Option<SharedServedTap> {
         self.served
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -376,7 +376,7 @@ impl Connection {
                 ));
             }
             if self.served_any.load(Ordering::Relaxed)
-                && let Some(observer) = self.observation.served_observer()
+                && let Some(observer) = self.observation.served_tap()
             {
                 observer.served(Served::SessionClosed(ServedSession {
                     server: Arc::clone(&self.observation.served_name),
@@ -413,7 +413,7 @@ impl Connection {
         context: &RequestContext<RoleServer>,
     ) -> Option<Started> {
         let method = method.into();
-        let observer = self.observation.served_observer()?;
+        let observer = self.observation.served_tap()?;
         let meta = &context.meta.0;
         let parts = context.extensions.get::<axum::http::request::Parts>();
         if let Some(parts) = parts
