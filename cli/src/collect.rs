@@ -14,7 +14,9 @@ use clap::Args;
 use tether_collect::{Batch, Receiver, ReceiverConfig, ReceiverStats};
 use tether_core::plan::DriveMode;
 use tether_core::registry::Registry;
-use tether_core::telemetry::{CollectDocument, HeadersSent, TelemetrySetup, TelemetryTarget};
+use tether_core::telemetry::{
+    COLLECT_SCHEMA_VERSION, CollectDocument, HeadersSent, TelemetrySetup, TelemetryTarget,
+};
 
 /// Receive harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1.
 #[derive(Debug, Args)]
@@ -102,6 +104,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         let mut out = std::io::stdout().lock();
         if args.json {
             let document = CollectDocument {
+                schema_version: COLLECT_SCHEMA_VERSION,
                 endpoint: target.endpoint.clone(),
                 token: receiver.token().secret().to_owned(),
                 setup: setup.clone(),

@@ -110,9 +110,14 @@ impl TelemetrySetup {
     }
 }
 
+/// The version of [`CollectDocument`].
+pub const COLLECT_SCHEMA_VERSION: u32 = 1;
+
 /// The document `tether collect --json` prints when it starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CollectDocument {
+    /// [`COLLECT_SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The OTLP/HTTP base URL to send to.
     pub endpoint: String,
     /// The receiver's token (`Authorization: Bearer <token>`), shown once.

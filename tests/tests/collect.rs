@@ -432,6 +432,7 @@ async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
         .expect("codex block");
     assert!(snippet.contains(&format!("{endpoint}/v1/logs")) && snippet.contains(&token));
     assert_eq!(doc["setup"]["headers_sent"], "verified");
+    assert_eq!(doc["schema_version"], 1);
 
     let status = reqwest::Client::new()
         .post(format!("{endpoint}/v1/logs"))
