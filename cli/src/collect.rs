@@ -177,51 +177,21 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
 /// Items per sending service (`service.name`, sanitized) in one batch.
 fn per_service(batch: &Batch) -> Vec<(String, u64)> {
     use opentelemetry_proto::tonic::common::v1::any_value::Value;
-    use opentelemetry_proto::tonic::resource::v1::Resource;
-    let name = |resource: &Option<Resource>| {
-        resource
-            .as_ref()
-            .and_then(|r| r.attributes.iter().find(|a| a.key == "service.name"))
-            .and_then(|a| a.value.as_ref())
-            .and_then(|v| match &v.value {
-                Some(Value::StringValue(s)) => Some(tether_core::sanitize::name(s)),
-                _ => None,
-            })
-            .unwrap_or_else(|| "unnamed".into())
-    };
-    let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
-    match batch {
-        Batch::Logs(r) => r
-            .resource_logs
-            .iter()
-            .map(|r| {
-                (
-                    name(&r.resource),
-                    n(r.scope_logs.iter().map(|s| s.log_records.len()).sum()),
-                )
-            })
-            .collect(),
-        Batch::Traces(r) => r
-            .resource_spans
-            .iter()
-            .map(|r| {
-                (
-                    name(&r.resource),
-                    n(r.scope_spans.iter().map(|s| s.spans.len()).sum()),
-                )
-            })
-            .collect(),
-        Batch::Metrics(r) => r
-            .resource_metrics
-            .iter()
-            .map(|r| {
-                (
-                    name(&r.resource),
-                    n(r.scope_metrics.iter().map(|s| s.metrics.len()).sum()),
-                )
-            })
-            .collect(),
-    }
+    batch
+        .per_resource()
+        .into_iter()
+        .map(|(resource, items)| {
+            let name = resource
+                .and_then(|r| r.attributes.iter().find(|a| a.key == "service.name"))
+                .and_then(|a| a.value.as_ref())
+                .and_then(|v| match &v.value {
+                    Some(Value::StringValue(s)) => Some(tether_core::sanitize::name(s)),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "unnamed".into());
+            (name, items)
+        })
+        .collect()
 }
 
 fn line(s: &ReceiverStats) -> String {

@@ -8,6 +8,7 @@ use std::io::Read;
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 
 /// The three OTLP signals.
@@ -93,30 +94,42 @@ impl Batch {
         }
     }
 
-    /// Log records, spans or data points it holds: what a partial success
+    /// Log records, spans or metrics it holds: what a partial success
     /// counts as rejected.
     pub fn items(&self) -> u64 {
-        let n = match self {
+        self.per_resource().iter().map(|(_, n)| n).sum()
+    }
+
+    /// Each resource it carries (the sending service, say), with the log
+    /// records, spans or metrics under it.
+    pub fn per_resource(&self) -> Vec<(Option<&Resource>, u64)> {
+        let n = |len: usize| u64::try_from(len).unwrap_or(u64::MAX);
+        match self {
             Batch::Logs(r) => r
                 .resource_logs
                 .iter()
-                .flat_map(|r| &r.scope_logs)
-                .map(|s| s.log_records.len())
-                .sum::<usize>(),
+                .map(|r| {
+                    let items = r.scope_logs.iter().map(|s| s.log_records.len()).sum();
+                    (r.resource.as_ref(), n(items))
+                })
+                .collect(),
             Batch::Traces(r) => r
                 .resource_spans
                 .iter()
-                .flat_map(|r| &r.scope_spans)
-                .map(|s| s.spans.len())
-                .sum(),
+                .map(|r| {
+                    let items = r.scope_spans.iter().map(|s| s.spans.len()).sum();
+                    (r.resource.as_ref(), n(items))
+                })
+                .collect(),
             Batch::Metrics(r) => r
                 .resource_metrics
                 .iter()
-                .flat_map(|r| &r.scope_metrics)
-                .map(|s| s.metrics.len())
-                .sum(),
-        };
-        u64::try_from(n).unwrap_or(u64::MAX)
+                .map(|r| {
+                    let items = r.scope_metrics.iter().map(|s| s.metrics.len()).sum();
+                    (r.resource.as_ref(), n(items))
+                })
+                .collect(),
+        }
     }
 }
 
