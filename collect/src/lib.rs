@@ -24,6 +24,7 @@
 //! with the test that checks it.
 
 pub mod decode;
+pub mod records;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

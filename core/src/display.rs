@@ -262,13 +262,15 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
     if row.status == DisplayStatus::Failed {
         // Who said it failed: the agent's own report, or an explicit error
         // that named this server.
-        let reported = [&stages.initialized, &stages.authenticated]
-            .into_iter()
-            .any(|s| {
-                s.state == StageState::No && s.provenance == Some(ProvenanceCode::AgentReport)
-            });
-        return if reported {
+        let said_by = |code| {
+            [&stages.initialized, &stages.authenticated]
+                .into_iter()
+                .any(|s| s.state == StageState::No && s.provenance == Some(code))
+        };
+        return if said_by(ProvenanceCode::AgentReport) {
             "agent report"
+        } else if said_by(ProvenanceCode::HarnessTelemetry) {
+            "the harness's own telemetry"
         } else {
             "an explicit error naming it"
         };
@@ -282,6 +284,7 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
             "server side"
         }
         Some(ProvenanceCode::AgentReport) => "agent report",
+        Some(ProvenanceCode::HarnessTelemetry) => "the harness's own telemetry",
         Some(ProvenanceCode::Relay) if stages.initialized.state == StageState::Yes => {
             "relay (the server's own traffic)"
         }

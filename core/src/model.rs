@@ -222,6 +222,8 @@ pub enum ProvenanceCode {
     Assumed,
     /// See [`Provenance::Relay`].
     Relay,
+    /// See [`Provenance::HarnessTelemetry`].
+    HarnessTelemetry,
 }
 
 impl ProvenanceCode {
@@ -234,6 +236,7 @@ impl ProvenanceCode {
             Self::EndpointTest => Provenance::EndpointTest,
             Self::Assumed => Provenance::Assumed,
             Self::Relay => Provenance::Relay,
+            Self::HarnessTelemetry => Provenance::HarnessTelemetry,
         }
     }
 
@@ -245,6 +248,7 @@ impl ProvenanceCode {
             Provenance::CurrentConfig => Self::CurrentConfig,
             Provenance::EndpointTest => Self::EndpointTest,
             Provenance::Relay => Self::Relay,
+            Provenance::HarnessTelemetry => Self::HarnessTelemetry,
             Provenance::Assumed | Provenance::Other(_) => Self::Assumed,
         }
     }

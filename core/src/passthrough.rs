@@ -179,4 +179,22 @@ pub trait PassthroughStrategy: Send + Sync {
         let _ = target;
         None
     }
+
+    /// Reads one record of the CLI's own telemetry (`tether collect`): which
+    /// session it belongs to, which servers it names, and what it proves,
+    /// as `harness_telemetry` evidence. `configured` holds the server names
+    /// the harness's configuration gives it today (a harness that hashes
+    /// names in its telemetry is matched against them). Pure: no I/O, so it
+    /// crosses the dynamic plugin boundary as data. Take names, codes,
+    /// counts, times and outcomes only; never a value, argument, prompt or
+    /// result. The default reads nothing: every record is
+    /// [`NotMine`](crate::telemetry::TelemetryAnswer::NotMine).
+    fn read_telemetry(
+        &self,
+        record: &crate::telemetry::TelemetryRecord,
+        configured: &[String],
+    ) -> crate::telemetry::TelemetryAnswer {
+        let _ = (record, configured);
+        crate::telemetry::TelemetryAnswer::NotMine
+    }
 }

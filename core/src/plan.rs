@@ -263,19 +263,7 @@ impl Plan {
                 names.repeat(shown);
                 continue;
             }
-            let base = sanitize::name(configured);
-            let mut shown = base.clone();
-            let mut n = 2u32;
-            while names.shown().contains(&shown) {
-                let suffix = format!("~{n}");
-                let keep = sanitize::truncate_utf8(
-                    &base,
-                    sanitize::NAME_MAX_BYTES.saturating_sub(suffix.len()),
-                );
-                shown = format!("{keep}{suffix}");
-                n += 1;
-            }
-            names.add(configured.clone(), shown);
+            names.add_unique(configured);
         }
         names
     }

@@ -81,10 +81,26 @@ impl RowNames {
         &self.shown
     }
 
-    /// A row for a new configured name, shown as `shown`.
-    pub(crate) fn add(&mut self, configured: String, shown: String) {
-        self.by_configured.push((configured, shown.clone()));
-        self.shown.push(shown);
+    /// A row for a new configured name: its shown name is the name
+    /// sanitized (patterns only), made unique with a `~2`, `~3` suffix when
+    /// an earlier name sanitized alike. Returns the shown name.
+    pub fn add_unique(&mut self, configured: &str) -> String {
+        let base = sanitize::name(configured);
+        let mut shown = base.clone();
+        let mut n = 2u32;
+        while self.shown.contains(&shown) {
+            let suffix = format!("~{n}");
+            let keep = sanitize::truncate_utf8(
+                &base,
+                sanitize::NAME_MAX_BYTES.saturating_sub(suffix.len()),
+            );
+            shown = format!("{keep}{suffix}");
+            n += 1;
+        }
+        self.by_configured
+            .push((configured.to_owned(), shown.clone()));
+        self.shown.push(shown.clone());
+        shown
     }
 
     /// A row repeating an earlier configured name (a `duplicate_name` row).
@@ -198,6 +214,20 @@ pub enum HistoryEvent {
         key: AttemptKey,
         /// The snapshot (sanitized rows only).
         snapshot: Box<crate::inventory::InventoryDocument>,
+    },
+    /// A server the harness itself named (in its telemetry) that the
+    /// attempt did not plan: a new row, configured by the harness
+    /// ([`ServerSource::Harness`]), shown as `name` (already made unique by
+    /// [`RowNames::add_unique`]). Bounded like planned rows.
+    AddRow {
+        /// Whose.
+        key: AttemptKey,
+        /// The row's shown name.
+        name: String,
+        /// Its transport, where the harness said.
+        transport: Option<Transport>,
+        /// When the harness named it.
+        at: Timestamp,
     },
     /// The sink for an attempt has dropped `total` events so far (full queue).
     TransitDrops {
@@ -325,6 +355,53 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             }
             attempt.config_snapshot = Some(snapshot.clone());
             Ok(Reduced::Applied)
+        }
+        HistoryEvent::AddRow {
+            key,
+            name,
+            transport,
+            at,
+        } => {
+            let attempt = current_attempt_mut(history, key)?;
+            if attempt.servers.iter().any(|r| &r.name == name) {
+                return Ok(Reduced::Duplicate);
+            }
+            if attempt.servers.len() >= MAX_SERVERS {
+                return Err(Rejection::BoundHit {
+                    what: "servers in one attempt",
+                    limit: MAX_SERVERS,
+                });
+            }
+            let planned = PlannedRow {
+                name: name.clone(),
+                source: ServerSource::Harness,
+                transport: transport
+                    .clone()
+                    .unwrap_or_else(|| Transport::Other("unknown".into())),
+                target: String::new(),
+                decision: DecisionKind::Deliver,
+                reason_code: None,
+                summary: None,
+                note: None,
+            };
+            let mut row = planned_row(&planned, *at);
+            let said =
+                |state| StageObservation::shown(state, ProvenanceCode::HarnessTelemetry, *at);
+            row.stages.configured = said(StageState::Yes);
+            row.stages.enabled = said(StageState::Yes);
+            attempt.servers.push(row);
+            attempt.updated_at = attempt.updated_at.max(*at);
+            let kept = push_timeline(
+                attempt,
+                Evidence::new(EvidenceKind::Configured, *at)
+                    .server(name.clone())
+                    .provenance(crate::vocab::Provenance::HarnessTelemetry),
+            );
+            Ok(if kept {
+                Reduced::Applied
+            } else {
+                Reduced::AppliedTimelineFull
+            })
         }
         HistoryEvent::TransitDrops { key, total } => {
             check_session(history, &key.session_id)?;
@@ -911,11 +988,16 @@ pub fn reported_state(word: &str) -> ReportedState {
     }
 }
 
-/// Applies an agent's own report; true when the row changed (its stages
-/// are compared by the caller).
+/// Applies an agent's own report (on its output, or in its own telemetry:
+/// the evidence's provenance says which); true when the row changed (its
+/// stages are compared by the caller).
 fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     let at = ev.at;
-    let report = |state| StageObservation::shown(state, ProvenanceCode::AgentReport, at);
+    let said_by = match ProvenanceCode::from_word(&ev.provenance) {
+        ProvenanceCode::HarnessTelemetry => ProvenanceCode::HarnessTelemetry,
+        _ => ProvenanceCode::AgentReport,
+    };
+    let report = |state| StageObservation::shown(state, said_by, at);
     let mut changed = false;
     match ev.reported_status.as_deref().map(reported_state) {
         Some(ReportedState::Up) => {

@@ -125,3 +125,271 @@ pub struct CollectDocument {
     /// What the harness named by `--print-env` needs, if one was named.
     pub setup: Option<TelemetrySetup>,
 }
+
+// === Records: what a harness's telemetry said, for its plugin to read ===
+
+/// Which kind of OTLP item a [`TelemetryRecord`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TelemetrySignal {
+    /// A log record (an OTel event): `name` is its `event.name` (or its event
+    /// name field, or a short string body).
+    Log,
+    /// A span: `name` is the span's name.
+    Span,
+    /// An event inside a span: `name` is the event's; `span_name` the span's.
+    SpanEvent,
+    /// One data point of a metric: `name` is the metric's; `value` the point's.
+    Metric,
+}
+
+/// One attribute value, flattened: arrays become lists of their scalar
+/// values (as text), maps and bytes are left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TelemetryValue {
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// A string.
+    Text(String),
+    /// An array of scalars, each as text.
+    List(Vec<String>),
+}
+
+impl TelemetryValue {
+    /// The value as text: a string as itself, a number or boolean written out.
+    pub fn text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        use std::borrow::Cow;
+        match self {
+            TelemetryValue::Text(s) => Some(Cow::Borrowed(s)),
+            TelemetryValue::Int(n) => Some(Cow::Owned(n.to_string())),
+            TelemetryValue::Float(n) => Some(Cow::Owned(n.to_string())),
+            TelemetryValue::Bool(b) => Some(Cow::Owned(b.to_string())),
+            TelemetryValue::List(_) => None,
+        }
+    }
+
+    /// The value as a boolean: a boolean, or the text `true`/`false`.
+    pub fn boolean(&self) -> Option<bool> {
+        match self {
+            TelemetryValue::Bool(b) => Some(*b),
+            TelemetryValue::Text(s) => match s.as_str() {
+                "true" | "True" | "TRUE" => Some(true),
+                "false" | "False" | "FALSE" => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The value as a count: a non-negative integer (or integral float, or
+    /// digits as text), capped at `u32::MAX`.
+    pub fn count(&self) -> Option<u32> {
+        let n = match self {
+            TelemetryValue::Int(n) => *n,
+            TelemetryValue::Float(f) if f.fract() == 0.0 && *f >= 0.0 => *f as i64,
+            TelemetryValue::Text(s) => s.trim().parse().ok()?,
+            _ => return None,
+        };
+        (n >= 0).then(|| u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    /// The value as a list of names: a list, or text holding a JSON array of
+    /// strings, or comma-separated text.
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            TelemetryValue::List(items) => items.clone(),
+            TelemetryValue::Text(s) => {
+                let s = s.trim();
+                if s.is_empty() {
+                    Vec::new()
+                } else if s.starts_with('[') {
+                    serde_json::from_str::<Vec<String>>(s).unwrap_or_default()
+                } else {
+                    s.split(',')
+                        .map(|n| n.trim().to_owned())
+                        .filter(|n| !n.is_empty())
+                        .collect()
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A span's status, for a span record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryStatus {
+    /// The span ended in error.
+    pub error: bool,
+    /// The status message (the harness's own words; may name a path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The most attributes a record carries; more are counted in
+/// [`TelemetryRecord::dropped_attributes`].
+pub const MAX_RECORD_ATTRIBUTES: usize = 128;
+/// The longest attribute value (bytes) a record carries; a longer one is
+/// left out and counted (values that long are payloads, never metadata).
+pub const MAX_RECORD_VALUE_BYTES: usize = 16 * 1024;
+
+/// One decoded OTLP item (a log record, span, span event or metric data
+/// point), flattened so a plugin's mapping can read it without the
+/// OpenTelemetry types: its name, its attributes, its resource's.
+///
+/// A record lives only while its plugin reads it: it may hold payloads a
+/// harness put in its telemetry (prompts, tool input), and none of it is
+/// stored. What the plugin makes of it ([`TelemetryReading`]) is evidence,
+/// sanitized by the hub like any other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryRecord {
+    /// What kind of item it was.
+    pub signal: TelemetrySignal,
+    /// Its name (see [`TelemetrySignal`]).
+    pub name: String,
+    /// The enclosing span's name, for a span event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_name: Option<String>,
+    /// When it happened (milliseconds since the epoch; 0 when not given).
+    pub at: crate::model::Timestamp,
+    /// The item's own attributes (for a span event, the span's attributes
+    /// follow the event's, where the event has none of that key).
+    #[serde(default)]
+    pub attributes: std::collections::BTreeMap<String, TelemetryValue>,
+    /// Its resource's attributes (`service.name`, `session.id`, …).
+    #[serde(default)]
+    pub resource: std::collections::BTreeMap<String, TelemetryValue>,
+    /// A span's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TelemetryStatus>,
+    /// A metric data point's value (a sum's or gauge's; a histogram's count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Attributes left out: over [`MAX_RECORD_ATTRIBUTES`], over
+    /// [`MAX_RECORD_VALUE_BYTES`], or of a kind not flattened.
+    #[serde(default)]
+    pub dropped_attributes: u32,
+}
+
+impl TelemetryRecord {
+    /// An empty record of `signal` named `name`, at `at`.
+    pub fn new(
+        signal: TelemetrySignal,
+        name: impl Into<String>,
+        at: crate::model::Timestamp,
+    ) -> Self {
+        TelemetryRecord {
+            signal,
+            name: name.into(),
+            span_name: None,
+            at,
+            attributes: Default::default(),
+            resource: Default::default(),
+            status: None,
+            value: None,
+            dropped_attributes: 0,
+        }
+    }
+
+    /// The resource's `service.name`, or "".
+    pub fn service(&self) -> &str {
+        match self.resource.get("service.name") {
+            Some(TelemetryValue::Text(s)) => s,
+            _ => "",
+        }
+    }
+
+    /// An attribute of the item (then of its resource) as text.
+    pub fn text(&self, key: &str) -> Option<std::borrow::Cow<'_, str>> {
+        self.attr(key).and_then(TelemetryValue::text)
+    }
+
+    /// An attribute of the item, else of its resource.
+    pub fn attr(&self, key: &str) -> Option<&TelemetryValue> {
+        self.attributes.get(key).or_else(|| self.resource.get(key))
+    }
+
+    /// Adds an item attribute, within the record's bounds (over them it is
+    /// counted in `dropped_attributes`).
+    pub fn with_attr(mut self, key: impl Into<String>, value: TelemetryValue) -> Self {
+        let key = key.into();
+        if fits(&self.attributes, &key, &value) {
+            self.attributes.insert(key, value);
+        } else {
+            self.dropped_attributes = self.dropped_attributes.saturating_add(1);
+        }
+        self
+    }
+
+    /// Adds a resource attribute, within the record's bounds.
+    pub fn with_resource(mut self, key: impl Into<String>, value: TelemetryValue) -> Self {
+        let key = key.into();
+        if fits(&self.resource, &key, &value) {
+            self.resource.insert(key, value);
+        } else {
+            self.dropped_attributes = self.dropped_attributes.saturating_add(1);
+        }
+        self
+    }
+}
+
+/// Whether one more attribute stays within a record's bounds.
+pub fn fits(
+    map: &std::collections::BTreeMap<String, TelemetryValue>,
+    key: &str,
+    value: &TelemetryValue,
+) -> bool {
+    let size = match value {
+        TelemetryValue::Text(s) => s.len(),
+        TelemetryValue::List(items) => items.iter().map(String::len).sum(),
+        _ => 0,
+    };
+    size <= MAX_RECORD_VALUE_BYTES
+        && key.len() <= 256
+        && (map.len() < MAX_RECORD_ATTRIBUTES || map.contains_key(key))
+}
+
+/// What a plugin made of one record of its harness.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryReading {
+    /// The harness's own session (or conversation) id, where the record
+    /// carries one: the Tether session it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Servers the harness named (each gets a row), with the transport
+    /// where it said.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<NamedServer>,
+    /// What it proves, as evidence with provenance `harness_telemetry`:
+    /// names, codes, counts and outcomes only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<crate::model::Evidence>,
+}
+
+/// A server a harness's telemetry named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NamedServer {
+    /// Its name, as the harness's configuration spells it.
+    pub name: String,
+    /// Its transport, where the harness said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<crate::vocab::Transport>,
+}
+
+/// How a plugin answered one record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "read", rename_all = "snake_case")]
+pub enum TelemetryAnswer {
+    /// Not this plugin's harness (its service name is another's).
+    NotMine,
+    /// This plugin's harness, but a kind of record (or a version) it does
+    /// not read: counted and ignored.
+    Ignored,
+    /// Read.
+    Read(TelemetryReading),
+}

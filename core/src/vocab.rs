@@ -310,6 +310,9 @@ open_vocabulary! {
         /// Observed by Tether's relay between the agent and a third-party
         /// server (the server's own traffic, seen on the way through).
         Relay => "relay",
+        /// The harness's own telemetry (OTLP), received by `tether collect`:
+        /// what the harness said about its servers in a session it ran itself.
+        HarnessTelemetry => "harness_telemetry",
     }
 }
 
@@ -334,6 +337,9 @@ open_vocabulary! {
         Profile => "profile",
         /// The probe's sentinel.
         Sentinel => "sentinel",
+        /// The harness's own configuration, named by the harness itself (its
+        /// telemetry) in a session Tether did not start.
+        Harness => "harness",
     }
 }
 
@@ -350,6 +356,9 @@ open_vocabulary! {
         PassthroughStart => "passthrough_start",
         /// A developer probe.
         Probe => "probe",
+        /// A session the harness ran on its own, seen through its telemetry
+        /// (one attempt per process start).
+        HarnessSession => "harness_session",
     }
 }
 

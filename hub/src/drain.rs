@@ -137,7 +137,8 @@ pub(crate) fn process(
             match &command {
                 Command::Observe { live, .. }
                 | Command::Catalog { live, .. }
-                | Command::ConfigSnapshot { live, .. } => touch(live),
+                | Command::ConfigSnapshot { live, .. }
+                | Command::AddRow { live, .. } => touch(live),
                 _ => {}
             }
             match command {
@@ -145,7 +146,7 @@ pub(crate) fn process(
                     let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
                         continue;
                     };
-                    let evidence = sanitize_evidence(&evidence, &live.scrubber, &live.rows);
+                    let evidence = sanitize_evidence(&evidence, &live.scrubber, &live.rows());
                     if tapping {
                         row_states(&slot.history, live.owner.attempt_id(), &mut before);
                     }
@@ -192,7 +193,7 @@ pub(crate) fn process(
                     let event = HistoryEvent::Catalog {
                         key: live.key.clone(),
                         server: live
-                            .rows
+                            .rows()
                             .resolve(&server)
                             .map_or_else(|| live.scrubber.name(&server), str::to_owned),
                         catalog,
@@ -213,6 +214,39 @@ pub(crate) fn process(
                     match reduce(&mut slot.history, &event) {
                         Ok(_) => slot.dirty = true,
                         Err(rejection) => tracing::debug!(%rejection, "config snapshot rejected"),
+                    }
+                }
+                Command::AddRow {
+                    live,
+                    server,
+                    transport,
+                    at,
+                } => {
+                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
+                        continue;
+                    };
+                    let mut rows = live.rows();
+                    if rows.resolve(&server).is_some() {
+                        continue;
+                    }
+                    if tapping {
+                        row_states(&slot.history, live.owner.attempt_id(), &mut before);
+                    }
+                    let event = HistoryEvent::AddRow {
+                        key: live.key.clone(),
+                        name: rows.add_unique(&server),
+                        transport,
+                        at,
+                    };
+                    drop(rows);
+                    match reduce(&mut slot.history, &event) {
+                        Ok(_) => {
+                            slot.dirty = true;
+                            if tapping {
+                                row_changes(&slot.history, &live, &before, &mut tapped);
+                            }
+                        }
+                        Err(rejection) => tracing::debug!(%rejection, "row rejected"),
                     }
                 }
                 Command::FlushBlocking(done) => flushes.push(Flush::Blocking(done)),

@@ -43,7 +43,7 @@ use tether_core::registry::Registry;
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::ServerSpec;
 use tether_core::store::{Store, StoreError};
-use tether_core::vocab::{DisplayStatus, ReasonCode, Trigger};
+use tether_core::vocab::{DisplayStatus, ReasonCode, Transport, Trigger};
 
 mod drain;
 mod persist;
@@ -326,7 +326,7 @@ impl Hub {
             dropped: AtomicU32::new(0),
             folded: AtomicU32::new(0),
             scrubber: plan.scrubber(),
-            rows,
+            rows: Mutex::new(rows),
         });
 
         for old in slot.live.drain(..) {

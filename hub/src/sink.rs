@@ -34,8 +34,18 @@ pub(crate) struct AttemptLive {
     pub(crate) dropped: AtomicU32,
     pub(crate) folded: AtomicU32,
     pub(crate) scrubber: Scrubber,
-    /// Which row each reported server name belongs to.
-    pub(crate) rows: RowNames,
+    /// Which row each reported server name belongs to. Only the drain
+    /// reads or grows it (a row the harness named, [`EvidenceSink::add_row`]),
+    /// so the lock is never contended.
+    pub(crate) rows: Mutex<RowNames>,
+}
+
+impl AttemptLive {
+    pub(crate) fn rows(&self) -> MutexGuard<'_, RowNames> {
+        self.rows
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 // Observe is the hot variant; boxing it would add an allocation per publish
@@ -54,6 +64,12 @@ pub(crate) enum Command {
     ConfigSnapshot {
         live: Arc<AttemptLive>,
         snapshot: Box<InventoryDocument>,
+    },
+    AddRow {
+        live: Arc<AttemptLive>,
+        server: String,
+        transport: Option<Transport>,
+        at: Timestamp,
     },
     FlushBlocking(SyncSender<()>),
     FlushAsync(oneshot::Sender<()>),
@@ -88,6 +104,26 @@ impl EvidenceSink {
         self.tx.try_send(command).map_err(|e| match e {
             TrySendError::Full(_) => PublishError::Full,
             TrySendError::Disconnected(_) => PublishError::Closed,
+        })
+    }
+
+    /// Queues a row for a server the harness itself named (in its own
+    /// telemetry) that this attempt did not plan, without blocking. Evidence
+    /// published after it reaches the row; a name that already has a row is
+    /// a no-op. The row is configured by the harness
+    /// ([`ServerSource::Harness`](tether_core::vocab::ServerSource::Harness)),
+    /// with provenance `harness_telemetry`.
+    pub fn add_row(
+        &self,
+        server: impl Into<String>,
+        transport: Option<Transport>,
+        at: Timestamp,
+    ) -> Result<(), PublishError> {
+        self.enqueue(Command::AddRow {
+            live: Arc::clone(&self.live),
+            server: server.into(),
+            transport,
+            at,
         })
     }
 

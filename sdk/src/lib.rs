@@ -85,6 +85,7 @@ pub mod conformance;
 pub mod dynamic;
 pub mod materialize;
 pub mod scan_fixture;
+pub mod telemetry;
 
 pub use tether_core::inventory::{InventoryDocument, InventoryRow};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};

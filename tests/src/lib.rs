@@ -1,6 +1,8 @@
 //! Cross-crate integration tests live in `tests/tests/`. This library links the
 //! first-party plugins so their `inventory` registrations are present.
 
+pub mod fake_model;
+
 pub use tether_acp_structured;
 pub use tether_passthrough_claude;
 pub use tether_passthrough_codex;

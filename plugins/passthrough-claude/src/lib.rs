@@ -22,10 +22,14 @@ pub mod config_scan;
 
 use std::path::Path;
 
+pub mod telemetry;
+
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
+use tether_core::telemetry::{
+    HeadersSent, TelemetryAnswer, TelemetryRecord, TelemetrySetup, TelemetryTarget,
+};
 use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
@@ -157,6 +161,10 @@ impl PassthroughStrategy for PassthroughClaude {
                 .note("Server names appear in `mcp_server_connection` only with OTEL_LOG_TOOL_DETAILS=1, which also puts tool input in `tool_parameters`; Tether keeps the names and drops the input. It is not set here.")
                 .note("Tool spans need CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1 and OTEL_TRACES_EXPORTER=otlp (optional)."),
         )
+    }
+
+    fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
+        telemetry::read(record)
     }
 }
 

@@ -19,11 +19,14 @@
 //!   debug output shows only their number).
 
 pub mod config_scan;
+pub mod telemetry;
 
 use std::path::Path;
 
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
-use tether_core::telemetry::{HeadersSent, SetupSnippet, TelemetrySetup, TelemetryTarget};
+use tether_core::telemetry::{
+    HeadersSent, SetupSnippet, TelemetryAnswer, TelemetryRecord, TelemetrySetup, TelemetryTarget,
+};
 use tether_core::vocab::{ReasonCode, Transport};
 use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
@@ -256,6 +259,10 @@ impl PassthroughStrategy for PassthroughCodex {
             text,
         });
         Some(setup)
+    }
+
+    fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
+        telemetry::read(record)
     }
 }
 

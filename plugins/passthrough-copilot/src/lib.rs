@@ -21,6 +21,7 @@
 //!   ([`config_scan`]).
 
 pub mod config_scan;
+pub mod telemetry;
 
 use std::path::Path;
 
@@ -191,6 +192,14 @@ impl PassthroughStrategy for PassthroughCopilot {
                 .otlp_headers(target)
                 .note("Copilot hashes server and tool names (SHA-256); Tether matches them against the names configured for it."),
         )
+    }
+
+    fn read_telemetry(
+        &self,
+        record: &tether_core::telemetry::TelemetryRecord,
+        configured: &[String],
+    ) -> tether_core::telemetry::TelemetryAnswer {
+        telemetry::read(record, configured)
     }
 }
 

@@ -23,6 +23,7 @@
 //! - Scans both CLIs' configuration for `tether inventory` ([`config_scan`]).
 
 pub mod config_scan;
+pub mod telemetry;
 
 use std::path::Path;
 
@@ -195,6 +196,18 @@ impl PassthroughStrategy for PassthroughGemini {
                 .otlp_headers(target)
                 .note("LOG_PROMPTS=false keeps prompts out; `tool_call` events still carry tool arguments (`args`), which Tether drops."),
         )
+    }
+
+    fn read_telemetry(
+        &self,
+        record: &tether_core::telemetry::TelemetryRecord,
+        configured: &[String],
+    ) -> tether_core::telemetry::TelemetryAnswer {
+        let flavor = match self.0.plugin {
+            "passthrough-qwen" => telemetry::Flavor::Qwen,
+            _ => telemetry::Flavor::Gemini,
+        };
+        telemetry::read(flavor, record, configured)
     }
 }
 

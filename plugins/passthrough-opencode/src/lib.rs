@@ -19,6 +19,7 @@
 //!   ([`config_scan`]).
 
 pub mod config_scan;
+pub mod telemetry;
 
 use std::path::Path;
 
@@ -161,6 +162,14 @@ impl PassthroughStrategy for PassthroughOpenCode {
                 .note("OpenCode sends OpenTelemetry only with `\"experimental\": {\"openTelemetry\": true}` in its configuration.")
                 .note("OpenCode's span names carry no server name, and its tool names do not split into server and tool unambiguously; Tether does not guess."),
         )
+    }
+
+    fn read_telemetry(
+        &self,
+        record: &tether_core::telemetry::TelemetryRecord,
+        configured: &[String],
+    ) -> tether_core::telemetry::TelemetryAnswer {
+        telemetry::read(record, configured)
     }
 }
 
