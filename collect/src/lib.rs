@@ -25,6 +25,7 @@
 
 pub mod decode;
 pub mod records;
+pub mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

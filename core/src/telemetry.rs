@@ -393,3 +393,19 @@ pub enum TelemetryAnswer {
     /// Read.
     Read(TelemetryReading),
 }
+
+/// The longest name taken from a harness's telemetry.
+pub const MAX_TELEMETRY_NAME: usize = 128;
+
+/// Whether `s` can be a server's, tool's or code's name as a harness's
+/// telemetry gives it: 1 to [`MAX_TELEMETRY_NAME`] bytes of letters, digits
+/// and `-_.:@+`. Anything else (a sentence, a path, a payload) is not taken
+/// as a name, so telemetry that carries text where a name belongs puts none
+/// of it in a row.
+pub fn is_name_like(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= MAX_TELEMETRY_NAME
+        && s
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
+}

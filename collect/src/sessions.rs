@@ -1,0 +1,327 @@
+//! From harness telemetry to Tether sessions in a hub.
+//!
+//! Each record goes to the passthrough plugins in turn until one says it is
+//! its harness's ([`PassthroughStrategy::read_telemetry`]). What the plugin
+//! read lands in the hub as evidence of a session keyed by the harness's own
+//! session (or conversation) id, one attempt per process start:
+//! - the attempt's rows are the servers today's configuration gives that
+//!   harness (provenance `current_config`) plus every server the telemetry
+//!   names (a row the harness configured, [`EvidenceSink::add_row`]);
+//! - the evidence is stamped `harness_telemetry`, whatever the plugin said,
+//!   and only the kinds a harness's word can prove pass (a report, a tool
+//!   listing, a tool call, a server taken into the session);
+//! - a record without a session id joins the session last seen from the
+//!   same process (the resource's `service.instance.id` or `process.pid`),
+//!   or is counted as unsessioned: never guessed onto another session.
+//!
+//! Records from Tether itself (`service.name` starting `tether`) are never
+//! read, so an export pointed back here makes no loop.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use tether_core::model::Evidence;
+use tether_core::owner::Owner;
+use tether_core::passthrough::PassthroughStrategy;
+use tether_core::plan::DriveMode;
+use tether_core::spec::ServerSpec;
+use tether_core::telemetry::{
+    TelemetryAnswer, TelemetryReading, TelemetryRecord, is_name_like,
+};
+use tether_core::vocab::{EvidenceKind, Provenance, Trigger};
+use tether_hub::{AttemptRequest, EvidenceSink, Hub};
+
+use crate::decode::Batch;
+use crate::records::for_each_record;
+
+/// The most live harness sessions kept; past it the oldest is let go (its
+/// history stays in the hub).
+pub const MAX_LIVE_SESSIONS: usize = 1024;
+
+/// What the collector has done so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CollectorStats {
+    /// Records seen.
+    pub records: u64,
+    /// Records a plugin read.
+    pub read: u64,
+    /// Records of a known harness that no mapping reads (a kind, or a
+    /// version, the plugin does not know): counted and ignored.
+    pub ignored: u64,
+    /// Records no plugin claimed (another service), and Tether's own.
+    pub foreign: u64,
+    /// Records read but with no session to join.
+    pub unsessioned: u64,
+    /// Evidence published.
+    pub evidence: u64,
+    /// Evidence of a kind a harness's word cannot prove: dropped.
+    pub refused: u64,
+    /// Sessions begun (one per harness session, plus one per new process).
+    pub attempts: u64,
+}
+
+struct Live {
+    process: Option<String>,
+    sink: EvidenceSink,
+}
+
+/// Reads records into hub sessions. Not shared: one consumer drains the
+/// receiver's queue into it.
+pub struct Collector {
+    hub: Arc<Hub>,
+    configured: HashMap<String, Vec<ServerSpec>>,
+    names: HashMap<String, Vec<String>>,
+    live: HashMap<(String, String), Live>,
+    order: VecDeque<(String, String)>,
+    by_process: HashMap<(String, String), String>,
+    stats: CollectorStats,
+}
+
+impl std::fmt::Debug for Collector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collector")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The Tether session id of a harness session.
+pub fn session_id(kind: &str, harness_session: &str) -> String {
+    let bounded: String = harness_session
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(96)
+        .collect();
+    format!("{kind}:{bounded}")
+}
+
+/// A record's process: its resource's `service.instance.id`, else
+/// `process.pid`, where it looks like an id (it becomes the attempt's
+/// execution id).
+fn process_of(record: &TelemetryRecord) -> Option<String> {
+    ["service.instance.id", "process.pid"]
+        .iter()
+        .find_map(|k| record.resource.get(*k).and_then(|v| v.text()))
+        .filter(|v| is_name_like(v))
+        .map(|v| v.into_owned())
+}
+
+/// What a harness's own word can prove.
+fn provable(kind: &EvidenceKind) -> bool {
+    matches!(
+        kind,
+        EvidenceKind::AgentReported
+            | EvidenceKind::ToolsListObserved
+            | EvidenceKind::ToolCallObserved
+            | EvidenceKind::Delivered
+            | EvidenceKind::ExplicitError
+    )
+}
+
+impl Collector {
+    /// A collector publishing into `hub` (whose registry holds the
+    /// harnesses' plugins), with the servers today's configuration gives
+    /// each harness (`configured[kind]`).
+    pub fn new(hub: Arc<Hub>, configured: HashMap<String, Vec<ServerSpec>>) -> Self {
+        let names = configured
+            .iter()
+            .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
+            .collect();
+        Collector {
+            hub,
+            configured,
+            names,
+            live: HashMap::new(),
+            order: VecDeque::new(),
+            by_process: HashMap::new(),
+            stats: CollectorStats::default(),
+        }
+    }
+
+    /// What it has done so far.
+    pub fn stats(&self) -> CollectorStats {
+        self.stats
+    }
+
+    /// The Tether session ids it has begun, oldest first.
+    pub fn sessions(&self) -> Vec<String> {
+        self.order
+            .iter()
+            .map(|(kind, session)| session_id(kind, session))
+            .collect()
+    }
+
+    /// Reads every record of `batch`.
+    pub fn take(&mut self, batch: &Batch) {
+        for_each_record(batch, |record| self.take_record(&record));
+    }
+
+    /// Reads one record.
+    pub fn take_record(&mut self, record: &TelemetryRecord) {
+        self.stats.records += 1;
+        if record.service().starts_with("tether") {
+            self.stats.foreign += 1;
+            return;
+        }
+        let hub = Arc::clone(&self.hub);
+        let mut answer = None;
+        for plugin in hub.registry().plugins() {
+            if plugin.descriptor.drive_mode != DriveMode::Passthrough {
+                continue;
+            }
+            let Some(strategy) = plugin.observer.passthrough() else {
+                continue;
+            };
+            let Some(kind) = plugin.descriptor.agent_kinds.first() else {
+                continue;
+            };
+            let configured = self.names.get(kind).map(Vec::as_slice).unwrap_or(&[]);
+            match read_contained(strategy, record, configured) {
+                TelemetryAnswer::NotMine => continue,
+                other => {
+                    answer = Some((kind.clone(), other));
+                    break;
+                }
+            }
+        }
+        match answer {
+            None => self.stats.foreign += 1,
+            Some((_, TelemetryAnswer::Ignored | TelemetryAnswer::NotMine)) => {
+                self.stats.ignored += 1;
+            }
+            Some((kind, TelemetryAnswer::Read(reading))) => {
+                let configured = self.names.get(&kind).map(Vec::as_slice).unwrap_or(&[]);
+                if names_are_names(&reading, configured) {
+                    self.stats.read += 1;
+                    self.publish(&kind, record, reading);
+                } else {
+                    // Text where a name belongs: none of it goes anywhere.
+                    self.stats.refused += 1;
+                }
+            }
+        }
+    }
+
+    fn publish(&mut self, kind: &str, record: &TelemetryRecord, reading: TelemetryReading) {
+        let process = process_of(record);
+        // A session id is an id (a UUID, mostly): text in its place is no id.
+        let harness_session = reading.session.as_deref().filter(|s| is_name_like(s));
+        let session = match (harness_session, &process) {
+            (Some(session), _) => session.to_owned(),
+            (None, Some(process)) => {
+                match self.by_process.get(&(kind.to_owned(), process.clone())) {
+                    Some(session) => session.clone(),
+                    None => {
+                        self.stats.unsessioned += 1;
+                        return;
+                    }
+                }
+            }
+            (None, None) => {
+                self.stats.unsessioned += 1;
+                return;
+            }
+        };
+        if let Some(process) = &process {
+            self.by_process
+                .insert((kind.to_owned(), process.clone()), session.clone());
+        }
+        let Some(sink) = self.sink_for(kind, &session, process, record) else {
+            return;
+        };
+        for server in &reading.servers {
+            let _ = sink.add_row(server.name.clone(), server.transport.clone(), record.at);
+        }
+        for evidence in reading.evidence {
+            if !provable(&evidence.kind) {
+                self.stats.refused += 1;
+                continue;
+            }
+            let evidence = Evidence {
+                provenance: Provenance::HarnessTelemetry,
+                ..evidence
+            };
+            if sink.publish(evidence).is_ok() {
+                self.stats.evidence += 1;
+            }
+        }
+    }
+
+    /// The live attempt of a harness session, begun (again, for a new
+    /// process) when needed.
+    fn sink_for(
+        &mut self,
+        kind: &str,
+        session: &str,
+        process: Option<String>,
+        record: &TelemetryRecord,
+    ) -> Option<EvidenceSink> {
+        let key = (kind.to_owned(), session.to_owned());
+        if let Some(live) = self.live.get(&key) {
+            let same = process.is_none() || live.process.is_none() || live.process == process;
+            if same && live.sink.is_current() {
+                return Some(live.sink.clone());
+            }
+        }
+        let id = session_id(kind, session);
+        let servers = self.configured.get(kind).cloned().unwrap_or_default();
+        let owner = Owner {
+            task: kind.into(),
+            session: id.as_str().into(),
+            execution: process.clone().unwrap_or_else(|| "1".into()).into(),
+        };
+        let request = AttemptRequest::new(
+            owner,
+            kind,
+            DriveMode::Passthrough,
+            Trigger::HarnessSession,
+            servers,
+        );
+        let at = if record.at.0 > 0 { record.at } else { tether_hub::now() };
+        let handle = match self.hub.begin_attempt_at(request, at) {
+            Ok(handle) => handle,
+            Err(err) => {
+                tracing::warn!(%err, "could not begin a collected session");
+                return None;
+            }
+        };
+        self.stats.attempts += 1;
+        // Accepted: the harness ran this session (its own telemetry says so).
+        let _ = handle
+            .sink
+            .publish(Evidence::new(EvidenceKind::SessionAccepted, at).provenance(Provenance::HarnessTelemetry));
+        let sink = handle.sink.clone();
+        if self.live.insert(key.clone(), Live { process, sink: handle.sink }).is_none() {
+            self.order.push_back(key);
+            while self.order.len() > MAX_LIVE_SESSIONS {
+                if let Some(old) = self.order.pop_front() {
+                    self.live.remove(&old);
+                    self.by_process.retain(|_, s| !(s == &old.1));
+                }
+            }
+        }
+        Some(sink)
+    }
+}
+
+/// Whether every server and tool name a reading gives is a configured name
+/// or looks like a name ([`is_name_like`]).
+fn names_are_names(reading: &TelemetryReading, configured: &[String]) -> bool {
+    let ok = |name: &str| is_name_like(name) || configured.iter().any(|c| c == name);
+    reading.servers.iter().all(|s| ok(&s.name))
+        && reading.evidence.iter().all(|e| {
+            e.server.as_deref().is_none_or(ok) && e.tool.as_deref().is_none_or(is_name_like)
+        })
+}
+
+/// A plugin's reading, with a panic contained (counted as not read).
+fn read_contained(
+    strategy: &dyn PassthroughStrategy,
+    record: &TelemetryRecord,
+    configured: &[String],
+) -> TelemetryAnswer {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        strategy.read_telemetry(record, configured)
+    }))
+    .unwrap_or(TelemetryAnswer::Ignored)
+}

@@ -1,0 +1,355 @@
+//! Each harness's telemetry mapping, checked against records recorded from
+//! a real session of that harness (tests/fixtures/telemetry/, recorded with
+//! `tether-harness-peers` against the fake model, with three servers: `time`
+//! works, `broken` is a command that does not exist, `authy` answers 401
+//! with OAuth metadata). Each fixture goes through the collector into a hub,
+//! and the rows must show exactly what that harness's telemetry proves.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tether_collect::sessions::Collector;
+use tether_core::history::{AttachmentAttempt, ServerAttachment};
+use tether_core::model::ProvenanceCode;
+use tether_core::registry::Registry;
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::telemetry::TelemetryRecord;
+use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
+use tether_hub::{Hub, HubConfig};
+// Links the first-party plugins, so the static registry holds them.
+use tether_tests as _;
+
+fn fixture(name: &str) -> Vec<TelemetryRecord> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/telemetry")
+        .join(format!("{name}.jsonl"));
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a recorded record"))
+        .collect()
+}
+
+/// The three servers of the recorded sessions, as today's configuration.
+fn configured() -> Vec<ServerSpec> {
+    vec![
+        ServerSpec::new(
+            "time",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "mcp-server-time".into(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+        ),
+        ServerSpec::new(
+            "broken",
+            ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "/nonexistent/bin".into(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+        ),
+        ServerSpec::new(
+            "authy",
+            ServerSource::Profile,
+            Endpoint::Http {
+                url: "http://127.0.0.1:18090/mcp".into(),
+                headers: vec![],
+            },
+        ),
+    ]
+}
+
+/// Runs `fixture` for `kind` through a collector; the one session's attempt.
+fn collected(kind: &str, fixture_name: &str) -> (AttachmentAttempt, tether_collect::sessions::CollectorStats) {
+    let registry = Registry::with_static().expect("the static plugins register");
+    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+    let mut collector = Collector::new(
+        Arc::clone(&hub),
+        HashMap::from([(kind.to_owned(), configured())]),
+    );
+    for record in fixture(fixture_name) {
+        collector.take_record(&record);
+    }
+    hub.flush_blocking();
+    let sessions = collector.sessions();
+    assert_eq!(sessions.len(), 1, "{kind}: one harness session: {sessions:?}");
+    let history = hub.snapshot(&sessions[0]).expect("the session is in the hub");
+    (
+        history.current().expect("a current attempt").clone(),
+        collector.stats(),
+    )
+}
+
+fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
+    attempt
+        .server(name)
+        .unwrap_or_else(|| panic!("no row {name}: {:?}", attempt.servers.iter().map(|r| &r.name).collect::<Vec<_>>()))
+}
+
+fn said_by_harness(state: &tether_core::model::StageObservation) -> bool {
+    state.provenance == Some(ProvenanceCode::HarnessTelemetry)
+}
+
+/// The working server's tool was used, successfully, as the harness said.
+fn assert_used(attempt: &AttachmentAttempt, ok_known: bool) {
+    let time = row(attempt, "time");
+    let call = time.last_tool_call.as_ref().expect("time's tool call");
+    assert!(call.tool.contains("get_current_time") || call.tool.starts_with("sha256:"), "{call:?}");
+    assert_eq!(time.stages.model_visible.state, StageState::Yes);
+    assert!(said_by_harness(&time.stages.model_visible));
+    if ok_known {
+        assert!(call.ok, "{call:?}");
+        assert_eq!(time.stages.callable.state, StageState::Yes);
+        assert!(
+            matches!(time.status, DisplayStatus::Active | DisplayStatus::Connected),
+            "{:?}",
+            time.status
+        );
+    }
+}
+
+/// A server the telemetry proves nothing about beyond being configured
+/// (or taken into the session): never connected, never failed.
+fn assert_unproven(attempt: &AttachmentAttempt, name: &str) {
+    let r = row(attempt, name);
+    assert_ne!(r.stages.initialized.state, StageState::Yes, "{name}: {r:?}");
+    assert_ne!(r.status, DisplayStatus::Failed, "{name}: {r:?}");
+    assert_ne!(r.status, DisplayStatus::Active, "{name}: {r:?}");
+}
+
+fn assert_failed(attempt: &AttachmentAttempt, name: &str, reason: ReasonCode) {
+    let r = row(attempt, name);
+    assert_eq!(r.status, DisplayStatus::Failed, "{name}: {r:?}");
+    assert_eq!(r.reason_code, Some(reason), "{name}");
+    assert!(said_by_harness(&r.stages.initialized), "{name}: {r:?}");
+}
+
+#[test]
+fn claude_with_tool_details_shows_connected_failed_and_used() {
+    let (attempt, stats) = collected("claude", "claude");
+    assert_eq!(attempt.trigger.as_str(), "harness_session");
+    let time = row(&attempt, "time");
+    assert_eq!(time.stages.initialized.state, StageState::Yes);
+    assert!(said_by_harness(&time.stages.initialized));
+    assert_used(&attempt, true);
+    assert_failed(&attempt, "broken", ReasonCode::CommandNotFound);
+    // Claude sends no event for a server that needs auth.
+    assert_unproven(&attempt, "authy");
+    assert!(stats.ignored > 0, "unread kinds are counted: {stats:?}");
+}
+
+#[test]
+fn claude_without_tool_details_names_servers_only_through_tool_spans() {
+    let (attempt, _) = collected("claude", "claude-plain");
+    // The connection events carry no name: nothing per server from them.
+    assert_unproven(&attempt, "broken");
+    assert_unproven(&attempt, "authy");
+    // The beta tool span names the tool raw: the model used time's tool.
+    assert_used(&attempt, false);
+}
+
+#[test]
+fn codex_shows_servers_taken_and_the_tool_used() {
+    let (attempt, _) = collected("codex", "codex");
+    for name in ["time", "broken", "authy"] {
+        let r = row(&attempt, name);
+        assert_eq!(r.stages.delivered.state, StageState::Yes, "{name}");
+        assert!(said_by_harness(&r.stages.delivered), "{name}");
+    }
+    assert_used(&attempt, true);
+    // Codex's telemetry says nothing of a failed start or a wanted login.
+    assert_unproven(&attempt, "broken");
+    assert_unproven(&attempt, "authy");
+}
+
+#[test]
+fn gemini_shows_servers_taken_and_the_tool_used() {
+    let (attempt, _) = collected("gemini", "gemini");
+    assert_eq!(row(&attempt, "broken").stages.delivered.state, StageState::Yes);
+    assert_used(&attempt, true);
+    assert_unproven(&attempt, "broken");
+    assert_unproven(&attempt, "authy");
+}
+
+#[test]
+fn qwen_shows_tools_listed_and_used() {
+    let (attempt, _) = collected("qwen", "qwen");
+    let time = row(&attempt, "time");
+    assert_eq!(time.stages.tools_listed.state, StageState::Yes);
+    assert_eq!(time.tool_count, Some(2), "convert_time and get_current_time");
+    assert_used(&attempt, true);
+    assert_unproven(&attempt, "broken");
+    assert_unproven(&attempt, "authy");
+}
+
+#[test]
+fn copilot_hashed_names_match_configured_ones() {
+    let (attempt, _) = collected("copilot", "copilot");
+    let time = row(&attempt, "time");
+    assert_eq!(time.stages.initialized.state, StageState::Yes);
+    assert_used(&attempt, true);
+    assert_failed(&attempt, "broken", ReasonCode::AgentReportedFailed);
+    // Copilot says `error` for the 401 server too: failed, never connected.
+    assert_failed(&attempt, "authy", ReasonCode::AgentReportedFailed);
+}
+
+#[test]
+fn opencode_splits_tool_names_only_against_configured_servers() {
+    let (attempt, _) = collected("opencode", "opencode");
+    assert_used(&attempt, true);
+    assert_unproven(&attempt, "broken");
+    assert_unproven(&attempt, "authy");
+}
+
+#[test]
+fn a_server_only_the_telemetry_names_gets_a_harness_row() {
+    let registry = Registry::with_static().expect("static plugins");
+    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+    // Nothing configured today: every row comes from the telemetry.
+    let mut collector = Collector::new(Arc::clone(&hub), HashMap::new());
+    for record in fixture("claude") {
+        collector.take_record(&record);
+    }
+    hub.flush_blocking();
+    let history = hub.snapshot(&collector.sessions()[0]).expect("session");
+    let attempt = history.current().expect("attempt");
+    let time = row(attempt, "time");
+    assert_eq!(time.source, ServerSource::Harness);
+    assert!(said_by_harness(&time.stages.configured));
+    assert_eq!(time.transport.as_str(), "stdio");
+    assert_failed(attempt, "broken", ReasonCode::CommandNotFound);
+    assert!(attempt.server("authy").is_none(), "the telemetry never named it");
+}
+
+#[test]
+fn records_of_other_services_and_of_tether_itself_are_never_read() {
+    let registry = Registry::with_static().expect("static plugins");
+    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+    let mut collector = Collector::new(Arc::clone(&hub), HashMap::new());
+    for mut record in fixture("claude") {
+        record.resource.insert(
+            "service.name".into(),
+            tether_core::telemetry::TelemetryValue::Text("tether-probe".into()),
+        );
+        collector.take_record(&record);
+    }
+    let stats = collector.stats();
+    assert_eq!(stats.read, 0);
+    assert_eq!(stats.foreign, stats.records);
+    assert!(collector.sessions().is_empty());
+}
+
+/// Every attribute value of every recorded record (and its resource's),
+/// replaced with planted secret and prompt text, through every mapping:
+/// none of it reaches the hub's history (what the store, the view and the
+/// export are all made from).
+#[test]
+fn planted_secrets_and_prompts_never_reach_a_history() {
+    use tether_core::telemetry::TelemetryValue;
+    const PLANTS: [&str; 3] = [
+        "sk-PLANTEDSECRET0123456789abcdef",
+        "PROMPT: tell me the launch codes",
+        "/home/victim/.ssh/id_ed25519",
+    ];
+    // Keys that say which session and service a record is: always real.
+    let structural = [
+        "service.name",
+        "event.name",
+        "session.id",
+        "conversation.id",
+        "gen_ai.conversation.id",
+        "service.instance.id",
+    ];
+    // Keys the mappings read names, words and outcomes from: real in pass
+    // 1 (so the mappings still produce evidence, which is checked), planted
+    // in pass 0.
+    let names = [
+        "server_name",
+        "status",
+        "transport_type",
+        "tool_name",
+        "mcp_server",
+        "mcp_servers",
+        "mcp_server_name",
+        "mcp_tools",
+        "function_name",
+        "tool_type",
+        "success",
+        "tool.name",
+        "gen_ai.tool.name",
+        "github.copilot.mcp.server.name_hash",
+        "github.copilot.mcp.server.state",
+        "github.copilot.tool.parameters.mcp_server_name_hash",
+    ];
+    for pass in 0..2 {
+        for (kind, name) in [
+            ("claude", "claude"),
+            ("claude", "claude-plain"),
+            ("codex", "codex"),
+            ("gemini", "gemini"),
+            ("qwen", "qwen"),
+            ("copilot", "copilot"),
+            ("opencode", "opencode"),
+        ] {
+            let registry = Registry::with_static().expect("static plugins");
+            let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+            let mut collector =
+                Collector::new(Arc::clone(&hub), HashMap::from([(kind.to_owned(), configured())]));
+            for (i, mut record) in fixture(name).into_iter().enumerate() {
+                let plant = PLANTS[i % PLANTS.len()];
+                for map in [&mut record.attributes, &mut record.resource] {
+                    for (key, value) in map.iter_mut() {
+                        if structural.contains(&key.as_str())
+                            || (pass == 1 && names.contains(&key.as_str()))
+                        {
+                            continue;
+                        }
+                        *value = match (key.as_str(), &*value) {
+                            // Claude's names, beside tool input (as with
+                            // OTEL_LOG_TOOL_DETAILS=1).
+                            ("tool_parameters", _) if pass == 1 => TelemetryValue::Text(
+                                serde_json::json!({"mcp_server_name": "time",
+                                    "mcp_tool_name": "get_current_time", "input": plant})
+                                .to_string(),
+                            ),
+                            (_, TelemetryValue::List(items)) => {
+                                TelemetryValue::List(items.iter().map(|_| plant.to_owned()).collect())
+                            }
+                            _ => TelemetryValue::Text(plant.to_owned()),
+                        };
+                    }
+                }
+                if let Some(status) = &mut record.status {
+                    status.message = Some(plant.to_owned());
+                }
+                collector.take_record(&record);
+            }
+            hub.flush_blocking();
+            if pass == 1 {
+                assert!(
+                    collector.stats().evidence > 0,
+                    "{name}: with names real, the mapping still reads: {:?}",
+                    collector.stats()
+                );
+            }
+            for session in collector.sessions() {
+                let history = hub.snapshot(&session).expect("session");
+                let text = serde_json::to_string(&history).expect("serializes");
+                for plant in PLANTS {
+                    for piece in [plant, "PLANTEDSECRET", "launch codes", "id_ed25519"] {
+                        assert!(
+                            !text.contains(piece),
+                            "{name} pass {pass}: {piece:?} reached the history: {text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
