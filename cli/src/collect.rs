@@ -1,7 +1,10 @@
 //! `tether collect`: the OTLP/HTTP receiver your harnesses send their own
 //! telemetry to. It prints where to send and the token, and (with
-//! `--print-env HARNESS`) exactly what that harness needs; then it counts
-//! what arrives, by signal and by sending service, until Ctrl-C.
+//! `--print-env HARNESS`) exactly what that harness needs; then, until
+//! Ctrl-C, it reads what arrives into Tether sessions (one per harness
+//! session; rows from today's configuration, found as `tether inventory`
+//! finds it, and from the telemetry), shows each session's servers as they
+//! change, and with `--db` writes them to a store `tether serve` shows live.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -32,6 +35,72 @@ pub struct CollectArgs {
     /// --print-env) instead of the banner.
     #[arg(long)]
     json: bool,
+    /// Write the sessions to this store (a SQLite file, created if need be,
+    /// or a postgres:// URL), for `tether serve --db` and `tether history`.
+    #[arg(long, value_name = "PATH|URL")]
+    db: Option<String>,
+}
+
+/// Today's configured servers per harness, as `tether inventory` finds them
+/// (enabled rows with a usable endpoint).
+fn configured_today() -> std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> {
+    use tether_inventory::{ScanContext, scan_all, scanners};
+    let ctx = ScanContext::from_env(std::env::current_dir().ok());
+    let document = scan_all(&ctx, &scanners(), &[]);
+    let mut by_kind: std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> =
+        Default::default();
+    for row in document.rows {
+        if !row.is_enabled() {
+            continue;
+        }
+        let Some(endpoint) = row.endpoint else {
+            continue;
+        };
+        let specs = by_kind.entry(row.harness.clone()).or_default();
+        if !specs.iter().any(|s| s.name == row.name) {
+            specs.push(tether_core::spec::ServerSpec::new(
+                row.name,
+                tether_core::vocab::ServerSource::Profile,
+                endpoint,
+            ));
+        }
+    }
+    by_kind
+}
+
+fn open_store(db: &str) -> anyhow::Result<Arc<dyn tether_core::store::Store>> {
+    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        Ok(Arc::new(tether_store::PostgresStore::connect(db)?))
+    } else {
+        Ok(Arc::new(tether_store::SqliteStore::open(
+            std::path::Path::new(db),
+        )?))
+    }
+}
+
+/// One line per row of a changed session: `  name  status  (reason)`.
+fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<String> {
+    let Some(attempt) = history.current() else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "session {} ({})",
+        history.session_id, attempt.agent_kind
+    )];
+    for row in &attempt.servers {
+        let reason = row
+            .reason_code
+            .as_ref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        let tool = row
+            .last_tool_call
+            .as_ref()
+            .map(|c| format!(", used {} ({})", c.tool, if c.ok { "ok" } else { "failed" }))
+            .unwrap_or_default();
+        lines.push(format!("  {:<24} {}{reason}{tool}", row.name, row.status));
+    }
+    lines
 }
 
 /// The harnesses whose plugins say how to send here, in the order shown.
@@ -83,6 +152,20 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
+    let store = match args.db.as_deref().map(open_store).transpose() {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("tether collect: cannot open the store: {err}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let configured =
+        crate::term::with_progress("reading today's MCP configuration…", configured_today);
+    let hub_registry = Registry::with_static()?;
+    let hub = Arc::new(match store {
+        Some(store) => tether_hub::Hub::with_store(hub_registry, Default::default(), store),
+        None => tether_hub::Hub::new(hub_registry),
+    });
     let (receiver, batches) = Receiver::new(ReceiverConfig::default());
     let runtime = crate::runtime()?;
     runtime.block_on(async move {
@@ -131,6 +214,9 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         let tally = Arc::clone(&counts);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopping = Arc::clone(&stop);
+        let mut collector = tether_collect::sessions::Collector::new(Arc::clone(&hub), configured);
+        let collected: Arc<Mutex<tether_collect::sessions::CollectorStats>> = Arc::default();
+        let collected_out = Arc::clone(&collected);
         let consumer = std::thread::spawn(move || {
             while !stopping.load(std::sync::atomic::Ordering::Acquire) {
                 if let Some(batch) = batches.next(Duration::from_millis(200)) {
@@ -140,9 +226,14 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                             .entry((service, batch.signal().as_str()))
                             .or_default() += items;
                     }
+                    drop(counts);
+                    collector.take(&batch);
+                    *collected_out.lock().unwrap_or_else(|p| p.into_inner()) = collector.stats();
                 }
             }
         });
+        // Each session's rows, printed when they change.
+        let mut revisions: std::collections::HashMap<String, u64> = Default::default();
         let cancel = crate::cancel_on_ctrl_c();
         let progress = !args.json;
         let mut ticker = tokio::time::interval(Duration::from_secs(2));
@@ -156,16 +247,40 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                         eprintln!("{}", line(&now));
                         shown = now;
                     }
+                    if progress {
+                        for id in hub.sessions() {
+                            let Some(history) = hub.snapshot(&id) else { continue };
+                            if revisions.insert(id.clone(), history.revision) != Some(history.revision) {
+                                for l in session_lines(&history) {
+                                    eprintln!("{l}");
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
         running.shutdown().await;
         stop.store(true, std::sync::atomic::Ordering::Release);
         let _ = consumer.join();
+        hub.flush().await;
         let stats = receiver.stats();
+        let read = *collected.lock().unwrap_or_else(|p| p.into_inner());
         if !args.json {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", line(&stats))?;
+            writeln!(
+                out,
+                "tether collect: {} records, {} read, {} of a kind no mapping reads, {} from other services, {} without a session; {} sessions",
+                read.records, read.read, read.ignored, read.foreign, read.unsessioned, hub.sessions().len()
+            )?;
+            for id in hub.sessions() {
+                if let Some(history) = hub.snapshot(&id) {
+                    for l in session_lines(&history) {
+                        writeln!(out, "{l}")?;
+                    }
+                }
+            }
             for ((service, signal), n) in counts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                 writeln!(out, "  {service}: {n} {signal}")?;
             }

@@ -25,9 +25,7 @@ use tether_core::owner::Owner;
 use tether_core::passthrough::PassthroughStrategy;
 use tether_core::plan::DriveMode;
 use tether_core::spec::ServerSpec;
-use tether_core::telemetry::{
-    TelemetryAnswer, TelemetryReading, TelemetryRecord, is_name_like,
-};
+use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord, is_name_like};
 use tether_core::vocab::{EvidenceKind, Provenance, Trigger};
 use tether_hub::{AttemptRequest, EvidenceSink, Hub};
 
@@ -277,7 +275,11 @@ impl Collector {
             Trigger::HarnessSession,
             servers,
         );
-        let at = if record.at.0 > 0 { record.at } else { tether_hub::now() };
+        let at = if record.at.0 > 0 {
+            record.at
+        } else {
+            tether_hub::now()
+        };
         let handle = match self.hub.begin_attempt_at(request, at) {
             Ok(handle) => handle,
             Err(err) => {
@@ -287,11 +289,22 @@ impl Collector {
         };
         self.stats.attempts += 1;
         // Accepted: the harness ran this session (its own telemetry says so).
-        let _ = handle
-            .sink
-            .publish(Evidence::new(EvidenceKind::SessionAccepted, at).provenance(Provenance::HarnessTelemetry));
+        let _ = handle.sink.publish(
+            Evidence::new(EvidenceKind::SessionAccepted, at)
+                .provenance(Provenance::HarnessTelemetry),
+        );
         let sink = handle.sink.clone();
-        if self.live.insert(key.clone(), Live { process, sink: handle.sink }).is_none() {
+        if self
+            .live
+            .insert(
+                key.clone(),
+                Live {
+                    process,
+                    sink: handle.sink,
+                },
+            )
+            .is_none()
+        {
             self.order.push_back(key);
             while self.order.len() > MAX_LIVE_SESSIONS {
                 if let Some(old) = self.order.pop_front() {

@@ -405,7 +405,6 @@ pub const MAX_TELEMETRY_NAME: usize = 128;
 pub fn is_name_like(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_TELEMETRY_NAME
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
 }

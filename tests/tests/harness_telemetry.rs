@@ -66,7 +66,10 @@ fn configured() -> Vec<ServerSpec> {
 }
 
 /// Runs `fixture` for `kind` through a collector; the one session's attempt.
-fn collected(kind: &str, fixture_name: &str) -> (AttachmentAttempt, tether_collect::sessions::CollectorStats) {
+fn collected(
+    kind: &str,
+    fixture_name: &str,
+) -> (AttachmentAttempt, tether_collect::sessions::CollectorStats) {
     let registry = Registry::with_static().expect("the static plugins register");
     let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
     let mut collector = Collector::new(
@@ -78,8 +81,14 @@ fn collected(kind: &str, fixture_name: &str) -> (AttachmentAttempt, tether_colle
     }
     hub.flush_blocking();
     let sessions = collector.sessions();
-    assert_eq!(sessions.len(), 1, "{kind}: one harness session: {sessions:?}");
-    let history = hub.snapshot(&sessions[0]).expect("the session is in the hub");
+    assert_eq!(
+        sessions.len(),
+        1,
+        "{kind}: one harness session: {sessions:?}"
+    );
+    let history = hub
+        .snapshot(&sessions[0])
+        .expect("the session is in the hub");
     (
         history.current().expect("a current attempt").clone(),
         collector.stats(),
@@ -87,9 +96,12 @@ fn collected(kind: &str, fixture_name: &str) -> (AttachmentAttempt, tether_colle
 }
 
 fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
-    attempt
-        .server(name)
-        .unwrap_or_else(|| panic!("no row {name}: {:?}", attempt.servers.iter().map(|r| &r.name).collect::<Vec<_>>()))
+    attempt.server(name).unwrap_or_else(|| {
+        panic!(
+            "no row {name}: {:?}",
+            attempt.servers.iter().map(|r| &r.name).collect::<Vec<_>>()
+        )
+    })
 }
 
 fn said_by_harness(state: &tether_core::model::StageObservation) -> bool {
@@ -100,14 +112,20 @@ fn said_by_harness(state: &tether_core::model::StageObservation) -> bool {
 fn assert_used(attempt: &AttachmentAttempt, ok_known: bool) {
     let time = row(attempt, "time");
     let call = time.last_tool_call.as_ref().expect("time's tool call");
-    assert!(call.tool.contains("get_current_time") || call.tool.starts_with("sha256:"), "{call:?}");
+    assert!(
+        call.tool.contains("get_current_time") || call.tool.starts_with("sha256:"),
+        "{call:?}"
+    );
     assert_eq!(time.stages.model_visible.state, StageState::Yes);
     assert!(said_by_harness(&time.stages.model_visible));
     if ok_known {
         assert!(call.ok, "{call:?}");
         assert_eq!(time.stages.callable.state, StageState::Yes);
         assert!(
-            matches!(time.status, DisplayStatus::Active | DisplayStatus::Connected),
+            matches!(
+                time.status,
+                DisplayStatus::Active | DisplayStatus::Connected
+            ),
             "{:?}",
             time.status
         );
@@ -171,7 +189,10 @@ fn codex_shows_servers_taken_and_the_tool_used() {
 #[test]
 fn gemini_shows_servers_taken_and_the_tool_used() {
     let (attempt, _) = collected("gemini", "gemini");
-    assert_eq!(row(&attempt, "broken").stages.delivered.state, StageState::Yes);
+    assert_eq!(
+        row(&attempt, "broken").stages.delivered.state,
+        StageState::Yes
+    );
     assert_used(&attempt, true);
     assert_unproven(&attempt, "broken");
     assert_unproven(&attempt, "authy");
@@ -182,7 +203,11 @@ fn qwen_shows_tools_listed_and_used() {
     let (attempt, _) = collected("qwen", "qwen");
     let time = row(&attempt, "time");
     assert_eq!(time.stages.tools_listed.state, StageState::Yes);
-    assert_eq!(time.tool_count, Some(2), "convert_time and get_current_time");
+    assert_eq!(
+        time.tool_count,
+        Some(2),
+        "convert_time and get_current_time"
+    );
     assert_used(&attempt, true);
     assert_unproven(&attempt, "broken");
     assert_unproven(&attempt, "authy");
@@ -224,7 +249,10 @@ fn a_server_only_the_telemetry_names_gets_a_harness_row() {
     assert!(said_by_harness(&time.stages.configured));
     assert_eq!(time.transport.as_str(), "stdio");
     assert_failed(attempt, "broken", ReasonCode::CommandNotFound);
-    assert!(attempt.server("authy").is_none(), "the telemetry never named it");
+    assert!(
+        attempt.server("authy").is_none(),
+        "the telemetry never named it"
+    );
 }
 
 #[test]
@@ -299,8 +327,10 @@ fn planted_secrets_and_prompts_never_reach_a_history() {
         ] {
             let registry = Registry::with_static().expect("static plugins");
             let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
-            let mut collector =
-                Collector::new(Arc::clone(&hub), HashMap::from([(kind.to_owned(), configured())]));
+            let mut collector = Collector::new(
+                Arc::clone(&hub),
+                HashMap::from([(kind.to_owned(), configured())]),
+            );
             for (i, mut record) in fixture(name).into_iter().enumerate() {
                 let plant = PLANTS[i % PLANTS.len()];
                 for map in [&mut record.attributes, &mut record.resource] {
@@ -318,9 +348,9 @@ fn planted_secrets_and_prompts_never_reach_a_history() {
                                     "mcp_tool_name": "get_current_time", "input": plant})
                                 .to_string(),
                             ),
-                            (_, TelemetryValue::List(items)) => {
-                                TelemetryValue::List(items.iter().map(|_| plant.to_owned()).collect())
-                            }
+                            (_, TelemetryValue::List(items)) => TelemetryValue::List(
+                                items.iter().map(|_| plant.to_owned()).collect(),
+                            ),
                             _ => TelemetryValue::Text(plant.to_owned()),
                         };
                     }

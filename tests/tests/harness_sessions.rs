@@ -1,0 +1,418 @@
+//! Real harness sessions, offline, pointed at Tether's receiver the way
+//! `tether collect --print-env HARNESS` says: each pinned CLI runs one
+//! session against the fake model (which asks for one MCP tool call) with
+//! three servers — `time` works, `broken` is a command that does not exist,
+//! `authy` answers 401 with OAuth metadata — and the collected session must
+//! show what that harness's telemetry proves, never more.
+//!
+//! Each skips loudly where its CLI (tests/peers, `npm ci`) or
+//! `mcp-server-time` (tests/peers/.venv) is not installed. Waits end on the
+//! evidence, or a while after the CLI exits (its exporter flushes on exit),
+//! or at the test's own bound.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_collect::sessions::Collector;
+use tether_collect::{Receiver, ReceiverConfig};
+use tether_core::history::{AttachmentAttempt, ServerAttachment};
+use tether_core::plan::DriveMode;
+use tether_core::registry::Registry;
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::telemetry::{TelemetrySetup, TelemetryTarget};
+use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
+use tether_hub::{Hub, HubConfig};
+
+struct Peers {
+    time: String,
+    model: tether_tests::fake_model::Running,
+    auth: tether_tests::fake_model::Running,
+}
+
+async fn peers(cli: &str) -> Option<(Peers, std::path::PathBuf)> {
+    let Some(program) = tether_tests::peer(cli) else {
+        eprintln!("SKIP: {cli} is not installed (run `npm ci` in tests/peers)");
+        return None;
+    };
+    let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
+        eprintln!("SKIP: mcp-server-time is not installed (tests/peers/.venv)");
+        return None;
+    };
+    let (model, _) = tether_tests::fake_model::start_model("get_current_time").await;
+    let (auth, _) = tether_tests::fake_model::start_auth().await;
+    Some((
+        Peers {
+            time: time.display().to_string(),
+            model,
+            auth,
+        },
+        program,
+    ))
+}
+
+fn configured(peers: &Peers) -> Vec<ServerSpec> {
+    let stdio = |command: &str| Endpoint::Stdio {
+        command: command.into(),
+        args: vec![],
+        env: vec![],
+        cwd: None,
+    };
+    vec![
+        ServerSpec::new("time", ServerSource::Profile, stdio(&peers.time)),
+        ServerSpec::new("broken", ServerSource::Profile, stdio("/nonexistent/bin")),
+        ServerSpec::new(
+            "authy",
+            ServerSource::Profile,
+            Endpoint::Http {
+                url: format!("{}/mcp", peers.auth.base()),
+                headers: vec![],
+            },
+        ),
+    ]
+}
+
+/// Runs `program args` with `env` (plus PATH and HOME=`home`) in its own
+/// process group, its telemetry collected for `kind` with `configured` as
+/// today's configuration, until `done` holds for the session (or the bound);
+/// returns the session's attempt.
+#[allow(clippy::too_many_arguments)]
+async fn collect_session(
+    kind: &str,
+    program: &std::path::Path,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+    configured: Vec<ServerSpec>,
+    receiver: Receiver,
+    batches: tether_collect::Batches,
+    done: impl Fn(&AttachmentAttempt) -> bool,
+) -> Option<AttachmentAttempt> {
+    let registry = Registry::with_static().expect("registry");
+    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+    let mut collector = Collector::new(
+        Arc::clone(&hub),
+        HashMap::from([(kind.to_owned(), configured)]),
+    );
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopping = Arc::clone(&stop);
+    let sessions: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&sessions);
+    let consumer = std::thread::spawn(move || {
+        while !stopping.load(std::sync::atomic::Ordering::Acquire) {
+            if let Some(batch) = batches.next(Duration::from_millis(100)) {
+                collector.take(&batch);
+                *seen.lock().expect("lock") = collector.sessions();
+            }
+        }
+        collector.stats()
+    });
+    let mut full_env = vec![
+        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+        ("HOME".into(), home.display().to_string()),
+    ];
+    full_env.extend(env);
+    let spec = tether_process::ChildSpec {
+        program: program.display().to_string(),
+        args,
+        env: full_env,
+        inherit_env: false,
+        cwd: cwd.to_path_buf(),
+    };
+    let (mut child, _stdin, mut stdout) =
+        tether_process::ChildGroup::spawn(&spec).expect("the CLI starts");
+    let drain = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut exited_at: Option<Instant> = None;
+    let mut last = None;
+    loop {
+        hub.flush().await;
+        let current = sessions
+            .lock()
+            .expect("lock")
+            .first()
+            .and_then(|id| hub.snapshot(id))
+            .and_then(|h| h.current().cloned());
+        if current.as_ref().is_some_and(&done) {
+            last = current;
+            break;
+        }
+        last = current.or(last);
+        if exited_at.is_none() && child.exited().is_some() {
+            exited_at = Some(Instant::now());
+        }
+        if Instant::now() > deadline
+            || exited_at.is_some_and(|at| at.elapsed() > Duration::from_secs(15))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    child.kill_group().await;
+    drain.abort();
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let stats = consumer.join().expect("consumer");
+    let received = receiver.stats();
+    assert_eq!(
+        received.refused, 0,
+        "{kind}: every request carried the token: {received:?}"
+    );
+    eprintln!("{kind}: {stats:?} {received:?}");
+    last
+}
+
+fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
+    attempt
+        .server(name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+fn used(attempt: &AttachmentAttempt) -> bool {
+    attempt
+        .server("time")
+        .and_then(|r| r.last_tool_call.as_ref())
+        .is_some_and(|c| c.ok)
+}
+
+fn never_connected(attempt: &AttachmentAttempt, name: &str) {
+    let r = row(attempt, name);
+    assert_ne!(r.stages.initialized.state, StageState::Yes, "{name}: {r:?}");
+    assert_ne!(r.status, DisplayStatus::Active, "{name}");
+    assert_ne!(r.status, DisplayStatus::Connected, "{name}");
+}
+
+async fn receiver_and_setup(
+    kind: &str,
+) -> (
+    Receiver,
+    tether_collect::Batches,
+    tether_collect::RunningReceiver,
+    TelemetrySetup,
+) {
+    let (receiver, batches) = Receiver::new(ReceiverConfig::default());
+    let running = receiver
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let target = TelemetryTarget {
+        endpoint: running.endpoint(),
+        authorization: receiver.token().bearer(),
+    };
+    let setup = Registry::with_static()
+        .expect("registry")
+        .observer_for(kind, DriveMode::Passthrough)
+        .and_then(|o| o.passthrough())
+        .and_then(|p| p.telemetry_setup(&target))
+        .expect("a telemetry setup");
+    (receiver, batches, running, setup)
+}
+
+fn setup_env(setup: &TelemetrySetup) -> Vec<(String, String)> {
+    setup
+        .env
+        .iter()
+        .map(|v| (v.name.clone(), v.value.clone()))
+        .collect()
+}
+
+/// Claude Code with `OTEL_LOG_TOOL_DETAILS=1` (so its connection events
+/// name servers): time connected and used, broken failed as a missing
+/// command, authy (no event for needs-auth) never called connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_session_collected() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((peers, claude)) = peers("node_modules/.bin/claude").await else {
+        return;
+    };
+    let (receiver, batches, running, setup) = receiver_and_setup("claude").await;
+    let home = tempfile::tempdir().expect("home");
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "time": {"command": peers.time},
+            "broken": {"command": "/nonexistent/bin"},
+            "authy": {"type": "http", "url": format!("{}/mcp", peers.auth.base())}
+        }})
+        .to_string(),
+    )
+    .expect("config");
+    let mut env = setup_env(&setup);
+    env.extend([
+        ("ANTHROPIC_API_KEY".into(), "dummy".into()),
+        ("ANTHROPIC_BASE_URL".into(), peers.model.base()),
+        ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+        ("OTEL_LOG_TOOL_DETAILS".into(), "1".into()),
+        ("OTEL_LOGS_EXPORT_INTERVAL".into(), "500".into()),
+        ("OTEL_METRIC_EXPORT_INTERVAL".into(), "1000".into()),
+    ]);
+    let args = [
+        "-p",
+        "what time is it",
+        "--mcp-config",
+        &config.display().to_string(),
+        "--strict-mcp-config",
+        "--allowedTools",
+        "mcp__time__get_current_time",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let attempt = collect_session(
+        "claude",
+        &claude,
+        args,
+        env,
+        home.path(),
+        home.path(),
+        configured(&peers),
+        receiver,
+        batches,
+        |a| {
+            used(a)
+                && a.server("broken")
+                    .is_some_and(|r| r.status == DisplayStatus::Failed)
+        },
+    )
+    .await
+    .expect("a collected session");
+    running.shutdown().await;
+    assert!(used(&attempt), "{attempt:?}");
+    assert_eq!(
+        row(&attempt, "time").stages.initialized.state,
+        StageState::Yes
+    );
+    let broken = row(&attempt, "broken");
+    assert_eq!(broken.status, DisplayStatus::Failed);
+    assert_eq!(broken.reason_code, Some(ReasonCode::CommandNotFound));
+    never_connected(&attempt, "authy");
+}
+
+/// Qwen Code, telemetry by the environment `--print-env qwen` gives: time's
+/// tools listed (two) and used; broken and authy never called connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_code_session_collected() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((peers, qwen)) = peers("node_modules/.bin/qwen").await else {
+        return;
+    };
+    let (receiver, batches, running, setup) = receiver_and_setup("qwen").await;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".qwen")).expect("dir");
+    std::fs::write(
+        home.path().join(".qwen/settings.json"),
+        serde_json::json!({
+            "security": {"auth": {"selectedType": "openai"}},
+            "model": {"name": "gpt-4o"},
+            "mcpServers": {
+                "time": {"command": peers.time, "args": []},
+                "broken": {"command": "/nonexistent/bin", "args": []},
+                "authy": {"httpUrl": format!("{}/mcp", peers.auth.base())}
+            }
+        })
+        .to_string(),
+    )
+    .expect("settings");
+    let mut env = setup_env(&setup);
+    env.extend([
+        ("OPENAI_API_KEY".into(), "dummy".into()),
+        (
+            "OPENAI_BASE_URL".into(),
+            format!("{}/v1", peers.model.base()),
+        ),
+        ("OPENAI_MODEL".into(), "gpt-4o".into()),
+        ("QWEN_CODE_TRUST_WORKSPACE".into(), "true".into()),
+    ]);
+    let args = vec!["-p".to_owned(), "what time is it".to_owned()];
+    let attempt = collect_session(
+        "qwen",
+        &qwen,
+        args,
+        env,
+        home.path(),
+        home.path(),
+        configured(&peers),
+        receiver,
+        batches,
+        used,
+    )
+    .await
+    .expect("a collected session");
+    running.shutdown().await;
+    assert!(used(&attempt), "{attempt:?}");
+    assert_eq!(row(&attempt, "time").tool_count, Some(2));
+    never_connected(&attempt, "broken");
+    never_connected(&attempt, "authy");
+}
+
+/// Copilot CLI (offline, its own provider settings): the hashed names match
+/// the configured ones — time connected and used, broken and authy in error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_session_collected() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((peers, copilot)) = peers("node_modules/@github/copilot-linux-x64/copilot").await
+    else {
+        return;
+    };
+    let (receiver, batches, running, setup) = receiver_and_setup("copilot").await;
+    let home = tempfile::tempdir().expect("home");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(home.path().join(".copilot")).expect("dir");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(
+        home.path().join(".copilot/mcp-config.json"),
+        serde_json::json!({"mcpServers": {
+            "time": {"type": "local", "command": peers.time, "args": [], "tools": ["*"]},
+            "broken": {"type": "local", "command": "/nonexistent/bin", "args": [], "tools": ["*"]},
+            "authy": {"type": "http", "url": format!("{}/mcp", peers.auth.base()), "tools": ["*"]}
+        }})
+        .to_string(),
+    )
+    .expect("mcp config");
+    let trusted =
+        serde_json::json!({"trusted_folders": [work], "trustedFolders": [work]}).to_string();
+    std::fs::write(home.path().join(".copilot/config.json"), &trusted).expect("config");
+    std::fs::write(home.path().join(".copilot/settings.json"), &trusted).expect("settings");
+    let mut env = setup_env(&setup);
+    env.extend([
+        ("COPILOT_OFFLINE".into(), "true".into()),
+        ("COPILOT_AUTO_UPDATE".into(), "false".into()),
+        (
+            "COPILOT_PKG_CACHE_HOME".into(),
+            home.path().join("pkg").display().to_string(),
+        ),
+        (
+            "COPILOT_PROVIDER_BASE_URL".into(),
+            format!("{}/v1", peers.model.base()),
+        ),
+        ("COPILOT_PROVIDER_API_KEY".into(), "dummy".into()),
+        ("COPILOT_MODEL".into(), "gpt-4o".into()),
+    ]);
+    let args = ["-p", "what time is it", "--allow-all-tools"]
+        .map(str::to_owned)
+        .to_vec();
+    let attempt = collect_session(
+        "copilot",
+        &copilot,
+        args,
+        env,
+        home.path(),
+        &work,
+        configured(&peers),
+        receiver,
+        batches,
+        |a| {
+            used(a)
+                && a.server("broken")
+                    .is_some_and(|r| r.status == DisplayStatus::Failed)
+        },
+    )
+    .await
+    .expect("a collected session");
+    running.shutdown().await;
+    assert!(used(&attempt), "{attempt:?}");
+    assert_eq!(row(&attempt, "broken").status, DisplayStatus::Failed);
+    never_connected(&attempt, "authy");
+}
