@@ -309,7 +309,7 @@ impl Collector {
             while self.order.len() > MAX_LIVE_SESSIONS {
                 if let Some(old) = self.order.pop_front() {
                     self.live.remove(&old);
-                    self.by_process.retain(|_, s| !(s == &old.1));
+                    self.by_process.retain(|_, s| s != &old.1);
                 }
             }
         }

@@ -416,3 +416,64 @@ async fn copilot_session_collected() {
     assert_eq!(row(&attempt, "broken").status, DisplayStatus::Failed);
     never_connected(&attempt, "authy");
 }
+
+/// Gemini CLI (yolo, so MCP tools reach the model in `-p` mode), telemetry
+/// by the environment `--print-env gemini` gives: time's tool used; broken
+/// and authy never called connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_cli_session_collected() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((peers, gemini)) = peers("node_modules/.bin/gemini").await else {
+        return;
+    };
+    let (receiver, batches, running, setup) = receiver_and_setup("gemini").await;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".gemini")).expect("dir");
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        serde_json::json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "mcpServers": {
+                "time": {"command": peers.time, "args": []},
+                "broken": {"command": "/nonexistent/bin", "args": []},
+                "authy": {"httpUrl": format!("{}/mcp", peers.auth.base())}
+            }
+        })
+        .to_string(),
+    )
+    .expect("settings");
+    let mut env = setup_env(&setup);
+    env.extend([
+        ("GEMINI_API_KEY".into(), "dummy".into()),
+        ("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()),
+        ("GOOGLE_GEMINI_BASE_URL".into(), peers.model.base()),
+    ]);
+    let args = [
+        "-m",
+        "gemini-2.5-pro",
+        "--approval-mode",
+        "yolo",
+        "-p",
+        "what time is it",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let attempt = collect_session(
+        "gemini",
+        &gemini,
+        args,
+        env,
+        home.path(),
+        home.path(),
+        configured(&peers),
+        receiver,
+        batches,
+        used,
+    )
+    .await
+    .expect("a collected session");
+    running.shutdown().await;
+    assert!(used(&attempt), "{attempt:?}");
+    never_connected(&attempt, "broken");
+    never_connected(&attempt, "authy");
+}
