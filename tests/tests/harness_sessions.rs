@@ -120,8 +120,11 @@ async fn collect_session(
         inherit_env: false,
         cwd: cwd.to_path_buf(),
     };
-    let (mut child, _stdin, mut stdout) =
+    let (mut child, stdin, mut stdout) =
         tether_process::ChildGroup::spawn(&spec).expect("the CLI starts");
+    // Closed at once: a CLI that reads a prompt from a piped stdin (Codex
+    // `exec`) would otherwise wait for it.
+    drop(stdin);
     let drain = tokio::spawn(async move {
         let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
     });
@@ -476,4 +479,141 @@ async fn gemini_cli_session_collected() {
     assert!(used(&attempt), "{attempt:?}");
     never_connected(&attempt, "broken");
     never_connected(&attempt, "authy");
+}
+
+/// Codex `exec`, its `[otel]` block exactly as `--print-env codex` gives it:
+/// every server taken into the session, time's tool used; Codex's telemetry
+/// says nothing of broken's failed start or authy's login, so neither is
+/// ever called connected (or failed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_session_collected() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((peers, codex)) = peers("node_modules/.bin/codex").await else {
+        return;
+    };
+    let (receiver, batches, running, setup) = receiver_and_setup("codex").await;
+    let home = tempfile::tempdir().expect("home");
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("dir");
+    let snippet = setup.snippet.as_ref().expect("codex's [otel] block");
+    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
+    let config = format!(
+        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+         [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
+         [mcp_servers.time]\ncommand = {}\nrequired = true\n\
+         [mcp_servers.broken]\ncommand = \"/nonexistent/bin\"\n\
+         [mcp_servers.authy]\nurl = {}\n\n{}",
+        toml(&format!("{}/v1", peers.model.base())),
+        toml(&peers.time),
+        toml(&format!("{}/mcp", peers.auth.base())),
+        snippet.text,
+    );
+    std::fs::write(codex_home.join("config.toml"), config).expect("config");
+    let mut env = setup_env(&setup);
+    env.extend([
+        ("CODEX_HOME".into(), codex_home.display().to_string()),
+        ("FAKE_KEY".into(), "dummy".into()),
+    ]);
+    let args = ["exec", "--skip-git-repo-check", "--json", "what time is it"]
+        .map(str::to_owned)
+        .to_vec();
+    let taken = |a: &AttachmentAttempt| {
+        ["broken", "authy"].iter().all(|n| {
+            a.server(n)
+                .is_some_and(|r| r.stages.delivered.state == StageState::Yes)
+        })
+    };
+    let attempt = collect_session(
+        "codex",
+        &codex,
+        args,
+        env,
+        home.path(),
+        home.path(),
+        configured(&peers),
+        receiver,
+        batches,
+        |a| used(a) && taken(a),
+    )
+    .await
+    .expect("a collected session");
+    running.shutdown().await;
+    assert!(used(&attempt), "{attempt:?}");
+    assert!(taken(&attempt), "{attempt:?}");
+    for name in ["broken", "authy"] {
+        never_connected(&attempt, name);
+        assert_ne!(
+            row(&attempt, name).status,
+            DisplayStatus::Failed,
+            "{name}: Codex never said so"
+        );
+    }
+}
+
+/// OpenCode (`run`, its OpenTelemetry on as its configuration says, the
+/// environment `--print-env opencode` gives): time's tool used, read from
+/// a tool name split against the configured servers; OpenCode's telemetry
+/// names no server when one fails or wants a login, so broken and authy
+/// are never called connected (or failed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_session_collected() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((peers, opencode)) = peers("node_modules/.bin/opencode").await else {
+        return;
+    };
+    let (receiver, batches, running, setup) = receiver_and_setup("opencode").await;
+    let home = tempfile::tempdir().expect("home");
+    let config_dir = home.path().join(".config/opencode");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&config_dir).expect("dir");
+    std::fs::create_dir_all(&work).expect("work");
+    std::fs::write(
+        config_dir.join("opencode.json"),
+        serde_json::json!({
+            "mcp": {
+                "time": {"type": "local", "command": [peers.time], "enabled": true},
+                "broken": {"type": "local", "command": ["/nonexistent/bin"], "enabled": true},
+                "authy": {"type": "remote", "url": format!("{}/mcp", peers.auth.base()), "enabled": true}
+            },
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                "options": {"baseURL": format!("{}/v1", peers.model.base()), "apiKey": "dummy"},
+                "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
+            "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
+            "autoupdate": false, "share": "disabled",
+            "experimental": {"openTelemetry": true}
+        })
+        .to_string(),
+    )
+    .expect("config");
+    let dir = |rel: &str| home.path().join(rel).display().to_string();
+    let mut env = setup_env(&setup);
+    env.extend([
+        ("XDG_CONFIG_HOME".into(), dir(".config")),
+        ("XDG_DATA_HOME".into(), dir(".local/share")),
+        ("XDG_STATE_HOME".into(), dir(".local/state")),
+        ("XDG_CACHE_HOME".into(), dir(".cache")),
+        ("OPENCODE_DISABLE_MODELS_FETCH".into(), "true".into()),
+        ("OPENCODE_DISABLE_AUTOUPDATE".into(), "true".into()),
+    ]);
+    let args = ["run", "what time is it"].map(str::to_owned).to_vec();
+    let attempt = collect_session(
+        "opencode",
+        &opencode,
+        args,
+        env,
+        home.path(),
+        &work,
+        configured(&peers),
+        receiver,
+        batches,
+        used,
+    )
+    .await
+    .expect("a collected session");
+    running.shutdown().await;
+    assert!(used(&attempt), "{attempt:?}");
+    for name in ["broken", "authy"] {
+        never_connected(&attempt, name);
+        assert_ne!(row(&attempt, name).status, DisplayStatus::Failed, "{name}");
+    }
 }

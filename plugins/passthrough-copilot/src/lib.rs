@@ -186,7 +186,7 @@ impl PassthroughStrategy for PassthroughCopilot {
     /// spans. Server and tool names are SHA-256 hashed there.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
         Some(
-            TelemetrySetup::new("copilot", HeadersSent::Unverified)
+            TelemetrySetup::new("copilot", HeadersSent::Verified)
                 .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
                 .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
                 .otlp_headers(target)

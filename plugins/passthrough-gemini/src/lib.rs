@@ -182,7 +182,7 @@ impl PassthroughStrategy for PassthroughGemini {
     /// (servers and tools) and `*.tool_call` (`mcp_server_name`).
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
         let (kind, prefix, headers) = match self.0.plugin {
-            "passthrough-qwen" => ("qwen", "QWEN", HeadersSent::Unverified),
+            "passthrough-qwen" => ("qwen", "QWEN", HeadersSent::Verified),
             _ => ("gemini", "GEMINI", HeadersSent::Verified),
         };
         let var = |name: &str| format!("{prefix}_TELEMETRY_{name}");

@@ -156,11 +156,11 @@ impl PassthroughStrategy for PassthroughOpenCode {
     /// `MCP.*` spans and the "server unavailable" log.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
         Some(
-            TelemetrySetup::new("opencode", HeadersSent::Unverified)
+            TelemetrySetup::new("opencode", HeadersSent::Verified)
                 .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
                 .otlp_headers(target)
                 .note("OpenCode sends OpenTelemetry only with `\"experimental\": {\"openTelemetry\": true}` in its configuration.")
-                .note("OpenCode's span names carry no server name, and its tool names do not split into server and tool unambiguously; Tether does not guess."),
+                .note("OpenCode's MCP spans carry no server name, so a failed or needs-auth server is not shown from its telemetry; a tool name (`server_tool`) is split only where exactly one configured server fits, since Tether does not guess."),
         )
     }
 
