@@ -39,6 +39,18 @@ pub struct CollectArgs {
     /// or a postgres:// URL), for `tether serve --db` and `tether history`.
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
+    /// Also pass every admitted request, unchanged, to your own collector
+    /// at this OTLP/HTTP base URL; it never delays the answer.
+    #[arg(long, value_name = "URL")]
+    forward: Option<String>,
+    /// A header your collector wants (`Authorization=Bearer …`), repeatable.
+    /// Sent only to it, never printed.
+    #[arg(
+        long = "forward-header",
+        value_name = "NAME=VALUE",
+        requires = "forward"
+    )]
+    forward_headers: Vec<String>,
 }
 
 /// Today's configured servers per harness, as `tether inventory` finds them
@@ -176,6 +188,25 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         };
+        if let Some(url) = &args.forward {
+            let mut target = tether_collect::forward::ForwardTarget::new(url.clone());
+            for header in &args.forward_headers {
+                let Some((name, value)) = header.split_once('=') else {
+                    eprintln!("tether collect: --forward-header wants NAME=VALUE");
+                    return Ok(ExitCode::from(2));
+                };
+                target.headers.push((name.trim().to_owned(), value.to_owned()));
+            }
+            match tether_collect::forward::Forwarder::start(target, Some(running.addr())) {
+                Ok(forwarder) => {
+                    receiver.set_forward(forwarder);
+                }
+                Err(err) => {
+                    eprintln!("tether collect: {err}");
+                    return Ok(ExitCode::from(2));
+                }
+            }
+        }
         let target = TelemetryTarget {
             endpoint: running.endpoint(),
             authorization: receiver.token().bearer(),
@@ -269,6 +300,13 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         if !args.json {
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", line(&stats))?;
+            if let Some(f) = receiver.forward_stats() {
+                writeln!(
+                    out,
+                    "tether collect: forwarded {}, failed {}, dropped (queue full) {}",
+                    f.forwarded, f.failed, f.dropped
+                )?;
+            }
             writeln!(
                 out,
                 "tether collect: {} records, {} read, {} of a kind no mapping reads, {} from other services, {} without a session; {} sessions",

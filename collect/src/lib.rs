@@ -24,6 +24,7 @@
 //! with the test that checks it.
 
 pub mod decode;
+pub mod forward;
 pub mod records;
 pub mod sessions;
 
@@ -133,6 +134,7 @@ impl Stats {
 }
 
 struct Inner {
+    forward: std::sync::OnceLock<forward::Forwarder>,
     token: Token,
     config: ReceiverConfig,
     decoders: Arc<tokio::sync::Semaphore>,
@@ -188,6 +190,7 @@ impl Receiver {
         let queued_bytes = Arc::new(AtomicUsize::new(0));
         let receiver = Receiver {
             inner: Arc::new(Inner {
+                forward: std::sync::OnceLock::new(),
                 token: Token::generate(),
                 decoders: Arc::new(tokio::sync::Semaphore::new(config.decoders.max(1))),
                 config,
@@ -211,6 +214,17 @@ impl Receiver {
     /// What it has done so far.
     pub fn stats(&self) -> ReceiverStats {
         self.inner.stats.snapshot()
+    }
+
+    /// From now on, passes every admitted request, unchanged, to `forward`
+    /// as well (see [`forward`]); `false` if a forward was already set.
+    pub fn set_forward(&self, forward: forward::Forwarder) -> bool {
+        self.inner.forward.set(forward).is_ok()
+    }
+
+    /// What the forward has done, if one is set.
+    pub fn forward_stats(&self) -> Option<forward::ForwardStats> {
+        self.inner.forward.get().map(forward::Forwarder::stats)
     }
 
     /// The three routes, answering only the `Host`s in `policy`.
@@ -400,6 +414,9 @@ async fn export(
     };
     let content_encoding =
         header_text(request.headers(), header::CONTENT_ENCODING).map(str::to_owned);
+    let content_type = header_text(request.headers(), header::CONTENT_TYPE)
+        .unwrap_or(encoding.content_type())
+        .to_owned();
     let body = match BodyCap(inner.config.body_cap)
         .read(request.into_body())
         .await
@@ -414,6 +431,16 @@ async fn export(
             );
         }
     };
+    // Admitted: forwarded as it came (never waited on), whatever becomes of
+    // it here.
+    if let Some(forward) = inner.forward.get() {
+        forward.offer(
+            signal,
+            &content_type,
+            content_encoding.as_deref(),
+            body.clone(),
+        );
+    }
     // A permit per decode, taken without waiting: a burst past it is told to
     // retry instead of holding more bodies in memory.
     let Ok(_permit) = Arc::clone(&inner.decoders).try_acquire_owned() else {

@@ -496,3 +496,113 @@ async fn the_queue_is_bounded_by_bytes_as_well_as_batches() {
     assert_eq!(receiver.stats().busy, 1);
     running.shutdown().await;
 }
+
+/// GIVEN a receiver forwarding to the user's own collector (here another
+/// locked receiver, with its own token given as a forward header) WHEN a
+/// harness sends a gzip'd protobuf body THEN the user's collector receives
+/// that same request, unchanged (same decoded batch), with its own token,
+/// never the receiver's; and a forward that names the receiver itself is
+/// refused as a loop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_admitted_request_is_forwarded_unchanged_and_a_loop_is_refused() {
+    use tether_collect::forward::{ForwardError, ForwardTarget, Forwarder};
+    let (theirs, their_batches) = Receiver::new(ReceiverConfig::default());
+    let their_running = theirs
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let (ours, our_batches) = Receiver::new(ReceiverConfig::default());
+    let running = ours
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+
+    let mut target = ForwardTarget::new(their_running.endpoint());
+    target
+        .headers
+        .push(("Authorization".into(), theirs.token().bearer()));
+    assert_eq!(
+        Forwarder::start(ForwardTarget::new(running.endpoint()), Some(running.addr())).err(),
+        Some(ForwardError::Loop)
+    );
+    assert_eq!(
+        Forwarder::start(ForwardTarget::new("ftp://example.invalid"), None).err(),
+        Some(ForwardError::NotHttp)
+    );
+    assert!(ours.set_forward(Forwarder::start(target, Some(running.addr())).expect("forward")));
+
+    let body = logs_with(3);
+    let client = reqwest::Client::new();
+    let answer = client
+        .post(format!("{}/v1/logs", running.endpoint()))
+        .header("authorization", ours.token().bearer())
+        .header("content-type", "application/x-protobuf")
+        .header("content-encoding", "gzip")
+        .body(gzip(&body))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(answer.status(), 200);
+    let mine = tokio::task::block_in_place(|| our_batches.next(Duration::from_secs(5)))
+        .expect("our batch");
+    let forwarded = tokio::task::block_in_place(|| their_batches.next(Duration::from_secs(10)))
+        .expect("the user's collector got it");
+    assert_eq!(mine, forwarded, "forwarded unchanged");
+    let want = Batch::Logs(ExportLogsServiceRequest::decode(body.as_slice()).expect("decodes"));
+    assert_eq!(forwarded, want);
+    // Their collector refused nothing: it got its own token, never ours.
+    assert_eq!(theirs.stats().refused, 0);
+    let stats = ours.forward_stats().expect("a forward is set");
+    assert_eq!((stats.forwarded, stats.failed, stats.dropped), (1, 0, 0));
+    running.shutdown().await;
+    their_running.shutdown().await;
+}
+
+/// GIVEN a forward to a collector that accepts connections and never
+/// answers WHEN a harness sends many requests THEN every one is answered by
+/// the receiver all the same (the forward never delays the answer), and
+/// what the forward's bounded queue cannot hold is dropped and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_forward_target_never_delays_the_answer() {
+    use tether_collect::forward::{ForwardTarget, Forwarder};
+    // Accepts, reads nothing, answers nothing.
+    let hang = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let hang_addr = hang.local_addr().expect("addr");
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for conn in hang.incoming().take(8) {
+            conns.push(conn);
+        }
+        std::thread::sleep(Duration::from_secs(30));
+        drop(conns);
+    });
+    let (ours, batches) = Receiver::new(ReceiverConfig::default());
+    let running = ours
+        .serve("127.0.0.1:0".parse().expect("addr"))
+        .await
+        .expect("serve");
+    let mut target = ForwardTarget::new(format!("http://{hang_addr}"));
+    target.queue = 4;
+    target.timeout = Duration::from_secs(20);
+    assert!(ours.set_forward(Forwarder::start(target, Some(running.addr())).expect("forward")));
+    let client = reqwest::Client::new();
+    let body = logs_with(2);
+    for _ in 0..32 {
+        let answer = client
+            .post(format!("{}/v1/logs", running.endpoint()))
+            .header("authorization", ours.token().bearer())
+            .header("content-type", "application/x-protobuf")
+            .body(body.clone())
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(answer.status(), 200);
+        let _ = batches.try_next();
+    }
+    let stats = ours.forward_stats().expect("forward");
+    // One in flight, at most four waiting: the rest were dropped, counted.
+    assert!(stats.dropped >= 32 - 5, "{stats:?}");
+    assert_eq!(stats.forwarded, 0, "{stats:?}");
+    running.shutdown().await;
+    drop(held);
+}
