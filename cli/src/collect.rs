@@ -51,6 +51,12 @@ pub struct CollectArgs {
         requires = "forward"
     )]
     forward_headers: Vec<String>,
+    /// Export the collected sessions (Tether's own spans, metrics and
+    /// evidence logs, never the harnesses' records) over OTLP/HTTP to this
+    /// collector base URL. Only this flag turns it on: the OTEL_EXPORTER_*
+    /// environment you set for a harness is not read here.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
 }
 
 /// Today's configured servers per harness, as `tether inventory` finds them
@@ -164,6 +170,27 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
+    if let Some(url) = &args.otlp
+        && args.addr.port() != 0
+        && tether_collect::forward::names_addr(url, args.addr)
+    {
+        eprintln!("tether collect: --otlp names this receiver's own address: that would loop");
+        return Ok(ExitCode::from(2));
+    }
+    // Started before the runtime: its blocking HTTP client must not live on
+    // an async worker.
+    let otel = match args.otlp.as_ref().map(|url| {
+        let mut config = tether_otel::OtelConfig::new("tether-collect").with_endpoint(url.clone());
+        config.export_timeout = Duration::from_secs(5);
+        tether_otel::TetherOtel::start(config)
+    }) {
+        None => None,
+        Some(Ok(otel)) => otel,
+        Some(Err(err)) => {
+            eprintln!("tether collect: {err}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let store = match args.db.as_deref().map(open_store).transpose() {
         Ok(store) => store,
         Err(err) => {
@@ -178,9 +205,12 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         Some(store) => tether_hub::Hub::with_store(hub_registry, Default::default(), store),
         None => tether_hub::Hub::new(hub_registry),
     });
+    if let Some(otel) = &otel {
+        hub.add_tap(otel.hub_tap());
+    }
     let (receiver, batches) = Receiver::new(ReceiverConfig::default());
     let runtime = crate::runtime()?;
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let running = match receiver.serve(args.addr).await {
             Ok(running) => running,
             Err(err) => {
@@ -324,7 +354,14 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    drop(runtime);
+    if let Some(otel) = otel {
+        for problem in otel.shutdown() {
+            eprintln!("tether collect: OpenTelemetry export: {problem}");
+        }
+    }
+    code
 }
 
 /// Items per sending service (`service.name`, sanitized) in one batch.

@@ -76,6 +76,21 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
+/// Whether `url` names `addr`: the same port, and the same address (any
+/// loopback name for a loopback address). A forward or export to it would
+/// loop back to the receiver.
+pub fn names_addr(url: &str, addr: std::net::SocketAddr) -> bool {
+    let Ok(url) = url::Url::parse(url) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
+    let same_host = host
+        .parse::<std::net::IpAddr>()
+        .map(|ip| ip == addr.ip() || (ip.is_loopback() && addr.ip().is_loopback()))
+        .unwrap_or(host.eq_ignore_ascii_case("localhost") && addr.ip().is_loopback());
+    same_host && url.port_or_known_default() == Some(addr.port())
+}
+
 /// Why a forward target was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ForwardError {
@@ -143,16 +158,8 @@ impl Forwarder {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ForwardError::NotHttp);
         }
-        if let Some(own) = own {
-            let port = url.port_or_known_default();
-            let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
-            let same_host = host
-                .parse::<std::net::IpAddr>()
-                .map(|ip| ip == own.ip() || (ip.is_loopback() && own.ip().is_loopback()))
-                .unwrap_or(host.eq_ignore_ascii_case("localhost") && own.ip().is_loopback());
-            if same_host && port == Some(own.port()) {
-                return Err(ForwardError::Loop);
-            }
+        if own.is_some_and(|own| names_addr(&target.base, own)) {
+            return Err(ForwardError::Loop);
         }
         let (tx, rx) = std::sync::mpsc::sync_channel::<Item>(target.queue.max(1));
         let waiting = Arc::new(AtomicUsize::new(0));

@@ -606,3 +606,196 @@ async fn a_hanging_forward_target_never_delays_the_answer() {
     running.shutdown().await;
     drop(held);
 }
+
+/// The recorded Claude session's records as one OTLP protobuf logs body.
+fn recorded_claude_logs() -> Vec<u8> {
+    use tether_core::telemetry::{TelemetryRecord, TelemetrySignal, TelemetryValue};
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/telemetry/claude.jsonl");
+    let records: Vec<TelemetryRecord> = std::fs::read_to_string(path)
+        .expect("fixture")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("record"))
+        .collect();
+    let value = |v: &TelemetryValue| AnyValue {
+        value: Some(match v {
+            TelemetryValue::Text(s) => any_value::Value::StringValue(s.clone()),
+            TelemetryValue::Int(i) => any_value::Value::IntValue(*i),
+            TelemetryValue::Float(f) => any_value::Value::DoubleValue(*f),
+            TelemetryValue::Bool(b) => any_value::Value::BoolValue(*b),
+            TelemetryValue::List(items) => {
+                any_value::Value::ArrayValue(opentelemetry_proto::tonic::common::v1::ArrayValue {
+                    values: items
+                        .iter()
+                        .map(|s| AnyValue {
+                            value: Some(any_value::Value::StringValue(s.clone())),
+                        })
+                        .collect(),
+                })
+            }
+        }),
+    };
+    let kv = |(k, v): (&String, &TelemetryValue)| KeyValue {
+        key: k.clone(),
+        value: Some(value(v)),
+        ..KeyValue::default()
+    };
+    let logs: Vec<&TelemetryRecord> = records
+        .iter()
+        .filter(|r| r.signal == TelemetrySignal::Log)
+        .collect();
+    ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(opentelemetry_proto::tonic::resource::v1::Resource {
+                attributes: logs[0].resource.iter().map(kv).collect(),
+                ..Default::default()
+            }),
+            scope_logs: vec![ScopeLogs {
+                log_records: logs
+                    .iter()
+                    .map(|r| LogRecord {
+                        time_unix_nano: r.at.0 * 1_000_000,
+                        attributes: r.attributes.iter().map(kv).collect(),
+                        ..LogRecord::default()
+                    })
+                    .collect(),
+                ..ScopeLogs::default()
+            }],
+            ..ResourceLogs::default()
+        }],
+    }
+    .encode_to_vec()
+}
+
+/// GIVEN `tether collect --db FILE --otlp URL` in a HOME with no MCP
+/// configuration WHEN a recorded Claude Code session's logs arrive THEN, at
+/// Ctrl-C, the store holds that session (rows the telemetry named: time
+/// connected, broken failed as a missing command), and the OTLP collector
+/// got Tether's own telemetry about it, never a record of the harness's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
+    use std::io::BufRead;
+    use std::sync::{Arc, Mutex};
+    use tether_core::store::Store;
+    use tether_core::vocab::{DisplayStatus, ReasonCode};
+    // The user's OTLP collector: takes anything, keeps the service names.
+    let services: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&services);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let otlp = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri, body: axum::body::Bytes| {
+        let seen = Arc::clone(&seen);
+        async move {
+            let signal = match uri.path() {
+                "/v1/logs" => tether_collect::Signal::Logs,
+                "/v1/traces" => tether_collect::Signal::Traces,
+                _ => tether_collect::Signal::Metrics,
+            };
+            if let Ok(batch) =
+                tether_collect::decode::decode(signal, tether_collect::Encoding::Protobuf, &body)
+            {
+                for record in tether_collect::records::records(&batch) {
+                    seen.lock().expect("lock").push(record.service().to_owned());
+                }
+            }
+            ""
+        }
+    });
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let home = tempfile::tempdir().expect("home");
+    let db = home.path().join("tether.db");
+    let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        .args(["collect", "--addr", "127.0.0.1:0", "--json", "--db"])
+        .arg(&db)
+        .args(["--otlp", &otlp])
+        .env("HOME", home.path())
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .current_dir(home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tether collect");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("one line");
+    let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let status = reqwest::Client::new()
+        .post(format!("{endpoint}/v1/logs"))
+        .header("content-type", "application/x-protobuf")
+        .header("authorization", format!("Bearer {token}"))
+        .body(recorded_claude_logs())
+        .send()
+        .await
+        .expect("send")
+        .status();
+    assert_eq!(status, 200);
+    // The store shows the session once the hub has written it.
+    let session = "claude:70f35c17-8743-4738-8d50-c80976c643a9";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let stored = loop {
+        let found = tether_store::SqliteStore::open_read_only(&db)
+            .ok()
+            .and_then(|s| s.load(session).ok().flatten());
+        if let Some(history) = found
+            && history
+                .current()
+                .and_then(|a| a.server("broken"))
+                .is_some_and(|r| r.status == DisplayStatus::Failed)
+        {
+            break history;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session never reached the store"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let attempt = stored.current().expect("attempt");
+    assert_eq!(attempt.trigger.as_str(), "harness_session");
+    let time = attempt.server("time").expect("time");
+    assert!(
+        matches!(
+            time.status,
+            DisplayStatus::Active | DisplayStatus::Connected
+        ),
+        "{time:?}"
+    );
+    assert_eq!(
+        attempt.server("broken").expect("broken").reason_code,
+        Some(ReasonCode::CommandNotFound)
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tether collect did not stop on Ctrl-C"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(code, Some(0));
+    let services = services.lock().expect("lock").clone();
+    assert!(
+        services.iter().any(|s| s == "tether-collect"),
+        "Tether's own telemetry was exported: {services:?}"
+    );
+    assert!(
+        services.iter().all(|s| s.starts_with("tether")),
+        "a harness's records were re-exported: {services:?}"
+    );
+    server.abort();
+}
