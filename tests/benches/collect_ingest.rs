@@ -63,7 +63,10 @@ fn record(i: usize) -> LogRecord {
         1 | 2 => attributes.extend([
             text("event.name", "tool_result"),
             text("tool_name", "mcp_tool"),
-            text("success", if i % 7 == 0 { "false" } else { "true" }),
+            text(
+                "success",
+                if i.is_multiple_of(7) { "false" } else { "true" },
+            ),
             text(
                 "tool_parameters",
                 &format!(r#"{{"mcp_server_name":"{server}","mcp_tool_name":"get_current_time"}}"#),
