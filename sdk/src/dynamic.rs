@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
+use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::ReasonCode;
 use tether_core::{
     AgentCapabilities, Decision, Plan, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
@@ -38,7 +39,7 @@ pub struct TetherBuf {
 /// The table a plugin library returns. The first field is the ABI version,
 /// read before anything else.
 #[repr(C)]
-pub struct TetherPluginV1 {
+pub struct TetherPluginV2 {
     /// Must equal the host's [`ABI_VERSION`].
     pub abi_version: u32,
     /// `{}` → [`WireDescriptor`] JSON.
@@ -49,6 +50,12 @@ pub struct TetherPluginV1 {
     pub materialize: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// [`ObserveIn`] JSON → [`WireResult`] of `[Evidence]`.
     pub read_output: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// [`TelemetryTarget`](tether_core::telemetry::TelemetryTarget) JSON
+    /// (`{endpoint, authorization}`) → [`WireResult`] of an optional
+    /// [`TelemetrySetup`] (ABI 2).
+    pub telemetry_setup: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// [`TelemetryIn`] JSON → [`WireResult`] of a [`TelemetryAnswer`] (ABI 2).
+    pub read_telemetry: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// Frees a buffer this plugin returned.
     pub free_buf: extern "C" fn(TetherBuf),
 }
@@ -93,6 +100,24 @@ pub struct ObserveIn {
     pub line: String,
     /// When it was read.
     pub at: Timestamp,
+}
+
+/// `telemetry_setup`'s input: where the telemetry goes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetIn {
+    /// The OTLP/HTTP base URL.
+    pub endpoint: String,
+    /// The `Authorization` value the receiver admits.
+    pub authorization: String,
+}
+
+/// `read_telemetry`'s input.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TelemetryIn {
+    /// One record of the harness's telemetry.
+    pub record: TelemetryRecord,
+    /// The server names its configuration gives it today.
+    pub configured: Vec<String>,
 }
 
 /// Every answer: a value or a message.
@@ -201,6 +226,33 @@ pub fn plugin_read_output(plugin: PluginGetter, ptr: *const u8, len: usize) -> T
     })
 }
 
+#[doc(hidden)]
+pub fn plugin_telemetry_setup(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let TargetIn {
+            endpoint,
+            authorization,
+        } = input(ptr, len)?;
+        let target = TelemetryTarget {
+            endpoint,
+            authorization,
+        };
+        Ok(plugin
+            .passthrough()
+            .and_then(|p| p.telemetry_setup(&target)))
+    })
+}
+
+#[doc(hidden)]
+pub fn plugin_read_telemetry(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let TelemetryIn { record, configured } = input(ptr, len)?;
+        Ok(plugin.passthrough().map_or(TelemetryAnswer::NotMine, |p| {
+            p.read_telemetry(&record, &configured)
+        }))
+    })
+}
+
 /// Exports a plugin from a `cdylib`: `export_plugin!(MyPlugin);` where the
 /// expression builds the plugin (it must be `Send + Sync + 'static`).
 #[macro_export]
@@ -234,17 +286,31 @@ macro_rules! export_plugin {
         ) -> $crate::dynamic::TetherBuf {
             $crate::dynamic::plugin_read_output(__tether_plugin, ptr, len)
         }
-        static __TETHER_TABLE: $crate::dynamic::TetherPluginV1 = $crate::dynamic::TetherPluginV1 {
+        extern "C" fn __tether_telemetry_setup(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_telemetry_setup(__tether_plugin, ptr, len)
+        }
+        extern "C" fn __tether_read_telemetry(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_read_telemetry(__tether_plugin, ptr, len)
+        }
+        static __TETHER_TABLE: $crate::dynamic::TetherPluginV2 = $crate::dynamic::TetherPluginV2 {
             abi_version: $crate::dynamic::ABI_VERSION,
             describe: __tether_describe,
             decide_all: __tether_decide_all,
             materialize: __tether_materialize,
             read_output: __tether_read_output,
+            telemetry_setup: __tether_telemetry_setup,
+            read_telemetry: __tether_read_telemetry,
             free_buf: $crate::dynamic::free_buf,
         };
         /// The Tether plugin entry point.
         #[unsafe(no_mangle)]
-        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV1 {
+        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV2 {
             &__TETHER_TABLE
         }
     };
@@ -293,7 +359,7 @@ pub enum LoadError {
 
 /// A plugin living in a loaded library (never unloaded).
 pub struct DynamicPlugin {
-    table: &'static TetherPluginV1,
+    table: &'static TetherPluginV2,
     described: WireDescriptor,
 }
 
@@ -397,6 +463,26 @@ impl PassthroughStrategy for DynamicPlugin {
     fn reports_servers(&self) -> bool {
         self.described.reports_servers
     }
+
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let input = TargetIn {
+            endpoint: target.endpoint.clone(),
+            authorization: target.authorization.clone(),
+        };
+        self.call::<Option<TelemetrySetup>>(self.table.telemetry_setup, &input)
+            .ok()
+            .flatten()
+    }
+
+    fn read_telemetry(&self, record: &TelemetryRecord, configured: &[String]) -> TelemetryAnswer {
+        let input = TelemetryIn {
+            record: record.clone(),
+            configured: configured.to_vec(),
+        };
+        // A failed call (a panic included) reads nothing of the record.
+        self.call(self.table.read_telemetry, &input)
+            .unwrap_or(TelemetryAnswer::Ignored)
+    }
 }
 
 /// Loads a plugin library. The ABI version is checked before anything else is
@@ -418,7 +504,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
     // Never unloaded: code and statics of the plugin live as long as the process.
     let library: &'static libloading::Library = Box::leak(Box::new(library));
     // SAFETY: the symbol's type is the documented entry point signature.
-    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV1> =
+    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV2> =
         unsafe { library.get(ENTRY_SYMBOL) }.map_err(|_| LoadError::NoEntry {
             path: shown.clone(),
         })?;
@@ -437,7 +523,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
         });
     }
     // SAFETY: the version matches, so the table has this layout, in static memory.
-    let table: &'static TetherPluginV1 = unsafe { &*table_ptr };
+    let table: &'static TetherPluginV2 = unsafe { &*table_ptr };
     let probe = DynamicPlugin {
         table,
         described: WireDescriptor {

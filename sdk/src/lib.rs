@@ -95,6 +95,10 @@ pub use tether_core::passthrough::{
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;
+pub use tether_core::telemetry::{
+    HeadersSent, NamedServer, TelemetryAnswer, TelemetryReading, TelemetryRecord, TelemetrySetup,
+    TelemetrySignal, TelemetryTarget, TelemetryValue,
+};
 pub use tether_core::vocab::{
     ConfigScope, EvidenceKind, Provenance, ReasonCode, ServerSource, StageState, Transport,
 };

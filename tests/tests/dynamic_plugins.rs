@@ -222,7 +222,7 @@ fn tether_plugins_lists_the_loaded_library_as_dynamic() {
         .find(|p| p["name"] == "gemini-system-settings")
         .expect("listed");
     assert_eq!(gemini["source"], "dynamic");
-    assert_eq!(gemini["abi_version"], 1);
+    assert_eq!(gemini["abi_version"], 2);
     assert_eq!(gemini["agent_kinds"][0], "gemini-system");
     assert!(
         plugins
@@ -305,4 +305,45 @@ fn a_plugin_whose_constructor_panics_is_refused_and_the_host_stays_up() {
             Ok(_) => panic!("a plugin that cannot be built loaded"),
         }
     }
+}
+
+/// GIVEN the example plugin loaded from its shared library WHEN it is asked
+/// for its telemetry setup and given a recorded Gemini CLI session's records
+/// THEN the answers that cross the ABI are exactly the compiled-in plugin's:
+/// the same setup, and the same reading of every record.
+#[test]
+fn telemetry_crosses_the_plugin_boundary_as_data() {
+    use tether_core::telemetry::{TelemetryRecord, TelemetryTarget};
+    let dynamic = load(&gemini_lib()).expect("load");
+    let compiled = GeminiPlugin;
+    let (dynamic_p, compiled_p) = (
+        dynamic.passthrough().expect("passthrough"),
+        compiled.passthrough().expect("passthrough"),
+    );
+    let target = TelemetryTarget {
+        endpoint: "http://127.0.0.1:4318".into(),
+        authorization: "Bearer t0ken".into(),
+    };
+    let setup = dynamic_p.telemetry_setup(&target).expect("a setup");
+    assert_eq!(Some(&setup), compiled_p.telemetry_setup(&target).as_ref());
+    assert_eq!(setup.agent_kind, "gemini-system");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/telemetry/gemini.jsonl");
+    let configured = vec!["time".to_owned(), "broken".to_owned(), "authy".to_owned()];
+    let mut read = 0;
+    for line in std::fs::read_to_string(fixture).expect("fixture").lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: TelemetryRecord = serde_json::from_str(line).expect("record");
+        let across = dynamic_p.read_telemetry(&record, &configured);
+        assert_eq!(across, compiled_p.read_telemetry(&record, &configured));
+        if matches!(across, tether_core::telemetry::TelemetryAnswer::Read(_)) {
+            read += 1;
+        }
+    }
+    assert!(
+        read >= 2,
+        "the config and the tool call are read across the boundary"
+    );
 }

@@ -72,6 +72,25 @@ impl PassthroughStrategy for GeminiPlugin {
             files: vec![MaterializedFile::private(SETTINGS_FILE, contents)],
         })
     }
+
+    /// The same Gemini CLI, so the same telemetry settings (shown for this
+    /// kind) as the first-party plugin's.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let first_party =
+            tether_passthrough_gemini::PassthroughGemini(tether_passthrough_gemini::GEMINI);
+        let mut setup = first_party.telemetry_setup(target)?;
+        setup.agent_kind = "gemini-system".into();
+        Some(setup)
+    }
+
+    /// The same Gemini CLI, so the first-party plugin's mapping reads it.
+    fn read_telemetry(&self, record: &TelemetryRecord, configured: &[String]) -> TelemetryAnswer {
+        tether_passthrough_gemini::telemetry::read(
+            tether_passthrough_gemini::telemetry::Flavor::Gemini,
+            record,
+            configured,
+        )
+    }
 }
 
 tether_sdk::export_plugin!(GeminiPlugin);
