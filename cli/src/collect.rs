@@ -57,6 +57,10 @@ pub struct CollectArgs {
     /// environment you set for a harness is not read here.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
+    /// Load a plugin shared library (repeatable): its harness's telemetry is
+    /// read, and `--print-env` knows it, like a compiled-in one's.
+    #[arg(long = "load", value_name = "PATH")]
+    load: Vec<std::path::PathBuf>,
 }
 
 /// Today's configured servers per harness, as `tether inventory` finds them
@@ -160,13 +164,32 @@ fn print_setup(out: &mut impl Write, setup: &TelemetrySetup) -> std::io::Result<
 }
 
 pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
-    let registry = Registry::with_static()?;
+    let registry = match crate::plugins::registry_with(&args.load) {
+        Ok(registry) => registry,
+        Err(err) => {
+            eprintln!("tether collect: {err:#}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    // A kind is known when its plugin (compiled in or loaded) gives a setup.
+    let probe_target = TelemetryTarget {
+        endpoint: "http://127.0.0.1:4318".into(),
+        authorization: String::new(),
+    };
     if let Some(kind) = &args.print_env
-        && !HARNESSES.contains(&kind.as_str())
+        && setup_for(&registry, kind, &probe_target).is_none()
     {
+        let mut known: Vec<String> = HARNESSES.iter().map(|k| (*k).to_owned()).collect();
+        for plugin in registry.plugins() {
+            for k in &plugin.descriptor.agent_kinds {
+                if !known.contains(k) && setup_for(&registry, k, &probe_target).is_some() {
+                    known.push(k.clone());
+                }
+            }
+        }
         eprintln!(
             "tether collect: no telemetry setup for {kind:?}; one of: {}",
-            HARNESSES.join(", ")
+            known.join(", ")
         );
         return Ok(ExitCode::from(2));
     }
@@ -200,7 +223,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
     };
     let configured =
         crate::term::with_progress("reading today's MCP configuration…", configured_today);
-    let hub_registry = Registry::with_static()?;
+    let hub_registry = crate::plugins::registry_with(&args.load)?;
     let hub = Arc::new(match store {
         Some(store) => tether_hub::Hub::with_store(hub_registry, Default::default(), store),
         None => tether_hub::Hub::new(hub_registry),
