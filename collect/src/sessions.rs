@@ -104,18 +104,6 @@ fn process_of(record: &TelemetryRecord) -> Option<String> {
         .map(|v| v.into_owned())
 }
 
-/// What a harness's own word can prove.
-fn provable(kind: &EvidenceKind) -> bool {
-    matches!(
-        kind,
-        EvidenceKind::AgentReported
-            | EvidenceKind::ToolsListObserved
-            | EvidenceKind::ToolCallObserved
-            | EvidenceKind::Delivered
-            | EvidenceKind::ExplicitError
-    )
-}
-
 impl Collector {
     /// A collector publishing into `hub` (whose registry holds the
     /// harnesses' plugins), with the servers today's configuration gives
@@ -189,7 +177,7 @@ impl Collector {
             }
             Some((kind, TelemetryAnswer::Read(reading))) => {
                 let configured = self.names.get(&kind).map(Vec::as_slice).unwrap_or(&[]);
-                if names_are_names(&reading, configured) {
+                if reading.names_are_names(configured) {
                     self.stats.read += 1;
                     self.publish(&kind, record, reading);
                 } else {
@@ -231,7 +219,7 @@ impl Collector {
             let _ = sink.add_row(server.name.clone(), server.transport.clone(), record.at);
         }
         for evidence in reading.evidence {
-            if !provable(&evidence.kind) {
+            if !tether_core::telemetry::provable(&evidence.kind) {
                 self.stats.refused += 1;
                 continue;
             }
@@ -315,16 +303,6 @@ impl Collector {
         }
         Some(sink)
     }
-}
-
-/// Whether every server and tool name a reading gives is a configured name
-/// or looks like a name ([`is_name_like`]).
-fn names_are_names(reading: &TelemetryReading, configured: &[String]) -> bool {
-    let ok = |name: &str| is_name_like(name) || configured.iter().any(|c| c == name);
-    reading.servers.iter().all(|s| ok(&s.name))
-        && reading.evidence.iter().all(|e| {
-            e.server.as_deref().is_none_or(ok) && e.tool.as_deref().is_none_or(is_name_like)
-        })
 }
 
 /// A plugin's reading, with a panic contained (counted as not read).

@@ -408,3 +408,33 @@ pub fn is_name_like(s: &str) -> bool {
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
 }
+
+/// Whether evidence of `kind` is something a harness's own telemetry can
+/// prove: a report on a server, a tool listing, a tool call, a server taken
+/// into the session, or an explicit error. Anything else from a mapping is
+/// refused.
+pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
+    use crate::vocab::EvidenceKind as K;
+    matches!(
+        kind,
+        K::AgentReported
+            | K::ToolsListObserved
+            | K::ToolCallObserved
+            | K::Delivered
+            | K::ExplicitError
+    )
+}
+
+impl TelemetryReading {
+    /// Whether every server and tool name it gives is a configured name or
+    /// looks like a name ([`is_name_like`]), and its session id (if any)
+    /// looks like an id: text where a name belongs makes a reading refused.
+    pub fn names_are_names(&self, configured: &[String]) -> bool {
+        let ok = |name: &str| is_name_like(name) || configured.iter().any(|c| c == name);
+        self.session.as_deref().is_none_or(is_name_like)
+            && self.servers.iter().all(|s| ok(&s.name))
+            && self.evidence.iter().all(|e| {
+                e.server.as_deref().is_none_or(ok) && e.tool.as_deref().is_none_or(is_name_like)
+            })
+    }
+}

@@ -14,6 +14,9 @@
 //!   servers hands one of them the other's secret);
 //! - evidence can only reach a host through its sink: `read_output`
 //!   returns values that carry no ownership, for any input, without panicking.
+//!
+//! A plugin that reads its harness's telemetry also runs
+//! [`assert_reads_telemetry`] over records recorded from a real session.
 
 use std::path::Path;
 
@@ -487,4 +490,163 @@ mod tests {
             assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
         }
     }
+}
+
+// === Telemetry mappings ===
+
+/// Text the telemetry check plants in records' attribute values.
+pub const PLANTED_IN_TELEMETRY: [&str; 3] = [
+    "telemetry-SECRET-9f8e7d6c",
+    "PROMPT tell me the launch codes",
+    "/home/victim/.ssh/id_ed25519",
+];
+
+/// Keys that say whose a record is: never planted.
+const STRUCTURAL_KEYS: [&str; 6] = [
+    "service.name",
+    "event.name",
+    "session.id",
+    "conversation.id",
+    "gen_ai.conversation.id",
+    "service.instance.id",
+];
+
+/// What a mapping made of a set of records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TelemetryCheck {
+    /// Records it read.
+    pub read: usize,
+    /// Records of its harness it ignored.
+    pub ignored: usize,
+    /// Records it said are not its harness's.
+    pub not_mine: usize,
+}
+
+/// Checks a passthrough plugin's telemetry mapping
+/// ([`PassthroughStrategy::read_telemetry`](tether_core::passthrough::PassthroughStrategy::read_telemetry))
+/// against `records` (recorded from a real session of its harness), with
+/// `configured` as the configuration's server names. Returns the problems,
+/// and what it read. It checks that, for every record, the mapping:
+/// - never panics, and answers the same twice (it is pure);
+/// - gives only evidence a harness's word can prove
+///   ([`provable`](tether_core::telemetry::provable)), stamped
+///   `harness_telemetry`, with names that are names
+///   ([`TelemetryReading::names_are_names`](tether_core::telemetry::TelemetryReading::names_are_names));
+/// - says `NotMine` for the same record from another service;
+/// - carries none of the text planted in every other attribute value (a
+///   mapping takes names, codes, counts and outcomes, never a value).
+pub fn check_telemetry(
+    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    records: &[tether_core::telemetry::TelemetryRecord],
+    configured: &[String],
+) -> (Vec<String>, TelemetryCheck) {
+    use tether_core::telemetry::{TelemetryAnswer, TelemetryValue, provable};
+    use tether_core::vocab::Provenance;
+    let mut problems = Vec::new();
+    let mut seen = TelemetryCheck::default();
+    let read = |record: &tether_core::telemetry::TelemetryRecord| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            strategy.read_telemetry(record, configured)
+        }))
+    };
+    for (i, record) in records.iter().enumerate() {
+        let Ok(answer) = read(record) else {
+            problems.push(format!(
+                "record {i} ({}): the mapping panicked",
+                record.name
+            ));
+            continue;
+        };
+        if read(record).ok().as_ref() != Some(&answer) {
+            problems.push(format!("record {i} ({}): two readings differ", record.name));
+        }
+        match &answer {
+            TelemetryAnswer::NotMine => seen.not_mine += 1,
+            TelemetryAnswer::Ignored => seen.ignored += 1,
+            TelemetryAnswer::Read(reading) => {
+                seen.read += 1;
+                if !reading.names_are_names(configured) {
+                    problems.push(format!(
+                        "record {i} ({}): a name is not a name",
+                        record.name
+                    ));
+                }
+                for evidence in &reading.evidence {
+                    if !provable(&evidence.kind) {
+                        problems.push(format!(
+                            "record {i} ({}): {} is not provable by telemetry",
+                            record.name, evidence.kind
+                        ));
+                    }
+                    if evidence.provenance != Provenance::HarnessTelemetry {
+                        problems.push(format!(
+                            "record {i} ({}): evidence stamped {}, not harness_telemetry",
+                            record.name, evidence.provenance
+                        ));
+                    }
+                }
+            }
+        }
+        let mut elsewhere = record.clone();
+        elsewhere.resource.insert(
+            "service.name".into(),
+            TelemetryValue::Text("conformance-other-service".into()),
+        );
+        if !matches!(read(&elsewhere), Ok(TelemetryAnswer::NotMine)) {
+            problems.push(format!(
+                "record {i} ({}): read as this harness's from another service",
+                record.name
+            ));
+        }
+        // Plant in every value but the structural ones, and in every value
+        // the mapping's answer does not already repeat (a name it reads).
+        let answer_text = serde_json::to_string(&answer).unwrap_or_default();
+        let mut planted = record.clone();
+        let plant = PLANTED_IN_TELEMETRY[i % PLANTED_IN_TELEMETRY.len()];
+        for map in [&mut planted.attributes, &mut planted.resource] {
+            for (key, value) in map.iter_mut() {
+                // A value the answer repeats, whole or as one of its names
+                // (a list of servers, say), is one the mapping reads as a name.
+                let quoted = |t: &str| !t.is_empty() && answer_text.contains(&format!("\"{t}\""));
+                let used = value.text().is_some_and(|t| quoted(t.as_ref()))
+                    || value.names().iter().any(|n| quoted(n));
+                if STRUCTURAL_KEYS.contains(&key.as_str()) || used {
+                    continue;
+                }
+                *value = match value {
+                    TelemetryValue::List(items) => {
+                        TelemetryValue::List(items.iter().map(|_| plant.to_owned()).collect())
+                    }
+                    _ => TelemetryValue::Text(plant.to_owned()),
+                };
+            }
+        }
+        if let Ok(answer) = read(&planted) {
+            let text = serde_json::to_string(&answer).unwrap_or_default();
+            for piece in ["SECRET-9f8e7d6c", "launch codes", "id_ed25519"] {
+                if text.contains(piece) {
+                    problems.push(format!(
+                        "record {i} ({}): planted text {piece:?} reached the reading",
+                        record.name
+                    ));
+                }
+            }
+        }
+    }
+    (problems, seen)
+}
+
+/// [`check_telemetry`], panicking with every problem; returns what it read.
+pub fn assert_reads_telemetry(
+    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    records: &[tether_core::telemetry::TelemetryRecord],
+    configured: &[String],
+) -> TelemetryCheck {
+    let (problems, seen) = check_telemetry(strategy, records, configured);
+    assert!(
+        problems.is_empty(),
+        "the telemetry mapping does not conform:\n{}",
+        problems.join("\n")
+    );
+    seen
 }

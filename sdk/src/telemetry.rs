@@ -15,9 +15,12 @@ pub fn said(kind: EvidenceKind, at: Timestamp) -> Evidence {
 /// The harness reported `server`'s state in its own word (`connected`,
 /// `failed`, `needs-auth`, …), with an error code where it gave one.
 pub fn status(server: &str, word: &str, at: Timestamp) -> Evidence {
-    said(EvidenceKind::AgentReported, at)
+    // `reported` marks the evidence as the agent's own report; the harness's
+    // telemetry is a provenance of its own.
+    Evidence::new(EvidenceKind::AgentReported, at)
         .server(server)
         .reported(word)
+        .provenance(Provenance::HarnessTelemetry)
 }
 
 /// The harness reported `server` as failed, with a stable reason.
@@ -39,9 +42,10 @@ pub fn tools_listed(server: &str, count: u32, at: Timestamp) -> Evidence {
 
 /// The harness offered `count` of `server`'s tools to the model.
 pub fn tools_visible(server: &str, count: u32, at: Timestamp) -> Evidence {
-    said(EvidenceKind::AgentReported, at)
+    Evidence::new(EvidenceKind::AgentReported, at)
         .server(server)
         .tools(count)
+        .provenance(Provenance::HarnessTelemetry)
 }
 
 /// The harness called `tool` of `server`; `ok` where it said how it went.
@@ -137,6 +141,16 @@ pub fn flag(record: &TelemetryRecord, key: &str) -> Option<bool> {
     record.attr(key).and_then(|v| v.boolean())
 }
 
+/// Whether `s` looks like an error code (`ENOENT`, `ECONNREFUSED`, `-32000`):
+/// 1 to 24 upper-case letters, digits, `_` and `-`. Only such a code is ever
+/// repeated in a summary; anything else a harness puts there is not.
+pub fn is_error_code(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 24
+        && s.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || matches!(c, '_' | '-'))
+}
+
 /// The reason an error code or message from a harness stands for, when it
 /// is one Tether knows: a missing command, a refused connection, a wanted
 /// login, a timeout. `None`: keep the harness's own "failed".
@@ -183,6 +197,22 @@ mod tests {
             sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
         );
+    }
+
+    #[test]
+    fn only_error_codes_are_error_codes() {
+        for code in ["ENOENT", "ECONNREFUSED", "-32000", "HTTP_401"] {
+            assert!(is_error_code(code), "{code}");
+        }
+        for text in [
+            "",
+            "enoent",
+            "telemetry-SECRET-9f8e7d6c",
+            "no such file",
+            "A".repeat(25).as_str(),
+        ] {
+            assert!(!is_error_code(text), "{text}");
+        }
     }
 
     #[test]

@@ -383,3 +383,32 @@ fn planted_secrets_and_prompts_never_reach_a_history() {
         }
     }
 }
+
+/// Every first-party mapping passes the conformance kit's telemetry check
+/// against its harness's recorded session, and reads something there.
+#[test]
+fn every_mapping_conforms_on_its_recorded_session() {
+    let registry = Registry::with_static().expect("static plugins");
+    let configured = vec!["time".to_owned(), "broken".to_owned(), "authy".to_owned()];
+    for (kind, name) in [
+        ("claude", "claude"),
+        ("claude", "claude-plain"),
+        ("codex", "codex"),
+        ("gemini", "gemini"),
+        ("qwen", "qwen"),
+        ("copilot", "copilot"),
+        ("opencode", "opencode"),
+    ] {
+        let strategy = registry
+            .observer_for(kind, tether_core::plan::DriveMode::Passthrough)
+            .and_then(|o| o.passthrough())
+            .unwrap_or_else(|| panic!("{kind}: a passthrough plugin"));
+        let seen =
+            tether_sdk::conformance::assert_reads_telemetry(strategy, &fixture(name), &configured);
+        assert!(seen.read > 0, "{name}: the mapping read nothing: {seen:?}");
+        assert_eq!(
+            seen.not_mine, 0,
+            "{name}: its own records are its own: {seen:?}"
+        );
+    }
+}

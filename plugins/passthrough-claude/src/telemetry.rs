@@ -42,8 +42,7 @@ pub fn read(record: &TelemetryRecord) -> TelemetryAnswer {
             match t::text(record, "status").as_deref() {
                 Some("connected") => reading.evidence.push(t::status(&server, "connected", at)),
                 Some("failed") => {
-                    let code = t::text(record, "error_code")
-                        .filter(|c| tether_core::telemetry::is_name_like(c));
+                    let code = t::text(record, "error_code").filter(|c| t::is_error_code(c));
                     let reason = code
                         .as_deref()
                         .and_then(t::reason_for)
