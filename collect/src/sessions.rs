@@ -35,6 +35,9 @@ use crate::records::for_each_record;
 /// The most live harness sessions kept; past it the oldest is let go (its
 /// history stays in the hub).
 pub const MAX_LIVE_SESSIONS: usize = 1024;
+/// The most processes remembered (to join their session-less records to a
+/// session); past it an arbitrary one is forgotten.
+pub const MAX_PROCESSES: usize = 4096;
 
 /// What the collector has done so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,6 +59,8 @@ pub struct CollectorStats {
     pub refused: u64,
     /// Sessions begun (one per harness session, plus one per new process).
     pub attempts: u64,
+    /// Sessions let go past [`MAX_LIVE_SESSIONS`] (oldest first).
+    pub evicted: u64,
 }
 
 struct Live {
@@ -209,8 +214,14 @@ impl Collector {
             }
         };
         if let Some(process) = &process {
-            self.by_process
-                .insert((kind.to_owned(), process.clone()), session.clone());
+            let key = (kind.to_owned(), process.clone());
+            if !self.by_process.contains_key(&key)
+                && self.by_process.len() >= MAX_PROCESSES
+                && let Some(any) = self.by_process.keys().next().cloned()
+            {
+                self.by_process.remove(&any);
+            }
+            self.by_process.insert(key, session.clone());
         }
         let Some(sink) = self.sink_for(kind, &session, process, record) else {
             return;
@@ -298,6 +309,11 @@ impl Collector {
                 if let Some(old) = self.order.pop_front() {
                     self.live.remove(&old);
                     self.by_process.retain(|_, s| s != &old.1);
+                    // Memory stays bounded: the oldest session leaves the hub
+                    // (a store, if the hub has one, keeps its history).
+                    self.hub.flush_blocking();
+                    self.hub.release(&session_id(&old.0, &old.1));
+                    self.stats.evicted += 1;
                 }
             }
         }

@@ -408,6 +408,20 @@ impl Hub {
         Some(slot.history)
     }
 
+    /// Lets a session go from memory while keeping what a store holds of it:
+    /// unlike [`remove`](Self::remove), nothing is deleted from the store, and
+    /// a write already scheduled still lands. Its sinks stop (superseded).
+    /// For hosts that bound how many sessions they keep live.
+    pub fn release(&self, session_id: &str) -> bool {
+        let Some(slot) = self.shared.sessions().remove(session_id) else {
+            return false;
+        };
+        for live in &slot.live {
+            live.superseded.store(true, Ordering::Release);
+        }
+        true
+    }
+
     /// Puts stored histories back (after a restart). Sessions already live are
     /// left alone; restored ones have no live sink until a new attempt begins.
     pub fn restore(&self, histories: Vec<AttachmentHistory>) -> usize {

@@ -823,3 +823,37 @@ async fn given_the_agent_exited_before_contact_then_delivered_rows_say_so_everyw
     );
     assert!(copy_diagnostics(&history).contains("to a process that exited (exit status 41"));
 }
+
+/// GIVEN a live session WHEN the host releases it THEN it leaves the hub's
+/// memory, its sinks stop (superseded), and releasing again is a no-op; and
+/// a row the harness names arrives through its sink like any evidence.
+#[tokio::test]
+async fn given_a_released_session_then_it_leaves_memory_and_its_sinks_stop() {
+    let hub = hub();
+    let handle = hub
+        .begin_attempt_at(
+            request("s-release", Trigger::SessionNew, vec![stdio("a")]),
+            Timestamp(1),
+        )
+        .expect("begin");
+    handle
+        .sink
+        .add_row("named-by-harness", None, Timestamp(2))
+        .expect("queued");
+    hub.flush().await;
+    let history = hub.snapshot("s-release").expect("live");
+    let row = history
+        .current()
+        .and_then(|a| a.server("named-by-harness"))
+        .expect("the harness's row");
+    assert_eq!(row.source, ServerSource::Harness);
+    assert!(hub.release("s-release"));
+    assert!(hub.snapshot("s-release").is_none());
+    assert!(!hub.release("s-release"));
+    assert_eq!(
+        handle
+            .sink
+            .publish(Evidence::new(EvidenceKind::Delivered, Timestamp(3)).server("a")),
+        Err(PublishError::Superseded)
+    );
+}

@@ -412,3 +412,46 @@ fn every_mapping_conforms_on_its_recorded_session() {
         );
     }
 }
+
+/// GIVEN a sender that invents a new harness session for every record WHEN
+/// more arrive than the collector keeps live THEN memory stays bounded: at
+/// most `MAX_LIVE_SESSIONS` sessions stay live in the hub, the oldest are
+/// let go (counted), and every record was still read.
+#[test]
+fn a_flood_of_sessions_keeps_memory_bounded() {
+    use tether_collect::sessions::MAX_LIVE_SESSIONS;
+    let registry = Registry::with_static().expect("static plugins");
+    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+    let mut collector = Collector::new(Arc::clone(&hub), HashMap::new());
+    let template = fixture("claude")
+        .into_iter()
+        .find(|r| r.name == "mcp_server_connection")
+        .expect("a connection record");
+    let extra = 64;
+    for i in 0..MAX_LIVE_SESSIONS + extra {
+        let mut record = template.clone();
+        record.attributes.insert(
+            "session.id".into(),
+            tether_core::telemetry::TelemetryValue::Text(format!("flood-{i}")),
+        );
+        collector.take_record(&record);
+    }
+    hub.flush_blocking();
+    let stats = collector.stats();
+    assert_eq!(stats.read as usize, MAX_LIVE_SESSIONS + extra);
+    assert_eq!(stats.evicted as usize, extra, "{stats:?}");
+    assert_eq!(collector.sessions().len(), MAX_LIVE_SESSIONS);
+    assert!(
+        hub.sessions().len() <= MAX_LIVE_SESSIONS,
+        "{}",
+        hub.sessions().len()
+    );
+    assert!(
+        hub.snapshot("claude:flood-0").is_none(),
+        "the oldest was let go"
+    );
+    assert!(
+        hub.snapshot(&format!("claude:flood-{}", MAX_LIVE_SESSIONS + extra - 1))
+            .is_some()
+    );
+}
