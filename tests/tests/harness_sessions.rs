@@ -226,6 +226,18 @@ fn setup_env(setup: &TelemetrySetup) -> Vec<(String, String)> {
 /// command, authy (no event for needs-auth) never called connected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_session_collected() {
+    claude_session(true).await;
+}
+
+/// Claude Code exactly as `--print-env claude` sets it (no tool details): its
+/// beta tool spans show time's tool used; its connection events name no
+/// server, so broken and authy are never called connected, nor failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_session_collected_as_print_env_sets_it() {
+    claude_session(false).await;
+}
+
+async fn claude_session(details: bool) {
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some((peers, claude)) = peers("node_modules/.bin/claude").await else {
         return;
@@ -248,10 +260,13 @@ async fn claude_code_session_collected() {
         ("ANTHROPIC_API_KEY".into(), "dummy".into()),
         ("ANTHROPIC_BASE_URL".into(), peers.model.base()),
         ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
-        ("OTEL_LOG_TOOL_DETAILS".into(), "1".into()),
         ("OTEL_LOGS_EXPORT_INTERVAL".into(), "500".into()),
         ("OTEL_METRIC_EXPORT_INTERVAL".into(), "1000".into()),
+        ("OTEL_TRACES_EXPORT_INTERVAL".into(), "500".into()),
     ]);
+    if details {
+        env.push(("OTEL_LOG_TOOL_DETAILS".into(), "1".into()));
+    }
     let args = [
         "-p",
         "what time is it",
@@ -275,8 +290,9 @@ async fn claude_code_session_collected() {
         batches,
         |a| {
             used(a)
-                && a.server("broken")
-                    .is_some_and(|r| r.status == DisplayStatus::Failed)
+                && (!details
+                    || a.server("broken")
+                        .is_some_and(|r| r.status == DisplayStatus::Failed))
         },
     )
     .await
@@ -288,8 +304,14 @@ async fn claude_code_session_collected() {
         StageState::Yes
     );
     let broken = row(&attempt, "broken");
-    assert_eq!(broken.status, DisplayStatus::Failed);
-    assert_eq!(broken.reason_code, Some(ReasonCode::CommandNotFound));
+    if details {
+        assert_eq!(broken.status, DisplayStatus::Failed);
+        assert_eq!(broken.reason_code, Some(ReasonCode::CommandNotFound));
+    } else {
+        // Nothing named it: configured, never connected, never failed.
+        never_connected(&attempt, "broken");
+        assert_ne!(broken.status, DisplayStatus::Failed);
+    }
     never_connected(&attempt, "authy");
 }
 

@@ -8,7 +8,8 @@
 //!   with that flag, inside `tool_parameters` (which may also carry tool
 //!   input: only the two names are taken).
 //! - `claude_code.tool` spans (`CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1`): the
-//!   raw `tool_name` (`mcp__SERVER__TOOL`).
+//!   raw `tool_name` (`mcp__SERVER__TOOL`), its outcome from the span's
+//!   status.
 //!
 //! Claude reports no event for a server that needs auth: such a server stays
 //! as its configuration left it.
@@ -76,7 +77,9 @@ pub fn read(record: &TelemetryRecord) -> TelemetryAnswer {
                 return TelemetryAnswer::Ignored;
             };
             t::name_server(&mut reading, server, None);
-            let ok = t::flag(record, "success");
+            // Its outcome: the span's `success` where set, else its status
+            // (an error status is a failed call).
+            let ok = t::flag(record, "success").or(record.status.as_ref().map(|s| !s.error));
             reading.evidence.push(t::tool_called(server, tool, ok, at));
         }
         _ => return TelemetryAnswer::Ignored,
