@@ -552,7 +552,16 @@ async fn every_admitted_request_is_forwarded_unchanged_and_a_loop_is_refused() {
     assert_eq!(forwarded, want);
     // Their collector refused nothing: it got its own token, never ours.
     assert_eq!(theirs.stats().refused, 0);
-    let stats = ours.forward_stats().expect("a forward is set");
+    // The forward counts the answer once it has read it, which can be just
+    // after the collector queued the batch.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stats = loop {
+        let stats = ours.forward_stats().expect("a forward is set");
+        if stats.forwarded + stats.failed > 0 || Instant::now() > deadline {
+            break stats;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     assert_eq!((stats.forwarded, stats.failed, stats.dropped), (1, 0, 0));
     running.shutdown().await;
     their_running.shutdown().await;
