@@ -317,6 +317,15 @@ pub fn reason_hint(reason: &crate::vocab::ReasonCode) -> Option<&'static str> {
         R::TlsFailed => {
             "check that the server speaks https at that port, and that its certificate is valid for the host name and not self-signed or expired"
         }
+        R::NotInstalled => {
+            "the configuration enables it but it is not installed: install it (or remove it from the enabled list)"
+        }
+        R::UnresolvedVariable => {
+            "a variable in its command is unset here, or nothing expands it where it runs: set it, or use the harness's own variable only where the harness expands it"
+        }
+        R::RelativeCommand => {
+            "its command is a relative path, so it resolves against wherever the harness starts: make it absolute, or relative to the plugin root"
+        }
         _ => return None,
     })
 }

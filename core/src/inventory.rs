@@ -17,7 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{EndpointTestResult, ProvenanceCode, StageObservation, Timestamp};
 use crate::spec::Endpoint;
-use crate::vocab::{ConfigScope, CwdClass, EnvClass, ReasonCode, StageState, Transport};
+use crate::vocab::{
+    CapabilityKind, ConfigScope, CwdClass, EnvClass, ReasonCode, ResolvesAgainst, StageState,
+    Transport,
+};
 
 /// The version of the inventory document this build writes.
 pub const INVENTORY_SCHEMA_VERSION: u32 = 1;
@@ -33,6 +36,10 @@ pub const INVENTORY_SCHEMA_VERSION: u32 = 1;
 pub struct InventoryStages {
     /// A configuration file names the server.
     pub configured: StageObservation,
+    /// The thing is on disk where the harness loads it from (a plugin's
+    /// install); `n/a` for what a configuration entry alone makes.
+    #[serde(default)]
+    pub installed: StageObservation,
     /// The configuration (approvals, policy, trust, toggles) lets it run.
     pub enabled: StageObservation,
     /// The server accepted the credentials it was given (endpoint test only).
@@ -59,6 +66,7 @@ impl InventoryStages {
     pub fn configured(enabled: StageObservation, at: Timestamp) -> Self {
         InventoryStages {
             configured: from_config(true, at),
+            installed: StageObservation::default(),
             enabled,
             authenticated: StageObservation::default(),
             initialized: StageObservation::default(),
@@ -104,11 +112,23 @@ pub struct RowDiagnostics {
     /// Other settings worth knowing (`required`, timeouts, trust), as `key=value` of non-secret settings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<String>,
+    /// What a command's relative parts resolve against (hooks, plugin
+    /// servers and scripts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolves_against: Option<ResolvesAgainst>,
+    /// Variables a command uses that are unset here, or that nothing
+    /// expands where it runs (names only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<String>,
 }
 
 /// One server, in one harness, in one scope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InventoryRow {
+    /// What the row is about: an MCP server (the default), one of its tools,
+    /// a plugin, a skill or a hook.
+    #[serde(default = "mcp_server_kind")]
+    pub kind: CapabilityKind,
     /// claude, codex, opencode, cursor, gemini (or a third party's harness).
     pub harness: String,
     /// user, project, local, plugin, managed or system.
@@ -139,10 +159,28 @@ pub struct InventoryRow {
     /// with the entry's tool filter applied. Only after `--test` listed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_tokens: Option<u64>,
+    /// What this row bundles or holds (a plugin's servers, skills and hooks;
+    /// a server's tools), as the other rows' kind and name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<CapabilityLink>,
     /// The real endpoint, in memory only (for `--test`); never serialized.
     #[serde(skip)]
     #[schemars(skip)]
     pub endpoint: Option<Endpoint>,
+}
+
+fn mcp_server_kind() -> CapabilityKind {
+    CapabilityKind::McpServer
+}
+
+/// An edge from one row to another (the ax `capability_edge`): by the
+/// other row's kind and name, in the same harness.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub struct CapabilityLink {
+    /// The other row's kind.
+    pub kind: CapabilityKind,
+    /// The other row's name.
+    pub name: String,
 }
 
 impl InventoryRow {
@@ -153,10 +191,16 @@ impl InventoryRow {
 
     /// The identity used to compare snapshots.
     pub fn key(&self) -> (String, String, String, String) {
+        // A server keeps its name as it always had; other kinds are prefixed,
+        // so a hook and a server of one name stay apart.
+        let name = match self.kind {
+            CapabilityKind::McpServer => self.name.clone(),
+            ref kind => format!("{kind}:{}", self.name),
+        };
         (
             self.harness.clone(),
             self.scope.to_string(),
-            self.name.clone(),
+            name,
             self.source.clone(),
         )
     }

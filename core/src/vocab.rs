@@ -252,6 +252,15 @@ open_vocabulary! {
         NoCommonProtocol => "no_common_protocol",
         /// The TLS handshake failed (a bad certificate, or no TLS at that port).
         TlsFailed => "tls_failed",
+        /// A plugin is enabled (or referenced) but not installed.
+        NotInstalled => "not_installed",
+        /// A command uses a variable that is unset here or that nothing
+        /// expands where it runs (`${CLAUDE_PLUGIN_ROOT}` outside a plugin).
+        UnresolvedVariable => "unresolved_variable",
+        /// A command is a relative path: it resolves against the workspace's
+        /// working directory, so it runs (or not) depending on where the
+        /// harness starts.
+        RelativeCommand => "relative_command",
     }
 }
 
@@ -325,6 +334,36 @@ open_vocabulary! {
         Http => "http",
         /// Legacy HTTP+SSE.
         Sse => "sse",
+    }
+}
+
+open_vocabulary! {
+    /// What an inventory row is about (the ax capability subjects).
+    pub enum CapabilityKind {
+        /// An MCP server.
+        McpServer => "mcp_server",
+        /// One tool of an MCP server.
+        McpTool => "mcp_tool",
+        /// A harness plugin or extension (which may bundle servers, skills and hooks).
+        Plugin => "plugin",
+        /// A skill (instructions the harness can load).
+        Skill => "skill",
+        /// A hook: a command the harness runs on an event.
+        Hook => "hook",
+    }
+}
+
+open_vocabulary! {
+    /// What a command's relative parts resolve against.
+    pub enum ResolvesAgainst {
+        /// An absolute path.
+        Absolute => "absolute",
+        /// A bare name, looked up on `PATH`.
+        Path => "path",
+        /// The workspace's working directory (where the harness starts).
+        WorkspaceCwd => "workspace_cwd",
+        /// The plugin's (or extension's) own directory.
+        PluginRoot => "plugin_root",
     }
 }
 

@@ -21,6 +21,7 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`inventory/`), each
 //! with the test that checks it.
 
+pub mod capability;
 pub mod context;
 pub mod dialect;
 pub mod lookup;
@@ -29,6 +30,7 @@ pub mod rows;
 pub mod scan;
 pub mod testing;
 
+pub use capability::{FoundCapability, FoundCommand, check_command};
 pub use context::ScanContext;
 pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substitute};
 pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};

@@ -301,13 +301,30 @@ impl ScanOutput {
                 diagnostics.command.as_deref().unwrap_or("?")
             ));
         }
+        let bundled = found.scope == ConfigScope::Plugin;
         self.rows.push(InventoryRow {
+            kind: tether_core::vocab::CapabilityKind::McpServer,
+            links: Vec::new(),
             harness: found.harness.to_owned(),
             scope: found.scope,
             name: scrubber.name(&found.name),
             transport: endpoint.transport(),
             target: endpoint.target(),
-            stages: InventoryStages::configured(enabled, self.at),
+            stages: {
+                let mut stages = InventoryStages::configured(enabled, self.at);
+                // A plugin's servers are installed with it; a server a
+                // configuration entry names has nothing to install.
+                stages.installed = if bundled {
+                    from_config(true, self.at)
+                } else {
+                    StageObservation::shown(
+                        tether_core::vocab::StageState::NotApplicable,
+                        tether_core::model::ProvenanceCode::CurrentConfig,
+                        self.at,
+                    )
+                };
+                stages
+            },
             reason_code: reason,
             summary,
             source: found.source,

@@ -177,6 +177,7 @@ pub fn row<'a>(
         .rows
         .iter()
         .filter(|r| r.harness == harness && r.scope.as_str() == scope && r.name == name)
+        .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
         .collect();
     assert_eq!(
         found.len(),
@@ -187,12 +188,12 @@ pub fn row<'a>(
     found[0]
 }
 
-/// Checks a scan of one harness row by row: exactly the rows of `expect`
-/// (scope, name, state), each configured, none claimed model-visible, and
-/// every reason explained by a sentence.
 /// What a scanner's fixture test checks of a whole scan: no file it could
 /// not use, none of `secrets` anywhere in the document, and exactly the
-/// rows `expect` lists for `harness`, each in its state.
+/// server rows `expect` lists for `harness` (scope, name, state), each
+/// configured, none claimed model-visible, and every reason explained by a
+/// sentence. Rows of other kinds (plugins, skills, hooks) are checked by
+/// their own tests.
 pub fn assert_scan(
     doc: &InventoryDocument,
     harness: &str,
@@ -221,5 +222,10 @@ pub fn assert_states(doc: &InventoryDocument, harness: &str, expect: &[(&str, &s
             );
         }
     }
-    assert_eq!(doc.rows.len(), expect.len(), "{:#?}", doc.rows);
+    let servers = doc
+        .rows
+        .iter()
+        .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
+        .count();
+    assert_eq!(servers, expect.len(), "{:#?}", doc.rows);
 }

@@ -27,10 +27,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 use tether_core::Endpoint;
-use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_core::inventory::CapabilityLink;
+use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
-    string_list, substitute,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
+    FoundServer, ScanContext, ScanOutput, string_list, substitute,
 };
 
 /// The harness name in inventory rows.
@@ -351,7 +352,292 @@ impl ConfigScanner for ClaudeConfigScanner {
             );
         }
         scan_plugins(ctx, out, &settings_root, &approvals, &decide);
+        scan_capabilities(
+            ctx,
+            out,
+            &settings_root,
+            &managed,
+            project.as_ref(),
+            &approvals,
+        );
     }
+}
+
+/// Plugins, skills and hooks: one row each, with what a plugin bundles
+/// linked to it. Settings hooks run from the workspace's working directory
+/// (Claude gives them `$CLAUDE_PROJECT_DIR`); a plugin's hooks, from its
+/// root (`${CLAUDE_PLUGIN_ROOT}` expands there, and nowhere else).
+fn scan_capabilities(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    settings_root: &ConfigRoot,
+    managed: &ConfigRoot,
+    project: Option<&ConfigRoot>,
+    approvals: &Approvals,
+) {
+    let project_dir = ctx
+        .project
+        .as_ref()
+        .map(|p| ("CLAUDE_PROJECT_DIR".to_owned(), p.display().to_string()));
+    // Settings hooks, in every file Claude reads them from.
+    let mut files = vec![
+        (
+            ConfigScope::Managed,
+            managed.clone(),
+            "managed-settings.json",
+        ),
+        (ConfigScope::User, settings_root.clone(), "settings.json"),
+    ];
+    if let Some(project) = project {
+        files.push((
+            ConfigScope::Project,
+            project.clone(),
+            ".claude/settings.json",
+        ));
+        files.push((
+            ConfigScope::Local,
+            project.clone(),
+            ".claude/settings.local.json",
+        ));
+    }
+    for (scope, root, rel) in files {
+        let Some(doc) = out.read_json(HARNESS, &root, rel, false) else {
+            continue;
+        };
+        let source = root.source(rel);
+        let off = doc
+            .get("disableAllHooks")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            .then(|| format!("disableAllHooks is true in {source}"));
+        for (name, line) in hook_commands(doc.get("hooks"), "") {
+            let mut found = FoundCapability::new(
+                CapabilityKind::Hook,
+                HARNESS,
+                scope.clone(),
+                &name,
+                source.clone(),
+            );
+            found.command = Some(FoundCommand {
+                line,
+                base: ResolvesAgainst::WorkspaceCwd,
+                root: None,
+                expands: project_dir.iter().cloned().collect(),
+            });
+            if let Some(why) = &off {
+                found.enablement = Enablement::Off(ReasonCode::DisabledInConfig, why.clone());
+            }
+            out.push_capability(ctx, found);
+        }
+    }
+    // User and project skills.
+    let mut skill_roots = vec![(
+        ConfigScope::User,
+        settings_root.clone(),
+        "skills".to_owned(),
+    )];
+    if let Some(project) = project {
+        skill_roots.push((
+            ConfigScope::Project,
+            project.clone(),
+            ".claude/skills".to_owned(),
+        ));
+    }
+    for (scope, root, dir) in skill_roots {
+        for (name, source) in skills_under(&root, &dir) {
+            let found =
+                FoundCapability::new(CapabilityKind::Skill, HARNESS, scope.clone(), &name, source);
+            out.push_capability(ctx, found);
+        }
+    }
+    // Installed plugins, with what they bundle.
+    let mut installed_keys = Vec::new();
+    for (plugin_dir, key) in installed_plugins(ctx, out, settings_root) {
+        let plugin_root = settings_root.join(&plugin_dir);
+        let manifest = ".claude-plugin/plugin.json";
+        let doc = out
+            .read_json(HARNESS, &plugin_root, manifest, false)
+            .unwrap_or_default();
+        let fallback = key
+            .as_deref()
+            .and_then(|k| k.split('@').next())
+            .unwrap_or_else(|| plugin_dir.rsplit('/').next().unwrap_or(&plugin_dir))
+            .to_owned();
+        let plugin = doc
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or(&fallback)
+            .to_owned();
+        let switch = key.clone().unwrap_or_else(|| plugin.clone());
+        installed_keys.push(switch.clone());
+        let enablement = approvals.plugin(&switch);
+        let mut row = FoundCapability::new(
+            CapabilityKind::Plugin,
+            HARNESS,
+            ConfigScope::Plugin,
+            &switch,
+            plugin_root.source(manifest),
+        );
+        row.installed = Some(true);
+        row.enablement = enablement.clone();
+        if let Some(version) = doc.get("version").and_then(Value::as_str) {
+            row.settings.push(format!("version={version}"));
+        }
+        // Its servers have rows of their own (scan_plugins), named as Claude shows them.
+        for server in plugin_servers(out, &plugin_root, &doc) {
+            row.links.push(CapabilityLink {
+                kind: CapabilityKind::McpServer,
+                name: format!("plugin:{plugin}:{server}"),
+            });
+        }
+        for (skill, source) in skills_under(&plugin_root, "skills") {
+            let name = format!("{plugin}:{skill}");
+            row.links.push(CapabilityLink {
+                kind: CapabilityKind::Skill,
+                name: name.clone(),
+            });
+            let mut found = FoundCapability::new(
+                CapabilityKind::Skill,
+                HARNESS,
+                ConfigScope::Plugin,
+                &name,
+                source,
+            );
+            found.enablement = enablement.clone();
+            out.push_capability(ctx, found);
+        }
+        let hooks_file = "hooks/hooks.json";
+        if let Some(hooks) = out.read_json(HARNESS, &plugin_root, hooks_file, false) {
+            let root_dir = plugin_root.dir().to_path_buf();
+            for (name, line) in hook_commands(hooks.get("hooks"), &format!("{plugin}:")) {
+                row.links.push(CapabilityLink {
+                    kind: CapabilityKind::Hook,
+                    name: name.clone(),
+                });
+                let mut found = FoundCapability::new(
+                    CapabilityKind::Hook,
+                    HARNESS,
+                    ConfigScope::Plugin,
+                    &name,
+                    plugin_root.source(hooks_file),
+                );
+                found.enablement = enablement.clone();
+                found.command = Some(FoundCommand {
+                    line,
+                    base: ResolvesAgainst::PluginRoot,
+                    root: Some(root_dir.clone()),
+                    expands: vec![(
+                        "CLAUDE_PLUGIN_ROOT".to_owned(),
+                        root_dir.display().to_string(),
+                    )]
+                    .into_iter()
+                    .chain(project_dir.iter().cloned())
+                    .collect(),
+                });
+                out.push_capability(ctx, found);
+            }
+        }
+        out.push_capability(ctx, row);
+    }
+    // Enabled in settings, but not installed.
+    for (key, (on, source)) in &approvals.plugins {
+        if *on && !installed_keys.iter().any(|k| k == key) {
+            let mut row = FoundCapability::new(
+                CapabilityKind::Plugin,
+                HARNESS,
+                ConfigScope::Plugin,
+                key,
+                source.clone(),
+            );
+            row.installed = Some(false);
+            out.push_capability(ctx, row);
+        }
+    }
+}
+
+/// Every command hook in a `hooks` object, named `PREFIX EVENT[:MATCHER][#N]`.
+fn hook_commands(hooks: Option<&Value>, prefix: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let Some(events) = hooks.and_then(Value::as_object) else {
+        return found;
+    };
+    for (event, groups) in events {
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
+            let base = if matcher.is_empty() || matcher == "*" {
+                format!("{prefix}{event}")
+            } else {
+                format!("{prefix}{event}:{matcher}")
+            };
+            for hook in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if hook
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("command")
+                    != "command"
+                {
+                    continue;
+                }
+                let Some(line) = hook.get("command").and_then(Value::as_str) else {
+                    continue;
+                };
+                let taken = found
+                    .iter()
+                    .filter(|(n, _): &&(String, String)| n.starts_with(&base))
+                    .count();
+                let name = if taken == 0 {
+                    base.clone()
+                } else {
+                    format!("{base}#{}", taken + 1)
+                };
+                found.push((name, line.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// Skills under `dir` of `root` (`DIR/NAME/SKILL.md`): (name, shown source).
+fn skills_under(root: &ConfigRoot, dir: &str) -> Vec<(String, String)> {
+    let mut skills: Vec<(String, String)> = root
+        .find_files(dir, &["SKILL.md"], 2)
+        .into_iter()
+        .filter_map(|path| {
+            let rel = path.strip_suffix("/SKILL.md")?;
+            let name = rel.rsplit('/').next()?.to_owned();
+            Some((name, root.source(&path)))
+        })
+        .collect();
+    skills.sort();
+    skills.dedup();
+    skills
+}
+
+/// The names of the servers a plugin bundles (inline, a file it names, or `.mcp.json`).
+fn plugin_servers(
+    out: &mut ScanOutput,
+    plugin_root: &ConfigRoot,
+    doc: &Map<String, Value>,
+) -> Vec<String> {
+    let servers = match doc.get("mcpServers") {
+        Some(Value::Object(inline)) => Some(Value::Object(inline.clone())),
+        Some(Value::String(rel)) => out
+            .read_json(HARNESS, plugin_root, rel.trim_start_matches("./"), false)
+            .map(unwrap_servers),
+        _ => out
+            .read_json(HARNESS, plugin_root, ".mcp.json", false)
+            .map(unwrap_servers),
+    };
+    servers
+        .as_ref()
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The installed plugins: from `plugins/installed_plugins.json` (user-scope

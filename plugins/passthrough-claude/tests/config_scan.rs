@@ -205,7 +205,12 @@ fn given_installed_and_catalog_plugins_then_only_installs_for_this_user_or_proje
     let doc = f.scan(&ClaudeConfigScanner);
     // Row order follows the JSON map's iteration order, which serde_json's
     // `preserve_order` feature (unified in by other crates) changes: compare as a set.
-    let mut names: Vec<&str> = doc.rows.iter().map(|r| r.name.as_str()).collect();
+    let mut names: Vec<&str> = doc
+        .rows
+        .iter()
+        .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
+        .map(|r| r.name.as_str())
+        .collect();
     names.sort_unstable();
     assert_eq!(
         names,

@@ -1,0 +1,405 @@
+//! Rows beyond servers: plugins, skills, hooks (and tools), and the
+//! diagnostics of anything that runs a command. A scanner describes what it
+//! found ([`FoundCapability`], with a [`FoundCommand`] for a hook or script);
+//! [`ScanOutput::push_capability`] turns it into a sanitized row, with the
+//! stages that apply to its kind (`n/a` where one cannot) and a precise
+//! reason when it stops.
+//!
+//! A command's diagnostics keep its basename, whether it resolves here, what
+//! it resolves against, and the names of variables it uses that are unset or
+//! that nothing expands where it runs. Never the command line, its
+//! arguments, or a variable's value.
+
+use std::path::{Path, PathBuf};
+
+use tether_core::inventory::{
+    CapabilityLink, InventoryRow, InventoryStages, RowDiagnostics, from_config,
+};
+use tether_core::model::{ProvenanceCode, StageObservation};
+use tether_core::sanitize;
+use tether_core::vocab::{
+    CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst, StageState, Transport,
+};
+
+use crate::context::ScanContext;
+use crate::rows::{Enablement, ScanOutput};
+
+/// A command a hook (or a plugin script) runs, as its file gives it.
+#[derive(Debug, Clone)]
+pub struct FoundCommand {
+    /// The command line, as written (in memory only).
+    pub line: String,
+    /// Where its relative parts resolve: the workspace cwd (settings hooks)
+    /// or the plugin root (a plugin's own hooks and servers).
+    pub base: ResolvesAgainst,
+    /// The plugin's directory, for [`ResolvesAgainst::PluginRoot`].
+    pub root: Option<PathBuf>,
+    /// Variables the harness itself expands where this command runs
+    /// (`CLAUDE_PLUGIN_ROOT` in a plugin's hooks), with their values.
+    pub expands: Vec<(String, String)>,
+}
+
+/// One plugin, skill, hook or tool as a scanner found it.
+#[derive(Debug, Clone)]
+pub struct FoundCapability {
+    /// What it is.
+    pub kind: CapabilityKind,
+    /// Harness name.
+    pub harness: &'static str,
+    /// Scope.
+    pub scope: ConfigScope,
+    /// Its name (sanitized when it becomes a row).
+    pub name: String,
+    /// The file it came from (already shown safely).
+    pub source: String,
+    /// For a plugin: whether it is installed (`None`: the stage does not apply).
+    pub installed: Option<bool>,
+    /// Whether the configuration lets it run.
+    pub enablement: Enablement,
+    /// What it runs, for a hook or script.
+    pub command: Option<FoundCommand>,
+    /// What it bundles.
+    pub links: Vec<CapabilityLink>,
+    /// A short, non-secret target (`marketplace`, `version`…), shown as is.
+    pub target: String,
+    /// Other non-secret settings, `key=value`.
+    pub settings: Vec<String>,
+}
+
+impl FoundCapability {
+    /// A capability with nothing but its identity; enabled.
+    pub fn new(
+        kind: CapabilityKind,
+        harness: &'static str,
+        scope: ConfigScope,
+        name: &str,
+        source: String,
+    ) -> Self {
+        FoundCapability {
+            kind,
+            harness,
+            scope,
+            name: name.to_owned(),
+            source,
+            installed: None,
+            enablement: Enablement::Enabled,
+            command: None,
+            links: Vec::new(),
+            target: String::new(),
+            settings: Vec::new(),
+        }
+    }
+}
+
+/// What a command's diagnostics came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandCheck {
+    /// Its basename (after the harness's own expansions).
+    pub basename: String,
+    /// Whether it resolves here.
+    pub resolves: bool,
+    /// What it resolves against.
+    pub against: ResolvesAgainst,
+    /// Variables it uses that are unset or unexpanded (names).
+    pub unresolved: Vec<String>,
+    /// Why it would not run, if it would not.
+    pub reason: Option<(ReasonCode, String)>,
+}
+
+/// The variable names a command line refers to (`$NAME`, `${NAME}`,
+/// `${NAME:-default}` as `NAME`), in order, once each.
+pub fn variables(line: &str) -> Vec<String> {
+    let bytes = line.as_bytes();
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'$' {
+            let braced = bytes.get(i + 1) == Some(&b'{');
+            let start = if braced { i + 2 } else { i + 1 };
+            let mut end = start;
+            while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+                end += 1;
+            }
+            if end > start && !bytes[start].is_ascii_digit() {
+                let name = &line[start..end];
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_owned());
+                }
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    names
+}
+
+/// Checks a command the way the harness would run it, here.
+pub fn check_command(ctx: &ScanContext, command: &FoundCommand) -> CommandCheck {
+    let mut unresolved = Vec::new();
+    let mut line = command.line.clone();
+    for name in variables(&command.line) {
+        // The harness's own expansions first, then the environment's (in
+        // memory only, to see what the shell would run).
+        let value = command
+            .expands
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| ctx.var_str(&name));
+        match value {
+            Some(value) => {
+                line = line
+                    .replace(&format!("${{{name}}}"), &value)
+                    .replace(&format!("${name}"), &value);
+            }
+            None => unresolved.push(name),
+        }
+    }
+    // The first word that is not an assignment (`NAME=value cmd`), quotes
+    // trimmed: what the shell runs.
+    let is_assignment = |word: &str| {
+        word.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+        })
+    };
+    let first = line
+        .split_whitespace()
+        .find(|w| !is_assignment(w))
+        .unwrap_or("")
+        .trim_matches(['"', '\''])
+        .to_owned();
+    let basename = first.rsplit('/').next().unwrap_or("").to_owned();
+    let basename = sanitize::name(if basename.is_empty() { "?" } else { &basename });
+    let (against, resolves) = if first.is_empty() {
+        (ResolvesAgainst::Path, false)
+    } else if first.starts_with('/') {
+        (
+            ResolvesAgainst::Absolute,
+            ctx.command_resolves(&first, None),
+        )
+    } else if first.contains('$') {
+        // A variable left in the command word: it cannot resolve as written.
+        (command.base.clone(), false)
+    } else if first.contains('/') {
+        let dir: Option<&Path> = match command.base {
+            ResolvesAgainst::PluginRoot => command.root.as_deref(),
+            _ => ctx.project.as_deref(),
+        };
+        (
+            command.base.clone(),
+            dir.is_some() && ctx.command_resolves(&first, dir),
+        )
+    } else {
+        (ResolvesAgainst::Path, ctx.command_resolves(&first, None))
+    };
+    let reason = if !unresolved.is_empty() {
+        Some((
+            ReasonCode::UnresolvedVariable,
+            format!(
+                "`{basename}` uses {} that is unset here or not expanded where it runs",
+                unresolved
+                    .iter()
+                    .map(|n| format!("${{{}}}", sanitize::name(n)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ))
+    } else if against == ResolvesAgainst::WorkspaceCwd {
+        Some((
+            ReasonCode::RelativeCommand,
+            format!(
+                "`{basename}` is a relative path, resolved against the workspace's working directory{}",
+                if resolves {
+                    ""
+                } else {
+                    ", where it does not exist"
+                }
+            ),
+        ))
+    } else if !resolves {
+        Some((
+            ReasonCode::CommandNotFound,
+            format!("`{basename}` does not resolve here"),
+        ))
+    } else {
+        None
+    };
+    CommandCheck {
+        basename,
+        resolves,
+        against,
+        unresolved,
+        reason,
+    }
+}
+
+impl ScanOutput {
+    /// Turns a found plugin, skill, hook or tool into a sanitized row.
+    pub fn push_capability(&mut self, ctx: &ScanContext, found: FoundCapability) {
+        let at = self.at;
+        let na =
+            StageObservation::shown(StageState::NotApplicable, ProvenanceCode::CurrentConfig, at);
+        let mut diagnostics = RowDiagnostics {
+            settings: found
+                .settings
+                .iter()
+                .map(|s| sanitize::summary(s))
+                .collect(),
+            ..RowDiagnostics::default()
+        };
+        let (enabled, mut reason, mut summary) = match &found.enablement {
+            Enablement::Enabled => (from_config(true, at), None, None),
+            Enablement::Off(reason, why) => (
+                from_config(false, at),
+                Some(reason.clone()),
+                Some(sanitize::summary(why)),
+            ),
+            Enablement::Unknown(why) => (
+                StageObservation::default(),
+                None,
+                Some(sanitize::summary(why)),
+            ),
+        };
+        if let Some(command) = &found.command {
+            let check = check_command(ctx, command);
+            diagnostics.command = Some(check.basename.clone());
+            diagnostics.command_resolves = Some(check.resolves);
+            diagnostics.resolves_against = Some(check.against.clone());
+            diagnostics.unresolved = check.unresolved.iter().map(|n| sanitize::name(n)).collect();
+            if reason.is_none()
+                && let Some((code, why)) = check.reason
+            {
+                reason = Some(code);
+                summary = Some(why);
+            }
+        }
+        let mut stages = InventoryStages::configured(enabled, at);
+        stages.installed = match found.installed {
+            Some(installed) => from_config(installed, at),
+            None => na,
+        };
+        if found.installed == Some(false) && reason.is_none() {
+            reason = Some(ReasonCode::NotInstalled);
+            summary = Some(format!(
+                "{} is enabled but not installed",
+                sanitize::name(&found.name)
+            ));
+        }
+        // Only a server speaks MCP: the protocol stages cannot apply to the
+        // other kinds (a plugin's servers carry their own rows).
+        if found.kind != CapabilityKind::McpServer && found.kind != CapabilityKind::McpTool {
+            stages.authenticated = na;
+            stages.initialized = na;
+            stages.tools_listed = na;
+        }
+        // Hooks and plugins are never shown to the model; skills and tools
+        // can be, which only a session shows.
+        if matches!(found.kind, CapabilityKind::Hook | CapabilityKind::Plugin) {
+            stages.model_visible = na;
+        }
+        let mut links = found.links;
+        links
+            .iter_mut()
+            .for_each(|l| l.name = sanitize::name(&l.name));
+        links.sort();
+        links.dedup();
+        self.rows.push(InventoryRow {
+            kind: found.kind,
+            harness: found.harness.to_owned(),
+            scope: found.scope,
+            name: sanitize::name(&found.name),
+            transport: Transport::Other("none".into()),
+            target: sanitize::name(&found.target),
+            stages,
+            reason_code: reason,
+            summary,
+            source: found.source,
+            diagnostics,
+            endpoint_test: None,
+            tool_tokens: None,
+            links,
+            endpoint: None,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn ctx(vars: &[(&str, &str)]) -> ScanContext {
+        let mut map = BTreeMap::new();
+        for (k, v) in vars {
+            map.insert((*k).to_owned(), std::ffi::OsString::from(*v));
+        }
+        let mut ctx = ScanContext::from_env(None);
+        ctx.vars = map;
+        ctx
+    }
+
+    fn cmd(line: &str, base: ResolvesAgainst) -> FoundCommand {
+        FoundCommand {
+            line: line.into(),
+            base,
+            root: None,
+            expands: vec![],
+        }
+    }
+
+    #[test]
+    fn variables_are_found_once_in_every_spelling() {
+        assert_eq!(
+            variables("${A}/x $B ${A} ${C:-d} $1 $$"),
+            vec!["A".to_owned(), "B".to_owned(), "C".to_owned()]
+        );
+    }
+
+    #[test]
+    fn an_unexpanded_plugin_root_is_an_unresolved_variable() {
+        let check = check_command(
+            &ctx(&[("PATH", "/usr/bin:/bin")]),
+            &cmd(
+                "${CLAUDE_PLUGIN_ROOT}/scripts/check.sh --token s3cr3t",
+                ResolvesAgainst::WorkspaceCwd,
+            ),
+        );
+        assert_eq!(check.unresolved, vec!["CLAUDE_PLUGIN_ROOT".to_owned()]);
+        assert_eq!(
+            check.reason.map(|r| r.0),
+            Some(ReasonCode::UnresolvedVariable)
+        );
+        assert_eq!(check.basename, "check.sh");
+    }
+
+    #[test]
+    fn a_relative_command_resolves_against_the_workspace_and_says_so() {
+        let check = check_command(
+            &ctx(&[("PATH", "/usr/bin")]),
+            &cmd("./hooks/lint.sh", ResolvesAgainst::WorkspaceCwd),
+        );
+        assert_eq!(check.against, ResolvesAgainst::WorkspaceCwd);
+        assert_eq!(check.reason.map(|r| r.0), Some(ReasonCode::RelativeCommand));
+    }
+
+    #[test]
+    fn a_bare_command_is_looked_up_on_path() {
+        let here = ctx(&[("PATH", "/usr/bin:/bin")]);
+        let ok = check_command(&here, &cmd("sh -c 'true'", ResolvesAgainst::WorkspaceCwd));
+        assert_eq!(
+            (ok.against, ok.resolves, ok.reason),
+            (ResolvesAgainst::Path, true, None)
+        );
+        let missing = check_command(
+            &here,
+            &cmd("tether-no-such-tool --x", ResolvesAgainst::WorkspaceCwd),
+        );
+        assert_eq!(
+            missing.reason.map(|r| r.0),
+            Some(ReasonCode::CommandNotFound)
+        );
+    }
+}
