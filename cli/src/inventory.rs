@@ -34,6 +34,9 @@ pub struct InventoryArgs {
     /// Only this harness (repeatable): claude, codex, copilot, cursor, gemini, opencode, qwen.
     #[arg(long = "harness", value_name = "NAME")]
     harnesses: Vec<String>,
+    /// Only rows of this kind (repeatable): mcp_server, mcp_tool, plugin, skill, hook.
+    #[arg(long = "kind", value_name = "KIND")]
+    kinds: Vec<String>,
     /// Run the bounded endpoint test (initialize + tools/list) on every enabled server.
     #[arg(long)]
     test: bool,
@@ -102,6 +105,16 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     let mut ctx = ScanContext::from_env(project);
     ctx.system_root = args.system_root.clone();
     let mut document = scan_all(&ctx, &all, &args.harnesses);
+    if !args.kinds.is_empty() {
+        document
+            .rows
+            .retain(|r| args.kinds.iter().any(|k| k == r.kind.as_str()));
+    }
+    // Grouped by harness, then by what a row belongs to (a plugin's own
+    // rows next to it), servers first.
+    document
+        .rows
+        .sort_by_key(|r| (r.harness.clone(), group_of(r), kind_rank(&r.kind)));
 
     let mut tests_failed = false;
     if args.test {
@@ -242,6 +255,32 @@ fn tested(row: &InventoryRow) -> (String, StageState) {
     }
 }
 
+/// The plugin a row belongs to (`plugin:NAME:…`, `NAME:…` for its skills
+/// and hooks, `NAME@…` for the plugin itself), or "" for the harness's own.
+fn group_of(row: &InventoryRow) -> String {
+    use tether_core::vocab::{CapabilityKind, ConfigScope};
+    if row.scope != ConfigScope::Plugin {
+        return String::new();
+    }
+    let name = row.name.strip_prefix("plugin:").unwrap_or(&row.name);
+    match row.kind {
+        CapabilityKind::Plugin => name.split('@').next().unwrap_or(name).to_owned(),
+        _ => name.split(':').next().unwrap_or(name).to_owned(),
+    }
+}
+
+fn kind_rank(kind: &tether_core::vocab::CapabilityKind) -> u8 {
+    use tether_core::vocab::CapabilityKind as K;
+    match kind {
+        K::Plugin => 0,
+        K::McpServer => 1,
+        K::McpTool => 2,
+        K::Skill => 3,
+        K::Hook => 4,
+        K::Other(_) => 5,
+    }
+}
+
 fn print_table(
     out: &mut impl Write,
     document: &InventoryDocument,
@@ -257,15 +296,15 @@ fn print_table(
     } else {
         // TOKENS only once --test has listed tools (the figures come from it).
         let tokens = !document.token_totals.is_empty();
-        let mut headers = vec![
-            "HARNESS",
-            "SCOPE",
-            "NAME",
-            "TRANSPORT",
-            "TARGET",
-            "ENABLED",
-            "TESTED",
-        ];
+        let kinds = document
+            .rows
+            .iter()
+            .any(|r| r.kind != tether_core::vocab::CapabilityKind::McpServer);
+        let mut headers = vec!["HARNESS"];
+        if kinds {
+            headers.push("KIND");
+        }
+        headers.extend(["SCOPE", "NAME", "TRANSPORT", "TARGET", "ENABLED", "TESTED"]);
         if tokens {
             headers.push("TOKENS");
         }
@@ -274,15 +313,27 @@ fn print_table(
             .rows
             .iter()
             .map(|r| {
-                let mut cells = vec![
-                    r.harness.clone(),
+                let server = r.kind == tether_core::vocab::CapabilityKind::McpServer;
+                let mut cells = vec![r.harness.clone()];
+                if kinds {
+                    cells.push(r.kind.to_string());
+                }
+                cells.extend([
                     r.scope.to_string(),
                     r.name.clone(),
-                    r.transport.to_string(),
-                    r.target.clone(),
+                    if server {
+                        r.transport.to_string()
+                    } else {
+                        "-".into()
+                    },
+                    if server || !r.target.is_empty() {
+                        r.target.clone()
+                    } else {
+                        r.diagnostics.command.clone().unwrap_or_else(|| "-".into())
+                    },
                     r.stages.enabled.state.as_str().to_owned(),
                     tested(r).0,
-                ];
+                ]);
                 if tokens {
                     cells.push(r.tool_tokens.map_or("-".into(), crate::term::thousands));
                 }
@@ -329,9 +380,19 @@ fn print_table(
         if !explained.is_empty() {
             writeln!(out)?;
             for r in explained {
+                // The capability reasons say what to do in one more sentence.
+                use tether_core::vocab::ReasonCode as R;
+                let hint = match &r.reason_code {
+                    Some(code @ (R::NotInstalled | R::UnresolvedVariable | R::RelativeCommand)) => {
+                        tether_core::display::reason_hint(code)
+                            .map(|h| format!(" ({h})"))
+                            .unwrap_or_default()
+                    }
+                    _ => String::new(),
+                };
                 writeln!(
                     out,
-                    "  {}/{} {}: {}",
+                    "  {}/{} {}: {}{hint}",
                     r.harness,
                     r.scope,
                     r.name,
@@ -359,18 +420,42 @@ fn print_table(
             )?;
         }
     }
-    let enabled = document.rows.iter().filter(|r| r.is_enabled()).count();
+    use tether_core::vocab::CapabilityKind;
+    let servers: Vec<&InventoryRow> = document
+        .rows
+        .iter()
+        .filter(|r| r.kind == CapabilityKind::McpServer)
+        .collect();
+    let enabled = servers.iter().filter(|r| r.is_enabled()).count();
     let harnesses: std::collections::BTreeSet<&str> =
         document.rows.iter().map(|r| r.harness.as_str()).collect();
+    // Plugins, skills and hooks, counted beside the servers.
+    let mut others = Vec::new();
+    for (kind, word) in [
+        (CapabilityKind::Plugin, "plugin"),
+        (CapabilityKind::Skill, "skill"),
+        (CapabilityKind::Hook, "hook"),
+        (CapabilityKind::McpTool, "tool"),
+    ] {
+        let n = document.rows.iter().filter(|r| r.kind == kind).count();
+        if n > 0 {
+            others.push(format!("{n} {word}{}", if n == 1 { "" } else { "s" }));
+        }
+    }
+    let others = if others.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", others.join(", "))
+    };
     writeln!(out)?;
     writeln!(
         out,
-        "{} server{} in {} harness{}: {enabled} enabled by configuration, {} held back; {} unusable file{}.",
-        document.rows.len(),
-        if document.rows.len() == 1 { "" } else { "s" },
+        "{} server{} in {} harness{}: {enabled} enabled by configuration, {} held back{others}; {} unusable file{}.",
+        servers.len(),
+        if servers.len() == 1 { "" } else { "s" },
         harnesses.len(),
         if harnesses.len() == 1 { "" } else { "es" },
-        document.rows.len() - enabled,
+        servers.len() - enabled,
         document.errors.len(),
         if document.errors.len() == 1 { "" } else { "s" },
     )

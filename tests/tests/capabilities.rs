@@ -1,0 +1,190 @@
+//! Plugins, skills and hooks as the pinned Claude Code installs them itself:
+//! a local marketplace directory (offline), `claude plugin marketplace add`
+//! and `claude plugin install` into a private HOME, one good plugin and one
+//! broken one, then `tether inventory --json` against what `claude plugin
+//! list --json` says.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+fn executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    write(path, "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// A marketplace with `good` (a hook whose script exists, a skill, a
+/// server) and `broken` (a hook whose script is missing, a server whose
+/// command does not exist).
+fn marketplace(dir: &Path) {
+    write(
+        &dir.join(".claude-plugin/marketplace.json"),
+        &json!({"name": "localmkt", "owner": {"name": "tests"}, "plugins": [
+            {"name": "good", "source": "./plugins/good", "description": "works"},
+            {"name": "broken", "source": "./plugins/broken", "description": "does not"}
+        ]})
+        .to_string(),
+    );
+    for (name, script, server) in [
+        ("good", "check.sh", "sh"),
+        ("broken", "missing.sh", "tether-no-such-server-7d1"),
+    ] {
+        let root = dir.join("plugins").join(name);
+        write(
+            &root.join(".claude-plugin/plugin.json"),
+            &json!({"name": name, "version": "1.0.0"}).to_string(),
+        );
+        write(
+            &root.join("hooks/hooks.json"),
+            &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": format!("${{CLAUDE_PLUGIN_ROOT}}/scripts/{script}")}
+            ]}]}})
+            .to_string(),
+        );
+        if name == "good" {
+            executable(&root.join("scripts/check.sh"));
+            write(
+                &root.join("skills/greet/SKILL.md"),
+                "---\nname: greet\ndescription: Say hi\n---\nSay hi.\n",
+            );
+        }
+        write(
+            &root.join(".mcp.json"),
+            &json!({"mcpServers": {format!("{name}-srv"): {"command": server}}}).to_string(),
+        );
+    }
+}
+
+fn claude(bin: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(bin)
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .expect("claude runs")
+}
+
+#[test]
+fn claude_plugins_installed_by_the_cli_are_the_plugin_rows_and_broken_ones_say_why() {
+    let Some(bin) = tether_tests::peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let work = tmp.path().join("work");
+    let mkt = tmp.path().join("mkt");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&work).expect("work");
+    marketplace(&mkt);
+    let added = claude(
+        &bin,
+        &home,
+        &["plugin", "marketplace", "add", mkt.to_str().expect("utf-8")],
+    );
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    for plugin in ["good@localmkt", "broken@localmkt"] {
+        let installed = claude(&bin, &home, &["plugin", "install", plugin]);
+        assert!(
+            installed.status.success(),
+            "{plugin}: {}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
+    }
+    // A settings hook that uses the plugin's variable where Claude never expands it.
+    let settings_path = home.join(".claude/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).expect("settings"))
+            .expect("json");
+    settings["hooks"] = json!({"Stop": [{"hooks": [
+        {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/scripts/notify.sh"}]}]});
+    std::fs::write(&settings_path, settings.to_string()).expect("write settings");
+
+    let listed = claude(&bin, &home, &["plugin", "list", "--json"]);
+    assert!(listed.status.success());
+    let listed: Vec<Value> =
+        serde_json::from_slice(&listed.stdout).expect("claude plugin list --json");
+
+    let out = Command::new(tether_tests::workspace_bin("tether"))
+        .args(["inventory", "--harness", "claude", "--json", "--project"])
+        .arg(&work)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .expect("tether inventory");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
+    let rows = doc["rows"].as_array().expect("rows");
+    let find = |kind: &str, name: &str| {
+        rows.iter()
+            .find(|r| r["kind"] == kind && r["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
+    };
+
+    // Every plugin Claude lists is a plugin row, installed, enabled as Claude says.
+    assert_eq!(listed.len(), 2, "{listed:#?}");
+    for plugin in &listed {
+        let id = plugin["id"].as_str().expect("id");
+        let row = find("plugin", id);
+        assert_eq!(row["stages"]["installed"]["state"], "yes", "{row:#?}");
+        let enabled = if plugin["enabled"].as_bool() == Some(true) {
+            "yes"
+        } else {
+            "no"
+        };
+        assert_eq!(row["stages"]["enabled"]["state"], enabled, "{id}");
+        // Its servers, as Claude lists them, are linked and have rows.
+        let short = id.split('@').next().expect("name");
+        for server in plugin["mcpServers"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+        {
+            let name = format!("plugin:{short}:{server}");
+            find("mcp_server", &name);
+            assert!(
+                row["links"]
+                    .as_array()
+                    .expect("links")
+                    .iter()
+                    .any(|l| l["kind"] == "mcp_server" && l["name"] == name),
+                "{row:#?}"
+            );
+        }
+    }
+    // The good plugin's hook resolves under its root; the broken one's does not.
+    let good_hook = find("hook", "good:PreToolUse:Bash");
+    assert!(good_hook["reason_code"].is_null(), "{good_hook:#?}");
+    assert_eq!(good_hook["diagnostics"]["command_resolves"], true);
+    let broken_hook = find("hook", "broken:PreToolUse:Bash");
+    assert_eq!(broken_hook["reason_code"], "command_not_found");
+    assert_eq!(broken_hook["diagnostics"]["command"], "missing.sh");
+    let broken_server = find("mcp_server", "plugin:broken:broken-srv");
+    assert_eq!(broken_server["reason_code"], "command_not_found");
+    find("skill", "good:greet");
+    // The settings hook names the variable nothing expands there.
+    let stop = find("hook", "Stop");
+    assert_eq!(stop["reason_code"], "unresolved_variable");
+    assert_eq!(
+        stop["diagnostics"]["unresolved"],
+        json!(["CLAUDE_PLUGIN_ROOT"])
+    );
+}
