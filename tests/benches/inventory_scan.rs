@@ -1,6 +1,8 @@
 //! How long `tether inventory` takes to read a large configuration: five
-//! harnesses, user and project scopes, 50 servers per file (500 rows), with
-//! secrets in every entry so the row builder's scrubbing is paid in full.
+//! harnesses, user and project scopes, 50 servers per file (550 rows: Copilot reads the project's `.mcp.json` too), with
+//! secrets in every entry so the row builder's scrubbing is paid in full;
+//! and a Claude home of 50 installed plugins, 200 skills and 200 hooks (each
+//! hook command checked: variables, resolution), the capability goal's shape.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -86,9 +88,10 @@ fn bench(c: &mut Criterion) {
     for r in &doc.rows {
         *per.entry(format!("{}/{}", r.harness, r.scope)).or_default() += 1;
     }
+    // Ten files, and Copilot reads the project's `.mcp.json` too (as Claude does).
     assert_eq!(
         doc.rows.len(),
-        10 * PER_FILE,
+        11 * PER_FILE,
         "rows: {per:?} {:?}",
         doc.errors
     );
@@ -99,10 +102,92 @@ fn bench(c: &mut Criterion) {
         doc.rows.len(),
         json.len() / 1024
     );
-    c.bench_function("inventory/scan_all_500_rows", |b| {
+    c.bench_function("inventory/scan_all_550_rows", |b| {
         b.iter(|| scan_all(&ctx, &all, &[]))
     });
 }
 
-criterion_group!(benches, bench);
+/// A Claude home with 50 installed plugins (each with 2 skills and 2 hooks),
+/// 100 user skills and 100 settings hooks: 50 plugins, 200 skills, 200 hooks.
+fn capability_home(root: &Path) -> ScanContext {
+    let home = root.join("home");
+    let project = root.join("proj");
+    let mut installed = Map::new();
+    let mut enabled = Map::new();
+    for p in 0..50 {
+        let name = format!("kit{p}");
+        let dir = home.join(format!(".claude/plugins/cache/mkt/{name}/1.0.0"));
+        write(
+            &dir.join(".claude-plugin/plugin.json"),
+            &json!({"name": name, "version": "1.0.0"}).to_string(),
+        );
+        for s in 0..2 {
+            write(
+                &dir.join(format!("skills/s{s}/SKILL.md")),
+                "---\nname: s\n---\n",
+            );
+        }
+        write(
+            &dir.join("hooks/hooks.json"),
+            &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/a.sh --token t0k3n"},
+                {"type": "command", "command": "sh -c true"}]}]}})
+            .to_string(),
+        );
+        installed.insert(
+            format!("{name}@mkt"),
+            json!([{"scope": "user", "installPath": dir.display().to_string()}]),
+        );
+        enabled.insert(format!("{name}@mkt"), json!(true));
+    }
+    for s in 0..100 {
+        write(
+            &home.join(format!(".claude/skills/u{s}/SKILL.md")),
+            "---\nname: u\n---\n",
+        );
+    }
+    let hooks: Vec<Value> = (0..100)
+        .map(|i| json!({"type": "command", "command": format!("$HOME/bin/h{i} --secret s{i}")}))
+        .collect();
+    write(
+        &home.join(".claude/settings.json"),
+        &json!({"enabledPlugins": enabled, "hooks": {"PostToolUse": [{"hooks": hooks}]}})
+            .to_string(),
+    );
+    write(
+        &home.join(".claude/plugins/installed_plugins.json"),
+        &json!({"version": 2, "plugins": installed}).to_string(),
+    );
+    let vars = BTreeMap::from([
+        ("PATH".to_owned(), std::ffi::OsString::from("/usr/bin:/bin")),
+        ("HOME".to_owned(), home.clone().into_os_string()),
+    ]);
+    ScanContext::new(home, Some(project), root.join("sys"), vars)
+}
+
+fn bench_capabilities(c: &mut Criterion) {
+    use tether_core::vocab::CapabilityKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = capability_home(dir.path());
+    let all = scanners();
+    let only = ["claude".to_owned()];
+    let doc = scan_all(&ctx, &all, &only);
+    let count = |k: CapabilityKind| doc.rows.iter().filter(|r| r.kind == k).count();
+    assert_eq!(
+        (
+            count(CapabilityKind::Plugin),
+            count(CapabilityKind::Skill),
+            count(CapabilityKind::Hook)
+        ),
+        (50, 200, 200),
+        "{:?}",
+        doc.errors
+    );
+    c.bench_function(
+        "inventory/scan_claude_50_plugins_200_skills_200_hooks",
+        |b| b.iter(|| scan_all(&ctx, &all, &only)),
+    );
+}
+
+criterion_group!(benches, bench, bench_capabilities);
 criterion_main!(benches);
