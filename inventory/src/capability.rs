@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
 use tether_core::inventory::{
     CapabilityLink, InventoryRow, InventoryStages, RowDiagnostics, from_config,
 };
@@ -22,6 +23,7 @@ use tether_core::vocab::{
 };
 
 use crate::context::ScanContext;
+use crate::root::ConfigRoot;
 use crate::rows::{Enablement, ScanOutput};
 
 /// A command a hook (or a plugin script) runs, as its file gives it.
@@ -234,6 +236,72 @@ pub fn check_command(ctx: &ScanContext, command: &FoundCommand) -> CommandCheck 
         unresolved,
         reason,
     }
+}
+
+/// Every command hook in a `hooks` object (`{EVENT: [{matcher, hooks:
+/// [{type: "command", command}]}]}`, the shape Claude Code, Gemini CLI, Qwen
+/// Code and Codex share), named `PREFIX EVENT[:MATCHER][#N]`, with its
+/// command line (in memory only).
+pub fn hook_commands(hooks: Option<&Value>, prefix: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    let Some(events) = hooks.and_then(Value::as_object) else {
+        return found;
+    };
+    for (event, groups) in events {
+        for group in groups.as_array().into_iter().flatten() {
+            let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
+            let base = if matcher.is_empty() || matcher == "*" {
+                format!("{prefix}{event}")
+            } else {
+                format!("{prefix}{event}:{matcher}")
+            };
+            for hook in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if hook
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("command")
+                    != "command"
+                {
+                    continue;
+                }
+                let Some(line) = hook.get("command").and_then(Value::as_str) else {
+                    continue;
+                };
+                let taken = found
+                    .iter()
+                    .filter(|(n, _): &&(String, String)| n.starts_with(&base))
+                    .count();
+                let name = if taken == 0 {
+                    base.clone()
+                } else {
+                    format!("{base}#{}", taken + 1)
+                };
+                found.push((name, line.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// Skills under `dir` of `root` (`DIR/NAME/SKILL.md`): (name, shown source).
+pub fn skills_under(root: &ConfigRoot, dir: &str) -> Vec<(String, String)> {
+    let mut skills: Vec<(String, String)> = root
+        .find_files(dir, &["SKILL.md"], 2)
+        .into_iter()
+        .filter_map(|path| {
+            let rel = path.strip_suffix("/SKILL.md")?;
+            let name = rel.rsplit('/').next()?.to_owned();
+            Some((name, root.source(&path)))
+        })
+        .collect();
+    skills.sort();
+    skills.dedup();
+    skills
 }
 
 impl ScanOutput {

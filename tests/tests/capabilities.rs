@@ -188,3 +188,112 @@ fn claude_plugins_installed_by_the_cli_are_the_plugin_rows_and_broken_ones_say_w
         json!(["CLAUDE_PLUGIN_ROOT"])
     );
 }
+
+/// Gemini CLI extensions installed and disabled by the pinned `gemini`
+/// itself: each is a plugin row linked to its servers, enabled exactly as
+/// `gemini extensions list` says for this workspace.
+#[test]
+fn gemini_extensions_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_them() {
+    let Some(bin) = tether_tests::peer("node_modules/.bin/gemini") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let work = tmp.path().join("work");
+    let ext = tmp.path().join("ext/demo");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&work).expect("work");
+    write(
+        &ext.join("gemini-extension.json"),
+        &json!({"name": "demo", "version": "1.2.0",
+                "mcpServers": {"demo-srv": {"command": "sh", "args": ["-c", "true"]}}})
+        .to_string(),
+    );
+    let gemini = |args: &[&str]| {
+        use std::io::Write;
+        let mut child = Command::new(&bin)
+            .args(args)
+            .current_dir(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("gemini runs");
+        // Installing asks to trust the folder and to consent.
+        let _ = child.stdin.take().expect("stdin").write_all(b"y\ny\n");
+        child.wait_with_output().expect("gemini ends")
+    };
+    let inventory = || -> Value {
+        let out = Command::new(tether_tests::workspace_bin("tether"))
+            .args(["inventory", "--harness", "gemini", "--json", "--project"])
+            .arg(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .output()
+            .expect("tether inventory");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one document")
+    };
+    let listed_enabled = || {
+        let out = gemini(&["extensions", "list"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let line = text
+            .lines()
+            .find(|l| l.contains("Enabled (Workspace):"))
+            .unwrap_or_else(|| panic!("gemini extensions list: {text}"))
+            .to_owned();
+        line.trim().ends_with("true")
+    };
+    let installed = gemini(&[
+        "extensions",
+        "install",
+        ext.to_str().expect("utf-8"),
+        "--consent",
+    ]);
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    for disable in [false, true] {
+        if disable {
+            let off = gemini(&["extensions", "disable", "demo", "--scope", "workspace"]);
+            assert!(
+                off.status.success(),
+                "{}",
+                String::from_utf8_lossy(&off.stderr)
+            );
+        }
+        let doc = inventory();
+        let rows = doc["rows"].as_array().expect("rows");
+        let plugin = rows
+            .iter()
+            .find(|r| r["kind"] == "plugin" && r["name"] == "demo")
+            .unwrap_or_else(|| panic!("no extension row in {rows:#?}"));
+        assert_eq!(plugin["stages"]["installed"]["state"], "yes");
+        let want = if listed_enabled() { "yes" } else { "no" };
+        assert_eq!(
+            plugin["stages"]["enabled"]["state"], want,
+            "disable={disable}: {plugin:#?}"
+        );
+        assert_eq!(want == "no", disable, "gemini itself says so");
+        assert_eq!(
+            plugin["links"],
+            json!([{"kind": "mcp_server", "name": "demo-srv"}])
+        );
+        let server = rows
+            .iter()
+            .find(|r| r["kind"] == "mcp_server" && r["name"] == "demo-srv")
+            .expect("the bundled server's row");
+        assert_eq!(server["stages"]["enabled"]["state"], want);
+    }
+}

@@ -31,7 +31,7 @@ use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    FoundServer, ScanContext, ScanOutput, string_list, substitute,
+    FoundServer, ScanContext, ScanOutput, hook_commands, skills_under, string_list, substitute,
 };
 
 /// The harness name in inventory rows.
@@ -553,69 +553,6 @@ fn scan_capabilities(
             out.push_capability(ctx, row);
         }
     }
-}
-
-/// Every command hook in a `hooks` object, named `PREFIX EVENT[:MATCHER][#N]`.
-fn hook_commands(hooks: Option<&Value>, prefix: &str) -> Vec<(String, String)> {
-    let mut found = Vec::new();
-    let Some(events) = hooks.and_then(Value::as_object) else {
-        return found;
-    };
-    for (event, groups) in events {
-        for group in groups.as_array().into_iter().flatten() {
-            let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
-            let base = if matcher.is_empty() || matcher == "*" {
-                format!("{prefix}{event}")
-            } else {
-                format!("{prefix}{event}:{matcher}")
-            };
-            for hook in group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if hook
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("command")
-                    != "command"
-                {
-                    continue;
-                }
-                let Some(line) = hook.get("command").and_then(Value::as_str) else {
-                    continue;
-                };
-                let taken = found
-                    .iter()
-                    .filter(|(n, _): &&(String, String)| n.starts_with(&base))
-                    .count();
-                let name = if taken == 0 {
-                    base.clone()
-                } else {
-                    format!("{base}#{}", taken + 1)
-                };
-                found.push((name, line.to_owned()));
-            }
-        }
-    }
-    found
-}
-
-/// Skills under `dir` of `root` (`DIR/NAME/SKILL.md`): (name, shown source).
-fn skills_under(root: &ConfigRoot, dir: &str) -> Vec<(String, String)> {
-    let mut skills: Vec<(String, String)> = root
-        .find_files(dir, &["SKILL.md"], 2)
-        .into_iter()
-        .filter_map(|path| {
-            let rel = path.strip_suffix("/SKILL.md")?;
-            let name = rel.rsplit('/').next()?.to_owned();
-            Some((name, root.source(&path)))
-        })
-        .collect();
-    skills.sort();
-    skills.dedup();
-    skills
 }
 
 /// The names of the servers a plugin bundles (inline, a file it names, or `.mcp.json`).

@@ -18,10 +18,11 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_core::inventory::CapabilityLink;
+use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput,
-    string_list, substitute,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundServer, ScanContext,
+    ScanOutput, string_list, substitute,
 };
 
 /// Where one member of the Gemini CLI family keeps its configuration.
@@ -306,11 +307,43 @@ fn scan_extensions(
             .unwrap_or(&dir)
             .to_owned();
         let path = root.dir().join(&dir).to_string_lossy().into_owned();
+        let off = extension_disabled(ctx, rules.as_ref(), &name);
+        // The extension itself: installed (it is in the extensions directory),
+        // enabled unless extension-enablement.json turns it off here, linked
+        // to the servers it bundles.
+        let mut row = FoundCapability::new(
+            CapabilityKind::Plugin,
+            harness,
+            ConfigScope::Plugin,
+            &name,
+            root.source(&manifest),
+        );
+        row.installed = Some(true);
+        if off {
+            row.enablement = Enablement::Off(
+                ReasonCode::DisabledInConfig,
+                format!("extension {name} is disabled for this folder in {rules_source}"),
+            );
+        }
+        if let Some(version) = doc.get("version").and_then(Value::as_str) {
+            row.settings.push(format!("version={version}"));
+        }
+        for server in doc
+            .get("mcpServers")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            row.links.push(CapabilityLink {
+                kind: CapabilityKind::McpServer,
+                name: server.clone(),
+            });
+        }
+        out.push_capability(ctx, row);
         let Some(servers) = doc.get("mcpServers") else {
             continue;
         };
         let servers = substitute(servers, "${extensionPath}", &path);
-        let off = extension_disabled(ctx, rules.as_ref(), &name);
         out.add_servers(
             ctx,
             harness,
