@@ -24,7 +24,7 @@ use tether_core::vocab::{
 
 use crate::context::ScanContext;
 use crate::root::ConfigRoot;
-use crate::rows::{Enablement, ScanOutput};
+use crate::rows::{Enablement, ScanOutput, summary_keeping_sources};
 
 /// A command a hook (or a plugin script) runs, as its file gives it.
 #[derive(Debug, Clone)]
@@ -323,12 +323,12 @@ impl ScanOutput {
             Enablement::Off(reason, why) => (
                 from_config(false, at),
                 Some(reason.clone()),
-                Some(sanitize::summary(why)),
+                Some(summary_keeping_sources(&sanitize::Scrubber::new(), why)),
             ),
             Enablement::Unknown(why) => (
                 StageObservation::default(),
                 None,
-                Some(sanitize::summary(why)),
+                Some(summary_keeping_sources(&sanitize::Scrubber::new(), why)),
             ),
         };
         if let Some(command) = &found.command {

@@ -340,7 +340,7 @@ impl ScanOutput {
 /// words that start like a shown source (`~/`, `$PROJECT/`, `$CODEX_HOME/`,
 /// `/etc/`) were built by [`ConfigRoot::source`] and are safe, while the
 /// pattern scrubber would shorten them to `~/…/name`.
-fn summary_keeping_sources(scrubber: &sanitize::Scrubber, text: &str) -> String {
+pub(crate) fn summary_keeping_sources(scrubber: &sanitize::Scrubber, text: &str) -> String {
     let is_source = |word: &str| {
         (word.starts_with("~/") || word.starts_with("/etc/") || word.starts_with('$'))
             && scrubber.scrub(word).contains(sanitize::REDACTED).not()

@@ -19,10 +19,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 use tether_core::inventory::CapabilityLink;
-use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode};
+use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundServer, ScanContext,
-    ScanOutput, string_list, substitute,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
+    FoundServer, ScanContext, ScanOutput, hook_commands, string_list, substitute,
 };
 
 /// Where one member of the Gemini CLI family keeps its configuration.
@@ -197,6 +197,43 @@ impl ConfigScanner for GeminiConfigScanner {
                     }
                 },
             );
+        }
+        // Settings hooks (verified on the pinned Gemini CLI: they run unless
+        // the strongest file that sets it has `hooksConfig.enabled: false`).
+        let hooks_off = effective
+            .iter()
+            .filter_map(|s| {
+                nested(&s.doc, &["hooksConfig", "enabled"])
+                    .and_then(Value::as_bool)
+                    .map(|on| (on, s.source.clone()))
+            })
+            .next_back()
+            .and_then(|(on, source)| {
+                (!on).then(|| format!("hooksConfig.enabled is false in {source}"))
+            });
+        for s in &settings {
+            let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
+            for (name, line) in hook_commands(s.doc.get("hooks"), "") {
+                let mut found = FoundCapability::new(
+                    CapabilityKind::Hook,
+                    harness,
+                    s.scope.clone(),
+                    &name,
+                    s.source.clone(),
+                );
+                found.command = Some(FoundCommand {
+                    line,
+                    base: ResolvesAgainst::WorkspaceCwd,
+                    root: None,
+                    expands: Vec::new(),
+                });
+                if let (true, Some(why)) = (ignored, &project_untrusted) {
+                    found.enablement = Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
+                } else if let Some(why) = &hooks_off {
+                    found.enablement = Enablement::Off(ReasonCode::DisabledInConfig, why.clone());
+                }
+                out.push_capability(ctx, found);
+            }
         }
         scan_extensions(ctx, out, family, &home, &lists);
     }

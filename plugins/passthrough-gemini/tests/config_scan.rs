@@ -160,3 +160,54 @@ fn given_qwen_settings_and_extensions_then_qwen_reads_its_own_directory() {
             .all(|r| r.name != "g-only" && r.name != "q-ext-old")
     );
 }
+
+/// Settings hooks, as the pinned Gemini CLI runs them: on unless the
+/// strongest settings file says `hooksConfig.enabled: false`; a relative
+/// script resolves against the workspace; planted secrets never kept.
+#[test]
+fn settings_hooks_are_rows_on_unless_hooks_config_turns_them_off() {
+    use tether_core::vocab::{CapabilityKind, ReasonCode, ResolvesAgainst, StageState};
+    let mut f = ScanFixture::new();
+    f.var("PATH", f.bin.display().to_string());
+    let hooks = json!({"hooks": {
+        "BeforeTool": [{"matcher": "run_shell_command", "hooks": [
+            {"type": "command", "command": "fake-mcp --key sekret-gem-hook-31"},
+            {"type": "command", "command": "scripts/check.sh"}]}]}});
+    f.home(".gemini/settings.json", &hooks.to_string());
+    let find = |doc: &tether_core::inventory::InventoryDocument, name: &str| {
+        doc.rows
+            .iter()
+            .find(|r| r.kind == CapabilityKind::Hook && r.name == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no hook {name}: {:#?}", doc.rows))
+    };
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(&doc).expect("json"),
+        &["sekret-gem-hook-31"],
+    );
+    let plain = find(&doc, "BeforeTool:run_shell_command");
+    assert_eq!(plain.stages.enabled.state, StageState::Yes);
+    assert_eq!(plain.reason_code, None, "{plain:#?}");
+    let relative = find(&doc, "BeforeTool:run_shell_command#2");
+    assert_eq!(relative.reason_code, Some(ReasonCode::RelativeCommand));
+    assert_eq!(
+        relative.diagnostics.resolves_against,
+        Some(ResolvesAgainst::WorkspaceCwd)
+    );
+
+    let mut off = hooks.clone();
+    off["hooksConfig"] = json!({"enabled": false});
+    f.home(".gemini/settings.json", &off.to_string());
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    let plain = find(&doc, "BeforeTool:run_shell_command");
+    assert_eq!(plain.stages.enabled.state, StageState::No);
+    assert_eq!(plain.reason_code, Some(ReasonCode::DisabledInConfig));
+    assert!(
+        plain
+            .summary
+            .as_deref()
+            .is_some_and(|s| s.contains("~/.gemini/settings.json"))
+    );
+}
