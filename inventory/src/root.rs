@@ -164,6 +164,17 @@ impl ConfigRoot {
     /// deep, as paths relative to this root, sorted. Symlinked directories are
     /// not entered; at most 10 000 entries are looked at.
     pub fn find_files(&self, rel: &str, names: &[&str], max_depth: usize) -> Vec<String> {
+        self.find_files_where(rel, max_depth, |name| names.contains(&name))
+    }
+
+    /// Files whose name `matches` under `rel` (`*.json` in a hooks folder,
+    /// say), with [`find_files`](Self::find_files)' bounds.
+    pub fn find_files_where(
+        &self,
+        rel: &str,
+        max_depth: usize,
+        matches: impl Fn(&str) -> bool,
+    ) -> Vec<String> {
         let mut found = Vec::new();
         let mut budget = 10_000usize;
         let mut stack = vec![(rel.trim_end_matches('/').to_owned(), 0usize)];
@@ -191,7 +202,7 @@ impl ConfigRoot {
                     if depth < max_depth {
                         stack.push((child, depth + 1));
                     }
-                } else if names.contains(&name.as_str()) {
+                } else if matches(&name) {
                     found.push(child);
                 }
             }

@@ -297,3 +297,104 @@ fn gemini_extensions_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_th
         assert_eq!(server["stages"]["enabled"]["state"], want);
     }
 }
+
+/// Copilot CLI hooks, run for real (offline, against the fake model): the
+/// user's hook always, the workspace's `.github/hooks/*.json` hook only in
+/// a trusted folder (as 1.0.102 records trust, `trustedFolders`). The rows
+/// say exactly which of them run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_hooks_are_enabled_exactly_when_the_cli_runs_them() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(copilot) = tether_tests::peer("node_modules/@github/copilot-linux-x64/copilot") else {
+        return;
+    };
+    let (model, _) = tether_tests::fake_model::start_model("get_current_time").await;
+    for trusted in [true, false] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let home = tmp.path().join("home");
+        let work = tmp.path().join("work");
+        let ran = tmp.path().join("ran.txt");
+        let hook = tmp.path().join("hook.sh");
+        write(
+            &hook,
+            &format!(
+                "#!/bin/sh\necho \"$1\" >> {}\ncat > /dev/null\n",
+                ran.display()
+            ),
+        );
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let hooks = |who: &str| {
+            json!({"version": 1, "hooks": {"sessionStart": [
+                {"type": "command", "bash": format!("{} {who}", hook.display()), "timeoutSec": 10}]}})
+            .to_string()
+        };
+        write(&home.join(".copilot/settings.json"), &hooks("user"));
+        write(&work.join(".github/hooks/obs.json"), &hooks("project"));
+        if trusted {
+            write(
+                &home.join(".copilot/config.json"),
+                &json!({"trustedFolders": [work.display().to_string()]}).to_string(),
+            );
+        }
+        let status = tokio::process::Command::new(&copilot)
+            .args(["-p", "hi"])
+            .current_dir(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env("COPILOT_PKG_CACHE_HOME", tmp.path().join("pkg"))
+            .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
+            .env("COPILOT_PROVIDER_API_KEY", "dummy")
+            .env("COPILOT_MODEL", "gpt-4o")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .status();
+        let status = tokio::time::timeout(std::time::Duration::from_secs(120), status)
+            .await
+            .expect("copilot ends within its bound")
+            .expect("copilot runs");
+        assert!(status.success(), "trusted={trusted}: {status:?}");
+        let ran = std::fs::read_to_string(&ran).unwrap_or_default();
+        let out = Command::new(tether_tests::workspace_bin("tether"))
+            .args([
+                "inventory",
+                "--harness",
+                "copilot",
+                "--kind",
+                "hook",
+                "--json",
+                "--project",
+            ])
+            .arg(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .output()
+            .expect("tether inventory");
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
+        for (scope, who) in [("user", "user"), ("project", "project")] {
+            let row = doc["rows"]
+                .as_array()
+                .expect("rows")
+                .iter()
+                .find(|r| r["scope"] == scope && r["name"] == "sessionStart")
+                .unwrap_or_else(|| panic!("no {scope} hook: {doc:#}"));
+            let runs = ran.lines().any(|l| l == who);
+            let enabled = row["stages"]["enabled"]["state"] == "yes";
+            assert_eq!(
+                enabled, runs,
+                "trusted={trusted} {scope}: ran {ran:?}, row {row:#}"
+            );
+            if !runs {
+                assert_eq!(row["reason_code"], "untrusted_folder");
+            }
+        }
+    }
+}

@@ -6,12 +6,16 @@
 //! a list names the tools kept; `[]` keeps none). `copilot mcp disable NAME`
 //! records the name in `settings.json`'s `disabledMcpServers`. Workspace
 //! servers load only in a trusted folder: one listed (or under one listed) in
-//! `config.json`'s `trusted_folders`; otherwise they are `untrusted_folder`.
+//! `config.json`'s `trusted_folders` (or `trustedFolders`, as 1.0.102
+//! rewrites it); otherwise they are `untrusted_folder`. Hooks: the user's in
+//! `settings.json`, the workspace's in `.github/hooks/*.json` (trusted
+//! folders only).
 
 use serde_json::Value;
-use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput, string_list,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
+    ScanContext, ScanOutput, string_list,
 };
 
 /// The harness name in inventory rows.
@@ -35,9 +39,15 @@ impl ConfigScanner for CopilotConfigScanner {
             .map(|doc| string_list(doc.get("disabledMcpServers")))
             .unwrap_or_default();
         let disabled_source = home.source("settings.json");
+        // 1.0.102 rewrites `trusted_folders` as `trustedFolders` (and keeps
+        // comments in the file): either key counts.
         let trusted = out
             .read_json(HARNESS, &home, "config.json", true)
-            .map(|doc| string_list(doc.get("trusted_folders")))
+            .map(|doc| {
+                let mut dirs = string_list(doc.get("trusted_folders"));
+                dirs.extend(string_list(doc.get("trustedFolders")));
+                dirs
+            })
             .unwrap_or_default()
             .iter()
             .any(|dir| {
@@ -46,6 +56,7 @@ impl ConfigScanner for CopilotConfigScanner {
                     .is_some_and(|p| p.starts_with(ctx.resolve_written_path(dir)))
             });
         let trust_source = home.source("config.json");
+        scan_hooks(ctx, out, &home, trusted, &trust_source);
         let mut files = vec![(home, "mcp-config.json", ConfigScope::User)];
         if let Some(project) = ctx.project_root() {
             files.push((project.clone(), ".mcp.json", ConfigScope::Project));
@@ -86,6 +97,71 @@ impl ConfigScanner for CopilotConfigScanner {
                     }
                 },
             );
+        }
+    }
+}
+
+/// Hooks (verified on the pinned Copilot CLI): the user's in
+/// `$COPILOT_HOME/settings.json`, and the workspace's in
+/// `.github/hooks/*.json`, which run only in a trusted folder. Each file is
+/// `{"version": 1, "hooks": {EVENT: [{"type": "command", "bash": …}]}}`.
+fn scan_hooks(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    home: &ConfigRoot,
+    trusted: bool,
+    trust_source: &str,
+) {
+    let mut files = vec![(home.clone(), "settings.json".to_owned(), ConfigScope::User)];
+    if let Some(project) = ctx.project_root() {
+        for rel in project.find_files_where(".github/hooks", 0, |n| n.ends_with(".json")) {
+            files.push((project.clone(), rel, ConfigScope::Project));
+        }
+    }
+    for (root, rel, scope) in files {
+        let Some(doc) = out.read_json(HARNESS, &root, &rel, true) else {
+            continue;
+        };
+        let source = root.source(&rel);
+        let untrusted = scope == ConfigScope::Project && !trusted;
+        let events = doc.get("hooks").and_then(Value::as_object);
+        for (event, hooks) in events.into_iter().flatten() {
+            let commands: Vec<&str> = hooks
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|h| h.get("type").and_then(Value::as_str).unwrap_or("command") == "command")
+                .filter_map(|h| h.get("bash").and_then(Value::as_str))
+                .collect();
+            for (i, line) in commands.iter().enumerate() {
+                let name = if i == 0 {
+                    event.clone()
+                } else {
+                    format!("{event}#{}", i + 1)
+                };
+                let mut found = FoundCapability::new(
+                    CapabilityKind::Hook,
+                    HARNESS,
+                    scope.clone(),
+                    &name,
+                    source.clone(),
+                );
+                found.command = Some(FoundCommand {
+                    line: (*line).to_owned(),
+                    base: ResolvesAgainst::WorkspaceCwd,
+                    root: None,
+                    expands: Vec::new(),
+                });
+                if untrusted {
+                    found.enablement = Enablement::Off(
+                        ReasonCode::UntrustedFolder,
+                        format!(
+                            "the project is not in trusted_folders in {trust_source}; Copilot runs workspace hooks only in a trusted folder"
+                        ),
+                    );
+                }
+                out.push_capability(ctx, found);
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 //! secrets throughout.
 
 use tether_passthrough_copilot::config_scan::CopilotConfigScanner;
-use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, assert_states, off, row};
+use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, assert_states, off, row, state};
 
 const SECRETS: [&str; 2] = ["sekret-cop-env-41aa", "sekret-cop-hdr-93bc"];
 
@@ -68,6 +68,19 @@ fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
             ("project", "cop-gh", ON),
         ],
     );
+    // 1.0.102 rewrites the key as `trustedFolders`, in a file with comments.
+    f.home(
+        ".copilot/config.json",
+        &format!("// managed automatically\n{{\"trustedFolders\": [\"{above}\"]}}"),
+    );
+    let rewritten = f.scan(&CopilotConfigScanner);
+    for name in ["cop-ws", "cop-gh"] {
+        assert_eq!(
+            state(row(&rewritten, "copilot", "project", name)),
+            ON,
+            "{name}"
+        );
+    }
     let http = row(&doc, "copilot", "user", "cop-http");
     assert_eq!(http.diagnostics.headers, ["Authorization"]);
     assert_eq!(
