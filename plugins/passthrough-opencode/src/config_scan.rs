@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
-use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, ScanContext, ScanOutput,
 };
 
 /// The harness name in inventory rows.
@@ -80,6 +80,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
         let files = || FILES.map(String::from).to_vec();
         let mut global_files = vec!["config.json".to_owned()];
         global_files.extend(files());
+        let global_plugins = global.clone();
         let mut places: Vec<(ConfigRoot, Vec<String>, ConfigScope)> =
             vec![(global, global_files, ConfigScope::User)];
         if let Some(file) = ctx.var("OPENCODE_CONFIG")
@@ -97,6 +98,34 @@ impl ConfigScanner for OpenCodeConfigScanner {
         if ctx.var("OPENCODE_CONFIG_DIR").is_some() {
             let dir = ctx.env_dir("OPENCODE_CONFIG_DIR", ".config/opencode");
             places.push((dir, files(), ConfigScope::User));
+        }
+        // Local plugin files (verified on the pinned OpenCode: it loads every
+        // one in the global and the project's plugin/ and plugins/ folders).
+        let mut plugin_dirs = vec![(global_plugins.clone(), ConfigScope::User)];
+        if let Some(project) = ctx.project_root() {
+            plugin_dirs.push((project.join(".opencode"), ConfigScope::Project));
+        }
+        for (root, scope) in plugin_dirs {
+            for dir in ["plugin", "plugins"] {
+                let files = root.find_files_where(dir, 0, |n| {
+                    [".js", ".ts", ".mjs", ".mts"]
+                        .iter()
+                        .any(|ext| n.ends_with(ext))
+                });
+                for rel in files {
+                    let file = rel.rsplit('/').next().unwrap_or(&rel);
+                    let name = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+                    let mut found = FoundCapability::new(
+                        CapabilityKind::Plugin,
+                        HARNESS,
+                        scope.clone(),
+                        name,
+                        root.source(&rel),
+                    );
+                    found.installed = Some(true);
+                    out.push_capability(ctx, found);
+                }
+            }
         }
         let mut layers = Vec::new();
         for (root, names, scope) in places {

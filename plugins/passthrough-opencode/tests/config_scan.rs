@@ -83,3 +83,45 @@ fn given_opencode_config_variables_then_the_named_file_is_read_and_project_files
     );
     assert_eq!(state(row(&doc, "opencode", "user", "o-local")), ON);
 }
+
+/// Local plugin files are plugin rows: the global and the project's
+/// `plugin/` and `plugins/` folders, as the pinned OpenCode loads them
+/// (verified by files that record their loading); other files are not.
+#[test]
+fn local_plugin_files_are_plugin_rows() {
+    use tether_core::vocab::{CapabilityKind, StageState};
+    let f = ScanFixture::new();
+    f.home(
+        ".config/opencode/plugin/notify.js",
+        "export const N = async () => ({})",
+    );
+    f.home(
+        ".config/opencode/plugins/guard.ts",
+        "export const G = async () => ({})",
+    );
+    f.home(".config/opencode/plugin/README.md", "not a plugin");
+    f.project(
+        ".opencode/plugin/team.js",
+        "export const T = async () => ({})",
+    );
+    let doc = f.scan(&OpenCodeConfigScanner);
+    let mut plugins: Vec<(String, String)> = doc
+        .rows
+        .iter()
+        .filter(|r| r.kind == CapabilityKind::Plugin)
+        .map(|r| {
+            assert_eq!(r.stages.installed.state, StageState::Yes);
+            assert_eq!(r.stages.enabled.state, StageState::Yes);
+            (r.scope.to_string(), r.name.clone())
+        })
+        .collect();
+    plugins.sort();
+    assert_eq!(
+        plugins,
+        [
+            ("project".to_owned(), "team".to_owned()),
+            ("user".to_owned(), "guard".to_owned()),
+            ("user".to_owned(), "notify".to_owned()),
+        ]
+    );
+}
