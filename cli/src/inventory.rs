@@ -152,7 +152,28 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
                 .copied()
                 .filter(|h| args.harnesses.is_empty() || args.harnesses.iter().any(|a| a == h))
                 .collect();
-            print_table(&mut out, &document, &scanned, color)?
+            // A server's tools (after --test) are many: the table lists them
+            // only when asked (--kind mcp_tool); the JSON always has them.
+            let mut shown = document.clone();
+            let asked = args.kinds.iter().any(|k| k == "mcp_tool");
+            let tools = shown
+                .rows
+                .iter()
+                .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpTool)
+                .count();
+            if !asked {
+                shown
+                    .rows
+                    .retain(|r| r.kind != tether_core::vocab::CapabilityKind::McpTool);
+            }
+            print_table(&mut out, &shown, &scanned, color)?;
+            if !asked && tools > 0 {
+                writeln!(
+                    out,
+                    "{tools} tool{} listed by the tests: --kind mcp_tool shows them.",
+                    if tools == 1 { "" } else { "s" }
+                )?;
+            }
         }
     }
     if args.json {

@@ -329,7 +329,13 @@ impl InventoryDocument {
                     None => total.unmeasured += 1,
                 }
             };
-        for row in self.rows.iter().filter(|r| r.is_enabled()) {
+        // Servers only: a tool row's tokens are its server's, and plugins,
+        // skills and hooks cost the model nothing here.
+        for row in self
+            .rows
+            .iter()
+            .filter(|r| r.is_enabled() && r.kind == CapabilityKind::McpServer)
+        {
             add(
                 (row.harness.clone(), Some(row.scope.to_string())),
                 Some(row.scope.clone()),

@@ -11,10 +11,11 @@ use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tether_core::inventory::{InventoryDocument, InventoryRow};
-use tether_core::model::{EndpointTestResult, ToolCatalog};
+use tether_core::inventory::{CapabilityLink, InventoryDocument, InventoryRow, from_config};
+use tether_core::model::{EndpointTestResult, ProvenanceCode, StageObservation, ToolCatalog};
+use tether_core::sanitize;
 use tether_core::spec::Endpoint;
-use tether_core::vocab::ReasonCode;
+use tether_core::vocab::{CapabilityKind, ReasonCode, StageState};
 
 /// One row to test.
 #[derive(Debug, Clone)]
@@ -140,6 +141,7 @@ where
         });
     }
     let mut failed = false;
+    let mut tools = Vec::new();
     while let Some(next) = set.join_next().await {
         // A test task that panicked shows nothing either way: the row keeps its stages.
         let Ok((index, (result, catalog))) = next else {
@@ -150,12 +152,89 @@ where
         if let Some(row) = document.rows.get_mut(index) {
             if let (true, Some(catalog)) = (result.succeeded, &catalog) {
                 row.apply_catalog(catalog);
+                let rows = tool_rows(row, catalog);
+                row.links.extend(rows.iter().map(|t| CapabilityLink {
+                    kind: CapabilityKind::McpTool,
+                    name: t.name.clone(),
+                }));
+                tools.extend(rows);
             }
             row.apply_test(result);
         }
     }
+    document.rows.extend(tools);
     document.compute_token_totals();
     failed
+}
+
+/// One row per tool a tested server listed (`SERVER/TOOL`): listed (by the
+/// endpoint test), kept or hidden by the entry's own filter (`excluded`,
+/// naming the filter), with its token estimate. Whether the model saw it is
+/// left unknown: only a session shows that.
+pub fn tool_rows(server: &InventoryRow, catalog: &ToolCatalog) -> Vec<InventoryRow> {
+    let at = catalog.at;
+    let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, at);
+    let include = server.diagnostics.include_tools.as_deref();
+    let exclude = &server.diagnostics.exclude_tools;
+    catalog
+        .tools
+        .iter()
+        .map(|tool| {
+            let name = sanitize::name(&tool.name);
+            let (kept, reason, summary) = if exclude.contains(&name) {
+                (
+                    false,
+                    Some(ReasonCode::Excluded),
+                    Some(format!("{name} is in the entry's exclude list")),
+                )
+            } else if include.is_some_and(|names| !names.contains(&name)) {
+                (
+                    false,
+                    Some(ReasonCode::Excluded),
+                    Some(format!("{name} is not in the entry's include list")),
+                )
+            } else {
+                (true, None, None)
+            };
+            let mut stages = server.stages.clone();
+            stages.enabled = if server.is_enabled() {
+                from_config(kept, server.stages.enabled.at.unwrap_or(at))
+            } else {
+                server.stages.enabled
+            };
+            stages.initialized = tested(StageState::Yes);
+            stages.authenticated = tested(StageState::Yes);
+            stages.tools_listed = tested(StageState::Yes);
+            InventoryRow {
+                kind: CapabilityKind::McpTool,
+                harness: server.harness.clone(),
+                scope: server.scope.clone(),
+                name: format!("{}/{name}", server.name),
+                transport: server.transport.clone(),
+                target: server.target.clone(),
+                stages,
+                reason_code: if server.is_enabled() {
+                    reason
+                } else {
+                    server.reason_code.clone()
+                },
+                summary: if server.is_enabled() {
+                    summary
+                } else {
+                    server.summary.clone()
+                },
+                source: server.source.clone(),
+                diagnostics: Default::default(),
+                endpoint_test: None,
+                tool_tokens: Some(u64::from(tool.token_estimate)),
+                links: vec![CapabilityLink {
+                    kind: CapabilityKind::McpServer,
+                    name: server.name.clone(),
+                }],
+                endpoint: None,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -167,6 +246,48 @@ mod tests {
 
     use crate::context::ScanContext;
     use crate::rows::{Enablement, FoundServer, ScanOutput};
+
+    #[test]
+    fn tool_rows_say_which_tools_the_entry_keeps_and_why_one_is_hidden() {
+        let mut doc = document();
+        let server = doc
+            .rows
+            .iter_mut()
+            .find(|r| r.is_enabled())
+            .expect("an enabled row");
+        server.diagnostics.exclude_tools = vec!["drop".into()];
+        let tool = |name: &str| tether_core::model::CatalogTool {
+            name: name.into(),
+            description: None,
+            description_truncated: false,
+            input_schema: None,
+            input_schema_truncated: false,
+            input_schema_bytes: 0,
+            token_estimate: 7,
+        };
+        let catalog = ToolCatalog {
+            method: "test".into(),
+            at: Timestamp(5),
+            tool_count: 2,
+            tools: vec![tool("drop"), tool("keep")],
+            truncated: false,
+            total_tokens: 14,
+        };
+        let rows = tool_rows(server, &catalog);
+        let by = |n: &str| {
+            rows.iter()
+                .find(|r| r.name.ends_with(&format!("/{n}")))
+                .expect("a tool row")
+        };
+        assert_eq!(by("keep").stages.enabled.state, StageState::Yes);
+        assert_eq!(by("keep").reason_code, None);
+        assert_eq!(by("drop").stages.enabled.state, StageState::No);
+        assert_eq!(by("drop").reason_code, Some(ReasonCode::Excluded));
+        assert!(rows.iter().all(|r| r.kind == CapabilityKind::McpTool
+            && r.tool_tokens == Some(7)
+            && r.stages.tools_listed.state == StageState::Yes
+            && r.stages.model_visible.state == StageState::Unknown));
+    }
 
     fn document() -> InventoryDocument {
         let path = BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin".into())]);

@@ -665,7 +665,12 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
     std::fs::write(samples_dir().join("inventory-tested.json"), &out.stdout).expect("sample");
     // Copilot lists the project's .mcp.json too, held back (and not tested)
     // because the folder is not one Copilot trusts.
-    let (copilot, others): (Vec<_>, Vec<_>) = doc.rows.iter().partition(|r| r.harness == "copilot");
+    let servers: Vec<_> = doc
+        .rows
+        .iter()
+        .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
+        .collect();
+    let (copilot, others): (Vec<_>, Vec<_>) = servers.iter().partition(|r| r.harness == "copilot");
     assert_eq!(others.len(), 8, "every server once: {:#?}", doc.rows);
     assert_eq!(copilot.len(), 1, "{copilot:#?}");
     assert_eq!(state(copilot[0]), off("untrusted_folder"), "{copilot:#?}");
@@ -701,6 +706,31 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         );
     };
     reached("claude", "user", "everything", 13);
+    // Each listed tool is a row of its own, linked both ways, listed by the
+    // test, with its token estimate; never claimed visible to the model.
+    let everything = row(&doc, "claude", "user", "everything");
+    let tools: Vec<_> = doc
+        .rows
+        .iter()
+        .filter(|r| {
+            r.kind == tether_core::vocab::CapabilityKind::McpTool
+                && r.harness == "claude"
+                && r.name.starts_with("everything/")
+        })
+        .collect();
+    assert_eq!(tools.len(), 13, "{tools:#?}");
+    for tool in &tools {
+        assert_eq!(tool.stages.tools_listed.state.as_str(), "yes");
+        assert_eq!(tool.stages.model_visible.state.as_str(), "unknown");
+        assert!(tool.tool_tokens.is_some_and(|t| t > 0), "{tool:#?}");
+        assert!(everything.links.iter().any(|l| l.name == tool.name));
+    }
+    let summed: u64 = tools.iter().filter_map(|t| t.tool_tokens).sum();
+    assert_eq!(
+        Some(summed),
+        everything.tool_tokens,
+        "the server's tokens are its tools'"
+    );
     reached("codex", "user", "memory", 9);
     reached("opencode", "user", "oc-everything", 13);
     reached("cursor", "project", "cur-memory", 9);
