@@ -398,3 +398,106 @@ async fn copilot_hooks_are_enabled_exactly_when_the_cli_runs_them() {
         }
     }
 }
+
+/// Copilot CLI plugins installed and disabled by the pinned `copilot`
+/// itself (from a local path, offline): each installed one is a plugin row,
+/// enabled exactly as `copilot plugin list --json` says, linked to the
+/// server and skill its `plugin.json` bundles, which have rows of their own.
+#[test]
+fn copilot_plugins_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_them() {
+    let Some(bin) = tether_tests::peer("node_modules/@github/copilot-linux-x64/copilot") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let work = tmp.path().join("work");
+    let plugin = tmp.path().join("src/demo");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&work).expect("work");
+    write(
+        &plugin.join("plugin.json"),
+        &json!({"name": "demo", "version": "1.0.0", "skills": "skills/",
+                "mcpServers": {"demo-srv": {"type": "local", "command": "sh", "args": ["-c", "true"], "tools": ["*"]}}})
+        .to_string(),
+    );
+    write(
+        &plugin.join("skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: hi\n---\nhi\n",
+    );
+    let copilot = |args: &[&str]| {
+        Command::new(&bin)
+            .args(args)
+            .current_dir(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env("COPILOT_PKG_CACHE_HOME", tmp.path().join("pkg"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("copilot runs")
+    };
+    let installed = copilot(&["plugin", "install", plugin.to_str().expect("utf-8")]);
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    for disable in [false, true] {
+        if disable {
+            let off = copilot(&["plugin", "disable", "demo"]);
+            assert!(
+                off.status.success(),
+                "{}",
+                String::from_utf8_lossy(&off.stderr)
+            );
+        }
+        let listed: Vec<Value> =
+            serde_json::from_slice(&copilot(&["plugin", "list", "--json"]).stdout)
+                .expect("copilot plugin list --json");
+        let listed_enabled = listed
+            .iter()
+            .find(|p| p["name"] == "demo" && p["source"] == "installed")
+            .map(|p| p["enabled"] == true)
+            .expect("copilot lists demo");
+        assert_eq!(listed_enabled, !disable, "copilot itself says so");
+        let out = Command::new(tether_tests::workspace_bin("tether"))
+            .args(["inventory", "--harness", "copilot", "--json", "--project"])
+            .arg(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .output()
+            .expect("tether inventory");
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
+        let rows = doc["rows"].as_array().expect("rows");
+        let find = |kind: &str, name: &str| {
+            rows.iter()
+                .find(|r| r["kind"] == kind && r["name"] == name)
+                .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
+        };
+        let want = if listed_enabled { "yes" } else { "no" };
+        let row = find("plugin", "demo");
+        assert_eq!(row["stages"]["installed"]["state"], "yes");
+        assert_eq!(row["stages"]["enabled"]["state"], want, "disable={disable}");
+        for (kind, name) in [
+            ("mcp_server", "plugin:demo:demo-srv"),
+            ("skill", "demo:greet"),
+        ] {
+            assert_eq!(
+                find(kind, name)["stages"]["enabled"]["state"],
+                want,
+                "{name}"
+            );
+            assert!(
+                row["links"]
+                    .as_array()
+                    .expect("links")
+                    .iter()
+                    .any(|l| l["kind"] == kind && l["name"] == name),
+                "{row:#}"
+            );
+        }
+    }
+}

@@ -12,10 +12,11 @@
 //! folders only).
 
 use serde_json::Value;
+use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    ScanContext, ScanOutput, string_list,
+    ScanContext, ScanOutput, skills_under, string_list,
 };
 
 /// The harness name in inventory rows.
@@ -57,6 +58,7 @@ impl ConfigScanner for CopilotConfigScanner {
             });
         let trust_source = home.source("config.json");
         scan_hooks(ctx, out, &home, trusted, &trust_source);
+        scan_plugins(ctx, out, &home);
         let mut files = vec![(home, "mcp-config.json", ConfigScope::User)];
         if let Some(project) = ctx.project_root() {
             files.push((project.clone(), ".mcp.json", ConfigScope::Project));
@@ -163,5 +165,118 @@ fn scan_hooks(
                 out.push_capability(ctx, found);
             }
         }
+    }
+}
+
+/// Installed plugins (verified on the pinned Copilot CLI: `copilot plugin
+/// install` records each in `config.json`'s `installedPlugins`, with
+/// `enabled` and its `cache_path` under `installed-plugins/`; `copilot
+/// plugin disable` sets `enabled: false`). Each is a plugin row linked to the
+/// servers (`plugin:NAME:SERVER`, rows of their own) and skills its
+/// `plugin.json` bundles.
+fn scan_plugins(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
+    let config = "config.json";
+    let Some(doc) = out.read_json(HARNESS, home, config, true) else {
+        return;
+    };
+    let source = home.source(config);
+    let home_dir = std::fs::canonicalize(home.dir()).unwrap_or_else(|_| home.dir().to_path_buf());
+    let plugins = doc.get("installedPlugins").and_then(Value::as_array);
+    for plugin in plugins.into_iter().flatten() {
+        let Some(name) = plugin.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let marketplace = plugin
+            .get("marketplace")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let id = if marketplace.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name}@{marketplace}")
+        };
+        let enablement = if plugin.get("enabled").and_then(Value::as_bool) == Some(false) {
+            Enablement::Off(
+                ReasonCode::DisabledInConfig,
+                format!("plugin {id} is disabled in installedPlugins in {source}"),
+            )
+        } else {
+            Enablement::Enabled
+        };
+        // Its files, read only where they live under the Copilot home.
+        let cache = plugin
+            .get("cache_path")
+            .and_then(Value::as_str)
+            .map(|p| ctx.resolve_written_path(p))
+            .and_then(|p| {
+                p.strip_prefix(&home_dir)
+                    .ok()
+                    .map(|r| r.to_string_lossy().into_owned())
+            });
+        let root = cache.as_ref().map(|rel| home.join(rel));
+        let manifest = root
+            .as_ref()
+            .and_then(|r| out.read_json(HARNESS, r, "plugin.json", true));
+        let mut row = FoundCapability::new(
+            CapabilityKind::Plugin,
+            HARNESS,
+            ConfigScope::Plugin,
+            &id,
+            source.clone(),
+        );
+        row.installed = Some(manifest.is_some());
+        row.enablement = enablement.clone();
+        if let Some(version) = plugin.get("version").and_then(Value::as_str) {
+            row.settings.push(format!("version={version}"));
+        }
+        if let (Some(root), Some(manifest)) = (&root, &manifest) {
+            let manifest_source = root.source("plugin.json");
+            if let Some(servers) = manifest.get("mcpServers").and_then(Value::as_object) {
+                let named: serde_json::Map<String, Value> = servers
+                    .iter()
+                    .map(|(k, v)| (format!("plugin:{name}:{k}"), v.clone()))
+                    .collect();
+                for server in named.keys() {
+                    row.links.push(CapabilityLink {
+                        kind: CapabilityKind::McpServer,
+                        name: server.clone(),
+                    });
+                }
+                out.add_servers(
+                    ctx,
+                    HARNESS,
+                    ConfigScope::Plugin,
+                    &manifest_source,
+                    "mcpServers",
+                    Some(&Value::Object(named)),
+                    EntryDialect::McpJson,
+                    |found, _| found.enablement = enablement.clone(),
+                );
+            }
+            let skills_dir = manifest
+                .get("skills")
+                .and_then(Value::as_str)
+                .unwrap_or("skills")
+                .trim_start_matches("./")
+                .trim_end_matches('/')
+                .to_owned();
+            for (skill, skill_source) in skills_under(root, &skills_dir) {
+                let skill_name = format!("{name}:{skill}");
+                row.links.push(CapabilityLink {
+                    kind: CapabilityKind::Skill,
+                    name: skill_name.clone(),
+                });
+                let mut found = FoundCapability::new(
+                    CapabilityKind::Skill,
+                    HARNESS,
+                    ConfigScope::Plugin,
+                    &skill_name,
+                    skill_source,
+                );
+                found.enablement = enablement.clone();
+                out.push_capability(ctx, found);
+            }
+        }
+        out.push_capability(ctx, row);
     }
 }
