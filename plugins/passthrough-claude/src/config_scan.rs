@@ -351,7 +351,10 @@ impl ConfigScanner for ClaudeConfigScanner {
                 },
             );
         }
-        scan_plugins(ctx, out, &settings_root, &approvals, &decide);
+        // Each installed plugin is read once: its servers, and the plugin,
+        // skill and hook rows, come from the same reading.
+        let plugins = read_plugins(ctx, out, &settings_root);
+        scan_plugins(ctx, out, &plugins, &approvals, &decide);
         scan_capabilities(
             ctx,
             out,
@@ -359,6 +362,7 @@ impl ConfigScanner for ClaudeConfigScanner {
             &managed,
             project.as_ref(),
             &approvals,
+            &plugins,
         );
     }
 }
@@ -374,6 +378,7 @@ fn scan_capabilities(
     managed: &ConfigRoot,
     project: Option<&ConfigRoot>,
     approvals: &Approvals,
+    plugins: &[InstalledPlugin],
 ) {
     let project_dir = ctx
         .project
@@ -452,23 +457,9 @@ fn scan_capabilities(
     }
     // Installed plugins, with what they bundle.
     let mut installed_keys = Vec::new();
-    for (plugin_dir, key) in installed_plugins(ctx, out, settings_root) {
-        let plugin_root = settings_root.join(&plugin_dir);
-        let manifest = ".claude-plugin/plugin.json";
-        let doc = out
-            .read_json(HARNESS, &plugin_root, manifest, false)
-            .unwrap_or_default();
-        let fallback = key
-            .as_deref()
-            .and_then(|k| k.split('@').next())
-            .unwrap_or_else(|| plugin_dir.rsplit('/').next().unwrap_or(&plugin_dir))
-            .to_owned();
-        let plugin = doc
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or(&fallback)
-            .to_owned();
-        let switch = key.clone().unwrap_or_else(|| plugin.clone());
+    for installed in plugins {
+        let (plugin_root, plugin) = (&installed.root, &installed.name);
+        let switch = installed.switch().to_owned();
         installed_keys.push(switch.clone());
         let enablement = approvals.plugin(&switch);
         let mut row = FoundCapability::new(
@@ -476,21 +467,22 @@ fn scan_capabilities(
             HARNESS,
             ConfigScope::Plugin,
             &switch,
-            plugin_root.source(manifest),
+            plugin_root.source(MANIFEST),
         );
         row.installed = Some(true);
         row.enablement = enablement.clone();
-        if let Some(version) = doc.get("version").and_then(Value::as_str) {
+        if let Some(version) = installed.doc.get("version").and_then(Value::as_str) {
             row.settings.push(format!("version={version}"));
         }
         // Its servers have rows of their own (scan_plugins), named as Claude shows them.
-        for server in plugin_servers(out, &plugin_root, &doc) {
+        let servers = installed.servers.iter().flat_map(|(map, _)| map.keys());
+        for server in servers {
             row.links.push(CapabilityLink {
                 kind: CapabilityKind::McpServer,
                 name: format!("plugin:{plugin}:{server}"),
             });
         }
-        for (skill, source) in skills_under(&plugin_root, "skills") {
+        for (skill, source) in skills_under(plugin_root, "skills") {
             let name = format!("{plugin}:{skill}");
             row.links.push(CapabilityLink {
                 kind: CapabilityKind::Skill,
@@ -507,7 +499,7 @@ fn scan_capabilities(
             out.push_capability(ctx, found);
         }
         let hooks_file = "hooks/hooks.json";
-        if let Some(hooks) = out.read_json(HARNESS, &plugin_root, hooks_file, false) {
+        if let Some(hooks) = out.read_json(HARNESS, plugin_root, hooks_file, false) {
             let root_dir = plugin_root.dir().to_path_buf();
             for (name, line) in hook_commands(hooks.get("hooks"), &format!("{plugin}:")) {
                 row.links.push(CapabilityLink {
@@ -553,28 +545,6 @@ fn scan_capabilities(
             out.push_capability(ctx, row);
         }
     }
-}
-
-/// The names of the servers a plugin bundles (inline, a file it names, or `.mcp.json`).
-fn plugin_servers(
-    out: &mut ScanOutput,
-    plugin_root: &ConfigRoot,
-    doc: &Map<String, Value>,
-) -> Vec<String> {
-    let servers = match doc.get("mcpServers") {
-        Some(Value::Object(inline)) => Some(Value::Object(inline.clone())),
-        Some(Value::String(rel)) => out
-            .read_json(HARNESS, plugin_root, rel.trim_start_matches("./"), false)
-            .map(unwrap_servers),
-        _ => out
-            .read_json(HARNESS, plugin_root, ".mcp.json", false)
-            .map(unwrap_servers),
-    };
-    servers
-        .as_ref()
-        .and_then(Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
 }
 
 /// The installed plugins: from `plugins/installed_plugins.json` (user-scope
@@ -640,65 +610,107 @@ fn installed_plugins(
     dirs
 }
 
-/// Plugin-bundled servers: one row per (plugin, server), named
-/// `plugin:<plugin>:<server>` as Claude shows them.
-fn scan_plugins(
+/// A plugin's manifest, under its directory.
+const MANIFEST: &str = ".claude-plugin/plugin.json";
+
+/// One installed plugin, read once: its manifest, its name, and the servers
+/// it bundles with the file they came from.
+struct InstalledPlugin {
+    root: ConfigRoot,
+    key: Option<String>,
+    name: String,
+    doc: Map<String, Value>,
+    servers: Option<(Map<String, Value>, String)>,
+}
+
+impl InstalledPlugin {
+    /// What `enabledPlugins` keys it by: `name@marketplace`, else its name.
+    fn switch(&self) -> &str {
+        self.key.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// Every installed plugin (see [`installed_plugins`]), its manifest and its
+/// servers read once.
+fn read_plugins(
     ctx: &ScanContext,
     out: &mut ScanOutput,
     settings_root: &ConfigRoot,
-    approvals: &Approvals,
-    decide: &dyn Fn(&mut FoundServer, Enablement),
-) {
-    let mut seen = std::collections::BTreeSet::new();
+) -> Vec<InstalledPlugin> {
+    let mut plugins = Vec::new();
     for (plugin_dir, key) in installed_plugins(ctx, out, settings_root) {
-        let plugin_root = settings_root.join(&plugin_dir);
-        let manifest = ".claude-plugin/plugin.json";
+        let root = settings_root.join(&plugin_dir);
         let doc = out
-            .read_json(HARNESS, &plugin_root, manifest, false)
+            .read_json(HARNESS, &root, MANIFEST, false)
             .unwrap_or_default();
         let fallback = key
             .as_deref()
             .and_then(|k| k.split('@').next())
             .unwrap_or_else(|| plugin_dir.rsplit('/').next().unwrap_or(&plugin_dir));
-        let plugin = doc
+        let name = doc
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or(fallback)
             .to_owned();
         // Where its servers are: inline in plugin.json, a file it names, or .mcp.json.
         let (servers, source) = match doc.get("mcpServers") {
-            Some(Value::Object(inline)) => (
-                Some(Value::Object(inline.clone())),
-                plugin_root.source(manifest),
-            ),
+            Some(Value::Object(inline)) => {
+                (Some(Value::Object(inline.clone())), root.source(MANIFEST))
+            }
             Some(Value::String(rel)) => {
                 let rel = rel.trim_start_matches("./");
-                let file = out.read_json(HARNESS, &plugin_root, rel, false);
-                (file.map(unwrap_servers), plugin_root.source(rel))
+                let file = out.read_json(HARNESS, &root, rel, false);
+                (file.map(unwrap_servers), root.source(rel))
             }
             _ => {
-                let file = out.read_json(HARNESS, &plugin_root, ".mcp.json", false);
-                (file.map(unwrap_servers), plugin_root.source(".mcp.json"))
+                let file = out.read_json(HARNESS, &root, ".mcp.json", false);
+                (file.map(unwrap_servers), root.source(".mcp.json"))
             }
         };
-        let Some(servers) = servers else { continue };
-        let Some(map) = servers.as_object() else {
+        let servers = match servers {
+            Some(Value::Object(map)) => Some((map, source)),
+            _ => None,
+        };
+        plugins.push(InstalledPlugin {
+            root,
+            key,
+            name,
+            doc,
+            servers,
+        });
+    }
+    plugins
+}
+
+/// Plugin-bundled servers: one row per (plugin, server), named
+/// `plugin:<plugin>:<server>` as Claude shows them.
+fn scan_plugins(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    plugins: &[InstalledPlugin],
+    approvals: &Approvals,
+    decide: &dyn Fn(&mut FoundServer, Enablement),
+) {
+    let mut seen = std::collections::BTreeSet::new();
+    for installed in plugins {
+        let Some((map, source)) = &installed.servers else {
             continue;
         };
+        let plugin = &installed.name;
         let fresh: Map<String, Value> = map
             .iter()
             .filter(|(name, _)| seen.insert(format!("plugin:{plugin}:{name}")))
             .map(|(name, entry)| (format!("plugin:{plugin}:{name}"), entry.clone()))
             .collect();
         // Claude expands ${CLAUDE_PLUGIN_ROOT} to the plugin's directory.
-        let root_dir = plugin_root.dir().to_string_lossy().into_owned();
+        let root_dir = installed.root.dir().to_string_lossy().into_owned();
         let fresh = substitute(&Value::Object(fresh), "${CLAUDE_PLUGIN_ROOT}", &root_dir);
-        let switch = key.as_deref().unwrap_or(&plugin);
+        let switch = installed.switch();
         out.add_servers(
             ctx,
             HARNESS,
             ConfigScope::Plugin,
-            &source,
+            source,
             "mcpServers",
             Some(&fresh),
             EntryDialect::McpJson,
