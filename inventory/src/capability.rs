@@ -305,6 +305,38 @@ pub fn skills_under(root: &ConfigRoot, dir: &str) -> Vec<(String, String)> {
 }
 
 impl ScanOutput {
+    /// A plugin's bundled skills (`DIR/NAME/SKILL.md` under its `root`): one
+    /// skill row each, named `PLUGIN:NAME`, on or off with the plugin.
+    /// Returns the links the plugin's own row carries to them.
+    pub fn push_bundled_skills(
+        &mut self,
+        ctx: &ScanContext,
+        harness: &'static str,
+        root: &ConfigRoot,
+        dir: &str,
+        plugin: &str,
+        enablement: &Enablement,
+    ) -> Vec<CapabilityLink> {
+        let mut links = Vec::new();
+        for (skill, source) in skills_under(root, dir) {
+            let name = format!("{plugin}:{skill}");
+            links.push(CapabilityLink {
+                kind: CapabilityKind::Skill,
+                name: name.clone(),
+            });
+            let mut found = FoundCapability::new(
+                CapabilityKind::Skill,
+                harness,
+                ConfigScope::Plugin,
+                &name,
+                source,
+            );
+            found.enablement = enablement.clone();
+            self.push_capability(ctx, found);
+        }
+        links
+    }
+
     /// Turns a found plugin, skill, hook or tool into a sanitized row.
     pub fn push_capability(&mut self, ctx: &ScanContext, found: FoundCapability) {
         let at = self.at;

@@ -482,22 +482,9 @@ fn scan_capabilities(
                 name: format!("plugin:{plugin}:{server}"),
             });
         }
-        for (skill, source) in skills_under(plugin_root, "skills") {
-            let name = format!("{plugin}:{skill}");
-            row.links.push(CapabilityLink {
-                kind: CapabilityKind::Skill,
-                name: name.clone(),
-            });
-            let mut found = FoundCapability::new(
-                CapabilityKind::Skill,
-                HARNESS,
-                ConfigScope::Plugin,
-                &name,
-                source,
-            );
-            found.enablement = enablement.clone();
-            out.push_capability(ctx, found);
-        }
+        let skills =
+            out.push_bundled_skills(ctx, HARNESS, plugin_root, "skills", plugin, &enablement);
+        row.links.extend(skills);
         let hooks_file = "hooks/hooks.json";
         if let Some(hooks) = out.read_json(HARNESS, plugin_root, hooks_file, false) {
             let root_dir = plugin_root.dir().to_path_buf();

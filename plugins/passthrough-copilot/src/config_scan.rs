@@ -16,7 +16,7 @@ use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    ScanContext, ScanOutput, skills_under, string_list,
+    ScanContext, ScanOutput, string_list,
 };
 
 /// The harness name in inventory rows.
@@ -260,22 +260,9 @@ fn scan_plugins(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
                 .trim_start_matches("./")
                 .trim_end_matches('/')
                 .to_owned();
-            for (skill, skill_source) in skills_under(root, &skills_dir) {
-                let skill_name = format!("{name}:{skill}");
-                row.links.push(CapabilityLink {
-                    kind: CapabilityKind::Skill,
-                    name: skill_name.clone(),
-                });
-                let mut found = FoundCapability::new(
-                    CapabilityKind::Skill,
-                    HARNESS,
-                    ConfigScope::Plugin,
-                    &skill_name,
-                    skill_source,
-                );
-                found.enablement = enablement.clone();
-                out.push_capability(ctx, found);
-            }
+            let skills =
+                out.push_bundled_skills(ctx, HARNESS, root, &skills_dir, name, &enablement);
+            row.links.extend(skills);
         }
         out.push_capability(ctx, row);
     }
