@@ -84,6 +84,10 @@ enum SchemaDocument {
     Plugins,
     /// The document `tether collect --json` prints.
     Collect,
+    /// The document `tether sessions list --json` prints.
+    Sessions,
+    /// The document `tether sessions show ID --json` prints.
+    Session,
     /// The status API's session list (`GET /api/v1/sessions`, `sessions` events).
     StatusSessions,
     /// The status API's session document (`GET /api/v1/sessions/{id}`, `status` events).
@@ -160,6 +164,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::InventoryChanges => tether_core::schema::inventory_changes_schema(),
                 SchemaDocument::Plugins => tether_core::schema::plugins_schema(),
                 SchemaDocument::Collect => tether_core::schema::collect_schema(),
+                SchemaDocument::Sessions => tether_core::schema::sessions_schema(),
+                SchemaDocument::Session => tether_core::schema::session_schema(),
                 SchemaDocument::StatusSessions => status_schema("status-sessions"),
                 SchemaDocument::StatusSession => status_schema("status-session"),
                 SchemaDocument::StatusRecentOutput => status_schema("status-recent-output"),

@@ -88,15 +88,7 @@ impl std::fmt::Debug for Collector {
     }
 }
 
-/// The Tether session id of a harness session.
-pub fn session_id(kind: &str, harness_session: &str) -> String {
-    let bounded: String = harness_session
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        .take(96)
-        .collect();
-    format!("{kind}:{bounded}")
-}
+pub use tether_core::records::session_id;
 
 /// A record's process: its resource's `service.instance.id`, else
 /// `process.pid`, where it looks like an id (it becomes the attempt's

@@ -292,6 +292,142 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
     }
 }
 
+/// Where a row stopped, in words a user can act on: "needs auth",
+/// "failed to start: command not found", "connected, but its tools never
+/// reached the model", "used: 3 calls, 1 failed". Said only as far as the
+/// evidence goes: where nothing shows whether the model saw its tools, it
+/// says so.
+pub fn stopped(row: &ServerAttachment) -> String {
+    use crate::vocab::ReasonCode as R;
+    let stages = &row.stages;
+    let (calls, failed) = row.tools.iter().fold((0u32, 0u32), |(c, f), t| {
+        (c.saturating_add(t.calls), f.saturating_add(t.failed_calls))
+    });
+    let calls = calls.max(u32::from(row.last_tool_call.is_some()));
+    let failed = failed.max(u32::from(
+        row.last_tool_call.as_ref().is_some_and(|c| !c.ok),
+    ));
+    let reason = || {
+        row.reason_code
+            .as_ref()
+            .map(|r| r.as_str().replace('_', " "))
+            .unwrap_or_else(|| "no reason given".to_owned())
+    };
+    if calls > 0 {
+        let plural = if calls == 1 { "call" } else { "calls" };
+        return match failed {
+            0 => format!("used: {calls} {plural}"),
+            f => format!("used: {calls} {plural}, {f} failed"),
+        };
+    }
+    match row.status {
+        DisplayStatus::Failed => match row.reason_code {
+            Some(R::AuthRequired) => "needs auth".to_owned(),
+            Some(R::CommandNotFound | R::ProcessStartFailed) => {
+                format!("failed to start: {}", reason())
+            }
+            _ if stages.initialized.state != StageState::Yes => {
+                format!("failed to connect: {}", reason())
+            }
+            _ => format!("failed: {}", reason()),
+        },
+        DisplayStatus::Filtered => format!("filtered: {}", reason()),
+        DisplayStatus::Unavailable => format!("not given to the agent: {}", reason()),
+        DisplayStatus::Active | DisplayStatus::Connected => {
+            if stages.model_visible.state == StageState::Yes {
+                "its tools reached the model; not called".to_owned()
+            } else if stages.model_visible.state == StageState::No {
+                "connected, but its tools never reached the model".to_owned()
+            } else if row.status == DisplayStatus::Active {
+                "tools listed; not called (nothing shows whether the model saw them)".to_owned()
+            } else {
+                "connected; not called (nothing shows whether the model saw its tools)".to_owned()
+            }
+        }
+        DisplayStatus::Delivered => "given to the agent; nothing shows it connected".to_owned(),
+        DisplayStatus::Unknown => {
+            if stages.delivered.state == StageState::Yes {
+                "given to the agent; nothing shows it connected".to_owned()
+            } else {
+                "configured; nothing shows the session used it".to_owned()
+            }
+        }
+    }
+}
+
+/// One session attempt's capability matrix: a row per server, then a row
+/// per tool of each server (`SERVER/TOOL`), with the stages that were shown
+/// and what showed each.
+pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
+    use crate::model::StageObservation;
+    use crate::vocab::CapabilityKind;
+    let shown = |pairs: &[(&str, &StageObservation)]| {
+        pairs
+            .iter()
+            .filter(|(_, o)| o.state != StageState::Unknown)
+            .map(|(k, o)| ((*k).to_owned(), **o))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let mut rows = Vec::new();
+    for server in &attempt.servers {
+        let s = &server.stages;
+        let (calls, failed) = server.tools.iter().fold((0u32, 0u32), |(c, f), t| {
+            (c.saturating_add(t.calls), f.saturating_add(t.failed_calls))
+        });
+        rows.push(crate::records::MatrixRow {
+            kind: CapabilityKind::McpServer,
+            name: server.name.clone(),
+            status: server.status,
+            reason_code: server.reason_code.clone(),
+            stopped: stopped(server),
+            stages: shown(&[
+                ("configured", &s.configured),
+                ("enabled", &s.enabled),
+                ("delivered", &s.delivered),
+                ("authenticated", &s.authenticated),
+                ("initialized", &s.initialized),
+                ("tools_listed", &s.tools_listed),
+                ("model_visible", &s.model_visible),
+                ("callable", &s.callable),
+            ]),
+            calls,
+            failed_calls: failed,
+        });
+        for tool in &server.tools {
+            let stopped = match (tool.calls, tool.failed_calls) {
+                (0, _) if tool.model_visible.state == StageState::Yes => {
+                    "reached the model; not called".to_owned()
+                }
+                (0, _) => "listed; not called".to_owned(),
+                (c, 0) => format!("used: {c} {}", if c == 1 { "call" } else { "calls" }),
+                (c, f) => format!(
+                    "used: {c} {}, {f} failed",
+                    if c == 1 { "call" } else { "calls" }
+                ),
+            };
+            rows.push(crate::records::MatrixRow {
+                kind: CapabilityKind::McpTool,
+                name: format!("{}/{}", server.name, tool.name),
+                status: if tool.calls > tool.failed_calls {
+                    DisplayStatus::Active
+                } else {
+                    server.status
+                },
+                reason_code: None,
+                stopped,
+                stages: shown(&[
+                    ("tools_listed", &tool.listed),
+                    ("model_visible", &tool.model_visible),
+                    ("called", &tool.called),
+                ]),
+                calls: tool.calls,
+                failed_calls: tool.failed_calls,
+            });
+        }
+    }
+    rows
+}
+
 /// What to check, in one sentence, for a reason a user can act on (an
 /// endpoint check's failures, mostly); `None` for reasons whose summary says
 /// it all.
@@ -462,6 +598,7 @@ mod tests {
             endpoint_test: None,
             tool_catalog: None,
             note: None,
+            tools: vec![],
         }
     }
 

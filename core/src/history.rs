@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::inventory::InventoryDocument;
 use crate::model::{
     ClientInfo, ConnectionRecord, EndpointTestResult, Evidence, Stages, Timestamp, ToolCallRecord,
-    ToolCatalog,
+    ToolCatalog, ToolRow,
 };
 use crate::vocab::{DecisionKind, DisplayStatus, ReasonCode, ServerSource, Transport, Trigger};
 
@@ -25,6 +25,8 @@ pub const MAX_EVIDENCE: usize = 64;
 pub const MAX_SERVERS: usize = 256;
 /// Each row remembers at most this many connections (the newest).
 pub const MAX_CONNECTIONS: usize = 8;
+/// Each row keeps at most this many tool rows (the first seen).
+pub const MAX_TOOL_ROWS: usize = 128;
 /// One session's bounded attachment history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "AttachmentHistory")]
@@ -96,6 +98,13 @@ pub struct AttachmentAttempt {
     /// The agent's own ACP session id, once accepted.
     #[serde(default)]
     pub acp_session_id: Option<String>,
+    /// The project the session ran in, where its harness said (the last
+    /// component of its working directory, never the path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The harness's version, where it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
     /// What started the attempt.
     pub trigger: Trigger,
     /// When it began.
@@ -217,4 +226,8 @@ pub struct ServerAttachment {
     /// it is not observed through the relay). Sanitized, at most 256 bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// One row per tool the session saw of this server (at most 128, the
+    /// first seen): listed, offered to the model, called. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolRow>,
 }

@@ -36,6 +36,7 @@ pub mod owner;
 pub mod passthrough;
 pub mod plan;
 pub mod probe;
+pub mod records;
 pub mod reducer;
 pub mod registry;
 pub mod sanitize;

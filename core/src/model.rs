@@ -181,6 +181,48 @@ pub struct ToolCallRecord {
     pub at: Timestamp,
 }
 
+/// One tool of a server as a session saw it: listed, offered to the model,
+/// called (how often, how many failed). Names and counts only, never an
+/// argument or a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolRow {
+    /// The tool's name, as its server lists it.
+    pub name: String,
+    /// The server listed it (tools/list, or the harness's own tool list).
+    #[serde(default)]
+    pub listed: StageObservation,
+    /// The harness offered it to the model (or the model called it).
+    #[serde(default)]
+    pub model_visible: StageObservation,
+    /// It was called: yes once a call is seen.
+    #[serde(default)]
+    pub called: StageObservation,
+    /// Calls seen.
+    #[serde(default)]
+    pub calls: u32,
+    /// Of those, the ones that failed.
+    #[serde(default)]
+    pub failed_calls: u32,
+    /// The newest call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_call_at: Option<Timestamp>,
+}
+
+impl ToolRow {
+    /// A row for `name` with nothing shown yet.
+    pub fn new(name: impl Into<String>) -> Self {
+        ToolRow {
+            name: name.into(),
+            listed: StageObservation::default(),
+            model_visible: StageObservation::default(),
+            called: StageObservation::default(),
+            calls: 0,
+            failed_calls: 0,
+            last_call_at: None,
+        }
+    }
+}
+
 /// An MCP client's self-description.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClientInfo {
@@ -224,6 +266,8 @@ pub enum ProvenanceCode {
     Relay,
     /// See [`Provenance::HarnessTelemetry`].
     HarnessTelemetry,
+    /// See [`Provenance::HarnessRecord`].
+    HarnessRecord,
 }
 
 impl ProvenanceCode {
@@ -237,6 +281,7 @@ impl ProvenanceCode {
             Self::Assumed => Provenance::Assumed,
             Self::Relay => Provenance::Relay,
             Self::HarnessTelemetry => Provenance::HarnessTelemetry,
+            Self::HarnessRecord => Provenance::HarnessRecord,
         }
     }
 
@@ -249,6 +294,7 @@ impl ProvenanceCode {
             Provenance::EndpointTest => Self::EndpointTest,
             Provenance::Relay => Self::Relay,
             Provenance::HarnessTelemetry => Self::HarnessTelemetry,
+            Provenance::HarnessRecord => Self::HarnessRecord,
             Provenance::Assumed | Provenance::Other(_) => Self::Assumed,
         }
     }
@@ -461,6 +507,14 @@ pub struct Evidence {
     /// The test result, for endpoint_tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint_test: Option<Box<EndpointTestResult>>,
+    /// For tool_call_observed: how many calls of `tool` the source has seen
+    /// so far in this session (a harness's records count them; absent: this
+    /// one call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u32>,
+    /// For tool_call_observed: how many of those `calls` failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_calls: Option<u32>,
 }
 
 impl Evidence {
@@ -481,6 +535,8 @@ impl Evidence {
             acp_session_id: None,
             reported_status: None,
             endpoint_test: None,
+            calls: None,
+            failed_calls: None,
         }
     }
 

@@ -197,4 +197,25 @@ pub trait PassthroughStrategy: Send + Sync {
         let _ = (record, configured);
         crate::telemetry::TelemetryAnswer::NotMine
     }
+
+    /// Where the CLI writes its own session records (transcripts, logs,
+    /// session files), for `tether sessions`. The default: nowhere (this
+    /// plugin reads no records).
+    fn record_sources(&self) -> Vec<crate::records::RecordSource> {
+        Vec::new()
+    }
+
+    /// Reads one record of a file from one of its
+    /// [`record_sources`](Self::record_sources): which session it belongs
+    /// to, which servers it names, and what it proves. Pure, like
+    /// [`read_telemetry`](Self::read_telemetry), with the same rule: names,
+    /// codes, counts, times and outcomes only. The default knows no record.
+    fn read_record(
+        &self,
+        file: &crate::records::RecordFile<'_>,
+        record: &str,
+    ) -> crate::records::RecordAnswer {
+        let _ = (file, record);
+        crate::records::RecordAnswer::Unknown
+    }
 }

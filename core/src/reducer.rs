@@ -14,7 +14,7 @@ use crate::history::{
 };
 use crate::model::{
     ClientInfo, ConnectionRecord, EndpointTestResult, Evidence, ProvenanceCode, StageObservation,
-    Stages, Timestamp, ToolCallRecord, ToolCatalog,
+    Stages, Timestamp, ToolCallRecord, ToolCatalog, ToolRow,
 };
 use crate::owner::{AttemptId, Owner};
 use crate::sanitize::{self, Scrubber};
@@ -228,6 +228,20 @@ pub enum HistoryEvent {
         transport: Option<Transport>,
         /// When the harness named it.
         at: Timestamp,
+        /// What named it (`harness_telemetry` or `harness_record`).
+        provenance: ProvenanceCode,
+    },
+    /// What the harness said about the session itself: the project it ran
+    /// in (a directory's last component) and its own version. A value that
+    /// is no name is dropped; once set, the smallest value is kept, so
+    /// order never matters.
+    Describe {
+        /// Whose.
+        key: AttemptKey,
+        /// The project, where said.
+        project: Option<String>,
+        /// The harness's version, where said.
+        agent_version: Option<String>,
     },
     /// The sink for an attempt has dropped `total` events so far (full queue).
     TransitDrops {
@@ -361,6 +375,7 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             name,
             transport,
             at,
+            provenance,
         } => {
             let attempt = current_attempt_mut(history, key)?;
             if attempt.servers.iter().any(|r| &r.name == name) {
@@ -385,8 +400,7 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
                 note: None,
             };
             let mut row = planned_row(&planned, *at);
-            let said =
-                |state| StageObservation::shown(state, ProvenanceCode::HarnessTelemetry, *at);
+            let said = |state| StageObservation::shown(state, *provenance, *at);
             row.stages.configured = said(StageState::Yes);
             row.stages.enabled = said(StageState::Yes);
             attempt.servers.push(row);
@@ -395,12 +409,37 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
                 attempt,
                 Evidence::new(EvidenceKind::Configured, *at)
                     .server(name.clone())
-                    .provenance(crate::vocab::Provenance::HarnessTelemetry),
+                    .provenance(provenance.word()),
             );
             Ok(if kept {
                 Reduced::Applied
             } else {
                 Reduced::AppliedTimelineFull
+            })
+        }
+        HistoryEvent::Describe {
+            key,
+            project,
+            agent_version,
+        } => {
+            let attempt = current_attempt_mut(history, key)?;
+            let mut changed = false;
+            for (slot, value) in [
+                (&mut attempt.project, project),
+                (&mut attempt.agent_version, agent_version),
+            ] {
+                let Some(value) = value.as_deref().filter(|v| is_label(v)) else {
+                    continue;
+                };
+                if slot.as_deref().is_none_or(|cur| value < cur) {
+                    *slot = Some(value.to_owned());
+                    changed = true;
+                }
+            }
+            Ok(if changed {
+                Reduced::Applied
+            } else {
+                Reduced::Duplicate
             })
         }
         HistoryEvent::TransitDrops { key, total } => {
@@ -424,6 +463,16 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
             }
         }
     }
+}
+
+/// Whether `s` can stand as a project's or version's label: 1 to 64 bytes
+/// of letters, digits, spaces and `-_.+@`, so a path, a sentence or a
+/// payload never becomes one.
+fn is_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '@' | ' '))
 }
 
 /// The functional form: returns a new history, leaving the input untouched.
@@ -514,6 +563,8 @@ fn begin(history: &mut AttachmentHistory, start: &AttemptStart) -> Result<Reduce
         agent_id: start.agent_id.clone(),
         agent_profile_id: start.agent_profile_id.clone(),
         acp_session_id: None,
+        project: None,
+        agent_version: None,
         trigger: start.trigger.clone(),
         started_at: start.at,
         updated_at: start.at,
@@ -589,6 +640,7 @@ fn planned_row(planned: &PlannedRow, at: Timestamp) -> ServerAttachment {
         endpoint_test: None,
         tool_catalog: None,
         note: planned.note.clone(),
+        tools: Vec::new(),
     };
     row.status = derive_status(&row);
     row
@@ -696,6 +748,8 @@ pub fn sanitize_evidence(
             .as_deref()
             .map(|s| sanitize::cap_with_ellipsis(&scrubber.name(s), 32)),
         endpoint_test: evidence.endpoint_test.clone(),
+        calls: evidence.calls,
+        failed_calls: evidence.failed_calls,
     };
     if let Some(test) = ev.endpoint_test.as_mut() {
         test.summary = test.summary.as_deref().map(|s| scrubber.summary(s));
@@ -859,7 +913,20 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
             if let Some(count) = ev.tool_count {
                 changed |= merge_tool_count(row, count, at);
             }
+            if let Some(tool) = &ev.tool
+                && let Some(t) = tool_row(row, tool)
+            {
+                t.listed.merge(yes);
+            }
             changed |= touch_connection(row, ev);
+        }
+        EvidenceKind::ToolVisible => {
+            row.stages.model_visible.merge(yes);
+            if let Some(tool) = &ev.tool
+                && let Some(t) = tool_row(row, tool)
+            {
+                t.model_visible.merge(yes);
+            }
         }
         EvidenceKind::ToolCallObserved => {
             row.stages.initialized.merge(yes);
@@ -870,6 +937,7 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
                 row.stages.callable.merge(yes);
             }
             if let Some(tool) = &ev.tool {
+                changed |= tool_call(row, tool, ev, prov);
                 let ok = ev.ok.unwrap_or(false);
                 // Strictly newer, so a replacement always changes the row.
                 let newer = row.last_tool_call.as_ref().is_none_or(|last| {
@@ -930,6 +998,43 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     changed |= row.stages != stages_before;
     let status = derive_status(row);
     changed | set(&mut row.status, status)
+}
+
+/// The tool row for `tool`, added when there is room (none past
+/// [`MAX_TOOL_ROWS`](crate::history::MAX_TOOL_ROWS)).
+fn tool_row<'r>(row: &'r mut ServerAttachment, tool: &str) -> Option<&'r mut ToolRow> {
+    match row.tools.iter().position(|t| t.name == tool) {
+        Some(i) => row.tools.get_mut(i),
+        None if row.tools.len() < crate::history::MAX_TOOL_ROWS => {
+            row.tools.push(ToolRow::new(tool));
+            row.tools.last_mut()
+        }
+        None => None,
+    }
+}
+
+/// A call (or a source's count of calls) of `tool`: its row is listed,
+/// model-visible and called, and its counts rise to the largest seen (a
+/// count is a running total, so the merge is a maximum: idempotent, and
+/// order never matters). True when the tool's row changed.
+fn tool_call(row: &mut ServerAttachment, tool: &str, ev: &Evidence, prov: ProvenanceCode) -> bool {
+    let at = ev.at;
+    let Some(t) = tool_row(row, tool) else {
+        return false;
+    };
+    let before = t.clone();
+    let yes = StageObservation::shown(StageState::Yes, prov, at);
+    t.model_visible.merge(yes);
+    t.called.merge(yes);
+    let calls = ev.calls.unwrap_or(1);
+    let failed = ev
+        .failed_calls
+        .unwrap_or(u32::from(ev.ok == Some(false)))
+        .min(calls);
+    t.calls = t.calls.max(calls);
+    t.failed_calls = t.failed_calls.max(failed);
+    t.last_call_at = Some(t.last_call_at.map_or(at, |l| l.max(at)));
+    *t != before
 }
 
 /// Sets `slot` to `value`; true when that changed it.
@@ -994,7 +1099,7 @@ pub fn reported_state(word: &str) -> ReportedState {
 fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     let at = ev.at;
     let said_by = match ProvenanceCode::from_word(&ev.provenance) {
-        ProvenanceCode::HarnessTelemetry => ProvenanceCode::HarnessTelemetry,
+        code @ (ProvenanceCode::HarnessTelemetry | ProvenanceCode::HarnessRecord) => code,
         _ => ProvenanceCode::AgentReport,
     };
     let report = |state| StageObservation::shown(state, said_by, at);

@@ -58,6 +58,16 @@ pub fn collect_schema() -> Value {
     schema_of::<crate::telemetry::CollectDocument>("collect.json")
 }
 
+/// The schema of [`SessionsDocument`](crate::records::SessionsDocument) (`tether sessions list --json`).
+pub fn sessions_schema() -> Value {
+    schema_of::<crate::records::SessionsDocument>("sessions.json")
+}
+
+/// The schema of [`SessionDocument`](crate::records::SessionDocument) (`tether sessions show --json`).
+pub fn session_schema() -> Value {
+    schema_of::<crate::records::SessionDocument>("session.json")
+}
+
 /// The schema of [`PluginListing`](crate::registry::PluginListing) (`tether plugins --json`).
 pub fn plugins_schema() -> Value {
     schema_of::<crate::registry::PluginListing>("plugins.json")

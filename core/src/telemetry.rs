@@ -430,11 +430,28 @@ impl TelemetryReading {
     /// looks like a name ([`is_name_like`]), and its session id (if any)
     /// looks like an id: text where a name belongs makes a reading refused.
     pub fn names_are_names(&self, configured: &[String]) -> bool {
-        let ok = |name: &str| is_name_like(name) || configured.iter().any(|c| c == name);
-        self.session.as_deref().is_none_or(is_name_like)
-            && self.servers.iter().all(|s| ok(&s.name))
-            && self.evidence.iter().all(|e| {
-                e.server.as_deref().is_none_or(ok) && e.tool.as_deref().is_none_or(is_name_like)
-            })
+        names_are_names(
+            self.session.as_deref(),
+            &self.servers,
+            &self.evidence,
+            configured,
+        )
     }
+}
+
+/// The rule every harness reading (telemetry or records) passes: each
+/// server and tool name is a configured name or looks like a name
+/// ([`is_name_like`]), and the session id (if any) looks like an id.
+pub fn names_are_names(
+    session: Option<&str>,
+    servers: &[NamedServer],
+    evidence: &[crate::model::Evidence],
+    configured: &[String],
+) -> bool {
+    let ok = |name: &str| is_name_like(name) || configured.iter().any(|c| c == name);
+    session.is_none_or(is_name_like)
+        && servers.iter().all(|s| ok(&s.name))
+        && evidence.iter().all(|e| {
+            e.server.as_deref().is_none_or(ok) && e.tool.as_deref().is_none_or(is_name_like)
+        })
 }

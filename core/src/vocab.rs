@@ -300,6 +300,9 @@ open_vocabulary! {
         /// says how and when). Servers delivered to it that saw no contact
         /// were delivered to a process that is gone.
         AgentExited => "agent_exited",
+        /// The harness offered this server's tool (`tool`) to the model:
+        /// it was in the tool list a model turn was sent (model-visible).
+        ToolVisible => "tool_visible",
     }
 }
 
@@ -322,6 +325,10 @@ open_vocabulary! {
         /// The harness's own telemetry (OTLP), received by `tether collect`:
         /// what the harness said about its servers in a session it ran itself.
         HarnessTelemetry => "harness_telemetry",
+        /// What the harness wrote to disk about a session it ran (its
+        /// transcript, its per-server logs, its own session files), read
+        /// afterwards by `tether sessions`.
+        HarnessRecord => "harness_record",
     }
 }
 

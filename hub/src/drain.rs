@@ -221,6 +221,7 @@ pub(crate) fn process(
                     server,
                     transport,
                     at,
+                    provenance,
                 } => {
                     let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
                         continue;
@@ -237,6 +238,7 @@ pub(crate) fn process(
                         name: rows.add_unique(&server),
                         transport,
                         at,
+                        provenance,
                     };
                     drop(rows);
                     match reduce(&mut slot.history, &event) {

@@ -70,6 +70,7 @@ pub(crate) enum Command {
         server: String,
         transport: Option<Transport>,
         at: Timestamp,
+        provenance: tether_core::model::ProvenanceCode,
     },
     FlushBlocking(SyncSender<()>),
     FlushAsync(oneshot::Sender<()>),
@@ -124,6 +125,7 @@ impl EvidenceSink {
             server: server.into(),
             transport,
             at,
+            provenance: tether_core::model::ProvenanceCode::HarnessTelemetry,
         })
     }
 

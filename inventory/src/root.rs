@@ -102,6 +102,51 @@ impl ConfigRoot {
     /// but cannot be used (too large, unreadable, a special file, a symlink
     /// loop or a symlink out of this root).
     pub fn read(&self, rel: &str) -> Result<Option<String>, ReadFailure> {
+        match self.contained(rel)? {
+            Some(real) => read_capped(&real).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Opens `rel` for reading, with [`read`](Self::read)'s containment
+    /// checks (no path out of the root, no symlink out of it, no special
+    /// file) but no size cap: for files read as a stream, in bounded
+    /// pieces, by their caller. `Ok(None)` when it does not exist. The file
+    /// is opened read-only and never locked.
+    pub fn open(&self, rel: &str) -> Result<Option<(std::fs::File, u64)>, ReadFailure> {
+        let Some(real) = self.contained(rel)? else {
+            return Ok(None);
+        };
+        // Checked before opening: opening a FIFO would block.
+        if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) {
+            return Err(ReadFailure::new(
+                ReasonCode::InvalidConfig,
+                "not a regular file",
+            ));
+        }
+        let file = std::fs::File::open(&real).map_err(|e| {
+            ReadFailure::new(
+                ReasonCode::Unreadable,
+                format!("cannot open it: {}", e.kind()),
+            )
+        })?;
+        let meta = file.metadata().map_err(|e| {
+            ReadFailure::new(
+                ReasonCode::Unreadable,
+                format!("cannot inspect it: {}", e.kind()),
+            )
+        })?;
+        if !meta.is_file() {
+            return Err(ReadFailure::new(
+                ReasonCode::InvalidConfig,
+                "not a regular file",
+            ));
+        }
+        Ok(Some((file, meta.len())))
+    }
+
+    /// The real path of `rel`, checked to stay inside the root.
+    fn contained(&self, rel: &str) -> Result<Option<PathBuf>, ReadFailure> {
         let rel_path = Path::new(rel);
         if rel_path
             .components()
@@ -157,7 +202,7 @@ impl ConfigRoot {
                 ),
             ));
         }
-        read_capped(&real).map(Some)
+        Ok(Some(real))
     }
 
     /// Files named one of `names` under `rel`, at most `max_depth` directories

@@ -154,6 +154,11 @@ async fn collect_session(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // The CLI finishes on its own (it writes its session files on the way
+    // out), bounded by the test's deadline.
+    while child.exited().is_none() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     child.kill_group().await;
     drain.abort();
     stop.store(true, std::sync::atomic::Ordering::Release);
@@ -165,6 +170,21 @@ async fn collect_session(
     );
     eprintln!("{kind}: {stats:?} {received:?}");
     last
+}
+
+/// Keeps a copy of a session's private home under `$TETHER_KEEP_HOMES/KIND`
+/// (to record fixtures from, or to look at what the harness wrote).
+fn keep_home(kind: &str, home: &std::path::Path) {
+    if let Some(dir) = std::env::var_os("TETHER_KEEP_HOMES") {
+        let to = std::path::Path::new(&dir).join(kind);
+        let _ = std::fs::remove_dir_all(&to);
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(home)
+            .arg(&to)
+            .status();
+    }
 }
 
 fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
@@ -298,6 +318,7 @@ async fn claude_session(details: bool) {
     .await
     .expect("a collected session");
     running.shutdown().await;
+    keep_home("claude", home.path());
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(
         row(&attempt, "time").stages.initialized.state,
@@ -366,6 +387,7 @@ async fn qwen_code_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
+    keep_home("qwen", home.path());
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(row(&attempt, "time").tool_count, Some(2));
     never_connected(&attempt, "broken");
@@ -437,6 +459,7 @@ async fn copilot_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
+    keep_home("copilot", home.path());
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(row(&attempt, "broken").status, DisplayStatus::Failed);
     never_connected(&attempt, "authy");
@@ -498,6 +521,7 @@ async fn gemini_cli_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
+    keep_home("gemini", home.path());
     assert!(used(&attempt), "{attempt:?}");
     never_connected(&attempt, "broken");
     never_connected(&attempt, "authy");
@@ -560,6 +584,7 @@ async fn codex_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
+    keep_home("codex", home.path());
     assert!(used(&attempt), "{attempt:?}");
     assert!(taken(&attempt), "{attempt:?}");
     for name in ["broken", "authy"] {
@@ -633,6 +658,7 @@ async fn opencode_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
+    keep_home("opencode", home.path());
     assert!(used(&attempt), "{attempt:?}");
     for name in ["broken", "authy"] {
         never_connected(&attempt, name);

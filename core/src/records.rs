@@ -1,0 +1,384 @@
+//! What a harness writes to disk about the sessions it runs (transcripts,
+//! per-server logs, its own session files), and how its plugin reads them:
+//! the optional session-record half of a passthrough plugin's contract.
+//!
+//! A plugin declares where its files are ([`RecordSource`]) and reads one
+//! record (a line, or a whole small document) at a time into a
+//! [`RecordAnswer`]: pure, bytes to evidence. Finding the files, opening
+//! them read-only within their root, bounding them and importing what was
+//! read is host machinery (`tether-records`), as are the documents
+//! `tether sessions` prints ([`SessionsDocument`], [`SessionDocument`]).
+//!
+//! A record holds the user's prompts, code, tool arguments and results. A
+//! reader takes names, codes, counts, times and statuses only; the host
+//! refuses a reading whose names are not names.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::history::AttachmentHistory;
+use crate::model::{Evidence, Timestamp};
+use crate::telemetry::{NamedServer, is_name_like};
+
+/// How a source's files are cut into records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordFormat {
+    /// One record per line (JSON lines, or a text log).
+    Lines,
+    /// The whole (small) file is one record.
+    Document,
+}
+
+/// Where one kind of a harness's session files sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordSource {
+    /// What the files are (`transcript`, `mcp_log`, `rollout`, …): the
+    /// reader is told which.
+    pub role: String,
+    /// The variable that moves the harness's directory (`CODEX_HOME`,
+    /// `XDG_CACHE_HOME`, …), if any; its value is the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_var: Option<String>,
+    /// Added below the variable's value (`XDG_DATA_HOME` + `opencode`), if
+    /// any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub root_suffix: String,
+    /// The root under the user's home when the variable is unset
+    /// (`.claude`, `.cache/claude-cli-nodejs`).
+    pub root_default: String,
+    /// The files below the root: `/`-separated segments, each literal or
+    /// with one `*` (`projects/*/*.jsonl`, `*/mcp-logs-*/*.jsonl`).
+    pub pattern: String,
+    /// How its files are cut into records.
+    pub format: RecordFormat,
+}
+
+impl RecordSource {
+    /// A source of line records under `root_default` (below the home).
+    pub fn lines(
+        role: impl Into<String>,
+        root_default: impl Into<String>,
+        pattern: impl Into<String>,
+    ) -> Self {
+        RecordSource {
+            role: role.into(),
+            root_var: None,
+            root_suffix: String::new(),
+            root_default: root_default.into(),
+            pattern: pattern.into(),
+            format: RecordFormat::Lines,
+        }
+    }
+
+    /// The same source, its root moved by `var` (plus `suffix`) when set.
+    pub fn moved_by(mut self, var: impl Into<String>, suffix: impl Into<String>) -> Self {
+        self.root_var = Some(var.into());
+        self.root_suffix = suffix.into();
+        self
+    }
+
+    /// The same source, each file one record.
+    pub fn document(mut self) -> Self {
+        self.format = RecordFormat::Document;
+        self
+    }
+
+    /// Whether `segments` (a path below the root, cut at `/`) matches the
+    /// pattern.
+    pub fn matches(&self, segments: &[&str]) -> bool {
+        let pattern: Vec<&str> = self.pattern.split('/').collect();
+        pattern.len() == segments.len()
+            && pattern
+                .iter()
+                .zip(segments)
+                .all(|(p, s)| segment_matches(p, s))
+    }
+}
+
+/// Whether one path segment matches one pattern segment (literal, or one
+/// `*` standing for any run of characters). A segment starting with a dot
+/// matches only a pattern that does.
+pub fn segment_matches(pattern: &str, segment: &str) -> bool {
+    if segment.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    match pattern.split_once('*') {
+        None => pattern == segment,
+        Some((prefix, suffix)) => {
+            segment.len() >= prefix.len() + suffix.len()
+                && segment.starts_with(prefix)
+                && segment.ends_with(suffix)
+        }
+    }
+}
+
+/// The file a record comes from, as its reader sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordFile<'a> {
+    /// The source's role.
+    pub role: &'a str,
+    /// The file's path below the source's root, cut at `/` (a Claude
+    /// server log's directory names its server, a rollout's name its id).
+    pub segments: &'a [String],
+    /// The harness session an earlier record of this file named, if any
+    /// (a rollout names its session once, in its first line).
+    pub session: Option<&'a str>,
+}
+
+impl RecordFile<'_> {
+    /// The segment `i` from the end (0: the file's name).
+    pub fn from_end(&self, i: usize) -> Option<&str> {
+        self.segments
+            .len()
+            .checked_sub(i + 1)
+            .and_then(|j| self.segments.get(j))
+            .map(String::as_str)
+    }
+}
+
+/// What a plugin made of one record.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordReading {
+    /// The harness's session id, where the record (or its file) names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// When the record was written, where it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Timestamp>,
+    /// The project: the last component of the session's working
+    /// directory ([`project_of`]), never the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The harness's version, where the record says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Servers the record names (each gets a row).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<NamedServer>,
+    /// What it proves, as evidence (the host stamps it `harness_record`):
+    /// names, codes, counts and outcomes only. A tool call carries the
+    /// call's id in `connection_id` where the record has one, so a call
+    /// written twice (started, completed) is counted once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<Evidence>,
+}
+
+impl RecordReading {
+    /// A reading for `session`.
+    pub fn of(session: Option<String>) -> Self {
+        RecordReading {
+            session,
+            ..RecordReading::default()
+        }
+    }
+
+    /// Whether every name it gives looks like a name (or is a configured
+    /// one) and its session id like an id: see
+    /// [`TelemetryReading::names_are_names`](crate::telemetry::TelemetryReading::names_are_names),
+    /// the same rule.
+    pub fn names_are_names(&self, configured: &[String]) -> bool {
+        crate::telemetry::names_are_names(
+            self.session.as_deref(),
+            &self.servers,
+            &self.evidence,
+            configured,
+        )
+    }
+}
+
+/// How a plugin answered one record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "read", rename_all = "snake_case")]
+pub enum RecordAnswer {
+    /// A record of a type (or shape) the reader does not know: counted
+    /// per file and reported, never fatal (a newer harness version, most
+    /// likely).
+    Unknown,
+    /// A known record that says nothing about MCP servers or tools.
+    Ignored,
+    /// Read.
+    Read(RecordReading),
+}
+
+/// The last component of a working directory (`/home/me/src/tether` →
+/// `tether`), where it is a plain name: what a session's project is shown
+/// as. Never the path.
+pub fn project_of(cwd: &str) -> Option<String> {
+    let last = cwd
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()?;
+    let plain = !last.is_empty()
+        && last.len() <= 64
+        && last
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '@' | ' '));
+    plain.then(|| last.to_owned())
+}
+
+/// The Tether session id of a harness session (`KIND:ID`, the id kept to
+/// 96 characters of letters, digits and `-_.`): the one id a session has
+/// whether Tether saw it live (`tether collect`) or on disk.
+pub fn session_id(kind: &str, harness_session: &str) -> String {
+    let bounded: String = harness_session
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .take(96)
+        .collect();
+    format!("{kind}:{bounded}")
+}
+
+/// A server's or tool's name as a reader takes it: trimmed, and only when
+/// it looks like a name.
+pub fn name(s: &str) -> Option<String> {
+    let s = s.trim();
+    is_name_like(s).then(|| s.to_owned())
+}
+
+/// The version of [`SessionsDocument`] and [`SessionDocument`].
+pub const SESSIONS_SCHEMA_VERSION: u32 = 1;
+
+/// What was read of one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileReport {
+    /// The harness.
+    pub agent_kind: String,
+    /// The source's role.
+    pub role: String,
+    /// The file, as `~/…` (never an absolute path).
+    pub path: String,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Records read.
+    pub records: u64,
+    /// Records that said something (servers, tools).
+    pub read: u64,
+    /// Known records that said nothing about servers.
+    pub ignored: u64,
+    /// Records of a type the reader does not know (version drift).
+    pub unknown: u64,
+    /// Records refused: not UTF-8, longer than the line bound, or a
+    /// reading whose names were not names.
+    pub refused: u64,
+    /// Why the file was not read (or not to the end), in one sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Counts of a session's rows by display status.
+pub type StatusCounts = std::collections::BTreeMap<String, u32>;
+
+/// One session found on disk, in a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionSummary {
+    /// The Tether session id (`KIND:ID`), the same one `tether collect`
+    /// gives the session when it sees it live.
+    pub session_id: String,
+    /// The harness.
+    pub agent_kind: String,
+    /// The harness's own session id.
+    pub harness_session: String,
+    /// The project, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The harness's version, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_version: Option<String>,
+    /// The first record's time.
+    pub started_at: Timestamp,
+    /// The last record's time.
+    pub updated_at: Timestamp,
+    /// Server rows by status.
+    pub counts: StatusCounts,
+    /// Files that held its records.
+    pub files: u32,
+}
+
+/// `tether sessions list --json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "SessionsDocument")]
+pub struct SessionsDocument {
+    /// [`SESSIONS_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The sessions, newest first.
+    pub sessions: Vec<SessionSummary>,
+    /// Every file read, and what came of it.
+    pub files: Vec<FileReport>,
+}
+
+/// One row of a session's capability matrix: a server, or one of its tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MatrixRow {
+    /// `mcp_server` or `mcp_tool`.
+    pub kind: crate::vocab::CapabilityKind,
+    /// The server's name, or `SERVER/TOOL`.
+    pub name: String,
+    /// The display status (a tool row: its server's, or `active` once
+    /// called).
+    pub status: crate::vocab::DisplayStatus,
+    /// Why it stopped, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<crate::vocab::ReasonCode>,
+    /// Where it stopped, in words a user can act on ("needs auth", "used:
+    /// 3 calls, 1 failed").
+    pub stopped: String,
+    /// Each stage that was shown: its state and what showed it.
+    pub stages: std::collections::BTreeMap<String, crate::model::StageObservation>,
+    /// Calls seen (tool rows, and a server's total).
+    #[serde(default)]
+    pub calls: u32,
+    /// Of those, the failed ones.
+    #[serde(default)]
+    pub failed_calls: u32,
+}
+
+/// `tether sessions show ID --json`: one session's matrix and its history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "SessionDocument")]
+pub struct SessionDocument {
+    /// [`SESSIONS_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The session.
+    pub session: SessionSummary,
+    /// One row per server and per tool the session saw.
+    pub rows: Vec<MatrixRow>,
+    /// The files its records came from.
+    pub files: Vec<FileReport>,
+    /// The session's attachment history, as a store keeps it.
+    pub history: AttachmentHistory,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_segment_by_segment() {
+        let s = RecordSource::lines(
+            "mcp_log",
+            ".cache/claude-cli-nodejs",
+            "*/mcp-logs-*/*.jsonl",
+        );
+        assert!(s.matches(&["-home-me", "mcp-logs-time", "2026.jsonl"]));
+        assert!(!s.matches(&["-home-me", "logs-time", "2026.jsonl"]));
+        assert!(!s.matches(&["-home-me", "mcp-logs-time", "2026.txt"]));
+        assert!(!s.matches(&["mcp-logs-time", "2026.jsonl"]));
+        // Hidden entries match only a pattern that names them.
+        assert!(!s.matches(&[".hidden", "mcp-logs-time", "a.jsonl"]));
+        assert!(segment_matches("rollout-*.jsonl", "rollout-1.jsonl"));
+        assert!(!segment_matches("rollout-*.jsonl", "rollout.jsonl"));
+    }
+
+    #[test]
+    fn a_project_is_a_last_component_never_a_path() {
+        assert_eq!(project_of("/home/me/src/tether").as_deref(), Some("tether"));
+        assert_eq!(
+            project_of("/home/me/src/tether/").as_deref(),
+            Some("tether")
+        );
+        assert_eq!(project_of("C:\\src\\app").as_deref(), Some("app"));
+        assert_eq!(project_of("/"), None);
+        assert_eq!(project_of("/x/a;rm -rf"), None);
+    }
+}

@@ -1,0 +1,553 @@
+//! The session-record readers' file access (`tether sessions`).
+//!
+//! Each passthrough plugin says where its harness writes its own session
+//! records ([`PassthroughStrategy::record_sources`]) and reads one record at
+//! a time ([`PassthroughStrategy::read_record`], pure). This crate does the
+//! rest:
+//! - finds the files, below each source's root under the user's home (or
+//!   where the harness's own variable moves it), matching the source's
+//!   pattern, with bounds on how many it looks at;
+//! - opens each read-only through the inventory's [`ConfigRoot`] (no path
+//!   out of the root, no symlink out of it, no special file), never writes,
+//!   locks or moves it, and reads it in bounded pieces from where the last
+//!   read stopped ([`read`]);
+//! - refuses, per file and with a sentence, what it cannot read (too large,
+//!   not UTF-8, a record past the bound, a link out of the root), and reads
+//!   the rest;
+//! - adds each reading to its session's facts ([`sessions::SessionFacts`]),
+//!   once its names are names, and builds each session's attachment history
+//!   ([`sessions::history_of`]), merged into the one a store already holds.
+//!
+//! [`PassthroughStrategy::record_sources`]: tether_core::passthrough::PassthroughStrategy::record_sources
+//! [`PassthroughStrategy::read_record`]: tether_core::passthrough::PassthroughStrategy::read_record
+
+pub mod read;
+pub mod sessions;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tether_core::history::AttachmentHistory;
+use tether_core::model::Timestamp;
+use tether_core::observer::TransportObserver;
+use tether_core::plan::DriveMode;
+use tether_core::records::{
+    FileReport, RecordAnswer, RecordFile, RecordFormat, RecordSource, SessionSummary, StatusCounts,
+};
+use tether_core::registry::Registry;
+use tether_core::spec::ServerSpec;
+use tether_core::store::{Store, StoreError};
+use tether_inventory::root::ConfigRoot;
+
+pub use sessions::SessionFacts;
+
+/// Files looked at per source, at most (the newest first).
+pub const MAX_FILES_PER_SOURCE: usize = 10_000;
+/// Directory entries looked at per source, at most.
+pub const MAX_ENTRIES_PER_SOURCE: usize = 200_000;
+/// Sessions kept in memory, at most.
+pub const MAX_SESSIONS: usize = 20_000;
+
+/// Where the harnesses' files are: the user's home, and the variables that
+/// move a harness's directory (`CODEX_HOME`, `XDG_DATA_HOME`, …).
+#[derive(Debug, Clone)]
+pub struct Home {
+    dir: PathBuf,
+    vars: HashMap<String, String>,
+}
+
+impl Home {
+    /// The home at `dir`, with `vars` as the environment.
+    pub fn new(dir: impl Into<PathBuf>, vars: HashMap<String, String>) -> Self {
+        Home {
+            dir: dir.into(),
+            vars,
+        }
+    }
+
+    /// A source's root, and how it is shown.
+    fn root(&self, source: &RecordSource) -> ConfigRoot {
+        if let Some(var) = &source.root_var
+            && let Some(value) = self.vars.get(var).filter(|v| !v.is_empty())
+        {
+            let dir = Path::new(value).join(&source.root_suffix);
+            let shown = if source.root_suffix.is_empty() {
+                format!("${var}")
+            } else {
+                format!("${var}/{}", source.root_suffix)
+            };
+            return ConfigRoot::new(dir, shown);
+        }
+        ConfigRoot::new(
+            self.dir.join(&source.root_default),
+            format!("~/{}", source.root_default),
+        )
+    }
+}
+
+/// Which sessions to read.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only these harnesses (agent kinds); all when empty.
+    pub harnesses: Vec<String>,
+    /// Only sessions with a record at or after this time (files last
+    /// written before it are not opened).
+    pub since: Option<Timestamp>,
+    /// Only sessions of this project.
+    pub project: Option<String>,
+}
+
+struct Source {
+    kind: String,
+    observer: Arc<dyn TransportObserver>,
+    source: RecordSource,
+    root: ConfigRoot,
+}
+
+struct FileState {
+    offset: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+    session: Option<String>,
+    report: FileReport,
+}
+
+/// What a read pass changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Files read (or read further).
+    pub files_read: usize,
+    /// Sessions whose facts changed.
+    pub changed: Vec<String>,
+}
+
+/// Every harness's session records under one home, read so far. Reading
+/// again ([`Records::read`]) reads only what was written since.
+pub struct Records {
+    sources: Vec<Source>,
+    configured: HashMap<String, Vec<ServerSpec>>,
+    names: HashMap<String, Vec<String>>,
+    filter: Filter,
+    files: BTreeMap<PathBuf, FileState>,
+    sessions: BTreeMap<String, SessionFacts>,
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records")
+            .field("files", &self.files.len())
+            .field("sessions", &self.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What went wrong writing to a store.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The store refused or failed.
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Sessions the store did not hold.
+    pub new: usize,
+    /// Sessions it held, that the records changed.
+    pub updated: usize,
+    /// Sessions it held already as the records say.
+    pub unchanged: usize,
+    /// Sessions that could not be built (a bound hit).
+    pub refused: usize,
+}
+
+impl Records {
+    /// The records the passthrough plugins of `registry` read, under `home`,
+    /// with the servers today's configuration gives each harness
+    /// (`configured[kind]`, for rows of sessions a store does not hold yet).
+    pub fn new(
+        registry: &Registry,
+        home: &Home,
+        configured: HashMap<String, Vec<ServerSpec>>,
+        filter: Filter,
+    ) -> Self {
+        let mut sources = Vec::new();
+        for plugin in registry.plugins() {
+            if plugin.descriptor.drive_mode != DriveMode::Passthrough {
+                continue;
+            }
+            let Some(kind) = plugin.descriptor.agent_kinds.first() else {
+                continue;
+            };
+            if !filter.harnesses.is_empty() && !filter.harnesses.contains(kind) {
+                continue;
+            }
+            let Some(strategy) = plugin.observer.passthrough() else {
+                continue;
+            };
+            for source in contained(|| strategy.record_sources()).unwrap_or_default() {
+                sources.push(Source {
+                    kind: kind.clone(),
+                    observer: Arc::clone(&plugin.observer),
+                    root: home.root(&source),
+                    source,
+                });
+            }
+        }
+        let names = configured
+            .iter()
+            .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
+            .collect();
+        Records {
+            sources,
+            configured,
+            names,
+            filter,
+            files: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+        }
+    }
+
+    /// The harnesses (agent kinds) with a record source.
+    pub fn harnesses(&self) -> Vec<String> {
+        let mut kinds: Vec<String> = self.sources.iter().map(|s| s.kind.clone()).collect();
+        kinds.dedup();
+        kinds
+    }
+
+    /// Reads what was written since the last pass (everything, the first
+    /// time). `at_rest`: the files are not being written (a one-off
+    /// import), so a last line without its newline is read too; while
+    /// following, it waits for its newline.
+    pub fn read(&mut self, at_rest: bool) -> Pass {
+        let mut pass = Pass::default();
+        let mut changed = std::collections::BTreeSet::new();
+        for index in 0..self.sources.len() {
+            for (rel, path, meta) in self.find(index) {
+                if let Some(since) = self.filter.since
+                    && meta
+                        .modified()
+                        .ok()
+                        .is_some_and(|m| Timestamp::from_system(m) < since)
+                {
+                    continue;
+                }
+                if self.read_file(index, &rel, path, &meta, at_rest, &mut changed) {
+                    pass.files_read += 1;
+                }
+            }
+        }
+        pass.changed = changed.into_iter().collect();
+        pass
+    }
+
+    /// The files of source `index`, newest first, bounded.
+    fn find(&self, index: usize) -> Vec<(String, PathBuf, std::fs::Metadata)> {
+        let source = &self.sources[index];
+        let pattern: Vec<&str> = source.source.pattern.split('/').collect();
+        let depth = pattern.len();
+        let mut found = Vec::new();
+        let mut budget = MAX_ENTRIES_PER_SOURCE;
+        // (relative dir, depth): directories whose names matched so far.
+        let mut stack: Vec<(String, usize)> = vec![(String::new(), 0)];
+        while let Some((dir, level)) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(source.root.dir().join(&dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    continue;
+                };
+                let Some(segment) = pattern.get(level) else {
+                    continue;
+                };
+                if !tether_core::records::segment_matches(segment, &name) {
+                    continue;
+                }
+                let rel = if dir.is_empty() {
+                    name
+                } else {
+                    format!("{dir}/{name}")
+                };
+                // Not followed: a link is looked at only as a file, and
+                // opening it checks it stays inside the root.
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if level + 1 < depth {
+                    if kind.is_dir() {
+                        stack.push((rel, level + 1));
+                    }
+                } else if kind.is_file() || kind.is_symlink() {
+                    let meta = match std::fs::metadata(entry.path()) {
+                        Ok(meta) => meta,
+                        // A dangling link: opening it says why.
+                        Err(_) => match entry.metadata() {
+                            Ok(meta) => meta,
+                            Err(_) => continue,
+                        },
+                    };
+                    found.push((rel, entry.path(), meta));
+                }
+            }
+        }
+        found.sort_by_key(|(_, _, m)| std::cmp::Reverse(m.modified().ok()));
+        found.truncate(MAX_FILES_PER_SOURCE);
+        found
+    }
+
+    /// Reads one file further; true when anything was read.
+    fn read_file(
+        &mut self,
+        index: usize,
+        rel: &str,
+        path: PathBuf,
+        meta: &std::fs::Metadata,
+        at_rest: bool,
+        changed: &mut std::collections::BTreeSet<String>,
+    ) -> bool {
+        let source = &self.sources[index];
+        let shown = source.root.source(rel);
+        let state = self.files.entry(path).or_insert_with(|| FileState {
+            offset: 0,
+            len: 0,
+            modified: None,
+            session: None,
+            report: FileReport {
+                agent_kind: source.kind.clone(),
+                role: source.source.role.clone(),
+                path: shown.clone(),
+                ..FileReport::default()
+            },
+        });
+        let modified = meta.modified().ok();
+        if state.len == meta.len() && state.modified == modified && state.report.bytes > 0 {
+            return false;
+        }
+        if meta.len() < state.offset {
+            // Cut short, or replaced: read again from the start (every
+            // fact merges idempotently, so what was read stays true).
+            state.offset = 0;
+            state.session = None;
+        }
+        let (mut file, len) = match source.root.open(rel) {
+            Ok(Some(opened)) => opened,
+            Ok(None) => return false,
+            Err(failure) => {
+                state.report.error = Some(failure.summary);
+                state.len = meta.len();
+                state.modified = modified;
+                return false;
+            }
+        };
+        let strategy = source.observer.passthrough();
+        let configured = self
+            .names
+            .get(&source.kind)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
+        let role = source.source.role.clone();
+        let kind = source.kind.clone();
+        let format = source.source.format;
+        let project = self.filter.project.clone();
+        let since = self.filter.since;
+        let sessions = &mut self.sessions;
+        let report = &mut state.report;
+        let file_session = &mut state.session;
+        let outcome = read::read_records(
+            &mut file,
+            len,
+            state.offset,
+            format,
+            at_rest || format == RecordFormat::Document,
+            |record| {
+                report.records += 1;
+                let Some(strategy) = strategy else {
+                    report.unknown += 1;
+                    return;
+                };
+                let file = RecordFile {
+                    role: &role,
+                    segments: &segments,
+                    session: file_session.as_deref(),
+                };
+                match contained(|| strategy.read_record(&file, record)) {
+                    None => report.refused += 1,
+                    Some(RecordAnswer::Unknown) => report.unknown += 1,
+                    Some(RecordAnswer::Ignored) => report.ignored += 1,
+                    Some(RecordAnswer::Read(reading)) => {
+                        if !reading.names_are_names(configured) {
+                            report.refused += 1;
+                            return;
+                        }
+                        if reading.session.is_some() {
+                            file_session.clone_from(&reading.session);
+                        }
+                        let Some(harness_session) =
+                            reading.session.clone().or_else(|| file_session.clone())
+                        else {
+                            report.ignored += 1;
+                            return;
+                        };
+                        report.read += 1;
+                        let id = tether_core::records::session_id(&kind, &harness_session);
+                        if !sessions.contains_key(&id) && sessions.len() >= MAX_SESSIONS {
+                            report.refused += 1;
+                            return;
+                        }
+                        let facts = sessions
+                            .entry(id.clone())
+                            .or_insert_with(|| SessionFacts::new(&kind, &harness_session));
+                        facts.add(&role, &report.path, reading);
+                        changed.insert(id);
+                    }
+                }
+            },
+        );
+        state.report.bytes = outcome.consumed;
+        state.report.refused += outcome.oversized + outcome.not_utf8;
+        let mut problems = Vec::new();
+        if let Some(error) = outcome.error {
+            problems.push(error);
+        }
+        if outcome.oversized > 0 {
+            problems.push(format!(
+                "{} record(s) longer than {} MiB skipped",
+                outcome.oversized,
+                read::MAX_RECORD_BYTES / (1024 * 1024)
+            ));
+        }
+        if outcome.not_utf8 > 0 {
+            problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
+        }
+        state.report.error = (!problems.is_empty()).then(|| problems.join("; "));
+        state.offset = outcome.consumed;
+        state.len = meta.len();
+        state.modified = modified;
+        // Filters that need the facts: drop sessions outside them.
+        if project.is_some() || since.is_some() {
+            self.sessions.retain(|_, f| {
+                project
+                    .as_ref()
+                    .is_none_or(|p| f.project.as_ref().is_none_or(|fp| fp == p))
+                    && since.is_none_or(|s| f.last_at.0 == 0 || f.last_at >= s)
+            });
+        }
+        true
+    }
+
+    /// The sessions read so far, by Tether session id.
+    pub fn sessions(&self) -> &BTreeMap<String, SessionFacts> {
+        &self.sessions
+    }
+
+    /// The sessions that pass the filter (a session whose project is not
+    /// known yet is kept until a record says it).
+    pub fn selected(&self) -> impl Iterator<Item = &SessionFacts> {
+        self.sessions.values().filter(|f| {
+            self.filter
+                .project
+                .as_ref()
+                .is_none_or(|p| f.project.as_ref() == Some(p))
+        })
+    }
+
+    /// What was read of each file so far.
+    pub fn files(&self) -> Vec<FileReport> {
+        self.files.values().map(|f| f.report.clone()).collect()
+    }
+
+    /// The history of one session, built from its records alone (or merged
+    /// into `existing`).
+    pub fn history(
+        &self,
+        facts: &SessionFacts,
+        existing: Option<AttachmentHistory>,
+    ) -> Result<AttachmentHistory, tether_core::reducer::Rejection> {
+        let observer = self
+            .sources
+            .iter()
+            .find(|s| s.kind == facts.agent_kind)
+            .map(|s| s.observer.as_ref());
+        let configured = self
+            .configured
+            .get(&facts.agent_kind)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        sessions::history_of(facts, observer, configured, existing)
+    }
+
+    /// The summary of one session, from its history.
+    pub fn summary(&self, facts: &SessionFacts, history: &AttachmentHistory) -> SessionSummary {
+        let mut counts = StatusCounts::new();
+        let attempt = history.current();
+        for row in attempt.map(|a| a.servers.as_slice()).unwrap_or_default() {
+            *counts.entry(row.status.as_str().to_owned()).or_default() += 1;
+        }
+        SessionSummary {
+            session_id: facts.session_id(),
+            agent_kind: facts.agent_kind.clone(),
+            harness_session: facts.harness_session.clone(),
+            project: attempt
+                .and_then(|a| a.project.clone())
+                .or_else(|| facts.project.clone()),
+            agent_version: attempt
+                .and_then(|a| a.agent_version.clone())
+                .or_else(|| facts.version.clone()),
+            started_at: facts.first_at,
+            updated_at: facts.last_at,
+            counts,
+            files: u32::try_from(facts.files.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Imports the sessions `ids` (all selected ones when `None`) into
+    /// `store`: each merged into the history the store holds for it (one
+    /// session whether it was collected live or read here), written only
+    /// when that changed it, with a newer revision.
+    pub fn import(
+        &self,
+        store: &dyn Store,
+        ids: Option<&[String]>,
+    ) -> Result<Imported, ImportError> {
+        let mut done = Imported::default();
+        let chosen: Vec<&SessionFacts> = match ids {
+            None => self.selected().collect(),
+            Some(ids) => ids.iter().filter_map(|id| self.sessions.get(id)).collect(),
+        };
+        for facts in chosen {
+            let existing = store.load(&facts.session_id())?;
+            let had = existing.clone();
+            let Ok(mut merged) = self.history(facts, existing) else {
+                done.refused += 1;
+                continue;
+            };
+            match had {
+                Some(old) if sessions::same(&old, &merged) => done.unchanged += 1,
+                old => {
+                    merged.revision = old.as_ref().map_or(0, |o| o.revision) + 1;
+                    store.save(&merged)?;
+                    if old.is_some() {
+                        done.updated += 1;
+                    } else {
+                        done.new += 1;
+                    }
+                }
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// A plugin's answer, with a panic contained (`None`).
+fn contained<T>(f: impl FnOnce() -> T) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
