@@ -65,7 +65,8 @@ pub struct CollectArgs {
 
 /// Today's configured servers per harness, as `tether inventory` finds them
 /// (enabled rows with a usable endpoint).
-fn configured_today() -> std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> {
+pub(crate) fn configured_today()
+-> std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> {
     use tether_inventory::{ScanContext, scan_all, scanners};
     let ctx = ScanContext::from_env(std::env::current_dir().ok());
     let document = scan_all(&ctx, &scanners(), &[]);
@@ -90,7 +91,7 @@ fn configured_today() -> std::collections::HashMap<String, Vec<tether_core::spec
     by_kind
 }
 
-fn open_store(db: &str) -> anyhow::Result<Arc<dyn tether_core::store::Store>> {
+pub(crate) fn open_store(db: &str) -> anyhow::Result<Arc<dyn tether_core::store::Store>> {
     if db.starts_with("postgres://") || db.starts_with("postgresql://") {
         Ok(Arc::new(tether_store::PostgresStore::connect(db)?))
     } else {

@@ -15,6 +15,7 @@ mod inventory;
 mod plugins;
 mod probe;
 mod serve;
+mod sessions;
 mod term;
 
 use std::io::Write;
@@ -58,6 +59,9 @@ enum Command {
     /// Receive your harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1; `--print-env HARNESS`
     /// says what to set (exit 0 on Ctrl-C, 1 if it cannot listen, 2 usage).
     Collect(collect::CollectArgs),
+    /// The sessions your harnesses wrote to disk, each as a capability matrix: list, show ID,
+    /// import into a store (exit 0 done, 1 store failure or no such session, 2 usage).
+    Sessions(sessions::SessionsArgs),
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
         /// Which document.
@@ -154,6 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Plugins(args) => plugins::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Collect(args) => collect::run(args),
+        Command::Sessions(args) => sessions::run(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),

@@ -48,6 +48,60 @@ impl Timestamp {
         Timestamp(u64::try_from(ms).unwrap_or(u64::MAX))
     }
 
+    /// Reads an RFC 3339 time (`2026-12-01T20:53:19.575Z`, any number of
+    /// fraction digits, `Z` or an offset): what harnesses write in their
+    /// records. `None` for anything else, or a time before 1970.
+    pub fn parse_rfc3339(s: &str) -> Option<Self> {
+        let b = s.as_bytes();
+        let num = |r: std::ops::Range<usize>| -> Option<i64> {
+            let part = s.get(r)?;
+            part.bytes()
+                .all(|c| c.is_ascii_digit())
+                .then(|| part.parse().ok())?
+        };
+        if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+            return None;
+        }
+        let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        if b[13] != b':' || b[16] != b':' {
+            return None;
+        }
+        let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+        if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+            return None;
+        }
+        let mut i = 19;
+        let mut ms = 0i64;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            let digits = s.get(start..i)?;
+            if digits.is_empty() {
+                return None;
+            }
+            let first3: String = digits.chars().chain("000".chars()).take(3).collect();
+            ms = first3.parse().ok()?;
+        }
+        let offset_min = match s.get(i..)? {
+            "Z" | "z" => 0,
+            tz if tz.len() == 6
+                && matches!(tz.as_bytes()[0], b'+' | b'-')
+                && tz.as_bytes()[3] == b':' =>
+            {
+                let sign = if tz.starts_with('-') { -1 } else { 1 };
+                sign * (num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?)
+            }
+            _ => return None,
+        };
+        let days = days_from_civil(y, mo as u32, d as u32);
+        let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
+        let total = secs.checked_mul(1000)?.checked_add(ms)?;
+        u64::try_from(total).ok().map(Timestamp)
+    }
+
     /// Milliseconds from `earlier` to `self`, zero if `earlier` is later.
     pub fn since(self, earlier: Timestamp) -> u64 {
         self.0.saturating_sub(earlier.0)
@@ -73,6 +127,16 @@ impl fmt::Display for Timestamp {
 }
 
 /// Howard Hinnant's days-to-civil algorithm.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
@@ -639,5 +703,36 @@ mod tests {
         assert_eq!(x, y);
         assert_eq!(x.state, StageState::Yes);
         assert_eq!(x.at, Some(Timestamp(7)));
+    }
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::Timestamp;
+
+    #[test]
+    fn rfc3339_reads_back_what_display_writes() {
+        for ms in [0u64, 1, 999, 1_796_158_399_840, 4_102_444_800_000] {
+            let t = Timestamp(ms);
+            assert_eq!(Timestamp::parse_rfc3339(&t.to_string()), Some(t), "{t}");
+        }
+        assert_eq!(
+            Timestamp::parse_rfc3339("2026-12-01T20:53:19.5Z"),
+            Timestamp::parse_rfc3339("2026-12-01T20:53:19.500Z")
+        );
+        assert_eq!(
+            Timestamp::parse_rfc3339("2026-12-01T21:53:19+01:00"),
+            Timestamp::parse_rfc3339("2026-12-01T20:53:19Z")
+        );
+        for bad in [
+            "",
+            "2026-12-01",
+            "2026-13-01T00:00:00Z",
+            "2026-12-01T20:53:19",
+            "x026-12-01T20:53:19Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert_eq!(Timestamp::parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

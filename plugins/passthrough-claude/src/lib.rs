@@ -22,6 +22,7 @@ pub mod config_scan;
 
 use std::path::Path;
 
+pub mod records;
 pub mod telemetry;
 
 use serde_json::{Map, Value, json};
@@ -168,6 +169,18 @@ impl PassthroughStrategy for PassthroughClaude {
 
     fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
         telemetry::read(record)
+    }
+
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        records::sources()
+    }
+
+    fn read_record(
+        &self,
+        file: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        records::read(file, record)
     }
 }
 

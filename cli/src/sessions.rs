@@ -1,0 +1,423 @@
+//! `tether sessions`: the sessions your harnesses wrote to disk, each as a
+//! capability matrix (list, show), imported into a store (import, with
+//! `--follow` as they are written).
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use tether_core::display::{color_class, matrix};
+use tether_core::model::Timestamp;
+use tether_core::records::{
+    FileReport, SESSIONS_SCHEMA_VERSION, SessionDocument, SessionSummary, SessionsDocument,
+};
+use tether_core::registry::Registry;
+use tether_records::{Filter, Home, Records};
+
+/// `tether sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// The sessions found on disk: harness, project, times, rows per status.
+    List {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Print one SessionsDocument (see `tether schema sessions`).
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session's matrix: a row per server and per tool it saw, where
+    /// each stopped, and what showed it.
+    Show {
+        /// The session: `KIND:ID` as `list` shows it, the harness's own id,
+        /// or a unique prefix of either.
+        id: String,
+        /// Print one SessionDocument (see `tether schema session`).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import the sessions into a store (`tether serve` and `tether history`
+    /// read it); a session already there (collected live, or imported
+    /// before) is merged, never doubled.
+    Import {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// The store: a SQLite file, or a PostgreSQL database URL.
+        #[arg(long, default_value = "tether.db", value_name = "PATH|URL")]
+        db: String,
+        /// Keep importing as running sessions write (until Ctrl-C).
+        #[arg(long)]
+        follow: bool,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+struct FilterArgs {
+    /// Only this harness (repeatable): claude, codex, gemini, qwen, copilot,
+    /// opencode.
+    #[arg(long = "harness", value_name = "KIND")]
+    harness: Vec<String>,
+    /// Only sessions with records since: a duration back from now (`90m`,
+    /// `24h`, `7d`) or an RFC 3339 time.
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only sessions of this project (the last component of the directory
+    /// it ran in).
+    #[arg(long, value_name = "NAME")]
+    project: Option<String>,
+}
+
+/// Exit code for usage errors.
+const USAGE: u8 = 2;
+
+fn since(word: &str) -> Option<Timestamp> {
+    if let Some(t) = Timestamp::parse_rfc3339(word) {
+        return Some(t);
+    }
+    let (digits, unit) = word.split_at(word.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = digits.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        "w" => n * 7 * 86_400,
+        _ => return None,
+    };
+    let now = tether_hub::now();
+    Some(Timestamp(now.0.saturating_sub(secs.saturating_mul(1000))))
+}
+
+fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
+    let known: Vec<String> = registry
+        .plugins()
+        .iter()
+        .filter_map(|p| p.descriptor.agent_kinds.first().cloned())
+        .collect();
+    for kind in &args.harness {
+        if !known.contains(kind) {
+            return Err(format!("unknown harness {kind:?}"));
+        }
+    }
+    let since = match &args.since {
+        None => None,
+        Some(word) => Some(since(word).ok_or_else(|| {
+            format!("--since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time")
+        })?),
+    };
+    Ok(Filter {
+        harnesses: args.harness.clone(),
+        since,
+        project: args.project.clone(),
+    })
+}
+
+fn home() -> Home {
+    let dir = std::env::var_os("HOME").unwrap_or_default();
+    Home::new(dir, std::env::vars().collect())
+}
+
+fn read(registry: &Registry, filter: Filter) -> Records {
+    let configured = crate::term::with_progress(
+        "reading today's MCP configuration…",
+        crate::collect::configured_today,
+    );
+    let mut records = Records::new(registry, &home(), configured, filter);
+    crate::term::with_progress("reading the harnesses' session records…", || {
+        records.read(true);
+    });
+    records
+}
+
+/// Every session, newest first, with its history built from its records.
+fn summaries(records: &Records) -> Vec<(SessionSummary, tether_core::history::AttachmentHistory)> {
+    let mut out: Vec<_> = records
+        .selected()
+        .filter_map(|facts| {
+            let history = records.history(facts, None).ok()?;
+            Some((records.summary(facts, &history), history))
+        })
+        .collect();
+    out.sort_by(|a, b| b.0.updated_at.cmp(&a.0.updated_at));
+    out
+}
+
+/// `tether sessions`.
+pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
+    let registry = Registry::with_static()?;
+    match args.command {
+        SessionsCommand::List { filter, json } => {
+            let filter = match filter_of(&filter, &registry) {
+                Ok(f) => f,
+                Err(e) => return usage(&e),
+            };
+            let records = read(&registry, filter);
+            let sessions = summaries(&records);
+            let document = SessionsDocument {
+                schema_version: SESSIONS_SCHEMA_VERSION,
+                sessions: sessions.into_iter().map(|(s, _)| s).collect(),
+                files: records.files(),
+            };
+            let mut out = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut out, &document)?;
+                writeln!(out)?;
+            } else {
+                print_list(&mut out, &document)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionsCommand::Show { id, json } => {
+            let harness = id
+                .split_once(':')
+                .map(|(kind, _)| kind.to_owned())
+                .filter(|kind| {
+                    registry
+                        .plugins()
+                        .iter()
+                        .any(|p| p.descriptor.agent_kinds.first() == Some(kind))
+                });
+            let filter = Filter {
+                harnesses: harness.into_iter().collect(),
+                ..Filter::default()
+            };
+            let records = read(&registry, filter);
+            let matching: Vec<_> = records
+                .sessions()
+                .values()
+                .filter(|f| {
+                    let tether_id = f.session_id();
+                    tether_id == id
+                        || f.harness_session == id
+                        || tether_id.starts_with(&id)
+                        || f.harness_session.starts_with(&id)
+                })
+                .collect();
+            let facts = match matching.as_slice() {
+                [one] => *one,
+                [] => {
+                    eprintln!(
+                        "tether sessions show: no session {id:?} on disk (see `tether sessions list`)"
+                    );
+                    return Ok(ExitCode::FAILURE);
+                }
+                many => {
+                    eprintln!(
+                        "tether sessions show: {id:?} names {} sessions; give more of it",
+                        many.len()
+                    );
+                    return Ok(ExitCode::from(USAGE));
+                }
+            };
+            let history = records
+                .history(facts, None)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let files: Vec<FileReport> = records
+                .files()
+                .into_iter()
+                .filter(|f| facts.files.contains(&f.path))
+                .collect();
+            let document = SessionDocument {
+                schema_version: SESSIONS_SCHEMA_VERSION,
+                session: records.summary(facts, &history),
+                rows: history.current().map(matrix).unwrap_or_default(),
+                files,
+                history,
+            };
+            let mut out = std::io::stdout().lock();
+            if json {
+                serde_json::to_writer_pretty(&mut out, &document)?;
+                writeln!(out)?;
+            } else {
+                print_matrix(&mut out, &document)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionsCommand::Import { filter, db, follow } => {
+            let filter = match filter_of(&filter, &registry) {
+                Ok(f) => f,
+                Err(e) => return usage(&e),
+            };
+            let store = match crate::collect::open_store(&db) {
+                Ok(store) => store,
+                Err(err) => {
+                    eprintln!("tether sessions import: cannot open the store {db}: {err:#}");
+                    return Ok(ExitCode::FAILURE);
+                }
+            };
+            let mut records = read(&registry, filter);
+            let done = match records.import(store.as_ref(), None) {
+                Ok(done) => done,
+                Err(err) => {
+                    eprintln!("tether sessions import: {err}");
+                    return Ok(ExitCode::FAILURE);
+                }
+            };
+            let problems = records.files().iter().filter(|f| f.error.is_some()).count();
+            eprintln!(
+                "imported: {} new, {} updated, {} unchanged{}{}",
+                done.new,
+                done.updated,
+                done.unchanged,
+                if done.refused > 0 {
+                    format!(", {} refused", done.refused)
+                } else {
+                    String::new()
+                },
+                if problems > 0 {
+                    format!("; {problems} file(s) not fully read (see `tether sessions list`)")
+                } else {
+                    String::new()
+                }
+            );
+            if !follow {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let runtime = crate::runtime()?;
+            let cancel = runtime.block_on(async { crate::cancel_on_ctrl_c() });
+            eprintln!("following the session records (Ctrl-C to stop)…");
+            while !cancel.is_cancelled() {
+                std::thread::sleep(Duration::from_millis(500));
+                let pass = records.read(false);
+                if pass.changed.is_empty() {
+                    continue;
+                }
+                match records.import(store.as_ref(), Some(&pass.changed)) {
+                    Ok(done) => {
+                        for id in &pass.changed {
+                            eprintln!("  {id}");
+                        }
+                        tracing::debug!(?done, "followed");
+                    }
+                    Err(err) => {
+                        eprintln!("tether sessions import: {err}");
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn usage(message: &str) -> anyhow::Result<ExitCode> {
+    eprintln!("tether sessions: {message}");
+    Ok(ExitCode::from(USAGE))
+}
+
+fn counts_line(counts: &tether_core::records::StatusCounts) -> String {
+    counts
+        .iter()
+        .map(|(status, n)| format!("{n} {status}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Result<()> {
+    if document.sessions.is_empty() {
+        writeln!(out, "No harness sessions found on disk.")?;
+    } else {
+        writeln!(
+            out,
+            "{:<46} {:<9} {:<20} {:<20} SERVERS",
+            "SESSION", "HARNESS", "PROJECT", "LAST RECORD"
+        )?;
+        for s in &document.sessions {
+            writeln!(
+                out,
+                "{:<46} {:<9} {:<20} {:<20} {}",
+                s.session_id,
+                s.agent_kind,
+                s.project.as_deref().unwrap_or("-"),
+                s.updated_at
+                    .to_string()
+                    .get(..19)
+                    .unwrap_or("-")
+                    .replace('T', " "),
+                counts_line(&s.counts)
+            )?;
+        }
+    }
+    print_file_problems(out, &document.files)
+}
+
+fn print_file_problems(out: &mut impl Write, files: &[FileReport]) -> std::io::Result<()> {
+    for f in files {
+        if let Some(error) = &f.error {
+            writeln!(out, "! {}: {error}", f.path)?;
+        }
+        if f.unknown > 0 {
+            writeln!(
+                out,
+                "? {}: {} record(s) of a kind this Tether does not read (a newer {}?)",
+                f.path, f.unknown, f.agent_kind
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Result<()> {
+    let color = std::io::stdout().is_terminal();
+    let s = &document.session;
+    writeln!(
+        out,
+        "{}  {}{}{}",
+        crate::term::bold(&s.session_id, color),
+        s.agent_kind,
+        s.agent_version
+            .as_deref()
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default(),
+        s.project
+            .as_deref()
+            .map(|p| format!(", project {p}"))
+            .unwrap_or_default(),
+    )?;
+    writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    writeln!(
+        out,
+        "{:<11} {:<36} {:<12} {:<44} SHOWN BY",
+        "KIND", "NAME", "STATUS", "WHERE IT STOPPED"
+    )?;
+    for row in &document.rows {
+        let shown_by = [
+            "callable",
+            "called",
+            "model_visible",
+            "tools_listed",
+            "initialized",
+            "authenticated",
+            "delivered",
+            "configured",
+        ]
+        .iter()
+        .find_map(|k| {
+            row.stages
+                .get(*k)
+                .filter(|o| o.state != tether_core::vocab::StageState::Unknown)
+        })
+        .and_then(|o| o.provenance)
+        .map(|p| p.word().to_string())
+        .unwrap_or_else(|| "-".into());
+        let status = crate::term::paint(
+            color_class(row.status),
+            &format!("{:<12}", row.status.as_str()),
+            color,
+        );
+        writeln!(
+            out,
+            "{:<11} {:<36} {status} {:<44} {shown_by}",
+            row.kind.as_str(),
+            row.name,
+            row.stopped
+        )?;
+    }
+    print_file_problems(out, &document.files)
+}

@@ -1,0 +1,310 @@
+//! Claude Code's own session records, read as `tether sessions` reads
+//! them. Verified on Claude Code 2.1.197 (the pinned CLI).
+//!
+//! - **Transcripts** `~/.claude/projects/<cwd slug>/<session>.jsonl`
+//!   (`$CLAUDE_CONFIG_DIR/projects/…`): an assistant record's `tool_use`
+//!   items name the tools the model called (`mcp__SERVER__TOOL`, with the
+//!   call's id); the next user record's `tool_result` items say, by that
+//!   id, whether each failed (`is_error`); a `deferred_tools_delta`
+//!   attachment (tool search on) names the tools offered to the model and
+//!   the servers pending or needing auth.
+//! - **Per-server logs**
+//!   `~/.cache/claude-cli-nodejs/<cwd slug>/mcp-logs-<server>/<time>.jsonl`
+//!   (`$XDG_CACHE_HOME/claude-cli-nodejs/…`): each record is `{debug |
+//!   error, timestamp, sessionId, cwd}`; the directory names the server.
+//!   "Successfully connected", "Connection established": connected;
+//!   "Authentication required": needs auth; "Connection failed": failed
+//!   (a missing command said as such); "Tool 'X' completed successfully" /
+//!   "Tool 'X' failed": one call of X and how it went.
+//!
+//! Only names, ids, times and outcomes are taken: a record's message,
+//! tool input, tool result and error text are never kept (a failure's
+//! reason is a code, never its words).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::records::{
+    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
+};
+use tether_core::telemetry::NamedServer;
+use tether_core::vocab::{EvidenceKind, ReasonCode};
+use tether_sdk::telemetry::{failed, reason_for, split_mcp_double, status};
+
+/// The role of transcript files.
+pub const TRANSCRIPT: &str = "transcript";
+/// The role of per-server log files.
+pub const MCP_LOG: &str = "mcp_log";
+
+/// Where Claude Code writes its session records.
+pub fn sources() -> Vec<RecordSource> {
+    vec![
+        RecordSource::lines(TRANSCRIPT, ".claude", "projects/*/*.jsonl")
+            .moved_by("CLAUDE_CONFIG_DIR", ""),
+        RecordSource::lines(MCP_LOG, ".cache/claude-cli-nodejs", "*/mcp-logs-*/*.jsonl")
+            .moved_by("XDG_CACHE_HOME", "claude-cli-nodejs"),
+    ]
+}
+
+/// Reads one record of one of [`sources`]' files.
+pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    match file.role {
+        TRANSCRIPT => transcript(record),
+        MCP_LOG => mcp_log(file, record),
+        _ => RecordAnswer::Unknown,
+    }
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cwd: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(borrow, default)]
+    attachment: Option<Attachment<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+}
+
+/// A message's content: text (a prompt: skipped unread), or items.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    #[serde(borrow)]
+    Items(Vec<Item<'a>>),
+    Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+#[derive(Deserialize)]
+struct Attachment<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(rename = "addedNames", default)]
+    added: Vec<Cow<'a, str>>,
+    #[serde(rename = "pendingMcpServers", default)]
+    pending: Option<Vec<Cow<'a, str>>>,
+    #[serde(rename = "needsAuthMcpServers", default)]
+    needs_auth: Option<Vec<Cow<'a, str>>>,
+}
+
+/// Record types a transcript holds that say nothing of MCP servers.
+const KNOWN: &[&str] = &[
+    "user",
+    "assistant",
+    "attachment",
+    "system",
+    "summary",
+    "queue-operation",
+    "file-history-snapshot",
+    "custom-title",
+    "progress",
+    "result",
+    "last-prompt",
+    "tag",
+    "agent-name",
+];
+
+fn header(line: &Line<'_>) -> RecordReading {
+    RecordReading {
+        session: line.session.as_deref().and_then(name),
+        at: line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339),
+        project: line.cwd.as_deref().and_then(project_of),
+        version: line.version.as_deref().and_then(name),
+        ..RecordReading::default()
+    }
+}
+
+fn transcript(record: &str) -> RecordAnswer {
+    let Ok(line) = serde_json::from_str::<Line<'_>>(record) else {
+        return RecordAnswer::Unknown;
+    };
+    let Some(kind) = line.kind.as_deref() else {
+        return RecordAnswer::Unknown;
+    };
+    if !KNOWN.contains(&kind) {
+        return RecordAnswer::Unknown;
+    }
+    let mut reading = header(&line);
+    let at = reading.at.unwrap_or(Timestamp(0));
+    let items = match line.message.as_ref().and_then(|m| m.content.as_ref()) {
+        Some(Content::Items(items)) => items.as_slice(),
+        _ => &[],
+    };
+    for item in items {
+        match item.kind.as_deref() {
+            Some("tool_use") => {
+                let Some((server, tool)) = item.name.as_deref().and_then(split_mcp_double) else {
+                    continue;
+                };
+                let (Some(server), Some(tool)) = (name(server), name(tool)) else {
+                    continue;
+                };
+                let mut call = Evidence::new(EvidenceKind::ToolCallObserved, at).server(&server);
+                call.tool = Some(tool);
+                call.connection_id = item.id.as_deref().and_then(name);
+                name_server(&mut reading, &server);
+                reading.evidence.push(call);
+            }
+            Some("tool_result") => {
+                // Whose call it was is known by its id only; an id no MCP
+                // call had is dropped by the host.
+                let Some(id) = item.tool_use_id.as_deref().and_then(name) else {
+                    continue;
+                };
+                let mut result = Evidence::new(EvidenceKind::ToolCallObserved, at);
+                result.connection_id = Some(id);
+                result.ok = Some(item.is_error != Some(true));
+                reading.evidence.push(result);
+            }
+            _ => {}
+        }
+    }
+    if let Some(attachment) = &line.attachment
+        && attachment.kind.as_deref() == Some("deferred_tools_delta")
+    {
+        for added in &attachment.added {
+            if let Some((server, tool)) = split_mcp_double(added)
+                && let (Some(server), Some(tool)) = (name(server), name(tool))
+            {
+                let mut visible = Evidence::new(EvidenceKind::ToolVisible, at).server(&server);
+                visible.tool = Some(tool);
+                name_server(&mut reading, &server);
+                reading.evidence.push(visible);
+            }
+        }
+        for server in attachment
+            .needs_auth
+            .iter()
+            .flatten()
+            .filter_map(|s| name(s))
+        {
+            reading.evidence.push(status(&server, "needs-auth", at));
+            name_server(&mut reading, &server);
+        }
+        for server in attachment.pending.iter().flatten().filter_map(|s| name(s)) {
+            name_server(&mut reading, &server);
+        }
+    }
+    if reading.evidence.is_empty() && reading.servers.is_empty() && reading.session.is_none() {
+        return RecordAnswer::Ignored;
+    }
+    RecordAnswer::Read(reading)
+}
+
+fn name_server(reading: &mut RecordReading, server: &str) {
+    if !reading.servers.iter().any(|s| s.name == server) {
+        reading.servers.push(NamedServer {
+            name: server.to_owned(),
+            transport: None,
+        });
+    }
+}
+
+#[derive(Deserialize)]
+struct LogLine<'a> {
+    #[serde(borrow, default)]
+    debug: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    error: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(rename = "sessionId", borrow, default)]
+    session: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cwd: Option<Cow<'a, str>>,
+}
+
+fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    let Some(server) = file
+        .from_end(1)
+        .and_then(|dir| dir.strip_prefix("mcp-logs-"))
+        .and_then(name)
+    else {
+        return RecordAnswer::Unknown;
+    };
+    let Ok(line) = serde_json::from_str::<LogLine<'_>>(record) else {
+        return RecordAnswer::Unknown;
+    };
+    let (text, is_error) = match (&line.debug, &line.error) {
+        (Some(debug), _) => (debug.as_ref(), false),
+        (None, Some(error)) => (error.as_ref(), true),
+        (None, None) => return RecordAnswer::Unknown,
+    };
+    let at = line
+        .timestamp
+        .as_deref()
+        .and_then(Timestamp::parse_rfc3339)
+        .unwrap_or(Timestamp(0));
+    let mut reading = RecordReading {
+        session: line.session.as_deref().and_then(name),
+        at: (at.0 > 0).then_some(at),
+        project: line.cwd.as_deref().and_then(project_of),
+        ..RecordReading::default()
+    };
+    name_server(&mut reading, &server);
+    if text.starts_with("Successfully connected") || text.starts_with("Connection established") {
+        reading.evidence.push(status(&server, "connected", at));
+    } else if text.starts_with("Authentication required") {
+        reading.evidence.push(status(&server, "needs-auth", at));
+    } else if text.starts_with("Connection failed") {
+        // The reason from the words, never the words (they hold paths).
+        let reason = reason_for(text)
+            .filter(|r| *r != ReasonCode::AuthRequired)
+            .unwrap_or(ReasonCode::AgentReportedFailed);
+        reading.evidence.push(failed(&server, reason, None, at));
+    } else if let Some(rest) = text.strip_prefix("Tool '") {
+        let Some((tool, outcome)) = rest.split_once("' ") else {
+            return RecordAnswer::Read(reading);
+        };
+        let ok = if outcome.starts_with("completed successfully") {
+            true
+        } else if outcome.starts_with("failed") {
+            false
+        } else {
+            return RecordAnswer::Read(reading);
+        };
+        if let Some(tool) = name(tool) {
+            let mut call = Evidence::new(EvidenceKind::ToolCallObserved, at).server(&server);
+            call.tool = Some(tool);
+            call.ok = Some(ok);
+            reading.evidence.push(call);
+        }
+    } else if let Some(tool) = text.strip_prefix("Calling MCP tool: ").and_then(name) {
+        // The model picked it: it was offered. The call is counted when
+        // its outcome is written.
+        let mut visible = Evidence::new(EvidenceKind::ToolVisible, at).server(&server);
+        visible.tool = Some(tool);
+        reading.evidence.push(visible);
+    }
+    // Anything else (an error's stack, a debug line) proves nothing more.
+    let _ = is_error;
+    RecordAnswer::Read(reading)
+}
