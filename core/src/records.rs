@@ -143,6 +143,12 @@ pub struct RecordReading {
     /// The harness's session id, where the record (or its file) names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The run (process, thread) within the file the record belongs to,
+    /// where a file interleaves several (OpenCode's log: `run=…`): a record
+    /// with a thread but no session joins the session an earlier record of
+    /// the same thread named, never the file's last one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
     /// When the record was written, where it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<Timestamp>,

@@ -39,6 +39,7 @@ use tether_core::records::{
 use tether_core::registry::Registry;
 use tether_core::spec::ServerSpec;
 use tether_core::store::{Store, StoreError};
+use tether_core::telemetry::is_name_like;
 use tether_inventory::root::ConfigRoot;
 
 pub use sessions::SessionFacts;
@@ -106,11 +107,15 @@ struct Source {
     root: ConfigRoot,
 }
 
+/// Threads remembered per file, at most.
+const MAX_THREADS: usize = 4096;
+
 struct FileState {
     offset: u64,
     len: u64,
     modified: Option<SystemTime>,
     session: Option<String>,
+    threads: HashMap<String, String>,
     report: FileReport,
 }
 
@@ -320,6 +325,7 @@ impl Records {
             len: 0,
             modified: None,
             session: None,
+            threads: HashMap::new(),
             report: FileReport {
                 agent_kind: source.kind.clone(),
                 role: source.source.role.clone(),
@@ -336,6 +342,7 @@ impl Records {
             // fact merges idempotently, so what was read stays true).
             state.offset = 0;
             state.session = None;
+            state.threads.clear();
         }
         let (mut file, len) = match source.root.open(rel) {
             Ok(Some(opened)) => opened,
@@ -362,6 +369,7 @@ impl Records {
         let sessions = &mut self.sessions;
         let report = &mut state.report;
         let file_session = &mut state.session;
+        let threads = &mut state.threads;
         let outcome = read::read_records(
             &mut file,
             len,
@@ -384,16 +392,27 @@ impl Records {
                     Some(RecordAnswer::Unknown) => report.unknown += 1,
                     Some(RecordAnswer::Ignored) => report.ignored += 1,
                     Some(RecordAnswer::Read(reading)) => {
-                        if !reading.names_are_names(configured) {
+                        if !reading.names_are_names(configured)
+                            || !reading.thread.as_deref().is_none_or(is_name_like)
+                        {
                             report.refused += 1;
                             return;
                         }
-                        if reading.session.is_some() {
-                            file_session.clone_from(&reading.session);
-                        }
-                        let Some(harness_session) =
-                            reading.session.clone().or_else(|| file_session.clone())
-                        else {
+                        let harness_session = match (&reading.session, &reading.thread) {
+                            (Some(session), Some(thread)) => {
+                                if threads.len() < MAX_THREADS || threads.contains_key(thread) {
+                                    threads.insert(thread.clone(), session.clone());
+                                }
+                                Some(session.clone())
+                            }
+                            (Some(session), None) => {
+                                *file_session = Some(session.clone());
+                                Some(session.clone())
+                            }
+                            (None, Some(thread)) => threads.get(thread).cloned(),
+                            (None, None) => file_session.clone(),
+                        };
+                        let Some(harness_session) = harness_session else {
                             report.ignored += 1;
                             return;
                         };

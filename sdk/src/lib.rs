@@ -84,6 +84,7 @@
 pub mod conformance;
 pub mod dynamic;
 pub mod materialize;
+pub mod records;
 pub mod scan_fixture;
 pub mod telemetry;
 

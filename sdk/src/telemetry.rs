@@ -160,7 +160,11 @@ pub fn reason_for(code_or_message: &str) -> Option<ReasonCode> {
         Some(ReasonCode::CommandNotFound)
     } else if lower.contains("econnrefused") || lower.contains("connection refused") {
         Some(ReasonCode::ConnectionRefused)
-    } else if lower.contains("unauthorized") || lower.contains("401") || lower.contains("auth") {
+    } else if lower.contains("unauthorized")
+        || lower.contains("401")
+        || lower.contains("auth")
+        || lower.contains("invalid_token")
+    {
         Some(ReasonCode::AuthRequired)
     } else if lower.contains("timeout") || lower.contains("timed out") {
         Some(ReasonCode::Timeout)

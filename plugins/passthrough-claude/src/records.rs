@@ -29,8 +29,9 @@ use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
 };
 use tether_core::telemetry::NamedServer;
-use tether_core::vocab::{EvidenceKind, ReasonCode};
-use tether_sdk::telemetry::{failed, reason_for, split_mcp_double, status};
+use tether_core::vocab::EvidenceKind;
+use tether_sdk::records::failure;
+use tether_sdk::telemetry::{split_mcp_double, status};
 
 /// The role of transcript files.
 pub const TRANSCRIPT: &str = "transcript";
@@ -276,10 +277,7 @@ fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         reading.evidence.push(status(&server, "needs-auth", at));
     } else if text.starts_with("Connection failed") {
         // The reason from the words, never the words (they hold paths).
-        let reason = reason_for(text)
-            .filter(|r| *r != ReasonCode::AuthRequired)
-            .unwrap_or(ReasonCode::AgentReportedFailed);
-        reading.evidence.push(failed(&server, reason, None, at));
+        reading.evidence.push(failure(&server, text, at));
     } else if let Some(rest) = text.strip_prefix("Tool '") {
         let Some((tool, outcome)) = rest.split_once("' ") else {
             return RecordAnswer::Read(reading);

@@ -19,6 +19,7 @@
 //!   debug output shows only their number).
 
 pub mod config_scan;
+pub mod records;
 pub mod telemetry;
 
 use std::path::Path;
@@ -263,6 +264,18 @@ impl PassthroughStrategy for PassthroughCodex {
 
     fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
         telemetry::read(record)
+    }
+
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        records::sources()
+    }
+
+    fn read_record(
+        &self,
+        file: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        records::read(file, record)
     }
 }
 

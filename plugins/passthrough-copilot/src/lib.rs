@@ -21,6 +21,7 @@
 //!   ([`config_scan`]).
 
 pub mod config_scan;
+pub mod records;
 pub mod telemetry;
 
 use std::path::Path;
@@ -200,6 +201,18 @@ impl PassthroughStrategy for PassthroughCopilot {
         configured: &[String],
     ) -> tether_core::telemetry::TelemetryAnswer {
         telemetry::read(record, configured)
+    }
+
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        records::sources()
+    }
+
+    fn read_record(
+        &self,
+        file: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        records::read(file, record)
     }
 }
 

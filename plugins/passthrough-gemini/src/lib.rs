@@ -23,6 +23,7 @@
 //! - Scans both CLIs' configuration for `tether inventory` ([`config_scan`]).
 
 pub mod config_scan;
+pub mod records;
 pub mod telemetry;
 
 use std::path::Path;
@@ -203,11 +204,28 @@ impl PassthroughStrategy for PassthroughGemini {
         record: &tether_core::telemetry::TelemetryRecord,
         configured: &[String],
     ) -> tether_core::telemetry::TelemetryAnswer {
-        let flavor = match self.0.plugin {
+        telemetry::read(self.flavor(), record, configured)
+    }
+
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        records::sources(self.flavor())
+    }
+
+    fn read_record(
+        &self,
+        file: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        records::read(self.flavor(), file, record)
+    }
+}
+
+impl PassthroughGemini {
+    fn flavor(&self) -> telemetry::Flavor {
+        match self.0.plugin {
             "passthrough-qwen" => telemetry::Flavor::Qwen,
             _ => telemetry::Flavor::Gemini,
-        };
-        telemetry::read(flavor, record, configured)
+        }
     }
 }
 
