@@ -187,6 +187,105 @@ fn keep_home(kind: &str, home: &std::path::Path) {
     }
 }
 
+/// What the harness wrote to disk about the same session, read as `tether
+/// sessions` reads it: exactly one session of `kind`, with the live
+/// session's id; imported into a store holding the live session, it is
+/// merged (one session, one attempt, no row weakened) and importing it
+/// again changes nothing. Returns the session's attempt as its records
+/// alone show it (today's configuration giving the rows).
+fn recorded(
+    kind: &str,
+    home: &std::path::Path,
+    vars: &[(String, String)],
+    configured: Vec<ServerSpec>,
+    live: &AttachmentAttempt,
+) -> AttachmentAttempt {
+    let registry = Registry::with_static().expect("registry");
+    let home = tether_records::Home::new(home, vars.iter().cloned().collect());
+    let filter = tether_records::Filter {
+        harnesses: vec![kind.to_owned()],
+        ..Default::default()
+    };
+    let mut records = tether_records::Records::new(
+        &registry,
+        &home,
+        HashMap::from([(kind.to_owned(), configured)]),
+        filter,
+    );
+    records.read(true);
+    let files = records.files();
+    eprintln!("{kind} records: {files:?}");
+    let ids: Vec<&String> = records.sessions().keys().collect();
+    assert_eq!(
+        ids,
+        [&live.session_id],
+        "{kind}: the session on disk is the one collected live"
+    );
+    for file in &files {
+        assert_eq!(file.error, None, "{kind}: {file:?}");
+        assert_eq!(file.refused, 0, "{kind}: {file:?}");
+    }
+    let facts = records.sessions().values().next().expect("one session");
+    let alone = records.history(facts, None).expect("a history");
+    let alone = alone.current().expect("an attempt").clone();
+
+    // Merged into the store that holds the live session: one session.
+    let dir = tempfile::tempdir().expect("dir");
+    let store = tether_store::SqliteStore::open(&dir.path().join("t.db")).expect("store");
+    let live_history = tether_core::history::AttachmentHistory {
+        revision: 1,
+        current_attempt_id: Some(live.attempt_id.clone()),
+        attempts: vec![live.clone()],
+        ..tether_core::history::AttachmentHistory::new(
+            live.task_id.as_str(),
+            live.session_id.as_str(),
+        )
+    };
+    use tether_core::store::Store as _;
+    store.save(&live_history).expect("save live");
+    let first = records.import(&store, None).expect("import");
+    assert_eq!((first.new, first.updated), (0, 1), "{kind}: {first:?}");
+    let again = records.import(&store, None).expect("import again");
+    assert_eq!(
+        again.unchanged, 1,
+        "{kind}: importing twice changes nothing"
+    );
+    let all = store.load_all().expect("load").histories;
+    assert_eq!(all.len(), 1, "{kind}: one session, not two");
+    let merged = all[0].current().expect("current");
+    assert_eq!(
+        merged.attempt_id, live.attempt_id,
+        "{kind}: merged into the live attempt"
+    );
+    assert_eq!(all[0].attempts.len(), 1, "{kind}");
+    for row in &live.servers {
+        let after = merged.server(&row.name).expect("the live row stays");
+        for stage in tether_core::vocab::Stage::ALL {
+            if row.stages.get(stage).state == StageState::Yes {
+                assert_eq!(
+                    after.stages.get(stage).state,
+                    StageState::Yes,
+                    "{kind}/{}: {stage:?} shown live stays shown",
+                    row.name
+                );
+            }
+        }
+        if row.status == DisplayStatus::Failed {
+            assert_eq!(after.status, DisplayStatus::Failed, "{kind}/{}", row.name);
+        }
+    }
+    alone
+}
+
+/// The session's records show `time`'s tool used (a call that succeeded).
+fn used_on_disk(attempt: &AttachmentAttempt) -> bool {
+    attempt.server("time").is_some_and(|r| {
+        r.tools
+            .iter()
+            .any(|t| t.name == "get_current_time" && t.calls >= 1 && t.failed_calls == 0)
+    })
+}
+
 fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
     attempt
         .server(name)
@@ -319,6 +418,17 @@ async fn claude_session(details: bool) {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("claude", home.path());
+    let disk = recorded("claude", home.path(), &[], configured(&peers), &attempt);
+    assert!(used_on_disk(&disk), "{disk:?}");
+    assert_eq!(
+        row(&disk, "broken").reason_code,
+        Some(ReasonCode::CommandNotFound)
+    );
+    assert_eq!(
+        row(&disk, "authy").reason_code,
+        Some(ReasonCode::AuthRequired)
+    );
+    assert_eq!(row(&disk, "time").stages.initialized.state, StageState::Yes);
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(
         row(&attempt, "time").stages.initialized.state,
@@ -388,6 +498,16 @@ async fn qwen_code_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("qwen", home.path());
+    let disk = recorded("qwen", home.path(), &[], configured(&peers), &attempt);
+    assert!(used_on_disk(&disk), "{disk:?}");
+    assert_eq!(
+        row(&disk, "broken").reason_code,
+        Some(ReasonCode::CommandNotFound)
+    );
+    assert_eq!(
+        row(&disk, "authy").reason_code,
+        Some(ReasonCode::AuthRequired)
+    );
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(row(&attempt, "time").tool_count, Some(2));
     never_connected(&attempt, "broken");
@@ -460,6 +580,16 @@ async fn copilot_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("copilot", home.path());
+    let disk = recorded("copilot", home.path(), &[], configured(&peers), &attempt);
+    assert!(used_on_disk(&disk), "{disk:?}");
+    assert_eq!(
+        row(&disk, "broken").reason_code,
+        Some(ReasonCode::CommandNotFound)
+    );
+    assert_eq!(
+        row(&disk, "authy").reason_code,
+        Some(ReasonCode::AuthRequired)
+    );
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(row(&attempt, "broken").status, DisplayStatus::Failed);
     never_connected(&attempt, "authy");
@@ -522,6 +652,11 @@ async fn gemini_cli_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("gemini", home.path());
+    let disk = recorded("gemini", home.path(), &[], configured(&peers), &attempt);
+    assert!(used_on_disk(&disk), "{disk:?}");
+    // Its chats say nothing of a server that failed or wanted a login.
+    never_connected(&disk, "broken");
+    never_connected(&disk, "authy");
     assert!(used(&attempt), "{attempt:?}");
     never_connected(&attempt, "broken");
     never_connected(&attempt, "authy");
@@ -585,6 +720,14 @@ async fn codex_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("codex", home.path());
+    let vars = [("CODEX_HOME".to_owned(), codex_home.display().to_string())];
+    let disk = recorded("codex", home.path(), &vars, configured(&peers), &attempt);
+    assert!(used_on_disk(&disk), "{disk:?}");
+    // Its rollouts hold no start-up records.
+    for name in ["broken", "authy"] {
+        never_connected(&disk, name);
+        assert_ne!(row(&disk, name).status, DisplayStatus::Failed, "{name}");
+    }
     assert!(used(&attempt), "{attempt:?}");
     assert!(taken(&attempt), "{attempt:?}");
     for name in ["broken", "authy"] {
@@ -659,6 +802,15 @@ async fn opencode_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("opencode", home.path());
+    let vars = [("XDG_DATA_HOME".to_owned(), dir(".local/share"))];
+    let disk = recorded("opencode", home.path(), &vars, configured(&peers), &attempt);
+    // Its log says which servers failed or want a login (its calls are in
+    // its database, not read).
+    assert_eq!(row(&disk, "broken").status, DisplayStatus::Failed);
+    assert_eq!(
+        row(&disk, "authy").reason_code,
+        Some(ReasonCode::AuthRequired)
+    );
     assert!(used(&attempt), "{attempt:?}");
     for name in ["broken", "authy"] {
         never_connected(&attempt, name);
