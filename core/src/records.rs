@@ -219,8 +219,21 @@ pub fn project_of(cwd: &str) -> Option<String> {
         && last.len() <= 64
         && last
             .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '@' | ' '));
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '+' | '@' | ' '))
+        // A name shaped like a secret (a key, a token) is no project's.
+        && crate::sanitize::name(last) == last;
     plain.then(|| last.to_owned())
+}
+
+/// A harness's version as a record gives it (`2.1.197`, `0.15.10-beta.1`):
+/// a digit first, then letters, digits and `.-+_`, at most 32 bytes.
+pub fn version_of(s: &str) -> Option<String> {
+    let s = s.trim();
+    let ok = s.len() <= 32
+        && s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'));
+    ok.then(|| s.to_owned())
 }
 
 /// The Tether session id of a harness session (`KIND:ID`, the id kept to

@@ -424,15 +424,21 @@ pub fn reduce(history: &mut AttachmentHistory, event: &HistoryEvent) -> Result<R
         } => {
             let attempt = current_attempt_mut(history, key)?;
             let mut changed = false;
+            let project = project
+                .as_deref()
+                .filter(|v| is_label(v) && sanitize::name(v) == *v);
+            let version = agent_version
+                .as_deref()
+                .and_then(crate::records::version_of);
             for (slot, value) in [
-                (&mut attempt.project, project),
-                (&mut attempt.agent_version, agent_version),
+                (&mut attempt.project, project.map(str::to_owned)),
+                (&mut attempt.agent_version, version),
             ] {
-                let Some(value) = value.as_deref().filter(|v| is_label(v)) else {
+                let Some(value) = value else {
                     continue;
                 };
-                if slot.as_deref().is_none_or(|cur| value < cur) {
-                    *slot = Some(value.to_owned());
+                if slot.as_deref().is_none_or(|cur| value.as_str() < cur) {
+                    *slot = Some(value);
                     changed = true;
                 }
             }

@@ -222,6 +222,7 @@ pub fn history_of(
     } else {
         Timestamp(1)
     };
+    let fresh = existing.as_ref().is_none_or(|h| h.current().is_none());
     let mut history = existing.unwrap_or_else(|| AttachmentHistory::new(kind, id.as_str()));
     let attempt_id = history
         .current_attempt_id
@@ -259,16 +260,32 @@ pub fn history_of(
     let accepted =
         Evidence::new(EvidenceKind::SessionAccepted, at).provenance(Provenance::HarnessRecord);
     let mut events = vec![accepted];
+    // How a name in a record finds its row: the plan's names for a new
+    // history, a stored history's rows as they are shown.
+    let mut rows = if fresh {
+        plan.row_names()
+    } else {
+        RowNames::shown_as_is(
+            history
+                .current()
+                .map(|a| {
+                    a.servers
+                        .iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default(),
+        )
+    };
     for server in &facts.servers {
-        let known = history
-            .current()
-            .is_some_and(|a| a.servers.iter().any(|r| r.name == server.name));
-        if !known {
+        if rows.resolve(&server.name).is_none() {
+            // A new row, its name sanitized and made unique.
+            let shown = rows.add_unique(&server.name);
             let _ = reduce(
                 &mut history,
                 &HistoryEvent::AddRow {
                     key: key.clone(),
-                    name: server.name.clone(),
+                    name: shown,
                     transport: server.transport.clone(),
                     at,
                     provenance: ProvenanceCode::HarnessRecord,
@@ -277,17 +294,6 @@ pub fn history_of(
         }
     }
     events.extend(facts.evidence());
-    let rows = RowNames::shown_as_is(
-        history
-            .current()
-            .map(|a| {
-                a.servers
-                    .iter()
-                    .map(|r| r.name.as_str())
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default(),
-    );
     for evidence in events {
         let evidence = sanitize_evidence(&evidence, &scrubber, &rows);
         let _ = reduce(

@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::telemetry::NamedServer;
 use tether_core::vocab::EvidenceKind;
@@ -138,7 +138,7 @@ fn header(line: &Line<'_>) -> RecordReading {
         session: line.session.as_deref().and_then(name),
         at: line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339),
         project: line.cwd.as_deref().and_then(project_of),
-        version: line.version.as_deref().and_then(name),
+        version: line.version.as_deref().and_then(version_of),
         ..RecordReading::default()
     }
 }

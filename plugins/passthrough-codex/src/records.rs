@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_sdk::records::{answer, call, push};
 use tether_sdk::telemetry::split_mcp_double;
@@ -127,7 +127,7 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         ("session_meta", _) => {
             reading.session = payload.id.as_deref().and_then(name);
             reading.project = payload.cwd.as_deref().and_then(project_of);
-            reading.version = payload.cli_version.as_deref().and_then(name);
+            reading.version = payload.cli_version.as_deref().and_then(version_of);
         }
         ("response_item", Some("function_call")) => {
             let tool = payload.name.as_deref().unwrap_or_default();

@@ -18,7 +18,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_sdk::records::{answer, call, failure, outcome, push};
 use tether_sdk::telemetry::status;
@@ -113,7 +113,7 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     };
     match event.kind.as_ref() {
         "session.start" => {
-            reading.version = data.version.as_deref().and_then(name);
+            reading.version = data.version.as_deref().and_then(version_of);
             reading.project = data
                 .context
                 .as_ref()

@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_sdk::records::{answer, call, failure, listed, outcome, push};
 use tether_sdk::telemetry::split_mcp_double;
@@ -198,7 +198,7 @@ fn qwen_chat(record: &str) -> RecordAnswer {
         session: line.session.as_deref().and_then(name),
         at: time(line.timestamp.as_deref()),
         project: line.cwd.as_deref().and_then(project_of),
-        version: line.version.as_deref().and_then(name),
+        version: line.version.as_deref().and_then(version_of),
         ..RecordReading::default()
     };
     let at = reading.at.unwrap_or(Timestamp(0));

@@ -15,7 +15,7 @@
 
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{answer, push};
@@ -68,7 +68,7 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             .and_then(name)
             .filter(|id| id.starts_with("ses_"));
         reading.project = field(record, "directory").and_then(project_of);
-        reading.version = field(record, "version").and_then(name);
+        reading.version = field(record, "version").and_then(version_of);
     } else if let Some(session) = field(record, "session.id").and_then(name) {
         reading.session = Some(session);
     }

@@ -1,0 +1,661 @@
+//! What each harness wrote to disk about a session, read as `tether
+//! sessions` reads it: the recorded fixtures (`tests/fixtures/records/KIND`,
+//! recorded from the pinned CLIs by `harness_sessions.rs` with
+//! `TETHER_KEEP_HOMES` and trimmed to metadata by
+//! `tests/scripts/trim_records.py`), hostile files, a file being written,
+//! planted secrets, and the CLI.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use tether_core::history::{AttachmentAttempt, ServerAttachment};
+use tether_core::records::{SessionDocument, SessionsDocument};
+use tether_core::registry::Registry;
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::store::Store as _;
+use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
+use tether_records::{Filter, Home, Records};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records")
+}
+
+/// The servers each recorded session was configured with.
+fn configured() -> Vec<ServerSpec> {
+    let stdio = |command: &str| Endpoint::Stdio {
+        command: command.into(),
+        args: vec![],
+        env: vec![],
+        cwd: None,
+    };
+    vec![
+        ServerSpec::new("time", ServerSource::Profile, stdio("mcp-server-time")),
+        ServerSpec::new("broken", ServerSource::Profile, stdio("/nonexistent/bin")),
+        ServerSpec::new(
+            "authy",
+            ServerSource::Profile,
+            Endpoint::Http {
+                url: "http://127.0.0.1:9/mcp".into(),
+                headers: vec![],
+            },
+        ),
+    ]
+}
+
+/// The variables that place a harness's files under `home`.
+fn vars(home: &Path) -> HashMap<String, String> {
+    HashMap::from([
+        (
+            "CODEX_HOME".into(),
+            home.join(".codex").display().to_string(),
+        ),
+        (
+            "XDG_DATA_HOME".into(),
+            home.join(".local/share").display().to_string(),
+        ),
+        (
+            "XDG_CACHE_HOME".into(),
+            home.join(".cache").display().to_string(),
+        ),
+    ])
+}
+
+fn read(kind: &str, home: &Path) -> Records {
+    let registry = Registry::with_static().expect("registry");
+    let mut records = Records::new(
+        &registry,
+        &Home::new(home, vars(home)),
+        HashMap::from([(kind.to_owned(), configured())]),
+        Filter {
+            harnesses: vec![kind.to_owned()],
+            ..Filter::default()
+        },
+    );
+    records.read(true);
+    records
+}
+
+fn only_session(kind: &str, records: &Records) -> AttachmentAttempt {
+    assert_eq!(records.sessions().len(), 1, "{kind}: {:?}", records.files());
+    let facts = records.sessions().values().next().expect("one");
+    let history = records.history(facts, None).expect("history");
+    history.current().expect("attempt").clone()
+}
+
+fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
+    attempt
+        .server(name)
+        .unwrap_or_else(|| panic!("no row {name}: {attempt:?}"))
+}
+
+fn calls(attempt: &AttachmentAttempt, server: &str, tool: &str) -> (u32, u32) {
+    row(attempt, server)
+        .tools
+        .iter()
+        .find(|t| t.name == tool)
+        .map(|t| (t.calls, t.failed_calls))
+        .unwrap_or((0, 0))
+}
+
+fn digest(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let meta = std::fs::metadata(&path).expect("meta");
+                out.push((
+                    path.clone(),
+                    std::fs::read(&path).expect("read"),
+                    meta.modified().expect("mtime"),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// GIVEN each harness's recorded session WHEN its records are read THEN
+/// the session has the live session's id, project and version, and each
+/// row says what that harness's records prove: time's tool used once,
+/// broken and authy failed with their precise reasons where the harness
+/// writes them down, never more. No file is changed by being read.
+#[test]
+fn each_harness_fixture_reads_into_its_matrix() {
+    let before = digest(&fixtures());
+    struct Want {
+        kind: &'static str,
+        session: &'static str,
+        project: &'static str,
+        version: Option<&'static str>,
+        used: bool,
+        broken: Option<ReasonCode>,
+        authy: Option<ReasonCode>,
+    }
+    let wants = [
+        Want {
+            kind: "claude",
+            session: "claude:2d8efbcf-e501-440d-89ec-66cb10f9d678",
+            project: ".tmpf23dO3",
+            version: Some("2.1.197"),
+            used: true,
+            broken: Some(ReasonCode::CommandNotFound),
+            authy: Some(ReasonCode::AuthRequired),
+        },
+        Want {
+            kind: "codex",
+            session: "codex:01a23362-295f-7aa3-9d3e-760a6303e6f9",
+            project: ".tmpByshZN",
+            version: Some("0.171.0"),
+            used: true,
+            broken: None,
+            authy: None,
+        },
+        Want {
+            kind: "gemini",
+            session: "gemini:eb274e49-51db-47dc-869c-14dfc1d0198a",
+            project: "tmpghna9p",
+            version: None,
+            used: true,
+            broken: None,
+            authy: None,
+        },
+        Want {
+            kind: "qwen",
+            session: "qwen:74391d8c-0caf-49a2-8af0-7e2863992973",
+            project: ".tmp7BE47Z",
+            version: Some("0.15.10"),
+            used: true,
+            broken: Some(ReasonCode::CommandNotFound),
+            authy: Some(ReasonCode::AuthRequired),
+        },
+        Want {
+            kind: "copilot",
+            session: "copilot:f5255165-4914-4249-b144-ce1f9103d34d",
+            project: "work",
+            version: Some("1.0.102"),
+            used: true,
+            broken: Some(ReasonCode::CommandNotFound),
+            authy: Some(ReasonCode::AuthRequired),
+        },
+        Want {
+            kind: "opencode",
+            session: "opencode:ses_dcc9dba49ffe4Xua2LisksiYZu",
+            project: "work",
+            version: Some("1.18.33"),
+            used: false,
+            broken: Some(ReasonCode::AgentReportedFailed),
+            authy: Some(ReasonCode::AuthRequired),
+        },
+    ];
+    for want in wants {
+        let kind = want.kind;
+        let records = read(kind, &fixtures().join(kind));
+        for file in records.files() {
+            assert_eq!(file.error, None, "{kind}: {file:?}");
+            assert_eq!((file.unknown, file.refused), (0, 0), "{kind}: {file:?}");
+            assert!(
+                file.path.starts_with("~/") || file.path.starts_with('$'),
+                "{file:?}"
+            );
+        }
+        let attempt = only_session(kind, &records);
+        assert_eq!(attempt.session_id, want.session);
+        assert_eq!(attempt.project.as_deref(), Some(want.project), "{kind}");
+        assert_eq!(attempt.agent_version.as_deref(), want.version, "{kind}");
+        assert_eq!(
+            calls(&attempt, "time", "get_current_time"),
+            if want.used { (1, 0) } else { (0, 0) },
+            "{kind}: {attempt:?}"
+        );
+        if want.used {
+            let time = row(&attempt, "time");
+            assert_eq!(time.stages.model_visible.state, StageState::Yes, "{kind}");
+            assert_eq!(time.stages.callable.state, StageState::Yes, "{kind}");
+        }
+        for (name, reason) in [("broken", &want.broken), ("authy", &want.authy)] {
+            let r = row(&attempt, name);
+            match reason {
+                Some(reason) => {
+                    assert_eq!(r.status, DisplayStatus::Failed, "{kind}/{name}");
+                    assert_eq!(r.reason_code.as_ref(), Some(reason), "{kind}/{name}");
+                }
+                None => {
+                    // Nothing on disk names it: configured today, nothing more.
+                    assert_eq!(r.status, DisplayStatus::Unknown, "{kind}/{name}: {r:?}");
+                    assert_ne!(r.stages.initialized.state, StageState::Yes);
+                }
+            }
+        }
+        // Every stage shown came from the records or today's configuration.
+        for r in &attempt.servers {
+            for stage in tether_core::vocab::Stage::ALL {
+                let o = r.stages.get(stage);
+                if o.state == StageState::Yes {
+                    let p = o.provenance.expect("shown by something").word().to_string();
+                    assert!(
+                        p == "harness_record" || p == "current_config",
+                        "{kind}/{}: {stage:?} by {p}",
+                        r.name
+                    );
+                }
+            }
+        }
+    }
+    assert!(before == digest(&fixtures()), "reading changed a file");
+}
+
+/// GIVEN a home where, beside a real session, there are a 2 GiB transcript,
+/// a 100 MiB line, lines that are not UTF-8, a link out of the root and a
+/// directory where a file should be WHEN it is read THEN each bad file gets
+/// a sentence of its own and the real session still imports.
+#[test]
+fn hostile_files_are_refused_per_file_and_the_rest_import() {
+    let home = tempfile::tempdir().expect("home");
+    copy_dir(&fixtures().join("claude"), home.path());
+    let projects = home.path().join(".claude/projects/-tmp-hostile");
+    std::fs::create_dir_all(&projects).expect("dir");
+    // Sparse: 2 GiB that take no room.
+    let huge = std::fs::File::create(projects.join("huge.jsonl")).expect("huge");
+    huge.set_len(2 << 30).expect("sparse");
+    let mut long = std::fs::File::create(projects.join("long-line.jsonl")).expect("long");
+    let line = serde_json::json!({"type": "user", "sessionId": "long-1", "timestamp": "2026-12-01T20:00:00Z"});
+    writeln!(long, "{line}").expect("w");
+    long.write_all(&vec![b'x'; 100 << 20]).expect("w");
+    writeln!(long).expect("w");
+    writeln!(long, "{line}").expect("w");
+    drop(long);
+    std::fs::write(
+        projects.join("not-utf8.jsonl"),
+        b"{\"type\":\"user\",\"sessionId\":\"bad-1\"}\n\xff\xfe\xfd\n",
+    )
+    .expect("w");
+    let outside = tempfile::tempdir().expect("outside");
+    std::fs::write(outside.path().join("secret.jsonl"), line.to_string()).expect("w");
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.jsonl"),
+        projects.join("link.jsonl"),
+    )
+    .expect("link");
+    std::fs::create_dir_all(projects.join("dir.jsonl")).expect("a directory");
+
+    let records = read("claude", home.path());
+    let files: HashMap<String, _> = records
+        .files()
+        .into_iter()
+        .map(|f| (f.path.rsplit('/').next().unwrap_or_default().to_owned(), f))
+        .collect();
+    let error = |name: &str| {
+        files
+            .get(name)
+            .and_then(|f| f.error.clone())
+            .unwrap_or_else(|| panic!("{name}: no error in {files:?}"))
+    };
+    assert!(
+        error("huge.jsonl").contains("larger than 1024 MiB"),
+        "{}",
+        error("huge.jsonl")
+    );
+    assert!(error("long-line.jsonl").contains("longer than 16 MiB"));
+    assert_eq!(
+        files["long-line.jsonl"].read, 2,
+        "the lines around it are read"
+    );
+    assert!(error("not-utf8.jsonl").contains("not UTF-8"));
+    assert!(
+        error("link.jsonl").contains("outside"),
+        "{}",
+        error("link.jsonl")
+    );
+    assert!(
+        !files.contains_key("dir.jsonl"),
+        "a directory is not a file"
+    );
+    // The real session, whole.
+    let facts = records
+        .sessions()
+        .get("claude:2d8efbcf-e501-440d-89ec-66cb10f9d678")
+        .expect("the real session");
+    let history = records.history(facts, None).expect("history");
+    let attempt = history.current().expect("attempt");
+    assert_eq!(calls(attempt, "time", "get_current_time"), (1, 0));
+    assert!(!records.sessions().keys().any(|k| k.contains("secret")));
+    let dir = tempfile::tempdir().expect("db");
+    let store = tether_store::SqliteStore::open(&dir.path().join("t.db")).expect("store");
+    let done = records.import(&store, None).expect("import");
+    assert_eq!(done.refused, 0);
+    assert!(done.new >= 1);
+}
+
+/// GIVEN a transcript being written (its last line without its newline)
+/// WHEN it is followed THEN the partial record waits, the session appears
+/// once and grows as calls are written, and an import after each pass
+/// keeps one session in the store.
+#[test]
+fn a_session_written_while_followed_appears_once_and_grows() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = home.path().join(".claude/projects/-work-app");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("s1.jsonl");
+    let at = |s: u32| format!("2026-12-01T20:00:{s:02}.000Z");
+    let call = |i: u32, ok: bool| {
+        let use_ = serde_json::json!({"type": "assistant", "sessionId": "s1", "cwd": "/work/app",
+            "timestamp": at(i), "message": {"content": [{"type": "tool_use", "id": format!("toolu_{i}"),
+            "name": "mcp__time__get_current_time", "input": {}}]}});
+        let result = serde_json::json!({"type": "user", "sessionId": "s1", "timestamp": at(i),
+            "message": {"content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"),
+            "is_error": !ok, "content": "x"}]}});
+        format!("{use_}\n{result}\n")
+    };
+    let registry = Registry::with_static().expect("registry");
+    let mut records = Records::new(
+        &registry,
+        &Home::new(home.path(), HashMap::new()),
+        HashMap::from([("claude".to_owned(), configured())]),
+        Filter::default(),
+    );
+    let db = tempfile::tempdir().expect("db");
+    let store = tether_store::SqliteStore::open(&db.path().join("t.db")).expect("store");
+    let mut file = std::fs::File::create(&path).expect("create");
+    let first = call(1, true);
+    // All but the last byte: its newline is still to come.
+    file.write_all(&first.as_bytes()[..first.len() - 1])
+        .expect("w");
+    file.flush().expect("flush");
+    let pass = records.read(false);
+    assert_eq!(pass.changed.len(), 1);
+    records.import(&store, None).expect("import");
+    let stored = |store: &tether_store::SqliteStore| {
+        let all = store.load_all().expect("load").histories;
+        assert_eq!(all.len(), 1, "one session");
+        let attempt = all[0].current().expect("attempt").clone();
+        calls(&attempt, "time", "get_current_time")
+    };
+    // The call is seen; its result (the partial line) is not yet.
+    assert_eq!(stored(&store), (1, 0));
+    file.write_all(b"\n").expect("w");
+    file.write_all(call(2, false).as_bytes()).expect("w");
+    file.flush().expect("flush");
+    // A later modification time, so the change is seen whatever the clock's grain.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    file.set_modified(later).expect("mtime");
+    let pass = records.read(false);
+    assert_eq!(pass.changed, ["claude:s1"]);
+    let done = records.import(&store, Some(&pass.changed)).expect("import");
+    assert_eq!(done.updated, 1);
+    assert_eq!(stored(&store), (2, 1));
+    // Nothing new: nothing read, nothing written.
+    assert!(records.read(false).changed.is_empty());
+    let again = records.import(&store, None).expect("import");
+    assert_eq!(again.unchanged, 1);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+const PLANTS: [&str; 3] = [
+    "sk-PLANTEDSECRET0123456789abcdef",
+    "PROMPT: tell me the launch codes",
+    "/home/victim/.ssh/id_ed25519",
+];
+
+/// Keys that say what a record is and whose: always real.
+const STRUCTURAL: &[&str] = &["type", "sessionId", "session_id", "timestamp", "startTime"];
+/// Keys the readers take names, ids and outcomes from: real in pass 1 (so
+/// the readers still read, which is checked), planted in pass 0.
+const NAMES: &[&str] = &[
+    "name",
+    "namespace",
+    "server",
+    "tool",
+    "status",
+    "id",
+    "call_id",
+    "tool_use_id",
+    "callId",
+    "toolCallId",
+    "displayName",
+    "mcpServerName",
+    "mcpToolName",
+    "cwd",
+    "version",
+    "cli_version",
+    "copilotVersion",
+    "addedNames",
+    "needsAuthMcpServers",
+    "pendingMcpServers",
+];
+
+fn plant_json(value: &mut serde_json::Value, key: Option<&str>, plant: &str, pass: u8) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                plant_json(v, Some(k), plant, pass);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                plant_json(v, key, plant, pass);
+            }
+        }
+        Value::String(s) => {
+            let key = key.unwrap_or_default();
+            if STRUCTURAL.contains(&key) {
+                return;
+            }
+            if pass == 1 && NAMES.contains(&key) {
+                return;
+            }
+            if key == "cwd" && plant.starts_with('/') {
+                // A working directory's last component is the session's
+                // project, by design: a path planted there shows its last
+                // component (never the path). Secret- and prompt-shaped
+                // text there is checked.
+                return;
+            }
+            if pass == 1 && matches!(key, "debug" | "error") {
+                // Claude's server logs: the words kept, a payload beside them.
+                s.push_str(&format!(" {plant}"));
+                return;
+            }
+            *s = plant.to_owned();
+        }
+        _ => {}
+    }
+}
+
+/// Every string of every record of every fixture (and every text log
+/// line), replaced with (pass 0) or added to (pass 1) planted secret and
+/// prompt text: none of it reaches the store (its file and its WAL), the
+/// documents `tether sessions` prints, or the file reports.
+#[test]
+fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
+    for pass in 0..2u8 {
+        for kind in ["claude", "codex", "gemini", "qwen", "copilot", "opencode"] {
+            let home = tempfile::tempdir().expect("home");
+            copy_dir(&fixtures().join(kind), home.path());
+            let mut n = 0usize;
+            plant_files(home.path(), &mut |line: &str, json: bool| {
+                n += 1;
+                let plant = PLANTS[n % PLANTS.len()];
+                if json {
+                    let mut value: serde_json::Value =
+                        serde_json::from_str(line).expect("fixture lines are JSON");
+                    plant_json(&mut value, None, plant, pass);
+                    value.to_string()
+                } else if pass == 0 {
+                    // Keep the time (a record), plant the rest.
+                    let stamp = line.split(' ').next().unwrap_or_default();
+                    format!("{stamp} {plant} message=\"{plant}\" key={plant}")
+                } else {
+                    format!("{line} extra=\"{plant}\" {plant}")
+                }
+            });
+            let records = read(kind, home.path());
+            if pass == 1 {
+                assert!(
+                    records.files().iter().any(|f| f.read > 0),
+                    "{kind}: with names real, the records still read"
+                );
+            }
+            let dir = tempfile::tempdir().expect("db");
+            let db = dir.path().join("t.db");
+            let store = tether_store::SqliteStore::open(&db).expect("store");
+            records.import(&store, None).expect("import");
+            let mut texts = vec![serde_json::to_string(&records.files()).expect("json")];
+            for facts in records.sessions().values() {
+                let history = records.history(facts, None).expect("history");
+                let document = SessionDocument {
+                    schema_version: 1,
+                    session: records.summary(facts, &history),
+                    rows: history
+                        .current()
+                        .map(tether_core::display::matrix)
+                        .unwrap_or_default(),
+                    files: records.files(),
+                    history,
+                };
+                texts.push(serde_json::to_string(&document).expect("json"));
+            }
+            for file in std::fs::read_dir(dir.path()).expect("dir").flatten() {
+                texts.push(
+                    String::from_utf8_lossy(&std::fs::read(file.path()).expect("read"))
+                        .into_owned(),
+                );
+            }
+            for text in &texts {
+                for piece in ["PLANTEDSECRET", "launch codes", "id_ed25519"] {
+                    assert!(
+                        !text.contains(piece),
+                        "{kind} pass {pass}: {piece:?} reached {}",
+                        &text[..text.len().min(2000)]
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Rewrites each record of each file under `dir` with `f(line, is_json)`.
+fn plant_files(dir: &Path, f: &mut dyn FnMut(&str, bool) -> String) {
+    for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            plant_files(&path, f);
+            continue;
+        }
+        let json = path.extension().is_some_and(|e| e == "jsonl");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let out: String = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| f(l, json) + "\n")
+            .collect();
+        std::fs::write(&path, out).expect("write");
+    }
+}
+
+fn tether() -> std::process::Command {
+    let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    cmd
+}
+
+/// GIVEN Claude's recorded session as a home WHEN `tether sessions` lists,
+/// shows and imports it THEN each prints its document, an import twice
+/// changes nothing, `tether history` reads the imported session, and a
+/// bad filter is a usage error (exit 2).
+#[test]
+fn tether_sessions_lists_shows_and_imports() {
+    let home = fixtures().join("claude");
+    let run = |args: &[&str]| {
+        let out = tether()
+            .env("HOME", &home)
+            .args(args)
+            .output()
+            .expect("tether runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["sessions", "list", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let list: SessionsDocument = serde_json::from_str(&out).expect("a SessionsDocument");
+    assert_eq!(list.sessions.len(), 1);
+    let session = &list.sessions[0];
+    assert_eq!(
+        session.session_id,
+        "claude:2d8efbcf-e501-440d-89ec-66cb10f9d678"
+    );
+    assert_eq!(session.counts.get("failed"), Some(&2));
+
+    let (code, out, err) = run(&["sessions", "show", "2d8e", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let show: SessionDocument = serde_json::from_str(&out).expect("a SessionDocument");
+    let stopped: HashMap<&str, &str> = show
+        .rows
+        .iter()
+        .map(|r| (r.name.as_str(), r.stopped.as_str()))
+        .collect();
+    assert_eq!(stopped["time"], "used: 1 call");
+    assert_eq!(stopped["time/get_current_time"], "used: 1 call");
+    assert_eq!(stopped["authy"], "needs auth");
+    assert_eq!(stopped["broken"], "failed to start: command not found");
+    let (code, table, _) = run(&["sessions", "show", "claude:2d8efbcf"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        table.contains("needs auth") && table.contains("WHERE IT STOPPED"),
+        "{table}"
+    );
+
+    let db = tempfile::tempdir().expect("db");
+    let path = db.path().join("t.db").display().to_string();
+    let (code, _, err) = run(&["sessions", "import", "--db", &path]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("1 new"), "{err}");
+    let (code, _, err) = run(&["sessions", "import", "--db", &path]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("0 new, 0 updated, 1 unchanged"), "{err}");
+    let (code, out, err) = run(&["history", "--db", &path, "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("claude:2d8efbcf-e501-440d-89ec-66cb10f9d678"),
+        "{out}"
+    );
+
+    let (code, _, err) = run(&["sessions", "list", "--since", "yesterday"]);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, _, _) = run(&["sessions", "list", "--harness", "vim"]);
+    assert_eq!(code, Some(2));
+    let (code, _, _) = run(&["sessions", "show", "nope"]);
+    assert_eq!(code, Some(1));
+    // --since filters on the records' times.
+    let (code, out, _) = run(&[
+        "sessions",
+        "list",
+        "--json",
+        "--since",
+        "2026-12-01T21:00:00Z",
+    ]);
+    assert_eq!(code, Some(0));
+    let none: SessionsDocument = serde_json::from_str(&out).expect("doc");
+    assert!(none.sessions.is_empty(), "{none:?}");
+}
