@@ -1,0 +1,165 @@
+//! `tether sessions` reading harness transcripts: throughput on a generated
+//! corpus of Claude Code transcripts of realistic shape (prompts, MCP and
+//! native tool calls, tool results carrying file contents, attachments),
+//! memory as a file grows, and what `jq` takes to pull the same fields
+//! from the same files (what a user would do instead).
+//!
+//! Run: `cargo bench -p tether-tests --bench records_import`. The figures
+//! are recorded in docs/PERFORMANCE.md.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use tether_core::registry::Registry;
+use tether_records::{Filter, Home, Records};
+
+/// One session's transcript of about `bytes` bytes.
+fn transcript(out: &mut impl Write, session: &str, bytes: usize) -> usize {
+    let mut written = 0;
+    let mut i = 0u64;
+    let body = "fn main() { println!(\"hello\"); }\n".repeat(120); // ~4 KiB of "file"
+    while written < bytes {
+        i += 1;
+        let ts = format!(
+            "2026-12-01T{:02}:{:02}:{:02}.000Z",
+            (i / 3600) % 24,
+            (i / 60) % 60,
+            i % 60
+        );
+        let lines = [
+            serde_json::json!({"type": "user", "sessionId": session, "timestamp": ts, "cwd": "/home/me/src/app",
+                "version": "2.1.197", "uuid": format!("u{i}"),
+                "message": {"role": "user", "content": "please look at the build and fix the failing test in the parser module"}}),
+            serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": ts, "cwd": "/home/me/src/app",
+                "message": {"role": "assistant", "content": [
+                    {"type": "text", "text": "Let me read the file first and then check the tests."},
+                    {"type": "tool_use", "id": format!("toolu_{i}"), "name": if i % 3 == 0 { "Read".to_owned() } else { format!("mcp__github__tool_{}", i % 7) },
+                     "input": {"path": "src/parser.rs", "query": "failing test"}}]}}),
+            serde_json::json!({"type": "user", "sessionId": session, "timestamp": ts, "cwd": "/home/me/src/app",
+                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"),
+                    "is_error": i % 11 == 0, "content": body}]},
+                "toolUseResult": {"stdout": body}}),
+            serde_json::json!({"type": "attachment", "sessionId": session, "timestamp": ts,
+                "attachment": {"type": "deferred_tools_delta", "addedNames": ["mcp__github__tool_1", "mcp__time__get_current_time"],
+                "removedNames": [], "pendingMcpServers": [], "needsAuthMcpServers": ["linear"]}}),
+        ];
+        for line in lines {
+            let text = line.to_string();
+            written += text.len() + 1;
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    written
+}
+
+/// A home with `sessions` transcripts of `each` bytes; returns its size.
+fn corpus(home: &Path, sessions: usize, each: usize) -> u64 {
+    let dir = home.join(".claude/projects/-home-me-src-app");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut total = 0;
+    for s in 0..sessions {
+        let session = format!("00000000-0000-0000-0000-{s:012}");
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(dir.join(format!("{session}.jsonl"))).expect("file"),
+        );
+        total += transcript(&mut f, &session, each) as u64;
+    }
+    total
+}
+
+fn read_all(home: &Path) -> usize {
+    let registry = Registry::with_static().expect("registry");
+    let mut records = Records::new(
+        &registry,
+        &Home::new(home, HashMap::new()),
+        HashMap::new(),
+        Filter {
+            harnesses: vec!["claude".into()],
+            ..Filter::default()
+        },
+    );
+    records.read(true);
+    records.sessions().len()
+}
+
+/// The peak resident set so far (Linux), in KiB.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn bench(c: &mut Criterion) {
+    let home = tempfile::tempdir().expect("home");
+    let bytes = corpus(home.path(), 16, 4 << 20);
+    let mut group = c.benchmark_group("records");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(bytes));
+    group.bench_function("read_claude_transcripts_64MiB", |b| {
+        b.iter(|| assert_eq!(read_all(home.path()), 16));
+    });
+    group.finish();
+
+    // Side by side: one pass of Tether, one of jq pulling the same fields.
+    let started = Instant::now();
+    read_all(home.path());
+    let tether = started.elapsed();
+    let mb = bytes as f64 / 1e6;
+    println!(
+        "tether: {mb:.0} MB in {:.3} s = {:.0} MB/s",
+        tether.as_secs_f64(),
+        mb / tether.as_secs_f64()
+    );
+    let files: Vec<_> = std::fs::read_dir(home.path().join(".claude/projects/-home-me-src-app"))
+        .expect("dir")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let filter = r#"[.sessionId, .timestamp, (.message.content? | arrays | .[] | select(.type == "tool_use" or .type == "tool_result") | [.name, .id, .tool_use_id, .is_error]), (.attachment.addedNames?)] | select(length > 2)"#;
+    let started = Instant::now();
+    let jq = std::process::Command::new("jq")
+        .arg("-c")
+        .arg(filter)
+        .args(&files)
+        .stdout(std::process::Stdio::null())
+        .status();
+    match jq {
+        Ok(status) if status.success() => {
+            let jq = started.elapsed();
+            println!(
+                "jq: {mb:.0} MB in {:.3} s = {:.0} MB/s; tether is {:.1}x faster",
+                jq.as_secs_f64(),
+                mb / jq.as_secs_f64(),
+                jq.as_secs_f64() / tether.as_secs_f64()
+            );
+        }
+        _ => println!("jq: not installed here; no comparison"),
+    }
+
+    // Memory as one file grows: 64 MiB, then 512 MiB, in one session.
+    for size in [64usize << 20, 512 << 20] {
+        let one = tempfile::tempdir().expect("home");
+        corpus(one.path(), 1, size);
+        let before = peak_rss_kib();
+        let started = Instant::now();
+        read_all(one.path());
+        println!(
+            "one {} MiB transcript: {:.2} s, peak RSS {} MiB (grew {} KiB)",
+            size >> 20,
+            started.elapsed().as_secs_f64(),
+            peak_rss_kib() / 1024,
+            peak_rss_kib().saturating_sub(before)
+        );
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
