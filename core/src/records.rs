@@ -236,6 +236,14 @@ pub fn version_of(s: &str) -> Option<String> {
     ok.then(|| s.to_owned())
 }
 
+/// Whether evidence of `kind` is something a harness's own records can
+/// prove: what its telemetry can ([`provable`](crate::telemetry::provable)),
+/// and a tool offered to the model (`tool_visible`). Anything else a
+/// reader gives is refused.
+pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
+    crate::telemetry::provable(kind) || *kind == crate::vocab::EvidenceKind::ToolVisible
+}
+
 /// The Tether session id of a harness session (`KIND:ID`, the id kept to
 /// 96 characters of letters, digits and `-_.`): the one id a session has
 /// whether Tether saw it live (`tether collect`) or on disk.

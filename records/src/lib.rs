@@ -391,7 +391,12 @@ impl Records {
                     None => report.refused += 1,
                     Some(RecordAnswer::Unknown) => report.unknown += 1,
                     Some(RecordAnswer::Ignored) => report.ignored += 1,
-                    Some(RecordAnswer::Read(reading)) => {
+                    Some(RecordAnswer::Read(mut reading)) => {
+                        let before = reading.evidence.len();
+                        reading
+                            .evidence
+                            .retain(|e| tether_core::records::provable(&e.kind));
+                        report.refused += (before - reading.evidence.len()) as u64;
                         if !reading.names_are_names(configured)
                             || !reading.thread.as_deref().is_none_or(is_name_like)
                         {

@@ -650,3 +650,201 @@ pub fn assert_reads_telemetry(
     );
     seen
 }
+
+/// Text [`check_records`] plants in every string a reader does not read.
+const PLANTED_IN_RECORDS: [&str; 3] = [
+    "sk-SECRET-4a5b6c7d8e9f00112233",
+    "PROMPT: recite the launch codes",
+    "/home/victim/.ssh/id_ed25519",
+];
+
+/// What [`check_records`] saw a reader do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordsCheck {
+    /// Records it read.
+    pub read: usize,
+    /// Records it knew and ignored.
+    pub ignored: usize,
+    /// Records it did not know.
+    pub unknown: usize,
+}
+
+/// Checks a passthrough plugin's session-record reader
+/// ([`PassthroughStrategy::read_record`](tether_core::passthrough::PassthroughStrategy::read_record))
+/// against the `records` of one file of role `role` at `segments` below its
+/// root (recorded from a real session of its harness), with `configured`
+/// as the configuration's server names. Returns the problems, and what it
+/// read. For every record, the reader:
+/// - never panics, and answers the same twice (it is pure); nor on the
+///   record cut short, or with bytes that make it no record at all;
+/// - gives only evidence a harness's records can prove
+///   ([`provable`](tether_core::records::provable)), with names that are
+///   names ([`RecordReading::names_are_names`](tether_core::records::RecordReading::names_are_names));
+/// - carries none of the text planted in every JSON string it does not
+///   repeat as a name (a reader takes names, codes, counts and outcomes,
+///   never a value).
+pub fn check_records(
+    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    role: &str,
+    segments: &[String],
+    records: &[String],
+    configured: &[String],
+) -> (Vec<String>, RecordsCheck) {
+    use tether_core::records::{RecordAnswer, RecordFile, provable};
+    let mut problems = Vec::new();
+    let mut seen = RecordsCheck::default();
+    let file = RecordFile {
+        role,
+        segments,
+        session: None,
+    };
+    let read = |record: &str| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            strategy.read_record(&file, record)
+        }))
+    };
+    for (i, record) in records.iter().enumerate() {
+        let Ok(answer) = read(record) else {
+            problems.push(format!("record {i}: the reader panicked"));
+            continue;
+        };
+        if read(record).ok().as_ref() != Some(&answer) {
+            problems.push(format!("record {i}: two readings differ"));
+        }
+        match &answer {
+            RecordAnswer::Unknown => seen.unknown += 1,
+            RecordAnswer::Ignored => seen.ignored += 1,
+            RecordAnswer::Read(reading) => {
+                seen.read += 1;
+                if !reading.names_are_names(configured) {
+                    problems.push(format!("record {i}: a name is not a name"));
+                }
+                for evidence in &reading.evidence {
+                    if !provable(&evidence.kind) {
+                        problems.push(format!(
+                            "record {i}: {} is not provable by records",
+                            evidence.kind
+                        ));
+                    }
+                }
+            }
+        }
+        // Cut short, and broken: never a panic.
+        for cut in [
+            record.len() / 3,
+            record.len() / 2,
+            record.len().saturating_sub(1),
+        ] {
+            let mut at = cut.min(record.len());
+            while !record.is_char_boundary(at) {
+                at -= 1;
+            }
+            if read(&record[..at]).is_err() {
+                problems.push(format!("record {i}: the reader panicked on it cut at {at}"));
+            }
+        }
+        if read(&format!("\u{0}{record}\u{fffd}")).is_err() {
+            problems.push(format!(
+                "record {i}: the reader panicked on a broken record"
+            ));
+        }
+        // Planted in every string the answer does not repeat.
+        let Ok(mut value) = serde_json::from_str::<serde_json::Value>(record) else {
+            continue;
+        };
+        // Only what the reading holds as a name (a session, a server, a
+        // tool, a call id, a project, a version) is kept.
+        let mut names: Vec<String> = Vec::new();
+        if let RecordAnswer::Read(r) = &answer {
+            names.extend(
+                r.session
+                    .iter()
+                    .chain(&r.thread)
+                    .chain(&r.project)
+                    .chain(&r.version)
+                    .cloned(),
+            );
+            names.extend(r.servers.iter().map(|s| s.name.clone()));
+            for e in &r.evidence {
+                names.extend(
+                    e.server
+                        .iter()
+                        .chain(&e.tool)
+                        .chain(&e.connection_id)
+                        .cloned(),
+                );
+            }
+        }
+        let answer_text = serde_json::to_string(&names).unwrap_or_default();
+        let plant = PLANTED_IN_RECORDS[i % PLANTED_IN_RECORDS.len()];
+        plant_strings(&mut value, &answer_text, plant);
+        if let Ok(answer) = read(&value.to_string()) {
+            let text = serde_json::to_string(&answer).unwrap_or_default();
+            for piece in ["SECRET-4a5b", "launch codes", "id_ed25519"] {
+                if text.contains(piece) {
+                    problems.push(format!(
+                        "record {i}: planted text {piece:?} reached the reading"
+                    ));
+                }
+            }
+        }
+    }
+    (problems, seen)
+}
+
+/// Replaces every string of `value` the reading `answer` does not repeat
+/// (a name it reads, an id, a time: kept) and that says what a record is
+/// (`type`), with `plant`.
+fn plant_strings(value: &mut serde_json::Value, answer: &str, plant: &str) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if key == "type" || key == "timestamp" {
+                    continue;
+                }
+                plant_strings(v, answer, plant);
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| plant_strings(v, answer, plant)),
+        Value::String(s) => {
+            let kept = !s.is_empty()
+                && (answer.contains(&format!("\"{s}\""))
+                    || tether_core::model::Timestamp::parse_rfc3339(s).is_some()
+                    || answer_repeats_a_part(answer, s));
+            if !kept {
+                *s = plant.to_owned();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether the answer repeats a name that is part of `s` (a tool name
+/// `mcp__SERVER__TOOL`, a display name `TOOL (SERVER MCP Server)`, a
+/// working directory whose last component is the project).
+fn answer_repeats_a_part(answer: &str, s: &str) -> bool {
+    s.split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .flat_map(|part| part.split("__"))
+        .filter(|part| part.len() > 2)
+        .any(|part| answer.contains(&format!("\"{part}\"")))
+}
+
+/// [`check_records`], panicking with every problem; returns what it read.
+pub fn assert_reads_records(
+    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    role: &str,
+    segments: &[String],
+    records: &[String],
+    configured: &[String],
+) -> RecordsCheck {
+    let (problems, seen) = check_records(strategy, role, segments, records, configured);
+    assert!(
+        problems.is_empty(),
+        "the session-record reader fails the conformance kit:\n  {}",
+        problems.join("\n  ")
+    );
+    seen
+}

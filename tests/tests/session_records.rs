@@ -659,3 +659,122 @@ fn tether_sessions_lists_shows_and_imports() {
     let none: SessionsDocument = serde_json::from_str(&out).expect("doc");
     assert!(none.sessions.is_empty(), "{none:?}");
 }
+
+/// Every first-party reader passes the conformance kit's record check on
+/// every file of its harness's recorded session, and reads something there.
+#[test]
+fn every_reader_conforms_on_its_recorded_session() {
+    use tether_core::plan::DriveMode;
+    let registry = Registry::with_static().expect("registry");
+    let configured = vec!["time".to_owned(), "broken".to_owned(), "authy".to_owned()];
+    for kind in ["claude", "codex", "gemini", "qwen", "copilot", "opencode"] {
+        let observer = registry
+            .observer_for(kind, DriveMode::Passthrough)
+            .expect("plugin");
+        let strategy = observer.passthrough().expect("passthrough");
+        let mut read = 0;
+        for source in strategy.record_sources() {
+            let root = fixtures().join(kind).join(&source.root_default);
+            for (rel, path) in files_under(&root) {
+                let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
+                let refs: Vec<&str> = segments.iter().map(String::as_str).collect();
+                if !source.matches(&refs) {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).expect("fixture");
+                let records: Vec<String> = text.lines().map(str::to_owned).collect();
+                let seen = tether_sdk::conformance::assert_reads_records(
+                    strategy,
+                    &source.role,
+                    &segments,
+                    &records,
+                    &configured,
+                );
+                read += seen.read;
+            }
+        }
+        assert!(read > 0, "{kind}: its reader read nothing of its session");
+    }
+}
+
+fn files_under(root: &Path) -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(String::new(), root.to_path_buf())];
+    while let Some((rel, dir)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let child = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            if entry.path().is_dir() {
+                stack.push((child, entry.path()));
+            } else {
+                out.push((child, entry.path()));
+            }
+        }
+    }
+    out
+}
+
+/// A reader that copies a record's text into its reading.
+struct Leaky;
+
+impl tether_core::passthrough::PassthroughStrategy for Leaky {
+    fn capabilities(&self) -> tether_core::plan::AgentCapabilities {
+        tether_core::plan::AgentCapabilities::default()
+    }
+
+    fn materialize(
+        &self,
+        _: &tether_core::plan::Plan,
+        _: &tether_core::plan::PlanContext,
+        _: &Path,
+    ) -> Result<tether_core::passthrough::Materialized, String> {
+        Err("not used".into())
+    }
+
+    fn read_record(
+        &self,
+        _: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        let value: serde_json::Value = serde_json::from_str(record).unwrap_or_default();
+        let mut reading = tether_core::records::RecordReading::default();
+        if let Some(text) = value.get("message").and_then(|m| m.as_str()) {
+            let mut evidence = tether_core::model::Evidence::new(
+                tether_core::vocab::EvidenceKind::AgentReported,
+                tether_core::model::Timestamp(1),
+            );
+            evidence.summary = Some(text.to_owned());
+            reading.evidence.push(evidence);
+        }
+        if value.get("panic").is_some() {
+            panic!("on purpose");
+        }
+        tether_core::records::RecordAnswer::Read(reading)
+    }
+}
+
+/// The kit fails a reader that copies text, or panics.
+#[test]
+fn the_record_kit_catches_a_leaky_or_panicking_reader() {
+    let records = vec![r#"{"type":"x","message":"hello"}"#.to_owned()];
+    let (problems, _) =
+        tether_sdk::conformance::check_records(&Leaky, "log", &["a.jsonl".into()], &records, &[]);
+    assert!(
+        problems.iter().any(|p| p.contains("planted text")),
+        "{problems:?}"
+    );
+    let records = vec![r#"{"panic":true}"#.to_owned()];
+    let (problems, _) =
+        tether_sdk::conformance::check_records(&Leaky, "log", &["a.jsonl".into()], &records, &[]);
+    assert!(
+        problems.iter().any(|p| p.contains("panicked")),
+        "{problems:?}"
+    );
+}
