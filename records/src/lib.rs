@@ -226,10 +226,10 @@ impl Records {
     /// Reads what was written since the last pass (everything, the first
     /// time). `at_rest`: the files are not being written (a one-off
     /// import), so a last line without its newline is read too; while
-    /// following, it waits for its newline.
+    /// following, it waits for its newline. Files are read on as many
+    /// threads as the machine has cores (at most 4), each file by one.
     pub fn read(&mut self, at_rest: bool) -> Pass {
-        let mut pass = Pass::default();
-        let mut changed = std::collections::BTreeSet::new();
+        let mut tasks = Vec::new();
         for index in 0..self.sources.len() {
             for (rel, path, meta) in self.find(index) {
                 if let Some(since) = self.filter.since
@@ -240,10 +240,103 @@ impl Records {
                 {
                     continue;
                 }
-                if self.read_file(index, &rel, path, &meta, at_rest, &mut changed) {
-                    pass.files_read += 1;
+                let source = &self.sources[index];
+                let state = self.files.remove(&path).unwrap_or_else(|| FileState {
+                    offset: 0,
+                    len: 0,
+                    modified: None,
+                    session: None,
+                    threads: HashMap::new(),
+                    report: FileReport {
+                        agent_kind: source.kind.clone(),
+                        role: source.source.role.clone(),
+                        path: source.root.source(&rel),
+                        ..FileReport::default()
+                    },
+                });
+                tasks.push(Task {
+                    index,
+                    rel,
+                    path,
+                    meta,
+                    state,
+                });
+            }
+        }
+        let pending: u64 = tasks
+            .iter()
+            .map(|t| t.meta.len().saturating_sub(t.state.offset))
+            .sum();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 4)
+            .min(tasks.len().max(1));
+        let sources = &self.sources;
+        let names = &self.names;
+        let run = |task: Task| -> Done {
+            let configured = names
+                .get(&sources[task.index].kind)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            read_file(&sources[task.index], configured, task, at_rest)
+        };
+        let done: Vec<Done> = if threads < 2 || pending < 8 << 20 {
+            tasks.into_iter().map(run).collect()
+        } else {
+            // The largest first, each to the least loaded thread.
+            tasks.sort_by_key(|t| std::cmp::Reverse(t.meta.len()));
+            let mut shares: Vec<(u64, Vec<Task>)> = (0..threads).map(|_| (0, Vec::new())).collect();
+            for task in tasks {
+                if let Some(share) = shares.iter_mut().min_by_key(|(load, _)| *load) {
+                    share.0 += task.meta.len();
+                    share.1.push(task);
                 }
             }
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = shares
+                    .into_iter()
+                    .map(|(_, share)| {
+                        scope.spawn(move || share.into_iter().map(run).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
+        let mut pass = Pass::default();
+        let mut changed = std::collections::BTreeSet::new();
+        for mut done in done {
+            if done.read_any {
+                pass.files_read += 1;
+            }
+            for (harness_session, reading) in done.readings {
+                let id = tether_core::records::session_id(&done.kind, &harness_session);
+                if !self.sessions.contains_key(&id) && self.sessions.len() >= MAX_SESSIONS {
+                    done.state.report.read -= 1;
+                    done.state.report.refused += 1;
+                    continue;
+                }
+                let facts = self
+                    .sessions
+                    .entry(id.clone())
+                    .or_insert_with(|| SessionFacts::new(&done.kind, &harness_session));
+                facts.add(&done.role, &done.state.report.path, reading);
+                changed.insert(id);
+            }
+            self.files.insert(done.path, done.state);
+        }
+        // Filters that need the facts: drop sessions outside them.
+        let (project, since) = (&self.filter.project, self.filter.since);
+        if project.is_some() || since.is_some() {
+            self.sessions.retain(|_, f| {
+                project
+                    .as_ref()
+                    .is_none_or(|p| f.project.as_ref().is_none_or(|fp| fp == p))
+                    && since.is_none_or(|s| f.last_at.0 == 0 || f.last_at >= s)
+            });
+            changed.retain(|id| self.sessions.contains_key(id));
         }
         pass.changed = changed.into_iter().collect();
         pass
@@ -306,166 +399,6 @@ impl Records {
         found.sort_by_key(|(_, _, m)| std::cmp::Reverse(m.modified().ok()));
         found.truncate(MAX_FILES_PER_SOURCE);
         found
-    }
-
-    /// Reads one file further; true when anything was read.
-    fn read_file(
-        &mut self,
-        index: usize,
-        rel: &str,
-        path: PathBuf,
-        meta: &std::fs::Metadata,
-        at_rest: bool,
-        changed: &mut std::collections::BTreeSet<String>,
-    ) -> bool {
-        let source = &self.sources[index];
-        let shown = source.root.source(rel);
-        let state = self.files.entry(path).or_insert_with(|| FileState {
-            offset: 0,
-            len: 0,
-            modified: None,
-            session: None,
-            threads: HashMap::new(),
-            report: FileReport {
-                agent_kind: source.kind.clone(),
-                role: source.source.role.clone(),
-                path: shown.clone(),
-                ..FileReport::default()
-            },
-        });
-        let modified = meta.modified().ok();
-        if state.len == meta.len() && state.modified == modified && state.report.bytes > 0 {
-            return false;
-        }
-        if meta.len() < state.offset {
-            // Cut short, or replaced: read again from the start (every
-            // fact merges idempotently, so what was read stays true).
-            state.offset = 0;
-            state.session = None;
-            state.threads.clear();
-        }
-        let (mut file, len) = match source.root.open(rel) {
-            Ok(Some(opened)) => opened,
-            Ok(None) => return false,
-            Err(failure) => {
-                state.report.error = Some(failure.summary);
-                state.len = meta.len();
-                state.modified = modified;
-                return false;
-            }
-        };
-        let strategy = source.observer.passthrough();
-        let configured = self
-            .names
-            .get(&source.kind)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
-        let role = source.source.role.clone();
-        let kind = source.kind.clone();
-        let format = source.source.format;
-        let project = self.filter.project.clone();
-        let since = self.filter.since;
-        let sessions = &mut self.sessions;
-        let report = &mut state.report;
-        let file_session = &mut state.session;
-        let threads = &mut state.threads;
-        let outcome = read::read_records(
-            &mut file,
-            len,
-            state.offset,
-            format,
-            at_rest || format == RecordFormat::Document,
-            |record| {
-                report.records += 1;
-                let Some(strategy) = strategy else {
-                    report.unknown += 1;
-                    return;
-                };
-                let file = RecordFile {
-                    role: &role,
-                    segments: &segments,
-                    session: file_session.as_deref(),
-                };
-                match contained(|| strategy.read_record(&file, record)) {
-                    None => report.refused += 1,
-                    Some(RecordAnswer::Unknown) => report.unknown += 1,
-                    Some(RecordAnswer::Ignored) => report.ignored += 1,
-                    Some(RecordAnswer::Read(mut reading)) => {
-                        let before = reading.evidence.len();
-                        reading
-                            .evidence
-                            .retain(|e| tether_core::records::provable(&e.kind));
-                        report.refused += (before - reading.evidence.len()) as u64;
-                        if !reading.names_are_names(configured)
-                            || !reading.thread.as_deref().is_none_or(is_name_like)
-                        {
-                            report.refused += 1;
-                            return;
-                        }
-                        let harness_session = match (&reading.session, &reading.thread) {
-                            (Some(session), Some(thread)) => {
-                                if threads.len() < MAX_THREADS || threads.contains_key(thread) {
-                                    threads.insert(thread.clone(), session.clone());
-                                }
-                                Some(session.clone())
-                            }
-                            (Some(session), None) => {
-                                *file_session = Some(session.clone());
-                                Some(session.clone())
-                            }
-                            (None, Some(thread)) => threads.get(thread).cloned(),
-                            (None, None) => file_session.clone(),
-                        };
-                        let Some(harness_session) = harness_session else {
-                            report.ignored += 1;
-                            return;
-                        };
-                        report.read += 1;
-                        let id = tether_core::records::session_id(&kind, &harness_session);
-                        if !sessions.contains_key(&id) && sessions.len() >= MAX_SESSIONS {
-                            report.refused += 1;
-                            return;
-                        }
-                        let facts = sessions
-                            .entry(id.clone())
-                            .or_insert_with(|| SessionFacts::new(&kind, &harness_session));
-                        facts.add(&role, &report.path, reading);
-                        changed.insert(id);
-                    }
-                }
-            },
-        );
-        state.report.bytes = outcome.consumed;
-        state.report.refused += outcome.oversized + outcome.not_utf8;
-        let mut problems = Vec::new();
-        if let Some(error) = outcome.error {
-            problems.push(error);
-        }
-        if outcome.oversized > 0 {
-            problems.push(format!(
-                "{} record(s) longer than {} MiB skipped",
-                outcome.oversized,
-                read::MAX_RECORD_BYTES / (1024 * 1024)
-            ));
-        }
-        if outcome.not_utf8 > 0 {
-            problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
-        }
-        state.report.error = (!problems.is_empty()).then(|| problems.join("; "));
-        state.offset = outcome.consumed;
-        state.len = meta.len();
-        state.modified = modified;
-        // Filters that need the facts: drop sessions outside them.
-        if project.is_some() || since.is_some() {
-            self.sessions.retain(|_, f| {
-                project
-                    .as_ref()
-                    .is_none_or(|p| f.project.as_ref().is_none_or(|fp| fp == p))
-                    && since.is_none_or(|s| f.last_at.0 == 0 || f.last_at >= s)
-            });
-        }
-        true
     }
 
     /// The sessions read so far, by Tether session id.
@@ -569,6 +502,166 @@ impl Records {
         }
         Ok(done)
     }
+}
+
+/// One file to read further.
+struct Task {
+    index: usize,
+    rel: String,
+    path: PathBuf,
+    meta: std::fs::Metadata,
+    state: FileState,
+}
+
+/// What reading one file further gave.
+struct Done {
+    kind: String,
+    role: String,
+    path: PathBuf,
+    state: FileState,
+    read_any: bool,
+    /// (harness session, reading), in the file's order.
+    readings: Vec<(String, tether_core::records::RecordReading)>,
+}
+
+/// Reads one file of `source` further, from where its state stopped.
+fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) -> Done {
+    let Task {
+        rel,
+        path,
+        meta,
+        mut state,
+        ..
+    } = task;
+    let mut done = Done {
+        kind: source.kind.clone(),
+        role: source.source.role.clone(),
+        path,
+        state: FileState {
+            offset: 0,
+            len: 0,
+            modified: None,
+            session: None,
+            threads: HashMap::new(),
+            report: FileReport::default(),
+        },
+        read_any: false,
+        readings: Vec::new(),
+    };
+    let modified = meta.modified().ok();
+    if state.len == meta.len() && state.modified == modified && state.report.bytes > 0 {
+        done.state = state;
+        return done;
+    }
+    if meta.len() < state.offset {
+        // Cut short, or replaced: read again from the start (every
+        // fact merges idempotently, so what was read stays true).
+        state.offset = 0;
+        state.session = None;
+        state.threads.clear();
+    }
+    let (mut file, len) = match source.root.open(&rel) {
+        Ok(Some(opened)) => opened,
+        Ok(None) => {
+            done.state = state;
+            return done;
+        }
+        Err(failure) => {
+            state.report.error = Some(failure.summary);
+            state.len = meta.len();
+            state.modified = modified;
+            done.state = state;
+            return done;
+        }
+    };
+    let strategy = source.observer.passthrough();
+    let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
+    let role = source.source.role.as_str();
+    let format = source.source.format;
+    let readings = &mut done.readings;
+    let report = &mut state.report;
+    let file_session = &mut state.session;
+    let threads = &mut state.threads;
+    let outcome = read::read_records(
+        &mut file,
+        len,
+        state.offset,
+        format,
+        at_rest || format == RecordFormat::Document,
+        |record| {
+            report.records += 1;
+            let Some(strategy) = strategy else {
+                report.unknown += 1;
+                return;
+            };
+            let file = RecordFile {
+                role,
+                segments: &segments,
+                session: file_session.as_deref(),
+            };
+            match contained(|| strategy.read_record(&file, record)) {
+                None => report.refused += 1,
+                Some(RecordAnswer::Unknown) => report.unknown += 1,
+                Some(RecordAnswer::Ignored) => report.ignored += 1,
+                Some(RecordAnswer::Read(mut reading)) => {
+                    let before = reading.evidence.len();
+                    reading
+                        .evidence
+                        .retain(|e| tether_core::records::provable(&e.kind));
+                    report.refused += (before - reading.evidence.len()) as u64;
+                    if !reading.names_are_names(configured)
+                        || !reading.thread.as_deref().is_none_or(is_name_like)
+                    {
+                        report.refused += 1;
+                        return;
+                    }
+                    let harness_session = match (&reading.session, &reading.thread) {
+                        (Some(session), Some(thread)) => {
+                            if threads.len() < MAX_THREADS || threads.contains_key(thread) {
+                                threads.insert(thread.clone(), session.clone());
+                            }
+                            Some(session.clone())
+                        }
+                        (Some(session), None) => {
+                            *file_session = Some(session.clone());
+                            Some(session.clone())
+                        }
+                        (None, Some(thread)) => threads.get(thread).cloned(),
+                        (None, None) => file_session.clone(),
+                    };
+                    let Some(harness_session) = harness_session else {
+                        report.ignored += 1;
+                        return;
+                    };
+                    report.read += 1;
+                    readings.push((harness_session, reading));
+                }
+            }
+        },
+    );
+    state.report.bytes = outcome.consumed;
+    state.report.refused += outcome.oversized + outcome.not_utf8;
+    let mut problems = Vec::new();
+    if let Some(error) = outcome.error {
+        problems.push(error);
+    }
+    if outcome.oversized > 0 {
+        problems.push(format!(
+            "{} record(s) longer than {} MiB skipped",
+            outcome.oversized,
+            read::MAX_RECORD_BYTES / (1024 * 1024)
+        ));
+    }
+    if outcome.not_utf8 > 0 {
+        problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
+    }
+    state.report.error = (!problems.is_empty()).then(|| problems.join("; "));
+    state.offset = outcome.consumed;
+    state.len = meta.len();
+    state.modified = modified;
+    done.state = state;
+    done.read_any = true;
+    done
 }
 
 /// A plugin's answer, with a panic contained (`None`).

@@ -15,6 +15,8 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tether_core::registry::Registry;
 use tether_records::{Filter, Home, Records};
+// Links the compiled-in plugins (the Claude reader among them).
+use tether_tests as _;
 
 /// One session's transcript of about `bytes` bytes.
 fn transcript(out: &mut impl Write, session: &str, bytes: usize) -> usize {

@@ -778,3 +778,65 @@ fn the_record_kit_catches_a_leaky_or_panicking_reader() {
         "{problems:?}"
     );
 }
+
+/// GIVEN `tether sessions import --follow` running WHEN a harness writes a
+/// session, then more of it THEN the store holds that one session, and it
+/// grows; Ctrl-C ends the follow with exit 0.
+#[test]
+fn import_follow_keeps_one_session_growing_until_ctrl_c() {
+    use std::os::unix::process::CommandExt as _;
+    let home = tempfile::tempdir().expect("home");
+    let dir = home.path().join(".claude/projects/-work-app");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let db = tempfile::tempdir().expect("db");
+    let path = db.path().join("t.db");
+    let mut child = tether()
+        .env("HOME", home.path())
+        .args(["sessions", "import", "--follow", "--db"])
+        .arg(&path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("tether starts");
+    let call = |i: u32| {
+        serde_json::json!({"type": "assistant", "sessionId": "f1", "cwd": "/work/app",
+            "timestamp": format!("2026-12-01T20:00:{i:02}.000Z"), "message": {"content": [
+            {"type": "tool_use", "id": format!("toolu_{i}"), "name": "mcp__time__get_current_time", "input": {}}]}})
+        .to_string()
+            + "\n"
+    };
+    let mut file = std::fs::File::create(dir.join("f1.jsonl")).expect("file");
+    file.write_all(call(1).as_bytes()).expect("w");
+    file.flush().expect("flush");
+    let calls_stored = || -> Option<u32> {
+        let store = tether_store::SqliteStore::open(&path).ok()?;
+        let all = store.load_all().ok()?.histories;
+        assert!(all.len() <= 1, "one session, never two: {all:?}");
+        let attempt = all.first()?.current()?.clone();
+        Some(calls(&attempt, "time", "get_current_time").0)
+    };
+    let wait_for = |want: u32| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if calls_stored() == Some(want) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
+    };
+    assert!(wait_for(1), "the session was imported");
+    file.write_all(call(2).as_bytes()).expect("w");
+    file.flush().expect("flush");
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .expect("mtime");
+    assert!(wait_for(2), "the session grew");
+    // Ctrl-C, to the child's own process group.
+    std::process::Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .expect("kill");
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(0));
+}
