@@ -311,18 +311,18 @@ impl Records {
             if done.read_any {
                 pass.files_read += 1;
             }
-            for (harness_session, reading) in done.readings {
-                let id = tether_core::records::session_id(&done.kind, &harness_session);
-                if !self.sessions.contains_key(&id) && self.sessions.len() >= MAX_SESSIONS {
-                    done.state.report.read -= 1;
-                    done.state.report.refused += 1;
-                    continue;
+            for (id, facts) in std::mem::take(&mut done.facts) {
+                let room = self.sessions.len() < MAX_SESSIONS;
+                match self.sessions.get_mut(&id) {
+                    Some(mine) => mine.merge(facts),
+                    None if room => {
+                        self.sessions.insert(id.clone(), facts);
+                    }
+                    None => {
+                        done.state.report.refused += 1;
+                        continue;
+                    }
                 }
-                let facts = self
-                    .sessions
-                    .entry(id.clone())
-                    .or_insert_with(|| SessionFacts::new(&done.kind, &harness_session));
-                facts.add(&done.role, &done.state.report.path, reading);
                 changed.insert(id);
             }
             self.files.insert(done.path, done.state);
@@ -515,13 +515,11 @@ struct Task {
 
 /// What reading one file further gave.
 struct Done {
-    kind: String,
-    role: String,
     path: PathBuf,
     state: FileState,
     read_any: bool,
-    /// (harness session, reading), in the file's order.
-    readings: Vec<(String, tether_core::records::RecordReading)>,
+    /// What the file's new records say, by Tether session id.
+    facts: BTreeMap<String, SessionFacts>,
 }
 
 /// Reads one file of `source` further, from where its state stopped.
@@ -534,8 +532,6 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         ..
     } = task;
     let mut done = Done {
-        kind: source.kind.clone(),
-        role: source.source.role.clone(),
         path,
         state: FileState {
             offset: 0,
@@ -546,7 +542,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             report: FileReport::default(),
         },
         read_any: false,
-        readings: Vec::new(),
+        facts: BTreeMap::new(),
     };
     let modified = meta.modified().ok();
     if state.len == meta.len() && state.modified == modified && state.report.bytes > 0 {
@@ -578,7 +574,9 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
     let role = source.source.role.as_str();
     let format = source.source.format;
-    let readings = &mut done.readings;
+    let facts = &mut done.facts;
+    let kind = source.kind.as_str();
+    let shown = state.report.path.clone();
     let report = &mut state.report;
     let file_session = &mut state.session;
     let threads = &mut state.threads;
@@ -634,7 +632,11 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                         return;
                     };
                     report.read += 1;
-                    readings.push((harness_session, reading));
+                    let id = tether_core::records::session_id(kind, &harness_session);
+                    facts
+                        .entry(id)
+                        .or_insert_with(|| SessionFacts::new(kind, &harness_session))
+                        .add(role, &shown, reading);
                 }
             }
         },

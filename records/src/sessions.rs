@@ -22,7 +22,7 @@ use tether_core::spec::ServerSpec;
 use tether_core::telemetry::NamedServer;
 use tether_core::vocab::{EvidenceKind, Provenance, Trigger};
 
-/// Facts kept per session, at most.
+/// Distinct facts kept per session, at most (the earliest of each).
 pub const MAX_FACTS: usize = 512;
 /// Calls remembered per session (by id), at most; past it calls are still
 /// counted, without their ids.
@@ -34,6 +34,57 @@ struct Call {
     tool: Option<String>,
     ok: Option<bool>,
     at: Timestamp,
+}
+
+impl Call {
+    fn merge(
+        &mut self,
+        server: Option<String>,
+        tool: Option<String>,
+        ok: Option<bool>,
+        at: Timestamp,
+    ) {
+        if server.is_some() {
+            self.server = server;
+        }
+        if tool.is_some() {
+            self.tool = tool;
+        }
+        // A failure said once stays: completed-then-failed is failed.
+        self.ok = match (self.ok, ok) {
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            _ => None,
+        };
+        self.at = self.at.max(at);
+    }
+}
+
+/// Calls counted without their ids: (calls, failed, any outcome, last at).
+type Counted = (u32, u32, bool, Timestamp);
+
+/// What makes two facts the same fact (their times aside): the earliest of
+/// each is kept.
+type FactKey = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<u32>,
+    Option<bool>,
+);
+
+fn fact_key(e: &Evidence) -> FactKey {
+    (
+        e.kind.as_str().to_owned(),
+        e.server.clone(),
+        e.tool.clone(),
+        e.reported_status.clone(),
+        e.reason_code.as_ref().map(|r| r.as_str().to_owned()),
+        e.tool_count,
+        e.ok,
+    )
 }
 
 /// What one harness session's records say so far.
@@ -54,11 +105,12 @@ pub struct SessionFacts {
     /// The files its records came from (as shown, `~/…`).
     pub files: BTreeSet<String>,
     servers: Vec<NamedServer>,
-    facts: Vec<Evidence>,
-    dropped: u32,
-    /// (role, call id) → the call.
+    /// The earliest of each fact.
+    facts: HashMap<FactKey, Evidence>,
+    /// (role, call id) → the call, at most [`MAX_CALL_IDS`].
     calls: HashMap<(String, String), Call>,
-    anonymous: u64,
+    /// Calls without an id (or past the bound), counted per (role, server, tool).
+    counted: BTreeMap<(String, String, String), Counted>,
 }
 
 impl SessionFacts {
@@ -73,10 +125,9 @@ impl SessionFacts {
             last_at: Timestamp(0),
             files: BTreeSet::new(),
             servers: Vec::new(),
-            facts: Vec::new(),
-            dropped: 0,
+            facts: HashMap::new(),
             calls: HashMap::new(),
-            anonymous: 0,
+            counted: BTreeMap::new(),
         }
     }
 
@@ -85,12 +136,8 @@ impl SessionFacts {
         session_id(&self.agent_kind, &self.harness_session)
     }
 
-    /// Adds one reading, from a file of `role` shown as `file`.
-    pub fn add(&mut self, role: &str, file: &str, reading: RecordReading) {
-        if !self.files.contains(file) {
-            self.files.insert(file.to_owned());
-        }
-        if let Some(at) = reading.at.filter(|t| t.0 > 0) {
+    fn saw(&mut self, at: Timestamp) {
+        if at.0 > 0 {
             self.first_at = if self.first_at.0 == 0 {
                 at
             } else {
@@ -98,57 +145,133 @@ impl SessionFacts {
             };
             self.last_at = self.last_at.max(at);
         }
+    }
+
+    fn describe(&mut self, project: Option<String>, version: Option<String>) {
         // The smallest value wins, so the order files are read in never matters.
-        for (slot, value) in [
-            (&mut self.project, reading.project),
-            (&mut self.version, reading.version),
-        ] {
+        for (slot, value) in [(&mut self.project, project), (&mut self.version, version)] {
             if let Some(value) = value
                 && slot.as_ref().is_none_or(|cur| &value < cur)
             {
                 *slot = Some(value);
             }
         }
-        for server in reading.servers {
-            if !self.servers.iter().any(|s| s.name == server.name) {
-                self.servers.push(server);
+    }
+
+    fn name(&mut self, server: NamedServer) {
+        if !self.servers.iter().any(|s| s.name == server.name) {
+            self.servers.push(server);
+        }
+    }
+
+    fn fact(&mut self, evidence: Evidence) {
+        let key = fact_key(&evidence);
+        let room = self.facts.len() < MAX_FACTS;
+        match self.facts.get_mut(&key) {
+            Some(kept) if kept.at <= evidence.at => {}
+            Some(kept) => *kept = evidence,
+            None if room => {
+                self.facts.insert(key, evidence);
             }
+            None => {}
+        }
+    }
+
+    /// Adds one reading, from a file of `role` shown as `file`.
+    pub fn add(&mut self, role: &str, file: &str, reading: RecordReading) {
+        if !self.files.contains(file) {
+            self.files.insert(file.to_owned());
+        }
+        self.saw(reading.at.unwrap_or(Timestamp(0)));
+        self.describe(reading.project, reading.version);
+        for server in reading.servers {
+            self.name(server);
         }
         for evidence in reading.evidence {
             if evidence.kind == EvidenceKind::ToolCallObserved {
                 self.add_call(role, evidence);
-            } else if self.facts.contains(&evidence) {
-                continue;
-            } else if self.facts.len() < MAX_FACTS {
-                self.facts.push(evidence);
             } else {
-                self.dropped = self.dropped.saturating_add(1);
+                self.fact(evidence);
             }
         }
     }
 
     fn add_call(&mut self, role: &str, evidence: Evidence) {
-        let id = match evidence.connection_id.clone() {
-            Some(id) if self.calls.len() < MAX_CALL_IDS => id,
-            _ => {
-                self.anonymous += 1;
-                format!("#{}", self.anonymous)
+        let Evidence {
+            connection_id,
+            server,
+            tool,
+            ok,
+            at,
+            ..
+        } = evidence;
+        if let Some(id) = connection_id {
+            let key = (role.to_owned(), id);
+            if let Some(call) = self.calls.get_mut(&key) {
+                call.merge(server, tool, ok, at);
+                return;
             }
-        };
-        let call = self.calls.entry((role.to_owned(), id)).or_default();
-        if evidence.server.is_some() {
-            call.server = evidence.server;
+            if self.calls.len() < MAX_CALL_IDS {
+                self.calls
+                    .entry(key)
+                    .or_default()
+                    .merge(server, tool, ok, at);
+                return;
+            }
         }
-        if evidence.tool.is_some() {
-            call.tool = evidence.tool;
+        // No id (or past the bound): counted, where it names its tool.
+        if let (Some(server), Some(tool)) = (server, tool) {
+            let entry = self
+                .counted
+                .entry((role.to_owned(), server, tool))
+                .or_insert((0, 0, false, Timestamp(0)));
+            entry.0 = entry.0.saturating_add(1);
+            entry.1 = entry.1.saturating_add(u32::from(ok == Some(false)));
+            entry.2 |= ok.is_some();
+            entry.3 = entry.3.max(at);
         }
-        // A failure said once stays: completed-then-failed is failed.
-        call.ok = match (call.ok, evidence.ok) {
-            (Some(false), _) | (_, Some(false)) => Some(false),
-            (Some(true), _) | (_, Some(true)) => Some(true),
-            _ => None,
-        };
-        call.at = call.at.max(evidence.at);
+    }
+
+    /// Adds what `other` (the same session, read elsewhere: another file,
+    /// another thread) says.
+    pub fn merge(&mut self, other: SessionFacts) {
+        self.files.extend(other.files);
+        self.saw(other.first_at);
+        self.saw(other.last_at);
+        self.describe(other.project, other.version);
+        for server in other.servers {
+            self.name(server);
+        }
+        for (_, evidence) in other.facts {
+            self.fact(evidence);
+        }
+        for ((role, id), call) in other.calls {
+            let key = (role, id);
+            let room = self.calls.len() < MAX_CALL_IDS;
+            match self.calls.get_mut(&key) {
+                Some(mine) => mine.merge(call.server, call.tool, call.ok, call.at),
+                None if room => {
+                    self.calls.insert(key, call);
+                }
+                None => {
+                    let mut evidence = Evidence::new(EvidenceKind::ToolCallObserved, call.at);
+                    evidence.server = call.server;
+                    evidence.tool = call.tool;
+                    evidence.ok = call.ok;
+                    self.add_call(&key.0, evidence);
+                }
+            }
+        }
+        for (key, (calls, failed, known, at)) in other.counted {
+            let entry = self
+                .counted
+                .entry(key)
+                .or_insert((0, 0, false, Timestamp(0)));
+            entry.0 = entry.0.saturating_add(calls);
+            entry.1 = entry.1.saturating_add(failed);
+            entry.2 |= known;
+            entry.3 = entry.3.max(at);
+        }
     }
 
     /// Server rows by whether it is only named (the harness's own rows).
@@ -156,13 +279,14 @@ impl SessionFacts {
         &self.servers
     }
 
-    /// The evidence the session's history is built from: its facts, then
-    /// one `tool_call_observed` per source and tool carrying that
-    /// source's counts.
+    /// The evidence the session's history is built from: its facts (the
+    /// earliest of each, oldest first), then one `tool_call_observed` per
+    /// source and tool carrying that source's counts.
     pub fn evidence(&self) -> Vec<Evidence> {
-        // (role, server, tool) → (calls, failed, any outcome, last at)
-        let mut per_tool: BTreeMap<(&str, &str, &str), (u32, u32, bool, Timestamp)> =
-            BTreeMap::new();
+        let mut per_tool: BTreeMap<(&str, &str, &str), Counted> = BTreeMap::new();
+        for ((role, server, tool), counted) in &self.counted {
+            per_tool.insert((role.as_str(), server.as_str(), tool.as_str()), *counted);
+        }
         for ((role, _), call) in &self.calls {
             let (Some(server), Some(tool)) = (&call.server, &call.tool) else {
                 // A result whose call was never seen names no tool.
@@ -176,7 +300,8 @@ impl SessionFacts {
             entry.2 |= call.ok.is_some();
             entry.3 = entry.3.max(call.at);
         }
-        let mut out = self.facts.clone();
+        let mut out: Vec<Evidence> = self.facts.values().cloned().collect();
+        out.sort_by(|a, b| (a.at, fact_key(a)).cmp(&(b.at, fact_key(b))));
         for ((_, server, tool), (calls, failed, known, at)) in per_tool {
             let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, at).server(server);
             ev.tool = Some(tool.to_owned());
@@ -317,4 +442,113 @@ pub fn same(a: &AttachmentHistory, b: &AttachmentHistory) -> bool {
             revision: 0,
             ..b.clone()
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: Option<&str>, tool: Option<&str>, ok: Option<bool>, at: u64) -> Evidence {
+        let mut e = Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(at));
+        e.server = tool.map(|_| "time".to_owned());
+        e.tool = tool.map(str::to_owned);
+        e.connection_id = id.map(str::to_owned);
+        e.ok = ok;
+        e
+    }
+
+    fn reading(evidence: Vec<Evidence>) -> RecordReading {
+        RecordReading {
+            at: Some(Timestamp(5)),
+            evidence,
+            ..RecordReading::default()
+        }
+    }
+
+    fn counts(facts: &SessionFacts) -> Vec<(Option<u32>, Option<u32>)> {
+        facts
+            .evidence()
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::ToolCallObserved)
+            .map(|e| (e.calls, e.failed_calls))
+            .collect()
+    }
+
+    #[test]
+    fn a_call_written_twice_counts_once_and_a_failure_stays() {
+        let mut f = SessionFacts::new("claude", "s");
+        f.add(
+            "t",
+            "a",
+            reading(vec![call(Some("1"), Some("get"), None, 1)]),
+        );
+        f.add(
+            "t",
+            "a",
+            reading(vec![call(Some("1"), None, Some(false), 2)]),
+        );
+        f.add(
+            "t",
+            "a",
+            reading(vec![call(Some("1"), Some("get"), None, 1)]),
+        );
+        f.add(
+            "t",
+            "a",
+            reading(vec![call(Some("2"), Some("get"), Some(true), 3)]),
+        );
+        assert_eq!(counts(&f), [(Some(2), Some(1))]);
+    }
+
+    #[test]
+    fn two_sources_seeing_the_same_calls_give_the_larger_count() {
+        let mut f = SessionFacts::new("claude", "s");
+        f.add(
+            "transcript",
+            "a",
+            reading(vec![call(Some("1"), Some("get"), Some(true), 1)]),
+        );
+        f.add(
+            "log",
+            "b",
+            reading(vec![call(None, Some("get"), Some(true), 1)]),
+        );
+        // One evidence per source; the reducer keeps the larger.
+        assert_eq!(counts(&f), [(Some(1), Some(0)), (Some(1), Some(0))]);
+    }
+
+    #[test]
+    fn merging_what_two_threads_read_is_reading_it_all() {
+        let a = vec![
+            call(Some("1"), Some("get"), None, 1),
+            call(None, Some("get"), Some(false), 2),
+        ];
+        let b = vec![
+            call(Some("1"), None, Some(true), 3),
+            call(Some("2"), Some("get"), None, 4),
+        ];
+        let mut one = SessionFacts::new("claude", "s");
+        one.add("t", "f1", reading(a.clone()));
+        one.add("t", "f2", reading(b.clone()));
+        let mut left = SessionFacts::new("claude", "s");
+        left.add("t", "f1", reading(a));
+        let mut right = SessionFacts::new("claude", "s");
+        right.add("t", "f2", reading(b));
+        left.merge(right);
+        assert_eq!(counts(&one), counts(&left));
+        assert_eq!(one.files, left.files);
+        assert_eq!(one.evidence(), left.evidence());
+    }
+
+    #[test]
+    fn the_same_fact_later_is_kept_once_at_its_first_time() {
+        let mut f = SessionFacts::new("claude", "s");
+        for at in [9, 3, 7] {
+            let e = Evidence::new(EvidenceKind::AgentReported, Timestamp(at)).server("time");
+            f.add("t", "a", reading(vec![e]));
+        }
+        let facts = f.evidence();
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].at, Timestamp(3));
+    }
 }
