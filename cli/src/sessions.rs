@@ -144,7 +144,7 @@ fn summaries(records: &Records) -> Vec<(SessionSummary, tether_core::history::At
             Some((records.summary(facts, &history), history))
         })
         .collect();
-    out.sort_by(|a, b| b.0.updated_at.cmp(&a.0.updated_at));
+    out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
     out
 }
 

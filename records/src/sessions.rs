@@ -301,7 +301,7 @@ impl SessionFacts {
             entry.3 = entry.3.max(call.at);
         }
         let mut out: Vec<Evidence> = self.facts.values().cloned().collect();
-        out.sort_by(|a, b| (a.at, fact_key(a)).cmp(&(b.at, fact_key(b))));
+        out.sort_by_key(|e| (e.at, fact_key(e)));
         for ((_, server, tool), (calls, failed, known, at)) in per_tool {
             let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, at).server(server);
             ev.tool = Some(tool.to_owned());

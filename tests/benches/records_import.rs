@@ -38,11 +38,11 @@ fn transcript(out: &mut impl Write, session: &str, bytes: usize) -> usize {
             serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": ts, "cwd": "/home/me/src/app",
                 "message": {"role": "assistant", "content": [
                     {"type": "text", "text": "Let me read the file first and then check the tests."},
-                    {"type": "tool_use", "id": format!("toolu_{i}"), "name": if i % 3 == 0 { "Read".to_owned() } else { format!("mcp__github__tool_{}", i % 7) },
+                    {"type": "tool_use", "id": format!("toolu_{i}"), "name": if i.is_multiple_of(3) { "Read".to_owned() } else { format!("mcp__github__tool_{}", i % 7) },
                      "input": {"path": "src/parser.rs", "query": "failing test"}}]}}),
             serde_json::json!({"type": "user", "sessionId": session, "timestamp": ts, "cwd": "/home/me/src/app",
                 "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{i}"),
-                    "is_error": i % 11 == 0, "content": body}]},
+                    "is_error": i.is_multiple_of(11), "content": body}]},
                 "toolUseResult": {"stdout": body}}),
             serde_json::json!({"type": "attachment", "sessionId": session, "timestamp": ts,
                 "attachment": {"type": "deferred_tools_delta", "addedNames": ["mcp__github__tool_1", "mcp__time__get_current_time"],
