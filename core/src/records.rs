@@ -28,6 +28,12 @@ pub enum RecordFormat {
     Lines,
     /// The whole (small) file is one record.
     Document,
+    /// A SQLite database the harness keeps: each row of the source's
+    /// `query` is one record, a JSON array of the row's values. The host
+    /// reads a private snapshot (the database and its write-ahead log,
+    /// copied), never the harness's own file, which SQLite would otherwise
+    /// lock and write to even when opened read-only.
+    Sqlite,
 }
 
 /// Where one kind of a harness's session files sits.
@@ -52,6 +58,11 @@ pub struct RecordSource {
     pub pattern: String,
     /// How its files are cut into records.
     pub format: RecordFormat,
+    /// For [`RecordFormat::Sqlite`]: the one `SELECT` whose rows are the
+    /// records. It names the metadata columns only (names, ids, times,
+    /// statuses), so nothing else leaves the database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
 }
 
 impl RecordSource {
@@ -68,7 +79,16 @@ impl RecordSource {
             root_default: root_default.into(),
             pattern: pattern.into(),
             format: RecordFormat::Lines,
+            query: None,
         }
+    }
+
+    /// The same source, a SQLite database whose `query`'s rows are the
+    /// records.
+    pub fn sqlite(mut self, query: impl Into<String>) -> Self {
+        self.format = RecordFormat::Sqlite;
+        self.query = Some(query.into());
+        self
     }
 
     /// The same source, its root moved by `var` (plus `suffix`) when set.
@@ -124,6 +144,10 @@ pub struct RecordFile<'a> {
     /// The harness session an earlier record of this file named, if any
     /// (a rollout names its session once, in its first line).
     pub session: Option<&'a str>,
+    /// The server names today's configuration gives the harness: a name
+    /// that joins server and tool ambiguously (OpenCode's `SERVER_TOOL`)
+    /// is split only where exactly one of them fits.
+    pub configured: &'a [String],
 }
 
 impl RecordFile<'_> {

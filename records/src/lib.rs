@@ -544,12 +544,23 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         read_any: false,
         facts: BTreeMap::new(),
     };
-    let modified = meta.modified().ok();
-    if state.len == meta.len() && state.modified == modified && state.report.bytes > 0 {
+    let format = source.source.format;
+    // A database's log holds its newest rows: it is part of the file.
+    let wal = (format == RecordFormat::Sqlite)
+        .then(|| source.root.open(&format!("{rel}-wal")).ok().flatten())
+        .flatten();
+    let wal_len = wal.as_ref().map_or(0, |(_, len)| *len);
+    let wal_modified = wal
+        .as_ref()
+        .and_then(|(f, _)| f.metadata().ok())
+        .and_then(|m| m.modified().ok());
+    let modified = meta.modified().ok().max(wal_modified);
+    let signature = meta.len() + wal_len;
+    if state.len == signature && state.modified == modified && state.report.bytes > 0 {
         done.state = state;
         return done;
     }
-    if meta.len() < state.offset {
+    if meta.len() < state.offset || format == RecordFormat::Sqlite {
         // Cut short, or replaced: read again from the start (every
         // fact merges idempotently, so what was read stays true).
         state.offset = 0;
@@ -564,7 +575,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         }
         Err(failure) => {
             state.report.error = Some(failure.summary);
-            state.len = meta.len();
+            state.len = signature;
             state.modified = modified;
             done.state = state;
             return done;
@@ -573,74 +584,84 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     let strategy = source.observer.passthrough();
     let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
     let role = source.source.role.as_str();
-    let format = source.source.format;
     let facts = &mut done.facts;
     let kind = source.kind.as_str();
     let shown = state.report.path.clone();
     let report = &mut state.report;
     let file_session = &mut state.session;
     let threads = &mut state.threads;
-    let outcome = read::read_records(
-        &mut file,
-        len,
-        state.offset,
-        format,
-        at_rest || format == RecordFormat::Document,
-        |record| {
-            report.records += 1;
-            let Some(strategy) = strategy else {
-                report.unknown += 1;
-                return;
-            };
-            let file = RecordFile {
-                role,
-                segments: &segments,
-                session: file_session.as_deref(),
-            };
-            match contained(|| strategy.read_record(&file, record)) {
-                None => report.refused += 1,
-                Some(RecordAnswer::Unknown) => report.unknown += 1,
-                Some(RecordAnswer::Ignored) => report.ignored += 1,
-                Some(RecordAnswer::Read(mut reading)) => {
-                    let before = reading.evidence.len();
-                    reading
-                        .evidence
-                        .retain(|e| tether_core::records::provable(&e.kind));
-                    report.refused += (before - reading.evidence.len()) as u64;
-                    if !reading.names_are_names(configured)
-                        || !reading.thread.as_deref().is_none_or(is_name_like)
-                    {
-                        report.refused += 1;
-                        return;
-                    }
-                    let harness_session = match (&reading.session, &reading.thread) {
-                        (Some(session), Some(thread)) => {
-                            if threads.len() < MAX_THREADS || threads.contains_key(thread) {
-                                threads.insert(thread.clone(), session.clone());
-                            }
-                            Some(session.clone())
-                        }
-                        (Some(session), None) => {
-                            *file_session = Some(session.clone());
-                            Some(session.clone())
-                        }
-                        (None, Some(thread)) => threads.get(thread).cloned(),
-                        (None, None) => file_session.clone(),
-                    };
-                    let Some(harness_session) = harness_session else {
-                        report.ignored += 1;
-                        return;
-                    };
-                    report.read += 1;
-                    let id = tether_core::records::session_id(kind, &harness_session);
-                    facts
-                        .entry(id)
-                        .or_insert_with(|| SessionFacts::new(kind, &harness_session))
-                        .add(role, &shown, reading);
+    let mut each = |record: &str| {
+        report.records += 1;
+        let Some(strategy) = strategy else {
+            report.unknown += 1;
+            return;
+        };
+        let file = RecordFile {
+            role,
+            segments: &segments,
+            session: file_session.as_deref(),
+            configured,
+        };
+        match contained(|| strategy.read_record(&file, record)) {
+            None => report.refused += 1,
+            Some(RecordAnswer::Unknown) => report.unknown += 1,
+            Some(RecordAnswer::Ignored) => report.ignored += 1,
+            Some(RecordAnswer::Read(mut reading)) => {
+                let before = reading.evidence.len();
+                reading
+                    .evidence
+                    .retain(|e| tether_core::records::provable(&e.kind));
+                report.refused += (before - reading.evidence.len()) as u64;
+                if !reading.names_are_names(configured)
+                    || !reading.thread.as_deref().is_none_or(is_name_like)
+                {
+                    report.refused += 1;
+                    return;
                 }
+                let harness_session = match (&reading.session, &reading.thread) {
+                    (Some(session), Some(thread)) => {
+                        if threads.len() < MAX_THREADS || threads.contains_key(thread) {
+                            threads.insert(thread.clone(), session.clone());
+                        }
+                        Some(session.clone())
+                    }
+                    (Some(session), None) => {
+                        *file_session = Some(session.clone());
+                        Some(session.clone())
+                    }
+                    (None, Some(thread)) => threads.get(thread).cloned(),
+                    (None, None) => file_session.clone(),
+                };
+                let Some(harness_session) = harness_session else {
+                    report.ignored += 1;
+                    return;
+                };
+                report.read += 1;
+                let id = tether_core::records::session_id(kind, &harness_session);
+                facts
+                    .entry(id)
+                    .or_insert_with(|| SessionFacts::new(kind, &harness_session))
+                    .add(role, &shown, reading);
             }
+        }
+    };
+    let outcome = match (format, source.source.query.as_deref()) {
+        (RecordFormat::Sqlite, Some(query)) => {
+            read::read_sqlite(&mut file, len, wal, query, &mut each)
+        }
+        (RecordFormat::Sqlite, None) => read::ReadOutcome {
+            error: Some("a database source with no query".into()),
+            ..read::ReadOutcome::default()
         },
-    );
+        _ => read::read_records(
+            &mut file,
+            len,
+            state.offset,
+            format,
+            at_rest || format == RecordFormat::Document,
+            &mut each,
+        ),
+    };
     state.report.bytes = outcome.consumed;
     state.report.refused += outcome.oversized + outcome.not_utf8;
     let mut problems = Vec::new();
@@ -658,8 +679,12 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
     }
     state.report.error = (!problems.is_empty()).then(|| problems.join("; "));
-    state.offset = outcome.consumed;
-    state.len = meta.len();
+    state.offset = if format == RecordFormat::Sqlite {
+        0
+    } else {
+        outcome.consumed
+    };
+    state.len = signature;
     state.modified = modified;
     done.state = state;
     done.read_any = true;

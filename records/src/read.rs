@@ -3,6 +3,7 @@
 //! memory stays flat whatever the file's size.
 
 use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 use tether_core::records::RecordFormat;
 
@@ -51,6 +52,8 @@ pub fn read_records(
     let limit = match format {
         RecordFormat::Lines => MAX_FILE_BYTES,
         RecordFormat::Document => MAX_DOCUMENT_BYTES,
+        // Read by `read_sqlite`.
+        RecordFormat::Sqlite => return out,
     };
     if len > limit {
         out.error = Some(format!(
@@ -151,6 +154,123 @@ pub fn read_records(
             out.pending = buf.len() as u64;
         }
     }
+    out
+}
+
+/// A SQLite database (with its write-ahead log) larger than this is not read.
+pub const MAX_SQLITE_BYTES: u64 = 256 << 20;
+/// Rows read from one query, at most.
+pub const MAX_SQLITE_ROWS: u64 = 1_000_000;
+
+/// Reads the rows of `query` from a private snapshot of a harness's SQLite
+/// database: `db` (`db_len` bytes) and its write-ahead log `wal`, copied
+/// into a directory of Tether's own (0700), opened there, and removed when
+/// done. The harness's files are only read: SQLite itself would lock them
+/// and write to their shared-memory file even when opened read-only. Each
+/// row is handed to `each` as a JSON array of its values (text longer than
+/// the record bound, and blobs, as null).
+pub fn read_sqlite(
+    db: &mut std::fs::File,
+    db_len: u64,
+    wal: Option<(std::fs::File, u64)>,
+    query: &str,
+    mut each: impl FnMut(&str),
+) -> ReadOutcome {
+    let mut out = ReadOutcome::default();
+    let total = db_len + wal.as_ref().map_or(0, |(_, len)| *len);
+    if total > MAX_SQLITE_BYTES {
+        out.error = Some(format!(
+            "larger than {} MiB with its log; not read",
+            MAX_SQLITE_BYTES / (1024 * 1024)
+        ));
+        return out;
+    }
+    let snapshot = match tempfile::Builder::new().prefix("tether-records-").tempdir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            out.error = Some(format!("no room for a private snapshot: {}", e.kind()));
+            return out;
+        }
+    };
+    let path = snapshot.path().join("snapshot.db");
+    let copy = |from: &mut std::fs::File, to: &Path| -> std::io::Result<u64> {
+        let mut target = std::fs::File::create(to)?;
+        std::io::copy(&mut from.take(MAX_SQLITE_BYTES + 1), &mut target)
+    };
+    if let Err(e) = copy(db, &path) {
+        out.error = Some(format!("cannot read it: {}", e.kind()));
+        return out;
+    }
+    if let Some((mut wal, _)) = wal
+        && let Err(e) = copy(&mut wal, &snapshot.path().join("snapshot.db-wal"))
+    {
+        out.error = Some(format!("cannot read its log: {}", e.kind()));
+        return out;
+    }
+    let rows = (|| -> rusqlite::Result<u64> {
+        let conn = rusqlite::Connection::open_with_flags(
+            &path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.pragma_update(None, "query_only", true)?;
+        let mut statement = conn.prepare(query)?;
+        let columns = statement.column_count();
+        let mut rows = statement.query([])?;
+        let mut n = 0u64;
+        while let Some(row) = rows.next()? {
+            n += 1;
+            if n > MAX_SQLITE_ROWS {
+                break;
+            }
+            let mut values = Vec::with_capacity(columns);
+            for i in 0..columns {
+                use rusqlite::types::ValueRef;
+                values.push(match row.get_ref(i)? {
+                    ValueRef::Integer(v) => serde_json::Value::from(v),
+                    ValueRef::Real(v) => serde_json::Value::from(v),
+                    ValueRef::Text(t) if t.len() <= MAX_RECORD_BYTES => {
+                        match std::str::from_utf8(t) {
+                            Ok(t) => serde_json::Value::from(t),
+                            Err(_) => serde_json::Value::Null,
+                        }
+                    }
+                    _ => serde_json::Value::Null,
+                });
+            }
+            each(&serde_json::Value::Array(values).to_string());
+        }
+        Ok(n)
+    })();
+    match rows {
+        Ok(n) if n > MAX_SQLITE_ROWS => {
+            out.error = Some(format!(
+                "more than {MAX_SQLITE_ROWS} rows; the rest not read"
+            ));
+        }
+        Ok(_) => {}
+        // Its schema is not the one the reader knows (a newer version), or
+        // it is no database: said, never fatal.
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == rusqlite::ErrorCode::NotADatabase =>
+        {
+            out.error = Some("its database cannot be read: not a SQLite database".into());
+        }
+        // SQLITE_ERROR at prepare: a table or column the query names is not there.
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::Unknown => {
+            out.error = Some(
+                "its database is not in the shape this Tether reads (a newer version?)".into(),
+            );
+        }
+        Err(rusqlite::Error::SqliteFailure(e, _)) => {
+            out.error = Some(format!("its database cannot be read ({:?})", e.code));
+        }
+        Err(_) => {
+            out.error = Some(
+                "its database is not in the shape this Tether reads (a newer version?)".into(),
+            );
+        }
+    }
+    out.consumed = total;
     out
 }
 

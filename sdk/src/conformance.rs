@@ -697,6 +697,7 @@ pub fn check_records(
         role,
         segments,
         session: None,
+        configured,
     };
     let read = |record: &str| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -46,6 +46,44 @@ def trim(value, key=None):
     return value
 
 
+def trim_opencode_db(kept, out):
+    """OpenCode's database, as a fresh one holding only what the reader
+    selects: sessions (id, time, directory, version) and tool parts (the
+    session, time, tool, call id and status; never input or output)."""
+    import shutil
+    import sqlite3
+    import tempfile
+    src = os.path.join(kept, "opencode", ".local/share/opencode/opencode.db")
+    if not os.path.exists(src):
+        return
+    with tempfile.TemporaryDirectory() as snap:
+        for suffix in ("", "-wal"):
+            if os.path.exists(src + suffix):
+                shutil.copy(src + suffix, os.path.join(snap, "s.db" + suffix))
+        db = sqlite3.connect(os.path.join(snap, "s.db"))
+        sessions = db.execute("SELECT id, time_created, directory, version FROM session").fetchall()
+        parts = db.execute(
+            "SELECT session_id, time_created, json_extract(data,'$.type'), json_extract(data,'$.tool'),"
+            " json_extract(data,'$.callID'), json_extract(data,'$.state.status') FROM part").fetchall()
+        db.close()
+    target = os.path.join(out, "opencode", ".local/share/opencode/opencode.db")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if os.path.exists(target):
+        os.remove(target)
+    db = sqlite3.connect(target)
+    db.execute("CREATE TABLE session (id TEXT PRIMARY KEY, time_created INTEGER, directory TEXT, version TEXT)")
+    db.execute("CREATE TABLE part (id INTEGER PRIMARY KEY, session_id TEXT, time_created INTEGER, data TEXT)")
+    db.executemany("INSERT INTO session VALUES (?,?,?,?)", sessions)
+    for session, created, kind, tool, call, status in parts:
+        data = {"type": kind}
+        if kind == "tool":
+            data.update({"tool": tool, "callID": call, "state": {"status": status}})
+        db.execute("INSERT INTO part (session_id, time_created, data) VALUES (?,?,?)",
+                   (session, created, json.dumps(data)))
+    db.commit()
+    db.close()
+
+
 def main(kept, out):
     for kind, root, pattern in SOURCES:
         base = os.path.join(kept, kind, root)
@@ -71,3 +109,4 @@ def main(kept, out):
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])
+    trim_opencode_db(sys.argv[1], sys.argv[2])

@@ -804,8 +804,9 @@ async fn opencode_session_collected() {
     keep_home("opencode", home.path());
     let vars = [("XDG_DATA_HOME".to_owned(), dir(".local/share"))];
     let disk = recorded("opencode", home.path(), &vars, configured(&peers), &attempt);
-    // Its log says which servers failed or want a login (its calls are in
-    // its database, not read).
+    // Its log says which servers failed or want a login; its database (read
+    // from a private snapshot) holds the calls.
+    assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(row(&disk, "broken").status, DisplayStatus::Failed);
     assert_eq!(
         row(&disk, "authy").reason_code,

@@ -188,7 +188,7 @@ fn each_harness_fixture_reads_into_its_matrix() {
             session: "opencode:ses_dcc9dba49ffe4Xua2LisksiYZu",
             project: "work",
             version: Some("1.18.33"),
-            used: false,
+            used: true,
             broken: Some(ReasonCode::AgentReportedFailed),
             authy: Some(ReasonCode::AuthRequired),
         },
@@ -330,6 +330,50 @@ fn hostile_files_are_refused_per_file_and_the_rest_import() {
     let done = records.import(&store, None).expect("import");
     assert_eq!(done.refused, 0);
     assert!(done.new >= 1);
+
+    // A harness database that is no database, and one of another shape:
+    // a sentence each, the log beside them still read.
+    for (bytes, says) in [
+        (
+            b"not a database at all, just text".to_vec(),
+            "cannot be read",
+        ),
+        (empty_database(), "not in the shape"),
+    ] {
+        let home = tempfile::tempdir().expect("home");
+        copy_dir(&fixtures().join("opencode"), home.path());
+        let db = home.path().join(".local/share/opencode/opencode.db");
+        std::fs::write(&db, bytes).expect("w");
+        let before = std::fs::read(&db).expect("r");
+        let records = read("opencode", home.path());
+        let reports: Vec<_> = records
+            .files()
+            .into_iter()
+            .filter(|f| f.path.ends_with("opencode.db"))
+            .collect();
+        assert!(!reports.is_empty());
+        for report in &reports {
+            let error = report.error.clone().unwrap_or_default();
+            assert!(error.contains(says), "{report:?}");
+        }
+        assert_eq!(
+            std::fs::read(&db).expect("r"),
+            before,
+            "the database is never written"
+        );
+        assert_eq!(records.sessions().len(), 1, "the log still reads");
+    }
+}
+
+/// A SQLite database with no tables.
+fn empty_database() -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("e.db");
+    let db = rusqlite::Connection::open(&path).expect("db");
+    db.execute_batch("CREATE TABLE other (x TEXT);")
+        .expect("table");
+    drop(db);
+    std::fs::read(&path).expect("read")
 }
 
 /// GIVEN a transcript being written (its last line without its newline)
@@ -438,6 +482,7 @@ const NAMES: &[&str] = &[
     "addedNames",
     "needsAuthMcpServers",
     "pendingMcpServers",
+    "callID",
 ];
 
 fn plant_json(value: &mut serde_json::Value, key: Option<&str>, plant: &str, pass: u8) {
@@ -551,12 +596,61 @@ fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
     }
 }
 
+/// Plants in a database's rows: each session's directory and version, and
+/// each part's data (as JSON, like a line), through `f`.
+fn plant_database(path: &Path, f: &mut dyn FnMut(&str, bool) -> String) {
+    let db = rusqlite::Connection::open(path).expect("fixture database");
+    let sessions: Vec<(String, String, String)> = db
+        .prepare("SELECT id, directory, version FROM session")
+        .expect("sessions")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .collect();
+    for (id, directory, version) in sessions {
+        let planted: serde_json::Value = serde_json::from_str(&f(
+            &serde_json::json!({"cwd": directory, "version": version}).to_string(),
+            true,
+        ))
+        .expect("json");
+        db.execute(
+            "UPDATE session SET directory = ?1, version = ?2 WHERE id = ?3",
+            (
+                planted["cwd"].as_str().unwrap_or_default(),
+                planted["version"].as_str().unwrap_or_default(),
+                &id,
+            ),
+        )
+        .expect("update");
+    }
+    let parts: Vec<(i64, String)> = db
+        .prepare("SELECT id, data FROM part")
+        .expect("parts")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .collect();
+    for (id, data) in parts {
+        let mut value: serde_json::Value = serde_json::from_str(&data).expect("json");
+        // A payload beside the names, as OpenCode keeps them.
+        value["state"]["input"] = serde_json::json!({"command": "x"});
+        value["state"]["output"] = serde_json::json!("x");
+        let planted = f(&value.to_string(), true);
+        db.execute("UPDATE part SET data = ?1 WHERE id = ?2", (planted, id))
+            .expect("update");
+    }
+}
+
 /// Rewrites each record of each file under `dir` with `f(line, is_json)`.
 fn plant_files(dir: &Path, f: &mut dyn FnMut(&str, bool) -> String) {
     for entry in std::fs::read_dir(dir).expect("dir").flatten() {
         let path = entry.path();
         if path.is_dir() {
             plant_files(&path, f);
+            continue;
+        }
+        if path.extension().is_some_and(|e| e == "db") {
+            plant_database(&path, f);
             continue;
         }
         let json = path.extension().is_some_and(|e| e == "jsonl");
@@ -674,6 +768,10 @@ fn every_reader_conforms_on_its_recorded_session() {
         let strategy = observer.passthrough().expect("passthrough");
         let mut read = 0;
         for source in strategy.record_sources() {
+            if source.format == tether_core::records::RecordFormat::Sqlite {
+                // Rows, not lines: read through the host (the fixture test).
+                continue;
+            }
             let root = fixtures().join(kind).join(&source.root_default);
             for (rel, path) in files_under(&root) {
                 let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();

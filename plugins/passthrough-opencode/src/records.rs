@@ -10,26 +10,107 @@
 //!   server failed (with no reason given) or wants a login, in the session
 //!   of the line's run.
 //!
-//! Tool calls are in OpenCode's SQLite database (`part` rows), not read
-//! here.
+//!
+//! Database `~/.local/share/opencode/opencode.db` (SQLite, read from a
+//! private snapshot by the host):
+//! - `session` rows: each session's id, directory and OpenCode's version;
+//! - `part` rows of type `tool`: the session, the tool (`SERVER_TOOL`:
+//!   split only where exactly one configured server fits, never guessed),
+//!   the call's id and its state (`completed`, `error`). Only these columns
+//!   are selected; the part's input and output never leave the database.
 
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
-use tether_sdk::records::{answer, push};
-use tether_sdk::telemetry::{failed, status};
+use tether_sdk::records::{answer, call, push};
+use tether_sdk::telemetry::{failed, split_against, status};
 
 /// Log files.
 pub const LOG: &str = "log";
+/// The database's sessions.
+pub const DB_SESSIONS: &str = "db_session";
+/// The database's tool parts.
+pub const DB_TOOLS: &str = "db_tool";
 
 /// Where OpenCode writes its session records.
 pub fn sources() -> Vec<RecordSource> {
+    let data = |role: &str, pattern: &str| {
+        RecordSource::lines(role, ".local/share/opencode", pattern)
+            .moved_by("XDG_DATA_HOME", "opencode")
+    };
     vec![
-        RecordSource::lines(LOG, ".local/share/opencode", "log/*.log")
-            .moved_by("XDG_DATA_HOME", "opencode"),
+        data(LOG, "log/*.log"),
+        data(DB_SESSIONS, "opencode.db")
+            .sqlite("SELECT id, time_created, directory, version FROM session"),
+        data(DB_TOOLS, "opencode.db").sqlite(
+            "SELECT session_id, time_created, json_extract(data, '$.tool'), \
+             json_extract(data, '$.callID'), json_extract(data, '$.state.status') \
+             FROM part WHERE json_extract(data, '$.type') = 'tool'",
+        ),
     ]
+}
+
+type Row = (
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+fn row(record: &str) -> Option<Row> {
+    serde_json::from_str::<Row>(record).ok().or_else(|| {
+        // Four columns (the sessions' query).
+        serde_json::from_str::<(Option<String>, Option<i64>, Option<String>, Option<String>)>(
+            record,
+        )
+        .ok()
+        .map(|(a, b, c, d)| (a, b, c, d, None))
+    })
+}
+
+fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    let Some((session, created, third, fourth, fifth)) = row(record) else {
+        return RecordAnswer::Unknown;
+    };
+    let at = created.and_then(|ms| u64::try_from(ms).ok()).map(Timestamp);
+    let mut reading = RecordReading {
+        session: session.as_deref().and_then(name),
+        at,
+        ..RecordReading::default()
+    };
+    let at = at.unwrap_or(Timestamp(0));
+    match file.role {
+        DB_SESSIONS => {
+            reading.project = third.as_deref().and_then(project_of);
+            reading.version = fourth.as_deref().and_then(version_of);
+        }
+        DB_TOOLS => {
+            let Some(full) = third else {
+                return RecordAnswer::Ignored;
+            };
+            // Native tools (`bash`, `read`) fit no configured server.
+            let Some((server, tool)) = split_against(&full, "", "_", file.configured) else {
+                return answer(reading);
+            };
+            let Some(tool) = name(tool) else {
+                return answer(reading);
+            };
+            let ok = match fifth.as_deref() {
+                Some("completed") => Some(true),
+                Some("error") => Some(false),
+                _ => None,
+            };
+            push(
+                &mut reading,
+                call(&server, &tool, fourth.as_deref(), ok, at),
+            );
+        }
+        _ => return RecordAnswer::Unknown,
+    }
+    answer(reading)
 }
 
 /// One `key=value` (or `key="quoted value"`) field of a log line.
@@ -51,6 +132,9 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
 
 /// Reads one record.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    if file.role == DB_SESSIONS || file.role == DB_TOOLS {
+        return database(file, record);
+    }
     if file.role != LOG {
         return RecordAnswer::Unknown;
     }
