@@ -88,3 +88,169 @@ pub fn answer(reading: RecordReading) -> tether_core::records::RecordAnswer {
         RecordAnswer::Read(reading)
     }
 }
+
+/// Which values [`blank_values`] replaces.
+#[derive(Debug, Clone, Copy)]
+pub enum Blank<'k> {
+    /// Every value of this key.
+    Value(&'k str),
+    /// This key's values that are strings (an array or object stays).
+    String(&'k str),
+}
+
+/// `record` (one JSON object) with the values `keys` name replaced by
+/// `null`, wherever they are, without parsing it: what a reader does
+/// before it parses a record whose bulk is payload (a tool result's
+/// content, a prompt), so the payload is skipped at memory speed and never
+/// decoded. A key is found by its quoted name followed by `:`, which in
+/// valid JSON only a key can be (a quote inside a string is escaped).
+/// Borrowed back unchanged when no key is there, or when the record is not
+/// well-formed where a key's value should end (the reader's parse then
+/// says what it is).
+pub fn blank_values<'a>(record: &'a str, keys: &[Blank<'_>]) -> std::borrow::Cow<'a, str> {
+    let bytes = record.as_bytes();
+    // (start, end) of each value to blank, in order.
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for blank in keys {
+        let (key, strings_only) = match blank {
+            Blank::Value(key) => (key, false),
+            Blank::String(key) => (key, true),
+        };
+        let needle = format!("\"{key}\":");
+        for at in memchr::memmem::find_iter(bytes, needle.as_bytes()) {
+            let mut start = at + needle.len();
+            while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
+                start += 1;
+            }
+            if strings_only && bytes.get(start) != Some(&b'"') {
+                continue;
+            }
+            let Some(end) = value_end(bytes, start) else {
+                return std::borrow::Cow::Borrowed(record);
+            };
+            cuts.push((start, end));
+        }
+    }
+    if cuts.is_empty() {
+        return std::borrow::Cow::Borrowed(record);
+    }
+    cuts.sort_unstable();
+    let mut out = String::with_capacity(record.len().min(4096));
+    let mut from = 0;
+    for (start, end) in cuts {
+        if start < from {
+            // Inside a value already blanked.
+            continue;
+        }
+        out.push_str(&record[from..start]);
+        out.push_str("null");
+        from = end;
+    }
+    out.push_str(&record[from..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Where the JSON value starting at `start` ends (one past its last byte).
+fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+    match bytes.get(start)? {
+        b'"' => string_end(bytes, start),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = start;
+            while i < bytes.len() {
+                // Jump to the next byte that matters outside a string.
+                let rest = &bytes[i..];
+                let next = rest
+                    .iter()
+                    .position(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']'))?;
+                i += next;
+                match bytes[i] {
+                    b'"' => {
+                        i = string_end(bytes, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    _ => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                }
+                i += 1;
+            }
+            None
+        }
+        _ => {
+            // A number, true, false or null: up to the next , } or ].
+            let len = bytes[start..]
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']'))?;
+            Some(start + len)
+        }
+    }
+}
+
+/// One past the closing quote of the string opening at `start`.
+fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    loop {
+        i += memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
+        match bytes[i] {
+            b'\\' => i += 2,
+            _ => return Some(i + 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Blank, blank_values};
+
+    #[test]
+    fn values_of_the_keys_are_blanked_wherever_they_are() {
+        let line = r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"a \"quoted\" \\ body","is_error":true}]},"toolUseResult":{"stdout":"x","n":[1,{"a":"}"}]},"uuid":"u"}"#;
+        let blanked = blank_values(
+            line,
+            &[Blank::Value("toolUseResult"), Blank::Value("content")],
+        );
+        let value: serde_json::Value = serde_json::from_str(&blanked).expect("still JSON");
+        assert_eq!(value["toolUseResult"], serde_json::Value::Null);
+        assert_eq!(value["message"]["content"], serde_json::Value::Null);
+        assert_eq!(value["uuid"], "u");
+        // Strings only: the message's content (an array) stays, the
+        // result's body (a string) goes.
+        let strings = blank_values(line, &[Blank::String("content")]);
+        let value: serde_json::Value = serde_json::from_str(&strings).expect("still JSON");
+        assert_eq!(value["message"]["content"][0]["tool_use_id"], "t1");
+        assert_eq!(
+            value["message"]["content"][0]["content"],
+            serde_json::Value::Null
+        );
+        let only_result = blank_values(line, &[Blank::Value("toolUseResult")]);
+        let value: serde_json::Value = serde_json::from_str(&only_result).expect("still JSON");
+        assert_eq!(value["message"]["content"][0]["tool_use_id"], "t1");
+        assert_eq!(value["message"]["content"][0]["is_error"], true);
+        assert_eq!(value["toolUseResult"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_key_named_inside_a_string_is_not_a_key() {
+        let line = r#"{"text":"he said \"content\": no","content":"x"}"#;
+        let blanked = blank_values(line, &[Blank::Value("content")]);
+        let value: serde_json::Value = serde_json::from_str(&blanked).expect("JSON");
+        assert_eq!(value["text"], r#"he said "content": no"#);
+        assert_eq!(value["content"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_broken_record_is_handed_back_unchanged() {
+        for line in [
+            r#"{"content":"unterminated"#,
+            r#"{"content":{"a":[1,2}"#,
+            r#"{"content":"#,
+        ] {
+            assert_eq!(blank_values(line, &[Blank::Value("content")]), line);
+        }
+    }
+}

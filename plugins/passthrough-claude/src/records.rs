@@ -30,7 +30,7 @@ use tether_core::records::{
 };
 use tether_core::telemetry::NamedServer;
 use tether_core::vocab::EvidenceKind;
-use tether_sdk::records::failure;
+use tether_sdk::records::{Blank, blank_values, failure};
 use tether_sdk::telemetry::{split_mcp_double, status};
 
 /// The role of transcript files.
@@ -143,8 +143,20 @@ fn header(line: &Line<'_>) -> RecordReading {
     }
 }
 
+/// The values a transcript record's bulk is in, none of which the reader
+/// reads: blanked before the record is parsed, so a tool result's body, a
+/// prompt or a model's text is skipped at memory speed and never decoded.
+const PAYLOAD: &[Blank<'static>] = &[
+    Blank::Value("toolUseResult"),
+    Blank::Value("input"),
+    Blank::String("content"),
+    Blank::String("text"),
+    Blank::String("thinking"),
+];
+
 fn transcript(record: &str) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<Line<'_>>(record) else {
+    let record = blank_values(record, PAYLOAD);
+    let Ok(line) = serde_json::from_str::<Line<'_>>(&record) else {
         return RecordAnswer::Unknown;
     };
     let Some(kind) = line.kind.as_deref() else {
