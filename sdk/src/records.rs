@@ -98,56 +98,100 @@ pub enum Blank<'k> {
     String(&'k str),
 }
 
+/// [`blank_values`] with its keys' searchers built once (a reader keeps
+/// one in a `static`).
+#[derive(Debug)]
+pub struct Blanker {
+    keys: Vec<(memchr::memmem::Finder<'static>, usize, bool)>,
+}
+
+impl Blanker {
+    /// A blanker for `keys`.
+    pub fn new(keys: &[Blank<'_>]) -> Self {
+        Blanker {
+            keys: keys
+                .iter()
+                .map(|blank| {
+                    let (key, strings_only) = match blank {
+                        Blank::Value(key) => (key, false),
+                        Blank::String(key) => (key, true),
+                    };
+                    let needle = format!("\"{key}\":");
+                    let len = needle.len();
+                    (
+                        memchr::memmem::Finder::new(needle.as_bytes()).into_owned(),
+                        len,
+                        strings_only,
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// `record` with the values of its keys replaced by `null`: see
+    /// [`blank_values`].
+    pub fn blank<'a>(&self, record: &'a str) -> std::borrow::Cow<'a, str> {
+        let bytes = record.as_bytes();
+        // (start, end) of each value to blank.
+        let mut cuts: Vec<(usize, usize)> = Vec::new();
+        for (finder, len, strings_only) in &self.keys {
+            for at in finder.find_iter(bytes) {
+                // The opening quote is a key's only when not escaped (a key
+                // ending `\"content` holds the needle too).
+                let escapes = bytes[..at]
+                    .iter()
+                    .rev()
+                    .take_while(|b| **b == b'\\')
+                    .count();
+                if !escapes.is_multiple_of(2) {
+                    continue;
+                }
+                let mut start = at + len;
+                while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
+                    start += 1;
+                }
+                if *strings_only && bytes.get(start) != Some(&b'"') {
+                    continue;
+                }
+                let Some(end) = value_end(bytes, start) else {
+                    return std::borrow::Cow::Borrowed(record);
+                };
+                cuts.push((start, end));
+            }
+        }
+        if cuts.is_empty() {
+            return std::borrow::Cow::Borrowed(record);
+        }
+        cuts.sort_unstable();
+        let mut out = String::with_capacity(record.len().min(4096));
+        let mut from = 0;
+        for (start, end) in cuts {
+            if start < from {
+                // Inside a value already blanked.
+                continue;
+            }
+            out.push_str(&record[from..start]);
+            out.push_str("null");
+            from = end;
+        }
+        out.push_str(&record[from..]);
+        std::borrow::Cow::Owned(out)
+    }
+}
+
 /// `record` (one JSON object) with the values `keys` name replaced by
 /// `null`, wherever they are, without parsing it: what a reader does
 /// before it parses a record whose bulk is payload (a tool result's
 /// content, a prompt), so the payload is skipped at memory speed and never
 /// decoded. A key is found by its quoted name followed by `:`, which in
-/// valid JSON only a key can be (a quote inside a string is escaped).
+/// valid JSON only a key can be (a quote inside a string is escaped, and
+/// a match whose opening quote is escaped is skipped).
 /// Borrowed back unchanged when no key is there, or when the record is not
 /// well-formed where a key's value should end (the reader's parse then
-/// says what it is).
+/// says what it is). A reader that blanks every record keeps a
+/// [`Blanker`].
 pub fn blank_values<'a>(record: &'a str, keys: &[Blank<'_>]) -> std::borrow::Cow<'a, str> {
-    let bytes = record.as_bytes();
-    // (start, end) of each value to blank, in order.
-    let mut cuts: Vec<(usize, usize)> = Vec::new();
-    for blank in keys {
-        let (key, strings_only) = match blank {
-            Blank::Value(key) => (key, false),
-            Blank::String(key) => (key, true),
-        };
-        let needle = format!("\"{key}\":");
-        for at in memchr::memmem::find_iter(bytes, needle.as_bytes()) {
-            let mut start = at + needle.len();
-            while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
-                start += 1;
-            }
-            if strings_only && bytes.get(start) != Some(&b'"') {
-                continue;
-            }
-            let Some(end) = value_end(bytes, start) else {
-                return std::borrow::Cow::Borrowed(record);
-            };
-            cuts.push((start, end));
-        }
-    }
-    if cuts.is_empty() {
-        return std::borrow::Cow::Borrowed(record);
-    }
-    cuts.sort_unstable();
-    let mut out = String::with_capacity(record.len().min(4096));
-    let mut from = 0;
-    for (start, end) in cuts {
-        if start < from {
-            // Inside a value already blanked.
-            continue;
-        }
-        out.push_str(&record[from..start]);
-        out.push_str("null");
-        from = end;
-    }
-    out.push_str(&record[from..]);
-    std::borrow::Cow::Owned(out)
+    Blanker::new(keys).blank(record)
 }
 
 /// Where the JSON value starting at `start` ends (one past its last byte).
@@ -191,15 +235,21 @@ fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
     }
 }
 
-/// One past the closing quote of the string opening at `start`.
+/// One past the closing quote of the string opening at `start`: the next
+/// quote not escaped (preceded by an even run of backslashes).
 fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
     loop {
-        i += memchr::memchr2(b'"', b'\\', bytes.get(i..)?)?;
-        match bytes[i] {
-            b'\\' => i += 2,
-            _ => return Some(i + 1),
+        i += memchr::memchr(b'"', bytes.get(i..)?)?;
+        let backslashes = bytes[start + 1..i]
+            .iter()
+            .rev()
+            .take_while(|b| **b == b'\\')
+            .count();
+        if backslashes.is_multiple_of(2) {
+            return Some(i + 1);
         }
+        i += 1;
     }
 }
 
@@ -251,6 +301,77 @@ mod tests {
             r#"{"content":"#,
         ] {
             assert_eq!(blank_values(line, &[Blank::Value("content")]), line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::{Blank, blank_values};
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// Keys drawn from a small set, so blanked keys occur often, at every depth.
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("content".to_owned()),
+            Just("text".to_owned()),
+            Just("id".to_owned()),
+            Just("type".to_owned()),
+            Just("a\"content".to_owned()),
+            Just("\\\"text".to_owned()),
+            Just("b\\".to_owned()),
+            "[a-z\"\\\\:]{0,6}",
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i32>().prop_map(Value::from),
+            // Strings with quotes, backslashes, braces and keys in them.
+            "(\\PC|\"|\\\\|\\{|\\}|\\[|\\]|\"content\":){0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::from),
+                prop::collection::btree_map(key(), inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// The value with every `content` nulled and every string `text` nulled.
+    fn expected(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| {
+                        let v = match (k.as_str(), v) {
+                            ("content", _) => Value::Null,
+                            ("text", Value::String(_)) => Value::Null,
+                            _ => expected(v),
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(expected).collect()),
+            other => other.clone(),
+        }
+    }
+
+    proptest! {
+        /// Blanking a valid record is the same as nulling those values in
+        /// its parsed form, whatever strings, escapes and nesting it has.
+        #[test]
+        fn blanking_is_nulling_the_values(map in prop::collection::btree_map(key(), value(), 0..6)) {
+            let record = Value::Object(map.into_iter().collect());
+            let text = record.to_string();
+            let blanked = blank_values(&text, &[Blank::Value("content"), Blank::String("text")]);
+            let back: Value = serde_json::from_str(&blanked).expect("still JSON");
+            prop_assert_eq!(back, expected(&record));
         }
     }
 }

@@ -30,7 +30,7 @@ use tether_core::records::{
 };
 use tether_core::telemetry::NamedServer;
 use tether_core::vocab::EvidenceKind;
-use tether_sdk::records::{Blank, blank_values, failure};
+use tether_sdk::records::{Blank, Blanker, failure};
 use tether_sdk::telemetry::{split_mcp_double, status};
 
 /// The role of transcript files.
@@ -154,8 +154,10 @@ const PAYLOAD: &[Blank<'static>] = &[
     Blank::String("thinking"),
 ];
 
+static BLANKER: std::sync::LazyLock<Blanker> = std::sync::LazyLock::new(|| Blanker::new(PAYLOAD));
+
 fn transcript(record: &str) -> RecordAnswer {
-    let record = blank_values(record, PAYLOAD);
+    let record = BLANKER.blank(record);
     let Ok(line) = serde_json::from_str::<Line<'_>>(&record) else {
         return RecordAnswer::Unknown;
     };
