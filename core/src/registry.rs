@@ -243,7 +243,7 @@ impl Registry {
 
 /// The version of the dynamic plugin ABI this build speaks (the first field
 /// of a plugin library's table; see `tether_sdk::dynamic`).
-pub const PLUGIN_ABI_VERSION: u32 = 2;
+pub const PLUGIN_ABI_VERSION: u32 = 3;
 
 /// The version of the plugin listing this build writes.
 pub const PLUGIN_LISTING_SCHEMA_VERSION: u32 = 1;

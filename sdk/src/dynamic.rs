@@ -39,7 +39,7 @@ pub struct TetherBuf {
 /// The table a plugin library returns. The first field is the ABI version,
 /// read before anything else.
 #[repr(C)]
-pub struct TetherPluginV2 {
+pub struct TetherPluginV3 {
     /// Must equal the host's [`ABI_VERSION`].
     pub abi_version: u32,
     /// `{}` → [`WireDescriptor`] JSON.
@@ -56,6 +56,12 @@ pub struct TetherPluginV2 {
     pub telemetry_setup: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// [`TelemetryIn`] JSON → [`WireResult`] of a [`TelemetryAnswer`] (ABI 2).
     pub read_telemetry: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// `{}` → [`WireResult`] of the plugin's
+    /// [`RecordSource`](tether_core::records::RecordSource)s (ABI 3).
+    pub record_sources: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// [`RecordIn`] JSON → [`WireResult`] of a
+    /// [`RecordAnswer`](tether_core::records::RecordAnswer) (ABI 3).
+    pub read_record: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// Frees a buffer this plugin returned.
     pub free_buf: extern "C" fn(TetherBuf),
 }
@@ -118,6 +124,21 @@ pub struct TelemetryIn {
     pub record: TelemetryRecord,
     /// The server names its configuration gives it today.
     pub configured: Vec<String>,
+}
+
+/// `read_record`'s input: one record, and the file it is from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RecordIn {
+    /// The source's role.
+    pub role: String,
+    /// The file's path below its root, cut at `/`.
+    pub segments: Vec<String>,
+    /// The session an earlier record of the file named.
+    pub session: Option<String>,
+    /// The server names the harness's configuration gives it today.
+    pub configured: Vec<String>,
+    /// The record.
+    pub record: String,
 }
 
 /// Every answer: a value or a message.
@@ -253,6 +274,40 @@ pub fn plugin_read_telemetry(plugin: PluginGetter, ptr: *const u8, len: usize) -
     })
 }
 
+#[doc(hidden)]
+pub fn plugin_record_sources(plugin: PluginGetter, _ptr: *const u8, _len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        Ok(plugin
+            .passthrough()
+            .map(|p| p.record_sources())
+            .unwrap_or_default())
+    })
+}
+
+#[doc(hidden)]
+pub fn plugin_read_record(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let RecordIn {
+            role,
+            segments,
+            session,
+            configured,
+            record,
+        } = input(ptr, len)?;
+        let file = tether_core::records::RecordFile {
+            role: &role,
+            segments: &segments,
+            session: session.as_deref(),
+            configured: &configured,
+        };
+        Ok(plugin
+            .passthrough()
+            .map_or(tether_core::records::RecordAnswer::Unknown, |p| {
+                p.read_record(&file, &record)
+            }))
+    })
+}
+
 /// Exports a plugin from a `cdylib`: `export_plugin!(MyPlugin);` where the
 /// expression builds the plugin (it must be `Send + Sync + 'static`).
 #[macro_export]
@@ -298,7 +353,19 @@ macro_rules! export_plugin {
         ) -> $crate::dynamic::TetherBuf {
             $crate::dynamic::plugin_read_telemetry(__tether_plugin, ptr, len)
         }
-        static __TETHER_TABLE: $crate::dynamic::TetherPluginV2 = $crate::dynamic::TetherPluginV2 {
+        extern "C" fn __tether_record_sources(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_record_sources(__tether_plugin, ptr, len)
+        }
+        extern "C" fn __tether_read_record(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_read_record(__tether_plugin, ptr, len)
+        }
+        static __TETHER_TABLE: $crate::dynamic::TetherPluginV3 = $crate::dynamic::TetherPluginV3 {
             abi_version: $crate::dynamic::ABI_VERSION,
             describe: __tether_describe,
             decide_all: __tether_decide_all,
@@ -306,11 +373,13 @@ macro_rules! export_plugin {
             read_output: __tether_read_output,
             telemetry_setup: __tether_telemetry_setup,
             read_telemetry: __tether_read_telemetry,
+            record_sources: __tether_record_sources,
+            read_record: __tether_read_record,
             free_buf: $crate::dynamic::free_buf,
         };
         /// The Tether plugin entry point.
         #[unsafe(no_mangle)]
-        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV2 {
+        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV3 {
             &__TETHER_TABLE
         }
     };
@@ -359,7 +428,7 @@ pub enum LoadError {
 
 /// A plugin living in a loaded library (never unloaded).
 pub struct DynamicPlugin {
-    table: &'static TetherPluginV2,
+    table: &'static TetherPluginV3,
     described: WireDescriptor,
 }
 
@@ -483,6 +552,29 @@ impl PassthroughStrategy for DynamicPlugin {
         self.call(self.table.read_telemetry, &input)
             .unwrap_or(TelemetryAnswer::Ignored)
     }
+
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        self.call(self.table.record_sources, &serde_json::json!({}))
+            .unwrap_or_default()
+    }
+
+    fn read_record(
+        &self,
+        file: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        let input = RecordIn {
+            role: file.role.to_owned(),
+            segments: file.segments.to_vec(),
+            session: file.session.map(str::to_owned),
+            configured: file.configured.to_vec(),
+            record: record.to_owned(),
+        };
+        // A failed call (a panic included) reads nothing of the record: it
+        // is counted as one of a kind the plugin does not know.
+        self.call(self.table.read_record, &input)
+            .unwrap_or(tether_core::records::RecordAnswer::Unknown)
+    }
 }
 
 /// Loads a plugin library. The ABI version is checked before anything else is
@@ -504,7 +596,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
     // Never unloaded: code and statics of the plugin live as long as the process.
     let library: &'static libloading::Library = Box::leak(Box::new(library));
     // SAFETY: the symbol's type is the documented entry point signature.
-    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV2> =
+    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV3> =
         unsafe { library.get(ENTRY_SYMBOL) }.map_err(|_| LoadError::NoEntry {
             path: shown.clone(),
         })?;
@@ -523,7 +615,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
         });
     }
     // SAFETY: the version matches, so the table has this layout, in static memory.
-    let table: &'static TetherPluginV2 = unsafe { &*table_ptr };
+    let table: &'static TetherPluginV3 = unsafe { &*table_ptr };
     let probe = DynamicPlugin {
         table,
         described: WireDescriptor {

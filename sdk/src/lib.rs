@@ -93,6 +93,9 @@ pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp
 pub use tether_core::passthrough::{
     FilePlace, Materialized, MaterializedFile, PassthroughStrategy,
 };
+pub use tether_core::records::{
+    RecordAnswer, RecordFile, RecordFormat, RecordReading, RecordSource,
+};
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;

@@ -222,7 +222,7 @@ fn tether_plugins_lists_the_loaded_library_as_dynamic() {
         .find(|p| p["name"] == "gemini-system-settings")
         .expect("listed");
     assert_eq!(gemini["source"], "dynamic");
-    assert_eq!(gemini["abi_version"], 2);
+    assert_eq!(gemini["abi_version"], 3);
     assert_eq!(gemini["agent_kinds"][0], "gemini-system");
     assert!(
         plugins
@@ -346,4 +346,46 @@ fn telemetry_crosses_the_plugin_boundary_as_data() {
         read >= 2,
         "the config and the tool call are read across the boundary"
     );
+}
+
+/// The session-record half crosses too (ABI 3): a loaded plugin's sources
+/// and its reader answer exactly as the same plugin compiled in.
+#[test]
+fn session_records_cross_the_plugin_boundary_as_data() {
+    let dynamic = load(&gemini_lib()).expect("load");
+    let compiled = GeminiPlugin;
+    let (dynamic_p, compiled_p) = (
+        dynamic.passthrough().expect("passthrough"),
+        compiled.passthrough().expect("passthrough"),
+    );
+    let sources = dynamic_p.record_sources();
+    assert!(!sources.is_empty());
+    assert_eq!(sources, compiled_p.record_sources());
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/records/gemini/.gemini/tmp/tmpghna9p/chats");
+    let configured = vec!["time".to_owned(), "broken".to_owned(), "authy".to_owned()];
+    let mut read = 0;
+    for entry in std::fs::read_dir(&dir).expect("chats").flatten() {
+        let segments: Vec<String> = ["tmp", "tmpghna9p", "chats"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .chain([entry.file_name().to_string_lossy().into_owned()])
+            .collect();
+        let file = tether_core::records::RecordFile {
+            role: &sources[0].role,
+            segments: &segments,
+            session: None,
+            configured: &configured,
+        };
+        for line in std::fs::read_to_string(entry.path()).expect("chat").lines() {
+            let across = dynamic_p.read_record(&file, line);
+            assert_eq!(across, compiled_p.read_record(&file, line));
+            if let tether_core::records::RecordAnswer::Read(reading) = across
+                && !reading.evidence.is_empty()
+            {
+                read += 1;
+            }
+        }
+    }
+    assert!(read >= 1, "the tool call is read across the boundary");
 }

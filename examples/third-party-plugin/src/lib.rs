@@ -91,6 +91,21 @@ impl PassthroughStrategy for GeminiPlugin {
             configured,
         )
     }
+
+    /// The same Gemini CLI writes the same chats: the first-party reader's.
+    fn record_sources(&self) -> Vec<RecordSource> {
+        tether_passthrough_gemini::records::sources(
+            tether_passthrough_gemini::telemetry::Flavor::Gemini,
+        )
+    }
+
+    fn read_record(&self, file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+        tether_passthrough_gemini::records::read(
+            tether_passthrough_gemini::telemetry::Flavor::Gemini,
+            file,
+            record,
+        )
+    }
 }
 
 tether_sdk::export_plugin!(GeminiPlugin);
