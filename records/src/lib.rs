@@ -116,6 +116,8 @@ struct FileState {
     modified: Option<SystemTime>,
     session: Option<String>,
     threads: HashMap<String, String>,
+    /// The last read stopped inside a record past the bound.
+    skipping: bool,
     report: FileReport,
 }
 
@@ -247,6 +249,7 @@ impl Records {
                     modified: None,
                     session: None,
                     threads: HashMap::new(),
+                    skipping: false,
                     report: FileReport {
                         agent_kind: source.kind.clone(),
                         role: source.source.role.clone(),
@@ -539,6 +542,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             modified: None,
             session: None,
             threads: HashMap::new(),
+            skipping: false,
             report: FileReport::default(),
         },
         read_any: false,
@@ -566,6 +570,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         state.offset = 0;
         state.session = None;
         state.threads.clear();
+        state.skipping = false;
     }
     let (mut file, len) = match source.root.open(&rel) {
         Ok(Some(opened)) => opened,
@@ -659,6 +664,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             state.offset,
             format,
             at_rest || format == RecordFormat::Document,
+            state.skipping,
             &mut each,
         ),
     };
@@ -686,6 +692,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     };
     state.len = signature;
     state.modified = modified;
+    state.skipping = outcome.skipping;
     done.state = state;
     done.read_any = true;
     done

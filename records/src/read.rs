@@ -30,19 +30,24 @@ pub struct ReadOutcome {
     pub pending: u64,
     /// Why reading stopped early, if it did.
     pub error: Option<String>,
+    /// It stopped inside a record past the bound, still being written: the
+    /// next read goes on skipping it to its end.
+    pub skipping: bool,
 }
 
 /// Reads `file` (`len` bytes long) from `offset`, handing each complete
 /// record to `each`. Lines: a record ends at `\n` (a trailing `\r` is
 /// dropped); what follows the last `\n` is left pending unless `at_rest`
 /// (the file is not being written: then it is a record too). Document: the
-/// whole file is one record.
+/// whole file is one record. `within`: the last read stopped inside a
+/// record past the bound (its [`ReadOutcome::skipping`]).
 pub fn read_records(
     file: &mut std::fs::File,
     len: u64,
     offset: u64,
     format: RecordFormat,
     at_rest: bool,
+    within: bool,
     mut each: impl FnMut(&str),
 ) -> ReadOutcome {
     let mut out = ReadOutcome {
@@ -91,7 +96,7 @@ pub fn read_records(
     let mut buf: Vec<u8> = Vec::with_capacity(PIECE);
     let mut piece = vec![0u8; PIECE];
     // Within a record longer than the bound: skip to its end.
-    let mut skipping = false;
+    let mut skipping = within;
     while remaining > 0 {
         let want = PIECE.min(usize::try_from(remaining).unwrap_or(PIECE));
         let n = match file.read(&mut piece[..want]) {
@@ -145,7 +150,12 @@ pub fn read_records(
         }
     }
     if skipping {
-        out.oversized += 1;
+        if at_rest {
+            out.oversized += 1;
+        } else {
+            // Counted when its end is read.
+            out.skipping = true;
+        }
     } else if !buf.is_empty() {
         if at_rest && out.error.is_none() {
             hand(&buf, &mut out, &mut each);
@@ -305,6 +315,7 @@ mod tests {
             offset,
             RecordFormat::Lines,
             at_rest,
+            false,
             |l| lines.push(l.to_owned()),
         );
         (lines, out)
@@ -340,5 +351,48 @@ mod tests {
         let (lines, out) = read(bytes.as_bytes(), 0, false);
         assert_eq!(lines, [line.clone(), line]);
         assert_eq!(out.pending, 0);
+    }
+}
+
+#[cfg(test)]
+mod following {
+    use super::*;
+    use std::io::Write;
+
+    /// A record past the bound still being written is skipped across reads,
+    /// and counted once, when its end comes.
+    #[test]
+    fn an_oversized_record_being_written_is_skipped_across_reads() {
+        let mut f = tempfile::tempfile().expect("file");
+        f.write_all(b"ok\n").expect("w");
+        f.write_all(&vec![b'x'; MAX_RECORD_BYTES + 10]).expect("w");
+        let len = f.metadata().expect("meta").len();
+        f.seek(SeekFrom::Start(0)).expect("seek");
+        let mut lines = Vec::new();
+        let first = read_records(&mut f, len, 0, RecordFormat::Lines, false, false, |l| {
+            lines.push(l.to_owned())
+        });
+        assert_eq!(lines, ["ok"]);
+        assert!(first.skipping);
+        assert_eq!(first.oversized, 0);
+        f.seek(SeekFrom::End(0)).expect("end");
+        f.write_all(b"yyy\nafter\n").expect("w");
+        let len = f.metadata().expect("meta").len();
+        let second = read_records(
+            &mut f,
+            len,
+            first.consumed,
+            RecordFormat::Lines,
+            false,
+            first.skipping,
+            |l| lines.push(l.to_owned()),
+        );
+        assert_eq!(
+            lines,
+            ["ok", "after"],
+            "the tail of the long record is no record"
+        );
+        assert_eq!(second.oversized, 1);
+        assert!(!second.skipping);
     }
 }
