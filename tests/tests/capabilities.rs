@@ -501,3 +501,154 @@ fn copilot_plugins_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_them
         }
     }
 }
+
+/// GIVEN plugins installed the way Codex does it itself (a local
+/// marketplace, `codex plugin marketplace add`, `codex plugin add`), one
+/// disabled as Codex's config does (`enabled = false`: Codex has no disable
+/// command), and one the config names that was never installed WHEN the
+/// inventory runs THEN its plugin rows are the ones `codex plugin list
+/// --json` lists, enabled as it says, each linked to its servers and
+/// skills; the never-installed one is `not_installed`, and the broken
+/// plugin's server says `command_not_found`.
+#[test]
+fn codex_plugins_added_by_the_cli_are_plugin_rows_as_it_lists_them() {
+    let Some(bin) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    // Not under /tmp: Codex refuses to set itself up in a temporary dir's home.
+    let tmp = tempfile::Builder::new()
+        .prefix("tether-codex-plugins-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("tmp");
+    let home = tmp.path().join("home");
+    let codex_home = home.join(".codex");
+    let mkt = tmp.path().join("mkt");
+    std::fs::create_dir_all(&codex_home).expect("home");
+    write(
+        &mkt.join(".agents/plugins/marketplace.json"),
+        &json!({"name": "localmkt", "plugins": [
+            {"name": "good", "source": {"source": "local", "path": "./plugins/good"}},
+            {"name": "broken", "source": {"source": "local", "path": "./plugins/broken"}},
+            {"name": "off", "source": {"source": "local", "path": "./plugins/off"}}
+        ]})
+        .to_string(),
+    );
+    for (name, server) in [
+        ("good", "sh"),
+        ("broken", "tether-no-such-server-7d1"),
+        ("off", "sh"),
+    ] {
+        let root = mkt.join("plugins").join(name);
+        write(
+            &root.join(".codex-plugin/plugin.json"),
+            &json!({"name": name, "version": "1.0.0", "description": "a test plugin",
+                    "mcpServers": "./.mcp.json", "skills": "./skills/"})
+            .to_string(),
+        );
+        write(
+            &root.join(".mcp.json"),
+            &json!({"mcpServers": {format!("{name}-srv"): {"command": server}}}).to_string(),
+        );
+        write(
+            &root.join("skills/greet/SKILL.md"),
+            "---\nname: greet\ndescription: Say hi\n---\nSay hi.\n",
+        );
+    }
+    let codex = |args: &[&str]| {
+        let out = Command::new(&bin)
+            .args(args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("CODEX_HOME", &codex_home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("codex runs");
+        assert!(
+            out.status.success(),
+            "codex {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    codex(&["plugin", "marketplace", "add", mkt.to_str().expect("utf-8")]);
+    for plugin in ["good@localmkt", "broken@localmkt", "off@localmkt"] {
+        codex(&["plugin", "add", plugin]);
+    }
+    let config = codex_home.join("config.toml");
+    let text = std::fs::read_to_string(&config).expect("config");
+    let text = text.replace(
+        "[plugins.\"off@localmkt\"]\nenabled = true",
+        "[plugins.\"off@localmkt\"]\nenabled = false",
+    ) + "\n[plugins.\"ghost@localmkt\"]\nenabled = true\n";
+    std::fs::write(&config, text).expect("config");
+    let listed: Value = serde_json::from_slice(&codex(&["plugin", "list", "--json"]).stdout)
+        .expect("codex plugin list --json");
+    let listed: Vec<(String, bool)> = listed["installed"]
+        .as_array()
+        .expect("installed")
+        .iter()
+        .map(|p| {
+            (
+                p["pluginId"].as_str().expect("id").to_owned(),
+                p["enabled"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    let out = Command::new(tether_tests::workspace_bin("tether"))
+        .args(["inventory", "--harness", "codex", "--json"])
+        .env_clear()
+        .env("HOME", &home)
+        .env("CODEX_HOME", &codex_home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .output()
+        .expect("tether inventory");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
+    let rows = doc["rows"].as_array().expect("rows");
+    let find = |kind: &str, name: &str| {
+        rows.iter()
+            .find(|r| r["kind"] == kind && r["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
+    };
+    for (id, enabled) in &listed {
+        let row = find("plugin", id);
+        assert_eq!(row["stages"]["installed"]["state"], "yes", "{id}");
+        let want = if *enabled { "yes" } else { "no" };
+        assert_eq!(
+            row["stages"]["enabled"]["state"], want,
+            "{id}: as codex lists it"
+        );
+        let name = id.split('@').next().expect("name");
+        for (kind, linked) in [
+            ("mcp_server", format!("plugin:{name}:{name}-srv")),
+            ("skill", format!("{name}:greet")),
+        ] {
+            assert_eq!(
+                find(kind, &linked)["stages"]["enabled"]["state"],
+                want,
+                "{linked}"
+            );
+            assert!(
+                row["links"]
+                    .as_array()
+                    .expect("links")
+                    .iter()
+                    .any(|l| l["kind"] == kind && l["name"] == linked),
+                "{row:#}"
+            );
+        }
+    }
+    assert_eq!(
+        find("plugin", "off@localmkt")["reason_code"],
+        "disabled_in_config"
+    );
+    let ghost = find("plugin", "ghost@localmkt");
+    assert_eq!(ghost["stages"]["installed"]["state"], "no");
+    assert_eq!(ghost["reason_code"], "not_installed");
+    assert_eq!(
+        find("mcp_server", "plugin:broken:broken-srv")["reason_code"],
+        "command_not_found"
+    );
+    assert!(find("mcp_server", "plugin:good:good-srv")["reason_code"].is_null());
+}

@@ -127,6 +127,7 @@ impl ConfigScanner for CodexConfigScanner {
                 codex_home.source("config.toml"),
                 &Enablement::Enabled,
             );
+            scan_plugins(ctx, out, &codex_home, doc);
         }
         let Some(project) = ctx.project_root() else {
             return;
@@ -154,5 +155,121 @@ impl ConfigScanner for CodexConfigScanner {
             ),
         };
         add(out, &doc, ConfigScope::Project, project.source(rel), &trust);
+    }
+}
+
+/// Installed plugins (verified on the pinned Codex 0.171: `codex plugin
+/// marketplace add DIR` and `codex plugin add NAME@MARKETPLACE` record each
+/// as `[plugins."NAME@MARKETPLACE"] enabled = …` in the user's config and
+/// copy it to `plugins/cache/MARKETPLACE/NAME/VERSION/`, whose
+/// `.codex-plugin/plugin.json` (or `.claude-plugin/plugin.json`) names its
+/// servers (`mcpServers`: a file, or the servers themselves) and its skills
+/// folder). Codex has no command to disable one: `enabled = false` in the
+/// config is how. Each is a plugin row linked to its servers (rows
+/// `plugin:NAME:SERVER`) and skills; one the config names but the cache
+/// lacks is `not_installed`.
+fn scan_plugins(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    home: &tether_inventory::root::ConfigRoot,
+    config: &Map<String, Value>,
+) {
+    use tether_core::inventory::CapabilityLink;
+    use tether_core::vocab::CapabilityKind;
+    use tether_inventory::FoundCapability;
+    let Some(plugins) = config.get("plugins").and_then(Value::as_object) else {
+        return;
+    };
+    let source = home.source("config.toml");
+    for (id, entry) in plugins {
+        let (name, marketplace) = id.split_once('@').unwrap_or((id.as_str(), ""));
+        let enablement = if entry.get("enabled").and_then(Value::as_bool) == Some(false) {
+            Enablement::Off(
+                ReasonCode::DisabledInConfig,
+                format!("plugin {id} has enabled = false in {source}"),
+            )
+        } else {
+            Enablement::Enabled
+        };
+        // The installed copy: the newest version folder holding a manifest.
+        let cache = format!("plugins/cache/{marketplace}/{name}");
+        let manifest_rel = home
+            .find_files(&cache, &["plugin.json"], 2)
+            .into_iter()
+            .filter(|p| p.contains("/.codex-plugin/") || p.contains("/.claude-plugin/"))
+            .max();
+        let manifest = manifest_rel
+            .as_deref()
+            .and_then(|rel| out.read_json(HARNESS, home, rel, false));
+        let mut row = FoundCapability::new(
+            CapabilityKind::Plugin,
+            HARNESS,
+            ConfigScope::Plugin,
+            id,
+            source.clone(),
+        );
+        row.installed = Some(manifest.is_some());
+        row.enablement = enablement.clone();
+        if let (Some(rel), Some(manifest)) = (&manifest_rel, &manifest) {
+            // `…/VERSION/.codex-plugin/plugin.json` → the plugin root `…/VERSION`.
+            let root_rel = rel
+                .rsplit_once('/')
+                .and_then(|(dir, _)| dir.rsplit_once('/'))
+                .map(|(root, _)| root.to_owned())
+                .unwrap_or_default();
+            if let Some(version) = root_rel.rsplit('/').next() {
+                row.settings.push(format!("version={version}"));
+            }
+            let root = home.join(&root_rel);
+            let relative = |key: &str, default: &str| {
+                manifest
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or(default)
+                    .trim_start_matches("./")
+                    .trim_end_matches('/')
+                    .to_owned()
+            };
+            let (servers, servers_source) = match manifest.get("mcpServers") {
+                Some(Value::Object(inline)) => (
+                    Some(Value::Object(inline.clone())),
+                    root.source(".codex-plugin/plugin.json"),
+                ),
+                _ => {
+                    let file = relative("mcpServers", ".mcp.json");
+                    let doc = out.read_json(HARNESS, &root, &file, false);
+                    (
+                        doc.and_then(|d| d.get("mcpServers").cloned()),
+                        root.source(&file),
+                    )
+                }
+            };
+            if let Some(Value::Object(servers)) = servers {
+                let named: Map<String, Value> = servers
+                    .iter()
+                    .map(|(k, v)| (format!("plugin:{name}:{k}"), v.clone()))
+                    .collect();
+                for server in named.keys() {
+                    row.links.push(CapabilityLink {
+                        kind: CapabilityKind::McpServer,
+                        name: server.clone(),
+                    });
+                }
+                out.add_servers(
+                    ctx,
+                    HARNESS,
+                    ConfigScope::Plugin,
+                    &servers_source,
+                    "mcpServers",
+                    Some(&Value::Object(named)),
+                    EntryDialect::McpJson,
+                    |found, _| found.enablement = enablement.clone(),
+                );
+            }
+            let skills = relative("skills", "skills");
+            let links = out.push_bundled_skills(ctx, HARNESS, &root, &skills, name, &enablement);
+            row.links.extend(links);
+        }
+        out.push_capability(ctx, row);
     }
 }
