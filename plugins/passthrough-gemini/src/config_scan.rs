@@ -235,7 +235,7 @@ impl ConfigScanner for GeminiConfigScanner {
                 out.push_capability(ctx, found);
             }
         }
-        scan_extensions(ctx, out, family, &home, &lists);
+        scan_extensions(ctx, out, family, &home, &lists, hooks_off.as_deref());
     }
 }
 
@@ -306,13 +306,18 @@ fn extension_disabled(
 
 /// Extension-bundled servers: `mcpServers` in
 /// `~/.gemini/extensions/<ext>/gemini-extension.json` (scope plugin), with
-/// `${extensionPath}` expanded as Gemini does.
+/// `${extensionPath}` expanded as Gemini does; and extension hooks, in the
+/// extension's `hooks/hooks.json` (verified on the pinned Gemini CLI: read
+/// only while `hooksConfig.enabled` holds, `${extensionPath}` and
+/// `${workspacePath}` expanded in them), each a hook row linked to its
+/// extension, resolving against the extension's directory.
 fn scan_extensions(
     ctx: &ScanContext,
     out: &mut ScanOutput,
     family: Family,
     home: &ConfigRoot,
     lists: &Lists,
+    hooks_off: Option<&str>,
 ) {
     let harness = family.harness;
     let root = home.join("extensions");
@@ -375,6 +380,43 @@ fn scan_extensions(
                 kind: CapabilityKind::McpServer,
                 name: server.clone(),
             });
+        }
+        let hooks_file = format!("{dir}/hooks/hooks.json");
+        if let Some(hooks) = out.read_json(harness, &root, &hooks_file, false) {
+            let ext_dir = root.dir().join(&dir);
+            let mut expands = vec![("extensionPath".to_owned(), path.clone())];
+            if let Some(project) = &ctx.project {
+                expands.push(("workspacePath".to_owned(), project.display().to_string()));
+            }
+            for (hook, line) in hook_commands(hooks.get("hooks"), &format!("{name}:")) {
+                row.links.push(CapabilityLink {
+                    kind: CapabilityKind::Hook,
+                    name: hook.clone(),
+                });
+                let mut found = FoundCapability::new(
+                    CapabilityKind::Hook,
+                    harness,
+                    ConfigScope::Plugin,
+                    &hook,
+                    root.source(&hooks_file),
+                );
+                found.command = Some(FoundCommand {
+                    line,
+                    base: ResolvesAgainst::PluginRoot,
+                    root: Some(ext_dir.clone()),
+                    expands: expands.clone(),
+                });
+                if off {
+                    found.enablement = Enablement::Off(
+                        ReasonCode::DisabledInConfig,
+                        format!("extension {name} is disabled for this folder in {rules_source}"),
+                    );
+                } else if let Some(why) = hooks_off {
+                    found.enablement =
+                        Enablement::Off(ReasonCode::DisabledInConfig, why.to_owned());
+                }
+                out.push_capability(ctx, found);
+            }
         }
         out.push_capability(ctx, row);
         let Some(servers) = doc.get("mcpServers") else {

@@ -211,3 +211,70 @@ fn settings_hooks_are_rows_on_unless_hooks_config_turns_them_off() {
             .is_some_and(|s| s.contains("~/.gemini/settings.json"))
     );
 }
+
+/// An extension's own hooks (`hooks/hooks.json`): rows linked to the
+/// extension, resolving against its directory with `${extensionPath}`
+/// expanded as Gemini does; a script that is not there is
+/// `command_not_found`; off with the extension, and with
+/// `hooksConfig.enabled: false`.
+#[test]
+fn extension_hooks_are_rows_of_their_extension() {
+    use tether_core::vocab::{CapabilityKind, ReasonCode, ResolvesAgainst, StageState};
+    let mut f = ScanFixture::new();
+    f.var("PATH", f.bin.display().to_string());
+    f.home(
+        ".gemini/extensions/guard/gemini-extension.json",
+        r#"{"name": "guard", "version": "1.0.0"}"#,
+    );
+    f.home(
+        ".gemini/extensions/guard/hooks/hooks.json",
+        &json!({"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "${extensionPath}/scripts/check.sh --token sekret-gem-exthook-5"},
+            {"type": "command", "command": "${extensionPath}/scripts/missing.sh"}]}]}})
+        .to_string(),
+    );
+    ScanFixture::executable(&f.home.join(".gemini/extensions/guard/scripts/check.sh"));
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    ScanFixture::assert_no_secret(
+        "the inventory",
+        &serde_json::to_string(&doc).expect("json"),
+        &["sekret-gem-exthook-5"],
+    );
+    let find = |doc: &tether_core::inventory::InventoryDocument, kind, name: &str| {
+        doc.rows
+            .iter()
+            .find(|r| r.kind == kind && r.name == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name}: {:#?}", doc.rows))
+    };
+    let good = find(&doc, CapabilityKind::Hook, "guard:BeforeTool");
+    assert_eq!(good.stages.enabled.state, StageState::Yes);
+    assert_eq!(good.reason_code, None, "{good:#?}");
+    // `${extensionPath}` expanded: an absolute path into the extension.
+    assert_eq!(
+        good.diagnostics.resolves_against,
+        Some(ResolvesAgainst::Absolute)
+    );
+    let missing = find(&doc, CapabilityKind::Hook, "guard:BeforeTool#2");
+    assert_eq!(
+        missing.reason_code,
+        Some(ReasonCode::CommandNotFound),
+        "{missing:#?}"
+    );
+    let ext = find(&doc, CapabilityKind::Plugin, "guard");
+    assert!(
+        ext.links
+            .iter()
+            .any(|l| l.kind == CapabilityKind::Hook && l.name == "guard:BeforeTool"),
+        "{ext:#?}"
+    );
+    // Hooks off in the settings: the extension's too.
+    f.home(
+        ".gemini/settings.json",
+        r#"{"hooksConfig": {"enabled": false}}"#,
+    );
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    let good = find(&doc, CapabilityKind::Hook, "guard:BeforeTool");
+    assert_eq!(good.stages.enabled.state, StageState::No);
+    assert_eq!(good.reason_code, Some(ReasonCode::DisabledInConfig));
+}
