@@ -48,6 +48,10 @@ use crate::support::{
 
 /// How often the wait looks for the agent's exit.
 const EXIT_POLL: Duration = Duration::from_millis(50);
+/// How long, at most, the probe waits for an agent whose connection closed
+/// before its session to be seen exiting (a crash's exit follows its
+/// closed stdout at once; the wait ends on the exit, not on this bound).
+const EXIT_AFTER_CLOSE: Duration = Duration::from_secs(5);
 
 /// What to probe, and how.
 #[derive(Debug, Clone)]
@@ -201,8 +205,21 @@ pub async fn run_probe(
     let scrubber = sanitize::Scrubber::new()
         .with_secrets(frame_secrets(&credential, &opts.target.extra_servers));
     let stderr_tail = scrubbed_tail(&stderr.lock().unwrap_or_else(|p| p.into_inner()), &scrubber);
-    // The agent's own exit, if it went while the probe waited.
-    let own_exit = process.lock().await.exited();
+    // The agent's own exit, if it went while the probe waited. When the
+    // connection ended before the session (its stdout closed: a crash, most
+    // likely), the exit follows at once; it is waited for, briefly and
+    // within the run's deadline, so the summary can say how it ended.
+    let connection_ended = matches!(&driven, Ok(Ok(Driven::InitFailed(..))) | Ok(Err(_)));
+    let own_exit = {
+        let mut child = process.lock().await;
+        let until = deadline.min(tokio::time::Instant::now() + EXIT_AFTER_CLOSE);
+        let mut exit = child.exited();
+        while exit.is_none() && connection_ended && tokio::time::Instant::now() < until {
+            tokio::time::sleep(EXIT_POLL).await;
+            exit = child.exited();
+        }
+        exit
+    };
 
     // Everything below decides the outcome; the agent is stopped after it
     // is handed over.
