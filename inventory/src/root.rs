@@ -117,32 +117,7 @@ impl ConfigRoot {
         let Some(real) = self.contained(rel)? else {
             return Ok(None);
         };
-        // Checked before opening: opening a FIFO would block.
-        if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) {
-            return Err(ReadFailure::new(
-                ReasonCode::InvalidConfig,
-                "not a regular file",
-            ));
-        }
-        let file = std::fs::File::open(&real).map_err(|e| {
-            ReadFailure::new(
-                ReasonCode::Unreadable,
-                format!("cannot open it: {}", e.kind()),
-            )
-        })?;
-        let meta = file.metadata().map_err(|e| {
-            ReadFailure::new(
-                ReasonCode::Unreadable,
-                format!("cannot inspect it: {}", e.kind()),
-            )
-        })?;
-        if !meta.is_file() {
-            return Err(ReadFailure::new(
-                ReasonCode::InvalidConfig,
-                "not a regular file",
-            ));
-        }
-        Ok(Some((file, meta.len())))
+        open_regular(&real).map(Some)
     }
 
     /// The real path of `rel`, checked to stay inside the root.
@@ -262,27 +237,10 @@ impl ConfigRoot {
 /// block) are refused. Used by [`ConfigRoot::read`] after its containment
 /// checks, and by `tether endpoint-test --config` for the file a user names.
 pub fn read_capped(path: &Path) -> Result<String, ReadFailure> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        ReadFailure::new(
-            ReasonCode::Unreadable,
-            format!("cannot inspect it: {}", e.kind()),
-        )
-    })?;
-    if !meta.is_file() {
-        return Err(ReadFailure::new(
-            ReasonCode::InvalidConfig,
-            "not a regular file",
-        ));
-    }
-    if meta.len() > MAX_CONFIG_BYTES {
+    let (file, len) = open_regular(path)?;
+    if len > MAX_CONFIG_BYTES {
         return Err(too_large());
     }
-    let file = std::fs::File::open(path).map_err(|e| {
-        ReadFailure::new(
-            ReasonCode::Unreadable,
-            format!("cannot open it: {}", e.kind()),
-        )
-    })?;
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -297,6 +255,30 @@ pub fn read_capped(path: &Path) -> Result<String, ReadFailure> {
     }
     String::from_utf8(bytes)
         .map_err(|_| ReadFailure::new(ReasonCode::InvalidConfig, "not UTF-8 text"))
+}
+
+/// Opens a regular file read-only, with its length: a special file is
+/// refused before it is opened (opening a FIFO would block).
+fn open_regular(path: &Path) -> Result<(std::fs::File, u64), ReadFailure> {
+    let meta = std::fs::metadata(path).map_err(|e| {
+        ReadFailure::new(
+            ReasonCode::Unreadable,
+            format!("cannot inspect it: {}", e.kind()),
+        )
+    })?;
+    if !meta.is_file() {
+        return Err(ReadFailure::new(
+            ReasonCode::InvalidConfig,
+            "not a regular file",
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(|e| {
+        ReadFailure::new(
+            ReasonCode::Unreadable,
+            format!("cannot open it: {}", e.kind()),
+        )
+    })?;
+    Ok((file, meta.len()))
 }
 
 fn too_large() -> ReadFailure {
