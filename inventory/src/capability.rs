@@ -305,9 +305,48 @@ pub fn skills_under(root: &ConfigRoot, dir: &str) -> Vec<(String, String)> {
 }
 
 impl ScanOutput {
-    /// A plugin's bundled skills (`DIR/NAME/SKILL.md` under its `root`): one
-    /// skill row each, named `PLUGIN:NAME`, on or off with the plugin.
-    /// Returns the links the plugin's own row carries to them.
+    /// A plugin's bundled MCP servers (`servers`, the `mcpServers` object,
+    /// in the `.mcp.json` shape, of its manifest or servers file at
+    /// `source`): one server row each, named `plugin:PLUGIN:SERVER`, on or
+    /// off with the plugin. Returns the links the plugin's own row carries
+    /// to them.
+    pub fn push_bundled_servers(
+        &mut self,
+        ctx: &ScanContext,
+        harness: &'static str,
+        source: &str,
+        servers: &serde_json::Map<String, Value>,
+        plugin: &str,
+        enablement: &Enablement,
+    ) -> Vec<CapabilityLink> {
+        let named: serde_json::Map<String, Value> = servers
+            .iter()
+            .map(|(k, v)| (format!("plugin:{plugin}:{k}"), v.clone()))
+            .collect();
+        let links = named
+            .keys()
+            .map(|name| CapabilityLink {
+                kind: CapabilityKind::McpServer,
+                name: name.clone(),
+            })
+            .collect();
+        self.add_servers(
+            ctx,
+            harness,
+            ConfigScope::Plugin,
+            source,
+            "mcpServers",
+            Some(&Value::Object(named)),
+            crate::dialect::EntryDialect::McpJson,
+            |found, _| found.enablement = enablement.clone(),
+        );
+        links
+    }
+
+    /// A plugin's bundled skills (`DIR/NAME/SKILL.md` under its `root`,
+    /// `DIR` as a manifest writes it: `skills`, `./skills/`): one skill row
+    /// each, named `PLUGIN:NAME`, on or off with the plugin. Returns the
+    /// links the plugin's own row carries to them.
     pub fn push_bundled_skills(
         &mut self,
         ctx: &ScanContext,
@@ -317,6 +356,7 @@ impl ScanOutput {
         plugin: &str,
         enablement: &Enablement,
     ) -> Vec<CapabilityLink> {
+        let dir = dir.trim_start_matches("./").trim_end_matches('/');
         let mut links = Vec::new();
         for (skill, source) in skills_under(root, dir) {
             let name = format!("{plugin}:{skill}");

@@ -174,7 +174,6 @@ fn scan_plugins(
     home: &tether_inventory::root::ConfigRoot,
     config: &Map<String, Value>,
 ) {
-    use tether_core::inventory::CapabilityLink;
     use tether_core::vocab::CapabilityKind;
     use tether_inventory::FoundCapability;
     let Some(plugins) = config.get("plugins").and_then(Value::as_object) else {
@@ -221,13 +220,11 @@ fn scan_plugins(
                 row.settings.push(format!("version={version}"));
             }
             let root = home.join(&root_rel);
-            let relative = |key: &str, default: &str| {
+            let path = |key: &str, default: &'static str| {
                 manifest
                     .get(key)
                     .and_then(Value::as_str)
                     .unwrap_or(default)
-                    .trim_start_matches("./")
-                    .trim_end_matches('/')
                     .to_owned()
             };
             let (servers, servers_source) = match manifest.get("mcpServers") {
@@ -236,37 +233,27 @@ fn scan_plugins(
                     root.source(".codex-plugin/plugin.json"),
                 ),
                 _ => {
-                    let file = relative("mcpServers", ".mcp.json");
-                    let doc = out.read_json(HARNESS, &root, &file, false);
+                    let file = path("mcpServers", ".mcp.json");
+                    let file = file.trim_start_matches("./");
+                    let doc = out.read_json(HARNESS, &root, file, false);
                     (
                         doc.and_then(|d| d.get("mcpServers").cloned()),
-                        root.source(&file),
+                        root.source(file),
                     )
                 }
             };
             if let Some(Value::Object(servers)) = servers {
-                let named: Map<String, Value> = servers
-                    .iter()
-                    .map(|(k, v)| (format!("plugin:{name}:{k}"), v.clone()))
-                    .collect();
-                for server in named.keys() {
-                    row.links.push(CapabilityLink {
-                        kind: CapabilityKind::McpServer,
-                        name: server.clone(),
-                    });
-                }
-                out.add_servers(
+                let links = out.push_bundled_servers(
                     ctx,
                     HARNESS,
-                    ConfigScope::Plugin,
                     &servers_source,
-                    "mcpServers",
-                    Some(&Value::Object(named)),
-                    EntryDialect::McpJson,
-                    |found, _| found.enablement = enablement.clone(),
+                    &servers,
+                    name,
+                    &enablement,
                 );
+                row.links.extend(links);
             }
-            let skills = relative("skills", "skills");
+            let skills = path("skills", "skills");
             let links = out.push_bundled_skills(ctx, HARNESS, &root, &skills, name, &enablement);
             row.links.extend(links);
         }

@@ -12,7 +12,6 @@
 //! folders only).
 
 use serde_json::Value;
-use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
@@ -232,36 +231,21 @@ fn scan_plugins(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
         if let (Some(root), Some(manifest)) = (&root, &manifest) {
             let manifest_source = root.source("plugin.json");
             if let Some(servers) = manifest.get("mcpServers").and_then(Value::as_object) {
-                let named: serde_json::Map<String, Value> = servers
-                    .iter()
-                    .map(|(k, v)| (format!("plugin:{name}:{k}"), v.clone()))
-                    .collect();
-                for server in named.keys() {
-                    row.links.push(CapabilityLink {
-                        kind: CapabilityKind::McpServer,
-                        name: server.clone(),
-                    });
-                }
-                out.add_servers(
+                let links = out.push_bundled_servers(
                     ctx,
                     HARNESS,
-                    ConfigScope::Plugin,
                     &manifest_source,
-                    "mcpServers",
-                    Some(&Value::Object(named)),
-                    EntryDialect::McpJson,
-                    |found, _| found.enablement = enablement.clone(),
+                    servers,
+                    name,
+                    &enablement,
                 );
+                row.links.extend(links);
             }
             let skills_dir = manifest
                 .get("skills")
                 .and_then(Value::as_str)
-                .unwrap_or("skills")
-                .trim_start_matches("./")
-                .trim_end_matches('/')
-                .to_owned();
-            let skills =
-                out.push_bundled_skills(ctx, HARNESS, root, &skills_dir, name, &enablement);
+                .unwrap_or("skills");
+            let skills = out.push_bundled_skills(ctx, HARNESS, root, skills_dir, name, &enablement);
             row.links.extend(skills);
         }
         out.push_capability(ctx, row);
