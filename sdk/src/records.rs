@@ -24,6 +24,14 @@ pub fn call(
     call
 }
 
+/// `mcp__SERVER__TOOL` (Claude, Qwen) as its server and tool, each a
+/// name ([`split_mcp_double`](crate::telemetry::split_mcp_double), then
+/// [`name`]).
+pub fn mcp_double(full: &str) -> Option<(String, String)> {
+    let (server, tool) = crate::telemetry::split_mcp_double(full)?;
+    Some((name(server)?, name(tool)?))
+}
+
 /// The outcome of the call `id` (a record that names no tool: its call
 /// named it).
 pub fn outcome(id: &str, ok: bool, at: Timestamp) -> Option<Evidence> {

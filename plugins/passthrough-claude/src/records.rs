@@ -24,14 +24,14 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_core::telemetry::NamedServer;
-use tether_core::vocab::EvidenceKind;
-use tether_sdk::records::{Blank, Blanker, failure};
-use tether_sdk::telemetry::{split_mcp_double, status};
+use tether_sdk::records::{
+    Blank, Blanker, answer, call, failure, mcp_double, name_server, outcome, push, visible,
+};
+use tether_sdk::telemetry::status;
 
 /// The role of transcript files.
 pub const TRANSCRIPT: &str = "transcript";
@@ -176,28 +176,23 @@ fn transcript(record: &str) -> RecordAnswer {
     for item in items {
         match item.kind.as_deref() {
             Some("tool_use") => {
-                let Some((server, tool)) = item.name.as_deref().and_then(split_mcp_double) else {
-                    continue;
-                };
-                let (Some(server), Some(tool)) = (name(server), name(tool)) else {
-                    continue;
-                };
-                let mut call = Evidence::new(EvidenceKind::ToolCallObserved, at).server(&server);
-                call.tool = Some(tool);
-                call.connection_id = item.id.as_deref().and_then(name);
-                name_server(&mut reading, &server);
-                reading.evidence.push(call);
+                if let Some((server, tool)) = item.name.as_deref().and_then(mcp_double) {
+                    push(
+                        &mut reading,
+                        call(&server, &tool, item.id.as_deref(), None, at),
+                    );
+                }
             }
             Some("tool_result") => {
                 // Whose call it was is known by its id only; an id no MCP
                 // call had is dropped by the host.
-                let Some(id) = item.tool_use_id.as_deref().and_then(name) else {
-                    continue;
-                };
-                let mut result = Evidence::new(EvidenceKind::ToolCallObserved, at);
-                result.connection_id = Some(id);
-                result.ok = Some(item.is_error != Some(true));
-                reading.evidence.push(result);
+                if let Some(done) = item
+                    .tool_use_id
+                    .as_deref()
+                    .and_then(|id| outcome(id, item.is_error != Some(true), at))
+                {
+                    reading.evidence.push(done);
+                }
             }
             _ => {}
         }
@@ -205,15 +200,8 @@ fn transcript(record: &str) -> RecordAnswer {
     if let Some(attachment) = &line.attachment
         && attachment.kind.as_deref() == Some("deferred_tools_delta")
     {
-        for added in &attachment.added {
-            if let Some((server, tool)) = split_mcp_double(added)
-                && let (Some(server), Some(tool)) = (name(server), name(tool))
-            {
-                let mut visible = Evidence::new(EvidenceKind::ToolVisible, at).server(&server);
-                visible.tool = Some(tool);
-                name_server(&mut reading, &server);
-                reading.evidence.push(visible);
-            }
+        for (server, tool) in attachment.added.iter().filter_map(|a| mcp_double(a)) {
+            push(&mut reading, visible(&server, &tool, at));
         }
         for server in attachment
             .needs_auth
@@ -221,26 +209,13 @@ fn transcript(record: &str) -> RecordAnswer {
             .flatten()
             .filter_map(|s| name(s))
         {
-            reading.evidence.push(status(&server, "needs-auth", at));
-            name_server(&mut reading, &server);
+            push(&mut reading, status(&server, "needs-auth", at));
         }
         for server in attachment.pending.iter().flatten().filter_map(|s| name(s)) {
             name_server(&mut reading, &server);
         }
     }
-    if reading.evidence.is_empty() && reading.servers.is_empty() && reading.session.is_none() {
-        return RecordAnswer::Ignored;
-    }
-    RecordAnswer::Read(reading)
-}
-
-fn name_server(reading: &mut RecordReading, server: &str) {
-    if !reading.servers.iter().any(|s| s.name == server) {
-        reading.servers.push(NamedServer {
-            name: server.to_owned(),
-            transport: None,
-        });
-    }
+    answer(reading)
 }
 
 #[derive(Deserialize)]
@@ -268,10 +243,8 @@ fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Ok(line) = serde_json::from_str::<LogLine<'_>>(record) else {
         return RecordAnswer::Unknown;
     };
-    let (text, is_error) = match (&line.debug, &line.error) {
-        (Some(debug), _) => (debug.as_ref(), false),
-        (None, Some(error)) => (error.as_ref(), true),
-        (None, None) => return RecordAnswer::Unknown,
+    let Some(text) = line.debug.as_deref().or(line.error.as_deref()) else {
+        return RecordAnswer::Unknown;
     };
     let at = line
         .timestamp
@@ -304,19 +277,15 @@ fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             return RecordAnswer::Read(reading);
         };
         if let Some(tool) = name(tool) {
-            let mut call = Evidence::new(EvidenceKind::ToolCallObserved, at).server(&server);
-            call.tool = Some(tool);
-            call.ok = Some(ok);
-            reading.evidence.push(call);
+            reading
+                .evidence
+                .push(call(&server, &tool, None, Some(ok), at));
         }
     } else if let Some(tool) = text.strip_prefix("Calling MCP tool: ").and_then(name) {
         // The model picked it: it was offered. The call is counted when
         // its outcome is written.
-        let mut visible = Evidence::new(EvidenceKind::ToolVisible, at).server(&server);
-        visible.tool = Some(tool);
-        reading.evidence.push(visible);
+        reading.evidence.push(visible(&server, &tool, at));
     }
     // Anything else (an error's stack, a debug line) proves nothing more.
-    let _ = is_error;
     RecordAnswer::Read(reading)
 }

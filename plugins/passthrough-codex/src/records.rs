@@ -24,8 +24,7 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, push};
-use tether_sdk::telemetry::split_mcp_double;
+use tether_sdk::records::{answer, call, mcp_double, push};
 
 /// The role of rollout files.
 pub const ROLLOUT: &str = "rollout";
@@ -132,12 +131,12 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         ("response_item", Some("function_call")) => {
             let tool = payload.name.as_deref().unwrap_or_default();
             let named = match payload.namespace.as_deref() {
-                Some(ns) => ns.strip_prefix("mcp__").map(|server| (server, tool)),
-                None => split_mcp_double(tool),
+                Some(ns) => ns
+                    .strip_prefix("mcp__")
+                    .and_then(|server| Some((name(server)?, name(tool)?))),
+                None => mcp_double(tool),
             };
-            if let Some((server, tool)) = named
-                && let (Some(server), Some(tool)) = (name(server), name(tool))
-            {
+            if let Some((server, tool)) = named {
                 push(
                     &mut reading,
                     call(&server, &tool, payload.call_id.as_deref(), None, at),

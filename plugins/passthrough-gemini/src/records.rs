@@ -27,8 +27,7 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, failure, listed, outcome, push};
-use tether_sdk::telemetry::split_mcp_double;
+use tether_sdk::records::{answer, call, failure, listed, mcp_double, outcome, push};
 
 use crate::telemetry::Flavor;
 
@@ -204,8 +203,7 @@ fn qwen_chat(record: &str) -> RecordAnswer {
     let at = reading.at.unwrap_or(Timestamp(0));
     for part in line.message.iter().flat_map(|m| &m.parts) {
         if let Some(c) = &part.call
-            && let Some((server, tool)) = c.name.as_deref().and_then(split_mcp_double)
-            && let (Some(server), Some(tool)) = (name(server), name(tool))
+            && let Some((server, tool)) = c.name.as_deref().and_then(mcp_double)
         {
             push(
                 &mut reading,
@@ -251,12 +249,8 @@ fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     } else if let Some(list) = rest.split_once("ToolRegistry created: ").map(|x| x.1)
         && let Ok(tools) = serde_json::from_str::<Vec<String>>(list)
     {
-        for full in &tools {
-            if let Some((server, tool)) = split_mcp_double(full)
-                && let (Some(server), Some(tool)) = (name(server), name(tool))
-            {
-                push(&mut reading, listed(&server, &tool, at));
-            }
+        for (server, tool) in tools.iter().filter_map(|t| mcp_double(t)) {
+            push(&mut reading, listed(&server, &tool, at));
         }
     }
     RecordAnswer::Read(reading)
