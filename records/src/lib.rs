@@ -110,6 +110,7 @@ struct Source {
 /// Threads remembered per file, at most.
 const MAX_THREADS: usize = 4096;
 
+#[derive(Default)]
 struct FileState {
     offset: u64,
     len: u64,
@@ -244,18 +245,13 @@ impl Records {
                 }
                 let source = &self.sources[index];
                 let state = self.files.remove(&path).unwrap_or_else(|| FileState {
-                    offset: 0,
-                    len: 0,
-                    modified: None,
-                    session: None,
-                    threads: HashMap::new(),
-                    skipping: false,
                     report: FileReport {
                         agent_kind: source.kind.clone(),
                         role: source.source.role.clone(),
                         path: source.root.source(&rel),
                         ..FileReport::default()
                     },
+                    ..FileState::default()
                 });
                 tasks.push(Task {
                     index,
@@ -534,17 +530,9 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         mut state,
         ..
     } = task;
-    let mut done = Done {
+    let unread = |path, state| Done {
         path,
-        state: FileState {
-            offset: 0,
-            len: 0,
-            modified: None,
-            session: None,
-            threads: HashMap::new(),
-            skipping: false,
-            report: FileReport::default(),
-        },
+        state,
         read_any: false,
         facts: BTreeMap::new(),
     };
@@ -561,8 +549,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     let modified = meta.modified().ok().max(wal_modified);
     let signature = meta.len() + wal_len;
     if state.len == signature && state.modified == modified && state.report.bytes > 0 {
-        done.state = state;
-        return done;
+        return unread(path, state);
     }
     if meta.len() < state.offset || format == RecordFormat::Sqlite {
         // Cut short, or replaced: read again from the start (every
@@ -574,22 +561,18 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     }
     let (mut file, len) = match source.root.open(&rel) {
         Ok(Some(opened)) => opened,
-        Ok(None) => {
-            done.state = state;
-            return done;
-        }
+        Ok(None) => return unread(path, state),
         Err(failure) => {
             state.report.error = Some(failure.summary);
             state.len = signature;
             state.modified = modified;
-            done.state = state;
-            return done;
+            return unread(path, state);
         }
     };
     let strategy = source.observer.passthrough();
     let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
     let role = source.source.role.as_str();
-    let facts = &mut done.facts;
+    let mut facts = BTreeMap::new();
     let kind = source.kind.as_str();
     let shown = state.report.path.clone();
     let report = &mut state.report;
@@ -693,9 +676,12 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     state.len = signature;
     state.modified = modified;
     state.skipping = outcome.skipping;
-    done.state = state;
-    done.read_any = true;
-    done
+    Done {
+        path,
+        state,
+        read_any: true,
+        facts,
+    }
 }
 
 /// A plugin's answer, with a panic contained (`None`).
