@@ -20,6 +20,35 @@ fn executable(path: &Path) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
+/// `tether inventory --json ARGS` with only `env` (and `PATH`) set: its
+/// one document.
+fn inventory(args: &[&str], env: &[(&str, &Path)]) -> Value {
+    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
+    cmd.arg("inventory")
+        .args(args)
+        .arg("--json")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().expect("tether inventory");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one document")
+}
+
+/// The row of `kind` named `name` in an inventory document.
+fn find<'a>(doc: &'a Value, kind: &str, name: &str) -> &'a Value {
+    let rows = doc["rows"].as_array().expect("rows");
+    rows.iter()
+        .find(|r| r["kind"] == kind && r["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
+}
+
 /// A marketplace with `good` (a hook whose script exists, a skill, a
 /// server) and `broken` (a hook whose script is missing, a server whose
 /// command does not exist).
@@ -117,26 +146,12 @@ fn claude_plugins_installed_by_the_cli_are_the_plugin_rows_and_broken_ones_say_w
     let listed: Vec<Value> =
         serde_json::from_slice(&listed.stdout).expect("claude plugin list --json");
 
-    let out = Command::new(tether_tests::workspace_bin("tether"))
-        .args(["inventory", "--harness", "claude", "--json", "--project"])
-        .arg(&work)
-        .env_clear()
-        .env("HOME", &home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .expect("tether inventory");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let work_dir = work.to_str().expect("utf-8");
+    let doc = inventory(
+        &["--harness", "claude", "--project", work_dir],
+        &[("HOME", &home)],
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
-    let rows = doc["rows"].as_array().expect("rows");
-    let find = |kind: &str, name: &str| {
-        rows.iter()
-            .find(|r| r["kind"] == kind && r["name"] == name)
-            .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
-    };
+    let find = |kind: &str, name: &str| find(&doc, kind, name);
 
     // Every plugin Claude lists is a plugin row, installed, enabled as Claude says.
     assert_eq!(listed.len(), 2, "{listed:#?}");
@@ -227,20 +242,15 @@ fn gemini_extensions_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_th
         child.wait_with_output().expect("gemini ends")
     };
     let inventory = || -> Value {
-        let out = Command::new(tether_tests::workspace_bin("tether"))
-            .args(["inventory", "--harness", "gemini", "--json", "--project"])
-            .arg(&work)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .output()
-            .expect("tether inventory");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).expect("one document")
+        inventory(
+            &[
+                "--harness",
+                "gemini",
+                "--project",
+                work.to_str().expect("utf-8"),
+            ],
+            &[("HOME", &home)],
+        )
     };
     let listed_enabled = || {
         let out = gemini(&["extensions", "list"]);
@@ -362,23 +372,17 @@ async fn copilot_hooks_are_enabled_exactly_when_the_cli_runs_them() {
             .expect("copilot runs");
         assert!(status.success(), "trusted={trusted}: {status:?}");
         let ran = std::fs::read_to_string(&ran).unwrap_or_default();
-        let out = Command::new(tether_tests::workspace_bin("tether"))
-            .args([
-                "inventory",
+        let doc = inventory(
+            &[
                 "--harness",
                 "copilot",
                 "--kind",
                 "hook",
-                "--json",
                 "--project",
-            ])
-            .arg(&work)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .output()
-            .expect("tether inventory");
-        let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
+                work.to_str().expect("utf-8"),
+            ],
+            &[("HOME", &home)],
+        );
         for (scope, who) in [("user", "user"), ("project", "project")] {
             let row = doc["rows"]
                 .as_array()
@@ -462,21 +466,16 @@ fn copilot_plugins_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_them
             .map(|p| p["enabled"] == true)
             .expect("copilot lists demo");
         assert_eq!(listed_enabled, !disable, "copilot itself says so");
-        let out = Command::new(tether_tests::workspace_bin("tether"))
-            .args(["inventory", "--harness", "copilot", "--json", "--project"])
-            .arg(&work)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .output()
-            .expect("tether inventory");
-        let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
-        let rows = doc["rows"].as_array().expect("rows");
-        let find = |kind: &str, name: &str| {
-            rows.iter()
-                .find(|r| r["kind"] == kind && r["name"] == name)
-                .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
-        };
+        let doc = inventory(
+            &[
+                "--harness",
+                "copilot",
+                "--project",
+                work.to_str().expect("utf-8"),
+            ],
+            &[("HOME", &home)],
+        );
+        let find = |kind: &str, name: &str| find(&doc, kind, name);
         let want = if listed_enabled { "yes" } else { "no" };
         let row = find("plugin", "demo");
         assert_eq!(row["stages"]["installed"]["state"], "yes");
@@ -596,21 +595,11 @@ fn codex_plugins_added_by_the_cli_are_plugin_rows_as_it_lists_them() {
         })
         .collect();
     assert_eq!(listed.len(), 3, "{listed:?}");
-    let out = Command::new(tether_tests::workspace_bin("tether"))
-        .args(["inventory", "--harness", "codex", "--json"])
-        .env_clear()
-        .env("HOME", &home)
-        .env("CODEX_HOME", &codex_home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .output()
-        .expect("tether inventory");
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one document");
-    let rows = doc["rows"].as_array().expect("rows");
-    let find = |kind: &str, name: &str| {
-        rows.iter()
-            .find(|r| r["kind"] == kind && r["name"] == name)
-            .unwrap_or_else(|| panic!("no {kind} {name} in {rows:#?}"))
-    };
+    let doc = inventory(
+        &["--harness", "codex"],
+        &[("HOME", &home), ("CODEX_HOME", &codex_home)],
+    );
+    let find = |kind: &str, name: &str| find(&doc, kind, name);
     for (id, enabled) in &listed {
         let row = find("plugin", id);
         assert_eq!(row["stages"]["installed"]["state"], "yes", "{id}");
