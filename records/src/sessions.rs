@@ -434,14 +434,11 @@ pub fn history_of(
 
 /// Whether two histories say the same (their revisions aside).
 pub fn same(a: &AttachmentHistory, b: &AttachmentHistory) -> bool {
-    a.revision == b.revision && a == b
-        || AttachmentHistory {
-            revision: 0,
-            ..a.clone()
-        } == AttachmentHistory {
-            revision: 0,
-            ..b.clone()
-        }
+    let b = AttachmentHistory {
+        revision: a.revision,
+        ..b.clone()
+    };
+    *a == b
 }
 
 #[cfg(test)]
