@@ -213,7 +213,7 @@ open_vocabulary! {
         AgentReportedFailed => "agent_reported_failed",
         /// The configuration disables the server.
         DisabledInConfig => "disabled_in_config",
-        /// The server waits for the user's approval.
+        /// The server (or hook) waits for the user's approval or trust.
         NotApproved => "not_approved",
         /// An allow or deny list excludes the server.
         Excluded => "excluded",

@@ -238,29 +238,41 @@ pub fn check_command(ctx: &ScanContext, command: &FoundCommand) -> CommandCheck 
     }
 }
 
+/// One command hook of a `hooks` object, where it sits in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookEntry {
+    /// Its row name: `PREFIX EVENT[:MATCHER][#N]`.
+    pub name: String,
+    /// The command line, as written (in memory only).
+    pub line: String,
+    /// The event, as written (`PreToolUse`).
+    pub event: String,
+    /// The matcher group's index under its event.
+    pub group: usize,
+    /// The hook's index in its group's `hooks`.
+    pub index: usize,
+}
+
 /// Every command hook in a `hooks` object (`{EVENT: [{matcher, hooks:
 /// [{type: "command", command}]}]}`, the shape Claude Code, Gemini CLI, Qwen
 /// Code and Codex share), named `PREFIX EVENT[:MATCHER][#N]`, with its
-/// command line (in memory only).
-pub fn hook_commands(hooks: Option<&Value>, prefix: &str) -> Vec<(String, String)> {
-    let mut found = Vec::new();
+/// command line (in memory only) and its place. Keys whose value is not a
+/// list (Codex keeps `state` beside the events) are not events.
+pub fn hook_entries(hooks: Option<&Value>, prefix: &str) -> Vec<HookEntry> {
+    let mut found: Vec<HookEntry> = Vec::new();
     let Some(events) = hooks.and_then(Value::as_object) else {
         return found;
     };
     for (event, groups) in events {
-        for group in groups.as_array().into_iter().flatten() {
+        for (group_index, group) in groups.as_array().into_iter().flatten().enumerate() {
             let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
             let base = if matcher.is_empty() || matcher == "*" {
                 format!("{prefix}{event}")
             } else {
                 format!("{prefix}{event}:{matcher}")
             };
-            for hook in group
-                .get("hooks")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            let hooks = group.get("hooks").and_then(Value::as_array);
+            for (index, hook) in hooks.into_iter().flatten().enumerate() {
                 if hook
                     .get("type")
                     .and_then(Value::as_str)
@@ -272,20 +284,58 @@ pub fn hook_commands(hooks: Option<&Value>, prefix: &str) -> Vec<(String, String
                 let Some(line) = hook.get("command").and_then(Value::as_str) else {
                     continue;
                 };
-                let taken = found
-                    .iter()
-                    .filter(|(n, _): &&(String, String)| n.starts_with(&base))
-                    .count();
+                let taken = found.iter().filter(|h| h.name.starts_with(&base)).count();
                 let name = if taken == 0 {
                     base.clone()
                 } else {
                     format!("{base}#{}", taken + 1)
                 };
-                found.push((name, line.to_owned()));
+                found.push(HookEntry {
+                    name,
+                    line: line.to_owned(),
+                    event: event.clone(),
+                    group: group_index,
+                    index,
+                });
             }
         }
     }
     found
+}
+
+/// [`hook_entries`] as (name, command line) pairs.
+pub fn hook_commands(hooks: Option<&Value>, prefix: &str) -> Vec<(String, String)> {
+    hook_entries(hooks, prefix)
+        .into_iter()
+        .map(|h| (h.name, h.line))
+        .collect()
+}
+
+/// The `name:` of a `SKILL.md`'s front matter (`---` … `---` at its top),
+/// when it has one and a `description:` too; `None` for a file without
+/// them, which Codex and Copilot skip.
+pub fn skill_front_matter_name(text: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next()?.trim_end() != "---" {
+        return None;
+    }
+    let mut name = None;
+    let mut described = false;
+    for line in lines {
+        if line.trim_end() == "---" {
+            return name.filter(|_| described);
+        }
+        if let Some(value) = line.strip_prefix("name:") {
+            let value = value.trim().trim_matches(['"', '\'']).trim();
+            if !value.is_empty() {
+                name = Some(value.to_owned());
+            }
+        } else if line.starts_with("description:") {
+            described = true;
+        }
+    }
+    None
 }
 
 /// Skills under `dir` of `root` (`DIR/NAME/SKILL.md`): (name, shown source).
@@ -541,5 +591,43 @@ mod tests {
             missing.reason.map(|r| r.0),
             Some(ReasonCode::CommandNotFound)
         );
+    }
+
+    #[test]
+    fn hook_entries_know_their_group_and_index_and_skip_what_is_not_an_event() {
+        let hooks = serde_json::json!({
+            "Stop": [
+                {"hooks": [{"type": "prompt", "prompt": "x"}, {"type": "command", "command": "a"}]},
+                {"matcher": "Bash", "hooks": [{"command": "b"}, {"type": "command", "command": "c"}]}
+            ],
+            "state": {"/x/hooks.json:stop:0:1": {"enabled": false}}
+        });
+        let found: Vec<(String, String, usize, usize)> = hook_entries(Some(&hooks), "p:")
+            .into_iter()
+            .map(|h| (h.name, h.line, h.group, h.index))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("p:Stop".into(), "a".into(), 0, 1),
+                ("p:Stop:Bash".into(), "b".into(), 1, 0),
+                ("p:Stop:Bash#2".into(), "c".into(), 1, 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_skill_is_named_by_its_front_matter_only_when_it_has_one() {
+        let named = "---\nname: 'deploy'\ndescription: Ships it\n---\nbody\n";
+        assert_eq!(skill_front_matter_name(named).as_deref(), Some("deploy"));
+        for unnamed in [
+            "no front matter\n",
+            "---\nname: x\n---\n",
+            "---\ndescription: y\n---\n",
+            "---\nname: x\ndescription: never closed\n",
+            "",
+        ] {
+            assert_eq!(skill_front_matter_name(unnamed), None, "{unnamed:?}");
+        }
     }
 }

@@ -30,7 +30,10 @@ pub mod rows;
 pub mod scan;
 pub mod testing;
 
-pub use capability::{FoundCapability, FoundCommand, check_command, hook_commands, skills_under};
+pub use capability::{
+    FoundCapability, FoundCommand, HookEntry, check_command, hook_commands, hook_entries,
+    skill_front_matter_name, skills_under,
+};
 pub use context::ScanContext;
 pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substitute};
 pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};

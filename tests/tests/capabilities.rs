@@ -641,3 +641,358 @@ fn codex_plugins_added_by_the_cli_are_plugin_rows_as_it_lists_them() {
     );
     assert!(find("mcp_server", "plugin:good:good-srv")["reason_code"].is_null());
 }
+
+/// What the pinned Codex's own app server (`codex app-server`, JSON-RPC
+/// over stdio) answers to `method` for `cwd`: its `result.data[0]`. Bounded
+/// by a deadline; the server is killed with its process group.
+fn codex_app_server(bin: &Path, home: &Path, cwd: &Path, method: &str) -> Value {
+    use std::io::{BufRead, Write};
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new(bin)
+        .arg("app-server")
+        .env_clear()
+        .env("HOME", home)
+        .env("CODEX_HOME", home.join(".codex"))
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(cwd)
+        .process_group(0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("codex app-server");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    /// Kills the whole group this test started (helpers included) and reaps
+    /// its leader, on every path out.
+    struct Group(std::process::Child);
+    impl Drop for Group {
+        fn drop(&mut self) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.0.id())])
+                .status();
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _group = Group(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let cwd = cwd.to_str().expect("utf-8");
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"clientInfo": {"name": "tether-tests", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": {"cwds": [cwd]}}),
+    ] {
+        writeln!(stdin, "{message}").expect("write");
+    }
+    stdin.flush().expect("flush");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = rx
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("codex app-server gave no {method} answer"));
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if message["id"] == 2 {
+            return message["result"]["data"][0].clone();
+        }
+    }
+}
+
+/// The row name Tether gives a hook `codex app-server` lists:
+/// `[PLUGIN:]Event[:matcher]`.
+fn codex_hook_name(hook: &Value) -> String {
+    let event = hook["eventName"].as_str().expect("eventName");
+    let mut name: String = event[..1].to_uppercase() + &event[1..];
+    if let Some(matcher) = hook["matcher"].as_str().filter(|m| *m != "*") {
+        name = format!("{name}:{matcher}");
+    }
+    if let Some(plugin) = hook["pluginId"].as_str() {
+        name = format!("{}:{name}", plugin.split('@').next().expect("name"));
+    }
+    name
+}
+
+/// GIVEN Codex hooks of every kind it loads (user `hooks.json`, the
+/// `[hooks]` table of `config.toml`, a trusted project's
+/// `.codex/hooks.json`, an installed plugin's `hooks/hooks.json`), one
+/// turned off in `[hooks.state]`, one trusted with the hash Codex itself
+/// computed, broken commands of each shape, and skills of every place
+/// (nested, named by front matter, turned off in `[[skills.config]]`, one
+/// without front matter) WHEN the inventory runs THEN it has a hook row for
+/// each hook and a skill row for each skill that `codex app-server` lists
+/// (`hooks/list`, `skills/list`), enabled as Codex says, with the precise
+/// reason for each broken one; and once the project is untrusted, Codex
+/// stops listing the project's hook and its row says `untrusted_folder`.
+#[test]
+fn codex_hooks_and_skills_are_rows_as_its_app_server_lists_them() {
+    let Some(bin) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("tether-codex-hooks-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("tmp");
+    let home = tmp.path().join("home");
+    let codex_home = home.join(".codex");
+    let project = tmp.path().join("work");
+    let mkt = tmp.path().join("mkt");
+    std::fs::create_dir_all(&codex_home).expect("home");
+    std::fs::create_dir_all(&project).expect("project");
+    let project = std::fs::canonicalize(&project).expect("canonical");
+    write(
+        &mkt.join(".agents/plugins/marketplace.json"),
+        &json!({"name": "localmkt", "plugins": [
+            {"name": "hk", "source": {"source": "local", "path": "./plugins/hk"}}
+        ]})
+        .to_string(),
+    );
+    let plugin = mkt.join("plugins/hk");
+    write(
+        &plugin.join(".codex-plugin/plugin.json"),
+        &json!({"name": "hk", "version": "1.0.0", "description": "hooks"}).to_string(),
+    );
+    write(
+        &plugin.join("hooks/hooks.json"),
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "${PLUGIN_ROOT}/run.sh"},
+            {"type": "command", "command": "./rel.sh"}
+        ]}]}})
+        .to_string(),
+    );
+    executable(&plugin.join("run.sh"));
+    write(
+        &plugin.join("skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: Say hi\n---\nSay hi.\n",
+    );
+    let codex = |args: &[&str]| {
+        let out = Command::new(&bin)
+            .args(args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("CODEX_HOME", &codex_home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("codex runs");
+        assert!(
+            out.status.success(),
+            "codex {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    codex(&["plugin", "marketplace", "add", mkt.to_str().expect("utf-8")]);
+    codex(&["plugin", "add", "hk@localmkt"]);
+    write(
+        &codex_home.join("hooks.json"),
+        &json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": "true"}]}],
+            "Stop": [{"hooks": [
+                {"type": "command", "command": "./scripts/stop.sh"},
+                {"type": "command", "command": "tether-no-such-hook-4e2"}
+            ]}],
+            "PostToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "${TETHER_UNSET_HOOK_DIR}/post.sh"}
+            ]}]
+        }})
+        .to_string(),
+    );
+    write(
+        &project.join(".codex/hooks.json"),
+        &json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "true"}
+        ]}]}})
+        .to_string(),
+    );
+    let skill = |dir: &Path, name: &str| {
+        write(
+            &dir.join("SKILL.md"),
+            &format!("---\nname: {name}\ndescription: the {name} skill\n---\nDo it.\n"),
+        );
+    };
+    skill(&codex_home.join("skills/mine"), "mine");
+    skill(&codex_home.join("skills/nested/deep/inner"), "inner");
+    skill(&codex_home.join("skills/folder"), "named-otherwise");
+    skill(&codex_home.join("skills/offone"), "offone");
+    write(&codex_home.join("skills/bad/SKILL.md"), "no front matter\n");
+    skill(&home.join(".agents/skills/agentsuser"), "agentsuser");
+    skill(&project.join(".codex/skills/projcodex"), "projcodex");
+    skill(&project.join(".agents/skills/projagents"), "projagents");
+    let config = codex_home.join("config.toml");
+    let base = std::fs::read_to_string(&config).expect("config");
+    let offone = codex_home.join("skills/offone/SKILL.md");
+    let write_config = |trust: &str, state: &str| {
+        std::fs::write(
+            &config,
+            format!(
+                "{base}\n[projects.{:?}]\ntrust_level = {trust:?}\n\n[[skills.config]]\npath = {:?}\nenabled = false\n\n\
+                 [[hooks.PreToolUse]]\nmatcher = \"Edit\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"true\"\n\n{state}",
+                project.display().to_string(),
+                offone.display().to_string(),
+            ),
+        )
+        .expect("config");
+    };
+    write_config("trusted", "");
+    // The first listing gives Codex's own hash of the SessionStart hook.
+    let listed = codex_app_server(&bin, &home, &project, "hooks/list");
+    let session_start = listed["hooks"]
+        .as_array()
+        .expect("hooks")
+        .iter()
+        .find(|h| h["eventName"] == "sessionStart")
+        .expect("the SessionStart hook")
+        .clone();
+    let stop_key = format!("{}:stop:0:0", codex_home.join("hooks.json").display());
+    let state = format!(
+        "[hooks.state.{:?}]\ntrusted_hash = {:?}\n\n[hooks.state.{stop_key:?}]\nenabled = false\n",
+        session_start["key"].as_str().expect("key"),
+        session_start["currentHash"].as_str().expect("hash"),
+    );
+    write_config("trusted", &state);
+
+    let listed = codex_app_server(&bin, &home, &project, "hooks/list");
+    let hooks = listed["hooks"].as_array().expect("hooks");
+    let project_arg = project.to_str().expect("utf-8");
+    let doc = inventory(
+        &["--harness", "codex", "--project", project_arg],
+        &[("HOME", &home), ("CODEX_HOME", &codex_home)],
+    );
+    let rows = |kind: &str| -> Vec<&Value> {
+        doc["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .filter(|r| r["kind"] == kind)
+            .collect()
+    };
+    assert_eq!(hooks.len(), 8, "{listed:#}");
+    assert_eq!(rows("hook").len(), hooks.len(), "{:#?}", rows("hook"));
+    let mut named = std::collections::BTreeMap::<String, usize>::new();
+    for hook in hooks {
+        let base = codex_hook_name(hook);
+        let seen = named.entry(base.clone()).or_default();
+        *seen += 1;
+        let name = if *seen == 1 {
+            base
+        } else {
+            format!("{base}#{seen}")
+        };
+        let row = find(&doc, "hook", &name);
+        assert_eq!(row["scope"], hook["source"], "{name}");
+        let want = match (hook["enabled"] == true, hook["trustStatus"].as_str()) {
+            (false, _) => ("no", Some("disabled_in_config")),
+            (true, Some("untrusted")) => ("no", Some("not_approved")),
+            (true, Some("trusted")) => ("unknown", None),
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(row["stages"]["enabled"]["state"], want.0, "{name}: {row:#}");
+        if let Some(reason) = want.1 {
+            assert_eq!(row["reason_code"], reason, "{name}: {row:#}");
+        }
+    }
+    // Trusted, and its command resolves: nothing stops it that Tether sees.
+    let trusted = find(&doc, "hook", "SessionStart");
+    assert!(trusted["reason_code"].is_null(), "{trusted:#}");
+    assert_eq!(trusted["diagnostics"]["command_resolves"], true);
+    // The broken commands' own shapes, behind the missing trust.
+    for (name, resolves, against, unresolved) in [
+        ("Stop", false, "workspace_cwd", None),
+        ("Stop#2", false, "path", None),
+        (
+            "PostToolUse",
+            false,
+            "workspace_cwd",
+            Some("TETHER_UNSET_HOOK_DIR"),
+        ),
+        ("hk:PreToolUse:Bash", true, "absolute", None),
+        ("hk:PreToolUse:Bash#2", false, "workspace_cwd", None),
+    ] {
+        let d = &find(&doc, "hook", name)["diagnostics"];
+        assert_eq!(d["command_resolves"], resolves, "{name}: {d:#}");
+        assert_eq!(d["resolves_against"], against, "{name}: {d:#}");
+        if let Some(var) = unresolved {
+            assert_eq!(d["unresolved"], json!([var]), "{name}: {d:#}");
+        }
+    }
+    let plugin_row = find(&doc, "plugin", "hk@localmkt");
+    for hook in ["hk:PreToolUse:Bash", "hk:PreToolUse:Bash#2"] {
+        assert!(
+            plugin_row["links"]
+                .as_array()
+                .expect("links")
+                .iter()
+                .any(|l| l["kind"] == "hook" && l["name"] == hook),
+            "{plugin_row:#}"
+        );
+    }
+
+    let skills = codex_app_server(&bin, &home, &project, "skills/list");
+    let skills = skills["skills"].as_array().expect("skills");
+    assert!(skills.len() >= 8, "{skills:#?}");
+    for skill in skills {
+        let name = skill["name"].as_str().expect("name");
+        let row = find(&doc, "skill", name);
+        let want = if skill["enabled"] == true {
+            "yes"
+        } else {
+            "no"
+        };
+        assert_eq!(row["stages"]["enabled"]["state"], want, "{name}: {row:#}");
+        let scope = match skill["scope"].as_str() {
+            Some("repo") => "project",
+            Some(other) if skill["pluginId"].is_null() => other,
+            _ => "plugin",
+        };
+        assert_eq!(row["scope"], scope, "{name}");
+    }
+    assert_eq!(
+        rows("skill").len(),
+        skills.len() + 1,
+        "every skill Codex lists, and the one it skips"
+    );
+    assert_eq!(
+        find(&doc, "skill", "offone")["reason_code"],
+        "disabled_in_config"
+    );
+    let bad = find(&doc, "skill", "bad");
+    assert_eq!(bad["reason_code"], "invalid_config", "{bad:#}");
+    assert!(!skills.iter().any(|s| s["name"] == "bad"));
+
+    // An untrusted project: Codex drops its hooks, and the row says why.
+    write_config("untrusted", &state);
+    let listed = codex_app_server(&bin, &home, &project, "hooks/list");
+    assert!(
+        !listed["hooks"]
+            .as_array()
+            .expect("hooks")
+            .iter()
+            .any(|h| h["source"] == "project"),
+        "{listed:#}"
+    );
+    let doc = inventory(
+        &[
+            "--harness",
+            "codex",
+            "--project",
+            project_arg,
+            "--kind",
+            "hook",
+        ],
+        &[("HOME", &home), ("CODEX_HOME", &codex_home)],
+    );
+    let row = find(&doc, "hook", "UserPromptSubmit");
+    assert_eq!(row["reason_code"], "untrusted_folder", "{row:#}");
+    assert_eq!(row["stages"]["enabled"]["state"], "no");
+}

@@ -807,7 +807,16 @@ mod planted_secrets {
             f.home(".gemini/settings.json", &json!({"mcpServers": {"a": stdio, "g": {"httpUrl": url, "headers": {"X-Key": t}}}}).to_string());
             f.home(".codex/config.toml", &format!(
                 "[mcp_servers.a]\ncommand = \"/opt/{s}/x\"\nargs = [\"{t}\"]\nenv = {{ K = \"{u}\" }}\n\
-                 [mcp_servers.b]\nurl = \"{url}\"\nhttp_headers = {{ \"X-Key\" = \"{s}\" }}\n"));
+                 [mcp_servers.b]\nurl = \"{url}\"\nhttp_headers = {{ \"X-Key\" = \"{s}\" }}\n\
+                 [hooks.state.\"/opt/{s}/hooks.json:stop:0:0\"]\ntrusted_hash = \"sha256:{t}\"\n"));
+            // Hooks and skills: command lines, trust state, skill text.
+            f.home(".codex/hooks.json", &json!({"hooks": {"Stop": [{"hooks": [
+                {"type": "command", "command": format!("/opt/{s}/hook --token {t} KEY={u}")},
+                {"type": "command", "command": format!("TOKEN={u} ./{s}/run.sh {t}")}]}]}}).to_string());
+            f.home(".codex/skills/helper/SKILL.md", &format!("---\nname: helper\ndescription: uses {s}\n---\n{t} {u}\n"));
+            f.home(".agents/skills/nofm/SKILL.md", &format!("no front matter {t}\n"));
+            f.home(".claude/settings.json", &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": format!("${{PLUGIN_DIR}}/{s}/x --key {t} {u}")}]}]}}).to_string());
             f.home(".config/opencode/opencode.json", &json!({"mcp": {
                 "a": {"type": "local", "command": [format!("/opt/{s}/x"), t], "environment": {"K": u}},
                 "b": {"type": "remote", "url": url, "headers": {"X-Key": s}}}}).to_string());

@@ -10,9 +10,11 @@
 //! `bearer_token_env_var`, `env_vars`, `http_headers` and `env_http_headers`.
 
 use serde_json::{Map, Value};
-use tether_core::vocab::{ConfigScope, ReasonCode};
+use tether_core::inventory::CapabilityLink;
+use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigScanner, Enablement, EntryDialect, FoundServer, ScanContext, ScanOutput, string_list,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
+    FoundServer, ScanContext, ScanOutput, hook_entries, skill_front_matter_name, string_list,
 };
 
 /// The harness name in inventory rows.
@@ -127,15 +129,12 @@ impl ConfigScanner for CodexConfigScanner {
                 codex_home.source("config.toml"),
                 &Enablement::Enabled,
             );
-            scan_plugins(ctx, out, &codex_home, doc);
         }
-        let Some(project) = ctx.project_root() else {
-            return;
+        let plugin_hooks = match &user {
+            Some(doc) => scan_plugins(ctx, out, &codex_home, doc),
+            None => Vec::new(),
         };
-        let rel = ".codex/config.toml";
-        let Some(doc) = out.read_toml(HARNESS, &project, rel) else {
-            return;
-        };
+        scan_skills(ctx, out, &codex_home, user.as_ref());
         let user_source = codex_home.source("config.toml");
         let trust = match project_trust(ctx, user.as_ref()).as_deref() {
             Some("trusted") => Enablement::Enabled,
@@ -143,16 +142,24 @@ impl ConfigScanner for CodexConfigScanner {
                 ReasonCode::UntrustedFolder,
                 format!(
                     "the project's trust_level is {level:?} in {user_source}; Codex ignores {}",
-                    project.source(rel)
+                    "$PROJECT/.codex/"
                 ),
             ),
             None => Enablement::Off(
                 ReasonCode::UntrustedFolder,
                 format!(
                     "the project is not trusted in {user_source}; Codex ignores {} until it is",
-                    project.source(rel)
+                    "$PROJECT/.codex/"
                 ),
             ),
+        };
+        scan_hooks(ctx, out, &codex_home, user.as_ref(), &trust, &plugin_hooks);
+        let Some(project) = ctx.project_root() else {
+            return;
+        };
+        let rel = ".codex/config.toml";
+        let Some(doc) = out.read_toml(HARNESS, &project, rel) else {
+            return;
         };
         add(out, &doc, ConfigScope::Project, project.source(rel), &trust);
     }
@@ -167,17 +174,17 @@ impl ConfigScanner for CodexConfigScanner {
 /// folder). Codex has no command to disable one: `enabled = false` in the
 /// config is how. Each is a plugin row linked to its servers (rows
 /// `plugin:NAME:SERVER`) and skills; one the config names but the cache
-/// lacks is `not_installed`.
+/// lacks is `not_installed`. Returns each installed plugin's hooks file
+/// (the manifest's `hooks`, or `hooks/hooks.json`), for [`scan_hooks`].
 fn scan_plugins(
     ctx: &ScanContext,
     out: &mut ScanOutput,
-    home: &tether_inventory::root::ConfigRoot,
+    home: &ConfigRoot,
     config: &Map<String, Value>,
-) {
-    use tether_core::vocab::CapabilityKind;
-    use tether_inventory::FoundCapability;
+) -> Vec<PluginHooks> {
+    let mut hook_files = Vec::new();
     let Some(plugins) = config.get("plugins").and_then(Value::as_object) else {
-        return;
+        return hook_files;
     };
     let source = home.source("config.toml");
     for (id, entry) in plugins {
@@ -256,7 +263,310 @@ fn scan_plugins(
             let skills = path("skills", "skills");
             let links = out.push_bundled_skills(ctx, HARNESS, &root, &skills, name, &enablement);
             row.links.extend(links);
+            let hooks = path("hooks", "hooks/hooks.json");
+            hook_files.push(PluginHooks {
+                id: id.clone(),
+                name: name.to_owned(),
+                rel: hooks.trim_start_matches("./").to_owned(),
+                root,
+                enablement: enablement.clone(),
+            });
         }
         out.push_capability(ctx, row);
+    }
+    hook_files
+}
+
+/// An installed plugin's hooks file, found by [`scan_plugins`].
+struct PluginHooks {
+    /// `NAME@MARKETPLACE`.
+    id: String,
+    /// `NAME`.
+    name: String,
+    /// The plugin's root (its version folder in the cache).
+    root: ConfigRoot,
+    /// The hooks file under it.
+    rel: String,
+    /// The plugin's own enablement.
+    enablement: Enablement,
+}
+
+/// `PreToolUse` → `pre_tool_use`: the event as Codex writes it in a hook's
+/// trust key.
+fn snake(event: &str) -> String {
+    let mut out = String::with_capacity(event.len() + 4);
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Command hooks (verified on the pinned Codex 0.171 with its app server's
+/// `hooks/list`, and by running them): the user's `$CODEX_HOME/hooks.json`
+/// and the `[hooks]` table of its `config.toml` (both load); the project's
+/// `.codex/hooks.json`, only in a trusted project; and each installed
+/// plugin's hooks file, where `${PLUGIN_ROOT}` and `${CLAUDE_PLUGIN_ROOT}`
+/// expand to the plugin's folder and a relative command still runs from the
+/// workspace's working directory (openai/codex#26675). `[features] hooks =
+/// false` turns them all off.
+///
+/// Codex runs a hook only once the user has trusted it: `/hooks` in the TUI
+/// records `[hooks.state."KEY"] trusted_hash` (KEY is `FILE:event:GROUP:INDEX`,
+/// FILE the absolute path, or `PLUGIN:REL` for a plugin's), and `enabled =
+/// false` there turns one off. A hook with no recorded trust waits for it
+/// (`not_approved`). One with a recorded hash runs only while it is unchanged
+/// since, and the hash is Codex's own: Tether does not claim either way.
+fn scan_hooks(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    codex_home: &ConfigRoot,
+    user: Option<&Map<String, Value>>,
+    project_trust: &Enablement,
+    plugins: &[PluginHooks],
+) {
+    let user_source = codex_home.source("config.toml");
+    let features_off = user
+        .and_then(|u| u.get("features"))
+        .and_then(|f| f.get("hooks"))
+        .and_then(Value::as_bool)
+        == Some(false);
+    let state = user
+        .and_then(|u| u.get("hooks"))
+        .and_then(|h| h.get("state"))
+        .and_then(Value::as_object);
+    struct File<'a> {
+        scope: ConfigScope,
+        root: &'a ConfigRoot,
+        rel: &'a str,
+        hooks: Option<Value>,
+        key: String,
+        plugin: Option<&'a PluginHooks>,
+        off: Option<Enablement>,
+    }
+    let mut files = Vec::new();
+    let key_of = |root: &ConfigRoot, rel: &str| root.dir().join(rel).display().to_string();
+    if let Some(doc) = out.read_json(HARNESS, codex_home, "hooks.json", false) {
+        files.push(File {
+            scope: ConfigScope::User,
+            root: codex_home,
+            rel: "hooks.json",
+            hooks: doc.get("hooks").cloned(),
+            key: key_of(codex_home, "hooks.json"),
+            plugin: None,
+            off: None,
+        });
+    }
+    if let Some(hooks) = user.and_then(|u| u.get("hooks")) {
+        files.push(File {
+            scope: ConfigScope::User,
+            root: codex_home,
+            rel: "config.toml",
+            hooks: Some(hooks.clone()),
+            key: key_of(codex_home, "config.toml"),
+            plugin: None,
+            off: None,
+        });
+    }
+    let project = ctx.project_root();
+    if let Some(project) = &project
+        && let Some(doc) = out.read_json(HARNESS, project, ".codex/hooks.json", false)
+    {
+        files.push(File {
+            scope: ConfigScope::Project,
+            root: project,
+            rel: ".codex/hooks.json",
+            hooks: doc.get("hooks").cloned(),
+            key: key_of(project, ".codex/hooks.json"),
+            plugin: None,
+            off: (*project_trust != Enablement::Enabled).then(|| project_trust.clone()),
+        });
+    }
+    for plugin in plugins {
+        let Some(doc) = out.read_json(HARNESS, &plugin.root, &plugin.rel, false) else {
+            continue;
+        };
+        files.push(File {
+            scope: ConfigScope::Plugin,
+            root: &plugin.root,
+            rel: &plugin.rel,
+            hooks: doc.get("hooks").cloned(),
+            key: format!("{}:{}", plugin.id, plugin.rel),
+            plugin: Some(plugin),
+            off: (plugin.enablement != Enablement::Enabled).then(|| plugin.enablement.clone()),
+        });
+    }
+    let mut links: Vec<(String, CapabilityLink)> = Vec::new();
+    for file in &files {
+        let source = file.root.source(file.rel);
+        let prefix = file
+            .plugin
+            .map(|p| format!("{}:", p.name))
+            .unwrap_or_default();
+        for hook in hook_entries(file.hooks.as_ref(), &prefix) {
+            let key = format!(
+                "{}:{}:{}:{}",
+                file.key,
+                snake(&hook.event),
+                hook.group,
+                hook.index
+            );
+            let entry = state.and_then(|s| s.get(&key));
+            let mut found = FoundCapability::new(
+                CapabilityKind::Hook,
+                HARNESS,
+                file.scope.clone(),
+                &hook.name,
+                source.clone(),
+            );
+            let root_dir = file.plugin.map(|p| p.root.dir().to_path_buf());
+            found.command = Some(FoundCommand {
+                line: hook.line,
+                base: ResolvesAgainst::WorkspaceCwd,
+                expands: root_dir
+                    .iter()
+                    .flat_map(|dir| {
+                        ["PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT"]
+                            .map(|v| (v.to_owned(), dir.display().to_string()))
+                    })
+                    .collect(),
+                root: root_dir,
+            });
+            found.enablement = if features_off {
+                Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("[features] hooks = false in {user_source}"),
+                )
+            } else if let Some(off) = &file.off {
+                off.clone()
+            } else if entry
+                .and_then(|e| e.get("enabled"))
+                .and_then(Value::as_bool)
+                == Some(false)
+            {
+                Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("the hook's [hooks.state] entry has enabled = false in {user_source}"),
+                )
+            } else if entry.and_then(|e| e.get("trusted_hash")).is_some() {
+                Enablement::Unknown(format!(
+                    "trusted once ([hooks.state] in {user_source} records its hash); Codex runs it only while it is unchanged since, which /hooks in Codex shows"
+                ))
+            } else {
+                Enablement::Off(
+                    ReasonCode::NotApproved,
+                    "Codex has not been told to trust this hook: review it with /hooks in Codex, or run with --dangerously-bypass-hook-trust".to_owned(),
+                )
+            };
+            if let Some(plugin) = file.plugin {
+                links.push((
+                    plugin.id.clone(),
+                    CapabilityLink {
+                        kind: CapabilityKind::Hook,
+                        name: hook.name.clone(),
+                    },
+                ));
+            }
+            out.push_capability(ctx, found);
+        }
+    }
+    // The plugin rows (pushed before their hooks were read) link them too.
+    for (id, link) in links {
+        let name = tether_core::sanitize::name(&id);
+        if let Some(row) = out
+            .rows
+            .iter_mut()
+            .find(|r| r.kind == CapabilityKind::Plugin && r.harness == HARNESS && r.name == name)
+        {
+            let mut link = link;
+            link.name = tether_core::sanitize::name(&link.name);
+            if !row.links.contains(&link) {
+                row.links.push(link);
+                row.links.sort();
+            }
+        }
+    }
+}
+
+/// Skills (verified on the pinned Codex 0.171 with its app server's
+/// `skills/list`): `SKILL.md` files at any depth under `$CODEX_HOME/skills`
+/// (its `.system` folder holds Codex's own, scope system) and
+/// `~/.agents/skills`, and under the project's `.codex/skills` and
+/// `.agents/skills` (trusted or not). A skill is named by its front matter,
+/// not its folder; one without front matter is skipped; `[[skills.config]]
+/// path = "…/SKILL.md" enabled = false` turns one off.
+fn scan_skills(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    codex_home: &ConfigRoot,
+    user: Option<&Map<String, Value>>,
+) {
+    let user_source = codex_home.source("config.toml");
+    let disabled: Vec<std::path::PathBuf> = user
+        .and_then(|u| u.get("skills"))
+        .and_then(|s| s.get("config"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("enabled").and_then(Value::as_bool) == Some(false))
+        .filter_map(|c| c.get("path").and_then(Value::as_str))
+        .map(|p| ctx.resolve_written_path(p))
+        .collect();
+    let home = ctx.home_root();
+    let project = ctx.project_root();
+    let mut places = vec![
+        (codex_home.clone(), "skills", ConfigScope::User),
+        (home, ".agents/skills", ConfigScope::User),
+    ];
+    if let Some(project) = project {
+        places.push((project.clone(), ".codex/skills", ConfigScope::Project));
+        places.push((project, ".agents/skills", ConfigScope::Project));
+    }
+    for (root, dir, scope) in places {
+        for rel in root.find_files(dir, &["SKILL.md"], 6) {
+            let scope = if rel.starts_with("skills/.system/") && scope == ConfigScope::User {
+                ConfigScope::System
+            } else {
+                scope.clone()
+            };
+            let Some(text) = out.read(HARNESS, &root, &rel) else {
+                continue;
+            };
+            let folder = rel
+                .strip_suffix("/SKILL.md")
+                .and_then(|d| d.rsplit('/').next())
+                .unwrap_or("?")
+                .to_owned();
+            let named = skill_front_matter_name(&text);
+            let mut found = FoundCapability::new(
+                CapabilityKind::Skill,
+                HARNESS,
+                scope,
+                named.as_deref().unwrap_or(&folder),
+                root.source(&rel),
+            );
+            let path = root.dir().join(&rel);
+            if named.is_none() {
+                found.enablement = Enablement::Off(
+                    ReasonCode::InvalidConfig,
+                    "its SKILL.md has no front matter with a name and a description; Codex skips it".to_owned(),
+                );
+            } else if disabled
+                .iter()
+                .any(|d| *d == path || std::fs::canonicalize(&path).is_ok_and(|c| c == *d))
+            {
+                found.enablement = Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("[[skills.config]] has enabled = false for it in {user_source}"),
+                );
+            }
+            out.push_capability(ctx, found);
+        }
     }
 }
