@@ -427,6 +427,58 @@ impl ScanOutput {
         links
     }
 
+    /// Every `SKILL.md` at any depth (up to 6 folders) under `dir` of
+    /// `root`, as Codex and Copilot find skills: named by its front matter,
+    /// not its folder, and, without front matter (which `who` skips),
+    /// `invalid_config` under its folder's name. Returned with the skill's
+    /// folder, for the caller to set what else turns it off and push.
+    pub fn skill_files(
+        &mut self,
+        harness: &'static str,
+        who: &str,
+        root: &ConfigRoot,
+        dir: &str,
+        scope: ConfigScope,
+    ) -> Vec<(FoundCapability, PathBuf)> {
+        let mut found = Vec::new();
+        for rel in root.find_files(dir, &["SKILL.md"], 6) {
+            let Some(text) = self.read(harness, root, &rel) else {
+                continue;
+            };
+            // `dir` may itself be the skill (a folder `copilot skill add` names).
+            let folder_rel = rel
+                .strip_suffix("SKILL.md")
+                .unwrap_or("")
+                .trim_end_matches('/');
+            let folder = match folder_rel.rsplit('/').next() {
+                Some(name) if !name.is_empty() => name,
+                _ => root
+                    .dir()
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("?"),
+            };
+            let named = skill_front_matter_name(&text);
+            let mut skill = FoundCapability::new(
+                CapabilityKind::Skill,
+                harness,
+                scope.clone(),
+                named.as_deref().unwrap_or(folder),
+                root.source(&rel),
+            );
+            if named.is_none() {
+                skill.enablement = Enablement::Off(
+                    ReasonCode::InvalidConfig,
+                    format!(
+                        "its SKILL.md has no front matter with a name and a description; {who} skips it"
+                    ),
+                );
+            }
+            found.push((skill, root.dir().join(folder_rel)));
+        }
+        found
+    }
+
     /// Turns a found plugin, skill, hook or tool into a sanitized row.
     pub fn push_capability(&mut self, ctx: &ScanContext, found: FoundCapability) {
         let at = self.at;

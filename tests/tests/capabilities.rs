@@ -996,3 +996,115 @@ fn codex_hooks_and_skills_are_rows_as_its_app_server_lists_them() {
     assert_eq!(row["reason_code"], "untrusted_folder", "{row:#}");
     assert_eq!(row["stages"]["enabled"]["state"], "no");
 }
+
+/// GIVEN skills in every place the pinned Copilot CLI reads them (the
+/// project's `.github/skills`, `.agents/skills` and `.claude/skills`, the
+/// user's `~/.copilot/skills` and `~/.agents/skills`, nested, named by front
+/// matter), a directory added with `copilot skill add`, one skill turned off
+/// with `copilot skill disable`, one without front matter, and a plugin's
+/// WHEN the inventory runs THEN it has a skill row for each skill `copilot
+/// skill list --json` lists (Copilot's own builtins aside), enabled as it
+/// says, plus the one that fails to load, as `invalid_config`.
+#[test]
+fn copilot_skills_are_rows_as_copilot_skill_list_lists_them() {
+    let Some(bin) = tether_tests::peer("node_modules/@github/copilot-linux-x64/copilot") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let work = tmp.path().join("work");
+    let extra = tmp.path().join("extra");
+    let plugin = tmp.path().join("src/demo");
+    std::fs::create_dir_all(&home).expect("home");
+    std::fs::create_dir_all(&work).expect("work");
+    let skill = |dir: &Path, name: &str| {
+        write(
+            &dir.join("SKILL.md"),
+            &format!("---\nname: {name}\ndescription: the {name} skill\n---\nDo it.\n"),
+        );
+    };
+    skill(&work.join(".github/skills/gh"), "gh");
+    skill(&work.join(".agents/skills/agproj"), "agproj");
+    skill(&work.join(".claude/skills/cl"), "cl");
+    skill(&home.join(".copilot/skills/pers"), "pers");
+    skill(&home.join(".copilot/skills/nested/deep/inner"), "inner");
+    skill(&home.join(".copilot/skills/folder"), "named-otherwise");
+    skill(&home.join(".agents/skills/agpers"), "agpers");
+    skill(&extra.join("cust"), "cust");
+    write(
+        &home.join(".copilot/skills/bad/SKILL.md"),
+        "no front matter\n",
+    );
+    write(
+        &plugin.join("plugin.json"),
+        &json!({"name": "demo", "version": "1.0.0", "skills": "skills/"}).to_string(),
+    );
+    skill(&plugin.join("skills/greet"), "greet");
+    let copilot = |args: &[&str]| {
+        let out = Command::new(&bin)
+            .args(args)
+            .current_dir(&work)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env("COPILOT_PKG_CACHE_HOME", tmp.path().join("pkg"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("copilot runs");
+        assert!(
+            out.status.success(),
+            "copilot {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    copilot(&["skill", "add", extra.to_str().expect("utf-8")]);
+    copilot(&["skill", "disable", "pers"]);
+    copilot(&["plugin", "install", plugin.to_str().expect("utf-8")]);
+    let listed: Vec<Value> = serde_json::from_slice(&copilot(&["skill", "list", "--json"]).stdout)
+        .expect("copilot skill list --json");
+    let listed: Vec<&Value> = listed.iter().filter(|s| s["source"] != "builtin").collect();
+    assert_eq!(listed.len(), 9, "{listed:#?}");
+    let doc = inventory(
+        &[
+            "--harness",
+            "copilot",
+            "--kind",
+            "skill",
+            "--project",
+            work.to_str().expect("utf-8"),
+        ],
+        &[("HOME", &home)],
+    );
+    for skill in &listed {
+        let name = skill["name"].as_str().expect("name");
+        let (name, scope) = match skill["source"].as_str() {
+            Some("plugin") => (format!("demo:{name}"), "plugin"),
+            Some("project") => (name.to_owned(), "project"),
+            _ => (name.to_owned(), "user"),
+        };
+        let row = find(&doc, "skill", &name);
+        let want = if skill["enabled"] == true {
+            "yes"
+        } else {
+            "no"
+        };
+        assert_eq!(row["stages"]["enabled"]["state"], want, "{name}: {row:#}");
+        assert_eq!(row["scope"], scope, "{name}");
+    }
+    let rows = doc["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), listed.len() + 1, "{rows:#?}");
+    assert_eq!(
+        find(&doc, "skill", "pers")["reason_code"],
+        "disabled_in_config"
+    );
+    let bad = find(&doc, "skill", "bad");
+    assert_eq!(bad["reason_code"], "invalid_config", "{bad:#}");
+    let custom = find(&doc, "skill", "cust");
+    assert_eq!(
+        custom["source"], "~/.copilot/settings.json:skillDirectories[0]/cust/SKILL.md",
+        "a custom directory is shown by its place in the settings, never its path"
+    );
+}

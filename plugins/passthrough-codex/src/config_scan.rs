@@ -14,7 +14,7 @@ use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    FoundServer, ScanContext, ScanOutput, hook_entries, skill_front_matter_name, string_list,
+    FoundServer, ScanContext, ScanOutput, hook_entries, string_list,
 };
 
 /// The harness name in inventory rows.
@@ -529,37 +529,15 @@ fn scan_skills(
         places.push((project, ".agents/skills", ConfigScope::Project));
     }
     for (root, dir, scope) in places {
-        for rel in root.find_files(dir, &["SKILL.md"], 6) {
-            let scope = if rel.starts_with("skills/.system/") && scope == ConfigScope::User {
-                ConfigScope::System
-            } else {
-                scope.clone()
-            };
-            let Some(text) = out.read(HARNESS, &root, &rel) else {
-                continue;
-            };
-            let folder = rel
-                .strip_suffix("/SKILL.md")
-                .and_then(|d| d.rsplit('/').next())
-                .unwrap_or("?")
-                .to_owned();
-            let named = skill_front_matter_name(&text);
-            let mut found = FoundCapability::new(
-                CapabilityKind::Skill,
-                HARNESS,
-                scope,
-                named.as_deref().unwrap_or(&folder),
-                root.source(&rel),
-            );
-            let path = root.dir().join(&rel);
-            if named.is_none() {
-                found.enablement = Enablement::Off(
-                    ReasonCode::InvalidConfig,
-                    "its SKILL.md has no front matter with a name and a description; Codex skips it".to_owned(),
-                );
-            } else if disabled
-                .iter()
-                .any(|d| *d == path || std::fs::canonicalize(&path).is_ok_and(|c| c == *d))
+        for (mut found, folder) in out.skill_files(HARNESS, "Codex", &root, dir, scope) {
+            if found.source.contains("/skills/.system/") && found.scope == ConfigScope::User {
+                found.scope = ConfigScope::System;
+            }
+            let path = folder.join("SKILL.md");
+            if found.enablement == Enablement::Enabled
+                && disabled
+                    .iter()
+                    .any(|d| *d == path || std::fs::canonicalize(&path).is_ok_and(|c| c == *d))
             {
                 found.enablement = Enablement::Off(
                     ReasonCode::DisabledInConfig,

@@ -9,7 +9,7 @@
 //! `config.json`'s `trusted_folders` (or `trustedFolders`, as 1.0.102
 //! rewrites it); otherwise they are `untrusted_folder`. Hooks: the user's in
 //! `settings.json`, the workspace's in `.github/hooks/*.json` (trusted
-//! folders only).
+//! folders only). Skills: see [`scan_skills`].
 
 use serde_json::Value;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
@@ -58,6 +58,7 @@ impl ConfigScanner for CopilotConfigScanner {
         let trust_source = home.source("config.json");
         scan_hooks(ctx, out, &home, trusted, &trust_source);
         scan_plugins(ctx, out, &home);
+        scan_skills(ctx, out, &home);
         let mut files = vec![(home, "mcp-config.json", ConfigScope::User)];
         if let Some(project) = ctx.project_root() {
             files.push((project.clone(), ".mcp.json", ConfigScope::Project));
@@ -249,5 +250,55 @@ fn scan_plugins(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
             row.links.extend(skills);
         }
         out.push_capability(ctx, row);
+    }
+}
+
+/// Skills (verified on the pinned Copilot CLI 1.0.102 against `copilot
+/// skill list --json`): `SKILL.md` at any depth under the project's
+/// `.github/skills`, `.agents/skills` and `.claude/skills` (trusted folder
+/// or not), the user's `$COPILOT_HOME/skills` and `~/.agents/skills`, each
+/// of `settings.json`'s `skillDirectories` (as `copilot skill add DIR`
+/// writes them). Copilot's own skills, inside its package
+/// (`~/.cache/copilot/pkg/…/builtin`), are part of the CLI rather than of
+/// anyone's configuration, and some of them are switched by flags Tether
+/// cannot see: they are not rows. Each is named by its front matter; `copilot skill disable NAME` lists
+/// the name in `disabledSkills`; one without front matter fails to load.
+fn scan_skills(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
+    let settings = out.read_json(HARNESS, home, "settings.json", true);
+    let settings_source = home.source("settings.json");
+    let disabled = string_list(settings.as_ref().and_then(|s| s.get("disabledSkills")));
+    let mut places: Vec<(ConfigRoot, String, ConfigScope)> = Vec::new();
+    if let Some(project) = ctx.project_root() {
+        for dir in [".github/skills", ".agents/skills", ".claude/skills"] {
+            places.push((project.clone(), dir.to_owned(), ConfigScope::Project));
+        }
+    }
+    places.push((home.clone(), "skills".to_owned(), ConfigScope::User));
+    places.push((
+        ctx.home_root(),
+        ".agents/skills".to_owned(),
+        ConfigScope::User,
+    ));
+    for (i, dir) in string_list(settings.as_ref().and_then(|s| s.get("skillDirectories")))
+        .iter()
+        .enumerate()
+    {
+        // Shown by its place in the settings, never by its path.
+        let root = ConfigRoot::new(
+            ctx.resolve_written_path(dir),
+            format!("{settings_source}:skillDirectories[{i}]"),
+        );
+        places.push((root, String::new(), ConfigScope::User));
+    }
+    for (root, dir, scope) in places {
+        for (mut found, _) in out.skill_files(HARNESS, "Copilot", &root, &dir, scope) {
+            if found.enablement == Enablement::Enabled && disabled.contains(&found.name) {
+                found.enablement = Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("listed in disabledSkills in {settings_source}"),
+                );
+            }
+            out.push_capability(ctx, found);
+        }
     }
 }
