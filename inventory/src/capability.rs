@@ -41,6 +41,30 @@ pub struct FoundCommand {
     pub expands: Vec<(String, String)>,
 }
 
+/// Whether a plugin is installed, as its files show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Installed {
+    /// The stage does not apply (a skill, a hook, a tool).
+    NotApplicable,
+    /// Its files are there.
+    Yes,
+    /// Its files are not there; why, in one sentence (`None`: "enabled but
+    /// not installed").
+    No(Option<String>),
+    /// Nothing shows either way yet; why.
+    Unknown(String),
+}
+
+impl From<bool> for Installed {
+    fn from(yes: bool) -> Self {
+        if yes {
+            Installed::Yes
+        } else {
+            Installed::No(None)
+        }
+    }
+}
+
 /// One plugin, skill, hook or tool as a scanner found it.
 #[derive(Debug, Clone)]
 pub struct FoundCapability {
@@ -54,8 +78,8 @@ pub struct FoundCapability {
     pub name: String,
     /// The file it came from (already shown safely).
     pub source: String,
-    /// For a plugin: whether it is installed (`None`: the stage does not apply).
-    pub installed: Option<bool>,
+    /// For a plugin: whether it is installed.
+    pub installed: Installed,
     /// Whether the configuration lets it run.
     pub enablement: Enablement,
     /// What it runs, for a hook or script.
@@ -83,7 +107,7 @@ impl FoundCapability {
             scope,
             name: name.to_owned(),
             source,
-            installed: None,
+            installed: Installed::NotApplicable,
             enablement: Enablement::Enabled,
             command: None,
             links: Vec::new(),
@@ -519,16 +543,27 @@ impl ScanOutput {
             }
         }
         let mut stages = InventoryStages::configured(enabled, at);
-        stages.installed = match found.installed {
-            Some(installed) => from_config(installed, at),
-            None => na,
+        stages.installed = match &found.installed {
+            Installed::Yes => from_config(true, at),
+            Installed::No(_) => from_config(false, at),
+            Installed::NotApplicable => na,
+            Installed::Unknown(_) => StageObservation::default(),
         };
-        if found.installed == Some(false) && reason.is_none() {
-            reason = Some(ReasonCode::NotInstalled);
-            summary = Some(format!(
-                "{} is enabled but not installed",
-                sanitize::name(&found.name)
-            ));
+        match (&found.installed, reason.is_none()) {
+            (Installed::No(why), true) => {
+                reason = Some(ReasonCode::NotInstalled);
+                summary = Some(match why {
+                    Some(why) => summary_keeping_sources(&sanitize::Scrubber::new(), why),
+                    None => format!(
+                        "{} is enabled but not installed",
+                        sanitize::name(&found.name)
+                    ),
+                });
+            }
+            (Installed::Unknown(why), _) if summary.is_none() => {
+                summary = Some(summary_keeping_sources(&sanitize::Scrubber::new(), why));
+            }
+            _ => {}
         }
         // Only a server speaks MCP: the protocol stages cannot apply to the
         // other kinds (a plugin's servers carry their own rows).

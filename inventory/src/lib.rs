@@ -31,8 +31,8 @@ pub mod scan;
 pub mod testing;
 
 pub use capability::{
-    FoundCapability, FoundCommand, HookEntry, check_command, hook_commands, hook_entries,
-    skill_front_matter_name, skills_under,
+    FoundCapability, FoundCommand, HookEntry, Installed, check_command, hook_commands,
+    hook_entries, skill_front_matter_name, skills_under,
 };
 pub use context::ScanContext;
 pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substitute};

@@ -1108,3 +1108,140 @@ fn copilot_skills_are_rows_as_copilot_skill_list_lists_them() {
         "a custom directory is shown by its place in the settings, never its path"
     );
 }
+
+/// GIVEN OpenCode's `plugin` array naming a plugin folder by absolute path,
+/// one by a path relative to the config file, one path that does not
+/// exist, and an npm package the registry does not have WHEN the inventory
+/// runs before OpenCode ever starts THEN the folders are installed, the
+/// missing path is `not_installed`, and the npm package is `unknown`
+/// (OpenCode installs npm plugins when it starts); and once the pinned
+/// OpenCode has run (and loaded both folders, as their own marks show),
+/// the npm package is `not_installed`, its install having failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_plugin_entries_are_installed_as_opencode_leaves_them() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(opencode) = tether_tests::peer("node_modules/.bin/opencode") else {
+        return;
+    };
+    let (model, _) = tether_tests::fake_model::start_model("get_current_time").await;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path().join("home");
+    let work = tmp.path().join("work");
+    let config_dir = home.join(".config/opencode");
+    let marks = tmp.path().join("loaded.txt");
+    let plugin = |dir: &Path, name: &str| {
+        write(
+            &dir.join("package.json"),
+            &json!({"name": name, "version": "1.0.0", "main": "index.js", "type": "module"})
+                .to_string(),
+        );
+        write(
+            &dir.join("index.js"),
+            &format!(
+                "import fs from \"node:fs\";\nexport const P = async () => {{ fs.appendFileSync({:?}, \"{name}\\n\"); return {{}}; }};\n",
+                marks.display().to_string()
+            ),
+        );
+    };
+    plugin(&tmp.path().join("plugins/abs-plugin"), "abs-plugin");
+    plugin(&config_dir.join("rel-plugin"), "rel-plugin");
+    std::fs::create_dir_all(&work).expect("work");
+    write(
+        &config_dir.join("opencode.json"),
+        &json!({
+            "plugin": [
+                tmp.path().join("plugins/abs-plugin").display().to_string(),
+                "./rel-plugin",
+                tmp.path().join("plugins/gone-plugin").display().to_string(),
+                "tether-absent-plugin@1.0.0"
+            ],
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                "options": {"baseURL": format!("{}/v1", model.base()), "apiKey": "dummy"},
+                "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
+            "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
+            "autoupdate": false, "share": "disabled"
+        })
+        .to_string(),
+    );
+    let xdg = [
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_STATE_HOME", home.join(".local/state")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+    ];
+    let scan = || {
+        let mut env: Vec<(&str, &Path)> = vec![("HOME", &home)];
+        env.extend(xdg.iter().map(|(k, v)| (*k, v.as_path())));
+        inventory(
+            &[
+                "--harness",
+                "opencode",
+                "--kind",
+                "plugin",
+                "--project",
+                work.to_str().expect("utf-8"),
+            ],
+            &env,
+        )
+    };
+    let installed = |doc: &Value, name: &str| {
+        let row = find(doc, "plugin", name);
+        (
+            row["stages"]["installed"]["state"]
+                .as_str()
+                .expect("state")
+                .to_owned(),
+            row["reason_code"].as_str().map(str::to_owned),
+        )
+    };
+    let before = scan();
+    for name in ["abs-plugin", "rel-plugin"] {
+        assert_eq!(installed(&before, name), ("yes".into(), None), "{name}");
+    }
+    assert_eq!(
+        installed(&before, "gone-plugin"),
+        ("no".into(), Some("not_installed".into()))
+    );
+    assert_eq!(
+        installed(&before, "tether-absent-plugin"),
+        ("unknown".into(), None),
+        "before OpenCode starts, nothing shows either way"
+    );
+
+    let mut cmd = tokio::process::Command::new(&opencode);
+    cmd.args(["run", "hi"])
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "true")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "true")
+        .envs(xdg.iter().map(|(k, v)| (*k, v.as_os_str())))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(180), cmd.status())
+        .await
+        .expect("opencode ends within its bound")
+        .expect("opencode runs");
+    assert!(status.success(), "{status:?}");
+    let loaded = std::fs::read_to_string(&marks).unwrap_or_default();
+    for name in ["abs-plugin", "rel-plugin"] {
+        assert!(
+            loaded.lines().any(|l| l == name),
+            "OpenCode loaded {name}: {loaded:?}"
+        );
+    }
+    let after = scan();
+    assert_eq!(
+        installed(&after, "tether-absent-plugin"),
+        ("no".into(), Some("not_installed".into())),
+        "{:#}",
+        find(&after, "plugin", "tether-absent-plugin")
+    );
+    for name in ["abs-plugin", "rel-plugin"] {
+        assert_eq!(installed(&after, name), ("yes".into(), None), "{name}");
+    }
+}

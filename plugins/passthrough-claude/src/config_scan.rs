@@ -31,7 +31,8 @@ use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    FoundServer, ScanContext, ScanOutput, hook_commands, skills_under, string_list, substitute,
+    FoundServer, Installed, ScanContext, ScanOutput, hook_commands, skills_under, string_list,
+    substitute,
 };
 
 /// The harness name in inventory rows.
@@ -469,7 +470,7 @@ fn scan_capabilities(
             &switch,
             plugin_root.source(MANIFEST),
         );
-        row.installed = Some(true);
+        row.installed = Installed::Yes;
         row.enablement = enablement.clone();
         if let Some(version) = installed.doc.get("version").and_then(Value::as_str) {
             row.settings.push(format!("version={version}"));
@@ -528,7 +529,7 @@ fn scan_capabilities(
                 key,
                 source.clone(),
             );
-            row.installed = Some(false);
+            row.installed = Installed::No(None);
             out.push_capability(ctx, row);
         }
     }

@@ -214,7 +214,7 @@ fn scan_plugins(
             id,
             source.clone(),
         );
-        row.installed = Some(manifest.is_some());
+        row.installed = manifest.is_some().into();
         row.enablement = enablement.clone();
         if let (Some(rel), Some(manifest)) = (&manifest_rel, &manifest) {
             // `…/VERSION/.codex-plugin/plugin.json` → the plugin root `…/VERSION`.

@@ -224,7 +224,7 @@ fn scan_plugins(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
             &id,
             source.clone(),
         );
-        row.installed = Some(manifest.is_some());
+        row.installed = manifest.is_some().into();
         row.enablement = enablement.clone();
         if let Some(version) = plugin.get("version").and_then(Value::as_str) {
             row.settings.push(format!("version={version}"));

@@ -22,7 +22,7 @@ use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    FoundServer, ScanContext, ScanOutput, hook_commands, string_list, substitute,
+    FoundServer, Installed, ScanContext, ScanOutput, hook_commands, string_list, substitute,
 };
 
 /// Where one member of the Gemini CLI family keeps its configuration.
@@ -360,7 +360,7 @@ fn scan_extensions(
             &name,
             root.source(&manifest),
         );
-        row.installed = Some(true);
+        row.installed = Installed::Yes;
         if off {
             row.enablement = Enablement::Off(
                 ReasonCode::DisabledInConfig,

@@ -13,7 +13,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, ScanContext, ScanOutput,
+    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, Installed, ScanContext,
+    ScanOutput,
 };
 
 /// The harness name in inventory rows.
@@ -122,18 +123,22 @@ impl ConfigScanner for OpenCodeConfigScanner {
                         name,
                         root.source(&rel),
                     );
-                    found.installed = Some(true);
+                    found.installed = Installed::Yes;
                     out.push_capability(ctx, found);
                 }
             }
         }
         let mut layers = Vec::new();
+        let mut npm_plugins = NpmPlugins::default();
         for (root, names, scope) in places {
             for rel in &names {
                 let Some(doc) = out.read_json(HARNESS, &root, rel, true) else {
                     continue;
                 };
                 let source = root.source(rel);
+                if !(project_off && scope == ConfigScope::Project) {
+                    npm_plugins.add(&root, rel, &scope, &source, doc.get("plugin"));
+                }
                 match doc.get("mcp") {
                     None | Some(Value::Null) => {}
                     Some(Value::Object(mcp)) => {
@@ -154,6 +159,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 }
             }
         }
+        npm_plugins.push(ctx, out);
         // The last word on each name, across every file.
         let mut last: BTreeMap<String, (bool, &'static str, String)> = BTreeMap::new();
         for layer in &layers {
@@ -204,5 +210,185 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 },
             );
         }
+    }
+}
+
+/// The `plugin` arrays of every file, merged as OpenCode merges them (one
+/// entry per plugin, however it is written).
+#[derive(Default)]
+struct NpmPlugins {
+    /// (what it names, scope, source file), in load order.
+    specs: Vec<(PluginSpec, ConfigScope, String)>,
+}
+
+/// What one `plugin` entry names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PluginSpec {
+    /// A folder or file (an absolute path, `./…` against the config file's
+    /// folder, or a `file://` URL).
+    Path(std::path::PathBuf),
+    /// An npm package, `NAME` or `NAME@VERSION` (`@scope/name` too).
+    Npm {
+        name: String,
+        version: Option<String>,
+    },
+}
+
+/// Parses one `plugin` entry of the file at `rel` under `root`.
+fn plugin_spec(root: &ConfigRoot, rel: &str, spec: &str) -> Option<PluginSpec> {
+    let spec = spec.trim();
+    if spec.is_empty() {
+        return None;
+    }
+    let file_dir = root
+        .dir()
+        .join(rel)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root.dir().to_path_buf());
+    if let Some(path) = spec.strip_prefix("file://") {
+        return Some(PluginSpec::Path(path.into()));
+    }
+    if spec.starts_with('/') {
+        return Some(PluginSpec::Path(spec.into()));
+    }
+    if spec.starts_with("./") || spec.starts_with("../") {
+        return Some(PluginSpec::Path(file_dir.join(spec)));
+    }
+    // `@scope/name@1.2.3`: the version follows the last `@` past the first
+    // character.
+    let first = spec.chars().next().map_or(0, char::len_utf8);
+    let (name, version) = match spec[first..].rfind('@') {
+        Some(at) => (&spec[..first + at], Some(spec[first + at + 1..].to_owned())),
+        None => (spec, None),
+    };
+    Some(PluginSpec::Npm {
+        name: name.to_owned(),
+        version: version.filter(|v| !v.is_empty()),
+    })
+}
+
+impl NpmPlugins {
+    fn add(
+        &mut self,
+        root: &ConfigRoot,
+        rel: &str,
+        scope: &ConfigScope,
+        source: &str,
+        plugins: Option<&Value>,
+    ) {
+        for spec in plugins.and_then(Value::as_array).into_iter().flatten() {
+            let Some(spec) = spec.as_str().and_then(|s| plugin_spec(root, rel, s)) else {
+                continue;
+            };
+            let same = |(known, _, _): &(PluginSpec, ConfigScope, String)| match (known, &spec) {
+                (PluginSpec::Path(a), PluginSpec::Path(b)) => {
+                    a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+                }
+                (PluginSpec::Npm { name: a, .. }, PluginSpec::Npm { name: b, .. }) => a == b,
+                _ => false,
+            };
+            // A later file's entry for the same package replaces an earlier one.
+            self.specs.retain(|known| !same(known));
+            self.specs.push((spec, scope.clone(), source.to_owned()));
+        }
+    }
+
+    /// One plugin row each (verified on the pinned OpenCode 1.18.33): a path
+    /// is installed when it exists; an npm package is installed into
+    /// `$XDG_CACHE_HOME/opencode/packages/SPEC/node_modules/NAME` (SPEC is
+    /// `NAME@VERSION`, or `NAME@latest`) the first time OpenCode starts with
+    /// it, so before that nothing shows either way, and a SPEC folder
+    /// without the package is an install that failed.
+    fn push(self, ctx: &ScanContext, out: &mut ScanOutput) {
+        let cache = ctx
+            .env_dir("XDG_CACHE_HOME", ".cache")
+            .join("opencode/packages");
+        for (spec, scope, source) in self.specs {
+            let (name, installed, settings) = match &spec {
+                PluginSpec::Path(path) => {
+                    let name = path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .map(|n| n.rsplit_once('.').map_or(n, |(stem, _)| stem))
+                        .unwrap_or("?")
+                        .to_owned();
+                    let installed = if path.exists() {
+                        Installed::Yes
+                    } else {
+                        Installed::No(Some(format!(
+                            "the plugin path {source} names does not exist here"
+                        )))
+                    };
+                    (name, installed, vec!["from=path".to_owned()])
+                }
+                PluginSpec::Npm { name, version } => {
+                    let folder = format!("{name}@{}", version.as_deref().unwrap_or("latest"));
+                    let package = format!("{folder}/node_modules/{name}/package.json");
+                    let installed = match out.read_json(HARNESS, &cache, &package, false) {
+                        Some(manifest) => {
+                            let mut settings = vec!["from=npm".to_owned()];
+                            if let Some(v) = manifest.get("version").and_then(Value::as_str) {
+                                settings.push(format!("version={v}"));
+                            }
+                            (Installed::Yes, settings)
+                        }
+                        None if cache.dir().join(&folder).is_dir() => (
+                            Installed::No(Some(format!(
+                                "OpenCode's install from npm failed: {} holds no {name}",
+                                cache.source(&folder)
+                            ))),
+                            vec!["from=npm".to_owned()],
+                        ),
+                        None => (
+                            Installed::Unknown(format!(
+                                "OpenCode installs npm plugins when it starts; {} has no {name} yet",
+                                cache.source("")
+                            )),
+                            vec!["from=npm".to_owned()],
+                        ),
+                    };
+                    (name.clone(), installed.0, installed.1)
+                }
+            };
+            let mut found =
+                FoundCapability::new(CapabilityKind::Plugin, HARNESS, scope, &name, source);
+            found.installed = installed;
+            found.settings = settings;
+            out.push_capability(ctx, found);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_entries_name_a_path_or_an_npm_package_and_its_version() {
+        let root = ConfigRoot::new("/home/u/.config/opencode".into(), "~/.config/opencode");
+        let spec = |s: &str| plugin_spec(&root, "opencode.json", s);
+        let npm = |name: &str, version: Option<&str>| {
+            Some(PluginSpec::Npm {
+                name: name.into(),
+                version: version.map(Into::into),
+            })
+        };
+        assert_eq!(spec("is-odd"), npm("is-odd", None));
+        assert_eq!(spec("is-odd@3.0.1"), npm("is-odd", Some("3.0.1")));
+        assert_eq!(spec("@scope/pkg"), npm("@scope/pkg", None));
+        assert_eq!(spec("@scope/pkg@1.2.3"), npm("@scope/pkg", Some("1.2.3")));
+        assert_eq!(spec("ünï@1"), npm("ünï", Some("1")));
+        assert_eq!(spec("x@"), npm("x", None));
+        assert_eq!(
+            spec("./mine"),
+            Some(PluginSpec::Path("/home/u/.config/opencode/./mine".into()))
+        );
+        assert_eq!(
+            spec("file:///opt/p"),
+            Some(PluginSpec::Path("/opt/p".into()))
+        );
+        assert_eq!(spec("/opt/p"), Some(PluginSpec::Path("/opt/p".into())));
+        assert_eq!(spec("  "), None);
     }
 }
