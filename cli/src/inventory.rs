@@ -60,6 +60,15 @@ pub struct InventoryArgs {
     /// The SQLite database for --record and --changes (the same file hosts and `tether history` use).
     #[arg(long, default_value = "tether.db", value_name = "PATH")]
     db: PathBuf,
+    /// Add what the harnesses' own session records show (as `tether sessions`
+    /// reads them): each configured server's tools in the newest session
+    /// that used it, listed and model-visible as that session showed them.
+    #[arg(long)]
+    sessions: bool,
+    /// With --sessions: only sessions with records since a duration back
+    /// from now (`90m`, `24h`, `7d`) or an RFC 3339 time.
+    #[arg(long, value_name = "WHEN", requires = "sessions")]
+    since: Option<String>,
     /// Read system-wide files (/etc/…) under DIR instead of / (containers, tests).
     #[arg(long, default_value = "/", value_name = "DIR")]
     system_root: PathBuf,
@@ -102,9 +111,34 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
 
+    let since = match &args.since {
+        None => None,
+        Some(word) => match crate::sessions::since(word) {
+            Some(t) => Some(t),
+            None => {
+                eprintln!(
+                    "tether inventory: --since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time"
+                );
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+
     let mut ctx = ScanContext::from_env(project);
     ctx.system_root = args.system_root.clone();
     let mut document = scan_all(&ctx, &all, &args.harnesses);
+    // Tools come from servers: with --kind, servers stay until their tools
+    // are known, and the filter applies last.
+    let wants = |kind: &str| args.kinds.is_empty() || args.kinds.iter().any(|k| k == kind);
+    let tools_wanted = wants("mcp_server") || wants("mcp_tool");
+    let mut tests_failed = false;
+    if args.test && tools_wanted {
+        tests_failed = run_tests(&mut document, &ctx, &args)?;
+    }
+    if args.sessions && tools_wanted {
+        let sessions = crate::sessions::session_tools(&args.harnesses, since)?;
+        tether_inventory::apply_session_tools(&mut document, &sessions);
+    }
     if !args.kinds.is_empty() {
         document
             .rows
@@ -115,11 +149,6 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     document
         .rows
         .sort_by_key(|r| (r.harness.clone(), group_of(r), kind_rank(&r.kind)));
-
-    let mut tests_failed = false;
-    if args.test {
-        tests_failed = run_tests(&mut document, &ctx, &args)?;
-    }
 
     let mut changes = None;
     if args.record || args.changes {
@@ -170,7 +199,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
             if !asked && tools > 0 {
                 writeln!(
                     out,
-                    "{tools} tool{} listed by the tests: --kind mcp_tool shows them.",
+                    "{tools} tool{} listed by the tests or sessions: --kind mcp_tool shows them.",
                     if tools == 1 { "" } else { "s" }
                 )?;
             }

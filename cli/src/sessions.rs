@@ -76,7 +76,7 @@ struct FilterArgs {
 /// Exit code for usage errors.
 const USAGE: u8 = 2;
 
-fn since(word: &str) -> Option<Timestamp> {
+pub(crate) fn since(word: &str) -> Option<Timestamp> {
     if let Some(t) = Timestamp::parse_rfc3339(word) {
         return Some(t);
     }
@@ -146,6 +146,49 @@ fn summaries(records: &Records) -> Vec<(SessionSummary, tether_core::history::At
         .collect();
     out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
     out
+}
+
+/// What the harnesses' own session records show of each session's servers
+/// and tools, for `tether inventory --sessions`: sessions of `harnesses`
+/// (every harness with a reader when empty; names without one are skipped),
+/// with records since `since`.
+pub(crate) fn session_tools(
+    harnesses: &[String],
+    since: Option<Timestamp>,
+) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+    let registry = Registry::with_static()?;
+    let known: Vec<String> = registry
+        .plugins()
+        .iter()
+        .filter_map(|p| p.descriptor.agent_kinds.first().cloned())
+        .collect();
+    let wanted: Vec<String> = harnesses
+        .iter()
+        .filter(|h| known.contains(h))
+        .cloned()
+        .collect();
+    if !harnesses.is_empty() && wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let records = read(
+        &registry,
+        Filter {
+            harnesses: wanted,
+            since,
+            project: None,
+        },
+    );
+    Ok(summaries(&records)
+        .into_iter()
+        .filter_map(|(summary, history)| {
+            Some(tether_inventory::SessionTools {
+                harness: summary.agent_kind,
+                session_id: summary.session_id,
+                updated_at: summary.updated_at,
+                servers: history.current()?.servers.clone(),
+            })
+        })
+        .collect())
 }
 
 /// `tether sessions`.

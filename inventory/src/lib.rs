@@ -15,6 +15,8 @@
 //!   per harness dialect ([`entry_endpoint`]);
 //! - [`lookup`]: one named server from a file a user names
 //!   (`tether endpoint-test --config`);
+//! - [`sessions`]: tool rows from the sessions a harness ran itself
+//!   ([`apply_session_tools`]);
 //! - [`testing`]: which rows an endpoint test covers and running those tests a
 //!   few at a time, with whatever tester the host supplies.
 //!
@@ -28,6 +30,7 @@ pub mod lookup;
 pub mod root;
 pub mod rows;
 pub mod scan;
+pub mod sessions;
 pub mod testing;
 
 pub use capability::{
@@ -39,6 +42,7 @@ pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substit
 pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};
 pub use rows::{Enablement, FoundServer, ScanOutput, env_class};
 pub use scan::{ConfigScanner, MAX_ERRORS, MAX_ROWS, scan_all, scanners};
+pub use sessions::{SessionTools, apply_session_tools};
 
 /// What `register_scanner!` expands to needs; not part of the API.
 #[doc(hidden)]

@@ -174,67 +174,81 @@ where
 pub fn tool_rows(server: &InventoryRow, catalog: &ToolCatalog) -> Vec<InventoryRow> {
     let at = catalog.at;
     let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, at);
-    let include = server.diagnostics.include_tools.as_deref();
-    let exclude = &server.diagnostics.exclude_tools;
     catalog
         .tools
         .iter()
         .map(|tool| {
-            let name = sanitize::name(&tool.name);
-            let (kept, reason, summary) = if exclude.contains(&name) {
-                (
-                    false,
-                    Some(ReasonCode::Excluded),
-                    Some(format!("{name} is in the entry's exclude list")),
-                )
-            } else if include.is_some_and(|names| !names.contains(&name)) {
-                (
-                    false,
-                    Some(ReasonCode::Excluded),
-                    Some(format!("{name} is not in the entry's include list")),
-                )
-            } else {
-                (true, None, None)
-            };
-            let mut stages = server.stages.clone();
-            stages.enabled = if server.is_enabled() {
-                from_config(kept, server.stages.enabled.at.unwrap_or(at))
-            } else {
-                server.stages.enabled
-            };
-            stages.initialized = tested(StageState::Yes);
-            stages.authenticated = tested(StageState::Yes);
-            stages.tools_listed = tested(StageState::Yes);
-            InventoryRow {
-                kind: CapabilityKind::McpTool,
-                harness: server.harness.clone(),
-                scope: server.scope.clone(),
-                name: format!("{}/{name}", server.name),
-                transport: server.transport.clone(),
-                target: server.target.clone(),
-                stages,
-                reason_code: if server.is_enabled() {
-                    reason
-                } else {
-                    server.reason_code.clone()
-                },
-                summary: if server.is_enabled() {
-                    summary
-                } else {
-                    server.summary.clone()
-                },
-                source: server.source.clone(),
-                diagnostics: Default::default(),
-                endpoint_test: None,
-                tool_tokens: Some(u64::from(tool.token_estimate)),
-                links: vec![CapabilityLink {
-                    kind: CapabilityKind::McpServer,
-                    name: server.name.clone(),
-                }],
-                endpoint: None,
-            }
+            let mut row = tool_row(server, &tool.name, at);
+            row.stages.initialized = tested(StageState::Yes);
+            row.stages.authenticated = tested(StageState::Yes);
+            row.stages.tools_listed = tested(StageState::Yes);
+            row.tool_tokens = Some(u64::from(tool.token_estimate));
+            row
         })
         .collect()
+}
+
+/// The row of `server`'s tool `tool` (`SERVER/TOOL`), linked to it, with the
+/// server's stages and enabled as the entry's own filter leaves it
+/// (`excluded`, naming the filter, when it hides the tool). What showed the
+/// tool fills in the rest.
+pub fn tool_row(
+    server: &InventoryRow,
+    tool: &str,
+    at: tether_core::model::Timestamp,
+) -> InventoryRow {
+    let include = server.diagnostics.include_tools.as_deref();
+    let exclude = &server.diagnostics.exclude_tools;
+    let name = sanitize::name(tool);
+    let (kept, reason, summary) = if exclude.contains(&name) {
+        (
+            false,
+            Some(ReasonCode::Excluded),
+            Some(format!("{name} is in the entry's exclude list")),
+        )
+    } else if include.is_some_and(|names| !names.contains(&name)) {
+        (
+            false,
+            Some(ReasonCode::Excluded),
+            Some(format!("{name} is not in the entry's include list")),
+        )
+    } else {
+        (true, None, None)
+    };
+    let mut stages = server.stages.clone();
+    stages.enabled = if server.is_enabled() {
+        from_config(kept, server.stages.enabled.at.unwrap_or(at))
+    } else {
+        server.stages.enabled
+    };
+    InventoryRow {
+        kind: CapabilityKind::McpTool,
+        harness: server.harness.clone(),
+        scope: server.scope.clone(),
+        name: format!("{}/{name}", server.name),
+        transport: server.transport.clone(),
+        target: server.target.clone(),
+        stages,
+        reason_code: if server.is_enabled() {
+            reason
+        } else {
+            server.reason_code.clone()
+        },
+        summary: if server.is_enabled() {
+            summary
+        } else {
+            server.summary.clone()
+        },
+        source: server.source.clone(),
+        diagnostics: Default::default(),
+        endpoint_test: None,
+        tool_tokens: None,
+        links: vec![CapabilityLink {
+            kind: CapabilityKind::McpServer,
+            name: server.name.clone(),
+        }],
+        endpoint: None,
+    }
 }
 
 #[cfg(test)]

@@ -201,6 +201,7 @@ fn recorded(
     live: &AttachmentAttempt,
 ) -> AttachmentAttempt {
     let registry = Registry::with_static().expect("registry");
+    let home_dir = home;
     let home = tether_records::Home::new(home, vars.iter().cloned().collect());
     let filter = tether_records::Filter {
         harnesses: vec![kind.to_owned()],
@@ -274,7 +275,52 @@ fn recorded(
             assert_eq!(after.status, DisplayStatus::Failed, "{kind}/{}", row.name);
         }
     }
+    inventory_sessions(kind, home_dir, vars);
     alone
+}
+
+/// `tether inventory --sessions` over the same home: wherever the home's
+/// configuration has `time` (every harness but Claude, whose test hands its
+/// servers over with --mcp-config), its tool is a row the session showed to
+/// the model, from the harness's own record.
+fn inventory_sessions(kind: &str, home: &std::path::Path, vars: &[(String, String)]) {
+    let out = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        .args([
+            "inventory",
+            "--sessions",
+            "--json",
+            "--harness",
+            kind,
+            "--project",
+        ])
+        .arg(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .expect("tether inventory");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one document");
+    let rows = doc["rows"].as_array().expect("rows");
+    let configured = rows
+        .iter()
+        .any(|r| r["kind"] == "mcp_server" && r["name"] == "time");
+    // Claude's sessions get their servers from --mcp-config, not the home.
+    assert_eq!(configured, kind != "claude", "{kind}: {rows:#?}");
+    if configured {
+        let tool = rows
+            .iter()
+            .find(|r| r["kind"] == "mcp_tool" && r["name"] == "time/get_current_time")
+            .unwrap_or_else(|| panic!("{kind}: no tool row from the session: {rows:#?}"));
+        assert_eq!(
+            tool["stages"]["model_visible"]["state"], "yes",
+            "{kind}: {tool:#}"
+        );
+        assert_eq!(
+            tool["stages"]["model_visible"]["provenance"], "harness_record",
+            "{kind}"
+        );
+    }
 }
 
 /// The session's records show `time`'s tool used (a call that succeeded).

@@ -938,3 +938,104 @@ fn import_follow_keeps_one_session_growing_until_ctrl_c() {
     let status = child.wait().expect("exits");
     assert_eq!(status.code(), Some(0));
 }
+
+/// GIVEN Claude's recorded session (where the model called time's
+/// `get_current_time` once) as a home whose configuration has `time` and
+/// `broken` WHEN `tether inventory --sessions` runs THEN time's tool is an
+/// `mcp_tool` row, model-visible as the session's record showed it
+/// (provenance `harness_record`, with the session and its calls), time is
+/// model-visible too, broken (no tools in the session) has no tool row;
+/// and with `--since` after the session, no tool row at all.
+#[test]
+fn tether_inventory_sessions_adds_the_tools_a_recorded_session_showed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(fixtures().join("claude/."))
+        .arg(home)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    std::fs::write(
+        home.join(".claude.json"),
+        serde_json::json!({"mcpServers": {
+            "time": {"command": "sh"},
+            "broken": {"command": "/nonexistent/bin"}
+        }})
+        .to_string(),
+    )
+    .expect("config");
+    let inventory = |extra: &[&str]| -> serde_json::Value {
+        let out = tether()
+            .env("HOME", home)
+            .args([
+                "inventory",
+                "--harness",
+                "claude",
+                "--sessions",
+                "--json",
+                "--project",
+            ])
+            .arg(home)
+            .args(extra)
+            .output()
+            .expect("tether runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one document")
+    };
+    let doc = inventory(&[]);
+    let rows = doc["rows"].as_array().expect("rows");
+    let tools: Vec<&serde_json::Value> = rows.iter().filter(|r| r["kind"] == "mcp_tool").collect();
+    assert_eq!(tools.len(), 1, "{tools:#?}");
+    let tool = tools[0];
+    assert_eq!(tool["name"], "time/get_current_time");
+    assert_eq!(tool["stages"]["model_visible"]["state"], "yes");
+    assert_eq!(
+        tool["stages"]["model_visible"]["provenance"],
+        "harness_record"
+    );
+    assert_eq!(
+        tool["diagnostics"]["settings"],
+        serde_json::json!([
+            "session=claude:2d8efbcf-e501-440d-89ec-66cb10f9d678",
+            "calls=1",
+            "failed_calls=0"
+        ])
+    );
+    let server = rows
+        .iter()
+        .find(|r| r["kind"] == "mcp_server" && r["name"] == "time")
+        .expect("time");
+    assert_eq!(server["stages"]["model_visible"]["state"], "yes");
+    let broken = rows
+        .iter()
+        .find(|r| r["kind"] == "mcp_server" && r["name"] == "broken")
+        .expect("broken");
+    assert_eq!(broken["stages"]["model_visible"]["state"], "unknown");
+
+    let later = inventory(&["--since", "2026-12-01T21:00:00Z"]);
+    assert!(
+        !later["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .any(|r| r["kind"] == "mcp_tool"),
+        "the only session is older than --since"
+    );
+    let out = tether()
+        .env("HOME", home)
+        .args(["inventory", "--sessions", "--since", "yesterday-ish"])
+        .output()
+        .expect("tether runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unreadable --since is a usage error"
+    );
+}
