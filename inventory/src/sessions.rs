@@ -104,10 +104,7 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
             }
         }
         if visible.state == StageState::Yes {
-            document.rows[index]
-                .stages
-                .model_visible
-                .merge(visible);
+            document.rows[index].stages.model_visible.merge(visible);
         }
     }
     for (server, row) in added {

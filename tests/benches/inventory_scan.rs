@@ -189,5 +189,85 @@ fn bench_capabilities(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench, bench_capabilities);
+/// A Codex home as `codex plugin add` leaves it: 50 plugins (2 skills and 2
+/// hooks each), 100 user skills (each SKILL.md read for its front matter),
+/// 100 user hooks with their trust state.
+fn codex_capability_home(root: &Path) -> ScanContext {
+    let home = root.join("home");
+    let codex = home.join(".codex");
+    let mut config = String::new();
+    for p in 0..50 {
+        let name = format!("kit{p}");
+        let dir = codex.join(format!("plugins/cache/mkt/{name}/1.0.0"));
+        write(
+            &dir.join(".codex-plugin/plugin.json"),
+            &json!({"name": name, "version": "1.0.0"}).to_string(),
+        );
+        for s in 0..2 {
+            write(
+                &dir.join(format!("skills/s{s}/SKILL.md")),
+                "---\nname: s\ndescription: d\n---\n",
+            );
+        }
+        write(
+            &dir.join("hooks/hooks.json"),
+            &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "${PLUGIN_ROOT}/a.sh --token t0k3n"},
+                {"type": "command", "command": "sh -c true"}]}]}})
+            .to_string(),
+        );
+        config.push_str(&format!("[plugins.\"{name}@mkt\"]\nenabled = true\n"));
+    }
+    for s in 0..100 {
+        write(
+            &codex.join(format!("skills/u{s}/SKILL.md")),
+            &format!("---\nname: u{s}\ndescription: d\n---\nbody\n"),
+        );
+    }
+    let hooks: Vec<Value> = (0..100)
+        .map(|i| json!({"type": "command", "command": format!("$HOME/bin/h{i} --secret s{i}")}))
+        .collect();
+    write(
+        &codex.join("hooks.json"),
+        &json!({"hooks": {"PostToolUse": [{"hooks": hooks}]}}).to_string(),
+    );
+    for i in 0..100 {
+        config.push_str(&format!(
+            "[hooks.state.\"{}:post_tool_use:0:{i}\"]\ntrusted_hash = \"sha256:00\"\n",
+            codex.join("hooks.json").display()
+        ));
+    }
+    write(&codex.join("config.toml"), &config);
+    let vars = BTreeMap::from([
+        ("PATH".to_owned(), std::ffi::OsString::from("/usr/bin:/bin")),
+        ("HOME".to_owned(), home.clone().into_os_string()),
+    ]);
+    ScanContext::new(home, Some(root.join("proj")), root.join("sys"), vars)
+}
+
+fn bench_codex_capabilities(c: &mut Criterion) {
+    use tether_core::vocab::CapabilityKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ctx = codex_capability_home(dir.path());
+    let all = scanners();
+    let only = ["codex".to_owned()];
+    let doc = scan_all(&ctx, &all, &only);
+    let count = |k: CapabilityKind| doc.rows.iter().filter(|r| r.kind == k).count();
+    assert_eq!(
+        (
+            count(CapabilityKind::Plugin),
+            count(CapabilityKind::Skill),
+            count(CapabilityKind::Hook)
+        ),
+        (50, 200, 200),
+        "{:?}",
+        doc.errors
+    );
+    c.bench_function(
+        "inventory/scan_codex_50_plugins_200_skills_200_hooks",
+        |b| b.iter(|| scan_all(&ctx, &all, &only)),
+    );
+}
+
+criterion_group!(benches, bench, bench_capabilities, bench_codex_capabilities);
 criterion_main!(benches);
