@@ -60,9 +60,11 @@ pub struct InventoryArgs {
     /// The SQLite database for --record and --changes (the same file hosts and `tether history` use).
     #[arg(long, default_value = "tether.db", value_name = "PATH")]
     db: PathBuf,
-    /// Add what the harnesses' own session records show (as `tether sessions`
-    /// reads them): each configured server's tools in the newest session
-    /// that used it, listed and model-visible as that session showed them.
+    /// Add what sessions showed: the harnesses' own session records (as
+    /// `tether sessions` reads them) and the sessions stored in --db, when it
+    /// exists (collected live, or imported). Each configured server's tools
+    /// come from the newest session that showed them, listed and
+    /// model-visible as it did.
     #[arg(long)]
     sessions: bool,
     /// With --sessions: only sessions with records since a duration back
@@ -136,7 +138,11 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         tests_failed = run_tests(&mut document, &ctx, &args)?;
     }
     if args.sessions && tools_wanted {
-        let sessions = crate::sessions::session_tools(&args.harnesses, since)?;
+        let mut sessions = crate::sessions::session_tools(&args.harnesses, since)?;
+        // Sessions collected live (or imported) into --db count too.
+        if args.db.exists() {
+            sessions.extend(stored_session_tools(&args.db, &args.harnesses, since)?);
+        }
         tether_inventory::apply_session_tools(&mut document, &sessions);
     }
     if !args.kinds.is_empty() {
@@ -213,6 +219,34 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The current attempt of every session stored in `db` (collected live by
+/// `tether collect`, or imported by `tether sessions import`), as
+/// `--sessions` uses them.
+fn stored_session_tools(
+    db: &std::path::Path,
+    harnesses: &[String],
+    since: Option<tether_core::model::Timestamp>,
+) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+    use tether_core::store::Store as _;
+    let store = SqliteStore::open_read_only(db)?;
+    Ok(store
+        .load_all()?
+        .histories
+        .iter()
+        .filter_map(|history| {
+            let attempt = history.current()?;
+            let wanted = harnesses.is_empty() || harnesses.contains(&attempt.agent_kind);
+            let recent = since.is_none_or(|t| attempt.updated_at >= t);
+            (wanted && recent).then(|| tether_inventory::SessionTools {
+                harness: attempt.agent_kind.clone(),
+                session_id: attempt.session_id.clone(),
+                updated_at: attempt.updated_at,
+                servers: attempt.servers.clone(),
+            })
+        })
+        .collect())
 }
 
 fn changes_between_newest(store: &SqliteStore) -> anyhow::Result<InventoryChanges> {

@@ -945,7 +945,9 @@ fn import_follow_keeps_one_session_growing_until_ctrl_c() {
 /// `mcp_tool` row, model-visible as the session's record showed it
 /// (provenance `harness_record`, with the session and its calls), time is
 /// model-visible too, broken (no tools in the session) has no tool row;
-/// and with `--since` after the session, no tool row at all.
+/// with `--since` after the session, no tool row at all; and once the
+/// session is imported into a store and gone from disk, `--db` still gives
+/// its tools.
 #[test]
 fn tether_inventory_sessions_adds_the_tools_a_recorded_session_showed() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -1028,6 +1030,35 @@ fn tether_inventory_sessions_adds_the_tools_a_recorded_session_showed() {
             .any(|r| r["kind"] == "mcp_tool"),
         "the only session is older than --since"
     );
+    // Stored sessions count too: imported into a store, then gone from disk.
+    let db = home.join("t.db");
+    let imported = tether()
+        .env("HOME", home)
+        .args(["sessions", "import", "--db"])
+        .arg(&db)
+        .output()
+        .expect("tether runs");
+    assert_eq!(imported.status.code(), Some(0));
+    std::fs::remove_dir_all(home.join(".claude/projects")).expect("rm");
+    std::fs::remove_dir_all(home.join(".cache")).expect("rm");
+    assert!(
+        !inventory(&[])["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .any(|r| r["kind"] == "mcp_tool"),
+        "no record left on disk"
+    );
+    let stored = inventory(&["--db", db.to_str().expect("utf-8")]);
+    let tool = stored["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["kind"] == "mcp_tool")
+        .expect("the stored session's tool");
+    assert_eq!(tool["name"], "time/get_current_time");
+    assert_eq!(tool["stages"]["model_visible"]["state"], "yes");
+
     let out = tether()
         .env("HOME", home)
         .args(["inventory", "--sessions", "--since", "yesterday-ish"])
