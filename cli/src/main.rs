@@ -62,6 +62,19 @@ enum Command {
     /// The sessions your harnesses wrote to disk, each as a capability matrix: list, show ID,
     /// import into a store (exit 0 done, 1 store failure or no such session, 2 usage).
     Sessions(sessions::SessionsArgs),
+    /// What a status, probe verdict, reason code or stage means, and what to check next
+    /// (offline; exit 0 explained, 1 unknown code).
+    Explain {
+        /// The code (`delivered`, `session_refused`, `auth_required`…); without it, every
+        /// code is listed.
+        code: Option<String>,
+        /// Print every entry as the user guide's reference page (Markdown).
+        #[arg(long, conflicts_with = "code")]
+        markdown: bool,
+        /// Print the command-line reference (every command and flag) as Markdown.
+        #[arg(long, hide = true, conflicts_with_all = ["code", "markdown"])]
+        cli_markdown: bool,
+    },
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
         /// Which document.
@@ -128,6 +141,135 @@ fn main() -> ExitCode {
     }
 }
 
+/// `tether explain`.
+fn explain(code: Option<&str>, markdown: bool, cli_markdown: bool) -> anyhow::Result<ExitCode> {
+    use tether_core::explain;
+    let mut out = std::io::stdout().lock();
+    if cli_markdown {
+        out.write_all(cli_reference().as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if markdown {
+        out.write_all(explain::markdown().as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(code) = code else {
+        let mut family = None;
+        for entry in explain::all() {
+            if family != Some(entry.family) {
+                family = Some(entry.family);
+                writeln!(out, "\n{}:", entry.family.title())?;
+            }
+            writeln!(out, "  {}", entry.code)?;
+        }
+        writeln!(
+            out,
+            "\n`tether explain CODE` says what one means and what to check."
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let entries = explain::lookup(code);
+    if entries.is_empty() {
+        let near: Vec<&str> = explain::all()
+            .iter()
+            .map(|e| e.code)
+            .filter(|c| c.contains(code) || code.contains(c))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        eprintln!("tether explain: no status, verdict, reason code or stage is called {code:?}");
+        if !near.is_empty() {
+            eprintln!("  did you mean: {}", near.join(", "));
+        }
+        eprintln!("  `tether explain` lists every code");
+        return Ok(ExitCode::FAILURE);
+    }
+    for (i, entry) in entries.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        out.write_all(explain::text(entry).as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every command and flag, from the parser itself, as the user guide's
+/// command-line reference: it cannot fall behind the code.
+fn cli_reference() -> String {
+    use clap::CommandFactory;
+    use std::fmt::Write as _;
+    fn one(out: &mut String, cmd: &clap::Command, path: &str) {
+        if cmd.is_hide_set() {
+            return;
+        }
+        let _ = write!(out, "\n## `{path}`\n\n");
+        if path == "tether" {
+            let _ = write!(
+                out,
+                "Which MCP servers did an agent really get, how far did each get, and why did it stop?\n\n"
+            );
+        } else if let Some(about) = cmd.get_long_about().or(cmd.get_about()) {
+            let _ = write!(out, "{about}\n\n");
+        }
+        let args: Vec<&clap::Arg> = cmd
+            .get_arguments()
+            .filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version")
+            .collect();
+        for arg in args {
+            let name = match (arg.get_long(), arg.get_short()) {
+                (Some(long), Some(short)) => format!("-{short}, --{long}"),
+                (Some(long), None) => format!("--{long}"),
+                (None, Some(short)) => format!("-{short}"),
+                (None, None) => arg.get_id().as_str().to_uppercase(),
+            };
+            let value = arg
+                .get_value_names()
+                .map(|v| v.iter().map(|n| format!(" <{n}>")).collect::<String>())
+                .filter(|_| arg.get_long().is_some() && arg.get_action().takes_values())
+                .unwrap_or_default();
+            let mut help = arg
+                .get_long_help()
+                .or(arg.get_help())
+                .map(|h| h.to_string().replace('\n', " "))
+                .unwrap_or_default();
+            if !help.is_empty() && !help.ends_with(['.', ')', ':']) {
+                help.push('.');
+            }
+            if let Some(default) = arg.get_default_values().first().and_then(|d| d.to_str())
+                && arg.get_action().takes_values()
+            {
+                help.push_str(&format!(" Default: `{default}`."));
+            }
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| format!("`{}`", v.get_name()))
+                .collect();
+            let values = if values.is_empty() || arg.get_long().is_some() && values.len() < 3 {
+                String::new()
+            } else {
+                format!(" One of: {}.", values.join(", "))
+            };
+            let _ = writeln!(out, "- `{name}{value}`: {help}{values}");
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            one(out, sub, &format!("{path} {}", sub.get_name()));
+        }
+    }
+    let mut out = String::from(
+        "# Command-line reference\n\n<!-- Generated by `tether explain --cli-markdown` from the parser itself. \
+         Do not edit: `TETHER_UPDATE_BOOK=1 cargo test -p tether-tests --test book` rewrites it. -->\n\n\
+         Every command and flag, as `tether --help` knows them. Exit codes are in the \
+         [start chapter](../start.md#exit-codes).\n",
+    );
+    one(&mut out, &Cli::command(), "tether");
+    out
+}
+
 /// The runtime every async subcommand runs on: two workers (the agent or
 /// server, and Tether's own observation).
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
@@ -159,6 +301,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Collect(args) => collect::run(args),
         Command::Sessions(args) => sessions::run(args),
+        Command::Explain {
+            code,
+            markdown,
+            cli_markdown,
+        } => explain(code.as_deref(), markdown, cli_markdown),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDocument::History => tether_core::schema::history_schema(),

@@ -28,6 +28,7 @@
 
 pub mod diagnostics;
 pub mod display;
+pub mod explain;
 pub mod history;
 pub mod inventory;
 pub mod model;
