@@ -424,9 +424,19 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
             .unwrap_or_default(),
     )?;
     writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    // Columns as wide as their widest cell, so a long sentence never runs
+    // into the next column.
+    let width = |cells: &mut dyn Iterator<Item = usize>, header: &str| {
+        cells.max().unwrap_or(0).max(header.chars().count())
+    };
+    let name_w = width(&mut document.rows.iter().map(|r| r.name.chars().count()), "NAME");
+    let stopped_w = width(
+        &mut document.rows.iter().map(|r| r.stopped.chars().count()),
+        "WHERE IT STOPPED",
+    );
     writeln!(
         out,
-        "{:<11} {:<36} {:<12} {:<44} SHOWN BY",
+        "{:<11} {:<name_w$} {:<12} {:<stopped_w$} SHOWN BY",
         "KIND", "NAME", "STATUS", "WHERE IT STOPPED"
     )?;
     for row in &document.rows {
@@ -456,7 +466,7 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
         );
         writeln!(
             out,
-            "{:<11} {:<36} {status} {:<44} {shown_by}",
+            "{:<11} {:<name_w$} {status} {:<stopped_w$} {shown_by}",
             row.kind.as_str(),
             row.name,
             row.stopped
