@@ -429,7 +429,10 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
     let width = |cells: &mut dyn Iterator<Item = usize>, header: &str| {
         cells.max().unwrap_or(0).max(header.chars().count())
     };
-    let name_w = width(&mut document.rows.iter().map(|r| r.name.chars().count()), "NAME");
+    let name_w = width(
+        &mut document.rows.iter().map(|r| r.name.chars().count()),
+        "NAME",
+    );
     let stopped_w = width(
         &mut document.rows.iter().map(|r| r.stopped.chars().count()),
         "WHERE IT STOPPED",

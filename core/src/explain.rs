@@ -600,9 +600,8 @@ fn heading_code(entry: &Entry) -> String {
         .iter()
         .any(|s| status_code(*s) == entry.code);
     match entry.family {
-        Family::Verdict | Family::Stage if is_status => {
-            format!("{} ({})", entry.code, entry.family.noun())
-        }
+        Family::Verdict if is_status => format!("{} (verdict)", entry.code),
+        Family::Stage if is_status => format!("{} (stage)", entry.code),
         _ => entry.code.to_owned(),
     }
 }
