@@ -115,6 +115,10 @@ enum SchemaDocument {
     StatusDiagnostics,
     /// The status API's error body.
     StatusError,
+    /// The fleet page's session list (`GET /api/v1/fleet/sessions`).
+    StatusFleetSessions,
+    /// The fleet page's server view (`GET /api/v1/fleet/servers`).
+    StatusFleetServers,
 }
 
 fn main() -> ExitCode {
@@ -323,6 +327,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::StatusRecentOutput => status_schema("status-recent-output"),
                 SchemaDocument::StatusDiagnostics => status_schema("status-diagnostics"),
                 SchemaDocument::StatusError => status_schema("status-error"),
+                SchemaDocument::StatusFleetSessions => status_schema("status-fleet-sessions"),
+                SchemaDocument::StatusFleetServers => status_schema("status-fleet-servers"),
             };
             let mut out = std::io::stdout().lock();
             serde_json::to_writer_pretty(&mut out, &schema)?;

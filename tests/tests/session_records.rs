@@ -693,6 +693,7 @@ fn tether_sessions_lists_shows_and_imports() {
     let (code, out, err) = run(&["sessions", "list", "--json"]);
     assert_eq!(code, Some(0), "{err}");
     let list: SessionsDocument = serde_json::from_str(&out).expect("a SessionsDocument");
+    std::fs::write(tether_tests::samples_dir().join("sessions.json"), &out).expect("sample");
     assert_eq!(list.sessions.len(), 1);
     let session = &list.sessions[0];
     assert_eq!(
@@ -704,6 +705,7 @@ fn tether_sessions_lists_shows_and_imports() {
     let (code, out, err) = run(&["sessions", "show", "2d8e", "--json"]);
     assert_eq!(code, Some(0), "{err}");
     let show: SessionDocument = serde_json::from_str(&out).expect("a SessionDocument");
+    std::fs::write(tether_tests::samples_dir().join("session.json"), &out).expect("sample");
     let stopped: HashMap<&str, &str> = show
         .rows
         .iter()

@@ -1352,3 +1352,228 @@ fn two_hosts_on_one_postgres_one_killed_and_restarted_mid_burst() {
     }
     drop(served);
 }
+
+/// GIVEN a store holding live sessions of the reference agent (written by a
+/// host) and the six harnesses' real recorded sessions (imported with
+/// `tether sessions import`) WHEN `tether serve` answers the fleet page's
+/// routes THEN every filter narrows the list to exactly the sessions that
+/// match, pages are disjoint and counted over every match, the server view's
+/// counts are the sum over its harnesses and over the sessions the list
+/// gives for that server, a bad filter is a 400 that names it, no route
+/// answers without the token, and a session added later is told on the
+/// fleet's event stream and then in the list.
+#[test]
+fn tether_serve_answers_the_fleet_page_over_live_and_recorded_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("fleet.db");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records");
+    let import = |kind: &str| {
+        let out = Command::new(workspace_bin("tether"))
+            .args(["sessions", "import", "--db"])
+            .arg(&db)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", fixtures.join(kind))
+            .output()
+            .expect("tether sessions import");
+        assert!(
+            out.status.success(),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    for kind in ["claude", "codex", "gemini", "qwen", "copilot"] {
+        import(kind);
+    }
+    let mut fx = Fixture::start(Some(&db));
+    let served = TetherServe::start(db.to_str().expect("path"));
+    let (addr, token) = (served.addr, served.token.clone());
+    let bearer = format!("Bearer {token}");
+    let get = |path: &str| request(addr, "GET", path, &[("Authorization", &bearer)], None);
+    // Wait (bounded) for the host's live sessions to be written through.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let all = loop {
+        let all = get("/api/v1/fleet/sessions?limit=200");
+        assert_eq!(all.status, 200, "{}", all.body);
+        let doc = all.json();
+        // Five imported, and the host's alpha, beta and gamma.
+        if doc["harnesses"]["tether-reference-agent"].as_u64() == Some(1)
+            && doc["total"].as_u64() >= Some(8)
+        {
+            break doc;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the live sessions never arrived: {doc:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::fs::write(
+        tether_tests::samples_dir().join("status-fleet-sessions.json"),
+        all.to_string(),
+    )
+    .expect("sample");
+    let listed = get("/api/v1/sessions").json();
+    assert_eq!(
+        all["total"].as_u64(),
+        Some(listed["sessions"].as_array().expect("sessions").len() as u64),
+        "the fleet list holds every session"
+    );
+    let sessions = |query: &str| -> Vec<Value> {
+        let answer = get(&format!("/api/v1/fleet/sessions?{query}"));
+        assert_eq!(answer.status, 200, "{query}: {}", answer.body);
+        let doc = answer.json();
+        let page = doc["sessions"].as_array().expect("sessions").clone();
+        assert_eq!(
+            doc["total"].as_u64(),
+            Some(page.len() as u64),
+            "{query}: one page holds all"
+        );
+        page
+    };
+    let detail = |id: &str| -> Value {
+        let answer = get(&format!("/api/v1/sessions/{}", id.replace(':', "%3A")));
+        assert_eq!(answer.status, 200, "{id}: {}", answer.body);
+        answer.json()
+    };
+    let current_rows = |id: &str| -> Vec<Value> {
+        let doc = detail(id);
+        let current = doc["history"]["current_attempt_id"].clone();
+        doc["history"]["attempts"]
+            .as_array()
+            .expect("attempts")
+            .iter()
+            .find(|a| a["attempt_id"] == current)
+            .expect("current")["servers"]
+            .as_array()
+            .expect("servers")
+            .clone()
+    };
+    // Harness.
+    let claude = sessions("harness=claude&limit=200");
+    assert_eq!(claude.len(), 1);
+    assert_eq!(
+        claude[0]["session_id"],
+        "claude:2d8efbcf-e501-440d-89ec-66cb10f9d678"
+    );
+    assert_eq!(claude[0]["project"], ".tmpf23dO3");
+    // Status, with a server: exactly the sessions where that server failed.
+    let broken = sessions("server=broken&status=failed&limit=200");
+    assert!(!broken.is_empty());
+    for s in &all["sessions"].as_array().expect("sessions").clone() {
+        let id = s["session_id"].as_str().expect("id");
+        let failed = current_rows(id)
+            .iter()
+            .any(|r| r["name"] == "broken" && r["status"] == "failed");
+        assert_eq!(
+            broken.iter().any(|b| b["session_id"] == id),
+            failed,
+            "{id}: in the list exactly when its broken row failed"
+        );
+    }
+    // Free text, any case, on server names.
+    let text = sessions("q=TIM&limit=200");
+    for s in &text {
+        let id = s["session_id"].as_str().expect("id");
+        assert!(
+            current_rows(id).iter().any(|r| r["name"]
+                .as_str()
+                .is_some_and(|n| n.to_lowercase().contains("tim"))),
+            "{id}"
+        );
+    }
+    // Pages: disjoint, in order, counted over every match.
+    let page = |offset: u32| get(&format!("/api/v1/fleet/sessions?limit=2&offset={offset}")).json();
+    let (one, two) = (page(0), page(2));
+    assert_eq!(one["total"], all["total"]);
+    let ids = |doc: &Value| -> Vec<String> {
+        doc["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .map(|s| s["session_id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let first_four: Vec<String> = ids(&all).into_iter().take(4).collect();
+    assert_eq!([ids(&one), ids(&two)].concat(), first_four);
+    // The server view: its counts are the sum over harnesses, and over the
+    // sessions the list gives for that server.
+    let servers = get("/api/v1/fleet/servers");
+    assert_eq!(servers.status, 200, "{}", servers.body);
+    let servers = servers.json();
+    std::fs::write(
+        tether_tests::samples_dir().join("status-fleet-servers.json"),
+        servers.to_string(),
+    )
+    .expect("sample");
+    for server in servers["servers"].as_array().expect("servers") {
+        let name = server["name"].as_str().expect("name");
+        let by_harness = server["by_harness"].as_object().expect("by_harness");
+        for field in [
+            "sessions",
+            "active",
+            "failed",
+            "needs_auth",
+            "delivered",
+            "held_back",
+            "unknown",
+        ] {
+            let sum: u64 = by_harness
+                .values()
+                .map(|c| c[field].as_u64().expect("n"))
+                .sum();
+            assert_eq!(server["all"][field].as_u64(), Some(sum), "{name}.{field}");
+        }
+        let with = sessions(&format!("server={}&limit=200", name.replace(':', "%3A")));
+        assert_eq!(
+            server["all"]["sessions"].as_u64(),
+            Some(with.len() as u64),
+            "{name}"
+        );
+        let failed = sessions(&format!(
+            "server={}&status=failed&limit=200",
+            name.replace(':', "%3A")
+        ));
+        assert_eq!(
+            server["all"]["failed"].as_u64(),
+            Some(failed.len() as u64),
+            "{name}"
+        );
+    }
+    let authy = servers["servers"]
+        .as_array()
+        .expect("servers")
+        .iter()
+        .find(|s| s["name"] == "authy")
+        .expect("authy, from the recorded sessions");
+    assert!(authy["all"]["needs_auth"].as_u64() >= Some(1), "{authy:#}");
+    assert_eq!(authy["top_reason"]["code"], "auth_required");
+    // Refusals.
+    let bad = get("/api/v1/fleet/sessions?status=sideways");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.json()["error"], "invalid_request");
+    assert!(bad.body.contains("status"), "{}", bad.body);
+    for path in [
+        "/api/v1/fleet/sessions",
+        "/api/v1/fleet/servers",
+        "/api/v1/fleet/events",
+    ] {
+        assert_eq!(request(addr, "GET", path, &[], None).status, 401, "{path}");
+    }
+    // A live change: told on the stream, then in the list.
+    let mut events = Events::open(addr, "/api/v1/fleet/events", &token);
+    let (name, _) = events.next();
+    assert_eq!(name, "fleet");
+    import("opencode");
+    let (name, data) = events.next();
+    assert_eq!(name, "fleet", "{data}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sessions("harness=opencode&limit=200").is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the imported session never reached the list"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    fx.finish();
+}

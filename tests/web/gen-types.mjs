@@ -21,6 +21,8 @@ const documents = [
   'status-recent-output',
   'status-diagnostics',
   'status-error',
+  'status-fleet-sessions',
+  'status-fleet-servers',
   'endpoint-test',
 ];
 for (const name of documents) {

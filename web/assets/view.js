@@ -16,6 +16,10 @@
 /** @typedef {import('./types/status-diagnostics').CopyDiagnostics} CopyDiagnostics */
 /** @typedef {import('./types/status-error').ApiError} ApiError */
 /** @typedef {import('./types/endpoint-test').EndpointTestReport} EndpointTestReport */
+/** @typedef {import('./types/status-fleet-sessions').FleetSessions} FleetSessions */
+/** @typedef {import('./types/status-fleet-sessions').FleetSession} FleetSession */
+/** @typedef {import('./types/status-fleet-servers').FleetServers} FleetServers */
+/** @typedef {import('./types/status-fleet-servers').FleetServer} FleetServer */
 
 const TOKEN_KEY = 'tether.token';
 const SESSION_KEY = 'tether.session';
@@ -88,6 +92,22 @@ const ui = {
   tokenInput: el('token-input', HTMLInputElement),
   loginError: el('login-error', HTMLElement),
   overview: el('overview', HTMLElement),
+  tabSessions: el('tab-sessions', HTMLButtonElement),
+  tabServers: el('tab-servers', HTMLButtonElement),
+  filters: el('filters', HTMLFormElement),
+  fStatus: el('f-status', HTMLSelectElement),
+  fHarness: el('f-harness', HTMLSelectElement),
+  fServer: el('f-server', HTMLInputElement),
+  fQ: el('f-q', HTMLInputElement),
+  fSince: el('f-since', HTMLSelectElement),
+  fleetSummary: el('fleet-summary', HTMLElement),
+  fleetSessions: el('fleet-sessions', HTMLElement),
+  fleetServers: el('fleet-servers', HTMLElement),
+  fleetList: el('fleet-list', HTMLUListElement),
+  serverList: el('server-list', HTMLUListElement),
+  pagePrev: el('page-prev', HTMLButtonElement),
+  pageNext: el('page-next', HTMLButtonElement),
+  pageLabel: el('page-label', HTMLElement),
   overviewTitle: el('overview-title', HTMLElement),
   connection: el('connection-state', HTMLElement),
 };
@@ -251,6 +271,7 @@ async function redeemLoginCode() {
 // === Sessions ===
 
 function startList() {
+  startFleet();
   state.listStream?.abort();
   const controller = new AbortController();
   state.listStream = controller;
@@ -689,6 +710,269 @@ ui.loginForm.addEventListener('submit', (e) => {
   ui.loginError.textContent = '';
   startList();
 });
+
+// === The fleet page ===
+// Many sessions, many harnesses: the server filters and pages, the page shows
+// one page at a time, and a small `fleet` event says when to ask again. The
+// filters live in the address bar (never the token), so a view can be shared.
+
+const PAGE_SIZE = 50;
+const STATUS_WORDS = ['active', 'connected', 'delivered', 'failed', 'filtered', 'unavailable', 'unknown'];
+/** @type {Record<string, string>} */
+const STATUS_COLOR = {
+  active: 'green', connected: 'green', delivered: 'amber', failed: 'red',
+  filtered: 'gray', unavailable: 'gray', unknown: 'gray', needs_auth: 'red',
+};
+/** @type {Record<string, number>} */
+const SINCE_MS = { '1h': 3600e3, '24h': 86400e3, '7d': 7 * 86400e3, '30d': 30 * 86400e3 };
+
+const fleet = {
+  view: 'sessions',
+  page: 0,
+  /** Moves with every request: a late answer for older filters is dropped. */ epoch: 0,
+  /** @type {AbortController|null} */ stream: null,
+  /** @type {ReturnType<typeof setTimeout>|undefined} */ refresh: undefined,
+  /** @type {string[]} */ harnesses: [],
+};
+
+/** Reads the filters from the address bar into the form. */
+function filtersFromUrl() {
+  const params = new URLSearchParams(location.search);
+  fleet.view = params.get('view') === 'servers' ? 'servers' : 'sessions';
+  fleet.page = Math.max(0, Number.parseInt(params.get('page') ?? '1', 10) - 1) || 0;
+  ui.fStatus.value = params.get('status') ?? '';
+  const harness = params.get('harness') ?? '';
+  if (harness && !fleet.harnesses.includes(harness)) fleet.harnesses.push(harness);
+  renderHarnessOptions();
+  ui.fHarness.value = harness;
+  ui.fServer.value = params.get('server') ?? '';
+  ui.fQ.value = params.get('q') ?? '';
+  ui.fSince.value = params.get('since') ?? '';
+}
+
+/** Writes the form's filters to the address bar (replacing, not adding, history). */
+function filtersToUrl() {
+  const params = new URLSearchParams();
+  if (fleet.view === 'servers') params.set('view', 'servers');
+  for (const [key, value] of [['status', ui.fStatus.value], ['harness', ui.fHarness.value],
+    ['server', ui.fServer.value.trim()], ['q', ui.fQ.value.trim()], ['since', ui.fSince.value]]) {
+    if (value) params.set(key, value);
+  }
+  if (fleet.page > 0) params.set('page', String(fleet.page + 1));
+  const query = params.toString();
+  history.replaceState(null, '', query ? `${location.pathname}?${query}` : location.pathname);
+}
+
+/**
+ * The API query for the current filters (and page, for the session list).
+ * @param {boolean} withPage
+ */
+function apiQuery(withPage) {
+  const params = new URLSearchParams();
+  if (ui.fStatus.value) params.set('status', ui.fStatus.value);
+  if (ui.fHarness.value) params.set('harness', ui.fHarness.value);
+  if (ui.fServer.value.trim()) params.set('server', ui.fServer.value.trim());
+  if (ui.fQ.value.trim()) params.set('q', ui.fQ.value.trim());
+  const since = SINCE_MS[ui.fSince.value];
+  if (since) params.set('since', String(Math.max(0, Date.now() - since)));
+  if (withPage) {
+    params.set('offset', String(fleet.page * PAGE_SIZE));
+    params.set('limit', String(PAGE_SIZE));
+  }
+  return params.toString();
+}
+
+function renderHarnessOptions() {
+  const chosen = ui.fHarness.value;
+  const options = [['', 'Any'], ...fleet.harnesses.slice().sort().map((h) => [h, h])];
+  ui.fHarness.replaceChildren(...options.map(([value, label]) => {
+    const option = document.createElement('option');
+    option.value = value;
+    option.textContent = label;
+    return option;
+  }));
+  ui.fHarness.value = chosen;
+}
+
+/**
+ * @param {{[word: string]: number | undefined}} counts
+ * @returns {HTMLElement}
+ */
+function countsNode(counts) {
+  const node = document.createElement('span');
+  node.className = 'counts';
+  for (const word of [...STATUS_WORDS, 'needs_auth']) {
+    const n = counts[word];
+    if (!n) continue;
+    const count = document.createElement('span');
+    count.className = `count ${STATUS_COLOR[word] ?? 'gray'}`;
+    count.textContent = `${n} ${word.replace('_', ' ')}`;
+    node.append(count);
+  }
+  if (!node.childElementCount) node.textContent = 'no servers';
+  return node;
+}
+
+/** @param {number|null|undefined} at */
+function when(at) {
+  if (at == null) return 'unknown time';
+  return new Date(at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/**
+ * @param {string} text
+ * @param {string} className
+ */
+function cell(text, className = 'cell') {
+  const node = document.createElement('span');
+  node.className = className;
+  node.textContent = text;
+  return node;
+}
+
+/** @param {FleetSession} s */
+function sessionItem(s) {
+  const item = document.createElement('li');
+  item.className = `fleet-item ${STATUS_COLOR[s.status] ?? 'gray'}`;
+  item.dataset.session = s.session_id;
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'open';
+  button.textContent = s.session_id;
+  button.setAttribute('aria-label', `Open session ${s.session_id}: ${s.status}`);
+  button.addEventListener('click', () => {
+    if (state.selected !== s.session_id) selectSession(s.session_id);
+    open(true);
+    ui.close.focus();
+  });
+  item.append(button, cell(s.agent_kind ?? 'unknown harness'), cell(s.project ?? '—'),
+    cell(`${when(s.started_at)} · ${s.status}`), countsNode(s.counts));
+  return item;
+}
+
+/** @param {FleetServer} s */
+function serverItem(s) {
+  const item = document.createElement('li');
+  const color = s.all.failed ? 'red' : s.all.active ? 'green' : s.all.delivered ? 'amber' : 'gray';
+  item.className = `fleet-item ${color}`;
+  item.dataset.server = s.name;
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'open';
+  button.textContent = s.name;
+  button.setAttribute('aria-label', `Sessions where ${s.name} failed`);
+  button.addEventListener('click', () => {
+    ui.fServer.value = s.name;
+    ui.fStatus.value = s.all.failed ? 'failed' : '';
+    fleet.view = 'sessions';
+    fleet.page = 0;
+    changed();
+  });
+  const harnesses = Object.entries(s.by_harness)
+    .map(([h, c]) => `${h}: ${c?.failed ?? 0}/${c?.sessions ?? 0} failed`)
+    .join(' · ');
+  item.append(button,
+    cell(`${s.all.sessions} session${s.all.sessions === 1 ? '' : 's'}`),
+    cell(`${s.all.active} active · ${s.all.failed} failed · ${s.all.needs_auth} needs auth`),
+    cell(s.top_reason ? `most often: ${s.top_reason.code} (${s.top_reason.count})` : 'no reason seen'),
+    cell(harnesses));
+  return item;
+}
+
+async function loadFleet() {
+  const epoch = ++fleet.epoch;
+  const servers = fleet.view === 'servers';
+  ui.tabSessions.setAttribute('aria-selected', String(!servers));
+  ui.tabServers.setAttribute('aria-selected', String(servers));
+  ui.tabSessions.tabIndex = servers ? -1 : 0;
+  ui.tabServers.tabIndex = servers ? 0 : -1;
+  ui.fleetSessions.hidden = servers;
+  ui.fleetServers.hidden = !servers;
+  try {
+    if (servers) {
+      const response = await api(`/api/v1/fleet/servers?${apiQuery(false)}`);
+      if (epoch !== fleet.epoch) return;
+      if (!response.ok) { ui.fleetSummary.textContent = await errorText(response); return; }
+      /** @type {FleetServers} */
+      const doc = await response.json();
+      if (epoch !== fleet.epoch) return;
+      ui.serverList.replaceChildren(...doc.servers.map(serverItem));
+      ui.fleetSummary.textContent = `${doc.servers.length} server${doc.servers.length === 1 ? '' : 's'} across ${doc.sessions} session${doc.sessions === 1 ? '' : 's'}`;
+      return;
+    }
+    const response = await api(`/api/v1/fleet/sessions?${apiQuery(true)}`);
+    if (epoch !== fleet.epoch) return;
+    if (!response.ok) { ui.fleetSummary.textContent = await errorText(response); return; }
+    /** @type {FleetSessions} */
+    const doc = await response.json();
+    if (epoch !== fleet.epoch) return;
+    let added = false;
+    for (const h of Object.keys(doc.harnesses)) {
+      if (!fleet.harnesses.includes(h)) { fleet.harnesses.push(h); added = true; }
+    }
+    if (added) renderHarnessOptions();
+    const pages = Math.max(1, Math.ceil(doc.total / PAGE_SIZE));
+    if (fleet.page >= pages && doc.total > 0) { fleet.page = pages - 1; filtersToUrl(); loadFleet(); return; }
+    ui.fleetList.replaceChildren(...doc.sessions.map(sessionItem));
+    const first = doc.total ? doc.offset + 1 : 0;
+    const last = doc.offset + doc.sessions.length;
+    ui.pageLabel.textContent = `${first}–${last} of ${doc.total}`;
+    ui.pagePrev.disabled = fleet.page === 0;
+    ui.pageNext.disabled = last >= doc.total;
+    const summary = document.createElement('span');
+    summary.textContent = `${doc.total} session${doc.total === 1 ? '' : 's'} · `;
+    ui.fleetSummary.replaceChildren(summary, countsNode(doc.counts));
+  } catch (err) {
+    if (!(err instanceof Unauthorized)) ui.fleetSummary.textContent = 'The service did not answer.';
+  }
+}
+
+/** The filters changed: the address bar follows, and the page asks again. */
+function changed() {
+  filtersToUrl();
+  loadFleet();
+}
+
+function startFleet() {
+  filtersFromUrl();
+  fleet.stream?.abort();
+  const controller = new AbortController();
+  fleet.stream = controller;
+  follow('/api/v1/fleet/events', controller.signal, (event) => {
+    if (event !== 'fleet') return;
+    // A change: ask again for the one page on display.
+    clearTimeout(fleet.refresh);
+    fleet.refresh = setTimeout(loadFleet, 0);
+  });
+}
+
+ui.filters.addEventListener('change', () => { fleet.page = 0; changed(); });
+ui.filters.addEventListener('submit', (e) => { e.preventDefault(); fleet.page = 0; changed(); });
+/** @type {ReturnType<typeof setTimeout>|undefined} */
+let typing;
+for (const input of [ui.fServer, ui.fQ]) {
+  input.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { fleet.page = 0; changed(); }, 250);
+  });
+}
+ui.filters.addEventListener('reset', () => {
+  setTimeout(() => { fleet.page = 0; changed(); }, 0);
+});
+ui.pagePrev.addEventListener('click', () => { fleet.page = Math.max(0, fleet.page - 1); changed(); });
+ui.pageNext.addEventListener('click', () => { fleet.page += 1; changed(); });
+/** @type {[HTMLButtonElement, string][]} */
+const TABS = [[ui.tabSessions, 'sessions'], [ui.tabServers, 'servers']];
+for (const [tab, view] of TABS) {
+  tab.addEventListener('click', () => { fleet.view = view; fleet.page = 0; changed(); });
+  tab.addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+    e.preventDefault();
+    fleet.view = fleet.view === 'sessions' ? 'servers' : 'sessions';
+    changed();
+    (fleet.view === 'sessions' ? ui.tabSessions : ui.tabServers).focus();
+  });
+}
 
 async function boot() {
   await redeemLoginCode();

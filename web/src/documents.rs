@@ -244,5 +244,13 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
             schema_of::<CopyDiagnostics>("status-diagnostics.json"),
         ),
         ("status-error", schema_of::<ApiError>("status-error.json")),
+        (
+            "status-fleet-sessions",
+            schema_of::<crate::fleet::FleetSessions>("status-fleet-sessions.json"),
+        ),
+        (
+            "status-fleet-servers",
+            schema_of::<crate::fleet::FleetServers>("status-fleet-servers.json"),
+        ),
     ]
 }

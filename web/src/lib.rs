@@ -12,6 +12,10 @@
 //! - `GET /api/v1/sessions/{id}/events`: its live stream (current state
 //!   first, then one `status` event per change, latest-wins; `removed` at the end);
 //! - `GET /api/v1/sessions/{id}/diagnostics`: copy-safe text;
+//! - `GET /api/v1/fleet/sessions?…`: one page of the sessions that match the
+//!   fleet page's filters, with counts over every match; `GET
+//!   /api/v1/fleet/servers?…`: one row per server name across them;
+//!   `GET /api/v1/fleet/events`: a small `fleet` event on every change;
 //! - `POST /api/v1/endpoint-test` `{session_id, server_name}`: a bounded
 //!   endpoint test through the diagnostics API; its result lands in the history;
 //! - `POST /api/v1/recent-output` `{session_id}`: the live tail, never stored;
@@ -27,6 +31,7 @@
 //! with the test that checks it.
 
 pub mod documents;
+pub mod fleet;
 pub mod security;
 pub mod service;
 pub mod source;

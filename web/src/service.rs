@@ -34,6 +34,7 @@ use crate::documents::{
     ApiError, CopyDiagnostics, LoginAnswer, LoginLink, RecentOutputDocument,
     STATUS_API_SCHEMA_VERSION, SessionList, SessionStatus, SessionSummary,
 };
+use crate::fleet::{FleetIndex, FleetQuery};
 use crate::security::{Action, ApiToken, Authorizer, HostPolicy, LoginCodes, TOKEN_PRINCIPAL};
 use crate::source::{HubSource, StatusSource, StoreSource};
 
@@ -67,6 +68,14 @@ struct Inner {
     /// the source's generation moves or it is [`LIST_RECHECK`] old, so many
     /// open pages cost one rebuild, not one each.
     summaries: Mutex<Option<SummaryCache>>,
+    /// The fleet page's index, shared and rebuilt the same way.
+    fleet: Mutex<Option<FleetCache>>,
+}
+
+struct FleetCache {
+    generation: u64,
+    at: std::time::Instant,
+    index: Arc<FleetIndex>,
 }
 
 struct SummaryCache {
@@ -103,6 +112,7 @@ impl StatusService {
                 in_flight: Mutex::new(HashSet::new()),
                 heartbeat: HEARTBEAT,
                 summaries: Mutex::new(None),
+                fleet: Mutex::new(None),
             }),
         }
     }
@@ -167,6 +177,9 @@ impl StatusService {
                 "/api/v1/sessions/{id}/diagnostics",
                 get(session_diagnostics),
             )
+            .route("/api/v1/fleet/sessions", get(fleet_sessions))
+            .route("/api/v1/fleet/servers", get(fleet_servers))
+            .route("/api/v1/fleet/events", get(fleet_events))
             .route("/api/v1/endpoint-test", post(endpoint_test))
             .route("/api/v1/recent-output", post(recent_output))
             .route("/api/v1/login-links", post(login_link))
@@ -671,6 +684,88 @@ async fn list_events(State(service): State<StatusService>) -> Response {
             }
         },
     );
+    sse(&service, events)
+}
+
+// === The fleet page ===
+
+/// Changes closer together than this are told as one fleet event: short,
+/// so a change shows in the list within a tenth of a second.
+const FLEET_COALESCE: Duration = Duration::from_millis(20);
+
+fn fleet_index(service: &StatusService) -> Arc<FleetIndex> {
+    let generation = *service.inner.source.generation().borrow();
+    let mut cache = service
+        .inner
+        .fleet
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = cache.as_ref()
+        && c.generation == generation
+        && c.at.elapsed() < LIST_RECHECK
+    {
+        return Arc::clone(&c.index);
+    }
+    let index = Arc::new(FleetIndex::of(&service.inner.source.histories()));
+    *cache = Some(FleetCache {
+        generation,
+        at: std::time::Instant::now(),
+        index: Arc::clone(&index),
+    });
+    index
+}
+
+fn fleet_query(uri: &axum::http::Uri) -> Result<FleetQuery, Response> {
+    FleetQuery::parse(uri.query().unwrap_or("")).map_err(|why| {
+        error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("a fleet filter is wrong: {why}"),
+        )
+    })
+}
+
+async fn fleet_sessions(State(service): State<StatusService>, uri: axum::http::Uri) -> Response {
+    let query = match fleet_query(&uri) {
+        Ok(q) => q,
+        Err(bad) => return bad,
+    };
+    let index = fleet_index(&service);
+    json_body(&crate::fleet::sessions(&index, &query, |id| {
+        visible(&service, id)
+    }))
+}
+
+async fn fleet_servers(State(service): State<StatusService>, uri: axum::http::Uri) -> Response {
+    let query = match fleet_query(&uri) {
+        Ok(q) => q,
+        Err(bad) => return bad,
+    };
+    let index = fleet_index(&service);
+    json_body(&crate::fleet::servers(&index, &query, |id| {
+        visible(&service, id)
+    }))
+}
+
+/// One small `fleet` event whenever any session changed (coalesced over
+/// [`FLEET_COALESCE`]): `{"generation": N}`. The page then asks again for
+/// the one page it shows; the list itself is never re-sent.
+async fn fleet_events(State(service): State<StatusService>) -> Response {
+    let generation = service.inner.source.generation();
+    let events = stream::unfold((generation, true), |(mut generation, first)| async move {
+        if !first {
+            if generation.changed().await.is_err() {
+                return None;
+            }
+            tokio::time::sleep(FLEET_COALESCE).await;
+        }
+        let now = *generation.borrow_and_update();
+        let data = serde_json::json!({ "generation": now }).to_string();
+        Some((
+            Ok(Event::default().event("fleet").data(data)),
+            (generation, false),
+        ))
+    });
     sse(&service, events)
 }
 
