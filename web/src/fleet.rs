@@ -557,7 +557,7 @@ mod tests {
             ),
             entry("d", "gemini", 400, &[("time", Failed, auth)]),
         ];
-        entries.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+        entries.sort_by_key(|e| std::cmp::Reverse(e.started_at));
         FleetIndex { entries }
     }
 

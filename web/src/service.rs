@@ -715,9 +715,9 @@ fn fleet_index(service: &StatusService) -> Arc<FleetIndex> {
     index
 }
 
-fn fleet_query(uri: &axum::http::Uri) -> Result<FleetQuery, Response> {
+fn fleet_query(uri: &axum::http::Uri) -> Result<FleetQuery, Refusal> {
     FleetQuery::parse(uri.query().unwrap_or("")).map_err(|why| {
-        error(
+        Refusal(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             format!("a fleet filter is wrong: {why}"),
@@ -728,7 +728,7 @@ fn fleet_query(uri: &axum::http::Uri) -> Result<FleetQuery, Response> {
 async fn fleet_sessions(State(service): State<StatusService>, uri: axum::http::Uri) -> Response {
     let query = match fleet_query(&uri) {
         Ok(q) => q,
-        Err(bad) => return bad,
+        Err(bad) => return bad.into_response(),
     };
     let index = fleet_index(&service);
     json_body(&crate::fleet::sessions(&index, &query, |id| {
@@ -739,7 +739,7 @@ async fn fleet_sessions(State(service): State<StatusService>, uri: axum::http::U
 async fn fleet_servers(State(service): State<StatusService>, uri: axum::http::Uri) -> Response {
     let query = match fleet_query(&uri) {
         Ok(q) => q,
-        Err(bad) => return bad,
+        Err(bad) => return bad.into_response(),
     };
     let index = fleet_index(&service);
     json_body(&crate::fleet::servers(&index, &query, |id| {
