@@ -1385,7 +1385,7 @@ fn tether_serve_answers_the_fleet_page_over_live_and_recorded_sessions() {
     for kind in ["claude", "codex", "gemini", "qwen", "copilot"] {
         import(kind);
     }
-    let mut fx = Fixture::start(Some(&db));
+    let fx = Fixture::start(Some(&db));
     let served = TetherServe::start(db.to_str().expect("path"));
     let (addr, token) = (served.addr, served.token.clone());
     let bearer = format!("Bearer {token}");
