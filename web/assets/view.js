@@ -246,7 +246,8 @@ function logout(message) {
 /** Redeems a one-time `#login=CODE`, then takes it out of the address bar. */
 async function redeemLoginCode() {
   const match = /^#login=([0-9a-f]+)$/.exec(location.hash);
-  history.replaceState(null, '', location.pathname);
+  // The code goes; the fleet's filters (the query) stay.
+  history.replaceState(null, '', location.pathname + location.search);
   if (!match) return;
   try {
     const response = await fetch('/api/v1/login', {
@@ -597,6 +598,8 @@ async function copyDiagnostics() {
 
 const coarse = window.matchMedia('(pointer: coarse)');
 let pinned = false;
+/** True while close() gives focus back to the trigger. */
+let refocusing = false;
 /** @type {ReturnType<typeof setTimeout>|undefined} */
 let leaveTimer;
 
@@ -625,7 +628,12 @@ function close(refocus) {
   ui.backdrop.hidden = true;
   ui.trigger.setAttribute('aria-expanded', 'false');
   pinned = false;
-  if (refocus) ui.trigger.focus();
+  if (refocus) {
+    // Focus comes back to the trigger without opening the panel again.
+    refocusing = true;
+    ui.trigger.focus();
+    refocusing = false;
+  }
 }
 
 ui.trigger.addEventListener('click', () => {
@@ -642,7 +650,7 @@ ui.container.addEventListener('pointerleave', (e) => {
 });
 ui.container.addEventListener('pointerenter', () => clearTimeout(leaveTimer));
 ui.trigger.addEventListener('focus', () => {
-  if (!coarse.matches && !isOpen() && ui.trigger.matches(':focus-visible')) open(false);
+  if (!refocusing && !coarse.matches && !isOpen() && ui.trigger.matches(':focus-visible')) open(false);
 });
 ui.container.addEventListener('focusout', (e) => {
   const next = e.relatedTarget;
