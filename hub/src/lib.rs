@@ -374,6 +374,23 @@ impl Hub {
         Some(slot.history.clone())
     }
 
+    /// A session's latest history, shared: the one snapshot subscribers
+    /// hold, cloned from the live history only when it changed since the
+    /// last one was taken. Readers of many sessions (a fleet page over
+    /// thousands) pay for what changed, not for every session.
+    pub fn latest(&self, session_id: &str) -> Option<Arc<AttachmentHistory>> {
+        let mut sessions = self.shared.sessions();
+        let slot = sessions.get_mut(session_id)?;
+        slot.fold_drops();
+        slot.publish_if_dirty(self.shared.persist.as_deref());
+        // Every published change raises the revision, so an equal revision
+        // is the same history.
+        if slot.watch.borrow().revision != slot.history.revision {
+            slot.watch.send_replace(Arc::new(slot.history.clone()));
+        }
+        Some(Arc::clone(&slot.watch.borrow()))
+    }
+
     /// Every session this hub knows.
     pub fn sessions(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.shared.sessions().keys().cloned().collect();

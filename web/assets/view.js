@@ -37,7 +37,7 @@ const CHECKLIST = [
 
 const state = {
   /** @type {string|null} */ token: sessionStorage.getItem(TOKEN_KEY),
-  /** @type {SessionSummary[]} */ sessions: [],
+  /** The sessions on the fleet page's current page. @type {{session_id: string, agent_kind?: string|null}[]} */ sessions: [],
   actions: false,
   /** @type {string|null} */ selected: null,
   /** @type {SessionStatus|null} */ status: null,
@@ -236,6 +236,7 @@ function logout(message) {
   state.token = null;
   sessionStorage.removeItem(TOKEN_KEY);
   state.listStream?.abort();
+  fleet.stream?.abort();
   state.sessionStream?.abort();
   ui.login.hidden = false;
   ui.overview.hidden = true;
@@ -271,40 +272,35 @@ async function redeemLoginCode() {
 
 // === Sessions ===
 
+/**
+ * The session list comes from the fleet page: the page of sessions on
+ * display (never the whole list, which a fleet's thousands would make
+ * heavy), refreshed by the fleet's small change events.
+ */
 function startList() {
-  startFleet();
-  state.listStream?.abort();
-  const controller = new AbortController();
-  state.listStream = controller;
   ui.login.hidden = true;
   ui.overview.hidden = false;
-  follow('/api/v1/events', controller.signal, (event, data) => {
-    if (event !== 'sessions') return;
-    /** @type {SessionList} */
-    const list = JSON.parse(data);
-    state.sessions = list.sessions;
-    state.actions = list.actions;
-    renderSessions();
-  }, (connected) => {
-    ui.connection.textContent = connected ? 'Live.' : 'Reconnecting…';
-  });
+  startFleet();
 }
 
-function renderSessions() {
+/** @param {number} total every session the filters match */
+function renderSessions(total = state.sessions.length) {
   const select = ui.sessionSelect;
-  const ids = state.sessions.map((s) => s.session_id);
-  select.replaceChildren(...state.sessions.map((s) => {
+  const shown = [...state.sessions].sort((a, b) => a.session_id.localeCompare(b.session_id));
+  const ids = shown.map((s) => s.session_id);
+  // The selected session stays selectable even off this page.
+  if (state.selected && !ids.includes(state.selected)) {
+    shown.push({ session_id: state.selected, agent_kind: null });
+  }
+  select.replaceChildren(...shown.map((s) => {
     const option = document.createElement('option');
     option.value = s.session_id;
     option.textContent = `${s.session_id}${s.agent_kind ? ` · ${s.agent_kind}` : ''}`;
     return option;
   }));
-  ui.switcher.hidden = state.sessions.length < 2;
-  ui.overviewTitle.textContent = state.sessions.length === 1 ? '1 session' : `${state.sessions.length} sessions`;
-  ui.trigger.disabled = state.sessions.length === 0;
-  if (state.selected && !ids.includes(state.selected)) {
-    selectSession(null);
-  }
+  ui.switcher.hidden = shown.length < 2;
+  ui.overviewTitle.textContent = total === 1 ? '1 session' : `${total} sessions`;
+  ui.trigger.disabled = shown.length === 0;
   if (!state.selected && ids.length) {
     const remembered = sessionStorage.getItem(SESSION_KEY);
     selectSession(remembered && ids.includes(remembered) ? remembered : ids[0]);
@@ -922,6 +918,9 @@ async function loadFleet() {
     const pages = Math.max(1, Math.ceil(doc.total / PAGE_SIZE));
     if (fleet.page >= pages && doc.total > 0) { fleet.page = pages - 1; filtersToUrl(); loadFleet(); return; }
     ui.fleetList.replaceChildren(...doc.sessions.map(sessionItem));
+    state.sessions = doc.sessions;
+    state.actions = doc.actions;
+    renderSessions(doc.total);
     const first = doc.total ? doc.offset + 1 : 0;
     const last = doc.offset + doc.sessions.length;
     ui.pageLabel.textContent = `${first}–${last} of ${doc.total}`;
@@ -948,9 +947,11 @@ function startFleet() {
   fleet.stream = controller;
   follow('/api/v1/fleet/events', controller.signal, (event) => {
     if (event !== 'fleet') return;
-    // A change: ask again for the one page on display.
+    // A change (or the stream's first event): ask again for the one page on display.
     clearTimeout(fleet.refresh);
     fleet.refresh = setTimeout(loadFleet, 0);
+  }, (connected) => {
+    ui.connection.textContent = connected ? 'Live.' : 'Reconnecting…';
   });
 }
 

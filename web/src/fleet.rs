@@ -114,7 +114,27 @@ pub struct FleetIndex {
 impl FleetIndex {
     /// The index of `histories`.
     pub fn of(histories: &[Arc<AttachmentHistory>]) -> Self {
-        let mut entries: Vec<IndexEntry> = histories.iter().map(|h| IndexEntry::of(h)).collect();
+        Self::update(None, histories)
+    }
+
+    /// The index of `histories`, reusing `previous`'s entry for every
+    /// session whose revision did not move.
+    pub fn update(previous: Option<&FleetIndex>, histories: &[Arc<AttachmentHistory>]) -> Self {
+        let known: std::collections::HashMap<(&str, u64), &IndexEntry> = previous
+            .map(|p| {
+                p.entries
+                    .iter()
+                    .map(|e| ((e.session_id.as_str(), e.revision), e))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut entries: Vec<IndexEntry> = histories
+            .iter()
+            .map(|h| match known.get(&(h.session_id.as_str(), h.revision)) {
+                Some(entry) => (*entry).clone(),
+                None => IndexEntry::of(h),
+            })
+            .collect();
         entries.sort_by(|a, b| {
             b.started_at
                 .cmp(&a.started_at)
@@ -277,6 +297,8 @@ fn decode(value: &str) -> Option<String> {
 pub struct FleetSessions {
     /// [`STATUS_API_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// Whether the diagnostic actions can run here (see the session list's).
+    pub actions: bool,
     /// Sessions that match the filters (all pages).
     pub total: u32,
     /// Sessions skipped before this page.
@@ -322,6 +344,7 @@ pub struct FleetSession {
 pub fn sessions(
     index: &FleetIndex,
     query: &FleetQuery,
+    actions: bool,
     visible: impl Fn(&str) -> bool,
 ) -> FleetSessions {
     let mut total = 0u32;
@@ -356,6 +379,7 @@ pub fn sessions(
     }
     FleetSessions {
         schema_version: STATUS_API_SCHEMA_VERSION,
+        actions,
         total,
         offset: query.offset as u32,
         limit: query.limit as u32,
@@ -569,38 +593,54 @@ mod tests {
     fn filters_narrow_the_list_and_counts_cover_every_match() {
         let all = |_: &str| true;
         let q = |s: &str| FleetQuery::parse(s).expect("parses");
-        assert_eq!(ids(&sessions(&index(), &q(""), all)), ["d", "c", "b", "a"]);
         assert_eq!(
-            ids(&sessions(&index(), &q("harness=codex"), all)),
+            ids(&sessions(&index(), &q(""), false, all)),
+            ["d", "c", "b", "a"]
+        );
+        assert_eq!(
+            ids(&sessions(&index(), &q("harness=codex"), false, all)),
             ["c", "a"]
         );
         assert_eq!(
-            ids(&sessions(&index(), &q("status=failed"), all)),
+            ids(&sessions(&index(), &q("status=failed"), false, all)),
             ["d", "c", "a"]
         );
         assert_eq!(
-            ids(&sessions(&index(), &q("status=needs_auth"), all)),
+            ids(&sessions(&index(), &q("status=needs_auth"), false, all)),
             ["d", "a"]
         );
         assert_eq!(
-            ids(&sessions(&index(), &q("server=github&status=failed"), all)),
+            ids(&sessions(
+                &index(),
+                &q("server=github&status=failed"),
+                false,
+                all
+            )),
             ["c", "a"]
         );
-        assert_eq!(ids(&sessions(&index(), &q("q=GIT"), all)), ["c", "b", "a"]);
         assert_eq!(
-            ids(&sessions(&index(), &q("since=200&until=400"), all)),
+            ids(&sessions(&index(), &q("q=GIT"), false, all)),
+            ["c", "b", "a"]
+        );
+        assert_eq!(
+            ids(&sessions(&index(), &q("since=200&until=400"), false, all)),
             ["c", "b"]
         );
         assert_eq!(
-            ids(&sessions(&index(), &q("status=active,delivered"), all)),
+            ids(&sessions(
+                &index(),
+                &q("status=active,delivered"),
+                false,
+                all
+            )),
             ["c", "b", "a"]
         );
-        let page = sessions(&index(), &q("offset=1&limit=2"), all);
+        let page = sessions(&index(), &q("offset=1&limit=2"), false, all);
         assert_eq!((ids(&page), page.total), (vec!["c", "b"], 4));
         assert_eq!(page.counts.get("failed"), Some(&3));
         assert_eq!(page.counts.get("needs_auth"), Some(&2));
         assert_eq!(page.harnesses.get("codex"), Some(&2));
-        let hidden = sessions(&index(), &q(""), |id| id != "b");
+        let hidden = sessions(&index(), &q(""), false, |id| id != "b");
         assert_eq!((ids(&hidden), hidden.total), (vec!["d", "c", "a"], 3));
     }
 

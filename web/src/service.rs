@@ -706,7 +706,11 @@ fn fleet_index(service: &StatusService) -> Arc<FleetIndex> {
     {
         return Arc::clone(&c.index);
     }
-    let index = Arc::new(FleetIndex::of(&service.inner.source.histories()));
+    let previous = cache.as_ref().map(|c| Arc::clone(&c.index));
+    let index = Arc::new(FleetIndex::update(
+        previous.as_deref(),
+        &service.inner.source.histories(),
+    ));
     *cache = Some(FleetCache {
         generation,
         at: std::time::Instant::now(),
@@ -731,9 +735,12 @@ async fn fleet_sessions(State(service): State<StatusService>, uri: axum::http::U
         Err(bad) => return bad.into_response(),
     };
     let index = fleet_index(&service);
-    json_body(&crate::fleet::sessions(&index, &query, |id| {
-        visible(&service, id)
-    }))
+    json_body(&crate::fleet::sessions(
+        &index,
+        &query,
+        actions(&service),
+        |id| visible(&service, id),
+    ))
 }
 
 async fn fleet_servers(State(service): State<StatusService>, uri: axum::http::Uri) -> Response {

@@ -69,12 +69,12 @@ impl StatusSource for HubSource {
         self.hub
             .sessions()
             .iter()
-            .filter_map(|id| self.hub.snapshot(id).map(Arc::new))
+            .filter_map(|id| self.hub.latest(id))
             .collect()
     }
 
     fn history(&self, session_id: &str) -> Option<Arc<AttachmentHistory>> {
-        self.hub.snapshot(session_id).map(Arc::new)
+        self.hub.latest(session_id)
     }
 
     fn watch(&self, session_id: &str) -> Option<HistoryWatch> {

@@ -47,7 +47,9 @@ fn spec(name: &str) -> ServerSpec {
 fn begin(hub: &Hub, id: &str, n: usize, at: Timestamp) -> anyhow::Result<()> {
     let harness = HARNESSES[n % HARNESSES.len()];
     let count = 3 + n % 4;
-    let names: Vec<&str> = (0..count).map(|i| SERVERS[(n + i * 3) % SERVERS.len()]).collect();
+    let names: Vec<&str> = (0..count)
+        .map(|i| SERVERS[(n + i * 3) % SERVERS.len()])
+        .collect();
     let mut request = AttemptRequest::new(
         Owner {
             task: "fleet".into(),
@@ -62,10 +64,16 @@ fn begin(hub: &Hub, id: &str, n: usize, at: Timestamp) -> anyhow::Result<()> {
     request.capabilities.http = Some(true);
     let handle = hub.begin_attempt_at(request, at)?;
     let sink = handle.sink;
-    sink.publish(Evidence::new(EvidenceKind::SessionAccepted, at).acp_session(format!("acp-{id}")))?;
+    sink.publish(
+        Evidence::new(EvidenceKind::SessionAccepted, at).acp_session(format!("acp-{id}")),
+    )?;
     for (i, name) in names.iter().enumerate() {
         let evidence = match i {
-            0 => Some(Evidence::new(EvidenceKind::ToolsListObserved, at).server(*name).tools(5)),
+            0 => Some(
+                Evidence::new(EvidenceKind::ToolsListObserved, at)
+                    .server(*name)
+                    .tools(5),
+            ),
             1 => Some(Evidence::new(EvidenceKind::InitializeObserved, at).server(*name)),
             2 if n % 7 == 0 => Some(
                 Evidence::new(EvidenceKind::ExplicitError, at)
@@ -102,7 +110,10 @@ async fn main() -> anyhow::Result<()> {
     let now = tether_hub::now();
     let week = 7 * 86_400_000u64;
     for n in 0..sessions {
-        let at = Timestamp(now.0.saturating_sub(week * n as u64 / sessions.max(1) as u64));
+        let at = Timestamp(
+            now.0
+                .saturating_sub(week * n as u64 / sessions.max(1) as u64),
+        );
         begin(&hub, &format!("s{n:05}"), n, at)?;
     }
     hub.flush().await;
