@@ -75,12 +75,12 @@ fn begin(hub: &Hub, id: &str, n: usize, at: Timestamp) -> anyhow::Result<()> {
                     .tools(5),
             ),
             1 => Some(Evidence::new(EvidenceKind::InitializeObserved, at).server(*name)),
-            2 if n % 7 == 0 => Some(
+            2 if n.is_multiple_of(7) => Some(
                 Evidence::new(EvidenceKind::ExplicitError, at)
                     .server(*name)
                     .reason(ReasonCode::AuthRequired, None),
             ),
-            2 if n % 3 == 0 => Some(
+            2 if n.is_multiple_of(3) => Some(
                 Evidence::new(EvidenceKind::ExplicitError, at)
                     .server(*name)
                     .reason(ReasonCode::ConnectionRefused, None),
