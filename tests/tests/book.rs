@@ -177,12 +177,15 @@ fn every_page_is_listed_and_every_link_and_anchor_resolves() {
             );
         }
     }
-    let specs: String = ["desktop.spec.mjs", "mobile.spec.mjs"]
-        .iter()
-        .map(|s| {
-            std::fs::read_to_string(workspace().join("tests/web/specs").join(s)).expect("spec")
-        })
-        .collect();
+    let specs: String = [
+        "desktop.spec.mjs",
+        "mobile.spec.mjs",
+        "fleet-desktop.spec.mjs",
+        "fleet-mobile.spec.mjs",
+    ]
+    .iter()
+    .map(|s| std::fs::read_to_string(workspace().join("tests/web/specs").join(s)).expect("spec"))
+    .collect();
     let link = regex::Regex::new(r"\]\(([^)\s]+)\)").expect("regex");
     let mut checked = 0;
     for page in pages() {

@@ -103,7 +103,12 @@ fn the_view_type_checks_against_the_schemas_and_passes_its_browser_specs() {
         &["test"],
         "Playwright (desktop and mobile, Debian's Chromium)",
     );
-    for shot in ["desktop.png", "mobile.png"] {
+    for shot in [
+        "desktop.png",
+        "mobile.png",
+        "fleet-desktop.png",
+        "fleet-mobile.png",
+    ] {
         let path = web_dir().join("../../target/playwright").join(shot);
         assert!(path.exists(), "no screenshot at {}", path.display());
     }
