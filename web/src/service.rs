@@ -25,6 +25,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use tether_core::diagnostics::EndpointTestDocument;
+use tether_core::history::AttachmentHistory;
 use tether_diagnostics::api::{
     Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput, RecentOutputRequest,
 };
@@ -64,24 +65,44 @@ struct Inner {
     logins: LoginCodes,
     in_flight: Mutex<HashSet<(String, String)>>,
     heartbeat: Duration,
-    /// Every session's summary, shared by all list readers: rebuilt when
-    /// the source's generation moves or it is [`LIST_RECHECK`] old, so many
-    /// open pages cost one rebuild, not one each.
-    summaries: Mutex<Option<SummaryCache>>,
-    /// The fleet page's index, shared and rebuilt the same way.
-    fleet: Mutex<Option<FleetCache>>,
+    /// Every session's summary, shared by all list readers.
+    summaries: ListCache<Vec<SessionSummary>>,
+    /// The fleet page's index, shared the same way.
+    fleet: ListCache<FleetIndex>,
 }
 
-struct FleetCache {
-    generation: u64,
-    at: std::time::Instant,
-    index: Arc<FleetIndex>,
+/// Something built from every session, shared by all readers: rebuilt when
+/// the source's generation moves or it is [`LIST_RECHECK`] old, so many
+/// open pages cost one rebuild, not one each.
+struct ListCache<T>(Mutex<Option<(u64, std::time::Instant, Arc<T>)>>);
+
+impl<T> Default for ListCache<T> {
+    fn default() -> Self {
+        ListCache(Mutex::new(None))
+    }
 }
 
-struct SummaryCache {
-    generation: u64,
-    at: std::time::Instant,
-    summaries: Arc<Vec<SessionSummary>>,
+impl<T> ListCache<T> {
+    /// The cached value for `source`'s current generation, or a fresh one
+    /// from `build` (which is handed the previous value, to reuse).
+    fn get(
+        &self,
+        source: &dyn StatusSource,
+        build: impl FnOnce(Option<&T>, &[Arc<AttachmentHistory>]) -> T,
+    ) -> Arc<T> {
+        let generation = *source.generation().borrow();
+        let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((built_for, at, value)) = cache.as_ref()
+            && *built_for == generation
+            && at.elapsed() < LIST_RECHECK
+        {
+            return Arc::clone(value);
+        }
+        let previous = cache.as_ref().map(|(_, _, value)| Arc::clone(value));
+        let value = Arc::new(build(previous.as_deref(), &source.histories()));
+        *cache = Some((generation, std::time::Instant::now(), Arc::clone(&value)));
+        value
+    }
 }
 
 /// The live status service: build it over a hub (with its diagnostics) or
@@ -111,8 +132,8 @@ impl StatusService {
                 logins: LoginCodes::default(),
                 in_flight: Mutex::new(HashSet::new()),
                 heartbeat: HEARTBEAT,
-                summaries: Mutex::new(None),
-                fleet: Mutex::new(None),
+                summaries: ListCache::default(),
+                fleet: ListCache::default(),
             }),
         }
     }
@@ -534,33 +555,12 @@ fn actions(service: &StatusService) -> bool {
 }
 
 fn summaries(service: &StatusService) -> Arc<Vec<SessionSummary>> {
-    let generation = *service.inner.source.generation().borrow();
-    let mut cache = service
+    service
         .inner
         .summaries
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(c) = cache.as_ref()
-        && c.generation == generation
-        && c.at.elapsed() < LIST_RECHECK
-    {
-        return Arc::clone(&c.summaries);
-    }
-    let summaries: Arc<Vec<SessionSummary>> = Arc::new(
-        service
-            .inner
-            .source
-            .histories()
-            .iter()
-            .map(|h| SessionSummary::of(h))
-            .collect(),
-    );
-    *cache = Some(SummaryCache {
-        generation,
-        at: std::time::Instant::now(),
-        summaries: Arc::clone(&summaries),
-    });
-    summaries
+        .get(service.inner.source.as_ref(), |_, histories| {
+            histories.iter().map(|h| SessionSummary::of(h)).collect()
+        })
 }
 
 fn session_list(service: &StatusService) -> SessionList {
@@ -623,7 +623,7 @@ where
         .into_response()
 }
 
-fn status_event(history: &tether_core::history::AttachmentHistory, actions: bool) -> Event {
+fn status_event(history: &AttachmentHistory, actions: bool) -> Event {
     let doc = SessionStatus::of(history.clone(), actions);
     Event::default()
         .event("status")
@@ -694,29 +694,10 @@ async fn list_events(State(service): State<StatusService>) -> Response {
 const FLEET_COALESCE: Duration = Duration::from_millis(20);
 
 fn fleet_index(service: &StatusService) -> Arc<FleetIndex> {
-    let generation = *service.inner.source.generation().borrow();
-    let mut cache = service
+    service
         .inner
         .fleet
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(c) = cache.as_ref()
-        && c.generation == generation
-        && c.at.elapsed() < LIST_RECHECK
-    {
-        return Arc::clone(&c.index);
-    }
-    let previous = cache.as_ref().map(|c| Arc::clone(&c.index));
-    let index = Arc::new(FleetIndex::update(
-        previous.as_deref(),
-        &service.inner.source.histories(),
-    ));
-    *cache = Some(FleetCache {
-        generation,
-        at: std::time::Instant::now(),
-        index: Arc::clone(&index),
-    });
-    index
+        .get(service.inner.source.as_ref(), FleetIndex::update)
 }
 
 fn fleet_query(uri: &axum::http::Uri) -> Result<FleetQuery, Refusal> {
