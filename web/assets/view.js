@@ -5,8 +5,6 @@
 // rendered through innerHTML: every string from the API is text.
 'use strict';
 
-/** @typedef {import('./types/status-sessions').SessionList} SessionList */
-/** @typedef {import('./types/status-sessions').SessionSummary} SessionSummary */
 /** @typedef {import('./types/status-session').SessionStatus} SessionStatus */
 /** @typedef {import('./types/status-session').AttemptView} AttemptView */
 /** @typedef {import('./types/status-session').RowView} RowView */
@@ -44,7 +42,6 @@ const state = {
   /** The attempt on display; null follows the current one. @type {string|null} */ attempt: null,
   /** Moves on every session switch: late answers for another session are dropped. */ epoch: 0,
   /** @type {AbortController|null} */ sessionStream: null,
-  /** @type {AbortController|null} */ listStream: null,
   /** Endpoint-test results shown in this view, per server. @type {Map<string, string>} */ tests: new Map(),
   /** @type {Set<string>} */ testing: new Set(),
 };
@@ -235,7 +232,6 @@ async function follow(path, signal, onEvent, onState) {
 function logout(message) {
   state.token = null;
   sessionStorage.removeItem(TOKEN_KEY);
-  state.listStream?.abort();
   fleet.stream?.abort();
   state.sessionStream?.abort();
   ui.login.hidden = false;

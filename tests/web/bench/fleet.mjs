@@ -9,9 +9,8 @@
 //   node bench/fleet.mjs [SESSIONS] [PROBES]   (from tests/web; build the workspace first)
 import { chromium } from '@playwright/test';
 import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { BIN_DIR } from '../specs/fixture.mjs';
+import { BIN_DIR, loginUrl, started } from '../specs/fixture.mjs';
 
 const sessions = Number(process.argv[2] ?? 10000);
 const probes = Number(process.argv[3] ?? 200);
@@ -20,20 +19,13 @@ const host = spawn(join(BIN_DIR, 'tether-fleet-host'), ['--sessions', String(ses
   detached: true,
   stdio: ['pipe', 'pipe', 'inherit'],
 });
-const lines = createInterface({ input: host.stdout });
-const banner = JSON.parse(await new Promise((resolve) => lines.once('line', resolve)));
+const { lines, banner } = await started(host, 'tether-fleet-host');
 async function command(line) {
   const answer = new Promise((resolve) => lines.once('line', resolve));
   host.stdin.write(`${line}\n`);
   const text = await answer;
   if (!text.startsWith('ok ')) throw new Error(`host: ${line}: ${text}`);
   return Number(text.split(' ')[1]);
-}
-async function loginUrl() {
-  const response = await fetch(`${banner.url}/api/v1/login-links`, {
-    method: 'POST', headers: { Authorization: `Bearer ${banner.token}` },
-  });
-  return `${banner.url}${(await response.json()).path}`;
 }
 
 const browser = await chromium.launch({
@@ -48,7 +40,7 @@ try {
   // First render, five times (a fresh page each).
   const renders = [];
   for (let i = 0; i < 5; i += 1) {
-    const url = await loginUrl();
+    const url = await loginUrl(banner);
     await page.goto('about:blank');
     await page.goto(url);
     await page.locator('#page-label').filter({ hasText: `of ${sessions}` }).waitFor();

@@ -32,8 +32,8 @@ test('desktop fleet: filters narrow the list, the server view adds up, a live ch
   const needsAuth = await fleet.api('/api/v1/fleet/sessions?status=needs_auth');
   expect(needsAuth.total).toBeGreaterThan(0);
   await expect(items(page)).toHaveCount(needsAuth.total);
-  const shown = await items(page).evaluateAll((lis) => lis.map((li) => li.dataset.session));
-  expect(shown.sort()).toEqual(needsAuth.sessions.map((s) => s.session_id).sort());
+  await expect.poll(async () => (await items(page).evaluateAll((lis) => lis.map((li) => li.dataset.session))).sort())
+    .toEqual(needsAuth.sessions.map((s) => s.session_id).sort());
 
   // Free text on server names.
   await page.getByRole('button', { name: 'Clear filters' }).click();
