@@ -11,7 +11,7 @@
 //! `settings.json`, the workspace's in `.github/hooks/*.json` (trusted
 //! folders only). Skills: see [`scan_skills`].
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
@@ -34,10 +34,14 @@ impl ConfigScanner for CopilotConfigScanner {
 
     fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
         let home = ctx.env_dir("COPILOT_HOME", ".copilot");
-        let disabled: Vec<String> = out
-            .read_json(HARNESS, &home, "settings.json", true)
-            .map(|doc| string_list(doc.get("disabledMcpServers")))
-            .unwrap_or_default();
+        // Read once: servers, hooks and skills all use it (and a broken file
+        // is one error, not one per use).
+        let settings = out.read_json(HARNESS, &home, "settings.json", true);
+        let disabled = string_list(
+            settings
+                .as_ref()
+                .and_then(|doc| doc.get("disabledMcpServers")),
+        );
         let disabled_source = home.source("settings.json");
         // 1.0.102 rewrites `trusted_folders` as `trustedFolders` (and keeps
         // comments in the file): either key counts.
@@ -56,9 +60,9 @@ impl ConfigScanner for CopilotConfigScanner {
                     .is_some_and(|p| p.starts_with(ctx.resolve_written_path(dir)))
             });
         let trust_source = home.source("config.json");
-        scan_hooks(ctx, out, &home, trusted, &trust_source);
+        scan_hooks(ctx, out, &home, settings.as_ref(), trusted, &trust_source);
         scan_plugins(ctx, out, &home);
-        scan_skills(ctx, out, &home);
+        scan_skills(ctx, out, &home, settings.as_ref());
         let mut files = vec![(home, "mcp-config.json", ConfigScope::User)];
         if let Some(project) = ctx.project_root() {
             files.push((project.clone(), ".mcp.json", ConfigScope::Project));
@@ -111,20 +115,22 @@ fn scan_hooks(
     ctx: &ScanContext,
     out: &mut ScanOutput,
     home: &ConfigRoot,
+    settings: Option<&Map<String, Value>>,
     trusted: bool,
     trust_source: &str,
 ) {
-    let mut files = vec![(home.clone(), "settings.json".to_owned(), ConfigScope::User)];
+    let mut files: Vec<(String, ConfigScope, Map<String, Value>)> = settings
+        .map(|doc| (home.source("settings.json"), ConfigScope::User, doc.clone()))
+        .into_iter()
+        .collect();
     if let Some(project) = ctx.project_root() {
         for rel in project.find_files_where(".github/hooks", 0, |n| n.ends_with(".json")) {
-            files.push((project.clone(), rel, ConfigScope::Project));
+            if let Some(doc) = out.read_json(HARNESS, &project, &rel, true) {
+                files.push((project.source(&rel), ConfigScope::Project, doc));
+            }
         }
     }
-    for (root, rel, scope) in files {
-        let Some(doc) = out.read_json(HARNESS, &root, &rel, true) else {
-            continue;
-        };
-        let source = root.source(&rel);
+    for (source, scope, doc) in files {
         let untrusted = scope == ConfigScope::Project && !trusted;
         let events = doc.get("hooks").and_then(Value::as_object);
         for (event, hooks) in events.into_iter().flatten() {
@@ -263,10 +269,14 @@ fn scan_plugins(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
 /// anyone's configuration, and some of them are switched by flags Tether
 /// cannot see: they are not rows. Each is named by its front matter; `copilot skill disable NAME` lists
 /// the name in `disabledSkills`; one without front matter fails to load.
-fn scan_skills(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
-    let settings = out.read_json(HARNESS, home, "settings.json", true);
+fn scan_skills(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    home: &ConfigRoot,
+    settings: Option<&Map<String, Value>>,
+) {
     let settings_source = home.source("settings.json");
-    let disabled = string_list(settings.as_ref().and_then(|s| s.get("disabledSkills")));
+    let disabled = string_list(settings.and_then(|s| s.get("disabledSkills")));
     let mut places: Vec<(ConfigRoot, String, ConfigScope)> = Vec::new();
     if let Some(project) = ctx.project_root() {
         for dir in [".github/skills", ".agents/skills", ".claude/skills"] {
@@ -279,7 +289,7 @@ fn scan_skills(ctx: &ScanContext, out: &mut ScanOutput, home: &ConfigRoot) {
         ".agents/skills".to_owned(),
         ConfigScope::User,
     ));
-    for (i, dir) in string_list(settings.as_ref().and_then(|s| s.get("skillDirectories")))
+    for (i, dir) in string_list(settings.and_then(|s| s.get("skillDirectories")))
         .iter()
         .enumerate()
     {

@@ -110,3 +110,25 @@ fn given_copilot_home_then_the_user_file_is_read_there() {
         doc.rows
     );
 }
+
+/// GIVEN a `settings.json` that does not parse WHEN the scan runs THEN it is
+/// one error (servers, hooks and skills all read it; it is read once), and
+/// the user's servers still count.
+#[test]
+fn given_a_broken_settings_file_then_it_is_one_error() {
+    let f = ScanFixture::new();
+    copilot(&f, ".copilot");
+    f.home(".copilot/settings.json", r#"{"disabledMcpServers": ["#);
+    let doc = f.scan(&CopilotConfigScanner);
+    let errors: Vec<_> = doc
+        .errors
+        .iter()
+        .filter(|e| e.source.ends_with("settings.json"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{:#?}", doc.errors);
+    assert!(
+        doc.rows.iter().any(|r| r.name == "cop-local"),
+        "{:#?}",
+        doc.rows
+    );
+}
