@@ -533,12 +533,16 @@ fn scan_skills(
             if found.source.contains("/skills/.system/") && found.scope == ConfigScope::User {
                 found.scope = ConfigScope::System;
             }
-            let path = folder.join("SKILL.md");
-            if found.enablement == Enablement::Enabled
-                && disabled
+            // Compared as written and as resolved (one lookup per skill, and
+            // none when nothing is turned off).
+            let turned_off = !disabled.is_empty() && {
+                let path = folder.join("SKILL.md");
+                let resolved = std::fs::canonicalize(&path).ok();
+                disabled
                     .iter()
-                    .any(|d| *d == path || std::fs::canonicalize(&path).is_ok_and(|c| c == *d))
-            {
+                    .any(|d| *d == path || resolved.as_ref() == Some(d))
+            };
+            if found.enablement == Enablement::Enabled && turned_off {
                 found.enablement = Enablement::Off(
                     ReasonCode::DisabledInConfig,
                     format!("[[skills.config]] has enabled = false for it in {user_source}"),
