@@ -20,6 +20,58 @@ fn executable(path: &Path) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
+/// A skill: `DIR/SKILL.md` with front matter naming it `name`.
+fn skill(dir: &Path, name: &str) {
+    write(
+        &dir.join("SKILL.md"),
+        &format!("---\nname: {name}\ndescription: the {name} skill\n---\nDo it.\n"),
+    );
+}
+
+/// Runs a pinned CLI as set up by `cmd` (its stdin closed); it must succeed.
+fn succeeded(what: &str, cmd: &mut Command, args: &[&str]) -> std::process::Output {
+    let out = cmd
+        .args(args)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what} runs: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The pinned Codex with only `HOME` (and `CODEX_HOME` under it).
+fn codex_cli(bin: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = Command::new(bin);
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("CODEX_HOME", home.join(".codex"));
+    succeeded("codex", &mut cmd, args)
+}
+
+/// The pinned Copilot CLI, offline, in `work`, with only `HOME` and its
+/// package cache at `pkg`.
+fn copilot_cli(
+    bin: &Path,
+    home: &Path,
+    work: &Path,
+    pkg: &Path,
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(work)
+        .env_clear()
+        .env("HOME", home)
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .env("COPILOT_PKG_CACHE_HOME", pkg);
+    succeeded("copilot", &mut cmd, args)
+}
+
 /// `tether inventory --json ARGS` with only `env` (and `PATH`) set: its
 /// one document.
 fn inventory(args: &[&str], env: &[(&str, &Path)]) -> Value {
@@ -428,34 +480,12 @@ fn copilot_plugins_installed_by_the_cli_are_plugin_rows_enabled_as_it_lists_them
         &plugin.join("skills/greet/SKILL.md"),
         "---\nname: greet\ndescription: hi\n---\nhi\n",
     );
-    let copilot = |args: &[&str]| {
-        Command::new(&bin)
-            .args(args)
-            .current_dir(&work)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("COPILOT_OFFLINE", "true")
-            .env("COPILOT_AUTO_UPDATE", "false")
-            .env("COPILOT_PKG_CACHE_HOME", tmp.path().join("pkg"))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("copilot runs")
-    };
-    let installed = copilot(&["plugin", "install", plugin.to_str().expect("utf-8")]);
-    assert!(
-        installed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
+    let pkg = tmp.path().join("pkg");
+    let copilot = |args: &[&str]| copilot_cli(&bin, &home, &work, &pkg, args);
+    copilot(&["plugin", "install", plugin.to_str().expect("utf-8")]);
     for disable in [false, true] {
         if disable {
-            let off = copilot(&["plugin", "disable", "demo"]);
-            assert!(
-                off.status.success(),
-                "{}",
-                String::from_utf8_lossy(&off.stderr)
-            );
+            copilot(&["plugin", "disable", "demo"]);
         }
         let listed: Vec<Value> =
             serde_json::from_slice(&copilot(&["plugin", "list", "--json"]).stdout)
@@ -553,23 +583,7 @@ fn codex_plugins_added_by_the_cli_are_plugin_rows_as_it_lists_them() {
             "---\nname: greet\ndescription: Say hi\n---\nSay hi.\n",
         );
     }
-    let codex = |args: &[&str]| {
-        let out = Command::new(&bin)
-            .args(args)
-            .env_clear()
-            .env("HOME", &home)
-            .env("CODEX_HOME", &codex_home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("codex runs");
-        assert!(
-            out.status.success(),
-            "codex {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    };
+    let codex = |args: &[&str]| codex_cli(&bin, &home, args);
     codex(&["plugin", "marketplace", "add", mkt.to_str().expect("utf-8")]);
     for plugin in ["good@localmkt", "broken@localmkt", "off@localmkt"] {
         codex(&["plugin", "add", plugin]);
@@ -777,20 +791,7 @@ fn codex_hooks_and_skills_are_rows_as_its_app_server_lists_them() {
         "---\nname: greet\ndescription: Say hi\n---\nSay hi.\n",
     );
     let codex = |args: &[&str]| {
-        let out = Command::new(&bin)
-            .args(args)
-            .env_clear()
-            .env("HOME", &home)
-            .env("CODEX_HOME", &codex_home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("codex runs");
-        assert!(
-            out.status.success(),
-            "codex {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        codex_cli(&bin, &home, args);
     };
     codex(&["plugin", "marketplace", "add", mkt.to_str().expect("utf-8")]);
     codex(&["plugin", "add", "hk@localmkt"]);
@@ -815,12 +816,6 @@ fn codex_hooks_and_skills_are_rows_as_its_app_server_lists_them() {
         ]}]}})
         .to_string(),
     );
-    let skill = |dir: &Path, name: &str| {
-        write(
-            &dir.join("SKILL.md"),
-            &format!("---\nname: {name}\ndescription: the {name} skill\n---\nDo it.\n"),
-        );
-    };
     skill(&codex_home.join("skills/mine"), "mine");
     skill(&codex_home.join("skills/nested/deep/inner"), "inner");
     skill(&codex_home.join("skills/folder"), "named-otherwise");
@@ -1017,12 +1012,6 @@ fn copilot_skills_are_rows_as_copilot_skill_list_lists_them() {
     let plugin = tmp.path().join("src/demo");
     std::fs::create_dir_all(&home).expect("home");
     std::fs::create_dir_all(&work).expect("work");
-    let skill = |dir: &Path, name: &str| {
-        write(
-            &dir.join("SKILL.md"),
-            &format!("---\nname: {name}\ndescription: the {name} skill\n---\nDo it.\n"),
-        );
-    };
     skill(&work.join(".github/skills/gh"), "gh");
     skill(&work.join(".agents/skills/agproj"), "agproj");
     skill(&work.join(".claude/skills/cl"), "cl");
@@ -1040,26 +1029,8 @@ fn copilot_skills_are_rows_as_copilot_skill_list_lists_them() {
         &json!({"name": "demo", "version": "1.0.0", "skills": "skills/"}).to_string(),
     );
     skill(&plugin.join("skills/greet"), "greet");
-    let copilot = |args: &[&str]| {
-        let out = Command::new(&bin)
-            .args(args)
-            .current_dir(&work)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("COPILOT_OFFLINE", "true")
-            .env("COPILOT_AUTO_UPDATE", "false")
-            .env("COPILOT_PKG_CACHE_HOME", tmp.path().join("pkg"))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("copilot runs");
-        assert!(
-            out.status.success(),
-            "copilot {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out
-    };
+    let pkg = tmp.path().join("pkg");
+    let copilot = |args: &[&str]| copilot_cli(&bin, &home, &work, &pkg, args);
     copilot(&["skill", "add", extra.to_str().expect("utf-8")]);
     copilot(&["skill", "disable", "pers"]);
     copilot(&["plugin", "install", plugin.to_str().expect("utf-8")]);
