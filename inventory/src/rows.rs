@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use tether_core::inventory::{
-    EnvKey, InventoryError, InventoryRow, InventoryStages, RowDiagnostics, from_config,
+    EnvKey, INVENTORY_SCHEMA_VERSION, InventoryDocument, InventoryError, InventoryRow,
+    InventoryStages, RowDiagnostics, from_config,
 };
 use tether_core::model::{StageObservation, Timestamp};
 use tether_core::sanitize;
@@ -107,6 +108,18 @@ impl ScanOutput {
             at,
             rows: Vec::new(),
             errors: Vec::new(),
+        }
+    }
+
+    /// The document of these rows and errors (no token totals yet), taken
+    /// at `taken_at`.
+    pub fn into_document(self, taken_at: Option<Timestamp>) -> InventoryDocument {
+        InventoryDocument {
+            schema_version: INVENTORY_SCHEMA_VERSION,
+            taken_at,
+            rows: self.rows,
+            errors: self.errors,
+            token_totals: vec![],
         }
     }
 

@@ -1,6 +1,6 @@
 //! Scanners: the trait a harness plugin implements, their registry, and the run.
 
-use tether_core::inventory::{INVENTORY_SCHEMA_VERSION, InventoryDocument, InventoryError};
+use tether_core::inventory::{InventoryDocument, InventoryError};
 use tether_core::vocab::ReasonCode;
 
 use crate::context::ScanContext;
@@ -98,11 +98,5 @@ pub fn scan_all(
     }
     out.rows.truncate(MAX_ROWS);
     out.errors.truncate(MAX_ERRORS);
-    InventoryDocument {
-        schema_version: INVENTORY_SCHEMA_VERSION,
-        taken_at: Some(at),
-        rows: out.rows,
-        errors: out.errors,
-        token_totals: vec![],
-    }
+    out.into_document(Some(at))
 }

@@ -151,13 +151,7 @@ mod tests {
             found.exclude_tools = exclude.iter().map(|s| s.to_string()).collect();
             out.push(&ctx, found);
         }
-        InventoryDocument {
-            schema_version: 1,
-            taken_at: None,
-            rows: out.rows,
-            errors: vec![],
-            token_totals: vec![],
-        }
+        out.into_document(None)
     }
 
     fn seen(at: u64, state: &str) -> serde_json::Value {

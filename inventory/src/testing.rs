@@ -339,13 +339,7 @@ mod tests {
                 },
             ),
         );
-        InventoryDocument {
-            schema_version: 1,
-            taken_at: None,
-            rows: out.rows,
-            errors: vec![],
-            token_totals: vec![],
-        }
+        out.into_document(None)
     }
 
     #[test]

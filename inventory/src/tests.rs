@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use tether_core::inventory::{InventoryDocument, diff};
+use tether_core::inventory::diff;
 use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::{ConfigScope, EnvClass, ReasonCode, Transport};
 
@@ -215,13 +215,7 @@ fn diff_finds_added_removed_and_changed() {
             endpoint("http://a"),
         ),
     );
-    let doc = |o: ScanOutput| InventoryDocument {
-        schema_version: 1,
-        taken_at: None,
-        rows: o.rows,
-        errors: o.errors,
-        token_totals: vec![],
-    };
+    let doc = |o: ScanOutput| o.into_document(None);
     let changes = diff(&doc(a), &doc(b));
     assert_eq!(changes.added.len(), 1);
     assert_eq!(changes.added[0].name, "new");
