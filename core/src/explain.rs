@@ -134,30 +134,20 @@ pub fn status(status: DisplayStatus) -> Entry {
         ),
     };
     Entry {
-        code: status_code(status),
+        code: status.as_str(),
         family: Family::Status,
         meaning,
         check,
+        // A status that stops has a reason; the example gives one.
         example: row_example(
             status,
-            matches!(status, S::Failed | S::Filtered | S::Unavailable).then_some(match status {
-                S::Failed => ReasonCode::CommandNotFound,
-                S::Filtered => ReasonCode::HttpUnsupported,
-                _ => ReasonCode::NoStrategy,
-            }),
+            match status {
+                S::Failed => Some(ReasonCode::CommandNotFound),
+                S::Filtered => Some(ReasonCode::HttpUnsupported),
+                S::Unavailable => Some(ReasonCode::NoStrategy),
+                _ => None,
+            },
         ),
-    }
-}
-
-fn status_code(status: DisplayStatus) -> &'static str {
-    match status {
-        DisplayStatus::Active => "active",
-        DisplayStatus::Connected => "connected",
-        DisplayStatus::Delivered => "delivered",
-        DisplayStatus::Failed => "failed",
-        DisplayStatus::Filtered => "filtered",
-        DisplayStatus::Unavailable => "unavailable",
-        DisplayStatus::Unknown => "unknown",
     }
 }
 
@@ -596,9 +586,7 @@ pub fn markdown() -> String {
 
 /// A heading unique across families: a status and a verdict can share a code.
 fn heading_code(entry: &Entry) -> String {
-    let is_status = DisplayStatus::ALL
-        .iter()
-        .any(|s| status_code(*s) == entry.code);
+    let is_status = DisplayStatus::ALL.iter().any(|s| s.as_str() == entry.code);
     match entry.family {
         Family::Verdict if is_status => format!("{} (verdict)", entry.code),
         Family::Stage if is_status => format!("{} (stage)", entry.code),
