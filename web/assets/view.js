@@ -752,15 +752,25 @@ function filtersFromUrl() {
 
 /** Writes the form's filters to the address bar (replacing, not adding, history). */
 function filtersToUrl() {
-  const params = new URLSearchParams();
+  const params = new URLSearchParams(formFilters());
   if (fleet.view === 'servers') params.set('view', 'servers');
-  for (const [key, value] of [['status', ui.fStatus.value], ['harness', ui.fHarness.value],
-    ['server', ui.fServer.value.trim()], ['q', ui.fQ.value.trim()], ['since', ui.fSince.value]]) {
-    if (value) params.set(key, value);
-  }
+  const since = ui.fSince.value;
+  if (since) params.set('since', since);
   if (fleet.page > 0) params.set('page', String(fleet.page + 1));
   const query = params.toString();
   history.replaceState(null, '', query ? `${location.pathname}?${query}` : location.pathname);
+}
+
+/**
+ * The filters the form sets, as the address bar and the API both name them
+ * (the time range aside: a preset in the address bar, a time for the API).
+ * @returns {[string, string][]}
+ */
+function formFilters() {
+  /** @type {[string, string][]} */
+  const pairs = [['status', ui.fStatus.value], ['harness', ui.fHarness.value],
+    ['server', ui.fServer.value.trim()], ['q', ui.fQ.value.trim()]];
+  return pairs.filter(([, value]) => value);
 }
 
 /**
@@ -768,11 +778,7 @@ function filtersToUrl() {
  * @param {boolean} withPage
  */
 function apiQuery(withPage) {
-  const params = new URLSearchParams();
-  if (ui.fStatus.value) params.set('status', ui.fStatus.value);
-  if (ui.fHarness.value) params.set('harness', ui.fHarness.value);
-  if (ui.fServer.value.trim()) params.set('server', ui.fServer.value.trim());
-  if (ui.fQ.value.trim()) params.set('q', ui.fQ.value.trim());
+  const params = new URLSearchParams(formFilters());
   const since = SINCE_MS[ui.fSince.value];
   if (since) params.set('since', String(Math.max(0, Date.now() - since)));
   if (withPage) {
