@@ -168,7 +168,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
     let registry = match crate::plugins::registry_with(&args.load) {
         Ok(registry) => registry,
         Err(err) => {
-            eprintln!("tether collect: {err:#}");
+            errln!("tether collect: {err:#}");
             return Ok(ExitCode::FAILURE);
         }
     };
@@ -188,7 +188,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        eprintln!(
+        errln!(
             "tether collect: no telemetry setup for {kind:?}; one of: {}",
             known.join(", ")
         );
@@ -198,7 +198,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         && args.addr.port() != 0
         && tether_collect::forward::names_addr(url, args.addr)
     {
-        eprintln!("tether collect: --otlp names this receiver's own address: that would loop");
+        errln!("tether collect: --otlp names this receiver's own address: that would loop");
         return Ok(ExitCode::from(2));
     }
     // Started before the runtime: its blocking HTTP client must not live on
@@ -211,14 +211,14 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         None => None,
         Some(Ok(otel)) => otel,
         Some(Err(err)) => {
-            eprintln!("tether collect: {err}");
+            errln!("tether collect: {err}");
             return Ok(ExitCode::from(2));
         }
     };
     let store = match args.db.as_deref().map(open_store).transpose() {
         Ok(store) => store,
         Err(err) => {
-            eprintln!("tether collect: cannot open the store: {err}");
+            errln!("tether collect: cannot open the store: {err}");
             return Ok(ExitCode::FAILURE);
         }
     };
@@ -238,7 +238,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         let running = match receiver.serve(args.addr).await {
             Ok(running) => running,
             Err(err) => {
-                eprintln!("tether collect: cannot listen on {}: {err}", args.addr);
+                errln!("tether collect: cannot listen on {}: {err}", args.addr);
                 return Ok(ExitCode::FAILURE);
             }
         };
@@ -246,7 +246,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             let mut target = tether_collect::forward::ForwardTarget::new(url.clone());
             for header in &args.forward_headers {
                 let Some((name, value)) = header.split_once('=') else {
-                    eprintln!("tether collect: --forward-header wants NAME=VALUE");
+                    errln!("tether collect: --forward-header wants NAME=VALUE");
                     return Ok(ExitCode::from(2));
                 };
                 target.headers.push((name.trim().to_owned(), value.to_owned()));
@@ -256,7 +256,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                     receiver.set_forward(forwarder);
                 }
                 Err(err) => {
-                    eprintln!("tether collect: {err}");
+                    errln!("tether collect: {err}");
                     return Ok(ExitCode::from(2));
                 }
             }
@@ -269,7 +269,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             .print_env
             .as_deref()
             .and_then(|kind| setup_for(&registry, kind, &target));
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::term::stdout();
         if args.json {
             let document = CollectDocument {
                 schema_version: COLLECT_SCHEMA_VERSION,
@@ -290,7 +290,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         drop(out);
         if !running.addr().ip().is_loopback() {
-            eprintln!(
+            errln!(
                 "tether collect: listening on {}, which is not loopback: anyone who can reach it and holds the token can send here",
                 running.addr()
             );
@@ -329,7 +329,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                 _ = ticker.tick() => {
                     let now = receiver.stats();
                     if progress && now != shown {
-                        eprintln!("{}", line(&now));
+                        errln!("{}", line(&now));
                         shown = now;
                     }
                     if progress {
@@ -337,7 +337,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                             let Some(history) = hub.snapshot(&id) else { continue };
                             if revisions.insert(id.clone(), history.revision) != Some(history.revision) {
                                 for l in session_lines(&history) {
-                                    eprintln!("{l}");
+                                    errln!("{l}");
                                 }
                             }
                         }
@@ -352,7 +352,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         let stats = receiver.stats();
         let read = *collected.lock().unwrap_or_else(|p| p.into_inner());
         if !args.json {
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::term::stdout();
             writeln!(out, "{}", line(&stats))?;
             if let Some(f) = receiver.forward_stats() {
                 writeln!(
@@ -382,7 +382,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
     drop(runtime);
     if let Some(otel) = otel {
         for problem in otel.shutdown() {
-            eprintln!("tether collect: OpenTelemetry export: {problem}");
+            errln!("tether collect: OpenTelemetry export: {problem}");
         }
     }
     code

@@ -82,7 +82,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     let endpoint = match endpoint(&args) {
         Ok(endpoint) => endpoint,
         Err(err) => {
-            eprintln!("tether endpoint-test: {err:#}");
+            errln!("tether endpoint-test: {err:#}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -113,7 +113,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         crate::term::clear_progress();
     }
     drop(runtime);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         let mut doc = EndpointTestDocument::from(&report);
         if args.tools {

@@ -77,7 +77,7 @@ pub(crate) fn open(db: &str, who: &str) -> anyhow::Result<Option<Opened>> {
     }
     let path = PathBuf::from(db);
     if !path.exists() {
-        eprintln!(
+        errln!(
             "{who}: no database at {} (give --db, the file a host writes, or a postgres:// URL)",
             path.display()
         );
@@ -97,9 +97,10 @@ fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<Attac
         .iter()
         .filter(|s| session.is_none_or(|id| *id == s.session_id))
     {
-        eprintln!(
+        errln!(
             "tether history: skipped session {}: {}",
-            skipped.session_id, skipped.reason
+            skipped.session_id,
+            skipped.reason
         );
     }
     Ok(loaded
@@ -114,7 +115,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {
-            eprintln!("tether history: {err}");
+            errln!("tether history: {err}");
             return Ok(ExitCode::FAILURE);
         }
     };
@@ -124,7 +125,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     let histories = crate::term::with_progress("reading the stored sessions…", || {
         load(opened.store(), args.session.as_ref())
     })?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         serde_json::to_writer(&mut out, &histories)?;
         writeln!(out)?;
@@ -162,12 +163,13 @@ fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let mut follower = StoreFollower::new(store, hint).only(args.session.clone());
     let loaded = crate::term::with_progress("reading the stored sessions…", || follower.load())?;
     for skipped in &loaded.skipped {
-        eprintln!(
+        errln!(
             "tether history: skipped session {}: {}",
-            skipped.session_id, skipped.reason
+            skipped.session_id,
+            skipped.reason
         );
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     print_each(&mut out, &loaded.histories, args.json)?;
     loop {
         follower.wait();

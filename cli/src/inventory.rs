@@ -88,7 +88,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     let all = scanners();
     let known: Vec<&str> = all.iter().map(|s| s.harness()).collect();
     if let Some(bad) = args.harnesses.iter().find(|h| !known.contains(&h.as_str())) {
-        eprintln!(
+        errln!(
             "tether inventory: unknown harness {bad:?}; known: {}",
             known.join(", ")
         );
@@ -96,7 +96,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     }
     let project = match &args.project {
         Some(dir) if !dir.is_dir() => {
-            eprintln!(
+            errln!(
                 "tether inventory: --project {} is not a directory",
                 dir.display()
             );
@@ -106,7 +106,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         None => std::env::current_dir().ok(),
     };
     if args.changes && !args.record && !args.db.exists() {
-        eprintln!(
+        errln!(
             "tether inventory: no database at {} (record snapshots with --record --db PATH first)",
             args.db.display()
         );
@@ -118,7 +118,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         Some(word) => match crate::sessions::since(word) {
             Some(t) => Some(t),
             None => {
-                eprintln!(
+                errln!(
                     "tether inventory: --since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time"
                 );
                 return Ok(ExitCode::from(2));
@@ -167,7 +167,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         if args.record {
             let recorded = store.record_inventory(&document)?;
             if !args.json {
-                eprintln!("recorded snapshot {} in {}", recorded.id, args.db.display());
+                errln!("recorded snapshot {} in {}", recorded.id, args.db.display());
             }
         }
         if args.changes {
@@ -175,7 +175,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     let color = std::io::stdout().is_terminal();
     match (&changes, args.json) {
         (Some(changes), true) => serde_json::to_writer(&mut out, changes)?,
@@ -423,7 +423,11 @@ fn print_table(
                 }
                 cells.push(r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()));
                 cells.push(r.source.clone());
+                // Measured and padded as they will be shown.
                 cells
+                    .into_iter()
+                    .map(|c| crate::term::visible_field(&c).into_owned())
+                    .collect::<Vec<_>>()
             })
             .collect();
         let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
@@ -500,7 +504,10 @@ fn print_table(
             writeln!(
                 out,
                 "  {} {}: {} — {}",
-                e.harness, e.source, e.reason_code, e.summary
+                e.harness,
+                crate::term::visible_field(&e.source),
+                e.reason_code,
+                e.summary
             )?;
         }
     }

@@ -8,6 +8,8 @@
 //! agent could not start or initialize, or refused the session. `serve` exits
 //! 0 when stopped with Ctrl-C.
 
+#[macro_use]
+mod term;
 mod collect;
 mod endpoint_test;
 mod history;
@@ -16,7 +18,6 @@ mod plugins;
 mod probe;
 mod serve;
 mod sessions;
-mod term;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -139,7 +140,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("tether: {err:#}");
+            errln!("tether: {err:#}");
             ExitCode::FAILURE
         }
     }
@@ -148,7 +149,7 @@ fn main() -> ExitCode {
 /// `tether explain`.
 fn explain(code: Option<&str>, markdown: bool, cli_markdown: bool) -> anyhow::Result<ExitCode> {
     use tether_core::explain;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if cli_markdown {
         out.write_all(cli_reference().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
@@ -181,11 +182,11 @@ fn explain(code: Option<&str>, markdown: bool, cli_markdown: bool) -> anyhow::Re
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        eprintln!("tether explain: no status, verdict, reason code or stage is called {code:?}");
+        errln!("tether explain: no status, verdict, reason code or stage is called {code:?}");
         if !near.is_empty() {
-            eprintln!("  did you mean: {}", near.join(", "));
+            errln!("  did you mean: {}", near.join(", "));
         }
-        eprintln!("  `tether explain` lists every code");
+        errln!("  `tether explain` lists every code");
         return Ok(ExitCode::FAILURE);
     }
     for (i, entry) in entries.iter().enumerate() {
@@ -330,7 +331,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::StatusFleetSessions => status_schema("status-fleet-sessions"),
                 SchemaDocument::StatusFleetServers => status_schema("status-fleet-servers"),
             };
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::term::stdout();
             serde_json::to_writer_pretty(&mut out, &schema)?;
             writeln!(out)?;
             Ok(ExitCode::SUCCESS)

@@ -40,12 +40,12 @@ pub fn run(args: PluginsArgs) -> anyhow::Result<ExitCode> {
     let registry = match registry_with(&args.load) {
         Ok(registry) => registry,
         Err(err) => {
-            eprintln!("tether plugins: {err:#}");
+            errln!("tether plugins: {err:#}");
             return Ok(ExitCode::FAILURE);
         }
     };
     let listing = registry.listing();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         serde_json::to_writer(&mut out, &listing)?;
         writeln!(out)?;

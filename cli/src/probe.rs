@@ -205,7 +205,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
     let otel = match tether_otel::TetherOtel::start(otel_config) {
         Ok(otel) => otel,
         Err(err) => {
-            eprintln!("tether probe: {err}");
+            errln!("tether probe: {err}");
             return Ok(ExitCode::from(2));
         }
     };
@@ -233,7 +233,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         extra_servers: match extra_servers(&args) {
             Ok(servers) => servers,
             Err(err) => {
-                eprintln!("tether probe: {err:#}");
+                errln!("tether probe: {err:#}");
                 return Ok(ExitCode::from(2));
             }
         },
@@ -274,7 +274,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
             let registry = match crate::plugins::registry_with(&args.load) {
                 Ok(registry) => registry,
                 Err(err) => {
-                    eprintln!("tether probe: {err:#}");
+                    errln!("tether probe: {err:#}");
                     return Ok(ExitCode::FAILURE);
                 }
             };
@@ -295,7 +295,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         progress.show(&ProbeStep::Exporting);
         for problem in otel.shutdown() {
             progress.clear();
-            eprintln!("tether probe: OpenTelemetry export: {problem}");
+            errln!("tether probe: OpenTelemetry export: {problem}");
         }
     }
     progress.clear();
@@ -310,7 +310,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
 
 /// The outcome on stdout: one JSON document, or the summary.
 fn print_outcome(outcome: &ProbeOutcome, args: &ProbeArgs) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         serde_json::to_writer(&mut out, &outcome.report)?;
         writeln!(out)?;

@@ -39,7 +39,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {
-            eprintln!("tether serve: {err}");
+            errln!("tether serve: {err}");
             return Ok(ExitCode::FAILURE);
         }
     };
@@ -64,11 +64,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         {
             Ok(running) => running,
             Err(err) => {
-                eprintln!("tether serve: cannot listen on {}: {err}", args.addr);
+                errln!("tether serve: cannot listen on {}: {err}", args.addr);
                 return Ok(ExitCode::FAILURE);
             }
         };
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::term::stdout();
         if args.json {
             serde_json::to_writer(
                 &mut out,
@@ -85,7 +85,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         drop(out);
         if !running.addr().ip().is_loopback() {
-            eprintln!(
+            errln!(
                 "tether serve: listening on {}, which is not loopback: anyone who can reach it and holds the token sees these sessions",
                 running.addr()
             );

@@ -207,7 +207,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 sessions: sessions.into_iter().map(|(s, _)| s).collect(),
                 files: records.files(),
             };
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::term::stdout();
             if json {
                 serde_json::to_writer_pretty(&mut out, &document)?;
                 writeln!(out)?;
@@ -245,13 +245,13 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             let facts = match matching.as_slice() {
                 [one] => *one,
                 [] => {
-                    eprintln!(
+                    errln!(
                         "tether sessions show: no session {id:?} on disk (see `tether sessions list`)"
                     );
                     return Ok(ExitCode::FAILURE);
                 }
                 many => {
-                    eprintln!(
+                    errln!(
                         "tether sessions show: {id:?} names {} sessions; give more of it",
                         many.len()
                     );
@@ -273,7 +273,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 files,
                 history,
             };
-            let mut out = std::io::stdout().lock();
+            let mut out = crate::term::stdout();
             if json {
                 serde_json::to_writer_pretty(&mut out, &document)?;
                 writeln!(out)?;
@@ -290,7 +290,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             let store = match crate::collect::open_store(&db) {
                 Ok(store) => store,
                 Err(err) => {
-                    eprintln!("tether sessions import: cannot open the store {db}: {err:#}");
+                    errln!("tether sessions import: cannot open the store {db}: {err:#}");
                     return Ok(ExitCode::FAILURE);
                 }
             };
@@ -298,12 +298,12 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             let done = match records.import(store.as_ref(), None) {
                 Ok(done) => done,
                 Err(err) => {
-                    eprintln!("tether sessions import: {err}");
+                    errln!("tether sessions import: {err}");
                     return Ok(ExitCode::FAILURE);
                 }
             };
             let problems = records.files().iter().filter(|f| f.error.is_some()).count();
-            eprintln!(
+            errln!(
                 "imported: {} new, {} updated, {} unchanged{}{}",
                 done.new,
                 done.updated,
@@ -324,7 +324,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             }
             let runtime = crate::runtime()?;
             let cancel = runtime.block_on(async { crate::cancel_on_ctrl_c() });
-            eprintln!("following the session records (Ctrl-C to stop)…");
+            errln!("following the session records (Ctrl-C to stop)…");
             while !cancel.is_cancelled() {
                 std::thread::sleep(Duration::from_millis(500));
                 let pass = records.read(false);
@@ -334,12 +334,12 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 match records.import(store.as_ref(), Some(&pass.changed)) {
                     Ok(done) => {
                         for id in &pass.changed {
-                            eprintln!("  {id}");
+                            errln!("  {id}");
                         }
                         tracing::debug!(?done, "followed");
                     }
                     Err(err) => {
-                        eprintln!("tether sessions import: {err}");
+                        errln!("tether sessions import: {err}");
                         return Ok(ExitCode::FAILURE);
                     }
                 }
@@ -350,7 +350,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn usage(message: &str) -> anyhow::Result<ExitCode> {
-    eprintln!("tether sessions: {message}");
+    errln!("tether sessions: {message}");
     Ok(ExitCode::from(USAGE))
 }
 
@@ -390,16 +390,20 @@ fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Res
     print_file_problems(out, &document.files)
 }
 
+use crate::term::visible_field;
+
 fn print_file_problems(out: &mut impl Write, files: &[FileReport]) -> std::io::Result<()> {
     for f in files {
         if let Some(error) = &f.error {
-            writeln!(out, "! {}: {error}", f.path)?;
+            writeln!(out, "! {}: {error}", visible_field(&f.path))?;
         }
         if f.unknown > 0 {
             writeln!(
                 out,
                 "? {}: {} record(s) of a kind this Tether does not read (a newer {}?)",
-                f.path, f.unknown, f.agent_kind
+                visible_field(&f.path),
+                f.unknown,
+                f.agent_kind
             )?;
         }
     }

@@ -1,17 +1,155 @@
 //! Terminal output shared by every subcommand: colors (only when the caller
 //! says the stream is a terminal), the one-line progress display on stderr,
-//! and numbers grouped for reading.
+//! numbers grouped for reading, and the one function every byte the CLI
+//! prints goes through, [`visible_field`]: a file name, a path or a message that
+//! holds an escape sequence never drives the user's terminal.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::time::Instant;
 
 use tether_core::display::ColorClass;
 
+/// The escape sequences the CLI itself writes (its colors and bold); every
+/// other control character is made visible.
+const OWN_SEQUENCES: [&str; 6] = [
+    "\x1b[0m", "\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[90m",
+];
+
+/// Whether a terminal acts on `c` rather than showing it: C0 and C1
+/// controls, DEL, and the invisible marks that reorder or hide text (bidi
+/// overrides and isolates, line and paragraph separators).
+fn acts_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}'
+                | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `text` as it may reach a terminal: every control character but a line
+/// break and a tab, and every mark that reorders text, becomes its `\\uXXXX`
+/// escape (visible, and the same escape JSON uses, so a JSON document stays
+/// the same document). For a field before it is painted; the writers
+/// ([`err_line`], [`Visible`]) pass every whole line through the same
+/// function, keeping only the CLI's own colors where it writes them.
+pub fn visible_field(text: &str) -> Cow<'_, str> {
+    shown(text, false)
+}
+
+/// The one function behind [`visible_field`] and the writers: `keep_own`
+/// keeps the CLI's own colors.
+fn shown(text: &str, keep_own: bool) -> Cow<'_, str> {
+    let acts = |c: char| acts_on_terminal(c) && c != '\n' && c != '\t';
+    if !text.chars().any(acts) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if keep_own
+            && c == '\x1b'
+            && let Some(own) = OWN_SEQUENCES.iter().find(|s| rest.starts_with(**s))
+        {
+            out.push_str(own);
+            rest = &rest[own.len()..];
+            continue;
+        }
+        if acts(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// Prints one line on stderr through [`visible_field`].
+pub fn err_line(line: &str) {
+    use std::io::IsTerminal;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", shown(line, err.is_terminal()));
+}
+
+/// `eprintln!` through [`visible_field`].
+macro_rules! errln {
+    () => { $crate::term::err_line("") };
+    ($($arg:tt)*) => { $crate::term::err_line(&format!($($arg)*)) };
+}
+
+/// A writer that passes whole lines through [`visible_field`] (a sequence split
+/// across two writes is still seen whole); the rest is written on flush
+/// and on drop.
+pub struct Visible<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+    keep_own: bool,
+}
+
+impl<W: Write> Visible<W> {
+    /// Wraps `inner`; `colors` says whether the CLI's own colors may pass
+    /// (only where it writes them: a terminal).
+    pub fn new(inner: W, colors: bool) -> Self {
+        Visible {
+            inner,
+            pending: Vec::new(),
+            keep_own: colors,
+        }
+    }
+
+    fn write_pending(&mut self, upto: usize) -> std::io::Result<()> {
+        let chunk: Vec<u8> = self.pending.drain(..upto).collect();
+        let text = String::from_utf8_lossy(&chunk);
+        self.inner.write_all(shown(&text, self.keep_own).as_bytes())
+    }
+}
+
+impl<W: Write> Write for Visible<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if let Some(last) = self.pending.iter().rposition(|b| *b == b'\n') {
+            self.write_pending(last + 1)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            let all = self.pending.len();
+            // Never cut a UTF-8 character in two: keep an unfinished one.
+            let cut = match std::str::from_utf8(&self.pending) {
+                Ok(_) => all,
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(_) => all,
+            };
+            self.write_pending(cut)?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Visible<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// Locked stdout through [`visible_field`].
+pub fn stdout() -> Visible<std::io::StdoutLock<'static>> {
+    use std::io::IsTerminal;
+    let out = std::io::stdout();
+    let colors = out.is_terminal();
+    Visible::new(out.lock(), colors)
+}
+
 fn sgr(code: &str, text: &str, on: bool) -> String {
+    let text = visible_field(text);
     if on {
         format!("\x1b[{code}m{text}\x1b[0m")
     } else {
-        text.to_owned()
+        text.into_owned()
     }
 }
 
@@ -36,8 +174,9 @@ pub fn show_progress(started: Instant, text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = write!(
         err,
-        "\r\x1b[2K⏳ {:>5.1}s  {text}",
-        started.elapsed().as_secs_f64()
+        "\r\x1b[2K⏳ {:>5.1}s  {}",
+        started.elapsed().as_secs_f64(),
+        visible_field(text)
     );
     let _ = err.flush();
 }
@@ -92,4 +231,48 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_become_visible_and_the_clis_own_colors_stay() {
+        let planted = "a\x1b[2J\x1b]0;pwned\x07b\rc\u{202e}d\u{7f}e\u{9b}f";
+        let planted_shown = shown(planted, true);
+        assert!(
+            !planted_shown.chars().any(acts_on_terminal),
+            "{planted_shown:?}"
+        );
+        assert_eq!(
+            planted_shown,
+            "a\\u001b[2J\\u001b]0;pwned\\u0007b\\u000dc\\u202ed\\u007fe\\u009bf"
+        );
+        assert_eq!(shown("line\n\tnext", true), "line\n\tnext");
+        let painted = paint(ColorClass::Red, "x\x1b[2Jy", true);
+        assert_eq!(shown(&painted, true), "\x1b[31mx\\u001b[2Jy\x1b[0m");
+        // Where no colors are written, none is kept: a planted one is shown.
+        assert_eq!(visible_field("a\x1b[31mb"), "a\\u001b[31mb");
+        // A JSON document stays the same document: the escape is JSON's own.
+        let json = serde_json::to_string("p\u{202e}q\u{85}").expect("json");
+        let json_shown = shown(&json, true);
+        let back: String = serde_json::from_str(&json_shown).expect("still JSON");
+        assert_eq!(back, "p\u{202e}q\u{85}");
+    }
+
+    #[test]
+    fn the_writer_sees_a_sequence_split_across_writes_whole() {
+        let mut buf = Vec::new();
+        {
+            let mut w = Visible::new(&mut buf, true);
+            w.write_all(b"a\x1b").expect("write");
+            w.write_all(b"[2Jb\n\xe2\x80").expect("write");
+            w.write_all(b"\xaec").expect("write");
+        }
+        assert_eq!(
+            String::from_utf8(buf).expect("utf-8"),
+            "a\\u001b[2Jb\n\\u202ec"
+        );
+    }
 }

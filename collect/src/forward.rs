@@ -76,19 +76,65 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
-/// Whether `url` names `addr`: the same port, and the same address (any
-/// loopback name for a loopback address). A forward or export to it would
-/// loop back to the receiver.
+/// Whether `url` reaches `addr`: the same port, and a host that connects to
+/// the socket bound there. A forward or export to it would loop back to the
+/// receiver.
+///
+/// A host reaches a loopback listener when it is any loopback address
+/// (`127.0.0.2`, `[::1]`, the IPv4-mapped forms), the unspecified address
+/// (`0.0.0.0` and `[::]` connect to this machine) or a name that resolves to
+/// one of those (`localhost`). A listener on the unspecified address is also
+/// reached through every address of this machine's own interfaces.
 pub fn names_addr(url: &str, addr: std::net::SocketAddr) -> bool {
     let Ok(url) = url::Url::parse(url) else {
         return false;
     };
-    let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
-    let same_host = host
-        .parse::<std::net::IpAddr>()
-        .map(|ip| ip == addr.ip() || (ip.is_loopback() && addr.ip().is_loopback()))
-        .unwrap_or(host.eq_ignore_ascii_case("localhost") && addr.ip().is_loopback());
-    same_host && url.port_or_known_default() == Some(addr.port())
+    let Some(port) = url.port_or_known_default() else {
+        return false;
+    };
+    if port != addr.port() {
+        return false;
+    }
+    let ips: Vec<std::net::IpAddr> = match url.host() {
+        Some(url::Host::Ipv4(ip)) => vec![ip.into()],
+        Some(url::Host::Ipv6(ip)) => vec![ip.into()],
+        Some(url::Host::Domain(name)) => {
+            if name.eq_ignore_ascii_case("localhost")
+                || name.to_ascii_lowercase().ends_with(".localhost")
+            {
+                // RFC 6761: always loopback, whatever a resolver says.
+                vec![std::net::Ipv4Addr::LOCALHOST.into()]
+            } else {
+                use std::net::ToSocketAddrs;
+                (name, port)
+                    .to_socket_addrs()
+                    .map(|addrs| addrs.map(|a| a.ip()).collect())
+                    .unwrap_or_default()
+            }
+        }
+        None => Vec::new(),
+    };
+    ips.into_iter().any(|ip| ip_reaches(ip, addr.ip()))
+}
+
+/// Whether a connection to `ip` reaches a socket bound to `bound` (same port).
+fn ip_reaches(ip: std::net::IpAddr, bound: std::net::IpAddr) -> bool {
+    let (ip, bound) = (ip.to_canonical(), bound.to_canonical());
+    // Connecting to the unspecified address connects to this machine.
+    let this_machine = ip.is_loopback() || ip.is_unspecified();
+    if bound.is_unspecified() {
+        this_machine || is_own_address(ip)
+    } else if bound.is_loopback() {
+        this_machine
+    } else {
+        ip == bound || ip.is_unspecified()
+    }
+}
+
+/// Whether `ip` is one of this machine's own addresses: only those can be
+/// bound.
+fn is_own_address(ip: std::net::IpAddr) -> bool {
+    std::net::UdpSocket::bind((ip, 0)).is_ok()
 }
 
 /// Why a forward target was refused.
@@ -267,5 +313,47 @@ impl Forwarder {
             failed: get(&self.counters.failed),
             dropped: get(&self.counters.dropped),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_of_the_receivers_own_address_is_a_loop() {
+        let own: std::net::SocketAddr = "127.0.0.1:4318".parse().expect("addr");
+        for url in [
+            "http://127.0.0.1:4318",
+            "http://localhost:4318",
+            "http://LOCALHOST:4318/",
+            "http://foo.localhost:4318",
+            "http://[::1]:4318",
+            "http://127.0.0.2:4318",
+            "http://127.1:4318",
+            "http://2130706433:4318",
+            "http://0x7f000001:4318",
+            "http://0.0.0.0:4318",
+            "http://0:4318",
+            "http://[::]:4318",
+            "http://[::ffff:127.0.0.1]:4318",
+            "https://127.0.0.1:4318",
+        ] {
+            assert!(names_addr(url, own), "{url} reaches {own}");
+        }
+        for url in [
+            "http://127.0.0.1:4319",
+            "http://127.0.0.1",
+            "http://192.0.2.1:4318",
+            "not a url",
+        ] {
+            assert!(!names_addr(url, own), "{url} does not reach {own}");
+        }
+        let any: std::net::SocketAddr = "0.0.0.0:4318".parse().expect("addr");
+        assert!(names_addr("http://127.0.0.1:4318", any));
+        assert!(names_addr("http://0.0.0.0:4318", any));
+        assert!(!names_addr("http://192.0.2.1:4318", any), "not ours");
+        let own_v6: std::net::SocketAddr = "[::1]:9".parse().expect("addr");
+        assert!(names_addr("http://127.0.0.1:9", own_v6));
     }
 }

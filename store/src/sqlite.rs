@@ -89,6 +89,58 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     tx.commit().map_err(backend)
 }
 
+/// Refuses a database path, or one of the files SQLite opens beside it
+/// (`-wal`, `-shm`, `-journal`), that exists and is not a regular file
+/// (after symlinks): opening a FIFO blocks until a writer comes, and a
+/// device or a directory is no database. `stat` never blocks.
+fn check_file_types(path: &Path) -> Result<(), StoreError> {
+    let mut siblings = vec![path.to_path_buf()];
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        siblings.push(name.into());
+    }
+    for (i, file) in siblings.iter().enumerate() {
+        let Ok(meta) = std::fs::metadata(file) else {
+            continue;
+        };
+        if meta.is_file() {
+            continue;
+        }
+        let what = file_kind(&meta.file_type());
+        let which = if i == 0 {
+            "the store's path".to_owned()
+        } else {
+            format!("the store's {} file", ["", "-wal", "-shm", "-journal"][i])
+        };
+        return Err(StoreError::Backend(format!(
+            "{which} is {what}, not a database file"
+        )));
+    }
+    Ok(())
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// A SQLite store.
 pub struct SqliteStore {
     conn: Mutex<Connection>,
@@ -103,12 +155,14 @@ impl std::fmt::Debug for SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        check_file_types(path)?;
         let conn = Connection::open(path).map_err(backend)?;
         Self::prepare(conn, true)
     }
 
     /// Opens an existing database read-only (for `tether history`).
     pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        check_file_types(path)?;
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -597,6 +597,25 @@ fn the_locks_hold_token_host_origin_bodies_and_caller_supplied_targets() {
         r#"{{"session_id":"alpha","server_name":"{}"}}"#,
         "x".repeat(64 * 1024)
     );
+    // Every refusal is a status-error document, the framework's own too:
+    // a body past the cap, 5 KB (just over it) or 64 KB, and a wrong method.
+    for size in [5 * 1024, 64 * 1024] {
+        let big = format!(
+            r#"{{"session_id":"alpha","server_name":"{}"}}"#,
+            "x".repeat(size)
+        );
+        let answer = fx.post("/api/v1/endpoint-test", &big);
+        assert_eq!(answer.status, 413);
+        assert_eq!(answer.json()["error"], "too_large", "{}", answer.body);
+    }
+    let answer = fx.post("/api/v1/sessions", "{}");
+    assert_eq!(answer.status, 405);
+    assert_eq!(
+        answer.json()["error"],
+        "method_not_allowed",
+        "{}",
+        answer.body
+    );
     assert_eq!(fx.post("/api/v1/endpoint-test", &big).status, 413);
     let plain = request(
         addr,

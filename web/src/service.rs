@@ -413,7 +413,7 @@ async fn guard(State(policy): State<Arc<HostPolicy>>, request: Request, next: Ne
     }
     let request = BodyCap(BODY_LIMIT).limit(request);
     let is_page = matches!(request.uri().path(), "/" | "/view.js" | "/view.css");
-    let mut response = next.run(request).await;
+    let mut response = in_the_error_shape(next.run(request).await);
     let h = response.headers_mut();
     h.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
@@ -426,6 +426,49 @@ async fn guard(State(policy): State<Arc<HostPolicy>>, request: Request, next: Ne
         add_cors(h, origin.as_deref());
     }
     response
+}
+
+/// Every refusal is a `status-error` document, whoever made it: the
+/// framework's own rejections (a body past the cap while an extractor read
+/// it, a wrong method, a path that does not parse) come as plain text, and
+/// are rewritten here with a stable code for their status.
+fn in_the_error_shape(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (code, message) = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => (
+            GuardRefusal::TooLarge.code(),
+            format!("the request body is over the service's {BODY_LIMIT}-byte cap"),
+        ),
+        StatusCode::METHOD_NOT_ALLOWED => (
+            "method_not_allowed",
+            "this resource does not answer that method".to_owned(),
+        ),
+        StatusCode::NOT_FOUND => ("not_found", "no such resource".to_owned()),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+            "invalid_request",
+            "send the body as application/json".to_owned(),
+        ),
+        s if s.is_client_error() => (
+            "invalid_request",
+            "the request could not be read".to_owned(),
+        ),
+        _ => ("internal", "the service failed to answer".to_owned()),
+    };
+    let mut shaped = error(status, code, message);
+    // Keep what the framework said about the method (`Allow`).
+    if let Some(allow) = response.headers().get(axum::http::header::ALLOW) {
+        shaped
+            .headers_mut()
+            .insert(axum::http::header::ALLOW, allow.clone());
+    }
+    shaped
 }
 
 fn add_cors(h: &mut HeaderMap, origin: Option<&str>) {

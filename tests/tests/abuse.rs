@@ -1,0 +1,241 @@
+//! Hostile input against the CLI and every listener: each class of abuse
+//! is bounded, refused in the documented shape, or made harmless, and says
+//! what happened. One test per class, with more than one shape where the
+//! class has them.
+
+use std::path::Path;
+use std::process::Command;
+
+use tether_tests::workspace_bin;
+
+fn tether(home: &Path) -> Command {
+    let mut cmd = Command::new(workspace_bin("tether"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .current_dir(home);
+    cmd
+}
+
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records")
+}
+
+/// What a terminal would act on: every control byte but a line break and a
+/// tab, and the bidi marks that reorder text.
+fn terminal_controls(bytes: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(bytes);
+    text.char_indices()
+        .filter(|(_, c)| {
+            (c.is_control() && *c != '\n' && *c != '\t')
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .map(|(i, c)| {
+            let from = text[..i].char_indices().rev().nth(20).map_or(0, |(j, _)| j);
+            format!("{c:?} after {:?}", &text[from..i])
+        })
+        .collect()
+}
+
+/// The escape sequences planted: clear the screen, set the window title,
+/// ring the bell, reorder the line, and a C1 control.
+const PLANTED: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7}\u{202e}x\u{9b}";
+
+/// GIVEN a home whose transcript file names, project folder, skill folder,
+/// server names, commands and URLs all hold escape sequences WHEN `tether
+/// sessions list`, `sessions show`, `inventory` (table and `--json`) and
+/// `inventory --test` print them THEN no byte a terminal acts on reaches
+/// stdout or stderr: each is shown as its visible escape.
+#[test]
+fn escape_bytes_never_reach_the_terminal_from_any_printed_field() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(fixtures().join("claude/."))
+        .arg(home)
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let projects = home.join(".claude/projects");
+    let project = projects.join(format!("-tmp-{PLANTED}"));
+    std::fs::rename(projects.join("-tmp--tmpf23dO3"), &project).expect("rename");
+    // A transcript with a planted name: one record Tether does not read
+    // (a `?` line) and one line that is not JSON.
+    let original = project.join("2d8efbcf-e501-440d-89ec-66cb10f9d678.jsonl");
+    let mut text = std::fs::read_to_string(&original).expect("transcript");
+    text.push_str(&format!(
+        "{{\"type\":\"{PLANTED}-kind\",\"sessionId\":\"2d8efbcf-e501-440d-89ec-66cb10f9d678\"}}\n"
+    ));
+    std::fs::write(project.join(format!("{PLANTED}.jsonl")), &text).expect("write");
+    std::fs::write(
+        project.join(format!("broken{PLANTED}.jsonl")),
+        b"\xff\xfe{not json\n",
+    )
+    .expect("write");
+    // A skill folder and servers with planted names, commands and URLs.
+    let skill = home.join(format!(".claude/skills/{PLANTED}"));
+    std::fs::create_dir_all(&skill).expect("skill");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!("---\nname: {PLANTED}\ndescription: {PLANTED}\n---\n"),
+    )
+    .expect("skill");
+    std::fs::write(
+        home.join(".claude.json"),
+        serde_json::json!({"mcpServers": {
+            format!("srv{PLANTED}"): {"command": format!("/nonexistent/{PLANTED}/bin"), "args": [PLANTED]},
+            "web": {"type": "http", "url": format!("http://127.0.0.1:1/{PLANTED}"), "headers": {"X": PLANTED}},
+        }})
+        .to_string(),
+    )
+    .expect("config");
+
+    let runs: [&[&str]; 6] = [
+        &["sessions", "list"],
+        &["sessions", "list", "--json"],
+        &["sessions", "show", "2d8e"],
+        &["inventory"],
+        &["inventory", "--json"],
+        &["inventory", "--test", "--timeout", "5"],
+    ];
+    for args in runs {
+        let out = tether(home).args(args).output().expect("tether runs");
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{args:?} exited {code:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let found = terminal_controls(bytes);
+            assert!(
+                found.is_empty(),
+                "{args:?} {stream} holds what a terminal acts on: {found:?}"
+            );
+        }
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if args == ["sessions", "list"] {
+            assert!(
+                all.contains("\\u001b[2J\\u001b]0;pwned\\u0007"),
+                "the planted path is shown, visibly: {all}"
+            );
+        }
+    }
+}
+
+/// Runs `tether` with a bound: a command that hangs fails the test instead
+/// of hanging it.
+fn bounded(mut cmd: Command, secs: u64) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    let child = cmd.spawn().expect("tether starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(out) => out.expect("tether ran"),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &format!("-{pid}")])
+                .status();
+            panic!("tether did not finish within {secs} s");
+        }
+    }
+}
+
+/// GIVEN a store path (or the WAL file beside it) that is a FIFO, a
+/// directory or a device WHEN `tether serve`, `history`, `sessions import`
+/// and `inventory --record` are pointed at it THEN each exits 1 at once
+/// with a sentence saying what the path is, and nothing hangs.
+#[test]
+fn a_store_path_that_is_not_a_file_is_refused_at_once() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    let fifo = home.join("store.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let with_wal = home.join("wal.db");
+    std::fs::write(&with_wal, b"").expect("an empty database");
+    let wal = home.join("wal.db-wal");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&wal)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let dir = home.join("a-folder.db");
+    std::fs::create_dir(&dir).expect("dir");
+    let cases = [
+        (fifo.display().to_string(), "a FIFO"),
+        (with_wal.display().to_string(), "-wal file is a FIFO"),
+        (dir.display().to_string(), "a directory"),
+        ("/dev/zero".to_owned(), "a device"),
+    ];
+    for (db, what) in &cases {
+        let runs: [Vec<&str>; 4] = [
+            vec!["serve", "--db", db],
+            vec!["history", "--db", db],
+            vec!["sessions", "import", "--db", db],
+            vec!["inventory", "--record", "--db", db],
+        ];
+        for args in runs {
+            let mut cmd = tether(home);
+            cmd.args(&args);
+            let out = bounded(cmd, 30);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains(what), "{args:?} says what the path is: {err}");
+        }
+    }
+}
+
+/// GIVEN `tether collect` on a port WHEN `--forward` names that same
+/// receiver in any form that reaches it (`0.0.0.0`, `[::]`, the integer and
+/// short forms, IPv4-mapped IPv6, `localhost`) THEN it is refused as a loop
+/// with exit 2, before anything is forwarded.
+#[test]
+fn collect_refuses_every_forward_that_reaches_itself() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    for host in [
+        "0.0.0.0",
+        "[::]",
+        "0",
+        "127.1",
+        "2130706433",
+        "[::ffff:127.0.0.1]",
+        "localhost",
+        "127.0.0.2",
+    ] {
+        let mut cmd = tether(tmp.path());
+        cmd.args([
+            "collect",
+            "--addr",
+            &format!("127.0.0.1:{port}"),
+            "--forward",
+            &format!("http://{host}:{port}"),
+        ]);
+        let out = bounded(cmd, 30);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{host}: {err}");
+        assert!(err.contains("would loop"), "{host}: {err}");
+    }
+}
