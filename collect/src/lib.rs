@@ -248,9 +248,13 @@ impl Receiver {
         let cancel = CancellationToken::new();
         let stop = cancel.clone();
         let task = tokio::spawn(async move {
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
+            let served = tether_guard::serve(
+                listener,
+                router,
+                tether_guard::ConnectionLimits::default(),
+                async move { stop.cancelled().await },
+            )
+            .await;
             if let Err(err) = served {
                 tracing::warn!(%err, "the OTLP receiver stopped");
             }
@@ -401,6 +405,7 @@ async fn export(
                 "send the receiver's token as `Authorization: Bearer …` (OTEL_EXPORTER_OTLP_HEADERS)"
             }
             Refusal::TooLarge => "the body is too large",
+            Refusal::TimedOut => "the body did not arrive in time",
         };
         return status(refusal.status(), encoding, why);
     }
@@ -422,6 +427,14 @@ async fn export(
         .await
     {
         Ok(body) => body,
+        Err(Refusal::TimedOut) => {
+            Stats::bump(&inner.stats.malformed);
+            return status(
+                StatusCode::REQUEST_TIMEOUT,
+                Some(encoding),
+                "the body did not arrive in time",
+            );
+        }
         Err(_) => {
             Stats::bump(&inner.stats.too_large);
             return status(

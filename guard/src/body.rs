@@ -12,10 +12,12 @@ pub struct BodyCap(pub usize);
 impl BodyCap {
     /// Reads a whole body, refusing it as soon as it passes the cap (the rest
     /// is never read).
+    /// A body that did not arrive in time ([`crate::serve`]'s deadline) is
+    /// [`Refusal::TimedOut`].
     pub async fn read(self, body: Body) -> Result<Bytes, Refusal> {
         axum::body::to_bytes(body, self.0)
             .await
-            .map_err(|_| Refusal::TooLarge)
+            .map_err(|err| refusal_for(&err))
     }
 
     /// Wraps a request's body so that whoever reads it (a handler, rmcp's
@@ -23,6 +25,19 @@ impl BodyCap {
     pub fn limit(self, request: Request) -> Request {
         request.map(|body| Body::new(http_body_util::Limited::new(body, self.0)))
     }
+}
+
+/// What a failed body read means: too slow if the deadline stopped it,
+/// too large otherwise.
+pub fn refusal_for(err: &(dyn std::error::Error + 'static)) -> Refusal {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cause {
+        if e.downcast_ref::<crate::serve::BodyTimeout>().is_some() {
+            return Refusal::TimedOut;
+        }
+        cause = e.source();
+    }
+    Refusal::TooLarge
 }
 
 #[cfg(test)]

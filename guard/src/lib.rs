@@ -11,6 +11,9 @@
 //! - [`HostPolicy`]: exact `Host` authorities (the DNS-rebinding defence) and
 //!   what an `Origin` header may say;
 //! - [`BodyCap`]: a hard bound on what a request body may hold;
+//! - [`serve`]: the one accept loop every HTTP listener runs: header and
+//!   body deadlines, and a cap on connections that idle sockets cannot
+//!   fill;
 //! - [`Authorizer`] and [`Action`]: the host's one say over who sees and acts
 //!   on which session, past the token.
 //!
@@ -24,11 +27,13 @@ mod authorize;
 mod body;
 mod host;
 mod secret;
+pub mod serve;
 
 pub use authorize::{Action, Authorizer, allow_all};
-pub use body::BodyCap;
+pub use body::{BodyCap, refusal_for};
 pub use host::{HostPolicy, OriginRule};
 pub use secret::{Token, authorization, bearer_token, constant_time_eq, random_hex};
+pub use serve::{ConnectionLimits, ConnectionStats, serve};
 
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
@@ -44,6 +49,8 @@ pub enum Refusal {
     Unauthorized,
     /// The body is larger than the listener's cap.
     TooLarge,
+    /// The body did not arrive within the listener's deadline.
+    TimedOut,
 }
 
 impl Refusal {
@@ -54,6 +61,7 @@ impl Refusal {
             Refusal::BadOrigin => StatusCode::FORBIDDEN,
             Refusal::Unauthorized => StatusCode::UNAUTHORIZED,
             Refusal::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Refusal::TimedOut => StatusCode::REQUEST_TIMEOUT,
         }
     }
 
@@ -64,6 +72,7 @@ impl Refusal {
             Refusal::BadOrigin => "bad_origin",
             Refusal::Unauthorized => "unauthorized",
             Refusal::TooLarge => "too_large",
+            Refusal::TimedOut => "timed_out",
         }
     }
 }

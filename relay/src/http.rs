@@ -35,7 +35,6 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use futures::StreamExt;
 use tether_core::spec::KeyValue;
 use tether_guard::{BodyCap, HostPolicy, Refusal, Token};
@@ -143,12 +142,17 @@ pub(crate) fn start(
         let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
             return;
         };
-        // Each answer goes out as written: no Nagle wait behind the agent's
-        // delayed ACK (40 ms a round trip otherwise).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        if let Err(err) = axum::serve(listener, app).await {
+        // The guard's accept loop: bounded connections, and each answer
+        // goes out as written (no Nagle wait behind the agent's delayed
+        // ACK, 40 ms a round trip otherwise).
+        if let Err(err) = tether_guard::serve(
+            listener,
+            app,
+            tether_guard::ConnectionLimits::default(),
+            std::future::pending(),
+        )
+        .await
+        {
             tracing::debug!(%err, "the HTTP relay stopped");
         }
     });
@@ -169,11 +173,15 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
             Refusal::BadOrigin => "cross-origin requests are refused\n",
             Refusal::Unauthorized => "the relay token is missing or wrong\n",
             Refusal::TooLarge => "request body too large\n",
+            Refusal::TimedOut => "request body did not arrive in time\n",
         };
         return refuse(refusal.status(), why);
     }
     let body = match BodyCap(MAX_REQUEST_BYTES).read(body).await {
         Ok(body) => body,
+        Err(refusal @ Refusal::TimedOut) => {
+            return refuse(refusal.status(), "request body did not arrive in time\n");
+        }
         Err(refusal) => return refuse(refusal.status(), "request body too large\n"),
     };
     if !body.is_empty() {

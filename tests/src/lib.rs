@@ -107,6 +107,18 @@ pub fn peer(relative: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// Kills the process group `child` leads (everything it started) and
+/// reaps the leader.
+pub fn kill_group(child: &mut std::process::Child) {
+    // `--`: procps reads a bare negative pid as an option.
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(std::process::Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Live (not zombie) processes whose command line holds `token`, read from
 /// `/proc`: what a cleanup test asserts is empty.
 pub fn living_with(token: &str) -> Vec<u32> {

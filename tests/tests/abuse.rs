@@ -144,8 +144,9 @@ fn bounded(mut cmd: Command, secs: u64) -> std::process::Output {
     match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
         Ok(out) => out.expect("tether ran"),
         Err(_) => {
+            // The waiting thread owns the child: kill its group by id.
             let _ = Command::new("kill")
-                .args(["-KILL", &format!("-{pid}")])
+                .args(["-KILL", "--", &format!("-{pid}")])
                 .status();
             panic!("tether did not finish within {secs} s");
         }
@@ -238,4 +239,171 @@ fn collect_refuses_every_forward_that_reaches_itself() {
         assert_eq!(out.status.code(), Some(2), "{host}: {err}");
         assert!(err.contains("would loop"), "{host}: {err}");
     }
+}
+
+/// Starts `tether ARGS --json` under a 1,024-open-file limit (the common
+/// default) and reads its first line: the document with the address and
+/// token.
+fn start_limited(home: &Path, args: &[&str]) -> (std::process::Child, serde_json::Value) {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let mut child = Command::new("prlimit")
+        .arg("--nofile=1024:1024")
+        .arg(workspace_bin("tether"))
+        .args(args)
+        .arg("--json")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .current_dir(home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("prlimit runs tether");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("a first line");
+    let doc = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    (child, doc)
+}
+
+/// Holds `n` idle sockets to `port`, from helper processes of 500 each (a
+/// test process may itself have only 1,024 files); they end with the guard.
+struct IdleSockets(Vec<std::process::Child>);
+
+impl IdleSockets {
+    fn open(port: u16, n: usize) -> IdleSockets {
+        use std::io::BufRead;
+        let mut helpers = Vec::new();
+        let mut left = n;
+        while left > 0 {
+            let here = left.min(500);
+            left -= here;
+            let mut child = Command::new("python3")
+                .args([
+                    "-c",
+                    "import socket,sys,time\n\
+                     s=[socket.create_connection(('127.0.0.1',int(sys.argv[1]))) for _ in range(int(sys.argv[2]))]\n\
+                     print('ready',flush=True)\n\
+                     time.sleep(120)",
+                    &port.to_string(),
+                    &here.to_string(),
+                ])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("python3");
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.take().expect("stdout"))
+                .read_line(&mut line)
+                .expect("ready");
+            assert_eq!(line.trim(), "ready", "the idle sockets connected");
+            helpers.push(child);
+        }
+        IdleSockets(helpers)
+    }
+}
+
+impl Drop for IdleSockets {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection, answered within `bound`:
+/// its status line.
+fn status_within(addr: &str, raw: &str, body: &[u8], bound: std::time::Duration) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(bound)).expect("timeout");
+    stream.write_all(raw.as_bytes()).expect("write");
+    stream.write_all(body).expect("body");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !got.windows(2).any(|w| w == b"\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(err) => panic!("no answer within {bound:?}: {err}"),
+        }
+    }
+    String::from_utf8_lossy(&got)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn stop(mut child: std::process::Child) {
+    tether_tests::kill_group(&mut child);
+}
+
+/// GIVEN `tether collect` and `tether serve`, each under a 1,024-file
+/// limit, and 1,100 sockets to each that connect and send nothing WHEN the
+/// harness sends its export (and a page asks for its sessions) THEN each is
+/// answered within 5 s: idle sockets make room instead of shutting the
+/// harness out.
+#[test]
+fn eleven_hundred_idle_sockets_never_shut_out_the_harness() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    let bound = std::time::Duration::from_secs(5);
+
+    let (collect, doc) = start_limited(home, &["collect", "--addr", "127.0.0.1:0"]);
+    let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let addr = endpoint.trim_start_matches("http://").to_owned();
+    let port: u16 = addr
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let idle = IdleSockets::open(port, 1100);
+    for _ in 0..3 {
+        let status = status_within(
+            &addr,
+            &format!(
+                "POST /v1/logs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            b"",
+            bound,
+        );
+        assert_eq!(
+            status, "HTTP/1.1 200 OK",
+            "the harness's export is answered"
+        );
+    }
+    drop(idle);
+    stop(collect);
+
+    let db = home.join("tether.db");
+    tether_store::SqliteStore::open(&db).expect("an empty store");
+    let (serve, doc) = start_limited(home, &["serve", "--db", db.to_str().expect("utf-8")]);
+    let url = doc["url"].as_str().expect("url").to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let addr = url.trim_start_matches("http://").to_owned();
+    let port: u16 = addr
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let idle = IdleSockets::open(port, 1100);
+    for _ in 0..3 {
+        let status = status_within(
+            &addr,
+            &format!(
+                "GET /api/v1/sessions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+            ),
+            b"",
+            bound,
+        );
+        assert_eq!(status, "HTTP/1.1 200 OK", "the page's request is answered");
+    }
+    drop(idle);
+    stop(serve);
 }

@@ -682,11 +682,7 @@ fn codex_app_server(bin: &Path, home: &Path, cwd: &Path, method: &str) -> Value 
     struct Group(std::process::Child);
     impl Drop for Group {
         fn drop(&mut self) {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", self.0.id())])
-                .status();
-            let _ = self.0.kill();
-            let _ = self.0.wait();
+            tether_tests::kill_group(&mut self.0);
         }
     }
     let _group = Group(child);

@@ -19,7 +19,7 @@ use tether_core::vocab::{EvidenceKind, Trigger};
 use tether_diagnostics::api::Diagnostics;
 use tether_diagnostics::endpoint_check::CheckLimits;
 use tether_hub::AttemptRequest;
-use tether_tests::{acp_hub as hub, stdio_server, workspace_bin};
+use tether_tests::{acp_hub as hub, kill_group, stdio_server, workspace_bin};
 use tether_web::StatusService;
 
 const SECRET: &str = "sk-web-planted-5f0c1e2d3a4b";
@@ -288,15 +288,6 @@ impl Drop for Killed {
     fn drop(&mut self) {
         kill_group(&mut self.0);
     }
-}
-
-fn kill_group(child: &mut Child) {
-    // `--`: procps reads a bare negative pid as an option.
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
-        .stderr(Stdio::null())
-        .status();
-    let _ = child.wait();
 }
 
 /// `tether serve --json --db DB` in its own process group, killed with it

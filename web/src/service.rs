@@ -240,9 +240,13 @@ impl StatusService {
         let cancel = CancellationToken::new();
         let stop = cancel.clone();
         let task = tokio::spawn(async move {
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled().await })
-                .await;
+            let served = tether_guard::serve(
+                listener,
+                router,
+                tether_guard::ConnectionLimits::default(),
+                async move { stop.cancelled().await },
+            )
+            .await;
             if let Err(err) = served {
                 tracing::warn!(%err, "the status service stopped");
             }

@@ -211,10 +211,14 @@ impl ObservedEndpoint {
         let serve_cancel = cancel.clone();
         let http_task = tokio::spawn(async move {
             let shutdown = serve_cancel.cancelled_owned();
-            let router = router.into_make_service_with_connect_info::<SocketAddr>();
-            if let Err(err) = axum::serve(http_listener, router)
-                .with_graceful_shutdown(shutdown)
-                .await
+            // The peer's address is in each request (`ConnectInfo`).
+            if let Err(err) = tether_guard::serve(
+                http_listener,
+                router,
+                tether_guard::ConnectionLimits::default(),
+                shutdown,
+            )
+            .await
             {
                 tracing::warn!(%err, "observed endpoint's HTTP server stopped");
             }
