@@ -407,3 +407,140 @@ fn eleven_hundred_idle_sockets_never_shut_out_the_harness() {
     drop(idle);
     stop(serve);
 }
+
+/// Opens `GET path` as an event stream and reads until its first event is
+/// whole (or its refusal is); the stream stays open.
+fn open_stream(addr: &str, token: &str, path: &str) -> (std::net::TcpStream, String) {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+    )
+    .expect("write");
+    let head = read_event(&mut stream, None);
+    (stream, head)
+}
+
+/// Reads from `stream` until `want` (a whole event) has arrived, or, with
+/// `None`, the response's head and its first event.
+fn read_event(stream: &mut std::net::TcpStream, want: Option<&str>) -> String {
+    use std::io::Read;
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let text = String::from_utf8_lossy(&got);
+        let done = match want {
+            // Chunked: an event's end is followed by the chunk's CRLF.
+            Some(w) => text.find(w).is_some_and(|at| text[at..].contains("\n\n")),
+            // A refusal's whole JSON body, or the head and a first event.
+            None => text.find("\r\n\r\n").is_some_and(|head| {
+                if text.starts_with("HTTP/1.1 200") {
+                    text[head..].contains("}\n\n")
+                } else {
+                    text.ends_with('}')
+                }
+            }),
+        };
+        if done {
+            return text.into_owned();
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => return text.into_owned(),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(err) => panic!("the stream stalled: {err}"),
+        }
+    }
+}
+
+/// GIVEN the status service over a hub with 2,000 sessions WHEN 60 pages
+/// follow the session list (`/api/v1/events`) and the list changes three
+/// times THEN every stream gets every change, the service grows by far less
+/// than one copy of the list per stream, and a stream past the cap is a
+/// `429` in the documented shape.
+#[test]
+fn event_streams_cost_does_not_grow_with_the_store_and_they_are_capped() {
+    use std::io::{BufRead, Write};
+    use std::os::unix::process::CommandExt;
+    let mut host = Command::new(workspace_bin("tether-fleet-host"))
+        .args(["--sessions", "2000"])
+        .process_group(0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("fleet host");
+    let mut lines = std::io::BufReader::new(host.stdout.take().expect("stdout")).lines();
+    let first = lines.next().expect("a line").expect("read");
+    let doc: serde_json::Value = serde_json::from_str(&first).expect("json");
+    let url = doc["url"].as_str().expect("url");
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let addr = url.trim_start_matches("http://").to_owned();
+    let pid = host.id().to_string();
+
+    let (mut probe, head) = open_stream(&addr, &token, "/api/v1/events");
+    assert!(
+        head.contains("event: sessions"),
+        "{}",
+        &head[..head.len().min(300)]
+    );
+    let list_bytes = head.len();
+    assert!(
+        list_bytes > 200_000,
+        "the list is large: {list_bytes} bytes"
+    );
+    let before = tether_tests::rss_kib(&pid);
+    let mut streams = vec![];
+    for _ in 0..59 {
+        streams.push(open_stream(&addr, &token, "/api/v1/events").0);
+    }
+    let mut stdin = host.stdin.take().expect("stdin");
+    for change in 0..3 {
+        writeln!(stdin, "new change-{change}").expect("command");
+        let answer = lines.next().expect("a line").expect("read");
+        assert!(answer.starts_with("ok "), "{answer}");
+        for stream in streams.iter_mut().chain(std::iter::once(&mut probe)) {
+            read_event(stream, Some(&format!("change-{change}")));
+        }
+    }
+    let after = tether_tests::rss_kib(&pid);
+    let grown_kib = after.saturating_sub(before);
+    // One copy of the list per stream would be 60 × the list.
+    let one_copy_each_kib = 60 * list_bytes as u64 / 1024;
+    eprintln!(
+        "60 list streams over 2,000 sessions: the service grew {grown_kib} KiB (one copy of the list each: {one_copy_each_kib} KiB)"
+    );
+    assert!(
+        grown_kib * 4 < one_copy_each_kib,
+        "60 streams grew the service by {grown_kib} KiB; one copy each is {one_copy_each_kib} KiB"
+    );
+    // The cap: 64 streams in all; the next is refused in the documented shape.
+    let mut more = vec![];
+    for _ in 0..4 {
+        more.push(open_stream(&addr, &token, "/api/v1/fleet/events").0);
+    }
+    let (_refused, answer) = open_stream(&addr, &token, "/api/v1/events");
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(
+        answer.contains("\"error\":\"too_many_streams\""),
+        "{answer}"
+    );
+    // A closed stream gives its place back.
+    drop(more.pop());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_s, answer) = open_stream(&addr, &token, "/api/v1/fleet/events");
+        if answer.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the place was never given back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = writeln!(stdin, "quit");
+    tether_tests::kill_group(&mut host);
+}

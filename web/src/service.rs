@@ -20,7 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use futures::stream::{self, Stream};
+use futures::stream::{self, Stream, StreamExt};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -43,6 +43,8 @@ use crate::source::{HubSource, StatusSource, StoreSource};
 pub const BODY_LIMIT: usize = 4 * 1024;
 /// How often an idle stream sends a heartbeat comment.
 pub const HEARTBEAT: Duration = Duration::from_secs(10);
+/// Event streams open at once, across every stream route; past it, `429`.
+pub const STREAM_CAP: usize = 64;
 /// The session list is re-read at least this often (a removed session, say).
 const LIST_RECHECK: Duration = Duration::from_secs(1);
 /// Changes closer together than this are coalesced into one list event.
@@ -69,6 +71,11 @@ struct Inner {
     summaries: ListCache<Vec<SessionSummary>>,
     /// The fleet page's index, shared the same way.
     fleet: ListCache<FleetIndex>,
+    /// The session list as one `sessions` event, encoded once per change
+    /// and shared by every list stream (each keeps only its hash).
+    list_frame: ListCache<(u64, Bytes)>,
+    /// Permits for open event streams ([`STREAM_CAP`] by default).
+    streams: Arc<tokio::sync::Semaphore>,
 }
 
 /// Something built from every session, shared by all readers: rebuilt when
@@ -134,6 +141,8 @@ impl StatusService {
                 heartbeat: HEARTBEAT,
                 summaries: ListCache::default(),
                 fleet: ListCache::default(),
+                list_frame: ListCache::default(),
+                streams: Arc::new(tokio::sync::Semaphore::new(STREAM_CAP)),
             }),
         }
     }
@@ -162,6 +171,12 @@ impl StatusService {
     /// Uses this token instead of a fresh one (a host that hands it out itself).
     pub fn with_token(mut self, token: ApiToken) -> Self {
         self.inner_mut().token = token;
+        self
+    }
+
+    /// At most `cap` event streams open at once (past it, `429`).
+    pub fn with_stream_cap(mut self, cap: usize) -> Self {
+        self.inner_mut().streams = Arc::new(tokio::sync::Semaphore::new(cap.max(1)));
         self
     }
 
@@ -657,10 +672,37 @@ async fn session_diagnostics(
     }
 }
 
+/// A stream's permit, or the `429` that says the cap is reached.
+fn stream_permit(service: &StatusService) -> Result<tokio::sync::OwnedSemaphorePermit, Response> {
+    Arc::clone(&service.inner.streams)
+        .try_acquire_owned()
+        .map_err(|_| {
+            let mut refused = error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_streams",
+                "too many event streams are open on this service; close one, or retry later",
+            );
+            refused.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from_static("5"),
+            );
+            refused
+        })
+}
+
 fn sse<S>(service: &StatusService, events: S) -> Response
 where
     S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
 {
+    let permit = match stream_permit(service) {
+        Ok(permit) => permit,
+        Err(refused) => return refused,
+    };
+    // The permit lives as long as the stream.
+    let events = events.map(move |event| {
+        let _held = &permit;
+        event
+    });
     Sse::new(events)
         .keep_alive(
             KeepAlive::new()
@@ -668,6 +710,53 @@ where
                 .text("heartbeat"),
         )
         .into_response()
+}
+
+/// An event stream of frames already encoded (shared, never copied per
+/// stream), with the same heartbeat and cap as [`sse`].
+fn sse_frames<S>(service: &StatusService, frames: S) -> Response
+where
+    S: Stream<Item = Bytes> + Send + 'static,
+{
+    let permit = match stream_permit(service) {
+        Ok(permit) => permit,
+        Err(refused) => return refused,
+    };
+    let every = service.inner.heartbeat;
+    let heartbeats = stream::unfold((), move |()| async move {
+        tokio::time::sleep(every).await;
+        Some((Bytes::from_static(b":heartbeat\n\n"), ()))
+    });
+    let body = stream::select(frames, heartbeats).map(move |frame| {
+        let _held = &permit;
+        Ok::<_, Infallible>(frame)
+    });
+    (
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("text/event-stream")),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        axum::body::Body::from_stream(body),
+    )
+        .into_response()
+}
+
+/// The session list as one encoded `sessions` event, and its hash.
+fn list_frame(service: &StatusService) -> Arc<(u64, Bytes)> {
+    service
+        .inner
+        .list_frame
+        .get(service.inner.source.as_ref(), |_, _| {
+            use std::hash::{Hash, Hasher};
+            let data = serde_json::to_string(&session_list(service)).unwrap_or_default();
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            data.hash(&mut hasher);
+            let mut frame = Vec::with_capacity(data.len() + 32);
+            frame.extend_from_slice(b"event: sessions\ndata: ");
+            frame.extend_from_slice(data.as_bytes());
+            frame.extend_from_slice(b"\n\n");
+            (hasher.finish(), Bytes::from(frame))
+        })
 }
 
 fn status_event(history: &AttachmentHistory, actions: bool) -> Event {
@@ -706,18 +795,20 @@ async fn session_events(State(service): State<StatusService>, Path(id): Path<Str
 }
 
 /// The session list first, then again whenever it changed (coalesced).
+/// A stream keeps only the hash of what it sent: its cost does not grow
+/// with the store, and every stream sends the one shared encoding.
 async fn list_events(State(service): State<StatusService>) -> Response {
     let generation = service.inner.source.generation();
-    let events = stream::unfold(
-        (service.clone(), generation, None::<String>),
+    let frames = stream::unfold(
+        (service.clone(), generation, None::<u64>),
         |(service, mut generation, last)| async move {
             loop {
                 generation.borrow_and_update();
-                let list = session_list(&service);
-                let data = serde_json::to_string(&list).unwrap_or_default();
-                if last.as_deref() != Some(&data) {
-                    let event = Event::default().event("sessions").data(data.clone());
-                    return Some((Ok(event), (service, generation, Some(data))));
+                let shared = list_frame(&service);
+                let (hash, frame) = (shared.0, shared.1.clone());
+                drop(shared);
+                if last != Some(hash) {
+                    return Some((frame, (service, generation, Some(hash))));
                 }
                 tokio::select! {
                     changed = generation.changed() => {
@@ -731,7 +822,7 @@ async fn list_events(State(service): State<StatusService>) -> Response {
             }
         },
     );
-    sse(&service, events)
+    sse_frames(&service, frames)
 }
 
 // === The fleet page ===
