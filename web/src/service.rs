@@ -672,31 +672,30 @@ async fn session_diagnostics(
     }
 }
 
-/// A stream's permit, or the `429` that says the cap is reached.
-fn stream_permit(service: &StatusService) -> Result<tokio::sync::OwnedSemaphorePermit, Response> {
-    Arc::clone(&service.inner.streams)
-        .try_acquire_owned()
-        .map_err(|_| {
-            let mut refused = error(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_streams",
-                "too many event streams are open on this service; close one, or retry later",
-            );
-            refused.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                HeaderValue::from_static("5"),
-            );
-            refused
-        })
+/// A stream's permit, if the cap leaves one.
+fn stream_permit(service: &StatusService) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    Arc::clone(&service.inner.streams).try_acquire_owned().ok()
+}
+
+/// The `429` past the stream cap.
+fn too_many_streams() -> Response {
+    let mut refused = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_streams",
+        "too many event streams are open on this service; close one, or retry later",
+    );
+    refused
+        .headers_mut()
+        .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("5"));
+    refused
 }
 
 fn sse<S>(service: &StatusService, events: S) -> Response
 where
     S: Stream<Item = Result<Event, Infallible>> + Send + 'static,
 {
-    let permit = match stream_permit(service) {
-        Ok(permit) => permit,
-        Err(refused) => return refused,
+    let Some(permit) = stream_permit(service) else {
+        return too_many_streams();
     };
     // The permit lives as long as the stream.
     let events = events.map(move |event| {
@@ -718,9 +717,8 @@ fn sse_frames<S>(service: &StatusService, frames: S) -> Response
 where
     S: Stream<Item = Bytes> + Send + 'static,
 {
-    let permit = match stream_permit(service) {
-        Ok(permit) => permit,
-        Err(refused) => return refused,
+    let Some(permit) = stream_permit(service) else {
+        return too_many_streams();
     };
     let every = service.inner.heartbeat;
     let heartbeats = stream::unfold((), move |()| async move {
