@@ -7,7 +7,8 @@
 //!   (`opentelemetry-proto`, [`decode`]).
 //! - It answers as the OTLP/HTTP specification says: `200` with the signal's
 //!   export response; `400` for a body that is not the request its path
-//!   names; `413` past the body or decompression cap; `415` for another
+//!   names; `413` past the body or decompression cap, or for a body that
+//!   would decode into more than its cap ([`budget`]); `415` for another
 //!   content type or encoding; `503` with `Retry-After` when its queue is
 //!   full. Error bodies are an OTLP `Status` in the request's encoding. It
 //!   never makes a harness wait: decoding is bounded by the caps and the
@@ -23,6 +24,7 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`collect/`), each
 //! with the test that checks it.
 
+pub mod budget;
 pub mod decode;
 pub mod forward;
 pub mod records;
@@ -56,10 +58,13 @@ pub struct ReceiverConfig {
     pub body_cap: usize,
     /// The most a body may hold once decompressed.
     pub decompressed_cap: usize,
+    /// The most a body may decode into ([`budget::estimate`], known before
+    /// decoding); past it, `413`. Bounds what a small body can become.
+    pub decoded_cap: usize,
     /// Decoded batches waiting for the consumer; past it, `503`.
     pub queue: usize,
-    /// Decompressed bytes those batches came from, at most (their decoded
-    /// form is a small multiple); past it, `503`. Bounds the queue's memory
+    /// What those batches take decoded (their estimates, reserved before
+    /// each decode), at most; past it, `503`. Bounds the queue's memory
     /// whatever the batches hold.
     pub queue_bytes: usize,
     /// Bodies decoded at once; past it, `503` at once (memory stays bounded
@@ -73,8 +78,9 @@ impl Default for ReceiverConfig {
         ReceiverConfig {
             body_cap: 4 * 1024 * 1024,
             decompressed_cap: 8 * 1024 * 1024,
+            decoded_cap: 24 * 1024 * 1024,
             queue: 1024,
-            queue_bytes: 16 * 1024 * 1024,
+            queue_bytes: 32 * 1024 * 1024,
             decoders: 2,
         }
     }
@@ -305,6 +311,9 @@ impl Drop for RunningReceiver {
 enum Failed {
     /// It is not the request its path names, or past a cap.
     Decode(DecodeError),
+    /// What it would decode into is past the cap, too deep, or not
+    /// well-formed.
+    Estimate(budget::EstimateError),
     /// The queue's byte budget (or the blocking pool) has no room now.
     Busy,
 }
@@ -465,16 +474,20 @@ async fn export(
         );
     };
     let cap = inner.config.decompressed_cap;
+    let decoded_cap = inner.config.decoded_cap;
     let small = body.len() <= SMALL_BODY && content_encoding.is_none();
     let queued_bytes = Arc::clone(&inner.queued_bytes);
     let budget = inner.config.queue_bytes;
-    // Decompress, then reserve the decompressed bytes in the queue's budget
-    // before decoding (a full queue costs no decode), then decode; the
-    // reservation is given back on every path that does not enqueue.
+    // Decompress, estimate what the body decodes into (without allocating
+    // it), reserve that in the queue's budget before decoding (a full queue
+    // costs no decode), then decode; the reservation is given back on every
+    // path that does not enqueue.
     let work = move || -> Result<(Batch, usize), Failed> {
         let plain =
             decode::decompress(content_encoding.as_deref(), &body, cap).map_err(Failed::Decode)?;
-        let bytes = plain.len();
+        let bytes = budget::estimate(signal, encoding, &plain, decoded_cap)
+            .map_err(Failed::Estimate)?
+            .bytes;
         queued_bytes
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |queued| {
                 (queued == 0 || queued.saturating_add(bytes) <= budget).then(|| queued + bytes)
@@ -506,6 +519,19 @@ async fn export(
                 Some(encoding),
                 "the receiver is busy; retry",
             );
+        }
+        Err(Failed::Estimate(err)) => {
+            let code = match &err {
+                budget::EstimateError::OverCap { .. } => {
+                    Stats::bump(&inner.stats.too_large);
+                    StatusCode::PAYLOAD_TOO_LARGE
+                }
+                budget::EstimateError::TooDeep | budget::EstimateError::Malformed(_) => {
+                    Stats::bump(&inner.stats.malformed);
+                    StatusCode::BAD_REQUEST
+                }
+            };
+            return status(code, Some(encoding), &err.to_string());
         }
         Err(Failed::Decode(err)) => {
             let code = match &err {

@@ -544,3 +544,126 @@ fn event_streams_cost_does_not_grow_with_the_store_and_they_are_capped() {
     let _ = writeln!(stdin, "quit");
     tether_tests::kill_group(&mut host);
 }
+
+/// `/proc/PID/status`'s `field` in KiB.
+fn proc_kib(pid: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// An OTLP logs request of `n` empty log records (two bytes each on the
+/// wire), gzip'd.
+fn empty_records_gzip(n: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut scope = Vec::with_capacity(2 * n + 16);
+    for _ in 0..n {
+        scope.extend_from_slice(&[0x12, 0x00]);
+    }
+    let mut scope_logs = Vec::new();
+    prost::encoding::encode_varint(0x12, &mut scope_logs);
+    prost::encoding::encode_varint(scope.len() as u64, &mut scope_logs);
+    scope_logs.extend_from_slice(&scope);
+    let mut request = Vec::new();
+    prost::encoding::encode_varint(0x0a, &mut request);
+    prost::encoding::encode_varint(scope_logs.len() as u64, &mut request);
+    request.extend_from_slice(&scope_logs);
+    assert!(
+        request.len() < 8 * 1024 * 1024,
+        "under the decompression cap"
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&request).expect("gzip");
+    gz.finish().expect("gzip")
+}
+
+/// GIVEN `tether collect` WHEN it is sent gzip bodies of a few KB that
+/// decompress to just under the cap (4 million empty log records; JSON's
+/// `{}` records; a million-entry packed bucket list), once and then by
+/// three clients ten times each THEN each is refused with 413 before it is
+/// decoded, the receiver's peak memory stays within 64 MiB of idle, and an
+/// ordinary export is still taken.
+#[test]
+fn a_tiny_request_cannot_decode_into_hundreds_of_megabytes() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (collect, doc) = start_limited(tmp.path(), &["collect", "--addr", "127.0.0.1:0"]);
+    let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let addr = endpoint.trim_start_matches("http://").to_owned();
+    let pid = collect.id().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let idle = proc_kib(&pid, "VmRSS:");
+
+    let proto_bomb = empty_records_gzip(4_000_000);
+    assert!(
+        proto_bomb.len() < 16 * 1024,
+        "{} bytes sent",
+        proto_bomb.len()
+    );
+    let json_bomb = {
+        let records = vec!["{}"; 2_500_000].join(",");
+        let body =
+            format!(r#"{{"resourceLogs":[{{"scopeLogs":[{{"logRecords":[{records}]}}]}}]}}"#);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(body.as_bytes()).expect("gzip");
+        gz.finish().expect("gzip")
+    };
+    let post = |path: &str, content_type: &str, body: &[u8]| {
+        status_within(
+            &addr,
+            &format!(
+                "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: {content_type}\r\nContent-Encoding: gzip\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            ),
+            body,
+            std::time::Duration::from_secs(30),
+        )
+    };
+    assert_eq!(
+        post("/v1/logs", "application/x-protobuf", &proto_bomb),
+        "HTTP/1.1 413 Payload Too Large"
+    );
+    assert_eq!(
+        post("/v1/logs", "application/json", &json_bomb),
+        "HTTP/1.1 413 Payload Too Large"
+    );
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                for _ in 0..10 {
+                    let status = post("/v1/logs", "application/x-protobuf", &proto_bomb);
+                    assert!(
+                        status == "HTTP/1.1 413 Payload Too Large"
+                            || status == "HTTP/1.1 503 Service Unavailable",
+                        "{status}"
+                    );
+                }
+            });
+        }
+    });
+    let peak = proc_kib(&pid, "VmHWM:");
+    let grown_mib = peak.saturating_sub(idle) / 1024;
+    eprintln!("decode amplification: idle {idle} KiB, peak {peak} KiB (+{grown_mib} MiB)");
+    assert!(
+        grown_mib <= 64,
+        "the receiver peaked {grown_mib} MiB above idle"
+    );
+    // An ordinary (empty) export is still taken.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(b"").expect("gzip");
+    let ordinary = gz.finish().expect("gzip");
+    assert_eq!(
+        post("/v1/logs", "application/x-protobuf", &ordinary),
+        "HTTP/1.1 200 OK"
+    );
+    stop(collect);
+}

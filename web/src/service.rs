@@ -684,9 +684,10 @@ fn too_many_streams() -> Response {
         "too_many_streams",
         "too many event streams are open on this service; close one, or retry later",
     );
-    refused
-        .headers_mut()
-        .insert(axum::http::header::RETRY_AFTER, HeaderValue::from_static("5"));
+    refused.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        HeaderValue::from_static("5"),
+    );
     refused
 }
 
