@@ -206,6 +206,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 schema_version: SESSIONS_SCHEMA_VERSION,
                 sessions: sessions.into_iter().map(|(s, _)| s).collect(),
                 files: records.files(),
+                not_read: records.not_read(),
             };
             let mut out = crate::term::stdout();
             if json {
@@ -387,7 +388,17 @@ fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Res
             )?;
         }
     }
-    print_file_problems(out, &document.files)
+    print_file_problems(out, &document.files)?;
+    for cut in &document.not_read {
+        writeln!(
+            out,
+            "! {}: {} ({}; `tether sessions list --since` reads a narrower window)",
+            visible_field(&cut.root),
+            cut.summary,
+            cut.reason_code
+        )?;
+    }
+    Ok(())
 }
 
 use crate::term::visible_field;

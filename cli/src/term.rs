@@ -106,11 +106,26 @@ impl<W: Write> Visible<W> {
     }
 }
 
+/// Bytes of one line held back at most before they are written.
+const LONG_LINE: usize = 64 * 1024;
+
 impl<W: Write> Write for Visible<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let before = self.pending.len();
         self.pending.extend_from_slice(buf);
-        if let Some(last) = self.pending.iter().rposition(|b| *b == b'\n') {
-            self.write_pending(last + 1)?;
+        // Only the new bytes are searched: a long line (a compact JSON
+        // document) written in many small pieces stays linear.
+        if let Some(last) = buf.iter().rposition(|b| *b == b'\n') {
+            self.write_pending(before + last + 1)?;
+        } else if self.pending.len() > LONG_LINE {
+            // A line this long goes out in pieces; the tail kept back is
+            // longer than any of the CLI's own sequences, cut on a
+            // character's boundary.
+            let mut cut = self.pending.len() - 16;
+            while cut > 0 && (self.pending[cut] & 0xc0) == 0x80 {
+                cut -= 1;
+            }
+            self.write_pending(cut)?;
         }
         Ok(buf.len())
     }
@@ -259,6 +274,20 @@ mod tests {
         let json_shown = shown(&json, true);
         let back: String = serde_json::from_str(&json_shown).expect("still JSON");
         assert_eq!(back, "p\u{202e}q\u{85}");
+    }
+
+    #[test]
+    fn a_long_line_in_small_writes_is_written_in_linear_time_and_whole() {
+        let mut buf = Vec::new();
+        {
+            let mut w = Visible::new(&mut buf, false);
+            for _ in 0..2_000_000 {
+                w.write_all(b"ab").expect("write");
+            }
+            w.write_all("é\x1b".as_bytes()).expect("write");
+        }
+        assert_eq!(buf.len(), 4_000_000 + "é\\u001b".len());
+        assert!(buf.ends_with("é\\u001b".as_bytes()));
     }
 
     #[test]

@@ -377,6 +377,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "A configuration file is larger than the 1 MiB Tether reads.",
             "Check that the file is what it should be.",
         ),
+        R::TooManyEntries => (
+            Inventory,
+            "More entries than Tether keeps: rows of one harness's configuration (4,096), or session files of one source (the newest 10,000). The rest were not read; the summary counts them. Other harnesses and sources are read in full.",
+            "Check whether a generated configuration or a folder of old sessions is what it should be; narrow with --harness, or list older sessions with --since.",
+        ),
         R::Unreadable => (
             Inventory,
             "A configuration file exists but cannot be read (permissions, not a regular file).",

@@ -356,6 +356,30 @@ pub struct SessionsDocument {
     pub sessions: Vec<SessionSummary>,
     /// Every file read, and what came of it.
     pub files: Vec<FileReport>,
+    /// Files a cap kept Tether from reading, per source: counted, never
+    /// silently dropped. Absent when every file was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<SourceCut>,
+}
+
+/// Files of one record source that a cap kept Tether from reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceCut {
+    /// The harness.
+    pub agent_kind: String,
+    /// The source's role.
+    pub role: String,
+    /// The source's folder, as `~/…` (never an absolute path).
+    pub root: String,
+    /// Files that matched (at least this many, when the folder itself was
+    /// too large to list to the end).
+    pub found: u64,
+    /// Of those, how many were not read.
+    pub not_read: u64,
+    /// `too_many_entries`.
+    pub reason_code: crate::vocab::ReasonCode,
+    /// What was cut, in one sentence.
+    pub summary: String,
 }
 
 /// One row of a session's capability matrix: a server, or one of its tools.

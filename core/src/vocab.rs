@@ -229,6 +229,9 @@ open_vocabulary! {
         FileTooLarge => "file_too_large",
         /// A configuration file exists but cannot be read.
         Unreadable => "unreadable",
+        /// More entries than Tether keeps (rows of one harness, session
+        /// files of one source): the rest were not read, and said so.
+        TooManyEntries => "too_many_entries",
         /// A symlink points outside the root being scanned; it is not followed.
         SymlinkOutsideRoot => "symlink_outside_root",
         /// Symlinks loop.

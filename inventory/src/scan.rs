@@ -6,9 +6,12 @@ use tether_core::vocab::ReasonCode;
 use crate::context::ScanContext;
 use crate::rows::ScanOutput;
 
-/// Rows kept from one scan (a bound against generated configurations).
+/// Rows kept from one harness's scan (a bound against generated
+/// configurations); past it, an error entry counts what was cut, and the
+/// other harnesses are read in full.
 pub const MAX_ROWS: usize = 4096;
-/// Error entries kept from one scan.
+/// Error entries kept from one harness's scan; past it, one more counts
+/// what was cut.
 pub const MAX_ERRORS: usize = 256;
 
 /// Reads one harness's configuration.
@@ -84,9 +87,31 @@ pub fn scan_all(
             own
         }));
         match result {
-            Ok(own) => {
+            Ok(mut own) => {
+                // A cap on one harness never hides another: each is cut on
+                // its own, and says so.
+                let cut_rows = own.rows.len().saturating_sub(MAX_ROWS);
+                own.rows.truncate(MAX_ROWS);
+                let cut_errors = own.errors.len().saturating_sub(MAX_ERRORS);
+                own.errors.truncate(MAX_ERRORS);
                 out.rows.extend(own.rows);
                 out.errors.extend(own.errors);
+                for (cut, what, kept) in [
+                    (cut_rows, "rows", MAX_ROWS),
+                    (cut_errors, "error entries", MAX_ERRORS),
+                ] {
+                    if cut > 0 {
+                        out.errors.push(InventoryError {
+                            harness: harness.to_owned(),
+                            source: "(all files)".to_owned(),
+                            reason_code: ReasonCode::TooManyEntries,
+                            summary: format!(
+                                "{harness}'s configuration gives {} {what}; the first {kept} are kept and {cut} are not shown",
+                                kept + cut
+                            ),
+                        });
+                    }
+                }
             }
             Err(_) => out.errors.push(InventoryError {
                 harness: harness.to_owned(),
@@ -96,7 +121,5 @@ pub fn scan_all(
             }),
         }
     }
-    out.rows.truncate(MAX_ROWS);
-    out.errors.truncate(MAX_ERRORS);
     out.into_document(Some(at))
 }

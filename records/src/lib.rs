@@ -34,7 +34,8 @@ use tether_core::model::Timestamp;
 use tether_core::observer::TransportObserver;
 use tether_core::plan::DriveMode;
 use tether_core::records::{
-    FileReport, RecordAnswer, RecordFile, RecordFormat, RecordSource, SessionSummary, StatusCounts,
+    FileReport, RecordAnswer, RecordFile, RecordFormat, RecordSource, SessionSummary, SourceCut,
+    StatusCounts,
 };
 use tether_core::registry::Registry;
 use tether_core::spec::ServerSpec;
@@ -140,6 +141,18 @@ pub struct Records {
     filter: Filter,
     files: BTreeMap<PathBuf, FileState>,
     sessions: BTreeMap<String, SessionFacts>,
+    /// What a cap cut from each source on the last pass.
+    cuts: BTreeMap<usize, SourceCut>,
+}
+
+/// What one source's listing found.
+struct Found {
+    /// The newest files, at most [`MAX_FILES_PER_SOURCE`].
+    files: Vec<(String, PathBuf, std::fs::Metadata)>,
+    /// Files that matched, before the cap.
+    matched: usize,
+    /// The folder had more entries than [`MAX_ENTRIES_PER_SOURCE`].
+    entries_exhausted: bool,
 }
 
 impl std::fmt::Debug for Records {
@@ -216,6 +229,7 @@ impl Records {
             filter,
             files: BTreeMap::new(),
             sessions: BTreeMap::new(),
+            cuts: BTreeMap::new(),
         }
     }
 
@@ -234,7 +248,9 @@ impl Records {
     pub fn read(&mut self, at_rest: bool) -> Pass {
         let mut tasks = Vec::new();
         for index in 0..self.sources.len() {
-            for (rel, path, meta) in self.find(index) {
+            let found = self.find(index);
+            self.note_cut(index, &found);
+            for (rel, path, meta) in found.files {
                 if let Some(since) = self.filter.since
                     && meta
                         .modified()
@@ -341,13 +357,56 @@ impl Records {
         pass
     }
 
+    /// Keeps what a cap cut from source `index` (or that nothing was).
+    fn note_cut(&mut self, index: usize, found: &Found) {
+        let kept = found.files.len();
+        if found.matched <= kept && !found.entries_exhausted {
+            self.cuts.remove(&index);
+            return;
+        }
+        let source = &self.sources[index];
+        let root = source.root.source("");
+        let root = root.trim_end_matches('/').to_owned();
+        let not_read = found.matched.saturating_sub(kept);
+        let summary = if found.entries_exhausted {
+            format!(
+                "the folder holds more than {MAX_ENTRIES_PER_SOURCE} entries; {} matching files were found among the first {MAX_ENTRIES_PER_SOURCE}, the newest {kept} were read, and the rest of the folder was not looked at",
+                found.matched
+            )
+        } else {
+            format!(
+                "{} session files; the newest {kept} were read and {not_read} older ones were not",
+                found.matched
+            )
+        };
+        self.cuts.insert(
+            index,
+            SourceCut {
+                agent_kind: source.kind.clone(),
+                role: source.source.role.clone(),
+                root,
+                found: u64::try_from(found.matched).unwrap_or(u64::MAX),
+                not_read: u64::try_from(not_read).unwrap_or(u64::MAX),
+                reason_code: tether_core::vocab::ReasonCode::TooManyEntries,
+                summary,
+            },
+        );
+    }
+
+    /// What caps cut on the last pass, per source (empty when every file
+    /// was read).
+    pub fn not_read(&self) -> Vec<SourceCut> {
+        self.cuts.values().cloned().collect()
+    }
+
     /// The files of source `index`, newest first, bounded.
-    fn find(&self, index: usize) -> Vec<(String, PathBuf, std::fs::Metadata)> {
+    fn find(&self, index: usize) -> Found {
         let source = &self.sources[index];
         let pattern: Vec<&str> = source.source.pattern.split('/').collect();
         let depth = pattern.len();
         let mut found = Vec::new();
         let mut budget = MAX_ENTRIES_PER_SOURCE;
+        let mut exhausted = false;
         // (relative dir, depth): directories whose names matched so far.
         let mut stack: Vec<(String, usize)> = vec![(String::new(), 0)];
         while let Some((dir, level)) = stack.pop() {
@@ -356,6 +415,7 @@ impl Records {
             };
             for entry in entries.flatten() {
                 if budget == 0 {
+                    exhausted = true;
                     break;
                 }
                 budget -= 1;
@@ -396,8 +456,25 @@ impl Records {
             }
         }
         found.sort_by_key(|(_, _, m)| std::cmp::Reverse(m.modified().ok()));
+        // With --since, files older than it are not wanted: only the ones
+        // within it count as cut.
+        let matched = match self.filter.since {
+            Some(since) => found
+                .iter()
+                .filter(|(_, _, m)| {
+                    m.modified()
+                        .ok()
+                        .is_none_or(|m| Timestamp::from_system(m) >= since)
+                })
+                .count(),
+            None => found.len(),
+        };
         found.truncate(MAX_FILES_PER_SOURCE);
-        found
+        Found {
+            files: found,
+            matched,
+            entries_exhausted: exhausted,
+        }
     }
 
     /// The sessions read so far, by Tether session id.

@@ -667,3 +667,130 @@ fn a_tiny_request_cannot_decode_into_hundreds_of_megabytes() {
     );
     stop(collect);
 }
+
+/// GIVEN a Codex `config.toml` just under 1 MiB with 32,000 servers, beside
+/// Gemini and Cursor configurations WHEN `tether inventory` reads them THEN
+/// every Gemini and Cursor server is there, Codex's rows are cut at the cap
+/// and the cut is said in the table, in `--json` (an error entry counting
+/// what was not shown, `too_many_entries`) and in the exit code (1, as for
+/// any file that could not be used).
+#[test]
+fn a_cap_on_one_harness_never_hides_another_and_says_what_it_cut() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    std::fs::create_dir_all(home.join(".codex")).expect("codex");
+    let mut toml = String::from("[mcp_servers]\n");
+    for n in 0..32_000 {
+        toml.push_str(&format!("s{n}={{command=\"x\"}}\n"));
+    }
+    assert!(toml.len() < 1024 * 1024, "{} bytes", toml.len());
+    std::fs::write(home.join(".codex/config.toml"), toml).expect("config");
+    std::fs::create_dir_all(home.join(".gemini")).expect("gemini");
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        r#"{"mcpServers":{"gem-one":{"command":"x"},"gem-two":{"httpUrl":"http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .expect("gemini");
+    std::fs::create_dir_all(home.join(".cursor")).expect("cursor");
+    std::fs::write(
+        home.join(".cursor/mcp.json"),
+        r#"{"mcpServers":{"cur-one":{"command":"x"}}}"#,
+    )
+    .expect("cursor");
+
+    let project = home.join("project");
+    std::fs::create_dir_all(&project).expect("project");
+    let project = project.to_str().expect("utf-8");
+    let out = tether(home)
+        .args(["inventory", "--json", "--project", project])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "a cut is said in the exit code");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rows = doc["rows"].as_array().expect("rows");
+    let names = |harness: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r["harness"] == harness && r["kind"] == "mcp_server")
+            .map(|r| r["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let mut gemini = names("gemini");
+    gemini.sort();
+    assert_eq!(gemini, ["gem-one", "gem-two"]);
+    assert_eq!(names("cursor"), ["cur-one"]);
+    assert_eq!(names("codex").len(), 4096);
+    let cut = doc["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .find(|e| e["reason_code"] == "too_many_entries")
+        .expect("the cut is an error entry");
+    assert_eq!(cut["harness"], "codex");
+    let summary = cut["summary"].as_str().expect("summary");
+    assert!(
+        summary.contains("32000") || summary.contains("32,000"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("27904"),
+        "counts what was not shown: {summary}"
+    );
+
+    let table = tether(home)
+        .args(["inventory", "--project", project])
+        .output()
+        .expect("runs");
+    assert_eq!(table.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("too_many_entries"), "{text}");
+}
+
+/// GIVEN 20,000 Claude transcripts WHEN `tether sessions list` reads the
+/// newest 10,000 THEN it says how many it did not read, where, and why, in
+/// the table and in `--json`; with `--since` narrow enough, nothing is cut.
+#[test]
+fn sessions_list_says_how_many_files_it_did_not_read() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    let project = home.join(".claude/projects/-tmp-many");
+    std::fs::create_dir_all(&project).expect("project");
+    for n in 0..20_000 {
+        std::fs::write(project.join(format!("{n:05}.jsonl")), b"").expect("file");
+    }
+    let out = tether(home)
+        .args(["sessions", "list", "--json"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let cuts = doc["not_read"].as_array().expect("not_read");
+    assert_eq!(cuts.len(), 1, "{cuts:?}");
+    assert_eq!(cuts[0]["agent_kind"], "claude");
+    assert_eq!(cuts[0]["root"], "~/.claude");
+    assert_eq!(cuts[0]["found"], 20_000);
+    assert_eq!(cuts[0]["not_read"], 10_000);
+    assert_eq!(cuts[0]["reason_code"], "too_many_entries");
+
+    let table = tether(home)
+        .args(["sessions", "list"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("! ~/.claude: 20000 session files; the newest 10000 were read and 10000 older ones were not"),
+        "{text}"
+    );
+    let narrow = tether(home)
+        .args(["sessions", "list", "--json", "--since", "1m"])
+        .output()
+        .expect("runs");
+    let doc: serde_json::Value = serde_json::from_slice(&narrow.stdout).expect("json");
+    // Every file was written just now: within a minute, all 20,000 are
+    // wanted, so the cut stays; what --since excludes is never called cut.
+    assert_eq!(doc["not_read"][0]["not_read"], 10_000);
+}
