@@ -239,10 +239,38 @@ impl Receiver {
             let state = (self.clone(), Arc::new(policy.clone()), signal);
             post(move |request: Request| export(state.clone(), request))
         };
+        // Every refusal is an OTLP `Status`, the router's own too.
+        let elsewhere = |request: Request| async move {
+            let encoding = header_text(request.headers(), header::CONTENT_TYPE)
+                .and_then(Encoding::from_content_type);
+            let known = [Signal::Logs, Signal::Traces, Signal::Metrics]
+                .iter()
+                .any(|s| s.path() == request.uri().path());
+            if known {
+                status(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    encoding,
+                    "OTLP/HTTP takes POST only",
+                )
+            } else {
+                status(
+                    StatusCode::NOT_FOUND,
+                    encoding,
+                    "OTLP/HTTP is at /v1/logs, /v1/traces and /v1/metrics",
+                )
+            }
+        };
         Router::new()
-            .route(Signal::Logs.path(), route(Signal::Logs))
-            .route(Signal::Traces.path(), route(Signal::Traces))
-            .route(Signal::Metrics.path(), route(Signal::Metrics))
+            .route(Signal::Logs.path(), route(Signal::Logs).fallback(elsewhere))
+            .route(
+                Signal::Traces.path(),
+                route(Signal::Traces).fallback(elsewhere),
+            )
+            .route(
+                Signal::Metrics.path(),
+                route(Signal::Metrics).fallback(elsewhere),
+            )
+            .fallback(elsewhere)
     }
 
     /// Binds `addr` (`127.0.0.1:4318` is the OTLP/HTTP default; use port 0
@@ -333,12 +361,14 @@ struct Status {
 
 fn status(code: StatusCode, encoding: Option<Encoding>, message: &str) -> Response {
     // gRPC codes: INVALID_ARGUMENT, UNAUTHENTICATED, RESOURCE_EXHAUSTED,
-    // UNAVAILABLE, PERMISSION_DENIED.
+    // UNAVAILABLE, PERMISSION_DENIED, UNIMPLEMENTED, DEADLINE_EXCEEDED.
     let grpc = match code {
         StatusCode::UNAUTHORIZED => 16,
         StatusCode::FORBIDDEN | StatusCode::MISDIRECTED_REQUEST => 7,
         StatusCode::PAYLOAD_TOO_LARGE => 8,
         StatusCode::SERVICE_UNAVAILABLE => 14,
+        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED => 12,
+        StatusCode::REQUEST_TIMEOUT => 4,
         _ => 3,
     };
     let body = Status {
@@ -358,7 +388,13 @@ fn status(code: StatusCode, encoding: Option<Encoding>, message: &str) -> Respon
             body.encode_to_vec(),
         )
             .into_response(),
-        None => (code, format!("{message}\n")).into_response(),
+        // No OTLP encoding to answer in: JSON, OTLP's readable one.
+        None => (
+            code,
+            [(header::CONTENT_TYPE, Encoding::Json.content_type())],
+            serde_json::json!({"code": body.code, "message": body.message}).to_string(),
+        )
+            .into_response(),
     };
     if code == StatusCode::SERVICE_UNAVAILABLE {
         response
@@ -420,11 +456,11 @@ async fn export(
     }
     let Some(encoding) = encoding else {
         Stats::bump(&inner.stats.unsupported);
-        return (
+        return status(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "send application/x-protobuf or application/json\n",
-        )
-            .into_response();
+            None,
+            "send application/x-protobuf or application/json",
+        );
     };
     let content_encoding =
         header_text(request.headers(), header::CONTENT_ENCODING).map(str::to_owned);

@@ -794,3 +794,123 @@ fn sessions_list_says_how_many_files_it_did_not_read() {
     // wanted, so the cut stays; what --since excludes is never called cut.
     assert_eq!(doc["not_read"][0]["not_read"], 10_000);
 }
+
+/// The whole answer to one request on a fresh connection, read to its end.
+fn answer(addr: &str, raw: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("timeout");
+    stream.write_all(raw.as_bytes()).expect("write");
+    let mut got = Vec::new();
+    let _ = stream.read_to_end(&mut got);
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+/// GIVEN `tether collect` and `tether serve` WHEN they refuse a request of
+/// every kind (unknown path, wrong method, no token, wrong content type,
+/// a body past the cap, a body that never finishes) THEN each refusal is in
+/// the listener's documented shape: an OTLP `Status` from the receiver, a
+/// `status-error` document from the status service.
+#[test]
+fn every_refusal_is_in_the_documented_shape() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let home = tmp.path();
+    let (collect, doc) = start_limited(home, &["collect", "--addr", "127.0.0.1:0"]);
+    let addr = doc["endpoint"]
+        .as_str()
+        .expect("endpoint")
+        .trim_start_matches("http://")
+        .to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let cases = [
+        (
+            format!("GET /v1/logs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+            "405",
+        ),
+        (
+            format!(
+                "POST /nope HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            "404",
+        ),
+        (
+            format!(
+                "POST /v1/logs HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            "401",
+        ),
+        (
+            format!(
+                "POST /v1/logs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
+            "415",
+        ),
+    ];
+    for (raw, want) in &cases {
+        let got = answer(&addr, raw);
+        assert!(got.starts_with(&format!("HTTP/1.1 {want}")), "{got}");
+        let body = got.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let status: serde_json::Value =
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("{want}: {e}: {got}"));
+        assert!(
+            status["code"].is_i64() && status["message"].is_string(),
+            "{got}"
+        );
+    }
+    stop(collect);
+
+    let db = home.join("tether.db");
+    tether_store::SqliteStore::open(&db).expect("an empty store");
+    let (serve, doc) = start_limited(home, &["serve", "--db", db.to_str().expect("utf-8")]);
+    let addr = doc["url"]
+        .as_str()
+        .expect("url")
+        .trim_start_matches("http://")
+        .to_owned();
+    let token = doc["token"].as_str().expect("token").to_owned();
+    let big = "x".repeat(5 * 1024);
+    let cases = [
+        (
+            format!(
+                "POST /api/v1/endpoint-test HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}",
+                big.len()
+            ),
+            "413",
+            "too_large",
+        ),
+        (
+            format!(
+                "DELETE /api/v1/sessions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+            ),
+            "405",
+            "method_not_allowed",
+        ),
+        (
+            format!("GET /api/v1/sessions HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+            "401",
+            "unauthorized",
+        ),
+        (
+            format!("GET /nope HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+            "404",
+            "not_found",
+        ),
+        (
+            format!("GET / HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n"),
+            "421",
+            "bad_host",
+        ),
+    ];
+    for (raw, want, code) in &cases {
+        let got = answer(&addr, raw);
+        assert!(got.starts_with(&format!("HTTP/1.1 {want}")), "{got}");
+        let body = got.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let error: serde_json::Value =
+            serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{want}: {e}: {got}"));
+        assert_eq!(error["error"], *code, "{got}");
+        assert!(error["message"].is_string(), "{got}");
+    }
+    stop(serve);
+}
