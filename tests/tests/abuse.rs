@@ -898,7 +898,7 @@ fn every_refusal_is_in_the_documented_shape() {
             "not_found",
         ),
         (
-            format!("GET / HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n"),
+            "GET / HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n".to_owned(),
             "421",
             "bad_host",
         ),
