@@ -95,6 +95,29 @@ fn ingest(c: &mut Criterion) {
     group.bench_function("decode_json", |b| {
         b.iter(|| black_box(decode(Signal::Logs, Encoding::Json, black_box(&json))))
     });
+    // What the receiver adds before every decode: the estimate of what the
+    // body decodes into (tether_collect::budget).
+    let decoded_cap = 24 * 1024 * 1024;
+    group.bench_function("estimate_protobuf", |b| {
+        b.iter(|| {
+            black_box(tether_collect::budget::estimate(
+                Signal::Logs,
+                Encoding::Protobuf,
+                black_box(&proto),
+                decoded_cap,
+            ))
+        })
+    });
+    group.bench_function("estimate_json", |b| {
+        b.iter(|| {
+            black_box(tether_collect::budget::estimate(
+                Signal::Logs,
+                Encoding::Json,
+                black_box(&json),
+                decoded_cap,
+            ))
+        })
+    });
     group.finish();
 }
 

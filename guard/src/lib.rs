@@ -33,7 +33,7 @@ pub use authorize::{Action, Authorizer, allow_all};
 pub use body::{BodyCap, refusal_for};
 pub use host::{HostPolicy, OriginRule};
 pub use secret::{Token, authorization, bearer_token, constant_time_eq, random_hex};
-pub use serve::{ConnectionLimits, ConnectionStats, serve};
+pub use serve::{ConnectionLimits, ConnectionStats, accept, serve};
 
 use axum::http::HeaderMap;
 use axum::http::StatusCode;

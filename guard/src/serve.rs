@@ -249,6 +249,21 @@ pub async fn serve_counted(
     Ok(())
 }
 
+/// The next connection on a listener that is not HTTP (the bridge's and the
+/// relay host's line protocols). An accept error (out of file descriptors,
+/// say) is waited out: never spun on, and never the end of the listener.
+pub async fn accept(listener: &TcpListener) -> (tokio::net::TcpStream, SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(err) => {
+                tracing::debug!(%err, "accept failed");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+}
+
 fn evict_one(slots: &Mutex<Slots>, stats: &ConnectionStats) {
     let mut slots = slots.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(id) = slots.victim()

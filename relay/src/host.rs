@@ -144,7 +144,10 @@ impl RelayHost {
         let state = Arc::new(State::default());
         let accept_state = Arc::clone(&state);
         let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
+            // An accept error (out of files) is waited out: it used to
+            // end this loop, and relays could never connect again.
+            loop {
+                let (stream, _) = tether_guard::accept(&listener).await;
                 tokio::spawn(serve(stream, Arc::clone(&accept_state)));
             }
         });

@@ -41,16 +41,10 @@ pub(crate) async fn accept_loop(
     cancel: CancellationToken,
 ) {
     loop {
-        let accepted = tokio::select! {
+        // An accept error is waited out, never spun on (out of files).
+        let (stream, _) = tokio::select! {
             _ = cancel.cancelled() => return,
-            accepted = listener.accept() => accepted,
-        };
-        let (stream, _) = match accepted {
-            Ok(pair) => pair,
-            Err(err) => {
-                tracing::debug!(%err, "bridge accept failed");
-                continue;
-            }
+            accepted = tether_guard::accept(&listener) => accepted,
         };
         let observation = Arc::clone(&observation);
         let spawn = Arc::clone(&spawn);
