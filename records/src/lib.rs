@@ -334,7 +334,13 @@ impl Records {
                         self.sessions.insert(id.clone(), facts);
                     }
                     None => {
+                        // Said, never silent: the file's line names the cap.
                         done.state.report.refused += 1;
+                        done.state.report.error.get_or_insert_with(|| {
+                            format!(
+                                "holds sessions past the {MAX_SESSIONS} Tether keeps in memory; those were not read (too_many_entries)"
+                            )
+                        });
                         continue;
                     }
                 }
