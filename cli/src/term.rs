@@ -28,20 +28,44 @@ fn acts_on_terminal(c: char) -> bool {
         )
 }
 
-/// `text` as it may reach a terminal: every control character but a line
-/// break and a tab, and every mark that reorders text, becomes its `\\uXXXX`
-/// escape (visible, and the same escape JSON uses, so a JSON document stays
-/// the same document). For a field before it is painted; the writers
+/// `text` as it may reach a terminal: every control character, and every
+/// mark that reorders text, becomes its `\\uXXXX` escape (visible, and the
+/// same escape JSON uses, so a JSON document stays the same document). For
+/// a field (a path, a name) before it is padded or painted: a line break in
+/// a file name cannot forge a line of the table either. The writers
 /// ([`err_line`], [`Visible`]) pass every whole line through the same
-/// function, keeping only the CLI's own colors where it writes them.
+/// function, keeping line breaks and tabs, and the CLI's own colors only
+/// where it writes them.
 pub fn visible_field(text: &str) -> Cow<'_, str> {
-    shown(text, false)
+    shown(text, Keep::Nothing)
 }
 
-/// The one function behind [`visible_field`] and the writers: `keep_own`
-/// keeps the CLI's own colors.
-fn shown(text: &str, keep_own: bool) -> Cow<'_, str> {
-    let acts = |c: char| acts_on_terminal(c) && c != '\n' && c != '\t';
+/// What [`shown`] lets through of what a terminal acts on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Nothing: a field.
+    Nothing,
+    /// Line breaks and tabs: a whole line, written where no colors are.
+    Layout,
+    /// Line breaks, tabs and the CLI's own colors: a whole line, on a
+    /// terminal.
+    LayoutAndColors,
+}
+
+impl Keep {
+    fn for_lines(colors: bool) -> Keep {
+        if colors {
+            Keep::LayoutAndColors
+        } else {
+            Keep::Layout
+        }
+    }
+}
+
+/// The one function behind [`visible_field`] and the writers.
+fn shown(text: &str, keep: Keep) -> Cow<'_, str> {
+    let acts = |c: char| acts_on_terminal(c) && (keep == Keep::Nothing || (c != '\n' && c != '\t'));
+    let keep_own = keep == Keep::LayoutAndColors;
     if !text.chars().any(acts) {
         return Cow::Borrowed(text);
     }
@@ -70,7 +94,7 @@ fn shown(text: &str, keep_own: bool) -> Cow<'_, str> {
 pub fn err_line(line: &str) {
     use std::io::IsTerminal;
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{}", shown(line, err.is_terminal()));
+    let _ = writeln!(err, "{}", shown(line, Keep::for_lines(err.is_terminal())));
 }
 
 /// `eprintln!` through [`visible_field`].
@@ -102,7 +126,8 @@ impl<W: Write> Visible<W> {
     fn write_pending(&mut self, upto: usize) -> std::io::Result<()> {
         let chunk: Vec<u8> = self.pending.drain(..upto).collect();
         let text = String::from_utf8_lossy(&chunk);
-        self.inner.write_all(shown(&text, self.keep_own).as_bytes())
+        self.inner
+            .write_all(shown(&text, Keep::for_lines(self.keep_own)).as_bytes())
     }
 }
 
@@ -255,7 +280,7 @@ mod tests {
     #[test]
     fn control_characters_become_visible_and_the_clis_own_colors_stay() {
         let planted = "a\x1b[2J\x1b]0;pwned\x07b\rc\u{202e}d\u{7f}e\u{9b}f";
-        let planted_shown = shown(planted, true);
+        let planted_shown = shown(planted, Keep::LayoutAndColors);
         assert!(
             !planted_shown.chars().any(acts_on_terminal),
             "{planted_shown:?}"
@@ -264,14 +289,19 @@ mod tests {
             planted_shown,
             "a\\u001b[2J\\u001b]0;pwned\\u0007b\\u000dc\\u202ed\\u007fe\\u009bf"
         );
-        assert_eq!(shown("line\n\tnext", true), "line\n\tnext");
+        assert_eq!(shown("line\n\tnext", Keep::Layout), "line\n\tnext");
         let painted = paint(ColorClass::Red, "x\x1b[2Jy", true);
-        assert_eq!(shown(&painted, true), "\x1b[31mx\\u001b[2Jy\x1b[0m");
-        // Where no colors are written, none is kept: a planted one is shown.
+        assert_eq!(
+            shown(&painted, Keep::LayoutAndColors),
+            "\x1b[31mx\\u001b[2Jy\x1b[0m"
+        );
+        // Where no colors are written, none is kept: a planted one is shown;
+        // and a field keeps no line break to forge a line with.
         assert_eq!(visible_field("a\x1b[31mb"), "a\\u001b[31mb");
+        assert_eq!(visible_field("a\nb\tc"), "a\\u000ab\\u0009c");
         // A JSON document stays the same document: the escape is JSON's own.
         let json = serde_json::to_string("p\u{202e}q\u{85}").expect("json");
-        let json_shown = shown(&json, true);
+        let json_shown = shown(&json, Keep::LayoutAndColors);
         let back: String = serde_json::from_str(&json_shown).expect("still JSON");
         assert_eq!(back, "p\u{202e}q\u{85}");
     }
@@ -303,5 +333,27 @@ mod tests {
             String::from_utf8(buf).expect("utf-8"),
             "a\\u001b[2Jb\n\\u202ec"
         );
+    }
+
+    proptest::proptest! {
+        /// Whatever a field holds, nothing a terminal acts on comes out,
+        /// a plain character is kept as it is, and a JSON document through
+        /// the writer decodes to the same value.
+        #[test]
+        fn nothing_a_terminal_acts_on_passes(text in "(\\PC|\\p{Cc}|\\x1b\\[[0-9;]{0,4}[A-Za-z]|[\u{202a}-\u{202e}\u{2066}-\u{2069}\u{85}\u{9b}])*") {
+            let acts = |c: char| acts_on_terminal(c) && c != '\n' && c != '\t';
+            let field = visible_field(&text);
+            proptest::prop_assert!(!field.chars().any(acts_on_terminal), "{:?}", field);
+            let json = serde_json::to_string(&text).expect("json");
+            let mut buf = Vec::new();
+            {
+                let mut w = Visible::new(&mut buf, true);
+                w.write_all(json.as_bytes()).expect("write");
+            }
+            let shown = String::from_utf8(buf).expect("utf-8");
+            proptest::prop_assert!(!shown.chars().any(acts));
+            let back: String = serde_json::from_str(&shown).expect("still JSON");
+            proptest::prop_assert_eq!(back, text);
+        }
     }
 }
