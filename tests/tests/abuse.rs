@@ -351,42 +351,39 @@ fn stop(mut child: std::process::Child) {
 fn eleven_hundred_idle_sockets_never_shut_out_the_harness() {
     let tmp = tempfile::tempdir().expect("tmp");
     let home = tmp.path();
-    let bound = std::time::Duration::from_secs(5);
-
     let (collect, doc) = start_limited(home, &["collect", "--addr", "127.0.0.1:0"]);
-    let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
-    let token = doc["token"].as_str().expect("token").to_owned();
-    let addr = endpoint.trim_start_matches("http://").to_owned();
-    let port: u16 = addr
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.parse().ok())
-        .expect("port");
-    let idle = IdleSockets::open(port, 1100);
-    for _ in 0..3 {
-        let status = status_within(
-            &addr,
-            &format!(
-                "POST /v1/logs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
-                 Content-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            ),
-            b"",
-            bound,
-        );
-        assert_eq!(
-            status, "HTTP/1.1 200 OK",
-            "the harness's export is answered"
-        );
-    }
-    drop(idle);
+    answered_past_idle_sockets(&doc["endpoint"], &doc["token"], |addr, token| {
+        format!(
+            "POST /v1/logs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    });
     stop(collect);
 
     let db = home.join("tether.db");
     tether_store::SqliteStore::open(&db).expect("an empty store");
     let (serve, doc) = start_limited(home, &["serve", "--db", db.to_str().expect("utf-8")]);
-    let url = doc["url"].as_str().expect("url").to_owned();
-    let token = doc["token"].as_str().expect("token").to_owned();
-    let addr = url.trim_start_matches("http://").to_owned();
+    answered_past_idle_sockets(&doc["url"], &doc["token"], |addr, token| {
+        format!(
+            "GET /api/v1/sessions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        )
+    });
+    stop(serve);
+}
+
+/// With 1,100 idle sockets held to the listener at `url`, the request
+/// `raw(addr, token)` is answered 200 within 5 s, three times.
+fn answered_past_idle_sockets(
+    url: &serde_json::Value,
+    token: &serde_json::Value,
+    raw: impl Fn(&str, &str) -> String,
+) {
+    let addr = url
+        .as_str()
+        .expect("url")
+        .trim_start_matches("http://")
+        .to_owned();
+    let token = token.as_str().expect("token");
     let port: u16 = addr
         .rsplit(':')
         .next()
@@ -396,16 +393,13 @@ fn eleven_hundred_idle_sockets_never_shut_out_the_harness() {
     for _ in 0..3 {
         let status = status_within(
             &addr,
-            &format!(
-                "GET /api/v1/sessions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
-            ),
+            &raw(&addr, token),
             b"",
-            bound,
+            std::time::Duration::from_secs(5),
         );
-        assert_eq!(status, "HTTP/1.1 200 OK", "the page's request is answered");
+        assert_eq!(status, "HTTP/1.1 200 OK", "answered past the idle sockets");
     }
     drop(idle);
-    stop(serve);
 }
 
 /// Opens `GET path` as an event stream and reads until its first event is
