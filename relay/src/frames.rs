@@ -174,8 +174,51 @@ pub struct FrameReader {
     early: std::collections::VecDeque<(String, Value, Instant, usize)>,
     /// Frames that were not JSON (passed through all the same).
     pub not_json: u64,
+    /// Frames holding more JSON values than [`MAX_FRAME_VALUES`]: not
+    /// observed (passed through all the same), so a small frame cannot
+    /// decode into a large tree.
+    pub too_dense: u64,
     /// The length of the frame being read.
     frame_len: usize,
+}
+
+/// JSON values a frame may hold to be observed (each is tens of bytes
+/// decoded: `[0,0,…]` is 2 bytes a value on the wire and 32 in memory).
+pub const MAX_FRAME_VALUES: usize = 262_144;
+
+/// Answers held early (their request not seen yet) take at most this many
+/// bytes of frames in all.
+const MAX_EARLY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How many JSON values `frame` holds, at most (its structural characters
+/// outside strings), counted without decoding; stops past `max`.
+fn json_values(frame: &[u8], max: usize) -> usize {
+    let mut count = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in frame {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' | b',' | b':' => {
+                count += 1;
+                if count > max {
+                    return count;
+                }
+            }
+            _ => {}
+        }
+    }
+    count
 }
 
 /// A tools/list page larger than this is counted but its tool definitions
@@ -216,6 +259,10 @@ impl FrameReader {
     pub fn frame(&mut self, direction: Direction, line: &[u8], now: Instant) -> Vec<Observation> {
         let trimmed = line.trim_ascii();
         if trimmed.is_empty() {
+            return Vec::new();
+        }
+        if json_values(trimmed, MAX_FRAME_VALUES) > MAX_FRAME_VALUES {
+            self.too_dense += 1;
             return Vec::new();
         }
         let Ok(value) = serde_json::from_slice::<Value>(trimmed) else {
@@ -300,8 +347,18 @@ impl FrameReader {
             // An answer from the server to one of the agent's requests.
             (Direction::ToAgent, None, Some(id)) => {
                 let Some(request) = self.pending.remove(&id) else {
-                    if self.early.len() >= MAX_EARLY {
-                        self.early.pop_front();
+                    // Bounded by count and by bytes: answers nobody asked
+                    // for cannot grow the relay.
+                    if self.frame_len > MAX_EARLY_BYTES {
+                        return;
+                    }
+                    while self.early.len() >= MAX_EARLY
+                        || self.early.iter().map(|(.., len)| *len).sum::<usize>() + self.frame_len
+                            > MAX_EARLY_BYTES
+                    {
+                        if self.early.pop_front().is_none() {
+                            break;
+                        }
                     }
                     self.early.push_back((id, m.clone(), now, self.frame_len));
                     return;
@@ -396,6 +453,58 @@ mod tests {
             .enumerate()
             .flat_map(|(i, (d, f))| o.frame(*d, f.as_bytes(), t + Duration::from_millis(i as u64)))
             .collect()
+    }
+
+    /// GIVEN a hostile server WHEN it answers with a frame of a million tiny
+    /// values (2 bytes each on the wire, tens decoded) or floods answers
+    /// nobody asked for THEN the dense frame is counted and not decoded,
+    /// the early answers stay within their byte budget, and an ordinary
+    /// tools/list is still observed; strings full of commas are not dense.
+    #[test]
+    fn dense_frames_and_unasked_answers_cannot_grow_the_reader() {
+        let mut o = FrameReader::new();
+        let t = Instant::now();
+        let dense = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{}]}}}}"#,
+            vec!["0"; 1_000_000].join(",")
+        );
+        o.frame(
+            Direction::ToServer,
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            t,
+        );
+        assert!(o.frame(Direction::ToAgent, dense.as_bytes(), t).is_empty());
+        assert_eq!(o.too_dense, 1);
+        let commas = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"result":{{"text":"{}"}}}}"#,
+            ",".repeat(1_000_000)
+        );
+        assert!(json_values(commas.as_bytes(), MAX_FRAME_VALUES) < 16);
+        let big_answer = format!(
+            r#"{{"jsonrpc":"2.0","id":"x{{}}","result":{{"text":"{}"}}}}"#,
+            "a".repeat(1024 * 1024)
+        );
+        for i in 0..32 {
+            let answer = big_answer.replace("x{}", &format!("x{i}"));
+            o.frame(Direction::ToAgent, answer.as_bytes(), t);
+        }
+        let held: usize = o.early.iter().map(|(.., len)| *len).sum();
+        assert!(held <= MAX_EARLY_BYTES, "{held}");
+        let out = run(&[
+            (
+                Direction::ToServer,
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+            ),
+            (
+                Direction::ToAgent,
+                r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"a"},{"name":"b"}]}}"#,
+            ),
+        ]);
+        assert!(
+            out.iter()
+                .any(|o| matches!(o, Observation::ToolsListed { count: 2, .. })),
+            "{out:?}"
+        );
     }
 
     /// The two copying threads hand their copies over independently, so an
