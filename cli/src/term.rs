@@ -109,7 +109,7 @@ macro_rules! errln {
 pub struct Visible<W: Write> {
     inner: W,
     pending: Vec<u8>,
-    keep_own: bool,
+    keep: Keep,
 }
 
 impl<W: Write> Visible<W> {
@@ -119,15 +119,14 @@ impl<W: Write> Visible<W> {
         Visible {
             inner,
             pending: Vec::new(),
-            keep_own: colors,
+            keep: Keep::for_lines(colors),
         }
     }
 
     fn write_pending(&mut self, upto: usize) -> std::io::Result<()> {
         let chunk: Vec<u8> = self.pending.drain(..upto).collect();
         let text = String::from_utf8_lossy(&chunk);
-        self.inner
-            .write_all(shown(&text, Keep::for_lines(self.keep_own)).as_bytes())
+        self.inner.write_all(shown(&text, self.keep).as_bytes())
     }
 }
 

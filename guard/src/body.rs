@@ -29,7 +29,7 @@ impl BodyCap {
 
 /// What a failed body read means: too slow if the deadline stopped it,
 /// too large otherwise.
-pub fn refusal_for(err: &(dyn std::error::Error + 'static)) -> Refusal {
+fn refusal_for(err: &(dyn std::error::Error + 'static)) -> Refusal {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cause {
         if e.downcast_ref::<crate::serve::BodyTimeout>().is_some() {

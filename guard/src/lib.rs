@@ -30,7 +30,7 @@ mod secret;
 pub mod serve;
 
 pub use authorize::{Action, Authorizer, allow_all};
-pub use body::{BodyCap, refusal_for};
+pub use body::BodyCap;
 pub use host::{HostPolicy, OriginRule};
 pub use secret::{Token, authorization, bearer_token, constant_time_eq, random_hex};
 pub use serve::{ConnectionLimits, ConnectionStats, accept, serve};

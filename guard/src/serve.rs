@@ -115,6 +115,36 @@ struct Slots {
 }
 
 impl Slots {
+    /// Registers a new connection: its id and the handles its task keeps.
+    fn open(&mut self) -> (u64, Arc<AtomicUsize>, Arc<AtomicBool>, Arc<Notify>) {
+        let id = self.next;
+        self.next += 1;
+        let slot = Slot {
+            busy: Arc::default(),
+            admitted: Arc::default(),
+            evict: Arc::default(),
+        };
+        let handles = (
+            id,
+            Arc::clone(&slot.busy),
+            Arc::clone(&slot.admitted),
+            Arc::clone(&slot.evict),
+        );
+        self.open.insert(id, slot);
+        handles
+    }
+
+    /// Closes the oldest idle connection (see [`Slots::victim`]); `false`
+    /// when every connection is busy.
+    fn evict_one(&mut self, stats: &ConnectionStats) -> bool {
+        let Some(old) = self.victim().and_then(|id| self.open.remove(&id)) else {
+            return false;
+        };
+        old.evict.notify_one();
+        stats.evicted.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
     /// The oldest idle connection, never-admitted ones first.
     fn victim(&self) -> Option<u64> {
         let idle = || {
@@ -162,7 +192,10 @@ pub async fn serve_counted(
                 Err(err) => {
                     // Out of file descriptors, say: make room, and do not spin.
                     tracing::debug!(%err, "accept failed");
-                    evict_one(&slots, &stats);
+                    slots
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .evict_one(&stats);
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     continue;
                 }
@@ -172,35 +205,11 @@ pub async fn serve_counted(
         let _ = stream.set_nodelay(true);
         let slot = {
             let mut slots = slots.lock().unwrap_or_else(|p| p.into_inner());
-            if slots.open.len() >= limits.max_connections.max(1) {
-                match slots.victim() {
-                    Some(id) => {
-                        if let Some(old) = slots.open.remove(&id) {
-                            old.evict.notify_one();
-                            stats.evicted.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    None => {
-                        stats.refused.fetch_add(1, Ordering::Relaxed);
-                        continue;
-                    }
-                }
+            if slots.open.len() >= limits.max_connections.max(1) && !slots.evict_one(&stats) {
+                stats.refused.fetch_add(1, Ordering::Relaxed);
+                continue;
             }
-            let id = slots.next;
-            slots.next += 1;
-            let slot = Slot {
-                busy: Arc::default(),
-                admitted: Arc::default(),
-                evict: Arc::default(),
-            };
-            let handles = (
-                id,
-                Arc::clone(&slot.busy),
-                Arc::clone(&slot.admitted),
-                Arc::clone(&slot.evict),
-            );
-            slots.open.insert(id, slot);
-            handles
+            slots.open()
         };
         stats.open.fetch_add(1, Ordering::Relaxed);
         let (id, busy, admitted, evict) = slot;
@@ -261,16 +270,6 @@ pub async fn accept(listener: &TcpListener) -> (tokio::net::TcpStream, SocketAdd
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
-    }
-}
-
-fn evict_one(slots: &Mutex<Slots>, stats: &ConnectionStats) {
-    let mut slots = slots.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(id) = slots.victim()
-        && let Some(old) = slots.open.remove(&id)
-    {
-        old.evict.notify_one();
-        stats.evicted.fetch_add(1, Ordering::Relaxed);
     }
 }
 
