@@ -91,11 +91,12 @@ impl<T> Default for ListCache<T> {
 
 impl<T> ListCache<T> {
     /// The cached value for `source`'s current generation, or a fresh one
-    /// from `build` (which is handed the previous value, to reuse).
+    /// from `build` (which is handed the previous value, to reuse, and the
+    /// source, to read only what it needs).
     fn get(
         &self,
         source: &dyn StatusSource,
-        build: impl FnOnce(Option<&T>, &[Arc<AttachmentHistory>]) -> T,
+        build: impl FnOnce(Option<&T>, &dyn StatusSource) -> T,
     ) -> Arc<T> {
         let generation = *source.generation().borrow();
         let mut cache = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -106,7 +107,7 @@ impl<T> ListCache<T> {
             return Arc::clone(value);
         }
         let previous = cache.as_ref().map(|(_, _, value)| Arc::clone(value));
-        let value = Arc::new(build(previous.as_deref(), &source.histories()));
+        let value = Arc::new(build(previous.as_deref(), source));
         *cache = Some((generation, std::time::Instant::now(), Arc::clone(&value)));
         value
     }
@@ -620,8 +621,12 @@ fn summaries(service: &StatusService) -> Arc<Vec<SessionSummary>> {
     service
         .inner
         .summaries
-        .get(service.inner.source.as_ref(), |_, histories| {
-            histories.iter().map(|h| SessionSummary::of(h)).collect()
+        .get(service.inner.source.as_ref(), |_, source| {
+            source
+                .histories()
+                .iter()
+                .map(|h| SessionSummary::of(h))
+                .collect()
         })
 }
 
@@ -834,7 +839,9 @@ fn fleet_index(service: &StatusService) -> Arc<FleetIndex> {
     service
         .inner
         .fleet
-        .get(service.inner.source.as_ref(), FleetIndex::update)
+        .get(service.inner.source.as_ref(), |previous, source| {
+            FleetIndex::update(previous, &source.histories())
+        })
 }
 
 fn fleet_query(uri: &axum::http::Uri) -> Result<FleetQuery, Refusal> {
