@@ -147,9 +147,9 @@ pub struct Records {
 
 /// What one source's listing found.
 struct Found {
-    /// The newest files, at most [`MAX_FILES_PER_SOURCE`].
+    /// The newest files (within `--since`), at most [`MAX_FILES_PER_SOURCE`].
     files: Vec<(String, PathBuf, std::fs::Metadata)>,
-    /// Files that matched, before the cap.
+    /// Files that matched (within `--since`), before the cap.
     matched: usize,
     /// The folder had more entries than [`MAX_ENTRIES_PER_SOURCE`].
     entries_exhausted: bool,
@@ -251,14 +251,6 @@ impl Records {
             let found = self.find(index);
             self.note_cut(index, &found);
             for (rel, path, meta) in found.files {
-                if let Some(since) = self.filter.since
-                    && meta
-                        .modified()
-                        .ok()
-                        .is_some_and(|m| Timestamp::from_system(m) < since)
-                {
-                    continue;
-                }
                 let source = &self.sources[index];
                 let state = self.files.remove(&path).unwrap_or_else(|| FileState {
                     report: FileReport {
@@ -405,7 +397,7 @@ impl Records {
         self.cuts.values().cloned().collect()
     }
 
-    /// The files of source `index`, newest first, bounded.
+    /// The files of source `index` (within `--since`), newest first, bounded.
     fn find(&self, index: usize) -> Found {
         let source = &self.sources[index];
         let pattern: Vec<&str> = source.source.pattern.split('/').collect();
@@ -462,19 +454,16 @@ impl Records {
             }
         }
         found.sort_by_key(|(_, _, m)| std::cmp::Reverse(m.modified().ok()));
-        // With --since, files older than it are not wanted: only the ones
-        // within it count as cut.
-        let matched = match self.filter.since {
-            Some(since) => found
-                .iter()
-                .filter(|(_, _, m)| {
-                    m.modified()
-                        .ok()
-                        .is_none_or(|m| Timestamp::from_system(m) >= since)
-                })
-                .count(),
-            None => found.len(),
-        };
+        // With --since, files last written before it are not wanted: they
+        // are neither opened nor counted as cut.
+        if let Some(since) = self.filter.since {
+            found.retain(|(_, _, m)| {
+                m.modified()
+                    .ok()
+                    .is_none_or(|m| Timestamp::from_system(m) >= since)
+            });
+        }
+        let matched = found.len();
         found.truncate(MAX_FILES_PER_SOURCE);
         Found {
             files: found,
