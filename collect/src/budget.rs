@@ -588,16 +588,12 @@ mod json {
         }
 
         fn visit_str<E: serde::de::Error>(mut self, text: &str) -> Result<(), E> {
-            if matches!(self.kind, Kind::Text | Kind::Scalars) {
-                let len = text.len();
-                let charged = if self.kind == Kind::Text {
-                    self.tally.text(len)
-                } else {
-                    self.tally.scalars(1)
-                };
-                self.charge(charged)?;
-            }
-            Ok(())
+            let charged = match self.kind {
+                Kind::Text => self.tally.text(text.len()),
+                Kind::Scalars => self.tally.scalars(1),
+                Kind::Message(_) | Kind::Inline => Ok(()),
+            };
+            self.charge(charged)
         }
 
         fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
@@ -625,21 +621,16 @@ mod json {
             Ok(())
         }
 
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
             if self.depth > MAX_DEPTH {
-                return Err({
-                    *self.failure = Some(EstimateError::TooDeep);
-                    serde::de::Error::custom("stopped")
-                });
+                return Err(self.stop(EstimateError::TooDeep));
             }
             match self.kind {
                 Kind::Inline => while seq.next_element::<IgnoredAny>()?.is_some() {},
                 Kind::Scalars => {
                     while seq.next_element::<IgnoredAny>()?.is_some() {
-                        if let Err(err) = self.tally.scalars(1) {
-                            *self.failure = Some(err);
-                            return Err(serde::de::Error::custom("stopped"));
-                        }
+                        let charged = self.tally.scalars(1);
+                        self.charge(charged)?;
                     }
                 }
                 kind => {
