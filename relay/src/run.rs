@@ -126,7 +126,13 @@ pub async fn run() -> i32 {
     };
 
     let (side_tx, side_rx) = mpsc::channel::<SideCopy>(256);
-    let observer = tokio::spawn(observe(side_rx, obs_tx.clone(), Arc::clone(&lost)));
+    let unobserved = Arc::new(AtomicU64::new(0));
+    let observer = tokio::spawn(observe(
+        side_rx,
+        obs_tx.clone(),
+        Arc::clone(&lost),
+        Arc::clone(&unobserved),
+    ));
     drop(obs_tx);
     let pipes = child_in
         .into_owned_fd()
@@ -205,6 +211,12 @@ pub async fn run() -> i32 {
     if lost > 0 {
         eprintln!("tether-relay: {lost} observation(s) dropped (the relaying was not affected)");
     }
+    let unobserved = unobserved.load(Ordering::Relaxed);
+    if unobserved > 0 {
+        eprintln!(
+            "tether-relay: {unobserved} frame(s) too large or too dense to observe were relayed unchanged, unobserved"
+        );
+    }
     status.and_then(|s| s.code()).unwrap_or(1)
 }
 
@@ -212,6 +224,7 @@ async fn observe(
     mut rx: mpsc::Receiver<SideCopy>,
     out: mpsc::Sender<Observation>,
     lost: Arc<AtomicU64>,
+    unobserved: Arc<AtomicU64>,
 ) {
     let mut observer = FrameReader::new();
     let mut to_server = LineSplitter::new();
@@ -225,6 +238,11 @@ async fn observe(
         splitter.feed(&bytes, |line| {
             found.extend(observer.frame(direction, line, at))
         });
+        // Said at exit: a cap that cut is never silent.
+        unobserved.store(
+            to_server.oversized + to_agent.oversized + observer.too_dense,
+            Ordering::Relaxed,
+        );
     };
     while let Some(copy) = rx.recv().await {
         read(copy, &mut found);

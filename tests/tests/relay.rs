@@ -187,6 +187,18 @@ fn a_16_mib_frame_passes_unchanged() {
         out.len()
     );
     assert!(child.wait().expect("wait").success());
+    // Too large to observe, both ways: relayed unchanged, and said so.
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    assert!(
+        err.contains("2 frame(s) too large or too dense to observe"),
+        "{err}"
+    );
 }
 
 /// One JSON-RPC line in, one read back (a tiny MCP client for tests).
