@@ -42,6 +42,10 @@ pub struct ChecklistItem {
     pub provenance: Option<String>,
     /// When it was first shown.
     pub at: Option<Timestamp>,
+    /// The later stage whose `yes` implied this one, when no evidence
+    /// showed it itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub implied_by: Option<&'static str>,
     /// A one-character mark: ✓ ✗ ? –.
     pub mark: &'static str,
 }
@@ -157,6 +161,7 @@ pub fn checklist(row: &ServerAttachment) -> Vec<ChecklistItem> {
                 state: obs.state,
                 provenance: obs.provenance.map(|p| p.word().to_string()),
                 at: obs.at,
+                implied_by: obs.implied_by.map(|i| i.as_str()),
                 mark: mark(obs.state),
             }
         })
@@ -355,6 +360,20 @@ pub fn stopped(row: &ServerAttachment) -> String {
     }
 }
 
+/// A tool's own status. A tool that anything showed (listed, shown to the
+/// model, called) is active; otherwise it has no state of its own beyond
+/// why its server stopped (failed, filtered, unavailable), and nothing
+/// else: "connected" and "delivered" are states of a server, not a tool.
+pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> DisplayStatus {
+    if tool.is_shown() {
+        return DisplayStatus::Active;
+    }
+    match server {
+        DisplayStatus::Failed | DisplayStatus::Filtered | DisplayStatus::Unavailable => server,
+        _ => DisplayStatus::Unknown,
+    }
+}
+
 /// One session attempt's capability matrix: a row per server, then a row
 /// per tool of each server (`SERVER/TOOL`), with the stages that were shown
 /// and what showed each.
@@ -408,11 +427,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
             rows.push(crate::records::MatrixRow {
                 kind: CapabilityKind::McpTool,
                 name: format!("{}/{}", server.name, tool.name),
-                status: if tool.calls > tool.failed_calls {
-                    DisplayStatus::Active
-                } else {
-                    server.status
-                },
+                status: tool_status(server.status, tool),
                 reason_code: None,
                 stopped,
                 stages: shown(&[

@@ -61,6 +61,22 @@ pub fn from_config(yes: bool, at: Timestamp) -> StageObservation {
 }
 
 impl InventoryStages {
+    /// Makes the ladder monotone ([`close_ladder`](crate::model::close_ladder)):
+    /// a tool the model saw was listed, so its server was connected,
+    /// enabled and configured. `installed` is off the path (it is `n/a`
+    /// for what a configuration entry alone makes).
+    pub fn close(&mut self) -> bool {
+        use crate::vocab::ImpliedBy;
+        crate::model::close_ladder(&mut [
+            (ImpliedBy::LaterStage, &mut self.configured),
+            (ImpliedBy::Enabled, &mut self.enabled),
+            (ImpliedBy::Authenticated, &mut self.authenticated),
+            (ImpliedBy::Initialized, &mut self.initialized),
+            (ImpliedBy::ToolsListed, &mut self.tools_listed),
+            (ImpliedBy::ModelVisible, &mut self.model_visible),
+        ])
+    }
+
     /// Configured (by the configuration read at `at`), with `enabled` as the
     /// configuration showed it; every later stage unknown.
     pub fn configured(enabled: StageObservation, at: Timestamp) -> Self {

@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::{EvidenceKind, Provenance, ReasonCode, StageState, Transport};
+use crate::vocab::{EvidenceKind, ImpliedBy, Provenance, ReasonCode, StageState, Transport};
 
 /// Milliseconds since the Unix epoch, UTC.
 #[derive(
@@ -285,6 +285,21 @@ impl ToolRow {
             last_call_at: None,
         }
     }
+
+    /// Makes the tool's ladder monotone ([`close_ladder`]): a called tool
+    /// reached the model, and a tool the model saw was listed.
+    pub fn close(&mut self) -> bool {
+        close_ladder(&mut [
+            (ImpliedBy::ToolsListed, &mut self.listed),
+            (ImpliedBy::ModelVisible, &mut self.model_visible),
+            (ImpliedBy::Called, &mut self.called),
+        ])
+    }
+
+    /// Whether anything showed the tool: listed, shown to the model or called.
+    pub fn is_shown(&self) -> bool {
+        self.listed.is_yes() || self.model_visible.is_yes() || self.called.is_yes()
+    }
 }
 
 /// An MCP client's self-description.
@@ -311,6 +326,11 @@ pub struct StageObservation {
     /// When it was first shown.
     #[serde(default)]
     pub at: Option<Timestamp>,
+    /// Set when no evidence showed this stage itself but a later stage on
+    /// its path was shown `yes` (which one; its provenance and time are
+    /// that stage's): a tool call proves the server's tools were listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implied_by: Option<ImpliedBy>,
 }
 
 /// A `Copy` provenance: known values only; unknown ones read back as `assumed`.
@@ -392,6 +412,7 @@ impl Default for StageObservation {
             state: StageState::Unknown,
             provenance: None,
             at: None,
+            implied_by: None,
         }
     }
 }
@@ -403,25 +424,67 @@ impl StageObservation {
             state,
             provenance: Some(provenance),
             at: Some(at),
+            implied_by: None,
         }
+    }
+
+    /// Whether the stage was reached (`yes`, shown or implied).
+    pub fn is_yes(&self) -> bool {
+        self.state == StageState::Yes
     }
 
     /// Merges another observation in; commutative, associative and idempotent.
     ///
     /// The stronger state wins (`yes` > `no` > `n/a` > `unknown`); between equal
-    /// states the earlier time wins, then the stronger provenance.
+    /// states one shown directly beats one implied, then the earlier time
+    /// wins, then the stronger provenance.
     pub fn merge(&mut self, other: StageObservation) {
         let key = |o: &StageObservation| {
             (
                 o.state.strength(),
+                o.implied_by.is_none(),
                 std::cmp::Reverse(o.at.unwrap_or(Timestamp(u64::MAX))),
                 std::cmp::Reverse(o.provenance),
+                std::cmp::Reverse(o.implied_by.map(|i| i as u8)),
             )
         };
         if key(&other) > key(self) {
             *self = other;
         }
     }
+}
+
+/// Makes one ladder monotone: every stage below a `yes` becomes `yes` too,
+/// implied by the stage that showed it (carried from the stage that was
+/// shown directly), with that stage's provenance and time. `path` lists the
+/// stages lowest first, each with its own name as an implier. True when a
+/// stage changed.
+///
+/// Each stage's result is the merge of its own evidence with what every
+/// stage above it was shown directly, so the closure is idempotent and,
+/// applied after each event, independent of the events' order (held by
+/// `tether-core`'s reducer property tests).
+pub fn close_ladder(path: &mut [(ImpliedBy, &mut StageObservation)]) -> bool {
+    let mut changed = false;
+    let mut from_above: Option<StageObservation> = None;
+    for (name, stage) in path.iter_mut().rev() {
+        if let Some(implied) = from_above {
+            let before = **stage;
+            stage.merge(implied);
+            changed |= **stage != before;
+        }
+        if stage.is_yes() {
+            let implied = StageObservation {
+                implied_by: Some(stage.implied_by.unwrap_or(*name)),
+                ..**stage
+            };
+            match &mut from_above {
+                Some(best) => best.merge(implied),
+                None => from_above = Some(implied),
+            }
+        }
+    }
+    changed
 }
 
 /// The ax capability ladder for one server.
@@ -467,6 +530,23 @@ impl Stages {
             Callable => &self.callable,
             ModelVisible => &self.model_visible,
         }
+    }
+
+    /// Makes the ladder monotone ([`close_ladder`]): a server whose tool
+    /// was called, or shown to the model, had its tools listed, was
+    /// connected, delivered, enabled and configured. A successful call
+    /// sits above the model seeing the tool, which sits above the list.
+    pub fn close(&mut self) -> bool {
+        close_ladder(&mut [
+            (ImpliedBy::LaterStage, &mut self.configured),
+            (ImpliedBy::Enabled, &mut self.enabled),
+            (ImpliedBy::Delivered, &mut self.delivered),
+            (ImpliedBy::Authenticated, &mut self.authenticated),
+            (ImpliedBy::Initialized, &mut self.initialized),
+            (ImpliedBy::ToolsListed, &mut self.tools_listed),
+            (ImpliedBy::ModelVisible, &mut self.model_visible),
+            (ImpliedBy::Callable, &mut self.callable),
+        ])
     }
 
     /// The observation for one stage, mutably.

@@ -907,14 +907,13 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
         EvidenceKind::Delivered => {
             row.stages.delivered.merge(yes);
         }
+        // Each event sets the stage it shows; the stages below it on the
+        // path follow from the ladder's closure, marked as implied.
         EvidenceKind::InitializeObserved => {
             row.stages.initialized.merge(yes);
-            row.stages.authenticated.merge(yes);
             changed |= touch_connection(row, ev);
         }
         EvidenceKind::ToolsListObserved => {
-            row.stages.initialized.merge(yes);
-            row.stages.authenticated.merge(yes);
             row.stages.tools_listed.merge(yes);
             if let Some(count) = ev.tool_count {
                 changed |= merge_tool_count(row, count, at);
@@ -935,8 +934,6 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
             }
         }
         EvidenceKind::ToolCallObserved => {
-            row.stages.initialized.merge(yes);
-            row.stages.authenticated.merge(yes);
             // A call proves the agent (its model) could see and pick the tool.
             row.stages.model_visible.merge(yes);
             if ev.ok == Some(true) {
@@ -1001,6 +998,12 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
         _ => {}
     }
 
+    // The ladder is monotone, whatever the source: a later stage shown
+    // `yes` implies the ones on its path below.
+    row.stages.close();
+    for tool in &mut row.tools {
+        changed |= tool.close();
+    }
     changed |= row.stages != stages_before;
     let status = derive_status(row);
     changed | set(&mut row.status, status)
@@ -1029,9 +1032,9 @@ fn tool_call(row: &mut ServerAttachment, tool: &str, ev: &Evidence, prov: Proven
         return false;
     };
     let before = t.clone();
-    let yes = StageObservation::shown(StageState::Yes, prov, at);
-    t.model_visible.merge(yes);
-    t.called.merge(yes);
+    // The tool's model_visible and listed follow from the closure.
+    t.called
+        .merge(StageObservation::shown(StageState::Yes, prov, at));
     let calls = ev.calls.unwrap_or(1);
     let failed = ev
         .failed_calls
@@ -1113,7 +1116,6 @@ fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     match ev.reported_status.as_deref().map(reported_state) {
         Some(ReportedState::Up) => {
             row.stages.initialized.merge(report(StageState::Yes));
-            row.stages.authenticated.merge(report(StageState::Yes));
         }
         Some(ReportedState::Failed) => {
             row.stages.initialized.merge(report(StageState::No));

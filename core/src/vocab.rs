@@ -511,6 +511,33 @@ impl StageState {
 }
 
 closed_vocabulary! {
+    /// The later stage whose `yes` implied a stage below it on the ladder
+    /// (a tool call proves the harness had the server's tool list, so the
+    /// server was listed, connected and delivered). A stage that was shown
+    /// directly has none.
+    pub enum ImpliedBy fallback LaterStage {
+        /// The configuration enables it.
+        Enabled => "enabled",
+        /// It was handed to the agent.
+        Delivered => "delivered",
+        /// The server accepted the client.
+        Authenticated => "authenticated",
+        /// initialize completed.
+        Initialized => "initialized",
+        /// Its tools were listed.
+        ToolsListed => "tools_listed",
+        /// The model was shown its tools.
+        ModelVisible => "model_visible",
+        /// A call of it succeeded.
+        Callable => "callable",
+        /// It was called (a tool row's own stage).
+        Called => "called",
+        /// A stage this build does not know.
+        LaterStage => "later_stage",
+    }
+}
+
+closed_vocabulary! {
     /// The decision a plugin made for one configured server.
     pub enum DecisionKind fallback Unavailable {
         /// Offered to the agent.
@@ -554,6 +581,21 @@ impl Stage {
         Stage::ToolsListed,
         Stage::Callable,
         Stage::ModelVisible,
+    ];
+
+    /// The ladder as evidence climbs it, lowest first: each stage's `yes`
+    /// implies every stage before it ([`Stages::close`](crate::model::Stages::close)).
+    /// A successful call sits above the model seeing the tool, which sits
+    /// above the tool list.
+    pub const PATH: [Stage; 8] = [
+        Stage::Configured,
+        Stage::Enabled,
+        Stage::Delivered,
+        Stage::Authenticated,
+        Stage::Initialized,
+        Stage::ToolsListed,
+        Stage::ModelVisible,
+        Stage::Callable,
     ];
 
     /// The snake_case wire form.

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use tether_core::Owner;
+use tether_core::display::{stopped, tool_status};
 use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE};
 use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 use tether_core::reducer::{
@@ -10,7 +11,8 @@ use tether_core::reducer::{
 };
 use tether_core::sanitize::SUMMARY_MAX_BYTES;
 use tether_core::vocab::{
-    DecisionKind, EvidenceKind, ReasonCode, ServerSource, Transport, Trigger,
+    DecisionKind, DisplayStatus, EvidenceKind, Provenance, ReasonCode, ServerSource, Stage,
+    StageState, Transport, Trigger,
 };
 
 const SERVERS: [&str; 3] = ["kandev", "github", "files"];
@@ -323,6 +325,121 @@ proptest! {
                     );
                 }
                 Err(_) => prop_assert_eq!(&before, &h),
+            }
+        }
+    }
+}
+
+/// Evidence as every source words it: the observed endpoint and the plugin
+/// (session events), the relay, the harness's own telemetry (collect), its
+/// records (sessions), the agent's own report and endpoint tests, plus the
+/// plan's filter and unavailable decisions and tools shown to the model.
+fn evidence_from_every_source() -> impl Strategy<Value = Evidence> {
+    let source = prop_oneof![
+        Just(Provenance::SessionEvent),
+        Just(Provenance::Relay),
+        Just(Provenance::HarnessTelemetry),
+        Just(Provenance::HarnessRecord),
+        Just(Provenance::AgentReport),
+        Just(Provenance::EndpointTest),
+    ];
+    let extra =
+        (0u64..500, 0usize..SERVERS.len(), 0u8..3, 0u8..4).prop_map(|(at, server, tool, kind)| {
+            let kind = match kind {
+                0 => EvidenceKind::ToolVisible,
+                1 => EvidenceKind::Filtered,
+                2 => EvidenceKind::Unavailable,
+                _ => EvidenceKind::Configured,
+            };
+            let mut ev = Evidence::new(kind, Timestamp(at)).server(SERVERS[server]);
+            ev.tool = Some(format!("tool{tool}"));
+            ev.reason_code = Some(ReasonCode::SseUnsupported);
+            ev
+        });
+    (prop_oneof![3 => connection_evidence(), 1 => extra], source)
+        .prop_map(|(ev, source)| ev.provenance(source))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// GIVEN any evidence from any source, in any order, with attempts
+    /// between THEN every row's ladder is monotone (no `yes` above a stage
+    /// on its path that is not `yes`), a stage's `yes` that no evidence
+    /// showed says what implied it, no status is weaker than the strongest
+    /// stage, a tool's status is a tool's, and "where it stopped" never
+    /// says nothing shows what a stage shows.
+    #[test]
+    fn the_ladder_is_monotone_and_the_status_follows_its_strongest_stage(
+        steps in proptest::collection::vec(
+            prop_oneof![
+                1 => Just(None),
+                12 => evidence_from_every_source().prop_map(Some),
+            ],
+            0..200,
+        ),
+    ) {
+        let (mut h, mut key) = fresh("a0");
+        let mut n = 0;
+        for step in steps {
+            match step {
+                None => {
+                    n += 1;
+                    key = begin_attempt(&mut h, &start(&format!("a{n}"), 1000 + n)).expect("begin");
+                }
+                Some(ev) => {
+                    let _ = reduce(&mut h, &observe(&key, ev));
+                }
+            }
+        }
+        for attempt in &h.attempts {
+            for row in &attempt.servers {
+                let ladder: Vec<_> = Stage::PATH.iter().map(|s| (*s, *row.stages.get(*s))).collect();
+                if let Some(top) = ladder.iter().rposition(|(_, o)| o.is_yes()) {
+                    for (stage, o) in &ladder[..top] {
+                        prop_assert!(o.is_yes(), "{}: {stage} is {:?} below a yes", row.name, o.state);
+                    }
+                }
+                for (stage, o) in &ladder {
+                    if o.implied_by.is_some() {
+                        prop_assert!(o.is_yes(), "{stage} implied but not yes");
+                        prop_assert!(o.provenance.is_some() && o.at.is_some());
+                    }
+                }
+                let s = &row.stages;
+                if s.tools_listed.is_yes() {
+                    prop_assert_eq!(row.status, DisplayStatus::Active, "{}", row.name);
+                } else if s.initialized.is_yes() {
+                    prop_assert_eq!(row.status, DisplayStatus::Connected, "{}", row.name);
+                } else if s.delivered.is_yes() {
+                    prop_assert!(
+                        matches!(row.status, DisplayStatus::Delivered | DisplayStatus::Failed),
+                        "{}: {:?}", row.name, row.status
+                    );
+                }
+                let said = stopped(row);
+                if s.delivered.is_yes() {
+                    prop_assert!(!said.contains("nothing shows the session used it"), "{said}");
+                }
+                if s.initialized.is_yes() {
+                    prop_assert!(!said.contains("nothing shows it connected"), "{said}");
+                }
+                if s.model_visible.state == StageState::Yes {
+                    prop_assert!(!said.contains("nothing shows whether the model"), "{said}");
+                }
+                for tool in &row.tools {
+                    let ladder = [tool.listed, tool.model_visible, tool.called];
+                    if let Some(top) = ladder.iter().rposition(|o| o.is_yes()) {
+                        prop_assert!(ladder[..top].iter().all(|o| o.is_yes()), "{}", tool.name);
+                        prop_assert!(s.tools_listed.is_yes(), "{} shown, its server not listed", tool.name);
+                    }
+                    let status = tool_status(row.status, tool);
+                    prop_assert!(
+                        !matches!(status, DisplayStatus::Connected | DisplayStatus::Delivered),
+                        "a tool is never {:?}", status
+                    );
+                    prop_assert_eq!(status == DisplayStatus::Active, tool.is_shown());
+                }
             }
         }
     }

@@ -41,7 +41,11 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
     let mut touched = 0;
     for index in 0..document.rows.len() {
         let server = &document.rows[index];
-        if server.kind != CapabilityKind::McpServer {
+        // A server today's configuration turns off keeps what that
+        // configuration says: a session that used it ran before, and its
+        // evidence would imply the server enabled (the ladder is monotone).
+        if server.kind != CapabilityKind::McpServer || server.stages.enabled.state == StageState::No
+        {
             continue;
         }
         let seen = newest.iter().find_map(|session| {
@@ -71,14 +75,18 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
                 Some(i) => document.rows[i].clone(),
                 None => tool_row(&server, &tool.name, session.updated_at),
             };
-            if tool.listed.state != StageState::Unknown {
-                row.stages.tools_listed.merge(tool.listed);
-            }
-            if tool.model_visible.state != StageState::Unknown {
-                row.stages.model_visible.merge(tool.model_visible);
-            }
-            if tool.model_visible.state == StageState::Yes {
-                visible.merge(tool.model_visible);
+            // A tool the entry's own filter hides keeps that, as above.
+            if row.stages.enabled.state != StageState::No {
+                if tool.listed.state != StageState::Unknown {
+                    row.stages.tools_listed.merge(tool.listed);
+                }
+                if tool.model_visible.state != StageState::Unknown {
+                    row.stages.model_visible.merge(tool.model_visible);
+                }
+                if tool.model_visible.state == StageState::Yes {
+                    visible.merge(tool.model_visible);
+                }
+                row.stages.close();
             }
             row.diagnostics.settings.retain(|s| {
                 !s.starts_with("session=")
@@ -104,7 +112,9 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
             }
         }
         if visible.state == StageState::Yes {
-            document.rows[index].stages.model_visible.merge(visible);
+            let stages = &mut document.rows[index].stages;
+            stages.model_visible.merge(visible);
+            stages.close();
         }
     }
     for (server, row) in added {
@@ -267,7 +277,9 @@ mod tests {
             .collect();
         assert_eq!(rows.len(), 1, "filled in, not doubled");
         assert_eq!(rows[0].tool_tokens, Some(120));
-        assert_eq!(rows[0].stages.model_visible.state, StageState::Yes);
+        // Today's filter hides it: the older session's sight of it is not
+        // carried into a row that would then read enabled "no" below a "yes".
+        assert_eq!(rows[0].stages.model_visible.state, StageState::Unknown);
         assert_eq!(rows[0].stages.enabled.state, StageState::No);
         assert_eq!(rows[0].reason_code, Some(ReasonCode::Excluded));
     }

@@ -275,8 +275,45 @@ fn recorded(
             assert_eq!(after.status, DisplayStatus::Failed, "{kind}/{}", row.name);
         }
     }
+    for (source, attempt) in [("collected", live), ("records", &alone), ("merged", merged)] {
+        stages_agree(kind, source, attempt);
+    }
     inventory_sessions(kind, home_dir, vars);
     alone
+}
+
+/// The stages of a real session agree with each other, whatever the
+/// source: the ladder is monotone (nothing `yes` above a stage on its path
+/// that is not), and a server whose tool was called or shown to the model
+/// is active.
+fn stages_agree(kind: &str, source: &str, attempt: &AttachmentAttempt) {
+    use tether_core::vocab::Stage;
+    for row in &attempt.servers {
+        let top = Stage::PATH
+            .iter()
+            .rposition(|s| row.stages.get(*s).state == StageState::Yes);
+        for stage in &Stage::PATH[..top.map_or(0, |t| t)] {
+            assert_eq!(
+                row.stages.get(*stage).state,
+                StageState::Yes,
+                "{kind} ({source}) {}: {stage:?} below a later stage's yes: {:?}",
+                row.name,
+                row.stages
+            );
+        }
+        if row
+            .tools
+            .iter()
+            .any(|t| t.calls > 0 || t.model_visible.state == StageState::Yes)
+        {
+            assert_eq!(
+                row.status,
+                DisplayStatus::Active,
+                "{kind} ({source}) {}: its tool was shown or called",
+                row.name
+            );
+        }
+    }
 }
 
 /// `tether inventory --sessions` over the same home: wherever the home's
@@ -319,6 +356,18 @@ fn inventory_sessions(kind: &str, home: &std::path::Path, vars: &[(String, Strin
         assert_eq!(
             tool["stages"]["model_visible"]["provenance"], "harness_record",
             "{kind}"
+        );
+        // The model saw its tool, so the tool was listed (implied, and said).
+        assert_eq!(tool["stages"]["tools_listed"]["state"], "yes", "{kind}");
+        let server = rows
+            .iter()
+            .find(|r| r["kind"] == "mcp_server" && r["name"] == "time")
+            .expect("the server row");
+        let listed = &server["stages"]["tools_listed"];
+        assert_eq!(listed["state"], "yes", "{kind}: {server:#}");
+        assert!(
+            ["model_visible", "called"].contains(&listed["implied_by"].as_str().unwrap_or("")),
+            "{kind}: says what implied it: {server:#}"
         );
     }
 }

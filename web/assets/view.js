@@ -386,7 +386,7 @@ function checklistOf(view, row) {
       return { label, state: used ? 'yes' : 'unknown', mark: used ? '✓' : '?' };
     }
     const item = view.checklist.find((c) => c.stage === key);
-    return { label, state: item?.state ?? 'unknown', mark: item?.mark ?? '?' };
+    return { label, state: item?.state ?? 'unknown', mark: item?.mark ?? '?', impliedBy: item?.implied_by };
   });
 }
 
@@ -430,6 +430,7 @@ function renderRow(attempt, view, current) {
     const entry = make('li', `check ${item.state === 'n/a' ? 'na' : item.state}`, `${item.mark} ${item.label}`);
     entry.dataset.stage = item.label;
     entry.dataset.state = item.state;
+    if (item.impliedBy) entry.title = `implied by ${item.impliedBy.replaceAll('_', ' ')}`;
     list.append(entry);
   }
   li.append(list);
