@@ -16,6 +16,75 @@ fn secret() -> impl Strategy<Value = String> {
     })
 }
 
+/// Words honest tool, server and plugin names are made of.
+const WORDS: &[&str] = &[
+    "fetch",
+    "the",
+    "current",
+    "weather",
+    "forecast",
+    "for",
+    "a",
+    "given",
+    "city",
+    "and",
+    "country",
+    "code",
+    "tether",
+    "no",
+    "such",
+    "plugin",
+    "list",
+    "open",
+    "pull",
+    "requests",
+    "repository",
+    "issues",
+    "search",
+    "documents",
+    "by",
+    "query",
+    "create",
+    "branch",
+    "from",
+    "default",
+    "get",
+    "file",
+    "contents",
+    "update",
+    "calendar",
+    "event",
+    "send",
+    "message",
+    "to",
+    "channel",
+    "read",
+    "database",
+    "table",
+    "schema",
+    "run",
+    "browser",
+    "screenshot",
+    "page",
+    "navigate",
+    "click",
+    "element",
+    "http",
+    "json",
+    "api",
+    "mcp",
+    "server",
+    "time",
+    "zone",
+    "convert",
+    "timestamp",
+    "kubernetes",
+    "pods",
+    "namespace",
+    "strength",
+    "rhythm",
+];
+
 /// Free text around a planted secret, never containing a newline-free secret itself.
 fn noise() -> impl Strategy<Value = String> {
     "[a-z ,.:()\\-]{0,60}"
@@ -116,6 +185,60 @@ proptest! {
         for s in [&env_value, &header_value, &arg, &query, &user, &flag_value] {
             assert_clean(&debug, s)?;
         }
+    }
+
+    /// GIVEN a long, honest name (words joined by `_`, `-` or case, with
+    /// version digits) THEN it is kept as it is: a name is redacted only
+    /// for a configured secret or a credential's form, never for its
+    /// length and its mix of letters and digits.
+    #[test]
+    fn long_honest_names_are_kept(
+        words in proptest::sample::subsequence(WORDS, 4..12).prop_shuffle(),
+        join in 0usize..3,
+        suffix in prop_oneof![Just(String::new()), (1u32..99).prop_map(|n| format!("v{n}")),
+            (1u32..9, 1u32..9).prop_map(|(a, b)| format!("{a}e{b}")), (2000u32..2100).prop_map(|y| y.to_string())],
+    ) {
+        let mut parts: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+        if !suffix.is_empty() {
+            parts.push(suffix);
+        }
+        let name = match join {
+            0 => parts.join("_"),
+            1 => parts.join("-"),
+            _ => parts
+                .iter()
+                .map(|p| {
+                    let mut c = p.chars();
+                    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+                })
+                .collect(),
+        };
+        prop_assume!(name.len() <= sanitize::NAME_MAX_BYTES);
+        prop_assert_eq!(sanitize::name(&name), name.clone());
+        prop_assert_eq!(sanitize::summary(&format!("tool {name} failed")), format!("tool {name} failed"));
+    }
+
+    /// GIVEN a credential's form standing alone (a run of letters broken by
+    /// digits, a hex digest, a UUID, a JWT) THEN the name drops it.
+    #[test]
+    fn credential_forms_are_redacted_in_names(
+        s in "[A-Za-z0-9]{24,40}".prop_filter("digits break the letters twice", |s| {
+            s[..s.len() - 4].split(|c: char| c.is_ascii_alphabetic()).filter(|r| !r.is_empty()).count() >= 2
+                && s.bytes().any(|b| b.is_ascii_alphabetic())
+        }),
+        hex in "[0-9a-f]{40}".prop_filter("a digit", |s| s.bytes().any(|b| b.is_ascii_digit())),
+        shape in 0usize..5,
+    ) {
+        let planted = match shape {
+            0 => s.clone(),
+            1 => hex.clone(),
+            2 => format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]),
+            3 => format!("eyJhbGciOiJIUzI1NiJ9.{s}.{s}"),
+            _ => format!("tool_{s}"),
+        };
+        let out = sanitize::name(&planted);
+        prop_assert!(out.contains(sanitize::REDACTED), "{planted:?} came out as {out:?}");
+        assert_clean(&out, &s)?;
     }
 
     /// GIVEN any text THEN the summary is valid UTF-8 of at most 256 bytes.
