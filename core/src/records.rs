@@ -227,6 +227,13 @@ pub enum RecordAnswer {
     Unknown,
     /// A known record that says nothing about MCP servers or tools.
     Ignored,
+    /// A known record that says nothing about MCP servers or tools, but
+    /// when it was written: it counts toward its session's first and last
+    /// record times (a session that ran on after its last tool call).
+    Dated {
+        /// When.
+        at: crate::model::Timestamp,
+    },
     /// Read.
     Read(RecordReading),
 }

@@ -666,6 +666,17 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             None => report.refused += 1,
             Some(RecordAnswer::Unknown) => report.unknown += 1,
             Some(RecordAnswer::Ignored) => report.ignored += 1,
+            Some(RecordAnswer::Dated { at }) => {
+                report.ignored += 1;
+                // Its time is its file's session's (no thread names one).
+                if let Some(harness_session) = file_session.as_deref() {
+                    let id = tether_core::records::session_id(kind, harness_session);
+                    facts
+                        .entry(id)
+                        .or_insert_with(|| SessionFacts::new(kind, harness_session))
+                        .dated(at);
+                }
+            }
             Some(RecordAnswer::Read(mut reading)) => {
                 let before = reading.evidence.len();
                 reading

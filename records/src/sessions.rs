@@ -136,6 +136,11 @@ impl SessionFacts {
         session_id(&self.agent_kind, &self.harness_session)
     }
 
+    /// A record of the session that says only when it was written.
+    pub fn dated(&mut self, at: Timestamp) {
+        self.saw(at);
+    }
+
     fn saw(&mut self, at: Timestamp) {
         if at.0 > 0 {
             self.first_at = if self.first_at.0 == 0 {

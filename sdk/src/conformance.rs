@@ -714,7 +714,7 @@ pub fn check_records(
         }
         match &answer {
             RecordAnswer::Unknown => seen.unknown += 1,
-            RecordAnswer::Ignored => seen.ignored += 1,
+            RecordAnswer::Ignored | RecordAnswer::Dated { .. } => seen.ignored += 1,
             RecordAnswer::Read(reading) => {
                 seen.read += 1;
                 if !reading.names_are_names(configured) {

@@ -91,7 +91,10 @@ pub fn push(reading: &mut RecordReading, evidence: Evidence) {
 pub fn answer(reading: RecordReading) -> tether_core::records::RecordAnswer {
     use tether_core::records::RecordAnswer;
     if reading.evidence.is_empty() && reading.servers.is_empty() && reading.session.is_none() {
-        RecordAnswer::Ignored
+        match reading.at {
+            Some(at) => RecordAnswer::Dated { at },
+            None => RecordAnswer::Ignored,
+        }
     } else {
         RecordAnswer::Read(reading)
     }

@@ -83,6 +83,24 @@ fn only_session(kind: &str, records: &Records) -> AttachmentAttempt {
     history.current().expect("attempt").clone()
 }
 
+/// The newest top-level `timestamp` of any JSON line under `dir`.
+fn newest_stamp(dir: &Path) -> Option<tether_core::model::Timestamp> {
+    files_under(dir)
+        .into_iter()
+        .filter(|(name, _)| name.ends_with(".jsonl"))
+        .flat_map(|(_, path)| {
+            std::fs::read_to_string(path)
+                .expect("fixture")
+                .lines()
+                .filter_map(|line| {
+                    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+                    tether_core::model::Timestamp::parse_rfc3339(v["timestamp"].as_str()?)
+                })
+                .collect::<Vec<_>>()
+        })
+        .max()
+}
+
 fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
     attempt
         .server(name)
@@ -206,6 +224,16 @@ fn each_harness_fixture_reads_into_its_matrix() {
         }
         let attempt = only_session(kind, &records);
         assert_eq!(attempt.session_id, want.session);
+        // The last record time is the newest record's, whatever it says:
+        // read off the fixture's JSON lines independently of any reader.
+        let facts = records.sessions().values().next().expect("one");
+        // (Copilot's and Qwen's plain-text logs can be newer still.)
+        if let Some(newest) = newest_stamp(&fixtures().join(kind)) {
+            assert!(facts.last_at >= newest, "{kind}: the last record's time");
+            if kind == "codex" {
+                assert_eq!(facts.last_at, newest, "{kind}: the last record's time");
+            }
+        }
         assert_eq!(attempt.project.as_deref(), Some(want.project), "{kind}");
         assert_eq!(attempt.agent_version.as_deref(), want.version, "{kind}");
         assert_eq!(
