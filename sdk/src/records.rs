@@ -48,6 +48,41 @@ pub fn visible(server: &str, tool: &str, at: Timestamp) -> Evidence {
     visible
 }
 
+/// The tools a harness offers in place of a server's own while that
+/// server waits for a login (Claude Code 2.1.2xx and later, for claude.ai
+/// connectors and OAuth servers): not the server's tools.
+pub const LOGIN_PSEUDO_TOOLS: [&str; 2] = ["authenticate", "complete_authentication"];
+
+/// Tools offered to the model, as `(server, tool)`: each is visible, except
+/// that a server whose only offered tools are [`LOGIN_PSEUDO_TOOLS`] needs
+/// auth (a wanted login, however the harness words it), and those are not
+/// counted as its tools.
+pub fn offered(
+    reading: &mut RecordReading,
+    tools: impl IntoIterator<Item = (String, String)>,
+    at: Timestamp,
+) {
+    let mut by_server: Vec<(String, Vec<String>)> = Vec::new();
+    for (server, tool) in tools {
+        match by_server.iter_mut().find(|(s, _)| *s == server) {
+            Some((_, list)) => list.push(tool),
+            None => by_server.push((server, vec![tool])),
+        }
+    }
+    for (server, list) in by_server {
+        if list
+            .iter()
+            .all(|t| LOGIN_PSEUDO_TOOLS.contains(&t.as_str()))
+        {
+            push(reading, crate::telemetry::status(&server, "needs-auth", at));
+        } else {
+            for tool in list {
+                push(reading, visible(&server, &tool, at));
+            }
+        }
+    }
+}
+
 /// `server` listed `tool`.
 pub fn listed(server: &str, tool: &str, at: Timestamp) -> Evidence {
     let mut listed = Evidence::new(EvidenceKind::ToolsListObserved, at).server(server);

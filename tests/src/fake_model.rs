@@ -81,10 +81,34 @@ fn offered(request: &Value) -> Vec<String> {
     names
 }
 
+/// The id of a call of `name` (Anthropic's form): the name is in it, so a
+/// result alone says which tool was called. Claude Code 2.1.332 sends only
+/// the new turns of a conversation after its first request.
+fn call_id(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("toolu_fake_{safe}")
+}
+
 /// The tool names the history already called.
 fn called_in(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
+            if let Some(tool) = map
+                .get("tool_use_id")
+                .and_then(Value::as_str)
+                .and_then(|id| id.strip_prefix("toolu_fake_"))
+            {
+                out.push(tool.to_owned());
+            }
             let kind = map.get("type").and_then(Value::as_str);
             if matches!(kind, Some("tool_use" | "function_call"))
                 && let Some(name) = map.get("name").and_then(Value::as_str)
@@ -134,7 +158,14 @@ fn decide(state: &ModelState, request: &Value) -> Option<(String, Value)> {
     }
     let search = names.iter().find(|n| SEARCH_TOOLS.contains(&n.as_str()))?;
     if called.contains(search) {
-        return None;
+        // A search that answered with the tool's schema (Qwen Code 0.24
+        // does, and offers the tool only that way): the model calls it by
+        // the name the answer gave.
+        let full = format!("mcp__time__{}", state.target);
+        return history(request)
+            .to_string()
+            .contains(&full)
+            .then(|| (full, json!({"timezone": "UTC"})));
     }
     let query = if search == "tool_search" {
         format!("select:mcp__time__{}", state.target)
@@ -170,7 +201,7 @@ fn anthropic(request: &Value, call: Option<(String, Value)>) -> Response {
     let usage = json!({"input_tokens": 10, "output_tokens": 5});
     let (block, stop) = match &call {
         Some((name, args)) => (
-            json!({"type": "tool_use", "id": "toolu_fake1", "name": name, "input": args}),
+            json!({"type": "tool_use", "id": call_id(name), "name": name, "input": args}),
             "tool_use",
         ),
         None => (json!({"type": "text", "text": "done"}), "end_turn"),
@@ -185,7 +216,7 @@ fn anthropic(request: &Value, call: Option<(String, Value)>) -> Response {
     }
     let (start, delta) = match &call {
         Some((name, args)) => (
-            json!({"type": "tool_use", "id": "toolu_fake1", "name": name, "input": {}}),
+            json!({"type": "tool_use", "id": call_id(name), "name": name, "input": {}}),
             json!({"type": "input_json_delta", "partial_json": args.to_string()}),
         ),
         None => (

@@ -107,6 +107,58 @@ pub fn peer(relative: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// Which release of a harness a test runs: today's pin (`tests/peers`) or
+/// the newest release npm serves (`tests/peers/newest`, with the Node 22 it
+/// needs from npm's own `node` package). Both are pinned by lockfile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// `tests/peers`.
+    Pinned,
+    /// `tests/peers/newest`.
+    Newest,
+}
+
+impl Release {
+    /// Both, pinned first.
+    pub const BOTH: [Release; 2] = [Release::Pinned, Release::Newest];
+
+    /// The release's folder under `tests/peers` (`""` or `newest/`).
+    fn folder(self) -> &'static str {
+        match self {
+            Release::Pinned => "",
+            Release::Newest => "newest/",
+        }
+    }
+
+    /// The release's peer at `relative` (as [`peer`]: a loud skip when it
+    /// is not installed).
+    pub fn peer(self, relative: &str) -> Option<std::path::PathBuf> {
+        peer(&format!("{}{relative}", self.folder()))
+    }
+
+    /// A `PATH` for running this release: the newest release's own
+    /// `node_modules/.bin` (its Node 22 among them) before the caller's.
+    pub fn path(self) -> String {
+        let inherited = std::env::var("PATH").unwrap_or_default();
+        match self {
+            Release::Pinned => inherited,
+            Release::Newest => {
+                let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("peers/newest/node_modules/.bin");
+                format!("{}:{inherited}", bin.display())
+            }
+        }
+    }
+
+    /// A short label for messages (`pinned`, `newest`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Release::Pinned => "pinned",
+            Release::Newest => "newest",
+        }
+    }
+}
+
 /// Kills the process group `child` leads (everything it started) and
 /// reaps the leader.
 pub fn kill_group(child: &mut std::process::Child) {

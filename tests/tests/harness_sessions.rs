@@ -23,6 +23,7 @@ use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::telemetry::{TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
 use tether_hub::{Hub, HubConfig};
+use tether_tests::Release;
 
 struct Peers {
     time: String,
@@ -31,7 +32,11 @@ struct Peers {
 }
 
 async fn peers(cli: &str) -> Option<(Peers, std::path::PathBuf)> {
-    let Some(program) = tether_tests::peer(cli) else {
+    peers_of(Release::Pinned, cli).await
+}
+
+async fn peers_of(release: Release, cli: &str) -> Option<(Peers, std::path::PathBuf)> {
+    let Some(program) = release.peer(cli) else {
         eprintln!("SKIP: {cli} is not installed (run `npm ci` in tests/peers)");
         return None;
     };
@@ -108,10 +113,11 @@ async fn collect_session(
         }
         collector.stats()
     });
-    let mut full_env = vec![
-        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
-        ("HOME".into(), home.display().to_string()),
-    ];
+    // A PATH the caller gives (a release's own Node first) wins.
+    let mut full_env = vec![("HOME".into(), home.display().to_string())];
+    if !env.iter().any(|(k, _)| k == "PATH") {
+        full_env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
+    }
     full_env.extend(env);
     let spec = tether_process::ChildSpec {
         program: program.display().to_string(),
@@ -440,7 +446,13 @@ fn setup_env(setup: &TelemetrySetup) -> Vec<(String, String)> {
 /// command, authy (no event for needs-auth) never called connected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_session_collected() {
-    claude_session(true).await;
+    claude_session(true, Release::Pinned).await;
+}
+
+/// The same on the newest Claude Code npm serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_newest_session_collected() {
+    claude_session(true, Release::Newest).await;
 }
 
 /// Claude Code exactly as `--print-env claude` sets it (no tool details): its
@@ -448,12 +460,12 @@ async fn claude_code_session_collected() {
 /// server, so broken and authy are never called connected, nor failed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_session_collected_as_print_env_sets_it() {
-    claude_session(false).await;
+    claude_session(false, Release::Pinned).await;
 }
 
-async fn claude_session(details: bool) {
+async fn claude_session(details: bool, release: Release) {
     let _one = tether_tests::one_real_cli_at_a_time().await;
-    let Some((peers, claude)) = peers("node_modules/.bin/claude").await else {
+    let Some((peers, claude)) = peers_of(release, "node_modules/.bin/claude").await else {
         return;
     };
     let (receiver, batches, running, setup) = receiver_and_setup("claude").await;
@@ -471,6 +483,7 @@ async fn claude_session(details: bool) {
     .expect("config");
     let mut env = setup_env(&setup);
     env.extend([
+        ("PATH".into(), release.path()),
         ("ANTHROPIC_API_KEY".into(), "dummy".into()),
         ("ANTHROPIC_BASE_URL".into(), peers.model.base()),
         ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
@@ -512,7 +525,7 @@ async fn claude_session(details: bool) {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home("claude", home.path());
+    keep_home(&format!("claude-{}", release.label()), home.path());
     let disk = recorded("claude", home.path(), &[], configured(&peers), &attempt);
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
@@ -545,8 +558,18 @@ async fn claude_session(details: bool) {
 /// tools listed (two) and used; broken and authy never called connected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qwen_code_session_collected() {
+    qwen_session(Release::Pinned).await;
+}
+
+/// The same on the newest Qwen Code npm serves (on Node 22).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_code_newest_session_collected() {
+    qwen_session(Release::Newest).await;
+}
+
+async fn qwen_session(release: Release) {
     let _one = tether_tests::one_real_cli_at_a_time().await;
-    let Some((peers, qwen)) = peers("node_modules/.bin/qwen").await else {
+    let Some((peers, qwen)) = peers_of(release, "node_modules/.bin/qwen").await else {
         return;
     };
     let (receiver, batches, running, setup) = receiver_and_setup("qwen").await;
@@ -568,6 +591,7 @@ async fn qwen_code_session_collected() {
     .expect("settings");
     let mut env = setup_env(&setup);
     env.extend([
+        ("PATH".into(), release.path()),
         ("OPENAI_API_KEY".into(), "dummy".into()),
         (
             "OPENAI_BASE_URL".into(),
@@ -576,7 +600,12 @@ async fn qwen_code_session_collected() {
         ("OPENAI_MODEL".into(), "gpt-4o".into()),
         ("QWEN_CODE_TRUST_WORKSPACE".into(), "true".into()),
     ]);
-    let args = vec!["-p".to_owned(), "what time is it".to_owned()];
+    let mut args = vec!["-p".to_owned(), "what time is it".to_owned()];
+    if release == Release::Newest {
+        // 0.24 declines an MCP tool in non-interactive mode unless told
+        // (the pin ran it); `--debug` writes the debug log 0.15 always wrote.
+        args.extend(["--yolo".to_owned(), "--debug".to_owned()]);
+    }
     let attempt = collect_session(
         "qwen",
         &qwen,
@@ -592,7 +621,7 @@ async fn qwen_code_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home("qwen", home.path());
+    keep_home(&format!("qwen-{}", release.label()), home.path());
     let disk = recorded("qwen", home.path(), &[], configured(&peers), &attempt);
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
@@ -604,7 +633,18 @@ async fn qwen_code_session_collected() {
         Some(ReasonCode::AuthRequired)
     );
     assert!(used(&attempt), "{attempt:?}");
-    assert_eq!(row(&attempt, "time").tool_count, Some(2));
+    // 0.15's config event lists the MCP tools; 0.24 defers them to its
+    // tool search and its config event names none, so nothing counts them.
+    let count = match release {
+        Release::Pinned => Some(2),
+        Release::Newest => None,
+    };
+    assert_eq!(
+        row(&attempt, "time").tool_count,
+        count,
+        "{}",
+        release.label()
+    );
     never_connected(&attempt, "broken");
     never_connected(&attempt, "authy");
 }

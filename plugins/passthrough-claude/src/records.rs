@@ -1,5 +1,6 @@
 //! Claude Code's own session records, read as `tether sessions` reads
-//! them. Verified on Claude Code 2.1.197 (the pinned CLI).
+//! them. Verified on Claude Code 2.1.197–2.1.332 (the pinned CLI and the
+//! newest, `tests/peers/newest`).
 //!
 //! - **Transcripts** `~/.claude/projects/<cwd slug>/<session>.jsonl`
 //!   (`$CLAUDE_CONFIG_DIR/projects/…`): an assistant record's `tool_use`
@@ -7,7 +8,10 @@
 //!   call's id); the next user record's `tool_result` items say, by that
 //!   id, whether each failed (`is_error`); a `deferred_tools_delta`
 //!   attachment (tool search on) names the tools offered to the model and
-//!   the servers pending or needing auth.
+//!   the servers pending or needing auth (2.1.3xx: and those that failed,
+//!   with an error code); a `deferred_tools_record` attachment and a
+//!   `tools-used` record (2.1.3xx) name tools given to the model. A server
+//!   offered only `authenticate`/`complete_authentication` needs a login.
 //! - **Per-server logs**
 //!   `~/.cache/claude-cli-nodejs/<cwd slug>/mcp-logs-<server>/<time>.jsonl`
 //!   (`$XDG_CACHE_HOME/claude-cli-nodejs/…`): each record is `{debug |
@@ -29,7 +33,7 @@ use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_sdk::records::{
-    Blank, Blanker, answer, call, failure, mcp_double, name_server, outcome, push, visible,
+    Blank, Blanker, answer, call, failure, mcp_double, name_server, offered, outcome, push, visible,
 };
 use tether_sdk::telemetry::status;
 
@@ -73,6 +77,9 @@ struct Line<'a> {
     message: Option<Message<'a>>,
     #[serde(borrow, default)]
     attachment: Option<Attachment<'a>>,
+    /// `tools-used`: tool names.
+    #[serde(borrow, default)]
+    tools: Vec<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -110,13 +117,39 @@ struct Attachment<'a> {
     kind: Option<Cow<'a, str>>,
     #[serde(rename = "addedNames", default)]
     added: Vec<Cow<'a, str>>,
+    /// `deferred_tools_record` (2.1.3xx): the tools whose schemas were
+    /// loaded for the model.
+    #[serde(borrow, default)]
+    entries: Vec<Entry<'a>>,
+    /// 2.1.3xx: `[{name, errorCode, error}]`.
+    #[serde(rename = "failedMcpServers", borrow, default)]
+    failed: Vec<FailedServer<'a>>,
     #[serde(rename = "pendingMcpServers", default)]
     pending: Option<Vec<Cow<'a, str>>>,
     #[serde(rename = "needsAuthMcpServers", default)]
     needs_auth: Option<Vec<Cow<'a, str>>>,
 }
 
-/// Record types a transcript holds that say nothing of MCP servers.
+#[derive(Deserialize)]
+struct Entry<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct FailedServer<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(rename = "errorCode", borrow, default)]
+    code: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    error: Option<Cow<'a, str>>,
+}
+
+/// Record types a transcript holds (`tools-used` names tools the model
+/// used; the rest say nothing of MCP servers). 2.1.3xx added
+/// `api-request`, `api-request-shape`, `api-request-blob` (what was sent
+/// to the model: never read), `atis-latch`, `cost-state` and `tools-used`.
 const KNOWN: &[&str] = &[
     "user",
     "assistant",
@@ -131,6 +164,12 @@ const KNOWN: &[&str] = &[
     "last-prompt",
     "tag",
     "agent-name",
+    "api-request",
+    "api-request-shape",
+    "api-request-blob",
+    "atis-latch",
+    "tools-used",
+    "cost-state",
 ];
 
 fn header(line: &Line<'_>) -> RecordReading {
@@ -148,6 +187,10 @@ fn header(line: &Line<'_>) -> RecordReading {
 /// prompt or a model's text is skipped at memory speed and never decoded.
 const PAYLOAD: &[Blank<'static>] = &[
     Blank::Value("toolUseResult"),
+    Blank::Value("shape"),
+    Blank::Value("params"),
+    Blank::Value("input_schema"),
+    Blank::String("description"),
     Blank::Value("input"),
     Blank::String("content"),
     Blank::String("text"),
@@ -197,11 +240,43 @@ fn transcript(record: &str) -> RecordAnswer {
             _ => {}
         }
     }
+    if kind == "tools-used" {
+        offered(
+            &mut reading,
+            line.tools.iter().filter_map(|t| mcp_double(t)),
+            at,
+        );
+    }
+    if let Some(attachment) = &line.attachment
+        && attachment.kind.as_deref() == Some("deferred_tools_record")
+    {
+        offered(
+            &mut reading,
+            attachment
+                .entries
+                .iter()
+                .filter_map(|e| e.name.as_deref().and_then(mcp_double)),
+            at,
+        );
+    }
     if let Some(attachment) = &line.attachment
         && attachment.kind.as_deref() == Some("deferred_tools_delta")
     {
-        for (server, tool) in attachment.added.iter().filter_map(|a| mcp_double(a)) {
-            push(&mut reading, visible(&server, &tool, at));
+        offered(
+            &mut reading,
+            attachment.added.iter().filter_map(|a| mcp_double(a)),
+            at,
+        );
+        for failed in &attachment.failed {
+            if let Some(server) = failed.name.as_deref().and_then(name) {
+                // The reason from the words (ENOENT, …), never the words.
+                let words = [failed.code.as_deref(), failed.error.as_deref()]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(": ");
+                push(&mut reading, failure(&server, &words, at));
+            }
         }
         for server in attachment
             .needs_auth
