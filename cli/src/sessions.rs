@@ -207,6 +207,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 sessions: sessions.into_iter().map(|(s, _)| s).collect(),
                 files: records.files(),
                 not_read: records.not_read(),
+                readers: records.reader_notes(),
             };
             let mut out = crate::term::stdout();
             if json {
@@ -274,12 +275,26 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 files,
                 history,
             };
+            let verified_on = records.verified_on(&document.session.agent_kind);
+            let version = document.session.agent_version.clone();
+            let note = tether_core::records::ReaderNote {
+                newer: verified_on
+                    .as_ref()
+                    .zip(version.as_deref())
+                    .is_some_and(|(r, v)| r.is_older_than(v)),
+                agent_kind: document.session.agent_kind.clone(),
+                version,
+                verified_on,
+                unknown_records: document.files.iter().map(|f| f.unknown).sum(),
+                files: document.files.iter().filter(|f| f.unknown > 0).count() as u64,
+            };
             let mut out = crate::term::stdout();
             if json {
                 serde_json::to_writer_pretty(&mut out, &document)?;
                 writeln!(out)?;
             } else {
                 print_matrix(&mut out, &document)?;
+                print_reader_notes(&mut out, std::slice::from_ref(&note))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -389,6 +404,7 @@ fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Res
         }
     }
     print_file_problems(out, &document.files)?;
+    print_reader_notes(out, &document.readers)?;
     for cut in &document.not_read {
         writeln!(
             out,
@@ -408,15 +424,39 @@ fn print_file_problems(out: &mut impl Write, files: &[FileReport]) -> std::io::R
         if let Some(error) = &f.error {
             writeln!(out, "! {}: {error}", visible_field(&f.path))?;
         }
-        if f.unknown > 0 {
-            writeln!(
-                out,
-                "? {}: {} record(s) of a kind this Tether does not read (a newer {}?)",
-                visible_field(&f.path),
-                f.unknown,
-                f.agent_kind
-            )?;
-        }
+    }
+    Ok(())
+}
+
+/// Once per harness and version (never once per file): records its reader
+/// does not know, and a version newer than the reader was verified on.
+fn print_reader_notes(
+    out: &mut impl Write,
+    notes: &[tether_core::records::ReaderNote],
+) -> std::io::Result<()> {
+    for n in notes {
+        let who = match &n.version {
+            Some(v) => format!("{} {}", n.agent_kind, visible_field(v)),
+            None => format!("{} (no version recorded)", n.agent_kind),
+        };
+        let unknown = (n.unknown_records > 0).then(|| {
+            format!(
+                "{} record(s) in {} file(s) of a kind this Tether does not read",
+                n.unknown_records, n.files
+            )
+        });
+        let line = match (&n.verified_on, n.newer, unknown) {
+            (Some(range), true, Some(unknown)) => {
+                format!("read with a reader verified on {range}; {unknown}")
+            }
+            (Some(range), true, None) => format!("read with a reader verified on {range}"),
+            (Some(range), false, Some(unknown)) => {
+                format!("{unknown} (its reader is verified on {range})")
+            }
+            (None, _, Some(unknown)) => format!("{unknown} (a newer {}?)", n.agent_kind),
+            (_, _, None) => continue,
+        };
+        writeln!(out, "? {who}: {line}")?;
     }
     Ok(())
 }

@@ -205,6 +205,14 @@ pub trait PassthroughStrategy: Send + Sync {
         Vec::new()
     }
 
+    /// The harness versions this plugin's record reader was verified on
+    /// (oldest, newest): a session from a newer version is still read, and
+    /// `tether sessions` says so once per harness and version. The
+    /// default: none named.
+    fn records_verified_on(&self) -> Option<crate::records::VerifiedRange> {
+        None
+    }
+
     /// Reads one record of a file from one of its
     /// [`record_sources`](Self::record_sources): which session it belongs
     /// to, which servers it names, and what it proves. Pure, like

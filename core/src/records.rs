@@ -324,6 +324,71 @@ pub struct FileReport {
     pub error: Option<String>,
 }
 
+/// The harness versions a reader was verified on, oldest and newest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct VerifiedRange {
+    /// The oldest version verified (`2.1.197`).
+    pub oldest: String,
+    /// The newest version verified (`2.1.332`).
+    pub newest: String,
+}
+
+impl VerifiedRange {
+    /// `oldest`–`newest`.
+    pub fn new(oldest: &str, newest: &str) -> Self {
+        VerifiedRange {
+            oldest: oldest.to_owned(),
+            newest: newest.to_owned(),
+        }
+    }
+
+    /// Whether `version` is newer than the newest verified, comparing
+    /// dotted numbers (`2.1.400` > `2.1.332`); a version that is not
+    /// dotted numbers is not called newer.
+    pub fn is_older_than(&self, version: &str) -> bool {
+        match (dotted(version), dotted(&self.newest)) {
+            (Some(v), Some(n)) => v > n,
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for VerifiedRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.oldest == self.newest {
+            f.write_str(&self.oldest)
+        } else {
+            write!(f, "{}–{}", self.oldest, self.newest)
+        }
+    }
+}
+
+fn dotted(version: &str) -> Option<Vec<u64>> {
+    let core = version.split(['-', '+', ' ']).next()?;
+    core.split('.').map(|p| p.parse().ok()).collect()
+}
+
+/// What one harness version's records came to, said once per harness and
+/// version (not once per file): records of a kind its reader does not
+/// know, and whether the version is newer than the reader was verified on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReaderNote {
+    /// The harness.
+    pub agent_kind: String,
+    /// The version its records said; null where none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The versions the reader was verified on, where its plugin names them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_on: Option<VerifiedRange>,
+    /// The version is newer than the newest verified.
+    pub newer: bool,
+    /// Records of a kind the reader does not know.
+    pub unknown_records: u64,
+    /// Files that held them.
+    pub files: u64,
+}
+
 /// Counts of a session's rows by display status.
 pub type StatusCounts = std::collections::BTreeMap<String, u32>;
 
@@ -367,6 +432,11 @@ pub struct SessionsDocument {
     /// silently dropped. Absent when every file was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read: Vec<SourceCut>,
+    /// Per harness and version: records its reader does not know, and
+    /// versions newer than it was verified on. Absent when there is
+    /// nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readers: Vec<ReaderNote>,
 }
 
 /// Files of one record source that a cap kept Tether from reading.

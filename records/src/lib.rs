@@ -397,6 +397,80 @@ impl Records {
         self.cuts.values().cloned().collect()
     }
 
+    /// The versions `kind`'s record reader was verified on, where its
+    /// plugin names them.
+    pub fn verified_on(&self, kind: &str) -> Option<tether_core::records::VerifiedRange> {
+        self.sources
+            .iter()
+            .find(|s| s.kind == kind)
+            .and_then(|s| s.observer.passthrough())
+            .and_then(|p| p.records_verified_on())
+    }
+
+    /// Once per harness and version: records of a kind its reader does not
+    /// know (a file's are its sessions' version's), and versions newer than
+    /// the reader was verified on.
+    pub fn reader_notes(&self) -> Vec<tether_core::records::ReaderNote> {
+        use std::collections::BTreeMap;
+        use tether_core::records::ReaderNote;
+        let verified = |kind: &str| self.verified_on(kind);
+        let mut version_of_file: BTreeMap<(&str, &str), Option<&str>> = BTreeMap::new();
+        let mut notes: BTreeMap<(String, Option<String>), ReaderNote> = BTreeMap::new();
+        for facts in self.sessions.values() {
+            for file in &facts.files {
+                version_of_file
+                    .entry((facts.agent_kind.as_str(), file.as_str()))
+                    .or_insert(facts.version.as_deref());
+            }
+        }
+        fn add<'n>(
+            notes: &'n mut BTreeMap<(String, Option<String>), ReaderNote>,
+            verified: &dyn Fn(&str) -> Option<tether_core::records::VerifiedRange>,
+            kind: &str,
+            version: Option<&str>,
+        ) -> &'n mut ReaderNote {
+            notes
+                .entry((kind.to_owned(), version.map(str::to_owned)))
+                .or_insert_with(|| {
+                    let verified_on = verified(kind);
+                    ReaderNote {
+                        agent_kind: kind.to_owned(),
+                        version: version.map(str::to_owned),
+                        newer: verified_on
+                            .as_ref()
+                            .zip(version)
+                            .is_some_and(|(r, v)| r.is_older_than(v)),
+                        verified_on,
+                        unknown_records: 0,
+                        files: 0,
+                    }
+                })
+        }
+        for facts in self.sessions.values() {
+            add(
+                &mut notes,
+                &verified,
+                &facts.agent_kind,
+                facts.version.as_deref(),
+            );
+        }
+        for file in self.files.values().map(|f| &f.report) {
+            if file.unknown > 0 {
+                let version = version_of_file
+                    .get(&(file.agent_kind.as_str(), file.path.as_str()))
+                    .copied()
+                    .flatten();
+                let n = add(&mut notes, &verified, &file.agent_kind, version);
+                n.unknown_records += file.unknown;
+                n.files += 1;
+            }
+        }
+        notes
+            .into_values()
+            .filter(|n| n.newer || n.unknown_records > 0)
+            .collect()
+    }
+
     /// The files of source `index` (within `--since`), newest first, bounded.
     fn find(&self, index: usize) -> Found {
         let source = &self.sources[index];

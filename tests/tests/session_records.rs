@@ -1100,3 +1100,60 @@ fn tether_inventory_sessions_adds_the_tools_a_recorded_session_showed() {
         "an unreadable --since is a usage error"
     );
 }
+
+/// GIVEN three sessions of a Claude Code newer than its reader was
+/// verified on, each transcript holding records of a kind the reader does
+/// not know WHEN `tether sessions list` reads them THEN each session is
+/// still read, and the output says so once for that harness and version,
+/// with the range verified and the count, not once per file.
+#[test]
+fn a_newer_version_is_read_and_said_once_per_harness_and_version() {
+    let home = tempfile::tempdir().expect("home");
+    let from = fixtures()
+        .join("claude/.claude/projects/-tmp--tmpf23dO3/2d8efbcf-e501-440d-89ec-66cb10f9d678.jsonl");
+    let text = std::fs::read_to_string(&from).expect("fixture");
+    let dir = home.path().join(".claude/projects/-tmp-work");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let ids = [
+        "11111111-1111-4111-8111-111111111111",
+        "22222222-2222-4222-8222-222222222222",
+        "33333333-3333-4333-8333-333333333333",
+    ];
+    for id in ids {
+        let mut body = text
+            .replace("2d8efbcf-e501-440d-89ec-66cb10f9d678", id)
+            .replace("\"version\":\"2.1.197\"", "\"version\":\"2.1.400\"");
+        for n in 0..5 {
+            body.push_str(&format!(
+                "{{\"type\":\"holo-frame-{n}\",\"sessionId\":\"{id}\",\"timestamp\":\"2026-12-01T20:53:21.000Z\"}}\n"
+            ));
+        }
+        std::fs::write(dir.join(format!("{id}.jsonl")), body).expect("write");
+    }
+    let out = tether()
+        .env("HOME", home.path())
+        .args(["sessions", "list"])
+        .output()
+        .expect("tether sessions list");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    for id in ids {
+        assert!(stdout.contains(&format!("claude:{id}")), "{stdout}");
+    }
+    let notes: Vec<&str> = stdout.lines().filter(|l| l.starts_with("? ")).collect();
+    assert_eq!(
+        notes,
+        [
+            "? claude 2.1.400: read with a reader verified on 2.1.197–2.1.332; 15 record(s) in 3 file(s) of a kind this Tether does not read"
+        ],
+        "{stdout}"
+    );
+    let json = tether()
+        .env("HOME", home.path())
+        .args(["sessions", "list", "--json"])
+        .output()
+        .expect("tether sessions list --json");
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(doc["readers"][0]["newer"], true, "{doc:#}");
+    assert_eq!(doc["readers"][0]["verified_on"]["newest"], "2.1.332");
+}

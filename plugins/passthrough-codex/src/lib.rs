@@ -270,6 +270,15 @@ impl PassthroughStrategy for PassthroughCodex {
         records::sources()
     }
 
+    /// The pinned release and the newest npm serves (`tests/peers`,
+    /// `tests/peers/newest`), each read in a real session by
+    /// `tests/tests/harness_sessions.rs`.
+    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
+        Some(tether_core::records::VerifiedRange::new(
+            "0.171.0", "0.171.0",
+        ))
+    }
+
     fn read_record(
         &self,
         file: &tether_core::records::RecordFile<'_>,

@@ -207,6 +207,15 @@ impl PassthroughStrategy for PassthroughCopilot {
         records::sources()
     }
 
+    /// The pinned release and the newest npm serves (`tests/peers`,
+    /// `tests/peers/newest`), each read in a real session by
+    /// `tests/tests/harness_sessions.rs`.
+    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
+        Some(tether_core::records::VerifiedRange::new(
+            "1.0.102", "1.0.102",
+        ))
+    }
+
     fn read_record(
         &self,
         file: &tether_core::records::RecordFile<'_>,

@@ -211,6 +211,17 @@ impl PassthroughStrategy for PassthroughGemini {
         records::sources(self.flavor())
     }
 
+    /// The pinned release and the newest npm serves (`tests/peers`,
+    /// `tests/peers/newest`), each read in a real session by
+    /// `tests/tests/harness_sessions.rs`.
+    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
+        use tether_core::records::VerifiedRange;
+        Some(match self.flavor() {
+            telemetry::Flavor::Gemini => VerifiedRange::new("0.61.0", "0.61.0"),
+            telemetry::Flavor::Qwen => VerifiedRange::new("0.15.10", "0.24.4"),
+        })
+    }
+
     fn read_record(
         &self,
         file: &tether_core::records::RecordFile<'_>,

@@ -177,6 +177,15 @@ impl PassthroughStrategy for PassthroughOpenCode {
         records::sources()
     }
 
+    /// The pinned release and the newest npm serves (`tests/peers`,
+    /// `tests/peers/newest`), each read in a real session by
+    /// `tests/tests/harness_sessions.rs`.
+    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
+        Some(tether_core::records::VerifiedRange::new(
+            "1.18.33", "1.18.33",
+        ))
+    }
+
     fn read_record(
         &self,
         file: &tether_core::records::RecordFile<'_>,
