@@ -472,7 +472,7 @@ pub fn reason_hint(reason: &crate::vocab::ReasonCode) -> Option<&'static str> {
             "the configuration enables it but it is not installed: install it (or remove it from the enabled list)"
         }
         R::UnresolvedVariable => {
-            "a variable in its command is unset here, or nothing expands it where it runs: set it, or use the harness's own variable only where the harness expands it"
+            "a variable its configuration uses is unset here, or nothing expands it where it runs: set it where the harness starts, or use the harness's own variable only where the harness expands it"
         }
         R::RelativeCommand => {
             "its command is a relative path, so it resolves against wherever the harness starts: make it absolute, or relative to the plugin root"

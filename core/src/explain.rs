@@ -445,7 +445,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::UnresolvedVariable => (
             Inventory,
-            "A command uses a variable that is unset here, or that nothing expands where it runs (`${CLAUDE_PLUGIN_ROOT}` in a settings hook).",
+            "A command, or an MCP server's url, headers, env, args or command, uses a variable that is unset here (`${GITHUB_TOKEN}`, `$VAR`, `{env:VAR}`, Codex's `bearer_token_env_var`), or that nothing expands where it runs (`${CLAUDE_PLUGIN_ROOT}` in a settings hook). The harness passes the reference on unexpanded. The summary names the variables, never values; `--test` reports this cause instead of the network error it leads to.",
             crate_hint(R::UnresolvedVariable),
         ),
         R::RelativeCommand => (

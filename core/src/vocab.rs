@@ -257,8 +257,9 @@ open_vocabulary! {
         TlsFailed => "tls_failed",
         /// A plugin is enabled (or referenced) but not installed.
         NotInstalled => "not_installed",
-        /// A command uses a variable that is unset here or that nothing
-        /// expands where it runs (`${CLAUDE_PLUGIN_ROOT}` outside a plugin).
+        /// A command, or a server's url, headers, env or args, uses a
+        /// variable that is unset here or that nothing expands where it runs
+        /// (`${CLAUDE_PLUGIN_ROOT}` outside a plugin).
         UnresolvedVariable => "unresolved_variable",
         /// A command is a relative path: it resolves against the workspace's
         /// working directory, so it runs (or not) depending on where the

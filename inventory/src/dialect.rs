@@ -187,19 +187,21 @@ fn expect_type(entry: &Map<String, Value>, key: &str, want: &str) -> Result<(), 
 /// `--test` uses what the harness would: `${VAR}` and `${VAR:-default}`
 /// (Claude, Cursor, also `${env:VAR}`), `$VAR` and `${VAR}` (Gemini),
 /// `{env:VAR}` (OpenCode). An unset variable stays as written. Returns the
-/// names referenced (names are shown; values never are).
+/// names referenced, and of those the ones not set, with no default (names
+/// are shown; values never are).
 pub(crate) fn expand_references(
     endpoint: &mut Endpoint,
     dialect: EntryDialect,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Vec<String> {
+) -> (Vec<String>, Vec<String>) {
     if dialect == EntryDialect::Codex {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let mut names = Vec::new();
+    let mut unset = Vec::new();
     let mut expand = |text: &mut String| {
         if text.contains('$') || text.contains("{env:") {
-            *text = expand_text(text, dialect, lookup, &mut names);
+            *text = expand_text(text, dialect, lookup, &mut names, &mut unset);
         }
     };
     match endpoint {
@@ -221,9 +223,11 @@ pub(crate) fn expand_references(
             headers.iter_mut().for_each(|kv| expand(&mut kv.value));
         }
     }
-    names.sort();
-    names.dedup();
-    names
+    for list in [&mut names, &mut unset] {
+        list.sort();
+        list.dedup();
+    }
+    (names, unset)
 }
 
 fn is_var_char(c: char) -> bool {
@@ -235,6 +239,7 @@ pub(crate) fn expand_text(
     dialect: EntryDialect,
     lookup: &dyn Fn(&str) -> Option<String>,
     names: &mut Vec<String>,
+    unset: &mut Vec<String>,
 ) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -279,7 +284,10 @@ pub(crate) fn expand_text(
         names.push(name.to_owned());
         match lookup(name).or_else(|| default.map(str::to_owned)) {
             Some(value) => out.push_str(&value),
-            None => out.push_str(&rest[start..start + open.len() + consumed]),
+            None => {
+                unset.push(name.to_owned());
+                out.push_str(&rest[start..start + open.len() + consumed]);
+            }
         }
         rest = &after[consumed..];
     }

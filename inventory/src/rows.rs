@@ -50,6 +50,9 @@ pub struct FoundServer {
     pub forwarded_env: Vec<String>,
     /// Header names whose values come from the environment.
     pub env_headers: Vec<String>,
+    /// Variables its configuration needs that are not set (names only):
+    /// the row says `unresolved_variable`.
+    pub unset_env: Vec<String>,
     /// An allow list of tools.
     pub include_tools: Option<Vec<String>>,
     /// A deny list of tools.
@@ -76,6 +79,7 @@ impl FoundServer {
             enablement: Enablement::Enabled,
             forwarded_env: Vec::new(),
             env_headers: Vec::new(),
+            unset_env: Vec::new(),
             include_tools: None,
             exclude_tools: Vec::new(),
             settings: Vec::new(),
@@ -234,10 +238,11 @@ impl ScanOutput {
         for (name, entry) in servers {
             match entry_endpoint(entry, dialect, &lookup) {
                 Ok(mut endpoint) => {
-                    let referenced = expand_references(&mut endpoint, dialect, &lookup);
+                    let (referenced, unset) = expand_references(&mut endpoint, dialect, &lookup);
                     let mut found =
                         FoundServer::new(harness, scope.clone(), name, source.to_owned(), endpoint);
                     found.forwarded_env = referenced;
+                    found.unset_env = unset;
                     if let Some(obj) = entry.as_object() {
                         finish(&mut found, obj);
                     }
@@ -307,7 +312,13 @@ impl ScanOutput {
                 Some(summary_keeping_sources(&scrubber, why)),
             ),
         };
-        if reason.is_none() && diagnostics.command_resolves == Some(false) {
+        if reason.is_none() && !found.unset_env.is_empty() {
+            let mut names: Vec<String> = found.unset_env.iter().map(|n| scrubber.name(n)).collect();
+            names.sort();
+            names.dedup();
+            reason = Some(ReasonCode::UnresolvedVariable);
+            summary = Some(format!("not set here: {}", names.join(", ")));
+        } else if reason.is_none() && diagnostics.command_resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
             summary = Some(format!(
                 "`{}` does not resolve on PATH here",

@@ -47,7 +47,16 @@ pub fn rows_to_test(document: &InventoryDocument, project: Option<&Path>) -> Vec
         .rows
         .iter()
         .enumerate()
-        .filter(|(_, r)| r.is_enabled() && r.reason_code != Some(ReasonCode::CommandNotFound))
+        // A command that does not resolve, or a variable that is not set,
+        // is the cause already: a test would only report what it leads to
+        // (a spawn error, `host_not_found`, a 401).
+        .filter(|(_, r)| {
+            r.is_enabled()
+                && !matches!(
+                    r.reason_code,
+                    Some(ReasonCode::CommandNotFound | ReasonCode::UnresolvedVariable)
+                )
+        })
         .filter_map(|(index, row)| {
             let mut endpoint = row.endpoint.clone()?;
             if let (

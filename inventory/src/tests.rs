@@ -96,8 +96,10 @@ fn entries_of_every_dialect() {
 fn environment_references_expand_as_each_harness_does() {
     let lookup = |name: &str| (name == "TOK").then(|| "v4lue".to_owned());
     let run = |text: &str, dialect| {
-        let mut names = Vec::new();
-        (expand_text(text, dialect, &lookup, &mut names), names)
+        let (mut names, mut unset) = (Vec::new(), Vec::new());
+        let out = expand_text(text, dialect, &lookup, &mut names, &mut unset);
+        assert!(unset.iter().all(|u| names.contains(u)), "{unset:?}");
+        (out, names)
     };
     assert_eq!(
         run("Bearer ${TOK}", EntryDialect::McpJson).0,
@@ -123,8 +125,23 @@ fn environment_references_expand_as_each_harness_does() {
         url: "https://h/mcp".into(),
         headers: vec![KeyValue::new("Authorization", "Bearer ${TOK}")],
     };
-    let names = expand_references(&mut endpoint, EntryDialect::McpJson, &lookup);
+    let (names, unset) = expand_references(&mut endpoint, EntryDialect::McpJson, &lookup);
     assert_eq!(names, ["TOK"]);
+    assert!(unset.is_empty());
+    // Unset, with no default: named as unset (a default is not unset).
+    let mut stdio = Endpoint::Stdio {
+        command: "${BIN:-npx}".into(),
+        args: vec!["--key=${API_KEY}".into()],
+        env: vec![KeyValue::new("T", "$TOK ${OTHER}")],
+        cwd: None,
+    };
+    let (names, unset) = expand_references(&mut stdio, EntryDialect::McpJson, &lookup);
+    assert_eq!(
+        names,
+        ["API_KEY", "BIN", "OTHER"],
+        "`$TOK` is not Claude's syntax"
+    );
+    assert_eq!(unset, ["API_KEY", "OTHER"]);
     assert!(
         matches!(endpoint, Endpoint::Http { ref headers, .. } if headers[0].value == "Bearer v4lue")
     );

@@ -835,3 +835,91 @@ mod planted_secrets {
         }
     }
 }
+
+/// GIVEN servers whose own configuration uses variables that are not set
+/// (`${GITHUB_TOKEN}` in a header, `${MY_KEY}` in env, Codex's
+/// `bearer_token_env_var`) WHEN `tether inventory` reads them THEN each
+/// row says `unresolved_variable`, naming the variables (names only), a
+/// default or a set variable is no such thing, and `--test` reports that
+/// cause instead of testing into the network error it leads to; the
+/// pinned and newest `claude mcp list` name the same variables.
+#[test]
+fn unset_variables_in_a_servers_configuration_are_the_cause_said() {
+    let f = Fixture::new();
+    write(
+        &f.home.join(".claude.json"),
+        &json!({"mcpServers": {
+            "gh": {"type": "http", "url": "https://api.example.invalid/mcp",
+                   "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}},
+            "keyed": {"command": "/bin/true", "env": {"API_KEY": "${MY_KEY}"}},
+            "defaulted": {"command": "/bin/true", "args": ["${LEVEL:-info}", "${HOME}"]}
+        }})
+        .to_string(),
+    );
+    write(
+        &f.home.join(".codex/config.toml"),
+        "[mcp_servers.remote]\nurl = \"https://api.example.invalid/mcp\"\nbearer_token_env_var = \"REMOTE_TOKEN\"\n",
+    );
+    for extra in [&[][..], &["--test"][..]] {
+        let mut args = vec!["--harness", "claude", "--harness", "codex"];
+        args.extend_from_slice(extra);
+        let (doc, _) = f.json(&args);
+        let row = |name: &str| {
+            doc.rows
+                .iter()
+                .find(|r| r.name == name)
+                .unwrap_or_else(|| panic!("{name}: {:#?}", doc.rows))
+        };
+        for (name, var) in [
+            ("gh", "GITHUB_TOKEN"),
+            ("keyed", "MY_KEY"),
+            ("remote", "REMOTE_TOKEN"),
+        ] {
+            let r = row(name);
+            assert_eq!(
+                r.reason_code,
+                Some(tether_core::vocab::ReasonCode::UnresolvedVariable),
+                "{extra:?} {name}: {r:#?}"
+            );
+            assert_eq!(
+                r.summary.as_deref(),
+                Some(&*format!("not set here: {var}")),
+                "{name}"
+            );
+            assert!(
+                r.endpoint_test.is_none(),
+                "{extra:?} {name}: not tested into its symptom"
+            );
+        }
+        assert_ne!(
+            row("defaulted").reason_code,
+            Some(tether_core::vocab::ReasonCode::UnresolvedVariable),
+            "a default and a set variable resolve"
+        );
+    }
+    for release in tether_tests::Release::BOTH {
+        let Some(claude) = release.peer("node_modules/.bin/claude") else {
+            continue;
+        };
+        let out = Command::new(&claude)
+            .args(["mcp", "list"])
+            .env_clear()
+            .env("HOME", &f.home)
+            .env("PATH", release.path())
+            .env("DISABLE_AUTOUPDATER", "1")
+            .current_dir(&f.project)
+            .output()
+            .expect("claude mcp list");
+        let said = String::from_utf8_lossy(&out.stdout);
+        for (name, var) in [("gh", "GITHUB_TOKEN"), ("keyed", "MY_KEY")] {
+            assert!(
+                said.contains(&format!(
+                    "[{name}] mcpServers.{name}: Missing environment variables: {var}"
+                )),
+                "{}: claude mcp list agrees: {said}",
+                release.label()
+            );
+        }
+        assert!(!said.contains("[defaulted]"), "{said}");
+    }
+}

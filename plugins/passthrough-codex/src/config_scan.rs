@@ -45,7 +45,7 @@ fn project_trust(ctx: &ScanContext, user: Option<&Map<String, Value>>) -> Option
         .map(|(_, level)| level)
 }
 
-fn details(found: &mut FoundServer, entry: &Map<String, Value>) {
+fn details(ctx: &ScanContext, found: &mut FoundServer, entry: &Map<String, Value>) {
     if entry.get("enabled").and_then(Value::as_bool) == Some(false) {
         found.enablement = Enablement::Off(
             ReasonCode::DisabledInConfig,
@@ -70,6 +70,10 @@ fn details(found: &mut FoundServer, entry: &Map<String, Value>) {
     if let Some(var) = entry.get("bearer_token_env_var").and_then(Value::as_str) {
         found.forwarded_env.push(var.to_owned());
         found.env_headers.push("Authorization".to_owned());
+        // Codex refuses the server when its bearer token's variable is unset.
+        if ctx.var_str(var).is_none() {
+            found.unset_env.push(var.to_owned());
+        }
     }
     if let Some(headers) = entry.get("env_http_headers").and_then(Value::as_object) {
         for (header, var) in headers {
@@ -104,7 +108,7 @@ impl ConfigScanner for CodexConfigScanner {
                 doc.get("mcp_servers"),
                 EntryDialect::Codex,
                 |found, entry| {
-                    details(found, entry);
+                    details(ctx, found, entry);
                     // An ignored file's servers stop there, whatever they say.
                     if *base != Enablement::Enabled {
                         found.enablement = base.clone();
