@@ -787,7 +787,10 @@ async fn gemini_cli_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     keep_home("gemini", home.path());
-    let disk = recorded("gemini", home.path(), &[], configured(&peers), &attempt);
+    // The session ran with the folder trusted by its environment; the
+    // inventory of the same home reads the same environment.
+    let trust = [("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
+    let disk = recorded("gemini", home.path(), &trust, configured(&peers), &attempt);
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its chats say nothing of a server that failed or wanted a login.
     never_connected(&disk, "broken");

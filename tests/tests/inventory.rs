@@ -923,3 +923,64 @@ fn unset_variables_in_a_servers_configuration_are_the_cause_said() {
         assert!(!said.contains("[defaulted]"), "{said}");
     }
 }
+
+/// GIVEN a user-level Gemini server and a folder nothing trusts WHEN
+/// `tether inventory` and the real `gemini mcp list` read the same home
+/// THEN both say it is disabled because the folder is untrusted; with
+/// `GEMINI_CLI_TRUST_WORKSPACE=true`, both say it is not.
+#[test]
+fn gemini_folder_trust_agrees_with_gemini_mcp_list() {
+    let Some(gemini) = peer("node_modules/.bin/gemini") else {
+        return;
+    };
+    let f = Fixture::new();
+    write(
+        &f.home.join(".gemini/settings.json"),
+        &json!({"mcpServers": {"u": {"command": "/bin/true"}}}).to_string(),
+    );
+    let node_dir = which("node").and_then(|p| p.parent().map(Path::to_path_buf));
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        f.bin.display(),
+        node_dir
+            .as_deref()
+            .unwrap_or(Path::new("/usr/bin"))
+            .display()
+    );
+    for trust in [None, Some("true")] {
+        let mut cmd = Command::new(&gemini);
+        cmd.args(["mcp", "list"])
+            .env_clear()
+            .env("HOME", &f.home)
+            .env("PATH", &path)
+            .current_dir(&f.project);
+        let mut inventory = Command::new(workspace_bin("tether"));
+        inventory
+            .args(["inventory", "--json", "--harness", "gemini", "--project"])
+            .arg(&f.project)
+            .env_clear()
+            .env("HOME", &f.home)
+            .env("PATH", &path);
+        if let Some(value) = trust {
+            cmd.env("GEMINI_CLI_TRUST_WORKSPACE", value);
+            inventory.env("GEMINI_CLI_TRUST_WORKSPACE", value);
+        }
+        let said = cmd.output().expect("gemini mcp list");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&said.stdout),
+            String::from_utf8_lossy(&said.stderr)
+        );
+        let doc: InventoryDocument =
+            serde_json::from_slice(&inventory.output().expect("tether").stdout).expect("json");
+        let row = doc.rows.iter().find(|r| r.name == "u").expect("row u");
+        let untrusted = said.contains("disabled because this folder is untrusted");
+        assert_eq!(untrusted, trust.is_none(), "gemini mcp list: {said}");
+        assert_eq!(
+            row.reason_code == Some(tether_core::vocab::ReasonCode::UntrustedFolder),
+            untrusted,
+            "tether agrees with gemini ({trust:?}): {row:#?}\n{said}"
+        );
+        assert_eq!(row.is_enabled(), !untrusted);
+    }
+}

@@ -36,6 +36,15 @@ pub struct Family {
     pub system_dir: &'static str,
     /// Extension manifests read, in order.
     pub extension_manifests: &'static [&'static str],
+    /// Folder trust's default when no user or system setting names it
+    /// (`security.folderTrust.enabled ?? …` in the CLI's own code).
+    pub trust_by_default: bool,
+    /// The environment variable that trusts (`true`) or distrusts
+    /// (`false`) the workspace over every file, if the CLI has one.
+    pub trust_env: Option<&'static str>,
+    /// An untrusted folder disables every MCP server, the user's and the
+    /// system's too, not only the project's settings.
+    pub untrusted_disables_all: bool,
 }
 
 /// Gemini CLI.
@@ -44,6 +53,13 @@ pub const GEMINI: Family = Family {
     dir: ".gemini",
     system_dir: "/etc/gemini-cli",
     extension_manifests: &["gemini-extension.json"],
+    // Verified on 0.61.0: `folderTrust?.enabled ?? true`, a folder no rule
+    // names is untrusted (`isTrusted ?? false`), `GEMINI_CLI_TRUST_WORKSPACE`
+    // (and `GEMINI_RESTRICTED_MODE=true`) decide first, and `gemini mcp
+    // list` says user-level servers are suppressed in an untrusted folder.
+    trust_by_default: true,
+    trust_env: Some("GEMINI_CLI_TRUST_WORKSPACE"),
+    untrusted_disables_all: true,
 };
 
 /// Qwen Code.
@@ -52,6 +68,11 @@ pub const QWEN: Family = Family {
     dir: ".qwen",
     system_dir: "/etc/qwen-code",
     extension_manifests: &["qwen-extension.json", "gemini-extension.json"],
+    // Verified on 0.15.10 and 0.24.4: `folderTrust?.enabled ?? false`, no
+    // environment override, and only the project's settings are dropped.
+    trust_by_default: false,
+    trust_env: None,
+    untrusted_disables_all: false,
 };
 
 /// Scans one family member's configuration.
@@ -132,29 +153,61 @@ impl ConfigScanner for GeminiConfigScanner {
             }
         }
 
-        // Folder trust: only user and system settings can switch it on.
-        let trust_on = settings
+        // Folder trust, as the CLI decides it: its environment first, then
+        // whether trust is on (only user and system settings can say; the
+        // family's default otherwise), then trustedFolders.json.
+        let family = self.0;
+        let env = |name: &str| ctx.var_str(name);
+        let trust_setting = settings
             .iter()
             .filter(|s| s.scope != ConfigScope::Project)
-            .filter_map(|s| folder_trust_on(&s.doc))
-            .next_back()
-            .unwrap_or(false);
+            .filter_map(|s| folder_trust_on(&s.doc).map(|on| (on, s.source.clone())))
+            .next_back();
+        let trust_on = trust_setting
+            .as_ref()
+            .map_or(family.trust_by_default, |(on, _)| *on);
+        let how_on = match &trust_setting {
+            Some((_, source)) => format!("folder trust is on in {source}"),
+            None => "folder trust is on by default".to_owned(),
+        };
         let rules_source = home.source("trustedFolders.json");
-        let project_untrusted = match (&ctx.project, trust_on) {
-            (Some(dir), true) => {
+        let untrusted_by_env = family.trust_env.and_then(|var| {
+            if family.harness == "gemini"
+                && env("GEMINI_RESTRICTED_MODE").as_deref() == Some("true")
+            {
+                return Some(Some("GEMINI_RESTRICTED_MODE=true".to_owned()));
+            }
+            match env(var).as_deref() {
+                Some("false") => Some(Some(format!("{var}=false"))),
+                Some("true") => Some(None),
+                _ => None,
+            }
+        });
+        let project_untrusted = match (&ctx.project, untrusted_by_env, trust_on) {
+            (Some(_), Some(verdict), _) => verdict.map(|why| format!("{why} distrusts the folder")),
+            (Some(dir), None, true) => {
                 let rules = out.read_json(harness, &home, "trustedFolders.json", true);
                 match rules.as_ref().and_then(|r| trusted(ctx, r, dir)) {
                     Some(true) => None,
                     Some(false) => Some(format!(
-                        "folder trust is on and {rules_source} marks the project DO_NOT_TRUST; its settings are ignored"
+                        "{how_on} and {rules_source} marks the project DO_NOT_TRUST"
                     )),
                     None => Some(format!(
-                        "folder trust is on and the project is not trusted in {rules_source}; its settings are ignored"
+                        "{how_on} and {rules_source} does not trust the project"
                     )),
                 }
             }
             _ => None,
         };
+        let project_untrusted = project_untrusted.map(|why| {
+            if family.untrusted_disables_all {
+                format!(
+                    "{why}: in an untrusted folder every MCP server is disabled, the user's too"
+                )
+            } else {
+                format!("{why}: its settings are ignored")
+            }
+        });
         let effective: Vec<&Settings> = settings
             .iter()
             .filter(|s| s.scope != ConfigScope::Project || project_untrusted.is_none())
@@ -180,7 +233,8 @@ impl ConfigScanner for GeminiConfigScanner {
 
         let lists = Lists { excluded, allowed };
         for s in &settings {
-            let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
+            let ignored = project_untrusted.is_some()
+                && (s.scope == ConfigScope::Project || family.untrusted_disables_all);
             out.add_servers(
                 ctx,
                 harness,
@@ -235,7 +289,18 @@ impl ConfigScanner for GeminiConfigScanner {
                 out.push_capability(ctx, found);
             }
         }
-        scan_extensions(ctx, out, family, &home, &lists, hooks_off.as_deref());
+        let all_off = project_untrusted
+            .as_deref()
+            .filter(|_| family.untrusted_disables_all);
+        scan_extensions(
+            ctx,
+            out,
+            family,
+            &home,
+            &lists,
+            hooks_off.as_deref(),
+            all_off,
+        );
     }
 }
 
@@ -318,6 +383,7 @@ fn scan_extensions(
     home: &ConfigRoot,
     lists: &Lists,
     hooks_off: Option<&str>,
+    untrusted: Option<&str>,
 ) {
     let harness = family.harness;
     let root = home.join("extensions");
@@ -438,6 +504,8 @@ fn scan_extensions(
                         ReasonCode::DisabledInConfig,
                         format!("extension {name} is disabled for this folder in {rules_source}"),
                     );
+                } else if let Some(why) = untrusted {
+                    found.enablement = Enablement::Off(ReasonCode::UntrustedFolder, why.to_owned());
                 }
             },
         );

@@ -58,10 +58,40 @@ fn given_gemini_settings_trust_and_extensions_then_each_server_has_its_precise_s
         "gemini",
         &SECRETS,
         &[
+            // Gemini 0.61.0: an untrusted folder disables every MCP server.
+            ("user", "g-sse", off("untrusted_folder")),
+            ("user", "g-http", off("untrusted_folder")),
+            ("user", "g-excluded", off("untrusted_folder")),
+            ("project", "g-proj", off("untrusted_folder")),
+            ("plugin", "ext-srv", off("untrusted_folder")),
+            ("plugin", "ext-quiet-srv", off("disabled_in_config")),
+        ],
+    );
+    let why = row(&doc, "gemini", "user", "g-sse")
+        .summary
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        why.contains("folder trust is on in ~/.gemini/settings.json")
+            && why.contains("does not trust the project")
+            && why.contains("the user's too"),
+        "{why}"
+    );
+    // Trusted by trustedFolders.json: each server as its settings say.
+    f.home(
+        ".gemini/trustedFolders.json",
+        &json!({ f.project.display().to_string(): "TRUST_FOLDER" }).to_string(),
+    );
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    assert_scan(
+        &doc,
+        "gemini",
+        &SECRETS,
+        &[
             ("user", "g-sse", ON),
             ("user", "g-http", ON),
             ("user", "g-excluded", off("excluded")),
-            ("project", "g-proj", off("untrusted_folder")),
+            ("project", "g-proj", ON),
             ("plugin", "ext-srv", ON),
             ("plugin", "ext-quiet-srv", off("disabled_in_config")),
         ],
@@ -277,4 +307,71 @@ fn extension_hooks_are_rows_of_their_extension() {
     let good = find(&doc, CapabilityKind::Hook, "guard:BeforeTool");
     assert_eq!(good.stages.enabled.state, StageState::No);
     assert_eq!(good.reason_code, Some(ReasonCode::DisabledInConfig));
+}
+
+/// Gemini CLI 0.61.0 decides trust as its own code does: the environment
+/// first (`GEMINI_CLI_TRUST_WORKSPACE`, `GEMINI_RESTRICTED_MODE`), then
+/// folder trust (on by default), then `trustedFolders.json` (a folder no
+/// rule names is untrusted); each row says which decided. Qwen Code's
+/// folder trust is off by default and drops only the project's settings.
+#[test]
+fn gemini_folder_trust_is_read_the_way_gemini_reads_it() {
+    let settings = r#"{"mcpServers": {"u": {"command": "fake-mcp"}}}"#;
+    let summary = |f: &ScanFixture| {
+        let doc = f.scan(&GeminiConfigScanner(GEMINI));
+        let r = row(&doc, "gemini", "user", "u");
+        (state(r), r.summary.clone().unwrap_or_default())
+    };
+    // No setting at all: trust is on by default, and nothing trusts the folder.
+    let mut f = ScanFixture::new();
+    f.home(".gemini/settings.json", settings);
+    let (st, why) = summary(&f);
+    assert_eq!(st, off("untrusted_folder"));
+    assert!(why.contains("folder trust is on by default"), "{why}");
+    // The environment trusts it, over every file.
+    f.var("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    assert_eq!(summary(&f).0, ON);
+    // ...or distrusts it, even where a rule trusts it.
+    f.home(
+        ".gemini/trustedFolders.json",
+        &json!({ f.project.display().to_string(): "TRUST_FOLDER" }).to_string(),
+    );
+    f.var("GEMINI_CLI_TRUST_WORKSPACE", "false");
+    let (st, why) = summary(&f);
+    assert_eq!(st, off("untrusted_folder"));
+    assert!(why.starts_with("GEMINI_CLI_TRUST_WORKSPACE=false"), "{why}");
+    f.var("GEMINI_CLI_TRUST_WORKSPACE", "");
+    assert_eq!(summary(&f).0, ON, "the rule trusts it");
+    f.var("GEMINI_RESTRICTED_MODE", "true");
+    assert!(summary(&f).1.starts_with("GEMINI_RESTRICTED_MODE=true"));
+    // Folder trust switched off in the user's settings: everything is trusted.
+    let mut f = ScanFixture::new();
+    f.home(
+        ".gemini/settings.json",
+        r#"{"security": {"folderTrust": {"enabled": false}}, "mcpServers": {"u": {"command": "fake-mcp"}}}"#,
+    );
+    assert_eq!(summary(&f).0, ON);
+    // Qwen: off by default; on, it drops the project's settings only.
+    let f = ScanFixture::new();
+    f.home(
+        ".qwen/settings.json",
+        r#"{"mcpServers": {"q": {"command": "fake-mcp"}}}"#,
+    );
+    f.project(
+        ".qwen/settings.json",
+        r#"{"mcpServers": {"p": {"command": "fake-mcp"}}}"#,
+    );
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
+    assert_eq!(state(row(&doc, "qwen", "user", "q")), ON);
+    assert_eq!(state(row(&doc, "qwen", "project", "p")), ON);
+    f.home(
+        ".qwen/settings.json",
+        r#"{"security": {"folderTrust": {"enabled": true}}, "mcpServers": {"q": {"command": "fake-mcp"}}}"#,
+    );
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
+    assert_eq!(state(row(&doc, "qwen", "user", "q")), ON);
+    assert_eq!(
+        state(row(&doc, "qwen", "project", "p")),
+        off("untrusted_folder")
+    );
 }
