@@ -345,7 +345,7 @@ fn gemini_folder_trust_is_read_the_way_gemini_reads_it() {
     f.var("GEMINI_RESTRICTED_MODE", "true");
     assert!(summary(&f).1.starts_with("GEMINI_RESTRICTED_MODE=true"));
     // Folder trust switched off in the user's settings: everything is trusted.
-    let mut f = ScanFixture::new();
+    let f = ScanFixture::new();
     f.home(
         ".gemini/settings.json",
         r#"{"security": {"folderTrust": {"enabled": false}}, "mcpServers": {"u": {"command": "fake-mcp"}}}"#,
