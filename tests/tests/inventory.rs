@@ -108,7 +108,8 @@ fn full_fixture() -> Fixture {
         &json!({
             "mcpServers": {"c-user": {"command": "fake-mcp", "args": ["--token", "sekret-arg-0d9e4"],
                                       "env": {"API_TOKEN": "sekret-env-71b2c"}}},
-            "projects": {project_key: {"mcpServers": {"c-local": {"type": "http",
+            "projects": {project_key: {"hasTrustDialogAccepted": true,
+                "mcpServers": {"c-local": {"type": "http",
                 "url": "https://me:sekret-pw-5c6a1@mcp.example.com/mcp?key=sekret-q-88f02",
                 "headers": {"Authorization": "Bearer sekret-hdr-13aa7"}}}}}
         })
@@ -621,6 +622,11 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         &json!({"mcpServers": {"gem-remote": {"httpUrl": "http://127.0.0.1:9/mcp",
         "headers": {"Authorization": "Bearer sekret-gem-hdr-90ab"}}}})
         .to_string(),
+    );
+    // Gemini 0.61.0 disables every server in a folder nothing trusts.
+    write(
+        &f.home.join(".gemini/trustedFolders.json"),
+        &json!({f.project.display().to_string(): "TRUST_FOLDER"}).to_string(),
     );
 
     let mut cmd = Command::new(workspace_bin("tether"));

@@ -10,7 +10,8 @@
 //!   through `enableAllProjectMcpServers`, `enabledMcpjsonServers` or
 //!   `disabledMcpjsonServers` in `~/.claude/settings.json`,
 //!   `.claude/settings.json`, `.claude/settings.local.json` or the project's
-//!   entry in `~/.claude.json`;
+//!   entry in `~/.claude.json`, and only in a folder whose trust dialog was
+//!   accepted (`hasTrustDialogAccepted` in that entry; else `untrusted_folder`);
 //! - `/etc/claude-code/managed-mcp.json` (scope managed): when it exists, it
 //!   takes exclusive control, so every other server is `denied_by_policy`;
 //! - `/etc/claude-code/managed-settings.json`: `allowedMcpServers` and
@@ -284,6 +285,13 @@ impl ConfigScanner for ClaudeConfigScanner {
                 }
             }
         }
+        // Whether the folder's trust dialog was accepted (the exact project's
+        // entry: a parent folder's does not count).
+        let trust_accepted = project_entry
+            .as_ref()
+            .and_then(|e| e.get("hasTrustDialogAccepted"))
+            .and_then(Value::as_bool)
+            == Some(true);
         // Servers turned off for this project with /mcp.
         let toggled_off: Vec<String> = project_entry
             .as_ref()
@@ -347,7 +355,18 @@ impl ConfigScanner for ClaudeConfigScanner {
                 doc.get("mcpServers"),
                 EntryDialect::McpJson,
                 |found, _| {
-                    let base = approvals.project_server(&found.name);
+                    let mut base = approvals.project_server(&found.name);
+                    // Verified on 2.1.197 and 2.1.332 (`claude mcp list`):
+                    // until the folder's trust dialog is accepted, every
+                    // .mcp.json server waits, approved or not.
+                    if matches!(base, Enablement::Enabled) && !trust_accepted {
+                        base = Enablement::Off(
+                            ReasonCode::UntrustedFolder,
+                            format!(
+                                "waits for approval: the folder's trust dialog was never accepted (hasTrustDialogAccepted in {state_source}), so Claude asks before using any .mcp.json server"
+                            ),
+                        );
+                    }
                     decide(found, base)
                 },
             );

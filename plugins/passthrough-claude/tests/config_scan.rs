@@ -40,6 +40,7 @@ fn fixture() -> ScanFixture {
             },
             "projects": {
                 project_key: {
+                    "hasTrustDialogAccepted": true,
                     "mcpServers": {
                         "c-local": {"type": "http",
                                     "url": "https://me:sekret-pw-5c6a1@mcp.example.com/mcp?key=sekret-q-88f02",
@@ -230,5 +231,36 @@ fn given_installed_and_catalog_plugins_then_only_installs_for_this_user_or_proje
                 && e.summary.contains("escaped@mkt")),
         "{:#?}",
         doc.errors
+    );
+}
+
+/// GIVEN a project whose trust dialog was never accepted WHEN its
+/// `.mcp.json` servers are read THEN even an approved one waits (as
+/// `claude mcp list` says on 2.1.197 and 2.1.332: "Pending approval"),
+/// and a rejected one stays rejected; user servers are not affected.
+#[test]
+fn an_untrusted_folder_holds_every_project_server_back() {
+    let f = ScanFixture::new();
+    f.home(
+        ".claude.json",
+        r#"{"mcpServers": {"u": {"command": "fake-mcp"}}}"#,
+    );
+    f.project(
+        ".mcp.json",
+        r#"{"mcpServers": {"p-approved": {"command": "fake-mcp"}, "p-rejected": {"command": "fake-mcp"}}}"#,
+    );
+    f.project(
+        ".claude/settings.local.json",
+        r#"{"enabledMcpjsonServers": ["p-approved"], "disabledMcpjsonServers": ["p-rejected"]}"#,
+    );
+    let doc = f.scan(&ClaudeConfigScanner);
+    assert_eq!(state(row(&doc, "user", "u")), ON);
+    assert_eq!(
+        state(row(&doc, "project", "p-approved")),
+        off("untrusted_folder")
+    );
+    assert_eq!(
+        state(row(&doc, "project", "p-rejected")),
+        off("disabled_in_config")
     );
 }

@@ -45,6 +45,10 @@ pub struct Family {
     /// An untrusted folder disables every MCP server, the user's and the
     /// system's too, not only the project's settings.
     pub untrusted_disables_all: bool,
+    /// The project's servers wait for an approval stored in this file under
+    /// the home's configuration directory (Qwen Code 0.24:
+    /// `mcpApprovals.json`, `{project: {server: {hash, status}}}`).
+    pub project_approvals: Option<&'static str>,
 }
 
 /// Gemini CLI.
@@ -60,6 +64,7 @@ pub const GEMINI: Family = Family {
     trust_by_default: true,
     trust_env: Some("GEMINI_CLI_TRUST_WORKSPACE"),
     untrusted_disables_all: true,
+    project_approvals: None,
 };
 
 /// Qwen Code.
@@ -70,9 +75,13 @@ pub const QWEN: Family = Family {
     extension_manifests: &["qwen-extension.json", "gemini-extension.json"],
     // Verified on 0.15.10 and 0.24.4: `folderTrust?.enabled ?? false`, no
     // environment override, and only the project's settings are dropped.
+    // Read as 0.24.4 reads it: a folder no rule names is untrusted (0.15
+    // trusted it), and a project's servers wait for an approval in
+    // `~/.qwen/mcpApprovals.json` (0.15 had none); see tests/tests/agreement.rs.
     trust_by_default: false,
     trust_env: None,
     untrusted_disables_all: false,
+    project_approvals: Some("mcpApprovals.json"),
 };
 
 /// Scans one family member's configuration.
@@ -232,6 +241,34 @@ impl ConfigScanner for GeminiConfigScanner {
         }
 
         let lists = Lists { excluded, allowed };
+        // Qwen 0.24: a project's server runs once approved for this folder.
+        let approvals = family.project_approvals.and_then(|file| {
+            let doc = out.read_json(harness, &home, file, true)?;
+            let project = ctx.project.as_ref()?;
+            doc.iter()
+                .find(|(key, _)| ctx.resolve_written_path(key) == *project)
+                .and_then(|(_, v)| v.as_object().cloned())
+        });
+        let approval_source = family.project_approvals.map(|file| home.source(file));
+        let approval = |name: &str| -> Option<Enablement> {
+            let source = approval_source.as_ref()?;
+            let status = approvals
+                .as_ref()
+                .and_then(|entry| entry.get(name))
+                .and_then(|r| r.get("status"))
+                .and_then(Value::as_str);
+            match status {
+                Some("approved") => None,
+                Some("rejected") => Some(Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("rejected for this folder in {source}"),
+                )),
+                _ => Some(Enablement::Off(
+                    ReasonCode::NotApproved,
+                    format!("waits for approval: {source} has no decision for it in this folder"),
+                )),
+            }
+        };
         for s in &settings {
             let ignored = project_untrusted.is_some()
                 && (s.scope == ConfigScope::Project || family.untrusted_disables_all);
@@ -248,6 +285,11 @@ impl ConfigScanner for GeminiConfigScanner {
                     if let (true, Some(why)) = (ignored, &project_untrusted) {
                         found.enablement =
                             Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
+                    } else if s.scope == ConfigScope::Project
+                        && matches!(found.enablement, Enablement::Enabled)
+                        && let Some(wait) = approval(&found.name)
+                    {
+                        found.enablement = wait;
                     }
                 },
             );

@@ -163,6 +163,15 @@ fn given_qwen_settings_and_extensions_then_qwen_reads_its_own_directory() {
         ".gemini/settings.json",
         r#"{"mcpServers": {"g-only": {"command": "fake-mcp"}}}"#,
     );
+    // Qwen 0.24: a project's server runs once approved for the folder.
+    f.home(
+        ".qwen/mcpApprovals.json",
+        &json!({f.project.display().to_string(): {
+            "q-proj": {"hash": "h", "status": "approved"},
+            "q-proj-off": {"hash": "h", "status": "approved"}
+        }})
+        .to_string(),
+    );
     // An extension with both manifests is read once, from qwen-extension.json.
     f.home(
         ".qwen/extensions/ext/qwen-extension.json",
@@ -363,6 +372,23 @@ fn gemini_folder_trust_is_read_the_way_gemini_reads_it() {
     );
     let doc = f.scan(&GeminiConfigScanner(QWEN));
     assert_eq!(state(row(&doc, "qwen", "user", "q")), ON);
+    // 0.24: the project's server waits for an approval...
+    assert_eq!(
+        state(row(&doc, "qwen", "project", "p")),
+        off("not_approved")
+    );
+    let approvals = |status: &str| {
+        json!({f.project.display().to_string(): {"p": {"hash": "h", "status": status}}}).to_string()
+    };
+    f.home(".qwen/mcpApprovals.json", &approvals("rejected"));
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
+    assert_eq!(
+        state(row(&doc, "qwen", "project", "p")),
+        off("disabled_in_config")
+    );
+    // ...and runs once approved.
+    f.home(".qwen/mcpApprovals.json", &approvals("approved"));
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
     assert_eq!(state(row(&doc, "qwen", "project", "p")), ON);
     f.home(
         ".qwen/settings.json",
