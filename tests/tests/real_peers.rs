@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tether_core::probe::Verdict;
 use tether_probe::{ProbeOptions, ProbeTarget, SentinelTransport, run_probe};
+use tether_tests::Release;
 
 fn peer(bin: &str) -> Option<PathBuf> {
     tether_tests::peer(&format!("node_modules/.bin/{bin}"))
@@ -18,12 +19,15 @@ async fn probe_peer(
     program: PathBuf,
     args: &[&str],
     transport: SentinelTransport,
+    release: Release,
 ) -> tether_core::probe::ProbeReport {
     let opts = ProbeOptions {
         prompt: None,
         authenticate: None,
         target: ProbeTarget {
             transport,
+            // The release's own Node (22, for the newest) first on PATH.
+            env: vec![("PATH".into(), release.path())],
             grace: Duration::from_secs(10),
             timeout: Duration::from_secs(90),
             bridge_program: Some(PathBuf::from(env!("CARGO_BIN_EXE_tether-test-bridge"))),
@@ -34,7 +38,11 @@ async fn probe_peer(
 }
 
 async fn assert_active(bin: &str, args: &[&str], client: &str) {
-    let Some(program) = peer(bin) else {
+    assert_active_on(Release::Pinned, bin, args, client).await;
+}
+
+async fn assert_active_on(release: Release, bin: &str, args: &[&str], client: &str) {
+    let Some(program) = release.peer(&format!("node_modules/.bin/{bin}")) else {
         return;
     };
     for transport in [
@@ -42,7 +50,7 @@ async fn assert_active(bin: &str, args: &[&str], client: &str) {
         SentinelTransport::Sse,
         SentinelTransport::Stdio,
     ] {
-        let report = probe_peer(program.clone(), args, transport).await;
+        let report = probe_peer(program.clone(), args, transport, release).await;
         assert_eq!(
             report.verdict,
             Verdict::Active,
@@ -70,6 +78,12 @@ async fn assert_active(bin: &str, args: &[&str], client: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_agent_acp_reaches_active() {
     assert_active("claude-agent-acp", &[], "claude-code").await;
+}
+
+/// The newest claude-agent-acp npm serves (0.101.0, on Node 22).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_agent_acp_newest_reaches_active() {
+    assert_active_on(Release::Newest, "claude-agent-acp", &[], "claude-code").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
