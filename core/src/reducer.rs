@@ -1073,7 +1073,8 @@ pub enum ReportedState {
     Up,
     /// Failed, error, errored.
     Failed,
-    /// Needs authentication (needs-auth, unauthorized, auth-required).
+    /// Needs authentication (needs-auth, unauthorized, auth-required,
+    /// unauthenticated, login-required, needs-client-registration).
     NeedsAuth,
     /// Disabled.
     Disabled,
@@ -1096,7 +1097,15 @@ pub fn reported_state(word: &str) -> ReportedState {
     match word.to_ascii_lowercase().replace('_', "-").as_str() {
         "connected" | "ready" | "running" | "ok" => ReportedState::Up,
         "failed" | "error" | "errored" => ReportedState::Failed,
-        "needs-auth" | "unauthorized" | "auth-required" => ReportedState::NeedsAuth,
+        // However a harness words a wanted login: OpenCode also says
+        // `needs_client_registration` (an OAuth server that wants a client
+        // id first).
+        "needs-auth"
+        | "unauthorized"
+        | "auth-required"
+        | "unauthenticated"
+        | "login-required"
+        | "needs-client-registration" => ReportedState::NeedsAuth,
         "disabled" => ReportedState::Disabled,
         _ => ReportedState::Pending,
     }
@@ -1465,6 +1474,24 @@ mod tests {
             reduce(&mut h, &event),
             Err(Rejection::StaleAttempt { .. })
         ));
+    }
+
+    #[test]
+    fn every_harness_s_word_for_a_wanted_login_is_needs_auth() {
+        for word in [
+            "needs-auth",
+            "needs_auth",
+            "NEEDS_AUTH",
+            "unauthorized",
+            "auth-required",
+            "unauthenticated",
+            "login_required",
+            "needs_client_registration",
+        ] {
+            assert_eq!(reported_state(word), ReportedState::NeedsAuth, "{word}");
+        }
+        assert_eq!(reported_state("connected"), ReportedState::Up);
+        assert_eq!(reported_state("registration"), ReportedState::Pending);
     }
 
     #[test]

@@ -141,6 +141,7 @@ fn inventory_test_totals_each_harness_with_tool_filters_subtracted() {
     std::fs::write(
         home.join(".claude.json"),
         serde_json::json!({"projects": {project.display().to_string(): {
+            "hasTrustDialogAccepted": true,
             "enabledMcpjsonServers": ["every", "memory"]
         }}})
         .to_string(),
