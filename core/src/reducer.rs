@@ -999,9 +999,15 @@ fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> bool {
     }
 
     // The ladder is monotone, whatever the source: a later stage shown
-    // `yes` implies the ones on its path below.
-    row.stages.close();
-    for tool in &mut row.tools {
+    // `yes` implies the ones on its path below. Closed after every change,
+    // so only what this event changed needs closing again: the row's
+    // stages when they moved, and the tool it names.
+    if row.stages != stages_before {
+        row.stages.close();
+    }
+    if let Some(name) = &ev.tool
+        && let Some(tool) = row.tools.iter_mut().find(|t| t.name == *name)
+    {
         changed |= tool.close();
     }
     changed |= row.stages != stages_before;
