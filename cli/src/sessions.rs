@@ -275,18 +275,15 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 files,
                 history,
             };
-            let verified_on = records.verified_on(&document.session.agent_kind);
-            let version = document.session.agent_version.clone();
+            let kind = &document.session.agent_kind;
             let note = tether_core::records::ReaderNote {
-                newer: verified_on
-                    .as_ref()
-                    .zip(version.as_deref())
-                    .is_some_and(|(r, v)| r.is_older_than(v)),
-                agent_kind: document.session.agent_kind.clone(),
-                version,
-                verified_on,
                 unknown_records: document.files.iter().map(|f| f.unknown).sum(),
                 files: document.files.iter().filter(|f| f.unknown > 0).count() as u64,
+                ..tether_core::records::ReaderNote::new(
+                    kind,
+                    document.session.agent_version.as_deref(),
+                    records.verified_on(kind),
+                )
             };
             let mut out = crate::term::stdout();
             if json {

@@ -389,6 +389,28 @@ pub struct ReaderNote {
     pub files: u64,
 }
 
+impl ReaderNote {
+    /// Nothing counted yet for `agent_kind` at `version`, its reader
+    /// verified on `verified_on`: `newer` when the version is past it.
+    pub fn new(
+        agent_kind: &str,
+        version: Option<&str>,
+        verified_on: Option<VerifiedRange>,
+    ) -> Self {
+        ReaderNote {
+            agent_kind: agent_kind.to_owned(),
+            version: version.map(str::to_owned),
+            newer: verified_on
+                .as_ref()
+                .zip(version)
+                .is_some_and(|(r, v)| r.is_older_than(v)),
+            verified_on,
+            unknown_records: 0,
+            files: 0,
+        }
+    }
+}
+
 /// Counts of a session's rows by display status.
 pub type StatusCounts = std::collections::BTreeMap<String, u32>;
 

@@ -431,20 +431,7 @@ impl Records {
         ) -> &'n mut ReaderNote {
             notes
                 .entry((kind.to_owned(), version.map(str::to_owned)))
-                .or_insert_with(|| {
-                    let verified_on = verified(kind);
-                    ReaderNote {
-                        agent_kind: kind.to_owned(),
-                        version: version.map(str::to_owned),
-                        newer: verified_on
-                            .as_ref()
-                            .zip(version)
-                            .is_some_and(|(r, v)| r.is_older_than(v)),
-                        verified_on,
-                        unknown_records: 0,
-                        files: 0,
-                    }
-                })
+                .or_insert_with(|| ReaderNote::new(kind, version, verified(kind)))
         }
         for facts in self.sessions.values() {
             add(

@@ -159,6 +159,13 @@ impl Release {
     }
 }
 
+/// The directory of the `node` this test process's `PATH` finds (npm's
+/// CLIs run on it when a test clears the environment), if any.
+pub fn node_dir() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find(|d| d.join("node").is_file())
+}
+
 /// Kills the process group `child` leads (everything it started) and
 /// reaps the leader.
 pub fn kill_group(child: &mut std::process::Child) {

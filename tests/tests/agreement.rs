@@ -9,7 +9,7 @@
 //! harness is printed.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::json;
@@ -375,20 +375,12 @@ fn precedence(harness: &str) -> &'static [&'static str] {
 }
 
 fn node_path(release: Release) -> String {
-    let node = which("node").and_then(|p| p.parent().map(Path::to_path_buf));
+    let node = tether_tests::node_dir();
     format!(
         "{}:{}",
         release.path(),
         node.map(|d| d.display().to_string()).unwrap_or_default()
     )
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(program))
-            .find(|p| p.is_file())
-    })
 }
 
 #[test]

@@ -525,7 +525,7 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         return;
     };
     let f = Fixture::new();
-    let node_dir = which("node").and_then(|p| p.parent().map(Path::to_path_buf));
+    let node_dir = tether_tests::node_dir();
     let path = format!(
         "{}:{}:/usr/bin:/bin",
         f.bin.display(),
@@ -774,13 +774,6 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
     );
 }
 
-fn which(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-}
-
 mod planted_secrets {
     use super::*;
     use proptest::prelude::*;
@@ -944,7 +937,7 @@ fn gemini_folder_trust_agrees_with_gemini_mcp_list() {
         &f.home.join(".gemini/settings.json"),
         &json!({"mcpServers": {"u": {"command": "/bin/true"}}}).to_string(),
     );
-    let node_dir = which("node").and_then(|p| p.parent().map(Path::to_path_buf));
+    let node_dir = tether_tests::node_dir();
     let path = format!(
         "{}:{}:/usr/bin:/bin",
         f.bin.display(),

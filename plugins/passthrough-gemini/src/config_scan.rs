@@ -42,6 +42,9 @@ pub struct Family {
     /// The environment variable that trusts (`true`) or distrusts
     /// (`false`) the workspace over every file, if the CLI has one.
     pub trust_env: Option<&'static str>,
+    /// A variable that, `true`, distrusts the workspace before `trust_env`
+    /// is read, if the CLI has one.
+    pub restricted_env: Option<&'static str>,
     /// An untrusted folder disables every MCP server, the user's and the
     /// system's too, not only the project's settings.
     pub untrusted_disables_all: bool,
@@ -63,6 +66,7 @@ pub const GEMINI: Family = Family {
     // list` says user-level servers are suppressed in an untrusted folder.
     trust_by_default: true,
     trust_env: Some("GEMINI_CLI_TRUST_WORKSPACE"),
+    restricted_env: Some("GEMINI_RESTRICTED_MODE"),
     untrusted_disables_all: true,
     project_approvals: None,
 };
@@ -80,6 +84,7 @@ pub const QWEN: Family = Family {
     // `~/.qwen/mcpApprovals.json` (0.15 had none); see tests/tests/agreement.rs.
     trust_by_default: false,
     trust_env: None,
+    restricted_env: None,
     untrusted_disables_all: false,
     project_approvals: Some("mcpApprovals.json"),
 };
@@ -180,18 +185,19 @@ impl ConfigScanner for GeminiConfigScanner {
             None => "folder trust is on by default".to_owned(),
         };
         let rules_source = home.source("trustedFolders.json");
-        let untrusted_by_env = family.trust_env.and_then(|var| {
-            if family.harness == "gemini"
-                && env("GEMINI_RESTRICTED_MODE").as_deref() == Some("true")
-            {
-                return Some(Some("GEMINI_RESTRICTED_MODE=true".to_owned()));
-            }
-            match env(var).as_deref() {
+        // `Some(Some(why))`: the environment distrusts the folder;
+        // `Some(None)`: it trusts it; `None`: it says nothing.
+        let restricted = family
+            .restricted_env
+            .filter(|var| env(var).as_deref() == Some("true"));
+        let untrusted_by_env = match restricted {
+            Some(var) => Some(Some(format!("{var}=true"))),
+            None => family.trust_env.and_then(|var| match env(var).as_deref() {
                 Some("false") => Some(Some(format!("{var}=false"))),
                 Some("true") => Some(None),
                 _ => None,
-            }
-        });
+            }),
+        };
         let project_untrusted = match (&ctx.project, untrusted_by_env, trust_on) {
             (Some(_), Some(verdict), _) => verdict.map(|why| format!("{why} distrusts the folder")),
             (Some(dir), None, true) => {
