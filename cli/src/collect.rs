@@ -81,11 +81,14 @@ pub(crate) fn configured_today()
         };
         let specs = by_kind.entry(row.harness.clone()).or_default();
         if !specs.iter().any(|s| s.name == row.name) {
-            specs.push(tether_core::spec::ServerSpec::new(
-                row.name,
-                tether_core::vocab::ServerSource::Profile,
-                endpoint,
-            ));
+            specs.push(
+                tether_core::spec::ServerSpec::new(
+                    row.name,
+                    tether_core::vocab::ServerSource::Profile,
+                    endpoint,
+                )
+                .with_unset_vars(row.diagnostics.unresolved),
+            );
         }
     }
     by_kind

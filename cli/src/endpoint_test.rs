@@ -12,7 +12,7 @@ use tether_core::diagnostics::EndpointTestDocument;
 use tether_core::model::EndpointTestResult;
 use tether_core::{Endpoint, KeyValue};
 use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint_catalog, endpoint_for_url};
-use tether_inventory::lookup::load_server;
+use tether_inventory::lookup::load_server_spec;
 
 /// Test one MCP server: a bounded initialize + tools/list.
 #[derive(Debug, Args)]
@@ -55,64 +55,61 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
     }
 }
 
-fn endpoint(args: &EndpointTestArgs) -> anyhow::Result<Endpoint> {
+/// What to test, and when its configuration needs variables that are not
+/// set here, a summary naming them (a test would only report what they
+/// lead to: `host_not_found`, a 401).
+fn endpoint(args: &EndpointTestArgs) -> anyhow::Result<(Endpoint, Option<String>)> {
     if let Some(url) = &args.url {
         let headers = args
             .headers
             .iter()
             .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
             .collect();
-        return Ok(endpoint_for_url(url, headers, args.sse));
+        return Ok((endpoint_for_url(url, headers, args.sse), None));
     }
     if let (Some(path), Some(name)) = (&args.config, &args.server) {
-        return Ok(load_server(path, name)?);
+        let mut spec = load_server_spec(path, name)?;
+        let unset = (!spec.unset_vars.is_empty())
+            .then(|| tether_core::plan::unset_summary(&spec.scrubber(), &spec.unset_vars));
+        let endpoint = spec.endpoints.remove(0);
+        return Ok((endpoint, unset));
     }
     let (command, rest) = args.command.split_first().ok_or_else(|| {
         anyhow::anyhow!("give --url, --config with --server, or a command after --")
     })?;
-    Ok(Endpoint::Stdio {
-        command: command.clone(),
-        args: rest.to_vec(),
-        env: vec![],
-        cwd: None,
-    })
+    Ok((
+        Endpoint::Stdio {
+            command: command.clone(),
+            args: rest.to_vec(),
+            env: vec![],
+            cwd: None,
+        },
+        None,
+    ))
 }
 
 pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
-    let endpoint = match endpoint(&args) {
-        Ok(endpoint) => endpoint,
+    let (endpoint, unset) = match endpoint(&args) {
+        Ok(found) => found,
         Err(err) => {
             errln!("tether endpoint-test: {err:#}");
             return Ok(ExitCode::from(2));
         }
     };
-    let limits = CheckLimits {
-        timeout: args.timeout,
-        ..CheckLimits::default()
+    let (report, catalog) = match unset {
+        // The cause already: not tested.
+        Some(summary) => (
+            EndpointTestResult::failed(
+                &endpoint,
+                tether_hub::now(),
+                Some(tether_core::vocab::ReasonCode::UnresolvedVariable),
+                Some(summary),
+                0,
+            ),
+            None,
+        ),
+        None => test(&endpoint, args.timeout)?,
     };
-    let runtime = crate::runtime()?;
-    let show = std::io::stderr().is_terminal();
-    let target = format!("{} {}", endpoint.transport(), endpoint.target());
-    let (report, catalog): (EndpointTestResult, _) = runtime.block_on(async {
-        let cancel = crate::cancel_on_ctrl_c();
-        let test = check_endpoint_catalog(&endpoint, limits, cancel);
-        tokio::pin!(test);
-        let started = Instant::now();
-        let mut tick = tokio::time::interval(Duration::from_millis(100));
-        loop {
-            tokio::select! {
-                report = &mut test => break report,
-                _ = tick.tick(), if show => crate::term::show_progress(
-                    started,
-                    &format!("testing {target}: initialize + tools/list"),
-                ),
-            }
-        }
-    });
-    if show {
-        crate::term::clear_progress();
-    }
-    drop(runtime);
     let mut out = crate::term::stdout();
     if args.json {
         let mut doc = EndpointTestDocument::from(&report);
@@ -167,6 +164,40 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Runs the bounded initialize + tools/list, with progress on a terminal.
+fn test(
+    endpoint: &Endpoint,
+    timeout: Duration,
+) -> anyhow::Result<(EndpointTestResult, Option<tether_core::model::ToolCatalog>)> {
+    let limits = CheckLimits {
+        timeout,
+        ..CheckLimits::default()
+    };
+    let runtime = crate::runtime()?;
+    let show = std::io::stderr().is_terminal();
+    let target = format!("{} {}", endpoint.transport(), endpoint.target());
+    let found = runtime.block_on(async {
+        let cancel = crate::cancel_on_ctrl_c();
+        let test = check_endpoint_catalog(endpoint, limits, cancel);
+        tokio::pin!(test);
+        let started = Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                report = &mut test => break report,
+                _ = tick.tick(), if show => crate::term::show_progress(
+                    started,
+                    &format!("testing {target}: initialize + tools/list"),
+                ),
+            }
+        }
+    });
+    if show {
+        crate::term::clear_progress();
+    }
+    Ok(found)
 }
 
 /// One line per tool: its token estimate and name, largest first.

@@ -181,14 +181,7 @@ fn extra_servers(args: &ProbeArgs) -> anyhow::Result<Vec<tether_core::ServerSpec
     };
     args.server
         .iter()
-        .map(|name| {
-            let endpoint = tether_inventory::lookup::load_server(path, name)?;
-            Ok(tether_core::ServerSpec::new(
-                name.clone(),
-                tether_core::vocab::ServerSource::Profile,
-                endpoint,
-            ))
-        })
+        .map(|name| Ok(tether_inventory::lookup::load_server_spec(path, name)?))
         .collect()
 }
 
@@ -450,6 +443,16 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
                     .map(|c| format!(", ≈ {} tokens", crate::term::thousands(c.total_tokens)))
                     .unwrap_or_default()
             )?;
+            // Why it stopped, when something says (a variable that is not
+            // set here, a harness's failure).
+            if row.reason_code.is_some()
+                && !matches!(
+                    row.status,
+                    tether_core::DisplayStatus::Active | tether_core::DisplayStatus::Connected
+                )
+            {
+                writeln!(out, "          {}", tether_core::display::stopped(row))?;
+            }
             if let Some(note) = &row.note {
                 writeln!(out, "          note: {note}")?;
             }

@@ -325,8 +325,16 @@ pub fn stopped(row: &ServerAttachment) -> String {
             f => format!("used: {calls} {plural}, {f} failed"),
         };
     }
+    // A variable the configuration needs is not set: said first, on every
+    // row that nothing shows working.
+    let unset = || {
+        row.summary
+            .clone()
+            .unwrap_or_else(|| "a variable it needs is not set here".to_owned())
+    };
     match row.status {
         DisplayStatus::Failed => match row.reason_code {
+            Some(R::UnresolvedVariable) => format!("failed: {}", unset()),
             Some(R::AuthRequired) => "needs auth".to_owned(),
             Some(R::CommandNotFound | R::ProcessStartFailed) => {
                 format!("failed to start: {}", reason())
@@ -347,6 +355,21 @@ pub fn stopped(row: &ServerAttachment) -> String {
                 "tools listed; not called (nothing shows whether the model saw them)".to_owned()
             } else {
                 "connected; not called (nothing shows whether the model saw its tools)".to_owned()
+            }
+        }
+        DisplayStatus::Delivered | DisplayStatus::Unknown
+            if row.reason_code == Some(R::UnresolvedVariable) =>
+        {
+            if stages.delivered.state == StageState::Yes {
+                format!(
+                    "given to the agent, but {}; nothing shows it connected",
+                    unset()
+                )
+            } else {
+                format!(
+                    "configured, but {}; nothing shows the session used it",
+                    unset()
+                )
             }
         }
         DisplayStatus::Delivered => "given to the agent; nothing shows it connected".to_owned(),

@@ -609,6 +609,35 @@ pub struct EndpointTestResult {
     pub elapsed_ms: u64,
 }
 
+impl EndpointTestResult {
+    /// A test of `endpoint` that did not succeed, with nothing learned from
+    /// the server: why (when known) and how long it took.
+    pub fn failed(
+        endpoint: &crate::spec::Endpoint,
+        at: Timestamp,
+        reason_code: Option<ReasonCode>,
+        summary: Option<String>,
+        elapsed_ms: u64,
+    ) -> Self {
+        EndpointTestResult {
+            at,
+            succeeded: false,
+            reason_code,
+            summary,
+            transport: endpoint.transport(),
+            target: endpoint.target(),
+            server_name: None,
+            server_version: None,
+            protocol_version: None,
+            era: None,
+            tool_count: None,
+            tool_tokens: None,
+            token_method: None,
+            elapsed_ms,
+        }
+    }
+}
+
 /// One observation. Ownership is not here: the sink stamps it on the envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {

@@ -178,6 +178,12 @@ impl PlannedServer {
             .chosen_endpoint()
             .or_else(|| self.spec.endpoints.first());
         let (reason_code, summary) = match &self.decision {
+            // A variable its configuration needs is not set: the cause to
+            // show until something shows the server working anyway.
+            Decision::Deliver { .. } if !self.spec.unset_vars.is_empty() => (
+                Some(ReasonCode::UnresolvedVariable),
+                Some(unset_summary(&scrubber, &self.spec.unset_vars)),
+            ),
             Decision::Deliver { .. } => (None, None),
             Decision::Filter {
                 reason_code,
@@ -208,6 +214,15 @@ impl PlannedServer {
             note: self.spec.note.as_deref().map(|s| scrubber.summary(s)),
         }
     }
+}
+
+/// `not set here: A, B`: the unset variables' names, sanitized, sorted and
+/// unique.
+pub fn unset_summary(scrubber: &sanitize::Scrubber, names: &[String]) -> String {
+    let mut names: Vec<String> = names.iter().map(|n| scrubber.name(n)).collect();
+    names.sort();
+    names.dedup();
+    format!("not set here: {}", names.join(", "))
 }
 
 /// The decisions for one attempt, in configuration order, one per server.

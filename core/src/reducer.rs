@@ -1160,6 +1160,16 @@ fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> bool {
 
 /// Keeps the earliest failure; true when it replaced the row's.
 fn record_failure(row: &mut ServerAttachment, ev: &Evidence, default: ReasonCode) -> bool {
+    // A variable its configuration needs was not set: that is the cause of
+    // whatever failure follows (the spawn error, the 401, `host_not_found`
+    // it leads to), so the row keeps it and only learns when it failed.
+    if row.reason_code == Some(ReasonCode::UnresolvedVariable) {
+        let earlier = row.failed_at.is_none_or(|at| ev.at < at);
+        if earlier {
+            row.failed_at = Some(ev.at);
+        }
+        return earlier;
+    }
     let reason = ev.reason_code.clone().unwrap_or(default);
     // The earliest failure is kept; ties break on content, so order never matters.
     let replace = match row.failed_at {
@@ -1531,6 +1541,57 @@ mod tests {
         assert_eq!(
             a.server("srv2").expect("srv2").status,
             DisplayStatus::Unknown
+        );
+    }
+
+    #[test]
+    fn an_unset_variable_stays_the_cause_of_the_failure_it_leads_to() {
+        let mut h = AttachmentHistory::new("t", "s");
+        let mut planned = start("a", 3);
+        for row in &mut planned.servers {
+            row.reason_code = Some(ReasonCode::UnresolvedVariable);
+            row.summary = Some("not set here: GH_TOKEN".into());
+        }
+        begin(&mut h, &planned).expect("begin");
+        let failed = |at: u64, status: &str| {
+            Evidence::new(EvidenceKind::AgentReported, Timestamp(at))
+                .server("srv0")
+                .reported(status)
+        };
+        // Two failures, in either order: the earliest time, the unset cause.
+        reduce(&mut h, &observe("s", "a", failed(9, "failed"))).expect("ok");
+        reduce(&mut h, &observe("s", "a", failed(4, "needs-auth"))).expect("ok");
+        reduce(
+            &mut h,
+            &observe(
+                "s",
+                "a",
+                Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
+                    .server("srv1")
+                    .reported("connected")
+                    .tools(2),
+            ),
+        )
+        .expect("ok");
+        let a = h.current().expect("current");
+        let r0 = a.server("srv0").expect("srv0");
+        assert_eq!(r0.status, DisplayStatus::Failed);
+        assert_eq!(r0.reason_code, Some(ReasonCode::UnresolvedVariable));
+        assert_eq!(r0.failed_at, Some(Timestamp(4)));
+        assert_eq!(
+            crate::display::stopped(r0),
+            "failed: not set here: GH_TOKEN"
+        );
+        // Working anyway: the row says what it did, not the variable.
+        let r1 = a.server("srv1").expect("srv1");
+        assert_eq!(r1.status, DisplayStatus::Active);
+        assert!(!crate::display::stopped(r1).contains("GH_TOKEN"));
+        // Nothing shown either way: the variable is the lead.
+        let r2 = a.server("srv2").expect("srv2");
+        assert_eq!(r2.status, DisplayStatus::Unknown);
+        assert_eq!(
+            crate::display::stopped(r2),
+            "configured, but not set here: GH_TOKEN; nothing shows the session used it"
         );
     }
 }

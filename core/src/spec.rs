@@ -189,6 +189,11 @@ pub struct ServerSpec {
     /// serialized: no plugin sees it.
     #[serde(skip)]
     pub check_endpoints: Vec<Endpoint>,
+    /// Variables the server's configuration references that are not set
+    /// where it was read (names only, never a value). Its row then says
+    /// `unresolved_variable` until something shows the server working.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unset_vars: Vec<String>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -200,6 +205,7 @@ impl fmt::Debug for ServerSpec {
             .field("relayed", &self.relayed)
             .field("note", &self.note)
             .field("check_endpoints", &self.check_endpoints)
+            .field("unset_vars", &self.unset_vars)
             .finish()
     }
 }
@@ -214,7 +220,15 @@ impl ServerSpec {
             relayed: None,
             note: None,
             check_endpoints: Vec::new(),
+            unset_vars: Vec::new(),
         }
+    }
+
+    /// The same server, whose configuration references these variables
+    /// that are not set here (names).
+    pub fn with_unset_vars(mut self, names: Vec<String>) -> Self {
+        self.unset_vars = names;
+        self
     }
 
     /// The same server, reached by Tether's own checks through `endpoints`

@@ -380,22 +380,7 @@ pub async fn check_endpoint_catalog(
     };
 
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let base = EndpointTestResult {
-        at: tether_hub::now(),
-        succeeded: false,
-        reason_code: None,
-        summary: None,
-        transport: endpoint.transport(),
-        target: endpoint.target(),
-        server_name: None,
-        server_version: None,
-        protocol_version: None,
-        era: None,
-        tool_count: None,
-        tool_tokens: None,
-        token_method: None,
-        elapsed_ms,
-    };
+    let base = EndpointTestResult::failed(endpoint, tether_hub::now(), None, None, elapsed_ms);
     match outcome {
         Ok(ok) => {
             // The tools as sent when the reader saw them all (stdio); else

@@ -317,6 +317,20 @@ pub fn substitute(value: &Value, placeholder: &str, with: &str) -> Value {
     }
 }
 
+/// Variables a Codex entry needs that `lookup` does not have: its
+/// `bearer_token_env_var` (Codex refuses the server without it). Names only.
+pub fn codex_unset(
+    entry: &Map<String, Value>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    entry
+        .get("bearer_token_env_var")
+        .and_then(Value::as_str)
+        .filter(|var| lookup(var).is_none())
+        .map(|var| vec![var.to_owned()])
+        .unwrap_or_default()
+}
+
 /// Reads one server entry into an [`Endpoint`]. `lookup` resolves environment
 /// variables a dialect forwards by name (Codex), so the in-memory endpoint can
 /// be tested; nothing from it is ever shown. The error says what is wrong, never

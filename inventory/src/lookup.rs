@@ -8,10 +8,13 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tether_core::spec::Endpoint;
-use tether_core::vocab::ReasonCode;
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::vocab::{ReasonCode, ServerSource};
 
-use crate::dialect::{EntryDialect, entry_endpoint, parse_json_object, parse_toml_object};
+use crate::dialect::{
+    EntryDialect, codex_unset, entry_endpoint, expand_references, parse_json_object,
+    parse_toml_object,
+};
 use crate::root::read_capped;
 
 /// Why a server could not be read from a configuration file.
@@ -61,8 +64,23 @@ pub enum ConfigError {
     },
 }
 
-/// Reads the server `name` from a JSON or TOML (by extension) configuration file.
+/// Reads the server `name` from a JSON or TOML (by extension) configuration
+/// file, its `${VAR}` references expanded from this process's environment.
 pub fn load_server(path: &Path, name: &str) -> Result<Endpoint, ConfigError> {
+    load(path, name).map(|(endpoint, _)| endpoint)
+}
+
+/// [`load_server`] as a profile server, with the variables its entry
+/// references that are not set here ([`ServerSpec::unset_vars`]): its row
+/// then names them as the cause.
+pub fn load_server_spec(path: &Path, name: &str) -> Result<ServerSpec, ConfigError> {
+    let (endpoint, unset) = load(path, name)?;
+    Ok(ServerSpec::new(name, ServerSource::Profile, endpoint).with_unset_vars(unset))
+}
+
+/// The endpoint, expanded, and the names of the variables it references
+/// that are unset.
+fn load(path: &Path, name: &str) -> Result<(Endpoint, Vec<String>), ConfigError> {
     let shown = path.display().to_string();
     // The same bounded read as the inventory: 1 MiB, regular files only.
     let text = read_capped(path).map_err(|failure| match failure.reason {
@@ -109,8 +127,13 @@ fn pick<'a>(
     })
 }
 
-/// `{"mcpServers": {"name": {command, args, env} | {url|httpUrl, headers, type}}}`.
-pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
+/// `{"mcpServers": {"name": {command, args, env} | {url|httpUrl, headers, type}}}`,
+/// expanded, with the names of the variables it references that are unset.
+pub fn json_server(
+    text: &str,
+    path: &str,
+    name: &str,
+) -> Result<(Endpoint, Vec<String>), ConfigError> {
     let doc = parse_json_object(text, false).map_err(|reason| ConfigError::Parse {
         path: path.to_owned(),
         reason,
@@ -120,13 +143,21 @@ pub fn json_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Confi
         .and_then(Value::as_object)
         .ok_or_else(|| invalid(path, name, "the file has no \"mcpServers\" object"))?;
     let entry = pick(servers, path, name)?;
-    entry_endpoint(entry, EntryDialect::McpJson, &|var| std::env::var(var).ok())
-        .map_err(|reason| invalid(path, name, reason))
+    let lookup = |var: &str| std::env::var(var).ok();
+    let mut endpoint = entry_endpoint(entry, EntryDialect::McpJson, &lookup)
+        .map_err(|reason| invalid(path, name, reason))?;
+    let (_, unset) = expand_references(&mut endpoint, EntryDialect::McpJson, &lookup);
+    Ok((endpoint, unset))
 }
 
 /// Codex `[mcp_servers.NAME]`: command/args/env, or url with `http_headers`,
-/// `env_http_headers` and `bearer_token_env_var` (read from this environment).
-pub fn codex_server(text: &str, path: &str, name: &str) -> Result<Endpoint, ConfigError> {
+/// `env_http_headers` and `bearer_token_env_var` (read from this
+/// environment), with the bearer token's variable when it is unset.
+pub fn codex_server(
+    text: &str,
+    path: &str,
+    name: &str,
+) -> Result<(Endpoint, Vec<String>), ConfigError> {
     let doc = parse_toml_object(text).map_err(|reason| ConfigError::Parse {
         path: path.to_owned(),
         reason,
@@ -136,8 +167,14 @@ pub fn codex_server(text: &str, path: &str, name: &str) -> Result<Endpoint, Conf
         .and_then(Value::as_object)
         .ok_or_else(|| invalid(path, name, "the file has no [mcp_servers] table"))?;
     let entry = pick(servers, path, name)?;
-    entry_endpoint(entry, EntryDialect::Codex, &|var| std::env::var(var).ok())
-        .map_err(|reason| invalid(path, name, reason))
+    let lookup = |var: &str| std::env::var(var).ok();
+    let endpoint = entry_endpoint(entry, EntryDialect::Codex, &lookup)
+        .map_err(|reason| invalid(path, name, reason))?;
+    let unset = entry
+        .as_object()
+        .map(|obj| codex_unset(obj, &lookup))
+        .unwrap_or_default();
+    Ok((endpoint, unset))
 }
 
 #[cfg(test)]
@@ -154,7 +191,7 @@ mod tests {
             "gemini": {"httpUrl": "https://h/mcp"},
             "broken": {"args": []}
         }}"#;
-        let get = |n| json_server(text, "f.json", n);
+        let get = |n| json_server(text, "f.json", n).map(|(endpoint, _)| endpoint);
         assert_eq!(get("local").expect("local").transport(), Transport::Stdio);
         assert_eq!(get("remote").expect("remote").transport(), Transport::Http);
         assert_eq!(get("legacy").expect("legacy").transport(), Transport::Sse);
@@ -184,10 +221,40 @@ env = { TZ = "UTC" }
 url = "http://127.0.0.1:1/mcp"
 http_headers = { "X-Key" = "k" }
 "#;
-        let time = codex_server(text, "config.toml", "time").expect("time");
+        let time = codex_server(text, "config.toml", "time").expect("time").0;
         assert!(matches!(time, Endpoint::Stdio { ref args, .. } if args.len() == 2));
-        let remote = codex_server(text, "config.toml", "remote").expect("remote");
+        let remote = codex_server(text, "config.toml", "remote")
+            .expect("remote")
+            .0;
         assert!(matches!(remote, Endpoint::Http { ref headers, .. } if headers.len() == 1));
         assert!(codex_server("[[", "c.toml", "x").is_err());
+    }
+
+    #[test]
+    fn unset_variables_are_named_and_set_ones_expanded() {
+        // SAFETY-free: read-only lookups of names no test sets.
+        let home = std::env::var("HOME").expect("HOME is set in tests");
+        let text = r#"{"mcpServers": {
+            "gh": {"type": "http", "url": "https://h/mcp",
+                   "headers": {"Authorization": "Bearer ${TETHER_TEST_NEVER_SET_TOKEN}"}},
+            "local": {"command": "srv", "args": ["${HOME}/x"],
+                      "env": {"K": "${TETHER_TEST_NEVER_SET_KEY:-fallback}"}}
+        }}"#;
+        let (gh, unset) = json_server(text, "f.json", "gh").expect("gh");
+        assert_eq!(unset, ["TETHER_TEST_NEVER_SET_TOKEN"]);
+        assert!(matches!(gh, Endpoint::Http { .. }));
+        let (local, unset) = json_server(text, "f.json", "local").expect("local");
+        assert!(
+            unset.is_empty(),
+            "a default covers an unset variable: {unset:?}"
+        );
+        let Endpoint::Stdio { args, env, .. } = local else {
+            panic!("stdio")
+        };
+        assert_eq!(args, [format!("{home}/x")]);
+        assert_eq!(env[0].value, "fallback");
+        let toml = "[mcp_servers.r]\nurl = \"http://127.0.0.1:1/mcp\"\nbearer_token_env_var = \"TETHER_TEST_NEVER_SET_BEARER\"\n";
+        let (_, unset) = codex_server(toml, "c.toml", "r").expect("r");
+        assert_eq!(unset, ["TETHER_TEST_NEVER_SET_BEARER"]);
     }
 }

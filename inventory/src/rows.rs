@@ -317,7 +317,8 @@ impl ScanOutput {
             names.sort();
             names.dedup();
             reason = Some(ReasonCode::UnresolvedVariable);
-            summary = Some(format!("not set here: {}", names.join(", ")));
+            summary = Some(tether_core::plan::unset_summary(&scrubber, &names));
+            diagnostics.unresolved = names;
         } else if reason.is_none() && diagnostics.command_resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
             summary = Some(format!(

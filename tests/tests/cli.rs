@@ -253,6 +253,76 @@ fn endpoint_test_prints_no_planted_secret_from_a_url_or_a_config() {
     }
 }
 
+/// GIVEN a configured server whose header needs a variable that is not set
+/// here WHEN `tether probe` offers it and `tether endpoint-test` tests it
+/// THEN both name the variable as the cause (`unresolved_variable`), not the
+/// connection error it leads to, and print no value from the entry.
+#[test]
+fn an_unset_variable_is_the_cause_in_the_probe_and_the_endpoint_test() {
+    const UNSET: &str = "TETHER_TEST_UNSET_GH_TOKEN";
+    const PLANTED: &str = "planted-Header-Secret-5521";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"gh": {
+            "type": "http",
+            "url": "http://127.0.0.1:1/mcp",
+            "headers": {"Authorization": format!("Bearer ${{{UNSET}}}"), "X-Key": PLANTED},
+        }}})
+        .to_string(),
+    )
+    .expect("write");
+    let out = tether()
+        .args(["probe", "--json", "--timeout", "30", "--config"])
+        .arg(&config)
+        .args(["--server", "gh", "--"])
+        .arg(workspace_bin("tether-reference-agent"))
+        .env_remove(UNSET)
+        .output()
+        .expect("run tether");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains(PLANTED), "{text}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one document");
+    let servers = doc["report"]["servers"].as_array().expect("servers");
+    let gh = servers
+        .iter()
+        .find(|s| s["name"] == "gh")
+        .unwrap_or_else(|| panic!("no gh row: {doc:#}"));
+    assert_eq!(gh["reason_code"], "unresolved_variable", "{gh:#}");
+    assert_eq!(gh["summary"], format!("not set here: {UNSET}"), "{gh:#}");
+    assert_ne!(gh["status"], "active", "{gh:#}");
+    let human = tether()
+        .args(["probe", "--timeout", "30", "--config"])
+        .arg(&config)
+        .args(["--server", "gh", "--"])
+        .arg(workspace_bin("tether-reference-agent"))
+        .env_remove(UNSET)
+        .output()
+        .expect("run tether");
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(human.contains(&format!("not set here: {UNSET}")), "{human}");
+    assert!(!human.contains(PLANTED), "{human}");
+
+    for json in [false, true] {
+        let mut cmd = tether();
+        cmd.args(["endpoint-test", "--timeout", "5", "--config"])
+            .arg(&config)
+            .args(["--server", "gh"])
+            .env_remove(UNSET);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("run");
+        assert_eq!(out.status.code(), Some(1));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains(PLANTED), "{text}");
+        assert!(text.contains("unresolved_variable"), "{text}");
+        assert!(text.contains(UNSET), "{text}");
+        assert!(!text.contains("connect_failed"), "{text}");
+    }
+}
+
 #[test]
 fn endpoint_test_usage_errors_exit_2() {
     for args in [

@@ -170,13 +170,10 @@ async fn main() -> anyhow::Result<()> {
             .filter(|(_, a)| *a == "--server")
             .filter_map(|(i, _)| args.get(i + 1))
             .map(|name| {
-                let endpoint =
-                    tether_inventory::lookup::load_server(std::path::Path::new(&config), name)?;
-                Ok(tether_core::ServerSpec::new(
-                    name.clone(),
-                    ServerSource::Profile,
-                    endpoint,
-                ))
+                Ok(tether_inventory::lookup::load_server_spec(
+                    std::path::Path::new(&config),
+                    name,
+                )?)
             })
             .collect::<anyhow::Result<_>>()?,
         None => Vec::new(),

@@ -70,11 +70,13 @@ fn details(ctx: &ScanContext, found: &mut FoundServer, entry: &Map<String, Value
     if let Some(var) = entry.get("bearer_token_env_var").and_then(Value::as_str) {
         found.forwarded_env.push(var.to_owned());
         found.env_headers.push("Authorization".to_owned());
-        // Codex refuses the server when its bearer token's variable is unset.
-        if ctx.var_str(var).is_none() {
-            found.unset_env.push(var.to_owned());
-        }
     }
+    // Codex refuses the server when its bearer token's variable is unset.
+    found
+        .unset_env
+        .extend(tether_inventory::dialect::codex_unset(entry, &|var| {
+            ctx.var_str(var)
+        }));
     if let Some(headers) = entry.get("env_http_headers").and_then(Value::as_object) {
         for (header, var) in headers {
             found.env_headers.push(header.clone());
