@@ -453,6 +453,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "A command is a relative path: it resolves against the workspace's working directory, so it runs or not depending on where the harness starts.",
             crate_hint(R::RelativeCommand),
         ),
+        R::FileShadowed => (
+            Inventory,
+            "The harness does not read this configuration file at all, because another file takes its place: Copilot reads a workspace's `.github/mcp.json` only when the workspace has no `.mcp.json` (an empty or malformed one counts).",
+            "Move the servers into the file the harness reads, or remove the other file.",
+        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN

@@ -265,6 +265,10 @@ open_vocabulary! {
         /// working directory, so it runs (or not) depending on where the
         /// harness starts.
         RelativeCommand => "relative_command",
+        /// The harness does not read this configuration file, because
+        /// another takes its place (Copilot reads a workspace's
+        /// `.github/mcp.json` only when it has no `.mcp.json`).
+        FileShadowed => "file_shadowed",
     }
 }
 

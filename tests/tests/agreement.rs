@@ -3,7 +3,8 @@
 //! unapproved project servers, disabled flags, unset variables, one name in
 //! two scopes) is read by `tether inventory` and by the harness's own list
 //! command (`claude mcp list`, `gemini mcp list`, `qwen mcp list`, `codex mcp
-//! list --json`, `opencode mcp list`), on the pinned and the newest release
+//! list --json`, `opencode mcp list`, `copilot mcp list --json`), on the
+//! pinned and the newest release
 //! where they differ; each server's enabled state must be the same, but for
 //! the known differences written down below, with why. The agreement per
 //! harness is printed.
@@ -109,6 +110,21 @@ fn read_codex(text: &str) -> BTreeMap<String, bool> {
         .unwrap_or_default()
         .iter()
         .filter_map(|s| Some((s["name"].as_str()?.to_owned(), s["enabled"].as_bool()?)))
+        .collect()
+}
+
+/// `copilot mcp list --json`: `{"mcpServers": {NAME: {enabled, source}}}`,
+/// one entry per name (the one it uses).
+fn read_copilot(text: &str) -> BTreeMap<String, bool> {
+    let start = text.find('{').unwrap_or(0);
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<serde_json::Value>()
+        .next()
+        .and_then(Result::ok)
+        .and_then(|v| v.get("mcpServers").and_then(|m| m.as_object()).cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(name, s)| Some((name, s["enabled"].as_bool()?)))
         .collect()
 }
 
@@ -273,6 +289,51 @@ fn opencode_cases(_: &Path) -> Vec<Case> {
     vec![c]
 }
 
+fn copilot_cases(project: &Path) -> Vec<Case> {
+    let local = json!({"type": "local", "command": "/bin/true", "args": [], "tools": ["*"]});
+    let user = json!({"mcpServers": {
+        "u-plain": local,
+        "u-off": local,
+        "dup": local,
+        "u-unset": {"type": "http", "url": "https://api.example.invalid/mcp",
+                    "headers": {"Authorization": "Bearer ${AGREE_UNSET_TOKEN}"}, "tools": ["*"]}
+    }})
+    .to_string();
+    let settings = json!({"disabledMcpServers": ["u-off"]}).to_string();
+    let mcp_json = json!({"mcpServers": {"p-srv": local, "dup": local}}).to_string();
+    let github = json!({"mcpServers": {"g-srv": local}}).to_string();
+    let trust = |key: &str| json!({key: [project.display().to_string()]}).to_string();
+    let base = |name| {
+        let mut c = case(name);
+        c.home.push((".copilot/mcp-config.json", user.clone()));
+        c.home.push((".copilot/settings.json", settings.clone()));
+        c
+    };
+    let mut untrusted = base("copilot: untrusted folder, both workspace files");
+    untrusted.project.push((".mcp.json", mcp_json.clone()));
+    untrusted.project.push((".github/mcp.json", github.clone()));
+    let mut trusted = base("copilot: trusted folder, both workspace files");
+    trusted
+        .home
+        .push((".copilot/config.json", trust("trusted_folders")));
+    trusted.project.push((".mcp.json", mcp_json.clone()));
+    trusted.project.push((".github/mcp.json", github.clone()));
+    let mut github_only = base("copilot: trusted (trustedFolders), .github/mcp.json alone");
+    github_only
+        .home
+        .push((".copilot/config.json", trust("trustedFolders")));
+    github_only
+        .project
+        .push((".github/mcp.json", github.clone()));
+    let mut empty = base("copilot: trusted, an empty .mcp.json beside .github/mcp.json");
+    empty
+        .home
+        .push((".copilot/config.json", trust("trusted_folders")));
+    empty.project.push((".mcp.json", "{}".to_owned()));
+    empty.project.push((".github/mcp.json", github));
+    vec![untrusted, trusted, github_only, empty]
+}
+
 const HARNESSES: &[Harness] = &[
     Harness {
         name: "claude",
@@ -305,6 +366,14 @@ const HARNESSES: &[Harness] = &[
         args: &["mcp", "list", "--json"],
         read: read_codex,
         cases: codex_cases,
+    },
+    Harness {
+        name: "copilot",
+        cli: "node_modules/.bin/copilot",
+        releases: &[Release::Pinned],
+        args: &["mcp", "list", "--json"],
+        read: read_copilot,
+        cases: copilot_cases,
     },
     Harness {
         name: "opencode",
@@ -450,12 +519,18 @@ fn tether_agrees_with_each_harness_s_own_list() {
                     serde_json::from_slice(&out.stdout).expect("an inventory document");
                 // Per name, the row the harness would use: the strongest
                 // scope's, of the files it reads at all (an untrusted
-                // folder's settings are not read).
+                // folder's settings are not read, nor a shadowed file).
                 let mut ours: BTreeMap<String, (usize, bool)> = BTreeMap::new();
                 let order = precedence(harness.name);
                 for row in doc.rows.iter().filter(|r| {
                     r.kind == tether_core::vocab::CapabilityKind::McpServer
-                        && r.reason_code != Some(tether_core::vocab::ReasonCode::UntrustedFolder)
+                        && !matches!(
+                            r.reason_code,
+                            Some(
+                                tether_core::vocab::ReasonCode::UntrustedFolder
+                                    | tether_core::vocab::ReasonCode::FileShadowed
+                            )
+                        )
                 }) {
                     let rank = order
                         .iter()

@@ -1,6 +1,7 @@
 //! GitHub Copilot CLI: `mcpServers` in `$COPILOT_HOME/mcp-config.json`
 //! (default `~/.copilot`, scope user) and in the workspace's `.mcp.json` or
-//! `.github/mcp.json` (scope project). Entries are `{"type": "local" |
+//! `.github/mcp.json` (scope project; the latter only when the former does
+//! not exist, else its servers are `file_shadowed`). Entries are `{"type": "local" |
 //! "stdio", "command", "args", "env", "cwd"}` or `{"type": "http" | "sse",
 //! "url", "headers"}`, each with a `tools` filter (`["*"]` is every tool;
 //! a list names the tools kept; `[]` keeps none). `copilot mcp disable NAME`
@@ -63,12 +64,23 @@ impl ConfigScanner for CopilotConfigScanner {
         scan_hooks(ctx, out, &home, settings.as_ref(), trusted, &trust_source);
         scan_plugins(ctx, out, &home);
         scan_skills(ctx, out, &home, settings.as_ref());
-        let mut files = vec![(home, "mcp-config.json", ConfigScope::User)];
+        let mut files = vec![(home, "mcp-config.json", ConfigScope::User, None)];
         if let Some(project) = ctx.project_root() {
-            files.push((project.clone(), ".mcp.json", ConfigScope::Project));
-            files.push((project, ".github/mcp.json", ConfigScope::Project));
+            // Copilot reads `.github/mcp.json` only when there is no
+            // `.mcp.json` at all: an empty, malformed one (or a directory
+            // of that name) still takes its place (verified on 1.0.102).
+            let shadowed = std::fs::symlink_metadata(project.dir().join(".mcp.json"))
+                .is_ok()
+                .then(|| {
+                    format!(
+                        "Copilot does not read this file: {} exists, and it reads .github/mcp.json only without one",
+                        project.source(".mcp.json")
+                    )
+                });
+            files.push((project.clone(), ".mcp.json", ConfigScope::Project, None));
+            files.push((project, ".github/mcp.json", ConfigScope::Project, shadowed));
         }
-        for (root, rel, scope) in files {
+        for (root, rel, scope, shadowed) in files {
             let Some(doc) = out.read_json(HARNESS, &root, rel, true) else {
                 continue;
             };
@@ -88,7 +100,9 @@ impl ConfigScanner for CopilotConfigScanner {
                         }
                         _ => {}
                     }
-                    if scope_is_project && !trusted {
+                    if let Some(why) = &shadowed {
+                        found.enablement = Enablement::Off(ReasonCode::FileShadowed, why.clone());
+                    } else if scope_is_project && !trusted {
                         found.enablement = Enablement::Off(
                             ReasonCode::UntrustedFolder,
                             format!(

@@ -46,7 +46,8 @@ fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
             ("user", "cop-http", ON),
             ("user", "cop-off", off("disabled_in_config")),
             ("project", "cop-ws", off("untrusted_folder")),
-            ("project", "cop-gh", off("untrusted_folder")),
+            // Copilot reads `.github/mcp.json` only without a `.mcp.json`.
+            ("project", "cop-gh", off("file_shadowed")),
         ],
     );
     // Trusting a folder above the project trusts the project.
@@ -65,7 +66,7 @@ fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
             ("user", "cop-http", ON),
             ("user", "cop-off", off("disabled_in_config")),
             ("project", "cop-ws", ON),
-            ("project", "cop-gh", ON),
+            ("project", "cop-gh", off("file_shadowed")),
         ],
     );
     // 1.0.102 rewrites the key as `trustedFolders`, in a file with comments.
@@ -74,13 +75,23 @@ fn given_user_and_workspace_files_then_each_server_has_its_state_and_filter() {
         &format!("// managed automatically\n{{\"trustedFolders\": [\"{above}\"]}}"),
     );
     let rewritten = f.scan(&CopilotConfigScanner);
-    for name in ["cop-ws", "cop-gh"] {
-        assert_eq!(
-            state(row(&rewritten, "copilot", "project", name)),
-            ON,
-            "{name}"
-        );
-    }
+    assert_eq!(
+        state(row(&rewritten, "copilot", "project", "cop-ws")),
+        ON,
+        "cop-ws"
+    );
+    // Without `.mcp.json`, `.github/mcp.json` is the workspace's file.
+    std::fs::remove_file(f.project.join(".mcp.json")).expect("remove .mcp.json");
+    let github_only = f.scan(&CopilotConfigScanner);
+    assert_eq!(
+        state(row(&github_only, "copilot", "project", "cop-gh")),
+        ON,
+        "cop-gh"
+    );
+    assert!(
+        github_only.rows.iter().all(|r| r.name != "cop-ws"),
+        "cop-ws left with its file"
+    );
     let http = row(&doc, "copilot", "user", "cop-http");
     assert_eq!(http.diagnostics.headers, ["Authorization"]);
     assert_eq!(
