@@ -249,7 +249,46 @@ fn gemini_cases(project: &Path) -> Vec<Case> {
 }
 
 fn qwen_cases(project: &Path) -> Vec<Case> {
-    gemini_like_cases(".qwen", "qwen")(project)
+    let mut cases = gemini_like_cases(".qwen", "qwen")(project);
+    // 0.24: the project's `.mcp.json`, each server approved for its entry
+    // as it is (its hash), for an entry since edited, or not at all.
+    let hash = |entry: serde_json::Value| {
+        tether_passthrough_gemini::config_scan::qwen_entry_hash(
+            entry.as_object().expect("an entry object"),
+        )
+    };
+    let mcp_json = json!({"mcpServers": {
+        "m-approved": {"command": "/bin/true"},
+        "m-http": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
+        "m-edited": {"command": "/bin/true", "args": ["--new"]},
+        "m-waiting": {"command": "/bin/true"},
+        "m-rejected": {"command": "/bin/true"}
+    }})
+    .to_string();
+    let approvals = json!({project.display().to_string(): {
+        "m-approved": {"hash": hash(json!({"command": "/bin/true"})), "status": "approved"},
+        "m-http": {"hash": hash(json!({"httpUrl": "http://127.0.0.1:1/mcp"})), "status": "approved"},
+        "m-edited": {"hash": hash(json!({"command": "/bin/true"})), "status": "approved"},
+        "m-rejected": {"hash": hash(json!({"command": "/bin/true"})), "status": "rejected"}
+    }})
+    .to_string();
+    for trust in [false, true] {
+        let mut c = case(if trust {
+            "qwen: .mcp.json and approvals, folder trust on, no rule"
+        } else {
+            "qwen: .mcp.json and approvals"
+        });
+        if trust {
+            c.home.push((
+                ".qwen/settings.json",
+                json!({"security": {"folderTrust": {"enabled": true}}}).to_string(),
+            ));
+        }
+        c.home.push((".qwen/mcpApprovals.json", approvals.clone()));
+        c.project.push((".mcp.json", mcp_json.clone()));
+        cases.push(c);
+    }
+    cases
 }
 
 fn codex_cases(project: &Path) -> Vec<Case> {
@@ -431,6 +470,20 @@ const KNOWN: &[(&str, &str, &str, &str, &str)] = &[
         "dup",
         "0.15 has no approval of a project's servers (as above)",
     ),
+    (
+        "qwen",
+        "pinned",
+        ".mcp.json and approvals*",
+        "m-approved",
+        "0.15 does not read a project's `.mcp.json`; 0.24 does (each server once approved), and Tether reads it as 0.24 does",
+    ),
+    (
+        "qwen",
+        "pinned",
+        ".mcp.json and approvals*",
+        "m-http",
+        "0.15 does not read a project's `.mcp.json` (as above)",
+    ),
 ];
 
 /// Which scope's server a harness uses when one name is in several,
@@ -562,7 +615,9 @@ fn tether_agrees_with_each_harness_s_own_list() {
                     let known = KNOWN.iter().find(|(h, r, c, s, _)| {
                         *h == harness.name
                             && (*r == "*" || *r == release.label())
-                            && (*c == "*" || case.name.ends_with(c))
+                            && (*c == "*"
+                                || case.name.ends_with(c)
+                                || c.strip_suffix('*').is_some_and(|p| case.name.contains(p)))
                             && *s == name
                     });
                     if a == b {

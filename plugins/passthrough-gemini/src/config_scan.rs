@@ -52,6 +52,12 @@ pub struct Family {
     /// the home's configuration directory (Qwen Code 0.24:
     /// `mcpApprovals.json`, `{project: {server: {hash, status}}}`).
     pub project_approvals: Option<&'static str>,
+    /// A variable that names the approvals file instead, if the CLI has one.
+    pub approvals_env: Option<&'static str>,
+    /// The project's Claude-style `.mcp.json` adds servers (scope project,
+    /// read in any folder, each waiting for its approval), below the
+    /// project's own settings and above the user's.
+    pub project_mcp_json: bool,
 }
 
 /// Gemini CLI.
@@ -69,6 +75,8 @@ pub const GEMINI: Family = Family {
     restricted_env: Some("GEMINI_RESTRICTED_MODE"),
     untrusted_disables_all: true,
     project_approvals: None,
+    approvals_env: None,
+    project_mcp_json: false,
 };
 
 /// Qwen Code.
@@ -86,7 +94,12 @@ pub const QWEN: Family = Family {
     trust_env: None,
     restricted_env: None,
     untrusted_disables_all: false,
+    // 0.24.4: a decision binds the entry's hash (`hashMcpServerConfig`), so
+    // an entry edited since reads pending again; `.mcp.json` is read even
+    // in an untrusted folder (its servers still wait for approval).
     project_approvals: Some("mcpApprovals.json"),
+    approvals_env: Some("QWEN_CODE_MCP_APPROVALS_PATH"),
+    project_mcp_json: true,
 };
 
 /// Scans one family member's configuration.
@@ -247,29 +260,44 @@ impl ConfigScanner for GeminiConfigScanner {
         }
 
         let lists = Lists { excluded, allowed };
-        // Qwen 0.24: a project's server runs once approved for this folder.
-        let approvals = family.project_approvals.and_then(|file| {
-            let doc = out.read_json(harness, &home, file, true)?;
+        // Qwen 0.24: a project's server runs once approved for this folder,
+        // for the entry as it was approved (its hash).
+        let approvals_file = family.project_approvals.map(|file| {
+            family
+                .approvals_env
+                .and_then(|var| {
+                    let path = ctx.var_str(var)?;
+                    ConfigRoot::named_file(Path::new(&path), var)
+                })
+                .unwrap_or_else(|| (home.clone(), file.to_owned()))
+        });
+        let approvals = approvals_file.as_ref().and_then(|(root, rel)| {
+            let doc = out.read_json(harness, root, rel, true)?;
             let project = ctx.project.as_ref()?;
             doc.iter()
                 .find(|(key, _)| ctx.resolve_written_path(key) == *project)
                 .and_then(|(_, v)| v.as_object().cloned())
         });
-        let approval_source = family.project_approvals.map(|file| home.source(file));
-        let approval = |name: &str| -> Option<Enablement> {
+        let approval_source = approvals_file.as_ref().map(|(root, rel)| root.source(rel));
+        let approval = |name: &str, hashed: &Map<String, Value>| -> Option<Enablement> {
             let source = approval_source.as_ref()?;
-            let status = approvals
-                .as_ref()
-                .and_then(|entry| entry.get(name))
-                .and_then(|r| r.get("status"))
-                .and_then(Value::as_str);
+            let record = approvals.as_ref().and_then(|entry| entry.get(name));
+            let status = record.and_then(|r| r.get("status")).and_then(Value::as_str);
+            let same_entry = record.and_then(|r| r.get("hash")).and_then(Value::as_str)
+                == Some(qwen_entry_hash(hashed).as_str());
             match status {
-                Some("approved") => None,
-                Some("rejected") => Some(Enablement::Off(
+                Some("approved") if same_entry => None,
+                Some("rejected") if same_entry => Some(Enablement::Off(
                     ReasonCode::DisabledInConfig,
                     format!("rejected for this folder in {source}"),
                 )),
-                _ => Some(Enablement::Off(
+                Some(decided) => Some(Enablement::Off(
+                    ReasonCode::NotApproved,
+                    format!(
+                        "waits for approval: {source} has it {decided} for an earlier version of its entry, which changed since"
+                    ),
+                )),
+                None => Some(Enablement::Off(
                     ReasonCode::NotApproved,
                     format!("waits for approval: {source} has no decision for it in this folder"),
                 )),
@@ -293,7 +321,28 @@ impl ConfigScanner for GeminiConfigScanner {
                             Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
                     } else if s.scope == ConfigScope::Project
                         && matches!(found.enablement, Enablement::Enabled)
-                        && let Some(wait) = approval(&found.name)
+                        && let Some(wait) = approval(&found.name, entry)
+                    {
+                        found.enablement = wait;
+                    }
+                },
+            );
+        }
+        if let (true, Some(project)) = (family.project_mcp_json, &project)
+            && let Some(doc) = out.read_json(harness, project, ".mcp.json", true)
+        {
+            out.add_servers(
+                ctx,
+                harness,
+                ConfigScope::Project,
+                &project.source(".mcp.json"),
+                "mcpServers",
+                doc.get("mcpServers"),
+                EntryDialect::McpJson,
+                |found, entry| {
+                    lists.apply(found, entry);
+                    if matches!(found.enablement, Enablement::Enabled)
+                        && let Some(wait) = approval(&found.name, &qwen_normalized(entry))
                     {
                         found.enablement = wait;
                     }
@@ -557,5 +606,90 @@ fn scan_extensions(
                 }
             },
         );
+    }
+}
+
+/// A Claude-style `.mcp.json` entry as Qwen Code 0.24 holds it
+/// (`normalizeClaudeMcpServer`): `type` dropped (kept as `sdk`), and a `url`
+/// of `type: "http"` moved to `httpUrl`.
+fn qwen_normalized(raw: &Map<String, Value>) -> Map<String, Value> {
+    let truthy = |key: &str| {
+        raw.get(key).is_some_and(|v| match v {
+            Value::Null | Value::Bool(false) => false,
+            Value::String(s) => !s.is_empty(),
+            Value::Number(n) => n.as_f64() != Some(0.0),
+            _ => true,
+        })
+    };
+    let kind = raw.get("type");
+    let sdk = kind.and_then(Value::as_str) == Some("sdk");
+    let mut out = raw.clone();
+    if truthy("command") || truthy("httpUrl") || truthy("tcp") {
+        if kind.is_some() && !sdk {
+            out.remove("type");
+        }
+    } else if let Some(url) = raw.get("url").and_then(Value::as_str) {
+        out.remove("url");
+        if !sdk {
+            out.remove("type");
+        }
+        let key = if kind.and_then(Value::as_str) == Some("http") {
+            "httpUrl"
+        } else {
+            "url"
+        };
+        out.insert(key.to_owned(), Value::String(url.to_owned()));
+    }
+    out
+}
+
+/// Qwen Code 0.24's `hashMcpServerConfig`: the SHA-256 (hex) of the entry's
+/// `JSON.stringify` with every object's keys sorted, leaving out what does
+/// not change behaviour (`scope`, `extensionName`, `description`).
+pub fn qwen_entry_hash(entry: &Map<String, Value>) -> String {
+    let behavioral: Map<String, Value> = entry
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "scope" | "extensionName" | "description"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut text = String::new();
+    js_stable_json(&Value::Object(behavioral), &mut text);
+    tether_sdk::telemetry::sha256_hex(&text)
+}
+
+/// `JSON.stringify` of `value` with object keys sorted, as JavaScript writes
+/// it: integral numbers without a fraction.
+fn js_stable_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                js_stable_json(&Value::String(key.clone()), out);
+                out.push(':');
+                js_stable_json(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                js_stable_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e21 => out.push_str(&format!("{f:.0}")),
+            Some(f) => out.push_str(&f.to_string()),
+            None => out.push_str("null"),
+        },
+        other => out.push_str(&other.to_string()),
     }
 }

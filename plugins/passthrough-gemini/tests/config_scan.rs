@@ -4,8 +4,13 @@
 use std::path::Path;
 
 use serde_json::json;
-use tether_passthrough_gemini::config_scan::{GEMINI, GeminiConfigScanner, QWEN};
+use tether_passthrough_gemini::config_scan::{GEMINI, GeminiConfigScanner, QWEN, qwen_entry_hash};
 use tether_sdk::scan_fixture::{ON, ScanFixture, assert_scan, off, row, state};
+
+/// Qwen's hash of an entry, as its approvals bind it.
+fn hash(entry: serde_json::Value) -> String {
+    qwen_entry_hash(entry.as_object().expect("an entry object"))
+}
 
 const SECRETS: [&str; 4] = [
     "sekret-oc-env-2291",
@@ -167,8 +172,8 @@ fn given_qwen_settings_and_extensions_then_qwen_reads_its_own_directory() {
     f.home(
         ".qwen/mcpApprovals.json",
         &json!({f.project.display().to_string(): {
-            "q-proj": {"hash": "h", "status": "approved"},
-            "q-proj-off": {"hash": "h", "status": "approved"}
+            "q-proj": {"hash": hash(json!({"command": "fake-mcp"})), "status": "approved"},
+            "q-proj-off": {"hash": hash(json!({"command": "fake-mcp"})), "status": "approved"}
         }})
         .to_string(),
     );
@@ -378,7 +383,7 @@ fn gemini_folder_trust_is_read_the_way_gemini_reads_it() {
         off("not_approved")
     );
     let approvals = |status: &str| {
-        json!({f.project.display().to_string(): {"p": {"hash": "h", "status": status}}}).to_string()
+        json!({f.project.display().to_string(): {"p": {"hash": hash(json!({"command": "fake-mcp"})), "status": status}}}).to_string()
     };
     f.home(".qwen/mcpApprovals.json", &approvals("rejected"));
     let doc = f.scan(&GeminiConfigScanner(QWEN));
@@ -400,4 +405,86 @@ fn gemini_folder_trust_is_read_the_way_gemini_reads_it() {
         state(row(&doc, "qwen", "project", "p")),
         off("untrusted_folder")
     );
+}
+
+/// Qwen Code 0.24's `hashMcpServerConfig`, against hashes its own algorithm
+/// made (node 22: `JSON.stringify` with sorted keys, then SHA-256).
+#[test]
+fn the_approval_hash_is_qwen_s_own() {
+    assert_eq!(
+        hash(json!({"command": "/bin/true"})),
+        "9bb4d8507dc4e5a0523c6fa8d9e88d3bd45694660d4ad1b9e5b3b7f0e47e9cbc"
+    );
+    let entry: serde_json::Value = serde_json::from_str(
+        r#"{"command":"npx","args":["-y","srv","ünï \"q\"\n\u0001"],"env":{"Z":"1","A":"2","a":"3"},"timeout":30000,"ratio":2.0,"trust":false,"description":"cosmetic","scope":"workspace","includeTools":[{"b":1,"a":2.5}]}"#,
+    )
+    .expect("entry");
+    assert_eq!(
+        hash(entry),
+        "d3febb998af663521a22eccb7fd024064b45310b4f051b0d2d2504ac5d03deb5"
+    );
+}
+
+/// GIVEN Qwen 0.24's project `.mcp.json` and approvals bound to each
+/// entry's hash WHEN the entry changes after its approval THEN it waits
+/// again; `.mcp.json` is read in an untrusted folder too (only approvals
+/// gate it), and `QWEN_CODE_MCP_APPROVALS_PATH` names another file.
+#[test]
+fn qwen_reads_the_project_mcp_json_and_binds_approvals_to_the_entry() {
+    let mut f = ScanFixture::new();
+    f.home(
+        ".qwen/settings.json",
+        r#"{"security": {"folderTrust": {"enabled": true}}, "mcpServers": {"m-srv": {"command": "/bin/false"}}}"#,
+    );
+    f.project(
+        ".mcp.json",
+        r#"{"mcpServers": {"m-srv": {"command": "/bin/true"},
+                           "m-http": {"type": "http", "url": "http://127.0.0.1:1/mcp"},
+                           "m-new": {"command": "/bin/true"}}}"#,
+    );
+    let project = f.project.display().to_string();
+    let approved = json!({&project: {
+        // Approved as it was: `type` dropped, an http `url` held as httpUrl.
+        "m-http": {"hash": hash(json!({"httpUrl": "http://127.0.0.1:1/mcp"})), "status": "approved"},
+        // Approved before its `args` were added.
+        "m-srv": {"hash": hash(json!({"command": "/bin/true", "args": ["old"]})), "status": "approved"}
+    }})
+    .to_string();
+    f.home(".qwen/mcpApprovals.json", &approved);
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
+    assert_eq!(state(row(&doc, "qwen", "project", "m-http")), ON);
+    let srv = row(&doc, "qwen", "project", "m-srv");
+    assert_eq!(state(srv), off("not_approved"));
+    assert!(
+        srv.summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("changed since"),
+        "{:?}",
+        srv.summary
+    );
+    assert!(
+        row(&doc, "qwen", "project", "m-new")
+            .summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("no decision"),
+    );
+    // The user's server of the same name is still a row of its own.
+    assert_eq!(state(row(&doc, "qwen", "user", "m-srv")), ON);
+    // Another approvals file, named by the variable.
+    let elsewhere = f.root().join("approvals.json");
+    std::fs::write(&elsewhere, "{}").expect("write");
+    f.var(
+        "QWEN_CODE_MCP_APPROVALS_PATH",
+        elsewhere.display().to_string(),
+    );
+    let doc = f.scan(&GeminiConfigScanner(QWEN));
+    assert_eq!(
+        state(row(&doc, "qwen", "project", "m-http")),
+        off("not_approved")
+    );
+    // Gemini has no such file.
+    let doc = f.scan(&GeminiConfigScanner(GEMINI));
+    assert!(doc.rows.iter().all(|r| !r.name.starts_with("m-")));
 }
