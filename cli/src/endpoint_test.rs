@@ -140,6 +140,9 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default(),
             report.elapsed_ms
         )?;
+        if let Some(summary) = &report.summary {
+            writeln!(out, "        {summary}")?;
+        }
         if args.tools
             && let Some(catalog) = &catalog
         {

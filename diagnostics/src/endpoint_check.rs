@@ -70,6 +70,10 @@ impl Default for CheckLimits {
 struct Failure {
     reason: ReasonCode,
     summary: String,
+    /// `server/discover` got a result that is not a discovery result (a
+    /// legacy server answering a method it does not know with `{}` instead
+    /// of -32601): the legacy handshake is worth a try.
+    discover_misanswered: bool,
 }
 
 impl Failure {
@@ -77,6 +81,7 @@ impl Failure {
         Failure {
             reason,
             summary: summary.into(),
+            discover_misanswered: false,
         }
     }
 }
@@ -94,6 +99,8 @@ struct Success {
     /// Every listed tool, as the typed client read it (the catalog's
     /// fallback when the bytes the server sent were not seen).
     tools: Vec<rmcp::model::Tool>,
+    /// What the check had to do to get there (a fallback), for the summary.
+    note: Option<String>,
 }
 
 /// Every tool of every `tools/list` result, exactly as the server sent it:
@@ -358,7 +365,7 @@ pub async fn check_endpoint_catalog(
             ReasonCode::Timeout,
             format!("no complete answer within {:?}", limits.timeout),
         )),
-        result = run(endpoint, &limits, &mut stdio, &raw) => result,
+        result = run_either_era(endpoint, &limits, &mut stdio, &raw) => result,
     };
 
     // Clean up on every path, grandchildren included.
@@ -407,6 +414,7 @@ pub async fn check_endpoint_catalog(
             .map(|c| redacted(c, &scrubber));
             let result = EndpointTestResult {
                 succeeded: true,
+                summary: ok.note.as_deref().map(|n| scrubber.summary(n)),
                 server_name: Some(scrubber.name(&ok.server.name)),
                 server_version: ok.server.version.map(|v| scrubber.name(&v)),
                 era: Some(era_of(&ok.protocol_version).to_owned()),
@@ -452,11 +460,45 @@ fn redacted(mut catalog: ToolCatalog, scrubber: &Scrubber) -> ToolCatalog {
     catalog
 }
 
+/// [`run`] in both eras; when `server/discover` gets an answer that is not
+/// a discovery result (the spec's negotiation expects -32601 from a legacy
+/// server; some answer `{}`), once more with the legacy handshake alone,
+/// saying so in the summary.
+async fn run_either_era(
+    endpoint: &Endpoint,
+    limits: &CheckLimits,
+    stdio: &mut Option<(ChildGroup, Arc<StdioSignals>)>,
+    raw: &RawTools,
+) -> Result<Success, Failure> {
+    match run(endpoint, limits, stdio, raw, both_eras()).await {
+        Err(failure) if failure.discover_misanswered => {
+            if let Some((mut process, _)) = stdio.take() {
+                process.kill_group().await;
+            }
+            raw.take();
+            let mut success = run(
+                endpoint,
+                limits,
+                stdio,
+                raw,
+                ClientLifecycleMode::Initialize,
+            )
+            .await?;
+            success.note = Some(
+                "server/discover got a result that is not a discovery result (not the -32601 a legacy server should send); fell back to initialize".to_owned(),
+            );
+            Ok(success)
+        }
+        other => other,
+    }
+}
+
 async fn run(
     endpoint: &Endpoint,
     limits: &CheckLimits,
     stdio: &mut Option<(ChildGroup, Arc<StdioSignals>)>,
     raw: &RawTools,
+    lifecycle: ClientLifecycleMode,
 ) -> Result<Success, Failure> {
     let client = match endpoint {
         Endpoint::Stdio {
@@ -488,7 +530,7 @@ async fn run(
             let transport = bounded_stdio(stdin, stdout, limits, Arc::clone(&signals));
             *stdio = Some((process, signals));
             client_config()
-                .serve_with_lifecycle(transport, both_eras())
+                .serve_with_lifecycle(transport, lifecycle.clone())
                 .await
                 .map_err(|e| classify_handshake(&e))?
         }
@@ -523,7 +565,7 @@ async fn run(
             };
             let transport = StreamableHttpClientTransport::with_client(http, config);
             client_config()
-                .serve_with_lifecycle(transport, both_eras())
+                .serve_with_lifecycle(transport, lifecycle.clone())
                 .await
                 .map_err(|e| classify_handshake(&e))?
         }
@@ -546,7 +588,7 @@ async fn run(
                         other => classify_network(&other.to_string()),
                     })?;
             client_config()
-                .serve_with_lifecycle(transport, both_eras())
+                .serve_with_lifecycle(transport, lifecycle.clone())
                 .await
                 .map_err(|e| classify_handshake(&e))?
         }
@@ -592,6 +634,7 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
                     protocol_version: info.protocol_version.as_str().to_owned(),
                     tool_count: u32::try_from(count).unwrap_or(u32::MAX),
                     tools,
+                    note: None,
                 });
             }
         }
@@ -717,7 +760,12 @@ fn classify_handshake(error: &rmcp::service::ClientInitializeError) -> Failure {
     {
         return with_hint(ReasonCode::NoCommonProtocol, "no common protocol".into());
     }
-    classify_network(&format!("initialize failed: {error}"))
+    let mut failure = classify_network(&format!("initialize failed: {error}"));
+    failure.discover_misanswered = matches!(
+        error,
+        rmcp::service::ClientInitializeError::ExpectedInitResult(Some(_))
+    );
+    failure
 }
 
 /// Whether an error chain is a failed TLS handshake (rustls' words for a bad
