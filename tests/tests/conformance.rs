@@ -139,7 +139,12 @@ fn run_client_scenario(
         .env("PATH", node22_path())
         .env(
             "NODE_OPTIONS",
-            format!("--require={}", peers().join("conformance/localhost-only-sync.cjs").display()),
+            format!(
+                "--require={}",
+                peers()
+                    .join("conformance/localhost-only-sync.cjs")
+                    .display()
+            ),
         )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
