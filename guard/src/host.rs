@@ -10,8 +10,11 @@ use crate::Refusal;
 /// What an `Origin` header may say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum OriginRule {
-    /// No browser has business here: any `Origin` is refused (the relay,
-    /// the observed endpoint, the telemetry receiver).
+    /// No browser has business here: any `Origin` but the listener's own
+    /// is refused (the relay, the observed endpoint, the telemetry
+    /// receiver). Its own is admitted, as the MCP conformance suite's
+    /// DNS-rebinding check expects: such a page would have to come from
+    /// this listener, which serves none without its token.
     #[default]
     None,
     /// The listener's own origin (`http://` + one of its hosts), and the
@@ -104,9 +107,11 @@ impl HostPolicy {
         let Ok(origin) = origin.to_str() else {
             return Err(Refusal::BadOrigin);
         };
+        if self.same_origin(origin) {
+            return Ok(false);
+        }
         match &self.origins {
             OriginRule::None => Err(Refusal::BadOrigin),
-            OriginRule::SameOrListed(_) if self.same_origin(origin) => Ok(false),
             OriginRule::SameOrListed(_) if self.cors_allowed(origin) => Ok(true),
             OriginRule::SameOrListed(_) => Err(Refusal::BadOrigin),
         }
@@ -143,17 +148,31 @@ mod tests {
     }
 
     #[test]
-    fn without_a_rule_every_origin_is_refused() {
+    fn without_a_rule_every_origin_but_its_own_is_refused() {
         let policy = HostPolicy::for_addr("127.0.0.1:4810".parse().expect("addr"));
         let host = (HOST, "127.0.0.1:4810");
         assert_eq!(
             policy.check(&headers(std::slice::from_ref(&host))),
             Ok(false)
         );
-        for origin in ["http://127.0.0.1:4810", "https://evil.example", "null"] {
+        for origin in [
+            "http://127.0.0.1:4811",
+            "https://127.0.0.1:4810",
+            "http://localhost:4811",
+            "https://evil.example",
+            "null",
+        ] {
             assert_eq!(
                 policy.check(&headers(&[host.clone(), (ORIGIN, origin)])),
                 Err(Refusal::BadOrigin),
+                "{origin}"
+            );
+        }
+        // Its own origin: a page only this listener could have served.
+        for origin in ["http://127.0.0.1:4810", "http://LOCALHOST:4810"] {
+            assert_eq!(
+                policy.check(&headers(&[host.clone(), (ORIGIN, origin)])),
+                Ok(false),
                 "{origin}"
             );
         }

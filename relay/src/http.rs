@@ -4,7 +4,7 @@
 //! The agent is given `http://127.0.0.1:PORT/<the real URL's path>` and a
 //! relay token of its own (`Authorization: Bearer …`). The proxy checks the
 //! token (constant time), the `Host` (its own address only) and refuses any
-//! `Origin` (no browser has business here), drops the token, adds the
+//! `Origin` but its own (no browser has business here), drops the token, adds the
 //! server's configured headers itself, and forwards to the real server: so
 //! **the agent never holds the server's credentials**. Paths map one to one
 //! onto the real server's origin, so a legacy SSE `endpoint` event naming a

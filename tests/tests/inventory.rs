@@ -203,7 +203,10 @@ fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
             ("copilot", 3),
             ("cursor", 1),
             ("gemini", 1),
-            ("opencode", 1)
+            ("opencode", 1),
+            // Qwen 0.24 reads the project's .mcp.json as well, in any folder:
+            // each server waits for its approval in ~/.qwen/mcpApprovals.json.
+            ("qwen", 3)
         ]),
         "{:#?}",
         doc.rows
@@ -212,6 +215,13 @@ fn the_cli_links_every_scanner_prints_one_document_and_leaks_no_secret() {
         state(row(&doc, "claude", "project", "p-pending")),
         off("not_approved")
     );
+    for name in ["p-approved", "p-pending", "p-rejected"] {
+        assert_eq!(
+            state(row(&doc, "qwen", "project", name)),
+            off("not_approved"),
+            "{name}"
+        );
+    }
     assert_eq!(state(row(&doc, "claude", "project", "p-approved")), ON);
 
     // --harness narrows; the table shows the same and leaks nothing either.
@@ -676,8 +686,19 @@ fn real_claude_and_codex_mcp_add_then_inventory_with_test() {
         .iter()
         .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
         .collect();
-    let (copilot, others): (Vec<_>, Vec<_>) = servers.iter().partition(|r| r.harness == "copilot");
+    let copilot: Vec<_> = servers.iter().filter(|r| r.harness == "copilot").collect();
+    // Qwen 0.24 reads the project's .mcp.json too: held back until approved.
+    let qwen: Vec<_> = servers.iter().filter(|r| r.harness == "qwen").collect();
+    let others: Vec<_> = servers
+        .iter()
+        .filter(|r| r.harness != "copilot" && r.harness != "qwen")
+        .collect();
     assert_eq!(others.len(), 8, "every server once: {:#?}", doc.rows);
+    assert!(!qwen.is_empty(), "{:#?}", doc.rows);
+    for row in &qwen {
+        assert_eq!(state(row), off("not_approved"), "{row:#?}");
+        assert!(row.endpoint_test.is_none(), "held back, so not tested");
+    }
     assert_eq!(copilot.len(), 1, "{copilot:#?}");
     assert_eq!(state(copilot[0]), off("untrusted_folder"), "{copilot:#?}");
     assert!(

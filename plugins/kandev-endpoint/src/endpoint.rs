@@ -65,7 +65,7 @@ struct Entry {
 
 /// The one guard every listener shares ([`tether_guard`]), before any
 /// handler runs: the `Host` must be this listener's own address and no
-/// `Origin` is admitted (no browser has business here); then the current
+/// `Origin` but its own is admitted (no browser has business here); then the current
 /// attempt's credential is required. `POST /message` is the exception to the
 /// credential: its session id (128 random bits, handed out only on an
 /// authenticated `GET /sse`) is the proof. Bodies are capped at
