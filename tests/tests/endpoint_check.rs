@@ -775,3 +775,38 @@ async fn each_kind_of_wrong_server_gets_its_own_reason() {
         assert!(summary.contains(hint), "{what}: {summary}");
     }
 }
+
+/// GIVEN a legacy server that answers `server/discover` (a method it does
+/// not know) with `{}` instead of -32601 WHEN it is tested THEN the check
+/// falls back to the legacy handshake, passes with its tool, says what it
+/// did in the summary, and leaves neither the first process nor the second
+/// behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_answers_discovery_with_an_empty_result_gets_the_legacy_handshake() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pids = dir.path().join("pids");
+    let endpoint = stdio(
+        Path::new(env!("CARGO_BIN_EXE_tether-hostile-mcp")),
+        &[
+            "--mode",
+            "empty-unknown",
+            "--pids",
+            &pids.display().to_string(),
+        ],
+    );
+    let report = run(&endpoint, 20).await;
+    assert!(report.succeeded, "{report:?}");
+    assert_eq!(report.tool_count, Some(1));
+    assert_eq!(report.era.as_deref(), Some("legacy"));
+    assert!(
+        report
+            .summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("fell back to initialize"),
+        "{report:?}"
+    );
+    let started = std::fs::read_to_string(&pids).expect("pids");
+    assert_eq!(started.lines().count(), 2, "started twice: {started}");
+    assert_none_left(&pids).await;
+}

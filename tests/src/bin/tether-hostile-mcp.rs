@@ -6,7 +6,10 @@
 //! `huge` (answers initialize, then a 100 MB tools/list), `grandchildren`
 //! (starts two `sleep` children, then hangs), `exit` (exits at once),
 //! `refuses-all` (a JSON-RPC peer that refuses every method, both eras'
-//! included).
+//! included), `empty-unknown` (a legacy server that answers a method it
+//! does not know, `server/discover` among them, with `{}` instead of
+//! -32601, as the MCP conformance suite's 2025 server does). The pid file
+//! is appended to, so a test that starts it twice can check both.
 
 use std::io::{BufRead, Write};
 
@@ -27,9 +30,15 @@ fn main() {
             }
         }
     }
-    if let Some(path) = value("--pids") {
-        let text: Vec<String> = pids.iter().map(u32::to_string).collect();
-        let _ = std::fs::write(path, text.join("\n"));
+    if let Some(path) = value("--pids")
+        && let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    {
+        for pid in &pids {
+            let _ = writeln!(file, "{pid}");
+        }
     }
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
@@ -87,6 +96,28 @@ fn main() {
                     }
                     _ => {}
                 }
+            }
+        }
+        "empty-unknown" => {
+            for line in stdin.lock().lines() {
+                let Ok(line) = line else { return };
+                let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+                    continue;
+                };
+                let Some(id) = msg.get("id").cloned() else {
+                    continue;
+                };
+                let result = match msg.get("method").and_then(|m| m.as_str()) {
+                    Some("initialize") => serde_json::json!({
+                        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "lenient", "version": "0"}}),
+                    Some("tools/list") => serde_json::json!({"tools": [
+                        {"name": "only", "inputSchema": {"type": "object"}}]}),
+                    _ => serde_json::json!({}),
+                };
+                let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result});
+                let _ = writeln!(stdout, "{reply}");
+                let _ = stdout.flush();
             }
         }
         "refuses-all" => {
