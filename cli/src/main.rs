@@ -33,9 +33,17 @@ use tether_passthrough_cursor as _;
 use tether_passthrough_gemini as _;
 use tether_passthrough_opencode as _;
 
-/// Which MCP servers did an agent really get, how far did each get, and why did it stop?
+/// What the top of `tether --help` says: what Tether answers, in a user's
+/// words (not the crate's description, which is about the code).
+const ABOUT: &str = "Which MCP servers did your AI coding agent really get, how far did each get, and why did it stop? \
+Tether answers from evidence: your harnesses' configuration, their session records and telemetry, and its own probes.";
+
+/// What follows the command list: where a user starts.
+const AFTER_HELP: &str = "Start with `tether inventory` (what is configured, and why a server is held back), then \
+`tether sessions list` (what your sessions really got). `tether explain CODE` says what any status or reason means.";
+
 #[derive(Debug, Parser)]
-#[command(name = "tether", version, about, long_about = None)]
+#[command(name = "tether", version, about = ABOUT, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,26 +51,24 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
-    #[command(after_help = probe::PROBE_AFTER_HELP)]
-    Probe(probe::ProbeArgs),
-    /// List the registered plugins (compiled in, or loaded with --load).
-    Plugins(plugins::PluginsArgs),
-    /// Show stored attachment histories (from a host's SQLite file).
-    History(history::HistoryArgs),
     /// Every MCP server your harnesses (Claude Code, Codex, OpenCode, Cursor, Gemini CLI, Qwen Code, Copilot CLI) are
     /// configured with, how far the configuration takes each, and why it stops.
     Inventory(inventory::InventoryArgs),
-    /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
-    EndpointTest(endpoint_test::EndpointTestArgs),
-    /// Serve the live status view (a local web page and JSON API) over a host's store.
-    Serve(serve::ServeArgs),
-    /// Receive your harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1; `--print-env HARNESS`
-    /// says what to set (exit 0 on Ctrl-C, 1 if it cannot listen, 2 usage).
-    Collect(collect::CollectArgs),
     /// The sessions your harnesses wrote to disk, each as a capability matrix: list, show ID,
     /// import into a store (exit 0 done, 1 store failure or no such session, 2 usage).
     Sessions(sessions::SessionsArgs),
+    /// Receive your harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1; `--print-env HARNESS`
+    /// says what to set (exit 0 on Ctrl-C, 1 if it cannot listen, 2 usage).
+    Collect(collect::CollectArgs),
+    /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
+    #[command(after_help = probe::PROBE_AFTER_HELP)]
+    Probe(probe::ProbeArgs),
+    /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
+    EndpointTest(endpoint_test::EndpointTestArgs),
+    /// Serve the live status view (a local web page and JSON API) over a store.
+    Serve(serve::ServeArgs),
+    /// Show stored attachment histories (from a store: a SQLite file or a PostgreSQL database).
+    History(history::HistoryArgs),
     /// What a status, probe verdict, reason code or stage means, and what to check next
     /// (offline; exit 0 explained, 1 unknown code).
     Explain {
@@ -82,6 +88,8 @@ enum Command {
         #[arg(value_enum)]
         document: SchemaDocument,
     },
+    /// List the registered plugins (compiled in, or loaded with --load).
+    Plugins(plugins::PluginsArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

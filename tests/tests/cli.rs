@@ -9,6 +9,61 @@ fn tether() -> Command {
     Command::new(workspace_bin("tether"))
 }
 
+/// The first screen: it says what Tether answers (not how its code is laid
+/// out), lists the commands in the order a user meets them, and each
+/// command's line there is the first line of that command's own `--help`.
+#[test]
+fn the_top_level_help_speaks_to_users_and_is_in_step_with_every_command() {
+    let out = tether().arg("--help").output().expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    assert!(
+        text.starts_with("Which MCP servers did your AI coding agent really get"),
+        "{text}"
+    );
+    for internal in ["crate", "argument parsing", "rendering"] {
+        assert!(!text.contains(internal), "{internal}: {text}");
+    }
+    let listed: Vec<(String, String)> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let (name, line) = l.split_once(char::is_whitespace)?;
+            Some((name.to_owned(), line.trim().to_owned()))
+        })
+        .collect();
+    let names: Vec<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "inventory",
+            "sessions",
+            "collect",
+            "probe",
+            "endpoint-test",
+            "serve",
+            "history",
+            "explain",
+            "schema",
+            "plugins",
+            "help"
+        ],
+        "{text}"
+    );
+    for (name, line) in listed.iter().filter(|(n, _)| n != "help") {
+        let own = tether()
+            .args([name.as_str(), "--help"])
+            .output()
+            .expect("run");
+        let own = String::from_utf8(own.stdout).expect("utf8");
+        let first = own.lines().next().unwrap_or_default().trim_end_matches('.');
+        assert_eq!(first, line.trim_end_matches('.'), "{name}: {own}");
+    }
+}
+
 #[test]
 fn probe_json_prints_exactly_one_document_and_exits_0_on_a_verdict() {
     let agent = workspace_bin("tether-reference-agent");
