@@ -31,6 +31,10 @@ pub struct CollectArgs {
     /// copilot, opencode), then receive.
     #[arg(long = "print-env", value_name = "HARNESS")]
     print_env: Option<String>,
+    /// Make a new token (the old one stops working) and keep it; every
+    /// harness set up with the old one needs the new one (--print-env).
+    #[arg(long)]
+    rotate_token: bool,
     /// Print one JSON document (the endpoint, the token, and the setup with
     /// --print-env) instead of the banner.
     #[arg(long)]
@@ -92,6 +96,112 @@ pub(crate) fn configured_today()
         }
     }
     by_kind
+}
+
+/// Where the receiver's token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeptToken {
+    /// Read from an earlier start.
+    Kept,
+    /// None was kept: made now, and kept.
+    New,
+    /// `--rotate-token`: made now, replacing the kept one.
+    Rotated,
+}
+
+/// The file the receiver's token is kept in: `$XDG_STATE_HOME/tether/`,
+/// else `~/.local/state/tether/`; `None` without either.
+fn token_file() -> Option<std::path::PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(std::path::PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|home| home.join(".local/state"))
+        })?;
+    Some(state.join("tether").join("collect-token"))
+}
+
+/// The token to admit: the kept one, or a new one kept (mode 0600, in a
+/// 0700 directory, never over a file another start kept first). A kept
+/// file that others can read, or that is not a token Tether wrote, is an
+/// error that says what to do, never silently replaced. `None` when there
+/// is no state directory.
+fn kept_token(
+    rotate: bool,
+) -> anyhow::Result<Option<(tether_guard::Token, std::path::PathBuf, KeptToken)>> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+    let Some(path) = token_file() else {
+        return Ok(None);
+    };
+    let shown = path.display().to_string();
+    if !rotate {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) => {
+                if !meta.file_type().is_file() {
+                    anyhow::bail!(
+                        "{shown} is not a regular file; remove it, or run with --rotate-token"
+                    );
+                }
+                if meta.mode() & 0o077 != 0 {
+                    anyhow::bail!(
+                        "{shown} can be read by others (mode {:o}); `chmod 600 {shown}`, or --rotate-token for a new one",
+                        meta.mode() & 0o777
+                    );
+                }
+                let text = tether_inventory::read_capped(&path)
+                    .map_err(|f| anyhow::anyhow!("cannot read {shown}: {}", f.summary))?;
+                let token = tether_guard::Token::from_secret(&text).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "{shown} does not hold a token Tether wrote; --rotate-token makes a new one"
+                    )
+                })?;
+                return Ok(Some((token, path, KeptToken::Kept)));
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => anyhow::bail!("cannot read {shown}: {err}"),
+        }
+    }
+    let dir = path
+        .parent()
+        .ok_or_else(|| anyhow::anyhow!("{shown} has no directory"))?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    let token = tether_guard::Token::generate();
+    // Written whole to a private temporary file, then put in place: a
+    // reader never sees half a token.
+    let temporary = dir.join(format!(".collect-token.{}", std::process::id()));
+    {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temporary)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", temporary.display()))?;
+        std::io::Write::write_all(&mut file, format!("{}\n", token.secret()).as_bytes())?;
+        file.sync_all()?;
+    }
+    let placed = if rotate {
+        std::fs::rename(&temporary, &path).map(|()| KeptToken::Rotated)
+    } else {
+        // Never over one another start kept meanwhile: that one wins.
+        let linked = std::fs::hard_link(&temporary, &path).map(|()| KeptToken::New);
+        let _ = std::fs::remove_file(&temporary);
+        if matches!(&linked, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists) {
+            return kept_token(false);
+        }
+        linked
+    };
+    let how = placed.map_err(|e| {
+        let _ = std::fs::remove_file(&temporary);
+        anyhow::anyhow!("cannot write {shown}: {e}")
+    })?;
+    Ok(Some((token, path, how)))
 }
 
 pub(crate) fn open_store(db: &str) -> anyhow::Result<Arc<dyn tether_core::store::Store>> {
@@ -235,7 +345,17 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
     if let Some(otel) = &otel {
         hub.add_tap(otel.hub_tap());
     }
-    let (receiver, batches) = Receiver::new(ReceiverConfig::default());
+    let kept = match kept_token(args.rotate_token) {
+        Ok(kept) => kept,
+        Err(err) => {
+            errln!("tether collect: {err}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let (receiver, batches) = match &kept {
+        Some((token, _, _)) => Receiver::with_token(ReceiverConfig::default(), token.clone()),
+        None => Receiver::new(ReceiverConfig::default()),
+    };
     let runtime = crate::runtime()?;
     let code = runtime.block_on(async move {
         let running = match receiver.serve(args.addr).await {
@@ -285,6 +405,27 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         } else {
             writeln!(out, "tether collect: receiving OTLP/HTTP at {}", target.endpoint)?;
             writeln!(out, "  token: {}", receiver.token().secret())?;
+            match &kept {
+                Some((_, path, KeptToken::Kept)) => writeln!(
+                    out,
+                    "  (kept in {}: the same at every start; --rotate-token makes a new one)",
+                    path.display()
+                )?,
+                Some((_, path, KeptToken::New)) => writeln!(
+                    out,
+                    "  (new, kept in {}: set it in your harnesses once; --print-env HARNESS says how)",
+                    path.display()
+                )?,
+                Some((_, path, KeptToken::Rotated)) => writeln!(
+                    out,
+                    "  (rotated, kept in {}: the old token no longer works; update every harness set up with it, --print-env HARNESS says how)",
+                    path.display()
+                )?,
+                None => writeln!(
+                    out,
+                    "  (no state directory here: a new token at every start)"
+                )?,
+            }
             writeln!(out, "  Ctrl-C stops.")?;
             if let Some(setup) = &setup {
                 print_setup(&mut out, setup)?;

@@ -192,12 +192,18 @@ impl Batches {
 impl Receiver {
     /// A receiver with a fresh token and the queue it feeds.
     pub fn new(config: ReceiverConfig) -> (Receiver, Batches) {
+        Self::with_token(config, Token::generate())
+    }
+
+    /// A receiver that admits `token` (one kept from an earlier start, so a
+    /// harness configured once keeps sending), and the queue it feeds.
+    pub fn with_token(config: ReceiverConfig, token: Token) -> (Receiver, Batches) {
         let (tx, rx) = std::sync::mpsc::sync_channel(config.queue.max(1));
         let queued_bytes = Arc::new(AtomicUsize::new(0));
         let receiver = Receiver {
             inner: Arc::new(Inner {
                 forward: std::sync::OnceLock::new(),
-                token: Token::generate(),
+                token,
                 decoders: Arc::new(tokio::sync::Semaphore::new(config.decoders.max(1))),
                 config,
                 queue: tx,

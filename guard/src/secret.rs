@@ -55,6 +55,18 @@ impl Token {
         Token(random_hex(32))
     }
 
+    /// A token kept from an earlier start: `None` unless `secret` has the
+    /// form [`generate`](Self::generate) makes (64 lowercase hex digits),
+    /// so a file someone else wrote is never taken for one.
+    pub fn from_secret(secret: &str) -> Option<Self> {
+        let secret = secret.trim();
+        (secret.len() == 64
+            && secret
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        .then(|| Token(secret.to_owned()))
+    }
+
     /// The secret itself, to print once, hand to an agent or put in a plan.
     pub fn secret(&self) -> &str {
         &self.0
@@ -90,6 +102,24 @@ pub fn authorization(headers: &HeaderMap) -> Option<&str> {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    #[test]
+    fn a_kept_token_is_taken_only_in_the_form_tether_writes() {
+        let fresh = Token::generate();
+        assert_eq!(
+            Token::from_secret(&format!("{}\n", fresh.secret())),
+            Some(fresh.clone())
+        );
+        for bad in [
+            "",
+            "short",
+            &fresh.secret().to_uppercase(),
+            &format!("{}0", fresh.secret()),
+            &"g".repeat(64),
+        ] {
+            assert!(Token::from_secret(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn tokens_are_fresh_hex_and_hidden() {

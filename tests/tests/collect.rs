@@ -808,3 +808,74 @@ async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
     );
     server.abort();
 }
+
+/// GIVEN a private HOME WHEN `tether collect` starts twice THEN both admit
+/// the same token, kept in `~/.local/state/tether/collect-token` (0600, in a
+/// 0700 directory), so a harness configured once keeps sending; with
+/// `--rotate-token` a new one replaces it; a kept file others can read, or
+/// one that holds no token, stops it (exit 1) with what to do, and prints
+/// no token.
+#[test]
+fn the_receiver_s_token_is_kept_across_starts_and_rotated_on_request() {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().expect("home");
+    let start = |extra: &[&str]| -> (Option<String>, String) {
+        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+            .args(["collect", "--addr", "127.0.0.1:0", "--json"])
+            .args(extra)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(home.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("tether collect");
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line);
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("wait");
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        let token = serde_json::from_str::<serde_json::Value>(&line)
+            .ok()
+            .and_then(|doc| doc["token"].as_str().map(str::to_owned));
+        (token, said)
+    };
+    let (first, _) = start(&[]);
+    let first = first.expect("a first start prints its token");
+    let file = home.path().join(".local/state/tether/collect-token");
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(file.parent().expect("dir")), 0o700);
+    let (second, _) = start(&[]);
+    assert_eq!(
+        second.as_deref(),
+        Some(first.as_str()),
+        "kept across starts"
+    );
+    let (rotated, _) = start(&["--rotate-token"]);
+    let rotated = rotated.expect("rotated");
+    assert_ne!(rotated, first);
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("file").trim(),
+        rotated
+    );
+    let (third, _) = start(&[]);
+    assert_eq!(third.as_deref(), Some(rotated.as_str()));
+
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let (none, said) = start(&[]);
+    assert!(none.is_none(), "refused: {said}");
+    assert!(
+        said.contains("can be read by others") && said.contains("chmod 600"),
+        "{said}"
+    );
+    assert!(!said.contains(&rotated), "the token is not printed: {said}");
+    std::fs::write(&file, "not a token\n").expect("write");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let (none, said) = start(&[]);
+    assert!(none.is_none(), "refused: {said}");
+    assert!(said.contains("--rotate-token"), "{said}");
+}
