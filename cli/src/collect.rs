@@ -40,7 +40,9 @@ pub struct CollectArgs {
     #[arg(long)]
     json: bool,
     /// Write the sessions to this store (a SQLite file, created if need be,
-    /// or a postgres:// URL), for `tether serve --db` and `tether history`.
+    /// or a postgres:// URL), for `tether serve` and `tether history`.
+    /// Without it, `TETHER_DB`, else the default store
+    /// (`~/.local/share/tether/tether.db`, created on first use).
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
     /// Also pass every admitted request, unchanged, to your own collector
@@ -328,11 +330,28 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let store = match args.db.as_deref().map(open_store).transpose() {
-        Ok(store) => store,
+    let store = match crate::store::store_at(args.db.as_deref()) {
+        Ok(at) => {
+            at.announce("tether collect");
+            match at
+                .prepare()
+                .map_err(anyhow::Error::from)
+                .and_then(|()| open_store(&at.location))
+            {
+                Ok(store) => Some(store),
+                Err(err) => {
+                    errln!(
+                        "tether collect: cannot open the store {}: {err}",
+                        at.shown()
+                    );
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+        // No home directory: the sessions are shown, not kept.
         Err(err) => {
-            errln!("tether collect: cannot open the store: {err}");
-            return Ok(ExitCode::FAILURE);
+            errln!("tether collect: {err}; the sessions are shown, not kept");
+            None
         }
     };
     let configured =

@@ -21,11 +21,12 @@ use tether_store::{
 /// Show stored attachment histories.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The store a host writes: a SQLite file, or a PostgreSQL database
+    /// The store: a SQLite file, or a PostgreSQL database
     /// (`postgres://host:port/db`; the password can come from PGPASSWORD or
-    /// a password file instead of the URL).
-    #[arg(long, default_value = "tether.db", value_name = "PATH|URL")]
-    db: String,
+    /// a password file instead of the URL). Without it, `TETHER_DB`, else
+    /// the default store (`~/.local/share/tether/tether.db`).
+    #[arg(long, value_name = "PATH|URL")]
+    db: Option<String>,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
@@ -69,6 +70,14 @@ impl Opened {
     }
 }
 
+/// [`open`] on the store a command was given (`--db`, `TETHER_DB`, or the
+/// default), after saying which.
+pub(crate) fn open_named(given: Option<&str>, who: &str) -> anyhow::Result<Option<Opened>> {
+    let at = crate::store::store_at(given)?;
+    at.announce(who);
+    open(&at.location, who)
+}
+
 pub(crate) fn open(db: &str, who: &str) -> anyhow::Result<Option<Opened>> {
     if is_postgres_url(db) {
         return Ok(Some(Opened::Postgres(PostgresStore::connect_read_only(
@@ -78,7 +87,7 @@ pub(crate) fn open(db: &str, who: &str) -> anyhow::Result<Option<Opened>> {
     let path = PathBuf::from(db);
     if !path.exists() {
         errln!(
-            "{who}: no database at {} (give --db, the file a host writes, or a postgres:// URL)",
+            "{who}: no store at {} yet (`tether collect` or `tether sessions import` fills it; or give --db, the file a host writes, or a postgres:// URL)",
             path.display()
         );
         return Ok(None);
@@ -111,7 +120,7 @@ fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<Attac
 }
 
 pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
-    let opened = match open(&args.db, "tether history") {
+    let opened = match open_named(args.db.as_deref(), "tether history") {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {

@@ -57,9 +57,11 @@ pub struct InventoryArgs {
     /// (with --record: between the previous snapshot and this scan).
     #[arg(long)]
     changes: bool,
-    /// The SQLite database for --record and --changes (the same file hosts and `tether history` use).
-    #[arg(long, default_value = "tether.db", value_name = "PATH")]
-    db: PathBuf,
+    /// The SQLite store for --record, --changes and --sessions (the one
+    /// `tether collect` and `tether history` use). Without it, `TETHER_DB`,
+    /// else the default store (`~/.local/share/tether/tether.db`).
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
     /// Add what sessions showed: the harnesses' own session records (as
     /// `tether sessions` reads them) and the sessions stored in --db, when it
     /// exists (collected live, or imported). Each configured server's tools
@@ -105,10 +107,29 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => Some(std::path::absolute(dir)?),
         None => std::env::current_dir().ok(),
     };
-    if args.changes && !args.record && !args.db.exists() {
+    // The store, when a flag uses one: said first, as every command does.
+    let db: PathBuf = if args.record || args.changes || args.sessions {
+        let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
+        match crate::store::store_at(given.as_deref()) {
+            Ok(at) => {
+                at.announce("tether inventory");
+                if args.record {
+                    at.prepare()?;
+                }
+                PathBuf::from(at.location)
+            }
+            Err(err) => {
+                errln!("tether inventory: {err}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    } else {
+        PathBuf::new()
+    };
+    if args.changes && !args.record && !db.exists() {
         errln!(
-            "tether inventory: no database at {} (record snapshots with --record --db PATH first)",
-            args.db.display()
+            "tether inventory: no store at {} (record snapshots with --record first)",
+            db.display()
         );
         return Ok(ExitCode::FAILURE);
     }
@@ -140,8 +161,8 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     if args.sessions && tools_wanted {
         let mut sessions = crate::sessions::session_tools(&args.harnesses, since)?;
         // Sessions collected live (or imported) into --db count too.
-        if args.db.exists() {
-            sessions.extend(stored_session_tools(&args.db, &args.harnesses, since)?);
+        if db.exists() {
+            sessions.extend(stored_session_tools(&db, &args.harnesses, since)?);
         }
         tether_inventory::apply_session_tools(&mut document, &sessions);
     }
@@ -160,14 +181,14 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     if args.record || args.changes {
         // --changes alone only reads.
         let store = if args.record {
-            SqliteStore::open(&args.db)?
+            SqliteStore::open(&db)?
         } else {
-            SqliteStore::open_read_only(&args.db)?
+            SqliteStore::open_read_only(&db)?
         };
         if args.record {
             let recorded = store.record_inventory(&document)?;
             if !args.json {
-                errln!("recorded snapshot {} in {}", recorded.id, args.db.display());
+                errln!("recorded snapshot {} in {}", recorded.id, db.display());
             }
         }
         if args.changes {

@@ -18,6 +18,7 @@ mod plugins;
 mod probe;
 mod serve;
 mod sessions;
+mod store;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -15,11 +15,12 @@ use crate::history::{Opened, open};
 /// Serve the live status view over a host's store.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The store a host writes: a SQLite file, or a PostgreSQL database
+    /// The store: a SQLite file, or a PostgreSQL database
     /// (`postgres://host:port/db`; the password can come from PGPASSWORD or
-    /// a password file instead of the URL).
-    #[arg(long, default_value = "tether.db", value_name = "PATH|URL")]
-    db: String,
+    /// a password file instead of the URL). Without it, `TETHER_DB`, else
+    /// the default store (`~/.local/share/tether/tether.db`).
+    #[arg(long, value_name = "PATH|URL")]
+    db: Option<String>,
     /// Where to listen. Loopback unless you say otherwise; port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "IP:PORT")]
     addr: SocketAddr,
@@ -35,7 +36,15 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let opened = match open(&args.db, "tether serve") {
+    let at = match crate::store::store_at(args.db.as_deref()) {
+        Ok(at) => at,
+        Err(err) => {
+            errln!("tether serve: {err}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    at.announce("tether serve");
+    let opened = match open(&at.location, "tether serve") {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {
@@ -50,7 +59,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             store.target(),
             store.security()
         ),
-        Opened::Sqlite(_) => format!("{} (SQLite, checked every 250 ms)", args.db),
+        Opened::Sqlite(_) => format!("{} (SQLite, checked every 250 ms)", at.shown()),
     };
     let (store, hint) = opened.into_followed()?;
     let source = crate::term::with_progress("reading the stored sessions…", || {

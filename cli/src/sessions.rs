@@ -48,9 +48,11 @@ enum SessionsCommand {
     Import {
         #[command(flatten)]
         filter: FilterArgs,
-        /// The store: a SQLite file, or a PostgreSQL database URL.
-        #[arg(long, default_value = "tether.db", value_name = "PATH|URL")]
-        db: String,
+        /// The store: a SQLite file, or a PostgreSQL database URL. Without
+        /// it, `TETHER_DB`, else the default store
+        /// (`~/.local/share/tether/tether.db`, created on first use).
+        #[arg(long, value_name = "PATH|URL")]
+        db: Option<String>,
         /// Keep importing as running sessions write (until Ctrl-C).
         #[arg(long)]
         follow: bool,
@@ -300,12 +302,25 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                 Ok(f) => f,
                 Err(e) => return usage(&e),
             };
-            let store = match crate::collect::open_store(&db) {
-                Ok(store) => store,
-                Err(err) => {
-                    errln!("tether sessions import: cannot open the store {db}: {err:#}");
-                    return Ok(ExitCode::FAILURE);
+            let store = match crate::store::store_at(db.as_deref()) {
+                Ok(at) => {
+                    at.announce("tether sessions import");
+                    match at
+                        .prepare()
+                        .map_err(anyhow::Error::from)
+                        .and_then(|()| crate::collect::open_store(&at.location))
+                    {
+                        Ok(store) => store,
+                        Err(err) => {
+                            errln!(
+                                "tether sessions import: cannot open the store {}: {err:#}",
+                                at.shown()
+                            );
+                            return Ok(ExitCode::FAILURE);
+                        }
+                    }
                 }
+                Err(err) => return usage(&err.to_string()),
             };
             let mut records = read(&registry, filter);
             let done = match records.import(store.as_ref(), None) {

@@ -684,3 +684,58 @@ fn endpoint_test_leaves_no_daemon_behind() {
         assert!(left.is_empty(), "{mode}: left behind {left:?}");
     }
 }
+
+/// GIVEN no `--db` and no `TETHER_DB` WHEN `tether sessions import` reads
+/// the example home's sessions THEN they go to the default store
+/// (`$XDG_DATA_HOME/tether/tether.db`, its directory 0700), which `tether
+/// history` and `tether inventory --sessions` then read with no flag; each
+/// says first which store it uses; `TETHER_DB` names another.
+#[test]
+fn one_default_store_serves_import_history_and_inventory() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/example/home");
+    let data = tempfile::tempdir().expect("data");
+    let run = |args: &[&str], extra: &[(&str, &std::path::Path)]| {
+        let out = tether()
+            .args(args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", data.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(extra.iter().copied())
+            .current_dir(data.path())
+            .output()
+            .expect("run tether");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let store = data.path().join("tether/tether.db");
+    let said = format!("store {} (the default store", store.display());
+    let (code, _, err) = run(&["sessions", "import"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.lines().next().unwrap_or("").contains(&said), "{err}");
+    assert!(store.is_file(), "the default store is made on first use");
+    let mode = std::fs::metadata(store.parent().expect("dir"))
+        .expect("meta")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let (code, out, err) = run(&["history", "--json"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.lines().next().unwrap_or("").contains(&said), "{err}");
+    assert!(
+        out.contains("2d8efbcf-e501-440d-89ec-66cb10f9d678"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["inventory", "--sessions", "--json"], &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.lines().next().unwrap_or("").contains(&said), "{err}");
+    let other = data.path().join("other.db");
+    let (code, _, err) = run(&["sessions", "import"], &[("TETHER_DB", &other)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("(TETHER_DB)"), "{err}");
+    assert!(other.is_file());
+}

@@ -402,6 +402,8 @@ async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
         .output()
         .expect("run");
     assert_eq!(unknown.status.code(), Some(2));
+    // A private home: its default store and kept token, not the runner's.
+    let home = tempfile::tempdir().expect("home");
     let mut child = std::process::Command::new(&bin)
         .args([
             "collect",
@@ -411,6 +413,10 @@ async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
             "codex",
             "--json",
         ])
+        .env("HOME", home.path())
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("TETHER_DB")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
