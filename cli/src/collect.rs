@@ -333,11 +333,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
     let store = match crate::store::store_at(args.db.as_deref()) {
         Ok(at) => {
             at.announce("tether collect");
-            match at
-                .prepare()
-                .map_err(anyhow::Error::from)
-                .and_then(|()| open_store(&at.location))
-            {
+            match at.open_writable() {
                 Ok(store) => Some(store),
                 Err(err) => {
                     errln!(

@@ -69,8 +69,12 @@ fn endpoint(args: &EndpointTestArgs) -> anyhow::Result<(Endpoint, Option<String>
     }
     if let (Some(path), Some(name)) = (&args.config, &args.server) {
         let mut spec = load_server_spec(path, name)?;
-        let unset = (!spec.unset_vars.is_empty())
-            .then(|| tether_core::plan::unset_summary(&spec.scrubber(), &spec.unset_vars));
+        let unset = (!spec.unset_vars.is_empty()).then(|| {
+            tether_core::plan::unset_summary(&tether_core::plan::unset_names(
+                &spec.scrubber(),
+                &spec.unset_vars,
+            ))
+        });
         let endpoint = spec.endpoints.remove(0);
         return Ok((endpoint, unset));
     }

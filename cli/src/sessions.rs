@@ -305,11 +305,7 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             let store = match crate::store::store_at(db.as_deref()) {
                 Ok(at) => {
                     at.announce("tether sessions import");
-                    match at
-                        .prepare()
-                        .map_err(anyhow::Error::from)
-                        .and_then(|()| crate::collect::open_store(&at.location))
-                    {
+                    match at.open_writable() {
                         Ok(store) => store,
                         Err(err) => {
                             errln!(

@@ -91,6 +91,15 @@ impl StoreAt {
         errln!("{command}: store {} ({why})", self.shown());
     }
 
+    /// Opens the store to write: the default store's directory made
+    /// first ([`prepare`](Self::prepare)).
+    pub(crate) fn open_writable(
+        &self,
+    ) -> anyhow::Result<std::sync::Arc<dyn tether_core::store::Store>> {
+        self.prepare()?;
+        crate::collect::open_store(&self.location)
+    }
+
     /// Makes the default store's directory (0700) before a command writes
     /// it; a store someone named is theirs to have made.
     pub(crate) fn prepare(&self) -> std::io::Result<()> {

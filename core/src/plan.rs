@@ -182,7 +182,10 @@ impl PlannedServer {
             // show until something shows the server working anyway.
             Decision::Deliver { .. } if !self.spec.unset_vars.is_empty() => (
                 Some(ReasonCode::UnresolvedVariable),
-                Some(unset_summary(&scrubber, &self.spec.unset_vars)),
+                Some(unset_summary(&unset_names(
+                    &scrubber,
+                    &self.spec.unset_vars,
+                ))),
             ),
             Decision::Deliver { .. } => (None, None),
             Decision::Filter {
@@ -216,13 +219,18 @@ impl PlannedServer {
     }
 }
 
-/// `not set here: A, B`: the unset variables' names, sanitized, sorted and
+/// The unset variables' names as rows show them: sanitized, sorted and
 /// unique.
-pub fn unset_summary(scrubber: &sanitize::Scrubber, names: &[String]) -> String {
+pub fn unset_names(scrubber: &sanitize::Scrubber, names: &[String]) -> Vec<String> {
     let mut names: Vec<String> = names.iter().map(|n| scrubber.name(n)).collect();
     names.sort();
     names.dedup();
-    format!("not set here: {}", names.join(", "))
+    names
+}
+
+/// `not set here: A, B`, of names [`unset_names`] made.
+pub fn unset_summary(shown: &[String]) -> String {
+    format!("not set here: {}", shown.join(", "))
 }
 
 /// The decisions for one attempt, in configuration order, one per server.

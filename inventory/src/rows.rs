@@ -313,11 +313,9 @@ impl ScanOutput {
             ),
         };
         if reason.is_none() && !found.unset_env.is_empty() {
-            let mut names: Vec<String> = found.unset_env.iter().map(|n| scrubber.name(n)).collect();
-            names.sort();
-            names.dedup();
+            let names = tether_core::plan::unset_names(&scrubber, &found.unset_env);
             reason = Some(ReasonCode::UnresolvedVariable);
-            summary = Some(tether_core::plan::unset_summary(&scrubber, &names));
+            summary = Some(tether_core::plan::unset_summary(&names));
             diagnostics.unresolved = names;
         } else if reason.is_none() && diagnostics.command_resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
