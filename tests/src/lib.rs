@@ -166,6 +166,35 @@ pub fn node_dir() -> Option<std::path::PathBuf> {
     std::env::split_paths(&path).find(|d| d.join("node").is_file())
 }
 
+/// Runs `cmd` to its end with its output, in its own process group, bounded:
+/// one that is still running after `secs` seconds is killed with everything
+/// it started, and the test fails instead of hanging.
+pub fn output_within(mut cmd: std::process::Command, secs: u64) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} does not start: {e}"));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("{program}: {e}")),
+        Err(_) => {
+            // The waiting thread owns the child: kill its group by id.
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+            panic!("{program} did not finish within {secs} s");
+        }
+    }
+}
+
 /// Kills the process group `child` leads (everything it started) and
 /// reaps the leader.
 pub fn kill_group(child: &mut std::process::Child) {

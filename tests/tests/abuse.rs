@@ -128,31 +128,6 @@ fn escape_bytes_never_reach_the_terminal_from_any_printed_field() {
     }
 }
 
-/// Runs `tether` with a bound: a command that hangs fails the test instead
-/// of hanging it.
-fn bounded(mut cmd: Command, secs: u64) -> std::process::Output {
-    use std::os::unix::process::CommandExt;
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0);
-    let child = cmd.spawn().expect("tether starts");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
-        Ok(out) => out.expect("tether ran"),
-        Err(_) => {
-            // The waiting thread owns the child: kill its group by id.
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .status();
-            panic!("tether did not finish within {secs} s");
-        }
-    }
-}
-
 /// GIVEN a store path (or the WAL file beside it) that is a FIFO, a
 /// directory or a device WHEN `tether serve`, `history`, `sessions import`
 /// and `inventory --record` are pointed at it THEN each exits 1 at once
@@ -197,7 +172,7 @@ fn a_store_path_that_is_not_a_file_is_refused_at_once() {
         for args in runs {
             let mut cmd = tether(home);
             cmd.args(&args);
-            let out = bounded(cmd, 30);
+            let out = tether_tests::output_within(cmd, 30);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
             assert!(err.contains(what), "{args:?} says what the path is: {err}");
@@ -234,7 +209,7 @@ fn collect_refuses_every_forward_that_reaches_itself() {
             "--forward",
             &format!("http://{host}:{port}"),
         ]);
-        let out = bounded(cmd, 30);
+        let out = tether_tests::output_within(cmd, 30);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{host}: {err}");
         assert!(err.contains("would loop"), "{host}: {err}");

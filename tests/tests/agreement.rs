@@ -99,13 +99,18 @@ fn read_gemini(text: &str) -> BTreeMap<String, bool> {
         .collect()
 }
 
-/// `codex mcp list --json`: `[{name, enabled}]` (a warning may follow).
-fn read_codex(text: &str) -> BTreeMap<String, bool> {
-    let start = text.find("[\n").or_else(|| text.find('[')).unwrap_or(0);
-    serde_json::Deserializer::from_str(&text[start..])
+/// The first JSON document in what a list command printed, from `start`
+/// on (a warning may come before or after it).
+fn first_json(text: &str, start: Option<usize>) -> Option<serde_json::Value> {
+    serde_json::Deserializer::from_str(&text[start.unwrap_or(0)..])
         .into_iter::<serde_json::Value>()
         .next()
         .and_then(Result::ok)
+}
+
+/// `codex mcp list --json`: `[{name, enabled}]` (a warning may follow).
+fn read_codex(text: &str) -> BTreeMap<String, bool> {
+    first_json(text, text.find("[\n").or_else(|| text.find('[')))
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default()
         .iter()
@@ -116,11 +121,7 @@ fn read_codex(text: &str) -> BTreeMap<String, bool> {
 /// `copilot mcp list --json`: `{"mcpServers": {NAME: {enabled, source}}}`,
 /// one entry per name (the one it uses).
 fn read_copilot(text: &str) -> BTreeMap<String, bool> {
-    let start = text.find('{').unwrap_or(0);
-    serde_json::Deserializer::from_str(&text[start..])
-        .into_iter::<serde_json::Value>()
-        .next()
-        .and_then(Result::ok)
+    first_json(text, text.find('{'))
         .and_then(|v| v.get("mcpServers").and_then(|m| m.as_object()).cloned())
         .unwrap_or_default()
         .into_iter()

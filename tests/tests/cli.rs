@@ -328,14 +328,21 @@ fn an_unset_variable_is_the_cause_in_the_probe_and_the_endpoint_test() {
         .to_string(),
     )
     .expect("write");
-    let out = tether()
-        .args(["probe", "--json", "--timeout", "30", "--config"])
-        .arg(&config)
-        .args(["--server", "gh", "--"])
-        .arg(workspace_bin("tether-reference-agent"))
-        .env_remove(UNSET)
-        .output()
-        .expect("run tether");
+    let probe = |json: bool| {
+        let mut cmd = tether();
+        cmd.arg("probe");
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.args(["--timeout", "30", "--config"])
+            .arg(&config)
+            .args(["--server", "gh", "--"])
+            .arg(workspace_bin("tether-reference-agent"))
+            .env_remove(UNSET)
+            .output()
+            .expect("run tether")
+    };
+    let out = probe(true);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains(PLANTED), "{text}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one document");
@@ -347,14 +354,7 @@ fn an_unset_variable_is_the_cause_in_the_probe_and_the_endpoint_test() {
     assert_eq!(gh["reason_code"], "unresolved_variable", "{gh:#}");
     assert_eq!(gh["summary"], format!("not set here: {UNSET}"), "{gh:#}");
     assert_ne!(gh["status"], "active", "{gh:#}");
-    let human = tether()
-        .args(["probe", "--timeout", "30", "--config"])
-        .arg(&config)
-        .args(["--server", "gh", "--"])
-        .arg(workspace_bin("tether-reference-agent"))
-        .env_remove(UNSET)
-        .output()
-        .expect("run tether");
+    let human = probe(false);
     let human = String::from_utf8_lossy(&human.stdout);
     assert!(human.contains(&format!("not set here: {UNSET}")), "{human}");
     assert!(!human.contains(PLANTED), "{human}");

@@ -8,10 +8,8 @@
 //! rewrites it.
 
 use std::collections::BTreeMap;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use tether_tests::workspace_bin;
 
@@ -130,7 +128,7 @@ fn checks(file: &Path) -> BTreeMap<String, String> {
 }
 
 /// Runs the suite (`args`, then `--expected-failures baseline -o DIR`),
-/// bounded, in its own process group; the suite's servers bind 127.0.0.1
+/// bounded (`output_within`: a run past 180 s fails the test); the suite's servers bind 127.0.0.1
 /// only (`conformance/localhost-only-sync.cjs`). Returns its exit success,
 /// what it printed and its checks.
 fn run_suite(
@@ -139,8 +137,8 @@ fn run_suite(
     baseline: &Path,
 ) -> (bool, String, BTreeMap<String, BTreeMap<String, String>>) {
     let out = tempfile::tempdir().expect("dir");
-    let mut child = Command::new(suite)
-        .args(args)
+    let mut cmd = Command::new(suite);
+    cmd.args(args)
         .arg("--expected-failures")
         .arg(baseline)
         .arg("-o")
@@ -155,43 +153,14 @@ fn run_suite(
                     .display()
             ),
         )
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .expect("the conformance suite starts");
-    // Read its output on threads, so a full pipe never stalls it.
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let read_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
-        s
-    });
-    let read_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if started.elapsed() > Duration::from_secs(180) {
-            tether_tests::kill_group(&mut child);
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        .stdin(Stdio::null());
+    let run = tether_tests::output_within(cmd, 180);
     let said = format!(
         "{}{}",
-        read_out.join().unwrap_or_default(),
-        read_err.join().unwrap_or_default()
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
     );
-    let ok = status.is_some_and(|s| s.success());
-    (ok, said, checks_by_scenario(out.path()))
+    (run.status.success(), said, checks_by_scenario(out.path()))
 }
 
 /// The suite's client scenario against `tether endpoint-test --url`.
