@@ -1,6 +1,8 @@
 //! `tether endpoint-test`: is this one MCP server alive? Bounded
-//! initialize + tools/list; progress on a terminal; one JSON document with
-//! `--json`. Exit codes: 0 passed, 1 failed, 2 usage error.
+//! initialize + tools/list (and, only when asked with `--call`, one
+//! tools/call); progress on a terminal; one JSON document with `--json`.
+//! Exit codes: 0 passed, 1 failed (or the asked-for call failed), 2 usage
+//! error.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -11,7 +13,9 @@ use clap::Args;
 use tether_core::diagnostics::EndpointTestDocument;
 use tether_core::model::EndpointTestResult;
 use tether_core::{Endpoint, KeyValue};
-use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint_catalog, endpoint_for_url};
+use tether_diagnostics::endpoint_check::{
+    CheckLimits, ToolCall, check_endpoint_calling, endpoint_for_url,
+};
 use tether_inventory::lookup::load_server_spec;
 
 /// Test one MCP server: a bounded initialize + tools/list.
@@ -43,9 +47,28 @@ pub struct EndpointTestArgs {
     /// The server's name in --config.
     #[arg(long, value_name = "NAME", requires = "config")]
     server: Option<String>,
+    /// After the listing, call this one tool (by the name the server
+    /// lists) and report whether a result came back: its isError and how
+    /// many content blocks, never the content. Off unless asked: calling a
+    /// tool can do what the tool does.
+    #[arg(long, value_name = "TOOL")]
+    call: Option<String>,
+    /// The --call's arguments, a JSON object (default {}). Sent, never kept
+    /// or printed.
+    #[arg(long, value_name = "JSON", requires = "call", value_parser = parse_arguments)]
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
     /// A stdio server's command and arguments.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+fn parse_arguments(s: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(s) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err("expected a JSON object, like '{\"a\": 1}'".into()),
+        // serde's message quotes no input, only where it stopped.
+        Err(err) => Err(format!("not JSON: {err}")),
+    }
 }
 
 fn parse_header(s: &str) -> Result<(String, String), String> {
@@ -112,8 +135,16 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             ),
             None,
         ),
-        None => test(&endpoint, args.timeout)?,
+        None => {
+            let call = args.call.clone().map(|tool| ToolCall {
+                tool,
+                arguments: args.arguments.clone().unwrap_or_default(),
+            });
+            test(&endpoint, args.timeout, call.as_ref())?
+        }
     };
+    // Asked to call a tool, the test passes only when the call did too.
+    let passed = report.succeeded && report.call.as_ref().is_none_or(|c| c.succeeded);
     let mut out = crate::term::stdout();
     if args.json {
         let mut doc = EndpointTestDocument::from(&report);
@@ -147,6 +178,9 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         if let Some(summary) = &report.summary {
             writeln!(out, "        {summary}")?;
         }
+        if let Some(call) = &report.call {
+            write_call(&mut out, call)?;
+        }
         if args.tools
             && let Some(catalog) = &catalog
         {
@@ -166,7 +200,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             report.elapsed_ms
         )?;
     }
-    Ok(if report.succeeded {
+    Ok(if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -177,6 +211,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
 fn test(
     endpoint: &Endpoint,
     timeout: Duration,
+    call: Option<&ToolCall>,
 ) -> anyhow::Result<(EndpointTestResult, Option<tether_core::model::ToolCatalog>)> {
     let limits = CheckLimits {
         timeout,
@@ -187,7 +222,7 @@ fn test(
     let target = format!("{} {}", endpoint.transport(), endpoint.target());
     let found = runtime.block_on(async {
         let cancel = crate::cancel_on_ctrl_c();
-        let test = check_endpoint_catalog(endpoint, limits, cancel);
+        let test = check_endpoint_calling(endpoint, limits, call, cancel);
         tokio::pin!(test);
         let started = Instant::now();
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -196,7 +231,10 @@ fn test(
                 report = &mut test => break report,
                 _ = tick.tick(), if show => crate::term::show_progress(
                     started,
-                    &format!("testing {target}: initialize + tools/list"),
+                    &format!(
+                        "testing {target}: initialize + tools/list{}",
+                        if call.is_some() { " + tools/call" } else { "" }
+                    ),
                 ),
             }
         }
@@ -205,6 +243,38 @@ fn test(
         crate::term::clear_progress();
     }
     Ok(found)
+}
+
+/// The asked-for call, in one line: what came back, never what it said.
+fn write_call(
+    out: &mut impl Write,
+    call: &tether_core::model::ToolCallCheck,
+) -> std::io::Result<()> {
+    if call.succeeded {
+        let items = call.content_items.unwrap_or(0);
+        writeln!(
+            out,
+            "called  {}: a result, {} content block{}{}, {} ms",
+            call.tool,
+            items,
+            if items == 1 { "" } else { "s" },
+            if call.structured == Some(true) {
+                " and structured content"
+            } else {
+                ""
+            },
+            call.elapsed_ms
+        )
+    } else {
+        writeln!(
+            out,
+            "failed  call {}: {} — {} ({} ms)",
+            call.tool,
+            call.reason_code.as_ref().map_or("is_error", |r| r.as_str()),
+            call.summary.as_deref().unwrap_or(""),
+            call.elapsed_ms
+        )
+    }
 }
 
 /// One line per tool: its token estimate and name, largest first.

@@ -11,7 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{EndpointTestResult, ToolCatalog};
+use crate::model::{EndpointTestResult, ToolCallCheck, ToolCatalog};
 use crate::vocab::{ReasonCode, Transport};
 
 /// The version of the endpoint-test report this build writes.
@@ -65,6 +65,11 @@ pub struct EndpointTestDocument {
     /// the same bounded catalog as the host's own endpoint records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<ToolCatalog>,
+    /// The one tool call asked for with `--call`: whether a result came
+    /// back, its `isError` and how many content blocks it held (never the
+    /// arguments or the content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<ToolCallCheck>,
     /// Wall time of the test.
     pub elapsed_ms: u64,
 }
@@ -88,6 +93,7 @@ impl From<&EndpointTestResult> for EndpointTestDocument {
             tool_tokens: result.tool_tokens,
             token_method: result.token_method.clone(),
             tools: None,
+            call: result.call.clone(),
             elapsed_ms: result.elapsed_ms,
         }
     }

@@ -458,6 +458,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The harness does not read this configuration file at all, because another file takes its place: Copilot reads a workspace's `.github/mcp.json` only when the workspace has no `.mcp.json` (an empty or malformed one counts).",
             "Move the servers into the file the harness reads, or remove the other file.",
         ),
+        R::ToolNotListed => (
+            EndpointTest,
+            "`tether endpoint-test --call TOOL` was asked to call a tool the server did not list, so it did not call it.",
+            "Check the name against the tools the server lists (`tether endpoint-test --tools`): names are exact, and a harness's model-side name (`mcp__server__tool`) is not the server's.",
+        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN

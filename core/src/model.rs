@@ -605,7 +605,40 @@ pub struct EndpointTestResult {
     /// How `tool_tokens` was computed ([`CATALOG_METHOD`], or `unavailable`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_method: Option<String>,
+    /// The one tool call the test was asked to make (`--call`), after the
+    /// listing: absent when none was asked for, or the listing failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<ToolCallCheck>,
     /// How long it took.
+    pub elapsed_ms: u64,
+}
+
+/// The outcome of one `tools/call` an endpoint test was asked to make:
+/// metadata only. The arguments it sent and the content it got back are
+/// never kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallCheck {
+    /// The tool, by the name the server listed (sanitized).
+    pub tool: String,
+    /// A result came back, and it did not say `isError`.
+    pub succeeded: bool,
+    /// Why no result came back (`tool_not_listed`: the server did not list
+    /// it, so it was not called; `timeout`, `protocol_error`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    /// Sanitized, at most 256 bytes; never the result's content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The result's `isError`, when a result came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// How many content blocks the result held (not what they said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_items: Option<u32>,
+    /// Whether the result carried `structuredContent` (not what it held).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<bool>,
+    /// From sending the call to its result.
     pub elapsed_ms: u64,
 }
 
@@ -633,6 +666,7 @@ impl EndpointTestResult {
             tool_count: None,
             tool_tokens: None,
             token_method: None,
+            call: None,
             elapsed_ms,
         }
     }

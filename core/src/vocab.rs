@@ -269,6 +269,9 @@ open_vocabulary! {
         /// another takes its place (Copilot reads a workspace's
         /// `.github/mcp.json` only when it has no `.mcp.json`).
         FileShadowed => "file_shadowed",
+        /// An endpoint test was asked to call a tool the server did not
+        /// list, so it did not call it.
+        ToolNotListed => "tool_not_listed",
     }
 }
 

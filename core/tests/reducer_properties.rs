@@ -130,6 +130,7 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
                         tool_count: Some(count),
                         tool_tokens: None,
                         token_method: None,
+                        call: None,
                         elapsed_ms: u64::from(count),
                     })
                 }

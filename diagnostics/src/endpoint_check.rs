@@ -28,7 +28,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
-use tether_core::model::{EndpointTestResult, ToolCatalog};
+use tether_core::model::{EndpointTestResult, ToolCallCheck, ToolCatalog};
 use tether_core::sanitize::Scrubber;
 use tether_core::spec::{Endpoint, KeyValue};
 use tether_core::vocab::ReasonCode;
@@ -101,6 +101,38 @@ struct Success {
     tools: Vec<rmcp::model::Tool>,
     /// What the check had to do to get there (a fallback), for the summary.
     note: Option<String>,
+    /// The tool call asked for, once the listing succeeded.
+    call: Option<ToolCallCheck>,
+}
+
+/// One tool call an endpoint test makes after the listing, when asked
+/// (`tether endpoint-test --call`): never otherwise, since a check must not
+/// run a user's tool to test a connection. The arguments are the caller's
+/// own; they are sent and never kept.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The tool, by the name the server lists.
+    pub tool: String,
+    /// Its arguments (a JSON object).
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+impl ToolCall {
+    /// Every string the arguments hold, as secrets: a server that echoes
+    /// one into an error or a name does not get it shown.
+    fn secret_values(&self) -> Vec<String> {
+        fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::String(s) => out.push(s.clone()),
+                serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+                serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        self.arguments.values().for_each(|v| strings(v, &mut out));
+        out
+    }
 }
 
 /// Every tool of every `tools/list` result, exactly as the server sent it:
@@ -353,19 +385,38 @@ pub async fn check_endpoint_catalog(
     limits: CheckLimits,
     cancel: CancellationToken,
 ) -> (EndpointTestResult, Option<ToolCatalog>) {
+    check_endpoint_calling(endpoint, limits, None, cancel).await
+}
+
+/// [`check_endpoint_catalog`], then, when `call` is given and the listing
+/// succeeded, that one `tools/call` (its outcome in the result's `call`,
+/// metadata only). The call has the time the listing left, minus a tenth
+/// of the whole (at most a second), so that a call that never answers is
+/// reported as the call's timeout with the listing kept.
+pub async fn check_endpoint_calling(
+    endpoint: &Endpoint,
+    limits: CheckLimits,
+    call: Option<&ToolCall>,
+    cancel: CancellationToken,
+) -> (EndpointTestResult, Option<ToolCatalog>) {
     let started = Instant::now();
-    let scrubber = Scrubber::new().with_secrets(endpoint.secret_values());
+    let mut secrets = endpoint.secret_values();
+    secrets.extend(call.map(ToolCall::secret_values).unwrap_or_default());
+    let scrubber = Scrubber::new().with_secrets(secrets);
     let deadline = tokio::time::Instant::now() + limits.timeout;
+    let call_deadline = deadline - (limits.timeout / 10).min(Duration::from_secs(1));
     let mut stdio: Option<(ChildGroup, Arc<StdioSignals>)> = None;
     let raw = RawTools::default();
+    let call = call.map(|c| (c, call_deadline));
 
     let outcome = tokio::select! {
+        biased;
         _ = cancel.cancelled() => Err(Failure::new(ReasonCode::Cancelled, "the endpoint test was cancelled")),
+        result = run_either_era(endpoint, &limits, &mut stdio, &raw, call) => result,
         _ = tokio::time::sleep_until(deadline) => Err(Failure::new(
             ReasonCode::Timeout,
             format!("no complete answer within {:?}", limits.timeout),
         )),
-        result = run_either_era(endpoint, &limits, &mut stdio, &raw) => result,
     };
 
     // Clean up on every path, grandchildren included.
@@ -422,6 +473,11 @@ pub async fn check_endpoint_catalog(
                 tool_count: Some(ok.tool_count),
                 tool_tokens: catalog.as_ref().map(|c| c.total_tokens),
                 token_method: catalog.as_ref().map(|c| c.method.clone()),
+                call: ok.call.map(|c| ToolCallCheck {
+                    tool: scrubber.name(&c.tool),
+                    summary: c.summary.map(|s| scrubber.summary(&s)),
+                    ..c
+                }),
                 ..base
             };
             (result, catalog)
@@ -469,8 +525,9 @@ async fn run_either_era(
     limits: &CheckLimits,
     stdio: &mut Option<(ChildGroup, Arc<StdioSignals>)>,
     raw: &RawTools,
+    call: Option<(&ToolCall, tokio::time::Instant)>,
 ) -> Result<Success, Failure> {
-    match run(endpoint, limits, stdio, raw, both_eras()).await {
+    match run(endpoint, limits, stdio, raw, both_eras(), call).await {
         Err(failure) if failure.discover_misanswered => {
             if let Some((mut process, _)) = stdio.take() {
                 process.kill_group().await;
@@ -482,6 +539,7 @@ async fn run_either_era(
                 stdio,
                 raw,
                 ClientLifecycleMode::Initialize,
+                call,
             )
             .await?;
             success.note = Some(
@@ -499,6 +557,7 @@ async fn run(
     stdio: &mut Option<(ChildGroup, Arc<StdioSignals>)>,
     raw: &RawTools,
     lifecycle: ClientLifecycleMode,
+    call: Option<(&ToolCall, tokio::time::Instant)>,
 ) -> Result<Success, Failure> {
     let client = match endpoint {
         Endpoint::Stdio {
@@ -593,9 +652,75 @@ async fn run(
                 .map_err(|e| classify_handshake(&e))?
         }
     };
-    let result = list(&client, limits).await;
+    let mut result = list(&client, limits).await;
+    if let (Ok(success), Some((call, deadline))) = (&mut result, call) {
+        success.call = Some(call_tool(&client, &success.tools, call, deadline).await);
+    }
     let _ = client.cancel().await;
     result
+}
+
+/// The one `tools/call` asked for, bounded by `deadline`: metadata only
+/// (whether a result came back, its `isError`, how many content blocks).
+/// A tool the server did not list is not called.
+async fn call_tool(
+    client: &Client,
+    listed: &[rmcp::model::Tool],
+    call: &ToolCall,
+    deadline: tokio::time::Instant,
+) -> ToolCallCheck {
+    let started = Instant::now();
+    let mut check = ToolCallCheck {
+        tool: call.tool.clone(),
+        succeeded: false,
+        reason_code: None,
+        summary: None,
+        is_error: None,
+        content_items: None,
+        structured: None,
+        elapsed_ms: 0,
+    };
+    if !listed.iter().any(|t| t.name == call.tool) {
+        check.reason_code = Some(ReasonCode::ToolNotListed);
+        check.summary = Some(format!(
+            "the server lists no tool of that name ({} listed), so it was not called",
+            listed.len()
+        ));
+        return check;
+    }
+    let params = rmcp::model::CallToolRequestParams::new(call.tool.clone())
+        .with_arguments(call.arguments.clone());
+    let answer = tokio::time::timeout_at(deadline, client.call_tool(params)).await;
+    check.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match answer {
+        Ok(Ok(result)) => {
+            check.succeeded = result.is_error != Some(true);
+            check.is_error = result.is_error;
+            check.content_items = Some(u32::try_from(result.content.len()).unwrap_or(u32::MAX));
+            check.structured = Some(result.structured_content.is_some());
+            if result.is_error == Some(true) {
+                check.summary = Some("the tool answered with isError: true".to_owned());
+            }
+        }
+        // The server's own message can echo the arguments: only its code.
+        Ok(Err(rmcp::ServiceError::McpError(error))) => {
+            check.reason_code = Some(ReasonCode::ServerError);
+            check.summary = Some(format!(
+                "the server answered tools/call with JSON-RPC error {}",
+                error.code.0
+            ));
+        }
+        Ok(Err(error)) => {
+            let failure = classify_network(&format!("tools/call failed: {error}"));
+            check.reason_code = Some(failure.reason);
+            check.summary = Some(failure.summary);
+        }
+        Err(_) => {
+            check.reason_code = Some(ReasonCode::Timeout);
+            check.summary = Some("tools/call got no result in the time the test had left".into());
+        }
+    }
+    check
 }
 
 async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure> {
@@ -635,6 +760,7 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
                     tool_count: u32::try_from(count).unwrap_or(u32::MAX),
                     tools,
                     note: None,
+                    call: None,
                 });
             }
         }

@@ -404,6 +404,7 @@ mod tests {
                 tool_count: ok.then_some(2),
                 tool_tokens: None,
                 token_method: None,
+                call: None,
                 elapsed_ms: 1,
             };
             (result, catalog)

@@ -197,6 +197,68 @@ fn endpoint_test_passes_a_real_server_with_its_tool_count_and_exits_0() {
     .expect("sample");
 }
 
+/// GIVEN `--call` WHEN the tool answers THEN exit 0 and the call's shape in
+/// one line and in `call`; WHEN the tool is not listed, or answers isError
+/// THEN exit 1 and why; the arguments (a planted secret) are in neither.
+#[test]
+fn endpoint_test_calls_one_tool_only_when_asked_and_exits_by_its_outcome() {
+    let Some(server) = everything() else { return };
+    let planted = "hunter2-Pa55word-call";
+    let run = |json: bool, tool: &str, arguments: &str| {
+        let mut cmd = tether();
+        cmd.arg("endpoint-test");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd
+            .args(["--call", tool, "--arguments", arguments, "--"])
+            .arg(&server)
+            .output()
+            .expect("run");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(!text.contains(planted), "the arguments leaked: {text}");
+        (out.status.code(), text)
+    };
+    let echo = format!("{{\"message\": \"{planted}\"}}");
+
+    let (code, text) = run(false, "echo", &echo);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("called  echo: a result, 1 content block"),
+        "{text}"
+    );
+
+    let (code, text) = run(true, "echo", &echo);
+    assert_eq!(code, Some(0), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("one json document");
+    assert_eq!(doc["call"]["tool"], "echo");
+    assert_eq!(doc["call"]["succeeded"], true);
+    assert_eq!(doc["call"]["content_items"], 1);
+
+    let (code, text) = run(false, "nope", "{}");
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("passed  stdio"),
+        "the listing still passed: {text}"
+    );
+    assert!(
+        text.contains("failed  call nope: tool_not_listed"),
+        "{text}"
+    );
+
+    let (code, text) = run(true, "echo", "{}");
+    assert_eq!(code, Some(1), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("one json document");
+    assert_eq!(
+        (doc["succeeded"].clone(), doc["call"]["is_error"].clone()),
+        (true.into(), true.into())
+    );
+
+    let (code, text) = run(false, "echo", "[1]");
+    assert_eq!(code, Some(2), "not an object is a usage error: {text}");
+}
+
 #[test]
 fn endpoint_test_times_out_fast_and_leaves_no_process() {
     let marker = format!("{}", 990_000 + std::process::id() % 9_000);

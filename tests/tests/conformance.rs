@@ -1,6 +1,7 @@
 //! The MCP project's own conformance suite (`@modelcontextprotocol/conformance`,
 //! pinned in `tests/peers/conformance`, run on Node 22) against Tether's
-//! client: `tether endpoint-test --url` is the suite's client command. Each
+//! client: `tether endpoint-test --url` is the suite's client command (and,
+//! for the scenarios about a tool call, the same with `--call`). Each
 //! client scenario either passes or is an expected failure written down
 //! below with why (the suite fails a run whose expected failure passes, so
 //! the list cannot go stale). The results table in `docs/CONFORMANCE.md` is
@@ -30,16 +31,30 @@ const CLIENT_SCENARIOS: &[&str] = &[
     "sep-2322-client-request-state",
 ];
 
+/// Client scenarios run again with the one tool call the endpoint check
+/// makes when asked (`--call`, and `--arguments` as the scenario's tool
+/// wants them): each must pass.
+const CALLING_SCENARIOS: &[(&str, &str)] = &[
+    ("sse-retry", "--call test_reconnection"),
+    (
+        "tools_call",
+        "--call add_numbers --arguments '{\"a\":2,\"b\":3}'",
+    ),
+];
+
 /// Client scenarios outside an endpoint check's job, with why. The check
 /// is a bounded `initialize` (or `server/discover`) + `tools/list`, and
-/// calls no tool by design: it must never run a user's tool to test a
-/// connection.
+/// calls no tool unless asked (`--call`): it must never run a user's tool
+/// to test a connection.
 const EXPECTED_CLIENT_FAILURES: &[(&str, &str)] = &[
     (
         "sse-retry",
-        "its reconnection follows a tools/call whose stream the server closes; the check calls no tool, so its one GET (the standalone stream, opened after the legacy handshake) has no Last-Event-ID to send, a WARNING the suite counts as a failure",
+        "without `--call` the check calls no tool, and the reconnection follows a tools/call whose stream the server closes: its one GET (the standalone stream) has no Last-Event-ID to send, a WARNING the suite counts as a failure; with `--call test_reconnection` it passes (below)",
     ),
-    ("tools_call", "the check calls no tool"),
+    (
+        "tools_call",
+        "without `--call` the check calls no tool; with `--call add_numbers` it passes (below)",
+    ),
     (
         "elicitation-sep1034-client-defaults",
         "the elicitation comes from inside a tool call, and the check calls no tool",
@@ -163,14 +178,15 @@ fn run_suite(
     (run.status.success(), said, checks_by_scenario(out.path()))
 }
 
-/// The suite's client scenario against `tether endpoint-test --url`.
+/// The suite's client scenario against `tether endpoint-test FLAGS --url`.
 fn run_client_scenario(
     suite: &Path,
     scenario: &str,
+    flags: &str,
     baseline: &Path,
 ) -> (bool, String, BTreeMap<String, String>) {
     let command = format!(
-        "{} endpoint-test --timeout 20 --url",
+        "{} endpoint-test --timeout 20 {flags} --url",
         workspace_bin("tether").display()
     );
     let (ok, said, mut all) = run_suite(
@@ -720,6 +736,8 @@ async fn the_official_mcp_conformance_suite() {
          the test adds the credential Tether's listeners require (and maps its own\n\
          port to theirs in `Host` and `Origin`, so their own guards decide).\n\n\
          ## Client: `tether endpoint-test --url`\n\n\
+         The check calls no tool unless asked with `--call TOOL` (and\n\
+         `--arguments JSON`); the scenarios about a tool call run both ways.\n\n\
          | scenario | checks | result | why, when expected to fail |\n\
          |---|---|---|---|\n",
     );
@@ -729,7 +747,7 @@ async fn the_official_mcp_conformance_suite() {
     for scenario in CLIENT_SCENARIOS {
         let (suite, base) = (suite.clone(), client_baseline.clone());
         let (ok, said, checks) =
-            tokio::task::spawn_blocking(move || run_client_scenario(&suite, scenario, &base))
+            tokio::task::spawn_blocking(move || run_client_scenario(&suite, scenario, "", &base))
                 .await
                 .expect("the suite's run");
         if !ok || checks.is_empty() {
@@ -740,6 +758,20 @@ async fn the_official_mcp_conformance_suite() {
             .find(|(s, _)| s == scenario)
             .map(|(_, why)| *why);
         doc.push_str(&row(scenario, &checks, why));
+    }
+    // With the one tool call asked for: no expected failure at all.
+    let calling_baseline = baseline(dir.path(), "client-calling.yml", "client", &[]);
+    for (scenario, flags) in CALLING_SCENARIOS {
+        let (suite, base) = (suite.clone(), calling_baseline.clone());
+        let (ok, said, checks) = tokio::task::spawn_blocking(move || {
+            run_client_scenario(&suite, scenario, flags, &base)
+        })
+        .await
+        .expect("the suite's run");
+        if !ok || checks.is_empty() || checks.values().any(|s| s == "FAILURE" || s == "WARNING") {
+            failures.push(format!("client {scenario} {flags}:\n{said}"));
+        }
+        doc.push_str(&row(&format!("{scenario}` with `{flags}"), &checks, None));
     }
     doc.push_str(
         "\nNot run: the `auth/*` scenarios (an OAuth flow in a browser, which an\n\

@@ -15,7 +15,9 @@ use tether_core::{DriveMode, Endpoint, KeyValue, ServerSpec};
 use tether_diagnostics::api::{
     Action, Diagnostics, DiagnosticsError, EndpointTestRequest, RecentOutput, RecentOutputRequest,
 };
-use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint};
+use tether_diagnostics::endpoint_check::{
+    CheckLimits, ToolCall, check_endpoint, check_endpoint_calling,
+};
 use tether_hub::{AttemptRequest, Hub};
 use tether_process::OutputTail;
 use tokio_util::sync::CancellationToken;
@@ -809,4 +811,105 @@ async fn a_server_that_answers_discovery_with_an_empty_result_gets_the_legacy_ha
     let started = std::fs::read_to_string(&pids).expect("pids");
     assert_eq!(started.lines().count(), 2, "started twice: {started}");
     assert_none_left(&pids).await;
+}
+
+// === One tool call, when asked (`--call`) ===
+
+/// `tool` called with `arguments` after the listing, on the pinned
+/// server-everything over stdio.
+async fn call(
+    everything: &Path,
+    tool: &str,
+    arguments: serde_json::Value,
+    seconds: u64,
+) -> EndpointTestResult {
+    let serde_json::Value::Object(arguments) = arguments else {
+        panic!("arguments are an object");
+    };
+    let call = ToolCall {
+        tool: tool.to_owned(),
+        arguments,
+    };
+    check_endpoint_calling(
+        &stdio(everything, &["stdio"]),
+        limits(seconds),
+        Some(&call),
+        CancellationToken::new(),
+    )
+    .await
+    .0
+}
+
+/// GIVEN server-everything and a call asked for WHEN the tool answers, answers
+/// isError, answers a JSON-RPC error, is not listed, or runs past the test's
+/// bound THEN each is told apart, the listing stays whatever the call did, and
+/// no argument or result text (planted secrets, echoed back by the server)
+/// is in the result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_asked_for_is_reported_as_metadata_only() {
+    let Some(everything) = peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let planted = ["hunter2-Pa55word-xyz", "ghp_0123456789abcdefABCDEF"];
+    let leaks = |report: &EndpointTestResult| {
+        let json = serde_json::to_string(report).expect("json");
+        for s in planted {
+            assert!(!json.contains(s), "{s} leaked in {json}");
+        }
+    };
+
+    // A result: echo sends the message back; only its shape is kept.
+    let report = call(
+        &everything,
+        "echo",
+        serde_json::json!({"message": format!("{} {}", planted[0], planted[1])}),
+        60,
+    )
+    .await;
+    assert!(report.succeeded, "{report:?}");
+    let done = report.call.clone().expect("the call's outcome");
+    assert!(done.succeeded && done.reason_code.is_none(), "{done:?}");
+    assert_eq!((done.tool.as_str(), done.content_items), ("echo", Some(1)));
+    leaks(&report);
+
+    // isError: echo without its message.
+    let report = call(&everything, "echo", serde_json::json!({}), 60).await;
+    let done = report.call.clone().expect("the call's outcome");
+    assert!(report.succeeded && !done.succeeded, "{report:?}");
+    assert_eq!(done.is_error, Some(true));
+
+    // Arguments of the wrong type, secrets among them.
+    let report = call(
+        &everything,
+        "get-sum",
+        serde_json::json!({"a": planted[0], "b": [planted[1]]}),
+        60,
+    )
+    .await;
+    let done = report.call.clone().expect("the call's outcome");
+    assert!(!done.succeeded, "{done:?}");
+    leaks(&report);
+
+    // Not listed: not called.
+    let report = call(&everything, "no-such-tool", serde_json::json!({}), 60).await;
+    let done = report.call.clone().expect("the call's outcome");
+    assert_eq!(
+        done.reason_code,
+        Some(ReasonCode::ToolNotListed),
+        "{done:?}"
+    );
+    assert_eq!(report.tool_count, Some(13));
+
+    // Runs past the bound: the call's timeout, the listing kept.
+    let report = call(
+        &everything,
+        "trigger-long-running-operation",
+        serde_json::json!({"duration": 600, "steps": 2}),
+        8,
+    )
+    .await;
+    let done = report.call.clone().expect("the call's outcome");
+    assert!(report.succeeded, "the listing stands: {report:?}");
+    assert_eq!(done.reason_code, Some(ReasonCode::Timeout), "{done:?}");
+    assert_eq!(report.tool_count, Some(13));
 }
