@@ -156,26 +156,17 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     let tools_wanted = wants("mcp_server") || wants("mcp_tool");
     let mut tests_failed = false;
     if args.test && tools_wanted {
-        tests_failed = run_tests(&mut document, &ctx, &args)?;
+        tests_failed = run_tests(&mut document, &ctx, args.timeout, args.concurrency)?;
     }
     if args.sessions && tools_wanted {
-        let mut sessions = crate::sessions::session_tools(&args.harnesses, since)?;
-        // Sessions collected live (or imported) into --db count too.
-        if db.exists() {
-            sessions.extend(stored_session_tools(&db, &args.harnesses, since)?);
-        }
-        tether_inventory::apply_session_tools(&mut document, &sessions);
+        add_sessions(&mut document, &args.harnesses, since, &db)?;
     }
     if !args.kinds.is_empty() {
         document
             .rows
             .retain(|r| args.kinds.iter().any(|k| k == r.kind.as_str()));
     }
-    // Grouped by harness, then by what a row belongs to (a plugin's own
-    // rows next to it), servers first.
-    document
-        .rows
-        .sort_by_key(|r| (r.harness.clone(), group_of(r), kind_rank(&r.kind)));
+    sort_rows(&mut document);
 
     let mut changes = None;
     if args.record || args.changes {
@@ -242,6 +233,24 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Each configured server's tools as the newest session of `harnesses`
+/// (all when empty) since `since` showed them: the harnesses' own records,
+/// and the sessions stored in `db` when it exists (collected live, or
+/// imported).
+pub(crate) fn add_sessions(
+    document: &mut InventoryDocument,
+    harnesses: &[String],
+    since: Option<tether_core::model::Timestamp>,
+    db: &std::path::Path,
+) -> anyhow::Result<()> {
+    let mut sessions = crate::sessions::session_tools(harnesses, since)?;
+    if db.exists() {
+        sessions.extend(stored_session_tools(db, harnesses, since)?);
+    }
+    tether_inventory::apply_session_tools(document, &sessions);
+    Ok(())
+}
+
 /// The current attempt of every session stored in `db` (collected live by
 /// `tether collect`, or imported by `tether sessions import`), as
 /// `--sessions` uses them.
@@ -270,6 +279,14 @@ fn stored_session_tools(
         .collect())
 }
 
+/// Grouped by harness, then by what a row belongs to (a plugin's own rows
+/// next to it), servers first.
+pub(crate) fn sort_rows(document: &mut InventoryDocument) {
+    document
+        .rows
+        .sort_by_key(|r| (r.harness.clone(), group_of(r), kind_rank(&r.kind)));
+}
+
 fn changes_between_newest(store: &SqliteStore) -> anyhow::Result<InventoryChanges> {
     let mut newest = store.inventory_snapshots(2)?.into_iter();
     let Some((to, after)) = newest.next() else {
@@ -284,16 +301,17 @@ fn changes_between_newest(store: &SqliteStore) -> anyhow::Result<InventoryChange
 
 /// Checks every testable row with a progress line on a terminal. Returns
 /// whether any check failed.
-fn run_tests(
+pub(crate) fn run_tests(
     document: &mut InventoryDocument,
     ctx: &ScanContext,
-    args: &InventoryArgs,
+    timeout: Duration,
+    concurrency: u16,
 ) -> anyhow::Result<bool> {
     if rows_to_test(document, ctx.project.as_deref()).is_empty() {
         return Ok(false);
     }
     let limits = CheckLimits {
-        timeout: args.timeout,
+        timeout,
         ..CheckLimits::default()
     };
     let runtime = crate::runtime()?;
@@ -319,7 +337,7 @@ fn run_tests(
             document,
             ctx.project.as_deref(),
             limits,
-            usize::from(args.concurrency),
+            usize::from(concurrency),
             Some(tx),
             cancel,
         )

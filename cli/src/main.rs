@@ -14,6 +14,7 @@ mod collect;
 mod endpoint_test;
 mod history;
 mod inventory;
+mod mcp;
 mod plugins;
 mod probe;
 mod serve;
@@ -70,6 +71,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Show stored attachment histories (from a store: a SQLite file or a PostgreSQL database).
     History(history::HistoryArgs),
+    /// Serve Tether to an agent as an MCP server over stdio: why is a server or tool missing,
+    /// what is configured, what did sessions show (read-only; `--print-config HARNESS`).
+    Mcp(mcp::McpArgs),
     /// What a status, probe verdict, reason code or stage means, and what to check next
     /// (offline; exit 0 explained, 1 unknown code).
     Explain {
@@ -315,6 +319,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Collect(args) => collect::run(args),
         Command::Sessions(args) => sessions::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Explain {
             code,
             markdown,

@@ -125,7 +125,7 @@ fn home() -> Home {
     Home::new(dir, std::env::vars().collect())
 }
 
-fn read(registry: &Registry, filter: Filter) -> Records {
+pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
         crate::collect::configured_today,
@@ -138,7 +138,9 @@ fn read(registry: &Registry, filter: Filter) -> Records {
 }
 
 /// Every session, newest first, with its history built from its records.
-fn summaries(records: &Records) -> Vec<(SessionSummary, tether_core::history::AttachmentHistory)> {
+pub(crate) fn summaries(
+    records: &Records,
+) -> Vec<(SessionSummary, tether_core::history::AttachmentHistory)> {
     let mut out: Vec<_> = records
         .selected()
         .filter_map(|facts| {

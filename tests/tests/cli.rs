@@ -46,6 +46,7 @@ fn the_top_level_help_speaks_to_users_and_is_in_step_with_every_command() {
             "endpoint-test",
             "serve",
             "history",
+            "mcp",
             "explain",
             "schema",
             "plugins",

@@ -1,0 +1,750 @@
+//! `tether mcp`: Tether as an MCP server over stdio, so that an agent can
+//! ask why a capability was or was not there. Built with rmcp. Read-only and
+//! metadata-only: it answers from what `tether inventory` and `tether
+//! sessions` read (configuration files, the harnesses' session records, the
+//! default store), all of it already sanitized, and never starts a server
+//! unless it was started with `--allow-test`. Its answers are short text in
+//! the words the CLI uses; their reason codes are `tether explain`'s.
+//!
+//! `--print-config HARNESS` prints what adds it to a harness, and exits.
+//! Exit codes: 0 the client hung up (or the config was printed), 1 stdio
+//! failed, 2 usage error.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tether_core::history::{AttachmentAttempt, ServerAttachment};
+use tether_core::inventory::{InventoryDocument, InventoryRow};
+use tether_core::model::Timestamp;
+use tether_core::registry::Registry;
+use tether_core::vocab::{CapabilityKind, DisplayStatus, StageState};
+use tether_records::Filter;
+
+/// Answers are cut here (with a note saying how to narrow the question).
+const MAX_ANSWER_BYTES: usize = 12 * 1024;
+
+/// Serve Tether to an agent as an MCP server over stdio: why is a server or
+/// tool missing, what is configured, what did sessions show.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Print what adds `tether mcp` to this harness (claude, codex, copilot,
+    /// cursor, gemini, opencode, qwen), and exit.
+    #[arg(long, value_name = "HARNESS")]
+    print_config: Option<String>,
+    /// The project whose project-scope configuration is read (default: the
+    /// directory the agent starts it in).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// The store whose sessions count too (collected live, or imported).
+    /// Without it, `TETHER_DB`, else the default store.
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Let the `inventory` tool run endpoint tests when asked (`test`):
+    /// that starts the configured servers. Off unless given.
+    #[arg(long)]
+    allow_test: bool,
+}
+
+pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+    if let Some(harness) = &args.print_config {
+        return Ok(match print_config(harness) {
+            Some(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            None => {
+                errln!(
+                    "tether mcp: no configuration for {harness:?}; known: {}",
+                    HARNESSES.join(", ")
+                );
+                ExitCode::from(2)
+            }
+        });
+    }
+    let project = match &args.project {
+        Some(dir) if !dir.is_dir() => {
+            errln!("tether mcp: --project {} is not a directory", dir.display());
+            return Ok(ExitCode::from(2));
+        }
+        Some(dir) => Some(std::path::absolute(dir)?),
+        None => std::env::current_dir().ok(),
+    };
+    let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let db = match crate::store::store_at(given.as_deref()) {
+        // Stdout is the protocol: the store is named on stderr, as always.
+        Ok(at) => {
+            at.announce("tether mcp");
+            PathBuf::from(at.location)
+        }
+        Err(err) => {
+            errln!("tether mcp: {err}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let server = TetherMcp(Arc::new(Sources {
+        project,
+        db,
+        allow_test: args.allow_test,
+    }));
+    let runtime = crate::runtime()?;
+    runtime.block_on(async {
+        match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(err) => {
+                errln!("tether mcp: {err}");
+                Ok(ExitCode::FAILURE)
+            }
+        }
+    })
+}
+
+/// Where the answers come from.
+struct Sources {
+    project: Option<PathBuf>,
+    db: PathBuf,
+    allow_test: bool,
+}
+
+#[derive(Clone)]
+struct TetherMcp(Arc<Sources>);
+
+/// The harnesses `--print-config` knows, as `tether inventory` names them.
+const HARNESSES: [&str; 7] = [
+    "claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen",
+];
+
+/// What adds `tether mcp` to `harness`: its own command where it has one,
+/// and the block for its configuration file. Tether writes none of them.
+fn print_config(harness: &str) -> Option<String> {
+    let exe = std::env::current_exe()
+        .ok()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "tether".to_owned());
+    let quoted = serde_json::to_string(&exe).unwrap_or_else(|_| "\"tether\"".to_owned());
+    let servers = format!(
+        "{{\n  \"mcpServers\": {{\n    \"tether\": {{ \"command\": {quoted}, \"args\": [\"mcp\"] }}\n  }}\n}}\n"
+    );
+    Some(match harness {
+        "claude" => format!(
+            "# Claude Code: run\nclaude mcp add --scope user tether -- {exe} mcp\n# or merge into ~/.claude.json:\n{servers}"
+        ),
+        "codex" => format!(
+            "# Codex: run\ncodex mcp add tether -- {exe} mcp\n# or merge into ~/.codex/config.toml:\n[mcp_servers.tether]\ncommand = {quoted}\nargs = [\"mcp\"]\n"
+        ),
+        "gemini" => format!(
+            "# Gemini CLI starts no MCP server in a folder it does not trust (see `tether inventory`).\n# Gemini CLI: run\ngemini mcp add --scope user tether {exe} mcp\n# or merge into ~/.gemini/settings.json:\n{servers}"
+        ),
+        "qwen" => format!(
+            "# Qwen Code starts no MCP server in a folder it does not trust (see `tether inventory`).\n# Qwen Code: run\nqwen mcp add --scope user tether {exe} mcp\n# or merge into ~/.qwen/settings.json:\n{servers}"
+        ),
+        "cursor" => format!("# Cursor: merge into ~/.cursor/mcp.json:\n{servers}"),
+        "copilot" => format!(
+            "# Copilot CLI: merge into ~/.copilot/mcp-config.json:\n{{\n  \"mcpServers\": {{\n    \"tether\": {{ \"type\": \"local\", \"command\": {quoted}, \"args\": [\"mcp\"], \"tools\": [\"*\"] }}\n  }}\n}}\n"
+        ),
+        "opencode" => format!(
+            "# OpenCode: merge into ~/.config/opencode/opencode.json:\n{{\n  \"mcp\": {{\n    \"tether\": {{ \"type\": \"local\", \"command\": [{quoted}, \"mcp\"], \"enabled\": true }}\n  }}\n}}\n"
+        ),
+        _ => return None,
+    })
+}
+
+// === Tools ===
+
+/// One tool: its name, description and properties (all strings but `bools`).
+struct Spec {
+    name: &'static str,
+    description: &'static str,
+    properties: &'static [(&'static str, &'static str)],
+    required: &'static [&'static str],
+}
+
+const HARNESS_ARG: (&str, &str) = (
+    "harness",
+    "claude, codex, copilot, cursor, gemini, opencode or qwen",
+);
+
+const TOOLS: [Spec; 5] = [
+    Spec {
+        name: "why_missing",
+        description: "Why an MCP server or tool is missing or failing: its configuration, then the newest session's evidence, with reason codes and what to do.",
+        properties: &[("name", "server or tool name"), HARNESS_ARG],
+        required: &["name"],
+    },
+    Spec {
+        name: "inventory",
+        description: "The MCP servers, tools, plugins, skills and hooks the user's coding agents are configured with, and why each is on or off.",
+        properties: &[
+            HARNESS_ARG,
+            ("kind", "mcp_server, mcp_tool, plugin, skill or hook"),
+        ],
+        required: &[],
+    },
+    Spec {
+        name: "sessions",
+        description: "Recent agent sessions, newest first, with their servers' statuses.",
+        properties: &[HARNESS_ARG, ("since", "e.g. 24h, 7d")],
+        required: &[],
+    },
+    Spec {
+        name: "session",
+        description: "One session's servers and tools: how far each got, and why it stopped.",
+        properties: &[("id", "session id, or a unique prefix")],
+        required: &["id"],
+    },
+    Spec {
+        name: "explain",
+        description: "What a Tether status, verdict, reason code or stage means, and what to check.",
+        properties: &[("code", "e.g. auth_required")],
+        required: &["code"],
+    },
+];
+
+impl Spec {
+    fn tool(&self, allow_test: bool) -> Tool {
+        let mut properties = Map::new();
+        for (name, description) in self.properties {
+            properties.insert(
+                (*name).to_owned(),
+                json!({"type": "string", "description": description}),
+            );
+        }
+        if allow_test && self.name == "inventory" {
+            properties.insert(
+                "test".to_owned(),
+                json!({"type": "boolean", "description": "also test each enabled server"}),
+            );
+        }
+        let mut schema = Map::new();
+        schema.insert("type".into(), json!("object"));
+        schema.insert("properties".into(), Value::Object(properties));
+        if !self.required.is_empty() {
+            schema.insert("required".into(), json!(self.required));
+        }
+        Tool::new(self.name, self.description, Arc::new(schema))
+    }
+}
+
+impl ServerHandler for TetherMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("tether", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Ask why_missing when an MCP server or tool you expected is not there.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(
+            TOOLS.iter().map(|t| t.tool(self.0.allow_test)).collect(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        TOOLS
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.tool(self.0.allow_test))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(spec) = TOOLS.iter().find(|t| t.name == request.name) else {
+            return Err(McpError::invalid_params(
+                format!("unknown tool {}", request.name),
+                None,
+            ));
+        };
+        let args = request.arguments.unwrap_or_default();
+        let sources = Arc::clone(&self.0);
+        let name = spec.name;
+        // Reading files and records is blocking work: off the runtime.
+        let answer = tokio::task::spawn_blocking(move || answer(&sources, name, &args))
+            .await
+            .map_err(|e| McpError::internal_error(format!("the answer failed: {e}"), None))?;
+        let result = match answer {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(bounded(text))]),
+            Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// `text`, cut to [`MAX_ANSWER_BYTES`] on a line boundary, saying so.
+fn bounded(text: String) -> String {
+    if text.len() <= MAX_ANSWER_BYTES {
+        return text;
+    }
+    let mut cut = MAX_ANSWER_BYTES;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let end = text[..cut].rfind('\n').unwrap_or(cut);
+    let rest = text[end..].lines().filter(|l| !l.is_empty()).count();
+    format!(
+        "{}\n… {rest} more lines: narrow the question (harness, kind, since).\n",
+        &text[..end]
+    )
+}
+
+/// A string argument, trimmed; `None` when absent or empty.
+fn arg<'a>(args: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// The answer to one call, or what was wrong with the question.
+fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<String, String> {
+    let harness = arg(args, "harness").map(str::to_owned);
+    if let Some(h) = &harness
+        && !HARNESSES.contains(&h.as_str())
+    {
+        return Err(format!(
+            "unknown harness {h:?}; known: {}",
+            HARNESSES.join(", ")
+        ));
+    }
+    let harnesses: Vec<String> = harness.iter().cloned().collect();
+    match tool {
+        "why_missing" => {
+            let name = arg(args, "name").ok_or("give the server or tool's name")?;
+            Ok(why_missing(sources, name, &harnesses))
+        }
+        "inventory" => {
+            let kind = arg(args, "kind");
+            let test = args.get("test").and_then(Value::as_bool) == Some(true);
+            if test && !sources.allow_test {
+                return Err("testing starts servers: `tether mcp --allow-test` allows it".into());
+            }
+            Ok(inventory_text(sources, &harnesses, kind, test))
+        }
+        "sessions" => {
+            let since = match arg(args, "since") {
+                None => None,
+                Some(word) => Some(crate::sessions::since(word).ok_or_else(|| {
+                    format!("since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time")
+                })?),
+            };
+            Ok(sessions_text(&attempts(sources, &harnesses, since)))
+        }
+        "session" => {
+            let id = arg(args, "id").ok_or("give the session's id")?;
+            session_text(sources, id)
+        }
+        "explain" => {
+            let code = arg(args, "code").ok_or("give a code")?;
+            let entries = tether_core::explain::lookup(code);
+            if entries.is_empty() {
+                return Err(format!("{code:?} is not a Tether code"));
+            }
+            Ok(entries
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} ({}): {} What to check: {}\n",
+                        e.code,
+                        e.family.noun(),
+                        e.meaning,
+                        e.check
+                    )
+                })
+                .collect())
+        }
+        other => Err(format!("unknown tool {other}")),
+    }
+}
+
+// === Reading ===
+
+/// The configuration as `tether inventory` reads it.
+fn scan(sources: &Sources, harnesses: &[String]) -> InventoryDocument {
+    let ctx = tether_inventory::ScanContext::from_env(sources.project.clone());
+    let mut document = tether_inventory::scan_all(&ctx, &tether_inventory::scanners(), harnesses);
+    crate::inventory::sort_rows(&mut document);
+    document
+}
+
+/// Every session's current attempt, newest first: the harnesses' own
+/// records, then the store's sessions the records do not hold.
+fn attempts(
+    sources: &Sources,
+    harnesses: &[String],
+    since: Option<Timestamp>,
+) -> Vec<AttachmentAttempt> {
+    let mut out: Vec<AttachmentAttempt> = Vec::new();
+    if let Ok(registry) = Registry::with_static() {
+        let known: Vec<String> = registry
+            .plugins()
+            .iter()
+            .filter_map(|p| p.descriptor.agent_kinds.first().cloned())
+            .collect();
+        let wanted: Vec<String> = harnesses
+            .iter()
+            .filter(|h| known.contains(h))
+            .cloned()
+            .collect();
+        if harnesses.is_empty() || !wanted.is_empty() {
+            let records = crate::sessions::read(
+                &registry,
+                Filter {
+                    harnesses: wanted,
+                    since,
+                    project: None,
+                },
+            );
+            out.extend(
+                crate::sessions::summaries(&records)
+                    .into_iter()
+                    .filter_map(|(_, history)| history.current().cloned()),
+            );
+        }
+    }
+    if sources.db.exists() {
+        use tether_core::store::Store as _;
+        if let Ok(store) = tether_store::SqliteStore::open_read_only(&sources.db)
+            && let Ok(all) = store.load_all()
+        {
+            for history in &all.histories {
+                let Some(attempt) = history.current() else {
+                    continue;
+                };
+                let wanted = harnesses.is_empty() || harnesses.contains(&attempt.agent_kind);
+                let recent = since.is_none_or(|t| attempt.updated_at >= t);
+                if wanted && recent && !out.iter().any(|a| a.session_id == attempt.session_id) {
+                    out.push(attempt.clone());
+                }
+            }
+        }
+    }
+    out.sort_by_key(|a| std::cmp::Reverse(a.updated_at));
+    out
+}
+
+// === Answers ===
+
+fn inventory_text(
+    sources: &Sources,
+    harnesses: &[String],
+    kind: Option<&str>,
+    test: bool,
+) -> String {
+    let mut document = scan(sources, harnesses);
+    if test {
+        let ctx = tether_inventory::ScanContext::from_env(sources.project.clone());
+        let _ =
+            crate::inventory::run_tests(&mut document, &ctx, std::time::Duration::from_secs(30), 4);
+    }
+    if let Some(kind) = kind {
+        document.rows.retain(|r| r.kind.as_str() == kind);
+    }
+    if document.rows.is_empty() {
+        return "Nothing is configured there (user, project and system files read).\n".into();
+    }
+    let mut out = String::new();
+    for row in &document.rows {
+        let _ = writeln!(out, "{}", row_line(row));
+    }
+    for error in &document.errors {
+        let _ = writeln!(out, "not read: {} ({})", error.source, error.reason_code);
+    }
+    out
+}
+
+/// One inventory row in a line: where it is, whether it is on, and why not.
+fn row_line(row: &InventoryRow) -> String {
+    let state = match row.stages.enabled.state {
+        StageState::Yes => "on",
+        StageState::No => "off",
+        _ => "unknown",
+    };
+    let mut line = format!(
+        "{} {} {} {} ({}): {state}",
+        row.harness, row.scope, row.kind, row.name, row.source
+    );
+    if let Some(test) = &row.endpoint_test {
+        let _ = write!(
+            line,
+            ", test {}",
+            if test.succeeded { "passed" } else { "failed" }
+        );
+    }
+    if let Some(code) = &row.reason_code {
+        let _ = write!(line, "; {code}");
+        if let Some(summary) = &row.summary {
+            let _ = write!(line, ": {summary}");
+        }
+    }
+    line
+}
+
+fn sessions_text(attempts: &[AttachmentAttempt]) -> String {
+    if attempts.is_empty() {
+        return "No session found (the harnesses' records and the store were read).\n".into();
+    }
+    let mut out = String::new();
+    for a in attempts.iter().take(20) {
+        let mut counts = std::collections::BTreeMap::<&str, u32>::new();
+        for s in &a.servers {
+            *counts.entry(s.status.as_str()).or_default() += 1;
+        }
+        let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        let _ = writeln!(
+            out,
+            "{} {} project {} updated {}: {}",
+            a.session_id,
+            a.agent_kind,
+            a.project.as_deref().unwrap_or("?"),
+            a.updated_at,
+            if counts.is_empty() {
+                "no MCP server".to_owned()
+            } else {
+                counts.join(", ")
+            }
+        );
+    }
+    if attempts.len() > 20 {
+        let _ = writeln!(out, "… {} older sessions", attempts.len() - 20);
+    }
+    out
+}
+
+fn session_text(sources: &Sources, id: &str) -> Result<String, String> {
+    let all = attempts(sources, &[], None);
+    let matching: Vec<&AttachmentAttempt> = all
+        .iter()
+        .filter(|a| {
+            a.session_id == id
+                || a.session_id.starts_with(id)
+                || a.session_id
+                    .split_once(':')
+                    .is_some_and(|(_, own)| own.starts_with(id))
+        })
+        .collect();
+    let attempt = match matching.as_slice() {
+        [one] => *one,
+        [] => return Err(format!("no session {id:?} (the sessions tool lists them)")),
+        many => {
+            return Err(format!(
+                "{id:?} names {} sessions; give more of it",
+                many.len()
+            ));
+        }
+    };
+    let mut out = format!(
+        "{} {} updated {}\n",
+        attempt.session_id, attempt.agent_kind, attempt.updated_at
+    );
+    for row in tether_core::display::matrix(attempt) {
+        let _ = writeln!(
+            out,
+            "{} {}: {}{}",
+            row.kind,
+            row.name,
+            row.stopped,
+            row.reason_code
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(out)
+}
+
+/// The walk: configuration → enabled → the newest session's evidence →
+/// the last mile, in a few sentences with reason codes and what to do.
+fn why_missing(sources: &Sources, name: &str, harnesses: &[String]) -> String {
+    // A model-side name (`mcp__server__tool`) names its server.
+    let (server_name, tool_name) = split_name(name);
+    let document = scan(sources, harnesses);
+    let rows: Vec<&InventoryRow> = document
+        .rows
+        .iter()
+        .filter(|r| {
+            (r.kind == CapabilityKind::McpServer && r.name == server_name)
+                || (r.kind == CapabilityKind::McpTool
+                    && (r.name == name
+                        || tool_name.is_some_and(|t| r.name.ends_with(&format!("/{t}")))))
+        })
+        .collect();
+    let mut out = String::new();
+    let servers: Vec<&&InventoryRow> = rows
+        .iter()
+        .filter(|r| r.kind == CapabilityKind::McpServer)
+        .collect();
+    let mut configured: Vec<&str> = document
+        .rows
+        .iter()
+        .filter(|r| r.kind == CapabilityKind::McpServer)
+        .map(|r| r.name.as_str())
+        .collect();
+    configured.sort_unstable();
+    configured.dedup();
+    for row in &servers {
+        let mut sentence = format!(
+            "Configured in {} ({} scope, {})",
+            row.harness, row.scope, row.source
+        );
+        let on = row.stages.enabled.state == StageState::Yes;
+        sentence.push_str(if on { ": enabled" } else { ": off" });
+        if let Some(code) = &row.reason_code {
+            let _ = write!(sentence, ", {}reason {code}", if on { "but " } else { "" });
+            if let Some(summary) = &row.summary {
+                let _ = write!(sentence, " ({summary})");
+            }
+        }
+        let _ = writeln!(out, "{}", with_check(sentence, row.reason_code.as_ref()));
+    }
+    // The newest session of each harness concerned.
+    let concerned: Vec<String> = if harnesses.is_empty() {
+        let mut h: Vec<String> = servers.iter().map(|r| r.harness.clone()).collect();
+        h.dedup();
+        h
+    } else {
+        harnesses.to_vec()
+    };
+    let attempts = attempts(sources, &concerned, None);
+    let mut told = Vec::new();
+    for attempt in &attempts {
+        if told.contains(&attempt.agent_kind) {
+            continue;
+        }
+        let server = attempt.servers.iter().find(|s| s.name == server_name);
+        if server.is_none() && !concerned.contains(&attempt.agent_kind) {
+            continue;
+        }
+        told.push(attempt.agent_kind.clone());
+        let said = format!(
+            "Newest {} session ({}, project {}, {})",
+            attempt.agent_kind,
+            attempt.session_id,
+            attempt.project.as_deref().unwrap_or("?"),
+            attempt.updated_at
+        );
+        match server {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{said}: no row for {server_name:?}; nothing in it shows the agent was given the server."
+                );
+            }
+            Some(s) => {
+                let sentence = format!("{said}: {}", session_sentence(s));
+                let _ = writeln!(out, "{}", with_check(sentence, s.reason_code.as_ref()));
+                if let Some(tool) = tool_name {
+                    let _ = writeln!(out, "{}", tool_sentence(s, tool));
+                }
+            }
+        }
+    }
+    let shown = attempts
+        .iter()
+        .any(|a| a.servers.iter().any(|s| s.name == server_name));
+    if told.is_empty() {
+        let _ = writeln!(
+            out,
+            "No session Tether can read shows {server_name:?} (the harnesses' records and the store were read)."
+        );
+    }
+    if servers.is_empty() {
+        let scope = if harnesses.is_empty() {
+            "any harness".to_owned()
+        } else {
+            harnesses.join(", ")
+        };
+        let names = if configured.is_empty() {
+            "none".to_owned()
+        } else {
+            configured.join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "No configuration of {scope} read here (user and system scope, and this project) names a server {server_name:?}{}. Configured servers: {names}.",
+            if shown {
+                ": the session above got it from a configuration since changed, or another project's"
+            } else {
+                ", so no agent started here is given it: check the name, or add it to the harness's configuration"
+            }
+        );
+    }
+    out
+}
+
+/// `sentence`, a full stop, and what to check for `code` (from `tether
+/// explain`), when there is a code.
+fn with_check(sentence: String, code: Option<&tether_core::vocab::ReasonCode>) -> String {
+    match code.and_then(tether_core::explain::reason) {
+        Some(entry) => format!(
+            "{sentence}. What to check: {}{}",
+            entry.check,
+            if entry.check.ends_with('.') { "" } else { "." }
+        ),
+        None => format!("{sentence}."),
+    }
+}
+
+/// `server` and `tool` of a name: `server/tool`, `mcp__server__tool`, or a
+/// server's own name.
+fn split_name(name: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = name.strip_prefix("mcp__")
+        && let Some((server, tool)) = rest.split_once("__")
+    {
+        return (server, Some(tool));
+    }
+    match name.split_once('/') {
+        Some((server, tool)) => (server, Some(tool)),
+        None => (name, None),
+    }
+}
+
+/// Where a session's server row stopped, and why.
+fn session_sentence(server: &ServerAttachment) -> String {
+    let mut text = format!(
+        "{} ({})",
+        tether_core::display::status_label(server),
+        tether_core::display::stopped(server)
+    );
+    if let Some(code) = &server.reason_code {
+        let _ = write!(text, "; reason {code}");
+    }
+    if server.status == DisplayStatus::Active {
+        let n = server.tools.len();
+        let _ = write!(text, ", {n} tool{} listed", if n == 1 { "" } else { "s" });
+    }
+    text
+}
+
+/// What the session showed of one tool: listed, reached the model, called.
+fn tool_sentence(server: &ServerAttachment, tool: &str) -> String {
+    match server.tools.iter().find(|t| t.name == tool) {
+        None => format!(
+            "Tool {tool:?}: the server's listing in that session did not include it ({} listed).",
+            server.tools.len()
+        ),
+        Some(t) => format!(
+            "Tool {tool:?}: listed; model_visible {}; {} call(s), {} failed.",
+            t.model_visible.state.as_str(),
+            t.calls,
+            t.failed_calls
+        ),
+    }
+}
