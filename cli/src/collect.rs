@@ -1,6 +1,7 @@
 //! `tether collect`: the OTLP/HTTP receiver your harnesses send their own
-//! telemetry to. It prints where to send and the token, and (with
-//! `--print-env HARNESS`) exactly what that harness needs; then, until
+//! telemetry to. It prints where to send and where its token is kept (the
+//! token itself only inside what `--print-env HARNESS` prints: exactly what
+//! that harness needs); then, until
 //! Ctrl-C, it reads what arrives into Tether sessions (one per harness
 //! session; rows from today's configuration, found as `tether inventory`
 //! finds it, and from the telemetry), shows each session's servers as they
@@ -35,8 +36,8 @@ pub struct CollectArgs {
     /// harness set up with the old one needs the new one (--print-env).
     #[arg(long)]
     rotate_token: bool,
-    /// Print one JSON document (the endpoint, the token, and the setup with
-    /// --print-env) instead of the banner.
+    /// Print one JSON document (the endpoint, where the token is kept, and
+    /// with --print-env the setup and the token) instead of the banner.
     #[arg(long)]
     json: bool,
     /// Write the sessions to this store (a SQLite file, created if need be,
@@ -409,36 +410,40 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             .and_then(|kind| setup_for(&registry, kind, &target));
         let mut out = crate::term::stdout();
         if args.json {
+            // The token goes out only inside what --print-env asked for.
             let document = CollectDocument {
                 schema_version: COLLECT_SCHEMA_VERSION,
                 endpoint: target.endpoint.clone(),
-                token: receiver.token().secret().to_owned(),
+                token: setup
+                    .is_some()
+                    .then(|| receiver.token().secret().to_owned()),
+                token_file: kept.as_ref().map(|(_, path, _)| path.display().to_string()),
                 setup: setup.clone(),
             };
             serde_json::to_writer(&mut out, &document)?;
             writeln!(out)?;
         } else {
             writeln!(out, "tether collect: receiving OTLP/HTTP at {}", target.endpoint)?;
-            writeln!(out, "  token: {}", receiver.token().secret())?;
+            // The token itself only inside the setup --print-env asked for.
             match &kept {
                 Some((_, path, KeptToken::Kept)) => writeln!(
                     out,
-                    "  (kept in {}: the same at every start; --rotate-token makes a new one)",
+                    "  token: kept in {}, the same at every start (--print-env HARNESS prints the setup with it; --rotate-token makes a new one)",
                     path.display()
                 )?,
                 Some((_, path, KeptToken::New)) => writeln!(
                     out,
-                    "  (new, kept in {}: set it in your harnesses once; --print-env HARNESS says how)",
+                    "  token: new, kept in {}: set it in your harnesses once; --print-env HARNESS says how",
                     path.display()
                 )?,
                 Some((_, path, KeptToken::Rotated)) => writeln!(
                     out,
-                    "  (rotated, kept in {}: the old token no longer works; update every harness set up with it, --print-env HARNESS says how)",
+                    "  token: rotated, kept in {}: the old one no longer works; update every harness set up with it (--print-env HARNESS says how)",
                     path.display()
                 )?,
                 None => writeln!(
                     out,
-                    "  (no state directory here: a new token at every start)"
+                    "  token: new at every start (no state directory here); --print-env HARNESS prints the setup with it"
                 )?,
             }
             writeln!(out, "  Ctrl-C stops.")?;

@@ -111,7 +111,7 @@ impl TelemetrySetup {
 }
 
 /// The version of [`CollectDocument`].
-pub const COLLECT_SCHEMA_VERSION: u32 = 1;
+pub const COLLECT_SCHEMA_VERSION: u32 = 2;
 
 /// The document `tether collect --json` prints when it starts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -120,8 +120,15 @@ pub struct CollectDocument {
     pub schema_version: u32,
     /// The OTLP/HTTP base URL to send to.
     pub endpoint: String,
-    /// The receiver's token (`Authorization: Bearer <token>`), shown once.
-    pub token: String,
+    /// The receiver's token (`Authorization: Bearer <token>`): only with
+    /// `--print-env`, whose setup holds it anyway (version 2; version 1
+    /// always printed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Where the token is kept (mode 0600), the same at every start; absent
+    /// when there is no state directory (a new token at every start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_file: Option<String>,
     /// What the harness named by `--print-env` needs, if one was named.
     pub setup: Option<TelemetrySetup>,
 }

@@ -389,3 +389,13 @@ pub fn assert_no_torn_row(loaded: &tether_core::store::Loaded, prefix: &str) {
         .collect();
     assert!(torn.is_empty(), "no torn row: {torn:?}");
 }
+
+/// The token `tether collect` keeps for a private `home` (its
+/// `~/.local/state/tether/collect-token`): `--json` prints it only with
+/// `--print-env`.
+pub fn kept_collect_token(home: &std::path::Path) -> String {
+    std::fs::read_to_string(home.join(".local/state/tether/collect-token"))
+        .expect("the kept token")
+        .trim()
+        .to_owned()
+}

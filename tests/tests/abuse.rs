@@ -327,7 +327,8 @@ fn eleven_hundred_idle_sockets_never_shut_out_the_harness() {
     let tmp = tempfile::tempdir().expect("tmp");
     let home = tmp.path();
     let (collect, doc) = start_limited(home, &["collect", "--addr", "127.0.0.1:0"]);
-    answered_past_idle_sockets(&doc["endpoint"], &doc["token"], |addr, token| {
+    let token = serde_json::Value::String(tether_tests::kept_collect_token(home));
+    answered_past_idle_sockets(&doc["endpoint"], &token, |addr, token| {
         format!(
             "POST /v1/logs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
              Content-Type: application/x-protobuf\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -564,7 +565,7 @@ fn a_tiny_request_cannot_decode_into_hundreds_of_megabytes() {
     let tmp = tempfile::tempdir().expect("tmp");
     let (collect, doc) = start_limited(tmp.path(), &["collect", "--addr", "127.0.0.1:0"]);
     let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
-    let token = doc["token"].as_str().expect("token").to_owned();
+    let token = tether_tests::kept_collect_token(tmp.path());
     let addr = endpoint.trim_start_matches("http://").to_owned();
     let pid = collect.id().to_string();
     std::thread::sleep(std::time::Duration::from_millis(500));
@@ -792,7 +793,7 @@ fn every_refusal_is_in_the_documented_shape() {
         .expect("endpoint")
         .trim_start_matches("http://")
         .to_owned();
-    let token = doc["token"].as_str().expect("token").to_owned();
+    let token = tether_tests::kept_collect_token(home);
     let cases = [
         (
             format!("GET /v1/logs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),

@@ -438,7 +438,7 @@ async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
         .expect("codex block");
     assert!(snippet.contains(&format!("{endpoint}/v1/logs")) && snippet.contains(&token));
     assert_eq!(doc["setup"]["headers_sent"], "verified");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
 
     let status = reqwest::Client::new()
         .post(format!("{endpoint}/v1/logs"))
@@ -729,6 +729,7 @@ async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
         .arg(&db)
         .args(["--otlp", &otlp])
         .env("HOME", home.path())
+        .env_remove("XDG_STATE_HOME")
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .current_dir(home.path())
         .stdout(std::process::Stdio::piped())
@@ -742,7 +743,7 @@ async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
         .expect("one line");
     let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
     let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
-    let token = doc["token"].as_str().expect("token").to_owned();
+    let token = tether_tests::kept_collect_token(home.path());
     let status = reqwest::Client::new()
         .post(format!("{endpoint}/v1/logs"))
         .header("content-type", "application/x-protobuf")
@@ -843,13 +844,24 @@ fn the_receiver_s_token_is_kept_across_starts_and_rotated_on_request() {
         let _ = child.kill();
         let out = child.wait_with_output().expect("wait");
         let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        // Without --print-env the document names the token's file, never
+        // the token.
         let token = serde_json::from_str::<serde_json::Value>(&line)
             .ok()
-            .and_then(|doc| doc["token"].as_str().map(str::to_owned));
+            .and_then(|doc| {
+                assert!(doc.get("token").is_none(), "{doc}");
+                doc["token_file"].as_str().map(str::to_owned)
+            })
+            .map(|file| {
+                std::fs::read_to_string(file)
+                    .expect("the kept token")
+                    .trim()
+                    .to_owned()
+            });
         (token, said)
     };
     let (first, _) = start(&[]);
-    let first = first.expect("a first start prints its token");
+    let first = first.expect("a first start keeps its token");
     let file = home.path().join(".local/state/tether/collect-token");
     let mode =
         |p: &std::path::Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
@@ -870,6 +882,28 @@ fn the_receiver_s_token_is_kept_across_starts_and_rotated_on_request() {
     );
     let (third, _) = start(&[]);
     assert_eq!(third.as_deref(), Some(rotated.as_str()));
+    // The banner names the file, not the token; --print-env's setup holds it.
+    let banner = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        .args(["collect", "--addr", "127.0.0.1:0"])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("tether collect");
+    let mut child = banner;
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first_lines: Vec<String> = lines.by_ref().take(3).map_while(Result::ok).collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = first_lines.join("\n");
+    assert!(text.contains("token: kept in"), "{text}");
+    assert!(
+        !text.contains(&rotated),
+        "the banner prints no token: {text}"
+    );
 
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let (none, said) = start(&[]);

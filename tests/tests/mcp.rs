@@ -278,7 +278,8 @@ async fn it_passes_the_endpoint_check_and_costs_at_most_600_tokens() {
 
 /// GIVEN `tether mcp --print-config HARNESS` WHEN its file block is put
 /// where it says, in a private home THEN `tether inventory` reads a `tether`
-/// server for that harness, enabled, running `tether mcp`.
+/// server for that harness, enabled, running `tether mcp`; and `inventory
+/// --test` tests it like any other server, and it passes.
 #[test]
 fn each_printed_config_is_read_back_by_the_inventory() {
     for harness in [
@@ -320,6 +321,24 @@ fn each_printed_config_is_read_back_by_the_inventory() {
             "{harness}: {row}"
         );
         assert_eq!(row["target"], "tether", "{harness}: {row}");
+        if harness == "claude" {
+            // And `inventory --test` tests it like any other server.
+            let out = std::process::Command::new(workspace_bin("tether"))
+                .args(["inventory", "--json", "--test", "--harness", harness])
+                .env("HOME", home.path())
+                .current_dir(home.path())
+                .output()
+                .expect("inventory --test");
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            let row = doc["rows"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|r| r["name"] == "tether" && r["kind"] == "mcp_server")
+                .expect("the tether row");
+            assert_eq!(row["endpoint_test"]["succeeded"], true, "{row}");
+            assert_eq!(row["endpoint_test"]["tool_count"], 5, "{row}");
+        }
     }
     let out = std::process::Command::new(workspace_bin("tether"))
         .args(["mcp", "--print-config", "aider"])
