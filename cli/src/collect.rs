@@ -22,6 +22,15 @@ use tether_core::telemetry::{
     COLLECT_SCHEMA_VERSION, CollectDocument, HeadersSent, TelemetrySetup, TelemetryTarget,
 };
 
+/// How `--print-env` prints a setup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SetupFormat {
+    /// Variables to export where the harness starts.
+    Env,
+    /// One block for a file of the harness's own.
+    Settings,
+}
+
 /// Receive harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1.
 #[derive(Debug, Args)]
 pub struct CollectArgs {
@@ -32,6 +41,12 @@ pub struct CollectArgs {
     /// copilot, opencode), then receive.
     #[arg(long = "print-env", value_name = "HARNESS")]
     print_env: Option<String>,
+    /// How --print-env says it: `env`, variables to export (and Codex's
+    /// block), or `settings`, one block for the harness's own settings file
+    /// (Claude Code's settings `env`, Gemini's and Qwen's `.env`, Codex's
+    /// `config.toml`), so that nothing depends on the shell profile.
+    #[arg(long, value_enum, default_value = "env", requires = "print_env")]
+    format: SetupFormat,
     /// Make a new token (the old one stops working) and keep it; every
     /// harness set up with the old one needs the new one (--print-env).
     #[arg(long)]
@@ -257,15 +272,40 @@ fn shell_quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', r"'\''"))
 }
 
-fn print_setup(out: &mut impl Write, setup: &TelemetrySetup) -> std::io::Result<()> {
-    writeln!(out, "# {}: set this where you start it", setup.agent_kind)?;
-    for var in &setup.env {
-        writeln!(out, "export {}={}", var.name, shell_quote(&var.value))?;
-    }
-    if let Some(snippet) = &setup.snippet {
-        writeln!(out, "# add to {}:", snippet.file)?;
-        for line in snippet.text.lines() {
-            writeln!(out, "{line}")?;
+fn print_setup(
+    out: &mut impl Write,
+    setup: &TelemetrySetup,
+    format: SetupFormat,
+) -> std::io::Result<()> {
+    match (&setup.settings, format) {
+        (Some(settings), SetupFormat::Settings) => {
+            writeln!(
+                out,
+                "# {}: merge into {} (then nothing depends on the shell that starts it; Tether writes no file of yours):",
+                setup.agent_kind, settings.file
+            )?;
+            for line in settings.text.lines() {
+                writeln!(out, "{line}")?;
+            }
+        }
+        (settings, format) => {
+            if settings.is_none() && format == SetupFormat::Settings {
+                writeln!(
+                    out,
+                    "# {} has no settings file that takes all of this: it reads its exporter from the environment only",
+                    setup.agent_kind
+                )?;
+            }
+            writeln!(out, "# {}: set this where you start it", setup.agent_kind)?;
+            for var in &setup.env {
+                writeln!(out, "export {}={}", var.name, shell_quote(&var.value))?;
+            }
+            if let Some(snippet) = &setup.snippet {
+                writeln!(out, "# add to {}:", snippet.file)?;
+                for line in snippet.text.lines() {
+                    writeln!(out, "{line}")?;
+                }
+            }
         }
     }
     if setup.headers_sent == HeadersSent::Unverified {
@@ -448,7 +488,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             }
             writeln!(out, "  Ctrl-C stops.")?;
             if let Some(setup) = &setup {
-                print_setup(&mut out, setup)?;
+                print_setup(&mut out, setup, args.format)?;
             }
         }
         out.flush()?;

@@ -66,6 +66,13 @@ pub struct TelemetrySetup {
     /// A configuration block, for a harness that reads its exporter there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet: Option<SetupSnippet>,
+    /// All of the setup as a block for a file of the harness's own (Claude
+    /// Code's settings `env`, Gemini's and Qwen's `.env`, Codex's
+    /// `config.toml`), so that nothing depends on the shell that starts it
+    /// (`tether collect --print-env HARNESS --format settings`); absent when
+    /// the harness has no such file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<SetupSnippet>,
     /// Whether it was seen to send the receiver's header.
     pub headers_sent: HeadersSent,
     /// What the settings turn on besides metadata, what Tether drops of it,
@@ -80,9 +87,45 @@ impl TelemetrySetup {
             agent_kind: agent_kind.into(),
             env: Vec::new(),
             snippet: None,
+            settings: None,
             headers_sent,
             notes: Vec::new(),
         }
+    }
+
+    /// [`settings`](Self::settings): the variables as the `env` object of a
+    /// JSON settings file (`{"env": {"NAME": "value"}}`, Claude Code's).
+    pub fn settings_env_json(mut self, file: impl Into<String>) -> Self {
+        let env: serde_json::Map<String, serde_json::Value> = self
+            .env
+            .iter()
+            .map(|v| (v.name.clone(), serde_json::Value::String(v.value.clone())))
+            .collect();
+        let text =
+            serde_json::to_string_pretty(&serde_json::json!({ "env": env })).unwrap_or_default();
+        self.settings = Some(SetupSnippet {
+            file: file.into(),
+            text: format!("{text}\n"),
+        });
+        self
+    }
+
+    /// [`settings`](Self::settings): the variables as a dotenv file
+    /// (`NAME="value"`, each value JSON-quoted, which dotenv reads back).
+    pub fn settings_dotenv(mut self, file: impl Into<String>) -> Self {
+        let text: String = self
+            .env
+            .iter()
+            .map(|v| {
+                let quoted = serde_json::to_string(&v.value).unwrap_or_default();
+                format!("{}={quoted}\n", v.name)
+            })
+            .collect();
+        self.settings = Some(SetupSnippet {
+            file: file.into(),
+            text,
+        });
+        self
     }
 
     /// Adds a variable.

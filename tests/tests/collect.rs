@@ -919,3 +919,103 @@ fn the_receiver_s_token_is_kept_across_starts_and_rotated_on_request() {
     assert!(none.is_none(), "refused: {said}");
     assert!(said.contains("--rotate-token"), "{said}");
 }
+
+/// GIVEN `--print-env HARNESS --format settings` WHEN the harness has a file
+/// of its own that takes the whole setup THEN one block for it, holding the
+/// kept token (Claude Code's settings `env` is JSON, Gemini's `.env` is
+/// dotenv); WHEN it has none (Copilot) THEN it says so and prints the
+/// variables.
+#[test]
+fn print_env_as_settings_gives_one_block_for_the_harness_s_own_file() {
+    use std::io::BufRead;
+    let last_note = |harness: &str| -> String {
+        let target = tether_core::telemetry::TelemetryTarget {
+            endpoint: "http://127.0.0.1:1".into(),
+            authorization: String::new(),
+        };
+        tether_core::registry::Registry::with_static()
+            .expect("registry")
+            .observer_for(harness, tether_core::DriveMode::Passthrough)
+            .and_then(|o| o.passthrough())
+            .and_then(|p| p.telemetry_setup(&target))
+            .and_then(|s| s.notes.last().cloned())
+            .expect("a note")
+    };
+    let home = tempfile::tempdir().expect("home");
+    let setup = |harness: &str| -> String {
+        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+            .args(["collect", "--addr", "127.0.0.1:0", "--print-env", harness])
+            .args(["--format", "settings"])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(home.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("tether collect");
+        // The banner and the setup come first, the plugin's last note last;
+        // then it serves until killed.
+        let last = format!("# {}", last_note(harness));
+        let mut text = String::new();
+        for line in std::io::BufReader::new(child.stdout.take().expect("stdout")).lines() {
+            let Ok(line) = line else { break };
+            let done = line == last;
+            text.push_str(&line);
+            text.push('\n');
+            if done {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        text
+    };
+    let claude = setup("claude");
+    let token = tether_tests::kept_collect_token(home.path());
+    let block: String = claude
+        .lines()
+        .skip_while(|l| !l.starts_with("# claude: merge into ~/.claude/settings.json"))
+        .skip(1)
+        .take_while(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let settings: serde_json::Value =
+        serde_json::from_str(&block).unwrap_or_else(|e| panic!("{e}: {claude}"));
+    assert_eq!(
+        settings["env"]["OTEL_EXPORTER_OTLP_HEADERS"],
+        format!("Authorization=Bearer {token}")
+    );
+    assert_eq!(settings["env"]["CLAUDE_CODE_ENABLE_TELEMETRY"], "1");
+    assert!(!claude.contains("export "), "{claude}");
+
+    let gemini = setup("gemini");
+    assert!(
+        gemini.contains("# gemini: merge into ~/.gemini/.env"),
+        "{gemini}"
+    );
+    assert!(
+        gemini.contains(&format!(
+            "OTEL_EXPORTER_OTLP_HEADERS=\"Authorization=Bearer {token}\""
+        )),
+        "{gemini}"
+    );
+
+    let copilot = setup("copilot");
+    assert!(
+        copilot.contains("copilot has no settings file"),
+        "{copilot}"
+    );
+    assert!(
+        copilot.contains("export OTEL_EXPORTER_OTLP_HEADERS="),
+        "{copilot}"
+    );
+
+    // --format without --print-env is a usage error.
+    let out = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        .args(["collect", "--format", "settings"])
+        .env("HOME", home.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}

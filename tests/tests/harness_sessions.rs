@@ -455,12 +455,23 @@ async fn claude_code_newest_session_collected() {
     claude_session(true, Release::Newest).await;
 }
 
-/// Claude Code exactly as `--print-env claude` sets it (no tool details): its
-/// beta tool spans show time's tool used; its connection events name no
-/// server, so broken and authy are never called connected, nor failed.
+/// Claude Code exactly as `--print-env claude --format settings` sets it (no
+/// tool details; the block in its own `~/.claude/settings.json`, nothing in
+/// its environment): its beta tool spans show time's tool used; its
+/// connection events name no server, so broken and authy are never called
+/// connected, nor failed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_session_collected_as_print_env_sets_it() {
     claude_session(false, Release::Pinned).await;
+}
+
+/// Writes the setup's settings block where it says (under `home`), and
+/// gives the environment nothing of it.
+fn write_settings(setup: &TelemetrySetup, home: &std::path::Path) {
+    let settings = setup.settings.as_ref().expect("a settings block");
+    let path = home.join(settings.file.trim_start_matches("~/"));
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+    std::fs::write(&path, &settings.text).expect("settings");
 }
 
 async fn claude_session(details: bool, release: Release) {
@@ -481,7 +492,14 @@ async fn claude_session(details: bool, release: Release) {
         .to_string(),
     )
     .expect("config");
-    let mut env = setup_env(&setup);
+    // With tool details, the environment `--print-env` gives; without, the
+    // settings block `--format settings` gives, and no variable of it.
+    let mut env = if details {
+        setup_env(&setup)
+    } else {
+        write_settings(&setup, home.path());
+        Vec::new()
+    };
     env.extend([
         ("PATH".into(), release.path()),
         ("ANTHROPIC_API_KEY".into(), "dummy".into()),
@@ -731,8 +749,9 @@ async fn copilot_session_collected() {
 }
 
 /// Gemini CLI (yolo, so MCP tools reach the model in `-p` mode), telemetry
-/// by the environment `--print-env gemini` gives: time's tool used; broken
-/// and authy never called connected.
+/// by the `~/.gemini/.env` `--print-env gemini --format settings` gives
+/// (nothing of it in the environment): time's tool used; broken and authy
+/// never called connected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_cli_session_collected() {
     let _one = tether_tests::one_real_cli_at_a_time().await;
@@ -755,7 +774,8 @@ async fn gemini_cli_session_collected() {
         .to_string(),
     )
     .expect("settings");
-    let mut env = setup_env(&setup);
+    write_settings(&setup, home.path());
+    let mut env: Vec<(String, String)> = Vec::new();
     env.extend([
         ("GEMINI_API_KEY".into(), "dummy".into()),
         ("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()),

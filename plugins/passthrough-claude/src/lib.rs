@@ -161,6 +161,7 @@ impl PassthroughStrategy for PassthroughClaude {
                 .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
                 .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
                 .otlp_headers(target)
+                .settings_env_json("~/.claude/settings.json")
                 .note("The beta tool spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1) name each MCP tool a session calls (`mcp__SERVER__TOOL`), so tools used show without payload capture.")
                 .note("Connected and failed servers are named only with OTEL_LOG_TOOL_DETAILS=1, which also puts tool input in `tool_parameters`; Tether reads the two names there and drops the input. It is not set here: add it to see which server failed.")
                 .note("Claude Code's telemetry says nothing when a server needs a login: such a server stays as its configuration left it."),

@@ -255,10 +255,13 @@ impl PassthroughStrategy for PassthroughCodex {
         );
         let mut setup = TelemetrySetup::new("codex", HeadersSent::Verified)
             .note("`log_user_prompt = false` keeps prompts out of Codex's own records; `codex.tool_result` still carries tool arguments, which Tether drops.");
-        setup.snippet = Some(SetupSnippet {
+        let block = SetupSnippet {
             file: "~/.codex/config.toml".into(),
             text,
-        });
+        };
+        // Its configuration file is its settings: the same block either way.
+        setup.settings = Some(block.clone());
+        setup.snippet = Some(block);
         Some(setup)
     }
 

@@ -195,6 +195,9 @@ impl PassthroughStrategy for PassthroughGemini {
                 .var(var("OTLP_PROTOCOL"), "http")
                 .var(var("LOG_PROMPTS"), "false")
                 .otlp_headers(target)
+                // Both load the user's `.env` of their own directory when the
+                // project has none of its own.
+                .settings_dotenv(format!("~/.{kind}/.env"))
                 .note("LOG_PROMPTS=false keeps prompts out; `tool_call` events still carry tool arguments (`args`), which Tether drops."),
         )
     }
