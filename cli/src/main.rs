@@ -18,6 +18,7 @@ mod mcp;
 mod plugins;
 mod probe;
 mod serve;
+mod service;
 mod sessions;
 mod store;
 
@@ -69,6 +70,9 @@ enum Command {
     EndpointTest(endpoint_test::EndpointTestArgs),
     /// Serve the live status view (a local web page and JSON API) over a store.
     Serve(serve::ServeArgs),
+    /// Run `tether collect` (and optionally `tether serve`) as a per-user service: install,
+    /// uninstall, status (systemd user units, or launchd agents).
+    Service(service::ServiceArgs),
     /// Show stored attachment histories (from a store: a SQLite file or a PostgreSQL database).
     History(history::HistoryArgs),
     /// Serve Tether to an agent as an MCP server over stdio: why is a server or tool missing,
@@ -317,6 +321,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inventory(args) => inventory::run(args),
         Command::Plugins(args) => plugins::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Service(args) => service::run(args),
         Command::Collect(args) => collect::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Mcp(args) => mcp::run(args),
