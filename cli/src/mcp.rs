@@ -233,7 +233,10 @@ impl Spec {
         if !self.required.is_empty() {
             schema.insert("required".into(), json!(self.required));
         }
-        Tool::new(self.name, self.description, Arc::new(schema))
+        // Read-only: harnesses that ask before a tool that could change
+        // something (Codex) need not ask. (One hint: each costs tokens.)
+        let annotations = rmcp::model::ToolAnnotations::new().read_only(true);
+        Tool::new(self.name, self.description, Arc::new(schema)).annotate(annotations)
     }
 }
 

@@ -7,7 +7,9 @@
 //! offered tool whose name contains the target (or, where the harness
 //! defers MCP tools behind a search tool, that search tool first); once the
 //! target was called and a tool result is in the history, it answers text.
-//! It keeps nothing of what it is sent beyond the tool names it saw.
+//! It keeps nothing of what it is sent beyond the tool names it saw and the
+//! tool results the harness sent back (what reached the model, for tests
+//! of a tool's answer).
 //!
 //! The OAuth server answers every MCP request with 401 and a
 //! `WWW-Authenticate` that points at protected-resource metadata, serves
@@ -39,6 +41,9 @@ pub struct Turn {
     pub tools: Vec<String>,
     /// The tool it answered with a call to, if any.
     pub called: Option<String>,
+    /// The text of every tool result in the request's history, as the
+    /// harness sent it to the model.
+    pub results: Vec<String>,
 }
 
 impl ModelLog {
@@ -51,7 +56,42 @@ impl ModelLog {
 #[derive(Clone)]
 struct ModelState {
     target: String,
+    /// The arguments of every call it makes of the target.
+    arguments: Value,
     log: ModelLog,
+}
+
+/// The text of every tool result in `value` (Anthropic's `tool_result`
+/// blocks, OpenAI's `function_call_output` items and `tool` messages,
+/// Gemini's `functionResponse` parts).
+fn tool_results(value: &Value, out: &mut Vec<String>) {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| i["text"].as_str().or_else(|| i.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    };
+    match value {
+        Value::Object(map) => {
+            match map.get("type").and_then(Value::as_str) {
+                Some("tool_result") => out.push(text(&map["content"])),
+                Some("function_call_output") => out.push(text(&map["output"])),
+                _ => {}
+            }
+            if map.get("role").and_then(Value::as_str) == Some("tool") {
+                out.push(text(&map["content"]));
+            }
+            if let Some(response) = map.get("functionResponse") {
+                out.push(response["response"].to_string());
+            }
+            map.values().for_each(|v| tool_results(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| tool_results(v, out)),
+        _ => {}
+    }
 }
 
 const SEARCH_TOOLS: [&str; 3] = ["tool_search", "ToolSearch", "search_tools"];
@@ -154,7 +194,7 @@ fn decide(state: &ModelState, request: &Value) -> Option<(String, Value)> {
         return None;
     }
     if let Some(name) = names.iter().find(|n| n.contains(&state.target)) {
-        return Some((name.clone(), json!({"timezone": "UTC"})));
+        return Some((name.clone(), state.arguments.clone()));
     }
     let search = names.iter().find(|n| SEARCH_TOOLS.contains(&n.as_str()))?;
     if called.contains(search) {
@@ -165,7 +205,7 @@ fn decide(state: &ModelState, request: &Value) -> Option<(String, Value)> {
         return history(request)
             .to_string()
             .contains(&full)
-            .then(|| (full, json!({"timezone": "UTC"})));
+            .then(|| (full, state.arguments.clone()));
     }
     let query = if search == "tool_search" {
         format!("select:mcp__time__{}", state.target)
@@ -390,6 +430,11 @@ async fn model_post(State(state): State<ModelState>, uri: Uri, body: Bytes) -> R
             path: path.clone(),
             tools: offered(&request),
             called: call.as_ref().map(|(n, _)| n.clone()),
+            results: {
+                let mut results = Vec::new();
+                tool_results(history(&request), &mut results);
+                results
+            },
         });
     }
     if path.ends_with("/messages") {
@@ -407,6 +452,11 @@ async fn model_post(State(state): State<ModelState>, uri: Uri, body: Bytes) -> R
 
 /// The fake model's routes, calling tools whose names contain `target`.
 pub fn model_router(target: &str, log: ModelLog) -> Router {
+    model_router_calling(target, json!({"timezone": "UTC"}), log)
+}
+
+/// [`model_router`], calling the target with `arguments`.
+pub fn model_router_calling(target: &str, arguments: Value, log: ModelLog) -> Router {
     Router::new()
         .fallback(
             |state: State<ModelState>, method: axum::http::Method, uri: Uri, body: Bytes| async move {
@@ -419,6 +469,7 @@ pub fn model_router(target: &str, log: ModelLog) -> Router {
         )
         .with_state(ModelState {
             target: target.to_owned(),
+            arguments,
             log,
         })
 }
@@ -540,12 +591,22 @@ async fn serve(listener: tokio::net::TcpListener, router: Router) -> Running {
 
 /// Starts the fake model on 127.0.0.1 (a free port).
 pub async fn start_model(target: &str) -> (Running, ModelLog) {
+    start_model_calling(target, json!({"timezone": "UTC"})).await
+}
+
+/// Starts the fake model on 127.0.0.1 (a free port), calling the target
+/// with `arguments`.
+pub async fn start_model_calling(target: &str, arguments: Value) -> (Running, ModelLog) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("binding the fake model on 127.0.0.1");
     let log = ModelLog::default();
     (
-        serve(listener, model_router(target, log.clone())).await,
+        serve(
+            listener,
+            model_router_calling(target, arguments, log.clone()),
+        )
+        .await,
         log,
     )
 }

@@ -346,3 +346,194 @@ fn each_printed_config_is_read_back_by_the_inventory() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
 }
+
+// === A real agent asks ===
+
+/// The last tool result the harness sent the fake model (what reached it).
+fn answer_reaching_the_model(log: &tether_tests::fake_model::ModelLog) -> Option<String> {
+    log.turns()
+        .iter()
+        .rev()
+        .flat_map(|t| t.results.iter().rev())
+        .find(|r| r.contains("broken"))
+        .cloned()
+}
+
+/// What `tether inventory --json` and `tether sessions list --json` say on
+/// the same home: the `broken` row's reason, and every session's rows.
+fn cli_view(home: &Path, vars: &[(&str, String)]) -> (serde_json::Value, serde_json::Value) {
+    let run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(workspace_bin("tether"));
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(home);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = tether_tests::output_within(cmd, 120);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    (
+        run(&["inventory", "--json"]),
+        run(&["sessions", "list", "--json"]),
+    )
+}
+
+fn broken_reason(inventory: &serde_json::Value) -> String {
+    inventory["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["name"] == "broken" && r["kind"] == "mcp_server")
+        .map(|r| r["reason_code"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default()
+}
+
+/// GIVEN a real Claude Code session with `tether mcp` configured beside a
+/// server whose command does not exist, and the fake model asking
+/// `why_missing` about it WHEN the session runs THEN the answer that
+/// reaches the model names `command_not_found`, as `tether inventory` does
+/// on the same home, and `tether sessions` shows tether's own row in that
+/// session like any other server's: its tool used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_claude_code_session_asks_why_and_the_model_gets_the_reason() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(claude) = tether_tests::peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let (model, log) = tether_tests::fake_model::start_model_calling(
+        "why_missing",
+        serde_json::json!({"name": "broken"}),
+    )
+    .await;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::write(
+        home.path().join(".claude.json"),
+        serde_json::json!({"mcpServers": {
+            "tether": {"command": workspace_bin("tether").display().to_string(), "args": ["mcp"]},
+            "broken": {"command": "/nonexistent/bin/broken-srv"}
+        }})
+        .to_string(),
+    )
+    .expect("config");
+    let mut cmd = std::process::Command::new(&claude);
+    cmd.args([
+        "-p",
+        "why is my broken server missing",
+        "--allowedTools",
+        "mcp__tether__why_missing",
+    ])
+    .env_clear()
+    .env("HOME", home.path())
+    .env("PATH", tether_tests::Release::Pinned.path())
+    .env("ANTHROPIC_API_KEY", "dummy")
+    .env("ANTHROPIC_BASE_URL", model.base())
+    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .env("ENABLE_TOOL_SEARCH", "false")
+    .current_dir(home.path())
+    .stdin(std::process::Stdio::null());
+    let out = tether_tests::output_within(cmd, 180);
+    let answer = answer_reaching_the_model(&log).unwrap_or_else(|| {
+        panic!(
+            "no answer reached the model: {:?}\n{}",
+            log.turns()
+                .iter()
+                .map(|t| (&t.called, &t.results))
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(answer.contains("command_not_found"), "{answer}");
+    let (inventory, sessions) = cli_view(home.path(), &[]);
+    assert_eq!(broken_reason(&inventory), "command_not_found");
+    let session = sessions["sessions"]
+        .as_array()
+        .and_then(|s| s.first())
+        .unwrap_or_else(|| panic!("a session: {sessions}"));
+    let id = session["session_id"].as_str().expect("id").to_owned();
+    let mut cmd = std::process::Command::new(workspace_bin("tether"));
+    cmd.args(["sessions", "show", &id, "--json"])
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    let shown: serde_json::Value =
+        serde_json::from_slice(&tether_tests::output_within(cmd, 60).stdout).expect("json");
+    let rows = shown["rows"].as_array().expect("rows");
+    let tool = rows
+        .iter()
+        .find(|r| r["name"] == "tether/why_missing")
+        .unwrap_or_else(|| panic!("tether's own tool row: {rows:?}"));
+    assert_eq!(tool["calls"], 1, "{tool}");
+    let broken = rows
+        .iter()
+        .find(|r| r["name"] == "broken")
+        .expect("broken's row");
+    assert_eq!(broken["reason_code"], "command_not_found", "{broken}");
+}
+
+/// The same with a real Codex `exec` session (its `config.toml` naming
+/// `tether mcp` and the broken server): the answer reaching the model
+/// names the reason `tether inventory` gives on the same home.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_codex_session_asks_why_and_the_model_gets_the_reason() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(codex) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    let (model, log) = tether_tests::fake_model::start_model_calling(
+        "why_missing",
+        serde_json::json!({"name": "broken"}),
+    )
+    .await;
+    let home = tempfile::tempdir().expect("home");
+    let codex_home = home.path().join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("dir");
+    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+             [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
+             [mcp_servers.tether]\ncommand = {}\nargs = [\"mcp\"]\n\
+             [mcp_servers.broken]\ncommand = \"/nonexistent/bin/broken-srv\"\n",
+            toml(&format!("{}/v1", model.base())),
+            toml(&workspace_bin("tether").display().to_string()),
+        ),
+    )
+    .expect("config");
+    let mut cmd = std::process::Command::new(&codex);
+    cmd.args([
+        "exec",
+        "--skip-git-repo-check",
+        "--json",
+        "why is my broken server missing",
+    ])
+    .env_clear()
+    .env("HOME", home.path())
+    .env("PATH", std::env::var("PATH").unwrap_or_default())
+    .env("CODEX_HOME", &codex_home)
+    .env("FAKE_KEY", "dummy")
+    .current_dir(home.path())
+    .stdin(std::process::Stdio::null());
+    let out = tether_tests::output_within(cmd, 180);
+    let answer = answer_reaching_the_model(&log).unwrap_or_else(|| {
+        panic!(
+            "no answer reached the model: {:?}\n{}",
+            log.turns()
+                .iter()
+                .map(|t| (&t.called, &t.results))
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let (inventory, _) = cli_view(
+        home.path(),
+        &[("CODEX_HOME", codex_home.display().to_string())],
+    );
+    let reason = broken_reason(&inventory);
+    assert_eq!(reason, "command_not_found");
+    assert!(answer.contains(&reason), "{answer}");
+}
