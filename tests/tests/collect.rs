@@ -1019,3 +1019,180 @@ fn print_env_as_settings_gives_one_block_for_the_harness_s_own_file() {
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// GIVEN Claude Code set up once from `--print-env claude --format settings`
+/// (its own settings file, nothing in its environment) WHEN a real session
+/// runs, `tether collect` restarts, and a second real session runs THEN the
+/// kept token still admits it, both sessions are in the default store, and
+/// `tether history`, `tether serve` and `tether sessions` with no `--db`
+/// all see both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_store() {
+    use std::io::BufRead;
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(claude) = tether_tests::peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
+        return;
+    };
+    let (model, _) = tether_tests::fake_model::start_model("get_current_time").await;
+    let home = tempfile::tempdir().expect("home");
+    let port = tether_tests::free_port().await;
+    let addr = format!("127.0.0.1:{port}");
+    let start = |extra: &[&str]| {
+        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+            .args(["collect", "--addr", &addr, "--json"])
+            .args(extra)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(home.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("tether collect");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("its document");
+        let doc: serde_json::Value = serde_json::from_str(&line).expect("json");
+        (child, doc)
+    };
+    let db = home.path().join(".local/share/tether/tether.db");
+    let stored = || -> Vec<String> {
+        use tether_core::store::Store as _;
+        tether_store::SqliteStore::open_read_only(&db)
+            .ok()
+            .and_then(|s| s.load_all().ok())
+            .map(|all| {
+                all.histories
+                    .iter()
+                    .filter_map(|h| h.current().map(|a| a.session_id.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let session = |n: usize| {
+        let config = home.path().join("mcp.json");
+        std::fs::write(
+            &config,
+            serde_json::json!({"mcpServers": {"time": {"command": time.display().to_string()}}})
+                .to_string(),
+        )
+        .expect("config");
+        let mut cmd = std::process::Command::new(&claude);
+        cmd.args(["-p", "what time is it", "--mcp-config"])
+            .arg(&config)
+            .args([
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__time__get_current_time",
+            ])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("ANTHROPIC_BASE_URL", model.base())
+            .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            .env("OTEL_LOGS_EXPORT_INTERVAL", "500")
+            .env("OTEL_TRACES_EXPORT_INTERVAL", "500")
+            .current_dir(home.path())
+            .stdin(std::process::Stdio::null());
+        let out = tether_tests::output_within(cmd, 180);
+        // Evidence, not a wait: the store shows the n-th session, or the
+        // deadline says it never did.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while stored().len() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(
+            stored().len(),
+            n,
+            "session {n} stored: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+
+    // Set up once, from the settings block.
+    let (mut first, doc) = start(&["--print-env", "claude", "--format", "settings"]);
+    let settings = doc["setup"]["settings"].clone();
+    let file = home.path().join(
+        settings["file"]
+            .as_str()
+            .expect("a file")
+            .trim_start_matches("~/"),
+    );
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("dir");
+    std::fs::write(&file, settings["text"].as_str().expect("text")).expect("settings");
+    let token = tether_tests::kept_collect_token(home.path());
+    tokio::task::block_in_place(|| session(1));
+    let _ = first.kill();
+    let _ = first.wait();
+
+    // Restarted: the same token, the same store.
+    let (mut second, doc) = start(&[]);
+    assert!(doc.get("token").is_none(), "{doc}");
+    assert_eq!(tether_tests::kept_collect_token(home.path()), token);
+    tokio::task::block_in_place(|| session(2));
+    let _ = second.kill();
+    let _ = second.wait();
+    let sessions = stored();
+
+    // Every reader, with no --db, sees both.
+    let run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(home.path());
+        tether_tests::output_within(cmd, 60)
+    };
+    let history: serde_json::Value =
+        serde_json::from_slice(&run(&["history", "--json"]).stdout).expect("history json");
+    let listed: serde_json::Value =
+        serde_json::from_slice(&run(&["sessions", "list", "--json"]).stdout).expect("sessions");
+    for id in &sessions {
+        assert!(history.to_string().contains(id.as_str()), "history: {id}");
+        assert!(listed.to_string().contains(id.as_str()), "sessions: {id}");
+    }
+    let (mut serve, banner) = {
+        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+            .args(["serve", "--json"])
+            .env_clear()
+            .env("HOME", home.path())
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .current_dir(home.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("tether serve");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("banner");
+        (
+            child,
+            serde_json::from_str::<serde_json::Value>(&line).expect("json"),
+        )
+    };
+    let url = banner["url"].as_str().expect("url").to_owned();
+    let served = reqwest::Client::new()
+        .get(format!("{url}/api/v1/sessions"))
+        .header(
+            "authorization",
+            format!("Bearer {}", banner["token"].as_str().expect("token")),
+        )
+        .send()
+        .await
+        .expect("served")
+        .text()
+        .await
+        .expect("body");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    for id in &sessions {
+        assert!(served.contains(id.as_str()), "serve: {id}: {served}");
+    }
+}
