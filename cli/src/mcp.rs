@@ -189,6 +189,7 @@ const TOOLS: [Spec; 5] = [
         properties: &[
             HARNESS_ARG,
             ("kind", "mcp_server, mcp_tool, plugin, skill or hook"),
+            ("sessions", "yes: add the tools sessions listed"),
         ],
         required: &[],
     },
@@ -340,7 +341,9 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
             if test && !sources.allow_test {
                 return Err("testing starts servers: `tether mcp --allow-test` allows it".into());
             }
-            Ok(inventory_text(sources, &harnesses, kind, test))
+            let sessions = arg(args, "sessions").is_some_and(|v| v == "yes" || v == "true")
+                || args.get("sessions").and_then(Value::as_bool) == Some(true);
+            Ok(inventory_text(sources, &harnesses, kind, test, sessions))
         }
         "sessions" => {
             let since = match arg(args, "since") {
@@ -451,8 +454,12 @@ fn inventory_text(
     harnesses: &[String],
     kind: Option<&str>,
     test: bool,
+    sessions: bool,
 ) -> String {
     let mut document = scan(sources, harnesses);
+    if sessions {
+        let _ = crate::inventory::add_sessions(&mut document, harnesses, None, &sources.db);
+    }
     if test {
         let ctx = tether_inventory::ScanContext::from_env(sources.project.clone());
         let _ =

@@ -22,8 +22,9 @@ const PLANTED: [&str; 5] = [
 ];
 
 /// A home with Claude's recorded session (servers `time` used, `authy`
-/// needing auth, `broken` not starting) and a `~/.claude.json` whose
-/// servers hold the planted secrets: `github` needs an unset variable,
+/// needing auth, `broken` not starting; its prompts and payloads replaced by
+/// a planted secret) and a `~/.claude.json` whose servers hold the planted
+/// secrets: `github` needs an unset variable,
 /// `off` is disabled, `remote` carries secrets in its URL and headers.
 fn home(project: &Path) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("home");
@@ -31,8 +32,12 @@ fn home(project: &Path) -> tempfile::TempDir {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records/claude"),
         home.path(),
     );
+    // Prompts and tool payloads in the records (trimmed in the fixture)
+    // become planted secrets.
+    plant(home.path());
     let config = serde_json::json!({
         "mcpServers": {
+            "time": {"command": "uvx", "args": ["mcp-server-time"]},
             "github": {
                 "type": "http",
                 "url": "https://api.example.invalid/mcp",
@@ -57,6 +62,20 @@ fn home(project: &Path) -> tempfile::TempDir {
     )
     .expect("config");
     home
+}
+
+/// Every `[trimmed]` payload in the session records under `dir` becomes a
+/// planted secret.
+fn plant(dir: &Path) {
+    for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            plant(&path);
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            let text = std::fs::read_to_string(&path).expect("record");
+            std::fs::write(&path, text.replace("[trimmed]", PLANTED[1])).expect("planted");
+        }
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -198,6 +217,16 @@ async fn an_agent_asks_why_and_gets_reasons_never_secrets() {
     for name in ["github", "remote", "local"] {
         assert!(text.contains(name), "{name}: {text}");
     }
+    answers.push(text);
+
+    // With the tools sessions listed: time's tool, from the recorded session.
+    let (text, _) = ask(
+        &client,
+        "inventory",
+        serde_json::json!({"harness": "claude", "sessions": "yes"}),
+    )
+    .await;
+    assert!(text.contains("get_current_time"), "{text}");
     answers.push(text);
 
     let (text, _) = ask(&client, "sessions", serde_json::json!({})).await;
