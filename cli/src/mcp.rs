@@ -586,55 +586,73 @@ fn why_missing(sources: &Sources, name: &str, harnesses: &[String]) -> String {
     // A model-side name (`mcp__server__tool`) names its server.
     let (server_name, tool_name) = split_name(name);
     let document = scan(sources, harnesses);
-    let rows: Vec<&InventoryRow> = document
-        .rows
-        .iter()
-        .filter(|r| {
-            (r.kind == CapabilityKind::McpServer && r.name == server_name)
-                || (r.kind == CapabilityKind::McpTool
-                    && (r.name == name
-                        || tool_name.is_some_and(|t| r.name.ends_with(&format!("/{t}")))))
-        })
-        .collect();
-    let mut out = String::new();
-    let servers: Vec<&&InventoryRow> = rows
-        .iter()
-        .filter(|r| r.kind == CapabilityKind::McpServer)
-        .collect();
-    let mut configured: Vec<&str> = document
+    let servers: Vec<&InventoryRow> = document
         .rows
         .iter()
         .filter(|r| r.kind == CapabilityKind::McpServer)
-        .map(|r| r.name.as_str())
         .collect();
-    configured.sort_unstable();
-    configured.dedup();
-    for row in &servers {
-        let mut sentence = format!(
-            "Configured in {} ({} scope, {})",
-            row.harness, row.scope, row.source
-        );
-        let on = row.stages.enabled.state == StageState::Yes;
-        sentence.push_str(if on { ": enabled" } else { ": off" });
-        if let Some(code) = &row.reason_code {
-            let _ = write!(sentence, ", {}reason {code}", if on { "but " } else { "" });
-            if let Some(summary) = &row.summary {
-                let _ = write!(sentence, " ({summary})");
-            }
-        }
-        let _ = writeln!(out, "{}", with_check(sentence, row.reason_code.as_ref()));
-    }
+    let named: Vec<&InventoryRow> = servers
+        .iter()
+        .copied()
+        .filter(|r| r.name == server_name)
+        .collect();
+    let mut out: String = named.iter().map(|r| config_sentence(r) + "\n").collect();
     // The newest session of each harness concerned.
     let concerned: Vec<String> = if harnesses.is_empty() {
-        let mut h: Vec<String> = servers.iter().map(|r| r.harness.clone()).collect();
+        let mut h: Vec<String> = named.iter().map(|r| r.harness.clone()).collect();
         h.dedup();
         h
     } else {
         harnesses.to_vec()
     };
     let attempts = attempts(sources, &concerned, None);
+    let told = session_sentences(&mut out, &attempts, &concerned, server_name, tool_name);
+    if !told {
+        let _ = writeln!(
+            out,
+            "No session Tether can read shows {server_name:?} (the harnesses' records and the store were read)."
+        );
+    }
+    if named.is_empty() {
+        let shown = attempts
+            .iter()
+            .any(|a| a.servers.iter().any(|s| s.name == server_name));
+        let mut configured: Vec<&str> = servers.iter().map(|r| r.name.as_str()).collect();
+        configured.sort_unstable();
+        configured.dedup();
+        out.push_str(&not_configured(harnesses, server_name, shown, &configured));
+    }
+    out
+}
+
+/// Where a server is configured, whether it is on, and why not.
+fn config_sentence(row: &InventoryRow) -> String {
+    let mut sentence = format!(
+        "Configured in {} ({} scope, {})",
+        row.harness, row.scope, row.source
+    );
+    let on = row.stages.enabled.state == StageState::Yes;
+    sentence.push_str(if on { ": enabled" } else { ": off" });
+    if let Some(code) = &row.reason_code {
+        let _ = write!(sentence, ", {}reason {code}", if on { "but " } else { "" });
+        if let Some(summary) = &row.summary {
+            let _ = write!(sentence, " ({summary})");
+        }
+    }
+    with_check(sentence, row.reason_code.as_ref())
+}
+
+/// One sentence per harness: what its newest session showed of the server
+/// (and the tool). Whether any was told.
+fn session_sentences(
+    out: &mut String,
+    attempts: &[AttachmentAttempt],
+    concerned: &[String],
+    server_name: &str,
+    tool_name: Option<&str>,
+) -> bool {
     let mut told = Vec::new();
-    for attempt in &attempts {
+    for attempt in attempts {
         if told.contains(&attempt.agent_kind) {
             continue;
         }
@@ -666,37 +684,35 @@ fn why_missing(sources: &Sources, name: &str, harnesses: &[String]) -> String {
             }
         }
     }
-    let shown = attempts
-        .iter()
-        .any(|a| a.servers.iter().any(|s| s.name == server_name));
-    if told.is_empty() {
-        let _ = writeln!(
-            out,
-            "No session Tether can read shows {server_name:?} (the harnesses' records and the store were read)."
-        );
-    }
-    if servers.is_empty() {
-        let scope = if harnesses.is_empty() {
-            "any harness".to_owned()
+    !told.is_empty()
+}
+
+/// No configuration read here names the server: where it came from if a
+/// session shows it, else what to do.
+fn not_configured(
+    harnesses: &[String],
+    server_name: &str,
+    shown: bool,
+    configured: &[&str],
+) -> String {
+    let scope = if harnesses.is_empty() {
+        "any harness".to_owned()
+    } else {
+        harnesses.join(", ")
+    };
+    let names = if configured.is_empty() {
+        "none".to_owned()
+    } else {
+        configured.join(", ")
+    };
+    format!(
+        "No configuration of {scope} read here (user and system scope, and this project) names a server {server_name:?}{}. Configured servers: {names}.\n",
+        if shown {
+            ": the session above got it from a configuration since changed, or another project's"
         } else {
-            harnesses.join(", ")
-        };
-        let names = if configured.is_empty() {
-            "none".to_owned()
-        } else {
-            configured.join(", ")
-        };
-        let _ = writeln!(
-            out,
-            "No configuration of {scope} read here (user and system scope, and this project) names a server {server_name:?}{}. Configured servers: {names}.",
-            if shown {
-                ": the session above got it from a configuration since changed, or another project's"
-            } else {
-                ", so no agent started here is given it: check the name, or add it to the harness's configuration"
-            }
-        );
-    }
-    out
+            ", so no agent started here is given it: check the name, or add it to the harness's configuration"
+        }
+    )
 }
 
 /// `sentence`, a full stop, and what to check for `code` (from `tether

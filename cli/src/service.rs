@@ -306,8 +306,7 @@ pub fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
             manager,
         } => {
             let Some(manager) = manager.or(here) else {
-                errln!("tether service: this platform has neither systemd nor launchd");
-                return Ok(ExitCode::from(2));
+                return Ok(no_manager());
             };
             if !print && Some(manager) != here {
                 errln!(
@@ -315,135 +314,148 @@ pub fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
                 );
                 return Ok(ExitCode::from(2));
             }
-            let exe = std::env::current_exe()?;
-            let home = home()?;
-            let wanted: Vec<Which> = Which::ALL
-                .into_iter()
-                .filter(|w| *w == Which::Collect || serve)
-                .collect();
-            if print {
-                for which in wanted {
-                    println!("# {}", unit_path(manager, which, &home).display());
-                    print!("{}", unit_text(manager, which, &exe, &home));
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut written = Vec::new();
-            for which in wanted {
-                let path = unit_path(manager, which, &home);
-                let text = unit_text(manager, which, &exe, &home);
-                if let Err(err) = write_unit(&path, &text) {
-                    errln!("tether service: cannot write {}: {err}", path.display());
-                    return Ok(ExitCode::FAILURE);
-                }
-                if manager == Manager::Launchd {
-                    let _ = std::fs::create_dir_all(home.join("Library/Logs/tether"));
-                }
-                println!("wrote {}", path.display());
-                written.push((which, path));
-            }
-            if no_start {
-                println!("not started (--no-start)");
-                return Ok(ExitCode::SUCCESS);
-            }
-            match start_or_stop(manager, &written, true) {
-                Ok(()) => {
-                    for (which, _) in &written {
-                        println!("started {}", unit_name(manager, *which));
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(why) => {
-                    errln!("tether service: written, but not started: {why}");
-                    Ok(ExitCode::FAILURE)
-                }
-            }
+            install(manager, serve, no_start, print)
         }
-        ServiceCommand::Uninstall { no_stop } => {
-            let Some(manager) = here else {
-                errln!("tether service: this platform has neither systemd nor launchd");
-                return Ok(ExitCode::from(2));
-            };
-            let home = home()?;
-            let installed: Vec<(Which, PathBuf)> = Which::ALL
-                .into_iter()
-                .map(|w| (w, unit_path(manager, w, &home)))
-                .filter(|(_, p)| p.exists())
-                .collect();
-            if installed.is_empty() {
-                println!("nothing installed");
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut code = ExitCode::SUCCESS;
-            if !no_stop && let Err(why) = start_or_stop(manager, &installed, false) {
-                errln!("tether service: not stopped: {why}");
-                code = ExitCode::FAILURE;
-            }
-            for (_, path) in &installed {
-                match std::fs::remove_file(path) {
-                    Ok(()) => println!("removed {}", path.display()),
-                    Err(err) => {
-                        errln!("tether service: cannot remove {}: {err}", path.display());
-                        code = ExitCode::FAILURE;
-                    }
-                }
-            }
-            // systemd's own per-user directories, when nothing else is in them.
-            if manager == Manager::Systemd
-                && let Some(user) = installed.first().and_then(|(_, p)| p.parent())
-            {
-                let _ = std::fs::remove_dir(user);
-                if let Some(systemd) = user.parent() {
-                    let _ = std::fs::remove_dir(systemd);
-                }
-                if !no_stop {
-                    let _ = manage("systemctl", &["--user", "daemon-reload"]);
-                }
-            }
-            Ok(code)
+        ServiceCommand::Uninstall { no_stop } => match here {
+            Some(manager) => uninstall(manager, no_stop),
+            None => Ok(no_manager()),
+        },
+        ServiceCommand::Status => match here {
+            Some(manager) => status(manager),
+            None => Ok(no_manager()),
+        },
+    }
+}
+
+fn no_manager() -> ExitCode {
+    errln!("tether service: this platform has neither systemd nor launchd");
+    ExitCode::from(2)
+}
+
+/// Writes (or with `print`, prints) the units, then starts them unless
+/// `no_start`.
+fn install(manager: Manager, serve: bool, no_start: bool, print: bool) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe()?;
+    let home = home()?;
+    let wanted: Vec<Which> = Which::ALL
+        .into_iter()
+        .filter(|w| *w == Which::Collect || serve)
+        .collect();
+    if print {
+        for which in wanted {
+            println!("# {}", unit_path(manager, which, &home).display());
+            print!("{}", unit_text(manager, which, &exe, &home));
         }
-        ServiceCommand::Status => {
-            let Some(manager) = here else {
-                errln!("tether service: this platform has neither systemd nor launchd");
-                return Ok(ExitCode::from(2));
-            };
-            let home = home()?;
-            let exe = std::env::current_exe()?;
-            for which in Which::ALL {
-                let path = unit_path(manager, which, &home);
-                let name = unit_name(manager, which);
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    println!("{name}: not installed");
-                    continue;
-                };
-                let current = text == unit_text(manager, which, &exe, &home);
-                let running = match manager {
-                    Manager::Systemd => {
-                        match manage("systemctl", &["--user", "is-active", "--quiet", &name]) {
-                            Ok(()) => "running".to_owned(),
-                            Err(_) => {
-                                "not running (or systemctl --user is not reachable here)".to_owned()
-                            }
-                        }
-                    }
-                    Manager::Launchd => match manage("launchctl", &["list", &name]) {
-                        Ok(()) => "loaded".to_owned(),
-                        Err(_) => "not loaded".to_owned(),
-                    },
-                };
-                println!(
-                    "{name}: installed at {}{}; {running}",
-                    path.display(),
-                    if current {
-                        ""
-                    } else {
-                        " (written by another tether or version: install again to update it)"
-                    }
-                );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut written = Vec::new();
+    for which in wanted {
+        let path = unit_path(manager, which, &home);
+        let text = unit_text(manager, which, &exe, &home);
+        if let Err(err) = write_unit(&path, &text) {
+            errln!("tether service: cannot write {}: {err}", path.display());
+            return Ok(ExitCode::FAILURE);
+        }
+        if manager == Manager::Launchd {
+            let _ = std::fs::create_dir_all(home.join("Library/Logs/tether"));
+        }
+        println!("wrote {}", path.display());
+        written.push((which, path));
+    }
+    if no_start {
+        println!("not started (--no-start)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    match start_or_stop(manager, &written, true) {
+        Ok(()) => {
+            for (which, _) in &written {
+                println!("started {}", unit_name(manager, *which));
             }
             Ok(ExitCode::SUCCESS)
         }
+        Err(why) => {
+            errln!("tether service: written, but not started: {why}");
+            Ok(ExitCode::FAILURE)
+        }
     }
+}
+
+/// Stops (unless `no_stop`) and removes the installed units, and systemd's
+/// per-user directories when they are left empty.
+fn uninstall(manager: Manager, no_stop: bool) -> anyhow::Result<ExitCode> {
+    let home = home()?;
+    let installed: Vec<(Which, PathBuf)> = Which::ALL
+        .into_iter()
+        .map(|w| (w, unit_path(manager, w, &home)))
+        .filter(|(_, p)| p.exists())
+        .collect();
+    if installed.is_empty() {
+        println!("nothing installed");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut code = ExitCode::SUCCESS;
+    if !no_stop && let Err(why) = start_or_stop(manager, &installed, false) {
+        errln!("tether service: not stopped: {why}");
+        code = ExitCode::FAILURE;
+    }
+    for (_, path) in &installed {
+        match std::fs::remove_file(path) {
+            Ok(()) => println!("removed {}", path.display()),
+            Err(err) => {
+                errln!("tether service: cannot remove {}: {err}", path.display());
+                code = ExitCode::FAILURE;
+            }
+        }
+    }
+    if manager == Manager::Systemd
+        && let Some(user) = installed.first().and_then(|(_, p)| p.parent())
+    {
+        let _ = std::fs::remove_dir(user);
+        if let Some(systemd) = user.parent() {
+            let _ = std::fs::remove_dir(systemd);
+        }
+        if !no_stop {
+            let _ = manage("systemctl", &["--user", "daemon-reload"]);
+        }
+    }
+    Ok(code)
+}
+
+/// Each unit: installed or not, current or not, running or not.
+fn status(manager: Manager) -> anyhow::Result<ExitCode> {
+    let home = home()?;
+    let exe = std::env::current_exe()?;
+    for which in Which::ALL {
+        let path = unit_path(manager, which, &home);
+        let name = unit_name(manager, which);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            println!("{name}: not installed");
+            continue;
+        };
+        let current = text == unit_text(manager, which, &exe, &home);
+        let running = match manager {
+            Manager::Systemd => {
+                match manage("systemctl", &["--user", "is-active", "--quiet", &name]) {
+                    Ok(()) => "running",
+                    Err(_) => "not running (or systemctl --user is not reachable here)",
+                }
+            }
+            Manager::Launchd => match manage("launchctl", &["list", &name]) {
+                Ok(()) => "loaded",
+                Err(_) => "not loaded",
+            },
+        };
+        println!(
+            "{name}: installed at {}{}; {running}",
+            path.display(),
+            if current {
+                ""
+            } else {
+                " (written by another tether or version: install again to update it)"
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes a unit file whole (a temporary file renamed over it), mode 0644,
