@@ -153,41 +153,25 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         }
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
-    } else if report.succeeded {
-        writeln!(
-            out,
-            "passed  {} {}: {} {} (protocol {}, {} era), {} tool{}{}, {} ms",
-            report.transport,
-            report.target,
-            report.server_name.as_deref().unwrap_or("?"),
-            report.server_version.as_deref().unwrap_or(""),
-            report.protocol_version.as_deref().unwrap_or("?"),
-            report.era.as_deref().unwrap_or("?"),
-            report.tool_count.unwrap_or(0),
-            if report.tool_count == Some(1) {
-                ""
-            } else {
-                "s"
-            },
-            report
-                .tool_tokens
-                .map(|t| format!(" ≈ {} tokens", crate::term::thousands(t)))
-                .unwrap_or_default(),
-            report.elapsed_ms
-        )?;
-        if let Some(summary) = &report.summary {
-            writeln!(out, "        {summary}")?;
-        }
-        if let Some(call) = &report.call {
-            write_call(&mut out, call)?;
-        }
-        if args.tools
-            && let Some(catalog) = &catalog
-        {
-            write_tools(&mut out, catalog)?;
-        }
     } else {
-        writeln!(
+        write_human(&mut out, &report, catalog.as_ref().filter(|_| args.tools))?;
+    }
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The result in a line (two with a fallback's note), the asked-for
+/// call's, and with `catalog` one line per tool.
+fn write_human(
+    out: &mut impl Write,
+    report: &EndpointTestResult,
+    catalog: Option<&tether_core::model::ToolCatalog>,
+) -> std::io::Result<()> {
+    if !report.succeeded {
+        return writeln!(
             out,
             "failed  {} {}: {} — {} ({} ms)",
             report.transport,
@@ -198,13 +182,39 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
                 .map_or("unknown", |r| r.as_str()),
             report.summary.as_deref().unwrap_or(""),
             report.elapsed_ms
-        )?;
+        );
     }
-    Ok(if passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    writeln!(
+        out,
+        "passed  {} {}: {} {} (protocol {}, {} era), {} tool{}{}, {} ms",
+        report.transport,
+        report.target,
+        report.server_name.as_deref().unwrap_or("?"),
+        report.server_version.as_deref().unwrap_or(""),
+        report.protocol_version.as_deref().unwrap_or("?"),
+        report.era.as_deref().unwrap_or("?"),
+        report.tool_count.unwrap_or(0),
+        if report.tool_count == Some(1) {
+            ""
+        } else {
+            "s"
+        },
+        report
+            .tool_tokens
+            .map(|t| format!(" ≈ {} tokens", crate::term::thousands(t)))
+            .unwrap_or_default(),
+        report.elapsed_ms
+    )?;
+    if let Some(summary) = &report.summary {
+        writeln!(out, "        {summary}")?;
+    }
+    if let Some(call) = &report.call {
+        write_call(out, call)?;
+    }
+    match catalog {
+        Some(catalog) => write_tools(out, catalog),
+        None => Ok(()),
+    }
 }
 
 /// Runs the bounded initialize + tools/list, with progress on a terminal.

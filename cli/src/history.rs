@@ -197,6 +197,38 @@ fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The configuration an attempt started with: counts, then a line a row.
+fn render_snapshot(
+    out: &mut impl Write,
+    snapshot: &tether_core::inventory::InventoryDocument,
+) -> anyhow::Result<()> {
+    let enabled = snapshot.rows.iter().filter(|r| r.is_enabled()).count();
+    writeln!(
+        out,
+        "    configuration at the time: {} server{} ({enabled} enabled), {} unusable file{}",
+        snapshot.rows.len(),
+        if snapshot.rows.len() == 1 { "" } else { "s" },
+        snapshot.errors.len(),
+        if snapshot.errors.len() == 1 { "" } else { "s" },
+    )?;
+    for r in &snapshot.rows {
+        writeln!(
+            out,
+            "      {}/{} {} {} {}: enabled {}{}",
+            r.harness,
+            r.scope,
+            r.name,
+            r.transport,
+            r.target,
+            r.stages.enabled.state.as_str(),
+            r.reason_code
+                .as_ref()
+                .map_or(String::new(), |c| format!(" ({c})"))
+        )?;
+    }
+    Ok(())
+}
+
 fn render(out: &mut impl Write, histories: &[AttachmentHistory]) -> anyhow::Result<()> {
     let color = std::io::stdout().is_terminal();
     for history in histories {
@@ -230,30 +262,7 @@ fn render(out: &mut impl Write, histories: &[AttachmentHistory]) -> anyhow::Resu
                 )?;
             }
             if let Some(snapshot) = &attempt.config_snapshot {
-                let enabled = snapshot.rows.iter().filter(|r| r.is_enabled()).count();
-                writeln!(
-                    out,
-                    "    configuration at the time: {} server{} ({enabled} enabled), {} unusable file{}",
-                    snapshot.rows.len(),
-                    if snapshot.rows.len() == 1 { "" } else { "s" },
-                    snapshot.errors.len(),
-                    if snapshot.errors.len() == 1 { "" } else { "s" },
-                )?;
-                for r in &snapshot.rows {
-                    writeln!(
-                        out,
-                        "      {}/{} {} {} {}: enabled {}{}",
-                        r.harness,
-                        r.scope,
-                        r.name,
-                        r.transport,
-                        r.target,
-                        r.stages.enabled.state.as_str(),
-                        r.reason_code
-                            .as_ref()
-                            .map_or(String::new(), |c| format!(" ({c})"))
-                    )?;
-                }
+                render_snapshot(out, snapshot)?;
             }
             writeln!(out, "    {:<24} {:<34} TARGET", "SERVER", "STATUS")?;
             for row in &attempt.servers {

@@ -199,180 +199,194 @@ pub(crate) fn session_tools(
 pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::with_static()?;
     match args.command {
-        SessionsCommand::List { filter, json } => {
-            let filter = match filter_of(&filter, &registry) {
-                Ok(f) => f,
-                Err(e) => return usage(&e),
-            };
-            let records = read(&registry, filter);
-            let sessions = summaries(&records);
-            let document = SessionsDocument {
-                schema_version: SESSIONS_SCHEMA_VERSION,
-                sessions: sessions.into_iter().map(|(s, _)| s).collect(),
-                files: records.files(),
-                not_read: records.not_read(),
-                readers: records.reader_notes(),
-            };
-            let mut out = crate::term::stdout();
-            if json {
-                serde_json::to_writer_pretty(&mut out, &document)?;
-                writeln!(out)?;
-            } else {
-                print_list(&mut out, &document)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        SessionsCommand::Show { id, json } => {
-            let harness = id
-                .split_once(':')
-                .map(|(kind, _)| kind.to_owned())
-                .filter(|kind| {
-                    registry
-                        .plugins()
-                        .iter()
-                        .any(|p| p.descriptor.agent_kinds.first() == Some(kind))
-                });
-            let filter = Filter {
-                harnesses: harness.into_iter().collect(),
-                ..Filter::default()
-            };
-            let records = read(&registry, filter);
-            let matching: Vec<_> = records
-                .sessions()
-                .values()
-                .filter(|f| {
-                    let tether_id = f.session_id();
-                    tether_id == id
-                        || f.harness_session == id
-                        || tether_id.starts_with(&id)
-                        || f.harness_session.starts_with(&id)
-                })
-                .collect();
-            let facts = match matching.as_slice() {
-                [one] => *one,
-                [] => {
-                    errln!(
-                        "tether sessions show: no session {id:?} on disk (see `tether sessions list`)"
-                    );
-                    return Ok(ExitCode::FAILURE);
-                }
-                many => {
-                    errln!(
-                        "tether sessions show: {id:?} names {} sessions; give more of it",
-                        many.len()
-                    );
-                    return Ok(ExitCode::from(USAGE));
-                }
-            };
-            let history = records
-                .history(facts, None)
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let files: Vec<FileReport> = records
-                .files()
-                .into_iter()
-                .filter(|f| facts.files.contains(&f.path))
-                .collect();
-            let document = SessionDocument {
-                schema_version: SESSIONS_SCHEMA_VERSION,
-                session: records.summary(facts, &history),
-                rows: history.current().map(matrix).unwrap_or_default(),
-                files,
-                history,
-            };
-            let kind = &document.session.agent_kind;
-            let note = tether_core::records::ReaderNote {
-                unknown_records: document.files.iter().map(|f| f.unknown).sum(),
-                files: document.files.iter().filter(|f| f.unknown > 0).count() as u64,
-                ..tether_core::records::ReaderNote::new(
-                    kind,
-                    document.session.agent_version.as_deref(),
-                    records.verified_on(kind),
-                )
-            };
-            let mut out = crate::term::stdout();
-            if json {
-                serde_json::to_writer_pretty(&mut out, &document)?;
-                writeln!(out)?;
-            } else {
-                print_matrix(&mut out, &document)?;
-                print_reader_notes(&mut out, std::slice::from_ref(&note))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        SessionsCommand::List { filter, json } => list(&registry, &filter, json),
+        SessionsCommand::Show { id, json } => show(&registry, &id, json),
         SessionsCommand::Import { filter, db, follow } => {
-            let filter = match filter_of(&filter, &registry) {
-                Ok(f) => f,
-                Err(e) => return usage(&e),
-            };
-            let store = match crate::store::store_at(db.as_deref()) {
-                Ok(at) => {
-                    at.announce("tether sessions import");
-                    match at.open_writable() {
-                        Ok(store) => store,
-                        Err(err) => {
-                            errln!(
-                                "tether sessions import: cannot open the store {}: {err:#}",
-                                at.shown()
-                            );
-                            return Ok(ExitCode::FAILURE);
-                        }
-                    }
-                }
-                Err(err) => return usage(&err.to_string()),
-            };
-            let mut records = read(&registry, filter);
-            let done = match records.import(store.as_ref(), None) {
-                Ok(done) => done,
-                Err(err) => {
-                    errln!("tether sessions import: {err}");
-                    return Ok(ExitCode::FAILURE);
-                }
-            };
-            let problems = records.files().iter().filter(|f| f.error.is_some()).count();
-            errln!(
-                "imported: {} new, {} updated, {} unchanged{}{}",
-                done.new,
-                done.updated,
-                done.unchanged,
-                if done.refused > 0 {
-                    format!(", {} refused", done.refused)
-                } else {
-                    String::new()
-                },
-                if problems > 0 {
-                    format!("; {problems} file(s) not fully read (see `tether sessions list`)")
-                } else {
-                    String::new()
-                }
-            );
-            if !follow {
-                return Ok(ExitCode::SUCCESS);
-            }
-            let runtime = crate::runtime()?;
-            let cancel = runtime.block_on(async { crate::cancel_on_ctrl_c() });
-            errln!("following the session records (Ctrl-C to stop)…");
-            while !cancel.is_cancelled() {
-                std::thread::sleep(Duration::from_millis(500));
-                let pass = records.read(false);
-                if pass.changed.is_empty() {
-                    continue;
-                }
-                match records.import(store.as_ref(), Some(&pass.changed)) {
-                    Ok(done) => {
-                        for id in &pass.changed {
-                            errln!("  {id}");
-                        }
-                        tracing::debug!(?done, "followed");
-                    }
-                    Err(err) => {
-                        errln!("tether sessions import: {err}");
-                        return Ok(ExitCode::FAILURE);
-                    }
-                }
-            }
-            Ok(ExitCode::SUCCESS)
+            import(&registry, &filter, db.as_deref(), follow)
         }
     }
+}
+
+/// `list`: the sessions on disk, newest first.
+fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let filter = match filter_of(filter, registry) {
+        Ok(f) => f,
+        Err(e) => return usage(&e),
+    };
+    let records = read(registry, filter);
+    let sessions = summaries(&records);
+    let document = SessionsDocument {
+        schema_version: SESSIONS_SCHEMA_VERSION,
+        sessions: sessions.into_iter().map(|(s, _)| s).collect(),
+        files: records.files(),
+        not_read: records.not_read(),
+        readers: records.reader_notes(),
+    };
+    let mut out = crate::term::stdout();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &document)?;
+        writeln!(out)?;
+    } else {
+        print_list(&mut out, &document)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `show ID`: one session's matrix.
+fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let harness = id
+        .split_once(':')
+        .map(|(kind, _)| kind.to_owned())
+        .filter(|kind| {
+            registry
+                .plugins()
+                .iter()
+                .any(|p| p.descriptor.agent_kinds.first() == Some(kind))
+        });
+    let filter = Filter {
+        harnesses: harness.into_iter().collect(),
+        ..Filter::default()
+    };
+    let records = read(registry, filter);
+    let matching: Vec<_> = records
+        .sessions()
+        .values()
+        .filter(|f| {
+            let tether_id = f.session_id();
+            tether_id == id
+                || f.harness_session == id
+                || tether_id.starts_with(id)
+                || f.harness_session.starts_with(id)
+        })
+        .collect();
+    let facts = match matching.as_slice() {
+        [one] => *one,
+        [] => {
+            errln!("tether sessions show: no session {id:?} on disk (see `tether sessions list`)");
+            return Ok(ExitCode::FAILURE);
+        }
+        many => {
+            errln!(
+                "tether sessions show: {id:?} names {} sessions; give more of it",
+                many.len()
+            );
+            return Ok(ExitCode::from(USAGE));
+        }
+    };
+    let history = records
+        .history(facts, None)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let files: Vec<FileReport> = records
+        .files()
+        .into_iter()
+        .filter(|f| facts.files.contains(&f.path))
+        .collect();
+    let document = SessionDocument {
+        schema_version: SESSIONS_SCHEMA_VERSION,
+        session: records.summary(facts, &history),
+        rows: history.current().map(matrix).unwrap_or_default(),
+        files,
+        history,
+    };
+    let kind = &document.session.agent_kind;
+    let note = tether_core::records::ReaderNote {
+        unknown_records: document.files.iter().map(|f| f.unknown).sum(),
+        files: document.files.iter().filter(|f| f.unknown > 0).count() as u64,
+        ..tether_core::records::ReaderNote::new(
+            kind,
+            document.session.agent_version.as_deref(),
+            records.verified_on(kind),
+        )
+    };
+    let mut out = crate::term::stdout();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &document)?;
+        writeln!(out)?;
+    } else {
+        print_matrix(&mut out, &document)?;
+        print_reader_notes(&mut out, std::slice::from_ref(&note))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `import`: into a store, and with `follow` as the records grow.
+fn import(
+    registry: &Registry,
+    filter: &FilterArgs,
+    db: Option<&str>,
+    follow: bool,
+) -> anyhow::Result<ExitCode> {
+    let filter = match filter_of(filter, registry) {
+        Ok(f) => f,
+        Err(e) => return usage(&e),
+    };
+    let store = match crate::store::store_at(db) {
+        Ok(at) => {
+            at.announce("tether sessions import");
+            match at.open_writable() {
+                Ok(store) => store,
+                Err(err) => {
+                    errln!(
+                        "tether sessions import: cannot open the store {}: {err:#}",
+                        at.shown()
+                    );
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+        Err(err) => return usage(&err.to_string()),
+    };
+    let mut records = read(registry, filter);
+    let done = match records.import(store.as_ref(), None) {
+        Ok(done) => done,
+        Err(err) => {
+            errln!("tether sessions import: {err}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let problems = records.files().iter().filter(|f| f.error.is_some()).count();
+    errln!(
+        "imported: {} new, {} updated, {} unchanged{}{}",
+        done.new,
+        done.updated,
+        done.unchanged,
+        if done.refused > 0 {
+            format!(", {} refused", done.refused)
+        } else {
+            String::new()
+        },
+        if problems > 0 {
+            format!("; {problems} file(s) not fully read (see `tether sessions list`)")
+        } else {
+            String::new()
+        }
+    );
+    if !follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let runtime = crate::runtime()?;
+    let cancel = runtime.block_on(async { crate::cancel_on_ctrl_c() });
+    errln!("following the session records (Ctrl-C to stop)…");
+    while !cancel.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(500));
+        let pass = records.read(false);
+        if pass.changed.is_empty() {
+            continue;
+        }
+        match records.import(store.as_ref(), Some(&pass.changed)) {
+            Ok(done) => {
+                for id in &pass.changed {
+                    errln!("  {id}");
+                }
+                tracing::debug!(?done, "followed");
+            }
+            Err(err) => {
+                errln!("tether sessions import: {err}");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn usage(message: &str) -> anyhow::Result<ExitCode> {
