@@ -7,15 +7,14 @@
 //! finds it, and from the telemetry), shows each session's servers as they
 //! change, and with `--db` writes them to a store `tether serve` shows live.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use tether_collect::{Batch, Receiver, ReceiverConfig, ReceiverStats};
+use tether_collect::{Receiver, ReceiverConfig, ReceiverStats};
 use tether_core::plan::DriveMode;
 use tether_core::registry::Registry;
 use tether_core::telemetry::{
@@ -257,9 +256,6 @@ fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<Strin
     lines
 }
 
-/// The harnesses whose plugins say how to send here, in the order shown.
-const HARNESSES: [&str; 6] = ["claude", "codex", "gemini", "qwen", "copilot", "opencode"];
-
 fn setup_for(registry: &Registry, kind: &str, target: &TelemetryTarget) -> Option<TelemetrySetup> {
     registry
         .observer_for(kind, DriveMode::Passthrough)?
@@ -328,34 +324,8 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    // A kind is known when its plugin (compiled in or loaded) gives a setup.
-    let probe_target = TelemetryTarget {
-        endpoint: "http://127.0.0.1:4318".into(),
-        authorization: String::new(),
-    };
-    if let Some(kind) = &args.print_env
-        && setup_for(&registry, kind, &probe_target).is_none()
-    {
-        let mut known: Vec<String> = HARNESSES.iter().map(|k| (*k).to_owned()).collect();
-        for plugin in registry.plugins() {
-            for k in &plugin.descriptor.agent_kinds {
-                if !known.contains(k) && setup_for(&registry, k, &probe_target).is_some() {
-                    known.push(k.clone());
-                }
-            }
-        }
-        errln!(
-            "tether collect: no telemetry setup for {kind:?}; one of: {}",
-            known.join(", ")
-        );
-        return Ok(ExitCode::from(2));
-    }
-    if let Some(url) = &args.otlp
-        && args.addr.port() != 0
-        && tether_collect::forward::names_addr(url, args.addr)
-    {
-        errln!("tether collect: --otlp names this receiver's own address: that would loop");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = refuse_usage(&args, &registry) {
+        return Ok(code);
     }
     // Started before the runtime: its blocking HTTP client must not live on
     // an async worker.
@@ -371,6 +341,71 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    let Some(hub) = hub(&args, otel.as_ref())? else {
+        return Ok(ExitCode::FAILURE);
+    };
+    let kept = match kept_token(args.rotate_token) {
+        Ok(kept) => kept,
+        Err(err) => {
+            errln!("tether collect: {err}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let configured =
+        crate::term::with_progress("reading today's MCP configuration…", configured_today);
+    let runtime = crate::runtime()?;
+    let code = runtime.block_on(serve(args, registry, hub, kept, configured));
+    drop(runtime);
+    if let Some(otel) = otel {
+        for problem in otel.shutdown() {
+            errln!("tether collect: OpenTelemetry export: {problem}");
+        }
+    }
+    code
+}
+
+/// A `--print-env` kind no plugin gives a setup for, or an `--otlp` that
+/// names this receiver: a usage error (said), else `None`.
+fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
+    // A kind is known when its plugin (compiled in or loaded) gives a setup.
+    let probe_target = TelemetryTarget {
+        endpoint: "http://127.0.0.1:4318".into(),
+        authorization: String::new(),
+    };
+    if let Some(kind) = &args.print_env
+        && setup_for(registry, kind, &probe_target).is_none()
+    {
+        let mut known: Vec<String> = Vec::new();
+        for plugin in registry.plugins() {
+            for k in &plugin.descriptor.agent_kinds {
+                if !known.contains(k) && setup_for(registry, k, &probe_target).is_some() {
+                    known.push(k.clone());
+                }
+            }
+        }
+        errln!(
+            "tether collect: no telemetry setup for {kind:?}; one of: {}",
+            known.join(", ")
+        );
+        return Some(ExitCode::from(2));
+    }
+    if let Some(url) = &args.otlp
+        && args.addr.port() != 0
+        && tether_collect::forward::names_addr(url, args.addr)
+    {
+        errln!("tether collect: --otlp names this receiver's own address: that would loop");
+        return Some(ExitCode::from(2));
+    }
+    None
+}
+
+/// The hub the sessions land in: on the store (said first), with the
+/// OpenTelemetry export tapped in. `None` when the store cannot be opened
+/// (said).
+fn hub(
+    args: &CollectArgs,
+    otel: Option<&tether_otel::TetherOtel>,
+) -> anyhow::Result<Option<Arc<tether_hub::Hub>>> {
     let store = match crate::store::store_at(args.db.as_deref()) {
         Ok(at) => {
             at.announce("tether collect");
@@ -381,7 +416,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
                         "tether collect: cannot open the store {}: {err}",
                         at.shown()
                     );
-                    return Ok(ExitCode::FAILURE);
+                    return Ok(None);
                 }
             }
         }
@@ -391,225 +426,212 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             None
         }
     };
-    let configured =
-        crate::term::with_progress("reading today's MCP configuration…", configured_today);
-    let hub_registry = crate::plugins::registry_with(&args.load)?;
+    let registry = crate::plugins::registry_with(&args.load)?;
     let hub = Arc::new(match store {
-        Some(store) => tether_hub::Hub::with_store(hub_registry, Default::default(), store),
-        None => tether_hub::Hub::new(hub_registry),
+        Some(store) => tether_hub::Hub::with_store(registry, Default::default(), store),
+        None => tether_hub::Hub::new(registry),
     });
-    if let Some(otel) = &otel {
+    if let Some(otel) = otel {
         hub.add_tap(otel.hub_tap());
     }
-    let kept = match kept_token(args.rotate_token) {
-        Ok(kept) => kept,
-        Err(err) => {
-            errln!("tether collect: {err}");
-            return Ok(ExitCode::FAILURE);
-        }
-    };
+    Ok(Some(hub))
+}
+
+/// Receives until Ctrl-C: the banner (or document), each session as it
+/// changes, then what arrived.
+async fn serve(
+    args: CollectArgs,
+    registry: Registry,
+    hub: Arc<tether_hub::Hub>,
+    kept: Option<(tether_guard::Token, std::path::PathBuf, KeptToken)>,
+    configured: std::collections::HashMap<String, Vec<tether_core::ServerSpec>>,
+) -> anyhow::Result<ExitCode> {
     let (receiver, batches) = match &kept {
         Some((token, _, _)) => Receiver::with_token(ReceiverConfig::default(), token.clone()),
         None => Receiver::new(ReceiverConfig::default()),
     };
-    let runtime = crate::runtime()?;
-    let code = runtime.block_on(async move {
-        let running = match receiver.serve(args.addr).await {
-            Ok(running) => running,
-            Err(err) => {
-                errln!("tether collect: cannot listen on {}: {err}", args.addr);
-                return Ok(ExitCode::FAILURE);
-            }
-        };
-        if let Some(url) = &args.forward {
-            let mut target = tether_collect::forward::ForwardTarget::new(url.clone());
-            for header in &args.forward_headers {
-                let Some((name, value)) = header.split_once('=') else {
-                    errln!("tether collect: --forward-header wants NAME=VALUE");
-                    return Ok(ExitCode::from(2));
-                };
-                target.headers.push((name.trim().to_owned(), value.to_owned()));
-            }
-            match tether_collect::forward::Forwarder::start(target, Some(running.addr())) {
-                Ok(forwarder) => {
-                    receiver.set_forward(forwarder);
-                }
-                Err(err) => {
-                    errln!("tether collect: {err}");
-                    return Ok(ExitCode::from(2));
-                }
-            }
+    let running = match receiver.serve(args.addr).await {
+        Ok(running) => running,
+        Err(err) => {
+            errln!("tether collect: cannot listen on {}: {err}", args.addr);
+            return Ok(ExitCode::FAILURE);
         }
-        let target = TelemetryTarget {
-            endpoint: running.endpoint(),
-            authorization: receiver.token().bearer(),
-        };
-        let setup = args
-            .print_env
-            .as_deref()
-            .and_then(|kind| setup_for(&registry, kind, &target));
-        let mut out = crate::term::stdout();
-        if args.json {
-            // The token goes out only inside what --print-env asked for.
-            let document = CollectDocument {
-                schema_version: COLLECT_SCHEMA_VERSION,
-                endpoint: target.endpoint.clone(),
-                token: setup
-                    .is_some()
-                    .then(|| receiver.token().secret().to_owned()),
-                token_file: kept.as_ref().map(|(_, path, _)| path.display().to_string()),
-                setup: setup.clone(),
+    };
+    if let Some(url) = &args.forward {
+        let mut target = tether_collect::forward::ForwardTarget::new(url.clone());
+        for header in &args.forward_headers {
+            let Some((name, value)) = header.split_once('=') else {
+                errln!("tether collect: --forward-header wants NAME=VALUE");
+                return Ok(ExitCode::from(2));
             };
-            serde_json::to_writer(&mut out, &document)?;
-            writeln!(out)?;
-        } else {
-            writeln!(out, "tether collect: receiving OTLP/HTTP at {}", target.endpoint)?;
-            // The token itself only inside the setup --print-env asked for.
-            match &kept {
-                Some((_, path, KeptToken::Kept)) => writeln!(
-                    out,
-                    "  token: kept in {}, the same at every start (--print-env HARNESS prints the setup with it; --rotate-token makes a new one)",
-                    path.display()
-                )?,
-                Some((_, path, KeptToken::New)) => writeln!(
-                    out,
-                    "  token: new, kept in {}: set it in your harnesses once; --print-env HARNESS says how",
-                    path.display()
-                )?,
-                Some((_, path, KeptToken::Rotated)) => writeln!(
-                    out,
-                    "  token: rotated, kept in {}: the old one no longer works; update every harness set up with it (--print-env HARNESS says how)",
-                    path.display()
-                )?,
-                None => writeln!(
-                    out,
-                    "  token: new at every start (no state directory here); --print-env HARNESS prints the setup with it"
-                )?,
+            target
+                .headers
+                .push((name.trim().to_owned(), value.to_owned()));
+        }
+        match tether_collect::forward::Forwarder::start(target, Some(running.addr())) {
+            Ok(forwarder) => {
+                receiver.set_forward(forwarder);
             }
-            writeln!(out, "  Ctrl-C stops.")?;
-            if let Some(setup) = &setup {
-                print_setup(&mut out, setup, args.format)?;
+            Err(err) => {
+                errln!("tether collect: {err}");
+                return Ok(ExitCode::from(2));
             }
         }
-        out.flush()?;
-        drop(out);
-        if !running.addr().ip().is_loopback() {
-            errln!(
-                "tether collect: listening on {}, which is not loopback: anyone who can reach it and holds the token can send here",
-                running.addr()
-            );
+    }
+    let target = TelemetryTarget {
+        endpoint: running.endpoint(),
+        authorization: receiver.token().bearer(),
+    };
+    let setup = args
+        .print_env
+        .as_deref()
+        .and_then(|kind| setup_for(&registry, kind, &target));
+    announce(&args, &target, &receiver, kept.as_ref(), setup.as_ref())?;
+    if !running.addr().ip().is_loopback() {
+        errln!(
+            "tether collect: listening on {}, which is not loopback: anyone who can reach it and holds the token can send here",
+            running.addr()
+        );
+    }
+    let collector = tether_collect::sessions::Collector::new(Arc::clone(&hub), configured);
+    let pump = tether_collect::pump::CollectorThread::spawn(collector, batches);
+    if !args.json {
+        watch(&receiver, &hub).await;
+    } else {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    running.shutdown().await;
+    let (read, tally) = pump.stop();
+    hub.flush().await;
+    if !args.json {
+        summary(&receiver, &hub, &read, &tally)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The banner, or with `--json` the one document; then the setup asked for.
+fn announce(
+    args: &CollectArgs,
+    target: &TelemetryTarget,
+    receiver: &Receiver,
+    kept: Option<&(tether_guard::Token, std::path::PathBuf, KeptToken)>,
+    setup: Option<&TelemetrySetup>,
+) -> anyhow::Result<()> {
+    let mut out = crate::term::stdout();
+    if args.json {
+        // The token goes out only inside what --print-env asked for.
+        let document = CollectDocument {
+            schema_version: COLLECT_SCHEMA_VERSION,
+            endpoint: target.endpoint.clone(),
+            token: setup.map(|_| receiver.token().secret().to_owned()),
+            token_file: kept.map(|(_, path, _)| path.display().to_string()),
+            setup: setup.cloned(),
+        };
+        serde_json::to_writer(&mut out, &document)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "tether collect: receiving OTLP/HTTP at {}",
+            target.endpoint
+        )?;
+        // The token itself only inside the setup --print-env asked for.
+        match kept {
+            Some((_, path, KeptToken::Kept)) => writeln!(
+                out,
+                "  token: kept in {}, the same at every start (--print-env HARNESS prints the setup with it; --rotate-token makes a new one)",
+                path.display()
+            )?,
+            Some((_, path, KeptToken::New)) => writeln!(
+                out,
+                "  token: new, kept in {}: set it in your harnesses once; --print-env HARNESS says how",
+                path.display()
+            )?,
+            Some((_, path, KeptToken::Rotated)) => writeln!(
+                out,
+                "  token: rotated, kept in {}: the old one no longer works; update every harness set up with it (--print-env HARNESS says how)",
+                path.display()
+            )?,
+            None => writeln!(
+                out,
+                "  token: new at every start (no state directory here); --print-env HARNESS prints the setup with it"
+            )?,
         }
-        let counts: Arc<Mutex<BTreeMap<(String, &'static str), u64>>> = Arc::default();
-        let tally = Arc::clone(&counts);
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stopping = Arc::clone(&stop);
-        let mut collector = tether_collect::sessions::Collector::new(Arc::clone(&hub), configured);
-        let collected: Arc<Mutex<tether_collect::sessions::CollectorStats>> = Arc::default();
-        let collected_out = Arc::clone(&collected);
-        let consumer = std::thread::spawn(move || {
-            while !stopping.load(std::sync::atomic::Ordering::Acquire) {
-                if let Some(batch) = batches.next(Duration::from_millis(200)) {
-                    let mut counts = tally.lock().unwrap_or_else(|p| p.into_inner());
-                    for (service, items) in per_service(&batch) {
-                        *counts
-                            .entry((service, batch.signal().as_str()))
-                            .or_default() += items;
-                    }
-                    drop(counts);
-                    collector.take(&batch);
-                    *collected_out.lock().unwrap_or_else(|p| p.into_inner()) = collector.stats();
+        writeln!(out, "  Ctrl-C stops.")?;
+        if let Some(setup) = setup {
+            print_setup(&mut out, setup, args.format)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Until Ctrl-C: the receiver's counts when they change, and each session's
+/// rows when its revision does.
+async fn watch(receiver: &Receiver, hub: &tether_hub::Hub) {
+    let mut revisions: std::collections::HashMap<String, u64> = Default::default();
+    let cancel = crate::cancel_on_ctrl_c();
+    let mut ticker = tokio::time::interval(Duration::from_secs(2));
+    let mut shown = ReceiverStats::default();
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            _ = ticker.tick() => {
+                let now = receiver.stats();
+                if now != shown {
+                    errln!("{}", line(&now));
+                    shown = now;
                 }
-            }
-        });
-        // Each session's rows, printed when they change.
-        let mut revisions: std::collections::HashMap<String, u64> = Default::default();
-        let cancel = crate::cancel_on_ctrl_c();
-        let progress = !args.json;
-        let mut ticker = tokio::time::interval(Duration::from_secs(2));
-        let mut shown = ReceiverStats::default();
-        loop {
-            tokio::select! {
-                _ = cancel.cancelled() => break,
-                _ = ticker.tick() => {
-                    let now = receiver.stats();
-                    if progress && now != shown {
-                        errln!("{}", line(&now));
-                        shown = now;
-                    }
-                    if progress {
-                        for id in hub.sessions() {
-                            let Some(history) = hub.snapshot(&id) else { continue };
-                            if revisions.insert(id.clone(), history.revision) != Some(history.revision) {
-                                for l in session_lines(&history) {
-                                    errln!("{l}");
-                                }
-                            }
+                for id in hub.sessions() {
+                    let Some(history) = hub.snapshot(&id) else { continue };
+                    if revisions.insert(id.clone(), history.revision) != Some(history.revision) {
+                        for l in session_lines(&history) {
+                            errln!("{l}");
                         }
                     }
                 }
             }
         }
-        running.shutdown().await;
-        stop.store(true, std::sync::atomic::Ordering::Release);
-        let _ = consumer.join();
-        hub.flush().await;
-        let stats = receiver.stats();
-        let read = *collected.lock().unwrap_or_else(|p| p.into_inner());
-        if !args.json {
-            let mut out = crate::term::stdout();
-            writeln!(out, "{}", line(&stats))?;
-            if let Some(f) = receiver.forward_stats() {
-                writeln!(
-                    out,
-                    "tether collect: forwarded {}, failed {}, dropped (queue full) {}",
-                    f.forwarded, f.failed, f.dropped
-                )?;
-            }
-            writeln!(
-                out,
-                "tether collect: {} records, {} read, {} of a kind no mapping reads, {} from other services, {} without a session; {} sessions",
-                read.records, read.read, read.ignored, read.foreign, read.unsessioned, hub.sessions().len()
-            )?;
-            for id in hub.sessions() {
-                if let Some(history) = hub.snapshot(&id) {
-                    for l in session_lines(&history) {
-                        writeln!(out, "{l}")?;
-                    }
-                }
-            }
-            for ((service, signal), n) in counts.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                writeln!(out, "  {service}: {n} {signal}")?;
-            }
-        }
-        Ok(ExitCode::SUCCESS)
-    });
-    drop(runtime);
-    if let Some(otel) = otel {
-        for problem in otel.shutdown() {
-            errln!("tether collect: OpenTelemetry export: {problem}");
-        }
     }
-    code
 }
 
-/// Items per sending service (`service.name`, sanitized) in one batch.
-fn per_service(batch: &Batch) -> Vec<(String, u64)> {
-    use opentelemetry_proto::tonic::common::v1::any_value::Value;
-    batch
-        .per_resource()
-        .into_iter()
-        .map(|(resource, items)| {
-            let name = resource
-                .and_then(|r| r.attributes.iter().find(|a| a.key == "service.name"))
-                .and_then(|a| a.value.as_ref())
-                .and_then(|v| match &v.value {
-                    Some(Value::StringValue(s)) => Some(tether_core::sanitize::name(s)),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "unnamed".into());
-            (name, items)
-        })
-        .collect()
+/// What arrived, what was read, and every session's rows.
+fn summary(
+    receiver: &Receiver,
+    hub: &tether_hub::Hub,
+    read: &tether_collect::sessions::CollectorStats,
+    tally: &tether_collect::pump::ServiceTally,
+) -> anyhow::Result<()> {
+    let mut out = crate::term::stdout();
+    writeln!(out, "{}", line(&receiver.stats()))?;
+    if let Some(f) = receiver.forward_stats() {
+        writeln!(
+            out,
+            "tether collect: forwarded {}, failed {}, dropped (queue full) {}",
+            f.forwarded, f.failed, f.dropped
+        )?;
+    }
+    writeln!(
+        out,
+        "tether collect: {} records, {} read, {} of a kind no mapping reads, {} from other services, {} without a session; {} sessions",
+        read.records,
+        read.read,
+        read.ignored,
+        read.foreign,
+        read.unsessioned,
+        hub.sessions().len()
+    )?;
+    for id in hub.sessions() {
+        if let Some(history) = hub.snapshot(&id) {
+            for l in session_lines(&history) {
+                writeln!(out, "{l}")?;
+            }
+        }
+    }
+    for ((service, signal), n) in tally {
+        writeln!(out, "  {service}: {n} {signal}")?;
+    }
+    Ok(())
 }
 
 fn line(s: &ReceiverStats) -> String {

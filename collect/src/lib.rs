@@ -27,6 +27,7 @@
 pub mod budget;
 pub mod decode;
 pub mod forward;
+pub mod pump;
 pub mod records;
 pub mod sessions;
 
