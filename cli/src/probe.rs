@@ -206,32 +206,12 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         served: otel.as_ref().map(|o| o.served_tap()),
         hub: otel.as_ref().map(|o| o.hub_tap()),
     };
-    let target = ProbeTarget {
-        program: program.clone(),
-        args: rest.to_vec(),
-        env: args.env.clone(),
-        inherit_env: args.inherit_env,
-        keep_home: args.keep_home,
-        cwd: args.cwd.clone(),
-        transport: match args.transport {
-            TransportArg::Auto => SentinelTransport::Auto,
-            TransportArg::Http => SentinelTransport::Http,
-            TransportArg::Sse => SentinelTransport::Sse,
-            TransportArg::Stdio => SentinelTransport::Stdio,
-        },
-        grace: args.grace,
-        timeout: args.timeout,
-        out_dir: args.out.clone(),
-        bridge_program: None,
-        extra_servers: match extra_servers(&args) {
-            Ok(servers) => servers,
-            Err(err) => {
-                errln!("tether probe: {err:#}");
-                return Ok(ExitCode::from(2));
-            }
-        },
-        observe_servers: args.observe_servers,
-        export,
+    let target = match probe_target(&args, program, rest, export) {
+        Ok(target) => target,
+        Err(err) => {
+            errln!("tether probe: {err:#}");
+            return Ok(ExitCode::from(2));
+        }
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
     // The verdict is printed the moment the probe decides it; stopping the
@@ -249,8 +229,35 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         ProbeStep::Decided(outcome) => print(&outcome),
         other => progress.show(&other),
     };
+    let outcome = match drive(&args, target, step)? {
+        Ok(outcome) => outcome,
+        Err(code) => return Ok(code),
+    };
+    // Every path hands its outcome over before cleanup; print here if one
+    // did not (an early failure).
+    print(&outcome);
+    if let Some(otel) = otel {
+        export_verdict(otel, &outcome, &progress);
+    }
+    progress.clear();
+    if let Some(result) = printed.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        result?;
+    }
+    Ok(ExitCode::from(match outcome.report.verdict {
+        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => EXIT_AGENT_FAILED,
+        _ => EXIT_VERDICT,
+    }))
+}
+
+/// Runs the probe (ACP, or a passthrough CLI with `--passthrough`) to its
+/// outcome, each step to `step`; a plugin load that fails is an exit code.
+fn drive(
+    args: &ProbeArgs,
+    target: ProbeTarget,
+    step: impl Fn(ProbeStep) + Send + Sync,
+) -> anyhow::Result<Result<ProbeOutcome, ExitCode>> {
     let runtime = crate::runtime()?;
-    let outcome = match &args.passthrough {
+    Ok(Ok(match &args.passthrough {
         None => {
             let opts = ProbeOptions {
                 target,
@@ -268,37 +275,58 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
                 Ok(registry) => registry,
                 Err(err) => {
                     errln!("tether probe: {err:#}");
-                    return Ok(ExitCode::FAILURE);
+                    return Ok(Err(ExitCode::FAILURE));
                 }
             };
             runtime.block_on(run_passthrough_probe(registry, passthrough, step))
         }
-    };
-    drop(runtime);
-    // Every path hands its outcome over before cleanup; print here if one
-    // did not (an early failure).
-    print(&outcome);
-    if let Some(otel) = otel {
-        let agent_kind = outcome
-            .report
-            .report
-            .as_ref()
-            .map_or_else(|| "unknown".to_owned(), |a| a.agent_kind.clone());
-        otel.record_probe_verdict(outcome.report.verdict, &agent_kind);
-        progress.show(&ProbeStep::Exporting);
-        for problem in otel.shutdown() {
-            progress.clear();
-            errln!("tether probe: OpenTelemetry export: {problem}");
-        }
-    }
-    progress.clear();
-    if let Some(result) = printed.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        result?;
-    }
-    Ok(ExitCode::from(match outcome.report.verdict {
-        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => EXIT_AGENT_FAILED,
-        _ => EXIT_VERDICT,
     }))
+}
+
+/// What to probe, from the flags: the agent, its environment, the sentinel's
+/// transport, the bounds, and any extra servers.
+fn probe_target(
+    args: &ProbeArgs,
+    program: &str,
+    rest: &[String],
+    export: tether_probe::ProbeExport,
+) -> anyhow::Result<ProbeTarget> {
+    Ok(ProbeTarget {
+        program: program.to_owned(),
+        args: rest.to_vec(),
+        env: args.env.clone(),
+        inherit_env: args.inherit_env,
+        keep_home: args.keep_home,
+        cwd: args.cwd.clone(),
+        transport: match args.transport {
+            TransportArg::Auto => SentinelTransport::Auto,
+            TransportArg::Http => SentinelTransport::Http,
+            TransportArg::Sse => SentinelTransport::Sse,
+            TransportArg::Stdio => SentinelTransport::Stdio,
+        },
+        grace: args.grace,
+        timeout: args.timeout,
+        out_dir: args.out.clone(),
+        bridge_program: None,
+        extra_servers: extra_servers(args)?,
+        observe_servers: args.observe_servers,
+        export,
+    })
+}
+
+/// The verdict recorded, and the export flushed (problems said).
+fn export_verdict(otel: tether_otel::TetherOtel, outcome: &ProbeOutcome, progress: &Progress) {
+    let agent_kind = outcome
+        .report
+        .report
+        .as_ref()
+        .map_or_else(|| "unknown".to_owned(), |a| a.agent_kind.clone());
+    otel.record_probe_verdict(outcome.report.verdict, &agent_kind);
+    progress.show(&ProbeStep::Exporting);
+    for problem in otel.shutdown() {
+        progress.clear();
+        errln!("tether probe: OpenTelemetry export: {problem}");
+    }
 }
 
 /// The outcome on stdout: one JSON document, or the summary.
@@ -318,7 +346,20 @@ fn mark(b: bool) -> &'static str {
 }
 
 fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std::io::Result<()> {
+    render_agent(out, outcome, args)?;
+    render_sentinel(out, outcome, args)?;
+    render_servers(out, outcome)?;
+    render_verdict(out, outcome)
+}
+
+/// The agent, what it offers, its session, and what it reported.
+fn render_agent(
+    out: &mut impl Write,
+    outcome: &ProbeOutcome,
+    args: &ProbeArgs,
+) -> std::io::Result<()> {
     let r: &ProbeReport = &outcome.report;
+
     let agent = match (&r.agent.name, &r.agent.version) {
         (Some(n), Some(v)) => format!("{n} {v}"),
         (Some(n), None) => n.clone(),
@@ -357,7 +398,6 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             err.summary.as_deref().unwrap_or("")
         )?;
     }
-    let s = &r.sentinel;
     if let Some(attempt) = &r.report {
         for ev in attempt
             .evidence
@@ -375,6 +415,17 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             )?;
         }
     }
+    Ok(())
+}
+
+/// The sentinel: its row, and each step it saw.
+fn render_sentinel(
+    out: &mut impl Write,
+    outcome: &ProbeOutcome,
+    args: &ProbeArgs,
+) -> std::io::Result<()> {
+    let r: &ProbeReport = &outcome.report;
+    let s = &r.sentinel;
     if r.verdict != Verdict::AgentFailed {
         let row_label = r
             .report
@@ -427,7 +478,13 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             writeln!(out, "          tools/call {}", mark(s.tool_call_observed))?;
         }
     }
-    // Every other server offered beside the sentinel, and who vouched for it.
+    Ok(())
+}
+
+/// Every other server offered beside the sentinel, and who vouched for it.
+fn render_servers(out: &mut impl Write, outcome: &ProbeOutcome) -> std::io::Result<()> {
+    let r: &ProbeReport = &outcome.report;
+    let s = &r.sentinel;
     if let Some(attempt) = &r.report {
         for row in attempt.servers.iter().filter(|row| row.name != s.name) {
             writeln!(
@@ -458,6 +515,13 @@ fn render(out: &mut impl Write, outcome: &ProbeOutcome, args: &ProbeArgs) -> std
             }
         }
     }
+    Ok(())
+}
+
+/// The verdict and its hint, what was refused or unmatched, and how the
+/// agent exited.
+fn render_verdict(out: &mut impl Write, outcome: &ProbeOutcome) -> std::io::Result<()> {
+    let r: &ProbeReport = &outcome.report;
     writeln!(
         out,
         "Verdict   {}  ({:.2} s)",
