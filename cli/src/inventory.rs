@@ -89,64 +89,14 @@ fn state_color(state: StageState) -> ColorClass {
 pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     let all = scanners();
     let known: Vec<&str> = all.iter().map(|s| s.harness()).collect();
-    if let Some(bad) = args.harnesses.iter().find(|h| !known.contains(&h.as_str())) {
-        errln!(
-            "tether inventory: unknown harness {bad:?}; known: {}",
-            known.join(", ")
-        );
-        return Ok(ExitCode::from(2));
-    }
-    let project = match &args.project {
-        Some(dir) if !dir.is_dir() => {
-            errln!(
-                "tether inventory: --project {} is not a directory",
-                dir.display()
-            );
-            return Ok(ExitCode::from(2));
-        }
-        Some(dir) => Some(std::path::absolute(dir)?),
-        None => std::env::current_dir().ok(),
+    let (project, since) = match usage(&args, &known)? {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
     };
-    // The store, when a flag uses one: said first, as every command does.
-    let db: PathBuf = if args.record || args.changes || args.sessions {
-        let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
-        match crate::store::store_at(given.as_deref()) {
-            Ok(at) => {
-                at.announce("tether inventory");
-                if args.record {
-                    at.prepare()?;
-                }
-                PathBuf::from(at.location)
-            }
-            Err(err) => {
-                errln!("tether inventory: {err}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    } else {
-        PathBuf::new()
+    let db = match store_for(&args)? {
+        Ok(db) => db,
+        Err(code) => return Ok(code),
     };
-    if args.changes && !args.record && !db.exists() {
-        errln!(
-            "tether inventory: no store at {} (record snapshots with --record first)",
-            db.display()
-        );
-        return Ok(ExitCode::FAILURE);
-    }
-
-    let since = match &args.since {
-        None => None,
-        Some(word) => match crate::sessions::since(word) {
-            Some(t) => Some(t),
-            None => {
-                errln!(
-                    "tether inventory: --since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time"
-                );
-                return Ok(ExitCode::from(2));
-            }
-        },
-    };
-
     let mut ctx = ScanContext::from_env(project);
     ctx.system_root = args.system_root.clone();
     let mut document = scan_all(&ctx, &all, &args.harnesses);
@@ -167,32 +117,126 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
             .retain(|r| args.kinds.iter().any(|k| k == r.kind.as_str()));
     }
     sort_rows(&mut document);
+    let changes = record_and_compare(&args, &db, &document)?;
+    print_document(&args, &document, changes.as_ref(), &known)?;
+    Ok(if document.errors.is_empty() && !tests_failed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
 
-    let mut changes = None;
-    if args.record || args.changes {
-        // --changes alone only reads.
-        let store = if args.record {
-            SqliteStore::open(&db)?
-        } else {
-            SqliteStore::open_read_only(&db)?
-        };
-        if args.record {
-            let recorded = store.record_inventory(&document)?;
-            if !args.json {
-                errln!("recorded snapshot {} in {}", recorded.id, db.display());
-            }
+/// The flags checked: every harness known, the project a directory, the
+/// `--since` readable. The project and the time, or the exit code (said).
+#[allow(clippy::type_complexity)]
+fn usage(
+    args: &InventoryArgs,
+    known: &[&str],
+) -> anyhow::Result<Result<(Option<PathBuf>, Option<tether_core::model::Timestamp>), ExitCode>> {
+    if let Some(bad) = args.harnesses.iter().find(|h| !known.contains(&h.as_str())) {
+        errln!(
+            "tether inventory: unknown harness {bad:?}; known: {}",
+            known.join(", ")
+        );
+        return Ok(Err(ExitCode::from(2)));
+    }
+    let project = match &args.project {
+        Some(dir) if !dir.is_dir() => {
+            errln!(
+                "tether inventory: --project {} is not a directory",
+                dir.display()
+            );
+            return Ok(Err(ExitCode::from(2)));
         }
-        if args.changes {
-            changes = Some(changes_between_newest(&store)?);
+        Some(dir) => Some(std::path::absolute(dir)?),
+        None => std::env::current_dir().ok(),
+    };
+    let since = match &args.since {
+        None => None,
+        Some(word) => match crate::sessions::since(word) {
+            Some(t) => Some(t),
+            None => {
+                errln!(
+                    "tether inventory: --since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time"
+                );
+                return Ok(Err(ExitCode::from(2)));
+            }
+        },
+    };
+    Ok(Ok((project, since)))
+}
+
+/// The store, when a flag uses one (said first, as every command does);
+/// an empty path when none does.
+fn store_for(args: &InventoryArgs) -> anyhow::Result<Result<PathBuf, ExitCode>> {
+    if !(args.record || args.changes || args.sessions) {
+        return Ok(Ok(PathBuf::new()));
+    }
+    let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let db = match crate::store::store_at(given.as_deref()) {
+        Ok(at) => {
+            at.announce("tether inventory");
+            if args.record {
+                at.prepare()?;
+            }
+            PathBuf::from(at.location)
+        }
+        Err(err) => {
+            errln!("tether inventory: {err}");
+            return Ok(Err(ExitCode::from(2)));
+        }
+    };
+    if args.changes && !args.record && !db.exists() {
+        errln!(
+            "tether inventory: no store at {} (record snapshots with --record first)",
+            db.display()
+        );
+        return Ok(Err(ExitCode::FAILURE));
+    }
+    Ok(Ok(db))
+}
+
+/// `--record` keeps the scan; `--changes` compares the two newest.
+fn record_and_compare(
+    args: &InventoryArgs,
+    db: &std::path::Path,
+    document: &InventoryDocument,
+) -> anyhow::Result<Option<InventoryChanges>> {
+    if !(args.record || args.changes) {
+        return Ok(None);
+    }
+    // --changes alone only reads.
+    let store = if args.record {
+        SqliteStore::open(db)?
+    } else {
+        SqliteStore::open_read_only(db)?
+    };
+    if args.record {
+        let recorded = store.record_inventory(document)?;
+        if !args.json {
+            errln!("recorded snapshot {} in {}", recorded.id, db.display());
         }
     }
+    Ok(if args.changes {
+        Some(changes_between_newest(&store)?)
+    } else {
+        None
+    })
+}
 
+/// One JSON document, or the table (servers, and tools only when asked).
+fn print_document(
+    args: &InventoryArgs,
+    document: &InventoryDocument,
+    changes: Option<&InventoryChanges>,
+    known: &[&str],
+) -> anyhow::Result<()> {
     let mut out = crate::term::stdout();
     let color = std::io::stdout().is_terminal();
-    match (&changes, args.json) {
+    match (changes, args.json) {
         (Some(changes), true) => serde_json::to_writer(&mut out, changes)?,
         (Some(changes), false) => print_changes(&mut out, changes, color)?,
-        (None, true) => serde_json::to_writer(&mut out, &document)?,
+        (None, true) => serde_json::to_writer(&mut out, document)?,
         (None, false) => {
             let scanned: Vec<&str> = known
                 .iter()
@@ -226,11 +270,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         writeln!(out)?;
     }
-    Ok(if document.errors.is_empty() && !tests_failed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(())
 }
 
 /// Each configured server's tools as the newest session of `harnesses`
@@ -404,6 +444,40 @@ fn kind_rank(kind: &tether_core::vocab::CapabilityKind) -> u8 {
     }
 }
 
+/// One table row's cells, measured and padded as they will be shown.
+fn row_cells(r: &InventoryRow, kinds: bool, tokens: bool) -> Vec<String> {
+    let server = r.kind == tether_core::vocab::CapabilityKind::McpServer;
+    let mut cells = vec![r.harness.clone()];
+    if kinds {
+        cells.push(r.kind.to_string());
+    }
+    cells.extend([
+        r.scope.to_string(),
+        r.name.clone(),
+        if server {
+            r.transport.to_string()
+        } else {
+            "-".into()
+        },
+        if server || !r.target.is_empty() {
+            r.target.clone()
+        } else {
+            r.diagnostics.command.clone().unwrap_or_else(|| "-".into())
+        },
+        r.stages.enabled.state.as_str().to_owned(),
+        tested(r).0,
+    ]);
+    if tokens {
+        cells.push(r.tool_tokens.map_or("-".into(), crate::term::thousands));
+    }
+    cells.push(r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()));
+    cells.push(r.source.clone());
+    cells
+        .into_iter()
+        .map(|c| crate::term::visible_field(&c).into_owned())
+        .collect()
+}
+
 fn print_table(
     out: &mut impl Write,
     document: &InventoryDocument,
@@ -435,39 +509,7 @@ fn print_table(
         let cells: Vec<Vec<String>> = document
             .rows
             .iter()
-            .map(|r| {
-                let server = r.kind == tether_core::vocab::CapabilityKind::McpServer;
-                let mut cells = vec![r.harness.clone()];
-                if kinds {
-                    cells.push(r.kind.to_string());
-                }
-                cells.extend([
-                    r.scope.to_string(),
-                    r.name.clone(),
-                    if server {
-                        r.transport.to_string()
-                    } else {
-                        "-".into()
-                    },
-                    if server || !r.target.is_empty() {
-                        r.target.clone()
-                    } else {
-                        r.diagnostics.command.clone().unwrap_or_else(|| "-".into())
-                    },
-                    r.stages.enabled.state.as_str().to_owned(),
-                    tested(r).0,
-                ]);
-                if tokens {
-                    cells.push(r.tool_tokens.map_or("-".into(), crate::term::thousands));
-                }
-                cells.push(r.reason_code.as_ref().map_or("-".into(), |c| c.to_string()));
-                cells.push(r.source.clone());
-                // Measured and padded as they will be shown.
-                cells
-                    .into_iter()
-                    .map(|c| crate::term::visible_field(&c).into_owned())
-                    .collect::<Vec<_>>()
-            })
+            .map(|r| row_cells(r, kinds, tokens))
             .collect();
         let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
         for row in &cells {
@@ -499,35 +541,51 @@ fn print_table(
         if tokens {
             print_token_totals(out, document)?;
         }
-        let explained: Vec<&InventoryRow> = document
-            .rows
-            .iter()
-            .filter(|r| r.summary.is_some())
-            .collect();
-        if !explained.is_empty() {
-            writeln!(out)?;
-            for r in explained {
-                // The capability reasons say what to do in one more sentence.
-                use tether_core::vocab::ReasonCode as R;
-                let hint = match &r.reason_code {
-                    Some(code @ (R::NotInstalled | R::UnresolvedVariable | R::RelativeCommand)) => {
-                        tether_core::display::reason_hint(code)
-                            .map(|h| format!(" ({h})"))
-                            .unwrap_or_default()
-                    }
-                    _ => String::new(),
-                };
-                writeln!(
-                    out,
-                    "  {}/{} {}: {}{hint}",
-                    r.harness,
-                    r.scope,
-                    r.name,
-                    r.summary.as_deref().unwrap_or("")
-                )?;
-            }
+        print_explained(out, document)?;
+    }
+    print_footer(out, document, color)
+}
+
+/// Under the table: each row's sentence, and for the capability reasons what
+/// to do.
+fn print_explained(out: &mut impl Write, document: &InventoryDocument) -> std::io::Result<()> {
+    let explained: Vec<&InventoryRow> = document
+        .rows
+        .iter()
+        .filter(|r| r.summary.is_some())
+        .collect();
+    if !explained.is_empty() {
+        writeln!(out)?;
+        for r in explained {
+            // The capability reasons say what to do in one more sentence.
+            use tether_core::vocab::ReasonCode as R;
+            let hint = match &r.reason_code {
+                Some(code @ (R::NotInstalled | R::UnresolvedVariable | R::RelativeCommand)) => {
+                    tether_core::display::reason_hint(code)
+                        .map(|h| format!(" ({h})"))
+                        .unwrap_or_default()
+                }
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  {}/{} {}: {}{hint}",
+                r.harness,
+                r.scope,
+                r.name,
+                r.summary.as_deref().unwrap_or("")
+            )?;
         }
     }
+    Ok(())
+}
+
+/// The files that could not be used, and the counts.
+fn print_footer(
+    out: &mut impl Write,
+    document: &InventoryDocument,
+    color: bool,
+) -> std::io::Result<()> {
     if !document.errors.is_empty() {
         writeln!(out)?;
         writeln!(
