@@ -37,8 +37,8 @@ const MAX_ANSWER_BYTES: usize = 12 * 1024;
 /// tool missing, what is configured, what did sessions show.
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Print what adds `tether mcp` to this harness (claude, codex, copilot,
-    /// cursor, gemini, opencode, qwen), and exit.
+    /// Print what adds `tether mcp` to this harness (as `tether inventory`
+    /// names it), and exit.
     #[arg(long, value_name = "HARNESS")]
     print_config: Option<String>,
     /// The project whose project-scope configuration is read (default: the
@@ -63,9 +63,10 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             }
             None => {
+                let known: Vec<String> = server_setups().into_iter().map(|(k, _)| k).collect();
                 errln!(
                     "tether mcp: no configuration for {harness:?}; known: {}",
-                    HARNESSES.join(", ")
+                    known.join(", ")
                 );
                 ExitCode::from(2)
             }
@@ -121,44 +122,57 @@ struct Sources {
 #[derive(Clone)]
 struct TetherMcp(Arc<Sources>);
 
-/// The harnesses `--print-config` knows, as `tether inventory` names them.
-const HARNESSES: [&str; 7] = [
-    "claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen",
-];
-
-/// What adds `tether mcp` to `harness`: its own command where it has one,
-/// and the block for its configuration file. Tether writes none of them.
-fn print_config(harness: &str) -> Option<String> {
+/// What adds `tether mcp` to each harness whose plugin says how, by the
+/// name `tether inventory` gives it.
+fn server_setups() -> Vec<(String, tether_core::passthrough::ServerSetup)> {
     let exe = std::env::current_exe()
         .ok()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "tether".to_owned());
-    let quoted = serde_json::to_string(&exe).unwrap_or_else(|_| "\"tether\"".to_owned());
-    let servers = format!(
-        "{{\n  \"mcpServers\": {{\n    \"tether\": {{ \"command\": {quoted}, \"args\": [\"mcp\"] }}\n  }}\n}}\n"
-    );
-    Some(match harness {
-        "claude" => format!(
-            "# Claude Code: run\nclaude mcp add --scope user tether -- {exe} mcp\n# or merge into ~/.claude.json:\n{servers}"
-        ),
-        "codex" => format!(
-            "# Codex: run\ncodex mcp add tether -- {exe} mcp\n# or merge into ~/.codex/config.toml:\n[mcp_servers.tether]\ncommand = {quoted}\nargs = [\"mcp\"]\n"
-        ),
-        "gemini" => format!(
-            "# Gemini CLI starts no MCP server in a folder it does not trust (see `tether inventory`).\n# Gemini CLI: run\ngemini mcp add --scope user tether {exe} mcp\n# or merge into ~/.gemini/settings.json:\n{servers}"
-        ),
-        "qwen" => format!(
-            "# Qwen Code starts no MCP server in a folder it does not trust (see `tether inventory`).\n# Qwen Code: run\nqwen mcp add --scope user tether {exe} mcp\n# or merge into ~/.qwen/settings.json:\n{servers}"
-        ),
-        "cursor" => format!("# Cursor: merge into ~/.cursor/mcp.json:\n{servers}"),
-        "copilot" => format!(
-            "# Copilot CLI: merge into ~/.copilot/mcp-config.json:\n{{\n  \"mcpServers\": {{\n    \"tether\": {{ \"type\": \"local\", \"command\": {quoted}, \"args\": [\"mcp\"], \"tools\": [\"*\"] }}\n  }}\n}}\n"
-        ),
-        "opencode" => format!(
-            "# OpenCode: merge into ~/.config/opencode/opencode.json:\n{{\n  \"mcp\": {{\n    \"tether\": {{ \"type\": \"local\", \"command\": [{quoted}, \"mcp\"], \"enabled\": true }}\n  }}\n}}\n"
-        ),
-        _ => return None,
-    })
+    let Ok(registry) = Registry::with_static() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, tether_core::passthrough::ServerSetup)> = Vec::new();
+    for plugin in registry.plugins() {
+        let Some(kind) = plugin.descriptor.agent_kinds.first() else {
+            continue;
+        };
+        let setup = registry
+            .observer_for(kind, tether_core::DriveMode::Passthrough)
+            .and_then(|o| o.passthrough())
+            .and_then(|p| p.server_setup("tether", &exe, &["mcp".to_owned()]));
+        if let Some(setup) = setup
+            && !out.iter().any(|(k, _)| k == kind)
+        {
+            out.push((kind.clone(), setup));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// What adds `tether mcp` to `harness`: its own command where it has one,
+/// and the block for its configuration file. Tether writes none of them.
+fn print_config(harness: &str) -> Option<String> {
+    let (_, setup) = server_setups().into_iter().find(|(k, _)| k == harness)?;
+    let mut text: String = setup.notes.iter().map(|n| format!("# {n}\n")).collect();
+    match &setup.command {
+        Some(command) => text.push_str(&format!(
+            "# {harness}: run\n{command}\n# or merge into {}:\n",
+            setup.file.file
+        )),
+        None => text.push_str(&format!("# {harness}: merge into {}:\n", setup.file.file)),
+    }
+    text.push_str(&setup.file.text);
+    Some(text)
+}
+
+/// The harnesses as `tether inventory` names them (its scanners').
+fn known_harnesses() -> Vec<String> {
+    tether_inventory::scanners()
+        .iter()
+        .map(|s| s.harness().to_owned())
+        .collect()
 }
 
 // === Tools ===
@@ -171,10 +185,7 @@ struct Spec {
     required: &'static [&'static str],
 }
 
-const HARNESS_ARG: (&str, &str) = (
-    "harness",
-    "claude, codex, copilot, cursor, gemini, opencode or qwen",
-);
+const HARNESS_ARG: (&str, &str) = ("harness", "as the inventory names it");
 
 const TOOLS: [Spec; 5] = [
     Spec {
@@ -321,13 +332,14 @@ fn arg<'a>(args: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
 /// The answer to one call, or what was wrong with the question.
 fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<String, String> {
     let harness = arg(args, "harness").map(str::to_owned);
-    if let Some(h) = &harness
-        && !HARNESSES.contains(&h.as_str())
-    {
-        return Err(format!(
-            "unknown harness {h:?}; known: {}",
-            HARNESSES.join(", ")
-        ));
+    if let Some(h) = &harness {
+        let known = known_harnesses();
+        if !known.contains(h) {
+            return Err(format!(
+                "unknown harness {h:?}; known: {}",
+                known.join(", ")
+            ));
+        }
     }
     let harnesses: Vec<String> = harness.iter().cloned().collect();
     match tool {

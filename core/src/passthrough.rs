@@ -120,6 +120,33 @@ pub struct Materialized {
     pub files: Vec<MaterializedFile>,
 }
 
+/// How to add one stdio MCP server to a harness's own configuration, for a
+/// user to do (`tether mcp --print-config HARNESS`): pure text, never a
+/// write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSetup {
+    /// The harness's own command that adds it, where it has one.
+    pub command: Option<String>,
+    /// The block to merge into its configuration file.
+    pub file: crate::telemetry::SetupSnippet,
+    /// What else to know, in plain sentences (a gate that keeps it off).
+    pub notes: Vec<String>,
+}
+
+/// One word for a POSIX shell: as it is when it needs no quoting, else
+/// single-quoted.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:=@%,".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// How a passthrough plugin materializes servers and reads the CLI's reports.
 ///
 /// An implementor is responsible for:
@@ -225,5 +252,13 @@ pub trait PassthroughStrategy: Send + Sync {
     ) -> crate::records::RecordAnswer {
         let _ = (file, record);
         crate::records::RecordAnswer::Unknown
+    }
+
+    /// How a user adds the stdio MCP server `name` (`command` with `args`)
+    /// to this CLI's own configuration, user-wide: its command, and the
+    /// block for its file. The default: this plugin does not say.
+    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
+        let _ = (name, command, args);
+        None
     }
 }

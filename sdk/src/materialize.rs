@@ -189,6 +189,36 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
         .collect()
 }
 
+/// What a user merges into `file` to add the stdio server `name` (`entry`,
+/// the harness's own entry shape) under `top` (`mcpServers`, OpenCode's
+/// `mcp`): pretty JSON, for [`PassthroughStrategy::server_setup`].
+///
+/// [`PassthroughStrategy::server_setup`]: tether_core::passthrough::PassthroughStrategy::server_setup
+pub fn server_block(
+    file: &str,
+    top: &str,
+    name: &str,
+    entry: serde_json::Value,
+) -> tether_core::telemetry::SetupSnippet {
+    let block = serde_json::json!({ top: { name: entry } });
+    tether_core::telemetry::SetupSnippet {
+        file: file.to_owned(),
+        text: format!(
+            "{}\n",
+            serde_json::to_string_pretty(&block).unwrap_or_default()
+        ),
+    }
+}
+
+/// A command line from its words, each quoted for a POSIX shell as needed.
+pub fn command_line<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
+    words
+        .into_iter()
+        .map(tether_core::passthrough::shell_word)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

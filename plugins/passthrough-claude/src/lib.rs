@@ -192,6 +192,31 @@ impl PassthroughStrategy for PassthroughClaude {
     ) -> tether_core::records::RecordAnswer {
         records::read(file, record)
     }
+
+    /// `claude mcp add --scope user`, or an entry of `~/.claude.json`'s
+    /// `mcpServers` (user scope: no project approval needed).
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        let words = [
+            "claude", "mcp", "add", "--scope", "user", name, "--", command,
+        ];
+        Some(tether_core::passthrough::ServerSetup {
+            command: Some(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            )),
+            file: tether_sdk::materialize::server_block(
+                "~/.claude.json",
+                "mcpServers",
+                name,
+                json!({"command": command, "args": args}),
+            ),
+            notes: Vec::new(),
+        })
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughClaude));

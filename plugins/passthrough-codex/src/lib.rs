@@ -289,6 +289,32 @@ impl PassthroughStrategy for PassthroughCodex {
     ) -> tether_core::records::RecordAnswer {
         records::read(file, record)
     }
+
+    /// `codex mcp add`, or a `[mcp_servers.NAME]` table of
+    /// `~/.codex/config.toml`.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        let words = ["codex", "mcp", "add", name, "--", command];
+        Some(tether_core::passthrough::ServerSetup {
+            command: Some(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            )),
+            file: SetupSnippet {
+                file: "~/.codex/config.toml".into(),
+                text: format!(
+                    "[mcp_servers.{}]\ncommand = {}\nargs = {}\n",
+                    toml_key(name),
+                    toml_string(command),
+                    toml_array(args)
+                ),
+            },
+            notes: Vec::new(),
+        })
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughCodex));

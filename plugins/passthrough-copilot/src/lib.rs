@@ -223,6 +223,25 @@ impl PassthroughStrategy for PassthroughCopilot {
     ) -> tether_core::records::RecordAnswer {
         records::read(file, record)
     }
+
+    /// An entry of `~/.copilot/mcp-config.json`, every tool allowed.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        Some(tether_core::passthrough::ServerSetup {
+            command: None,
+            file: tether_sdk::materialize::server_block(
+                "~/.copilot/mcp-config.json",
+                "mcpServers",
+                name,
+                json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+            ),
+            notes: Vec::new(),
+        })
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughCopilot));

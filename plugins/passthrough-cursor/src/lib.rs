@@ -95,6 +95,25 @@ impl PassthroughStrategy for PassthroughCursor {
             files: vec![MaterializedFile::project(PROJECT_FILE, contents)],
         })
     }
+
+    /// An entry of `~/.cursor/mcp.json` (Cursor has no command for it).
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        Some(tether_core::passthrough::ServerSetup {
+            command: None,
+            file: tether_sdk::materialize::server_block(
+                "~/.cursor/mcp.json",
+                "mcpServers",
+                name,
+                json!({"command": command, "args": args}),
+            ),
+            notes: Vec::new(),
+        })
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughCursor));

@@ -232,6 +232,32 @@ impl PassthroughStrategy for PassthroughGemini {
     ) -> tether_core::records::RecordAnswer {
         records::read(self.flavor(), file, record)
     }
+
+    /// `gemini|qwen mcp add --scope user`, or an entry of the user's
+    /// `settings.json`; an untrusted folder starts none.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        let cli = self.0.kinds[0];
+        let words = [cli, "mcp", "add", "--scope", "user", name, command];
+        Some(tether_core::passthrough::ServerSetup {
+            command: Some(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            )),
+            file: tether_sdk::materialize::server_block(
+                &format!("~/{}", self.0.settings),
+                "mcpServers",
+                name,
+                json!({"command": command, "args": args}),
+            ),
+            notes: vec![format!(
+                "{cli} starts no MCP server in a folder it does not trust (`tether inventory` says untrusted_folder)."
+            )],
+        })
+    }
 }
 
 impl PassthroughGemini {

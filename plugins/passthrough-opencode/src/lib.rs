@@ -193,6 +193,27 @@ impl PassthroughStrategy for PassthroughOpenCode {
     ) -> tether_core::records::RecordAnswer {
         records::read(file, record)
     }
+
+    /// An entry of `~/.config/opencode/opencode.json`'s `mcp`.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        let mut line = vec![command.to_owned()];
+        line.extend(args.iter().cloned());
+        Some(tether_core::passthrough::ServerSetup {
+            command: None,
+            file: tether_sdk::materialize::server_block(
+                "~/.config/opencode/opencode.json",
+                "mcp",
+                name,
+                json!({"type": "local", "command": line, "enabled": true}),
+            ),
+            notes: Vec::new(),
+        })
+    }
 }
 
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughOpenCode));
