@@ -37,7 +37,7 @@ How the wait ends: on evidence, never on a tuned delay.
   ACP: once the sentinel's tools/list (or, with --prompt, its call) is seen
     and session/new is answered or refused.
   Passthrough: once the sentinel's tools/list is seen and, for a CLI that
-    reports its servers (Claude's system/init, Qwen's, Copilot's events), its
+    reports its servers (a stream-json system/init line, or its events), its
     report has settled for every delivered server (a tool count, or failed,
     needs-auth, disabled).
   Either way the agent's exit ends the wait at once (before any contact the

@@ -344,7 +344,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::NotApproved => (
             Inventory,
-            "It waits for your approval: a project server Claude Code has not been told to trust, or a Codex hook not yet trusted in `/hooks`.",
+            "It waits for your approval: a project server or a hook the harness has not been told to trust yet (the row's summary says where it asks).",
             "Approve it in the harness (its prompt, `/mcp`, `/hooks`), or in its settings.",
         ),
         R::Excluded => (
@@ -445,7 +445,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::UnresolvedVariable => (
             Inventory,
-            "A command, or an MCP server's url, headers, env, args or command, uses a variable that is unset here (`${GITHUB_TOKEN}`, `$VAR`, `{env:VAR}`, Codex's `bearer_token_env_var`), or that nothing expands where it runs (`${CLAUDE_PLUGIN_ROOT}` in a settings hook). The harness passes the reference on unexpanded. The summary names the variables, never values; `--test` reports this cause instead of the network error it leads to.",
+            "A command, or an MCP server's url, headers, env, args or command, uses a variable that is unset here (`${GITHUB_TOKEN}`, `$VAR`, `{env:VAR}`, a `bearer_token_env_var`), or that nothing expands where it runs (a plugin-root variable in a hook outside its plugin). The harness passes the reference on unexpanded. The summary names the variables, never values; `--test` reports this cause instead of the network error it leads to.",
             crate_hint(R::UnresolvedVariable),
         ),
         R::RelativeCommand => (
@@ -455,7 +455,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::FileShadowed => (
             Inventory,
-            "The harness does not read this configuration file at all, because another file takes its place: Copilot reads a workspace's `.github/mcp.json` only when the workspace has no `.mcp.json` (an empty or malformed one counts).",
+            "The harness does not read this configuration file at all, because another file takes its place (the row's summary names both: one harness reads a workspace's `.github/mcp.json` only when the workspace has no `.mcp.json`, even an empty or malformed one).",
             "Move the servers into the file the harness reads, or remove the other file.",
         ),
         R::ToolNotListed => (

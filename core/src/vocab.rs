@@ -259,15 +259,15 @@ open_vocabulary! {
         NotInstalled => "not_installed",
         /// A command, or a server's url, headers, env or args, uses a
         /// variable that is unset here or that nothing expands where it runs
-        /// (`${CLAUDE_PLUGIN_ROOT}` outside a plugin).
+        /// (a plugin-root variable outside its plugin).
         UnresolvedVariable => "unresolved_variable",
         /// A command is a relative path: it resolves against the workspace's
         /// working directory, so it runs (or not) depending on where the
         /// harness starts.
         RelativeCommand => "relative_command",
         /// The harness does not read this configuration file, because
-        /// another takes its place (Copilot reads a workspace's
-        /// `.github/mcp.json` only when it has no `.mcp.json`).
+        /// another takes its place (a workspace's `.github/mcp.json`, read
+        /// only when it has no `.mcp.json`).
         FileShadowed => "file_shadowed",
         /// An endpoint test was asked to call a tool the server did not
         /// list, so it did not call it.

@@ -126,18 +126,19 @@ fn remove_trailing_commas(text: &str) -> String {
     out
 }
 
-/// How a dialect spells a server entry.
+/// How a dialect spells a server entry: shapes, named for what they hold.
+/// Each plugin's scanner says which its harness writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryDialect {
-    /// `{"command","args","env","cwd"}` or `{"type","url","headers"}` (Claude, Cursor).
+    /// `{"command","args","env","cwd"}` or `{"type","url","headers"}`.
     McpJson,
     /// Like [`McpJson`](Self::McpJson), but a bare `url` is legacy SSE and `httpUrl` is streamable HTTP.
-    Gemini,
-    /// Codex `[mcp_servers.NAME]` as JSON: `command`/`args`/`env`/`env_vars`/`cwd`,
-    /// or `url` with `http_headers`, `env_http_headers`, `bearer_token_env_var`.
-    Codex,
-    /// OpenCode: `{"type":"local","command":[…],"environment"}` or `{"type":"remote","url","headers"}`.
-    OpenCode,
+    McpJsonHttpUrl,
+    /// A TOML table as JSON: `command`/`args`/`env`/`env_vars`/`cwd`, or
+    /// `url` with `http_headers`, `env_http_headers`, `bearer_token_env_var`.
+    TomlTable,
+    /// `{"type":"local","command":[…],"environment"}` or `{"type":"remote","url","headers"}`.
+    TypedLocalRemote,
 }
 
 /// A string-to-string map; non-string values are skipped.
@@ -185,8 +186,9 @@ fn expect_type(entry: &Map<String, Value>, key: &str, want: &str) -> Result<(), 
 
 /// Expands the environment references a harness expands itself, so a
 /// `--test` uses what the harness would: `${VAR}` and `${VAR:-default}`
-/// (Claude, Cursor, also `${env:VAR}`), `$VAR` and `${VAR}` (Gemini),
-/// `{env:VAR}` (OpenCode). An unset variable stays as written. Returns the
+/// (also `${env:VAR}`) for [`EntryDialect::McpJson`], `$VAR` and `${VAR}`
+/// for [`EntryDialect::McpJsonHttpUrl`], `{env:VAR}` for
+/// [`EntryDialect::TypedLocalRemote`]. An unset variable stays as written. Returns the
 /// names referenced, and of those the ones not set, with no default (names
 /// are shown; values never are).
 pub(crate) fn expand_references(
@@ -194,7 +196,7 @@ pub(crate) fn expand_references(
     dialect: EntryDialect,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> (Vec<String>, Vec<String>) {
-    if dialect == EntryDialect::Codex {
+    if dialect == EntryDialect::TomlTable {
         return (Vec::new(), Vec::new());
     }
     let mut names = Vec::new();
@@ -245,13 +247,13 @@ pub(crate) fn expand_text(
     let mut rest = text;
     loop {
         let (start, open) = match dialect {
-            EntryDialect::OpenCode => match rest.find("{env:") {
+            EntryDialect::TypedLocalRemote => match rest.find("{env:") {
                 Some(i) => (i, "{env:"),
                 None => break,
             },
             _ => match rest.find('$') {
                 Some(i) if rest[i..].starts_with("${") => (i, "${"),
-                Some(i) if dialect == EntryDialect::Gemini => (i, "$"),
+                Some(i) if dialect == EntryDialect::McpJsonHttpUrl => (i, "$"),
                 Some(i) => {
                     out.push_str(&rest[..=i]);
                     rest = &rest[i + 1..];
@@ -317,9 +319,10 @@ pub fn substitute(value: &Value, placeholder: &str, with: &str) -> Value {
     }
 }
 
-/// Variables a Codex entry needs that `lookup` does not have: its
-/// `bearer_token_env_var` (Codex refuses the server without it). Names only.
-pub fn codex_unset(
+/// Variables a [`EntryDialect::TomlTable`] entry needs that `lookup` does
+/// not have: its `bearer_token_env_var` (the harness refuses the server
+/// without it). Names only.
+pub fn bearer_env_unset(
     entry: &Map<String, Value>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<String> {
@@ -332,7 +335,7 @@ pub fn codex_unset(
 }
 
 /// Reads one server entry into an [`Endpoint`]. `lookup` resolves environment
-/// variables a dialect forwards by name (Codex), so the in-memory endpoint can
+/// variables a dialect forwards by name (`env_vars`), so the in-memory endpoint can
 /// be tested; nothing from it is ever shown. The error says what is wrong, never
 /// a value.
 pub fn entry_endpoint(
@@ -344,8 +347,8 @@ pub fn entry_endpoint(
         return Err(format!("the entry is {}, not an object", json_kind(entry)));
     };
     let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    if dialect == EntryDialect::OpenCode {
-        return opencode_endpoint(obj, kind);
+    if dialect == EntryDialect::TypedLocalRemote {
+        return typed_endpoint(obj, kind);
     }
     expect_type(obj, "command", "string")?;
     expect_type(obj, "args", "array")?;
@@ -354,7 +357,7 @@ pub fn entry_endpoint(
     expect_type(obj, "headers", "object")?;
     if let Some(command) = obj.get("command").and_then(Value::as_str) {
         let mut env = string_map(obj.get("env"));
-        if dialect == EntryDialect::Codex {
+        if dialect == EntryDialect::TomlTable {
             for name in string_list(obj.get("env_vars")) {
                 if let Some(value) = lookup(&name) {
                     env.push(KeyValue::new(name, value));
@@ -368,12 +371,12 @@ pub fn entry_endpoint(
             cwd: obj.get("cwd").and_then(Value::as_str).map(str::to_owned),
         });
     }
-    let mut headers = string_map(obj.get(if dialect == EntryDialect::Codex {
+    let mut headers = string_map(obj.get(if dialect == EntryDialect::TomlTable {
         "http_headers"
     } else {
         "headers"
     }));
-    if dialect == EntryDialect::Codex {
+    if dialect == EntryDialect::TomlTable {
         for kv in string_map(obj.get("env_http_headers")) {
             if let Some(value) = lookup(&kv.value) {
                 headers.push(KeyValue::new(kv.name, value));
@@ -399,7 +402,7 @@ pub fn entry_endpoint(
         let sse = match kind {
             "sse" => true,
             "http" | "streamable-http" | "streamableHttp" => false,
-            _ => dialect == EntryDialect::Gemini,
+            _ => dialect == EntryDialect::McpJsonHttpUrl,
         };
         let url = url.to_owned();
         return Ok(if sse {
@@ -411,7 +414,7 @@ pub fn entry_endpoint(
     Err("neither \"command\" nor \"url\" is set".into())
 }
 
-fn opencode_endpoint(obj: &Map<String, Value>, kind: &str) -> Result<Endpoint, String> {
+fn typed_endpoint(obj: &Map<String, Value>, kind: &str) -> Result<Endpoint, String> {
     match kind {
         "local" => {
             expect_type(obj, "command", "string or array")?;
@@ -446,7 +449,7 @@ fn opencode_endpoint(obj: &Map<String, Value>, kind: &str) -> Result<Endpoint, S
     }
 }
 
-/// Parses Codex TOML into JSON values; the error names the line only, never
+/// Parses a TOML configuration into JSON values; the error names the line only, never
 /// content. Also used by `tether endpoint-test --config` for a `config.toml`.
 pub fn parse_toml_object(text: &str) -> Result<Map<String, Value>, String> {
     let table = toml::from_str::<toml::Table>(text).map_err(|e| {

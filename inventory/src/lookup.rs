@@ -1,6 +1,6 @@
 //! Reading one MCP server's configuration from the files people have: the
-//! `{"mcpServers": {…}}` JSON of Claude, Cursor and Gemini, and Codex's
-//! `config.toml` `[mcp_servers.NAME]`.
+//! `{"mcpServers": {…}}` JSON, and a TOML `config.toml`'s
+//! `[mcp_servers.NAME]` tables.
 //!
 //! Bounded and explicit: files over 1 MiB are refused, and every error says
 //! which file and which server, never a value from it.
@@ -12,7 +12,7 @@ use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::{ReasonCode, ServerSource};
 
 use crate::dialect::{
-    EntryDialect, codex_unset, entry_endpoint, expand_references, parse_json_object,
+    EntryDialect, bearer_env_unset, entry_endpoint, expand_references, parse_json_object,
     parse_toml_object,
 };
 use crate::root::read_capped;
@@ -96,7 +96,7 @@ fn load(path: &Path, name: &str) -> Result<(Endpoint, Vec<String>), ConfigError>
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     if is_toml {
-        codex_server(&text, &shown, name)
+        toml_server(&text, &shown, name)
     } else {
         json_server(&text, &shown, name)
     }
@@ -150,10 +150,10 @@ pub fn json_server(
     Ok((endpoint, unset))
 }
 
-/// Codex `[mcp_servers.NAME]`: command/args/env, or url with `http_headers`,
+/// A TOML `[mcp_servers.NAME]`: command/args/env, or url with `http_headers`,
 /// `env_http_headers` and `bearer_token_env_var` (read from this
 /// environment), with the bearer token's variable when it is unset.
-pub fn codex_server(
+pub fn toml_server(
     text: &str,
     path: &str,
     name: &str,
@@ -168,11 +168,11 @@ pub fn codex_server(
         .ok_or_else(|| invalid(path, name, "the file has no [mcp_servers] table"))?;
     let entry = pick(servers, path, name)?;
     let lookup = |var: &str| std::env::var(var).ok();
-    let endpoint = entry_endpoint(entry, EntryDialect::Codex, &lookup)
+    let endpoint = entry_endpoint(entry, EntryDialect::TomlTable, &lookup)
         .map_err(|reason| invalid(path, name, reason))?;
     let unset = entry
         .as_object()
-        .map(|obj| codex_unset(obj, &lookup))
+        .map(|obj| bearer_env_unset(obj, &lookup))
         .unwrap_or_default();
     Ok((endpoint, unset))
 }
@@ -221,13 +221,13 @@ env = { TZ = "UTC" }
 url = "http://127.0.0.1:1/mcp"
 http_headers = { "X-Key" = "k" }
 "#;
-        let time = codex_server(text, "config.toml", "time").expect("time").0;
+        let time = toml_server(text, "config.toml", "time").expect("time").0;
         assert!(matches!(time, Endpoint::Stdio { ref args, .. } if args.len() == 2));
-        let remote = codex_server(text, "config.toml", "remote")
+        let remote = toml_server(text, "config.toml", "remote")
             .expect("remote")
             .0;
         assert!(matches!(remote, Endpoint::Http { ref headers, .. } if headers.len() == 1));
-        assert!(codex_server("[[", "c.toml", "x").is_err());
+        assert!(toml_server("[[", "c.toml", "x").is_err());
     }
 
     #[test]
@@ -254,7 +254,7 @@ http_headers = { "X-Key" = "k" }
         assert_eq!(args, [format!("{home}/x")]);
         assert_eq!(env[0].value, "fallback");
         let toml = "[mcp_servers.r]\nurl = \"http://127.0.0.1:1/mcp\"\nbearer_token_env_var = \"TETHER_TEST_NEVER_SET_BEARER\"\n";
-        let (_, unset) = codex_server(toml, "c.toml", "r").expect("r");
+        let (_, unset) = toml_server(toml, "c.toml", "r").expect("r");
         assert_eq!(unset, ["TETHER_TEST_NEVER_SET_BEARER"]);
     }
 }

@@ -58,7 +58,7 @@ fn entries_of_every_dialect() {
     let e = |v: Value, d| entry_endpoint(&v, d, &none);
     let sse = e(
         serde_json::json!({"url": "http://h/sse"}),
-        EntryDialect::Gemini,
+        EntryDialect::McpJsonHttpUrl,
     )
     .expect("g");
     assert_eq!(sse.transport(), Transport::Sse);
@@ -70,7 +70,7 @@ fn entries_of_every_dialect() {
     assert_eq!(http.transport(), Transport::Http);
     let oc = e(
         serde_json::json!({"type": "local", "command": ["npx", "-y", "x"]}),
-        EntryDialect::OpenCode,
+        EntryDialect::TypedLocalRemote,
     )
     .expect("oc");
     assert!(
@@ -83,7 +83,7 @@ fn entries_of_every_dialect() {
     let lookup = |name: &str| (name == "TOK").then(|| "s3cr3t".to_owned());
     let codex = entry_endpoint(
         &serde_json::json!({"url": "http://h/mcp", "bearer_token_env_var": "TOK"}),
-        EntryDialect::Codex,
+        EntryDialect::TomlTable,
         &lookup,
     )
     .expect("codex");
@@ -108,19 +108,22 @@ fn environment_references_expand_as_each_harness_does() {
     assert_eq!(run("${MISSING:-dflt}/x", EntryDialect::McpJson).0, "dflt/x");
     assert_eq!(run("${env:TOK}", EntryDialect::McpJson).0, "v4lue");
     assert_eq!(
-        run("$TOK and ${UNSET}", EntryDialect::Gemini),
+        run("$TOK and ${UNSET}", EntryDialect::McpJsonHttpUrl),
         (
             "v4lue and ${UNSET}".into(),
             vec!["TOK".into(), "UNSET".into()]
         )
     );
     assert_eq!(run("$TOK stays", EntryDialect::McpJson).0, "$TOK stays");
-    assert_eq!(run("{env:TOK}!", EntryDialect::OpenCode).0, "v4lue!");
+    assert_eq!(
+        run("{env:TOK}!", EntryDialect::TypedLocalRemote).0,
+        "v4lue!"
+    );
     assert_eq!(
         run("${ unterminated", EntryDialect::McpJson).0,
         "${ unterminated"
     );
-    assert_eq!(run("$", EntryDialect::Gemini).0, "$");
+    assert_eq!(run("$", EntryDialect::McpJsonHttpUrl).0, "$");
     let mut endpoint = Endpoint::Http {
         url: "https://h/mcp".into(),
         headers: vec![KeyValue::new("Authorization", "Bearer ${TOK}")],

@@ -8,8 +8,8 @@
 //!   [`Materialized::env`](crate::Materialized).
 //! - [`deliver_first_endpoint`] and [`EVERY_TRANSPORT`]: the decision and
 //!   capabilities of a CLI that takes every transport from its config.
-//! - [`stream_json_init_reports`] reads the `system/init` line that Claude
-//!   Code and its descendants (Qwen Code) print with
+//! - [`stream_json_init_reports`] reads the `system/init` line that
+//!   CLIs of the stream-json kind print with
 //!   `--output-format stream-json`: each server's status and its
 //!   model-visible `mcp__<server>__<tool>` count.
 
@@ -42,15 +42,15 @@ pub fn deliver_first_endpoint(server: &ServerSpec) -> Decision {
 /// How a CLI spells a reference to an environment variable in its config.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefStyle {
-    /// `${VAR}` (Claude Code, Copilot CLI).
+    /// `${VAR}`.
     Braces,
-    /// `$VAR` (Gemini CLI, Qwen Code).
+    /// `$VAR`.
     Dollar,
-    /// `{env:VAR}` (OpenCode).
-    OpenCode,
-    /// `${env:VAR}` (Cursor).
-    Cursor,
-    /// The bare variable name, for CLIs that take names (Codex `env_vars`).
+    /// `{env:VAR}`.
+    EnvColon,
+    /// `${env:VAR}`.
+    DollarEnvColon,
+    /// The bare variable name, for CLIs that take names (an `env_vars` list).
     Name,
 }
 
@@ -77,8 +77,8 @@ impl EnvRefs {
         match self.style {
             RefStyle::Braces => format!("${{{name}}}"),
             RefStyle::Dollar => format!("${name}"),
-            RefStyle::OpenCode => format!("{{env:{name}}}"),
-            RefStyle::Cursor => format!("${{env:{name}}}"),
+            RefStyle::EnvColon => format!("{{env:{name}}}"),
+            RefStyle::DollarEnvColon => format!("${{env:{name}}}"),
             RefStyle::Name => name,
         }
     }
@@ -130,7 +130,7 @@ pub fn url_carries_secrets(url: &str) -> bool {
     })
 }
 
-/// The `mcp__<server>__` prefix of a server's tools in Claude-style tool
+/// The `mcp__<server>__` prefix of a server's tools in stream-json tool
 /// lists (characters other than ASCII alphanumerics, `_` and `-` become `_`).
 pub fn mcp_tool_prefix(server: &str) -> String {
     let normalized: String = server
@@ -146,7 +146,7 @@ pub fn mcp_tool_prefix(server: &str) -> String {
     format!("mcp__{normalized}__")
 }
 
-/// `agent_reported` evidence from one stdout line, when it is a Claude-style
+/// `agent_reported` evidence from one stdout line, when it is a stream-json
 /// `{"type":"system","subtype":"init","mcp_servers":[{name,status}],"tools":[…]}`
 /// object: per server its status, and its tool count when tools named
 /// `mcp__<server>__…` are listed. Anything else gives nothing.
@@ -190,8 +190,7 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
 }
 
 /// What a user merges into `file` to add the stdio server `name` (`entry`,
-/// the harness's own entry shape) under `top` (`mcpServers`, OpenCode's
-/// `mcp`): pretty JSON, for [`PassthroughStrategy::server_setup`].
+/// the harness's own entry shape) under `top` (`mcpServers`, or `mcp`): pretty JSON, for [`PassthroughStrategy::server_setup`].
 ///
 /// [`PassthroughStrategy::server_setup`]: tether_core::passthrough::PassthroughStrategy::server_setup
 pub fn server_block(
@@ -228,8 +227,8 @@ mod tests {
         for (style, want) in [
             (RefStyle::Braces, "${TETHER_MCP_1}"),
             (RefStyle::Dollar, "$TETHER_MCP_1"),
-            (RefStyle::OpenCode, "{env:TETHER_MCP_1}"),
-            (RefStyle::Cursor, "${env:TETHER_MCP_1}"),
+            (RefStyle::EnvColon, "{env:TETHER_MCP_1}"),
+            (RefStyle::DollarEnvColon, "${env:TETHER_MCP_1}"),
             (RefStyle::Name, "TETHER_MCP_1"),
         ] {
             let mut refs = EnvRefs::new(style);

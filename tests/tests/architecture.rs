@@ -17,6 +17,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+// Links the first-party plugins, so the registry and the scanners know them.
+use tether_tests as _;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Layer {
@@ -331,7 +333,10 @@ fn read_tree(dir: &Path, out: &mut String) {
         let path = entry.path();
         if path.is_dir() {
             read_tree(&path, out);
-        } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
+        } else if path.extension().and_then(|e| e.to_str()) == Some("rs")
+            // A test module in a file of its own (`mod tests;`).
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
             let text = std::fs::read_to_string(&path).expect("read");
             // Test modules may build what they like.
             out.push_str(text.split("#[cfg(test)]").next().unwrap_or(""));
@@ -480,4 +485,107 @@ fn core_modules_import_each_other_without_a_cycle() {
     for node in graph.keys() {
         visit(node, &graph, &mut Vec::new(), &mut done);
     }
+}
+
+/// A source file as product code: comments, `#[cfg(test)]` modules (to the
+/// end of the file, where this house keeps them) and doc lines left out.
+fn product_code(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        // A trailing comment (outside a string, as far as a line can say).
+        let code = match line.find(" // ") {
+            Some(i) if line[..i].matches('"').count() % 2 == 0 => &line[..i],
+            _ => line,
+        };
+        out.push_str(code);
+        out.push('\n');
+    }
+    out
+}
+
+/// GIVEN every harness the registry and the inventory's scanners know WHEN
+/// the product code outside `plugins/` is read (crates' `src/`, tests and
+/// comments left out) THEN none of it names a harness: no string, no
+/// identifier. What a harness is, its plugin says.
+#[test]
+fn no_product_code_outside_plugins_names_a_harness() {
+    let registry = tether_core::registry::Registry::with_static().expect("registry");
+    let mut names: BTreeSet<String> = registry
+        .plugins()
+        .iter()
+        .filter(|p| p.descriptor.drive_mode == tether_core::DriveMode::Passthrough)
+        .flat_map(|p| p.descriptor.agent_kinds.iter().cloned())
+        .collect();
+    names.extend(
+        tether_inventory::scanners()
+            .iter()
+            .map(|s| s.harness().to_owned()),
+    );
+    assert!(names.len() >= 7, "{names:?}");
+    let patterns: Vec<(String, regex::Regex)> = names
+        .iter()
+        .map(|name| {
+            let word = regex::escape(name).replace("\\-", "[-_]?");
+            // A quoted name, a capitalized identifier (`Cursor`, `OpenCode`),
+            // or a snake-case one built on it (`codex_server`).
+            let pattern = format!(
+                r#"(?i:"[^"\n]*\b{word}\b[^"\n]*")|\b(?i:{word})[A-Z_]\w*|\b{cap}\w*|\b{word}_\w+"#,
+                cap = {
+                    let mut c = name.chars();
+                    c.next()
+                        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+                        .unwrap_or_default()
+                },
+            );
+            (name.clone(), regex::Regex::new(&pattern).expect("pattern"))
+        })
+        .collect();
+    let mut found = Vec::new();
+    for (name, package) in graph() {
+        if package.dir.starts_with("plugins")
+            || package.dir.starts_with("tests")
+            || package.dir.starts_with("examples")
+        {
+            continue;
+        }
+        let mut stack = vec![workspace().join(&package.dir).join("src")];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    if path.file_name().is_some_and(|n| n != "tests") {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs")
+                    || path.file_name().is_some_and(|n| n == "tests.rs")
+                {
+                    continue;
+                }
+                let code = product_code(&std::fs::read_to_string(&path).expect("source"));
+                for (harness, pattern) in &patterns {
+                    for m in pattern.find_iter(&code) {
+                        found.push(format!(
+                            "{name}: {}: {harness}: {}",
+                            path.strip_prefix(workspace()).unwrap_or(&path).display(),
+                            m.as_str()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "harnesses named outside plugins/:\n{}",
+        found.join("\n")
+    );
 }

@@ -74,7 +74,7 @@ fn details(ctx: &ScanContext, found: &mut FoundServer, entry: &Map<String, Value
     // Codex refuses the server when its bearer token's variable is unset.
     found
         .unset_env
-        .extend(tether_inventory::dialect::codex_unset(entry, &|var| {
+        .extend(tether_inventory::dialect::bearer_env_unset(entry, &|var| {
             ctx.var_str(var)
         }));
     if let Some(headers) = entry.get("env_http_headers").and_then(Value::as_object) {
@@ -108,7 +108,7 @@ impl ConfigScanner for CodexConfigScanner {
                 &source,
                 "mcp_servers",
                 doc.get("mcp_servers"),
-                EntryDialect::Codex,
+                EntryDialect::TomlTable,
                 |found, entry| {
                     details(ctx, found, entry);
                     // An ignored file's servers stop there, whatever they say.

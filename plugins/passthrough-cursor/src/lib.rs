@@ -82,7 +82,7 @@ impl PassthroughStrategy for PassthroughCursor {
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
-        let mut refs = EnvRefs::new(RefStyle::Cursor);
+        let mut refs = EnvRefs::new(RefStyle::DollarEnvColon);
         let servers: Map<String, Value> = plan
             .delivered()
             .map(|(p, endpoint)| (p.spec.name.clone(), cursor_entry(endpoint, &mut refs)))

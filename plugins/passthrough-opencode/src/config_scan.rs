@@ -186,7 +186,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 &layer.source,
                 "mcp",
                 Some(&Value::Object(defined)),
-                EntryDialect::OpenCode,
+                EntryDialect::TypedLocalRemote,
                 |found, _| {
                     if project_off && found.scope == ConfigScope::Project {
                         found.enablement = Enablement::Off(

@@ -132,7 +132,7 @@ impl PassthroughStrategy for PassthroughOpenCode {
         _: &PlanContext,
         dir: &Path,
     ) -> Result<Materialized, String> {
-        let mut refs = EnvRefs::new(RefStyle::OpenCode);
+        let mut refs = EnvRefs::new(RefStyle::EnvColon);
         let servers: Map<String, Value> = plan
             .delivered()
             .map(|(p, endpoint)| (p.spec.name.clone(), opencode_entry(endpoint, &mut refs)))
