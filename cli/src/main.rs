@@ -27,15 +27,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-// Link the first-party plugins so their `inventory` registrations are present.
-use tether_acp_structured as _;
-use tether_passthrough_claude as _;
-use tether_passthrough_codex as _;
-use tether_passthrough_copilot as _;
-use tether_passthrough_cursor as _;
-use tether_passthrough_gemini as _;
-use tether_passthrough_opencode as _;
-
 /// What the top of `tether --help` says: what Tether answers, in a user's
 /// words (not the crate's description, which is about the code).
 const ABOUT: &str = "Which MCP servers did your AI coding agent really get, how far did each get, and why did it stop? \
@@ -140,6 +131,9 @@ enum SchemaDocument {
 }
 
 fn main() -> ExitCode {
+    // Every first-party plugin in this binary, registered (one list: the
+    // first-party crate's).
+    tether_first_party::link();
     let cli = Cli::parse();
     // Daemons that agents or servers start are handed to us when their parent
     // exits, so every sweep can find and reap them (Linux; a no-op elsewhere).

@@ -9,13 +9,8 @@ use std::path::Path;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Map, Value, json};
+use tether_first_party as _;
 use tether_inventory::{ScanContext, scan_all, scanners};
-use tether_passthrough_claude as _;
-use tether_passthrough_codex as _;
-use tether_passthrough_copilot as _;
-use tether_passthrough_cursor as _;
-use tether_passthrough_gemini as _;
-use tether_passthrough_opencode as _;
 
 const PER_FILE: usize = 50;
 

@@ -3,13 +3,7 @@
 
 pub mod fake_model;
 
-pub use tether_acp_structured;
-pub use tether_passthrough_claude;
-pub use tether_passthrough_codex;
-pub use tether_passthrough_copilot;
-pub use tether_passthrough_cursor;
-pub use tether_passthrough_gemini;
-pub use tether_passthrough_opencode;
+pub use tether_first_party;
 
 /// Where tests write sample documents for the out-of-process schema check.
 pub fn samples_dir() -> std::path::PathBuf {

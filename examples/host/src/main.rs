@@ -48,14 +48,6 @@ use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
 use tether_process::{ChildGroup, ChildSpec};
 use tether_store::SqliteStore;
 
-// Link the scanners so `scanners()` has them.
-use tether_passthrough_claude as _;
-use tether_passthrough_codex as _;
-use tether_passthrough_copilot as _;
-use tether_passthrough_cursor as _;
-use tether_passthrough_gemini as _;
-use tether_passthrough_opencode as _;
-
 const SERVER: &str = "kandev";
 
 fn arg(args: &[String], flag: &str) -> Option<String> {
@@ -85,6 +77,8 @@ fn print_history(prefix: &str, history: &AttachmentHistory) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
+    // Every first-party plugin and scanner, registered.
+    tether_first_party::link();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let db = arg(&args, "--db").context(
         "usage: tether-example-host --db PATH|postgres://… [--agent PATH] [--session ID] [--serve [--addr IP:PORT]] [--config FILE --server NAME… [--observe-servers]]",
