@@ -36,14 +36,15 @@ pub struct CollectArgs {
     /// Where to listen (4318 is the OTLP/HTTP default).
     #[arg(long, default_value = "127.0.0.1:4318", value_name = "IP:PORT")]
     addr: SocketAddr,
-    /// Print what HARNESS needs to send here (claude, codex, gemini, qwen,
-    /// copilot, opencode), then receive.
+    /// Print what HARNESS needs to send here (the harnesses are listed from
+    /// the plugins), then receive.
     #[arg(long = "print-env", value_name = "HARNESS")]
     print_env: Option<String>,
-    /// How --print-env says it: `env`, variables to export (and Codex's
-    /// block), or `settings`, one block for the harness's own settings file
-    /// (Claude Code's settings `env`, Gemini's and Qwen's `.env`, Codex's
-    /// `config.toml`), so that nothing depends on the shell profile.
+    /// How --print-env says it: `env`, variables to export (and a block
+    /// for a harness that reads its exporter from its configuration), or
+    /// `settings`, one block for a file of the harness's own (its settings,
+    /// its `.env`, its TOML configuration), so that nothing depends on the
+    /// shell profile.
     #[arg(long, value_enum, default_value = "env", requires = "print_env")]
     format: SetupFormat,
     /// Make a new token (the old one stops working) and keep it; every

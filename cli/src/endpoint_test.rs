@@ -41,7 +41,7 @@ pub struct EndpointTestArgs {
     /// A header to send to --url, as 'Name: value' (repeatable).
     #[arg(long = "header", value_name = "'K: V'", requires = "url", value_parser = parse_header)]
     headers: Vec<(String, String)>,
-    /// A JSON {"mcpServers": …} file (Claude, Cursor, Gemini) or a Codex config.toml.
+    /// A JSON {"mcpServers": …} file, or a TOML config.toml ([mcp_servers.NAME]).
     #[arg(long, value_name = "FILE", requires = "server")]
     config: Option<PathBuf>,
     /// The server's name in --config.

@@ -1,5 +1,5 @@
 //! `tether inventory`: every MCP server the user's harnesses are configured
-//! with (Claude Code, Codex, OpenCode, Cursor, Gemini CLI, Qwen Code, Copilot CLI), how far the
+//! with (each harness's scanner, from its plugin), how far the
 //! configuration takes each one, and why it stops. `--test` runs the bounded
 //! endpoint test on every enabled server; `--record`/`--changes` keep
 //! snapshots in the SQLite store.
@@ -31,7 +31,7 @@ pub struct InventoryArgs {
     /// The project whose project and local scopes are read (default: the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
-    /// Only this harness (repeatable): claude, codex, copilot, cursor, gemini, opencode, qwen.
+    /// Only this harness (repeatable; the harnesses are listed from the plugins).
     #[arg(long = "harness", value_name = "NAME")]
     harnesses: Vec<String>,
     /// Only rows of this kind (repeatable): mcp_server, mcp_tool, plugin, skill, hook.

@@ -45,8 +45,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Every MCP server your harnesses (Claude Code, Codex, OpenCode, Cursor, Gemini CLI, Qwen Code, Copilot CLI) are
-    /// configured with, how far the configuration takes each, and why it stops.
+    /// Every MCP server your harnesses are configured with, how far the configuration takes
+    /// each, and why it stops.
     Inventory(inventory::InventoryArgs),
     /// The sessions your harnesses wrote to disk, each as a capability matrix: list, show ID,
     /// import into a store (exit 0 done, 1 store failure or no such session, 2 usage).
@@ -130,11 +130,82 @@ enum SchemaDocument {
     StatusFleetServers,
 }
 
+/// The command line, with every list of harnesses in its help taken from
+/// the plugins this binary holds (never written down here).
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let registry = tether_core::registry::Registry::with_static().ok();
+    let passthrough =
+        |keep: &dyn Fn(&dyn tether_core::passthrough::PassthroughStrategy) -> bool| -> String {
+            let mut kinds: Vec<String> = Vec::new();
+            for plugin in registry.iter().flat_map(|r| r.plugins()) {
+                let Some(kind) = plugin.descriptor.agent_kinds.first() else {
+                    continue;
+                };
+                let wanted = registry
+                    .as_ref()
+                    .and_then(|r| r.observer_for(kind, tether_core::DriveMode::Passthrough))
+                    .and_then(|o| o.passthrough())
+                    .is_some_and(keep);
+                if wanted && !kinds.contains(kind) {
+                    kinds.push(kind.clone());
+                }
+            }
+            kinds.sort();
+            kinds.join(", ")
+        };
+    let target = tether_core::telemetry::TelemetryTarget {
+        endpoint: "http://127.0.0.1:4318".into(),
+        authorization: String::new(),
+    };
+    let scanned: Vec<&str> = tether_inventory::scanners()
+        .iter()
+        .map(|s| s.harness())
+        .collect();
+    let scanned = scanned.join(", ");
+    let readers = passthrough(&|p| !p.record_sources().is_empty());
+    let telemetry = passthrough(&|p| p.telemetry_setup(&target).is_some());
+    let clis = passthrough(&|_| true);
+    let sessions_filter = |c: clap::Command| {
+        c.mut_arg("harness", |a| {
+            a.help(format!("Only this harness (repeatable): {readers}"))
+        })
+    };
+    Cli::command()
+        .mut_subcommand("inventory", |c| {
+            c.mut_arg("harnesses", |a| {
+                a.help(format!("Only this harness (repeatable): {scanned}"))
+            })
+        })
+        .mut_subcommand("sessions", |c| {
+            c.mut_subcommand("list", sessions_filter)
+                .mut_subcommand("import", sessions_filter)
+        })
+        .mut_subcommand("collect", |c| {
+            c.mut_arg("print_env", |a| {
+                a.help(format!(
+                    "Print what HARNESS needs to send here ({telemetry}), then receive"
+                ))
+            })
+        })
+        .mut_subcommand("probe", |c| {
+            c.mut_arg("passthrough", |a| {
+                a.help(format!(
+                    "Probe a CLI run as a plain process ({clis}) instead of an ACP agent"
+                ))
+            })
+        })
+}
+
 fn main() -> ExitCode {
     // Every first-party plugin in this binary, registered (one list: the
     // first-party crate's).
     tether_first_party::link();
-    let cli = Cli::parse();
+    let cli = {
+        use clap::FromArgMatches;
+        let matches = command().get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
+    };
     // Daemons that agents or servers start are handed to us when their parent
     // exits, so every sweep can find and reap them (Linux; a no-op elsewhere).
     if let Err(err) = tether_process::become_subreaper() {
@@ -212,7 +283,6 @@ fn explain(code: Option<&str>, markdown: bool, cli_markdown: bool) -> anyhow::Re
 /// Every command and flag, from the parser itself, as the user guide's
 /// command-line reference: it cannot fall behind the code.
 fn cli_reference() -> String {
-    use clap::CommandFactory;
     use std::fmt::Write as _;
     fn one(out: &mut String, cmd: &clap::Command, path: &str) {
         if cmd.is_hide_set() {
@@ -282,7 +352,7 @@ fn cli_reference() -> String {
          Every command and flag, as `tether --help` knows them. Exit codes are in the \
          [start chapter](../start.md#exit-codes).\n",
     );
-    one(&mut out, &Cli::command(), "tether");
+    one(&mut out, &command(), "tether");
     out
 }
 

@@ -246,7 +246,7 @@ impl Spec {
             schema.insert("required".into(), json!(self.required));
         }
         // Read-only: harnesses that ask before a tool that could change
-        // something (Codex) need not ask. (One hint: each costs tokens.)
+        // something need not ask. (One hint: each costs tokens.)
         let annotations = rmcp::model::ToolAnnotations::new().read_only(true);
         Tool::new(self.name, self.description, Arc::new(schema)).annotate(annotations)
     }

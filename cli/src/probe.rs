@@ -82,7 +82,7 @@ pub struct ProbeArgs {
     /// Write raw ACP frames and sentinel lifecycle markers (JSONL) here.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// A JSON {"mcpServers": …} file or Codex config.toml to take --server entries from.
+    /// A JSON {"mcpServers": …} file or a TOML config.toml to take --server entries from.
     #[arg(long, value_name = "FILE", requires = "server")]
     config: Option<PathBuf>,
     /// Also offer this server from --config beside the sentinel (repeatable).
@@ -96,7 +96,7 @@ pub struct ProbeArgs {
     /// Load a plugin shared library before probing (repeatable).
     #[arg(long = "load", value_name = "PATH")]
     load: Vec<PathBuf>,
-    /// Probe a CLI run as a plain process (claude, codex, gemini, qwen, copilot, opencode, cursor) instead of an ACP agent.
+    /// Probe a CLI run as a plain process (the kinds are listed from the plugins) instead of an ACP agent.
     #[arg(long, value_name = "KIND")]
     passthrough: Option<String>,
     /// Export the probe's spans, metrics and evidence logs over OTLP/HTTP to

@@ -61,8 +61,8 @@ enum SessionsCommand {
 
 #[derive(Debug, Clone, Args)]
 struct FilterArgs {
-    /// Only this harness (repeatable): claude, codex, gemini, qwen, copilot,
-    /// opencode.
+    /// Only this harness (repeatable; the harnesses are listed from the
+    /// plugins).
     #[arg(long = "harness", value_name = "KIND")]
     harness: Vec<String>,
     /// Only sessions with records since: a duration back from now (`90m`,
