@@ -376,14 +376,12 @@ fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
     if let Some(kind) = &args.print_env
         && setup_for(registry, kind, &probe_target).is_none()
     {
-        let mut known: Vec<String> = Vec::new();
-        for plugin in registry.plugins() {
-            for k in &plugin.descriptor.agent_kinds {
-                if !known.contains(k) && setup_for(registry, k, &probe_target).is_some() {
-                    known.push(k.clone());
-                }
-            }
-        }
+        let known: Vec<String> = registry
+            .harnesses()
+            .into_iter()
+            .filter(|h| h.strategy.telemetry_setup(&probe_target).is_some())
+            .map(|h| String::from(h.id))
+            .collect();
         errln!(
             "tether collect: no telemetry setup for {kind:?}; one of: {}",
             known.join(", ")

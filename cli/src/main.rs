@@ -137,21 +137,14 @@ fn command() -> clap::Command {
     let registry = tether_core::registry::Registry::with_static().ok();
     let passthrough =
         |keep: &dyn Fn(&dyn tether_core::passthrough::PassthroughStrategy) -> bool| -> String {
-            let mut kinds: Vec<String> = Vec::new();
-            for plugin in registry.iter().flat_map(|r| r.plugins()) {
-                let Some(kind) = plugin.descriptor.agent_kinds.first() else {
-                    continue;
-                };
-                let wanted = registry
-                    .as_ref()
-                    .and_then(|r| r.observer_for(kind, tether_core::DriveMode::Passthrough))
-                    .and_then(|o| o.passthrough())
-                    .is_some_and(keep);
-                if wanted && !kinds.contains(kind) {
-                    kinds.push(kind.clone());
-                }
-            }
+            let mut kinds: Vec<String> = registry
+                .iter()
+                .flat_map(|r| r.harnesses())
+                .filter(|h| keep(h.strategy))
+                .map(|h| String::from(h.id))
+                .collect();
             kinds.sort();
+            kinds.dedup();
             kinds.join(", ")
         };
     let target = tether_core::telemetry::TelemetryTarget {

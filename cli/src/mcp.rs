@@ -132,21 +132,16 @@ fn server_setups() -> Vec<(String, tether_core::passthrough::ServerSetup)> {
     let Ok(registry) = Registry::with_static() else {
         return Vec::new();
     };
-    let mut out: Vec<(String, tether_core::passthrough::ServerSetup)> = Vec::new();
-    for plugin in registry.plugins() {
-        let Some(kind) = plugin.descriptor.agent_kinds.first() else {
-            continue;
-        };
-        let setup = registry
-            .observer_for(kind, tether_core::DriveMode::Passthrough)
-            .and_then(|o| o.passthrough())
-            .and_then(|p| p.server_setup("tether", &exe, &["mcp".to_owned()]));
-        if let Some(setup) = setup
-            && !out.iter().any(|(k, _)| k == kind)
-        {
-            out.push((kind.clone(), setup));
-        }
-    }
+    let mut out: Vec<(String, tether_core::passthrough::ServerSetup)> = registry
+        .harnesses()
+        .into_iter()
+        .filter_map(|h| {
+            let setup = h
+                .strategy
+                .server_setup("tether", &exe, &["mcp".to_owned()])?;
+            Some((String::from(h.id), setup))
+        })
+        .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
@@ -413,9 +408,9 @@ fn attempts(
     let mut out: Vec<AttachmentAttempt> = Vec::new();
     if let Ok(registry) = Registry::with_static() {
         let known: Vec<String> = registry
-            .plugins()
-            .iter()
-            .filter_map(|p| p.descriptor.agent_kinds.first().cloned())
+            .harnesses()
+            .into_iter()
+            .map(|h| String::from(h.id))
             .collect();
         let wanted: Vec<String> = harnesses
             .iter()

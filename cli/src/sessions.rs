@@ -98,9 +98,9 @@ pub(crate) fn since(word: &str) -> Option<Timestamp> {
 
 fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
     let known: Vec<String> = registry
-        .plugins()
-        .iter()
-        .filter_map(|p| p.descriptor.agent_kinds.first().cloned())
+        .harnesses()
+        .into_iter()
+        .map(|h| String::from(h.id))
         .collect();
     for kind in &args.harness {
         if !known.contains(kind) {
@@ -162,9 +162,9 @@ pub(crate) fn session_tools(
 ) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
     let registry = Registry::with_static()?;
     let known: Vec<String> = registry
-        .plugins()
-        .iter()
-        .filter_map(|p| p.descriptor.agent_kinds.first().cloned())
+        .harnesses()
+        .into_iter()
+        .map(|h| String::from(h.id))
         .collect();
     let wanted: Vec<String> = harnesses
         .iter()
@@ -237,12 +237,7 @@ fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
     let harness = id
         .split_once(':')
         .map(|(kind, _)| kind.to_owned())
-        .filter(|kind| {
-            registry
-                .plugins()
-                .iter()
-                .any(|p| p.descriptor.agent_kinds.first() == Some(kind))
-        });
+        .filter(|kind| registry.harnesses().iter().any(|h| h.id == kind.as_str()));
     let filter = Filter {
         harnesses: harness.into_iter().collect(),
         ..Filter::default()

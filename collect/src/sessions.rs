@@ -148,21 +148,13 @@ impl Collector {
         }
         let hub = Arc::clone(&self.hub);
         let mut answer = None;
-        for plugin in hub.registry().plugins() {
-            if plugin.descriptor.drive_mode != DriveMode::Passthrough {
-                continue;
-            }
-            let Some(strategy) = plugin.observer.passthrough() else {
-                continue;
-            };
-            let Some(kind) = plugin.descriptor.agent_kinds.first() else {
-                continue;
-            };
+        for harness in hub.registry().harnesses() {
+            let kind = harness.id.as_str();
             let configured = self.names.get(kind).map(Vec::as_slice).unwrap_or(&[]);
-            match read_contained(strategy, record, configured) {
+            match read_contained(harness.strategy, record, configured) {
                 TelemetryAnswer::NotMine => continue,
                 other => {
-                    answer = Some((kind.clone(), other));
+                    answer = Some((kind.to_owned(), other));
                     break;
                 }
             }

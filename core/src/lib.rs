@@ -29,6 +29,7 @@
 pub mod diagnostics;
 pub mod display;
 pub mod explain;
+pub mod harness;
 pub mod history;
 pub mod inventory;
 pub mod model;
@@ -48,6 +49,7 @@ pub mod store;
 pub mod telemetry;
 pub mod vocab;
 
+pub use harness::HarnessId;
 pub use history::{AttachmentAttempt, AttachmentHistory, SCHEMA_VERSION, ServerAttachment};
 pub use model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use observer::TransportObserver;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::harness::HarnessId;
 use crate::observer::TransportObserver;
 use crate::plan::{DriveMode, PluginDescriptor};
 
@@ -102,6 +103,17 @@ pub struct Registry {
     by_kind: BTreeMap<String, usize>,
     /// Plugins that declared the agent kind [`ANY_KIND`], per drive mode.
     any_kind: BTreeMap<DriveMode, usize>,
+}
+
+/// One harness a registry holds ([`Registry::harnesses`]).
+#[derive(Clone)]
+pub struct Harness<'r> {
+    /// Its one name (the plugin's first agent kind).
+    pub id: HarnessId,
+    /// The plugin.
+    pub plugin: &'r RegisteredPlugin,
+    /// What starts it and reads what it records.
+    pub strategy: &'r dyn crate::passthrough::PassthroughStrategy,
 }
 
 /// An agent kind a plugin may declare to handle every kind of its drive mode
@@ -210,6 +222,25 @@ impl Registry {
     /// Every registered plugin, in registration order.
     pub fn plugins(&self) -> &[RegisteredPlugin] {
         &self.plugins
+    }
+
+    /// Every harness: each passthrough plugin with a strategy, by the name
+    /// its first agent kind gives (a plugin whose first kind is no harness
+    /// name is left out), in registration order.
+    pub fn harnesses(&self) -> Vec<Harness<'_>> {
+        self.plugins
+            .iter()
+            .filter(|p| p.descriptor.drive_mode == DriveMode::Passthrough)
+            .filter_map(|plugin| {
+                let id = HarnessId::new(plugin.descriptor.agent_kinds.first()?).ok()?;
+                let strategy = plugin.observer.passthrough()?;
+                Some(Harness {
+                    id,
+                    plugin,
+                    strategy,
+                })
+            })
+            .collect()
     }
 
     /// The plugin listing document (`tether plugins --json`).

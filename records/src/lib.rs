@@ -32,7 +32,6 @@ use std::time::SystemTime;
 use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
 use tether_core::observer::TransportObserver;
-use tether_core::plan::DriveMode;
 use tether_core::records::{
     FileReport, RecordAnswer, RecordFile, RecordFormat, RecordSource, SessionSummary, SourceCut,
     StatusCounts,
@@ -196,23 +195,16 @@ impl Records {
         filter: Filter,
     ) -> Self {
         let mut sources = Vec::new();
-        for plugin in registry.plugins() {
-            if plugin.descriptor.drive_mode != DriveMode::Passthrough {
+        for harness in registry.harnesses() {
+            let kind = harness.id.as_str();
+            if !filter.harnesses.is_empty() && !filter.harnesses.iter().any(|h| h == kind) {
                 continue;
             }
-            let Some(kind) = plugin.descriptor.agent_kinds.first() else {
-                continue;
-            };
-            if !filter.harnesses.is_empty() && !filter.harnesses.contains(kind) {
-                continue;
-            }
-            let Some(strategy) = plugin.observer.passthrough() else {
-                continue;
-            };
+            let strategy = harness.strategy;
             for source in contained(|| strategy.record_sources()).unwrap_or_default() {
                 sources.push(Source {
-                    kind: kind.clone(),
-                    observer: Arc::clone(&plugin.observer),
+                    kind: kind.to_owned(),
+                    observer: Arc::clone(&harness.plugin.observer),
                     root: home.root(&source),
                     source,
                 });

@@ -76,6 +76,16 @@ fn every_harness_s_plugin_scanner_and_readers_share_one_name() {
     };
     let scanned: Vec<&str> = scanners().iter().map(|s| s.harness()).collect();
     assert!(scanned.contains(&"toy"), "{scanned:?}");
+    // The registry lists harnesses by the same names the scanners use.
+    let mut listed: Vec<String> = registry
+        .harnesses()
+        .into_iter()
+        .map(|h| String::from(h.id))
+        .collect();
+    listed.sort();
+    let mut expected: Vec<String> = scanned.iter().map(|s| (*s).to_owned()).collect();
+    expected.sort();
+    assert_eq!(listed, expected, "registry harnesses vs scanners");
     for harness in &scanned {
         // Each scanner's harness is the first agent kind of a passthrough
         // plugin that says how to add a server to it.

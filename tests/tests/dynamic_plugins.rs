@@ -71,6 +71,13 @@ fn a_loaded_plugin_turns_no_strategy_into_real_decisions() {
             },
         )
         .expect("add");
+    // Its identity crosses the boundary: the registry lists it as a harness.
+    let harnesses: Vec<String> = registry
+        .harnesses()
+        .into_iter()
+        .map(|h| String::from(h.id))
+        .collect();
+    assert_eq!(harnesses, ["gemini-system"]);
     let after = decisions(registry);
     assert!(after.iter().any(|(d, _)| d == "deliver"), "{after:?}");
     assert!(
