@@ -492,7 +492,7 @@ async fn serve(
             running.addr()
         );
     }
-    let collector = tether_collect::sessions::Collector::new(Arc::clone(&hub), configured);
+    let collector = tether_collect::collector::Collector::new(Arc::clone(&hub), configured);
     let pump = tether_collect::pump::CollectorThread::spawn(collector, batches);
     if !args.json {
         watch(&receiver, &hub).await;
@@ -598,7 +598,7 @@ async fn watch(receiver: &Receiver, hub: &tether_hub::Hub) {
 fn summary(
     receiver: &Receiver,
     hub: &tether_hub::Hub,
-    read: &tether_collect::sessions::CollectorStats,
+    read: &tether_collect::collector::CollectorStats,
     tally: &tether_collect::pump::ServiceTally,
 ) -> anyhow::Result<()> {
     let mut out = crate::term::stdout();

@@ -25,11 +25,11 @@
 //! with the test that checks it.
 
 pub mod budget;
+pub mod collector;
 pub mod decode;
 pub mod forward;
 pub mod pump;
-pub mod records;
-pub mod sessions;
+pub mod telemetry_records;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::Batches;
+use crate::collector::{Collector, CollectorStats};
 use crate::decode::Batch;
-use crate::sessions::{Collector, CollectorStats};
 
 /// Items per (sending service, signal).
 pub type ServiceTally = BTreeMap<(String, &'static str), u64>;

@@ -30,7 +30,7 @@ pub mod lookup;
 pub mod root;
 pub mod rows;
 pub mod scan;
-pub mod sessions;
+pub mod session_tools;
 pub mod testing;
 
 pub use capability::{
@@ -42,7 +42,7 @@ pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substit
 pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};
 pub use rows::{Enablement, FoundServer, ScanOutput, env_class};
 pub use scan::{ConfigScanner, MAX_ERRORS, MAX_ROWS, scan_all, scanners};
-pub use sessions::{SessionTools, apply_session_tools};
+pub use session_tools::{SessionTools, apply_session_tools};
 
 /// What `register_scanner!` expands to needs; not part of the API.
 #[doc(hidden)]

@@ -16,13 +16,13 @@
 //!   the rest;
 //! - adds each reading to its session's facts ([`sessions::SessionFacts`]),
 //!   once its names are names, and builds each session's attachment history
-//!   ([`sessions::history_of`]), merged into the one a store already holds.
+//!   ([`facts::history_of`]), merged into the one a store already holds.
 //!
 //! [`PassthroughStrategy::record_sources`]: tether_core::passthrough::PassthroughStrategy::record_sources
 //! [`PassthroughStrategy::read_record`]: tether_core::passthrough::PassthroughStrategy::read_record
 
+pub mod facts;
 pub mod read;
-pub mod sessions;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ use tether_core::store::{Store, StoreError};
 use tether_core::telemetry::is_name_like;
 use tether_inventory::root::ConfigRoot;
 
-pub use sessions::SessionFacts;
+pub use facts::SessionFacts;
 
 /// Files looked at per source, at most (the newest first).
 pub const MAX_FILES_PER_SOURCE: usize = 10_000;
@@ -563,7 +563,7 @@ impl Records {
             .get(&facts.agent_kind)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        sessions::history_of(facts, observer, configured, existing)
+        facts::history_of(facts, observer, configured, existing)
     }
 
     /// The summary of one session, from its history.
@@ -612,7 +612,7 @@ impl Records {
                 continue;
             };
             match had {
-                Some(old) if sessions::same(&old, &merged) => done.unchanged += 1,
+                Some(old) if facts::same(&old, &merged) => done.unchanged += 1,
                 old => {
                     merged.revision = old.as_ref().map_or(0, |o| o.revision) + 1;
                     store.save(&merged)?;

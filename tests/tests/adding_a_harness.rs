@@ -177,7 +177,7 @@ async fn a_harness_added_as_one_crate_is_read_everywhere() {
     let hub = Arc::new(tether_hub::Hub::new(
         Registry::with_static().expect("registry"),
     ));
-    let mut collector = tether_collect::sessions::Collector::new(
+    let mut collector = tether_collect::collector::Collector::new(
         Arc::clone(&hub),
         HashMap::from([("toy".to_owned(), configured())]),
     );

@@ -712,7 +712,7 @@ async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
             if let Ok(batch) =
                 tether_collect::decode::decode(signal, tether_collect::Encoding::Protobuf, &body)
             {
-                for record in tether_collect::records::records(&batch) {
+                for record in tether_collect::telemetry_records::records(&batch) {
                     seen.lock().expect("lock").push(record.service().to_owned());
                 }
             }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_collect::sessions::Collector;
+use tether_collect::collector::Collector;
 use tether_collect::{Receiver, ReceiverConfig};
 use tether_core::history::{AttachmentAttempt, ServerAttachment};
 use tether_core::plan::DriveMode;

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tether_collect::sessions::Collector;
+use tether_collect::collector::Collector;
 use tether_core::history::{AttachmentAttempt, ServerAttachment};
 use tether_core::model::ProvenanceCode;
 use tether_core::registry::Registry;
@@ -69,7 +69,7 @@ fn configured() -> Vec<ServerSpec> {
 fn collected(
     kind: &str,
     fixture_name: &str,
-) -> (AttachmentAttempt, tether_collect::sessions::CollectorStats) {
+) -> (AttachmentAttempt, tether_collect::collector::CollectorStats) {
     let registry = Registry::with_static().expect("the static plugins register");
     let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
     let mut collector = Collector::new(
@@ -419,7 +419,7 @@ fn every_mapping_conforms_on_its_recorded_session() {
 /// let go (counted), and every record was still read.
 #[test]
 fn a_flood_of_sessions_keeps_memory_bounded() {
-    use tether_collect::sessions::MAX_LIVE_SESSIONS;
+    use tether_collect::collector::MAX_LIVE_SESSIONS;
     let registry = Registry::with_static().expect("static plugins");
     let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
     let mut collector = Collector::new(Arc::clone(&hub), HashMap::new());

@@ -38,7 +38,7 @@ async fn main() -> anyhow::Result<()> {
             let Some(batch) = batches.next(std::time::Duration::from_millis(200)) else {
                 continue;
             };
-            for record in tether_collect::records::records(&batch) {
+            for record in tether_collect::telemetry_records::records(&batch) {
                 let _ = writeln!(
                     out,
                     "{}",

@@ -30,7 +30,7 @@ use tether_core::vocab::{EvidenceKind, Provenance, Trigger};
 use tether_hub::{AttemptRequest, EvidenceSink, Hub};
 
 use crate::decode::Batch;
-use crate::records::for_each_record;
+use crate::telemetry_records::for_each_record;
 
 /// The most live harness sessions kept; past it the oldest is let go (its
 /// history stays in the hub).
