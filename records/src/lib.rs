@@ -14,7 +14,7 @@
 //! - refuses, per file and with a sentence, what it cannot read (too large,
 //!   not UTF-8, a record past the bound, a link out of the root), and reads
 //!   the rest;
-//! - adds each reading to its session's facts ([`sessions::SessionFacts`]),
+//! - adds each reading to its session's facts ([`facts::SessionFacts`]),
 //!   once its names are names, and builds each session's attachment history
 //!   ([`facts::history_of`]), merged into the one a store already holds.
 //!
