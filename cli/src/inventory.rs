@@ -299,22 +299,35 @@ fn stored_session_tools(
     harnesses: &[String],
     since: Option<tether_core::model::Timestamp>,
 ) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+    Ok(stored_attempts(db, harnesses, since)?
+        .into_iter()
+        .map(|attempt| tether_inventory::SessionTools {
+            harness: attempt.agent_kind,
+            session_id: attempt.session_id,
+            updated_at: attempt.updated_at,
+            servers: attempt.servers,
+        })
+        .collect())
+}
+
+/// The current attempt of every session stored in `db` of `harnesses` (all
+/// when empty) updated since `since`.
+pub(crate) fn stored_attempts(
+    db: &std::path::Path,
+    harnesses: &[String],
+    since: Option<tether_core::model::Timestamp>,
+) -> anyhow::Result<Vec<tether_core::history::AttachmentAttempt>> {
     use tether_core::store::Store as _;
     let store = SqliteStore::open_read_only(db)?;
     Ok(store
         .load_all()?
         .histories
-        .iter()
+        .into_iter()
         .filter_map(|history| {
             let attempt = history.current()?;
             let wanted = harnesses.is_empty() || harnesses.contains(&attempt.agent_kind);
             let recent = since.is_none_or(|t| attempt.updated_at >= t);
-            (wanted && recent).then(|| tether_inventory::SessionTools {
-                harness: attempt.agent_kind.clone(),
-                session_id: attempt.session_id.clone(),
-                updated_at: attempt.updated_at,
-                servers: attempt.servers.clone(),
-            })
+            (wanted && recent).then(|| attempt.clone())
         })
         .collect())
 }

@@ -28,7 +28,6 @@ use tether_core::inventory::{InventoryDocument, InventoryRow};
 use tether_core::model::Timestamp;
 use tether_core::registry::Registry;
 use tether_core::vocab::{CapabilityKind, DisplayStatus, StageState};
-use tether_records::Filter;
 
 /// Answers are cut here (with a note saying how to narrow the question).
 const MAX_ANSWER_BYTES: usize = 12 * 1024;
@@ -405,48 +404,17 @@ fn attempts(
     harnesses: &[String],
     since: Option<Timestamp>,
 ) -> Vec<AttachmentAttempt> {
-    let mut out: Vec<AttachmentAttempt> = Vec::new();
-    if let Ok(registry) = Registry::with_static() {
-        let known: Vec<String> = registry
-            .harnesses()
-            .into_iter()
-            .map(|h| String::from(h.id))
-            .collect();
-        let wanted: Vec<String> = harnesses
-            .iter()
-            .filter(|h| known.contains(h))
-            .cloned()
-            .collect();
-        if harnesses.is_empty() || !wanted.is_empty() {
-            let records = crate::sessions::read(
-                &registry,
-                Filter {
-                    harnesses: wanted,
-                    since,
-                    project: None,
-                },
-            );
-            out.extend(
-                crate::sessions::summaries(&records)
-                    .into_iter()
-                    .filter_map(|(_, history)| history.current().cloned()),
-            );
-        }
-    }
+    let mut out: Vec<AttachmentAttempt> = crate::sessions::recorded_attempts(harnesses, since)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, attempt)| attempt)
+        .collect();
     if sources.db.exists() {
-        use tether_core::store::Store as _;
-        if let Ok(store) = tether_store::SqliteStore::open_read_only(&sources.db)
-            && let Ok(all) = store.load_all()
+        for attempt in
+            crate::inventory::stored_attempts(&sources.db, harnesses, since).unwrap_or_default()
         {
-            for history in &all.histories {
-                let Some(attempt) = history.current() else {
-                    continue;
-                };
-                let wanted = harnesses.is_empty() || harnesses.contains(&attempt.agent_kind);
-                let recent = since.is_none_or(|t| attempt.updated_at >= t);
-                if wanted && recent && !out.iter().any(|a| a.session_id == attempt.session_id) {
-                    out.push(attempt.clone());
-                }
+            if !out.iter().any(|a| a.session_id == attempt.session_id) {
+                out.push(attempt);
             }
         }
     }

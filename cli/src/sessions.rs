@@ -152,14 +152,13 @@ pub(crate) fn summaries(
     out
 }
 
-/// What the harnesses' own session records show of each session's servers
-/// and tools, for `tether inventory --sessions`: sessions of `harnesses`
-/// (every harness with a reader when empty; names without one are skipped),
-/// with records since `since`.
-pub(crate) fn session_tools(
+/// Every session on disk of `harnesses` (every harness with a reader when
+/// empty; names without one are skipped) with records since `since`, newest
+/// first: its summary and its current attempt.
+pub(crate) fn recorded_attempts(
     harnesses: &[String],
     since: Option<Timestamp>,
-) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+) -> anyhow::Result<Vec<(SessionSummary, tether_core::history::AttachmentAttempt)>> {
     let registry = Registry::with_static()?;
     let known: Vec<String> = registry
         .harnesses()
@@ -184,13 +183,23 @@ pub(crate) fn session_tools(
     );
     Ok(summaries(&records)
         .into_iter()
-        .filter_map(|(summary, history)| {
-            Some(tether_inventory::SessionTools {
-                harness: summary.agent_kind,
-                session_id: summary.session_id,
-                updated_at: summary.updated_at,
-                servers: history.current()?.servers.clone(),
-            })
+        .filter_map(|(summary, history)| Some((summary, history.current()?.clone())))
+        .collect())
+}
+
+/// What the harnesses' own session records show of each session's servers
+/// and tools, for `tether inventory --sessions` ([`recorded_attempts`]).
+pub(crate) fn session_tools(
+    harnesses: &[String],
+    since: Option<Timestamp>,
+) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+    Ok(recorded_attempts(harnesses, since)?
+        .into_iter()
+        .map(|(summary, attempt)| tether_inventory::SessionTools {
+            harness: summary.agent_kind,
+            session_id: summary.session_id,
+            updated_at: summary.updated_at,
+            servers: attempt.servers,
         })
         .collect())
 }
