@@ -266,31 +266,28 @@ fn manage(program: &str, args: &[&str]) -> Result<(), String> {
 fn start_or_stop(manager: Manager, units: &[(Which, PathBuf)], start: bool) -> Result<(), String> {
     for (which, path) in units {
         let name = unit_name(manager, *which);
-        let result = match (manager, start) {
-            (Manager::Systemd, true) => manage("systemctl", &["--user", "daemon-reload"])
-                .and_then(|()| manage("systemctl", &["--user", "enable", "--now", &name])),
+        let path = path.display().to_string();
+        // What the manager is asked, in order; printed as is when it refuses.
+        let commands: Vec<Vec<&str>> = match (manager, start) {
+            (Manager::Systemd, true) => vec![
+                vec!["systemctl", "--user", "daemon-reload"],
+                vec!["systemctl", "--user", "enable", "--now", &name],
+            ],
             (Manager::Systemd, false) => {
-                manage("systemctl", &["--user", "disable", "--now", &name])
+                vec![vec!["systemctl", "--user", "disable", "--now", &name]]
             }
-            (Manager::Launchd, true) => {
-                manage("launchctl", &["load", "-w", &path.display().to_string()])
-            }
-            (Manager::Launchd, false) => {
-                manage("launchctl", &["unload", "-w", &path.display().to_string()])
-            }
+            (Manager::Launchd, true) => vec![vec!["launchctl", "load", "-w", &path]],
+            (Manager::Launchd, false) => vec![vec!["launchctl", "unload", "-w", &path]],
         };
+        let result = commands
+            .iter()
+            .try_for_each(|words| manage(words[0], &words[1..]));
         if let Err(why) = result {
-            let by_hand = match (manager, start) {
-                (Manager::Systemd, true) => {
-                    format!(
-                        "systemctl --user daemon-reload && systemctl --user enable --now {name}"
-                    )
-                }
-                (Manager::Systemd, false) => format!("systemctl --user disable --now {name}"),
-                (Manager::Launchd, true) => format!("launchctl load -w {}", path.display()),
-                (Manager::Launchd, false) => format!("launchctl unload -w {}", path.display()),
-            };
-            return Err(format!("{why}; run: {by_hand}"));
+            let by_hand: Vec<String> = commands
+                .iter()
+                .map(|words| tether_sdk::materialize::command_line(words.iter().copied()))
+                .collect();
+            return Err(format!("{why}; run: {}", by_hand.join(" && ")));
         }
     }
     Ok(())

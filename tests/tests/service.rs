@@ -132,6 +132,23 @@ fn systemd_units_are_verified_and_uninstall_leaves_nothing_behind() {
         "{status}"
     );
 
+    // Started with no user session bus to reach (a cleared environment):
+    // the files stay, and it says what to run.
+    let out = tether(home.path())
+        .args(["service", "install"])
+        .output()
+        .expect("install");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("written, but not started")
+            && said.contains(
+                "run: systemctl --user daemon-reload && systemctl --user enable --now tether-collect.service"
+            ),
+        "{said}"
+    );
+    assert!(dir.join("tether-collect.service").exists());
+
     let out = tether(home.path())
         .args(["service", "uninstall", "--no-stop"])
         .output()
