@@ -133,6 +133,29 @@ pub struct ServerSetup {
     pub notes: Vec<String>,
 }
 
+impl ServerSetup {
+    /// The block for `file`'s configuration file, with no command or note.
+    pub fn new(file: crate::telemetry::SetupSnippet) -> Self {
+        ServerSetup {
+            command: None,
+            file,
+            notes: Vec::new(),
+        }
+    }
+
+    /// With the harness's own command that adds it.
+    pub fn with_command(mut self, command: impl Into<String>) -> Self {
+        self.command = Some(command.into());
+        self
+    }
+
+    /// With one more note.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
 /// One word for a POSIX shell: as it is when it needs no quoting, else
 /// single-quoted.
 pub fn shell_word(word: &str) -> String {

@@ -204,18 +204,17 @@ impl PassthroughStrategy for PassthroughClaude {
         let words = [
             "claude", "mcp", "add", "--scope", "user", name, "--", command,
         ];
-        Some(tether_core::passthrough::ServerSetup {
-            command: Some(tether_sdk::materialize::command_line(
-                words.into_iter().chain(args.iter().map(String::as_str)),
-            )),
-            file: tether_sdk::materialize::server_block(
+        Some(
+            tether_core::passthrough::ServerSetup::new(tether_sdk::materialize::server_block(
                 "~/.claude.json",
                 "mcpServers",
                 name,
                 json!({"command": command, "args": args}),
-            ),
-            notes: Vec::new(),
-        })
+            ))
+            .with_command(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            )),
+        )
     }
 }
 

@@ -299,11 +299,8 @@ impl PassthroughStrategy for PassthroughCodex {
         args: &[String],
     ) -> Option<tether_core::passthrough::ServerSetup> {
         let words = ["codex", "mcp", "add", name, "--", command];
-        Some(tether_core::passthrough::ServerSetup {
-            command: Some(tether_sdk::materialize::command_line(
-                words.into_iter().chain(args.iter().map(String::as_str)),
-            )),
-            file: SetupSnippet {
+        Some(
+            tether_core::passthrough::ServerSetup::new(SetupSnippet {
                 file: "~/.codex/config.toml".into(),
                 text: format!(
                     "[mcp_servers.{}]\ncommand = {}\nargs = {}\n",
@@ -311,9 +308,11 @@ impl PassthroughStrategy for PassthroughCodex {
                     toml_string(command),
                     toml_array(args)
                 ),
-            },
-            notes: Vec::new(),
-        })
+            })
+            .with_command(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            )),
+        )
     }
 }
 

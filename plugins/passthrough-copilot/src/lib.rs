@@ -231,16 +231,14 @@ impl PassthroughStrategy for PassthroughCopilot {
         command: &str,
         args: &[String],
     ) -> Option<tether_core::passthrough::ServerSetup> {
-        Some(tether_core::passthrough::ServerSetup {
-            command: None,
-            file: tether_sdk::materialize::server_block(
+        Some(tether_core::passthrough::ServerSetup::new(
+            tether_sdk::materialize::server_block(
                 "~/.copilot/mcp-config.json",
                 "mcpServers",
                 name,
                 json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
             ),
-            notes: Vec::new(),
-        })
+        ))
     }
 }
 

@@ -103,16 +103,14 @@ impl PassthroughStrategy for PassthroughCursor {
         command: &str,
         args: &[String],
     ) -> Option<tether_core::passthrough::ServerSetup> {
-        Some(tether_core::passthrough::ServerSetup {
-            command: None,
-            file: tether_sdk::materialize::server_block(
+        Some(tether_core::passthrough::ServerSetup::new(
+            tether_sdk::materialize::server_block(
                 "~/.cursor/mcp.json",
                 "mcpServers",
                 name,
                 json!({"command": command, "args": args}),
             ),
-            notes: Vec::new(),
-        })
+        ))
     }
 }
 

@@ -243,20 +243,20 @@ impl PassthroughStrategy for PassthroughGemini {
     ) -> Option<tether_core::passthrough::ServerSetup> {
         let cli = self.0.kinds[0];
         let words = [cli, "mcp", "add", "--scope", "user", name, command];
-        Some(tether_core::passthrough::ServerSetup {
-            command: Some(tether_sdk::materialize::command_line(
-                words.into_iter().chain(args.iter().map(String::as_str)),
-            )),
-            file: tether_sdk::materialize::server_block(
+        Some(
+            tether_core::passthrough::ServerSetup::new(tether_sdk::materialize::server_block(
                 &format!("~/{}", self.0.settings),
                 "mcpServers",
                 name,
                 json!({"command": command, "args": args}),
-            ),
-            notes: vec![format!(
+            ))
+            .with_command(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            ))
+            .note(format!(
                 "{cli} starts no MCP server in a folder it does not trust (`tether inventory` says untrusted_folder)."
-            )],
-        })
+            )),
+        )
     }
 }
 

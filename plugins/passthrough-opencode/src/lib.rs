@@ -203,16 +203,14 @@ impl PassthroughStrategy for PassthroughOpenCode {
     ) -> Option<tether_core::passthrough::ServerSetup> {
         let mut line = vec![command.to_owned()];
         line.extend(args.iter().cloned());
-        Some(tether_core::passthrough::ServerSetup {
-            command: None,
-            file: tether_sdk::materialize::server_block(
+        Some(tether_core::passthrough::ServerSetup::new(
+            tether_sdk::materialize::server_block(
                 "~/.config/opencode/opencode.json",
                 "mcp",
                 name,
                 json!({"type": "local", "command": line, "enabled": true}),
             ),
-            notes: Vec::new(),
-        })
+        ))
     }
 }
 
