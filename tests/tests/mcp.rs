@@ -379,13 +379,28 @@ fn each_printed_config_is_read_back_by_the_inventory() {
 // === A real agent asks ===
 
 /// The last tool result the harness sent the fake model (what reached it).
-fn answer_reaching_the_model(log: &tether_tests::fake_model::ModelLog) -> Option<String> {
-    log.turns()
+/// Fails, with every turn and the harness's stderr, when none reached it.
+fn answer_reaching_the_model(
+    log: &tether_tests::fake_model::ModelLog,
+    run: &std::process::Output,
+) -> String {
+    let turns = log.turns();
+    turns
         .iter()
         .rev()
         .flat_map(|t| t.results.iter().rev())
         .find(|r| r.contains("broken"))
         .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "no answer reached the model: {:?}\n{}",
+                turns
+                    .iter()
+                    .map(|t| (&t.called, &t.results))
+                    .collect::<Vec<_>>(),
+                String::from_utf8_lossy(&run.stderr)
+            )
+        })
 }
 
 /// What `tether inventory --json` and `tether sessions list --json` say on
@@ -465,16 +480,7 @@ async fn a_real_claude_code_session_asks_why_and_the_model_gets_the_reason() {
     .current_dir(home.path())
     .stdin(std::process::Stdio::null());
     let out = tether_tests::output_within(cmd, 180);
-    let answer = answer_reaching_the_model(&log).unwrap_or_else(|| {
-        panic!(
-            "no answer reached the model: {:?}\n{}",
-            log.turns()
-                .iter()
-                .map(|t| (&t.called, &t.results))
-                .collect::<Vec<_>>(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let answer = answer_reaching_the_model(&log, &out);
     assert!(answer.contains("command_not_found"), "{answer}");
     let (inventory, sessions) = cli_view(home.path(), &[]);
     assert_eq!(broken_reason(&inventory), "command_not_found");
@@ -548,16 +554,7 @@ async fn a_real_codex_session_asks_why_and_the_model_gets_the_reason() {
     .current_dir(home.path())
     .stdin(std::process::Stdio::null());
     let out = tether_tests::output_within(cmd, 180);
-    let answer = answer_reaching_the_model(&log).unwrap_or_else(|| {
-        panic!(
-            "no answer reached the model: {:?}\n{}",
-            log.turns()
-                .iter()
-                .map(|t| (&t.called, &t.results))
-                .collect::<Vec<_>>(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let answer = answer_reaching_the_model(&log, &out);
     let (inventory, _) = cli_view(
         home.path(),
         &[("CODEX_HOME", codex_home.display().to_string())],
