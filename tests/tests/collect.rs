@@ -1040,10 +1040,10 @@ async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_stor
     let home = tempfile::tempdir().expect("home");
     let port = tether_tests::free_port().await;
     let addr = format!("127.0.0.1:{port}");
-    let start = |extra: &[&str]| {
+    // A tether command on the private home, and the one document it prints first.
+    let first_document = |args: &[&str]| {
         let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
-            .args(["collect", "--addr", &addr, "--json"])
-            .args(extra)
+            .args(args)
             .env_clear()
             .env("HOME", home.path())
             .env("PATH", std::env::var("PATH").unwrap_or_default())
@@ -1058,6 +1058,11 @@ async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_stor
             .expect("its document");
         let doc: serde_json::Value = serde_json::from_str(&line).expect("json");
         (child, doc)
+    };
+    let start = |extra: &[&str]| {
+        let mut args = vec!["collect", "--addr", &addr, "--json"];
+        args.extend_from_slice(extra);
+        first_document(&args)
     };
     let db = home.path().join(".local/share/tether/tether.db");
     let stored = || -> Vec<String> {
@@ -1157,26 +1162,7 @@ async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_stor
         assert!(history.to_string().contains(id.as_str()), "history: {id}");
         assert!(listed.to_string().contains(id.as_str()), "sessions: {id}");
     }
-    let (mut serve, banner) = {
-        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
-            .args(["serve", "--json"])
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .current_dir(home.path())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("tether serve");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("banner");
-        (
-            child,
-            serde_json::from_str::<serde_json::Value>(&line).expect("json"),
-        )
-    };
+    let (mut serve, banner) = first_document(&["serve", "--json"]);
     let url = banner["url"].as_str().expect("url").to_owned();
     let served = reqwest::Client::new()
         .get(format!("{url}/api/v1/sessions"))
