@@ -58,7 +58,9 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     if let Some(harness) = &args.print_config {
         return Ok(match print_config(harness) {
             Some(text) => {
-                print!("{text}");
+                let mut out = crate::term::stdout();
+                std::io::Write::write_all(&mut out, text.as_bytes())?;
+                std::io::Write::flush(&mut out)?;
                 ExitCode::SUCCESS
             }
             None => {

@@ -9,6 +9,7 @@
 //! service manager refused to start or stop it (the files stay, and it says
 //! what to run); 2 usage error (a platform with neither).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -332,6 +333,7 @@ fn no_manager() -> ExitCode {
 /// Writes (or with `print`, prints) the units, then starts them unless
 /// `no_start`.
 fn install(manager: Manager, serve: bool, no_start: bool, print: bool) -> anyhow::Result<ExitCode> {
+    let mut out = crate::term::stdout();
     let exe = std::env::current_exe()?;
     let home = home()?;
     let wanted: Vec<Which> = Which::ALL
@@ -340,8 +342,8 @@ fn install(manager: Manager, serve: bool, no_start: bool, print: bool) -> anyhow
         .collect();
     if print {
         for which in wanted {
-            println!("# {}", unit_path(manager, which, &home).display());
-            print!("{}", unit_text(manager, which, &exe, &home));
+            writeln!(out, "# {}", unit_path(manager, which, &home).display())?;
+            write!(out, "{}", unit_text(manager, which, &exe, &home))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -356,17 +358,17 @@ fn install(manager: Manager, serve: bool, no_start: bool, print: bool) -> anyhow
         if manager == Manager::Launchd {
             let _ = std::fs::create_dir_all(home.join("Library/Logs/tether"));
         }
-        println!("wrote {}", path.display());
+        writeln!(out, "wrote {}", path.display())?;
         written.push((which, path));
     }
     if no_start {
-        println!("not started (--no-start)");
+        writeln!(out, "not started (--no-start)")?;
         return Ok(ExitCode::SUCCESS);
     }
     match start_or_stop(manager, &written, true) {
         Ok(()) => {
             for (which, _) in &written {
-                println!("started {}", unit_name(manager, *which));
+                writeln!(out, "started {}", unit_name(manager, *which))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -380,6 +382,7 @@ fn install(manager: Manager, serve: bool, no_start: bool, print: bool) -> anyhow
 /// Stops (unless `no_stop`) and removes the installed units, and systemd's
 /// per-user directories when they are left empty.
 fn uninstall(manager: Manager, no_stop: bool) -> anyhow::Result<ExitCode> {
+    let mut out = crate::term::stdout();
     let home = home()?;
     let installed: Vec<(Which, PathBuf)> = Which::ALL
         .into_iter()
@@ -387,7 +390,7 @@ fn uninstall(manager: Manager, no_stop: bool) -> anyhow::Result<ExitCode> {
         .filter(|(_, p)| p.exists())
         .collect();
     if installed.is_empty() {
-        println!("nothing installed");
+        writeln!(out, "nothing installed")?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut code = ExitCode::SUCCESS;
@@ -397,7 +400,7 @@ fn uninstall(manager: Manager, no_stop: bool) -> anyhow::Result<ExitCode> {
     }
     for (_, path) in &installed {
         match std::fs::remove_file(path) {
-            Ok(()) => println!("removed {}", path.display()),
+            Ok(()) => writeln!(out, "removed {}", path.display())?,
             Err(err) => {
                 errln!("tether service: cannot remove {}: {err}", path.display());
                 code = ExitCode::FAILURE;
@@ -420,13 +423,14 @@ fn uninstall(manager: Manager, no_stop: bool) -> anyhow::Result<ExitCode> {
 
 /// Each unit: installed or not, current or not, running or not.
 fn status(manager: Manager) -> anyhow::Result<ExitCode> {
+    let mut out = crate::term::stdout();
     let home = home()?;
     let exe = std::env::current_exe()?;
     for which in Which::ALL {
         let path = unit_path(manager, which, &home);
         let name = unit_name(manager, which);
         let Ok(text) = std::fs::read_to_string(&path) else {
-            println!("{name}: not installed");
+            writeln!(out, "{name}: not installed")?;
             continue;
         };
         let current = text == unit_text(manager, which, &exe, &home);
@@ -442,7 +446,8 @@ fn status(manager: Manager) -> anyhow::Result<ExitCode> {
                 Err(_) => "not loaded",
             },
         };
-        println!(
+        writeln!(
+            out,
             "{name}: installed at {}{}; {running}",
             path.display(),
             if current {
@@ -450,7 +455,7 @@ fn status(manager: Manager) -> anyhow::Result<ExitCode> {
             } else {
                 " (written by another tether or version: install again to update it)"
             }
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
