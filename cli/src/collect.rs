@@ -260,7 +260,7 @@ fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<Strin
 fn setup_for(registry: &Registry, kind: &str, target: &TelemetryTarget) -> Option<TelemetrySetup> {
     registry
         .observer_for(kind, DriveMode::Passthrough)?
-        .passthrough()?
+        .reader()?
         .telemetry_setup(target)
 }
 
@@ -379,7 +379,7 @@ fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
         let known: Vec<String> = registry
             .harnesses()
             .into_iter()
-            .filter(|h| h.strategy.telemetry_setup(&probe_target).is_some())
+            .filter(|h| h.reader.telemetry_setup(&probe_target).is_some())
             .map(|h| String::from(h.id))
             .collect();
         errln!(

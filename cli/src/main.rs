@@ -135,18 +135,17 @@ enum SchemaDocument {
 fn command() -> clap::Command {
     use clap::CommandFactory;
     let registry = tether_core::registry::Registry::with_static().ok();
-    let passthrough =
-        |keep: &dyn Fn(&dyn tether_core::passthrough::PassthroughStrategy) -> bool| -> String {
-            let mut kinds: Vec<String> = registry
-                .iter()
-                .flat_map(|r| r.harnesses())
-                .filter(|h| keep(h.strategy))
-                .map(|h| String::from(h.id))
-                .collect();
-            kinds.sort();
-            kinds.dedup();
-            kinds.join(", ")
-        };
+    let harnesses = |keep: &dyn Fn(&tether_core::registry::Harness) -> bool| -> String {
+        let mut kinds: Vec<String> = registry
+            .iter()
+            .flat_map(|r| r.harnesses())
+            .filter(|h| keep(h))
+            .map(|h| String::from(h.id))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds.join(", ")
+    };
     let target = tether_core::telemetry::TelemetryTarget {
         endpoint: "http://127.0.0.1:4318".into(),
         authorization: String::new(),
@@ -156,9 +155,9 @@ fn command() -> clap::Command {
         .map(|s| s.harness())
         .collect();
     let scanned = scanned.join(", ");
-    let readers = passthrough(&|p| !p.record_sources().is_empty());
-    let telemetry = passthrough(&|p| p.telemetry_setup(&target).is_some());
-    let clis = passthrough(&|_| true);
+    let readers = harnesses(&|h| !h.reader.record_sources().is_empty());
+    let telemetry = harnesses(&|h| h.reader.telemetry_setup(&target).is_some());
+    let clis = harnesses(&|h| h.strategy.is_some());
     let sessions_filter = |c: clap::Command| {
         c.mut_arg("harness", |a| {
             a.help(format!("Only this harness (repeatable): {readers}"))

@@ -1,7 +1,7 @@
 //! From harness telemetry to Tether sessions in a hub.
 //!
 //! Each record goes to the passthrough plugins in turn until one says it is
-//! its harness's ([`PassthroughStrategy::read_telemetry`]). What the plugin
+//! its harness's ([`HarnessReader::read_telemetry`]). What the plugin
 //! read lands in the hub as evidence of a session keyed by the harness's own
 //! session (or conversation) id, one attempt per process start:
 //! - the attempt's rows are the servers today's configuration gives that
@@ -20,9 +20,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use tether_core::harness::HarnessReader;
 use tether_core::model::Evidence;
 use tether_core::owner::Owner;
-use tether_core::passthrough::PassthroughStrategy;
 use tether_core::plan::DriveMode;
 use tether_core::spec::ServerSpec;
 use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord, is_name_like};
@@ -151,7 +151,7 @@ impl Collector {
         for harness in hub.registry().harnesses() {
             let kind = harness.id.as_str();
             let configured = self.names.get(kind).map(Vec::as_slice).unwrap_or(&[]);
-            match read_contained(harness.strategy, record, configured) {
+            match read_contained(harness.reader, record, configured) {
                 TelemetryAnswer::NotMine => continue,
                 other => {
                     answer = Some((kind.to_owned(), other));
@@ -307,12 +307,12 @@ impl Collector {
 
 /// A plugin's reading, with a panic contained (counted as not read).
 fn read_contained(
-    strategy: &dyn PassthroughStrategy,
+    reader: &dyn HarnessReader,
     record: &TelemetryRecord,
     configured: &[String],
 ) -> TelemetryAnswer {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        strategy.read_telemetry(record, configured)
+        reader.read_telemetry(record, configured)
     }))
     .unwrap_or(TelemetryAnswer::Ignored)
 }

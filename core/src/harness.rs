@@ -1,7 +1,13 @@
-//! A harness's identity: [`HarnessId`], the one name a harness has across
-//! Tether (its plugin's first agent kind, its configuration scanner's
-//! harness, the prefix of its sessions, `KIND:ID`). [`Registry::harnesses`]
-//! lists the harnesses a registry holds.
+//! A harness, the agent program a user thinks in ("my Claude Code"):
+//! - [`HarnessId`], its one name across Tether (its plugin's first agent
+//!   kind, its configuration scanner's harness, the prefix of its sessions,
+//!   `KIND:ID`);
+//! - [`HarnessReader`], what it says about its own sessions (its telemetry,
+//!   its session files) and its own configuration ([`ServerSetup`]), apart
+//!   from what starting it needs
+//!   ([`PassthroughStrategy`](crate::passthrough::PassthroughStrategy)).
+//!
+//! [`Registry::harnesses`] lists the harnesses a registry holds.
 //!
 //! [`Registry::harnesses`]: crate::registry::Registry::harnesses
 
@@ -110,6 +116,122 @@ impl JsonSchema for HarnessId {
         })
     }
 }
+
+/// How to add one stdio MCP server to a harness's own configuration, for a
+/// user to do (`tether mcp --print-config HARNESS`): pure text, never a
+/// write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerSetup {
+    /// The harness's own command that adds it, where it has one.
+    pub command: Option<String>,
+    /// The block to merge into its configuration file.
+    pub file: crate::telemetry::SetupSnippet,
+    /// What else to know, in plain sentences (a gate that keeps it off).
+    pub notes: Vec<String>,
+}
+
+impl ServerSetup {
+    /// The block for `file`'s configuration file, with no command or note.
+    pub fn new(file: crate::telemetry::SetupSnippet) -> Self {
+        ServerSetup {
+            command: None,
+            file,
+            notes: Vec::new(),
+        }
+    }
+
+    /// With the harness's own command that adds it.
+    pub fn with_command(mut self, command: impl Into<String>) -> Self {
+        self.command = Some(command.into());
+        self
+    }
+
+    /// With one more note.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// What a harness says about itself, for sessions Tether may never have
+/// started (`tether collect`, `tether sessions`, `tether mcp
+/// --print-config`): how its own telemetry reaches a receiver and reads,
+/// where its own session files are and how they read, and how a user adds
+/// a server to its configuration.
+///
+/// Every method is pure (no I/O: it crosses the dynamic plugin boundary as
+/// data) and has a default that says nothing, so a plugin implements only
+/// what its harness has. Take names, codes, counts, times and outcomes
+/// only; never a value, argument, prompt or result.
+pub trait HarnessReader: Send + Sync {
+    /// What the harness needs to send its own OpenTelemetry to `target`
+    /// (`tether collect --print-env`); `None`: this plugin reads no
+    /// telemetry. Variables, a snippet and notes, never a write.
+    fn telemetry_setup(
+        &self,
+        target: &crate::telemetry::TelemetryTarget,
+    ) -> Option<crate::telemetry::TelemetrySetup> {
+        let _ = target;
+        None
+    }
+
+    /// Reads one record of the harness's own telemetry (`tether collect`):
+    /// which session it belongs to, which servers it names, and what it
+    /// proves, as `harness_telemetry` evidence. `configured` holds the
+    /// server names the harness's configuration gives it today (a harness
+    /// that hashes names in its telemetry is matched against them). The
+    /// default reads nothing: every record is
+    /// [`NotMine`](crate::telemetry::TelemetryAnswer::NotMine).
+    fn read_telemetry(
+        &self,
+        record: &crate::telemetry::TelemetryRecord,
+        configured: &[String],
+    ) -> crate::telemetry::TelemetryAnswer {
+        let _ = (record, configured);
+        crate::telemetry::TelemetryAnswer::NotMine
+    }
+
+    /// Where the harness writes its own session records (transcripts, logs,
+    /// session files), for `tether sessions`. The default: nowhere.
+    fn record_sources(&self) -> Vec<crate::records::RecordSource> {
+        Vec::new()
+    }
+
+    /// The harness versions the record reader was verified on (oldest,
+    /// newest): a session from a newer version is still read, and `tether
+    /// sessions` says so once per harness and version. The default: none
+    /// named.
+    fn records_verified_on(&self) -> Option<crate::records::VerifiedRange> {
+        None
+    }
+
+    /// Reads one record of a file from one of its
+    /// [`record_sources`](Self::record_sources): which session it belongs
+    /// to, which servers it names, and what it proves. The default knows
+    /// no record.
+    fn read_record(
+        &self,
+        file: &crate::records::RecordFile<'_>,
+        record: &str,
+    ) -> crate::records::RecordAnswer {
+        let _ = (file, record);
+        crate::records::RecordAnswer::Unknown
+    }
+
+    /// How a user adds the stdio MCP server `name` (`command` with `args`)
+    /// to the harness's own configuration, user-wide: its command, and the
+    /// block for its file. The default: this plugin does not say.
+    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
+        let _ = (name, command, args);
+        None
+    }
+}
+
+/// The reader of a harness whose plugin has none: it says nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SilentReader;
+
+impl HarnessReader for SilentReader {}
 
 #[cfg(test)]
 mod tests {

@@ -58,6 +58,12 @@ pub trait TransportObserver: Send + Sync {
         None
     }
 
+    /// What the harness says about its own sessions and configuration, for
+    /// plugins of a harness (`tether collect`, `tether sessions`).
+    fn reader(&self) -> Option<&dyn crate::harness::HarnessReader> {
+        None
+    }
+
     /// Decides all servers at once; override when decisions depend on each other.
     ///
     /// Returns `(server name, decision)` pairs; the core matches them by name.

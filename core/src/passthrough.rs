@@ -120,41 +120,7 @@ pub struct Materialized {
     pub files: Vec<MaterializedFile>,
 }
 
-/// How to add one stdio MCP server to a harness's own configuration, for a
-/// user to do (`tether mcp --print-config HARNESS`): pure text, never a
-/// write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerSetup {
-    /// The harness's own command that adds it, where it has one.
-    pub command: Option<String>,
-    /// The block to merge into its configuration file.
-    pub file: crate::telemetry::SetupSnippet,
-    /// What else to know, in plain sentences (a gate that keeps it off).
-    pub notes: Vec<String>,
-}
-
-impl ServerSetup {
-    /// The block for `file`'s configuration file, with no command or note.
-    pub fn new(file: crate::telemetry::SetupSnippet) -> Self {
-        ServerSetup {
-            command: None,
-            file,
-            notes: Vec::new(),
-        }
-    }
-
-    /// With the harness's own command that adds it.
-    pub fn with_command(mut self, command: impl Into<String>) -> Self {
-        self.command = Some(command.into());
-        self
-    }
-
-    /// With one more note.
-    pub fn note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
-        self
-    }
-}
+pub use crate::harness::ServerSetup;
 
 /// One word for a POSIX shell: as it is when it needs no quoting, else
 /// single-quoted.
@@ -189,6 +155,12 @@ pub fn shell_word(word: &str) -> String {
 /// an explicit environment, and feeds [`read_output`](Self::read_output)
 /// each stdout line. Two methods have defaults: a CLI that reports nothing
 /// needs neither `read_output` nor `reports_servers`.
+///
+/// Only what starting the CLI needs is here. What the harness says about
+/// its own sessions (its telemetry, its session files, how a user adds a
+/// server to it) is its [`HarnessReader`](crate::harness::HarnessReader),
+/// which `tether collect` and `tether sessions` use for sessions Tether
+/// never started.
 pub trait PassthroughStrategy: Send + Sync {
     /// The transports (and features) this CLI can take.
     fn capabilities(&self) -> AgentCapabilities;
@@ -217,71 +189,5 @@ pub trait PassthroughStrategy: Send + Sync {
     /// nothing it ends on contact.
     fn reports_servers(&self) -> bool {
         false
-    }
-
-    /// What the CLI needs to send its own OpenTelemetry to `target`
-    /// (`tether collect --print-env`); `None`: this plugin reads no
-    /// telemetry. Pure: variables, a snippet and notes, never a write.
-    fn telemetry_setup(
-        &self,
-        target: &crate::telemetry::TelemetryTarget,
-    ) -> Option<crate::telemetry::TelemetrySetup> {
-        let _ = target;
-        None
-    }
-
-    /// Reads one record of the CLI's own telemetry (`tether collect`): which
-    /// session it belongs to, which servers it names, and what it proves,
-    /// as `harness_telemetry` evidence. `configured` holds the server names
-    /// the harness's configuration gives it today (a harness that hashes
-    /// names in its telemetry is matched against them). Pure: no I/O, so it
-    /// crosses the dynamic plugin boundary as data. Take names, codes,
-    /// counts, times and outcomes only; never a value, argument, prompt or
-    /// result. The default reads nothing: every record is
-    /// [`NotMine`](crate::telemetry::TelemetryAnswer::NotMine).
-    fn read_telemetry(
-        &self,
-        record: &crate::telemetry::TelemetryRecord,
-        configured: &[String],
-    ) -> crate::telemetry::TelemetryAnswer {
-        let _ = (record, configured);
-        crate::telemetry::TelemetryAnswer::NotMine
-    }
-
-    /// Where the CLI writes its own session records (transcripts, logs,
-    /// session files), for `tether sessions`. The default: nowhere (this
-    /// plugin reads no records).
-    fn record_sources(&self) -> Vec<crate::records::RecordSource> {
-        Vec::new()
-    }
-
-    /// The harness versions this plugin's record reader was verified on
-    /// (oldest, newest): a session from a newer version is still read, and
-    /// `tether sessions` says so once per harness and version. The
-    /// default: none named.
-    fn records_verified_on(&self) -> Option<crate::records::VerifiedRange> {
-        None
-    }
-
-    /// Reads one record of a file from one of its
-    /// [`record_sources`](Self::record_sources): which session it belongs
-    /// to, which servers it names, and what it proves. Pure, like
-    /// [`read_telemetry`](Self::read_telemetry), with the same rule: names,
-    /// codes, counts, times and outcomes only. The default knows no record.
-    fn read_record(
-        &self,
-        file: &crate::records::RecordFile<'_>,
-        record: &str,
-    ) -> crate::records::RecordAnswer {
-        let _ = (file, record);
-        crate::records::RecordAnswer::Unknown
-    }
-
-    /// How a user adds the stdio MCP server `name` (`command` with `args`)
-    /// to this CLI's own configuration, user-wide: its command, and the
-    /// block for its file. The default: this plugin does not say.
-    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
-        let _ = (name, command, args);
-        None
     }
 }

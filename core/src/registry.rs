@@ -112,8 +112,12 @@ pub struct Harness<'r> {
     pub id: HarnessId,
     /// The plugin.
     pub plugin: &'r RegisteredPlugin,
-    /// What starts it and reads what it records.
-    pub strategy: &'r dyn crate::passthrough::PassthroughStrategy,
+    /// What starts it (`tether probe --passthrough`), where its plugin can.
+    pub strategy: Option<&'r dyn crate::passthrough::PassthroughStrategy>,
+    /// What it says about its own sessions and configuration
+    /// ([`SilentReader`](crate::harness::SilentReader) where its plugin
+    /// says nothing).
+    pub reader: &'r dyn crate::harness::HarnessReader,
 }
 
 /// An agent kind a plugin may declare to handle every kind of its drive mode
@@ -224,23 +228,34 @@ impl Registry {
         &self.plugins
     }
 
-    /// Every harness: each passthrough plugin with a strategy, by the name
-    /// its first agent kind gives (a plugin whose first kind is no harness
-    /// name is left out), in registration order.
+    /// Every harness: each passthrough plugin with a strategy or a reader,
+    /// by the name its first agent kind gives (a plugin whose first kind is
+    /// no harness name is left out), in registration order.
     pub fn harnesses(&self) -> Vec<Harness<'_>> {
         self.plugins
             .iter()
             .filter(|p| p.descriptor.drive_mode == DriveMode::Passthrough)
             .filter_map(|plugin| {
                 let id = HarnessId::new(plugin.descriptor.agent_kinds.first()?).ok()?;
-                let strategy = plugin.observer.passthrough()?;
+                let strategy = plugin.observer.passthrough();
+                let reader = plugin.observer.reader();
+                if strategy.is_none() && reader.is_none() {
+                    return None;
+                }
                 Some(Harness {
                     id,
                     plugin,
                     strategy,
+                    reader: reader.unwrap_or(&crate::harness::SilentReader),
                 })
             })
             .collect()
+    }
+
+    /// The harness named `id` (an agent kind a passthrough plugin names
+    /// first), if this registry holds it.
+    pub fn harness(&self, id: &str) -> Option<Harness<'_>> {
+        self.harnesses().into_iter().find(|h| h.id == id)
     }
 
     /// The plugin listing document (`tether plugins --json`).
@@ -274,7 +289,7 @@ impl Registry {
 
 /// The version of the dynamic plugin ABI this build speaks (the first field
 /// of a plugin library's table; see `tether_sdk::dynamic`).
-pub const PLUGIN_ABI_VERSION: u32 = 3;
+pub const PLUGIN_ABI_VERSION: u32 = 4;
 
 /// The version of the plugin listing this build writes.
 pub const PLUGIN_LISTING_SCHEMA_VERSION: u32 = 1;

@@ -200,8 +200,8 @@ impl Records {
             if !filter.harnesses.is_empty() && !filter.harnesses.iter().any(|h| h == kind) {
                 continue;
             }
-            let strategy = harness.strategy;
-            for source in contained(|| strategy.record_sources()).unwrap_or_default() {
+            let reader = harness.reader;
+            for source in contained(|| reader.record_sources()).unwrap_or_default() {
                 sources.push(Source {
                     kind: kind.to_owned(),
                     observer: Arc::clone(&harness.plugin.observer),
@@ -395,7 +395,7 @@ impl Records {
         self.sources
             .iter()
             .find(|s| s.kind == kind)
-            .and_then(|s| s.observer.passthrough())
+            .and_then(|s| s.observer.reader())
             .and_then(|p| p.records_verified_on())
     }
 
@@ -694,7 +694,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             return unread(path, state);
         }
     };
-    let strategy = source.observer.passthrough();
+    let reader = source.observer.reader();
     let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
     let role = source.source.role.as_str();
     let mut facts = BTreeMap::new();
@@ -705,7 +705,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     let threads = &mut state.threads;
     let mut each = |record: &str| {
         report.records += 1;
-        let Some(strategy) = strategy else {
+        let Some(reader) = reader else {
             report.unknown += 1;
             return;
         };
@@ -715,7 +715,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             session: file_session.as_deref(),
             configured,
         };
-        match contained(|| strategy.read_record(&file, record)) {
+        match contained(|| reader.read_record(&file, record)) {
             None => report.refused += 1,
             Some(RecordAnswer::Unknown) => report.unknown += 1,
             Some(RecordAnswer::Ignored) => report.ignored += 1,

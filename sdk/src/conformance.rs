@@ -522,8 +522,8 @@ pub struct TelemetryCheck {
     pub not_mine: usize,
 }
 
-/// Checks a passthrough plugin's telemetry mapping
-/// ([`PassthroughStrategy::read_telemetry`](tether_core::passthrough::PassthroughStrategy::read_telemetry))
+/// Checks a harness plugin's telemetry mapping
+/// ([`HarnessReader::read_telemetry`](tether_core::harness::HarnessReader::read_telemetry))
 /// against `records` (recorded from a real session of its harness), with
 /// `configured` as the configuration's server names. Returns the problems,
 /// and what it read. It checks that, for every record, the mapping:
@@ -536,7 +536,7 @@ pub struct TelemetryCheck {
 /// - carries none of the text planted in every other attribute value (a
 ///   mapping takes names, codes, counts and outcomes, never a value).
 pub fn check_telemetry(
-    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    reader: &dyn tether_core::harness::HarnessReader,
     records: &[tether_core::telemetry::TelemetryRecord],
     configured: &[String],
 ) -> (Vec<String>, TelemetryCheck) {
@@ -546,7 +546,7 @@ pub fn check_telemetry(
     let mut seen = TelemetryCheck::default();
     let read = |record: &tether_core::telemetry::TelemetryRecord| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            strategy.read_telemetry(record, configured)
+            reader.read_telemetry(record, configured)
         }))
     };
     for (i, record) in records.iter().enumerate() {
@@ -638,11 +638,11 @@ pub fn check_telemetry(
 
 /// [`check_telemetry`], panicking with every problem; returns what it read.
 pub fn assert_reads_telemetry(
-    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    reader: &dyn tether_core::harness::HarnessReader,
     records: &[tether_core::telemetry::TelemetryRecord],
     configured: &[String],
 ) -> TelemetryCheck {
-    let (problems, seen) = check_telemetry(strategy, records, configured);
+    let (problems, seen) = check_telemetry(reader, records, configured);
     assert!(
         problems.is_empty(),
         "the telemetry mapping does not conform:\n{}",
@@ -670,7 +670,7 @@ pub struct RecordsCheck {
 }
 
 /// Checks a passthrough plugin's session-record reader
-/// ([`PassthroughStrategy::read_record`](tether_core::passthrough::PassthroughStrategy::read_record))
+/// ([`HarnessReader::read_record`](tether_core::harness::HarnessReader::read_record))
 /// against the `records` of one file of role `role` at `segments` below its
 /// root (recorded from a real session of its harness), with `configured`
 /// as the configuration's server names. Returns the problems, and what it
@@ -684,7 +684,7 @@ pub struct RecordsCheck {
 ///   repeat as a name (a reader takes names, codes, counts and outcomes,
 ///   never a value).
 pub fn check_records(
-    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    reader: &dyn tether_core::harness::HarnessReader,
     role: &str,
     segments: &[String],
     records: &[String],
@@ -701,7 +701,7 @@ pub fn check_records(
     };
     let read = |record: &str| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            strategy.read_record(&file, record)
+            reader.read_record(&file, record)
         }))
     };
     for (i, record) in records.iter().enumerate() {
@@ -835,13 +835,13 @@ fn answer_repeats_a_part(answer: &str, s: &str) -> bool {
 
 /// [`check_records`], panicking with every problem; returns what it read.
 pub fn assert_reads_records(
-    strategy: &dyn tether_core::passthrough::PassthroughStrategy,
+    reader: &dyn tether_core::harness::HarnessReader,
     role: &str,
     segments: &[String],
     records: &[String],
     configured: &[String],
 ) -> RecordsCheck {
-    let (problems, seen) = check_records(strategy, role, segments, records, configured);
+    let (problems, seen) = check_records(reader, role, segments, records, configured);
     assert!(
         problems.is_empty(),
         "the session-record reader fails the conformance kit:\n  {}",

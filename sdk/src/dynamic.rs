@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use tether_core::harness::{HarnessReader, ServerSetup};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
 use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySetup, TelemetryTarget};
@@ -39,7 +40,7 @@ pub struct TetherBuf {
 /// The table a plugin library returns. The first field is the ABI version,
 /// read before anything else.
 #[repr(C)]
-pub struct TetherPluginV3 {
+pub struct TetherPluginV4 {
     /// Must equal the host's [`ABI_VERSION`].
     pub abi_version: u32,
     /// `{}` → [`WireDescriptor`] JSON.
@@ -62,6 +63,9 @@ pub struct TetherPluginV3 {
     /// [`RecordIn`] JSON → [`WireResult`] of a
     /// [`RecordAnswer`](tether_core::records::RecordAnswer) (ABI 3).
     pub read_record: extern "C" fn(*const u8, usize) -> TetherBuf,
+    /// [`SetupIn`] JSON → [`WireResult`] of an optional
+    /// [`ServerSetup`](tether_core::harness::ServerSetup) (ABI 4).
+    pub server_setup: extern "C" fn(*const u8, usize) -> TetherBuf,
     /// Frees a buffer this plugin returned.
     pub free_buf: extern "C" fn(TetherBuf),
 }
@@ -77,6 +81,14 @@ pub struct WireDescriptor {
     /// (`PassthroughStrategy::reports_servers`); absent from older plugins.
     #[serde(default)]
     pub reports_servers: bool,
+    /// Whether it has a [`HarnessReader`] (ABI 4: the telemetry,
+    /// session-record and server-setup calls answer for it).
+    #[serde(default)]
+    pub reader: bool,
+    /// The harness versions its record reader was verified on
+    /// ([`HarnessReader::records_verified_on`], ABI 4).
+    #[serde(default)]
+    pub records_verified_on: Option<tether_core::records::VerifiedRange>,
 }
 
 /// `decide_all`'s input.
@@ -139,6 +151,17 @@ pub struct RecordIn {
     pub configured: Vec<String>,
     /// The record.
     pub record: String,
+}
+
+/// `server_setup`'s input: the stdio server a user would add.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SetupIn {
+    /// Its name in the harness's configuration.
+    pub name: String,
+    /// Its command.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
 }
 
 /// Every answer: a value or a message.
@@ -215,6 +238,8 @@ pub fn plugin_describe(plugin: PluginGetter) -> TetherBuf {
             descriptor: plugin.descriptor(),
             passthrough: plugin.passthrough().map(|p| p.capabilities()),
             reports_servers: plugin.passthrough().is_some_and(|p| p.reports_servers()),
+            reader: plugin.reader().is_some(),
+            records_verified_on: plugin.reader().and_then(|r| r.records_verified_on()),
         })
     })
 }
@@ -258,9 +283,7 @@ pub fn plugin_telemetry_setup(plugin: PluginGetter, ptr: *const u8, len: usize) 
             endpoint,
             authorization,
         };
-        Ok(plugin
-            .passthrough()
-            .and_then(|p| p.telemetry_setup(&target)))
+        Ok(plugin.reader().and_then(|r| r.telemetry_setup(&target)))
     })
 }
 
@@ -268,8 +291,8 @@ pub fn plugin_telemetry_setup(plugin: PluginGetter, ptr: *const u8, len: usize) 
 pub fn plugin_read_telemetry(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
     guarded(plugin, |plugin| {
         let TelemetryIn { record, configured } = input(ptr, len)?;
-        Ok(plugin.passthrough().map_or(TelemetryAnswer::NotMine, |p| {
-            p.read_telemetry(&record, &configured)
+        Ok(plugin.reader().map_or(TelemetryAnswer::NotMine, |r| {
+            r.read_telemetry(&record, &configured)
         }))
     })
 }
@@ -278,8 +301,8 @@ pub fn plugin_read_telemetry(plugin: PluginGetter, ptr: *const u8, len: usize) -
 pub fn plugin_record_sources(plugin: PluginGetter, _ptr: *const u8, _len: usize) -> TetherBuf {
     guarded(plugin, |plugin| {
         Ok(plugin
-            .passthrough()
-            .map(|p| p.record_sources())
+            .reader()
+            .map(|r| r.record_sources())
             .unwrap_or_default())
     })
 }
@@ -301,10 +324,24 @@ pub fn plugin_read_record(plugin: PluginGetter, ptr: *const u8, len: usize) -> T
             configured: &configured,
         };
         Ok(plugin
-            .passthrough()
-            .map_or(tether_core::records::RecordAnswer::Unknown, |p| {
-                p.read_record(&file, &record)
+            .reader()
+            .map_or(tether_core::records::RecordAnswer::Unknown, |r| {
+                r.read_record(&file, &record)
             }))
+    })
+}
+
+#[doc(hidden)]
+pub fn plugin_server_setup(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
+    guarded(plugin, |plugin| {
+        let SetupIn {
+            name,
+            command,
+            args,
+        } = input(ptr, len)?;
+        Ok(plugin
+            .reader()
+            .and_then(|r| r.server_setup(&name, &command, &args)))
     })
 }
 
@@ -365,7 +402,13 @@ macro_rules! export_plugin {
         ) -> $crate::dynamic::TetherBuf {
             $crate::dynamic::plugin_read_record(__tether_plugin, ptr, len)
         }
-        static __TETHER_TABLE: $crate::dynamic::TetherPluginV3 = $crate::dynamic::TetherPluginV3 {
+        extern "C" fn __tether_server_setup(
+            ptr: *const u8,
+            len: usize,
+        ) -> $crate::dynamic::TetherBuf {
+            $crate::dynamic::plugin_server_setup(__tether_plugin, ptr, len)
+        }
+        static __TETHER_TABLE: $crate::dynamic::TetherPluginV4 = $crate::dynamic::TetherPluginV4 {
             abi_version: $crate::dynamic::ABI_VERSION,
             describe: __tether_describe,
             decide_all: __tether_decide_all,
@@ -375,11 +418,12 @@ macro_rules! export_plugin {
             read_telemetry: __tether_read_telemetry,
             record_sources: __tether_record_sources,
             read_record: __tether_read_record,
+            server_setup: __tether_server_setup,
             free_buf: $crate::dynamic::free_buf,
         };
         /// The Tether plugin entry point.
         #[unsafe(no_mangle)]
-        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV3 {
+        pub extern "C" fn tether_plugin_entry() -> *const $crate::dynamic::TetherPluginV4 {
             &__TETHER_TABLE
         }
     };
@@ -428,7 +472,7 @@ pub enum LoadError {
 
 /// A plugin living in a loaded library (never unloaded).
 pub struct DynamicPlugin {
-    table: &'static TetherPluginV3,
+    table: &'static TetherPluginV4,
     described: WireDescriptor,
 }
 
@@ -499,6 +543,10 @@ impl TransportObserver for DynamicPlugin {
             .passthrough
             .map(|_| self as &dyn PassthroughStrategy)
     }
+
+    fn reader(&self) -> Option<&dyn HarnessReader> {
+        self.described.reader.then_some(self as &dyn HarnessReader)
+    }
 }
 
 impl PassthroughStrategy for DynamicPlugin {
@@ -532,7 +580,9 @@ impl PassthroughStrategy for DynamicPlugin {
     fn reports_servers(&self) -> bool {
         self.described.reports_servers
     }
+}
 
+impl HarnessReader for DynamicPlugin {
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
         let input = TargetIn {
             endpoint: target.endpoint.clone(),
@@ -575,6 +625,21 @@ impl PassthroughStrategy for DynamicPlugin {
         self.call(self.table.read_record, &input)
             .unwrap_or(tether_core::records::RecordAnswer::Unknown)
     }
+
+    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
+        self.described.records_verified_on.clone()
+    }
+
+    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
+        let input = SetupIn {
+            name: name.to_owned(),
+            command: command.to_owned(),
+            args: args.to_vec(),
+        };
+        self.call::<Option<ServerSetup>>(self.table.server_setup, &input)
+            .ok()
+            .flatten()
+    }
 }
 
 /// Loads a plugin library. The ABI version is checked before anything else is
@@ -596,7 +661,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
     // Never unloaded: code and statics of the plugin live as long as the process.
     let library: &'static libloading::Library = Box::leak(Box::new(library));
     // SAFETY: the symbol's type is the documented entry point signature.
-    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV3> =
+    let entry: libloading::Symbol<'static, extern "C" fn() -> *const TetherPluginV4> =
         unsafe { library.get(ENTRY_SYMBOL) }.map_err(|_| LoadError::NoEntry {
             path: shown.clone(),
         })?;
@@ -615,7 +680,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
         });
     }
     // SAFETY: the version matches, so the table has this layout, in static memory.
-    let table: &'static TetherPluginV3 = unsafe { &*table_ptr };
+    let table: &'static TetherPluginV4 = unsafe { &*table_ptr };
     let probe = DynamicPlugin {
         table,
         described: WireDescriptor {
@@ -627,6 +692,8 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
             },
             passthrough: None,
             reports_servers: false,
+            reader: false,
+            records_verified_on: None,
         },
     };
     let described: WireDescriptor =

@@ -88,13 +88,14 @@ pub mod records;
 pub mod scan_fixture;
 pub mod telemetry;
 
+pub use tether_core::harness::{HarnessId, HarnessReader, ServerSetup};
 pub use tether_core::inventory::{InventoryDocument, InventoryRow};
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 pub use tether_core::passthrough::{
     FilePlace, Materialized, MaterializedFile, PassthroughStrategy,
 };
 pub use tether_core::records::{
-    RecordAnswer, RecordFile, RecordFormat, RecordReading, RecordSource,
+    RecordAnswer, RecordFile, RecordFormat, RecordReading, RecordSource, VerifiedRange,
 };
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;

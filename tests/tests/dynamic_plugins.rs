@@ -229,7 +229,7 @@ fn tether_plugins_lists_the_loaded_library_as_dynamic() {
         .find(|p| p["name"] == "gemini-system-settings")
         .expect("listed");
     assert_eq!(gemini["source"], "dynamic");
-    assert_eq!(gemini["abi_version"], 3);
+    assert_eq!(gemini["abi_version"], 4);
     assert_eq!(gemini["agent_kinds"][0], "gemini-system");
     assert!(
         plugins
@@ -324,8 +324,8 @@ fn telemetry_crosses_the_plugin_boundary_as_data() {
     let dynamic = load(&gemini_lib()).expect("load");
     let compiled = GeminiPlugin;
     let (dynamic_p, compiled_p) = (
-        dynamic.passthrough().expect("passthrough"),
-        compiled.passthrough().expect("passthrough"),
+        dynamic.reader().expect("a reader"),
+        compiled.reader().expect("a reader"),
     );
     let target = TelemetryTarget {
         endpoint: "http://127.0.0.1:4318".into(),
@@ -355,19 +355,23 @@ fn telemetry_crosses_the_plugin_boundary_as_data() {
     );
 }
 
-/// The session-record half crosses too (ABI 3): a loaded plugin's sources
-/// and its reader answer exactly as the same plugin compiled in.
+/// The session-record half crosses too (ABI 3): a loaded plugin's sources,
+/// its reader and (ABI 4) the versions it was verified on answer exactly as
+/// the same plugin compiled in.
 #[test]
 fn session_records_cross_the_plugin_boundary_as_data() {
     let dynamic = load(&gemini_lib()).expect("load");
     let compiled = GeminiPlugin;
     let (dynamic_p, compiled_p) = (
-        dynamic.passthrough().expect("passthrough"),
-        compiled.passthrough().expect("passthrough"),
+        dynamic.reader().expect("a reader"),
+        compiled.reader().expect("a reader"),
     );
     let sources = dynamic_p.record_sources();
     assert!(!sources.is_empty());
     assert_eq!(sources, compiled_p.record_sources());
+    let verified = dynamic_p.records_verified_on();
+    assert!(verified.is_some());
+    assert_eq!(verified, compiled_p.records_verified_on());
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/records/gemini/.gemini/tmp/tmpghna9p/chats");
     let configured = vec!["time".to_owned(), "broken".to_owned(), "authy".to_owned()];
@@ -395,4 +399,32 @@ fn session_records_cross_the_plugin_boundary_as_data() {
         }
     }
     assert!(read >= 1, "the tool call is read across the boundary");
+}
+
+/// GIVEN the example plugin loaded from its shared library WHEN it is asked
+/// how a user adds a server to its harness (ABI 4) THEN the answer that
+/// crosses is exactly the compiled-in plugin's, arguments and all.
+#[test]
+fn server_setup_crosses_the_plugin_boundary_as_data() {
+    let dynamic = load(&gemini_lib()).expect("load");
+    let compiled = GeminiPlugin;
+    let args = vec!["mcp".to_owned(), "--flag=it's".to_owned()];
+    let across = dynamic
+        .reader()
+        .expect("a reader")
+        .server_setup("tether", "/usr/bin/tether", &args)
+        .expect("a setup");
+    assert_eq!(
+        Some(&across),
+        compiled
+            .reader()
+            .expect("a reader")
+            .server_setup("tether", "/usr/bin/tether", &args)
+            .as_ref()
+    );
+    assert!(
+        across.file.text.contains("--flag=it's"),
+        "{}",
+        across.file.text
+    );
 }

@@ -399,12 +399,12 @@ fn every_mapping_conforms_on_its_recorded_session() {
         ("copilot", "copilot"),
         ("opencode", "opencode"),
     ] {
-        let strategy = registry
+        let reader = registry
             .observer_for(kind, tether_core::plan::DriveMode::Passthrough)
-            .and_then(|o| o.passthrough())
+            .and_then(|o| o.reader())
             .unwrap_or_else(|| panic!("{kind}: a passthrough plugin"));
         let seen =
-            tether_sdk::conformance::assert_reads_telemetry(strategy, &fixture(name), &configured);
+            tether_sdk::conformance::assert_reads_telemetry(reader, &fixture(name), &configured);
         assert!(seen.read > 0, "{name}: the mapping read nothing: {seen:?}");
         assert_eq!(
             seen.not_mine, 0,

@@ -795,9 +795,9 @@ fn every_reader_conforms_on_its_recorded_session() {
         let observer = registry
             .observer_for(kind, DriveMode::Passthrough)
             .expect("plugin");
-        let strategy = observer.passthrough().expect("passthrough");
+        let reader = observer.reader().expect("a harness reader");
         let mut read = 0;
-        for source in strategy.record_sources() {
+        for source in reader.record_sources() {
             if source.format == tether_core::records::RecordFormat::Sqlite {
                 // Rows, not lines: read through the host (the fixture test).
                 continue;
@@ -812,7 +812,7 @@ fn every_reader_conforms_on_its_recorded_session() {
                 let text = std::fs::read_to_string(&path).expect("fixture");
                 let records: Vec<String> = text.lines().map(str::to_owned).collect();
                 let seen = tether_sdk::conformance::assert_reads_records(
-                    strategy,
+                    reader,
                     &source.role,
                     &segments,
                     &records,
@@ -852,20 +852,7 @@ fn files_under(root: &Path) -> Vec<(String, PathBuf)> {
 /// A reader that copies a record's text into its reading.
 struct Leaky;
 
-impl tether_core::passthrough::PassthroughStrategy for Leaky {
-    fn capabilities(&self) -> tether_core::plan::AgentCapabilities {
-        tether_core::plan::AgentCapabilities::default()
-    }
-
-    fn materialize(
-        &self,
-        _: &tether_core::plan::Plan,
-        _: &tether_core::plan::PlanContext,
-        _: &Path,
-    ) -> Result<tether_core::passthrough::Materialized, String> {
-        Err("not used".into())
-    }
-
+impl tether_core::harness::HarnessReader for Leaky {
     fn read_record(
         &self,
         _: &tether_core::records::RecordFile<'_>,

@@ -47,6 +47,10 @@ impl TransportObserver for GeminiPlugin {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn HarnessReader> {
+        Some(self)
+    }
 }
 
 impl PassthroughStrategy for GeminiPlugin {
@@ -72,13 +76,13 @@ impl PassthroughStrategy for GeminiPlugin {
             files: vec![MaterializedFile::private(SETTINGS_FILE, contents)],
         })
     }
+}
 
+impl HarnessReader for GeminiPlugin {
     /// The same Gemini CLI, so the same telemetry settings (shown for this
     /// kind) as the first-party plugin's.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        let first_party =
-            tether_passthrough_gemini::PassthroughGemini(tether_passthrough_gemini::GEMINI);
-        let mut setup = first_party.telemetry_setup(target)?;
+        let mut setup = first_party().telemetry_setup(target)?;
         setup.agent_kind = "gemini-system".into();
         Some(setup)
     }
@@ -106,6 +110,20 @@ impl PassthroughStrategy for GeminiPlugin {
             record,
         )
     }
+
+    /// Verified where the first-party reader was.
+    fn records_verified_on(&self) -> Option<tether_sdk::VerifiedRange> {
+        first_party().records_verified_on()
+    }
+
+    /// The same Gemini CLI, so the same user settings file.
+    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
+        first_party().server_setup(name, command, args)
+    }
+}
+
+fn first_party() -> tether_passthrough_gemini::PassthroughGemini {
+    tether_passthrough_gemini::PassthroughGemini(tether_passthrough_gemini::GEMINI)
 }
 
 tether_sdk::export_plugin!(GeminiPlugin);

@@ -81,6 +81,10 @@ impl TransportObserver for PassthroughClaude {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
+        Some(self)
+    }
 }
 
 /// Claude's `mcpServers` entry for one endpoint; secret-bearing values are
@@ -147,7 +151,9 @@ impl PassthroughStrategy for PassthroughClaude {
     fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
         stream_json_init_reports(line, at)
     }
+}
 
+impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`
     /// and `claude_code.tool_result` logs, its metrics, and (beta) its tool spans.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {

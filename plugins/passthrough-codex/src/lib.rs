@@ -106,6 +106,10 @@ impl TransportObserver for PassthroughCodex {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
+        Some(self)
+    }
 }
 
 /// Whether every env name of the server's stdio endpoint can be set by `sh`
@@ -235,7 +239,9 @@ impl PassthroughStrategy for PassthroughCodex {
             files: vec![],
         })
     }
+}
 
+impl tether_core::harness::HarnessReader for PassthroughCodex {
     /// Codex's own OpenTelemetry: `codex.conversation_starts` (its servers),
     /// `codex.tool_result`, the `codex.mcp.*` metrics and the MCP spans. Codex
     /// reads its exporters from `[otel]` in its configuration, one per signal.

@@ -65,6 +65,10 @@ impl TransportObserver for PassthroughCopilot {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
+        Some(self)
+    }
 }
 
 /// One `mcpServers` entry in Copilot's shape.
@@ -181,7 +185,9 @@ impl PassthroughStrategy for PassthroughCopilot {
             _ => Vec::new(),
         }
     }
+}
 
+impl tether_core::harness::HarnessReader for PassthroughCopilot {
     /// The Copilot CLI's own OpenTelemetry (traces and metrics, no logs):
     /// `github.copilot.mcp.server.lifecycle` span events, `execute_tool`
     /// spans. Server and tool names are SHA-256 hashed there.

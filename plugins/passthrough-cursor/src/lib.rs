@@ -58,6 +58,10 @@ impl TransportObserver for PassthroughCursor {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
+        Some(self)
+    }
 }
 
 /// One `mcpServers` entry in Cursor's shape.
@@ -95,7 +99,9 @@ impl PassthroughStrategy for PassthroughCursor {
             files: vec![MaterializedFile::project(PROJECT_FILE, contents)],
         })
     }
+}
 
+impl tether_core::harness::HarnessReader for PassthroughCursor {
     /// An entry of `~/.cursor/mcp.json` (Cursor has no command for it).
     fn server_setup(
         &self,

@@ -96,6 +96,10 @@ impl TransportObserver for PassthroughGemini {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
+        Some(self)
+    }
 }
 
 /// One `mcpServers` entry in the Gemini settings shape; secret-bearing values
@@ -178,7 +182,9 @@ impl PassthroughStrategy for PassthroughGemini {
             Vec::new()
         }
     }
+}
 
+impl tether_core::harness::HarnessReader for PassthroughGemini {
     /// Gemini CLI's and Qwen Code's own OpenTelemetry: the `*.config` event
     /// (servers and tools) and `*.tool_call` (`mcp_server_name`).
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {

@@ -101,6 +101,10 @@ impl TransportObserver for PassthroughOpenCode {
     fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
         Some(self)
     }
+
+    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
+        Some(self)
+    }
 }
 
 /// One `mcp` entry in OpenCode's shape.
@@ -152,7 +156,9 @@ impl PassthroughStrategy for PassthroughOpenCode {
             files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
         })
     }
+}
 
+impl tether_core::harness::HarnessReader for PassthroughOpenCode {
     /// OpenCode's own OpenTelemetry (`experimental.openTelemetry`): its
     /// `MCP.*` spans and the "server unavailable" log.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
