@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tether_core::display::ColorClass;
+use tether_core::display::{ColorClass, state_color};
 use tether_core::inventory::{InventoryChanges, InventoryDocument, InventoryRow};
 use tether_core::vocab::StageState;
 use tether_diagnostics::endpoint_check::CheckLimits;
@@ -76,14 +76,6 @@ pub struct InventoryArgs {
     /// Read system-wide files (/etc/…) under DIR instead of / (containers, tests).
     #[arg(long, default_value = "/", value_name = "DIR")]
     system_root: PathBuf,
-}
-
-fn state_color(state: StageState) -> ColorClass {
-    match state {
-        StageState::Yes => ColorClass::Green,
-        StageState::No => ColorClass::Red,
-        StageState::Unknown | StageState::NotApplicable => ColorClass::Gray,
-    }
 }
 
 pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {

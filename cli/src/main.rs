@@ -128,6 +128,9 @@ enum SchemaDocument {
     StatusFleetSessions,
     /// The fleet page's server view (`GET /api/v1/fleet/servers`).
     StatusFleetServers,
+    /// The display vocabulary the status page carries (labels, colors,
+    /// sentences: core's, for renderers that are not Rust).
+    StatusDisplay,
 }
 
 /// The command line, with every list of harnesses in its help taken from
@@ -405,6 +408,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::StatusError => status_schema("status-error"),
                 SchemaDocument::StatusFleetSessions => status_schema("status-fleet-sessions"),
                 SchemaDocument::StatusFleetServers => status_schema("status-fleet-servers"),
+                SchemaDocument::StatusDisplay => status_schema("status-display"),
             };
             let mut out = crate::term::stdout();
             serde_json::to_writer_pretty(&mut out, &schema)?;

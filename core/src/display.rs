@@ -1,5 +1,7 @@
 //! The display projection every renderer shares: labels, color classes, the
 //! per-server checklist, probe verdict hints, and copy-safe diagnostics.
+//! [`vocabulary`] hands the words and colors to renderers that are not Rust
+//! (the reference view gets it in its page), so none spells them itself.
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
 //! with the test that checks it.
@@ -124,6 +126,123 @@ pub fn color_class(status: DisplayStatus) -> ColorClass {
         DisplayStatus::Filtered | DisplayStatus::Unavailable | DisplayStatus::Unknown => {
             ColorClass::Gray
         }
+    }
+}
+
+/// The color class for a stage state: yes green, no red, the rest gray.
+pub fn state_color(state: StageState) -> ColorClass {
+    match state {
+        StageState::Yes => ColorClass::Green,
+        StageState::No => ColorClass::Red,
+        StageState::Unknown | StageState::NotApplicable => ColorClass::Gray,
+    }
+}
+
+/// The sentence under a row's status when it has no reason or summary of
+/// its own: what the status means, in words ("" where the label says it).
+pub fn status_sentence(status: DisplayStatus) -> &'static str {
+    match status {
+        DisplayStatus::Active => "The agent listed this server's tools: it has them.",
+        DisplayStatus::Connected => "The agent connected; it has not listed the tools yet.",
+        DisplayStatus::Delivered => {
+            "Handed to the agent. Nothing has shown it connected: a third-party server talks to the agent directly."
+        }
+        DisplayStatus::Failed
+        | DisplayStatus::Filtered
+        | DisplayStatus::Unavailable
+        | DisplayStatus::Unknown => "",
+    }
+}
+
+/// The five steps a person reads off the stage ladder and the last tool
+/// call, in order: configured, delivered, connected (the MCP handshake:
+/// the `initialized` stage), tools listed, used. `key` is the stage's wire
+/// name, or `used`.
+pub const STEPS: [(&str, &str); 5] = [
+    ("configured", "Configured"),
+    ("delivered", "Delivered"),
+    ("initialized", "Connected"),
+    ("tools_listed", "Tools listed"),
+    ("used", "Used"),
+];
+
+/// The words and colors a renderer that is not Rust needs, from the one
+/// place that defines them: each status's color and sentence, each stage
+/// state's color and mark, and the five steps a person reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(title = "DisplayVocabulary")]
+pub struct DisplayVocabulary {
+    /// Every display status, in declaration order.
+    pub statuses: Vec<StatusWords>,
+    /// Every stage state.
+    pub states: Vec<StateWords>,
+    /// The five steps a person reads, in order.
+    pub steps: Vec<StepWords>,
+    /// The stage ladder's labels, in ladder order.
+    pub stages: Vec<StepWords>,
+}
+
+/// One display status's color and sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StatusWords {
+    /// The status.
+    pub status: DisplayStatus,
+    /// Its color class.
+    pub color: ColorClass,
+    /// [`status_sentence`].
+    pub sentence: &'static str,
+}
+
+/// One stage state's color and mark.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StateWords {
+    /// The state.
+    pub state: StageState,
+    /// Its color class.
+    pub color: ColorClass,
+    /// Its one-character mark: ✓ ✗ ? –.
+    pub mark: &'static str,
+}
+
+/// One step or stage and its label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StepWords {
+    /// The stage's wire name (or `used`).
+    pub key: &'static str,
+    /// Its human label.
+    pub label: &'static str,
+}
+
+/// The display vocabulary ([`DisplayVocabulary`]).
+pub fn vocabulary() -> DisplayVocabulary {
+    DisplayVocabulary {
+        statuses: DisplayStatus::ALL
+            .iter()
+            .map(|&status| StatusWords {
+                status,
+                color: color_class(status),
+                sentence: status_sentence(status),
+            })
+            .collect(),
+        states: StageState::ALL
+            .iter()
+            .map(|&state| StateWords {
+                state,
+                color: state_color(state),
+                mark: mark(state),
+            })
+            .collect(),
+        steps: STEPS
+            .iter()
+            .map(|&(key, label)| StepWords { key, label })
+            .collect(),
+        stages: Stage::ALL
+            .iter()
+            .map(|&stage| StepWords {
+                key: stage.as_str(),
+                label: stage_label(stage),
+            })
+            .collect(),
     }
 }
 
@@ -680,5 +799,37 @@ mod tests {
         assert_eq!(list[2].at, Some(Timestamp(42)));
         assert_eq!(list[2].provenance.as_deref(), Some("session_event"));
         assert_eq!(list[4].mark, "?");
+    }
+
+    #[test]
+    fn the_vocabulary_covers_every_status_and_state_and_its_steps_are_stages() {
+        let v = vocabulary();
+        assert_eq!(v.statuses.len(), DisplayStatus::ALL.len());
+        assert_eq!(v.states.len(), StageState::ALL.len());
+        for words in &v.statuses {
+            assert_eq!(words.color, color_class(words.status));
+        }
+        let stages: Vec<&str> = Stage::ALL.iter().map(|s| s.as_str()).collect();
+        let keys: Vec<&str> = v.steps.iter().map(|s| s.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "configured",
+                "delivered",
+                "initialized",
+                "tools_listed",
+                "used"
+            ]
+        );
+        for key in &keys[..4] {
+            assert!(stages.contains(key), "{key} is a stage");
+        }
+        // The same label for a stage wherever a renderer shows it.
+        for step in &v.steps[..4] {
+            let stage = v.stages.iter().find(|s| s.key == step.key).expect("stage");
+            if step.key != "initialized" {
+                assert_eq!(stage.label, step.label);
+            }
+        }
     }
 }

@@ -652,6 +652,20 @@ fn the_locks_hold_token_host_origin_bodies_and_caller_supplied_targets() {
         !page.body.contains(&fx.token),
         "the page never embeds the token"
     );
+    // It carries core's display vocabulary as data (not script the policy
+    // would run), so the view spells no label, color or sentence itself.
+    let open = r#"<script type="application/json" id="display">"#;
+    let start = page.body.find(open).expect("the display vocabulary") + open.len();
+    let end = start + page.body[start..].find("</script>").expect("closed");
+    let carried = &page.body[start..end];
+    assert!(!carried.contains('<'), "nothing in it can end the element");
+    let carried: serde_json::Value = serde_json::from_str(carried).expect("JSON");
+    assert_eq!(
+        carried,
+        serde_json::to_value(tether_core::display::vocabulary()).expect("json")
+    );
+    assert_eq!(carried["steps"][2]["label"], "Connected", "{carried}");
+    sample("status-display", &carried.to_string());
     fx.finish();
 }
 

@@ -23,6 +23,7 @@ const documents = [
   'status-error',
   'status-fleet-sessions',
   'status-fleet-servers',
+  'status-display',
   'endpoint-test',
 ];
 for (const name of documents) {

@@ -18,20 +18,36 @@
 /** @typedef {import('./types/status-fleet-sessions').FleetSession} FleetSession */
 /** @typedef {import('./types/status-fleet-servers').FleetServers} FleetServers */
 /** @typedef {import('./types/status-fleet-servers').FleetServer} FleetServer */
+/** @typedef {import('./types/status-display').DisplayVocabulary} DisplayVocabulary */
 
 const TOKEN_KEY = 'tether.token';
 const SESSION_KEY = 'tether.session';
 /** Twice the service's heartbeat: a stream silent this long is reconnected. */
 const STREAM_SILENCE_MS = 25000;
 
+/**
+ * Core's display vocabulary, which the service puts in the page: every
+ * status's color and sentence, every stage state's color and mark, and the
+ * five steps a person reads. The view spells none of them itself.
+ * @returns {DisplayVocabulary}
+ */
+function readDisplay() {
+  const node = document.getElementById('display');
+  return JSON.parse(node?.textContent || '{"statuses":[],"states":[],"steps":[],"stages":[]}');
+}
+const DISPLAY = readDisplay();
+
 /** The five steps a person reads, from the stage ladder and the last tool call. */
-const CHECKLIST = [
-  { key: 'configured', label: 'Configured' },
-  { key: 'delivered', label: 'Delivered' },
-  { key: 'initialized', label: 'Connected' },
-  { key: 'tools_listed', label: 'Tools listed' },
-  { key: 'used', label: 'Used' },
-];
+const CHECKLIST = DISPLAY.steps;
+
+/**
+ * A status word's color class (`needs_auth` counts failed rows that want a login).
+ * @param {string} word
+ */
+function colorOf(word) {
+  const status = word === 'needs_auth' ? 'failed' : word;
+  return DISPLAY.statuses.find((s) => s.status === status)?.color ?? 'gray';
+}
 
 const state = {
   /** @type {string|null} */ token: sessionStorage.getItem(TOKEN_KEY),
@@ -382,8 +398,8 @@ function rowOf(attemptId, name) {
 function checklistOf(view, row) {
   return CHECKLIST.map(({ key, label }) => {
     if (key === 'used') {
-      const used = Boolean(row?.last_tool_call);
-      return { label, state: used ? 'yes' : 'unknown', mark: used ? '✓' : '?' };
+      const used = row?.last_tool_call ? 'yes' : 'unknown';
+      return { label, state: used, mark: DISPLAY.states.find((x) => x.state === used)?.mark ?? '?' };
     }
     const item = view.checklist.find((c) => c.stage === key);
     return { label, state: item?.state ?? 'unknown', mark: item?.mark ?? '?', impliedBy: item?.implied_by };
@@ -398,12 +414,7 @@ function checklistOf(view, row) {
 function reasonSentence(view, row) {
   if (row?.summary) return row.summary;
   if (row?.reason_code) return `Reason: ${row.reason_code.replace(/_/g, ' ')}.`;
-  switch (view.status) {
-    case 'active': return 'The agent listed this server\'s tools: it has them.';
-    case 'connected': return 'The agent connected; it has not listed the tools yet.';
-    case 'delivered': return 'Handed to the agent. Nothing has shown it connected: a third-party server talks to the agent directly.';
-    default: return '';
-  }
+  return DISPLAY.statuses.find((s) => s.status === view.status)?.sentence ?? '';
 }
 
 /**
@@ -718,12 +729,7 @@ ui.loginForm.addEventListener('submit', (e) => {
 // filters live in the address bar (never the token), so a view can be shared.
 
 const PAGE_SIZE = 50;
-const STATUS_WORDS = ['active', 'connected', 'delivered', 'failed', 'filtered', 'unavailable', 'unknown'];
-/** @type {Record<string, string>} */
-const STATUS_COLOR = {
-  active: 'green', connected: 'green', delivered: 'amber', failed: 'red',
-  filtered: 'gray', unavailable: 'gray', unknown: 'gray', needs_auth: 'red',
-};
+const STATUS_WORDS = DISPLAY.statuses.map((s) => s.status);
 /** @type {Record<string, number>} */
 const SINCE_MS = { '1h': 3600e3, '24h': 86400e3, '7d': 7 * 86400e3, '30d': 30 * 86400e3 };
 
@@ -812,7 +818,7 @@ function countsNode(counts) {
     const n = counts[word];
     if (!n) continue;
     const count = document.createElement('span');
-    count.className = `count ${STATUS_COLOR[word] ?? 'gray'}`;
+    count.className = `count ${colorOf(word)}`;
     count.textContent = `${n} ${word.replace('_', ' ')}`;
     node.append(count);
   }
@@ -840,7 +846,7 @@ function cell(text, className = 'cell') {
 /** @param {FleetSession} s */
 function sessionItem(s) {
   const item = document.createElement('li');
-  item.className = `fleet-item ${STATUS_COLOR[s.status] ?? 'gray'}`;
+  item.className = `fleet-item ${colorOf(s.status)}`;
   item.dataset.session = s.session_id;
   const button = document.createElement('button');
   button.type = 'button';
@@ -860,8 +866,8 @@ function sessionItem(s) {
 /** @param {FleetServer} s */
 function serverItem(s) {
   const item = document.createElement('li');
-  const color = s.all.failed ? 'red' : s.all.active ? 'green' : s.all.delivered ? 'amber' : 'gray';
-  item.className = `fleet-item ${color}`;
+  const strongest = s.all.failed ? 'failed' : s.all.active ? 'active' : s.all.delivered ? 'delivered' : 'unknown';
+  item.className = `fleet-item ${colorOf(strongest)}`;
   item.dataset.server = s.name;
   const button = document.createElement('button');
   button.type = 'button';

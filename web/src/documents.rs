@@ -252,5 +252,9 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
             "status-fleet-servers",
             schema_of::<crate::fleet::FleetServers>("status-fleet-servers.json"),
         ),
+        (
+            "status-display",
+            schema_of::<tether_core::display::DisplayVocabulary>("status-display.json"),
+        ),
     ]
 }

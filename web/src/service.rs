@@ -537,13 +537,28 @@ fn visible(service: &StatusService, session_id: &str) -> bool {
 
 // === The page ===
 
+/// The page, with core's display vocabulary in it
+/// (`<script type="application/json" id="display">`, data the page's policy
+/// does not run), so the view never spells a label, a color or a sentence
+/// itself.
+static PAGE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let vocabulary = serde_json::to_string(&tether_core::display::vocabulary())
+        .unwrap_or_else(|_| "{}".to_owned())
+        // Inside a script element, `<` could only ever end it early.
+        .replace('<', "\\u003c");
+    INDEX_HTML.replace(
+        "<!--tether:display-->",
+        &format!(r#"<script type="application/json" id="display">{vocabulary}</script>"#),
+    )
+});
+
 async fn index() -> Response {
     (
         [(
             CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         )],
-        INDEX_HTML,
+        PAGE.as_str(),
     )
         .into_response()
 }
