@@ -19,6 +19,7 @@
 //! - [`reducer`]: the pure (history, event) → history function;
 //! - [`served`]: what an observed MCP server served, request by request (for exporters);
 //! - [`telemetry`]: what a harness needs to send its own telemetry to a receiver;
+//! - [`traffic`]: what observed MCP traffic proves, mapped to evidence once;
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
 //! - [`display`]: labels, checklists, verdict texts and copy-safe diagnostics for every renderer;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
@@ -47,6 +48,7 @@ pub mod served;
 pub mod spec;
 pub mod store;
 pub mod telemetry;
+pub mod traffic;
 pub mod vocab;
 
 pub use harness::HarnessId;

@@ -23,6 +23,7 @@ use tether_core::served::{
     bounded, protocol_word,
 };
 use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
+use tether_core::traffic::{self, Exchange};
 use tether_core::vocab::{
     DisplayStatus, EvidenceKind, Provenance, ReasonCode, StageState, Transport,
 };
@@ -533,18 +534,21 @@ impl Reporter {
                 ..
             } => {
                 self.protocol.clone_from(&protocol_version);
-                let mut evidence = Evidence::new(EvidenceKind::InitializeObserved, now);
-                if let Some(name) = client_name {
-                    evidence = evidence.client(ClientInfo {
-                        name,
-                        version: client_version,
-                        protocol_version,
-                    });
-                }
-                self.publish(evidence);
+                let client = client_name.map(|name| ClientInfo {
+                    name,
+                    version: client_version,
+                    protocol_version,
+                });
+                self.publish(traffic::evidence(Exchange::Initialized { client }, now));
             }
             Observation::ToolsListed { count, more, tools } => {
-                self.publish(Evidence::new(EvidenceKind::ToolsListObserved, now).tools(count));
+                self.publish(traffic::evidence(
+                    Exchange::ToolsListed {
+                        count,
+                        client: None,
+                    },
+                    now,
+                ));
                 // The catalog (what these tools cost the model) once the
                 // last page is in; built off the reading path.
                 let complete = tools.len() == count as usize;
@@ -570,19 +574,19 @@ impl Reporter {
                 }
             }
             Observation::ToolCall { tool, ok } => {
-                self.publish(
-                    Evidence::new(EvidenceKind::ToolCallObserved, now).tool_call(tool, ok),
-                );
+                self.publish(traffic::evidence(Exchange::ToolCalled { tool, ok }, now));
             }
             Observation::ProtocolError {
                 method,
                 code,
                 message,
-            } => self.publish(Evidence::new(EvidenceKind::ExplicitError, now).reason(
-                ReasonCode::ProtocolError,
-                Some(format!(
-                    "{method} refused by the server: {message} ({code})"
-                )),
+            } => self.publish(traffic::evidence(
+                Exchange::Refused {
+                    method,
+                    code,
+                    message,
+                },
+                now,
             )),
             Observation::SpawnFailed {
                 reason_code,
@@ -600,13 +604,7 @@ impl Reporter {
                 tool_error,
             } => {
                 if let Some(observer) = self.served_tap() {
-                    let outcome = match (error_code, tool_error) {
-                        (Some(code), _) => {
-                            ServedOutcome::Error(i32::try_from(code).unwrap_or(i32::MIN))
-                        }
-                        (None, true) => ServedOutcome::ToolError,
-                        (None, false) => ServedOutcome::Ok,
-                    };
+                    let outcome = ServedOutcome::of(error_code, tool_error);
                     let end = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
@@ -633,10 +631,7 @@ impl Reporter {
 
     /// The relayed connection ended (the stdio relay's channel closed).
     pub(crate) fn closed(self) {
-        self.publish(Evidence::new(
-            EvidenceKind::ConnectionClosed,
-            tether_hub::now(),
-        ));
+        self.publish(traffic::evidence(Exchange::Closed, tether_hub::now()));
         if let Some(observer) = self.served_tap() {
             observer.served(Served::SessionClosed(ServedSession {
                 server: Arc::clone(&self.server),

@@ -453,6 +453,38 @@ fn the_inventory_kit_speaks_no_mcp() {
     }
 }
 
+/// GIVEN the two observers of MCP traffic (the observed endpoint and the
+/// relay) WHEN their product code is read THEN neither builds the evidence
+/// an exchange proves itself: both go through `tether_core::traffic`, so
+/// the same exchange is the same evidence whoever saw it.
+#[test]
+fn mcp_traffic_becomes_evidence_in_one_place() {
+    let built = regex::Regex::new(
+        r"Evidence::new\(\s*(?:tether_core::)?(?:EvidenceKind::)?(?:InitializeObserved|ToolsListObserved|ToolCallObserved|ConnectionClosed)\b|ReasonCode::ProtocolError\b",
+    )
+    .expect("pattern");
+    let mut found = Vec::new();
+    for dir in ["plugins/kandev-endpoint/src", "relay/src"] {
+        let mut code = String::new();
+        read_tree(&workspace().join(dir), &mut code);
+        assert!(
+            code.contains("traffic::evidence"),
+            "{dir} maps through core"
+        );
+        let code = product_code(&code);
+        found.extend(
+            built
+                .find_iter(&code)
+                .map(|m| format!("{dir}: {}", m.as_str())),
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "evidence built outside tether_core::traffic:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn core_modules_import_each_other_without_a_cycle() {
     let graph = core_module_graph();

@@ -21,7 +21,8 @@ use tether_core::served::{
     RequestIdent, Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession,
     SharedServedTap, TraceContext, bounded, protocol_word,
 };
-use tether_core::vocab::{EvidenceKind, ReasonCode, Transport};
+use tether_core::traffic::Exchange;
+use tether_core::vocab::{EvidenceKind, Transport};
 use tether_hub::EvidenceSink;
 
 use crate::credential::{Gate, Refusal};
@@ -354,12 +355,16 @@ impl Connection {
 
     /// Reports a protocol error seen on this connection.
     pub fn protocol_error(&self, what: &str, error: &McpError) {
-        self.publish(
-            Evidence::new(EvidenceKind::ExplicitError, tether_hub::now()).reason(
-                ReasonCode::ProtocolError,
-                Some(format!("{what}: {} ({})", error.message, error.code.0)),
-            ),
-        );
+        self.exchange(Exchange::Refused {
+            method: what.to_owned(),
+            code: i64::from(error.code.0),
+            message: error.message.to_string(),
+        });
+    }
+
+    /// Reports one exchange, as [`tether_core::traffic::evidence`] maps it.
+    pub fn exchange(&self, exchange: Exchange) {
+        self.publish(tether_core::traffic::evidence(exchange, tether_hub::now()));
     }
 
     /// Reports the close once, however many times the transport reports it.
@@ -370,10 +375,7 @@ impl Connection {
         }
         if !self.closed.swap(true, Ordering::AcqRel) {
             if self.sink.get().is_some() {
-                self.publish(Evidence::new(
-                    EvidenceKind::ConnectionClosed,
-                    tether_hub::now(),
-                ));
+                self.exchange(Exchange::Closed);
             }
             if self.served_any.load(Ordering::Relaxed)
                 && let Some(observer) = self.observation.served_tap()
@@ -595,9 +597,9 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
         }
         self.connection.finish(started, outcome_of(&result));
         match &result {
-            Ok(_) => self.connection.publish(
-                Evidence::new(EvidenceKind::InitializeObserved, tether_hub::now()).client(client),
-            ),
+            Ok(_) => self.connection.exchange(Exchange::Initialized {
+                client: Some(client),
+            }),
             Err(err) => self.connection.protocol_error("initialize", err),
         }
         result
@@ -613,16 +615,11 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
         let started = self.connection.start("server/discover", None, &context);
         let result = self.inner.discover(context).await;
         self.connection.finish(started, outcome_of(&result));
-        match (&result, client) {
-            (Ok(_), Some(client)) => self.connection.publish(
-                Evidence::new(EvidenceKind::InitializeObserved, tether_hub::now())
-                    .client(client_of(&client, protocol.as_ref())),
-            ),
-            (Ok(_), None) => self.connection.publish(Evidence::new(
-                EvidenceKind::InitializeObserved,
-                tether_hub::now(),
-            )),
-            (Err(err), _) => self.connection.protocol_error("server/discover", err),
+        match &result {
+            Ok(_) => self.connection.exchange(Exchange::Initialized {
+                client: client.map(|c| client_of(&c, protocol.as_ref())),
+            }),
+            Err(err) => self.connection.protocol_error("server/discover", err),
         }
         result
     }
@@ -640,13 +637,10 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
         self.connection.finish(started, outcome_of(&result));
         match &result {
             Ok(list) => {
-                let count = u32::try_from(list.tools.len()).unwrap_or(u32::MAX);
-                let mut ev =
-                    Evidence::new(EvidenceKind::ToolsListObserved, tether_hub::now()).tools(count);
-                if let Some(client) = inline_client {
-                    ev = ev.client(client_of(&client, protocol.as_ref()));
-                }
-                self.connection.publish(ev);
+                self.connection.exchange(Exchange::ToolsListed {
+                    count: u32::try_from(list.tools.len()).unwrap_or(u32::MAX),
+                    client: inline_client.map(|c| client_of(&c, protocol.as_ref())),
+                });
                 let hook = self
                     .connection
                     .observation
@@ -687,9 +681,7 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
                 false
             }
         };
-        self.connection.publish(
-            Evidence::new(EvidenceKind::ToolCallObserved, tether_hub::now()).tool_call(tool, ok),
-        );
+        self.connection.exchange(Exchange::ToolCalled { tool, ok });
         result
     }
 

@@ -123,16 +123,9 @@ pub(crate) async fn post(
     let message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(err) => {
-            connection.publish(
-                tether_core::Evidence::new(
-                    tether_core::EvidenceKind::ExplicitError,
-                    tether_hub::now(),
-                )
-                .reason(
-                    tether_core::ReasonCode::ProtocolError,
-                    Some(format!("unparseable JSON-RPC message over SSE: {err}")),
-                ),
-            );
+            connection.exchange(tether_core::traffic::Exchange::Unreadable {
+                summary: format!("unparseable JSON-RPC message over SSE: {err}"),
+            });
             return (StatusCode::BAD_REQUEST, "invalid JSON-RPC message").into_response();
         }
     };
