@@ -445,7 +445,7 @@ fn kind_rank(kind: &tether_core::vocab::CapabilityKind) -> u8 {
         K::McpTool => 2,
         K::Skill => 3,
         K::Hook => 4,
-        K::Other(_) => 5,
+        _ => 5,
     }
 }
 

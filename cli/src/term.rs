@@ -199,6 +199,8 @@ pub fn paint(color: ColorClass, text: &str, on: bool) -> String {
         ColorClass::Amber => "33",
         ColorClass::Red => "31",
         ColorClass::Gray => "90",
+        // A class a later core adds: shown plain.
+        _ => return sgr("0", text, false),
     };
     sgr(code, text, on)
 }

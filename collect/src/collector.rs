@@ -174,6 +174,8 @@ impl Collector {
                     self.stats.refused += 1;
                 }
             }
+            // An answer a later SDK adds: nothing this collector reads.
+            Some(_) => self.stats.ignored += 1,
         }
     }
 
@@ -218,10 +220,7 @@ impl Collector {
                 self.stats.refused += 1;
                 continue;
             }
-            let evidence = Evidence {
-                provenance: Provenance::HarnessTelemetry,
-                ..evidence
-            };
+            let evidence = evidence.provenance(Provenance::HarnessTelemetry);
             if sink.publish(evidence).is_ok() {
                 self.stats.evidence += 1;
             }

@@ -20,6 +20,7 @@ use crate::vocab::{DisplayStatus, Stage, StageState};
 /// A color class for a status; the renderer maps it to real colors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ColorClass {
     /// Active or connected.
     Green,

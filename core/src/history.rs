@@ -30,6 +30,7 @@ pub const MAX_TOOL_ROWS: usize = 128;
 /// One session's bounded attachment history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "AttachmentHistory")]
+#[non_exhaustive]
 pub struct AttachmentHistory {
     /// The document's schema version.
     pub schema_version: u32,
@@ -78,6 +79,7 @@ impl AttachmentHistory {
 /// One ACP session request or passthrough process start, with what it showed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "AttachmentAttempt")]
+#[non_exhaustive]
 pub struct AttachmentAttempt {
     /// Backend-owned attempt id.
     pub attempt_id: String,
@@ -173,6 +175,7 @@ pub struct ReportError {
 
 /// What one configured server got in one attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct ServerAttachment {
     /// The server's configured name.
     pub name: String,

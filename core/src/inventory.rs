@@ -439,6 +439,7 @@ pub struct SnapshotRef {
 /// `tether inventory --changes --json`: what changed between two snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "InventoryChanges")]
+#[non_exhaustive]
 pub struct InventoryChanges {
     /// The document's schema version.
     pub schema_version: u32,

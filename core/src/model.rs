@@ -249,6 +249,7 @@ pub struct ToolCallRecord {
 /// called (how often, how many failed). Names and counts only, never an
 /// argument or a result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct ToolRow {
     /// The tool's name, as its server lists it.
     pub name: String,
@@ -674,6 +675,7 @@ impl EndpointTestResult {
 
 /// One observation. Ownership is not here: the sink stamps it on the envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct Evidence {
     /// What happened.
     pub kind: EvidenceKind,

@@ -80,6 +80,7 @@ impl MaterializedFile {
 /// Which directory a [`MaterializedFile`] is written to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FilePlace {
     /// The host's private directory (0700), removed when the process ends.
     #[default]
@@ -109,8 +110,10 @@ impl std::fmt::Debug for MaterializedFile {
     }
 }
 
-/// What carries the delivered servers to the CLI.
+/// What carries the delivered servers to the CLI. Built with
+/// [`Materialized::new`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct Materialized {
     /// Arguments placed right after the program (before the user's own).
     pub args: Vec<String>,
@@ -118,6 +121,13 @@ pub struct Materialized {
     pub env: Vec<KeyValue>,
     /// Files to write.
     pub files: Vec<MaterializedFile>,
+}
+
+impl Materialized {
+    /// Arguments, environment and files for the CLI.
+    pub fn new(args: Vec<String>, env: Vec<KeyValue>, files: Vec<MaterializedFile>) -> Self {
+        Materialized { args, env, files }
+    }
 }
 
 pub use crate::harness::ServerSetup;

@@ -14,6 +14,7 @@ use crate::vocab::{DecisionKind, ReasonCode, Transport};
 /// How a delivered server reaches the agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Delivery {
     /// An entry in ACP `session/new`/`load` `mcpServers`.
     AcpMcpServers,
@@ -28,6 +29,7 @@ pub enum Delivery {
 /// A plugin's answer for one server. There is no "nothing".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "decision", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Decision {
     /// Offer it over `transport` (one of the server's endpoints), by `via`.
     Deliver {
@@ -91,6 +93,7 @@ impl Decision {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DriveMode {
     /// Spoken to over ACP.
     Acp,
@@ -108,8 +111,10 @@ impl DriveMode {
     }
 }
 
-/// What the agent says it can take. `None` means it did not say.
+/// What the agent says it can take. `None` means it did not say. Built
+/// with [`AgentCapabilities::new`] (or `default()`, which says nothing).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct AgentCapabilities {
     /// Streamable HTTP MCP servers.
     #[serde(default)]
@@ -120,6 +125,17 @@ pub struct AgentCapabilities {
     /// `session/load`.
     #[serde(default)]
     pub load_session: Option<bool>,
+}
+
+impl AgentCapabilities {
+    /// What an agent said of streamable HTTP, legacy SSE and `session/load`.
+    pub const fn new(http: Option<bool>, sse: Option<bool>, load_session: Option<bool>) -> Self {
+        AgentCapabilities {
+            http,
+            sse,
+            load_session,
+        }
+    }
 }
 
 /// Everything a plugin may consider when deciding.
@@ -138,8 +154,10 @@ pub struct PlanContext {
     pub strict: bool,
 }
 
-/// A plugin's identity.
+/// A plugin's identity. Built with [`PluginDescriptor::new`]: a later
+/// Tether may add a field without breaking a plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct PluginDescriptor {
     /// Unique plugin name, for example `acp-structured`.
     pub name: String,
@@ -150,6 +168,24 @@ pub struct PluginDescriptor {
     pub drive_mode: DriveMode,
     /// The plugin's own version.
     pub version: String,
+}
+
+impl PluginDescriptor {
+    /// A plugin named `name`, handling `agent_kinds` (a harness's name
+    /// first, then its aliases) driven by `drive_mode`, at `version`.
+    pub fn new(
+        name: impl Into<String>,
+        agent_kinds: impl IntoIterator<Item = impl Into<String>>,
+        drive_mode: DriveMode,
+        version: impl Into<String>,
+    ) -> Self {
+        PluginDescriptor {
+            name: name.into(),
+            agent_kinds: agent_kinds.into_iter().map(Into::into).collect(),
+            drive_mode,
+            version: version.into(),
+        }
+    }
 }
 
 /// One server of a plan: its configuration, the decision, and the chosen endpoint.

@@ -19,6 +19,7 @@ pub const PROBE_SCHEMA_VERSION: u32 = 3;
 /// How far the sentinel got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Verdict {
     /// tools/list was served to the agent.
     Active,

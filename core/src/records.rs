@@ -23,6 +23,7 @@ use crate::telemetry::{NamedServer, is_name_like};
 /// How a source's files are cut into records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RecordFormat {
     /// One record per line (JSON lines, or a text log).
     Lines,
@@ -163,6 +164,7 @@ impl RecordFile<'_> {
 
 /// What a plugin made of one record.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct RecordReading {
     /// The harness's session id, where the record (or its file) names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +222,7 @@ impl RecordReading {
 /// How a plugin answered one record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "read", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RecordAnswer {
     /// A record of a type (or shape) the reader does not know: counted
     /// per file and reported, never fatal (a newer harness version, most

@@ -71,6 +71,7 @@ impl std::fmt::Debug for RegisteredPlugin {
 
 /// Why a registry could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// A name was asked for that nothing registered.
     #[error("no plugin named {name:?} is registered; known plugins: {known}")]
@@ -297,6 +298,7 @@ pub const PLUGIN_LISTING_SCHEMA_VERSION: u32 = 1;
 /// `tether plugins --json`: exactly one document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "PluginListing")]
+#[non_exhaustive]
 pub struct PluginListing {
     /// The document's schema version.
     pub schema_version: u32,
@@ -306,6 +308,7 @@ pub struct PluginListing {
 
 /// One registered plugin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct PluginEntry {
     /// Unique plugin name.
     pub name: String,
@@ -327,6 +330,7 @@ pub struct PluginEntry {
 /// Where a listed plugin came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PluginOrigin {
     /// Compiled into this binary.
     Static,

@@ -46,6 +46,7 @@ pub fn protocol_word(version: &str) -> Option<Cow<'static, str>> {
 
 /// How a served request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ServedOutcome {
     /// A result was returned (for tools/call: one without `isError`).
     Ok,
@@ -86,6 +87,7 @@ pub struct ServedOwner {
 
 /// A JSON-RPC request id as the client sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RequestIdent {
     /// A number.
     Number(i64),
@@ -158,6 +160,7 @@ pub struct ServedSession {
 // Request is the hot variant; boxing it would cost an allocation per request.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Served {
     /// One request answered.
     Request(ServedRequest),

@@ -31,6 +31,7 @@ impl std::fmt::Debug for TelemetryTarget {
 /// Whether a harness was seen to send the receiver's `Authorization` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum HeadersSent {
     /// Seen on every request, with the pinned version.
     Verified,
@@ -49,11 +50,22 @@ pub struct SetupVar {
 
 /// A block to add to one of the harness's own configuration files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct SetupSnippet {
     /// Which file (`~/.codex/config.toml`, say), as the harness names it.
     pub file: String,
     /// The text to add (may hold the receiver's token).
     pub text: String,
+}
+
+impl SetupSnippet {
+    /// `text` to add to `file`.
+    pub fn new(file: impl Into<String>, text: impl Into<String>) -> Self {
+        SetupSnippet {
+            file: file.into(),
+            text: text.into(),
+        }
+    }
 }
 
 /// Everything one harness needs to send its telemetry to a receiver.
@@ -181,6 +193,7 @@ pub struct CollectDocument {
 /// Which kind of OTLP item a [`TelemetryRecord`] was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TelemetrySignal {
     /// A log record (an OTel event): `name` is its `event.name` (or its event
     /// name field, or a short string body).
@@ -197,6 +210,7 @@ pub enum TelemetrySignal {
 /// values (as text), maps and bytes are left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum TelemetryValue {
     /// A boolean.
     Bool(bool),
@@ -406,6 +420,7 @@ pub fn fits(
 
 /// What a plugin made of one record of its harness.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct TelemetryReading {
     /// The harness's own session (or conversation) id, where the record
     /// carries one: the Tether session it belongs to.
@@ -423,6 +438,7 @@ pub struct TelemetryReading {
 
 /// A server a harness's telemetry named.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct NamedServer {
     /// Its name, as the harness's configuration spells it.
     pub name: String,
@@ -431,9 +447,20 @@ pub struct NamedServer {
     pub transport: Option<crate::vocab::Transport>,
 }
 
+impl NamedServer {
+    /// A server named `name`, over `transport` where the harness said.
+    pub fn new(name: impl Into<String>, transport: Option<crate::vocab::Transport>) -> Self {
+        NamedServer {
+            name: name.into(),
+            transport,
+        }
+    }
+}
+
 /// How a plugin answered one record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "read", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TelemetryAnswer {
     /// Not this plugin's harness (its service name is another's).
     NotMine,

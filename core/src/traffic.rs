@@ -11,6 +11,7 @@ use crate::vocab::{EvidenceKind, ReasonCode};
 
 /// One MCP exchange an observer saw answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Exchange {
     /// An `initialize` (or a stateless `server/discover`) was answered; the
     /// client, where it named itself.

@@ -30,6 +30,7 @@ macro_rules! open_vocabulary {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+
             /// A value this version of Tether does not know, kept verbatim (bounded).
@@ -110,6 +111,7 @@ macro_rules! closed_vocabulary {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+
         }

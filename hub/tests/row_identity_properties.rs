@@ -26,12 +26,7 @@ struct DeliverAll;
 
 impl TransportObserver for DeliverAll {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: "deliver-all".into(),
-            agent_kinds: vec!["deliver-all".into()],
-            drive_mode: DriveMode::Passthrough,
-            version: "0".into(),
-        }
+        PluginDescriptor::new("deliver-all", ["deliver-all"], DriveMode::Passthrough, "0")
     }
 
     fn decide(&self, _: &ServerSpec, _: &PlanContext) -> Decision {

@@ -20,12 +20,7 @@ struct TestAcp;
 
 impl TransportObserver for TestAcp {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: "test-acp".into(),
-            agent_kinds: vec!["test-agent".into()],
-            drive_mode: DriveMode::Acp,
-            version: "0".into(),
-        }
+        PluginDescriptor::new("test-acp", ["test-agent"], DriveMode::Acp, "0")
     }
 
     fn decide(&self, server: &ServerSpec, ctx: &PlanContext) -> Decision {
@@ -34,7 +29,7 @@ impl TransportObserver for TestAcp {
                 Transport::Stdio => true,
                 Transport::Http => ctx.capabilities.http == Some(true),
                 Transport::Sse => ctx.capabilities.sse == Some(true),
-                Transport::Other(_) => false,
+                _ => false,
             };
             if ok {
                 return Decision::Deliver {
@@ -52,12 +47,12 @@ struct Forgetful;
 
 impl TransportObserver for Forgetful {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: "forgetful".into(),
-            agent_kinds: vec!["forgetful-agent".into()],
-            drive_mode: DriveMode::Passthrough,
-            version: "0".into(),
-        }
+        PluginDescriptor::new(
+            "forgetful",
+            ["forgetful-agent"],
+            DriveMode::Passthrough,
+            "0",
+        )
     }
 
     fn decide(&self, _: &ServerSpec, _: &PlanContext) -> Decision {
@@ -127,11 +122,7 @@ fn request(session: &str, trigger: Trigger, servers: Vec<ServerSpec>) -> Attempt
         trigger,
         servers,
     );
-    req.capabilities = AgentCapabilities {
-        http: Some(true),
-        sse: Some(false),
-        load_session: Some(true),
-    };
+    req.capabilities = AgentCapabilities::new(Some(true), Some(false), Some(true));
     req
 }
 

@@ -687,6 +687,8 @@ impl Worker {
         match job {
             Job::Served(Served::Request(request)) => self.request(&request),
             Job::Served(Served::SessionClosed(session)) => self.session(&session),
+            // Something served that this exporter does not know yet.
+            Job::Served(_) => {}
             Job::Hub(event) => self.hub_event(&event),
             Job::Verdict {
                 verdict,

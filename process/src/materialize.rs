@@ -42,6 +42,12 @@ impl WrittenFiles {
                     }
                     path
                 }
+                _ => {
+                    return Err(format!(
+                        "{}: a file place this host does not know",
+                        file.name
+                    ));
+                }
             };
             write_new(&path, &file.contents).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {

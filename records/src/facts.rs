@@ -439,10 +439,8 @@ pub fn history_of(
 
 /// Whether two histories say the same (their revisions aside).
 pub fn same(a: &AttachmentHistory, b: &AttachmentHistory) -> bool {
-    let b = AttachmentHistory {
-        revision: a.revision,
-        ..b.clone()
-    };
+    let mut b = b.clone();
+    b.revision = a.revision;
     *a == b
 }
 
@@ -460,11 +458,10 @@ mod tests {
     }
 
     fn reading(evidence: Vec<Evidence>) -> RecordReading {
-        RecordReading {
-            at: Some(Timestamp(5)),
-            evidence,
-            ..RecordReading::default()
-        }
+        let mut reading = RecordReading::default();
+        reading.at = Some(Timestamp(5));
+        reading.evidence = evidence;
+        reading
     }
 
     fn counts(facts: &SessionFacts) -> Vec<(Option<u32>, Option<u32>)> {

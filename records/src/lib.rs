@@ -767,6 +767,8 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                     .or_insert_with(|| SessionFacts::new(kind, &harness_session))
                     .add(role, &shown, reading);
             }
+            // An answer a later SDK adds: counted as one not understood.
+            Some(_) => report.unknown += 1,
         }
     };
     let outcome = match (format, source.source.query.as_deref()) {

@@ -59,6 +59,10 @@ pub fn read_records(
         RecordFormat::Document => MAX_DOCUMENT_BYTES,
         // Read by `read_sqlite`.
         RecordFormat::Sqlite => return out,
+        _ => {
+            out.error = Some("a record format this Tether does not read".to_owned());
+            return out;
+        }
     };
     if len > limit {
         out.error = Some(format!(

@@ -684,12 +684,12 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
     let probe = DynamicPlugin {
         table,
         described: WireDescriptor {
-            descriptor: PluginDescriptor {
-                name: String::new(),
-                agent_kinds: vec![],
-                drive_mode: tether_core::DriveMode::Passthrough,
-                version: String::new(),
-            },
+            descriptor: PluginDescriptor::new(
+                String::new(),
+                Vec::<String>::new(),
+                tether_core::DriveMode::Passthrough,
+                String::new(),
+            ),
             passthrough: None,
             reports_servers: false,
             reader: false,

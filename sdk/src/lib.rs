@@ -32,6 +32,11 @@
 //!    with `tether plugins --load lib….so` or [`dynamic::load`]. To compile it
 //!    into a host instead, register it with [`register_plugin!`].
 //!
+//! The contract's vocabularies, answers and the structs a plugin builds are
+//! `#[non_exhaustive]`: a later Tether may add a variant or a field without
+//! breaking a plugin, so match them with a `_` arm and build them with their
+//! constructors ([`PluginDescriptor::new`], [`Materialized::new`], …).
+//!
 //! Evidence reaches a host only through the sink the host hands out
 //! (`tether_hub::EvidenceSink`, host machinery this kit does not carry);
 //! [`Evidence`] has no ownership fields, so a plugin cannot forge them.
@@ -43,12 +48,7 @@
 //!
 //! impl TransportObserver for MyAgent {
 //!     fn descriptor(&self) -> PluginDescriptor {
-//!         PluginDescriptor {
-//!             name: "my-agent".into(),
-//!             agent_kinds: vec!["my-agent".into()],
-//!             drive_mode: DriveMode::Passthrough,
-//!             version: "0.1.0".into(),
-//!         }
+//!         PluginDescriptor::new("my-agent", ["my-agent"], DriveMode::Passthrough, "0.1.0")
 //!     }
 //!
 //!     fn decide(&self, server: &ServerSpec, _ctx: &PlanContext) -> Decision {

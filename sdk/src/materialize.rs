@@ -20,11 +20,8 @@ use tether_core::{AgentCapabilities, Decision, Delivery, Endpoint, KeyValue, Ser
 
 /// What a CLI that reads stdio, streamable HTTP and SSE servers alike from
 /// its configuration can take (no `session/load`: a passthrough process).
-pub const EVERY_TRANSPORT: AgentCapabilities = AgentCapabilities {
-    http: Some(true),
-    sse: Some(true),
-    load_session: Some(false),
-};
+pub const EVERY_TRANSPORT: AgentCapabilities =
+    AgentCapabilities::new(Some(true), Some(true), Some(false));
 
 /// The decision of such a CLI: the server's first endpoint, delivered
 /// through a configuration file; a server with none is
@@ -200,13 +197,13 @@ pub fn server_block(
     entry: serde_json::Value,
 ) -> tether_core::telemetry::SetupSnippet {
     let block = serde_json::json!({ top: { name: entry } });
-    tether_core::telemetry::SetupSnippet {
-        file: file.to_owned(),
-        text: format!(
+    tether_core::telemetry::SetupSnippet::new(
+        file.to_owned(),
+        format!(
             "{}\n",
             serde_json::to_string_pretty(&block).unwrap_or_default()
         ),
-    }
+    )
 }
 
 /// A command line from its words, each quoted for a POSIX shell as needed.

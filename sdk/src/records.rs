@@ -107,10 +107,9 @@ pub fn failure(server: &str, text: &str, at: Timestamp) -> Evidence {
 /// Gives `server` a row (once).
 pub fn name_server(reading: &mut RecordReading, server: &str) {
     if !reading.servers.iter().any(|s| s.name == server) {
-        reading.servers.push(NamedServer {
-            name: server.to_owned(),
-            transport: None,
-        });
+        reading
+            .servers
+            .push(NamedServer::new(server.to_owned(), None));
     }
 }
 

@@ -64,10 +64,9 @@ pub fn taken(server: &str, at: Timestamp) -> Evidence {
 
 /// A reading for `session` (when the record carries one).
 pub fn reading(session: Option<String>) -> TelemetryReading {
-    TelemetryReading {
-        session,
-        ..TelemetryReading::default()
-    }
+    let mut reading = TelemetryReading::default();
+    reading.session = session;
+    reading
 }
 
 /// Adds a server the record named (deduplicated) to `reading`.
@@ -75,10 +74,9 @@ pub fn name_server(reading: &mut TelemetryReading, name: &str, transport: Option
     if name.is_empty() || reading.servers.iter().any(|s| s.name == name) {
         return;
     }
-    reading.servers.push(NamedServer {
-        name: name.to_owned(),
-        transport,
-    });
+    reading
+        .servers
+        .push(NamedServer::new(name.to_owned(), transport));
 }
 
 /// A harness's word for a transport (`stdio`, `http`, `streamable-http`,

@@ -485,6 +485,60 @@ fn mcp_traffic_becomes_evidence_in_one_place() {
     );
 }
 
+/// GIVEN the types third parties build on (the contract's vocabularies, a
+/// plugin's answers and what it builds, and the documents it reads) WHEN
+/// core's source is read THEN each is `#[non_exhaustive]`, so a later
+/// Tether adds a variant or a field without breaking a plugin.
+#[test]
+fn what_third_parties_build_on_is_non_exhaustive() {
+    let mut code = String::new();
+    read_tree(&workspace().join("core/src"), &mut code);
+    let vocab = std::fs::read_to_string(workspace().join("core/src/vocab.rs")).expect("vocab");
+    assert_eq!(
+        vocab.matches("#[non_exhaustive]").count(),
+        2,
+        "both vocabulary macros declare their enums non-exhaustive"
+    );
+    let mut missing = Vec::new();
+    for (item, name) in [
+        ("enum", "Decision"),
+        ("enum", "Delivery"),
+        ("enum", "DriveMode"),
+        ("enum", "TelemetryAnswer"),
+        ("enum", "TelemetryValue"),
+        ("enum", "TelemetrySignal"),
+        ("enum", "HeadersSent"),
+        ("enum", "RecordAnswer"),
+        ("enum", "RecordFormat"),
+        ("enum", "FilePlace"),
+        ("enum", "ColorClass"),
+        ("enum", "Verdict"),
+        ("enum", "Served"),
+        ("enum", "ServedOutcome"),
+        ("enum", "Exchange"),
+        ("enum", "RegistryError"),
+        ("struct", "PluginDescriptor"),
+        ("struct", "AgentCapabilities"),
+        ("struct", "Materialized"),
+        ("struct", "NamedServer"),
+        ("struct", "SetupSnippet"),
+        ("struct", "RecordReading"),
+        ("struct", "TelemetryReading"),
+        ("struct", "Evidence"),
+        ("struct", "AttachmentHistory"),
+        ("struct", "AttachmentAttempt"),
+        ("struct", "ServerAttachment"),
+        ("struct", "PluginListing"),
+    ] {
+        let marked = regex::Regex::new(&format!(r"#\[non_exhaustive\]\s*\npub {item} {name}\b"))
+            .expect("pattern");
+        if !marked.is_match(&code) {
+            missing.push(format!("{item} {name}"));
+        }
+    }
+    assert!(missing.is_empty(), "not #[non_exhaustive]: {missing:?}");
+}
+
 #[test]
 fn core_modules_import_each_other_without_a_cycle() {
     let graph = core_module_graph();

@@ -649,6 +649,7 @@ fn recorded_claude_logs() -> Vec<u8> {
                         .collect(),
                 })
             }
+            other => panic!("a value this fixture test does not encode: {other:?}"),
         }),
     };
     let kv = |(k, v): (&String, &TelemetryValue)| KeyValue {

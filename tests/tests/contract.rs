@@ -55,11 +55,7 @@ async fn sample_history() -> AttachmentHistory {
             trigger,
             servers.clone(),
         );
-        req.capabilities = AgentCapabilities {
-            http: Some(true),
-            sse: Some(false),
-            load_session: Some(true),
-        };
+        req.capabilities = AgentCapabilities::new(Some(true), Some(false), Some(true));
         let handle = hub.begin_attempt(req).expect("begin");
         let sink = &handle.sink;
         for (p, _) in handle.plan.delivered() {

@@ -239,15 +239,13 @@ fn recorded(
     // Merged into the store that holds the live session: one session.
     let dir = tempfile::tempdir().expect("dir");
     let store = tether_store::SqliteStore::open(&dir.path().join("t.db")).expect("store");
-    let live_history = tether_core::history::AttachmentHistory {
-        revision: 1,
-        current_attempt_id: Some(live.attempt_id.clone()),
-        attempts: vec![live.clone()],
-        ..tether_core::history::AttachmentHistory::new(
-            live.task_id.as_str(),
-            live.session_id.as_str(),
-        )
-    };
+    let mut live_history = tether_core::history::AttachmentHistory::new(
+        live.task_id.as_str(),
+        live.session_id.as_str(),
+    );
+    live_history.revision = 1;
+    live_history.current_attempt_id = Some(live.attempt_id.clone());
+    live_history.attempts = vec![live.clone()];
     use tether_core::store::Store as _;
     store.save(&live_history).expect("save live");
     let first = records.import(&store, None).expect("import");

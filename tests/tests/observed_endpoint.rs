@@ -33,12 +33,7 @@ struct Pick;
 
 impl TransportObserver for Pick {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: "pick".into(),
-            agent_kinds: vec!["http".into(), "sse".into(), "stdio".into()],
-            drive_mode: DriveMode::Acp,
-            version: "0".into(),
-        }
+        PluginDescriptor::new("pick", ["http", "sse", "stdio"], DriveMode::Acp, "0")
     }
 
     fn decide(&self, server: &ServerSpec, ctx: &PlanContext) -> Decision {

@@ -107,12 +107,7 @@ struct Pick;
 
 impl TransportObserver for Pick {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: "pick".into(),
-            agent_kinds: vec!["otel-agent".into()],
-            drive_mode: DriveMode::Acp,
-            version: "0".into(),
-        }
+        PluginDescriptor::new("pick", ["otel-agent"], DriveMode::Acp, "0")
     }
 
     fn decide(&self, server: &ServerSpec, _ctx: &PlanContext) -> Decision {

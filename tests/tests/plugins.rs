@@ -110,11 +110,7 @@ fn given_each_agent_kind_then_decisions_follow_what_it_can_take() {
         &hub,
         "opencode",
         DriveMode::Acp,
-        AgentCapabilities {
-            http: Some(true),
-            sse: None,
-            load_session: None,
-        },
+        AgentCapabilities::new(Some(true), None, None),
     );
     assert_eq!(
         acp,

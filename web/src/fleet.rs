@@ -442,7 +442,8 @@ impl ServerCounts {
             DisplayStatus::Failed => self.failed += 1,
             DisplayStatus::Delivered => self.delivered += 1,
             DisplayStatus::Filtered | DisplayStatus::Unavailable => self.held_back += 1,
-            DisplayStatus::Unknown => self.unknown += 1,
+            // Unknown, and any status a later Tether adds.
+            _ => self.unknown += 1,
         }
         if row.needs_auth() {
             self.needs_auth += 1;

@@ -32,12 +32,12 @@ pub struct GeminiPlugin;
 
 impl TransportObserver for GeminiPlugin {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: vec!["gemini-system".into()],
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            ["gemini-system"],
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -70,11 +70,11 @@ impl PassthroughStrategy for GeminiPlugin {
             SETTINGS_ENV,
             dir.join(SETTINGS_FILE).display().to_string(),
         ));
-        Ok(Materialized {
-            args: vec![],
+        Ok(Materialized::new(
+            vec![],
             env,
-            files: vec![MaterializedFile::private(SETTINGS_FILE, contents)],
-        })
+            vec![MaterializedFile::private(SETTINGS_FILE, contents)],
+        ))
     }
 }
 

@@ -31,11 +31,11 @@ pub fn capabilities_of(
     init: &agent_client_protocol::v1::schema::InitializeResponse,
 ) -> AgentCapabilities {
     let caps = &init.agent_capabilities;
-    AgentCapabilities {
-        http: Some(caps.mcp_capabilities.http),
-        sse: Some(caps.mcp_capabilities.sse),
-        load_session: Some(caps.load_session),
-    }
+    AgentCapabilities::new(
+        Some(caps.mcp_capabilities.http),
+        Some(caps.mcp_capabilities.sse),
+        Some(caps.load_session),
+    )
 }
 
 /// The ACP `mcpServers` entries for every delivered server of a plan.
@@ -253,11 +253,7 @@ mod tests {
         let ctx = PlanContext {
             agent_kind: "any".into(),
             drive_mode: DriveMode::Acp,
-            capabilities: AgentCapabilities {
-                http: Some(true),
-                sse: Some(false),
-                load_session: None,
-            },
+            capabilities: AgentCapabilities::new(Some(true), Some(false), None),
             strict: false,
         };
         let plugin: &dyn TransportObserver = &crate::AcpStructured;

@@ -30,19 +30,20 @@ impl AcpStructured {
             Transport::Stdio => true,
             Transport::Http => ctx.capabilities.http == Some(true),
             Transport::Sse => ctx.capabilities.sse == Some(true),
-            Transport::Other(_) => false,
+            // Other, and any transport a later Tether adds.
+            _ => false,
         }
     }
 }
 
 impl TransportObserver for AcpStructured {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: vec![ANY_KIND.into()],
-            drive_mode: DriveMode::Acp,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            [ANY_KIND],
+            DriveMode::Acp,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, ctx: &PlanContext) -> Decision {
@@ -78,11 +79,7 @@ mod tests {
         PlanContext {
             agent_kind: "claude-agent".into(),
             drive_mode: DriveMode::Acp,
-            capabilities: AgentCapabilities {
-                http,
-                sse,
-                load_session: None,
-            },
+            capabilities: AgentCapabilities::new(http, sse, None),
             strict: false,
         }
     }

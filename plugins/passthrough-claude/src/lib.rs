@@ -53,12 +53,12 @@ pub struct PassthroughClaude;
 
 impl TransportObserver for PassthroughClaude {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            AGENT_KINDS,
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -137,11 +137,11 @@ impl PassthroughStrategy for PassthroughClaude {
         // In -p mode Claude otherwise races its MCP connections against the
         // first turn; blocking makes the delivered servers really attach first.
         env.push(KeyValue::new(BLOCKING_ENV, "false"));
-        Ok(Materialized {
+        Ok(Materialized::new(
             args,
             env,
-            files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
-        })
+            vec![MaterializedFile::private(CONFIG_FILE, contents)],
+        ))
     }
 
     fn reports_servers(&self) -> bool {

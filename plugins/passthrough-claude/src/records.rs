@@ -173,13 +173,12 @@ const KNOWN: &[&str] = &[
 ];
 
 fn header(line: &Line<'_>) -> RecordReading {
-    RecordReading {
-        session: line.session.as_deref().and_then(name),
-        at: line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339),
-        project: line.cwd.as_deref().and_then(project_of),
-        version: line.version.as_deref().and_then(version_of),
-        ..RecordReading::default()
-    }
+    let mut reading = RecordReading::default();
+    reading.session = line.session.as_deref().and_then(name);
+    reading.at = line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339);
+    reading.project = line.cwd.as_deref().and_then(project_of);
+    reading.version = line.version.as_deref().and_then(version_of);
+    reading
 }
 
 /// The values a transcript record's bulk is in, none of which the reader
@@ -326,12 +325,10 @@ fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         .as_deref()
         .and_then(Timestamp::parse_rfc3339)
         .unwrap_or(Timestamp(0));
-    let mut reading = RecordReading {
-        session: line.session.as_deref().and_then(name),
-        at: (at.0 > 0).then_some(at),
-        project: line.cwd.as_deref().and_then(project_of),
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.session = line.session.as_deref().and_then(name);
+    reading.at = (at.0 > 0).then_some(at);
+    reading.project = line.cwd.as_deref().and_then(project_of);
     name_server(&mut reading, &server);
     if text.starts_with("Successfully connected") || text.starts_with("Connection established") {
         reading.evidence.push(status(&server, "connected", at));

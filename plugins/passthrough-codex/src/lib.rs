@@ -44,12 +44,12 @@ pub struct PassthroughCodex;
 
 impl TransportObserver for PassthroughCodex {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: vec!["codex".into()],
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            ["codex"],
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -220,11 +220,7 @@ pub fn codex_flags(name: &str, endpoint: &Endpoint, env: &mut EnvRefs) -> Vec<St
 
 impl PassthroughStrategy for PassthroughCodex {
     fn capabilities(&self) -> AgentCapabilities {
-        AgentCapabilities {
-            http: Some(true),
-            sse: Some(false),
-            load_session: Some(false),
-        }
+        AgentCapabilities::new(Some(true), Some(false), Some(false))
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
@@ -233,11 +229,7 @@ impl PassthroughStrategy for PassthroughCodex {
             .delivered()
             .flat_map(|(p, endpoint)| codex_flags(&p.spec.name, endpoint, &mut env))
             .collect();
-        Ok(Materialized {
-            args,
-            env: env.into_env(),
-            files: vec![],
-        })
+        Ok(Materialized::new(args, env.into_env(), vec![]))
     }
 }
 
@@ -261,10 +253,7 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
         );
         let mut setup = TelemetrySetup::new("codex", HeadersSent::Verified)
             .note("`log_user_prompt = false` keeps prompts out of Codex's own records; `codex.tool_result` still carries tool arguments, which Tether drops.");
-        let block = SetupSnippet {
-            file: "~/.codex/config.toml".into(),
-            text,
-        };
+        let block = SetupSnippet::new("~/.codex/config.toml", text);
         // Its configuration file is its settings: the same block either way.
         setup.settings = Some(block.clone());
         setup.snippet = Some(block);
@@ -306,15 +295,15 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
     ) -> Option<tether_core::passthrough::ServerSetup> {
         let words = ["codex", "mcp", "add", name, "--", command];
         Some(
-            tether_core::passthrough::ServerSetup::new(SetupSnippet {
-                file: "~/.codex/config.toml".into(),
-                text: format!(
+            tether_core::passthrough::ServerSetup::new(SetupSnippet::new(
+                "~/.codex/config.toml",
+                format!(
                     "[mcp_servers.{}]\ncommand = {}\nargs = {}\n",
                     toml_key(name),
                     toml_string(command),
                     toml_array(args)
                 ),
-            })
+            ))
             .with_command(tether_sdk::materialize::command_line(
                 words.into_iter().chain(args.iter().map(String::as_str)),
             )),

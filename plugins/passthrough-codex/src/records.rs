@@ -114,10 +114,8 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         return RecordAnswer::Unknown;
     }
     let at = line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339);
-    let mut reading = RecordReading {
-        at,
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.at = at;
     let at = at.unwrap_or(Timestamp(0));
     let Some(payload) = line.payload else {
         return RecordAnswer::Ignored;

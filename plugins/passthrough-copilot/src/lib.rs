@@ -50,12 +50,12 @@ pub struct PassthroughCopilot;
 
 impl TransportObserver for PassthroughCopilot {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            AGENT_KINDS,
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -126,11 +126,11 @@ impl PassthroughStrategy for PassthroughCopilot {
         if ctx.strict {
             args.push("--disable-builtin-mcps".to_owned());
         }
-        Ok(Materialized {
+        Ok(Materialized::new(
             args,
-            env: refs.into_env(),
-            files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
-        })
+            refs.into_env(),
+            vec![MaterializedFile::private(CONFIG_FILE, contents)],
+        ))
     }
 
     fn reports_servers(&self) -> bool {

@@ -102,11 +102,9 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         .as_deref()
         .and_then(Timestamp::parse_rfc3339);
     // The directory is the session.
-    let mut reading = RecordReading {
-        session: file.from_end(1).and_then(name),
-        at,
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.session = file.from_end(1).and_then(name);
+    reading.at = at;
     let at = at.unwrap_or(Timestamp(0));
     let Some(data) = event.data else {
         return answer(reading);
@@ -162,10 +160,8 @@ fn process_log(record: &str) -> RecordAnswer {
         // A continuation line (a stack, a wrapped message).
         return RecordAnswer::Ignored;
     };
-    let mut reading = RecordReading {
-        at: Some(at),
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.at = Some(at);
     if let Some(id) = rest.split_once("Workspace initialized: ").map(|x| x.1) {
         reading.session = id.split_whitespace().next().and_then(name);
         return answer(reading);

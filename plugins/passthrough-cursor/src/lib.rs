@@ -43,12 +43,12 @@ pub struct PassthroughCursor;
 
 impl TransportObserver for PassthroughCursor {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            AGENT_KINDS,
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -93,11 +93,11 @@ impl PassthroughStrategy for PassthroughCursor {
             .collect();
         let contents = serde_json::to_string_pretty(&json!({"mcpServers": servers}))
             .map_err(|e| format!("cannot encode the MCP configuration: {e}"))?;
-        Ok(Materialized {
-            args: vec![],
-            env: refs.into_env(),
-            files: vec![MaterializedFile::project(PROJECT_FILE, contents)],
-        })
+        Ok(Materialized::new(
+            vec![],
+            refs.into_env(),
+            vec![MaterializedFile::project(PROJECT_FILE, contents)],
+        ))
     }
 }
 

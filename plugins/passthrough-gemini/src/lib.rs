@@ -81,12 +81,12 @@ pub struct PassthroughGemini(pub Dialect);
 
 impl TransportObserver for PassthroughGemini {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: self.0.plugin.into(),
-            agent_kinds: self.0.kinds.iter().map(|k| (*k).to_owned()).collect(),
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            self.0.plugin,
+            self.0.kinds.iter().copied(),
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -164,11 +164,11 @@ impl PassthroughStrategy for PassthroughGemini {
                 args.push(p.spec.name.clone());
             }
         }
-        Ok(Materialized {
+        Ok(Materialized::new(
             args,
             env,
-            files: vec![MaterializedFile::project(self.0.settings, contents)],
-        })
+            vec![MaterializedFile::project(self.0.settings, contents)],
+        ))
     }
 
     fn reports_servers(&self) -> bool {

@@ -99,13 +99,11 @@ fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Ok(line) = serde_json::from_str::<GeminiLine<'_>>(record) else {
         return RecordAnswer::Unknown;
     };
-    let mut reading = RecordReading {
-        session: line.session.as_deref().and_then(name),
-        at: time(line.timestamp.as_deref().or(line.start.as_deref())),
-        // `tmp/<project>/chats/…`: Gemini's short name for the project.
-        project: file.from_end(2).and_then(project_of),
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.session = line.session.as_deref().and_then(name);
+    reading.at = time(line.timestamp.as_deref().or(line.start.as_deref()));
+    // `tmp/<project>/chats/…`: Gemini's short name for the project.
+    reading.project = file.from_end(2).and_then(project_of);
     if line.set.is_some() {
         return RecordAnswer::Ignored;
     }
@@ -193,13 +191,11 @@ fn qwen_chat(record: &str) -> RecordAnswer {
     {
         return RecordAnswer::Unknown;
     }
-    let mut reading = RecordReading {
-        session: line.session.as_deref().and_then(name),
-        at: time(line.timestamp.as_deref()),
-        project: line.cwd.as_deref().and_then(project_of),
-        version: line.version.as_deref().and_then(version_of),
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.session = line.session.as_deref().and_then(name);
+    reading.at = time(line.timestamp.as_deref());
+    reading.project = line.cwd.as_deref().and_then(project_of);
+    reading.version = line.version.as_deref().and_then(version_of);
     let at = reading.at.unwrap_or(Timestamp(0));
     for part in line.message.iter().flat_map(|m| &m.parts) {
         if let Some(c) = &part.call
@@ -231,14 +227,12 @@ fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         // A continuation line (a stack, a wrapped message).
         return RecordAnswer::Ignored;
     };
-    let mut reading = RecordReading {
-        session: file
-            .from_end(0)
-            .and_then(|f| f.strip_suffix(".txt"))
-            .and_then(name),
-        at: Some(at),
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.session = file
+        .from_end(0)
+        .and_then(|f| f.strip_suffix(".txt"))
+        .and_then(name);
+    reading.at = Some(at);
     if let Some(after) = rest
         .split_once("Error during discovery for server '")
         .map(|x| x.1)

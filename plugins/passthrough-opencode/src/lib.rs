@@ -73,12 +73,12 @@ fn values(endpoint: &Endpoint) -> Vec<&str> {
 
 impl TransportObserver for PassthroughOpenCode {
     fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor {
-            name: PLUGIN_NAME.into(),
-            agent_kinds: AGENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
-            drive_mode: DriveMode::Passthrough,
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        PluginDescriptor::new(
+            PLUGIN_NAME,
+            AGENT_KINDS,
+            DriveMode::Passthrough,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
@@ -150,11 +150,11 @@ impl PassthroughStrategy for PassthroughOpenCode {
             CONFIG_ENV,
             dir.join(CONFIG_FILE).display().to_string(),
         ));
-        Ok(Materialized {
-            args: vec![],
+        Ok(Materialized::new(
+            vec![],
             env,
-            files: vec![MaterializedFile::private(CONFIG_FILE, contents)],
-        })
+            vec![MaterializedFile::private(CONFIG_FILE, contents)],
+        ))
     }
 }
 

@@ -76,11 +76,9 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         return RecordAnswer::Unknown;
     };
     let at = created.and_then(|ms| u64::try_from(ms).ok()).map(Timestamp);
-    let mut reading = RecordReading {
-        session: session.as_deref().and_then(name),
-        at,
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.session = session.as_deref().and_then(name);
+    reading.at = at;
     let at = at.unwrap_or(Timestamp(0));
     match file.role {
         DB_SESSIONS => {
@@ -141,11 +139,9 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Some(at) = field(record, "timestamp").and_then(Timestamp::parse_rfc3339) else {
         return RecordAnswer::Unknown;
     };
-    let mut reading = RecordReading {
-        at: Some(at),
-        thread: field(record, "run").and_then(name),
-        ..RecordReading::default()
-    };
+    let mut reading = RecordReading::default();
+    reading.at = Some(at);
+    reading.thread = field(record, "run").and_then(name);
     let message = field(record, "message").unwrap_or_default();
     if message == "created" {
         reading.session = field(record, "id")
