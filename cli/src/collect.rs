@@ -20,6 +20,7 @@ use tether_core::registry::Registry;
 use tether_core::telemetry::{
     COLLECT_SCHEMA_VERSION, CollectDocument, HeadersSent, TelemetrySetup, TelemetryTarget,
 };
+use tether_guard::kept::KeptHow;
 
 /// How `--print-env` prints a setup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -89,136 +90,20 @@ pub struct CollectArgs {
 /// (enabled rows with a usable endpoint).
 pub(crate) fn configured_today()
 -> std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> {
-    use tether_inventory::{ScanContext, scan_all, scanners};
-    let ctx = ScanContext::from_env(std::env::current_dir().ok());
-    let document = scan_all(&ctx, &scanners(), &[]);
-    let mut by_kind: std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> =
-        Default::default();
-    for row in document.rows {
-        if !row.is_enabled() {
-            continue;
-        }
-        let Some(endpoint) = row.endpoint else {
-            continue;
-        };
-        let specs = by_kind.entry(row.harness.clone()).or_default();
-        if !specs.iter().any(|s| s.name == row.name) {
-            specs.push(
-                tether_core::spec::ServerSpec::new(
-                    row.name,
-                    tether_core::vocab::ServerSource::Profile,
-                    endpoint,
-                )
-                .with_unset_vars(row.diagnostics.unresolved),
-            );
-        }
-    }
-    by_kind
+    let ctx = tether_inventory::ScanContext::from_env(std::env::current_dir().ok());
+    tether_inventory::configured_servers(&ctx)
 }
 
-/// Where the receiver's token came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum KeptToken {
-    /// Read from an earlier start.
-    Kept,
-    /// None was kept: made now, and kept.
-    New,
-    /// `--rotate-token`: made now, replacing the kept one.
-    Rotated,
-}
+/// The receiver's token, where it was kept, and how.
+type Kept = (tether_guard::Token, std::path::PathBuf, KeptHow);
 
-/// The file the receiver's token is kept in: `$XDG_STATE_HOME/tether/`,
-/// else `~/.local/state/tether/`; `None` without either.
-fn token_file() -> Option<std::path::PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(std::path::PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(std::path::PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|home| home.join(".local/state"))
-        })?;
-    Some(state.join("tether").join("collect-token"))
-}
-
-/// The token to admit: the kept one, or a new one kept (mode 0600, in a
-/// 0700 directory, never over a file another start kept first). A kept
-/// file that others can read, or that is not a token Tether wrote, is an
-/// error that says what to do, never silently replaced. `None` when there
-/// is no state directory.
-fn kept_token(
-    rotate: bool,
-) -> anyhow::Result<Option<(tether_guard::Token, std::path::PathBuf, KeptToken)>> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-    let Some(path) = token_file() else {
+/// The token kept in the state directory (`None` without one), or a new
+/// one kept there (`--rotate-token`: always new).
+fn kept_token(rotate: bool) -> Result<Option<Kept>, tether_guard::kept::KeptError> {
+    let Some(path) = tether_collect::default_token_file() else {
         return Ok(None);
     };
-    let shown = path.display().to_string();
-    if !rotate {
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) => {
-                if !meta.file_type().is_file() {
-                    anyhow::bail!(
-                        "{shown} is not a regular file; remove it, or run with --rotate-token"
-                    );
-                }
-                if meta.mode() & 0o077 != 0 {
-                    anyhow::bail!(
-                        "{shown} can be read by others (mode {:o}); `chmod 600 {shown}`, or --rotate-token for a new one",
-                        meta.mode() & 0o777
-                    );
-                }
-                let text = tether_inventory::read_capped(&path)
-                    .map_err(|f| anyhow::anyhow!("cannot read {shown}: {}", f.summary))?;
-                let token = tether_guard::Token::from_secret(&text).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "{shown} does not hold a token Tether wrote; --rotate-token makes a new one"
-                    )
-                })?;
-                return Ok(Some((token, path, KeptToken::Kept)));
-            }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => anyhow::bail!("cannot read {shown}: {err}"),
-        }
-    }
-    let dir = path
-        .parent()
-        .ok_or_else(|| anyhow::anyhow!("{shown} has no directory"))?;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    let token = tether_guard::Token::generate();
-    // Written whole to a private temporary file, then put in place: a
-    // reader never sees half a token.
-    let temporary = dir.join(format!(".collect-token.{}", std::process::id()));
-    {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temporary)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", temporary.display()))?;
-        std::io::Write::write_all(&mut file, format!("{}\n", token.secret()).as_bytes())?;
-        file.sync_all()?;
-    }
-    let placed = if rotate {
-        std::fs::rename(&temporary, &path).map(|()| KeptToken::Rotated)
-    } else {
-        // Never over one another start kept meanwhile: that one wins.
-        let linked = std::fs::hard_link(&temporary, &path).map(|()| KeptToken::New);
-        let _ = std::fs::remove_file(&temporary);
-        if matches!(&linked, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists) {
-            return kept_token(false);
-        }
-        linked
-    };
-    let how = placed.map_err(|e| {
-        let _ = std::fs::remove_file(&temporary);
-        anyhow::anyhow!("cannot write {shown}: {e}")
-    })?;
+    let (token, how) = tether_guard::kept::keep_token(&path, rotate)?;
     Ok(Some((token, path, how)))
 }
 
@@ -348,7 +233,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
     let kept = match kept_token(args.rotate_token) {
         Ok(kept) => kept,
         Err(err) => {
-            errln!("tether collect: {err}");
+            errln!("tether collect: {err} (--rotate-token makes a new one)");
             return Ok(ExitCode::FAILURE);
         }
     };
@@ -442,7 +327,7 @@ async fn serve(
     args: CollectArgs,
     registry: Registry,
     hub: Arc<tether_hub::Hub>,
-    kept: Option<(tether_guard::Token, std::path::PathBuf, KeptToken)>,
+    kept: Option<Kept>,
     configured: std::collections::HashMap<String, Vec<tether_core::ServerSpec>>,
 ) -> anyhow::Result<ExitCode> {
     let (receiver, batches) = match &kept {
@@ -513,7 +398,7 @@ fn announce(
     args: &CollectArgs,
     target: &TelemetryTarget,
     receiver: &Receiver,
-    kept: Option<&(tether_guard::Token, std::path::PathBuf, KeptToken)>,
+    kept: Option<&Kept>,
     setup: Option<&TelemetrySetup>,
 ) -> anyhow::Result<()> {
     let mut out = crate::term::stdout();
@@ -536,17 +421,17 @@ fn announce(
         )?;
         // The token itself only inside the setup --print-env asked for.
         match kept {
-            Some((_, path, KeptToken::Kept)) => writeln!(
+            Some((_, path, KeptHow::Kept)) => writeln!(
                 out,
                 "  token: kept in {}, the same at every start (--print-env HARNESS prints the setup with it; --rotate-token makes a new one)",
                 path.display()
             )?,
-            Some((_, path, KeptToken::New)) => writeln!(
+            Some((_, path, KeptHow::New)) => writeln!(
                 out,
                 "  token: new, kept in {}: set it in your harnesses once; --print-env HARNESS says how",
                 path.display()
             )?,
-            Some((_, path, KeptToken::Rotated)) => writeln!(
+            Some((_, path, KeptHow::Rotated)) => writeln!(
                 out,
                 "  token: rotated, kept in {}: the old one no longer works; update every harness set up with it (--print-env HARNESS says how)",
                 path.display()

@@ -24,6 +24,23 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`collect/`), each
 //! with the test that checks it.
 
+/// The file `tether collect` keeps its receiver's token in, so a harness
+/// set up once keeps sending: `$XDG_STATE_HOME/tether/collect-token`, else
+/// `~/.local/state/tether/collect-token`; `None` without either (relative
+/// values are ignored). Kept by [`tether_guard::kept::keep_token`].
+pub fn default_token_file() -> Option<std::path::PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(std::path::PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|home| home.join(".local/state"))
+        })?;
+    Some(state.join("tether").join("collect-token"))
+}
+
 pub mod budget;
 pub mod collector;
 pub mod decode;

@@ -15,7 +15,8 @@
 //!   body deadlines, and a cap on connections that idle sockets cannot
 //!   fill;
 //! - [`Authorizer`] and [`Action`]: the host's one say over who sees and acts
-//!   on which session, past the token.
+//!   on which session, past the token;
+//! - [`kept::keep_token`]: a token kept in a private file across starts.
 //!
 //! A listener renders a [`Refusal`] in its own form (JSON for the web
 //! service, a line of text for the relay), but the decision is made here.
@@ -26,6 +27,7 @@
 mod authorize;
 mod body;
 mod host;
+pub mod kept;
 mod secret;
 pub mod serve;
 

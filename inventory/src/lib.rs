@@ -41,7 +41,7 @@ pub use context::ScanContext;
 pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substitute};
 pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};
 pub use rows::{Enablement, FoundServer, ScanOutput, env_class};
-pub use scan::{ConfigScanner, MAX_ERRORS, MAX_ROWS, scan_all, scanners};
+pub use scan::{ConfigScanner, MAX_ERRORS, MAX_ROWS, configured_servers, scan_all, scanners};
 pub use session_tools::{SessionTools, apply_session_tools};
 
 /// What `register_scanner!` expands to needs; not part of the API.

@@ -123,3 +123,36 @@ pub fn scan_all(
     }
     out.into_document(Some(at))
 }
+
+/// Today's configured servers per harness, as every registered scanner
+/// finds them in `ctx`: each enabled row with a usable endpoint, once per
+/// name, as the [`ServerSpec`](tether_core::spec::ServerSpec) a harness
+/// would start (its unset variables named). What `tether collect` and
+/// `tether sessions` match a harness's sessions against.
+pub fn configured_servers(
+    ctx: &ScanContext,
+) -> std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> {
+    let document = scan_all(ctx, &scanners(), &[]);
+    let mut by_harness: std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> =
+        Default::default();
+    for row in document.rows {
+        if !row.is_enabled() {
+            continue;
+        }
+        let Some(endpoint) = row.endpoint else {
+            continue;
+        };
+        let specs = by_harness.entry(row.harness.clone()).or_default();
+        if !specs.iter().any(|s| s.name == row.name) {
+            specs.push(
+                tether_core::spec::ServerSpec::new(
+                    row.name,
+                    tether_core::vocab::ServerSource::Profile,
+                    endpoint,
+                )
+                .with_unset_vars(row.diagnostics.unresolved),
+            );
+        }
+    }
+    by_harness
+}
