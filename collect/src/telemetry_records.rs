@@ -4,6 +4,11 @@
 //! OpenTelemetry types. Bounded per record (see
 //! [`tether_core::telemetry::MAX_RECORD_ATTRIBUTES`]); what does not fit is
 //! counted, never kept.
+//!
+//! (OTLP records, not session records): a batch as `TelemetryRecord`s
+//! (`for_each_record`): names, scalar attributes (arrays as text lists; maps
+//! and bytes left out, counted), the resource's, a span's status, a metric
+//! point's value.
 
 use std::collections::BTreeMap;
 

@@ -10,6 +10,12 @@
 //! [`Registry::harnesses`] lists the harnesses a registry holds.
 //!
 //! [`Registry::harnesses`]: crate::registry::Registry::harnesses
+//!
+//! `HarnessId` (a harness's one validated name) and `HarnessReader`, what a
+//! harness says about its own sessions and configuration, apart from starting
+//! it: its telemetry (`telemetry_setup`, `read_telemetry`), its session files
+//! (`record_sources`, `read_record`, `records_verified_on`) and `server_setup`;
+//! `Registry::harnesses()` pairs each with its plugin and its strategy.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -12,6 +12,10 @@
 //! that skips a server becomes `unavailable/observer_omitted`, and a plugin
 //! that panics becomes `unavailable/observer_omitted` for every server. There
 //! is no way to answer "nothing".
+//!
+//! `TransportObserver` and `plan()`, which guarantees one decision per
+//! configured server. The trait *decides* delivery; observing is done by the
+//! observed endpoint and by `read_output`.
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -5,6 +5,11 @@
 //! Both methods are pure: the plugin returns contents, and the host writes the
 //! files (mode 0600, in a private directory it removes when the process ends),
 //! sets the arguments and environment, and feeds the plugin the CLI's output.
+//!
+//! `PassthroughStrategy`, only what starting a CLI needs (`materialize` returns
+//! files, arguments and environment as data; `read_output` turns a CLI's stdout
+//! into `agent_reported` evidence). Both pure, so they cross a plugin boundary
+//! as JSON.
 
 use std::path::Path;
 

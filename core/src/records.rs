@@ -12,6 +12,16 @@
 //! A record holds the user's prompts, code, tool arguments and results. A
 //! reader takes names, codes, counts, times and statuses only; the host
 //! refuses a reading whose names are not names.
+//!
+//! the session-record half of a harness reader: `RecordSource` (a role, a root
+//! under the home or where a variable moves it, a `/`-segment pattern, lines or
+//! one document), `HarnessReader::record_sources` and `read_record(file,
+//! record)` (pure) into a `RecordAnswer` (`Unknown`, counted as version drift;
+//! `Ignored`; `Read` with the session, its thread within the file, time,
+//! project, version, servers and evidence), `project_of` (a directory's last
+//! component, never the path), `version_of`, `session_id` (`KIND:ID`, shared
+//! with the collector), and the documents `tether sessions` prints
+//! (`SessionsDocument`, `SessionDocument`, `MatrixRow`, `FileReport`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

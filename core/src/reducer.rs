@@ -7,6 +7,13 @@
 //! first-seen, strongest stage state, newest tool count), so the final status
 //! does not depend on how two connections' events interleave, and a duplicate
 //! event changes nothing.
+//!
+//! `begin_attempt(history, start)`, which returns the attempt's `AttemptKey`,
+//! and `reduce(history, event)`, where every event carries such a key. Every
+//! row fact merges with a commutative, idempotent rule. Split by what each part
+//! holds: `reducer/attempt.rs` (rotation, rows planned from decisions),
+//! `reducer/evidence.rs` (sanitizing: `SanitizedEvidence` is the only way in),
+//! `reducer/fold.rs` (evidence onto its row, the status derived).
 
 use crate::history::{
     AttachmentAttempt, AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE, MAX_SERVERS,

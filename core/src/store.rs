@@ -4,6 +4,10 @@
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
 //! with the test that checks it.
+//!
+//! the `Store` trait (`save` only with a newer `revision`, `save_batch` for one
+//! transaction per burst, `load` for a keyed read, `load_all`, `remove`) and
+//! `rehydrate` (migrate older, load newer conservatively).
 
 use serde_json::Value;
 

@@ -4,6 +4,18 @@
 //! the harness's plugin (`PassthroughStrategy::telemetry_setup`) and shown
 //! by `tether collect --print-env`. A plugin that gives none reads no
 //! telemetry.
+//!
+//! what a harness needs to send its own OpenTelemetry to a receiver
+//! (`TelemetryTarget`, `TelemetrySetup`: variables, a config snippet, whether
+//! it was seen to send the header, notes), made by the optional
+//! `HarnessReader::telemetry_setup` (default `None`: the plugin reads no
+//! telemetry), and `CollectDocument`, which `tether collect --json` prints. The
+//! reading half: `TelemetryRecord` (one log record, span, span event or metric
+//! point, flattened and bounded), read by the optional
+//! `HarnessReader::read_telemetry(record, configured)` into a `TelemetryAnswer`
+//! (`NotMine`, `Ignored`, or `Read` with the harness's session id, the servers
+//! it named and `harness_telemetry` evidence), and `is_name_like`, the test
+//! every name from telemetry must pass.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -9,6 +9,19 @@
 //! future) everything it started is stopped: the stdio server is killed with
 //! every descendant. Hostile answers are capped: one message, all bytes read,
 //! and the number of tools; garbage is a clear `protocol_error`.
+//!
+//! `check_endpoint`, the bounded handshake + tools/list in either MCP era
+//! (`server/discover` first, the legacy `initialize` as the fallback), over
+//! stdio (its own size-capped transport, in a `ChildGroup`), streamable HTTP or
+//! legacy SSE (TLS through rustls), with DNS and TCP pre-checks for network
+//! targets, a stable reason and a sentence for each way a server can be wrong
+//! (`display::reason_hint`), redirects never followed, and cleanup on every
+//! path (cancellation and a dropped future included); `endpoint_for_url` (a
+//! path ending in `/sse` is legacy SSE). The listed tools are catalogued from
+//! the server's own bytes (`RawTools`): each stdio line, each server-sent event
+//! on its way to rmcp's HTTP client (`TappedHttp`, which delegates to rmcp's
+//! reqwest client, limits included), each legacy SSE message
+//! (`connect_with_tap`).
 
 use std::collections::HashMap;
 use std::sync::Arc;

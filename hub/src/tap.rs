@@ -1,4 +1,8 @@
 //! Taps: what exporters are told, after the hub's lock is released.
+//!
+//! taps (`HubTap`: every attempt begun, every evidence event accepted, every
+//! row status entered, after the lock is released, as shared `Arc<HubEvent>`s)
+//! and `EventOwner`, which only the hub makes.
 
 use super::*;
 

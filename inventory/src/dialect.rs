@@ -1,5 +1,9 @@
 //! Parsing configuration files and reading one server entry in each
 //! harness's dialect.
+//!
+//! JSON, JSONC and TOML parsing, and the one server-entry reader every dialect
+//! shares (`entry_endpoint`: mcpServers JSON, Gemini, Codex, OpenCode), with
+//! each harness's own reference expansion.
 
 use serde_json::{Map, Value};
 use tether_core::spec::{Endpoint, KeyValue};
@@ -230,6 +234,19 @@ pub(crate) fn expand_references(
         list.dedup();
     }
     (names, unset)
+}
+
+/// `text` with the environment references `dialect`'s harness expands
+/// itself replaced by `lookup`'s values (an unset one stays as written).
+pub fn expand(
+    text: &str,
+    dialect: EntryDialect,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> String {
+    if dialect == EntryDialect::TomlTable {
+        return text.to_owned();
+    }
+    expand_text(text, dialect, lookup, &mut Vec::new(), &mut Vec::new())
 }
 
 fn is_var_char(c: char) -> bool {

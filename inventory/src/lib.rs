@@ -38,7 +38,7 @@ pub use capability::{
     hook_entries, skill_front_matter_name, skills_under,
 };
 pub use context::ScanContext;
-pub use dialect::{EntryDialect, entry_endpoint, string_list, string_map, substitute};
+pub use dialect::{EntryDialect, entry_endpoint, expand, string_list, string_map, substitute};
 pub use root::{ConfigRoot, MAX_CONFIG_BYTES, ReadFailure, read_capped};
 pub use rows::{Enablement, FoundServer, ScanOutput, env_class};
 pub use scan::{ConfigScanner, MAX_ERRORS, MAX_ROWS, configured_servers, scan_all, scanners};

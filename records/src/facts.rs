@@ -6,6 +6,14 @@
 //! counted by their call id, per source, so a call written twice (started,
 //! then completed) counts once, and two sources that each saw the same
 //! calls (a transcript and a server log) give the larger count, not the sum.
+//!
+//! `SessionFacts`, what one session's records add up to (facts deduplicated;
+//! tool calls keyed by source and call id, so a call written twice counts once
+//! and two sources seeing the same calls give the larger count), and
+//! `history_of`, which builds the session's history with the pure reducer, or
+//! merges into the one a store holds (its current attempt begun again, which
+//! changes nothing), through the sanitizer with the configured servers'
+//! secrets.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -20,6 +20,10 @@
 //!
 //! [`PassthroughStrategy::record_sources`]: tether_core::passthrough::PassthroughStrategy::record_sources
 //! [`PassthroughStrategy::read_record`]: tether_core::passthrough::PassthroughStrategy::read_record
+//!
+//! `Records` (files, sessions, filters) and `import(store)`: each session
+//! merged into what the store holds and written only when that changed it, with
+//! the next revision.
 
 pub mod facts;
 pub mod read;

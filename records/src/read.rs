@@ -1,6 +1,17 @@
 //! Reading one file's records, bounded and read-only: from where the last
 //! read stopped to its last complete record, in fixed-size pieces, so
 //! memory stays flat whatever the file's size.
+//!
+//! `read_records`: 256 KiB pieces, records split with `memchr`, a record cut by
+//! a piece's end is the only copy; a file past 1 GiB (a document past 4 MiB) is
+//! not read; a record past 16 MiB is skipped (the file read on past it), one
+//! that is not UTF-8 too, each counted; a last line without its newline waits
+//! (while following) or is read (at rest). `read_sqlite`: a harness's database
+//! (at most 256 MiB with its log) is copied with its write-ahead log into a
+//! private temporary directory and queried there (the source's one `SELECT` of
+//! metadata columns, each row a JSON array), never opened in place: SQLite
+//! would lock it and write its `-shm` even read-only. A schema that does not
+//! fit is a sentence, not an error.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;

@@ -4,6 +4,15 @@
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`relay/`), each
 //! with the test that checks it.
+//!
+//! `RelayHost`, a loopback channel. `offer(&specs, choose)` relays the servers
+//! a host opts in (`Offered`: specs, `bind`, `settled`). `relay(&spec)` swaps a
+//! server's stdio endpoint for `tether-relay` with a one-time ticket
+//! (`ServerSpec::relayed_through`, so the row keeps the real target).
+//! `RelayTicket::bind(sink)` fixes whose row the relay's observations become
+//! evidence for (provenance `relay`), and served requests go to the host's
+//! `ServedTap`. `Reporter` turns either relay's observations into evidence (and
+//! an HTTP server's tool definitions into its catalog).
 
 use std::borrow::Cow;
 use std::net::SocketAddr;

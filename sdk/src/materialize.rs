@@ -51,6 +51,55 @@ pub enum RefStyle {
     Name,
 }
 
+/// A harness's dialect, declared once by its plugin: the shape its
+/// configuration gives a server entry (what its scanner reads) and how Tether
+/// spells a reference to a variable in the files it writes for it (which the
+/// harness expands itself). One value serves the materializer
+/// ([`Dialect::env_refs`]) and the scanner ([`Dialect::entry`]), so the two
+/// cannot drift apart; [`Dialect::round_trips`] checks that they agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    /// The shape of a server entry.
+    pub entry: tether_inventory::EntryDialect,
+    /// How a reference to a variable is spelled.
+    pub refs: RefStyle,
+}
+
+impl Dialect {
+    /// A dialect of entries shaped `entry`, with references spelled `refs`.
+    pub const fn new(entry: tether_inventory::EntryDialect, refs: RefStyle) -> Self {
+        Dialect { entry, refs }
+    }
+
+    /// An empty set of variables whose references this dialect spells.
+    pub fn env_refs(self) -> EnvRefs {
+        EnvRefs::new(self.refs)
+    }
+
+    /// Whether what Tether writes in this dialect reads back as written: a
+    /// value moved into a variable and referenced in the dialect's spelling
+    /// is the value again once the entry's own expansion runs (for
+    /// [`RefStyle::Name`], the entry shape must forward variables by name).
+    pub fn round_trips(self) -> bool {
+        let value = "tether-dialect-check/value 1";
+        let mut refs = self.env_refs();
+        let reference = refs.hide(value);
+        let env = refs.into_env();
+        let lookup = |name: &str| {
+            env.iter()
+                .find(|kv| kv.name == name)
+                .map(|kv| kv.value.clone())
+        };
+        match self.refs {
+            RefStyle::Name => {
+                self.entry == tether_inventory::EntryDialect::TomlTable
+                    && lookup(&reference).as_deref() == Some(value)
+            }
+            _ => tether_inventory::expand(&reference, self.entry, &lookup) == value,
+        }
+    }
+}
+
 /// Secret-bearing values moved into the environment, in order: the n-th
 /// value is `TETHER_MCP_n`.
 #[derive(Debug, Clone)]

@@ -232,3 +232,31 @@ async fn a_harness_added_as_one_crate_is_read_everywhere() {
         "{document:?}"
     );
 }
+
+/// GIVEN each harness's dialect, declared once by its plugin WHEN a value is
+/// written in its reference spelling THEN its entry shape's own expansion
+/// reads the value back: what the materializer writes, the scanner's model
+/// of the harness expands.
+#[test]
+fn every_harness_s_dialect_reads_back_what_it_writes() {
+    use tether_sdk::materialize::{Dialect, RefStyle};
+    for (harness, dialect) in [
+        ("claude", tether_passthrough_claude::DIALECT),
+        ("codex", tether_passthrough_codex::DIALECT),
+        ("copilot", tether_passthrough_copilot::DIALECT),
+        ("cursor", tether_passthrough_cursor::DIALECT),
+        ("gemini", tether_passthrough_gemini::DIALECT),
+        ("opencode", tether_passthrough_opencode::DIALECT),
+        ("toy", tether_toy_harness::DIALECT),
+    ] {
+        assert!(dialect.round_trips(), "{harness}: {dialect:?}");
+    }
+    // A spelling the entry shape does not expand is caught.
+    let mismatched = Dialect::new(
+        tether_inventory::EntryDialect::TypedLocalRemote,
+        RefStyle::Braces,
+    );
+    assert!(!mismatched.round_trips());
+    let by_name = Dialect::new(tether_inventory::EntryDialect::McpJson, RefStyle::Name);
+    assert!(!by_name.round_trips());
+}

@@ -675,3 +675,65 @@ fn no_product_code_outside_plugins_names_a_harness() {
         found.join("\n")
     );
 }
+
+/// GIVEN ARCHITECTURE.md WHEN each "Architecture Invariant" paragraph is
+/// read THEN it says how it is checked (or that nothing checks it), and
+/// every test it names, `file.rs` (`test_name`, …), is a function in that
+/// file: an invariant never points at a test that was renamed or removed.
+#[test]
+fn every_invariant_names_tests_that_exist() {
+    let text =
+        std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let named = regex::Regex::new(r"`([\w/\-.]+\.rs)`\s*\(([^)]*)\)").expect("pattern");
+    let test_name = regex::Regex::new(r"`([a-z0-9_…]+)`").expect("pattern");
+    let mut problems = Vec::new();
+    let mut invariants = 0;
+    for paragraph in text.split("\n\n") {
+        if !paragraph.contains("Architecture Invariant") {
+            continue;
+        }
+        invariants += 1;
+        let flat = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+        let says_how = [
+            "Checked by",
+            "checked by",
+            "No test",
+            "no test",
+            "Checked in",
+        ]
+        .iter()
+        .any(|w| flat.contains(w));
+        if !says_how {
+            problems.push(format!(
+                "says not how it is checked: {}",
+                &flat[..flat.len().min(90)]
+            ));
+        }
+        for m in named.captures_iter(&flat) {
+            let path = workspace().join(&m[1]);
+            let Ok(source) = std::fs::read_to_string(&path) else {
+                // A module named in passing (`reducer/fold.rs`), not a test file.
+                continue;
+            };
+            for name in test_name.captures_iter(&m[2]) {
+                let name = &name[1];
+                // Test names are snake case with several words; `…` stands
+                // for words left out.
+                if name.matches('_').count() < 2 {
+                    continue;
+                }
+                let pattern = name
+                    .split('…')
+                    .map(regex::escape)
+                    .collect::<Vec<_>>()
+                    .join(r"\w*");
+                let defined = regex::Regex::new(&format!(r"fn {pattern}\b")).expect("name");
+                if !defined.is_match(&source) {
+                    problems.push(format!("{}: no fn {name}", &m[1]));
+                }
+            }
+        }
+    }
+    assert!(invariants >= 50, "read {invariants} invariants");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -6,6 +6,11 @@
 //! removed), and a generation counter that moves when the list may have
 //! changed. A watch is latest-wins by construction, so a slow reader skips
 //! to the newest state instead of queueing every change.
+//!
+//! `StatusSource` (histories, a `watch` per session, a generation counter).
+//! `HubSource` uses the hub's own watches plus a tap; `StoreSource` runs the
+//! one store follower (`tether_store::StoreFollower`) on a thread of its own
+//! and hands each pass's changes to the sessions' watches.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

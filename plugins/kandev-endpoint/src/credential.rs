@@ -11,6 +11,10 @@
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`plugins/kandev-endpoint/`), each
 //! with the test that checks it.
+//!
+//! `AttemptCredential` (one per attempt, redacted `Debug`) and the `Gate` that
+//! admits it, names a retired one stale, and counts refusals (the first four
+//! per attempt also become evidence).
 
 use std::collections::VecDeque;
 use std::fmt;

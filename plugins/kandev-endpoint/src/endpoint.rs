@@ -1,5 +1,11 @@
 //! The observed endpoint: one rmcp server, reachable three ways, bound to
 //! 127.0.0.1 only.
+//!
+//! `ObservedEndpoint`: streamable HTTP (`/mcp`, rmcp's own service), legacy SSE
+//! (`sse.rs`, on axum, through rmcp's sink/stream transport) and the bridge
+//! listener, all on 127.0.0.1, behind one credential check
+//! (`require_credential`: the guard's `Host`/`Origin` policy and body cap, then
+//! the gate). SSE session ids are 128 bits from the OS RNG.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};

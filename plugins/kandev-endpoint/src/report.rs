@@ -5,6 +5,13 @@
 //! same wrapped handler, one instance per connection, so all three are
 //! observed identically. Ownership never comes from the client: the
 //! connection takes the sink bound to the endpoint when it first speaks.
+//!
+//! `ReportingHandler<H>` wraps any rmcp `ServerHandler`, one instance per
+//! connection, and publishes initialize / `server/discover`, tools/list counts,
+//! tools/call names and outcomes, protocol errors and one close per connection.
+//! A 2026-07-28 request over streamable HTTP is self-contained: its contact
+//! belongs to the client `_meta` names (one stable `client_…` identity per
+//! client), and it never closes, because nothing disconnected.
 
 use std::borrow::Cow;
 use std::collections::hash_map::RandomState;

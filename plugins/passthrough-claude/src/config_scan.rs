@@ -31,9 +31,8 @@ use tether_core::Endpoint;
 use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    FoundServer, Installed, ScanContext, ScanOutput, hook_commands, skills_under, string_list,
-    substitute,
+    ConfigRoot, ConfigScanner, Enablement, FoundCapability, FoundCommand, FoundServer, Installed,
+    ScanContext, ScanOutput, hook_commands, skills_under, string_list, substitute,
 };
 
 /// The harness name in inventory rows.
@@ -338,7 +337,7 @@ impl ConfigScanner for ClaudeConfigScanner {
                 source,
                 "mcpServers",
                 servers,
-                EntryDialect::McpJson,
+                crate::DIALECT.entry,
                 |found, _| decide(found, Enablement::Enabled),
             );
         }
@@ -353,7 +352,7 @@ impl ConfigScanner for ClaudeConfigScanner {
                 &source,
                 "mcpServers",
                 doc.get("mcpServers"),
-                EntryDialect::McpJson,
+                crate::DIALECT.entry,
                 |found, _| {
                     let mut base = approvals.project_server(&found.name);
                     // Verified on 2.1.197 and 2.1.332 (`claude mcp list`):
@@ -720,7 +719,7 @@ fn scan_plugins(
             source,
             "mcpServers",
             Some(&fresh),
-            EntryDialect::McpJson,
+            crate::DIALECT.entry,
             |found, _| decide(found, approvals.plugin(switch)),
         );
     }

@@ -39,6 +39,13 @@ use tether_core::{
 use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, stream_json_init_reports};
 
 /// The plugin's registered name.
+/// The harness's dialect: the entry shape its scanner reads and the
+/// reference spelling its materializer writes (which the harness expands).
+pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
+    tether_inventory::EntryDialect::McpJson,
+    RefStyle::Braces,
+);
+
 pub const PLUGIN_NAME: &str = "passthrough-claude";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["claude", "claude-code"];
@@ -119,7 +126,7 @@ impl PassthroughStrategy for PassthroughClaude {
         ctx: &PlanContext,
         dir: &Path,
     ) -> Result<Materialized, String> {
-        let mut indirect = EnvRefs::new(RefStyle::Braces);
+        let mut indirect = DIALECT.env_refs();
         let servers: Map<String, Value> = plan
             .delivered()
             .map(|(p, endpoint)| (p.spec.name.clone(), claude_entry(endpoint, &mut indirect)))

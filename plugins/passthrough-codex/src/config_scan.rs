@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    FoundServer, ScanContext, ScanOutput, hook_entries, string_list,
+    ConfigRoot, ConfigScanner, Enablement, FoundCapability, FoundCommand, FoundServer, ScanContext,
+    ScanOutput, hook_entries, string_list,
 };
 
 /// The harness name in inventory rows.
@@ -108,7 +108,7 @@ impl ConfigScanner for CodexConfigScanner {
                 &source,
                 "mcp_servers",
                 doc.get("mcp_servers"),
-                EntryDialect::TomlTable,
+                crate::DIALECT.entry,
                 |found, entry| {
                     details(ctx, found, entry);
                     // An ignored file's servers stop there, whatever they say.

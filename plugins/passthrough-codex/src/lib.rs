@@ -36,6 +36,13 @@ use tether_core::{
 use tether_sdk::materialize::{EnvRefs, RefStyle, url_carries_secrets};
 
 /// The plugin's registered name.
+/// The harness's dialect: the entry shape its scanner reads and the
+/// reference spelling its materializer writes (which the harness expands).
+pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
+    tether_inventory::EntryDialect::TomlTable,
+    RefStyle::Name,
+);
+
 pub const PLUGIN_NAME: &str = "passthrough-codex";
 
 /// Decides and materializes MCP servers for the Codex CLI.
@@ -224,7 +231,7 @@ impl PassthroughStrategy for PassthroughCodex {
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
-        let mut env = EnvRefs::new(RefStyle::Name);
+        let mut env = DIALECT.env_refs();
         let args = plan
             .delivered()
             .flat_map(|(p, endpoint)| codex_flags(&p.spec.name, endpoint, &mut env))
@@ -332,7 +339,7 @@ mod tests {
             env: vec![KeyValue::new("TOKEN", "s3cr\\et")],
             cwd: None,
         };
-        let mut refs = EnvRefs::new(RefStyle::Name);
+        let mut refs = DIALECT.env_refs();
         let flags = codex_flags("local", &stdio, &mut refs);
         let env = refs.env().to_vec();
         assert_eq!(flags.iter().filter(|f| *f == "-c").count(), 3);

@@ -15,8 +15,8 @@
 use serde_json::{Map, Value};
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, FoundCommand,
-    ScanContext, ScanOutput, string_list,
+    ConfigRoot, ConfigScanner, Enablement, FoundCapability, FoundCommand, ScanContext, ScanOutput,
+    string_list,
 };
 
 /// The harness name in inventory rows.
@@ -92,7 +92,7 @@ impl ConfigScanner for CopilotConfigScanner {
                 &root.source(rel),
                 "mcpServers",
                 doc.get("mcpServers"),
-                EntryDialect::McpJson,
+                crate::DIALECT.entry,
                 |found, entry| {
                     match entry.get("tools").and_then(Value::as_array) {
                         Some(tools) if !tools.iter().any(|t| t.as_str() == Some("*")) => {

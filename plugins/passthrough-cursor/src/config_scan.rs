@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 use tether_core::vocab::{ConfigScope, ReasonCode};
-use tether_inventory::{ConfigScanner, Enablement, EntryDialect, ScanContext, ScanOutput};
+use tether_inventory::{ConfigScanner, Enablement, ScanContext, ScanOutput};
 
 /// The harness name in inventory rows.
 pub const HARNESS: &str = "cursor";
@@ -40,7 +40,7 @@ impl ConfigScanner for CursorConfigScanner {
                 &source,
                 "mcpServers",
                 doc.get("mcpServers"),
-                EntryDialect::McpJson,
+                crate::DIALECT.entry,
                 |found, entry| {
                     if entry.get("disabled").and_then(Value::as_bool) == Some(true) {
                         found.enablement = Enablement::Off(

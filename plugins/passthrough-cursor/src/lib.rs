@@ -31,6 +31,13 @@ use tether_core::{
 use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
 
 /// The plugin's registered name.
+/// The harness's dialect: the entry shape its scanner reads and the
+/// reference spelling its materializer writes (which the harness expands).
+pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
+    tether_inventory::EntryDialect::McpJson,
+    RefStyle::DollarEnvColon,
+);
+
 pub const PLUGIN_NAME: &str = "passthrough-cursor";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["cursor", "cursor-agent"];
@@ -86,7 +93,7 @@ impl PassthroughStrategy for PassthroughCursor {
     }
 
     fn materialize(&self, plan: &Plan, _: &PlanContext, _: &Path) -> Result<Materialized, String> {
-        let mut refs = EnvRefs::new(RefStyle::DollarEnvColon);
+        let mut refs = DIALECT.env_refs();
         let servers: Map<String, Value> = plan
             .delivered()
             .map(|(p, endpoint)| (p.spec.name.clone(), cursor_entry(endpoint, &mut refs)))

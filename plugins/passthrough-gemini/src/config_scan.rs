@@ -313,7 +313,7 @@ impl ConfigScanner for GeminiConfigScanner {
                 &s.source,
                 "mcpServers",
                 s.doc.get("mcpServers"),
-                EntryDialect::McpJsonHttpUrl,
+                crate::DIALECT.entry,
                 |found, entry| {
                     lists.apply(found, entry);
                     if let (true, Some(why)) = (ignored, &project_untrusted) {
@@ -593,7 +593,7 @@ fn scan_extensions(
             &root.source(&manifest),
             "mcpServers",
             Some(&servers),
-            EntryDialect::McpJsonHttpUrl,
+            crate::DIALECT.entry,
             |found, entry| {
                 lists.apply(found, entry);
                 if off {

@@ -56,6 +56,13 @@ pub struct Dialect {
 }
 
 /// The Gemini CLI.
+/// The harness's dialect: the entry shape its scanner reads and the
+/// reference spelling its materializer writes (which the harness expands).
+pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
+    tether_inventory::EntryDialect::McpJsonHttpUrl,
+    RefStyle::Dollar,
+);
+
 pub const GEMINI: Dialect = Dialect {
     plugin: "passthrough-gemini",
     kinds: &["gemini", "gemini-cli"],
@@ -134,7 +141,7 @@ pub fn settings_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
 /// The `{"mcpServers": …}` settings document for a plan's delivered servers,
 /// and the environment its references need.
 pub fn settings_document(plan: &Plan) -> Result<(String, Vec<KeyValue>), String> {
-    let mut refs = EnvRefs::new(RefStyle::Dollar);
+    let mut refs = DIALECT.env_refs();
     let servers: Map<String, Value> = plan
         .delivered()
         .map(|(p, endpoint)| (p.spec.name.clone(), settings_entry(endpoint, &mut refs)))

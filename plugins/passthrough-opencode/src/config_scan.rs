@@ -13,8 +13,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode};
 use tether_inventory::{
-    ConfigRoot, ConfigScanner, Enablement, EntryDialect, FoundCapability, Installed, ScanContext,
-    ScanOutput,
+    ConfigRoot, ConfigScanner, Enablement, FoundCapability, Installed, ScanContext, ScanOutput,
 };
 
 /// The harness name in inventory rows.
@@ -186,7 +185,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 &layer.source,
                 "mcp",
                 Some(&Value::Object(defined)),
-                EntryDialect::TypedLocalRemote,
+                crate::DIALECT.entry,
                 |found, _| {
                     if project_off && found.scope == ConfigScope::Project {
                         found.enablement = Enablement::Off(

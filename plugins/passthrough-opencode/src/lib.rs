@@ -35,6 +35,13 @@ use tether_core::{
 use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
 
 /// The plugin's registered name.
+/// The harness's dialect: the entry shape its scanner reads and the
+/// reference spelling its materializer writes (which the harness expands).
+pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
+    tether_inventory::EntryDialect::TypedLocalRemote,
+    RefStyle::EnvColon,
+);
+
 pub const PLUGIN_NAME: &str = "passthrough-opencode";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 1] = ["opencode"];
@@ -136,7 +143,7 @@ impl PassthroughStrategy for PassthroughOpenCode {
         _: &PlanContext,
         dir: &Path,
     ) -> Result<Materialized, String> {
-        let mut refs = EnvRefs::new(RefStyle::EnvColon);
+        let mut refs = DIALECT.env_refs();
         let servers: Map<String, Value> = plan
             .delivered()
             .map(|(p, endpoint)| (p.spec.name.clone(), opencode_entry(endpoint, &mut refs)))
