@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use tether_collect::{Receiver, ReceiverConfig, ReceiverStats};
+use tether_collect::{Receiver, ReceiverStats};
 use tether_core::plan::DriveMode;
 use tether_core::registry::Registry;
 use tether_core::telemetry::{
@@ -330,17 +330,8 @@ async fn serve(
     kept: Option<Kept>,
     configured: std::collections::HashMap<String, Vec<tether_core::ServerSpec>>,
 ) -> anyhow::Result<ExitCode> {
-    let (receiver, batches) = match &kept {
-        Some((token, _, _)) => Receiver::with_token(ReceiverConfig::default(), token.clone()),
-        None => Receiver::new(ReceiverConfig::default()),
-    };
-    let running = match receiver.serve(args.addr).await {
-        Ok(running) => running,
-        Err(err) => {
-            errln!("tether collect: cannot listen on {}: {err}", args.addr);
-            return Ok(ExitCode::FAILURE);
-        }
-    };
+    let mut config = tether_collect::service::CollectConfig::new(args.addr);
+    config.token = kept.as_ref().map(|(token, _, _)| token.clone());
     if let Some(url) = &args.forward {
         let mut target = tether_collect::forward::ForwardTarget::new(url.clone());
         for header in &args.forward_headers {
@@ -352,40 +343,41 @@ async fn serve(
                 .headers
                 .push((name.trim().to_owned(), value.to_owned()));
         }
-        match tether_collect::forward::Forwarder::start(target, Some(running.addr())) {
-            Ok(forwarder) => {
-                receiver.set_forward(forwarder);
+        config.forward = Some(target);
+    }
+    let collect =
+        match tether_collect::service::RunningCollect::start(config, Arc::clone(&hub), configured)
+            .await
+        {
+            Ok(collect) => collect,
+            Err(err @ tether_collect::service::CollectError::Listen { .. }) => {
+                errln!("tether collect: {err}");
+                return Ok(ExitCode::FAILURE);
             }
             Err(err) => {
                 errln!("tether collect: {err}");
                 return Ok(ExitCode::from(2));
             }
-        }
-    }
-    let target = TelemetryTarget {
-        endpoint: running.endpoint(),
-        authorization: receiver.token().bearer(),
-    };
+        };
+    let receiver = collect.receiver();
+    let target = collect.target();
     let setup = args
         .print_env
         .as_deref()
         .and_then(|kind| setup_for(&registry, kind, &target));
-    announce(&args, &target, &receiver, kept.as_ref(), setup.as_ref())?;
-    if !running.addr().ip().is_loopback() {
+    announce(&args, &target, receiver, kept.as_ref(), setup.as_ref())?;
+    if !collect.addr().ip().is_loopback() {
         errln!(
             "tether collect: listening on {}, which is not loopback: anyone who can reach it and holds the token can send here",
-            running.addr()
+            collect.addr()
         );
     }
-    let collector = tether_collect::collector::Collector::new(Arc::clone(&hub), configured);
-    let pump = tether_collect::pump::CollectorThread::spawn(collector, batches);
     if !args.json {
-        watch(&receiver, &hub).await;
+        watch(receiver, &hub).await;
     } else {
         let _ = tokio::signal::ctrl_c().await;
     }
-    running.shutdown().await;
-    let (read, tally) = pump.stop();
+    let (receiver, read, tally) = collect.stop().await;
     hub.flush().await;
     if !args.json {
         summary(&receiver, &hub, &read, &tally)?;

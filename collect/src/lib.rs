@@ -18,8 +18,9 @@
 //!   `OTEL_EXPORTER_OTLP_HEADERS`), the `Host` check, no `Origin`, and the
 //!   caps.
 //! - It is a library: a host mounts [`Receiver::router`] on its own server,
-//!   or feeds [`decode::decode`]'s batches to its own consumer; the CLI runs
-//!   [`Receiver::serve`].
+//!   or feeds [`decode::decode`]'s batches to its own consumer, or runs all
+//!   of `tether collect` ([`service::RunningCollect`]: the receiver, the
+//!   forward and the collector), as the CLI does.
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`collect/`), each
 //! with the test that checks it.
@@ -46,6 +47,7 @@ pub mod collector;
 pub mod decode;
 pub mod forward;
 pub mod pump;
+pub mod service;
 pub mod telemetry_records;
 
 use std::net::SocketAddr;
