@@ -311,17 +311,11 @@ pub(crate) fn stored_attempts(
 ) -> anyhow::Result<Vec<tether_core::history::AttachmentAttempt>> {
     use tether_core::store::Store as _;
     let store = SqliteStore::open_read_only(db)?;
-    Ok(store
-        .load_all()?
-        .histories
-        .into_iter()
-        .filter_map(|history| {
-            let attempt = history.current()?;
-            let wanted = harnesses.is_empty() || harnesses.contains(&attempt.agent_kind);
-            let recent = since.is_none_or(|t| attempt.updated_at >= t);
-            (wanted && recent).then(|| attempt.clone())
-        })
-        .collect())
+    Ok(tether_core::store::current_attempts(
+        store.load_all()?.histories,
+        harnesses,
+        since,
+    ))
 }
 
 /// Grouped by harness, then by what a row belongs to (a plugin's own rows

@@ -120,36 +120,16 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
     })
 }
 
-fn home() -> Home {
-    let dir = std::env::var_os("HOME").unwrap_or_default();
-    Home::new(dir, std::env::vars().collect())
-}
-
 pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
         crate::collect::configured_today,
     );
-    let mut records = Records::new(registry, &home(), configured, filter);
+    let mut records = Records::new(registry, &Home::from_env(), configured, filter);
     crate::term::with_progress("reading the harnesses' session records…", || {
         records.read(true);
     });
     records
-}
-
-/// Every session, newest first, with its history built from its records.
-pub(crate) fn summaries(
-    records: &Records,
-) -> Vec<(SessionSummary, tether_core::history::AttachmentHistory)> {
-    let mut out: Vec<_> = records
-        .selected()
-        .filter_map(|facts| {
-            let history = records.history(facts, None).ok()?;
-            Some((records.summary(facts, &history), history))
-        })
-        .collect();
-    out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
-    out
 }
 
 /// Every session on disk of `harnesses` (every harness with a reader when
@@ -181,7 +161,8 @@ pub(crate) fn recorded_attempts(
             project: None,
         },
     );
-    Ok(summaries(&records)
+    Ok(records
+        .summaries()
         .into_iter()
         .filter_map(|(summary, history)| Some((summary, history.current()?.clone())))
         .collect())
@@ -223,7 +204,7 @@ fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<
         Err(e) => return usage(&e),
     };
     let records = read(registry, filter);
-    let sessions = summaries(&records);
+    let sessions = records.summaries();
     let document = SessionsDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
         sessions: sessions.into_iter().map(|(s, _)| s).collect(),

@@ -147,6 +147,25 @@ where
     rehydrate(version, &document)
 }
 
+/// The current attempt of each history of `harnesses` (all when empty)
+/// updated since `since`: what `tether inventory --sessions` and `tether
+/// mcp` read of the sessions a store holds.
+pub fn current_attempts(
+    histories: impl IntoIterator<Item = AttachmentHistory>,
+    harnesses: &[String],
+    since: Option<crate::model::Timestamp>,
+) -> Vec<crate::history::AttachmentAttempt> {
+    histories
+        .into_iter()
+        .filter_map(|history| {
+            let attempt = history.current()?;
+            let wanted = harnesses.is_empty() || harnesses.contains(&attempt.agent_kind);
+            let recent = since.is_none_or(|t| attempt.updated_at >= t);
+            (wanted && recent).then(|| attempt.clone())
+        })
+        .collect()
+}
+
 /// Reads a stored document: migrates older versions, loads newer ones
 /// conservatively (unknown words kept, unknown statuses read as `unknown`).
 pub fn rehydrate(stored_version: u32, document: &str) -> Result<AttachmentHistory, String> {

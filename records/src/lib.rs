@@ -64,6 +64,14 @@ pub struct Home {
 }
 
 impl Home {
+    /// This process's home (`$HOME`) and environment.
+    pub fn from_env() -> Self {
+        Home::new(
+            std::env::var_os("HOME").unwrap_or_default(),
+            std::env::vars().collect(),
+        )
+    }
+
     /// The home at `dir`, with `vars` as the environment.
     pub fn new(dir: impl Into<PathBuf>, vars: HashMap<String, String>) -> Self {
         Home {
@@ -568,6 +576,20 @@ impl Records {
             .map(Vec::as_slice)
             .unwrap_or(&[]);
         facts::history_of(facts, observer, configured, existing)
+    }
+
+    /// Every selected session with its history built from its records
+    /// (one whose records the reducer refuses is left out), newest first.
+    pub fn summaries(&self) -> Vec<(SessionSummary, AttachmentHistory)> {
+        let mut out: Vec<_> = self
+            .selected()
+            .filter_map(|facts| {
+                let history = self.history(facts, None).ok()?;
+                Some((self.summary(facts, &history), history))
+            })
+            .collect();
+        out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
+        out
     }
 
     /// The summary of one session, from its history.
