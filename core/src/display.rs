@@ -130,6 +130,11 @@ pub fn color_class(status: DisplayStatus) -> ColorClass {
     }
 }
 
+/// What a tool held behind the harness's tool search, and never sent to
+/// the model, is said to have done.
+pub const DEFERRED_SENTENCE: &str =
+    "deferred until searched: discoverable, its definition never sent to the model";
+
 /// The color class for a stage state: yes green, no red, the rest gray.
 pub fn state_color(state: StageState) -> ColorClass {
     match state {
@@ -560,6 +565,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 (0, _) if tool.model_visible.state == StageState::Yes => {
                     "reached the model; not called".to_owned()
                 }
+                (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
                 (0, _) => "listed; not called".to_owned(),
                 (c, 0) => format!("used: {c} {}", if c == 1 { "call" } else { "calls" }),
                 (c, f) => format!(
@@ -571,11 +577,14 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 kind: CapabilityKind::McpTool,
                 name: format!("{}/{}", server.name, tool.name),
                 status: tool_status(server.status, tool),
-                reason_code: None,
+                reason_code: tool
+                    .is_deferred()
+                    .then_some(crate::vocab::ReasonCode::DeferredUntilSearched),
                 stopped,
                 stages: shown(&[
                     ("tools_listed", &tool.listed),
                     ("model_visible", &tool.model_visible),
+                    ("deferred", &tool.deferred),
                     ("called", &tool.called),
                 ]),
                 calls: tool.calls,

@@ -77,6 +77,8 @@ enum Seen {
     EndpointTest,
     /// On a request to the host's observed endpoint.
     Endpoint,
+    /// On a session's tool row (`tether sessions show`).
+    Tool,
 }
 
 fn sample_row(status: DisplayStatus, reason: Option<ReasonCode>) -> ServerAttachment {
@@ -468,6 +470,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "`tether endpoint-test --call TOOL` was asked to call a tool the server did not list, so it did not call it.",
             "Check the name against the tools the server lists (`tether endpoint-test --tools`): names are exact, and a harness's model-side name (`mcp__server__tool`) is not the server's.",
         ),
+        R::DeferredUntilSearched => (
+            Tool,
+            "The harness held the tool behind its tool search: the model was told it can search for tools, but was not sent this one's definition, so it cannot call it until it searches and the search loads it (Claude Code's default).",
+            "Ask the agent to look for the tool, or turn deferral off (Claude Code: `ENABLE_TOOL_SEARCH=false`) so every tool is sent with each request.",
+        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN
@@ -482,6 +489,10 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         EndpointTest => format!("tether endpoint-test: failed · {code}"),
         Endpoint => format!(
             "the attempt counts an unauthenticated request ({code}); the server stays as it was"
+        ),
+        Tool => format!(
+            "tether sessions show: time/convert_time  unknown  {}",
+            crate::display::DEFERRED_SENTENCE
         ),
     };
     Some(Entry {

@@ -259,6 +259,11 @@ pub struct ToolRow {
     /// The harness offered it to the model (or the model called it).
     #[serde(default)]
     pub model_visible: StageObservation,
+    /// The harness held it behind its tool search (discoverable; its
+    /// definition not sent until a search loads it). Yes with
+    /// `model_visible` not yes: deferred until searched.
+    #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
+    pub deferred: StageObservation,
     /// It was called: yes once a call is seen.
     #[serde(default)]
     pub called: StageObservation,
@@ -280,6 +285,7 @@ impl ToolRow {
             name: name.into(),
             listed: StageObservation::default(),
             model_visible: StageObservation::default(),
+            deferred: StageObservation::default(),
             called: StageObservation::default(),
             calls: 0,
             failed_calls: 0,
@@ -300,6 +306,11 @@ impl ToolRow {
     /// Whether anything showed the tool: listed, shown to the model or called.
     pub fn is_shown(&self) -> bool {
         self.listed.is_yes() || self.model_visible.is_yes() || self.called.is_yes()
+    }
+
+    /// Held behind the harness's tool search and never sent to the model.
+    pub fn is_deferred(&self) -> bool {
+        self.deferred.is_yes() && !self.model_visible.is_yes()
     }
 }
 
@@ -427,6 +438,11 @@ impl StageObservation {
             at: Some(at),
             implied_by: None,
         }
+    }
+
+    /// Whether nothing showed the stage (`unknown`, no provenance).
+    pub fn is_unknown(&self) -> bool {
+        self.state == StageState::Unknown && self.provenance.is_none()
     }
 
     /// Whether the stage was reached (`yes`, shown or implied).

@@ -285,7 +285,11 @@ pub fn version_of(s: &str) -> Option<String> {
 /// and a tool offered to the model (`tool_visible`). Anything else a
 /// reader gives is refused.
 pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
-    crate::telemetry::provable(kind) || *kind == crate::vocab::EvidenceKind::ToolVisible
+    crate::telemetry::provable(kind)
+        || matches!(
+            kind,
+            crate::vocab::EvidenceKind::ToolVisible | crate::vocab::EvidenceKind::ToolDeferred
+        )
 }
 
 /// The Tether session id of a harness session (`KIND:ID`, the id kept to

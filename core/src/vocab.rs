@@ -274,6 +274,10 @@ open_vocabulary! {
         /// An endpoint test was asked to call a tool the server did not
         /// list, so it did not call it.
         ToolNotListed => "tool_not_listed",
+        /// The harness holds the tool behind its tool search: the model is
+        /// not sent its definition until it searches for it (Claude Code's
+        /// default), so it is discoverable, not visible.
+        DeferredUntilSearched => "deferred_until_searched",
     }
 }
 
@@ -316,6 +320,10 @@ open_vocabulary! {
         /// The harness offered this server's tool (`tool`) to the model:
         /// it was in the tool list a model turn was sent (model-visible).
         ToolVisible => "tool_visible",
+        /// The harness holds this server's tool (`tool`) only behind its
+        /// tool search: discoverable, its definition not sent to the model
+        /// until a search loads it (then `tool_visible`).
+        ToolDeferred => "tool_deferred",
     }
 }
 

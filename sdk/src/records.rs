@@ -48,6 +48,14 @@ pub fn visible(server: &str, tool: &str, at: Timestamp) -> Evidence {
     visible
 }
 
+/// `server`'s `tool` is held behind the harness's tool search: discoverable,
+/// its definition not sent to the model.
+pub fn deferred(server: &str, tool: &str, at: Timestamp) -> Evidence {
+    let mut deferred = Evidence::new(EvidenceKind::ToolDeferred, at).server(server);
+    deferred.tool = Some(tool.to_owned());
+    deferred
+}
+
 /// The tools a harness offers in place of a server's own while that
 /// server waits for a login (Claude Code 2.1.2xx and later, for claude.ai
 /// connectors and OAuth servers): not the server's tools.
@@ -61,6 +69,26 @@ pub fn offered(
     reading: &mut RecordReading,
     tools: impl IntoIterator<Item = (String, String)>,
     at: Timestamp,
+) {
+    offered_as(reading, tools, at, visible);
+}
+
+/// [`offered`], for tools held behind the harness's tool search: each is
+/// [`deferred`] (discoverable, not sent), with the same rule for a server
+/// offered only [`LOGIN_PSEUDO_TOOLS`].
+pub fn offered_deferred(
+    reading: &mut RecordReading,
+    tools: impl IntoIterator<Item = (String, String)>,
+    at: Timestamp,
+) {
+    offered_as(reading, tools, at, deferred);
+}
+
+fn offered_as(
+    reading: &mut RecordReading,
+    tools: impl IntoIterator<Item = (String, String)>,
+    at: Timestamp,
+    each: fn(&str, &str, Timestamp) -> Evidence,
 ) {
     let mut by_server: Vec<(String, Vec<String>)> = Vec::new();
     for (server, tool) in tools {
@@ -77,7 +105,7 @@ pub fn offered(
             push(reading, crate::telemetry::status(&server, "needs-auth", at));
         } else {
             for tool in list {
-                push(reading, visible(&server, &tool, at));
+                push(reading, each(&server, &tool, at));
             }
         }
     }

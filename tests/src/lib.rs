@@ -2,6 +2,7 @@
 //! first-party plugins so their `inventory` registrations are present.
 
 pub mod fake_model;
+pub mod last_mile;
 
 pub use tether_first_party;
 

@@ -28,6 +28,8 @@ use tether_tests::Release;
 struct Peers {
     time: String,
     model: tether_tests::fake_model::Running,
+    /// What the model was sent: the ground truth of the last mile.
+    sent: tether_tests::fake_model::ModelLog,
     auth: tether_tests::fake_model::Running,
 }
 
@@ -44,12 +46,13 @@ async fn peers_of(release: Release, cli: &str) -> Option<(Peers, std::path::Path
         eprintln!("SKIP: mcp-server-time is not installed (tests/peers/.venv)");
         return None;
     };
-    let (model, _) = tether_tests::fake_model::start_model("get_current_time").await;
+    let (model, sent) = tether_tests::fake_model::start_model("get_current_time").await;
     let (auth, _) = tether_tests::fake_model::start_auth().await;
     Some((
         Peers {
             time: time.display().to_string(),
             model,
+            sent,
             auth,
         },
         program,
@@ -473,6 +476,19 @@ fn write_settings(setup: &TelemetrySetup, home: &std::path::Path) {
 }
 
 async fn claude_session(details: bool, release: Release) {
+    claude_session_searching(details, release, true).await;
+}
+
+/// GIVEN Claude Code's newest release with its tool search turned off
+/// (`ENABLE_TOOL_SEARCH=false`) WHEN it runs against the fake model THEN
+/// every tool of the server was in each request, and its records say so:
+/// both tools reached the model, neither is deferred.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_newest_without_tool_search() {
+    claude_session_searching(true, Release::Newest, false).await;
+}
+
+async fn claude_session_searching(details: bool, release: Release, tool_search: bool) {
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some((peers, claude)) = peers_of(release, "node_modules/.bin/claude").await else {
         return;
@@ -510,6 +526,9 @@ async fn claude_session(details: bool, release: Release) {
     if details {
         env.push(("OTEL_LOG_TOOL_DETAILS".into(), "1".into()));
     }
+    if !tool_search {
+        env.push(("ENABLE_TOOL_SEARCH".into(), "false".into()));
+    }
     let args = [
         "-p",
         "what time is it",
@@ -544,6 +563,47 @@ async fn claude_session(details: bool, release: Release) {
     keep_home(&format!("claude-{}", release.label()), home.path());
     let disk = recorded("claude", home.path(), &[], configured(&peers), &attempt);
     assert!(used_on_disk(&disk), "{disk:?}");
+    // The last mile: what the records say reached the model is what the
+    // model was sent (a tool held behind the tool search is not).
+    // From 2.1.3xx Claude Code records the tools of each request
+    // (`api-request-shape`), so every tool sent has a row saying so; the
+    // pinned release records nothing of the kind, so there it is unknown,
+    // never claimed.
+    let records_requests = release == Release::Newest;
+    for (source, said) in [("records", &disk), ("telemetry", &attempt)] {
+        let last_mile = tether_tests::last_mile::compare(said, &peers.sent, &["time"], |s, t| {
+            format!("{}{t}", tether_sdk::materialize::mcp_tool_prefix(s))
+        });
+        let sent = tether_tests::last_mile::sent(&peers.sent);
+        assert!(
+            last_mile.wrong.is_empty(),
+            "claude {} ({source}): {:#?}\nsent: {sent:?}",
+            release.label(),
+            last_mile.wrong
+        );
+        if source == "records" && records_requests {
+            assert!(
+                last_mile.unseen.is_empty(),
+                "claude {} ({source}): {:#?}\nsent: {sent:?}",
+                release.label(),
+                last_mile.unseen
+            );
+        }
+    }
+    if records_requests {
+        let convert = row(&disk, "time")
+            .tools
+            .iter()
+            .find(|t| t.name == "convert_time")
+            .unwrap_or_else(|| panic!("a convert_time row: {disk:?}"));
+        if tool_search {
+            // Never searched for: discoverable, never sent.
+            assert!(convert.is_deferred(), "{convert:?}");
+        } else {
+            assert_eq!(convert.model_visible.state, StageState::Yes, "{convert:?}");
+            assert!(!convert.is_deferred());
+        }
+    }
     assert_eq!(
         row(&disk, "broken").reason_code,
         Some(ReasonCode::CommandNotFound)

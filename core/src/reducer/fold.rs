@@ -162,6 +162,17 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             }
             changed |= touch_connection(row, ev);
         }
+        EvidenceKind::ToolDeferred => {
+            // The harness names the tool, which only the server's listing
+            // gave it: listed, and held back from the model.
+            row.stages.tools_listed.merge(yes);
+            if let Some(tool) = &ev.tool
+                && let Some(t) = tool_row(row, tool)
+            {
+                t.listed.merge(yes);
+                t.deferred.merge(yes);
+            }
+        }
         EvidenceKind::ToolVisible => {
             row.stages.model_visible.merge(yes);
             if let Some(tool) = &ev.tool

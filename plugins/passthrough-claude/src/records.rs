@@ -7,11 +7,15 @@
 //!   items name the tools the model called (`mcp__SERVER__TOOL`, with the
 //!   call's id); the next user record's `tool_result` items say, by that
 //!   id, whether each failed (`is_error`); a `deferred_tools_delta`
-//!   attachment (tool search on) names the tools offered to the model and
-//!   the servers pending or needing auth (2.1.3xx: and those that failed,
-//!   with an error code); a `deferred_tools_record` attachment and a
-//!   `tools-used` record (2.1.3xx) name tools given to the model. A server
-//!   offered only `authenticate`/`complete_authentication` needs a login.
+//!   attachment (tool search on) names the tools held behind the tool
+//!   search (deferred: discoverable, their definitions not sent to the
+//!   model) and the servers pending or needing auth (2.1.3xx: and those
+//!   that failed, with an error code); a `deferred_tools_record`
+//!   attachment (the definitions a search loaded), an `api-request-shape`
+//!   record (2.1.3xx: the tools of one request to the model, of which only
+//!   the names are read) and a `tools-used` record (2.1.3xx) name tools
+//!   given to the model. A server offered only
+//!   `authenticate`/`complete_authentication` needs a login.
 //! - **Per-server logs**
 //!   `~/.cache/claude-cli-nodejs/<cwd slug>/mcp-logs-<server>/<time>.jsonl`
 //!   (`$XDG_CACHE_HOME/claude-cli-nodejs/…`): each record is `{debug |
@@ -33,7 +37,8 @@ use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_sdk::records::{
-    Blank, Blanker, answer, call, failure, mcp_double, name_server, offered, outcome, push, visible,
+    Blank, Blanker, answer, call, failure, mcp_double, name_server, offered, offered_deferred,
+    outcome, push, visible,
 };
 use tether_sdk::telemetry::status;
 
@@ -80,6 +85,16 @@ struct Line<'a> {
     /// `tools-used`: tool names.
     #[serde(borrow, default)]
     tools: Vec<Cow<'a, str>>,
+    /// `api-request-shape` (2.1.3xx): what one model request held; only
+    /// its tools' names are read.
+    #[serde(borrow, default)]
+    shape: Option<Shape<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Shape<'a> {
+    #[serde(borrow, default)]
+    tools: Vec<Entry<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -148,8 +163,8 @@ struct FailedServer<'a> {
 
 /// Record types a transcript holds (`tools-used` names tools the model
 /// used; the rest say nothing of MCP servers). 2.1.3xx added
-/// `api-request`, `api-request-shape`, `api-request-blob` (what was sent
-/// to the model: never read), `atis-latch`, `cost-state` and `tools-used`.
+/// `api-request`, `api-request-shape` (what was sent to the model: only
+/// the shape's tool names are read), `api-request-blob`, `atis-latch`, `cost-state` and `tools-used`.
 const KNOWN: &[&str] = &[
     "user",
     "assistant",
@@ -186,7 +201,8 @@ fn header(line: &Line<'_>) -> RecordReading {
 /// prompt or a model's text is skipped at memory speed and never decoded.
 const PAYLOAD: &[Blank<'static>] = &[
     Blank::Value("toolUseResult"),
-    Blank::Value("shape"),
+    // `api-request-shape`'s `shape` keeps only its tools' names: the system
+    // prompt's text, descriptions and schemas are blanked below.
     Blank::Value("params"),
     Blank::Value("input_schema"),
     Blank::String("description"),
@@ -239,6 +255,19 @@ fn transcript(record: &str) -> RecordAnswer {
             _ => {}
         }
     }
+    if let Some(shape) = &line.shape
+        && kind == "api-request-shape"
+    {
+        // The tools one request to the model held: each was sent.
+        offered(
+            &mut reading,
+            shape
+                .tools
+                .iter()
+                .filter_map(|e| e.name.as_deref().and_then(mcp_double)),
+            at,
+        );
+    }
     if kind == "tools-used" {
         offered(
             &mut reading,
@@ -261,7 +290,9 @@ fn transcript(record: &str) -> RecordAnswer {
     if let Some(attachment) = &line.attachment
         && attachment.kind.as_deref() == Some("deferred_tools_delta")
     {
-        offered(
+        // The tools behind the tool search: discoverable, their definitions
+        // not sent until a search loads them (`deferred_tools_record`).
+        offered_deferred(
             &mut reading,
             attachment.added.iter().filter_map(|a| mcp_double(a)),
             at,

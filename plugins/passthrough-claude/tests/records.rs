@@ -68,12 +68,17 @@ fn deferred_tools_delta_names_failed_and_login_wanting_servers() {
         r#"{{"type":"attachment",{HEAD},"attachment":{{"type":"deferred_tools_delta","addedNames":["WebFetch","mcp__time__get_current_time","mcp__github__authenticate","mcp__github__complete_authentication"],"needsAuthMcpServers":[],"pendingMcpServers":[],"failedMcpServers":[{{"name":"broken","errorCode":"ENOENT","error":"ENOENT: no such file or directory, posix_spawn '/home/me/bin/x'"}}]}}}}"#
     );
     let got = evidence(&record);
+    // Behind the tool search: discoverable, never said to reach the model.
     assert!(got.contains(&(
-        EvidenceKind::ToolVisible,
+        EvidenceKind::ToolDeferred,
         "time".into(),
         Some("get_current_time".into()),
         None
     )));
+    assert!(
+        !got.iter().any(|e| e.0 == EvidenceKind::ToolVisible),
+        "{got:?}"
+    );
     // Offered only the login pseudo-tools: it needs auth, and has no tools.
     assert!(got.contains(&(
         EvidenceKind::AgentReported,
@@ -115,4 +120,30 @@ fn deferred_tools_record_and_tools_used_name_tools_given_to_the_model() {
             None
         )]
     );
+}
+
+#[test]
+fn api_request_shape_names_the_tools_one_request_held_and_nothing_else() {
+    let record = format!(
+        r#"{{"type":"api-request-shape",{HEAD},"shapeHash":"ab","shape":{{"system":[{{"type":"text","text":"SECRET prompt"}}],"tools":[{{"name":"Agent","description":"SECRET","input_schema":{{"type":"object"}}}},{{"name":"mcp__time__convert_time","description":"SECRET description","input_schema":{{"properties":{{"SECRET":{{}}}}}}}},{{"name":"mcp__time__get_current_time","defer_loading":true}}]}}}}"#
+    );
+    let got = evidence(&record);
+    assert_eq!(
+        got,
+        [
+            (
+                EvidenceKind::ToolVisible,
+                "time".into(),
+                Some("convert_time".into()),
+                None
+            ),
+            (
+                EvidenceKind::ToolVisible,
+                "time".into(),
+                Some("get_current_time".into()),
+                None
+            ),
+        ]
+    );
+    assert!(!format!("{got:?}").contains("SECRET"));
 }

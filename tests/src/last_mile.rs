@@ -1,0 +1,91 @@
+//! The ground truth of the last mile: what the model was really sent. The
+//! fake model logs the tool names of every request it is sent
+//! ([`ModelLog`]); Tether's claims about each tool of a session must agree
+//! with that log, whatever the harness did between the server's tools/list
+//! and the model's request (renamed, deferred behind a search, filtered,
+//! dropped).
+
+use std::collections::BTreeSet;
+
+use tether_core::history::AttachmentAttempt;
+use tether_core::vocab::StageState;
+
+use crate::fake_model::ModelLog;
+
+/// Every tool name any request offered the model, as the harness spelled it.
+pub fn sent(log: &ModelLog) -> BTreeSet<String> {
+    log.turns().into_iter().flat_map(|t| t.tools).collect()
+}
+
+/// Tether's claims about the tools of some servers, against what the model
+/// was sent.
+#[derive(Debug, Default)]
+pub struct LastMile {
+    /// Claims the model's log contradicts: a tool called model-visible that
+    /// no request held, or called deferred that a request held. Never
+    /// acceptable.
+    pub wrong: Vec<String>,
+    /// Tools a request held of which Tether says nothing (no claim, not a
+    /// wrong one): what a harness that records nothing of its requests
+    /// leaves unknown.
+    pub unseen: Vec<String>,
+}
+
+/// Where Tether's claims about the tools of `servers` in `attempt`
+/// disagree with what the model was sent (`model_name` spells a server's
+/// tool as the harness sends it, `mcp__time__get_current_time` say):
+/// - a tool Tether calls model-visible must be in some request;
+/// - a tool Tether calls deferred (behind the harness's search) must be in
+///   none;
+/// - a tool of those servers in some request should have a row Tether
+///   calls model-visible (else it is unseen).
+pub fn compare(
+    attempt: &AttachmentAttempt,
+    log: &ModelLog,
+    servers: &[&str],
+    model_name: impl Fn(&str, &str) -> String,
+) -> LastMile {
+    let sent = sent(log);
+    let mut problems = Vec::new();
+    let mut unseen = Vec::new();
+    let mut claimed = BTreeSet::new();
+    for row in attempt
+        .servers
+        .iter()
+        .filter(|r| servers.contains(&r.name.as_str()))
+    {
+        for tool in &row.tools {
+            let name = model_name(&row.name, &tool.name);
+            let visible = tool.model_visible.state == StageState::Yes;
+            if visible {
+                claimed.insert(name.clone());
+                if !sent.contains(&name) {
+                    problems.push(format!(
+                        "{}/{}: Tether says it reached the model, but no request held {name}",
+                        row.name, tool.name
+                    ));
+                }
+            }
+            if tool.is_deferred() && sent.contains(&name) {
+                problems.push(format!(
+                    "{}/{}: Tether says it was deferred, but a request held {name}",
+                    row.name, tool.name
+                ));
+            }
+        }
+    }
+    for server in servers {
+        let prefix = model_name(server, "");
+        for name in sent.iter().filter(|n| n.starts_with(&prefix)) {
+            if !claimed.contains(name) {
+                unseen.push(format!(
+                    "{name} was sent to the model, but Tether has no row saying so"
+                ));
+            }
+        }
+    }
+    LastMile {
+        wrong: problems,
+        unseen,
+    }
+}
