@@ -472,8 +472,8 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::DeferredUntilSearched => (
             Tool,
-            "The harness held the tool behind its tool search: the model was told it can search for tools, but was not sent this one's definition, so it cannot call it until it searches and the search loads it (Claude Code's default).",
-            "Ask the agent to look for the tool, or turn deferral off (Claude Code: `ENABLE_TOOL_SEARCH=false`) so every tool is sent with each request.",
+            "The harness held the tool behind its tool search: the model was told it can search for tools, but was not sent this one's definition, so it cannot call it until it searches and the search loads it (some harnesses do this by default).",
+            "Ask the agent to look for the tool, or turn the harness's tool search off (its setting or variable for deferred tools) so every tool is sent with each request.",
         ),
         R::Other(_) => return None,
     };

@@ -275,8 +275,8 @@ open_vocabulary! {
         /// list, so it did not call it.
         ToolNotListed => "tool_not_listed",
         /// The harness holds the tool behind its tool search: the model is
-        /// not sent its definition until it searches for it (Claude Code's
-        /// default), so it is discoverable, not visible.
+        /// not sent its definition until it searches for it, so it is
+        /// discoverable, not visible.
         DeferredUntilSearched => "deferred_until_searched",
     }
 }
