@@ -355,9 +355,10 @@ pub async fn run_passthrough_probe(
         .filter(|name| name == &sentinel_row || !offered.relayed.contains(name))
         .collect();
     // A server's report is settled once it says what the model got (a tool
-    // count) or that the server will not be used (failed, needs auth,
-    // disabled); `pending` and a bare `connected` may still be followed by
-    // more (Copilot sends the tools after the status).
+    // count, or its tools held behind the CLI's tool search) or that the
+    // server will not be used (failed, needs auth, disabled); `pending` and
+    // a bare `connected` may still be followed by more (Copilot sends the
+    // tools after the status).
     let report_settled = |e: &tether_core::model::Evidence| {
         e.tool_count.is_some()
             || e.reported_status
@@ -368,9 +369,9 @@ pub async fn run_passthrough_probe(
         !reports
             || expected_reports.iter().all(|name| {
                 attempt.evidence.iter().any(|e| {
-                    e.kind == EvidenceKind::AgentReported
-                        && e.server.as_deref() == Some(name)
-                        && report_settled(e)
+                    let named = e.server.as_deref() == Some(name);
+                    (e.kind == EvidenceKind::AgentReported && named && report_settled(e))
+                        || (e.kind == EvidenceKind::ToolDeferred && named)
                 })
             })
     };

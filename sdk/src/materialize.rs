@@ -192,10 +192,21 @@ pub fn mcp_tool_prefix(server: &str) -> String {
     format!("mcp__{normalized}__")
 }
 
+/// The tool a stream-json CLI lists when it holds MCP tools behind a search
+/// (Claude Code's tool search): with it listed, the `mcp__…` tools of the
+/// init line are not sent to the model until a search loads them. Verified
+/// against the fake model's log of every request on Claude Code 2.1.197
+/// (no search: every tool sent) and 2.1.332 (search on by default: none
+/// sent until searched; `ENABLE_TOOL_SEARCH=false`: every tool sent).
+pub const SEARCH_TOOL: &str = "ToolSearch";
+
 /// `agent_reported` evidence from one stdout line, when it is a stream-json
 /// `{"type":"system","subtype":"init","mcp_servers":[{name,status}],"tools":[…]}`
 /// object: per server its status, and its tool count when tools named
-/// `mcp__<server>__…` are listed. Anything else gives nothing.
+/// `mcp__<server>__…` are listed (model-visible). When the line also lists
+/// [`SEARCH_TOOL`], those tools are held behind the search: each is
+/// `tool_deferred` instead, and no count claims they reached the model.
+/// Anything else gives nothing.
 pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
     // Cheap rejection first: most lines are not the init line.
     if !line.contains("\"init\"") || !line.contains("mcp_servers") {
@@ -217,22 +228,40 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
     let Some(servers) = doc.get("mcp_servers").and_then(Value::as_array) else {
         return Vec::new();
     };
-    servers
-        .iter()
-        .filter_map(|s| {
-            let name = s.get("name")?.as_str()?;
-            let status = s.get("status").and_then(Value::as_str).unwrap_or("unknown");
-            let prefix = mcp_tool_prefix(name);
-            let visible = tools.iter().filter(|t| t.starts_with(&prefix)).count();
-            let mut ev = Evidence::new(EvidenceKind::AgentReported, at)
-                .server(name)
-                .reported(status);
-            if visible > 0 {
-                ev = ev.tools(u32::try_from(visible).unwrap_or(u32::MAX));
+    let searching = tools.contains(&SEARCH_TOOL);
+    let mut out = Vec::new();
+    for server in servers {
+        let Some(name) = server.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let status = server
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        let prefix = mcp_tool_prefix(name);
+        let listed: Vec<&str> = tools
+            .iter()
+            .filter_map(|t| t.strip_prefix(prefix.as_str()))
+            .filter(|t| !t.is_empty())
+            .collect();
+        let mut ev = Evidence::new(EvidenceKind::AgentReported, at)
+            .server(name)
+            .reported(status);
+        if !listed.is_empty() && !searching {
+            ev = ev.tools(u32::try_from(listed.len()).unwrap_or(u32::MAX));
+        }
+        out.push(ev);
+        if searching {
+            for tool in listed {
+                let mut deferred = Evidence::new(EvidenceKind::ToolDeferred, at)
+                    .server(name)
+                    .provenance(tether_core::vocab::Provenance::AgentReport);
+                deferred.tool = Some(tool.to_owned());
+                out.push(deferred);
             }
-            Some(ev)
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 /// What a user merges into `file` to add the stdio server `name` (`entry`,

@@ -476,7 +476,7 @@ fn write_settings(setup: &TelemetrySetup, home: &std::path::Path) {
 }
 
 async fn claude_session(details: bool, release: Release) {
-    claude_session_searching(details, release, true).await;
+    claude_session_searching(details, release, None).await;
 }
 
 /// GIVEN Claude Code's newest release with its tool search turned off
@@ -485,10 +485,22 @@ async fn claude_session(details: bool, release: Release) {
 /// both tools reached the model, neither is deferred.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_newest_without_tool_search() {
-    claude_session_searching(true, Release::Newest, false).await;
+    claude_session_searching(true, Release::Newest, Some(false)).await;
 }
 
-async fn claude_session_searching(details: bool, release: Release, tool_search: bool) {
+/// GIVEN the pinned Claude Code with its tool search turned on
+/// (`ENABLE_TOOL_SEARCH=true`: off by default there against a base URL of
+/// one's own) WHEN it runs against the fake model THEN it lists `ToolSearch`
+/// and holds the MCP tools behind it, as the newest release does: no claim
+/// Tether makes contradicts what the model was sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_with_tool_search_forced_on() {
+    claude_session_searching(true, Release::Pinned, Some(true)).await;
+}
+
+/// `tool_search`: the harness's default (`None`), or
+/// `ENABLE_TOOL_SEARCH` set.
+async fn claude_session_searching(details: bool, release: Release, tool_search: Option<bool>) {
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some((peers, claude)) = peers_of(release, "node_modules/.bin/claude").await else {
         return;
@@ -526,8 +538,8 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
     if details {
         env.push(("OTEL_LOG_TOOL_DETAILS".into(), "1".into()));
     }
-    if !tool_search {
-        env.push(("ENABLE_TOOL_SEARCH".into(), "false".into()));
+    if let Some(on) = tool_search {
+        env.push(("ENABLE_TOOL_SEARCH".into(), on.to_string()));
     }
     let args = [
         "-p",
@@ -596,7 +608,7 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
             .iter()
             .find(|t| t.name == "convert_time")
             .unwrap_or_else(|| panic!("a convert_time row: {disk:?}"));
-        if tool_search {
+        if tool_search != Some(false) {
             // Never searched for: discoverable, never sent.
             assert!(convert.is_deferred(), "{convert:?}");
         } else {

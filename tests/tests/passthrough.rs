@@ -5,6 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tether_core::vocab::StageState;
 
 use tether_core::probe::Verdict;
 use tether_core::registry::Registry;
@@ -189,14 +190,50 @@ async fn the_real_claude_cli_reaches_active_and_reports_its_servers() {
                 && e.server.as_deref() == Some(r.sentinel.name.as_str())
         })
         .expect("Claude's own system/init report is recorded");
-    // With MCP_CONNECTION_NONBLOCKING=false, Claude reports the sentinel connected and its tool visible.
+    // With MCP_CONNECTION_NONBLOCKING=false, Claude reports the sentinel
+    // connected, and its tool: visible, or (its tool search on, as it is
+    // against Anthropic's own API) held behind the search.
     assert_eq!(reported.reported_status.as_deref(), Some("connected"));
-    assert_eq!(reported.tool_count, Some(1));
     let row = attempt.server(&r.sentinel.name).expect("row");
+    assert_reported_tools(attempt, &r.sentinel.name, 1);
     assert_eq!(
-        row.stages.model_visible.state,
-        tether_core::vocab::StageState::Yes
+        row.tools.iter().any(|t| t.is_deferred()),
+        reported.tool_count.is_none()
     );
+    assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
+}
+
+/// GIVEN Claude Code's newest release, whose tool search is on by default
+/// WHEN it is probed THEN its init line lists the sentinel's tool beside
+/// `ToolSearch`: the report settles on that (no wait for a count that never
+/// comes), the sentinel is active by its own tools/list, and its tool is
+/// held behind the search: deferred, never said to reach the model (the
+/// model is sent no MCP tool until it searches, as the sessions test shows
+/// against the fake model's log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_newest_claude_holds_the_sentinel_s_tool_behind_its_tool_search() {
+    let release = tether_tests::Release::Newest;
+    let Some(claude) = release.peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let mut opts = options(
+        "claude",
+        &claude,
+        &["-p", "hi", "--output-format", "stream-json", "--verbose"],
+    );
+    opts.target.env = vec![("PATH".into(), release.path())];
+    let outcome = probe(opts).await;
+    let r = &outcome.report;
+    assert_eq!(r.verdict, Verdict::Active, "{r:#?}");
+    let attempt = r.report.as_ref().expect("report");
+    let row = attempt.server(&r.sentinel.name).expect("row");
+    assert_eq!(row.stages.tools_listed.state, StageState::Yes, "{row:#?}");
+    assert_ne!(row.stages.model_visible.state, StageState::Yes, "{row:#?}");
+    assert!(!row.tools.is_empty(), "{row:#?}");
+    for tool in &row.tools {
+        assert!(tool.is_deferred(), "{tool:#?}");
+    }
     assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;
 }
 
@@ -270,9 +307,47 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
                 )
             });
         assert_eq!(reported.reported_status.as_deref(), Some("connected"));
-        assert!(reported.tool_count.unwrap_or(0) >= 1);
+        assert_reported_tools(attempt, name, 1);
         let row = attempt.server(name).expect("row");
         assert_eq!(row.status, tether_core::DisplayStatus::Active, "{row:#?}");
+    }
+}
+
+/// Claude's init line named at least `least` tools of `server`, either way
+/// it can: counted as visible (tool search off: every tool is sent), or each
+/// held behind its tool search (deferred: none is said to reach the model).
+fn assert_reported_tools(
+    attempt: &tether_core::history::AttachmentAttempt,
+    server: &str,
+    least: usize,
+) {
+    let count = attempt
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(server))
+        .find_map(|e| e.tool_count);
+    let deferred = attempt
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::ToolDeferred && e.server.as_deref() == Some(server))
+        .count();
+    let row = attempt.server(server).expect("row");
+    match count {
+        Some(n) => {
+            assert!(
+                n as usize >= least && deferred == 0,
+                "{server}: {n} visible, {deferred} deferred"
+            );
+            assert_eq!(row.stages.model_visible.state, StageState::Yes, "{row:#?}");
+        }
+        None => {
+            assert!(
+                deferred >= least,
+                "{server}: no count and {deferred} deferred"
+            );
+            assert_ne!(row.stages.model_visible.state, StageState::Yes, "{row:#?}");
+            assert_eq!(row.stages.tools_listed.state, StageState::Yes, "{row:#?}");
+        }
     }
 }
 

@@ -331,6 +331,27 @@ mod tests {
         assert_eq!(evidence[0].tool_count, Some(1));
         assert_eq!(evidence[1].tool_count, Some(2));
         assert_eq!(evidence[2].tool_count, None);
+        // With the tool search listed, the MCP tools are held behind it:
+        // deferred, and no count says they reached the model.
+        let searching = r#"{"type":"system","subtype":"init","tools":["Bash","ToolSearch","mcp__time__convert_time","mcp__time__get_current_time"],"mcp_servers":[{"name":"time","status":"connected"}]}"#;
+        let evidence = PassthroughClaude.read_output(searching, Timestamp(7));
+        assert_eq!(evidence[0].kind, EvidenceKind::AgentReported);
+        assert_eq!(evidence[0].tool_count, None);
+        let deferred: Vec<(&str, Option<&str>)> = evidence[1..]
+            .iter()
+            .map(|e| {
+                assert_eq!(e.kind, EvidenceKind::ToolDeferred);
+                assert_eq!(e.provenance, Provenance::AgentReport);
+                (e.server.as_deref().unwrap_or(""), e.tool.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            deferred,
+            [
+                ("time", Some("convert_time")),
+                ("time", Some("get_current_time"))
+            ]
+        );
         assert!(
             PassthroughClaude
                 .read_output("not json", Timestamp(1))
