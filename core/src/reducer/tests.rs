@@ -261,6 +261,23 @@ fn an_unset_variable_stays_the_cause_of_the_failure_it_leads_to() {
     );
 }
 
+/// The `convert` tool of srv0 in the current attempt, and its matrix row.
+fn convert_tool(h: &AttachmentHistory) -> (crate::model::ToolRow, crate::records::MatrixRow) {
+    let attempt = h.current().expect("attempt");
+    let row = attempt.server("srv0").expect("row");
+    let tool = row
+        .tools
+        .iter()
+        .find(|t| t.name == "convert")
+        .expect("tool")
+        .clone();
+    let shown = crate::display::matrix(attempt)
+        .into_iter()
+        .find(|r| r.name == "srv0/convert")
+        .expect("tool row");
+    (tool, shown)
+}
+
 #[test]
 fn a_deferred_tool_is_discoverable_not_visible_until_loaded() {
     let mut h = AttachmentHistory::new("t", "s");
@@ -272,37 +289,18 @@ fn a_deferred_tool_is_discoverable_not_visible_until_loaded() {
         observe("s", "a", ev)
     };
     reduce(&mut h, &tool(EvidenceKind::ToolDeferred, 2)).expect("deferred");
-    let row = h.current().and_then(|a| a.server("srv0")).expect("row");
-    let t = row
-        .tools
-        .iter()
-        .find(|t| t.name == "convert")
-        .expect("tool");
+    let (t, shown) = convert_tool(&h);
     assert!(t.is_deferred(), "{t:?}");
     assert_eq!(t.listed.state, StageState::Yes);
     assert_ne!(t.model_visible.state, StageState::Yes);
+    let row = h.current().and_then(|a| a.server("srv0")).expect("row");
     assert_ne!(row.stages.model_visible.state, StageState::Yes);
-    let matrix = crate::display::matrix(h.current().expect("attempt"));
-    let shown = matrix
-        .iter()
-        .find(|r| r.name == "srv0/convert")
-        .expect("tool row");
     assert_eq!(shown.reason_code, Some(ReasonCode::DeferredUntilSearched));
     assert_eq!(shown.stopped, crate::display::DEFERRED_SENTENCE);
     // Loaded by a search: visible from then on, no longer deferred.
     reduce(&mut h, &tool(EvidenceKind::ToolVisible, 3)).expect("visible");
-    let row = h.current().and_then(|a| a.server("srv0")).expect("row");
-    let t = row
-        .tools
-        .iter()
-        .find(|t| t.name == "convert")
-        .expect("tool");
+    let (t, shown) = convert_tool(&h);
     assert!(!t.is_deferred());
     assert_eq!(t.model_visible.state, StageState::Yes);
-    let matrix = crate::display::matrix(h.current().expect("attempt"));
-    let shown = matrix
-        .iter()
-        .find(|r| r.name == "srv0/convert")
-        .expect("tool row");
     assert_eq!(shown.reason_code, None);
 }
