@@ -394,6 +394,29 @@ fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
         .unwrap_or_else(|| panic!("no row {name}"))
 }
 
+/// The last mile, for any harness: no claim Tether makes about the time
+/// server's tools, from the harness's records or its telemetry, contradicts
+/// what the fake model was sent (`model_name` spells a tool as the harness
+/// sends it).
+fn no_wrong_last_mile(
+    kind: &str,
+    disk: &AttachmentAttempt,
+    live: &AttachmentAttempt,
+    sent: &tether_tests::fake_model::ModelLog,
+    model_name: impl Fn(&str, &str) -> String,
+) {
+    let names = tether_tests::last_mile::sent(sent);
+    eprintln!("{kind}: the model was sent {names:?}");
+    for (source, said) in [("records", disk), ("telemetry", live)] {
+        let last_mile = tether_tests::last_mile::compare(said, sent, &["time"], &model_name);
+        assert!(
+            last_mile.wrong.is_empty(),
+            "{kind} ({source}): {:#?}\nsent: {names:?}",
+            last_mile.wrong
+        );
+    }
+}
+
 fn used(attempt: &AttachmentAttempt) -> bool {
     attempt
         .server("time")
@@ -711,6 +734,10 @@ async fn qwen_session(release: Release) {
     running.shutdown().await;
     keep_home(&format!("qwen-{}", release.label()), home.path());
     let disk = recorded("qwen", home.path(), &[], configured(&peers), &attempt);
+    // As qwen spells a server's tool to the model (the fake model's log).
+    no_wrong_last_mile("qwen", &disk, &attempt, &peers.sent, |s, t| {
+        format!("mcp__{s}__{t}")
+    });
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
         row(&disk, "broken").reason_code,
@@ -804,6 +831,10 @@ async fn copilot_session_collected() {
     running.shutdown().await;
     keep_home("copilot", home.path());
     let disk = recorded("copilot", home.path(), &[], configured(&peers), &attempt);
+    // As copilot spells a server's tool to the model (the fake model's log).
+    no_wrong_last_mile("copilot", &disk, &attempt, &peers.sent, |s, t| {
+        format!("{s}-{t}")
+    });
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
         row(&disk, "broken").reason_code,
@@ -881,6 +912,10 @@ async fn gemini_cli_session_collected() {
     // inventory of the same home reads the same environment.
     let trust = [("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
     let disk = recorded("gemini", home.path(), &trust, configured(&peers), &attempt);
+    // As gemini spells a server's tool to the model (the fake model's log).
+    no_wrong_last_mile("gemini", &disk, &attempt, &peers.sent, |s, t| {
+        format!("mcp_{s}_{t}")
+    });
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its chats say nothing of a server that failed or wanted a login.
     never_connected(&disk, "broken");
@@ -950,6 +985,10 @@ async fn codex_session_collected() {
     keep_home("codex", home.path());
     let vars = [("CODEX_HOME".to_owned(), codex_home.display().to_string())];
     let disk = recorded("codex", home.path(), &vars, configured(&peers), &attempt);
+    // As codex spells a server's tool to the model (the fake model's log).
+    no_wrong_last_mile("codex", &disk, &attempt, &peers.sent, |s, t| {
+        format!("mcp__{s}/{t}")
+    });
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its rollouts hold no start-up records.
     for name in ["broken", "authy"] {
@@ -1032,6 +1071,10 @@ async fn opencode_session_collected() {
     keep_home("opencode", home.path());
     let vars = [("XDG_DATA_HOME".to_owned(), dir(".local/share"))];
     let disk = recorded("opencode", home.path(), &vars, configured(&peers), &attempt);
+    // As opencode spells a server's tool to the model (the fake model's log).
+    no_wrong_last_mile("opencode", &disk, &attempt, &peers.sent, |s, t| {
+        format!("{s}_{t}")
+    });
     // Its log says which servers failed or want a login; its database (read
     // from a private snapshot) holds the calls.
     assert!(used_on_disk(&disk), "{disk:?}");
