@@ -224,6 +224,15 @@ pub trait HarnessReader: Send + Sync {
         crate::records::RecordAnswer::Unknown
     }
 
+    /// How the harness spells `server`'s `tool` to the model (Claude Code:
+    /// `mcp__time__get_current_time`): a prediction from the harness's rule,
+    /// given only where the rule was verified against what a model was
+    /// really sent. The default: this plugin does not say.
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        let _ = (server, tool);
+        None
+    }
+
     /// How a user adds the stdio MCP server `name` (`command` with `args`)
     /// to the harness's own configuration, user-wide: its command, and the
     /// block for its file. The default: this plugin does not say.

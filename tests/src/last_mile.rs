@@ -34,7 +34,8 @@ pub struct LastMile {
 /// Where Tether's claims about the tools of `servers` in `attempt`
 /// disagree with what the model was sent (`model_name` spells a server's
 /// tool as the harness sends it, `mcp__time__get_current_time` say):
-/// - a tool Tether calls model-visible must be in some request;
+/// - a tool Tether calls model-visible must be in some request, unless it
+///   was called (a call proves the model knew it);
 /// - a tool Tether calls deferred (behind the harness's search) must be in
 ///   none;
 /// - a tool of those servers in some request should have a row Tether
@@ -62,9 +63,13 @@ pub fn compare(
             }
             let name = model_name(&row.name, &tool.name);
             let visible = tool.model_visible.state == StageState::Yes;
+            // A tool the model called it knew, whatever carried its
+            // definition (a search's result, a harness's proxy tool such as
+            // Qwen Code's `tool_call`): a call is its own proof.
+            let called = tool.called.state == StageState::Yes;
             if visible {
                 claimed.insert(name.clone());
-                if !sent.contains(&name) {
+                if !sent.contains(&name) && !called {
                     problems.push(format!(
                         "{}/{}: Tether says it reached the model, but no request held {name}",
                         row.name, tool.name
@@ -80,7 +85,12 @@ pub fn compare(
         }
     }
     for server in servers {
-        let prefix = model_name(server, "");
+        // What the harness puts before a tool's name for this server.
+        let probe = model_name(server, "last_mile_probe");
+        let prefix = probe
+            .strip_suffix("last_mile_probe")
+            .unwrap_or(&probe)
+            .to_owned();
         for name in sent.iter().filter(|n| n.starts_with(&prefix)) {
             if !claimed.contains(name) {
                 unseen.push(format!(

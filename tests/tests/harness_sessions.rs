@@ -394,6 +394,17 @@ fn row<'a>(attempt: &'a AttachmentAttempt, name: &str) -> &'a ServerAttachment {
         .unwrap_or_else(|| panic!("no row {name}"))
 }
 
+/// How `kind`'s plugin says the harness spells `server`'s `tool` to the
+/// model: the rule the last-mile checks below verify against the fake
+/// model's log.
+fn model_name(kind: &str, server: &str, tool: &str) -> String {
+    Registry::with_static()
+        .expect("registry")
+        .harness(kind)
+        .and_then(|h| h.reader.model_tool_name(server, tool))
+        .unwrap_or_else(|| panic!("{kind}: no spelling for {server}/{tool}"))
+}
+
 /// The last mile, for any harness: no claim Tether makes about the time
 /// server's tools, from the harness's records or its telemetry, contradicts
 /// what the fake model was sent (`model_name` spells a tool as the harness
@@ -607,7 +618,7 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
     let records_requests = release == Release::Newest;
     for (source, said) in [("records", &disk), ("telemetry", &attempt)] {
         let last_mile = tether_tests::last_mile::compare(said, &peers.sent, &["time"], |s, t| {
-            format!("{}{t}", tether_sdk::materialize::mcp_tool_prefix(s))
+            model_name("claude", s, t)
         });
         let sent = tether_tests::last_mile::sent(&peers.sent);
         assert!(
@@ -734,9 +745,8 @@ async fn qwen_session(release: Release) {
     running.shutdown().await;
     keep_home(&format!("qwen-{}", release.label()), home.path());
     let disk = recorded("qwen", home.path(), &[], configured(&peers), &attempt);
-    // As qwen spells a server's tool to the model (the fake model's log).
     no_wrong_last_mile("qwen", &disk, &attempt, &peers.sent, |s, t| {
-        format!("mcp__{s}__{t}")
+        model_name("qwen", s, t)
     });
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
@@ -831,9 +841,8 @@ async fn copilot_session_collected() {
     running.shutdown().await;
     keep_home("copilot", home.path());
     let disk = recorded("copilot", home.path(), &[], configured(&peers), &attempt);
-    // As copilot spells a server's tool to the model (the fake model's log).
     no_wrong_last_mile("copilot", &disk, &attempt, &peers.sent, |s, t| {
-        format!("{s}-{t}")
+        model_name("copilot", s, t)
     });
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
@@ -912,9 +921,8 @@ async fn gemini_cli_session_collected() {
     // inventory of the same home reads the same environment.
     let trust = [("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
     let disk = recorded("gemini", home.path(), &trust, configured(&peers), &attempt);
-    // As gemini spells a server's tool to the model (the fake model's log).
     no_wrong_last_mile("gemini", &disk, &attempt, &peers.sent, |s, t| {
-        format!("mcp_{s}_{t}")
+        model_name("gemini", s, t)
     });
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its chats say nothing of a server that failed or wanted a login.
@@ -985,9 +993,8 @@ async fn codex_session_collected() {
     keep_home("codex", home.path());
     let vars = [("CODEX_HOME".to_owned(), codex_home.display().to_string())];
     let disk = recorded("codex", home.path(), &vars, configured(&peers), &attempt);
-    // As codex spells a server's tool to the model (the fake model's log).
     no_wrong_last_mile("codex", &disk, &attempt, &peers.sent, |s, t| {
-        format!("mcp__{s}/{t}")
+        model_name("codex", s, t)
     });
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its rollouts hold no start-up records.
@@ -1071,9 +1078,8 @@ async fn opencode_session_collected() {
     keep_home("opencode", home.path());
     let vars = [("XDG_DATA_HOME".to_owned(), dir(".local/share"))];
     let disk = recorded("opencode", home.path(), &vars, configured(&peers), &attempt);
-    // As opencode spells a server's tool to the model (the fake model's log).
     no_wrong_last_mile("opencode", &disk, &attempt, &peers.sent, |s, t| {
-        format!("{s}_{t}")
+        model_name("opencode", s, t)
     });
     // Its log says which servers failed or want a login; its database (read
     // from a private snapshot) holds the calls.

@@ -161,6 +161,12 @@ impl PassthroughStrategy for PassthroughClaude {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughClaude {
+    /// As Claude Code 2.1.197 and 2.1.332 spells it to the model, verified against the fake model's
+    /// log of every request (`tests/tests/harness_sessions.rs`).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("mcp__{s}__{t}"))
+    }
+
     /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`
     /// and `claude_code.tool_result` logs, its metrics, and (beta) its tool spans.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {

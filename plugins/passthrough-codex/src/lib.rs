@@ -241,6 +241,12 @@ impl PassthroughStrategy for PassthroughCodex {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCodex {
+    /// As Codex (the tool `t` in the namespace `mcp__s`) spells it to the model, verified against the fake model's
+    /// log of every request (`tests/tests/harness_sessions.rs`).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("mcp__{s}/{t}"))
+    }
+
     /// Codex's own OpenTelemetry: `codex.conversation_starts` (its servers),
     /// `codex.tool_result`, the `codex.mcp.*` metrics and the MCP spans. Codex
     /// reads its exporters from `[otel]` in its configuration, one per signal.

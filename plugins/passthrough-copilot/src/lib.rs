@@ -195,6 +195,12 @@ impl PassthroughStrategy for PassthroughCopilot {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
+    /// As Copilot CLI spells it to the model, verified against the fake model's
+    /// log of every request (`tests/tests/harness_sessions.rs`).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("{s}-{t}"))
+    }
+
     /// The Copilot CLI's own OpenTelemetry (traces and metrics, no logs):
     /// `github.copilot.mcp.server.lifecycle` span events, `execute_tool`
     /// spans. Server and tool names are SHA-256 hashed there.

@@ -192,6 +192,16 @@ impl PassthroughStrategy for PassthroughGemini {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughGemini {
+    /// As Gemini CLI (`mcp_S_T`) and Qwen Code (`mcp__S__T`) spell it to
+    /// the model, verified against the fake model's log of every request
+    /// (`tests/tests/harness_sessions.rs`).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| match self.flavor() {
+            telemetry::Flavor::Gemini => format!("mcp_{s}_{t}"),
+            telemetry::Flavor::Qwen => format!("mcp__{s}__{t}"),
+        })
+    }
+
     /// Gemini CLI's and Qwen Code's own OpenTelemetry: the `*.config` event
     /// (servers and tools) and `*.tool_call` (`mcp_server_name`).
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {

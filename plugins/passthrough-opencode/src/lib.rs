@@ -166,6 +166,12 @@ impl PassthroughStrategy for PassthroughOpenCode {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughOpenCode {
+    /// As OpenCode spells it to the model, verified against the fake model's
+    /// log of every request (`tests/tests/harness_sessions.rs`).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("{s}_{t}"))
+    }
+
     /// OpenCode's own OpenTelemetry (`experimental.openTelemetry`): its
     /// `MCP.*` spans and the "server unavailable" log.
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
