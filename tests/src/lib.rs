@@ -61,6 +61,18 @@ pub fn workspace_bin(name: &str) -> std::path::PathBuf {
     path
 }
 
+/// `tether` as a new user runs it on a private home: an empty environment
+/// but `HOME` (the home) and `PATH`, in the home. Add arguments, more
+/// variables and pipes at the call.
+pub fn tether_at_home(home: &std::path::Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(workspace_bin("tether"));
+    cmd.env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .current_dir(home);
+    cmd
+}
+
 /// A shared library of this workspace (a plugin), built on demand.
 pub fn workspace_lib(crate_name: &str) -> std::path::PathBuf {
     let file = format!(

@@ -46,16 +46,7 @@ fn toy_home() -> tempfile::TempDir {
 
 fn configured() -> Vec<ServerSpec> {
     vec![
-        ServerSpec::new(
-            "time",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: "/bin/true".into(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        ),
+        tether_tests::stdio_server("time", "/bin/true", &[], &[]),
         ServerSpec::new(
             "docs",
             ServerSource::Profile,

@@ -829,13 +829,9 @@ fn the_receiver_s_token_is_kept_across_starts_and_rotated_on_request() {
     use std::os::unix::fs::PermissionsExt;
     let home = tempfile::tempdir().expect("home");
     let start = |extra: &[&str]| -> (Option<String>, String) {
-        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        let mut child = tether_tests::tether_at_home(home.path())
             .args(["collect", "--addr", "127.0.0.1:0", "--json"])
             .args(extra)
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .current_dir(home.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -884,12 +880,8 @@ fn the_receiver_s_token_is_kept_across_starts_and_rotated_on_request() {
     let (third, _) = start(&[]);
     assert_eq!(third.as_deref(), Some(rotated.as_str()));
     // The banner names the file, not the token; --print-env's setup holds it.
-    let banner = std::process::Command::new(tether_tests::workspace_bin("tether"))
+    let banner = tether_tests::tether_at_home(home.path())
         .args(["collect", "--addr", "127.0.0.1:0"])
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .current_dir(home.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -944,13 +936,9 @@ fn print_env_as_settings_gives_one_block_for_the_harness_s_own_file() {
     };
     let home = tempfile::tempdir().expect("home");
     let setup = |harness: &str| -> String {
-        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        let mut child = tether_tests::tether_at_home(home.path())
             .args(["collect", "--addr", "127.0.0.1:0", "--print-env", harness])
             .args(["--format", "settings"])
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .current_dir(home.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -1043,12 +1031,8 @@ async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_stor
     let addr = format!("127.0.0.1:{port}");
     // A tether command on the private home, and the one document it prints first.
     let first_document = |args: &[&str]| {
-        let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        let mut child = tether_tests::tether_at_home(home.path())
             .args(args)
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .current_dir(home.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -1147,12 +1131,8 @@ async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_stor
 
     // Every reader, with no --db, sees both.
     let run = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
-        cmd.args(args)
-            .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .current_dir(home.path());
+        let mut cmd = tether_tests::tether_at_home(home.path());
+        cmd.args(args);
         tether_tests::output_within(cmd, 60)
     };
     let history: serde_json::Value =

@@ -407,25 +407,33 @@ fn model_name(kind: &str, server: &str, tool: &str) -> String {
 
 /// The last mile, for any harness: no claim Tether makes about the time
 /// server's tools, from the harness's records or its telemetry, contradicts
-/// what the fake model was sent (`model_name` spells a tool as the harness
-/// sends it).
+/// what the fake model was sent (each tool spelled as `kind`'s plugin says
+/// the harness sends it). Returns the comparison of the records, for the
+/// harnesses whose records name every request's tools.
 fn no_wrong_last_mile(
     kind: &str,
     disk: &AttachmentAttempt,
     live: &AttachmentAttempt,
     sent: &tether_tests::fake_model::ModelLog,
-    model_name: impl Fn(&str, &str) -> String,
-) {
+) -> tether_tests::last_mile::LastMile {
     let names = tether_tests::last_mile::sent(sent);
     eprintln!("{kind}: the model was sent {names:?}");
-    for (source, said) in [("records", disk), ("telemetry", live)] {
-        let last_mile = tether_tests::last_mile::compare(said, sent, &["time"], &model_name);
-        assert!(
-            last_mile.wrong.is_empty(),
-            "{kind} ({source}): {:#?}\nsent: {names:?}",
-            last_mile.wrong
-        );
-    }
+    let compare = |said| {
+        tether_tests::last_mile::compare(said, sent, &["time"], |s, t| model_name(kind, s, t))
+    };
+    let live = compare(live);
+    assert!(
+        live.wrong.is_empty(),
+        "{kind} (telemetry): {:#?}\nsent: {names:?}",
+        live.wrong
+    );
+    let records = compare(disk);
+    assert!(
+        records.wrong.is_empty(),
+        "{kind} (records): {:#?}\nsent: {names:?}",
+        records.wrong
+    );
+    records
 }
 
 fn used(attempt: &AttachmentAttempt) -> bool {
@@ -616,25 +624,15 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
     // pinned release records nothing of the kind, so there it is unknown,
     // never claimed.
     let records_requests = release == Release::Newest;
-    for (source, said) in [("records", &disk), ("telemetry", &attempt)] {
-        let last_mile = tether_tests::last_mile::compare(said, &peers.sent, &["time"], |s, t| {
-            model_name("claude", s, t)
-        });
-        let sent = tether_tests::last_mile::sent(&peers.sent);
+    let last_mile = no_wrong_last_mile("claude", &disk, &attempt, &peers.sent);
+    if records_requests {
         assert!(
-            last_mile.wrong.is_empty(),
-            "claude {} ({source}): {:#?}\nsent: {sent:?}",
+            last_mile.unseen.is_empty(),
+            "claude {} (records): {:#?}\nsent: {:?}",
             release.label(),
-            last_mile.wrong
+            last_mile.unseen,
+            tether_tests::last_mile::sent(&peers.sent)
         );
-        if source == "records" && records_requests {
-            assert!(
-                last_mile.unseen.is_empty(),
-                "claude {} ({source}): {:#?}\nsent: {sent:?}",
-                release.label(),
-                last_mile.unseen
-            );
-        }
     }
     if records_requests {
         let convert = row(&disk, "time")
@@ -745,9 +743,7 @@ async fn qwen_session(release: Release) {
     running.shutdown().await;
     keep_home(&format!("qwen-{}", release.label()), home.path());
     let disk = recorded("qwen", home.path(), &[], configured(&peers), &attempt);
-    no_wrong_last_mile("qwen", &disk, &attempt, &peers.sent, |s, t| {
-        model_name("qwen", s, t)
-    });
+    no_wrong_last_mile("qwen", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
         row(&disk, "broken").reason_code,
@@ -841,9 +837,7 @@ async fn copilot_session_collected() {
     running.shutdown().await;
     keep_home("copilot", home.path());
     let disk = recorded("copilot", home.path(), &[], configured(&peers), &attempt);
-    no_wrong_last_mile("copilot", &disk, &attempt, &peers.sent, |s, t| {
-        model_name("copilot", s, t)
-    });
+    no_wrong_last_mile("copilot", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
     assert_eq!(
         row(&disk, "broken").reason_code,
@@ -921,9 +915,7 @@ async fn gemini_cli_session_collected() {
     // inventory of the same home reads the same environment.
     let trust = [("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
     let disk = recorded("gemini", home.path(), &trust, configured(&peers), &attempt);
-    no_wrong_last_mile("gemini", &disk, &attempt, &peers.sent, |s, t| {
-        model_name("gemini", s, t)
-    });
+    no_wrong_last_mile("gemini", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its chats say nothing of a server that failed or wanted a login.
     never_connected(&disk, "broken");
@@ -993,9 +985,7 @@ async fn codex_session_collected() {
     keep_home("codex", home.path());
     let vars = [("CODEX_HOME".to_owned(), codex_home.display().to_string())];
     let disk = recorded("codex", home.path(), &vars, configured(&peers), &attempt);
-    no_wrong_last_mile("codex", &disk, &attempt, &peers.sent, |s, t| {
-        model_name("codex", s, t)
-    });
+    no_wrong_last_mile("codex", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
     // Its rollouts hold no start-up records.
     for name in ["broken", "authy"] {
@@ -1078,9 +1068,7 @@ async fn opencode_session_collected() {
     keep_home("opencode", home.path());
     let vars = [("XDG_DATA_HOME".to_owned(), dir(".local/share"))];
     let disk = recorded("opencode", home.path(), &vars, configured(&peers), &attempt);
-    no_wrong_last_mile("opencode", &disk, &attempt, &peers.sent, |s, t| {
-        model_name("opencode", s, t)
-    });
+    no_wrong_last_mile("opencode", &disk, &attempt, &peers.sent);
     // Its log says which servers failed or want a login; its database (read
     // from a private snapshot) holds the calls.
     assert!(used_on_disk(&disk), "{disk:?}");

@@ -34,26 +34,8 @@ fn fixture(name: &str) -> Vec<TelemetryRecord> {
 /// The three servers of the recorded sessions, as today's configuration.
 fn configured() -> Vec<ServerSpec> {
     vec![
-        ServerSpec::new(
-            "time",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: "mcp-server-time".into(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        ),
-        ServerSpec::new(
-            "broken",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: "/nonexistent/bin".into(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        ),
+        tether_tests::stdio_server("time", "mcp-server-time", &[], &[]),
+        tether_tests::stdio_server("broken", "/nonexistent/bin", &[], &[]),
         ServerSpec::new(
             "authy",
             ServerSource::Profile,

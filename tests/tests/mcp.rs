@@ -407,12 +407,8 @@ fn answer_reaching_the_model(
 /// the same home: the `broken` row's reason, and every session's rows.
 fn cli_view(home: &Path, vars: &[(&str, String)]) -> (serde_json::Value, serde_json::Value) {
     let run = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(workspace_bin("tether"));
-        cmd.args(args)
-            .env_clear()
-            .env("HOME", home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .current_dir(home);
+        let mut cmd = tether_tests::tether_at_home(home);
+        cmd.args(args);
         for (k, v) in vars {
             cmd.env(k, v);
         }
@@ -489,11 +485,8 @@ async fn a_real_claude_code_session_asks_why_and_the_model_gets_the_reason() {
         .and_then(|s| s.first())
         .unwrap_or_else(|| panic!("a session: {sessions}"));
     let id = session["session_id"].as_str().expect("id").to_owned();
-    let mut cmd = std::process::Command::new(workspace_bin("tether"));
-    cmd.args(["sessions", "show", &id, "--json"])
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    let mut cmd = tether_tests::tether_at_home(home.path());
+    cmd.args(["sessions", "show", &id, "--json"]);
     let shown: serde_json::Value =
         serde_json::from_slice(&tether_tests::output_within(cmd, 60).stdout).expect("json");
     let rows = shown["rows"].as_array().expect("rows");

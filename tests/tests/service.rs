@@ -9,12 +9,7 @@ use std::process::Command;
 use tether_tests::workspace_bin;
 
 fn tether(home: &Path) -> Command {
-    let mut cmd = Command::new(workspace_bin("tether"));
-    cmd.env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .current_dir(home);
-    cmd
+    tether_tests::tether_at_home(home)
 }
 
 /// Every path under `dir`, relative, sorted.
