@@ -507,25 +507,7 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
         "KIND", "NAME", "STATUS", "WHERE IT STOPPED"
     )?;
     for row in &document.rows {
-        let shown_by = [
-            "callable",
-            "called",
-            "model_visible",
-            "tools_listed",
-            "initialized",
-            "authenticated",
-            "delivered",
-            "configured",
-        ]
-        .iter()
-        .find_map(|k| {
-            row.stages
-                .get(*k)
-                .filter(|o| o.state != tether_core::vocab::StageState::Unknown)
-        })
-        .and_then(|o| o.provenance)
-        .map(|p| p.word().to_string())
-        .unwrap_or_else(|| "-".into());
+        let shown_by = shown_by(row);
         let status = crate::term::paint(
             color_class(row.status),
             &format!("{:<12}", row.status.as_str()),
@@ -538,6 +520,39 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
             row.name,
             row.stopped
         )?;
+        if row.kind == tether_core::vocab::CapabilityKind::McpTool {
+            writeln!(
+                out,
+                "{:<11} {}",
+                "",
+                tether_core::display::tool_path(&row.stages)
+            )?;
+        }
     }
     print_file_problems(out, &document.files)
+}
+
+/// What showed a row's highest shown stage (its provenance), or `-`.
+fn shown_by(row: &tether_core::records::MatrixRow) -> String {
+    [
+        "callable",
+        "called",
+        "model_visible",
+        "current_thread",
+        "schema_accepted",
+        "tools_listed",
+        "initialized",
+        "authenticated",
+        "delivered",
+        "configured",
+    ]
+    .iter()
+    .find_map(|k| {
+        row.stages
+            .get(*k)
+            .filter(|o| o.state != tether_core::vocab::StageState::Unknown)
+    })
+    .and_then(|o| o.provenance)
+    .map(|p| p.word().to_string())
+    .unwrap_or_else(|| "-".into())
 }

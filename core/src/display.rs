@@ -260,7 +260,9 @@ fn stage_label(stage: Stage) -> &'static str {
         Stage::Authenticated => "Authenticated",
         Stage::Initialized => "Initialized",
         Stage::ToolsListed => "Tools listed",
+        Stage::SchemaAccepted => "Accepted by the harness",
         Stage::Callable => "Callable",
+        Stage::CurrentThread => "In the thread",
         Stage::ModelVisible => "Model-visible",
     }
 }
@@ -522,6 +524,68 @@ pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> Displ
     }
 }
 
+/// Why a tool stopped short of the model: the reason a rule gave (observed
+/// or predicted), or its deferral behind the harness's tool search.
+pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonCode> {
+    if tool.model_visible.is_yes() || tool.called.is_yes() {
+        return None;
+    }
+    tool.reason_code.clone().or_else(|| {
+        tool.is_deferred()
+            .then_some(crate::vocab::ReasonCode::DeferredUntilSearched)
+    })
+}
+
+/// Where a tool stopped, in words: used (with its calls), sent to the
+/// model, deferred, kept from the model by a rule (saying when the rule is
+/// a prediction), or only listed.
+pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
+    let plural = |c: u32| if c == 1 { "call" } else { "calls" };
+    match (tool.calls, tool.failed_calls) {
+        (0, _) if tool.model_visible.is_yes() => "reached the model; not called".to_owned(),
+        (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
+        (0, _) => match &tool.reason_code {
+            Some(reason) => {
+                let predicted = tool.current_thread.provenance
+                    == Some(crate::model::ProvenanceCode::DocumentedRule);
+                format!(
+                    "kept from the model: {reason}{}",
+                    if predicted {
+                        " (predicted by a documented rule)"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            None => "listed; not called".to_owned(),
+        },
+        (c, 0) => format!("used: {c} {}", plural(c)),
+        (c, f) => format!("used: {c} {}, {f} failed", plural(c)),
+    }
+}
+
+/// A tool's last mile in one line, from its matrix row's stages, in the
+/// order a person reads it: listed → accepted → offered (deferred or in
+/// context) → called, each with its mark (`✓`, `✗`, `?`).
+pub fn tool_path(
+    stages: &std::collections::BTreeMap<String, crate::model::StageObservation>,
+) -> String {
+    let state = |key: &str| stages.get(key).map_or(StageState::Unknown, |o| o.state);
+    let offered = if state("model_visible") == StageState::Yes {
+        "offered ✓ in context".to_owned()
+    } else if state("deferred") == StageState::Yes {
+        "offered ✓ deferred".to_owned()
+    } else {
+        format!("offered {}", mark(state("current_thread")))
+    };
+    format!(
+        "listed {} → accepted {} → {offered} → called {}",
+        mark(state("tools_listed")),
+        mark(state("schema_accepted")),
+        mark(state("called"))
+    )
+}
+
 /// One session attempt's capability matrix: a row per server, then a row
 /// per tool of each server (`SERVER/TOOL`), with the stages that were shown
 /// and what showed each.
@@ -554,6 +618,8 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 ("authenticated", &s.authenticated),
                 ("initialized", &s.initialized),
                 ("tools_listed", &s.tools_listed),
+                ("schema_accepted", &s.schema_accepted),
+                ("current_thread", &s.current_thread),
                 ("model_visible", &s.model_visible),
                 ("callable", &s.callable),
             ]),
@@ -561,28 +627,16 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
             failed_calls: failed,
         });
         for tool in &server.tools {
-            let stopped = match (tool.calls, tool.failed_calls) {
-                (0, _) if tool.model_visible.state == StageState::Yes => {
-                    "reached the model; not called".to_owned()
-                }
-                (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
-                (0, _) => "listed; not called".to_owned(),
-                (c, 0) => format!("used: {c} {}", if c == 1 { "call" } else { "calls" }),
-                (c, f) => format!(
-                    "used: {c} {}, {f} failed",
-                    if c == 1 { "call" } else { "calls" }
-                ),
-            };
             rows.push(crate::records::MatrixRow {
                 kind: CapabilityKind::McpTool,
                 name: format!("{}/{}", server.name, tool.name),
                 status: tool_status(server.status, tool),
-                reason_code: tool
-                    .is_deferred()
-                    .then_some(crate::vocab::ReasonCode::DeferredUntilSearched),
-                stopped,
+                reason_code: tool_reason(tool),
+                stopped: tool_stopped(tool),
                 stages: shown(&[
                     ("tools_listed", &tool.listed),
+                    ("schema_accepted", &tool.schema_accepted),
+                    ("current_thread", &tool.current_thread),
                     ("model_visible", &tool.model_visible),
                     ("deferred", &tool.deferred),
                     ("called", &tool.called),
@@ -801,7 +855,9 @@ mod tests {
                 "authenticated",
                 "initialized",
                 "tools_listed",
+                "schema_accepted",
                 "callable",
+                "current_thread",
                 "model_visible"
             ]
         );

@@ -475,6 +475,26 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The harness held the tool behind its tool search: the model was told it can search for tools, but was not sent this one's definition, so it cannot call it until it searches and the search loads it (some harnesses do this by default).",
             "Ask the agent to look for the tool, or turn the harness's tool search off (its setting or variable for deferred tools) so every tool is sent with each request.",
         ),
+        R::NameCollision => (
+            Tool,
+            "Two tools got the same name on the way to the model: the harness composes each tool's model-side name from its server's name and its own, and cuts names longer than its provider takes, so two long names that start alike become one. The harness keeps one of them (or the provider refuses the whole request).",
+            "Rename one of the tools, or give the server a shorter name: `tether inventory --test` prints every tool's model-side name.",
+        ),
+        R::ToolLimitExceeded => (
+            Tool,
+            "The harness (or its model provider) offers at most so many tools in one request, and this tool fell past the limit: it was not sent, or the request was refused.",
+            "Split the server, turn off the servers this session does not need, or filter their tools in the harness's configuration.",
+        ),
+        R::SchemaUnsupported => (
+            Tool,
+            "The tool's input schema uses a JSON Schema construct the harness or its provider does not accept, so the harness dropped the tool (or the provider refused the request).",
+            "Simplify the tool's input schema (the summary names the construct), or use a harness whose provider takes it.",
+        ),
+        R::FilteredByConfig => (
+            Tool,
+            "The harness's own configuration leaves the tool out: an include or exclude list, a disabled-tools list or a deny rule names it (or names others and not it).",
+            "Change the list in the file `tether inventory` names for the server, if the tool should reach the model.",
+        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN
@@ -539,8 +559,16 @@ pub fn stage(stage: Stage) -> Entry {
             "A tool call succeeded.",
             "`tether sessions show` counts calls and failed calls per tool.",
         ),
+        Stage::SchemaAccepted => (
+            "The harness kept the server's tool after its own checks and conversions: it named the tool to the model, whole or behind its tool search. `no` where a rule dropped it (a name collision, an unsupported schema).",
+            "`tether sessions show` gives each tool's reason; `tether explain` the reason's fix.",
+        ),
+        Stage::CurrentThread => (
+            "The server's tool was offered in this session's model requests: sent whole, or named behind the harness's tool search (deferred, not yet visible).",
+            "A deferred tool reads `deferred_until_searched`; only the harness's records, or a model tap, show it.",
+        ),
         Stage::ModelVisible => (
-            "The harness offered the server's tools to the model (a model turn carried them, or the model called one).",
+            "The model was sent the server's tool definition (a model turn carried it, or the model called the tool). A tool held behind the harness's tool search is not visible until a search loads it.",
             "Only a harness's telemetry or records show it; `tether inventory --sessions` adds it per tool.",
         ),
     };

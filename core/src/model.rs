@@ -256,7 +256,16 @@ pub struct ToolRow {
     /// The server listed it (tools/list, or the harness's own tool list).
     #[serde(default)]
     pub listed: StageObservation,
-    /// The harness offered it to the model (or the model called it).
+    /// The harness kept it after its own checks and conversions: it named
+    /// it to the model, whole or behind its tool search. `no` where a rule
+    /// dropped it (`reason_code` says which).
+    #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
+    pub schema_accepted: StageObservation,
+    /// It was offered in this session's model requests: sent whole, or
+    /// named behind the harness's tool search (then `deferred`).
+    #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
+    pub current_thread: StageObservation,
+    /// The model was sent its definition (or the model called it).
     #[serde(default)]
     pub model_visible: StageObservation,
     /// The harness held it behind its tool search (discoverable; its
@@ -264,6 +273,11 @@ pub struct ToolRow {
     /// `model_visible` not yes: deferred until searched.
     #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
     pub deferred: StageObservation,
+    /// Why it stopped short of the model, where a rule of the harness or
+    /// its provider says (`name_collision`, `tool_limit_exceeded`,
+    /// `schema_unsupported`, `filtered_by_config`, `deferred_until_searched`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
     /// It was called: yes once a call is seen.
     #[serde(default)]
     pub called: StageObservation,
@@ -284,8 +298,11 @@ impl ToolRow {
         ToolRow {
             name: name.into(),
             listed: StageObservation::default(),
+            schema_accepted: StageObservation::default(),
+            current_thread: StageObservation::default(),
             model_visible: StageObservation::default(),
             deferred: StageObservation::default(),
+            reason_code: None,
             called: StageObservation::default(),
             calls: 0,
             failed_calls: 0,
@@ -294,10 +311,13 @@ impl ToolRow {
     }
 
     /// Makes the tool's ladder monotone ([`close_ladder`]): a called tool
-    /// reached the model, and a tool the model saw was listed.
+    /// reached the model, a tool the model saw was offered in the thread,
+    /// which the harness kept, which was listed.
     pub fn close(&mut self) -> bool {
         close_ladder(&mut [
             (ImpliedBy::ToolsListed, &mut self.listed),
+            (ImpliedBy::SchemaAccepted, &mut self.schema_accepted),
+            (ImpliedBy::CurrentThread, &mut self.current_thread),
             (ImpliedBy::ModelVisible, &mut self.model_visible),
             (ImpliedBy::Called, &mut self.called),
         ])
@@ -364,6 +384,8 @@ pub enum ProvenanceCode {
     HarnessTelemetry,
     /// See [`Provenance::HarnessRecord`].
     HarnessRecord,
+    /// See [`Provenance::DocumentedRule`].
+    DocumentedRule,
 }
 
 impl ProvenanceCode {
@@ -378,6 +400,7 @@ impl ProvenanceCode {
             Self::Relay => Provenance::Relay,
             Self::HarnessTelemetry => Provenance::HarnessTelemetry,
             Self::HarnessRecord => Provenance::HarnessRecord,
+            Self::DocumentedRule => Provenance::DocumentedRule,
         }
     }
 
@@ -391,6 +414,7 @@ impl ProvenanceCode {
             Provenance::Relay => Self::Relay,
             Provenance::HarnessTelemetry => Self::HarnessTelemetry,
             Provenance::HarnessRecord => Self::HarnessRecord,
+            Provenance::DocumentedRule => Self::DocumentedRule,
             Provenance::Assumed | Provenance::Other(_) => Self::Assumed,
         }
     }
@@ -525,10 +549,17 @@ pub struct Stages {
     /// tools/list was served.
     #[serde(default)]
     pub tools_listed: StageObservation,
+    /// The harness kept a tool of it after its own checks and conversions.
+    #[serde(default)]
+    pub schema_accepted: StageObservation,
     /// A tool call succeeded.
     #[serde(default)]
     pub callable: StageObservation,
-    /// The model could see its tools.
+    /// A tool of it was offered in this session's model requests (sent
+    /// whole, or named behind the harness's tool search).
+    #[serde(default)]
+    pub current_thread: StageObservation,
+    /// The model was sent a tool's definition.
     #[serde(default)]
     pub model_visible: StageObservation,
 }
@@ -544,7 +575,9 @@ impl Stages {
             Authenticated => &self.authenticated,
             Initialized => &self.initialized,
             ToolsListed => &self.tools_listed,
+            SchemaAccepted => &self.schema_accepted,
             Callable => &self.callable,
+            CurrentThread => &self.current_thread,
             ModelVisible => &self.model_visible,
         }
     }
@@ -561,6 +594,8 @@ impl Stages {
             (ImpliedBy::Authenticated, &mut self.authenticated),
             (ImpliedBy::Initialized, &mut self.initialized),
             (ImpliedBy::ToolsListed, &mut self.tools_listed),
+            (ImpliedBy::SchemaAccepted, &mut self.schema_accepted),
+            (ImpliedBy::CurrentThread, &mut self.current_thread),
             (ImpliedBy::ModelVisible, &mut self.model_visible),
             (ImpliedBy::Callable, &mut self.callable),
         ])
@@ -576,7 +611,9 @@ impl Stages {
             Authenticated => &mut self.authenticated,
             Initialized => &mut self.initialized,
             ToolsListed => &mut self.tools_listed,
+            SchemaAccepted => &mut self.schema_accepted,
             Callable => &mut self.callable,
+            CurrentThread => &mut self.current_thread,
             ModelVisible => &mut self.model_visible,
         }
     }

@@ -278,6 +278,20 @@ open_vocabulary! {
         /// not sent its definition until it searches for it, so it is
         /// discoverable, not visible.
         DeferredUntilSearched => "deferred_until_searched",
+        /// Two tools got the same name on the way to the model (the
+        /// harness's composition or truncation made them one), so the
+        /// harness kept one of them, or the provider refused the request.
+        NameCollision => "name_collision",
+        /// The harness (or its provider) offers at most so many tools, and
+        /// this one fell past the limit.
+        ToolLimitExceeded => "tool_limit_exceeded",
+        /// The tool's input schema uses a construct the harness or its
+        /// provider does not accept, so the tool was dropped (or the
+        /// request refused).
+        SchemaUnsupported => "schema_unsupported",
+        /// The harness's own configuration leaves the tool out (an
+        /// include or exclude list, a disabled-tools list, a deny rule).
+        FilteredByConfig => "filtered_by_config",
     }
 }
 
@@ -324,6 +338,12 @@ open_vocabulary! {
         /// tool search: discoverable, its definition not sent to the model
         /// until a search loads it (then `tool_visible`).
         ToolDeferred => "tool_deferred",
+        /// The harness kept this server's tool (`tool`) from the model, for
+        /// the reason given (`name_collision`, `tool_limit_exceeded`,
+        /// `schema_unsupported`, `filtered_by_config`): observed where the
+        /// harness says so, predicted where a documented rule does
+        /// (provenance `documented_rule`).
+        ToolWithheld => "tool_withheld",
     }
 }
 
@@ -350,6 +370,11 @@ open_vocabulary! {
         /// transcript, its per-server logs, its own session files), read
         /// afterwards by `tether sessions`.
         HarnessRecord => "harness_record",
+        /// Predicted from a documented rule of the harness or its model
+        /// provider (a name limit, a tool limit, a schema subset), each rule
+        /// verified against the real CLI: a prediction, never an
+        /// observation. It only ever says `no`.
+        DocumentedRule => "documented_rule",
     }
 }
 
@@ -544,6 +569,10 @@ closed_vocabulary! {
         Initialized => "initialized",
         /// Its tools were listed.
         ToolsListed => "tools_listed",
+        /// The harness kept its tool after its own checks and conversions.
+        SchemaAccepted => "schema_accepted",
+        /// Its tool was offered in this session's model requests.
+        CurrentThread => "current_thread",
         /// The model was shown its tools.
         ModelVisible => "model_visible",
         /// A call of it succeeded.
@@ -582,36 +611,47 @@ pub enum Stage {
     Initialized,
     /// tools/list was served.
     ToolsListed,
+    /// The harness kept its tools after its own checks and conversions
+    /// (named them to the model, listed or deferred).
+    SchemaAccepted,
     /// A tool call succeeded.
     Callable,
-    /// The model could see its tools.
+    /// Its tools were offered in this session's model requests: sent whole,
+    /// or named behind the harness's tool search.
+    CurrentThread,
+    /// The model was sent a tool's definition.
     ModelVisible,
 }
 
 impl Stage {
     /// Every stage, in ladder order.
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 10] = [
         Stage::Configured,
         Stage::Enabled,
         Stage::Delivered,
         Stage::Authenticated,
         Stage::Initialized,
         Stage::ToolsListed,
+        Stage::SchemaAccepted,
         Stage::Callable,
+        Stage::CurrentThread,
         Stage::ModelVisible,
     ];
 
     /// The ladder as evidence climbs it, lowest first: each stage's `yes`
     /// implies every stage before it ([`Stages::close`](crate::model::Stages::close)).
     /// A successful call sits above the model seeing the tool, which sits
+    /// above its being offered in the thread, above the harness keeping it,
     /// above the tool list.
-    pub const PATH: [Stage; 8] = [
+    pub const PATH: [Stage; 10] = [
         Stage::Configured,
         Stage::Enabled,
         Stage::Delivered,
         Stage::Authenticated,
         Stage::Initialized,
         Stage::ToolsListed,
+        Stage::SchemaAccepted,
+        Stage::CurrentThread,
         Stage::ModelVisible,
         Stage::Callable,
     ];
@@ -625,7 +665,9 @@ impl Stage {
             Stage::Authenticated => "authenticated",
             Stage::Initialized => "initialized",
             Stage::ToolsListed => "tools_listed",
+            Stage::SchemaAccepted => "schema_accepted",
             Stage::Callable => "callable",
+            Stage::CurrentThread => "current_thread",
             Stage::ModelVisible => "model_visible",
         }
     }

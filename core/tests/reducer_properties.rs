@@ -76,6 +76,9 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
         Just(EvidenceKind::AgentReported),
         Just(EvidenceKind::Delivered),
         Just(EvidenceKind::EndpointTested),
+        Just(EvidenceKind::ToolVisible),
+        Just(EvidenceKind::ToolDeferred),
+        Just(EvidenceKind::ToolWithheld),
         Just(EvidenceKind::Other("from_the_future".into())),
     ];
     (
@@ -108,6 +111,17 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
                 }
                 EvidenceKind::ToolsListObserved => ev = ev.tools(count),
                 EvidenceKind::ToolCallObserved => ev = ev.tool_call("echo", ok),
+                EvidenceKind::ToolVisible | EvidenceKind::ToolDeferred => {
+                    ev.tool = Some(if ok { "echo" } else { "other" }.into());
+                }
+                EvidenceKind::ToolWithheld => {
+                    ev.tool = Some(if conn % 2 == 0 { "echo" } else { "other" }.into());
+                    ev.reason_code = Some(if ok {
+                        ReasonCode::NameCollision
+                    } else {
+                        ReasonCode::ToolLimitExceeded
+                    });
+                }
                 EvidenceKind::ExplicitError => ev.reason_code = Some(ReasonCode::ServerError),
                 EvidenceKind::AgentReported => {
                     ev = ev.reported(status);

@@ -158,7 +158,7 @@ async fn field_names_are_exactly_the_contract() {
         assert!(keys(row).contains(&key), "server lacks {key}");
     }
     let stages = keys(&row["stages"]);
-    assert_eq!(stages.len(), 8);
+    assert_eq!(stages.len(), 10);
     for key in [
         "configured",
         "enabled",
@@ -166,7 +166,9 @@ async fn field_names_are_exactly_the_contract() {
         "authenticated",
         "initialized",
         "tools_listed",
+        "schema_accepted",
         "callable",
+        "current_thread",
         "model_visible",
     ] {
         assert!(stages.contains(&key), "stages lack {key}");

@@ -158,19 +158,43 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             if let Some(tool) = &ev.tool
                 && let Some(t) = tool_row(row, tool)
             {
-                t.listed.merge(yes);
+                changed |= merged(&mut t.listed, yes);
             }
             changed |= touch_connection(row, ev);
         }
         EvidenceKind::ToolDeferred => {
-            // The harness names the tool, which only the server's listing
-            // gave it: listed, and held back from the model.
-            row.stages.tools_listed.merge(yes);
+            // The harness names the tool in the thread, which only the
+            // server's listing gave it: listed, kept, offered, and its
+            // definition held back from the model.
+            row.stages.current_thread.merge(yes);
             if let Some(tool) = &ev.tool
                 && let Some(t) = tool_row(row, tool)
             {
-                t.listed.merge(yes);
-                t.deferred.merge(yes);
+                changed |= merged(&mut t.current_thread, yes) | merged(&mut t.deferred, yes);
+            }
+        }
+        EvidenceKind::ToolWithheld => {
+            // A rule kept the tool from the model: it never reached the
+            // thread, and a dropped one was not kept at all. Only the tool
+            // says no; its server's other tools may have gone through.
+            if let Some(tool) = &ev.tool
+                && let Some(t) = tool_row(row, tool)
+            {
+                changed |= merged(&mut t.current_thread, no);
+                if matches!(
+                    ev.reason_code,
+                    Some(ReasonCode::SchemaUnsupported | ReasonCode::NameCollision)
+                ) {
+                    changed |= merged(&mut t.schema_accepted, no);
+                }
+                // The first reason by content wins, so order never matters.
+                if let Some(code) = &ev.reason_code
+                    && t.reason_code
+                        .as_ref()
+                        .is_none_or(|c| c.as_str() > code.as_str())
+                {
+                    changed |= set(&mut t.reason_code, Some(code.clone()));
+                }
             }
         }
         EvidenceKind::ToolVisible => {
@@ -178,7 +202,7 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             if let Some(tool) = &ev.tool
                 && let Some(t) = tool_row(row, tool)
             {
-                t.model_visible.merge(yes);
+                changed |= merged(&mut t.model_visible, yes);
             }
         }
         EvidenceKind::ToolCallObserved => {
@@ -263,16 +287,29 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
     changed | set(&mut row.status, status)
 }
 
+/// Merges `new` into `slot` and says whether it changed.
+fn merged(slot: &mut StageObservation, new: StageObservation) -> bool {
+    let before = *slot;
+    slot.merge(new);
+    *slot != before
+}
+
 /// The tool row for `tool`, added when there is room (none past
 /// [`MAX_TOOL_ROWS`](crate::history::MAX_TOOL_ROWS)).
 pub(super) fn tool_row<'r>(row: &'r mut ServerAttachment, tool: &str) -> Option<&'r mut ToolRow> {
-    match row.tools.iter().position(|t| t.name == tool) {
-        Some(i) => row.tools.get_mut(i),
-        None if row.tools.len() < crate::history::MAX_TOOL_ROWS => {
-            row.tools.push(ToolRow::new(tool));
-            row.tools.last_mut()
+    // Kept in name order, so the order evidence arrives in never shows
+    // (a row stored by an older build, unordered, is still found).
+    let found = row
+        .tools
+        .binary_search_by(|t| t.name.as_str().cmp(tool))
+        .map_err(|at| row.tools.iter().position(|t| t.name == tool).ok_or(at));
+    match found {
+        Ok(i) | Err(Ok(i)) => row.tools.get_mut(i),
+        Err(Err(i)) if row.tools.len() < crate::history::MAX_TOOL_ROWS => {
+            row.tools.insert(i, ToolRow::new(tool));
+            row.tools.get_mut(i)
         }
-        None => None,
+        Err(Err(_)) => None,
     }
 }
 

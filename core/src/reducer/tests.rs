@@ -304,3 +304,41 @@ fn a_deferred_tool_is_discoverable_not_visible_until_loaded() {
     assert_eq!(t.model_visible.state, StageState::Yes);
     assert_eq!(shown.reason_code, None);
 }
+
+#[test]
+fn a_withheld_tool_says_why_and_never_weakens_what_was_seen() {
+    let mut h = AttachmentHistory::new("t", "s");
+    begin(&mut h, &start("a", 1)).expect("begin");
+    let mut ev = Evidence::new(EvidenceKind::ToolWithheld, Timestamp(3))
+        .server("srv0")
+        .provenance(crate::vocab::Provenance::DocumentedRule);
+    ev.tool = Some("convert".into());
+    ev.reason_code = Some(ReasonCode::NameCollision);
+    reduce(&mut h, &observe("s", "a", ev)).expect("withheld");
+    let (t, shown) = convert_tool(&h);
+    assert_eq!(t.current_thread.state, StageState::No);
+    assert_eq!(t.schema_accepted.state, StageState::No);
+    assert_eq!(
+        t.current_thread.provenance,
+        Some(crate::model::ProvenanceCode::DocumentedRule)
+    );
+    assert_eq!(shown.reason_code, Some(ReasonCode::NameCollision));
+    assert!(shown.stopped.contains("predicted"), "{}", shown.stopped);
+    // A prediction about one tool says nothing of its server's others.
+    let row = h.current().and_then(|a| a.server("srv0")).expect("row");
+    assert_eq!(row.stages.current_thread.state, StageState::Unknown);
+
+    // The model seeing it after all beats the prediction.
+    let mut seen = Evidence::new(EvidenceKind::ToolVisible, Timestamp(4)).server("srv0");
+    seen.tool = Some("convert".into());
+    seen.provenance = crate::vocab::Provenance::HarnessRecord;
+    reduce(&mut h, &observe("s", "a", seen)).expect("visible");
+    let (t, shown) = convert_tool(&h);
+    assert_eq!(t.current_thread.state, StageState::Yes);
+    assert_eq!(t.schema_accepted.state, StageState::Yes);
+    assert_eq!(shown.reason_code, None);
+    assert_eq!(
+        crate::display::tool_path(&shown.stages),
+        "listed ✓ → accepted ✓ → offered ✓ in context → called ?"
+    );
+}
