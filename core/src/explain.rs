@@ -490,6 +490,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The tool's input schema uses a JSON Schema construct the harness or its provider does not accept, so the harness dropped the tool (or the provider refused the request).",
             "Simplify the tool's input schema (the summary names the construct), or use a harness whose provider takes it.",
         ),
+        R::NameTooLong => (
+            Tool,
+            "The tool's name as the model sees it (the harness adds its server's name) is longer than the model provider takes, so the provider refuses every request that carries it: with this tool, the session's other tools fail too.",
+            "Give the server a shorter name in the configuration, or rename the tool: `tether inventory --test` prints every tool's model-side name and its length limit.",
+        ),
         R::FilteredByConfig => (
             Tool,
             "The harness's own configuration leaves the tool out: an include or exclude list, a disabled-tools list or a deny rule names it (or names others and not it).",

@@ -224,13 +224,24 @@ pub trait HarnessReader: Send + Sync {
         crate::records::RecordAnswer::Unknown
     }
 
-    /// How the harness spells `server`'s `tool` to the model (Claude Code:
-    /// `mcp__time__get_current_time`): a prediction from the harness's rule,
-    /// given only where the rule was verified against what a model was
-    /// really sent. The default: this plugin does not say.
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        let _ = (server, tool);
+    /// What the harness does to a server's tools between `tools/list` and
+    /// the model's request, at `version` (`None`: the newest verified): its
+    /// spelling of each tool's name, what it does with names that collide,
+    /// schemas it drops, tools it defers, and its provider's documented
+    /// limits ([`Rules`](crate::last_mile::Rules)). Given only where each
+    /// rule was verified against what a model was really sent. The
+    /// default: this plugin does not say.
+    fn last_mile(&self, version: Option<&str>) -> Option<crate::last_mile::Rules> {
+        let _ = version;
         None
+    }
+
+    /// How the harness spells `server`'s `tool` to the model (Claude Code:
+    /// `mcp__time__get_current_time`), by its newest verified rules (two
+    /// tools that collide can be spelled apart: see
+    /// [`predict`](crate::last_mile::predict)).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        self.last_mile(None).map(|r| (r.naming)(server, tool))
     }
 
     /// How a user adds the stdio MCP server `name` (`command` with `args`)

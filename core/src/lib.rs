@@ -33,6 +33,7 @@ pub mod explain;
 pub mod harness;
 pub mod history;
 pub mod inventory;
+pub mod last_mile;
 pub mod model;
 pub mod observer;
 pub mod owner;

@@ -282,13 +282,16 @@ pub fn version_of(s: &str) -> Option<String> {
 
 /// Whether evidence of `kind` is something a harness's own records can
 /// prove: what its telemetry can ([`provable`](crate::telemetry::provable)),
-/// and a tool offered to the model (`tool_visible`). Anything else a
+/// and the last mile of a tool: offered to the model (`tool_visible`),
+/// held behind a search (`tool_deferred`) or dropped (`tool_withheld`). Anything else a
 /// reader gives is refused.
 pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
     crate::telemetry::provable(kind)
         || matches!(
             kind,
-            crate::vocab::EvidenceKind::ToolVisible | crate::vocab::EvidenceKind::ToolDeferred
+            crate::vocab::EvidenceKind::ToolVisible
+                | crate::vocab::EvidenceKind::ToolDeferred
+                | crate::vocab::EvidenceKind::ToolWithheld
         )
 }
 
@@ -377,6 +380,15 @@ impl std::fmt::Display for VerifiedRange {
         } else {
             write!(f, "{}–{}", self.oldest, self.newest)
         }
+    }
+}
+
+/// Whether `version` is at least `min`, comparing dotted numbers
+/// (`0.24.4` ≥ `0.24`); a version that is not dotted numbers is not.
+pub fn version_at_least(version: &str, min: &str) -> bool {
+    match (dotted(version), dotted(min)) {
+        (Some(v), Some(m)) => v >= m,
+        _ => false,
     }
 }
 

@@ -292,6 +292,9 @@ open_vocabulary! {
         /// The harness's own configuration leaves the tool out (an
         /// include or exclude list, a disabled-tools list, a deny rule).
         FilteredByConfig => "filtered_by_config",
+        /// The tool's name as the model sees it is longer than the model
+        /// provider takes, so a request that carries it is refused.
+        NameTooLong => "name_too_long",
     }
 }
 

@@ -200,23 +200,6 @@ pub fn mcp_tool_prefix(server: &str) -> String {
 /// sent until searched; `ENABLE_TOOL_SEARCH=false`: every tool sent).
 pub const SEARCH_TOOL: &str = "ToolSearch";
 
-/// `format` applied to `server` and `tool` when both are plain names
-/// (ASCII letters, digits, `_` and `-`): the only names a harness's
-/// spelling rule was verified on (a rule for other characters is not
-/// claimed).
-pub fn plain_tool_name(
-    server: &str,
-    tool: &str,
-    format: impl Fn(&str, &str) -> String,
-) -> Option<String> {
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    };
-    (plain(server) && plain(tool)).then(|| format(server, tool))
-}
-
 /// `agent_reported` evidence from one stdout line, when it is a stream-json
 /// `{"type":"system","subtype":"init","mcp_servers":[{name,status}],"tools":[…]}`
 /// object: per server its status, and its tool count when tools named

@@ -41,6 +41,11 @@ pub struct Turn {
     pub tools: Vec<String>,
     /// The tool it answered with a call to, if any.
     pub called: Option<String>,
+    /// For each offered tool whose description names the tool it came from
+    /// (`tether-breaking-mcp`'s do: [`ORIGIN`] then the listed name), the
+    /// offered name and that listed name: which of two colliding tools a
+    /// harness kept.
+    pub origins: Vec<(String, String)>,
     /// The text of every tool result in the request's history, as the
     /// harness sent it to the model.
     pub results: Vec<String>,
@@ -55,6 +60,7 @@ impl ModelLog {
 
 #[derive(Clone)]
 struct ModelState {
+    /// The tool it calls: `TOOL` (of the server `time`) or `SERVER/TOOL`.
     target: String,
     /// The arguments of every call it makes of the target.
     arguments: Value,
@@ -92,6 +98,48 @@ fn tool_results(value: &Value, out: &mut Vec<String>) {
         Value::Array(items) => items.iter().for_each(|v| tool_results(v, out)),
         _ => {}
     }
+}
+
+/// How a test server's tool description names the tool it describes.
+pub const ORIGIN: &str = "A tool made to test harnesses: ";
+
+/// Every tool definition a request offers, flat: a namespace's tools as
+/// `namespace/name`, with the definition itself.
+fn definitions(request: &Value) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    for tool in request["tools"].as_array().into_iter().flatten() {
+        if let Some(subs) = tool["tools"].as_array() {
+            let ns = tool["name"].as_str().unwrap_or_default();
+            for sub in subs {
+                out.push((
+                    format!("{ns}/{}", sub["name"].as_str().unwrap_or_default()),
+                    sub,
+                ));
+            }
+        } else if let Some(name) = tool["name"].as_str() {
+            out.push((name.to_owned(), tool));
+        } else if let Some(name) = tool["function"]["name"].as_str() {
+            out.push((name.to_owned(), &tool["function"]));
+        } else if let Some(decls) = tool["functionDeclarations"].as_array() {
+            out.extend(
+                decls
+                    .iter()
+                    .filter_map(|d| d["name"].as_str().map(|n| (n.to_owned(), d))),
+            );
+        }
+    }
+    out
+}
+
+/// The offered names whose descriptions name their listed tool.
+fn origins(request: &Value) -> Vec<(String, String)> {
+    definitions(request)
+        .into_iter()
+        .filter_map(|(name, d)| {
+            let listed = d["description"].as_str()?.strip_prefix(ORIGIN)?;
+            Some((name, listed.to_owned()))
+        })
+        .collect()
 }
 
 const SEARCH_TOOLS: [&str; 3] = ["tool_search", "ToolSearch", "search_tools"];
@@ -190,10 +238,14 @@ fn decide(state: &ModelState, request: &Value) -> Option<(String, Value)> {
     let names = offered(request);
     let mut called = Vec::new();
     called_in(history(request), &mut called);
-    if called.iter().any(|n| n.contains(&state.target)) {
+    let (server, target) = state
+        .target
+        .split_once('/')
+        .unwrap_or(("time", &state.target));
+    if called.iter().any(|n| n.contains(target)) {
         return None;
     }
-    if let Some(name) = names.iter().find(|n| n.contains(&state.target)) {
+    if let Some(name) = names.iter().find(|n| n.contains(target)) {
         return Some((name.clone(), state.arguments.clone()));
     }
     let search = names.iter().find(|n| SEARCH_TOOLS.contains(&n.as_str()))?;
@@ -201,16 +253,16 @@ fn decide(state: &ModelState, request: &Value) -> Option<(String, Value)> {
         // A search that answered with the tool's schema (Qwen Code 0.24
         // does, and offers the tool only that way): the model calls it by
         // the name the answer gave.
-        let full = format!("mcp__time__{}", state.target);
+        let full = format!("mcp__{server}__{target}");
         return history(request)
             .to_string()
             .contains(&full)
             .then(|| (full, state.arguments.clone()));
     }
     let query = if search == "tool_search" {
-        format!("select:mcp__time__{}", state.target)
+        format!("select:mcp__{server}__{target}")
     } else {
-        state.target.clone()
+        target.to_owned()
     };
     Some((search.clone(), json!({"query": query})))
 }
@@ -430,6 +482,7 @@ async fn model_post(State(state): State<ModelState>, uri: Uri, body: Bytes) -> R
             path: path.clone(),
             tools: offered(&request),
             called: call.as_ref().map(|(n, _)| n.clone()),
+            origins: origins(&request),
             results: {
                 let mut results = Vec::new();
                 tool_results(history(&request), &mut results);

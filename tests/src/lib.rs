@@ -1,6 +1,7 @@
 //! Cross-crate integration tests live in `tests/tests/`. This library links the
 //! first-party plugins so their `inventory` registrations are present.
 
+pub mod breaking;
 pub mod fake_model;
 pub mod last_mile;
 

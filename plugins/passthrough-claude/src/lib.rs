@@ -160,11 +160,46 @@ impl PassthroughStrategy for PassthroughClaude {
     }
 }
 
+/// Claude Code's name for `server`'s `tool`: `mcp__SERVER__TOOL`, each
+/// part's characters outside `[a-zA-Z0-9_-]` replaced by `_`.
+fn claude_tool_name(server: &str, tool: &str) -> String {
+    use tether_core::last_mile::{replace_outside, word_or_dash};
+    format!(
+        "mcp__{}__{}",
+        replace_outside(server, word_or_dash, '_'),
+        replace_outside(tool, word_or_dash, '_')
+    )
+}
+
 impl tether_core::harness::HarnessReader for PassthroughClaude {
-    /// As Claude Code 2.1.197 and 2.1.332 spells it to the model, verified against the fake model's
-    /// log of every request (`tests/tests/harness_sessions.rs`).
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("mcp__{s}__{t}"))
+    /// Claude Code's last mile, verified on 2.1.197 and 2.1.332 against the
+    /// fake model's log of every request (`tests/tests/last_mile.rs`):
+    /// `mcp__SERVER__TOOL`, every character outside `[a-zA-Z0-9_-]` an `_`;
+    /// of two tools that then share a name the first listed is kept; a tool
+    /// whose input schema has a top-level `oneOf`, `anyOf` or `allOf` is
+    /// skipped (its MCP log says so); 2.1.332 holds every MCP tool behind
+    /// its tool search by default (2.1.197 sends them all).
+    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{Limit, OnCollision, Rules};
+        let defers = match version {
+            None => Some(true),
+            Some(v) if tether_core::records::version_at_least(v, "2.1.332") => Some(true),
+            Some(v) if !tether_core::records::version_at_least(v, "2.1.198") => Some(false),
+            Some(_) => None,
+        };
+        Some(
+            Rules::new(
+                claude_tool_name,
+                OnCollision::FirstWins,
+                "Claude Code 2.1.197–2.1.332, verified",
+            )
+            .with_dropped_roots(&["oneOf", "anyOf", "allOf"])
+            .with_name_limit(Limit {
+                max: 128,
+                source: "Anthropic Messages API reference: a tool's name is 1 to 128 characters of a-z, A-Z, 0-9, _ and -",
+            })
+            .with_deferral(defers),
+        )
     }
 
     /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`

@@ -240,11 +240,35 @@ impl PassthroughStrategy for PassthroughCodex {
     }
 }
 
+/// Codex's name for `server`'s `tool`: `TOOL` in the namespace
+/// `mcp__SERVER` (written `mcp__SERVER/TOOL`), characters outside
+/// `[a-zA-Z0-9_]` (a `-` too) replaced by `_`.
+fn codex_tool_name(server: &str, tool: &str) -> String {
+    use tether_core::last_mile::replace_outside;
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    format!(
+        "mcp__{}/{}",
+        replace_outside(server, word, '_'),
+        replace_outside(tool, word, '_')
+    )
+}
+
 impl tether_core::harness::HarnessReader for PassthroughCodex {
-    /// As Codex (the tool `t` in the namespace `mcp__s`) spells it to the model, verified against the fake model's
-    /// log of every request (`tests/tests/harness_sessions.rs`).
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("mcp__{s}/{t}"))
+    /// Codex's last mile, verified on 0.171.0 against the fake model's log
+    /// of every request (`tests/tests/last_mile.rs`): the tool `TOOL` in the
+    /// namespace `mcp__SERVER`, every character outside `[a-zA-Z0-9_]` an
+    /// `_`; tools that then share a name each get a short hash appended, so
+    /// all reach the model; no schema is dropped and no name cut.
+    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{Limit, OnCollision, Rules};
+        let _ = version;
+        Some(
+            Rules::new(codex_tool_name, OnCollision::Suffixed, "Codex 0.171.0, verified")
+                .with_name_limit(Limit {
+                    max: 64,
+                    source: "OpenAI API reference: a function's name is at most 64 characters of a-z, A-Z, 0-9, _ and -",
+                }),
+        )
     }
 
     /// Codex's own OpenTelemetry: `codex.conversation_starts` (its servers),

@@ -194,11 +194,35 @@ impl PassthroughStrategy for PassthroughCopilot {
     }
 }
 
+/// Copilot CLI's name for `server`'s `tool`, before its cut to 64:
+/// `SERVER-TOOL`, characters outside `[a-zA-Z0-9_-]` replaced by `-`.
+fn copilot_tool_name(server: &str, tool: &str) -> String {
+    use tether_core::last_mile::{replace_outside, word_or_dash};
+    format!(
+        "{}-{}",
+        replace_outside(server, word_or_dash, '-'),
+        replace_outside(tool, word_or_dash, '-')
+    )
+}
+
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
-    /// As Copilot CLI spells it to the model, verified against the fake model's
-    /// log of every request (`tests/tests/harness_sessions.rs`).
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("{s}-{t}"))
+    /// Copilot CLI's last mile, verified on 1.0.102 against the fake
+    /// model's log of every request (`tests/tests/last_mile.rs`):
+    /// `SERVER-TOOL`, every character outside `[a-zA-Z0-9_-]` a `-`; of two
+    /// tools that then share a name the first listed is kept; every name is
+    /// cut to 64 characters, and a cut name that meets an earlier one ends
+    /// in a counter instead (`…2`).
+    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{OnCollision, Rules};
+        let _ = version;
+        Some(
+            Rules::new(
+                copilot_tool_name,
+                OnCollision::Numbered,
+                "Copilot CLI 1.0.102, verified",
+            )
+            .with_cut(64),
+        )
     }
 
     /// The Copilot CLI's own OpenTelemetry (traces and metrics, no logs):

@@ -192,13 +192,33 @@ impl PassthroughStrategy for PassthroughGemini {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughGemini {
-    /// As Gemini CLI (`mcp_S_T`) and Qwen Code (`mcp__S__T`) spell it to
-    /// the model, verified against the fake model's log of every request
-    /// (`tests/tests/harness_sessions.rs`).
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| match self.flavor() {
-            telemetry::Flavor::Gemini => format!("mcp_{s}_{t}"),
-            telemetry::Flavor::Qwen => format!("mcp__{s}__{t}"),
+    /// Gemini CLI's and Qwen Code's last mile, verified against the fake
+    /// model's log of every request (`tests/tests/last_mile.rs`): Gemini CLI
+    /// 0.61.0, and Qwen Code 0.15.10 and 0.24.4 (see [`names`]). Of two
+    /// tools that share a name the last listed is kept (their registries
+    /// overwrite); no schema is dropped. Qwen Code holds every MCP tool
+    /// behind its `tool_search`.
+    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{Limit, OnCollision, Rules};
+        Some(match self.flavor() {
+            telemetry::Flavor::Gemini => Rules::new(
+                names::gemini,
+                OnCollision::LastWins,
+                "Gemini CLI 0.61.0, verified",
+            )
+            .with_name_limit(Limit {
+                max: 64,
+                source: "Gemini API reference: a function declaration's name is at most 64 characters of a-z, A-Z, 0-9, _, ., : and -",
+            }),
+            telemetry::Flavor::Qwen => {
+                let legacy = version.is_some_and(|v| !tether_core::records::version_at_least(v, "0.24"));
+                Rules::new(
+                    if legacy { names::qwen_legacy } else { names::qwen },
+                    OnCollision::LastWins,
+                    "Qwen Code 0.15.10 and 0.24.4, verified",
+                )
+                .with_deferral(Some(true))
+            }
         })
     }
 
@@ -289,6 +309,61 @@ impl PassthroughGemini {
             "passthrough-qwen" => telemetry::Flavor::Qwen,
             _ => telemetry::Flavor::Gemini,
         }
+    }
+}
+
+/// How Gemini CLI and Qwen Code spell an MCP tool's name to the model.
+mod names {
+    use tether_core::last_mile::{fnv1a_base36, replace_outside, word_or_dash};
+
+    /// Keeps `name`'s first `head` and last `tail` characters, joined by
+    /// `mark`, when it is longer than `max` (all ASCII by then).
+    fn shorten(name: String, max: usize, head: usize, mark: &str, tail: usize) -> String {
+        if name.len() <= max {
+            return name;
+        }
+        format!("{}{mark}{}", &name[..head], &name[name.len() - tail..])
+    }
+
+    /// Gemini CLI 0.61.0: `mcp_SERVER_TOOL`, characters outside
+    /// `[a-zA-Z0-9_.:-]` replaced by `_`, longer than 63 kept as its first
+    /// 30 and last 30 joined by `...`.
+    pub fn gemini(server: &str, tool: &str) -> String {
+        let name = format!("{server}_{tool}");
+        let name = if name.starts_with("mcp_") {
+            name
+        } else {
+            format!("mcp_{name}")
+        };
+        let name = replace_outside(&name, |c| word_or_dash(c) || c == '.' || c == ':', '_');
+        shorten(name, 63, 30, "...", 30)
+    }
+
+    /// Qwen Code 0.15: `mcp__SERVER__TOOL`, characters outside
+    /// `[a-zA-Z0-9_.-]` replaced by `_`, longer than 63 kept as its first
+    /// 28 and last 32 joined by `___`.
+    pub fn qwen_legacy(server: &str, tool: &str) -> String {
+        let name = replace_outside(
+            &format!("mcp__{server}__{tool}"),
+            |c| word_or_dash(c) || c == '.',
+            '_',
+        );
+        shorten(name, 63, 28, "___", 32)
+    }
+
+    /// Qwen Code 0.24: `mcp__SERVER__TOOL` as it is when it is at most 63
+    /// characters of `[a-zA-Z0-9_-]` starting with a letter; otherwise
+    /// those characters (others replaced by `_`), cut to leave room for `_`
+    /// and the 7-character FNV-1a hash of the whole name.
+    pub fn qwen(server: &str, tool: &str) -> String {
+        let name = format!("mcp__{server}__{tool}");
+        if name.len() <= 63 && name.chars().all(word_or_dash) {
+            return name;
+        }
+        let clean = replace_outside(&name, word_or_dash, '_');
+        let suffix = format!("_{}", fnv1a_base36(&name));
+        let keep = 63 - suffix.len();
+        format!("{}{suffix}", clean.get(..keep).unwrap_or(&clean))
     }
 }
 

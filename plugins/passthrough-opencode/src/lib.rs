@@ -165,11 +165,32 @@ impl PassthroughStrategy for PassthroughOpenCode {
     }
 }
 
+/// OpenCode's name for `server`'s `tool`: `SERVER_TOOL`, characters
+/// outside `[a-zA-Z0-9_-]` replaced by `_`.
+fn opencode_tool_name(server: &str, tool: &str) -> String {
+    use tether_core::last_mile::{replace_outside, word_or_dash};
+    format!(
+        "{}_{}",
+        replace_outside(server, word_or_dash, '_'),
+        replace_outside(tool, word_or_dash, '_')
+    )
+}
+
 impl tether_core::harness::HarnessReader for PassthroughOpenCode {
-    /// As OpenCode spells it to the model, verified against the fake model's
-    /// log of every request (`tests/tests/harness_sessions.rs`).
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        tether_sdk::materialize::plain_tool_name(server, tool, |s, t| format!("{s}_{t}"))
+    /// OpenCode's last mile, verified on 1.18.33 against the fake model's
+    /// log of every request (`tests/tests/last_mile.rs`): `SERVER_TOOL`,
+    /// every character outside `[a-zA-Z0-9_-]` an `_`; of two tools that
+    /// then share a name the last listed is kept; no schema is dropped and
+    /// no name cut. Its provider is the user's choice, so no provider's
+    /// limit is claimed.
+    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{OnCollision, Rules};
+        let _ = version;
+        Some(Rules::new(
+            opencode_tool_name,
+            OnCollision::LastWins,
+            "OpenCode 1.18.33, verified",
+        ))
     }
 
     /// OpenCode's own OpenTelemetry (`experimental.openTelemetry`): its

@@ -1,0 +1,442 @@
+//! The last mile: what a harness does to a server's tools between the
+//! server's `tools/list` and the model's request, as rules a plugin
+//! declares ([`Rules`]), and what those rules predict for a list of tools
+//! ([`predict`]).
+//!
+//! Every rule is verified by running the real CLI against the project's
+//! fake model with a server built to break it (`tests/tests/last_mile.rs`).
+//! A rule that belongs to the model provider's API rather than the harness
+//! (a name length, a tool count) names the provider's documentation it
+//! comes from. What [`predict`] says is a prediction: where it becomes
+//! evidence ([`withheld_evidence`]) its provenance is `documented_rule`,
+//! never an observation, and it only ever says a tool did *not* reach the
+//! model.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Evidence, Timestamp};
+use crate::vocab::{EvidenceKind, Provenance, ReasonCode};
+
+/// A documented limit, and the documentation it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    /// The most allowed.
+    pub max: usize,
+    /// Where it is documented (the harness's source, or the provider's API
+    /// reference).
+    pub source: &'static str,
+}
+
+/// What a harness does when two tools get the same model-side name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnCollision {
+    /// The tool listed last takes the name; the others are dropped (a
+    /// registry keyed by name, overwritten).
+    LastWins,
+    /// The tool listed first keeps the name; later ones are skipped.
+    FirstWins,
+    /// Every tool of a collision gets a short hash appended to its name:
+    /// both reach the model, under names Tether spells only up to the hash
+    /// ([`Prediction::suffixed`]).
+    Suffixed,
+    /// Of equal names the first is kept and the rest dropped; a name cut
+    /// to [`Rules::cut`] characters that meets an earlier cut name instead
+    /// ends in a counter (`…2`, `…3`), so both reach the model.
+    Numbered,
+}
+
+/// The rules one harness release applies between `tools/list` and the
+/// model's request. Build with [`Rules::new`] and the `with_` methods.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Rules {
+    /// How the harness spells a server's tool to the model.
+    pub naming: fn(&str, &str) -> String,
+    /// What it does when two names collide.
+    pub on_collision: OnCollision,
+    /// The length (in UTF-16 code units) the harness cuts every name to,
+    /// keeping its start; `None` where it cuts none (or shortens inside
+    /// `naming`).
+    pub cut: Option<usize>,
+    /// The longest model-side name the provider takes: a request with a
+    /// longer one is refused.
+    pub name_limit: Option<Limit>,
+    /// Top-level input-schema keywords that make the harness drop a tool.
+    pub dropped_roots: &'static [&'static str],
+    /// Whether the harness holds MCP tools behind its tool search by
+    /// default (sent to the model only once a search loads them); `None`
+    /// where it is not known for this release.
+    pub defers: Option<bool>,
+    /// Where these rules come from (the harness's own source), and the
+    /// releases they were verified on.
+    pub source: &'static str,
+}
+
+impl Rules {
+    /// Rules that spell names with `naming`, resolve collisions by
+    /// `on_collision`, and nothing more.
+    pub const fn new(
+        naming: fn(&str, &str) -> String,
+        on_collision: OnCollision,
+        source: &'static str,
+    ) -> Self {
+        Rules {
+            naming,
+            on_collision,
+            cut: None,
+            name_limit: None,
+            dropped_roots: &[],
+            defers: Some(false),
+            source,
+        }
+    }
+
+    /// A provider's documented limit on a name's length.
+    pub const fn with_name_limit(mut self, limit: Limit) -> Self {
+        self.name_limit = Some(limit);
+        self
+    }
+
+    /// Top-level input-schema keywords that make the harness drop a tool.
+    pub const fn with_dropped_roots(mut self, roots: &'static [&'static str]) -> Self {
+        self.dropped_roots = roots;
+        self
+    }
+
+    /// The length the harness cuts every name to, keeping its start.
+    pub const fn with_cut(mut self, cut: usize) -> Self {
+        self.cut = Some(cut);
+        self
+    }
+
+    /// Whether the harness defers MCP tools behind its search by default
+    /// (`None`: not known for this release).
+    pub const fn with_deferral(mut self, defers: Option<bool>) -> Self {
+        self.defers = defers;
+        self
+    }
+}
+
+/// `name` with every character outside `allowed` replaced by `with`, once
+/// per UTF-16 code unit (as a JavaScript `replace(/[^…]/g, …)` without the
+/// `u` flag does, which is how the Node harnesses spell names).
+pub fn replace_outside(name: &str, allowed: fn(char) -> bool, with: char) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if allowed(c) {
+            out.push(c);
+        } else {
+            (0..c.len_utf16()).for_each(|_| out.push(with));
+        }
+    }
+    out
+}
+
+/// ASCII letters, digits, `_` and `-`: what most model APIs take in a
+/// function's name.
+pub fn word_or_dash(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The 32-bit FNV-1a hash of `text`'s UTF-16 code units (JavaScript's
+/// `charCodeAt` with `Math.imul`), in base 36, padded to 7 digits.
+pub fn fnv1a_base36(text: &str) -> String {
+    let mut hash: u32 = 2_166_136_261;
+    for unit in text.encode_utf16() {
+        hash = (hash ^ u32::from(unit)).wrapping_mul(16_777_619);
+    }
+    let mut digits = Vec::new();
+    let mut n = hash;
+    loop {
+        let d = (n % 36) as u8;
+        digits.push(if d < 10 { b'0' + d } else { b'a' + d - 10 });
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    while digits.len() < 7 {
+        digits.push(b'0');
+    }
+    digits.reverse();
+    String::from_utf8(digits).unwrap_or_default()
+}
+
+/// One listed tool, as far as the rules need it: its name, and the
+/// keywords at the top level of its input schema (never their values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The name the server lists.
+    pub name: String,
+    /// The top-level keys of its input schema (`type`, `properties`,
+    /// `oneOf`, ...).
+    pub schema_keys: Vec<String>,
+}
+
+impl Listed {
+    /// A tool by name, its schema's top-level keys from `schema` (an
+    /// object; anything else has none).
+    pub fn new(name: impl Into<String>, schema: Option<&serde_json::Value>) -> Self {
+        Listed {
+            name: name.into(),
+            schema_keys: schema
+                .and_then(|s| s.as_object())
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// What the rules predict for one tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Prediction {
+    /// The tool's name, as its server lists it.
+    pub tool: String,
+    /// Its name as the model would see it.
+    pub model_name: String,
+    /// Whether the harness would offer it to the model.
+    pub offered: bool,
+    /// Offered behind the harness's tool search: named to the model, its
+    /// definition sent only once a search loads it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
+    /// The harness appends a short hash to `model_name` (two names
+    /// collided), which Tether does not spell.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub suffixed: bool,
+    /// Why not, where it would not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    /// The rule that says so, with the documentation it comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// What `rules` predict for `server`'s `tools`, in listed order: each
+/// tool's model-side name, and whether it would be offered.
+///
+/// In order: a tool whose schema the harness drops is withheld
+/// (`schema_unsupported`); of the rest, tools whose names collide keep one
+/// by the harness's rule (`name_collision`); a name longer than the
+/// provider takes is refused (`name_too_long`).
+pub fn predict(rules: &Rules, server: &str, tools: &[Listed]) -> Vec<Prediction> {
+    let mut out: Vec<Prediction> = tools
+        .iter()
+        .map(|t| Prediction {
+            tool: t.name.clone(),
+            model_name: (rules.naming)(server, &t.name),
+            offered: true,
+            deferred: rules.defers == Some(true),
+            suffixed: false,
+            reason_code: None,
+            rule: None,
+        })
+        .collect();
+    for (p, t) in out.iter_mut().zip(tools) {
+        if let Some(root) = t
+            .schema_keys
+            .iter()
+            .find(|k| rules.dropped_roots.contains(&k.as_str()))
+        {
+            p.offered = false;
+            p.deferred = false;
+            p.reason_code = Some(ReasonCode::SchemaUnsupported);
+            p.rule = Some(format!(
+                "the harness drops a tool whose input schema has a top-level {root} ({})",
+                rules.source
+            ));
+        }
+    }
+    let mut by_name: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, p) in out.iter().enumerate().filter(|(_, p)| p.offered) {
+        by_name.entry(p.model_name.clone()).or_default().push(i);
+    }
+    for at in by_name.into_values().filter(|at| at.len() > 1) {
+        let keep = match rules.on_collision {
+            OnCollision::FirstWins => at[0],
+            OnCollision::LastWins => at[at.len() - 1],
+            OnCollision::Suffixed => {
+                at.iter().for_each(|i| out[*i].suffixed = true);
+                continue;
+            }
+            // Equal whole names: the first is kept (cut names are
+            // numbered below).
+            OnCollision::Numbered => at[0],
+        };
+        let kept = out[keep].tool.clone();
+        for lost in at.into_iter().filter(|i| *i != keep) {
+            let p = &mut out[lost];
+            p.offered = false;
+            p.deferred = false;
+            p.reason_code = Some(ReasonCode::NameCollision);
+            p.rule = Some(format!(
+                "its model-side name {} is also {kept}'s, and the harness keeps one tool per name ({})",
+                p.model_name, rules.source
+            ));
+        }
+    }
+    if let Some(cut) = rules.cut {
+        cut_and_number(&mut out, cut);
+    }
+    if let Some(limit) = rules.name_limit {
+        for p in out.iter_mut().filter(|p| p.offered) {
+            // A namespace's tool is measured without its namespace.
+            let own = p.model_name.rsplit('/').next().unwrap_or_default();
+            let len = own.encode_utf16().count();
+            if len > limit.max {
+                p.offered = false;
+                p.deferred = false;
+                p.reason_code = Some(ReasonCode::NameTooLong);
+                p.rule = Some(format!(
+                    "its model-side name has {len} characters and the provider takes at most {} ({})",
+                    limit.max, limit.source
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Cuts every offered name to `cut` UTF-16 code units; a cut name that
+/// meets an earlier one ends in a counter (2, 3, …) in place of its last
+/// characters.
+fn cut_and_number(out: &mut [Prediction], cut: usize) {
+    let shorten = |name: &str, max: usize| -> String {
+        let mut units = 0;
+        name.chars()
+            .take_while(|c| {
+                units += c.len_utf16();
+                units <= max
+            })
+            .collect()
+    };
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    for p in out.iter_mut().filter(|p| p.offered) {
+        let base = shorten(&p.model_name, cut);
+        let n = seen.entry(base.clone()).or_insert(0);
+        *n += 1;
+        p.model_name = if *n == 1 {
+            base
+        } else {
+            let counter = n.to_string();
+            format!(
+                "{}{counter}",
+                shorten(&base, cut.saturating_sub(counter.len()))
+            )
+        };
+    }
+}
+
+/// The evidence a prediction gives `server`'s row: a `tool_withheld` for
+/// each tool the rules keep from the model, its provenance
+/// `documented_rule` (a prediction; it never says a tool was offered).
+pub fn withheld_evidence(server: &str, predictions: &[Prediction], at: Timestamp) -> Vec<Evidence> {
+    predictions
+        .iter()
+        .filter(|p| !p.offered)
+        .map(|p| {
+            let mut ev = Evidence::new(EvidenceKind::ToolWithheld, at)
+                .server(server)
+                .provenance(Provenance::DocumentedRule);
+            ev.tool = Some(p.tool.clone());
+            ev.reason_code = p.reason_code.clone();
+            ev
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_spelled_as_javascript_spells_them() {
+        // One `_` per UTF-16 code unit: an emoji is two.
+        assert_eq!(replace_outside("a.b😀c", word_or_dash, '_'), "a_b__c");
+        // FNV-1a over UTF-16 code units, as `Math.imul` computes it
+        // (reference values from Node: `(h >>> 0).toString(36)`).
+        assert_eq!(fnv1a_base36(""), "0ztntfp");
+        assert_eq!(fnv1a_base36("a"), "1r9wi7g");
+        assert_eq!(fnv1a_base36("mcp__brk__dotted.name"), "0w9h6p9");
+    }
+
+    fn claude_like(server: &str, tool: &str) -> String {
+        let clean = |s: &str| {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect::<String>()
+        };
+        format!("mcp__{}__{}", clean(server), clean(tool))
+    }
+
+    fn listed(names: &[&str]) -> Vec<Listed> {
+        names.iter().map(|n| Listed::new(*n, None)).collect()
+    }
+
+    #[test]
+    fn collisions_keep_one_tool_by_the_harness_s_rule() {
+        let last = Rules::new(claude_like, OnCollision::LastWins, "test");
+        let p = predict(&last, "s", &listed(&["a.b", "echo", "a_b"]));
+        assert_eq!(p[0].model_name, "mcp__s__a_b");
+        assert_eq!(p[0].reason_code, Some(ReasonCode::NameCollision));
+        assert!(p[1].offered && p[2].offered);
+        let first = Rules::new(claude_like, OnCollision::FirstWins, "test");
+        let p = predict(&first, "s", &listed(&["a.b", "echo", "a_b"]));
+        assert!(p[0].offered);
+        assert_eq!(p[2].reason_code, Some(ReasonCode::NameCollision));
+        let suffixed = Rules::new(claude_like, OnCollision::Suffixed, "test");
+        let p = predict(&suffixed, "s", &listed(&["a.b", "echo", "a_b"]));
+        assert!(p.iter().all(|p| p.offered));
+        assert!(p[0].suffixed && !p[1].suffixed && p[2].suffixed);
+    }
+
+    #[test]
+    fn cut_names_that_meet_are_numbered_and_equal_names_keep_the_first() {
+        let rules = Rules::new(claude_like, OnCollision::Numbered, "test").with_cut(12);
+        let p = predict(
+            &rules,
+            "s",
+            &listed(&["a.b", "a_b", "long_name_1", "long_name_2"]),
+        );
+        assert!(p[0].offered);
+        assert_eq!(p[1].reason_code, Some(ReasonCode::NameCollision));
+        assert_eq!(p[2].model_name, "mcp__s__long");
+        assert_eq!(p[3].model_name, "mcp__s__lon2");
+        assert!(p[3].offered);
+    }
+
+    #[test]
+    fn a_dropped_schema_never_collides_and_long_names_are_refused() {
+        let rules = Rules::new(claude_like, OnCollision::LastWins, "test")
+            .with_dropped_roots(&["oneOf"])
+            .with_name_limit(Limit {
+                max: 12,
+                source: "doc",
+            });
+        let schema = serde_json::json!({"type": "object", "oneOf": []});
+        let tools = vec![
+            Listed::new("a.b", None),
+            Listed::new("a_b", Some(&schema)),
+            Listed::new("much_too_long", None),
+        ];
+        let p = predict(&rules, "s", &tools);
+        assert!(p[0].offered, "{p:?}");
+        assert_eq!(p[1].reason_code, Some(ReasonCode::SchemaUnsupported));
+        assert_eq!(p[2].reason_code, Some(ReasonCode::NameTooLong));
+        let evidence = withheld_evidence("s", &p, Timestamp(1));
+        assert_eq!(evidence.len(), 2);
+        assert!(
+            evidence
+                .iter()
+                .all(|e| e.provenance == Provenance::DocumentedRule)
+        );
+    }
+}

@@ -1,0 +1,403 @@
+//! The last mile, verified against the real CLIs: each harness, at its
+//! pinned and newest releases, runs one session against the fake model
+//! with `tether-breaking-mcp` as server `brk` (tools whose names and
+//! schemas break what harnesses do between `tools/list` and the model's
+//! request). What the fake model received is the ground truth; Tether's
+//! prediction for each tool ([`tether_core::last_mile::predict`], by the
+//! harness's own rules from its plugin) must equal it: the name the model
+//! got, or why it got none.
+//!
+//! Each skips loudly where its CLI (tests/peers, `npm ci`) is not
+//! installed. Waits end at the CLI's exit, bounded.
+
+use std::path::{Path, PathBuf};
+
+use tether_core::registry::Registry;
+use tether_tests::Release;
+
+/// One CLI run: what to start, with what, where.
+struct Run {
+    program: PathBuf,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("dir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+/// How `kind` runs one prompt in `home`, with `brk` (its command line) as
+/// its only MCP server and `model` (the fake model's base URL) as its model.
+fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str) -> Option<Run> {
+    let json = |v: serde_json::Value| v.to_string();
+    let (command, args) = (brk[0].clone(), brk[1..].to_vec());
+    let path = release.path();
+    let run = match kind {
+        "claude" => {
+            let program = release.peer("node_modules/.bin/claude")?;
+            let config = home.join("mcp.json");
+            write(
+                &config,
+                &json(
+                    serde_json::json!({"mcpServers": {"brk": {"command": command, "args": args}}}),
+                ),
+            );
+            Run {
+                program,
+                args: s(&[
+                    "-p",
+                    "echo something",
+                    "--mcp-config",
+                    &config.display().to_string(),
+                    "--strict-mcp-config",
+                    "--allowedTools",
+                    "mcp__brk__echo",
+                ]),
+                env: vec![
+                    ("PATH".into(), path),
+                    ("ANTHROPIC_API_KEY".into(), "dummy".into()),
+                    ("ANTHROPIC_BASE_URL".into(), model.to_owned()),
+                    ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+                ],
+                cwd: home.to_path_buf(),
+            }
+        }
+        "gemini" => {
+            let program = release.peer("node_modules/.bin/gemini")?;
+            write(
+                &home.join(".gemini/settings.json"),
+                &json(serde_json::json!({
+                    "security": {"auth": {"selectedType": "gemini-api-key"}},
+                    "mcpServers": {"brk": {"command": command, "args": args}}
+                })),
+            );
+            Run {
+                program,
+                args: s(&[
+                    "-m",
+                    "gemini-2.5-pro",
+                    "--approval-mode",
+                    "yolo",
+                    "-p",
+                    "echo something",
+                ]),
+                env: vec![
+                    ("PATH".into(), path),
+                    ("GEMINI_API_KEY".into(), "dummy".into()),
+                    ("GEMINI_CLI_TRUST_WORKSPACE".into(), "true".into()),
+                    ("GOOGLE_GEMINI_BASE_URL".into(), model.to_owned()),
+                ],
+                cwd: home.to_path_buf(),
+            }
+        }
+        "qwen" => {
+            let program = release.peer("node_modules/.bin/qwen")?;
+            write(
+                &home.join(".qwen/settings.json"),
+                &json(serde_json::json!({
+                    "security": {"auth": {"selectedType": "openai"}},
+                    "model": {"name": "gpt-4o"},
+                    "mcpServers": {"brk": {"command": command, "args": args}}
+                })),
+            );
+            let mut args = s(&["-p", "echo something"]);
+            if release == Release::Newest {
+                args.push("--yolo".into());
+            }
+            Run {
+                program,
+                args,
+                env: vec![
+                    ("PATH".into(), path),
+                    ("OPENAI_API_KEY".into(), "dummy".into()),
+                    ("OPENAI_BASE_URL".into(), format!("{model}/v1")),
+                    ("OPENAI_MODEL".into(), "gpt-4o".into()),
+                    ("QWEN_CODE_TRUST_WORKSPACE".into(), "true".into()),
+                ],
+                cwd: home.to_path_buf(),
+            }
+        }
+        "copilot" => {
+            let program = release.peer("node_modules/@github/copilot-linux-x64/copilot")?;
+            let work = home.join("work");
+            std::fs::create_dir_all(&work).expect("work");
+            write(
+                &home.join(".copilot/mcp-config.json"),
+                &json(serde_json::json!({"mcpServers": {
+                    "brk": {"type": "local", "command": command, "args": args, "tools": ["*"]}
+                }})),
+            );
+            let trusted =
+                json(serde_json::json!({"trusted_folders": [work], "trustedFolders": [work]}));
+            write(&home.join(".copilot/config.json"), &trusted);
+            write(&home.join(".copilot/settings.json"), &trusted);
+            Run {
+                program,
+                args: s(&["-p", "echo something", "--allow-all-tools"]),
+                env: vec![
+                    ("PATH".into(), path),
+                    ("COPILOT_OFFLINE".into(), "true".into()),
+                    ("COPILOT_AUTO_UPDATE".into(), "false".into()),
+                    (
+                        "COPILOT_PKG_CACHE_HOME".into(),
+                        home.join("pkg").display().to_string(),
+                    ),
+                    ("COPILOT_PROVIDER_BASE_URL".into(), format!("{model}/v1")),
+                    ("COPILOT_PROVIDER_API_KEY".into(), "dummy".into()),
+                    ("COPILOT_MODEL".into(), "gpt-4o".into()),
+                ],
+                cwd: work,
+            }
+        }
+        "codex" => {
+            let program = release.peer("node_modules/.bin/codex")?;
+            let codex_home = home.join(".codex");
+            let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string");
+            let args = args.iter().map(|a| toml(a)).collect::<Vec<_>>().join(", ");
+            write(
+                &codex_home.join("config.toml"),
+                &format!(
+                    "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+                     [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
+                     [mcp_servers.brk]\ncommand = {}\nargs = [{args}]\nrequired = true\n",
+                    toml(&format!("{model}/v1")),
+                    toml(&command),
+                ),
+            );
+            Run {
+                program,
+                args: s(&["exec", "--skip-git-repo-check", "--json", "echo something"]),
+                env: vec![
+                    ("PATH".into(), path),
+                    ("CODEX_HOME".into(), codex_home.display().to_string()),
+                    ("FAKE_KEY".into(), "dummy".into()),
+                ],
+                cwd: home.to_path_buf(),
+            }
+        }
+        "opencode" => {
+            let program = release.peer("node_modules/.bin/opencode")?;
+            let work = home.join("work");
+            std::fs::create_dir_all(&work).expect("work");
+            let mut cmd = vec![command];
+            cmd.extend(args);
+            write(
+                &home.join(".config/opencode/opencode.json"),
+                &json(serde_json::json!({
+                    "mcp": {"brk": {"type": "local", "command": cmd, "enabled": true}},
+                    "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                        "options": {"baseURL": format!("{model}/v1"), "apiKey": "dummy"},
+                        "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
+                    "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
+                    "autoupdate": false, "share": "disabled"
+                })),
+            );
+            let dir = |rel: &str| home.join(rel).display().to_string();
+            Run {
+                program,
+                args: s(&["run", "echo something"]),
+                env: vec![
+                    ("PATH".into(), path),
+                    ("XDG_CONFIG_HOME".into(), dir(".config")),
+                    ("XDG_DATA_HOME".into(), dir(".local/share")),
+                    ("XDG_STATE_HOME".into(), dir(".local/state")),
+                    ("XDG_CACHE_HOME".into(), dir(".cache")),
+                    ("OPENCODE_DISABLE_MODELS_FETCH".into(), "true".into()),
+                    ("OPENCODE_DISABLE_AUTOUPDATE".into(), "true".into()),
+                ],
+                cwd: work,
+            }
+        }
+        other => panic!("no run for {other}"),
+    };
+    Some(run)
+}
+
+/// What one session's model was sent of `brk`'s tools.
+struct Got {
+    /// Per offered name of a `brk` tool, the listed tool it came from.
+    offered: Vec<(String, String)>,
+    /// The names the model called.
+    called: Vec<String>,
+}
+
+/// Runs `kind` at `release` once against the fake model with `brk`
+/// (`tether-breaking-mcp --many MANY`); `None` where the CLI is not
+/// installed (a loud skip).
+async fn what_the_model_got(kind: &str, release: Release, many: usize) -> Option<Got> {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) = tether_tests::fake_model::start_model("brk/echo").await;
+    let home = tempfile::tempdir().expect("home");
+    let mut brk = vec![
+        tether_tests::workspace_bin("tether-breaking-mcp")
+            .display()
+            .to_string(),
+    ];
+    if many > 0 {
+        brk.extend(["--many".to_owned(), many.to_string()]);
+    }
+    let Some(mut run) = run_of(kind, release, home.path(), &brk, &model.base()) else {
+        eprintln!(
+            "SKIP: {kind} ({}) is not installed (run `npm ci` in tests/peers)",
+            release.label()
+        );
+        return None;
+    };
+    run.env
+        .push(("HOME".into(), home.path().display().to_string()));
+    let mut cmd = std::process::Command::new(&run.program);
+    cmd.args(&run.args)
+        .env_clear()
+        .envs(run.env.iter().cloned())
+        .current_dir(&run.cwd)
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    let turns = log.turns();
+    assert!(
+        !turns.is_empty(),
+        "{kind} ({}) never asked the model (exit {:?}): {}",
+        release.label(),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut offered: Vec<(String, String)> = turns.iter().flat_map(|t| t.origins.clone()).collect();
+    offered.sort();
+    offered.dedup();
+    Some(Got {
+        offered,
+        called: turns.iter().filter_map(|t| t.called.clone()).collect(),
+    })
+}
+
+/// `kind`'s rules at `release`, from its plugin.
+fn rules(kind: &str, version: &str) -> tether_core::last_mile::Rules {
+    Registry::with_static()
+        .expect("registry")
+        .harness(kind)
+        .and_then(|h| h.reader.last_mile(Some(version)))
+        .unwrap_or_else(|| panic!("{kind} declares no last-mile rules"))
+}
+
+/// The installed version of `kind` at `release` (its package.json).
+fn version(kind: &str, release: Release) -> String {
+    let package = match kind {
+        "claude" => "@anthropic-ai/claude-code",
+        "gemini" => "@google/gemini-cli",
+        "qwen" => "@qwen-code/qwen-code",
+        "copilot" => "@github/copilot",
+        "codex" => "@openai/codex",
+        "opencode" => "opencode-ai",
+        other => panic!("no package for {other}"),
+    };
+    let file = release
+        .peer(&format!("node_modules/{package}/package.json"))
+        .expect("installed");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("package.json")).expect("json");
+    json["version"].as_str().expect("a version").to_owned()
+}
+
+/// The last mile of `kind` at `release`: Tether's prediction for every
+/// tool of `brk` equals what the fake model received.
+async fn predicted_equals_received(kind: &str, release: Release) {
+    let Some(got) = what_the_model_got(kind, release, 0).await else {
+        return;
+    };
+    let version = version(kind, release);
+    let rules = rules(kind, &version);
+    let listed: Vec<tether_core::last_mile::Listed> = tether_tests::breaking::tools(0)
+        .iter()
+        .map(|(n, schema)| tether_core::last_mile::Listed::new(n.clone(), Some(schema)))
+        .collect();
+    let predicted = tether_core::last_mile::predict(&rules, "brk", &listed);
+    let label = format!("{kind} {version}");
+    eprintln!("{label}: the model got {:?}", got.offered);
+    let got_of = |tool: &str| -> Vec<&String> {
+        got.offered
+            .iter()
+            .filter(|(_, listed)| listed == tool)
+            .map(|(name, _)| name)
+            .collect()
+    };
+    if rules.defers == Some(true) {
+        // Every tool held behind the search: none sent but the one the
+        // model searched for and called, under its predicted name.
+        let echo = predicted.iter().find(|p| p.tool == "echo").expect("echo");
+        assert!(echo.deferred, "{label}: {echo:?}");
+        assert!(
+            got.called.contains(&echo.model_name),
+            "{label}: the model called {:?}, not {}",
+            got.called,
+            echo.model_name
+        );
+        for (name, listed) in &got.offered {
+            assert_eq!(
+                listed, "echo",
+                "{label}: {name} was sent whole, not deferred"
+            );
+        }
+        return;
+    }
+    for p in &predicted {
+        let sent = got_of(&p.tool);
+        let provider_rule = p.reason_code == Some(tether_core::vocab::ReasonCode::NameTooLong);
+        if p.offered || provider_rule {
+            // A provider's limit is the provider's: the harness sends the
+            // tool (the fake model takes any name), under the name Tether
+            // says, and that name breaks the documented limit.
+            let right = sent.iter().any(|n| {
+                if p.suffixed {
+                    n.strip_prefix(&format!("{}_", p.model_name))
+                        .is_some_and(|hash| {
+                            !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit())
+                        })
+                } else {
+                    **n == p.model_name
+                }
+            });
+            assert!(right, "{label}: predicted {p:?}, the model got {sent:?}");
+        } else {
+            assert!(
+                sent.is_empty(),
+                "{label}: predicted {p:?}, the model got {sent:?}"
+            );
+        }
+    }
+    // And nothing the model got was left out of the prediction.
+    for (name, listed) in &got.offered {
+        assert!(
+            predicted.iter().any(|p| &p.tool == listed),
+            "{label}: {name} ({listed}) was not predicted"
+        );
+    }
+}
+
+macro_rules! last_mile_tests {
+    ($($name:ident: $kind:literal, $release:expr;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            predicted_equals_received($kind, $release).await;
+        }
+    )*};
+}
+
+last_mile_tests! {
+    claude_pinned: "claude", Release::Pinned;
+    claude_newest: "claude", Release::Newest;
+    qwen_pinned: "qwen", Release::Pinned;
+    qwen_newest: "qwen", Release::Newest;
+    gemini_pinned: "gemini", Release::Pinned;
+    copilot_pinned: "copilot", Release::Pinned;
+    codex_pinned: "codex", Release::Pinned;
+    opencode_pinned: "opencode", Release::Pinned;
+}
