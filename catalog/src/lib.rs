@@ -74,15 +74,19 @@ pub fn build_catalog(tools: &[Value], at: Timestamp) -> ToolCatalog {
             .unwrap_or("")
             .to_owned()
     };
-    let mut sorted: Vec<(String, &Value)> = tools.iter().map(|t| (name(t), t)).collect();
+    let mut sorted: Vec<(String, usize, &Value)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (name(t), i, t))
+        .collect();
     sorted.sort_by(|a, b| a.0.cmp(&b.0));
-    let estimates: Vec<u32> = sorted.iter().map(|(_, t)| token_estimate(t)).collect();
+    let estimates: Vec<u32> = sorted.iter().map(|(_, _, t)| token_estimate(t)).collect();
     let mut schema_budget = CATALOG_MAX_TOTAL_SCHEMA_BYTES;
     let kept = sorted
         .iter()
         .zip(&estimates)
         .take(CATALOG_MAX_TOOLS)
-        .map(|((name, tool), &token_estimate)| {
+        .map(|((name, listed_at, tool), &token_estimate)| {
             let (description, description_truncated) =
                 match tool.get("description").and_then(Value::as_str) {
                     Some(d) => {
@@ -99,6 +103,7 @@ pub fn build_catalog(tools: &[Value], at: Timestamp) -> ToolCatalog {
             }
             CatalogTool {
                 name: truncate_utf8(name, 128).to_owned(),
+                listed_at: u32::try_from(*listed_at).unwrap_or(u32::MAX),
                 description,
                 description_truncated,
                 input_schema: fits.then_some(schema),

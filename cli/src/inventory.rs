@@ -355,6 +355,13 @@ pub(crate) fn run_tests(
     };
     let runtime = crate::runtime()?;
     let show = std::io::stderr().is_terminal();
+    // Each harness's last-mile rules, from its plugin.
+    let registry = tether_core::registry::Registry::with_static()?;
+    let rules_of = |harness: &str| {
+        registry
+            .harness(harness)
+            .and_then(|h| h.reader.last_mile(None))
+    };
     let failed = runtime.block_on(async {
         let cancel = crate::cancel_on_ctrl_c();
         let (tx, rx) = tokio::sync::watch::channel(TestProgress::default());
@@ -378,6 +385,7 @@ pub(crate) fn run_tests(
             limits,
             usize::from(concurrency),
             Some(tx),
+            &rules_of,
             cancel,
         )
         .await;
@@ -458,7 +466,15 @@ fn row_cells(r: &InventoryRow, kinds: bool, tokens: bool) -> Vec<String> {
         } else {
             "-".into()
         },
-        if server || !r.target.is_empty() {
+        // A tool's target is its name as the model sees it (predicted).
+        if let Some(m) = &r.model {
+            format!(
+                "model: {}{}{}",
+                m.model_name,
+                if m.suffixed { "_<hash>" } else { "" },
+                if m.deferred { " (deferred)" } else { "" }
+            )
+        } else if server || !r.target.is_empty() {
             r.target.clone()
         } else {
             r.diagnostics.command.clone().unwrap_or_else(|| "-".into())

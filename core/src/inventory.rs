@@ -48,6 +48,15 @@ pub struct InventoryStages {
     pub initialized: StageObservation,
     /// `tools/list` answered (endpoint test only).
     pub tools_listed: StageObservation,
+    /// The harness keeps the tool after its own checks and conversions: `no`
+    /// only where its documented rules drop it (provenance
+    /// `documented_rule`, a prediction).
+    #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
+    pub schema_accepted: StageObservation,
+    /// The harness offers the tool in a session's model requests: `no` only
+    /// where its documented rules keep it out (a prediction).
+    #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
+    pub current_thread: StageObservation,
     /// The model could see its tools: only an agent session can show this,
     /// so the inventory always leaves it unknown.
     pub model_visible: StageObservation,
@@ -87,6 +96,8 @@ impl InventoryStages {
             authenticated: StageObservation::default(),
             initialized: StageObservation::default(),
             tools_listed: StageObservation::default(),
+            schema_accepted: StageObservation::default(),
+            current_thread: StageObservation::default(),
             model_visible: StageObservation::default(),
         }
     }
@@ -175,6 +186,12 @@ pub struct InventoryRow {
     /// with the entry's tool filter applied. Only after `--test` listed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_tokens: Option<u64>,
+    /// A tool row's last mile as its harness's documented rules predict it
+    /// (`tether inventory --test`): its name as the model sees it, and
+    /// whether the harness would offer it. A prediction, never an
+    /// observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<crate::last_mile::Prediction>,
     /// What this row bundles or holds (a plugin's servers, skills and hooks;
     /// a server's tools), as the other rows' kind and name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

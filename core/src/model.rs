@@ -201,6 +201,10 @@ impl ToolCatalog {
 pub struct CatalogTool {
     /// Tool name.
     pub name: String,
+    /// Its place in the server's listing (0 first): the order a harness
+    /// meets its tools in, which decides which of two that collide it keeps.
+    #[serde(default)]
+    pub listed_at: u32,
     /// Description, at most 1 KiB.
     #[serde(default)]
     pub description: Option<String>,

@@ -5,27 +5,36 @@
 use std::path::Path;
 
 use tether_core::inventory::InventoryDocument;
-use tether_inventory::testing::{TestProgress, test_rows};
+use tether_inventory::testing::{RulesOf, TestProgress, test_rows};
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint_check::{CheckLimits, check_endpoint_catalog};
 
 /// Checks every enabled row whose command resolves (a stdio server without a
 /// `cwd` runs in `project`), at most `concurrency` at once, and fills each
-/// row's endpoint-tested stages. `progress` hears of every start and finish;
-/// `cancel` stops the checks still running (they end as `cancelled`).
-/// Returns whether any check failed.
+/// row's endpoint-tested stages, and each listed tool's last mile as its
+/// harness's rules (`rules_of`) predict it. `progress` hears of every start
+/// and finish; `cancel` stops the checks still running (they end as
+/// `cancelled`). Returns whether any check failed.
 pub async fn check_inventory(
     document: &mut InventoryDocument,
     project: Option<&Path>,
     limits: CheckLimits,
     concurrency: usize,
     progress: Option<tokio::sync::watch::Sender<TestProgress>>,
+    rules_of: RulesOf<'_>,
     cancel: CancellationToken,
 ) -> bool {
-    test_rows(document, project, concurrency, progress, |endpoint| {
-        let cancel = cancel.clone();
-        async move { check_endpoint_catalog(&endpoint, limits, cancel).await }
-    })
+    test_rows(
+        document,
+        project,
+        concurrency,
+        progress,
+        rules_of,
+        |endpoint| {
+            let cancel = cancel.clone();
+            async move { check_endpoint_catalog(&endpoint, limits, cancel).await }
+        },
+    )
     .await
 }

@@ -606,6 +606,7 @@ impl ScanOutput {
             diagnostics,
             endpoint_test: None,
             tool_tokens: None,
+            model: None,
             links,
             endpoint: None,
         });

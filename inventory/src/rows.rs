@@ -354,6 +354,7 @@ impl ScanOutput {
             diagnostics,
             endpoint_test: None,
             tool_tokens: None,
+            model: None,
             endpoint: Some(found.endpoint),
         });
     }

@@ -17,6 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tether_core::inventory::{CapabilityLink, InventoryDocument, InventoryRow, from_config};
+use tether_core::last_mile::{Listed, Rules};
 use tether_core::model::{EndpointTestResult, ProvenanceCode, StageObservation, ToolCatalog};
 use tether_core::sanitize;
 use tether_core::spec::Endpoint;
@@ -113,16 +114,23 @@ impl Tracker {
     }
 }
 
+/// The last-mile rules of a harness, by its name (from the plugin
+/// registry), for [`test_rows`] to predict what each listed tool becomes.
+pub type RulesOf<'a> = &'a (dyn Fn(&str) -> Option<Rules> + Sync);
+
 /// Tests [`rows_to_test`] with `test`, at most `concurrency` at once, and
-/// applies each result to its row: the test, and what the listed tools cost
-/// (the catalog, with the row's tool filter applied); then recomputes the
-/// document's token totals. `progress` is told of every start and finish.
-/// Returns whether any test failed. Call inside a Tokio runtime.
+/// applies each result to its row: the test, what the listed tools cost
+/// (the catalog, with the row's tool filter applied), and a row per tool
+/// with its last mile as `rules_of` its harness predicts it; then
+/// recomputes the document's token totals. `progress` is told of every
+/// start and finish. Returns whether any test failed. Call inside a Tokio
+/// runtime.
 pub async fn test_rows<F, Fut>(
     document: &mut InventoryDocument,
     project: Option<&Path>,
     concurrency: usize,
     progress: Option<tokio::sync::watch::Sender<TestProgress>>,
+    rules_of: RulesOf<'_>,
     test: F,
 ) -> bool
 where
@@ -166,7 +174,8 @@ where
         if let Some(row) = document.rows.get_mut(index) {
             if let (true, Some(catalog)) = (result.succeeded, &catalog) {
                 row.apply_catalog(catalog);
-                let rows = tool_rows(row, catalog);
+                let rules = rules_of(&row.harness);
+                let rows = tool_rows(row, catalog, rules.as_ref());
                 row.links.extend(rows.iter().map(|t| CapabilityLink {
                     kind: CapabilityKind::McpTool,
                     name: t.name.clone(),
@@ -183,12 +192,19 @@ where
 
 /// One row per tool a tested server listed (`SERVER/TOOL`): listed (by the
 /// endpoint test), kept or hidden by the entry's own filter (`excluded`,
-/// naming the filter), with its token estimate. Whether the model saw it is
-/// left unknown: only a session shows that.
-pub fn tool_rows(server: &InventoryRow, catalog: &ToolCatalog) -> Vec<InventoryRow> {
+/// naming the filter), with its token estimate, and its last mile as the
+/// harness's `rules` predict it (its name as the model sees it; a tool the
+/// rules keep from the model says why, its stage `no` by
+/// `documented_rule`). Whether the model saw it is left unknown: only a
+/// session shows that.
+pub fn tool_rows(
+    server: &InventoryRow,
+    catalog: &ToolCatalog,
+    rules: Option<&Rules>,
+) -> Vec<InventoryRow> {
     let at = catalog.at;
     let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, at);
-    catalog
+    let mut rows: Vec<InventoryRow> = catalog
         .tools
         .iter()
         .map(|tool| {
@@ -199,7 +215,47 @@ pub fn tool_rows(server: &InventoryRow, catalog: &ToolCatalog) -> Vec<InventoryR
             row.tool_tokens = Some(u64::from(tool.token_estimate));
             row
         })
-        .collect()
+        .collect();
+    let Some(rules) = rules else {
+        return rows;
+    };
+    // Only the tools the entry's filter keeps reach the harness's rules, in
+    // the order the server listed them.
+    let mut kept: Vec<(usize, &tether_core::model::CatalogTool)> = catalog
+        .tools
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| rows[*i].is_enabled())
+        .collect();
+    kept.sort_by_key(|(_, t)| t.listed_at);
+    let kept: Vec<(usize, Listed)> = kept
+        .into_iter()
+        .map(|(i, t)| {
+            (
+                i,
+                Listed::new(sanitize::name(&t.name), t.input_schema.as_ref()),
+            )
+        })
+        .collect();
+    let listed: Vec<Listed> = kept.iter().map(|(_, l)| l.clone()).collect();
+    let predicted = tether_core::last_mile::predict(rules, &server.name, &listed);
+    let rule = |state| StageObservation::shown(state, ProvenanceCode::DocumentedRule, at);
+    for ((i, _), p) in kept.into_iter().zip(predicted) {
+        let row = &mut rows[i];
+        if !p.offered {
+            row.stages.current_thread = rule(StageState::No);
+            if matches!(
+                p.reason_code,
+                Some(ReasonCode::SchemaUnsupported | ReasonCode::NameCollision)
+            ) {
+                row.stages.schema_accepted = rule(StageState::No);
+            }
+            row.reason_code = p.reason_code.clone();
+            row.summary = p.rule.as_deref().map(sanitize::summary);
+        }
+        row.model = Some(p);
+    }
+    rows
 }
 
 /// The row of `server`'s tool `tool` (`SERVER/TOOL`), linked to it, with the
@@ -257,6 +313,7 @@ pub fn tool_row(
         diagnostics: Default::default(),
         endpoint_test: None,
         tool_tokens: None,
+        model: None,
         links: vec![CapabilityLink {
             kind: CapabilityKind::McpServer,
             name: server.name.clone(),
@@ -286,6 +343,7 @@ mod tests {
         server.diagnostics.exclude_tools = vec!["drop".into()];
         let tool = |name: &str| tether_core::model::CatalogTool {
             name: name.into(),
+            listed_at: 0,
             description: None,
             description_truncated: false,
             input_schema: None,
@@ -301,7 +359,7 @@ mod tests {
             truncated: false,
             total_tokens: 14,
         };
-        let rows = tool_rows(server, &catalog);
+        let rows = tool_rows(server, &catalog, None);
         let by = |n: &str| {
             rows.iter()
                 .find(|r| r.name.ends_with(&format!("/{n}")))
@@ -376,44 +434,52 @@ mod tests {
         // The user row keeps only t1 of the server's two tools.
         doc.rows[0].diagnostics.include_tools = Some(vec!["t1".into()]);
         let (tx, rx) = tokio::sync::watch::channel(TestProgress::default());
-        let failed = test_rows(&mut doc, None, 1, Some(tx), |endpoint| async move {
-            let ok = endpoint.transport() == Transport::Http;
-            let tool = |name: &str, tokens| tether_core::model::CatalogTool {
-                name: name.into(),
-                description: None,
-                description_truncated: false,
-                input_schema: None,
-                input_schema_truncated: false,
-                input_schema_bytes: 0,
-                token_estimate: tokens,
-            };
-            let catalog = ok.then(|| ToolCatalog {
-                method: tether_core::model::CATALOG_METHOD.into(),
-                at: Timestamp(1),
-                tool_count: 2,
-                tools: vec![tool("t1", 100), tool("t2", 250)],
-                truncated: false,
-                total_tokens: 350,
-            });
-            let result = EndpointTestResult {
-                at: Timestamp(1),
-                succeeded: ok,
-                reason_code: (!ok).then_some(ReasonCode::ProtocolError),
-                summary: None,
-                transport: endpoint.transport(),
-                target: endpoint.target(),
-                server_name: ok.then(|| "srv".to_owned()),
-                server_version: None,
-                protocol_version: None,
-                era: None,
-                tool_count: ok.then_some(2),
-                tool_tokens: None,
-                token_method: None,
-                call: None,
-                elapsed_ms: 1,
-            };
-            (result, catalog)
-        })
+        let failed = test_rows(
+            &mut doc,
+            None,
+            1,
+            Some(tx),
+            &|_| None,
+            |endpoint| async move {
+                let ok = endpoint.transport() == Transport::Http;
+                let tool = |name: &str, tokens| tether_core::model::CatalogTool {
+                    name: name.into(),
+                    listed_at: 0,
+                    description: None,
+                    description_truncated: false,
+                    input_schema: None,
+                    input_schema_truncated: false,
+                    input_schema_bytes: 0,
+                    token_estimate: tokens,
+                };
+                let catalog = ok.then(|| ToolCatalog {
+                    method: tether_core::model::CATALOG_METHOD.into(),
+                    at: Timestamp(1),
+                    tool_count: 2,
+                    tools: vec![tool("t1", 100), tool("t2", 250)],
+                    truncated: false,
+                    total_tokens: 350,
+                });
+                let result = EndpointTestResult {
+                    at: Timestamp(1),
+                    succeeded: ok,
+                    reason_code: (!ok).then_some(ReasonCode::ProtocolError),
+                    summary: None,
+                    transport: endpoint.transport(),
+                    target: endpoint.target(),
+                    server_name: ok.then(|| "srv".to_owned()),
+                    server_version: None,
+                    protocol_version: None,
+                    era: None,
+                    tool_count: ok.then_some(2),
+                    tool_tokens: None,
+                    token_method: None,
+                    call: None,
+                    elapsed_ms: 1,
+                };
+                (result, catalog)
+            },
+        )
         .await;
         assert!(failed);
         assert_eq!(

@@ -34,10 +34,29 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
+/// The tool each filtering run's configuration leaves out.
+const FILTERED: &str = "dotted.name";
+
 /// How `kind` runs one prompt in `home`, with `brk` (its command line) as
-/// its only MCP server and `model` (the fake model's base URL) as its model.
-fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str) -> Option<Run> {
+/// its only MCP server and `model` (the fake model's base URL) as its model;
+/// with `filter`, the harness's own tool filter leaves [`FILTERED`] out.
+fn run_of(
+    kind: &str,
+    release: Release,
+    home: &Path,
+    brk: &[String],
+    model: &str,
+    filter: bool,
+) -> Option<Run> {
     let json = |v: serde_json::Value| v.to_string();
+    // Gemini CLI's and Qwen Code's exclude list, as their settings take it.
+    let gemini_brk = |command: &str, args: &[String]| {
+        let mut brk = serde_json::json!({"command": command, "args": args});
+        if filter {
+            brk["excludeTools"] = serde_json::json!([FILTERED]);
+        }
+        brk
+    };
     let (command, args) = (brk[0].clone(), brk[1..].to_vec());
     let path = release.path();
     let run = match kind {
@@ -76,7 +95,7 @@ fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str
                 &home.join(".gemini/settings.json"),
                 &json(serde_json::json!({
                     "security": {"auth": {"selectedType": "gemini-api-key"}},
-                    "mcpServers": {"brk": {"command": command, "args": args}}
+                    "mcpServers": {"brk": gemini_brk(&command, &args)}
                 })),
             );
             Run {
@@ -105,7 +124,7 @@ fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str
                 &json(serde_json::json!({
                     "security": {"auth": {"selectedType": "openai"}},
                     "model": {"name": "gpt-4o"},
-                    "mcpServers": {"brk": {"command": command, "args": args}}
+                    "mcpServers": {"brk": gemini_brk(&command, &args)}
                 })),
             );
             let mut args = s(&["-p", "echo something"]);
@@ -129,10 +148,20 @@ fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str
             let program = release.peer("node_modules/@github/copilot-linux-x64/copilot")?;
             let work = home.join("work");
             std::fs::create_dir_all(&work).expect("work");
+            // Its allow list: every tool but the filtered one.
+            let tools: Vec<String> = if filter {
+                tether_tests::breaking::tools(0)
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .filter(|n| n != FILTERED)
+                    .collect()
+            } else {
+                vec!["*".into()]
+            };
             write(
                 &home.join(".copilot/mcp-config.json"),
                 &json(serde_json::json!({"mcpServers": {
-                    "brk": {"type": "local", "command": command, "args": args, "tools": ["*"]}
+                    "brk": {"type": "local", "command": command, "args": args, "tools": tools}
                 }})),
             );
             let trusted =
@@ -167,9 +196,14 @@ fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str
                 &format!(
                     "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
                      [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
-                     [mcp_servers.brk]\ncommand = {}\nargs = [{args}]\nrequired = true\n",
+                     [mcp_servers.brk]\ncommand = {}\nargs = [{args}]\nrequired = true\n{}",
                     toml(&format!("{model}/v1")),
                     toml(&command),
+                    if filter {
+                        format!("disabled_tools = [{}]\n", toml(FILTERED))
+                    } else {
+                        String::new()
+                    },
                 ),
             );
             Run {
@@ -221,8 +255,11 @@ fn run_of(kind: &str, release: Release, home: &Path, brk: &[String], model: &str
     Some(run)
 }
 
-/// What one session's model was sent of `brk`'s tools.
+/// What one session's model was sent of `brk`'s tools (and the home and
+/// run it came from, for `tether inventory` to read the same files).
 struct Got {
+    home: tempfile::TempDir,
+    run: Run,
     /// Per offered name of a `brk` tool, the listed tool it came from.
     offered: Vec<(String, String)>,
     /// The names the model called.
@@ -232,7 +269,12 @@ struct Got {
 /// Runs `kind` at `release` once against the fake model with `brk`
 /// (`tether-breaking-mcp --many MANY`); `None` where the CLI is not
 /// installed (a loud skip).
-async fn what_the_model_got(kind: &str, release: Release, many: usize) -> Option<Got> {
+async fn what_the_model_got(
+    kind: &str,
+    release: Release,
+    many: usize,
+    filter: bool,
+) -> Option<Got> {
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let (model, log) = tether_tests::fake_model::start_model("brk/echo").await;
     let home = tempfile::tempdir().expect("home");
@@ -244,7 +286,7 @@ async fn what_the_model_got(kind: &str, release: Release, many: usize) -> Option
     if many > 0 {
         brk.extend(["--many".to_owned(), many.to_string()]);
     }
-    let Some(mut run) = run_of(kind, release, home.path(), &brk, &model.base()) else {
+    let Some(mut run) = run_of(kind, release, home.path(), &brk, &model.base(), filter) else {
         eprintln!(
             "SKIP: {kind} ({}) is not installed (run `npm ci` in tests/peers)",
             release.label()
@@ -274,6 +316,8 @@ async fn what_the_model_got(kind: &str, release: Release, many: usize) -> Option
     offered.sort();
     offered.dedup();
     Some(Got {
+        home,
+        run,
         offered,
         called: turns.iter().filter_map(|t| t.called.clone()).collect(),
     })
@@ -310,7 +354,7 @@ fn version(kind: &str, release: Release) -> String {
 /// The last mile of `kind` at `release`: Tether's prediction for every
 /// tool of `brk` equals what the fake model received.
 async fn predicted_equals_received(kind: &str, release: Release) {
-    let Some(got) = what_the_model_got(kind, release, 0).await else {
+    let Some(got) = what_the_model_got(kind, release, 0, false).await else {
         return;
     };
     let version = version(kind, release);
@@ -400,4 +444,100 @@ last_mile_tests! {
     copilot_pinned: "copilot", Release::Pinned;
     codex_pinned: "codex", Release::Pinned;
     opencode_pinned: "opencode", Release::Pinned;
+}
+
+/// The harness's own tool filter, end to end: a configuration that leaves
+/// [`FILTERED`] out keeps it from the model, and `tether inventory --test`
+/// of the same files says so (`excluded`) and spells every other tool as
+/// the model received it.
+async fn the_filter_and_the_inventory_agree(kind: &str, release: Release) {
+    let Some(got) = what_the_model_got(kind, release, 0, true).await else {
+        return;
+    };
+    let label = format!("{kind} ({})", release.label());
+    assert!(
+        !got.offered.iter().any(|(_, listed)| listed == FILTERED),
+        "{label}: the filtered tool reached the model: {:?}",
+        got.offered
+    );
+    let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
+    cmd.args(["inventory", "--test", "--json", "--kind", "mcp_tool"])
+        .env_clear()
+        .envs(got.run.env.iter().cloned())
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("QWEN_CODE_TRUST_WORKSPACE", "true")
+        .current_dir(&got.run.cwd);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+        .await
+        .expect("inventory");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{label}: inventory --json: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let rows: Vec<&serde_json::Value> = doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["harness"] == kind && r["scope"] == "user")
+        .filter(|r| r["name"].as_str().is_some_and(|n| n.starts_with("brk/")))
+        .collect();
+    assert_eq!(
+        rows.len(),
+        tether_tests::breaking::tools(0).len(),
+        "{label}: {rows:#?}"
+    );
+    for row in rows {
+        let tool = row["name"]
+            .as_str()
+            .and_then(|n| n.strip_prefix("brk/"))
+            .expect("name");
+        if tool == FILTERED {
+            assert_eq!(row["reason_code"], "excluded", "{label}: {row:#}");
+            assert!(row.get("model").is_none(), "{label}: {row:#}");
+            continue;
+        }
+        let model = &row["model"];
+        let sent: Vec<&String> = got
+            .offered
+            .iter()
+            .filter(|(_, listed)| listed == tool)
+            .map(|(n, _)| n)
+            .collect();
+        if model["deferred"] == true {
+            continue;
+        }
+        let name = model["model_name"].as_str().expect("a model-side name");
+        if model["offered"] == true {
+            let suffixed = model["suffixed"] == true;
+            assert!(
+                sent.iter()
+                    .any(|n| *n == name || (suffixed && n.starts_with(&format!("{name}_")))),
+                "{label}: inventory says {tool} reaches the model as {name}; it got {sent:?}"
+            );
+        } else if model["reason_code"] != "name_too_long" {
+            assert!(
+                sent.is_empty(),
+                "{label}: inventory says {tool} is kept out: {row:#}; it got {sent:?}"
+            );
+        }
+    }
+    drop(got.home);
+}
+
+macro_rules! filter_tests {
+    ($($name:ident: $kind:literal, $release:expr;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            the_filter_and_the_inventory_agree($kind, $release).await;
+        }
+    )*};
+}
+
+filter_tests! {
+    gemini_filtered: "gemini", Release::Pinned;
+    qwen_filtered: "qwen", Release::Newest;
+    copilot_filtered: "copilot", Release::Pinned;
+    codex_filtered: "codex", Release::Pinned;
 }
