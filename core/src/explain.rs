@@ -495,11 +495,6 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The tool's name as the model sees it (the harness adds its server's name) is longer than the model provider takes, so the provider refuses every request that carries it: with this tool, the session's other tools fail too.",
             "Give the server a shorter name in the configuration, or rename the tool: `tether inventory --test` prints every tool's model-side name and its length limit.",
         ),
-        R::FilteredByConfig => (
-            Tool,
-            "The harness's own configuration leaves the tool out: an include or exclude list, a disabled-tools list or a deny rule names it (or names others and not it).",
-            "Change the list in the file `tether inventory` names for the server, if the tool should reach the model.",
-        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN

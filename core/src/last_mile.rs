@@ -65,6 +65,9 @@ pub struct Rules {
     pub name_limit: Option<Limit>,
     /// Top-level input-schema keywords that make the harness drop a tool.
     pub dropped_roots: &'static [&'static str],
+    /// The most tools the provider takes in one request: past it the
+    /// request is refused (the harness itself sends them all).
+    pub tool_limit: Option<Limit>,
     /// Whether the harness holds MCP tools behind its tool search by
     /// default (sent to the model only once a search loads them); `None`
     /// where it is not known for this release.
@@ -88,6 +91,7 @@ impl Rules {
             cut: None,
             name_limit: None,
             dropped_roots: &[],
+            tool_limit: None,
             defers: Some(false),
             source,
         }
@@ -102,6 +106,12 @@ impl Rules {
     /// Top-level input-schema keywords that make the harness drop a tool.
     pub const fn with_dropped_roots(mut self, roots: &'static [&'static str]) -> Self {
         self.dropped_roots = roots;
+        self
+    }
+
+    /// A provider's documented limit on the tools of one request.
+    pub const fn with_tool_limit(mut self, limit: Limit) -> Self {
+        self.tool_limit = Some(limit);
         self
     }
 
@@ -327,6 +337,20 @@ fn cut_and_number(out: &mut [Prediction], cut: usize) {
             )
         };
     }
+}
+
+/// The tool-count rule over every server of one harness: when the tools it
+/// would offer (`offered`, its MCP tools alone; its own built-in tools only
+/// add to them) pass the provider's limit, the sentence that says so. The
+/// provider refuses such a request whole, so every tool fails with it.
+pub fn over_tool_limit(rules: &Rules, offered: usize) -> Option<String> {
+    let limit = rules.tool_limit?;
+    (offered > limit.max).then(|| {
+        format!(
+            "its servers give the harness {offered} tools to send (its own come on top) and the provider takes at most {} in a request, so it refuses the request ({})",
+            limit.max, limit.source
+        )
+    })
 }
 
 /// The evidence a prediction gives `server`'s row: a `tool_withheld` for

@@ -279,7 +279,8 @@ pub struct ToolRow {
     pub deferred: StageObservation,
     /// Why it stopped short of the model, where a rule of the harness or
     /// its provider says (`name_collision`, `tool_limit_exceeded`,
-    /// `schema_unsupported`, `filtered_by_config`, `deferred_until_searched`).
+    /// `schema_unsupported`, `name_too_long`, `deferred_until_searched`; the
+    /// configuration's own filter: `excluded`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<ReasonCode>,
     /// It was called: yes once a call is seen.

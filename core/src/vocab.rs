@@ -289,9 +289,6 @@ open_vocabulary! {
         /// provider does not accept, so the tool was dropped (or the
         /// request refused).
         SchemaUnsupported => "schema_unsupported",
-        /// The harness's own configuration leaves the tool out (an
-        /// include or exclude list, a disabled-tools list, a deny rule).
-        FilteredByConfig => "filtered_by_config",
         /// The tool's name as the model sees it is longer than the model
         /// provider takes, so a request that carries it is refused.
         NameTooLong => "name_too_long",
@@ -343,7 +340,8 @@ open_vocabulary! {
         ToolDeferred => "tool_deferred",
         /// The harness kept this server's tool (`tool`) from the model, for
         /// the reason given (`name_collision`, `tool_limit_exceeded`,
-        /// `schema_unsupported`, `filtered_by_config`): observed where the
+        /// `schema_unsupported`, `name_too_long`; a configuration's own filter is
+        /// `excluded`): observed where the
         /// harness says so, predicted where a documented rule does
         /// (provenance `documented_rule`).
         ToolWithheld => "tool_withheld",

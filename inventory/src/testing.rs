@@ -186,8 +186,74 @@ where
         }
     }
     document.rows.extend(tools);
+    apply_tool_limits(document, rules_of);
     document.compute_token_totals();
     failed
+}
+
+/// The tool-count rule of each harness over all its servers: when the tools
+/// it would offer pass its provider's limit, each of them says so
+/// (`tool_limit_exceeded`, stage `no` by `documented_rule`). Each tested
+/// server counts the tools it listed (a catalog keeps rows for 128 of them)
+/// less those the rules keep out; a server named in two scopes is one
+/// server to the harness, so its tools count once.
+fn apply_tool_limits(document: &mut InventoryDocument, rules_of: RulesOf<'_>) {
+    let offered = |r: &InventoryRow| {
+        r.kind == CapabilityKind::McpTool && r.model.as_ref().is_some_and(|m| m.offered)
+    };
+    let mut withheld: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for r in document
+        .rows
+        .iter()
+        .filter(|r| r.kind == CapabilityKind::McpTool && !offered(r))
+    {
+        let server = r.name.split('/').next().unwrap_or_default();
+        *withheld.entry((&r.harness, server)).or_default() += 1;
+    }
+    let mut by_harness: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    for r in document
+        .rows
+        .iter()
+        .filter(|r| r.kind == CapabilityKind::McpServer)
+    {
+        let Some(listed) = r
+            .endpoint_test
+            .as_ref()
+            .filter(|t| t.succeeded)
+            .and_then(|t| t.tool_count)
+        else {
+            continue;
+        };
+        let kept = (listed as usize)
+            .saturating_sub(withheld.get(&(&r.harness, &r.name)).copied().unwrap_or(0));
+        by_harness
+            .entry(&r.harness)
+            .or_default()
+            .insert(&r.name, kept);
+    }
+    let over: BTreeMap<String, String> = by_harness
+        .into_iter()
+        .filter_map(|(harness, servers)| {
+            let rules = rules_of(harness)?;
+            let why = tether_core::last_mile::over_tool_limit(&rules, servers.values().sum())?;
+            Some((harness.to_owned(), why))
+        })
+        .collect();
+    for r in document.rows.iter_mut().filter(|r| offered(r)) {
+        let Some(why) = over.get(&r.harness) else {
+            continue;
+        };
+        let at = r.stages.tools_listed.at.unwrap_or_default();
+        r.stages.current_thread =
+            StageObservation::shown(StageState::No, ProvenanceCode::DocumentedRule, at);
+        r.reason_code = Some(ReasonCode::ToolLimitExceeded);
+        r.summary = Some(sanitize::summary(why));
+        if let Some(m) = &mut r.model {
+            m.offered = false;
+            m.reason_code = Some(ReasonCode::ToolLimitExceeded);
+            m.rule = Some(why.clone());
+        }
+    }
 }
 
 /// One row per tool a tested server listed (`SERVER/TOOL`): listed (by the

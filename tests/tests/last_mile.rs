@@ -446,6 +446,35 @@ last_mile_tests! {
     opencode_pinned: "opencode", Release::Pinned;
 }
 
+/// `tether inventory --test --json --kind mcp_tool` of the files a run
+/// used: the user-scope rows of `brk`'s tools for `kind`.
+async fn inventory_of(kind: &str, got: &Got) -> Vec<serde_json::Value> {
+    let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
+    cmd.args(["inventory", "--test", "--json", "--kind", "mcp_tool"])
+        .env_clear()
+        .envs(got.run.env.iter().cloned())
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("QWEN_CODE_TRUST_WORKSPACE", "true")
+        .current_dir(&got.run.cwd);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+        .await
+        .expect("inventory");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{kind}: inventory --json: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["harness"] == kind && r["scope"] == "user")
+        .filter(|r| r["name"].as_str().is_some_and(|n| n.starts_with("brk/")))
+        .cloned()
+        .collect()
+}
+
 /// The harness's own tool filter, end to end: a configuration that leaves
 /// [`FILTERED`] out keeps it from the model, and `tether inventory --test`
 /// of the same files says so (`excluded`) and spells every other tool as
@@ -460,35 +489,13 @@ async fn the_filter_and_the_inventory_agree(kind: &str, release: Release) {
         "{label}: the filtered tool reached the model: {:?}",
         got.offered
     );
-    let mut cmd = std::process::Command::new(tether_tests::workspace_bin("tether"));
-    cmd.args(["inventory", "--test", "--json", "--kind", "mcp_tool"])
-        .env_clear()
-        .envs(got.run.env.iter().cloned())
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .env("QWEN_CODE_TRUST_WORKSPACE", "true")
-        .current_dir(&got.run.cwd);
-    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
-        .await
-        .expect("inventory");
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{label}: inventory --json: {e}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let rows: Vec<&serde_json::Value> = doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .filter(|r| r["harness"] == kind && r["scope"] == "user")
-        .filter(|r| r["name"].as_str().is_some_and(|n| n.starts_with("brk/")))
-        .collect();
+    let rows = inventory_of(kind, &got).await;
     assert_eq!(
         rows.len(),
         tether_tests::breaking::tools(0).len(),
         "{label}: {rows:#?}"
     );
-    for row in rows {
+    for row in &rows {
         let tool = row["name"]
             .as_str()
             .and_then(|n| n.strip_prefix("brk/"))
@@ -540,4 +547,36 @@ filter_tests! {
     qwen_filtered: "qwen", Release::Newest;
     copilot_filtered: "copilot", Release::Pinned;
     codex_filtered: "codex", Release::Pinned;
+}
+
+/// A provider's tool-count limit: Copilot CLI sends all of 211 tools
+/// itself (so the limit is its provider's, whose documented 128 the
+/// request passes), and `tether inventory --test` of the same files says
+/// every tool's request is refused (`tool_limit_exceeded`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_sends_every_tool_and_the_provider_s_limit_is_predicted() {
+    let many = 200;
+    let Some(got) = what_the_model_got("copilot", Release::Pinned, many, false).await else {
+        return;
+    };
+    let listed = tether_tests::breaking::tools(many).len();
+    let sent: std::collections::BTreeSet<&String> = got.offered.iter().map(|(_, l)| l).collect();
+    // Of two equal names Copilot keeps one (`a.b` and `a-b`).
+    assert_eq!(
+        sent.len(),
+        listed - 1,
+        "Copilot CLI capped its tools itself"
+    );
+    let rows = inventory_of("copilot", &got).await;
+    assert!(!rows.is_empty());
+    for row in rows
+        .iter()
+        .filter(|r| r["model"]["reason_code"] != "name_collision")
+    {
+        assert_eq!(row["reason_code"], "tool_limit_exceeded", "{row:#}");
+        assert_eq!(
+            row["stages"]["current_thread"]["provenance"], "documented_rule",
+            "{row:#}"
+        );
+    }
 }

@@ -211,7 +211,8 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
     /// `SERVER-TOOL`, every character outside `[a-zA-Z0-9_-]` a `-`; of two
     /// tools that then share a name the first listed is kept; every name is
     /// cut to 64 characters, and a cut name that meets an earlier one ends
-    /// in a counter instead (`…2`).
+    /// in a counter instead (`…2`). It sends every tool (200 and more), so
+    /// its provider's limit on a request's tools applies.
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
         use tether_core::last_mile::{OnCollision, Rules};
         let _ = version;
@@ -221,7 +222,11 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
                 OnCollision::Numbered,
                 "Copilot CLI 1.0.102, verified",
             )
-            .with_cut(64),
+            .with_cut(64)
+            .with_tool_limit(tether_core::last_mile::Limit {
+                max: 128,
+                source: "OpenAI Chat Completions API reference: a request's tools hold at most 128 functions",
+            }),
         )
     }
 
