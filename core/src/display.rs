@@ -510,11 +510,17 @@ pub fn stopped(row: &ServerAttachment) -> String {
     }
 }
 
-/// A tool's own status. A tool that anything showed (listed, shown to the
+/// A tool's own status. A tool a rule kept from the model is unavailable
+/// (with its reason); a tool that anything showed (listed, shown to the
 /// model, called) is active; otherwise it has no state of its own beyond
 /// why its server stopped (failed, filtered, unavailable), and nothing
 /// else: "connected" and "delivered" are states of a server, not a tool.
 pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> DisplayStatus {
+    // Kept from the model by a rule (dropped, collided, past a limit): it
+    // could not be offered, with that reason.
+    if tool.reason_code.is_some() && !tool.model_visible.is_yes() && !tool.called.is_yes() {
+        return DisplayStatus::Unavailable;
+    }
     if tool.is_shown() {
         return DisplayStatus::Active;
     }

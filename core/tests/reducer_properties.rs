@@ -443,7 +443,13 @@ proptest! {
                     prop_assert!(!said.contains("nothing shows whether the model"), "{said}");
                 }
                 for tool in &row.tools {
-                    let ladder = [tool.listed, tool.model_visible, tool.called];
+                    let ladder = [
+                        tool.listed,
+                        tool.schema_accepted,
+                        tool.current_thread,
+                        tool.model_visible,
+                        tool.called,
+                    ];
                     if let Some(top) = ladder.iter().rposition(|o| o.is_yes()) {
                         prop_assert!(ladder[..top].iter().all(|o| o.is_yes()), "{}", tool.name);
                         prop_assert!(s.tools_listed.is_yes(), "{} shown, its server not listed", tool.name);
@@ -453,7 +459,14 @@ proptest! {
                         !matches!(status, DisplayStatus::Connected | DisplayStatus::Delivered),
                         "a tool is never {:?}", status
                     );
-                    prop_assert_eq!(status == DisplayStatus::Active, tool.is_shown());
+                    // A tool a rule kept from the model is unavailable, with its reason.
+                    let withheld = tool.reason_code.is_some()
+                        && !tool.model_visible.is_yes()
+                        && !tool.called.is_yes();
+                    prop_assert_eq!(status == DisplayStatus::Active, tool.is_shown() && !withheld);
+                    if withheld {
+                        prop_assert_eq!(status, DisplayStatus::Unavailable);
+                    }
                 }
             }
         }

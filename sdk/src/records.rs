@@ -6,7 +6,7 @@
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{RecordReading, name};
 use tether_core::telemetry::NamedServer;
-use tether_core::vocab::EvidenceKind;
+use tether_core::vocab::{EvidenceKind, ReasonCode};
 
 /// A call of `server`'s `tool` (its id where the record gives one, so a
 /// call written twice counts once), with its outcome where said.
@@ -54,6 +54,15 @@ pub fn deferred(server: &str, tool: &str, at: Timestamp) -> Evidence {
     let mut deferred = Evidence::new(EvidenceKind::ToolDeferred, at).server(server);
     deferred.tool = Some(tool.to_owned());
     deferred
+}
+
+/// The harness dropped `server`'s `tool` before the model saw it, for
+/// `reason` (a schema it does not accept, say), as its own records say.
+pub fn withheld(server: &str, tool: &str, reason: ReasonCode, at: Timestamp) -> Evidence {
+    let mut withheld = Evidence::new(EvidenceKind::ToolWithheld, at).server(server);
+    withheld.tool = Some(tool.to_owned());
+    withheld.reason_code = Some(reason);
+    withheld
 }
 
 /// The tools a harness offers in place of a server's own while that

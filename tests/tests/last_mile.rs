@@ -260,6 +260,8 @@ fn run_of(
 struct Got {
     home: tempfile::TempDir,
     run: Run,
+    /// The fake model's log.
+    log: tether_tests::fake_model::ModelLog,
     /// Per offered name of a `brk` tool, the listed tool it came from.
     offered: Vec<(String, String)>,
     /// The names the model called.
@@ -304,6 +306,17 @@ async fn what_the_model_got(
     let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
         .await
         .expect("the run");
+    // `TETHER_KEEP_HOMES=DIR` keeps what the harness wrote, to look at.
+    if let Some(dir) = std::env::var_os("TETHER_KEEP_HOMES") {
+        let to = Path::new(&dir).join(format!("last-mile-{kind}-{}", release.label()));
+        let _ = std::fs::remove_dir_all(&to);
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(home.path())
+            .arg(&to)
+            .status();
+    }
     let turns = log.turns();
     assert!(
         !turns.is_empty(),
@@ -318,6 +331,7 @@ async fn what_the_model_got(
     Some(Got {
         home,
         run,
+        log,
         offered,
         called: turns.iter().filter_map(|t| t.called.clone()).collect(),
     })
@@ -366,6 +380,24 @@ async fn predicted_equals_received(kind: &str, release: Release) {
     let predicted = tether_core::last_mile::predict(&rules, "brk", &listed);
     let label = format!("{kind} {version}");
     eprintln!("{label}: the model got {:?}", got.offered);
+    let on_disk = records_agree(kind, &version, &got);
+    assert!(on_disk.is_some(), "{label}: its records hold no session");
+    // A tool the harness dropped for its schema, and said so in its own
+    // records, reads as such.
+    if let Some(attempt) = &on_disk {
+        for p in predicted
+            .iter()
+            .filter(|p| p.reason_code == Some(tether_core::vocab::ReasonCode::SchemaUnsupported))
+        {
+            let row = attempt
+                .server("brk")
+                .and_then(|r| r.tools.iter().find(|t| t.name == p.tool));
+            if let Some(row) = row {
+                assert_eq!(row.reason_code, p.reason_code, "{label}: {row:?}");
+                assert_ne!(row.model_visible.state, tether_core::vocab::StageState::Yes);
+            }
+        }
+    }
     let got_of = |tool: &str| -> Vec<&String> {
         got.offered
             .iter()
@@ -424,6 +456,59 @@ async fn predicted_equals_received(kind: &str, release: Release) {
             "{label}: {name} ({listed}) was not predicted"
         );
     }
+}
+
+/// The session as `kind`'s own records show it (read as `tether sessions`
+/// reads them), where it wrote any.
+fn recorded(kind: &str, got: &Got) -> Option<tether_core::history::AttachmentAttempt> {
+    use tether_core::spec::{Endpoint, ServerSpec};
+    let registry = Registry::with_static().expect("registry");
+    let home = tether_records::Home::new(got.home.path(), got.run.env.iter().cloned().collect());
+    let filter = tether_records::Filter {
+        harnesses: vec![kind.to_owned()],
+        ..Default::default()
+    };
+    let brk = ServerSpec::new(
+        "brk",
+        tether_core::vocab::ServerSource::Profile,
+        Endpoint::Stdio {
+            command: tether_tests::workspace_bin("tether-breaking-mcp")
+                .display()
+                .to_string(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+        },
+    );
+    let mut records = tether_records::Records::new(
+        &registry,
+        &home,
+        std::collections::HashMap::from([(kind.to_owned(), vec![brk])]),
+        filter,
+    );
+    records.read(true);
+    let facts = records.sessions().values().next()?;
+    records.history(facts, None).ok()?.current().cloned()
+}
+
+/// No claim the harness's records give Tether about `brk`'s tools
+/// contradicts what the model was sent (the reusable comparison of
+/// `tether_tests::last_mile`); returns the records' attempt.
+fn records_agree(
+    kind: &str,
+    version: &str,
+    got: &Got,
+) -> Option<tether_core::history::AttachmentAttempt> {
+    let attempt = recorded(kind, got)?;
+    let rules = rules(kind, version);
+    let said =
+        tether_tests::last_mile::compare(&attempt, &got.log, &["brk"], |s, t| (rules.naming)(s, t));
+    assert!(
+        said.wrong.is_empty(),
+        "{kind} {version} (records): {:#?}",
+        said.wrong
+    );
+    Some(attempt)
 }
 
 macro_rules! last_mile_tests {

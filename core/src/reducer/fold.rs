@@ -177,9 +177,18 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             // A rule kept the tool from the model: it never reached the
             // thread, and a dropped one was not kept at all. Only the tool
             // says no; its server's other tools may have gone through.
+            // The harness saying so itself proves it had the tool's
+            // listing; a documented rule's prediction proves nothing.
+            let observed = prov != ProvenanceCode::DocumentedRule;
+            if observed {
+                row.stages.tools_listed.merge(yes);
+            }
             if let Some(tool) = &ev.tool
                 && let Some(t) = tool_row(row, tool)
             {
+                if observed {
+                    changed |= merged(&mut t.listed, yes);
+                }
                 changed |= merged(&mut t.current_thread, no);
                 if matches!(
                     ev.reason_code,

@@ -23,7 +23,9 @@
 //!   "Successfully connected", "Connection established": connected;
 //!   "Authentication required": needs auth; "Connection failed": failed
 //!   (a missing command said as such); "Tool 'X' completed successfully" /
-//!   "Tool 'X' failed": one call of X and how it went.
+//!   "Tool 'X' failed": one call of X and how it went; `Skipping tool "X":
+//!   its input schema …` (2.1.197 to 2.1.332): X dropped before the model
+//!   saw it (`schema_unsupported`).
 //!
 //! Only names, ids, times and outcomes are taken: a record's message,
 //! tool input, tool result and error text are never kept (a failure's
@@ -38,7 +40,7 @@ use tether_core::records::{
 };
 use tether_sdk::records::{
     Blank, Blanker, answer, call, failure, mcp_double, name_server, offered, offered_deferred,
-    outcome, push, visible,
+    outcome, push, visible, withheld,
 };
 use tether_sdk::telemetry::status;
 
@@ -384,6 +386,20 @@ fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 .evidence
                 .push(call(&server, &tool, None, Some(ok), at));
         }
+    } else if let Some(tool) = text
+        .strip_prefix("Skipping tool \"")
+        .and_then(|rest| rest.split_once('"'))
+        .filter(|(_, why)| why.contains("input schema"))
+        .and_then(|(tool, _)| name(tool))
+    {
+        // Dropped for its input schema (a top-level oneOf, anyOf or
+        // allOf); the words are not kept.
+        reading.evidence.push(withheld(
+            &server,
+            &tool,
+            tether_core::vocab::ReasonCode::SchemaUnsupported,
+            at,
+        ));
     } else if let Some(tool) = text.strip_prefix("Calling MCP tool: ").and_then(name) {
         // The model picked it: it was offered. The call is counted when
         // its outcome is written.
