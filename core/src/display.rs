@@ -75,6 +75,42 @@ pub struct RowView {
     pub tool_tokens: Option<u64>,
     /// The stage checklist, in ladder order.
     pub checklist: Vec<ChecklistItem>,
+    /// Its tools, one level down: each tool's last mile and what it costs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolView>,
+}
+
+/// One tool of a server row, ready to render: how far it got on its way to
+/// the model, and what its definition costs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ToolView {
+    /// The tool's name, as its server lists it.
+    pub name: String,
+    /// A tool's own status ([`tool_status`]).
+    pub status: DisplayStatus,
+    /// Color class.
+    pub color: ColorClass,
+    /// Where it stopped, in words ([`tool_stopped`]).
+    pub stopped: String,
+    /// Its last mile in one line ([`tool_path`]).
+    pub path: String,
+    /// Why it stopped short of the model ([`tool_reason`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<crate::vocab::ReasonCode>,
+    /// Whether that reason is a documented rule's prediction, not an
+    /// observation.
+    pub predicted: bool,
+    /// What its definition costs the model, in tokens (o200k_base), where
+    /// its server's listing was observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
+    /// Calls seen, and of those the ones that failed.
+    pub calls: u32,
+    /// Of the calls, the ones that failed.
+    pub failed_calls: u32,
+    /// Its stages (listed, accepted, in the thread, model-visible, deferred,
+    /// called), each with what showed it.
+    pub checklist: Vec<ChecklistItem>,
 }
 
 /// The human label for a row.
@@ -361,7 +397,100 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
         target: format!("{} {}", row.transport, row.target),
         details,
         checklist: checklist(row),
+        tools: tool_views(row),
     }
+}
+
+/// A tool's stages as the matrix and the view show them, by wire name:
+/// only those something showed.
+pub fn tool_stages(
+    tool: &crate::model::ToolRow,
+) -> std::collections::BTreeMap<String, crate::model::StageObservation> {
+    [
+        ("tools_listed", &tool.listed),
+        ("schema_accepted", &tool.schema_accepted),
+        ("current_thread", &tool.current_thread),
+        ("model_visible", &tool.model_visible),
+        ("deferred", &tool.deferred),
+        ("called", &tool.called),
+    ]
+    .into_iter()
+    .filter(|(_, o)| o.state != StageState::Unknown)
+    .map(|(k, o)| (k.to_owned(), *o))
+    .collect()
+}
+
+/// The tool level of a row: each tool Tether knows of it (its tool rows,
+/// then the tools its observed listing names that no evidence singled
+/// out), with its last mile and its cost.
+pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
+    let tokens = |name: &str| {
+        row.tool_catalog
+            .as_ref()
+            .and_then(|c| c.tools.iter().find(|t| t.name == name))
+            .map(|t| t.token_estimate)
+    };
+    let labels: [(&'static str, &'static str); 6] = [
+        ("tools_listed", "Listed"),
+        ("schema_accepted", "Accepted by the harness"),
+        ("current_thread", "In the thread"),
+        ("deferred", "Deferred behind a search"),
+        ("model_visible", "Model-visible"),
+        ("called", "Called"),
+    ];
+    let view = |tool: &crate::model::ToolRow| {
+        let stages = tool_stages(tool);
+        let reason = tool_reason(tool);
+        ToolView {
+            name: tool.name.clone(),
+            status: tool_status(row.status, tool),
+            color: color_class(tool_status(row.status, tool)),
+            stopped: tool_stopped(tool),
+            path: tool_path(&stages),
+            predicted: reason.is_some()
+                && tool.current_thread.provenance
+                    == Some(crate::model::ProvenanceCode::DocumentedRule),
+            reason_code: reason,
+            tokens: tokens(&tool.name),
+            calls: tool.calls,
+            failed_calls: tool.failed_calls,
+            checklist: labels
+                .iter()
+                .map(|&(stage, label)| {
+                    let obs = stages.get(stage).copied().unwrap_or_default();
+                    ChecklistItem {
+                        stage,
+                        label,
+                        state: obs.state,
+                        provenance: obs.provenance.map(|p| p.word().to_string()),
+                        at: obs.at,
+                        implied_by: obs.implied_by.map(|i| i.as_str()),
+                        mark: mark(obs.state),
+                    }
+                })
+                .collect(),
+        }
+    };
+    let mut views: Vec<ToolView> = row.tools.iter().map(view).collect();
+    if let Some(catalog) = &row.tool_catalog {
+        for listed in catalog
+            .tools
+            .iter()
+            .filter(|c| !row.tools.iter().any(|t| t.name == c.name))
+        {
+            let mut tool = crate::model::ToolRow::new(listed.name.clone());
+            tool.listed = crate::model::StageObservation::shown(
+                StageState::Yes,
+                row.stages
+                    .tools_listed
+                    .provenance
+                    .unwrap_or(crate::model::ProvenanceCode::SessionEvent),
+                catalog.at,
+            );
+            views.push(view(&tool));
+        }
+    }
+    views
 }
 
 fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
@@ -639,14 +768,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 status: tool_status(server.status, tool),
                 reason_code: tool_reason(tool),
                 stopped: tool_stopped(tool),
-                stages: shown(&[
-                    ("tools_listed", &tool.listed),
-                    ("schema_accepted", &tool.schema_accepted),
-                    ("current_thread", &tool.current_thread),
-                    ("model_visible", &tool.model_visible),
-                    ("deferred", &tool.deferred),
-                    ("called", &tool.called),
-                ]),
+                stages: tool_stages(tool),
                 calls: tool.calls,
                 failed_calls: tool.failed_calls,
             });
@@ -795,6 +917,38 @@ fn write_attempt(out: &mut String, attempt: &AttachmentAttempt, current: bool) {
             .map(|c| format!("{} {}", c.label, c.mark))
             .collect();
         let _ = writeln!(out, "      {}", marks.join(" · "));
+        write_last_mile(out, row);
+    }
+}
+
+/// The last mile of a row's tools, for the copied diagnostics: how many
+/// reached the model, and each tool that stopped short with its reason
+/// (saying which reasons are a documented rule's prediction).
+fn write_last_mile(out: &mut String, row: &ServerAttachment) {
+    let visible = row
+        .tools
+        .iter()
+        .filter(|t| t.model_visible.is_yes())
+        .count();
+    if visible > 0 {
+        let _ = writeln!(out, "      {visible} of its tools reached the model");
+    }
+    for tool in &row.tools {
+        let Some(reason) = tool_reason(tool) else {
+            continue;
+        };
+        let predicted =
+            tool.current_thread.provenance == Some(crate::model::ProvenanceCode::DocumentedRule);
+        let _ = writeln!(
+            out,
+            "      tool {}: {reason}{}",
+            tool.name,
+            if predicted {
+                " (predicted by a documented rule)"
+            } else {
+                ""
+            }
+        );
     }
 }
 

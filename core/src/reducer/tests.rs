@@ -327,6 +327,13 @@ fn a_withheld_tool_says_why_and_never_weakens_what_was_seen() {
     // A prediction about one tool says nothing of its server's others.
     let row = h.current().and_then(|a| a.server("srv0")).expect("row");
     assert_eq!(row.stages.current_thread.state, StageState::Unknown);
+    // The copied diagnostics say it, and that it is a prediction.
+    assert!(
+        crate::display::copy_diagnostics(&h)
+            .contains("tool convert: name_collision (predicted by a documented rule)"),
+        "{}",
+        crate::display::copy_diagnostics(&h)
+    );
 
     // The model seeing it after all beats the prediction.
     let mut seen = Evidence::new(EvidenceKind::ToolVisible, Timestamp(4)).server("srv0");
