@@ -60,6 +60,7 @@ const state = {
   /** @type {AbortController|null} */ sessionStream: null,
   /** Endpoint-test results shown in this view, per server. @type {Map<string, string>} */ tests: new Map(),
   /** @type {Set<string>} */ testing: new Set(),
+  /** The tool lists and tool details open in this view (`SERVER`, `SERVER/TOOL`), kept across updates. @type {Set<string>} */ open: new Set(),
 };
 
 /**
@@ -335,6 +336,7 @@ function selectSession(id) {
   state.attempt = null;
   state.tests.clear();
   state.testing.clear();
+  state.open.clear();
   hideOutput();
   ui.actionStatus.textContent = '';
   renderPanel();
@@ -445,8 +447,10 @@ function renderRow(attempt, view, current) {
     list.append(entry);
   }
   li.append(list);
-  const tools = row?.tool_count;
-  li.append(make('div', 'target', `${view.target}${tools != null ? ` · ${tools} tool${tools === 1 ? '' : 's'}` : ''}`));
+  const count = row?.tool_count;
+  li.append(make('div', 'target', `${view.target}${count != null ? ` · ${count} tool${count === 1 ? '' : 's'}` : ''}`));
+  const tools = renderTools(view);
+  if (tools) li.append(tools);
   const details = view.details.filter((d) => !d.startsWith('reason:'));
   if (details.length) {
     const ul = make('ul', 'row-details');
@@ -466,6 +470,67 @@ function renderRow(attempt, view, current) {
     li.append(actions);
   }
   return li;
+}
+
+/**
+ * A `<details>` whose open state outlives the re-render of every update.
+ * @param {string} key
+ * @param {string} className
+ */
+function keptOpen(key, className) {
+  const box = /** @type {HTMLDetailsElement} */ (make('details', className));
+  box.open = state.open.has(key);
+  box.addEventListener('toggle', () => {
+    if (box.open) state.open.add(key);
+    else state.open.delete(key);
+  });
+  return box;
+}
+
+/**
+ * The tool level of a row: each tool's way to the model (listed, accepted,
+ * offered deferred or in context, called), why it stopped, whether that is
+ * a prediction, and what it costs.
+ * @param {RowView} view
+ */
+function renderTools(view) {
+  const tools = view.tools ?? [];
+  if (!tools.length) return null;
+  const box = keptOpen(view.name, 'tools');
+  const total = tools.reduce((sum, t) => sum + (t.tokens ?? 0), 0);
+  box.append(make('summary', 'tools-summary', `Tools (${tools.length})${total ? ` · ≈${total} tokens` : ''}`));
+  const list = make('ul', 'tool-list');
+  list.setAttribute('aria-label', `Tools of ${view.name}`);
+  for (const t of tools) {
+    const li = make('li', `tool ${t.color}`);
+    li.dataset.tool = t.name;
+    li.dataset.status = t.status;
+    const detail = keptOpen(`${view.name}/${t.name}`, 'tool-detail');
+    const head = make('summary', 'tool-head');
+    head.append(make('span', 'tool-name', t.name), make('span', 'tool-stopped', t.stopped));
+    if (t.tokens != null) head.append(make('span', 'tool-tokens', `≈${t.tokens} tokens`));
+    detail.append(head, make('p', 'tool-path', t.path));
+    if (t.reason_code) {
+      const why = `Reason: ${t.reason_code.replaceAll('_', ' ')}${t.predicted ? ' (predicted by a documented rule, not observed)' : ''}.`;
+      const reason = make('p', 'tool-reason', why);
+      reason.dataset.predicted = String(t.predicted);
+      detail.append(reason);
+    }
+    const stages = make('ul', 'checklist tool-checklist');
+    stages.setAttribute('aria-label', `Stages of ${t.name}`);
+    for (const c of t.checklist) {
+      const by = c.provenance ? ` · ${c.provenance.replaceAll('_', ' ')}` : '';
+      const entry = make('li', `check ${c.state === 'n/a' ? 'na' : c.state}`, `${c.mark} ${c.label}${by}`);
+      entry.dataset.stage = c.label;
+      entry.dataset.state = c.state;
+      stages.append(entry);
+    }
+    detail.append(stages);
+    li.append(detail);
+    list.append(li);
+  }
+  box.append(list);
+  return box;
 }
 
 /** @param {AttachmentAttempt} attempt */

@@ -73,6 +73,22 @@ test('desktop: popover, every status from real agents, sessions apart, reload, a
   await expect(row(page, 'notes')).toContainText('Delivered · connection unverified');
   await expect(row(page, 'kandev').locator('.check[data-stage="Tools listed"]')).toHaveAttribute('data-state', 'yes');
   await expect(row(page, 'notes').locator('.check[data-stage="Connected"]')).toHaveAttribute('data-state', 'unknown');
+  // One level down: the server's tools, each with its way to the model,
+  // the stages with what showed them, and what its definition costs.
+  const tools = row(page, 'kandev').locator('details.tools');
+  await expect(tools.locator('> summary')).toContainText(/Tools \(1\) · ≈\d+ tokens/);
+  const tool = tools.locator('li.tool[data-tool="sentinel_echo"]');
+  await expect(tool).toBeHidden();
+  await tools.locator('> summary').click();
+  await expect(tool).toBeVisible();
+  await expect(tool.locator('.tool-tokens')).toHaveText(/≈\d+ tokens/);
+  await tool.locator('summary').click();
+  await expect(tool.locator('.tool-path')).toContainText('listed ✓ → accepted');
+  await expect(tool.locator('.check[data-stage="Listed"]')).toHaveAttribute('data-state', 'yes');
+  await expect(tool.locator('.check[data-stage="Listed"]')).toContainText('session event');
+  // Nothing shows what a harness did with it: those stay unknown.
+  await expect(tool.locator('.check[data-stage="Accepted by the harness"]')).toHaveAttribute('data-state', /unknown|yes/);
+  await expect(row(page, 'notes').locator('details.tools')).toHaveCount(0);
   await expect(panel(page)).not.toContainText('broken-db');
   // The icon is neutral: it never takes a status color.
   const iconColor = await page.locator('#mcp-trigger .plug').evaluate((el) => getComputedStyle(el).color);

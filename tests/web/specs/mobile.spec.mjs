@@ -113,3 +113,26 @@ test('mobile: the drawer owns its scroll; the page behind never moves', async ({
   expect(overscroll).toBe('contain');
   await noSidewaysScroll(page);
 });
+
+test('mobile: the tool level opens in the drawer with touch-sized toggles', async ({ page }) => {
+  await page.goto(await fixture.loginUrl());
+  await page.locator('#session-select').selectOption('alpha');
+  await page.locator('#mcp-trigger').tap();
+  await expect(page.locator('#mcp-panel')).toHaveClass(/as-drawer/);
+  const tools = row(page, 'kandev').locator('details.tools');
+  const summary = tools.locator('> summary');
+  await expect(summary).toContainText('Tools (1)');
+  const box = await summary.boundingBox();
+  expect(box?.height ?? 0).toBeGreaterThanOrEqual(44);
+  await summary.tap();
+  const tool = tools.locator('li.tool[data-tool="sentinel_echo"]');
+  await expect(tool).toBeVisible();
+  const toolBox = await tool.locator('summary').boundingBox();
+  expect(toolBox?.height ?? 0).toBeGreaterThanOrEqual(44);
+  await tool.locator('summary').tap();
+  await expect(tool.locator('.tool-path')).toContainText('listed ✓');
+  await expect(tool.locator('.check[data-stage="Listed"]')).toHaveAttribute('data-state', 'yes');
+  await noSidewaysScroll(page);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, 'mobile-tools.png') });
+});
