@@ -46,6 +46,10 @@ pub struct Turn {
     /// offered name and that listed name: which of two colliding tools a
     /// harness kept.
     pub origins: Vec<(String, String)>,
+    /// Every `mcp__…` name the request's messages and instructions mention
+    /// (its tool definitions aside): what a harness that defers tools
+    /// behind a search tells the model it can search for.
+    pub named: Vec<String>,
     /// The text of every tool result in the request's history, as the
     /// harness sent it to the model.
     pub results: Vec<String>,
@@ -140,6 +144,27 @@ fn origins(request: &Value) -> Vec<(String, String)> {
             Some((name, listed.to_owned()))
         })
         .collect()
+}
+
+/// The `mcp__…` names a request mentions outside its tool definitions.
+fn named(request: &Value) -> Vec<String> {
+    let mut rest = request.clone();
+    if let Some(map) = rest.as_object_mut() {
+        map.remove("tools");
+    }
+    let text = rest.to_string();
+    let mut names: Vec<String> = text
+        .match_indices("mcp__")
+        .map(|(i, _)| {
+            text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+                .collect::<String>()
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 const SEARCH_TOOLS: [&str; 3] = ["tool_search", "ToolSearch", "search_tools"];
@@ -483,6 +508,7 @@ async fn model_post(State(state): State<ModelState>, uri: Uri, body: Bytes) -> R
             tools: offered(&request),
             called: call.as_ref().map(|(n, _)| n.clone()),
             origins: origins(&request),
+            named: named(&request),
             results: {
                 let mut results = Vec::new();
                 tool_results(history(&request), &mut results);

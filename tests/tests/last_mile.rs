@@ -266,6 +266,9 @@ struct Got {
     offered: Vec<(String, String)>,
     /// The names the model called.
     called: Vec<String>,
+    /// Every `mcp__…` name the requests mention outside their tool
+    /// definitions: what a deferring harness told the model it can search.
+    named: std::collections::BTreeSet<String>,
 }
 
 /// Runs `kind` at `release` once against the fake model with `brk`
@@ -334,6 +337,7 @@ async fn what_the_model_got(
         log,
         offered,
         called: turns.iter().filter_map(|t| t.called.clone()).collect(),
+        named: turns.iter().flat_map(|t| t.named.clone()).collect(),
     })
 }
 
@@ -421,6 +425,22 @@ async fn predicted_equals_received(kind: &str, release: Release) {
                 listed, "echo",
                 "{label}: {name} was sent whole, not deferred"
             );
+        }
+        // The model is told each deferred tool's name, as the rules spell
+        // it; a tool the rules drop is not among them.
+        for p in &predicted {
+            if p.offered {
+                assert!(
+                    got.named.contains(&p.model_name),
+                    "{label}: {p:?} is not among the names the model was told: {:?}",
+                    got.named
+                );
+            } else if p.reason_code != Some(tether_core::vocab::ReasonCode::NameCollision) {
+                assert!(
+                    !got.named.contains(&p.model_name),
+                    "{label}: {p:?} was named to the model"
+                );
+            }
         }
         return;
     }
