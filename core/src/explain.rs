@@ -28,6 +28,8 @@ pub enum Family {
     Reason,
     /// One step of the ladder a server climbs.
     Stage,
+    /// What showed a stage (a stage's provenance).
+    Provenance,
 }
 
 impl Family {
@@ -38,6 +40,7 @@ impl Family {
             Family::Verdict => "Probe verdicts",
             Family::Reason => "Reason codes",
             Family::Stage => "Stages",
+            Family::Provenance => "What showed a stage",
         }
     }
 
@@ -48,6 +51,7 @@ impl Family {
             Family::Verdict => "probe verdict",
             Family::Reason => "reason code",
             Family::Stage => "stage",
+            Family::Provenance => "provenance",
         }
     }
 }
@@ -581,12 +585,90 @@ pub fn stage(stage: Stage) -> Entry {
     }
 }
 
-/// Every entry: statuses, verdicts, reason codes, stages.
+/// Every provenance, in the order of its strength.
+pub const PROVENANCES: [crate::model::ProvenanceCode; 9] = {
+    use crate::model::ProvenanceCode as P;
+    [
+        P::SessionEvent,
+        P::AgentReport,
+        P::CurrentConfig,
+        P::EndpointTest,
+        P::Assumed,
+        P::Relay,
+        P::HarnessTelemetry,
+        P::HarnessRecord,
+        P::DocumentedRule,
+    ]
+};
+
+/// What a provenance says about a stage shown by it.
+pub fn provenance(p: crate::model::ProvenanceCode) -> Entry {
+    use crate::model::ProvenanceCode as P;
+    let (meaning, check) = match p {
+        P::SessionEvent => (
+            "Observed during the session by the host that ran it: its plan, its own MCP endpoint.",
+            "The strongest evidence: it happened, and the host saw it.",
+        ),
+        P::AgentReport => (
+            "The agent said so itself (an ACP agent's or a CLI's own status report, such as a stream-json `system/init`).",
+            "As good as the agent's word: a report of `connected` is the agent's claim.",
+        ),
+        P::CurrentConfig => (
+            "Read from a configuration file as it is now, not as it was when a session ran.",
+            "Configuration proves nothing about a session; `tether sessions` shows what a session did.",
+        ),
+        P::EndpointTest => (
+            "An explicit endpoint test, from this machine, now: reachability, never attachment.",
+            "A passing test says the server answers; only a session says the agent used it.",
+        ),
+        P::Assumed => (
+            "Assumed, not observed (or a provenance this build does not know, read from newer data).",
+            "Treat it as unknown.",
+        ),
+        P::Relay => (
+            "Observed by Tether's relay between the agent and a third-party server: the server's own traffic, seen on its way through.",
+            "Metadata only: names, counts and outcomes, never a payload.",
+        ),
+        P::HarnessTelemetry => (
+            "The harness's own OpenTelemetry, received by `tether collect`.",
+            "What the harness says about its servers, live.",
+        ),
+        P::HarnessRecord => (
+            "What the harness wrote to disk about a session it ran (transcripts, per-server logs, session files), read by `tether sessions`.",
+            "What the harness recorded, after the fact.",
+        ),
+        P::DocumentedRule => (
+            "Predicted from a documented rule of the harness or its model provider (a name collision, a schema it drops, a name or tool count past a limit), each rule verified against the real CLI. A prediction, never an observation, and only ever a `no`.",
+            "`tether inventory --test` shows each tool's model-side name and the rule; anything observed beats it.",
+        ),
+    };
+    let code = match p {
+        P::SessionEvent => "session_event",
+        P::AgentReport => "agent_report",
+        P::CurrentConfig => "current_config",
+        P::EndpointTest => "endpoint_test",
+        P::Assumed => "assumed",
+        P::Relay => "relay",
+        P::HarnessTelemetry => "harness_telemetry",
+        P::HarnessRecord => "harness_record",
+        P::DocumentedRule => "documented_rule",
+    };
+    Entry {
+        code,
+        family: Family::Provenance,
+        meaning,
+        check,
+        example: format!("stage current_thread: no (shown by {code})"),
+    }
+}
+
+/// Every entry: statuses, verdicts, reason codes, stages, provenances.
 pub fn all() -> Vec<Entry> {
     let mut entries: Vec<Entry> = DisplayStatus::ALL.iter().map(|s| status(*s)).collect();
     entries.extend(VERDICTS.iter().map(|v| verdict(*v)));
     entries.extend(reason_codes().iter().filter_map(reason));
     entries.extend(Stage::ALL.iter().map(|s| stage(*s)));
+    entries.extend(PROVENANCES.iter().map(|p| provenance(*p)));
     entries
 }
 
@@ -656,6 +738,17 @@ fn heading_code(entry: &Entry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_provenance_has_an_entry_under_its_own_word() {
+        for word in crate::vocab::Provenance::KNOWN {
+            let known = PROVENANCES
+                .iter()
+                .any(|p| provenance(*p).code == *word && p.word().as_str() == *word);
+            assert!(known, "{word}");
+        }
+        assert_eq!(PROVENANCES.len(), crate::vocab::Provenance::KNOWN.len());
+    }
 
     #[test]
     fn every_known_code_has_an_entry_and_unknown_ones_none() {
