@@ -37,7 +37,9 @@ pub struct InventoryArgs {
     /// Only rows of this kind (repeatable): mcp_server, mcp_tool, plugin, skill, hook.
     #[arg(long = "kind", value_name = "KIND")]
     kinds: Vec<String>,
-    /// Run the bounded endpoint test (initialize + tools/list) on every enabled server.
+    /// Run the bounded endpoint test (initialize + tools/list) on every enabled server,
+    /// and give each listed tool its name as the model sees it and whether the harness's
+    /// documented rules keep it out (predicted, never observed; `--kind mcp_tool` lists them).
     #[arg(long)]
     test: bool,
     /// Seconds each endpoint test may take.
