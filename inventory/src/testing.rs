@@ -391,6 +391,20 @@ pub fn tool_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A listed tool with no description or schema, costing `tokens`.
+    fn catalog_tool(name: &str, tokens: u32) -> tether_core::model::CatalogTool {
+        tether_core::model::CatalogTool {
+            name: name.into(),
+            listed_at: 0,
+            description: None,
+            description_truncated: false,
+            input_schema: None,
+            input_schema_truncated: false,
+            input_schema_bytes: 0,
+            token_estimate: tokens,
+        }
+    }
     use std::collections::BTreeMap;
     use tether_core::model::Timestamp;
     use tether_core::vocab::{ConfigScope, Transport};
@@ -407,16 +421,7 @@ mod tests {
             .find(|r| r.is_enabled())
             .expect("an enabled row");
         server.diagnostics.exclude_tools = vec!["drop".into()];
-        let tool = |name: &str| tether_core::model::CatalogTool {
-            name: name.into(),
-            listed_at: 0,
-            description: None,
-            description_truncated: false,
-            input_schema: None,
-            input_schema_truncated: false,
-            input_schema_bytes: 0,
-            token_estimate: 7,
-        };
+        let tool = |name: &str| catalog_tool(name, 7);
         let catalog = ToolCatalog {
             method: "test".into(),
             at: Timestamp(5),
@@ -508,16 +513,7 @@ mod tests {
             &|_| None,
             |endpoint| async move {
                 let ok = endpoint.transport() == Transport::Http;
-                let tool = |name: &str, tokens| tether_core::model::CatalogTool {
-                    name: name.into(),
-                    listed_at: 0,
-                    description: None,
-                    description_truncated: false,
-                    input_schema: None,
-                    input_schema_truncated: false,
-                    input_schema_bytes: 0,
-                    token_estimate: tokens,
-                };
+                let tool = catalog_tool;
                 let catalog = ok.then(|| ToolCatalog {
                     method: tether_core::model::CATALOG_METHOD.into(),
                     at: Timestamp(1),

@@ -407,3 +407,42 @@ pub fn kept_collect_token(home: &std::path::Path) -> String {
         .trim()
         .to_owned()
 }
+
+/// Serves `handler` as an MCP server on stdin/stdout until the client
+/// goes (the test peers' `main`): success, or failure with why on stderr.
+pub fn serve_stdio<H: rmcp::ServerHandler>(name: &str, handler: H) -> std::process::ExitCode {
+    use rmcp::ServiceExt;
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return std::process::ExitCode::FAILURE;
+    };
+    runtime.block_on(async {
+        match handler.serve(rmcp::transport::stdio()).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                std::process::ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("{name}: {err}");
+                std::process::ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// Keeps a copy of a test's private home under `$TETHER_KEEP_HOMES/LABEL`
+/// (to record fixtures from, or to look at what a harness wrote).
+pub fn keep_home(label: &str, home: &std::path::Path) {
+    if let Some(dir) = std::env::var_os("TETHER_KEEP_HOMES") {
+        let to = std::path::Path::new(&dir).join(label);
+        let _ = std::fs::remove_dir_all(&to);
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(home)
+            .arg(&to)
+            .status();
+    }
+}

@@ -181,21 +181,6 @@ async fn collect_session(
     last
 }
 
-/// Keeps a copy of a session's private home under `$TETHER_KEEP_HOMES/KIND`
-/// (to record fixtures from, or to look at what the harness wrote).
-fn keep_home(kind: &str, home: &std::path::Path) {
-    if let Some(dir) = std::env::var_os("TETHER_KEEP_HOMES") {
-        let to = std::path::Path::new(&dir).join(kind);
-        let _ = std::fs::remove_dir_all(&to);
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(home)
-            .arg(&to)
-            .status();
-    }
-}
-
 /// What the harness wrote to disk about the same session, read as `tether
 /// sessions` reads it: exactly one session of `kind`, with the live
 /// session's id; imported into a store holding the live session, it is
@@ -614,7 +599,7 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home(&format!("claude-{}", release.label()), home.path());
+    tether_tests::keep_home(&format!("claude-{}", release.label()), home.path());
     let disk = recorded("claude", home.path(), &[], configured(&peers), &attempt);
     assert!(used_on_disk(&disk), "{disk:?}");
     // The last mile: what the records say reached the model is what the
@@ -741,7 +726,7 @@ async fn qwen_session(release: Release) {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home(&format!("qwen-{}", release.label()), home.path());
+    tether_tests::keep_home(&format!("qwen-{}", release.label()), home.path());
     let disk = recorded("qwen", home.path(), &[], configured(&peers), &attempt);
     no_wrong_last_mile("qwen", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
@@ -835,7 +820,7 @@ async fn copilot_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home("copilot", home.path());
+    tether_tests::keep_home("copilot", home.path());
     let disk = recorded("copilot", home.path(), &[], configured(&peers), &attempt);
     no_wrong_last_mile("copilot", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
@@ -910,7 +895,7 @@ async fn gemini_cli_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home("gemini", home.path());
+    tether_tests::keep_home("gemini", home.path());
     // The session ran with the folder trusted by its environment; the
     // inventory of the same home reads the same environment.
     let trust = [("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned())];
@@ -982,7 +967,7 @@ async fn codex_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home("codex", home.path());
+    tether_tests::keep_home("codex", home.path());
     let vars = [("CODEX_HOME".to_owned(), codex_home.display().to_string())];
     let disk = recorded("codex", home.path(), &vars, configured(&peers), &attempt);
     no_wrong_last_mile("codex", &disk, &attempt, &peers.sent);
@@ -1065,7 +1050,7 @@ async fn opencode_session_collected() {
     .await
     .expect("a collected session");
     running.shutdown().await;
-    keep_home("opencode", home.path());
+    tether_tests::keep_home("opencode", home.path());
     let vars = [("XDG_DATA_HOME".to_owned(), dir(".local/share"))];
     let disk = recorded("opencode", home.path(), &vars, configured(&peers), &attempt);
     no_wrong_last_mile("opencode", &disk, &attempt, &peers.sent);

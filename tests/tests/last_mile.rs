@@ -313,16 +313,10 @@ async fn what_the_model_got(
         .await
         .expect("the run");
     // `TETHER_KEEP_HOMES=DIR` keeps what the harness wrote, to look at.
-    if let Some(dir) = std::env::var_os("TETHER_KEEP_HOMES") {
-        let to = Path::new(&dir).join(format!("last-mile-{kind}-{}", release.label()));
-        let _ = std::fs::remove_dir_all(&to);
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = std::process::Command::new("cp")
-            .arg("-a")
-            .arg(home.path())
-            .arg(&to)
-            .status();
-    }
+    tether_tests::keep_home(
+        &format!("last-mile-{kind}-{}", release.label()),
+        home.path(),
+    );
     let turns = log.turns();
     assert!(
         !turns.is_empty(),

@@ -24,7 +24,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
 struct Breaking {
@@ -91,25 +91,5 @@ fn main() -> std::process::ExitCode {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0usize)
         .min(10_000);
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return std::process::ExitCode::FAILURE;
-    };
-    runtime.block_on(async {
-        match (Breaking { tools: tools(many) })
-            .serve(rmcp::transport::stdio())
-            .await
-        {
-            Ok(running) => {
-                let _ = running.waiting().await;
-                std::process::ExitCode::SUCCESS
-            }
-            Err(err) => {
-                eprintln!("tether-breaking-mcp: {err}");
-                std::process::ExitCode::FAILURE
-            }
-        }
-    })
+    tether_tests::serve_stdio("tether-breaking-mcp", Breaking { tools: tools(many) })
 }

@@ -10,7 +10,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tether_kandev_endpoint::Sentinel;
 
 struct ModernOnly(Sentinel);
@@ -52,22 +52,5 @@ impl ServerHandler for ModernOnly {
 }
 
 fn main() -> std::process::ExitCode {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return std::process::ExitCode::FAILURE;
-    };
-    runtime.block_on(async {
-        match ModernOnly(Sentinel).serve(rmcp::transport::stdio()).await {
-            Ok(running) => {
-                let _ = running.waiting().await;
-                std::process::ExitCode::SUCCESS
-            }
-            Err(err) => {
-                eprintln!("tether-modern-mcp: {err}");
-                std::process::ExitCode::FAILURE
-            }
-        }
-    })
+    tether_tests::serve_stdio("tether-modern-mcp", ModernOnly(Sentinel))
 }
