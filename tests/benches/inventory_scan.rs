@@ -1,5 +1,5 @@
 //! How long `tether inventory` takes to read a large configuration: five
-//! harnesses, user and project scopes, 50 servers per file (550 rows: Copilot reads the project's `.mcp.json` too), with
+//! harnesses, user and project scopes, 50 servers per file (600 rows: Copilot reads the project's `.mcp.json` too, Qwen Code its settings), with
 //! secrets in every entry so the row builder's scrubbing is paid in full;
 //! and a Claude home of 50 installed plugins, 200 skills and 200 hooks (each
 //! hook command checked: variables, resolution), the capability goal's shape.
@@ -83,10 +83,11 @@ fn bench(c: &mut Criterion) {
     for r in &doc.rows {
         *per.entry(format!("{}/{}", r.harness, r.scope)).or_default() += 1;
     }
-    // Ten files, and Copilot reads the project's `.mcp.json` too (as Claude does).
+    // Ten files; Copilot reads the project's `.mcp.json` too (as Claude
+    // does), and Qwen Code the project's `.gemini`-shaped settings.
     assert_eq!(
         doc.rows.len(),
-        11 * PER_FILE,
+        12 * PER_FILE,
         "rows: {per:?} {:?}",
         doc.errors
     );
@@ -97,7 +98,7 @@ fn bench(c: &mut Criterion) {
         doc.rows.len(),
         json.len() / 1024
     );
-    c.bench_function("inventory/scan_all_550_rows", |b| {
+    c.bench_function("inventory/scan_all_600_rows", |b| {
         b.iter(|| scan_all(&ctx, &all, &[]))
     });
 }
