@@ -647,7 +647,7 @@ pub fn stopped(row: &ServerAttachment) -> String {
 pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> DisplayStatus {
     // Kept from the model by a rule (dropped, collided, past a limit): it
     // could not be offered, with that reason.
-    if tool.reason_code.is_some() && !tool.model_visible.is_yes() && !tool.called.is_yes() {
+    if tool.is_withheld() {
         return DisplayStatus::Unavailable;
     }
     if tool.is_shown() {
@@ -662,13 +662,11 @@ pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> Displ
 /// Why a tool stopped short of the model: the reason a rule gave (observed
 /// or predicted), or its deferral behind the harness's tool search.
 pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonCode> {
-    if tool.model_visible.is_yes() || tool.called.is_yes() {
-        return None;
+    if tool.is_withheld() {
+        return tool.reason_code.clone();
     }
-    tool.reason_code.clone().or_else(|| {
-        tool.is_deferred()
-            .then_some(crate::vocab::ReasonCode::DeferredUntilSearched)
-    })
+    tool.is_deferred()
+        .then_some(crate::vocab::ReasonCode::DeferredUntilSearched)
 }
 
 /// Where a tool stopped, in words: used (with its calls), sent to the
@@ -679,7 +677,7 @@ pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
     match (tool.calls, tool.failed_calls) {
         (0, _) if tool.model_visible.is_yes() => "reached the model; not called".to_owned(),
         (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
-        (0, _) => match &tool.reason_code {
+        (0, _) => match tool.reason_code.as_ref().filter(|_| tool.is_withheld()) {
             Some(reason) => {
                 let predicted = tool.current_thread.provenance
                     == Some(crate::model::ProvenanceCode::DocumentedRule);

@@ -337,6 +337,16 @@ impl ToolRow {
     pub fn is_deferred(&self) -> bool {
         self.deferred.is_yes() && !self.model_visible.is_yes()
     }
+
+    /// Kept from the model by a rule (`reason_code` says which), and
+    /// nothing observed shows it reached the thread, the model or a call:
+    /// an observation beats a prediction.
+    pub fn is_withheld(&self) -> bool {
+        self.reason_code.is_some()
+            && !self.current_thread.is_yes()
+            && !self.model_visible.is_yes()
+            && !self.called.is_yes()
+    }
 }
 
 /// An MCP client's self-description.

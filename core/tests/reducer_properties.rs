@@ -460,9 +460,7 @@ proptest! {
                         "a tool is never {:?}", status
                     );
                     // A tool a rule kept from the model is unavailable, with its reason.
-                    let withheld = tool.reason_code.is_some()
-                        && !tool.model_visible.is_yes()
-                        && !tool.called.is_yes();
+                    let withheld = tool.is_withheld();
                     prop_assert_eq!(status == DisplayStatus::Active, tool.is_shown() && !withheld);
                     if withheld {
                         prop_assert_eq!(status, DisplayStatus::Unavailable);

@@ -319,7 +319,7 @@ pub fn tool_rows(
             row.reason_code = p.reason_code.clone();
             row.summary = p.rule.as_deref().map(sanitize::summary);
         }
-        row.model = Some(p);
+        row.model = Some(Box::new(p));
     }
     rows
 }

@@ -349,3 +349,24 @@ fn a_withheld_tool_says_why_and_never_weakens_what_was_seen() {
         "listed ✓ → accepted ✓ → offered ✓ in context → called ?"
     );
 }
+
+#[test]
+fn an_observed_deferral_beats_a_predicted_withholding() {
+    let mut h = AttachmentHistory::new("t", "s");
+    begin(&mut h, &start("a", 1)).expect("begin");
+    let mut ev = Evidence::new(EvidenceKind::ToolWithheld, Timestamp(2))
+        .server("srv0")
+        .provenance(crate::vocab::Provenance::DocumentedRule);
+    ev.tool = Some("convert".into());
+    ev.reason_code = Some(ReasonCode::NameCollision);
+    reduce(&mut h, &observe("s", "a", ev)).expect("withheld");
+    let mut seen = Evidence::new(EvidenceKind::ToolDeferred, Timestamp(3)).server("srv0");
+    seen.tool = Some("convert".into());
+    seen.provenance = crate::vocab::Provenance::HarnessRecord;
+    reduce(&mut h, &observe("s", "a", seen)).expect("deferred");
+    let (t, shown) = convert_tool(&h);
+    assert!(!t.is_withheld(), "{t:?}");
+    assert_eq!(t.current_thread.state, StageState::Yes);
+    assert_eq!(shown.reason_code, Some(ReasonCode::DeferredUntilSearched));
+    assert_eq!(shown.status, crate::vocab::DisplayStatus::Active);
+}
