@@ -190,7 +190,7 @@ pub struct InventoryRow {
     /// (`tether inventory --test`): its name as the model sees it, and
     /// whether the harness would offer it. A prediction, never an
     /// observation.
-    /// (Boxed: most rows have none, and rows are moved in bulk.)
+    // Boxed: most rows have none, and rows are moved in bulk.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<Box<crate::last_mile::Prediction>>,
     /// What this row bundles or holds (a plugin's servers, skills and hooks;
