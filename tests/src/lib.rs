@@ -446,3 +446,17 @@ pub fn keep_home(label: &str, home: &std::path::Path) {
             .status();
     }
 }
+
+/// The environment that keeps OpenCode inside a private `home` (its XDG
+/// folders) and offline (no model list fetched, no update).
+pub fn opencode_env(home: &std::path::Path) -> Vec<(String, String)> {
+    let dir = |rel: &str| home.join(rel).display().to_string();
+    vec![
+        ("XDG_CONFIG_HOME".into(), dir(".config")),
+        ("XDG_DATA_HOME".into(), dir(".local/share")),
+        ("XDG_STATE_HOME".into(), dir(".local/state")),
+        ("XDG_CACHE_HOME".into(), dir(".cache")),
+        ("OPENCODE_DISABLE_MODELS_FETCH".into(), "true".into()),
+        ("OPENCODE_DISABLE_AUTOUPDATE".into(), "true".into()),
+    ]
+}

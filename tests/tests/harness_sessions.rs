@@ -1026,14 +1026,7 @@ async fn opencode_session_collected() {
     .expect("config");
     let dir = |rel: &str| home.path().join(rel).display().to_string();
     let mut env = setup_env(&setup);
-    env.extend([
-        ("XDG_CONFIG_HOME".into(), dir(".config")),
-        ("XDG_DATA_HOME".into(), dir(".local/share")),
-        ("XDG_STATE_HOME".into(), dir(".local/state")),
-        ("XDG_CACHE_HOME".into(), dir(".cache")),
-        ("OPENCODE_DISABLE_MODELS_FETCH".into(), "true".into()),
-        ("OPENCODE_DISABLE_AUTOUPDATE".into(), "true".into()),
-    ]);
+    env.extend(tether_tests::opencode_env(home.path()));
     let args = ["run", "what time is it"].map(str::to_owned).to_vec();
     let attempt = collect_session(
         "opencode",

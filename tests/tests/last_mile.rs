@@ -234,19 +234,12 @@ fn run_of(
                     "autoupdate": false, "share": "disabled"
                 })),
             );
-            let dir = |rel: &str| home.join(rel).display().to_string();
+            let mut env = vec![("PATH".into(), path)];
+            env.extend(tether_tests::opencode_env(home));
             Run {
                 program,
                 args: s(&["run", "echo something"]),
-                env: vec![
-                    ("PATH".into(), path),
-                    ("XDG_CONFIG_HOME".into(), dir(".config")),
-                    ("XDG_DATA_HOME".into(), dir(".local/share")),
-                    ("XDG_STATE_HOME".into(), dir(".local/state")),
-                    ("XDG_CACHE_HOME".into(), dir(".cache")),
-                    ("OPENCODE_DISABLE_MODELS_FETCH".into(), "true".into()),
-                    ("OPENCODE_DISABLE_AUTOUPDATE".into(), "true".into()),
-                ],
+                env,
                 cwd: work,
             }
         }
