@@ -353,6 +353,57 @@ pub fn over_tool_limit(rules: &Rules, offered: usize) -> Option<String> {
     })
 }
 
+/// The way back from a model-side name to the server and tool it came
+/// from, for every tool the rules offer: what a request to the model names,
+/// read as MCP tools. Built from [`predict`] over each server's listing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModelNames {
+    /// Exact model-side name → (server, listed tool).
+    exact: std::collections::BTreeMap<String, (String, String)>,
+    /// Names the harness suffixes with a hash Tether does not spell:
+    /// the name before the hash → the tools that share it.
+    suffixed: std::collections::BTreeMap<String, Vec<(String, String)>>,
+}
+
+impl ModelNames {
+    /// The names `rules` give the tools the harness sends of `servers`
+    /// (each server with its listing, in listed order).
+    pub fn new(rules: &Rules, servers: &[(&str, &[Listed])]) -> Self {
+        let mut names = ModelNames::default();
+        for (server, tools) in servers {
+            // A name past the provider's limit is still sent by the
+            // harness (the provider refuses it): a request can hold it.
+            let sent = |p: &Prediction| p.offered || p.reason_code == Some(ReasonCode::NameTooLong);
+            for p in predict(rules, server, tools).into_iter().filter(sent) {
+                let at = ((*server).to_owned(), p.tool);
+                if p.suffixed {
+                    names.suffixed.entry(p.model_name).or_default().push(at);
+                } else {
+                    names.exact.insert(p.model_name, at);
+                }
+            }
+        }
+        names
+    }
+
+    /// The server and tool a model-side name stands for: exactly, or (for
+    /// a hash-suffixed name) only when one tool shares its prefix. `None`
+    /// for a name no offered tool has (a harness's own tool, say).
+    pub fn resolve(&self, model_name: &str) -> Option<(&str, &str)> {
+        if let Some((server, tool)) = self.exact.get(model_name) {
+            return Some((server, tool));
+        }
+        let (base, hash) = model_name.rsplit_once('_')?;
+        if hash.is_empty() || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        match self.suffixed.get(base).map(Vec::as_slice) {
+            Some([(server, tool)]) => Some((server, tool)),
+            _ => None,
+        }
+    }
+}
+
 /// The evidence a prediction gives `server`'s row: a `tool_withheld` for
 /// each tool the rules keep from the model, its provenance
 /// `documented_rule` (a prediction; it never says a tool was offered).
@@ -420,6 +471,21 @@ mod tests {
         let p = predict(&suffixed, "s", &listed(&["a.b", "echo", "a_b"]));
         assert!(p.iter().all(|p| p.offered));
         assert!(p[0].suffixed && !p[1].suffixed && p[2].suffixed);
+    }
+
+    #[test]
+    fn model_side_names_resolve_back_to_their_tools() {
+        let rules = Rules::new(claude_like, OnCollision::FirstWins, "test");
+        let tools = listed(&["a.b", "a_b", "echo"]);
+        let names = ModelNames::new(&rules, &[("srv", &tools)]);
+        assert_eq!(names.resolve("mcp__srv__a_b"), Some(("srv", "a.b")));
+        assert_eq!(names.resolve("mcp__srv__echo"), Some(("srv", "echo")));
+        assert_eq!(names.resolve("Bash"), None);
+        // Two tools behind one hashed prefix stay unresolved: never a guess.
+        let suffixed = Rules::new(claude_like, OnCollision::Suffixed, "test");
+        let names = ModelNames::new(&suffixed, &[("srv", &tools)]);
+        assert_eq!(names.resolve("mcp__srv__a_b_02e48d1cd3a7"), None);
+        assert_eq!(names.resolve("mcp__srv__echo"), Some(("srv", "echo")));
     }
 
     #[test]

@@ -436,6 +436,14 @@ async fn predicted_equals_received(kind: &str, release: Release, env: &[(&str, &
                 );
             }
         }
+        // And every name it was told leads back to its tool.
+        let names = tether_core::last_mile::ModelNames::new(&rules, &[("brk", &listed)]);
+        for name in got.named.iter().filter(|n| n.starts_with("mcp__brk")) {
+            assert!(
+                names.resolve(name).is_some(),
+                "{label}: {name} leads to no tool"
+            );
+        }
         return;
     }
     for p in &predicted {
@@ -463,12 +471,25 @@ async fn predicted_equals_received(kind: &str, release: Release, env: &[(&str, &
             );
         }
     }
-    // And nothing the model got was left out of the prediction.
+    // And nothing the model got was left out of the prediction; each
+    // name the model got leads back to the tool it came from (a hashed
+    // name shared by several tools leads nowhere: never a guess).
+    let names = tether_core::last_mile::ModelNames::new(&rules, &[("brk", &listed)]);
     for (name, listed) in &got.offered {
         assert!(
             predicted.iter().any(|p| &p.tool == listed),
             "{label}: {name} ({listed}) was not predicted"
         );
+        let suffixed = predicted.iter().any(|p| &p.tool == listed && p.suffixed);
+        let back = names.resolve(name);
+        if suffixed {
+            assert!(
+                back.is_none_or(|b| b == ("brk", listed.as_str())),
+                "{label}: {name} → {back:?}"
+            );
+        } else {
+            assert_eq!(back, Some(("brk", listed.as_str())), "{label}: {name}");
+        }
     }
 }
 
