@@ -312,22 +312,42 @@ fn mark(state: StageState) -> &'static str {
     }
 }
 
+/// One stage of a checklist, as `obs` shows it.
+fn checklist_item(
+    stage: &'static str,
+    label: &'static str,
+    obs: crate::model::StageObservation,
+) -> ChecklistItem {
+    ChecklistItem {
+        stage,
+        label,
+        state: obs.state,
+        provenance: obs.provenance.map(|p| p.word().to_string()),
+        at: obs.at,
+        implied_by: obs.implied_by.map(|i| i.as_str()),
+        mark: mark(obs.state),
+    }
+}
+
 /// The checklist for a row, in ladder order.
 pub fn checklist(row: &ServerAttachment) -> Vec<ChecklistItem> {
     Stage::ALL
         .iter()
-        .map(|&stage| {
-            let obs = row.stages.get(stage);
-            ChecklistItem {
-                stage: stage.as_str(),
-                label: stage_label(stage),
-                state: obs.state,
-                provenance: obs.provenance.map(|p| p.word().to_string()),
-                at: obs.at,
-                implied_by: obs.implied_by.map(|i| i.as_str()),
-                mark: mark(obs.state),
-            }
-        })
+        .map(|&stage| checklist_item(stage.as_str(), stage_label(stage), *row.stages.get(stage)))
+        .collect()
+}
+
+/// What a reason predicted by a documented rule, not observed, says after it.
+const PREDICTED: &str = " (predicted by a documented rule)";
+
+/// `pairs`, the stages something showed (not `unknown`), by wire name.
+fn shown_stages(
+    pairs: &[(&str, &crate::model::StageObservation)],
+) -> std::collections::BTreeMap<String, crate::model::StageObservation> {
+    pairs
+        .iter()
+        .filter(|(_, o)| o.state != StageState::Unknown)
+        .map(|(k, o)| ((*k).to_owned(), **o))
         .collect()
 }
 
@@ -406,18 +426,14 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
 pub fn tool_stages(
     tool: &crate::model::ToolRow,
 ) -> std::collections::BTreeMap<String, crate::model::StageObservation> {
-    [
+    shown_stages(&[
         ("tools_listed", &tool.listed),
         ("schema_accepted", &tool.schema_accepted),
         ("current_thread", &tool.current_thread),
         ("model_visible", &tool.model_visible),
         ("deferred", &tool.deferred),
         ("called", &tool.called),
-    ]
-    .into_iter()
-    .filter(|(_, o)| o.state != StageState::Unknown)
-    .map(|(k, o)| (k.to_owned(), *o))
-    .collect()
+    ])
 }
 
 /// The tool level of a row: each tool Tether knows of it (its tool rows,
@@ -432,41 +448,30 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
     };
     let labels: [(&'static str, &'static str); 6] = [
         ("tools_listed", "Listed"),
-        ("schema_accepted", "Accepted by the harness"),
-        ("current_thread", "In the thread"),
+        ("schema_accepted", stage_label(Stage::SchemaAccepted)),
+        ("current_thread", stage_label(Stage::CurrentThread)),
         ("deferred", "Deferred behind a search"),
-        ("model_visible", "Model-visible"),
+        ("model_visible", stage_label(Stage::ModelVisible)),
         ("called", "Called"),
     ];
     let view = |tool: &crate::model::ToolRow| {
         let stages = tool_stages(tool);
-        let reason = tool_reason(tool);
+        let status = tool_status(row.status, tool);
         ToolView {
             name: tool.name.clone(),
-            status: tool_status(row.status, tool),
-            color: color_class(tool_status(row.status, tool)),
+            status,
+            color: color_class(status),
             stopped: tool_stopped(tool),
             path: tool_path(&stages),
-            predicted: reason.is_some()
-                && tool.current_thread.provenance
-                    == Some(crate::model::ProvenanceCode::DocumentedRule),
-            reason_code: reason,
+            predicted: tool.is_predicted(),
+            reason_code: tool_reason(tool),
             tokens: tokens(&tool.name),
             calls: tool.calls,
             failed_calls: tool.failed_calls,
             checklist: labels
                 .iter()
                 .map(|&(stage, label)| {
-                    let obs = stages.get(stage).copied().unwrap_or_default();
-                    ChecklistItem {
-                        stage,
-                        label,
-                        state: obs.state,
-                        provenance: obs.provenance.map(|p| p.word().to_string()),
-                        at: obs.at,
-                        implied_by: obs.implied_by.map(|i| i.as_str()),
-                        mark: mark(obs.state),
-                    }
+                    checklist_item(stage, label, stages.get(stage).copied().unwrap_or_default())
                 })
                 .collect(),
         }
@@ -678,18 +683,10 @@ pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
         (0, _) if tool.model_visible.is_yes() => "reached the model; not called".to_owned(),
         (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
         (0, _) => match tool.reason_code.as_ref().filter(|_| tool.is_withheld()) {
-            Some(reason) => {
-                let predicted = tool.current_thread.provenance
-                    == Some(crate::model::ProvenanceCode::DocumentedRule);
-                format!(
-                    "kept from the model: {reason}{}",
-                    if predicted {
-                        " (predicted by a documented rule)"
-                    } else {
-                        ""
-                    }
-                )
-            }
+            Some(reason) => format!(
+                "kept from the model: {reason}{}",
+                if tool.is_predicted() { PREDICTED } else { "" }
+            ),
             None => "listed; not called".to_owned(),
         },
         (c, 0) => format!("used: {c} {}", plural(c)),
@@ -723,15 +720,7 @@ pub fn tool_path(
 /// per tool of each server (`SERVER/TOOL`), with the stages that were shown
 /// and what showed each.
 pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
-    use crate::model::StageObservation;
     use crate::vocab::CapabilityKind;
-    let shown = |pairs: &[(&str, &StageObservation)]| {
-        pairs
-            .iter()
-            .filter(|(_, o)| o.state != StageState::Unknown)
-            .map(|(k, o)| ((*k).to_owned(), **o))
-            .collect::<std::collections::BTreeMap<_, _>>()
-    };
     let mut rows = Vec::new();
     for server in &attempt.servers {
         let s = &server.stages;
@@ -744,7 +733,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
             status: server.status,
             reason_code: server.reason_code.clone(),
             stopped: stopped(server),
-            stages: shown(&[
+            stages: shown_stages(&[
                 ("configured", &s.configured),
                 ("enabled", &s.enabled),
                 ("delivered", &s.delivered),
@@ -935,17 +924,11 @@ fn write_last_mile(out: &mut String, row: &ServerAttachment) {
         let Some(reason) = tool_reason(tool) else {
             continue;
         };
-        let predicted =
-            tool.current_thread.provenance == Some(crate::model::ProvenanceCode::DocumentedRule);
         let _ = writeln!(
             out,
             "      tool {}: {reason}{}",
             tool.name,
-            if predicted {
-                " (predicted by a documented rule)"
-            } else {
-                ""
-            }
+            if tool.is_predicted() { PREDICTED } else { "" }
         );
     }
 }

@@ -224,6 +224,49 @@ pub struct Prediction {
     pub rule: Option<String>,
 }
 
+impl Prediction {
+    /// Not offered, for `reason`, by `rule`.
+    fn withhold(&mut self, reason: ReasonCode, rule: String) {
+        self.offered = false;
+        self.deferred = false;
+        self.reason_code = Some(reason);
+        self.rule = Some(rule);
+    }
+
+    /// Whether the harness sends the tool: offered, or refused only by the
+    /// provider (a name past its limit), so a request to the model can
+    /// hold it.
+    pub fn is_sent(&self) -> bool {
+        self.offered || self.reason_code == Some(ReasonCode::NameTooLong)
+    }
+
+    /// Whether `name`, as a request to the model holds it, is this tool's:
+    /// its model-side name, or that name and the hash the harness adds.
+    pub fn spells(&self, name: &str) -> bool {
+        if self.suffixed {
+            hash_suffixed(name).is_some_and(|base| base == self.model_name)
+        } else {
+            name == self.model_name
+        }
+    }
+}
+
+/// The name before a harness's hash suffix (`NAME_<hex>`), if `name` has one.
+fn hash_suffixed(name: &str) -> Option<&str> {
+    let (base, hash) = name.rsplit_once('_')?;
+    (!hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit())).then_some(base)
+}
+
+/// Whether a tool kept from the model for `reason` was not kept by the
+/// harness at all (`schema_accepted` no): dropped for its schema, or lost a
+/// name collision. Past a limit or excluded, the harness kept it.
+pub fn unaccepted(reason: Option<&ReasonCode>) -> bool {
+    matches!(
+        reason,
+        Some(ReasonCode::SchemaUnsupported | ReasonCode::NameCollision)
+    )
+}
+
 /// What `rules` predict for `server`'s `tools`, in listed order: each
 /// tool's model-side name, and whether it would be offered.
 ///
@@ -250,13 +293,13 @@ pub fn predict(rules: &Rules, server: &str, tools: &[Listed]) -> Vec<Prediction>
             .iter()
             .find(|k| rules.dropped_roots.contains(&k.as_str()))
         {
-            p.offered = false;
-            p.deferred = false;
-            p.reason_code = Some(ReasonCode::SchemaUnsupported);
-            p.rule = Some(format!(
-                "the harness drops a tool whose input schema has a top-level {root} ({})",
-                rules.source
-            ));
+            p.withhold(
+                ReasonCode::SchemaUnsupported,
+                format!(
+                    "the harness drops a tool whose input schema has a top-level {root} ({})",
+                    rules.source
+                ),
+            );
         }
     }
     let mut by_name: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
@@ -278,13 +321,11 @@ pub fn predict(rules: &Rules, server: &str, tools: &[Listed]) -> Vec<Prediction>
         let kept = out[keep].tool.clone();
         for lost in at.into_iter().filter(|i| *i != keep) {
             let p = &mut out[lost];
-            p.offered = false;
-            p.deferred = false;
-            p.reason_code = Some(ReasonCode::NameCollision);
-            p.rule = Some(format!(
+            let rule = format!(
                 "its model-side name {} is also {kept}'s, and the harness keeps one tool per name ({})",
                 p.model_name, rules.source
-            ));
+            );
+            p.withhold(ReasonCode::NameCollision, rule);
         }
     }
     if let Some(cut) = rules.cut {
@@ -296,13 +337,13 @@ pub fn predict(rules: &Rules, server: &str, tools: &[Listed]) -> Vec<Prediction>
             let own = p.model_name.rsplit('/').next().unwrap_or_default();
             let len = own.encode_utf16().count();
             if len > limit.max {
-                p.offered = false;
-                p.deferred = false;
-                p.reason_code = Some(ReasonCode::NameTooLong);
-                p.rule = Some(format!(
-                    "its model-side name has {len} characters and the provider takes at most {} ({})",
-                    limit.max, limit.source
-                ));
+                p.withhold(
+                    ReasonCode::NameTooLong,
+                    format!(
+                        "its model-side name has {len} characters and the provider takes at most {} ({})",
+                        limit.max, limit.source
+                    ),
+                );
             }
         }
     }
@@ -371,10 +412,10 @@ impl ModelNames {
     pub fn new(rules: &Rules, servers: &[(&str, &[Listed])]) -> Self {
         let mut names = ModelNames::default();
         for (server, tools) in servers {
-            // A name past the provider's limit is still sent by the
-            // harness (the provider refuses it): a request can hold it.
-            let sent = |p: &Prediction| p.offered || p.reason_code == Some(ReasonCode::NameTooLong);
-            for p in predict(rules, server, tools).into_iter().filter(sent) {
+            for p in predict(rules, server, tools)
+                .into_iter()
+                .filter(Prediction::is_sent)
+            {
                 let at = ((*server).to_owned(), p.tool);
                 if p.suffixed {
                     names.suffixed.entry(p.model_name).or_default().push(at);
@@ -393,11 +434,11 @@ impl ModelNames {
         if let Some((server, tool)) = self.exact.get(model_name) {
             return Some((server, tool));
         }
-        let (base, hash) = model_name.rsplit_once('_')?;
-        if hash.is_empty() || !hash.chars().all(|c| c.is_ascii_hexdigit()) {
-            return None;
-        }
-        match self.suffixed.get(base).map(Vec::as_slice) {
+        match self
+            .suffixed
+            .get(hash_suffixed(model_name)?)
+            .map(Vec::as_slice)
+        {
             Some([(server, tool)]) => Some((server, tool)),
             _ => None,
         }
@@ -414,8 +455,8 @@ pub fn withheld_evidence(server: &str, predictions: &[Prediction], at: Timestamp
         .map(|p| {
             let mut ev = Evidence::new(EvidenceKind::ToolWithheld, at)
                 .server(server)
+                .tool(p.tool.as_str())
                 .provenance(Provenance::DocumentedRule);
-            ev.tool = Some(p.tool.clone());
             ev.reason_code = p.reason_code.clone();
             ev
         })

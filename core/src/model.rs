@@ -338,6 +338,12 @@ impl ToolRow {
         self.deferred.is_yes() && !self.model_visible.is_yes()
     }
 
+    /// Withheld, and only by a documented rule's prediction: nothing the
+    /// harness said shows it.
+    pub fn is_predicted(&self) -> bool {
+        self.is_withheld() && self.current_thread.provenance == Some(ProvenanceCode::DocumentedRule)
+    }
+
     /// Kept from the model by a rule (`reason_code` says which), and
     /// nothing observed shows it reached the thread, the model or a call:
     /// an observation beats a prediction.
@@ -854,11 +860,17 @@ impl Evidence {
         self
     }
 
-    /// A tool call by name and outcome.
-    pub fn tool_call(mut self, tool: impl Into<String>, ok: bool) -> Self {
+    /// About one tool of its server, by name.
+    pub fn tool(mut self, tool: impl Into<String>) -> Self {
         self.tool = Some(tool.into());
-        self.ok = Some(ok);
         self
+    }
+
+    /// A tool call by name and outcome.
+    pub fn tool_call(self, tool: impl Into<String>, ok: bool) -> Self {
+        let mut ev = self.tool(tool);
+        ev.ok = Some(ok);
+        ev
     }
 
     /// The agent's own session id.

@@ -310,10 +310,7 @@ pub fn tool_rows(
         let row = &mut rows[i];
         if !p.offered {
             row.stages.current_thread = rule(StageState::No);
-            if matches!(
-                p.reason_code,
-                Some(ReasonCode::SchemaUnsupported | ReasonCode::NameCollision)
-            ) {
+            if tether_core::last_mile::unaccepted(p.reason_code.as_ref()) {
                 row.stages.schema_accepted = rule(StageState::No);
             }
             row.reason_code = p.reason_code.clone();

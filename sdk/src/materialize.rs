@@ -252,13 +252,10 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
         }
         out.push(ev);
         if searching {
-            for tool in listed {
-                let mut deferred = Evidence::new(EvidenceKind::ToolDeferred, at)
-                    .server(name)
-                    .provenance(tether_core::vocab::Provenance::AgentReport);
-                deferred.tool = Some(tool.to_owned());
-                out.push(deferred);
-            }
+            out.extend(listed.into_iter().map(|tool| {
+                crate::records::deferred(name, tool, at)
+                    .provenance(tether_core::vocab::Provenance::AgentReport)
+            }));
         }
     }
     out

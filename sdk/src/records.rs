@@ -43,24 +43,25 @@ pub fn outcome(id: &str, ok: bool, at: Timestamp) -> Option<Evidence> {
 
 /// `server`'s `tool` was offered to the model.
 pub fn visible(server: &str, tool: &str, at: Timestamp) -> Evidence {
-    let mut visible = Evidence::new(EvidenceKind::ToolVisible, at).server(server);
-    visible.tool = Some(tool.to_owned());
-    visible
+    Evidence::new(EvidenceKind::ToolVisible, at)
+        .server(server)
+        .tool(tool)
 }
 
 /// `server`'s `tool` is held behind the harness's tool search: discoverable,
 /// its definition not sent to the model.
 pub fn deferred(server: &str, tool: &str, at: Timestamp) -> Evidence {
-    let mut deferred = Evidence::new(EvidenceKind::ToolDeferred, at).server(server);
-    deferred.tool = Some(tool.to_owned());
-    deferred
+    Evidence::new(EvidenceKind::ToolDeferred, at)
+        .server(server)
+        .tool(tool)
 }
 
 /// The harness dropped `server`'s `tool` before the model saw it, for
 /// `reason` (a schema it does not accept, say), as its own records say.
 pub fn withheld(server: &str, tool: &str, reason: ReasonCode, at: Timestamp) -> Evidence {
-    let mut withheld = Evidence::new(EvidenceKind::ToolWithheld, at).server(server);
-    withheld.tool = Some(tool.to_owned());
+    let mut withheld = Evidence::new(EvidenceKind::ToolWithheld, at)
+        .server(server)
+        .tool(tool);
     withheld.reason_code = Some(reason);
     withheld
 }

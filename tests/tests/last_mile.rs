@@ -448,21 +448,11 @@ async fn predicted_equals_received(kind: &str, release: Release, env: &[(&str, &
     }
     for p in &predicted {
         let sent = got_of(&p.tool);
-        let provider_rule = p.reason_code == Some(tether_core::vocab::ReasonCode::NameTooLong);
-        if p.offered || provider_rule {
+        if p.is_sent() {
             // A provider's limit is the provider's: the harness sends the
             // tool (the fake model takes any name), under the name Tether
             // says, and that name breaks the documented limit.
-            let right = sent.iter().any(|n| {
-                if p.suffixed {
-                    n.strip_prefix(&format!("{}_", p.model_name))
-                        .is_some_and(|hash| {
-                            !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit())
-                        })
-                } else {
-                    **n == p.model_name
-                }
-            });
+            let right = sent.iter().any(|n| p.spells(n));
             assert!(right, "{label}: predicted {p:?}, the model got {sent:?}");
         } else {
             assert!(
@@ -627,25 +617,24 @@ async fn the_filter_and_the_inventory_agree(kind: &str, release: Release) {
             assert!(row.get("model").is_none(), "{label}: {row:#}");
             continue;
         }
-        let model = &row["model"];
+        let model: tether_core::last_mile::Prediction =
+            serde_json::from_value(row["model"].clone()).expect("a prediction");
         let sent: Vec<&String> = got
             .offered
             .iter()
             .filter(|(_, listed)| listed == tool)
             .map(|(n, _)| n)
             .collect();
-        if model["deferred"] == true {
+        if model.deferred {
             continue;
         }
-        let name = model["model_name"].as_str().expect("a model-side name");
-        if model["offered"] == true {
-            let suffixed = model["suffixed"] == true;
+        let name = &model.model_name;
+        if model.offered {
             assert!(
-                sent.iter()
-                    .any(|n| *n == name || (suffixed && n.starts_with(&format!("{name}_")))),
+                sent.iter().any(|n| model.spells(n)),
                 "{label}: inventory says {tool} reaches the model as {name}; it got {sent:?}"
             );
-        } else if model["reason_code"] != "name_too_long" {
+        } else if !model.is_sent() {
             assert!(
                 sent.is_empty(),
                 "{label}: inventory says {tool} is kept out: {row:#}; it got {sent:?}"

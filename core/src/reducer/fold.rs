@@ -190,10 +190,7 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
                     changed |= merged(&mut t.listed, yes);
                 }
                 changed |= merged(&mut t.current_thread, no);
-                if matches!(
-                    ev.reason_code,
-                    Some(ReasonCode::SchemaUnsupported | ReasonCode::NameCollision)
-                ) {
+                if crate::last_mile::unaccepted(ev.reason_code.as_ref()) {
                     changed |= merged(&mut t.schema_accepted, no);
                 }
                 // The first reason by content wins, so order never matters.
