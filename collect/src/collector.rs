@@ -28,24 +28,20 @@
 //! `Hub::release`, which keeps what a store holds) and 4096 processes are
 //! remembered (`a_flood_of_sessions_keeps_memory_bounded`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tether_core::harness::HarnessReader;
-use tether_core::model::Evidence;
-use tether_core::owner::Owner;
-use tether_core::plan::DriveMode;
 use tether_core::spec::ServerSpec;
 use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord, is_name_like};
-use tether_core::vocab::{EvidenceKind, Provenance, Trigger};
-use tether_hub::{AttemptRequest, EvidenceSink, Hub};
+use tether_core::vocab::Provenance;
+use tether_hub::Hub;
 
 use crate::decode::Batch;
+use crate::live::LiveSessions;
 use crate::telemetry_records::for_each_record;
 
-/// The most live harness sessions kept; past it the oldest is let go (its
-/// history stays in the hub).
-pub const MAX_LIVE_SESSIONS: usize = 1024;
+pub use crate::live::MAX_LIVE_SESSIONS;
 /// The most processes remembered (to join their session-less records to a
 /// session); past it an arbitrary one is forgotten.
 pub const MAX_PROCESSES: usize = 4096;
@@ -74,19 +70,11 @@ pub struct CollectorStats {
     pub evicted: u64,
 }
 
-struct Live {
-    process: Option<String>,
-    sink: EvidenceSink,
-}
-
 /// Reads records into hub sessions. Not shared: one consumer drains the
 /// receiver's queue into it.
 pub struct Collector {
     hub: Arc<Hub>,
-    configured: HashMap<String, Vec<ServerSpec>>,
-    names: HashMap<String, Vec<String>>,
-    live: HashMap<(String, String), Live>,
-    order: VecDeque<(String, String)>,
+    live: LiveSessions,
     by_process: HashMap<(String, String), String>,
     stats: CollectorStats,
 }
@@ -117,16 +105,9 @@ impl Collector {
     /// harnesses' plugins), with the servers today's configuration gives
     /// each harness (`configured[kind]`).
     pub fn new(hub: Arc<Hub>, configured: HashMap<String, Vec<ServerSpec>>) -> Self {
-        let names = configured
-            .iter()
-            .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
-            .collect();
         Collector {
+            live: LiveSessions::new(Arc::clone(&hub), configured),
             hub,
-            configured,
-            names,
-            live: HashMap::new(),
-            order: VecDeque::new(),
             by_process: HashMap::new(),
             stats: CollectorStats::default(),
         }
@@ -134,15 +115,16 @@ impl Collector {
 
     /// What it has done so far.
     pub fn stats(&self) -> CollectorStats {
-        self.stats
+        CollectorStats {
+            attempts: self.live.attempts(),
+            evicted: self.live.evicted(),
+            ..self.stats
+        }
     }
 
     /// The Tether session ids it has begun, oldest first.
     pub fn sessions(&self) -> Vec<String> {
-        self.order
-            .iter()
-            .map(|(kind, session)| session_id(kind, session))
-            .collect()
+        self.live.sessions()
     }
 
     /// Reads every record of `batch`.
@@ -161,7 +143,7 @@ impl Collector {
         let mut answer = None;
         for harness in hub.registry().harnesses() {
             let kind = harness.id.as_str();
-            let configured = self.names.get(kind).map(Vec::as_slice).unwrap_or(&[]);
+            let configured = self.live.names(kind);
             match read_contained(harness.reader, record, configured) {
                 TelemetryAnswer::NotMine => continue,
                 other => {
@@ -176,8 +158,7 @@ impl Collector {
                 self.stats.ignored += 1;
             }
             Some((kind, TelemetryAnswer::Read(reading))) => {
-                let configured = self.names.get(&kind).map(Vec::as_slice).unwrap_or(&[]);
-                if reading.names_are_names(configured) {
+                if reading.names_are_names(self.live.names(&kind)) {
                     self.stats.read += 1;
                     self.publish(&kind, record, reading);
                 } else {
@@ -220,7 +201,18 @@ impl Collector {
             }
             self.by_process.insert(key, session.clone());
         }
-        let Some(sink) = self.sink_for(kind, &session, process, record) else {
+        let at = if record.at.0 > 0 {
+            record.at
+        } else {
+            tether_hub::now()
+        };
+        let sink = self
+            .live
+            .sink(kind, &session, process, at, Provenance::HarnessTelemetry);
+        for (_, gone) in self.live.take_evicted() {
+            self.by_process.retain(|_, s| s != &gone);
+        }
+        let Some(sink) = sink else {
             return;
         };
         for server in &reading.servers {
@@ -236,82 +228,6 @@ impl Collector {
                 self.stats.evidence += 1;
             }
         }
-    }
-
-    /// The live attempt of a harness session, begun (again, for a new
-    /// process) when needed.
-    fn sink_for(
-        &mut self,
-        kind: &str,
-        session: &str,
-        process: Option<String>,
-        record: &TelemetryRecord,
-    ) -> Option<EvidenceSink> {
-        let key = (kind.to_owned(), session.to_owned());
-        if let Some(live) = self.live.get(&key) {
-            let same = process.is_none() || live.process.is_none() || live.process == process;
-            if same && live.sink.is_current() {
-                return Some(live.sink.clone());
-            }
-        }
-        let id = session_id(kind, session);
-        let servers = self.configured.get(kind).cloned().unwrap_or_default();
-        let owner = Owner {
-            task: kind.into(),
-            session: id.as_str().into(),
-            execution: process.clone().unwrap_or_else(|| "1".into()).into(),
-        };
-        let request = AttemptRequest::new(
-            owner,
-            kind,
-            DriveMode::Passthrough,
-            Trigger::HarnessSession,
-            servers,
-        );
-        let at = if record.at.0 > 0 {
-            record.at
-        } else {
-            tether_hub::now()
-        };
-        let handle = match self.hub.begin_attempt_at(request, at) {
-            Ok(handle) => handle,
-            Err(err) => {
-                tracing::warn!(%err, "could not begin a collected session");
-                return None;
-            }
-        };
-        self.stats.attempts += 1;
-        // Accepted: the harness ran this session (its own telemetry says so).
-        let _ = handle.sink.publish(
-            Evidence::new(EvidenceKind::SessionAccepted, at)
-                .provenance(Provenance::HarnessTelemetry),
-        );
-        let sink = handle.sink.clone();
-        if self
-            .live
-            .insert(
-                key.clone(),
-                Live {
-                    process,
-                    sink: handle.sink,
-                },
-            )
-            .is_none()
-        {
-            self.order.push_back(key);
-            while self.order.len() > MAX_LIVE_SESSIONS {
-                if let Some(old) = self.order.pop_front() {
-                    self.live.remove(&old);
-                    self.by_process.retain(|_, s| s != &old.1);
-                    // Memory stays bounded: the oldest session leaves the hub
-                    // (a store, if the hub has one, keeps its history).
-                    self.hub.flush_blocking();
-                    self.hub.release(&session_id(&old.0, &old.1));
-                    self.stats.evicted += 1;
-                }
-            }
-        }
-        Some(sink)
     }
 }
 

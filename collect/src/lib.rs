@@ -46,6 +46,7 @@ pub mod budget;
 pub mod collector;
 pub mod decode;
 pub mod forward;
+pub mod live;
 pub mod pump;
 pub mod service;
 pub mod telemetry_records;

@@ -586,7 +586,7 @@ pub fn stage(stage: Stage) -> Entry {
 }
 
 /// Every provenance, in the order of its strength.
-pub const PROVENANCES: [crate::model::ProvenanceCode; 9] = {
+pub const PROVENANCES: [crate::model::ProvenanceCode; 10] = {
     use crate::model::ProvenanceCode as P;
     [
         P::SessionEvent,
@@ -597,6 +597,7 @@ pub const PROVENANCES: [crate::model::ProvenanceCode; 9] = {
         P::Relay,
         P::HarnessTelemetry,
         P::HarnessRecord,
+        P::ModelTap,
         P::DocumentedRule,
     ]
 };
@@ -641,6 +642,10 @@ pub fn provenance(p: crate::model::ProvenanceCode) -> Entry {
             "Predicted from a documented rule of the harness or its model provider (a name collision, a schema it drops, a name or tool count past a limit), each rule verified against the real CLI. A prediction, never an observation, and only ever a `no`.",
             "`tether inventory --test` shows each tool's model-side name and the rule; anything observed beats it.",
         ),
+        P::ModelTap => (
+            "Seen by `tether tap` on the way from the harness to its model API: a tool in a request's tool list (model-visible), a tool named behind the harness's tool search (in the thread), a tool the model called. Only where you pointed the harness at the tap.",
+            "The strongest evidence of the last mile: what the model was really sent. Metadata only: names and hashes, never a prompt, a description, a schema or an argument.",
+        ),
     };
     let code = match p {
         P::SessionEvent => "session_event",
@@ -652,6 +657,7 @@ pub fn provenance(p: crate::model::ProvenanceCode) -> Entry {
         P::HarnessTelemetry => "harness_telemetry",
         P::HarnessRecord => "harness_record",
         P::DocumentedRule => "documented_rule",
+        P::ModelTap => "model_tap",
     };
     Entry {
         code,

@@ -251,6 +251,24 @@ pub trait HarnessReader: Send + Sync {
         let _ = (name, command, args);
         None
     }
+
+    /// What the harness needs to send its model requests through `tether
+    /// tap` at `base_url` (`http://127.0.0.1:PORT/TOKEN`): the variable or
+    /// the block that moves its model endpoint, and which sign-ins that
+    /// covers. The default: this plugin does not say.
+    fn model_setup(&self, base_url: &str) -> Option<crate::model_tap::ModelSetup> {
+        let _ = base_url;
+        None
+    }
+
+    /// Whether one model request is this harness's, read from its headers
+    /// (names and values; never kept): its version and its own session id
+    /// where it sends one ([`ModelCaller`](crate::model_tap::ModelCaller)).
+    /// The default: not this harness's.
+    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<crate::model_tap::ModelCaller> {
+        let _ = headers;
+        None
+    }
 }
 
 /// The reader of a harness whose plugin has none: it says nothing.

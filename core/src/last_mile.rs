@@ -445,6 +445,31 @@ impl ModelNames {
     }
 }
 
+/// The server and tool a model-side name stands for, read against the
+/// configured server names alone (no listing at hand: what `tether tap`
+/// sees): the one server whose spelled prefix (`rules.naming` of the server
+/// and a one-letter tool, without that letter) starts the name; the rest is
+/// the tool, as the model got it. `None` when no server fits or two do (the
+/// split would be a guess), and for a name whose tool part is
+/// hash-suffixed by a harness that suffixes (which tool it was is not
+/// spelled there).
+pub fn split_by_servers(rules: &Rules, model_name: &str, servers: &[String]) -> Option<(String, String)> {
+    let mut fits = servers.iter().filter_map(|server| {
+        let spelled = (rules.naming)(server, "t");
+        let prefix = spelled.strip_suffix('t')?;
+        let tool = model_name.strip_prefix(prefix)?;
+        (!tool.is_empty()).then(|| (server.clone(), tool.to_owned()))
+    });
+    let first = fits.next()?;
+    if fits.next().is_some() {
+        return None;
+    }
+    if rules.on_collision == OnCollision::Suffixed && hash_suffixed(&first.1).is_some() {
+        return None;
+    }
+    Some(first)
+}
+
 /// The evidence a prediction gives `server`'s row: a `tool_withheld` for
 /// each tool the rules keep from the model, its provenance
 /// `documented_rule` (a prediction; it never says a tool was offered).

@@ -35,6 +35,7 @@ pub mod history;
 pub mod inventory;
 pub mod last_mile;
 pub mod model;
+pub mod model_tap;
 pub mod observer;
 pub mod owner;
 pub mod passthrough;

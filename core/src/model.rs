@@ -407,6 +407,8 @@ pub enum ProvenanceCode {
     HarnessRecord,
     /// See [`Provenance::DocumentedRule`].
     DocumentedRule,
+    /// See [`Provenance::ModelTap`].
+    ModelTap,
 }
 
 impl ProvenanceCode {
@@ -422,6 +424,7 @@ impl ProvenanceCode {
             Self::HarnessTelemetry => Provenance::HarnessTelemetry,
             Self::HarnessRecord => Provenance::HarnessRecord,
             Self::DocumentedRule => Provenance::DocumentedRule,
+            Self::ModelTap => Provenance::ModelTap,
         }
     }
 
@@ -436,6 +439,7 @@ impl ProvenanceCode {
             Provenance::HarnessTelemetry => Self::HarnessTelemetry,
             Provenance::HarnessRecord => Self::HarnessRecord,
             Provenance::DocumentedRule => Self::DocumentedRule,
+            Provenance::ModelTap => Self::ModelTap,
             Provenance::Assumed | Provenance::Other(_) => Self::Assumed,
         }
     }

@@ -376,6 +376,11 @@ open_vocabulary! {
         /// verified against the real CLI: a prediction, never an
         /// observation. It only ever says `no`.
         DocumentedRule => "documented_rule",
+        /// Read by `tether tap` off a model request the harness sent through
+        /// it (the tools offered, the ones named behind a search) and the
+        /// response (the tools the model called): what the model was really
+        /// sent, seen on its way.
+        ModelTap => "model_tap",
     }
 }
 

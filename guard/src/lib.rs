@@ -90,3 +90,56 @@ pub fn check(policy: &HostPolicy, token: &Token, headers: &HeaderMap) -> Result<
         Err(Refusal::Unauthorized)
     }
 }
+
+/// Checks `Host`, then `Origin`, then a token carried as the path's first
+/// segment (`/TOKEN/rest`), for a listener whose clients send credentials
+/// of their own in `Authorization` (a harness sends its model API key, so
+/// `tether tap`'s token rides in the base URL it is given). `Ok` gives the
+/// rest of the path (`/rest`, or `/`).
+pub fn check_path<'a>(
+    policy: &HostPolicy,
+    token: &Token,
+    headers: &HeaderMap,
+    path: &'a str,
+) -> Result<&'a str, Refusal> {
+    policy.check(headers)?;
+    let rest = path.strip_prefix('/').unwrap_or(path);
+    let (first, rest) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    if token.matches(first) {
+        Ok(rest)
+    } else {
+        Err(Refusal::Unauthorized)
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    #[test]
+    fn a_path_token_is_the_first_segment_only() {
+        let addr: std::net::SocketAddr = "127.0.0.1:4000".parse().expect("addr");
+        let policy = HostPolicy::for_addr(addr);
+        let token = Token::generate();
+        let mut headers = HeaderMap::new();
+        headers.insert(axum::http::header::HOST, "127.0.0.1:4000".parse().expect("host"));
+        let path = format!("/{}/v1/messages", token.secret());
+        assert_eq!(check_path(&policy, &token, &headers, &path), Ok("/v1/messages"));
+        assert_eq!(
+            check_path(&policy, &token, &headers, &format!("/{}", token.secret())),
+            Ok("/")
+        );
+        for wrong in ["/v1/messages", "/", "", &format!("/x{}/v1", token.secret())] {
+            assert_eq!(
+                check_path(&policy, &token, &headers, wrong),
+                Err(Refusal::Unauthorized),
+                "{wrong}"
+            );
+        }
+        headers.insert(axum::http::header::HOST, "evil.example:4000".parse().expect("host"));
+        assert_eq!(check_path(&policy, &token, &headers, &path), Err(Refusal::BadHost));
+    }
+}

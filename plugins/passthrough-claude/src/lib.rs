@@ -171,7 +171,29 @@ fn claude_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
+
 impl tether_core::harness::HarnessReader for PassthroughClaude {
+    /// `ANTHROPIC_BASE_URL`: Claude Code sends every model request there
+    /// with its own credentials.
+    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+        Some(
+            tether_core::model_tap::ModelSetup::new("claude", "anthropic_messages")
+                .var("ANTHROPIC_BASE_URL", base_url)
+                .note("Claude Code sends its requests, with its own API key or token, to this URL; the tap passes them on unchanged (to https://api.anthropic.com unless --upstream says otherwise)."),
+        )
+    }
+
+    /// `claude-cli/VERSION`; its session in `x-claude-code-session-id`
+    /// (2.1.197 and 2.1.332 send it).
+    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+        use tether_core::model_tap::{ModelCaller, header, product_version};
+        let version = product_version(header(headers, "user-agent")?, "claude-cli")?;
+        Some(ModelCaller::new(
+            Some(version),
+            header(headers, "x-claude-code-session-id"),
+        ))
+    }
+
     /// Claude Code's last mile, verified on 2.1.197 and 2.1.332 against the
     /// fake model's log of every request (`tests/tests/last_mile.rs`):
     /// `mcp__SERVER__TOOL`, every character outside `[a-zA-Z0-9_-]` an `_`;

@@ -254,6 +254,36 @@ fn codex_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCodex {
+    /// A model provider of its own in `config.toml`, at the tap, speaking
+    /// the Responses API.
+    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+        let url = serde_json::to_string(&format!("{base_url}/v1")).ok()?;
+        Some(
+            tether_core::model_tap::ModelSetup::new("codex", "openai_responses")
+                .snippet(
+                    "~/.codex/config.toml",
+                    format!(
+                        "model_provider = \"tether-tap\"\n\n[model_providers.tether-tap]\nname = \"OpenAI through tether tap\"\nbase_url = {url}\nwire_api = \"responses\"\nenv_key = \"OPENAI_API_KEY\"\n"
+                    ),
+                )
+                .note("The provider sends your OPENAI_API_KEY, unchanged, through the tap to https://api.openai.com (or --upstream). A ChatGPT sign-in talks to ChatGPT's own backend instead, which this provider does not cover."),
+        )
+    }
+
+    /// `codex_exec/VERSION` (or `codex_cli_rs/…`); its session (the
+    /// thread its rollout is named by) in `session-id` (0.171 sends it).
+    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+        use tether_core::model_tap::{ModelCaller, header, product_version};
+        let agent = header(headers, "user-agent")?;
+        let version = ["codex_exec", "codex_cli_rs", "codex_vscode"]
+            .iter()
+            .find_map(|p| product_version(agent, p))?;
+        let session = ["session-id", "session_id", "thread-id"]
+            .iter()
+            .find_map(|h| header(headers, h));
+        Some(ModelCaller::new(Some(version), session))
+    }
+
     /// Codex's last mile, verified on 0.171.0 against the fake model's log
     /// of every request (`tests/tests/last_mile.rs`): the tool `TOOL` in the
     /// namespace `mcp__SERVER`, every character outside `[a-zA-Z0-9_]` an

@@ -205,7 +205,30 @@ fn copilot_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
+
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
+    /// Its bring-your-own-key provider (`COPILOT_PROVIDER_BASE_URL`),
+    /// speaking OpenAI chat completions.
+    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+        Some(
+            tether_core::model_tap::ModelSetup::new("copilot", "openai_chat")
+                .var("COPILOT_PROVIDER_BASE_URL", format!("{base_url}/v1"))
+                .note("This is Copilot CLI's bring-your-own-key mode: COPILOT_PROVIDER_API_KEY and COPILOT_MODEL stay yours, and the tap passes them on to https://api.openai.com (or --upstream). GitHub's own models are not reached this way.")
+                .note("Copilot CLI sends no session id with its requests: they join a tap session of their own."),
+        )
+    }
+
+    /// Copilot CLI's provider client says only `OpenAI/JS …`, with its own
+    /// `x-initiator` and `x-interaction-type` headers (1.0.x sends both);
+    /// no version and no session.
+    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+        use tether_core::model_tap::{ModelCaller, header};
+        header(headers, "user-agent")?.starts_with("OpenAI/JS ").then_some(())?;
+        header(headers, "x-initiator")?;
+        header(headers, "x-interaction-type")?;
+        Some(ModelCaller::new(None, None))
+    }
+
     /// Copilot CLI's last mile, verified on 1.0.102 against the fake
     /// model's log of every request (`tests/tests/last_mile.rs`):
     /// `SERVER-TOOL`, every character outside `[a-zA-Z0-9_-]` a `-`; of two

@@ -191,7 +191,35 @@ impl PassthroughStrategy for PassthroughGemini {
     }
 }
 
+
 impl tether_core::harness::HarnessReader for PassthroughGemini {
+    /// Gemini CLI: `GOOGLE_GEMINI_BASE_URL`; Qwen Code: `OPENAI_BASE_URL`.
+    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+        use tether_core::model_tap::ModelSetup;
+        Some(match self.flavor() {
+            telemetry::Flavor::Gemini => ModelSetup::new("gemini", "gemini")
+                .var("GOOGLE_GEMINI_BASE_URL", base_url)
+                .note("This covers a Gemini API key (GEMINI_API_KEY), passed on unchanged to https://generativelanguage.googleapis.com (or --upstream); a Google sign-in or Vertex AI goes elsewhere."),
+            telemetry::Flavor::Qwen => ModelSetup::new("qwen", "openai_chat")
+                .var("OPENAI_BASE_URL", format!("{base_url}/v1"))
+                .note("This covers the OpenAI-compatible sign-in (`security.auth.selectedType: openai`, with OPENAI_API_KEY), passed on unchanged to https://api.openai.com (or --upstream, your provider's base URL); Qwen OAuth goes elsewhere."),
+        }
+        .note("It sends no session id with its requests: they join a tap session of their own."))
+    }
+
+    /// `GeminiCLI/VERSION` (`GeminiCLI-tui/…` in the terminal UI) or
+    /// `QwenCode/VERSION`; neither sends a session id (0.61, 0.15 and 0.24).
+    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+        use tether_core::model_tap::{ModelCaller, header, product_version};
+        let agent = header(headers, "user-agent")?;
+        let products: &[&str] = match self.flavor() {
+            telemetry::Flavor::Gemini => &["GeminiCLI-tui", "GeminiCLI"],
+            telemetry::Flavor::Qwen => &["QwenCode"],
+        };
+        let version = products.iter().find_map(|p| product_version(agent, p))?;
+        Some(ModelCaller::new(Some(version), None))
+    }
+
     /// Gemini CLI's and Qwen Code's last mile, verified against the fake
     /// model's log of every request (`tests/tests/last_mile.rs`): Gemini CLI
     /// 0.61.0, and Qwen Code 0.15.10 and 0.24.4 (see [`names`]). Of two

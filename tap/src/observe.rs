@@ -1,0 +1,429 @@
+//! The observer: one thread that reads the copies the proxy hands over
+//! (never on the traffic's path), turns each finished request into a
+//! metadata-only [`TapRecord`], and lands what it proves in the hub.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use serde::Serialize;
+use tether_collect::live::LiveSessions;
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::model_tap::ModelCaller;
+use tether_core::registry::Registry;
+use tether_core::vocab::{EvidenceKind, Provenance};
+
+use crate::Stats;
+use crate::api::Api;
+use crate::read::{CallReader, RequestFacts, Unread, read_request};
+
+/// The most requests the observer follows at once; past it the oldest is
+/// given up (recorded as dropped).
+pub const MAX_OPEN: usize = 4096;
+/// The most recent records kept for [`Tap::recent`](crate::Tap::recent).
+pub const MAX_RECENT: usize = 256;
+/// The most (session, tool) definition hashes remembered, to say when a
+/// definition changed between requests; past it they are forgotten.
+pub const MAX_HASHES: usize = 65_536;
+
+/// What the proxy hands the observer, by request.
+pub(crate) enum Seen {
+    Begin {
+        id: u64,
+        at: Timestamp,
+        api: Option<Api>,
+        caller: Option<(String, ModelCaller)>,
+    },
+    /// The request's body, whole (its chunks, shared, not copied), or why
+    /// it is not there. `path` has no query (a key can ride there).
+    Request {
+        id: u64,
+        path: String,
+        body: Result<Vec<Bytes>, Unread>,
+    },
+    Response {
+        id: u64,
+        status: u16,
+        content_type: Option<String>,
+        encoding: Option<String>,
+    },
+    Chunk {
+        id: u64,
+        bytes: Bytes,
+    },
+    End {
+        id: u64,
+        outcome: &'static str,
+        request_bytes: u64,
+        response_bytes: u64,
+        lost: bool,
+        elapsed_ms: u64,
+    },
+}
+
+/// One tool in a record: its model-side name, and the server and tool it
+/// stands for where the harness's naming and today's configuration say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TapTool {
+    /// As the model got it.
+    pub name: String,
+    /// The MCP server it came from, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The server's tool, as the model got it, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The first 16 hex digits of the SHA-256 of its definition as sent
+    /// (offered tools only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+/// What the tap keeps of one request: names, hashes, counts and times.
+/// No message, prompt, description, schema, argument, result or header
+/// value has a field here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TapRecord {
+    /// When the request arrived.
+    pub at: Timestamp,
+    /// The API it spoke (`anthropic_messages`, …); absent for a path the
+    /// tap passes unread (a token count, a model list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api: Option<&'static str>,
+    /// The harness that sent it, where its plugin recognised it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_kind: Option<String>,
+    /// The harness's version, from its user agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harness_version: Option<String>,
+    /// The Tether session it was recorded on (`KIND:ID`; `KIND:tap-…` for a
+    /// harness that sends no session id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The model it asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The upstream's status, or the tap's own (`502`, `504`, `413`).
+    pub status: u16,
+    /// `completed`, or how the exchange ended otherwise (`upstream_error`,
+    /// `idle_timeout`, `max_duration`, `client_gone`, `too_large`, …).
+    pub outcome: &'static str,
+    /// The tools the request offered the model, in order.
+    pub offered: Vec<TapTool>,
+    /// Tools it named behind the harness's tool search, or sent with
+    /// `defer_loading`: in the thread, not yet model-visible.
+    pub deferred: Vec<TapTool>,
+    /// The tools the model's answer called, in order.
+    pub called: Vec<TapTool>,
+    /// Offered tools whose definition differs from the session's previous
+    /// request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// What was not read, and why (`request: too_large`, `response: encoding`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<String>,
+    /// Bytes of the request body and the response body, as passed.
+    pub request_bytes: u64,
+    /// See `request_bytes`.
+    pub response_bytes: u64,
+    /// From arrival to the response's last byte (or the end), in ms.
+    pub elapsed_ms: u64,
+}
+
+struct Open {
+    at: Timestamp,
+    api: Option<Api>,
+    caller: Option<(String, ModelCaller)>,
+    facts: Option<Result<RequestFacts, Unread>>,
+    reader: Option<CallReader>,
+    status: u16,
+}
+
+pub(crate) struct Observer {
+    pub registry: Registry,
+    pub live: Option<LiveSessions>,
+    pub run: String,
+    pub stats: Arc<Stats>,
+    pub records: tokio::sync::broadcast::Sender<TapRecord>,
+    pub recent: Arc<Mutex<VecDeque<TapRecord>>>,
+    open: HashMap<u64, Open>,
+    order: VecDeque<u64>,
+    hashes: HashMap<(String, String), String>,
+}
+
+impl Observer {
+    pub fn new(
+        registry: Registry,
+        live: Option<LiveSessions>,
+        run: String,
+        stats: Arc<Stats>,
+        records: tokio::sync::broadcast::Sender<TapRecord>,
+        recent: Arc<Mutex<VecDeque<TapRecord>>>,
+    ) -> Self {
+        Observer {
+            registry,
+            live,
+            run,
+            stats,
+            records,
+            recent,
+            open: HashMap::new(),
+            order: VecDeque::new(),
+            hashes: HashMap::new(),
+        }
+    }
+
+    /// Reads until every sender is gone.
+    pub fn run(mut self, seen: Receiver<Seen>) {
+        while let Ok(s) = seen.recv() {
+            self.take(s);
+        }
+    }
+
+    fn take(&mut self, seen: Seen) {
+        match seen {
+            Seen::Begin { id, at, api, caller } => {
+                self.open.insert(
+                    id,
+                    Open {
+                        at,
+                        api,
+                        caller,
+                        facts: None,
+                        reader: None,
+                        status: 0,
+                    },
+                );
+                self.order.push_back(id);
+                while self.order.len() > MAX_OPEN {
+                    if let Some(old) = self.order.pop_front()
+                        && self.open.remove(&old).is_some()
+                    {
+                        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            Seen::Request { id, path, body } => {
+                if let Some(open) = self.open.get_mut(&id)
+                    && let Some(api) = open.api
+                {
+                    open.facts = Some(body.and_then(|chunks| {
+                        let whole: Vec<u8> = chunks.concat();
+                        read_request(api, &path, &whole).ok_or(Unread::NotJson)
+                    }));
+                }
+            }
+            Seen::Response {
+                id,
+                status,
+                content_type,
+                encoding,
+            } => {
+                if let Some(open) = self.open.get_mut(&id) {
+                    open.status = status;
+                    if let Some(api) = open.api {
+                        open.reader = Some(CallReader::new(
+                            api,
+                            content_type.as_deref(),
+                            encoding.as_deref(),
+                        ));
+                    }
+                }
+            }
+            Seen::Chunk { id, bytes } => {
+                if let Some(reader) = self.open.get_mut(&id).and_then(|o| o.reader.as_mut()) {
+                    reader.feed(&bytes);
+                }
+            }
+            Seen::End {
+                id,
+                outcome,
+                request_bytes,
+                response_bytes,
+                lost,
+                elapsed_ms,
+            } => {
+                if let Some(open) = self.open.remove(&id) {
+                    self.order.retain(|o| *o != id);
+                    let record = self.record(open, outcome, lost, (request_bytes, response_bytes), elapsed_ms);
+                    self.keep(record);
+                }
+            }
+        }
+    }
+
+    fn record(
+        &mut self,
+        open: Open,
+        outcome: &'static str,
+        lost: bool,
+        (request_bytes, response_bytes): (u64, u64),
+        elapsed_ms: u64,
+    ) -> TapRecord {
+        let mut unread = Vec::new();
+        let facts = match open.facts {
+            Some(Ok(facts)) => Some(facts),
+            Some(Err(why)) => {
+                unread.push(format!("request: {}", why.word()));
+                None
+            }
+            None if open.api.is_some() && lost => {
+                unread.push("request: dropped".to_owned());
+                None
+            }
+            None => None,
+        };
+        let called = match open.reader.map(CallReader::finish) {
+            _ if lost => {
+                unread.push("response: dropped".to_owned());
+                Vec::new()
+            }
+            Some(Ok(called)) => called,
+            Some(Err(why)) => {
+                unread.push(format!("response: {}", why.word()));
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        if !unread.is_empty() {
+            self.stats.unread.fetch_add(1, Ordering::Relaxed);
+        }
+        let (kind, caller) = match open.caller {
+            Some((kind, caller)) => (Some(kind), caller),
+            None => (None, ModelCaller::default()),
+        };
+        let harness_session = caller
+            .session
+            .clone()
+            .unwrap_or_else(|| format!("tap-{}", self.run));
+        let rules = kind.as_deref().and_then(|k| {
+            let harness = self.registry.harness(k)?;
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                harness.reader.last_mile(caller.version.as_deref())
+            }))
+            .ok()
+            .flatten()
+        });
+        let servers: Vec<String> = match (&self.live, &kind) {
+            (Some(live), Some(kind)) => live.names(kind).to_vec(),
+            _ => Vec::new(),
+        };
+        let tool = |name: &str, hash: Option<String>| {
+            let split = rules
+                .as_ref()
+                .and_then(|r| tether_core::last_mile::split_by_servers(r, name, &servers));
+            let (server, tool) = split.map_or((None, None), |(s, t)| (Some(s), Some(t)));
+            TapTool {
+                name: name.to_owned(),
+                server,
+                tool,
+                hash,
+            }
+        };
+        let facts = facts.unwrap_or_default();
+        let offered: Vec<TapTool> = facts
+            .offered
+            .iter()
+            .filter(|o| !o.deferred)
+            .map(|o| tool(&o.name, Some(o.hash.clone())))
+            .collect();
+        let deferred: Vec<TapTool> = facts
+            .offered
+            .iter()
+            .filter(|o| o.deferred)
+            .map(|o| tool(&o.name, Some(o.hash.clone())))
+            .chain(facts.named.iter().map(|n| tool(n, None)))
+            .collect();
+        let called: Vec<TapTool> = called.iter().map(|n| tool(n, None)).collect();
+        let session = kind
+            .as_deref()
+            .map(|k| tether_core::records::session_id(k, &harness_session));
+        let mut changed = Vec::new();
+        if let Some(session) = &session {
+            if self.hashes.len() > MAX_HASHES {
+                self.hashes.clear();
+            }
+            for o in &facts.offered {
+                let key = (session.clone(), o.name.clone());
+                if let Some(old) = self.hashes.insert(key, o.hash.clone())
+                    && old != o.hash
+                {
+                    changed.push(o.name.clone());
+                }
+            }
+        }
+        let record = TapRecord {
+            at: open.at,
+            api: open.api.map(Api::word),
+            agent_kind: kind.clone(),
+            harness_version: caller.version.clone(),
+            session: session.clone(),
+            model: facts.model.clone(),
+            status: open.status,
+            outcome,
+            offered,
+            deferred,
+            called,
+            changed,
+            unread,
+            request_bytes,
+            response_bytes,
+            elapsed_ms,
+        };
+        if let (Some(kind), Some(_)) = (&kind, open.api) {
+            self.publish(kind, &harness_session, &record);
+        }
+        record
+    }
+
+    /// What the record proves, on its session: each offered or called
+    /// tool model-visible, each deferred one in the thread.
+    fn publish(&mut self, kind: &str, harness_session: &str, record: &TapRecord) {
+        let Some(live) = self.live.as_mut() else {
+            return;
+        };
+        let at = record.at;
+        let Some(sink) = live.sink(kind, harness_session, None, at, Provenance::ModelTap) else {
+            return;
+        };
+        let _ = live.take_evicted();
+        let evidence = |kind: EvidenceKind, t: &TapTool| {
+            let (server, tool) = (t.server.as_ref()?, t.tool.as_ref()?);
+            Some(
+                Evidence::new(kind, at)
+                    .server(server.clone())
+                    .tool(tool.clone())
+                    .provenance(Provenance::ModelTap),
+            )
+        };
+        let all = record
+            .offered
+            .iter()
+            .chain(&record.called)
+            .filter_map(|t| evidence(EvidenceKind::ToolVisible, t))
+            .chain(
+                record
+                    .deferred
+                    .iter()
+                    .filter_map(|t| evidence(EvidenceKind::ToolDeferred, t)),
+            );
+        for e in all {
+            if sink.publish(e).is_ok() {
+                self.stats.evidence.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn keep(&mut self, record: TapRecord) {
+        self.stats.observed.fetch_add(1, Ordering::Relaxed);
+        let _ = self.records.send(record.clone());
+        if let Ok(mut recent) = self.recent.lock() {
+            recent.push_back(record);
+            while recent.len() > MAX_RECENT {
+                recent.pop_front();
+            }
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The pass-through: every byte of the request on to the upstream, every
+//! byte of its answer back, chunk by chunk as it arrives; a copy of each
+//! chunk (shared, not copied) handed to the observer with `try_send`, so
+//! the traffic never waits on it.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use tether_guard::Refusal;
+
+use crate::Inner;
+use crate::api::Api;
+use crate::observe::Seen;
+use crate::read::{MAX_READ_BYTES, Unread};
+
+/// Headers that belong to one hop, not to the message.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+fn text(status: StatusCode, why: &'static str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], why).into_response()
+}
+
+/// What a request tells the observer, without ever waiting: a failed
+/// `try_send` marks the request lost (its record says its copy was
+/// dropped) and sends nothing more for it but its end.
+#[derive(Clone)]
+struct Line {
+    id: u64,
+    tx: SyncSender<Seen>,
+    lost: Arc<AtomicBool>,
+    inner: Arc<Inner>,
+}
+
+impl Line {
+    fn send(&self, seen: Seen) {
+        if self.lost.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.tx.try_send(seen).is_err() {
+            self.lost.store(true, Ordering::Relaxed);
+            self.inner.stats.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn end(&self, outcome: &'static str, bytes: (u64, u64), started: Instant) {
+        let _ = self.tx.try_send(Seen::End {
+            id: self.id,
+            outcome,
+            request_bytes: bytes.0,
+            response_bytes: bytes.1,
+            lost: self.lost.load(Ordering::Relaxed),
+            elapsed_ms: started.elapsed().as_millis().min(u128::from(u64::MAX)) as u64,
+        });
+    }
+}
+
+pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -> Response {
+    let started = Instant::now();
+    inner.stats.requests.fetch_add(1, Ordering::Relaxed);
+    let (parts, body) = request.into_parts();
+    // The guard first: this address only, never a browser, then the token
+    // in the path (the harness's own credentials ride in its headers).
+    let rest = match tether_guard::check_path(&inner.policy, &inner.token, &parts.headers, parts.uri.path()) {
+        Ok(rest) => rest.to_owned(),
+        Err(refusal) => {
+            inner.stats.refused.fetch_add(1, Ordering::Relaxed);
+            let why = match refusal {
+                Refusal::BadHost => "wrong Host\n",
+                Refusal::BadOrigin => "cross-origin requests are refused\n",
+                _ => "the tap's token is missing or wrong: use the base URL `tether tap` printed\n",
+            };
+            return text(refusal.status(), why);
+        }
+    };
+    let Some(url) = inner.upstream_url(&rest, parts.uri.query()) else {
+        inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+        return text(
+            StatusCode::BAD_GATEWAY,
+            "no upstream for this path: start the tap with --upstream URL\n",
+        );
+    };
+    let api = (parts.method == axum::http::Method::POST)
+        .then(|| Api::of(&rest))
+        .flatten();
+    let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
+    let line = Line {
+        id,
+        tx: inner.seen.clone(),
+        lost: Arc::new(AtomicBool::new(false)),
+        inner: Arc::clone(&inner),
+    };
+    line.send(Seen::Begin {
+        id,
+        at: tether_hub::now(),
+        api,
+        caller: inner.caller(&parts.headers),
+    });
+
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let max = inner.limits.max_request_bytes;
+    if declared.is_some_and(|n| n > max) {
+        inner.stats.too_large.fetch_add(1, Ordering::Relaxed);
+        line.end("too_large", (0, 0), started);
+        return text(StatusCode::PAYLOAD_TOO_LARGE, "request body too large for the tap\n");
+    }
+
+    let mut headers = HeaderMap::new();
+    for (name, value) in &parts.headers {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    let sent = Arc::new(AtomicU64::new(0));
+    let over = Arc::new(AtomicBool::new(false));
+    let tee = RequestTee {
+        line: line.clone(),
+        path: rest.split('?').next().unwrap_or("").to_owned(),
+        chunks: api.map(|_| Vec::new()),
+        unread: None,
+        size: 0,
+        max,
+        sent: Arc::clone(&sent),
+        over: Arc::clone(&over),
+    };
+    let body = futures::stream::unfold(
+        (body.into_data_stream(), Some(tee)),
+        |(mut stream, mut tee)| async move {
+            let t = tee.as_mut()?;
+            match stream.next().await {
+                Some(Ok(chunk)) => match t.take(&chunk) {
+                    Ok(()) => Some((Ok(chunk), (stream, tee))),
+                    Err(err) => Some((Err(err), (stream, None))),
+                },
+                Some(Err(err)) => Some((Err(std::io::Error::other(err)), (stream, None))),
+                None => {
+                    if let Some(t) = tee.take() {
+                        t.finish();
+                    }
+                    None
+                }
+            }
+        },
+    );
+    let send = inner
+        .client
+        .request(parts.method.clone(), url)
+        .headers(headers)
+        .body(reqwest::Body::wrap_stream(body))
+        .send();
+    let upstream = match tokio::time::timeout(inner.limits.response_start, send).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(err)) => {
+            let request_bytes = sent.load(Ordering::Relaxed);
+            if over.load(Ordering::Relaxed) {
+                inner.stats.too_large.fetch_add(1, Ordering::Relaxed);
+                line.end("too_large", (request_bytes, 0), started);
+                return text(StatusCode::PAYLOAD_TOO_LARGE, "request body too large for the tap\n");
+            }
+            // Without its URL: a query can hold a key.
+            let err = err.without_url();
+            tracing::debug!(err = %tether_core::sanitize::summary(&err.to_string()), "the upstream is unreachable");
+            inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+            line.end("upstream_error", (request_bytes, 0), started);
+            return text(StatusCode::BAD_GATEWAY, "the model API is unreachable (the tap never retries)\n");
+        }
+        Err(_) => {
+            inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+            line.end("no_answer", (sent.load(Ordering::Relaxed), 0), started);
+            return text(StatusCode::GATEWAY_TIMEOUT, "the model API did not answer in time\n");
+        }
+    };
+    inner.stats.forwarded.fetch_add(1, Ordering::Relaxed);
+
+    let status = upstream.status();
+    let mut response_headers = HeaderMap::new();
+    for (name, value) in upstream.headers() {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            response_headers.append(name.clone(), value.clone());
+        }
+    }
+    let header_text = |name: header::HeaderName| {
+        upstream
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    line.send(Seen::Response {
+        id,
+        status: status.as_u16(),
+        content_type: header_text(header::CONTENT_TYPE),
+        encoding: header_text(header::CONTENT_ENCODING),
+    });
+    let tee = ResponseTee {
+        line,
+        observe: api.is_some(),
+        sent,
+        received: 0,
+        outcome: "client_gone",
+        started,
+    };
+    let idle = inner.limits.idle;
+    let deadline = tokio::time::Instant::now() + inner.limits.max_duration;
+    let stream = futures::stream::unfold(
+        (upstream.bytes_stream(), Some(tee)),
+        move |(mut stream, mut tee)| async move {
+            let t = tee.as_mut()?;
+            let until = (tokio::time::Instant::now() + idle).min(deadline);
+            match tokio::time::timeout_at(until, stream.next()).await {
+                Ok(Some(Ok(chunk))) => {
+                    t.take(&chunk);
+                    Some((Ok(chunk), (stream, tee)))
+                }
+                Ok(Some(Err(err))) => {
+                    t.outcome = "upstream_reset";
+                    t.line.inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+                    drop(tee);
+                    Some((Err(std::io::Error::other(err)), (stream, None)))
+                }
+                Ok(None) => {
+                    t.outcome = "completed";
+                    None
+                }
+                Err(_) => {
+                    t.outcome = if tokio::time::Instant::now() >= deadline {
+                        "max_duration"
+                    } else {
+                        "idle_timeout"
+                    };
+                    t.line.inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+                    drop(tee);
+                    Some((
+                        Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the model API stalled")),
+                        (stream, None),
+                    ))
+                }
+            }
+        },
+    );
+    let mut response = Response::new(Body::from_stream(stream));
+    *response.status_mut() = status;
+    *response.headers_mut() = response_headers;
+    response
+}
+
+/// The request body on its way: counted against the cap, and its chunks
+/// (shared) kept for the observer up to [`MAX_READ_BYTES`].
+struct RequestTee {
+    line: Line,
+    path: String,
+    chunks: Option<Vec<Bytes>>,
+    unread: Option<Unread>,
+    size: u64,
+    max: u64,
+    sent: Arc<AtomicU64>,
+    over: Arc<AtomicBool>,
+}
+
+impl RequestTee {
+    fn take(&mut self, chunk: &Bytes) -> Result<(), std::io::Error> {
+        self.size += chunk.len() as u64;
+        self.sent.store(self.size, Ordering::Relaxed);
+        if self.size > self.max {
+            self.over.store(true, Ordering::Relaxed);
+            self.chunks = None;
+            return Err(std::io::Error::other("request body over the tap's cap"));
+        }
+        if let Some(chunks) = &mut self.chunks {
+            if self.size > MAX_READ_BYTES as u64 {
+                self.chunks = None;
+                self.unread = Some(Unread::TooLarge);
+            } else {
+                chunks.push(chunk.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) {
+        let body = match (self.chunks, self.unread) {
+            (Some(chunks), None) => Ok(chunks),
+            (_, Some(why)) => Err(why),
+            (None, None) => return,
+        };
+        self.line.send(Seen::Request {
+            id: self.line.id,
+            path: self.path,
+            body,
+        });
+    }
+}
+
+/// The response on its way: each chunk's copy to the observer, and the
+/// end (however it came) when it is dropped.
+struct ResponseTee {
+    line: Line,
+    observe: bool,
+    sent: Arc<AtomicU64>,
+    received: u64,
+    outcome: &'static str,
+    started: Instant,
+}
+
+impl ResponseTee {
+    fn take(&mut self, chunk: &Bytes) {
+        self.received += chunk.len() as u64;
+        if self.observe {
+            self.line.send(Seen::Chunk {
+                id: self.line.id,
+                bytes: chunk.clone(),
+            });
+        }
+    }
+}
+
+impl Drop for ResponseTee {
+    fn drop(&mut self) {
+        self.line.end(
+            self.outcome,
+            (self.sent.load(Ordering::Relaxed), self.received),
+            self.started,
+        );
+    }
+}
