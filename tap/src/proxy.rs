@@ -139,6 +139,8 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
         chunks: api.map(|_| Vec::new()),
         unread: None,
         size: 0,
+        declared,
+        done: false,
         max,
         sent: Arc::clone(&sent),
         over: Arc::clone(&over),
@@ -154,7 +156,7 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
                 },
                 Some(Err(err)) => Some((Err(std::io::Error::other(err)), (stream, None))),
                 None => {
-                    if let Some(t) = tee.take() {
+                    if let Some(mut t) = tee.take() {
                         t.finish();
                     }
                     None
@@ -214,6 +216,7 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     });
     let tee = ResponseTee {
         line,
+        declared: upstream.content_length(),
         observe: api.is_some(),
         sent,
         received: 0,
@@ -272,6 +275,10 @@ struct RequestTee {
     chunks: Option<Vec<Bytes>>,
     unread: Option<Unread>,
     size: u64,
+    /// Its `Content-Length`: the client (hyper) stops reading there, and
+    /// never asks for the end.
+    declared: Option<u64>,
+    done: bool,
     max: u64,
     sent: Arc<AtomicU64>,
     over: Arc<AtomicBool>,
@@ -294,18 +301,25 @@ impl RequestTee {
                 chunks.push(chunk.clone());
             }
         }
+        if self.declared == Some(self.size) {
+            self.finish();
+        }
         Ok(())
     }
 
-    fn finish(self) {
-        let body = match (self.chunks, self.unread) {
+    /// The body is whole: its chunks (or why not) to the observer, once.
+    fn finish(&mut self) {
+        if std::mem::replace(&mut self.done, true) || self.over.load(Ordering::Relaxed) {
+            return;
+        }
+        let body = match (self.chunks.take(), self.unread) {
             (Some(chunks), None) => Ok(chunks),
             (_, Some(why)) => Err(why),
             (None, None) => return,
         };
         self.line.send(Seen::Request {
             id: self.line.id,
-            path: self.path,
+            path: std::mem::take(&mut self.path),
             body,
         });
     }
@@ -315,6 +329,8 @@ impl RequestTee {
 /// end (however it came) when it is dropped.
 struct ResponseTee {
     line: Line,
+    /// Its `Content-Length`: the server (hyper) stops reading there.
+    declared: Option<u64>,
     observe: bool,
     sent: Arc<AtomicU64>,
     received: u64,
@@ -325,6 +341,9 @@ struct ResponseTee {
 impl ResponseTee {
     fn take(&mut self, chunk: &Bytes) {
         self.received += chunk.len() as u64;
+        if self.declared == Some(self.received) {
+            self.outcome = "completed";
+        }
         if self.observe {
             self.line.send(Seen::Chunk {
                 id: self.line.id,

@@ -274,6 +274,29 @@ async fn what_the_model_got(
     filter: bool,
     env: &[(&str, &str)],
 ) -> Option<Got> {
+    session_of(kind, release, many, filter, env, false)
+        .await
+        .map(|(got, _)| got)
+}
+
+/// `tether tap` between the harness and the fake model, and the hub its
+/// sessions land in.
+struct Tapped {
+    tap: tether_tap::RunningTap,
+    hub: std::sync::Arc<tether_hub::Hub>,
+}
+
+/// One session of `kind` against the fake model, through the tap when
+/// `tapped` (its upstream the fake model; `brk` the harness's configured
+/// server).
+async fn session_of(
+    kind: &str,
+    release: Release,
+    many: usize,
+    filter: bool,
+    env: &[(&str, &str)],
+    tapped: bool,
+) -> Option<(Got, Option<Tapped>)> {
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let (model, log) = tether_tests::fake_model::start_model("brk/echo").await;
     let home = tempfile::tempdir().expect("home");
@@ -285,7 +308,38 @@ async fn what_the_model_got(
     if many > 0 {
         brk.extend(["--many".to_owned(), many.to_string()]);
     }
-    let Some(mut run) = run_of(kind, release, home.path(), &brk, &model.base(), filter) else {
+    let tap = if tapped {
+        let registry = Registry::with_static().expect("registry");
+        let hub = std::sync::Arc::new(tether_hub::Hub::new(registry.clone()));
+        let spec = tether_core::spec::ServerSpec::new(
+            "brk",
+            tether_core::ServerSource::Profile,
+            tether_core::spec::Endpoint::Stdio {
+                command: brk[0].clone(),
+                args: brk[1..].to_vec(),
+                env: Vec::new(),
+                cwd: None,
+            },
+        );
+        let config = tether_tap::TapConfig {
+            upstream: Some(url::Url::parse(&model.base()).expect("url")),
+            configured: [(kind.to_owned(), vec![spec])].into_iter().collect(),
+            ..Default::default()
+        };
+        let tap = tether_tap::Tap::serve(
+            config,
+            "127.0.0.1:0".parse().expect("addr"),
+            registry,
+            Some(std::sync::Arc::clone(&hub)),
+        )
+        .await
+        .expect("the tap");
+        Some(Tapped { tap, hub })
+    } else {
+        None
+    };
+    let base = tap.as_ref().map_or_else(|| model.base(), |t| t.tap.base_url());
+    let Some(mut run) = run_of(kind, release, home.path(), &brk, &base, filter) else {
         eprintln!(
             "SKIP: {kind} ({}) is not installed (run `npm ci` in tests/peers)",
             release.label()
@@ -321,14 +375,15 @@ async fn what_the_model_got(
     let mut offered: Vec<(String, String)> = turns.iter().flat_map(|t| t.origins.clone()).collect();
     offered.sort();
     offered.dedup();
-    Some(Got {
+    let got = Got {
         home,
         run,
         log,
         offered,
         called: turns.iter().filter_map(|t| t.called.clone()).collect(),
         named: turns.iter().flat_map(|t| t.named.clone()).collect(),
-    })
+    };
+    Some((got, tap))
 }
 
 /// `kind`'s rules at `release`, from its plugin.
@@ -690,4 +745,140 @@ async fn copilot_sends_every_tool_and_the_provider_s_limit_is_predicted() {
             "{row:#}"
         );
     }
+}
+
+/// Through `tether tap`: every request the fake model was sent is one the
+/// tap recorded, with the same tools in the same order (deferred ones
+/// apart), the same calls, each `brk` tool mapped back to `brk` and the
+/// tool it came from by the harness's own naming; the session is the
+/// harness's own where it sends its id, a tap session of its own where it
+/// does not; and what the tap saw lands on that session's `brk` row as
+/// `model_tap` evidence.
+async fn tapped_equals_received(kind: &str, release: Release) {
+    let Some((got, Some(tapped))) = session_of(kind, release, 0, false, &[], true).await else {
+        return;
+    };
+    let label = format!("{kind} ({}) through the tap", release.label());
+    // Every record made (the observer reads the copies off the path).
+    let turns: Vec<_> = got
+        .log
+        .turns()
+        .into_iter()
+        .filter(|t| tether_tap::api::Api::of(&t.path).is_some())
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let records = loop {
+        let records: Vec<_> = tapped
+            .tap
+            .tap()
+            .recent()
+            .into_iter()
+            .filter(|r| r.api.is_some())
+            .collect();
+        if records.len() >= turns.len() || std::time::Instant::now() > deadline {
+            break records;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    // Per request, the tools offered in order, then those sent with
+    // `defer_loading` (the tap keeps them apart: not model-visible).
+    let mut sent: Vec<Vec<String>> = turns.iter().map(|t| t.tools.clone()).collect();
+    let deferred: std::collections::BTreeSet<String> = records
+        .iter()
+        .flat_map(|r| r.deferred.iter().filter(|t| t.hash.is_some()).map(|t| t.name.clone()))
+        .collect();
+    for tools in &mut sent {
+        let (mut kept, later): (Vec<_>, Vec<_>) =
+            tools.drain(..).partition(|t| !deferred.contains(t));
+        kept.extend(later);
+        *tools = kept;
+    }
+    let mut seen: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| {
+            r.offered
+                .iter()
+                .chain(r.deferred.iter().filter(|t| t.hash.is_some()))
+                .map(|t| t.name.clone())
+                .collect()
+        })
+        .collect();
+    sent.sort();
+    seen.sort();
+    assert_eq!(seen, sent, "{label}: the tap's tools per request");
+    assert!(
+        records.iter().all(|r| r.outcome == "completed" && r.unread.is_empty()),
+        "{label}: {records:?}"
+    );
+    let mut called: Vec<String> = got.called.clone();
+    let mut tapped_calls: Vec<String> = records
+        .iter()
+        .flat_map(|r| r.called.iter().map(|t| t.name.clone()))
+        .collect();
+    called.sort();
+    tapped_calls.sort();
+    assert_eq!(tapped_calls, called, "{label}: the calls");
+    assert!(records.iter().all(|r| r.agent_kind.as_deref() == Some(kind)), "{label}: {records:?}");
+    // Each brk tool mapped back by the harness's own spelling.
+    let rules = rules(kind, &version(kind, release));
+    let brk: Vec<_> = records
+        .iter()
+        .flat_map(|r| r.offered.iter().chain(&r.called))
+        .filter(|t| t.server.as_deref() == Some("brk"))
+        .collect();
+    assert!(!brk.is_empty(), "{label}: no tool mapped to brk: {records:?}");
+    for t in &brk {
+        let tool = t.tool.as_deref().expect("a tool");
+        assert_eq!((rules.naming)("brk", tool), t.name, "{label}: {t:?}");
+    }
+    // Its session: the harness's own id where it sends one.
+    let sessions: std::collections::BTreeSet<_> =
+        records.iter().filter_map(|r| r.session.clone()).collect();
+    assert_eq!(sessions.len(), 1, "{label}: {sessions:?}");
+    let session = sessions.into_iter().next().expect("one");
+    let sends_its_id = matches!(kind, "claude" | "codex" | "opencode");
+    assert_eq!(
+        !session.starts_with(&format!("{kind}:tap-")),
+        sends_its_id,
+        "{label}: {session}"
+    );
+    tapped.hub.flush().await;
+    let history = tapped.hub.snapshot(&session).expect("the session is in the hub");
+    let row = history
+        .current()
+        .and_then(|a| a.server("brk"))
+        .expect("brk's row");
+    assert_eq!(
+        row.stages.model_visible.state,
+        tether_core::vocab::StageState::Yes,
+        "{label}: {row:?}"
+    );
+    assert_eq!(
+        row.stages.model_visible.provenance,
+        Some(tether_core::model::ProvenanceCode::ModelTap),
+        "{label}"
+    );
+    // Nothing refused, dropped or left unread on the way.
+    let stats = tapped.tap.tap().stats();
+    assert_eq!((stats.refused, stats.dropped, stats.upstream_errors), (0, 0, 0), "{label}: {stats:?}");
+}
+
+macro_rules! tap_tests {
+    ($($name:ident: $kind:literal, $release:expr;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            tapped_equals_received($kind, $release).await;
+        }
+    )*};
+}
+
+tap_tests! {
+    tapped_claude_pinned: "claude", Release::Pinned;
+    tapped_claude_newest: "claude", Release::Newest;
+    tapped_qwen_pinned: "qwen", Release::Pinned;
+    tapped_qwen_newest: "qwen", Release::Newest;
+    tapped_gemini: "gemini", Release::Pinned;
+    tapped_copilot: "copilot", Release::Pinned;
+    tapped_codex: "codex", Release::Pinned;
+    tapped_opencode: "opencode", Release::Pinned;
 }

@@ -219,13 +219,12 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
     }
 
     /// Copilot CLI's provider client says only `OpenAI/JS …`, with its own
-    /// `x-initiator` and `x-interaction-type` headers (1.0.x sends both);
-    /// no version and no session.
+    /// `x-initiator` header (`user`, then `agent` for the turns after a
+    /// tool call: 1.0.x); no version and no session.
     fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
         use tether_core::model_tap::{ModelCaller, header};
         header(headers, "user-agent")?.starts_with("OpenAI/JS ").then_some(())?;
-        header(headers, "x-initiator")?;
-        header(headers, "x-interaction-type")?;
+        matches!(header(headers, "x-initiator")?, "user" | "agent").then_some(())?;
         Some(ModelCaller::new(None, None))
     }
 
