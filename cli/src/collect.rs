@@ -118,7 +118,7 @@ pub(crate) fn open_store(db: &str) -> anyhow::Result<Arc<dyn tether_core::store:
 }
 
 /// One line per row of a changed session: `  name  status  (reason)`.
-fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<String> {
+pub(crate) fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<String> {
     let Some(attempt) = history.current() else {
         return Vec::new();
     };
@@ -150,7 +150,7 @@ fn setup_for(registry: &Registry, kind: &str, target: &TelemetryTarget) -> Optio
 }
 
 /// Single-quoted for a POSIX shell.
-fn shell_quote(value: &str) -> String {
+pub(crate) fn shell_quote(value: &str) -> String {
     format!("'{}'", value.replace('\'', r"'\''"))
 }
 
@@ -290,35 +290,43 @@ fn hub(
     args: &CollectArgs,
     otel: Option<&tether_otel::TetherOtel>,
 ) -> anyhow::Result<Option<Arc<tether_hub::Hub>>> {
-    let store = match crate::store::store_at(args.db.as_deref()) {
+    let hub = hub_on_store("tether collect", args.db.as_deref(), &args.load)?;
+    if let (Some(hub), Some(otel)) = (&hub, otel) {
+        hub.add_tap(otel.hub_tap());
+    }
+    Ok(hub)
+}
+
+/// A hub on the store `db` names (or `TETHER_DB`, or the default store),
+/// said first as `who`; without a home directory, a hub that keeps
+/// nothing. `None` when the store cannot be opened (said).
+pub(crate) fn hub_on_store(
+    who: &str,
+    db: Option<&str>,
+    load: &[std::path::PathBuf],
+) -> anyhow::Result<Option<Arc<tether_hub::Hub>>> {
+    let store = match crate::store::store_at(db) {
         Ok(at) => {
-            at.announce("tether collect");
+            at.announce(who);
             match at.open_writable() {
                 Ok(store) => Some(store),
                 Err(err) => {
-                    errln!(
-                        "tether collect: cannot open the store {}: {err}",
-                        at.shown()
-                    );
+                    errln!("{who}: cannot open the store {}: {err}", at.shown());
                     return Ok(None);
                 }
             }
         }
         // No home directory: the sessions are shown, not kept.
         Err(err) => {
-            errln!("tether collect: {err}; the sessions are shown, not kept");
+            errln!("{who}: {err}; the sessions are shown, not kept");
             None
         }
     };
-    let registry = crate::plugins::registry_with(&args.load)?;
-    let hub = Arc::new(match store {
+    let registry = crate::plugins::registry_with(load)?;
+    Ok(Some(Arc::new(match store {
         Some(store) => tether_hub::Hub::with_store(registry, Default::default(), store),
         None => tether_hub::Hub::new(registry),
-    });
-    if let Some(otel) = otel {
-        hub.add_tap(otel.hub_tap());
-    }
-    Ok(Some(hub))
+    })))
 }
 
 /// Receives until Ctrl-C: the banner (or document), each session as it

@@ -11,6 +11,7 @@
 #[macro_use]
 mod term;
 mod collect;
+mod tap;
 mod endpoint_test;
 mod history;
 mod inventory;
@@ -54,6 +55,10 @@ enum Command {
     /// Receive your harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1; `--print-env HARNESS`
     /// says what to set (exit 0 on Ctrl-C, 1 if it cannot listen, 2 usage).
     Collect(collect::CollectArgs),
+    /// Pass a harness's model traffic through, unchanged, and see which MCP tools the model was
+    /// really offered and called (opt-in; `--print-env HARNESS`; exit 0 on Ctrl-C, 1 cannot listen, 2 usage).
+    #[command(after_help = tap::TAP_AFTER_HELP)]
+    Tap(tap::TapArgs),
     /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
     #[command(after_help = probe::PROBE_AFTER_HELP)]
     Probe(probe::ProbeArgs),
@@ -382,6 +387,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Service(args) => service::run(args),
         Command::Collect(args) => collect::run(args),
+        Command::Tap(args) => tap::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Explain {
