@@ -314,9 +314,13 @@ impl Observer {
             let split = rules
                 .as_ref()
                 .and_then(|r| tether_core::last_mile::split_by_servers(r, name, &servers));
-            let (server, tool) = split.map_or((None, None), |(s, t)| (Some(s), Some(t)));
+            let (server, tool) = split.map_or((None, None), |(s, t)| {
+                (Some(s), Some(tether_core::sanitize::name(&t)))
+            });
+            // A name with a credential's form is shown redacted, like
+            // every name Tether keeps.
             TapTool {
-                name: name.to_owned(),
+                name: tether_core::sanitize::name(name),
                 server,
                 tool,
                 hash,
@@ -360,7 +364,7 @@ impl Observer {
             agent_kind: kind.clone(),
             harness_version: caller.version.clone(),
             session: session.clone(),
-            model: facts.model.clone(),
+            model: facts.model.as_deref().map(tether_core::sanitize::name),
             status: open.status,
             outcome,
             offered,

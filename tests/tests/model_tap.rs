@@ -1,0 +1,317 @@
+//! `tether tap` under abuse and with secrets planted: bytes pass unchanged
+//! and as they come, every hostile peer is bounded and the tap keeps
+//! serving, and nothing but names and hashes is kept. The real harnesses
+//! through the tap are in `last_mile.rs` (`tapped_*`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use futures::StreamExt;
+use tether_core::registry::Registry;
+use tether_tap::{RunningTap, Tap, TapConfig, TapLimits};
+
+/// An upstream on 127.0.0.1 answering every request with `answer`.
+async fn upstream<F, Fut>(answer: F) -> (std::net::SocketAddr, Arc<AtomicU64>)
+where
+    F: Fn(axum::http::HeaderMap, Bytes) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response> + Send + 'static,
+{
+    let hits = Arc::new(AtomicU64::new(0));
+    let counted = Arc::clone(&hits);
+    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap, body: Bytes| {
+        counted.fetch_add(1, Ordering::Relaxed);
+        answer(headers, body)
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, hits)
+}
+
+async fn tap_to(upstream: &str, limits: TapLimits) -> RunningTap {
+    let config = TapConfig {
+        upstream: Some(url::Url::parse(upstream).expect("url")),
+        limits,
+        ..Default::default()
+    };
+    Tap::serve(config, "127.0.0.1:0".parse().expect("addr"), Registry::with_static().expect("registry"), None)
+        .await
+        .expect("the tap")
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().build().expect("client")
+}
+
+fn sse(chunks: Vec<Bytes>) -> Response {
+    let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .expect("response")
+}
+
+/// A normal request through the tap is answered (by the upstream where it
+/// answers): the tap still serves.
+async fn still_serves(tap: &RunningTap) -> reqwest::StatusCode {
+    client()
+        .post(format!("{}/v1/models", tap.base_url()))
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .expect("the tap answers")
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytes_pass_unchanged_both_ways_and_as_they_come() {
+    // The upstream echoes the request body's length and bytes, then sends
+    // a stream of odd events: every byte value, CRLF and LF endings.
+    let (addr, _) = upstream(|_, body: Bytes| async move {
+        let mut chunks = vec![Bytes::from(format!("event: echo\ndata: {}\n\n", body.len()))];
+        chunks.push(body);
+        chunks.push(Bytes::from((0u8..=255).collect::<Vec<_>>()));
+        chunks.push(Bytes::from_static(b"\r\n\r\ndata: {\"type\":\"content_block_start\",\"content_block\":{\"type\":\"tool_use\",\"name\":\"mcp__a__b\"}}\r\n\r\n"));
+        sse(chunks)
+    })
+    .await;
+    let base = format!("http://{addr}");
+    let tap = tap_to(&base, TapLimits::default()).await;
+    let body: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    let direct = client().post(format!("{base}/v1/messages")).body(body.clone()).send().await.expect("direct");
+    let direct_status = direct.status();
+    let direct = direct.bytes().await.expect("direct body");
+    let through = client()
+        .post(format!("{}/v1/messages", tap.base_url()))
+        .body(body.clone())
+        .send()
+        .await
+        .expect("through");
+    assert_eq!(through.status(), direct_status);
+    assert_eq!(through.headers()["content-type"], "text/event-stream");
+    let through = through.bytes().await.expect("through body");
+    assert_eq!(through, direct, "the response, byte for byte");
+    assert!(direct.len() > body.len(), "the body came back");
+
+    // Chunk by chunk: the upstream holds its second event until the client
+    // has the first through the tap; a tap that buffered would never end.
+    let (release, held) = tokio::sync::watch::channel(false);
+    let (addr, _) = upstream(move |_, _| {
+        let mut held = held.clone();
+        async move {
+            let first = futures::stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"data: {\"n\":1}\n\n")) });
+            let second = futures::stream::once(async move {
+                let _ = held.wait_for(|r| *r).await;
+                Ok(Bytes::from_static(b"data: {\"n\":2}\n\n"))
+            });
+            Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from_stream(first.chain(second)))
+                .expect("response")
+        }
+    })
+    .await;
+    let tap = tap_to(&format!("http://{addr}"), TapLimits::default()).await;
+    let response = client()
+        .post(format!("{}/v1/chat/completions", tap.base_url()))
+        .body("{}")
+        .send()
+        .await
+        .expect("through");
+    let mut stream = response.bytes_stream();
+    let first = tokio::time::timeout(Duration::from_secs(30), stream.next())
+        .await
+        .expect("the first event arrives before the upstream sends the second")
+        .expect("a chunk")
+        .expect("bytes");
+    assert_eq!(&first[..], b"data: {\"n\":1}\n\n");
+    release.send(true).expect("release");
+    let second = stream.next().await.expect("a chunk").expect("bytes");
+    assert_eq!(&second[..], b"data: {\"n\":2}\n\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_door_is_locked_before_anything_is_forwarded() {
+    let (addr, hits) = upstream(|_, _| async { Response::new(Body::from("ok")) }).await;
+    let tap = tap_to(&format!("http://{addr}"), TapLimits::default()).await;
+    let origin = format!("http://{}", tap.addr());
+    let c = client();
+    // No token, a wrong one, the token in a header only.
+    for url in [
+        format!("{origin}/v1/messages"),
+        format!("{origin}/{}/v1/messages", "0".repeat(64)),
+    ] {
+        let r = c
+            .post(&url)
+            .header("authorization", format!("Bearer {}", tap.tap().token().secret()))
+            .send()
+            .await
+            .expect("answer");
+        assert_eq!(r.status(), 401, "{url}");
+    }
+    let base = tap.base_url();
+    let r = c.post(format!("{base}/v1/messages")).header("host", "evil.example").send().await.expect("answer");
+    assert_eq!(r.status(), 421);
+    let r = c.post(format!("{base}/v1/messages")).header("origin", "http://evil.example").send().await.expect("answer");
+    assert_eq!(r.status(), 403);
+    assert_eq!(hits.load(Ordering::Relaxed), 0, "nothing reached the upstream");
+    assert_eq!(tap.tap().stats().refused, 4);
+    assert!(still_serves(&tap).await.is_success());
+    assert_eq!(hits.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
+    // Unreachable: a port nobody listens on is a 502 at once.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let tap = tap_to(&format!("http://127.0.0.1:{port}"), TapLimits::default()).await;
+    let r = client().post(format!("{}/v1/messages", tap.base_url())).body("{}").send().await.expect("answer");
+    assert_eq!(r.status(), 502);
+    assert_eq!(tap.tap().stats().upstream_errors, 1);
+
+    let limits = TapLimits {
+        response_start: Duration::from_secs(1),
+        idle: Duration::from_secs(1),
+        max_duration: Duration::from_secs(2),
+        ..TapLimits::default()
+    };
+    // Hangs: accepts, never answers: 504 after `response_start`.
+    let (hang, _) = upstream(|_, _| async {
+        std::future::pending::<()>().await;
+        Response::new(Body::empty())
+    })
+    .await;
+    // Resets: half an answer, then the connection is gone.
+    let (reset, _) = upstream(|_, _| async {
+        let stream = futures::stream::iter([
+            Ok(Bytes::from_static(b"data: {}\n\n")),
+            Err(std::io::Error::other("reset")),
+        ]);
+        Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(stream)).expect("r")
+    })
+    .await;
+    // Streams forever: an event every 10 ms.
+    let (forever, _) = upstream(|_, _| async {
+        let stream = futures::stream::unfold((), |()| async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Some((Ok::<_, std::io::Error>(Bytes::from_static(b"data: {}\n\n")), ()))
+        });
+        Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(stream)).expect("r")
+    })
+    .await;
+    // Sends 100 MB of one JSON body.
+    let (huge, _) = upstream(|_, _| async {
+        let chunk = Bytes::from(vec![b' '; 1024 * 1024]);
+        let stream = futures::stream::iter((0..100).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+        Response::builder().header("content-type", "application/json").body(Body::from_stream(stream)).expect("r")
+    })
+    .await;
+
+    let tap = tap_to(&format!("http://{hang}"), limits).await;
+    let r = client().post(format!("{}/v1/messages", tap.base_url())).body("{}").send().await.expect("answer");
+    assert_eq!(r.status(), 504);
+
+    // A reset before the status line is a 502 (`upstream_error`), after
+    // it a cut stream (`upstream_reset`): which one is the upstream's timing.
+    for (addr, outcomes, min_bytes) in [
+        (reset, &["upstream_reset", "upstream_error"][..], 0usize),
+        (forever, &["max_duration"][..], 1),
+        (huge, &["completed"][..], 100 * 1024 * 1024),
+    ] {
+        let outcome = outcomes[0];
+        let tap = tap_to(&format!("http://{addr}"), limits).await;
+        let r = client()
+            .post(format!("{}/v1/chat/completions", tap.base_url()))
+            .body("{}")
+            .send()
+            .await
+            .expect("headers");
+        let mut got = 0usize;
+        let mut stream = r.bytes_stream();
+        while let Some(Ok(chunk)) = tokio::time::timeout(Duration::from_secs(60), stream.next())
+            .await
+            .expect("bounded")
+        {
+            got += chunk.len();
+        }
+        assert!(got >= min_bytes, "{outcome}: {got} bytes");
+        let record = wait_for_record(&tap).await;
+        assert!(outcomes.contains(&record.outcome), "{record:?}");
+        if outcome == "completed" {
+            assert_eq!(record.response_bytes, 100 * 1024 * 1024);
+            assert_eq!(record.unread, ["response: too_large"], "{record:?}");
+        }
+        let status = still_serves(&tap).await;
+        // The resetting upstream resets this one too: the tap says so.
+        assert!(status.is_success() || outcome == "upstream_reset", "{status}");
+    }
+}
+
+async fn wait_for_record(tap: &RunningTap) -> tether_tap::TapRecord {
+    for _ in 0..600 {
+        if let Some(r) = tap.tap().recent().into_iter().find(|r| r.api.is_some()) {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no record");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_are_bounded_and_the_tap_keeps_serving() {
+    let (addr, _) = upstream(|_, body: Bytes| async move { Response::new(Body::from(body.len().to_string())) }).await;
+    let tap = tap_to(&format!("http://{addr}"), TapLimits {
+        response_start: Duration::from_secs(5),
+        ..TapLimits::default()
+    })
+    .await;
+    let url = format!("{}/v1/messages", tap.base_url());
+    // 100 MB declared: refused before a byte of the body is read.
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut socket = tokio::net::TcpStream::connect(tap.addr()).await.expect("connect");
+        let head = format!(
+            "POST /{}/v1/messages HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n",
+            tap.tap().token().secret(),
+            tap.addr(),
+            100u64 << 20
+        );
+        socket.write_all(head.as_bytes()).await.expect("write");
+        let mut answer = vec![0u8; 64];
+        let n = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut answer))
+            .await
+            .expect("answered at once")
+            .expect("read");
+        let answer = String::from_utf8_lossy(&answer[..n]);
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    }
+    // 100 MB streamed without a length: cut at the cap.
+    let chunk = Bytes::from(vec![b'x'; 1 << 20]);
+    let stream = futures::stream::iter((0..100).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+    let r = client().post(&url).body(reqwest::Body::wrap_stream(stream)).send().await;
+    if let Ok(r) = r {
+        assert_eq!(r.status(), 413);
+    }
+    assert!(tap.tap().stats().too_large >= 1, "{:?}", tap.tap().stats());
+    // A body that never finishes: bounded by the upstream's answer wait or
+    // the listener's body deadline, whichever comes first.
+    let never = futures::stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"{\"model\":")) })
+        .chain(futures::stream::pending());
+    let r = tokio::time::timeout(
+        Duration::from_secs(60),
+        client().post(&url).body(reqwest::Body::wrap_stream(never)).send(),
+    )
+    .await
+    .expect("bounded");
+    if let Ok(r) = r {
+        assert!(r.status().is_client_error() || r.status().is_server_error(), "{}", r.status());
+    }
+    assert!(still_serves(&tap).await.is_success());
+}
