@@ -315,3 +315,141 @@ async fn hostile_clients_are_bounded_and_the_tap_keeps_serving() {
     }
     assert!(still_serves(&tap).await.is_success());
 }
+
+/// Everything Tether's crates log in this test binary, at every level.
+fn logs() -> &'static std::sync::Mutex<Vec<u8>> {
+    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buffer: &'static std::sync::Mutex<Vec<u8>> = Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
+        struct Into(&'static std::sync::Mutex<Vec<u8>>);
+        impl std::io::Write for Into {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                if let Ok(mut v) = self.0.lock() {
+                    v.extend_from_slice(b);
+                }
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let _ = tracing_subscriber::fmt()
+            .with_max_level(tracing_subscriber::filter::LevelFilter::TRACE)
+            .with_writer(move || Into(buffer))
+            .try_init();
+        buffer
+    })
+}
+
+/// One request and answer of a Claude Code session with `secret` planted
+/// in every field a request and a response have: headers, the query, the
+/// model, the system prompt, the messages, a tool's description and
+/// schema, the metadata, the tool call's arguments, the answer's text.
+async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapRecord>, String) {
+    let answer = secret.to_owned();
+    let (addr, _) = upstream(move |_, _| {
+        let secret = answer.clone();
+        async move {
+            let events = [
+                serde_json::json!({"type": "message_start", "message": {"id": secret, "model": secret, "content": []}}),
+                serde_json::json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": secret}}),
+                serde_json::json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": secret, "name": "mcp__brk__echo", "input": {}}}),
+                serde_json::json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": format!("{{\"text\":\"{secret}\"}}")}}),
+                serde_json::json!({"type": "message_stop"}),
+            ];
+            sse(events.iter().map(|e| Bytes::from(format!("event: x\ndata: {e}\n\n"))).collect())
+        }
+    })
+    .await;
+    tether_tests::tether_first_party::link();
+    let registry = Registry::with_static().expect("registry");
+    let store: Arc<dyn tether_core::store::Store> =
+        Arc::new(tether_store::SqliteStore::open(store).expect("store"));
+    let hub = Arc::new(tether_hub::Hub::with_store(registry.clone(), Default::default(), store));
+    let spec = tether_core::ServerSpec::new(
+        "brk",
+        tether_core::ServerSource::Profile,
+        tether_core::Endpoint::Stdio {
+            command: "brk".into(),
+            args: vec![secret.to_owned()],
+            env: vec![tether_core::spec::KeyValue::new("TOKEN", secret)],
+            cwd: None,
+        },
+    );
+    let config = TapConfig {
+        upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
+        configured: [("claude".to_owned(), vec![spec])].into_iter().collect(),
+        ..Default::default()
+    };
+    let tap = Tap::serve(config, "127.0.0.1:0".parse().expect("addr"), registry, Some(Arc::clone(&hub)))
+        .await
+        .expect("tap");
+    let body = serde_json::json!({
+        "model": "claude-opus-4-8",
+        "system": [{"type": "text", "text": secret}],
+        "metadata": {"user_id": secret},
+        "messages": [{"role": "user", "content": secret},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "mcp__brk__echo", "input": {"text": secret}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": secret}]}],
+        "tools": [{"name": "mcp__brk__echo", "description": secret,
+            "input_schema": {"type": "object", "properties": {secret: {"type": "string", "description": secret}}}}],
+        "stream": true
+    });
+    let response = client()
+        .post(format!("{}/v1/messages?key={secret}", tap.base_url()))
+        .header("user-agent", "claude-cli/2.1.332 (external, sdk-cli)")
+        .header("x-claude-code-session-id", "0f2ace92-9aec-4c38-8293-fa43595f3223")
+        .header("x-api-key", secret)
+        .header("authorization", format!("Bearer {secret}"))
+        .header("anthropic-beta", secret)
+        .json(&body)
+        .send()
+        .await
+        .expect("through");
+    let answer = response.bytes().await.expect("body");
+    assert!(String::from_utf8_lossy(&answer).contains(secret), "the answer passes whole");
+    let record = wait_for_record(&tap).await;
+    hub.flush().await;
+    tap.stop().await;
+    let records = vec![record];
+    let documents = format!(
+        "{}{}",
+        serde_json::to_string(&records).expect("json"),
+        serde_json::to_string(&hub.snapshot("claude:0f2ace92-9aec-4c38-8293-fa43595f3223")).expect("json"),
+    );
+    (records, documents)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 16, ..Default::default() })]
+
+    /// Secrets, prompts and arguments planted everywhere never reach the
+    /// record, the hub's history, the store (its WAL included) or the
+    /// logs, while the tool offered and called is read.
+    #[test]
+    fn planted_secrets_reach_no_record_store_or_log(
+        secret in "(sk-ant-api03-|ghp_|tsk)[A-Za-z0-9]{24,40}",
+    ) {
+        let logs = logs();
+        let dir = tempfile::tempdir().expect("dir");
+        let db = dir.path().join("tether.db");
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("rt");
+        let (records, documents) = runtime.block_on(planted(&secret, &db));
+        drop(runtime);
+        let record = &records[0];
+        proptest::prop_assert_eq!(record.offered.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["mcp__brk__echo"]);
+        proptest::prop_assert_eq!(record.called[0].tool.as_deref(), Some("echo"), "{:?}", record);
+        proptest::prop_assert_eq!(record.session.as_deref(), Some("claude:0f2ace92-9aec-4c38-8293-fa43595f3223"));
+        proptest::prop_assert!(documents.contains("model_tap"), "{}", documents);
+        proptest::prop_assert!(!documents.contains(&secret), "{}", documents);
+        for entry in std::fs::read_dir(dir.path()).expect("dir") {
+            let bytes = std::fs::read(entry.expect("entry").path()).expect("read");
+            proptest::prop_assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "the store holds the secret"
+            );
+        }
+        let logged = logs.lock().map(|l| String::from_utf8_lossy(&l).into_owned()).unwrap_or_default();
+        proptest::prop_assert!(!logged.contains(&secret), "the logs hold the secret");
+    }
+}
