@@ -11,7 +11,6 @@
 #[macro_use]
 mod term;
 mod collect;
-mod tap;
 mod endpoint_test;
 mod history;
 mod inventory;
@@ -22,6 +21,7 @@ mod serve;
 mod service;
 mod sessions;
 mod store;
+mod tap;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -97,7 +97,10 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
             .filter(|h| h.reader.model_setup("http://127.0.0.1:1/t").is_some())
             .map(|h| String::from(h.id))
             .collect();
-        errln!("tether tap: no model setup for {kind:?}; one of: {}", known.join(", "));
+        errln!(
+            "tether tap: no model setup for {kind:?}; one of: {}",
+            known.join(", ")
+        );
         return Ok(ExitCode::from(2));
     }
     let Some(hub) = crate::collect::hub_on_store("tether tap", args.db.as_deref(), &args.load)?
@@ -111,8 +114,10 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let configured =
-        crate::term::with_progress("reading today's MCP configuration…", crate::collect::configured_today);
+    let configured = crate::term::with_progress(
+        "reading today's MCP configuration…",
+        crate::collect::configured_today,
+    );
     let config = TapConfig {
         upstream: args.upstream.clone(),
         token: kept.as_ref().map(|(token, _, _)| token.clone()),
@@ -120,7 +125,13 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
         ..TapConfig::default()
     };
     let runtime = crate::runtime()?;
-    runtime.block_on(serve(args, registry, hub, config, kept.map(|(_, p, how)| (p, how))))
+    runtime.block_on(serve(
+        args,
+        registry,
+        hub,
+        config,
+        kept.map(|(_, p, how)| (p, how)),
+    ))
 }
 
 async fn serve(
@@ -130,15 +141,21 @@ async fn serve(
     config: TapConfig,
     kept: Option<(std::path::PathBuf, KeptHow)>,
 ) -> anyhow::Result<ExitCode> {
-    let running = match tether_tap::Tap::serve(config, args.addr, registry.clone(), Some(Arc::clone(&hub))).await {
-        Ok(running) => running,
-        Err(err) => {
-            errln!("tether tap: {err}");
-            return Ok(ExitCode::FAILURE);
-        }
-    };
+    let running =
+        match tether_tap::Tap::serve(config, args.addr, registry.clone(), Some(Arc::clone(&hub)))
+            .await
+        {
+            Ok(running) => running,
+            Err(err) => {
+                errln!("tether tap: {err}");
+                return Ok(ExitCode::FAILURE);
+            }
+        };
     let base = running.base_url();
-    let setup = args.print_env.as_deref().and_then(|kind| setup_for(&registry, kind, &base));
+    let setup = args
+        .print_env
+        .as_deref()
+        .and_then(|kind| setup_for(&registry, kind, &base));
     announce(&args, &running, kept.as_ref(), setup.as_ref())?;
     if !running.addr().ip().is_loopback() {
         errln!(
@@ -172,8 +189,15 @@ async fn serve(
         writeln!(
             out,
             "tether tap: {} requests, {} passed on, {} refused, {} upstream errors, {} timeouts, {} too large; {} recorded ({} with a part unread), {} copies dropped",
-            stats.requests, stats.forwarded, stats.refused, stats.upstream_errors, stats.timeouts,
-            stats.too_large, stats.observed, stats.unread, stats.dropped
+            stats.requests,
+            stats.forwarded,
+            stats.refused,
+            stats.upstream_errors,
+            stats.timeouts,
+            stats.too_large,
+            stats.observed,
+            stats.unread,
+            stats.dropped
         )?;
         for id in hub.sessions() {
             if let Some(history) = hub.snapshot(&id) {
@@ -248,17 +272,34 @@ fn announce(
         return Ok(());
     }
     writeln!(out, "tether tap: passing model requests on at {shown}")?;
-    let upstream = args
-        .upstream
-        .as_ref()
-        .map_or_else(|| "each API's provider".to_owned(), |u| u.origin().ascii_serialization());
-    writeln!(out, "  upstream: {upstream} (never retried; unreachable is a 502 at once)")?;
+    let upstream = args.upstream.as_ref().map_or_else(
+        || "each API's provider".to_owned(),
+        |u| u.origin().ascii_serialization(),
+    );
+    writeln!(
+        out,
+        "  upstream: {upstream} (never retried; unreachable is a 502 at once)"
+    )?;
     match kept {
-        Some((path, KeptHow::Rotated)) => writeln!(out, "  token: rotated, kept in {}: update every harness set up with the old base URL", path.display())?,
-        Some((path, _)) => writeln!(out, "  token: kept in {}, the same at every start (--print-env HARNESS prints the base URL with it)", path.display())?,
-        None => writeln!(out, "  token: new at every start (no state directory here); --print-env HARNESS prints the base URL with it")?,
+        Some((path, KeptHow::Rotated)) => writeln!(
+            out,
+            "  token: rotated, kept in {}: update every harness set up with the old base URL",
+            path.display()
+        )?,
+        Some((path, _)) => writeln!(
+            out,
+            "  token: kept in {}, the same at every start (--print-env HARNESS prints the base URL with it)",
+            path.display()
+        )?,
+        None => writeln!(
+            out,
+            "  token: new at every start (no state directory here); --print-env HARNESS prints the base URL with it"
+        )?,
     }
-    writeln!(out, "  It keeps tool names, hashes, the model's name and times; never a message, argument, result or key. Ctrl-C stops.")?;
+    writeln!(
+        out,
+        "  It keeps tool names, hashes, the model's name and times; never a message, argument, result or key. Ctrl-C stops."
+    )?;
     if let Some(setup) = setup {
         print_setup(&mut out, setup)?;
     }
@@ -269,7 +310,12 @@ fn announce(
 fn print_setup(out: &mut impl Write, setup: &ModelSetup) -> std::io::Result<()> {
     writeln!(out, "# {}: set this where you start it", setup.agent_kind)?;
     for var in &setup.env {
-        writeln!(out, "export {}={}", var.name, crate::collect::shell_quote(&var.value))?;
+        writeln!(
+            out,
+            "export {}={}",
+            var.name,
+            crate::collect::shell_quote(&var.value)
+        )?;
     }
     if let Some(snippet) = &setup.snippet {
         writeln!(out, "# add to {}:", snippet.file)?;

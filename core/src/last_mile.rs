@@ -453,7 +453,11 @@ impl ModelNames {
 /// split would be a guess), and for a name whose tool part is
 /// hash-suffixed by a harness that suffixes (which tool it was is not
 /// spelled there).
-pub fn split_by_servers(rules: &Rules, model_name: &str, servers: &[String]) -> Option<(String, String)> {
+pub fn split_by_servers(
+    rules: &Rules,
+    model_name: &str,
+    servers: &[String],
+) -> Option<(String, String)> {
     let mut fits = servers.iter().filter_map(|server| {
         let spelled = (rules.naming)(server, "t");
         let prefix = spelled.strip_suffix('t')?;

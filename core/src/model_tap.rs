@@ -122,7 +122,10 @@ mod tests {
 
     #[test]
     fn a_caller_keeps_ids_and_versions_only() {
-        let c = ModelCaller::new(Some("2.1.332"), Some("0f2ace92-9aec-4c38-8293-fa43595f3223"));
+        let c = ModelCaller::new(
+            Some("2.1.332"),
+            Some("0f2ace92-9aec-4c38-8293-fa43595f3223"),
+        );
         assert_eq!(c.version.as_deref(), Some("2.1.332"));
         assert!(c.session.is_some());
         let c = ModelCaller::new(Some("2.1 (rm -rf)"), Some("a sentence, not an id"));

@@ -125,9 +125,15 @@ mod path_tests {
         let policy = HostPolicy::for_addr(addr);
         let token = Token::generate();
         let mut headers = HeaderMap::new();
-        headers.insert(axum::http::header::HOST, "127.0.0.1:4000".parse().expect("host"));
+        headers.insert(
+            axum::http::header::HOST,
+            "127.0.0.1:4000".parse().expect("host"),
+        );
         let path = format!("/{}/v1/messages", token.secret());
-        assert_eq!(check_path(&policy, &token, &headers, &path), Ok("/v1/messages"));
+        assert_eq!(
+            check_path(&policy, &token, &headers, &path),
+            Ok("/v1/messages")
+        );
         assert_eq!(
             check_path(&policy, &token, &headers, &format!("/{}", token.secret())),
             Ok("/")
@@ -139,7 +145,13 @@ mod path_tests {
                 "{wrong}"
             );
         }
-        headers.insert(axum::http::header::HOST, "evil.example:4000".parse().expect("host"));
-        assert_eq!(check_path(&policy, &token, &headers, &path), Err(Refusal::BadHost));
+        headers.insert(
+            axum::http::header::HOST,
+            "evil.example:4000".parse().expect("host"),
+        );
+        assert_eq!(
+            check_path(&policy, &token, &headers, &path),
+            Err(Refusal::BadHost)
+        );
     }
 }

@@ -79,7 +79,10 @@ mod tests {
     #[test]
     fn paths_name_their_api() {
         assert_eq!(Api::of("/v1/messages"), Some(Api::AnthropicMessages));
-        assert_eq!(Api::of("/v1/messages?beta=true"), Some(Api::AnthropicMessages));
+        assert_eq!(
+            Api::of("/v1/messages?beta=true"),
+            Some(Api::AnthropicMessages)
+        );
         assert_eq!(Api::of("/v1/messages/count_tokens"), None);
         assert_eq!(Api::of("/api/v1/chat/completions"), Some(Api::OpenaiChat));
         assert_eq!(Api::of("/v1/responses"), Some(Api::OpenaiResponses));
@@ -92,7 +95,10 @@ mod tests {
             Api::default_for_path("/v1/messages/count_tokens"),
             Some("https://api.anthropic.com")
         );
-        assert_eq!(Api::default_for_path("/v1/models"), Some("https://api.openai.com"));
+        assert_eq!(
+            Api::default_for_path("/v1/models"),
+            Some("https://api.openai.com")
+        );
         assert_eq!(Api::default_for_path("/other"), None);
     }
 }

@@ -249,7 +249,8 @@ impl Tap {
         let stats = Arc::new(Stats::default());
         let (records, _) = tokio::sync::broadcast::channel(1024);
         let recent = Arc::new(Mutex::new(VecDeque::new()));
-        let live = hub.map(|hub| tether_collect::live::LiveSessions::new(hub, config.configured.clone()));
+        let live =
+            hub.map(|hub| tether_collect::live::LiveSessions::new(hub, config.configured.clone()));
         let observer = observe::Observer::new(
             registry.clone(),
             live,

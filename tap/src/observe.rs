@@ -184,7 +184,12 @@ impl Observer {
 
     fn take(&mut self, seen: Seen) {
         match seen {
-            Seen::Begin { id, at, api, caller } => {
+            Seen::Begin {
+                id,
+                at,
+                api,
+                caller,
+            } => {
                 self.open.insert(
                     id,
                     Open {
@@ -247,7 +252,13 @@ impl Observer {
             } => {
                 if let Some(open) = self.open.remove(&id) {
                     self.order.retain(|o| *o != id);
-                    let record = self.record(open, outcome, lost, (request_bytes, response_bytes), elapsed_ms);
+                    let record = self.record(
+                        open,
+                        outcome,
+                        lost,
+                        (request_bytes, response_bytes),
+                        elapsed_ms,
+                    );
                     self.keep(record);
                 }
             }

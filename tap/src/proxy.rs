@@ -34,7 +34,12 @@ const HOP_BY_HOP: [&str; 9] = [
 ];
 
 fn text(status: StatusCode, why: &'static str) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], why).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        why,
+    )
+        .into_response()
 }
 
 /// What a request tells the observer, without ever waiting: a failed
@@ -77,7 +82,12 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     let (parts, body) = request.into_parts();
     // The guard first: this address only, never a browser, then the token
     // in the path (the harness's own credentials ride in its headers).
-    let rest = match tether_guard::check_path(&inner.policy, &inner.token, &parts.headers, parts.uri.path()) {
+    let rest = match tether_guard::check_path(
+        &inner.policy,
+        &inner.token,
+        &parts.headers,
+        parts.uri.path(),
+    ) {
         Ok(rest) => rest.to_owned(),
         Err(refusal) => {
             inner.stats.refused.fetch_add(1, Ordering::Relaxed);
@@ -122,7 +132,10 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     if declared.is_some_and(|n| n > max) {
         inner.stats.too_large.fetch_add(1, Ordering::Relaxed);
         line.end("too_large", (0, 0), started);
-        return text(StatusCode::PAYLOAD_TOO_LARGE, "request body too large for the tap\n");
+        return text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large for the tap\n",
+        );
     }
 
     let mut headers = HeaderMap::new();
@@ -177,19 +190,28 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
             if over.load(Ordering::Relaxed) {
                 inner.stats.too_large.fetch_add(1, Ordering::Relaxed);
                 line.end("too_large", (request_bytes, 0), started);
-                return text(StatusCode::PAYLOAD_TOO_LARGE, "request body too large for the tap\n");
+                return text(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "request body too large for the tap\n",
+                );
             }
             // Without its URL: a query can hold a key.
             let err = err.without_url();
             tracing::debug!(err = %tether_core::sanitize::summary(&err.to_string()), "the upstream is unreachable");
             inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
             line.end("upstream_error", (request_bytes, 0), started);
-            return text(StatusCode::BAD_GATEWAY, "the model API is unreachable (the tap never retries)\n");
+            return text(
+                StatusCode::BAD_GATEWAY,
+                "the model API is unreachable (the tap never retries)\n",
+            );
         }
         Err(_) => {
             inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
             line.end("no_answer", (sent.load(Ordering::Relaxed), 0), started);
-            return text(StatusCode::GATEWAY_TIMEOUT, "the model API did not answer in time\n");
+            return text(
+                StatusCode::GATEWAY_TIMEOUT,
+                "the model API did not answer in time\n",
+            );
         }
     };
     inner.stats.forwarded.fetch_add(1, Ordering::Relaxed);
@@ -237,7 +259,11 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
                 }
                 Ok(Some(Err(err))) => {
                     t.outcome = "upstream_reset";
-                    t.line.inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+                    t.line
+                        .inner
+                        .stats
+                        .upstream_errors
+                        .fetch_add(1, Ordering::Relaxed);
                     drop(tee);
                     Some((Err(std::io::Error::other(err)), (stream, None)))
                 }
@@ -254,7 +280,10 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
                     t.line.inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
                     drop(tee);
                     Some((
-                        Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "the model API stalled")),
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            "the model API stalled",
+                        )),
                         (stream, None),
                     ))
                 }

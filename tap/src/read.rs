@@ -25,9 +25,9 @@ pub const MAX_NAME: usize = 128;
 pub fn is_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= MAX_NAME
-        && s
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':' | b'/' | b'@'))
+        && s.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':' | b'/' | b'@')
+        })
 }
 
 /// One tool a request offered the model.
@@ -171,7 +171,9 @@ fn calls_in(api: Api, value: &Value, out: &mut Vec<String>) {
     match api {
         Api::AnthropicMessages => {
             // Streamed: a tool_use block starting; whole: the content.
-            if value["type"] == "content_block_start" && value["content_block"]["type"] == "tool_use" {
+            if value["type"] == "content_block_start"
+                && value["content_block"]["type"] == "tool_use"
+            {
                 push(value["content_block"]["name"].as_str());
             }
             for block in value["content"].as_array().into_iter().flatten() {
@@ -211,7 +213,11 @@ fn calls_in(api: Api, value: &Value, out: &mut Vec<String>) {
         Api::Gemini => {
             let one = |v: &Value, push: &mut dyn FnMut(Option<&str>)| {
                 for candidate in v["candidates"].as_array().into_iter().flatten() {
-                    for part in candidate["content"]["parts"].as_array().into_iter().flatten() {
+                    for part in candidate["content"]["parts"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                    {
                         push(part["functionCall"]["name"].as_str());
                     }
                 }
@@ -276,9 +282,14 @@ impl CallReader {
         let events = content_type.is_some_and(|t| t.starts_with("text/event-stream"));
         let (inflate, unread) = match encoding.map(str::trim) {
             None | Some("" | "identity") => (None, None),
-            Some("gzip" | "x-gzip") => (Some(Inflate::Gzip(flate2::write::GzDecoder::new(Vec::new()))), None),
+            Some("gzip" | "x-gzip") => (
+                Some(Inflate::Gzip(flate2::write::GzDecoder::new(Vec::new()))),
+                None,
+            ),
             Some("deflate") => (
-                Some(Inflate::Deflate(flate2::write::ZlibDecoder::new(Vec::new()))),
+                Some(Inflate::Deflate(
+                    flate2::write::ZlibDecoder::new(Vec::new()),
+                )),
                 None,
             ),
             Some(_) => (None, Some(Unread::Encoding)),
@@ -384,8 +395,16 @@ fn boundary(bytes: &[u8]) -> Option<(usize, usize)> {
 /// The calls one event's `data` names. Events that cannot name a call are
 /// not parsed at all.
 fn event_calls(api: Api, event: &[u8], out: &mut Vec<String>) {
-    const MARKS: [&[u8]; 4] = [b"tool_use", b"tool_calls", b"function_call", b"functionCall"];
-    if !MARKS.iter().any(|m| memchr::memmem::find(event, m).is_some()) {
+    const MARKS: [&[u8]; 4] = [
+        b"tool_use",
+        b"tool_calls",
+        b"function_call",
+        b"functionCall",
+    ];
+    if !MARKS
+        .iter()
+        .any(|m| memchr::memmem::find(event, m).is_some())
+    {
         return;
     }
     let Ok(text) = std::str::from_utf8(event) else {
@@ -413,25 +432,44 @@ mod tests {
             {"name": "mcp__time__later", "defer_loading": true, "input_schema": {}},
             {"name": "a sentence is no name"}],
             "messages": [{"role": "user", "content": "use mcp__brk__echo. or mcp__time__now"}]});
-        let facts = read_request(Api::AnthropicMessages, "/v1/messages", anthropic.to_string().as_bytes())
-            .expect("json");
+        let facts = read_request(
+            Api::AnthropicMessages,
+            "/v1/messages",
+            anthropic.to_string().as_bytes(),
+        )
+        .expect("json");
         assert_eq!(facts.model.as_deref(), Some("claude-x"));
-        let names: Vec<_> = facts.offered.iter().map(|o| (o.name.as_str(), o.deferred)).collect();
-        assert_eq!(names, [("mcp__time__now", false), ("mcp__time__later", true)]);
+        let names: Vec<_> = facts
+            .offered
+            .iter()
+            .map(|o| (o.name.as_str(), o.deferred))
+            .collect();
+        assert_eq!(
+            names,
+            [("mcp__time__now", false), ("mcp__time__later", true)]
+        );
         assert_eq!(facts.named, ["mcp__brk__echo"]);
         assert_eq!(facts.offered[0].hash.len(), 16);
 
         let responses = json!({"model": "gpt-5.1", "tools": [
             {"type": "namespace", "name": "mcp__brk", "tools": [{"name": "echo"}]},
             {"type": "function", "name": "shell"}]});
-        let facts = read_request(Api::OpenaiResponses, "/v1/responses", responses.to_string().as_bytes())
-            .expect("json");
+        let facts = read_request(
+            Api::OpenaiResponses,
+            "/v1/responses",
+            responses.to_string().as_bytes(),
+        )
+        .expect("json");
         let names: Vec<_> = facts.offered.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, ["mcp__brk/echo", "shell"]);
 
         let chat = json!({"model": "gpt-4o", "tools": [{"type": "function", "function": {"name": "brk_echo"}}]});
-        let facts = read_request(Api::OpenaiChat, "/v1/chat/completions", chat.to_string().as_bytes())
-            .expect("json");
+        let facts = read_request(
+            Api::OpenaiChat,
+            "/v1/chat/completions",
+            chat.to_string().as_bytes(),
+        )
+        .expect("json");
         assert_eq!(facts.offered[0].name, "brk_echo");
 
         let gemini = json!({"tools": [{"functionDeclarations": [{"name": "mcp_brk_echo"}]}]});
@@ -450,7 +488,17 @@ mod tests {
     fn a_changed_definition_changes_its_hash_and_nothing_else_does() {
         let one = json!({"tools": [{"name": "t", "description": "a"}]});
         let two = json!({"tools": [{"name": "t", "description": "b"}]});
-        let read = |v: &Value| read_request(Api::AnthropicMessages, "/v1/messages", v.to_string().as_bytes()).expect("json").offered[0].hash.clone();
+        let read = |v: &Value| {
+            read_request(
+                Api::AnthropicMessages,
+                "/v1/messages",
+                v.to_string().as_bytes(),
+            )
+            .expect("json")
+            .offered[0]
+                .hash
+                .clone()
+        };
         assert_ne!(read(&one), read(&two));
         assert_eq!(read(&one), read(&one));
     }
@@ -475,7 +523,10 @@ mod tests {
             );
         }
         let chat = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"brk_echo\",\"arguments\":\"\"}}]}}]}\r\n\r\ndata: [DONE]\r\n\r\n";
-        assert_eq!(calls(Api::OpenaiChat, "text/event-stream", &[chat]), Ok(vec!["brk_echo".to_owned()]));
+        assert_eq!(
+            calls(Api::OpenaiChat, "text/event-stream", &[chat]),
+            Ok(vec!["brk_echo".to_owned()])
+        );
         let responses = b"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"item\":{\"type\":\"function_call\",\"namespace\":\"mcp__brk\",\"name\":\"echo\"}}\n\nevent: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"item\":{\"type\":\"function_call\",\"namespace\":\"mcp__brk\",\"name\":\"echo\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"object\":\"response\",\"output\":[{\"type\":\"function_call\",\"name\":\"echo\"}]}}\n\n";
         assert_eq!(
             calls(Api::OpenaiResponses, "text/event-stream", &[responses]),
@@ -483,7 +534,11 @@ mod tests {
         );
         let gemini = json!([{"candidates": [{"content": {"parts": [{"functionCall": {"name": "mcp_brk_echo", "args": {"secret": "x"}}}]}}]}]);
         assert_eq!(
-            calls(Api::Gemini, "application/json", &[gemini.to_string().as_bytes()]),
+            calls(
+                Api::Gemini,
+                "application/json",
+                &[gemini.to_string().as_bytes()]
+            ),
             Ok(vec!["mcp_brk_echo".to_owned()])
         );
     }
@@ -518,7 +573,11 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(body.to_string().as_bytes()).expect("gzip");
         let bytes = gz.finish().expect("gzip");
-        let mut reader = CallReader::new(Api::AnthropicMessages, Some("application/json"), Some("gzip"));
+        let mut reader = CallReader::new(
+            Api::AnthropicMessages,
+            Some("application/json"),
+            Some("gzip"),
+        );
         for c in bytes.chunks(7) {
             reader.feed(c);
         }

@@ -338,7 +338,9 @@ async fn session_of(
     } else {
         None
     };
-    let base = tap.as_ref().map_or_else(|| model.base(), |t| t.tap.base_url());
+    let base = tap
+        .as_ref()
+        .map_or_else(|| model.base(), |t| t.tap.base_url());
     let Some(mut run) = run_of(kind, release, home.path(), &brk, &base, filter) else {
         eprintln!(
             "SKIP: {kind} ({}) is not installed (run `npm ci` in tests/peers)",
@@ -785,7 +787,12 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     let mut sent: Vec<Vec<String>> = turns.iter().map(|t| t.tools.clone()).collect();
     let deferred: std::collections::BTreeSet<String> = records
         .iter()
-        .flat_map(|r| r.deferred.iter().filter(|t| t.hash.is_some()).map(|t| t.name.clone()))
+        .flat_map(|r| {
+            r.deferred
+                .iter()
+                .filter(|t| t.hash.is_some())
+                .map(|t| t.name.clone())
+        })
         .collect();
     for tools in &mut sent {
         let (mut kept, later): (Vec<_>, Vec<_>) =
@@ -807,7 +814,9 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     seen.sort();
     assert_eq!(seen, sent, "{label}: the tap's tools per request");
     assert!(
-        records.iter().all(|r| r.outcome == "completed" && r.unread.is_empty()),
+        records
+            .iter()
+            .all(|r| r.outcome == "completed" && r.unread.is_empty()),
         "{label}: {records:?}"
     );
     let mut called: Vec<String> = got.called.clone();
@@ -818,7 +827,12 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     called.sort();
     tapped_calls.sort();
     assert_eq!(tapped_calls, called, "{label}: the calls");
-    assert!(records.iter().all(|r| r.agent_kind.as_deref() == Some(kind)), "{label}: {records:?}");
+    assert!(
+        records
+            .iter()
+            .all(|r| r.agent_kind.as_deref() == Some(kind)),
+        "{label}: {records:?}"
+    );
     // Each brk tool mapped back by the harness's own spelling.
     let rules = rules(kind, &version(kind, release));
     let brk: Vec<_> = records
@@ -826,7 +840,10 @@ async fn tapped_equals_received(kind: &str, release: Release) {
         .flat_map(|r| r.offered.iter().chain(&r.called))
         .filter(|t| t.server.as_deref() == Some("brk"))
         .collect();
-    assert!(!brk.is_empty(), "{label}: no tool mapped to brk: {records:?}");
+    assert!(
+        !brk.is_empty(),
+        "{label}: no tool mapped to brk: {records:?}"
+    );
     for t in &brk {
         let tool = t.tool.as_deref().expect("a tool");
         assert_eq!((rules.naming)("brk", tool), t.name, "{label}: {t:?}");
@@ -843,7 +860,10 @@ async fn tapped_equals_received(kind: &str, release: Release) {
         "{label}: {session}"
     );
     tapped.hub.flush().await;
-    let history = tapped.hub.snapshot(&session).expect("the session is in the hub");
+    let history = tapped
+        .hub
+        .snapshot(&session)
+        .expect("the session is in the hub");
     let row = history
         .current()
         .and_then(|a| a.server("brk"))
@@ -860,7 +880,11 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     );
     // Nothing refused, dropped or left unread on the way.
     let stats = tapped.tap.tap().stats();
-    assert_eq!((stats.refused, stats.dropped, stats.upstream_errors), (0, 0, 0), "{label}: {stats:?}");
+    assert_eq!(
+        (stats.refused, stats.dropped, stats.upstream_errors),
+        (0, 0, 0),
+        "{label}: {stats:?}"
+    );
 }
 
 macro_rules! tap_tests {

@@ -25,7 +25,9 @@ where
         counted.fetch_add(1, Ordering::Relaxed);
         answer(headers, body)
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -39,9 +41,14 @@ async fn tap_to(upstream: &str, limits: TapLimits) -> RunningTap {
         limits,
         ..Default::default()
     };
-    Tap::serve(config, "127.0.0.1:0".parse().expect("addr"), Registry::with_static().expect("registry"), None)
-        .await
-        .expect("the tap")
+    Tap::serve(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        Registry::with_static().expect("registry"),
+        None,
+    )
+    .await
+    .expect("the tap")
 }
 
 fn client() -> reqwest::Client {
@@ -83,7 +90,12 @@ async fn bytes_pass_unchanged_both_ways_and_as_they_come() {
     let base = format!("http://{addr}");
     let tap = tap_to(&base, TapLimits::default()).await;
     let body: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
-    let direct = client().post(format!("{base}/v1/messages")).body(body.clone()).send().await.expect("direct");
+    let direct = client()
+        .post(format!("{base}/v1/messages"))
+        .body(body.clone())
+        .send()
+        .await
+        .expect("direct");
     let direct_status = direct.status();
     let direct = direct.bytes().await.expect("direct body");
     let through = client()
@@ -104,7 +116,9 @@ async fn bytes_pass_unchanged_both_ways_and_as_they_come() {
     let (addr, _) = upstream(move |_, _| {
         let mut held = held.clone();
         async move {
-            let first = futures::stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"data: {\"n\":1}\n\n")) });
+            let first = futures::stream::once(async {
+                Ok::<_, std::io::Error>(Bytes::from_static(b"data: {\"n\":1}\n\n"))
+            });
             let second = futures::stream::once(async move {
                 let _ = held.wait_for(|r| *r).await;
                 Ok(Bytes::from_static(b"data: {\"n\":2}\n\n"))
@@ -148,18 +162,35 @@ async fn the_door_is_locked_before_anything_is_forwarded() {
     ] {
         let r = c
             .post(&url)
-            .header("authorization", format!("Bearer {}", tap.tap().token().secret()))
+            .header(
+                "authorization",
+                format!("Bearer {}", tap.tap().token().secret()),
+            )
             .send()
             .await
             .expect("answer");
         assert_eq!(r.status(), 401, "{url}");
     }
     let base = tap.base_url();
-    let r = c.post(format!("{base}/v1/messages")).header("host", "evil.example").send().await.expect("answer");
+    let r = c
+        .post(format!("{base}/v1/messages"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .expect("answer");
     assert_eq!(r.status(), 421);
-    let r = c.post(format!("{base}/v1/messages")).header("origin", "http://evil.example").send().await.expect("answer");
+    let r = c
+        .post(format!("{base}/v1/messages"))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .expect("answer");
     assert_eq!(r.status(), 403);
-    assert_eq!(hits.load(Ordering::Relaxed), 0, "nothing reached the upstream");
+    assert_eq!(
+        hits.load(Ordering::Relaxed),
+        0,
+        "nothing reached the upstream"
+    );
     assert_eq!(tap.tap().stats().refused, 4);
     assert!(still_serves(&tap).await.is_success());
     assert_eq!(hits.load(Ordering::Relaxed), 1);
@@ -172,7 +203,12 @@ async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
     let port = closed.local_addr().expect("addr").port();
     drop(closed);
     let tap = tap_to(&format!("http://127.0.0.1:{port}"), TapLimits::default()).await;
-    let r = client().post(format!("{}/v1/messages", tap.base_url())).body("{}").send().await.expect("answer");
+    let r = client()
+        .post(format!("{}/v1/messages", tap.base_url()))
+        .body("{}")
+        .send()
+        .await
+        .expect("answer");
     assert_eq!(r.status(), 502);
     assert_eq!(tap.tap().stats().upstream_errors, 1);
 
@@ -194,28 +230,46 @@ async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
             Ok(Bytes::from_static(b"data: {}\n\n")),
             Err(std::io::Error::other("reset")),
         ]);
-        Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(stream)).expect("r")
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(stream))
+            .expect("r")
     })
     .await;
     // Streams forever: an event every 10 ms.
     let (forever, _) = upstream(|_, _| async {
         let stream = futures::stream::unfold((), |()| async {
             tokio::time::sleep(Duration::from_millis(10)).await;
-            Some((Ok::<_, std::io::Error>(Bytes::from_static(b"data: {}\n\n")), ()))
+            Some((
+                Ok::<_, std::io::Error>(Bytes::from_static(b"data: {}\n\n")),
+                (),
+            ))
         });
-        Response::builder().header("content-type", "text/event-stream").body(Body::from_stream(stream)).expect("r")
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(stream))
+            .expect("r")
     })
     .await;
     // Sends 100 MB of one JSON body.
     let (huge, _) = upstream(|_, _| async {
         let chunk = Bytes::from(vec![b' '; 1024 * 1024]);
-        let stream = futures::stream::iter((0..100).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
-        Response::builder().header("content-type", "application/json").body(Body::from_stream(stream)).expect("r")
+        let stream =
+            futures::stream::iter((0..100).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from_stream(stream))
+            .expect("r")
     })
     .await;
 
     let tap = tap_to(&format!("http://{hang}"), limits).await;
-    let r = client().post(format!("{}/v1/messages", tap.base_url())).body("{}").send().await.expect("answer");
+    let r = client()
+        .post(format!("{}/v1/messages", tap.base_url()))
+        .body("{}")
+        .send()
+        .await
+        .expect("answer");
     assert_eq!(r.status(), 504);
 
     // A reset before the status line is a 502 (`upstream_error`), after
@@ -250,7 +304,10 @@ async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
         }
         let status = still_serves(&tap).await;
         // The resetting upstream resets this one too: the tap says so.
-        assert!(status.is_success() || outcome == "upstream_reset", "{status}");
+        assert!(
+            status.is_success() || outcome == "upstream_reset",
+            "{status}"
+        );
     }
 }
 
@@ -266,17 +323,24 @@ async fn wait_for_record(tap: &RunningTap) -> tether_tap::TapRecord {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_clients_are_bounded_and_the_tap_keeps_serving() {
-    let (addr, _) = upstream(|_, body: Bytes| async move { Response::new(Body::from(body.len().to_string())) }).await;
-    let tap = tap_to(&format!("http://{addr}"), TapLimits {
-        response_start: Duration::from_secs(5),
-        ..TapLimits::default()
-    })
+    let (addr, _) =
+        upstream(|_, body: Bytes| async move { Response::new(Body::from(body.len().to_string())) })
+            .await;
+    let tap = tap_to(
+        &format!("http://{addr}"),
+        TapLimits {
+            response_start: Duration::from_secs(5),
+            ..TapLimits::default()
+        },
+    )
     .await;
     let url = format!("{}/v1/messages", tap.base_url());
     // 100 MB declared: refused before a byte of the body is read.
     {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut socket = tokio::net::TcpStream::connect(tap.addr()).await.expect("connect");
+        let mut socket = tokio::net::TcpStream::connect(tap.addr())
+            .await
+            .expect("connect");
         let head = format!(
             "POST /{}/v1/messages HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n",
             tap.tap().token().secret(),
@@ -294,33 +358,49 @@ async fn hostile_clients_are_bounded_and_the_tap_keeps_serving() {
     }
     // 100 MB streamed without a length: cut at the cap.
     let chunk = Bytes::from(vec![b'x'; 1 << 20]);
-    let stream = futures::stream::iter((0..100).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
-    let r = client().post(&url).body(reqwest::Body::wrap_stream(stream)).send().await;
+    let stream =
+        futures::stream::iter((0..100).map(move |_| Ok::<_, std::io::Error>(chunk.clone())));
+    let r = client()
+        .post(&url)
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await;
     if let Ok(r) = r {
         assert_eq!(r.status(), 413);
     }
     assert!(tap.tap().stats().too_large >= 1, "{:?}", tap.tap().stats());
     // A body that never finishes: bounded by the upstream's answer wait or
     // the listener's body deadline, whichever comes first.
-    let never = futures::stream::once(async { Ok::<_, std::io::Error>(Bytes::from_static(b"{\"model\":")) })
-        .chain(futures::stream::pending());
+    let never = futures::stream::once(async {
+        Ok::<_, std::io::Error>(Bytes::from_static(b"{\"model\":"))
+    })
+    .chain(futures::stream::pending());
     let r = tokio::time::timeout(
         Duration::from_secs(60),
-        client().post(&url).body(reqwest::Body::wrap_stream(never)).send(),
+        client()
+            .post(&url)
+            .body(reqwest::Body::wrap_stream(never))
+            .send(),
     )
     .await
     .expect("bounded");
     if let Ok(r) = r {
-        assert!(r.status().is_client_error() || r.status().is_server_error(), "{}", r.status());
+        assert!(
+            r.status().is_client_error() || r.status().is_server_error(),
+            "{}",
+            r.status()
+        );
     }
     assert!(still_serves(&tap).await.is_success());
 }
 
 /// Everything Tether's crates log in this test binary, at every level.
 fn logs() -> &'static std::sync::Mutex<Vec<u8>> {
-    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> = std::sync::OnceLock::new();
+    static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> =
+        std::sync::OnceLock::new();
     LOGS.get_or_init(|| {
-        let buffer: &'static std::sync::Mutex<Vec<u8>> = Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
+        let buffer: &'static std::sync::Mutex<Vec<u8>> =
+            Box::leak(Box::new(std::sync::Mutex::new(Vec::new())));
         struct Into(&'static std::sync::Mutex<Vec<u8>>);
         impl std::io::Write for Into {
             fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -365,7 +445,11 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
     let registry = Registry::with_static().expect("registry");
     let store: Arc<dyn tether_core::store::Store> =
         Arc::new(tether_store::SqliteStore::open(store).expect("store"));
-    let hub = Arc::new(tether_hub::Hub::with_store(registry.clone(), Default::default(), store));
+    let hub = Arc::new(tether_hub::Hub::with_store(
+        registry.clone(),
+        Default::default(),
+        store,
+    ));
     let spec = tether_core::ServerSpec::new(
         "brk",
         tether_core::ServerSource::Profile,
@@ -381,9 +465,14 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
         configured: [("claude".to_owned(), vec![spec])].into_iter().collect(),
         ..Default::default()
     };
-    let tap = Tap::serve(config, "127.0.0.1:0".parse().expect("addr"), registry, Some(Arc::clone(&hub)))
-        .await
-        .expect("tap");
+    let tap = Tap::serve(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        registry,
+        Some(Arc::clone(&hub)),
+    )
+    .await
+    .expect("tap");
     let body = serde_json::json!({
         "model": "claude-opus-4-8",
         "system": [{"type": "text", "text": secret}],
@@ -398,7 +487,10 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
     let response = client()
         .post(format!("{}/v1/messages?key={secret}", tap.base_url()))
         .header("user-agent", "claude-cli/2.1.332 (external, sdk-cli)")
-        .header("x-claude-code-session-id", "0f2ace92-9aec-4c38-8293-fa43595f3223")
+        .header(
+            "x-claude-code-session-id",
+            "0f2ace92-9aec-4c38-8293-fa43595f3223",
+        )
         .header("x-api-key", secret)
         .header("authorization", format!("Bearer {secret}"))
         .header("anthropic-beta", secret)
@@ -407,7 +499,10 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
         .await
         .expect("through");
     let answer = response.bytes().await.expect("body");
-    assert!(String::from_utf8_lossy(&answer).contains(secret), "the answer passes whole");
+    assert!(
+        String::from_utf8_lossy(&answer).contains(secret),
+        "the answer passes whole"
+    );
     let record = wait_for_record(&tap).await;
     hub.flush().await;
     tap.stop().await;
@@ -415,7 +510,8 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
     let documents = format!(
         "{}{}",
         serde_json::to_string(&records).expect("json"),
-        serde_json::to_string(&hub.snapshot("claude:0f2ace92-9aec-4c38-8293-fa43595f3223")).expect("json"),
+        serde_json::to_string(&hub.snapshot("claude:0f2ace92-9aec-4c38-8293-fa43595f3223"))
+            .expect("json"),
     );
     (records, documents)
 }

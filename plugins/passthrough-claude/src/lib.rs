@@ -171,7 +171,6 @@ fn claude_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-
 impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// `ANTHROPIC_BASE_URL`: Claude Code sends every model request there
     /// with its own credentials.
@@ -185,7 +184,10 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
 
     /// `claude-cli/VERSION`; its session in `x-claude-code-session-id`
     /// (2.1.197 and 2.1.332 send it).
-    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
         use tether_core::model_tap::{ModelCaller, header, product_version};
         let version = product_version(header(headers, "user-agent")?, "claude-cli")?;
         Some(ModelCaller::new(

@@ -272,7 +272,10 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
 
     /// `codex_exec/VERSION` (or `codex_cli_rs/…`); its session (the
     /// thread its rollout is named by) in `session-id` (0.171 sends it).
-    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
         use tether_core::model_tap::{ModelCaller, header, product_version};
         let agent = header(headers, "user-agent")?;
         let version = ["codex_exec", "codex_cli_rs", "codex_vscode"]

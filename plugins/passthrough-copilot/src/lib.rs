@@ -205,7 +205,6 @@ fn copilot_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
     /// Its bring-your-own-key provider (`COPILOT_PROVIDER_BASE_URL`),
     /// speaking OpenAI chat completions.
@@ -221,9 +220,14 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
     /// Copilot CLI's provider client says only `OpenAI/JS …`, with its own
     /// `x-initiator` header (`user`, then `agent` for the turns after a
     /// tool call: 1.0.x); no version and no session.
-    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
         use tether_core::model_tap::{ModelCaller, header};
-        header(headers, "user-agent")?.starts_with("OpenAI/JS ").then_some(())?;
+        header(headers, "user-agent")?
+            .starts_with("OpenAI/JS ")
+            .then_some(())?;
         matches!(header(headers, "x-initiator")?, "user" | "agent").then_some(())?;
         Some(ModelCaller::new(None, None))
     }

@@ -191,7 +191,6 @@ impl PassthroughStrategy for PassthroughGemini {
     }
 }
 
-
 impl tether_core::harness::HarnessReader for PassthroughGemini {
     /// Gemini CLI: `GOOGLE_GEMINI_BASE_URL`; Qwen Code: `OPENAI_BASE_URL`.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
@@ -209,7 +208,10 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
 
     /// `GeminiCLI/VERSION` (`GeminiCLI-tui/…` in the terminal UI) or
     /// `QwenCode/VERSION`; neither sends a session id (0.61, 0.15 and 0.24).
-    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
         use tether_core::model_tap::{ModelCaller, header, product_version};
         let agent = header(headers, "user-agent")?;
         let products: &[&str] = match self.flavor() {

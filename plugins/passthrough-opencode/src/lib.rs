@@ -176,11 +176,11 @@ fn opencode_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-
 impl tether_core::harness::HarnessReader for PassthroughOpenCode {
     /// A provider's `options.baseURL` in `opencode.json`, at the tap.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
-        let block = json!({"provider": {"openai": {"options": {"baseURL": format!("{base_url}/v1")}}}});
+        let block =
+            json!({"provider": {"openai": {"options": {"baseURL": format!("{base_url}/v1")}}}});
         Some(
             tether_core::model_tap::ModelSetup::new("opencode", "openai_chat")
                 .snippet(
@@ -193,10 +193,16 @@ impl tether_core::harness::HarnessReader for PassthroughOpenCode {
 
     /// `opencode/VERSION`; its session (`ses_…`) in `x-session-id` (1.18
     /// sends it).
-    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<tether_core::model_tap::ModelCaller> {
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
         use tether_core::model_tap::{ModelCaller, header, product_version};
         let version = product_version(header(headers, "user-agent")?, "opencode")?;
-        Some(ModelCaller::new(Some(version), header(headers, "x-session-id")))
+        Some(ModelCaller::new(
+            Some(version),
+            header(headers, "x-session-id"),
+        ))
     }
 
     /// OpenCode's last mile, verified on 1.18.33 against the fake model's
