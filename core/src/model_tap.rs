@@ -16,7 +16,7 @@ pub struct ModelSetup {
     /// The agent kind (`claude`, `codex`, …).
     pub agent_kind: String,
     /// The model API it speaks to the tap (`anthropic_messages`,
-    /// `openai_chat`, `openai_responses`, `gemini`).
+    /// `openai_chat`, `openai_responses`, `generate_content`).
     pub api: String,
     /// Variables to set where it starts (they hold the token).
     pub env: Vec<SetupVar>,

@@ -12,8 +12,8 @@ pub enum Api {
     OpenaiChat,
     /// OpenAI Responses (`…/responses`).
     OpenaiResponses,
-    /// Gemini `generateContent` and `streamGenerateContent`.
-    Gemini,
+    /// Google's `generateContent` and `streamGenerateContent`.
+    GenerateContent,
 }
 
 impl Api {
@@ -28,7 +28,7 @@ impl Api {
         } else if path.ends_with("/responses") {
             Some(Api::OpenaiResponses)
         } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
-            Some(Api::Gemini)
+            Some(Api::GenerateContent)
         } else {
             None
         }
@@ -40,7 +40,7 @@ impl Api {
             Api::AnthropicMessages => "anthropic_messages",
             Api::OpenaiChat => "openai_chat",
             Api::OpenaiResponses => "openai_responses",
-            Api::Gemini => "gemini",
+            Api::GenerateContent => "generate_content",
         }
     }
 
@@ -50,7 +50,7 @@ impl Api {
         match self {
             Api::AnthropicMessages => "https://api.anthropic.com",
             Api::OpenaiChat | Api::OpenaiResponses => "https://api.openai.com",
-            Api::Gemini => "https://generativelanguage.googleapis.com",
+            Api::GenerateContent => "https://generativelanguage.googleapis.com",
         }
     }
 
@@ -61,7 +61,7 @@ impl Api {
             return Some(api.default_upstream());
         }
         if path.starts_with("/v1beta/") || path.contains("/models/") && path.contains(':') {
-            Some(Api::Gemini.default_upstream())
+            Some(Api::GenerateContent.default_upstream())
         } else if path.starts_with("/v1/messages/") || path.starts_with("/v1/complete") {
             Some(Api::AnthropicMessages.default_upstream())
         } else if path.starts_with("/v1/") {
@@ -87,10 +87,10 @@ mod tests {
         assert_eq!(Api::of("/api/v1/chat/completions"), Some(Api::OpenaiChat));
         assert_eq!(Api::of("/v1/responses"), Some(Api::OpenaiResponses));
         assert_eq!(
-            Api::of("/v1beta/models/gemini-2.5-pro:streamGenerateContent"),
-            Some(Api::Gemini)
+            Api::of("/v1beta/models/model-x:streamGenerateContent"),
+            Some(Api::GenerateContent)
         );
-        assert_eq!(Api::of("/v1beta/models/gemini-2.5-pro:countTokens"), None);
+        assert_eq!(Api::of("/v1beta/models/model-x:countTokens"), None);
         assert_eq!(
             Api::default_for_path("/v1/messages/count_tokens"),
             Some("https://api.anthropic.com")

@@ -1,7 +1,7 @@
 //! tether-tap: the opt-in model tap behind `tether tap`.
 //!
 //! A loopback pass-through between a harness and its model API (Anthropic
-//! Messages, OpenAI Chat Completions and Responses, Gemini
+//! Messages, OpenAI Chat Completions and Responses, Google
 //! `generateContent`/`streamGenerateContent`). The harness is given a base
 //! URL whose first path segment is the tap's token
 //! (`http://127.0.0.1:PORT/TOKEN`), since its `Authorization` carries its

@@ -89,7 +89,7 @@ pub fn read_request(api: Api, path: &str, body: &[u8]) -> Option<RequestFacts> {
 
 fn model_of(api: Api, path: &str, request: &Value) -> Option<String> {
     let model = match api {
-        Api::Gemini => {
+        Api::GenerateContent => {
             let path = path.split('?').next().unwrap_or(path);
             let (_, rest) = path.rsplit_once("/models/")?;
             rest.split(':').next().map(str::to_owned)
@@ -106,7 +106,7 @@ fn hash(definition: &Value) -> String {
 
 /// Every tool definition a request offers: Anthropic's and Responses'
 /// `tools[].name`, a Responses namespace's tools as `namespace/name`, Chat's
-/// `tools[].function.name`, Gemini's `tools[].functionDeclarations[].name`.
+/// `tools[].function.name`, Google's `tools[].functionDeclarations[].name`.
 fn definitions(request: &Value) -> Vec<(String, &Value)> {
     let mut out = Vec::new();
     for tool in request["tools"].as_array().into_iter().flatten() {
@@ -210,7 +210,7 @@ fn calls_in(api: Api, value: &Value, out: &mut Vec<String>) {
                 }
             }
         }
-        Api::Gemini => {
+        Api::GenerateContent => {
             let one = |v: &Value, push: &mut dyn FnMut(Option<&str>)| {
                 for candidate in v["candidates"].as_array().into_iter().flatten() {
                     for part in candidate["content"]["parts"]
@@ -472,16 +472,16 @@ mod tests {
         .expect("json");
         assert_eq!(facts.offered[0].name, "brk_echo");
 
-        let gemini = json!({"tools": [{"functionDeclarations": [{"name": "mcp_brk_echo"}]}]});
+        let google = json!({"tools": [{"functionDeclarations": [{"name": "mcp_brk_echo"}]}]});
         let facts = read_request(
-            Api::Gemini,
-            "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
-            gemini.to_string().as_bytes(),
+            Api::GenerateContent,
+            "/v1beta/models/model-x:streamGenerateContent?alt=sse",
+            google.to_string().as_bytes(),
         )
         .expect("json");
-        assert_eq!(facts.model.as_deref(), Some("gemini-2.5-pro"));
+        assert_eq!(facts.model.as_deref(), Some("model-x"));
         assert_eq!(facts.offered[0].name, "mcp_brk_echo");
-        assert!(read_request(Api::Gemini, "/x", b"not json").is_none());
+        assert!(read_request(Api::GenerateContent, "/x", b"not json").is_none());
     }
 
     #[test]
@@ -532,12 +532,12 @@ mod tests {
             calls(Api::OpenaiResponses, "text/event-stream", &[responses]),
             Ok(vec!["mcp__brk/echo".to_owned()])
         );
-        let gemini = json!([{"candidates": [{"content": {"parts": [{"functionCall": {"name": "mcp_brk_echo", "args": {"secret": "x"}}}]}}]}]);
+        let google = json!([{"candidates": [{"content": {"parts": [{"functionCall": {"name": "mcp_brk_echo", "args": {"secret": "x"}}}]}}]}]);
         assert_eq!(
             calls(
-                Api::Gemini,
+                Api::GenerateContent,
                 "application/json",
-                &[gemini.to_string().as_bytes()]
+                &[google.to_string().as_bytes()]
             ),
             Ok(vec!["mcp_brk_echo".to_owned()])
         );

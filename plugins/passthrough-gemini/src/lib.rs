@@ -196,7 +196,7 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
         use tether_core::model_tap::ModelSetup;
         Some(match self.flavor() {
-            telemetry::Flavor::Gemini => ModelSetup::new("gemini", "gemini")
+            telemetry::Flavor::Gemini => ModelSetup::new("gemini", "generate_content")
                 .var("GOOGLE_GEMINI_BASE_URL", base_url)
                 .note("This covers a Gemini API key (GEMINI_API_KEY), passed on unchanged to https://generativelanguage.googleapis.com (or --upstream); a Google sign-in or Vertex AI goes elsewhere."),
             telemetry::Flavor::Qwen => ModelSetup::new("qwen", "openai_chat")
