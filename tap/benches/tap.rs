@@ -15,7 +15,7 @@ use tether_tap::{Tap, TapConfig};
 const EVENT: &[u8] = b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a token or two\"}}\n\n";
 
 async fn fake_model() -> std::net::SocketAddr {
-    let app = axum::Router::new().fallback(|uri: axum::http::Uri| async move {
+    let app = axum::Router::new().fallback(|uri: axum::http::Uri, _body: Bytes| async move {
         // `/long/N`: N MiB of events; anything else: six small events.
         let events = uri
             .path()
