@@ -128,6 +128,32 @@ fn bench(c: &mut Criterion) {
         "memory (VmHWM, KiB): before {before}, after 16 MiB through the tap {at_16}, after 256 MiB {at_256}"
     );
 
+    // Paired, interleaved: 2,000 requests each way, their percentiles.
+    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    for i in 0..4000 {
+        let which = i % 2;
+        let base = if which == 0 {
+            direct.clone()
+        } else {
+            tapped.clone()
+        };
+        let started = std::time::Instant::now();
+        runtime.block_on(read_all(base, "/v1/messages"));
+        times[which].push(started.elapsed());
+    }
+    let pct = |v: &mut Vec<Duration>, p: f64| {
+        v.sort();
+        v[((v.len() as f64 - 1.0) * p) as usize]
+    };
+    let (mut d, mut t) = (times[0].clone(), times[1].clone());
+    eprintln!(
+        "latency per request (2,000 each, interleaved): direct p50 {:?} p99 {:?}; tap p50 {:?} p99 {:?}",
+        pct(&mut d, 0.5),
+        pct(&mut d, 0.99),
+        pct(&mut t, 0.5),
+        pct(&mut t, 0.99)
+    );
+
     let mut group = c.benchmark_group("request");
     group.measurement_time(Duration::from_secs(8));
     for (name, base) in [("direct", direct.clone()), ("tap", tapped.clone())] {

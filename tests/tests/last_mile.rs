@@ -543,6 +543,16 @@ async fn predicted_equals_received(kind: &str, release: Release, env: &[(&str, &
 /// The session as `kind`'s own records show it (read as `tether sessions`
 /// reads them), where it wrote any.
 fn recorded(kind: &str, got: &Got) -> Option<tether_core::history::AttachmentAttempt> {
+    recorded_into(kind, got, None)?.current().cloned()
+}
+
+/// The session's history from `kind`'s own records, merged into
+/// `existing` (as `tether sessions import` merges into a store).
+fn recorded_into(
+    kind: &str,
+    got: &Got,
+    existing: Option<tether_core::history::AttachmentHistory>,
+) -> Option<tether_core::history::AttachmentHistory> {
     use tether_core::spec::{Endpoint, ServerSpec};
     let registry = Registry::with_static().expect("registry");
     let home = tether_records::Home::new(got.home.path(), got.run.env.iter().cloned().collect());
@@ -570,7 +580,7 @@ fn recorded(kind: &str, got: &Got) -> Option<tether_core::history::AttachmentAtt
     );
     records.read(true);
     let facts = records.sessions().values().next()?;
-    records.history(facts, None).ok()?.current().cloned()
+    records.history(facts, existing).ok()
 }
 
 /// No claim the harness's records give Tether about `brk`'s tools
@@ -761,6 +771,26 @@ async fn tapped_equals_received(kind: &str, release: Release) {
         return;
     };
     let label = format!("{kind} ({}) through the tap", release.label());
+    // The session's own behaviour is unchanged: run directly, the harness
+    // sent the model the same requests (paths, tools) and got the same
+    // calls.
+    let direct = what_the_model_got(kind, release, 0, false, &[])
+        .await
+        .expect("installed: it just ran");
+    let shape = |log: &tether_tests::fake_model::ModelLog| {
+        let mut turns: Vec<(String, Vec<String>, Option<String>)> = log
+            .turns()
+            .into_iter()
+            .map(|t| (t.path, t.tools, t.called))
+            .collect();
+        turns.sort();
+        turns
+    };
+    assert_eq!(
+        shape(&got.log),
+        shape(&direct.log),
+        "{label}: the requests, tapped and direct"
+    );
     // Every record made (the observer reads the copies off the path).
     let turns: Vec<_> = got
         .log
@@ -784,7 +814,13 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     };
     // Per request, the tools offered in order, then those sent with
     // `defer_loading` (the tap keeps them apart: not model-visible).
-    let mut sent: Vec<Vec<String>> = turns.iter().map(|t| t.tools.clone()).collect();
+    // Names as Tether shows every name: through its one sanitizer (a
+    // hex run, such as Codex's collision suffix, reads as a credential).
+    let shown = |n: &String| tether_core::sanitize::name(n);
+    let mut sent: Vec<Vec<String>> = turns
+        .iter()
+        .map(|t| t.tools.iter().map(shown).collect())
+        .collect();
     let deferred: std::collections::BTreeSet<String> = records
         .iter()
         .flat_map(|r| {
@@ -819,7 +855,7 @@ async fn tapped_equals_received(kind: &str, release: Release) {
             .all(|r| r.outcome == "completed" && r.unread.is_empty()),
         "{label}: {records:?}"
     );
-    let mut called: Vec<String> = got.called.clone();
+    let mut called: Vec<String> = got.called.iter().map(shown).collect();
     let mut tapped_calls: Vec<String> = records
         .iter()
         .flat_map(|r| r.called.iter().map(|t| t.name.clone()))
@@ -840,11 +876,14 @@ async fn tapped_equals_received(kind: &str, release: Release) {
         .flat_map(|r| r.offered.iter().chain(&r.called))
         .filter(|t| t.server.as_deref() == Some("brk"))
         .collect();
+    let spelled = brk
+        .iter()
+        .filter(|t| !t.name.contains(tether_core::sanitize::REDACTED));
     assert!(
         !brk.is_empty(),
         "{label}: no tool mapped to brk: {records:?}"
     );
-    for t in &brk {
+    for t in spelled {
         let tool = t.tool.as_deref().expect("a tool");
         assert_eq!((rules.naming)("brk", tool), t.name, "{label}: {t:?}");
     }

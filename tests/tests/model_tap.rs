@@ -549,3 +549,199 @@ proptest::proptest! {
         proptest::prop_assert!(!logged.contains(&secret), "the logs hold the secret");
     }
 }
+
+/// `tether tap` itself: `--print-env claude --json` gives the base URL
+/// with its token; a request through it reaches the upstream unchanged;
+/// the session lands in the store under Claude Code's own session id, its
+/// configured server `time` model-visible by `model_tap`; Ctrl-C exits 0;
+/// the key the request carried is printed nowhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tap_command_passes_through_and_stores_the_session() {
+    use std::io::BufRead;
+    use tether_core::store::Store;
+    let (addr, hits) = upstream(|_, _| async {
+        sse(vec![
+            Bytes::from_static(b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"mcp__time__now\",\"input\":{}}}\n\n"),
+            Bytes::from_static(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
+        ])
+    })
+    .await;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::write(
+        home.path().join(".claude.json"),
+        r#"{"mcpServers": {"time": {"command": "sh", "args": ["-c", "exit 0"]}}}"#,
+    )
+    .expect("config");
+    let db = home.path().join("tether.db");
+    let stderr = home.path().join("stderr");
+    let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        .args([
+            "tap",
+            "--addr",
+            "127.0.0.1:0",
+            "--json",
+            "--print-env",
+            "claude",
+            "--db",
+        ])
+        .arg(&db)
+        .args(["--upstream", &format!("http://{addr}")])
+        .env("HOME", home.path())
+        .env_remove("XDG_STATE_HOME")
+        .current_dir(home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr).expect("stderr"))
+        .spawn()
+        .expect("tether tap");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("one line");
+    let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    assert!(
+        doc["base_url"].as_str().expect("base").ends_with("/TOKEN"),
+        "{doc}"
+    );
+    let env = &doc["setup"]["env"][0];
+    assert_eq!(env["name"], "ANTHROPIC_BASE_URL", "{doc}");
+    let base = env["value"].as_str().expect("value").to_owned();
+    let key = "sk-ant-api03-PlantedKeyThatMustNeverBePrinted0000";
+    let session = "5b1f4c1e-3c61-4a8e-9d0e-6f0b8a3f2d11";
+    let answer = client()
+        .post(format!("{base}/v1/messages?beta=true"))
+        .header("user-agent", "claude-cli/2.1.332 (external, sdk-cli)")
+        .header("x-claude-code-session-id", session)
+        .header("x-api-key", key)
+        .json(
+            &serde_json::json!({"model": "claude-opus-4-8", "stream": true,
+            "tools": [{"name": "mcp__time__now", "input_schema": {"type": "object"}}],
+            "messages": [{"role": "user", "content": "what time is it"}]}),
+        )
+        .send()
+        .await
+        .expect("through the tap");
+    assert_eq!(answer.status(), 200);
+    assert!(
+        String::from_utf8_lossy(&answer.bytes().await.expect("body")).contains("mcp__time__now")
+    );
+    assert_eq!(hits.load(Ordering::Relaxed), 1);
+    let id = format!("claude:{session}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let stored = loop {
+        let found = tether_store::SqliteStore::open_read_only(&db)
+            .ok()
+            .and_then(|s| s.load(&id).ok().flatten());
+        if let Some(history) = found
+            && history
+                .current()
+                .and_then(|a| a.server("time"))
+                .is_some_and(|r| {
+                    r.stages.model_visible.state == tether_core::vocab::StageState::Yes
+                })
+        {
+            break history;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session never reached the store"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let row = stored
+        .current()
+        .and_then(|a| a.server("time"))
+        .expect("time");
+    assert_eq!(
+        row.stages.model_visible.provenance,
+        Some(tether_core::model::ProvenanceCode::ModelTap)
+    );
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "tether tap did not stop on Ctrl-C"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(code, Some(0));
+    let printed = std::fs::read_to_string(&stderr).expect("stderr") + &line;
+    assert!(!printed.contains(key), "{printed}");
+    assert!(!printed.contains("what time is it"), "{printed}");
+    for entry in std::fs::read_dir(home.path()).expect("home") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).expect("read");
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+/// A host mounts the tap on its own router, beside its own routes, for the
+/// agents it starts: the token still comes first, and the host's routes
+/// are its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_mounts_the_tap_on_its_own_router() {
+    let (upstream_addr, hits) =
+        upstream(|_, body: Bytes| async move { Response::new(Body::from(body)) }).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let config = TapConfig {
+        upstream: Some(url::Url::parse(&format!("http://{upstream_addr}")).expect("url")),
+        ..Default::default()
+    };
+    let tap = Tap::new(
+        config,
+        addr,
+        Registry::with_static().expect("registry"),
+        None,
+    )
+    .expect("tap");
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "host's own" }))
+        .nest_service("/model", tap.router());
+    tokio::spawn(async move {
+        let _ = tether_guard::serve(
+            listener,
+            app,
+            tether_guard::ConnectionLimits::default(),
+            std::future::pending(),
+        )
+        .await;
+    });
+    let c = client();
+    let own = c
+        .get(format!("http://{addr}/health"))
+        .send()
+        .await
+        .expect("health");
+    assert_eq!(own.text().await.expect("text"), "host's own");
+    let base = format!("http://{addr}/model/{}", tap.token().secret());
+    let echoed = c
+        .post(format!("{base}/v1/messages"))
+        .body("{\"model\":\"m\"}")
+        .send()
+        .await
+        .expect("through");
+    assert_eq!(echoed.status(), 200);
+    assert_eq!(echoed.text().await.expect("text"), "{\"model\":\"m\"}");
+    let refused = c
+        .post(format!("http://{addr}/model/v1/messages"))
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(refused.status(), 401);
+    assert_eq!(hits.load(Ordering::Relaxed), 1);
+}
