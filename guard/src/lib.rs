@@ -40,6 +40,21 @@ pub use serve::{ConnectionLimits, ConnectionStats, accept, serve};
 use axum::http::HeaderMap;
 use axum::http::StatusCode;
 
+/// Headers that belong to one hop, not to the message (RFC 9110 §7.6.1,
+/// and `Host`): what a listener that passes requests on (the HTTP relay,
+/// the model tap) never passes on.
+pub const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
 /// Why the guard refused a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {

@@ -55,18 +55,7 @@ pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 /// Messages larger than this pass through without being observed.
 pub const MAX_OBSERVED_BYTES: usize = 4 * 1024 * 1024;
 
-/// Headers that belong to one hop, not to the message.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-];
+use tether_guard::HOP_BY_HOP;
 
 /// Where one relayed HTTP server really is.
 #[derive(Clone)]

@@ -20,18 +20,7 @@ use crate::api::Api;
 use crate::observe::Seen;
 use crate::read::{MAX_READ_BYTES, Unread};
 
-/// Headers that belong to one hop, not to the message.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-];
+use tether_guard::HOP_BY_HOP;
 
 fn text(status: StatusCode, why: &'static str) -> Response {
     (
