@@ -279,6 +279,12 @@ async fn what_the_model_got(
         .map(|(got, _)| got)
 }
 
+/// What the model's call carries through the tap (and the tool's result
+/// carries back).
+const PLANTED_ARGUMENT: &str = "a planted argument ZqWx8rK2pL that stays in the traffic";
+/// The harness's API key through the tap.
+const PLANTED_KEY: &str = "sk-planted-key-Vb7nQ2mX9tLcR4";
+
 /// `tether tap` between the harness and the fake model, and the hub its
 /// sessions land in.
 struct Tapped {
@@ -298,7 +304,18 @@ async fn session_of(
     tapped: bool,
 ) -> Option<(Got, Option<Tapped>)> {
     let _one = tether_tests::one_real_cli_at_a_time().await;
-    let (model, log) = tether_tests::fake_model::start_model("brk/echo").await;
+    // Through the tap, the model calls with a planted argument (it comes
+    // back in the next request as the tool's result) and the harness's key
+    // is a planted secret: neither may reach what the tap keeps.
+    let (model, log) = if tapped {
+        tether_tests::fake_model::start_model_calling(
+            "brk/echo",
+            serde_json::json!({"text": PLANTED_ARGUMENT}),
+        )
+        .await
+    } else {
+        tether_tests::fake_model::start_model("brk/echo").await
+    };
     let home = tempfile::tempdir().expect("home");
     let mut brk = vec![
         tether_tests::workspace_bin("tether-breaking-mcp")
@@ -348,6 +365,11 @@ async fn session_of(
         );
         return None;
     };
+    if tapped {
+        for (_, value) in run.env.iter_mut().filter(|(_, v)| v == "dummy") {
+            *value = PLANTED_KEY.to_owned();
+        }
+    }
     run.env
         .push(("HOME".into(), home.path().display().to_string()));
     run.env
@@ -917,6 +939,18 @@ async fn tapped_equals_received(kind: &str, release: Release) {
         Some(tether_core::model::ProvenanceCode::ModelTap),
         "{label}"
     );
+    // The planted argument went through in every call the model made (and
+    // back in the history of the requests after it), the key in every
+    // request; neither is kept.
+    assert!(!got.called.is_empty(), "{label}: the model called nothing");
+    let kept = format!(
+        "{}{}",
+        serde_json::to_string(&tapped.tap.tap().recent()).expect("json"),
+        serde_json::to_string(&tapped.hub.snapshot(&session)).expect("json")
+    );
+    for planted in ["ZqWx8rK2pL", "Vb7nQ2mX9tLcR4"] {
+        assert!(!kept.contains(planted), "{label}: {planted} was kept");
+    }
     // Nothing refused, dropped or left unread on the way.
     let stats = tapped.tap.tap().stats();
     assert_eq!(
