@@ -112,6 +112,10 @@ impl LiveSessions {
             }
         }
         let id = session_id(kind, session);
+        // A session the store already holds (imported, or from before a
+        // restart) goes on from there: a fresh history's writes would be
+        // refused as older than the stored one.
+        self.hub.restore_from_store(&id);
         let servers = self.configured.get(kind).cloned().unwrap_or_default();
         let owner = Owner {
             task: kind.into(),

@@ -453,6 +453,30 @@ impl Hub {
         restored
     }
 
+    /// Puts one session back from this hub's store, when the store holds it
+    /// and the hub does not: a harness session seen again (after a restart,
+    /// or after `tether sessions import` stored it meanwhile) continues from
+    /// what is stored, so its next writes are newer than the stored one
+    /// instead of refused as stale. Reads the store on the caller's thread
+    /// (never on an agent's path). False without a store, with nothing
+    /// stored, or for a live session.
+    pub fn restore_from_store(&self, session_id: &str) -> bool {
+        let Some(persist) = &self.shared.persist else {
+            return false;
+        };
+        if self.shared.sessions().contains_key(session_id) {
+            return false;
+        }
+        match persist.store.load(session_id) {
+            Ok(Some(history)) => self.restore(vec![history]) == 1,
+            Ok(None) => false,
+            Err(err) => {
+                tracing::warn!(%err, "could not read a stored session back");
+                false
+            }
+        }
+    }
+
     /// Adds a tap: from now on it is told every attempt begun, every evidence
     /// event accepted and every row status entered (see [`HubTap`]).
     pub fn add_tap(&self, tap: Arc<dyn HubTap>) {

@@ -749,3 +749,91 @@ async fn a_host_mounts_the_tap_on_its_own_router() {
     assert_eq!(refused.status(), 401);
     assert_eq!(hits.load(Ordering::Relaxed), 1);
 }
+
+/// A harness session the tap sees again after a restart (or that `tether
+/// sessions import` stored meanwhile) goes on from what the store holds:
+/// a second attempt on the same history, written, never refused as older.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_seen_again_after_a_restart_goes_on_from_the_store() {
+    use tether_core::store::Store;
+    tether_tests::tether_first_party::link();
+    let (addr, _) = upstream(|_, _| async { sse(vec![Bytes::from_static(b"data: {}\n\n")]) }).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("tether.db");
+    let id = "claude:7d1c0b8e-52f4-4a4b-9d7e-1f2a3b4c5d6e";
+    let mut revisions = Vec::new();
+    for _ in 0..2 {
+        let registry = Registry::with_static().expect("registry");
+        let store: Arc<dyn tether_core::store::Store> =
+            Arc::new(tether_store::SqliteStore::open(&db).expect("store"));
+        let hub = Arc::new(tether_hub::Hub::with_store(
+            registry.clone(),
+            Default::default(),
+            store,
+        ));
+        let spec = tether_core::ServerSpec::new(
+            "time",
+            tether_core::ServerSource::Profile,
+            tether_core::Endpoint::Stdio {
+                command: "sh".into(),
+                args: vec![],
+                env: vec![],
+                cwd: None,
+            },
+        );
+        let config = TapConfig {
+            upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
+            configured: [("claude".to_owned(), vec![spec])].into_iter().collect(),
+            ..Default::default()
+        };
+        let tap = Tap::serve(
+            config,
+            "127.0.0.1:0".parse().expect("addr"),
+            registry,
+            Some(Arc::clone(&hub)),
+        )
+        .await
+        .expect("tap");
+        let r = client()
+            .post(format!("{}/v1/messages", tap.base_url()))
+            .header("user-agent", "claude-cli/2.1.332 (external, sdk-cli)")
+            .header(
+                "x-claude-code-session-id",
+                "7d1c0b8e-52f4-4a4b-9d7e-1f2a3b4c5d6e",
+            )
+            .json(&serde_json::json!({"model": "m", "tools": [{"name": "mcp__time__now"}]}))
+            .send()
+            .await
+            .expect("through");
+        let _ = r.bytes().await;
+        let record = wait_for_record(&tap).await;
+        assert_eq!(record.session.as_deref(), Some(id));
+        hub.flush().await;
+        let flushed = Arc::clone(&hub);
+        tokio::task::spawn_blocking(move || flushed.flush_store())
+            .await
+            .expect("flush");
+        assert_eq!(
+            hub.store_stale_refusals(),
+            0,
+            "a write was refused as older than the store's"
+        );
+        let stored = tether_store::SqliteStore::open_read_only(&db)
+            .expect("store")
+            .load(id)
+            .expect("load")
+            .expect("stored");
+        let row = stored
+            .current()
+            .and_then(|a| a.server("time"))
+            .expect("time");
+        assert_eq!(
+            row.stages.model_visible.state,
+            tether_core::vocab::StageState::Yes
+        );
+        revisions.push((stored.revision, stored.attempts.len()));
+        tap.stop().await;
+    }
+    assert!(revisions[1].0 > revisions[0].0, "{revisions:?}");
+    assert_eq!((revisions[0].1, revisions[1].1), (1, 2), "{revisions:?}");
+}
