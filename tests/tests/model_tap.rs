@@ -395,6 +395,38 @@ async fn hostile_clients_are_bounded_and_the_tap_keeps_serving() {
     assert!(still_serves(&tap).await.is_success());
 }
 
+/// A tap to the upstream at `addr` whose sessions land in a hub on the
+/// SQLite store at `db`, with `server` Claude Code's one configured server.
+async fn claude_tap_on_store(
+    addr: std::net::SocketAddr,
+    db: &std::path::Path,
+    server: tether_core::ServerSpec,
+) -> (RunningTap, Arc<tether_hub::Hub>) {
+    tether_tests::tether_first_party::link();
+    let registry = Registry::with_static().expect("registry");
+    let store: Arc<dyn tether_core::store::Store> =
+        Arc::new(tether_store::SqliteStore::open(db).expect("store"));
+    let hub = Arc::new(tether_hub::Hub::with_store(
+        registry.clone(),
+        Default::default(),
+        store,
+    ));
+    let config = TapConfig {
+        upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
+        configured: [("claude".to_owned(), vec![server])].into_iter().collect(),
+        ..Default::default()
+    };
+    let tap = Tap::serve(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        registry,
+        Some(Arc::clone(&hub)),
+    )
+    .await
+    .expect("tap");
+    (tap, hub)
+}
+
 /// Everything Tether's crates log in this test binary, at every level.
 fn logs() -> &'static std::sync::Mutex<Vec<u8>> {
     static LOGS: std::sync::OnceLock<&'static std::sync::Mutex<Vec<u8>>> =
@@ -442,15 +474,6 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
         }
     })
     .await;
-    tether_tests::tether_first_party::link();
-    let registry = Registry::with_static().expect("registry");
-    let store: Arc<dyn tether_core::store::Store> =
-        Arc::new(tether_store::SqliteStore::open(store).expect("store"));
-    let hub = Arc::new(tether_hub::Hub::with_store(
-        registry.clone(),
-        Default::default(),
-        store,
-    ));
     let spec = tether_core::ServerSpec::new(
         "brk",
         tether_core::ServerSource::Profile,
@@ -461,19 +484,7 @@ async fn planted(secret: &str, store: &std::path::Path) -> (Vec<tether_tap::TapR
             cwd: None,
         },
     );
-    let config = TapConfig {
-        upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
-        configured: [("claude".to_owned(), vec![spec])].into_iter().collect(),
-        ..Default::default()
-    };
-    let tap = Tap::serve(
-        config,
-        "127.0.0.1:0".parse().expect("addr"),
-        registry,
-        Some(Arc::clone(&hub)),
-    )
-    .await
-    .expect("tap");
+    let (tap, hub) = claude_tap_on_store(addr, store, spec).await;
     let body = serde_json::json!({
         "model": "claude-opus-4-8",
         "system": [{"type": "text", "text": secret}],
@@ -756,21 +767,12 @@ async fn a_host_mounts_the_tap_on_its_own_router() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_seen_again_after_a_restart_goes_on_from_the_store() {
     use tether_core::store::Store;
-    tether_tests::tether_first_party::link();
     let (addr, _) = upstream(|_, _| async { sse(vec![Bytes::from_static(b"data: {}\n\n")]) }).await;
     let dir = tempfile::tempdir().expect("dir");
     let db = dir.path().join("tether.db");
     let id = "claude:7d1c0b8e-52f4-4a4b-9d7e-1f2a3b4c5d6e";
     let mut revisions = Vec::new();
     for _ in 0..2 {
-        let registry = Registry::with_static().expect("registry");
-        let store: Arc<dyn tether_core::store::Store> =
-            Arc::new(tether_store::SqliteStore::open(&db).expect("store"));
-        let hub = Arc::new(tether_hub::Hub::with_store(
-            registry.clone(),
-            Default::default(),
-            store,
-        ));
         let spec = tether_core::ServerSpec::new(
             "time",
             tether_core::ServerSource::Profile,
@@ -781,19 +783,7 @@ async fn a_session_seen_again_after_a_restart_goes_on_from_the_store() {
                 cwd: None,
             },
         );
-        let config = TapConfig {
-            upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
-            configured: [("claude".to_owned(), vec![spec])].into_iter().collect(),
-            ..Default::default()
-        };
-        let tap = Tap::serve(
-            config,
-            "127.0.0.1:0".parse().expect("addr"),
-            registry,
-            Some(Arc::clone(&hub)),
-        )
-        .await
-        .expect("tap");
+        let (tap, hub) = claude_tap_on_store(addr, &db, spec).await;
         let r = client()
             .post(format!("{}/v1/messages", tap.base_url()))
             .header("user-agent", "claude-cli/2.1.332 (external, sdk-cli)")
