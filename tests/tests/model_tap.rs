@@ -21,10 +21,14 @@ where
 {
     let hits = Arc::new(AtomicU64::new(0));
     let counted = Arc::clone(&hits);
-    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap, body: Bytes| {
-        counted.fetch_add(1, Ordering::Relaxed);
-        answer(headers, body)
-    });
+    // No body limit of its own (axum's is 2 MB): whatever cuts a large
+    // body must be the tap, not an upstream that hangs up first.
+    let app = axum::Router::new()
+        .fallback(move |headers: axum::http::HeaderMap, body: Bytes| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            answer(headers, body)
+        })
+        .layer(axum::extract::DefaultBodyLimit::disable());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
