@@ -11,7 +11,6 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 use tether_core::model_tap::ModelSetup;
@@ -178,11 +177,11 @@ async fn serve(
             },
         }
     }
-    let stats = running.tap().stats();
+    let tap = running.tap().clone();
     running.stop().await;
-    hub.flush().await;
-    // The observer lands what is still queued; give it a moment, bounded.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // What the observer still holds lands before the hub is flushed.
+    tap.settle().await;
+    let stats = tap.stats();
     hub.flush().await;
     if !args.json {
         let mut out = crate::term::stdout();

@@ -172,13 +172,58 @@ pub enum TapError {
     },
 }
 
+/// The harnesses whose plugins have a reader, by name, taken from the
+/// registry once: every request asks them who sent it, and every record
+/// asks one for its rules, without rebuilding the registry's list.
+pub(crate) struct Harnesses(Vec<(String, Arc<dyn tether_core::observer::TransportObserver>)>);
+
+impl Harnesses {
+    fn of(registry: &Registry) -> Self {
+        Harnesses(
+            registry
+                .harnesses()
+                .into_iter()
+                .filter(|h| h.plugin.observer.reader().is_some())
+                .map(|h| (String::from(h.id), Arc::clone(&h.plugin.observer)))
+                .collect(),
+        )
+    }
+
+    /// The harness whose plugin claims these headers, and what it read
+    /// (a plugin's panic is contained: not its request).
+    fn caller(&self, headers: &[(&str, &str)]) -> Option<(String, ModelCaller)> {
+        self.0.iter().find_map(|(kind, plugin)| {
+            let reader = plugin.reader()?;
+            let caller = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                reader.model_caller(headers)
+            }))
+            .ok()
+            .flatten()?;
+            Some((kind.clone(), caller))
+        })
+    }
+
+    /// `kind`'s last-mile rules at `version`, where its plugin gives them.
+    pub(crate) fn rules(
+        &self,
+        kind: &str,
+        version: Option<&str>,
+    ) -> Option<tether_core::last_mile::Rules> {
+        let (_, plugin) = self.0.iter().find(|(k, _)| k == kind)?;
+        let reader = plugin.reader()?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.last_mile(version)))
+            .ok()
+            .flatten()
+    }
+}
+
 pub(crate) struct Inner {
     upstream: Option<url::Url>,
     token: Token,
     policy: HostPolicy,
     limits: TapLimits,
     client: reqwest::Client,
-    registry: Registry,
+    harnesses: Arc<Harnesses>,
     seen: SyncSender<observe::Seen>,
     next_id: AtomicU64,
     stats: Arc<Stats>,
@@ -203,14 +248,7 @@ impl Inner {
             .iter()
             .filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?)))
             .collect();
-        self.registry.harnesses().into_iter().find_map(|h| {
-            let caller = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                h.reader.model_caller(&pairs)
-            }))
-            .ok()
-            .flatten()?;
-            Some((String::from(h.id), caller))
-        })
+        self.harnesses.caller(&pairs)
     }
 }
 
@@ -251,8 +289,9 @@ impl Tap {
         let recent = Arc::new(Mutex::new(VecDeque::new()));
         let live =
             hub.map(|hub| tether_collect::live::LiveSessions::new(hub, config.configured.clone()));
+        let harnesses = Arc::new(Harnesses::of(&registry));
         let observer = observe::Observer::new(
-            registry.clone(),
+            Arc::clone(&harnesses),
             live,
             tether_guard::random_hex(4),
             Arc::clone(&stats),
@@ -270,7 +309,7 @@ impl Tap {
                 policy: HostPolicy::for_addr(addr),
                 limits: config.limits,
                 client,
-                registry,
+                harnesses,
                 seen,
                 next_id: AtomicU64::new(1),
                 stats,
@@ -296,6 +335,20 @@ impl Tap {
         axum::Router::new()
             .fallback(proxy::forward)
             .with_state(Arc::clone(&self.inner))
+    }
+
+    /// Waits until the observer has read every copy handed to it so far
+    /// (and published what they prove): what a host does before it flushes
+    /// its hub at shutdown, so the last requests are not lost to a timer.
+    pub async fn settle(&self) {
+        let (done, settled) = tokio::sync::oneshot::channel();
+        let seen = self.inner.seen.clone();
+        // A blocking send: this is shutdown, not the traffic's path, and
+        // the observer is draining the queue.
+        let sent = tokio::task::spawn_blocking(move || seen.send(observe::Seen::Settle(done)));
+        if matches!(sent.await, Ok(Ok(()))) {
+            let _ = settled.await;
+        }
     }
 
     /// Its counters now.

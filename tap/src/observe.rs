@@ -12,12 +12,11 @@ use serde::Serialize;
 use tether_collect::live::LiveSessions;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::model_tap::ModelCaller;
-use tether_core::registry::Registry;
 use tether_core::vocab::{EvidenceKind, Provenance};
 
-use crate::Stats;
 use crate::api::Api;
 use crate::read::{CallReader, RequestFacts, Unread, read_request};
+use crate::{Harnesses, Stats};
 
 /// The most requests the observer follows at once; past it the oldest is
 /// given up (recorded as dropped).
@@ -53,6 +52,8 @@ pub(crate) enum Seen {
         id: u64,
         bytes: Bytes,
     },
+    /// Everything sent before it is read: answer on the channel.
+    Settle(tokio::sync::oneshot::Sender<()>),
     End {
         id: u64,
         outcome: &'static str,
@@ -142,7 +143,7 @@ struct Open {
 }
 
 pub(crate) struct Observer {
-    pub registry: Registry,
+    pub harnesses: Arc<Harnesses>,
     pub live: Option<LiveSessions>,
     pub run: String,
     pub stats: Arc<Stats>,
@@ -155,7 +156,7 @@ pub(crate) struct Observer {
 
 impl Observer {
     pub fn new(
-        registry: Registry,
+        harnesses: Arc<Harnesses>,
         live: Option<LiveSessions>,
         run: String,
         stats: Arc<Stats>,
@@ -163,7 +164,7 @@ impl Observer {
         recent: Arc<Mutex<VecDeque<TapRecord>>>,
     ) -> Self {
         Observer {
-            registry,
+            harnesses,
             live,
             run,
             stats,
@@ -237,6 +238,9 @@ impl Observer {
                     }
                 }
             }
+            Seen::Settle(done) => {
+                let _ = done.send(());
+            }
             Seen::Chunk { id, bytes } => {
                 if let Some(reader) = self.open.get_mut(&id).and_then(|o| o.reader.as_mut()) {
                     reader.feed(&bytes);
@@ -309,14 +313,9 @@ impl Observer {
             .session
             .clone()
             .unwrap_or_else(|| format!("tap-{}", self.run));
-        let rules = kind.as_deref().and_then(|k| {
-            let harness = self.registry.harness(k)?;
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                harness.reader.last_mile(caller.version.as_deref())
-            }))
-            .ok()
-            .flatten()
-        });
+        let rules = kind
+            .as_deref()
+            .and_then(|k| self.harnesses.rules(k, caller.version.as_deref()));
         let servers: Vec<String> = match (&self.live, &kind) {
             (Some(live), Some(kind)) => live.names(kind).to_vec(),
             _ => Vec::new(),

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::SyncSender;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
@@ -37,7 +36,6 @@ fn text(status: StatusCode, why: &'static str) -> Response {
 #[derive(Clone)]
 struct Line {
     id: u64,
-    tx: SyncSender<Seen>,
     lost: Arc<AtomicBool>,
     inner: Arc<Inner>,
 }
@@ -47,14 +45,14 @@ impl Line {
         if self.lost.load(Ordering::Relaxed) {
             return;
         }
-        if self.tx.try_send(seen).is_err() {
+        if self.inner.seen.try_send(seen).is_err() {
             self.lost.store(true, Ordering::Relaxed);
             self.inner.stats.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     fn end(&self, outcome: &'static str, bytes: (u64, u64), started: Instant) {
-        let _ = self.tx.try_send(Seen::End {
+        let _ = self.inner.seen.try_send(Seen::End {
             id: self.id,
             outcome,
             request_bytes: bytes.0,
@@ -101,7 +99,6 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     let id = inner.next_id.fetch_add(1, Ordering::Relaxed);
     let line = Line {
         id,
-        tx: inner.seen.clone(),
         lost: Arc::new(AtomicBool::new(false)),
         inner: Arc::clone(&inner),
     };
