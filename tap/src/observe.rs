@@ -364,7 +364,7 @@ impl Observer {
                 if let Some(old) = self.hashes.insert(key, o.hash.clone())
                     && old != o.hash
                 {
-                    changed.push(o.name.clone());
+                    changed.push(tether_core::sanitize::name(&o.name));
                 }
             }
         }
