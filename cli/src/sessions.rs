@@ -494,7 +494,7 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
         cells.max().unwrap_or(0).max(header.chars().count())
     };
     let name_w = width(
-        &mut document.rows.iter().map(|r| r.name.chars().count()),
+        &mut document.rows.iter().map(|r| r.label().chars().count()),
         "NAME",
     );
     let stopped_w = width(
@@ -517,7 +517,7 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
             out,
             "{:<11} {:<name_w$} {status} {:<stopped_w$} {shown_by}",
             row.kind.as_str(),
-            row.name,
+            row.label(),
             row.stopped
         )?;
         if row.kind == tether_core::vocab::CapabilityKind::McpTool {
@@ -535,6 +535,10 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
 /// What showed a row's highest shown stage (its provenance), or `-`.
 fn shown_by(row: &tether_core::records::MatrixRow) -> String {
     [
+        "invoked",
+        "fired",
+        "loaded",
+        "listed",
         "callable",
         "called",
         "model_visible",

@@ -747,6 +747,11 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
             ]),
             calls,
             failed_calls: failed,
+            plugin: None,
+            event: None,
+            command: None,
+            outcomes: Vec::new(),
+            in_config: None,
         });
         for tool in &server.tools {
             rows.push(crate::records::MatrixRow {
@@ -758,11 +763,85 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 stages: tool_stages(tool),
                 calls: tool.calls,
                 failed_calls: tool.failed_calls,
+                plugin: None,
+                event: None,
+                command: None,
+                outcomes: Vec::new(),
+                in_config: None,
             });
         }
     }
+    rows.extend(attempt.capabilities.iter().map(capability_row));
     rows
 }
+
+/// One skill's, hook's or plugin's matrix row.
+pub fn capability_row(row: &crate::capability::CapabilityRow) -> crate::records::MatrixRow {
+    use crate::vocab::CapabilityKind as K;
+    let stages = match row.kind {
+        K::Skill => shown_stages(&[("listed", &row.listed), ("invoked", &row.used)]),
+        K::Plugin => shown_stages(&[("loaded", &row.loaded)]),
+        _ => shown_stages(&[("fired", &row.used)]),
+    };
+    crate::records::MatrixRow {
+        kind: row.kind.clone(),
+        name: row.name.clone(),
+        status: row.status,
+        reason_code: row.reason_code.clone(),
+        stopped: capability_stopped(row),
+        stages,
+        calls: row.uses(),
+        failed_calls: row.failed_uses(),
+        plugin: row.plugin.clone(),
+        event: row.event.clone(),
+        command: row.command.clone(),
+        outcomes: row.outcomes.clone(),
+        in_config: None,
+    }
+}
+
+/// Where a skill, hook or plugin got, in words: "fired 3 times: 1
+/// succeeded, 1 failed (exit 3), 1 command not found (exit 127)".
+pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
+    use crate::vocab::CapabilityKind as K;
+    let times = |n: u32| {
+        if n == 1 {
+            "once".to_owned()
+        } else {
+            format!("{n} times")
+        }
+    };
+    let outcomes = || {
+        row.outcomes
+            .iter()
+            .map(|o| {
+                let word = o.outcome.as_str().replace('_', " ");
+                match o.exit_code {
+                    Some(code) if code != 0 => format!("{} {word} (exit {code})", o.count),
+                    _ => format!("{} {word}", o.count),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match row.kind {
+        K::Plugin => match row.loaded.state {
+            StageState::Yes => "loaded".to_owned(),
+            StageState::No => match &row.summary {
+                Some(s) => format!("failed to load: {s}"),
+                None => "failed to load".to_owned(),
+            },
+            _ => NEVER_SEEN.to_owned(),
+        },
+        K::Skill if row.used.is_yes() => format!("invoked {}: {}", times(row.uses()), outcomes()),
+        K::Skill if row.listed.is_yes() => "offered to the model; never invoked".to_owned(),
+        _ if row.used.is_yes() => format!("fired {}: {}", times(row.uses()), outcomes()),
+        _ => NEVER_SEEN.to_owned(),
+    }
+}
+
+/// A capability row nothing in the session showed.
+pub const NEVER_SEEN: &str = "nothing in the session showed it";
 
 /// What to check, in one sentence, for a reason a user can act on (an
 /// endpoint check's failures, mostly); `None` for reasons whose summary says

@@ -83,6 +83,8 @@ enum Seen {
     Endpoint,
     /// On a session's tool row (`tether sessions show`).
     Tool,
+    /// On a session's skill, hook or plugin row: its kind, and a sample.
+    Capability(&'static str, &'static str),
 }
 
 fn sample_row(status: DisplayStatus, reason: Option<ReasonCode>) -> ServerAttachment {
@@ -292,6 +294,35 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             Row(S::Failed),
             "The server's command does not resolve on PATH (or as a path) where the agent runs it.",
             "Install the command, fix its path, or give the absolute path in the configuration.",
+        ),
+        R::HookFailed => (
+            Capability(
+                "hook",
+                "Stop (check.sh)  failed  fired once: 1 failed (exit 3)",
+            ),
+            "A hook ran and exited with a non-zero status: the harness went on (a non-blocking error) or stopped, as its event decides.",
+            "Run the hook's command by hand with the event's input; read the harness's own hook log.",
+        ),
+        R::HookTimedOut => (
+            Capability(
+                "hook",
+                "PreToolUse (check.sh)  failed  fired once: 1 timed out",
+            ),
+            "A hook ran past its time limit and the harness stopped it.",
+            "Make the hook faster, or raise its timeout in the harness's settings.",
+        ),
+        R::SkillFailed => (
+            Capability("skill", "release-notes  failed  invoked once: 1 failed"),
+            "The model invoked a skill and the harness answered with an error (an unknown skill, or one that would not load).",
+            "Check the skill's name and its SKILL.md front matter; list the harness's skills with its own command.",
+        ),
+        R::PluginLoadFailed => (
+            Capability(
+                "plugin",
+                "badplug  failed  failed to load: corrupt manifest",
+            ),
+            "The harness found a plugin but could not load it (a corrupt manifest, an export that is not a plugin).",
+            "Read the plugin's manifest (or its entry point) and the harness's plugin list.",
         ),
         R::SessionNewFailed => (
             Row(S::Failed),
@@ -518,6 +549,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "tether sessions show: time/convert_time  unknown  {}",
             crate::display::DEFERRED_SENTENCE
         ),
+        Capability(kind, sample) => format!("tether sessions show: {kind} {sample}"),
     };
     Some(Entry {
         code,

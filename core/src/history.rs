@@ -144,6 +144,11 @@ pub struct AttachmentAttempt {
     /// provenance `current_config`). Absent when the host attached none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_snapshot: Option<Box<InventoryDocument>>,
+    /// The skills, hooks and plugins the session showed (at most 256, the
+    /// first seen): offered and invoked, fired and how each run ended,
+    /// loaded or failed. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<crate::capability::CapabilityRow>,
 }
 
 impl AttachmentAttempt {

@@ -27,6 +27,7 @@
 //! The modules form a chain without cycles (an invariant kept in
 //! ARCHITECTURE.md, checked by `tests/tests/architecture.rs`).
 
+pub mod capability;
 pub mod diagnostics;
 pub mod display;
 pub mod explain;

@@ -802,6 +802,11 @@ pub struct Evidence {
     /// For tool_call_observed: how many of those `calls` failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_calls: Option<u32>,
+    /// For skill, hook and plugin evidence (`skill_listed`,
+    /// `skill_invoked`, `hook_fired`, `plugin_loaded`, `plugin_failed`):
+    /// which one, and how its use ended. Names only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<Box<crate::capability::CapabilityEvent>>,
 }
 
 impl Evidence {
@@ -824,6 +829,7 @@ impl Evidence {
             endpoint_test: None,
             calls: None,
             failed_calls: None,
+            capability: None,
         }
     }
 
@@ -887,6 +893,12 @@ impl Evidence {
     pub fn reported(mut self, status: impl Into<String>) -> Self {
         self.reported_status = Some(status.into());
         self.provenance = Provenance::AgentReport;
+        self
+    }
+
+    /// About one skill, hook or plugin.
+    pub fn capability(mut self, event: crate::capability::CapabilityEvent) -> Self {
+        self.capability = Some(Box::new(event));
         self
     }
 

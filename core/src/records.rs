@@ -292,6 +292,11 @@ pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
             crate::vocab::EvidenceKind::ToolVisible
                 | crate::vocab::EvidenceKind::ToolDeferred
                 | crate::vocab::EvidenceKind::ToolWithheld
+                | crate::vocab::EvidenceKind::SkillListed
+                | crate::vocab::EvidenceKind::SkillInvoked
+                | crate::vocab::EvidenceKind::HookFired
+                | crate::vocab::EvidenceKind::PluginLoaded
+                | crate::vocab::EvidenceKind::PluginFailed
         )
 }
 
@@ -534,6 +539,40 @@ pub struct MatrixRow {
     /// Of those, the failed ones.
     #[serde(default)]
     pub failed_calls: u32,
+    /// A skill's or hook's plugin, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// A hook's event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// A hook's command, basename only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// A hook's runs (a skill's invocations) by how they ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<crate::capability::OutcomeCount>,
+    /// For a skill, hook or plugin: whether today's configuration has it
+    /// (`false`: it shows as history, what the session ran but today's
+    /// files no longer name); absent where no configuration was read, or
+    /// for servers and tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_config: Option<bool>,
+}
+
+impl MatrixRow {
+    /// The row's name as a table shows it: a plugin's skill or hook with
+    /// its plugin (`greet (goodplug)`), a hook with its command
+    /// (`Stop · check.sh`).
+    pub fn label(&self) -> String {
+        let mut label = self.name.clone();
+        if let Some(command) = &self.command {
+            label = format!("{label} · {command}");
+        }
+        if let Some(plugin) = &self.plugin {
+            label = format!("{label} ({plugin})");
+        }
+        label
+    }
 }
 
 /// `tether sessions show ID --json`: one session's matrix and its history.

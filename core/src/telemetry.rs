@@ -541,6 +541,8 @@ pub fn names_are_names(
     session.is_none_or(is_name_like)
         && servers.iter().all(|s| ok(&s.name))
         && evidence.iter().all(|e| {
-            e.server.as_deref().is_none_or(ok) && e.tool.as_deref().is_none_or(is_name_like)
+            e.server.as_deref().is_none_or(ok)
+                && e.tool.as_deref().is_none_or(is_name_like)
+                && e.capability.as_deref().is_none_or(|c| c.names_are_names())
         })
 }

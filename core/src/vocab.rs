@@ -292,6 +292,16 @@ open_vocabulary! {
         /// The tool's name as the model sees it is longer than the model
         /// provider takes, so a request that carries it is refused.
         NameTooLong => "name_too_long",
+        /// A hook ran and exited with a non-zero status (not "command not
+        /// found", which is `command_not_found`).
+        HookFailed => "hook_failed",
+        /// A hook ran past its time limit.
+        HookTimedOut => "hook_timed_out",
+        /// The model invoked a skill and the harness answered with an error.
+        SkillFailed => "skill_failed",
+        /// A plugin was found but failed to load (a corrupt manifest, an
+        /// export that is not a plugin).
+        PluginLoadFailed => "plugin_load_failed",
     }
 }
 
@@ -345,6 +355,36 @@ open_vocabulary! {
         /// harness says so, predicted where a documented rule does
         /// (provenance `documented_rule`).
         ToolWithheld => "tool_withheld",
+        /// The harness offered a skill (`capability`) to the model: it was
+        /// in the skill listing a model turn was sent. Its name only, never
+        /// its description.
+        SkillListed => "skill_listed",
+        /// The model invoked a skill (`capability`), with its outcome.
+        SkillInvoked => "skill_invoked",
+        /// A hook (`capability`) ran, with its outcome and exit status.
+        HookFired => "hook_fired",
+        /// A plugin (`capability`) loaded.
+        PluginLoaded => "plugin_loaded",
+        /// A plugin (`capability`) failed to load, with the reason.
+        PluginFailed => "plugin_failed",
+    }
+}
+
+open_vocabulary! {
+    /// How one run of a hook (or one invocation of a skill) ended.
+    pub enum UseOutcome {
+        /// It ran and succeeded (exit status 0).
+        Succeeded => "succeeded",
+        /// It ran and failed (a non-zero exit status, or an error).
+        Failed => "failed",
+        /// Its command does not exist (exit status 127, or "not found").
+        CommandNotFound => "command_not_found",
+        /// It ran and blocked what it guards (a hook's deliberate "no").
+        Blocked => "blocked",
+        /// It ran past its time limit and was stopped.
+        TimedOut => "timed_out",
+        /// It was cancelled before it finished.
+        Cancelled => "cancelled",
     }
 }
 
@@ -409,6 +449,8 @@ open_vocabulary! {
         Skill => "skill",
         /// A hook: a command the harness runs on an event.
         Hook => "hook",
+        /// A tool the harness itself provides (not an MCP server's).
+        NativeTool => "native_tool",
     }
 }
 

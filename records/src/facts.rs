@@ -81,6 +81,7 @@ type FactKey = (
     Option<String>,
     Option<u32>,
     Option<bool>,
+    Option<String>,
 );
 
 fn fact_key(e: &Evidence) -> FactKey {
@@ -92,7 +93,21 @@ fn fact_key(e: &Evidence) -> FactKey {
         e.reason_code.as_ref().map(|r| r.as_str().to_owned()),
         e.tool_count,
         e.ok,
+        capability_key(e),
     )
+}
+
+/// A capability event as one string (its outcome included): what makes
+/// two uses of a skill or hook the same kind of use.
+fn capability_key(e: &Evidence) -> Option<String> {
+    e.capability
+        .as_deref()
+        .map(|c| serde_json::to_string(c).unwrap_or_default())
+}
+
+/// Whether `e` is one use of a skill or hook (counted, like a call).
+fn is_use(e: &Evidence) -> bool {
+    e.capability.is_some() && matches!(e.kind, EvidenceKind::SkillInvoked | EvidenceKind::HookFired)
 }
 
 /// What one harness session's records say so far.
@@ -119,6 +134,11 @@ pub struct SessionFacts {
     calls: HashMap<(String, String), Call>,
     /// Calls without an id (or past the bound), counted per (role, server, tool).
     counted: BTreeMap<(String, String, String), Counted>,
+    /// (role, use id) → one use of a skill or hook, at most [`MAX_CALL_IDS`].
+    uses: HashMap<(String, String), Evidence>,
+    /// Uses without an id (or past the bound), counted per (role, kind of
+    /// use): the count and the newest of them.
+    uses_counted: BTreeMap<(String, String), (u32, Evidence)>,
 }
 
 impl SessionFacts {
@@ -136,6 +156,8 @@ impl SessionFacts {
             facts: HashMap::new(),
             calls: HashMap::new(),
             counted: BTreeMap::new(),
+            uses: HashMap::new(),
+            uses_counted: BTreeMap::new(),
         }
     }
 
@@ -203,6 +225,8 @@ impl SessionFacts {
         for evidence in reading.evidence {
             if evidence.kind == EvidenceKind::ToolCallObserved {
                 self.add_call(role, evidence);
+            } else if is_use(&evidence) {
+                self.add_use(role, evidence);
             } else {
                 self.fact(evidence);
             }
@@ -245,6 +269,35 @@ impl SessionFacts {
         }
     }
 
+    fn add_use(&mut self, role: &str, evidence: Evidence) {
+        if let Some(id) = evidence.connection_id.clone() {
+            let key = (role.to_owned(), id);
+            if let Some(kept) = self.uses.get_mut(&key) {
+                // The same use read again: its earliest reading stands.
+                if evidence.at < kept.at {
+                    *kept = evidence;
+                }
+                return;
+            }
+            if self.uses.len() < MAX_CALL_IDS {
+                self.uses.insert(key, evidence);
+                return;
+            }
+        }
+        let key = (
+            role.to_owned(),
+            capability_key(&evidence).unwrap_or_default(),
+        );
+        let entry = self
+            .uses_counted
+            .entry(key)
+            .or_insert((0, evidence.clone()));
+        entry.0 = entry.0.saturating_add(1);
+        if evidence.at > entry.1.at {
+            entry.1 = evidence;
+        }
+    }
+
     /// Adds what `other` (the same session, read elsewhere: another file,
     /// another thread) says.
     pub fn merge(&mut self, other: SessionFacts) {
@@ -273,6 +326,21 @@ impl SessionFacts {
                     evidence.ok = call.ok;
                     self.add_call(&key.0, evidence);
                 }
+            }
+        }
+        for ((role, id), evidence) in other.uses {
+            let mut evidence = evidence;
+            evidence.connection_id = Some(id);
+            self.add_use(&role, evidence);
+        }
+        for ((role, kind), (count, evidence)) in other.uses_counted {
+            let entry = self
+                .uses_counted
+                .entry((role, kind))
+                .or_insert((0, evidence.clone()));
+            entry.0 = entry.0.saturating_add(count);
+            if evidence.at > entry.1.at {
+                entry.1 = evidence;
             }
         }
         for (key, (calls, failed, known, at)) in other.counted {
@@ -323,10 +391,54 @@ impl SessionFacts {
             ev.failed_calls = Some(failed);
             out.push(ev);
         }
+        out.extend(self.use_evidence());
         for ev in &mut out {
             ev.provenance = Provenance::HarnessRecord;
         }
         out
+    }
+
+    /// One piece of evidence per source and kind of use (a skill or hook,
+    /// and how it ended), carrying how many: a skill's outcome is its
+    /// call's result, read by the call's id.
+    fn use_evidence(&self) -> Vec<Evidence> {
+        let mut per_kind: BTreeMap<(&str, String), (u32, Evidence)> = BTreeMap::new();
+        for ((role, id), evidence) in &self.uses {
+            let mut evidence = evidence.clone();
+            evidence.connection_id = None;
+            if let Some(cap) = evidence.capability.as_deref_mut()
+                && cap.outcome.is_none()
+                && let Some(ok) = self
+                    .calls
+                    .get(&(role.clone(), id.clone()))
+                    .and_then(|c| c.ok)
+            {
+                cap.outcome = Some(if ok {
+                    tether_core::vocab::UseOutcome::Succeeded
+                } else {
+                    tether_core::vocab::UseOutcome::Failed
+                });
+            }
+            let entry = per_kind
+                .entry((role.as_str(), capability_key(&evidence).unwrap_or_default()))
+                .or_insert((0, evidence.clone()));
+            entry.0 = entry.0.saturating_add(1);
+            entry.1.at = entry.1.at.max(evidence.at);
+        }
+        for ((role, kind), (count, evidence)) in &self.uses_counted {
+            let entry = per_kind
+                .entry((role.as_str(), kind.clone()))
+                .or_insert((0, evidence.clone()));
+            entry.0 = entry.0.saturating_add(*count);
+            entry.1.at = entry.1.at.max(evidence.at);
+        }
+        per_kind
+            .into_values()
+            .map(|(count, mut evidence)| {
+                evidence.calls = Some(count);
+                evidence
+            })
+            .collect()
     }
 }
 

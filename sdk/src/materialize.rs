@@ -229,7 +229,7 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
         return Vec::new();
     };
     let searching = tools.contains(&SEARCH_TOOL);
-    let mut out = Vec::new();
+    let mut out = init_plugins(&doc, at);
     for server in servers {
         let Some(name) = server.get("name").and_then(Value::as_str) else {
             continue;
@@ -256,6 +256,63 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
                 crate::records::deferred(name, tool, at)
                     .provenance(tether_core::vocab::Provenance::AgentReport)
             }));
+        }
+    }
+    out
+}
+
+/// The plugins an init line says loaded (`plugins`: the harness's own
+/// built-ins, at path `builtin`, are part of it and left out) and failed
+/// to (`plugin_errors`: named by the plugin, or its directory's last
+/// component where the harness has no name for it; the message gives the
+/// reason's shape, never its words).
+fn init_plugins(doc: &Value, at: Timestamp) -> Vec<Evidence> {
+    let provenance = tether_core::vocab::Provenance::AgentReport;
+    let mut out = Vec::new();
+    for plugin in doc
+        .get("plugins")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if plugin.get("path").and_then(Value::as_str) == Some("builtin") {
+            continue;
+        }
+        if let Some(ev) = plugin
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|n| crate::records::plugin_loaded(n, at))
+        {
+            out.push(ev.provenance(provenance.clone()));
+        }
+    }
+    for error in doc
+        .get("plugin_errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let named = error
+            .get("path")
+            .and_then(Value::as_str)
+            .and_then(tether_core::records::project_of)
+            .or_else(|| {
+                let raw = error.get("plugin").and_then(Value::as_str)?;
+                let cleaned: String = raw
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                Some(cleaned.trim_matches('_').to_owned())
+            });
+        let words = error.get("message").and_then(Value::as_str).unwrap_or("");
+        if let Some(ev) = named.and_then(|n| crate::records::plugin_failed(&n, words, at)) {
+            out.push(ev.provenance(provenance.clone()));
         }
     }
     out

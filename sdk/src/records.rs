@@ -3,6 +3,7 @@
 //! the evidence a record shows, and the servers it names. Pure functions.
 //! The host stamps every piece `harness_record`.
 
+use tether_core::capability::CapabilityEvent;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{RecordReading, name};
 use tether_core::telemetry::NamedServer;
@@ -39,6 +40,80 @@ pub fn outcome(id: &str, ok: bool, at: Timestamp) -> Option<Evidence> {
     result.connection_id = Some(name(id)?);
     result.ok = Some(ok);
     Some(result)
+}
+
+/// A skill as the harness names it: `PLUGIN:SKILL` (split at `sep`) for a
+/// plugin's skill, the skill alone otherwise; `None` unless each part is a
+/// name.
+pub fn skill_named(full: &str, sep: char) -> Option<CapabilityEvent> {
+    match full.split_once(sep) {
+        Some((plugin, skill)) => {
+            Some(CapabilityEvent::skill(&name(skill)?).in_plugin(&name(plugin)?))
+        }
+        None => Some(CapabilityEvent::skill(&name(full)?)),
+    }
+}
+
+/// `skill` was offered to the model (a listing it was sent named it).
+pub fn skill_listed(skill: CapabilityEvent, at: Timestamp) -> Evidence {
+    Evidence::new(EvidenceKind::SkillListed, at).capability(skill)
+}
+
+/// The model invoked `skill` (by the call's id where the record gives
+/// one: its outcome is that call's result).
+pub fn skill_invoked(skill: CapabilityEvent, id: Option<&str>, at: Timestamp) -> Evidence {
+    let mut ev = Evidence::new(EvidenceKind::SkillInvoked, at).capability(skill);
+    ev.connection_id = id.and_then(name);
+    ev
+}
+
+/// `hook` ran (once, identified by `id` where the record gives one), and
+/// ended as its event says.
+pub fn hook_fired(hook: CapabilityEvent, id: Option<&str>, at: Timestamp) -> Evidence {
+    let mut ev = Evidence::new(EvidenceKind::HookFired, at).capability(hook);
+    ev.connection_id = id.and_then(name);
+    ev
+}
+
+/// The plugin `plugin` loaded.
+pub fn plugin_loaded(plugin: &str, at: Timestamp) -> Option<Evidence> {
+    Some(
+        Evidence::new(EvidenceKind::PluginLoaded, at)
+            .capability(CapabilityEvent::plugin(&name(plugin)?)),
+    )
+}
+
+/// The plugin `plugin` failed to load; the harness's words give the
+/// reason's shape (never their values: see [`load_failure_summary`]).
+pub fn plugin_failed(plugin: &str, words: &str, at: Timestamp) -> Option<Evidence> {
+    Some(
+        Evidence::new(EvidenceKind::PluginFailed, at)
+            .capability(CapabilityEvent::plugin(&name(plugin)?))
+            .reason(
+                ReasonCode::PluginLoadFailed,
+                Some(load_failure_summary(words).to_owned()),
+            ),
+    )
+}
+
+/// What a plugin's load failure was, in Tether's words, from the
+/// harness's (which hold paths and values, never kept).
+pub fn load_failure_summary(words: &str) -> &'static str {
+    let lower = words.to_ascii_lowercase();
+    if lower.contains("manifest") && (lower.contains("corrupt") || lower.contains("parse")) {
+        "its manifest is not valid JSON"
+    } else if lower.contains("manifest") {
+        "its manifest is missing or invalid"
+    } else if lower.contains("not a function") || lower.contains("export") {
+        "its export is not a plugin"
+    } else if lower.contains("not found")
+        || lower.contains("enoent")
+        || lower.contains("cannot find")
+    {
+        "its files are not there"
+    } else {
+        "the harness could not load it"
+    }
 }
 
 /// `server`'s `tool` was offered to the model.

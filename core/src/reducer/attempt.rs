@@ -64,6 +64,7 @@ pub(super) fn begin(
         report_error: None,
         servers: Vec::with_capacity(start.servers.len()),
         config_snapshot: None,
+        capabilities: Vec::new(),
     };
     for planned in &start.servers {
         attempt.servers.push(planned_row(planned, start.at));

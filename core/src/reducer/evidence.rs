@@ -78,6 +78,10 @@ pub fn sanitize_evidence(
         endpoint_test: evidence.endpoint_test.clone(),
         calls: evidence.calls,
         failed_calls: evidence.failed_calls,
+        capability: evidence
+            .capability
+            .as_deref()
+            .map(|c| Box::new(sanitize_capability(c, scrubber))),
     };
     if let Some(test) = ev.endpoint_test.as_mut() {
         test.summary = test.summary.as_deref().map(|s| scrubber.summary(s));
@@ -90,4 +94,32 @@ pub fn sanitize_evidence(
         evidence: ev,
         unattributed,
     }
+}
+
+/// A capability's names through the scrubber: a command keeps its
+/// basename (nothing before a `/`), variables their names.
+fn sanitize_capability(
+    c: &crate::capability::CapabilityEvent,
+    scrubber: &Scrubber,
+) -> crate::capability::CapabilityEvent {
+    let mut out = c.clone();
+    out.name = scrubber.name(&c.name);
+    out.plugin = c.plugin.as_deref().map(|p| scrubber.name(p));
+    out.event = c.event.as_deref().map(|e| scrubber.name(e));
+    out.command = c
+        .command
+        .as_deref()
+        .map(|cmd| scrubber.name(cmd.rsplit('/').next().unwrap_or("?")));
+    out.variables = c
+        .variables
+        .iter()
+        .filter(|v| {
+            v.len() <= 64
+                && !v.is_empty()
+                && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        })
+        .take(crate::capability::MAX_VARIABLES)
+        .cloned()
+        .collect();
+    out
 }

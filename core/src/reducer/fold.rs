@@ -78,6 +78,16 @@ pub(super) fn apply_to_attempt(attempt: &mut AttachmentAttempt, ev: &Evidence) -
             before != (attempt.accepted_at, attempt.acp_session_id.clone())
         }
         EvidenceKind::ExplicitError => apply_report_error(attempt, ev),
+        _ if ev.capability.is_some() => {
+            match crate::capability::apply(&mut attempt.capabilities, ev) {
+                Ok(changed) => changed,
+                // Counted, never silently: the attempt is full of rows.
+                Err(crate::capability::NotApplied::Full) => {
+                    attempt.dropped_evidence = attempt.dropped_evidence.saturating_add(1);
+                    false
+                }
+            }
+        }
         // Other attempt-level evidence (and unknown kinds) only enter the timeline.
         _ => false,
     }

@@ -34,13 +34,16 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use tether_core::capability::{CapabilityEvent, outcome_of_exit};
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
+use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{
-    Blank, Blanker, answer, call, failure, mcp_double, name_server, offered, offered_deferred,
-    outcome, push, visible, withheld,
+    Blank, Blanker, answer, call, failure, hook_fired, mcp_double, name_server, offered,
+    offered_deferred, outcome, plugin_loaded, push, skill_invoked, skill_listed, skill_named,
+    visible, withheld,
 };
 use tether_sdk::telemetry::status;
 
@@ -80,6 +83,9 @@ struct Line<'a> {
     cwd: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     version: Option<Cow<'a, str>>,
+    /// The record's own id: one hook run's identity.
+    #[serde(borrow, default)]
+    uuid: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     message: Option<Message<'a>>,
     #[serde(borrow, default)]
@@ -145,6 +151,29 @@ struct Attachment<'a> {
     pending: Option<Vec<Cow<'a, str>>>,
     #[serde(rename = "needsAuthMcpServers", default)]
     needs_auth: Option<Vec<Cow<'a, str>>>,
+    /// `skill_listing`: the skills offered to the model, by name (its
+    /// `content`, their descriptions, is never read).
+    #[serde(borrow, default)]
+    names: Vec<Cow<'a, str>>,
+    /// `hook_*`: the hook (`SessionStart:startup`, `PreToolUse:Bash`,
+    /// `Stop`), its event, its command line (only its shape is kept) and
+    /// its exit status. Its output is never read.
+    #[serde(rename = "hookName", borrow, default)]
+    hook_name: Option<Cow<'a, str>>,
+    #[serde(rename = "hookEvent", borrow, default)]
+    hook_event: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    command: Option<Cow<'a, str>>,
+    #[serde(rename = "exitCode", default)]
+    exit_code: Option<i32>,
+    #[serde(rename = "blockingError", borrow, default)]
+    blocking: Option<Blocking<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Blocking<'a> {
+    #[serde(borrow, default)]
+    command: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -217,6 +246,7 @@ const PAYLOAD: &[Blank<'static>] = &[
 static BLANKER: std::sync::LazyLock<Blanker> = std::sync::LazyLock::new(|| Blanker::new(PAYLOAD));
 
 fn transcript(record: &str) -> RecordAnswer {
+    let original = record;
     let record = BLANKER.blank(record);
     let Ok(line) = serde_json::from_str::<Line<'_>>(&record) else {
         return RecordAnswer::Unknown;
@@ -235,6 +265,8 @@ fn transcript(record: &str) -> RecordAnswer {
     };
     for item in items {
         match item.kind.as_deref() {
+            // Read below, once per record.
+            Some("tool_use") if item.name.as_deref() == Some("Skill") => {}
             Some("tool_use") => {
                 if let Some((server, tool)) = item.name.as_deref().and_then(mcp_double) {
                     push(
@@ -257,6 +289,18 @@ fn transcript(record: &str) -> RecordAnswer {
             _ => {}
         }
     }
+    if items
+        .iter()
+        .any(|i| i.kind.as_deref() == Some("tool_use") && i.name.as_deref() == Some("Skill"))
+    {
+        // Its input was blanked; the skill's name is read from the record
+        // as written (that one field, nothing else).
+        for (id, skill) in skill_calls(original) {
+            if let Some(skill) = skill_named(skill, ':') {
+                push(&mut reading, skill_invoked(skill, Some(id), at));
+            }
+        }
+    }
     if let Some(shape) = &line.shape
         && kind == "api-request-shape"
     {
@@ -276,6 +320,9 @@ fn transcript(record: &str) -> RecordAnswer {
             line.tools.iter().filter_map(|t| mcp_double(t)),
             at,
         );
+    }
+    if let Some(attachment) = &line.attachment {
+        capabilities(&mut reading, attachment, line.uuid.as_deref(), at);
     }
     if let Some(attachment) = &line.attachment
         && attachment.kind.as_deref() == Some("deferred_tools_record")
@@ -323,6 +370,118 @@ fn transcript(record: &str) -> RecordAnswer {
         }
     }
     answer(reading)
+}
+
+/// The hook attachments and how each says its run ended.
+const HOOK_ATTACHMENTS: &[&str] = &[
+    "hook_success",
+    "hook_non_blocking_error",
+    "hook_blocking_error",
+    "hook_error_during_execution",
+    "hook_stopped_continuation",
+    "hook_cancelled",
+];
+
+/// Skills offered (`skill_listing`: a plugin's skill is `PLUGIN:SKILL`, so
+/// its plugin loaded) and hooks run (`hook_*`, one record per run).
+fn capabilities(
+    reading: &mut RecordReading,
+    attachment: &Attachment<'_>,
+    id: Option<&str>,
+    at: Timestamp,
+) {
+    let Some(kind) = attachment.kind.as_deref() else {
+        return;
+    };
+    if kind == "skill_listing" {
+        let mut plugins: Vec<String> = Vec::new();
+        for skill in attachment.names.iter().filter_map(|n| skill_named(n, ':')) {
+            if let Some(plugin) = &skill.plugin
+                && !plugins.contains(plugin)
+            {
+                plugins.push(plugin.clone());
+            }
+            push(reading, skill_listed(skill, at));
+        }
+        for plugin in plugins {
+            if let Some(loaded) = plugin_loaded(&plugin, at) {
+                push(reading, loaded);
+            }
+        }
+        return;
+    }
+    if !HOOK_ATTACHMENTS.contains(&kind) {
+        return;
+    }
+    let Some(hook) = attachment.hook_name.as_deref().and_then(name) else {
+        return;
+    };
+    let event = attachment.hook_event.as_deref().and_then(name);
+    let command = attachment.command.as_deref().or(attachment
+        .blocking
+        .as_ref()
+        .and_then(|b| b.command.as_deref()));
+    let outcome = match (kind, attachment.exit_code) {
+        ("hook_blocking_error" | "hook_stopped_continuation", _) => UseOutcome::Blocked,
+        ("hook_cancelled", _) => UseOutcome::Cancelled,
+        (_, Some(code)) => outcome_of_exit(code, Some(2)),
+        ("hook_success", None) => UseOutcome::Succeeded,
+        _ => UseOutcome::Failed,
+    };
+    let mut event = CapabilityEvent::hook(&hook, event.as_deref());
+    if let Some(line) = command {
+        event = event.command(line);
+    }
+    push(
+        reading,
+        hook_fired(event.ended(outcome, attachment.exit_code), id, at),
+    );
+}
+
+/// The `Skill` calls in an assistant record as written: (call id, skill).
+fn skill_calls(record: &str) -> Vec<(&str, &str)> {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow, default)]
+        message: Option<RawMessage<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct RawMessage<'a> {
+        #[serde(borrow, default)]
+        content: Option<RawContent<'a>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum RawContent<'a> {
+        #[serde(borrow)]
+        Items(Vec<RawItem<'a>>),
+        Other(serde::de::IgnoredAny),
+    }
+    #[derive(Deserialize)]
+    struct RawItem<'a> {
+        #[serde(borrow, default)]
+        id: Option<&'a str>,
+        #[serde(borrow, default)]
+        name: Option<&'a str>,
+        #[serde(borrow, default)]
+        input: Option<SkillInput<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct SkillInput<'a> {
+        #[serde(borrow, default)]
+        skill: Option<&'a str>,
+    }
+    let Ok(raw) = serde_json::from_str::<Raw<'_>>(record) else {
+        return Vec::new();
+    };
+    match raw.message.and_then(|m| m.content) {
+        Some(RawContent::Items(items)) => items
+            .into_iter()
+            .filter(|i| i.name == Some("Skill"))
+            .filter_map(|i| Some((i.id?, i.input?.skill?)))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 #[derive(Deserialize)]

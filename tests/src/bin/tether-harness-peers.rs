@@ -1,4 +1,4 @@
-//! `tether-harness-peers --records FILE [--target TOOL]`: the peers a real
+//! `tether-harness-peers --records FILE [--target TOOL] [--arguments JSON]`: the peers a real
 //! harness session needs offline, on 127.0.0.1 — the fake model, the OAuth
 //! server, and an OTLP receiver (tether-collect's, locked by its token) that
 //! writes every record it receives, flattened, as JSON lines to FILE (for
@@ -18,7 +18,11 @@ async fn main() -> anyhow::Result<()> {
     };
     let records = value("--records").ok_or_else(|| anyhow::anyhow!("--records FILE"))?;
     let target = value("--target").unwrap_or_else(|| "get_current_time".into());
-    let (model, _) = tether_tests::fake_model::start_model(&target).await;
+    let arguments = match value("--arguments") {
+        Some(json) => serde_json::from_str(&json)?,
+        None => serde_json::json!({"timezone": "UTC"}),
+    };
+    let (model, _) = tether_tests::fake_model::start_model_calling(&target, arguments).await;
     let (auth, _) = tether_tests::fake_model::start_auth().await;
     let (receiver, batches) =
         tether_collect::Receiver::new(tether_collect::ReceiverConfig::default());

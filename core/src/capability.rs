@@ -1,0 +1,594 @@
+//! Every capability in a session, not only its servers: the skills offered
+//! to the model and invoked, the hooks that fired and how each run ended,
+//! the plugins that loaded or failed to. A harness's records, output and
+//! telemetry say so as evidence carrying a [`CapabilityEvent`]; the reducer
+//! folds it into the attempt's [`CapabilityRow`]s, and the session's matrix
+//! shows them beside its servers.
+//!
+//! Names only. A command is its basename, what it resolves against and the
+//! names of the variables it uses, never its line, its arguments or a
+//! value; a skill is its name, never its description or text; a hook's
+//! output, input and the context it injected are never read.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Evidence, ProvenanceCode, StageObservation, Timestamp};
+use crate::telemetry::is_name_like;
+use crate::vocab::{
+    CapabilityKind, DisplayStatus, EvidenceKind, ReasonCode, ResolvesAgainst, StageState,
+    UseOutcome,
+};
+
+/// An attempt keeps at most this many capability rows (the first seen).
+pub const MAX_CAPABILITY_ROWS: usize = 256;
+/// A row keeps at most this many distinct (outcome, exit status) counts.
+pub const MAX_OUTCOMES: usize = 16;
+/// Variables named per command, at most.
+pub const MAX_VARIABLES: usize = 8;
+
+/// Which skill, hook or plugin a piece of evidence is about, and how its
+/// use ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct CapabilityEvent {
+    /// `skill`, `hook`, `plugin` (or `native_tool`).
+    pub kind: CapabilityKind,
+    /// Its name as the harness gives it (`release-notes`, a hook's
+    /// `Stop` or `PreToolUse:Bash`, a plugin's name).
+    pub name: String,
+    /// The plugin it came with, if any (`goodplug` for `goodplug:greet`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// For a hook: the event it runs on (`SessionStart`, `PreToolUse`,
+    /// `Stop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// For a hook: its command's basename (`check.sh`), never its line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// What the command's path resolves against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolves_against: Option<ResolvesAgainst>,
+    /// Variables the command's path uses, by name (`CLAUDE_PLUGIN_ROOT`),
+    /// never expanded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<String>,
+    /// How the use ended (`skill_invoked`, `hook_fired`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<UseOutcome>,
+    /// A hook's exit status, where the harness says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+impl CapabilityEvent {
+    fn of(kind: CapabilityKind, name: &str) -> Self {
+        CapabilityEvent {
+            kind,
+            name: name.to_owned(),
+            plugin: None,
+            event: None,
+            command: None,
+            resolves_against: None,
+            variables: Vec::new(),
+            outcome: None,
+            exit_code: None,
+        }
+    }
+
+    /// A skill, by name.
+    pub fn skill(name: &str) -> Self {
+        Self::of(CapabilityKind::Skill, name)
+    }
+
+    /// A hook, by the harness's name for it, running on `event`.
+    pub fn hook(name: &str, event: Option<&str>) -> Self {
+        let mut hook = Self::of(CapabilityKind::Hook, name);
+        hook.event = event.map(str::to_owned);
+        hook
+    }
+
+    /// A plugin, by name.
+    pub fn plugin(name: &str) -> Self {
+        Self::of(CapabilityKind::Plugin, name)
+    }
+
+    /// The same, as part of `plugin`.
+    pub fn in_plugin(mut self, plugin: &str) -> Self {
+        self.plugin = Some(plugin.to_owned());
+        self
+    }
+
+    /// The same, running `line` (only its shape is kept:
+    /// [`command_shape`]).
+    pub fn command(mut self, line: &str) -> Self {
+        if let Some(shape) = command_shape(line) {
+            self.command = Some(shape.basename);
+            self.resolves_against = Some(shape.resolves_against);
+            self.variables = shape.variables;
+        }
+        self
+    }
+
+    /// The same, its use ended `outcome` (with an exit status, where known).
+    pub fn ended(mut self, outcome: UseOutcome, exit_code: Option<i32>) -> Self {
+        self.outcome = Some(outcome);
+        self.exit_code = exit_code;
+        self
+    }
+
+    /// Whether every name it carries looks like a name.
+    pub fn names_are_names(&self) -> bool {
+        is_name_like(&self.name)
+            && [&self.plugin, &self.event, &self.command]
+                .into_iter()
+                .flatten()
+                .all(|n| is_name_like(n))
+            && self.variables.iter().all(|v| is_variable(v))
+    }
+
+    /// What makes two events about the same row.
+    fn same_row(&self, row: &CapabilityRow) -> bool {
+        row.kind == self.kind
+            && row.name == self.name
+            && row.plugin == self.plugin
+            && row.event == self.event
+            && row.command == self.command
+    }
+}
+
+/// How a hook's outcome reads from its exit status: 0 succeeded, 127 (the
+/// shell's "not found") `command_not_found`, 2 `blocked` where the harness
+/// gives 2 that meaning (`blocking_code`), anything else failed.
+pub fn outcome_of_exit(code: i32, blocking_code: Option<i32>) -> UseOutcome {
+    match code {
+        0 => UseOutcome::Succeeded,
+        127 => UseOutcome::CommandNotFound,
+        c if Some(c) == blocking_code => UseOutcome::Blocked,
+        _ => UseOutcome::Failed,
+    }
+}
+
+/// A command line's shape: what a row keeps of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandShape {
+    /// The basename of the word the shell runs (`check.sh`).
+    pub basename: String,
+    /// What its path resolves against: absolute, a variable's directory
+    /// (the plugin root), `PATH`, or the working directory.
+    pub resolves_against: ResolvesAgainst,
+    /// Variables its path uses, by name.
+    pub variables: Vec<String>,
+}
+
+/// The shape of `line`: the first word that is not an assignment
+/// (`NAME=value cmd`), quotes trimmed; `None` for an empty line.
+pub fn command_shape(line: &str) -> Option<CommandShape> {
+    let is_assignment = |word: &str| {
+        word.split_once('=')
+            .is_some_and(|(name, _)| is_variable(name))
+    };
+    let word = line
+        .split_whitespace()
+        .find(|w| !is_assignment(w))?
+        .trim_matches(['"', '\'']);
+    let base = word.rsplit('/').next().unwrap_or("");
+    let basename = crate::sanitize::name(if base.is_empty() { "?" } else { base });
+    let variables = variables_in(word);
+    let resolves_against = if word.starts_with('/') {
+        ResolvesAgainst::Absolute
+    } else if word.starts_with('$') {
+        ResolvesAgainst::PluginRoot
+    } else if word.contains('/') {
+        ResolvesAgainst::WorkspaceCwd
+    } else {
+        ResolvesAgainst::Path
+    };
+    Some(CommandShape {
+        basename,
+        resolves_against,
+        variables,
+    })
+}
+
+fn is_variable(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// `$NAME` and `${NAME}` in `word`, by name, at most [`MAX_VARIABLES`].
+fn variables_in(word: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = word;
+    while let Some(i) = rest.find('$') {
+        rest = &rest[i + 1..];
+        let braced = rest.strip_prefix('{');
+        let body = braced.unwrap_or(rest);
+        let end = body
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(body.len());
+        let name = &body[..end];
+        if is_variable(name) && !out.iter().any(|n| n == name) && out.len() < MAX_VARIABLES {
+            out.push(name.to_owned());
+        }
+        rest = &body[end..];
+    }
+    out
+}
+
+/// How many uses ended one way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OutcomeCount {
+    /// How they ended.
+    pub outcome: UseOutcome,
+    /// The exit status, where the harness said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// How many.
+    pub count: u32,
+}
+
+/// One skill, hook or plugin in one attempt: what the session showed of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct CapabilityRow {
+    /// `skill`, `hook` or `plugin`.
+    pub kind: CapabilityKind,
+    /// Its name.
+    pub name: String,
+    /// The plugin it came with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// A hook's event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// A hook's command, basename only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// What that command resolves against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolves_against: Option<ResolvesAgainst>,
+    /// Variables it uses, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<String>,
+    /// The strongest status its evidence supports: `active` (invoked,
+    /// fired and succeeded, loaded), `delivered` (a skill offered to the
+    /// model, never invoked), `failed` (with the reason), `unknown`.
+    pub status: DisplayStatus,
+    /// Why it failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    /// Sanitized, at most 256 bytes: a plugin's load failure, in a sentence
+    /// without its words' values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// A skill offered to the model (in a listing it was sent).
+    #[serde(default)]
+    pub listed: StageObservation,
+    /// A plugin loaded (`no`: it failed to).
+    #[serde(default)]
+    pub loaded: StageObservation,
+    /// A skill invoked, a hook fired.
+    #[serde(default)]
+    pub used: StageObservation,
+    /// Uses by how they ended (at most 16 kinds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<OutcomeCount>,
+    /// The first evidence's time.
+    pub first_at: Timestamp,
+    /// The last evidence's time.
+    pub last_at: Timestamp,
+}
+
+impl CapabilityRow {
+    fn new(event: &CapabilityEvent, at: Timestamp) -> Self {
+        CapabilityRow {
+            kind: event.kind.clone(),
+            name: event.name.clone(),
+            plugin: event.plugin.clone(),
+            event: event.event.clone(),
+            command: event.command.clone(),
+            resolves_against: event.resolves_against.clone(),
+            variables: event.variables.clone(),
+            status: DisplayStatus::Unknown,
+            reason_code: None,
+            summary: None,
+            listed: StageObservation::default(),
+            loaded: StageObservation::default(),
+            used: StageObservation::default(),
+            outcomes: Vec::new(),
+            first_at: at,
+            last_at: at,
+        }
+    }
+
+    /// Uses seen (invocations, runs).
+    pub fn uses(&self) -> u32 {
+        self.outcomes
+            .iter()
+            .fold(0u32, |n, o| n.saturating_add(o.count))
+    }
+
+    /// Of those, the ones that did not succeed (`blocked` is a hook doing
+    /// its job, not a failure).
+    pub fn failed_uses(&self) -> u32 {
+        self.outcomes
+            .iter()
+            .filter(|o| is_failure(&o.outcome))
+            .fold(0u32, |n, o| n.saturating_add(o.count))
+    }
+
+    /// The row's identity, for matching with configuration rows.
+    pub fn label(&self) -> String {
+        match (&self.plugin, &self.command) {
+            (Some(plugin), _) if self.kind != CapabilityKind::Plugin => {
+                format!("{plugin}:{}", self.name)
+            }
+            _ => self.name.clone(),
+        }
+    }
+
+    fn derive_status(&mut self) {
+        let (status, reason) = match self.kind {
+            CapabilityKind::Plugin if self.loaded.state == StageState::Yes => {
+                (DisplayStatus::Active, None)
+            }
+            CapabilityKind::Plugin if self.loaded.state == StageState::No => (
+                DisplayStatus::Failed,
+                Some(
+                    self.reason_code
+                        .clone()
+                        .unwrap_or(ReasonCode::PluginLoadFailed),
+                ),
+            ),
+            _ if self.used.is_yes() => match self.worst_failure() {
+                Some(reason) => (DisplayStatus::Failed, Some(reason)),
+                None => (DisplayStatus::Active, None),
+            },
+            _ if self.listed.is_yes() => (DisplayStatus::Delivered, None),
+            _ => (DisplayStatus::Unknown, None),
+        };
+        self.status = status;
+        if self.kind != CapabilityKind::Plugin {
+            self.reason_code = reason;
+        } else if reason.is_none() {
+            self.reason_code = None;
+            self.summary = None;
+        }
+    }
+
+    /// The reason of the worst way a use ended: a missing command, then a
+    /// timeout, then a failure.
+    fn worst_failure(&self) -> Option<ReasonCode> {
+        let has = |o: UseOutcome| self.outcomes.iter().any(|c| c.outcome == o && c.count > 0);
+        if has(UseOutcome::CommandNotFound) {
+            Some(ReasonCode::CommandNotFound)
+        } else if has(UseOutcome::TimedOut) {
+            Some(ReasonCode::HookTimedOut)
+        } else if has(UseOutcome::Failed) || has(UseOutcome::Cancelled) {
+            Some(match self.kind {
+                CapabilityKind::Skill => ReasonCode::SkillFailed,
+                _ => ReasonCode::HookFailed,
+            })
+        } else {
+            None
+        }
+    }
+}
+
+fn is_failure(outcome: &UseOutcome) -> bool {
+    !matches!(outcome, UseOutcome::Succeeded | UseOutcome::Blocked)
+}
+
+/// Why capability evidence was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotApplied {
+    /// The attempt already holds [`MAX_CAPABILITY_ROWS`] rows.
+    Full,
+}
+
+/// Folds one piece of capability evidence into `rows`: whether anything
+/// changed. Commutative and idempotent: stages merge, counts take the
+/// larger (`calls` is how many uses of that outcome the source has seen so
+/// far; absent, one).
+pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotApplied> {
+    let Some(cap) = ev.capability.as_deref() else {
+        return Ok(false);
+    };
+    let index = match rows.iter().position(|r| cap.same_row(r)) {
+        Some(i) => i,
+        None if rows.len() >= MAX_CAPABILITY_ROWS => return Err(NotApplied::Full),
+        None => {
+            rows.push(CapabilityRow::new(cap, ev.at));
+            rows.len() - 1
+        }
+    };
+    let row = &mut rows[index];
+    let before = row.clone();
+    let prov = ProvenanceCode::from_word(&ev.provenance);
+    let yes = StageObservation::shown(StageState::Yes, prov, ev.at);
+    let no = StageObservation::shown(StageState::No, prov, ev.at);
+    row.first_at = row.first_at.min(ev.at);
+    row.last_at = row.last_at.max(ev.at);
+    if row.resolves_against.is_none() {
+        row.resolves_against = cap.resolves_against.clone();
+    }
+    if row.variables.is_empty() {
+        row.variables = cap.variables.clone();
+    }
+    match ev.kind {
+        EvidenceKind::SkillListed => row.listed.merge(yes),
+        EvidenceKind::PluginLoaded => row.loaded.merge(yes),
+        EvidenceKind::PluginFailed => {
+            row.loaded.merge(no);
+            let candidate = (ev.reason_code.clone(), ev.summary.clone());
+            if row.reason_code.is_none()
+                || candidate < (row.reason_code.clone(), row.summary.clone())
+            {
+                row.reason_code = candidate.0.or(Some(ReasonCode::PluginLoadFailed));
+                row.summary = candidate.1;
+            }
+        }
+        EvidenceKind::SkillInvoked | EvidenceKind::HookFired => {
+            row.used.merge(yes);
+            if row.kind == CapabilityKind::Skill {
+                // An invoked skill was offered.
+                row.listed.merge(yes);
+            }
+            let outcome = cap.outcome.clone().unwrap_or(match ev.ok {
+                Some(false) => UseOutcome::Failed,
+                _ => UseOutcome::Succeeded,
+            });
+            let count = ev.calls.unwrap_or(1);
+            let room = row.outcomes.len() < MAX_OUTCOMES;
+            match row
+                .outcomes
+                .iter_mut()
+                .find(|o| o.outcome == outcome && o.exit_code == cap.exit_code)
+            {
+                Some(o) => o.count = o.count.max(count),
+                None if room => {
+                    row.outcomes.push(OutcomeCount {
+                        outcome,
+                        exit_code: cap.exit_code,
+                        count,
+                    });
+                    row.outcomes
+                        .sort_by(|a, b| (&a.outcome, a.exit_code).cmp(&(&b.outcome, b.exit_code)));
+                }
+                None => {}
+            }
+        }
+        _ => {}
+    }
+    row.derive_status();
+    Ok(*row != before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::Provenance;
+
+    fn ev(kind: EvidenceKind, at: u64, cap: CapabilityEvent) -> Evidence {
+        Evidence::new(kind, Timestamp(at))
+            .capability(cap)
+            .provenance(Provenance::HarnessRecord)
+    }
+
+    #[test]
+    fn a_command_keeps_its_basename_and_variable_names_only() {
+        let shape = command_shape("TOKEN=s3cret ${CLAUDE_PLUGIN_ROOT}/scripts/check.sh --key abc")
+            .expect("a shape");
+        assert_eq!(shape.basename, "check.sh");
+        assert_eq!(shape.resolves_against, ResolvesAgainst::PluginRoot);
+        assert_eq!(shape.variables, vec!["CLAUDE_PLUGIN_ROOT".to_owned()]);
+        let abs = command_shape("/nonexistent/hooks/stop.sh").expect("a shape");
+        assert_eq!(
+            (abs.basename.as_str(), abs.resolves_against),
+            ("stop.sh", ResolvesAgainst::Absolute)
+        );
+        let rel = command_shape("'./hooks/x.sh' a").expect("a shape");
+        assert_eq!(rel.resolves_against, ResolvesAgainst::WorkspaceCwd);
+        assert_eq!(
+            command_shape("npx lint").expect("a shape").resolves_against,
+            ResolvesAgainst::Path
+        );
+        assert_eq!(command_shape("   "), None);
+    }
+
+    #[test]
+    fn hooks_fold_in_any_order_and_read_their_worst_outcome() {
+        let hook = |outcome, code| {
+            CapabilityEvent::hook("Stop", Some("Stop"))
+                .command("/x/stop.sh")
+                .ended(outcome, code)
+        };
+        let events = [
+            ev(
+                EvidenceKind::HookFired,
+                3,
+                hook(UseOutcome::Succeeded, Some(0)),
+            ),
+            ev(
+                EvidenceKind::HookFired,
+                5,
+                hook(UseOutcome::CommandNotFound, Some(127)),
+            ),
+            ev(
+                EvidenceKind::HookFired,
+                4,
+                hook(UseOutcome::Failed, Some(3)),
+            ),
+        ];
+        let mut a = Vec::new();
+        for e in &events {
+            apply(&mut a, e).expect("room");
+        }
+        let mut b = Vec::new();
+        for e in events.iter().rev().chain(events.iter()) {
+            apply(&mut b, e).expect("room");
+        }
+        assert_eq!(a, b);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].status, DisplayStatus::Failed);
+        assert_eq!(a[0].reason_code, Some(ReasonCode::CommandNotFound));
+        assert_eq!((a[0].uses(), a[0].failed_uses()), (3, 2));
+        assert_eq!(a[0].first_at, Timestamp(3));
+    }
+
+    #[test]
+    fn a_skill_is_offered_then_active_and_a_plugin_failure_keeps_its_reason() {
+        let mut rows = Vec::new();
+        apply(
+            &mut rows,
+            &ev(
+                EvidenceKind::SkillListed,
+                1,
+                CapabilityEvent::skill("notes"),
+            ),
+        )
+        .expect("room");
+        assert_eq!(rows[0].status, DisplayStatus::Delivered);
+        let mut invoked = ev(
+            EvidenceKind::SkillInvoked,
+            2,
+            CapabilityEvent::skill("notes"),
+        );
+        invoked.ok = Some(true);
+        assert_eq!(apply(&mut rows, &invoked), Ok(true));
+        assert_eq!(apply(&mut rows, &invoked), Ok(false));
+        assert_eq!(rows[0].status, DisplayStatus::Active);
+        let failed = ev(
+            EvidenceKind::PluginFailed,
+            3,
+            CapabilityEvent::plugin("bad"),
+        )
+        .reason(
+            ReasonCode::PluginLoadFailed,
+            Some("corrupt manifest".into()),
+        );
+        apply(&mut rows, &failed).expect("room");
+        assert_eq!(rows[1].status, DisplayStatus::Failed);
+        assert_eq!(rows[1].reason_code, Some(ReasonCode::PluginLoadFailed));
+    }
+
+    #[test]
+    fn rows_are_bounded() {
+        let mut rows = Vec::new();
+        for i in 0..MAX_CAPABILITY_ROWS {
+            let e = ev(
+                EvidenceKind::SkillListed,
+                1,
+                CapabilityEvent::skill(&format!("s{i}")),
+            );
+            apply(&mut rows, &e).expect("room");
+        }
+        let one_more = ev(EvidenceKind::SkillListed, 1, CapabilityEvent::skill("late"));
+        assert_eq!(apply(&mut rows, &one_more), Err(NotApplied::Full));
+        assert_eq!(rows.len(), MAX_CAPABILITY_ROWS);
+    }
+}
