@@ -263,9 +263,9 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
 
 /// The plugins an init line says loaded (`plugins`: the harness's own
 /// built-ins, at path `builtin`, are part of it and left out) and failed
-/// to (`plugin_errors`: named by the plugin, or its directory's last
-/// component where the harness has no name for it; the message gives the
-/// reason's shape, never its words).
+/// to (`plugin_errors`: named by its directory's last component, where
+/// the harness has no name for it; the message gives the reason's shape,
+/// never its words).
 fn init_plugins(doc: &Value, at: Timestamp) -> Vec<Evidence> {
     let provenance = tether_core::vocab::Provenance::AgentReport;
     let mut out = Vec::new();
@@ -296,6 +296,13 @@ fn init_plugins(doc: &Value, at: Timestamp) -> Vec<Evidence> {
             .get("path")
             .and_then(Value::as_str)
             .and_then(tether_core::records::project_of)
+            .or_else(|| {
+                // Older releases give no path; their message names the
+                // plugin's directory (`Plugin NAME has a corrupt manifest`).
+                let words = error.get("message").and_then(Value::as_str)?;
+                let (_, rest) = words.split_once("Plugin ")?;
+                tether_core::records::name(rest.split_whitespace().next()?)
+            })
             .or_else(|| {
                 let raw = error.get("plugin").and_then(Value::as_str)?;
                 let cleaned: String = raw

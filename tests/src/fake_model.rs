@@ -53,6 +53,10 @@ pub struct Turn {
     /// The text of every tool result in the request's history, as the
     /// harness sent it to the model.
     pub results: Vec<String>,
+    /// The skills a skill listing in the request's text offers the model
+    /// (`- NAME: description` lines in a text after a line that says
+    /// skills are available), by name.
+    pub skills: Vec<String>,
 }
 
 impl ModelLog {
@@ -162,6 +166,52 @@ fn named(request: &Value) -> Vec<String> {
                 .collect::<String>()
         })
         .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The skills a request's text lists for the model: each `- NAME:` line
+/// in a block that opens with a line saying skills are available.
+fn skills(request: &Value) -> Vec<String> {
+    fn strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|i| strings(i, out)),
+            Value::Object(map) => map
+                .iter()
+                .filter(|(k, _)| k.as_str() != "tools")
+                .for_each(|(_, v)| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    strings(request, &mut texts);
+    let mut names = Vec::new();
+    for text in texts {
+        let mut listing = false;
+        for line in text.lines() {
+            let lower = line.to_ascii_lowercase();
+            if lower.contains("skills") && lower.contains("available") {
+                listing = true;
+                continue;
+            }
+            if !listing {
+                continue;
+            }
+            // `- NAME: description`, or `- NAME` alone.
+            let name = line
+                .strip_prefix("- ")
+                .map(|l| l.split_once(": ").map_or(l.trim(), |(n, _)| n));
+            match name {
+                Some(name) if !name.is_empty() && !name.contains(' ') => {
+                    names.push(name.to_owned());
+                }
+                // A description's own lines, until the text ends.
+                _ => {}
+            }
+        }
+    }
     names.sort();
     names.dedup();
     names
@@ -509,6 +559,7 @@ async fn model_post(State(state): State<ModelState>, uri: Uri, body: Bytes) -> R
             called: call.as_ref().map(|(n, _)| n.clone()),
             origins: origins(&request),
             named: named(&request),
+            skills: skills(&request),
             results: {
                 let mut results = Vec::new();
                 tool_results(history(&request), &mut results);

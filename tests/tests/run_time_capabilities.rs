@@ -1,0 +1,416 @@
+//! Skills, hooks and plugins at run time, verified against the real CLIs:
+//! each harness runs one session against the fake model (which invokes a
+//! skill) with a user skill, a plugin's skill, a plugin that fails to load,
+//! and at session start, before a tool and at stop a hook that succeeds,
+//! one that fails and one whose command does not exist. What the session
+//! shows (`tether sessions show`) must match what the harness did: each
+//! hook's own marks, the fake model's requests for the skills offered and
+//! invoked, and the harness's own report of its plugins. Secrets and prose
+//! planted in skill descriptions, hook commands, hook output and plugin
+//! manifests appear in no output and no store.
+//!
+//! Each skips loudly where its CLI (tests/peers, `npm ci`) is not
+//! installed. Waits end at the CLI's exit, bounded.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use tether_tests::Release;
+
+/// In a skill's description (prose the model is sent, never Tether).
+const PLANTED_DESCRIPTION: &str = "sk-planted-desc-Q8vX2wLm";
+/// In a hook's command line (an argument).
+const PLANTED_ARGUMENT: &str = "planted-hook-arg-M3nB6tRe";
+/// What the hooks print (their output, which the harness records).
+const PLANTED_OUTPUT: &str = "planted-hook-out-Z7kP4yHq";
+/// In the broken plugin's manifest.
+const PLANTED_MANIFEST: &str = "planted-manifest-R5tY1uIo";
+
+const PLANTED: [&str; 4] = [
+    PLANTED_DESCRIPTION,
+    PLANTED_ARGUMENT,
+    PLANTED_OUTPUT,
+    PLANTED_MANIFEST,
+];
+
+/// The hook events each harness run fires, by the harness's own names.
+const EVENTS: [&str; 3] = ["SessionStart", "PreToolUse", "Stop"];
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+fn executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    write(path, text);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// The scripts every hook runs: `ok.sh MARK` and `fail.sh MARK` append
+/// their mark to `marks` (their own record of having run) and print the
+/// planted output; `fail.sh` then exits 3.
+struct Hooks {
+    dir: PathBuf,
+    marks: PathBuf,
+}
+
+impl Hooks {
+    fn new(dir: &Path) -> Self {
+        let marks = dir.join("marks.log");
+        for (name, exit) in [("ok.sh", 0), ("fail.sh", 3)] {
+            executable(
+                &dir.join(name),
+                &format!(
+                    "#!/bin/sh\necho \"$1\" >> '{}'\necho '{PLANTED_OUTPUT}'\necho '{PLANTED_OUTPUT}' >&2\nexit {exit}\n",
+                    marks.display()
+                ),
+            );
+        }
+        Hooks {
+            dir: dir.to_path_buf(),
+            marks,
+        }
+    }
+
+    /// The three commands of `event`: succeeds, fails, does not exist.
+    fn commands(&self, event: &str) -> [String; 3] {
+        [
+            format!(
+                "{} {event}-ok {PLANTED_ARGUMENT}",
+                self.dir.join("ok.sh").display()
+            ),
+            format!(
+                "{} {event}-fail {PLANTED_ARGUMENT}",
+                self.dir.join("fail.sh").display()
+            ),
+            format!(
+                "/nonexistent/hooks/{}.sh {PLANTED_ARGUMENT}",
+                event.to_lowercase()
+            ),
+        ]
+    }
+
+    /// How many times each mark was written.
+    fn marks(&self) -> std::collections::BTreeMap<String, u32> {
+        let text = std::fs::read_to_string(&self.marks).unwrap_or_default();
+        let mut out = std::collections::BTreeMap::new();
+        for line in text.lines() {
+            *out.entry(line.trim().to_owned()).or_insert(0) += 1;
+        }
+        out
+    }
+}
+
+/// A plugin directory `goodplug` with the skill `greet`, and a broken one
+/// (`plug-bad`) whose manifest is not JSON.
+fn plugins(dir: &Path) -> (PathBuf, PathBuf) {
+    let good = dir.join("plug-good");
+    write(
+        &good.join(".claude-plugin/plugin.json"),
+        &json!({"name": "goodplug", "version": "1.0.0"}).to_string(),
+    );
+    write(
+        &good.join("skills/greet/SKILL.md"),
+        &format!("---\nname: greet\ndescription: Say hi {PLANTED_DESCRIPTION}\n---\nSay hi.\n"),
+    );
+    let bad = dir.join("plug-bad");
+    write(
+        &bad.join(".claude-plugin/plugin.json"),
+        &format!("{{\"name\": \"badplug\", \"description\": \"{PLANTED_MANIFEST}\", "),
+    );
+    (good, bad)
+}
+
+/// What one run left: the home, the fake model's log, the CLI's stdout.
+struct Ran {
+    home: tempfile::TempDir,
+    hooks: Hooks,
+    log: tether_tests::fake_model::ModelLog,
+    stdout: String,
+}
+
+/// Claude Code at `release`, once, invoking the skill `release-notes`.
+async fn claude(release: Release) -> Option<Ran> {
+    let Some(program) = release.peer("node_modules/.bin/claude") else {
+        eprintln!(
+            "SKIP: claude ({}) is not installed (run `npm ci` in tests/peers)",
+            release.label()
+        );
+        return None;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) =
+        tether_tests::fake_model::start_model_calling("Skill", json!({"skill": "release-notes"}))
+            .await;
+    let home = tempfile::tempdir().expect("home");
+    let hooks = Hooks::new(&home.path().join("hooks"));
+    let (good, bad) = plugins(home.path());
+    write(
+        &home.path().join(".claude/skills/release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+    let mut settings = serde_json::Map::new();
+    for event in EVENTS {
+        let hooks: Vec<Value> = hooks
+            .commands(event)
+            .iter()
+            .map(|c| json!({"type": "command", "command": c}))
+            .collect();
+        let group = match event {
+            "PreToolUse" => json!({"matcher": "*", "hooks": hooks}),
+            _ => json!({"hooks": hooks}),
+        };
+        settings.insert(event.to_owned(), json!([group]));
+    }
+    write(
+        &home.path().join(".claude/settings.json"),
+        &json!({ "hooks": settings }).to_string(),
+    );
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let mut cmd = std::process::Command::new(program);
+    cmd.args([
+        "-p",
+        "write the release notes",
+        "--plugin-dir",
+        &good.display().to_string(),
+        "--plugin-dir",
+        &bad.display().to_string(),
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ])
+    .env_clear()
+    .env("PATH", release.path())
+    .env("HOME", home.path())
+    .env("ANTHROPIC_API_KEY", "dummy")
+    .env("ANTHROPIC_BASE_URL", model.base())
+    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .current_dir(&work)
+    .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    tether_tests::keep_home(&format!("run-time-claude-{}", release.label()), home.path());
+    assert!(
+        !log.turns().is_empty(),
+        "claude ({}) never asked the model (exit {:?}): {}",
+        release.label(),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(Ran {
+        home,
+        hooks,
+        log,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+    })
+}
+
+/// `tether ARGS --json` on `home`: its one document and its raw text.
+fn tether_json(home: &Path, args: &[&str]) -> (Value, String) {
+    let out = tether_tests::tether_at_home(home)
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("tether runs");
+    assert!(
+        out.status.success(),
+        "tether {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (serde_json::from_str(&text).expect("one document"), text)
+}
+
+/// The one session `tether sessions` finds in `home`, shown.
+fn shown_session(home: &Path) -> (Value, String) {
+    let (list, _) = tether_json(home, &["sessions", "list"]);
+    let sessions = list["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{list:#}");
+    let id = sessions[0]["session_id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    tether_json(home, &["sessions", "show", &id])
+}
+
+fn rows<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["kind"] == kind)
+        .collect()
+}
+
+/// How many runs of one hook (event and command) ended `outcome`.
+fn runs(doc: &Value, event: &str, command: &str, outcome: &str) -> u64 {
+    rows(doc, "hook")
+        .into_iter()
+        .filter(|r| r["event"] == event && r["command"] == command)
+        .flat_map(|r| r["outcomes"].as_array().cloned().unwrap_or_default())
+        .filter(|o| o["outcome"] == outcome)
+        .map(|o| o["count"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+fn assert_nothing_planted(what: &str, text: &str) {
+    for planted in PLANTED {
+        assert!(!text.contains(planted), "{what} holds {planted}");
+    }
+}
+
+async fn claude_session_matches_what_it_did(release: Release) {
+    let Some(ran) = claude(release).await else {
+        return;
+    };
+    let (doc, text) = shown_session(ran.home.path());
+    let label = release.label();
+
+    // Hooks: each run the harness recorded is a run the hook itself marked.
+    let marks = ran.hooks.marks();
+    for event in EVENTS {
+        let ok = u64::from(marks.get(&format!("{event}-ok")).copied().unwrap_or(0));
+        let fail = u64::from(marks.get(&format!("{event}-fail")).copied().unwrap_or(0));
+        assert!(
+            ok > 0 && fail > 0,
+            "{label}: {event}'s hooks never ran: {marks:?}"
+        );
+        assert_eq!(
+            runs(&doc, event, "ok.sh", "succeeded"),
+            ok,
+            "{label} {event} ok.sh"
+        );
+        assert_eq!(
+            runs(&doc, event, "fail.sh", "failed"),
+            fail,
+            "{label} {event} fail.sh"
+        );
+        // The missing command ran as often as its neighbours did.
+        let missing = format!("{}.sh", event.to_lowercase());
+        assert_eq!(
+            runs(&doc, event, &missing, "command_not_found"),
+            ok,
+            "{label} {event} {missing}"
+        );
+    }
+    for row in rows(&doc, "hook") {
+        assert_eq!(
+            row["status"] == "failed",
+            row["command"] != "ok.sh",
+            "{row:#}"
+        );
+    }
+    let missing = rows(&doc, "hook")
+        .into_iter()
+        .find(|r| r["command"] == "stop.sh")
+        .expect("the missing Stop hook's row");
+    assert_eq!(missing["reason_code"], "command_not_found");
+
+    // Skills: offered as the fake model was sent them, invoked as it asked.
+    let turns = ran.log.turns();
+    let sent: std::collections::BTreeSet<String> =
+        turns.iter().flat_map(|t| t.skills.clone()).collect();
+    assert!(sent.contains("release-notes"), "{label}: {sent:?}");
+    let listed: std::collections::BTreeSet<String> = rows(&doc, "skill")
+        .into_iter()
+        .filter(|r| r["stages"]["listed"]["state"] == "yes")
+        .map(|r| match r["plugin"].as_str() {
+            Some(plugin) => format!("{plugin}:{}", r["name"].as_str().unwrap_or("")),
+            None => r["name"].as_str().unwrap_or("").to_owned(),
+        })
+        .collect();
+    assert_eq!(listed, sent, "{label}: the skills offered");
+    let invoked: u64 = turns
+        .iter()
+        .filter(|t| t.called.as_deref() == Some("Skill"))
+        .count() as u64;
+    let notes = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "release-notes" && r["plugin"].is_null())
+        .expect("the user skill's row");
+    assert_eq!(notes["calls"].as_u64(), Some(invoked), "{notes:#}");
+    assert_eq!(notes["status"], "active");
+    let greet = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "greet")
+        .expect("the plugin skill's row");
+    assert_eq!(greet["plugin"], "goodplug");
+    assert_eq!(greet["status"], "delivered", "offered, never invoked");
+
+    // Plugins: the records show the good one loaded (its skill was
+    // listed); the harness's own report (its stream-json init, read by its
+    // plugin) names the broken one's failure.
+    let good = rows(&doc, "plugin")
+        .into_iter()
+        .find(|r| r["name"] == "goodplug")
+        .expect("the good plugin's row");
+    assert_eq!(good["status"], "active");
+    let registry = tether_core::registry::Registry::with_static().expect("registry");
+    let harness = registry.harness("claude").expect("claude's plugin");
+    let strategy = harness.strategy.expect("a passthrough strategy");
+    let reported: Vec<tether_core::model::Evidence> = ran
+        .stdout
+        .lines()
+        .flat_map(|l| strategy.read_output(l, tether_core::model::Timestamp(1)))
+        .collect();
+    let mut attempt_rows = Vec::new();
+    for ev in &reported {
+        let _ = tether_core::capability::apply(&mut attempt_rows, ev);
+    }
+    let plugin = |name: &str| {
+        attempt_rows
+            .iter()
+            .find(|r| r.kind == tether_core::vocab::CapabilityKind::Plugin && r.name == name)
+            .unwrap_or_else(|| panic!("{label}: no {name} in {attempt_rows:#?}"))
+            .clone()
+    };
+    assert_eq!(plugin("goodplug").status.as_str(), "active");
+    let bad = plugin("plug-bad");
+    assert_eq!(bad.status.as_str(), "failed");
+    assert_eq!(
+        bad.reason_code,
+        Some(tether_core::vocab::ReasonCode::PluginLoadFailed)
+    );
+    assert_nothing_planted("the reported plugins", &format!("{reported:?}"));
+
+    // Nothing planted reaches a document, the text view or a store.
+    assert_nothing_planted("sessions show --json", &text);
+    let id = doc["session"]["session_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let out = tether_tests::tether_at_home(ran.home.path())
+        .args(["sessions", "show", &id])
+        .output()
+        .expect("tether runs");
+    assert_nothing_planted("sessions show", &String::from_utf8_lossy(&out.stdout));
+    let db = ran.home.path().join("store.db");
+    let out = tether_tests::tether_at_home(ran.home.path())
+        .args(["sessions", "import", "--db", &db.display().to_string()])
+        .output()
+        .expect("tether runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&db).expect("the store");
+    let stored = String::from_utf8_lossy(&bytes);
+    assert!(stored.contains("release-notes"), "the store holds the rows");
+    assert_nothing_planted("the store", &stored);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_pinned_shows_the_skills_hooks_and_plugins_it_ran() {
+    claude_session_matches_what_it_did(Release::Pinned).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_newest_shows_the_skills_hooks_and_plugins_it_ran() {
+    claude_session_matches_what_it_did(Release::Newest).await;
+}
