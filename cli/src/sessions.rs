@@ -266,10 +266,21 @@ fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         .into_iter()
         .filter(|f| facts.files.contains(&f.path))
         .collect();
+    let mut rows = history.current().map(matrix).unwrap_or_default();
+    // Today's configuration of the same harness, merged in: what it names
+    // that never ran reads so, and what ran that it no longer names is
+    // history.
+    let ctx = tether_inventory::ScanContext::from_env(std::env::current_dir().ok());
+    let config = tether_inventory::scan_all(
+        &ctx,
+        &tether_inventory::scanners(),
+        std::slice::from_ref(&facts.agent_kind),
+    );
+    tether_core::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind);
     let document = SessionDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
         session: records.summary(facts, &history),
-        rows: history.current().map(matrix).unwrap_or_default(),
+        rows,
         files,
         history,
     };

@@ -840,6 +840,110 @@ pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
     }
 }
 
+/// What a configured skill, hook or plugin that the session never showed
+/// says.
+fn never_in_session(kind: &crate::vocab::CapabilityKind) -> &'static str {
+    match kind {
+        crate::vocab::CapabilityKind::Hook => "configured; never fired in this session",
+        crate::vocab::CapabilityKind::Skill => "configured; never offered in this session",
+        _ => "configured; never loaded in this session",
+    }
+}
+
+/// Whether the configuration row `config` is the session's row `row`: the
+/// same kind and name (a plugin's skill as `PLUGIN:SKILL` or its own
+/// name; a plugin as `NAME` or `NAME@MARKETPLACE`), or for a hook the same
+/// event (one of the configured name's `:`-parts) and command.
+fn same_capability(
+    config: &crate::inventory::InventoryRow,
+    row: &crate::records::MatrixRow,
+) -> bool {
+    if config.kind != row.kind {
+        return false;
+    }
+    let name = config.name.split('#').next().unwrap_or(&config.name);
+    match row.kind {
+        crate::vocab::CapabilityKind::Hook => {
+            let event = row.event.as_deref().unwrap_or(row.name.as_str());
+            name.split(':').any(|part| part == event)
+                && config.diagnostics.command.is_some()
+                && config.diagnostics.command == row.command
+        }
+        crate::vocab::CapabilityKind::Plugin => name.split('@').next() == Some(row.name.as_str()),
+        _ => {
+            name == row.name
+                || row
+                    .plugin
+                    .as_ref()
+                    .is_some_and(|p| name == format!("{p}:{}", row.name))
+        }
+    }
+}
+
+/// Merges today's configuration (`config`: an inventory's rows) into a
+/// session's matrix for `harness`: a skill, hook or plugin the session
+/// showed reads `in_config` true when the configuration has it, false
+/// (history: the session ran it, today's files no longer name it) when
+/// not; one the configuration enables and the session never showed is
+/// added, `unknown`, saying so ("configured; never fired in this
+/// session"). Servers and tools are left as they are.
+pub fn merge_configured(
+    rows: &mut Vec<crate::records::MatrixRow>,
+    config: &[crate::inventory::InventoryRow],
+    harness: &str,
+) {
+    let is_capability = |k: &crate::vocab::CapabilityKind| {
+        matches!(
+            k,
+            crate::vocab::CapabilityKind::Skill
+                | crate::vocab::CapabilityKind::Hook
+                | crate::vocab::CapabilityKind::Plugin
+        )
+    };
+    let config: Vec<&crate::inventory::InventoryRow> = config
+        .iter()
+        .filter(|c| c.harness == harness && is_capability(&c.kind))
+        .collect();
+    let mut matched = vec![false; config.len()];
+    for row in rows.iter_mut().filter(|r| is_capability(&r.kind)) {
+        let mut found = false;
+        for (i, c) in config.iter().enumerate() {
+            if same_capability(c, row) {
+                matched[i] = true;
+                found = true;
+            }
+        }
+        row.in_config = Some(found);
+        if !found {
+            row.stopped = format!("{}; today's configuration does not name it", row.stopped);
+        }
+    }
+    for (c, _) in config
+        .iter()
+        .zip(&matched)
+        .filter(|(c, m)| !**m && c.is_enabled())
+        .take(crate::capability::MAX_CAPABILITY_ROWS)
+    {
+        let mut stages = std::collections::BTreeMap::new();
+        stages.insert("configured".to_owned(), c.stages.configured);
+        rows.push(crate::records::MatrixRow {
+            kind: c.kind.clone(),
+            name: c.name.clone(),
+            status: crate::vocab::DisplayStatus::Unknown,
+            reason_code: None,
+            stopped: never_in_session(&c.kind).to_owned(),
+            stages,
+            calls: 0,
+            failed_calls: 0,
+            plugin: None,
+            event: None,
+            command: c.diagnostics.command.clone(),
+            outcomes: Vec::new(),
+            in_config: Some(true),
+        });
+    }
+}
+
 /// A capability row nothing in the session showed.
 pub const NEVER_SEEN: &str = "nothing in the session showed it";
 
@@ -1117,5 +1221,70 @@ mod tests {
                 assert_eq!(stage.label, step.label);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+    use crate::capability::{CapabilityEvent, apply};
+    use crate::model::{Evidence, Timestamp};
+    use crate::vocab::{EvidenceKind, UseOutcome};
+
+    fn config_hook(name: &str, command: &str) -> crate::inventory::InventoryRow {
+        serde_json::from_value(serde_json::json!({
+            "kind": "hook", "harness": "claude", "scope": "user", "name": name,
+            "transport": "stdio", "target": command, "source": "~/.claude/settings.json",
+            "stages": {
+                "configured": {"state": "yes", "provenance": "current_config"},
+                "enabled": {"state": "yes", "provenance": "current_config"},
+                "authenticated": {"state": "n/a"}, "initialized": {"state": "n/a"},
+                "tools_listed": {"state": "n/a"}, "model_visible": {"state": "n/a"}
+            },
+            "reason_code": null,
+            "diagnostics": {"command": command}
+        }))
+        .expect("an inventory row")
+    }
+
+    #[test]
+    fn configuration_merges_into_a_session_s_capability_rows() {
+        let mut caps = Vec::new();
+        for (command, at) in [("ok.sh", 1), ("gone.sh", 2)] {
+            let ev = Evidence::new(EvidenceKind::HookFired, Timestamp(at)).capability(
+                CapabilityEvent::hook("PreToolUse:Bash", Some("PreToolUse"))
+                    .command(&format!("/h/{command}"))
+                    .ended(UseOutcome::Succeeded, Some(0)),
+            );
+            apply(&mut caps, &ev).expect("room");
+        }
+        let mut rows: Vec<_> = caps.iter().map(capability_row).collect();
+        let config = [
+            config_hook("PreToolUse", "ok.sh"),
+            config_hook("Stop", "never.sh"),
+            config_hook("Stop", "other-harness.sh"),
+        ];
+        let mut config = config.to_vec();
+        config[2].harness = "codex".into();
+        merge_configured(&mut rows, &config, "claude");
+        let by = |command: &str| {
+            rows.iter()
+                .find(|r| r.command.as_deref() == Some(command))
+                .unwrap_or_else(|| panic!("no {command} in {rows:#?}"))
+        };
+        assert_eq!(by("ok.sh").in_config, Some(true));
+        assert_eq!(by("gone.sh").in_config, Some(false));
+        assert!(
+            by("gone.sh")
+                .stopped
+                .contains("today's configuration does not name it")
+        );
+        let never = by("never.sh");
+        assert_eq!(never.stopped, "configured; never fired in this session");
+        assert_eq!(never.status, crate::vocab::DisplayStatus::Unknown);
+        assert!(
+            rows.iter()
+                .all(|r| r.command.as_deref() != Some("other-harness.sh"))
+        );
     }
 }

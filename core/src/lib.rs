@@ -28,6 +28,7 @@
 //! ARCHITECTURE.md, checked by `tests/tests/architecture.rs`).
 
 pub mod capability;
+pub mod capability_event;
 pub mod diagnostics;
 pub mod display;
 pub mod explain;

@@ -806,7 +806,7 @@ pub struct Evidence {
     /// `skill_invoked`, `hook_fired`, `plugin_loaded`, `plugin_failed`):
     /// which one, and how its use ended. Names only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capability: Option<Box<crate::capability::CapabilityEvent>>,
+    pub capability: Option<Box<crate::capability_event::CapabilityEvent>>,
 }
 
 impl Evidence {
@@ -897,7 +897,7 @@ impl Evidence {
     }
 
     /// About one skill, hook or plugin.
-    pub fn capability(mut self, event: crate::capability::CapabilityEvent) -> Self {
+    pub fn capability(mut self, event: crate::capability_event::CapabilityEvent) -> Self {
         self.capability = Some(Box::new(event));
         self
     }

@@ -528,6 +528,21 @@ impl TelemetryReading {
     }
 }
 
+/// Whether every name a capability event carries looks like a name (its
+/// variables like variables).
+fn capability_names_are_names(c: &crate::capability_event::CapabilityEvent) -> bool {
+    is_name_like(&c.name)
+        && [&c.plugin, &c.event, &c.command]
+            .into_iter()
+            .flatten()
+            .all(|n| is_name_like(n))
+        && c.variables.iter().all(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        })
+}
+
 /// The rule every harness reading (telemetry or records) passes: each
 /// server and tool name is a configured name or looks like a name
 /// ([`is_name_like`]), and the session id (if any) looks like an id.
@@ -543,6 +558,8 @@ pub fn names_are_names(
         && evidence.iter().all(|e| {
             e.server.as_deref().is_none_or(ok)
                 && e.tool.as_deref().is_none_or(is_name_like)
-                && e.capability.as_deref().is_none_or(|c| c.names_are_names())
+                && e.capability
+                    .as_deref()
+                    .is_none_or(capability_names_are_names)
         })
 }

@@ -99,9 +99,9 @@ pub fn sanitize_evidence(
 /// A capability's names through the scrubber: a command keeps its
 /// basename (nothing before a `/`), variables their names.
 fn sanitize_capability(
-    c: &crate::capability::CapabilityEvent,
+    c: &crate::capability_event::CapabilityEvent,
     scrubber: &Scrubber,
-) -> crate::capability::CapabilityEvent {
+) -> crate::capability_event::CapabilityEvent {
     let mut out = c.clone();
     out.name = scrubber.name(&c.name);
     out.plugin = c.plugin.as_deref().map(|p| scrubber.name(p));
@@ -118,7 +118,7 @@ fn sanitize_capability(
                 && !v.is_empty()
                 && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
         })
-        .take(crate::capability::MAX_VARIABLES)
+        .take(crate::capability_event::MAX_VARIABLES)
         .cloned()
         .collect();
     out
