@@ -853,7 +853,8 @@ fn never_in_session(kind: &crate::vocab::CapabilityKind) -> &'static str {
 /// Whether the configuration row `config` is the session's row `row`: the
 /// same kind and name (a plugin's skill as `PLUGIN:SKILL` or its own
 /// name; a plugin as `NAME` or `NAME@MARKETPLACE`), or for a hook the same
-/// event (one of the configured name's `:`-parts) and command.
+/// event (one of the configured name's `:`-parts) and command (any of the
+/// event's commands, where the session's row names none).
 fn same_capability(
     config: &crate::inventory::InventoryRow,
     row: &crate::records::MatrixRow,
@@ -865,9 +866,12 @@ fn same_capability(
     match row.kind {
         crate::vocab::CapabilityKind::Hook => {
             let event = row.event.as_deref().unwrap_or(row.name.as_str());
+            // A harness that records an event's hooks as one run (no
+            // command) matches each of that event's configured hooks.
             name.split(':').any(|part| part == event)
-                && config.diagnostics.command.is_some()
-                && config.diagnostics.command == row.command
+                && (row.command.is_none()
+                    || (config.diagnostics.command.is_some()
+                        && config.diagnostics.command == row.command))
         }
         crate::vocab::CapabilityKind::Plugin => name.split('@').next() == Some(row.name.as_str()),
         _ => {

@@ -414,3 +414,134 @@ async fn claude_pinned_shows_the_skills_hooks_and_plugins_it_ran() {
 async fn claude_newest_shows_the_skills_hooks_and_plugins_it_ran() {
     claude_session_matches_what_it_did(Release::Newest).await;
 }
+
+/// Copilot CLI, once, invoking the skill `release-notes`: hooks at
+/// session start and end (one that succeeds, one that fails, one whose
+/// command does not exist) and before a tool (one that succeeds: Copilot
+/// denies the tool when a `preToolUse` hook fails).
+async fn copilot() -> Option<Ran> {
+    let Some(program) = tether_tests::peer("node_modules/@github/copilot-linux-x64/copilot") else {
+        eprintln!("SKIP: copilot is not installed (run `npm ci` in tests/peers)");
+        return None;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) =
+        tether_tests::fake_model::start_model_calling("skill", json!({"skill": "release-notes"}))
+            .await;
+    let home = tempfile::tempdir().expect("home");
+    let hooks = Hooks::new(&home.path().join("hooks"));
+    write(
+        &home.path().join(".copilot/skills/release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let mut events = serde_json::Map::new();
+    for (event, copilot_event) in [
+        ("SessionStart", "sessionStart"),
+        ("PreToolUse", "preToolUse"),
+        ("Stop", "sessionEnd"),
+    ] {
+        let commands = hooks.commands(event);
+        let keep = if event == "PreToolUse" { 1 } else { 3 };
+        let entries: Vec<Value> = commands[..keep]
+            .iter()
+            .map(|c| json!({"type": "command", "bash": c, "timeoutSec": 30}))
+            .collect();
+        events.insert(copilot_event.to_owned(), json!(entries));
+    }
+    write(
+        &home.path().join(".copilot/settings.json"),
+        &json!({"version": 1, "hooks": events}).to_string(),
+    );
+    write(
+        &home.path().join(".copilot/config.json"),
+        &json!({"trustedFolders": [work], "trusted_folders": [work]}).to_string(),
+    );
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(["-p", "write the release notes", "--allow-all-tools"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .env("COPILOT_PKG_CACHE_HOME", home.path().join("pkg"))
+        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
+        .env("COPILOT_PROVIDER_API_KEY", "dummy")
+        .env("COPILOT_MODEL", "gpt-4o")
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    tether_tests::keep_home("run-time-copilot", home.path());
+    assert!(
+        !log.turns().is_empty(),
+        "copilot never asked the model (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(Ran {
+        home,
+        hooks,
+        log,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+    })
+}
+
+/// Copilot records each event's hooks as one run (`hook.end`, its
+/// failure's exit status the one its error names) and each skill it loads
+/// for the model (`skill.invoked`); it records no skill listing and no
+/// plugin loads, so those rows stay as the configuration left them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_shows_the_hooks_and_skills_it_ran() {
+    let Some(ran) = copilot().await else {
+        return;
+    };
+    let (doc, text) = shown_session(ran.home.path());
+    let marks = ran.hooks.marks();
+    let hook = |event: &str| {
+        rows(&doc, "hook")
+            .into_iter()
+            .find(|r| r["event"] == event && r["calls"].as_u64().unwrap_or(0) > 0)
+            .unwrap_or_else(|| panic!("no {event} run in {doc:#}"))
+            .clone()
+    };
+    for (event, copilot_event) in [
+        ("SessionStart", "sessionStart"),
+        ("PreToolUse", "preToolUse"),
+        ("Stop", "sessionEnd"),
+    ] {
+        let ok = u64::from(marks.get(&format!("{event}-ok")).copied().unwrap_or(0));
+        assert!(ok > 0, "{event}'s hooks never ran: {marks:?}");
+        let row = hook(copilot_event);
+        // One run of the event's hooks per time its succeeding hook ran.
+        assert_eq!(row["calls"].as_u64(), Some(ok), "{row:#}");
+        if event == "PreToolUse" {
+            assert_eq!(row["status"], "active", "{row:#}");
+        } else {
+            let failed = marks.get(&format!("{event}-fail")).copied().unwrap_or(0);
+            assert!(failed > 0, "{marks:?}");
+            assert_eq!(row["status"], "failed", "{row:#}");
+            let code = row["outcomes"][0]["exit_code"].as_i64();
+            assert!(matches!(code, Some(3) | Some(127)), "{row:#}");
+        }
+        // Today's configuration names the event's hooks.
+        assert_eq!(row["in_config"], true, "{row:#}");
+    }
+    let invoked = ran
+        .log
+        .turns()
+        .iter()
+        .filter(|t| t.called.as_deref() == Some("skill"))
+        .count() as u64;
+    let notes = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "release-notes")
+        .expect("the skill's row");
+    assert_eq!(notes["calls"].as_u64(), Some(invoked), "{notes:#}");
+    assert_eq!(notes["status"], "active");
+    assert_nothing_planted("sessions show --json", &text);
+}

@@ -4,7 +4,10 @@
 //! - Session events `~/.copilot/session-state/<session>/events.jsonl`:
 //!   `session.start` (its `cwd`, Copilot's version); `tool.execution_start`
 //!   (`toolCallId`, `mcpServerName`, `mcpToolName`) and
-//!   `tool.execution_complete` (`toolCallId`, `success`). The server
+//!   `tool.execution_complete` (`toolCallId`, `success`); `hook.end`
+//!   (one run of an event's hooks: `hookType`, `success`, and the exit
+//!   status its error names); `skill.invoked` (the skill's `name` and
+//!   `pluginName`). The server
 //!   status events Copilot prints with `--output-format json` are not
 //!   saved here.
 //! - Process logs `~/.copilot/logs/process-*.log`: "Workspace initialized:
@@ -16,11 +19,13 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use tether_core::capability::{CapabilityEvent, outcome_of_exit};
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, failure, outcome, push};
+use tether_core::vocab::UseOutcome;
+use tether_sdk::records::{answer, call, failure, hook_fired, outcome, push, skill_invoked};
 use tether_sdk::telemetry::status;
 
 /// Session event files.
@@ -49,6 +54,9 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 struct Event<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
+    /// The event's own id: one skill invocation's identity.
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -69,6 +77,36 @@ struct Data<'a> {
     tool: Option<Cow<'a, str>>,
     #[serde(default)]
     success: Option<bool>,
+    /// `hook.end`: one run of an event's hooks.
+    #[serde(rename = "hookInvocationId", borrow, default)]
+    hook_run: Option<Cow<'a, str>>,
+    #[serde(rename = "hookType", borrow, default)]
+    hook_type: Option<Cow<'a, str>>,
+    /// `hook.end`: its error, whose message is read for its exit status
+    /// only (`failed with code 127`), never kept.
+    #[serde(borrow, default)]
+    error: Option<ErrorData<'a>>,
+    /// `skill.invoked`: the skill's name and its plugin's (its content,
+    /// description and path are never read).
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(rename = "pluginName", borrow, default)]
+    plugin: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ErrorData<'a> {
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+}
+
+/// The exit status a hook error's message gives (`… failed with code 3`).
+fn exit_code_in(message: &str) -> Option<i32> {
+    let (_, rest) = message.split_once("with code ")?;
+    rest.split(|c: char| !c.is_ascii_digit() && c != '-')
+        .next()?
+        .parse()
+        .ok()
 }
 
 #[derive(Deserialize)]
@@ -127,6 +165,34 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                     &mut reading,
                     call(&server, &tool, data.call.as_deref(), None, at),
                 );
+            }
+        }
+        "hook.end" => {
+            // One run of all of an event's hooks: Copilot records the run,
+            // not each command, and a failure's status is the one it names.
+            if let Some(kind) = data.hook_type.as_deref().and_then(name) {
+                let code = data
+                    .error
+                    .as_ref()
+                    .and_then(|e| e.message.as_deref())
+                    .and_then(exit_code_in);
+                let ended = match (data.success, code) {
+                    (Some(true), _) => UseOutcome::Succeeded,
+                    (_, Some(code)) => outcome_of_exit(code, None),
+                    _ => UseOutcome::Failed,
+                };
+                let hook = CapabilityEvent::hook(&kind, Some(&kind)).ended(ended, code);
+                push(&mut reading, hook_fired(hook, data.hook_run.as_deref(), at));
+            }
+        }
+        "skill.invoked" => {
+            if let Some(skill) = data.name.as_deref().and_then(name) {
+                let mut skill = CapabilityEvent::skill(&skill);
+                if let Some(plugin) = data.plugin.as_deref().and_then(name) {
+                    skill = skill.in_plugin(&plugin);
+                }
+                let skill = skill.ended(UseOutcome::Succeeded, None);
+                push(&mut reading, skill_invoked(skill, event.id.as_deref(), at));
             }
         }
         "tool.execution_complete" => {
