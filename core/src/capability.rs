@@ -208,9 +208,11 @@ pub enum NotApplied {
 }
 
 /// Folds one piece of capability evidence into `rows`: whether anything
-/// changed. Commutative and idempotent: stages merge, counts take the
-/// larger (`calls` is how many uses of that outcome the source has seen so
-/// far; absent, one).
+/// changed. Stages merge; a use carrying `calls` (how many uses of that
+/// outcome its source has seen so far: a harness's records) takes the
+/// larger count, so records read again change nothing; a use without it
+/// (one live event: telemetry) adds one, and the attempt's timeline drops
+/// an exact repeat before it gets here.
 pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotApplied> {
     let Some(cap) = ev.capability.as_deref() else {
         return Ok(false);
@@ -259,19 +261,25 @@ pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotAp
                 Some(false) => UseOutcome::Failed,
                 _ => UseOutcome::Succeeded,
             });
-            let count = ev.calls.unwrap_or(1);
             let room = row.outcomes.len() < MAX_OUTCOMES;
             match row
                 .outcomes
                 .iter_mut()
                 .find(|o| o.outcome == outcome && o.exit_code == cap.exit_code)
             {
-                Some(o) => o.count = o.count.max(count),
+                // A source's running total takes the larger; one live use
+                // (no total) adds one.
+                Some(o) => {
+                    o.count = match ev.calls {
+                        Some(total) => o.count.max(total),
+                        None => o.count.saturating_add(1),
+                    }
+                }
                 None if room => {
                     row.outcomes.push(OutcomeCount {
                         outcome,
                         exit_code: cap.exit_code,
-                        count,
+                        count: ev.calls.unwrap_or(1),
                     });
                     row.outcomes
                         .sort_by(|a, b| (&a.outcome, a.exit_code).cmp(&(&b.outcome, b.exit_code)));
@@ -291,9 +299,28 @@ mod tests {
     use crate::vocab::Provenance;
 
     fn ev(kind: EvidenceKind, at: u64, cap: CapabilityEvent) -> Evidence {
-        Evidence::new(kind, Timestamp(at))
+        let mut ev = Evidence::new(kind, Timestamp(at))
             .capability(cap)
-            .provenance(Provenance::HarnessRecord)
+            .provenance(Provenance::HarnessRecord);
+        ev.calls = Some(1);
+        ev
+    }
+
+    #[test]
+    fn a_live_use_adds_one_and_a_total_takes_the_larger() {
+        let hook =
+            CapabilityEvent::hook("Stop", Some("Stop")).ended(UseOutcome::Succeeded, Some(0));
+        let live =
+            |at| Evidence::new(EvidenceKind::HookFired, Timestamp(at)).capability(hook.clone());
+        let mut rows = Vec::new();
+        apply(&mut rows, &live(1)).expect("room");
+        apply(&mut rows, &live(2)).expect("room");
+        assert_eq!(rows[0].uses(), 2);
+        let mut total = live(3);
+        total.calls = Some(5);
+        apply(&mut rows, &total).expect("room");
+        apply(&mut rows, &total).expect("room");
+        assert_eq!(rows[0].uses(), 5);
     }
 
     #[test]

@@ -500,7 +500,8 @@ pub fn is_name_like(s: &str) -> bool {
 
 /// Whether evidence of `kind` is something a harness's own telemetry can
 /// prove: a report on a server, a tool listing, a tool call, a server taken
-/// into the session, or an explicit error. Anything else from a mapping is
+/// into the session, an explicit error, or a skill, hook or plugin at run
+/// time. Anything else from a mapping is
 /// refused.
 pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
     use crate::vocab::EvidenceKind as K;
@@ -511,6 +512,11 @@ pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
             | K::ToolCallObserved
             | K::Delivered
             | K::ExplicitError
+            | K::SkillListed
+            | K::SkillInvoked
+            | K::HookFired
+            | K::PluginLoaded
+            | K::PluginFailed
     )
 }
 

@@ -2,6 +2,7 @@
 //! first-party plugins so their `inventory` registrations are present.
 
 pub mod breaking;
+pub mod collected;
 pub mod fake_model;
 pub mod last_mile;
 

@@ -11,19 +11,14 @@
 //! or at the test's own bound.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use tether_collect::collector::Collector;
-use tether_collect::{Receiver, ReceiverConfig};
 use tether_core::history::{AttachmentAttempt, ServerAttachment};
-use tether_core::plan::DriveMode;
 use tether_core::registry::Registry;
 use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::telemetry::{TelemetrySetup, TelemetryTarget};
+use tether_core::telemetry::TelemetrySetup;
 use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
-use tether_hub::{Hub, HubConfig};
 use tether_tests::Release;
+use tether_tests::collected::{collect_session, receiver_and_setup, setup_env};
 
 struct Peers {
     time: String,
@@ -78,107 +73,6 @@ fn configured(peers: &Peers) -> Vec<ServerSpec> {
             },
         ),
     ]
-}
-
-/// Runs `program args` with `env` (plus PATH and HOME=`home`) in its own
-/// process group, its telemetry collected for `kind` with `configured` as
-/// today's configuration, until `done` holds for the session (or the bound);
-/// returns the session's attempt.
-#[allow(clippy::too_many_arguments)]
-async fn collect_session(
-    kind: &str,
-    program: &std::path::Path,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    home: &std::path::Path,
-    cwd: &std::path::Path,
-    configured: Vec<ServerSpec>,
-    receiver: Receiver,
-    batches: tether_collect::Batches,
-    done: impl Fn(&AttachmentAttempt) -> bool,
-) -> Option<AttachmentAttempt> {
-    let registry = Registry::with_static().expect("registry");
-    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
-    let mut collector = Collector::new(
-        Arc::clone(&hub),
-        HashMap::from([(kind.to_owned(), configured)]),
-    );
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let stopping = Arc::clone(&stop);
-    let sessions: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
-    let seen = Arc::clone(&sessions);
-    let consumer = std::thread::spawn(move || {
-        while !stopping.load(std::sync::atomic::Ordering::Acquire) {
-            if let Some(batch) = batches.next(Duration::from_millis(100)) {
-                collector.take(&batch);
-                *seen.lock().expect("lock") = collector.sessions();
-            }
-        }
-        collector.stats()
-    });
-    // A PATH the caller gives (a release's own Node first) wins.
-    let mut full_env = vec![("HOME".into(), home.display().to_string())];
-    if !env.iter().any(|(k, _)| k == "PATH") {
-        full_env.push(("PATH".into(), std::env::var("PATH").unwrap_or_default()));
-    }
-    full_env.extend(env);
-    let spec = tether_process::ChildSpec {
-        program: program.display().to_string(),
-        args,
-        env: full_env,
-        inherit_env: false,
-        cwd: cwd.to_path_buf(),
-    };
-    let (mut child, stdin, mut stdout) =
-        tether_process::ChildGroup::spawn(&spec).expect("the CLI starts");
-    // Closed at once: a CLI that reads a prompt from a piped stdin (Codex
-    // `exec`) would otherwise wait for it.
-    drop(stdin);
-    let drain = tokio::spawn(async move {
-        let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut exited_at: Option<Instant> = None;
-    let mut last = None;
-    loop {
-        hub.flush().await;
-        let current = sessions
-            .lock()
-            .expect("lock")
-            .first()
-            .and_then(|id| hub.snapshot(id))
-            .and_then(|h| h.current().cloned());
-        if current.as_ref().is_some_and(&done) {
-            last = current;
-            break;
-        }
-        last = current.or(last);
-        if exited_at.is_none() && child.exited().is_some() {
-            exited_at = Some(Instant::now());
-        }
-        if Instant::now() > deadline
-            || exited_at.is_some_and(|at| at.elapsed() > Duration::from_secs(15))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    // The CLI finishes on its own (it writes its session files on the way
-    // out), bounded by the test's deadline.
-    while child.exited().is_none() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    child.kill_group().await;
-    drain.abort();
-    stop.store(true, std::sync::atomic::Ordering::Release);
-    let stats = consumer.join().expect("consumer");
-    let received = receiver.stats();
-    assert_eq!(
-        received.refused, 0,
-        "{kind}: every request carried the token: {received:?}"
-    );
-    eprintln!("{kind}: {stats:?} {received:?}");
-    last
 }
 
 /// What the harness wrote to disk about the same session, read as `tether
@@ -433,40 +327,6 @@ fn never_connected(attempt: &AttachmentAttempt, name: &str) {
     assert_ne!(r.stages.initialized.state, StageState::Yes, "{name}: {r:?}");
     assert_ne!(r.status, DisplayStatus::Active, "{name}");
     assert_ne!(r.status, DisplayStatus::Connected, "{name}");
-}
-
-async fn receiver_and_setup(
-    kind: &str,
-) -> (
-    Receiver,
-    tether_collect::Batches,
-    tether_collect::RunningReceiver,
-    TelemetrySetup,
-) {
-    let (receiver, batches) = Receiver::new(ReceiverConfig::default());
-    let running = receiver
-        .serve("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("serve");
-    let target = TelemetryTarget {
-        endpoint: running.endpoint(),
-        authorization: receiver.token().bearer(),
-    };
-    let setup = Registry::with_static()
-        .expect("registry")
-        .observer_for(kind, DriveMode::Passthrough)
-        .and_then(|o| o.reader())
-        .and_then(|p| p.telemetry_setup(&target))
-        .expect("a telemetry setup");
-    (receiver, batches, running, setup)
-}
-
-fn setup_env(setup: &TelemetrySetup) -> Vec<(String, String)> {
-    setup
-        .env
-        .iter()
-        .map(|v| (v.name.clone(), v.value.clone()))
-        .collect()
 }
 
 /// Claude Code with `OTEL_LOG_TOOL_DETAILS=1` (so its connection events

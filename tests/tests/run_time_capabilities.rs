@@ -545,3 +545,141 @@ async fn copilot_shows_the_hooks_and_skills_it_ran() {
     assert_eq!(notes["status"], "active");
     assert_nothing_planted("sessions show --json", &text);
 }
+
+/// Gemini CLI, once, activating the skill `release-notes`, its own
+/// telemetry collected: hooks at session start and end (one that
+/// succeeds, one that fails, one whose command does not exist) and before
+/// a tool (one that succeeds: a failing `BeforeTool` hook blocks the
+/// tool). Its telemetry (`gemini_cli.hook_call`) names each hook's run,
+/// its event and exit status; its chat record names the skill it
+/// activated. It records no skill listing and no plugin loads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_shows_the_hooks_and_skills_it_ran() {
+    let Some(program) = tether_tests::peer("node_modules/.bin/gemini") else {
+        eprintln!("SKIP: gemini is not installed (run `npm ci` in tests/peers)");
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) = tether_tests::fake_model::start_model_calling(
+        "activate_skill",
+        json!({"name": "release-notes"}),
+    )
+    .await;
+    let (receiver, batches, _running, setup) =
+        tether_tests::collected::receiver_and_setup("gemini").await;
+    let home = tempfile::tempdir().expect("home");
+    let hooks = Hooks::new(&home.path().join("hooks"));
+    write(
+        &home.path().join(".gemini/skills/release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+    let mut events = serde_json::Map::new();
+    for (event, gemini_event) in [
+        ("SessionStart", "SessionStart"),
+        ("PreToolUse", "BeforeTool"),
+        ("Stop", "SessionEnd"),
+    ] {
+        let keep = if event == "PreToolUse" { 1 } else { 3 };
+        let entries: Vec<Value> = hooks.commands(event)[..keep]
+            .iter()
+            .map(|c| json!({"type": "command", "command": c}))
+            .collect();
+        events.insert(gemini_event.to_owned(), json!([{"hooks": entries}]));
+    }
+    write(
+        &home.path().join(".gemini/settings.json"),
+        &json!({
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "hooks": events,
+        })
+        .to_string(),
+    );
+    let mut env = tether_tests::collected::setup_env(&setup);
+    env.extend([
+        ("GEMINI_API_KEY".to_owned(), "dummy".to_owned()),
+        ("GEMINI_CLI_TRUST_WORKSPACE".to_owned(), "true".to_owned()),
+        ("GOOGLE_GEMINI_BASE_URL".to_owned(), model.base()),
+    ]);
+    let args = [
+        "-m",
+        "gemini-2.5-pro",
+        "--approval-mode",
+        "yolo",
+        "-p",
+        "write the release notes",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    // Done once the session-end hooks' runs arrived.
+    let ended = |a: &tether_core::history::AttachmentAttempt| {
+        a.capabilities
+            .iter()
+            .filter(|r| r.event.as_deref() == Some("SessionEnd"))
+            .count()
+            >= 3
+    };
+    let attempt = tether_tests::collected::collect_session(
+        "gemini",
+        &program,
+        args,
+        env,
+        home.path(),
+        home.path(),
+        Vec::new(),
+        receiver,
+        batches,
+        ended,
+    )
+    .await
+    .expect("the session's telemetry arrived");
+    tether_tests::keep_home("run-time-gemini", home.path());
+    let marks = hooks.marks();
+    let uses = |event: &str, outcome: &str| -> u32 {
+        attempt
+            .capabilities
+            .iter()
+            .filter(|r| r.event.as_deref() == Some(event))
+            .flat_map(|r| r.outcomes.iter())
+            .filter(|o| o.outcome.as_str() == outcome)
+            .map(|o| o.count)
+            .sum()
+    };
+    for (event, gemini_event) in [
+        ("SessionStart", "SessionStart"),
+        ("PreToolUse", "BeforeTool"),
+        ("Stop", "SessionEnd"),
+    ] {
+        let ok = marks.get(&format!("{event}-ok")).copied().unwrap_or(0);
+        assert!(ok > 0, "{event}'s hooks never ran: {marks:?}");
+        assert_eq!(uses(gemini_event, "succeeded"), ok, "{gemini_event}");
+        if event != "PreToolUse" {
+            let fail = marks.get(&format!("{event}-fail")).copied().unwrap_or(0);
+            assert_eq!(uses(gemini_event, "failed"), fail, "{gemini_event}");
+            assert_eq!(
+                uses(gemini_event, "command_not_found"),
+                ok,
+                "{gemini_event}"
+            );
+        }
+    }
+    let telemetry = serde_json::to_string(&attempt).expect("json");
+    assert_nothing_planted("the collected session", &telemetry);
+
+    // The chat record names the skill the model activated.
+    let (doc, text) = shown_session(home.path());
+    let invoked = log
+        .turns()
+        .iter()
+        .filter(|t| t.called.as_deref() == Some("activate_skill"))
+        .count() as u64;
+    assert!(invoked > 0);
+    let notes = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "release-notes" && r["calls"].as_u64().unwrap_or(0) > 0)
+        .unwrap_or_else(|| panic!("no invoked skill in {doc:#}"));
+    assert_eq!(notes["calls"].as_u64(), Some(invoked), "{notes:#}");
+    assert_eq!(notes["status"], "active");
+    assert_nothing_planted("sessions show --json", &text);
+}

@@ -23,11 +23,15 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, failure, listed, mcp_double, outcome, push};
+use tether_core::vocab::UseOutcome;
+use tether_sdk::records::{
+    answer, call, failure, listed, mcp_double, outcome, push, skill_invoked,
+};
 
 use crate::telemetry::Flavor;
 
@@ -93,7 +97,26 @@ struct GeminiCall<'a> {
     display: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    /// Read for `activate_skill` only: the skill's name, nothing else.
+    #[serde(borrow, default)]
+    args: Option<SkillArgs<'a>>,
 }
+
+/// A call's arguments as far as a skill's activation names its skill.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SkillArgs<'a> {
+    Named {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+/// The tool Gemini CLI's model calls to activate a skill.
+const ACTIVATE_SKILL: &str = "activate_skill";
 
 fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Ok(line) = serde_json::from_str::<GeminiLine<'_>>(record) else {
@@ -111,6 +134,30 @@ fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         return RecordAnswer::Unknown;
     }
     for c in &line.tool_calls {
+        if c.name.as_deref() == Some(ACTIVATE_SKILL) {
+            let skill = match &c.args {
+                Some(SkillArgs::Named { name: Some(skill) }) => name(skill),
+                _ => None,
+            };
+            if let Some(skill) = skill {
+                let at = time(c.timestamp.as_deref())
+                    .or(reading.at)
+                    .unwrap_or(Timestamp(0));
+                let mut skill = CapabilityEvent::skill(&skill);
+                if let Some(status) = c.status.as_deref() {
+                    skill = skill.ended(
+                        if status == "success" {
+                            UseOutcome::Succeeded
+                        } else {
+                            UseOutcome::Failed
+                        },
+                        None,
+                    );
+                }
+                push(&mut reading, skill_invoked(skill, c.id.as_deref(), at));
+            }
+            continue;
+        }
         // `TOOL (SERVER MCP Server)`.
         let Some((tool, server)) = c
             .display

@@ -13,7 +13,9 @@
 //!
 //! Neither says in its telemetry that a server failed or needs a login.
 
+use tether_core::capability::CapabilityEvent;
 use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySignal};
+use tether_core::vocab::UseOutcome;
 use tether_sdk::telemetry as t;
 
 /// Which of the two harnesses a reader is for.
@@ -102,6 +104,30 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
             reading
                 .evidence
                 .push(t::tool_called(&server, &tool, ok, at));
+        }
+        (TelemetrySignal::Log, Some("hook_call")) => {
+            // One run of one hook: its name (its configured `name`, else
+            // its command's basename), event, exit status and success.
+            let Some(hook) =
+                t::text(record, "hook_name").and_then(|n| tether_core::records::name(&n))
+            else {
+                return TelemetryAnswer::Ignored;
+            };
+            let event =
+                t::text(record, "hook_event_name").and_then(|n| tether_core::records::name(&n));
+            let code = record
+                .attr("exit_code")
+                .and_then(|v| v.text())
+                .and_then(|v| v.parse::<i32>().ok());
+            let ended = match (t::flag(record, "success"), code) {
+                (_, Some(code)) => tether_core::capability::outcome_of_exit(code, Some(2)),
+                (Some(true), None) => UseOutcome::Succeeded,
+                _ => UseOutcome::Failed,
+            };
+            let hook = CapabilityEvent::hook(&hook, event.as_deref()).ended(ended, code);
+            reading
+                .evidence
+                .push(tether_sdk::records::hook_fired(hook, None, at));
         }
         (TelemetrySignal::Span, None) if record.name == "llm_call" => {
             let Some(definitions) = record.text("gen_ai.tool.definitions") else {
