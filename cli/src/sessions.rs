@@ -276,7 +276,11 @@ fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         &tether_inventory::scanners(),
         std::slice::from_ref(&facts.agent_kind),
     );
-    tether_core::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind);
+    let shown = registry
+        .harness(&facts.agent_kind)
+        .map(|h| h.reader.records_show())
+        .unwrap_or_default();
+    tether_core::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind, &shown);
     let document = SessionDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
         session: records.summary(facts, &history),

@@ -841,12 +841,21 @@ pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
 }
 
 /// What a configured skill, hook or plugin that the session never showed
-/// says.
-fn never_in_session(kind: &crate::vocab::CapabilityKind) -> &'static str {
+/// says: that it never ran, where the harness's records (or telemetry)
+/// would have shown it, or that the harness does not record it.
+fn never_in_session(
+    kind: &crate::vocab::CapabilityKind,
+    shown: &crate::harness::RunTimeShown,
+) -> &'static str {
+    use crate::vocab::CapabilityKind as K;
     match kind {
-        crate::vocab::CapabilityKind::Hook => "configured; never fired in this session",
-        crate::vocab::CapabilityKind::Skill => "configured; never offered in this session",
-        _ => "configured; never loaded in this session",
+        K::Hook if shown.hooks_fired => "configured; never fired in this session",
+        K::Hook => "configured; the harness does not record its hooks' runs",
+        K::Skill if shown.skills_listed => "configured; never offered in this session",
+        K::Skill if shown.skills_invoked => "configured; never invoked in this session",
+        K::Skill => "configured; the harness does not record its skills' use",
+        _ if shown.plugins_loaded => "configured; never loaded in this session",
+        _ => "configured; the harness does not record its plugins' loads",
     }
 }
 
@@ -890,11 +899,14 @@ fn same_capability(
 /// (history: the session ran it, today's files no longer name it) when
 /// not; one the configuration enables and the session never showed is
 /// added, `unknown`, saying so ("configured; never fired in this
-/// session"). Servers and tools are left as they are.
+/// session", where `shown` says the harness would have recorded it; "the
+/// harness does not record its hooks' runs" where not). Servers and tools
+/// are left as they are.
 pub fn merge_configured(
     rows: &mut Vec<crate::records::MatrixRow>,
     config: &[crate::inventory::InventoryRow],
     harness: &str,
+    shown: &crate::harness::RunTimeShown,
 ) {
     let is_capability = |k: &crate::vocab::CapabilityKind| {
         matches!(
@@ -935,7 +947,7 @@ pub fn merge_configured(
             name: c.name.clone(),
             status: crate::vocab::DisplayStatus::Unknown,
             reason_code: None,
-            stopped: never_in_session(&c.kind).to_owned(),
+            stopped: never_in_session(&c.kind, shown).to_owned(),
             stages,
             calls: 0,
             failed_calls: 0,
@@ -1270,7 +1282,8 @@ mod merge_tests {
         ];
         let mut config = config.to_vec();
         config[2].harness = "codex".into();
-        merge_configured(&mut rows, &config, "claude");
+        let shown = crate::harness::RunTimeShown::none().hooks_fired();
+        merge_configured(&mut rows, &config, "claude", &shown);
         let by = |command: &str| {
             rows.iter()
                 .find(|r| r.command.as_deref() == Some(command))

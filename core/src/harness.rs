@@ -211,6 +211,20 @@ pub trait HarnessReader: Send + Sync {
         None
     }
 
+    /// What the harness's session records show of its skills, hooks and
+    /// plugins at run time: where they show a kind, a configured one the
+    /// session never showed reads "never fired"; where they do not, it
+    /// reads that the harness does not record it. The default: nothing.
+    fn records_show(&self) -> RunTimeShown {
+        RunTimeShown::none()
+    }
+
+    /// The same, for the harness's telemetry (`tether collect`). The
+    /// default: nothing.
+    fn telemetry_shows(&self) -> RunTimeShown {
+        RunTimeShown::none()
+    }
+
     /// Reads one record of a file from one of its
     /// [`record_sources`](Self::record_sources): which session it belongs
     /// to, which servers it names, and what it proves. The default knows
@@ -304,6 +318,63 @@ mod tests {
         ] {
             assert!(HarnessId::new(bad).is_err(), "{bad:?}");
             assert!(serde_json::from_str::<HarnessId>(&format!("{bad:?}")).is_err());
+        }
+    }
+}
+
+/// Which uses of skills, hooks and plugins a harness's records (or its
+/// telemetry) show: what lets "never fired in this session" be said, and
+/// what makes it "the harness does not record it" instead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunTimeShown {
+    /// The skills offered to the model (a listing it was sent).
+    pub skills_listed: bool,
+    /// The skills the model invoked.
+    pub skills_invoked: bool,
+    /// Each run of a hook.
+    pub hooks_fired: bool,
+    /// Every plugin loaded (or failing to).
+    pub plugins_loaded: bool,
+}
+
+impl RunTimeShown {
+    /// Shows nothing.
+    pub fn none() -> Self {
+        RunTimeShown::default()
+    }
+
+    /// Also the skills offered to the model.
+    pub fn skills_listed(mut self) -> Self {
+        self.skills_listed = true;
+        self
+    }
+
+    /// Also the skills invoked.
+    pub fn skills_invoked(mut self) -> Self {
+        self.skills_invoked = true;
+        self
+    }
+
+    /// Also each hook's runs.
+    pub fn hooks_fired(mut self) -> Self {
+        self.hooks_fired = true;
+        self
+    }
+
+    /// Also plugins loaded and failed.
+    pub fn plugins_loaded(mut self) -> Self {
+        self.plugins_loaded = true;
+        self
+    }
+
+    /// Either's.
+    pub fn or(self, other: RunTimeShown) -> Self {
+        RunTimeShown {
+            skills_listed: self.skills_listed || other.skills_listed,
+            skills_invoked: self.skills_invoked || other.skills_invoked,
+            hooks_fired: self.hooks_fired || other.hooks_fired,
+            plugins_loaded: self.plugins_loaded || other.plugins_loaded,
         }
     }
 }

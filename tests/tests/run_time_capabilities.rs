@@ -683,3 +683,132 @@ async fn gemini_shows_the_hooks_and_skills_it_ran() {
     assert_eq!(notes["status"], "active");
     assert_nothing_planted("sessions show --json", &text);
 }
+
+/// Qwen Code at `release`, once, loading the skill `release-notes`, its
+/// own telemetry collected. Its chat record names the skill call (its
+/// outcome the call's result) and its telemetry each skill launch
+/// (`qwen-code.skill_launch`). It records no hook's run by command (its
+/// `qwen-code.hook` span reports an event with no hooks configured as a
+/// failure), so configured hooks say the harness does not record them.
+async fn qwen_shows_the_skills_it_ran(release: Release) {
+    let Some(program) = release.peer("node_modules/.bin/qwen") else {
+        eprintln!(
+            "SKIP: qwen ({}) is not installed (run `npm ci` in tests/peers)",
+            release.label()
+        );
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) =
+        tether_tests::fake_model::start_model_calling("skill", json!({"skill": "release-notes"}))
+            .await;
+    let (receiver, batches, _running, setup) =
+        tether_tests::collected::receiver_and_setup("qwen").await;
+    let home = tempfile::tempdir().expect("home");
+    let hooks = Hooks::new(&home.path().join("hooks"));
+    write(
+        &home.path().join(".qwen/skills/release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+    let entries: Vec<Value> = hooks.commands("SessionStart")[..1]
+        .iter()
+        .map(|c| json!({"type": "command", "command": c}))
+        .collect();
+    write(
+        &home.path().join(".qwen/settings.json"),
+        &json!({
+            "security": {"auth": {"selectedType": "openai"}},
+            "model": {"name": "gpt-4o"},
+            "hooks": {"SessionStart": [{"hooks": entries}]},
+        })
+        .to_string(),
+    );
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let mut env = tether_tests::collected::setup_env(&setup);
+    env.extend([
+        ("PATH".to_owned(), release.path()),
+        ("OPENAI_API_KEY".to_owned(), "dummy".to_owned()),
+        ("OPENAI_BASE_URL".to_owned(), format!("{}/v1", model.base())),
+        ("OPENAI_MODEL".to_owned(), "gpt-4o".to_owned()),
+        ("QWEN_CODE_TRUST_WORKSPACE".to_owned(), "true".to_owned()),
+    ]);
+    let mut args = vec!["-p".to_owned(), "write the release notes".to_owned()];
+    if release == Release::Newest {
+        args.push("--yolo".into());
+    }
+    let launched = |a: &tether_core::history::AttachmentAttempt| {
+        a.capabilities
+            .iter()
+            .any(|r| r.name == "release-notes" && r.uses() > 0)
+    };
+    let attempt = tether_tests::collected::collect_session(
+        "qwen",
+        &program,
+        args,
+        env,
+        home.path(),
+        &work,
+        Vec::new(),
+        receiver,
+        batches,
+        launched,
+    )
+    .await
+    .expect("the session's telemetry arrived");
+    tether_tests::keep_home(&format!("run-time-qwen-{}", release.label()), home.path());
+    let label = release.label();
+    let invoked = log
+        .turns()
+        .iter()
+        .filter(|t| t.called.as_deref() == Some("skill"))
+        .count() as u32;
+    assert!(invoked > 0, "{label}: the model never loaded the skill");
+    let live = attempt
+        .capabilities
+        .iter()
+        .find(|r| r.name == "release-notes")
+        .unwrap_or_else(|| panic!("{label}: no launch in {:#?}", attempt.capabilities));
+    assert_eq!(live.uses(), invoked, "{label}: {live:#?}");
+    assert_nothing_planted(
+        "the collected session",
+        &serde_json::to_string(&attempt).expect("json"),
+    );
+
+    let (doc, text) = shown_session(home.path());
+    let notes = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "release-notes" && r["calls"].as_u64().unwrap_or(0) > 0)
+        .unwrap_or_else(|| panic!("{label}: no invoked skill in {doc:#}"));
+    assert_eq!(
+        notes["calls"].as_u64(),
+        Some(u64::from(invoked)),
+        "{notes:#}"
+    );
+    assert_eq!(notes["status"], "active");
+    // The hook ran (its own mark, where the release runs hooks: 0.15.10
+    // does not) but Qwen records no run of it: its row says so instead of
+    // "never fired".
+    eprintln!("{label}: the hook's marks: {:?}", hooks.marks());
+    let hook = rows(&doc, "hook")
+        .into_iter()
+        .find(|r| r["command"] == "ok.sh")
+        .unwrap_or_else(|| panic!("{label}: no configured hook in {doc:#}"));
+    assert_eq!(
+        hook["stopped"], "configured; the harness does not record its hooks' runs",
+        "{hook:#}"
+    );
+    assert_nothing_planted("sessions show --json", &text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_pinned_shows_the_skills_it_ran() {
+    qwen_shows_the_skills_it_ran(Release::Pinned).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_newest_shows_the_skills_it_ran() {
+    qwen_shows_the_skills_it_ran(Release::Newest).await;
+}

@@ -172,6 +172,15 @@ fn claude_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughClaude {
+    /// Its records show skills offered and invoked and each hook's run
+    /// (see `records.rs`).
+    fn records_show(&self) -> tether_core::harness::RunTimeShown {
+        tether_core::harness::RunTimeShown::none()
+            .skills_listed()
+            .skills_invoked()
+            .hooks_fired()
+    }
+
     /// `ANTHROPIC_BASE_URL`: Claude Code sends every model request there
     /// with its own credentials.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {

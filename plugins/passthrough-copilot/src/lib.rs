@@ -206,6 +206,14 @@ fn copilot_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
+    /// Its session events show each skill it loads for the model and each
+    /// run of an event's hooks (see `records.rs`).
+    fn records_show(&self) -> tether_core::harness::RunTimeShown {
+        tether_core::harness::RunTimeShown::none()
+            .skills_invoked()
+            .hooks_fired()
+    }
+
     /// Its bring-your-own-key provider (`COPILOT_PROVIDER_BASE_URL`),
     /// speaking OpenAI chat completions.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {

@@ -192,6 +192,21 @@ impl PassthroughStrategy for PassthroughGemini {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughGemini {
+    /// Both chat records show the skills the model invoked; Gemini CLI's
+    /// telemetry shows each hook's run (`gemini_cli.hook_call`), Qwen
+    /// Code's each skill launch.
+    fn records_show(&self) -> tether_core::harness::RunTimeShown {
+        tether_core::harness::RunTimeShown::none().skills_invoked()
+    }
+
+    fn telemetry_shows(&self) -> tether_core::harness::RunTimeShown {
+        let shown = tether_core::harness::RunTimeShown::none();
+        match self.flavor() {
+            telemetry::Flavor::Gemini => shown.hooks_fired(),
+            telemetry::Flavor::Qwen => shown.skills_invoked(),
+        }
+    }
+
     /// Gemini CLI: `GOOGLE_GEMINI_BASE_URL`; Qwen Code: `OPENAI_BASE_URL`.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
         use tether_core::model_tap::ModelSetup;

@@ -215,7 +215,24 @@ struct QwenCall<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    /// Read for the `skill` tool only: the skill's name, nothing else.
+    #[serde(borrow, default)]
+    args: Option<QwenSkillArgs<'a>>,
 }
+
+/// A call's arguments as far as Qwen Code's `skill` tool names its skill.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum QwenSkillArgs<'a> {
+    Named {
+        #[serde(borrow, default)]
+        skill: Option<Cow<'a, str>>,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+/// The tool Qwen Code's model calls to load a skill.
+const QWEN_SKILL: &str = "skill";
 
 #[derive(Deserialize)]
 struct QwenResult<'a> {
@@ -245,6 +262,20 @@ fn qwen_chat(record: &str) -> RecordAnswer {
     reading.version = line.version.as_deref().and_then(version_of);
     let at = reading.at.unwrap_or(Timestamp(0));
     for part in line.message.iter().flat_map(|m| &m.parts) {
+        if let Some(c) = &part.call
+            && c.name.as_deref() == Some(QWEN_SKILL)
+        {
+            // Its outcome is its call's result, by the call's id.
+            if let Some(QwenSkillArgs::Named { skill: Some(skill) }) = &c.args
+                && let Some(skill) = name(skill)
+            {
+                push(
+                    &mut reading,
+                    skill_invoked(CapabilityEvent::skill(&skill), c.id.as_deref(), at),
+                );
+            }
+            continue;
+        }
         if let Some(c) = &part.call
             && let Some((server, tool)) = c.name.as_deref().and_then(mcp_double)
         {

@@ -129,6 +129,22 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
                 .evidence
                 .push(tether_sdk::records::hook_fired(hook, None, at));
         }
+        (TelemetrySignal::Log, Some("skill_launch")) => {
+            // Qwen Code: the model loaded a skill, and whether it worked.
+            let Some(skill) =
+                t::text(record, "skill_name").and_then(|n| tether_core::records::name(&n))
+            else {
+                return TelemetryAnswer::Ignored;
+            };
+            let ended = match t::flag(record, "success") {
+                Some(false) => UseOutcome::Failed,
+                _ => UseOutcome::Succeeded,
+            };
+            let skill = CapabilityEvent::skill(&skill).ended(ended, None);
+            reading
+                .evidence
+                .push(tether_sdk::records::skill_invoked(skill, None, at));
+        }
         (TelemetrySignal::Span, None) if record.name == "llm_call" => {
             let Some(definitions) = record.text("gen_ai.tool.definitions") else {
                 return TelemetryAnswer::Ignored;
