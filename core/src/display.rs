@@ -834,7 +834,7 @@ pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
             _ => NEVER_SEEN.to_owned(),
         },
         K::Skill if row.used.is_yes() => format!("invoked {}: {}", times(row.uses()), outcomes()),
-        K::Skill if row.listed.is_yes() => "offered to the model; never invoked".to_owned(),
+        K::Skill if row.listed.is_yes() => "offered to the model".to_owned(),
         _ if row.used.is_yes() => format!("fired {}: {}", times(row.uses()), outcomes()),
         _ => NEVER_SEEN.to_owned(),
     }
@@ -844,18 +844,23 @@ pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
 /// says: that it never ran, where the harness's records (or telemetry)
 /// would have shown it, or that the harness does not record it.
 fn never_in_session(
-    kind: &crate::vocab::CapabilityKind,
+    config: &crate::inventory::InventoryRow,
     shown: &crate::harness::RunTimeShown,
-) -> &'static str {
+) -> String {
     use crate::vocab::CapabilityKind as K;
-    match kind {
-        K::Hook if shown.hooks_fired => "configured; never fired in this session",
-        K::Hook => "configured; the harness does not record its hooks' runs",
-        K::Skill if shown.skills_listed => "configured; never offered in this session",
-        K::Skill if shown.skills_invoked => "configured; never invoked in this session",
-        K::Skill => "configured; the harness does not record its skills' use",
-        _ if shown.plugins_loaded => "configured; never loaded in this session",
-        _ => "configured; the harness does not record its plugins' loads",
+    let tail = match config.kind {
+        K::Hook if shown.hooks_fired => "never fired in this session",
+        K::Hook => "the harness does not record its hooks' runs",
+        K::Skill if shown.skills_listed => "never offered in this session",
+        K::Skill if shown.skills_invoked => "never invoked in this session",
+        K::Skill => "the harness does not record its skills' use",
+        _ if shown.plugins_loaded => "never loaded in this session",
+        _ => "the harness does not record its plugins' loads",
+    };
+    match (config.is_enabled(), &config.reason_code) {
+        (true, _) => format!("configured; {tail}"),
+        (false, Some(reason)) => format!("configured, off ({reason}); {tail}"),
+        (false, None) => format!("configured, off; {tail}"),
     }
 }
 
@@ -897,8 +902,9 @@ fn same_capability(
 /// session's matrix for `harness`: a skill, hook or plugin the session
 /// showed reads `in_config` true when the configuration has it, false
 /// (history: the session ran it, today's files no longer name it) when
-/// not; one the configuration enables and the session never showed is
-/// added, `unknown`, saying so ("configured; never fired in this
+/// not; one the configuration names and the session never showed is
+/// added, `unknown` (with the configuration's reason when it is off),
+/// saying so ("configured; never fired in this
 /// session", where `shown` says the harness would have recorded it; "the
 /// harness does not record its hooks' runs" where not). Servers and tools
 /// are left as they are.
@@ -930,6 +936,12 @@ pub fn merge_configured(
             }
         }
         row.in_config = Some(found);
+        if row.kind == crate::vocab::CapabilityKind::Skill
+            && shown.skills_invoked
+            && row.status == crate::vocab::DisplayStatus::Delivered
+        {
+            row.stopped = format!("{}; never invoked in this session", row.stopped);
+        }
         if !found {
             row.stopped = format!("{}; today's configuration does not name it", row.stopped);
         }
@@ -937,7 +949,7 @@ pub fn merge_configured(
     for (c, _) in config
         .iter()
         .zip(&matched)
-        .filter(|(c, m)| !**m && c.is_enabled())
+        .filter(|(_, m)| !**m)
         .take(crate::capability::MAX_CAPABILITY_ROWS)
     {
         let mut stages = std::collections::BTreeMap::new();
@@ -946,8 +958,8 @@ pub fn merge_configured(
             kind: c.kind.clone(),
             name: c.name.clone(),
             status: crate::vocab::DisplayStatus::Unknown,
-            reason_code: None,
-            stopped: never_in_session(&c.kind, shown).to_owned(),
+            reason_code: c.reason_code.clone(),
+            stopped: never_in_session(c, shown),
             stages,
             calls: 0,
             failed_calls: 0,

@@ -812,3 +812,127 @@ async fn qwen_pinned_shows_the_skills_it_ran() {
 async fn qwen_newest_shows_the_skills_it_ran() {
     qwen_shows_the_skills_it_ran(Release::Newest).await;
 }
+
+/// Codex, once, with a user skill and hooks at session start and stop
+/// (run, with `--dangerously-bypass-hook-trust`, as their own marks show).
+/// Its rollout lists the skills offered to the model (`world_state`'s
+/// `host_skills`), which must equal what the fake model was sent; a hook's
+/// run leaves no record of its own, so each configured hook says the
+/// harness does not record it, never that it did not fire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_shows_the_skills_it_offered_and_says_it_records_no_hook() {
+    let Some(program) = tether_tests::peer("node_modules/.bin/codex") else {
+        eprintln!("SKIP: codex is not installed (run `npm ci` in tests/peers)");
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) = tether_tests::fake_model::start_model("no-such-tool").await;
+    let home = tempfile::tempdir().expect("home");
+    let hooks = Hooks::new(&home.path().join("hooks"));
+    let codex_home = home.path().join(".codex");
+    write(
+        &codex_home.join("skills/release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string");
+    write(
+        &codex_home.join("config.toml"),
+        &format!(
+            "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+             [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n",
+            toml(&format!("{}/v1", model.base()))
+        ),
+    );
+    let mut events = serde_json::Map::new();
+    for event in ["SessionStart", "Stop"] {
+        let entries: Vec<Value> = hooks
+            .commands(event)
+            .iter()
+            .map(|c| json!({"type": "command", "command": c}))
+            .collect();
+        events.insert(event.to_owned(), json!([{"hooks": entries}]));
+    }
+    write(
+        &codex_home.join("hooks.json"),
+        &json!({ "hooks": events }).to_string(),
+    );
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let mut cmd = std::process::Command::new(program);
+    cmd.args([
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--skip-git-repo-check",
+        "--json",
+        "write the release notes",
+    ])
+    .env_clear()
+    .env("PATH", std::env::var("PATH").unwrap_or_default())
+    .env("HOME", home.path())
+    .env("CODEX_HOME", &codex_home)
+    .env("FAKE_KEY", "dummy")
+    .current_dir(&work)
+    .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    tether_tests::keep_home("run-time-codex", home.path());
+    assert!(
+        !log.turns().is_empty(),
+        "codex never asked the model (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = tether_tests::tether_at_home(home.path())
+        .env("CODEX_HOME", &codex_home)
+        .args(["sessions", "list", "--json"])
+        .output()
+        .expect("tether runs");
+    let list: Value = serde_json::from_slice(&out.stdout).expect("one document");
+    let id = list["sessions"][0]["session_id"]
+        .as_str()
+        .expect("a session")
+        .to_owned();
+    // From the project Codex ran in (from the home, `.codex` would be a
+    // project's configuration too).
+    let out = tether_tests::tether_at_home(home.path())
+        .env("CODEX_HOME", &codex_home)
+        .current_dir(&work)
+        .args(["sessions", "show", &id, "--json"])
+        .output()
+        .expect("tether runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let doc: Value = serde_json::from_str(&text).expect("one document");
+    let sent: std::collections::BTreeSet<String> =
+        log.turns().iter().flat_map(|t| t.skills.clone()).collect();
+    assert!(sent.contains("release-notes"), "{sent:?}");
+    let listed: std::collections::BTreeSet<String> = rows(&doc, "skill")
+        .into_iter()
+        .filter(|r| r["stages"]["listed"]["state"] == "yes")
+        .map(|r| r["name"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(listed, sent, "the skills offered");
+    let marks = hooks.marks();
+    assert!(
+        marks.contains_key("SessionStart-ok") && marks.contains_key("Stop-ok"),
+        "{marks:?}"
+    );
+    // Six hooks configured (off in Codex's own trust, which the flag
+    // bypassed): each says the harness does not record it.
+    let hook_rows = rows(&doc, "hook");
+    let names: Vec<String> = hook_rows
+        .iter()
+        .map(|r| format!("{} {} {}", r["name"], r["command"], r["stopped"]))
+        .collect();
+    assert_eq!(hook_rows.len(), 6, "{names:#?}");
+    for row in hook_rows {
+        let stopped = row["stopped"].as_str().unwrap_or("");
+        assert!(
+            stopped.ends_with("; the harness does not record its hooks' runs"),
+            "{row:#}"
+        );
+    }
+    assert_nothing_planted("sessions show --json", &text);
+}

@@ -254,6 +254,14 @@ fn codex_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCodex {
+    /// Its rollouts show the skills listed for the model (`world_state`'s
+    /// `host_skills`); a skill's use (the model reads its file) and a
+    /// hook's run (its output only, injected as a message) leave no record
+    /// of their own.
+    fn records_show(&self) -> tether_core::harness::RunTimeShown {
+        tether_core::harness::RunTimeShown::none().skills_listed()
+    }
+
     /// A model provider of its own in `config.toml`, at the tap, speaking
     /// the Responses API.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {

@@ -20,11 +20,12 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, mcp_double, push};
+use tether_sdk::records::{answer, call, mcp_double, push, skill_listed};
 
 /// The role of rollout files.
 pub const ROLLOUT: &str = "rollout";
@@ -65,6 +66,50 @@ struct Payload<'a> {
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     item: Option<Item<'a>>,
+    /// `world_state`: only its skill listing's body is read, for the
+    /// skills' names.
+    #[serde(borrow, default)]
+    state: Option<WorldState<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WorldState<'a> {
+    #[serde(borrow, default)]
+    host_skills: Option<HostSkills<'a>>,
+}
+
+#[derive(Deserialize)]
+struct HostSkills<'a> {
+    #[serde(borrow, default)]
+    body: Option<Cow<'a, str>>,
+}
+
+/// Skills named per listing, at most.
+const MAX_LISTED: usize = 4096;
+
+/// The skills a listing offers the model: each `- NAME: …` line under its
+/// `### Available skills` heading, by name (the descriptions are never
+/// kept).
+fn listed_skills(body: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut within = false;
+    for line in body.lines() {
+        if line.starts_with("### ") {
+            within = line.trim() == "### Available skills";
+            continue;
+        }
+        if !within || names.len() >= MAX_LISTED {
+            continue;
+        }
+        if let Some(skill) = line
+            .strip_prefix("- ")
+            .and_then(|l| l.split_once(": ").map(|(n, _)| n))
+            .and_then(name)
+        {
+            names.push(skill);
+        }
+    }
+    names
 }
 
 #[derive(Deserialize)]
@@ -125,6 +170,21 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             reading.session = payload.id.as_deref().and_then(name);
             reading.project = payload.cwd.as_deref().and_then(project_of);
             reading.version = payload.cli_version.as_deref().and_then(version_of);
+        }
+        ("world_state", _) => {
+            if let Some(body) = payload
+                .state
+                .as_ref()
+                .and_then(|s| s.host_skills.as_ref())
+                .and_then(|h| h.body.as_deref())
+            {
+                for skill in listed_skills(body) {
+                    push(
+                        &mut reading,
+                        skill_listed(CapabilityEvent::skill(&skill), at),
+                    );
+                }
+            }
         }
         ("response_item", Some("function_call")) => {
             let tool = payload.name.as_deref().unwrap_or_default();
