@@ -121,6 +121,10 @@ struct Source {
 
 /// Threads remembered per file, at most.
 const MAX_THREADS: usize = 4096;
+/// Readings held per file for threads that have not yet named their
+/// session (a plugin that failed to load before the session began), at
+/// most; past it they are counted as ignored, as before.
+const MAX_PENDING: usize = 256;
 
 #[derive(Default)]
 struct FileState {
@@ -129,6 +133,8 @@ struct FileState {
     modified: Option<SystemTime>,
     session: Option<String>,
     threads: HashMap<String, String>,
+    /// Readings of threads that named no session yet, kept until one does.
+    pending: Vec<(String, tether_core::records::RecordReading)>,
     /// The last read stopped inside a record past the bound.
     skipping: bool,
     report: FileReport,
@@ -708,6 +714,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         state.offset = 0;
         state.session = None;
         state.threads.clear();
+        state.pending.clear();
         state.skipping = false;
     }
     let (mut file, len) = match source.root.open(&rel) {
@@ -729,6 +736,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     let report = &mut state.report;
     let file_session = &mut state.session;
     let threads = &mut state.threads;
+    let pending = &mut state.pending;
     let mut each = |record: &str| {
         report.records += 1;
         let Some(reader) = reader else {
@@ -773,6 +781,22 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                         if threads.len() < MAX_THREADS || threads.contains_key(thread) {
                             threads.insert(thread.clone(), session.clone());
                         }
+                        // What the thread said before it named its session
+                        // is that session's.
+                        let id = tether_core::records::session_id(kind, session);
+                        let mut i = 0;
+                        while i < pending.len() {
+                            if pending[i].0 == *thread {
+                                let (_, held) = pending.swap_remove(i);
+                                report.read += 1;
+                                facts
+                                    .entry(id.clone())
+                                    .or_insert_with(|| SessionFacts::new(kind, session))
+                                    .add(role, &shown, held);
+                            } else {
+                                i += 1;
+                            }
+                        }
                         Some(session.clone())
                     }
                     (Some(session), None) => {
@@ -783,7 +807,14 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                     (None, None) => file_session.clone(),
                 };
                 let Some(harness_session) = harness_session else {
-                    report.ignored += 1;
+                    match &reading.thread {
+                        Some(thread)
+                            if pending.len() < MAX_PENDING && !reading.evidence.is_empty() =>
+                        {
+                            pending.push((thread.clone(), reading));
+                        }
+                        _ => report.ignored += 1,
+                    }
                     return;
                 };
                 report.read += 1;

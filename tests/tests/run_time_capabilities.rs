@@ -936,3 +936,119 @@ async fn codex_shows_the_skills_it_offered_and_says_it_records_no_hook() {
     }
     assert_nothing_planted("sessions show --json", &text);
 }
+
+/// OpenCode, once, with two plugin files (one whose export is not a
+/// plugin, its text holding a planted secret) and a user skill the model
+/// loads. Its log names the plugin that failed to load (before the
+/// session is created: the thread's later record names the session); its
+/// database names each `skill` call, with its outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_shows_the_plugin_that_failed_and_the_skill_it_loaded() {
+    let Some(program) = tether_tests::peer("node_modules/.bin/opencode") else {
+        eprintln!("SKIP: opencode is not installed (run `npm ci` in tests/peers)");
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (model, log) =
+        tether_tests::fake_model::start_model_calling("skill", json!({"name": "release-notes"}))
+            .await;
+    let home = tempfile::tempdir().expect("home");
+    let config = home.path().join(".config/opencode");
+    write(
+        &config.join("plugin/bad.js"),
+        &format!("export const Bad = \"{PLANTED_MANIFEST}\";\n"),
+    );
+    write(
+        &config.join("plugin/good.js"),
+        "export const Good = async () => ({});\n",
+    );
+    write(
+        &config.join("skill/release-notes/SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+    write(
+        &config.join("opencode.json"),
+        &json!({
+            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+                "options": {"baseURL": format!("{}/v1", model.base()), "apiKey": "dummy"},
+                "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
+            "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
+            "autoupdate": false, "share": "disabled"
+        })
+        .to_string(),
+    );
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(["run", "write the release notes"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .envs(tether_tests::opencode_env(home.path()))
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    tether_tests::keep_home("run-time-opencode", home.path());
+    assert!(
+        !log.turns().is_empty(),
+        "opencode never asked the model (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let show = |args: &[&str]| {
+        let out = tether_tests::tether_at_home(home.path())
+            .envs(tether_tests::opencode_env(home.path()))
+            .current_dir(&work)
+            .args(args)
+            .output()
+            .expect("tether runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let list: Value = serde_json::from_str(&show(&["sessions", "list", "--json"])).expect("list");
+    let sessions = list["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), 1, "{list:#}");
+    let id = sessions[0]["session_id"].as_str().expect("id").to_owned();
+    let text = show(&["sessions", "show", &id, "--json"]);
+    let doc: Value = serde_json::from_str(&text).expect("one document");
+    let bad = rows(&doc, "plugin")
+        .into_iter()
+        .find(|r| r["name"] == "bad")
+        .unwrap_or_else(|| panic!("no bad plugin in {doc:#}"));
+    assert_eq!(bad["status"], "failed", "{bad:#}");
+    assert_eq!(bad["reason_code"], "plugin_load_failed", "{bad:#}");
+    assert_eq!(bad["in_config"], true, "{bad:#}");
+    let good = rows(&doc, "plugin")
+        .into_iter()
+        .find(|r| r["name"] == "good")
+        .unwrap_or_else(|| panic!("no good plugin in {doc:#}"));
+    assert_ne!(good["status"], "failed", "{good:#}");
+    let invoked = log
+        .turns()
+        .iter()
+        .filter(|t| t.called.as_deref() == Some("skill"))
+        .count() as u64;
+    assert!(invoked > 0);
+    let notes = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "release-notes")
+        .unwrap_or_else(|| panic!("no skill in {doc:#}"));
+    assert_eq!(notes["calls"].as_u64(), Some(invoked), "{notes:#}");
+    // OpenCode's own word for the call: the tool result the model was sent.
+    let result = log
+        .turns()
+        .iter()
+        .flat_map(|t| t.results.clone())
+        .next()
+        .unwrap_or_default();
+    let failed = notes["status"] == "failed";
+    assert_eq!(failed, notes["reason_code"] == "skill_failed", "{notes:#}");
+    eprintln!(
+        "opencode's skill call: failed={failed}, its result: {}",
+        result.chars().take(80).collect::<String>()
+    );
+    assert_nothing_planted("sessions show --json", &text);
+}

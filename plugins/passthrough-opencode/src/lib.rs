@@ -177,6 +177,13 @@ fn opencode_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughOpenCode {
+    /// Its database shows each skill the model loaded (the `skill` tool,
+    /// with its outcome) and its log each plugin that failed to load; a
+    /// plugin that loads, a hook and a skill listing leave no record.
+    fn records_show(&self) -> tether_core::harness::RunTimeShown {
+        tether_core::harness::RunTimeShown::none().skills_invoked()
+    }
+
     /// A provider's `options.baseURL` in `opencode.json`, at the tap.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
         let block =

@@ -19,12 +19,13 @@
 //!   the call's id and its state (`completed`, `error`). Only these columns
 //!   are selected; the part's input and output never leave the database.
 
+use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_core::vocab::ReasonCode;
-use tether_sdk::records::{answer, call, push};
+use tether_core::vocab::{ReasonCode, UseOutcome};
+use tether_sdk::records::{answer, call, plugin_failed, push, skill_invoked};
 use tether_sdk::telemetry::{failed, split_against, status};
 
 /// Log files.
@@ -46,7 +47,9 @@ pub fn sources() -> Vec<RecordSource> {
             .sqlite("SELECT id, time_created, directory, version FROM session"),
         data(DB_TOOLS, "opencode.db").sqlite(
             "SELECT session_id, time_created, json_extract(data, '$.tool'), \
-             json_extract(data, '$.callID'), json_extract(data, '$.state.status') \
+             json_extract(data, '$.callID'), json_extract(data, '$.state.status'), \
+             CASE WHEN json_extract(data, '$.tool') = 'skill' \
+             THEN json_extract(data, '$.state.input.name') END \
              FROM part WHERE json_extract(data, '$.type') = 'tool'",
         ),
     ]
@@ -58,21 +61,40 @@ type Row = (
     Option<String>,
     Option<String>,
     Option<String>,
+    Option<String>,
 );
 
 fn row(record: &str) -> Option<Row> {
-    serde_json::from_str::<Row>(record).ok().or_else(|| {
-        // Four columns (the sessions' query).
-        serde_json::from_str::<(Option<String>, Option<i64>, Option<String>, Option<String>)>(
-            record,
-        )
+    serde_json::from_str::<Row>(record)
         .ok()
-        .map(|(a, b, c, d)| (a, b, c, d, None))
-    })
+        .or_else(|| {
+            // Five columns (the tools' query before skills were read).
+            serde_json::from_str::<(
+                Option<String>,
+                Option<i64>,
+                Option<String>,
+                Option<String>,
+                Option<String>,
+            )>(record)
+            .ok()
+            .map(|(a, b, c, d, e)| (a, b, c, d, e, None))
+        })
+        .or_else(|| {
+            // Four columns (the sessions' query).
+            serde_json::from_str::<(Option<String>, Option<i64>, Option<String>, Option<String>)>(
+                record,
+            )
+            .ok()
+            .map(|(a, b, c, d)| (a, b, c, d, None, None))
+        })
 }
 
+/// The tool OpenCode's model calls to load a skill (its `name` the only
+/// input the tools' query reads, for this tool alone).
+const SKILL_TOOL: &str = "skill";
+
 fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Some((session, created, third, fourth, fifth)) = row(record) else {
+    let Some((session, created, third, fourth, fifth, sixth)) = row(record) else {
         return RecordAnswer::Unknown;
     };
     let at = created.and_then(|ms| u64::try_from(ms).ok()).map(Timestamp);
@@ -89,6 +111,18 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             let Some(full) = third else {
                 return RecordAnswer::Ignored;
             };
+            if full == SKILL_TOOL {
+                if let Some(skill) = sixth.as_deref().and_then(name) {
+                    let mut skill = CapabilityEvent::skill(&skill);
+                    match fifth.as_deref() {
+                        Some("completed") => skill = skill.ended(UseOutcome::Succeeded, None),
+                        Some("error") => skill = skill.ended(UseOutcome::Failed, None),
+                        _ => {}
+                    }
+                    push(&mut reading, skill_invoked(skill, fourth.as_deref(), at));
+                }
+                return answer(reading);
+            }
             // Native tools (`bash`, `read`) fit no configured server.
             let Some((server, tool)) = split_against(&full, "", "_", file.configured) else {
                 return answer(reading);
@@ -128,6 +162,18 @@ fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     }
 }
 
+/// A plugin's name from the path OpenCode logs for it: a file's stem
+/// (`file:///…/plugin/bad.js` → `bad`, as the inventory names it), or an
+/// npm package's name without its version.
+fn plugin_name(path: &str) -> Option<String> {
+    let last = path.trim_end_matches('/').rsplit('/').next()?;
+    let stem = match path.starts_with("file:") {
+        true => last.rsplit_once('.').map_or(last, |(stem, _)| stem),
+        false => last.split('@').find(|p| !p.is_empty()).unwrap_or(last),
+    };
+    name(stem)
+}
+
 /// Reads one record.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     if file.role == DB_SESSIONS || file.role == DB_TOOLS {
@@ -151,6 +197,12 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         reading.version = field(record, "version").and_then(version_of);
     } else if let Some(session) = field(record, "session.id").and_then(name) {
         reading.session = Some(session);
+    }
+    if message == "failed to load plugin"
+        && let Some(plugin) = field(record, "path").and_then(plugin_name)
+        && let Some(failed) = plugin_failed(&plugin, field(record, "error").unwrap_or(""), at)
+    {
+        push(&mut reading, failed);
     }
     if message == "server unavailable"
         && let Some(server) = field(record, "key").and_then(name)
