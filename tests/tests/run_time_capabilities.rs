@@ -1037,18 +1037,10 @@ async fn opencode_shows_the_plugin_that_failed_and_the_skill_it_loaded() {
         .find(|r| r["name"] == "release-notes")
         .unwrap_or_else(|| panic!("no skill in {doc:#}"));
     assert_eq!(notes["calls"].as_u64(), Some(invoked), "{notes:#}");
-    // OpenCode's own word for the call: the tool result the model was sent.
-    let result = log
-        .turns()
-        .iter()
-        .flat_map(|t| t.results.clone())
-        .next()
-        .unwrap_or_default();
+    // Its outcome is the harness's own (its database's status): a failed
+    // call reads failed, with the skill's reason.
     let failed = notes["status"] == "failed";
+    assert!(failed || notes["status"] == "active", "{notes:#}");
     assert_eq!(failed, notes["reason_code"] == "skill_failed", "{notes:#}");
-    eprintln!(
-        "opencode's skill call: failed={failed}, its result: {}",
-        result.chars().take(80).collect::<String>()
-    );
     assert_nothing_planted("sessions show --json", &text);
 }
