@@ -122,6 +122,31 @@ pub(crate) fn evidence_attributes(
             AnyValue::from(test.succeeded),
         ));
     }
+    if let Some(cap) = &evidence.capability {
+        attrs.push(text("tether.capability.kind", cap.kind.as_str()));
+        attrs.push(text("tether.capability.name", &cap.name));
+        for (key, value) in [
+            ("tether.capability.plugin", &cap.plugin),
+            ("tether.capability.event", &cap.event),
+            ("tether.capability.command", &cap.command),
+        ] {
+            if let Some(value) = value {
+                attrs.push(text(key, value));
+            }
+        }
+        if let Some(outcome) = &cap.outcome {
+            attrs.push(text("tether.capability.outcome", outcome.as_str()));
+        }
+        if let Some(code) = cap.exit_code {
+            attrs.push((
+                "tether.capability.exit_code",
+                AnyValue::from(i64::from(code)),
+            ));
+        }
+    }
+    if let Some(calls) = evidence.calls {
+        attrs.push(("tether.uses", AnyValue::from(i64::from(calls))));
+    }
     attrs
 }
 
@@ -153,6 +178,63 @@ mod tests {
             AnyValue::String(s) => s.as_str().to_owned(),
             other => format!("{other:?}"),
         }
+    }
+
+    /// A hook's run is exported by its names and outcome: its command as
+    /// the hub stored it (a basename), never its line or its arguments.
+    #[test]
+    fn a_hook_run_exports_names_and_outcome_only() {
+        let secret = "sk-planted-hook-arg-Q7wE";
+        let hook = tether_core::capability::CapabilityEvent::hook("Stop", Some("Stop"))
+            .command(&format!("/home/me/hooks/check.sh --token {secret}"))
+            .ended(tether_core::vocab::UseOutcome::CommandNotFound, Some(127));
+        let evidence =
+            Evidence::new(EvidenceKind::HookFired, tether_core::Timestamp(5)).capability(hook);
+        let registry = Registry::empty();
+        let hub = Hub::new(registry);
+        let tap = Arc::new(Collect::default());
+        hub.add_tap(tap.clone());
+        let handle = hub
+            .begin_attempt(AttemptRequest::new(
+                tether_core::Owner {
+                    task: "task".into(),
+                    session: "session".into(),
+                    execution: "exec".into(),
+                },
+                "kind",
+                DriveMode::Acp,
+                Trigger::SessionNew,
+                Vec::new(),
+            ))
+            .expect("an attempt");
+        handle.sink.publish(evidence).expect("published");
+        hub.flush_blocking();
+        let events = tap.0.lock().expect("lock").clone();
+        let attrs: Vec<(String, String)> = events
+            .iter()
+            .filter_map(|e| match e.as_ref() {
+                HubEvent::Evidence { owner, evidence } => {
+                    Some(evidence_attributes(owner, evidence))
+                }
+                _ => None,
+            })
+            .flatten()
+            .map(|(k, v)| (k.to_owned(), text_of(&v)))
+            .collect();
+        let get = |key: &str| {
+            attrs
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no {key} in {attrs:?}"))
+        };
+        assert_eq!(get("tether.capability.kind"), "hook");
+        assert_eq!(get("tether.capability.name"), "Stop");
+        assert_eq!(get("tether.capability.command"), "check.sh");
+        assert_eq!(get("tether.capability.outcome"), "command_not_found");
+        assert!(get("tether.capability.exit_code").contains("127"));
+        assert!(!format!("{attrs:?}").contains(secret));
+        assert!(!format!("{attrs:?}").contains("/home/me"));
     }
 
     proptest! {
