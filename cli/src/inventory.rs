@@ -300,6 +300,7 @@ fn stored_session_tools(
             session_id: attempt.session_id,
             updated_at: attempt.updated_at,
             servers: attempt.servers,
+            capabilities: attempt.capabilities,
         })
         .collect())
 }

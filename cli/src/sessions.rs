@@ -181,6 +181,7 @@ pub(crate) fn session_tools(
             session_id: summary.session_id,
             updated_at: summary.updated_at,
             servers: attempt.servers,
+            capabilities: attempt.capabilities,
         })
         .collect())
 }

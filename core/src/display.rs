@@ -869,7 +869,7 @@ fn never_in_session(
 /// name; a plugin as `NAME` or `NAME@MARKETPLACE`), or for a hook the same
 /// event (one of the configured name's `:`-parts) and command (any of the
 /// event's commands, where the session's row names none).
-fn same_capability(
+pub fn configured_as(
     config: &crate::inventory::InventoryRow,
     row: &crate::records::MatrixRow,
 ) -> bool {
@@ -930,7 +930,7 @@ pub fn merge_configured(
     for row in rows.iter_mut().filter(|r| is_capability(&r.kind)) {
         let mut found = false;
         for (i, c) in config.iter().enumerate() {
-            if same_capability(c, row) {
+            if configured_as(c, row) {
                 matched[i] = true;
                 found = true;
             }

@@ -35,6 +35,8 @@ pub struct SessionTools {
     pub updated_at: Timestamp,
     /// Its current attempt's server rows.
     pub servers: Vec<ServerAttachment>,
+    /// Its current attempt's skills, hooks and plugins.
+    pub capabilities: Vec<tether_core::capability::CapabilityRow>,
 }
 
 /// Adds (or fills in) the tool rows `sessions` show for the document's
@@ -123,6 +125,7 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
             stages.close();
         }
     }
+    touched += apply_session_capabilities(document, &newest);
     for (server, row) in added {
         let link = CapabilityLink {
             kind: CapabilityKind::McpTool,
@@ -133,6 +136,50 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
             links.push(link);
         }
         document.rows.push(row);
+    }
+    touched
+}
+
+/// Each skill, hook and plugin row gets what the newest session of its
+/// harness showed of it (`session=`, `uses=`, `failed_uses=`, `status=` in
+/// its settings: the same matching `tether sessions show` uses). A row no
+/// session showed is left as the configuration says. Returns how many rows
+/// it touched.
+fn apply_session_capabilities(document: &mut InventoryDocument, newest: &[&SessionTools]) -> usize {
+    let mut touched = 0;
+    for row in document.rows.iter_mut().filter(|r| {
+        matches!(
+            r.kind,
+            CapabilityKind::Skill | CapabilityKind::Hook | CapabilityKind::Plugin
+        )
+    }) {
+        let seen = newest.iter().find_map(|session| {
+            (session.harness == row.harness)
+                .then(|| {
+                    session
+                        .capabilities
+                        .iter()
+                        .map(tether_core::display::capability_row)
+                        .find(|m| tether_core::display::configured_as(row, m))
+                })
+                .flatten()
+                .map(|m| (*session, m))
+        });
+        let Some((session, shown)) = seen else {
+            continue;
+        };
+        row.diagnostics.settings.retain(|s| {
+            !["session=", "uses=", "failed_uses=", "status="]
+                .iter()
+                .any(|p| s.starts_with(p))
+        });
+        row.diagnostics.settings.extend([
+            format!("session={}", sanitize::identifier(&session.session_id)),
+            format!("uses={}", shown.calls),
+            format!("failed_uses={}", shown.failed_calls),
+            format!("status={}", shown.status),
+        ]);
+        touched += 1;
     }
     touched
 }
@@ -178,6 +225,7 @@ mod tests {
         let server = json!({"name": "time", "source": "profile", "transport": "stdio",
             "target": "x", "decision": "deliver", "status": "active", "tools": tools});
         SessionTools {
+            capabilities: Vec::new(),
             harness: harness.into(),
             session_id: format!("{harness}:{id}"),
             updated_at: Timestamp(at),

@@ -378,6 +378,42 @@ async fn claude_session_matches_what_it_did(release: Release) {
     );
     assert_nothing_planted("the reported plugins", &format!("{reported:?}"));
 
+    // `tether inventory --sessions`: each configured hook carries what the
+    // session showed of it.
+    let (inventory, inventory_text) = tether_json(
+        ran.home.path(),
+        &["inventory", "--harness", "claude", "--sessions"],
+    );
+    let settings_of = |name: &str| -> Vec<String> {
+        inventory["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["kind"] == "hook" && r["name"] == name)
+            .unwrap_or_else(|| panic!("no hook {name} in {inventory:#}"))["diagnostics"]["settings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    };
+    let stop_ok = settings_of("Stop");
+    assert!(stop_ok.contains(&"status=active".to_owned()), "{stop_ok:?}");
+    assert!(
+        stop_ok.contains(&format!(
+            "uses={}",
+            marks.get("Stop-ok").copied().unwrap_or(0)
+        )),
+        "{stop_ok:?}"
+    );
+    let stop_missing = settings_of("Stop#3");
+    assert!(
+        stop_missing.contains(&"status=failed".to_owned()),
+        "{stop_missing:?}"
+    );
+    assert_nothing_planted("inventory --sessions --json", &inventory_text);
+
     // Nothing planted reaches a document, the text view or a store.
     assert_nothing_planted("sessions show --json", &text);
     let id = doc["session"]["session_id"]
