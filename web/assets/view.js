@@ -83,6 +83,8 @@ const ui = {
   close: el('mcp-close', HTMLButtonElement),
   container: el('mcp', HTMLElement),
   rows: el('rows', HTMLUListElement),
+  capabilities: el('capabilities', HTMLElement),
+  capabilityList: el('capability-list', HTMLUListElement),
   empty: el('mcp-empty', HTMLElement),
   ids: el('ids', HTMLElement),
   attemptPicker: el('attempt-picker', HTMLElement),
@@ -111,6 +113,7 @@ const ui = {
   filters: el('filters', HTMLFormElement),
   fStatus: el('f-status', HTMLSelectElement),
   fHarness: el('f-harness', HTMLSelectElement),
+  fKind: el('f-kind', HTMLSelectElement),
   fServer: el('f-server', HTMLInputElement),
   fQ: el('f-q', HTMLInputElement),
   fSince: el('f-since', HTMLSelectElement),
@@ -558,6 +561,16 @@ function renderPanel() {
   const current = Boolean(attempt?.current);
   ui.supersededNote.hidden = !attempt || current;
   ui.rows.replaceChildren(...(attempt ? attempt.rows.map((v) => renderRow(attempt, v, current)) : []));
+  // Skills, hooks and plugins, as `tether sessions show` prints them.
+  const capabilities = attempt?.capabilities ?? [];
+  ui.capabilities.hidden = capabilities.length === 0;
+  ui.capabilityList.replaceChildren(...capabilities.map((c) => {
+    const item = make('li', `capability status-${c.status}`);
+    const label = `${c.name}${c.command ? ` · ${c.command}` : ''}${c.plugin ? ` (${c.plugin})` : ''}`;
+    item.append(make('span', 'capability-kind', c.kind), make('span', 'capability-name', label),
+      make('span', 'capability-status', c.status), make('span', 'capability-stopped', c.stopped));
+    return item;
+  }));
   // Details: secondary to the servers.
   const detail = history?.attempts.find((a) => a.attempt_id === attempt?.attempt_id);
   ui.ids.hidden = !history;
@@ -817,6 +830,7 @@ function filtersFromUrl() {
   if (harness && !fleet.harnesses.includes(harness)) fleet.harnesses.push(harness);
   renderHarnessOptions();
   ui.fHarness.value = harness;
+  ui.fKind.value = params.get('kind') ?? '';
   ui.fServer.value = params.get('server') ?? '';
   ui.fQ.value = params.get('q') ?? '';
   ui.fSince.value = params.get('since') ?? '';
@@ -841,7 +855,7 @@ function filtersToUrl() {
 function formFilters() {
   /** @type {[string, string][]} */
   const pairs = [['status', ui.fStatus.value], ['harness', ui.fHarness.value],
-    ['server', ui.fServer.value.trim()], ['q', ui.fQ.value.trim()]];
+    ['kind', ui.fKind.value], ['server', ui.fServer.value.trim()], ['q', ui.fQ.value.trim()]];
   return pairs.filter(([, value]) => value);
 }
 

@@ -95,6 +95,10 @@ pub struct AttemptView {
     pub current: bool,
     /// One view per server row, in the attempt's order.
     pub rows: Vec<RowView>,
+    /// The skills, hooks and plugins the attempt showed, as `tether
+    /// sessions show` prints them (kind, name, status, where it stopped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<tether_core::records::MatrixRow>,
 }
 
 impl SessionStatus {
@@ -111,6 +115,11 @@ impl SessionStatus {
                     .servers
                     .iter()
                     .map(|row| project_row_in(attempt, row))
+                    .collect(),
+                capabilities: attempt
+                    .capabilities
+                    .iter()
+                    .map(tether_core::display::capability_row)
                     .collect(),
             })
             .collect();

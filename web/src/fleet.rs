@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
-use tether_core::vocab::{DisplayStatus, ReasonCode};
+use tether_core::vocab::{CapabilityKind, DisplayStatus, ReasonCode};
 
 use crate::documents::STATUS_API_SCHEMA_VERSION;
 
@@ -36,7 +36,10 @@ pub const DEFAULT_LIMIT: usize = 50;
 /// One row of a session's current attempt, as the index keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexRow {
-    /// The server's name (sanitized, as stored).
+    /// What it is: a server, or a skill, hook or plugin the session ran.
+    pub kind: CapabilityKind,
+    /// The server's name (sanitized, as stored); a capability's as its
+    /// matrix row labels it (`Stop · check.sh`, `greet (goodplug)`).
     pub name: String,
     /// Its display status.
     pub status: DisplayStatus,
@@ -85,27 +88,44 @@ impl IndexEntry {
                 .iter()
                 .flat_map(|a| a.servers.iter())
                 .map(|r| IndexRow {
+                    kind: CapabilityKind::McpServer,
                     name: r.name.clone(),
                     status: r.status,
                     reason: r.reason_code.clone(),
                 })
+                .chain(current.iter().flat_map(|a| a.capabilities.iter()).map(|c| {
+                    let row = tether_core::display::capability_row(c);
+                    IndexRow {
+                        kind: row.kind.clone(),
+                        name: row.label(),
+                        status: row.status,
+                        reason: row.reason_code,
+                    }
+                }))
                 .collect(),
         }
     }
 
-    /// Rows per status word.
+    /// Its server rows (a session's counts and status are its servers').
+    fn servers(&self) -> impl Iterator<Item = &IndexRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.kind == CapabilityKind::McpServer)
+    }
+
+    /// Server rows per status word.
     fn counts(&self) -> BTreeMap<String, u32> {
         let mut counts = BTreeMap::new();
-        for row in &self.rows {
+        for row in self.servers() {
             *counts.entry(row.status.as_str().to_owned()).or_insert(0) += 1;
         }
         counts
     }
 
-    /// The strongest status among its rows (the attempt's status at a glance).
+    /// The strongest status among its server rows (the attempt's status at
+    /// a glance).
     fn status(&self) -> DisplayStatus {
-        self.rows
-            .iter()
+        self.servers()
             .map(|r| r.status)
             .min_by_key(|s| s.rank())
             .unwrap_or(DisplayStatus::Unknown)
@@ -166,6 +186,10 @@ pub struct FleetQuery {
     pub statuses: Vec<String>,
     /// Only these harnesses.
     pub harnesses: Vec<String>,
+    /// Which rows the other filters look at: servers when empty, else
+    /// rows of these kinds (`skill`, `hook`, `plugin`, `mcp_server`):
+    /// `kind=hook&status=failed` is the sessions with a failed hook.
+    pub kinds: Vec<String>,
     /// Only sessions with a row of exactly this name.
     pub server: Option<String>,
     /// Only sessions with a row whose name contains this, any case.
@@ -218,6 +242,14 @@ impl FleetQuery {
                     }
                 }
                 "harness" => q.harnesses.extend(list()),
+                "kind" => {
+                    for kind in list() {
+                        if !CapabilityKind::KNOWN.contains(&kind.as_str()) {
+                            return Err(format!("kind: {kind:?} is not a kind of row"));
+                        }
+                        q.kinds.push(kind);
+                    }
+                }
                 "server" => q.server = Some(value).filter(|v| !v.is_empty()),
                 "q" => q.text = Some(value.to_lowercase()).filter(|v| !v.is_empty()),
                 "since" => q.since = Some(Timestamp(number("since")?)),
@@ -230,15 +262,25 @@ impl FleetQuery {
         Ok(q)
     }
 
+    /// Whether the filters look at `row` at all (its kind).
+    fn looks_at(&self, row: &IndexRow) -> bool {
+        if self.kinds.is_empty() {
+            row.kind == CapabilityKind::McpServer
+        } else {
+            self.kinds.iter().any(|k| k == row.kind.as_str())
+        }
+    }
+
     fn row_matches_status(&self, row: &IndexRow) -> bool {
-        self.statuses.is_empty()
-            || self.statuses.iter().any(|s| {
-                if s == "needs_auth" {
-                    row.needs_auth()
-                } else {
-                    row.status.as_str() == s
-                }
-            })
+        self.looks_at(row)
+            && (self.statuses.is_empty()
+                || self.statuses.iter().any(|s| {
+                    if s == "needs_auth" {
+                        row.needs_auth()
+                    } else {
+                        row.status.as_str() == s
+                    }
+                }))
     }
 
     /// Whether a session matches every filter but the status one.
@@ -254,11 +296,14 @@ impl FleetQuery {
         let until = self
             .until
             .is_none_or(|t| entry.started_at.is_some_and(|s| s < t));
-        let text = self
-            .text
-            .as_ref()
-            .is_none_or(|t| entry.rows.iter().any(|r| r.name.to_lowercase().contains(t)));
-        harness && since && until && text
+        let text = self.text.as_ref().is_none_or(|t| {
+            entry
+                .rows
+                .iter()
+                .any(|r| self.looks_at(r) && r.name.to_lowercase().contains(t))
+        });
+        let kind = self.kinds.is_empty() || entry.rows.iter().any(|r| self.looks_at(r));
+        harness && since && until && text && kind
     }
 
     /// Whether a session matches every filter.
@@ -375,7 +420,7 @@ pub fn sessions(
             });
         }
         total += 1;
-        for row in &entry.rows {
+        for row in entry.rows.iter().filter(|r| query.looks_at(r)) {
             *counts.entry(row.status.as_str().to_owned()).or_insert(0) += 1;
             if row.needs_auth() {
                 *counts.entry("needs_auth".to_owned()).or_insert(0) += 1;
@@ -487,7 +532,7 @@ pub fn servers(
         }
         sessions += 1;
         let harness = entry.agent_kind.clone().unwrap_or_else(|| "unknown".into());
-        for row in &entry.rows {
+        for row in entry.rows.iter().filter(|r| query.looks_at(r)) {
             if query.server.as_ref().is_some_and(|s| s != &row.name)
                 || query
                     .text
@@ -559,7 +604,12 @@ mod tests {
             rows: rows
                 .iter()
                 .map(|(n, s, r)| IndexRow {
-                    name: (*n).into(),
+                    // `hook:NAME` is a hook row; anything else a server.
+                    kind: match n.strip_prefix("hook:") {
+                        Some(_) => CapabilityKind::Hook,
+                        None => CapabilityKind::McpServer,
+                    },
+                    name: n.strip_prefix("hook:").unwrap_or(n).into(),
                     status: *s,
                     reason: r.clone(),
                 })
@@ -682,6 +732,55 @@ mod tests {
                 .iter()
                 .all(|s| s.by_harness.keys().all(|h| h == "codex"))
         );
+    }
+
+    #[test]
+    fn a_kind_filter_looks_at_rows_of_that_kind_and_counts_stay_servers() {
+        use DisplayStatus::*;
+        let entries = vec![
+            entry(
+                "h",
+                "claude",
+                500,
+                &[
+                    ("time", Active, None),
+                    (
+                        "hook:Stop · check.sh",
+                        Failed,
+                        Some(ReasonCode::CommandNotFound),
+                    ),
+                ],
+            ),
+            entry(
+                "i",
+                "claude",
+                600,
+                &[("time", Failed, None), ("hook:Stop · ok.sh", Active, None)],
+            ),
+        ];
+        let index = FleetIndex { entries };
+        let failed_hooks = FleetQuery::parse("kind=hook&status=failed").expect("parses");
+        let matched: Vec<&str> = index
+            .entries()
+            .iter()
+            .filter(|e| failed_hooks.matches(e))
+            .map(|e| e.session_id.as_str())
+            .collect();
+        assert_eq!(matched, vec!["h"]);
+        // Without a kind, the same status looks at servers only.
+        let failed = FleetQuery::parse("status=failed").expect("parses");
+        let matched: Vec<&str> = index
+            .entries()
+            .iter()
+            .filter(|e| failed.matches(e))
+            .map(|e| e.session_id.as_str())
+            .collect();
+        assert_eq!(matched, vec!["i"]);
+        // A session's own counts and status are its servers'.
+        let h = &index.entries()[0];
+        assert_eq!(h.status(), Active);
+        assert_eq!(h.counts().get("failed"), None);
+        assert!(FleetQuery::parse("kind=nonsense").is_err());
     }
 
     #[test]
