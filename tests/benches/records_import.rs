@@ -47,7 +47,24 @@ fn transcript(out: &mut impl Write, session: &str, bytes: usize) -> usize {
             serde_json::json!({"type": "attachment", "sessionId": session, "timestamp": ts,
                 "attachment": {"type": "deferred_tools_delta", "addedNames": ["mcp__github__tool_1", "mcp__time__get_current_time"],
                 "removedNames": [], "pendingMcpServers": [], "needsAuthMcpServers": ["linear"]}}),
+            // Each tool call's PreToolUse hook, as Claude Code records it
+            // (its output in `stdout` and `content`), one in seven failing.
+            serde_json::json!({"type": "attachment", "sessionId": session, "timestamp": ts, "uuid": format!("h{i}"),
+                "attachment": {"type": if i.is_multiple_of(7) { "hook_non_blocking_error" } else { "hook_success" },
+                "hookName": "PreToolUse:Read", "hookEvent": "PreToolUse", "toolUseID": format!("toolu_{i}"),
+                "content": "checked the command; nothing to report", "stdout": "checked the command; nothing to report\n",
+                "stderr": "", "exitCode": if i.is_multiple_of(7) { 1 } else { 0 },
+                "command": "/home/me/.claude/hooks/check.sh --strict", "durationMs": 12}}),
         ];
+        if i.is_multiple_of(50) {
+            // A skill listing now and then (names, and their prose).
+            let listing = serde_json::json!({"type": "attachment", "sessionId": session, "timestamp": ts,
+                "attachment": {"type": "skill_listing", "content": "- release-notes: Writes the release notes from the changelog\n- review: Reviews the diff",
+                "skillCount": 2, "isInitial": false, "names": ["release-notes", "review"]}})
+            .to_string();
+            written += listing.len() + 1;
+            let _ = writeln!(out, "{listing}");
+        }
         for line in lines {
             let text = line.to_string();
             written += text.len() + 1;
