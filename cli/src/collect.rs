@@ -139,6 +139,20 @@ pub(crate) fn session_lines(history: &tether_core::history::AttachmentHistory) -
             .unwrap_or_default();
         lines.push(format!("  {:<24} {}{reason}{tool}", row.name, row.status));
     }
+    // Skills, hooks and plugins, as `tether sessions show` words them.
+    for row in attempt
+        .capabilities
+        .iter()
+        .map(tether_core::display::capability_row)
+    {
+        lines.push(format!(
+            "  {:<6} {:<24} {} ({})",
+            row.kind,
+            row.label(),
+            row.status,
+            row.stopped
+        ));
+    }
     lines
 }
 
@@ -523,4 +537,39 @@ fn line(s: &ReceiverStats) -> String {
         "tether collect: {} requests, {} batches ({} items); refused {}, malformed {}, too large {}, unsupported {}, busy {}",
         s.requests, s.batches, s.items, s.refused, s.malformed, s.too_large, s.unsupported, s.busy
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use tether_core::capability::{CapabilityEvent, apply};
+    use tether_core::history::AttachmentHistory;
+    use tether_core::model::{Evidence, Timestamp};
+    use tether_core::vocab::{EvidenceKind, UseOutcome};
+
+    #[test]
+    fn a_live_session_prints_its_hooks_as_sessions_show_words_them() {
+        let mut history: AttachmentHistory = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "task_id": "t", "session_id": "gemini:s1",
+            "current_attempt_id": "a",
+            "attempts": [{"attempt_id": "a", "task_id": "t", "session_id": "gemini:s1",
+                "execution_id": "e", "agent_kind": "gemini", "trigger": "harness_session",
+                "started_at": 1, "updated_at": 1}]
+        }))
+        .expect("a history");
+        let hook = CapabilityEvent::hook("check.sh", Some("SessionStart"))
+            .ended(UseOutcome::CommandNotFound, Some(127));
+        apply(
+            &mut history.attempts[0].capabilities,
+            &Evidence::new(EvidenceKind::HookFired, Timestamp(2)).capability(hook),
+        )
+        .expect("room");
+        let lines = super::session_lines(&history);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].contains("hook"), "{lines:?}");
+        assert!(lines[1].contains("failed"), "{lines:?}");
+        assert!(
+            lines[1].contains("1 command not found (exit 127)"),
+            "{lines:?}"
+        );
+    }
 }
