@@ -436,3 +436,50 @@ mod tests {
         assert_eq!(rows.len(), MAX_CAPABILITY_ROWS);
     }
 }
+
+#[cfg(test)]
+mod planted {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::reducer::{RowNames, sanitize_evidence};
+    use crate::sanitize::Scrubber;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever a hook's command line carries (a token as an argument,
+        /// an assignment, a path with a user's name), the row keeps its
+        /// basename and variable names only; a secret planted in a name is
+        /// scrubbed by the reducer's sanitizer like any other name.
+        #[test]
+        fn no_planted_secret_survives_a_hook_run(
+            secret in "[A-Za-z0-9]{16,24}",
+            user in "[a-z]{3,8}",
+            script in "[a-z]{2,8}",
+        ) {
+            let token = format!("sk-ant-{secret}");
+            let line = format!(
+                "API_KEY={token} /home/{user}/hooks/{script}.sh --token {token} ${{CLAUDE_PLUGIN_ROOT}}/x"
+            );
+            let hook = CapabilityEvent::hook("Stop", Some("Stop"))
+                .command(&line)
+                .ended(UseOutcome::Failed, Some(3));
+            let raw = Evidence::new(EvidenceKind::HookFired, Timestamp(1)).capability(hook);
+            let clean = sanitize_evidence(&raw, &Scrubber::new(), &RowNames::shown_as_is([]));
+            let mut rows = Vec::new();
+            apply(&mut rows, clean.evidence()).expect("room");
+            let text = format!("{:?}{:?}", clean.evidence(), rows);
+            prop_assert!(!text.contains(&secret), "{}", text);
+            prop_assert!(!text.contains(&user), "{}", text);
+            let basename = format!("{script}.sh");
+            prop_assert_eq!(rows[0].command.as_deref(), Some(basename.as_str()));
+            // A secret given as a skill's name is scrubbed, not kept.
+            let skill = CapabilityEvent::skill(&token);
+            let raw = Evidence::new(EvidenceKind::SkillListed, Timestamp(1)).capability(skill);
+            let clean = sanitize_evidence(&raw, &Scrubber::new(), &RowNames::shown_as_is([]));
+            let shown = format!("{:?}", clean.evidence());
+            prop_assert!(!shown.contains(&secret), "{}", shown);
+        }
+    }
+}
