@@ -397,4 +397,42 @@ mod tests {
             assert!(stream_json_init_reports(other, Timestamp(1)).is_empty());
         }
     }
+
+    #[test]
+    fn an_init_line_names_the_plugins_that_loaded_and_those_that_failed() {
+        // As Claude Code 2.1.332 writes it (2.1.197 gives no `path`; its
+        // message names the directory).
+        let line = r#"{"type":"system","subtype":"init","mcp_servers":[],"tools":[],
+            "plugins":[{"name":"goodplug","path":"/home/me/plug-good","source":"goodplug@inline"},
+                       {"name":"cc-plugin-telemetry","path":"builtin","source":"cc-plugin-telemetry@builtin"}],
+            "plugin_errors":[{"plugin":"inline[1]","type":"generic-error","path":"/home/me/plug-bad",
+                "message":"Failed to load plugin: Plugin plug-bad has a corrupt manifest file at /home/me/plug-bad/.claude-plugin/plugin.json. sk-planted-Zq9"},
+                {"plugin":"inline[2]","type":"generic-error",
+                "message":"Failed to load plugin: Plugin other-bad has a corrupt manifest file"}]}"#
+            .replace('\n', " ");
+        let evidence = stream_json_init_reports(&line, Timestamp(5));
+        let named: Vec<(String, String)> = evidence
+            .iter()
+            .filter_map(|e| {
+                Some((
+                    e.kind.as_str().to_owned(),
+                    e.capability.as_ref()?.name.clone(),
+                ))
+            })
+            .collect();
+        assert_eq!(
+            named,
+            vec![
+                ("plugin_loaded".to_owned(), "goodplug".to_owned()),
+                ("plugin_failed".to_owned(), "plug-bad".to_owned()),
+                ("plugin_failed".to_owned(), "other-bad".to_owned()),
+            ]
+        );
+        let text = serde_json::to_string(&evidence).expect("json");
+        assert!(
+            !text.contains("sk-planted") && !text.contains("/home/me"),
+            "{text}"
+        );
+        assert!(text.contains("its manifest is not valid JSON"), "{text}");
+    }
 }
