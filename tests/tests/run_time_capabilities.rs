@@ -122,6 +122,47 @@ fn plugins(dir: &Path) -> (PathBuf, PathBuf) {
     (good, bad)
 }
 
+/// The user skill `release-notes` in `dir` (`dir/SKILL.md`), its
+/// description prose with a planted secret.
+fn user_skill(dir: &Path) {
+    write(
+        &dir.join("SKILL.md"),
+        &format!(
+            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
+        ),
+    );
+}
+
+/// How many times the fake model called `tool`.
+fn calls_to(log: &tether_tests::fake_model::ModelLog, tool: &str) -> u64 {
+    log.turns()
+        .iter()
+        .filter(|t| t.called.as_deref() == Some(tool))
+        .count() as u64
+}
+
+/// Runs `cmd` (its stdin closed) to its exit, bounded; keeps its home
+/// where `TETHER_KEEP_HOMES` says, as `label`; the CLI must have asked the
+/// fake model (`log`) at least once.
+async fn ran_to_exit(
+    cmd: std::process::Command,
+    home: &Path,
+    label: &str,
+    log: &tether_tests::fake_model::ModelLog,
+) -> std::process::Output {
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    tether_tests::keep_home(label, home);
+    assert!(
+        !log.turns().is_empty(),
+        "{label}: the CLI never asked the model (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// What one run left: the home, the fake model's log, the CLI's stdout.
 struct Ran {
     home: tempfile::TempDir,
@@ -146,12 +187,7 @@ async fn claude(release: Release) -> Option<Ran> {
     let home = tempfile::tempdir().expect("home");
     let hooks = Hooks::new(&home.path().join("hooks"));
     let (good, bad) = plugins(home.path());
-    write(
-        &home.path().join(".claude/skills/release-notes/SKILL.md"),
-        &format!(
-            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
-        ),
-    );
+    user_skill(&home.path().join(".claude/skills/release-notes"));
     let mut settings = serde_json::Map::new();
     for event in EVENTS {
         let hooks: Vec<Value> = hooks
@@ -191,17 +227,13 @@ async fn claude(release: Release) -> Option<Ran> {
     .env("CLAUDE_CODE_MAX_RETRIES", "0")
     .current_dir(&work)
     .stdin(std::process::Stdio::null());
-    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
-        .await
-        .expect("the run");
-    tether_tests::keep_home(&format!("run-time-claude-{}", release.label()), home.path());
-    assert!(
-        !log.turns().is_empty(),
-        "claude ({}) never asked the model (exit {:?}): {}",
-        release.label(),
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = ran_to_exit(
+        cmd,
+        home.path(),
+        &format!("run-time-claude-{}", release.label()),
+        &log,
+    )
+    .await;
     Some(Ran {
         home,
         hooks,
@@ -325,10 +357,7 @@ async fn claude_session_matches_what_it_did(release: Release) {
         })
         .collect();
     assert_eq!(listed, sent, "{label}: the skills offered");
-    let invoked: u64 = turns
-        .iter()
-        .filter(|t| t.called.as_deref() == Some("Skill"))
-        .count() as u64;
+    let invoked = calls_to(&ran.log, "Skill");
     let notes = rows(&doc, "skill")
         .into_iter()
         .find(|r| r["name"] == "release-notes" && r["plugin"].is_null())
@@ -466,12 +495,7 @@ async fn copilot() -> Option<Ran> {
             .await;
     let home = tempfile::tempdir().expect("home");
     let hooks = Hooks::new(&home.path().join("hooks"));
-    write(
-        &home.path().join(".copilot/skills/release-notes/SKILL.md"),
-        &format!(
-            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
-        ),
-    );
+    user_skill(&home.path().join(".copilot/skills/release-notes"));
     let work = home.path().join("work");
     std::fs::create_dir_all(&work).expect("work");
     let mut events = serde_json::Map::new();
@@ -509,16 +533,7 @@ async fn copilot() -> Option<Ran> {
         .env("COPILOT_MODEL", "gpt-4o")
         .current_dir(&work)
         .stdin(std::process::Stdio::null());
-    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
-        .await
-        .expect("the run");
-    tether_tests::keep_home("run-time-copilot", home.path());
-    assert!(
-        !log.turns().is_empty(),
-        "copilot never asked the model (exit {:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = ran_to_exit(cmd, home.path(), "run-time-copilot", &log).await;
     Some(Ran {
         home,
         hooks,
@@ -567,12 +582,7 @@ async fn copilot_shows_the_hooks_and_skills_it_ran() {
         // Today's configuration names the event's hooks.
         assert_eq!(row["in_config"], true, "{row:#}");
     }
-    let invoked = ran
-        .log
-        .turns()
-        .iter()
-        .filter(|t| t.called.as_deref() == Some("skill"))
-        .count() as u64;
+    let invoked = calls_to(&ran.log, "skill");
     let notes = rows(&doc, "skill")
         .into_iter()
         .find(|r| r["name"] == "release-notes")
@@ -605,12 +615,7 @@ async fn gemini_shows_the_hooks_and_skills_it_ran() {
         tether_tests::collected::receiver_and_setup("gemini").await;
     let home = tempfile::tempdir().expect("home");
     let hooks = Hooks::new(&home.path().join("hooks"));
-    write(
-        &home.path().join(".gemini/skills/release-notes/SKILL.md"),
-        &format!(
-            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
-        ),
-    );
+    user_skill(&home.path().join(".gemini/skills/release-notes"));
     let mut events = serde_json::Map::new();
     for (event, gemini_event) in [
         ("SessionStart", "SessionStart"),
@@ -705,11 +710,7 @@ async fn gemini_shows_the_hooks_and_skills_it_ran() {
 
     // The chat record names the skill the model activated.
     let (doc, text) = shown_session(home.path());
-    let invoked = log
-        .turns()
-        .iter()
-        .filter(|t| t.called.as_deref() == Some("activate_skill"))
-        .count() as u64;
+    let invoked = calls_to(&log, "activate_skill");
     assert!(invoked > 0);
     let notes = rows(&doc, "skill")
         .into_iter()
@@ -742,12 +743,7 @@ async fn qwen_shows_the_skills_it_ran(release: Release) {
         tether_tests::collected::receiver_and_setup("qwen").await;
     let home = tempfile::tempdir().expect("home");
     let hooks = Hooks::new(&home.path().join("hooks"));
-    write(
-        &home.path().join(".qwen/skills/release-notes/SKILL.md"),
-        &format!(
-            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
-        ),
-    );
+    user_skill(&home.path().join(".qwen/skills/release-notes"));
     let entries: Vec<Value> = hooks.commands("SessionStart")[..1]
         .iter()
         .map(|c| json!({"type": "command", "command": c}))
@@ -796,18 +792,14 @@ async fn qwen_shows_the_skills_it_ran(release: Release) {
     .expect("the session's telemetry arrived");
     tether_tests::keep_home(&format!("run-time-qwen-{}", release.label()), home.path());
     let label = release.label();
-    let invoked = log
-        .turns()
-        .iter()
-        .filter(|t| t.called.as_deref() == Some("skill"))
-        .count() as u32;
+    let invoked = calls_to(&log, "skill");
     assert!(invoked > 0, "{label}: the model never loaded the skill");
     let live = attempt
         .capabilities
         .iter()
         .find(|r| r.name == "release-notes")
         .unwrap_or_else(|| panic!("{label}: no launch in {:#?}", attempt.capabilities));
-    assert_eq!(live.uses(), invoked, "{label}: {live:#?}");
+    assert_eq!(u64::from(live.uses()), invoked, "{label}: {live:#?}");
     assert_nothing_planted(
         "the collected session",
         &serde_json::to_string(&attempt).expect("json"),
@@ -866,12 +858,7 @@ async fn codex_shows_the_skills_it_offered_and_says_it_records_no_hook() {
     let home = tempfile::tempdir().expect("home");
     let hooks = Hooks::new(&home.path().join("hooks"));
     let codex_home = home.path().join(".codex");
-    write(
-        &codex_home.join("skills/release-notes/SKILL.md"),
-        &format!(
-            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
-        ),
-    );
+    user_skill(&codex_home.join("skills/release-notes"));
     let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string");
     write(
         &codex_home.join("config.toml"),
@@ -911,16 +898,7 @@ async fn codex_shows_the_skills_it_offered_and_says_it_records_no_hook() {
     .env("FAKE_KEY", "dummy")
     .current_dir(&work)
     .stdin(std::process::Stdio::null());
-    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
-        .await
-        .expect("the run");
-    tether_tests::keep_home("run-time-codex", home.path());
-    assert!(
-        !log.turns().is_empty(),
-        "codex never asked the model (exit {:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ran_to_exit(cmd, home.path(), "run-time-codex", &log).await;
     let out = tether_tests::tether_at_home(home.path())
         .env("CODEX_HOME", &codex_home)
         .args(["sessions", "list", "--json"])
@@ -998,12 +976,7 @@ async fn opencode_shows_the_plugin_that_failed_and_the_skill_it_loaded() {
         &config.join("plugin/good.js"),
         "export const Good = async () => ({});\n",
     );
-    write(
-        &config.join("skill/release-notes/SKILL.md"),
-        &format!(
-            "---\nname: release-notes\ndescription: Writes release notes {PLANTED_DESCRIPTION}\n---\nWrite them.\n"
-        ),
-    );
+    user_skill(&config.join("skill/release-notes"));
     write(
         &config.join("opencode.json"),
         &json!({
@@ -1025,16 +998,7 @@ async fn opencode_shows_the_plugin_that_failed_and_the_skill_it_loaded() {
         .envs(tether_tests::opencode_env(home.path()))
         .current_dir(&work)
         .stdin(std::process::Stdio::null());
-    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
-        .await
-        .expect("the run");
-    tether_tests::keep_home("run-time-opencode", home.path());
-    assert!(
-        !log.turns().is_empty(),
-        "opencode never asked the model (exit {:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ran_to_exit(cmd, home.path(), "run-time-opencode", &log).await;
     let show = |args: &[&str]| {
         let out = tether_tests::tether_at_home(home.path())
             .envs(tether_tests::opencode_env(home.path()))
@@ -1062,11 +1026,7 @@ async fn opencode_shows_the_plugin_that_failed_and_the_skill_it_loaded() {
         .find(|r| r["name"] == "good")
         .unwrap_or_else(|| panic!("no good plugin in {doc:#}"));
     assert_ne!(good["status"], "failed", "{good:#}");
-    let invoked = log
-        .turns()
-        .iter()
-        .filter(|t| t.called.as_deref() == Some("skill"))
-        .count() as u64;
+    let invoked = calls_to(&log, "skill");
     assert!(invoked > 0);
     let notes = rows(&doc, "skill")
         .into_iter()
