@@ -810,11 +810,7 @@ async fn qwen_shows_the_skills_it_ran(release: Release) {
         .into_iter()
         .find(|r| r["name"] == "release-notes" && r["calls"].as_u64().unwrap_or(0) > 0)
         .unwrap_or_else(|| panic!("{label}: no invoked skill in {doc:#}"));
-    assert_eq!(
-        notes["calls"].as_u64(),
-        Some(u64::from(invoked)),
-        "{notes:#}"
-    );
+    assert_eq!(notes["calls"].as_u64(), Some(invoked), "{notes:#}");
     assert_eq!(notes["status"], "active");
     // The hook ran (its own mark, where the release runs hooks: 0.15.10
     // does not) but Qwen records no run of it: its row says so instead of
