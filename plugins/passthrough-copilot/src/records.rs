@@ -195,6 +195,21 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 push(&mut reading, skill_invoked(skill, event.id.as_deref(), at));
             }
         }
+        "tool.execution_complete"
+            if data.success == Some(false)
+                && let Some(skill) = data
+                    .error
+                    .as_ref()
+                    .and_then(|e| e.message.as_deref())
+                    .and_then(|m| m.strip_prefix("Skill not found: "))
+                    .and_then(|m| name(m.trim())) =>
+        {
+            // The model asked for a skill Copilot does not have: a failed
+            // invocation, named by Copilot's own message (nothing else of
+            // it kept). A loaded skill is `skill.invoked`'s.
+            let skill = CapabilityEvent::skill(&skill).ended(UseOutcome::Failed, None);
+            push(&mut reading, skill_invoked(skill, data.call.as_deref(), at));
+        }
         "tool.execution_complete" => {
             if let (Some(id), Some(ok)) = (data.call.as_deref(), data.success)
                 && let Some(done) = outcome(id, ok, at)
@@ -251,4 +266,54 @@ fn process_log(record: &str) -> RecordAnswer {
         push(&mut reading, status(&server, "needs-auth", at));
     }
     answer(reading)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_one(record: &str) -> RecordReading {
+        let segments = vec![
+            "session-state".to_owned(),
+            "s1".to_owned(),
+            "events.jsonl".to_owned(),
+        ];
+        let file = RecordFile {
+            role: EVENTS,
+            segments: &segments,
+            session: None,
+            configured: &[],
+        };
+        match read(&file, record) {
+            RecordAnswer::Read(reading) => reading,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hook_runs_and_skills_read_names_and_exit_codes_only() {
+        let hook = read_one(
+            r#"{"type":"hook.end","timestamp":"2026-12-03T02:00:00.466Z","data":{"hookInvocationId":"h1","hookType":"sessionStart","success":false,"error":{"message":"Error: Hook command failed with code 127\nStderr: /home/me/secret-token-x: No such file","source":"global settings"}}}"#,
+        );
+        let cap = hook.evidence[0].capability.as_deref().expect("a hook");
+        assert_eq!(cap.name, "sessionStart");
+        assert_eq!(cap.outcome, Some(UseOutcome::CommandNotFound));
+        assert_eq!(cap.exit_code, Some(127));
+        assert!(!format!("{hook:?}").contains("secret-token"));
+        let loaded = read_one(
+            r#"{"type":"skill.invoked","id":"e1","timestamp":"2026-12-03T02:00:09.700Z","data":{"name":"greet","path":"/home/me/x/SKILL.md","content":"planted body","pluginName":"demo","description":"planted prose"}}"#,
+        );
+        let cap = loaded.evidence[0].capability.as_deref().expect("a skill");
+        assert_eq!(
+            (cap.name.as_str(), cap.plugin.as_deref()),
+            ("greet", Some("demo"))
+        );
+        assert!(!format!("{loaded:?}").contains("planted"));
+        let missing = read_one(
+            r#"{"type":"tool.execution_complete","timestamp":"2026-12-03T02:00:09.700Z","data":{"toolCallId":"call_1","success":false,"error":{"message":"Skill not found: demo:greet","code":"failure"}}}"#,
+        );
+        let cap = missing.evidence[0].capability.as_deref().expect("a skill");
+        assert_eq!(cap.name, "demo:greet");
+        assert_eq!(cap.outcome, Some(UseOutcome::Failed));
+    }
 }
