@@ -67,10 +67,24 @@ impl Hooks {
                 ),
             );
         }
+        // Marks its start, sleeps past a one-second limit, marks its end:
+        // a run its harness cut leaves the first mark only.
+        executable(
+            &dir.join("slow.sh"),
+            &format!(
+                "#!/bin/sh\necho \"$1-start\" >> '{0}'\nsleep 5\necho \"$1-end\" >> '{0}'\n",
+                marks.display()
+            ),
+        );
         Hooks {
             dir: dir.to_path_buf(),
             marks,
         }
+    }
+
+    /// A command that runs past a one-second limit.
+    fn slow(&self, event: &str) -> String {
+        format!("{} {event}-slow", self.dir.join("slow.sh").display())
     }
 
     /// The three commands of `event`: succeeds, fails, does not exist.
@@ -189,12 +203,17 @@ async fn claude(release: Release) -> Option<Ran> {
     let (good, bad) = plugins(home.path());
     user_skill(&home.path().join(".claude/skills/release-notes"));
     let mut settings = serde_json::Map::new();
+    let slow = hooks.slow("SessionStart");
     for event in EVENTS {
-        let hooks: Vec<Value> = hooks
+        let mut hooks: Vec<Value> = hooks
             .commands(event)
             .iter()
             .map(|c| json!({"type": "command", "command": c}))
             .collect();
+        if event == "SessionStart" {
+            // One that runs past its one-second limit.
+            hooks.push(json!({"type": "command", "command": slow.clone(), "timeout": 1}));
+        }
         let group = match event {
             "PreToolUse" => json!({"matcher": "*", "hooks": hooks}),
             _ => json!({"hooks": hooks}),
@@ -337,6 +356,21 @@ async fn claude_session_matches_what_it_did(release: Release) {
             "{row:#}"
         );
     }
+    // The slow hook started (its first mark) and had not finished when the
+    // session went on (no second mark): timed out, as Claude Code recorded
+    // it (`hook_cancelled` with `timedOut`).
+    assert!(marks.contains_key("SessionStart-slow-start"), "{marks:?}");
+    assert!(!marks.contains_key("SessionStart-slow-end"), "{marks:?}");
+    assert_eq!(
+        runs(&doc, "SessionStart", "slow.sh", "timed_out"),
+        u64::from(marks["SessionStart-slow-start"]),
+        "{label}"
+    );
+    let slow_row = rows(&doc, "hook")
+        .into_iter()
+        .find(|r| r["command"] == "slow.sh")
+        .expect("the slow hook's row");
+    assert_eq!(slow_row["reason_code"], "hook_timed_out", "{slow_row:#}");
     let missing = rows(&doc, "hook")
         .into_iter()
         .find(|r| r["command"] == "stop.sh")

@@ -168,6 +168,9 @@ struct Attachment<'a> {
     exit_code: Option<i32>,
     #[serde(rename = "blockingError", borrow, default)]
     blocking: Option<Blocking<'a>>,
+    /// `hook_cancelled`: whether its time limit cut it.
+    #[serde(rename = "timedOut", default)]
+    timed_out: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -423,6 +426,7 @@ fn capabilities(
         .and_then(|b| b.command.as_deref()));
     let outcome = match (kind, attachment.exit_code) {
         ("hook_blocking_error" | "hook_stopped_continuation", _) => UseOutcome::Blocked,
+        ("hook_cancelled", _) if attachment.timed_out == Some(true) => UseOutcome::TimedOut,
         ("hook_cancelled", _) => UseOutcome::Cancelled,
         (_, Some(code)) => outcome_of_exit(code, Some(2)),
         ("hook_success", None) => UseOutcome::Succeeded,
