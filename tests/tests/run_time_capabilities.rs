@@ -518,16 +518,36 @@ async fn claude_newest_shows_the_skills_hooks_and_plugins_it_ran() {
 /// session start and end (one that succeeds, one that fails, one whose
 /// command does not exist) and before a tool (one that succeeds: Copilot
 /// denies the tool when a `preToolUse` hook fails).
-async fn copilot() -> Option<Ran> {
+///
+/// With `plugin`, the plugin `demo` (its skill `greet`, its manifest
+/// holding a planted secret) is installed first by `copilot plugin
+/// install`, and the model loads `skill` (`greet`).
+async fn copilot(skill: &str, plugin: bool) -> Option<Ran> {
     let Some(program) = tether_tests::peer("node_modules/@github/copilot-linux-x64/copilot") else {
         eprintln!("SKIP: copilot is not installed (run `npm ci` in tests/peers)");
         return None;
     };
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let (model, log) =
-        tether_tests::fake_model::start_model_calling("skill", json!({"skill": "release-notes"}))
-            .await;
+        tether_tests::fake_model::start_model_calling("skill", json!({ "skill": skill })).await;
     let home = tempfile::tempdir().expect("home");
+    let copilot = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(&program);
+        cmd.args(args)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env("COPILOT_PKG_CACHE_HOME", home.path().join("pkg"))
+            .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
+            .env("COPILOT_PROVIDER_API_KEY", "dummy")
+            .env("COPILOT_MODEL", "gpt-4o")
+            .current_dir(home.path().join("work"))
+            .stdin(std::process::Stdio::null());
+        cmd
+    };
+    std::fs::create_dir_all(home.path().join("work")).expect("work");
     let hooks = Hooks::new(&home.path().join("hooks"));
     user_skill(&home.path().join(".copilot/skills/release-notes"));
     let work = home.path().join("work");
@@ -554,19 +574,34 @@ async fn copilot() -> Option<Ran> {
         &home.path().join(".copilot/config.json"),
         &json!({"trustedFolders": [work], "trusted_folders": [work]}).to_string(),
     );
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(["-p", "write the release notes", "--allow-all-tools"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("COPILOT_OFFLINE", "true")
-        .env("COPILOT_AUTO_UPDATE", "false")
-        .env("COPILOT_PKG_CACHE_HOME", home.path().join("pkg"))
-        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
-        .env("COPILOT_PROVIDER_API_KEY", "dummy")
-        .env("COPILOT_MODEL", "gpt-4o")
-        .current_dir(&work)
-        .stdin(std::process::Stdio::null());
+    // Installed after the trust is written: Copilot keeps its installs in
+    // the same file.
+    if plugin {
+        let source = home.path().join("src/demo");
+        write(
+            &source.join("plugin.json"),
+            &json!({"name": "demo", "version": "1.0.0", "skills": "skills/",
+                    "description": PLANTED_MANIFEST})
+            .to_string(),
+        );
+        write(
+            &source.join("skills/greet/SKILL.md"),
+            &format!("---\nname: greet\ndescription: Say hi {PLANTED_DESCRIPTION}\n---\nSay hi.\n"),
+        );
+        let installed = tether_tests::output_within(
+            {
+                let mut cmd = copilot(&["plugin", "install", &source.display().to_string()]);
+                cmd.stdout(std::process::Stdio::null());
+                cmd
+            },
+            120,
+        );
+        assert!(
+            installed.status.success(),
+            "copilot plugin install: {installed:?}"
+        );
+    }
+    let cmd = copilot(&["-p", "write the release notes", "--allow-all-tools"]);
     let out = ran_to_exit(cmd, home.path(), "run-time-copilot", &log).await;
     Some(Ran {
         home,
@@ -576,13 +611,38 @@ async fn copilot() -> Option<Ran> {
     })
 }
 
+/// A plugin's skill, installed by `copilot plugin install` itself: the
+/// model loads `greet`, Copilot records it as the plugin's
+/// (`skill.invoked`'s `pluginName`), and the row matches the inventory's
+/// `demo:greet`. Nothing of the manifest or the skill's prose comes out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_shows_a_plugin_s_skill_it_loaded() {
+    let Some(ran) = copilot("greet", true).await else {
+        return;
+    };
+    let (doc, text) = shown_session(ran.home.path());
+    let greet = rows(&doc, "skill")
+        .into_iter()
+        .find(|r| r["name"] == "greet")
+        .unwrap_or_else(|| panic!("no greet in {doc:#}"));
+    assert_eq!(greet["plugin"], "demo", "{greet:#}");
+    assert_eq!(greet["status"], "active", "{greet:#}");
+    assert_eq!(
+        greet["calls"].as_u64(),
+        Some(calls_to(&ran.log, "skill")),
+        "{greet:#}"
+    );
+    assert_eq!(greet["in_config"], true, "{greet:#}");
+    assert_nothing_planted("sessions show --json", &text);
+}
+
 /// Copilot records each event's hooks as one run (`hook.end`, its
 /// failure's exit status the one its error names) and each skill it loads
 /// for the model (`skill.invoked`); it records no skill listing and no
 /// plugin loads, so those rows stay as the configuration left them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copilot_shows_the_hooks_and_skills_it_ran() {
-    let Some(ran) = copilot().await else {
+    let Some(ran) = copilot("release-notes", false).await else {
         return;
     };
     let (doc, text) = shown_session(ran.home.path());
