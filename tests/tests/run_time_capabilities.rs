@@ -710,6 +710,17 @@ async fn gemini_shows_the_hooks_and_skills_it_ran() {
     let home = tempfile::tempdir().expect("home");
     let hooks = Hooks::new(&home.path().join("hooks"));
     user_skill(&home.path().join(".gemini/skills/release-notes"));
+    // An extension that loads (a planted secret in its manifest) and one
+    // whose manifest is not JSON.
+    let extensions = home.path().join(".gemini/extensions");
+    write(
+        &extensions.join("demo/gemini-extension.json"),
+        &json!({"name": "demo", "version": "1.0.0", "description": PLANTED_MANIFEST}).to_string(),
+    );
+    write(
+        &extensions.join("broken/gemini-extension.json"),
+        &format!("{{\"name\": \"broken\", \"description\": \"{PLANTED_MANIFEST}\", "),
+    );
     let mut events = serde_json::Map::new();
     for (event, gemini_event) in [
         ("SessionStart", "SessionStart"),
@@ -799,6 +810,17 @@ async fn gemini_shows_the_hooks_and_skills_it_ran() {
             );
         }
     }
+    // The extension that loaded is a loaded plugin; the broken one is only
+    // a warning on Gemini's stderr, so nothing claims it loaded.
+    let plugin = |name: &str| {
+        attempt
+            .capabilities
+            .iter()
+            .find(|r| r.kind == tether_core::vocab::CapabilityKind::Plugin && r.name == name)
+    };
+    let demo = plugin("demo").unwrap_or_else(|| panic!("{:#?}", attempt.capabilities));
+    assert_eq!(demo.status, tether_core::vocab::DisplayStatus::Active);
+    assert!(plugin("broken").is_none());
     let telemetry = serde_json::to_string(&attempt).expect("json");
     assert_nothing_planted("the collected session", &telemetry);
 

@@ -193,8 +193,9 @@ impl PassthroughStrategy for PassthroughGemini {
 
 impl tether_core::harness::HarnessReader for PassthroughGemini {
     /// Both chat records show the skills the model invoked; Gemini CLI's
-    /// telemetry shows each hook's run (`gemini_cli.hook_call`), Qwen
-    /// Code's each skill launch.
+    /// telemetry shows each hook's run (`gemini_cli.hook_call`) and the
+    /// extensions loaded (`gemini_cli.config`'s `extensions`), Qwen Code's
+    /// each skill launch.
     fn records_show(&self) -> tether_core::harness::RunTimeShown {
         tether_core::harness::RunTimeShown::none().skills_invoked()
     }
@@ -202,7 +203,7 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
     fn telemetry_shows(&self) -> tether_core::harness::RunTimeShown {
         let shown = tether_core::harness::RunTimeShown::none();
         match self.flavor() {
-            telemetry::Flavor::Gemini => shown.hooks_fired(),
+            telemetry::Flavor::Gemini => shown.hooks_fired().plugins_loaded(),
             telemetry::Flavor::Qwen => shown.skills_invoked(),
         }
     }

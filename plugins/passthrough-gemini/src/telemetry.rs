@@ -71,6 +71,17 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
                 t::name_server(&mut reading, server, None);
                 reading.evidence.push(t::taken(server, at));
             }
+            // The extensions it loaded (one that failed to load is only
+            // a warning on its stderr).
+            for extension in record
+                .attr("extensions")
+                .map(|v| v.names())
+                .unwrap_or_default()
+            {
+                if let Some(loaded) = tether_sdk::records::plugin_loaded(&extension, at) {
+                    reading.evidence.push(loaded);
+                }
+            }
             let tools = record
                 .attr("mcp_tools")
                 .map(|v| v.names())
