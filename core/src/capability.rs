@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::capability_event::{
-    CapabilityEvent, CommandShape, MAX_VARIABLES, command_shape, outcome_of_exit,
+    CapabilityEvent, CommandShape, MAX_VARIABLES, command_shape, outcome_of_exit, outcome_of_ok,
 };
 use crate::model::{Evidence, ProvenanceCode, StageObservation, Timestamp};
 use crate::vocab::{
@@ -127,16 +127,6 @@ impl CapabilityRow {
             .iter()
             .filter(|o| is_failure(&o.outcome))
             .fold(0u32, |n, o| n.saturating_add(o.count))
-    }
-
-    /// The row's identity, for matching with configuration rows.
-    pub fn label(&self) -> String {
-        match (&self.plugin, &self.command) {
-            (Some(plugin), _) if self.kind != CapabilityKind::Plugin => {
-                format!("{plugin}:{}", self.name)
-            }
-            _ => self.name.clone(),
-        }
     }
 
     fn derive_status(&mut self) {
@@ -257,10 +247,10 @@ pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotAp
                 // An invoked skill was offered.
                 row.listed.merge(yes);
             }
-            let outcome = cap.outcome.clone().unwrap_or(match ev.ok {
-                Some(false) => UseOutcome::Failed,
-                _ => UseOutcome::Succeeded,
-            });
+            let outcome = cap
+                .outcome
+                .clone()
+                .unwrap_or(outcome_of_ok(ev.ok != Some(false)));
             let room = row.outcomes.len() < MAX_OUTCOMES;
             match row
                 .outcomes

@@ -115,6 +115,16 @@ pub fn outcome_of_exit(code: i32, blocking_code: Option<i32>) -> UseOutcome {
     }
 }
 
+/// How a use reads from a harness's yes or no (a call's success, a
+/// record's status): succeeded, or failed.
+pub fn outcome_of_ok(ok: bool) -> UseOutcome {
+    if ok {
+        UseOutcome::Succeeded
+    } else {
+        UseOutcome::Failed
+    }
+}
+
 /// A command line's shape: what a row keeps of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandShape {
@@ -157,7 +167,10 @@ pub fn command_shape(line: &str) -> Option<CommandShape> {
     })
 }
 
-fn is_variable(name: &str) -> bool {
+/// Whether `name` is shaped like a shell variable's name (letters,
+/// digits and `_`, not starting with a digit, at most 64 bytes): the one
+/// rule for the variables a command names, wherever they are checked.
+pub fn is_variable(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

@@ -292,11 +292,6 @@ pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
             crate::vocab::EvidenceKind::ToolVisible
                 | crate::vocab::EvidenceKind::ToolDeferred
                 | crate::vocab::EvidenceKind::ToolWithheld
-                | crate::vocab::EvidenceKind::SkillListed
-                | crate::vocab::EvidenceKind::SkillInvoked
-                | crate::vocab::EvidenceKind::HookFired
-                | crate::vocab::EvidenceKind::PluginLoaded
-                | crate::vocab::EvidenceKind::PluginFailed
         )
 }
 

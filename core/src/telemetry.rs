@@ -542,11 +542,9 @@ fn capability_names_are_names(c: &crate::capability_event::CapabilityEvent) -> b
             .into_iter()
             .flatten()
             .all(|n| is_name_like(n))
-        && c.variables.iter().all(|v| {
-            !v.is_empty()
-                && v.len() <= 64
-                && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-        })
+        && c.variables
+            .iter()
+            .all(|v| crate::capability_event::is_variable(v))
 }
 
 /// The rule every harness reading (telemetry or records) passes: each

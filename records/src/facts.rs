@@ -110,6 +110,29 @@ fn is_use(e: &Evidence) -> bool {
     e.capability.is_some() && matches!(e.kind, EvidenceKind::SkillInvoked | EvidenceKind::HookFired)
 }
 
+/// Adds `count` uses of one kind (`key`: its source and what the use
+/// was) to `counted`, which keeps the newest reading of each kind, without
+/// the id of any one use.
+fn count_uses<K: Ord>(
+    counted: &mut BTreeMap<K, (u32, Evidence)>,
+    key: K,
+    count: u32,
+    mut evidence: Evidence,
+) {
+    evidence.connection_id = None;
+    match counted.get_mut(&key) {
+        Some((n, newest)) => {
+            *n = n.saturating_add(count);
+            if evidence.at > newest.at {
+                *newest = evidence;
+            }
+        }
+        None => {
+            counted.insert(key, (count, evidence));
+        }
+    }
+}
+
 /// What one harness session's records say so far.
 #[derive(Debug, Clone)]
 pub struct SessionFacts {
@@ -284,18 +307,8 @@ impl SessionFacts {
                 return;
             }
         }
-        let key = (
-            role.to_owned(),
-            capability_key(&evidence).unwrap_or_default(),
-        );
-        let entry = self
-            .uses_counted
-            .entry(key)
-            .or_insert((0, evidence.clone()));
-        entry.0 = entry.0.saturating_add(1);
-        if evidence.at > entry.1.at {
-            entry.1 = evidence;
-        }
+        let kind = capability_key(&evidence).unwrap_or_default();
+        count_uses(&mut self.uses_counted, (role.to_owned(), kind), 1, evidence);
     }
 
     /// Adds what `other` (the same session, read elsewhere: another file,
@@ -333,15 +346,8 @@ impl SessionFacts {
             evidence.connection_id = Some(id);
             self.add_use(&role, evidence);
         }
-        for ((role, kind), (count, evidence)) in other.uses_counted {
-            let entry = self
-                .uses_counted
-                .entry((role, kind))
-                .or_insert((0, evidence.clone()));
-            entry.0 = entry.0.saturating_add(count);
-            if evidence.at > entry.1.at {
-                entry.1 = evidence;
-            }
+        for (key, (count, evidence)) in other.uses_counted {
+            count_uses(&mut self.uses_counted, key, count, evidence);
         }
         for (key, (calls, failed, known, at)) in other.counted {
             let entry = self
@@ -405,7 +411,6 @@ impl SessionFacts {
         let mut per_kind: BTreeMap<(&str, String), (u32, Evidence)> = BTreeMap::new();
         for ((role, id), evidence) in &self.uses {
             let mut evidence = evidence.clone();
-            evidence.connection_id = None;
             if let Some(cap) = evidence.capability.as_deref_mut()
                 && cap.outcome.is_none()
                 && let Some(ok) = self
@@ -413,24 +418,18 @@ impl SessionFacts {
                     .get(&(role.clone(), id.clone()))
                     .and_then(|c| c.ok)
             {
-                cap.outcome = Some(if ok {
-                    tether_core::vocab::UseOutcome::Succeeded
-                } else {
-                    tether_core::vocab::UseOutcome::Failed
-                });
+                cap.outcome = Some(tether_core::capability::outcome_of_ok(ok));
             }
-            let entry = per_kind
-                .entry((role.as_str(), capability_key(&evidence).unwrap_or_default()))
-                .or_insert((0, evidence.clone()));
-            entry.0 = entry.0.saturating_add(1);
-            entry.1.at = entry.1.at.max(evidence.at);
+            let kind = capability_key(&evidence).unwrap_or_default();
+            count_uses(&mut per_kind, (role.as_str(), kind), 1, evidence);
         }
         for ((role, kind), (count, evidence)) in &self.uses_counted {
-            let entry = per_kind
-                .entry((role.as_str(), kind.clone()))
-                .or_insert((0, evidence.clone()));
-            entry.0 = entry.0.saturating_add(*count);
-            entry.1.at = entry.1.at.max(evidence.at);
+            count_uses(
+                &mut per_kind,
+                (role.as_str(), kind.clone()),
+                *count,
+                evidence.clone(),
+            );
         }
         per_kind
             .into_values()

@@ -113,11 +113,7 @@ fn sanitize_capability(
     out.variables = c
         .variables
         .iter()
-        .filter(|v| {
-            v.len() <= 64
-                && !v.is_empty()
-                && v.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-        })
+        .filter(|v| crate::capability_event::is_variable(v))
         .take(crate::capability_event::MAX_VARIABLES)
         .cloned()
         .collect();

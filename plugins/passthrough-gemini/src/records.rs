@@ -23,12 +23,11 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use tether_core::capability::CapabilityEvent;
+use tether_core::capability::{CapabilityEvent, outcome_of_ok};
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{
     answer, call, failure, listed, mcp_double, outcome, push, skill_invoked,
 };
@@ -145,14 +144,7 @@ fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                     .unwrap_or(Timestamp(0));
                 let mut skill = CapabilityEvent::skill(&skill);
                 if let Some(status) = c.status.as_deref() {
-                    skill = skill.ended(
-                        if status == "success" {
-                            UseOutcome::Succeeded
-                        } else {
-                            UseOutcome::Failed
-                        },
-                        None,
-                    );
+                    skill = skill.ended(outcome_of_ok(status == "success"), None);
                 }
                 push(&mut reading, skill_invoked(skill, c.id.as_deref(), at));
             }

@@ -147,10 +147,8 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
             else {
                 return TelemetryAnswer::Ignored;
             };
-            let ended = match t::flag(record, "success") {
-                Some(false) => UseOutcome::Failed,
-                _ => UseOutcome::Succeeded,
-            };
+            let ended =
+                tether_core::capability::outcome_of_ok(t::flag(record, "success") != Some(false));
             let skill = CapabilityEvent::skill(&skill).ended(ended, None);
             reading
                 .evidence

@@ -19,12 +19,12 @@
 //!   the call's id and its state (`completed`, `error`). Only these columns
 //!   are selected; the part's input and output never leave the database.
 
-use tether_core::capability::CapabilityEvent;
+use tether_core::capability::{CapabilityEvent, outcome_of_ok};
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_core::vocab::{ReasonCode, UseOutcome};
+use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{answer, call, plugin_failed, push, skill_invoked};
 use tether_sdk::telemetry::{failed, split_against, status};
 
@@ -111,13 +111,17 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             let Some(full) = third else {
                 return RecordAnswer::Ignored;
             };
+            // The call's outcome, where its part says (running: not yet).
+            let ok = match fifth.as_deref() {
+                Some("completed") => Some(true),
+                Some("error") => Some(false),
+                _ => None,
+            };
             if full == SKILL_TOOL {
                 if let Some(skill) = sixth.as_deref().and_then(name) {
                     let mut skill = CapabilityEvent::skill(&skill);
-                    match fifth.as_deref() {
-                        Some("completed") => skill = skill.ended(UseOutcome::Succeeded, None),
-                        Some("error") => skill = skill.ended(UseOutcome::Failed, None),
-                        _ => {}
+                    if let Some(ok) = ok {
+                        skill = skill.ended(outcome_of_ok(ok), None);
                     }
                     push(&mut reading, skill_invoked(skill, fourth.as_deref(), at));
                 }
@@ -129,11 +133,6 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             };
             let Some(tool) = name(tool) else {
                 return answer(reading);
-            };
-            let ok = match fifth.as_deref() {
-                Some("completed") => Some(true),
-                Some("error") => Some(false),
-                _ => None,
             };
             push(
                 &mut reading,
