@@ -146,6 +146,19 @@ pub fn apply_session_tools(document: &mut InventoryDocument, sessions: &[Session
 /// session showed is left as the configuration says. Returns how many rows
 /// it touched.
 fn apply_session_capabilities(document: &mut InventoryDocument, newest: &[&SessionTools]) -> usize {
+    // Each session's rows as `sessions show` words them, made once.
+    let shown: Vec<(&SessionTools, Vec<tether_core::records::MatrixRow>)> = newest
+        .iter()
+        .filter(|s| !s.capabilities.is_empty())
+        .map(|s| {
+            let rows = s
+                .capabilities
+                .iter()
+                .map(tether_core::display::capability_row)
+                .collect();
+            (*s, rows)
+        })
+        .collect();
     let mut touched = 0;
     for row in document.rows.iter_mut().filter(|r| {
         matches!(
@@ -153,13 +166,10 @@ fn apply_session_capabilities(document: &mut InventoryDocument, newest: &[&Sessi
             CapabilityKind::Skill | CapabilityKind::Hook | CapabilityKind::Plugin
         )
     }) {
-        let seen = newest.iter().find_map(|session| {
+        let seen = shown.iter().find_map(|(session, rows)| {
             (session.harness == row.harness)
                 .then(|| {
-                    session
-                        .capabilities
-                        .iter()
-                        .map(tether_core::display::capability_row)
+                    rows.iter()
                         .find(|m| tether_core::display::configured_as(row, m))
                 })
                 .flatten()
