@@ -566,8 +566,7 @@ function renderPanel() {
   ui.capabilities.hidden = capabilities.length === 0;
   ui.capabilityList.replaceChildren(...capabilities.map((c) => {
     const item = make('li', `capability status-${c.status}`);
-    const label = `${c.name}${c.command ? ` · ${c.command}` : ''}${c.plugin ? ` (${c.plugin})` : ''}`;
-    item.append(make('span', 'capability-kind', c.kind), make('span', 'capability-name', label),
+    item.append(make('span', 'capability-kind', c.kind), make('span', 'capability-name', c.label),
       make('span', 'capability-status', c.status), make('span', 'capability-stopped', c.stopped));
     return item;
   }));

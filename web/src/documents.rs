@@ -96,9 +96,41 @@ pub struct AttemptView {
     /// One view per server row, in the attempt's order.
     pub rows: Vec<RowView>,
     /// The skills, hooks and plugins the attempt showed, as `tether
-    /// sessions show` prints them (kind, name, status, where it stopped).
+    /// sessions show` prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub capabilities: Vec<tether_core::records::MatrixRow>,
+    pub capabilities: Vec<CapabilityView>,
+}
+
+/// One skill, hook or plugin, ready to render: its words are core's
+/// (`tether_core::display::capability_row` and `MatrixRow::label`), as
+/// `tether sessions show` prints them.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CapabilityView {
+    /// `skill`, `hook` or `plugin`.
+    pub kind: tether_core::vocab::CapabilityKind,
+    /// Its name as a table shows it (`greet (goodplug)`, `Stop · check.sh`).
+    pub label: String,
+    /// Its display status.
+    pub status: tether_core::vocab::DisplayStatus,
+    /// Why it failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<tether_core::vocab::ReasonCode>,
+    /// Where it got, in words ("fired once: 1 command not found (exit 127)").
+    pub stopped: String,
+}
+
+impl CapabilityView {
+    /// The view of one row.
+    pub fn of(row: &tether_core::capability::CapabilityRow) -> Self {
+        let row = tether_core::display::capability_row(row);
+        CapabilityView {
+            label: row.label(),
+            kind: row.kind,
+            status: row.status,
+            reason_code: row.reason_code,
+            stopped: row.stopped,
+        }
+    }
 }
 
 impl SessionStatus {
@@ -119,7 +151,7 @@ impl SessionStatus {
                 capabilities: attempt
                     .capabilities
                     .iter()
-                    .map(tether_core::display::capability_row)
+                    .map(CapabilityView::of)
                     .collect(),
             })
             .collect();

@@ -94,12 +94,12 @@ impl IndexEntry {
                     reason: r.reason_code.clone(),
                 })
                 .chain(current.iter().flat_map(|a| a.capabilities.iter()).map(|c| {
-                    let row = tether_core::display::capability_row(c);
+                    let view = crate::documents::CapabilityView::of(c);
                     IndexRow {
-                        kind: row.kind.clone(),
-                        name: row.label(),
-                        status: row.status,
-                        reason: row.reason_code,
+                        kind: view.kind,
+                        name: view.label,
+                        status: view.status,
+                        reason: view.reason_code,
                     }
                 }))
                 .collect(),
