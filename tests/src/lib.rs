@@ -461,3 +461,35 @@ pub fn opencode_env(home: &std::path::Path) -> Vec<(String, String)> {
         ("OPENCODE_DISABLE_AUTOUPDATE".into(), "true".into()),
     ]
 }
+
+/// The first line a child prints on its stdout (piped), as one JSON
+/// document, with the line itself: how a command that prints its document
+/// first (`tether collect --json`, `tether tap --json`) is read while it
+/// runs on.
+pub fn first_json_line(child: &mut std::process::Child) -> (serde_json::Value, String) {
+    use std::io::BufRead as _;
+    let stdout = child.stdout.take().expect("a piped stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("one line");
+    let doc = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    (doc, line)
+}
+
+/// OpenCode's configuration against the fake model at `model` (its base
+/// URL): the fake provider and its one model, no updates, no sharing, with
+/// `extra`'s keys (servers, plugins, telemetry) beside them.
+pub fn opencode_config(model: &str, extra: serde_json::Value) -> serde_json::Value {
+    let mut config = serde_json::json!({
+        "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
+            "options": {"baseURL": format!("{model}/v1"), "apiKey": "dummy"},
+            "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
+        "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
+        "autoupdate": false, "share": "disabled"
+    });
+    if let (Some(config), serde_json::Value::Object(extra)) = (config.as_object_mut(), extra) {
+        config.extend(extra);
+    }
+    config
+}

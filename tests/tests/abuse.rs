@@ -220,7 +220,6 @@ fn collect_refuses_every_forward_that_reaches_itself() {
 /// default) and reads its first line: the document with the address and
 /// token.
 fn start_limited(home: &Path, args: &[&str]) -> (std::process::Child, serde_json::Value) {
-    use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     let mut child = Command::new("prlimit")
         .arg("--nofile=1024:1024")
@@ -236,11 +235,7 @@ fn start_limited(home: &Path, args: &[&str]) -> (std::process::Child, serde_json
         .process_group(0)
         .spawn()
         .expect("prlimit runs tether");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("a first line");
-    let doc = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    let (doc, _) = tether_tests::first_json_line(&mut child);
     (child, doc)
 }
 

@@ -1115,19 +1115,17 @@ async fn opencode_plugin_entries_are_installed_as_opencode_leaves_them() {
     std::fs::create_dir_all(&work).expect("work");
     write(
         &config_dir.join("opencode.json"),
-        &json!({
-            "plugin": [
-                tmp.path().join("plugins/abs-plugin").display().to_string(),
-                "./rel-plugin",
-                tmp.path().join("plugins/gone-plugin").display().to_string(),
-                "tether-absent-plugin@1.0.0"
-            ],
-            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
-                "options": {"baseURL": format!("{}/v1", model.base()), "apiKey": "dummy"},
-                "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
-            "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
-            "autoupdate": false, "share": "disabled"
-        })
+        &tether_tests::opencode_config(
+            &model.base(),
+            json!({
+                "plugin": [
+                    tmp.path().join("plugins/abs-plugin").display().to_string(),
+                    "./rel-plugin",
+                    tmp.path().join("plugins/gone-plugin").display().to_string(),
+                    "tether-absent-plugin@1.0.0"
+                ]
+            }),
+        )
         .to_string(),
     );
     let xdg = [

@@ -395,7 +395,6 @@ async fn the_real_claude_cli_sends_its_mcp_telemetry_to_the_receiver() {
 /// Ctrl-C; an unknown harness is a usage error (2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
-    use std::io::BufRead;
     let bin = tether_tests::workspace_bin("tether");
     let unknown = std::process::Command::new(&bin)
         .args(["collect", "--print-env", "vim"])
@@ -421,12 +420,7 @@ async fn tether_collect_prints_one_document_receives_and_stops_on_ctrl_c() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("tether collect");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("one line");
-    let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    let (doc, line) = tether_tests::first_json_line(&mut child);
     // A sample for the out-of-process schema check (`tests/schema/validate.py`).
     std::fs::write(tether_tests::samples_dir().join("collect.json"), &line).expect("sample");
     let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
@@ -691,7 +685,6 @@ fn recorded_claude_logs() -> Vec<u8> {
 /// got Tether's own telemetry about it, never a record of the harness's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
-    use std::io::BufRead;
     use std::sync::{Arc, Mutex};
     use tether_core::store::Store;
     use tether_core::vocab::{DisplayStatus, ReasonCode};
@@ -737,12 +730,7 @@ async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("tether collect");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("one line");
-    let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    let (doc, _) = tether_tests::first_json_line(&mut child);
     let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
     let token = tether_tests::kept_collect_token(home.path());
     let status = reqwest::Client::new()
@@ -1017,7 +1005,6 @@ fn print_env_as_settings_gives_one_block_for_the_harness_s_own_file() {
 /// all see both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_store() {
-    use std::io::BufRead;
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some(claude) = tether_tests::peer("node_modules/.bin/claude") else {
         return;
@@ -1037,11 +1024,7 @@ async fn configured_once_two_real_sessions_survive_a_restart_in_the_default_stor
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("tether collect");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("its document");
-        let doc: serde_json::Value = serde_json::from_str(&line).expect("json");
+        let (doc, _) = tether_tests::first_json_line(&mut child);
         (child, doc)
     };
     let start = |extra: &[&str]| {

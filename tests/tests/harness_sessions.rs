@@ -868,19 +868,17 @@ async fn opencode_session_collected() {
     std::fs::create_dir_all(&work).expect("work");
     std::fs::write(
         config_dir.join("opencode.json"),
-        serde_json::json!({
-            "mcp": {
-                "time": {"type": "local", "command": [peers.time], "enabled": true},
-                "broken": {"type": "local", "command": ["/nonexistent/bin"], "enabled": true},
-                "authy": {"type": "remote", "url": format!("{}/mcp", peers.auth.base()), "enabled": true}
-            },
-            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
-                "options": {"baseURL": format!("{}/v1", peers.model.base()), "apiKey": "dummy"},
-                "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
-            "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
-            "autoupdate": false, "share": "disabled",
-            "experimental": {"openTelemetry": true}
-        })
+        tether_tests::opencode_config(
+            &peers.model.base(),
+            serde_json::json!({
+                "mcp": {
+                    "time": {"type": "local", "command": [peers.time], "enabled": true},
+                    "broken": {"type": "local", "command": ["/nonexistent/bin"], "enabled": true},
+                    "authy": {"type": "remote", "url": format!("{}/mcp", peers.auth.base()), "enabled": true}
+                },
+                "experimental": {"openTelemetry": true}
+            }),
+        )
         .to_string(),
     )
     .expect("config");

@@ -225,14 +225,12 @@ fn run_of(
             cmd.extend(args);
             write(
                 &home.join(".config/opencode/opencode.json"),
-                &json(serde_json::json!({
-                    "mcp": {"brk": {"type": "local", "command": cmd, "enabled": true}},
-                    "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
-                        "options": {"baseURL": format!("{model}/v1"), "apiKey": "dummy"},
-                        "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
-                    "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
-                    "autoupdate": false, "share": "disabled"
-                })),
+                &json(tether_tests::opencode_config(
+                    model,
+                    serde_json::json!({
+                        "mcp": {"brk": {"type": "local", "command": cmd, "enabled": true}}
+                    }),
+                )),
             );
             let mut env = vec![("PATH".into(), path)];
             env.extend(tether_tests::opencode_env(home));

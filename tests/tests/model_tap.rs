@@ -59,6 +59,16 @@ fn client() -> reqwest::Client {
     reqwest::Client::builder().build().expect("client")
 }
 
+/// `POST PATH` through `tap` with an empty JSON body: the tap's answer.
+async fn post_empty(tap: &RunningTap, path: &str) -> reqwest::Response {
+    client()
+        .post(format!("{}{path}", tap.base_url()))
+        .body("{}")
+        .send()
+        .await
+        .expect("the tap answers")
+}
+
 /// A response of `content_type` whose body is `stream`, as it comes.
 fn streamed<S>(content_type: &str, stream: S) -> Response
 where
@@ -145,12 +155,7 @@ async fn bytes_pass_unchanged_both_ways_and_as_they_come() {
     })
     .await;
     let tap = tap_to(&format!("http://{addr}"), TapLimits::default()).await;
-    let response = client()
-        .post(format!("{}/v1/chat/completions", tap.base_url()))
-        .body("{}")
-        .send()
-        .await
-        .expect("through");
+    let response = post_empty(&tap, "/v1/chat/completions").await;
     let mut stream = response.bytes_stream();
     let first = tokio::time::timeout(Duration::from_secs(30), stream.next())
         .await
@@ -217,12 +222,7 @@ async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
     let port = closed.local_addr().expect("addr").port();
     drop(closed);
     let tap = tap_to(&format!("http://127.0.0.1:{port}"), TapLimits::default()).await;
-    let r = client()
-        .post(format!("{}/v1/messages", tap.base_url()))
-        .body("{}")
-        .send()
-        .await
-        .expect("answer");
+    let r = post_empty(&tap, "/v1/messages").await;
     assert_eq!(r.status(), 502);
     assert_eq!(tap.tap().stats().upstream_errors, 1);
 
@@ -269,12 +269,7 @@ async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
     .await;
 
     let tap = tap_to(&format!("http://{hang}"), limits).await;
-    let r = client()
-        .post(format!("{}/v1/messages", tap.base_url()))
-        .body("{}")
-        .send()
-        .await
-        .expect("answer");
+    let r = post_empty(&tap, "/v1/messages").await;
     assert_eq!(r.status(), 504);
 
     // A reset before the status line is a 502 (`upstream_error`), after
@@ -286,12 +281,7 @@ async fn hostile_upstreams_are_bounded_and_the_tap_keeps_serving() {
     ] {
         let outcome = outcomes[0];
         let tap = tap_to(&format!("http://{addr}"), limits).await;
-        let r = client()
-            .post(format!("{}/v1/chat/completions", tap.base_url()))
-            .body("{}")
-            .send()
-            .await
-            .expect("headers");
+        let r = post_empty(&tap, "/v1/chat/completions").await;
         let mut got = 0usize;
         let mut stream = r.bytes_stream();
         while let Some(Ok(chunk)) = tokio::time::timeout(Duration::from_secs(60), stream.next())
@@ -576,7 +566,6 @@ proptest::proptest! {
 /// the key the request carried is printed nowhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tap_command_passes_through_and_stores_the_session() {
-    use std::io::BufRead;
     use tether_core::store::Store;
     let (addr, hits) = upstream(|_, _| async {
         sse(vec![
@@ -612,12 +601,7 @@ async fn the_tap_command_passes_through_and_stores_the_session() {
         .stderr(std::fs::File::create(&stderr).expect("stderr"))
         .spawn()
         .expect("tether tap");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    std::io::BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("one line");
-    let doc: serde_json::Value = serde_json::from_str(&line).expect("one JSON document");
+    let (doc, line) = tether_tests::first_json_line(&mut child);
     assert!(
         doc["base_url"].as_str().expect("base").ends_with("/TOKEN"),
         "{doc}"

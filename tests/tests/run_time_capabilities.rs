@@ -1091,14 +1091,7 @@ async fn opencode_shows_the_plugin_that_failed_and_the_skill_it_loaded() {
     user_skill(&config.join("skill/release-notes"));
     write(
         &config.join("opencode.json"),
-        &json!({
-            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "fake",
-                "options": {"baseURL": format!("{}/v1", model.base()), "apiKey": "dummy"},
-                "models": {"gpt-4o": {"name": "gpt-4o", "tool_call": true}}}},
-            "model": "fake/gpt-4o", "small_model": "fake/gpt-4o",
-            "autoupdate": false, "share": "disabled"
-        })
-        .to_string(),
+        &tether_tests::opencode_config(&model.base(), json!({})).to_string(),
     );
     let work = home.path().join("work");
     std::fs::create_dir_all(&work).expect("work");
