@@ -193,7 +193,8 @@ fn same_row(event: &CapabilityEvent, row: &CapabilityRow) -> bool {
 /// Why capability evidence was not applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotApplied {
-    /// The attempt already holds [`MAX_CAPABILITY_ROWS`] rows.
+    /// The attempt already holds [`MAX_CAPABILITY_ROWS`] rows, or the row
+    /// [`MAX_OUTCOMES`] ways a use ended and this one is another.
     Full,
 }
 
@@ -215,6 +216,22 @@ pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotAp
             rows.len() - 1
         }
     };
+    let is_use = matches!(
+        ev.kind,
+        EvidenceKind::SkillInvoked | EvidenceKind::HookFired
+    );
+    let outcome = cap
+        .outcome
+        .clone()
+        .unwrap_or(outcome_of_ok(ev.ok != Some(false)));
+    let counted = |o: &OutcomeCount| o.outcome == outcome && o.exit_code == cap.exit_code;
+    if is_use
+        && rows[index].outcomes.len() >= MAX_OUTCOMES
+        && !rows[index].outcomes.iter().any(counted)
+    {
+        // Counted by the caller as dropped, never lost silently.
+        return Err(NotApplied::Full);
+    }
     let row = &mut rows[index];
     let before = row.clone();
     let prov = ProvenanceCode::from_word(&ev.provenance);
@@ -247,16 +264,7 @@ pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotAp
                 // An invoked skill was offered.
                 row.listed.merge(yes);
             }
-            let outcome = cap
-                .outcome
-                .clone()
-                .unwrap_or(outcome_of_ok(ev.ok != Some(false)));
-            let room = row.outcomes.len() < MAX_OUTCOMES;
-            match row
-                .outcomes
-                .iter_mut()
-                .find(|o| o.outcome == outcome && o.exit_code == cap.exit_code)
-            {
+            match row.outcomes.iter_mut().find(|o| counted(o)) {
                 // A source's running total takes the larger; one live use
                 // (no total) adds one.
                 Some(o) => {
@@ -265,16 +273,16 @@ pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotAp
                         None => o.count.saturating_add(1),
                     }
                 }
-                None if room => {
+                // There is room: checked above.
+                None => {
                     row.outcomes.push(OutcomeCount {
-                        outcome,
+                        outcome: outcome.clone(),
                         exit_code: cap.exit_code,
                         count: ev.calls.unwrap_or(1),
                     });
                     row.outcomes
                         .sort_by(|a, b| (&a.outcome, a.exit_code).cmp(&(&b.outcome, b.exit_code)));
                 }
-                None => {}
             }
         }
         _ => {}
@@ -424,6 +432,26 @@ mod tests {
         let one_more = ev(EvidenceKind::SkillListed, 1, CapabilityEvent::skill("late"));
         assert_eq!(apply(&mut rows, &one_more), Err(NotApplied::Full));
         assert_eq!(rows.len(), MAX_CAPABILITY_ROWS);
+        // A row keeps 16 ways a use ended; a 17th is refused (and counted
+        // as dropped by the reducer), the row unchanged; a known one still
+        // counts.
+        let mut rows = Vec::new();
+        let run = |code: i32| {
+            ev(
+                EvidenceKind::HookFired,
+                2,
+                CapabilityEvent::hook("Stop", Some("Stop")).ended(UseOutcome::Failed, Some(code)),
+            )
+        };
+        for code in 1..=MAX_OUTCOMES as i32 {
+            apply(&mut rows, &run(code)).expect("room");
+        }
+        let before = rows.clone();
+        assert_eq!(apply(&mut rows, &run(99)), Err(NotApplied::Full));
+        assert_eq!(rows, before);
+        let mut again = run(1);
+        again.calls = Some(4);
+        assert_eq!(apply(&mut rows, &again), Ok(true));
     }
 }
 
@@ -450,7 +478,7 @@ mod planted {
         ) {
             let token = format!("sk-ant-{secret}");
             let line = format!(
-                "API_KEY={token} /home/{user}/hooks/{script}.sh --token {token} ${{CLAUDE_PLUGIN_ROOT}}/x"
+                "API_KEY={token} /home/planted-{user}/hooks/{script}.sh --token {token} ${{CLAUDE_PLUGIN_ROOT}}/x"
             );
             let hook = CapabilityEvent::hook("Stop", Some("Stop"))
                 .command(&line)
@@ -461,7 +489,10 @@ mod planted {
             apply(&mut rows, clean.evidence()).expect("room");
             let text = format!("{:?}{:?}", clean.evidence(), rows);
             prop_assert!(!text.contains(&secret), "{}", text);
-            prop_assert!(!text.contains(&user), "{}", text);
+            // The home directory, marked so that no field's own name (a
+            // short user name can be part of one) passes for it.
+            prop_assert!(!text.contains(&format!("planted-{user}")), "{}", text);
+            prop_assert!(!text.contains("/home"), "{}", text);
             let basename = format!("{script}.sh");
             prop_assert_eq!(rows[0].command.as_deref(), Some(basename.as_str()));
             // A secret given as a skill's name is scrubbed, not kept.
