@@ -135,7 +135,13 @@ pub(crate) fn session_lines(history: &tether_core::history::AttachmentHistory) -
         let tool = row
             .last_tool_call
             .as_ref()
-            .map(|c| format!(", used {} ({})", c.tool, if c.ok { "ok" } else { "failed" }))
+            .map(|c| {
+                format!(
+                    ", used {} ({})",
+                    c.tool,
+                    tether_core::display::call_outcome_word(&c.outcome())
+                )
+            })
             .unwrap_or_default();
         lines.push(format!("  {:<24} {}{reason}{tool}", row.name, row.status));
     }

@@ -741,6 +741,13 @@ fn tool_sentence(server: &ServerAttachment, tool: &str) -> String {
             "Tool {tool:?}: the server's listing in that session did not include it ({} listed).",
             server.tools.len()
         ),
+        Some(t) if t.unknown_calls > 0 => format!(
+            "Tool {tool:?}: listed; model_visible {}; {} call(s), {} failed, {} whose outcome no record gives.",
+            t.model_visible.state.as_str(),
+            t.calls,
+            t.failed_calls,
+            t.unknown_calls
+        ),
         Some(t) => format!(
             "Tool {tool:?}: listed; model_visible {}; {} call(s), {} failed.",
             t.model_visible.state.as_str(),

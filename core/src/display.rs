@@ -108,6 +108,9 @@ pub struct ToolView {
     pub calls: u32,
     /// Of the calls, the ones that failed.
     pub failed_calls: u32,
+    /// Of the calls, the ones whose outcome no record gives.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unknown_calls: u32,
     /// Its stages (listed, accepted, in the thread, model-visible, deferred,
     /// called), each with what showed it.
     pub checklist: Vec<ChecklistItem>,
@@ -386,7 +389,7 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
         details.push(format!("client: {} {version}", client.name));
     }
     if let Some(call) = &row.last_tool_call {
-        let outcome = if call.ok { "ok" } else { "error" };
+        let outcome = call_outcome_word(&call.outcome());
         details.push(format!(
             "last tool call: {} ({outcome}) at {}",
             call.tool, call.at
@@ -468,6 +471,7 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
             tokens: tokens(&tool.name),
             calls: tool.calls,
             failed_calls: tool.failed_calls,
+            unknown_calls: tool.unknown_calls,
             checklist: labels
                 .iter()
                 .map(|&(stage, label)| {
@@ -566,25 +570,15 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
 pub fn stopped(row: &ServerAttachment) -> String {
     use crate::vocab::ReasonCode as R;
     let stages = &row.stages;
-    let (calls, failed) = row.tools.iter().fold((0u32, 0u32), |(c, f), t| {
-        (c.saturating_add(t.calls), f.saturating_add(t.failed_calls))
-    });
-    let calls = calls.max(u32::from(row.last_tool_call.is_some()));
-    let failed = failed.max(u32::from(
-        row.last_tool_call.as_ref().is_some_and(|c| !c.ok),
-    ));
+    let tally = CallTally::of_row(row);
     let reason = || {
         row.reason_code
             .as_ref()
             .map(|r| r.as_str().replace('_', " "))
             .unwrap_or_else(|| "no reason given".to_owned())
     };
-    if calls > 0 {
-        let plural = if calls == 1 { "call" } else { "calls" };
-        return match failed {
-            0 => format!("used: {calls} {plural}"),
-            f => format!("used: {calls} {plural}, {f} failed"),
-        };
+    if tally.calls > 0 {
+        return tally.used();
     }
     // A variable the configuration needs is not set: said first, on every
     // row that nothing shows working.
@@ -678,7 +672,6 @@ pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonC
 /// model, deferred, kept from the model by a rule (saying when the rule is
 /// a prediction), or only listed.
 pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
-    let plural = |c: u32| if c == 1 { "call" } else { "calls" };
     match (tool.calls, tool.failed_calls) {
         (0, _) if tool.model_visible.is_yes() => "reached the model; not called".to_owned(),
         (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
@@ -689,8 +682,80 @@ pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
             ),
             None => "listed; not called".to_owned(),
         },
-        (c, 0) => format!("used: {c} {}", plural(c)),
-        (c, f) => format!("used: {c} {}, {f} failed", plural(c)),
+        (calls, failed) => CallTally {
+            calls,
+            failed,
+            unknown: tool.unknown_calls,
+        }
+        .used(),
+    }
+}
+
+/// A server's or tool's calls by how they ended: three-valued, so a call
+/// whose outcome no record gives is never counted as failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallTally {
+    /// Calls seen.
+    pub calls: u32,
+    /// Of those, the ones that failed.
+    pub failed: u32,
+    /// Of those, the ones whose outcome no record gives.
+    pub unknown: u32,
+}
+
+impl CallTally {
+    /// A server row's calls: its tools' counts, and at least its newest
+    /// call (a source that names no tool row still shows one).
+    pub fn of_row(row: &ServerAttachment) -> Self {
+        let mut tally = row
+            .tools
+            .iter()
+            .fold(CallTally::default(), |t, tool| CallTally {
+                calls: t.calls.saturating_add(tool.calls),
+                failed: t.failed.saturating_add(tool.failed_calls),
+                unknown: t.unknown.saturating_add(tool.unknown_calls),
+            });
+        if let Some(last) = &row.last_tool_call
+            && tally.calls == 0
+        {
+            tally.calls = 1;
+            match last.outcome() {
+                crate::vocab::CallOutcome::Succeeded => {}
+                crate::vocab::CallOutcome::Failed => tally.failed = 1,
+                _ => tally.unknown = 1,
+            }
+        }
+        tally.failed = tally.failed.min(tally.calls);
+        tally.unknown = tally.unknown.min(tally.calls - tally.failed);
+        tally
+    }
+
+    /// "used: 3 calls, 1 failed"; where no record gives how some ended,
+    /// it says so ("used: 30 calls; outcome not recorded"), never that
+    /// they failed.
+    pub fn used(&self) -> String {
+        let plural = if self.calls == 1 { "call" } else { "calls" };
+        let calls = self.calls;
+        let unknown = self.unknown.min(calls - self.failed.min(calls));
+        match (self.failed, unknown) {
+            (0, 0) => format!("used: {calls} {plural}"),
+            (0, u) if u == calls => format!("used: {calls} {plural}; {UNKNOWN_OUTCOME}"),
+            (f, 0) => format!("used: {calls} {plural}, {f} failed"),
+            (0, u) => format!("used: {calls} {plural}, {u} with no recorded outcome"),
+            (f, u) => format!("used: {calls} {plural}, {f} failed, {u} with no recorded outcome"),
+        }
+    }
+}
+
+/// What a call whose outcome no record gives reads as.
+pub const UNKNOWN_OUTCOME: &str = "outcome not recorded";
+
+/// One call's outcome in a word: `ok`, `error`, or that no record gives it.
+pub fn call_outcome_word(outcome: &crate::vocab::CallOutcome) -> &'static str {
+    match outcome {
+        crate::vocab::CallOutcome::Succeeded => "ok",
+        crate::vocab::CallOutcome::Failed => "error",
+        _ => UNKNOWN_OUTCOME,
     }
 }
 
@@ -724,9 +789,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
     let mut rows = Vec::new();
     for server in &attempt.servers {
         let s = &server.stages;
-        let (calls, failed) = server.tools.iter().fold((0u32, 0u32), |(c, f), t| {
-            (c.saturating_add(t.calls), f.saturating_add(t.failed_calls))
-        });
+        let tally = CallTally::of_row(server);
         rows.push(crate::records::MatrixRow {
             kind: CapabilityKind::McpServer,
             name: server.name.clone(),
@@ -745,8 +808,9 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 ("model_visible", &s.model_visible),
                 ("callable", &s.callable),
             ]),
-            calls,
-            failed_calls: failed,
+            calls: tally.calls,
+            failed_calls: tally.failed,
+            unknown_calls: tally.unknown,
             plugin: None,
             event: None,
             command: None,
@@ -763,6 +827,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 stages: tool_stages(tool),
                 calls: tool.calls,
                 failed_calls: tool.failed_calls,
+                unknown_calls: tool.unknown_calls,
                 plugin: None,
                 event: None,
                 command: None,
@@ -792,6 +857,7 @@ pub fn capability_row(row: &crate::capability::CapabilityRow) -> crate::records:
         stages,
         calls: row.uses(),
         failed_calls: row.failed_uses(),
+        unknown_calls: 0,
         plugin: row.plugin.clone(),
         event: row.event.clone(),
         command: row.command.clone(),
@@ -963,6 +1029,7 @@ pub fn merge_configured(
             stages,
             calls: 0,
             failed_calls: 0,
+            unknown_calls: 0,
             plugin: None,
             event: None,
             command: c.diagnostics.command.clone(),
@@ -1142,6 +1209,10 @@ fn write_last_mile(out: &mut String, row: &ServerAttachment) {
             if tool.is_predicted() { PREDICTED } else { "" }
         );
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -243,10 +243,38 @@ pub struct ConnectionRecord {
 pub struct ToolCallRecord {
     /// Tool name.
     pub tool: String,
-    /// Whether it succeeded.
+    /// Whether it is known to have succeeded: `false` for a failed call
+    /// and for one whose outcome no record gives (`outcome` tells them
+    /// apart).
     pub ok: bool,
+    /// How it ended: `succeeded`, `failed` or `unknown`. Absent in
+    /// documents written before it was added, where `ok` stands alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<crate::vocab::CallOutcome>,
     /// When.
     pub at: Timestamp,
+}
+
+impl ToolCallRecord {
+    /// The call `tool` at `at`, ended as `outcome` says.
+    pub fn new(tool: impl Into<String>, outcome: crate::vocab::CallOutcome, at: Timestamp) -> Self {
+        ToolCallRecord {
+            tool: tool.into(),
+            ok: outcome == crate::vocab::CallOutcome::Succeeded,
+            outcome: Some(outcome),
+            at,
+        }
+    }
+
+    /// How it ended: its `outcome`, or (in an older document) what `ok`
+    /// said.
+    pub fn outcome(&self) -> crate::vocab::CallOutcome {
+        self.outcome.clone().unwrap_or(if self.ok {
+            crate::vocab::CallOutcome::Succeeded
+        } else {
+            crate::vocab::CallOutcome::Failed
+        })
+    }
 }
 
 /// One tool of a server as a session saw it: listed, offered to the model,
@@ -292,6 +320,10 @@ pub struct ToolRow {
     /// Of those, the ones that failed.
     #[serde(default)]
     pub failed_calls: u32,
+    /// Of those, the ones whose outcome no record gives: neither
+    /// succeeded nor failed, as far as Tether can tell.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unknown_calls: u32,
     /// The newest call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_call_at: Option<Timestamp>,
@@ -311,6 +343,7 @@ impl ToolRow {
             called: StageObservation::default(),
             calls: 0,
             failed_calls: 0,
+            unknown_calls: 0,
             last_call_at: None,
         }
     }
@@ -802,6 +835,10 @@ pub struct Evidence {
     /// For tool_call_observed: how many of those `calls` failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_calls: Option<u32>,
+    /// For tool_call_observed: how many of those `calls` ended in a way no
+    /// record gives (absent: this one call's `ok` says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_calls: Option<u32>,
     /// For skill, hook and plugin evidence (`skill_listed`,
     /// `skill_invoked`, `hook_fired`, `plugin_loaded`, `plugin_failed`):
     /// which one, and how its use ended. Names only.
@@ -829,6 +866,7 @@ impl Evidence {
             endpoint_test: None,
             calls: None,
             failed_calls: None,
+            unknown_calls: None,
             capability: None,
         }
     }
@@ -976,4 +1014,8 @@ mod time_tests {
             assert_eq!(Timestamp::parse_rfc3339(bad), None, "{bad}");
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

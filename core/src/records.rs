@@ -534,6 +534,10 @@ pub struct MatrixRow {
     /// Of those, the failed ones.
     #[serde(default)]
     pub failed_calls: u32,
+    /// Of those, the ones whose outcome no record gives (never counted as
+    /// failed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unknown_calls: u32,
     /// A skill's or hook's plugin, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,
@@ -584,6 +588,10 @@ pub struct SessionDocument {
     pub files: Vec<FileReport>,
     /// The session's attachment history, as a store keeps it.
     pub history: AttachmentHistory,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

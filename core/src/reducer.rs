@@ -26,8 +26,8 @@ use crate::model::{
 use crate::owner::{AttemptId, Owner};
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
-    DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage, StageState,
-    Transport, Trigger,
+    CallOutcome, DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage,
+    StageState, Transport, Trigger,
 };
 
 /// One attempt's row names: each configured name (as the host wrote it, in

@@ -389,6 +389,33 @@ open_vocabulary! {
 }
 
 open_vocabulary! {
+    /// How one MCP tool call ended, as far as the evidence says: three
+    /// values, never two, so a call whose outcome no record gives is never
+    /// counted as a failure.
+    pub enum CallOutcome {
+        /// The call reached its server and succeeded.
+        Succeeded => "succeeded",
+        /// The call failed: the server answered with an error, or the
+        /// harness said it failed.
+        Failed => "failed",
+        /// Nothing read says how it ended (the harness's release does not
+        /// record outcomes, or its result record was never written).
+        Unknown => "unknown",
+    }
+}
+
+impl CallOutcome {
+    /// The outcome a yes/no (or its absence) gives.
+    pub fn of(ok: Option<bool>) -> Self {
+        match ok {
+            Some(true) => CallOutcome::Succeeded,
+            Some(false) => CallOutcome::Failed,
+            None => CallOutcome::Unknown,
+        }
+    }
+}
+
+open_vocabulary! {
     /// Where a stage's state came from.
     pub enum Provenance {
         /// Observed during this session (the host's endpoint, the plugin).

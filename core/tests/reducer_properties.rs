@@ -110,7 +110,21 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
                     })
                 }
                 EvidenceKind::ToolsListObserved => ev = ev.tools(count),
-                EvidenceKind::ToolCallObserved => ev = ev.tool_call("echo", ok),
+                EvidenceKind::ToolCallObserved => {
+                    ev = ev.tool_call("echo", ok);
+                    // A third of calls end in a way no record gives.
+                    if conn % 3 == 0 {
+                        ev.ok = None;
+                    }
+                    // Some come as a source's running totals.
+                    if conn % 4 == 1 {
+                        let calls = count % 7 + 1;
+                        let failed = count % 3 % calls;
+                        ev.calls = Some(calls);
+                        ev.failed_calls = Some(failed);
+                        ev.unknown_calls = Some((count / 3) % (calls - failed + 1));
+                    }
+                }
                 EvidenceKind::ToolVisible | EvidenceKind::ToolDeferred => {
                     ev.tool = Some(if ok { "echo" } else { "other" }.into());
                 }
@@ -466,6 +480,100 @@ proptest! {
                         prop_assert_eq!(status, DisplayStatus::Unavailable);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Tool calls whose outcome is known to be a success or is unknown, never
+/// a failure, as single calls or a source's running totals.
+fn calls_that_never_failed() -> impl Strategy<Value = Evidence> {
+    (
+        0u64..500,
+        0usize..SERVERS.len(),
+        0u8..3,
+        proptest::option::of(Just(true)),
+        proptest::option::of((1u32..50, 0u32..50)),
+        0u8..6,
+    )
+        .prop_map(|(at, server, tool, ok, totals, prov)| {
+            let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(at))
+                .server(SERVERS[server])
+                .tool_call(&format!("tool{tool}"), true);
+            ev.ok = ok;
+            if let Some((calls, unknown)) = totals {
+                ev.calls = Some(calls);
+                ev.failed_calls = Some(0);
+                ev.unknown_calls = Some(unknown.min(calls));
+                ev.ok = (unknown < calls).then_some(true);
+            }
+            ev.provenance(match prov {
+                0 => Provenance::HarnessRecord,
+                1 => Provenance::HarnessTelemetry,
+                2 => Provenance::Relay,
+                _ => Provenance::SessionEvent,
+            })
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// GIVEN tool calls that succeeded or whose outcome no record gives,
+    /// from any source, in any order WHEN they are reduced THEN no call is
+    /// counted failed: not in a tool's count, not in the newest call, not
+    /// in the server's or the tool's sentence, not in the matrix; and a
+    /// call whose outcome is unknown says so.
+    #[test]
+    fn an_unknown_outcome_never_counts_as_failed(
+        calls in proptest::collection::vec(calls_that_never_failed(), 1..60),
+        others in proptest::collection::vec(connection_evidence(), 0..20),
+        seed in any::<u64>(),
+    ) {
+        // Other evidence never fails a call either: drop its calls.
+        let mut all: Vec<Evidence> = others
+            .into_iter()
+            .filter(|e| e.kind != EvidenceKind::ToolCallObserved)
+            .chain(calls.iter().cloned())
+            .collect();
+        let mut s = seed | 1;
+        for k in (1..all.len()).rev() {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            all.swap(k, (s % (k as u64 + 1)) as usize);
+        }
+        let (mut h, key) = fresh("a0");
+        for ev in &all {
+            let _ = reduce(&mut h, &observe(&key, ev.clone()));
+        }
+        let attempt = h.current().expect("current");
+        for row in &attempt.servers {
+            for tool in &row.tools {
+                prop_assert_eq!(tool.failed_calls, 0, "{}", tool.name);
+                prop_assert!(tool.unknown_calls <= tool.calls);
+                let said = tether_core::display::tool_stopped(tool);
+                prop_assert!(!said.contains("failed"), "{said}");
+                if tool.calls > 0 && tool.unknown_calls == tool.calls {
+                    prop_assert!(said.contains("outcome not recorded"), "{said}");
+                }
+            }
+            if let Some(last) = &row.last_tool_call {
+                prop_assert_ne!(last.outcome(), tether_core::vocab::CallOutcome::Failed);
+            }
+            if tether_core::display::CallTally::of_row(row).calls > 0 {
+                let said = stopped(row);
+                prop_assert!(!said.contains("failed"), "{}: {said}", row.name);
+            }
+        }
+        for m in tether_core::display::matrix(attempt) {
+            prop_assert_eq!(m.failed_calls, 0, "{}", m.name);
+        }
+        // Every call that no source gives an outcome for is unknown.
+        let only_unknown = calls.iter().all(|c| c.ok.is_none());
+        if only_unknown {
+            for row in attempt.servers.iter().filter(|r| r.last_tool_call.is_some()) {
+                let last = row.last_tool_call.as_ref().expect("a call");
+                prop_assert_eq!(last.outcome(), tether_core::vocab::CallOutcome::Unknown);
+                prop_assert!(!last.ok);
             }
         }
     }

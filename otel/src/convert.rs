@@ -104,6 +104,12 @@ pub(crate) fn evidence_attributes(
     if let Some(ok) = evidence.ok {
         attrs.push(("tether.tool.ok", AnyValue::from(ok)));
     }
+    if evidence.kind == tether_core::vocab::EvidenceKind::ToolCallObserved {
+        // Three-valued: a call whose outcome no record gives is `unknown`,
+        // never a failure (`tether.tool.ok` is then absent).
+        let outcome = tether_core::vocab::CallOutcome::of(evidence.ok);
+        attrs.push(text("tether.tool.outcome", outcome.as_str()));
+    }
     if let Some(client) = &evidence.client {
         attrs.push(text("tether.client.name", &client.name));
         if let Some(version) = &client.version {

@@ -68,8 +68,9 @@ impl Call {
     }
 }
 
-/// Calls counted without their ids: (calls, failed, any outcome, last at).
-type Counted = (u32, u32, bool, Timestamp);
+/// Calls counted without their ids: (calls, failed, outcome unknown, last
+/// at).
+type Counted = (u32, u32, u32, Timestamp);
 
 /// What makes two facts the same fact (their times aside): the earliest of
 /// each is kept.
@@ -284,10 +285,10 @@ impl SessionFacts {
             let entry = self
                 .counted
                 .entry((role.to_owned(), server, tool))
-                .or_insert((0, 0, false, Timestamp(0)));
+                .or_insert((0, 0, 0, Timestamp(0)));
             entry.0 = entry.0.saturating_add(1);
             entry.1 = entry.1.saturating_add(u32::from(ok == Some(false)));
-            entry.2 |= ok.is_some();
+            entry.2 = entry.2.saturating_add(u32::from(ok.is_none()));
             entry.3 = entry.3.max(at);
         }
     }
@@ -349,14 +350,11 @@ impl SessionFacts {
         for (key, (count, evidence)) in other.uses_counted {
             count_uses(&mut self.uses_counted, key, count, evidence);
         }
-        for (key, (calls, failed, known, at)) in other.counted {
-            let entry = self
-                .counted
-                .entry(key)
-                .or_insert((0, 0, false, Timestamp(0)));
+        for (key, (calls, failed, unknown, at)) in other.counted {
+            let entry = self.counted.entry(key).or_insert((0, 0, 0, Timestamp(0)));
             entry.0 = entry.0.saturating_add(calls);
             entry.1 = entry.1.saturating_add(failed);
-            entry.2 |= known;
+            entry.2 = entry.2.saturating_add(unknown);
             entry.3 = entry.3.max(at);
         }
     }
@@ -381,20 +379,23 @@ impl SessionFacts {
             };
             let entry = per_tool
                 .entry((role.as_str(), server.as_str(), tool.as_str()))
-                .or_insert((0, 0, false, Timestamp(0)));
+                .or_insert((0, 0, 0, Timestamp(0)));
             entry.0 = entry.0.saturating_add(1);
             entry.1 = entry.1.saturating_add(u32::from(call.ok == Some(false)));
-            entry.2 |= call.ok.is_some();
+            entry.2 = entry.2.saturating_add(u32::from(call.ok.is_none()));
             entry.3 = entry.3.max(call.at);
         }
         let mut out: Vec<Evidence> = self.facts.values().cloned().collect();
         out.sort_by_key(|e| (e.at, fact_key(e)));
-        for ((_, server, tool), (calls, failed, known, at)) in per_tool {
+        for ((_, server, tool), (calls, failed, unknown, at)) in per_tool {
             let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, at).server(server);
             ev.tool = Some(tool.to_owned());
-            ev.ok = known.then_some(calls > failed);
+            // Some call is known to have succeeded, or (none did) some is
+            // known to have failed; where no outcome is known, none is said.
+            ev.ok = (unknown < calls).then_some(calls > failed.saturating_add(unknown));
             ev.calls = Some(calls);
             ev.failed_calls = Some(failed);
+            ev.unknown_calls = Some(unknown);
             out.push(ev);
         }
         out.extend(self.use_evidence());

@@ -101,6 +101,7 @@ TETHER_LOG_ATTRIBUTES = {
     "tether.tool.count",
     "gen_ai.tool.name",
     "tether.tool.ok",
+    "tether.tool.outcome",
     "tether.client.name",
     "tether.client.version",
     "mcp.protocol.version",

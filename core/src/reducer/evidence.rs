@@ -78,6 +78,7 @@ pub fn sanitize_evidence(
         endpoint_test: evidence.endpoint_test.clone(),
         calls: evidence.calls,
         failed_calls: evidence.failed_calls,
+        unknown_calls: evidence.unknown_calls,
         capability: evidence
             .capability
             .as_deref()

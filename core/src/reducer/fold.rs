@@ -229,17 +229,16 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             }
             if let Some(tool) = &ev.tool {
                 changed |= tool_call(row, tool, ev, prov);
-                let ok = ev.ok.unwrap_or(false);
+                // Three-valued: a call whose outcome nothing gives is
+                // `unknown`, never failed.
+                let outcome = CallOutcome::of(ev.ok);
                 // Strictly newer, so a replacement always changes the row.
                 let newer = row.last_tool_call.as_ref().is_none_or(|last| {
-                    (last.at, last.tool.as_str(), last.ok) < (at, tool.as_str(), ok)
+                    (last.at, last.tool.as_str(), last.outcome().as_str())
+                        < (at, tool.as_str(), outcome.as_str())
                 });
                 if newer {
-                    row.last_tool_call = Some(ToolCallRecord {
-                        tool: tool.clone(),
-                        ok,
-                        at,
-                    });
+                    row.last_tool_call = Some(ToolCallRecord::new(tool.clone(), outcome, at));
                     changed = true;
                 }
             }
@@ -352,6 +351,16 @@ pub(super) fn tool_call(
         .failed_calls
         .unwrap_or(u32::from(ev.ok == Some(false)))
         .min(calls);
+    let unknown = ev
+        .unknown_calls
+        .unwrap_or(u32::from(ev.ok.is_none()))
+        .min(calls - failed);
+    // Sources count the same calls: the one that saw the most calls says
+    // how many ended unknown, and of two that saw as many, the one that
+    // knows more outcomes (so order never matters).
+    if (calls, std::cmp::Reverse(unknown)) > (t.calls, std::cmp::Reverse(t.unknown_calls)) {
+        t.unknown_calls = unknown;
+    }
     t.calls = t.calls.max(calls);
     t.failed_calls = t.failed_calls.max(failed);
     t.last_call_at = Some(t.last_call_at.map_or(at, |l| l.max(at)));
