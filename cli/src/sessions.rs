@@ -464,10 +464,21 @@ fn print_reader_notes(
             Some(v) => format!("{} {}", n.agent_kind, visible_field(v)),
             None => format!("{} (no version recorded)", n.agent_kind),
         };
-        let unknown = (n.unknown_records > 0).then(|| {
+        let records = n.unknown_records + n.not_read_records;
+        let unknown = (records > 0).then(|| {
+            let kinds = if n.not_read_kinds.is_empty() {
+                String::new()
+            } else {
+                // The kinds are the reader's own constants, never a record's text.
+                format!(
+                    " ({} about MCP, tools, skills, hooks, permissions or auth: {})",
+                    n.not_read_records,
+                    n.not_read_kinds.join(", ")
+                )
+            };
             format!(
-                "{} record(s) in {} file(s) of a kind this Tether does not read",
-                n.unknown_records, n.files
+                "{records} record(s) in {} file(s) of a kind this Tether does not read{kinds}",
+                n.files
             )
         });
         let line = match (&n.verified_on, n.newer, unknown) {

@@ -247,8 +247,45 @@ pub enum RecordAnswer {
         /// When.
         at: crate::model::Timestamp,
     },
+    /// A known record of a kind that bears on MCP servers, tools, skills,
+    /// hooks, permissions or auth, which this reader does not read (yet):
+    /// counted, and said once per harness and version, never dropped in
+    /// silence.
+    NotRead {
+        /// The kind as the harness names it (a constant of the reader's,
+        /// never the record's own text).
+        kind: String,
+        /// When the record was written, where it says: it still counts
+        /// toward its session's first and last record times.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<crate::model::Timestamp>,
+    },
     /// Read.
     Read(RecordReading),
+}
+
+impl RecordAnswer {
+    /// A record of `kind` that this reader knows bears on what Tether
+    /// tracks and does not read.
+    pub fn not_read(kind: &str, at: Option<crate::model::Timestamp>) -> Self {
+        RecordAnswer::NotRead {
+            kind: kind.to_owned(),
+            at,
+        }
+    }
+}
+
+/// Kinds named per file or note, at most.
+pub const MAX_NOT_READ_KINDS: usize = 16;
+
+/// Adds `kind` to `kinds` (sorted, distinct, at most
+/// [`MAX_NOT_READ_KINDS`]).
+pub fn note_kind(kinds: &mut Vec<String>, kind: &str) {
+    if let Err(i) = kinds.binary_search_by(|k| k.as_str().cmp(kind))
+        && kinds.len() < MAX_NOT_READ_KINDS
+    {
+        kinds.insert(i, kind.to_owned());
+    }
 }
 
 /// The last component of a working directory (`/home/me/src/tether` →
@@ -336,6 +373,14 @@ pub struct FileReport {
     pub ignored: u64,
     /// Records of a type the reader does not know (version drift).
     pub unknown: u64,
+    /// Known records of a kind that bears on MCP servers, tools, skills,
+    /// hooks, permissions or auth, which this Tether does not read.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub not_read: u64,
+    /// Their kinds, as the harness names them (at most
+    /// [`MAX_NOT_READ_KINDS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read_kinds: Vec<String>,
     /// Records refused: not UTF-8, longer than the line bound, or a
     /// reading whose names were not names.
     pub refused: u64,
@@ -414,7 +459,14 @@ pub struct ReaderNote {
     pub newer: bool,
     /// Records of a kind the reader does not know.
     pub unknown_records: u64,
-    /// Files that held them.
+    /// Known records of a kind that bears on MCP servers, tools, skills,
+    /// hooks, permissions or auth, which this Tether does not read.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub not_read_records: u64,
+    /// Their kinds (at most [`MAX_NOT_READ_KINDS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read_kinds: Vec<String>,
+    /// Files that held records of either sort.
     pub files: u64,
 }
 
@@ -435,6 +487,8 @@ impl ReaderNote {
                 .is_some_and(|(r, v)| r.is_older_than(v)),
             verified_on,
             unknown_records: 0,
+            not_read_records: 0,
+            not_read_kinds: Vec::new(),
             files: 0,
         }
     }
@@ -591,6 +645,10 @@ pub struct SessionDocument {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 

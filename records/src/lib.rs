@@ -452,19 +452,23 @@ impl Records {
             );
         }
         for file in self.files.values().map(|f| &f.report) {
-            if file.unknown > 0 {
+            if file.unknown > 0 || file.not_read > 0 {
                 let version = version_of_file
                     .get(&(file.agent_kind.as_str(), file.path.as_str()))
                     .copied()
                     .flatten();
                 let n = add(&mut notes, &verified, &file.agent_kind, version);
                 n.unknown_records += file.unknown;
+                n.not_read_records += file.not_read;
+                for kind in &file.not_read_kinds {
+                    tether_core::records::note_kind(&mut n.not_read_kinds, kind);
+                }
                 n.files += 1;
             }
         }
         notes
             .into_values()
-            .filter(|n| n.newer || n.unknown_records > 0)
+            .filter(|n| n.newer || n.unknown_records > 0 || n.not_read_records > 0)
             .collect()
     }
 
@@ -753,10 +757,23 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             None => report.refused += 1,
             Some(RecordAnswer::Unknown) => report.unknown += 1,
             Some(RecordAnswer::Ignored) => report.ignored += 1,
-            Some(RecordAnswer::Dated { at }) => {
-                report.ignored += 1;
+            Some(answer @ (RecordAnswer::Dated { .. } | RecordAnswer::NotRead { .. })) => {
+                let at = match answer {
+                    RecordAnswer::NotRead { kind, at } => {
+                        report.not_read += 1;
+                        tether_core::records::note_kind(&mut report.not_read_kinds, &kind);
+                        at
+                    }
+                    RecordAnswer::Dated { at } => {
+                        report.ignored += 1;
+                        Some(at)
+                    }
+                    _ => None,
+                };
                 // Its time is its file's session's (no thread names one).
-                if let Some(harness_session) = file_session.as_deref() {
+                if let Some(at) = at
+                    && let Some(harness_session) = file_session.as_deref()
+                {
                     let id = tether_core::records::session_id(kind, harness_session);
                     facts
                         .entry(id)
@@ -817,7 +834,18 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                     }
                     return;
                 };
-                report.read += 1;
+                // Read: evidence (or a server, the project, the version)
+                // was taken from it; a record that only names its session
+                // gave nothing Tether tracks.
+                if reading.evidence.is_empty()
+                    && reading.servers.is_empty()
+                    && reading.project.is_none()
+                    && reading.version.is_none()
+                {
+                    report.ignored += 1;
+                } else {
+                    report.read += 1;
+                }
                 let id = tether_core::records::session_id(kind, &harness_session);
                 facts
                     .entry(id)
