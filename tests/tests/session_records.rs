@@ -241,6 +241,16 @@ fn each_harness_fixture_reads_into_its_matrix() {
             if want.used { (1, 0) } else { (0, 0) },
             "{kind}: {attempt:?}"
         );
+        if kind == "qwen" {
+            // Its debug log's `ToolRegistry created: [...] (15 tools)` lists
+            // convert_time, which the session never called.
+            let listed = row(&attempt, "time")
+                .tools
+                .iter()
+                .find(|t| t.name == "convert_time")
+                .unwrap_or_else(|| panic!("qwen: convert_time not listed: {attempt:?}"));
+            assert!(listed.listed.is_yes() && listed.calls == 0, "{listed:?}");
+        }
         if want.used {
             let time = row(&attempt, "time");
             assert_eq!(time.stages.model_visible.state, StageState::Yes, "{kind}");

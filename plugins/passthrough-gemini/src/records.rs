@@ -288,6 +288,13 @@ fn qwen_chat(record: &str) -> RecordAnswer {
     answer(reading)
 }
 
+/// The tool names of `ToolRegistry created: [...] (N tools)`: a JSON
+/// array, then (0.15 on) its count in words, which is not JSON.
+fn registry_list(list: &str) -> Option<Vec<String>> {
+    let mut array = serde_json::Deserializer::from_str(list).into_iter::<Vec<String>>();
+    array.next()?.ok()
+}
+
 fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     // `2026-12-01T20:53:32.920Z [LEVEL] message`
     let Some((stamp, rest)) = record.split_once(' ') else {
@@ -311,7 +318,7 @@ fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     {
         push(&mut reading, failure(&server, why, at));
     } else if let Some(list) = rest.split_once("ToolRegistry created: ").map(|x| x.1)
-        && let Ok(tools) = serde_json::from_str::<Vec<String>>(list)
+        && let Some(tools) = registry_list(list)
     {
         for (server, tool) in tools.iter().filter_map(|t| mcp_double(t)) {
             push(&mut reading, listed(&server, &tool, at));
