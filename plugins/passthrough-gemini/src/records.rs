@@ -76,14 +76,21 @@ struct GeminiLine<'a> {
     session: Option<Cow<'a, str>>,
     #[serde(rename = "type", borrow, default)]
     kind: Option<Cow<'a, str>>,
-    #[serde(rename = "$set", default)]
-    set: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "$set", borrow, default)]
+    set: Option<GeminiSet<'a>>,
     #[serde(borrow, default)]
     timestamp: Option<Cow<'a, str>>,
     #[serde(rename = "startTime", borrow, default)]
     start: Option<Cow<'a, str>>,
     #[serde(rename = "toolCalls", borrow, default)]
     tool_calls: Vec<GeminiCall<'a>>,
+}
+
+/// A `$set` line: an update of the chat's metadata, read for its time.
+#[derive(Deserialize)]
+struct GeminiSet<'a> {
+    #[serde(rename = "lastUpdated", borrow, default)]
+    last_updated: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -126,8 +133,12 @@ fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     reading.at = time(line.timestamp.as_deref().or(line.start.as_deref()));
     // `tmp/<project>/chats/…`: Gemini's short name for the project.
     reading.project = file.from_end(2).and_then(project_of);
-    if line.set.is_some() {
-        return RecordAnswer::Ignored;
+    if let Some(set) = &line.set {
+        // When the chat was last updated: its session's last record time.
+        return match time(set.last_updated.as_deref()) {
+            Some(at) => RecordAnswer::Dated { at },
+            None => RecordAnswer::Ignored,
+        };
     }
     if reading.session.is_none() && line.kind.is_none() {
         return RecordAnswer::Unknown;
@@ -325,4 +336,73 @@ fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         }
     }
     RecordAnswer::Read(reading)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owned(segments: &[&str]) -> Vec<String> {
+        segments.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// GIVEN a chat's `$set` line WHEN it is read THEN its `lastUpdated`
+    /// dates the session (its last record time), and nothing else of it is
+    /// taken.
+    #[test]
+    fn a_set_line_dates_the_chat() {
+        let segments = owned(&["tmp", "proj", "chats", "session-1.jsonl"]);
+        let f = RecordFile {
+            role: GEMINI_CHAT,
+            segments: &segments,
+            session: Some("s1"),
+            configured: &[],
+        };
+        let answer = read(
+            Flavor::Gemini,
+            &f,
+            r#"{"$set":{"lastUpdated":"2026-12-01T20:53:29.000Z","messages":[{"type":"user","content":[{"text":"planted prompt"}]}]}}"#,
+        );
+        assert_eq!(
+            answer,
+            RecordAnswer::Dated {
+                at: Timestamp::parse_rfc3339("2026-12-01T20:53:29.000Z").expect("time")
+            }
+        );
+        assert_eq!(
+            read(Flavor::Gemini, &f, r#"{"$set":{"kind":"main"}}"#),
+            RecordAnswer::Ignored
+        );
+    }
+
+    /// GIVEN Qwen Code's debug line listing its tools, with (0.15 on) or
+    /// without its count in words WHEN it is read THEN each MCP tool is
+    /// listed under its server.
+    #[test]
+    fn the_tool_registry_is_read_with_or_without_its_count() {
+        for line in [
+            r#"2026-12-01T20:53:32.920Z [DEBUG] ToolRegistry created: ["mcp__time__get_current_time","read_file","mcp__time__convert_time"] (3 tools)"#,
+            r#"2026-12-01T20:53:32.920Z [DEBUG] ToolRegistry created: ["mcp__time__get_current_time","read_file","mcp__time__convert_time"]"#,
+        ] {
+            let segments = owned(&["debug", "s1.txt"]);
+            let f = RecordFile {
+                role: QWEN_DEBUG,
+                segments: &segments,
+                session: None,
+                configured: &[],
+            };
+            let RecordAnswer::Read(reading) = read(Flavor::Qwen, &f, line) else {
+                panic!("not read: {line}");
+            };
+            let tools: Vec<_> = reading
+                .evidence
+                .iter()
+                .filter_map(|e| Some((e.server.as_deref()?, e.tool.as_deref()?)))
+                .collect();
+            assert_eq!(
+                tools,
+                [("time", "get_current_time"), ("time", "convert_time")]
+            );
+        }
+    }
 }
