@@ -359,6 +359,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "Nothing listened at the server's address.",
             "Is the server running, on that port?",
         ),
+        R::ConnectionClosed => (
+            Row(S::Failed),
+            "The server's connection closed before its start-up finished: the harness said so (\"Connection closed\"). A stdio server whose process exited at start, most often.",
+            "Run the server's command by hand, in the same environment, and read what it prints.",
+        ),
         R::AuthRequired => (
             Row(S::Failed),
             "The server wants credentials (HTTP 401, an OAuth challenge, or the harness saying it needs a login).",

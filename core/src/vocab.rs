@@ -205,6 +205,9 @@ open_vocabulary! {
         Timeout => "timeout",
         /// Nothing listened at the target.
         ConnectionRefused => "connection_refused",
+        /// The server's connection closed before its start-up finished (a
+        /// stdio server whose process exited, most often).
+        ConnectionClosed => "connection_closed",
         /// The server wants credentials.
         AuthRequired => "auth_required",
         /// The peer broke the protocol.

@@ -151,7 +151,8 @@ pub fn is_error_code(s: &str) -> bool {
 
 /// The reason an error code or message from a harness stands for, when it
 /// is one Tether knows: a missing command, a refused connection, a wanted
-/// login, a timeout. `None`: keep the harness's own "failed".
+/// login, a timeout, a connection closed at start, a policy's refusal.
+/// `None`: keep the harness's own "failed".
 pub fn reason_for(code_or_message: &str) -> Option<ReasonCode> {
     let lower = code_or_message.to_ascii_lowercase();
     if lower.contains("enoent") || lower.contains("not found") || lower.contains("no such file") {
@@ -166,6 +167,10 @@ pub fn reason_for(code_or_message: &str) -> Option<ReasonCode> {
         Some(ReasonCode::AuthRequired)
     } else if lower.contains("timeout") || lower.contains("timed out") {
         Some(ReasonCode::Timeout)
+    } else if lower.contains("connection closed") {
+        Some(ReasonCode::ConnectionClosed)
+    } else if lower.contains("policy") {
+        Some(ReasonCode::DeniedByPolicy)
     } else {
         None
     }
