@@ -1,0 +1,3 @@
+module tether.dev/bindings/go
+
+go 1.19
