@@ -184,9 +184,16 @@ func (e *ResponseError) Temporary() bool {
 const maxDocument = 64 << 20
 
 func (c *Client) request(ctx context.Context, method, path string, body []byte, api bool) (*http.Request, error) {
+	// path is escaped (a session id is one segment) and may carry a query.
 	u := *c.base
-	u.Path = path
-	u.RawPath = ""
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path, u.RawQuery = path[:i], path[i+1:]
+	}
+	unescaped, err := url.PathUnescape(path)
+	if err != nil {
+		return nil, err
+	}
+	u.Path, u.RawPath = unescaped, path
 	var reader io.Reader
 	if body != nil {
 		reader = bytes.NewReader(body)
