@@ -79,7 +79,12 @@ func TestTheSchemasAreWhatTetherPrints(t *testing.T) {
 		}
 		want, _ := os.ReadFile(filepath.Join(schemas, doc+SchemaSuffix))
 		if !bytes.Equal(out, want) {
-			t.Errorf("tether schema %s differs from bindings/go/schemas/%s%s", doc, doc, SchemaSuffix)
+			golden, _ := os.ReadFile(filepath.Join(tethertest.RepoRoot(t), "tests", "schema", "golden", doc+SchemaSuffix))
+			hint := "copy it with `go run ./cmd/tether-gen-go -sync ../../tests/schema/golden -schemas schemas -out tether/documents_gen.go`"
+			if !bytes.Equal(out, golden) {
+				hint = "tests/schema/golden is behind too: the schema changed without its golden file (tests/tests/schema_golden.rs fails as well), or " + bin + " is stale"
+			}
+			t.Errorf("tether schema %s differs from bindings/go/schemas/%s%s; %s", doc, doc, SchemaSuffix, hint)
 		}
 	}
 }
