@@ -188,6 +188,11 @@ pub struct RecordReading {
     /// When the record was written, where it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<Timestamp>,
+    /// The latest time the record covers, where it spans a while (a
+    /// whole-file document: when it was last updated); it counts toward
+    /// its session's last record time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Timestamp>,
     /// The project: the last component of the session's working
     /// directory ([`project_of`]), never the path.
     #[serde(default, skip_serializing_if = "Option::is_none")]

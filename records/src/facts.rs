@@ -242,6 +242,7 @@ impl SessionFacts {
             self.files.insert(file.to_owned());
         }
         self.saw(reading.at.unwrap_or(Timestamp(0)));
+        self.saw(reading.until.unwrap_or(Timestamp(0)));
         self.describe(reading.project, reading.version);
         for server in reading.servers {
             self.name(server);

@@ -834,14 +834,10 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                     }
                     return;
                 };
-                // Read: evidence (or a server, the project, the version)
-                // was taken from it; a record that only names its session
-                // gave nothing Tether tracks.
-                if reading.evidence.is_empty()
-                    && reading.servers.is_empty()
-                    && reading.project.is_none()
-                    && reading.version.is_none()
-                {
+                // Read: evidence (or a server) was taken from it; a record
+                // that only names its session, project or version gave
+                // nothing Tether tracks of servers, tools or capabilities.
+                if reading.evidence.is_empty() && reading.servers.is_empty() {
                     report.ignored += 1;
                 } else {
                     report.read += 1;

@@ -217,6 +217,17 @@ pub fn failure(server: &str, text: &str, at: Timestamp) -> Evidence {
     }
 }
 
+/// The note a server gets where its harness warned it was slow to connect.
+pub const SLOW_TO_CONNECT: &str = "the harness warned it was slow to connect";
+
+/// The harness warned that `server` was slow to connect: a pending report
+/// whose note says so (no stage is shown, and nothing is failed by it).
+pub fn slow(server: &str, at: Timestamp) -> Evidence {
+    let mut slow = crate::telemetry::status(server, "pending", at);
+    slow.summary = Some(SLOW_TO_CONNECT.to_owned());
+    slow
+}
+
 /// Gives `server` a row (once).
 pub fn name_server(reading: &mut RecordReading, server: &str) {
     if !reading.servers.iter().any(|s| s.name == server) {

@@ -1158,3 +1158,106 @@ fn a_newer_version_is_read_and_said_once_per_harness_and_version() {
     assert_eq!(doc["readers"][0]["newer"], true, "{doc:#}");
     assert_eq!(doc["readers"][0]["verified_on"]["newest"], "2.1.332");
 }
+
+/// One tool's (calls, failed, unknown) in an attempt.
+fn outcomes(attempt: &AttachmentAttempt, server: &str, tool: &str) -> (u32, u32, u32) {
+    row(attempt, server)
+        .tools
+        .iter()
+        .find(|t| t.name == tool)
+        .map(|t| (t.calls, t.failed_calls, t.unknown_calls))
+        .unwrap_or((0, 0, 0))
+}
+
+/// GIVEN rollouts the released Codex 0.118.0 and 0.142.5 binaries wrote
+/// (trimmed of prose), each against a server whose `echo` succeeds, whose
+/// `fail` answers `isError` and whose `err` answers a JSON-RPC error (the
+/// `exec` run called echo and fail only) WHEN
+/// they are read THEN every record is of a kind the reader knows, each
+/// call's outcome is the one the rollout gives (0.118's `mcp_tool_call_end`
+/// in its TUI's history, 0.142's always), `codex exec` 0.118 (which writes
+/// no outcome) shows its calls used with their outcome not recorded and
+/// never failed, the skills listed in the developer message are read, and
+/// 0.142's tool search shows the tools it loaded as deferred and sent.
+#[test]
+fn older_codex_rollouts_read_their_outcomes_never_a_silence_as_failure() {
+    let releases = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-releases");
+    for (dir, version, want) in [
+        (
+            "codex-0.118.0-tui",
+            "0.118.0",
+            [(1, 0, 0), (1, 1, 0), (1, 1, 0)],
+        ),
+        (
+            "codex-0.118.0-exec",
+            "0.118.0",
+            [(1, 0, 1), (1, 0, 1), (0, 0, 0)],
+        ),
+        (
+            "codex-0.142.5",
+            "0.142.5",
+            [(1, 0, 0), (1, 1, 0), (1, 1, 0)],
+        ),
+        (
+            "codex-0.142.5-search",
+            "0.142.5",
+            [(1, 0, 0), (1, 1, 0), (0, 0, 0)],
+        ),
+    ] {
+        let records = read("codex", &releases.join(dir));
+        for file in records.files() {
+            assert_eq!(
+                (file.unknown, file.refused, file.not_read),
+                (0, 0, 0),
+                "{dir}: {file:?}"
+            );
+        }
+        let attempt = only_session("codex", &records);
+        assert_eq!(attempt.agent_version.as_deref(), Some(version), "{dir}");
+        let got = ["echo", "fail", "err"].map(|t| outcomes(&attempt, "echo", t));
+        assert_eq!(
+            got, want,
+            "{dir}: (calls, failed, unknown) of echo, fail, err"
+        );
+        let matrix = tether_core::display::matrix(&attempt);
+        let echo = matrix
+            .iter()
+            .find(|r| r.name == "echo")
+            .expect("echo's row");
+        if dir.ends_with("exec") {
+            assert_eq!(echo.failed_calls, 0, "{dir}: {echo:?}");
+            assert!(
+                echo.stopped.contains("outcome not recorded") && !echo.stopped.contains("failed"),
+                "{dir}: {}",
+                echo.stopped
+            );
+            let last = row(&attempt, "echo")
+                .last_tool_call
+                .as_ref()
+                .expect("a call");
+            assert_eq!(last.outcome(), tether_core::vocab::CallOutcome::Unknown);
+        }
+        if dir.ends_with("search") {
+            for tool in ["echo", "fail"] {
+                let t = row(&attempt, "echo")
+                    .tools
+                    .iter()
+                    .find(|t| t.name == tool)
+                    .expect("a tool the search loaded");
+                assert!(t.deferred.is_yes() && t.model_visible.is_yes(), "{t:?}");
+            }
+        } else {
+            let skills: Vec<&str> = attempt
+                .capabilities
+                .iter()
+                .filter(|c| c.kind == tether_core::vocab::CapabilityKind::Skill)
+                .map(|c| c.name.as_str())
+                .collect();
+            for skill in ["demo-skill", "imagegen"] {
+                assert!(skills.contains(&skill), "{dir}: {skills:?}");
+            }
+        }
+        // Codex's own error words ("server exploded") never reach a row.
+        assert!(!format!("{attempt:?}").contains("exploded"), "{dir}");
+    }
+}

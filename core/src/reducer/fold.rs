@@ -460,8 +460,19 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
         Some(ReportedState::Disabled) => {
             row.stages.enabled.merge(report(StageState::No));
         }
-        // pending, unknown words: nothing is shown yet.
-        Some(ReportedState::Pending) | None => {}
+        // pending, unknown words: no stage is shown yet. A pending report
+        // with a summary (a reader's fixed sentence: the harness warned
+        // that the server was slow to connect) is the row's note, where it
+        // has none.
+        Some(ReportedState::Pending) | None => {
+            if let Some(summary) = &ev.summary
+                && ev.reported_status.as_deref() == Some("pending")
+                && row.note.is_none()
+            {
+                row.note = Some(summary.clone());
+                changed = true;
+            }
+        }
     }
     if let Some(count) = ev.tool_count
         && count > 0

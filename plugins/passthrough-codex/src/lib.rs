@@ -351,7 +351,7 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
     /// `tests/tests/harness_sessions.rs`.
     fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
         Some(tether_core::records::VerifiedRange::new(
-            "0.171.0", "0.171.0",
+            "0.118.0", "0.171.0",
         ))
     }
 

@@ -1,5 +1,6 @@
 //! Codex's own session records, read as `tether sessions` reads them.
-//! Verified on Codex 0.171.0 (the pinned CLI).
+//! Verified on Codex 0.118.0, 0.142.5 and 0.171.0 (the pinned CLI), with
+//! rollouts the released binaries wrote.
 //!
 //! Rollouts `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`
 //! (`$CODEX_HOME/sessions/…`), one record per line, `{timestamp, type,
@@ -7,10 +8,24 @@
 //! - `session_meta`: the session's id, its working directory, Codex's
 //!   version (the first line; later lines name no session);
 //! - `response_item` of type `function_call`: a tool the model called,
-//!   `namespace` `mcp__SERVER`, `name` the tool, with its `call_id`;
-//! - `event_msg` `item_completed` whose item is an `McpToolCall`: the same
-//!   call (`id`), its `server`, `tool` and `status`, and whether its result
-//!   was an error.
+//!   `namespace` `mcp__SERVER`, `name` the tool (0.142 on), or one name
+//!   `mcp__SERVER__TOOL` (0.118), with its `call_id`;
+//! - `event_msg` `mcp_tool_call_end` (0.118's TUI, 0.142, and 0.171 in its
+//!   legacy history mode): the same call, its `invocation`'s server and
+//!   tool, and its `result`: `{"Ok": …}` (failed where `isError`) or
+//!   `{"Err": words}` (failed, unless the words say a person, or no one,
+//!   did not approve it: then it never ran, and its outcome is unknown);
+//! - `event_msg` `item_completed` whose item is an `McpToolCall` (0.171's
+//!   default): the same call (`id`), its `server`, `tool` and `status`,
+//!   and whether its result was an error;
+//! - `response_item` `tool_search_output` (0.142 on): the deferred tools
+//!   a search sent the model, per `mcp__SERVER` namespace;
+//! - the skills offered to the model, each `- NAME: …` line under `###
+//!   Available skills`: in a developer `message` (0.118, 0.142, 0.171) and
+//!   in `world_state` (0.171), by name only.
+//!
+//! `codex exec` 0.118 writes no `mcp_tool_call_end`: its calls are counted,
+//! their outcome unknown (never failed).
 //!
 //! Rollouts hold no start-up or tool-list records: a server that failed to
 //! start, or wanted a login, is not in them (Codex's TUI writes those to
@@ -25,7 +40,7 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, mcp_double, push, skill_listed};
+use tether_sdk::records::{answer, call, deferred, mcp_double, push, skill_listed, visible};
 
 /// The role of rollout files.
 pub const ROLLOUT: &str = "rollout";
@@ -66,10 +81,76 @@ struct Payload<'a> {
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     item: Option<Item<'a>>,
+    /// `mcp_tool_call_end` (0.118 to 0.142, and 0.171's legacy history
+    /// mode): which server's tool was called.
+    #[serde(borrow, default)]
+    invocation: Option<Invocation<'a>>,
+    /// `mcp_tool_call_end`: `{"Ok": CallToolResult}` or `{"Err": words}`.
+    #[serde(borrow, default)]
+    result: Option<EndResult<'a>>,
+    /// `tool_search_output`: the namespaces a search gave the model.
+    #[serde(default)]
+    tools: Vec<SearchNamespace>,
+    /// A developer `message`'s content: its text is read for the skill
+    /// listing only (0.118 and 0.142 list skills there), for names.
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Vec<ContentItem<'a>>,
     /// `world_state`: only its skill listing's body is read, for the
     /// skills' names.
     #[serde(borrow, default)]
     state: Option<WorldState<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Invocation<'a> {
+    #[serde(borrow, default)]
+    server: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool: Option<Cow<'a, str>>,
+}
+
+/// How an `mcp_tool_call_end` ended: the server's answer (`Ok`, an error
+/// where `isError`), or Codex's own words (`Err`), read for a refusal only.
+#[derive(Deserialize)]
+struct EndResult<'a> {
+    #[serde(rename = "Ok", default)]
+    ok: Option<ToolResult>,
+    #[serde(rename = "Err", borrow, default)]
+    err: Option<Cow<'a, str>>,
+}
+
+/// What Codex answers for a call that never reached its server: a person
+/// (or no one, in `exec`) did not approve it, or its app's configuration
+/// blocks it. Not a failure of the server's; its outcome stays unknown
+/// here.
+const NEVER_RAN: &[&str] = &[
+    "user rejected MCP tool call",
+    "user cancelled MCP tool call",
+    "MCP tool call blocked by app configuration",
+];
+
+#[derive(Deserialize)]
+struct SearchNamespace {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    tools: Vec<SearchTool>,
+}
+
+#[derive(Deserialize)]
+struct SearchTool {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ContentItem<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -126,6 +207,20 @@ struct Item<'a> {
     status: Option<Cow<'a, str>>,
     #[serde(default)]
     result: Option<ToolResult>,
+    /// A failed call's error: its message is read for a refusal only.
+    #[serde(borrow, default)]
+    error: Option<ItemError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ItemError<'a> {
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+}
+
+/// Whether Codex's words say the call never reached its server.
+fn never_ran(words: &str) -> bool {
+    NEVER_RAN.iter().any(|w| words.starts_with(w))
 }
 
 #[derive(Deserialize)]
@@ -145,6 +240,7 @@ const KNOWN: &[&str] = &[
     "world_state",
     "token_usage_record",
     "compacted",
+    "inter_agent_communication",
 ];
 
 /// Reads one record of a rollout.
@@ -201,6 +297,83 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 );
             }
         }
+        ("event_msg", Some("mcp_tool_call_end")) => {
+            if let Some(invocation) = &payload.invocation
+                && let (Some(server), Some(tool)) = (
+                    invocation.server.as_deref().and_then(name),
+                    invocation.tool.as_deref().and_then(name),
+                )
+            {
+                let ok = match &payload.result {
+                    Some(EndResult { ok: Some(r), .. }) => Some(r.is_error != Some(true)),
+                    Some(EndResult {
+                        err: Some(words), ..
+                    }) if never_ran(words) => None,
+                    Some(EndResult { err: Some(_), .. }) => Some(false),
+                    _ => None,
+                };
+                push(
+                    &mut reading,
+                    call(&server, &tool, payload.call_id.as_deref(), ok, at),
+                );
+            }
+        }
+        ("response_item", Some("tool_search_output")) => {
+            // A search gave the model these deferred tools' definitions:
+            // held behind the search, and now sent.
+            for ns in payload
+                .tools
+                .iter()
+                .filter(|n| n.kind.as_deref() == Some("namespace"))
+            {
+                let Some(server) = ns
+                    .name
+                    .as_deref()
+                    .and_then(|n| n.strip_prefix("mcp__"))
+                    .and_then(name)
+                else {
+                    continue;
+                };
+                for tool in ns
+                    .tools
+                    .iter()
+                    .filter_map(|t| t.name.as_deref().and_then(name))
+                {
+                    push(&mut reading, deferred(&server, &tool, at));
+                    push(&mut reading, visible(&server, &tool, at));
+                }
+            }
+        }
+        ("response_item", Some("message")) if payload.role.as_deref() == Some("developer") => {
+            for text in payload.content.iter().filter_map(|c| c.text.as_deref()) {
+                if text.contains("### Available skills") {
+                    for skill in listed_skills(text) {
+                        push(
+                            &mut reading,
+                            skill_listed(CapabilityEvent::skill(&skill), at),
+                        );
+                    }
+                }
+            }
+        }
+        // Approvals, hooks, elicitations and dynamic tools: these bear on
+        // MCP calls, and no release persists them by default; a rollout
+        // that holds them is counted, not read.
+        (
+            "event_msg",
+            Some(
+                kind @ ("guardian_assessment"
+                | "exec_approval_request"
+                | "request_permissions"
+                | "elicitation_request"
+                | "hook_started"
+                | "hook_completed"
+                | "dynamic_tool_call_request"
+                | "dynamic_tool_call_response"),
+            ),
+        ) => {
+            return RecordAnswer::not_read(kind, reading.at);
+        }
         ("event_msg", Some("item_completed")) => {
             if let Some(item) = payload.item
                 && item.kind.as_deref() == Some("McpToolCall")
@@ -209,14 +382,26 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                     item.tool.as_deref().and_then(name),
                 )
             {
+                let refused = item
+                    .error
+                    .as_ref()
+                    .and_then(|e| e.message.as_deref())
+                    .is_some_and(never_ran);
                 let failed = item
                     .result
                     .as_ref()
                     .is_some_and(|r| r.is_error == Some(true) || r.err.is_some())
                     || item.status.as_deref().is_some_and(|s| s != "completed");
+                // A call still in progress, or one that never ran, has no
+                // outcome here.
+                let ok = match item.status.as_deref() {
+                    _ if refused => None,
+                    Some("inProgress") => None,
+                    _ => Some(!failed),
+                };
                 push(
                     &mut reading,
-                    call(&server, &tool, item.id.as_deref(), Some(!failed), at),
+                    call(&server, &tool, item.id.as_deref(), ok, at),
                 );
             }
         }

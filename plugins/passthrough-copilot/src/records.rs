@@ -24,9 +24,11 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_core::vocab::UseOutcome;
-use tether_sdk::records::{answer, call, failure, hook_fired, outcome, push, skill_invoked};
-use tether_sdk::telemetry::status;
+use tether_core::vocab::{ReasonCode, UseOutcome};
+use tether_sdk::records::{
+    answer, call, failure, hook_fired, outcome, push, skill_invoked, slow, visible,
+};
+use tether_sdk::telemetry::{failed, split_against, status};
 
 /// Session event files.
 pub const EVENTS: &str = "events";
@@ -73,6 +75,24 @@ struct Data<'a> {
     call: Option<Cow<'a, str>>,
     #[serde(rename = "mcpServerName", borrow, default)]
     server: Option<Cow<'a, str>>,
+    /// 1.0.87 on: the server's configuration key, where `mcpServerName`
+    /// is its display name.
+    #[serde(rename = "mcpConfigServerName", borrow, default)]
+    config_server: Option<Cow<'a, str>>,
+    /// `session.warning`: its type (`mcp`, `policy`, …) and its words,
+    /// read for a server's name and a reason, never kept.
+    #[serde(rename = "warningType", borrow, default)]
+    warning_type: Option<Cow<'a, str>>,
+    #[serde(rename = "errorType", borrow, default)]
+    error_type: Option<Cow<'a, str>>,
+    #[serde(rename = "infoType", borrow, default)]
+    info_type: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    message: Option<Cow<'a, str>>,
+    /// `user.message`: the prompt as the model got it, scanned for its
+    /// `<tools_changed_notice>` only (nothing else of it is kept).
+    #[serde(rename = "transformedContent", borrow, default)]
+    transformed: Option<Cow<'a, str>>,
     #[serde(rename = "mcpToolName", borrow, default)]
     tool: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -92,6 +112,80 @@ struct Data<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(rename = "pluginName", borrow, default)]
     plugin: Option<Cow<'a, str>>,
+}
+
+/// A `session.warning` of type `mcp` (1.0.10 to 1.0.88 write them to the
+/// session's events, in an interactive session; later releases keep them
+/// off disk), as evidence: a server slow to connect, one that failed (its
+/// reason read from the words after its name, never kept), one that wants
+/// a login, servers a policy blocked, or servers Copilot gave up waiting
+/// for.
+fn mcp_warning(message: &str, at: Timestamp) -> Vec<tether_core::model::Evidence> {
+    let mut out = Vec::new();
+    if let Some(rest) = message.strip_prefix("MCP server ") {
+        if let Some((server, after)) = quoted(rest) {
+            if after.starts_with(" is taking longer than expected to connect") {
+                out.push(slow(&server, at));
+            } else if after.starts_with(" requires authentication") {
+                out.push(status(&server, "needs-auth", at));
+            }
+        }
+    } else if let Some(rest) = message.strip_prefix("Failed to connect to MCP server ")
+        && let Some((server, after)) = quoted(rest)
+    {
+        // `: <the server's first stderr line>` (1.0.42 on), then
+        // `. Execute '/mcp show …'`.
+        let words = after
+            .strip_prefix(": ")
+            .map(|w| w.split(". Execute ").next().unwrap_or_default())
+            .unwrap_or_default();
+        out.push(failure(&server, words, at));
+    } else if let Some((_, names)) = message.split_once("blocked by policy: ") {
+        for server in names
+            .split(", ")
+            .filter_map(|n| quoted(n.trim()).map(|q| q.0))
+        {
+            out.push(failed(&server, ReasonCode::DeniedByPolicy, None, at));
+        }
+    } else if let Some(rest) = message.strip_prefix("Gave up waiting for MCP server")
+        && let Some((_, names)) = rest.split_once(" to finish starting: ")
+        && let Some(names) = names.split(". Startup continued").next()
+    {
+        for server in names.split(", ").filter_map(name) {
+            out.push(slow(&server, at));
+        }
+    }
+    out
+}
+
+/// A name in single quotes (1.0.10) or JSON's double quotes (1.0.42 on),
+/// and what follows it.
+fn quoted(s: &str) -> Option<(String, &str)> {
+    let close = match s.chars().next()? {
+        '\'' => '\'',
+        '"' => '"',
+        _ => return None,
+    };
+    let (inner, after) = s[1..].split_once(close)?;
+    Some((name(inner)?, after))
+}
+
+/// The body of a prompt's `<tools_changed_notice>` (Copilot 1.0.10 to
+/// 1.0.92 name there the tools that changed since the last turn).
+fn tools_changed_notice(prompt: &str) -> Option<&str> {
+    let (_, rest) = prompt.split_once("<tools_changed_notice>")?;
+    Some(rest.split_once("</tools_changed_notice>")?.0)
+}
+
+/// The names after `New tools available: ` in a notice: the tools the model
+/// was sent from this turn on, by their model-facing names.
+fn new_tools(notice: &str) -> impl Iterator<Item = &str> {
+    notice
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("New tools available: "))
+        .flat_map(|l| l.split(", "))
+        .map(str::trim)
+        .take(4096)
 }
 
 #[derive(Deserialize)]
@@ -126,6 +220,10 @@ const FAMILIES: &[&str] = &[
     "subagent.",
     "skill.",
     "abort",
+    "permission.",
+    "tool_search.",
+    "external_tool.",
+    "mcp.",
 ];
 
 fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
@@ -158,7 +256,10 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         }
         "tool.execution_start" => {
             if let (Some(server), Some(tool)) = (
-                data.server.as_deref().and_then(name),
+                data.config_server
+                    .as_deref()
+                    .or(data.server.as_deref())
+                    .and_then(name),
                 data.tool.as_deref().and_then(name),
             ) {
                 push(
@@ -185,7 +286,44 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 push(&mut reading, hook_fired(hook, data.hook_run.as_deref(), at));
             }
         }
-        "skill.invoked" => {
+        "session.warning" if data.warning_type.as_deref() == Some("mcp") => {
+            if let Some(message) = data.message.as_deref() {
+                for evidence in mcp_warning(message, at) {
+                    push(&mut reading, evidence);
+                }
+            }
+            if reading.evidence.is_empty() {
+                return RecordAnswer::not_read("session.warning:mcp", reading.at);
+            }
+        }
+        "session.warning" if data.warning_type.as_deref() == Some("policy") => {
+            // "Third-party MCP servers are disabled by your organization's
+            // Copilot policy": no server is named.
+            return RecordAnswer::not_read("session.warning:policy", reading.at);
+        }
+        "session.error" | "session.info" => {
+            return match data.error_type.as_deref().or(data.info_type.as_deref()) {
+                Some("mcp") => RecordAnswer::not_read(&format!("{}:mcp", event.kind), reading.at),
+                _ => answer(reading),
+            };
+        }
+        "user.message" => {
+            if let Some(notice) = data.transformed.as_deref().and_then(tools_changed_notice) {
+                for full in new_tools(notice) {
+                    // `SERVER-TOOL`: split only where exactly one configured
+                    // server fits (a built-in tool fits none).
+                    if let Some((server, tool)) = split_against(full, "", "-", file.configured)
+                        && let Some(tool) = name(tool)
+                    {
+                        push(&mut reading, visible(&server, &tool, at));
+                    }
+                }
+            }
+        }
+        "permission.requested" | "permission.completed" | "tool_search.activated" => {
+            return RecordAnswer::not_read(&event.kind, reading.at);
+        }
+        "skill.invoked" | "skill.invoked_ref" => {
             if let Some(skill) = data.name.as_deref().and_then(name) {
                 let mut skill = CapabilityEvent::skill(&skill);
                 if let Some(plugin) = data.plugin.as_deref().and_then(name) {
@@ -288,6 +426,189 @@ mod tests {
             RecordAnswer::Read(reading) => reading,
             other => panic!("{other:?}"),
         }
+    }
+
+    fn answer_to(record: &str, configured: &[String]) -> RecordAnswer {
+        let segments = vec![
+            "session-state".to_owned(),
+            "s1".to_owned(),
+            "events.jsonl".to_owned(),
+        ];
+        let file = RecordFile {
+            role: EVENTS,
+            segments: &segments,
+            session: None,
+            configured,
+        };
+        read(&file, record)
+    }
+
+    fn warning(message: &str) -> String {
+        serde_json::json!({
+            "type": "session.warning",
+            "data": {"warningType": "mcp", "message": message},
+            "id": "e1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "parentId": null
+        })
+        .to_string()
+    }
+
+    /// (server, reported status, reason, note) of each piece of evidence.
+    fn said(reading: &RecordReading) -> Vec<(String, String, Option<String>, Option<String>)> {
+        reading
+            .evidence
+            .iter()
+            .map(|e| {
+                (
+                    e.server.clone().unwrap_or_default(),
+                    e.reported_status.clone().unwrap_or_default(),
+                    e.reason_code.as_ref().map(|r| r.as_str().to_owned()),
+                    e.summary.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// GIVEN the MCP warnings Copilot CLI 1.0.10 to 1.0.88 write to an
+    /// interactive session's events (single-quoted names in 1.0.10,
+    /// JSON-quoted with the server's first stderr line from 1.0.42) WHEN
+    /// they are read THEN each names its server: failed with a reason read
+    /// from the words (never the words), wanting a login, blocked by
+    /// policy, or slow (a note, not a failure).
+    #[test]
+    fn mcp_warnings_name_failed_slow_and_blocked_servers() {
+        let cases = [
+            (
+                "Failed to connect to MCP server 'github'. Execute '/mcp show github' to inspect or check the logs.",
+                vec![("github", "failed", Some("agent_reported_failed"), None)],
+            ),
+            (
+                "Failed to connect to MCP server \"broken\": spawn /home/me/planted-secret-xyz ENOENT. Execute '/mcp show broken' to inspect or check the logs.",
+                vec![("broken", "failed", Some("command_not_found"), None)],
+            ),
+            (
+                "Failed to connect to MCP server \"db\": MCP error -32000: Connection closed. Execute '/mcp show db' to inspect or check the logs.",
+                vec![("db", "failed", Some("connection_closed"), None)],
+            ),
+            (
+                "MCP server 'agent-intercom' is taking longer than expected to connect.",
+                vec![("agent-intercom", "pending", None, Some(SLOW))],
+            ),
+            (
+                "MCP server 'authy' requires authentication. Use /mcp auth authy to connect.",
+                vec![("authy", "needs-auth", None, None)],
+            ),
+            (
+                "2 MCP servers were blocked by policy: 'a', 'b'",
+                vec![
+                    ("a", "failed", Some("denied_by_policy"), None),
+                    ("b", "failed", Some("denied_by_policy"), None),
+                ],
+            ),
+            (
+                "Gave up waiting for MCP servers to finish starting: slow1, slow2. Startup continued without them; they may still connect.",
+                vec![
+                    ("slow1", "pending", None, Some(SLOW)),
+                    ("slow2", "pending", None, Some(SLOW)),
+                ],
+            ),
+        ];
+        for (message, want) in cases {
+            let RecordAnswer::Read(reading) = answer_to(&warning(message), &[]) else {
+                panic!("not read: {message}");
+            };
+            let want: Vec<_> = want
+                .into_iter()
+                .map(|(s, st, r, n)| {
+                    (
+                        s.to_owned(),
+                        st.to_owned(),
+                        r.map(str::to_owned),
+                        n.map(str::to_owned),
+                    )
+                })
+                .collect();
+            assert_eq!(said(&reading), want, "{message}");
+            assert!(!format!("{reading:?}").contains("planted"), "{reading:?}");
+        }
+        // A warning about MCP that names no server is counted, not read.
+        assert_eq!(
+            answer_to(&warning("MCP Servers reloaded: 2 servers connected"), &[]),
+            RecordAnswer::not_read(
+                "session.warning:mcp",
+                Timestamp::parse_rfc3339("2026-01-01T00:00:00.000Z")
+            )
+        );
+    }
+
+    const SLOW: &str = tether_sdk::records::SLOW_TO_CONNECT;
+
+    /// GIVEN a prompt whose `<tools_changed_notice>` (Copilot 1.0.10 to
+    /// 1.0.92) names new tools by their model-facing names WHEN it is read
+    /// with `time` configured THEN time's tools reached the model; a
+    /// built-in tool, and a name no single configured server fits, give
+    /// nothing; no word of the prompt is kept.
+    #[test]
+    fn a_tools_changed_notice_shows_the_tools_the_model_was_sent() {
+        let record = serde_json::json!({
+            "type": "user.message",
+            "data": {
+                "content": "planted prompt",
+                "transformedContent": "<current_datetime>x</current_datetime>\n\n<tools_changed_notice>\nNew tools available: time-get_current_time, time-convert_time, view, a-b-tool\n\nTools no longer available: time-old\n</tools_changed_notice>\n\n<prompt>planted prompt</prompt>",
+            },
+            "id": "e2",
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "parentId": "e1"
+        })
+        .to_string();
+        let configured = ["time".to_owned(), "a".to_owned(), "a-b".to_owned()];
+        let RecordAnswer::Read(reading) = answer_to(&record, &configured) else {
+            panic!("not read");
+        };
+        let visible: Vec<_> = reading
+            .evidence
+            .iter()
+            .map(|e| {
+                assert_eq!(e.kind, tether_core::vocab::EvidenceKind::ToolVisible);
+                (
+                    e.server.clone().unwrap_or_default(),
+                    e.tool.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            visible,
+            [
+                ("time".to_owned(), "get_current_time".to_owned()),
+                ("time".to_owned(), "convert_time".to_owned())
+            ]
+        );
+        assert!(!format!("{reading:?}").contains("planted"));
+    }
+
+    /// GIVEN the records a later Copilot CLI writes that bear on MCP and
+    /// this reader does not read (approvals, tool search) WHEN they are
+    /// read THEN each is counted not read, by its kind; a repeated skill
+    /// (`skill.invoked_ref`, 1.0.87 on) is a skill invoked.
+    #[test]
+    fn approvals_are_counted_not_read_and_a_repeated_skill_is_read() {
+        let at = Timestamp::parse_rfc3339("2026-01-01T00:00:02.000Z");
+        for kind in [
+            "permission.requested",
+            "permission.completed",
+            "tool_search.activated",
+        ] {
+            let record = format!(
+                r#"{{"type":"{kind}","data":{{"requestId":"r1"}},"id":"e3","timestamp":"2026-01-01T00:00:02.000Z","parentId":null}}"#
+            );
+            assert_eq!(answer_to(&record, &[]), RecordAnswer::not_read(kind, at));
+        }
+        let skill = read_one(
+            r#"{"type":"skill.invoked_ref","id":"e4","timestamp":"2026-01-01T00:00:03.000Z","data":{"name":"greet","path":"/p","contentId":"sha256:00","contentLength":3}}"#,
+        );
+        let cap = skill.evidence[0].capability.as_deref().expect("a skill");
+        assert_eq!(cap.name, "greet");
     }
 
     #[test]

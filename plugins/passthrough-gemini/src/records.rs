@@ -31,11 +31,14 @@ use tether_core::records::{
 use tether_sdk::records::{
     answer, call, failure, listed, mcp_double, outcome, push, skill_invoked,
 };
+use tether_sdk::telemetry::status;
 
 use crate::telemetry::Flavor;
 
 /// Gemini's chat files.
 pub const GEMINI_CHAT: &str = "chat";
+/// Gemini's chat files before 0.39: one JSON document each, rewritten whole.
+pub const GEMINI_LEGACY_CHAT: &str = "chat_json";
 /// Qwen's chat files.
 pub const QWEN_CHAT: &str = "chat";
 /// Qwen's debug logs.
@@ -44,11 +47,11 @@ pub const QWEN_DEBUG: &str = "debug_log";
 /// Where each flavor writes its session records.
 pub fn sources(flavor: Flavor) -> Vec<RecordSource> {
     match flavor {
-        Flavor::Gemini => vec![RecordSource::lines(
-            GEMINI_CHAT,
-            ".gemini",
-            "tmp/*/chats/session-*.jsonl",
-        )],
+        Flavor::Gemini => vec![
+            RecordSource::lines(GEMINI_CHAT, ".gemini", "tmp/*/chats/session-*.jsonl"),
+            RecordSource::lines(GEMINI_LEGACY_CHAT, ".gemini", "tmp/*/chats/session-*.json")
+                .document(),
+        ],
         Flavor::Qwen => vec![
             RecordSource::lines(QWEN_CHAT, ".qwen", "projects/*/chats/*.jsonl"),
             RecordSource::lines(QWEN_DEBUG, ".qwen", "debug/*.txt"),
@@ -60,6 +63,7 @@ pub fn sources(flavor: Flavor) -> Vec<RecordSource> {
 pub fn read(flavor: Flavor, file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match (flavor, file.role) {
         (Flavor::Gemini, GEMINI_CHAT) => gemini_chat(file, record),
+        (Flavor::Gemini, GEMINI_LEGACY_CHAT) => gemini_legacy_chat(file, record),
         (Flavor::Qwen, QWEN_CHAT) => qwen_chat(record),
         (Flavor::Qwen, QWEN_DEBUG) => qwen_debug(file, record),
         _ => RecordAnswer::Unknown,
@@ -84,6 +88,22 @@ struct GeminiLine<'a> {
     start: Option<Cow<'a, str>>,
     #[serde(rename = "toolCalls", borrow, default)]
     tool_calls: Vec<GeminiCall<'a>>,
+    /// An `error`, `warning` or `info` record's words (a `user` or
+    /// `gemini` record's content is parts, never read): scanned for a
+    /// server's name and a reason, never kept.
+    #[serde(borrow, default)]
+    content: Option<GeminiContent<'a>>,
+    /// `/rewind` (0.39 on): the message it rewound to.
+    #[serde(rename = "$rewindTo", default)]
+    rewind: Option<serde::de::IgnoredAny>,
+}
+
+/// A message's content: words (the UI's own records), or parts.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum GeminiContent<'a> {
+    Words(#[serde(borrow)] Cow<'a, str>),
+    Parts(serde::de::IgnoredAny),
 }
 
 /// A `$set` line: an update of the chat's metadata, read for its time.
@@ -140,24 +160,88 @@ fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             None => RecordAnswer::Ignored,
         };
     }
+    if line.rewind.is_some() {
+        // The user rewound the chat: the calls before it stay calls.
+        return RecordAnswer::Ignored;
+    }
     if reading.session.is_none() && line.kind.is_none() {
         return RecordAnswer::Unknown;
     }
+    if let Some(kind) = message(&mut reading, &line) {
+        return RecordAnswer::not_read(kind, reading.at);
+    }
+    answer(reading)
+}
+
+/// A chat file before 0.39 (`session-*.json`): the session's metadata and
+/// every message in one document, read as the lines of a later chat are.
+#[derive(Deserialize)]
+struct GeminiDocument<'a> {
+    #[serde(rename = "sessionId", borrow, default)]
+    session: Option<Cow<'a, str>>,
+    #[serde(rename = "startTime", borrow, default)]
+    start: Option<Cow<'a, str>>,
+    #[serde(rename = "lastUpdated", borrow, default)]
+    last_updated: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    messages: Vec<GeminiLine<'a>>,
+}
+
+fn gemini_legacy_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    let Ok(document) = serde_json::from_str::<GeminiDocument<'_>>(record) else {
+        return RecordAnswer::Unknown;
+    };
+    let Some(session) = document.session.as_deref().and_then(name) else {
+        return RecordAnswer::Unknown;
+    };
+    let mut reading = RecordReading::of(Some(session));
+    reading.project = file.from_end(2).and_then(project_of);
+    let start = time(document.start.as_deref());
+    reading.until = time(document.last_updated.as_deref());
+    for line in &document.messages {
+        reading.at = time(line.timestamp.as_deref()).or(start);
+        // A UI record about MCP that names no server is not counted apart:
+        // the document is one record, read.
+        let _ = message(&mut reading, line);
+    }
+    reading.at = start;
+    answer(reading)
+}
+
+/// What one chat message shows, into `reading`: a UI record's named server
+/// (failed, or wanting a login), a skill activated, each MCP tool call. A
+/// UI record about MCP that names no server gives its kind, not read.
+fn message(reading: &mut RecordReading, line: &GeminiLine<'_>) -> Option<&'static str> {
+    let at = reading.at.unwrap_or(Timestamp(0));
+    if let (Some(kind @ ("error" | "warning" | "info")), Some(GeminiContent::Words(words))) =
+        (line.kind.as_deref(), &line.content)
+    {
+        match ui_message(words, at) {
+            Some(evidence) => push(reading, evidence),
+            None if words.contains("MCP") => {
+                return Some(match kind {
+                    "error" => "error:mcp",
+                    "warning" => "warning:mcp",
+                    _ => "info:mcp",
+                });
+            }
+            None => {}
+        }
+        return None;
+    }
     for c in &line.tool_calls {
+        let at = time(c.timestamp.as_deref()).unwrap_or(at);
         if c.name.as_deref() == Some(ACTIVATE_SKILL) {
             let skill = match &c.args {
                 Some(SkillArgs::Named { name: Some(skill) }) => name(skill),
                 _ => None,
             };
             if let Some(skill) = skill {
-                let at = time(c.timestamp.as_deref())
-                    .or(reading.at)
-                    .unwrap_or(Timestamp(0));
                 let mut skill = CapabilityEvent::skill(&skill);
                 if let Some(status) = c.status.as_deref() {
                     skill = skill.ended(outcome_of_ok(status == "success"), None);
                 }
-                push(&mut reading, skill_invoked(skill, c.id.as_deref(), at));
+                push(reading, skill_invoked(skill, c.id.as_deref(), at));
             }
             continue;
         }
@@ -173,13 +257,53 @@ fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         let (Some(server), Some(tool)) = (name(server), name(tool)) else {
             continue;
         };
-        let at = time(c.timestamp.as_deref())
-            .or(reading.at)
-            .unwrap_or(Timestamp(0));
-        let ok = c.status.as_deref().map(|s| s == "success");
-        push(&mut reading, call(&server, &tool, c.id.as_deref(), ok, at));
+        // `success` or `error`; a `cancelled` call (the user, or a policy,
+        // stopped it) is no failure, and its outcome is left unknown.
+        let ok = match c.status.as_deref() {
+            Some("success") => Some(true),
+            Some("error") => Some(false),
+            _ => None,
+        };
+        push(reading, call(&server, &tool, c.id.as_deref(), ok, at));
     }
-    answer(reading)
+    None
+}
+
+/// What one of Gemini CLI's own UI records (`error`, `warning`, `info`,
+/// written in an interactive session) says of a named server: it failed
+/// to start or connect (the reason read from the words after its name,
+/// never kept), or it wants a login.
+fn ui_message(words: &str, at: Timestamp) -> Option<tether_core::model::Evidence> {
+    // 0.31 and before always, later releases once the user asked for MCP.
+    const FAILED: &[&str] = &[
+        "Error during discovery for MCP server '",
+        "Error initializing MCP server '",
+        "Fatal error ensuring MCP server '",
+        "Error connecting to MCP server '",
+    ];
+    const LOGIN: &[&str] = &["MCP server '", "Could not configure OAuth for '"];
+    for prefix in FAILED {
+        if let Some((server, why)) = words
+            .split_once(prefix)
+            .and_then(|(_, rest)| rest.split_once("'"))
+            && let Some(server) = name(server)
+        {
+            return Some(failure(&server, why, at));
+        }
+    }
+    for prefix in LOGIN {
+        if let Some((server, why)) = words
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.split_once("'"))
+            && (why.starts_with(" requires authentication")
+                || why.starts_with(" rejected stored OAuth token")
+                || why.starts_with(" - please authenticate"))
+            && let Some(server) = name(server)
+        {
+            return Some(status(&server, "needs-auth", at));
+        }
+    }
+    None
 }
 
 #[derive(Deserialize)]
@@ -243,6 +367,10 @@ struct QwenResult<'a> {
     call: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     status: Option<Cow<'a, str>>,
+    /// Set where a policy or a hook refused the call
+    /// (`execution_denied`): it never ran.
+    #[serde(rename = "errorType", borrow, default)]
+    error_type: Option<Cow<'a, str>>,
 }
 
 const QWEN_KNOWN: &[&str] = &["user", "assistant", "system", "tool_result"];
@@ -288,9 +416,20 @@ fn qwen_chat(record: &str) -> RecordAnswer {
             );
         }
     }
+    // `success` or `error`; a call the user cancelled, or a policy or a
+    // hook refused (`execution_denied`), never ran: no failure, and its
+    // outcome is left unknown.
     if let Some(result) = &line.result
-        && let (Some(id), Some(status)) = (result.call.as_deref(), result.status.as_deref())
-        && let Some(done) = outcome(id, status == "success", at)
+        && result.error_type.as_deref() != Some("execution_denied")
+        && let (Some(id), Some(ok)) = (
+            result.call.as_deref(),
+            match result.status.as_deref() {
+                Some("success") => Some(true),
+                Some("error") => Some(false),
+                _ => None,
+            },
+        )
+        && let Some(done) = outcome(id, ok, at)
     {
         reading.evidence.push(done);
     }
@@ -323,6 +462,8 @@ fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     reading.at = Some(at);
     if let Some(after) = rest
         .split_once("Error during discovery for server '")
+        .or_else(|| rest.split_once("Error during incremental discovery for server '"))
+        .or_else(|| rest.split_once("Error connecting to MCP server '"))
         .map(|x| x.1)
         && let Some((server, why)) = after.split_once("': ")
         && let Some(server) = name(server)
