@@ -94,6 +94,9 @@ func TestAnUnknownVocabularyWordIsKept(t *testing.T) {
 	if row.Status != "hibernating" || row.Status.Known() || row.Color.Known() {
 		t.Fatalf("status %q known=%v color %q", row.Status, row.Status.Known(), row.Color)
 	}
+	if row.Status.OrUnknown() != tether.DisplayStatusUnknown || tether.DisplayStatusFailed.OrUnknown() != tether.DisplayStatusFailed {
+		t.Fatalf("OrUnknown: %q", row.Status.OrUnknown())
+	}
 	if !tether.DisplayStatusActive.Known() || len(tether.DisplayStatusValues) != 7 {
 		t.Fatal("the known statuses")
 	}

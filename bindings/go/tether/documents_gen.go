@@ -483,6 +483,15 @@ func (v CallOutcome) Known() bool {
 	return false
 }
 
+// OrUnknown is v when this binding knows it, else CallOutcomeUnknown: the
+// vocabulary's own word for a value it cannot place.
+func (v CallOutcome) OrUnknown() CallOutcome {
+	if v.Known() {
+		return v
+	}
+	return CallOutcomeUnknown
+}
+
 // CapabilityEvent is `#/$defs/CapabilityEvent` of attempt, history, probe-report, session, status-session.
 //
 // Which skill, hook or plugin a piece of evidence is about, and how its
@@ -1581,6 +1590,15 @@ func (v DisplayStatus) Known() bool {
 		return true
 	}
 	return false
+}
+
+// OrUnknown is v when this binding knows it, else DisplayStatusUnknown: the
+// vocabulary's own word for a value it cannot place.
+func (v DisplayStatus) OrUnknown() DisplayStatus {
+	if v.Known() {
+		return v
+	}
+	return DisplayStatusUnknown
 }
 
 // DisplayVocabulary is the status-display document (`tether schema status-display`).
@@ -6101,6 +6119,15 @@ func (v StageState) Known() bool {
 		return true
 	}
 	return false
+}
+
+// OrUnknown is v when this binding knows it, else StageStateUnknown: the
+// vocabulary's own word for a value it cannot place.
+func (v StageState) OrUnknown() StageState {
+	if v.Known() {
+		return v
+	}
+	return StageStateUnknown
 }
 
 // Stages is `#/$defs/Stages` of attempt, history, probe-report, session, status-session.

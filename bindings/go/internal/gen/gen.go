@@ -632,6 +632,16 @@ func emitEnum(b *bytes.Buffer, name string, values []enumValue, open bool) error
 		b.WriteString(name + exported(v.value))
 	}
 	b.WriteString(":\n\t\treturn true\n\t}\n\treturn false\n}\n\n")
+	for _, v := range values {
+		if v.value == "unknown" {
+			// The vocabulary has its own word for "not known": a reader
+			// that must show one of its words falls back to it, as
+			// tether-core does.
+			fmt.Fprintf(b, "// OrUnknown is v when this binding knows it, else %sUnknown: the\n", name)
+			fmt.Fprintf(b, "// vocabulary's own word for a value it cannot place.\n")
+			fmt.Fprintf(b, "func (v %s) OrUnknown() %s {\n\tif v.Known() {\n\t\treturn v\n\t}\n\treturn %sUnknown\n}\n\n", name, name, name)
+		}
+	}
 	return nil
 }
 
