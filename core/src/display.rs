@@ -627,14 +627,26 @@ pub fn stopped(row: &ServerAttachment) -> String {
                 )
             }
         }
-        DisplayStatus::Delivered => "given to the agent; nothing shows it connected".to_owned(),
+        DisplayStatus::Delivered => {
+            with_note("given to the agent; nothing shows it connected", row)
+        }
         DisplayStatus::Unknown => {
             if stages.delivered.state == StageState::Yes {
-                "given to the agent; nothing shows it connected".to_owned()
+                with_note("given to the agent; nothing shows it connected", row)
             } else {
-                "configured; nothing shows the session used it".to_owned()
+                with_note("configured; nothing shows the session used it", row)
             }
         }
+    }
+}
+
+/// `sentence`, then the row's note where it has one (a harness's warning
+/// that the server was slow to connect, say): said beside the silence,
+/// never in its place.
+fn with_note(sentence: &str, row: &ServerAttachment) -> String {
+    match &row.note {
+        Some(note) => format!("{sentence} ({note})"),
+        None => sentence.to_owned(),
     }
 }
 
