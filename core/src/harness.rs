@@ -211,6 +211,15 @@ pub trait HarnessReader: Send + Sync {
         None
     }
 
+    /// The harness's census: every kind of record, event, field and
+    /// telemetry its shipped code writes that bears on MCP servers, tools,
+    /// skills, hooks, plugins, auth or permissions, each read (with the
+    /// evidence it gives) or not (with why). The book's table of records is
+    /// written from it. The default: none taken.
+    fn census(&self) -> Vec<crate::records::CensusEntry> {
+        Vec::new()
+    }
+
     /// What the harness's session records show of its skills, hooks and
     /// plugins at run time: where they show a kind, a configured one the
     /// session never showed reads "never fired"; where they do not, it

@@ -280,6 +280,66 @@ impl RecordAnswer {
     }
 }
 
+/// One kind of record, event, attachment, field or telemetry a harness
+/// writes that bears on MCP servers, tools, skills, hooks, plugins, auth or
+/// permissions, as the harness's own shipped code names it: an entry of its
+/// census ([`HarnessReader::census`](crate::harness::HarnessReader::census)).
+/// Either Tether reads it (`read`, with the evidence it gives) or it does
+/// not (with why). Data, so a test writes the book's table from it and
+/// checks every installed release against it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CensusEntry {
+    /// Where the harness writes it: a record source's role (`transcript`,
+    /// `rollout`, `events`, `chat`, `debug_log`, …), `stream_json` (what a
+    /// headless run prints), `telemetry` or `config`.
+    pub source: String,
+    /// The kind as the harness's code names it (`system/stop_hook_summary`,
+    /// `attachment/deferred_tools_delta`, a field such as
+    /// `deferred_tools_delta.needsAuthMcpServers`, an event name).
+    pub kind: String,
+    /// The releases that write it, as verified (`2.1.197–2.1.332`, `≤
+    /// 1.0.88`, `0.142.5 on`).
+    pub releases: String,
+    /// Whether Tether reads it.
+    pub read: bool,
+    /// Read: the evidence it gives. Not read: why (its shape is not yet
+    /// verified, it holds only payload, it is never written to disk, …).
+    pub says: String,
+    /// What a missing record of this kind can and cannot mean, where the
+    /// harness writes it only sometimes (a hook recorded only when it fails
+    /// or prints): the sentence a display says in place of "never".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silence: Option<String>,
+}
+
+impl CensusEntry {
+    /// A kind Tether reads, and the evidence it gives.
+    pub fn read(source: &str, kind: &str, releases: &str, gives: &str) -> Self {
+        CensusEntry {
+            source: source.to_owned(),
+            kind: kind.to_owned(),
+            releases: releases.to_owned(),
+            read: true,
+            says: gives.to_owned(),
+            silence: None,
+        }
+    }
+
+    /// A kind Tether does not read, and why.
+    pub fn not_read(source: &str, kind: &str, releases: &str, why: &str) -> Self {
+        CensusEntry {
+            read: false,
+            ..CensusEntry::read(source, kind, releases, why)
+        }
+    }
+
+    /// The same entry, with what its absence can and cannot mean.
+    pub fn silence(mut self, meaning: &str) -> Self {
+        self.silence = Some(meaning.to_owned());
+        self
+    }
+}
+
 /// Kinds named per file or note, at most.
 pub const MAX_NOT_READ_KINDS: usize = 16;
 
