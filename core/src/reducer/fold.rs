@@ -462,12 +462,12 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
         }
         // pending, unknown words: no stage is shown yet. A pending report
         // with a summary (a reader's fixed sentence: the harness warned
-        // that the server was slow to connect) is the row's note, where it
-        // has none.
+        // that the server was slow to connect) is the row's note; of two,
+        // the first by content, so order never matters.
         Some(ReportedState::Pending) | None => {
             if let Some(summary) = &ev.summary
                 && ev.reported_status.as_deref() == Some("pending")
-                && row.note.is_none()
+                && row.note.as_ref().is_none_or(|n| summary < n)
             {
                 row.note = Some(summary.clone());
                 changed = true;
