@@ -178,7 +178,10 @@ impl CapabilityRow {
 }
 
 fn is_failure(outcome: &UseOutcome) -> bool {
-    !matches!(outcome, UseOutcome::Succeeded | UseOutcome::Blocked)
+    !matches!(
+        outcome,
+        UseOutcome::Succeeded | UseOutcome::Blocked | UseOutcome::Unknown
+    )
 }
 
 /// Whether `event` is about `row`.

@@ -525,6 +525,11 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The harness (or its model provider) offers at most so many tools in one request, and this tool fell past the limit: it was not sent, or the request was refused.",
             "Split the server, turn off the servers this session does not need, or filter their tools in the harness's configuration.",
         ),
+        R::DroppedByHarness => (
+            Tool,
+            "The harness dropped the tool before the model saw it, and its own record says so, for a reason it gives in words Tether does not keep (Claude Code's `mcp_dropped_tools_delta`).",
+            "Run `tether endpoint-test` on the server and look at the tool's definition; the harness's own `/mcp` view names the reason.",
+        ),
         R::SchemaUnsupported => (
             Tool,
             "The tool's input schema uses a JSON Schema construct the harness or its provider does not accept, so the harness dropped the tool (or the provider refused the request).",

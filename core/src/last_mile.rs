@@ -263,7 +263,11 @@ fn hash_suffixed(name: &str) -> Option<&str> {
 pub fn unaccepted(reason: Option<&ReasonCode>) -> bool {
     matches!(
         reason,
-        Some(ReasonCode::SchemaUnsupported | ReasonCode::NameCollision)
+        Some(
+            ReasonCode::SchemaUnsupported
+                | ReasonCode::NameCollision
+                | ReasonCode::DroppedByHarness
+        )
     )
 }
 

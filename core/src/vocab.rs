@@ -208,6 +208,9 @@ open_vocabulary! {
         /// The server's connection closed before its start-up finished (a
         /// stdio server whose process exited, most often).
         ConnectionClosed => "connection_closed",
+        /// The harness dropped a tool before the model saw it, for a reason
+        /// its record gives in words Tether does not keep.
+        DroppedByHarness => "dropped_by_harness",
         /// The server wants credentials.
         AuthRequired => "auth_required",
         /// The peer broke the protocol.
@@ -388,6 +391,9 @@ open_vocabulary! {
         TimedOut => "timed_out",
         /// It was cancelled before it finished.
         Cancelled => "cancelled",
+        /// It ran, and how it ended is not recorded (several hooks ran and
+        /// the harness recorded their errors without saying whose).
+        Unknown => "unknown",
     }
 }
 

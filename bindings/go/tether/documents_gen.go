@@ -4562,7 +4562,7 @@ func (x *ReaderNote) UnmarshalJSON(data []byte) error {
 
 // ReasonCode is `#/$defs/ReasonCode` of attempt, endpoint-test, history, inventory, inventory-changes, probe-report, session, sessions, status-fleet-servers, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed
+// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -4588,6 +4588,7 @@ const (
 	ReasonCodeTimeout               ReasonCode = "timeout"
 	ReasonCodeConnectionRefused     ReasonCode = "connection_refused"
 	ReasonCodeConnectionClosed      ReasonCode = "connection_closed"
+	ReasonCodeDroppedByHarness      ReasonCode = "dropped_by_harness"
 	ReasonCodeAuthRequired          ReasonCode = "auth_required"
 	ReasonCodeProtocolError         ReasonCode = "protocol_error"
 	ReasonCodeServerError           ReasonCode = "server_error"
@@ -4630,12 +4631,12 @@ const (
 )
 
 // ReasonCodeValues are the values of ReasonCode this binding knows, in the schema's order.
-var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed}
+var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed}
 
 // Known reports whether v is one of ReasonCodeValues.
 func (v ReasonCode) Known() bool {
 	switch v {
-	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed:
+	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed:
 		return true
 	}
 	return false
@@ -7242,7 +7243,7 @@ func (v Trigger) Known() bool {
 
 // UseOutcome is `#/$defs/UseOutcome` of attempt, history, probe-report, session, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: succeeded failed command_not_found blocked timed_out cancelled
+// An open vocabulary: consumers must accept values they do not know. Known values: succeeded failed command_not_found blocked timed_out cancelled unknown
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -7257,18 +7258,28 @@ const (
 	UseOutcomeBlocked         UseOutcome = "blocked"
 	UseOutcomeTimedOut        UseOutcome = "timed_out"
 	UseOutcomeCancelled       UseOutcome = "cancelled"
+	UseOutcomeUnknown         UseOutcome = "unknown"
 )
 
 // UseOutcomeValues are the values of UseOutcome this binding knows, in the schema's order.
-var UseOutcomeValues = []UseOutcome{UseOutcomeSucceeded, UseOutcomeFailed, UseOutcomeCommandNotFound, UseOutcomeBlocked, UseOutcomeTimedOut, UseOutcomeCancelled}
+var UseOutcomeValues = []UseOutcome{UseOutcomeSucceeded, UseOutcomeFailed, UseOutcomeCommandNotFound, UseOutcomeBlocked, UseOutcomeTimedOut, UseOutcomeCancelled, UseOutcomeUnknown}
 
 // Known reports whether v is one of UseOutcomeValues.
 func (v UseOutcome) Known() bool {
 	switch v {
-	case UseOutcomeSucceeded, UseOutcomeFailed, UseOutcomeCommandNotFound, UseOutcomeBlocked, UseOutcomeTimedOut, UseOutcomeCancelled:
+	case UseOutcomeSucceeded, UseOutcomeFailed, UseOutcomeCommandNotFound, UseOutcomeBlocked, UseOutcomeTimedOut, UseOutcomeCancelled, UseOutcomeUnknown:
 		return true
 	}
 	return false
+}
+
+// OrUnknown is v when this binding knows it, else UseOutcomeUnknown: the
+// vocabulary's own word for a value it cannot place.
+func (v UseOutcome) OrUnknown() UseOutcome {
+	if v.Known() {
+		return v
+	}
+	return UseOutcomeUnknown
 }
 
 // Verdict is `#/$defs/Verdict` of probe-report.

@@ -97,6 +97,27 @@ struct Line<'a> {
     /// its tools' names are read.
     #[serde(borrow, default)]
     shape: Option<Shape<'a>>,
+    /// A `system` record's kind (`stop_hook_summary`, …).
+    #[serde(borrow, default)]
+    subtype: Option<Cow<'a, str>>,
+    /// `stop_hook_summary`: each Stop hook that ran (its command's shape
+    /// only is kept), the blocking errors they gave (counted, never read),
+    /// and whether one stopped the turn from ending.
+    #[serde(rename = "hookInfos", borrow, default)]
+    hook_infos: Vec<HookInfo<'a>>,
+    #[serde(rename = "hookErrors", default)]
+    hook_errors: Vec<serde::de::IgnoredAny>,
+    #[serde(rename = "preventedContinuation", default)]
+    prevented: Option<bool>,
+    /// `stop_hook_summary` of a subagent: `SubagentStop`.
+    #[serde(rename = "hookLabel", borrow, default)]
+    hook_label: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct HookInfo<'a> {
+    #[serde(borrow, default)]
+    command: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -140,6 +161,10 @@ struct Attachment<'a> {
     kind: Option<Cow<'a, str>>,
     #[serde(rename = "addedNames", default)]
     added: Vec<Cow<'a, str>>,
+    /// `mcp_dropped_tools_delta` (2.1.3xx): `"TOOL" (MCP server "SERVER"):
+    /// "REASON"` per tool Claude Code dropped before the model saw it.
+    #[serde(rename = "addedEntries", default)]
+    added_entries: Vec<Cow<'a, str>>,
     /// `deferred_tools_record` (2.1.3xx): the tools whose schemas were
     /// loaded for the model.
     #[serde(borrow, default)]
@@ -350,7 +375,11 @@ fn transcript(record: &str) -> RecordAnswer {
             at,
         );
         for failed in &attachment.failed {
-            if let Some(server) = failed.name.as_deref().and_then(name) {
+            if let Some(server) = failed
+                .name
+                .as_deref()
+                .and_then(|n| listed_server(&mut reading, n, at))
+            {
                 // The reason from the words (ENOENT, …), never the words.
                 let words = [failed.code.as_deref(), failed.error.as_deref()]
                     .into_iter()
@@ -360,19 +389,127 @@ fn transcript(record: &str) -> RecordAnswer {
                 push(&mut reading, failure(&server, &words, at));
             }
         }
-        for server in attachment
-            .needs_auth
-            .iter()
-            .flatten()
-            .filter_map(|s| name(s))
-        {
-            push(&mut reading, status(&server, "needs-auth", at));
+        for listed in attachment.needs_auth.iter().flatten() {
+            if let Some(server) = listed_server(&mut reading, listed, at) {
+                push(&mut reading, status(&server, "needs-auth", at));
+            }
         }
-        for server in attachment.pending.iter().flatten().filter_map(|s| name(s)) {
-            name_server(&mut reading, &server);
+        for listed in attachment.pending.iter().flatten() {
+            if let Some(server) = listed_server(&mut reading, listed, at) {
+                name_server(&mut reading, &server);
+            }
         }
     }
+    if let Some(attachment) = &line.attachment
+        && attachment.kind.as_deref() == Some("mcp_dropped_tools_delta")
+    {
+        for entry in &attachment.added_entries {
+            if let Some((server, tool, reason)) = dropped_tool(entry) {
+                push(&mut reading, withheld(&server, &tool, reason, at));
+            }
+        }
+    }
+    if kind == "system" && line.subtype.as_deref() == Some("stop_hook_summary") {
+        stop_hooks(&mut reading, &line, at);
+    }
     answer(reading)
+}
+
+/// Claude Code's own rule for the name a server's tools carry
+/// (`mcp__NAME__TOOL`): each character outside `[A-Za-z0-9_-]` becomes
+/// `_`, and a claude.ai connector's name (`claude.ai Slack`) also has its
+/// runs of `_` squeezed and its ends trimmed (`claude_ai_Slack`). Read in
+/// 2.1.332's own code.
+pub fn tool_name_of_server(server: &str) -> String {
+    let replaced: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !server.starts_with("claude.ai ") {
+        return replaced;
+    }
+    let mut squeezed = String::with_capacity(replaced.len());
+    for c in replaced.chars() {
+        if !(c == '_' && squeezed.ends_with('_')) {
+            squeezed.push(c);
+        }
+    }
+    squeezed.trim_matches('_').to_owned()
+}
+
+/// A server a `deferred_tools_delta` list names: by its name, or (a
+/// claude.ai connector, 2.1.2xx on) by its display name, which becomes the
+/// name its tools carry; the display name is kept for people as the row's
+/// note, where it is a plain name.
+fn listed_server(reading: &mut RecordReading, listed: &str, at: Timestamp) -> Option<String> {
+    let listed = listed.trim();
+    if let Some(server) = name(listed) {
+        return Some(server);
+    }
+    let server = name(&tool_name_of_server(listed))?;
+    let plain = listed.len() <= 64
+        && listed
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '.' | '-' | '_' | '(' | ')'))
+        && tether_core::sanitize::name(listed) == listed;
+    if plain {
+        let mut shown = status(&server, "pending", at);
+        shown.summary = Some(format!("shown in Claude Code as \u{201c}{listed}\u{201d}"));
+        push(reading, shown);
+    }
+    Some(server)
+}
+
+/// One entry of `mcp_dropped_tools_delta`: `"TOOL" (MCP server "SERVER"):
+/// "REASON"`, as (server, tool, reason code). An entry that names no tool
+/// (`MCP server "S": N tools excluded (…)`) gives nothing.
+fn dropped_tool(entry: &str) -> Option<(String, String, tether_core::vocab::ReasonCode)> {
+    let rest = entry.strip_prefix('"')?;
+    let (tool, rest) = rest.split_once("\" (MCP server \"")?;
+    let (server, why) = rest.split_once("\"): ")?;
+    let reason = if why.contains("schema") {
+        tether_core::vocab::ReasonCode::SchemaUnsupported
+    } else {
+        tether_core::vocab::ReasonCode::DroppedByHarness
+    };
+    Some((name(server)?, name(tool)?, reason))
+}
+
+/// `stop_hook_summary` (2.1.2xx on): the only trace of Stop hooks that ran
+/// and succeeded. One run per hook it lists, each named by its event
+/// (`Stop`, or its label: `SubagentStop`), with its command's shape. No
+/// blocking error: each succeeded. One hook and an error (or a stopped
+/// turn): it blocked. Several hooks and errors: which one gave them is not
+/// recorded, so none is said to have.
+fn stop_hooks(reading: &mut RecordReading, line: &Line<'_>, at: Timestamp) {
+    let event = line
+        .hook_label
+        .as_deref()
+        .and_then(name)
+        .unwrap_or_else(|| "Stop".to_owned());
+    let blocked = !line.hook_errors.is_empty() || line.prevented == Some(true);
+    let outcome = match (blocked, line.hook_infos.len()) {
+        (false, _) => Some(UseOutcome::Succeeded),
+        (true, 1) => Some(UseOutcome::Blocked),
+        _ => Some(UseOutcome::Unknown),
+    };
+    for (i, info) in line.hook_infos.iter().enumerate().take(64) {
+        let mut hook = CapabilityEvent::hook(&event, Some(&event));
+        if let Some(command) = info.command.as_deref() {
+            hook = hook.command(command);
+        }
+        if let Some(outcome) = outcome.clone() {
+            hook = hook.ended(outcome, None);
+        }
+        let id = line.uuid.as_deref().map(|u| format!("{u}:{i}"));
+        push(reading, hook_fired(hook, id.as_deref(), at));
+    }
 }
 
 /// The hook attachments and how each says its run ended.

@@ -147,3 +147,144 @@ fn api_request_shape_names_the_tools_one_request_held_and_nothing_else() {
     );
     assert!(!format!("{got:?}").contains("SECRET"));
 }
+
+/// GIVEN a `deferred_tools_delta` that names claude.ai connectors by their
+/// display names (an Agent SDK run, 2.1.259) WHEN it is read THEN each is
+/// a row under the name its tools carry (Claude Code's own rule:
+/// `claude.ai Slack` → `claude_ai_Slack`), needing a login, with its
+/// display name kept for people as a note.
+#[test]
+fn connectors_named_by_display_name_need_a_login_under_their_tools_name() {
+    use tether_passthrough_claude::records::tool_name_of_server;
+    assert_eq!(tool_name_of_server("claude.ai Slack"), "claude_ai_Slack");
+    assert_eq!(
+        tool_name_of_server("claude.ai  Google Drive"),
+        "claude_ai_Google_Drive"
+    );
+    assert_eq!(tool_name_of_server("my.server"), "my_server");
+    assert_eq!(tool_name_of_server("time"), "time");
+    let record = format!(
+        r#"{{"type":"attachment",{HEAD},"attachment":{{"type":"deferred_tools_delta","addedNames":["mcp__claude_ai_Slack__authenticate"],"removedNames":[],"needsAuthMcpServers":["claude.ai Slack","claude.ai Notion"],"pendingMcpServers":["claude.ai Gmail"]}}}}"#
+    );
+    let RecordAnswer::Read(reading) = answer(&record) else {
+        panic!("not read");
+    };
+    let auth: Vec<&str> = reading
+        .evidence
+        .iter()
+        .filter(|e| e.reported_status.as_deref() == Some("needs-auth"))
+        .filter_map(|e| e.server.as_deref())
+        .collect();
+    assert!(
+        auth.contains(&"claude_ai_Slack") && auth.contains(&"claude_ai_Notion"),
+        "{auth:?}"
+    );
+    let notes: Vec<(&str, &str)> = reading
+        .evidence
+        .iter()
+        .filter_map(|e| Some((e.server.as_deref()?, e.summary.as_deref()?)))
+        .collect();
+    assert!(
+        notes.contains(&(
+            "claude_ai_Gmail",
+            "shown in Claude Code as \u{201c}claude.ai Gmail\u{201d}"
+        )),
+        "{notes:?}"
+    );
+    let names: Vec<&str> = reading.servers.iter().map(|s| s.name.as_str()).collect();
+    for server in ["claude_ai_Slack", "claude_ai_Notion", "claude_ai_Gmail"] {
+        assert!(names.contains(&server), "{names:?}");
+    }
+}
+
+/// GIVEN a `stop_hook_summary` (the shape 2.1.332's code writes: `hookCount`,
+/// `hookInfos[{command, durationMs}]`, `hookErrors`,
+/// `preventedContinuation`) WHEN it is read THEN each Stop hook ran once
+/// with its command's basename and how it ended; a planted secret in a
+/// command's path or arguments is never kept.
+#[test]
+fn stop_hook_summaries_are_the_stop_hooks_that_ran() {
+    let ran = |record: &str| -> Vec<(String, Option<String>, Option<String>)> {
+        let RecordAnswer::Read(reading) = answer(record) else {
+            panic!("not read: {record}");
+        };
+        assert!(!format!("{reading:?}").contains("planted"), "{reading:?}");
+        reading
+            .evidence
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::HookFired)
+            .map(|e| {
+                let c = e.capability.as_deref().expect("a hook");
+                (
+                    c.name.clone(),
+                    c.command.clone(),
+                    c.outcome.as_ref().map(|o| o.to_string()),
+                )
+            })
+            .collect()
+    };
+    let two = format!(
+        r#"{{"type":"system","subtype":"stop_hook_summary",{HEAD},"uuid":"u1","hookCount":2,"hookInfos":[{{"command":"/home/me/planted-secret/check.sh --token planted-abc","durationMs":12}},{{"command":"notify-send done","durationMs":3}}],"hookErrors":[],"preventedContinuation":false,"stopReason":"","hasOutput":false,"level":"suggestion"}}"#
+    );
+    assert_eq!(
+        ran(&two),
+        [
+            (
+                "Stop".to_owned(),
+                Some("check.sh".to_owned()),
+                Some("succeeded".to_owned())
+            ),
+            (
+                "Stop".to_owned(),
+                Some("notify-send".to_owned()),
+                Some("succeeded".to_owned())
+            ),
+        ]
+    );
+    let blocked = format!(
+        r#"{{"type":"system","subtype":"stop_hook_summary",{HEAD},"uuid":"u2","hookCount":1,"hookInfos":[{{"command":"gate.sh"}}],"hookErrors":["planted blocking words"],"preventedContinuation":false,"level":"suggestion"}}"#
+    );
+    assert_eq!(
+        ran(&blocked),
+        [(
+            "Stop".to_owned(),
+            Some("gate.sh".to_owned()),
+            Some("blocked".to_owned())
+        )]
+    );
+    let unclear = format!(
+        r#"{{"type":"system","subtype":"stop_hook_summary",{HEAD},"uuid":"u3","hookCount":2,"hookInfos":[{{"command":"a.sh"}},{{"command":"b.sh"}}],"hookErrors":["planted words"],"preventedContinuation":false}}"#
+    );
+    assert!(
+        ran(&unclear)
+            .iter()
+            .all(|(_, _, o)| o.as_deref() == Some("unknown"))
+    );
+}
+
+/// GIVEN an `mcp_dropped_tools_delta` (2.1.3xx) WHEN it is read THEN each
+/// tool it names was withheld by the harness, for its schema where the
+/// words say so; an entry naming no tool gives nothing.
+#[test]
+fn dropped_tools_are_withheld_by_the_harness() {
+    let record = format!(
+        r#"{{"type":"attachment",{HEAD},"attachment":{{"type":"mcp_dropped_tools_delta","addedEntries":["\"bad_tool\" (MCP server \"time\"): \"invalid input schema: planted\"","\"odd\" (MCP server \"time\"): \"planted other reason\"","MCP server \"big\": 40 tools excluded (invalid input schema)"]}}}}"#
+    );
+    assert_eq!(
+        evidence(&record),
+        [
+            (
+                EvidenceKind::ToolWithheld,
+                "time".to_owned(),
+                Some("bad_tool".to_owned()),
+                Some("schema_unsupported".to_owned())
+            ),
+            (
+                EvidenceKind::ToolWithheld,
+                "time".to_owned(),
+                Some("odd".to_owned()),
+                Some("dropped_by_harness".to_owned())
+            ),
+        ]
+    );
+}
