@@ -527,7 +527,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::DroppedByHarness => (
             Tool,
-            "The harness dropped the tool before the model saw it, and its own record says so, for a reason it gives in words Tether does not keep (Claude Code's `mcp_dropped_tools_delta`).",
+            "The harness dropped the tool before the model saw it, and its own record says so, for a reason it gives in words Tether does not keep.",
             "Run `tether endpoint-test` on the server and look at the tool's definition; the harness's own `/mcp` view names the reason.",
         ),
         R::SchemaUnsupported => (

@@ -4,7 +4,7 @@
 //!
 //! - GIVEN every linked harness's census WHEN the book's table is written
 //!   from it THEN it is the committed `book/src/reference/records.md`
-//!   (`TETHER_BLESS=1` writes it anew).
+//!   (`TETHER_UPDATE_BOOK=1` writes it anew).
 //! - GIVEN each harness's installed packages, pinned and newest, and its
 //!   scan (`tests/census/HARNESS.json`: the files to read and the patterns
 //!   that find a kind's name in the harness's own code) WHEN they are
@@ -47,7 +47,7 @@ fn page(censuses: &BTreeMap<String, Vec<CensusEntry>>) -> String {
     let mut out = String::from(
         "# What each harness writes, and what Tether reads of it\n\n\
          <!-- Written by tests/tests/census.rs from each plugin's census (`HarnessReader::census`); \
-         run `TETHER_BLESS=1 cargo test -p tether-tests --test census` after changing one. -->\n\n\
+         run `TETHER_UPDATE_BOOK=1 cargo test -p tether-tests --test census` after changing one. -->\n\n\
          Every kind of record, event, field and telemetry a harness's own shipped code writes that \
          bears on MCP servers, tools, skills, hooks, plugins, auth or permissions, per harness and \
          release. Each is **read** (with the evidence it gives) or **not read** (with why). Where a \
@@ -108,13 +108,13 @@ fn the_book_s_table_of_records_is_written_from_every_census() {
     }
     let want = page(&censuses);
     let path = root().join("book/src/reference/records.md");
-    if std::env::var_os("TETHER_BLESS").is_some() {
+    if std::env::var_os("TETHER_UPDATE_BOOK").is_some() {
         std::fs::write(&path, &want).expect("write the page");
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
-        "book/src/reference/records.md is not what the censuses say: run TETHER_BLESS=1 cargo test -p tether-tests --test census"
+        "book/src/reference/records.md is not what the censuses say: run TETHER_UPDATE_BOOK=1 cargo test -p tether-tests --test census"
     );
 }
 
