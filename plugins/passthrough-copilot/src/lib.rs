@@ -20,6 +20,7 @@
 //! - Scans Copilot's own configuration for `tether inventory`
 //!   ([`config_scan`]).
 
+pub mod census;
 pub mod config_scan;
 pub mod records;
 pub mod telemetry;
@@ -206,6 +207,10 @@ fn copilot_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
+    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
+        census::census()
+    }
+
     /// Its session events show each skill it loads for the model and each
     /// run of an event's hooks (see `records.rs`).
     fn records_show(&self) -> tether_core::harness::RunTimeShown {

@@ -18,6 +18,7 @@
 //! - Scans OpenCode's own configuration for `tether inventory`
 //!   ([`config_scan`]).
 
+pub mod census;
 pub mod config_scan;
 pub mod records;
 pub mod telemetry;
@@ -177,6 +178,10 @@ fn opencode_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughOpenCode {
+    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
+        census::census()
+    }
+
     /// Its database shows each skill the model loaded (the `skill` tool,
     /// with its outcome) and its log each plugin that failed to load; a
     /// plugin that loads, a hook and a skill listing leave no record.

@@ -1,0 +1,563 @@
+//! The census of Copilot CLI: every kind of event, log line, telemetry and
+//! configuration its shipped code writes or reads that bears on MCP servers,
+//! tools, skills, hooks, plugins, auth or permissions, and whether
+//! `records.rs`, `read_output` (lib.rs), `telemetry.rs` and `config_scan.rs`
+//! read it. Found in the released packages themselves: 1.0.10 (`app.js`,
+//! `schemas/`), 1.0.42 to 1.0.92, and 1.0.102 (pinned and newest), whose
+//! single-executable binary was unpacked with `COPILOT_SEA_EXTRACT_ONLY=1`
+//! into `cli-main.js`, `prebuilds/linux-x64/runtime.node` and `schemas/`.
+
+use tether_core::records::CensusEntry;
+
+/// Session events, `~/.copilot/session-state/<id>/events.jsonl`.
+const EVENTS: &str = crate::records::EVENTS;
+/// Process logs, `~/.copilot/logs/process-*.log`.
+const PROCESS_LOG: &str = crate::records::PROCESS_LOG;
+const STREAM: &str = "stream_json";
+const TELEMETRY: &str = "telemetry";
+const CONFIG: &str = "config";
+
+/// Events the 1.0.102 schema marks `ephemeral: const true` (never written
+/// to events.jsonl; `--output-format json` prints some), with what they
+/// hold.
+const EPHEMERAL: &[(&str, &str, &str)] = &[
+    (
+        "session.mcp_servers_loaded",
+        "1.0.10–1.0.102",
+        "{servers[{name, status, source, error, transport, pluginName}]}",
+    ),
+    (
+        "session.mcp_server_status_changed",
+        "1.0.10–1.0.102",
+        "{serverName, status (connected|failed|needs-auth|pending|disabled|stopped|not_configured), error, errorClassification, configSource}",
+    ),
+    (
+        "session.mcp_server_tools_loaded",
+        "1.0.102",
+        "{serverName, toolCount}",
+    ),
+    ("session.mcp_server_removed", "1.0.102", "{serverName}"),
+    (
+        "session.mcp_server_needs_reconnect",
+        "1.0.102",
+        "{serverName}",
+    ),
+    (
+        "mcp.oauth_required",
+        "1.0.10–1.0.102",
+        "{serverName, serverUrl, reason (initial|refresh|reauth|upscope)}",
+    ),
+    (
+        "mcp.oauth_completed",
+        "1.0.10–1.0.102",
+        "{requestId, outcome}",
+    ),
+    (
+        "mcp.headers_refresh_required",
+        "1.0.102",
+        "{serverName, serverUrl, reason}",
+    ),
+    (
+        "mcp.headers_refresh_completed",
+        "1.0.102",
+        "{requestId, outcome}",
+    ),
+    ("mcp.tools.list_changed", "1.0.102", "{serverName}"),
+    ("mcp.resources.list_changed", "1.0.102", "{serverName}"),
+    ("mcp.prompts.list_changed", "1.0.102", "{serverName}"),
+    (
+        "mcp_app.tool_call_complete",
+        "1.0.102",
+        "{serverName, toolName, success, durationMs, error}",
+    ),
+    (
+        "session.skills_loaded",
+        "1.0.10–1.0.102",
+        "{skills[{name, source, enabled, userInvocable}]}",
+    ),
+    ("session.tools_updated", "1.0.10–1.0.102", "{model} only"),
+    (
+        "session.managed_plugin_progress",
+        "1.0.102",
+        "{phase, pluginSpecs}",
+    ),
+    ("hook.progress", "1.0.102", "{message, temporary}"),
+    (
+        "tool.execution_progress",
+        "1.0.102",
+        "{toolCallId, progressMessage}",
+    ),
+    (
+        "tool.execution_partial_result",
+        "1.0.102",
+        "{toolCallId, partialOutput}: payload",
+    ),
+    (
+        "tool.shell_output",
+        "1.0.102",
+        "a shell tool's output: payload",
+    ),
+    (
+        "assistant.tool_call_delta",
+        "1.0.102",
+        "{toolCallId, toolName, inputDelta}: streamed arguments",
+    ),
+    (
+        "assistant.server_tool_progress",
+        "1.0.102",
+        "a provider-side tool's progress",
+    ),
+    ("external_tool.completed", "1.0.102", "{requestId}"),
+];
+
+/// Permission records 1.0.102 writes to disk (no `ephemeral` const) that
+/// name no MCP server or tool.
+const PERMISSION_BOOKKEEPING: &[&str] = &[
+    "permission.carriedForward",
+    "permission.messageAuthorization",
+    "permission.messageAuthorizationRead",
+    "permission.messageAuthorizationDegraded",
+    "permission.assentDetected",
+    "permission.contextualAuthorization",
+    "session.permission_recovery",
+    "session.permissions_changed",
+];
+
+/// Copilot CLI's census (see the module docs).
+pub fn census() -> Vec<CensusEntry> {
+    let mut out = vec![
+        // events.jsonl. Persistence: 1.0.102 schemas/session-events.schema.json
+        // (`ephemeral: const true` or not) and the writer's filter (1.0.10
+        // app.js@11791390: ephemeral events are never written).
+        CensusEntry::read(
+            EVENTS,
+            "tool.execution_start",
+            "1.0.10–1.0.102",
+            "tool_call_observed: the server (mcpConfigServerName, else mcpServerName) and mcpToolName, by toolCallId; a built-in tool (no MCP fields) gives nothing",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "tool.execution_start.mcpConfigServerName",
+            "1.0.87–1.0.102",
+            "the server's configuration key, preferred to mcpServerName (its display name)",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "tool.execution_start.mcpTransport",
+            "1.0.87–1.0.102",
+            "not yet read: stdio|http|sse|memory, with mcpConfigSource (user|workspace|plugin|builtin|managed|account), verified in the 1.0.102 schema",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "tool.execution_complete",
+            "1.0.10–1.0.102",
+            "the call's outcome (success), joined to its start by toolCallId; its result and error text are never kept",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "tool.execution_complete.error.message:Skill not found",
+            "1.0.10–1.0.102",
+            "a failed skill invocation, named by Copilot's own \"Skill not found: NAME\"",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "tool.execution_complete.mcpMeta",
+            "1.0.102",
+            "not yet read: the MCP result's _meta, verified in the 1.0.102 schema",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "assistant.message.toolRequests",
+            "1.0.10–1.0.102",
+            "not yet read: the tools the model asked for ({toolCallId, name, mcpServerName, mcpToolName} from 1.0.102), proof a tool was model-visible; verified in the 1.0.102 fixture",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "tool.user_requested",
+            "1.0.102",
+            "not yet read: {toolCallId, toolName}, a tool the user ran by hand",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "external_tool.requested",
+            "1.0.42–1.0.102 (ephemeral in 1.0.10)",
+            "a tool an SDK host serves, never an MCP server's",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "hook.end",
+            "1.0.10–1.0.102",
+            "hook_fired: one run of an event's hooks (hookType), its outcome, and the exit status its error names (\"with code N\"); a timeout names no code",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "hook.start",
+            "1.0.10–1.0.102",
+            "its hook.end carries the outcome; it holds the hook's input (payload)",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "skill.invoked",
+            "1.0.10–1.0.102",
+            "skill_invoked: the skill's name and pluginName (its content, path and description never read)",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "skill.invoked_ref",
+            "1.0.87–1.0.102",
+            "skill_invoked, as skill.invoked: a repeated invocation whose content an earlier event holds",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "skill.context_delivered",
+            "1.0.102",
+            "a skill's text put into context (payload); no invocation",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "skill.context_delivered_ref",
+            "1.0.102",
+            "as skill.context_delivered, by content id",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "session.warning:mcp",
+            "1.0.10–1.0.88 on disk (interactive only); 1.0.89–1.0.102 ephemeral",
+            "a server that failed (reason from the words after its name, never kept), wanted a login, was blocked by policy, was slow, or was given up on; a warning naming no server is counted not read",
+        )
+        .silence("Copilot writes these only in an interactive session, and from 1.0.89 never to disk: a missing warning does not show that every server connected"),
+        CensusEntry::not_read(
+            EVENTS,
+            "session.warning:policy",
+            "1.0.10–1.0.102 (ephemeral)",
+            "counted: \"Third-party MCP servers are disabled by your organization's Copilot policy\" names no server",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "session.error:mcp",
+            "1.0.10–1.0.102",
+            "counted: \"Failed to start MCP Servers: …\", \"Failed to reload MCP config\", \"Failed to refresh MCP tools\" name no one server",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "session.info:mcp",
+            "1.0.10–1.0.102",
+            "counted: \"MCP Servers reloaded: N servers connected[, K failed (a, b)]\" (ephemeral from 1.0.102's TUI), \"MCP server 'x' connected.\" after a slow warning (ephemeral)",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "user.message.transformedContent:tools_changed_notice",
+            "1.0.10–1.0.92 (1.0.102 says only a model switch there)",
+            "tool_visible: each name after \"New tools available: \" that splits as SERVER-TOOL against exactly one configured server; no word of the prompt is kept",
+        )
+        .silence("never on a session's first message, and from 1.0.102 it names no tools: a missing notice does not show that no tool was added"),
+        CensusEntry::not_read(
+            EVENTS,
+            "permission.requested",
+            "1.0.42–1.0.102 (ephemeral in 1.0.10)",
+            "counted, not yet read: permissionRequest{kind:\"mcp\", serverName, toolName, toolCallId, readOnly} is verified in the 1.0.102 schema",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "permission.completed",
+            "1.0.42–1.0.102 (ephemeral in 1.0.10)",
+            "counted, not yet read: {requestId, toolCallId, result.kind (approved, approved-for-session, denied-by-rules, denied-interactively-by-user, denied-by-permission-request-hook, cancelled, …), decisionSource}, verified in the 1.0.102 schema",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "tool_search.activated",
+            "1.0.80–1.0.102",
+            "counted, not yet read: {strategy, toolNames}, the tools tool search made callable",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "mcp.oauth_recovery_completed",
+            "1.0.102",
+            "not yet read: {requestId, serverName, outcome (succeeded|cancelled|failed)}, verified in the 1.0.102 schema",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "session.start.githubMcpToolConfig",
+            "1.0.80–1.0.102",
+            "not yet read: the built-in GitHub server's toolsets (enableAllTools, additionalToolsets, additionalTools)",
+        ),
+        // Process logs: runtime.node@9683524 and @11450423 (1.0.102, Rust
+        // tracing); app.js (1.0.10, JS logger).
+        CensusEntry::read(
+            PROCESS_LOG,
+            "MCP server connection failed",
+            "1.0.102",
+            "failed, its reason from raw_error (never kept), server_name",
+        )
+        .silence("written only for a server that failed to connect: a missing line does not show that a server connected"),
+        CensusEntry::read(
+            PROCESS_LOG,
+            "reporting the server as needing auth",
+            "1.0.102",
+            "needs-auth, by its server field",
+        ),
+        CensusEntry::not_read(
+            PROCESS_LOG,
+            "Failed to start MCP client for",
+            "1.0.10",
+            "not yet read: 1.0.10's JS logger (\"Failed to start MCP client for NAME: ERR\")",
+        ),
+        CensusEntry::not_read(
+            PROCESS_LOG,
+            "MCP client for",
+            "1.0.10",
+            "not yet read: \"MCP client for NAME connected, took Nms\"",
+        ),
+        CensusEntry::not_read(
+            PROCESS_LOG,
+            "Found MCP tools from server",
+            "1.0.10",
+            "not yet read: \"Found N MCP tools from server 'NAME'\"",
+        ),
+        CensusEntry::not_read(
+            PROCESS_LOG,
+            "Blocking third-party MCP server",
+            "1.0.10",
+            "not yet read: \"Blocking third-party MCP server \\\"NAME\\\" because the MCP third-party policy is not enabled\"",
+        ),
+        // `--output-format json`: lib.rs read_output reads the
+        // `"session.mcp_` lines; 1.0.102 cli-main.js@5072757 filters stdout
+        // (drops hook.*, skill.*, permission.*).
+        CensusEntry::read(
+            STREAM,
+            "session.mcp_server_status_changed",
+            "1.0.10–1.0.102",
+            "agent_reported: the server and its status (connected, failed, needs-auth, pending, …); error and errorClassification not read",
+        ),
+        CensusEntry::read(
+            STREAM,
+            "session.mcp_servers_loaded",
+            "1.0.10–1.0.102",
+            "agent_reported: each server's name and status",
+        ),
+        CensusEntry::read(
+            STREAM,
+            "session.mcp_server_tools_loaded",
+            "1.0.102",
+            "agent_reported: the server's toolCount",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "tool.execution_start",
+            "1.0.10–1.0.102",
+            "read from events.jsonl instead (read_output reads only session.mcp_* lines)",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "tool.execution_complete",
+            "1.0.10–1.0.102",
+            "read from events.jsonl instead",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "session.warning:mcp",
+            "1.0.10–1.0.102",
+            "not read on stdout (the status events say the same); read from events.jsonl where written",
+        ),
+        // Telemetry: runtime.node's string table (1.0.102).
+        CensusEntry::read(
+            TELEMETRY,
+            "github.copilot.mcp.server.lifecycle",
+            "1.0.102",
+            "span event: name_hash matched against the configured names; state discovered (taken), initialized (connected), error (failed, no finer reason)",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "execute_tool",
+            "1.0.102",
+            "span: a call of the server whose hash github.copilot.tool.parameters.mcp_server_name_hash matches, its tool by hash prefix, its status the outcome",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "github.copilot.mcp.server.transport",
+            "1.0.102",
+            "on execute_tool: the server's transport",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.mcp.server.name",
+            "1.0.102",
+            "not yet read: a lifecycle attribute beside name_hash (plugin_name, plugin_version, error too); unverified when Copilot fills it",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.mcp.server.source",
+            "1.0.102",
+            "not yet read: where the server's configuration came from",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.mcp.server.connection.count",
+            "1.0.102",
+            "not yet read: metric of completed connection attempts by transport and outcome (no server)",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.tool.parameters.mcp_server_name",
+            "1.0.102",
+            "not yet read: the unhashed server (and mcp_tool_name) on execute_tool; unverified when Copilot fills it",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.tool.call.count",
+            "1.0.102",
+            "not yet read: metric of tool calls by tool name and outcome",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.tool.call.duration",
+            "1.0.102",
+            "not yet read: metric of tool latency",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "gen_ai.tool.definitions",
+            "1.0.102",
+            "not yet read: the tools sent to the model (only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.context.mcp_server_names",
+            "1.0.102",
+            "not yet read: the session's MCP server names",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.hook.end",
+            "1.0.102",
+            "not yet read: span event with hook.type, invocation_id, decision, error, duration (and github.copilot.hook.start)",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.skill.invoked",
+            "1.0.102",
+            "not yet read: span event with skill.source, plugin_name, invocation_trigger (skill.content is payload)",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "github.copilot.permission.result",
+            "1.0.102",
+            "not yet read: with permission.kind and permission.tool_name",
+        ),
+        // Configuration: config_scan.rs; the CLI's own options, in 1.0.10's
+        // app.js and 1.0.102's cli-main.js.
+        CensusEntry::read(
+            CONFIG,
+            "mcp-config.json:mcpServers",
+            "1.0.10–1.0.102",
+            "configured servers (user), with .mcp.json and .github/mcp.json (project, trusted folders only)",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "mcpServers.*.tools",
+            "1.0.10–1.0.102",
+            "the tools kept ([\"*\"] every one)",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "settings.json:disabledMcpServers",
+            "1.0.102",
+            "a server disabled_in_config",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "config.json:trusted_folders",
+            "1.0.102 (also trustedFolders)",
+            "workspace servers and hooks untrusted_folder outside them",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "config.json:installedPlugins",
+            "1.0.102",
+            "plugins, enabled or not, with the servers and skills their plugin.json bundles",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "settings.json:hooks",
+            "1.0.102 (and .github/hooks/*.json)",
+            "hooks per event, with their commands",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "settings.json:disabledSkills",
+            "1.0.102",
+            "a skill disabled_in_config (skillDirectories read too)",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "--allow-tool",
+            "1.0.10–1.0.102",
+            "a command-line flag of the run (with --deny-tool, --allow-all-tools): not in a file the scanner reads",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "--disable-mcp-server",
+            "1.0.10 (1.0.102: its disableMcpServer option)",
+            "a command-line flag of the run (with --disable-builtin-mcps, --additional-mcp-config)",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "third-party MCP policy",
+            "1.0.10–1.0.102",
+            "an organization's policy, fetched from GitHub: not on disk",
+        ),
+    ];
+    for (kind, releases, holds) in EPHEMERAL {
+        out.push(CensusEntry::not_read(
+            EVENTS,
+            kind,
+            releases,
+            &format!("never written to disk (ephemeral): {holds}"),
+        ));
+    }
+    for kind in PERMISSION_BOOKKEEPING {
+        out.push(CensusEntry::not_read(
+            EVENTS,
+            kind,
+            "1.0.102",
+            "approval bookkeeping that names no server or tool",
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN the census WHEN its kinds are listed THEN each (source, kind)
+    /// is there once, and each kind read is one the readers name.
+    #[test]
+    fn each_kind_is_listed_once_and_each_read_kind_is_in_a_reader() {
+        let census = census();
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &census {
+            assert!(seen.insert((e.source.clone(), e.kind.clone())), "{e:?}");
+        }
+        let code = [
+            include_str!("records.rs"),
+            include_str!("lib.rs"),
+            include_str!("telemetry.rs"),
+            include_str!("config_scan.rs"),
+        ]
+        .concat();
+        for e in census.iter().filter(|e| e.read) {
+            let word = e
+                .kind
+                .rsplit([':', '.'])
+                .next()
+                .unwrap_or(&e.kind)
+                .trim_start_matches("--");
+            assert!(
+                code.contains(word),
+                "{} read, but no reader names {word}",
+                e.kind
+            );
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! The census of OpenCode: every kind of log line, database row, printed
+//! event, telemetry and configuration key its shipped code writes or reads
+//! that bears on MCP servers, tools, skills, hooks, plugins, auth or
+//! permissions, and whether `records.rs`, `telemetry.rs` and
+//! `config_scan.rs` read it (lib.rs reads no output: OpenCode reports no
+//! server status in `run`). Found in the pinned (and newest) 1.18.33's
+//! Bun-compiled binary, `opencode-linux-x64/bin/opencode`, whose JavaScript
+//! is in its bytes.
+
+use tether_core::records::CensusEntry;
+
+const LOG: &str = crate::records::LOG;
+const DB_TOOLS: &str = crate::records::DB_TOOLS;
+/// The database's other tables (not read).
+const DB: &str = "db";
+const STREAM: &str = "stream_json";
+/// OpenCode's event bus (its server's `/event` stream, and plugins): in
+/// memory, in no file Tether reads.
+const BUS: &str = "event_bus";
+const TELEMETRY: &str = "telemetry";
+const CONFIG: &str = "config";
+const RELEASES: &str = "1.18.33";
+
+/// Log messages (`Effect.logWarning/Info/Error/Debug("…")`) that bear on
+/// the families and that Tether does not read, with what they hold.
+const LOG_NOT_READ: &[(&str, &str)] = &[
+    (
+        "MCP connection closed",
+        "not yet read: WARN {server} when a connected server's transport closes (its status becomes failed, \"Connection closed\")",
+    ),
+    (
+        "MCP server log",
+        "a server's own logging notifications, at their level: payload",
+    ),
+    (
+        "missing cached tools for connected server",
+        "not yet read: WARN {clientName}, a connected server whose tools were not listed",
+    ),
+    (
+        "Ignoring MCP config entry without type",
+        "not yet read: ERROR, an mcp entry OpenCode skips",
+    ),
+    (
+        "failed to read MCP resource",
+        "a resource read's failure, not the server's attachment",
+    ),
+    ("mcp resource", "a resource read: payload"),
+    (
+        "failed to load internal plugin",
+        "one of OpenCode's own plugins: not the user's",
+    ),
+    (
+        "plugin config hook failed",
+        "not yet read: names no plugin ({error} only)",
+    ),
+    (
+        "plugin dispose hook failed",
+        "not yet read: names no plugin ({error} only)",
+    ),
+    ("duplicate skill name", "not yet read: skill discovery"),
+    ("failed to load skill", "not yet read: skill discovery"),
+    (
+        "skill entry missing SKILL.md",
+        "not yet read: skill discovery",
+    ),
+    ("skill path not found", "not yet read: skill discovery"),
+    (
+        "failed to fetch skill index",
+        "not yet read: a remote skill index (skill discovery)",
+    ),
+    (
+        "failed to download skill file",
+        "not yet read: a remote skill (skill discovery)",
+    ),
+    (
+        "failed to refresh skill",
+        "not yet read: a remote skill (skill discovery)",
+    ),
+    (
+        "OPENCODE_PERMISSION contains invalid JSON, skipping",
+        "the permission override from the environment was ignored",
+    ),
+    (
+        "loop exit with orphaned interrupted tool",
+        "an interrupted call's bookkeeping; its part says error",
+    ),
+    (
+        "shell tool using shell",
+        "which shell the built-in tool uses",
+    ),
+];
+
+/// OpenCode's spans (`Effect.fn("MCP.…")`), exported with
+/// `experimental.openTelemetry`: none carries the server's name.
+const MCP_SPANS: &[&str] = &[
+    "MCP.add",
+    "MCP.authenticate",
+    "MCP.clients",
+    "MCP.connect",
+    "MCP.connectLocal",
+    "MCP.connectRemote",
+    "MCP.connectTransport",
+    "MCP.create",
+    "MCP.createAndStore",
+    "MCP.disconnect",
+    "MCP.finishAuth",
+    "MCP.getAuthStatus",
+    "MCP.getPrompt",
+    "MCP.hasStoredTokens",
+    "MCP.instructions",
+    "MCP.prompts",
+    "MCP.readResource",
+    "MCP.removeAuth",
+    "MCP.resourceTemplates",
+    "MCP.resources",
+    "MCP.startAuth",
+    "MCP.state",
+    "MCP.status",
+    "MCP.supportsOAuth",
+    "MCP.tools",
+];
+
+/// Bus events (`….define({type:"…"})`, and the permission service's).
+const BUS_EVENTS: &[(&str, &str)] = &[
+    (
+        "mcp.tools.changed",
+        "{server}: a server's tool list changed",
+    ),
+    (
+        "mcp.browser.open.failed",
+        "{mcpName, url}: an OAuth browser could not open",
+    ),
+    (
+        "permission.asked",
+        "{id, sessionID, permission, patterns}: `opencode run` rejects it unless --dangerously-skip-permissions (printing \"permission requested: …; auto-rejecting\")",
+    ),
+    ("permission.replied", "{sessionID, requestID, reply}"),
+    (
+        "session.next.tool.input.started",
+        "a tool call of the newer session model; its part is in the database",
+    ),
+    (
+        "session.next.tool.input.delta",
+        "streamed arguments: payload",
+    ),
+    (
+        "session.next.tool.input.ended",
+        "a tool call's arguments: payload",
+    ),
+    (
+        "session.next.tool.called",
+        "a call started; its part is in the database",
+    ),
+    ("session.next.tool.progress", "a call's progress"),
+    (
+        "session.next.tool.success",
+        "a call ended; its part is in the database",
+    ),
+    (
+        "session.next.tool.failed",
+        "a call failed; its part is in the database",
+    ),
+];
+
+/// OpenCode's census (see the module docs).
+pub fn census() -> Vec<CensusEntry> {
+    let mut out = vec![
+        // opencode.log: MCP.create logs "server unavailable" {key, type,
+        // status} when a server did not connect (status failed, needs_auth
+        // or needs_client_registration; disabled is not logged).
+        CensusEntry::read(
+            LOG,
+            "server unavailable",
+            RELEASES,
+            "status=failed: failed (no reason given); status=needs_auth: needs-auth; by key=SERVER, in the session of the line's run",
+        )
+        .silence("written only for a server that did not connect: a missing line does not show that a server connected"),
+        CensusEntry::not_read(
+            LOG,
+            "server unavailable.status=needs_client_registration",
+            RELEASES,
+            "not yet read (the reader ignores this status): a remote server that wants OAuth but offers no dynamic client registration, so it needs a configured clientId",
+        ),
+        CensusEntry::read(
+            LOG,
+            "failed to load plugin",
+            RELEASES,
+            "plugin_failed: the plugin named by its path (a file's stem or an npm name), its reason from error (never kept)",
+        )
+        .silence("a plugin that loads leaves no line: a missing line does not show that a plugin loaded"),
+        // opencode.db `part` rows: the processor writes
+        // state{status: pending|running|completed|error}
+        // (SessionProcessor.failToolCall writes error for a rejected
+        // permission too).
+        CensusEntry::read(
+            DB_TOOLS,
+            "part/tool",
+            RELEASES,
+            "tool_call_observed: tool (SERVER_TOOL, split only where exactly one configured server fits), callID, and the outcome from state.status (completed: succeeded; error: failed; pending or running: none); input and output never selected",
+        ),
+        CensusEntry::read(
+            DB_TOOLS,
+            "part/tool:skill",
+            RELEASES,
+            "skill_invoked: state.input.name of the `skill` tool, its outcome from state.status",
+        ),
+        CensusEntry::not_read(
+            DB_TOOLS,
+            "part/tool.state.error",
+            RELEASES,
+            "not yet read: tells a refused call (\"The user rejected permission to use this specific tool call.\", \"The user has specified a rule which prevents you from using this specific tool call\") from a failed one; both are status error",
+        ),
+        CensusEntry::not_read(
+            DB,
+            "permission",
+            RELEASES,
+            "a project's saved approvals ({project_id, data}); no session's",
+        ),
+        // `opencode run --format json` (Cli.run): one JSON line per part,
+        // {type, timestamp, sessionID, part}.
+        CensusEntry::not_read(
+            STREAM,
+            "tool_use",
+            RELEASES,
+            "not yet read (lib.rs reads no output): part{type:\"tool\", tool, callID, state{status completed|error, error}}; the database holds the same",
+        )
+        .silence("printed only once a call completed or errored: a call still running when the run ended prints nothing"),
+        CensusEntry::not_read(
+            STREAM,
+            "error",
+            RELEASES,
+            "a session error {error{name, data.message}}, not tied to one server",
+        ),
+        // OpenTelemetry (experimental.openTelemetry): Tool.execute spans
+        // (telemetry.rs), the Effect spans below, and Effect logs.
+        CensusEntry::read(
+            TELEMETRY,
+            "Tool.execute",
+            RELEASES,
+            "tool_call_observed: tool.name split against the configured servers (exactly one must fit), the span's status the outcome",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "log:server unavailable",
+            RELEASES,
+            "not yet read: the same {key, type, status} as the log file, as an OTel log record",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "Permission.ask",
+            RELEASES,
+            "a span with no server or tool attribute",
+        ),
+        // Configuration: config_scan.rs; the Config schema in the binary.
+        CensusEntry::read(
+            CONFIG,
+            "mcp",
+            RELEASES,
+            "configured servers (type local|remote, command, environment, url, headers) per file, in OpenCode's merge order",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "mcp.*.enabled",
+            RELEASES,
+            "a server disabled_in_config; an entry holding only enabled switches a server another file defines",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "mcp.*.oauth",
+            RELEASES,
+            "not yet read: clientId, scope, callbackPort, redirectUri, or false (no OAuth detection)",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "mcp.*.timeout",
+            RELEASES,
+            "not yet read: the server's request timeout (default 5000 ms; experimental.mcp_timeout for all)",
+        ),
+        CensusEntry::read(
+            CONFIG,
+            "plugin",
+            RELEASES,
+            "npm plugins, with plugin/ and plugins/ folders' files",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "permission",
+            RELEASES,
+            "not yet read: allow|ask|deny per tool (and per agent: agent.*.permission); `opencode run` rejects every ask",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "tools",
+            RELEASES,
+            "not yet read: tool name (globs) to false hides it from the model (and per agent: agent.*.tools)",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "experimental.primary_tools",
+            RELEASES,
+            "not yet read: tools only primary agents get",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "experimental.continue_loop_on_deny",
+            RELEASES,
+            "not yet read: whether a denied call ends the turn",
+        ),
+        CensusEntry::not_read(
+            CONFIG,
+            "skills",
+            RELEASES,
+            "not yet read: more skill folders",
+        ),
+    ];
+    for (kind, why) in LOG_NOT_READ {
+        out.push(CensusEntry::not_read(LOG, kind, RELEASES, why));
+    }
+    for span in MCP_SPANS {
+        out.push(CensusEntry::not_read(
+            TELEMETRY,
+            span,
+            RELEASES,
+            "a span with no server attribute (its error status carries the message): proves nothing of any one server",
+        ));
+    }
+    for (kind, holds) in BUS_EVENTS {
+        out.push(CensusEntry::not_read(
+            BUS,
+            kind,
+            RELEASES,
+            &format!("in memory only (no file Tether reads): {holds}"),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN the census WHEN its kinds are listed THEN each (source, kind)
+    /// is there once, and each kind read is one the readers name.
+    #[test]
+    fn each_kind_is_listed_once_and_each_read_kind_is_in_a_reader() {
+        let census = census();
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &census {
+            assert!(seen.insert((e.source.clone(), e.kind.clone())), "{e:?}");
+        }
+        let code = [
+            include_str!("records.rs"),
+            include_str!("telemetry.rs"),
+            include_str!("config_scan.rs"),
+        ]
+        .concat();
+        for e in census.iter().filter(|e| e.read) {
+            let word = e.kind.rsplit([':', '/', '*']).next().unwrap_or(&e.kind);
+            let word = word.trim_start_matches('.');
+            assert!(
+                code.contains(word),
+                "{} read, but no reader names {word}",
+                e.kind
+            );
+        }
+    }
+}
