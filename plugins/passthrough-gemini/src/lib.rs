@@ -22,6 +22,7 @@
 //!   stream-json `init` line names no servers, so Gemini reports nothing.
 //! - Scans both CLIs' configuration for `tether inventory` ([`config_scan`]).
 
+pub mod census;
 pub mod config_scan;
 pub mod records;
 pub mod telemetry;
@@ -192,6 +193,10 @@ impl PassthroughStrategy for PassthroughGemini {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughGemini {
+    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
+        census::census(self.flavor())
+    }
+
     /// Both chat records show the skills the model invoked; Gemini CLI's
     /// telemetry shows each hook's run (`gemini_cli.hook_call`) and the
     /// extensions loaded (`gemini_cli.config`'s `extensions`), Qwen Code's
