@@ -927,7 +927,9 @@ fn never_in_session(
 ) -> String {
     use crate::vocab::CapabilityKind as K;
     let tail = match config.kind {
-        K::Hook if shown.hooks_fired => "never fired in this session",
+        K::Hook if shown.hooks_fired => {
+            shown.hooks_silence.unwrap_or("never fired in this session")
+        }
         K::Hook => "the harness does not record its hooks' runs",
         K::Skill if shown.skills_listed => "never offered in this session",
         K::Skill if shown.skills_invoked => "never invoked in this session",
@@ -1398,5 +1400,20 @@ mod merge_tests {
             rows.iter()
                 .all(|r| r.command.as_deref() != Some("other-harness.sh"))
         );
+        // Where the harness records a hook only sometimes, its silence is
+        // said as the harness's census says it, never "never fired".
+        let sometimes = crate::harness::RunTimeShown::none()
+            .hooks_fired_sometimes("no record shows whether it ran");
+        let mut rows: Vec<_> = caps.iter().map(capability_row).collect();
+        merge_configured(&mut rows, &config, "claude", &sometimes);
+        let quiet = rows
+            .iter()
+            .find(|r| r.command.as_deref() == Some("never.sh"))
+            .expect("never.sh");
+        assert_eq!(quiet.stopped, "configured; no record shows whether it ran");
+        // A source that shows every run (telemetry, say) makes silence
+        // absence again.
+        let both = sometimes.or(crate::harness::RunTimeShown::none().hooks_fired());
+        assert_eq!(both.hooks_silence, None);
     }
 }

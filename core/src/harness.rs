@@ -345,6 +345,10 @@ pub struct RunTimeShown {
     pub hooks_fired: bool,
     /// Every plugin loaded (or failing to).
     pub plugins_loaded: bool,
+    /// Where hooks' runs are shown only sometimes (a harness that records
+    /// a hook only when it fails or prints): what a hook with no record
+    /// reads instead of "never fired", from the harness's census.
+    pub hooks_silence: Option<&'static str>,
 }
 
 impl RunTimeShown {
@@ -371,6 +375,15 @@ impl RunTimeShown {
         self
     }
 
+    /// Also hooks' runs, but only some of them (those that failed or
+    /// printed, say): a hook with no record reads `silence`, never "never
+    /// fired".
+    pub fn hooks_fired_sometimes(mut self, silence: &'static str) -> Self {
+        self.hooks_fired = true;
+        self.hooks_silence = Some(silence);
+        self
+    }
+
     /// Also plugins loaded and failed.
     pub fn plugins_loaded(mut self) -> Self {
         self.plugins_loaded = true;
@@ -384,6 +397,12 @@ impl RunTimeShown {
             skills_invoked: self.skills_invoked || other.skills_invoked,
             hooks_fired: self.hooks_fired || other.hooks_fired,
             plugins_loaded: self.plugins_loaded || other.plugins_loaded,
+            // Silence proves absence where either source shows every run.
+            hooks_silence: match (self.hooks_fired, other.hooks_fired) {
+                (true, true) => self.hooks_silence.and(other.hooks_silence),
+                (true, false) => self.hooks_silence,
+                (false, _) => other.hooks_silence,
+            },
         }
     }
 }

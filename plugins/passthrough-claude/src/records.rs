@@ -112,6 +112,10 @@ struct Line<'a> {
     /// `stop_hook_summary` of a subagent: `SubagentStop`.
     #[serde(rename = "hookLabel", borrow, default)]
     hook_label: Option<Cow<'a, str>>,
+    /// `stop_hook_summary`: the run of the Stop hooks it sums up, shared
+    /// with each hook's own attachment where one was written.
+    #[serde(rename = "toolUseID", borrow, default)]
+    tool_use: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +200,10 @@ struct Attachment<'a> {
     /// `hook_cancelled`: whether its time limit cut it.
     #[serde(rename = "timedOut", default)]
     timed_out: Option<bool>,
+    /// `hook_*`: the run of the event's hooks it belongs to (a Stop
+    /// hook's is its `stop_hook_summary`'s too).
+    #[serde(rename = "toolUseID", borrow, default)]
+    tool_use: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -481,36 +489,51 @@ fn dropped_tool(entry: &str) -> Option<(String, String, tether_core::vocab::Reas
     Some((name(server)?, name(tool)?, reason))
 }
 
-/// `stop_hook_summary` (2.1.2xx on): the only trace of Stop hooks that ran
-/// and succeeded. One run per hook it lists, each named by its event
-/// (`Stop`, or its label: `SubagentStop`), with its command's shape. No
-/// blocking error: each succeeded. One hook and an error (or a stopped
-/// turn): it blocked. Several hooks and errors: which one gave them is not
-/// recorded, so none is said to have.
+/// `stop_hook_summary` (2.1.2xx on): the Stop hooks that ran at a turn's
+/// end, the only trace of one that succeeded in silence. One run per hook
+/// it lists, each named by its event (`Stop`, or its label:
+/// `SubagentStop`), with its command's shape. A hook that also wrote an
+/// attachment (it failed, or printed) is that attachment's run, counted
+/// once (the same run and command). No error: each succeeded. One hook and
+/// an error: it failed (blocked, where it stopped the turn). Several hooks
+/// and errors: which hook gave which error is not recorded, so each says
+/// unknown (its own attachment, where written, says better).
 fn stop_hooks(reading: &mut RecordReading, line: &Line<'_>, at: Timestamp) {
     let event = line
         .hook_label
         .as_deref()
         .and_then(name)
         .unwrap_or_else(|| "Stop".to_owned());
-    let blocked = !line.hook_errors.is_empty() || line.prevented == Some(true);
-    let outcome = match (blocked, line.hook_infos.len()) {
-        (false, _) => Some(UseOutcome::Succeeded),
-        (true, 1) => Some(UseOutcome::Blocked),
-        _ => Some(UseOutcome::Unknown),
+    let errors = !line.hook_errors.is_empty();
+    let outcome = match (errors, line.prevented == Some(true), line.hook_infos.len()) {
+        (_, true, 1) => UseOutcome::Blocked,
+        (false, false, _) => UseOutcome::Succeeded,
+        (true, false, 1) => UseOutcome::Failed,
+        _ => UseOutcome::Unknown,
     };
     for (i, info) in line.hook_infos.iter().enumerate().take(64) {
+        let command = info.command.as_deref().unwrap_or_default();
         let mut hook = CapabilityEvent::hook(&event, Some(&event));
-        if let Some(command) = info.command.as_deref() {
+        if !command.is_empty() {
             hook = hook.command(command);
         }
-        if let Some(outcome) = outcome.clone() {
-            hook = hook.ended(outcome, None);
-        }
-        let id = line.uuid.as_deref().map(|u| format!("{u}:{i}"));
-        push(reading, hook_fired(hook, id.as_deref(), at));
+        let id = line
+            .tool_use
+            .as_deref()
+            .and_then(|t| hook_run_id(t, &event, command))
+            .or_else(|| line.uuid.as_deref().map(|u| format!("{u}:{i}")));
+        push(
+            reading,
+            hook_fired(hook.ended(outcome.clone(), None), id.as_deref(), at),
+        );
     }
 }
+
+/// What a configured hook with no record in a session reads: Claude Code
+/// (2.1.332 seen, its own stream-json saying the hook ran) writes nothing
+/// to the transcript for a hook that succeeded and printed nothing, so
+/// silence is not absence.
+pub const HOOK_SILENCE: &str = "no record shows whether it ran (Claude Code records a hook only when it fails, blocks, prints, or is a Stop hook)";
 
 /// The hook attachments and how each says its run ended.
 const HOOK_ATTACHMENTS: &[&str] = &[
@@ -569,14 +592,34 @@ fn capabilities(
         ("hook_success", None) => UseOutcome::Succeeded,
         _ => UseOutcome::Failed,
     };
+    let run = attachment
+        .tool_use
+        .as_deref()
+        .and_then(|t| hook_run_id(t, &hook, command.unwrap_or_default()));
     let mut event = CapabilityEvent::hook(&hook, event.as_deref());
     if let Some(line) = command {
         event = event.command(line);
     }
     push(
         reading,
-        hook_fired(event.ended(outcome, attachment.exit_code), id, at),
+        hook_fired(
+            event.ended(outcome, attachment.exit_code),
+            run.as_deref().or(id),
+            at,
+        ),
     );
+}
+
+/// One hook's run, as both its own attachment and its event's
+/// `stop_hook_summary` name it: the run of the event's hooks
+/// (`toolUseID`), the hook, and its command line (hashed: the line itself
+/// is never kept), so a Stop hook written twice counts once.
+fn hook_run_id(run: &str, hook: &str, command: &str) -> Option<String> {
+    // FNV-1a, 64 bits: stable across releases and machines.
+    let hash = command.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    name(&format!("{}:{}:{hash:016x}", name(run)?, name(hook)?))
 }
 
 /// The `Skill` calls in an assistant record as written: (call id, skill).

@@ -249,9 +249,14 @@ fn stop_hook_summaries_are_the_stop_hooks_that_ran() {
         [(
             "Stop".to_owned(),
             Some("gate.sh".to_owned()),
-            Some("blocked".to_owned())
+            Some("failed".to_owned())
         )]
     );
+    let stopped_turn = blocked.replace(
+        r#""preventedContinuation":false"#,
+        r#""preventedContinuation":true"#,
+    );
+    assert_eq!(ran(&stopped_turn)[0].2.as_deref(), Some("blocked"));
     let unclear = format!(
         r#"{{"type":"system","subtype":"stop_hook_summary",{HEAD},"uuid":"u3","hookCount":2,"hookInfos":[{{"command":"a.sh"}},{{"command":"b.sh"}}],"hookErrors":["planted words"],"preventedContinuation":false}}"#
     );
@@ -287,4 +292,37 @@ fn dropped_tools_are_withheld_by_the_harness() {
             ),
         ]
     );
+}
+
+/// GIVEN a Stop hook that printed, written twice by 2.1.332 (its own
+/// `hook_success` attachment and its line in the turn's
+/// `stop_hook_summary`, both under the run's `toolUseID`, as a real run
+/// here wrote them) WHEN both are read THEN they name one run (the same
+/// id), so the host counts it once.
+#[test]
+fn a_stop_hook_written_twice_is_one_run() {
+    let ids = |record: &str| -> Vec<String> {
+        let RecordAnswer::Read(reading) = answer(record) else {
+            panic!("not read: {record}");
+        };
+        reading
+            .evidence
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::HookFired)
+            .filter_map(|e| e.connection_id.clone())
+            .collect()
+    };
+    let attachment = format!(
+        r#"{{"type":"attachment",{HEAD},"uuid":"a1","attachment":{{"type":"hook_success","hookName":"Stop","toolUseID":"0dd55f2f-075e-478b-a88a-710ee9d6da9a","hookEvent":"Stop","content":"planted out","stdout":"planted out","stderr":"","exitCode":0,"command":"/tmp/h/ok.sh Stop-ok planted-arg","durationMs":15}}}}"#
+    );
+    let summary = format!(
+        r#"{{"type":"system","subtype":"stop_hook_summary",{HEAD},"uuid":"s1","hookCount":2,"hookInfos":[{{"command":"/tmp/h/ok.sh Stop-ok planted-arg","durationMs":15}},{{"command":"/tmp/h/quiet.sh","durationMs":2}}],"hookErrors":[],"failedHookErrorIndexes":[],"preventedContinuation":false,"toolUseID":"0dd55f2f-075e-478b-a88a-710ee9d6da9a"}}"#
+    );
+    let once = ids(&attachment);
+    let both = ids(&summary);
+    assert_eq!(once.len(), 1);
+    assert_eq!(both.len(), 2);
+    assert_eq!(both[0], once[0], "the same run");
+    assert_ne!(both[1], once[0], "another hook of the run");
+    assert!(once.iter().chain(&both).all(|id| !id.contains("planted")));
 }
