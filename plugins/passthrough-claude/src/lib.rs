@@ -18,6 +18,7 @@
 //! - Scans Claude Code's own configuration for `tether inventory`
 //!   ([`config_scan`]).
 
+pub mod census;
 pub mod config_scan;
 
 use std::path::Path;
@@ -172,6 +173,10 @@ fn claude_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughClaude {
+    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
+        census::census()
+    }
+
     /// Its records show skills offered and invoked and each hook's run
     /// (see `records.rs`).
     fn records_show(&self) -> tether_core::harness::RunTimeShown {

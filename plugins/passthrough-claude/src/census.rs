@@ -1,0 +1,499 @@
+//! Claude Code's census: every kind of record, attachment, stream-json
+//! message, telemetry and configuration key its shipped code writes or reads
+//! that bears on MCP servers, tools, skills, hooks, plugins, auth or
+//! permissions, and whether Tether reads it (see `tether_core::records::CensusEntry`).
+//!
+//! Found in the shipped binaries (Bun-compiled, the JavaScript in their
+//! string table): `tests/peers/node_modules/@anthropic-ai/claude-code/bin/claude.exe`
+//! (2.1.197) and `tests/peers/newest/…/bin/claude.exe` (2.1.332), scanned by
+//! `tests/census/claude.json`.
+
+use tether_core::records::CensusEntry;
+
+/// Both releases (the pinned and the newest).
+const BOTH: &str = "2.1.197–2.1.332";
+/// Only the newest.
+const NEW: &str = "2.1.332";
+
+/// Transcripts (`records::TRANSCRIPT`).
+const T: &str = "transcript";
+/// Per-server logs (`records::MCP_LOG`).
+const L: &str = "mcp_log";
+/// `-p --output-format stream-json --verbose` (and its control protocol).
+const S: &str = "stream_json";
+/// OpenTelemetry.
+const O: &str = "telemetry";
+/// Configuration.
+const C: &str = "config";
+
+fn read(source: &str, kind: &str, releases: &str, gives: &str) -> CensusEntry {
+    CensusEntry::read(source, kind, releases, gives)
+}
+
+fn not(source: &str, kind: &str, releases: &str, why: &str) -> CensusEntry {
+    CensusEntry::not_read(source, kind, releases, why)
+}
+
+/// Why an SDK control request is not read.
+const CONTROL: &str = "a control request of the SDK protocol (`--input-format stream-json`): a host driving the CLI sends or answers it; a passthrough run never sees it";
+
+/// Why a plugin load error's or warning's `type` is not read.
+const PLUGIN_ERROR: &str = "a plugin load error or warning type (`system/init` `plugin_errors`/`plugin_warnings[].type`): not read; an entry of `plugin_errors` is read as its plugin's failure, whatever its type";
+
+/// Every kind (see the module docs).
+pub fn census() -> Vec<CensusEntry> {
+    let mut out = Vec::new();
+    out.extend(transcript());
+    out.extend(mcp_log());
+    out.extend(stream_json());
+    out.extend(telemetry());
+    out.extend(config());
+    out
+}
+
+fn transcript() -> Vec<CensusEntry> {
+    vec![
+        // Message content blocks: `{type:"tool_use",id,name,input}`,
+        // `{tool_use_id,type:"tool_result",content}`.
+        read(T, "assistant/tool_use", BOTH, "tool_call_observed for each `mcp__SERVER__TOOL` call, with its id; a `Skill` call: skill_invoked (the skill's name only)"),
+        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed)"),
+        // A tool search's result: `{type:"tool_result",tool_use_id,content:e.matches.map((n)=>({type:"tool_reference",tool_name:n}))}`.
+        not(T, "user/tool_result.tool_reference", BOTH, "not yet read: each tool a tool search loaded for the model (`tool_name`)"),
+        // Session metadata re-appended: `{type:"permission-mode",permissionMode,sessionId}`.
+        not(T, "permission-mode", BOTH, "not yet read: the session's permission mode, as session metadata"),
+        // `mcpMeta:void 0` beside `toolUseResult` on a tool-result message;
+        // `e instanceof Ap?e.mcpMeta`.
+        not(T, "user.mcpMeta", BOTH, "the MCP result's own metadata beside a tool result: what the server chose to send, payload; the call's outcome is read from `tool_result`"),
+        // `{type:"tools-used",tools:g.names(),sessionId}`.
+        read(T, "tools-used", NEW, "tool_visible for each `mcp__SERVER__TOOL` it names"),
+        // `api-request-shape` (2.1.332 only).
+        read(T, "api-request-shape.shape.tools", NEW, "tool_visible for each `mcp__SERVER__TOOL` one request to the model held (names only)"),
+        // `{type:"tool_offer_record",offered,hidden,withheld}` (2.1.332).
+        not(T, "tool_offer_record", NEW, "not yet read: `{offered, hidden, withheld}` tool names are in 2.1.332's code; where it is written was not verified in a real run"),
+        // Attachments: `{type:"attachment",attachment:{type:…}}`; the
+        // getters return `[{type:"deferred_tools_delta",…}]`.
+        read(T, "attachment/deferred_tools_delta", BOTH, "tool_deferred for each `mcp__SERVER__TOOL` in `addedNames` (held behind the tool search)").silence("written only while the tool search holds tools back: no record shows nothing was deferred"),
+        read(T, "deferred_tools_delta.needsAuthMcpServers", BOTH, "agent_reported needs-auth for each server named (a claude.ai connector by its display name, under the name its tools carry)"),
+        read(T, "deferred_tools_delta.pendingMcpServers", BOTH, "the server's name only (pending: no stage)"),
+        read(T, "deferred_tools_delta.failedMcpServers", NEW, "explicit_error for each `{name, errorCode, error}` (the reason from its words, never the words)"),
+        not(T, "deferred_tools_delta.removedNames", BOTH, "not yet read: tools that left the pool behind the search (a server gone or its list changed)"),
+        not(T, "deferred_tools_delta.readdedNames", BOTH, "not yet read: tools that came back into the pool behind the search"),
+        read(T, "attachment/deferred_tools_record", NEW, "tool_visible for each `mcp__SERVER__TOOL` in `entries` (definitions a search loaded for the model)"),
+        // `function ROi(e,n,o){…return[{type:"mcp_dropped_tools_delta",…g}]}`:
+        // `{addedEntries}` built from each connected client's `droppedTools`
+        // `{toolName, reason}` (one entry per tool, or one per server with a
+        // count past a limit).
+        read(T, "attachment/mcp_dropped_tools_delta", NEW, "tool_withheld for each entry `\"TOOL\" (MCP server \"SERVER\"): \"REASON\"` in `addedEntries` (`schema_unsupported` where the reason names the schema, else `dropped_by_harness`); a server's count entry gives nothing").silence("written only when a tool is dropped that no earlier record announced: no record in one file shows no tool was dropped only where the session's earlier records are read too"),
+        // `return[{type:"mcp_instructions_delta",...ie}]` (addedNames: servers).
+        not(T, "attachment/mcp_instructions_delta", BOTH, "not yet read: servers whose instructions were added for the model (`addedNames`); holds the instructions' text (payload)"),
+        // `[{type:"repl_mcp_needs_auth",servers:[{name,authTool}]}]`.
+        not(T, "attachment/repl_mcp_needs_auth", NEW, "not yet read: `{servers: [{name, authTool}]}`, servers that need a login and the tool that starts it (REPL tool mode)"),
+        not(T, "attachment/repl_mcp_servers", NEW, "not yet read: the MCP servers described to the model in REPL tool mode (`content`: text)"),
+        not(T, "attachment/linked_plugin_tools_note", NEW, "a note to the model that a linked computer runs its own copy of a plugin's server (text)"),
+        not(T, "attachment/plugin_note", NEW, "a plugin's note to the model (`plugin`, `content`: text)"),
+        not(T, "attachment/mcp_resource", BOTH, "an @-mentioned MCP resource's content (payload); `unread` when permissions refused it"),
+        not(T, "attachment/tool_search_usage_reminder", BOTH, "a reminder to the model naming tools behind the search it has not found (`undiscoveredToolNames`); `deferred_tools_delta` already says they are deferred"),
+        not(T, "attachment/tool_hosts_notice", NEW, "remote tool hosts described to the model (`lines`: text); no MCP server"),
+        not(T, "attachment/tool_hosts_correction", NEW, "a correction of the remote tool hosts described (`lines`: text); no MCP server"),
+        not(T, "attachment/tool_host_result_lines", NEW, "a remote tool host's output lines for one call (payload)"),
+        not(T, "attachment/tool_results_cut", NEW, "tool results cut from the context (`callIds`, token count): no outcome"),
+        not(T, "attachment/advisor_tool", NEW, "the built-in advisor tool offered or removed (`available`, `model`, `toolChange`); no MCP server"),
+        not(T, "attachment/command_permissions", BOTH, "a slash command's `allowedTools` and model; no MCP server"),
+        // Skills.
+        read(T, "attachment/skill_listing", BOTH, "skill_listed for each skill in `names`; a `PLUGIN:SKILL` name: plugin_loaded for its plugin"),
+        not(T, "attachment/invoked_skills", BOTH, "not yet read: skills invoked earlier, restored after a compaction (`skills`, `skillsToReload`); the invocation itself is read from its `Skill` call"),
+        not(T, "attachment/dynamic_skill", BOTH, "not yet read: skills found in a nested `.claude/skills` directory (`skillDir`, `skillNames`)"),
+        not(T, "attachment/skill_mention", NEW, "not yet read: a skill the user named (`skillName`); not an invocation"),
+        // Hooks: `jt({type:"hook_…",hookName,toolUseID,hookEvent,…})`; the
+        // writer drops `hook_success` without content, stdout or stderr
+        // (`if(e.type==="attachment"&&e.attachment.type==="hook_success"&&!e.attachment.content&&!e.attachment.stdout?.trim()&&!e.attachment.stderr?.trim())return!1`).
+        read(T, "attachment/hook_success", BOTH, "hook_fired: succeeded (its command's shape, exit code)").silence("a hook that succeeded and printed nothing is never written: no record shows whether it ran"),
+        read(T, "attachment/hook_non_blocking_error", BOTH, "hook_fired: failed (exit code)"),
+        read(T, "attachment/hook_blocking_error", BOTH, "hook_fired: blocked (the call or turn it stopped never ran)"),
+        read(T, "attachment/hook_error_during_execution", BOTH, "hook_fired: failed"),
+        read(T, "attachment/hook_stopped_continuation", BOTH, "hook_fired: blocked (it stopped the turn)"),
+        read(T, "attachment/hook_cancelled", BOTH, "hook_fired: cancelled, or timed out (`timedOut`)"),
+        not(T, "attachment/hook_additional_context", BOTH, "context a hook added for the model (`content`: payload); its run is read from its `hook_*` result"),
+        not(T, "attachment/hook_system_message", BOTH, "a hook's message to the user (text); its run is read from its `hook_*` result"),
+        not(T, "attachment/hook_permission_decision", BOTH, "not yet read: a PermissionRequest hook's decision (`decision`, `toolUseID`): a call it denied never reached the server"),
+        not(T, "attachment/hook_deferred_tool", BOTH, "not yet read: a PreToolUse hook deferred the call (`toolName`, `toolUseID`; `toolInput` is payload)"),
+        not(T, "attachment/async_hook_response", BOTH, "not yet read: an async hook's late result (`hookName`, `hookEvent`, `toolName`; its output is payload)"),
+        not(T, "attachment/async_hook_response_batch", NEW, "not yet read: several async hooks' late results (`hooks`)"),
+        // `{type:"system",subtype:"stop_hook_summary",hookCount,hookInfos,hookErrors,…,preventedContinuation,stopReason}`.
+        read(T, "system/stop_hook_summary", BOTH, "hook_fired for each Stop hook in `hookInfos` (its command's shape): succeeded; blocked where one hook ran and gave errors or stopped the turn; unknown where several ran and errors name no one").silence("written only when a Stop hook ran: no record shows whether one ran only where none is configured"),
+        not(T, "system/permission_retry", BOTH, "a notice to the user (`content`, `commands`, `level`); names no MCP server"),
+        // Progress: `function Sie(e){if(e.type==="progress")return!1;…}` (2.1.197),
+        // the same in 2.1.332: never written.
+        not(T, "progress/hook_progress", BOTH, "never written: a progress record is dropped before the transcript is written"),
+        not(T, "progress/mcp_progress", BOTH, "never written: a progress record (an MCP call started, progressed) is dropped before the transcript is written"),
+        not(T, "progress/skill_progress", BOTH, "never written: a progress record is dropped before the transcript is written"),
+        not(T, "progress/repl_tool_call", BOTH, "never written: a progress record is dropped before the transcript is written"),
+        not(T, "progress/tool_heartbeat", NEW, "never written: a progress record is dropped before the transcript is written"),
+    ]
+}
+
+fn mcp_log() -> Vec<CensusEntry> {
+    // The messages, as `strings` finds them in both binaries.
+    vec![
+        read(
+            L,
+            "Successfully connected",
+            BOTH,
+            "agent_reported connected (the directory names the server)",
+        ),
+        read(
+            L,
+            "Connection established with capabilities",
+            BOTH,
+            "agent_reported connected",
+        ),
+        read(
+            L,
+            "Authentication required",
+            BOTH,
+            "agent_reported needs-auth",
+        ),
+        read(
+            L,
+            "Connection failed",
+            BOTH,
+            "explicit_error (the reason from its words, never the words)",
+        ),
+        read(
+            L,
+            "Tool 'X' completed successfully",
+            BOTH,
+            "tool_call_observed, succeeded",
+        ),
+        read(L, "Tool 'X' failed", BOTH, "tool_call_observed, failed"),
+        read(
+            L,
+            "Calling MCP tool: X",
+            BOTH,
+            "tool_visible (the model picked it)",
+        ),
+        read(
+            L,
+            "Skipping tool \"X\"",
+            BOTH,
+            "tool_withheld `schema_unsupported` (its input schema)",
+        ),
+    ]
+}
+
+fn stream_json() -> Vec<CensusEntry> {
+    let mut out = vec![
+        read(S, "system/init", BOTH, "agent_reported per server in `mcp_servers` and its model-visible tool count from `tools` (tool_deferred each with `ToolSearch` listed); `plugins`: plugin_loaded; `plugin_errors`: plugin_failed"),
+        // The client state `{name,type:"needs-auth",config}`, reported as a status.
+        read(S, "system/init.mcp_servers.status:needs-auth", BOTH, "agent_reported needs-auth"),
+        // `source:r().optional().describe("Where the server definition came from …")`.
+        not(S, "system/init.mcp_servers.source", NEW, "not yet read: where the server's definition came from (`sdk`, `plugin`, a config scope)"),
+        // `mcp_server_errors:O(u({name,type,message}))`: "--mcp-config entries
+        // that failed validation and were skipped … absent from mcp_servers[]".
+        not(S, "system/init.mcp_server_errors", NEW, "not yet read: `[{name, type, message}]`, `--mcp-config` entries that failed validation and were skipped (absent from `mcp_servers`); `type` is unknown_type, url_missing_type, invalid_config, reserved_name, …").silence("present only when an entry was skipped"),
+        not(S, "system/init.skills", BOTH, "not yet read: the skills offered, by name"),
+        not(S, "system/init.plugin_warnings", BOTH, "not yet read: `[{plugin, type, message}]` advice to a plugin's author; the plugin still loaded"),
+        not(S, "system/init.permissionMode", BOTH, "not yet read: the session's permission mode"),
+        // `Js({type:"system",subtype:"hook_started",hook_id,hook_name,hook_event})`,
+        // gated by `jwn(o)` (`Rut(e)||…UserPromptSubmit…`).
+        not(S, "system/hook_started", BOTH, "not yet read: a hook started (`hook_id`, `hook_name`, `hook_event`)").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
+        not(S, "system/hook_progress", BOTH, "a running hook's output so far (payload)"),
+        not(S, "system/hook_response", BOTH, "not yet read: a hook ended (`hook_id`, `hook_name`, `hook_event`, `exit_code`, `outcome`; its stdout and stderr are payload)").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
+        // `{type:"system",subtype:"permission_denied",tool_name,tool_use_id,agent_id,decision_reason_type,decision_reason_code,decision_reason,message}`.
+        not(S, "system/permission_denied", BOTH, "not yet read: a call refused by permissions (`tool_name`, `tool_use_id`, `decision_reason_type`, `decision_reason_code`): it never reached the server"),
+        not(S, "result.permission_denials", BOTH, "not yet read: the calls refused in the run (`tool_name`, `tool_use_id`; `tool_input` is payload)").silence("empty or absent means no refusal in this run only when the run reached its result line"),
+        not(S, "system/permission_check_status", NEW, "a permission check still waiting (`tool_use_id`, `status`)"),
+        not(S, "system/tool_host_result", NEW, "a remote tool host's result for one call (`tool_use_id`, `host`); no MCP server"),
+        not(S, "system/plugin_install", BOTH, "a plugin install's progress (`status`, `name`, `error`) in a session that installs one"),
+        not(S, "tool_progress", BOTH, "a running tool's or hook's heartbeat (`tool_use_id`, `tool_name`, elapsed time)"),
+        not(S, "tool_use_summary", BOTH, "a summary of earlier tool calls for the user (`summary`: text)"),
+        not(S, "auth_status", BOTH, "the CLI's own login to Anthropic (with `enableAuthStatus`), not an MCP server's"),
+    ];
+    // The SDK control protocol: `this.request({subtype:"mcp_status"})`,
+    // `sendControlRequest({subtype:"can_use_tool",…})`.
+    for (kind, releases) in [
+        ("can_use_tool", BOTH),
+        ("hook_callback", BOTH),
+        ("mcp_message", BOTH),
+        ("mcp_status", BOTH),
+        ("mcp_toggle", BOTH),
+        ("mcp_reconnect", BOTH),
+        ("mcp_set_servers", BOTH),
+        ("mcp_authenticate", BOTH),
+        ("mcp_clear_auth", BOTH),
+        ("mcp_oauth_callback_url", BOTH),
+        ("mcp_read_resource", NEW),
+        ("set_mcp_permission_mode_override", BOTH),
+        ("set_permission_mode", BOTH),
+        ("list_permission_rules", NEW),
+        ("claude_authenticate", BOTH),
+        ("claude_oauth_callback", BOTH),
+        ("claude_oauth_wait_for_completion", BOTH),
+        ("oauth_token_refresh", BOTH),
+        ("host_auth_token_refresh", BOTH),
+        ("reload_plugins", BOTH),
+        ("reload_skills", BOTH),
+        ("get_hooks_listing", NEW),
+        ("get_skills_dialog", NEW),
+        ("register_device_hooks", NEW),
+        ("upload_device_hook_template", NEW),
+        ("remote_tool_call", NEW),
+        ("remote_tools_announce", NEW),
+        ("remote_tools_probe", NEW),
+        ("remote_tools_reannounce", NEW),
+    ] {
+        out.push(not(
+            S,
+            &format!("control_request/{kind}"),
+            releases,
+            CONTROL,
+        ));
+    }
+    // Plugin load errors and warnings: `o.push({type:"mcp-config-invalid",source,plugin,serverName,validationError})`, …
+    out.push(not(S, "system/init.plugin_errors.type:mcp-server-suppressed-duplicate", BOTH, "not yet read as such: a plugin's MCP server dropped for another of the same command or URL (`serverName`, `duplicateOf`); read as its plugin's failure, which it is not"));
+    out.push(not(S, "system/init.plugin_errors.type:mcp-server-connector-blocked", NEW, "not yet read as such: a plugin's MCP server blocked (`serverName`, `checkFailed`); read as its plugin's failure"));
+    out.push(not(S, "system/init.plugin_errors.type:mcp-config-invalid", BOTH, "not yet read as such: a plugin's MCP server entry invalid and dropped (`serverName`, `validationError`); read as its plugin's failure"));
+    out.push(not(S, "system/init.plugin_errors.type:mcpb-needs-config", NEW, "not yet read as such: a plugin's `.mcpb` server waiting for user configuration (`serverName`)"));
+    for (kind, releases) in [
+        ("mcpb-download-failed", BOTH),
+        ("mcpb-extract-failed", BOTH),
+        ("mcpb-invalid-manifest", BOTH),
+        ("hook-load-failed", BOTH),
+        ("plugin-cache-miss", BOTH),
+        ("plugin-not-found", BOTH),
+        ("plugin-not-installed", BOTH),
+        ("plugin-renamed", BOTH),
+        ("plugin-repository-refused", NEW),
+        ("plugin-agent-setting-deprecated", NEW),
+        ("plugin-subagent-status-line-deprecated", NEW),
+        ("hooks-left-out-by-name", NEW),
+        ("hooks-module-left-out-by-name", NEW),
+        ("hooks-module-not-running", NEW),
+        ("hooks-passed-over", NEW),
+        ("managed-hooks-restricted", NEW),
+        ("managed-plugin-disabled-by-settings", NEW),
+        ("synced-plugin-shadowed", NEW),
+    ] {
+        out.push(not(
+            S,
+            &format!("system/init.plugin_errors.type:{kind}"),
+            releases,
+            PLUGIN_ERROR,
+        ));
+    }
+    out
+}
+
+fn telemetry() -> Vec<CensusEntry> {
+    // Logs: `Jc("mcp_server_connection",{…})` (2.1.197), `hd(…)` (2.1.332),
+    // exported as `claude_code.NAME`; spans: `startSpan("claude_code.tool",…)`;
+    // metrics: `t("claude_code.code_edit_tool.decision",…)`.
+    vec![
+        read(O, "claude_code.mcp_server_connection", BOTH, "agent_reported connected, or explicit_error with `error_code` (the server named only with `OTEL_LOG_TOOL_DETAILS=1`)").silence("no event says a server needs a login"),
+        read(O, "claude_code.tool_result", BOTH, "tool_call_observed with its outcome (`success`), the server and tool from `tool_parameters` (only with `OTEL_LOG_TOOL_DETAILS=1`)"),
+        read(O, "claude_code.tool", BOTH, "the span (beta tracing): tool_call_observed for a `mcp__SERVER__TOOL` `tool_name`, its outcome from `success` or the span's status; a log event of the same name is not read"),
+        // `…"gen_ai.tool.name":g?.mcpToolName??l,...g&&{"anthropic.mcp.server.name":g.serverName}` (2.1.332 only).
+        not(O, "claude_code.tool:anthropic.mcp.server.name", NEW, "not yet read: the span's server (and `gen_ai.tool.name`, the tool) by their own names; the reader splits `tool_name`, which 2.1.332 replaces by `tool_name_safe` in some modes"),
+        // `"claude_code.mcp.rpc",{spanType:"mcp.rpc",attrs:{"rpc.system":"mcp","rpc.service":e.name,"rpc.method":"tools/call",mcp_tool:n,attempt}}`.
+        not(O, "claude_code.mcp.rpc", BOTH, "not yet read: one `tools/call` to a server (`rpc.service`: the server, `mcp_tool`, `attempt`), its error in the span's status"),
+        not(O, "claude_code.tool.execution", BOTH, "not yet read: the execution part of a `claude_code.tool` span (its child)"),
+        not(O, "claude_code.tool.blocked_on_user", BOTH, "not yet read: the time a call waited for the user's permission"),
+        not(O, "claude_code.tool_decision", BOTH, "not yet read: a permission decision (`decision`, `source`, `tool_name`, `tool_use_id`): a rejected call never reached the server"),
+        not(O, "claude_code.code_edit_tool.decision", BOTH, "a metric of edit-tool permission decisions; no MCP server"),
+        not(O, "claude_code.permission_mode_changed", BOTH, "the session's permission mode changed"),
+        not(O, "claude_code.hook", BOTH, "not yet read: a hook's span (beta tracing)"),
+        not(O, "claude_code.hook_execution_start", BOTH, "not yet read: a hook started"),
+        not(O, "claude_code.hook_execution_complete", BOTH, "not yet read: a hook ended"),
+        not(O, "claude_code.hook_registered", BOTH, "not yet read: a hook registered at start"),
+        not(O, "claude_code.hook_plugin_metrics", BOTH, "counts of plugin hooks"),
+        not(O, "claude_code.plugin_loaded", BOTH, "not yet read: a plugin loaded"),
+        not(O, "claude_code.plugin_installed", BOTH, "a plugin installed"),
+        not(O, "claude_code.skill_activated", BOTH, "not yet read: a skill invoked"),
+        not(O, "claude_code.auth", BOTH, "the CLI's own login to Anthropic, not an MCP server's"),
+    ]
+}
+
+fn config() -> Vec<CensusEntry> {
+    // Settings schema (`allowManagedMcpServersOnly:()=>M().optional().describe(…)`),
+    // a server entry's `"alwaysLoad"in e`, `"toolPermissions"in e`.
+    vec![
+        read(
+            C,
+            "mcpServers",
+            BOTH,
+            "configured servers: `~/.claude.json` (user, and local per project), `.mcp.json` (project), `managed-mcp.json` (managed, exclusive), plugins",
+        ),
+        read(
+            C,
+            "enableAllProjectMcpServers",
+            BOTH,
+            "a `.mcp.json` server approved, or waiting (`not_approved`)",
+        ),
+        read(
+            C,
+            "enabledMcpjsonServers",
+            BOTH,
+            "a `.mcp.json` server approved",
+        ),
+        read(
+            C,
+            "disabledMcpjsonServers",
+            BOTH,
+            "a `.mcp.json` server rejected (`disabled_in_config`)",
+        ),
+        read(
+            C,
+            "disabledMcpServers",
+            BOTH,
+            "a server turned off for the project with /mcp (`disabled_in_config`)",
+        ),
+        read(
+            C,
+            "hasTrustDialogAccepted",
+            BOTH,
+            "an untrusted folder's `.mcp.json` servers wait (`untrusted_folder`)",
+        ),
+        read(
+            C,
+            "allowedMcpServers",
+            BOTH,
+            "managed policy: a server not matched is `denied_by_policy`",
+        ),
+        read(
+            C,
+            "deniedMcpServers",
+            BOTH,
+            "managed policy: a server matched is `denied_by_policy`",
+        ),
+        not(
+            C,
+            "allowManagedMcpServersOnly",
+            BOTH,
+            "not yet read: with it, `allowedMcpServers` counts only from managed settings (the reader reads it from `managed-settings.json` only, which agrees where no other file sets it)",
+        ),
+        not(
+            C,
+            "mcpServers.alwaysLoad",
+            BOTH,
+            "not yet read: a server whose tools are loaded up front, never held behind the tool search",
+        ),
+        not(
+            C,
+            "mcpServers.toolPermissions",
+            NEW,
+            "not yet read: per-tool permissions on a server entry",
+        ),
+        read(
+            C,
+            "enabledPlugins",
+            BOTH,
+            "a plugin (and its servers, skills and hooks) on or off",
+        ),
+        read(C, "hooks", BOTH, "configured hooks, with their commands"),
+        // `else if(n.type==="mcp_tool")return{type:"mcp_tool",command:`${n.server}/${n.tool}`}`.
+        not(
+            C,
+            "hooks.type:mcp_tool",
+            BOTH,
+            "not yet read: a hook that calls an MCP server's tool (`server`, `tool`); the scanner lists only `command` hooks",
+        ),
+        read(
+            C,
+            "disableAllHooks",
+            BOTH,
+            "every hook of that file off (`disabled_in_config`)",
+        ),
+        not(
+            C,
+            "allowManagedHooksOnly",
+            BOTH,
+            "not yet read: only managed hooks run",
+        ),
+        not(
+            C,
+            "allowManagedPermissionRulesOnly",
+            BOTH,
+            "not yet read: only managed permission rules count",
+        ),
+        not(
+            C,
+            "permissions.allow",
+            BOTH,
+            "not yet read: tools allowed without asking (`mcp__SERVER`, `mcp__SERVER__TOOL`)",
+        ),
+        not(
+            C,
+            "permissions.deny",
+            BOTH,
+            "not yet read: tools refused (a denied MCP tool is removed before the model)",
+        ),
+        not(
+            C,
+            "permissions.ask",
+            BOTH,
+            "not yet read: tools that always ask",
+        ),
+        not(
+            C,
+            "strictPluginOnlyCustomization",
+            BOTH,
+            "not yet read: managed setting restricting customization to plugins",
+        ),
+        not(
+            C,
+            "CLAUDE_CODE_MANAGED_SETTINGS_PATH",
+            BOTH,
+            "not yet read: moves the managed settings file the reader looks for in /etc/claude-code",
+        ),
+        not(
+            C,
+            "ENABLE_TOOL_SEARCH",
+            BOTH,
+            "not yet read: turns the tool search on or off (the last mile's default deferral per release is used instead)",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn each_kind_is_named_once_per_source_and_says_something() {
+        let mut seen = BTreeSet::new();
+        for e in census() {
+            assert!(
+                seen.insert((e.source.clone(), e.kind.clone())),
+                "{} / {} twice",
+                e.source,
+                e.kind
+            );
+            assert!(!e.says.trim().is_empty() && !e.releases.trim().is_empty());
+        }
+    }
+
+    /// A read kind's last word is in the reader's own code (records,
+    /// telemetry, configuration, or the shared stream-json reader).
+    #[test]
+    fn every_read_kind_is_in_the_reader_s_code() {
+        let code = [
+            include_str!("records.rs"),
+            include_str!("telemetry.rs"),
+            include_str!("config_scan.rs"),
+            include_str!("lib.rs"),
+            include_str!("../../../sdk/src/materialize.rs"),
+        ]
+        .concat();
+        for e in census().into_iter().filter(|e| e.read) {
+            let last = e.kind.rsplit(['/', '.', ':']).next().unwrap_or(&e.kind);
+            let last = last.split(' ').next().unwrap_or(last).trim_matches('"');
+            assert!(
+                code.contains(last),
+                "{} / {}: `{last}` is not in the reader",
+                e.source,
+                e.kind
+            );
+        }
+    }
+}
