@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use tether_core::records::CensusEntry;
 use tether_core::registry::Registry;
+// Links every first-party plugin, so the registry holds each harness.
+use tether_tests as _;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1261,3 +1261,49 @@ fn older_codex_rollouts_read_their_outcomes_never_a_silence_as_failure() {
         assert!(!format!("{attempt:?}").contains("exploded"), "{dir}");
     }
 }
+
+/// GIVEN OpenCode's database with a call that succeeded, one that failed,
+/// and two its permissions refused (stored as errors, in OpenCode 1.18.33's
+/// own words: a person's rejection, a rule's denial) WHEN it is read THEN
+/// the refused calls are counted as calls whose outcome is unknown, never
+/// failures, and none of their words reaches the session.
+#[test]
+fn opencode_calls_its_permissions_refused_are_never_failures() {
+    let home = tempfile::tempdir().expect("home");
+    copy_dir(&fixtures().join("opencode"), home.path());
+    let db = home.path().join(".local/share/opencode/opencode.db");
+    let conn = rusqlite::Connection::open(&db).expect("open the copy");
+    let session = "ses_dcc9dba49ffe4Xua2LisksiYZu";
+    for (id, status, error) in [
+        ("call_fail", "error", "planted server words"),
+        (
+            "call_no",
+            "error",
+            "The user rejected permission to use this specific tool call.",
+        ),
+        (
+            "call_rule",
+            "error",
+            "The user has specified a rule which prevents you from using this specific tool call. Here are some of the relevant rules [\"planted rule\"]",
+        ),
+    ] {
+        let data = serde_json::json!({
+            "type": "tool", "tool": "time_convert_time", "callID": id,
+            "state": {"status": status, "error": error}
+        });
+        conn.execute(
+            "INSERT INTO part (session_id, time_created, data) VALUES (?1, 1796158410500, ?2)",
+            rusqlite::params![session, data.to_string()],
+        )
+        .expect("insert");
+    }
+    drop(conn);
+    let records = read("opencode", home.path());
+    let attempt = only_session("opencode", &records);
+    assert_eq!(
+        outcomes(&attempt, "time", "convert_time"),
+        (3, 1, 2),
+        "(calls, failed, unknown): {attempt:?}"
+    );
+    assert!(!format!("{attempt:?}").contains("planted"));
+}

@@ -177,13 +177,14 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
         census::census()
     }
 
-    /// Its records show skills offered and invoked and each hook's run
-    /// (see `records.rs`).
+    /// Its records show skills offered and invoked, and a hook's run only
+    /// where it failed, blocked, printed or was a Stop hook (see
+    /// `records.rs`): a hook that succeeded in silence leaves no record.
     fn records_show(&self) -> tether_core::harness::RunTimeShown {
         tether_core::harness::RunTimeShown::none()
             .skills_listed()
             .skills_invoked()
-            .hooks_fired()
+            .hooks_fired_sometimes(records::HOOK_SILENCE)
     }
 
     /// `ANTHROPIC_BASE_URL`: Claude Code sends every model request there

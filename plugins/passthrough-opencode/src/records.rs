@@ -46,8 +46,15 @@ pub fn sources() -> Vec<RecordSource> {
         data(DB_SESSIONS, "opencode.db")
             .sqlite("SELECT id, time_created, directory, version FROM session"),
         data(DB_TOOLS, "opencode.db").sqlite(
+            // A call OpenCode's permissions refused is stored as an error
+            // too (its own words, matched here so they never leave the
+            // database): `refused`, never a failure.
             "SELECT session_id, time_created, json_extract(data, '$.tool'), \
-             json_extract(data, '$.callID'), json_extract(data, '$.state.status'), \
+             json_extract(data, '$.callID'), \
+             CASE WHEN json_extract(data, '$.state.status') = 'error' AND ( \
+               json_extract(data, '$.state.error') LIKE 'The user rejected permission to use this specific tool call%' \
+               OR json_extract(data, '$.state.error') LIKE 'The user has specified a rule which prevents you from using this specific tool call%') \
+             THEN 'refused' ELSE json_extract(data, '$.state.status') END, \
              CASE WHEN json_extract(data, '$.tool') = 'skill' \
              THEN json_extract(data, '$.state.input.name') END \
              FROM part WHERE json_extract(data, '$.type') = 'tool'",
@@ -111,7 +118,8 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             let Some(full) = third else {
                 return RecordAnswer::Ignored;
             };
-            // The call's outcome, where its part says (running: not yet).
+            // The call's outcome, where its part says (running: not yet;
+            // refused by a permission: it never ran, so no outcome).
             let ok = match fifth.as_deref() {
                 Some("completed") => Some(true),
                 Some("error") => Some(false),
