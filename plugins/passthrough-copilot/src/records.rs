@@ -114,6 +114,14 @@ struct Data<'a> {
     plugin: Option<Cow<'a, str>>,
 }
 
+/// How Copilot CLI's runtime (1.0.102) words a tool call it refused.
+const REFUSED: &[&str] = &[
+    "The user rejected this tool call",
+    "Permission to run this tool was denied",
+    "Denied by preToolUse hook",
+    "Blocked by enterprise MCP policy",
+];
+
 /// A `session.warning` of type `mcp` (1.0.10 to 1.0.88 write them to the
 /// session's events, in an interactive session; later releases keep them
 /// off disk), as evidence: a server slow to connect, one that failed (its
@@ -349,7 +357,16 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             push(&mut reading, skill_invoked(skill, data.call.as_deref(), at));
         }
         "tool.execution_complete" => {
+            // A call a person, a rule, a hook or a policy refused never
+            // ran: Copilot's own words for it (its 1.0.102 runtime's) leave
+            // its outcome unknown, never failed. The words are not kept.
+            let refused = data
+                .error
+                .as_ref()
+                .and_then(|e| e.message.as_deref())
+                .is_some_and(|m| REFUSED.iter().any(|r| m.starts_with(r)));
             if let (Some(id), Some(ok)) = (data.call.as_deref(), data.success)
+                && !refused
                 && let Some(done) = outcome(id, ok, at)
             {
                 reading.evidence.push(done);
@@ -603,6 +620,30 @@ mod tests {
                 r#"{{"type":"{kind}","data":{{"requestId":"r1"}},"id":"e3","timestamp":"2026-01-01T00:00:02.000Z","parentId":null}}"#
             );
             assert_eq!(answer_to(&record, &[]), RecordAnswer::not_read(kind, at));
+        }
+        // A refused call's completion gives no outcome (it never ran); a
+        // failed one's does.
+        for (message, outcomes) in [
+            ("The user rejected this tool call.", 0),
+            (
+                "Permission to run this tool was denied due to the following rules: planted",
+                0,
+            ),
+            ("Denied by preToolUse hook: planted", 0),
+            ("Blocked by enterprise MCP policy", 0),
+            ("planted server error", 1),
+        ] {
+            let record = serde_json::json!({
+                "type": "tool.execution_complete",
+                "data": {"toolCallId": "call_9", "success": false, "error": {"message": message}},
+                "id": "e5", "timestamp": "2026-01-01T00:00:04.000Z", "parentId": null
+            })
+            .to_string();
+            let given = match answer_to(&record, &[]) {
+                RecordAnswer::Read(r) => r.evidence.iter().filter(|e| e.ok.is_some()).count(),
+                _ => 0,
+            };
+            assert_eq!(given, outcomes, "{message}");
         }
         let skill = read_one(
             r#"{"type":"skill.invoked_ref","id":"e4","timestamp":"2026-01-01T00:00:03.000Z","data":{"name":"greet","path":"/p","contentId":"sha256:00","contentLength":3}}"#,

@@ -111,7 +111,17 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
                 .map(|(_, tool)| tool)
                 .unwrap_or(function);
             t::name_server(&mut reading, &server, None);
-            let ok = t::flag(record, "success");
+            // A call a policy denied or a hook blocked (Gemini's
+            // `policy_violation`, `stop_execution`; Qwen's
+            // `execution_denied`) never ran: no failure, its outcome
+            // unknown here. A user's rejection is `decision: reject`.
+            let refused = matches!(
+                t::text(record, "error_type")
+                    .or_else(|| t::text(record, "error.type"))
+                    .as_deref(),
+                Some("policy_violation" | "stop_execution" | "execution_denied")
+            ) || t::text(record, "decision").as_deref() == Some("reject");
+            let ok = t::flag(record, "success").filter(|_| !refused);
             reading
                 .evidence
                 .push(t::tool_called(&server, &tool, ok, at));
@@ -202,4 +212,67 @@ fn declared_names(definitions: &str) -> Vec<String> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::telemetry::TelemetryValue as V;
+
+    fn tool_call(flavor: Flavor, extra: &[(&str, V)]) -> Option<bool> {
+        let mut record = TelemetryRecord::new(
+            TelemetrySignal::Log,
+            format!("{}tool_call", flavor.prefix()),
+            tether_core::model::Timestamp(1),
+        )
+        .with_resource("service.name", V::Text(flavor.service().into()))
+        .with_attr("tool_type", V::Text("mcp".into()))
+        .with_attr("mcp_server_name", V::Text("time".into()))
+        .with_attr("function_name", V::Text("get_current_time".into()));
+        for (k, v) in extra {
+            record = record.with_attr(*k, v.clone());
+        }
+        match read(flavor, &record, &[]) {
+            TelemetryAnswer::Read(reading) => {
+                reading
+                    .evidence
+                    .iter()
+                    .find(|e| e.tool.is_some())
+                    .expect("a call")
+                    .ok
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// GIVEN a `tool_call` event of a call that failed, of one a policy
+    /// denied or a hook blocked (Gemini's `policy_violation`,
+    /// `stop_execution`; Qwen's `execution_denied`) and of one the user
+    /// rejected WHEN it is read THEN only the first is a failure; a refused
+    /// call never ran, and its outcome is left unknown.
+    #[test]
+    fn a_refused_call_is_never_a_failure() {
+        let failed = [("success", V::Bool(false))];
+        assert_eq!(tool_call(Flavor::Gemini, &failed), Some(false));
+        assert_eq!(
+            tool_call(Flavor::Gemini, &[("success", V::Bool(true))]),
+            Some(true)
+        );
+        for (flavor, error) in [
+            (Flavor::Gemini, "policy_violation"),
+            (Flavor::Gemini, "stop_execution"),
+            (Flavor::Qwen, "execution_denied"),
+        ] {
+            let refused = [
+                ("success", V::Bool(false)),
+                ("error_type", V::Text(error.into())),
+            ];
+            assert_eq!(tool_call(flavor, &refused), None, "{error}");
+        }
+        let rejected = [
+            ("success", V::Bool(false)),
+            ("decision", V::Text("reject".into())),
+        ];
+        assert_eq!(tool_call(Flavor::Gemini, &rejected), None);
+    }
 }
