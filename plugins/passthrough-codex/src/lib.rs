@@ -18,6 +18,7 @@
 //!   The flags carry secrets, so nothing here logs them (the host's process
 //!   debug output shows only their number).
 
+pub mod census;
 pub mod config_scan;
 pub mod records;
 pub mod telemetry;
@@ -254,6 +255,10 @@ fn codex_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCodex {
+    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
+        census::census()
+    }
+
     /// Its rollouts show the skills listed for the model (`world_state`'s
     /// `host_skills`); a skill's use (the model reads its file) and a
     /// hook's run (its output only, injected as a message) leave no record

@@ -1,0 +1,756 @@
+//! The census of Codex: every kind of rollout record, `exec --json` item,
+//! telemetry name and configuration key its shipped code writes or reads
+//! that bears on MCP servers, tools, skills, hooks, plugins, auth or
+//! permissions, and whether `records.rs`, `telemetry.rs` and
+//! `config_scan.rs` read it (this plugin has no `read_output`: nothing of
+//! `codex exec --json` is read).
+//!
+//! Found in the released binaries themselves (`strings` of
+//! `@openai/codex-linux-x64` `vendor/x86_64-unknown-linux-musl/…/codex`:
+//! 0.118.0, 0.142.5 and 0.171.0, the pin; no newer release exists), in the
+//! TypeScript and JSON schemas `codex app-server generate-ts` printed, in
+//! Codex's source at the tag `rust-v0.118.0` and at the commit 0.142.5 was
+//! cut from, and in real runs of each binary against a fake Responses API
+//! and a stdio MCP server (`exec`, `exec --json`, the app server with
+//! `historyMode` legacy and paginated, tool search on and off).
+
+use tether_core::records::CensusEntry;
+
+/// Rollouts, `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
+const ROLLOUT: &str = crate::records::ROLLOUT;
+/// `codex exec --json`, one event a line on stdout.
+const STREAM: &str = "stream_json";
+/// Codex's own OpenTelemetry (its `[otel]` exporters).
+const TELEMETRY: &str = "telemetry";
+/// `config.toml` (user, system, project), `hooks.json`, plugin manifests.
+const CONFIG: &str = "config";
+
+/// Every kind, in the order the book shows them.
+pub fn census() -> Vec<CensusEntry> {
+    let mut out = Vec::new();
+    rollout(&mut out);
+    stream_json(&mut out);
+    telemetry(&mut out);
+    config(&mut out);
+    out
+}
+
+fn rollout(out: &mut Vec<CensusEntry>) {
+    // `RolloutLine {timestamp, type, payload}`, `RolloutItem` tagged
+    // snake_case (protocol.rs in 0.118/0.142); 0.171's binary lists the
+    // line types `session_meta dynamic_tools_updated response_item
+    // inter_agent_communication compacted turn_context token_usage_record
+    // world_state event_msg` in one run of its string table, and its
+    // rollouts (exec, app server) hold `history_mode`.
+    out.extend([
+        CensusEntry::not_read(
+            ROLLOUT,
+            "session_meta.history_mode",
+            "0.171.0",
+            "not needed: it says which of mcp_tool_call_end (legacy) and item_completed McpToolCall (paginated, the default) the thread writes, and both are read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "session_meta.dynamic_tools",
+            "0.171.0",
+            "not yet read: the tools an app-server client gave the thread (a field of 0.171's SessionMeta); no real run wrote it (codex exec gives none), so its shape is unverified",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "dynamic_tools_updated",
+            "0.171.0",
+            "not yet read: a line type new in 0.171 (the thread's client-given tools changed); not MCP's, and no real run wrote one",
+        ),
+    ]);
+    // `response_item` payloads (`ResponseItem`, models.rs; the persisted
+    // kinds are labelled `response.KIND` in 0.171's binary, beside
+    // `codex.rollout.persistence.item_bytes_v2`). Every release persists
+    // every ResponseItem (policy.rs).
+    out.extend([
+        CensusEntry::read(
+            ROLLOUT,
+            "response_item/function_call",
+            "0.118.0–0.171.0",
+            "tool_call_observed for an MCP tool: `namespace` mcp__SERVER and `name` TOOL (0.142.5 on), or the one name mcp__SERVER__TOOL (0.118.0), with its call_id; its outcome comes from the call's end record",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "response_item/function_call_output",
+            "0.118.0–0.171.0",
+            "holds the call's output only (payload); the outcome is read from mcp_tool_call_end or item_completed",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "response_item/custom_tool_call",
+            "0.118.0–0.171.0",
+            "a freeform built-in tool's call; in every real run an MCP call was a function_call, never this",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "response_item/custom_tool_call_output",
+            "0.118.0–0.171.0",
+            "a freeform built-in tool's output (payload)",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "response_item/tool_search_call",
+            "0.118.0–0.171.0",
+            "holds the model's search query (payload); what the search gave is read from tool_search_output",
+        ),
+        CensusEntry::read(
+            ROLLOUT,
+            "response_item/tool_search_output",
+            "0.118.0 (ChatGPT apps only), 0.142.5–0.171.0",
+            "for each tool of an mcp__SERVER namespace it holds: deferred behind search, and its definition sent to the model (model_visible)",
+        )
+        .silence(
+            "written only when the model searched: a deferred tool in no tool_search_output was not shown to the model by a search, which says nothing of whether its server listed it",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "response_item/additional_tools",
+            "0.171.0",
+            "not yet read: a ResponseItem kind new in 0.171 (ResponseItem::AdditionalTools, 3 fields: tools added to the model's list mid-thread); no real run wrote one, so its shape is unverified",
+        ),
+        CensusEntry::read(
+            ROLLOUT,
+            "response_item/message",
+            "0.118.0–0.171.0",
+            "skill_listed for each `- NAME: …` line under `### Available skills` in the developer message's `<skills_instructions>` text (names only; descriptions and paths never kept)",
+        ),
+    ]);
+    // `world_state` (0.171; `payload {full, state{…}}`): observed keys
+    // `host_skills{body}`, `skills{includeInstructions}`, `tools` (only with
+    // tool search on: `{"mcp__echo": ""}`), `plugins_instructions`,
+    // `apps_instructions`, `permissions{instructions, approved_command_prefixes}`.
+    out.extend([
+        CensusEntry::read(
+            ROLLOUT,
+            "world_state.host_skills",
+            "0.171.0",
+            "skill_listed for each `- NAME: …` line under `### Available skills` in its body (names only)",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "world_state.tools",
+            "0.171.0",
+            "not yet read: the tool namespaces offered behind search, namespace to description (`{\"mcp__echo\": \"\"}` in a real run with tool search on, absent with it off); it would say which servers' tools were deferred",
+        )
+        .silence(
+            "absent when the model has no tool search: then MCP tools are sent directly, and its absence says nothing of them",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "world_state.skills",
+            "0.171.0",
+            "only `includeInstructions`, whether the skills listing was sent; the names are read from host_skills",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "world_state.plugins_instructions",
+            "0.171.0",
+            "a flag (false in every real run): whether plugin instructions went to the model, not which plugins",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "world_state.permissions",
+            "0.171.0",
+            "a hash of the permission instructions and the approved shell command prefixes: shell approvals, not MCP calls",
+        ),
+    ]);
+    // `turn_context` (always persisted) and 0.171's
+    // `event_msg/thread_settings_applied`, observed in every 0.171 run.
+    out.extend([
+        CensusEntry::not_read(
+            ROLLOUT,
+            "turn_context.approval_policy",
+            "0.118.0–0.171.0",
+            "the turn's approval policy (never, on-request, …): it decides whether an MCP call waits for a person, and says nothing of any call",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "turn_context.permission_profile",
+            "0.142.5–0.171.0",
+            "the sandbox's file and network permissions: shell commands', not MCP servers'",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "turn_context.disabled_plugin_ids",
+            "0.171.0",
+            "not yet read: the plugins turned off for the turn (empty in every real run; a plugin off here brings none of its servers or skills)",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "thread_settings_applied.disabled_plugin_ids",
+            "0.171.0",
+            "the same list as turn_context's, once per settings change",
+        ),
+    ]);
+    // `event_msg` (`EventMsg`, tagged snake_case; persisted per
+    // rollout/src/policy.rs: 0.118's Limited/Extended, 0.142's one list,
+    // 0.171's history_mode; the 0.171 binary names every variant in one run
+    // of its string table, `…mcp_startup_update… mcp_tool_call_end…
+    // hook_started hook_completed…`).
+    out.extend([
+        CensusEntry::read(
+            ROLLOUT,
+            "event_msg/mcp_tool_call_end",
+            "0.118.0 (TUI only), 0.142.5, 0.171.0 (legacy history mode only)",
+            "tool_call_observed from its invocation's server and tool, with its outcome: failed where the result is Err or isError; unknown where Codex's words say no one approved it or its app's configuration blocked it (it never reached the server)",
+        )
+        .silence(
+            "0.118's codex exec and 0.171's default (paginated) mode never write it: a call with no end record has an unknown outcome, never a failure",
+        ),
+        CensusEntry::read(
+            ROLLOUT,
+            "event_msg/item_completed/McpToolCall",
+            "0.171.0 (paginated history mode, the default)",
+            "tool_call_observed from the item's server and tool, with its outcome: status failed or a result isError is a failure; an error saying it was rejected or blocked leaves it unknown; inProgress leaves it unknown",
+        )
+        .silence(
+            "written only in paginated mode: a legacy-mode thread writes mcp_tool_call_end instead, and 0.142.5 writes neither as an item",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/item_completed/HookPrompt",
+            "0.171.0",
+            "not yet read: a hook's output injected as a prompt (fragments with a hookRunId); no real run wrote one, so whether it is persisted is unverified",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/item_started",
+            "0.171.0",
+            "never written in any real run (only item_completed was): a started item has no outcome",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/mcp_tool_call_begin",
+            "0.118.0–0.171.0",
+            "never written to a rollout (no release persists it)",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/mcp_startup_update",
+            "0.118.0–0.171.0",
+            "never written to a rollout (no release persists it): `{server, status{state starting|ready|cancelled|failed, error}}` lives only in the running process",
+        )
+        .silence(
+            "rollouts hold no start-up record: a server that failed to start, or wanted a login, is not in them at all",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/mcp_startup_complete",
+            "0.118.0–0.171.0",
+            "never written to a rollout: `{ready, failed[{server, error}], cancelled}` lives only in the running process",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/mcp_list_tools_response",
+            "0.118.0",
+            "never written to a rollout, and gone after 0.118",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/exec_approval_request",
+            "0.118.0–0.171.0",
+            "never written to a rollout by default (a shell command's approval, not MCP's); a rollout that holds one is counted as not read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/apply_patch_approval_request",
+            "0.118.0–0.171.0",
+            "never written to a rollout (a file edit's approval)",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/request_permissions",
+            "0.118.0–0.171.0",
+            "never written to a rollout by default; a rollout that holds one is counted as not read. A refused MCP call shows as its end record's words instead",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/request_user_input",
+            "0.118.0–0.171.0",
+            "never written to a rollout (0.171 asks an MCP tool's approval through it)",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/elicitation_request",
+            "0.118.0–0.171.0",
+            "never written to a rollout by default: an MCP server's elicitation `{server_name, id, request{mode form|url, message, …}}`; a rollout that holds one is counted as not read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/elicitation_abandoned",
+            "0.171.0",
+            "not yet read: new in 0.171 (an MCP elicitation no one answered); whether it is persisted is unverified",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/guardian_assessment",
+            "0.118.0 (TUI only), 0.142.5–0.171.0 (never)",
+            "the automatic reviewer's verdict on an action; written only by 0.118's TUI; a rollout that holds one is counted as not read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/hook_started",
+            "0.118.0–0.171.0",
+            "never written to a rollout; a rollout that holds one is counted as not read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/hook_completed",
+            "0.118.0–0.171.0",
+            "never written to a rollout (its run summary lives only in the running process); a rollout that holds one is counted as not read",
+        )
+        .silence(
+            "no release records a hook's run in its rollout: no record shows whether a hook ran, blocked a call or failed",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/dynamic_tool_call_request",
+            "0.118.0 (TUI only), 0.142.5–0.171.0 (never)",
+            "a call of a client-given tool, not MCP's; a rollout that holds one is counted as not read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/dynamic_tool_call_response",
+            "0.118.0 (TUI only), 0.142.5–0.171.0 (never)",
+            "a client-given tool's answer, not MCP's; a rollout that holds one is counted as not read",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/view_image_tool_call",
+            "0.118.0–0.171.0",
+            "a built-in tool (view_image), not MCP's",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/auth_recovery_started",
+            "0.171.0",
+            "Codex's own sign-in being refreshed, not an MCP server's auth",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "event_msg/auth_recovery_completed",
+            "0.171.0",
+            "Codex's own sign-in refreshed, not an MCP server's auth",
+        ),
+    ]);
+}
+
+fn stream_json(out: &mut Vec<CensusEntry>) {
+    // A real `codex exec --json` run of 0.171.0 (one working tool, one
+    // isError, one JSON-RPC error, and a server whose command does not
+    // exist): `thread.started`, `turn.started`, `item.started` /
+    // `item.completed` of `type: "mcp_tool_call"`, `turn.completed`; the
+    // type names are in the 0.118.0 and 0.142.5 binaries too.
+    out.extend([
+        CensusEntry::not_read(
+            STREAM,
+            "item.started/mcp_tool_call",
+            "0.118.0–0.171.0 (run on 0.171.0)",
+            "not yet read (this plugin has no read_output): `{id, type, server, tool, arguments, result: null, error: null, status: \"in_progress\"}`",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "item.completed/mcp_tool_call",
+            "0.118.0–0.171.0 (run on 0.171.0)",
+            "not yet read (this plugin has no read_output): `{id, server, tool, status completed|failed, result{content, structured_content} or null, error{message} or null}`, a call and its outcome (an isError result is status failed; a JSON-RPC error is error.message)",
+        )
+        .silence(
+            "exec --json prints calls only: a server that failed to start (a missing command, in a real run) or was never called prints nothing",
+        ),
+    ]);
+}
+
+fn telemetry(out: &mut Vec<CensusEntry>) {
+    // Logs, metrics and spans: names from each binary's string table
+    // (`codex.tool_result`, `codex.mcp.call`, … in all three;
+    // `list_tools_for_client_uncached`, `start_server_task`,
+    // `codex.mcp.protocol_discovery`, `codex.hooks.mcp_tool`,
+    // `codex.skill_invocation` in 0.171.0 only); attributes where a real
+    // 0.171.0 run exported them (tests/tests and the peers' harness runs).
+    out.extend([
+        CensusEntry::read(
+            TELEMETRY,
+            "codex.conversation_starts",
+            "0.118.0–0.171.0",
+            "its `mcp_servers`: each server the session took from the configuration (configured, taken)",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "codex.tool_result",
+            "0.118.0–0.171.0",
+            "tool_call_observed from `mcp_server` and `tool_name`, its outcome from `success` (a built-in tool, with no mcp_server, is ignored; its arguments and output are never read)",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "codex.tool_result.mcp_server",
+            "0.118.0–0.171.0",
+            "the called tool's server (the field that makes a tool_result an MCP call)",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_result.mcp_server_origin",
+            "0.118.0–0.171.0",
+            "not yet read: where the server came from (configuration, plugin, …)",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "list_tools_for_client_uncached",
+            "0.171.0",
+            "a span per server (`server_name`): tools_list_observed where it ended without error; it names no conversation, so it reaches a session only through its resource",
+        )
+        .silence(
+            "only uncached listings make this span: a server whose tools came from Codex's cache has none, which does not mean it listed nothing",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "start_server_task",
+            "0.171.0",
+            "not yet read: a span per server start (`server_name`); its error status would say a server failed to start, which no rollout records",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "mcp.tools.call",
+            "0.118.0–0.171.0",
+            "not yet read: a span per MCP call (`mcp.server.name`, `mcp.transport`, `tool.name`, `rpc.method`); codex.tool_result gives the same call with its session",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_decision",
+            "0.118.0–0.171.0",
+            "not yet read: a tool call's approval decision; its attributes are not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.call",
+            "0.118.0–0.171.0",
+            "not yet read: a counter per MCP call (`server`, `tool`, `status`) with no session; codex.tool_result gives the same call with its session",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.call.duration_ms",
+            "0.118.0–0.171.0",
+            "not yet read: the same calls' durations (a histogram)",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.call.error",
+            "0.171.0",
+            "not yet read: failed MCP calls (a counter); its attributes are not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.tools.list.duration_ms",
+            "0.118.0–0.171.0",
+            "not yet read: tool listings' durations (`cache`), with no server named",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.tools.fetch_uncached.duration_ms",
+            "0.118.0–0.171.0",
+            "not yet read: uncached tool listings' durations; the span list_tools_for_client_uncached names the server",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.tools.cache_write.duration_ms",
+            "0.118.0–0.171.0",
+            "Codex's tool cache timing, no server state",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.tools.cache_publish.duration_ms",
+            "0.171.0",
+            "Codex's tool cache timing, no server state",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.protocol_discovery",
+            "0.171.0",
+            "not yet read: how a server's protocol was found (`mode`, `outcome`), with no server named in a real run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.protocol_discovery.duration_ms",
+            "0.171.0",
+            "the same, timed",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.executor_discovery",
+            "0.171.0",
+            "not yet read: discovery of MCP servers on a remote executor (not a local session's); attributes not verified",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.error.code",
+            "0.171.0",
+            "not yet read: an MCP error's code, as an attribute name; where it is set is not verified",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.binding_catalog.raw_definition_json_bytes",
+            "0.171.0",
+            "the size of tool definitions, no server state",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.mcp.server_user_flow.triggered",
+            "0.142.5–0.171.0",
+            "not yet read: an app tool call that asked the user to approve (beside `codex.mcp.target.id`); attributes not verified",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.hooks.run",
+            "0.142.5–0.171.0",
+            "not yet read: a counter of hook runs; attributes not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.hooks.run.duration_ms",
+            "0.142.5–0.171.0",
+            "not yet read: hook runs' durations",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.hooks.command",
+            "0.171.0",
+            "not yet read: a span per command hook (`hook.event_name`, `hook.handler_type`, `hook.scope`, `hook.source`, …); not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.hooks.mcp_tool",
+            "0.171.0",
+            "not yet read: a span per hook whose handler is an MCP tool (`hook.server`, `hook.tool`), new in 0.171; not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool.call",
+            "0.118.0–0.171.0",
+            "not yet read: a counter of every tool call, built-in or MCP; codex.tool_result names the server",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool.call.duration_ms",
+            "0.118.0–0.171.0",
+            "not yet read: the same calls' durations",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_call",
+            "0.171.0",
+            "a code-mode host's tool call span; not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_call_received",
+            "0.171.0",
+            "a tool call's arrival timing; no server or outcome",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_result_ready",
+            "0.171.0",
+            "a tool result's timing; no server or outcome",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool.phase",
+            "0.171.0",
+            "a tool call's phase timing; no server or outcome",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool.unified_exec",
+            "0.171.0",
+            "the built-in shell tool's, not MCP's",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_blocking",
+            "0.171.0",
+            "time a turn waited on tools; no server or outcome",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.tool_metadata.shed_bytes",
+            "0.171.0",
+            "bytes of tool descriptions dropped to fit; names no tool",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.approval.requested",
+            "0.118.0–0.171.0",
+            "not yet read: an approval asked of the user; attributes not verified in a run",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.skill_invocation",
+            "0.171.0",
+            "not yet read: a skill used (`skill.name`, `skill.scope`, `skill.plugin_id`, `skill.invocation_type`), new in 0.171; not verified in a run, and it carries `user.id`",
+        ),
+        CensusEntry::not_read(
+            TELEMETRY,
+            "codex.skill.injected",
+            "0.118.0–0.171.0",
+            "not yet read: a skill's instructions put in the context; attributes not verified in a run",
+        ),
+    ]);
+}
+
+fn config(out: &mut Vec<CensusEntry>) {
+    // config.toml as `config_scan.rs` reads it; keys from 0.171's
+    // `RawMcpServerConfig` (30 fields), `[apps]` (AppsConfig.ts), hooks
+    // (`HookHandlerConfig::Command` and `::McpTool`; hooks.json), verified
+    // by running the pinned CLI where config_scan.rs says so.
+    let read =
+        |kind: &str, releases: &str, gives: &str| CensusEntry::read(CONFIG, kind, releases, gives);
+    let not =
+        |kind: &str, releases: &str, why: &str| CensusEntry::not_read(CONFIG, kind, releases, why);
+    out.extend([
+        read(
+            "mcp_servers",
+            "0.118.0–0.171.0",
+            "a configured server per table (command/args, or url), in config.toml for the user, /etc/codex for the system, and .codex/config.toml for a project (off unless the project is trusted)",
+        ),
+        read("mcp_servers.*.enabled", "0.118.0–0.171.0", "false: filtered, disabled_in_config"),
+        read("mcp_servers.*.required", "0.118.0–0.171.0", "kept as a setting"),
+        read("mcp_servers.*.enabled_tools", "0.118.0–0.171.0", "the tools Codex keeps (an allow list)"),
+        read("mcp_servers.*.disabled_tools", "0.118.0–0.171.0", "the tools Codex drops"),
+        read("mcp_servers.*.startup_timeout_sec", "0.118.0–0.171.0", "kept as a setting"),
+        read("mcp_servers.*.startup_timeout_ms", "0.118.0–0.171.0", "kept as a setting"),
+        read("mcp_servers.*.tool_timeout_sec", "0.118.0–0.171.0", "kept as a setting"),
+        read(
+            "mcp_servers.*.bearer_token_env_var",
+            "0.118.0–0.171.0",
+            "the variable its Authorization header comes from; unset, Codex refuses the server",
+        ),
+        read("mcp_servers.*.env_vars", "0.118.0–0.171.0", "the variables forwarded by name (values never read)"),
+        read("mcp_servers.*.http_headers", "0.118.0–0.171.0", "header names (values never read)"),
+        read("mcp_servers.*.env_http_headers", "0.118.0–0.171.0", "header names and the variables they come from"),
+        not(
+            "mcp_servers.*.scopes",
+            "0.171.0",
+            "not yet read: the OAuth scopes asked for (beside `oauth`, `oauth_resource`); whether a login exists is in Codex's credential store, which is not read",
+        ),
+        not(
+            "mcp_servers.*.startup_readiness",
+            "0.171.0",
+            "not yet read: new in 0.171's server table; its meaning is not verified",
+        ),
+        not(
+            "mcp_servers.*.http_headers_helper",
+            "0.171.0",
+            "not yet read: a command that prints headers, new in 0.171; not verified",
+        ),
+        not(
+            "mcp_oauth_credentials_store",
+            "0.118.0–0.171.0",
+            "where MCP OAuth tokens are kept (file or keyring); the tokens are never read",
+        ),
+        not(
+            "approval_policy",
+            "0.118.0–0.171.0",
+            "not yet read: whether calls wait for a person (never, on-request, …); the rollout's turn_context says the value used",
+        ),
+        not(
+            "apps.*.default_tools_approval_mode",
+            "0.118.0–0.171.0",
+            "not yet read: the approval mode of a ChatGPT app's tools (apps._default too); not a configured MCP server's",
+        ),
+        not(
+            "apps.*.tools.*.approval_mode",
+            "0.171.0",
+            "not yet read: one app tool's approval mode",
+        ),
+        not(
+            "apps.*.enabled",
+            "0.118.0–0.171.0",
+            "not yet read: a ChatGPT app (served through the codex_apps server) turned off",
+        ),
+        read(
+            "projects.*.trust_level",
+            "0.118.0–0.171.0",
+            "trusted or not: an untrusted project's .codex/config.toml servers and hooks are off (untrusted_folder)",
+        ),
+        read(
+            "plugins.*.enabled",
+            "0.171.0",
+            "an installed plugin, on or off, linked to the servers, skills and hooks its manifest names",
+        ),
+        read(
+            "hooks",
+            "0.118.0–0.171.0",
+            "command hooks from hooks.json, config.toml's [hooks], a trusted project's .codex/hooks.json and each plugin's hooks file",
+        ),
+        read(
+            "hooks.state.*.trusted_hash",
+            "0.171.0",
+            "a hook trusted once (it runs only while unchanged since, which Codex alone can tell); no entry: not_approved",
+        ),
+        read("hooks.state.*.enabled", "0.171.0", "false: the hook is off"),
+        read("features.hooks", "0.171.0", "false: every hook is off"),
+        not(
+            "hooks.*.mcp_tool",
+            "0.171.0",
+            "not yet read: a hook whose handler calls an MCP tool (`HookHandlerConfig::McpTool`, 5 fields), new in 0.171; only command hooks are read",
+        ),
+        read(
+            "hooks.PreToolUse",
+            "0.118.0–0.171.0",
+            "a hook run before a tool call (MCP tools match as mcp__SERVER__TOOL)",
+        ),
+        read("hooks.PostToolUse", "0.118.0–0.171.0", "a hook run after a tool call"),
+        read(
+            "hooks.PermissionRequest",
+            "0.142.5–0.171.0",
+            "a hook run when a call asks for approval",
+        ),
+        read(
+            "skills.config.*.enabled",
+            "0.171.0",
+            "false for a SKILL.md path: the skill is off",
+        ),
+    ]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_is_named_once_per_source_and_says_something() {
+        let entries = census();
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &entries {
+            assert!(
+                seen.insert((e.source.clone(), e.kind.clone())),
+                "{} / {} twice",
+                e.source,
+                e.kind
+            );
+            assert!(!e.says.trim().is_empty() && !e.releases.trim().is_empty());
+        }
+    }
+
+    /// A rollout kind the census says is read is one the reader names.
+    #[test]
+    fn every_rollout_kind_read_is_in_the_reader() {
+        let reader = include_str!("records.rs");
+        for e in census().iter().filter(|e| e.read && e.source == ROLLOUT) {
+            let word = e.kind.rsplit(['/', '.']).next().expect("a last segment");
+            assert!(reader.contains(word), "{} is not in records.rs", e.kind);
+        }
+        let telemetry = include_str!("telemetry.rs");
+        for e in census().iter().filter(|e| e.read && e.source == TELEMETRY) {
+            let word = e.kind.rsplit('.').next().expect("a last segment");
+            assert!(
+                telemetry.contains(word),
+                "{} is not in telemetry.rs",
+                e.kind
+            );
+        }
+    }
+}
