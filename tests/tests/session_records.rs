@@ -555,8 +555,11 @@ fn plant_json(value: &mut serde_json::Value, key: Option<&str>, plant: &str, pas
                 // text there is checked.
                 return;
             }
-            if pass == 1 && matches!(key, "debug" | "error") {
-                // Claude's server logs: the words kept, a payload beside them.
+            if pass == 1 && matches!(key, "debug" | "error" | "message" | "content" | "command") {
+                // Claude's server logs, a harness's warnings and errors, a
+                // hook's command line: the words kept (a reader reads a
+                // server's name or a basename in them), a secret beside
+                // them.
                 s.push_str(&format!(" {plant}"));
                 return;
             }
@@ -572,10 +575,27 @@ fn plant_json(value: &mut serde_json::Value, key: Option<&str>, plant: &str, pas
 /// documents `tether sessions` prints, or the file reports.
 #[test]
 fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
+    let releases = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-releases");
+    let mut homes: Vec<(&str, PathBuf)> =
+        ["claude", "codex", "gemini", "qwen", "copilot", "opencode"]
+            .into_iter()
+            .map(|kind| (kind, fixtures().join(kind)))
+            .collect();
+    // Older releases' and other setups' shapes: warnings, errors, display
+    // names and hook summaries whose words hold the plants.
+    for (kind, dir) in [
+        ("codex", "codex-0.118.0-tui"),
+        ("copilot", "copilot-1.0.10-interactive"),
+        ("gemini", "gemini-0.31-interactive"),
+        ("claude", "claude-2.1.259-connectors"),
+    ] {
+        homes.push((kind, releases.join(dir)));
+    }
     for pass in 0..2u8 {
-        for kind in ["claude", "codex", "gemini", "qwen", "copilot", "opencode"] {
+        for (kind, fixture) in &homes {
+            let kind = *kind;
             let home = tempfile::tempdir().expect("home");
-            copy_dir(&fixtures().join(kind), home.path());
+            copy_dir(fixture, home.path());
             let mut n = 0usize;
             plant_files(home.path(), &mut |line: &str, json: bool| {
                 n += 1;
@@ -695,7 +715,9 @@ fn plant_files(dir: &Path, f: &mut dyn FnMut(&str, bool) -> String) {
             plant_database(&path, f);
             continue;
         }
-        let json = path.extension().is_some_and(|e| e == "jsonl");
+        let json = path
+            .extension()
+            .is_some_and(|e| e == "jsonl" || e == "json");
         let text = std::fs::read_to_string(&path).expect("read");
         let out: String = text
             .lines()
@@ -1306,4 +1328,84 @@ fn opencode_calls_its_permissions_refused_are_never_failures() {
         "(calls, failed, unknown): {attempt:?}"
     );
     assert!(!format!("{attempt:?}").contains("planted"));
+}
+
+/// GIVEN sessions in shapes older releases and other people's setups
+/// write, each taken from the harness's own code (Copilot 1.0.10's MCP
+/// warnings in an interactive session and its `<tools_changed_notice>`;
+/// Gemini CLI 0.31's one-document chat with its UI's discovery error;
+/// Claude Code 2.1.259's connectors named by display name and its Stop
+/// hooks' summary) WHEN they are read THEN a server named only in a
+/// warning or an error is a row (failed with its reason, or slow, as a
+/// note), a refused or cancelled call is no failure, the tools a notice
+/// names reached the model, connectors need a login under the names their
+/// tools carry, and each Stop hook ran.
+#[test]
+fn other_setups_sessions_show_every_server_they_name() {
+    let releases = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-releases");
+
+    let records = read("copilot", &releases.join("copilot-1.0.10-interactive"));
+    let attempt = only_session("copilot", &records);
+    assert_eq!(attempt.agent_version.as_deref(), Some("1.0.10"));
+    let github = row(&attempt, "github");
+    assert_eq!(github.status, DisplayStatus::Failed, "{github:?}");
+    let slow = row(&attempt, "agent-intercom");
+    assert_ne!(slow.status, DisplayStatus::Failed);
+    assert_eq!(
+        slow.note.as_deref(),
+        Some(tether_sdk::records::SLOW_TO_CONNECT)
+    );
+    assert_eq!(outcomes(&attempt, "engram", "set_workspace"), (1, 0, 0));
+    assert_eq!(
+        outcomes(&attempt, "engram", "get_memory"),
+        (1, 0, 1),
+        "refused: no failure"
+    );
+    for file in records.files() {
+        assert_eq!((file.unknown, file.refused), (0, 0), "{file:?}");
+    }
+
+    let records = read("gemini", &releases.join("gemini-0.31-interactive"));
+    let attempt = only_session("gemini", &records);
+    let postgres = row(&attempt, "postgres");
+    assert_eq!(postgres.status, DisplayStatus::Failed);
+    assert_eq!(postgres.reason_code, Some(ReasonCode::ConnectionClosed));
+    assert_eq!(outcomes(&attempt, "time", "get_current_time"), (1, 0, 0));
+    assert_eq!(
+        outcomes(&attempt, "time", "convert_time"),
+        (1, 0, 1),
+        "cancelled: no failure"
+    );
+    let facts = records.sessions().values().next().expect("one");
+    assert_eq!(
+        facts.last_at,
+        tether_core::model::Timestamp::parse_rfc3339("2026-01-05T09:05:00.000Z").expect("time"),
+        "the chat's lastUpdated"
+    );
+
+    let records = read("claude", &releases.join("claude-2.1.259-connectors"));
+    let attempt = only_session("claude", &records);
+    for connector in ["claude_ai_Slack", "claude_ai_Notion"] {
+        let r = row(&attempt, connector);
+        assert_eq!(r.reason_code, Some(ReasonCode::AuthRequired), "{r:?}");
+        assert!(
+            r.note.as_deref().is_some_and(|n| n.contains("claude.ai")),
+            "{r:?}"
+        );
+    }
+    let hooks: Vec<(String, Option<String>, u32)> = attempt
+        .capabilities
+        .iter()
+        .filter(|c| c.kind == tether_core::vocab::CapabilityKind::Hook)
+        .map(|c| (c.name.clone(), c.command.clone(), c.uses()))
+        .collect();
+    assert_eq!(
+        hooks,
+        [
+            ("Stop".to_owned(), Some("lint.sh".to_owned()), 1),
+            ("Stop".to_owned(), Some("notify-send".to_owned()), 1)
+        ],
+        "{:#?}",
+        attempt.capabilities
+    );
 }
