@@ -107,7 +107,7 @@ fn transcript() -> Vec<CensusEntry> {
         // Hooks: `jt({type:"hook_…",hookName,toolUseID,hookEvent,…})`; the
         // writer drops `hook_success` without content, stdout or stderr
         // (`if(e.type==="attachment"&&e.attachment.type==="hook_success"&&!e.attachment.content&&!e.attachment.stdout?.trim()&&!e.attachment.stderr?.trim())return!1`).
-        read(T, "attachment/hook_success", BOTH, "hook_fired: succeeded (its command's shape, exit code)").silence("a hook that succeeded and printed nothing is never written: no record shows whether it ran"),
+        read(T, "attachment/hook_success", BOTH, "hook_fired: succeeded (its command's shape, exit code)").silence(crate::records::HOOK_SILENCE),
         read(T, "attachment/hook_non_blocking_error", BOTH, "hook_fired: failed (exit code)"),
         read(T, "attachment/hook_blocking_error", BOTH, "hook_fired: blocked (the call or turn it stopped never ran)"),
         read(T, "attachment/hook_error_during_execution", BOTH, "hook_fired: failed"),
@@ -120,7 +120,7 @@ fn transcript() -> Vec<CensusEntry> {
         not(T, "attachment/async_hook_response", BOTH, "not yet read: an async hook's late result (`hookName`, `hookEvent`, `toolName`; its output is payload)"),
         not(T, "attachment/async_hook_response_batch", NEW, "not yet read: several async hooks' late results (`hooks`)"),
         // `{type:"system",subtype:"stop_hook_summary",hookCount,hookInfos,hookErrors,…,preventedContinuation,stopReason}`.
-        read(T, "system/stop_hook_summary", BOTH, "hook_fired for each Stop hook in `hookInfos` (its command's shape): succeeded; blocked where one hook ran and gave errors or stopped the turn; unknown where several ran and errors name no one").silence("written only when a Stop hook ran: no record shows whether one ran only where none is configured"),
+        read(T, "system/stop_hook_summary", BOTH, "hook_fired for each Stop hook in `hookInfos` (its command's shape): succeeded where no error; failed where one hook ran and gave errors (blocked where it stopped the turn); unknown where several ran and errors name no one; a hook that also wrote its own attachment is that run, counted once (the same `toolUseID` and command)").silence("written only when a Stop hook ran: no record shows whether one ran only where none is configured"),
         not(T, "system/permission_retry", BOTH, "a notice to the user (`content`, `commands`, `level`); names no MCP server"),
         // Progress: `function Sie(e){if(e.type==="progress")return!1;…}` (2.1.197),
         // the same in 2.1.332: never written.

@@ -241,6 +241,7 @@ const KNOWN: &[&str] = &[
     "token_usage_record",
     "compacted",
     "inter_agent_communication",
+    "dynamic_tools_updated",
 ];
 
 /// Reads one record of a rollout.
@@ -366,6 +367,8 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 | "exec_approval_request"
                 | "request_permissions"
                 | "elicitation_request"
+                | "elicitation_abandoned"
+                | "request_user_input"
                 | "hook_started"
                 | "hook_completed"
                 | "dynamic_tool_call_request"
@@ -396,8 +399,18 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 // outcome here.
                 let ok = match item.status.as_deref() {
                     _ if refused => None,
-                    Some("inProgress") => None,
-                    _ => Some(!failed),
+                    Some("completed") => Some(!failed),
+                    Some("failed") => Some(false),
+                    // In progress, or a word this reader does not know: no
+                    // outcome, never a failure.
+                    _ if item
+                        .result
+                        .as_ref()
+                        .is_some_and(|r| r.is_error == Some(true)) =>
+                    {
+                        Some(false)
+                    }
+                    _ => None,
                 };
                 push(
                     &mut reading,
