@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{EndpointTestResult, ToolCallCheck, ToolCatalog};
+use crate::pins::PinReport;
 use crate::vocab::{ReasonCode, Transport};
 
 /// The version of the endpoint-test report this build writes.
@@ -72,6 +73,13 @@ pub struct EndpointTestDocument {
     pub call: Option<ToolCallCheck>,
     /// Wall time of the test.
     pub elapsed_ms: u64,
+    /// The listing compared with the server's tool pins (`tether pins`):
+    /// which tools' definitions changed since they were pinned, which
+    /// appeared or disappeared. Hashes compared, never text; absent when
+    /// nothing was listed, or pins were not checked (`--no-pins`, or the
+    /// store could not be used: said on stderr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pins: Option<PinReport>,
 }
 
 impl From<&EndpointTestResult> for EndpointTestDocument {
@@ -95,6 +103,7 @@ impl From<&EndpointTestResult> for EndpointTestDocument {
             tools: None,
             call: result.call.clone(),
             elapsed_ms: result.elapsed_ms,
+            pins: None,
         }
     }
 }

@@ -85,6 +85,8 @@ enum Seen {
     Tool,
     /// On a session's skill, hook or plugin row: its kind, and a sample.
     Capability(&'static str, &'static str),
+    /// In a tool's pin comparison (`tether endpoint-test`, `tether pins list`).
+    Pin,
 }
 
 fn sample_row(status: DisplayStatus, reason: Option<ReasonCode>) -> ServerAttachment {
@@ -540,6 +542,41 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The tool's name as the model sees it (the harness adds its server's name) is longer than the model provider takes, so the provider refuses every request that carries it: with this tool, the session's other tools fail too.",
             "Give the server a shorter name in the configuration, or rename the tool: `tether inventory --test` prints every tool's model-side name and its length limit.",
         ),
+        R::TitleChanged => (
+            Pin,
+            "The tool's title is not the one pinned for this server: the first time Tether saw the server list its tools, it kept a hash of each tool's title, description, schemas and annotations, and this listing's title hashes differently.",
+            PIN_CHECK,
+        ),
+        R::DescriptionChanged => (
+            Pin,
+            "The tool's description is not the one pinned for this server. The description is what the model reads to decide when and how to call the tool: a server that changes it after you approved it (a \"rug pull\") can steer the model.",
+            PIN_CHECK,
+        ),
+        R::InputSchemaChanged => (
+            Pin,
+            "The tool's input schema is not the one pinned for this server: its parameters (names, types, descriptions, what is required) changed. Key order and whitespace never count; only content does.",
+            PIN_CHECK,
+        ),
+        R::OutputSchemaChanged => (
+            Pin,
+            "The tool's output schema is not the one pinned for this server (it gained, lost or changed one).",
+            PIN_CHECK,
+        ),
+        R::AnnotationsChanged => (
+            Pin,
+            "The tool's annotations (its read-only, destructive, idempotent and open-world hints, its annotation title) are not the ones pinned for this server.",
+            PIN_CHECK,
+        ),
+        R::ToolAdded => (
+            Pin,
+            "The server lists a tool its pins do not have: it appeared after the server was first pinned. It stays reported until you accept it.",
+            "Look at the new tool (`tether endpoint-test --tools`), then `tether pins accept SERVER/TOOL` to pin it.",
+        ),
+        R::ToolRemoved => (
+            Pin,
+            "The server no longer lists a tool its pins have.",
+            "If the server dropped it on purpose, `tether pins accept SERVER/TOOL` forgets the pin; otherwise, check the server's version and configuration.",
+        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN
@@ -560,6 +597,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             crate::display::DEFERRED_SENTENCE
         ),
         Capability(kind, sample) => format!("tether sessions show: {kind} {sample}"),
+        Pin => format!("tether endpoint-test: pins   add: {code} (not yet accepted)"),
     };
     Some(Entry {
         code,
@@ -569,6 +607,9 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         example,
     })
 }
+
+/// What to do about a pinned tool's changed part.
+const PIN_CHECK: &str = "Read the tool's definition as the server gives it now (`tether endpoint-test --tools --json`) and the server's release notes. If the change is expected, `tether pins accept SERVER/TOOL` pins it anew; if not, stop using the server until you know why it changed.";
 
 fn crate_hint(reason: ReasonCode) -> &'static str {
     crate::display::reason_hint(&reason).unwrap_or("Read the row's summary.")

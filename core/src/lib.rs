@@ -15,6 +15,7 @@
 //! - [`plan`]: decisions, the plan of an attempt, and what the agent advertised;
 //! - [`observer`]: the [`TransportObserver`] contract plugins implement, and planning;
 //! - [`passthrough`]: the passthrough half of that contract;
+//! - [`pins`]: tool definition pins: the server's identity, what counts as a change;
 //! - [`registry`]: compiled-in and run-time plugins, and the plugin listing;
 //! - [`reducer`]: the pure (history, event) → history function;
 //! - [`served`]: what an observed MCP server served, request by request (for exporters);
@@ -41,6 +42,7 @@ pub mod model_tap;
 pub mod observer;
 pub mod owner;
 pub mod passthrough;
+pub mod pins;
 pub mod plan;
 pub mod probe;
 pub mod records;

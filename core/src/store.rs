@@ -12,6 +12,7 @@
 use serde_json::Value;
 
 use crate::history::{AttachmentHistory, SCHEMA_VERSION};
+use crate::pins::{DefinitionHashes, ToolPin};
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +114,20 @@ pub trait Store: Send + Sync {
     }
     /// Every row, rehydrated; corrupt ones are reported in `skipped`.
     fn load_all(&self) -> Result<Loaded, StoreError>;
+    /// The tool pins kept for `server` (every server's when `None`),
+    /// ordered by server, then tool: hashes only, never a definition's
+    /// text (`crate::pins`). The default keeps none and says so.
+    fn tool_pins(&self, server: Option<&str>) -> Result<Vec<ToolPin>, StoreError> {
+        let _ = server;
+        Err(no_pins())
+    }
+    /// Replaces every pin of `server` with `pins` (each of which names
+    /// `server`), atomically; an empty `pins` forgets the server. The
+    /// default keeps none and says so.
+    fn replace_tool_pins(&self, server: &str, pins: &[ToolPin]) -> Result<(), StoreError> {
+        let _ = (server, pins);
+        Err(no_pins())
+    }
     /// One session's row, rehydrated (`Ok(None)`: no row). The default
     /// filters [`load_all`](Self::load_all); a store overrides it with a
     /// keyed read, so following one session in a fleet's database does not
@@ -127,6 +142,22 @@ pub trait Store: Send + Sync {
             .into_iter()
             .find(|h| h.session_id == session_id))
     }
+}
+
+/// What a store that keeps no tool pins answers.
+fn no_pins() -> StoreError {
+    StoreError::Backend("this store keeps no tool pins".into())
+}
+
+/// A pin row's hashes as a store keeps them: their JSON (hashes only).
+pub fn pin_hashes_text(hashes: Option<&DefinitionHashes>) -> Option<String> {
+    hashes.and_then(|h| serde_json::to_string(h).ok())
+}
+
+/// A pin row's hashes read back; unreadable text reads as absent (the
+/// next listing reports the tool and `tether pins accept` repairs it).
+pub fn pin_hashes_of(text: Option<&str>) -> Option<DefinitionHashes> {
+    text.and_then(|t| serde_json::from_str(t).ok())
 }
 
 /// Reads one stored row as a database gives it: its `schema_version` column

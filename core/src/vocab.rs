@@ -308,6 +308,20 @@ open_vocabulary! {
         /// A plugin was found but failed to load (a corrupt manifest, an
         /// export that is not a plugin).
         PluginLoadFailed => "plugin_load_failed",
+        /// A pinned tool's title differs from its pin (`tether pins`).
+        TitleChanged => "title_changed",
+        /// A pinned tool's description differs from its pin.
+        DescriptionChanged => "description_changed",
+        /// A pinned tool's input schema differs from its pin.
+        InputSchemaChanged => "input_schema_changed",
+        /// A pinned tool's output schema differs from its pin.
+        OutputSchemaChanged => "output_schema_changed",
+        /// A pinned tool's annotations differ from its pin.
+        AnnotationsChanged => "annotations_changed",
+        /// A server listed a tool its pins do not have.
+        ToolAdded => "tool_added",
+        /// A server no longer lists a tool its pins have.
+        ToolRemoved => "tool_removed",
     }
 }
 
@@ -373,6 +387,13 @@ open_vocabulary! {
         PluginLoaded => "plugin_loaded",
         /// A plugin (`capability`) failed to load, with the reason.
         PluginFailed => "plugin_failed",
+        /// A tool's definition differs from the one pinned for its server
+        /// (`tether pins`): the reasons name the parts (hashes compared,
+        /// never the text).
+        DefinitionChanged => "definition_changed",
+        /// A server's tools differ from the ones pinned for it: a tool
+        /// appeared (`tool_added`) or disappeared (`tool_removed`).
+        ToolsChanged => "tools_changed",
     }
 }
 

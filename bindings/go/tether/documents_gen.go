@@ -1753,6 +1753,14 @@ type EndpointTestReport struct {
 	Call Optional[*ToolCallCheck] `json:"call"`
 	// Wall time of the test.
 	ElapsedMs uint64 `json:"elapsed_ms"`
+	// The listing compared with the server's tool pins (`tether pins`):
+	// which tools' definitions changed since they were pinned, which
+	// appeared or disappeared. Hashes compared, never text; absent when
+	// nothing was listed, or pins were not checked (`--no-pins`, or the
+	// store could not be used: said on stderr).
+	//
+	// May be absent or null.
+	Pins Optional[*PinReport] `json:"pins"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -1797,6 +1805,9 @@ func (x EndpointTestReport) MarshalJSON() ([]byte, error) {
 		e.field("call", x.Call.Value)
 	}
 	e.field("elapsed_ms", x.ElapsedMs)
+	if x.Pins.Present {
+		e.field("pins", x.Pins.Value)
+	}
 	return e.finish(x.UnknownFields)
 }
 
@@ -1851,6 +1862,9 @@ func (x *EndpointTestReport) UnmarshalJSON(data []byte) error {
 			err = decodeField(f, &x.Call.Value, true)
 		case "elapsed_ms":
 			err = decodeField(f, &x.ElapsedMs, false)
+		case "pins":
+			x.Pins.Present = true
+			err = decodeField(f, &x.Pins.Value, true)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
@@ -2303,9 +2317,9 @@ func (x *Evidence) UnmarshalJSON(data []byte) error {
 	return requireFields("Evidence", fields, "kind", "at", "provenance")
 }
 
-// EvidenceKind is `#/$defs/EvidenceKind` of attempt, history, probe-report, session, status-session.
+// EvidenceKind is `#/$defs/EvidenceKind` of attempt, endpoint-test, history, probe-report, session, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: configured filtered unavailable delivered session_accepted initialize_observed tools_list_observed tool_call_observed explicit_error connection_closed attempt_superseded agent_reported endpoint_tested unauthenticated_contact agent_exited tool_visible tool_deferred tool_withheld skill_listed skill_invoked hook_fired plugin_loaded plugin_failed
+// An open vocabulary: consumers must accept values they do not know. Known values: configured filtered unavailable delivered session_accepted initialize_observed tools_list_observed tool_call_observed explicit_error connection_closed attempt_superseded agent_reported endpoint_tested unauthenticated_contact agent_exited tool_visible tool_deferred tool_withheld skill_listed skill_invoked hook_fired plugin_loaded plugin_failed definition_changed tools_changed
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -2337,15 +2351,17 @@ const (
 	EvidenceKindHookFired              EvidenceKind = "hook_fired"
 	EvidenceKindPluginLoaded           EvidenceKind = "plugin_loaded"
 	EvidenceKindPluginFailed           EvidenceKind = "plugin_failed"
+	EvidenceKindDefinitionChanged      EvidenceKind = "definition_changed"
+	EvidenceKindToolsChanged           EvidenceKind = "tools_changed"
 )
 
 // EvidenceKindValues are the values of EvidenceKind this binding knows, in the schema's order.
-var EvidenceKindValues = []EvidenceKind{EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed}
+var EvidenceKindValues = []EvidenceKind{EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed, EvidenceKindDefinitionChanged, EvidenceKindToolsChanged}
 
 // Known reports whether v is one of EvidenceKindValues.
 func (v EvidenceKind) Known() bool {
 	switch v {
-	case EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed:
+	case EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed, EvidenceKindDefinitionChanged, EvidenceKindToolsChanged:
 		return true
 	}
 	return false
@@ -3626,6 +3642,77 @@ func (x *OutcomeCount) UnmarshalJSON(data []byte) error {
 	return requireFields("OutcomeCount", fields, "outcome", "count")
 }
 
+// PinReport is `#/$defs/PinReport` of endpoint-test.
+//
+// A listing compared with the server's pins: what `tether endpoint-test`
+// reports (`pins` in its document) and `tether inventory --test` shows.
+type PinReport struct {
+	// The server's identity, `NAME@TARGET`: its serverInfo name, then its
+	// sanitized target.
+	Server string `json:"server"`
+	// How the hashes were made: `sha256:jcs-v1`.
+	Method string `json:"method"`
+	// Whether this listing was the server's first: every tool was pinned
+	// now, and nothing can have changed.
+	FirstSighting bool `json:"first_sighting"`
+	// Tools in this listing.
+	Listed uint32 `json:"listed"`
+	// Tools listed as pinned.
+	Unchanged uint32 `json:"unchanged"`
+	// Every tool that differs from its pin, by name; empty when none does.
+	// A change stays reported until `tether pins accept` pins it anew.
+	Changes []ToolChange `json:"changes"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x PinReport) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("server", x.Server)
+	e.field("method", x.Method)
+	e.field("first_sighting", x.FirstSighting)
+	e.field("listed", x.Listed)
+	e.field("unchanged", x.Unchanged)
+	e.field("changes", arrayOf(x.Changes))
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *PinReport) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "PinReport")
+	if err != nil {
+		return err
+	}
+	*x = PinReport{}
+	for _, f := range fields {
+		switch f.key {
+		case "server":
+			err = decodeField(f, &x.Server, false)
+		case "method":
+			err = decodeField(f, &x.Method, false)
+		case "first_sighting":
+			err = decodeField(f, &x.FirstSighting, false)
+		case "listed":
+			err = decodeField(f, &x.Listed, false)
+		case "unchanged":
+			err = decodeField(f, &x.Unchanged, false)
+		case "changes":
+			err = decodeField(f, &x.Changes, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("PinReport", f.key, err)
+		}
+	}
+	return requireFields("PinReport", fields, "server", "method", "first_sighting", "listed", "unchanged", "changes")
+}
+
 // PluginEntry is `#/$defs/PluginEntry` of plugins.
 //
 // One registered plugin.
@@ -4562,7 +4649,7 @@ func (x *ReaderNote) UnmarshalJSON(data []byte) error {
 
 // ReasonCode is `#/$defs/ReasonCode` of attempt, endpoint-test, history, inventory, inventory-changes, probe-report, session, sessions, status-fleet-servers, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed
+// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed title_changed description_changed input_schema_changed output_schema_changed annotations_changed tool_added tool_removed
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -4628,15 +4715,22 @@ const (
 	ReasonCodeHookTimedOut          ReasonCode = "hook_timed_out"
 	ReasonCodeSkillFailed           ReasonCode = "skill_failed"
 	ReasonCodePluginLoadFailed      ReasonCode = "plugin_load_failed"
+	ReasonCodeTitleChanged          ReasonCode = "title_changed"
+	ReasonCodeDescriptionChanged    ReasonCode = "description_changed"
+	ReasonCodeInputSchemaChanged    ReasonCode = "input_schema_changed"
+	ReasonCodeOutputSchemaChanged   ReasonCode = "output_schema_changed"
+	ReasonCodeAnnotationsChanged    ReasonCode = "annotations_changed"
+	ReasonCodeToolAdded             ReasonCode = "tool_added"
+	ReasonCodeToolRemoved           ReasonCode = "tool_removed"
 )
 
 // ReasonCodeValues are the values of ReasonCode this binding knows, in the schema's order.
-var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed}
+var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved}
 
 // Known reports whether v is one of ReasonCodeValues.
 func (v ReasonCode) Known() bool {
 	switch v {
-	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed:
+	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved:
 		return true
 	}
 	return false
@@ -6901,6 +6995,61 @@ func (x *ToolCatalog) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return requireFields("ToolCatalog", fields, "method", "at", "tool_count", "tools", "truncated", "total_tokens")
+}
+
+// ToolChange is `#/$defs/ToolChange` of endpoint-test.
+//
+// One tool whose listing differs from its pin.
+type ToolChange struct {
+	// The tool's name.
+	Tool string `json:"tool"`
+	// `definition_changed` (a pinned tool's definition differs) or
+	// `tools_changed` (a tool appeared or disappeared).
+	Evidence EvidenceKind `json:"evidence"`
+	// The parts that changed (`title_changed`, `description_changed`,
+	// `input_schema_changed`, `output_schema_changed`,
+	// `annotations_changed`), or `tool_added` / `tool_removed`.
+	Reasons []ReasonCode `json:"reasons"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x ToolChange) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("tool", x.Tool)
+	e.field("evidence", x.Evidence)
+	e.field("reasons", arrayOf(x.Reasons))
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *ToolChange) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "ToolChange")
+	if err != nil {
+		return err
+	}
+	*x = ToolChange{}
+	for _, f := range fields {
+		switch f.key {
+		case "tool":
+			err = decodeField(f, &x.Tool, false)
+		case "evidence":
+			err = decodeField(f, &x.Evidence, false)
+		case "reasons":
+			err = decodeField(f, &x.Reasons, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("ToolChange", f.key, err)
+		}
+	}
+	return requireFields("ToolChange", fields, "tool", "evidence", "reasons")
 }
 
 // ToolRow is `#/$defs/ToolRow` of attempt, history, probe-report, session, status-session.
