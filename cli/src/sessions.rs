@@ -36,8 +36,14 @@ enum SessionsCommand {
     /// each stopped, and what showed it.
     Show {
         /// The session: `KIND:ID` as `list` shows it, the harness's own id,
-        /// or a unique prefix of either.
+        /// a unique prefix of either, or the path of a session file (a
+        /// transcript, rollout or chat a colleague sent; the stream-json a
+        /// headless run printed), its harness told from its content.
         id: String,
+        /// For a file whose content several harnesses' files share: whose
+        /// it is.
+        #[arg(long, value_name = "KIND")]
+        harness: Option<String>,
         /// Print one SessionDocument (see `tether schema session`).
         #[arg(long)]
         json: bool,
@@ -46,6 +52,10 @@ enum SessionsCommand {
     /// read it); a session already there (collected live, or imported
     /// before) is merged, never doubled.
     Import {
+        /// Session files to import, by path, in place of those the
+        /// harnesses keep (each told from its content, or by `--harness`).
+        #[arg(value_name = "PATH")]
+        paths: Vec<std::path::PathBuf>,
         #[command(flatten)]
         filter: FilterArgs,
         /// The store: a SQLite file, or a PostgreSQL database URL. Without
@@ -191,10 +201,15 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::with_static()?;
     match args.command {
         SessionsCommand::List { filter, json } => list(&registry, &filter, json),
-        SessionsCommand::Show { id, json } => show(&registry, &id, json),
-        SessionsCommand::Import { filter, db, follow } => {
-            import(&registry, &filter, db.as_deref(), follow)
+        SessionsCommand::Show { id, harness, json } => {
+            show(&registry, &id, harness.as_deref(), json)
         }
+        SessionsCommand::Import {
+            paths,
+            filter,
+            db,
+            follow,
+        } => import(&registry, &paths, &filter, db.as_deref(), follow),
     }
 }
 
@@ -224,22 +239,67 @@ fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<
 }
 
 /// `show ID`: one session's matrix.
-fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let harness = id
-        .split_once(':')
-        .map(|(kind, _)| kind.to_owned())
-        .filter(|kind| registry.harnesses().iter().any(|h| h.id == kind.as_str()));
-    let filter = Filter {
-        harnesses: harness.into_iter().collect(),
-        ..Filter::default()
+/// Whether `id` names a file (or a place one could be), not a session id.
+fn is_path(id: &str) -> bool {
+    id.contains('/') || std::path::Path::new(id).exists()
+}
+
+/// The one file at `path`, read as its harness wrote it; `Err` is the exit
+/// code, its error already said.
+pub(crate) fn read_path(
+    registry: &Registry,
+    path: &std::path::Path,
+    harness: Option<&str>,
+    command: &str,
+) -> Result<Records, ExitCode> {
+    let configured = crate::term::with_progress(
+        "reading today's MCP configuration…",
+        crate::collect::configured_today,
+    );
+    crate::term::with_progress("reading the session file…", || {
+        Records::of_file(registry, path, harness, configured)
+    })
+    .map_err(|err| {
+        let shown = path.file_name().map_or_else(
+            || "that path".to_owned(),
+            |n| format!("{:?}", n.to_string_lossy()),
+        );
+        errln!("tether sessions {command}: {shown}: {err}");
+        ExitCode::from(USAGE)
+    })
+}
+
+fn show(
+    registry: &Registry,
+    id: &str,
+    harness: Option<&str>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let by_path = is_path(id);
+    let records = if by_path {
+        match read_path(registry, std::path::Path::new(id), harness, "show") {
+            Ok(records) => records,
+            Err(code) => return Ok(code),
+        }
+    } else {
+        let harness = harness.map(str::to_owned).or_else(|| {
+            id.split_once(':')
+                .map(|(kind, _)| kind.to_owned())
+                .filter(|kind| registry.harnesses().iter().any(|h| h.id == kind.as_str()))
+        });
+        let filter = Filter {
+            harnesses: harness.into_iter().collect(),
+            ..Filter::default()
+        };
+        read(registry, filter)
     };
-    let records = read(registry, filter);
     let matching: Vec<_> = records
         .sessions()
         .values()
         .filter(|f| {
             let tether_id = f.session_id();
-            tether_id == id
+            by_path
+                || tether_id == id
                 || f.harness_session == id
                 || tether_id.starts_with(id)
                 || f.harness_session.starts_with(id)
@@ -247,9 +307,24 @@ fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
         .collect();
     let facts = match matching.as_slice() {
         [one] => *one,
+        [] if by_path => {
+            errln!(
+                "tether sessions show: the file names no session its harness's reader can place"
+            );
+            return Ok(ExitCode::from(USAGE));
+        }
         [] => {
             errln!("tether sessions show: no session {id:?} on disk (see `tether sessions list`)");
             return Ok(ExitCode::FAILURE);
+        }
+        many if by_path => {
+            let ids: Vec<String> = many.iter().map(|f| f.session_id()).collect();
+            errln!(
+                "tether sessions show: the file holds {} sessions ({}); `tether sessions import` it, then show one by id",
+                many.len(),
+                ids.join(", ")
+            );
+            return Ok(ExitCode::from(USAGE));
         }
         many => {
             errln!(
@@ -259,6 +334,16 @@ fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(USAGE));
         }
     };
+    print_session(registry, &records, facts, json)
+}
+
+/// One session's document, printed (`--json`: the document).
+fn print_session(
+    registry: &Registry,
+    records: &Records,
+    facts: &tether_records::SessionFacts,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let history = records
         .history(facts, None)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -313,14 +398,26 @@ fn show(registry: &Registry, id: &str, json: bool) -> anyhow::Result<ExitCode> {
 /// `import`: into a store, and with `follow` as the records grow.
 fn import(
     registry: &Registry,
+    paths: &[std::path::PathBuf],
     filter: &FilterArgs,
     db: Option<&str>,
     follow: bool,
 ) -> anyhow::Result<ExitCode> {
+    if !paths.is_empty() && follow {
+        return usage("--follow follows the harnesses' own folders; it takes no PATH");
+    }
     let filter = match filter_of(filter, registry) {
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
+    let mut files = Vec::new();
+    for path in paths {
+        let harness = filter.harnesses.first().map(String::as_str);
+        match read_path(registry, path, harness, "import") {
+            Ok(records) => files.push(records),
+            Err(code) => return Ok(code),
+        }
+    }
     let store = match crate::store::store_at(db) {
         Ok(at) => {
             at.announce("tether sessions import");
@@ -337,6 +434,30 @@ fn import(
         }
         Err(err) => return usage(&err.to_string()),
     };
+    if !files.is_empty() {
+        let mut done = tether_records::Imported::default();
+        for records in &mut files {
+            match records.import(store.as_ref(), None) {
+                Ok(one) => {
+                    done.new += one.new;
+                    done.updated += one.updated;
+                    done.unchanged += one.unchanged;
+                    done.refused += one.refused;
+                }
+                Err(err) => {
+                    errln!("tether sessions import: {err}");
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+        let problems = files
+            .iter()
+            .flat_map(Records::files)
+            .filter(|f| f.error.is_some())
+            .count();
+        say_imported(&done, problems);
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut records = read(registry, filter);
     let done = match records.import(store.as_ref(), None) {
         Ok(done) => done,
@@ -346,22 +467,7 @@ fn import(
         }
     };
     let problems = records.files().iter().filter(|f| f.error.is_some()).count();
-    errln!(
-        "imported: {} new, {} updated, {} unchanged{}{}",
-        done.new,
-        done.updated,
-        done.unchanged,
-        if done.refused > 0 {
-            format!(", {} refused", done.refused)
-        } else {
-            String::new()
-        },
-        if problems > 0 {
-            format!("; {problems} file(s) not fully read (see `tether sessions list`)")
-        } else {
-            String::new()
-        }
-    );
+    say_imported(&done, problems);
     if !follow {
         return Ok(ExitCode::SUCCESS);
     }
@@ -388,6 +494,26 @@ fn import(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an import did, in one line on stderr.
+fn say_imported(done: &tether_records::Imported, problems: usize) {
+    errln!(
+        "imported: {} new, {} updated, {} unchanged{}{}",
+        done.new,
+        done.updated,
+        done.unchanged,
+        if done.refused > 0 {
+            format!(", {} refused", done.refused)
+        } else {
+            String::new()
+        },
+        if problems > 0 {
+            format!("; {problems} file(s) not fully read (see `tether sessions list`)")
+        } else {
+            String::new()
+        }
+    );
 }
 
 fn usage(message: &str) -> anyhow::Result<ExitCode> {

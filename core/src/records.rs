@@ -74,6 +74,11 @@ pub struct RecordSource {
     /// statuses), so nothing else leaves the database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// Files of this role sit nowhere the harness keeps them (what a
+    /// headless run printed, saved by a CI job): read only when a user
+    /// names one by path, never looked for under the home.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_path: bool,
 }
 
 impl RecordSource {
@@ -91,7 +96,17 @@ impl RecordSource {
             pattern: pattern.into(),
             format: RecordFormat::Lines,
             query: None,
+            by_path: false,
         }
+    }
+
+    /// A source of line records read only from a file a user names by
+    /// path (`tether sessions show PATH`): what a headless run printed
+    /// (`stream_json`), say.
+    pub fn by_path(role: impl Into<String>) -> Self {
+        let mut source = RecordSource::lines(role, "", "");
+        source.by_path = true;
+        source
     }
 
     /// The same source, a SQLite database whose `query`'s rows are the

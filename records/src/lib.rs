@@ -25,6 +25,7 @@
 //! merged into what the store holds and written only when that changed it, with
 //! the next revision.
 
+pub mod by_path;
 pub mod facts;
 pub mod read;
 
@@ -258,6 +259,10 @@ impl Records {
     pub fn read(&mut self, at_rest: bool) -> Pass {
         let mut tasks = Vec::new();
         for index in 0..self.sources.len() {
+            if self.sources[index].source.by_path && self.sources[index].source.pattern.is_empty() {
+                // Read only from a file a user names (`Records::of_file`).
+                continue;
+            }
             let found = self.find(index);
             self.note_cut(index, &found);
             for (rel, path, meta) in found.files {

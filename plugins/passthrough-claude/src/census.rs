@@ -198,7 +198,7 @@ fn stream_json() -> Vec<CensusEntry> {
         // gated by `jwn(o)` (`Rut(e)||…UserPromptSubmit…`).
         not(S, "system/hook_started", BOTH, "not yet read: a hook started (`hook_id`, `hook_name`, `hook_event`)").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
         not(S, "system/hook_progress", BOTH, "a running hook's output so far (payload)"),
-        not(S, "system/hook_response", BOTH, "not yet read: a hook ended (`hook_id`, `hook_name`, `hook_event`, `exit_code`, `outcome`; its stdout and stderr are payload)").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
+        read(S, "system/hook_response", BOTH, "hook_fired (its `hook_name`, `hook_event`, exit code, and `outcome` success, error or cancelled; stdout and stderr are payload, never read), where a saved stream-json is read by path: the only trace of a hook that succeeded in silence").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
         // `{type:"system",subtype:"permission_denied",tool_name,tool_use_id,agent_id,decision_reason_type,decision_reason_code,decision_reason,message}`.
         not(S, "system/permission_denied", BOTH, "not yet read: a call refused by permissions (`tool_name`, `tool_use_id`, `decision_reason_type`, `decision_reason_code`): it never reached the server"),
         not(S, "result.permission_denials", BOTH, "not yet read: the calls refused in the run (`tool_name`, `tool_use_id`; `tool_input` is payload)").silence("empty or absent means no refusal in this run only when the run reached its result line"),

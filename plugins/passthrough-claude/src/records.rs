@@ -52,6 +52,10 @@ pub const TRANSCRIPT: &str = "transcript";
 /// The role of per-server log files.
 pub const MCP_LOG: &str = "mcp_log";
 
+/// The role of what `claude -p --output-format stream-json --verbose`
+/// printed, saved to a file (read by path only).
+pub const STREAM_JSON: &str = "stream_json";
+
 /// Where Claude Code writes its session records.
 pub fn sources() -> Vec<RecordSource> {
     vec![
@@ -59,6 +63,7 @@ pub fn sources() -> Vec<RecordSource> {
             .moved_by("CLAUDE_CONFIG_DIR", ""),
         RecordSource::lines(MCP_LOG, ".cache/claude-cli-nodejs", "*/mcp-logs-*/*.jsonl")
             .moved_by("XDG_CACHE_HOME", "claude-cli-nodejs"),
+        RecordSource::by_path(STREAM_JSON),
     ]
 }
 
@@ -67,7 +72,84 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match file.role {
         TRANSCRIPT => transcript(record),
         MCP_LOG => mcp_log(file, record),
+        STREAM_JSON => stream_json(record),
         _ => RecordAnswer::Unknown,
+    }
+}
+
+/// One line a headless run printed (`--output-format stream-json
+/// --verbose`, 2.1.197 on): its `system/init` line as the probe reads it
+/// ([`stream_json_init_reports`]: each server's status, its tools, its
+/// plugins), with the session, the version and the project; a hook's end
+/// (`system/hook_response`, 2.1.3xx: the only trace of a hook that
+/// succeeded in silence); and its `assistant` and `user` lines as a
+/// transcript's (the tools called, their results). Lines carry no time.
+fn stream_json(record: &str) -> RecordAnswer {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        subtype: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        session_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        cwd: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        claude_code_version: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        hook_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        hook_name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        hook_event: Option<Cow<'a, str>>,
+        #[serde(default)]
+        exit_code: Option<i32>,
+        #[serde(borrow, default)]
+        outcome: Option<Cow<'a, str>>,
+    }
+    let record = BLANKER.blank(record);
+    let Ok(head) = serde_json::from_str::<Head<'_>>(&record) else {
+        return RecordAnswer::Unknown;
+    };
+    let mut reading = RecordReading::of(head.session_id.as_deref().and_then(name));
+    match (head.kind.as_deref(), head.subtype.as_deref()) {
+        (Some("system"), Some("init")) => {
+            reading.project = head.cwd.as_deref().and_then(project_of);
+            reading.version = head.claude_code_version.as_deref().and_then(version_of);
+            for evidence in tether_sdk::materialize::stream_json_init_reports(&record, Timestamp(0))
+            {
+                push(&mut reading, evidence);
+            }
+            answer(reading)
+        }
+        (Some("system"), Some("hook_response")) => {
+            let Some(hook) = head.hook_name.as_deref().and_then(name) else {
+                return answer(reading);
+            };
+            let event = head.hook_event.as_deref().and_then(name);
+            let ended = match (head.outcome.as_deref(), head.exit_code) {
+                (Some("cancelled"), _) => UseOutcome::Cancelled,
+                (_, Some(code)) => outcome_of_exit(code, Some(2)),
+                (Some("success"), None) => UseOutcome::Succeeded,
+                _ => UseOutcome::Failed,
+            };
+            let run = CapabilityEvent::hook(&hook, event.as_deref()).ended(ended, head.exit_code);
+            push(
+                &mut reading,
+                hook_fired(run, head.hook_id.as_deref(), Timestamp(0)),
+            );
+            answer(reading)
+        }
+        // Refusals (issue: a refused call is not a use) are not read yet.
+        (Some("system"), Some("permission_denied")) => {
+            RecordAnswer::not_read("system/permission_denied", None)
+        }
+        (Some("system"), _) => answer(reading),
+        (Some("result"), _) => answer(reading),
+        // `assistant`, `user`: as a transcript's (its `session_id` read as
+        // the transcript's `sessionId`).
+        _ => transcript(&record),
     }
 }
 
@@ -75,7 +157,8 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 struct Line<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Cow<'a, str>>,
-    #[serde(rename = "sessionId", borrow, default)]
+    /// `session_id` in what a headless run prints.
+    #[serde(rename = "sessionId", alias = "session_id", borrow, default)]
     session: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     timestamp: Option<Cow<'a, str>>,

@@ -1,0 +1,280 @@
+//! One session file a user names by path (`tether sessions show PATH`,
+//! `tether sessions import PATH`): a transcript, rollout or chat a
+//! colleague sent, or what a headless run printed and a CI job saved.
+//!
+//! Which harness wrote it, and which of its kinds of file it is, is told
+//! from its content: each harness's reader reads its first records, and the
+//! reader that knows them best (its version among them, its evidence, its
+//! sessions) takes the file. Where two fit as well, the file is not read
+//! and the candidates are named, for `--harness`. Then the file is read as
+//! any of that harness's files is, with the same bounds.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use tether_core::records::{RecordAnswer, RecordFile, RecordFormat, RecordSource};
+use tether_core::registry::Registry;
+use tether_core::spec::ServerSpec;
+use tether_inventory::root::ConfigRoot;
+
+use crate::read::{MAX_DOCUMENT_BYTES, MAX_FILE_BYTES};
+use crate::{Filter, Records, Source, contained};
+
+/// Bytes read from the file's start to tell its harness.
+pub const SNIFF_BYTES: usize = 256 << 10;
+/// Records read from the file's start to tell its harness, at most.
+pub const SNIFF_RECORDS: usize = 200;
+
+/// Why a path could not be read as a session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ByPathError {
+    /// Nothing there, or it could not be opened.
+    #[error("cannot read it: {0}")]
+    Unreadable(String),
+    /// A directory, a FIFO, a socket or a device.
+    #[error("it is {0}, not a session file")]
+    NotAFile(&'static str),
+    /// It holds nothing.
+    #[error("it is empty")]
+    Empty,
+    /// Past the bound every session file has.
+    #[error("it is larger than {} MiB, past what Tether reads", MAX_FILE_BYTES >> 20)]
+    TooLarge,
+    /// Bytes that are no text (and no database a harness keeps).
+    #[error("it is a binary file, not a session a harness wrote")]
+    Binary,
+    /// No harness's reader knows its records.
+    #[error(
+        "no harness's reader knows its records (a transcript, rollout, chat, event log, or a headless run's stream-json)"
+    )]
+    NotASession,
+    /// `--harness` named a harness with no reader.
+    #[error("no harness {0:?} reads session files (see `tether sessions list --help`)")]
+    NoSuchHarness(String),
+    /// Several readers know it as well: give `--harness`.
+    #[error("it reads as several harnesses' files ({}); say which with --harness", .0.join(", "))]
+    Ambiguous(Vec<String>),
+}
+
+/// How well one source's reader knows the file's first records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Fit {
+    /// Records whose version falls in the range its reader was verified on
+    /// (same major number), or that name the harness's own session.
+    plausible: usize,
+    /// Records that gave evidence, a server, a session or a version.
+    substantive: usize,
+    /// Records the reader knew (read, dated, ignored, or known not read).
+    known: usize,
+}
+
+/// The file's first records: its complete lines, or (a small document)
+/// the whole of it.
+fn first_records(prefix: &str, whole: bool) -> Vec<&str> {
+    let complete = if whole {
+        prefix
+    } else {
+        prefix.rsplit_once('\n').map_or(prefix, |(lines, _)| lines)
+    };
+    complete
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .take(SNIFF_RECORDS)
+        .collect()
+}
+
+fn major(version: &str) -> Option<&str> {
+    version.split('.').next()
+}
+
+impl Records {
+    /// The one file at `path`, read as the harness (`harness`, or the one
+    /// its content says) wrote it, with the servers today's configuration
+    /// gives each harness (`configured[kind]`). Bounded as every session
+    /// file is; never written to, locked or moved.
+    pub fn of_file(
+        registry: &Registry,
+        path: &Path,
+        harness: Option<&str>,
+        configured: HashMap<String, Vec<ServerSpec>>,
+    ) -> Result<Records, ByPathError> {
+        let meta =
+            std::fs::metadata(path).map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
+        if meta.is_dir() {
+            return Err(ByPathError::NotAFile("a directory"));
+        }
+        if !meta.is_file() {
+            return Err(ByPathError::NotAFile("a FIFO, a socket or a device"));
+        }
+        if meta.len() == 0 {
+            return Err(ByPathError::Empty);
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(ByPathError::TooLarge);
+        }
+        let mut prefix = Vec::with_capacity(SNIFF_BYTES.min(meta.len() as usize));
+        std::fs::File::open(path)
+            .and_then(|f| f.take(SNIFF_BYTES as u64).read_to_end(&mut prefix))
+            .map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
+        if prefix.is_empty() {
+            return Err(ByPathError::Empty);
+        }
+        let sqlite = prefix.starts_with(b"SQLite format 3\0");
+        let text = if sqlite {
+            String::new()
+        } else {
+            // Text, up to a character the prefix cut in two.
+            let valid = match std::str::from_utf8(&prefix) {
+                Ok(s) => s.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(_) => return Err(ByPathError::Binary),
+            };
+            if prefix[..valid].contains(&0) {
+                return Err(ByPathError::Binary);
+            }
+            String::from_utf8_lossy(&prefix[..valid]).into_owned()
+        };
+        let whole = (meta.len() as usize) <= SNIFF_BYTES;
+        // The file's place, as a reader sees a file of its own: its folder
+        // and its name (a server log's folder names its server).
+        let file_name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| ByPathError::Unreadable("its name is not UTF-8".to_owned()))?
+            .to_owned();
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let (root_dir, rel) = match (dir.parent(), dir.file_name().and_then(|n| n.to_str())) {
+            (Some(up), Some(folder)) if !up.as_os_str().is_empty() => {
+                (up.to_path_buf(), format!("{folder}/{file_name}"))
+            }
+            _ => (dir.to_path_buf(), file_name.clone()),
+        };
+        let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
+
+        let names: HashMap<String, Vec<String>> = configured
+            .iter()
+            .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
+            .collect();
+        let mut fits: Vec<(
+            Fit,
+            String,
+            Arc<dyn tether_core::observer::TransportObserver>,
+            RecordSource,
+        )> = Vec::new();
+        let mut known_harness = harness.is_none();
+        for h in registry.harnesses() {
+            let kind = h.id.as_str();
+            if harness.is_some_and(|want| want != kind) {
+                continue;
+            }
+            known_harness = true;
+            let reader = h.reader;
+            let range = reader.records_verified_on();
+            let empty = Vec::new();
+            let configured = names.get(kind).unwrap_or(&empty);
+            for source in contained(|| reader.record_sources()).unwrap_or_default() {
+                let records: Vec<&str> = match source.format {
+                    RecordFormat::Sqlite => continue,
+                    RecordFormat::Document if meta.len() > MAX_DOCUMENT_BYTES || !whole => continue,
+                    RecordFormat::Document => vec![text.as_str()],
+                    _ => first_records(&text, whole),
+                };
+                if sqlite || records.is_empty() {
+                    continue;
+                }
+                let file = RecordFile {
+                    role: &source.role,
+                    segments: &segments,
+                    session: None,
+                    configured,
+                };
+                let mut fit = Fit::default();
+                for record in &records {
+                    match contained(|| reader.read_record(&file, record)) {
+                        Some(RecordAnswer::Read(r)) => {
+                            fit.known += 1;
+                            if !r.evidence.is_empty()
+                                || !r.servers.is_empty()
+                                || r.session.is_some()
+                                || r.version.is_some()
+                            {
+                                fit.substantive += 1;
+                            }
+                            let in_range = r.version.as_deref().zip(range.as_ref()).is_some_and(
+                                |(v, range)| {
+                                    major(v) == major(&range.oldest)
+                                        || major(v) == major(&range.newest)
+                                },
+                            );
+                            if in_range {
+                                fit.plausible += 1;
+                            }
+                        }
+                        Some(RecordAnswer::Unknown) | None => {}
+                        Some(_) => fit.known += 1,
+                    }
+                }
+                // Most of its records known, and something read.
+                if fit.known * 2 >= records.len() && fit.substantive > 0 {
+                    fits.push((fit, kind.to_owned(), Arc::clone(&h.plugin.observer), source));
+                }
+            }
+        }
+        if let Some(want) = harness
+            && !known_harness
+        {
+            return Err(ByPathError::NoSuchHarness(want.to_owned()));
+        }
+        if sqlite {
+            return Err(ByPathError::NotASession);
+        }
+        // Best first; of one harness's kinds of file that fit as well, its
+        // own files before a kind it keeps nowhere (`by_path`).
+        fits.sort_by(|a, b| (b.0, !b.3.by_path).cmp(&(a.0, !a.3.by_path)));
+        let Some(best) = fits.first() else {
+            return Err(ByPathError::NotASession);
+        };
+        let mut rivals: Vec<String> = fits
+            .iter()
+            .filter(|f| (f.0.plausible, f.0.substantive) == (best.0.plausible, best.0.substantive))
+            .map(|f| f.1.clone())
+            .collect();
+        rivals.sort();
+        rivals.dedup();
+        if rivals.len() > 1 {
+            return Err(ByPathError::Ambiguous(rivals));
+        }
+        let (_, kind, observer, mut source) = fits.swap_remove(0);
+        // The file itself, as the one file of its source.
+        source.pattern = rel.clone();
+        source.root_var = None;
+        // Shown as its folder and name, never its whole path.
+        let root = ConfigRoot::new(root_dir, ".");
+        let mut records = Records {
+            sources: vec![Source {
+                kind: kind.clone(),
+                observer,
+                source,
+                root,
+            }],
+            configured,
+            names,
+            filter: Filter {
+                harnesses: vec![kind],
+                ..Filter::default()
+            },
+            files: Default::default(),
+            sessions: Default::default(),
+            cuts: Default::default(),
+        };
+        records.read(true);
+        Ok(records)
+    }
+}

@@ -1,0 +1,220 @@
+//! `tether sessions show PATH` and `tether sessions import PATH`: any
+//! session file, by path, its harness told from its content.
+//!
+//! - GIVEN what the newest Claude Code printed headless (a real run's
+//!   stream-json, its payloads cut) WHEN it is shown by path THEN the time
+//!   server was used, the broken one failed, and its SessionStart hook ran.
+//! - GIVEN each harness's recorded session files WHEN each is shown by path
+//!   THEN it reads as its own harness's, the same session as found at home.
+//! - GIVEN paths that are no session (empty, binary, a directory, a FIFO,
+//!   a sparse 2 GiB file, nothing at all) WHEN shown THEN each exits 2 with
+//!   a sentence, at once.
+//! - GIVEN a record several harnesses' files share WHEN shown THEN it exits
+//!   2 naming the candidates, and `--harness` reads it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// `tether sessions ARGS` in an empty home: (exit code, stdout, stderr).
+fn sessions(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = tether_tests::tether_at_home(home)
+        .arg("sessions")
+        .args(args)
+        .output()
+        .expect("tether runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn show_json(home: &Path, path: &Path) -> Value {
+    let (code, stdout, stderr) = sessions(home, &["show", &path.display().to_string(), "--json"]);
+    assert_eq!(code, 0, "{}: {stderr}", path.display());
+    serde_json::from_str(&stdout).expect("one document")
+}
+
+fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
+}
+
+#[test]
+fn a_headless_runs_stream_json_shows_what_the_session_got() {
+    let home = tempfile::tempdir().expect("home");
+    let doc = show_json(
+        home.path(),
+        &fixtures().join("records-by-path/claude-2.1.332-stream.jsonl"),
+    );
+    assert_eq!(doc["session"]["agent_kind"], "claude");
+    assert_eq!(doc["session"]["agent_version"], "2.1.332");
+    let time = row(&doc, "time/get_current_time");
+    assert_eq!(time["calls"], 1, "{time:#}");
+    assert_eq!(row(&doc, "time")["status"], "active");
+    assert_eq!(row(&doc, "broken")["status"], "failed");
+    // The hook that succeeded in silence, which the transcript never keeps.
+    let hook = row(&doc, "SessionStart:startup");
+    assert_eq!(hook["kind"], "hook");
+    assert!(
+        hook["stopped"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1 succeeded"),
+        "{hook:#}"
+    );
+    // Its file is named by its folder and name, never its whole path.
+    let file = &doc["files"][0];
+    assert_eq!(
+        file["path"], "./records-by-path/claude-2.1.332-stream.jsonl",
+        "{file:#}"
+    );
+    assert_eq!(file["role"], "stream_json");
+}
+
+#[test]
+fn each_harness_s_file_by_path_reads_as_its_own() {
+    let home = tempfile::tempdir().expect("home");
+    let records = fixtures().join("records");
+    for (kind, file, session) in [
+        (
+            "claude",
+            "claude/.claude/projects/-tmp--tmpf23dO3/2d8efbcf-e501-440d-89ec-66cb10f9d678.jsonl",
+            "claude:2d8efbcf-e501-440d-89ec-66cb10f9d678",
+        ),
+        (
+            "codex",
+            "codex/.codex/sessions/2026/12/01/rollout-2026-12-01T20-53-20-01a23362-295f-7aa3-9d3e-760a6303e6f9.jsonl",
+            "codex:01a23362-295f-7aa3-9d3e-760a6303e6f9",
+        ),
+        (
+            "gemini",
+            "gemini/.gemini/tmp/tmpghna9p/chats/session-2026-12-01T20-53-eb274e49.jsonl",
+            "gemini:eb274e49-51db-47dc-869c-14dfc1d0198a",
+        ),
+        (
+            "qwen",
+            "qwen/.qwen/projects/-tmp--tmp7BE47Z/chats/74391d8c-0caf-49a2-8af0-7e2863992973.jsonl",
+            "qwen:74391d8c-0caf-49a2-8af0-7e2863992973",
+        ),
+        (
+            "copilot",
+            "copilot/.copilot/session-state/f5255165-4914-4249-b144-ce1f9103d34d/events.jsonl",
+            "copilot:f5255165-4914-4249-b144-ce1f9103d34d",
+        ),
+    ] {
+        let doc = show_json(home.path(), &records.join(file));
+        assert_eq!(doc["session"]["agent_kind"], kind, "{file}");
+        assert_eq!(doc["session"]["session_id"], session, "{file}");
+        assert_eq!(
+            row(&doc, "time/get_current_time")["calls"],
+            1,
+            "{kind}: time's call"
+        );
+    }
+}
+
+#[test]
+fn paths_that_are_no_session_exit_2_at_once() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = tempfile::tempdir().expect("dir");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").expect("w");
+    let binary = dir.path().join("image.png");
+    std::fs::write(&binary, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0planted").expect("w");
+    let prose = dir.path().join("notes.txt");
+    std::fs::write(&prose, "just some notes\nnothing a harness wrote\n").expect("w");
+    let huge = dir.path().join("huge.jsonl");
+    std::fs::File::create(&huge)
+        .expect("huge")
+        .set_len(2 << 30)
+        .expect("sparse");
+    let fifo = dir.path().join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut cases = vec![
+        (empty, "empty"),
+        (binary, "binary"),
+        (prose, "no harness's reader knows"),
+        (huge, "larger than"),
+        (dir.path().to_path_buf(), "a directory"),
+        (dir.path().join("gone.jsonl"), "cannot read it"),
+    ];
+    if made {
+        cases.push((fifo, "FIFO"));
+    }
+    for (path, says) in cases {
+        let started = Instant::now();
+        let (code, stdout, stderr) = sessions(home.path(), &["show", &path.display().to_string()]);
+        assert_eq!(code, 2, "{}: {stderr}", path.display());
+        assert!(stdout.is_empty(), "{stdout}");
+        assert!(stderr.contains(says), "{}: {stderr}", path.display());
+        assert!(!stderr.contains("planted"), "{stderr}");
+        // Bounded: nothing is waited on (a FIFO is never opened).
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn a_file_several_harnesses_could_have_written_names_them_and_harness_reads_it() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = tempfile::tempdir().expect("dir");
+    // A line Claude Code's, Gemini CLI's and Qwen Code's records share.
+    let shared = dir.path().join("shared.jsonl");
+    std::fs::write(
+        &shared,
+        "{\"type\":\"user\",\"sessionId\":\"0b7e6d2c-1111-4222-8333-944455556666\",\"timestamp\":\"2026-12-01T10:00:00Z\"}\n",
+    )
+    .expect("w");
+    let path = shared.display().to_string();
+    let (code, _, stderr) = sessions(home.path(), &["show", &path]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--harness") && stderr.contains("claude"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = sessions(
+        home.path(),
+        &["show", &path, "--harness", "claude", "--json"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).expect("a document");
+    assert_eq!(doc["session"]["agent_kind"], "claude");
+    let (code, _, stderr) = sessions(home.path(), &["show", &path, "--harness", "nosuch"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn a_file_by_path_imports_into_a_store() {
+    let home = tempfile::tempdir().expect("home");
+    let db = home.path().join("t.db");
+    let file = fixtures().join("records-by-path/claude-2.1.332-stream.jsonl");
+    let db_arg = db.display().to_string();
+    let file_arg = file.display().to_string();
+    for want in ["1 new", "1 unchanged"] {
+        let (code, _, stderr) = sessions(home.path(), &["import", &file_arg, "--db", &db_arg]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["history", "--db", &db_arg, "--json"])
+        .output()
+        .expect("history");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("09ca82f4-e8d9-4de2-bf5c-c2fbdd4cc325"),
+        "{text}"
+    );
+}
