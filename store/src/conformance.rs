@@ -305,6 +305,86 @@ pub fn corrupt_and_newer_rows(
     Ok(())
 }
 
+/// Tool pins: written, read back (one server's and everyone's), replaced
+/// whole, and forgotten, on a second handle too; hashes only go in.
+pub fn tool_pins(open: Open<'_>, prefix: &str) -> Result<(), String> {
+    use tether_core::pins::{DefinitionHashes, ToolPin};
+    let store = open().map_err(|e| e.to_string())?;
+    let server = format!("{prefix}srv@npx");
+    let other = format!("{prefix}other@https://mcp.example");
+    let hashes = |d: &str| DefinitionHashes {
+        description: Some(d.repeat(64)),
+        input_schema: Some("f".repeat(64)),
+        ..DefinitionHashes::default()
+    };
+    let pin = |server: &str, tool: &str, seen: Option<DefinitionHashes>| ToolPin {
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        pinned: Some(hashes("a")),
+        pinned_at: Some(Timestamp(1_000)),
+        seen,
+        seen_at: Timestamp(2_000),
+    };
+    let first = vec![
+        pin(&server, "add", Some(hashes("a"))),
+        pin(&server, "echo", None),
+    ];
+    store
+        .replace_tool_pins(&server, &first)
+        .map_err(|e| e.to_string())?;
+    store
+        .replace_tool_pins(&other, &[pin(&other, "x", Some(hashes("b")))])
+        .map_err(|e| e.to_string())?;
+    let again = open().map_err(|e| e.to_string())?;
+    let read = again.tool_pins(Some(&server)).map_err(|e| e.to_string())?;
+    if read != first {
+        return Err(format!("read back {read:?}, wrote {first:?}"));
+    }
+    let all = again.tool_pins(None).map_err(|e| e.to_string())?;
+    let ours: Vec<&ToolPin> = all
+        .iter()
+        .filter(|p| p.server.starts_with(prefix))
+        .collect();
+    if ours.len() != 3 {
+        return Err(format!(
+            "every server's pins: {} of ours, not 3",
+            ours.len()
+        ));
+    }
+    let replaced = vec![pin(&server, "add", Some(hashes("c")))];
+    store
+        .replace_tool_pins(&server, &replaced)
+        .map_err(|e| e.to_string())?;
+    if again.tool_pins(Some(&server)).map_err(|e| e.to_string())? != replaced {
+        return Err("a replacement did not replace the server's rows".into());
+    }
+    if store
+        .replace_tool_pins(&server, &[pin(&other, "x", None)])
+        .is_ok()
+    {
+        return Err("a pin of another server was taken".into());
+    }
+    store
+        .replace_tool_pins(&server, &[])
+        .map_err(|e| e.to_string())?;
+    if !again
+        .tool_pins(Some(&server))
+        .map_err(|e| e.to_string())?
+        .is_empty()
+    {
+        return Err("a forgotten server still has pins".into());
+    }
+    if again
+        .tool_pins(Some(&other))
+        .map_err(|e| e.to_string())?
+        .len()
+        != 1
+    {
+        return Err("forgetting one server touched another".into());
+    }
+    Ok(())
+}
+
 /// Runs every check; the error names the first that failed.
 pub fn run_all(open: Open<'_>, raw: Option<&dyn RawRows>, prefix: &str) -> Result<(), String> {
     round_trip(open, prefix).map_err(|e| format!("round_trip: {e}"))?;
@@ -312,6 +392,7 @@ pub fn run_all(open: Open<'_>, raw: Option<&dyn RawRows>, prefix: &str) -> Resul
     stale_writer_refused(open, prefix).map_err(|e| format!("stale_writer_refused: {e}"))?;
     batch_writes(open, prefix).map_err(|e| format!("batch_writes: {e}"))?;
     concurrent_writers(open, prefix).map_err(|e| format!("concurrent_writers: {e}"))?;
+    tool_pins(open, prefix).map_err(|e| format!("tool_pins: {e}"))?;
     if let Some(raw) = raw {
         corrupt_and_newer_rows(open, raw, prefix)
             .map_err(|e| format!("corrupt_and_newer_rows: {e}"))?;

@@ -22,8 +22,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
 use tether_core::history::AttachmentHistory;
+use tether_core::model::Timestamp;
+use tether_core::pins::ToolPin;
 use tether_core::sanitize::Scrubber;
-use tether_core::store::{Loaded, Store, StoreError, rehydrate_row};
+use tether_core::store::{
+    Loaded, Store, StoreError, pin_hashes_of, pin_hashes_text, rehydrate_row,
+};
 use tokio::sync::Mutex;
 use tokio_postgres::config::Host;
 use tokio_postgres::{AsyncMessage, Client, Config};
@@ -469,6 +473,81 @@ impl Store for PostgresStore {
                 .await
                 .map_err(|e| inner.target.driver_error("delete failed", &e))?;
             Ok(())
+        })
+    }
+
+    fn tool_pins(&self, server: Option<&str>) -> Result<Vec<ToolPin>, StoreError> {
+        let server = server.map(str::to_owned);
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let rows = match client
+                .query(
+                    "SELECT server, tool, pinned, pinned_at, seen, seen_at FROM tool_pin
+                     WHERE $1::text IS NULL OR server = $1 ORDER BY server, tool",
+                    &[&server],
+                )
+                .await
+            {
+                Ok(rows) => rows,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(inner.target.driver_error("read failed", &e)),
+            };
+            let time = |t: Option<i64>| t.map(|t| Timestamp(u64::try_from(t).unwrap_or(0)));
+            Ok(rows
+                .iter()
+                .map(|row| ToolPin {
+                    server: row.get(0),
+                    tool: row.get(1),
+                    pinned: pin_hashes_of(row.get::<_, Option<String>>(2).as_deref()),
+                    pinned_at: time(row.get(3)),
+                    seen: pin_hashes_of(row.get::<_, Option<String>>(4).as_deref()),
+                    seen_at: time(Some(row.get(5))).unwrap_or_default(),
+                })
+                .collect())
+        })
+    }
+
+    /// One transaction: the server's rows deleted, then `pins` inserted in
+    /// one statement.
+    fn replace_tool_pins(&self, server: &str, pins: &[ToolPin]) -> Result<(), StoreError> {
+        if let Some(other) = pins.iter().find(|p| p.server != server) {
+            return Err(StoreError::Backend(format!(
+                "a pin of {} given for {server}",
+                other.server
+            )));
+        }
+        let server = server.to_owned();
+        let time = |t: Timestamp| i64::try_from(t.0).unwrap_or(i64::MAX);
+        let tools: Vec<String> = pins.iter().map(|p| p.tool.clone()).collect();
+        let pinned: Vec<Option<String>> = pins
+            .iter()
+            .map(|p| pin_hashes_text(p.pinned.as_ref()))
+            .collect();
+        let pinned_at: Vec<Option<i64>> = pins.iter().map(|p| p.pinned_at.map(time)).collect();
+        let seen: Vec<Option<String>> = pins
+            .iter()
+            .map(|p| pin_hashes_text(p.seen.as_ref()))
+            .collect();
+        let seen_at: Vec<i64> = pins.iter().map(|p| time(p.seen_at)).collect();
+        self.call(move |inner| async move {
+            let mut guard = inner.client().await?;
+            let client = guard.as_mut().ok_or_else(closed)?;
+            let fail = |e| inner.target.driver_error("pin write failed", &e);
+            let tx = client.transaction().await.map_err(fail)?;
+            tx.execute("DELETE FROM tool_pin WHERE server = $1", &[&server])
+                .await
+                .map_err(fail)?;
+            tx.execute(
+                "INSERT INTO tool_pin (server, tool, pinned, pinned_at, seen, seen_at)
+                 SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int8[], $5::text[], $6::int8[])",
+                &[&server, &tools, &pinned, &pinned_at, &seen, &seen_at],
+            )
+            .await
+            .map_err(fail)?;
+            tx.commit().await.map_err(fail)
         })
     }
 

@@ -10,7 +10,10 @@ use rusqlite::{Connection, OpenFlags, params};
 use tether_core::history::AttachmentHistory;
 use tether_core::inventory::{InventoryDocument, SnapshotRef};
 use tether_core::model::Timestamp;
-use tether_core::store::{Loaded, Store, StoreError, rehydrate_row};
+use tether_core::pins::ToolPin;
+use tether_core::store::{
+    Loaded, Store, StoreError, pin_hashes_of, pin_hashes_text, rehydrate_row,
+};
 
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(e.to_string())
@@ -32,11 +35,12 @@ fn prepare_if_table<'c>(
 }
 
 /// The newest database schema this build knows (`PRAGMA user_version`).
-pub const SQLITE_SCHEMA_VERSION: u32 = 2;
+pub const SQLITE_SCHEMA_VERSION: u32 = 3;
 
 /// Forward-only migrations, in one transaction; each step runs once.
 /// - 1: the tables (databases from before versioning have them at 0);
-/// - 2: `attachment_history.revision`, the conditional-write guard.
+/// - 2: `attachment_history.revision`, the conditional-write guard;
+/// - 3: `tool_pin`, the tool definition pins (hashes only).
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -82,11 +86,34 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             .map_err(backend)?;
         }
     }
+    if found < 3 {
+        tx.execute_batch(TOOL_PIN_TABLE).map_err(backend)?;
+    }
     if found < SQLITE_SCHEMA_VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {SQLITE_SCHEMA_VERSION};"))
             .map_err(backend)?;
     }
     tx.commit().map_err(backend)
+}
+
+/// The tool definition pins: one row per server and tool, the pinned and
+/// the last-seen definition as JSON of their hashes (never text).
+const TOOL_PIN_TABLE: &str = "CREATE TABLE IF NOT EXISTS tool_pin (
+         server TEXT NOT NULL,
+         tool TEXT NOT NULL,
+         pinned TEXT,
+         pinned_at INTEGER,
+         seen TEXT,
+         seen_at INTEGER NOT NULL,
+         PRIMARY KEY (server, tool)
+     );";
+
+fn time_of(at: Option<i64>) -> Option<Timestamp> {
+    at.map(|t| Timestamp(u64::try_from(t).unwrap_or(0)))
+}
+
+fn sql_time(at: Timestamp) -> i64 {
+    i64::try_from(at.0).unwrap_or(i64::MAX)
 }
 
 /// Refuses a database path, or one of the files SQLite opens beside it
@@ -362,6 +389,68 @@ impl Store for SqliteStore {
             )
             .map_err(backend)?;
         Ok(())
+    }
+
+    fn tool_pins(&self, server: Option<&str>) -> Result<Vec<ToolPin>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT server, tool, pinned, pinned_at, seen, seen_at FROM tool_pin
+             WHERE ?1 IS NULL OR server = ?1 ORDER BY server, tool",
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows = stmt
+            .query_map(params![server], |r| {
+                Ok(ToolPin {
+                    server: r.get(0)?,
+                    tool: r.get(1)?,
+                    pinned: pin_hashes_of(r.get::<_, Option<String>>(2)?.as_deref()),
+                    pinned_at: time_of(r.get(3)?),
+                    seen: pin_hashes_of(r.get::<_, Option<String>>(4)?.as_deref()),
+                    seen_at: time_of(Some(r.get(5)?)).unwrap_or_default(),
+                })
+            })
+            .map_err(backend)?;
+        rows.map(|row| row.map_err(backend)).collect()
+    }
+
+    /// One transaction: the server's rows deleted, then `pins` inserted.
+    fn replace_tool_pins(&self, server: &str, pins: &[ToolPin]) -> Result<(), StoreError> {
+        if let Some(other) = pins.iter().find(|p| p.server != server) {
+            return Err(StoreError::Backend(format!(
+                "a pin of {} given for {server}",
+                other.server
+            )));
+        }
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        tx.execute("DELETE FROM tool_pin WHERE server = ?1", params![server])
+            .map_err(backend)?;
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO tool_pin (server, tool, pinned, pinned_at, seen, seen_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(backend)?;
+            for pin in pins {
+                insert
+                    .execute(params![
+                        pin.server,
+                        pin.tool,
+                        pin_hashes_text(pin.pinned.as_ref()),
+                        pin.pinned_at.map(sql_time),
+                        pin_hashes_text(pin.seen.as_ref()),
+                        sql_time(pin.seen_at),
+                    ])
+                    .map_err(backend)?;
+            }
+        }
+        tx.commit().map_err(backend)
     }
 
     fn load(&self, session_id: &str) -> Result<Option<AttachmentHistory>, StoreError> {

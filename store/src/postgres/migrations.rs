@@ -4,7 +4,7 @@
 use super::*;
 
 /// The newest database schema this build knows.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 2;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 3;
 
 /// Forward-only migrations: (version, SQL). Each runs once, in order.
 pub(super) const MIGRATIONS: &[(i32, &str)] = &[
@@ -30,6 +30,19 @@ pub(super) const MIGRATIONS: &[(i32, &str)] = &[
          EXCEPTION WHEN OTHERS THEN
              RAISE NOTICE 'lz4 is not available here; documents keep the default compression';
          END $$",
+    ),
+    // The tool definition pins: hashes only, never a definition's text.
+    (
+        3,
+        "CREATE TABLE IF NOT EXISTS tool_pin (
+             server TEXT NOT NULL,
+             tool TEXT NOT NULL,
+             pinned TEXT,
+             pinned_at BIGINT,
+             seen TEXT,
+             seen_at BIGINT NOT NULL,
+             PRIMARY KEY (server, tool)
+         )",
     ),
 ];
 
