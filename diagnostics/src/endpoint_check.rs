@@ -412,6 +412,28 @@ pub async fn check_endpoint_calling(
     call: Option<&ToolCall>,
     cancel: CancellationToken,
 ) -> (EndpointTestResult, Option<ToolCatalog>) {
+    let (result, catalog, _) = check_endpoint_hashing(endpoint, limits, call, cancel).await;
+    (result, catalog)
+}
+
+/// Each listed tool's name (scrubbed) and definition hashes
+/// (`tether_pins::hash_listing`), in listing order.
+pub type ListedHashes = Vec<(String, tether_pins::DefinitionHashes)>;
+
+/// [`check_endpoint_calling`], plus each listed tool's definition hashes
+/// (over the definitions as the server sent them, whole), when the listing
+/// succeeded: what pinning (`crate::pins`) compares. The text is hashed
+/// here and never kept.
+pub async fn check_endpoint_hashing(
+    endpoint: &Endpoint,
+    limits: CheckLimits,
+    call: Option<&ToolCall>,
+    cancel: CancellationToken,
+) -> (
+    EndpointTestResult,
+    Option<ToolCatalog>,
+    Option<ListedHashes>,
+) {
     let started = Instant::now();
     let mut secrets = endpoint.secret_values();
     secrets.extend(call.map(ToolCall::secret_values).unwrap_or_default());
@@ -466,16 +488,25 @@ pub async fn check_endpoint_calling(
                     .collect()
             });
             // Tokenizing thousands of tools is CPU work: off the runtime.
-            let catalog = tokio::task::spawn_blocking(move || {
+            let built = tokio::task::spawn_blocking(move || {
                 let mut catalog = tether_catalog::build_catalog(&tools, tether_hub::now());
                 if !exact && catalog.method == tether_core::model::CATALOG_METHOD {
                     catalog.method = tether_catalog::MODELLED_METHOD.to_owned();
                 }
-                catalog
+                (catalog, tether_pins::hash_listing(&tools))
             })
             .await
-            .ok()
-            .map(|c| redacted(c, &scrubber));
+            .ok();
+            let (catalog, hashes) = match built {
+                Some((catalog, hashes)) => (Some(redacted(catalog, &scrubber)), Some(hashes)),
+                None => (None, None),
+            };
+            let hashes = hashes.map(|listed| {
+                listed
+                    .into_iter()
+                    .map(|(name, h)| (scrubber.name(&name), h))
+                    .collect()
+            });
             let result = EndpointTestResult {
                 succeeded: true,
                 summary: ok.note.as_deref().map(|n| scrubber.summary(n)),
@@ -493,7 +524,7 @@ pub async fn check_endpoint_calling(
                 }),
                 ..base
             };
-            (result, catalog)
+            (result, catalog, hashes)
         }
         Err(f) => (
             EndpointTestResult {
@@ -501,6 +532,7 @@ pub async fn check_endpoint_calling(
                 summary: Some(scrubber.summary(&f.summary)),
                 ..base
             },
+            None,
             None,
         ),
     }
