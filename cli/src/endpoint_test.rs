@@ -1,8 +1,11 @@
 //! `tether endpoint-test`: is this one MCP server alive? Bounded
 //! initialize + tools/list (and, only when asked with `--call`, one
 //! tools/call); progress on a terminal; one JSON document with `--json`.
-//! Exit codes: 0 passed, 1 failed (or the asked-for call failed), 2 usage
-//! error.
+//! After a listing, each tool's definition is compared with the pins the
+//! store keeps for the server (`tether pins`; the first sighting pins).
+//! Exit codes: 0 passed, 1 failed (or the asked-for call failed, or, with
+//! `--fail-on-change`, a pinned definition changed or the pins could not be
+//! checked), 2 usage error.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -12,9 +15,10 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use tether_core::diagnostics::EndpointTestDocument;
 use tether_core::model::EndpointTestResult;
+use tether_core::store::Store;
 use tether_core::{Endpoint, KeyValue};
 use tether_diagnostics::endpoint_check::{
-    CheckLimits, ToolCall, check_endpoint_calling, endpoint_for_url,
+    CheckLimits, ToolCall, check_endpoint_hashing, endpoint_for_url,
 };
 use tether_inventory::lookup::load_server_spec;
 
@@ -57,6 +61,18 @@ pub struct EndpointTestArgs {
     /// or printed.
     #[arg(long, value_name = "JSON", requires = "call", value_parser = parse_arguments)]
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The store that keeps the tool pins (hashes of each tool's
+    /// definition): a SQLite file, or a PostgreSQL database URL. Without it,
+    /// `TETHER_DB`, else the default store (`~/.local/share/tether/tether.db`).
+    #[arg(long, value_name = "PATH|URL")]
+    db: Option<String>,
+    /// Do not compare the listing with the pins, nor pin it.
+    #[arg(long, conflicts_with = "fail_on_change")]
+    no_pins: bool,
+    /// Fail (exit 1) when a tool's definition differs from its pin, a tool
+    /// appeared or disappeared, or the pins could not be checked: for CI.
+    #[arg(long)]
+    fail_on_change: bool,
     /// A stdio server's command and arguments.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -123,7 +139,10 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let (report, catalog) = match unset {
+    // The store opens while the server is checked (its integrity check
+    // and migrations cost time of their own).
+    let pins_store = (!args.no_pins).then(|| open_pins_store(args.db.clone()));
+    let (report, catalog, listed) = match unset {
         // The cause already: not tested.
         Some(summary) => (
             EndpointTestResult::failed(
@@ -134,6 +153,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
                 0,
             ),
             None,
+            None,
         ),
         None => {
             let call = args.call.clone().map(|tool| ToolCall {
@@ -143,24 +163,87 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
             test(&endpoint, args.timeout, call.as_ref())?
         }
     };
+    let pins = match (pins_store, listed) {
+        (Some(store), Some(listed)) => compare_pins(store, &report, &listed),
+        (Some(store), None) => {
+            // Nothing listed: the store only finishes opening.
+            let _ = store.join();
+            PinOutcome::NotChecked
+        }
+        (None, _) => PinOutcome::NotChecked,
+    };
     // Asked to call a tool, the test passes only when the call did too.
-    let passed = report.succeeded && report.call.as_ref().is_none_or(|c| c.succeeded);
+    let mut passed = report.succeeded && report.call.as_ref().is_none_or(|c| c.succeeded);
+    if args.fail_on_change && report.succeeded {
+        passed &= matches!(&pins, PinOutcome::Compared(r) if !r.changed());
+    }
     let mut out = crate::term::stdout();
     if args.json {
         let mut doc = EndpointTestDocument::from(&report);
         if args.tools {
             doc.tools = catalog;
         }
+        if let PinOutcome::Compared(pins) = pins {
+            doc.pins = Some(pins);
+        }
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else {
         write_human(&mut out, &report, catalog.as_ref().filter(|_| args.tools))?;
+        if let PinOutcome::Compared(pins) = &pins {
+            crate::pins::write_report(&mut out, pins)?;
+        }
     }
     Ok(if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The store for pins, opening on its own thread.
+type PinsStore = std::thread::JoinHandle<anyhow::Result<std::sync::Arc<dyn Store>>>;
+
+fn open_pins_store(db: Option<String>) -> PinsStore {
+    std::thread::spawn(move || crate::store::store_at(db.as_deref())?.open_writable())
+}
+
+/// What became of the pin comparison.
+enum PinOutcome {
+    /// Not asked (`--no-pins`), or nothing listed.
+    NotChecked,
+    /// Compared (and written back).
+    Compared(tether_core::pins::PinReport),
+    /// The store failed (said on stderr).
+    Failed,
+}
+
+/// The listing against the server's pins; a store that fails is said on
+/// stderr and leaves the test's result as it was.
+fn compare_pins(
+    store: PinsStore,
+    report: &EndpointTestResult,
+    listed: &tether_diagnostics::endpoint_check::ListedHashes,
+) -> PinOutcome {
+    let store = match store.join() {
+        Ok(Ok(store)) => store,
+        Ok(Err(err)) => {
+            errln!("tether endpoint-test: pins not checked: {err:#}");
+            return PinOutcome::Failed;
+        }
+        Err(_) => {
+            errln!("tether endpoint-test: pins not checked: the store could not be opened");
+            return PinOutcome::Failed;
+        }
+    };
+    match tether_diagnostics::pins::compare_and_pin(store.as_ref(), report, listed) {
+        Ok(Some(pins)) => PinOutcome::Compared(pins),
+        Ok(None) => PinOutcome::NotChecked,
+        Err(err) => {
+            errln!("tether endpoint-test: pins not checked: {err}");
+            PinOutcome::Failed
+        }
+    }
 }
 
 /// The result in a line (two with a fallback's note), the asked-for
@@ -222,7 +305,11 @@ fn test(
     endpoint: &Endpoint,
     timeout: Duration,
     call: Option<&ToolCall>,
-) -> anyhow::Result<(EndpointTestResult, Option<tether_core::model::ToolCatalog>)> {
+) -> anyhow::Result<(
+    EndpointTestResult,
+    Option<tether_core::model::ToolCatalog>,
+    Option<tether_diagnostics::endpoint_check::ListedHashes>,
+)> {
     let limits = CheckLimits {
         timeout,
         ..CheckLimits::default()
@@ -232,7 +319,7 @@ fn test(
     let target = format!("{} {}", endpoint.transport(), endpoint.target());
     let found = runtime.block_on(async {
         let cancel = crate::cancel_on_ctrl_c();
-        let test = check_endpoint_calling(endpoint, limits, call, cancel);
+        let test = check_endpoint_hashing(endpoint, limits, call, cancel);
         tokio::pin!(test);
         let started = Instant::now();
         let mut tick = tokio::time::interval(Duration::from_millis(100));

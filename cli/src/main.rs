@@ -4,9 +4,12 @@
 //! `endpoint-test`: the server passed), 1 any other failure (for
 //! `endpoint-test`: the server failed; for `inventory`: a configuration file
 //! could not be used or a tested server failed; for `serve`: the store could
-//! not be opened or the address not bound), 2 usage error, 3 (`probe`) the
-//! agent could not start or initialize, or refused the session. `serve` exits
-//! 0 when stopped with Ctrl-C.
+//! not be opened or the address not bound; for `endpoint-test
+//! --fail-on-change`: a tool's definition differs from its pin, or the pins
+//! could not be checked; for `pins`: the store failed, or no such server or
+//! tool), 2 usage error, 3 (`probe`) the agent could not start or
+//! initialize, or refused the session. `serve` exits 0 when stopped with
+//! Ctrl-C.
 
 #[macro_use]
 mod term;
@@ -15,6 +18,7 @@ mod endpoint_test;
 mod history;
 mod inventory;
 mod mcp;
+mod pins;
 mod plugins;
 mod probe;
 mod serve;
@@ -62,8 +66,12 @@ enum Command {
     /// Probe an ACP agent: does it really attach to an injected MCP server, and how far does it get?
     #[command(after_help = probe::PROBE_AFTER_HELP)]
     Probe(probe::ProbeArgs),
-    /// Test one MCP server: a bounded initialize + tools/list (exit 0 passed, 1 failed, 2 usage).
+    /// Test one MCP server: a bounded initialize + tools/list, its tools compared with their
+    /// pins (exit 0 passed, 1 failed, 2 usage).
     EndpointTest(endpoint_test::EndpointTestArgs),
+    /// The tool definition pins (hashes of each tool's definition, per server): list, accept
+    /// a change, forget a server (exit 0 done, 1 store failure or no such pin, 2 usage).
+    Pins(pins::PinsArgs),
     /// Serve the live status view (a local web page and JSON API) over a store.
     Serve(serve::ServeArgs),
     /// Run `tether collect` (and optionally `tether serve`) as a per-user service: install,
@@ -381,6 +389,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Probe(args) => probe::run(args),
         Command::EndpointTest(args) => endpoint_test::run(args),
+        Command::Pins(args) => pins::run(args),
         Command::History(args) => history::run(args),
         Command::Inventory(args) => inventory::run(args),
         Command::Plugins(args) => plugins::run(args),

@@ -1,0 +1,63 @@
+//! `tether-pinned-mcp --tools FILE`: a stdio MCP server, built on rmcp,
+//! whose tools are whatever JSON array FILE holds when it starts (each a
+//! tool definition as `tools/list` gives it), for the pin tests: change the
+//! file between two endpoint tests and the server's tools change under the
+//! user. Its serverInfo name is `pinned-test`.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+struct FromFile(Vec<Tool>);
+
+impl ServerHandler for FromFile {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("pinned-test", "1.0.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.0.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        Err(McpError::invalid_params(
+            format!("{} is not callable here", request.name),
+            None,
+        ))
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args
+        .iter()
+        .position(|a| a == "--tools")
+        .and_then(|i| args.get(i + 1))
+    else {
+        eprintln!("tether-pinned-mcp: give --tools FILE");
+        return std::process::ExitCode::from(2);
+    };
+    let tools: Vec<Tool> = match std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(tools) => tools,
+        Err(err) => {
+            eprintln!("tether-pinned-mcp: {path}: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tether_tests::serve_stdio("tether-pinned-mcp", FromFile(tools))
+}
