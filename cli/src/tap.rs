@@ -218,6 +218,12 @@ fn record_line(r: &TapRecord) -> String {
         _ => "unrecognised client".to_owned(),
     };
     let mapped = r.offered.iter().filter(|t| t.server.is_some()).count();
+    let unresolved = r.offered.iter().filter(|t| t.unresolved).count();
+    let mcp = if unresolved > 0 {
+        format!("{mapped} MCP, {unresolved} MCP-shaped with no server resolved")
+    } else {
+        format!("{mapped} MCP")
+    };
     let called: Vec<String> = r
         .called
         .iter()
@@ -227,7 +233,7 @@ fn record_line(r: &TapRecord) -> String {
         })
         .collect();
     let mut line = format!(
-        "{who}: {} {} → {} {}; offered {} ({mapped} MCP), deferred {}",
+        "{who}: {} {} → {} {}; offered {} ({mcp}), deferred {}",
         r.api.unwrap_or("other"),
         r.model.as_deref().unwrap_or("?"),
         r.status,

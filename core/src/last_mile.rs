@@ -75,6 +75,39 @@ pub struct Rules {
     /// Where these rules come from (the harness's own source), and the
     /// releases they were verified on.
     pub source: &'static str,
+    /// What a model-side name says by itself about the MCP server it came
+    /// from, with no server's name at hand ([`attribute`]).
+    pub shape: Shape,
+}
+
+/// What a harness's model-side names say by themselves about MCP: whether
+/// a name is an MCP tool's, and whether its server can be read off it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Shape {
+    /// Nothing in a name marks it as an MCP tool's (`SERVER_TOOL`,
+    /// `SERVER-TOOL`: a built-in tool can look the same): a name is read as
+    /// MCP only against a known server.
+    Unmarked,
+    /// An MCP tool's name starts with `prefix`, but where its server's
+    /// name ends is not spelled (`mcp_SERVER_TOOL`, both halves free to
+    /// hold `_`): such a name is MCP-shaped, its server unresolved until a
+    /// known server fits it.
+    Prefixed {
+        /// What every MCP tool's name starts with.
+        prefix: &'static str,
+    },
+    /// `prefix SERVER separator TOOL`, and the harness itself reads the
+    /// server as what lies between `prefix` and the first `separator`
+    /// after it (the server's name never holds the separator as the harness
+    /// spells it, or the harness's own reading of it does not either): the
+    /// name alone says which server.
+    Split {
+        /// What every MCP tool's name starts with.
+        prefix: &'static str,
+        /// What ends the server's name.
+        separator: &'static str,
+    },
 }
 
 impl Rules {
@@ -94,7 +127,15 @@ impl Rules {
             tool_limit: None,
             defers: Some(false),
             source,
+            shape: Shape::Unmarked,
         }
+    }
+
+    /// What the harness's model-side names say by themselves
+    /// ([`Shape`]; [`Shape::Unmarked`] unless declared).
+    pub const fn with_shape(mut self, shape: Shape) -> Self {
+        self.shape = shape;
+        self
     }
 
     /// A provider's documented limit on a name's length.
@@ -478,6 +519,139 @@ pub fn split_by_servers(
     Some(first)
 }
 
+/// How a model-side name was read as an MCP server's tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AttributedBy {
+    /// The session's own listing of the server's tools (its records, its
+    /// telemetry, an observed `tools/list`): the tool is named as listed.
+    Listing,
+    /// A server the session or today's configuration names, whose spelled
+    /// prefix alone fits the name.
+    KnownServer,
+    /// The harness's naming alone ([`Shape::Split`]): the server as the
+    /// name spells it.
+    Naming,
+}
+
+impl AttributedBy {
+    /// Its word in a record (`listing`, `known_server`, `naming`).
+    pub fn word(self) -> &'static str {
+        match self {
+            AttributedBy::Listing => "listing",
+            AttributedBy::KnownServer => "known_server",
+            AttributedBy::Naming => "naming",
+        }
+    }
+}
+
+/// What one model-side name is, as far as the harness's rules and the
+/// servers known can say (never a guess).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Attribution {
+    /// An MCP server's tool.
+    Mcp {
+        /// The server: its known name, or as the name spells it
+        /// ([`AttributedBy::Naming`]).
+        server: String,
+        /// The tool: as listed ([`AttributedBy::Listing`]), else as the
+        /// model got it.
+        tool: String,
+        /// How it was read.
+        by: AttributedBy,
+    },
+    /// An MCP server's tool whose server the name spells but whose tool it
+    /// does not (a hash the harness appended to two names that collided).
+    ServerOnly {
+        /// The server, as the name spells it.
+        server: String,
+        /// How it was read.
+        by: AttributedBy,
+    },
+    /// Shaped like an MCP tool's name by the harness's naming, but no known
+    /// server fits it and the name alone does not say which (or two fit).
+    Unresolved,
+    /// Nothing says it is an MCP tool's (a harness's own tool, say).
+    NotMcp,
+}
+
+/// What the servers a session is known to have give [`attribute`]: their
+/// names, and where a listing was seen, the way back from a model-side name
+/// to the listed tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Known {
+    /// Every known server's name (the session's rows, today's
+    /// configuration).
+    pub servers: Vec<String>,
+    /// The model-side names of the tools the known listings hold.
+    pub listed: ModelNames,
+}
+
+impl Known {
+    /// Known servers `servers`, and of some of them their listed tools.
+    pub fn new(rules: &Rules, servers: Vec<String>, listings: &[(&str, &[Listed])]) -> Self {
+        Known {
+            servers,
+            listed: ModelNames::new(rules, listings),
+        }
+    }
+}
+
+/// Reads one model-side name: through a known listing first (the tool as
+/// listed), then against the known servers' spelled prefixes (exactly one
+/// must fit), then by the harness's naming alone where it is unambiguous
+/// ([`Shape::Split`]). A name shaped like an MCP tool's that none of these
+/// place is [`Attribution::Unresolved`]: never a guess.
+pub fn attribute(rules: &Rules, model_name: &str, known: &Known) -> Attribution {
+    if let Some((server, tool)) = known.listed.resolve(model_name) {
+        return Attribution::Mcp {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            by: AttributedBy::Listing,
+        };
+    }
+    if let Some((server, tool)) = split_by_servers(rules, model_name, &known.servers) {
+        return Attribution::Mcp {
+            server,
+            tool,
+            by: AttributedBy::KnownServer,
+        };
+    }
+    match rules.shape {
+        Shape::Split { prefix, separator } => {
+            let Some(rest) = model_name.strip_prefix(prefix) else {
+                return Attribution::NotMcp;
+            };
+            match rest.split_once(separator) {
+                Some((server, tool)) if !server.is_empty() && !tool.is_empty() => {
+                    if rules.on_collision == OnCollision::Suffixed && hash_suffixed(tool).is_some()
+                    {
+                        // Which tool stands behind a hash is not spelled.
+                        return Attribution::ServerOnly {
+                            server: server.to_owned(),
+                            by: AttributedBy::Naming,
+                        };
+                    }
+                    Attribution::Mcp {
+                        server: server.to_owned(),
+                        tool: tool.to_owned(),
+                        by: AttributedBy::Naming,
+                    }
+                }
+                // `mcp__SERVER` alone names a server, not a tool.
+                _ => Attribution::NotMcp,
+            }
+        }
+        Shape::Prefixed { prefix }
+            if model_name.len() > prefix.len() && model_name.starts_with(prefix) =>
+        {
+            Attribution::Unresolved
+        }
+        _ => Attribution::NotMcp,
+    }
+}
+
 /// The evidence a prediction gives `server`'s row: a `tool_withheld` for
 /// each tool the rules keep from the model, its provenance
 /// `documented_rule` (a prediction; it never says a tool was offered).
@@ -601,6 +775,96 @@ mod tests {
             evidence
                 .iter()
                 .all(|e| e.provenance == Provenance::DocumentedRule)
+        );
+    }
+
+    fn gemini_like(server: &str, tool: &str) -> String {
+        format!("mcp_{server}_{tool}")
+    }
+
+    #[test]
+    fn a_name_is_attributed_by_the_harness_s_naming_only_where_it_is_unambiguous() {
+        let split =
+            Rules::new(claude_like, OnCollision::FirstWins, "test").with_shape(Shape::Split {
+                prefix: "mcp__",
+                separator: "__",
+            });
+        let none = Known::default();
+        // No server known: the naming alone says which.
+        assert_eq!(
+            attribute(&split, "mcp__time__get_current_time", &none),
+            Attribution::Mcp {
+                server: "time".into(),
+                tool: "get_current_time".into(),
+                by: AttributedBy::Naming
+            }
+        );
+        assert_eq!(attribute(&split, "Bash", &none), Attribution::NotMcp);
+        // `mcp__SERVER` alone names a server, not a tool.
+        assert_eq!(attribute(&split, "mcp__time", &none), Attribution::NotMcp);
+        // A known server that holds the separator is read whole, as known.
+        let known = Known::new(&split, vec!["a__b".into()], &[]);
+        assert_eq!(
+            attribute(&split, "mcp__a__b__t", &known),
+            Attribution::Mcp {
+                server: "a__b".into(),
+                tool: "t".into(),
+                by: AttributedBy::KnownServer
+            }
+        );
+        // A listing names the tool as listed, its server as configured.
+        let tools = listed(&["dotted.name", "echo"]);
+        let known = Known::new(&split, vec!["my.srv".into()], &[("my.srv", &tools)]);
+        assert_eq!(
+            attribute(&split, "mcp__my_srv__dotted_name", &known),
+            Attribution::Mcp {
+                server: "my.srv".into(),
+                tool: "dotted.name".into(),
+                by: AttributedBy::Listing
+            }
+        );
+        // A prefix that says MCP but not where the server ends: unresolved
+        // until a known server fits, never guessed.
+        let prefixed = Rules::new(gemini_like, OnCollision::LastWins, "test")
+            .with_shape(Shape::Prefixed { prefix: "mcp_" });
+        assert_eq!(
+            attribute(&prefixed, "mcp_my_server_get_time", &none),
+            Attribution::Unresolved
+        );
+        assert_eq!(
+            attribute(&prefixed, "read_file", &none),
+            Attribution::NotMcp
+        );
+        let known = Known::new(&prefixed, vec!["my_server".into()], &[]);
+        assert_eq!(
+            attribute(&prefixed, "mcp_my_server_get_time", &known),
+            Attribution::Mcp {
+                server: "my_server".into(),
+                tool: "get_time".into(),
+                by: AttributedBy::KnownServer
+            }
+        );
+        // Two known servers that both fit: unresolved.
+        let known = Known::new(&prefixed, vec!["my".into(), "my_server".into()], &[]);
+        assert_eq!(
+            attribute(&prefixed, "mcp_my_server_get_time", &known),
+            Attribution::Unresolved
+        );
+        // Unmarked names are MCP only against a known server.
+        let unmarked = Rules::new(gemini_like, OnCollision::LastWins, "test");
+        assert_eq!(attribute(&unmarked, "mcp_x_y", &none), Attribution::NotMcp);
+        // A hash a harness appended hides the tool, not the server.
+        let suffixed =
+            Rules::new(claude_like, OnCollision::Suffixed, "test").with_shape(Shape::Split {
+                prefix: "mcp__",
+                separator: "/",
+            });
+        assert_eq!(
+            attribute(&suffixed, "mcp__brk/a_b_02e48d1cd3a7", &none),
+            Attribution::ServerOnly {
+                server: "brk".into(),
+                by: AttributedBy::Naming
+            }
         );
     }
 }

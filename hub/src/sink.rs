@@ -129,6 +129,25 @@ impl EvidenceSink {
         })
     }
 
+    /// [`add_row`](Self::add_row) for a server another source named
+    /// (`model_tap`: the model was sent its tools): the row's provenance is
+    /// `provenance`'s.
+    pub fn add_row_by(
+        &self,
+        server: impl Into<String>,
+        transport: Option<Transport>,
+        at: Timestamp,
+        provenance: tether_core::model::ProvenanceCode,
+    ) -> Result<(), PublishError> {
+        self.enqueue(Command::AddRow {
+            live: Arc::clone(&self.live),
+            server: server.into(),
+            transport,
+            at,
+            provenance,
+        })
+    }
+
     /// Queues the tool catalog a host's own server served, without blocking.
     /// Catalogs are not evidence: they never enter the timeline.
     pub fn publish_catalog(

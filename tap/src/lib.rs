@@ -14,8 +14,11 @@
 //! On the side, one observer thread reads a copy of each request (the
 //! tools it offered, by name, with a hash of each definition; the `mcp__…`
 //! names it holds behind a tool search) and of each response (the tools
-//! the model called), maps each name to its MCP server and tool by the
-//! harness's own naming rules, keeps a metadata-only [`TapRecord`], and
+//! the model called), maps each name to its MCP server and tool (through
+//! the session's own listing, the servers its history or today's
+//! configuration name, or the harness's naming alone where that is
+//! unambiguous; an MCP-shaped name no one of these places is kept
+//! unresolved, never guessed), keeps a metadata-only [`TapRecord`], and
 //! publishes `tool_visible` and `tool_deferred` evidence (provenance
 //! `model_tap`) on the harness's session in the hub. The copy is handed
 //! over with `try_send`: a full queue drops the copy and counts it, and
@@ -91,7 +94,9 @@ pub struct TapConfig {
     /// Its bounds.
     pub limits: TapLimits,
     /// The servers today's configuration gives each harness, which its
-    /// sessions' rows are made of and its tool names are split against.
+    /// sessions' rows are made of and its tool names are read against
+    /// (beside the servers each session's own history names; a harness
+    /// whose naming says the server needs none).
     pub configured: HashMap<String, Vec<ServerSpec>>,
 }
 
@@ -287,12 +292,20 @@ impl Tap {
         let stats = Arc::new(Stats::default());
         let (records, _) = tokio::sync::broadcast::channel(1024);
         let recent = Arc::new(Mutex::new(VecDeque::new()));
-        let live =
-            hub.map(|hub| tether_collect::live::LiveSessions::new(hub, config.configured.clone()));
+        let configured = config
+            .configured
+            .iter()
+            .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
+            .collect();
+        let live = hub
+            .clone()
+            .map(|hub| tether_collect::live::LiveSessions::new(hub, config.configured.clone()));
         let harnesses = Arc::new(Harnesses::of(&registry));
         let observer = observe::Observer::new(
             Arc::clone(&harnesses),
             live,
+            hub,
+            configured,
             tether_guard::random_hex(4),
             Arc::clone(&stats),
             records.clone(),

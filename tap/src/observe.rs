@@ -2,7 +2,7 @@
 //! (never on the traffic's path), turns each finished request into a
 //! metadata-only [`TapRecord`], and lands what it proves in the hub.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex};
 use axum::body::Bytes;
 use serde::Serialize;
 use tether_collect::live::LiveSessions;
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::last_mile::{Attribution, Known, Listed, Rules, attribute};
+use tether_core::model::{Evidence, ProvenanceCode, Timestamp};
 use tether_core::model_tap::ModelCaller;
 use tether_core::vocab::{EvidenceKind, Provenance};
+use tether_hub::{EvidenceSink, Hub};
 
 use crate::api::Api;
 use crate::read::{CallReader, RequestFacts, Unread, read_request};
@@ -26,6 +28,9 @@ pub const MAX_RECENT: usize = 256;
 /// The most (session, tool) definition hashes remembered, to say when a
 /// definition changed between requests; past it they are forgotten.
 pub const MAX_HASHES: usize = 65_536;
+/// The most sessions whose known servers and listings are kept at once;
+/// past it they are read again from the hub.
+pub const MAX_KNOWN: usize = 1024;
 
 /// What the proxy hands the observer, by request.
 pub(crate) enum Seen {
@@ -65,7 +70,9 @@ pub(crate) enum Seen {
 }
 
 /// One tool in a record: its model-side name, and the server and tool it
-/// stands for where the harness's naming and today's configuration say.
+/// stands for where the session's listing, the servers known to the
+/// session or today's configuration, or the harness's naming alone say
+/// ([`tether_core::last_mile::attribute`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TapTool {
     /// As the model got it.
@@ -73,9 +80,18 @@ pub struct TapTool {
     /// The MCP server it came from, where known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
-    /// The server's tool, as the model got it, where known.
+    /// The server's tool, where known: as the server lists it where the
+    /// session's listing was seen (`by: listing`), else as the model got it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// How the server was read (`listing`, `known_server`, `naming`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<&'static str>,
+    /// Shaped like an MCP tool's name by the harness's naming, its server
+    /// not resolved (no known server fits, and the name alone does not say
+    /// which): never guessed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unresolved: bool,
     /// The first 16 hex digits of the SHA-256 of its definition as sent
     /// (offered tools only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -142,9 +158,21 @@ struct Open {
     status: u16,
 }
 
+/// What one session is known to have: its servers and listings, read from
+/// its history at `revision`, and the rows the tap added to its attempt.
+struct SessionKnown {
+    revision: u64,
+    attempt: Option<String>,
+    known: Known,
+    rows: HashSet<String>,
+}
+
 pub(crate) struct Observer {
     pub harnesses: Arc<Harnesses>,
     pub live: Option<LiveSessions>,
+    hub: Option<Arc<Hub>>,
+    configured: HashMap<String, Vec<String>>,
+    known: HashMap<String, SessionKnown>,
     pub run: String,
     pub stats: Arc<Stats>,
     pub records: tokio::sync::broadcast::Sender<TapRecord>,
@@ -155,9 +183,12 @@ pub(crate) struct Observer {
 }
 
 impl Observer {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         harnesses: Arc<Harnesses>,
         live: Option<LiveSessions>,
+        hub: Option<Arc<Hub>>,
+        configured: HashMap<String, Vec<String>>,
         run: String,
         stats: Arc<Stats>,
         records: tokio::sync::broadcast::Sender<TapRecord>,
@@ -166,6 +197,9 @@ impl Observer {
         Observer {
             harnesses,
             live,
+            hub,
+            configured,
+            known: HashMap::new(),
             run,
             stats,
             records,
@@ -316,23 +350,55 @@ impl Observer {
         let rules = kind
             .as_deref()
             .and_then(|k| self.harnesses.rules(k, caller.version.as_deref()));
-        let servers: Vec<String> = match (&self.live, &kind) {
-            (Some(live), Some(kind)) => live.names(kind).to_vec(),
-            _ => Vec::new(),
+        let session = kind
+            .as_deref()
+            .map(|k| tether_core::records::session_id(k, &harness_session));
+        // The session's attempt is begun (or gone on with) before its
+        // names are read: what the store holds of it is known then.
+        let sink = match (&kind, open.api) {
+            (Some(kind), Some(_)) => self.sink(kind, &harness_session, open.at),
+            _ => None,
+        };
+        let empty = SessionKnown {
+            revision: 0,
+            attempt: None,
+            known: Known::default(),
+            rows: HashSet::new(),
+        };
+        let known = match (&kind, &session, &rules) {
+            (Some(kind), Some(session), Some(rules)) => {
+                self.session_known(kind, session, rules, sink.as_ref())
+            }
+            _ => &empty,
         };
         let tool = |name: &str, hash: Option<String>| {
-            let split = rules
+            let read = rules
                 .as_ref()
-                .and_then(|r| tether_core::last_mile::split_by_servers(r, name, &servers));
-            let (server, tool) = split.map_or((None, None), |(s, t)| {
-                (Some(s), Some(tether_core::sanitize::name(&t)))
-            });
+                .map_or(Attribution::NotMcp, |r| attribute(r, name, &known.known));
+            let (server, tool, by, unresolved) = match read {
+                Attribution::Mcp { server, tool, by } => (
+                    Some(tether_core::sanitize::name(&server)),
+                    Some(tether_core::sanitize::name(&tool)),
+                    Some(by.word()),
+                    false,
+                ),
+                Attribution::ServerOnly { server, by } => (
+                    Some(tether_core::sanitize::name(&server)),
+                    None,
+                    Some(by.word()),
+                    false,
+                ),
+                Attribution::Unresolved => (None, None, None, true),
+                _ => (None, None, None, false),
+            };
             // A name with a credential's form is shown redacted, like
             // every name Tether keeps.
             TapTool {
                 name: tether_core::sanitize::name(name),
                 server,
                 tool,
+                by,
+                unresolved,
                 hash,
             }
         };
@@ -351,9 +417,6 @@ impl Observer {
             .chain(facts.named.iter().map(|n| tool(n, None)))
             .collect();
         let called: Vec<TapTool> = called.iter().map(|n| tool(n, None)).collect();
-        let session = kind
-            .as_deref()
-            .map(|k| tether_core::records::session_id(k, &harness_session));
         let mut changed = Vec::new();
         if let Some(session) = &session {
             if self.hashes.len() > MAX_HASHES {
@@ -386,31 +449,122 @@ impl Observer {
             response_bytes,
             elapsed_ms,
         };
-        if let (Some(kind), Some(_)) = (&kind, open.api) {
-            self.publish(kind, &harness_session, &record);
+        if let (Some(sink), Some(session)) = (sink, &session) {
+            self.publish(&sink, session, &record);
         }
         record
     }
 
-    /// What the record proves, on its session: each offered or called
-    /// tool model-visible, each deferred one in the thread.
-    fn publish(&mut self, kind: &str, harness_session: &str, record: &TapRecord) {
-        let Some(live) = self.live.as_mut() else {
-            return;
-        };
-        let at = record.at;
-        let Some(sink) = live.sink(kind, harness_session, None, at, Provenance::ModelTap) else {
-            return;
-        };
+    /// The live attempt of `kind`'s `harness_session`, begun where needed.
+    fn sink(&mut self, kind: &str, harness_session: &str, at: Timestamp) -> Option<EvidenceSink> {
+        let live = self.live.as_mut()?;
+        let sink = live.sink(kind, harness_session, None, at, Provenance::ModelTap);
         let _ = live.take_evicted();
+        sink
+    }
+
+    /// What `session` is known to have: the servers of every attempt its
+    /// history holds (its records', its telemetry's, today's configuration's)
+    /// and the tools their listings gave (seen listed, not implied), read
+    /// again only when the history changed or a new attempt began.
+    fn session_known(
+        &mut self,
+        kind: &str,
+        session: &str,
+        rules: &Rules,
+        sink: Option<&EvidenceSink>,
+    ) -> &SessionKnown {
+        let history = self.hub.as_ref().and_then(|hub| hub.latest(session));
+        let revision = history.as_ref().map_or(0, |h| h.revision);
+        let attempt = sink.map(|s| s.attempt_id().to_owned());
+        let fresh = self
+            .known
+            .get(session)
+            .is_some_and(|k| k.revision == revision && k.attempt == attempt);
+        if !fresh {
+            if self.known.len() >= MAX_KNOWN && !self.known.contains_key(session) {
+                self.known.clear();
+            }
+            let mut servers: Vec<String> = self.configured.get(kind).cloned().unwrap_or_default();
+            let mut listings: Vec<(String, Vec<Listed>)> = Vec::new();
+            let mut rows = HashSet::new();
+            for a in history.iter().flat_map(|h| h.attempts.iter()) {
+                let current = attempt.as_deref() == Some(a.attempt_id.as_str());
+                for row in &a.servers {
+                    if current {
+                        rows.insert(row.name.clone());
+                    }
+                    // A row the tap itself added knows no more than the
+                    // name it was read from.
+                    let by_tap = row.stages.configured.provenance == Some(ProvenanceCode::ModelTap);
+                    if !by_tap && !servers.contains(&row.name) {
+                        servers.push(row.name.clone());
+                    }
+                    let tools: Vec<Listed> = row
+                        .tools
+                        .iter()
+                        .filter(|t| t.listed.is_yes() && t.listed.implied_by.is_none())
+                        .map(|t| Listed::new(t.name.clone(), None))
+                        .collect();
+                    if !tools.is_empty() && !listings.iter().any(|(s, _)| s == &row.name) {
+                        listings.push((row.name.clone(), tools));
+                    }
+                }
+            }
+            let listings: Vec<(&str, &[Listed])> = listings
+                .iter()
+                .map(|(s, t)| (s.as_str(), t.as_slice()))
+                .collect();
+            let mut known = SessionKnown {
+                revision,
+                attempt: attempt.clone(),
+                known: Known::new(rules, servers, &listings),
+                rows,
+            };
+            // Rows the tap added to this attempt and the drain has not
+            // folded in yet stay known as added.
+            if let Some(old) = self.known.remove(session)
+                && old.attempt == attempt
+            {
+                known.rows.extend(old.rows);
+            }
+            self.known.insert(session.to_owned(), known);
+        }
+        &self.known[session]
+    }
+
+    /// What the record proves, on its session: each offered or called
+    /// tool model-visible, each deferred one in the thread; a server the
+    /// model was sent the tools of that the attempt has no row for gets one
+    /// (configured by the harness, shown by `model_tap`).
+    fn publish(&mut self, sink: &EvidenceSink, session: &str, record: &TapRecord) {
+        let at = record.at;
+        if let Some(known) = self.known.get_mut(session) {
+            let named = record
+                .offered
+                .iter()
+                .chain(&record.called)
+                .chain(&record.deferred)
+                .filter_map(|t| t.server.as_ref());
+            for server in named {
+                if !known.rows.contains(server)
+                    && sink
+                        .add_row_by(server.clone(), None, at, ProvenanceCode::ModelTap)
+                        .is_ok()
+                {
+                    known.rows.insert(server.clone());
+                }
+            }
+        }
         let evidence = |kind: EvidenceKind, t: &TapTool| {
-            let (server, tool) = (t.server.as_ref()?, t.tool.as_ref()?);
-            Some(
-                Evidence::new(kind, at)
-                    .server(server.clone())
-                    .tool(tool.clone())
-                    .provenance(Provenance::ModelTap),
-            )
+            let server = t.server.as_ref()?;
+            let mut e = Evidence::new(kind, at)
+                .server(server.clone())
+                .provenance(Provenance::ModelTap);
+            if let Some(tool) = &t.tool {
+                e = e.tool(tool.clone());
+            }
+            Some(e)
         };
         let all = record
             .offered

@@ -815,3 +815,426 @@ async fn a_session_seen_again_after_a_restart_goes_on_from_the_store() {
     assert!(revisions[1].0 > revisions[0].0, "{revisions:?}");
     assert_eq!((revisions[0].1, revisions[1].1), (1, 2), "{revisions:?}");
 }
+
+/// One real CLI run through a tap that was told of no server: `kind` at
+/// `release`, its one server `brk` (`tether-breaking-mcp`) given on its
+/// command line only. What the fake model was sent, and the tap's records
+/// and hub; `None` where the CLI is not installed (a loud skip).
+async fn unconfigured_run(
+    kind: &str,
+    release: tether_tests::Release,
+) -> Option<(
+    tether_tests::fake_model::ModelLog,
+    Vec<tether_tap::TapRecord>,
+    Arc<tether_hub::Hub>,
+    std::process::Output,
+)> {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    tether_tests::tether_first_party::link();
+    let (model, log) = tether_tests::fake_model::start_model("brk/echo").await;
+    let registry = Registry::with_static().expect("registry");
+    let hub = Arc::new(tether_hub::Hub::new(registry.clone()));
+    // Nothing configured: the tap knows of no server at all.
+    let config = TapConfig {
+        upstream: Some(url::Url::parse(&model.base()).expect("url")),
+        ..Default::default()
+    };
+    let tap = Tap::serve(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        registry,
+        Some(Arc::clone(&hub)),
+    )
+    .await
+    .expect("the tap");
+    let home = tempfile::tempdir().expect("home");
+    let brk = tether_tests::workspace_bin("tether-breaking-mcp")
+        .display()
+        .to_string();
+    let base = tap.base_url();
+    let mut cmd = match kind {
+        "claude" => {
+            let program = release.peer("node_modules/.bin/claude")?;
+            let config = home.path().join("elsewhere/x.json");
+            std::fs::create_dir_all(config.parent().expect("dir")).expect("dir");
+            std::fs::write(
+                &config,
+                serde_json::json!({"mcpServers": {"brk": {"command": brk, "args": []}}})
+                    .to_string(),
+            )
+            .expect("config");
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(["-p", "echo something", "--mcp-config"])
+                .arg(&config)
+                .args(["--strict-mcp-config", "--allowedTools", "mcp__brk__echo"])
+                .env("ANTHROPIC_API_KEY", "dummy")
+                .env("ANTHROPIC_BASE_URL", &base)
+                .env("CLAUDE_CODE_MAX_RETRIES", "0");
+            cmd
+        }
+        "codex" => {
+            let program = release.peer("node_modules/.bin/codex")?;
+            let codex_home = home.path().join(".codex");
+            std::fs::create_dir_all(&codex_home).expect("dir");
+            // The model provider in its file; the server on the command line.
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+                     [model_providers.fake]\nname = \"fake\"\nbase_url = \"{base}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n"
+                ),
+            )
+            .expect("config");
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(["exec", "--skip-git-repo-check", "--json", "-c"])
+                .arg(format!(
+                    "mcp_servers.brk.command={}",
+                    serde_json::json!(brk)
+                ))
+                .args([
+                    "-c",
+                    "mcp_servers.brk.args=[]",
+                    "-c",
+                    "mcp_servers.brk.required=true",
+                ])
+                .arg("echo something")
+                .env("CODEX_HOME", &codex_home)
+                .env("FAKE_KEY", "dummy");
+            cmd
+        }
+        other => panic!("no run for {other}"),
+    };
+    cmd.env("PATH", release.path())
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::null());
+    // Only what is set here (no user's configuration leaks in).
+    let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    cmd.env_clear().envs(envs);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
+        .await
+        .expect("the run");
+    let turns: Vec<_> = log
+        .turns()
+        .into_iter()
+        .filter(|t| tether_tap::api::Api::of(&t.path).is_some())
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let records = loop {
+        let records: Vec<_> = tap
+            .tap()
+            .recent()
+            .into_iter()
+            .filter(|r| r.api.is_some())
+            .collect();
+        if records.len() >= turns.len() || std::time::Instant::now() > deadline {
+            break records;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    tap.tap().settle().await;
+    hub.flush().await;
+    tap.stop().await;
+    Some((log, records, hub, out))
+}
+
+/// Attribution without configuration: a real Claude Code or Codex session
+/// whose one server is given by flag only, through a tap that knows of no
+/// server. Every MCP tool the fake model was sent (offered, named behind a
+/// tool search, called) is recorded as `brk`'s, by the harness's naming
+/// alone, and nothing else is; the tool is the name's own; the session
+/// gets a `brk` row the tap added, model-visible by `model_tap`.
+async fn attributed_without_configuration(kind: &str, release: tether_tests::Release) {
+    let Some((log, records, hub, out)) = unconfigured_run(kind, release).await else {
+        return;
+    };
+    let label = format!("{kind} ({})", release.label());
+    let turns = log.turns();
+    assert!(
+        !turns.is_empty(),
+        "{label} never asked the model (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = |n: &str| tether_core::sanitize::name(n);
+    // The fake model's own log: brk's tools by their descriptions, the
+    // `mcp__` names a search offers, the calls.
+    let mut sent: std::collections::BTreeSet<String> = turns
+        .iter()
+        .flat_map(|t| {
+            t.origins
+                .iter()
+                .map(|(n, _)| shown(n))
+                // A namespace's own name (`mcp__brk`) names no tool.
+                .chain(
+                    t.named
+                        .iter()
+                        .filter(|n| n["mcp__".len()..].contains(['/', '_']))
+                        .map(|n| shown(n)),
+                )
+                .chain(
+                    t.called
+                        .iter()
+                        .filter(|c| c.starts_with("mcp__"))
+                        .map(|c| shown(c)),
+                )
+        })
+        .collect();
+    assert!(!sent.is_empty(), "{label}: the model was sent no MCP tool");
+    let tools: Vec<&tether_tap::TapTool> = records
+        .iter()
+        .flat_map(|r| r.offered.iter().chain(&r.deferred).chain(&r.called))
+        .collect();
+    let recorded: std::collections::BTreeSet<String> = tools
+        .iter()
+        .filter(|t| t.server.is_some())
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(recorded, sent, "{label}: the MCP tools, recorded and sent");
+    sent.clear();
+    for t in &tools {
+        assert!(!t.unresolved, "{label}: {t:?}");
+        if let Some(server) = &t.server {
+            assert_eq!(server, "brk", "{label}: {t:?}");
+            assert_eq!(t.by, Some("naming"), "{label}: {t:?}");
+            if let Some(tool) = &t.tool
+                && !t.name.contains(tether_core::sanitize::REDACTED)
+            {
+                assert!(t.name.ends_with(tool.as_str()), "{label}: {t:?}");
+            }
+        }
+    }
+    let sessions: std::collections::BTreeSet<_> =
+        records.iter().filter_map(|r| r.session.clone()).collect();
+    assert_eq!(sessions.len(), 1, "{label}: {sessions:?}");
+    let session = sessions.into_iter().next().expect("one");
+    let history = hub.snapshot(&session).expect("the session");
+    let row = history
+        .current()
+        .and_then(|a| a.server("brk"))
+        .unwrap_or_else(|| panic!("{label}: no brk row: {history:?}"));
+    assert_eq!(row.source, tether_core::ServerSource::Harness, "{label}");
+    assert_eq!(
+        row.stages.model_visible.state,
+        tether_core::vocab::StageState::Yes,
+        "{label}: {row:?}"
+    );
+    assert_eq!(
+        row.stages.model_visible.provenance,
+        Some(tether_core::model::ProvenanceCode::ModelTap),
+        "{label}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_pinned_by_flag_is_attributed_without_configuration() {
+    attributed_without_configuration("claude", tether_tests::Release::Pinned).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_newest_by_flag_is_attributed_without_configuration() {
+    attributed_without_configuration("claude", tether_tests::Release::Newest).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_by_flag_is_attributed_without_configuration() {
+    attributed_without_configuration("codex", tether_tests::Release::Pinned).await;
+}
+
+/// A tap with no configured server on `hub`, to the upstream at `addr`.
+async fn bare_tap_on(addr: std::net::SocketAddr, hub: &Arc<tether_hub::Hub>) -> RunningTap {
+    let config = TapConfig {
+        upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
+        ..Default::default()
+    };
+    Tap::serve(
+        config,
+        "127.0.0.1:0".parse().expect("addr"),
+        Registry::with_static().expect("registry"),
+        Some(Arc::clone(hub)),
+    )
+    .await
+    .expect("tap")
+}
+
+/// The session's own listing (here from its records) maps a model-side
+/// name back to the tool as listed, so the tap's row and the listing's name
+/// one tool once; a harness's own tool stays no server's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_s_listing_names_the_tool_as_listed() {
+    use tether_core::model::{Evidence, Timestamp};
+    use tether_core::vocab::{EvidenceKind, Provenance};
+    tether_tests::tether_first_party::link();
+    let (addr, _) = upstream(|_, _| async { sse(vec![Bytes::from_static(b"data: {}\n\n")]) }).await;
+    let hub = Arc::new(tether_hub::Hub::new(
+        Registry::with_static().expect("registry"),
+    ));
+    let harness_session = "3c9e1f4a-8b2d-4e6f-9a1c-5d7b3e2f1a08";
+    // What `tether sessions import` lands from the session's records.
+    let mut records = tether_collect::live::LiveSessions::new(Arc::clone(&hub), Default::default());
+    let sink = records
+        .sink(
+            "claude",
+            harness_session,
+            None,
+            Timestamp(1),
+            Provenance::HarnessRecord,
+        )
+        .expect("sink");
+    sink.add_row("my.srv", None, Timestamp(1)).expect("row");
+    for tool in ["dotted.name", "echo"] {
+        sink.publish(
+            Evidence::new(EvidenceKind::ToolsListObserved, Timestamp(2))
+                .server("my.srv")
+                .tool(tool)
+                .provenance(Provenance::HarnessRecord),
+        )
+        .expect("listed");
+    }
+    hub.flush().await;
+    let tap = bare_tap_on(addr, &hub).await;
+    let r = client()
+        .post(format!("{}/v1/messages", tap.base_url()))
+        .header("user-agent", "claude-cli/2.1.197 (external, cli)")
+        .header("x-claude-code-session-id", harness_session)
+        .json(&serde_json::json!({"model": "m", "tools": [
+            {"name": "mcp__my_srv__dotted_name"}, {"name": "mcp__my_srv__echo"}, {"name": "Bash"}]}))
+        .send()
+        .await
+        .expect("through");
+    let _ = r.bytes().await;
+    let record = wait_for_record(&tap).await;
+    let read: Vec<_> = record
+        .offered
+        .iter()
+        .map(|t| {
+            (
+                t.name.as_str(),
+                t.server.as_deref(),
+                t.tool.as_deref(),
+                t.by,
+            )
+        })
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (
+                "mcp__my_srv__dotted_name",
+                Some("my.srv"),
+                Some("dotted.name"),
+                Some("listing")
+            ),
+            (
+                "mcp__my_srv__echo",
+                Some("my.srv"),
+                Some("echo"),
+                Some("listing")
+            ),
+            ("Bash", None, None, None),
+        ]
+    );
+    tap.tap().settle().await;
+    hub.flush().await;
+    let history = hub
+        .snapshot(&format!("claude:{harness_session}"))
+        .expect("session");
+    let attempt = history.current().expect("current");
+    let names: Vec<&str> = attempt.servers.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["my.srv"], "no second row for the spelled name");
+    let row = attempt.server("my.srv").expect("row");
+    let tools: Vec<&str> = row.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tools, ["dotted.name", "echo"], "{row:?}");
+    assert!(
+        row.tools.iter().all(|t| t.model_visible.is_yes()),
+        "{row:?}"
+    );
+    tap.stop().await;
+}
+
+/// An ambiguous naming (`mcp_SERVER_TOOL`, both halves free to hold `_`):
+/// with no server known the name is kept MCP-shaped and unresolved, and
+/// nothing is published for it; once the session's own telemetry names
+/// the server, the next request resolves it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ambiguous_name_stays_unresolved_until_the_session_names_its_server() {
+    use tether_core::model::Timestamp;
+    use tether_core::vocab::Provenance;
+    tether_tests::tether_first_party::link();
+    let (addr, _) =
+        upstream(|_, _| async { Response::new(Body::from(r#"{"candidates": []}"#)) }).await;
+    let hub = Arc::new(tether_hub::Hub::new(
+        Registry::with_static().expect("registry"),
+    ));
+    let tap = bare_tap_on(addr, &hub).await;
+    let ask = || async {
+        let r = client()
+            .post(format!(
+                "{}/v1beta/models/gemini-2.5-pro:generateContent",
+                tap.base_url()
+            ))
+            .header("user-agent", "GeminiCLI/0.61.0/gemini-2.5-pro (linux; x64)")
+            .json(
+                &serde_json::json!({"contents": [], "tools": [{"functionDeclarations": [
+                {"name": "mcp_my_server_get_time"}, {"name": "read_file"}]}]}),
+            )
+            .send()
+            .await
+            .expect("through");
+        let _ = r.bytes().await;
+    };
+    let mut records = tap.tap().subscribe();
+    ask().await;
+    let first = tokio::time::timeout(Duration::from_secs(30), records.recv())
+        .await
+        .expect("a record")
+        .expect("record");
+    assert_eq!(first.agent_kind.as_deref(), Some("gemini"), "{first:?}");
+    let shaped = &first.offered[0];
+    assert!(shaped.unresolved && shaped.server.is_none(), "{shaped:?}");
+    assert!(!first.offered[1].unresolved && first.offered[1].server.is_none());
+    let session = first.session.clone().expect("a tap session");
+    tap.tap().settle().await;
+    hub.flush().await;
+    let history = hub.snapshot(&session).expect("session");
+    assert!(
+        history.current().expect("current").servers.is_empty(),
+        "nothing guessed: {history:?}"
+    );
+    // The session's telemetry names its server (as the collector lands it).
+    let harness_session = session.strip_prefix("gemini:").expect("gemini's");
+    let mut telemetry =
+        tether_collect::live::LiveSessions::new(Arc::clone(&hub), Default::default());
+    telemetry
+        .sink(
+            "gemini",
+            harness_session,
+            None,
+            Timestamp(5),
+            Provenance::HarnessTelemetry,
+        )
+        .expect("sink")
+        .add_row("my_server", None, Timestamp(5))
+        .expect("row");
+    hub.flush().await;
+    ask().await;
+    let second = tokio::time::timeout(Duration::from_secs(30), records.recv())
+        .await
+        .expect("a record")
+        .expect("record");
+    let t = &second.offered[0];
+    assert_eq!(
+        (t.server.as_deref(), t.tool.as_deref(), t.by, t.unresolved),
+        (
+            Some("my_server"),
+            Some("get_time"),
+            Some("known_server"),
+            false
+        ),
+        "{second:?}"
+    );
+    tap.stop().await;
+}

@@ -219,7 +219,7 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// skipped (its MCP log says so); 2.1.332 holds every MCP tool behind
     /// its tool search by default (2.1.197 sends them all).
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
-        use tether_core::last_mile::{Limit, OnCollision, Rules};
+        use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
         let defers = match version {
             None => Some(true),
             Some(v) if tether_core::records::version_at_least(v, "2.1.332") => Some(true),
@@ -237,7 +237,13 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
                 max: 128,
                 source: "Anthropic Messages API reference: a tool's name is 1 to 128 characters of a-z, A-Z, 0-9, _ and -",
             })
-            .with_deferral(defers),
+            .with_deferral(defers)
+            // Its own reading of a name (`mcpInfoFromString`): the server
+            // is what lies between `mcp__` and the next `__`.
+            .with_shape(Shape::Split {
+                prefix: "mcp__",
+                separator: "__",
+            }),
         )
     }
 

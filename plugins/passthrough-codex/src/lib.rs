@@ -306,13 +306,19 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
     /// `_`; tools that then share a name each get a short hash appended, so
     /// all reach the model; no schema is dropped and no name cut.
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
-        use tether_core::last_mile::{Limit, OnCollision, Rules};
+        use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
         let _ = version;
         Some(
             Rules::new(codex_tool_name, OnCollision::Suffixed, "Codex 0.171.0, verified")
                 .with_name_limit(Limit {
                     max: 64,
                     source: "OpenAI API reference: a function's name is at most 64 characters of a-z, A-Z, 0-9, _ and -",
+                })
+                // The namespace `mcp__SERVER` is the server (a server's
+                // name never holds `/` as Codex spells it).
+                .with_shape(Shape::Split {
+                    prefix: "mcp__",
+                    separator: "/",
                 }),
         )
     }

@@ -250,7 +250,7 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
     /// overwrite); no schema is dropped. Qwen Code holds every MCP tool
     /// behind its `tool_search`.
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
-        use tether_core::last_mile::{Limit, OnCollision, Rules};
+        use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
         Some(match self.flavor() {
             telemetry::Flavor::Gemini => Rules::new(
                 names::gemini,
@@ -260,7 +260,9 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
             .with_name_limit(Limit {
                 max: 64,
                 source: "Gemini API reference: a function declaration's name is at most 64 characters of a-z, A-Z, 0-9, _, ., : and -",
-            }),
+            })
+            // `mcp_SERVER_TOOL`: both halves may hold `_`.
+            .with_shape(Shape::Prefixed { prefix: "mcp_" }),
             telemetry::Flavor::Qwen => {
                 let legacy = version.is_some_and(|v| !tether_core::records::version_at_least(v, "0.24"));
                 Rules::new(
@@ -269,6 +271,17 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
                     "Qwen Code 0.15.10 and 0.24.4, verified",
                 )
                 .with_deferral(Some(true))
+                // 0.15 reads `mcp__SERVER__TOOL` back at the first `__`;
+                // 0.24 may cut a long name and end it in a hash, so only
+                // its prefix says MCP.
+                .with_shape(if legacy {
+                    Shape::Split {
+                        prefix: "mcp__",
+                        separator: "__",
+                    }
+                } else {
+                    Shape::Prefixed { prefix: "mcp__" }
+                })
             }
         })
     }
