@@ -18,7 +18,7 @@ use tether_core::display::{ColorClass, state_color};
 use tether_core::inventory::{InventoryChanges, InventoryDocument, InventoryRow};
 use tether_core::vocab::StageState;
 use tether_diagnostics::endpoint_check::CheckLimits;
-use tether_diagnostics::inventory::check_inventory;
+use tether_diagnostics::pins::check_inventory_hashing;
 use tether_inventory::testing::{TestProgress, rows_to_test};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_store::SqliteStore;
@@ -75,6 +75,10 @@ pub struct InventoryArgs {
     /// from now (`90m`, `24h`, `7d`) or an RFC 3339 time.
     #[arg(long, value_name = "WHEN", requires = "sessions")]
     since: Option<String>,
+    /// With --test: do not compare each tested server's tools with their pins
+    /// (`tether pins`), nor pin them. Without it, the pins are kept in --db.
+    #[arg(long, requires = "test")]
+    no_pins: bool,
     /// Read system-wide files (/etc/…) under DIR instead of / (containers, tests).
     #[arg(long, default_value = "/", value_name = "DIR")]
     system_root: PathBuf,
@@ -99,8 +103,14 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     let wants = |kind: &str| args.kinds.is_empty() || args.kinds.iter().any(|k| k == kind);
     let tools_wanted = wants("mcp_server") || wants("mcp_tool");
     let mut tests_failed = false;
+    let mut pins = Vec::new();
     if args.test && tools_wanted {
-        tests_failed = run_tests(&mut document, &ctx, args.timeout, args.concurrency)?;
+        let sightings;
+        (tests_failed, sightings) =
+            run_tests_hashing(&mut document, &ctx, args.timeout, args.concurrency)?;
+        if !args.no_pins {
+            pins = compare_pins(&args, &sightings);
+        }
     }
     if args.sessions && tools_wanted {
         add_sessions(&mut document, &args.harnesses, since, &db)?;
@@ -113,6 +123,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     sort_rows(&mut document);
     let changes = record_and_compare(&args, &db, &document)?;
     print_document(&args, &document, changes.as_ref(), &known)?;
+    print_pins(&args, &pins)?;
     Ok(if document.errors.is_empty() && !tests_failed {
         ExitCode::SUCCESS
     } else {
@@ -349,8 +360,92 @@ pub(crate) fn run_tests(
     timeout: Duration,
     concurrency: u16,
 ) -> anyhow::Result<bool> {
+    run_tests_hashing(document, ctx, timeout, concurrency).map(|(failed, _)| failed)
+}
+
+/// Each tested server's listing against its pins in the store (the first
+/// sighting pins), once per server; a store that fails is said on stderr.
+fn compare_pins(
+    args: &InventoryArgs,
+    sightings: &[tether_diagnostics::pins::Sighting],
+) -> Vec<tether_core::pins::PinReport> {
+    if sightings.is_empty() {
+        return Vec::new();
+    }
+    let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let store = match crate::store::store_at(given.as_deref()).and_then(|at| at.open_writable()) {
+        Ok(store) => store,
+        Err(err) => {
+            errln!("tether inventory: pins not checked: {err:#}");
+            return Vec::new();
+        }
+    };
+    let mut reports: Vec<tether_core::pins::PinReport> = Vec::new();
+    for sighting in sightings {
+        // One server configured in several harnesses is tested once each: compared once.
+        let server = tether_diagnostics::pins::server_of(&sighting.result);
+        if reports.iter().any(|r| Some(&r.server) == server.as_ref()) {
+            continue;
+        }
+        match tether_diagnostics::pins::compare_and_pin(
+            store.as_ref(),
+            &sighting.result,
+            &sighting.listed,
+        ) {
+            Ok(Some(report)) => reports.push(report),
+            Ok(None) => {}
+            Err(err) => {
+                errln!("tether inventory: pins not checked: {err}");
+                return reports;
+            }
+        }
+    }
+    reports.sort_by(|a, b| a.server.cmp(&b.server));
+    reports
+}
+
+/// The pins section after the table; with --json (whose document has no
+/// place for it), one line on stderr when something changed.
+fn print_pins(
+    args: &InventoryArgs,
+    reports: &[tether_core::pins::PinReport],
+) -> std::io::Result<()> {
+    let changed = reports.iter().filter(|r| r.changed()).count();
+    if args.json {
+        if changed > 0 {
+            errln!(
+                "tether inventory: {changed} tested server{} listed tools that differ from their pins: `tether pins list --changed`",
+                if changed == 1 { "" } else { "s" }
+            );
+        }
+        return Ok(());
+    }
+    if reports.is_empty() {
+        return Ok(());
+    }
+    let mut out = crate::term::stdout();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Tool pins ({} server{} tested, {changed} with changes):",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" }
+    )?;
+    for report in reports {
+        crate::pins::write_report(&mut out, report)?;
+    }
+    Ok(())
+}
+
+/// [`run_tests`], keeping each listing's hashes for the pins.
+fn run_tests_hashing(
+    document: &mut InventoryDocument,
+    ctx: &ScanContext,
+    timeout: Duration,
+    concurrency: u16,
+) -> anyhow::Result<(bool, Vec<tether_diagnostics::pins::Sighting>)> {
     if rows_to_test(document, ctx.project.as_deref()).is_empty() {
-        return Ok(false);
+        return Ok((false, Vec::new()));
     }
     let limits = CheckLimits {
         timeout,
@@ -382,7 +477,7 @@ pub(crate) fn run_tests(
                 }
             })
         });
-        let failed = check_inventory(
+        let failed = check_inventory_hashing(
             document,
             ctx.project.as_deref(),
             limits,
