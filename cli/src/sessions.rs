@@ -44,6 +44,10 @@ enum SessionsCommand {
         /// it is.
         #[arg(long, value_name = "KIND")]
         harness: Option<String>,
+        /// A row for each tool, even where all of a server's tools stand at
+        /// one state (said in one line otherwise).
+        #[arg(long)]
+        tools: bool,
         /// Print one SessionDocument (see `tether schema session`).
         #[arg(long)]
         json: bool,
@@ -201,9 +205,12 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::with_static()?;
     match args.command {
         SessionsCommand::List { filter, json } => list(&registry, &filter, json),
-        SessionsCommand::Show { id, harness, json } => {
-            show(&registry, &id, harness.as_deref(), json)
-        }
+        SessionsCommand::Show {
+            id,
+            harness,
+            tools,
+            json,
+        } => show(&registry, &id, harness.as_deref(), Shown { json, tools }),
         SessionsCommand::Import {
             paths,
             filter,
@@ -269,11 +276,19 @@ pub(crate) fn read_path(
     })
 }
 
+/// How `show` prints: one document (`--json`), or the matrix with each
+/// tool on its own line (`--tools`).
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    json: bool,
+    tools: bool,
+}
+
 fn show(
     registry: &Registry,
     id: &str,
     harness: Option<&str>,
-    json: bool,
+    shown: Shown,
 ) -> anyhow::Result<ExitCode> {
     let by_path = is_path(id);
     let records = if by_path {
@@ -334,7 +349,7 @@ fn show(
             return Ok(ExitCode::from(USAGE));
         }
     };
-    print_session(registry, &records, facts, json)
+    print_session(registry, &records, facts, shown)
 }
 
 /// One session's document, printed (`--json`: the document).
@@ -342,7 +357,7 @@ fn print_session(
     registry: &Registry,
     records: &Records,
     facts: &tether_records::SessionFacts,
-    json: bool,
+    how: Shown,
 ) -> anyhow::Result<ExitCode> {
     let history = records
         .history(facts, None)
@@ -385,11 +400,11 @@ fn print_session(
         )
     };
     let mut out = crate::term::stdout();
-    if json {
+    if how.json {
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
-        print_matrix(&mut out, &document)?;
+        print_matrix(&mut out, &document, how.tools)?;
         print_reader_notes(&mut out, std::slice::from_ref(&note))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -623,7 +638,81 @@ fn print_reader_notes(
     Ok(())
 }
 
-fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Result<()> {
+/// Tools a server must have, at least, for `sessions show` to say them in
+/// one line where they all stand at one state (`--tools` lists each).
+const COLLAPSE_AT: usize = 4;
+
+/// One printed line of a matrix: a row, or a server's tools said at once.
+struct Line {
+    kind: String,
+    label: String,
+    status: tether_core::vocab::DisplayStatus,
+    stopped: String,
+    shown_by: String,
+    /// A tool's last mile, on the line below it.
+    path: Option<String>,
+}
+
+/// The matrix's lines: each row, except that a server's tools that all
+/// stand at one state (the same status, sentence and last mile) are one
+/// line, unless `each_tool`.
+fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Vec<Line> {
+    use tether_core::vocab::CapabilityKind;
+    let line = |row: &tether_core::records::MatrixRow| Line {
+        kind: row.kind.as_str().to_owned(),
+        label: row.label(),
+        status: row.status,
+        stopped: row.stopped.clone(),
+        shown_by: shown_by(row),
+        path: (row.kind == CapabilityKind::McpTool)
+            .then(|| tether_core::display::tool_path(&row.stages)),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let row = &rows[i];
+        out.push(line(row));
+        i += 1;
+        if row.kind != CapabilityKind::McpServer {
+            continue;
+        }
+        let prefix = format!("{}/", row.name);
+        let tools: Vec<&tether_core::records::MatrixRow> = rows[i..]
+            .iter()
+            .take_while(|t| t.kind == CapabilityKind::McpTool && t.name.starts_with(&prefix))
+            .collect();
+        let alike = tools.windows(2).all(|w| {
+            (
+                w[0].status,
+                &w[0].stopped,
+                tether_core::display::tool_path(&w[0].stages),
+            ) == (
+                w[1].status,
+                &w[1].stopped,
+                tether_core::display::tool_path(&w[1].stages),
+            )
+        });
+        if !each_tool && tools.len() >= COLLAPSE_AT && alike {
+            let first = tools[0];
+            out.push(Line {
+                kind: "mcp_tools".to_owned(),
+                label: format!("{prefix}*"),
+                status: first.status,
+                stopped: format!("{} tools: all {}", tools.len(), first.stopped),
+                shown_by: shown_by(first),
+                path: Some(tether_core::display::tool_path(&first.stages)),
+            });
+            i += tools.len();
+        }
+    }
+    out
+}
+
+fn print_matrix(
+    out: &mut impl Write,
+    document: &SessionDocument,
+    each_tool: bool,
+) -> std::io::Result<()> {
     let color = std::io::stdout().is_terminal();
     let s = &document.session;
     writeln!(
@@ -641,17 +730,15 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
             .unwrap_or_default(),
     )?;
     writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    let lines = matrix_lines(&document.rows, each_tool);
     // Columns as wide as their widest cell, so a long sentence never runs
     // into the next column.
     let width = |cells: &mut dyn Iterator<Item = usize>, header: &str| {
         cells.max().unwrap_or(0).max(header.chars().count())
     };
-    let name_w = width(
-        &mut document.rows.iter().map(|r| r.label().chars().count()),
-        "NAME",
-    );
+    let name_w = width(&mut lines.iter().map(|l| l.label.chars().count()), "NAME");
     let stopped_w = width(
-        &mut document.rows.iter().map(|r| r.stopped.chars().count()),
+        &mut lines.iter().map(|l| l.stopped.chars().count()),
         "WHERE IT STOPPED",
     );
     writeln!(
@@ -659,27 +746,19 @@ fn print_matrix(out: &mut impl Write, document: &SessionDocument) -> std::io::Re
         "{:<11} {:<name_w$} {:<12} {:<stopped_w$} SHOWN BY",
         "KIND", "NAME", "STATUS", "WHERE IT STOPPED"
     )?;
-    for row in &document.rows {
-        let shown_by = shown_by(row);
+    for line in &lines {
         let status = crate::term::paint(
-            color_class(row.status),
-            &format!("{:<12}", row.status.as_str()),
+            color_class(line.status),
+            &format!("{:<12}", line.status.as_str()),
             color,
         );
         writeln!(
             out,
-            "{:<11} {:<name_w$} {status} {:<stopped_w$} {shown_by}",
-            row.kind.as_str(),
-            row.label(),
-            row.stopped
+            "{:<11} {:<name_w$} {status} {:<stopped_w$} {}",
+            line.kind, line.label, line.stopped, line.shown_by
         )?;
-        if row.kind == tether_core::vocab::CapabilityKind::McpTool {
-            writeln!(
-                out,
-                "{:<11} {}",
-                "",
-                tether_core::display::tool_path(&row.stages)
-            )?;
+        if let Some(path) = &line.path {
+            writeln!(out, "{:<11} {path}", "")?;
         }
     }
     print_file_problems(out, &document.files)

@@ -601,6 +601,15 @@ pub fn stopped(row: &ServerAttachment) -> String {
         },
         DisplayStatus::Filtered => format!("filtered: {}", reason()),
         DisplayStatus::Unavailable => format!("not given to the agent: {}", reason()),
+        DisplayStatus::Active | DisplayStatus::Connected
+            if !row.tools.is_empty() && row.tools.iter().all(|t| t.is_deferred()) =>
+        {
+            format!(
+                "its {} tool{} held behind the tool search; none loaded",
+                row.tools.len(),
+                if row.tools.len() == 1 { "" } else { "s" }
+            )
+        }
         DisplayStatus::Active | DisplayStatus::Connected => {
             if stages.model_visible.state == StageState::Yes {
                 "its tools reached the model; not called".to_owned()
@@ -660,6 +669,11 @@ pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> Displ
     // could not be offered, with that reason.
     if tool.is_withheld() {
         return DisplayStatus::Unavailable;
+    }
+    // Held behind the tool search, its definition never sent: delivered to
+    // the harness, not (yet) to the model.
+    if tool.is_deferred() && !tool.called.is_yes() {
+        return DisplayStatus::Delivered;
     }
     if tool.is_shown() {
         return DisplayStatus::Active;

@@ -512,12 +512,14 @@ impl Default for StageObservation {
 }
 
 impl StageObservation {
-    /// A stage shown by something real.
+    /// A stage shown by something real, at `at`; a time of 0 (a record
+    /// that says none) is no time: absent, never shown as the epoch, and
+    /// never taken for the earliest.
     pub fn shown(state: StageState, provenance: ProvenanceCode, at: Timestamp) -> Self {
         StageObservation {
             state,
             provenance: Some(provenance),
-            at: Some(at),
+            at: (at.0 > 0).then_some(at),
             implied_by: None,
         }
     }

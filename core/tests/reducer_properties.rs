@@ -432,7 +432,9 @@ proptest! {
                 for (stage, o) in &ladder {
                     if o.implied_by.is_some() {
                         prop_assert!(o.is_yes(), "{stage} implied but not yes");
-                        prop_assert!(o.provenance.is_some() && o.at.is_some());
+                        // Its time is its implier's, or absent: never 0.
+                        prop_assert!(o.provenance.is_some());
+                        prop_assert_ne!(o.at, Some(Timestamp(0)));
                     }
                 }
                 let s = &row.stages;
@@ -469,13 +471,20 @@ proptest! {
                         prop_assert!(s.tools_listed.is_yes(), "{} shown, its server not listed", tool.name);
                     }
                     let status = tool_status(row.status, tool);
+                    // A tool is never "connected"; it is "delivered" only
+                    // where the harness held it behind its tool search.
+                    prop_assert!(status != DisplayStatus::Connected, "a tool is never connected");
                     prop_assert!(
-                        !matches!(status, DisplayStatus::Connected | DisplayStatus::Delivered),
-                        "a tool is never {:?}", status
+                        status != DisplayStatus::Delivered || tool.is_deferred(),
+                        "a tool is delivered only when deferred: {:?}", tool
                     );
                     // A tool a rule kept from the model is unavailable, with its reason.
                     let withheld = tool.is_withheld();
-                    prop_assert_eq!(status == DisplayStatus::Active, tool.is_shown() && !withheld);
+                    let held = tool.is_deferred() && !tool.called.is_yes();
+                    prop_assert_eq!(
+                        status == DisplayStatus::Active,
+                        tool.is_shown() && !withheld && !held
+                    );
                     if withheld {
                         prop_assert_eq!(status, DisplayStatus::Unavailable);
                     }

@@ -218,3 +218,84 @@ fn a_file_by_path_imports_into_a_store() {
         "{text}"
     );
 }
+
+/// GIVEN a Claude Code 2.1.332 session whose `big` server's 29 tools all
+/// stand behind the tool search, and whose `time` server has 2 WHEN it is
+/// shown THEN big's tools are one line ("29 tools: all deferred…"), each
+/// deferred tool is delivered (never active), its server says none was
+/// loaded; `--tools` lists all 29.
+#[test]
+fn many_tools_at_one_state_read_at_a_glance() {
+    let home = tempfile::tempdir().expect("home");
+    let head = r#""sessionId":"5e0d1c2b-3a49-4f58-8e67-9d0c1b2a3f4e","timestamp":"2026-12-02T09:00:00.000Z","version":"2.1.332","cwd":"/tmp/w""#;
+    let big: Vec<String> = (0..29).map(|i| format!("\"mcp__big__t{i:02}\"")).collect();
+    let file = home.path().join("s.jsonl");
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"type\":\"attachment\",{head},\"attachment\":{{\"type\":\"deferred_tools_delta\",\"addedNames\":[{}],\"removedNames\":[]}}}}\n\
+             {{\"type\":\"attachment\",{head},\"attachment\":{{\"type\":\"deferred_tools_delta\",\"addedNames\":[\"mcp__time__get_current_time\",\"mcp__time__convert_time\"],\"removedNames\":[]}}}}\n",
+            big.join(",")
+        ),
+    )
+    .expect("w");
+    let path = file.display().to_string();
+    let (code, text, stderr) = sessions(home.path(), &["show", &path]);
+    assert_eq!(code, 0, "{stderr}");
+    let line = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in {text}"))
+            .to_owned()
+    };
+    assert!(line("big/*").contains("29 tools: all deferred"), "{text}");
+    assert!(line("big/*").contains("delivered"), "{text}");
+    assert!(!text.contains("big/t07"), "{text}");
+    assert!(
+        line("mcp_server  big").contains("held behind the tool search; none loaded"),
+        "{text}"
+    );
+    // Two tools are said each.
+    assert!(text.contains("time/convert_time") && text.contains("time/get_current_time"));
+    let (code, each, _) = sessions(home.path(), &["show", &path, "--tools"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        each.lines().filter(|l| l.contains("big/t")).count(),
+        29,
+        "{each}"
+    );
+    let doc = show_json(home.path(), &file);
+    for row in doc["rows"].as_array().expect("rows") {
+        if row["kind"] == "mcp_tool" {
+            assert_eq!(row["status"], "delivered", "{row:#}");
+        }
+    }
+}
+
+/// GIVEN a saved stream-json, whose lines carry no time WHEN it is shown
+/// as JSON THEN no stage says it happened at 0: a stage's time is its
+/// evidence's, or absent.
+#[test]
+fn no_stage_happened_at_time_zero() {
+    let home = tempfile::tempdir().expect("home");
+    let doc = show_json(
+        home.path(),
+        &fixtures().join("records-by-path/claude-2.1.332-stream.jsonl"),
+    );
+    // Every stage observation (an object with a `state`), wherever it is.
+    fn stages_at_zero(v: &Value, found: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                if map.contains_key("state") && map.get("at") == Some(&Value::from(0)) {
+                    found.push(v.to_string());
+                }
+                map.values().for_each(|x| stages_at_zero(x, found));
+            }
+            Value::Array(items) => items.iter().for_each(|x| stages_at_zero(x, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    stages_at_zero(&doc, &mut found);
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -297,12 +297,14 @@ fn a_deferred_tool_is_discoverable_not_visible_until_loaded() {
     assert_ne!(row.stages.model_visible.state, StageState::Yes);
     assert_eq!(shown.reason_code, Some(ReasonCode::DeferredUntilSearched));
     assert_eq!(shown.stopped, crate::display::DEFERRED_SENTENCE);
+    assert_eq!(shown.status, crate::vocab::DisplayStatus::Delivered);
     // Loaded by a search: visible from then on, no longer deferred.
     reduce(&mut h, &tool(EvidenceKind::ToolVisible, 3)).expect("visible");
     let (t, shown) = convert_tool(&h);
     assert!(!t.is_deferred());
     assert_eq!(t.model_visible.state, StageState::Yes);
     assert_eq!(shown.reason_code, None);
+    assert_eq!(shown.status, crate::vocab::DisplayStatus::Active);
 }
 
 #[test]
@@ -368,5 +370,6 @@ fn an_observed_deferral_beats_a_predicted_withholding() {
     assert!(!t.is_withheld(), "{t:?}");
     assert_eq!(t.current_thread.state, StageState::Yes);
     assert_eq!(shown.reason_code, Some(ReasonCode::DeferredUntilSearched));
-    assert_eq!(shown.status, crate::vocab::DisplayStatus::Active);
+    // Held behind the search, never sent: delivered, not active.
+    assert_eq!(shown.status, crate::vocab::DisplayStatus::Delivered);
 }
