@@ -907,13 +907,35 @@ async fn opencode_session_collected() {
     no_wrong_last_mile("opencode", &disk, &attempt, &peers.sent);
     // Its log says which servers failed or want a login; its database (read
     // from a private snapshot) holds the calls.
-    assert!(used_on_disk(&disk), "{disk:?}");
+    // What the fake model was offered and called, each turn: where a run
+    // shows no call (seen once, under load: the collector read none of
+    // OpenCode's records), it tells whether OpenCode called the tool at
+    // all (its MCP connection may come after its first model request) or
+    // Tether missed it.
+    let turns: Vec<(usize, Option<String>)> = peers
+        .sent
+        .turns()
+        .iter()
+        .map(|t| {
+            (
+                t.tools.iter().filter(|n| n.contains("time")).count(),
+                t.called.clone(),
+            )
+        })
+        .collect();
+    assert!(
+        used_on_disk(&disk),
+        "{disk:?}\nturns (time's tools offered, call): {turns:?}"
+    );
     assert_eq!(row(&disk, "broken").status, DisplayStatus::Failed);
     assert_eq!(
         row(&disk, "authy").reason_code,
         Some(ReasonCode::AuthRequired)
     );
-    assert!(used(&attempt), "{attempt:?}");
+    assert!(
+        used(&attempt),
+        "{attempt:?}\nturns (time's tools offered, call): {turns:?}"
+    );
     for name in ["broken", "authy"] {
         never_connected(&attempt, name);
         assert_ne!(row(&attempt, name).status, DisplayStatus::Failed, "{name}");
