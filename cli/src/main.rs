@@ -220,11 +220,18 @@ fn main() -> ExitCode {
         tracing::debug!(%err, "cannot become a child subreaper");
     }
     // Logs go to stderr, off unless TETHER_LOG asks (for example TETHER_LOG=debug).
+    // rmcp logs whole messages from info down (a server's instructions,
+    // tool definitions, a call's arguments and results): it stays at warn
+    // unless TETHER_LOG names it.
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off"));
+    if std::env::var("TETHER_LOG").is_ok_and(|v| !v.trim().is_empty() && !v.contains("rmcp"))
+        && let Ok(quiet) = "rmcp=warn".parse()
+    {
+        filter = filter.add_directive(quiet);
+    }
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("off")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
     match run(cli) {

@@ -45,6 +45,7 @@ fn the_top_level_help_speaks_to_users_and_is_in_step_with_every_command() {
             "tap",
             "probe",
             "endpoint-test",
+            "pins",
             "serve",
             "service",
             "history",
