@@ -508,7 +508,7 @@ fn calls_that_never_failed() -> impl Strategy<Value = Evidence> {
         .prop_map(|(at, server, tool, ok, totals, prov)| {
             let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(at))
                 .server(SERVERS[server])
-                .tool_call(&format!("tool{tool}"), true);
+                .tool_call(format!("tool{tool}"), true);
             ev.ok = ok;
             if let Some((calls, unknown)) = totals {
                 ev.calls = Some(calls);

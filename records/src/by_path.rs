@@ -237,7 +237,7 @@ impl Records {
         }
         // Best first; of one harness's kinds of file that fit as well, its
         // own files before a kind it keeps nowhere (`by_path`).
-        fits.sort_by(|a, b| (b.0, !b.3.by_path).cmp(&(a.0, !a.3.by_path)));
+        fits.sort_by_key(|f| std::cmp::Reverse((f.0, !f.3.by_path)));
         let Some(best) = fits.first() else {
             return Err(ByPathError::NotASession);
         };

@@ -63,6 +63,18 @@ pub fn workspace_bin(name: &str) -> std::path::PathBuf {
     path
 }
 
+/// A store of this test process's own (`TETHER_DB`), for `tether` runs
+/// that would otherwise write to the caller's default store (the endpoint
+/// check pins each tool's definition there).
+pub fn scratch_store() -> std::path::PathBuf {
+    // Under the workspace's `target/` (removed with it), one per process.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/tmp")
+        .join(format!("scratch-store-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    dir.join("tether.db")
+}
+
 /// `tether` as a new user runs it on a private home: an empty environment
 /// but `HOME` (the home) and `PATH`, in the home. Add arguments, more
 /// variables and pipes at the call.

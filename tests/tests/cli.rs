@@ -6,7 +6,10 @@ use std::process::Command;
 use tether_tests::workspace_bin;
 
 fn tether() -> Command {
-    Command::new(workspace_bin("tether"))
+    let mut cmd = Command::new(workspace_bin("tether"));
+    // Never the caller's default store (an endpoint check pins there).
+    cmd.env("TETHER_DB", tether_tests::scratch_store());
+    cmd
 }
 
 /// The first screen: it says what Tether answers (not how its code is laid

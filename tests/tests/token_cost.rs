@@ -13,6 +13,7 @@ use tether_tests::{independent_token_count as independent, peer, workspace_bin};
 /// `tether endpoint-test --json --tools ARGS…` (a `-- COMMAND` or a `--url URL`).
 fn endpoint_test<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Value {
     let out = Command::new(workspace_bin("tether"))
+        .env("TETHER_DB", tether_tests::scratch_store())
         .args(["endpoint-test", "--json", "--tools"])
         .args(args)
         .output()
@@ -87,6 +88,7 @@ fn the_human_output_names_the_total_and_with_tools_each_tool() {
         return;
     };
     let out = Command::new(workspace_bin("tether"))
+        .env("TETHER_DB", tether_tests::scratch_store())
         .args(["endpoint-test", "--tools", "--"])
         .arg(&command)
         .output()
@@ -97,6 +99,7 @@ fn the_human_output_names_the_total_and_with_tools_each_tool() {
     assert!(text.contains("  echo\n"), "{text}");
     assert!(text.contains("total over 13 tools"), "{text}");
     let plain = Command::new(workspace_bin("tether"))
+        .env("TETHER_DB", tether_tests::scratch_store())
         .args(["endpoint-test", "--json", "--"])
         .arg(&command)
         .output()
@@ -156,6 +159,7 @@ fn inventory_test_totals_each_harness_with_tool_filters_subtracted() {
     )
     .expect("write");
     let out = Command::new(workspace_bin("tether"))
+        .env("TETHER_DB", tether_tests::scratch_store())
         .args([
             "inventory",
             "--test",
