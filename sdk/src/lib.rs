@@ -81,6 +81,7 @@
 //! private home, project and system root with [`scan_fixture::ScanFixture`].
 //! Scanners are compiled in (the dynamic ABI carries transport plugins only).
 
+pub mod census;
 pub mod conformance;
 pub mod dynamic;
 pub mod materialize;
