@@ -441,6 +441,44 @@ async fn claude_session_matches_what_it_did(release: Release) {
     );
     assert_nothing_planted("the reported plugins", &format!("{reported:?}"));
 
+    // The run's own stream-json, saved and read by path: the session it
+    // names is the one its transcript holds, and where the release prints
+    // each hook's end (2.1.3xx: `hook_response`), every SessionStart hook
+    // that ran is there with how it ended, as the hooks' own marks say.
+    let saved = ran.home.path().join("stream.jsonl");
+    std::fs::write(&saved, &ran.stdout).expect("save the stream-json");
+    let (streamed, streamed_text) = tether_json(
+        ran.home.path(),
+        &["sessions", "show", &saved.display().to_string()],
+    );
+    assert_eq!(
+        streamed["session"]["session_id"], doc["session"]["session_id"],
+        "{label}: the stream-json's session"
+    );
+    assert_nothing_planted("the stream-json, read by path", &streamed_text);
+    if ran.stdout.contains("\"hook_response\"") {
+        let started: u64 = rows(&streamed, "hook")
+            .into_iter()
+            .filter(|r| r["event"] == "SessionStart")
+            .map(|r| r["calls"].as_u64().unwrap_or(0))
+            .sum();
+        let marks_start = [
+            "SessionStart-ok",
+            "SessionStart-fail",
+            "SessionStart-slow-start",
+        ]
+        .iter()
+        .map(|m| u64::from(marks.get(*m).copied().unwrap_or(0)))
+        .sum::<u64>()
+            + u64::from(marks.get("SessionStart-ok").copied().unwrap_or(0));
+        // ok.sh, fail.sh, the missing command (which runs as often as
+        // ok.sh) and the slow one.
+        assert_eq!(
+            started, marks_start,
+            "{label}: SessionStart runs in the stream-json"
+        );
+    }
+
     // `tether inventory --sessions`: each configured hook carries what the
     // session showed of it.
     let (inventory, inventory_text) = tether_json(
