@@ -435,6 +435,7 @@ pub async fn check_endpoint_hashing(
     Option<ListedHashes>,
 ) {
     let started = Instant::now();
+    warm_tokenizer();
     let mut secrets = endpoint.secret_values();
     secrets.extend(call.map(ToolCall::secret_values).unwrap_or_default());
     let scrubber = Scrubber::new().with_secrets(secrets);
@@ -536,6 +537,28 @@ pub async fn check_endpoint_hashing(
             None,
         ),
     }
+}
+
+/// Builds the o200k_base tables (a few hundred milliseconds of CPU, once per
+/// process) on a thread of their own while the server starts and answers,
+/// instead of after the check, where the catalog needs them: the whole
+/// process then ends close to the check's own `elapsed_ms`. A detached
+/// thread, so a check that fails at once never waits for it (process exit
+/// ends it); the catalog's `OnceLock` makes a build still under way the one
+/// the catalog waits for, never a second.
+fn warm_tokenizer() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("tether-o200k".into())
+            .spawn(|| {
+                let _ = tether_catalog::method();
+            });
+        if let Err(err) = spawned {
+            // The catalog builds the tables itself, later.
+            tracing::debug!(%err, "warming the tokenizer");
+        }
+    });
 }
 
 /// The catalog with the endpoint's own secret values taken out of every

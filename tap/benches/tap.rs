@@ -1,6 +1,10 @@
 //! The tap's cost, paired against a direct connection to the same fake
 //! model on 127.0.0.1: one small streamed answer (the added latency per
 //! request, and the time to its first byte), and a long stream (throughput).
+//! A third arm, `tap_attributed`, is a tap with the first-party plugins and
+//! a hub, no server configured, sent Claude Code's headers: every request's
+//! 40 `mcp__srv__…` tools are attributed by the naming alone, the session
+//! begun, its row added and the evidence published, as `tether tap` does.
 //! Memory with a stream's length is printed once, before the groups
 //! (`VmHWM` after 16 MB and after 256 MB through the tap).
 
@@ -68,21 +72,37 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .expect("runtime");
-    let (direct, tapped, _tap) = runtime.block_on(async {
+    tether_first_party::link();
+    let (direct, tapped, attributed, taps) = runtime.block_on(async {
         let addr = fake_model().await;
-        let config = TapConfig {
+        let config = || TapConfig {
             upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
             ..Default::default()
         };
         let tap = Tap::serve(
-            config,
+            config(),
             "127.0.0.1:0".parse().expect("addr"),
             Registry::empty(),
             None,
         )
         .await
         .expect("tap");
-        (format!("http://{addr}"), tap.base_url(), tap)
+        let registry = Registry::with_static().expect("registry");
+        let hub = std::sync::Arc::new(tether_hub::Hub::new(registry.clone()));
+        let with = Tap::serve(
+            config(),
+            "127.0.0.1:0".parse().expect("addr"),
+            registry,
+            Some(hub),
+        )
+        .await
+        .expect("tap");
+        (
+            format!("http://{addr}"),
+            tap.base_url(),
+            with.base_url(),
+            (tap, with),
+        )
     });
     let client = reqwest::Client::new();
     let body = request_body();
@@ -92,6 +112,11 @@ fn bench(c: &mut Criterion) {
         async move {
             let r = client
                 .post(format!("{base}{path}"))
+                .header("user-agent", "claude-cli/2.1.197 (external, cli)")
+                .header(
+                    "x-claude-code-session-id",
+                    "0f2ace92-9aec-4c38-8293-fa43595f3223",
+                )
                 .body(body)
                 .send()
                 .await
@@ -110,6 +135,11 @@ fn bench(c: &mut Criterion) {
         async move {
             let r = client
                 .post(format!("{base}/v1/messages"))
+                .header("user-agent", "claude-cli/2.1.197 (external, cli)")
+                .header(
+                    "x-claude-code-session-id",
+                    "0f2ace92-9aec-4c38-8293-fa43595f3223",
+                )
                 .body(body)
                 .send()
                 .await
@@ -129,34 +159,50 @@ fn bench(c: &mut Criterion) {
     );
 
     // Paired, interleaved: 2,000 requests each way, their percentiles.
-    let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
-    for i in 0..4000 {
-        let which = i % 2;
-        let base = if which == 0 {
-            direct.clone()
-        } else {
-            tapped.clone()
-        };
+    let bases = [direct.clone(), tapped.clone(), attributed.clone()];
+    let mut times: [Vec<Duration>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for i in 0..6000 {
+        let which = i % 3;
         let started = std::time::Instant::now();
-        runtime.block_on(read_all(base, "/v1/messages"));
+        runtime.block_on(read_all(bases[which].clone(), "/v1/messages"));
         times[which].push(started.elapsed());
     }
     let pct = |v: &mut Vec<Duration>, p: f64| {
         v.sort();
         v[((v.len() as f64 - 1.0) * p) as usize]
     };
-    let (mut d, mut t) = (times[0].clone(), times[1].clone());
+    let [mut d, mut t, mut a] = times;
     eprintln!(
-        "latency per request (2,000 each, interleaved): direct p50 {:?} p99 {:?}; tap p50 {:?} p99 {:?}",
+        "latency per request (2,000 each, interleaved): direct p50 {:?} p99 {:?}; tap p50 {:?} p99 {:?}; tap with attribution p50 {:?} p99 {:?}",
         pct(&mut d, 0.5),
         pct(&mut d, 0.99),
         pct(&mut t, 0.5),
-        pct(&mut t, 0.99)
+        pct(&mut t, 0.99),
+        pct(&mut a, 0.5),
+        pct(&mut a, 0.99)
+    );
+
+    // The attributed arm did attribute: evidence published, nothing dropped.
+    let stats = runtime.block_on(async {
+        taps.1.tap().settle().await;
+        taps.1.tap().stats()
+    });
+    assert!(
+        stats.evidence > 0 && stats.dropped == 0,
+        "the attributed tap published nothing: {stats:?}"
+    );
+    eprintln!(
+        "tap with attribution: {} requests recorded, {} evidence published, {} copies dropped",
+        stats.observed, stats.evidence, stats.dropped
     );
 
     let mut group = c.benchmark_group("request");
     group.measurement_time(Duration::from_secs(8));
-    for (name, base) in [("direct", direct.clone()), ("tap", tapped.clone())] {
+    for (name, base) in [
+        ("direct", direct.clone()),
+        ("tap", tapped.clone()),
+        ("tap_attributed", attributed.clone()),
+    ] {
         group.bench_function(name, |b| {
             b.to_async(&runtime)
                 .iter(|| read_all(base.clone(), "/v1/messages"))
@@ -165,7 +211,11 @@ fn bench(c: &mut Criterion) {
     group.finish();
     let mut group = c.benchmark_group("first_byte");
     group.measurement_time(Duration::from_secs(8));
-    for (name, base) in [("direct", direct.clone()), ("tap", tapped.clone())] {
+    for (name, base) in [
+        ("direct", direct.clone()),
+        ("tap", tapped.clone()),
+        ("tap_attributed", attributed),
+    ] {
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| first_byte(base.clone()))
         });
