@@ -328,8 +328,10 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 }
             }
         }
-        "permission.requested" | "permission.completed" | "tool_search.activated" => {
-            return RecordAnswer::not_read(&event.kind, reading.at);
+        // Approvals (1.0.42 on: requested, completed, carried forward, …)
+        // and tool search: they bear on MCP calls, and are not read yet.
+        kind if kind.starts_with("permission.") || kind == "tool_search.activated" => {
+            return RecordAnswer::not_read(kind, reading.at);
         }
         "skill.invoked" | "skill.invoked_ref" => {
             if let Some(skill) = data.name.as_deref().and_then(name) {
