@@ -390,15 +390,14 @@ fn print_session(
         history,
     };
     let kind = &document.session.agent_kind;
-    let note = tether_core::records::ReaderNote {
-        unknown_records: document.files.iter().map(|f| f.unknown).sum(),
-        files: document.files.iter().filter(|f| f.unknown > 0).count() as u64,
-        ..tether_core::records::ReaderNote::new(
-            kind,
-            document.session.agent_version.as_deref(),
-            records.verified_on(kind),
-        )
-    };
+    let mut note = tether_core::records::ReaderNote::new(
+        kind,
+        document.session.agent_version.as_deref(),
+        records.verified_on(kind),
+    );
+    for file in &document.files {
+        note.add_file(file);
+    }
     let mut out = crate::term::stdout();
     if how.json {
         serde_json::to_writer_pretty(&mut out, &document)?;

@@ -572,6 +572,20 @@ impl ReaderNote {
             files: 0,
         }
     }
+
+    /// Counts what `file` held of kinds the reader does not know or does
+    /// not read (a file with neither adds nothing).
+    pub fn add_file(&mut self, file: &FileReport) {
+        if file.unknown == 0 && file.not_read == 0 {
+            return;
+        }
+        self.unknown_records += file.unknown;
+        self.not_read_records += file.not_read;
+        for kind in &file.not_read_kinds {
+            note_kind(&mut self.not_read_kinds, kind);
+        }
+        self.files += 1;
+    }
 }
 
 /// Counts of a session's rows by display status.

@@ -462,13 +462,7 @@ impl Records {
                     .get(&(file.agent_kind.as_str(), file.path.as_str()))
                     .copied()
                     .flatten();
-                let n = add(&mut notes, &verified, &file.agent_kind, version);
-                n.unknown_records += file.unknown;
-                n.not_read_records += file.not_read;
-                for kind in &file.not_read_kinds {
-                    tether_core::records::note_kind(&mut n.not_read_kinds, kind);
-                }
-                n.files += 1;
+                add(&mut notes, &verified, &file.agent_kind, version).add_file(file);
             }
         }
         notes
