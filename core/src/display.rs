@@ -114,7 +114,7 @@ pub struct ToolView {
     /// Of the calls, the ones that failed.
     pub failed_calls: u32,
     /// Of the calls, the ones whose outcome no record gives.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub unknown_calls: u32,
     /// Its stages (listed, accepted, in the thread, model-visible, deferred,
     /// called), each with what showed it.
@@ -1038,10 +1038,6 @@ fn write_last_mile(out: &mut String, row: &ServerAttachment) {
             if tool.is_predicted() { PREDICTED } else { "" }
         );
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 #[cfg(test)]

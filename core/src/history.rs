@@ -131,7 +131,7 @@ pub struct AttachmentAttempt {
     /// Evidence events that named a server which is no row of this attempt
     /// (an agent reporting a server Tether did not configure, say): counted,
     /// not applied and not kept. Absent when 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub unattributed_evidence: u32,
     /// An error that cannot be tied to one server.
     #[serde(default)]
@@ -161,10 +161,6 @@ impl AttachmentAttempt {
     pub fn is_superseded(&self) -> bool {
         self.superseded_at.is_some()
     }
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 /// A report-level error: it could not be tied to one server.

@@ -1018,6 +1018,8 @@ mod time_tests {
     }
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+/// Whether a count is zero: what a field left out of a document when it is
+/// (`skip_serializing_if`), for every count of the contract.
+pub(crate) fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }

@@ -455,7 +455,7 @@ pub struct FileReport {
     pub unknown: u64,
     /// Known records of a kind that bears on MCP servers, tools, skills,
     /// hooks, permissions or auth, which this Tether does not read.
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub not_read: u64,
     /// Their kinds, as the harness names them (at most
     /// [`MAX_NOT_READ_KINDS`]).
@@ -541,7 +541,7 @@ pub struct ReaderNote {
     pub unknown_records: u64,
     /// Known records of a kind that bears on MCP servers, tools, skills,
     /// hooks, permissions or auth, which this Tether does not read.
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub not_read_records: u64,
     /// Their kinds (at most [`MAX_NOT_READ_KINDS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -684,7 +684,7 @@ pub struct MatrixRow {
     pub failed_calls: u32,
     /// Of those, the ones whose outcome no record gives (never counted as
     /// failed).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub unknown_calls: u32,
     /// A skill's or hook's plugin, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -736,14 +736,6 @@ pub struct SessionDocument {
     pub files: Vec<FileReport>,
     /// The session's attachment history, as a store keeps it.
     pub history: AttachmentHistory,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-fn is_zero_u64(n: &u64) -> bool {
-    *n == 0
 }
 
 #[cfg(test)]
