@@ -22,6 +22,9 @@ use tether_core::telemetry::{
 };
 use tether_guard::kept::KeptHow;
 
+use crate::host::{PluginArgs, StoreArgs, hub_on_store};
+use crate::term::{session_lines, shell_quote};
+
 /// How `--print-env` prints a setup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum SetupFormat {
@@ -56,12 +59,10 @@ pub struct CollectArgs {
     /// with --print-env the setup and the token) instead of the banner.
     #[arg(long)]
     json: bool,
-    /// Write the sessions to this store (a SQLite file, created if need be,
-    /// or a postgres:// URL), for `tether serve` and `tether history`.
-    /// Without it, `TETHER_DB`, else the default store
-    /// (`~/.local/share/tether/tether.db`, created on first use).
-    #[arg(long, value_name = "PATH|URL")]
-    db: Option<String>,
+    /// The sessions are written to the store, for `tether serve` and
+    /// `tether history`.
+    #[command(flatten)]
+    store: StoreArgs,
     /// Also pass every admitted request, unchanged, to your own collector
     /// at this OTLP/HTTP base URL; it never delays the answer.
     #[arg(long, value_name = "URL")]
@@ -80,18 +81,10 @@ pub struct CollectArgs {
     /// environment you set for a harness is not read here.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// Load a plugin shared library (repeatable): its harness's telemetry is
-    /// read, and `--print-env` knows it, like a compiled-in one's.
-    #[arg(long = "load", value_name = "PATH")]
-    load: Vec<std::path::PathBuf>,
-}
-
-/// Today's configured servers per harness, as `tether inventory` finds them
-/// (enabled rows with a usable endpoint).
-pub(crate) fn configured_today()
--> std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>> {
-    let ctx = tether_inventory::ScanContext::from_env(std::env::current_dir().ok());
-    tether_inventory::configured_servers(&ctx)
+    /// A `--load`ed plugin's harness telemetry is read, and `--print-env`
+    /// knows it, like a compiled-in one's.
+    #[command(flatten)]
+    plugins: PluginArgs,
 }
 
 /// The receiver's token, where it was kept, and how.
@@ -107,71 +100,11 @@ fn kept_token(rotate: bool) -> Result<Option<Kept>, tether_guard::kept::KeptErro
     Ok(Some((token, path, how)))
 }
 
-pub(crate) fn open_store(db: &str) -> anyhow::Result<Arc<dyn tether_core::store::Store>> {
-    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-        Ok(Arc::new(tether_store::PostgresStore::connect(db)?))
-    } else {
-        Ok(Arc::new(tether_store::SqliteStore::open(
-            std::path::Path::new(db),
-        )?))
-    }
-}
-
-/// One line per row of a changed session: `  name  status  (reason)`.
-pub(crate) fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<String> {
-    let Some(attempt) = history.current() else {
-        return Vec::new();
-    };
-    let mut lines = vec![format!(
-        "session {} ({})",
-        history.session_id, attempt.agent_kind
-    )];
-    for row in &attempt.servers {
-        let reason = row
-            .reason_code
-            .as_ref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        let tool = row
-            .last_tool_call
-            .as_ref()
-            .map(|c| {
-                format!(
-                    ", used {} ({})",
-                    c.tool,
-                    tether_core::display::call_outcome_word(&c.outcome())
-                )
-            })
-            .unwrap_or_default();
-        lines.push(format!("  {:<24} {}{reason}{tool}", row.name, row.status));
-    }
-    // Skills, hooks and plugins, as `tether sessions show` words them.
-    for row in attempt
-        .capabilities
-        .iter()
-        .map(tether_core::display::capability_row)
-    {
-        lines.push(format!(
-            "  {:<6} {:<24} {} ({})",
-            row.kind,
-            row.label(),
-            row.status,
-            row.stopped
-        ));
-    }
-    lines
-}
-
 fn setup_for(registry: &Registry, kind: &str, target: &TelemetryTarget) -> Option<TelemetrySetup> {
     registry
         .observer_for(kind, DriveMode::Passthrough)?
         .reader()?
         .telemetry_setup(target)
-}
-
-/// Single-quoted for a POSIX shell.
-pub(crate) fn shell_quote(value: &str) -> String {
-    format!("'{}'", value.replace('\'', r"'\''"))
 }
 
 fn print_setup(
@@ -223,12 +156,9 @@ fn print_setup(
 }
 
 pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
-    let registry = match crate::plugins::registry_with(&args.load) {
+    let registry = match args.plugins.registry_or_say("tether collect") {
         Ok(registry) => registry,
-        Err(err) => {
-            errln!("tether collect: {err:#}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     if let Some(code) = refuse_usage(&args, &registry) {
         return Ok(code);
@@ -247,7 +177,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let Some(hub) = hub(&args, otel.as_ref())? else {
+    let Some(hub) = hub(&args, registry.clone(), otel.as_ref()) else {
         return Ok(ExitCode::FAILURE);
     };
     let kept = match kept_token(args.rotate_token) {
@@ -257,9 +187,11 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let configured =
-        crate::term::with_progress("reading today's MCP configuration…", configured_today);
-    let runtime = crate::runtime()?;
+    let configured = crate::term::with_progress(
+        "reading today's MCP configuration…",
+        crate::host::configured_today,
+    );
+    let runtime = crate::host::runtime()?;
     let code = runtime.block_on(serve(args, registry, hub, kept, configured));
     drop(runtime);
     if let Some(otel) = otel {
@@ -308,45 +240,14 @@ fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
 /// (said).
 fn hub(
     args: &CollectArgs,
+    registry: Registry,
     otel: Option<&tether_otel::TetherOtel>,
-) -> anyhow::Result<Option<Arc<tether_hub::Hub>>> {
-    let hub = hub_on_store("tether collect", args.db.as_deref(), &args.load)?;
+) -> Option<Arc<tether_hub::Hub>> {
+    let hub = hub_on_store("tether collect", &args.store, registry);
     if let (Some(hub), Some(otel)) = (&hub, otel) {
         hub.add_tap(otel.hub_tap());
     }
-    Ok(hub)
-}
-
-/// A hub on the store `db` names (or `TETHER_DB`, or the default store),
-/// said first as `who`; without a home directory, a hub that keeps
-/// nothing. `None` when the store cannot be opened (said).
-pub(crate) fn hub_on_store(
-    who: &str,
-    db: Option<&str>,
-    load: &[std::path::PathBuf],
-) -> anyhow::Result<Option<Arc<tether_hub::Hub>>> {
-    let store = match crate::store::store_at(db) {
-        Ok(at) => {
-            at.announce(who);
-            match at.open_writable() {
-                Ok(store) => Some(store),
-                Err(err) => {
-                    errln!("{who}: cannot open the store {}: {err}", at.shown());
-                    return Ok(None);
-                }
-            }
-        }
-        // No home directory: the sessions are shown, not kept.
-        Err(err) => {
-            errln!("{who}: {err}; the sessions are shown, not kept");
-            None
-        }
-    };
-    let registry = crate::plugins::registry_with(load)?;
-    Ok(Some(Arc::new(match store {
-        Some(store) => tether_hub::Hub::with_store(registry, Default::default(), store),
-        None => tether_hub::Hub::new(registry),
-    })))
+    hub
 }
 
 /// Receives until Ctrl-C: the banner (or document), each session as it
@@ -474,7 +375,7 @@ fn announce(
 /// rows when its revision does.
 async fn watch(receiver: &Receiver, hub: &tether_hub::Hub) {
     let mut revisions: std::collections::HashMap<String, u64> = Default::default();
-    let cancel = crate::cancel_on_ctrl_c();
+    let cancel = crate::host::cancel_on_ctrl_c();
     let mut ticker = tokio::time::interval(Duration::from_secs(2));
     let mut shown = ReceiverStats::default();
     loop {
@@ -543,39 +444,4 @@ fn line(s: &ReceiverStats) -> String {
         "tether collect: {} requests, {} batches ({} items); refused {}, malformed {}, too large {}, unsupported {}, busy {}",
         s.requests, s.batches, s.items, s.refused, s.malformed, s.too_large, s.unsupported, s.busy
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use tether_core::capability::{CapabilityEvent, apply};
-    use tether_core::history::AttachmentHistory;
-    use tether_core::model::{Evidence, Timestamp};
-    use tether_core::vocab::{EvidenceKind, UseOutcome};
-
-    #[test]
-    fn a_live_session_prints_its_hooks_as_sessions_show_words_them() {
-        let mut history: AttachmentHistory = serde_json::from_value(serde_json::json!({
-            "schema_version": 1, "task_id": "t", "session_id": "gemini:s1",
-            "current_attempt_id": "a",
-            "attempts": [{"attempt_id": "a", "task_id": "t", "session_id": "gemini:s1",
-                "execution_id": "e", "agent_kind": "gemini", "trigger": "harness_session",
-                "started_at": 1, "updated_at": 1}]
-        }))
-        .expect("a history");
-        let hook = CapabilityEvent::hook("check.sh", Some("SessionStart"))
-            .ended(UseOutcome::CommandNotFound, Some(127));
-        apply(
-            &mut history.attempts[0].capabilities,
-            &Evidence::new(EvidenceKind::HookFired, Timestamp(2)).capability(hook),
-        )
-        .expect("room");
-        let lines = super::session_lines(&history);
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines[1].contains("hook"), "{lines:?}");
-        assert!(lines[1].contains("failed"), "{lines:?}");
-        assert!(
-            lines[1].contains("1 command not found (exit 127)"),
-            "{lines:?}"
-        );
-    }
 }

@@ -27,7 +27,7 @@ use tether_inventory::lookup::load_server_spec;
 #[command(group(clap::ArgGroup::new("target").required(true).args(["url", "config", "command"])))]
 pub struct EndpointTestArgs {
     /// Seconds the whole test may take.
-    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::probe::parse_seconds)]
+    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::host::parse_seconds)]
     timeout: Duration,
     /// Print exactly one JSON document (see `tether schema endpoint-test`).
     #[arg(long)]
@@ -61,11 +61,9 @@ pub struct EndpointTestArgs {
     /// or printed.
     #[arg(long, value_name = "JSON", requires = "call", value_parser = parse_arguments)]
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    /// The store that keeps the tool pins (hashes of each tool's
-    /// definition): a SQLite file, or a PostgreSQL database URL. Without it,
-    /// `TETHER_DB`, else the default store (`~/.local/share/tether/tether.db`).
-    #[arg(long, value_name = "PATH|URL")]
-    db: Option<String>,
+    /// The store keeps the tool pins (hashes of each tool's definition).
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
     /// Do not compare the listing with the pins, nor pin it.
     #[arg(long, conflicts_with = "fail_on_change")]
     no_pins: bool,
@@ -141,7 +139,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
     };
     // The store opens while the server is checked (its integrity check
     // and migrations cost time of their own).
-    let pins_store = (!args.no_pins).then(|| open_pins_store(args.db.clone()));
+    let pins_store = (!args.no_pins).then(|| open_pins_store(args.store.clone()));
     let (report, catalog, listed) = match unset {
         // The cause already: not tested.
         Some(summary) => (
@@ -204,8 +202,8 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
 /// The store for pins, opening on its own thread.
 type PinsStore = std::thread::JoinHandle<anyhow::Result<std::sync::Arc<dyn Store>>>;
 
-fn open_pins_store(db: Option<String>) -> PinsStore {
-    std::thread::spawn(move || crate::store::store_at(db.as_deref())?.open_writable())
+fn open_pins_store(store: crate::host::StoreArgs) -> PinsStore {
+    std::thread::spawn(move || store.at()?.open_writable())
 }
 
 /// What became of the pin comparison.
@@ -314,11 +312,11 @@ fn test(
         timeout,
         ..CheckLimits::default()
     };
-    let runtime = crate::runtime()?;
+    let runtime = crate::host::runtime()?;
     let show = std::io::stderr().is_terminal();
     let target = format!("{} {}", endpoint.transport(), endpoint.target());
     let found = runtime.block_on(async {
-        let cancel = crate::cancel_on_ctrl_c();
+        let cancel = crate::host::cancel_on_ctrl_c();
         let test = check_endpoint_hashing(endpoint, limits, call, cancel);
         tokio::pin!(test);
         let started = Instant::now();

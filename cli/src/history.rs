@@ -3,30 +3,22 @@
 //! server's checklist), or as a JSON array of `AttachmentHistory` documents.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 use tether_core::display::project_row_in;
-
-use crate::term::paint;
-use std::sync::Arc;
 use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
+use tether_store::{Followed, StoreFollower};
 
-use tether_store::{
-    ChangeHint, Followed, PostgresStore, SqliteStore, StoreFollower, is_postgres_url,
-};
+use crate::host::Opened;
+use crate::term::paint;
 
 /// Show stored attachment histories.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The store: a SQLite file, or a PostgreSQL database
-    /// (`postgres://host:port/db`; the password can come from PGPASSWORD or
-    /// a password file instead of the URL). Without it, `TETHER_DB`, else
-    /// the default store (`~/.local/share/tether/tether.db`).
-    #[arg(long, value_name = "PATH|URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
@@ -40,59 +32,12 @@ pub struct HistoryArgs {
     follow: bool,
 }
 
-pub(crate) enum Opened {
-    Sqlite(SqliteStore),
-    Postgres(PostgresStore),
-}
-
-impl Opened {
-    fn store(&self) -> &dyn Store {
-        match self {
-            Opened::Sqlite(s) => s,
-            Opened::Postgres(s) => s,
-        }
-    }
-
-    /// The store to follow, and what wakes its follower early: PostgreSQL's
-    /// `NOTIFY` (subscribed here, before anything is read, so no change
-    /// between the two is missed); SQLite is polled.
-    pub(crate) fn into_followed(self) -> anyhow::Result<(Arc<dyn Store>, Option<ChangeHint>)> {
-        Ok(match self {
-            Opened::Postgres(store) => {
-                let feed = store.listen()?;
-                // A change or a resync wakes the reader; a feed that stopped
-                // for good leaves the poll, never a busy loop.
-                let hint: ChangeHint = Box::new(feed.into_wakeups());
-                (Arc::new(store), Some(hint))
-            }
-            Opened::Sqlite(store) => (Arc::new(store), None),
-        })
-    }
-}
-
-/// [`open`] on the store a command was given (`--db`, `TETHER_DB`, or the
-/// default), after saying which.
-pub(crate) fn open_named(given: Option<&str>, who: &str) -> anyhow::Result<Option<Opened>> {
-    let at = crate::store::store_at(given)?;
+/// The store the command was given (`--db`, `TETHER_DB`, or the default),
+/// said first, opened to read.
+fn open_named(store: &crate::host::StoreArgs, who: &str) -> anyhow::Result<Option<Opened>> {
+    let at = store.at()?;
     at.announce(who);
-    open(&at.location, who)
-}
-
-pub(crate) fn open(db: &str, who: &str) -> anyhow::Result<Option<Opened>> {
-    if is_postgres_url(db) {
-        return Ok(Some(Opened::Postgres(PostgresStore::connect_read_only(
-            db,
-        )?)));
-    }
-    let path = PathBuf::from(db);
-    if !path.exists() {
-        errln!(
-            "{who}: no store at {} yet (`tether collect` or `tether sessions import` fills it; or give --db, the file a host writes, or a postgres:// URL)",
-            path.display()
-        );
-        return Ok(None);
-    }
-    Ok(Some(Opened::Sqlite(SqliteStore::open_read_only(&path)?)))
+    at.open_read_only(who)
 }
 
 fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<AttachmentHistory>> {
@@ -120,7 +65,7 @@ fn load(store: &dyn Store, session: Option<&String>) -> anyhow::Result<Vec<Attac
 }
 
 pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
-    let opened = match open_named(args.db.as_deref(), "tether history") {
+    let opened = match open_named(&args.store, "tether history") {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {

@@ -23,6 +23,7 @@ use tether_inventory::testing::{TestProgress, rows_to_test};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_store::SqliteStore;
 
+use crate::host::StoreAt;
 use crate::term::{bold, clear_progress, paint, show_progress};
 
 /// List every MCP server your harnesses are configured with, and why each is on or off.
@@ -43,7 +44,7 @@ pub struct InventoryArgs {
     #[arg(long)]
     test: bool,
     /// Seconds each endpoint test may take.
-    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::probe::parse_seconds)]
+    #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::host::parse_seconds)]
     timeout: Duration,
     /// Endpoint tests run at once.
     #[arg(long, default_value = "4", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
@@ -59,11 +60,11 @@ pub struct InventoryArgs {
     /// (with --record: between the previous snapshot and this scan).
     #[arg(long)]
     changes: bool,
-    /// The SQLite store for --record, --changes and --sessions (the one
-    /// `tether collect` and `tether history` use). Without it, `TETHER_DB`,
-    /// else the default store (`~/.local/share/tether/tether.db`).
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// The store for --sessions and the pins (the one `tether collect` and
+    /// `tether history` use), and for --record and --changes, which keep
+    /// their snapshots in a SQLite file only (not PostgreSQL).
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
     /// Add what sessions showed: the harnesses' own session records (as
     /// `tether sessions` reads them) and the sessions stored in --db, when it
     /// exists (collected live, or imported). Each configured server's tools
@@ -113,7 +114,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.sessions && tools_wanted {
-        add_sessions(&mut document, &args.harnesses, since, &db)?;
+        add_sessions(&mut document, &args.harnesses, since, db.as_ref())?;
     }
     if !args.kinds.is_empty() {
         document
@@ -121,7 +122,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
             .retain(|r| args.kinds.iter().any(|k| k == r.kind.as_str()));
     }
     sort_rows(&mut document);
-    let changes = record_and_compare(&args, &db, &document)?;
+    let changes = record_and_compare(&args, db.as_ref(), &document)?;
     print_document(&args, &document, changes.as_ref(), &known)?;
     print_pins(&args, &pins)?;
     Ok(if document.errors.is_empty() && !tests_failed {
@@ -172,44 +173,49 @@ fn usage(
 }
 
 /// The store, when a flag uses one (said first, as every command does);
-/// an empty path when none does.
-fn store_for(args: &InventoryArgs) -> anyhow::Result<Result<PathBuf, ExitCode>> {
+/// `None` when none does.
+fn store_for(args: &InventoryArgs) -> anyhow::Result<Result<Option<StoreAt>, ExitCode>> {
     if !(args.record || args.changes || args.sessions) {
-        return Ok(Ok(PathBuf::new()));
+        return Ok(Ok(None));
     }
-    let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
-    let db = match crate::store::store_at(given.as_deref()) {
-        Ok(at) => {
-            at.announce("tether inventory");
-            if args.record {
-                at.prepare()?;
-            }
-            PathBuf::from(at.location)
-        }
+    let at = match args.store.at() {
+        Ok(at) => at,
         Err(err) => {
             errln!("tether inventory: {err}");
             return Ok(Err(ExitCode::from(2)));
         }
     };
-    if args.changes && !args.record && !db.exists() {
+    at.announce("tether inventory");
+    if (args.record || args.changes) && at.is_postgres() {
+        errln!(
+            "tether inventory: --record and --changes keep snapshots in a SQLite file only, not in PostgreSQL: give --db PATH"
+        );
+        return Ok(Err(ExitCode::from(2)));
+    }
+    if args.record {
+        at.prepare()?;
+    }
+    if args.changes && !args.record && !at.exists() {
         errln!(
             "tether inventory: no store at {} (record snapshots with --record first)",
-            db.display()
+            at.shown()
         );
         return Ok(Err(ExitCode::FAILURE));
     }
-    Ok(Ok(db))
+    Ok(Ok(Some(at)))
 }
 
 /// `--record` keeps the scan; `--changes` compares the two newest.
 fn record_and_compare(
     args: &InventoryArgs,
-    db: &std::path::Path,
+    db: Option<&StoreAt>,
     document: &InventoryDocument,
 ) -> anyhow::Result<Option<InventoryChanges>> {
-    if !(args.record || args.changes) {
+    let Some(db) = db.filter(|_| args.record || args.changes) else {
         return Ok(None);
-    }
+    };
+    // A SQLite file (`store_for` refused PostgreSQL).
+    let db = std::path::Path::new(&db.location);
     // --changes alone only reads.
     let store = if args.record {
         SqliteStore::open(db)?
@@ -286,10 +292,10 @@ pub(crate) fn add_sessions(
     document: &mut InventoryDocument,
     harnesses: &[String],
     since: Option<tether_core::model::Timestamp>,
-    db: &std::path::Path,
+    db: Option<&StoreAt>,
 ) -> anyhow::Result<()> {
     let mut sessions = crate::sessions::session_tools(harnesses, since)?;
-    if db.exists() {
+    if let Some(db) = db.filter(|db| db.exists()) {
         sessions.extend(stored_session_tools(db, harnesses, since)?);
     }
     tether_inventory::apply_session_tools(document, &sessions);
@@ -300,11 +306,12 @@ pub(crate) fn add_sessions(
 /// `tether collect`, or imported by `tether sessions import`), as
 /// `--sessions` uses them.
 fn stored_session_tools(
-    db: &std::path::Path,
+    db: &StoreAt,
     harnesses: &[String],
     since: Option<tether_core::model::Timestamp>,
 ) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
-    Ok(stored_attempts(db, harnesses, since)?
+    Ok(db
+        .current_attempts(harnesses, since)?
         .into_iter()
         .map(|attempt| tether_inventory::SessionTools {
             harness: attempt.agent_kind,
@@ -314,22 +321,6 @@ fn stored_session_tools(
             capabilities: attempt.capabilities,
         })
         .collect())
-}
-
-/// The current attempt of every session stored in `db` of `harnesses` (all
-/// when empty) updated since `since`.
-pub(crate) fn stored_attempts(
-    db: &std::path::Path,
-    harnesses: &[String],
-    since: Option<tether_core::model::Timestamp>,
-) -> anyhow::Result<Vec<tether_core::history::AttachmentAttempt>> {
-    use tether_core::store::Store as _;
-    let store = SqliteStore::open_read_only(db)?;
-    Ok(tether_core::store::current_attempts(
-        store.load_all()?.histories,
-        harnesses,
-        since,
-    ))
 }
 
 /// Grouped by harness, then by what a row belongs to (a plugin's own rows
@@ -372,8 +363,7 @@ fn compare_pins(
     if sightings.is_empty() {
         return Vec::new();
     }
-    let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
-    let store = match crate::store::store_at(given.as_deref()).and_then(|at| at.open_writable()) {
+    let store = match args.store.at().and_then(|at| at.open_writable()) {
         Ok(store) => store,
         Err(err) => {
             errln!("tether inventory: pins not checked: {err:#}");
@@ -451,7 +441,7 @@ fn run_tests_hashing(
         timeout,
         ..CheckLimits::default()
     };
-    let runtime = crate::runtime()?;
+    let runtime = crate::host::runtime()?;
     let show = std::io::stderr().is_terminal();
     // Each harness's last-mile rules, from its plugin.
     let registry = tether_core::registry::Registry::with_static()?;
@@ -461,7 +451,7 @@ fn run_tests_hashing(
             .and_then(|h| h.reader.last_mile(None))
     };
     let failed = runtime.block_on(async {
-        let cancel = crate::cancel_on_ctrl_c();
+        let cancel = crate::host::cancel_on_ctrl_c();
         let (tx, rx) = tokio::sync::watch::channel(TestProgress::default());
         let started = Instant::now();
         let ticker = show.then(|| {

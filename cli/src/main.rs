@@ -16,6 +16,7 @@ mod term;
 mod collect;
 mod endpoint_test;
 mod history;
+mod host;
 mod inventory;
 mod mcp;
 mod pins;
@@ -24,7 +25,6 @@ mod probe;
 mod serve;
 mod service;
 mod sessions;
-mod store;
 mod tap;
 
 use std::io::Write;
@@ -196,6 +196,8 @@ fn command() -> clap::Command {
                 ))
             })
         })
+        // `tether pins --db X list` and `tether pins list --db X` alike.
+        .mut_subcommand("pins", |c| c.mut_arg("db", |a| a.global(true)))
         .mut_subcommand("probe", |c| {
             c.mut_arg("passthrough", |a| {
                 a.help(format!(
@@ -369,27 +371,6 @@ fn cli_reference() -> String {
     );
     one(&mut out, &command(), "tether");
     out
-}
-
-/// The runtime every async subcommand runs on: two workers (the agent or
-/// server, and Tether's own observation).
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-}
-
-/// A token Ctrl-C cancels (call inside the runtime).
-fn cancel_on_ctrl_c() -> tokio_util::sync::CancellationToken {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
-        }
-    });
-    cancel
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

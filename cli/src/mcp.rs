@@ -44,10 +44,9 @@ pub struct McpArgs {
     /// directory the agent starts it in).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
-    /// The store whose sessions count too (collected live, or imported).
-    /// Without it, `TETHER_DB`, else the default store.
-    #[arg(long, value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// The store's sessions count too (collected live, or imported).
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
     /// Let the `inventory` tool run endpoint tests when asked (`test`):
     /// that starts the configured servers. Off unless given.
     #[arg(long)]
@@ -81,12 +80,11 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => Some(std::path::absolute(dir)?),
         None => std::env::current_dir().ok(),
     };
-    let given = args.db.as_ref().map(|p| p.to_string_lossy().into_owned());
-    let db = match crate::store::store_at(given.as_deref()) {
+    let db = match args.store.at() {
         // Stdout is the protocol: the store is named on stderr, as always.
         Ok(at) => {
             at.announce("tether mcp");
-            PathBuf::from(at.location)
+            at
         }
         Err(err) => {
             errln!("tether mcp: {err}");
@@ -98,7 +96,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         db,
         allow_test: args.allow_test,
     }));
-    let runtime = crate::runtime()?;
+    let runtime = crate::host::runtime()?;
     runtime.block_on(async {
         match server.serve(rmcp::transport::stdio()).await {
             Ok(running) => {
@@ -116,7 +114,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
 /// Where the answers come from.
 struct Sources {
     project: Option<PathBuf>,
-    db: PathBuf,
+    db: crate::host::StoreAt,
     allow_test: bool,
 }
 
@@ -410,8 +408,10 @@ fn attempts(
         .map(|(_, attempt)| attempt)
         .collect();
     if sources.db.exists() {
-        for attempt in
-            crate::inventory::stored_attempts(&sources.db, harnesses, since).unwrap_or_default()
+        for attempt in sources
+            .db
+            .current_attempts(harnesses, since)
+            .unwrap_or_default()
         {
             if !out.iter().any(|a| a.session_id == attempt.session_id) {
                 out.push(attempt);
@@ -433,7 +433,7 @@ fn inventory_text(
 ) -> String {
     let mut document = scan(sources, harnesses);
     if sessions {
-        let _ = crate::inventory::add_sessions(&mut document, harnesses, None, &sources.db);
+        let _ = crate::inventory::add_sessions(&mut document, harnesses, None, Some(&sources.db));
     }
     if test {
         let ctx = tether_inventory::ScanContext::from_env(sources.project.clone());

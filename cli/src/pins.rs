@@ -18,10 +18,9 @@ use tether_core::store::Store;
 pub struct PinsArgs {
     #[command(subcommand)]
     command: PinsCommand,
-    /// The store: a SQLite file, or a PostgreSQL database URL. Without it,
-    /// `TETHER_DB`, else the default store (`~/.local/share/tether/tether.db`).
-    #[arg(long, global = true, value_name = "PATH|URL")]
-    db: Option<String>,
+    // `--db` is global here (before or after the subcommand): `main` says so.
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -48,7 +47,7 @@ enum PinsCommand {
 }
 
 pub fn run(args: PinsArgs) -> anyhow::Result<ExitCode> {
-    let at = match crate::store::store_at(args.db.as_deref()) {
+    let at = match args.store.at() {
         Ok(at) => at,
         Err(err) => {
             errln!("tether pins: {err}");

@@ -2,47 +2,24 @@
 //! in or loaded from shared libraries.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use tether_core::registry::{PluginSource, Registry};
 
 /// List the registered plugins.
 #[derive(Debug, Args)]
 pub struct PluginsArgs {
-    /// Load a plugin shared library (repeatable).
-    #[arg(long = "load", value_name = "PATH")]
-    load: Vec<PathBuf>,
+    #[command(flatten)]
+    plugins: crate::host::PluginArgs,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
 }
 
-/// The static plugins plus every `--load`ed library; a library that cannot be
-/// loaded is an error that names it (the process stays up).
-pub fn registry_with(loads: &[PathBuf]) -> anyhow::Result<Registry> {
-    let mut registry = Registry::with_static()?;
-    for path in loads {
-        let plugin = tether_sdk::dynamic::load(path)?;
-        registry.add(
-            plugin,
-            PluginSource::Dynamic {
-                path: path.display().to_string(),
-                abi_version: tether_sdk::dynamic::ABI_VERSION,
-            },
-        )?;
-    }
-    Ok(registry)
-}
-
 pub fn run(args: PluginsArgs) -> anyhow::Result<ExitCode> {
-    let registry = match registry_with(&args.load) {
+    let registry = match args.plugins.registry_or_say("tether plugins") {
         Ok(registry) => registry,
-        Err(err) => {
-            errln!("tether plugins: {err:#}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     let listing = registry.listing();
     let mut out = crate::term::stdout();

@@ -56,10 +56,10 @@ pub struct ProbeArgs {
     #[arg(long, value_enum, default_value = "auto")]
     transport: TransportArg,
     /// Once everything else has settled, seconds a lazy agent may still take to connect before "delivered_unverified".
-    #[arg(long, default_value = "3", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "3", value_name = "SECONDS", value_parser = crate::host::parse_seconds)]
     grace: Duration,
     /// Seconds the whole probe may take.
-    #[arg(long, default_value = "60", value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, default_value = "60", value_name = "SECONDS", value_parser = crate::host::parse_seconds)]
     timeout: Duration,
     /// Send one prompt asking the agent to call the sentinel tool, and report whether it did.
     #[arg(long, value_name = "TEXT")]
@@ -93,9 +93,8 @@ pub struct ProbeArgs {
     /// delivered directly, and a note says so).
     #[arg(long, requires = "server")]
     observe_servers: bool,
-    /// Load a plugin shared library before probing (repeatable).
-    #[arg(long = "load", value_name = "PATH")]
-    load: Vec<PathBuf>,
+    #[command(flatten)]
+    plugins: crate::host::PluginArgs,
     /// Probe a CLI run as a plain process (the kinds are listed from the plugins) instead of an ACP agent.
     #[arg(long, value_name = "KIND")]
     passthrough: Option<String>,
@@ -117,13 +116,6 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
         _ => Err("expected K=V".into()),
-    }
-}
-
-pub fn parse_seconds(s: &str) -> Result<Duration, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && (0.0..=86_400.0).contains(&v) => Ok(Duration::from_secs_f64(v)),
-        _ => Err("expected seconds between 0 and 86400".into()),
     }
 }
 
@@ -256,7 +248,7 @@ fn drive(
     target: ProbeTarget,
     step: impl Fn(ProbeStep) + Send + Sync,
 ) -> anyhow::Result<Result<ProbeOutcome, ExitCode>> {
-    let runtime = crate::runtime()?;
+    let runtime = crate::host::runtime()?;
     Ok(Ok(match &args.passthrough {
         None => {
             let opts = ProbeOptions {
@@ -271,12 +263,9 @@ fn drive(
                 kind: kind.clone(),
                 target,
             };
-            let registry = match crate::plugins::registry_with(&args.load) {
+            let registry = match args.plugins.registry_or_say("tether probe") {
                 Ok(registry) => registry,
-                Err(err) => {
-                    errln!("tether probe: {err:#}");
-                    return Ok(Err(ExitCode::FAILURE));
-                }
+                Err(code) => return Ok(Err(code)),
             };
             runtime.block_on(run_passthrough_probe(registry, passthrough, step))
         }

@@ -10,17 +10,13 @@ use std::process::ExitCode;
 use clap::Args;
 use tether_web::{StatusService, StoreSource};
 
-use crate::history::{Opened, open};
+use crate::host::Opened;
 
 /// Serve the live status view over a host's store.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The store: a SQLite file, or a PostgreSQL database
-    /// (`postgres://host:port/db`; the password can come from PGPASSWORD or
-    /// a password file instead of the URL). Without it, `TETHER_DB`, else
-    /// the default store (`~/.local/share/tether/tether.db`).
-    #[arg(long, value_name = "PATH|URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
     /// Where to listen. Loopback unless you say otherwise; port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "IP:PORT")]
     addr: SocketAddr,
@@ -36,7 +32,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let at = match crate::store::store_at(args.db.as_deref()) {
+    let at = match args.store.at() {
         Ok(at) => at,
         Err(err) => {
             errln!("tether serve: {err}");
@@ -44,7 +40,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     at.announce("tether serve");
-    let opened = match open(&at.location, "tether serve") {
+    let opened = match at.open_read_only("tether serve") {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),
         Err(err) => {
@@ -65,7 +61,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let source = crate::term::with_progress("reading the stored sessions…", || {
         StoreSource::follow(store, hint)
     })?;
-    let runtime = crate::runtime()?;
+    let runtime = crate::host::runtime()?;
     runtime.block_on(async move {
         let running = match StatusService::for_store(source)
             .serve_with(args.addr, args.allow_hosts, args.cors_origins)
@@ -99,7 +95,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 running.addr()
             );
         }
-        let cancel = crate::cancel_on_ctrl_c();
+        let cancel = crate::host::cancel_on_ctrl_c();
         cancel.cancelled().await;
         running.shutdown().await;
         Ok(ExitCode::SUCCESS)

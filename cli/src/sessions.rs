@@ -62,11 +62,8 @@ enum SessionsCommand {
         paths: Vec<std::path::PathBuf>,
         #[command(flatten)]
         filter: FilterArgs,
-        /// The store: a SQLite file, or a PostgreSQL database URL. Without
-        /// it, `TETHER_DB`, else the default store
-        /// (`~/.local/share/tether/tether.db`, created on first use).
-        #[arg(long, value_name = "PATH|URL")]
-        db: Option<String>,
+        #[command(flatten)]
+        store: crate::host::StoreArgs,
         /// Keep importing as running sessions write (until Ctrl-C).
         #[arg(long)]
         follow: bool,
@@ -137,7 +134,7 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
 pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
-        crate::collect::configured_today,
+        crate::host::configured_today,
     );
     let mut records = Records::new(registry, &Home::from_env(), configured, filter);
     crate::term::with_progress("reading the harnesses' session records…", || {
@@ -214,9 +211,9 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
         SessionsCommand::Import {
             paths,
             filter,
-            db,
+            store,
             follow,
-        } => import(&registry, &paths, &filter, db.as_deref(), follow),
+        } => import(&registry, &paths, &filter, &store, follow),
     }
 }
 
@@ -261,7 +258,7 @@ pub(crate) fn read_path(
 ) -> Result<Records, ExitCode> {
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
-        crate::collect::configured_today,
+        crate::host::configured_today,
     );
     crate::term::with_progress("reading the session file…", || {
         Records::of_file(registry, path, harness, configured)
@@ -414,7 +411,7 @@ fn import(
     registry: &Registry,
     paths: &[std::path::PathBuf],
     filter: &FilterArgs,
-    db: Option<&str>,
+    store: &crate::host::StoreArgs,
     follow: bool,
 ) -> anyhow::Result<ExitCode> {
     if !paths.is_empty() && follow {
@@ -432,7 +429,7 @@ fn import(
             Err(code) => return Ok(code),
         }
     }
-    let store = match crate::store::store_at(db) {
+    let store = match store.at() {
         Ok(at) => {
             at.announce("tether sessions import");
             match at.open_writable() {
@@ -485,8 +482,8 @@ fn import(
     if !follow {
         return Ok(ExitCode::SUCCESS);
     }
-    let runtime = crate::runtime()?;
-    let cancel = runtime.block_on(async { crate::cancel_on_ctrl_c() });
+    let runtime = crate::host::runtime()?;
+    let cancel = runtime.block_on(async { crate::host::cancel_on_ctrl_c() });
     errln!("following the session records (Ctrl-C to stop)…");
     while !cancel.is_cancelled() {
         std::thread::sleep(Duration::from_millis(500));
@@ -707,7 +704,7 @@ fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Ve
     out
 }
 
-fn print_matrix(
+pub(crate) fn print_matrix(
     out: &mut impl Write,
     document: &SessionDocument,
     each_tool: bool,

@@ -53,13 +53,11 @@ pub struct TapArgs {
     /// and the per-request lines.
     #[arg(long)]
     json: bool,
-    /// Write the sessions to this store (a SQLite file or a postgres://
-    /// URL). Without it, `TETHER_DB`, else the default store.
-    #[arg(long, value_name = "PATH|URL")]
-    db: Option<String>,
-    /// Load a plugin shared library (repeatable).
-    #[arg(long = "load", value_name = "PATH")]
-    load: Vec<std::path::PathBuf>,
+    /// The sessions are written to the store.
+    #[command(flatten)]
+    store: crate::host::StoreArgs,
+    #[command(flatten)]
+    plugins: crate::host::PluginArgs,
 }
 
 fn setup_for(registry: &Registry, kind: &str, base: &str) -> Option<ModelSetup> {
@@ -80,12 +78,9 @@ fn kept_token(
 }
 
 pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
-    let registry = match crate::plugins::registry_with(&args.load) {
+    let registry = match args.plugins.registry_or_say("tether tap") {
         Ok(registry) => registry,
-        Err(err) => {
-            errln!("tether tap: {err:#}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     if let Some(kind) = &args.print_env
         && setup_for(&registry, kind, "http://127.0.0.1:1/t").is_none()
@@ -102,8 +97,7 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
-    let Some(hub) = crate::collect::hub_on_store("tether tap", args.db.as_deref(), &args.load)?
-    else {
+    let Some(hub) = crate::host::hub_on_store("tether tap", &args.store, registry.clone()) else {
         return Ok(ExitCode::FAILURE);
     };
     let kept = match kept_token(args.rotate_token) {
@@ -115,7 +109,7 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
     };
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
-        crate::collect::configured_today,
+        crate::host::configured_today,
     );
     let config = TapConfig {
         upstream: args.upstream.clone(),
@@ -123,7 +117,7 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
         configured,
         ..TapConfig::default()
     };
-    let runtime = crate::runtime()?;
+    let runtime = crate::host::runtime()?;
     runtime.block_on(serve(
         args,
         registry,
@@ -163,7 +157,7 @@ async fn serve(
         );
     }
     let mut records = running.tap().subscribe();
-    let cancel = crate::cancel_on_ctrl_c();
+    let cancel = crate::host::cancel_on_ctrl_c();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
@@ -200,7 +194,7 @@ async fn serve(
         )?;
         for id in hub.sessions() {
             if let Some(history) = hub.snapshot(&id) {
-                for l in crate::collect::session_lines(&history) {
+                for l in crate::term::session_lines(&history) {
                     writeln!(out, "{l}")?;
                 }
             }
@@ -319,7 +313,7 @@ fn print_setup(out: &mut impl Write, setup: &ModelSetup) -> std::io::Result<()> 
             out,
             "export {}={}",
             var.name,
-            crate::collect::shell_quote(&var.value)
+            crate::term::shell_quote(&var.value)
         )?;
     }
     if let Some(snippet) = &setup.snippet {

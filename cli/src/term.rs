@@ -1,6 +1,7 @@
 //! Terminal output shared by every subcommand: colors (only when the caller
 //! says the stream is a terminal), the one-line progress display on stderr,
-//! numbers grouped for reading, and the one function every byte the CLI
+//! numbers grouped for reading, a live session's lines, a value quoted
+//! for a shell, and the one function every byte the CLI
 //! prints goes through, [`visible_field`]: a file name, a path or a message that
 //! holds an escape sequence never drives the user's terminal.
 
@@ -274,6 +275,57 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// Single-quoted for a POSIX shell.
+pub fn shell_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}
+
+/// One line per row of a live session (`tether collect`, `tether tap`):
+/// `session ID (KIND)`, then `  name  status  (reason)` per server, and its
+/// skills, hooks and plugins as `tether sessions show` words them.
+pub fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<String> {
+    let Some(attempt) = history.current() else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "session {} ({})",
+        history.session_id, attempt.agent_kind
+    )];
+    for row in &attempt.servers {
+        let reason = row
+            .reason_code
+            .as_ref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        let tool = row
+            .last_tool_call
+            .as_ref()
+            .map(|c| {
+                format!(
+                    ", used {} ({})",
+                    c.tool,
+                    tether_core::display::call_outcome_word(&c.outcome())
+                )
+            })
+            .unwrap_or_default();
+        lines.push(format!("  {:<24} {}{reason}{tool}", row.name, row.status));
+    }
+    for row in attempt
+        .capabilities
+        .iter()
+        .map(tether_core::display::capability_row)
+    {
+        lines.push(format!(
+            "  {:<6} {:<24} {} ({})",
+            row.kind,
+            row.label(),
+            row.status,
+            row.stopped
+        ));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,5 +408,36 @@ mod tests {
             let back: String = serde_json::from_str(&shown).expect("still JSON");
             proptest::prop_assert_eq!(back, text);
         }
+    }
+
+    #[test]
+    fn a_live_session_prints_its_hooks_as_sessions_show_words_them() {
+        use tether_core::capability::{CapabilityEvent, apply};
+        use tether_core::history::AttachmentHistory;
+        use tether_core::model::{Evidence, Timestamp};
+        use tether_core::vocab::{EvidenceKind, UseOutcome};
+        let mut history: AttachmentHistory = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "task_id": "t", "session_id": "gemini:s1",
+            "current_attempt_id": "a",
+            "attempts": [{"attempt_id": "a", "task_id": "t", "session_id": "gemini:s1",
+                "execution_id": "e", "agent_kind": "gemini", "trigger": "harness_session",
+                "started_at": 1, "updated_at": 1}]
+        }))
+        .expect("a history");
+        let hook = CapabilityEvent::hook("check.sh", Some("SessionStart"))
+            .ended(UseOutcome::CommandNotFound, Some(127));
+        apply(
+            &mut history.attempts[0].capabilities,
+            &Evidence::new(EvidenceKind::HookFired, Timestamp(2)).capability(hook),
+        )
+        .expect("room");
+        let lines = session_lines(&history);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[1].contains("hook"), "{lines:?}");
+        assert!(lines[1].contains("failed"), "{lines:?}");
+        assert!(
+            lines[1].contains("1 command not found (exit 127)"),
+            "{lines:?}"
+        );
     }
 }

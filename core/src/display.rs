@@ -116,6 +116,9 @@ pub struct ToolView {
     /// Of the calls, the ones whose outcome no record gives.
     #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub unknown_calls: u32,
+    /// Calls the model made that the harness refused (never in `calls`).
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    pub refused_calls: u32,
     /// Its stages (listed, accepted, in the thread, model-visible, deferred,
     /// called), each with what showed it.
     pub checklist: Vec<ChecklistItem>,
@@ -441,6 +444,7 @@ pub fn tool_stages(
         ("model_visible", &tool.model_visible),
         ("deferred", &tool.deferred),
         ("called", &tool.called),
+        ("callable", &tool.callable),
     ])
 }
 
@@ -454,13 +458,14 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
             .and_then(|c| c.tools.iter().find(|t| t.name == name))
             .map(|t| t.token_estimate)
     };
-    let labels: [(&'static str, &'static str); 6] = [
+    let labels: [(&'static str, &'static str); 7] = [
         ("tools_listed", "Listed"),
         ("schema_accepted", stage_label(Stage::SchemaAccepted)),
         ("current_thread", stage_label(Stage::CurrentThread)),
         ("deferred", "Deferred behind a search"),
         ("model_visible", stage_label(Stage::ModelVisible)),
         ("called", "Called"),
+        ("callable", "Reached its server"),
     ];
     let view = |tool: &crate::model::ToolRow| {
         let stages = tool_stages(tool);
@@ -477,6 +482,7 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
             calls: tool.calls,
             failed_calls: tool.failed_calls,
             unknown_calls: tool.unknown_calls,
+            refused_calls: tool.refused_calls,
             checklist: labels
                 .iter()
                 .map(|&(stage, label)| {
@@ -584,6 +590,9 @@ pub fn stopped(row: &ServerAttachment) -> String {
     };
     if tally.calls > 0 {
         return tally.used();
+    }
+    if tally.refused > 0 {
+        return tally.refused_sentence();
     }
     // A variable the configuration needs is not set: said first, on every
     // row that nothing shows working.
@@ -695,6 +704,9 @@ pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonC
     if tool.is_withheld() {
         return tool.reason_code.clone();
     }
+    if tool.is_refused() && !tool.callable.is_yes() {
+        return tool.refusal().cloned();
+    }
     tool.is_deferred()
         .then_some(crate::vocab::ReasonCode::DeferredUntilSearched)
 }
@@ -704,6 +716,7 @@ pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonC
 /// a prediction), or only listed.
 pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
     match (tool.calls, tool.failed_calls) {
+        (0, _) if tool.refused_calls > 0 => CallTally::of_tool(tool).refused_sentence(),
         (0, _) if tool.model_visible.is_yes() => "reached the model; not called".to_owned(),
         (0, _) if tool.is_deferred() => DEFERRED_SENTENCE.to_owned(),
         (0, _) => match tool.reason_code.as_ref().filter(|_| tool.is_withheld()) {
@@ -713,39 +726,72 @@ pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
             ),
             None => "listed; not called".to_owned(),
         },
-        (calls, failed) => CallTally {
-            calls,
-            failed,
-            unknown: tool.unknown_calls,
-        }
-        .used(),
+        _ => CallTally::of_tool(tool).used(),
     }
 }
 
 /// A server's or tool's calls by how they ended: three-valued, so a call
-/// whose outcome no record gives is never counted as failed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// whose outcome no record gives is never counted as failed; and the calls
+/// the harness refused, which are not calls of the server at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallTally {
-    /// Calls seen.
+    /// Calls seen (that reached, or may have reached, the server).
     pub calls: u32,
     /// Of those, the ones that failed.
     pub failed: u32,
     /// Of those, the ones whose outcome no record gives.
     pub unknown: u32,
+    /// Why calls failed, where records say (`tool_error`,
+    /// `protocol_error`), in reason order.
+    pub failures: Vec<crate::vocab::ReasonCode>,
+    /// Calls the model made that the harness refused: never in `calls`.
+    pub refused: u32,
+    /// The refusals by reason, in reason order.
+    pub refusals: Vec<crate::model::ReasonCount>,
 }
 
 impl CallTally {
+    /// One tool's calls.
+    pub fn of_tool(tool: &crate::model::ToolRow) -> Self {
+        CallTally {
+            calls: tool.calls,
+            failed: tool.failed_calls,
+            unknown: tool.unknown_calls,
+            failures: tool.failures.clone(),
+            refused: tool.refused_calls,
+            refusals: tool.refusals.clone(),
+        }
+    }
+
+    /// Adds another tool's calls.
+    fn add(mut self, other: CallTally) -> Self {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.failed = self.failed.saturating_add(other.failed);
+        self.unknown = self.unknown.saturating_add(other.unknown);
+        self.refused = self.refused.saturating_add(other.refused);
+        for code in other.failures {
+            if let Err(i) = self.failures.binary_search(&code) {
+                self.failures.insert(i, code);
+            }
+        }
+        for r in other.refusals {
+            match self
+                .refusals
+                .binary_search_by(|m| m.reason_code.cmp(&r.reason_code))
+            {
+                Ok(i) => self.refusals[i].calls = self.refusals[i].calls.saturating_add(r.calls),
+                Err(i) => self.refusals.insert(i, r),
+            }
+        }
+        self
+    }
+
     /// A server row's calls: its tools' counts, and at least its newest
     /// call (a source that names no tool row still shows one).
     pub fn of_row(row: &ServerAttachment) -> Self {
-        let mut tally = row
-            .tools
-            .iter()
-            .fold(CallTally::default(), |t, tool| CallTally {
-                calls: t.calls.saturating_add(tool.calls),
-                failed: t.failed.saturating_add(tool.failed_calls),
-                unknown: t.unknown.saturating_add(tool.unknown_calls),
-            });
+        let mut tally = row.tools.iter().fold(CallTally::default(), |t, tool| {
+            t.add(CallTally::of_tool(tool))
+        });
         if let Some(last) = &row.last_tool_call
             && tally.calls == 0
         {
@@ -768,13 +814,80 @@ impl CallTally {
         let plural = if self.calls == 1 { "call" } else { "calls" };
         let calls = self.calls;
         let unknown = self.unknown.min(calls - self.failed.min(calls));
-        match (self.failed, unknown) {
+        let why = if self.failures.is_empty() {
+            String::new()
+        } else {
+            let words: Vec<String> = self.failures.iter().map(reason_words).collect();
+            format!(" ({})", words.join(", "))
+        };
+        let mut said = match (self.failed, unknown) {
             (0, 0) => format!("used: {calls} {plural}"),
             (0, u) if u == calls => format!("used: {calls} {plural}; {UNKNOWN_OUTCOME}"),
-            (f, 0) => format!("used: {calls} {plural}, {f} failed"),
+            (f, 0) => format!("used: {calls} {plural}, {f} failed{why}"),
             (0, u) => format!("used: {calls} {plural}, {u} with no recorded outcome"),
-            (f, u) => format!("used: {calls} {plural}, {f} failed, {u} with no recorded outcome"),
+            (f, u) => {
+                format!("used: {calls} {plural}, {f} failed{why}, {u} with no recorded outcome")
+            }
+        };
+        if self.refused > 0 {
+            said.push_str(&format!(
+                "; {} more refused by the harness ({})",
+                self.refused,
+                self.refusal_words()
+            ));
         }
+        said
+    }
+
+    /// Where every call the model made was refused: "the model called it
+    /// 2 times; the harness refused: permission denied". Never "used".
+    pub fn refused_sentence(&self) -> String {
+        let times = if self.refused == 1 {
+            "once".to_owned()
+        } else {
+            format!("{} times", self.refused)
+        };
+        format!(
+            "the model called it {times}; the harness refused {}: {}",
+            if self.refused == 1 {
+                "the call"
+            } else {
+                "every call"
+            },
+            self.refusal_words()
+        )
+    }
+
+    /// The refusals' reasons in words, most first.
+    fn refusal_words(&self) -> String {
+        let mut by_count: Vec<&crate::model::ReasonCount> = self.refusals.iter().collect();
+        by_count.sort_by_key(|r| std::cmp::Reverse(r.calls));
+        let words: Vec<String> = by_count
+            .iter()
+            .map(|r| reason_words(&r.reason_code))
+            .collect();
+        if words.is_empty() {
+            reason_words(&crate::vocab::ReasonCode::PermissionDenied)
+        } else {
+            words.join(", ")
+        }
+    }
+}
+
+/// A refusal's or failure's reason in words a user reads: "permission
+/// denied", "needs approval, and no one could give it", "blocked by a
+/// hook", "denied by policy", "tool error", "protocol error"; any other
+/// reason as its code with spaces.
+pub fn reason_words(reason: &crate::vocab::ReasonCode) -> String {
+    use crate::vocab::ReasonCode as R;
+    match reason {
+        R::PermissionDenied => "permission denied".to_owned(),
+        R::ApprovalRequired => "needs approval, and no one could give it".to_owned(),
+        R::BlockedByHook => "blocked by a hook".to_owned(),
+        R::DeniedByPolicy => "denied by policy".to_owned(),
+        R::ToolError => "tool error".to_owned(),
+        R::ProtocolError => "protocol error".to_owned(),
+        other => other.as_str().replace('_', " "),
     }
 }
 
@@ -786,6 +899,7 @@ pub fn call_outcome_word(outcome: &crate::vocab::CallOutcome) -> &'static str {
     match outcome {
         crate::vocab::CallOutcome::Succeeded => "ok",
         crate::vocab::CallOutcome::Failed => "error",
+        crate::vocab::CallOutcome::Refused => "refused by the harness",
         _ => UNKNOWN_OUTCOME,
     }
 }
@@ -804,11 +918,16 @@ pub fn tool_path(
     } else {
         format!("offered {}", mark(state("current_thread")))
     };
+    // A call the harness refused is no call of the server: said so.
+    let called = if state("called") != StageState::Yes && state("callable") == StageState::No {
+        "called ✗ refused by the harness".to_owned()
+    } else {
+        format!("called {}", mark(state("called")))
+    };
     format!(
-        "listed {} → accepted {} → {offered} → called {}",
+        "listed {} → accepted {} → {offered} → {called}",
         mark(state("tools_listed")),
         mark(state("schema_accepted")),
-        mark(state("called"))
     )
 }
 
@@ -842,6 +961,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
             calls: tally.calls,
             failed_calls: tally.failed,
             unknown_calls: tally.unknown,
+            refused_calls: tally.refused,
             plugin: None,
             event: None,
             command: None,
@@ -859,6 +979,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
                 calls: tool.calls,
                 failed_calls: tool.failed_calls,
                 unknown_calls: tool.unknown_calls,
+                refused_calls: tool.refused_calls,
                 plugin: None,
                 event: None,
                 command: None,

@@ -87,6 +87,39 @@ enum Seen {
     Capability(&'static str, &'static str),
     /// In a tool's pin comparison (`tether endpoint-test`, `tether pins list`).
     Pin,
+    /// On a session's tool row whose calls the harness refused, or whose
+    /// calls failed for this reason.
+    Call,
+}
+
+/// A tool row as `sessions show` prints it after the model called it
+/// once and the call ended for `reason`: refused before it reached the
+/// server, or failed there.
+fn call_example(reason: &ReasonCode) -> String {
+    let mut tool = crate::model::ToolRow::new("get_current_time");
+    let yes = crate::model::StageObservation::shown(
+        crate::vocab::StageState::Yes,
+        crate::model::ProvenanceCode::HarnessRecord,
+        crate::model::Timestamp(1),
+    );
+    tool.listed = yes;
+    tool.model_visible = yes;
+    if matches!(reason, ReasonCode::ToolError | ReasonCode::ProtocolError) {
+        tool.called = yes;
+        tool.calls = 1;
+        tool.failed_calls = 1;
+        tool.failures = vec![reason.clone()];
+    } else {
+        tool.refused_calls = 1;
+        tool.refusals = vec![crate::model::ReasonCount {
+            reason_code: reason.clone(),
+            calls: 1,
+        }];
+    }
+    format!(
+        "tether sessions show: time/get_current_time  {}",
+        crate::display::tool_stopped(&tool)
+    )
 }
 
 fn sample_row(status: DisplayStatus, reason: Option<ReasonCode>) -> ServerAttachment {
@@ -373,7 +406,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::ProtocolError => (
             Row(S::Failed),
-            "The peer broke the MCP or ACP protocol.",
+            "The peer broke the MCP or ACP protocol; on a tool call, the server answered with a JSON-RPC error rather than a result (the call reached it, unlike a refusal).",
             "Run `tether endpoint-test` on the server; check its version.",
         ),
         R::ServerError => (
@@ -418,8 +451,8 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         R::DeniedByPolicy => (
             Inventory,
-            "An administrator's managed policy refuses the server.",
-            "Ask your administrator; the policy file is named in the summary.",
+            "An administrator's managed, enterprise or organisation policy refuses the server, or a call of its tool (then the call never reached the server).",
+            "Ask your administrator; the policy file is named in the summary. A policy that could not be fetched can block every server: check the harness's own warning.",
         ),
         R::FileTooLarge => (
             Inventory,
@@ -577,6 +610,26 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
             "The server no longer lists a tool its pins have.",
             "If the server dropped it on purpose, `tether pins accept SERVER/TOOL` forgets the pin; otherwise, check the server's version and configuration.",
         ),
+        R::PermissionDenied => (
+            Call,
+            "The model called the tool and the harness's permission rules or mode refused the call: it never reached the server. Not a use, and not the server's failure.",
+            "Allow the tool in the harness's permissions (an allow rule for `mcp__SERVER__TOOL`, or a mode that allows it), or run it where someone can answer the prompt. `tether inventory` shows the rules that apply.",
+        ),
+        R::ApprovalRequired => (
+            Call,
+            "The call needed a person's approval and no one could give it (a headless run: `claude -p`, `codex exec`), so the harness refused it: it never reached the server.",
+            "Approve the tool ahead of time: Codex `mcp_servers.NAME.default_tools_approval_mode = \"approve\"`, Claude Code an allow rule or `--allowedTools`, Copilot CLI `--allow-tool`; or run it interactively.",
+        ),
+        R::BlockedByHook => (
+            Call,
+            "A hook that runs before tool calls (PreToolUse and the like) denied the call: it never reached the server.",
+            "Read the hook's own output (`tether sessions show` names the hook); change its matcher or its rule if the call should run.",
+        ),
+        R::ToolError => (
+            Call,
+            "The call reached the server, and the server answered with a tool error (`isError`): the tool ran and said it failed.",
+            "Read what the tool said in the harness; the server's own log has the rest. The connection is fine.",
+        ),
         R::Other(_) => return None,
     };
     let code = ReasonCode::KNOWN
@@ -598,6 +651,7 @@ pub fn reason(reason: &ReasonCode) -> Option<Entry> {
         ),
         Capability(kind, sample) => format!("tether sessions show: {kind} {sample}"),
         Pin => format!("tether endpoint-test: pins   add: {code} (not yet accepted)"),
+        Call => call_example(reason),
     };
     Some(Entry {
         code,

@@ -327,7 +327,38 @@ pub struct ToolRow {
     /// The newest call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_call_at: Option<Timestamp>,
+    /// A call of it reached its server and succeeded: `yes` then; `no`
+    /// where the harness refused every call the model made of it
+    /// (`refusals` say why) and none succeeded.
+    #[serde(default, skip_serializing_if = "StageObservation::is_unknown")]
+    pub callable: StageObservation,
+    /// Calls the model made that the harness refused before they reached
+    /// the server (permission, approval, a hook, policy): never counted in
+    /// `calls`, never a use. The sum of `refusals`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused_calls: u32,
+    /// The refusals by reason (`permission_denied`, `approval_required`,
+    /// `blocked_by_hook`, `denied_by_policy`), in reason order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refusals: Vec<ReasonCount>,
+    /// Why its failed calls failed, where a record says: `tool_error` (the
+    /// server answered with `isError`) or `protocol_error` (a JSON-RPC
+    /// error), in reason order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<ReasonCode>,
 }
+
+/// How many of something happened for one reason (a tool's refused calls).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReasonCount {
+    /// The reason.
+    pub reason_code: ReasonCode,
+    /// How many.
+    pub calls: u32,
+}
+
+/// Reasons a tool row keeps per list, at most.
+pub const MAX_TOOL_REASONS: usize = 8;
 
 impl ToolRow {
     /// A row for `name` with nothing shown yet.
@@ -345,7 +376,27 @@ impl ToolRow {
             failed_calls: 0,
             unknown_calls: 0,
             last_call_at: None,
+            callable: StageObservation::default(),
+            refused_calls: 0,
+            refusals: Vec::new(),
+            failures: Vec::new(),
         }
+    }
+
+    /// The reason most of its refused calls give (ties: the first in reason
+    /// order), where the harness refused any.
+    pub fn refusal(&self) -> Option<&ReasonCode> {
+        self.refusals
+            .iter()
+            .rev()
+            .max_by_key(|r| r.calls)
+            .map(|r| &r.reason_code)
+    }
+
+    /// Refused every time the model called it: refusals, and no call that
+    /// reached the server.
+    pub fn is_refused(&self) -> bool {
+        self.refused_calls > 0 && self.calls == 0
     }
 
     /// Makes the tool's ladder monotone ([`close_ladder`]): a called tool
@@ -358,6 +409,7 @@ impl ToolRow {
             (ImpliedBy::CurrentThread, &mut self.current_thread),
             (ImpliedBy::ModelVisible, &mut self.model_visible),
             (ImpliedBy::Called, &mut self.called),
+            (ImpliedBy::Callable, &mut self.callable),
         ])
     }
 

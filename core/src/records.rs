@@ -686,6 +686,10 @@ pub struct MatrixRow {
     /// failed).
     #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub unknown_calls: u32,
+    /// Calls the model made that the harness refused (permission,
+    /// approval, a hook, policy): never in `calls`.
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    pub refused_calls: u32,
     /// A skill's or hook's plugin, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin: Option<String>,

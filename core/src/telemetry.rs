@@ -499,7 +499,8 @@ pub fn is_name_like(s: &str) -> bool {
 }
 
 /// Whether evidence of `kind` is something a harness's own telemetry can
-/// prove: a report on a server, a tool listing, a tool call, a server taken
+/// prove: a report on a server, a tool listing, a tool call (or its
+/// refusal), a server taken
 /// into the session, an explicit error, or a skill, hook or plugin at run
 /// time. Anything else from a mapping is
 /// refused.
@@ -510,6 +511,7 @@ pub fn provable(kind: &crate::vocab::EvidenceKind) -> bool {
         K::AgentReported
             | K::ToolsListObserved
             | K::ToolCallObserved
+            | K::ToolCallRefused
             | K::Delivered
             | K::ExplicitError
             | K::SkillListed

@@ -322,6 +322,18 @@ open_vocabulary! {
         ToolAdded => "tool_added",
         /// A server no longer lists a tool its pins have.
         ToolRemoved => "tool_removed",
+        /// The harness's permission rules or mode refused a call the model
+        /// made: it never reached the server.
+        PermissionDenied => "permission_denied",
+        /// A call needed a person's approval and no one could give it (a
+        /// headless run, most often): it never reached the server.
+        ApprovalRequired => "approval_required",
+        /// A hook that runs before tool calls (PreToolUse and the like)
+        /// denied the call: it never reached the server.
+        BlockedByHook => "blocked_by_hook",
+        /// The server answered the call with a tool error (`isError`): the
+        /// call reached it.
+        ToolError => "tool_error",
     }
 }
 
@@ -394,6 +406,13 @@ open_vocabulary! {
         /// A server's tools differ from the ones pinned for it: a tool
         /// appeared (`tool_added`) or disappeared (`tool_removed`).
         ToolsChanged => "tools_changed",
+        /// The model called this server's tool (`tool`) and the harness
+        /// refused the call before it reached the server, for the reason
+        /// given (`permission_denied`, `approval_required`,
+        /// `blocked_by_hook`, `denied_by_policy`). Never a use: the tool
+        /// reached the model, and its call did not reach the server. `calls`
+        /// counts the refusals a source saw, where it counts them.
+        ToolCallRefused => "tool_call_refused",
     }
 }
 
@@ -431,6 +450,10 @@ open_vocabulary! {
         /// Nothing read says how it ended (the harness's release does not
         /// record outcomes, or its result record was never written).
         Unknown => "unknown",
+        /// The harness refused it before it reached the server (permission,
+        /// approval, a hook or policy): not a use, and not a failure of
+        /// the server's.
+        Refused => "refused",
     }
 }
 

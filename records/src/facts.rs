@@ -28,7 +28,7 @@ use tether_core::reducer::{
 };
 use tether_core::spec::ServerSpec;
 use tether_core::telemetry::NamedServer;
-use tether_core::vocab::{EvidenceKind, Provenance, Trigger};
+use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, Trigger};
 
 /// Distinct facts kept per session, at most (the earliest of each).
 pub const MAX_FACTS: usize = 512;
@@ -41,36 +41,134 @@ struct Call {
     server: Option<String>,
     tool: Option<String>,
     ok: Option<bool>,
+    /// The harness refused it (`tool_call_refused`), and why.
+    refused: Option<ReasonCode>,
+    /// Why it failed, where a record says (`tool_error`, `protocol_error`).
+    failure: Option<ReasonCode>,
     at: Timestamp,
 }
 
 impl Call {
-    fn merge(
-        &mut self,
-        server: Option<String>,
-        tool: Option<String>,
-        ok: Option<bool>,
-        at: Timestamp,
-    ) {
-        if server.is_some() {
-            self.server = server;
+    /// The call `evidence` (a `tool_call_observed` or `tool_call_refused`)
+    /// tells of.
+    fn of(evidence: Evidence) -> Self {
+        let refused = evidence.kind == EvidenceKind::ToolCallRefused;
+        Call {
+            // A refusal whose reason no record gives is still a refusal.
+            refused: refused.then(|| {
+                evidence
+                    .reason_code
+                    .clone()
+                    .unwrap_or(ReasonCode::PermissionDenied)
+            }),
+            failure: evidence
+                .reason_code
+                .filter(|c| !refused && evidence.ok == Some(false) && is_failure_reason(c)),
+            ok: evidence.ok.filter(|_| !refused),
+            server: evidence.server,
+            tool: evidence.tool,
+            at: evidence.at,
         }
-        if tool.is_some() {
-            self.tool = tool;
+    }
+
+    /// Adds what `evidence`, about the same call, says.
+    fn merge(&mut self, evidence: Evidence) {
+        self.absorb(Call::of(evidence));
+    }
+
+    /// Adds what `other`, the same call read elsewhere, says: a failure
+    /// said once stays (completed-then-failed is failed), and of two
+    /// reasons the smaller wins, so the order records are read in never
+    /// matters.
+    fn absorb(&mut self, other: Call) {
+        if other.server.is_some() {
+            self.server = other.server;
         }
-        // A failure said once stays: completed-then-failed is failed.
-        self.ok = match (self.ok, ok) {
+        if other.tool.is_some() {
+            self.tool = other.tool;
+        }
+        self.ok = match (self.ok, other.ok) {
             (Some(false), _) | (_, Some(false)) => Some(false),
             (Some(true), _) | (_, Some(true)) => Some(true),
             _ => None,
         };
-        self.at = self.at.max(at);
+        for (mine, theirs) in [
+            (&mut self.refused, other.refused),
+            (&mut self.failure, other.failure),
+        ] {
+            if let Some(code) = theirs
+                && mine.as_ref().is_none_or(|m| code < *m)
+            {
+                *mine = Some(code);
+            }
+        }
+        self.at = self.at.max(other.at);
     }
 }
 
-/// Calls counted without their ids: (calls, failed, outcome unknown, last
-/// at).
-type Counted = (u32, u32, u32, Timestamp);
+/// Whether `code` says why a call that reached its server failed.
+fn is_failure_reason(code: &ReasonCode) -> bool {
+    matches!(code, ReasonCode::ToolError | ReasonCode::ProtocolError)
+}
+
+/// Calls of one tool counted per source: how they ended, and the newest.
+#[derive(Debug, Clone, Default)]
+struct Counted {
+    /// Calls that reached (or may have reached) the server.
+    calls: u32,
+    /// Of those, failed.
+    failed: u32,
+    /// Of those, with no recorded outcome.
+    unknown: u32,
+    /// The smallest reason a failed call gave, where one did.
+    failure: Option<ReasonCode>,
+    /// Calls the harness refused, per reason: never in `calls`.
+    refused: BTreeMap<ReasonCode, u32>,
+    /// The newest.
+    at: Timestamp,
+}
+
+impl Counted {
+    /// Counts one call.
+    fn add(&mut self, call: &Call) {
+        match &call.refused {
+            Some(code) => {
+                let n = self.refused.entry(code.clone()).or_default();
+                *n = n.saturating_add(1);
+            }
+            None => {
+                self.calls = self.calls.saturating_add(1);
+                self.failed = self
+                    .failed
+                    .saturating_add(u32::from(call.ok == Some(false)));
+                self.unknown = self.unknown.saturating_add(u32::from(call.ok.is_none()));
+            }
+        }
+        if let Some(code) = &call.failure
+            && self.failure.as_ref().is_none_or(|f| code < f)
+        {
+            self.failure = Some(code.clone());
+        }
+        self.at = self.at.max(call.at);
+    }
+
+    /// Adds another count of the same tool.
+    fn merge(&mut self, other: Counted) {
+        self.calls = self.calls.saturating_add(other.calls);
+        self.failed = self.failed.saturating_add(other.failed);
+        self.unknown = self.unknown.saturating_add(other.unknown);
+        if let Some(code) = other.failure
+            && self.failure.as_ref().is_none_or(|f| code < *f)
+        {
+            self.failure = Some(code);
+        }
+        for (code, n) in other.refused {
+            let mine = self.refused.entry(code).or_default();
+            *mine = mine.saturating_add(n);
+        }
+        self.at = self.at.max(other.at);
+    }
+}
 
 /// What makes two facts the same fact (their times aside): the earliest of
 /// each is kept.
@@ -248,7 +346,10 @@ impl SessionFacts {
             self.name(server);
         }
         for evidence in reading.evidence {
-            if evidence.kind == EvidenceKind::ToolCallObserved {
+            if matches!(
+                evidence.kind,
+                EvidenceKind::ToolCallObserved | EvidenceKind::ToolCallRefused
+            ) {
                 self.add_call(role, evidence);
             } else if is_use(&evidence) {
                 self.add_use(role, evidence);
@@ -258,39 +359,29 @@ impl SessionFacts {
         }
     }
 
-    fn add_call(&mut self, role: &str, evidence: Evidence) {
-        let Evidence {
-            connection_id,
-            server,
-            tool,
-            ok,
-            at,
-            ..
-        } = evidence;
-        if let Some(id) = connection_id {
+    fn add_call(&mut self, role: &str, mut evidence: Evidence) {
+        if let Some(id) = evidence.connection_id.take() {
             let key = (role.to_owned(), id);
             if let Some(call) = self.calls.get_mut(&key) {
-                call.merge(server, tool, ok, at);
+                call.merge(evidence);
                 return;
             }
             if self.calls.len() < MAX_CALL_IDS {
-                self.calls
-                    .entry(key)
-                    .or_default()
-                    .merge(server, tool, ok, at);
+                self.calls.entry(key).or_default().merge(evidence);
                 return;
             }
         }
         // No id (or past the bound): counted, where it names its tool.
-        if let (Some(server), Some(tool)) = (server, tool) {
-            let entry = self
-                .counted
-                .entry((role.to_owned(), server, tool))
-                .or_insert((0, 0, 0, Timestamp(0)));
-            entry.0 = entry.0.saturating_add(1);
-            entry.1 = entry.1.saturating_add(u32::from(ok == Some(false)));
-            entry.2 = entry.2.saturating_add(u32::from(ok.is_none()));
-            entry.3 = entry.3.max(at);
+        self.count_call(role, Call::of(evidence));
+    }
+
+    /// Counts `call` without its id, where it names its tool.
+    fn count_call(&mut self, role: &str, call: Call) {
+        if let (Some(server), Some(tool)) = (&call.server, &call.tool) {
+            self.counted
+                .entry((role.to_owned(), server.clone(), tool.clone()))
+                .or_default()
+                .add(&call);
         }
     }
 
@@ -330,17 +421,11 @@ impl SessionFacts {
             let key = (role, id);
             let room = self.calls.len() < MAX_CALL_IDS;
             match self.calls.get_mut(&key) {
-                Some(mine) => mine.merge(call.server, call.tool, call.ok, call.at),
+                Some(mine) => mine.absorb(call),
                 None if room => {
                     self.calls.insert(key, call);
                 }
-                None => {
-                    let mut evidence = Evidence::new(EvidenceKind::ToolCallObserved, call.at);
-                    evidence.server = call.server;
-                    evidence.tool = call.tool;
-                    evidence.ok = call.ok;
-                    self.add_call(&key.0, evidence);
-                }
+                None => self.count_call(&key.0, call),
             }
         }
         for ((role, id), evidence) in other.uses {
@@ -351,12 +436,8 @@ impl SessionFacts {
         for (key, (count, evidence)) in other.uses_counted {
             count_uses(&mut self.uses_counted, key, count, evidence);
         }
-        for (key, (calls, failed, unknown, at)) in other.counted {
-            let entry = self.counted.entry(key).or_insert((0, 0, 0, Timestamp(0)));
-            entry.0 = entry.0.saturating_add(calls);
-            entry.1 = entry.1.saturating_add(failed);
-            entry.2 = entry.2.saturating_add(unknown);
-            entry.3 = entry.3.max(at);
+        for (key, counted) in other.counted {
+            self.counted.entry(key).or_default().merge(counted);
         }
     }
 
@@ -371,33 +452,54 @@ impl SessionFacts {
     pub fn evidence(&self) -> Vec<Evidence> {
         let mut per_tool: BTreeMap<(&str, &str, &str), Counted> = BTreeMap::new();
         for ((role, server, tool), counted) in &self.counted {
-            per_tool.insert((role.as_str(), server.as_str(), tool.as_str()), *counted);
+            per_tool.insert(
+                (role.as_str(), server.as_str(), tool.as_str()),
+                counted.clone(),
+            );
         }
         for ((role, _), call) in &self.calls {
             let (Some(server), Some(tool)) = (&call.server, &call.tool) else {
                 // A result whose call was never seen names no tool.
                 continue;
             };
-            let entry = per_tool
+            per_tool
                 .entry((role.as_str(), server.as_str(), tool.as_str()))
-                .or_insert((0, 0, 0, Timestamp(0)));
-            entry.0 = entry.0.saturating_add(1);
-            entry.1 = entry.1.saturating_add(u32::from(call.ok == Some(false)));
-            entry.2 = entry.2.saturating_add(u32::from(call.ok.is_none()));
-            entry.3 = entry.3.max(call.at);
+                .or_default()
+                .add(call);
         }
         let mut out: Vec<Evidence> = self.facts.values().cloned().collect();
         out.sort_by_key(|e| (e.at, fact_key(e)));
-        for ((_, server, tool), (calls, failed, unknown, at)) in per_tool {
-            let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, at).server(server);
-            ev.tool = Some(tool.to_owned());
-            // Some call is known to have succeeded, or (none did) some is
-            // known to have failed; where no outcome is known, none is said.
-            ev.ok = (unknown < calls).then_some(calls > failed.saturating_add(unknown));
-            ev.calls = Some(calls);
-            ev.failed_calls = Some(failed);
-            ev.unknown_calls = Some(unknown);
-            out.push(ev);
+        for ((_, server, tool), counted) in per_tool {
+            let Counted {
+                calls,
+                failed,
+                unknown,
+                failure,
+                refused,
+                at,
+            } = counted;
+            if calls > 0 {
+                let mut ev = Evidence::new(EvidenceKind::ToolCallObserved, at).server(server);
+                ev.tool = Some(tool.to_owned());
+                // Some call is known to have succeeded, or (none did) some
+                // is known to have failed; where no outcome is known, none
+                // is said.
+                ev.ok = (unknown < calls).then_some(calls > failed.saturating_add(unknown));
+                ev.calls = Some(calls);
+                ev.failed_calls = Some(failed);
+                ev.unknown_calls = Some(unknown);
+                ev.reason_code = failure.filter(|_| failed > 0);
+                out.push(ev);
+            }
+            // One per reason, each with its count: a refusal is never a call.
+            for (code, n) in refused {
+                let mut ev = Evidence::new(EvidenceKind::ToolCallRefused, at)
+                    .server(server)
+                    .tool(tool);
+                ev.reason_code = Some(code);
+                ev.calls = Some(n);
+                out.push(ev);
+            }
         }
         out.extend(self.use_evidence());
         for ev in &mut out {

@@ -42,6 +42,42 @@ pub fn outcome(id: &str, ok: bool, at: Timestamp) -> Option<Evidence> {
     Some(result)
 }
 
+/// A call of `server`'s `tool` that the harness refused before it reached
+/// the server, for `reason` (`permission_denied`, `approval_required`,
+/// `blocked_by_hook`, `denied_by_policy`): the model made it, and it is no
+/// use. With the call's id where the record gives one, so a call whose
+/// request and refusal are written apart counts once.
+pub fn refused(
+    server: &str,
+    tool: &str,
+    id: Option<&str>,
+    reason: ReasonCode,
+    at: Timestamp,
+) -> Evidence {
+    let mut refused = Evidence::new(EvidenceKind::ToolCallRefused, at).server(server);
+    refused.tool = Some(tool.to_owned());
+    refused.connection_id = id.and_then(name);
+    refused.reason_code = Some(reason);
+    refused
+}
+
+/// The refusal of the call `id`, for `reason` (a record that names no
+/// tool: its call named it).
+pub fn refusal(id: &str, reason: ReasonCode, at: Timestamp) -> Option<Evidence> {
+    let mut refused = Evidence::new(EvidenceKind::ToolCallRefused, at);
+    refused.connection_id = Some(name(id)?);
+    refused.reason_code = Some(reason);
+    Some(refused)
+}
+
+/// The failure of the call `id`, for `reason`: `tool_error` (the server
+/// answered with `isError`) or `protocol_error` (a JSON-RPC error).
+pub fn failed_with(id: &str, reason: ReasonCode, at: Timestamp) -> Option<Evidence> {
+    let mut failed = outcome(id, false, at)?;
+    failed.reason_code = Some(reason);
+    Some(failed)
+}
+
 /// A skill as the harness names it: `PLUGIN:SKILL` (split at `sep`) for a
 /// plugin's skill, the skill alone otherwise; `None` unless each part is a
 /// name.

@@ -244,6 +244,16 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             }
             changed |= touch_connection(row, ev);
         }
+        EvidenceKind::ToolCallRefused => {
+            // The model picked the tool, so it saw it; the harness kept the
+            // call from the server, so it is no use: the server's
+            // `callable` is `no` until some call succeeds (`yes` wins).
+            row.stages.model_visible.merge(yes);
+            row.stages.callable.merge(no);
+            if let Some(tool) = &ev.tool {
+                changed |= tool_refused(row, tool, ev, prov);
+            }
+        }
         EvidenceKind::ConnectionClosed => {
             if let Some(id) = &ev.connection_id {
                 if let Some((record, new)) = upsert_connection(row, id, at) {
@@ -364,6 +374,70 @@ pub(super) fn tool_call(
     t.calls = t.calls.max(calls);
     t.failed_calls = t.failed_calls.max(failed);
     t.last_call_at = Some(t.last_call_at.map_or(at, |l| l.max(at)));
+    if ev.ok == Some(true) {
+        t.callable
+            .merge(StageObservation::shown(StageState::Yes, prov, at));
+    }
+    // Why calls failed, where the source says: a set, in reason order.
+    if failed > 0
+        && let Some(code) = ev
+            .reason_code
+            .as_ref()
+            .filter(|c| matches!(c, ReasonCode::ToolError | ReasonCode::ProtocolError))
+        && let Err(i) = t
+            .failures
+            .binary_search_by(|c| c.as_str().cmp(code.as_str()))
+        && t.failures.len() < crate::model::MAX_TOOL_REASONS
+    {
+        t.failures.insert(i, code.clone());
+    }
+    *t != before
+}
+
+/// A call of `tool` the harness refused (or a source's count of them, in
+/// `calls`): the tool reached the model, its `callable` is `no` until a
+/// call succeeds, and its refusals per reason rise to the largest count
+/// seen (a running total: a maximum, so order never matters). Never a
+/// call: `calls` and `called` stay as they were. True when the row changed.
+fn tool_refused(
+    row: &mut ServerAttachment,
+    tool: &str,
+    ev: &Evidence,
+    prov: ProvenanceCode,
+) -> bool {
+    let Some(t) = tool_row(row, tool) else {
+        return false;
+    };
+    let before = t.clone();
+    t.model_visible
+        .merge(StageObservation::shown(StageState::Yes, prov, ev.at));
+    t.callable
+        .merge(StageObservation::shown(StageState::No, prov, ev.at));
+    // A refusal whose reason no record gives is still a refusal: said as
+    // the harness's permission check, the gate every harness has.
+    let code = ev
+        .reason_code
+        .clone()
+        .unwrap_or(ReasonCode::PermissionDenied);
+    let count = ev.calls.unwrap_or(1);
+    match t
+        .refusals
+        .binary_search_by(|r| r.reason_code.as_str().cmp(code.as_str()))
+    {
+        Ok(i) => t.refusals[i].calls = t.refusals[i].calls.max(count),
+        Err(i) if t.refusals.len() < crate::model::MAX_TOOL_REASONS => t.refusals.insert(
+            i,
+            crate::model::ReasonCount {
+                reason_code: code,
+                calls: count,
+            },
+        ),
+        Err(_) => {}
+    }
+    t.refused_calls = t
+        .refusals
+        .iter()
+        .fold(0u32, |n, r| n.saturating_add(r.calls));
     *t != before
 }
 
