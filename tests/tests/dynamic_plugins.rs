@@ -428,3 +428,49 @@ fn server_setup_crosses_the_plugin_boundary_as_data() {
         across.file.text
     );
 }
+
+/// GIVEN a plugin library named with `--load` WHEN `tether collect` and
+/// `tether tap` start (each builds its registry, and a hub on the store
+/// that reads with the same plugins) THEN the library is loaded once per
+/// command, not once for the flags and again for the hub.
+#[test]
+fn a_loaded_library_is_loaded_once_per_command() {
+    for command in ["collect", "tap"] {
+        let home = tempfile::tempdir().expect("home");
+        let stderr = home.path().join("stderr");
+        let mut child = tether_tests::tether_at_home(home.path())
+            .args([command, "--addr", "127.0.0.1:0", "--json", "--db"])
+            .arg(home.path().join("tether.db"))
+            .arg("--load")
+            .arg(gemini_lib())
+            .env("TETHER_LOG", "debug")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).expect("stderr"))
+            .spawn()
+            .expect("tether");
+        // Its document is printed once the registry and the hub are built.
+        let (doc, _) = tether_tests::first_json_line(&mut child);
+        assert!(doc["schema_version"].is_number(), "{doc}");
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let code = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status.code();
+            }
+            if std::time::Instant::now() > deadline {
+                tether_tests::kill_group(&mut child);
+                panic!("tether {command} did not stop on Ctrl-C");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        let log = std::fs::read_to_string(&stderr).expect("stderr");
+        assert_eq!(code, Some(0), "{log}");
+        let loads = log.matches("loading a plugin library").count();
+        assert_eq!(
+            loads, 1,
+            "tether {command} loaded the library {loads} times:\n{log}"
+        );
+    }
+}
