@@ -392,6 +392,53 @@ func (x *AttachmentHistory) UnmarshalJSON(data []byte) error {
 	return requireFields("AttachmentHistory", fields, "schema_version", "task_id", "session_id", "attempts")
 }
 
+// AttemptReasonCount is `#/$defs/ReasonCount` of attempt, history, probe-report, session, status-session.
+//
+// How many of something happened for one reason (a tool's refused calls).
+type AttemptReasonCount struct {
+	// The reason.
+	ReasonCode ReasonCode `json:"reason_code"`
+	// How many.
+	Calls uint32 `json:"calls"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x AttemptReasonCount) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("reason_code", x.ReasonCode)
+	e.field("calls", x.Calls)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *AttemptReasonCount) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "AttemptReasonCount")
+	if err != nil {
+		return err
+	}
+	*x = AttemptReasonCount{}
+	for _, f := range fields {
+		switch f.key {
+		case "reason_code":
+			err = decodeField(f, &x.ReasonCode, false)
+		case "calls":
+			err = decodeField(f, &x.Calls, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("AttemptReasonCount", f.key, err)
+		}
+	}
+	return requireFields("AttemptReasonCount", fields, "reason_code", "calls")
+}
+
 // AttemptView is `#/$defs/AttemptView` of status-session.
 //
 // One attempt's rows, ready to render.
@@ -457,7 +504,7 @@ func (x *AttemptView) UnmarshalJSON(data []byte) error {
 
 // CallOutcome is `#/$defs/CallOutcome` of attempt, history, probe-report, session, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: succeeded failed unknown
+// An open vocabulary: consumers must accept values they do not know. Known values: succeeded failed unknown refused
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -469,15 +516,16 @@ const (
 	CallOutcomeSucceeded CallOutcome = "succeeded"
 	CallOutcomeFailed    CallOutcome = "failed"
 	CallOutcomeUnknown   CallOutcome = "unknown"
+	CallOutcomeRefused   CallOutcome = "refused"
 )
 
 // CallOutcomeValues are the values of CallOutcome this binding knows, in the schema's order.
-var CallOutcomeValues = []CallOutcome{CallOutcomeSucceeded, CallOutcomeFailed, CallOutcomeUnknown}
+var CallOutcomeValues = []CallOutcome{CallOutcomeSucceeded, CallOutcomeFailed, CallOutcomeUnknown, CallOutcomeRefused}
 
 // Known reports whether v is one of CallOutcomeValues.
 func (v CallOutcome) Known() bool {
 	switch v {
-	case CallOutcomeSucceeded, CallOutcomeFailed, CallOutcomeUnknown:
+	case CallOutcomeSucceeded, CallOutcomeFailed, CallOutcomeUnknown, CallOutcomeRefused:
 		return true
 	}
 	return false
@@ -2319,7 +2367,7 @@ func (x *Evidence) UnmarshalJSON(data []byte) error {
 
 // EvidenceKind is `#/$defs/EvidenceKind` of attempt, endpoint-test, history, probe-report, session, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: configured filtered unavailable delivered session_accepted initialize_observed tools_list_observed tool_call_observed explicit_error connection_closed attempt_superseded agent_reported endpoint_tested unauthenticated_contact agent_exited tool_visible tool_deferred tool_withheld skill_listed skill_invoked hook_fired plugin_loaded plugin_failed definition_changed tools_changed
+// An open vocabulary: consumers must accept values they do not know. Known values: configured filtered unavailable delivered session_accepted initialize_observed tools_list_observed tool_call_observed explicit_error connection_closed attempt_superseded agent_reported endpoint_tested unauthenticated_contact agent_exited tool_visible tool_deferred tool_withheld skill_listed skill_invoked hook_fired plugin_loaded plugin_failed definition_changed tools_changed tool_call_refused
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -2353,15 +2401,16 @@ const (
 	EvidenceKindPluginFailed           EvidenceKind = "plugin_failed"
 	EvidenceKindDefinitionChanged      EvidenceKind = "definition_changed"
 	EvidenceKindToolsChanged           EvidenceKind = "tools_changed"
+	EvidenceKindToolCallRefused        EvidenceKind = "tool_call_refused"
 )
 
 // EvidenceKindValues are the values of EvidenceKind this binding knows, in the schema's order.
-var EvidenceKindValues = []EvidenceKind{EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed, EvidenceKindDefinitionChanged, EvidenceKindToolsChanged}
+var EvidenceKindValues = []EvidenceKind{EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed, EvidenceKindDefinitionChanged, EvidenceKindToolsChanged, EvidenceKindToolCallRefused}
 
 // Known reports whether v is one of EvidenceKindValues.
 func (v EvidenceKind) Known() bool {
 	switch v {
-	case EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed, EvidenceKindDefinitionChanged, EvidenceKindToolsChanged:
+	case EvidenceKindConfigured, EvidenceKindFiltered, EvidenceKindUnavailable, EvidenceKindDelivered, EvidenceKindSessionAccepted, EvidenceKindInitializeObserved, EvidenceKindToolsListObserved, EvidenceKindToolCallObserved, EvidenceKindExplicitError, EvidenceKindConnectionClosed, EvidenceKindAttemptSuperseded, EvidenceKindAgentReported, EvidenceKindEndpointTested, EvidenceKindUnauthenticatedContact, EvidenceKindAgentExited, EvidenceKindToolVisible, EvidenceKindToolDeferred, EvidenceKindToolWithheld, EvidenceKindSkillListed, EvidenceKindSkillInvoked, EvidenceKindHookFired, EvidenceKindPluginLoaded, EvidenceKindPluginFailed, EvidenceKindDefinitionChanged, EvidenceKindToolsChanged, EvidenceKindToolCallRefused:
 		return true
 	}
 	return false
@@ -2547,7 +2596,7 @@ type FleetServer struct {
 	// The reason its rows stopped with most often, where any did.
 	//
 	// May be absent or null.
-	TopReason Optional[*ReasonCount] `json:"top_reason"`
+	TopReason Optional[*StatusFleetServersReasonCount] `json:"top_reason"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -3460,6 +3509,11 @@ type MatrixRow struct {
 	//
 	// May be absent, never null.
 	UnknownCalls Optional[uint32] `json:"unknown_calls"`
+	// Calls the model made that the harness refused (permission,
+	// approval, a hook, policy): never in `calls`.
+	//
+	// May be absent, never null.
+	RefusedCalls Optional[uint32] `json:"refused_calls"`
 	// A skill's or hook's plugin, if any.
 	//
 	// May be absent or null.
@@ -3508,6 +3562,9 @@ func (x MatrixRow) MarshalJSON() ([]byte, error) {
 	}
 	if x.UnknownCalls.Present {
 		e.field("unknown_calls", x.UnknownCalls.Value)
+	}
+	if x.RefusedCalls.Present {
+		e.field("refused_calls", x.RefusedCalls.Value)
 	}
 	if x.Plugin.Present {
 		e.field("plugin", x.Plugin.Value)
@@ -3560,6 +3617,9 @@ func (x *MatrixRow) UnmarshalJSON(data []byte) error {
 		case "unknown_calls":
 			x.UnknownCalls.Present = true
 			err = decodeField(f, &x.UnknownCalls.Value, false)
+		case "refused_calls":
+			x.RefusedCalls.Present = true
+			err = decodeField(f, &x.RefusedCalls.Value, false)
 		case "plugin":
 			x.Plugin.Present = true
 			err = decodeField(f, &x.Plugin.Value, true)
@@ -4649,7 +4709,7 @@ func (x *ReaderNote) UnmarshalJSON(data []byte) error {
 
 // ReasonCode is `#/$defs/ReasonCode` of attempt, endpoint-test, history, inventory, inventory-changes, probe-report, session, sessions, status-fleet-servers, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed title_changed description_changed input_schema_changed output_schema_changed annotations_changed tool_added tool_removed
+// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed title_changed description_changed input_schema_changed output_schema_changed annotations_changed tool_added tool_removed permission_denied approval_required blocked_by_hook tool_error
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -4722,65 +4782,22 @@ const (
 	ReasonCodeAnnotationsChanged    ReasonCode = "annotations_changed"
 	ReasonCodeToolAdded             ReasonCode = "tool_added"
 	ReasonCodeToolRemoved           ReasonCode = "tool_removed"
+	ReasonCodePermissionDenied      ReasonCode = "permission_denied"
+	ReasonCodeApprovalRequired      ReasonCode = "approval_required"
+	ReasonCodeBlockedByHook         ReasonCode = "blocked_by_hook"
+	ReasonCodeToolError             ReasonCode = "tool_error"
 )
 
 // ReasonCodeValues are the values of ReasonCode this binding knows, in the schema's order.
-var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved}
+var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved, ReasonCodePermissionDenied, ReasonCodeApprovalRequired, ReasonCodeBlockedByHook, ReasonCodeToolError}
 
 // Known reports whether v is one of ReasonCodeValues.
 func (v ReasonCode) Known() bool {
 	switch v {
-	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved:
+	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved, ReasonCodePermissionDenied, ReasonCodeApprovalRequired, ReasonCodeBlockedByHook, ReasonCodeToolError:
 		return true
 	}
 	return false
-}
-
-// ReasonCount is `#/$defs/ReasonCount` of status-fleet-servers.
-//
-// A reason code and how many rows stopped with it.
-type ReasonCount struct {
-	// The reason code.
-	Code ReasonCode `json:"code"`
-	// Rows that stopped with it.
-	Count uint32 `json:"count"`
-	// UnknownFields are fields this binding does not know (a newer Tether's),
-	// kept as they came and encoded back; DecodeStrict refuses them.
-	UnknownFields map[string]json.RawMessage `json:"-"`
-}
-
-// MarshalJSON encodes the fields in the schema's order: an absent Optional
-// is left out, a nil pointer is null, and the unknown fields follow.
-func (x ReasonCount) MarshalJSON() ([]byte, error) {
-	var e objectEncoder
-	e.field("code", x.Code)
-	e.field("count", x.Count)
-	return e.finish(x.UnknownFields)
-}
-
-// UnmarshalJSON decodes an object: a required field missing, a field null
-// where the schema has no null, or a value of the wrong type is an error;
-// an unknown field is kept in UnknownFields.
-func (x *ReasonCount) UnmarshalJSON(data []byte) error {
-	fields, err := readObject(data, "ReasonCount")
-	if err != nil {
-		return err
-	}
-	*x = ReasonCount{}
-	for _, f := range fields {
-		switch f.key {
-		case "code":
-			err = decodeField(f, &x.Code, false)
-		case "count":
-			err = decodeField(f, &x.Count, false)
-		default:
-			x.UnknownFields = keepUnknown(x.UnknownFields, f)
-		}
-		if err != nil {
-			return fieldError("ReasonCount", f.key, err)
-		}
-	}
-	return requireFields("ReasonCount", fields, "code", "count")
 }
 
 // RecentOutputDocument is the status-recent-output document (`tether schema status-recent-output`).
@@ -6416,6 +6433,53 @@ func (x *StateWords) UnmarshalJSON(data []byte) error {
 	return requireFields("StateWords", fields, "state", "color", "mark")
 }
 
+// StatusFleetServersReasonCount is `#/$defs/ReasonCount` of status-fleet-servers.
+//
+// A reason code and how many rows stopped with it.
+type StatusFleetServersReasonCount struct {
+	// The reason code.
+	Code ReasonCode `json:"code"`
+	// Rows that stopped with it.
+	Count uint32 `json:"count"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x StatusFleetServersReasonCount) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("code", x.Code)
+	e.field("count", x.Count)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *StatusFleetServersReasonCount) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "StatusFleetServersReasonCount")
+	if err != nil {
+		return err
+	}
+	*x = StatusFleetServersReasonCount{}
+	for _, f := range fields {
+		switch f.key {
+		case "code":
+			err = decodeField(f, &x.Code, false)
+		case "count":
+			err = decodeField(f, &x.Count, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("StatusFleetServersReasonCount", f.key, err)
+		}
+	}
+	return requireFields("StatusFleetServersReasonCount", fields, "code", "count")
+}
+
 // StatusSessionsSessionSummary is `#/$defs/SessionSummary` of status-sessions.
 //
 // One session in the list.
@@ -7113,6 +7177,29 @@ type ToolRow struct {
 	//
 	// May be absent or null.
 	LastCallAt Optional[*Timestamp] `json:"last_call_at"`
+	// A call of it reached its server and succeeded: `yes` then; `no`
+	// where the harness refused every call the model made of it
+	// (`refusals` say why) and none succeeded.
+	//
+	// May be absent, never null.
+	Callable Optional[StageObservation] `json:"callable"`
+	// Calls the model made that the harness refused before they reached
+	// the server (permission, approval, a hook, policy): never counted in
+	// `calls`, never a use. The sum of `refusals`.
+	//
+	// May be absent, never null.
+	RefusedCalls Optional[uint32] `json:"refused_calls"`
+	// The refusals by reason (`permission_denied`, `approval_required`,
+	// `blocked_by_hook`, `denied_by_policy`), in reason order.
+	//
+	// May be absent, never null.
+	Refusals Optional[[]AttemptReasonCount] `json:"refusals"`
+	// Why its failed calls failed, where a record says: `tool_error` (the
+	// server answered with `isError`) or `protocol_error` (a JSON-RPC
+	// error), in reason order.
+	//
+	// May be absent, never null.
+	Failures Optional[[]ReasonCode] `json:"failures"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -7155,6 +7242,18 @@ func (x ToolRow) MarshalJSON() ([]byte, error) {
 	}
 	if x.LastCallAt.Present {
 		e.field("last_call_at", x.LastCallAt.Value)
+	}
+	if x.Callable.Present {
+		e.field("callable", x.Callable.Value)
+	}
+	if x.RefusedCalls.Present {
+		e.field("refused_calls", x.RefusedCalls.Value)
+	}
+	if x.Refusals.Present {
+		e.field("refusals", arrayOf(x.Refusals.Value))
+	}
+	if x.Failures.Present {
+		e.field("failures", arrayOf(x.Failures.Value))
 	}
 	return e.finish(x.UnknownFields)
 }
@@ -7205,6 +7304,18 @@ func (x *ToolRow) UnmarshalJSON(data []byte) error {
 		case "last_call_at":
 			x.LastCallAt.Present = true
 			err = decodeField(f, &x.LastCallAt.Value, true)
+		case "callable":
+			x.Callable.Present = true
+			err = decodeField(f, &x.Callable.Value, false)
+		case "refused_calls":
+			x.RefusedCalls.Present = true
+			err = decodeField(f, &x.RefusedCalls.Value, false)
+		case "refusals":
+			x.Refusals.Present = true
+			err = decodeField(f, &x.Refusals.Value, false)
+		case "failures":
+			x.Failures.Present = true
+			err = decodeField(f, &x.Failures.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
@@ -7250,6 +7361,10 @@ type ToolView struct {
 	//
 	// May be absent, never null.
 	UnknownCalls Optional[uint32] `json:"unknown_calls"`
+	// Calls the model made that the harness refused (never in `calls`).
+	//
+	// May be absent, never null.
+	RefusedCalls Optional[uint32] `json:"refused_calls"`
 	// Its stages (listed, accepted, in the thread, model-visible, deferred,
 	// called), each with what showed it.
 	Checklist []ChecklistItem `json:"checklist"`
@@ -7278,6 +7393,9 @@ func (x ToolView) MarshalJSON() ([]byte, error) {
 	e.field("failed_calls", x.FailedCalls)
 	if x.UnknownCalls.Present {
 		e.field("unknown_calls", x.UnknownCalls.Value)
+	}
+	if x.RefusedCalls.Present {
+		e.field("refused_calls", x.RefusedCalls.Value)
 	}
 	e.field("checklist", arrayOf(x.Checklist))
 	return e.finish(x.UnknownFields)
@@ -7319,6 +7437,9 @@ func (x *ToolView) UnmarshalJSON(data []byte) error {
 		case "unknown_calls":
 			x.UnknownCalls.Present = true
 			err = decodeField(f, &x.UnknownCalls.Value, false)
+		case "refused_calls":
+			x.RefusedCalls.Present = true
+			err = decodeField(f, &x.RefusedCalls.Value, false)
 		case "checklist":
 			err = decodeField(f, &x.Checklist, false)
 		default:
