@@ -82,6 +82,42 @@ pub fn servers() -> Vec<ServerSpec> {
     ]
 }
 
+fn pairs(pairs: &[(&str, &str)]) -> Vec<KeyValue> {
+    pairs.iter().map(|(k, v)| KeyValue::new(*k, *v)).collect()
+}
+
+/// A profile's stdio server, for a plugin's own tests: `command` with
+/// `args` and `env`, no working directory.
+pub fn stdio_server(name: &str, command: &str, args: &[&str], env: &[(&str, &str)]) -> ServerSpec {
+    let endpoint = Endpoint::Stdio {
+        command: command.to_owned(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: pairs(env),
+        cwd: None,
+    };
+    ServerSpec::new(name, ServerSource::Profile, endpoint)
+}
+
+/// A profile's streamable-HTTP server at `url` with `headers`, for a
+/// plugin's own tests.
+pub fn http_server(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerSpec {
+    let endpoint = Endpoint::Http {
+        url: url.to_owned(),
+        headers: pairs(headers),
+    };
+    ServerSpec::new(name, ServerSource::Profile, endpoint)
+}
+
+/// A profile's legacy-SSE server at `url` with `headers`, for a plugin's
+/// own tests.
+pub fn sse_server(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerSpec {
+    let endpoint = Endpoint::Sse {
+        url: url.to_owned(),
+        headers: pairs(headers),
+    };
+    ServerSpec::new(name, ServerSource::Profile, endpoint)
+}
+
 /// Values of a variable two servers share by name (`SHARED_TOKEN`, and a
 /// header `X-Shared-Key`), one per server.
 pub const SHARED_NAME_VALUES: [&str; 2] = [

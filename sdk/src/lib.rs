@@ -67,7 +67,10 @@
 //! Gemini CLI through its system settings, kind `gemini-system`) that ships
 //! as a shared library. [`materialize`] has the helpers every passthrough
 //! plugin shares: references to environment variables in each CLI's syntax,
-//! and the Claude-style `system/init` reader.
+//! and the Claude-style `system/init` reader; [`glue`] writes the
+//! [`TransportObserver`] of a CLI that takes every transport
+//! ([`passthrough_observer!`]) and the [`HarnessReader`] methods that only
+//! forward to the plugin's own modules ([`forward_reader!`]).
 //!
 //! # Teaching `tether inventory` a harness's configuration
 //!
@@ -84,6 +87,7 @@
 pub mod census;
 pub mod conformance;
 pub mod dynamic;
+pub mod glue;
 pub mod materialize;
 pub mod records;
 pub mod scan_fixture;
@@ -96,7 +100,7 @@ pub use tether_core::passthrough::{
     FilePlace, Materialized, MaterializedFile, PassthroughStrategy,
 };
 pub use tether_core::records::{
-    RecordAnswer, RecordFile, RecordFormat, RecordReading, RecordSource, VerifiedRange,
+    CensusEntry, RecordAnswer, RecordFile, RecordFormat, RecordReading, RecordSource, VerifiedRange,
 };
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;

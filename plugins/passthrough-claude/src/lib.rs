@@ -39,7 +39,6 @@ use tether_core::{
 };
 use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, stream_json_init_reports};
 
-/// The plugin's registered name.
 /// The harness's dialect: the entry shape its scanner reads and the
 /// reference spelling its materializer writes (which the harness expands).
 pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
@@ -47,6 +46,7 @@ pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::D
     RefStyle::Braces,
 );
 
+/// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-claude";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["claude", "claude-code"];
@@ -173,8 +173,14 @@ fn claude_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughClaude {
-    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
-        census::census()
+    tether_sdk::forward_reader! {
+        census: census::census,
+        record_sources: records::sources,
+        read_record: records::read,
+        // The pinned release and the newest npm serves (`tests/peers`,
+        // `tests/peers/newest`), each read in a real session by
+        // `tests/tests/harness_sessions.rs`.
+        verified_on: "2.1.197"..="2.1.332",
     }
 
     /// Its records show skills offered and invoked, and a hook's run only
@@ -271,27 +277,6 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
         telemetry::read(record)
     }
 
-    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
-        records::sources()
-    }
-
-    /// The pinned release and the newest npm serves (`tests/peers`,
-    /// `tests/peers/newest`), each read in a real session by
-    /// `tests/tests/harness_sessions.rs`.
-    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
-        Some(tether_core::records::VerifiedRange::new(
-            "2.1.197", "2.1.332",
-        ))
-    }
-
-    fn read_record(
-        &self,
-        file: &tether_core::records::RecordFile<'_>,
-        record: &str,
-    ) -> tether_core::records::RecordAnswer {
-        records::read(file, record)
-    }
-
     /// `claude mcp add --scope user`, or an entry of `~/.claude.json`'s
     /// `mcpServers` (user scope: no project approval needed).
     fn server_setup(
@@ -323,7 +308,8 @@ tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughClaude));
 mod tests {
     use super::*;
     use tether_core::observer::plan;
-    use tether_core::vocab::{EvidenceKind, Provenance, ServerSource};
+    use tether_core::vocab::{EvidenceKind, Provenance};
+    use tether_sdk::conformance::{http_server, sse_server, stdio_server};
 
     fn ctx(strict: bool) -> PlanContext {
         PlanContext {
@@ -337,32 +323,13 @@ mod tests {
     #[test]
     fn materializes_every_transport_into_one_config_file() {
         let servers = vec![
-            ServerSpec::new(
-                "local",
-                ServerSource::Profile,
-                Endpoint::Stdio {
-                    command: "srv".into(),
-                    args: vec!["-v".into()],
-                    env: vec![KeyValue::new("K", "V")],
-                    cwd: None,
-                },
-            ),
-            ServerSpec::new(
+            stdio_server("local", "srv", &["-v"], &[("K", "V")]),
+            http_server(
                 "remote",
-                ServerSource::Profile,
-                Endpoint::Http {
-                    url: "http://127.0.0.1:1/mcp".into(),
-                    headers: vec![KeyValue::new("Authorization", "Bearer t")],
-                },
+                "http://127.0.0.1:1/mcp",
+                &[("Authorization", "Bearer t")],
             ),
-            ServerSpec::new(
-                "legacy",
-                ServerSource::Profile,
-                Endpoint::Sse {
-                    url: "http://127.0.0.1:1/sse".into(),
-                    headers: vec![],
-                },
-            ),
+            sse_server("legacy", "http://127.0.0.1:1/sse", &[]),
         ];
         let plugin: &dyn TransportObserver = &PassthroughClaude;
         let p = plan(Some(plugin), &servers, &ctx(true));

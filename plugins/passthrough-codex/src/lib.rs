@@ -36,7 +36,6 @@ use tether_core::{
 };
 use tether_sdk::materialize::{EnvRefs, RefStyle, url_carries_secrets};
 
-/// The plugin's registered name.
 /// The harness's dialect: the entry shape its scanner reads and the
 /// reference spelling its materializer writes (which the harness expands).
 pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
@@ -44,6 +43,7 @@ pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::D
     RefStyle::Name,
 );
 
+/// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-codex";
 
 /// Decides and materializes MCP servers for the Codex CLI.
@@ -255,8 +255,14 @@ fn codex_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCodex {
-    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
-        census::census()
+    tether_sdk::forward_reader! {
+        census: census::census,
+        record_sources: records::sources,
+        read_record: records::read,
+        // The pinned release and the newest npm serves (`tests/peers`,
+        // `tests/peers/newest`), each read in a real session by
+        // `tests/tests/harness_sessions.rs`.
+        verified_on: "0.118.0"..="0.171.0",
     }
 
     /// Its rollouts show the skills listed for the model (`world_state`'s
@@ -351,27 +357,6 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
 
     fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
         telemetry::read(record)
-    }
-
-    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
-        records::sources()
-    }
-
-    /// The pinned release and the newest npm serves (`tests/peers`,
-    /// `tests/peers/newest`), each read in a real session by
-    /// `tests/tests/harness_sessions.rs`.
-    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
-        Some(tether_core::records::VerifiedRange::new(
-            "0.118.0", "0.171.0",
-        ))
-    }
-
-    fn read_record(
-        &self,
-        file: &tether_core::records::RecordFile<'_>,
-        record: &str,
-    ) -> tether_core::records::RecordAnswer {
-        records::read(file, record)
     }
 
     /// `codex mcp add`, or a `[mcp_servers.NAME]` table of

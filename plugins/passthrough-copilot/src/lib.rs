@@ -32,13 +32,9 @@ use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
 use tether_core::telemetry::{HeadersSent, TelemetrySetup, TelemetryTarget};
 use tether_core::vocab::EvidenceKind;
-use tether_core::{
-    AgentCapabilities, Decision, DriveMode, Endpoint, Plan, PlanContext, PluginDescriptor,
-    ServerSpec, TransportObserver,
-};
-use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
+use tether_core::{AgentCapabilities, Endpoint, Plan, PlanContext};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle};
 
-/// The plugin's registered name.
 /// The harness's dialect: the entry shape its scanner reads and the
 /// reference spelling its materializer writes (which the harness expands).
 pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
@@ -46,6 +42,7 @@ pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::D
     RefStyle::Braces,
 );
 
+/// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-copilot";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["copilot", "copilot-cli"];
@@ -56,28 +53,7 @@ pub const CONFIG_FILE: &str = "copilot-mcp-config.json";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughCopilot;
 
-impl TransportObserver for PassthroughCopilot {
-    fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor::new(
-            PLUGIN_NAME,
-            AGENT_KINDS,
-            DriveMode::Passthrough,
-            env!("CARGO_PKG_VERSION"),
-        )
-    }
-
-    fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        deliver_first_endpoint(server)
-    }
-
-    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
-        Some(self)
-    }
-
-    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
-        Some(self)
-    }
-}
+tether_sdk::passthrough_observer!(PassthroughCopilot, PLUGIN_NAME, AGENT_KINDS);
 
 /// One `mcpServers` entry in Copilot's shape.
 pub fn copilot_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
@@ -207,8 +183,15 @@ fn copilot_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughCopilot {
-    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
-        census::census()
+    tether_sdk::forward_reader! {
+        census: census::census,
+        read_telemetry: telemetry::read,
+        record_sources: records::sources,
+        read_record: records::read,
+        // The pinned release and the newest npm serves (`tests/peers`,
+        // `tests/peers/newest`), each read in a real session by
+        // `tests/tests/harness_sessions.rs`.
+        verified_on: "1.0.102"..="1.0.102",
     }
 
     /// Its session events show each skill it loads for the model and each
@@ -282,35 +265,6 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
         )
     }
 
-    fn read_telemetry(
-        &self,
-        record: &tether_core::telemetry::TelemetryRecord,
-        configured: &[String],
-    ) -> tether_core::telemetry::TelemetryAnswer {
-        telemetry::read(record, configured)
-    }
-
-    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
-        records::sources()
-    }
-
-    /// The pinned release and the newest npm serves (`tests/peers`,
-    /// `tests/peers/newest`), each read in a real session by
-    /// `tests/tests/harness_sessions.rs`.
-    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
-        Some(tether_core::records::VerifiedRange::new(
-            "1.0.102", "1.0.102",
-        ))
-    }
-
-    fn read_record(
-        &self,
-        file: &tether_core::records::RecordFile<'_>,
-        record: &str,
-    ) -> tether_core::records::RecordAnswer {
-        records::read(file, record)
-    }
-
     /// An entry of `~/.copilot/mcp-config.json`, every tool allowed.
     fn server_setup(
         &self,
@@ -334,9 +288,9 @@ tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughCopilot));
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_core::KeyValue;
+    use tether_core::DriveMode;
     use tether_core::observer::plan;
-    use tether_core::vocab::ServerSource;
+    use tether_sdk::conformance::{http_server, stdio_server};
 
     #[test]
     fn servers_become_one_additional_config_with_references() {
@@ -347,23 +301,16 @@ mod tests {
             strict: true,
         };
         let servers = vec![
-            ServerSpec::new(
+            stdio_server(
                 "local",
-                ServerSource::Profile,
-                Endpoint::Stdio {
-                    command: "/home/u/srv".into(),
-                    args: vec!["--token=arg-secret".into()],
-                    env: vec![KeyValue::new("API_KEY", "env-\"secret")],
-                    cwd: None,
-                },
+                "/home/u/srv",
+                &["--token=arg-secret"],
+                &[("API_KEY", "env-\"secret")],
             ),
-            ServerSpec::new(
+            http_server(
                 "remote",
-                ServerSource::Profile,
-                Endpoint::Http {
-                    url: "https://h.example/mcp".into(),
-                    headers: vec![KeyValue::new("Authorization", "Bearer hdr-secret")],
-                },
+                "https://h.example/mcp",
+                &[("Authorization", "Bearer hdr-secret")],
             ),
         ];
         let planned = plan(Some(&PassthroughCopilot), &servers, &ctx);

@@ -24,13 +24,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrategy};
-use tether_core::{
-    AgentCapabilities, Decision, DriveMode, Endpoint, Plan, PlanContext, PluginDescriptor,
-    ServerSpec, TransportObserver,
-};
-use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
+use tether_core::{AgentCapabilities, Endpoint, Plan, PlanContext};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle};
 
-/// The plugin's registered name.
 /// The harness's dialect: the entry shape its scanner reads and the
 /// reference spelling its materializer writes (which the harness expands).
 pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
@@ -38,6 +34,7 @@ pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::D
     RefStyle::DollarEnvColon,
 );
 
+/// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-cursor";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 2] = ["cursor", "cursor-agent"];
@@ -48,28 +45,7 @@ pub const PROJECT_FILE: &str = ".cursor/mcp.json";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughCursor;
 
-impl TransportObserver for PassthroughCursor {
-    fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor::new(
-            PLUGIN_NAME,
-            AGENT_KINDS,
-            DriveMode::Passthrough,
-            env!("CARGO_PKG_VERSION"),
-        )
-    }
-
-    fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        deliver_first_endpoint(server)
-    }
-
-    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
-        Some(self)
-    }
-
-    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
-        Some(self)
-    }
-}
+tether_sdk::passthrough_observer!(PassthroughCursor, PLUGIN_NAME, AGENT_KINDS);
 
 /// One `mcpServers` entry in Cursor's shape.
 pub fn cursor_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {

@@ -35,7 +35,6 @@ use tether_core::{
 };
 use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, deliver_first_endpoint};
 
-/// The plugin's registered name.
 /// The harness's dialect: the entry shape its scanner reads and the
 /// reference spelling its materializer writes (which the harness expands).
 pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::Dialect::new(
@@ -43,6 +42,7 @@ pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::D
     RefStyle::EnvColon,
 );
 
+/// The plugin's registered name.
 pub const PLUGIN_NAME: &str = "passthrough-opencode";
 /// The agent kinds it handles.
 pub const AGENT_KINDS: [&str; 1] = ["opencode"];
@@ -178,8 +178,15 @@ fn opencode_tool_name(server: &str, tool: &str) -> String {
 }
 
 impl tether_core::harness::HarnessReader for PassthroughOpenCode {
-    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
-        census::census()
+    tether_sdk::forward_reader! {
+        census: census::census,
+        read_telemetry: telemetry::read,
+        record_sources: records::sources,
+        read_record: records::read,
+        // The pinned release and the newest npm serves (`tests/peers`,
+        // `tests/peers/newest`), each read in a real session by
+        // `tests/tests/harness_sessions.rs`.
+        verified_on: "1.18.33"..="1.18.33",
     }
 
     /// Its database shows each skill the model loaded (the `skill` tool,
@@ -245,35 +252,6 @@ impl tether_core::harness::HarnessReader for PassthroughOpenCode {
         )
     }
 
-    fn read_telemetry(
-        &self,
-        record: &tether_core::telemetry::TelemetryRecord,
-        configured: &[String],
-    ) -> tether_core::telemetry::TelemetryAnswer {
-        telemetry::read(record, configured)
-    }
-
-    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
-        records::sources()
-    }
-
-    /// The pinned release and the newest npm serves (`tests/peers`,
-    /// `tests/peers/newest`), each read in a real session by
-    /// `tests/tests/harness_sessions.rs`.
-    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
-        Some(tether_core::records::VerifiedRange::new(
-            "1.18.33", "1.18.33",
-        ))
-    }
-
-    fn read_record(
-        &self,
-        file: &tether_core::records::RecordFile<'_>,
-        record: &str,
-    ) -> tether_core::records::RecordAnswer {
-        records::read(file, record)
-    }
-
     /// An entry of `~/.config/opencode/opencode.json`'s `mcp`.
     fn server_setup(
         &self,
@@ -300,7 +278,7 @@ tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughOpenCode));
 mod tests {
     use super::*;
     use tether_core::observer::plan;
-    use tether_core::vocab::ServerSource;
+    use tether_sdk::conformance::{sse_server, stdio_server};
 
     fn ctx() -> PlanContext {
         PlanContext {
@@ -314,34 +292,18 @@ mod tests {
     #[test]
     fn servers_become_mcp_entries_with_env_references() {
         let servers = vec![
-            ServerSpec::new(
+            stdio_server(
                 "local",
-                ServerSource::Profile,
-                Endpoint::Stdio {
-                    command: "/home/u/srv".into(),
-                    args: vec!["--token=arg-secret".into()],
-                    env: vec![KeyValue::new("API_KEY", "env-secret")],
-                    cwd: None,
-                },
+                "/home/u/srv",
+                &["--token=arg-secret"],
+                &[("API_KEY", "env-secret")],
             ),
-            ServerSpec::new(
+            sse_server(
                 "remote",
-                ServerSource::Profile,
-                Endpoint::Sse {
-                    url: "https://h.example/sse".into(),
-                    headers: vec![KeyValue::new("X-Key", "hdr-secret")],
-                },
+                "https://h.example/sse",
+                &[("X-Key", "hdr-secret")],
             ),
-            ServerSpec::new(
-                "quoted",
-                ServerSource::Profile,
-                Endpoint::Stdio {
-                    command: "srv".into(),
-                    args: vec!["say \"hi\"".into()],
-                    env: vec![],
-                    cwd: None,
-                },
-            ),
+            stdio_server("quoted", "srv", &["say \"hi\""], &[]),
         ];
         let planned = plan(Some(&PassthroughOpenCode), &servers, &ctx());
         let quoted = &planned.servers[2];
