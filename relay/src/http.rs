@@ -48,7 +48,7 @@ use tether_guard::{BodyCap, HostPolicy, Refusal, Token};
 use tether_hub::EvidenceSink;
 
 use crate::frames::{Direction, FrameReader};
-use crate::host::Reporter;
+use crate::report::Reporter;
 
 /// The largest request body forwarded.
 pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;

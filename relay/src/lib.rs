@@ -17,12 +17,14 @@
 //!   streamable-HTTP and legacy-SSE servers (the agent never holds their
 //!   credentials).
 //! - [`protocol`]: what the two say to each other.
+//! - `report`: either relay's observations, as evidence (`Reporter`).
 
 pub mod frames;
 pub mod host;
 pub mod http;
 pub mod protocol;
 pub mod pump;
+mod report;
 pub mod run;
 
 pub use host::{Offered, RelayError, RelayHost, RelayTicket, relay_next_to_current_exe};

@@ -13,8 +13,7 @@ use tether_core::display::{RowView, copy_diagnostics, project_row_in};
 use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
 
-/// The version of the status API's documents this build serves (the `/api/v1/` prefix).
-pub const STATUS_API_SCHEMA_VERSION: u32 = 1;
+pub use crate::parts::{CapabilityView, STATUS_API_SCHEMA_VERSION};
 
 /// `GET /api/v1/sessions`, and each `sessions` event of `/api/v1/sessions/events`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -99,38 +98,6 @@ pub struct AttemptView {
     /// sessions show` prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<CapabilityView>,
-}
-
-/// One skill, hook or plugin, ready to render: its words are core's
-/// (`tether_core::display::capability_row` and `MatrixRow::label`), as
-/// `tether sessions show` prints them.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct CapabilityView {
-    /// `skill`, `hook` or `plugin`.
-    pub kind: tether_core::vocab::CapabilityKind,
-    /// Its name as a table shows it (`greet (goodplug)`, `Stop · check.sh`).
-    pub label: String,
-    /// Its display status.
-    pub status: tether_core::vocab::DisplayStatus,
-    /// Why it failed, if it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason_code: Option<tether_core::vocab::ReasonCode>,
-    /// Where it got, in words ("fired once: 1 command not found (exit 127)").
-    pub stopped: String,
-}
-
-impl CapabilityView {
-    /// The view of one row.
-    pub fn of(row: &tether_core::capability::CapabilityRow) -> Self {
-        let row = tether_core::display::capability_row(row);
-        CapabilityView {
-            label: row.label(),
-            kind: row.kind,
-            status: row.status,
-            reason_code: row.reason_code,
-            stopped: row.stopped,
-        }
-    }
 }
 
 impl SessionStatus {

@@ -26,7 +26,7 @@ use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
 use tether_core::vocab::{CapabilityKind, DisplayStatus, ReasonCode};
 
-use crate::documents::STATUS_API_SCHEMA_VERSION;
+use crate::parts::{CapabilityView, STATUS_API_SCHEMA_VERSION};
 
 /// The most sessions one page holds.
 pub const MAX_LIMIT: usize = 200;
@@ -94,7 +94,7 @@ impl IndexEntry {
                     reason: r.reason_code.clone(),
                 })
                 .chain(current.iter().flat_map(|a| a.capabilities.iter()).map(|c| {
-                    let view = crate::documents::CapabilityView::of(c);
+                    let view = CapabilityView::of(c);
                     IndexRow {
                         kind: view.kind,
                         name: view.label,

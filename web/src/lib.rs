@@ -32,6 +32,7 @@
 
 pub mod documents;
 pub mod fleet;
+mod parts;
 pub mod security;
 pub mod service;
 pub mod source;

@@ -16,8 +16,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use crate::endpoint::{Io, Spawn};
 use crate::report::Observation;
+use crate::wire::{Io, Spawn};
 
 /// The first line a bridge sends: `TETHER-BRIDGE/1 <token>`.
 pub const HELLO: &str = "TETHER-BRIDGE/1";

@@ -17,7 +17,6 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ServerHandler, ServiceExt};
@@ -25,10 +24,7 @@ use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::vocab::ServerSource;
 use tether_guard::{BodyCap, HostPolicy};
 use tether_hub::EvidenceSink;
-use tokio::io::BufReader;
 use tokio::net::TcpListener;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, PollSender};
 
@@ -37,26 +33,7 @@ use crate::credential::AttemptCredential;
 use crate::report::{Connection, Observation, ReportingHandler};
 use crate::sentinel::{SENTINEL_SERVER, Sentinel};
 use crate::sse::{self, SseShared};
-
-/// How a connection's bytes reach the rmcp server.
-pub(crate) enum Io {
-    /// Legacy SSE: messages out to the event stream, messages in from `POST /message`.
-    Channel(
-        mpsc::Sender<ServerJsonRpcMessage>,
-        mpsc::Receiver<ClientJsonRpcMessage>,
-    ),
-    /// The stdio bridge: a loopback socket after the hello line.
-    Tcp(BufReader<OwnedReadHalf>, OwnedWriteHalf),
-}
-
-/// Starts serving one connection.
-pub(crate) type Spawn = Arc<dyn Fn(Arc<Connection>, Io) + Send + Sync>;
-
-/// 128 bits from the OS's cryptographic random source, as hex: SSE session
-/// ids, which authorize `POST /message` for a session opened with the credential.
-pub(crate) fn random_hex() -> String {
-    tether_guard::random_hex(16)
-}
+use crate::wire::{Io, Spawn};
 
 /// The most a request body may hold (rmcp's own bound on `/mcp`, applied to
 /// every route).

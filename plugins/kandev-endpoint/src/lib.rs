@@ -23,6 +23,7 @@ pub mod endpoint;
 pub mod report;
 pub mod sentinel;
 mod sse;
+mod wire;
 
 pub use credential::AttemptCredential;
 pub use endpoint::{ObservedEndpoint, bridge_next_to_current_exe};

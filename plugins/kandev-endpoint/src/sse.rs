@@ -16,8 +16,14 @@ use futures::stream::{self, Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use tokio::sync::mpsc;
 
-use crate::endpoint::{Io, Spawn, random_hex};
 use crate::report::{Connection, Observation};
+use crate::wire::{Io, Spawn};
+
+/// 128 bits from the OS's cryptographic random source, as hex: SSE session
+/// ids, which authorize `POST /message` for a session opened with the credential.
+fn random_hex() -> String {
+    tether_guard::random_hex(16)
+}
 
 /// Messages buffered per direction per session.
 const CHANNEL_DEPTH: usize = 64;
