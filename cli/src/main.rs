@@ -13,6 +13,7 @@
 
 #[macro_use]
 mod term;
+mod check;
 mod collect;
 mod endpoint_test;
 mod history;
@@ -22,6 +23,7 @@ mod mcp;
 mod pins;
 mod plugins;
 mod probe;
+mod run;
 mod serve;
 mod service;
 mod sessions;
@@ -56,6 +58,15 @@ enum Command {
     /// The sessions your harnesses wrote to disk, each as a capability matrix: list, show ID,
     /// import into a store (exit 0 done, 1 store failure or no such session, 2 usage).
     Sessions(sessions::SessionsArgs),
+    /// Run a harness headless (CI, scripts) with Tether around it: its stdio untouched, its
+    /// session's matrix on stderr, `--require` evaluated (exit: the harness's when it failed,
+    /// 4 a requirement not met, else 0).
+    #[command(after_help = format!("{}\n\n{}", run::RUN_AFTER_HELP, check::STAGES_HELP))]
+    Run(run::RunArgs),
+    /// Check a saved session file or a stored session against requirements, for a person or a
+    /// CI system (human, json, junit, github, markdown; exit 0 met, 4 not met, 2 usage).
+    #[command(after_help = format!("{}\n\n{}", check::CHECK_AFTER_HELP, check::STAGES_HELP))]
+    Check(check::CheckArgs),
     /// Receive your harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1; `--print-env HARNESS`
     /// says what to set (exit 0 on Ctrl-C, 1 if it cannot listen, 2 usage).
     Collect(collect::CollectArgs),
@@ -144,6 +155,8 @@ enum SchemaDocument {
     /// The display vocabulary the status page carries (labels, colors,
     /// sentences: core's, for renderers that are not Rust).
     StatusDisplay,
+    /// The document `tether check --format json` prints.
+    Check,
 }
 
 /// The command line, with every list of harnesses in its help taken from
@@ -386,6 +399,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Collect(args) => collect::run(args),
         Command::Tap(args) => tap::run(args),
         Command::Sessions(args) => sessions::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Explain {
             code,
@@ -412,6 +427,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 SchemaDocument::StatusFleetSessions => status_schema("status-fleet-sessions"),
                 SchemaDocument::StatusFleetServers => status_schema("status-fleet-servers"),
                 SchemaDocument::StatusDisplay => status_schema("status-display"),
+                SchemaDocument::Check => {
+                    tether_core::schema::schema_of::<check::document::CheckDocument>("check.json")
+                }
             };
             let mut out = crate::term::stdout();
             serde_json::to_writer_pretty(&mut out, &schema)?;
