@@ -587,3 +587,97 @@ proptest! {
         }
     }
 }
+
+/// A refusal of one of the servers' tools, from any source, with any
+/// reason, one at a time or as a source's running count.
+fn refusals() -> impl Strategy<Value = Evidence> {
+    (
+        0u64..500,
+        0usize..SERVERS.len(),
+        0u8..3,
+        0u8..4,
+        proptest::option::of(1u32..20),
+        0u8..3,
+    )
+        .prop_map(|(at, server, tool, reason, count, prov)| {
+            use tether_core::vocab::ReasonCode as R;
+            let mut ev = Evidence::new(EvidenceKind::ToolCallRefused, Timestamp(at))
+                .server(SERVERS[server])
+                .tool(format!("tool{tool}"));
+            ev.reason_code = Some(match reason {
+                0 => R::PermissionDenied,
+                1 => R::ApprovalRequired,
+                2 => R::BlockedByHook,
+                _ => R::DeniedByPolicy,
+            });
+            ev.calls = count;
+            ev.provenance(match prov {
+                0 => Provenance::HarnessRecord,
+                1 => Provenance::HarnessTelemetry,
+                _ => Provenance::ModelTap,
+            })
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// GIVEN refusals of tools, and evidence of every other kind but calls,
+    /// in any order WHEN they are reduced THEN no refused call is a use:
+    /// no tool is called, no call is counted, no row or matrix line says
+    /// "used", the servers' `callable` is `no` and each refused tool's is
+    /// too, and each refused tool's row names its refusal; and the result
+    /// does not depend on the order.
+    #[test]
+    fn a_refused_call_is_never_a_use(
+        refused in proptest::collection::vec(refusals(), 1..40),
+        others in proptest::collection::vec(connection_evidence(), 0..20),
+        seed in any::<u64>(),
+    ) {
+        let all: Vec<Evidence> = others
+            .into_iter()
+            .filter(|e| e.kind != EvidenceKind::ToolCallObserved)
+            .chain(refused.iter().cloned())
+            .collect();
+        let reduce_in = |mut order: Vec<Evidence>, mut s: u64| {
+            for k in (1..order.len()).rev() {
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                order.swap(k, (s % (k as u64 + 1)) as usize);
+            }
+            let (mut h, key) = fresh("a0");
+            for ev in &order {
+                let _ = reduce(&mut h, &observe(&key, ev.clone()));
+            }
+            h.current().expect("current").clone()
+        };
+        let attempt = reduce_in(all.clone(), seed | 1);
+        for row in &attempt.servers {
+            prop_assert!(row.last_tool_call.is_none(), "{}", row.name);
+            let tally = tether_core::display::CallTally::of_row(row);
+            prop_assert_eq!(tally.calls, 0);
+            let said = stopped(row);
+            prop_assert!(!said.contains("used:"), "{}: {said}", row.name);
+            if tally.refused > 0 {
+                prop_assert_eq!(row.stages.callable.state, StageState::No);
+                prop_assert!(said.contains("refused"), "{said}");
+            }
+            for tool in row.tools.iter().filter(|t| t.refused_calls > 0) {
+                prop_assert_eq!(tool.calls, 0);
+                prop_assert!(!tool.called.is_yes());
+                prop_assert!(tool.model_visible.is_yes());
+                prop_assert_eq!(tool.callable.state, StageState::No);
+                prop_assert!(tether_core::display::tool_reason(tool).is_some());
+                let said = tether_core::display::tool_stopped(tool);
+                prop_assert!(said.contains("refused") && !said.contains("used:"), "{said}");
+                let sum: u32 = tool.refusals.iter().map(|r| r.calls).sum();
+                prop_assert_eq!(sum, tool.refused_calls);
+            }
+        }
+        for m in tether_core::display::matrix(&attempt) {
+            prop_assert_eq!(m.calls, 0, "{}", m.name);
+            prop_assert!(!m.stopped.contains("used:"), "{}: {}", m.name, m.stopped);
+        }
+        let again = reduce_in(all, seed.rotate_left(17) | 1);
+        prop_assert_eq!(&attempt.servers, &again.servers);
+    }
+}

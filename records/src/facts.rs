@@ -739,6 +739,80 @@ mod tests {
         assert_eq!(counts(&f), [(Some(1), Some(0)), (Some(1), Some(0))]);
     }
 
+    fn refused(id: Option<&str>, code: ReasonCode, at: u64) -> Evidence {
+        let mut e = Evidence::new(EvidenceKind::ToolCallRefused, Timestamp(at));
+        e.connection_id = id.map(str::to_owned);
+        e.reason_code = Some(code);
+        e
+    }
+
+    fn refusals(facts: &SessionFacts) -> Vec<(String, Option<u32>)> {
+        facts
+            .evidence()
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::ToolCallRefused)
+            .map(|e| {
+                (
+                    e.reason_code
+                        .as_ref()
+                        .map(|r| r.as_str().to_owned())
+                        .unwrap_or_default(),
+                    e.calls,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_call_and_its_refusal_by_id_are_one_refusal_and_no_call() {
+        // Claude writes the call (tool_use), then a failed result, then the
+        // refusal; any order, any file: one refused call, never a call.
+        for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+            let records = [
+                call(Some("1"), Some("get"), None, 1),
+                call(Some("1"), None, Some(false), 2),
+                refused(Some("1"), ReasonCode::PermissionDenied, 2),
+            ];
+            let mut f = SessionFacts::new("claude", "s");
+            for i in order {
+                f.add("t", "a", reading(vec![records[i].clone()]));
+            }
+            assert_eq!(counts(&f), [], "{order:?}");
+            assert_eq!(refusals(&f), [("permission_denied".to_owned(), Some(1))]);
+        }
+    }
+
+    #[test]
+    fn refusals_count_per_reason_beside_the_calls_that_ran() {
+        let mut f = SessionFacts::new("codex", "s");
+        let mut failed = call(Some("3"), Some("get"), Some(false), 3);
+        failed.reason_code = Some(ReasonCode::ToolError);
+        f.add(
+            "t",
+            "a",
+            reading(vec![
+                call(Some("1"), Some("get"), None, 1),
+                refused(Some("1"), ReasonCode::ApprovalRequired, 1),
+                call(Some("2"), Some("get"), Some(true), 2),
+                failed,
+                {
+                    let mut e = refused(None, ReasonCode::ApprovalRequired, 4);
+                    e.server = Some("time".to_owned());
+                    e.tool = Some("get".to_owned());
+                    e
+                },
+            ]),
+        );
+        assert_eq!(counts(&f), [(Some(2), Some(1))]);
+        assert_eq!(refusals(&f), [("approval_required".to_owned(), Some(2))]);
+        let observed = f
+            .evidence()
+            .into_iter()
+            .find(|e| e.kind == EvidenceKind::ToolCallObserved)
+            .expect("the calls that ran");
+        assert_eq!(observed.reason_code, Some(ReasonCode::ToolError));
+    }
+
     #[test]
     fn merging_what_two_threads_read_is_reading_it_all() {
         let a = vec![
