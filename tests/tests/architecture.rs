@@ -7,6 +7,7 @@
 //! - tether-core talks to nothing: no files, no environment, no processes,
 //!   no sockets, no threads, no sleeping, no clock;
 //! - every listener goes through tether-guard, and Tether's own bind loopback;
+//! - ARCHITECTURE.md's code map names every crate and only paths that exist;
 //! - a plugin returns data: it writes no file and starts no process;
 //! - the inventory kit speaks no MCP.
 //!
@@ -247,6 +248,7 @@ fn one_guard_for_every_listener() {
         "tether-relay",
         "tether-web",
         "tether-collect",
+        "tether-tap",
     ] {
         assert!(
             listeners.contains(listener),
@@ -735,5 +737,134 @@ fn every_invariant_names_tests_that_exist() {
         }
     }
     assert!(invariants >= 50, "read {invariants} invariants");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// ARCHITECTURE.md's code map: from `## Code map` to the next `## `
+/// heading, as (the folders its `### ` heading names, its text) per
+/// section.
+fn code_map() -> Vec<(Vec<String>, String)> {
+    let text =
+        std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let start = text.find("\n## Code map").expect("a `## Code map` section");
+    let rest = &text[start + 1..];
+    let map = match rest[3..].find("\n## ") {
+        Some(end) => &rest[..end + 3],
+        None => rest,
+    };
+    let folder = regex::Regex::new(r"`([\w./*-]+/)`").expect("pattern");
+    map.split("\n### ")
+        .skip(1)
+        .map(|section| {
+            let heading = section.lines().next().unwrap_or("");
+            let folders = folder
+                .captures_iter(heading)
+                .map(|c| c[1].to_owned())
+                .collect();
+            (folders, section.to_owned())
+        })
+        .collect()
+}
+
+/// The paths under `root` that `pattern` names, where a `*` in a
+/// segment stands for any run of characters within that segment.
+fn expand(root: &Path, pattern: &str) -> Vec<PathBuf> {
+    let mut found = vec![root.to_path_buf()];
+    for segment in pattern.trim_end_matches('/').split('/') {
+        let mut next = Vec::new();
+        for dir in &found {
+            if let Some((before, after)) = segment.split_once('*') {
+                for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if name.len() >= before.len() + after.len()
+                        && name.starts_with(before)
+                        && name.ends_with(after)
+                    {
+                        next.push(entry.path());
+                    }
+                }
+            } else if dir.join(segment).exists() {
+                next.push(dir.join(segment));
+            }
+        }
+        found = next;
+    }
+    found
+}
+
+/// GIVEN ARCHITECTURE.md's code map WHEN it is read against the
+/// workspace THEN every workspace crate (the root manifest's members, as
+/// `cargo metadata` lists them) is named in it, by its folder or its
+/// package name; every module of tether-core is named by its file; and
+/// every path it names exists: from the workspace's root, or from the
+/// folder its section is about (`src/lib.rs` under
+/// `plugins/passthrough-*/`), a `*` matching at least one.
+#[test]
+fn the_code_map_names_every_crate_and_only_paths_that_exist() {
+    let root = workspace();
+    let sections = code_map();
+    assert!(sections.len() >= 15, "read {} sections", sections.len());
+    let map: String = sections.iter().map(|(_, text)| text.as_str()).collect();
+    let mut problems = Vec::new();
+
+    for (name, package) in graph() {
+        let dir = package.dir.display().to_string();
+        let word = regex::Regex::new(&format!(r"(^|[^\w-]){}($|[^\w-])", regex::escape(&name)))
+            .expect("pattern");
+        if !map.contains(&format!("`{dir}/`")) && !word.is_match(&map) {
+            problems.push(format!("the crate {name} ({dir}/) is not in the code map"));
+        }
+    }
+
+    let lib = std::fs::read_to_string(root.join("core/src/lib.rs")).expect("core/src/lib.rs");
+    let module = regex::Regex::new(r"(?m)^pub mod (\w+);").expect("pattern");
+    let modules: Vec<String> = module
+        .captures_iter(&lib)
+        .map(|c| c[1].to_owned())
+        .collect();
+    assert!(modules.len() >= 10, "{modules:?}");
+    for m in modules {
+        if !map.contains(&format!("`core/src/{m}.rs`"))
+            && !map.contains(&format!("`core/src/{m}/`"))
+        {
+            problems.push(format!("core's module {m} is not in the code map"));
+        }
+    }
+
+    let quoted = regex::Regex::new(r"`([^`\s]+)`").expect("pattern");
+    let extension =
+        regex::Regex::new(r"\.(rs|md|toml|json|py|js|mjs|cjs|html|css|go|sh)$").expect("pattern");
+    let mut checked = 0;
+    for (folders, text) in &sections {
+        for cap in quoted.captures_iter(text) {
+            let token = &cap[1];
+            if ["://", ":", "<", "{", "=", "…"]
+                .iter()
+                .any(|c| token.contains(c))
+                || token.starts_with('/')
+                || token.starts_with('~')
+                || token.starts_with('$')
+            {
+                continue;
+            }
+            let first = token.split('/').next().unwrap_or("");
+            let at_root = token.contains('/') && !first.contains('*') && root.join(first).exists();
+            if !at_root && !extension.is_match(token) {
+                continue; // a word, a method (`tools/list`), not a path
+            }
+            checked += 1;
+            let mut bases = vec![root.clone()];
+            for folder in folders {
+                for base in expand(&root, folder) {
+                    bases.push(base.join("src"));
+                    bases.push(base);
+                }
+            }
+            if !bases.iter().any(|base| !expand(base, token).is_empty()) {
+                problems.push(format!("the code map names {token}, which does not exist"));
+            }
+        }
+    }
+    assert!(checked >= 100, "the checker found the paths ({checked})");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
