@@ -1,0 +1,533 @@
+//! `tether run` and `tether check`, verified against real Claude Code
+//! (pinned and newest) headless against the fake model, with the servers
+//! `time` (PyPI mcp-server-time) and `broken` (a command that does not
+//! exist) configured:
+//! - GIVEN `tether run --require time -- claude -p … --output-format
+//!   stream-json --verbose` THEN its stdout is Claude Code's stream-json
+//!   alone, its exit is 0, and stderr says `time` met;
+//! - GIVEN `--require broken` THEN the exit is 4 (neither 1 nor 2) and
+//!   stderr names `broken`;
+//! - GIVEN `tether check` of the saved stream-json THEN `--format junit`
+//!   is well-formed JUnit (parsed by Python's XML parser) with a passing
+//!   testcase for `time` and a failing one for `broken`, and `--format
+//!   github` gives an `::error` annotation naming `broken` and appends
+//!   its summary to `$GITHUB_STEP_SUMMARY`.
+//!
+//! Also, with a stand-in harness (a script named `claude`): stdin, stdout
+//! and stderr pass byte for byte, the exit code is kept, a signal is
+//! forwarded; and a command no plugin knows runs anyway. And the book's
+//! "In CI" workflow: its shell steps, extracted from the chapter, run
+//! against the fake model.
+//!
+//! Each real run skips loudly where its CLI (tests/peers, `npm ci`) or
+//! `mcp-server-time` (tests/peers/.venv) is not installed. Waits end at
+//! the process's exit, bounded.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use tether_tests::Release;
+
+/// The home, the work folder and the servers' configuration of one run.
+struct Setup {
+    home: tempfile::TempDir,
+    work: PathBuf,
+    config: PathBuf,
+    model: tether_tests::fake_model::Running,
+    log: tether_tests::fake_model::ModelLog,
+}
+
+async fn setup() -> Option<Setup> {
+    let time = tether_tests::peer(".venv/bin/mcp-server-time")?;
+    let (model, log) = tether_tests::fake_model::start_model("get_current_time").await;
+    let home = tempfile::tempdir().expect("home");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).expect("work");
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {
+            "time": {"command": time},
+            "broken": {"command": "/nonexistent/bin"}
+        }})
+        .to_string(),
+    )
+    .expect("config");
+    Some(Setup {
+        home,
+        work,
+        config,
+        model,
+        log,
+    })
+}
+
+/// `tether run ARGS -- claude -p …` on the setup's home, from its work
+/// folder, stdin closed: its output, bounded.
+async fn tether_run(
+    s: &Setup,
+    release: Release,
+    claude: &Path,
+    tether_args: &[&str],
+) -> std::process::Output {
+    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
+    cmd.arg("run")
+        .args(tether_args)
+        .arg("--db")
+        .arg(s.home.path().join("tether.db"))
+        .arg("--")
+        .arg(claude)
+        .args([
+            "-p",
+            "what time is it",
+            "--mcp-config",
+            &s.config.display().to_string(),
+            "--strict-mcp-config",
+            "--allowedTools",
+            "mcp__time__get_current_time",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .env_clear()
+        .env("PATH", release.path())
+        .env("HOME", s.home.path())
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", s.model.base())
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .current_dir(&s.work)
+        .stdin(Stdio::null());
+    tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
+        .await
+        .expect("the run")
+}
+
+/// Every line of `stdout` is one of Claude Code's stream-json objects:
+/// nothing of Tether's is in it.
+fn only_stream_json(label: &str, stdout: &str) {
+    assert!(!stdout.is_empty(), "{label}: no stdout");
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("{label}: not stream-json ({e}): {line}"));
+        assert!(v["type"].is_string(), "{label}: {line}");
+    }
+    let first: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().expect("a line")).expect("json");
+    assert_eq!(first["type"], "system", "{label}");
+    assert_eq!(first["subtype"], "init", "{label}");
+    assert!(
+        !stdout.contains("tether"),
+        "{label}: Tether wrote to stdout"
+    );
+}
+
+/// JUnit XML parsed by Python's own XML parser (well-formed, or it
+/// fails): each testcase's name and whether it failed.
+fn junit_cases(xml: &str) -> Vec<(String, bool)> {
+    let python = tether_tests::peer(".venv/bin/python3").expect("the venv's python");
+    let script = "import sys, json, xml.etree.ElementTree as ET\n\
+root = ET.fromstring(sys.stdin.read())\n\
+assert root.tag == 'testsuites', root.tag\n\
+print(json.dumps([[c.get('name'), c.find('failure') is not None] for s in root.findall('testsuite') for c in s.findall('testcase')]))\n";
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(xml.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("python ends");
+    assert!(
+        out.status.success(),
+        "not well-formed JUnit: {}\n{xml}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the cases")
+}
+
+async fn claude_through_tether_run(release: Release) {
+    let Some(claude) = release.peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(s) = setup().await else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let label = format!("claude {}", release.label());
+
+    // --require time: stdout untouched, exit 0.
+    let out = tether_run(&s, release, &claude, &["--require", "time"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    tether_tests::keep_home(&format!("run-check-{}", release.label()), s.home.path());
+    assert!(
+        !s.log.turns().is_empty(),
+        "{label}: never asked the model: {stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{label}: {stderr}");
+    only_stream_json(&label, &stdout);
+    assert!(
+        stderr.contains("met     time: its tools reached the session"),
+        "{label}: {stderr}"
+    );
+    assert!(
+        stderr.contains("mcp_server  time"),
+        "{label}: the matrix: {stderr}"
+    );
+    assert!(
+        !stderr.contains("what time is it"),
+        "{label}: the prompt must never be printed: {stderr}"
+    );
+
+    // --require broken: exit 4, naming broken.
+    let out = tether_run(&s, release, &claude, &["--require", "broken"]).await;
+    let stderr2 = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().expect("an exit code");
+    assert!(
+        ![0, 1, 2].contains(&code),
+        "{label}: exit {code}: {stderr2}"
+    );
+    assert_eq!(code, 4, "{label}: {stderr2}");
+    assert!(stderr2.contains("NOT MET broken:"), "{label}: {stderr2}");
+    only_stream_json(&label, &String::from_utf8_lossy(&out.stdout));
+
+    // The session is in the store: `tether check` of it by id.
+    let id = stdout
+        .lines()
+        .find_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            v["session_id"].as_str().map(|s| format!("claude:{s}"))
+        })
+        .expect("the stream-json names its session");
+    let check = |args: &[&str]| {
+        tether_tests::tether_at_home(s.home.path())
+            .arg("check")
+            .args(args)
+            .arg("--db")
+            .arg(s.home.path().join("tether.db"))
+            .output()
+            .expect("tether check")
+    };
+    let stored = check(&[&id, "--require", "time", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&stored.stdout)
+        .unwrap_or_else(|e| panic!("{label}: {e}: {}", String::from_utf8_lossy(&stored.stderr)));
+    assert_eq!(doc["met"], true, "{label}: the stored session: {doc:#}");
+    assert_eq!(stored.status.code(), Some(0));
+
+    // The saved stream-json, checked: JUnit and GitHub.
+    let saved = s.home.path().join("session.jsonl");
+    std::fs::write(&saved, &stdout).expect("save");
+    let saved = saved.display().to_string();
+    let junit = check(&[
+        &saved,
+        "--require",
+        "time",
+        "--require",
+        "broken",
+        "--format",
+        "junit",
+    ]);
+    assert_eq!(junit.status.code(), Some(4), "{label}");
+    let cases = junit_cases(&String::from_utf8_lossy(&junit.stdout));
+    assert_eq!(
+        cases,
+        [
+            ("require time".to_owned(), false),
+            ("require broken".to_owned(), true)
+        ],
+        "{label}"
+    );
+    // Without --require: every server the session names.
+    let all = check(&[&saved, "--format", "junit"]);
+    let cases = junit_cases(&String::from_utf8_lossy(&all.stdout));
+    assert!(
+        cases.contains(&("require time".to_owned(), false)),
+        "{label}: {cases:?}"
+    );
+    assert!(
+        cases.contains(&("require broken".to_owned(), true)),
+        "{label}: {cases:?}"
+    );
+
+    let summary = s.home.path().join("step-summary.md");
+    std::fs::write(&summary, "before\n").expect("summary");
+    let github = tether_tests::tether_at_home(s.home.path())
+        .args([
+            "check",
+            &saved,
+            "--require",
+            "time",
+            "--require",
+            "broken",
+            "--format",
+            "github",
+        ])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .expect("tether check");
+    let text = String::from_utf8_lossy(&github.stdout);
+    assert_eq!(github.status.code(), Some(4), "{label}");
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("::error ")).collect();
+    assert_eq!(errors.len(), 1, "{label}: {text}");
+    assert!(errors[0].contains("broken"), "{label}: {text}");
+    let appended = std::fs::read_to_string(&summary).expect("summary");
+    assert!(appended.starts_with("before\n"), "appended, never replaced");
+    assert!(appended.contains("| ✅ | time |"), "{appended}");
+    assert!(appended.contains("| ❌ | broken |"), "{appended}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_claude_through_tether_run_and_check() {
+    claude_through_tether_run(Release::Pinned).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newest_claude_through_tether_run_and_check() {
+    claude_through_tether_run(Release::Newest).await;
+}
+
+/// A stand-in harness named `claude` in `dir`: the shell script `body`.
+fn stand_in(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("claude");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// GIVEN a harness that copies stdin to stdout, adds bytes of every value,
+/// writes to stderr and exits 3 WHEN run through `tether run` THEN stdout
+/// is byte for byte its own, its stderr line is there, and the exit is 3.
+#[test]
+fn stdio_pass_byte_for_byte_and_the_exit_code_is_kept() {
+    let home = tempfile::tempdir().expect("home");
+    let script = stand_in(
+        home.path(),
+        "cat; printf '\\000\\377\\r\\n\\033[0m'; echo harness-stderr >&2; exit 3",
+    );
+    let input: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    let mut child = tether_tests::tether_at_home(home.path())
+        .args(["run", "--require", "time", "--"])
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tether run");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let feed = input.clone();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(&feed).expect("feed");
+    });
+    let out = child.wait_with_output().expect("ends");
+    writer.join().expect("fed");
+    let mut expected = input;
+    expected.extend_from_slice(b"\x00\xff\r\n\x1b[0m");
+    assert!(
+        out.stdout == expected,
+        "stdout differs ({} bytes)",
+        out.stdout.len()
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("harness-stderr"), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the harness's own failure: {stderr}"
+    );
+}
+
+/// GIVEN a harness that exits 0 and writes no session WHEN a server is
+/// required THEN it is not met (silence never passes): exit 4.
+#[test]
+fn a_requirement_is_never_met_by_a_silent_run() {
+    let home = tempfile::tempdir().expect("home");
+    let script = stand_in(home.path(), "exit 0");
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["run", "--require", "time", "--"])
+        .arg(&script)
+        .output()
+        .expect("tether run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("NOT MET time:"), "{stderr}");
+}
+
+/// GIVEN a harness that exits 42 on SIGTERM WHEN `tether run` is sent
+/// SIGTERM THEN it forwards it and exits 42.
+#[test]
+fn a_signal_is_forwarded_and_its_exit_kept() {
+    let home = tempfile::tempdir().expect("home");
+    let ready = home.path().join("ready");
+    let script = stand_in(
+        home.path(),
+        &format!(
+            "trap 'exit 42' TERM; touch {}; while :; do sleep 0.1; done",
+            ready.display()
+        ),
+    );
+    let mut child = tether_tests::tether_at_home(home.path())
+        .args(["run", "--"])
+        .arg(&script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tether run");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !ready.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the harness never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("ends");
+    assert_eq!(
+        out.status.code(),
+        Some(42),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// GIVEN a command no plugin knows THEN it runs, Tether says so, and its
+/// exit code is kept.
+#[test]
+fn a_command_no_plugin_knows_runs_anyway() {
+    let home = tempfile::tempdir().expect("home");
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["run", "--", "sh", "-c", "echo out; exit 5"])
+        .output()
+        .expect("tether run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.stdout, b"out\n");
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("no plugin knows \"sh\""), "{stderr}");
+    let missing = tether_tests::tether_at_home(home.path())
+        .args(["run", "--", "/nonexistent/claude"])
+        .output()
+        .expect("tether run");
+    assert_eq!(missing.status.code(), Some(127));
+}
+
+/// The `run:` blocks of the book chapter's GitHub Actions workflow, in
+/// order, but the one that installs (`name: Install …`).
+fn workflow_steps(chapter: &str) -> Vec<String> {
+    let start = chapter
+        .find("```yaml\nname:")
+        .expect("the chapter's GitHub Actions workflow");
+    let block = &chapter[start + 8..];
+    let block = &block[..block.find("```").expect("its end")];
+    let mut steps = Vec::new();
+    let mut name = String::new();
+    let mut lines = block.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        if let Some(n) = trimmed.strip_prefix("- name: ") {
+            name = n.to_owned();
+        }
+        if trimmed == "run: |" {
+            let indent = line.len() - trimmed.len() + 2;
+            let mut script = String::new();
+            while let Some(next) = lines.peek() {
+                if !next.trim().is_empty() && next.len() - next.trim_start().len() < indent {
+                    break;
+                }
+                script.push_str(next.get(indent..).unwrap_or(""));
+                script.push('\n');
+                lines.next();
+            }
+            if !name.starts_with("Install") {
+                steps.push(script);
+            }
+        }
+    }
+    steps
+}
+
+/// GIVEN the book's "In CI" workflow WHEN its shell steps run, in order,
+/// against the fake model with `claude` and `tether` on PATH THEN the run
+/// passes (time reached the model), its JUnit file is written, and with
+/// `time` gone from the configuration the run step fails with exit 4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_book_s_workflow_runs() {
+    let chapter =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../book/src/in-ci.md"))
+            .expect("book/src/in-ci.md");
+    let steps = workflow_steps(&chapter);
+    assert!(steps.len() >= 2, "{steps:?}");
+    assert!(steps.iter().any(|s| s.contains("tether run")), "{steps:?}");
+    let Some(claude) = Release::Newest.peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(s) = setup().await else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    // The repository the workflow checks out: its MCP configuration.
+    std::fs::create_dir_all(s.work.join(".github")).expect(".github");
+    std::fs::copy(&s.config, s.work.join(".github/mcp.json")).expect("config");
+    let bins = s.home.path().join("bin");
+    std::fs::create_dir_all(&bins).expect("bin");
+    std::os::unix::fs::symlink(&claude, bins.join("claude")).expect("claude");
+    std::os::unix::fs::symlink(tether_tests::workspace_bin("tether"), bins.join("tether"))
+        .expect("tether");
+    let path = format!("{}:{}", bins.display(), Release::Newest.path());
+    let run_steps = |steps: Vec<String>| {
+        let mut codes = Vec::new();
+        for script in steps {
+            let mut cmd = Command::new("bash");
+            cmd.args(["-e", "-o", "pipefail", "-c", &script])
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", s.home.path())
+                .env("ANTHROPIC_API_KEY", "dummy")
+                .env("ANTHROPIC_BASE_URL", s.model.base())
+                .env("CLAUDE_CODE_MAX_RETRIES", "0")
+                .env("TETHER_DB", s.home.path().join("tether.db"))
+                .current_dir(&s.work)
+                .stdin(Stdio::null());
+            let out = tether_tests::output_within(cmd, 240);
+            codes.push((
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ));
+        }
+        codes
+    };
+    let ran = tokio::task::block_in_place(|| run_steps(steps.clone()));
+    for (code, stderr, _) in &ran {
+        assert_eq!(*code, Some(0), "a step failed: {stderr}");
+    }
+    let junit = std::fs::read_to_string(s.work.join("tether-junit.xml")).expect("the JUnit file");
+    let cases = junit_cases(&junit);
+    assert!(
+        cases.contains(&("require time".to_owned(), false)),
+        "{cases:?}"
+    );
+    // Without `time`, the run step fails: exit 4.
+    std::fs::write(
+        s.work.join(".github/mcp.json"),
+        serde_json::json!({"mcpServers": {"broken": {"command": "/nonexistent/bin"}}}).to_string(),
+    )
+    .expect("config");
+    let run_step: Vec<String> = steps
+        .iter()
+        .filter(|s| s.contains("tether run"))
+        .cloned()
+        .collect();
+    let ran = tokio::task::block_in_place(|| run_steps(run_step));
+    assert_eq!(ran[0].0, Some(4), "{}", ran[0].1);
+}
