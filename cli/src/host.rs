@@ -9,6 +9,7 @@
 //! `inventory` and `mcp` see each other's sessions without being told where.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +35,21 @@ impl StoreArgs {
     /// no default (no home directory).
     pub(crate) fn at(&self) -> anyhow::Result<StoreAt> {
         store_at(self.db.as_deref())
+    }
+
+    /// The store opened to write, said first as `who`; a failure is said
+    /// and is the exit code: 2 when there is no store to name (no home
+    /// directory), 1 when it cannot be opened.
+    pub(crate) fn open_writable(&self, who: &str) -> Result<Arc<dyn Store>, ExitCode> {
+        let at = self.at().map_err(|err| {
+            errln!("{who}: {err}");
+            ExitCode::from(2)
+        })?;
+        at.announce(who);
+        at.open_writable().map_err(|err| {
+            errln!("{who}: cannot open the store {}: {err:#}", at.shown());
+            ExitCode::FAILURE
+        })
     }
 }
 
@@ -70,10 +86,10 @@ impl PluginArgs {
 
     /// [`registry`](Self::registry), or the failure said as `who` and
     /// exit code 1.
-    pub(crate) fn registry_or_say(&self, who: &str) -> Result<Registry, std::process::ExitCode> {
+    pub(crate) fn registry_or_say(&self, who: &str) -> Result<Registry, ExitCode> {
         self.registry().map_err(|err| {
             errln!("{who}: {err:#}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         })
     }
 }

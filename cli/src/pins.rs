@@ -47,45 +47,14 @@ enum PinsCommand {
 }
 
 pub fn run(args: PinsArgs) -> anyhow::Result<ExitCode> {
-    let at = match args.store.at() {
-        Ok(at) => at,
-        Err(err) => {
-            errln!("tether pins: {err}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    at.announce("tether pins");
-    let store = match at.open_writable() {
+    let store = match args.store.open_writable("tether pins") {
         Ok(store) => store,
-        Err(err) => {
-            errln!("tether pins: {err:#}");
-            return Ok(ExitCode::FAILURE);
-        }
+        Err(code) => return Ok(code),
     };
     let mut out = crate::term::stdout();
     match args.command {
         PinsCommand::List { server, changed } => {
-            let mut pins = store.tool_pins(server.as_deref())?;
-            if changed {
-                pins.retain(|p| p.change().is_some());
-            }
-            if pins.is_empty() {
-                match &server {
-                    Some(server) => errln!("tether pins: no pins for {server}"),
-                    None if changed => writeln!(out, "every pinned tool is listed as pinned")?,
-                    None => writeln!(
-                        out,
-                        "no pins yet: `tether endpoint-test` or `tether inventory --test` pins a server's tools the first time it lists them"
-                    )?,
-                }
-                return Ok(if server.is_some() {
-                    ExitCode::FAILURE
-                } else {
-                    ExitCode::SUCCESS
-                });
-            }
-            write_list(&mut out, &pins)?;
-            Ok(ExitCode::SUCCESS)
+            list(&mut out, store.as_ref(), server.as_deref(), changed)
         }
         PinsCommand::Accept { target } => {
             let Some((server, tool)) = resolve(store.as_ref(), &target)? else {
@@ -131,6 +100,36 @@ pub fn run(args: PinsArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `list`: every pin (of `server`; only the changed ones with `changed`).
+fn list(
+    out: &mut impl Write,
+    store: &dyn Store,
+    server: Option<&str>,
+    changed: bool,
+) -> anyhow::Result<ExitCode> {
+    let mut pins = store.tool_pins(server)?;
+    if changed {
+        pins.retain(|p| p.change().is_some());
+    }
+    if pins.is_empty() {
+        match server {
+            Some(server) => errln!("tether pins: no pins for {server}"),
+            None if changed => writeln!(out, "every pinned tool is listed as pinned")?,
+            None => writeln!(
+                out,
+                "no pins yet: `tether endpoint-test` or `tether inventory --test` pins a server's tools the first time it lists them"
+            )?,
+        }
+        return Ok(if server.is_some() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    write_list(out, &pins)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `SERVER` or `SERVER/TOOL`, read against the servers the store has pins

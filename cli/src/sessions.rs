@@ -429,45 +429,12 @@ fn import(
             Err(code) => return Ok(code),
         }
     }
-    let store = match store.at() {
-        Ok(at) => {
-            at.announce("tether sessions import");
-            match at.open_writable() {
-                Ok(store) => store,
-                Err(err) => {
-                    errln!(
-                        "tether sessions import: cannot open the store {}: {err:#}",
-                        at.shown()
-                    );
-                    return Ok(ExitCode::FAILURE);
-                }
-            }
-        }
-        Err(err) => return usage(&err.to_string()),
+    let store = match store.open_writable("tether sessions import") {
+        Ok(store) => store,
+        Err(code) => return Ok(code),
     };
     if !files.is_empty() {
-        let mut done = tether_records::Imported::default();
-        for records in &mut files {
-            match records.import(store.as_ref(), None) {
-                Ok(one) => {
-                    done.new += one.new;
-                    done.updated += one.updated;
-                    done.unchanged += one.unchanged;
-                    done.refused += one.refused;
-                }
-                Err(err) => {
-                    errln!("tether sessions import: {err}");
-                    return Ok(ExitCode::FAILURE);
-                }
-            }
-        }
-        let problems = files
-            .iter()
-            .flat_map(Records::files)
-            .filter(|f| f.error.is_some())
-            .count();
-        say_imported(&done, problems);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(import_files(&mut files, store.as_ref()));
     }
     let mut records = read(registry, filter);
     let done = match records.import(store.as_ref(), None) {
@@ -482,6 +449,41 @@ fn import(
     if !follow {
         return Ok(ExitCode::SUCCESS);
     }
+    follow_records(&mut records, store.as_ref())
+}
+
+/// `import PATH…`: each file's sessions, said in one line.
+fn import_files(files: &mut [Records], store: &dyn tether_core::store::Store) -> ExitCode {
+    let mut done = tether_records::Imported::default();
+    for records in files.iter_mut() {
+        match records.import(store, None) {
+            Ok(one) => {
+                done.new += one.new;
+                done.updated += one.updated;
+                done.unchanged += one.unchanged;
+                done.refused += one.refused;
+            }
+            Err(err) => {
+                errln!("tether sessions import: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let problems = files
+        .iter()
+        .flat_map(Records::files)
+        .filter(|f| f.error.is_some())
+        .count();
+    say_imported(&done, problems);
+    ExitCode::SUCCESS
+}
+
+/// `import --follow`: the sessions that change, as they are written, until
+/// Ctrl-C.
+fn follow_records(
+    records: &mut Records,
+    store: &dyn tether_core::store::Store,
+) -> anyhow::Result<ExitCode> {
     let runtime = crate::host::runtime()?;
     let cancel = runtime.block_on(async { crate::host::cancel_on_ctrl_c() });
     errln!("following the session records (Ctrl-C to stop)…");
@@ -491,7 +493,7 @@ fn import(
         if pass.changed.is_empty() {
             continue;
         }
-        match records.import(store.as_ref(), Some(&pass.changed)) {
+        match records.import(store, Some(&pass.changed)) {
             Ok(done) => {
                 for id in &pass.changed {
                     errln!("  {id}");
