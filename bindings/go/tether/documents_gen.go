@@ -9,6 +9,7 @@ var _ json.RawMessage
 // Documents are the public documents, one per `tether schema` name, in name order.
 var Documents = []DocumentInfo{
 	{Name: "attempt", SchemaID: "https://tether.dev/schema/attempt.json", Type: "AttachmentAttempt", New: func() interface{} { return new(AttachmentAttempt) }},
+	{Name: "check", SchemaID: "https://tether.dev/schema/check.json", Type: "CheckDocument", New: func() interface{} { return new(CheckDocument) }},
 	{Name: "collect", SchemaID: "https://tether.dev/schema/collect.json", Type: "CollectDocument", New: func() interface{} { return new(CollectDocument) }},
 	{Name: "endpoint-test", SchemaID: "https://tether.dev/schema/endpoint-test.json", Type: "EndpointTestReport", New: func() interface{} { return new(EndpointTestReport) }},
 	{Name: "history", SchemaID: "https://tether.dev/schema/history.json", Type: "AttachmentHistory", New: func() interface{} { return new(AttachmentHistory) }},
@@ -1147,6 +1148,137 @@ func (x *ChangedRow) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return requireFields("ChangedRow", fields, "harness", "scope", "name", "source", "changes")
+}
+
+// CheckDocument is the check document (`tether schema check`).
+//
+// `tether check --format json`: every session checked, and whether every
+// requirement was met.
+type CheckDocument struct {
+	// [`CHECK_SCHEMA_VERSION`].
+	SchemaVersion uint32 `json:"schema_version"`
+	// Every requirement of every session was met.
+	Met bool `json:"met"`
+	// One entry per session checked.
+	Sessions []CheckedSession `json:"sessions"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x CheckDocument) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("schema_version", x.SchemaVersion)
+	e.field("met", x.Met)
+	e.field("sessions", arrayOf(x.Sessions))
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *CheckDocument) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "CheckDocument")
+	if err != nil {
+		return err
+	}
+	*x = CheckDocument{}
+	for _, f := range fields {
+		switch f.key {
+		case "schema_version":
+			err = decodeField(f, &x.SchemaVersion, false)
+		case "met":
+			err = decodeField(f, &x.Met, false)
+		case "sessions":
+			err = decodeField(f, &x.Sessions, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("CheckDocument", f.key, err)
+		}
+	}
+	return requireFields("CheckDocument", fields, "schema_version", "met", "sessions")
+}
+
+// CheckedSession is `#/$defs/CheckedSession` of check.
+//
+// One session and its requirements' outcomes.
+type CheckedSession struct {
+	// The Tether session id (`KIND:ID`).
+	SessionID string `json:"session_id"`
+	// The harness (`claude`, `codex`, …).
+	AgentKind string `json:"agent_kind"`
+	// The harness's version, where a record gives it.
+	//
+	// May be absent or null.
+	AgentVersion Optional[*string] `json:"agent_version"`
+	// Every requirement of this session was met.
+	Met bool `json:"met"`
+	// One outcome per requirement, in the order given.
+	Requirements []RequirementOutcome `json:"requirements"`
+	// Servers the session shows failed that no requirement named (a
+	// warning, never a failure).
+	//
+	// May be absent, never null.
+	UnrequiredFailures Optional[[]RequirementOutcome] `json:"unrequired_failures"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x CheckedSession) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("session_id", x.SessionID)
+	e.field("agent_kind", x.AgentKind)
+	if x.AgentVersion.Present {
+		e.field("agent_version", x.AgentVersion.Value)
+	}
+	e.field("met", x.Met)
+	e.field("requirements", arrayOf(x.Requirements))
+	if x.UnrequiredFailures.Present {
+		e.field("unrequired_failures", arrayOf(x.UnrequiredFailures.Value))
+	}
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *CheckedSession) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "CheckedSession")
+	if err != nil {
+		return err
+	}
+	*x = CheckedSession{}
+	for _, f := range fields {
+		switch f.key {
+		case "session_id":
+			err = decodeField(f, &x.SessionID, false)
+		case "agent_kind":
+			err = decodeField(f, &x.AgentKind, false)
+		case "agent_version":
+			x.AgentVersion.Present = true
+			err = decodeField(f, &x.AgentVersion.Value, true)
+		case "met":
+			err = decodeField(f, &x.Met, false)
+		case "requirements":
+			err = decodeField(f, &x.Requirements, false)
+		case "unrequired_failures":
+			x.UnrequiredFailures.Present = true
+			err = decodeField(f, &x.UnrequiredFailures.Value, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("CheckedSession", f.key, err)
+		}
+	}
+	return requireFields("CheckedSession", fields, "session_id", "agent_kind", "met", "requirements")
 }
 
 // ChecklistItem is `#/$defs/ChecklistItem` of status-session.
@@ -4707,7 +4839,7 @@ func (x *ReaderNote) UnmarshalJSON(data []byte) error {
 	return requireFields("ReaderNote", fields, "agent_kind", "newer", "unknown_records", "files")
 }
 
-// ReasonCode is `#/$defs/ReasonCode` of attempt, endpoint-test, history, inventory, inventory-changes, probe-report, session, sessions, status-fleet-servers, status-session.
+// ReasonCode is `#/$defs/ReasonCode` of attempt, check, endpoint-test, history, inventory, inventory-changes, probe-report, session, sessions, status-fleet-servers, status-session.
 //
 // An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed title_changed description_changed input_schema_changed output_schema_changed annotations_changed tool_added tool_removed permission_denied approval_required blocked_by_hook tool_error
 //
@@ -4954,6 +5086,96 @@ func (x *ReportError) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return requireFields("ReportError", fields, "at", "reason_code")
+}
+
+// RequirementOutcome is `#/$defs/RequirementOutcome` of check.
+//
+// One requirement, evaluated against one session's evidence.
+type RequirementOutcome struct {
+	// The requirement as written (`time`, `time:callable`,
+	// `time/get_current_time:model_visible`).
+	Requirement string `json:"requirement"`
+	// The server.
+	Server string `json:"server"`
+	// The tool, for a `--require-tool`.
+	//
+	// May be absent or null.
+	Tool Optional[*string] `json:"tool"`
+	// The stage asked for (`reached`, `tools_listed`, `model_visible`,
+	// `callable`, `used`, …).
+	Stage string `json:"stage"`
+	// Whether the evidence shows it (silence never does).
+	Met bool `json:"met"`
+	// The deciding stage's state: `yes`, `no`, `unknown` (nothing showed
+	// it either way) or `n/a`.
+	State StageState `json:"state"`
+	// Why the server or tool stopped, where a record says.
+	//
+	// May be absent or null.
+	ReasonCode Optional[*ReasonCode] `json:"reason_code"`
+	// Tether's sentence: what the evidence shows.
+	Sentence string `json:"sentence"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x RequirementOutcome) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("requirement", x.Requirement)
+	e.field("server", x.Server)
+	if x.Tool.Present {
+		e.field("tool", x.Tool.Value)
+	}
+	e.field("stage", x.Stage)
+	e.field("met", x.Met)
+	e.field("state", x.State)
+	if x.ReasonCode.Present {
+		e.field("reason_code", x.ReasonCode.Value)
+	}
+	e.field("sentence", x.Sentence)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *RequirementOutcome) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "RequirementOutcome")
+	if err != nil {
+		return err
+	}
+	*x = RequirementOutcome{}
+	for _, f := range fields {
+		switch f.key {
+		case "requirement":
+			err = decodeField(f, &x.Requirement, false)
+		case "server":
+			err = decodeField(f, &x.Server, false)
+		case "tool":
+			x.Tool.Present = true
+			err = decodeField(f, &x.Tool.Value, true)
+		case "stage":
+			err = decodeField(f, &x.Stage, false)
+		case "met":
+			err = decodeField(f, &x.Met, false)
+		case "state":
+			err = decodeField(f, &x.State, false)
+		case "reason_code":
+			x.ReasonCode.Present = true
+			err = decodeField(f, &x.ReasonCode.Value, true)
+		case "sentence":
+			err = decodeField(f, &x.Sentence, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("RequirementOutcome", f.key, err)
+		}
+	}
+	return requireFields("RequirementOutcome", fields, "requirement", "server", "stage", "met", "state", "sentence")
 }
 
 // ResolvesAgainst is `#/$defs/ResolvesAgainst` of attempt, history, inventory, inventory-changes, probe-report, session, status-session.
@@ -6209,7 +6431,7 @@ func (x *StageObservation) UnmarshalJSON(data []byte) error {
 	return requireFields("StageObservation", fields, "state")
 }
 
-// StageState is `#/$defs/StageState` of attempt, history, inventory, inventory-changes, probe-report, session, status-display, status-session.
+// StageState is `#/$defs/StageState` of attempt, check, history, inventory, inventory-changes, probe-report, session, status-display, status-session.
 //
 // A value this binding does not know decodes as itself, the raw word kept
 // (Known reports false); it never fails a document.
