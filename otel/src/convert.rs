@@ -104,11 +104,31 @@ pub(crate) fn evidence_attributes(
     if let Some(ok) = evidence.ok {
         attrs.push(("tether.tool.ok", AnyValue::from(ok)));
     }
-    if evidence.kind == tether_core::vocab::EvidenceKind::ToolCallObserved {
-        // Three-valued: a call whose outcome no record gives is `unknown`,
-        // never a failure (`tether.tool.ok` is then absent).
-        let outcome = tether_core::vocab::CallOutcome::of(evidence.ok);
-        attrs.push(text("tether.tool.outcome", outcome.as_str()));
+    match evidence.kind {
+        tether_core::vocab::EvidenceKind::ToolCallObserved => {
+            // Three-valued: a call whose outcome no record gives is
+            // `unknown`, never a failure (`tether.tool.ok` is then absent).
+            let outcome = tether_core::vocab::CallOutcome::of(evidence.ok);
+            attrs.push(text("tether.tool.outcome", outcome.as_str()));
+        }
+        tether_core::vocab::EvidenceKind::ToolCallRefused => {
+            // The harness refused it: no use, and not the server's failure
+            // (`tether.reason_code` says why).
+            attrs.push(text(
+                "tether.tool.outcome",
+                tether_core::vocab::CallOutcome::Refused.as_str(),
+            ));
+        }
+        _ => {}
+    }
+    if let Some(count) = evidence
+        .calls
+        .filter(|_| evidence.kind == tether_core::vocab::EvidenceKind::ToolCallRefused)
+    {
+        attrs.push((
+            "tether.tool.refused_calls",
+            AnyValue::from(i64::from(count)),
+        ));
     }
     if let Some(client) = &evidence.client {
         attrs.push(text("tether.client.name", &client.name));
@@ -186,6 +206,26 @@ mod tests {
         }
     }
 
+    /// A refused call is exported as refused, with its reason and count:
+    /// never a call's `ok`, never a failure.
+    #[test]
+    fn a_refused_call_exports_refused_with_its_reason() {
+        // No server: the attempt plans none, and the attributes are the point.
+        let mut evidence = Evidence::new(EvidenceKind::ToolCallRefused, tether_core::Timestamp(5))
+            .tool("get_current_time");
+        evidence.reason_code = Some(ReasonCode::ApprovalRequired);
+        evidence.calls = Some(2);
+        let attrs = exported(evidence);
+        let get = |key: &str| attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        assert_eq!(get("tether.tool.outcome").as_deref(), Some("refused"));
+        assert_eq!(
+            get("tether.reason_code").as_deref(),
+            Some("approval_required")
+        );
+        assert!(get("tether.tool.refused_calls").is_some_and(|v| v.contains('2')));
+        assert_eq!(get("tether.tool.ok"), None);
+    }
+
     /// A hook's run is exported by its names and outcome: its command as
     /// the hub stored it (a basename), never its line or its arguments.
     #[test]
@@ -196,6 +236,26 @@ mod tests {
             .ended(tether_core::vocab::UseOutcome::CommandNotFound, Some(127));
         let evidence =
             Evidence::new(EvidenceKind::HookFired, tether_core::Timestamp(5)).capability(hook);
+        let attrs = exported(evidence);
+        let get = |key: &str| {
+            attrs
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("no {key} in {attrs:?}"))
+        };
+        assert_eq!(get("tether.capability.kind"), "hook");
+        assert_eq!(get("tether.capability.name"), "Stop");
+        assert_eq!(get("tether.capability.command"), "check.sh");
+        assert_eq!(get("tether.capability.outcome"), "command_not_found");
+        assert!(get("tether.capability.exit_code").contains("127"));
+        assert!(!format!("{attrs:?}").contains(secret));
+        assert!(!format!("{attrs:?}").contains("/home/me"));
+    }
+
+    /// The attributes `evidence` is exported with, published through a hub
+    /// as a host would, each as text.
+    fn exported(evidence: Evidence) -> Vec<(String, String)> {
         let registry = Registry::empty();
         let hub = Hub::new(registry);
         let tap = Arc::new(Collect::default());
@@ -216,7 +276,7 @@ mod tests {
         handle.sink.publish(evidence).expect("published");
         hub.flush_blocking();
         let events = tap.0.lock().expect("lock").clone();
-        let attrs: Vec<(String, String)> = events
+        events
             .iter()
             .filter_map(|e| match e.as_ref() {
                 HubEvent::Evidence { owner, evidence } => {
@@ -226,21 +286,7 @@ mod tests {
             })
             .flatten()
             .map(|(k, v)| (k.to_owned(), text_of(&v)))
-            .collect();
-        let get = |key: &str| {
-            attrs
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_else(|| panic!("no {key} in {attrs:?}"))
-        };
-        assert_eq!(get("tether.capability.kind"), "hook");
-        assert_eq!(get("tether.capability.name"), "Stop");
-        assert_eq!(get("tether.capability.command"), "check.sh");
-        assert_eq!(get("tether.capability.outcome"), "command_not_found");
-        assert!(get("tether.capability.exit_code").contains("127"));
-        assert!(!format!("{attrs:?}").contains(secret));
-        assert!(!format!("{attrs:?}").contains("/home/me"));
+            .collect()
     }
 
     proptest! {

@@ -102,6 +102,7 @@ TETHER_LOG_ATTRIBUTES = {
     "gen_ai.tool.name",
     "tether.tool.ok",
     "tether.tool.outcome",
+    "tether.tool.refused_calls",
     "tether.client.name",
     "tether.client.version",
     "mcp.protocol.version",
