@@ -8,7 +8,12 @@
 //! - a `gemini` message's `toolCalls[]` each give the call's `id`, its
 //!   `status` (`success`, `error`, `cancelled`) and a `displayName` of
 //!   `TOOL (SERVER MCP Server)` for an MCP tool: the split of server and
-//!   tool the name alone (`mcp_SERVER_TOOL`) cannot give.
+//!   tool the name alone (`mcp_SERVER_TOOL`) cannot give;
+//! - a call that ended in `error` or `cancelled` says why in the harness's
+//!   own words (`resultDisplay`, or a cancelled call's `[Operation
+//!   Cancelled] Reason: …`), scanned by [`gemini_ended`] and never kept: a
+//!   refusal (policy, hook, approval no one could give, the user's no), a
+//!   tool error, or a failure of no named kind.
 //!
 //! Qwen Code:
 //! - chats `~/.qwen/projects/<slug>/chats/<session>.jsonl`: every record
@@ -16,6 +21,8 @@
 //!   part (`mcp__SERVER__TOOL`, with its id) is a call, and a
 //!   `tool_result` record's `toolCallResult` its outcome (the
 //!   `ui_telemetry` copy of the call is the same call, not counted again);
+//!   an `errorType` of `execution_denied` is a refusal whose reason its
+//!   words give ([`qwen_denied`]);
 //! - debug logs `~/.qwen/debug/<session>.txt`: "Error during discovery for
 //!   server 'X': …" (failed; a missing command said as such), and the
 //!   `ToolRegistry created: [...]` list (each MCP tool listed).
@@ -28,8 +35,10 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
+use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{
-    answer, call, failure, listed, mcp_double, outcome, push, skill_invoked,
+    answer, call, failed_with, failure, listed, mcp_double, outcome, push, refusal, refused,
+    skill_invoked,
 };
 use tether_sdk::telemetry::status;
 
@@ -128,6 +137,173 @@ struct GeminiCall<'a> {
     /// Read for `activate_skill` only: the skill's name, nothing else.
     #[serde(borrow, default)]
     args: Option<SkillArgs<'a>>,
+    /// What the UI showed of the call: scanned for the harness's own words
+    /// of a refusal or a tool error ([`gemini_ended`]), never kept.
+    #[serde(rename = "resultDisplay", borrow, default)]
+    display_words: Option<Words<'a>>,
+    /// The parts sent back to the model: read for a cancelled call's
+    /// reason (`response.error`) only, never kept.
+    #[serde(borrow, default)]
+    result: Option<ResultParts<'a>>,
+}
+
+/// Words, or anything else (a diff, an object): only words are scanned.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Words<'a> {
+    Words(#[serde(borrow)] Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
+}
+
+impl Words<'_> {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Words::Words(w) => Some(w),
+            Words::Other(_) => None,
+        }
+    }
+}
+
+/// A call's `result`: parts, of which a `functionResponse`'s
+/// `response.error` is read.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ResultParts<'a> {
+    Parts(#[serde(borrow)] Vec<ResultPart<'a>>),
+    Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct ResultPart<'a> {
+    #[serde(rename = "functionResponse", borrow, default)]
+    response: Option<FunctionResponse<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionResponse<'a> {
+    #[serde(borrow, default)]
+    response: Option<ResponseError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ResponseError<'a> {
+    #[serde(borrow, default)]
+    error: Option<Words<'a>>,
+}
+
+impl GeminiCall<'_> {
+    /// The error words a cancelled call's result sent the model.
+    fn result_error(&self) -> Option<&str> {
+        match self.result.as_ref()? {
+            ResultParts::Parts(parts) => parts.iter().find_map(|p| {
+                p.response
+                    .as_ref()?
+                    .response
+                    .as_ref()?
+                    .error
+                    .as_ref()?
+                    .text()
+            }),
+            ResultParts::Other(_) => None,
+        }
+    }
+}
+
+/// How a call that did not succeed ended, as its record says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ended {
+    /// It ran and succeeded.
+    Succeeded,
+    /// The harness refused it before it reached the server.
+    Refused(ReasonCode),
+    /// It reached the server and failed (`tool_error` where the words say
+    /// the server answered `isError`).
+    Failed(Option<ReasonCode>),
+    /// Nothing says whether it ran or how it ended.
+    Unknown,
+}
+
+/// Gemini CLI's own words for a call that ended in `error` (core 0.61:
+/// scheduler/policy.js `getPolicyDenialError` and `checkPolicy`,
+/// scheduler/hook-utils.js, tools/mcp-tool.js): scanned, never kept.
+/// - "Tool execution denied by policy." is the policy engine's deny rule:
+///   a rule of the user's, the workspace's, an extension's or the admin
+///   tier, which the record does not tell apart, so `permission_denied`
+///   (the harness's rules), never claimed as managed policy;
+/// - "Tool execution blocked: …" is a BeforeTool hook's block;
+/// - "Tool execution for \"…\" requires user confirmation, which is not
+///   supported in non-interactive mode." is an ask rule in a `-p` run;
+/// - "Agent execution stopped by hook: …" is a hook's stop, before the
+///   call or after it ran (AfterTool): unknown, never a refusal;
+/// - "Error: MCP tool '…' reported an error." (the record) or
+///   "MCP tool '…' reported tool error" (telemetry) is the server's
+///   `isError`.
+pub(crate) fn gemini_ended(words: Option<&str>) -> Ended {
+    let Some(words) = words else {
+        return Ended::Failed(None);
+    };
+    if words.starts_with("Tool execution denied by policy.") {
+        Ended::Refused(ReasonCode::PermissionDenied)
+    } else if words.starts_with("Tool execution blocked:") {
+        Ended::Refused(ReasonCode::BlockedByHook)
+    } else if words.starts_with("Tool execution for \"")
+        && words
+            .contains("requires user confirmation, which is not supported in non-interactive mode")
+    {
+        Ended::Refused(ReasonCode::ApprovalRequired)
+    } else if words.starts_with("Agent execution stopped by hook:") {
+        Ended::Unknown
+    } else if (words.starts_with("Error: MCP tool '") && words.ends_with("' reported an error."))
+        || (words.starts_with("MCP tool '") && words.contains("' reported tool error"))
+    {
+        Ended::Failed(Some(ReasonCode::ToolError))
+    } else {
+        Ended::Failed(None)
+    }
+}
+
+/// A cancelled call (core 0.61 scheduler/state-manager.js `toCancelled`):
+/// "[Operation Cancelled] Reason: User denied execution." is the user's
+/// no at the prompt (`permission_denied`); any other reason (the run
+/// aborted, Ctrl-C) says nothing of whether it ran: unknown.
+fn gemini_cancelled(result_error: Option<&str>) -> Ended {
+    match result_error {
+        Some("[Operation Cancelled] Reason: User denied execution.") => {
+            Ended::Refused(ReasonCode::PermissionDenied)
+        }
+        _ => Ended::Unknown,
+    }
+}
+
+/// Qwen Code's own words for a call of `errorType` `execution_denied`
+/// (0.15.10 cli.js 222290-222560, 222849; 0.24.4 the same, with
+/// `executionStatus`): scanned, never kept. A deny rule ("Qwen Code
+/// requires permission to use \"…\", but that permission was declined.",
+/// "Tool \"…\" is denied…") is `permission_denied`; the same words with
+/// "(non-interactive mode cannot prompt for confirmation)", or a background
+/// agent that "cannot prompt for confirmation", `approval_required`; a
+/// PermissionRequest hook's "Permission denied by hook for \"…\"" or a
+/// PreToolUse hook's "Tool execution blocked by hook" `blocked_by_hook`.
+/// Any other words are a hook's own: a PreToolUse block where 0.24's
+/// `executionStatus` says `not_started`, otherwise (0.15, which also
+/// writes a PostToolUse hook's stop, after the call ran, this way)
+/// unknown.
+pub(crate) fn qwen_denied(words: Option<&str>, not_started: bool) -> Ended {
+    let words = words.unwrap_or_default();
+    if words.contains("cannot prompt for confirmation") {
+        Ended::Refused(ReasonCode::ApprovalRequired)
+    } else if words.starts_with("Qwen Code requires permission to use \"")
+        || (words.starts_with("Tool \"") && words.contains("\" is denied"))
+    {
+        Ended::Refused(ReasonCode::PermissionDenied)
+    } else if words.starts_with("Permission denied by hook for \"")
+        || words == "Tool execution blocked by hook"
+        || not_started
+    {
+        Ended::Refused(ReasonCode::BlockedByHook)
+    } else {
+        Ended::Unknown
+    }
 }
 
 /// A call's arguments as far as a skill's activation names its skill.
@@ -257,14 +433,28 @@ fn message(reading: &mut RecordReading, line: &GeminiLine<'_>) -> Option<&'stati
         let (Some(server), Some(tool)) = (name(server), name(tool)) else {
             continue;
         };
-        // `success` or `error`; a `cancelled` call (the user, or a policy,
-        // stopped it) is no failure, and its outcome is left unknown.
-        let ok = match c.status.as_deref() {
-            Some("success") => Some(true),
-            Some("error") => Some(false),
-            _ => None,
+        // `success`; `error` a refusal or a failure, by its words;
+        // `cancelled` the user's no, or unknown.
+        let ended = match c.status.as_deref() {
+            Some("success") => None,
+            Some("error") => Some(gemini_ended(c.display_words.as_ref().and_then(Words::text))),
+            Some("cancelled") => Some(gemini_cancelled(c.result_error())),
+            _ => Some(Ended::Unknown),
         };
-        push(reading, call(&server, &tool, c.id.as_deref(), ok, at));
+        let id = c.id.as_deref();
+        push(
+            reading,
+            match ended {
+                None | Some(Ended::Succeeded) => call(&server, &tool, id, Some(true), at),
+                Some(Ended::Refused(reason)) => refused(&server, &tool, id, reason, at),
+                Some(Ended::Failed(reason)) => {
+                    let mut failed = call(&server, &tool, id, Some(false), at);
+                    failed.reason_code = reason;
+                    failed
+                }
+                Some(Ended::Unknown) => call(&server, &tool, id, None, at),
+            },
+        );
     }
     None
 }
@@ -367,10 +557,18 @@ struct QwenResult<'a> {
     call: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     status: Option<Cow<'a, str>>,
-    /// Set where a policy or a hook refused the call
-    /// (`execution_denied`): it never ran.
+    /// Set where a rule, a hook or a missing approval refused the call
+    /// (`execution_denied`), or the server answered `isError`
+    /// (`mcp_tool_error`).
     #[serde(rename = "errorType", borrow, default)]
     error_type: Option<Cow<'a, str>>,
+    /// The harness's words for how it ended: scanned for why a denied
+    /// call was refused ([`qwen_denied`]), never kept.
+    #[serde(rename = "resultDisplay", borrow, default)]
+    display_words: Option<Words<'a>>,
+    /// 0.24 on: `not_started` where the call never ran.
+    #[serde(rename = "executionStatus", borrow, default)]
+    execution: Option<Cow<'a, str>>,
 }
 
 const QWEN_KNOWN: &[&str] = &["user", "assistant", "system", "tool_result"];
@@ -416,22 +614,27 @@ fn qwen_chat(record: &str) -> RecordAnswer {
             );
         }
     }
-    // `success` or `error`; a call the user cancelled, or a policy or a
-    // hook refused (`execution_denied`), never ran: no failure, and its
-    // outcome is left unknown.
+    // `success` or `error`; a call a rule, a hook or a missing approval
+    // refused (`execution_denied`) never ran: a refusal, for the reason
+    // its words give, or (a hook's words where nothing says it never ran)
+    // unknown; a call the user cancelled is unknown.
     if let Some(result) = &line.result
-        && result.error_type.as_deref() != Some("execution_denied")
-        && let (Some(id), Some(ok)) = (
-            result.call.as_deref(),
-            match result.status.as_deref() {
-                Some("success") => Some(true),
-                Some("error") => Some(false),
+        && let Some(id) = result.call.as_deref()
+    {
+        let done = match (result.status.as_deref(), result.error_type.as_deref()) {
+            (_, Some("execution_denied")) => match qwen_denied(
+                result.display_words.as_ref().and_then(Words::text),
+                result.execution.as_deref() == Some("not_started"),
+            ) {
+                Ended::Refused(reason) => refusal(id, reason, at),
                 _ => None,
             },
-        )
-        && let Some(done) = outcome(id, ok, at)
-    {
-        reading.evidence.push(done);
+            (Some("success"), _) => outcome(id, true, at),
+            (Some("error"), Some("mcp_tool_error")) => failed_with(id, ReasonCode::ToolError, at),
+            (Some("error"), _) => outcome(id, false, at),
+            _ => None,
+        };
+        reading.evidence.extend(done);
     }
     // A `ui_telemetry` record's tool_call event is the same call as its
     // functionCall, without the call's id: not counted again.

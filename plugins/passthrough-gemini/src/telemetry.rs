@@ -7,7 +7,11 @@
 //!   tools, counted).
 //! - `*.tool_call` logs of `tool_type` `mcp`: `mcp_server_name`,
 //!   `function_name`, `success` (the record's `function_args` are never
-//!   read).
+//!   read); `error_type` and the error's words (scanned, never kept) tell
+//!   a refusal (`tool_call_refused`: a policy's deny rule, a BeforeTool or
+//!   PreToolUse hook's block, an approval no one could give in a `-p` run,
+//!   a user's `decision: reject`) from a tool error (`mcp_tool_error`) and
+//!   from a hook's stop, whose outcome is unknown.
 //! - `llm_call` spans (Gemini): `gen_ai.tool.definitions`, the tools sent to
 //!   the model, counted per configured server whose prefix fits uniquely.
 //!
@@ -15,8 +19,10 @@
 
 use tether_core::capability::CapabilityEvent;
 use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySignal};
-use tether_core::vocab::UseOutcome;
+use tether_core::vocab::{Provenance, ReasonCode, UseOutcome};
 use tether_sdk::telemetry as t;
+
+use crate::records::{Ended, gemini_ended, qwen_denied};
 
 /// Which of the two harnesses a reader is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,32 +105,71 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
             }
         }
         (TelemetrySignal::Log, Some("tool_call")) => {
-            if t::text(record, "tool_type").as_deref() != Some("mcp") {
-                return TelemetryAnswer::Ignored;
-            }
-            let Some(server) = t::text(record, "mcp_server_name") else {
+            let function = t::text(record, "function_name").unwrap_or_default();
+            // Qwen 0.15 logs a call its rules denied as `native`, without
+            // its server: its `mcp__SERVER__TOOL` name still says both.
+            let server = match t::text(record, "tool_type").as_deref() {
+                Some("mcp") => t::text(record, "mcp_server_name"),
+                _ if flavor == Flavor::Qwen => {
+                    t::split_mcp_double(&function).map(|(s, _)| s.to_owned())
+                }
+                _ => None,
+            };
+            let Some(server) = server else {
                 return TelemetryAnswer::Ignored;
             };
-            let function = t::text(record, "function_name").unwrap_or_default();
             let tool = flavor
                 .split(&function, std::slice::from_ref(&server))
                 .map(|(_, tool)| tool)
                 .unwrap_or(function);
             t::name_server(&mut reading, &server, None);
-            // A call a policy denied or a hook blocked (Gemini's
-            // `policy_violation`, `stop_execution`; Qwen's
-            // `execution_denied`) never ran: no failure, its outcome
-            // unknown here. A user's rejection is `decision: reject`.
-            let refused = matches!(
-                t::text(record, "error_type")
-                    .or_else(|| t::text(record, "error.type"))
-                    .as_deref(),
-                Some("policy_violation" | "stop_execution" | "execution_denied")
-            ) || t::text(record, "decision").as_deref() == Some("reject");
-            let ok = t::flag(record, "success").filter(|_| !refused);
-            reading
-                .evidence
-                .push(t::tool_called(&server, &tool, ok, at));
+            let error_type =
+                t::text(record, "error_type").or_else(|| t::text(record, "error.type"));
+            // The harness's words for the error: scanned, never kept.
+            let words = t::text(record, "error").or_else(|| t::text(record, "error.message"));
+            let ended = match (error_type.as_deref(), flavor) {
+                // A policy's deny rule or a BeforeTool hook's block
+                // (Gemini), told apart by their words.
+                (Some("policy_violation"), _) => gemini_ended(words.as_deref()),
+                // A rule, a hook or a missing approval (Qwen).
+                (Some("execution_denied"), _) => qwen_denied(
+                    words.as_deref(),
+                    t::text(record, "execution_status").as_deref() == Some("not_started"),
+                ),
+                // An ask rule in a `-p` run (Gemini).
+                (Some("unhandled_exception"), Flavor::Gemini) => {
+                    match gemini_ended(words.as_deref()) {
+                        refused @ Ended::Refused(_) => refused,
+                        _ => Ended::Failed(None),
+                    }
+                }
+                // A hook's stop, before the call or after it ran.
+                (Some("stop_execution"), _) => Ended::Unknown,
+                (Some("mcp_tool_error"), _) => Ended::Failed(Some(ReasonCode::ToolError)),
+                _ if t::text(record, "decision").as_deref() == Some("reject") => {
+                    // The user said no at the prompt.
+                    Ended::Refused(ReasonCode::PermissionDenied)
+                }
+                _ => match t::flag(record, "success") {
+                    Some(true) => Ended::Succeeded,
+                    Some(false) => Ended::Failed(None),
+                    None => Ended::Unknown,
+                },
+            };
+            let evidence = match ended {
+                Ended::Refused(reason) => {
+                    tether_sdk::records::refused(&server, &tool, None, reason, at)
+                        .provenance(Provenance::HarnessTelemetry)
+                }
+                Ended::Failed(reason) => {
+                    let mut failed = t::tool_called(&server, &tool, Some(false), at);
+                    failed.reason_code = reason;
+                    failed
+                }
+                Ended::Succeeded => t::tool_called(&server, &tool, Some(true), at),
+                Ended::Unknown => t::tool_called(&server, &tool, None, at),
+            };
+            reading.evidence.push(evidence);
         }
         (TelemetrySignal::Log, Some("hook_call")) => {
             // One run of one hook: its name (its configured `name`, else
@@ -219,7 +264,15 @@ mod tests {
     use super::*;
     use tether_core::telemetry::TelemetryValue as V;
 
-    fn tool_call(flavor: Flavor, extra: &[(&str, V)]) -> Option<bool> {
+    /// (kind, ok, reason) of the one call a `tool_call` event gives.
+    fn tool_call(
+        flavor: Flavor,
+        extra: &[(&str, V)],
+    ) -> (
+        tether_core::vocab::EvidenceKind,
+        Option<bool>,
+        Option<ReasonCode>,
+    ) {
         let mut record = TelemetryRecord::new(
             TelemetrySignal::Log,
             format!("{}tool_call", flavor.prefix()),
@@ -234,45 +287,176 @@ mod tests {
         }
         match read(flavor, &record, &[]) {
             TelemetryAnswer::Read(reading) => {
-                reading
+                let call = reading
                     .evidence
                     .iter()
                     .find(|e| e.tool.is_some())
-                    .expect("a call")
-                    .ok
+                    .expect("a call");
+                assert!(!format!("{reading:?}").contains("planted"), "{reading:?}");
+                (call.kind.clone(), call.ok, call.reason_code.clone())
             }
             other => panic!("{other:?}"),
         }
     }
 
-    /// GIVEN a `tool_call` event of a call that failed, of one a policy
-    /// denied or a hook blocked (Gemini's `policy_violation`,
-    /// `stop_execution`; Qwen's `execution_denied`) and of one the user
-    /// rejected WHEN it is read THEN only the first is a failure; a refused
-    /// call never ran, and its outcome is left unknown.
+    /// GIVEN `tool_call` events as Gemini CLI 0.61 and Qwen Code 0.15 and
+    /// 0.24 wrote them in real runs (a success, a tool error, a policy's
+    /// deny, a BeforeTool or PreToolUse hook's block with a planted reason,
+    /// an ask rule in a `-p` run, a user's reject, a hook's stop) WHEN each
+    /// is read THEN a refusal is `tool_call_refused` with its reason, a tool
+    /// error a failure with `tool_error`, a hook's stop unknown, and no
+    /// words of the error reach the reading.
     #[test]
-    fn a_refused_call_is_never_a_failure() {
-        let failed = [("success", V::Bool(false))];
-        assert_eq!(tool_call(Flavor::Gemini, &failed), Some(false));
-        assert_eq!(
-            tool_call(Flavor::Gemini, &[("success", V::Bool(true))]),
-            Some(true)
-        );
-        for (flavor, error) in [
-            (Flavor::Gemini, "policy_violation"),
-            (Flavor::Gemini, "stop_execution"),
-            (Flavor::Qwen, "execution_denied"),
-        ] {
-            let refused = [
-                ("success", V::Bool(false)),
-                ("error_type", V::Text(error.into())),
-            ];
-            assert_eq!(tool_call(flavor, &refused), None, "{error}");
-        }
-        let rejected = [
-            ("success", V::Bool(false)),
-            ("decision", V::Text("reject".into())),
+    fn refusals_failures_and_stops_read_apart() {
+        use tether_core::vocab::EvidenceKind::{
+            ToolCallObserved as Observed, ToolCallRefused as Refused,
+        };
+        let text = |s: &str| V::Text(s.into());
+        let no = ("success", V::Bool(false));
+        let cases: Vec<(Flavor, Vec<(&str, V)>, _)> = vec![
+            (
+                Flavor::Gemini,
+                vec![("success", V::Bool(true))],
+                (Observed, Some(true), None),
+            ),
+            (
+                Flavor::Gemini,
+                vec![
+                    no.clone(),
+                    ("error_type", text("mcp_tool_error")),
+                    ("error", text("MCP tool 'x' reported tool error planted")),
+                ],
+                (Observed, Some(false), Some(ReasonCode::ToolError)),
+            ),
+            (
+                Flavor::Gemini,
+                vec![
+                    no.clone(),
+                    ("error_type", text("policy_violation")),
+                    ("error", text("Tool execution denied by policy. planted")),
+                ],
+                (Refused, None, Some(ReasonCode::PermissionDenied)),
+            ),
+            (
+                Flavor::Gemini,
+                vec![
+                    no.clone(),
+                    ("error_type", text("policy_violation")),
+                    ("error", text("Tool execution blocked: planted")),
+                ],
+                (Refused, None, Some(ReasonCode::BlockedByHook)),
+            ),
+            (
+                Flavor::Gemini,
+                vec![
+                    no.clone(),
+                    ("error_type", text("unhandled_exception")),
+                    (
+                        "error",
+                        text(
+                            "Tool execution for \"stamp (count MCP Server)\" requires user confirmation, which is not supported in non-interactive mode.",
+                        ),
+                    ),
+                ],
+                (Refused, None, Some(ReasonCode::ApprovalRequired)),
+            ),
+            (
+                Flavor::Gemini,
+                vec![
+                    no.clone(),
+                    ("error_type", text("stop_execution")),
+                    ("error", text("planted")),
+                ],
+                (Observed, None, None),
+            ),
+            (
+                Flavor::Gemini,
+                vec![no.clone(), ("decision", text("reject"))],
+                (Refused, None, Some(ReasonCode::PermissionDenied)),
+            ),
+            (
+                Flavor::Qwen,
+                vec![
+                    no.clone(),
+                    ("error_type", text("execution_denied")),
+                    (
+                        "error",
+                        text(
+                            "Qwen Code requires permission to use \"mcp__time__get_current_time\", but that permission was declined (non-interactive mode cannot prompt for confirmation).",
+                        ),
+                    ),
+                ],
+                (Refused, None, Some(ReasonCode::ApprovalRequired)),
+            ),
+            (
+                Flavor::Qwen,
+                vec![
+                    no.clone(),
+                    ("error_type", text("execution_denied")),
+                    (
+                        "error",
+                        text(
+                            "Qwen Code requires permission to use \"mcp__time__get_current_time\", but that permission was declined. Matching deny rule: \"planted\".",
+                        ),
+                    ),
+                ],
+                (Refused, None, Some(ReasonCode::PermissionDenied)),
+            ),
+            (
+                Flavor::Qwen,
+                vec![
+                    no.clone(),
+                    ("error_type", text("execution_denied")),
+                    ("error", text("planted")),
+                    ("execution_status", text("not_started")),
+                ],
+                (Refused, None, Some(ReasonCode::BlockedByHook)),
+            ),
+            (
+                Flavor::Qwen,
+                vec![
+                    no.clone(),
+                    ("error_type", text("execution_denied")),
+                    ("error", text("planted")),
+                ],
+                (Observed, None, None),
+            ),
         ];
-        assert_eq!(tool_call(Flavor::Gemini, &rejected), None);
+        for (flavor, extra, want) in cases {
+            assert_eq!(tool_call(flavor, &extra), want, "{flavor:?} {extra:?}");
+        }
+    }
+
+    /// GIVEN Qwen Code 0.15's `tool_call` of a call its rules denied, as
+    /// it logs it (`tool_type` native, no server) WHEN it is read THEN the
+    /// refusal is its server's and tool's, named by `mcp__SERVER__TOOL`.
+    #[test]
+    fn qwen_names_a_denied_call_by_its_name() {
+        let record = TelemetryRecord::new(
+            TelemetrySignal::Log,
+            "qwen-code.tool_call".to_owned(),
+            tether_core::model::Timestamp(1),
+        )
+        .with_resource("service.name", V::Text("qwen-code".into()))
+        .with_attr("tool_type", V::Text("native".into()))
+        .with_attr("function_name", V::Text("mcp__count__stamp".into()))
+        .with_attr("error_type", V::Text("execution_denied".into()))
+        .with_attr("error", V::Text("Qwen Code requires permission to use \"mcp__count__stamp\", but that permission was declined.".into()));
+        let TelemetryAnswer::Read(reading) = read(Flavor::Qwen, &record, &[]) else {
+            panic!("not read");
+        };
+        let refused = &reading.evidence[0];
+        assert_eq!(
+            (
+                refused.server.as_deref(),
+                refused.tool.as_deref(),
+                refused.reason_code.clone()
+            ),
+            (
+                Some("count"),
+                Some("stamp"),
+                Some(ReasonCode::PermissionDenied)
+            )
+        );
     }
 }

@@ -3,10 +3,16 @@
 //! tool definition as `tools/list` gives it), for the pin tests: change the
 //! file between two endpoint tests and the server's tools change under the
 //! user. Its serverInfo name is `pinned-test`.
+//!
+//! With `TETHER_CALL_LOG=FILE` it is also the refusal tests' counting
+//! server: each `tools/call` it receives appends the tool's name (nothing
+//! else) as one line to FILE, and it answers a tool named `fail` with
+//! `isError`, one named `err` with a JSON-RPC error, and any other with
+//! `ok`. Without it every call is a JSON-RPC error, as before.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -32,6 +38,26 @@ impl ServerHandler for FromFile {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(log) = std::env::var_os("TETHER_CALL_LOG") {
+            use std::io::Write as _;
+            let logged = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log)
+                .and_then(|mut f| writeln!(f, "{}", request.name));
+            if let Err(err) = logged {
+                return Err(McpError::internal_error(format!("call log: {err}"), None));
+            }
+            return match &*request.name {
+                "fail" => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                    ContentBlock::text("failed as asked"),
+                ]))),
+                "err" => Err(McpError::invalid_params("err answers an error", None)),
+                _ => Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                    ContentBlock::text("ok"),
+                ]))),
+            };
+        }
         Err(McpError::invalid_params(
             format!("{} is not callable here", request.name),
             None,
