@@ -26,7 +26,8 @@ use tether_core::records::{
 };
 use tether_core::vocab::{ReasonCode, UseOutcome};
 use tether_sdk::records::{
-    answer, call, failure, hook_fired, outcome, push, skill_invoked, slow, visible,
+    answer, call, failed_with, failure, hook_fired, outcome, push, refusal, skill_invoked, slow,
+    visible,
 };
 use tether_sdk::telemetry::{failed, split_against, status};
 
@@ -112,15 +113,100 @@ struct Data<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(rename = "pluginName", borrow, default)]
     plugin: Option<Cow<'a, str>>,
+    /// `permission.completed`: how the request ended (`result.kind`).
+    #[serde(borrow, default)]
+    result: Option<PermissionResult<'a>>,
+    /// `tool.execution_complete`: the failure's category and stage.
+    #[serde(rename = "toolTelemetry", borrow, default)]
+    telemetry: Option<ToolTelemetry<'a>>,
 }
 
-/// How Copilot CLI's runtime (1.0.102) words a tool call it refused.
-const REFUSED: &[&str] = &[
-    "The user rejected this tool call",
-    "Permission to run this tool was denied",
-    "Denied by preToolUse hook",
-    "Blocked by enterprise MCP policy",
+/// A `permission.completed` result, or a completed call's `result` (its
+/// content, never read: only a `kind` word is).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PermissionResult<'a> {
+    Kind {
+        #[serde(borrow)]
+        kind: Cow<'a, str>,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct ToolTelemetry<'a> {
+    #[serde(borrow, default)]
+    properties: Option<ToolProperties<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolProperties<'a> {
+    #[serde(borrow, default)]
+    failure_category: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    failure_stage: Option<Cow<'a, str>>,
+}
+
+/// How Copilot CLI's runtime (1.0.102, `prebuilds/linux-x64/runtime.node`)
+/// words a tool call it refused, and the reason each is: a person's no and
+/// a `--deny-tool` rule are the harness's rules (`permission_denied`); no
+/// one to ask in a `-p` run `approval_required`; a preToolUse hook's deny
+/// `blocked_by_hook`; the enterprise's MCP policy `denied_by_policy`.
+const REFUSED: &[(&str, ReasonCode)] = &[
+    (
+        "The user rejected this tool call",
+        ReasonCode::PermissionDenied,
+    ),
+    (
+        "Permission to run this tool was denied",
+        ReasonCode::PermissionDenied,
+    ),
+    (
+        "Permission denied because no interactive user response was available",
+        ReasonCode::ApprovalRequired,
+    ),
+    (
+        "Permission denied and could not request permission from user",
+        ReasonCode::ApprovalRequired,
+    ),
+    ("Denied by preToolUse hook", ReasonCode::BlockedByHook),
+    (
+        "Blocked by enterprise MCP policy",
+        ReasonCode::DeniedByPolicy,
+    ),
 ];
+
+/// Why Copilot refused a call, from its completion's words (scanned, never
+/// kept) and its `error.code` (`denied`, 1.0.102: a refusal whose words
+/// are not among the known ones is still one, of its rules). `None` where
+/// the call was not refused.
+fn refused_by(message: Option<&str>, code: Option<&str>) -> Option<ReasonCode> {
+    let message = message.unwrap_or_default();
+    if message.starts_with("The pending permission request was cancelled") {
+        // Cancelled before it was answered: whether it would have run is
+        // unknown (the caller leaves its outcome unknown).
+        return None;
+    }
+    REFUSED
+        .iter()
+        .find(|(words, _)| message.starts_with(words))
+        .map(|(_, reason)| reason.clone())
+        .or_else(|| (code == Some("denied")).then_some(ReasonCode::PermissionDenied))
+}
+
+/// A `permission.completed` `result.kind` that refused the call (1.0.102
+/// schema `PermissionResult`); an approval or a cancellation is `None`.
+fn refused_kind(kind: &str) -> Option<ReasonCode> {
+    match kind {
+        "denied-by-rules" | "denied-interactively-by-user" => Some(ReasonCode::PermissionDenied),
+        "denied-no-approval-rule-and-could-not-request-from-user" => {
+            Some(ReasonCode::ApprovalRequired)
+        }
+        "denied-by-permission-request-hook" => Some(ReasonCode::BlockedByHook),
+        "denied-by-content-exclusion-policy" => Some(ReasonCode::DeniedByPolicy),
+        _ => None,
+    }
+}
 
 /// A `session.warning` of type `mcp` (1.0.10 to 1.0.88 write them to the
 /// session's events, in an interactive session; later releases keep them
@@ -200,6 +286,10 @@ fn new_tools(notice: &str) -> impl Iterator<Item = &str> {
 struct ErrorData<'a> {
     #[serde(borrow, default)]
     message: Option<Cow<'a, str>>,
+    /// `tool.execution_complete`: `denied` for a refused call, `failure`
+    /// for a failed one (1.0.102).
+    #[serde(borrow, default)]
+    code: Option<Cow<'a, str>>,
 }
 
 /// The exit status a hook error's message gives (`… failed with code 3`).
@@ -328,7 +418,19 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 }
             }
         }
-        // Approvals (1.0.42 on: requested, completed, carried forward, …)
+        "permission.completed" => {
+            // A refusal of the call it names; an approval says nothing its
+            // call's completion does not.
+            if let (Some(id), Some(PermissionResult::Kind { kind })) =
+                (data.call.as_deref(), data.result.as_ref())
+                && let Some(reason) = refused_kind(kind)
+            {
+                reading.evidence.extend(refusal(id, reason, at));
+            }
+        }
+        // The call asks: its answer is `permission.completed`'s.
+        "permission.requested" => {}
+        // Other approvals (1.0.42 on: carried forward, authorizations, …)
         // and tool search: they bear on MCP calls, and are not read yet.
         kind if kind.starts_with("permission.") || kind == "tool_search.activated" => {
             return RecordAnswer::not_read(kind, reading.at);
@@ -360,18 +462,36 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         }
         "tool.execution_complete" => {
             // A call a person, a rule, a hook or a policy refused never
-            // ran: Copilot's own words for it (its 1.0.102 runtime's) leave
-            // its outcome unknown, never failed. The words are not kept.
-            let refused = data
-                .error
-                .as_ref()
-                .and_then(|e| e.message.as_deref())
-                .is_some_and(|m| REFUSED.iter().any(|r| m.starts_with(r)));
-            if let (Some(id), Some(ok)) = (data.call.as_deref(), data.success)
-                && !refused
-                && let Some(done) = outcome(id, ok, at)
-            {
-                reading.evidence.push(done);
+            // ran: a refusal, for the reason Copilot's words give (never
+            // kept). A failure's category tells a tool error from a
+            // protocol error.
+            let message = data.error.as_ref().and_then(|e| e.message.as_deref());
+            let code = data.error.as_ref().and_then(|e| e.code.as_deref());
+            let properties = data.telemetry.as_ref().and_then(|t| t.properties.as_ref());
+            let denied_stage = properties
+                .and_then(|p| p.failure_stage.as_deref())
+                .is_some_and(|s| s == "permission");
+            if let Some(id) = data.call.as_deref() {
+                let cancelled = message
+                    .is_some_and(|m| m.starts_with("The pending permission request was cancelled"));
+                let done = match data.success {
+                    Some(false) if cancelled => None,
+                    Some(false) => match refused_by(message, code)
+                        .or_else(|| denied_stage.then_some(ReasonCode::PermissionDenied))
+                    {
+                        Some(reason) => refusal(id, reason, at),
+                        None => match properties.and_then(|p| p.failure_category.as_deref()) {
+                            Some("server_error") => failed_with(id, ReasonCode::ToolError, at),
+                            Some(c) if c.starts_with("protocol_") => {
+                                failed_with(id, ReasonCode::ProtocolError, at)
+                            }
+                            _ => outcome(id, false, at),
+                        },
+                    },
+                    Some(true) => outcome(id, true, at),
+                    None => None,
+                };
+                reading.evidence.extend(done);
             }
         }
         _ => {}
@@ -606,46 +726,146 @@ mod tests {
         assert!(!format!("{reading:?}").contains("planted"));
     }
 
-    /// GIVEN the records a later Copilot CLI writes that bear on MCP and
-    /// this reader does not read (approvals, tool search) WHEN they are
-    /// read THEN each is counted not read, by its kind; a repeated skill
-    /// (`skill.invoked_ref`, 1.0.87 on) is a skill invoked.
+    /// GIVEN the approvals Copilot CLI 1.0.102 writes (as in the real
+    /// runs: a `-p` run with no one to ask, a `--deny-tool` rule, a
+    /// preToolUse hook's deny, a person's no, enterprise policy) and the
+    /// completions of calls that failed (`isError`, a JSON-RPC error) WHEN
+    /// they are read THEN each refusal is one, with its reason and never an
+    /// outcome; a tool error and a protocol error are failures with their
+    /// reasons; a cancelled request and other approval kinds give no
+    /// refusal; no planted word reaches the reading; tool search is counted
+    /// not read; a repeated skill (`skill.invoked_ref`, 1.0.87 on) is a
+    /// skill invoked.
     #[test]
-    fn approvals_are_counted_not_read_and_a_repeated_skill_is_read() {
+    fn approvals_refusals_and_failures_read_apart() {
+        use tether_core::vocab::EvidenceKind;
         let at = Timestamp::parse_rfc3339("2026-01-01T00:00:02.000Z");
-        for kind in [
-            "permission.requested",
-            "permission.completed",
-            "tool_search.activated",
-        ] {
-            let record = format!(
-                r#"{{"type":"{kind}","data":{{"requestId":"r1"}},"id":"e3","timestamp":"2026-01-01T00:00:02.000Z","parentId":null}}"#
-            );
-            assert_eq!(answer_to(&record, &[]), RecordAnswer::not_read(kind, at));
-        }
-        // A refused call's completion gives no outcome (it never ran); a
-        // failed one's does.
-        for (message, outcomes) in [
-            ("The user rejected this tool call.", 0),
-            (
-                "Permission to run this tool was denied due to the following rules: planted",
-                0,
+        assert_eq!(
+            answer_to(
+                r#"{"type":"tool_search.activated","data":{"requestId":"r1"},"id":"e3","timestamp":"2026-01-01T00:00:02.000Z","parentId":null}"#,
+                &[]
             ),
-            ("Denied by preToolUse hook: planted", 0),
-            ("Blocked by enterprise MCP policy", 0),
-            ("planted server error", 1),
+            RecordAnswer::not_read("tool_search.activated", at)
+        );
+        let one = |record: String| -> Vec<(EvidenceKind, Option<bool>, Option<ReasonCode>)> {
+            match answer_to(&record, &[]) {
+                RecordAnswer::Read(r) => {
+                    assert!(!format!("{r:?}").contains("planted"), "{r:?}");
+                    r.evidence
+                        .iter()
+                        .map(|e| (e.kind.clone(), e.ok, e.reason_code.clone()))
+                        .collect()
+                }
+                _ => Vec::new(),
+            }
+        };
+        for (kind, want) in [
+            (
+                "denied-no-approval-rule-and-could-not-request-from-user",
+                Some(ReasonCode::ApprovalRequired),
+            ),
+            ("denied-by-rules", Some(ReasonCode::PermissionDenied)),
+            (
+                "denied-interactively-by-user",
+                Some(ReasonCode::PermissionDenied),
+            ),
+            (
+                "denied-by-permission-request-hook",
+                Some(ReasonCode::BlockedByHook),
+            ),
+            (
+                "denied-by-content-exclusion-policy",
+                Some(ReasonCode::DeniedByPolicy),
+            ),
+            ("approved", None),
+            ("cancelled", None),
         ] {
             let record = serde_json::json!({
-                "type": "tool.execution_complete",
-                "data": {"toolCallId": "call_9", "success": false, "error": {"message": message}},
+                "type": "permission.completed",
+                "data": {"requestId": "r1", "toolCallId": "call_9", "result": {"kind": kind, "message": "planted"}, "decisionSource": "unattended_fallback"},
+                "id": "e4", "timestamp": "2026-01-01T00:00:03.000Z", "parentId": null
+            });
+            let got = one(record.to_string());
+            let want: Vec<_> = want
+                .into_iter()
+                .map(|r| (EvidenceKind::ToolCallRefused, None, Some(r)))
+                .collect();
+            assert_eq!(got, want, "{kind}");
+        }
+        let requested = serde_json::json!({
+            "type": "permission.requested",
+            "data": {"requestId": "r1", "permissionRequest": {"kind": "mcp", "toolCallId": "call_9", "args": {"planted": 1}}},
+            "id": "e4", "timestamp": "2026-01-01T00:00:03.000Z", "parentId": null
+        });
+        assert!(one(requested.to_string()).is_empty());
+        let refused = |r| vec![(EvidenceKind::ToolCallRefused, None, Some(r))];
+        let failed = |r: Option<ReasonCode>| vec![(EvidenceKind::ToolCallObserved, Some(false), r)];
+        for (message, code, category, want) in [
+            (
+                "The user rejected this tool call.",
+                "denied",
+                None,
+                refused(ReasonCode::PermissionDenied),
+            ),
+            (
+                "Permission to run this tool was denied due to the following rules: `planted(x)`",
+                "denied",
+                Some(("permission_denied", "permission")),
+                refused(ReasonCode::PermissionDenied),
+            ),
+            (
+                "Permission denied because no interactive user response was available. planted",
+                "denied",
+                Some(("permission_denied", "permission")),
+                refused(ReasonCode::ApprovalRequired),
+            ),
+            (
+                "Denied by preToolUse hook: planted",
+                "denied",
+                None,
+                refused(ReasonCode::BlockedByHook),
+            ),
+            (
+                "Blocked by enterprise MCP policy",
+                "denied",
+                None,
+                refused(ReasonCode::DeniedByPolicy),
+            ),
+            (
+                "planted words of a refusal",
+                "denied",
+                None,
+                refused(ReasonCode::PermissionDenied),
+            ),
+            (
+                "The pending permission request was cancelled before the tool could continue.",
+                "denied",
+                None,
+                Vec::new(),
+            ),
+            (
+                "MCP server 'count': planted",
+                "failure",
+                Some(("server_error", "invoke")),
+                failed(Some(ReasonCode::ToolError)),
+            ),
+            (
+                "MCP server 'count': McpError: MCP error -32602: planted",
+                "failure",
+                Some(("protocol_invalid_params", "invoke")),
+                failed(Some(ReasonCode::ProtocolError)),
+            ),
+            ("planted server error", "failure", None, failed(None)),
+        ] {
+            let mut data = serde_json::json!({"toolCallId": "call_9", "success": false, "error": {"message": message, "code": code}});
+            if let Some((category, stage)) = category {
+                data["toolTelemetry"] = serde_json::json!({"properties": {"failure_category": category, "failure_stage": stage}});
+            }
+            let record = serde_json::json!({
+                "type": "tool.execution_complete", "data": data,
                 "id": "e5", "timestamp": "2026-01-01T00:00:04.000Z", "parentId": null
-            })
-            .to_string();
-            let given = match answer_to(&record, &[]) {
-                RecordAnswer::Read(r) => r.evidence.iter().filter(|e| e.ok.is_some()).count(),
-                _ => 0,
-            };
-            assert_eq!(given, outcomes, "{message}");
+            });
+            assert_eq!(one(record.to_string()), want, "{message}");
         }
         let skill = read_one(
             r#"{"type":"skill.invoked_ref","id":"e4","timestamp":"2026-01-01T00:00:03.000Z","data":{"name":"greet","path":"/p","contentId":"sha256:00","contentLength":3}}"#,
