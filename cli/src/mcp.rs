@@ -741,18 +741,27 @@ fn tool_sentence(server: &ServerAttachment, tool: &str) -> String {
             "Tool {tool:?}: the server's listing in that session did not include it ({} listed).",
             server.tools.len()
         ),
-        Some(t) if t.unknown_calls > 0 => format!(
-            "Tool {tool:?}: listed; model_visible {}; {} call(s), {} failed, {} whose outcome no record gives.",
-            t.model_visible.state.as_str(),
-            t.calls,
-            t.failed_calls,
-            t.unknown_calls
-        ),
-        Some(t) => format!(
-            "Tool {tool:?}: listed; model_visible {}; {} call(s), {} failed.",
-            t.model_visible.state.as_str(),
-            t.calls,
-            t.failed_calls
-        ),
+        Some(t) => {
+            let mut text = format!(
+                "Tool {tool:?}: listed; model_visible {}; {} call(s), {} failed",
+                t.model_visible.state.as_str(),
+                t.calls,
+                t.failed_calls
+            );
+            if t.unknown_calls > 0 {
+                let _ = write!(text, ", {} whose outcome no record gives", t.unknown_calls);
+            }
+            // A refused call is not among the calls: said apart, with why.
+            if t.refused_calls > 0 {
+                let _ = write!(
+                    text,
+                    "; {}; reason {}",
+                    tether_core::display::tool_stopped(t),
+                    t.refusal().map_or_else(String::new, ToString::to_string)
+                );
+            }
+            text.push('.');
+            text
+        }
     }
 }

@@ -403,6 +403,19 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
             call.tool, call.at
         ));
     }
+    for tool in row.tools.iter().filter(|t| t.refused_calls > 0) {
+        details.push(format!(
+            "refused by the harness: {} {} of {} ({})",
+            tool.refused_calls,
+            if tool.refused_calls == 1 {
+                "call"
+            } else {
+                "calls"
+            },
+            tool.name,
+            CallTally::of_tool(tool).refusal_words()
+        ));
+    }
     if let Some(test) = &row.endpoint_test {
         details.push(endpoint_test_line(test));
     }

@@ -403,7 +403,10 @@ function rowOf(attemptId, name) {
 function checklistOf(view, row) {
   return CHECKLIST.map(({ key, label }) => {
     if (key === 'used') {
-      const used = row?.last_tool_call ? 'yes' : 'unknown';
+      // A call the harness refused is no use: `no` where every call the
+      // model made was refused (the server's `callable` stage), never `yes`.
+      const refused = !row?.last_tool_call && row?.stages?.callable?.state === 'no';
+      const used = row?.last_tool_call ? 'yes' : refused ? 'no' : 'unknown';
       return { label, state: used, mark: DISPLAY.states.find((x) => x.state === used)?.mark ?? '?' };
     }
     const item = view.checklist.find((c) => c.stage === key);
