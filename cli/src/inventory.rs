@@ -645,6 +645,7 @@ fn print_table(
             print_token_totals(out, document)?;
         }
         print_explained(out, document)?;
+        print_calls(out, document)?;
     }
     print_footer(out, document, color)
 }
@@ -678,6 +679,49 @@ fn print_explained(out: &mut impl Write, document: &InventoryDocument) -> std::i
                 r.name,
                 r.summary.as_deref().unwrap_or("")
             )?;
+        }
+    }
+    Ok(())
+}
+
+/// What each server's permission settings predict for a call to its tools
+/// (and to the tools a rule names), then the rows' notes.
+fn print_calls(out: &mut impl Write, document: &InventoryDocument) -> std::io::Result<()> {
+    let servers: Vec<&InventoryRow> = document
+        .rows
+        .iter()
+        .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
+        .filter(|r| r.call_policy.is_some())
+        .collect();
+    if !servers.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Calls, as the permission settings predict them:")?;
+    }
+    for r in servers {
+        let Some(policy) = &r.call_policy else {
+            continue;
+        };
+        let (harness, scope, name) = (&r.harness, &r.scope, &r.name);
+        let (verdict, why) = (policy.verdict_words(), &policy.summary);
+        writeln!(out, "  {harness}/{scope} {name}: {verdict} ({why})")?;
+        for tool in &policy.tools {
+            let (verdict, why) = (tool.policy.verdict_words(), &tool.policy.summary);
+            writeln!(out, "    {}: {verdict} ({why})", tool.tool)?;
+        }
+    }
+    let noted: Vec<&InventoryRow> = document
+        .rows
+        .iter()
+        .filter(|r| !r.notes.is_empty())
+        .collect();
+    if !noted.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Notes:")?;
+    }
+    for r in noted {
+        for note in &r.notes {
+            let (harness, scope, name) = (&r.harness, &r.scope, &r.name);
+            writeln!(out, "  {harness}/{scope} {name}: {}", note.text)?;
         }
     }
     Ok(())

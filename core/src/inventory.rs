@@ -197,10 +197,146 @@ pub struct InventoryRow {
     /// a server's tools), as the other rows' kind and name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<CapabilityLink>,
+    /// Whether a call to this server's tools (or this tool) may run, as the
+    /// harness's permission and approval settings predict it: allowed,
+    /// needs approval (and whether a headless run refuses it), or denied,
+    /// with the rule that decides. A prediction, never an observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_policy: Option<CallPolicy>,
+    /// Notes about the row that are not its reason: a hook matcher that
+    /// can never match, a harness's own listing that differs from what its
+    /// sessions do. Each says what showed it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<RowNote>,
     /// The real endpoint, in memory only (for `--test`); never serialized.
     #[serde(skip)]
     #[schemars(skip)]
     pub endpoint: Option<Endpoint>,
+}
+
+/// What the configuration predicts for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallVerdict {
+    /// Nothing stops the call: a rule, a mode or a trust setting allows it.
+    Allowed,
+    /// The harness asks before the call runs.
+    NeedsApproval,
+    /// A rule or policy refuses the call.
+    Denied,
+}
+
+impl CallVerdict {
+    /// `allowed`, `needs approval` or `denied`.
+    pub fn word(self) -> &'static str {
+        match self {
+            CallVerdict::Allowed => "allowed",
+            CallVerdict::NeedsApproval => "needs approval",
+            CallVerdict::Denied => "denied",
+        }
+    }
+}
+
+/// A call-policy prediction: what the harness's settings say of a call to a
+/// server's tools, or to one tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CallPolicy {
+    /// allowed, needs_approval or denied.
+    pub verdict: CallVerdict,
+    /// Whether a headless run (`claude -p`, `gemini -p`, `codex exec`)
+    /// refuses the call because nothing can answer the approval; absent
+    /// when the harness's rules do not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headless_refuses: Option<bool>,
+    /// `current_config` when a setting decides; `documented_rule` when the
+    /// harness's default does (no setting names the call).
+    pub provenance: ProvenanceCode,
+    /// permission_denied, approval_required or denied_by_policy, when the
+    /// call does not simply run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    /// The setting that decides, as written (`permissions.deny:
+    /// mcp__github`), sanitized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The file it is in, as `~/…`, `$PROJECT/…` or a system path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// One sanitized sentence.
+    pub summary: String,
+    /// Rules that name single tools of this server, each with its own
+    /// prediction (`tool` is a name, or a pattern with `*`), in the order
+    /// the harness weighs them: the first that matches a tool decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolCallPolicy>,
+}
+
+/// A prediction for the tools one rule names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCallPolicy {
+    /// The tool's name, or a pattern where `*` matches any run of characters.
+    pub tool: String,
+    /// What the rule predicts for it.
+    pub policy: CallPolicy,
+}
+
+impl CallPolicy {
+    /// The prediction for the tool `tool` of this server: the first tool
+    /// rule that matches it, else the server's own (without tool rules).
+    pub fn for_tool(&self, tool: &str) -> CallPolicy {
+        let own = self
+            .tools
+            .iter()
+            .find(|t| wildcard_match(&t.tool, tool))
+            .map(|t| t.policy.clone());
+        let mut policy = own.unwrap_or_else(|| self.clone());
+        policy.tools.clear();
+        policy
+    }
+
+    /// `needs approval (a headless run refuses it)`, `denied`, …
+    pub fn verdict_words(&self) -> String {
+        match (self.verdict, self.headless_refuses) {
+            (CallVerdict::NeedsApproval, Some(true)) => {
+                "needs approval; a headless run refuses it".to_owned()
+            }
+            (verdict, _) => verdict.word().to_owned(),
+        }
+    }
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let Some((first, rest)) = parts.split_first() else {
+        return text.is_empty();
+    };
+    let Some(mut remaining) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return remaining.is_empty();
+    };
+    for part in middle {
+        match remaining.find(part) {
+            Some(i) => remaining = &remaining[i + part.len()..],
+            None => return false,
+        }
+    }
+    remaining.len() >= last.len() && remaining.ends_with(last)
+}
+
+/// A note about a row, and what showed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RowNote {
+    /// `current_config` or `documented_rule` (the harness's own code or
+    /// documentation says so).
+    pub provenance: ProvenanceCode,
+    /// A reason code, when the note is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    /// One sanitized sentence.
+    pub text: String,
 }
 
 fn mcp_server_kind() -> CapabilityKind {
@@ -600,6 +736,12 @@ pub fn diff(before: &InventoryDocument, after: &InventoryDocument) -> InventoryC
                 .map_or_else(|| "none".to_owned(), ToString::to_string)
         };
         field("reason_code", reason(a), reason(b));
+        let calls = |r: &InventoryRow| {
+            r.call_policy
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), CallPolicy::verdict_words)
+        };
+        field("call_policy", calls(a), calls(b));
         for (name, x, y) in [
             ("configured", &a.stages.configured, &b.stages.configured),
             ("enabled", &a.stages.enabled, &b.stages.enabled),

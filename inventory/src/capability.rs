@@ -99,6 +99,8 @@ pub struct FoundCapability {
     pub target: String,
     /// Other non-secret settings, `key=value`.
     pub settings: Vec<String>,
+    /// Notes for the row (a hook matcher that can never match, …).
+    pub notes: Vec<tether_core::inventory::RowNote>,
 }
 
 impl FoundCapability {
@@ -122,6 +124,7 @@ impl FoundCapability {
             links: Vec::new(),
             target: String::new(),
             settings: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }
@@ -608,6 +611,8 @@ impl ScanOutput {
             tool_tokens: None,
             model: None,
             links,
+            call_policy: None,
+            notes: crate::rows::sanitized_notes(&sanitize::Scrubber::new(), &found.notes),
             endpoint: None,
         });
     }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 use tether_core::inventory::{
-    EnvKey, INVENTORY_SCHEMA_VERSION, InventoryDocument, InventoryError, InventoryRow,
-    InventoryStages, RowDiagnostics, from_config,
+    CallPolicy, EnvKey, INVENTORY_SCHEMA_VERSION, InventoryDocument, InventoryError, InventoryRow,
+    InventoryStages, RowDiagnostics, RowNote, from_config,
 };
 use tether_core::model::{StageObservation, Timestamp};
 use tether_core::sanitize;
@@ -59,6 +59,11 @@ pub struct FoundServer {
     pub exclude_tools: Vec<String>,
     /// Other non-secret settings, `key=value`.
     pub settings: Vec<String>,
+    /// What the harness's permission and approval settings predict for a
+    /// call to its tools (sanitized when it becomes a row).
+    pub call_policy: Option<CallPolicy>,
+    /// Notes for the row (sanitized when it becomes a row).
+    pub notes: Vec<RowNote>,
 }
 
 impl FoundServer {
@@ -83,6 +88,8 @@ impl FoundServer {
             include_tools: None,
             exclude_tools: Vec::new(),
             settings: Vec::new(),
+            call_policy: None,
+            notes: Vec::new(),
         }
     }
 }
@@ -355,9 +362,51 @@ impl ScanOutput {
             endpoint_test: None,
             tool_tokens: None,
             model: None,
+            call_policy: found
+                .call_policy
+                .as_ref()
+                .map(|p| sanitized_policy(&scrubber, p)),
+            notes: sanitized_notes(&scrubber, &found.notes),
             endpoint: Some(found.endpoint),
         });
     }
+}
+
+/// A call-policy prediction with every string a scanner put in it scrubbed
+/// (the shown file names kept whole, as in summaries).
+pub(crate) fn sanitized_policy(scrubber: &sanitize::Scrubber, policy: &CallPolicy) -> CallPolicy {
+    CallPolicy {
+        verdict: policy.verdict,
+        headless_refuses: policy.headless_refuses,
+        provenance: policy.provenance,
+        reason_code: policy.reason_code.clone(),
+        rule: policy.rule.as_deref().map(|r| scrubber.summary(r)),
+        source: policy
+            .source
+            .as_deref()
+            .map(|s| summary_keeping_sources(scrubber, s)),
+        summary: summary_keeping_sources(scrubber, &policy.summary),
+        tools: policy
+            .tools
+            .iter()
+            .map(|t| tether_core::inventory::ToolCallPolicy {
+                tool: scrubber.name(&t.tool),
+                policy: sanitized_policy(scrubber, &t.policy),
+            })
+            .collect(),
+    }
+}
+
+/// Notes with their sentences scrubbed.
+pub(crate) fn sanitized_notes(scrubber: &sanitize::Scrubber, notes: &[RowNote]) -> Vec<RowNote> {
+    notes
+        .iter()
+        .map(|n| RowNote {
+            provenance: n.provenance,
+            reason_code: n.reason_code.clone(),
+            text: summary_keeping_sources(scrubber, &n.text),
+        })
+        .collect()
 }
 
 /// Scrubs a scanner's sentence, but keeps the file names it cites whole:

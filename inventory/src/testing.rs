@@ -377,6 +377,8 @@ pub fn tool_row(
         endpoint_test: None,
         tool_tokens: None,
         model: None,
+        call_policy: server.call_policy.as_ref().map(|p| p.for_tool(&name)),
+        notes: Vec::new(),
         links: vec![CapabilityLink {
             kind: CapabilityKind::McpServer,
             name: server.name.clone(),

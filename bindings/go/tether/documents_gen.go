@@ -541,6 +541,145 @@ func (v CallOutcome) OrUnknown() CallOutcome {
 	return CallOutcomeUnknown
 }
 
+// CallPolicy is `#/$defs/CallPolicy` of attempt, history, inventory, inventory-changes, probe-report, session, status-session.
+//
+// A call-policy prediction: what the harness's settings say of a call to a
+// server's tools, or to one tool.
+type CallPolicy struct {
+	// allowed, needs_approval or denied.
+	Verdict CallVerdict `json:"verdict"`
+	// Whether a headless run (`claude -p`, `gemini -p`, `codex exec`)
+	// refuses the call because nothing can answer the approval; absent
+	// when the harness's rules do not say.
+	//
+	// May be absent or null.
+	HeadlessRefuses Optional[*bool] `json:"headless_refuses"`
+	// `current_config` when a setting decides; `documented_rule` when the
+	// harness's default does (no setting names the call).
+	Provenance Provenance `json:"provenance"`
+	// permission_denied, approval_required or denied_by_policy, when the
+	// call does not simply run.
+	//
+	// May be absent or null.
+	ReasonCode Optional[*ReasonCode] `json:"reason_code"`
+	// The setting that decides, as written (`permissions.deny:
+	// mcp__github`), sanitized.
+	//
+	// May be absent or null.
+	Rule Optional[*string] `json:"rule"`
+	// The file it is in, as `~/…`, `$PROJECT/…` or a system path.
+	//
+	// May be absent or null.
+	Source Optional[*string] `json:"source"`
+	// One sanitized sentence.
+	Summary string `json:"summary"`
+	// Rules that name single tools of this server, each with its own
+	// prediction (`tool` is a name, or a pattern with `*`), in the order
+	// the harness weighs them: the first that matches a tool decides.
+	//
+	// May be absent, never null.
+	Tools Optional[[]ToolCallPolicy] `json:"tools"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x CallPolicy) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("verdict", x.Verdict)
+	if x.HeadlessRefuses.Present {
+		e.field("headless_refuses", x.HeadlessRefuses.Value)
+	}
+	e.field("provenance", x.Provenance)
+	if x.ReasonCode.Present {
+		e.field("reason_code", x.ReasonCode.Value)
+	}
+	if x.Rule.Present {
+		e.field("rule", x.Rule.Value)
+	}
+	if x.Source.Present {
+		e.field("source", x.Source.Value)
+	}
+	e.field("summary", x.Summary)
+	if x.Tools.Present {
+		e.field("tools", arrayOf(x.Tools.Value))
+	}
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *CallPolicy) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "CallPolicy")
+	if err != nil {
+		return err
+	}
+	*x = CallPolicy{}
+	for _, f := range fields {
+		switch f.key {
+		case "verdict":
+			err = decodeField(f, &x.Verdict, false)
+		case "headless_refuses":
+			x.HeadlessRefuses.Present = true
+			err = decodeField(f, &x.HeadlessRefuses.Value, true)
+		case "provenance":
+			err = decodeField(f, &x.Provenance, false)
+		case "reason_code":
+			x.ReasonCode.Present = true
+			err = decodeField(f, &x.ReasonCode.Value, true)
+		case "rule":
+			x.Rule.Present = true
+			err = decodeField(f, &x.Rule.Value, true)
+		case "source":
+			x.Source.Present = true
+			err = decodeField(f, &x.Source.Value, true)
+		case "summary":
+			err = decodeField(f, &x.Summary, false)
+		case "tools":
+			x.Tools.Present = true
+			err = decodeField(f, &x.Tools.Value, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("CallPolicy", f.key, err)
+		}
+	}
+	return requireFields("CallPolicy", fields, "verdict", "provenance", "summary")
+}
+
+// CallVerdict is `#/$defs/CallVerdict` of attempt, history, inventory, inventory-changes, probe-report, session, status-session.
+//
+// What the configuration predicts for a call.
+//
+// A value this binding does not know decodes as itself, the raw word kept
+// (Known reports false); it never fails a document.
+type CallVerdict string
+
+const (
+	// Nothing stops the call: a rule, a mode or a trust setting allows it.
+	CallVerdictAllowed CallVerdict = "allowed"
+	// The harness asks before the call runs.
+	CallVerdictNeedsApproval CallVerdict = "needs_approval"
+	// A rule or policy refuses the call.
+	CallVerdictDenied CallVerdict = "denied"
+)
+
+// CallVerdictValues are the values of CallVerdict this binding knows, in the schema's order.
+var CallVerdictValues = []CallVerdict{CallVerdictAllowed, CallVerdictNeedsApproval, CallVerdictDenied}
+
+// Known reports whether v is one of CallVerdictValues.
+func (v CallVerdict) Known() bool {
+	switch v {
+	case CallVerdictAllowed, CallVerdictNeedsApproval, CallVerdictDenied:
+		return true
+	}
+	return false
+}
+
 // CapabilityEvent is `#/$defs/CapabilityEvent` of attempt, history, probe-report, session, status-session.
 //
 // Which skill, hook or plugin a piece of evidence is about, and how its
@@ -3402,6 +3541,19 @@ type InventoryRow struct {
 	//
 	// May be absent, never null.
 	Links Optional[[]CapabilityLink] `json:"links"`
+	// Whether a call to this server's tools (or this tool) may run, as the
+	// harness's permission and approval settings predict it: allowed,
+	// needs approval (and whether a headless run refuses it), or denied,
+	// with the rule that decides. A prediction, never an observation.
+	//
+	// May be absent or null.
+	CallPolicy Optional[*CallPolicy] `json:"call_policy"`
+	// Notes about the row that are not its reason: a hook matcher that
+	// can never match, a harness's own listing that differs from what its
+	// sessions do. Each says what showed it.
+	//
+	// May be absent, never null.
+	Notes Optional[[]RowNote] `json:"notes"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -3441,6 +3593,12 @@ func (x InventoryRow) MarshalJSON() ([]byte, error) {
 	}
 	if x.Links.Present {
 		e.field("links", arrayOf(x.Links.Value))
+	}
+	if x.CallPolicy.Present {
+		e.field("call_policy", x.CallPolicy.Value)
+	}
+	if x.Notes.Present {
+		e.field("notes", arrayOf(x.Notes.Value))
 	}
 	return e.finish(x.UnknownFields)
 }
@@ -3494,6 +3652,12 @@ func (x *InventoryRow) UnmarshalJSON(data []byte) error {
 		case "links":
 			x.Links.Present = true
 			err = decodeField(f, &x.Links.Value, false)
+		case "call_policy":
+			x.CallPolicy.Present = true
+			err = decodeField(f, &x.CallPolicy.Value, true)
+		case "notes":
+			x.Notes.Present = true
+			err = decodeField(f, &x.Notes.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
@@ -5346,6 +5510,64 @@ func (x *RowDiagnostics) UnmarshalJSON(data []byte) error {
 	return requireFields("RowDiagnostics", fields)
 }
 
+// RowNote is `#/$defs/RowNote` of attempt, history, inventory, inventory-changes, probe-report, session, status-session.
+//
+// A note about a row, and what showed it.
+type RowNote struct {
+	// `current_config` or `documented_rule` (the harness's own code or
+	// documentation says so).
+	Provenance Provenance `json:"provenance"`
+	// A reason code, when the note is one.
+	//
+	// May be absent or null.
+	ReasonCode Optional[*ReasonCode] `json:"reason_code"`
+	// One sanitized sentence.
+	Text string `json:"text"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x RowNote) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("provenance", x.Provenance)
+	if x.ReasonCode.Present {
+		e.field("reason_code", x.ReasonCode.Value)
+	}
+	e.field("text", x.Text)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *RowNote) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "RowNote")
+	if err != nil {
+		return err
+	}
+	*x = RowNote{}
+	for _, f := range fields {
+		switch f.key {
+		case "provenance":
+			err = decodeField(f, &x.Provenance, false)
+		case "reason_code":
+			x.ReasonCode.Present = true
+			err = decodeField(f, &x.ReasonCode.Value, true)
+		case "text":
+			err = decodeField(f, &x.Text, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("RowNote", f.key, err)
+		}
+	}
+	return requireFields("RowNote", fields, "provenance", "text")
+}
+
 // RowView is `#/$defs/RowView` of status-session.
 //
 // One server row, ready to render.
@@ -7149,6 +7371,53 @@ func (x *ToolCallCheck) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return requireFields("ToolCallCheck", fields, "tool", "succeeded", "elapsed_ms")
+}
+
+// ToolCallPolicy is `#/$defs/ToolCallPolicy` of attempt, history, inventory, inventory-changes, probe-report, session, status-session.
+//
+// A prediction for the tools one rule names.
+type ToolCallPolicy struct {
+	// The tool's name, or a pattern where `*` matches any run of characters.
+	Tool string `json:"tool"`
+	// What the rule predicts for it.
+	Policy CallPolicy `json:"policy"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x ToolCallPolicy) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("tool", x.Tool)
+	e.field("policy", x.Policy)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *ToolCallPolicy) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "ToolCallPolicy")
+	if err != nil {
+		return err
+	}
+	*x = ToolCallPolicy{}
+	for _, f := range fields {
+		switch f.key {
+		case "tool":
+			err = decodeField(f, &x.Tool, false)
+		case "policy":
+			err = decodeField(f, &x.Policy, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("ToolCallPolicy", f.key, err)
+		}
+	}
+	return requireFields("ToolCallPolicy", fields, "tool", "policy")
 }
 
 // ToolCallRecord is `#/$defs/ToolCallRecord` of attempt, history, probe-report, session, status-session.

@@ -17,6 +17,12 @@
 //! - `/etc/claude-code/managed-settings.json`: `allowedMcpServers` and
 //!   `deniedMcpServers` (`serverName`, `serverCommand` or `serverUrl` with
 //!   `*` wildcards) are administrator policy;
+//! - permission rules and mode (`permissions.allow`/`ask`/`deny` on
+//!   `mcp__…` names, `defaultMode`) from every settings file, managed
+//!   settings included (`managed-settings.d/*.json` too, and the folder
+//!   `CLAUDE_CODE_MANAGED_SETTINGS_PATH` names instead of
+//!   `/etc/claude-code`), give each server row its `call_policy` (see
+//!   `policy.rs`);
 //! - plugin-bundled servers (scope plugin): `mcpServers` in an installed
 //!   plugin's `.claude-plugin/plugin.json` (inline, or a path to a file) or
 //!   its `.mcp.json`; installs come from `~/.claude/plugins/installed_plugins.json`
@@ -26,13 +32,17 @@
 
 use std::collections::BTreeMap;
 
+#[path = "policy.rs"]
+mod policy;
+
 use serde_json::{Map, Value};
 use tether_core::Endpoint;
-use tether_core::inventory::CapabilityLink;
+use tether_core::inventory::{CapabilityLink, RowNote};
+use tether_core::model::ProvenanceCode;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, FoundCapability, FoundCommand, FoundServer, Installed,
-    ScanContext, ScanOutput, hook_commands, skills_under, string_list, substitute,
+    ScanContext, ScanOutput, hook_entries, skills_under, string_list, substitute,
 };
 
 /// The harness name in inventory rows.
@@ -232,18 +242,22 @@ impl ConfigScanner for ClaudeConfigScanner {
             }
             None => (home.clone(), home.join(".claude")),
         };
-        let managed = ctx.system_dir("/etc/claude-code");
+        // CLAUDE_CODE_MANAGED_SETTINGS_PATH names the policy folder instead.
+        let managed = match ctx.var(MANAGED_VAR) {
+            Some(_) => ctx.env_dir(MANAGED_VAR, ""),
+            None => ctx.system_dir("/etc/claude-code"),
+        };
         let project = ctx.project_root();
+        let managed_docs = read_managed(out, &managed);
 
         // Administrator policy first: it can deny anything else.
         let mut policy = Policy::default();
-        if let Some(settings) = out.read_json(HARNESS, &managed, "managed-settings.json", false) {
-            let source = managed.source("managed-settings.json");
+        if let Some((settings, source)) = managed_docs.first() {
             if settings.contains_key("allowedMcpServers") {
                 policy.allowed = Some((rules(settings.get("allowedMcpServers")), source.clone()));
             }
             policy.denied = rules(settings.get("deniedMcpServers"));
-            policy.denied_source = source;
+            policy.denied_source = source.clone();
         }
         let managed_mcp = out.read_json(HARNESS, &managed, "managed-mcp.json", false);
         if managed_mcp.is_some() {
@@ -253,8 +267,11 @@ impl ConfigScanner for ClaudeConfigScanner {
         // Approvals: user settings, then the project's entry in ~/.claude.json,
         // then project settings, then local settings (later files win).
         let mut approvals = Approvals::default();
+        let mut permissions = policy::Permissions::default();
         if let Some(user) = out.read_json(HARNESS, &settings_root, "settings.json", false) {
-            approvals.absorb(&user, &settings_root.source("settings.json"));
+            let source = settings_root.source("settings.json");
+            approvals.absorb(&user, &source);
+            permissions.absorb(&user, &source, false);
         }
         let state_file = ".claude.json";
         let state = out.read_json(HARNESS, &state_root, state_file, false);
@@ -281,8 +298,12 @@ impl ConfigScanner for ClaudeConfigScanner {
             for rel in [".claude/settings.json", ".claude/settings.local.json"] {
                 if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
                     approvals.absorb(&doc, &project.source(rel));
+                    permissions.absorb(&doc, &project.source(rel), false);
                 }
             }
+        }
+        for (doc, source) in &managed_docs {
+            permissions.absorb(doc, source, true);
         }
         // Whether the folder's trust dialog was accepted (the exact project's
         // entry: a parent folder's does not count).
@@ -298,7 +319,15 @@ impl ConfigScanner for ClaudeConfigScanner {
             .unwrap_or_default();
 
         let decide = |found: &mut FoundServer, base: Enablement| {
+            found.call_policy = Some(permissions.predict(&found.name));
             found.enablement = if let Some(verdict) = policy.verdict(found) {
+                if policy.exclusive.is_none() {
+                    found.notes.push(RowNote {
+                        provenance: ProvenanceCode::DocumentedRule,
+                        reason_code: Some(ReasonCode::DeniedByPolicy),
+                        text: LIST_DIFFERS.to_owned(),
+                    });
+                }
                 verdict
             } else if toggled_off.contains(&found.name) {
                 Enablement::Off(
@@ -386,6 +415,45 @@ impl ConfigScanner for ClaudeConfigScanner {
     }
 }
 
+/// The variable that names the managed settings folder.
+const MANAGED_VAR: &str = "CLAUDE_CODE_MANAGED_SETTINGS_PATH";
+
+/// Why `claude mcp list` shows a server policy denies (anthropics/claude-code#95020).
+const LIST_DIFFERS: &str = "`claude mcp list` still lists and connects this server: it does not apply allowedMcpServers or deniedMcpServers (anthropics/claude-code#95020), while sessions do; Tether shows what sessions do";
+
+/// Managed settings: `managed-settings.json`, then each
+/// `managed-settings.d/*.json` in name order, with their shown sources.
+fn read_managed(out: &mut ScanOutput, managed: &ConfigRoot) -> Vec<(Map<String, Value>, String)> {
+    let mut docs = Vec::new();
+    let drop_ins = managed.find_files_where("managed-settings.d", 0, |n| n.ends_with(".json"));
+    for rel in std::iter::once("managed-settings.json".to_owned()).chain(drop_ins) {
+        if let Some(doc) = out.read_json(HARNESS, managed, &rel, false) {
+            docs.push((doc, managed.source(&rel)));
+        }
+    }
+    docs
+}
+
+/// A note for a tool-event hook whose matcher names a server alone.
+fn matcher_note(hooks: Option<&Value>, entry: &tether_inventory::HookEntry) -> Option<RowNote> {
+    if !policy::TOOL_EVENTS.contains(&entry.event.as_str()) {
+        return None;
+    }
+    let matcher = hooks?
+        .get(&entry.event)?
+        .get(entry.group)?
+        .get("matcher")?
+        .as_str()?;
+    let bare = policy::bare_server_matcher(matcher)?;
+    Some(RowNote {
+        provenance: ProvenanceCode::DocumentedRule,
+        reason_code: None,
+        text: format!(
+            "its matcher's {bare} never matches: Claude compares a matcher of plain names as exact tool names, and tools are named {bare}__TOOL (write {bare}__.* for every tool of the server)"
+        ),
+    })
+}
+
 /// Plugins, skills and hooks: one row each, with what a plugin bundles
 /// linked to it. Settings hooks run from the workspace's working directory
 /// (Claude gives them `$CLAUDE_PROJECT_DIR`); a plugin's hooks, from its
@@ -434,16 +502,17 @@ fn scan_capabilities(
             .and_then(Value::as_bool)
             .unwrap_or(false)
             .then(|| format!("disableAllHooks is true in {source}"));
-        for (name, line) in hook_commands(doc.get("hooks"), "") {
+        for entry in hook_entries(doc.get("hooks"), "") {
             let mut found = FoundCapability::new(
                 CapabilityKind::Hook,
                 HARNESS,
                 scope.clone(),
-                &name,
+                &entry.name,
                 source.clone(),
             );
+            found.notes.extend(matcher_note(doc.get("hooks"), &entry));
             found.command = Some(FoundCommand {
-                line,
+                line: entry.line,
                 base: ResolvesAgainst::WorkspaceCwd,
                 root: None,
                 expands: project_dir.iter().cloned().collect(),
@@ -507,7 +576,8 @@ fn scan_capabilities(
         let hooks_file = "hooks/hooks.json";
         if let Some(hooks) = out.read_json(HARNESS, plugin_root, hooks_file, false) {
             let root_dir = plugin_root.dir().to_path_buf();
-            for (name, line) in hook_commands(hooks.get("hooks"), &format!("{plugin}:")) {
+            for entry in hook_entries(hooks.get("hooks"), &format!("{plugin}:")) {
+                let (name, line) = (entry.name.clone(), entry.line.clone());
                 row.links.push(CapabilityLink {
                     kind: CapabilityKind::Hook,
                     name: name.clone(),
@@ -520,6 +590,7 @@ fn scan_capabilities(
                     plugin_root.source(hooks_file),
                 );
                 found.enablement = enablement.clone();
+                found.notes.extend(matcher_note(hooks.get("hooks"), &entry));
                 found.command = Some(FoundCommand {
                     line,
                     base: ResolvesAgainst::PluginRoot,
