@@ -13,6 +13,8 @@
 //! tables load once per process; where they cannot, the method reads
 //! `unavailable` and every estimate is 0, never a guess.
 
+#![warn(missing_docs)]
+
 use std::sync::OnceLock;
 
 use serde_json::Value;

@@ -25,6 +25,8 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`collect/`), each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 /// The file `tether collect` keeps its receiver's token in, so a harness
 /// set up once keeps sending: `$XDG_STATE_HOME/tether/collect-token`, else
 /// `~/.local/state/tether/collect-token`; `None` without either (relative

@@ -15,6 +15,8 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`diagnostics/`), each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod endpoint_check;
 pub mod inventory;

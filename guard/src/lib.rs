@@ -24,6 +24,8 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`guard/`), each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 mod authorize;
 mod body;
 mod host;

@@ -17,6 +17,8 @@
 //! state; only the hub stamps ownership) are kept in ARCHITECTURE.md, each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;

@@ -6,4 +6,6 @@
 //! It depends on no other Tether crate, so an agent (the reference agent, for
 //! one) can use it without pulling in Tether's server or process machinery.
 
+#![warn(missing_docs)]
+
 pub mod sse;

@@ -18,6 +18,8 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`otel/`), each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 pub mod config;
 mod convert;
 pub mod semconv;

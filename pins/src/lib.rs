@@ -8,6 +8,8 @@
 //! order and whitespace never count as one. Pure: no I/O; the definition's
 //! text is read here and never kept.
 
+#![warn(missing_docs)]
+
 use std::fmt::Write as _;
 
 use serde_json::Value;

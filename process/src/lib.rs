@@ -6,6 +6,8 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`process/`), each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 pub mod materialize;
 pub mod sweep;
 

@@ -25,6 +25,8 @@
 //! merged into what the store holds and written only when that changed it, with
 //! the next revision.
 
+#![warn(missing_docs)]
+
 pub mod by_path;
 pub mod facts;
 pub mod read;

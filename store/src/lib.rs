@@ -17,6 +17,8 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
 //! with the test that checks it.
 
+#![warn(missing_docs)]
+
 pub mod conformance;
 pub mod follow;
 #[cfg(feature = "postgres")]
