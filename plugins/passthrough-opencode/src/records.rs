@@ -16,8 +16,10 @@
 //! - `session` rows: each session's id, directory and OpenCode's version;
 //! - `part` rows of type `tool`: the session, the tool (`SERVER_TOOL`:
 //!   split only where exactly one configured server fits, never guessed),
-//!   the call's id and its state (`completed`, `error`). Only these columns
-//!   are selected; the part's input and output never leave the database.
+//!   the call's id and its state (`completed`, `error`, a refusal with its
+//!   reason, a protocol error: see [`TOOLS_QUERY`]). Only these columns
+//!   are selected; the part's input, output and error words never leave
+//!   the database.
 
 use tether_core::capability::{CapabilityEvent, outcome_of_ok};
 use tether_core::model::Timestamp;
@@ -25,7 +27,7 @@ use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
-use tether_sdk::records::{answer, call, plugin_failed, push, skill_invoked};
+use tether_sdk::records::{answer, call, plugin_failed, push, refused, skill_invoked};
 use tether_sdk::telemetry::{failed, split_against, status};
 
 /// Log files.
@@ -34,6 +36,44 @@ pub const LOG: &str = "log";
 pub const DB_SESSIONS: &str = "db_session";
 /// The database's tool parts.
 pub const DB_TOOLS: &str = "db_tool";
+
+/// The tools' query. A call OpenCode's permissions refused is stored as an
+/// error (1.18.33's `PermissionDeniedError`, `PermissionRejectedError`,
+/// `PermissionCorrectedError`), its words matched here so they never leave
+/// the database; the fifth column says `refused:REASON` for it:
+/// - "The user has specified a rule which prevents you from using this
+///   specific tool call…": a rule's `deny` (`permission_denied`);
+/// - "The user rejected permission to use this specific tool call." in a
+///   session `opencode run` made (its session row's `permission` denies
+///   `question`, which `run` sets and an interactive session does not):
+///   `run` rejects every `ask` itself, no one to answer it
+///   (`approval_required`);
+/// - the same words elsewhere, or with a person's feedback: a person said
+///   no (`permission_denied`).
+///
+/// A JSON-RPC error's "MCP error -N: …" is `protocol_error`. The
+/// one-row `fallback` gives `permission` as NULL where a session row has no
+/// such column (an older database), so the query never fails on it.
+const TOOLS_QUERY: &str = "SELECT part.session_id, part.time_created, \
+     json_extract(part.data, '$.tool'), json_extract(part.data, '$.callID'), \
+     CASE WHEN json_extract(part.data, '$.state.status') = 'error' THEN CASE \
+       WHEN json_extract(part.data, '$.state.error') LIKE 'The user has specified a rule which prevents you from using this specific tool call%' \
+         THEN 'refused:permission_denied' \
+       WHEN json_extract(part.data, '$.state.error') = 'The user rejected permission to use this specific tool call.' \
+         AND EXISTS (SELECT 1 FROM json_each(COALESCE((SELECT CASE WHEN json_valid(permission) THEN permission END \
+             FROM session WHERE session.id = part.session_id), '[]')) AS rule \
+           WHERE json_extract(rule.value, '$.permission') = 'question' \
+             AND json_extract(rule.value, '$.action') = 'deny') \
+         THEN 'refused:approval_required' \
+       WHEN json_extract(part.data, '$.state.error') LIKE 'The user rejected permission to use this specific tool call%' \
+         THEN 'refused:permission_denied' \
+       WHEN json_extract(part.data, '$.state.error') LIKE 'MCP error -%' THEN 'error:protocol_error' \
+       ELSE 'error' END \
+     ELSE json_extract(part.data, '$.state.status') END, \
+     CASE WHEN json_extract(part.data, '$.tool') = 'skill' \
+     THEN json_extract(part.data, '$.state.input.name') END \
+     FROM part, (SELECT NULL AS permission) AS fallback \
+     WHERE json_extract(part.data, '$.type') = 'tool'";
 
 /// Where OpenCode writes its session records.
 pub fn sources() -> Vec<RecordSource> {
@@ -45,20 +85,7 @@ pub fn sources() -> Vec<RecordSource> {
         data(LOG, "log/*.log"),
         data(DB_SESSIONS, "opencode.db")
             .sqlite("SELECT id, time_created, directory, version FROM session"),
-        data(DB_TOOLS, "opencode.db").sqlite(
-            // A call OpenCode's permissions refused is stored as an error
-            // too (its own words, matched here so they never leave the
-            // database): `refused`, never a failure.
-            "SELECT session_id, time_created, json_extract(data, '$.tool'), \
-             json_extract(data, '$.callID'), \
-             CASE WHEN json_extract(data, '$.state.status') = 'error' AND ( \
-               json_extract(data, '$.state.error') LIKE 'The user rejected permission to use this specific tool call%' \
-               OR json_extract(data, '$.state.error') LIKE 'The user has specified a rule which prevents you from using this specific tool call%') \
-             THEN 'refused' ELSE json_extract(data, '$.state.status') END, \
-             CASE WHEN json_extract(data, '$.tool') = 'skill' \
-             THEN json_extract(data, '$.state.input.name') END \
-             FROM part WHERE json_extract(data, '$.type') = 'tool'",
-        ),
+        data(DB_TOOLS, "opencode.db").sqlite(TOOLS_QUERY),
     ]
 }
 
@@ -118,12 +145,23 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             let Some(full) = third else {
                 return RecordAnswer::Ignored;
             };
-            // The call's outcome, where its part says (running: not yet;
-            // refused by a permission: it never ran, so no outcome).
-            let ok = match fifth.as_deref() {
-                Some("completed") => Some(true),
-                Some("error") => Some(false),
-                _ => None,
+            // The call's outcome, where its part says (running: not yet);
+            // a call its permissions refused never ran: a refusal.
+            let (ok, reason, refused_for) = match fifth.as_deref() {
+                Some("completed") => (Some(true), None, None),
+                Some("error") => (Some(false), None, None),
+                Some("error:protocol_error") => {
+                    (Some(false), Some(ReasonCode::ProtocolError), None)
+                }
+                Some("refused:approval_required") => {
+                    (None, None, Some(ReasonCode::ApprovalRequired))
+                }
+                // `refused:permission_denied`, and `refused` (the query
+                // before reasons were told apart).
+                Some(word) if word.starts_with("refused") => {
+                    (None, None, Some(ReasonCode::PermissionDenied))
+                }
+                _ => (None, None, None),
             };
             if full == SKILL_TOOL {
                 if let Some(skill) = sixth.as_deref().and_then(name) {
@@ -142,10 +180,16 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             let Some(tool) = name(tool) else {
                 return answer(reading);
             };
-            push(
-                &mut reading,
-                call(&server, &tool, fourth.as_deref(), ok, at),
-            );
+            let id = fourth.as_deref();
+            let evidence = match refused_for {
+                Some(why) => refused(&server, &tool, id, why, at),
+                None => {
+                    let mut made = call(&server, &tool, id, ok, at);
+                    made.reason_code = reason;
+                    made
+                }
+            };
+            push(&mut reading, evidence);
         }
         _ => return RecordAnswer::Unknown,
     }
