@@ -17,6 +17,9 @@
 
 use std::path::Path;
 
+#[path = "policy.rs"]
+mod policy;
+
 use serde_json::{Map, Value};
 use tether_core::inventory::CapabilityLink;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
@@ -157,152 +160,21 @@ impl ConfigScanner for GeminiConfigScanner {
         let family = self.0;
         let harness = family.harness;
         let home = ctx.home_root().join(family.dir);
-        let system = ctx.system_dir(family.system_dir);
-        let project_settings = format!("{}/settings.json", family.dir);
-        let mut files: Vec<(ConfigRoot, &str, ConfigScope)> = vec![
-            (system.clone(), "system-defaults.json", ConfigScope::System),
-            (home.clone(), "settings.json", ConfigScope::User),
-        ];
         let project = ctx.project_root();
-        if let Some(project) = &project {
-            files.push((project.clone(), &project_settings, ConfigScope::Project));
-        }
-        files.push((system, "settings.json", ConfigScope::System));
-        // In precedence order, lowest first (system settings override everything).
-        let mut settings: Vec<Settings> = Vec::new();
-        for (root, rel, scope) in files {
-            if let Some(doc) = out.read_json(harness, &root, rel, true) {
-                settings.push(Settings {
-                    scope,
-                    source: root.source(rel),
-                    doc,
-                });
-            }
-        }
-
-        // Folder trust, as the CLI decides it: its environment first, then
-        // whether trust is on (only user and system settings can say; the
-        // family's default otherwise), then trustedFolders.json.
-        let family = self.0;
-        let env = |name: &str| ctx.var_str(name);
-        let trust_setting = settings
-            .iter()
-            .filter(|s| s.scope != ConfigScope::Project)
-            .filter_map(|s| folder_trust_on(&s.doc).map(|on| (on, s.source.clone())))
-            .next_back();
-        let trust_on = trust_setting
-            .as_ref()
-            .map_or(family.trust_by_default, |(on, _)| *on);
-        let how_on = match &trust_setting {
-            Some((_, source)) => format!("folder trust is on in {source}"),
-            None => "folder trust is on by default".to_owned(),
-        };
-        let rules_source = home.source("trustedFolders.json");
-        // `Some(Some(why))`: the environment distrusts the folder;
-        // `Some(None)`: it trusts it; `None`: it says nothing.
-        let restricted = family
-            .restricted_env
-            .filter(|var| env(var).as_deref() == Some("true"));
-        let untrusted_by_env = match restricted {
-            Some(var) => Some(Some(format!("{var}=true"))),
-            None => family.trust_env.and_then(|var| match env(var).as_deref() {
-                Some("false") => Some(Some(format!("{var}=false"))),
-                Some("true") => Some(None),
-                _ => None,
-            }),
-        };
-        let project_untrusted = match (&ctx.project, untrusted_by_env, trust_on) {
-            (Some(_), Some(verdict), _) => verdict.map(|why| format!("{why} distrusts the folder")),
-            (Some(dir), None, true) => {
-                let rules = out.read_json(harness, &home, "trustedFolders.json", true);
-                match rules.as_ref().and_then(|r| trusted(ctx, r, dir)) {
-                    Some(true) => None,
-                    Some(false) => Some(format!(
-                        "{how_on} and {rules_source} marks the project DO_NOT_TRUST"
-                    )),
-                    None => Some(format!(
-                        "{how_on} and {rules_source} does not trust the project"
-                    )),
-                }
-            }
-            _ => None,
-        };
-        let project_untrusted = project_untrusted.map(|why| {
-            if family.untrusted_disables_all {
-                format!(
-                    "{why}: in an untrusted folder every MCP server is disabled, the user's too"
-                )
-            } else {
-                format!("{why}: its settings are ignored")
-            }
-        });
+        let settings = read_settings(ctx, out, family, &home, project.as_ref());
+        let project_untrusted = untrusted_reason(ctx, out, family, &home, &settings);
         let effective: Vec<&Settings> = settings
             .iter()
             .filter(|s| s.scope != ConfigScope::Project || project_untrusted.is_none())
             .collect();
-
-        // The global lists: excluded from any file; allowed from the strongest file that sets it.
-        let mut excluded: Vec<(String, String)> = Vec::new();
-        let mut allowed: Option<(Vec<String>, String)> = None;
-        for s in &effective {
-            if let Some(list) =
-                nested(&s.doc, &["mcp", "excluded"]).or_else(|| s.doc.get("excludeMCPServers"))
-            {
-                for name in string_list(Some(list)) {
-                    excluded.push((name, s.source.clone()));
-                }
-            }
-            if let Some(list) =
-                nested(&s.doc, &["mcp", "allowed"]).or_else(|| s.doc.get("allowMCPServers"))
-            {
-                allowed = Some((string_list(Some(list)), s.source.clone()));
-            }
-        }
-
-        let lists = Lists { excluded, allowed };
-        // Qwen 0.24: a project's server runs once approved for this folder,
-        // for the entry as it was approved (its hash).
-        let approvals_file = family.project_approvals.map(|file| {
-            family
-                .approvals_env
-                .and_then(|var| {
-                    let path = ctx.var_str(var)?;
-                    ConfigRoot::named_file(Path::new(&path), var)
-                })
-                .unwrap_or_else(|| (home.clone(), file.to_owned()))
-        });
-        let approvals = approvals_file.as_ref().and_then(|(root, rel)| {
-            let doc = out.read_json(harness, root, rel, true)?;
-            let project = ctx.project.as_ref()?;
-            doc.iter()
-                .find(|(key, _)| ctx.resolve_written_path(key) == *project)
-                .and_then(|(_, v)| v.as_object().cloned())
-        });
-        let approval_source = approvals_file.as_ref().map(|(root, rel)| root.source(rel));
-        let approval = |name: &str, hashed: &Map<String, Value>| -> Option<Enablement> {
-            let source = approval_source.as_ref()?;
-            let record = approvals.as_ref().and_then(|entry| entry.get(name));
-            let status = record.and_then(|r| r.get("status")).and_then(Value::as_str);
-            let same_entry = record.and_then(|r| r.get("hash")).and_then(Value::as_str)
-                == Some(qwen_entry_hash(hashed).as_str());
-            match status {
-                Some("approved") if same_entry => None,
-                Some("rejected") if same_entry => Some(Enablement::Off(
-                    ReasonCode::DisabledInConfig,
-                    format!("rejected for this folder in {source}"),
-                )),
-                Some(decided) => Some(Enablement::Off(
-                    ReasonCode::NotApproved,
-                    format!(
-                        "waits for approval: {source} has it {decided} for an earlier version of its entry, which changed since"
-                    ),
-                )),
-                None => Some(Enablement::Off(
-                    ReasonCode::NotApproved,
-                    format!("waits for approval: {source} has no decision for it in this folder"),
-                )),
-            }
-        };
+        let lists = Lists::from_settings(&effective);
+        let files: Vec<(&Map<String, Value>, &str)> = effective
+            .iter()
+            .map(|s| (&s.doc, s.source.as_str()))
+            .collect();
+        let calls = policy::CallRules::read(harness == QWEN.harness, &files);
+        let folder_trusted = project_untrusted.is_none();
+        let approvals = ProjectApprovals::read(ctx, out, family, &home);
         for s in &settings {
             let ignored = project_untrusted.is_some()
                 && (s.scope == ConfigScope::Project || family.untrusted_disables_all);
@@ -316,12 +188,13 @@ impl ConfigScanner for GeminiConfigScanner {
                 crate::DIALECT.entry,
                 |found, entry| {
                     lists.apply(found, entry);
+                    found.call_policy = Some(predict(&calls, found, entry, folder_trusted));
                     if let (true, Some(why)) = (ignored, &project_untrusted) {
                         found.enablement =
                             Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
                     } else if s.scope == ConfigScope::Project
                         && matches!(found.enablement, Enablement::Enabled)
-                        && let Some(wait) = approval(&found.name, entry)
+                        && let Some(wait) = approvals.check(&found.name, entry)
                     {
                         found.enablement = wait;
                     }
@@ -341,64 +214,260 @@ impl ConfigScanner for GeminiConfigScanner {
                 EntryDialect::McpJson,
                 |found, entry| {
                     lists.apply(found, entry);
+                    found.call_policy = Some(predict(&calls, found, entry, folder_trusted));
                     if matches!(found.enablement, Enablement::Enabled)
-                        && let Some(wait) = approval(&found.name, &qwen_normalized(entry))
+                        && let Some(wait) = approvals.check(&found.name, &qwen_normalized(entry))
                     {
                         found.enablement = wait;
                     }
                 },
             );
         }
-        // Settings hooks (verified on the pinned Gemini CLI: they run unless
-        // the strongest file that sets it has `hooksConfig.enabled: false`).
-        let hooks_off = effective
-            .iter()
-            .filter_map(|s| {
-                nested(&s.doc, &["hooksConfig", "enabled"])
-                    .and_then(Value::as_bool)
-                    .map(|on| (on, s.source.clone()))
-            })
-            .next_back()
-            .and_then(|(on, source)| {
-                (!on).then(|| format!("hooksConfig.enabled is false in {source}"))
-            });
-        for s in &settings {
-            let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
-            for (name, line) in hook_commands(s.doc.get("hooks"), "") {
-                let mut found = FoundCapability::new(
-                    CapabilityKind::Hook,
-                    harness,
-                    s.scope.clone(),
-                    &name,
-                    s.source.clone(),
-                );
-                found.command = Some(FoundCommand {
-                    line,
-                    base: ResolvesAgainst::WorkspaceCwd,
-                    root: None,
-                    expands: Vec::new(),
-                });
-                if let (true, Some(why)) = (ignored, &project_untrusted) {
-                    found.enablement = Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
-                } else if let Some(why) = &hooks_off {
-                    found.enablement = Enablement::Off(ReasonCode::DisabledInConfig, why.clone());
-                }
-                out.push_capability(ctx, found);
-            }
-        }
+        let hooks_off = scan_settings_hooks(ctx, out, harness, &settings, &project_untrusted);
         let all_off = project_untrusted
             .as_deref()
             .filter(|_| family.untrusted_disables_all);
-        scan_extensions(
-            ctx,
-            out,
-            family,
-            &home,
-            &lists,
-            hooks_off.as_deref(),
-            all_off,
-        );
+        let context = ExtensionContext {
+            lists: &lists,
+            calls: &calls,
+            folder_trusted,
+            hooks_off: hooks_off.as_deref(),
+            untrusted: all_off,
+        };
+        scan_extensions(ctx, out, family, &home, &context);
     }
+}
+
+/// What an extension's servers and hooks are judged by.
+struct ExtensionContext<'a> {
+    lists: &'a Lists,
+    calls: &'a policy::CallRules,
+    folder_trusted: bool,
+    hooks_off: Option<&'a str>,
+    untrusted: Option<&'a str>,
+}
+
+/// A server's call policy: the settings' rules, and its entry's `trust`.
+fn predict(
+    calls: &policy::CallRules,
+    found: &FoundServer,
+    entry: &Map<String, Value>,
+    folder_trusted: bool,
+) -> tether_core::inventory::CallPolicy {
+    let trust = entry.get("trust").and_then(Value::as_bool) == Some(true);
+    calls.predict(&found.name, trust, folder_trusted, &found.source)
+}
+
+/// The settings files, in precedence order, lowest first (system settings
+/// override everything): system defaults, user, project, system.
+/// `GEMINI_CLI_SYSTEM_DEFAULTS_PATH` and `GEMINI_CLI_SYSTEM_SETTINGS_PATH`
+/// name Gemini CLI's system files instead (verified on 0.61.0).
+fn read_settings(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    family: Family,
+    home: &ConfigRoot,
+    project: Option<&ConfigRoot>,
+) -> Vec<Settings> {
+    let system = ctx.system_dir(family.system_dir);
+    let named = |var: &str, file: &str| -> (ConfigRoot, String) {
+        let own = (family.harness == GEMINI.harness)
+            .then(|| ctx.var_str(var))
+            .flatten()
+            .and_then(|path| ConfigRoot::named_file(Path::new(&path), var));
+        own.unwrap_or_else(|| (system.clone(), file.to_owned()))
+    };
+    let project_settings = format!("{}/settings.json", family.dir);
+    let (defaults_root, defaults_rel) =
+        named("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "system-defaults.json");
+    let (system_root, system_rel) = named("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "settings.json");
+    let mut files: Vec<(ConfigRoot, String, ConfigScope)> = vec![
+        (defaults_root, defaults_rel, ConfigScope::System),
+        (home.clone(), "settings.json".to_owned(), ConfigScope::User),
+    ];
+    if let Some(project) = project {
+        files.push((project.clone(), project_settings, ConfigScope::Project));
+    }
+    files.push((system_root, system_rel, ConfigScope::System));
+    let mut settings = Vec::new();
+    for (root, rel, scope) in files {
+        if let Some(doc) = out.read_json(family.harness, &root, &rel, true) {
+            settings.push(Settings {
+                scope,
+                source: root.source(&rel),
+                doc,
+            });
+        }
+    }
+    settings
+}
+
+/// Why the project's folder is untrusted, as the CLI decides it: its
+/// environment first, then whether trust is on (only user and system
+/// settings can say; the family's default otherwise), then
+/// trustedFolders.json. `None` when it is trusted (or no project).
+fn untrusted_reason(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    family: Family,
+    home: &ConfigRoot,
+    settings: &[Settings],
+) -> Option<String> {
+    let env = |name: &str| ctx.var_str(name);
+    let trust_setting = settings
+        .iter()
+        .filter(|s| s.scope != ConfigScope::Project)
+        .filter_map(|s| folder_trust_on(&s.doc).map(|on| (on, s.source.clone())))
+        .next_back();
+    let trust_on = trust_setting
+        .as_ref()
+        .map_or(family.trust_by_default, |(on, _)| *on);
+    let how_on = match &trust_setting {
+        Some((_, source)) => format!("folder trust is on in {source}"),
+        None => "folder trust is on by default".to_owned(),
+    };
+    let rules_source = home.source("trustedFolders.json");
+    // `Some(Some(why))`: the environment distrusts the folder;
+    // `Some(None)`: it trusts it; `None`: it says nothing.
+    let restricted = family
+        .restricted_env
+        .filter(|var| env(var).as_deref() == Some("true"));
+    let untrusted_by_env = match restricted {
+        Some(var) => Some(Some(format!("{var}=true"))),
+        None => family.trust_env.and_then(|var| match env(var).as_deref() {
+            Some("false") => Some(Some(format!("{var}=false"))),
+            Some("true") => Some(None),
+            _ => None,
+        }),
+    };
+    let why = match (&ctx.project, untrusted_by_env, trust_on) {
+        (Some(_), Some(verdict), _) => verdict.map(|why| format!("{why} distrusts the folder")),
+        (Some(dir), None, true) => {
+            let rules = out.read_json(family.harness, home, "trustedFolders.json", true);
+            match rules.as_ref().and_then(|r| trusted(ctx, r, dir)) {
+                Some(true) => None,
+                Some(false) => Some(format!(
+                    "{how_on} and {rules_source} marks the project DO_NOT_TRUST"
+                )),
+                None => Some(format!(
+                    "{how_on} and {rules_source} does not trust the project"
+                )),
+            }
+        }
+        _ => None,
+    }?;
+    Some(if family.untrusted_disables_all {
+        format!("{why}: in an untrusted folder every MCP server is disabled, the user's too")
+    } else {
+        format!("{why}: its settings are ignored")
+    })
+}
+
+/// Qwen 0.24: a project's server runs once approved for this folder, for
+/// the entry as it was approved (its hash).
+struct ProjectApprovals {
+    source: Option<String>,
+    decisions: Option<Map<String, Value>>,
+}
+
+impl ProjectApprovals {
+    fn read(ctx: &ScanContext, out: &mut ScanOutput, family: Family, home: &ConfigRoot) -> Self {
+        let file = family.project_approvals.map(|file| {
+            family
+                .approvals_env
+                .and_then(|var| {
+                    let path = ctx.var_str(var)?;
+                    ConfigRoot::named_file(Path::new(&path), var)
+                })
+                .unwrap_or_else(|| (home.clone(), file.to_owned()))
+        });
+        let decisions = file.as_ref().and_then(|(root, rel)| {
+            let doc = out.read_json(family.harness, root, rel, true)?;
+            let project = ctx.project.as_ref()?;
+            doc.iter()
+                .find(|(key, _)| ctx.resolve_written_path(key) == *project)
+                .and_then(|(_, v)| v.as_object().cloned())
+        });
+        ProjectApprovals {
+            source: file.as_ref().map(|(root, rel)| root.source(rel)),
+            decisions,
+        }
+    }
+
+    /// What holds the server `name` (its entry as hashed) back, if anything.
+    fn check(&self, name: &str, hashed: &Map<String, Value>) -> Option<Enablement> {
+        let source = self.source.as_ref()?;
+        let record = self.decisions.as_ref().and_then(|entry| entry.get(name));
+        let status = record.and_then(|r| r.get("status")).and_then(Value::as_str);
+        let same_entry = record.and_then(|r| r.get("hash")).and_then(Value::as_str)
+            == Some(qwen_entry_hash(hashed).as_str());
+        match status {
+            Some("approved") if same_entry => None,
+            Some("rejected") if same_entry => Some(Enablement::Off(
+                ReasonCode::DisabledInConfig,
+                format!("rejected for this folder in {source}"),
+            )),
+            Some(decided) => Some(Enablement::Off(
+                ReasonCode::NotApproved,
+                format!(
+                    "waits for approval: {source} has it {decided} for an earlier version of its entry, which changed since"
+                ),
+            )),
+            None => Some(Enablement::Off(
+                ReasonCode::NotApproved,
+                format!("waits for approval: {source} has no decision for it in this folder"),
+            )),
+        }
+    }
+}
+
+/// Settings hooks (verified on the pinned Gemini CLI: they run unless the
+/// strongest file that sets it has `hooksConfig.enabled: false`). Returns
+/// why hooks are off, when they are.
+fn scan_settings_hooks(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    harness: &'static str,
+    settings: &[Settings],
+    project_untrusted: &Option<String>,
+) -> Option<String> {
+    let hooks_off = settings
+        .iter()
+        .filter(|s| s.scope != ConfigScope::Project || project_untrusted.is_none())
+        .filter_map(|s| {
+            nested(&s.doc, &["hooksConfig", "enabled"])
+                .and_then(Value::as_bool)
+                .map(|on| (on, s.source.clone()))
+        })
+        .next_back()
+        .and_then(|(on, source)| {
+            (!on).then(|| format!("hooksConfig.enabled is false in {source}"))
+        });
+    for s in settings {
+        let ignored = s.scope == ConfigScope::Project && project_untrusted.is_some();
+        for (name, line) in hook_commands(s.doc.get("hooks"), "") {
+            let mut found = FoundCapability::new(
+                CapabilityKind::Hook,
+                harness,
+                s.scope.clone(),
+                &name,
+                s.source.clone(),
+            );
+            found.command = Some(FoundCommand {
+                line,
+                base: ResolvesAgainst::WorkspaceCwd,
+                root: None,
+                expands: Vec::new(),
+            });
+            if let (true, Some(why)) = (ignored, project_untrusted) {
+                found.enablement = Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
+            } else if let Some(why) = &hooks_off {
+                found.enablement = Enablement::Off(ReasonCode::DisabledInConfig, why.clone());
+            }
+            out.push_capability(ctx, found);
+        }
+    }
+    hooks_off
 }
 
 /// The global allow and exclude lists, and what they say of one entry.
@@ -408,6 +477,28 @@ struct Lists {
 }
 
 impl Lists {
+    /// `mcp.excluded` from any file; `mcp.allowed` from the strongest file
+    /// that sets it (older: `excludeMCPServers`, `allowMCPServers`).
+    fn from_settings(effective: &[&Settings]) -> Self {
+        let mut excluded: Vec<(String, String)> = Vec::new();
+        let mut allowed: Option<(Vec<String>, String)> = None;
+        for s in effective {
+            if let Some(list) =
+                nested(&s.doc, &["mcp", "excluded"]).or_else(|| s.doc.get("excludeMCPServers"))
+            {
+                for name in string_list(Some(list)) {
+                    excluded.push((name, s.source.clone()));
+                }
+            }
+            if let Some(list) =
+                nested(&s.doc, &["mcp", "allowed"]).or_else(|| s.doc.get("allowMCPServers"))
+            {
+                allowed = Some((string_list(Some(list)), s.source.clone()));
+            }
+        }
+        Lists { excluded, allowed }
+    }
+
     fn apply(&self, found: &mut FoundServer, entry: &Map<String, Value>) {
         if entry.contains_key("includeTools") {
             found.include_tools = Some(string_list(entry.get("includeTools")));
@@ -478,10 +569,9 @@ fn scan_extensions(
     out: &mut ScanOutput,
     family: Family,
     home: &ConfigRoot,
-    lists: &Lists,
-    hooks_off: Option<&str>,
-    untrusted: Option<&str>,
+    judged: &ExtensionContext,
 ) {
+    let (lists, hooks_off, untrusted) = (judged.lists, judged.hooks_off, judged.untrusted);
     let harness = family.harness;
     let root = home.join("extensions");
     let rules = out.read_json(harness, &root, "extension-enablement.json", true);
@@ -596,6 +686,8 @@ fn scan_extensions(
             crate::DIALECT.entry,
             |found, entry| {
                 lists.apply(found, entry);
+                found.call_policy =
+                    Some(predict(judged.calls, found, entry, judged.folder_trusted));
                 if off {
                     found.enablement = Enablement::Off(
                         ReasonCode::DisabledInConfig,
