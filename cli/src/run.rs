@@ -129,8 +129,65 @@ impl Env {
 
 /// What ran around the command, to be stopped when it exits.
 struct Around {
-    collect: Option<tether_collect::service::RunningCollect>,
+    collect: Option<Telemetry>,
     tap: Option<tether_tap::RunningTap>,
+}
+
+/// The telemetry receiver and the thread that reads what it queues into
+/// the hub. Its stop ends on evidence: the server is gone and the queue
+/// drained (it disconnects once the last receiver is dropped).
+struct Telemetry {
+    receiver: tether_collect::Receiver,
+    running: tether_collect::RunningReceiver,
+    pump: std::thread::JoinHandle<()>,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Telemetry {
+    async fn start(hub: Arc<tether_hub::Hub>) -> std::io::Result<Telemetry> {
+        use std::sync::atomic::Ordering;
+        let (receiver, batches) =
+            tether_collect::Receiver::new(tether_collect::ReceiverConfig::default());
+        let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let running = receiver.serve(loopback).await?;
+        let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop_seen = Arc::clone(&stopping);
+        let mut collector = tether_collect::collector::Collector::new(hub, Default::default());
+        let pump = std::thread::spawn(move || {
+            loop {
+                // Wakes at once on a batch, or when the queue disconnects;
+                // the timeout only bounds a stop whose queue stays open.
+                match batches.next(std::time::Duration::from_secs(1)) {
+                    Some(batch) => collector.take(&batch),
+                    None if stop_seen.load(Ordering::Acquire) => break,
+                    None => {}
+                }
+            }
+        });
+        Ok(Telemetry {
+            receiver,
+            running,
+            pump,
+            stopping,
+        })
+    }
+
+    fn target(&self) -> tether_core::telemetry::TelemetryTarget {
+        tether_core::telemetry::TelemetryTarget {
+            endpoint: self.running.endpoint(),
+            authorization: self.receiver.token().bearer(),
+        }
+    }
+
+    /// Stops serving, then reads everything queued into the hub.
+    async fn stop(self) {
+        self.running.shutdown().await;
+        drop(self.receiver);
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::Release);
+        let pump = self.pump;
+        let _ = tokio::task::spawn_blocking(move || pump.join()).await;
+    }
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -182,7 +239,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             env.kept.join(", ")
         );
     }
+    tracing::debug!("around the command: started");
     let status = spawn_and_wait(&args.command, &env.set, runtime.as_ref());
+    tracing::debug!("the command exited");
     let harness_code = match status {
         Ok(code) => code,
         Err(code) => return Ok(ExitCode::from(code)),
@@ -190,8 +249,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let (Some(kind), Some(rt), Some((hub, store))) = (harness, runtime, hub) else {
         return Ok(exit(harness_code, None));
     };
-    rt.block_on(stop_around(around, &hub));
-    let session = session_after(&registry, &kind, started, &hub, store.as_deref());
+    // The records are read while what ran around the command winds down
+    // (the collector's pump ends at its next poll).
+    let records = std::thread::scope(|scope| {
+        let stopping = scope.spawn(|| {
+            rt.block_on(stop_around(around, &hub));
+            tracing::debug!("around the command: stopped");
+        });
+        let records = records_since(&registry, &kind, started);
+        let _ = stopping.join();
+        records
+    });
+    let session = session_after(&records, &kind, &hub, store.as_deref());
+    tracing::debug!("the session: read, merged, stored");
     let checked = report(&args, &kind, session.as_ref())?;
     drop(rt);
     Ok(exit(harness_code, checked.as_ref()))
@@ -265,7 +335,6 @@ async fn start_around(
     hub: Arc<tether_hub::Hub>,
 ) -> (Around, Env) {
     let mut env = Env::default();
-    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let Some(harness) = registry.harness(kind) else {
         return (
             Around {
@@ -280,18 +349,11 @@ async fn start_around(
         authorization: String::new(),
     };
     let collect = if harness.reader.telemetry_setup(&probe_target).is_some() {
-        let config = tether_collect::service::CollectConfig::new(loopback);
-        match tether_collect::service::RunningCollect::start(
-            config,
-            Arc::clone(&hub),
-            Default::default(),
-        )
-        .await
-        {
+        match Telemetry::start(Arc::clone(&hub)).await {
             Ok(collect) => Some(collect),
             Err(err) => {
                 errln!(
-                    "{WHO}: cannot receive {kind}'s telemetry ({err}); reading its records only"
+                    "{WHO}: cannot receive {kind}'s telemetry (cannot listen on 127.0.0.1: {err}); reading its records only"
                 );
                 None
             }
@@ -375,7 +437,7 @@ async fn stop_around(around: Around, hub: &tether_hub::Hub) {
         observed.settle().await;
     }
     if let Some(collect) = around.collect {
-        let _ = collect.stop().await;
+        collect.stop().await;
     }
     hub.flush().await;
 }
@@ -492,23 +554,8 @@ fn terminal_sent_it() -> bool {
     }
 }
 
-/// The session the command ran, read and merged: the session its
-/// telemetry named, else the newest session of the harness in this
-/// working folder with records since the start. `None`: nothing shows
-/// one (said).
-fn session_after(
-    registry: &Registry,
-    kind: &str,
-    started: Timestamp,
-    hub: &tether_hub::Hub,
-    store: Option<&dyn tether_core::store::Store>,
-) -> Option<check::Shown> {
-    let prefix = format!("{kind}:");
-    let live: Vec<String> = hub
-        .sessions()
-        .into_iter()
-        .filter(|id| id.starts_with(&prefix))
-        .collect();
+/// The harness's session records in this working folder since the start.
+fn records_since(registry: &Registry, kind: &str, started: Timestamp) -> tether_records::Records {
     let project = std::env::current_dir()
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
@@ -518,13 +565,34 @@ fn session_after(
         since: Some(Timestamp(started.0.saturating_sub(1000))),
         project,
     };
+    let configured = crate::host::configured_today();
+    tracing::debug!("today's configuration: read");
     let mut records = tether_records::Records::new(
         registry,
         &tether_records::Home::from_env(),
-        crate::host::configured_today(),
+        configured,
         filter,
     );
     records.read(true);
+    tracing::debug!("the records: read");
+    records
+}
+
+/// The session the command ran, merged: the session its telemetry named,
+/// else the newest session of the harness in `records`, else what its
+/// telemetry alone shows. `None`: nothing shows one.
+fn session_after(
+    records: &tether_records::Records,
+    kind: &str,
+    hub: &tether_hub::Hub,
+    store: Option<&dyn tether_core::store::Store>,
+) -> Option<check::Shown> {
+    let prefix = format!("{kind}:");
+    let live: Vec<String> = hub
+        .sessions()
+        .into_iter()
+        .filter(|id| id.starts_with(&prefix))
+        .collect();
     let on_disk: Vec<&tether_records::SessionFacts> = {
         let mut found: Vec<_> = records.selected().collect();
         found.sort_by_key(|f| std::cmp::Reverse(f.last_at));
@@ -585,7 +653,7 @@ fn report(
                 history: s.history.clone(),
             };
             let mut matrix = Vec::new();
-            crate::sessions::print_matrix(&mut matrix, &document, false)?;
+            crate::records::print_matrix(&mut matrix, &document, false)?;
             text.push_str(&String::from_utf8_lossy(&matrix));
         }
         None => text.push_str(&format!(
