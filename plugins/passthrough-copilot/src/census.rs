@@ -155,6 +155,18 @@ pub fn census() -> Vec<CensusEntry> {
         ),
         CensusEntry::read(
             EVENTS,
+            "tool.execution_complete.error.code",
+            "1.0.102",
+            "denied: a refusal (tool_call_refused), with its reason from error.message's words (scanned, never kept): \"The user rejected this tool call\" and \"Permission to run this tool was denied due to the following rules\" (a --deny-tool rule) permission_denied; \"Permission denied because no interactive user response was available\" (a -p run with no --allow-tool) approval_required; \"Denied by preToolUse hook\" blocked_by_hook; \"Blocked by enterprise MCP policy\" denied_by_policy; other words of a denial permission_denied; \"The pending permission request was cancelled…\" left unknown. Before code was written, the same words alone",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "tool.execution_complete.toolTelemetry.properties.failure_category",
+            "1.0.102",
+            "a failed call's category: server_error (the server's isError) tool_error, protocol_* (a JSON-RPC error) protocol_error; failure_stage permission a refusal",
+        ),
+        CensusEntry::read(
+            EVENTS,
             "tool.execution_complete.error.message:Skill not found",
             "1.0.10–1.0.102",
             "a failed skill invocation, named by Copilot's own \"Skill not found: NAME\"",
@@ -230,7 +242,7 @@ pub fn census() -> Vec<CensusEntry> {
             EVENTS,
             "session.warning:policy",
             "1.0.10–1.0.102 (ephemeral)",
-            "counted: \"Third-party MCP servers are disabled by your organization's Copilot policy\" names no server",
+            "counted: \"Third-party MCP servers are disabled by your organization's Copilot policy\" names no server, and no call is made of a server it blocks (a call the enterprise policy blocks is tool.execution_complete's \"Blocked by enterprise MCP policy\", read there)",
         ),
         CensusEntry::not_read(
             EVENTS,
@@ -251,17 +263,17 @@ pub fn census() -> Vec<CensusEntry> {
             "tool_visible: each name after \"New tools available: \" that splits as SERVER-TOOL against exactly one configured server; no word of the prompt is kept",
         )
         .silence("never on a session's first message, and from 1.0.102 it names no tools: a missing notice does not show that no tool was added"),
-        CensusEntry::not_read(
+        CensusEntry::read(
             EVENTS,
             "permission.requested",
             "1.0.42–1.0.102 (ephemeral in 1.0.10)",
-            "counted, not yet read: permissionRequest{kind:\"mcp\", serverName, toolName, toolCallId, readOnly} is verified in the 1.0.102 schema",
+            "recognised: the call asks (permissionRequest{kind:\"mcp\", serverName, toolName, toolCallId}); its answer is permission.completed's, so it gives nothing itself (its args are payload, never read)",
         ),
-        CensusEntry::not_read(
+        CensusEntry::read(
             EVENTS,
             "permission.completed",
             "1.0.42–1.0.102 (ephemeral in 1.0.10)",
-            "counted, not yet read: {requestId, toolCallId, result.kind (approved, approved-for-session, denied-by-rules, denied-interactively-by-user, denied-by-permission-request-hook, cancelled, …), decisionSource}, verified in the 1.0.102 schema",
+            "tool_call_refused for its toolCallId where result.kind refused it: denied-by-rules and denied-interactively-by-user permission_denied, denied-no-approval-rule-and-could-not-request-from-user approval_required, denied-by-permission-request-hook blocked_by_hook, denied-by-content-exclusion-policy denied_by_policy; approved-* and cancelled give nothing (the call's completion says how it went). A --deny-tool rule writes no permission event: its completion's words say it",
         ),
         CensusEntry::not_read(
             EVENTS,

@@ -49,7 +49,7 @@ fn gemini() -> Vec<CensusEntry> {
             GEMINI_CHAT,
             "gemini.toolCalls",
             G_JSONL,
-            "tool_call_observed per MCP call, server and tool split from displayName `TOOL (SERVER MCP Server)`, with its call id; its outcome from status: success succeeded, error failed, cancelled (the user said no) left unknown. A call a policy or a BeforeTool hook refused is also status error (no errorType is kept), so it reads failed.",
+            "tool_call_observed per MCP call, server and tool split from displayName `TOOL (SERVER MCP Server)`, with its call id; its outcome from status: success succeeded; error a refusal or a failure by resultDisplay's words (no errorType is kept); cancelled the user's no (tool_call_refused, permission_denied) where its result says \"User denied execution.\", otherwise left unknown (an abort says nothing of whether it ran).",
         )
         .silence("Written as calls complete: a call cut off mid-run (the process killed) leaves none, and a subagent's calls are in its own chat."),
         E::read(
@@ -58,12 +58,19 @@ fn gemini() -> Vec<CensusEntry> {
             G_JSONL,
             "the server and tool of an MCP call (`TOOL (SERVER MCP Server)`); the name alone (`mcp_SERVER_TOOL`) cannot be split",
         ),
-        E::not_read(
+        E::read(
             GEMINI_CHAT,
             "toolCalls.resultDisplay",
             G_JSONL,
-            "holds payload (the tool's output); it is also the only place a refused call says \"Tool execution denied by policy.\" or \"Tool execution blocked:\"",
+            "scanned for Gemini CLI's own words, never kept (it holds the tool's output too): \"Tool execution denied by policy.\" a deny rule of the policy engine (tool_call_refused, permission_denied: the record does not say whether the rule was the user's, the workspace's or the admin tier's, so it is never claimed as managed policy); \"Tool execution blocked: …\" a BeforeTool hook (blocked_by_hook); \"Tool execution for \\\"…\\\" requires user confirmation, which is not supported in non-interactive mode.\" an ask rule in a -p run (approval_required); \"Error: MCP tool '…' reported an error.\" the server's isError (failed, tool_error); \"Agent execution stopped by hook: …\" a stop before or after the call ran (left unknown)",
         ),
+        E::read(
+            GEMINI_CHAT,
+            "toolCalls.result",
+            G_JSONL,
+            "a cancelled call's functionResponse.response.error only, matched whole: \"[Operation Cancelled] Reason: User denied execution.\" is the user's no (permission_denied); the rest of the result is payload, never read",
+        )
+        .silence("A -p run never asks: there a call that needed approval is not offered to the model at all (core policy: non-interactive mode excludes ask tools), unless a rule narrowed by argsPattern asks, which reads approval_required."),
         E::read(
             GEMINI_CHAT,
             "toolCalls/activate_skill",
@@ -171,7 +178,7 @@ fn gemini() -> Vec<CensusEntry> {
             GEMINI_LEGACY_CHAT,
             "messages[].toolCalls",
             G_JSON,
-            "as a later chat's toolCalls: tool_call_observed per MCP call with its outcome (a refusal reads failed), and skills activated",
+            "as a later chat's toolCalls: tool_call_observed per MCP call with its outcome, a refusal tool_call_refused with its reason, and skills activated",
         ),
         E::read(
             GEMINI_LEGACY_CHAT,
@@ -277,19 +284,19 @@ fn gemini() -> Vec<CensusEntry> {
             TELEMETRY,
             "gemini_cli.tool_call",
             G,
-            "tool_call_observed for tool_type mcp: mcp_server_name, function_name and success (function_args never read). A call a policy or hook refused has success false, so it reads failed",
+            "tool_call_observed for tool_type mcp: mcp_server_name, function_name and success (function_args never read); error_type, decision and the error's words (scanned, never kept) make a refusal tool_call_refused with its reason, and mcp_tool_error a failure with tool_error",
         ),
-        E::not_read(
+        E::read(
             TELEMETRY,
             "gemini_cli.tool_call.decision",
             G,
-            "not yet read: accept, auto_accept, modify or reject (absent where no one was asked)",
+            "reject: the user said no at the prompt (tool_call_refused, permission_denied); accept, auto_accept and modify say nothing of the outcome",
         ),
-        E::not_read(
+        E::read(
             TELEMETRY,
             "gemini_cli.tool_call.error_type",
             G,
-            "not yet read: tells a refusal (policy_violation, stop_execution) from a failure (mcp_tool_error); also error.type",
+            "policy_violation a refusal, told apart by the error's words (a deny rule permission_denied, a BeforeTool hook blocked_by_hook); unhandled_exception with \"requires user confirmation\" approval_required; mcp_tool_error a failure with tool_error; stop_execution (a hook's stop, before or after the call ran) left unknown; also error.type",
         ),
         E::not_read(
             TELEMETRY,
@@ -595,15 +602,15 @@ fn gemini() -> Vec<CensusEntry> {
     for (kind, says) in [
         (
             "policy_violation",
-            "a policy or a BeforeTool hook refused the call: it never reached the server",
+            "read: a policy's deny rule (permission_denied) or a BeforeTool hook (blocked_by_hook), by the error's words; it never reached the server",
         ),
         (
             "stop_execution",
-            "a hook stopped the agent: the call never ran",
+            "read: a hook stopped the agent, before the call or after it ran (AfterTool): left unknown, never a refusal",
         ),
         (
             "mcp_tool_error",
-            "the server answered the call with an error",
+            "read: the server answered the call with isError (tool_error)",
         ),
         (
             "discovered_tool_execution_error",
@@ -626,12 +633,11 @@ fn gemini() -> Vec<CensusEntry> {
             "a file system permission error of a built-in tool",
         ),
     ] {
-        out.push(E::not_read(
-            TELEMETRY,
-            &format!("gemini_cli.tool_call.error_type:{kind}"),
-            G,
-            &format!("not yet read: {says}"),
-        ));
+        let kind = format!("gemini_cli.tool_call.error_type:{kind}");
+        out.push(match says.strip_prefix("read: ") {
+            Some(says) => E::read(TELEMETRY, &kind, G, says),
+            None => E::not_read(TELEMETRY, &kind, G, &format!("not yet read: {says}")),
+        });
     }
     out
 }
@@ -665,13 +671,13 @@ fn qwen() -> Vec<CensusEntry> {
             QWEN_CHAT,
             "tool_result.toolCallResult",
             Q,
-            "the call's outcome by callId: success succeeded, error failed; cancelled, and errorType execution_denied (a policy or hook refused it), left unknown",
+            "the call's outcome by callId: success succeeded, error failed (errorType mcp_tool_error: tool_error); errorType execution_denied a refusal (tool_call_refused) whose reason resultDisplay's words give, scanned and never kept: a deny rule permission_denied, \"(non-interactive mode cannot prompt for confirmation)\" approval_required, a PermissionRequest or PreToolUse hook blocked_by_hook; a hook's own words are a refusal only where executionStatus says not_started (0.15 writes a PostToolUse hook's stop, after the call ran, the same way); cancelled left unknown",
         ),
-        E::not_read(
+        E::read(
             QWEN_CHAT,
             "toolCallResult.executionStatus",
             Q24,
-            "not yet read: not_started, error, cancelled or success (not_started: the call never ran)",
+            "not_started with errorType execution_denied: the call never ran, so a hook's own words are a refusal (blocked_by_hook)",
         ),
         E::not_read(
             QWEN_CHAT,
@@ -878,19 +884,19 @@ fn qwen() -> Vec<CensusEntry> {
             TELEMETRY,
             "qwen-code.tool_call",
             Q,
-            "tool_call_observed for tool_type mcp: mcp_server_name, function_name and success (function_args never read). A call a policy or hook refused (error_type execution_denied) has success false, so it reads failed",
+            "tool_call_observed for tool_type mcp: mcp_server_name, function_name and success (function_args never read); a refusal (error_type execution_denied, its reason from the error's words and execution_status, as in the chat) tool_call_refused; mcp_tool_error tool_error. 0.15 logs a denied call as tool_type native with no server: its mcp__SERVER__TOOL name gives both",
         ),
         E::not_read(
             TELEMETRY,
             "qwen-code.tool_call.decision",
             Q,
-            "not yet read: accept, auto_accept, modify or reject",
+            "accept, auto_accept, modify or reject: a user's no is execution_denied's words too, read there",
         ),
-        E::not_read(
+        E::read(
             TELEMETRY,
             "qwen-code.tool_call.error_type",
             Q,
-            "not yet read: execution_denied is a refusal, mcp_tool_error a failure",
+            "execution_denied a refusal, its reason from the error's words (never kept) and execution_status; mcp_tool_error tool_error",
         ),
         E::read(
             TELEMETRY,
@@ -1152,11 +1158,11 @@ fn qwen() -> Vec<CensusEntry> {
     for (kind, says) in [
         (
             "execution_denied",
-            "a policy, a permission rule or a hook refused the call: it never ran",
+            "read: a permission rule, a hook or a missing approval refused the call (tool_call_refused, its reason from the words)",
         ),
         (
             "mcp_tool_error",
-            "the server answered the call with an error",
+            "read: the server answered the call with isError (tool_error)",
         ),
         (
             "discovered_tool_execution_error",
@@ -1175,12 +1181,11 @@ fn qwen() -> Vec<CensusEntry> {
             "a file system permission error of a built-in tool",
         ),
     ] {
-        out.push(E::not_read(
-            TELEMETRY,
-            &format!("qwen-code.tool_call.error_type:{kind}"),
-            Q,
-            &format!("not yet read: {says}"),
-        ));
+        let kind = format!("qwen-code.tool_call.error_type:{kind}");
+        out.push(match says.strip_prefix("read: ") {
+            Some(says) => E::read(TELEMETRY, &kind, Q, says),
+            None => E::not_read(TELEMETRY, &kind, Q, &format!("not yet read: {says}")),
+        });
     }
     out
 }

@@ -196,7 +196,7 @@ pub fn census() -> Vec<CensusEntry> {
             DB_TOOLS,
             "part/tool",
             RELEASES,
-            "tool_call_observed: tool (SERVER_TOOL, split only where exactly one configured server fits), callID, and the outcome from state.status (completed: succeeded; error: failed; pending or running: none); input and output never selected",
+            "tool_call_observed: tool (SERVER_TOOL, split only where exactly one configured server fits), callID, and the outcome from state.status (completed: succeeded; error: failed, or refused by its words; pending or running: none); input and output never selected",
         ),
         CensusEntry::read(
             DB_TOOLS,
@@ -204,11 +204,18 @@ pub fn census() -> Vec<CensusEntry> {
             RELEASES,
             "skill_invoked: state.input.name of the `skill` tool, its outcome from state.status",
         ),
-        CensusEntry::not_read(
+        CensusEntry::read(
             DB_TOOLS,
             "part/tool.state.error",
             RELEASES,
-            "not yet read: tells a refused call (\"The user rejected permission to use this specific tool call.\", \"The user has specified a rule which prevents you from using this specific tool call\") from a failed one; both are status error",
+            "matched inside the query, so no word leaves the database: \"The user has specified a rule which prevents you from using this specific tool call…\" (PermissionDeniedError, a rule's deny) and \"The user rejected permission to use this specific tool call\" with a person's feedback, or in a session that is not run's, are tool_call_refused permission_denied; the same words without feedback in a session `opencode run` made are approval_required (run rejects every ask itself); \"MCP error -N: …\" (a JSON-RPC error) a failure with protocol_error; any other error a failure (the server's isError gives its own words, which cannot be told from another failure)",
+        )
+        .silence("A rule that denies an MCP tool outright hides it from the model: no call is made, so no part is written."),
+        CensusEntry::read(
+            DB_TOOLS,
+            "session.permission",
+            RELEASES,
+            "whether `opencode run` made the session: its rules deny question (set by run, never by an interactive session); read inside the tools' query only, NULL where an older database has no such column",
         ),
         CensusEntry::not_read(
             DB,
