@@ -807,7 +807,7 @@ fn sessions_of(
         }
     }
     // Else a session on disk, by id or a unique prefix.
-    let records = crate::sessions::read(registry, tether_records::Filter::default());
+    let records = crate::records::read(registry, tether_records::Filter::default());
     let matching: Vec<_> = records
         .sessions()
         .values()

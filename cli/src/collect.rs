@@ -59,8 +59,8 @@ pub struct CollectArgs {
     /// with --print-env the setup and the token) instead of the banner.
     #[arg(long)]
     json: bool,
-    /// The sessions are written to the store, for `tether serve` and
-    /// `tether history`.
+    // The sessions are written to the store, for `tether serve` and
+    // `tether history`.
     #[command(flatten)]
     store: StoreArgs,
     /// Also pass every admitted request, unchanged, to your own collector
@@ -81,8 +81,8 @@ pub struct CollectArgs {
     /// environment you set for a harness is not read here.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// A `--load`ed plugin's harness telemetry is read, and `--print-env`
-    /// knows it, like a compiled-in one's.
+    // A `--load`ed plugin's harness telemetry is read, and `--print-env`
+    // knows it, like a compiled-in one's.
     #[command(flatten)]
     plugins: PluginArgs,
 }

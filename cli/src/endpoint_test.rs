@@ -61,7 +61,7 @@ pub struct EndpointTestArgs {
     /// or printed.
     #[arg(long, value_name = "JSON", requires = "call", value_parser = parse_arguments)]
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    /// The store keeps the tool pins (hashes of each tool's definition).
+    // The store keeps the tool pins (hashes of each tool's definition).
     #[command(flatten)]
     store: crate::host::StoreArgs,
     /// Do not compare the listing with the pins, nor pin it.

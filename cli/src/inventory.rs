@@ -53,16 +53,17 @@ pub struct InventoryArgs {
     /// `tether schema inventory-changes` with --changes).
     #[arg(long)]
     json: bool,
-    /// Store this scan as a timestamped snapshot in --db.
+    /// Store this scan as a timestamped snapshot in --db (a SQLite file:
+    /// snapshots are not kept in PostgreSQL).
     #[arg(long)]
     record: bool,
     /// Show what was added, removed or changed between the two newest snapshots in --db
-    /// (with --record: between the previous snapshot and this scan).
+    /// (with --record: between the previous snapshot and this scan; a SQLite
+    /// file only).
     #[arg(long)]
     changes: bool,
-    /// The store for --sessions and the pins (the one `tether collect` and
-    /// `tether history` use), and for --record and --changes, which keep
-    /// their snapshots in a SQLite file only (not PostgreSQL).
+    // The store for --sessions and the pins (the one `tether collect` and
+    // `tether history` use), and for --record and --changes (SQLite only).
     #[command(flatten)]
     store: crate::host::StoreArgs,
     /// Add what sessions showed: the harnesses' own session records (as
@@ -114,7 +115,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.sessions && tools_wanted {
-        add_sessions(&mut document, &args.harnesses, since, db.as_ref())?;
+        crate::records::add_sessions(&mut document, &args.harnesses, since, db.as_ref())?;
     }
     if !args.kinds.is_empty() {
         document
@@ -159,7 +160,7 @@ fn usage(
     };
     let since = match &args.since {
         None => None,
-        Some(word) => match crate::sessions::since(word) {
+        Some(word) => match crate::records::since(word) {
             Some(t) => Some(t),
             None => {
                 errln!(
@@ -282,45 +283,6 @@ fn print_document(
         writeln!(out)?;
     }
     Ok(())
-}
-
-/// Each configured server's tools as the newest session of `harnesses`
-/// (all when empty) since `since` showed them: the harnesses' own records,
-/// and the sessions stored in `db` when it exists (collected live, or
-/// imported).
-pub(crate) fn add_sessions(
-    document: &mut InventoryDocument,
-    harnesses: &[String],
-    since: Option<tether_core::model::Timestamp>,
-    db: Option<&StoreAt>,
-) -> anyhow::Result<()> {
-    let mut sessions = crate::sessions::session_tools(harnesses, since)?;
-    if let Some(db) = db.filter(|db| db.exists()) {
-        sessions.extend(stored_session_tools(db, harnesses, since)?);
-    }
-    tether_inventory::apply_session_tools(document, &sessions);
-    Ok(())
-}
-
-/// The current attempt of every session stored in `db` (collected live by
-/// `tether collect`, or imported by `tether sessions import`), as
-/// `--sessions` uses them.
-fn stored_session_tools(
-    db: &StoreAt,
-    harnesses: &[String],
-    since: Option<tether_core::model::Timestamp>,
-) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
-    Ok(db
-        .current_attempts(harnesses, since)?
-        .into_iter()
-        .map(|attempt| tether_inventory::SessionTools {
-            harness: attempt.agent_kind,
-            session_id: attempt.session_id,
-            updated_at: attempt.updated_at,
-            servers: attempt.servers,
-            capabilities: attempt.capabilities,
-        })
-        .collect())
 }
 
 /// Grouped by harness, then by what a row belongs to (a plugin's own rows

@@ -23,6 +23,7 @@ mod mcp;
 mod pins;
 mod plugins;
 mod probe;
+mod records;
 mod run;
 mod serve;
 mod service;

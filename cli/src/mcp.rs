@@ -44,7 +44,7 @@ pub struct McpArgs {
     /// directory the agent starts it in).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
-    /// The store's sessions count too (collected live, or imported).
+    // The store's sessions count too (collected live, or imported).
     #[command(flatten)]
     store: crate::host::StoreArgs,
     /// Let the `inventory` tool run endpoint tests when asked (`test`):
@@ -352,7 +352,7 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
         "sessions" => {
             let since = match arg(args, "since") {
                 None => None,
-                Some(word) => Some(crate::sessions::since(word).ok_or_else(|| {
+                Some(word) => Some(crate::records::since(word).ok_or_else(|| {
                     format!("since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time")
                 })?),
             };
@@ -402,7 +402,7 @@ fn attempts(
     harnesses: &[String],
     since: Option<Timestamp>,
 ) -> Vec<AttachmentAttempt> {
-    let mut out: Vec<AttachmentAttempt> = crate::sessions::recorded_attempts(harnesses, since)
+    let mut out: Vec<AttachmentAttempt> = crate::records::recorded_attempts(harnesses, since)
         .unwrap_or_default()
         .into_iter()
         .map(|(_, attempt)| attempt)
@@ -433,7 +433,7 @@ fn inventory_text(
 ) -> String {
     let mut document = scan(sources, harnesses);
     if sessions {
-        let _ = crate::inventory::add_sessions(&mut document, harnesses, None, Some(&sources.db));
+        let _ = crate::records::add_sessions(&mut document, harnesses, None, Some(&sources.db));
     }
     if test {
         let ctx = tether_inventory::ScanContext::from_env(sources.project.clone());

@@ -2,18 +2,17 @@
 //! capability matrix (list, show), imported into a store (import, with
 //! `--follow` as they are written).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use tether_core::display::{color_class, matrix};
-use tether_core::model::Timestamp;
+use tether_core::display::matrix;
 use tether_core::records::{
-    FileReport, SESSIONS_SCHEMA_VERSION, SessionDocument, SessionSummary, SessionsDocument,
+    FileReport, SESSIONS_SCHEMA_VERSION, SessionDocument, SessionsDocument,
 };
 use tether_core::registry::Registry;
-use tether_records::{Filter, Home, Records};
+use tether_records::{Filter, Records};
 
 /// `tether sessions`.
 #[derive(Debug, Args)]
@@ -89,24 +88,6 @@ struct FilterArgs {
 /// Exit code for usage errors.
 const USAGE: u8 = 2;
 
-pub(crate) fn since(word: &str) -> Option<Timestamp> {
-    if let Some(t) = Timestamp::parse_rfc3339(word) {
-        return Some(t);
-    }
-    let (digits, unit) = word.split_at(word.find(|c: char| !c.is_ascii_digit())?);
-    let n: u64 = digits.parse().ok()?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        "w" => n * 7 * 86_400,
-        _ => return None,
-    };
-    let now = tether_hub::now();
-    Some(Timestamp(now.0.saturating_sub(secs.saturating_mul(1000))))
-}
-
 fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
     let known: Vec<String> = registry
         .harnesses()
@@ -120,7 +101,7 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
     }
     let since = match &args.since {
         None => None,
-        Some(word) => Some(since(word).ok_or_else(|| {
+        Some(word) => Some(records::since(word).ok_or_else(|| {
             format!("--since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time")
         })?),
     };
@@ -129,72 +110,6 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
         since,
         project: args.project.clone(),
     })
-}
-
-pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
-    let configured = crate::term::with_progress(
-        "reading today's MCP configuration…",
-        crate::host::configured_today,
-    );
-    let mut records = Records::new(registry, &Home::from_env(), configured, filter);
-    crate::term::with_progress("reading the harnesses' session records…", || {
-        records.read(true);
-    });
-    records
-}
-
-/// Every session on disk of `harnesses` (every harness with a reader when
-/// empty; names without one are skipped) with records since `since`, newest
-/// first: its summary and its current attempt.
-pub(crate) fn recorded_attempts(
-    harnesses: &[String],
-    since: Option<Timestamp>,
-) -> anyhow::Result<Vec<(SessionSummary, tether_core::history::AttachmentAttempt)>> {
-    let registry = Registry::with_static()?;
-    let known: Vec<String> = registry
-        .harnesses()
-        .into_iter()
-        .map(|h| String::from(h.id))
-        .collect();
-    let wanted: Vec<String> = harnesses
-        .iter()
-        .filter(|h| known.contains(h))
-        .cloned()
-        .collect();
-    if !harnesses.is_empty() && wanted.is_empty() {
-        return Ok(Vec::new());
-    }
-    let records = read(
-        &registry,
-        Filter {
-            harnesses: wanted,
-            since,
-            project: None,
-        },
-    );
-    Ok(records
-        .summaries()
-        .into_iter()
-        .filter_map(|(summary, history)| Some((summary, history.current()?.clone())))
-        .collect())
-}
-
-/// What the harnesses' own session records show of each session's servers
-/// and tools, for `tether inventory --sessions` ([`recorded_attempts`]).
-pub(crate) fn session_tools(
-    harnesses: &[String],
-    since: Option<Timestamp>,
-) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
-    Ok(recorded_attempts(harnesses, since)?
-        .into_iter()
-        .map(|(summary, attempt)| tether_inventory::SessionTools {
-            harness: summary.agent_kind,
-            session_id: summary.session_id,
-            updated_at: summary.updated_at,
-            servers: attempt.servers,
-            capabilities: attempt.capabilities,
-        })
-        .collect())
 }
 
 /// `tether sessions`.
@@ -223,7 +138,7 @@ fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
-    let records = read(registry, filter);
+    let records = records::read(registry, filter);
     let sessions = records.summaries();
     let document = SessionsDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
@@ -303,7 +218,7 @@ fn show(
             harnesses: harness.into_iter().collect(),
             ..Filter::default()
         };
-        read(registry, filter)
+        records::read(registry, filter)
     };
     let matching: Vec<_> = records
         .sessions()
@@ -400,7 +315,7 @@ fn print_session(
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
-        print_matrix(&mut out, &document, how.tools)?;
+        records::print_matrix(&mut out, &document, how.tools)?;
         print_reader_notes(&mut out, std::slice::from_ref(&note))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -436,7 +351,7 @@ fn import(
     if !files.is_empty() {
         return Ok(import_files(&mut files, store.as_ref()));
     }
-    let mut records = read(registry, filter);
+    let mut records = records::read(registry, filter);
     let done = match records.import(store.as_ref(), None) {
         Ok(done) => done,
         Err(err) => {
@@ -567,7 +482,7 @@ fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Res
             )?;
         }
     }
-    print_file_problems(out, &document.files)?;
+    records::print_file_problems(out, &document.files)?;
     print_reader_notes(out, &document.readers)?;
     for cut in &document.not_read {
         writeln!(
@@ -581,16 +496,8 @@ fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Res
     Ok(())
 }
 
+use crate::records;
 use crate::term::visible_field;
-
-fn print_file_problems(out: &mut impl Write, files: &[FileReport]) -> std::io::Result<()> {
-    for f in files {
-        if let Some(error) = &f.error {
-            writeln!(out, "! {}: {error}", visible_field(&f.path))?;
-        }
-    }
-    Ok(())
-}
 
 /// Once per harness and version (never once per file): records its reader
 /// does not know, and a version newer than the reader was verified on.
@@ -634,159 +541,4 @@ fn print_reader_notes(
         writeln!(out, "? {who}: {line}")?;
     }
     Ok(())
-}
-
-/// Tools a server must have, at least, for `sessions show` to say them in
-/// one line where they all stand at one state (`--tools` lists each).
-const COLLAPSE_AT: usize = 4;
-
-/// One printed line of a matrix: a row, or a server's tools said at once.
-struct Line {
-    kind: String,
-    label: String,
-    status: tether_core::vocab::DisplayStatus,
-    stopped: String,
-    shown_by: String,
-    /// A tool's last mile, on the line below it.
-    path: Option<String>,
-}
-
-/// The matrix's lines: each row, except that a server's tools that all
-/// stand at one state (the same status, sentence and last mile) are one
-/// line, unless `each_tool`.
-fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Vec<Line> {
-    use tether_core::vocab::CapabilityKind;
-    let line = |row: &tether_core::records::MatrixRow| Line {
-        kind: row.kind.as_str().to_owned(),
-        label: row.label(),
-        status: row.status,
-        stopped: row.stopped.clone(),
-        shown_by: shown_by(row),
-        path: (row.kind == CapabilityKind::McpTool)
-            .then(|| tether_core::display::tool_path(&row.stages)),
-    };
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < rows.len() {
-        let row = &rows[i];
-        out.push(line(row));
-        i += 1;
-        if row.kind != CapabilityKind::McpServer {
-            continue;
-        }
-        let prefix = format!("{}/", row.name);
-        let tools: Vec<&tether_core::records::MatrixRow> = rows[i..]
-            .iter()
-            .take_while(|t| t.kind == CapabilityKind::McpTool && t.name.starts_with(&prefix))
-            .collect();
-        let alike = tools.windows(2).all(|w| {
-            (
-                w[0].status,
-                &w[0].stopped,
-                tether_core::display::tool_path(&w[0].stages),
-            ) == (
-                w[1].status,
-                &w[1].stopped,
-                tether_core::display::tool_path(&w[1].stages),
-            )
-        });
-        if !each_tool && tools.len() >= COLLAPSE_AT && alike {
-            let first = tools[0];
-            out.push(Line {
-                kind: "mcp_tools".to_owned(),
-                label: format!("{prefix}*"),
-                status: first.status,
-                stopped: format!("{} tools: all {}", tools.len(), first.stopped),
-                shown_by: shown_by(first),
-                path: Some(tether_core::display::tool_path(&first.stages)),
-            });
-            i += tools.len();
-        }
-    }
-    out
-}
-
-pub(crate) fn print_matrix(
-    out: &mut impl Write,
-    document: &SessionDocument,
-    each_tool: bool,
-) -> std::io::Result<()> {
-    let color = std::io::stdout().is_terminal();
-    let s = &document.session;
-    writeln!(
-        out,
-        "{}  {}{}{}",
-        crate::term::bold(&s.session_id, color),
-        s.agent_kind,
-        s.agent_version
-            .as_deref()
-            .map(|v| format!(" {v}"))
-            .unwrap_or_default(),
-        s.project
-            .as_deref()
-            .map(|p| format!(", project {p}"))
-            .unwrap_or_default(),
-    )?;
-    writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
-    let lines = matrix_lines(&document.rows, each_tool);
-    // Columns as wide as their widest cell, so a long sentence never runs
-    // into the next column.
-    let width = |cells: &mut dyn Iterator<Item = usize>, header: &str| {
-        cells.max().unwrap_or(0).max(header.chars().count())
-    };
-    let name_w = width(&mut lines.iter().map(|l| l.label.chars().count()), "NAME");
-    let stopped_w = width(
-        &mut lines.iter().map(|l| l.stopped.chars().count()),
-        "WHERE IT STOPPED",
-    );
-    writeln!(
-        out,
-        "{:<11} {:<name_w$} {:<12} {:<stopped_w$} SHOWN BY",
-        "KIND", "NAME", "STATUS", "WHERE IT STOPPED"
-    )?;
-    for line in &lines {
-        let status = crate::term::paint(
-            color_class(line.status),
-            &format!("{:<12}", line.status.as_str()),
-            color,
-        );
-        writeln!(
-            out,
-            "{:<11} {:<name_w$} {status} {:<stopped_w$} {}",
-            line.kind, line.label, line.stopped, line.shown_by
-        )?;
-        if let Some(path) = &line.path {
-            writeln!(out, "{:<11} {path}", "")?;
-        }
-    }
-    print_file_problems(out, &document.files)
-}
-
-/// What showed a row's highest shown stage (its provenance), or `-`.
-fn shown_by(row: &tether_core::records::MatrixRow) -> String {
-    [
-        "invoked",
-        "fired",
-        "loaded",
-        "listed",
-        "callable",
-        "called",
-        "model_visible",
-        "current_thread",
-        "schema_accepted",
-        "tools_listed",
-        "initialized",
-        "authenticated",
-        "delivered",
-        "configured",
-    ]
-    .iter()
-    .find_map(|k| {
-        row.stages
-            .get(*k)
-            .filter(|o| o.state != tether_core::vocab::StageState::Unknown)
-    })
-    .and_then(|o| o.provenance)
-    .map(|p| p.word().to_string())
-    .unwrap_or_else(|| "-".into())
 }

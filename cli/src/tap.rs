@@ -53,7 +53,7 @@ pub struct TapArgs {
     /// and the per-request lines.
     #[arg(long)]
     json: bool,
-    /// The sessions are written to the store.
+    // The sessions are written to the store.
     #[command(flatten)]
     store: crate::host::StoreArgs,
     #[command(flatten)]

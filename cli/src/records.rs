@@ -1,0 +1,312 @@
+//! The harnesses' session records as several commands read and show them
+//! (`sessions`, `inventory --sessions`, `mcp`, `run`, `check`): read with a
+//! progress line, each session's current attempt and the tools it showed
+//! (with a store's sessions added), `--since` read, and a session's matrix
+//! printed as `tether sessions show` prints it.
+
+use std::io::{IsTerminal, Write};
+
+use tether_core::display::color_class;
+use tether_core::model::Timestamp;
+use tether_core::records::{FileReport, SessionDocument, SessionSummary};
+use tether_core::registry::Registry;
+use tether_records::{Filter, Home, Records};
+
+use crate::term::visible_field;
+
+/// `--since`: an RFC 3339 time, or a duration back from now (`90m`, `24h`,
+/// `7d`, `2w`).
+pub(crate) fn since(word: &str) -> Option<Timestamp> {
+    if let Some(t) = Timestamp::parse_rfc3339(word) {
+        return Some(t);
+    }
+    let (digits, unit) = word.split_at(word.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = digits.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        "w" => n * 7 * 86_400,
+        _ => return None,
+    };
+    let now = tether_hub::now();
+    Some(Timestamp(now.0.saturating_sub(secs.saturating_mul(1000))))
+}
+
+/// The session records of `filter`, read once, with today's configuration
+/// (a progress line on a terminal for each).
+pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
+    let configured = crate::term::with_progress(
+        "reading today's MCP configuration…",
+        crate::host::configured_today,
+    );
+    let mut records = Records::new(registry, &Home::from_env(), configured, filter);
+    crate::term::with_progress("reading the harnesses' session records…", || {
+        records.read(true);
+    });
+    records
+}
+
+/// Every session on disk of `harnesses` (every harness with a reader when
+/// empty; names without one are skipped) with records since `since`, newest
+/// first: its summary and its current attempt.
+pub(crate) fn recorded_attempts(
+    harnesses: &[String],
+    since: Option<Timestamp>,
+) -> anyhow::Result<Vec<(SessionSummary, tether_core::history::AttachmentAttempt)>> {
+    let registry = Registry::with_static()?;
+    let known: Vec<String> = registry
+        .harnesses()
+        .into_iter()
+        .map(|h| String::from(h.id))
+        .collect();
+    let wanted: Vec<String> = harnesses
+        .iter()
+        .filter(|h| known.contains(h))
+        .cloned()
+        .collect();
+    if !harnesses.is_empty() && wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let records = read(
+        &registry,
+        Filter {
+            harnesses: wanted,
+            since,
+            project: None,
+        },
+    );
+    Ok(records
+        .summaries()
+        .into_iter()
+        .filter_map(|(summary, history)| Some((summary, history.current()?.clone())))
+        .collect())
+}
+
+/// What the harnesses' own session records show of each session's servers
+/// and tools, for `tether inventory --sessions` ([`recorded_attempts`]).
+pub(crate) fn session_tools(
+    harnesses: &[String],
+    since: Option<Timestamp>,
+) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+    Ok(recorded_attempts(harnesses, since)?
+        .into_iter()
+        .map(|(summary, attempt)| tether_inventory::SessionTools {
+            harness: summary.agent_kind,
+            session_id: summary.session_id,
+            updated_at: summary.updated_at,
+            servers: attempt.servers,
+            capabilities: attempt.capabilities,
+        })
+        .collect())
+}
+
+/// Each configured server's tools as the newest session of `harnesses`
+/// (all when empty) since `since` showed them: the harnesses' own records,
+/// and the sessions stored in `db` when it exists (collected live, or
+/// imported).
+pub(crate) fn add_sessions(
+    document: &mut tether_core::inventory::InventoryDocument,
+    harnesses: &[String],
+    since: Option<tether_core::model::Timestamp>,
+    db: Option<&crate::host::StoreAt>,
+) -> anyhow::Result<()> {
+    let mut sessions = session_tools(harnesses, since)?;
+    if let Some(db) = db.filter(|db| db.exists()) {
+        sessions.extend(stored_session_tools(db, harnesses, since)?);
+    }
+    tether_inventory::apply_session_tools(document, &sessions);
+    Ok(())
+}
+
+/// The current attempt of every session stored in `db` (collected live by
+/// `tether collect`, or imported by `tether sessions import`), as
+/// `--sessions` uses them.
+fn stored_session_tools(
+    db: &crate::host::StoreAt,
+    harnesses: &[String],
+    since: Option<tether_core::model::Timestamp>,
+) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
+    Ok(db
+        .current_attempts(harnesses, since)?
+        .into_iter()
+        .map(|attempt| tether_inventory::SessionTools {
+            harness: attempt.agent_kind,
+            session_id: attempt.session_id,
+            updated_at: attempt.updated_at,
+            servers: attempt.servers,
+            capabilities: attempt.capabilities,
+        })
+        .collect())
+}
+
+/// Each file that could not be read, on a line of its own.
+pub(crate) fn print_file_problems(
+    out: &mut impl Write,
+    files: &[FileReport],
+) -> std::io::Result<()> {
+    for f in files {
+        if let Some(error) = &f.error {
+            writeln!(out, "! {}: {error}", visible_field(&f.path))?;
+        }
+    }
+    Ok(())
+}
+
+/// Tools a server must have, at least, for `sessions show` to say them in
+/// one line where they all stand at one state (`--tools` lists each).
+const COLLAPSE_AT: usize = 4;
+
+/// One printed line of a matrix: a row, or a server's tools said at once.
+struct Line {
+    kind: String,
+    label: String,
+    status: tether_core::vocab::DisplayStatus,
+    stopped: String,
+    shown_by: String,
+    /// A tool's last mile, on the line below it.
+    path: Option<String>,
+}
+
+/// The matrix's lines: each row, except that a server's tools that all
+/// stand at one state (the same status, sentence and last mile) are one
+/// line, unless `each_tool`.
+fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Vec<Line> {
+    use tether_core::vocab::CapabilityKind;
+    let line = |row: &tether_core::records::MatrixRow| Line {
+        kind: row.kind.as_str().to_owned(),
+        label: row.label(),
+        status: row.status,
+        stopped: row.stopped.clone(),
+        shown_by: shown_by(row),
+        path: (row.kind == CapabilityKind::McpTool)
+            .then(|| tether_core::display::tool_path(&row.stages)),
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < rows.len() {
+        let row = &rows[i];
+        out.push(line(row));
+        i += 1;
+        if row.kind != CapabilityKind::McpServer {
+            continue;
+        }
+        let prefix = format!("{}/", row.name);
+        let tools: Vec<&tether_core::records::MatrixRow> = rows[i..]
+            .iter()
+            .take_while(|t| t.kind == CapabilityKind::McpTool && t.name.starts_with(&prefix))
+            .collect();
+        let alike = tools.windows(2).all(|w| {
+            (
+                w[0].status,
+                &w[0].stopped,
+                tether_core::display::tool_path(&w[0].stages),
+            ) == (
+                w[1].status,
+                &w[1].stopped,
+                tether_core::display::tool_path(&w[1].stages),
+            )
+        });
+        if !each_tool && tools.len() >= COLLAPSE_AT && alike {
+            let first = tools[0];
+            out.push(Line {
+                kind: "mcp_tools".to_owned(),
+                label: format!("{prefix}*"),
+                status: first.status,
+                stopped: format!("{} tools: all {}", tools.len(), first.stopped),
+                shown_by: shown_by(first),
+                path: Some(tether_core::display::tool_path(&first.stages)),
+            });
+            i += tools.len();
+        }
+    }
+    out
+}
+
+/// A session's matrix as `tether sessions show` prints it: a row per
+/// server and tool, where each stopped, and what showed it.
+pub(crate) fn print_matrix(
+    out: &mut impl Write,
+    document: &SessionDocument,
+    each_tool: bool,
+) -> std::io::Result<()> {
+    let color = std::io::stdout().is_terminal();
+    let s = &document.session;
+    writeln!(
+        out,
+        "{}  {}{}{}",
+        crate::term::bold(&s.session_id, color),
+        s.agent_kind,
+        s.agent_version
+            .as_deref()
+            .map(|v| format!(" {v}"))
+            .unwrap_or_default(),
+        s.project
+            .as_deref()
+            .map(|p| format!(", project {p}"))
+            .unwrap_or_default(),
+    )?;
+    writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    let lines = matrix_lines(&document.rows, each_tool);
+    // Columns as wide as their widest cell, so a long sentence never runs
+    // into the next column.
+    let width = |cells: &mut dyn Iterator<Item = usize>, header: &str| {
+        cells.max().unwrap_or(0).max(header.chars().count())
+    };
+    let name_w = width(&mut lines.iter().map(|l| l.label.chars().count()), "NAME");
+    let stopped_w = width(
+        &mut lines.iter().map(|l| l.stopped.chars().count()),
+        "WHERE IT STOPPED",
+    );
+    writeln!(
+        out,
+        "{:<11} {:<name_w$} {:<12} {:<stopped_w$} SHOWN BY",
+        "KIND", "NAME", "STATUS", "WHERE IT STOPPED"
+    )?;
+    for line in &lines {
+        let status = crate::term::paint(
+            color_class(line.status),
+            &format!("{:<12}", line.status.as_str()),
+            color,
+        );
+        writeln!(
+            out,
+            "{:<11} {:<name_w$} {status} {:<stopped_w$} {}",
+            line.kind, line.label, line.stopped, line.shown_by
+        )?;
+        if let Some(path) = &line.path {
+            writeln!(out, "{:<11} {path}", "")?;
+        }
+    }
+    print_file_problems(out, &document.files)
+}
+
+/// What showed a row's highest shown stage (its provenance), or `-`.
+fn shown_by(row: &tether_core::records::MatrixRow) -> String {
+    [
+        "invoked",
+        "fired",
+        "loaded",
+        "listed",
+        "callable",
+        "called",
+        "model_visible",
+        "current_thread",
+        "schema_accepted",
+        "tools_listed",
+        "initialized",
+        "authenticated",
+        "delivered",
+        "configured",
+    ]
+    .iter()
+    .find_map(|k| {
+        row.stages
+            .get(*k)
+            .filter(|o| o.state != tether_core::vocab::StageState::Unknown)
+    })
+    .and_then(|o| o.provenance)
+    .map(|p| p.word().to_string())
+    .unwrap_or_else(|| "-".into())
+}
