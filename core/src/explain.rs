@@ -72,6 +72,7 @@ pub struct Entry {
 }
 
 /// Where a reason code shows, for its example.
+#[derive(Clone, Copy)]
 enum Seen {
     /// On a session's server row with this status.
     Row(DisplayStatus),
@@ -279,363 +280,19 @@ pub fn reason_codes() -> Vec<ReasonCode> {
         .collect()
 }
 
+mod reasons;
+use reasons::{Check, REASONS};
+
 /// What a reason code means (`None` for one this version does not know).
 pub fn reason(reason: &ReasonCode) -> Option<Entry> {
-    use DisplayStatus as S;
-    use ReasonCode as R;
     use Seen::*;
-    let (seen, meaning, check): (Seen, &'static str, &'static str) = match reason {
-        R::HttpUnsupported => (
-            Row(S::Filtered),
-            "The agent does not advertise streamable HTTP MCP servers, so an HTTP server was not given to it.",
-            "Use a stdio server, or let `tether relay` carry the HTTP server over stdio.",
-        ),
-        R::SseUnsupported => (
-            Row(S::Filtered),
-            "The agent does not take legacy SSE MCP servers.",
-            "Use the server's streamable HTTP endpoint, or `tether relay --sse`.",
-        ),
-        R::TransportUnsupported => (
-            Row(S::Filtered),
-            "The agent cannot take this transport at all.",
-            "Check which transports the agent advertises (`tether probe --transport auto`).",
-        ),
-        R::DuplicateName => (
-            Row(S::Filtered),
-            "An earlier server with the same name won; this one was left out.",
-            "Rename one of them.",
-        ),
-        R::PolicyDenied => (
-            Row(S::Filtered),
-            "A policy the host set refused the server.",
-            "Ask whoever runs the host; the policy is theirs, not the agent's.",
-        ),
-        R::NoObserver => (
-            Row(S::Unavailable),
-            "No plugin is registered for this agent kind, so nothing could decide or observe.",
-            "Install or register a plugin for the agent (`tether plugins` lists them).",
-        ),
-        R::ObserverOmitted => (
-            Row(S::Unavailable),
-            "The plugin returned no decision for this server: a plugin bug.",
-            "Report it to the plugin's author; run the conformance kit on the plugin.",
-        ),
-        R::NoStrategy => (
-            Row(S::Unavailable),
-            "A passthrough agent kind has no way to be given MCP servers (no materialization strategy), and says so honestly.",
-            "Nothing Tether can do for this agent kind until its plugin learns a strategy.",
-        ),
-        R::CommandNotFound => (
-            Row(S::Failed),
-            "The server's command does not resolve on PATH (or as a path) where the agent runs it.",
-            "Install the command, fix its path, or give the absolute path in the configuration.",
-        ),
-        R::HookFailed => (
-            Capability(
-                "hook",
-                "Stop (check.sh)  failed  fired once: 1 failed (exit 3)",
-            ),
-            "A hook ran and exited with a non-zero status: the harness went on (a non-blocking error) or stopped, as its event decides.",
-            "Run the hook's command by hand with the event's input; read the harness's own hook log.",
-        ),
-        R::HookTimedOut => (
-            Capability(
-                "hook",
-                "PreToolUse (check.sh)  failed  fired once: 1 timed out",
-            ),
-            "A hook ran past its time limit and the harness stopped it.",
-            "Make the hook faster, or raise its timeout in the harness's settings.",
-        ),
-        R::SkillFailed => (
-            Capability("skill", "release-notes  failed  invoked once: 1 failed"),
-            "The model invoked a skill and the harness answered with an error (an unknown skill, or one that would not load).",
-            "Check the skill's name and its SKILL.md front matter; list the harness's skills with its own command.",
-        ),
-        R::PluginLoadFailed => (
-            Capability(
-                "plugin",
-                "badplug  failed  failed to load: corrupt manifest",
-            ),
-            "The harness found a plugin but could not load it (a corrupt manifest, an export that is not a plugin).",
-            "Read the plugin's manifest (or its entry point) and the harness's plugin list.",
-        ),
-        R::SessionNewFailed => (
-            Row(S::Failed),
-            "The agent refused ACP `session/new`.",
-            "Read the session error: usually authentication or a missing key.",
-        ),
-        R::SessionLoadFailed => (
-            Row(S::Failed),
-            "The agent refused ACP `session/load`.",
-            "Read the session error; the session may be gone on the agent's side.",
-        ),
-        R::SessionRequestFailed => (
-            Row(S::Failed),
-            "Another session request (a reset, a prompt) failed.",
-            "Read the error in the report or the view's diagnostics.",
-        ),
-        R::ProcessStartFailed => (
-            Row(S::Failed),
-            "The agent's or the server's process could not start (permissions, a missing interpreter).",
-            "Run the command by hand, in the same environment.",
-        ),
-        R::MaterializationFailed => (
-            Row(S::Unavailable),
-            "Writing the agent's MCP configuration failed.",
-            "Check that the workspace is writable and that no file is in the way.",
-        ),
-        R::Timeout => (
-            Row(S::Failed),
-            "A bounded wait ran out on an explicit step (a request that was sent and never answered). Silence alone is never a timeout failure.",
-            "Raise `--timeout`, or check that the server answers at all.",
-        ),
-        R::ConnectionRefused => (
-            Row(S::Failed),
-            "Nothing listened at the server's address.",
-            "Is the server running, on that port?",
-        ),
-        R::ConnectionClosed => (
-            Row(S::Failed),
-            "The server's connection closed before its start-up finished: the harness said so (\"Connection closed\"). A stdio server whose process exited at start, most often.",
-            "Run the server's command by hand, in the same environment, and read what it prints.",
-        ),
-        R::AuthRequired => (
-            Row(S::Failed),
-            "The server wants credentials (HTTP 401, an OAuth challenge, or the harness saying it needs a login).",
-            "Log in through the harness, or configure the header or token the server wants.",
-        ),
-        R::ProtocolError => (
-            Row(S::Failed),
-            "The peer broke the MCP or ACP protocol; on a tool call, the server answered with a JSON-RPC error rather than a result (the call reached it, unlike a refusal).",
-            "Run `tether endpoint-test` on the server; check its version.",
-        ),
-        R::ServerError => (
-            Row(S::Failed),
-            "The server answered with an error.",
-            "See the server's own logs.",
-        ),
-        R::AgentReportedFailed => (
-            Row(S::Failed),
-            "The agent itself reported the server as failed (its status report, telemetry or records).",
-            "Read the row's summary; the harness's own MCP log usually says more.",
-        ),
-        R::DisabledInConfig => (
-            Inventory,
-            "The configuration turns it off (`enabled = false`, `disabled: true`, a disable list, a plugin disabled).",
-            "Turn it on where the summary says, if you want it.",
-        ),
-        R::NotApproved => (
-            Inventory,
-            "It waits for your approval: a project server or a hook the harness has not been told to trust yet (the row's summary says where it asks).",
-            "Approve it in the harness (its prompt, `/mcp`, `/hooks`), or in its settings.",
-        ),
-        R::Excluded => (
-            Inventory,
-            "An allow or deny list leaves it out (`includeTools`/`excludeTools`, `enabled_tools`/`disabled_tools`, `tools`, `allowMCPServers`).",
-            "Edit the list the summary names.",
-        ),
-        R::UntrustedFolder => (
-            Inventory,
-            "The project folder is not trusted, so the harness ignores the project's own servers and hooks.",
-            "Trust the folder in the harness, if you mean to.",
-        ),
-        R::InvalidConfig => (
-            Inventory,
-            "A configuration entry or file is malformed (it does not parse, or lacks what the harness needs).",
-            "Fix the file at the line the error names; the rest of the file still counts.",
-        ),
-        R::Cancelled => (
-            Row(S::Failed),
-            "Something ended the work before it finished (Ctrl-C, a superseded attempt).",
-            "Run it again.",
-        ),
-        R::DeniedByPolicy => (
-            Inventory,
-            "An administrator's managed, enterprise or organisation policy refuses the server, or a call of its tool (then the call never reached the server).",
-            "Ask your administrator; the policy file is named in the summary. A policy that could not be fetched can block every server: check the harness's own warning.",
-        ),
-        R::FileTooLarge => (
-            Inventory,
-            "A configuration file is larger than the 1 MiB Tether reads.",
-            "Check that the file is what it should be.",
-        ),
-        R::TooManyEntries => (
-            Inventory,
-            "More entries than Tether keeps: rows of one harness's configuration (4,096), or session files of one source (the newest 10,000). The rest were not read; the summary counts them. Other harnesses and sources are read in full.",
-            "Check whether a generated configuration or a folder of old sessions is what it should be; narrow with --harness, or list older sessions with --since.",
-        ),
-        R::Unreadable => (
-            Inventory,
-            "A configuration file exists but cannot be read (permissions, not a regular file).",
-            "Check its permissions.",
-        ),
-        R::SymlinkOutsideRoot => (
-            Inventory,
-            "A symlink points outside the folder being read; Tether does not follow it.",
-            "Point the link inside, or copy the file.",
-        ),
-        R::SymlinkLoop => (Inventory, "Symlinks loop.", "Fix the links."),
-        R::CredentialMissing => (
-            Endpoint,
-            "A request to the host's observed endpoint carried no valid credential. It never counts as contact.",
-            "The agent dropped the header Tether gave it: see `headers_unsupported`, or use the relay.",
-        ),
-        R::CredentialStale => (
-            Endpoint,
-            "A request to the host's endpoint carried a superseded attempt's credential.",
-            "An old agent process is still running: stop it.",
-        ),
-        R::HeadersUnsupported => (
-            Row(S::Filtered),
-            "The agent cannot send the HTTP headers this server needs over this transport (the host's endpoint credential, for one).",
-            "Use a transport the agent can authenticate over, or the relay.",
-        ),
-        R::HostNotFound => (
-            EndpointTest,
-            "The server's host name does not resolve.",
-            crate_hint(R::HostNotFound),
-        ),
-        R::EndpointNotFound => (
-            EndpointTest,
-            "HTTP 404: nothing is at that path.",
-            crate_hint(R::EndpointNotFound),
-        ),
-        R::MethodNotAllowed => (
-            EndpointTest,
-            "HTTP 405: something is at that path, but it does not take MCP requests.",
-            crate_hint(R::MethodNotAllowed),
-        ),
-        R::Redirected => (
-            EndpointTest,
-            "The server redirects elsewhere; Tether does not follow, so credentials stay put.",
-            crate_hint(R::Redirected),
-        ),
-        R::NoCommonProtocol => (
-            EndpointTest,
-            "The server refused both `server/discover` (MCP 2026-07-28) and `initialize` (legacy).",
-            crate_hint(R::NoCommonProtocol),
-        ),
-        R::TlsFailed => (
-            EndpointTest,
-            "The TLS handshake failed: a bad certificate, or no TLS at that port.",
-            crate_hint(R::TlsFailed),
-        ),
-        R::NotInstalled => (
-            Inventory,
-            "A plugin is enabled or referenced but not installed (or its install failed).",
-            crate_hint(R::NotInstalled),
-        ),
-        R::UnresolvedVariable => (
-            Inventory,
-            "A command, or an MCP server's url, headers, env, args or command, uses a variable that is unset here (`${GITHUB_TOKEN}`, `$VAR`, `{env:VAR}`, a `bearer_token_env_var`), or that nothing expands where it runs (a plugin-root variable in a hook outside its plugin). The harness passes the reference on unexpanded. The summary names the variables, never values; `--test` reports this cause instead of the network error it leads to.",
-            crate_hint(R::UnresolvedVariable),
-        ),
-        R::RelativeCommand => (
-            Inventory,
-            "A command is a relative path: it resolves against the workspace's working directory, so it runs or not depending on where the harness starts.",
-            crate_hint(R::RelativeCommand),
-        ),
-        R::FileShadowed => (
-            Inventory,
-            "The harness does not read this configuration file at all, because another file takes its place (the row's summary names both: one harness reads a workspace's `.github/mcp.json` only when the workspace has no `.mcp.json`, even an empty or malformed one).",
-            "Move the servers into the file the harness reads, or remove the other file.",
-        ),
-        R::ToolNotListed => (
-            EndpointTest,
-            "`tether endpoint-test --call TOOL` was asked to call a tool the server did not list, so it did not call it.",
-            "Check the name against the tools the server lists (`tether endpoint-test --tools`): names are exact, and a harness's model-side name (`mcp__server__tool`) is not the server's.",
-        ),
-        R::DeferredUntilSearched => (
-            Tool,
-            "The harness held the tool behind its tool search: the model was told it can search for tools, but was not sent this one's definition, so it cannot call it until it searches and the search loads it (some harnesses do this by default).",
-            "Ask the agent to look for the tool, or turn the harness's tool search off (its setting or variable for deferred tools) so every tool is sent with each request.",
-        ),
-        R::NameCollision => (
-            Tool,
-            "Two tools got the same name on the way to the model: the harness composes each tool's model-side name from its server's name and its own, and cuts names longer than its provider takes, so two long names that start alike become one. The harness keeps one of them (or the provider refuses the whole request).",
-            "Rename one of the tools, or give the server a shorter name: `tether inventory --test` prints every tool's model-side name.",
-        ),
-        R::ToolLimitExceeded => (
-            Tool,
-            "The harness (or its model provider) offers at most so many tools in one request, and this tool fell past the limit: it was not sent, or the request was refused.",
-            "Split the server, turn off the servers this session does not need, or filter their tools in the harness's configuration.",
-        ),
-        R::DroppedByHarness => (
-            Tool,
-            "The harness dropped the tool before the model saw it, and its own record says so, for a reason it gives in words Tether does not keep.",
-            "Run `tether endpoint-test` on the server and look at the tool's definition; the harness's own `/mcp` view names the reason.",
-        ),
-        R::SchemaUnsupported => (
-            Tool,
-            "The tool's input schema uses a JSON Schema construct the harness or its provider does not accept, so the harness dropped the tool (or the provider refused the request).",
-            "Simplify the tool's input schema (the summary names the construct), or use a harness whose provider takes it.",
-        ),
-        R::NameTooLong => (
-            Tool,
-            "The tool's name as the model sees it (the harness adds its server's name) is longer than the model provider takes, so the provider refuses every request that carries it: with this tool, the session's other tools fail too.",
-            "Give the server a shorter name in the configuration, or rename the tool: `tether inventory --test` prints every tool's model-side name and its length limit.",
-        ),
-        R::TitleChanged => (
-            Pin,
-            "The tool's title is not the one pinned for this server: the first time Tether saw the server list its tools, it kept a hash of each tool's title, description, schemas and annotations, and this listing's title hashes differently.",
-            PIN_CHECK,
-        ),
-        R::DescriptionChanged => (
-            Pin,
-            "The tool's description is not the one pinned for this server. The description is what the model reads to decide when and how to call the tool: a server that changes it after you approved it (a \"rug pull\") can steer the model.",
-            PIN_CHECK,
-        ),
-        R::InputSchemaChanged => (
-            Pin,
-            "The tool's input schema is not the one pinned for this server: its parameters (names, types, descriptions, what is required) changed. Key order and whitespace never count; only content does.",
-            PIN_CHECK,
-        ),
-        R::OutputSchemaChanged => (
-            Pin,
-            "The tool's output schema is not the one pinned for this server (it gained, lost or changed one).",
-            PIN_CHECK,
-        ),
-        R::AnnotationsChanged => (
-            Pin,
-            "The tool's annotations (its read-only, destructive, idempotent and open-world hints, its annotation title) are not the ones pinned for this server.",
-            PIN_CHECK,
-        ),
-        R::ToolAdded => (
-            Pin,
-            "The server lists a tool its pins do not have: it appeared after the server was first pinned. It stays reported until you accept it.",
-            "Look at the new tool (`tether endpoint-test --tools`), then `tether pins accept SERVER/TOOL` to pin it.",
-        ),
-        R::ToolRemoved => (
-            Pin,
-            "The server no longer lists a tool its pins have.",
-            "If the server dropped it on purpose, `tether pins accept SERVER/TOOL` forgets the pin; otherwise, check the server's version and configuration.",
-        ),
-        R::PermissionDenied => (
-            Call,
-            "The model called the tool and the harness's permission rules or mode refused the call: it never reached the server. Not a use, and not the server's failure.",
-            "Allow the tool in the harness's permissions (an allow rule for `mcp__SERVER__TOOL`, or a mode that allows it), or run it where someone can answer the prompt. `tether inventory` shows the rules that apply.",
-        ),
-        R::ApprovalRequired => (
-            Call,
-            "The call needed a person's approval and no one could give it (a headless run: `claude -p`, `codex exec`), so the harness refused it: it never reached the server.",
-            "Approve the tool ahead of time: Codex `mcp_servers.NAME.default_tools_approval_mode = \"approve\"`, Claude Code an allow rule or `--allowedTools`, Copilot CLI `--allow-tool`; or run it interactively.",
-        ),
-        R::BlockedByHook => (
-            Call,
-            "A hook that runs before tool calls (PreToolUse and the like) denied the call: it never reached the server.",
-            "Read the hook's own output (`tether sessions show` names the hook); change its matcher or its rule if the call should run.",
-        ),
-        R::ToolError => (
-            Call,
-            "The call reached the server, and the server answered with a tool error (`isError`): the tool ran and said it failed.",
-            "Read what the tool said in the harness; the server's own log has the rest. The connection is fine.",
-        ),
-        R::Other(_) => return None,
+    let entry = REASONS.iter().find(|r| r.code == reason.as_str())?;
+    let (code, seen, meaning) = (entry.code, entry.seen, entry.meaning);
+    let check = match entry.check {
+        Check::Says(words) => words,
+        Check::Hint => crate_hint(reason.clone()),
+        Check::Pin => PIN_CHECK,
     };
-    let code = ReasonCode::KNOWN
-        .iter()
-        .copied()
-        .find(|c| *c == reason.as_str())?;
     let example = match seen {
         Row(status) => row_example(status, Some(reason.clone())),
         Inventory => format!(
@@ -909,6 +566,18 @@ mod tests {
         );
         assert!(reason(&ReasonCode::Other("made_up".into())).is_none());
         assert!(lookup("made_up").is_empty());
+    }
+
+    #[test]
+    fn the_reason_table_holds_each_known_code_once_and_nothing_else() {
+        let mut codes: Vec<&str> = REASONS.iter().map(|r| r.code).collect();
+        codes.sort_unstable();
+        let before = codes.len();
+        codes.dedup();
+        assert_eq!(codes.len(), before, "a code has two entries");
+        let mut known: Vec<&str> = ReasonCode::KNOWN.to_vec();
+        known.sort_unstable();
+        assert_eq!(codes, known);
     }
 
     #[test]
