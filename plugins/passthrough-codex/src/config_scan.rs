@@ -8,6 +8,11 @@
 //! above it). Per server: `enabled`, `required`, `enabled_tools`,
 //! `disabled_tools`, `startup_timeout_sec`/`_ms`, `tool_timeout_sec`,
 //! `bearer_token_env_var`, `env_vars`, `http_headers` and `env_http_headers`.
+//! `default_tools_approval_mode`, a tool's `approval_mode` and the
+//! effective `approval_policy` give each row its `call_policy` (`policy.rs`).
+
+#[path = "policy.rs"]
+mod policy;
 
 use serde_json::{Map, Value};
 use tether_core::inventory::CapabilityLink;
@@ -96,6 +101,24 @@ impl ConfigScanner for CodexConfigScanner {
         let codex_home = ctx.env_dir("CODEX_HOME", ".codex");
         let user = out.read_toml(HARNESS, &codex_home, "config.toml");
         let system = ctx.system_dir("/etc/codex");
+        let system_doc = out.read_toml(HARNESS, &system, "config.toml");
+        let trust = trust_of(ctx, user.as_ref(), &codex_home.source("config.toml"));
+        let rel = ".codex/config.toml";
+        let project = ctx.project_root();
+        let project_doc = project
+            .as_ref()
+            .and_then(|project| out.read_toml(HARNESS, project, rel));
+        // approval_policy: system, then user, then a trusted project's.
+        let mut approval = policy::ApprovalPolicy::default();
+        if let Some(doc) = &system_doc {
+            approval.absorb(doc, &system.source("config.toml"));
+        }
+        if let Some(doc) = &user {
+            approval.absorb(doc, &codex_home.source("config.toml"));
+        }
+        if let (Some(doc), Some(project), Enablement::Enabled) = (&project_doc, &project, &trust) {
+            approval.absorb(doc, &project.source(rel));
+        }
         let add = |out: &mut ScanOutput,
                    doc: &Map<String, Value>,
                    scope,
@@ -111,6 +134,7 @@ impl ConfigScanner for CodexConfigScanner {
                 crate::DIALECT.entry,
                 |found, entry| {
                     details(ctx, found, entry);
+                    found.call_policy = Some(policy::predict(entry, &found.source, &approval));
                     // An ignored file's servers stop there, whatever they say.
                     if *base != Enablement::Enabled {
                         found.enablement = base.clone();
@@ -118,10 +142,10 @@ impl ConfigScanner for CodexConfigScanner {
                 },
             );
         };
-        if let Some(doc) = out.read_toml(HARNESS, &system, "config.toml") {
+        if let Some(doc) = &system_doc {
             add(
                 out,
-                &doc,
+                doc,
                 ConfigScope::System,
                 system.source("config.toml"),
                 &Enablement::Enabled,
@@ -141,33 +165,32 @@ impl ConfigScanner for CodexConfigScanner {
             None => Vec::new(),
         };
         scan_skills(ctx, out, &codex_home, user.as_ref());
-        let user_source = codex_home.source("config.toml");
-        let trust = match project_trust(ctx, user.as_ref()).as_deref() {
-            Some("trusted") => Enablement::Enabled,
-            Some(level) => Enablement::Off(
-                ReasonCode::UntrustedFolder,
-                format!(
-                    "the project's trust_level is {level:?} in {user_source}; Codex ignores {}",
-                    "$PROJECT/.codex/"
-                ),
-            ),
-            None => Enablement::Off(
-                ReasonCode::UntrustedFolder,
-                format!(
-                    "the project is not trusted in {user_source}; Codex ignores {} until it is",
-                    "$PROJECT/.codex/"
-                ),
-            ),
-        };
         scan_hooks(ctx, out, &codex_home, user.as_ref(), &trust, &plugin_hooks);
-        let Some(project) = ctx.project_root() else {
-            return;
-        };
-        let rel = ".codex/config.toml";
-        let Some(doc) = out.read_toml(HARNESS, &project, rel) else {
-            return;
-        };
-        add(out, &doc, ConfigScope::Project, project.source(rel), &trust);
+        if let (Some(project), Some(doc)) = (&project, &project_doc) {
+            add(out, doc, ConfigScope::Project, project.source(rel), &trust);
+        }
+    }
+}
+
+/// Whether Codex reads the project's `.codex/`: only when the user's config
+/// trusts it.
+fn trust_of(ctx: &ScanContext, user: Option<&Map<String, Value>>, user_source: &str) -> Enablement {
+    match project_trust(ctx, user).as_deref() {
+        Some("trusted") => Enablement::Enabled,
+        Some(level) => Enablement::Off(
+            ReasonCode::UntrustedFolder,
+            format!(
+                "the project's trust_level is {level:?} in {user_source}; Codex ignores {}",
+                "$PROJECT/.codex/"
+            ),
+        ),
+        None => Enablement::Off(
+            ReasonCode::UntrustedFolder,
+            format!(
+                "the project is not trusted in {user_source}; Codex ignores {} until it is",
+                "$PROJECT/.codex/"
+            ),
+        ),
     }
 }
 
