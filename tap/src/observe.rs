@@ -311,31 +311,7 @@ impl Observer {
         (request_bytes, response_bytes): (u64, u64),
         elapsed_ms: u64,
     ) -> TapRecord {
-        let mut unread = Vec::new();
-        let facts = match open.facts {
-            Some(Ok(facts)) => Some(facts),
-            Some(Err(why)) => {
-                unread.push(format!("request: {}", why.word()));
-                None
-            }
-            None if open.api.is_some() && lost => {
-                unread.push("request: dropped".to_owned());
-                None
-            }
-            None => None,
-        };
-        let called = match open.reader.map(CallReader::finish) {
-            _ if lost => {
-                unread.push("response: dropped".to_owned());
-                Vec::new()
-            }
-            Some(Ok(called)) => called,
-            Some(Err(why)) => {
-                unread.push(format!("response: {}", why.word()));
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
+        let (facts, called, unread) = read_of(open.facts, open.reader, open.api, lost);
         if !unread.is_empty() {
             self.stats.unread.fetch_add(1, Ordering::Relaxed);
         }
@@ -371,37 +347,8 @@ impl Observer {
             }
             _ => &empty,
         };
-        let tool = |name: &str, hash: Option<String>| {
-            let read = rules
-                .as_ref()
-                .map_or(Attribution::NotMcp, |r| attribute(r, name, &known.known));
-            let (server, tool, by, unresolved) = match read {
-                Attribution::Mcp { server, tool, by } => (
-                    Some(tether_core::sanitize::name(&server)),
-                    Some(tether_core::sanitize::name(&tool)),
-                    Some(by.word()),
-                    false,
-                ),
-                Attribution::ServerOnly { server, by } => (
-                    Some(tether_core::sanitize::name(&server)),
-                    None,
-                    Some(by.word()),
-                    false,
-                ),
-                Attribution::Unresolved => (None, None, None, true),
-                _ => (None, None, None, false),
-            };
-            // A name with a credential's form is shown redacted, like
-            // every name Tether keeps.
-            TapTool {
-                name: tether_core::sanitize::name(name),
-                server,
-                tool,
-                by,
-                unresolved,
-                hash,
-            }
-        };
+        let tool =
+            |name: &str, hash: Option<String>| tap_tool(rules.as_ref(), &known.known, name, hash);
         let facts = facts.unwrap_or_default();
         let offered: Vec<TapTool> = facts
             .offered
@@ -417,20 +364,10 @@ impl Observer {
             .chain(facts.named.iter().map(|n| tool(n, None)))
             .collect();
         let called: Vec<TapTool> = called.iter().map(|n| tool(n, None)).collect();
-        let mut changed = Vec::new();
-        if let Some(session) = &session {
-            if self.hashes.len() > MAX_HASHES {
-                self.hashes.clear();
-            }
-            for o in &facts.offered {
-                let key = (session.clone(), o.name.clone());
-                if let Some(old) = self.hashes.insert(key, o.hash.clone())
-                    && old != o.hash
-                {
-                    changed.push(tether_core::sanitize::name(&o.name));
-                }
-            }
-        }
+        let changed = match &session {
+            Some(session) => self.changed_since(session, &facts),
+            None => Vec::new(),
+        };
         let record = TapRecord {
             at: open.at,
             api: open.api.map(Api::word),
@@ -453,6 +390,24 @@ impl Observer {
             self.publish(&sink, session, &record);
         }
         record
+    }
+
+    /// The tools offered in `session` whose definitions changed since it
+    /// last offered them (their hashes kept, up to [`MAX_HASHES`]).
+    fn changed_since(&mut self, session: &str, facts: &RequestFacts) -> Vec<String> {
+        if self.hashes.len() > MAX_HASHES {
+            self.hashes.clear();
+        }
+        let mut changed = Vec::new();
+        for o in &facts.offered {
+            let key = (session.to_owned(), o.name.clone());
+            if let Some(old) = self.hashes.insert(key, o.hash.clone())
+                && old != o.hash
+            {
+                changed.push(tether_core::sanitize::name(&o.name));
+            }
+        }
+        changed
     }
 
     /// The live attempt of `kind`'s `harness_session`, begun where needed.
@@ -593,5 +548,73 @@ impl Observer {
                 recent.pop_front();
             }
         }
+    }
+}
+
+/// What one request's record could read: the request's facts, the tools
+/// the answer called, and what was not read and why (`request: …`,
+/// `response: …`; a copy the observer dropped reads `dropped`).
+fn read_of(
+    facts: Option<Result<RequestFacts, Unread>>,
+    reader: Option<CallReader>,
+    api: Option<Api>,
+    lost: bool,
+) -> (Option<RequestFacts>, Vec<String>, Vec<String>) {
+    let mut unread = Vec::new();
+    let facts = match facts {
+        Some(Ok(facts)) => Some(facts),
+        Some(Err(why)) => {
+            unread.push(format!("request: {}", why.word()));
+            None
+        }
+        None if api.is_some() && lost => {
+            unread.push("request: dropped".to_owned());
+            None
+        }
+        None => None,
+    };
+    let called = match reader.map(CallReader::finish) {
+        _ if lost => {
+            unread.push("response: dropped".to_owned());
+            Vec::new()
+        }
+        Some(Ok(called)) => called,
+        Some(Err(why)) => {
+            unread.push(format!("response: {}", why.word()));
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    (facts, called, unread)
+}
+
+/// One tool name as the record shows it: whose it is by the harness's
+/// `rules` and what the session is known to have. A name with a
+/// credential's form is shown redacted, like every name Tether keeps.
+fn tap_tool(rules: Option<&Rules>, known: &Known, name: &str, hash: Option<String>) -> TapTool {
+    let read = rules.map_or(Attribution::NotMcp, |r| attribute(r, name, known));
+    let (server, tool, by, unresolved) = match read {
+        Attribution::Mcp { server, tool, by } => (
+            Some(tether_core::sanitize::name(&server)),
+            Some(tether_core::sanitize::name(&tool)),
+            Some(by.word()),
+            false,
+        ),
+        Attribution::ServerOnly { server, by } => (
+            Some(tether_core::sanitize::name(&server)),
+            None,
+            Some(by.word()),
+            false,
+        ),
+        Attribution::Unresolved => (None, None, None, true),
+        _ => (None, None, None, false),
+    };
+    TapTool {
+        name: tether_core::sanitize::name(name),
+        server,
+        tool,
+        by,
+        unresolved,
+        hash,
     }
 }

@@ -67,31 +67,9 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     let started = Instant::now();
     inner.stats.requests.fetch_add(1, Ordering::Relaxed);
     let (parts, body) = request.into_parts();
-    // The guard first: this address only, never a browser, then the token
-    // in the path (the harness's own credentials ride in its headers).
-    let rest = match tether_guard::check_path(
-        &inner.policy,
-        &inner.token,
-        &parts.headers,
-        parts.uri.path(),
-    ) {
-        Ok(rest) => rest.to_owned(),
-        Err(refusal) => {
-            inner.stats.refused.fetch_add(1, Ordering::Relaxed);
-            let why = match refusal {
-                Refusal::BadHost => "wrong Host\n",
-                Refusal::BadOrigin => "cross-origin requests are refused\n",
-                _ => "the tap's token is missing or wrong: use the base URL `tether tap` printed\n",
-            };
-            return text(refusal.status(), why);
-        }
-    };
-    let Some(url) = inner.upstream_url(&rest, parts.uri.query()) else {
-        inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
-        return text(
-            StatusCode::BAD_GATEWAY,
-            "no upstream for this path: start the tap with --upstream URL\n",
-        );
+    let (rest, url) = match admit(&inner, &parts) {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused,
     };
     let api = (parts.method == axum::http::Method::POST)
         .then(|| Api::of(&rest))
@@ -118,18 +96,9 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     if declared.is_some_and(|n| n > max) {
         inner.stats.too_large.fetch_add(1, Ordering::Relaxed);
         line.end("too_large", (0, 0), started);
-        return text(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body too large for the tap\n",
-        );
+        return too_large();
     }
 
-    let mut headers = HeaderMap::new();
-    for (name, value) in &parts.headers {
-        if !HOP_BY_HOP.contains(&name.as_str()) {
-            headers.append(name.clone(), value.clone());
-        }
-    }
     let sent = Arc::new(AtomicU64::new(0));
     let over = Arc::new(AtomicBool::new(false));
     let tee = RequestTee {
@@ -144,7 +113,98 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
         sent: Arc::clone(&sent),
         over: Arc::clone(&over),
     };
-    let body = futures::stream::unfold(
+    let send = inner
+        .client
+        .request(parts.method.clone(), url)
+        .headers(end_to_end(&parts.headers))
+        .body(reqwest::Body::wrap_stream(request_stream(body, tee)))
+        .send();
+    let upstream = match tokio::time::timeout(inner.limits.response_start, send).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(err)) => return unsent(&line, err, &sent, &over, started),
+        Err(_) => {
+            inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+            line.end("no_answer", (sent.load(Ordering::Relaxed), 0), started);
+            return text(
+                StatusCode::GATEWAY_TIMEOUT,
+                "the model API did not answer in time\n",
+            );
+        }
+    };
+    inner.stats.forwarded.fetch_add(1, Ordering::Relaxed);
+    let tee = ResponseTee {
+        line,
+        declared: upstream.content_length(),
+        observe: api.is_some(),
+        sent,
+        received: 0,
+        outcome: "client_gone",
+        started,
+    };
+    respond(&inner, upstream, tee)
+}
+
+/// The guard first: this address only, never a browser, then the token in
+/// the path (the harness's own credentials ride in its headers); then the
+/// upstream for the rest of the path. The path after the token, and its
+/// upstream URL; or the refusal.
+fn admit(
+    inner: &Inner,
+    parts: &axum::http::request::Parts,
+) -> Result<(String, reqwest::Url), Response> {
+    let rest = match tether_guard::check_path(
+        &inner.policy,
+        &inner.token,
+        &parts.headers,
+        parts.uri.path(),
+    ) {
+        Ok(rest) => rest.to_owned(),
+        Err(refusal) => {
+            inner.stats.refused.fetch_add(1, Ordering::Relaxed);
+            let why = match refusal {
+                Refusal::BadHost => "wrong Host\n",
+                Refusal::BadOrigin => "cross-origin requests are refused\n",
+                _ => "the tap's token is missing or wrong: use the base URL `tether tap` printed\n",
+            };
+            return Err(text(refusal.status(), why));
+        }
+    };
+    let Some(url) = inner.upstream_url(&rest, parts.uri.query()) else {
+        inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+        return Err(text(
+            StatusCode::BAD_GATEWAY,
+            "no upstream for this path: start the tap with --upstream URL\n",
+        ));
+    };
+    Ok((rest, url))
+}
+
+fn too_large() -> Response {
+    text(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request body too large for the tap\n",
+    )
+}
+
+/// The headers that go on to the other side: all but the hop-by-hop ones.
+fn end_to_end(from: &HeaderMap) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    for (name, value) in from {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    headers
+}
+
+/// The request body as the upstream reads it: each chunk through the tee
+/// (counted against the cap, its copy kept for the observer); past the
+/// cap, or on the client's error, the stream fails and ends.
+fn request_stream(
+    body: Body,
+    tee: RequestTee,
+) -> impl futures::Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    futures::stream::unfold(
         (body.into_data_stream(), Some(tee)),
         |(mut stream, mut tee)| async move {
             let t = tee.as_mut()?;
@@ -162,53 +222,43 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
                 }
             }
         },
-    );
-    let send = inner
-        .client
-        .request(parts.method.clone(), url)
-        .headers(headers)
-        .body(reqwest::Body::wrap_stream(body))
-        .send();
-    let upstream = match tokio::time::timeout(inner.limits.response_start, send).await {
-        Ok(Ok(response)) => response,
-        Ok(Err(err)) => {
-            let request_bytes = sent.load(Ordering::Relaxed);
-            if over.load(Ordering::Relaxed) {
-                inner.stats.too_large.fetch_add(1, Ordering::Relaxed);
-                line.end("too_large", (request_bytes, 0), started);
-                return text(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request body too large for the tap\n",
-                );
-            }
-            // Without its URL: a query can hold a key.
-            let err = err.without_url();
-            tracing::debug!(err = %tether_core::sanitize::summary(&err.to_string()), "the upstream is unreachable");
-            inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
-            line.end("upstream_error", (request_bytes, 0), started);
-            return text(
-                StatusCode::BAD_GATEWAY,
-                "the model API is unreachable (the tap never retries)\n",
-            );
-        }
-        Err(_) => {
-            inner.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-            line.end("no_answer", (sent.load(Ordering::Relaxed), 0), started);
-            return text(
-                StatusCode::GATEWAY_TIMEOUT,
-                "the model API did not answer in time\n",
-            );
-        }
-    };
-    inner.stats.forwarded.fetch_add(1, Ordering::Relaxed);
+    )
+}
 
-    let status = upstream.status();
-    let mut response_headers = HeaderMap::new();
-    for (name, value) in upstream.headers() {
-        if !HOP_BY_HOP.contains(&name.as_str()) {
-            response_headers.append(name.clone(), value.clone());
-        }
+/// The answer to a request the upstream never answered: the body was over
+/// the cap, or the upstream was unreachable (never retried).
+fn unsent(
+    line: &Line,
+    err: reqwest::Error,
+    sent: &AtomicU64,
+    over: &AtomicBool,
+    started: Instant,
+) -> Response {
+    let stats = &line.inner.stats;
+    let request_bytes = sent.load(Ordering::Relaxed);
+    if over.load(Ordering::Relaxed) {
+        stats.too_large.fetch_add(1, Ordering::Relaxed);
+        line.end("too_large", (request_bytes, 0), started);
+        return too_large();
     }
+    // Without its URL: a query can hold a key.
+    let err = err.without_url();
+    tracing::debug!(err = %tether_core::sanitize::summary(&err.to_string()), "the upstream is unreachable");
+    stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
+    line.end("upstream_error", (request_bytes, 0), started);
+    text(
+        StatusCode::BAD_GATEWAY,
+        "the model API is unreachable (the tap never retries)\n",
+    )
+}
+
+/// The upstream's answer, on to the client: its status and end-to-end
+/// headers (told to the observer), then its body chunk by chunk through
+/// the tee, each chunk within the idle bound and all within the longest a
+/// request may take.
+fn respond(inner: &Inner, upstream: reqwest::Response, tee: ResponseTee) -> Response {
+    let status = upstream.status();
+    let response_headers = end_to_end(upstream.headers());
     let header_text = |name: header::HeaderName| {
         upstream
             .headers()
@@ -216,21 +266,12 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
     };
-    line.send(Seen::Response {
-        id,
+    tee.line.send(Seen::Response {
+        id: tee.line.id,
         status: status.as_u16(),
         content_type: header_text(header::CONTENT_TYPE),
         encoding: header_text(header::CONTENT_ENCODING),
     });
-    let tee = ResponseTee {
-        line,
-        declared: upstream.content_length(),
-        observe: api.is_some(),
-        sent,
-        received: 0,
-        outcome: "client_gone",
-        started,
-    };
     let idle = inner.limits.idle;
     let deadline = tokio::time::Instant::now() + inner.limits.max_duration;
     let stream = futures::stream::unfold(
