@@ -56,7 +56,10 @@ fn transcript() -> Vec<CensusEntry> {
         // Message content blocks: `{type:"tool_use",id,name,input}`,
         // `{tool_use_id,type:"tool_result",content}`.
         read(T, "assistant/tool_use", BOTH, "tool_call_observed for each `mcp__SERVER__TOOL` call, with its id; a `Skill` call: skill_invoked (the skill's name only)"),
-        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed)"),
+        // The words of a failed call: `Claude requested permissions to use ${name}, but you haven't granted it yet.`
+        // (the `ask` decision's message, a headless run answering it), `${event} hook error: ${blockingError}`,
+        // `Permission to use ${name} has been denied.`, the MCP SDK's `MCP error ${code}: ${message}`.
+        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed); where `is_error` and Claude Code's own words say so, tool_call_refused instead: `approval_required` (\"…but you haven't granted it yet\": a headless run that could not ask; measured), `blocked_by_hook` (\"PreToolUse:TOOL hook error: …\": exit 2 in both, a JSON deny in 2.1.332; measured), `permission_denied` (\"Permission to use TOOL has been denied…\": a rule or the mode); `protocol_error` for \"MCP error -N: …\" (2.1.197; 2.1.332 passes the JSON-RPC error's message alone, a plain failure). The words are compared, never kept").silence("2.1.197 answers a PreToolUse hook's JSON `deny` with the hook's own words alone: that refusal reads as a failed call; a deny rule removes the tool before the model, so a refused call is never written for it"),
         // A tool search's result: `{type:"tool_result",tool_use_id,content:e.matches.map((n)=>({type:"tool_reference",tool_name:n}))}`.
         not(T, "user/tool_result.tool_reference", BOTH, "not yet read: each tool a tool search loaded for the model (`tool_name`)"),
         // Session metadata re-appended: `{type:"permission-mode",permissionMode,sessionId}`.
@@ -165,7 +168,12 @@ fn mcp_log() -> Vec<CensusEntry> {
             BOTH,
             "tool_call_observed, succeeded",
         ),
-        read(L, "Tool 'X' failed", BOTH, "tool_call_observed, failed"),
+        read(
+            L,
+            "Tool 'X' failed",
+            BOTH,
+            "tool_call_observed, failed (`protocol_error` where its words are the MCP SDK's `MCP error -N:`, 2.1.197)",
+        ),
         read(
             L,
             "Calling MCP tool: X",
@@ -200,8 +208,8 @@ fn stream_json() -> Vec<CensusEntry> {
         not(S, "system/hook_progress", BOTH, "a running hook's output so far (payload)"),
         read(S, "system/hook_response", BOTH, "hook_fired (its `hook_name`, `hook_event`, exit code, and `outcome` success, error or cancelled; stdout and stderr are payload, never read), where a saved stream-json is read by path: the only trace of a hook that succeeded in silence").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
         // `{type:"system",subtype:"permission_denied",tool_name,tool_use_id,agent_id,decision_reason_type,decision_reason_code,decision_reason,message}`.
-        not(S, "system/permission_denied", BOTH, "not yet read: a call refused by permissions (`tool_name`, `tool_use_id`, `decision_reason_type`, `decision_reason_code`): it never reached the server"),
-        not(S, "result.permission_denials", BOTH, "not yet read: the calls refused in the run (`tool_name`, `tool_use_id`; `tool_input` is payload)").silence("empty or absent means no refusal in this run only when the run reached its result line"),
+        read(S, "system/permission_denied", BOTH, "tool_call_refused for a `mcp__SERVER__TOOL` `tool_name`, with its `tool_use_id`: `blocked_by_hook` (`decision_reason_type` hook), `approval_required` (asyncAgent: no one could be asked; or no type and the `ask` decision's words: a headless run that could not ask, measured on 2.1.332), else `permission_denied`; `message` is compared with Claude Code's words, never kept").silence("printed only for a denial decided before asking (2.1.197 printed none in a headless run that could not ask, nor either release for a PreToolUse hook: their `user` line's `tool_result` says it)"),
+        not(S, "result.permission_denials", BOTH, "each call it lists (`tool_name`, `tool_use_id`; `tool_input` is payload) is read as refused from its own `tool_result` and `permission_denied` lines, which say why; this list says no reason (a hook's block and a headless run's unanswered ask alike), so a refusal read from it could only guess"),
         not(S, "system/permission_check_status", NEW, "a permission check still waiting (`tool_use_id`, `status`)"),
         not(S, "system/tool_host_result", NEW, "a remote tool host's result for one call (`tool_use_id`, `host`); no MCP server"),
         not(S, "system/plugin_install", BOTH, "a plugin install's progress (`status`, `name`, `error`) in a session that installs one"),

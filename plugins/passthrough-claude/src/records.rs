@@ -6,7 +6,12 @@
 //!   (`$CLAUDE_CONFIG_DIR/projects/…`): an assistant record's `tool_use`
 //!   items name the tools the model called (`mcp__SERVER__TOOL`, with the
 //!   call's id); the next user record's `tool_result` items say, by that
-//!   id, whether each failed (`is_error`); a `deferred_tools_delta`
+//!   id, whether each failed (`is_error`), and, where Claude Code's own
+//!   words say so, that it was refused before it reached the server
+//!   (`approval_required`: a headless run could not ask;
+//!   `blocked_by_hook`: a PreToolUse hook; `permission_denied`: a rule or
+//!   the mode) or that the server answered with a JSON-RPC error
+//!   (`protocol_error`, 2.1.197's words); a `deferred_tools_delta`
 //!   attachment (tool search on) names the tools held behind the tool
 //!   search (deferred: discoverable, their definitions not sent to the
 //!   model) and the servers pending or needing auth (2.1.3xx: and those
@@ -39,11 +44,12 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
+use tether_core::vocab::ReasonCode;
 use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{
-    Blank, Blanker, answer, call, failure, hook_fired, mcp_double, name_server, offered,
-    offered_deferred, outcome, plugin_loaded, push, skill_invoked, skill_listed, skill_named,
-    visible, withheld,
+    Blank, Blanker, answer, call, failed_with, failure, hook_fired, mcp_double, name_server,
+    offered, offered_deferred, outcome, plugin_loaded, push, refusal, refused, skill_invoked,
+    skill_listed, skill_named, visible, withheld,
 };
 use tether_sdk::telemetry::status;
 
@@ -82,7 +88,8 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 /// ([`stream_json_init_reports`]: each server's status, its tools, its
 /// plugins), with the session, the version and the project; a hook's end
 /// (`system/hook_response`, 2.1.3xx: the only trace of a hook that
-/// succeeded in silence); and its `assistant` and `user` lines as a
+/// succeeded in silence); a call refused before it reached the server
+/// (`system/permission_denied`, 2.1.3xx); and its `assistant` and `user` lines as a
 /// transcript's (the tools called, their results). Lines carry no time.
 fn stream_json(record: &str) -> RecordAnswer {
     #[derive(Deserialize)]
@@ -107,7 +114,30 @@ fn stream_json(record: &str) -> RecordAnswer {
         exit_code: Option<i32>,
         #[serde(borrow, default)]
         outcome: Option<Cow<'a, str>>,
+        /// `permission_denied`: the refused call.
+        #[serde(borrow, default)]
+        tool_name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        tool_use_id: Option<Cow<'a, str>>,
+        /// `permission_denied`: what decided (`rule`, `mode`, `hook`,
+        /// `asyncAgent`, …; absent where a headless run could not ask).
+        #[serde(borrow, default)]
+        decision_reason_type: Option<Cow<'a, str>>,
+        /// `permission_denied`: compared with Claude Code's own constant
+        /// words only, never kept.
+        #[serde(borrow, default)]
+        message: Option<Said<'a>>,
     }
+    /// `message`: a `permission_denied`'s words, or (an `assistant` or
+    /// `user` line's) the message, skipped unread.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Said<'a> {
+        #[serde(borrow)]
+        Words(Cow<'a, str>),
+        Other(serde::de::IgnoredAny),
+    }
+    let written = record;
     let record = BLANKER.blank(record);
     let Ok(head) = serde_json::from_str::<Head<'_>>(&record) else {
         return RecordAnswer::Unknown;
@@ -141,15 +171,33 @@ fn stream_json(record: &str) -> RecordAnswer {
             );
             answer(reading)
         }
-        // Refusals (issue: a refused call is not a use) are not read yet.
+        // A call the harness refused before it reached the server.
         (Some("system"), Some("permission_denied")) => {
-            RecordAnswer::not_read("system/permission_denied", None)
+            if let Some((server, tool)) = head.tool_name.as_deref().and_then(mcp_double) {
+                let words = match &head.message {
+                    Some(Said::Words(words)) => Some(words.as_ref()),
+                    _ => None,
+                };
+                let reason = denial_reason(head.decision_reason_type.as_deref(), words);
+                push(
+                    &mut reading,
+                    refused(
+                        &server,
+                        &tool,
+                        head.tool_use_id.as_deref(),
+                        reason,
+                        Timestamp(0),
+                    ),
+                );
+            }
+            answer(reading)
         }
         (Some("system"), _) => answer(reading),
         (Some("result"), _) => answer(reading),
         // `assistant`, `user`: as a transcript's (its `session_id` read as
         // the transcript's `sessionId`).
-        _ => transcript(&record),
+        // (It blanks the line itself: it is given the line as written.)
+        _ => transcript(written),
     }
 }
 
@@ -396,12 +444,23 @@ fn transcript(record: &str) -> RecordAnswer {
             }
             Some("tool_result") => {
                 // Whose call it was is known by its id only; an id no MCP
-                // call had is dropped by the host.
-                if let Some(done) = item
-                    .tool_use_id
-                    .as_deref()
-                    .and_then(|id| outcome(id, item.is_error != Some(true), at))
-                {
+                // call had is dropped by the host. A failed one's words
+                // (blanked above) are compared with Claude Code's own, from
+                // the record as written: a refusal never reached the server.
+                let Some(id) = item.tool_use_id.as_deref() else {
+                    continue;
+                };
+                let said = if item.is_error == Some(true) {
+                    error_words(original, id)
+                } else {
+                    None
+                };
+                let done = match said {
+                    Some(ErrorWords::Refused(reason)) => refusal(id, reason, at),
+                    Some(ErrorWords::Failed(reason)) => failed_with(id, reason, at),
+                    None => outcome(id, item.is_error != Some(true), at),
+                };
+                if let Some(done) = done {
                     reading.evidence.push(done);
                 }
             }
@@ -751,6 +810,136 @@ fn skill_calls(record: &str) -> Vec<(&str, &str)> {
     }
 }
 
+/// What a failed call's words, Claude Code's own, say of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorWords {
+    /// Refused before it reached the server, for this reason.
+    Refused(ReasonCode),
+    /// It reached the server, and failed for this reason.
+    Failed(ReasonCode),
+}
+
+/// The words a headless run answers a call that needed a person's
+/// approval with (the `ask` decision's message, 2.1.197 to 2.1.332:
+/// `Claude requested permissions to use ${name}, but you haven't granted
+/// it yet.`): it asked, and no one could answer.
+const ASKED: (&str, &str) = (
+    "Claude requested permissions to use ",
+    ", but you haven't granted it yet.",
+);
+/// 2.1.332: `Permission for this tool use was denied: it requires
+/// interactive approval`.
+const NEEDS_APPROVAL: &str =
+    "Permission for this tool use was denied: it requires interactive approval";
+/// A deny rule's or the permission mode's words (`Permission to use
+/// ${name} has been denied.`, `… has been denied because Claude Code is
+/// running in don't ask mode.`).
+const DENIED: (&str, &str) = ("Permission to use ", " has been denied");
+/// A PreToolUse hook that blocked the call (`${event} hook error:
+/// ${blockingError}`, the event `PreToolUse:${name}`): exit 2 in both
+/// releases, a `permissionDecision: "deny"` in 2.1.332 (2.1.197 answers
+/// that with the hook's own words alone, which say nothing of it).
+const HOOK: (&str, &str) = ("PreToolUse:", " hook error: ");
+/// The MCP SDK's error for a JSON-RPC error answer (`MCP error ${code}:
+/// ${message}`), as 2.1.197 passes it on (2.1.332 keeps the message only).
+const RPC_ERROR: &str = "MCP error -";
+
+/// What Claude Code's words for a failed call say (compared with its own
+/// constant words only; the words are never kept).
+pub fn error_said(words: &str) -> Option<ErrorWords> {
+    let words = words.trim_start();
+    let between = |(head, tail): (&str, &str)| {
+        words
+            .strip_prefix(head)
+            .is_some_and(|rest| rest.contains(tail))
+    };
+    if between(ASKED) || words.starts_with(NEEDS_APPROVAL) {
+        return Some(ErrorWords::Refused(ReasonCode::ApprovalRequired));
+    }
+    if between(HOOK) {
+        return Some(ErrorWords::Refused(ReasonCode::BlockedByHook));
+    }
+    if between(DENIED) {
+        return Some(ErrorWords::Refused(ReasonCode::PermissionDenied));
+    }
+    let code = words.strip_prefix(RPC_ERROR)?;
+    let digits = code.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0 && code[digits..].starts_with(':'))
+        .then_some(ErrorWords::Failed(ReasonCode::ProtocolError))
+}
+
+/// Why a stream-json `permission_denied` says a call was refused: its
+/// `decision_reason_type` (`hook`: a hook; `asyncAgent`: no one could be
+/// asked, each of its reasons says so; a rule, the mode or a check: the
+/// harness's rules), else its words (none in a headless run that could not
+/// ask: the `ask` decision's words).
+pub fn denial_reason(kind: Option<&str>, words: Option<&str>) -> ReasonCode {
+    match kind {
+        Some("hook") => ReasonCode::BlockedByHook,
+        Some("asyncAgent") => ReasonCode::ApprovalRequired,
+        Some(_) => ReasonCode::PermissionDenied,
+        None => match words.and_then(error_said) {
+            Some(ErrorWords::Refused(reason)) => reason,
+            _ => ReasonCode::PermissionDenied,
+        },
+    }
+}
+
+/// What the words of the failed `tool_result` for `id` in a record as
+/// written say (its content: a string, or its first text item).
+fn error_words(record: &str, id: &str) -> Option<ErrorWords> {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow, default)]
+        message: Option<RawMessage<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct RawMessage<'a> {
+        #[serde(borrow, default)]
+        content: Option<RawContent<'a>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum RawContent<'a> {
+        #[serde(borrow)]
+        Items(Vec<RawItem<'a>>),
+        Other(serde::de::IgnoredAny),
+    }
+    #[derive(Deserialize)]
+    struct RawItem<'a> {
+        #[serde(borrow, default)]
+        tool_use_id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        content: Option<Words<'a>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Words<'a> {
+        #[serde(borrow)]
+        Text(Cow<'a, str>),
+        #[serde(borrow)]
+        Items(Vec<TextItem<'a>>),
+        Other(serde::de::IgnoredAny),
+    }
+    #[derive(Deserialize)]
+    struct TextItem<'a> {
+        #[serde(borrow, default)]
+        text: Option<Cow<'a, str>>,
+    }
+    let raw = serde_json::from_str::<Raw<'_>>(record).ok()?;
+    let Some(RawContent::Items(items)) = raw.message.and_then(|m| m.content) else {
+        return None;
+    };
+    let item = items
+        .into_iter()
+        .find(|i| i.tool_use_id.as_deref() == Some(id))?;
+    match item.content? {
+        Words::Text(words) => error_said(&words),
+        Words::Items(texts) => error_said(texts.first()?.text.as_deref()?),
+        Words::Other(_) => None,
+    }
+}
+
 #[derive(Deserialize)]
 struct LogLine<'a> {
     #[serde(borrow, default)]
@@ -808,9 +997,18 @@ fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             return RecordAnswer::Read(reading);
         };
         if let Some(tool) = name(tool) {
-            reading
-                .evidence
-                .push(call(&server, &tool, None, Some(ok), at));
+            let mut done = call(&server, &tool, None, Some(ok), at);
+            // `failed after Ns: MCP error -N: …` (2.1.197): the server
+            // answered with a JSON-RPC error.
+            if !ok
+                && outcome
+                    .split_once(": ")
+                    .and_then(|(_, words)| error_said(words))
+                    == Some(ErrorWords::Failed(ReasonCode::ProtocolError))
+            {
+                done.reason_code = Some(ReasonCode::ProtocolError);
+            }
+            reading.evidence.push(done);
         }
     } else if let Some(tool) = text
         .strip_prefix("Skipping tool \"")
