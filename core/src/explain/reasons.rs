@@ -494,7 +494,7 @@ pub(super) const REASONS: &[Reason] = &[
         seen: Seen::Call,
         meaning: "A hook that runs before tool calls (PreToolUse and the like) denied the call: it never reached the server.",
         check: Check::Says(
-            "Read the hook's own output (`tether sessions show` names the hook); change its matcher or its rule if the call should run.",
+            "Read what the hook said, in the harness (Tether keeps no hook output; `tether sessions show` names the hooks that ran); change its matcher or its rule if the call should run.",
         ),
     },
     Reason {
