@@ -299,140 +299,158 @@ impl FrameReader {
         match (direction, method, id) {
             // A request from the agent: remember it until its answer.
             (Direction::ToServer, Some(method), Some(id)) => {
-                if self.pending.len() >= MAX_PENDING {
-                    // Forget the oldest: a server that never answers cannot grow us.
-                    if let Some(oldest) = self
-                        .pending
-                        .iter()
-                        .min_by_key(|(_, p)| p.at)
-                        .map(|(k, _)| k.clone())
-                    {
-                        self.pending.remove(&oldest);
-                    }
-                }
-                let params = m.get("params");
-                let tool = (method == "tools/call")
-                    .then(|| params.and_then(|p| text(p, &["name"])))
-                    .flatten();
-                let client = |key: &str| {
-                    params.and_then(|p| {
-                        text(p, &["clientInfo", key]).or_else(|| {
-                            text(p, &["_meta", "io.modelcontextprotocol/clientInfo", key])
-                        })
-                    })
-                };
-                let protocol_version = params.and_then(|p| {
-                    text(p, &["protocolVersion"])
-                        .or_else(|| text(p, &["_meta", "io.modelcontextprotocol/protocolVersion"]))
-                });
-                let early = self.early.iter().position(|(key, ..)| *key == id);
-                self.pending.insert(
-                    id,
-                    Pending {
-                        method: method.to_owned(),
-                        tool,
-                        client_name: client("name"),
-                        client_version: client("version"),
-                        protocol_version,
-                        at: now,
-                    },
-                );
-                // Its answer's copy came first: pair them now.
-                if let Some((_, answer, at, len)) = early.and_then(|i| self.early.remove(i)) {
-                    let frame_len = std::mem::replace(&mut self.frame_len, len);
-                    self.message(Direction::ToAgent, &answer, at, out);
-                    self.frame_len = frame_len;
-                }
+                self.request(method, id, m, now, out);
             }
             // An answer from the server to one of the agent's requests.
-            (Direction::ToAgent, None, Some(id)) => {
-                let Some(request) = self.pending.remove(&id) else {
-                    // Bounded by count and by bytes: answers nobody asked
-                    // for cannot grow the relay.
-                    if self.frame_len > MAX_EARLY_BYTES {
-                        return;
-                    }
-                    while self.early.len() >= MAX_EARLY
-                        || self.early.iter().map(|(.., len)| *len).sum::<usize>() + self.frame_len
-                            > MAX_EARLY_BYTES
-                    {
-                        if self.early.pop_front().is_none() {
-                            break;
-                        }
-                    }
-                    self.early.push_back((id, m.clone(), now, self.frame_len));
-                    return;
-                };
-                let result = m.get("result");
-                let error = m.get("error");
-                let error_code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
-                let tool_error = result
-                    .and_then(|r| r.get("isError"))
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                out.push(Observation::Served {
-                    method: request.method.clone(),
-                    tool: request.tool.clone(),
-                    request_id: m.get("id").and_then(id_text),
-                    duration_nanos: u64::try_from(
-                        now.saturating_duration_since(request.at).as_nanos(),
-                    )
-                    .unwrap_or(u64::MAX),
-                    error_code: error.map(|_| error_code.unwrap_or(0)),
-                    tool_error,
+            (Direction::ToAgent, None, Some(id)) => match self.pending.remove(&id) {
+                Some(request) => self.answer(request, m, now, out),
+                None => self.keep_early(id, m, now),
+            },
+            _ => {}
+        }
+    }
+
+    /// A request from the agent, remembered until its answer; paired now
+    /// with an answer whose copy came first.
+    fn request(
+        &mut self,
+        method: &str,
+        id: String,
+        m: &Value,
+        now: Instant,
+        out: &mut Vec<Observation>,
+    ) {
+        if self.pending.len() >= MAX_PENDING {
+            // Forget the oldest: a server that never answers cannot grow us.
+            if let Some(oldest) = self
+                .pending
+                .iter()
+                .min_by_key(|(_, p)| p.at)
+                .map(|(k, _)| k.clone())
+            {
+                self.pending.remove(&oldest);
+            }
+        }
+        let params = m.get("params");
+        let tool = (method == "tools/call")
+            .then(|| params.and_then(|p| text(p, &["name"])))
+            .flatten();
+        let client = |key: &str| {
+            params.and_then(|p| {
+                text(p, &["clientInfo", key])
+                    .or_else(|| text(p, &["_meta", "io.modelcontextprotocol/clientInfo", key]))
+            })
+        };
+        let protocol_version = params.and_then(|p| {
+            text(p, &["protocolVersion"])
+                .or_else(|| text(p, &["_meta", "io.modelcontextprotocol/protocolVersion"]))
+        });
+        let early = self.early.iter().position(|(key, ..)| *key == id);
+        self.pending.insert(
+            id,
+            Pending {
+                method: method.to_owned(),
+                tool,
+                client_name: client("name"),
+                client_version: client("version"),
+                protocol_version,
+                at: now,
+            },
+        );
+        // Its answer's copy came first: pair them now.
+        if let Some((_, answer, at, len)) = early.and_then(|i| self.early.remove(i)) {
+            let frame_len = std::mem::replace(&mut self.frame_len, len);
+            self.message(Direction::ToAgent, &answer, at, out);
+            self.frame_len = frame_len;
+        }
+    }
+
+    /// An answer whose request has not been seen (its copy can come
+    /// second), kept for it. Bounded by count and by bytes: answers nobody
+    /// asked for cannot grow the relay.
+    fn keep_early(&mut self, id: String, m: &Value, now: Instant) {
+        if self.frame_len > MAX_EARLY_BYTES {
+            return;
+        }
+        while self.early.len() >= MAX_EARLY
+            || self.early.iter().map(|(.., len)| *len).sum::<usize>() + self.frame_len
+                > MAX_EARLY_BYTES
+        {
+            if self.early.pop_front().is_none() {
+                break;
+            }
+        }
+        self.early.push_back((id, m.clone(), now, self.frame_len));
+    }
+
+    /// The server's answer `m` to the agent's `request`: the request
+    /// served, and what it says of the session (initialized, tools listed,
+    /// a tool's call, a lifecycle request refused).
+    fn answer(&self, request: Pending, m: &Value, now: Instant, out: &mut Vec<Observation>) {
+        let result = m.get("result");
+        let error = m.get("error");
+        let error_code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+        let tool_error = result
+            .and_then(|r| r.get("isError"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        out.push(Observation::Served {
+            method: request.method.clone(),
+            tool: request.tool.clone(),
+            request_id: m.get("id").and_then(id_text),
+            duration_nanos: u64::try_from(now.saturating_duration_since(request.at).as_nanos())
+                .unwrap_or(u64::MAX),
+            error_code: error.map(|_| error_code.unwrap_or(0)),
+            tool_error,
+        });
+        let lifecycle = matches!(
+            request.method.as_str(),
+            "initialize" | "server/discover" | "tools/list"
+        );
+        if let Some(error) = error {
+            if lifecycle {
+                out.push(Observation::ProtocolError {
+                    method: request.method,
+                    code: error_code.unwrap_or(0),
+                    message: error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .chars()
+                        .take(512)
+                        .collect(),
                 });
-                let lifecycle = matches!(
-                    request.method.as_str(),
-                    "initialize" | "server/discover" | "tools/list"
-                );
-                if let Some(error) = error {
-                    if lifecycle {
-                        out.push(Observation::ProtocolError {
-                            method: request.method,
-                            code: error_code.unwrap_or(0),
-                            message: error
-                                .get("message")
-                                .and_then(Value::as_str)
-                                .unwrap_or("")
-                                .chars()
-                                .take(512)
-                                .collect(),
-                        });
-                    } else if let Some(tool) = request.tool {
-                        out.push(Observation::ToolCall { tool, ok: false });
-                    }
-                    return;
-                }
-                let Some(result) = result else {
-                    return;
-                };
-                match request.method.as_str() {
-                    "initialize" | "server/discover" => out.push(Observation::Initialized {
-                        method: request.method,
-                        client_name: request.client_name,
-                        client_version: request.client_version,
-                        protocol_version: text(result, &["protocolVersion"])
-                            .or(request.protocol_version),
-                    }),
-                    "tools/list" => {
-                        let page = result.get("tools").and_then(Value::as_array);
-                        let count = page.map_or(0, |t| u32::try_from(t.len()).unwrap_or(u32::MAX));
-                        let more = result.get("nextCursor").is_some_and(|c| !c.is_null());
-                        let tools = page
-                            .filter(|_| self.frame_len <= MAX_TOOLS_PAGE_BYTES)
-                            .cloned()
-                            .unwrap_or_default();
-                        out.push(Observation::ToolsListed { count, more, tools });
-                    }
-                    "tools/call" => {
-                        if let Some(tool) = request.tool {
-                            out.push(Observation::ToolCall {
-                                tool,
-                                ok: !tool_error,
-                            });
-                        }
-                    }
-                    _ => {}
+            } else if let Some(tool) = request.tool {
+                out.push(Observation::ToolCall { tool, ok: false });
+            }
+            return;
+        }
+        let Some(result) = result else {
+            return;
+        };
+        match request.method.as_str() {
+            "initialize" | "server/discover" => out.push(Observation::Initialized {
+                method: request.method,
+                client_name: request.client_name,
+                client_version: request.client_version,
+                protocol_version: text(result, &["protocolVersion"]).or(request.protocol_version),
+            }),
+            "tools/list" => {
+                let page = result.get("tools").and_then(Value::as_array);
+                let count = page.map_or(0, |t| u32::try_from(t.len()).unwrap_or(u32::MAX));
+                let more = result.get("nextCursor").is_some_and(|c| !c.is_null());
+                let tools = page
+                    .filter(|_| self.frame_len <= MAX_TOOLS_PAGE_BYTES)
+                    .cloned()
+                    .unwrap_or_default();
+                out.push(Observation::ToolsListed { count, more, tools });
+            }
+            "tools/call" => {
+                if let Some(tool) = request.tool {
+                    out.push(Observation::ToolCall {
+                        tool,
+                        ok: !tool_error,
+                    });
                 }
             }
             _ => {}

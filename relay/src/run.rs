@@ -55,61 +55,21 @@ pub async fn run() -> i32 {
     let Some((addr, ticket)) = target.split_once('/') else {
         return fail(&format!("{RELAY_ENV} is malformed"));
     };
-    let handshake = async {
-        let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
-        let (read, mut write) = stream.into_split();
-        let mut hello = serde_json::to_vec(&Hello {
-            ticket: ticket.to_owned(),
-        })
-        .map_err(|e| e.to_string())?;
-        hello.push(b'\n');
-        write.write_all(&hello).await.map_err(|e| e.to_string())?;
-        let mut reader = BufReader::new(read);
-        let mut line = Vec::new();
-        let n = (&mut reader)
-            .take(MAX_CHANNEL_LINE as u64)
-            .read_until(b'\n', &mut line)
-            .await
-            .map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Err("the host closed the channel".to_owned());
-        }
-        let answer: HostAnswer =
-            serde_json::from_slice(&line).map_err(|e| format!("the host's answer: {e}"))?;
-        Ok::<_, String>((answer, write))
-    };
-    let (answer, host) = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
-        Ok(Ok(pair)) => pair,
-        Ok(Err(e)) => return fail(&format!("cannot reach the host: {e}")),
-        Err(_) => return fail("the host did not answer in time"),
-    };
-    let (server, command, args, env, cwd) = match answer {
+    let (answer, host) =
+        match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(addr, ticket)).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return fail(&format!("cannot reach the host: {e}")),
+            Err(_) => return fail("the host did not answer in time"),
+        };
+    let (server, spec) = match answer {
         HostAnswer::Launch {
             server,
             command,
             args,
             env,
             cwd,
-        } => (server, command, args, env, cwd),
+        } => (server, launch_spec(command, args, env, cwd)),
         HostAnswer::Refused { reason } => return fail(&format!("the host refused: {reason}")),
-    };
-    // The relay's own environment (what the agent gave it), minus the
-    // ticket, plus the spec's.
-    let mut vars: Vec<(String, String)> =
-        std::env::vars().filter(|(k, _)| k != RELAY_ENV).collect();
-    for (k, v) in env {
-        vars.retain(|(name, _)| *name != k);
-        vars.push((k, v));
-    }
-    let spec = ChildSpec {
-        program: command,
-        args,
-        env: vars,
-        inherit_env: false,
-        cwd: cwd
-            .map(Into::into)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| ".".into()),
     };
 
     // Observations go to the host through a bounded queue; a gone host drops them.
@@ -155,52 +115,11 @@ pub async fn run() -> i32 {
             return fail(&format!("cannot take the server's pipes: {err}"));
         }
     };
-    // Plain blocking copies, one thread each way (see pump).
-    let to_server = spawn_pump(
-        "relay-to-server",
-        std::io::stdin(),
-        server_in,
-        Direction::ToServer,
-        Some(side_tx.clone()),
-        Arc::clone(&lost),
-    );
-    let to_agent = spawn_pump(
-        "relay-to-agent",
-        server_out,
-        std::io::stdout(),
-        Direction::ToAgent,
-        Some(side_tx),
-        Arc::clone(&lost),
-    );
-    let (mut to_server, mut to_agent) = match (to_server, to_agent) {
-        (Ok(a), Ok(b)) => (a, b),
-        _ => {
-            child.kill_group().await;
-            return fail("cannot start the copying threads");
-        }
-    };
-    // Either side may end first.
-    tokio::select! {
-        _ = &mut to_agent => {}
-        _ = &mut to_server => {
-            // The agent closed stdin (the server's stdin is closed now too):
-            // give the server a moment to finish its answers and exit.
-            let _ = tokio::time::timeout(EXIT_GRACE, &mut to_agent).await;
-        }
+    if !relay(server_in, server_out, side_tx, &lost).await {
+        child.kill_group().await;
+        return fail("cannot start the copying threads");
     }
-    let status = tokio::time::timeout(Duration::from_millis(500), async {
-        loop {
-            if let Some(status) = child.exited() {
-                break status;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .ok();
-    // The server, if still up, and every descendant it left behind go now.
-    let killed = child.kill_group().await;
-    let status = status.or(killed);
+    let status = server_exit(&mut child).await;
     // Hand the rest of the observations over, bounded; then end. The
     // observer stops by itself once both copy threads are done; the stdin
     // thread may stay parked in a read, so it gets a moment, not a promise.
@@ -212,6 +131,128 @@ pub async fn run() -> i32 {
         observer.abort();
     }
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
+    say_what_was_not_observed(&lost, &unobserved);
+    status.and_then(|s| s.code()).unwrap_or(1)
+}
+
+/// Presents the ticket to the host at `addr`; its answer, and the channel's
+/// write half (where observations go).
+async fn handshake(
+    addr: &str,
+    ticket: &str,
+) -> Result<(HostAnswer, tokio::net::tcp::OwnedWriteHalf), String> {
+    let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+    let (read, mut write) = stream.into_split();
+    let mut hello = serde_json::to_vec(&Hello {
+        ticket: ticket.to_owned(),
+    })
+    .map_err(|e| e.to_string())?;
+    hello.push(b'\n');
+    write.write_all(&hello).await.map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(read);
+    let mut line = Vec::new();
+    let n = (&mut reader)
+        .take(MAX_CHANNEL_LINE as u64)
+        .read_until(b'\n', &mut line)
+        .await
+        .map_err(|e| e.to_string())?;
+    if n == 0 {
+        return Err("the host closed the channel".to_owned());
+    }
+    let answer: HostAnswer =
+        serde_json::from_slice(&line).map_err(|e| format!("the host's answer: {e}"))?;
+    Ok((answer, write))
+}
+
+/// The server's launch: the relay's own environment (what the agent gave
+/// it), minus the ticket, plus the spec's; in the spec's directory, or the
+/// relay's own.
+fn launch_spec(
+    command: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    cwd: Option<String>,
+) -> ChildSpec {
+    let mut vars: Vec<(String, String)> =
+        std::env::vars().filter(|(k, _)| k != RELAY_ENV).collect();
+    for (k, v) in env {
+        vars.retain(|(name, _)| *name != k);
+        vars.push((k, v));
+    }
+    ChildSpec {
+        program: command,
+        args,
+        env: vars,
+        inherit_env: false,
+        cwd: cwd
+            .map(Into::into)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| ".".into()),
+    }
+}
+
+/// Copies bytes both ways, with plain blocking copies, one thread each way
+/// (see pump), a copy of each to the side, until either side ends (when
+/// the agent closes stdin, the server's stdin is closed too and it gets a
+/// moment to finish its answers and exit). `false`: the threads could not
+/// start.
+async fn relay(
+    server_in: std::fs::File,
+    server_out: std::fs::File,
+    side_tx: mpsc::Sender<SideCopy>,
+    lost: &Arc<AtomicU64>,
+) -> bool {
+    let to_server = spawn_pump(
+        "relay-to-server",
+        std::io::stdin(),
+        server_in,
+        Direction::ToServer,
+        Some(side_tx.clone()),
+        Arc::clone(lost),
+    );
+    let to_agent = spawn_pump(
+        "relay-to-agent",
+        server_out,
+        std::io::stdout(),
+        Direction::ToAgent,
+        Some(side_tx),
+        Arc::clone(lost),
+    );
+    let (mut to_server, mut to_agent) = match (to_server, to_agent) {
+        (Ok(a), Ok(b)) => (a, b),
+        _ => return false,
+    };
+    // Either side may end first.
+    tokio::select! {
+        _ = &mut to_agent => {}
+        _ = &mut to_server => {
+            // The agent closed stdin (the server's stdin is closed now too):
+            // give the server a moment to finish its answers and exit.
+            let _ = tokio::time::timeout(EXIT_GRACE, &mut to_agent).await;
+        }
+    }
+    true
+}
+
+/// The server's exit: its own, if it comes within half a second; the
+/// server, if still up, and every descendant it left behind go then.
+async fn server_exit(child: &mut ChildGroup) -> Option<std::process::ExitStatus> {
+    let status = tokio::time::timeout(Duration::from_millis(500), async {
+        loop {
+            if let Some(status) = child.exited() {
+                break status;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .ok();
+    let killed = child.kill_group().await;
+    status.or(killed)
+}
+
+/// Says on stderr what was relayed but not observed, if anything.
+fn say_what_was_not_observed(lost: &AtomicU64, unobserved: &AtomicU64) {
     let lost = lost.load(Ordering::Relaxed);
     if lost > 0 {
         eprintln!("tether-relay: {lost} observation(s) dropped (the relaying was not affected)");
@@ -222,7 +263,6 @@ pub async fn run() -> i32 {
             "tether-relay: {unobserved} frame(s) too large or too dense to observe were relayed unchanged, unobserved"
         );
     }
-    status.and_then(|s| s.code()).unwrap_or(1)
 }
 
 async fn observe(
