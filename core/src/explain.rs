@@ -505,7 +505,15 @@ pub fn markdown() -> String {
          `TETHER_UPDATE_BOOK=1 cargo test -p tether-tests --test book` rewrites it. -->\n\n\
          This is the \"my MCP tools are missing\" page. Find the word Tether showed you, \
          read what it means and what to check. `tether explain CODE` prints the same \
-         entry in a terminal, offline.\n",
+         entry in a terminal, offline.\n\n\
+         Where did it stop? Each step, in the order a tool travels:\n\n\
+         1. **Configured and enabled**: `tether inventory` (`filtered`, `disabled_in_config`, `excluded`, `denied_by_policy`).\n\
+         2. **Given to the agent**: `delivered`, or `unavailable` with a reason.\n\
+         3. **Connected, and its tools listed**: `connected`, `active`; `failed` with `command_not_found`, `auth_required`, `connection_closed`….\n\
+         4. **Sent to the model**: `model_visible`, or kept back (`deferred_until_searched`, `name_collision`, `schema_unsupported`…).\n\
+         5. **The model tried, and the harness said no**: a refused call never reached the server and is no use \
+         (`permission_denied`, `approval_required`, `blocked_by_hook`, `denied_by_policy`).\n\
+         6. **It ran**: the server answered; a failure is the server's (`tool_error`, `protocol_error`).\n",
     );
     let mut family = None;
     for entry in all() {
