@@ -6,8 +6,12 @@
 //! `mcp.servers` shape uses `disabled`. Files merge in that order, so a later
 //! file's `{"enabled": false}` for a name turns off a server an earlier file
 //! defines; such an override-only entry adds no row of its own.
+//! `permission` rules give each server row its `call_policy` (`policy.rs`).
 
 use std::collections::BTreeMap;
+
+#[path = "policy.rs"]
+mod policy;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -129,6 +133,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
         }
         let mut layers = Vec::new();
         let mut npm_plugins = NpmPlugins::default();
+        let mut permissions = policy::Permissions::default();
         for (root, names, scope) in places {
             for rel in &names {
                 let Some(doc) = out.read_json(HARNESS, &root, rel, true) else {
@@ -137,6 +142,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 let source = root.source(rel);
                 if !(project_off && scope == ConfigScope::Project) {
                     npm_plugins.add(&root, rel, &scope, &source, doc.get("plugin"));
+                    permissions.absorb(&doc, &source);
                 }
                 match doc.get("mcp") {
                     None | Some(Value::Null) => {}
@@ -187,6 +193,7 @@ impl ConfigScanner for OpenCodeConfigScanner {
                 Some(&Value::Object(defined)),
                 crate::DIALECT.entry,
                 |found, _| {
+                    found.call_policy = Some(permissions.predict(&found.name));
                     if project_off && found.scope == ConfigScope::Project {
                         found.enablement = Enablement::Off(
                             ReasonCode::DisabledInConfig,
