@@ -196,7 +196,7 @@ fn rollout(out: &mut Vec<CensusEntry>) {
             ROLLOUT,
             "event_msg/mcp_tool_call_end",
             "0.118.0 (TUI only), 0.142.5, 0.171.0 (legacy history mode only)",
-            "tool_call_observed from its invocation's server and tool, with its outcome: failed where the result is Err or isError; unknown where Codex's words say no one approved it or its app's configuration blocked it (it never reached the server)",
+            "tool_call_observed from its invocation's server and tool, with its outcome: failed where the result is isError (`tool_error`) or Err (`protocol_error` where the words are `tool call error: …` caused by `Mcp error: -N: …`); tool_call_refused where Codex's own words say it never reached the server: `approval_required` (\"user cancelled MCP tool call\", \"MCP tool call cancelled…\", \"MCP tool call requires approval, but approval policy is never\"), `permission_denied` (\"user rejected MCP tool call\"), `denied_by_policy` (\"MCP tool call blocked by app configuration\"); the words are compared, never kept",
         )
         .silence(
             "0.118's codex exec and 0.171's default (paginated) mode never write it: a call with no end record has an unknown outcome, never a failure",
@@ -205,7 +205,7 @@ fn rollout(out: &mut Vec<CensusEntry>) {
             ROLLOUT,
             "event_msg/item_completed/McpToolCall",
             "0.171.0 (paginated history mode, the default)",
-            "tool_call_observed from the item's server and tool, with its outcome: status failed or a result isError is a failure; an error saying it was rejected or blocked leaves it unknown; inProgress leaves it unknown",
+            "tool_call_observed from the item's server and tool, with its outcome: a result isError is a failure (`tool_error`), an `error.message` in Codex's JSON-RPC words too (`protocol_error`); tool_call_refused, by the call's id, where `error.message` is Codex's words for a call that never reached the server (as for mcp_tool_call_end: `codex exec` 0.171.0 measured \"MCP tool call requires approval, but approval policy is never\", `approval_required`; with `default_tools_approval_mode = \"approve\"` the call runs); inProgress leaves it unknown",
         )
         .silence(
             "written only in paginated mode: a legacy-mode thread writes mcp_tool_call_end instead, and 0.142.5 writes neither as an item",

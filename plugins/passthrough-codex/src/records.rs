@@ -12,12 +12,17 @@
 //!   `mcp__SERVER__TOOL` (0.118), with its `call_id`;
 //! - `event_msg` `mcp_tool_call_end` (0.118's TUI, 0.142, and 0.171 in its
 //!   legacy history mode): the same call, its `invocation`'s server and
-//!   tool, and its `result`: `{"Ok": …}` (failed where `isError`) or
-//!   `{"Err": words}` (failed, unless the words say a person, or no one,
-//!   did not approve it: then it never ran, and its outcome is unknown);
+//!   tool, and its `result`: `{"Ok": …}` (failed where `isError`:
+//!   `tool_error`) or `{"Err": words}` (failed: `protocol_error` where the
+//!   words say a JSON-RPC error; unless Codex's own words say it never
+//!   reached the server: then it is refused, `approval_required` where it
+//!   needed an approval no one could give, `permission_denied` where a
+//!   person said no, `denied_by_policy` where the app's configuration
+//!   blocks it);
 //! - `event_msg` `item_completed` whose item is an `McpToolCall` (0.171's
 //!   default): the same call (`id`), its `server`, `tool` and `status`,
-//!   and whether its result was an error;
+//!   whether its result was an error, and its `error.message` read as an
+//!   `Err`'s words;
 //! - `response_item` `tool_search_output` (0.142 on): the deferred tools
 //!   a search sent the model, per `mcp__SERVER` namespace;
 //! - the skills offered to the model, each `- NAME: …` line under `###
@@ -40,7 +45,10 @@ use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
-use tether_sdk::records::{answer, call, deferred, mcp_double, push, skill_listed, visible};
+use tether_core::vocab::ReasonCode;
+use tether_sdk::records::{
+    answer, call, deferred, mcp_double, push, refused, skill_listed, visible,
+};
 
 /// The role of rollout files.
 pub const ROLLOUT: &str = "rollout";
@@ -121,15 +129,36 @@ struct EndResult<'a> {
     err: Option<Cow<'a, str>>,
 }
 
-/// What Codex answers for a call that never reached its server: a person
-/// (or no one, in `exec`) did not approve it, or its app's configuration
-/// blocks it. Not a failure of the server's; its outcome stays unknown
-/// here.
-const NEVER_RAN: &[&str] = &[
-    "user rejected MCP tool call",
-    "user cancelled MCP tool call",
-    "MCP tool call blocked by app configuration",
+/// What Codex answers for a call that never reached its server, and why
+/// (the 0.171.0 binary's own words, `strings`): it needed a person's
+/// approval and no one could give it (`codex exec`: measured, "…but
+/// approval policy is never"; openai/codex#29857: "user cancelled…"), a
+/// person said no, or its app's configuration blocks it.
+const NEVER_RAN: &[(&str, ReasonCode)] = &[
+    ("user rejected MCP tool call", ReasonCode::PermissionDenied),
+    ("user cancelled MCP tool call", ReasonCode::ApprovalRequired),
+    (
+        "MCP tool call cancelled before approval",
+        ReasonCode::ApprovalRequired,
+    ),
+    (
+        "MCP tool call cancelled: interactive approval is unavailable in exec mode",
+        ReasonCode::ApprovalRequired,
+    ),
+    (
+        "MCP tool call requires approval, but approval policy is never",
+        ReasonCode::ApprovalRequired,
+    ),
+    (
+        "MCP tool call blocked by app configuration",
+        ReasonCode::DeniedByPolicy,
+    ),
 ];
+
+/// A call that reached its server and was answered with a JSON-RPC error,
+/// in Codex's words: `tool call error: tool call failed for `S/T`` caused
+/// by rmcp's `Mcp error: CODE: MESSAGE`.
+const RPC_ERROR: (&str, &str) = ("tool call error: ", "Mcp error: -");
 
 #[derive(Deserialize)]
 struct SearchNamespace {
@@ -218,9 +247,62 @@ struct ItemError<'a> {
     message: Option<Cow<'a, str>>,
 }
 
-/// Whether Codex's words say the call never reached its server.
-fn never_ran(words: &str) -> bool {
-    NEVER_RAN.iter().any(|w| words.starts_with(w))
+/// Why Codex's words say the call never reached its server, if they do
+/// (compared with Codex's own words only, never kept).
+pub fn never_ran(words: &str) -> Option<ReasonCode> {
+    NEVER_RAN
+        .iter()
+        .find(|(w, _)| words.starts_with(w))
+        .map(|(_, reason)| reason.clone())
+}
+
+/// Whether Codex's words say the server answered with a JSON-RPC error.
+pub fn protocol_error(words: &str) -> bool {
+    words.starts_with(RPC_ERROR.0) && words.contains(RPC_ERROR.1)
+}
+
+/// One call's end: refused before its server (with why), or its outcome
+/// (`tool_error` where the server said `isError`, `protocol_error` where
+/// it answered with a JSON-RPC error).
+fn ended(
+    reading: &mut RecordReading,
+    (server, tool, id): (&str, &str, Option<&str>),
+    end: End<'_>,
+    at: Timestamp,
+) {
+    let evidence = match end {
+        End::Error(words) => match never_ran(words) {
+            Some(reason) => refused(server, tool, id, reason, at),
+            None => {
+                let mut failed = call(server, tool, id, Some(false), at);
+                if protocol_error(words) {
+                    failed.reason_code = Some(ReasonCode::ProtocolError);
+                }
+                failed
+            }
+        },
+        End::Result { is_error: true } => {
+            let mut failed = call(server, tool, id, Some(false), at);
+            failed.reason_code = Some(ReasonCode::ToolError);
+            failed
+        }
+        End::Result { is_error: false } => call(server, tool, id, Some(true), at),
+        End::Failed => call(server, tool, id, Some(false), at),
+        End::Unknown => call(server, tool, id, None, at),
+    };
+    push(reading, evidence);
+}
+
+/// How a call ended, as a record says.
+enum End<'a> {
+    /// Codex's words (an `Err`, an item's `error.message`).
+    Error(&'a str),
+    /// The server's result.
+    Result { is_error: bool },
+    /// Failed, nothing more said.
+    Failed,
+    /// No outcome (in progress, or a word this reader does not know).
+    Unknown,
 }
 
 #[derive(Deserialize)]
@@ -305,17 +387,21 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                     invocation.tool.as_deref().and_then(name),
                 )
             {
-                let ok = match &payload.result {
-                    Some(EndResult { ok: Some(r), .. }) => Some(r.is_error != Some(true)),
+                let end = match &payload.result {
+                    Some(EndResult { ok: Some(r), .. }) if r.err.is_some() => End::Failed,
+                    Some(EndResult { ok: Some(r), .. }) => End::Result {
+                        is_error: r.is_error == Some(true),
+                    },
                     Some(EndResult {
                         err: Some(words), ..
-                    }) if never_ran(words) => None,
-                    Some(EndResult { err: Some(_), .. }) => Some(false),
-                    _ => None,
+                    }) => End::Error(words),
+                    _ => End::Unknown,
                 };
-                push(
+                ended(
                     &mut reading,
-                    call(&server, &tool, payload.call_id.as_deref(), ok, at),
+                    (&server, &tool, payload.call_id.as_deref()),
+                    end,
+                    at,
                 );
             }
         }
@@ -385,37 +471,25 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                     item.tool.as_deref().and_then(name),
                 )
             {
-                let refused = item
-                    .error
-                    .as_ref()
-                    .and_then(|e| e.message.as_deref())
-                    .is_some_and(never_ran);
-                let failed = item
+                let is_error = item
                     .result
                     .as_ref()
-                    .is_some_and(|r| r.is_error == Some(true) || r.err.is_some())
-                    || item.status.as_deref().is_some_and(|s| s != "completed");
-                // A call still in progress, or one that never ran, has no
-                // outcome here.
-                let ok = match item.status.as_deref() {
-                    _ if refused => None,
-                    Some("completed") => Some(!failed),
-                    Some("failed") => Some(false),
-                    // In progress, or a word this reader does not know: no
-                    // outcome, never a failure.
-                    _ if item
-                        .result
-                        .as_ref()
-                        .is_some_and(|r| r.is_error == Some(true)) =>
-                    {
-                        Some(false)
+                    .is_some_and(|r| r.is_error == Some(true) || r.err.is_some());
+                let words = item.error.as_ref().and_then(|e| e.message.as_deref());
+                let end = match (item.status.as_deref(), words) {
+                    (_, Some(words)) if never_ran(words).is_some() => End::Error(words),
+                    (Some("completed"), _) if item.result.is_some() || words.is_none() => {
+                        End::Result { is_error }
                     }
-                    _ => None,
+                    (Some("completed" | "failed"), Some(words)) => End::Error(words),
+                    (Some("failed"), None) if is_error => End::Result { is_error: true },
+                    (Some("failed"), None) => End::Failed,
+                    // In progress, or a word this reader does not know: no
+                    // outcome, never a failure (unless the result says so).
+                    _ if is_error => End::Result { is_error: true },
+                    _ => End::Unknown,
                 };
-                push(
-                    &mut reading,
-                    call(&server, &tool, item.id.as_deref(), ok, at),
-                );
+                ended(&mut reading, (&server, &tool, item.id.as_deref()), end, at);
             }
         }
         _ => {}
