@@ -11,8 +11,18 @@
 //! rewrites it); otherwise they are `untrusted_folder`. Hooks: the user's in
 //! `settings.json`, the workspace's in `.github/hooks/*.json` (trusted
 //! folders only). Skills: see [`scan_skills`].
+//!
+//! Calls (`call_policy`, from `copilot --help` and `copilot help config` /
+//! `help environment` on 1.0.102): `COPILOT_ALLOW_ALL` (truthy) allows
+//! every tool; `settings.json`'s `defaultPermissionMode: "allow-all"` does
+//! so for interactive sessions only; otherwise a call asks, and a
+//! non-interactive run (`copilot -p`) needs `--allow-all-tools` or
+//! `--allow-tool`. Those flags, `--deny-tool` and `--disable-mcp-server`
+//! live in no file, so each row's note says Tether cannot see them.
 
 use serde_json::{Map, Value};
+use tether_core::inventory::{CallPolicy, CallVerdict, RowNote};
+use tether_core::model::ProvenanceCode;
 use tether_core::vocab::{CapabilityKind, ConfigScope, ReasonCode, ResolvesAgainst};
 use tether_inventory::{
     ConfigRoot, ConfigScanner, Enablement, FoundCapability, FoundCommand, ScanContext, ScanOutput,
@@ -61,6 +71,7 @@ impl ConfigScanner for CopilotConfigScanner {
                     .is_some_and(|p| p.starts_with(ctx.resolve_written_path(dir)))
             });
         let trust_source = home.source("config.json");
+        let calls = call_policy(ctx, settings.as_ref(), &disabled_source);
         scan_hooks(ctx, out, &home, settings.as_ref(), trusted, &trust_source);
         scan_plugins(ctx, out, &home);
         scan_skills(ctx, out, &home, settings.as_ref());
@@ -94,6 +105,12 @@ impl ConfigScanner for CopilotConfigScanner {
                 doc.get("mcpServers"),
                 crate::DIALECT.entry,
                 |found, entry| {
+                    found.call_policy = Some(calls.clone());
+                    found.notes.push(RowNote {
+                        provenance: ProvenanceCode::DocumentedRule,
+                        reason_code: None,
+                        text: FLAGS_NOTE.to_owned(),
+                    });
                     match entry.get("tools").and_then(Value::as_array) {
                         Some(tools) if !tools.iter().any(|t| t.as_str() == Some("*")) => {
                             found.include_tools = Some(string_list(entry.get("tools")));
@@ -122,6 +139,67 @@ impl ConfigScanner for CopilotConfigScanner {
 }
 
 /// Hooks (verified on the pinned Copilot CLI): the user's in
+/// What no file holds.
+const FLAGS_NOTE: &str = "Copilot CLI also takes --allow-tool, --deny-tool, --allow-all-tools and --disable-mcp-server at launch; flags live in no file, so Tether cannot predict them";
+
+/// What `COPILOT_ALLOW_ALL` and `defaultPermissionMode` predict for every
+/// server's calls.
+fn call_policy(
+    ctx: &ScanContext,
+    settings: Option<&Map<String, Value>>,
+    settings_source: &str,
+) -> CallPolicy {
+    let truthy =
+        |v: &str| ["true", "1", "yes", "on", "y"].contains(&v.trim().to_ascii_lowercase().as_str());
+    let policy =
+        |verdict, headless, provenance, rule: Option<&str>, source: Option<&str>, summary: &str| {
+            CallPolicy {
+                verdict,
+                headless_refuses: headless,
+                provenance,
+                reason_code: (verdict != CallVerdict::Allowed)
+                    .then_some(ReasonCode::ApprovalRequired),
+                rule: rule.map(str::to_owned),
+                source: source.map(str::to_owned),
+                summary: summary.to_owned(),
+                tools: Vec::new(),
+            }
+        };
+    if ctx.var_str("COPILOT_ALLOW_ALL").is_some_and(|v| truthy(&v)) {
+        return policy(
+            CallVerdict::Allowed,
+            Some(false),
+            ProvenanceCode::CurrentConfig,
+            Some("COPILOT_ALLOW_ALL"),
+            Some("$COPILOT_ALLOW_ALL"),
+            "COPILOT_ALLOW_ALL is set here: Copilot runs every tool without asking",
+        );
+    }
+    let mode = settings
+        .and_then(|s| s.get("defaultPermissionMode"))
+        .and_then(Value::as_str);
+    if mode == Some("allow-all") {
+        return policy(
+            CallVerdict::Allowed,
+            Some(true),
+            ProvenanceCode::CurrentConfig,
+            Some("defaultPermissionMode: allow-all"),
+            Some(settings_source),
+            &format!(
+                "defaultPermissionMode is allow-all in {settings_source}: an interactive session runs every tool without asking; a non-interactive run (copilot -p) ignores it and needs --allow-all-tools"
+            ),
+        );
+    }
+    policy(
+        CallVerdict::NeedsApproval,
+        Some(true),
+        ProvenanceCode::DocumentedRule,
+        None,
+        None,
+        "no setting allows it, so Copilot asks before a call it does not judge read-only (manual mode); a non-interactive run (copilot -p) needs --allow-all-tools or --allow-tool",
+    )
+}
+
 /// `$COPILOT_HOME/settings.json`, and the workspace's in
 /// `.github/hooks/*.json`, which run only in a trusted folder. Each file is
 /// `{"version": 1, "hooks": {EVENT: [{"type": "command", "bash": …}]}}`.
