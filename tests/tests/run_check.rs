@@ -372,7 +372,7 @@ fn a_signal_is_forwarded_and_its_exit_kept() {
             ready.display()
         ),
     );
-    let mut child = tether_tests::tether_at_home(home.path())
+    let child = tether_tests::tether_at_home(home.path())
         .args(["run", "--"])
         .arg(&script)
         .stdin(Stdio::null())
