@@ -1287,8 +1287,9 @@ fn older_codex_rollouts_read_their_outcomes_never_a_silence_as_failure() {
 /// GIVEN OpenCode's database with a call that succeeded, one that failed,
 /// and two its permissions refused (stored as errors, in OpenCode 1.18.33's
 /// own words: a person's rejection, a rule's denial) WHEN it is read THEN
-/// the refused calls are counted as calls whose outcome is unknown, never
-/// failures, and none of their words reaches the session.
+/// the refused calls are refusals (`permission_denied`: this session's row
+/// says nothing of `opencode run`), never calls or failures, and none of
+/// their words reaches the session.
 #[test]
 fn opencode_calls_its_permissions_refused_are_never_failures() {
     let home = tempfile::tempdir().expect("home");
@@ -1324,9 +1325,16 @@ fn opencode_calls_its_permissions_refused_are_never_failures() {
     let attempt = only_session("opencode", &records);
     assert_eq!(
         outcomes(&attempt, "time", "convert_time"),
-        (3, 1, 2),
+        (1, 1, 0),
         "(calls, failed, unknown): {attempt:?}"
     );
+    let refused = row(&attempt, "time")
+        .tools
+        .iter()
+        .find(|t| t.name == "convert_time")
+        .expect("convert_time");
+    assert_eq!(refused.refused_calls, 2, "{refused:?}");
+    assert_eq!(refused.refusal(), Some(&ReasonCode::PermissionDenied));
     assert!(!format!("{attempt:?}").contains("planted"));
 }
 
@@ -1358,9 +1366,15 @@ fn other_setups_sessions_show_every_server_they_name() {
     assert_eq!(outcomes(&attempt, "engram", "set_workspace"), (1, 0, 0));
     assert_eq!(
         outcomes(&attempt, "engram", "get_memory"),
-        (1, 0, 1),
-        "refused: no failure"
+        (0, 0, 0),
+        "refused: no call, no failure"
     );
+    let refused = row(&attempt, "engram")
+        .tools
+        .iter()
+        .find(|t| t.name == "get_memory")
+        .expect("get_memory");
+    assert_eq!(refused.refusal(), Some(&ReasonCode::PermissionDenied));
     for file in records.files() {
         assert_eq!((file.unknown, file.refused), (0, 0), "{file:?}");
     }
