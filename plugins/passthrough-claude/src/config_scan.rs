@@ -14,9 +14,10 @@
 //!   accepted (`hasTrustDialogAccepted` in that entry; else `untrusted_folder`);
 //! - `/etc/claude-code/managed-mcp.json` (scope managed): when it exists, it
 //!   takes exclusive control, so every other server is `denied_by_policy`;
-//! - `/etc/claude-code/managed-settings.json`: `allowedMcpServers` and
-//!   `deniedMcpServers` (`serverName`, `serverCommand` or `serverUrl` with
-//!   `*` wildcards) are administrator policy;
+//! - `allowedMcpServers` and `deniedMcpServers` (`serverName`,
+//!   `serverCommand` or `serverUrl` with `*` wildcards) in managed settings
+//!   and every other settings file, merged (`allowManagedMcpServersOnly`
+//!   in managed settings keeps only the managed allow list);
 //! - permission rules and mode (`permissions.allow`/`ask`/`deny` on
 //!   `mcp__…` names, `defaultMode`) from every settings file, managed
 //!   settings included (`managed-settings.d/*.json` too, and the folder
@@ -128,13 +129,38 @@ impl Approvals {
     }
 }
 
-/// Administrator policy from managed settings.
+/// Server policy: `allowedMcpServers` and `deniedMcpServers` merge across
+/// every settings source (2.1.197 and 2.1.332 describe them so); with
+/// `allowManagedMcpServersOnly: true` in managed settings, only managed
+/// settings' allow list counts, while deny lists still merge.
 #[derive(Default)]
 struct Policy {
     exclusive: Option<String>,
-    allowed: Option<(Vec<Rule>, String)>,
-    denied: Vec<Rule>,
-    denied_source: String,
+    /// Allow lists, each with its file, and whether managed settings hold it.
+    allowed: Vec<(Vec<Rule>, String, bool)>,
+    denied: Vec<(Rule, String)>,
+    managed_allow_only: bool,
+}
+
+impl Policy {
+    /// Adds one settings file's lists.
+    fn absorb(&mut self, doc: &Map<String, Value>, source: &str, managed: bool) {
+        if doc.contains_key("allowedMcpServers") {
+            let list = rules(doc.get("allowedMcpServers"));
+            self.allowed.push((list, source.to_owned(), managed));
+        }
+        for rule in rules(doc.get("deniedMcpServers")) {
+            self.denied.push((rule, source.to_owned()));
+        }
+        if managed
+            && doc
+                .get("allowManagedMcpServersOnly")
+                .and_then(Value::as_bool)
+                == Some(true)
+        {
+            self.managed_allow_only = true;
+        }
+    }
 }
 
 /// One `allowedMcpServers`/`deniedMcpServers` entry.
@@ -200,10 +226,10 @@ fn rules(value: Option<&Value>) -> Vec<Rule> {
 impl Policy {
     fn verdict(&self, found: &FoundServer) -> Option<Enablement> {
         let (name, endpoint) = (found.name.as_str(), &found.endpoint);
-        if self.denied.iter().any(|d| d.matches(name, endpoint)) {
+        if let Some((_, source)) = self.denied.iter().find(|(d, _)| d.matches(name, endpoint)) {
             return Some(Enablement::Off(
                 ReasonCode::DeniedByPolicy,
-                format!("matched by deniedMcpServers in {}", self.denied_source),
+                format!("matched by deniedMcpServers in {source}"),
             ));
         }
         if found.scope == ConfigScope::Managed {
@@ -215,15 +241,22 @@ impl Policy {
                 format!("{source} takes exclusive control of MCP servers"),
             ));
         }
-        match &self.allowed {
-            Some((rules, source)) if !rules.iter().any(|a| a.matches(name, endpoint)) => {
-                Some(Enablement::Off(
-                    ReasonCode::DeniedByPolicy,
-                    format!("not matched by allowedMcpServers in {source}"),
-                ))
-            }
-            _ => None,
+        let lists: Vec<&(Vec<Rule>, String, bool)> = self
+            .allowed
+            .iter()
+            .filter(|(_, _, managed)| *managed || !self.managed_allow_only)
+            .collect();
+        let admitted = lists
+            .iter()
+            .any(|(rules, _, _)| rules.iter().any(|a| a.matches(name, endpoint)));
+        if lists.is_empty() || admitted {
+            return None;
         }
+        let sources: Vec<&str> = lists.iter().map(|(_, s, _)| s.as_str()).collect();
+        Some(Enablement::Off(
+            ReasonCode::DeniedByPolicy,
+            format!("not matched by allowedMcpServers in {}", sources.join(", ")),
+        ))
     }
 }
 
@@ -252,12 +285,8 @@ impl ConfigScanner for ClaudeConfigScanner {
 
         // Administrator policy first: it can deny anything else.
         let mut policy = Policy::default();
-        if let Some((settings, source)) = managed_docs.first() {
-            if settings.contains_key("allowedMcpServers") {
-                policy.allowed = Some((rules(settings.get("allowedMcpServers")), source.clone()));
-            }
-            policy.denied = rules(settings.get("deniedMcpServers"));
-            policy.denied_source = source.clone();
+        for (settings, source) in &managed_docs {
+            policy.absorb(settings, source, true);
         }
         let managed_mcp = out.read_json(HARNESS, &managed, "managed-mcp.json", false);
         if managed_mcp.is_some() {
@@ -272,6 +301,7 @@ impl ConfigScanner for ClaudeConfigScanner {
             let source = settings_root.source("settings.json");
             approvals.absorb(&user, &source);
             permissions.absorb(&user, &source, false);
+            policy.absorb(&user, &source, false);
         }
         let state_file = ".claude.json";
         let state = out.read_json(HARNESS, &state_root, state_file, false);
@@ -299,6 +329,7 @@ impl ConfigScanner for ClaudeConfigScanner {
                 if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
                     approvals.absorb(&doc, &project.source(rel));
                     permissions.absorb(&doc, &project.source(rel), false);
+                    policy.absorb(&doc, &project.source(rel), false);
                 }
             }
         }
