@@ -580,6 +580,35 @@ impl<H> ReportingHandler<H> {
     }
 }
 
+/// Writes `ServerHandler` methods that pass a request on to the inner
+/// server and time it as `"method"`: `name(Params) -> Output = "method";`.
+/// Those marked `errors` also record the inner server's error (any but
+/// "method not found") as a protocol error.
+macro_rules! passed_on {
+    () => {};
+    (errors $name:ident($params:ty) -> $out:ty = $method:literal; $($rest:tt)*) => {
+        passed_on!(@fn $name($params) -> $out = $method, record_error);
+        passed_on!($($rest)*);
+    };
+    ($name:ident($params:ty) -> $out:ty = $method:literal; $($rest:tt)*) => {
+        passed_on!(@fn $name($params) -> $out = $method);
+        passed_on!($($rest)*);
+    };
+    (@fn $name:ident($params:ty) -> $out:ty = $method:literal $(, $record:ident)?) => {
+        async fn $name(
+            &self,
+            request: $params,
+            context: RequestContext<RoleServer>,
+        ) -> Result<$out, McpError> {
+            let started = self.connection.start($method, None, &context);
+            let r = self.inner.$name(request, context).await;
+            $(self.$record($method, &r);)?
+            self.connection.finish(started, outcome_of(&r));
+            r
+        }
+    };
+}
+
 #[allow(deprecated)]
 impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
     // === Observed requests ===
@@ -741,181 +770,22 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
         r
     }
 
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, McpError> {
-        let started = self.connection.start("completion/complete", None, &context);
-        let r = self.inner.complete(request, context).await;
-        self.record_error("completion/complete", &r);
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let started = self.connection.start("logging/setLevel", None, &context);
-        let r = self.inner.set_level(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, McpError> {
-        let started = self.connection.start("prompts/get", None, &context);
-        let r = self.inner.get_prompt(request, context).await;
-        self.record_error("prompts/get", &r);
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, McpError> {
-        let started = self.connection.start("prompts/list", None, &context);
-        let r = self.inner.list_prompts(request, context).await;
-        self.record_error("prompts/list", &r);
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, McpError> {
-        let started = self.connection.start("resources/list", None, &context);
-        let r = self.inner.list_resources(request, context).await;
-        self.record_error("resources/list", &r);
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        let started = self
-            .connection
-            .start("resources/templates/list", None, &context);
-        let r = self.inner.list_resource_templates(request, context).await;
-        self.record_error("resources/templates/list", &r);
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, McpError> {
-        let started = self.connection.start("resources/read", None, &context);
-        let r = self.inner.read_resource(request, context).await;
-        self.record_error("resources/read", &r);
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let started = self.connection.start("resources/subscribe", None, &context);
-        let r = self.inner.subscribe(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let started = self
-            .connection
-            .start("resources/unsubscribe", None, &context);
-        let r = self.inner.unsubscribe(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, McpError> {
-        let started = self.connection.start("tasks/get", None, &context);
-        let r = self.inner.get_task(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let started = self.connection.start("tasks/update", None, &context);
-        let r = self.inner.update_task(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let started = self.connection.start("tasks/cancel", None, &context);
-        let r = self.inner.cancel_task(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn list_skills(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListSkillsResult, McpError> {
-        let started = self.connection.start("skills/list", None, &context);
-        let r = self.inner.list_skills(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn get_skill(
-        &self,
-        request: GetSkillRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetSkillResult, McpError> {
-        let started = self.connection.start("skills/get", None, &context);
-        let r = self.inner.get_skill(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
-    }
-
-    async fn read_resource_directory(
-        &self,
-        request: ReadResourceDirectoryRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceDirectoryResult, McpError> {
-        let started = self
-            .connection
-            .start("resources/directory/read", None, &context);
-        let r = self.inner.read_resource_directory(request, context).await;
-        self.connection.finish(started, outcome_of(&r));
-        r
+    passed_on! {
+        errors complete(CompleteRequestParams) -> CompleteResult = "completion/complete";
+        set_level(SetLevelRequestParams) -> () = "logging/setLevel";
+        errors get_prompt(GetPromptRequestParams) -> GetPromptResponse = "prompts/get";
+        errors list_prompts(Option<PaginatedRequestParams>) -> ListPromptsResult = "prompts/list";
+        errors list_resources(Option<PaginatedRequestParams>) -> ListResourcesResult = "resources/list";
+        errors list_resource_templates(Option<PaginatedRequestParams>) -> ListResourceTemplatesResult = "resources/templates/list";
+        errors read_resource(ReadResourceRequestParams) -> ReadResourceResponse = "resources/read";
+        subscribe(SubscribeRequestParams) -> () = "resources/subscribe";
+        unsubscribe(UnsubscribeRequestParams) -> () = "resources/unsubscribe";
+        get_task(GetTaskParams) -> GetTaskResult = "tasks/get";
+        update_task(UpdateTaskParams) -> () = "tasks/update";
+        cancel_task(CancelTaskParams) -> () = "tasks/cancel";
+        list_skills(Option<PaginatedRequestParams>) -> ListSkillsResult = "skills/list";
+        get_skill(GetSkillRequestParams) -> GetSkillResult = "skills/get";
+        read_resource_directory(ReadResourceDirectoryRequestParams) -> ReadResourceDirectoryResult = "resources/directory/read";
     }
 
     // === Notifications ===
