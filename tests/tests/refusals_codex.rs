@@ -1,0 +1,233 @@
+//! Refused calls (issue 57), verified against the real Codex: `codex exec
+//! --json` 0.171.0 (the pin, and the newest release npm serves: there is
+//! no `tests/peers/newest` Codex) against the fake model, with
+//! `tether-counting-mcp` as the server `time`. The ground truth is the
+//! server's own log of the `tools/call` requests it received and the fake
+//! model's log of the calls it made; Tether's reading is `tether sessions
+//! show PATH --json` of the run's rollout.
+//!
+//! Cases: a tool that needs approval, no one to give it (`codex exec`
+//! answers "MCP tool call requires approval, but approval policy is
+//! never": `approval_required`), the same approved through
+//! `mcp_servers.time.default_tools_approval_mode = "approve"` (the
+//! control), a tool error (`tool_error`) and a JSON-RPC error
+//! (`protocol_error`), each with the approval.
+//!
+//! Skips loudly where Codex (tests/peers, `npm ci`) is not installed.
+//! Offline Codex can retry for ever: each run is bounded, and its process
+//! group killed, once its rollout holds the call's end.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+/// Planted in the model's arguments: it must reach none of Tether's output.
+const SECRET: &str = "PLANTED-SECRET-c0d3";
+
+struct Run {
+    calls: Vec<String>,
+    called: Vec<String>,
+    rollout: PathBuf,
+    home: tempfile::TempDir,
+}
+
+/// The rollout under `codex_home`, once it holds the end of a call of
+/// `tool` (an `McpToolCall` item with a final status).
+fn ended_rollout(codex_home: &Path, tool: &str) -> Option<PathBuf> {
+    let mut dirs = vec![codex_home.join("sessions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let ended = text.lines().any(|l| {
+                    let v: Value = serde_json::from_str(l).unwrap_or(Value::Null);
+                    let item = &v["payload"]["item"];
+                    item["type"] == "McpToolCall"
+                        && item["tool"] == tool
+                        && matches!(item["status"].as_str(), Some("completed" | "failed"))
+                });
+                if ended {
+                    return Some(path);
+                }
+            }
+        }
+    }
+    None
+}
+
+async fn run(codex: &Path, target: &str, approve: bool) -> Run {
+    let (model, log) =
+        tether_tests::fake_model::start_model_calling(target, json!({"timezone": SECRET})).await;
+    let home = tempfile::tempdir().expect("home");
+    let codex_home = home.path().join(".codex");
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&codex_home).expect("dir");
+    std::fs::create_dir_all(&work).expect("dir");
+    let calls_log = home.path().join("calls.log");
+    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
+    let mut config = format!(
+        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\n\
+         [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
+         [mcp_servers.time]\ncommand = {}\nenv = {{ TETHER_CALLS_LOG = {} }}\n",
+        toml(&format!("{}/v1", model.base())),
+        toml(env!("CARGO_BIN_EXE_tether-counting-mcp")),
+        toml(&calls_log.display().to_string()),
+    );
+    if approve {
+        config.push_str("default_tools_approval_mode = \"approve\"\n");
+    }
+    std::fs::write(codex_home.join("config.toml"), config).expect("config");
+    let mut cmd = std::process::Command::new(codex);
+    cmd.args(["exec", "--skip-git-repo-check", "--json", "what time is it"])
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", home.path())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CODEX_HOME", &codex_home)
+        .env("FAKE_KEY", "dummy")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().expect("codex starts");
+    // Until the rollout holds the call's end and Codex has exited, or the
+    // bound: then its group is killed (offline, it may retry for ever).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut rollout = None;
+    loop {
+        rollout = rollout.or_else(|| ended_rollout(&codex_home, target));
+        let exited = child.try_wait().ok().flatten().is_some();
+        if (rollout.is_some() && exited) || std::time::Instant::now() > deadline {
+            break;
+        }
+        if exited && rollout.is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tether_tests::kill_group(&mut child);
+    let rollout = rollout
+        .or_else(|| ended_rollout(&codex_home, target))
+        .unwrap_or_else(|| panic!("codex {target}: no rollout with the call's end"));
+    let calls = std::fs::read_to_string(&calls_log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let called = log
+        .turns()
+        .iter()
+        .filter_map(|t| t.called.clone())
+        .collect();
+    Run {
+        calls,
+        called,
+        rollout,
+        home,
+    }
+}
+
+/// `tether sessions show PATH --json` (and its text), with no secret.
+fn show(home: &Path, path: &Path) -> Value {
+    let text = |json: bool| {
+        let mut cmd = tether_tests::tether_at_home(home);
+        cmd.args(["sessions", "show", &path.display().to_string()]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("tether runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{}: {stderr}", path.display());
+        assert!(
+            !stdout.contains(SECRET) && !stderr.contains(SECRET),
+            "the planted secret leaked: {stdout}{stderr}"
+        );
+        stdout
+    };
+    text(false);
+    serde_json::from_str(&text(true)).expect("one document")
+}
+
+fn tool(doc: &Value, tool: &str) -> (Value, Value) {
+    let row = doc["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["name"] == format!("time/{tool}"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let history = doc["history"]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
+        .filter(|s| s["name"] == "time")
+        .flat_map(|s| s["tools"].as_array().into_iter().flatten())
+        .find(|t| t["name"] == tool)
+        .cloned()
+        .unwrap_or(Value::Null);
+    (row, history)
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_exec_refusals_are_no_uses() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(codex) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    // Needs approval, no one to give it: refused, never reached the server.
+    let run_ = run(&codex, "get_current_time", false).await;
+    assert!(
+        run_.called.iter().any(|c| c.contains("get_current_time")),
+        "the model never called it: {:?}",
+        run_.called
+    );
+    assert!(
+        run_.calls.is_empty(),
+        "the server received {:?}",
+        run_.calls
+    );
+    let doc = show(run_.home.path(), &run_.rollout);
+    let (row, history) = tool(&doc, "get_current_time");
+    assert_eq!(count(&row, "refused_calls"), 1, "{row:#}");
+    assert_eq!(count(&row, "calls"), 0, "{row:#}");
+    assert_ne!(row["status"], "used", "{row:#}");
+    assert_eq!(
+        history["refusals"],
+        json!([{"reason_code": "approval_required", "calls": 1}]),
+        "{history:#}"
+    );
+    assert_eq!(history["callable"]["state"], "no");
+
+    // Approved by `default_tools_approval_mode`, a tool error and a
+    // JSON-RPC error: each reached the server once, never refused.
+    for (target, failed, reason) in [
+        ("get_current_time", false, None),
+        ("erroring_tool", true, Some("tool_error")),
+        ("rpc_error_tool", true, Some("protocol_error")),
+    ] {
+        let run_ = run(&codex, target, true).await;
+        assert_eq!(run_.calls, [target], "{target}: the server's log");
+        let doc = show(run_.home.path(), &run_.rollout);
+        let (row, history) = tool(&doc, target);
+        assert_eq!(count(&row, "calls"), 1, "{target}: {row:#}");
+        assert_eq!(count(&row, "refused_calls"), 0, "{target}: {row:#}");
+        assert_eq!(
+            count(&row, "failed_calls"),
+            u64::from(failed),
+            "{target}: {row:#}"
+        );
+        if let Some(reason) = reason {
+            let said = history.to_string();
+            assert!(said.contains(reason), "{target}: {history:#}");
+        }
+    }
+}
