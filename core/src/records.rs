@@ -372,6 +372,33 @@ pub fn note_kind(kinds: &mut Vec<String>, kind: &str) {
 /// `tether`), where it is a plain name: what a session's project is shown
 /// as. Never the path.
 pub fn project_of(cwd: &str) -> Option<String> {
+    // Every record of a session names the same folder: the last answer
+    // (per thread) is given again without the sanitizer's scan.
+    thread_local! {
+        static LAST: std::cell::RefCell<(String, Option<String>)> =
+            const { std::cell::RefCell::new((String::new(), None)) };
+    }
+    if let Ok(Some(known)) = LAST.try_with(|last| {
+        let last = last.try_borrow().ok()?;
+        (!last.0.is_empty() && last.0 == cwd).then(|| last.1.clone())
+    }) {
+        return known;
+    }
+    let project = project_named(cwd);
+    if cwd.len() <= 4096 {
+        let _ = LAST.try_with(|last| {
+            if let Ok(mut last) = last.try_borrow_mut() {
+                last.0.clear();
+                last.0.push_str(cwd);
+                last.1.clone_from(&project);
+            }
+        });
+    }
+    project
+}
+
+/// [`project_of`], worked out.
+fn project_named(cwd: &str) -> Option<String> {
     let last = cwd
         .trim_end_matches(['/', '\\'])
         .rsplit(['/', '\\'])

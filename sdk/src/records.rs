@@ -303,84 +303,97 @@ pub enum Blank<'k> {
     String(&'k str),
 }
 
-/// [`blank_values`] with its keys' searchers built once (a reader keeps
-/// one in a `static`).
+/// [`blank_values`] with its keys read once (a reader keeps one in a
+/// `static`).
 #[derive(Debug)]
 pub struct Blanker {
-    keys: Vec<(memchr::memmem::Finder<'static>, usize, bool)>,
+    /// Each key as written between its quotes, and whether only its
+    /// string values are blanked.
+    keys: Vec<(Box<[u8]>, bool)>,
+    /// Whether some key is this long (a string of another length is
+    /// passed over without comparing).
+    lengths: [bool; 64],
 }
 
 impl Blanker {
     /// A blanker for `keys`.
     pub fn new(keys: &[Blank<'_>]) -> Self {
-        Blanker {
-            keys: keys
-                .iter()
-                .map(|blank| {
-                    let (key, strings_only) = match blank {
-                        Blank::Value(key) => (key, false),
-                        Blank::String(key) => (key, true),
-                    };
-                    let needle = format!("\"{key}\":");
-                    let len = needle.len();
-                    (
-                        memchr::memmem::Finder::new(needle.as_bytes()).into_owned(),
-                        len,
-                        strings_only,
-                    )
-                })
-                .collect(),
+        let mut lengths = [false; 64];
+        let keys = keys
+            .iter()
+            .map(|blank| {
+                let (key, strings_only) = match blank {
+                    Blank::Value(key) => (key, false),
+                    Blank::String(key) => (key, true),
+                };
+                if let Some(seen) = lengths.get_mut(key.len()) {
+                    *seen = true;
+                }
+                (key.as_bytes().into(), strings_only)
+            })
+            .collect();
+        Blanker { keys, lengths }
+    }
+
+    /// Whether the string `key` (between its quotes) is one to blank, and
+    /// whether only its string values are.
+    fn key(&self, key: &[u8]) -> Option<bool> {
+        if !self.lengths.get(key.len()).copied().unwrap_or(true) {
+            return None;
         }
+        self.keys
+            .iter()
+            .find(|(k, _)| **k == *key)
+            .map(|(_, strings_only)| *strings_only)
     }
 
     /// `record` with the values of its keys replaced by `null`: see
-    /// [`blank_values`].
+    /// [`blank_values`]. One pass from string to string: outside a string
+    /// every quote opens one, so each string is found by its quotes alone
+    /// (its end is the next quote not escaped), and a key to blank is a
+    /// string of the keys followed by `:`; its value is skipped whole.
     pub fn blank<'a>(&self, record: &'a str) -> std::borrow::Cow<'a, str> {
         let bytes = record.as_bytes();
-        // (start, end) of each value to blank.
-        let mut cuts: Vec<(usize, usize)> = Vec::new();
-        for (finder, len, strings_only) in &self.keys {
-            for at in finder.find_iter(bytes) {
-                // The opening quote is a key's only when not escaped (a key
-                // ending `\"content` holds the needle too).
-                let escapes = bytes[..at]
-                    .iter()
-                    .rev()
-                    .take_while(|b| **b == b'\\')
-                    .count();
-                if !escapes.is_multiple_of(2) {
-                    continue;
-                }
-                let mut start = at + len;
-                while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
-                    start += 1;
-                }
-                if *strings_only && bytes.get(start) != Some(&b'"') {
-                    continue;
-                }
-                let Some(end) = value_end(bytes, start) else {
-                    return std::borrow::Cow::Borrowed(record);
-                };
-                cuts.push((start, end));
-            }
-        }
-        if cuts.is_empty() {
-            return std::borrow::Cow::Borrowed(record);
-        }
-        cuts.sort_unstable();
-        let mut out = String::with_capacity(record.len().min(4096));
+        let mut out: Option<String> = None;
+        // Copied to `out` up to here.
         let mut from = 0;
-        for (start, end) in cuts {
-            if start < from {
-                // Inside a value already blanked.
+        let mut at = 0;
+        while let Some(open) = memchr::memchr(b'"', &bytes[at..]) {
+            let open = at + open;
+            let Some(close) = string_end(bytes, open) else {
+                // An unterminated string: nothing more to find.
+                break;
+            };
+            at = close;
+            if bytes.get(close) != Some(&b':') {
                 continue;
             }
+            let Some(strings_only) = self.key(&bytes[open + 1..close - 1]) else {
+                continue;
+            };
+            let mut start = close + 1;
+            while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
+                start += 1;
+            }
+            if strings_only && bytes.get(start) != Some(&b'"') {
+                continue;
+            }
+            let Some(end) = value_end(bytes, start) else {
+                return std::borrow::Cow::Borrowed(record);
+            };
+            let out = out.get_or_insert_with(|| String::with_capacity(record.len().min(4096)));
             out.push_str(&record[from..start]);
             out.push_str("null");
             from = end;
+            at = end;
         }
-        out.push_str(&record[from..]);
-        std::borrow::Cow::Owned(out)
+        match out {
+            None => std::borrow::Cow::Borrowed(record),
+            Some(mut out) => {
+                out.push_str(&record[from..]);
+                std::borrow::Cow::Owned(out)
+            }
+        }
     }
 }
 
