@@ -317,3 +317,53 @@ async fn opencode_refusal_words_never_leave_the_database() {
         assert_eq!(row.calls, 0, "{row:?}");
     }
 }
+
+/// GIVEN the rows real `opencode run` sessions of 1.18.33 wrote
+/// (`tests/fixtures/refusals/opencode-1.18.33-CASE.sql`, trimmed to the
+/// columns the reader selects, the tool's and the server's words replaced
+/// by `planted`) loaded into a database WHEN it is read THEN an ask run
+/// rejected is `approval_required`, a JSON-RPC error `protocol_error`, a
+/// tool error a failure, an allowed call a use; and, the same ask in a
+/// session no `run` made, `permission_denied`.
+#[test]
+fn opencode_fixtures_read_their_refusals() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/refusals");
+    let read = |sql: &str, tool: &str| -> ToolRow {
+        let run = Run::new().expect("tether-pinned-mcp");
+        let dir = run.home().join(".local/share/opencode");
+        std::fs::create_dir_all(&dir).expect("dir");
+        let conn = rusqlite::Connection::open(dir.join("opencode.db")).expect("db");
+        conn.execute_batch(sql).expect("fixture");
+        drop(conn);
+        let data = data_home(&run);
+        run.row("opencode", &[("XDG_DATA_HOME", &data)], tool)
+    };
+    let sql = |case: &str| {
+        std::fs::read_to_string(fixtures.join(format!("opencode-1.18.33-{case}.sql")))
+            .expect("fixture")
+    };
+    let ask = read(&sql("run-ask"), "stamp");
+    assert_eq!(
+        ask.refusal(),
+        Some(&ReasonCode::ApprovalRequired),
+        "{ask:?}"
+    );
+    assert_eq!(ask.calls, 0);
+    let not_run = sql("run-ask").replace("\"question\"", "\"other\"");
+    let asked = read(&not_run, "stamp");
+    assert_eq!(
+        asked.refusal(),
+        Some(&ReasonCode::PermissionDenied),
+        "{asked:?}"
+    );
+    let err = read(&sql("protocol-error"), "err");
+    assert_eq!((err.calls, err.failed_calls), (1, 1));
+    assert_eq!(err.failures, [ReasonCode::ProtocolError]);
+    let fail = read(&sql("tool-error"), "fail");
+    assert_eq!(
+        (fail.calls, fail.failed_calls, fail.refused_calls),
+        (1, 1, 0)
+    );
+    let ok = read(&sql("allowed"), "stamp");
+    assert_eq!((ok.calls, ok.failed_calls, ok.refused_calls), (1, 0, 0));
+}
