@@ -246,23 +246,56 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(code) => code,
         Err(code) => return Ok(ExitCode::from(code)),
     };
-    let (Some(kind), Some(rt), Some((hub, store))) = (harness, runtime, hub) else {
-        return Ok(exit(harness_code, None));
+    // A requirement is never met on silence: where Tether saw nothing (a
+    // harness no plugin knows, Tether failing), a requirement is not met.
+    let unseen = if harness_code == 0 && !args.require.all().is_empty() {
+        check::EXIT_UNMET
+    } else {
+        harness_code
     };
-    // The records are read while what ran around the command winds down
-    // (the collector's pump ends at its next poll).
-    let records = std::thread::scope(|scope| {
-        let stopping = scope.spawn(|| {
-            rt.block_on(stop_around(around, &hub));
-            tracing::debug!("around the command: stopped");
+    let (Some(kind), Some(rt), Some((hub, store))) = (harness, runtime, hub) else {
+        if unseen != harness_code {
+            errln!(
+                "{WHO}: Tether saw no session, so no requirement is met: {}",
+                args.require
+                    .all()
+                    .iter()
+                    .map(check::Requirement::spelled)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        return Ok(ExitCode::from(unseen));
+    };
+    // Whatever goes wrong from here (even a panic) is Tether's: said, and
+    // the harness's exit code kept.
+    let after = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // The records are read while what ran around the command winds
+        // down (the receiver drains its queue).
+        let records = std::thread::scope(|scope| {
+            let stopping = scope.spawn(|| {
+                rt.block_on(stop_around(around, &hub));
+                tracing::debug!("around the command: stopped");
+            });
+            let records = records_since(&registry, &kind, started);
+            let _ = stopping.join();
+            records
         });
-        let records = records_since(&registry, &kind, started);
-        let _ = stopping.join();
-        records
-    });
-    let session = session_after(&records, &kind, &hub, store.as_deref());
-    tracing::debug!("the session: read, merged, stored");
-    let checked = report(&args, &kind, session.as_ref())?;
+        let session = session_after(&records, &kind, &hub, store.as_deref());
+        tracing::debug!("the session: read, merged, stored");
+        report(&args, &kind, session.as_ref())
+    }));
+    let checked = match after {
+        Ok(Ok(checked)) => checked,
+        Ok(Err(err)) => {
+            errln!("{WHO}: {err:#}");
+            return Ok(ExitCode::from(unseen));
+        }
+        Err(_) => {
+            errln!("{WHO}: Tether failed after the harness ended");
+            return Ok(ExitCode::from(unseen));
+        }
+    };
     drop(rt);
     Ok(exit(harness_code, checked.as_ref()))
 }

@@ -416,6 +416,14 @@ fn a_command_no_plugin_knows_runs_anyway() {
     assert_eq!(out.stdout, b"out\n");
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(stderr.contains("no plugin knows \"sh\""), "{stderr}");
+    // Required, and nothing seen: never met (the command succeeded).
+    let unseen = tether_tests::tether_at_home(home.path())
+        .args(["run", "--require", "time", "--", "sh", "-c", "exit 0"])
+        .output()
+        .expect("tether run");
+    let stderr = String::from_utf8_lossy(&unseen.stderr);
+    assert_eq!(unseen.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("no requirement is met: time"), "{stderr}");
     let missing = tether_tests::tether_at_home(home.path())
         .args(["run", "--", "/nonexistent/claude"])
         .output()
