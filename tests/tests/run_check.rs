@@ -359,6 +359,37 @@ fn a_requirement_is_never_met_by_a_silent_run() {
     assert!(stderr.contains("NOT MET time:"), "{stderr}");
 }
 
+/// GIVEN the user's environment already sends telemetry elsewhere WHEN a
+/// harness runs through `tether run` THEN the variable is kept as set, the
+/// harness sees the user's value, and Tether says so by name, never the
+/// value.
+#[test]
+fn the_user_s_own_telemetry_is_kept_and_said() {
+    let home = tempfile::tempdir().expect("home");
+    let script = stand_in(home.path(), "echo \"$OTEL_EXPORTER_OTLP_ENDPOINT\"");
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["run", "--"])
+        .arg(&script)
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://collector.example:4318",
+        )
+        .env(
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "Authorization=Bearer planted-secret-K9",
+        )
+        .output()
+        .expect("tether run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.stdout, b"http://collector.example:4318\n", "{stderr}");
+    assert!(
+        stderr.contains("already sets OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("planted-secret-K9"), "{stderr}");
+    assert!(!stderr.contains("collector.example"), "{stderr}");
+}
+
 /// GIVEN a harness that exits 42 on SIGTERM WHEN `tether run` is sent
 /// SIGTERM THEN it forwards it and exits 42.
 #[test]
