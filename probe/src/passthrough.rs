@@ -92,7 +92,7 @@ pub async fn run_passthrough_probe(
     let (materialized, _project_files, files_dir) =
         match materialize(&probe, &attempt, &endpoint, strategy, &delivered) {
             Ok(written) => written,
-            Err(Unmaterialized::Failed(outcome)) => return outcome,
+            Err(Unmaterialized::Failed(outcome)) => return *outcome,
             Err(Unmaterialized::Reported) => {
                 return stop_before_the_cli(&probe, &attempt, endpoint).await;
             }
@@ -382,12 +382,12 @@ fn materialize(
     let files_dir = match tempfile::Builder::new().prefix("tether-mcp-").tempdir() {
         Ok(dir) => dir,
         Err(err) => {
-            return Err(Unmaterialized::Failed(probe.failed(
+            return Err(Unmaterialized::Failed(Box::new(probe.failed(
                 ReasonCode::MaterializationFailed,
                 format!("cannot create a private directory: {err}"),
                 vec![],
                 Some(cwd.clone()),
-            )));
+            ))));
         }
     };
     let ctx = tether_core::plan::PlanContext {
@@ -429,7 +429,7 @@ fn materialize(
 /// Why nothing was materialized.
 enum Unmaterialized {
     /// No private directory: the probe failed before any server was touched.
-    Failed(ProbeOutcome),
+    Failed(Box<ProbeOutcome>),
     /// The strategy failed: each delivered server has the failure as
     /// evidence, and the probe stops before the CLI.
     Reported,
@@ -608,7 +608,7 @@ async fn wait_on_evidence(
             if let Some(current) = history.current()
                 && let Some(row) = current.server(&expected.sentinel_row)
             {
-                progress(ProbeStep::Waiting(tether_core::display::status_label(row)));
+                progress(ProbeStep::Waiting(tether_words::display::status_label(row)));
                 let settled = expected.complete(current) && attempt.offered.settled(Some(current));
                 if settled && row.stages.tools_listed.state == StageState::Yes {
                     return None;

@@ -69,7 +69,7 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
     let (parts, body) = request.into_parts();
     let (rest, url) = match admit(&inner, &parts) {
         Ok(admitted) => admitted,
-        Err(refused) => return refused,
+        Err((status, why)) => return text(status, why),
     };
     let api = (parts.method == axum::http::Method::POST)
         .then(|| Api::of(&rest))
@@ -147,11 +147,11 @@ pub(crate) async fn forward(State(inner): State<Arc<Inner>>, request: Request) -
 /// The guard first: this address only, never a browser, then the token in
 /// the path (the harness's own credentials ride in its headers); then the
 /// upstream for the rest of the path. The path after the token, and its
-/// upstream URL; or the refusal.
+/// upstream URL; or the refusal's status and words.
 fn admit(
     inner: &Inner,
     parts: &axum::http::request::Parts,
-) -> Result<(String, reqwest::Url), Response> {
+) -> Result<(String, reqwest::Url), (StatusCode, &'static str)> {
     let rest = match tether_guard::check_path(
         &inner.policy,
         &inner.token,
@@ -166,12 +166,12 @@ fn admit(
                 Refusal::BadOrigin => "cross-origin requests are refused\n",
                 _ => "the tap's token is missing or wrong: use the base URL `tether tap` printed\n",
             };
-            return Err(text(refusal.status(), why));
+            return Err((refusal.status(), why));
         }
     };
     let Some(url) = inner.upstream_url(&rest, parts.uri.query()) else {
         inner.stats.upstream_errors.fetch_add(1, Ordering::Relaxed);
-        return Err(text(
+        return Err((
             StatusCode::BAD_GATEWAY,
             "no upstream for this path: start the tap with --upstream URL\n",
         ));
