@@ -15,7 +15,7 @@
 //! changes nothing), through the sanitizer with the configured servers'
 //! secrets.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use tether_core::history::AttachmentHistory;
 use tether_core::model::{Evidence, ProvenanceCode, Timestamp};
@@ -170,8 +170,9 @@ impl Counted {
     }
 }
 
-/// What makes two facts the same fact (their times aside): the earliest of
-/// each is kept.
+/// What makes two facts the same fact (their times aside), as one value
+/// that orders them (the earliest of each is kept; facts of one time are
+/// shown in this order).
 type FactKey = (
     String,
     Option<String>,
@@ -194,6 +195,85 @@ fn fact_key(e: &Evidence) -> FactKey {
         e.ok,
         capability_key(e),
     )
+}
+
+/// One fact, hashed and compared by what [`fact_key`] holds, in place:
+/// a record's fact is looked up without copying a string of it.
+#[derive(Debug, Clone)]
+struct Fact(Evidence);
+
+impl PartialEq for Fact {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.0, &other.0);
+        a.kind.as_str() == b.kind.as_str()
+            && a.server == b.server
+            && a.tool == b.tool
+            && a.reported_status == b.reported_status
+            && a.reason_code.as_ref().map(ReasonCode::as_str)
+                == b.reason_code.as_ref().map(ReasonCode::as_str)
+            && a.tool_count == b.tool_count
+            && a.ok == b.ok
+            && a.capability == b.capability
+    }
+}
+
+impl Eq for Fact {}
+
+impl std::hash::Hash for Fact {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let e = &self.0;
+        e.kind.as_str().hash(state);
+        e.server.hash(state);
+        e.tool.hash(state);
+        e.reported_status.hash(state);
+        e.reason_code.as_ref().map(ReasonCode::as_str).hash(state);
+        e.tool_count.hash(state);
+        e.ok.hash(state);
+        // Equal capabilities have equal names: enough to spread them.
+        e.capability
+            .as_ref()
+            .map(|c| (&c.name, &c.event, &c.command))
+            .hash(state);
+    }
+}
+
+/// One kind of use of a skill or hook: a use's evidence, its time and id
+/// aside. Each session keeps each kind once, and each use as its time and
+/// its kind's index.
+#[derive(Debug, Clone)]
+struct UseKind(Evidence);
+
+impl PartialEq for UseKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for UseKind {}
+
+impl std::hash::Hash for UseKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let e = &self.0;
+        e.kind.as_str().hash(state);
+        e.server.hash(state);
+        e.tool.hash(state);
+        e.capability
+            .as_ref()
+            .map(|c| (&c.name, &c.event, &c.command))
+            .hash(state);
+    }
+}
+
+/// The use of kind `kind` (an index of `kinds`) at `at`, with its id.
+fn use_at(
+    kinds: &[Evidence],
+    (at, kind): (Timestamp, u32),
+    id: Option<String>,
+) -> Option<Evidence> {
+    let mut evidence = kinds.get(kind as usize)?.clone();
+    evidence.at = at;
+    evidence.connection_id = id;
+    Some(evidence)
 }
 
 /// A capability event as one string (its outcome included): what makes
@@ -251,13 +331,21 @@ pub struct SessionFacts {
     pub files: BTreeSet<String>,
     servers: Vec<NamedServer>,
     /// The earliest of each fact.
-    facts: HashMap<FactKey, Evidence>,
-    /// (role, call id) → the call, at most [`MAX_CALL_IDS`].
-    calls: HashMap<(String, String), Call>,
+    facts: HashSet<Fact>,
+    /// role → call id → the call, at most [`MAX_CALL_IDS`] in all.
+    calls: BTreeMap<String, HashMap<String, Call>>,
+    /// How many calls `calls` holds.
+    call_ids: usize,
     /// Calls without an id (or past the bound), counted per (role, server, tool).
     counted: BTreeMap<(String, String, String), Counted>,
-    /// (role, use id) → one use of a skill or hook, at most [`MAX_CALL_IDS`].
-    uses: HashMap<(String, String), Evidence>,
+    /// role → use id → one use of a skill or hook (its earliest time and
+    /// the index of its kind in `use_kinds`), at most [`MAX_CALL_IDS`] in all.
+    uses: BTreeMap<String, HashMap<String, (Timestamp, u32)>>,
+    /// How many uses `uses` holds.
+    use_ids: usize,
+    /// Each kind of use, once (time 0, no id), and its index.
+    use_kinds: Vec<Evidence>,
+    use_kind_index: HashMap<UseKind, u32>,
     /// Uses without an id (or past the bound), counted per (role, kind of
     /// use): the count and the newest of them.
     uses_counted: BTreeMap<(String, String), (u32, Evidence)>,
@@ -275,10 +363,14 @@ impl SessionFacts {
             last_at: Timestamp(0),
             files: BTreeSet::new(),
             servers: Vec::new(),
-            facts: HashMap::new(),
-            calls: HashMap::new(),
+            facts: HashSet::new(),
+            calls: BTreeMap::new(),
+            call_ids: 0,
             counted: BTreeMap::new(),
-            uses: HashMap::new(),
+            uses: BTreeMap::new(),
+            use_ids: 0,
+            use_kinds: Vec::new(),
+            use_kind_index: HashMap::new(),
             uses_counted: BTreeMap::new(),
         }
     }
@@ -322,13 +414,14 @@ impl SessionFacts {
     }
 
     fn fact(&mut self, evidence: Evidence) {
-        let key = fact_key(&evidence);
-        let room = self.facts.len() < MAX_FACTS;
-        match self.facts.get_mut(&key) {
-            Some(kept) if kept.at <= evidence.at => {}
-            Some(kept) => *kept = evidence,
-            None if room => {
-                self.facts.insert(key, evidence);
+        let fact = Fact(evidence);
+        match self.facts.get(&fact) {
+            Some(kept) if kept.0.at <= fact.0.at => {}
+            Some(_) => {
+                self.facts.replace(fact);
+            }
+            None if self.facts.len() < MAX_FACTS => {
+                self.facts.insert(fact);
             }
             None => {}
         }
@@ -361,18 +454,33 @@ impl SessionFacts {
 
     fn add_call(&mut self, role: &str, mut evidence: Evidence) {
         if let Some(id) = evidence.connection_id.take() {
-            let key = (role.to_owned(), id);
-            if let Some(call) = self.calls.get_mut(&key) {
+            if let Some(call) = self.calls.get_mut(role).and_then(|m| m.get_mut(&id)) {
                 call.merge(evidence);
                 return;
             }
-            if self.calls.len() < MAX_CALL_IDS {
-                self.calls.entry(key).or_default().merge(evidence);
+            if self.call_ids < MAX_CALL_IDS {
+                let mut call = Call::default();
+                call.merge(evidence);
+                self.keep_call(role, id, call);
                 return;
             }
         }
         // No id (or past the bound): counted, where it names its tool.
         self.count_call(role, Call::of(evidence));
+    }
+
+    /// Keeps `call`, new, by its id.
+    fn keep_call(&mut self, role: &str, id: String, call: Call) {
+        match self.calls.get_mut(role) {
+            Some(calls) => {
+                calls.insert(id, call);
+            }
+            None => {
+                self.calls
+                    .insert(role.to_owned(), HashMap::from([(id, call)]));
+            }
+        }
+        self.call_ids += 1;
     }
 
     /// Counts `call` without its id, where it names its tool.
@@ -387,21 +495,55 @@ impl SessionFacts {
 
     fn add_use(&mut self, role: &str, evidence: Evidence) {
         if let Some(id) = evidence.connection_id.clone() {
-            let key = (role.to_owned(), id);
-            if let Some(kept) = self.uses.get_mut(&key) {
+            let kept = self
+                .uses
+                .get(role)
+                .and_then(|m| m.get(&id))
+                .map(|(at, _)| *at);
+            match kept {
                 // The same use read again: its earliest reading stands.
-                if evidence.at < kept.at {
-                    *kept = evidence;
+                Some(kept) if evidence.at < kept => {
+                    let use_ = self.intern_use(evidence);
+                    if let Some(slot) = self.uses.get_mut(role).and_then(|m| m.get_mut(&id)) {
+                        *slot = use_;
+                    }
+                    return;
                 }
-                return;
-            }
-            if self.uses.len() < MAX_CALL_IDS {
-                self.uses.insert(key, evidence);
-                return;
+                Some(_) => return,
+                None if self.use_ids < MAX_CALL_IDS => {
+                    let use_ = self.intern_use(evidence);
+                    match self.uses.get_mut(role) {
+                        Some(uses) => {
+                            uses.insert(id, use_);
+                        }
+                        None => {
+                            self.uses
+                                .insert(role.to_owned(), HashMap::from([(id, use_)]));
+                        }
+                    }
+                    self.use_ids += 1;
+                    return;
+                }
+                None => {}
             }
         }
         let kind = capability_key(&evidence).unwrap_or_default();
         count_uses(&mut self.uses_counted, (role.to_owned(), kind), 1, evidence);
+    }
+
+    /// A use's time and the index of its kind (added where new).
+    fn intern_use(&mut self, mut evidence: Evidence) -> (Timestamp, u32) {
+        let at = evidence.at;
+        evidence.at = Timestamp(0);
+        evidence.connection_id = None;
+        let kind = UseKind(evidence);
+        if let Some(index) = self.use_kind_index.get(&kind) {
+            return (at, *index);
+        }
+        let index = u32::try_from(self.use_kinds.len()).unwrap_or(u32::MAX);
+        self.use_kinds.push(kind.0.clone());
+        self.use_kind_index.insert(kind, index);
+        (at, index)
     }
 
     /// Adds what `other` (the same session, read elsewhere: another file,
@@ -414,24 +556,25 @@ impl SessionFacts {
         for server in other.servers {
             self.name(server);
         }
-        for (_, evidence) in other.facts {
-            self.fact(evidence);
+        for fact in other.facts {
+            self.fact(fact.0);
         }
-        for ((role, id), call) in other.calls {
-            let key = (role, id);
-            let room = self.calls.len() < MAX_CALL_IDS;
-            match self.calls.get_mut(&key) {
-                Some(mine) => mine.absorb(call),
-                None if room => {
-                    self.calls.insert(key, call);
+        for (role, calls) in other.calls {
+            for (id, call) in calls {
+                let room = self.call_ids < MAX_CALL_IDS;
+                match self.calls.get_mut(&role).and_then(|m| m.get_mut(&id)) {
+                    Some(mine) => mine.absorb(call),
+                    None if room => self.keep_call(&role, id, call),
+                    None => self.count_call(&role, call),
                 }
-                None => self.count_call(&key.0, call),
             }
         }
-        for ((role, id), evidence) in other.uses {
-            let mut evidence = evidence;
-            evidence.connection_id = Some(id);
-            self.add_use(&role, evidence);
+        for (role, uses) in &other.uses {
+            for (id, use_) in uses {
+                if let Some(evidence) = use_at(&other.use_kinds, *use_, Some(id.clone())) {
+                    self.add_use(role, evidence);
+                }
+            }
         }
         for (key, (count, evidence)) in other.uses_counted {
             count_uses(&mut self.uses_counted, key, count, evidence);
@@ -457,7 +600,11 @@ impl SessionFacts {
                 counted.clone(),
             );
         }
-        for ((role, _), call) in &self.calls {
+        for (role, call) in self
+            .calls
+            .iter()
+            .flat_map(|(role, calls)| calls.values().map(move |c| (role, c)))
+        {
             let (Some(server), Some(tool)) = (&call.server, &call.tool) else {
                 // A result whose call was never seen names no tool.
                 continue;
@@ -467,8 +614,8 @@ impl SessionFacts {
                 .or_default()
                 .add(call);
         }
-        let mut out: Vec<Evidence> = self.facts.values().cloned().collect();
-        out.sort_by_key(|e| (e.at, fact_key(e)));
+        let mut out: Vec<Evidence> = self.facts.iter().map(|f| f.0.clone()).collect();
+        out.sort_by_cached_key(|e| (e.at, fact_key(e)));
         for ((_, server, tool), counted) in per_tool {
             let Counted {
                 calls,
@@ -513,19 +660,38 @@ impl SessionFacts {
     /// call's result, read by the call's id.
     fn use_evidence(&self) -> Vec<Evidence> {
         let mut per_kind: BTreeMap<(&str, String), (u32, Evidence)> = BTreeMap::new();
-        for ((role, id), evidence) in &self.uses {
-            let mut evidence = evidence.clone();
-            if let Some(cap) = evidence.capability.as_deref_mut()
-                && cap.outcome.is_none()
-                && let Some(ok) = self
-                    .calls
-                    .get(&(role.clone(), id.clone()))
-                    .and_then(|c| c.ok)
+        // The uses of one role, kind and call outcome: how many, and the
+        // newest time.
+        let mut groups: BTreeMap<(&str, u32, Option<bool>), (u32, Timestamp)> = BTreeMap::new();
+        for (role, uses) in &self.uses {
+            let calls = self.calls.get(role);
+            for (id, (at, kind)) in uses {
+                let unended = self
+                    .use_kinds
+                    .get(*kind as usize)
+                    .and_then(|e| e.capability.as_deref())
+                    .is_some_and(|c| c.outcome.is_none());
+                let ok = if unended {
+                    calls.and_then(|c| c.get(id)).and_then(|c| c.ok)
+                } else {
+                    None
+                };
+                let group = groups.entry((role.as_str(), *kind, ok)).or_insert((0, *at));
+                group.0 = group.0.saturating_add(1);
+                group.1 = group.1.max(*at);
+            }
+        }
+        for ((role, kind, ok), (count, at)) in groups {
+            let Some(mut evidence) = use_at(&self.use_kinds, (at, kind), None) else {
+                continue;
+            };
+            if let Some(ok) = ok
+                && let Some(cap) = evidence.capability.as_deref_mut()
             {
                 cap.outcome = Some(tether_core::capability::outcome_of_ok(ok));
             }
             let kind = capability_key(&evidence).unwrap_or_default();
-            count_uses(&mut per_kind, (role.as_str(), kind), 1, evidence);
+            count_uses(&mut per_kind, (role, kind), count, evidence);
         }
         for ((role, kind), (count, evidence)) in &self.uses_counted {
             count_uses(
@@ -670,6 +836,8 @@ pub fn same(a: &AttachmentHistory, b: &AttachmentHistory) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tether_core::capability::CapabilityEvent;
+    use tether_core::vocab::UseOutcome;
 
     fn call(id: Option<&str>, tool: Option<&str>, ok: Option<bool>, at: u64) -> Evidence {
         let mut e = Evidence::new(EvidenceKind::ToolCallObserved, Timestamp(at));
@@ -834,6 +1002,98 @@ mod tests {
         assert_eq!(counts(&one), counts(&left));
         assert_eq!(one.files, left.files);
         assert_eq!(one.evidence(), left.evidence());
+    }
+
+    fn hook_run(id: Option<&str>, event: &str, ended: Option<UseOutcome>, at: u64) -> Evidence {
+        let mut hook = CapabilityEvent::hook("PreToolUse:Read", Some(event));
+        if let Some(outcome) = ended {
+            hook = hook.ended(outcome, None);
+        }
+        let mut e = Evidence::new(EvidenceKind::HookFired, Timestamp(at));
+        e.capability = Some(Box::new(hook));
+        e.connection_id = id.map(str::to_owned);
+        e
+    }
+
+    /// (count, time, outcome) of each kind of use.
+    fn uses(facts: &SessionFacts) -> Vec<(Option<u32>, u64, Option<UseOutcome>)> {
+        facts
+            .evidence()
+            .iter()
+            .filter(|e| e.kind == EvidenceKind::HookFired)
+            .map(|e| {
+                let outcome = e.capability.as_ref().and_then(|c| c.outcome.clone());
+                (e.calls, e.at.0, outcome)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_use_read_twice_counts_once_and_uses_of_one_kind_count_together() {
+        let records = [
+            hook_run(Some("h1"), "PreToolUse", Some(UseOutcome::Succeeded), 5),
+            // The same run again, read earlier elsewhere: once.
+            hook_run(Some("h1"), "PreToolUse", Some(UseOutcome::Succeeded), 2),
+            hook_run(Some("h2"), "PreToolUse", Some(UseOutcome::Succeeded), 9),
+            hook_run(Some("h3"), "PreToolUse", Some(UseOutcome::Failed), 4),
+            hook_run(None, "PreToolUse", Some(UseOutcome::Failed), 7),
+        ];
+        let mut one = SessionFacts::new("claude", "s");
+        for record in records.clone() {
+            one.add("t", "a", reading(vec![record]));
+        }
+        // Two kinds (how each ended); of each, how many and the newest.
+        let mut want = vec![
+            (Some(2), 9, Some(UseOutcome::Succeeded)),
+            (Some(2), 7, Some(UseOutcome::Failed)),
+        ];
+        let mut got = uses(&one);
+        got.sort_by_key(|u| u.1);
+        want.sort_by_key(|u| u.1);
+        assert_eq!(got, want);
+        // Read on two threads and merged, in either order: the same.
+        for split in [1, 2, 4] {
+            let (left_records, right_records) = records.split_at(split);
+            let mut left = SessionFacts::new("claude", "s");
+            for record in left_records {
+                left.add("t", "a", reading(vec![record.clone()]));
+            }
+            let mut right = SessionFacts::new("claude", "s");
+            for record in right_records {
+                right.add("t", "b", reading(vec![record.clone()]));
+            }
+            let mut a = left.clone();
+            a.merge(right.clone());
+            right.merge(left);
+            assert_eq!(a.evidence(), one.evidence(), "split at {split}");
+            assert_eq!(
+                right.evidence(),
+                one.evidence(),
+                "split at {split}, reversed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_use_without_an_outcome_takes_its_calls() {
+        // A skill's use says no outcome; its call's result (by the same id) does.
+        let mut f = SessionFacts::new("claude", "s");
+        f.add(
+            "t",
+            "a",
+            reading(vec![
+                hook_run(Some("c1"), "PreToolUse", None, 1),
+                call(Some("c1"), Some("get"), Some(false), 2),
+                hook_run(Some("c2"), "PreToolUse", None, 3),
+                hook_run(Some("c3"), "PreToolUse", None, 4),
+            ]),
+        );
+        let mut got = uses(&f);
+        got.sort_by_key(|u| u.1);
+        assert_eq!(
+            got,
+            [(Some(1), 1, Some(UseOutcome::Failed)), (Some(2), 4, None)]
+        );
     }
 
     #[test]

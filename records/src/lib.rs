@@ -591,14 +591,34 @@ impl Records {
 
     /// Every selected session with its history built from its records
     /// (one whose records the reducer refuses is left out), newest first.
+    /// The histories are built on as many threads as reading uses.
     pub fn summaries(&self) -> Vec<(SessionSummary, AttachmentHistory)> {
-        let mut out: Vec<_> = self
-            .selected()
-            .filter_map(|facts| {
-                let history = self.history(facts, None).ok()?;
-                Some((self.summary(facts, &history), history))
+        let selected: Vec<&SessionFacts> = self.selected().collect();
+        let build = |facts: &&SessionFacts| {
+            let history = self.history(facts, None).ok()?;
+            Some((self.summary(facts, &history), history))
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 4)
+            .min(selected.len().max(1));
+        let mut out: Vec<_> = if threads < 2 || selected.len() < 8 {
+            selected.iter().filter_map(build).collect()
+        } else {
+            let chunk = selected.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = selected
+                    .chunks(chunk)
+                    .map(|part| {
+                        scope.spawn(move || part.iter().filter_map(build).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_default())
+                    .collect()
             })
-            .collect();
+        };
         out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
         out
     }
@@ -742,6 +762,8 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
     let file_session = &mut state.session;
     let threads = &mut state.threads;
     let pending = &mut state.pending;
+    // (harness session, Tether session id) of the last record read.
+    let mut last_id = (String::new(), String::new());
     let mut each = |record: &str| {
         report.records += 1;
         let Some(reader) = reader else {
@@ -794,14 +816,15 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                     report.refused += 1;
                     return;
                 }
-                let harness_session = match (&reading.session, &reading.thread) {
+                let session = reading.session.take();
+                let harness_session = match (session, &reading.thread) {
                     (Some(session), Some(thread)) => {
                         if threads.len() < MAX_THREADS || threads.contains_key(thread) {
                             threads.insert(thread.clone(), session.clone());
                         }
                         // What the thread said before it named its session
                         // is that session's.
-                        let id = tether_core::records::session_id(kind, session);
+                        let id = tether_core::records::session_id(kind, &session);
                         let mut i = 0;
                         while i < pending.len() {
                             if pending[i].0 == *thread {
@@ -809,17 +832,19 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                                 report.read += 1;
                                 facts
                                     .entry(id.clone())
-                                    .or_insert_with(|| SessionFacts::new(kind, session))
+                                    .or_insert_with(|| SessionFacts::new(kind, &session))
                                     .add(role, &shown, held);
                             } else {
                                 i += 1;
                             }
                         }
-                        Some(session.clone())
+                        Some(session)
                     }
                     (Some(session), None) => {
-                        *file_session = Some(session.clone());
-                        Some(session.clone())
+                        if file_session.as_deref() != Some(session.as_str()) {
+                            *file_session = Some(session.clone());
+                        }
+                        Some(session)
                     }
                     (None, Some(thread)) => threads.get(thread).cloned(),
                     (None, None) => file_session.clone(),
@@ -843,11 +868,20 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
                 } else {
                     report.read += 1;
                 }
-                let id = tether_core::records::session_id(kind, &harness_session);
-                facts
-                    .entry(id)
-                    .or_insert_with(|| SessionFacts::new(kind, &harness_session))
-                    .add(role, &shown, reading);
+                // Its session's id, worked out once per run of records of
+                // one session.
+                if last_id.0 != harness_session || last_id.1.is_empty() {
+                    last_id.1 = tether_core::records::session_id(kind, &harness_session);
+                    last_id.0 = harness_session;
+                }
+                let id = &last_id.1;
+                match facts.get_mut(id) {
+                    Some(session) => session.add(role, &shown, reading),
+                    None => facts
+                        .entry(id.clone())
+                        .or_insert_with(|| SessionFacts::new(kind, &last_id.0))
+                        .add(role, &shown, reading),
+                }
             }
             // An answer a later SDK adds: counted as one not understood.
             Some(_) => report.unknown += 1,

@@ -45,14 +45,14 @@ filter='[.sessionId, .timestamp, (.message.content? | arrays | .[] | select(.typ
 # folder, and the store is a scratch file.
 run_env=(env -i "HOME=$corpus" "PATH=/usr/bin:/bin" "TETHER_DB=$scratch/store.db")
 
-# One timed run: "SECONDS PEAK_KIB" on stdout.
+# One timed run: "WALL_SECONDS PEAK_KIB CPU_SECONDS" on stdout.
 timed() {
-    /usr/bin/time -f '%e %M' -o "$scratch/time" "$@" >/dev/null 2>"$scratch/err" || {
+    /usr/bin/time -f '%e %M %U %S' -o "$scratch/time" "$@" >/dev/null 2>"$scratch/err" || {
         echo "records-vs-jq: failed: $*" >&2
         cat "$scratch/err" >&2
         exit 1
     }
-    cat "$scratch/time"
+    awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}' "$scratch/time"
 }
 
 arm_list() { timed "${run_env[@]}" "$tether" sessions list; }
@@ -67,23 +67,28 @@ arm_list >/dev/null
 arm_jq >/dev/null
 arm_import >/dev/null
 
-declare -A times peaks
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+declare -A times peaks cpus
 arms=(list import jq)
 for ((r = 0; r < rounds; r++)); do
     if ((r % 2)); then order=(jq import list); else order=(list import jq); fi
     for arm in "${order[@]}"; do
-        read -r t m < <("arm_$arm")
+        read -r t m c < <("arm_$arm")
         times[$arm]+="$t "
+        cpus[$arm]+="$c "
         peaks[$arm]=$m
     done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mbytes=$(awk -v b="$bytes" 'BEGIN {printf "%.0f", b / 1e6}')
-echo "corpus: ${#files[@]} files, $mbytes MB ($corpus); $rounds rounds, interleaved; median wall time"
+echo "corpus: ${#files[@]} files, $mbytes MB ($corpus); $rounds rounds, interleaved"
+echo "load average before the rounds: $load, $(nproc) cores; median of each arm"
 jq_t=$(echo "${times[jq]}" | median)
+jq_c=$(echo "${cpus[jq]}" | median)
 for arm in "${arms[@]}"; do
     t=$(echo "${times[$arm]}" | median)
-    awk -v a="$arm" -v t="$t" -v b="$bytes" -v j="$jq_t" -v m="${peaks[$arm]}" -v all="${times[$arm]}" \
-        'BEGIN {printf "%-7s %7.3f s  %6.0f MB/s  %5.3fx jq time (%4.1fx faster)  peak RSS %4.0f MiB  [%s]\n", a, t, b / 1e6 / t, t / j, j / t, m / 1024, all}'
+    c=$(echo "${cpus[$arm]}" | median)
+    awk -v a="$arm" -v t="$t" -v c="$c" -v b="$bytes" -v j="$jq_t" -v jc="$jq_c" -v m="${peaks[$arm]}" -v all="${times[$arm]}" \
+        'BEGIN {printf "%-7s wall %6.3f s %5.0f MB/s %5.3fx jq (%4.1fx faster) | cpu %5.2f s %5.3fx jq | peak RSS %3.0f MiB | walls [%s]\n", a, t, b / 1e6 / t, t / j, j / t, c, c / jc, m / 1024, all}'
 done
