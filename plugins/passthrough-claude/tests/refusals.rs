@@ -42,10 +42,13 @@ fn read_all(role: &str, text: &str) -> Vec<tether_core::model::Evidence> {
         .collect()
 }
 
-/// The refusals (call id, reason) and failures (call id, reason) read.
-fn outcomes(
-    evidence: &[tether_core::model::Evidence],
-) -> (Vec<(String, ReasonCode)>, Vec<(String, Option<ReasonCode>)>) {
+/// Refusals read: (call id, reason).
+type Refusals = Vec<(String, ReasonCode)>;
+/// Failures read: (call id, reason where one is said).
+type Failures = Vec<(String, Option<ReasonCode>)>;
+
+/// The refusals and failures read.
+fn outcomes(evidence: &[tether_core::model::Evidence]) -> (Refusals, Failures) {
     let refused = evidence
         .iter()
         .filter(|e| e.kind == EvidenceKind::ToolCallRefused)

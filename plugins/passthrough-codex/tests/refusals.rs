@@ -41,16 +41,17 @@ fn read_all(text: &str) -> Vec<Evidence> {
         .collect()
 }
 
-/// (kind, tool, id, ok, reason) of each call or refusal read.
-fn calls(
-    evidence: &[Evidence],
-) -> Vec<(
+/// (kind, tool, id, ok, reason) of one call or refusal read.
+type Seen = (
     EvidenceKind,
     String,
     String,
     Option<bool>,
     Option<ReasonCode>,
-)> {
+);
+
+/// Each call or refusal read.
+fn calls(evidence: &[Evidence]) -> Vec<Seen> {
     evidence
         .iter()
         .filter(|e| {

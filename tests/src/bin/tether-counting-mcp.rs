@@ -113,10 +113,10 @@ fn main() -> std::process::ExitCode {
         let Ok(request) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        if let Some(reply) = answer(&request) {
-            if writeln!(stdout, "{reply}").is_err() || stdout.flush().is_err() {
-                break;
-            }
+        if let Some(reply) = answer(&request)
+            && (writeln!(stdout, "{reply}").is_err() || stdout.flush().is_err())
+        {
+            break;
         }
     }
     std::process::ExitCode::SUCCESS
