@@ -777,7 +777,7 @@ fn sessions_of(
                 let history = records.history(facts, None).ok()?;
                 let rows = history
                     .current()
-                    .map(tether_core::display::matrix)
+                    .map(tether_words::display::matrix)
                     .unwrap_or_default();
                 Some(Shown {
                     summary: records.summary(facts, &history),
@@ -821,7 +821,7 @@ fn sessions_of(
             })?;
             let rows = history
                 .current()
-                .map(tether_core::display::matrix)
+                .map(tether_words::display::matrix)
                 .unwrap_or_default();
             Ok(vec![Shown {
                 summary: records.summary(facts, &history),
@@ -849,7 +849,7 @@ fn sessions_of(
 pub(crate) fn shown_history(history: &tether_core::history::AttachmentHistory) -> Shown {
     let attempt = history.current();
     let rows = attempt
-        .map(tether_core::display::matrix)
+        .map(tether_words::display::matrix)
         .unwrap_or_default();
     let (kind, harness_session) = history
         .session_id

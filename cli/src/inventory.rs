@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tether_core::display::{ColorClass, state_color};
+use tether_words::display::{ColorClass, state_color};
 use tether_core::inventory::{InventoryChanges, InventoryDocument, InventoryRow};
 use tether_core::vocab::StageState;
 use tether_diagnostics::endpoint_check::CheckLimits;
@@ -627,7 +627,7 @@ fn print_explained(out: &mut impl Write, document: &InventoryDocument) -> std::i
             use tether_core::vocab::ReasonCode as R;
             let hint = match &r.reason_code {
                 Some(code @ (R::NotInstalled | R::UnresolvedVariable | R::RelativeCommand)) => {
-                    tether_core::display::reason_hint(code)
+                    tether_words::display::reason_hint(code)
                         .map(|h| format!(" ({h})"))
                         .unwrap_or_default()
                 }

@@ -261,7 +261,7 @@ fn main() -> ExitCode {
 
 /// `tether explain`.
 fn explain(code: Option<&str>, markdown: bool, cli_markdown: bool) -> anyhow::Result<ExitCode> {
-    use tether_core::explain;
+    use tether_words::explain;
     let mut out = crate::term::stdout();
     if cli_markdown {
         out.write_all(cli_reference().as_bytes())?;

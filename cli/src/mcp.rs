@@ -364,7 +364,7 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
         }
         "explain" => {
             let code = arg(args, "code").ok_or("give a code")?;
-            let entries = tether_core::explain::lookup(code);
+            let entries = tether_words::explain::lookup(code);
             if entries.is_empty() {
                 return Err(format!("{code:?} is not a Tether code"));
             }
@@ -540,7 +540,7 @@ fn session_text(sources: &Sources, id: &str) -> Result<String, String> {
         "{} {} updated {}\n",
         attempt.session_id, attempt.agent_kind, attempt.updated_at
     );
-    for row in tether_core::display::matrix(attempt) {
+    for row in tether_words::display::matrix(attempt) {
         let _ = writeln!(
             out,
             "{} {}: {}{}",
@@ -693,7 +693,7 @@ fn not_configured(
 /// `sentence`, a full stop, and what to check for `code` (from `tether
 /// explain`), when there is a code.
 fn with_check(sentence: String, code: Option<&tether_core::vocab::ReasonCode>) -> String {
-    match code.and_then(tether_core::explain::reason) {
+    match code.and_then(tether_words::explain::reason) {
         Some(entry) => format!(
             "{sentence}. What to check: {}{}",
             entry.check,
@@ -721,8 +721,8 @@ fn split_name(name: &str) -> (&str, Option<&str>) {
 fn session_sentence(server: &ServerAttachment) -> String {
     let mut text = format!(
         "{} ({})",
-        tether_core::display::status_label(server),
-        tether_core::display::stopped(server)
+        tether_words::display::status_label(server),
+        tether_words::display::stopped(server)
     );
     if let Some(code) = &server.reason_code {
         let _ = write!(text, "; reason {code}");
@@ -756,7 +756,7 @@ fn tool_sentence(server: &ServerAttachment, tool: &str) -> String {
                 let _ = write!(
                     text,
                     "; {}; reason {}",
-                    tether_core::display::tool_stopped(t),
+                    tether_words::display::tool_stopped(t),
                     t.refusal().map_or_else(String::new, ToString::to_string)
                 );
             }

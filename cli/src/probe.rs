@@ -420,7 +420,7 @@ fn render_sentinel(
             .report
             .as_ref()
             .and_then(|a| a.server(&s.name).map(|row| (a, row)))
-            .map(|(a, row)| tether_core::display::status_label_in(a, row))
+            .map(|(a, row)| tether_words::display::status_label_in(a, row))
             .unwrap_or_default();
         let transport = s
             .transport
@@ -482,8 +482,8 @@ fn render_servers(out: &mut impl Write, outcome: &ProbeOutcome) -> std::io::Resu
                 row.name,
                 row.transport,
                 row.target,
-                tether_core::display::status_label_in(attempt, row),
-                tether_core::display::vouched_by(row),
+                tether_words::display::status_label_in(attempt, row),
+                tether_words::display::vouched_by(row),
                 row.tool_catalog
                     .as_ref()
                     .map(|c| format!(", ≈ {} tokens", crate::term::thousands(c.total_tokens)))
@@ -497,7 +497,7 @@ fn render_servers(out: &mut impl Write, outcome: &ProbeOutcome) -> std::io::Resu
                     tether_core::DisplayStatus::Active | tether_core::DisplayStatus::Connected
                 )
             {
-                writeln!(out, "          {}", tether_core::display::stopped(row))?;
+                writeln!(out, "          {}", tether_words::display::stopped(row))?;
             }
             if let Some(note) = &row.note {
                 writeln!(out, "          note: {note}")?;
@@ -517,7 +517,7 @@ fn render_verdict(out: &mut impl Write, outcome: &ProbeOutcome) -> std::io::Resu
         r.verdict.as_str(),
         r.elapsed_ms as f64 / 1000.0
     )?;
-    let hint = tether_core::display::verdict_hint(r.verdict);
+    let hint = tether_words::display::verdict_hint(r.verdict);
     writeln!(out, "          {hint}")?;
     let refused = r.report.as_ref().map_or(0, |a| {
         a.evidence

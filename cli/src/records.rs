@@ -6,7 +6,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use tether_core::display::color_class;
+use tether_words::display::color_class;
 use tether_core::model::Timestamp;
 use tether_core::records::{FileReport, SessionDocument, SessionSummary};
 use tether_core::registry::Registry;
@@ -181,7 +181,7 @@ fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Ve
         stopped: row.stopped.clone(),
         shown_by: shown_by(row),
         path: (row.kind == CapabilityKind::McpTool)
-            .then(|| tether_core::display::tool_path(&row.stages)),
+            .then(|| tether_words::display::tool_path(&row.stages)),
     };
     let mut out = Vec::new();
     let mut i = 0;
@@ -201,11 +201,11 @@ fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Ve
             (
                 w[0].status,
                 &w[0].stopped,
-                tether_core::display::tool_path(&w[0].stages),
+                tether_words::display::tool_path(&w[0].stages),
             ) == (
                 w[1].status,
                 &w[1].stopped,
-                tether_core::display::tool_path(&w[1].stages),
+                tether_words::display::tool_path(&w[1].stages),
             )
         });
         if !each_tool && tools.len() >= COLLAPSE_AT && alike {
@@ -216,7 +216,7 @@ fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Ve
                 status: first.status,
                 stopped: format!("{} tools: all {}", tools.len(), first.stopped),
                 shown_by: shown_by(first),
-                path: Some(tether_core::display::tool_path(&first.stages)),
+                path: Some(tether_words::display::tool_path(&first.stages)),
             });
             i += tools.len();
         }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use tether_core::display::matrix;
+use tether_words::display::matrix;
 use tether_core::records::{
     FileReport, SESSIONS_SCHEMA_VERSION, SessionDocument, SessionsDocument,
 };
@@ -293,7 +293,7 @@ fn print_session(
         .harness(&facts.agent_kind)
         .map(|h| h.reader.records_show())
         .unwrap_or_default();
-    tether_core::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind, &shown);
+    tether_words::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind, &shown);
     let document = SessionDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
         session: records.summary(facts, &history),

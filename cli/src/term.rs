@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::time::Instant;
 
-use tether_core::display::ColorClass;
+use tether_words::display::ColorClass;
 
 /// The escape sequences the CLI itself writes (its colors and bold); every
 /// other control character is made visible.
@@ -304,7 +304,7 @@ pub fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<S
                 format!(
                     ", used {} ({})",
                     c.tool,
-                    tether_core::display::call_outcome_word(&c.outcome())
+                    tether_words::display::call_outcome_word(&c.outcome())
                 )
             })
             .unwrap_or_default();
@@ -313,7 +313,7 @@ pub fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<S
     for row in attempt
         .capabilities
         .iter()
-        .map(tether_core::display::capability_row)
+        .map(tether_words::display::capability_row)
     {
         lines.push(format!(
             "  {:<6} {:<24} {} ({})",

@@ -22,8 +22,10 @@
 //! - [`telemetry`]: what a harness needs to send its own telemetry to a receiver;
 //! - [`traffic`]: what observed MCP traffic proves, mapped to evidence once;
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
-//! - [`display`]: labels, checklists, verdict texts and copy-safe diagnostics for every renderer;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
+//!
+//! The words people read (labels, sentences, explain texts) live in
+//! `tether-words`, above this crate.
 //!
 //! The modules form a chain without cycles (an invariant kept in
 //! ARCHITECTURE.md, checked by `tests/tests/architecture.rs`).
@@ -31,8 +33,6 @@
 pub mod capability;
 pub mod capability_event;
 pub mod diagnostics;
-pub mod display;
-pub mod explain;
 pub mod harness;
 pub mod history;
 pub mod inventory;

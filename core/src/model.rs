@@ -1072,6 +1072,6 @@ mod time_tests {
 
 /// Whether a count is zero: what a field left out of a document when it is
 /// (`skip_serializing_if`), for every count of the contract.
-pub(crate) fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+pub fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
     *n == T::default()
 }

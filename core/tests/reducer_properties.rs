@@ -3,7 +3,6 @@
 
 use proptest::prelude::*;
 use tether_core::Owner;
-use tether_core::display::{stopped, tool_status};
 use tether_core::history::{AttachmentHistory, MAX_ATTEMPTS, MAX_CONNECTIONS, MAX_EVIDENCE};
 use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
 use tether_core::reducer::{
@@ -14,6 +13,7 @@ use tether_core::vocab::{
     DecisionKind, DisplayStatus, EvidenceKind, Provenance, ReasonCode, ServerSource, Stage,
     StageState, Transport, Trigger,
 };
+use tether_words::display::{stopped, tool_status};
 
 const SERVERS: [&str; 3] = ["kandev", "github", "files"];
 
@@ -559,7 +559,7 @@ proptest! {
             for tool in &row.tools {
                 prop_assert_eq!(tool.failed_calls, 0, "{}", tool.name);
                 prop_assert!(tool.unknown_calls <= tool.calls);
-                let said = tether_core::display::tool_stopped(tool);
+                let said = tether_words::display::tool_stopped(tool);
                 prop_assert!(!said.contains("failed"), "{said}");
                 if tool.calls > 0 && tool.unknown_calls == tool.calls {
                     prop_assert!(said.contains("outcome not recorded"), "{said}");
@@ -568,12 +568,12 @@ proptest! {
             if let Some(last) = &row.last_tool_call {
                 prop_assert_ne!(last.outcome(), tether_core::vocab::CallOutcome::Failed);
             }
-            if tether_core::display::CallTally::of_row(row).calls > 0 {
+            if tether_words::display::CallTally::of_row(row).calls > 0 {
                 let said = stopped(row);
                 prop_assert!(!said.contains("failed"), "{}: {said}", row.name);
             }
         }
-        for m in tether_core::display::matrix(attempt) {
+        for m in tether_words::display::matrix(attempt) {
             prop_assert_eq!(m.failed_calls, 0, "{}", m.name);
         }
         // Every call that no source gives an outcome for is unknown.
@@ -653,7 +653,7 @@ proptest! {
         let attempt = reduce_in(all.clone(), seed | 1);
         for row in &attempt.servers {
             prop_assert!(row.last_tool_call.is_none(), "{}", row.name);
-            let tally = tether_core::display::CallTally::of_row(row);
+            let tally = tether_words::display::CallTally::of_row(row);
             prop_assert_eq!(tally.calls, 0);
             let said = stopped(row);
             prop_assert!(!said.contains("used:"), "{}: {said}", row.name);
@@ -666,14 +666,14 @@ proptest! {
                 prop_assert!(!tool.called.is_yes());
                 prop_assert!(tool.model_visible.is_yes());
                 prop_assert_eq!(tool.callable.state, StageState::No);
-                prop_assert!(tether_core::display::tool_reason(tool).is_some());
-                let said = tether_core::display::tool_stopped(tool);
+                prop_assert!(tether_words::display::tool_reason(tool).is_some());
+                let said = tether_words::display::tool_stopped(tool);
                 prop_assert!(said.contains("refused") && !said.contains("used:"), "{said}");
                 let sum: u32 = tool.refusals.iter().map(|r| r.calls).sum();
                 prop_assert_eq!(sum, tool.refused_calls);
             }
         }
-        for m in tether_core::display::matrix(&attempt) {
+        for m in tether_words::display::matrix(&attempt) {
             prop_assert_eq!(m.calls, 0, "{}", m.name);
             prop_assert!(!m.stopped.contains("used:"), "{}: {}", m.name, m.stopped);
         }

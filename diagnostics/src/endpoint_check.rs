@@ -915,7 +915,7 @@ fn for_status(code: u16) -> Failure {
 
 /// A failure whose summary ends with what to check (`display::reason_hint`).
 fn with_hint(reason: ReasonCode, what: String) -> Failure {
-    let summary = match tether_core::display::reason_hint(&reason) {
+    let summary = match tether_words::display::reason_hint(&reason) {
         Some(hint) => format!("{what}: {hint}"),
         None => what,
     };

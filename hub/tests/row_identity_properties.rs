@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tether_core::display::copy_diagnostics;
+use tether_words::display::copy_diagnostics;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ServerSource, Transport, Trigger};

@@ -306,7 +306,7 @@ proptest! {
         runtime.block_on(hub.flush());
         let history = hub.snapshot("s").expect("history");
         let json = serde_json::to_string(&history).expect("json");
-        let copied = tether_core::display::copy_diagnostics(&history);
+        let copied = tether_words::display::copy_diagnostics(&history);
         for s in [&env_value, &header_value, &arg, &user] {
             assert_clean(&json, s)?;
             assert_clean(&copied, s)?;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tether_core::display::{copy_diagnostics, project_row};
+use tether_words::display::{copy_diagnostics, project_row};
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{
@@ -770,9 +770,9 @@ async fn given_a_failure_then_the_row_says_who_vouched_for_it() {
     let erred = attempt.server("erred").expect("row");
     assert_eq!(reported.status, DisplayStatus::Failed);
     assert_eq!(erred.status, DisplayStatus::Failed);
-    assert_eq!(tether_core::display::vouched_by(reported), "agent report");
+    assert_eq!(tether_words::display::vouched_by(reported), "agent report");
     assert_eq!(
-        tether_core::display::vouched_by(erred),
+        tether_words::display::vouched_by(erred),
         "an explicit error naming it"
     );
 }
@@ -804,12 +804,12 @@ async fn given_the_agent_exited_before_contact_then_delivered_rows_say_so_everyw
         "the exit changes no status"
     );
     assert_eq!(
-        tether_core::display::project_row_in(attempt, notes).label,
+        tether_words::display::project_row_in(attempt, notes).label,
         "Delivered · to a process that exited (exit status 41 after 1.4 s)"
     );
     // A row with contact keeps its own label.
     assert_eq!(
-        tether_core::display::project_row_in(attempt, time).label,
+        tether_words::display::project_row_in(attempt, time).label,
         "Active · 2 tools"
     );
     assert!(copy_diagnostics(&history).contains("to a process that exited (exit status 41"));

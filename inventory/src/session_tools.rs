@@ -154,7 +154,7 @@ fn apply_session_capabilities(document: &mut InventoryDocument, newest: &[&Sessi
             let rows = s
                 .capabilities
                 .iter()
-                .map(tether_core::display::capability_row)
+                .map(tether_words::display::capability_row)
                 .collect();
             (*s, rows)
         })
@@ -170,7 +170,7 @@ fn apply_session_capabilities(document: &mut InventoryDocument, newest: &[&Sessi
             (session.harness == row.harness)
                 .then(|| {
                     rows.iter()
-                        .find(|m| tether_core::display::configured_as(row, m))
+                        .find(|m| tether_words::display::configured_as(row, m))
                 })
                 .flatten()
                 .map(|m| (*session, m))

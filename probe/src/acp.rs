@@ -854,7 +854,7 @@ impl<P: Fn(ProbeStep) + Send + Sync> Talk<'_, P> {
             .attempt(attempt_id)
             .and_then(|a| a.server(self.sentinel.endpoint.server_name()).cloned());
         if let Some(row) = &row {
-            (self.progress)(ProbeStep::Waiting(tether_core::display::status_label(row)));
+            (self.progress)(ProbeStep::Waiting(tether_words::display::status_label(row)));
         }
         let listed = row
             .as_ref()

@@ -57,7 +57,7 @@ fn generated_pages_are_what_the_code_generates_today() {
     }
     // What the generated pages must hold, named once more from the code's side.
     let codes = read("reference/codes.md");
-    for entry in tether_core::explain::all() {
+    for entry in tether_words::explain::all() {
         assert!(
             codes.contains(&format!("### {}", entry.code)),
             "{}",

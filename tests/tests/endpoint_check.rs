@@ -445,7 +445,7 @@ fn recent_output_is_live_only_bounded_and_never_copied() {
     assert_eq!(dropped, 150);
     assert!(lines.iter().all(|l| !l.contains("SECRET")), "{lines:?}");
     // Copied diagnostics never contain the output.
-    let copied = tether_core::display::copy_diagnostics(&hub.snapshot("s").expect("history"));
+    let copied = tether_words::display::copy_diagnostics(&hub.snapshot("s").expect("history"));
     assert!(!copied.contains("line 199"));
     diagnostics.detach_output("s");
     let Ok(RecentOutput::Unavailable { reason }) = diagnostics.recent_output("admin", request())
@@ -523,7 +523,7 @@ async fn copied_diagnostics_carry_no_planted_secret() {
         .expect("publish");
     hub.flush().await;
     let history = hub.snapshot("s").expect("history");
-    let copied = tether_core::display::copy_diagnostics(&history);
+    let copied = tether_words::display::copy_diagnostics(&history);
     let stored = serde_json::to_string(&history).expect("json");
     assert!(copied.contains("endpoint test"), "{copied}");
     for s in secrets {

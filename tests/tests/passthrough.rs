@@ -739,7 +739,7 @@ async fn real_cli_exits_before_contact(
     let attempt = r.report.as_ref().expect("attempt");
     let row = attempt.server(&r.sentinel.name).expect("row");
     assert!(
-        tether_core::display::status_label_in(attempt, row).contains("to a process that exited"),
+        tether_words::display::status_label_in(attempt, row).contains("to a process that exited"),
         "{kind}"
     );
     assert_nothing_left(outcome.cwd_sent.as_deref().expect("cwd")).await;

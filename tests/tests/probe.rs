@@ -619,7 +619,7 @@ async fn given_an_agent_that_exits_after_the_session_before_contact_then_the_ver
     let attempt = r.report.as_ref().expect("attempt");
     let row = attempt.server(&r.sentinel.name).expect("row");
     assert_eq!(row.status, tether_core::DisplayStatus::Delivered);
-    let label = tether_core::display::status_label_in(attempt, row);
+    let label = tether_words::display::status_label_in(attempt, row);
     assert!(
         label.contains("to a process that exited (exit status 7"),
         "{label}"

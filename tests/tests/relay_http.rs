@@ -556,7 +556,7 @@ async fn a_server_the_relay_cannot_take_is_delivered_directly_and_its_row_says_w
         note.contains("not observed") && note.contains("does not parse"),
         "{note}"
     );
-    let view = tether_core::display::project_row(row);
+    let view = tether_words::display::project_row(row);
     assert!(view.details.iter().any(|d| d.starts_with("note: ")));
     let stored = serde_json::to_string(&history).expect("json");
     for secret in ["planted-secret-4242", "planted-header-1717"] {

@@ -632,7 +632,7 @@ fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
                     session: records.summary(facts, &history),
                     rows: history
                         .current()
-                        .map(tether_core::display::matrix)
+                        .map(tether_words::display::matrix)
                         .unwrap_or_default(),
                     files: records.files(),
                     history,
@@ -1241,7 +1241,7 @@ fn older_codex_rollouts_read_their_outcomes_never_a_silence_as_failure() {
             got, want,
             "{dir}: (calls, failed, unknown) of echo, fail, err"
         );
-        let matrix = tether_core::display::matrix(&attempt);
+        let matrix = tether_words::display::matrix(&attempt);
         let echo = matrix
             .iter()
             .find(|r| r.name == "echo")

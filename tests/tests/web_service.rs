@@ -662,7 +662,7 @@ fn the_locks_hold_token_host_origin_bodies_and_caller_supplied_targets() {
     let carried: serde_json::Value = serde_json::from_str(carried).expect("JSON");
     assert_eq!(
         carried,
-        serde_json::to_value(tether_core::display::vocabulary()).expect("json")
+        serde_json::to_value(tether_words::display::vocabulary()).expect("json")
     );
     assert_eq!(carried["steps"][2]["label"], "Connected", "{carried}");
     sample("status-display", &carried.to_string());

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use tether_core::display::{RowView, copy_diagnostics, project_row_in};
+use tether_words::display::{RowView, copy_diagnostics, project_row_in};
 use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
 
@@ -262,7 +262,7 @@ pub fn schemas() -> Vec<(&'static str, serde_json::Value)> {
         ),
         (
             "status-display",
-            schema_of::<tether_core::display::DisplayVocabulary>("status-display.json"),
+            schema_of::<tether_words::display::DisplayVocabulary>("status-display.json"),
         ),
     ]
 }

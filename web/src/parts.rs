@@ -7,8 +7,8 @@ use serde::Serialize;
 /// The version of the status API's documents this build serves (the `/api/v1/` prefix).
 pub const STATUS_API_SCHEMA_VERSION: u32 = 1;
 
-/// One skill, hook or plugin, ready to render: its words are core's
-/// (`tether_core::display::capability_row` and `MatrixRow::label`), as
+/// One skill, hook or plugin, ready to render: its words are tether-words'
+/// (`tether_words::display::capability_row` and `MatrixRow::label`), as
 /// `tether sessions show` prints them.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct CapabilityView {
@@ -28,7 +28,7 @@ pub struct CapabilityView {
 impl CapabilityView {
     /// The view of one row.
     pub fn of(row: &tether_core::capability::CapabilityRow) -> Self {
-        let row = tether_core::display::capability_row(row);
+        let row = tether_words::display::capability_row(row);
         CapabilityView {
             label: row.label(),
             kind: row.kind,

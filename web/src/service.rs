@@ -557,7 +557,7 @@ fn visible(service: &StatusService, session_id: &str) -> bool {
 /// does not run), so the view never spells a label, a color or a sentence
 /// itself.
 static PAGE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    let vocabulary = serde_json::to_string(&tether_core::display::vocabulary())
+    let vocabulary = serde_json::to_string(&tether_words::display::vocabulary())
         .unwrap_or_else(|_| "{}".to_owned())
         // Inside a script element, `<` could only ever end it early.
         .replace('<', "\\u003c");

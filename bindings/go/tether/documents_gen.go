@@ -1057,8 +1057,8 @@ func (x *CapabilityRow) UnmarshalJSON(data []byte) error {
 
 // CapabilityView is `#/$defs/CapabilityView` of status-session.
 //
-// One skill, hook or plugin, ready to render: its words are core's
-// (`tether_core::display::capability_row` and `MatrixRow::label`), as
+// One skill, hook or plugin, ready to render: its words are tether-words'
+// (`tether_words::display::capability_row` and `MatrixRow::label`), as
 // `tether sessions show` prints them.
 type CapabilityView struct {
 	// `skill`, `hook` or `plugin`.

@@ -36,7 +36,7 @@ use tether_acp_structured::acp::{
     SessionRequestKind, answer_permission, deliver_session, stdio_lines,
 };
 use tether_core::DriveMode;
-use tether_core::display::status_label;
+use tether_words::display::status_label;
 use tether_core::history::AttachmentHistory;
 use tether_core::registry::Registry;
 use tether_core::store::Store;

@@ -5,14 +5,16 @@
 use super::*;
 
 /// One skill's, hook's or plugin's matrix row.
-pub fn capability_row(row: &crate::capability::CapabilityRow) -> crate::records::MatrixRow {
-    use crate::vocab::CapabilityKind as K;
+pub fn capability_row(
+    row: &tether_core::capability::CapabilityRow,
+) -> tether_core::records::MatrixRow {
+    use tether_core::vocab::CapabilityKind as K;
     let stages = match row.kind {
         K::Skill => shown_stages(&[("listed", &row.listed), ("invoked", &row.used)]),
         K::Plugin => shown_stages(&[("loaded", &row.loaded)]),
         _ => shown_stages(&[("fired", &row.used)]),
     };
-    crate::records::MatrixRow {
+    tether_core::records::MatrixRow {
         kind: row.kind.clone(),
         name: row.name.clone(),
         status: row.status,
@@ -33,8 +35,8 @@ pub fn capability_row(row: &crate::capability::CapabilityRow) -> crate::records:
 
 /// Where a skill, hook or plugin got, in words: "fired 3 times: 1
 /// succeeded, 1 failed (exit 3), 1 command not found (exit 127)".
-pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
-    use crate::vocab::CapabilityKind as K;
+pub fn capability_stopped(row: &tether_core::capability::CapabilityRow) -> String {
+    use tether_core::vocab::CapabilityKind as K;
     let times = |n: u32| {
         if n == 1 {
             "once".to_owned()
@@ -75,10 +77,10 @@ pub fn capability_stopped(row: &crate::capability::CapabilityRow) -> String {
 /// says: that it never ran, where the harness's records (or telemetry)
 /// would have shown it, or that the harness does not record it.
 fn never_in_session(
-    config: &crate::inventory::InventoryRow,
-    shown: &crate::harness::RunTimeShown,
+    config: &tether_core::inventory::InventoryRow,
+    shown: &tether_core::harness::RunTimeShown,
 ) -> String {
-    use crate::vocab::CapabilityKind as K;
+    use tether_core::vocab::CapabilityKind as K;
     let tail = match config.kind {
         K::Hook if shown.hooks_fired => {
             shown.hooks_silence.unwrap_or("never fired in this session")
@@ -103,15 +105,15 @@ fn never_in_session(
 /// event (one of the configured name's `:`-parts) and command (any of the
 /// event's commands, where the session's row names none).
 pub fn configured_as(
-    config: &crate::inventory::InventoryRow,
-    row: &crate::records::MatrixRow,
+    config: &tether_core::inventory::InventoryRow,
+    row: &tether_core::records::MatrixRow,
 ) -> bool {
     if config.kind != row.kind {
         return false;
     }
     let name = config.name.split('#').next().unwrap_or(&config.name);
     match row.kind {
-        crate::vocab::CapabilityKind::Hook => {
+        tether_core::vocab::CapabilityKind::Hook => {
             let event = row.event.as_deref().unwrap_or(row.name.as_str());
             // A harness that records an event's hooks as one run (no
             // command) matches each of that event's configured hooks.
@@ -120,7 +122,9 @@ pub fn configured_as(
                     || (config.diagnostics.command.is_some()
                         && config.diagnostics.command == row.command))
         }
-        crate::vocab::CapabilityKind::Plugin => name.split('@').next() == Some(row.name.as_str()),
+        tether_core::vocab::CapabilityKind::Plugin => {
+            name.split('@').next() == Some(row.name.as_str())
+        }
         _ => {
             name == row.name
                 || row
@@ -142,20 +146,20 @@ pub fn configured_as(
 /// harness does not record its hooks' runs" where not). Servers and tools
 /// are left as they are.
 pub fn merge_configured(
-    rows: &mut Vec<crate::records::MatrixRow>,
-    config: &[crate::inventory::InventoryRow],
+    rows: &mut Vec<tether_core::records::MatrixRow>,
+    config: &[tether_core::inventory::InventoryRow],
     harness: &str,
-    shown: &crate::harness::RunTimeShown,
+    shown: &tether_core::harness::RunTimeShown,
 ) {
-    let is_capability = |k: &crate::vocab::CapabilityKind| {
+    let is_capability = |k: &tether_core::vocab::CapabilityKind| {
         matches!(
             k,
-            crate::vocab::CapabilityKind::Skill
-                | crate::vocab::CapabilityKind::Hook
-                | crate::vocab::CapabilityKind::Plugin
+            tether_core::vocab::CapabilityKind::Skill
+                | tether_core::vocab::CapabilityKind::Hook
+                | tether_core::vocab::CapabilityKind::Plugin
         )
     };
-    let config: Vec<&crate::inventory::InventoryRow> = config
+    let config: Vec<&tether_core::inventory::InventoryRow> = config
         .iter()
         .filter(|c| c.harness == harness && is_capability(&c.kind))
         .collect();
@@ -169,9 +173,9 @@ pub fn merge_configured(
             }
         }
         row.in_config = Some(found);
-        if row.kind == crate::vocab::CapabilityKind::Skill
+        if row.kind == tether_core::vocab::CapabilityKind::Skill
             && shown.skills_invoked
-            && row.status == crate::vocab::DisplayStatus::Delivered
+            && row.status == tether_core::vocab::DisplayStatus::Delivered
         {
             row.stopped = format!("{}; never invoked in this session", row.stopped);
         }
@@ -183,14 +187,14 @@ pub fn merge_configured(
         .iter()
         .zip(&matched)
         .filter(|(_, m)| !**m)
-        .take(crate::capability::MAX_CAPABILITY_ROWS)
+        .take(tether_core::capability::MAX_CAPABILITY_ROWS)
     {
         let mut stages = std::collections::BTreeMap::new();
         stages.insert("configured".to_owned(), c.stages.configured);
-        rows.push(crate::records::MatrixRow {
+        rows.push(tether_core::records::MatrixRow {
             kind: c.kind.clone(),
             name: c.name.clone(),
-            status: crate::vocab::DisplayStatus::Unknown,
+            status: tether_core::vocab::DisplayStatus::Unknown,
             reason_code: c.reason_code.clone(),
             stopped: never_in_session(c, shown),
             stages,
@@ -213,11 +217,11 @@ pub const NEVER_SEEN: &str = "nothing in the session showed it";
 #[cfg(test)]
 mod merge_tests {
     use super::*;
-    use crate::capability::{CapabilityEvent, apply};
-    use crate::model::{Evidence, Timestamp};
-    use crate::vocab::{EvidenceKind, UseOutcome};
+    use tether_core::capability::{CapabilityEvent, apply};
+    use tether_core::model::{Evidence, Timestamp};
+    use tether_core::vocab::{EvidenceKind, UseOutcome};
 
-    fn config_hook(name: &str, command: &str) -> crate::inventory::InventoryRow {
+    fn config_hook(name: &str, command: &str) -> tether_core::inventory::InventoryRow {
         serde_json::from_value(serde_json::json!({
             "kind": "hook", "harness": "claude", "scope": "user", "name": name,
             "transport": "stdio", "target": command, "source": "~/.claude/settings.json",
@@ -252,7 +256,7 @@ mod merge_tests {
         ];
         let mut config = config.to_vec();
         config[2].harness = "codex".into();
-        let shown = crate::harness::RunTimeShown::none().hooks_fired();
+        let shown = tether_core::harness::RunTimeShown::none().hooks_fired();
         merge_configured(&mut rows, &config, "claude", &shown);
         let by = |command: &str| {
             rows.iter()
@@ -268,14 +272,14 @@ mod merge_tests {
         );
         let never = by("never.sh");
         assert_eq!(never.stopped, "configured; never fired in this session");
-        assert_eq!(never.status, crate::vocab::DisplayStatus::Unknown);
+        assert_eq!(never.status, tether_core::vocab::DisplayStatus::Unknown);
         assert!(
             rows.iter()
                 .all(|r| r.command.as_deref() != Some("other-harness.sh"))
         );
         // Where the harness records a hook only sometimes, its silence is
         // said as the harness's census says it, never "never fired".
-        let sometimes = crate::harness::RunTimeShown::none()
+        let sometimes = tether_core::harness::RunTimeShown::none()
             .hooks_fired_sometimes("no record shows whether it ran");
         let mut rows: Vec<_> = caps.iter().map(capability_row).collect();
         merge_configured(&mut rows, &config, "claude", &sometimes);
@@ -286,7 +290,7 @@ mod merge_tests {
         assert_eq!(quiet.stopped, "configured; no record shows whether it ran");
         // A source that shows every run (telemetry, say) makes silence
         // absence again.
-        let both = sometimes.or(crate::harness::RunTimeShown::none().hooks_fired());
+        let both = sometimes.or(tether_core::harness::RunTimeShown::none().hooks_fired());
         assert_eq!(both.hooks_silence, None);
     }
 }

@@ -2,7 +2,7 @@
 //! means, what to check.
 
 use super::Seen;
-use crate::vocab::DisplayStatus;
+use tether_core::vocab::DisplayStatus;
 
 /// One reason code's entry, as data: where a user meets it, what it
 /// means, what to check.
@@ -484,9 +484,9 @@ pub(super) const REASONS: &[Reason] = &[
     Reason {
         code: "approval_required",
         seen: Seen::Call,
-        meaning: "The call needed a person's approval and no one could give it (a headless run: `claude -p`, `codex exec`), so the harness refused it: it never reached the server.",
+        meaning: "The call needed a person's approval and no one could give it (a headless run, most often), so the harness refused it: it never reached the server.",
         check: Check::Says(
-            "Approve the tool ahead of time: Codex `mcp_servers.NAME.default_tools_approval_mode = \"approve\"`, Claude Code an allow rule or `--allowedTools`, Copilot CLI `--allow-tool`; or run it interactively.",
+            "Approve the tool ahead of time in the harness's own settings (an allow rule, or the server's approval mode; `tether inventory` shows the rules that apply and what they predict), or run it where someone can answer.",
         ),
     },
     Reason {

@@ -11,11 +11,11 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::history::{AttachmentAttempt, AttachmentHistory, ServerAttachment};
-use crate::model::Timestamp;
-use crate::probe::Verdict;
-use crate::sanitize::{self, Scrubber};
-use crate::vocab::{DisplayStatus, Stage, StageState};
+use tether_core::history::{AttachmentAttempt, AttachmentHistory, ServerAttachment};
+use tether_core::model::Timestamp;
+use tether_core::probe::Verdict;
+use tether_core::sanitize::{self, Scrubber};
+use tether_core::vocab::{DisplayStatus, Stage, StageState};
 
 /// A color class for a status; the renderer maps it to real colors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -101,7 +101,7 @@ pub struct ToolView {
     pub path: String,
     /// Why it stopped short of the model ([`tool_reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason_code: Option<crate::vocab::ReasonCode>,
+    pub reason_code: Option<tether_core::vocab::ReasonCode>,
     /// Whether that reason is a documented rule's prediction, not an
     /// observation.
     pub predicted: bool,
@@ -114,10 +114,10 @@ pub struct ToolView {
     /// Of the calls, the ones that failed.
     pub failed_calls: u32,
     /// Of the calls, the ones whose outcome no record gives.
-    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    #[serde(default, skip_serializing_if = "tether_core::model::is_zero")]
     pub unknown_calls: u32,
     /// Calls the model made that the harness refused (never in `calls`).
-    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    #[serde(default, skip_serializing_if = "tether_core::model::is_zero")]
     pub refused_calls: u32,
     /// Its stages (listed, accepted, in the thread, model-visible, deferred,
     /// called), each with what showed it.
@@ -143,7 +143,8 @@ pub fn status_label(row: &ServerAttachment) -> String {
         DisplayStatus::Failed => format!("Failed · {}", reason()),
         DisplayStatus::Filtered => format!("Filtered · {}", reason()),
         DisplayStatus::Unavailable => format!("Unavailable · {}", reason()),
-        DisplayStatus::Unknown => "Unknown · no evidence yet".to_owned(),
+        // Unknown, and any status a newer core adds.
+        _ => "Unknown · no evidence yet".to_owned(),
     }
 }
 
@@ -155,7 +156,7 @@ pub fn status_label_in(attempt: &AttachmentAttempt, row: &ServerAttachment) -> S
         && let Some(exit) = attempt
             .evidence
             .iter()
-            .find(|e| e.kind == crate::vocab::EvidenceKind::AgentExited)
+            .find(|e| e.kind == tether_core::vocab::EvidenceKind::AgentExited)
     {
         return match exit.summary.as_deref() {
             Some(how) => format!("Delivered · to a process that exited ({how})"),
@@ -171,9 +172,8 @@ pub fn color_class(status: DisplayStatus) -> ColorClass {
         DisplayStatus::Active | DisplayStatus::Connected => ColorClass::Green,
         DisplayStatus::Delivered => ColorClass::Amber,
         DisplayStatus::Failed => ColorClass::Red,
-        DisplayStatus::Filtered | DisplayStatus::Unavailable | DisplayStatus::Unknown => {
-            ColorClass::Gray
-        }
+        // Filtered, unavailable, unknown, and any status a newer core adds.
+        _ => ColorClass::Gray,
     }
 }
 
@@ -187,7 +187,8 @@ pub fn state_color(state: StageState) -> ColorClass {
     match state {
         StageState::Yes => ColorClass::Green,
         StageState::No => ColorClass::Red,
-        StageState::Unknown | StageState::NotApplicable => ColorClass::Gray,
+        // Unknown, n/a, and any state a newer core adds.
+        _ => ColorClass::Gray,
     }
 }
 
@@ -200,10 +201,9 @@ pub fn status_sentence(status: DisplayStatus) -> &'static str {
         DisplayStatus::Delivered => {
             "Handed to the agent. Nothing has shown it connected: a third-party server talks to the agent directly."
         }
-        DisplayStatus::Failed
-        | DisplayStatus::Filtered
-        | DisplayStatus::Unavailable
-        | DisplayStatus::Unknown => "",
+        // Failed, filtered, unavailable (the label says it), unknown, and
+        // any status a newer core adds.
+        _ => "",
     }
 }
 
@@ -318,8 +318,9 @@ fn mark(state: StageState) -> &'static str {
     match state {
         StageState::Yes => "✓",
         StageState::No => "✗",
-        StageState::Unknown => "?",
         StageState::NotApplicable => "–",
+        // Unknown, and any state a newer core adds.
+        _ => "?",
     }
 }
 
@@ -327,7 +328,7 @@ fn mark(state: StageState) -> &'static str {
 fn checklist_item(
     stage: &'static str,
     label: &'static str,
-    obs: crate::model::StageObservation,
+    obs: tether_core::model::StageObservation,
 ) -> ChecklistItem {
     ChecklistItem {
         stage,
@@ -353,8 +354,8 @@ const PREDICTED: &str = " (predicted by a documented rule)";
 
 /// `pairs`, the stages something showed (not `unknown`), by wire name.
 fn shown_stages(
-    pairs: &[(&str, &crate::model::StageObservation)],
-) -> std::collections::BTreeMap<String, crate::model::StageObservation> {
+    pairs: &[(&str, &tether_core::model::StageObservation)],
+) -> std::collections::BTreeMap<String, tether_core::model::StageObservation> {
     pairs
         .iter()
         .filter(|(_, o)| o.state != StageState::Unknown)
@@ -448,8 +449,8 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
 /// A tool's stages as the matrix and the view show them, by wire name:
 /// only those something showed.
 pub fn tool_stages(
-    tool: &crate::model::ToolRow,
-) -> std::collections::BTreeMap<String, crate::model::StageObservation> {
+    tool: &tether_core::model::ToolRow,
+) -> std::collections::BTreeMap<String, tether_core::model::StageObservation> {
     shown_stages(&[
         ("tools_listed", &tool.listed),
         ("schema_accepted", &tool.schema_accepted),
@@ -480,7 +481,7 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
         ("called", "Called"),
         ("callable", "Reached its server"),
     ];
-    let view = |tool: &crate::model::ToolRow| {
+    let view = |tool: &tether_core::model::ToolRow| {
         let stages = tool_stages(tool);
         let status = tool_status(row.status, tool);
         ToolView {
@@ -511,13 +512,13 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
             .iter()
             .filter(|c| !row.tools.iter().any(|t| t.name == c.name))
         {
-            let mut tool = crate::model::ToolRow::new(listed.name.clone());
-            tool.listed = crate::model::StageObservation::shown(
+            let mut tool = tether_core::model::ToolRow::new(listed.name.clone());
+            tool.listed = tether_core::model::StageObservation::shown(
                 StageState::Yes,
                 row.stages
                     .tools_listed
                     .provenance
-                    .unwrap_or(crate::model::ProvenanceCode::SessionEvent),
+                    .unwrap_or(tether_core::model::ProvenanceCode::SessionEvent),
                 catalog.at,
             );
             views.push(view(&tool));
@@ -526,7 +527,7 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
     views
 }
 
-fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
+fn endpoint_test_line(test: &tether_core::model::EndpointTestResult) -> String {
     if test.succeeded {
         let tools = test.tool_count.unwrap_or(0);
         format!(
@@ -551,7 +552,7 @@ fn endpoint_test_line(test: &crate::model::EndpointTestResult) -> String {
 /// Who showed a row's furthest stage: the server side (the traffic was
 /// seen), the agent's own report, or nobody beyond the plan.
 pub fn vouched_by(row: &ServerAttachment) -> &'static str {
-    use crate::model::ProvenanceCode;
+    use tether_core::model::ProvenanceCode;
     let stages = &row.stages;
     if row.status == DisplayStatus::Failed {
         // Who said it failed: the agent's own report, or an explicit error
@@ -592,7 +593,7 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
 /// evidence goes: where nothing shows whether the model saw its tools, it
 /// says so.
 pub fn stopped(row: &ServerAttachment) -> String {
-    use crate::vocab::ReasonCode as R;
+    use tether_core::vocab::ReasonCode as R;
     let stages = &row.stages;
     let tally = CallTally::of_row(row);
     let reason = || {
@@ -666,7 +667,8 @@ pub fn stopped(row: &ServerAttachment) -> String {
         DisplayStatus::Delivered => {
             with_note("given to the agent; nothing shows it connected", row)
         }
-        DisplayStatus::Unknown => {
+        // Unknown, and any status a newer core adds.
+        _ => {
             if stages.delivered.state == StageState::Yes {
                 with_note("given to the agent; nothing shows it connected", row)
             } else {
@@ -691,7 +693,7 @@ fn with_note(sentence: &str, row: &ServerAttachment) -> String {
 /// model, called) is active; otherwise it has no state of its own beyond
 /// why its server stopped (failed, filtered, unavailable), and nothing
 /// else: "connected" and "delivered" are states of a server, not a tool.
-pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> DisplayStatus {
+pub fn tool_status(server: DisplayStatus, tool: &tether_core::model::ToolRow) -> DisplayStatus {
     // Kept from the model by a rule (dropped, collided, past a limit): it
     // could not be offered, with that reason.
     if tool.is_withheld() {
@@ -713,7 +715,7 @@ pub fn tool_status(server: DisplayStatus, tool: &crate::model::ToolRow) -> Displ
 
 /// Why a tool stopped short of the model: the reason a rule gave (observed
 /// or predicted), or its deferral behind the harness's tool search.
-pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonCode> {
+pub fn tool_reason(tool: &tether_core::model::ToolRow) -> Option<tether_core::vocab::ReasonCode> {
     if tool.is_withheld() {
         return tool.reason_code.clone();
     }
@@ -721,13 +723,13 @@ pub fn tool_reason(tool: &crate::model::ToolRow) -> Option<crate::vocab::ReasonC
         return tool.refusal().cloned();
     }
     tool.is_deferred()
-        .then_some(crate::vocab::ReasonCode::DeferredUntilSearched)
+        .then_some(tether_core::vocab::ReasonCode::DeferredUntilSearched)
 }
 
 /// Where a tool stopped, in words: used (with its calls), sent to the
 /// model, deferred, kept from the model by a rule (saying when the rule is
 /// a prediction), or only listed.
-pub fn tool_stopped(tool: &crate::model::ToolRow) -> String {
+pub fn tool_stopped(tool: &tether_core::model::ToolRow) -> String {
     match (tool.calls, tool.failed_calls) {
         (0, _) if tool.refused_calls > 0 => CallTally::of_tool(tool).refused_sentence(),
         (0, _) if tool.model_visible.is_yes() => "reached the model; not called".to_owned(),
@@ -756,16 +758,16 @@ pub struct CallTally {
     pub unknown: u32,
     /// Why calls failed, where records say (`tool_error`,
     /// `protocol_error`), in reason order.
-    pub failures: Vec<crate::vocab::ReasonCode>,
+    pub failures: Vec<tether_core::vocab::ReasonCode>,
     /// Calls the model made that the harness refused: never in `calls`.
     pub refused: u32,
     /// The refusals by reason, in reason order.
-    pub refusals: Vec<crate::model::ReasonCount>,
+    pub refusals: Vec<tether_core::model::ReasonCount>,
 }
 
 impl CallTally {
     /// One tool's calls.
-    pub fn of_tool(tool: &crate::model::ToolRow) -> Self {
+    pub fn of_tool(tool: &tether_core::model::ToolRow) -> Self {
         CallTally {
             calls: tool.calls,
             failed: tool.failed_calls,
@@ -810,8 +812,8 @@ impl CallTally {
         {
             tally.calls = 1;
             match last.outcome() {
-                crate::vocab::CallOutcome::Succeeded => {}
-                crate::vocab::CallOutcome::Failed => tally.failed = 1,
+                tether_core::vocab::CallOutcome::Succeeded => {}
+                tether_core::vocab::CallOutcome::Failed => tally.failed = 1,
                 _ => tally.unknown = 1,
             }
         }
@@ -873,14 +875,14 @@ impl CallTally {
 
     /// The refusals' reasons in words, most first.
     fn refusal_words(&self) -> String {
-        let mut by_count: Vec<&crate::model::ReasonCount> = self.refusals.iter().collect();
+        let mut by_count: Vec<&tether_core::model::ReasonCount> = self.refusals.iter().collect();
         by_count.sort_by_key(|r| std::cmp::Reverse(r.calls));
         let words: Vec<String> = by_count
             .iter()
             .map(|r| reason_words(&r.reason_code))
             .collect();
         if words.is_empty() {
-            reason_words(&crate::vocab::ReasonCode::PermissionDenied)
+            reason_words(&tether_core::vocab::ReasonCode::PermissionDenied)
         } else {
             words.join(", ")
         }
@@ -891,8 +893,8 @@ impl CallTally {
 /// denied", "needs approval, and no one could give it", "blocked by a
 /// hook", "denied by policy", "tool error", "protocol error"; any other
 /// reason as its code with spaces.
-pub fn reason_words(reason: &crate::vocab::ReasonCode) -> String {
-    use crate::vocab::ReasonCode as R;
+pub fn reason_words(reason: &tether_core::vocab::ReasonCode) -> String {
+    use tether_core::vocab::ReasonCode as R;
     match reason {
         R::PermissionDenied => "permission denied".to_owned(),
         R::ApprovalRequired => "needs approval, and no one could give it".to_owned(),
@@ -908,11 +910,11 @@ pub fn reason_words(reason: &crate::vocab::ReasonCode) -> String {
 pub const UNKNOWN_OUTCOME: &str = "outcome not recorded";
 
 /// One call's outcome in a word: `ok`, `error`, or that no record gives it.
-pub fn call_outcome_word(outcome: &crate::vocab::CallOutcome) -> &'static str {
+pub fn call_outcome_word(outcome: &tether_core::vocab::CallOutcome) -> &'static str {
     match outcome {
-        crate::vocab::CallOutcome::Succeeded => "ok",
-        crate::vocab::CallOutcome::Failed => "error",
-        crate::vocab::CallOutcome::Refused => "refused by the harness",
+        tether_core::vocab::CallOutcome::Succeeded => "ok",
+        tether_core::vocab::CallOutcome::Failed => "error",
+        tether_core::vocab::CallOutcome::Refused => "refused by the harness",
         _ => UNKNOWN_OUTCOME,
     }
 }
@@ -921,7 +923,7 @@ pub fn call_outcome_word(outcome: &crate::vocab::CallOutcome) -> &'static str {
 /// order a person reads it: listed → accepted → offered (deferred or in
 /// context) → called, each with its mark (`✓`, `✗`, `?`).
 pub fn tool_path(
-    stages: &std::collections::BTreeMap<String, crate::model::StageObservation>,
+    stages: &std::collections::BTreeMap<String, tether_core::model::StageObservation>,
 ) -> String {
     let state = |key: &str| stages.get(key).map_or(StageState::Unknown, |o| o.state);
     let offered = if state("model_visible") == StageState::Yes {
@@ -947,13 +949,13 @@ pub fn tool_path(
 /// One session attempt's capability matrix: a row per server, then a row
 /// per tool of each server (`SERVER/TOOL`), with the stages that were shown
 /// and what showed each.
-pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
-    use crate::vocab::CapabilityKind;
+pub fn matrix(attempt: &AttachmentAttempt) -> Vec<tether_core::records::MatrixRow> {
+    use tether_core::vocab::CapabilityKind;
     let mut rows = Vec::new();
     for server in &attempt.servers {
         let s = &server.stages;
         let tally = CallTally::of_row(server);
-        rows.push(crate::records::MatrixRow {
+        rows.push(tether_core::records::MatrixRow {
             kind: CapabilityKind::McpServer,
             name: server.name.clone(),
             status: server.status,
@@ -982,7 +984,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
             in_config: None,
         });
         for tool in &server.tools {
-            rows.push(crate::records::MatrixRow {
+            rows.push(tether_core::records::MatrixRow {
                 kind: CapabilityKind::McpTool,
                 name: format!("{}/{}", server.name, tool.name),
                 status: tool_status(server.status, tool),
@@ -1008,8 +1010,8 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<crate::records::MatrixRow> {
 /// What to check, in one sentence, for a reason a user can act on (an
 /// endpoint check's failures, mostly); `None` for reasons whose summary says
 /// it all.
-pub fn reason_hint(reason: &crate::vocab::ReasonCode) -> Option<&'static str> {
-    use crate::vocab::ReasonCode as R;
+pub fn reason_hint(reason: &tether_core::vocab::ReasonCode) -> Option<&'static str> {
+    use tether_core::vocab::ReasonCode as R;
     Some(match reason {
         R::HostNotFound => "check the host name's spelling and this machine's DNS",
         R::EndpointNotFound => {
@@ -1068,6 +1070,7 @@ pub fn verdict_hint(verdict: Verdict) -> &'static str {
         Verdict::AgentExited => {
             "The agent's process exited before it contacted the sentinel, so nothing it was given was used. See its exit and its last output below: often a missing key, provider or login (--env, --inherit-env)."
         }
+        _ => "A verdict this version of Tether does not know: read the report's evidence.",
     }
 }
 
@@ -1177,32 +1180,20 @@ fn write_last_mile(out: &mut String, row: &ServerAttachment) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ProvenanceCode, StageObservation, Stages};
-    use crate::vocab::{DecisionKind, ReasonCode, ServerSource, Transport};
+    use tether_core::model::{ProvenanceCode, StageObservation};
+    use tether_core::vocab::ReasonCode;
 
     fn row(status: DisplayStatus) -> ServerAttachment {
-        ServerAttachment {
-            name: "github".into(),
-            source: ServerSource::Profile,
-            transport: Transport::Http,
-            target: "https://api.example.com".into(),
-            decision: DecisionKind::Deliver,
-            status,
-            reason_code: None,
-            summary: None,
-            failed_at: None,
-            connection_id: None,
-            client: None,
-            tool_count: None,
-            tool_count_at: None,
-            last_tool_call: None,
-            connections: vec![],
-            stages: Stages::default(),
-            endpoint_test: None,
-            tool_catalog: None,
-            note: None,
-            tools: vec![],
-        }
+        // Built from its JSON, as a host outside core would.
+        serde_json::from_value(serde_json::json!({
+            "name": "github",
+            "source": "profile",
+            "transport": "http",
+            "target": "https://api.example.com",
+            "decision": "deliver",
+            "status": status.as_str(),
+        }))
+        .expect("a literal row parses")
     }
 
     #[test]

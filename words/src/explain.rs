@@ -13,9 +13,9 @@
 
 use std::fmt::Write as _;
 
-use crate::history::ServerAttachment;
-use crate::probe::Verdict;
-use crate::vocab::{DisplayStatus, ReasonCode, Stage};
+use tether_core::history::ServerAttachment;
+use tether_core::probe::Verdict;
+use tether_core::vocab::{DisplayStatus, ReasonCode, Stage};
 
 /// Which vocabulary a code belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -97,11 +97,11 @@ enum Seen {
 /// once and the call ended for `reason`: refused before it reached the
 /// server, or failed there.
 fn call_example(reason: &ReasonCode) -> String {
-    let mut tool = crate::model::ToolRow::new("get_current_time");
-    let yes = crate::model::StageObservation::shown(
-        crate::vocab::StageState::Yes,
-        crate::model::ProvenanceCode::HarnessRecord,
-        crate::model::Timestamp(1),
+    let mut tool = tether_core::model::ToolRow::new("get_current_time");
+    let yes = tether_core::model::StageObservation::shown(
+        tether_core::vocab::StageState::Yes,
+        tether_core::model::ProvenanceCode::HarnessRecord,
+        tether_core::model::Timestamp(1),
     );
     tool.listed = yes;
     tool.model_visible = yes;
@@ -112,7 +112,7 @@ fn call_example(reason: &ReasonCode) -> String {
         tool.failures = vec![reason.clone()];
     } else {
         tool.refused_calls = 1;
-        tool.refusals = vec![crate::model::ReasonCount {
+        tool.refusals = vec![tether_core::model::ReasonCount {
             reason_code: reason.clone(),
             calls: 1,
         }];
@@ -177,7 +177,8 @@ pub fn status(status: DisplayStatus) -> Entry {
             "The server could not be offered at all: no plugin for the agent kind, no way to write its configuration, or a command that does not resolve.",
             "Read the reason code. For `no_observer` or `no_strategy`, the agent kind needs a plugin (see the plugin authors' chapter).",
         ),
-        S::Unknown => (
+        // Unknown, and any status a newer core adds.
+        _ => (
             "Nothing is known about the server yet: no decision, no delivery, no contact.",
             "Wait for the session to start, or check that the host reports evidence for it at all.",
         ),
@@ -261,6 +262,11 @@ pub fn verdict(verdict: Verdict) -> Entry {
             "agent_exited",
             "The agent's process exited on its own before it contacted the sentinel: it was delivered to a process that is gone.",
             "See how it exited and its last output: often a missing key, provider or login.",
+        ),
+        _ => (
+            verdict.as_str(),
+            "A verdict this version of Tether does not know.",
+            "Read the report's evidence; a newer Tether explains it.",
         ),
     };
     Entry {
@@ -380,8 +386,8 @@ pub fn stage(stage: Stage) -> Entry {
 }
 
 /// Every provenance, in the order of its strength.
-pub const PROVENANCES: [crate::model::ProvenanceCode; 10] = {
-    use crate::model::ProvenanceCode as P;
+pub const PROVENANCES: [tether_core::model::ProvenanceCode; 10] = {
+    use tether_core::model::ProvenanceCode as P;
     [
         P::SessionEvent,
         P::AgentReport,
@@ -397,8 +403,8 @@ pub const PROVENANCES: [crate::model::ProvenanceCode; 10] = {
 };
 
 /// What a provenance says about a stage shown by it.
-pub fn provenance(p: crate::model::ProvenanceCode) -> Entry {
-    use crate::model::ProvenanceCode as P;
+pub fn provenance(p: tether_core::model::ProvenanceCode) -> Entry {
+    use tether_core::model::ProvenanceCode as P;
     let (meaning, check) = match p {
         P::SessionEvent => (
             "Observed during the session by the host that ran it: its plan, its own MCP endpoint.",
@@ -549,13 +555,16 @@ mod tests {
 
     #[test]
     fn every_provenance_has_an_entry_under_its_own_word() {
-        for word in crate::vocab::Provenance::KNOWN {
+        for word in tether_core::vocab::Provenance::KNOWN {
             let known = PROVENANCES
                 .iter()
                 .any(|p| provenance(*p).code == *word && p.word().as_str() == *word);
             assert!(known, "{word}");
         }
-        assert_eq!(PROVENANCES.len(), crate::vocab::Provenance::KNOWN.len());
+        assert_eq!(
+            PROVENANCES.len(),
+            tether_core::vocab::Provenance::KNOWN.len()
+        );
     }
 
     #[test]
