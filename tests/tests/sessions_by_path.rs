@@ -300,26 +300,29 @@ fn no_stage_happened_at_time_zero() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
-/// GIVEN a saved stream-json holding a refusal (`system/permission_denied`,
-/// a kind that bears on MCP calls and is not read yet) WHEN it is shown
+/// GIVEN a session file holding a record of a kind that bears on MCP
+/// calls and is not read (a Codex rollout's `exec_approval_request`) WHEN
+/// it is shown
 /// THEN the record is said, by its kind, as `tether sessions list` says it:
 /// counted, never dropped in silence.
 #[test]
 fn a_record_not_read_is_said_by_show_too() {
     let home = tempfile::tempdir().expect("home");
+    // (Claude Code's stream-json has no kind left unread since its
+    // `permission_denied` is read: a Codex rollout's approval request is.)
     let mut text =
-        std::fs::read_to_string(fixtures().join("records-by-path/claude-2.1.332-stream.jsonl"))
+        std::fs::read_to_string(fixtures().join("refusals/codex-0.171.0-noapproval.rollout.jsonl"))
             .expect("fixture");
     text.push_str(
-        "{\"type\":\"system\",\"subtype\":\"permission_denied\",\"tool_name\":\"mcp__time__get_current_time\",\"tool_use_id\":\"toolu_9\",\"session_id\":\"09ca82f4-e8d9-4de2-bf5c-c2fbdd4cc325\"}\n",
+        "{\"timestamp\":\"2026-12-03T16:35:47.400Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"exec_approval_request\",\"call_id\":\"c9\"}}\n",
     );
-    let file = home.path().join("stream.jsonl");
+    let file = home.path().join("rollout-x.jsonl");
     std::fs::write(&file, text).expect("w");
     let (code, stdout, stderr) = sessions(home.path(), &["show", &file.display().to_string()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stdout.contains("of a kind this Tether does not read")
-            && stdout.contains("system/permission_denied"),
+            && stdout.contains("exec_approval_request"),
         "{stdout}"
     );
 }
