@@ -380,7 +380,10 @@ pub(crate) fn sanitized_policy(scrubber: &sanitize::Scrubber, policy: &CallPolic
         headless_refuses: policy.headless_refuses,
         provenance: policy.provenance,
         reason_code: policy.reason_code.clone(),
-        rule: policy.rule.as_deref().map(|r| scrubber.summary(r)),
+        rule: policy
+            .rule
+            .as_deref()
+            .map(|r| scrub_parts(scrubber, &scrubber.summary(r))),
         source: policy
             .source
             .as_deref()
@@ -390,7 +393,7 @@ pub(crate) fn sanitized_policy(scrubber: &sanitize::Scrubber, policy: &CallPolic
             .tools
             .iter()
             .map(|t| tether_core::inventory::ToolCallPolicy {
-                tool: scrubber.name(&t.tool),
+                tool: scrub_parts(scrubber, &scrubber.name(&t.tool)),
                 policy: sanitized_policy(scrubber, &t.policy),
             })
             .collect(),
@@ -414,21 +417,97 @@ pub(crate) fn sanitized_notes(scrubber: &sanitize::Scrubber, notes: &[RowNote]) 
 /// `/etc/`) were built by [`ConfigRoot::source`] and are safe, while the
 /// pattern scrubber would shorten them to `~/…/name`.
 pub(crate) fn summary_keeping_sources(scrubber: &sanitize::Scrubber, text: &str) -> String {
+    // Each part of the path must pass the scrubber unchanged: a folder
+    // named like a token keeps the whole word from being kept.
     let is_source = |word: &str| {
+        let clean = |part: &str| {
+            let part = part.trim_end_matches([',', ';', ')', ':']);
+            scrubber.scrub(part) == part
+        };
         (word.starts_with("~/") || word.starts_with("/etc/") || word.starts_with('$'))
+            && !word.contains('@')
+            && !word.contains("://")
             && scrubber.scrub(word).contains(sanitize::REDACTED).not()
+            && word.split('/').skip(1).all(clean)
+            // A shown source ends in a file name (or is `$NAME` alone).
+            && word
+                .rsplit_once('/')
+                .is_none_or(|(_, last)| last.contains('.'))
     };
-    let words: Vec<String> = text
+    // The sources stand aside while the whole sentence is scrubbed (so a
+    // pattern spanning words, `Bearer …`, still matches), then come back.
+    let mut kept: Vec<&str> = Vec::new();
+    let masked: Vec<String> = text
         .split(' ')
         .map(|w| {
             if is_source(w) {
-                w.to_owned()
+                kept.push(w);
+                format!("tethersource{}x", kept.len() - 1)
             } else {
-                scrubber.scrub(w)
+                w.to_owned()
             }
         })
         .collect();
+    // `__` becomes a mark that is no word character while scrubbing, so a
+    // pattern after it (`mcp__srv__Bearer …`) starts at a word boundary.
+    const MARK: char = '\u{2063}';
+    let joined = masked.join(" ").replace("__", &MARK.to_string());
+    let scrubbed = scrubber.scrub(&joined).replace(MARK, "__");
+    // A pattern that spans a kept source (`~/Bearer x/…`) is caught only
+    // unmasked: then the sentence is scrubbed whole, sources and all.
+    let plain = scrubber
+        .scrub(&text.replace("__", &MARK.to_string()))
+        .replace(MARK, "__");
+    let redactions = |t: &str| t.matches(sanitize::REDACTED).count();
+    let scrubbed = if redactions(&plain) > redactions(&scrubbed) {
+        kept.clear();
+        plain
+    } else {
+        scrubbed
+    };
+    let words: Vec<String> = scrubbed
+        .split(' ')
+        .map(|w| {
+            let index = w
+                .strip_prefix("tethersource")
+                .and_then(|rest| rest.strip_suffix('x'))
+                .and_then(|n| n.parse::<usize>().ok());
+            match index.and_then(|i| kept.get(i)) {
+                Some(source) => (*source).to_owned(),
+                None => scrub_parts(scrubber, w),
+            }
+        })
+        .collect();
+    // Whatever a path or a name hid from the scrubber's `Bearer …` pattern:
+    // the word after a `bearer` goes.
+    let mut words = words;
+    for i in 1..words.len() {
+        let before = words[i - 1].to_ascii_lowercase();
+        if before.trim_end_matches([':', ',']).ends_with("bearer") {
+            words[i] = sanitize::REDACTED.to_owned();
+        }
+    }
     sanitize::cap_with_ellipsis(words.join(" ").trim(), sanitize::SUMMARY_MAX_BYTES)
+}
+
+/// Scrubs each `__`-separated part of a tool name or rule on its own
+/// (`mcp__srv__ghp_…`): the scrubber's patterns start at a word boundary,
+/// which `_` is not.
+pub(crate) fn scrub_parts(scrubber: &sanitize::Scrubber, text: &str) -> String {
+    if !text.contains("__") && !text.contains('/') {
+        return text.to_owned();
+    }
+    // Path segments too: the scrubber leaves `$NAME/ghp_…/file` whole.
+    text.split('/')
+        .map(|segment| {
+            segment
+                .split("__")
+                .map(|part| scrubber.scrub(part))
+                .collect::<Vec<_>>()
+                .join("__")
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Classes an environment variable's name.

@@ -247,3 +247,92 @@ fn diff_finds_added_removed_and_changed() {
         .collect();
     assert_eq!(fields, ["reason_code", "enabled"]);
 }
+
+/// A call-policy prediction and a note, whatever a scanner wrote in them
+/// (a rule holding a token, a file under a folder named like a secret, an
+/// environment value), keep no secret once they are a row: every shape
+/// below, in every field, in every combination of where it sits.
+#[test]
+fn call_policies_and_notes_never_keep_a_planted_secret() {
+    use tether_core::inventory::{CallPolicy, CallVerdict, RowNote, ToolCallPolicy};
+    use tether_core::model::ProvenanceCode;
+    let shapes = [
+        "sk-ant-api03-Zx9planted0000000000000000",
+        "ghp_planted000000000000000000000000000",
+        "github_pat_11PLANTED0000000000_abcdefghijk",
+        "xoxb-1111-2222-plantedslack",
+        "AKIAPLANTED000000000",
+        "https://user:pw-planted-77@host.example.com/mcp",
+        "https://host.example.com/mcp?token=planted-query-99",
+        "Bearer planted-bearer-value-123456",
+        "env-value-planted-4411",
+    ];
+    // What each shape leaves behind if it leaks.
+    let needle = |shape: &str| -> String {
+        match shape.split_once("planted") {
+            Some((_, rest)) => format!("planted{rest}"),
+            None => shape.to_owned(),
+        }
+    };
+    let wraps: [fn(&str) -> String; 4] = [
+        |s| s.to_owned(),
+        |s| format!("mcp__srv__{s}"),
+        |s| format!("~/{s}/settings.json"),
+        |s| format!("$CLAUDE_CODE_MANAGED_SETTINGS_PATH/{s}/managed-settings.json"),
+    ];
+    for shape in shapes {
+        for wrap in wraps {
+            let planted = wrap(shape);
+            let leaf = CallPolicy {
+                verdict: CallVerdict::Denied,
+                headless_refuses: Some(true),
+                provenance: ProvenanceCode::CurrentConfig,
+                reason_code: Some(ReasonCode::DeniedByPolicy),
+                rule: Some(format!("permissions.deny: {planted}")),
+                source: Some(planted.clone()),
+                summary: format!("denied by managed policy ({planted}): {planted}"),
+                tools: Vec::new(),
+            };
+            let mut policy = leaf.clone();
+            policy.tools = vec![ToolCallPolicy {
+                tool: planted.clone(),
+                policy: leaf,
+            }];
+            let mut found = FoundServer::new(
+                "claude",
+                ConfigScope::User,
+                "srv",
+                "~/.claude.json".into(),
+                Endpoint::Stdio {
+                    command: "fake-mcp".into(),
+                    args: vec![],
+                    env: vec![KeyValue {
+                        name: "API_TOKEN".into(),
+                        value: "env-value-planted-4411".into(),
+                    }],
+                    cwd: None,
+                },
+            );
+            found.call_policy = Some(policy);
+            found.notes.push(RowNote {
+                provenance: ProvenanceCode::DocumentedRule,
+                reason_code: None,
+                text: format!("a note naming {planted}"),
+            });
+            let mut out = ScanOutput::default();
+            out.push(&ScanContext::from_env(None), found);
+            let json = serde_json::to_string(&out.rows).expect("json");
+            let leaked = needle(shape);
+            assert!(
+                !json.contains(&leaked),
+                "{planted:?} leaked {leaked:?} into {json}"
+            );
+            // The prediction itself survives the scrubbing.
+            let row = &out.rows[0];
+            let kept = row.call_policy.as_ref().expect("a policy");
+            assert_eq!(kept.verdict, CallVerdict::Denied);
+            assert_eq!(kept.tools.len(), 1);
+            assert_eq!(row.notes.len(), 1);
+        }
+    }
+}
