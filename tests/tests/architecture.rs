@@ -327,6 +327,52 @@ fn tethers_own_listeners_bind_loopback() {
     assert!(endpoint.contains("let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));"));
 }
 
+/// GIVEN tether-words' source (test modules left out) and manifest WHEN
+/// they are read THEN, like core, it does no I/O and runs nothing: the
+/// words people read are a pure projection of the documents.
+#[test]
+fn the_words_do_no_io() {
+    let mut text = String::new();
+    read_tree(&workspace().join("words").join("src"), &mut text);
+    assert!(text.contains("pub fn vocabulary"), "words/src was not read");
+    let forbidden = [
+        "std::fs",
+        "std::env",
+        "std::process",
+        "std::net",
+        "std::thread",
+        "sleep(",
+        "::now(",
+        "Instant",
+        "tokio",
+        "File::",
+    ];
+    let found: Vec<String> = text
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .flat_map(|code| {
+            forbidden
+                .iter()
+                .filter(move |word| code.contains(**word))
+                .map(move |word| format!("{word}: {}", code.trim()))
+        })
+        .collect();
+    assert!(found.is_empty(), "I/O in tether-words: {found:#?}");
+    let manifest = std::fs::read_to_string(workspace().join("words").join("Cargo.toml"))
+        .expect("words manifest");
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .unwrap_or("");
+    for crate_name in ["rusqlite", "rmcp", "reqwest", "axum", "tokio"] {
+        assert!(
+            !deps.contains(crate_name),
+            "tether-words depends on {crate_name}"
+        );
+    }
+}
+
 fn read_tree(dir: &Path, out: &mut String) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -495,6 +541,9 @@ fn mcp_traffic_becomes_evidence_in_one_place() {
 fn what_third_parties_build_on_is_non_exhaustive() {
     let mut code = String::new();
     read_tree(&workspace().join("core/src"), &mut code);
+    // The display's words a plugin may match on (`ColorClass`) live in
+    // tether-words.
+    read_tree(&workspace().join("words/src"), &mut code);
     let vocab = std::fs::read_to_string(workspace().join("core/src/vocab.rs")).expect("vocab");
     assert_eq!(
         vocab.matches("#[non_exhaustive]").count(),
