@@ -382,7 +382,7 @@ pub fn census() -> Vec<CensusEntry> {
             TELEMETRY,
             "execute_tool",
             "1.0.102",
-            "span: a call of the server whose hash github.copilot.tool.parameters.mcp_server_name_hash matches, its tool by hash prefix, its status the outcome",
+            "span: a call of the server whose hash github.copilot.tool.parameters.mcp_server_name_hash matches, its tool by hash prefix, its status the outcome; error.type denied (measured on a --deny-tool run) a refusal, tool_call_refused permission_denied (the span gives no finer reason: the session's events do)",
         ),
         CensusEntry::read(
             TELEMETRY,
