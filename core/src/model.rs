@@ -346,6 +346,14 @@ pub struct ToolRow {
     /// error), in reason order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<ReasonCode>,
+    /// How its definition differs from the server's pin, where a source
+    /// compared this session's listing with it (`definition_changed`:
+    /// `title_changed`, `description_changed`, `input_schema_changed`,
+    /// `output_schema_changed`, `annotations_changed`; `tools_changed`:
+    /// `tool_added`, `tool_removed`), in reason order. Hashes were
+    /// compared, never the text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definition_changes: Vec<ReasonCode>,
 }
 
 /// How many of something happened for one reason (a tool's refused calls).
@@ -380,6 +388,7 @@ impl ToolRow {
             refused_calls: 0,
             refusals: Vec::new(),
             failures: Vec::new(),
+            definition_changes: Vec::new(),
         }
     }
 

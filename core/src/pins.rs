@@ -19,7 +19,16 @@
 //! secret. Two servers that claim the same name behind the same command
 //! (`node`) or host are one to Tether: a change between them reads as a
 //! change, never as nothing. A server that renames itself is a new server,
-//! pinned anew on its first sighting.
+//! pinned anew on its first sighting. A host's own server, served by its
+//! observed endpoint in the host's process, has the target `host`
+//! (`NAME@host`): its loopback address changes with every start.
+//!
+//! **Where listings are compared.** `tether endpoint-test` and
+//! `tether inventory --test` compare what they list; in a session, the
+//! relay and a host's observed endpoint compare every full `tools/list`
+//! they see ([`sight_in`], given the host's store) and publish the
+//! changes onto the server's row ([`change_evidence`]), which the reducer
+//! keeps on its tool rows.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -254,6 +263,45 @@ pub fn sight(
     (rows, report)
 }
 
+/// One listing a session source saw (the relay, a host's observed
+/// endpoint), compared with `store`'s pins for `server` and written back:
+/// [`sight`] between a read and a write of the server's rows. Sightings in
+/// one process take turns, so two connections to one server never lose
+/// each other's rows. The definitions' text never reaches here: hashes
+/// only.
+pub fn sight_in(
+    store: &dyn crate::store::Store,
+    server: &str,
+    listed: &[(String, DefinitionHashes)],
+    at: Timestamp,
+) -> Result<PinReport, crate::store::StoreError> {
+    static TURNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = TURNS.lock().unwrap_or_else(|p| p.into_inner());
+    let stored = store.tool_pins(Some(server))?;
+    let (rows, report) = sight(&stored, server, listed, at);
+    store.replace_tool_pins(server, &rows)?;
+    Ok(report)
+}
+
+/// A report's changes as evidence for the server's row in a session: one
+/// `definition_changed` per changed part, one `tools_changed` per tool
+/// added or removed, each naming the tool and its reason code, never a
+/// definition's text. The publisher names the server, the connection and
+/// the provenance.
+pub fn change_evidence(report: &PinReport, at: Timestamp) -> Vec<crate::model::Evidence> {
+    report
+        .changes
+        .iter()
+        .flat_map(|change| {
+            change.reasons.iter().map(move |reason| {
+                crate::model::Evidence::new(change.evidence.clone(), at)
+                    .tool(change.tool.clone())
+                    .reason(reason.clone(), None)
+            })
+        })
+        .collect()
+}
+
 /// Why [`accept`] could not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AcceptError {
@@ -370,6 +418,36 @@ mod tests {
             ["a", "c"]
         );
         assert!(accept(&rows, Some("zz"), Timestamp(6)).is_err());
+    }
+
+    #[test]
+    fn changes_become_one_evidence_per_reason_naming_the_tool() {
+        let (rows, _) = sight(&[], "s@x", &[("a".into(), h("1"))], Timestamp(1));
+        let mut changed = h("2");
+        changed.input_schema = Some("t".into());
+        let listed = [("a".into(), changed), ("b".into(), h("3"))];
+        let (_, report) = sight(&rows, "s@x", &listed, Timestamp(2));
+        let got: Vec<(String, Option<String>, Option<String>)> =
+            change_evidence(&report, Timestamp(2))
+                .iter()
+                .map(|e| {
+                    (
+                        e.kind.as_str().to_owned(),
+                        e.tool.clone(),
+                        e.reason_code.as_ref().map(|r| r.as_str().to_owned()),
+                    )
+                })
+                .collect();
+        let want =
+            |k: &str, t: &str, r: &str| (k.to_owned(), Some(t.to_owned()), Some(r.to_owned()));
+        assert_eq!(
+            got,
+            vec![
+                want("definition_changed", "a", "description_changed"),
+                want("definition_changed", "a", "input_schema_changed"),
+                want("tools_changed", "b", "tool_added"),
+            ]
+        );
     }
 
     #[test]

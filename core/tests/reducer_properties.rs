@@ -79,6 +79,8 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
         Just(EvidenceKind::ToolVisible),
         Just(EvidenceKind::ToolDeferred),
         Just(EvidenceKind::ToolWithheld),
+        Just(EvidenceKind::DefinitionChanged),
+        Just(EvidenceKind::ToolsChanged),
         Just(EvidenceKind::Other("from_the_future".into())),
     ];
     (
@@ -134,6 +136,22 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
                         ReasonCode::NameCollision
                     } else {
                         ReasonCode::ToolLimitExceeded
+                    });
+                }
+                EvidenceKind::DefinitionChanged => {
+                    ev.tool = Some(if ok { "echo" } else { "other" }.into());
+                    ev.reason_code = Some(match conn % 3 {
+                        0 => ReasonCode::DescriptionChanged,
+                        1 => ReasonCode::InputSchemaChanged,
+                        _ => ReasonCode::AnnotationsChanged,
+                    });
+                }
+                EvidenceKind::ToolsChanged => {
+                    ev.tool = Some(if ok { "echo" } else { "gone" }.into());
+                    ev.reason_code = Some(if conn % 2 == 0 {
+                        ReasonCode::ToolAdded
+                    } else {
+                        ReasonCode::ToolRemoved
                     });
                 }
                 EvidenceKind::ExplicitError => ev.reason_code = Some(ReasonCode::ServerError),

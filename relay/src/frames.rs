@@ -100,6 +100,10 @@ pub enum Observation {
         client_version: Option<String>,
         /// The protocol version agreed (the answer's, else the request's).
         protocol_version: Option<String>,
+        /// The server's serverInfo.name (its identity for pins, with its
+        /// target).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_name: Option<String>,
     },
     /// `tools/list` answered, with this many tools on the page.
     ToolsListed {
@@ -434,6 +438,7 @@ impl FrameReader {
                 client_name: request.client_name,
                 client_version: request.client_version,
                 protocol_version: text(result, &["protocolVersion"]).or(request.protocol_version),
+                server_name: text(result, &["serverInfo", "name"]),
             }),
             "tools/list" => {
                 let page = result.get("tools").and_then(Value::as_array);
@@ -597,6 +602,7 @@ mod tests {
             client_name: Some("claude-code".into()),
             client_version: Some("2.1".into()),
             protocol_version: Some("2025-06-18".into()),
+            server_name: Some("x".into()),
         }));
         assert!(out.contains(&Observation::ToolsListed {
             count: 2,

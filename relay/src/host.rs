@@ -178,6 +178,20 @@ impl RelayHost {
             .unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
+    /// Every full `tools/list` a relayed server answers is compared with
+    /// its pins in `store` (`tether_core::pins`, server `NAME@TARGET` by
+    /// its serverInfo and real target) and written back; what changed
+    /// becomes `definition_changed` / `tools_changed` evidence on its row.
+    /// Hashes only reach the store. Off the reading path.
+    pub fn pin_with(&self, store: Arc<dyn tether_core::store::Store>) {
+        *self
+            .state
+            .outlet
+            .pins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(store);
+    }
+
     /// Observations that became no evidence so far (attempt superseded, sink full).
     pub fn not_published(&self) -> u64 {
         self.state.outlet.not_published.load(Ordering::Relaxed)
@@ -260,6 +274,7 @@ impl RelayHost {
         let reporter = Reporter::new(
             Arc::clone(&self.state.outlet),
             spec.name.clone(),
+            real.target(),
             real.transport(),
             Arc::clone(&slot),
         );
@@ -455,6 +470,7 @@ async fn serve(stream: TcpStream, state: Arc<State>) {
     let mut reporter = Reporter::new(
         Arc::clone(&state.outlet),
         offer.server.clone(),
+        sanitize::command_target(&offer.command),
         Transport::Stdio,
         Arc::new(Mutex::new(Some(sink))),
     );

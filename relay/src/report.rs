@@ -13,6 +13,7 @@ use tether_core::served::{
     RequestIdent, Served, ServedOutcome, ServedRequest, ServedSession, ServedTap, TraceContext,
     bounded, protocol_word,
 };
+use tether_core::store::Store;
 use tether_core::traffic::{self, Exchange};
 use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, Transport};
 use tether_guard::random_hex;
@@ -27,6 +28,9 @@ pub(crate) struct Outlet {
     pub(crate) served: Mutex<Option<Arc<dyn ServedTap>>>,
     /// Observations that could not become evidence (the attempt was gone or the sink full).
     pub(crate) not_published: AtomicU64,
+    /// The host's store, where listings are compared with their server's
+    /// pins (`RelayHost::pin_with`); none: no comparison.
+    pub(crate) pins: Mutex<Option<Arc<dyn Store>>>,
 }
 
 /// Turns one relayed server's observations into evidence for its row (and
@@ -36,6 +40,10 @@ pub(crate) struct Reporter {
     sink: Arc<Mutex<Option<EvidenceSink>>>,
     server_name: String,
     server: Arc<str>,
+    /// The real server's sanitized target (the relay's own never shows).
+    target: String,
+    /// The server's serverInfo.name, once initialize answered.
+    server_info: Option<String>,
     connection: String,
     transport: Transport,
     protocol: Option<String>,
@@ -48,12 +56,15 @@ impl Reporter {
     pub(crate) fn new(
         outlet: Arc<Outlet>,
         server_name: String,
+        target: String,
         transport: Transport,
         sink: Arc<Mutex<Option<EvidenceSink>>>,
     ) -> Self {
         Reporter {
             outlet,
             sink,
+            target,
+            server_info: None,
             server: Arc::from(server_name.as_str()),
             server_name,
             connection: format!("relay_{}", random_hex(8)),
@@ -81,6 +92,19 @@ impl Reporter {
         }
     }
 
+    /// The store to compare listings in and the server's identity
+    /// (`NAME@TARGET`), once both are known.
+    fn pinning(&self) -> Option<(Arc<dyn Store>, String)> {
+        let store = self
+            .outlet
+            .pins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        let name = self.server_info.as_deref()?;
+        Some((store, tether_core::pins::server_key(name, &self.target)))
+    }
+
     fn served_tap(&self) -> Option<Arc<dyn ServedTap>> {
         self.outlet
             .served
@@ -98,9 +122,13 @@ impl Reporter {
                 client_name,
                 client_version,
                 protocol_version,
+                server_name,
                 ..
             } => {
                 self.protocol.clone_from(&protocol_version);
+                if server_name.is_some() {
+                    self.server_info = server_name;
+                }
                 let client = client_name.map(|name| ClientInfo {
                     name,
                     version: client_version,
@@ -132,7 +160,20 @@ impl Reporter {
                     && let Ok(runtime) = tokio::runtime::Handle::try_current()
                 {
                     let server = self.server_name.clone();
+                    let pinning = self.pinning();
+                    let connection = self.connection.clone();
                     runtime.spawn_blocking(move || {
+                        if let Some((store, key)) = pinning {
+                            for evidence in pin_changes(&*store, &key, &all, now) {
+                                let evidence = evidence
+                                    .server(server.clone())
+                                    .connection(connection.clone())
+                                    .provenance(Provenance::Relay);
+                                if let Err(err) = sink.publish(evidence) {
+                                    tracing::debug!(%err, "relayed pin change not queued");
+                                }
+                            }
+                        }
                         let catalog = tether_catalog::build_catalog(&all, now);
                         if let Err(err) = sink.publish_catalog(server, catalog) {
                             tracing::debug!(%err, "relayed catalog not queued");
@@ -207,6 +248,26 @@ impl Reporter {
                 duration_nanos: u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX),
                 owner: None,
             }));
+        }
+    }
+}
+
+/// A full listing of the server `key` compared with `store`'s pins (and
+/// written back): its changes as evidence, none on its first sighting.
+/// Hashes only reach the store; a store that cannot is said once in the
+/// log, and the session goes on.
+pub(crate) fn pin_changes(
+    store: &dyn Store,
+    key: &str,
+    tools: &[serde_json::Value],
+    at: tether_core::model::Timestamp,
+) -> Vec<Evidence> {
+    let listed = tether_pins::hash_listing(tools);
+    match tether_core::pins::sight_in(store, key, &listed, at) {
+        Ok(report) => tether_core::pins::change_evidence(&report, at),
+        Err(err) => {
+            tracing::debug!(%err, "tool pins not compared");
+            Vec::new()
         }
     }
 }

@@ -291,6 +291,11 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
                 }
             }
         }
+        EvidenceKind::DefinitionChanged | EvidenceKind::ToolsChanged => {
+            if let Some(tool) = &ev.tool {
+                changed |= definition_change(row, tool, ev.reason_code.as_ref());
+            }
+        }
         // Session-level or unknown kinds change no row.
         _ => {}
     }
@@ -335,6 +340,41 @@ pub(super) fn tool_row<'r>(row: &'r mut ServerAttachment, tool: &str) -> Option<
             row.tools.get_mut(i)
         }
         Err(Err(_)) => None,
+    }
+}
+
+/// A source compared `tool`'s listing with its server's pin and found it
+/// changed (`definition_changed`: the part; `tools_changed`: added or
+/// removed): the reason joins the tool's set, in reason order (a set, so
+/// idempotent and order never matters). Only the pin reasons count; a
+/// change without one says nothing. True when the tool's row changed.
+fn definition_change(row: &mut ServerAttachment, tool: &str, code: Option<&ReasonCode>) -> bool {
+    let Some(code) = code.filter(|c| {
+        matches!(
+            c,
+            ReasonCode::TitleChanged
+                | ReasonCode::DescriptionChanged
+                | ReasonCode::InputSchemaChanged
+                | ReasonCode::OutputSchemaChanged
+                | ReasonCode::AnnotationsChanged
+                | ReasonCode::ToolAdded
+                | ReasonCode::ToolRemoved
+        )
+    }) else {
+        return false;
+    };
+    let Some(t) = tool_row(row, tool) else {
+        return false;
+    };
+    match t
+        .definition_changes
+        .binary_search_by(|c| c.as_str().cmp(code.as_str()))
+    {
+        Err(i) if t.definition_changes.len() < crate::model::MAX_TOOL_REASONS => {
+            t.definition_changes.insert(i, code.clone());
+            true
+        }
+        _ => false,
     }
 }
 

@@ -120,7 +120,11 @@ async fn main() -> anyhow::Result<()> {
         Arc::new(tether_acp_structured::AcpStructured),
         tether_core::registry::PluginSource::Static,
     )?;
-    let hub = Arc::new(Hub::with_store(registry, HubConfig::default(), store));
+    let hub = Arc::new(Hub::with_store(
+        registry,
+        HubConfig::default(),
+        Arc::clone(&store),
+    ));
     let mut otel_config = tether_otel::OtelConfig::from_env("tether-example-host");
     if let Some(url) = arg(&args, "--otlp") {
         otel_config = otel_config.with_endpoint(url);
@@ -176,7 +180,10 @@ async fn main() -> anyhow::Result<()> {
     let relay = if observe && !third_party.is_empty() {
         let program = tether_relay::relay_next_to_current_exe()
             .context("cannot find tether-relay next to this program")?;
-        Some(tether_relay::RelayHost::start(program).await?)
+        let relay = tether_relay::RelayHost::start(program).await?;
+        // Each listing a relayed server gives is compared with its pins.
+        relay.pin_with(Arc::clone(&store));
+        Some(relay)
     } else {
         None
     };
@@ -185,6 +192,7 @@ async fn main() -> anyhow::Result<()> {
 
     // === The host's own MCP server, observed ===
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
+    endpoint.pin_with(Arc::clone(&store));
     if let Some(otel) = &otel {
         endpoint.on_served(otel.served_tap());
     }

@@ -229,6 +229,12 @@ impl ObservedEndpoint {
         self.observation.on_served(observer);
     }
 
+    /// Compares every full listing this endpoint serves with the server's
+    /// pins in `store` ([`Observation::pin_with`]).
+    pub fn pin_with(&self, store: Arc<dyn tether_core::store::Store>) {
+        self.observation.pin_with(store);
+    }
+
     /// The probe's sentinel, served as `tether-sentinel`.
     pub async fn sentinel() -> std::io::Result<Self> {
         Self::start(SENTINEL_SERVER, || Sentinel).await

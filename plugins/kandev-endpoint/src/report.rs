@@ -56,6 +56,9 @@ pub struct Observation {
     counter: AtomicU64,
     tools_listed: RwLock<Option<ToolsListedHook>>,
     served: RwLock<Option<SharedServedTap>>,
+    /// The host's store, where full listings are compared with the
+    /// server's pins ([`Observation::pin_with`]).
+    pins: RwLock<Option<Arc<dyn tether_core::store::Store>>>,
 }
 
 impl std::fmt::Debug for Observation {
@@ -80,6 +83,7 @@ impl Observation {
             counter: AtomicU64::new(0),
             tools_listed: RwLock::new(None),
             served: RwLock::new(None),
+            pins: RwLock::new(None),
         })
     }
 
@@ -108,6 +112,19 @@ impl Observation {
     /// Without one, requests pay nothing for it.
     pub fn on_served(&self, observer: SharedServedTap) {
         *self.served.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
+    }
+
+    /// Every full `tools/list` this server answers (one page, no cursor)
+    /// is compared with its pins in `store` (`tether_core::pins`: server
+    /// `NAME@host`, by its serverInfo name) and written back; what changed
+    /// becomes `definition_changed` / `tools_changed` evidence on its row.
+    /// Hashes only reach the store. Off the request path.
+    pub fn pin_with(&self, store: Arc<dyn tether_core::store::Store>) {
+        *self.pins.write().unwrap_or_else(|p| p.into_inner()) = Some(store);
+    }
+
+    fn pin_store(&self) -> Option<Arc<dyn tether_core::store::Store>> {
+        self.pins.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn served_tap(&self) -> Option<SharedServedTap> {
@@ -337,6 +354,44 @@ impl Connection {
         {
             self.note_caller(*caller);
         }
+    }
+
+    /// A full listing by the server whose serverInfo name is `name`,
+    /// compared with its pins off the request path; its changes become
+    /// evidence on this connection. Nothing without a store or a sink.
+    fn pin_listing(&self, name: &str, tools: &[Tool]) {
+        let (Some(store), Some(sink)) = (self.observation.pin_store(), self.sink().cloned()) else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let key = tether_core::pins::server_key(name, "host");
+        let server = self.observation.server_name.clone();
+        let connection = self.id().to_owned();
+        let tools: Vec<serde_json::Value> = tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        let at = tether_hub::now();
+        runtime.spawn_blocking(move || {
+            let listed = tether_pins::hash_listing(&tools);
+            let report = match tether_core::pins::sight_in(&*store, &key, &listed, at) {
+                Ok(report) => report,
+                Err(err) => {
+                    tracing::debug!(%err, "tool pins not compared");
+                    return;
+                }
+            };
+            for evidence in tether_core::pins::change_evidence(&report, at) {
+                let evidence = evidence
+                    .server(server.clone())
+                    .connection(connection.clone());
+                if let Err(err) = sink.publish(evidence) {
+                    tracing::trace!(%err, "pin change not queued");
+                }
+            }
+        });
     }
 
     /// Publishes evidence about this server on this connection; never blocks.
@@ -669,6 +724,7 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
         let inline_client = context.meta.client_info();
         let protocol = context.protocol_version();
         let started = self.connection.start("tools/list", None, &context);
+        let first_page = request.as_ref().is_none_or(|r| r.cursor.is_none());
         let result = self.inner.list_tools(request, context).await;
         self.connection.finish(started, outcome_of(&result));
         match &result {
@@ -686,6 +742,10 @@ impl<H: ServerHandler> ServerHandler for ReportingHandler<H> {
                     .clone();
                 if let (Some(hook), Some(sink)) = (hook, self.connection.sink()) {
                     hook(sink, &self.connection.observation.server_name, &list.tools);
+                }
+                if first_page && list.next_cursor.is_none() {
+                    let name = self.inner.get_info().server_info.name;
+                    self.connection.pin_listing(&name, &list.tools);
                 }
             }
             Err(err) => self.connection.protocol_error("tools/list", err),
