@@ -6,11 +6,11 @@
 
 use std::io::{IsTerminal, Write};
 
-use tether_words::display::color_class;
 use tether_core::model::Timestamp;
 use tether_core::records::{FileReport, SessionDocument, SessionSummary};
 use tether_core::registry::Registry;
 use tether_records::{Filter, Home, Records};
+use tether_words::display::color_class;
 
 use crate::term::visible_field;
 
@@ -247,7 +247,13 @@ pub(crate) fn print_matrix(
             .map(|p| format!(", project {p}"))
             .unwrap_or_default(),
     )?;
-    writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    // A file whose records carry no time (a saved stream-json) says so,
+    // never 1970.
+    if s.started_at.0 == 0 && s.updated_at.0 == 0 {
+        writeln!(out, "records carry no times")?;
+    } else {
+        writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    }
     let lines = matrix_lines(&document.rows, each_tool);
     // Columns as wide as their widest cell, so a long sentence never runs
     // into the next column.
