@@ -277,24 +277,20 @@ impl Permissions {
         let mode = self.mode.as_ref();
         if let Some((m, source)) = mode
             && m == "bypassPermissions"
+            && self.bypass_disabled.is_none()
         {
-            match &self.bypass_disabled {
-                None => {
-                    return CallPolicy {
-                        verdict: CallVerdict::Allowed,
-                        headless_refuses: Some(false),
-                        provenance: ProvenanceCode::CurrentConfig,
-                        reason_code: None,
-                        rule: Some("permissions.defaultMode: bypassPermissions".into()),
-                        source: Some(source.clone()),
-                        summary: format!(
-                            "permissions.defaultMode is bypassPermissions in {source}: Claude runs {what} without asking"
-                        ),
-                        tools: Vec::new(),
-                    };
-                }
-                Some(_) => {}
-            }
+            return CallPolicy {
+                verdict: CallVerdict::Allowed,
+                headless_refuses: Some(false),
+                provenance: ProvenanceCode::CurrentConfig,
+                reason_code: None,
+                rule: Some("permissions.defaultMode: bypassPermissions".into()),
+                source: Some(source.clone()),
+                summary: format!(
+                    "permissions.defaultMode is bypassPermissions in {source}: Claude runs {what} without asking"
+                ),
+                tools: Vec::new(),
+            };
         }
         if let Some(rule) = find(Behavior::Allow) {
             let summary = format!(
