@@ -419,8 +419,8 @@ pub fn version_of(s: &str) -> Option<String> {
     let s = s.trim();
     let ok = s.len() <= 32
         && s.starts_with(|c: char| c.is_ascii_digit())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'));
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+' | b'_'));
     ok.then(|| s.to_owned())
 }
 

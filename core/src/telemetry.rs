@@ -492,10 +492,10 @@ pub const MAX_TELEMETRY_NAME: usize = 128;
 /// as a name, so telemetry that carries text where a name belongs puts none
 /// of it in a row.
 pub fn is_name_like(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= MAX_TELEMETRY_NAME
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
+    // By bytes: a character outside ASCII is never one of these.
+    let allowed =
+        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'@' | b'+');
+    !s.is_empty() && s.len() <= MAX_TELEMETRY_NAME && s.bytes().all(allowed)
 }
 
 /// Whether evidence of `kind` is something a harness's own telemetry can
