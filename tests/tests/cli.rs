@@ -44,6 +44,8 @@ fn the_top_level_help_speaks_to_users_and_is_in_step_with_every_command() {
         [
             "inventory",
             "sessions",
+            "run",
+            "check",
             "collect",
             "tap",
             "probe",
