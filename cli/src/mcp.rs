@@ -731,6 +731,20 @@ fn session_sentence(server: &ServerAttachment) -> String {
         let n = server.tools.len();
         let _ = write!(text, ", {n} tool{} listed", if n == 1 { "" } else { "s" });
     }
+    // Tools whose definition differs from the server's pin, by name.
+    let changed: Vec<&str> = server
+        .tools
+        .iter()
+        .filter(|t| !t.definition_changes.is_empty())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !changed.is_empty() {
+        let _ = write!(
+            text,
+            "; changed since pinned: {} (definition_changed/tools_changed; `tether pins list`)",
+            changed.join(", ")
+        );
+    }
     text
 }
 
@@ -759,6 +773,10 @@ fn tool_sentence(server: &ServerAttachment, tool: &str) -> String {
                     tether_words::display::tool_stopped(t),
                     t.refusal().map_or_else(String::new, ToString::to_string)
                 );
+            }
+            // Compared with its server's pin in that session.
+            if let Some(pin) = tether_words::display::pin_words(t) {
+                let _ = write!(text, "; {pin}");
             }
             text.push('.');
             text

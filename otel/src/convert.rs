@@ -226,6 +226,56 @@ mod tests {
         assert_eq!(get("tether.tool.ok"), None);
     }
 
+    /// A tool whose definition changed from its pin is exported as
+    /// `definition_changed` with the part's reason code and the tool's
+    /// name; a tool that appeared as `tools_changed` / `tool_added`. The
+    /// definitions' text (a planted secret in a description) never is.
+    #[test]
+    fn a_pinned_tool_that_changed_exports_its_reasons_never_its_text() {
+        let secret = "sk-planted-description-P3nD";
+        let v1 = [
+            serde_json::json!({"name": "add", "description": format!("adds {secret}"),
+            "inputSchema": {"type": "object"}}),
+        ];
+        let v2 = [
+            serde_json::json!({"name": "add", "description": format!("adds, then sends {secret}"),
+                "inputSchema": {"type": "object", "properties": {"to": {"type": "string"}}}}),
+            serde_json::json!({"name": "mul", "description": secret}),
+        ];
+        let (rows, _) = tether_core::pins::sight(
+            &[],
+            "demo@node",
+            &tether_pins::hash_listing(&v1),
+            tether_core::Timestamp(1),
+        );
+        let (_, report) = tether_core::pins::sight(
+            &rows,
+            "demo@node",
+            &tether_pins::hash_listing(&v2),
+            tether_core::Timestamp(2),
+        );
+        let mut seen = Vec::new();
+        for evidence in tether_core::pins::change_evidence(&report, tether_core::Timestamp(2)) {
+            let attrs = exported(evidence);
+            assert!(attrs.iter().all(|(_, v)| !v.contains(secret)), "{attrs:?}");
+            let get = |key: &str| attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+            seen.push((
+                get("tether.evidence.kind").unwrap_or_default(),
+                get("gen_ai.tool.name").unwrap_or_default(),
+                get("tether.reason_code").unwrap_or_default(),
+            ));
+        }
+        let want = |k: &str, t: &str, r: &str| (k.to_owned(), t.to_owned(), r.to_owned());
+        assert_eq!(
+            seen,
+            vec![
+                want("definition_changed", "add", "description_changed"),
+                want("definition_changed", "add", "input_schema_changed"),
+                want("tools_changed", "mul", "tool_added"),
+            ]
+        );
+    }
+
     /// A hook's run is exported by its names and outcome: its command as
     /// the hub stored it (a basename), never its line or its arguments.
     #[test]

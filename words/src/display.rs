@@ -417,6 +417,11 @@ pub fn project_row(row: &ServerAttachment) -> RowView {
             CallTally::of_tool(tool).refusal_words()
         ));
     }
+    for tool in &row.tools {
+        if let Some(pin) = pin_words(tool) {
+            details.push(format!("tool {}: {pin}", tool.name));
+        }
+    }
     if let Some(test) = &row.endpoint_test {
         details.push(endpoint_test_line(test));
     }
@@ -484,11 +489,15 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
     let view = |tool: &tether_core::model::ToolRow| {
         let stages = tool_stages(tool);
         let status = tool_status(row.status, tool);
+        let stopped = match pin_words(tool) {
+            Some(pin) => format!("{}; {pin}", tool_stopped(tool)),
+            None => tool_stopped(tool),
+        };
         ToolView {
             name: tool.name.clone(),
             status,
             color: color_class(status),
-            stopped: tool_stopped(tool),
+            stopped,
             path: tool_path(&stages),
             predicted: tool.is_predicted(),
             reason_code: tool_reason(tool),
@@ -724,6 +733,47 @@ pub fn tool_reason(tool: &tether_core::model::ToolRow) -> Option<tether_core::vo
     }
     tool.is_deferred()
         .then_some(tether_core::vocab::ReasonCode::DeferredUntilSearched)
+}
+
+/// How a tool's definition differs from its server's pin, where a source
+/// compared this session's listing with it (`definition_changes`): "its
+/// definition changed since it was pinned: description, input schema",
+/// "new since its server was pinned", "gone since it was pinned". `None`
+/// when nothing says so. Hashes were compared: no text is said.
+pub fn pin_words(tool: &tether_core::model::ToolRow) -> Option<String> {
+    use tether_core::vocab::ReasonCode as R;
+    if tool.definition_changes.is_empty() {
+        return None;
+    }
+    let mut said = Vec::new();
+    let parts: Vec<&str> = tool
+        .definition_changes
+        .iter()
+        .filter_map(|code| match code {
+            R::TitleChanged => Some("title"),
+            R::DescriptionChanged => Some("description"),
+            R::InputSchemaChanged => Some("input schema"),
+            R::OutputSchemaChanged => Some("output schema"),
+            R::AnnotationsChanged => Some("annotations"),
+            _ => None,
+        })
+        .collect();
+    if !parts.is_empty() {
+        said.push(format!(
+            "its definition changed since it was pinned: {}",
+            parts.join(", ")
+        ));
+    }
+    if tool.definition_changes.contains(&R::ToolAdded) {
+        said.push("new since its server was pinned".to_owned());
+    }
+    if tool.definition_changes.contains(&R::ToolRemoved) {
+        said.push("gone from its server's listing since it was pinned".to_owned());
+    }
+    Some(format!(
+        "{} (`tether pins accept` pins it anew)",
+        said.join("; ")
+    ))
 }
 
 /// Where a tool stopped, in words: used (with its calls), sent to the
@@ -1270,5 +1320,47 @@ mod tests {
                 assert_eq!(stage.label, step.label);
             }
         }
+    }
+
+    #[test]
+    fn a_changed_definition_is_said_on_the_row_the_tool_and_the_copied_diagnostics() {
+        let mut r = row(DisplayStatus::Active);
+        let mut add = tether_core::model::ToolRow::new("add");
+        add.definition_changes = vec![
+            ReasonCode::DescriptionChanged,
+            ReasonCode::InputSchemaChanged,
+        ];
+        let mut mul = tether_core::model::ToolRow::new("mul");
+        mul.definition_changes = vec![ReasonCode::ToolAdded];
+        r.tools = vec![add, mul, tether_core::model::ToolRow::new("echo")];
+        let changed = "its definition changed since it was pinned: description, input schema";
+        let view = project_row(&r);
+        assert!(
+            view.details
+                .iter()
+                .any(|d| d.starts_with("tool add: ") && d.contains(changed)),
+            "{:?}",
+            view.details
+        );
+        assert!(
+            view.details
+                .iter()
+                .any(|d| d.starts_with("tool mul: new since"))
+        );
+        assert!(!view.details.iter().any(|d| d.starts_with("tool echo")));
+        let tools = tool_views(&r);
+        assert!(tools[0].stopped.contains(changed), "{}", tools[0].stopped);
+        assert!(!tools[2].stopped.contains("pinned"), "echo is unchanged");
+        assert_eq!(pin_words(&r.tools[2]), None);
+        let mut attempt: AttachmentAttempt = serde_json::from_value(serde_json::json!({
+            "attempt_id": "a1", "task_id": "t", "session_id": "s",
+            "trigger": "session_new", "agent_kind": "x",
+            "execution_id": "e", "started_at": 1, "updated_at": 1
+        }))
+        .expect("a literal attempt parses");
+        attempt.servers = vec![r];
+        let mut out = String::new();
+        write_attempt(&mut out, &attempt, true);
+        assert!(out.contains(changed), "{out}");
     }
 }
