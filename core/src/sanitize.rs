@@ -231,8 +231,11 @@ fn patterns() -> &'static Regex {
         // so a URL is reduced before its path could be mistaken for a file path.
         let pattern = concat!(
             r#"(?P<url>\b[A-Za-z][A-Za-z0-9+.\-]{1,15}://[^\s"'<>`]*)"#,
-            r#"|(?P<bearer>\b(?i:bearer|basic)\s+)(?P<bearer_val>[A-Za-z0-9._~+/=\-]{6,})"#,
-            r#"|(?P<token>\b(?:sk-[A-Za-z0-9_\-]{6,}|sk_(?:live|test)_[A-Za-z0-9]{6,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}|xox[abpors]-[A-Za-z0-9\-]{6,}|AKIA[0-9A-Z]{12,}|glpat-[A-Za-z0-9_\-]{8,}|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*))"#,
+            // A credential glued to a name by `_` has no word boundary
+            // before it (`srv__ghp_…`, `x_Bearer …`): the character before
+            // it is matched (and kept) instead.
+            r#"|(?P<bpre>^|[^A-Za-z0-9])(?P<bearer>(?i:bearer|basic)\s+)(?P<bearer_val>[A-Za-z0-9._~+/=\-]{6,})"#,
+            r#"|(?P<tpre>^|[^A-Za-z0-9])(?P<token>(?:sk-[A-Za-z0-9_\-]{6,}|sk_(?:live|test)_[A-Za-z0-9]{6,}|gh[pousr]_[A-Za-z0-9]{8,}|github_pat_[A-Za-z0-9_]{8,}|xox[abpors]-[A-Za-z0-9\-]{6,}|AKIA[0-9A-Z]{12,}|glpat-[A-Za-z0-9_\-]{8,}|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*))"#,
             r#"|(?P<kv_key>\b[A-Za-z0-9_.\-]*(?i:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization|auth|credentials?|cookie)[A-Za-z0-9_.\-]*["']?\s*[:=]\s*)(?P<kv_val>(?:(?i:bearer|basic|digest|token)\s+)?(?:"[^"]*"?|'[^']*'?|[^\s"',;&)}\]]+))"#,
             r#"|(?P<winpath>\b[A-Za-z]:\\[^\s"'<>|,;]*)"#,
             r#"|(?P<pre>^|[\s"'=(\[,:@])(?P<path>(?:~|/)[^\s"'<>,;)]*)"#,
@@ -259,10 +262,12 @@ fn replace_match(caps: &Captures<'_>) -> String {
         };
     }
     if let (Some(prefix), Some(_)) = (caps.name("bearer"), caps.name("bearer_val")) {
-        return format!("{}{REDACTED}", prefix.as_str());
+        let pre = caps.name("bpre").map_or("", |p| p.as_str());
+        return format!("{pre}{}{REDACTED}", prefix.as_str());
     }
     if caps.name("token").is_some() {
-        return REDACTED.to_owned();
+        let pre = caps.name("tpre").map_or("", |p| p.as_str());
+        return format!("{pre}{REDACTED}");
     }
     if let (Some(key), Some(val)) = (caps.name("kv_key"), caps.name("kv_val")) {
         // Already redacted (a second pass over scrubbed text): leave it, so
@@ -602,6 +607,36 @@ mod tests {
             let once = Scrubber::new().scrub(text);
             assert_eq!(Scrubber::new().scrub(&once), once, "{text}");
             assert!(!once.contains("]]"), "{once}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod glued_secret_tests {
+    use super::*;
+
+    /// Secrets glued to a name by `_` (no word boundary) or inside a path
+    /// that starts with a variable are still secrets.
+    #[test]
+    fn secrets_glued_to_names_or_paths_are_redacted() {
+        for text in [
+            "srv__ghp_abcdefghijklmnop1234",
+            "mcp__Bearer_abcdef123456",
+            "x_Bearer abcdef123456",
+            "$HOME/ghp_abcdefghijklmnop1234/file",
+            "$NAME/ghp_abcdefghijklmnop1234/file",
+            "key_sk-abcdefghijkl",
+            "tool_xoxb-123456-abcdef",
+        ] {
+            let out = summary(text);
+            for secret in [
+                "ghp_abcdefghijklmnop1234",
+                "abcdef123456",
+                "sk-abcdefghijkl",
+                "xoxb-123456",
+            ] {
+                assert!(!out.contains(secret), "{text} → {out}");
+            }
         }
     }
 }
