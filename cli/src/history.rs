@@ -6,10 +6,10 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use tether_words::display::project_row_in;
 use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
 use tether_store::{Followed, StoreFollower};
+use tether_words::display::project_row_in;
 
 use crate::host::Opened;
 use crate::term::paint;

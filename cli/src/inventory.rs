@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tether_words::display::{ColorClass, state_color};
 use tether_core::inventory::{InventoryChanges, InventoryDocument, InventoryRow};
 use tether_core::vocab::StageState;
 use tether_diagnostics::endpoint_check::CheckLimits;
@@ -22,6 +21,7 @@ use tether_diagnostics::pins::check_inventory_hashing;
 use tether_inventory::testing::{TestProgress, rows_to_test};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_store::SqliteStore;
+use tether_words::display::{ColorClass, state_color};
 
 use crate::host::StoreAt;
 use crate::term::{bold, clear_progress, paint, show_progress};

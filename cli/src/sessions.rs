@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use tether_words::display::matrix;
 use tether_core::records::{
     FileReport, SESSIONS_SCHEMA_VERSION, SessionDocument, SessionsDocument,
 };
 use tether_core::registry::Registry;
 use tether_records::{Filter, Records};
+use tether_words::display::matrix;
 
 /// `tether sessions`.
 #[derive(Debug, Args)]

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tether_words::display::copy_diagnostics;
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{DisplayStatus, EvidenceKind, ServerSource, Transport, Trigger};
@@ -20,6 +19,7 @@ use tether_core::{
     TransportObserver,
 };
 use tether_hub::{AttemptRequest, Hub};
+use tether_words::display::copy_diagnostics;
 
 /// Delivers every server over stdio.
 struct DeliverAll;

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use tether_words::display::{copy_diagnostics, project_row};
 use tether_core::model::{ClientInfo, Evidence, Timestamp};
 use tether_core::registry::{PluginSource, Registry};
 use tether_core::vocab::{
@@ -14,6 +13,7 @@ use tether_core::{
     ServerSpec, TransportObserver,
 };
 use tether_hub::{AttemptHandle, AttemptRequest, Hub, HubConfig, PublishError};
+use tether_words::display::{copy_diagnostics, project_row};
 
 /// An ACP-style plugin for the tests: stdio always, http and sse only when advertised.
 struct TestAcp;

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use tether_words::display::{RowView, copy_diagnostics, project_row_in};
 use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
+use tether_words::display::{RowView, copy_diagnostics, project_row_in};
 
 pub use crate::parts::{CapabilityView, STATUS_API_SCHEMA_VERSION};
 

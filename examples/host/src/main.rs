@@ -36,7 +36,6 @@ use tether_acp_structured::acp::{
     SessionRequestKind, answer_permission, deliver_session, stdio_lines,
 };
 use tether_core::DriveMode;
-use tether_words::display::status_label;
 use tether_core::history::AttachmentHistory;
 use tether_core::registry::Registry;
 use tether_core::store::Store;
@@ -47,6 +46,7 @@ use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint, Sentinel};
 use tether_process::{ChildGroup, ChildSpec};
 use tether_store::SqliteStore;
+use tether_words::display::status_label;
 
 const SERVER: &str = "kandev";
 
