@@ -7691,6 +7691,15 @@ type ToolRow struct {
 	//
 	// May be absent, never null.
 	Failures Optional[[]ReasonCode] `json:"failures"`
+	// How its definition differs from the server's pin, where a source
+	// compared this session's listing with it (`definition_changed`:
+	// `title_changed`, `description_changed`, `input_schema_changed`,
+	// `output_schema_changed`, `annotations_changed`; `tools_changed`:
+	// `tool_added`, `tool_removed`), in reason order. Hashes were
+	// compared, never the text.
+	//
+	// May be absent, never null.
+	DefinitionChanges Optional[[]ReasonCode] `json:"definition_changes"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -7745,6 +7754,9 @@ func (x ToolRow) MarshalJSON() ([]byte, error) {
 	}
 	if x.Failures.Present {
 		e.field("failures", arrayOf(x.Failures.Value))
+	}
+	if x.DefinitionChanges.Present {
+		e.field("definition_changes", arrayOf(x.DefinitionChanges.Value))
 	}
 	return e.finish(x.UnknownFields)
 }
@@ -7807,6 +7819,9 @@ func (x *ToolRow) UnmarshalJSON(data []byte) error {
 		case "failures":
 			x.Failures.Present = true
 			err = decodeField(f, &x.Failures.Value, false)
+		case "definition_changes":
+			x.DefinitionChanges.Present = true
+			err = decodeField(f, &x.DefinitionChanges.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
