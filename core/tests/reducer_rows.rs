@@ -217,3 +217,37 @@ fn an_observed_deferral_beats_a_predicted_withholding() {
     // Held behind the search, never sent: delivered, not active.
     assert_eq!(shown.status, tether_core::vocab::DisplayStatus::Delivered);
 }
+
+/// A refused call reads the same wherever a person looks: the row's
+/// sentence, its tool's matrix line, and the copied diagnostics all name
+/// the refusal, and none says the tool was used.
+#[test]
+fn a_refusal_reads_the_same_in_the_row_the_matrix_and_the_diagnostics() {
+    let mut h = AttachmentHistory::new("t", "s");
+    let key = begin(&mut h, &start("a", 1)).expect("begin");
+    let mut refused = Evidence::new(EvidenceKind::ToolCallRefused, Timestamp(3)).server("srv0");
+    refused.tool = Some("convert".into());
+    refused.reason_code = Some(ReasonCode::ApprovalRequired);
+    refused.provenance = tether_core::vocab::Provenance::HarnessRecord;
+    reduce(&mut h, &observe(&key, refused)).expect("refused");
+    let attempt = h.current().expect("attempt");
+    let row = attempt.server("srv0").expect("row");
+    let said = tether_words::display::stopped(row);
+    assert!(
+        said.contains("refused") && said.contains("approval"),
+        "{said}"
+    );
+    assert!(!said.contains("used:"), "{said}");
+    let (tool, shown) = convert_tool(&h);
+    assert_eq!(tool.refused_calls, 1);
+    assert_eq!(tool.calls, 0);
+    assert_eq!(shown.reason_code, Some(ReasonCode::ApprovalRequired));
+    assert_eq!(shown.refused_calls, 1);
+    assert!(shown.stopped.contains("refused"), "{}", shown.stopped);
+    let copied = tether_words::display::copy_diagnostics(&h);
+    assert!(
+        copied.contains("refused by the harness: 1 call of convert"),
+        "{copied}"
+    );
+    assert!(!copied.contains("last tool call"), "{copied}");
+}
