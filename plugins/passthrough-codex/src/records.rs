@@ -345,103 +345,15 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         return RecordAnswer::Ignored;
     };
     match (line.kind.as_ref(), payload.kind.as_deref()) {
-        ("session_meta", _) => {
-            reading.session = payload.id.as_deref().and_then(name);
-            reading.project = payload.cwd.as_deref().and_then(project_of);
-            reading.version = payload.cli_version.as_deref().and_then(version_of);
-        }
-        ("world_state", _) => {
-            if let Some(body) = payload
-                .state
-                .as_ref()
-                .and_then(|s| s.host_skills.as_ref())
-                .and_then(|h| h.body.as_deref())
-            {
-                for skill in listed_skills(body) {
-                    push(
-                        &mut reading,
-                        skill_listed(CapabilityEvent::skill(&skill), at),
-                    );
-                }
-            }
-        }
-        ("response_item", Some("function_call")) => {
-            let tool = payload.name.as_deref().unwrap_or_default();
-            let named = match payload.namespace.as_deref() {
-                Some(ns) => ns
-                    .strip_prefix("mcp__")
-                    .and_then(|server| Some((name(server)?, name(tool)?))),
-                None => mcp_double(tool),
-            };
-            if let Some((server, tool)) = named {
-                push(
-                    &mut reading,
-                    call(&server, &tool, payload.call_id.as_deref(), None, at),
-                );
-            }
-        }
-        ("event_msg", Some("mcp_tool_call_end")) => {
-            if let Some(invocation) = &payload.invocation
-                && let (Some(server), Some(tool)) = (
-                    invocation.server.as_deref().and_then(name),
-                    invocation.tool.as_deref().and_then(name),
-                )
-            {
-                let end = match &payload.result {
-                    Some(EndResult { ok: Some(r), .. }) if r.err.is_some() => End::Failed,
-                    Some(EndResult { ok: Some(r), .. }) => End::Result {
-                        is_error: r.is_error == Some(true),
-                    },
-                    Some(EndResult {
-                        err: Some(words), ..
-                    }) => End::Error(words),
-                    _ => End::Unknown,
-                };
-                ended(
-                    &mut reading,
-                    (&server, &tool, payload.call_id.as_deref()),
-                    end,
-                    at,
-                );
-            }
-        }
+        ("session_meta", _) => session_meta(&mut reading, &payload),
+        ("world_state", _) => world_state(&mut reading, &payload, at),
+        ("response_item", Some("function_call")) => function_call(&mut reading, &payload, at),
+        ("event_msg", Some("mcp_tool_call_end")) => mcp_tool_call_end(&mut reading, &payload, at),
         ("response_item", Some("tool_search_output")) => {
-            // A search gave the model these deferred tools' definitions:
-            // held behind the search, and now sent.
-            for ns in payload
-                .tools
-                .iter()
-                .filter(|n| n.kind.as_deref() == Some("namespace"))
-            {
-                let Some(server) = ns
-                    .name
-                    .as_deref()
-                    .and_then(|n| n.strip_prefix("mcp__"))
-                    .and_then(name)
-                else {
-                    continue;
-                };
-                for tool in ns
-                    .tools
-                    .iter()
-                    .filter_map(|t| t.name.as_deref().and_then(name))
-                {
-                    push(&mut reading, deferred(&server, &tool, at));
-                    push(&mut reading, visible(&server, &tool, at));
-                }
-            }
+            tool_search_output(&mut reading, &payload, at)
         }
         ("response_item", Some("message")) if payload.role.as_deref() == Some("developer") => {
-            for text in payload.content.iter().filter_map(|c| c.text.as_deref()) {
-                if text.contains("### Available skills") {
-                    for skill in listed_skills(text) {
-                        push(
-                            &mut reading,
-                            skill_listed(CapabilityEvent::skill(&skill), at),
-                        );
-                    }
-                }
-            }
+            developer_message(&mut reading, &payload, at);
         }
         // Approvals, hooks, elicitations and dynamic tools: these bear on
         // MCP calls, and no release persists them by default; a rollout
@@ -464,35 +376,144 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             return RecordAnswer::not_read(kind, reading.at);
         }
         ("event_msg", Some("item_completed")) => {
-            if let Some(item) = payload.item
-                && item.kind.as_deref() == Some("McpToolCall")
-                && let (Some(server), Some(tool)) = (
-                    item.server.as_deref().and_then(name),
-                    item.tool.as_deref().and_then(name),
-                )
-            {
-                let is_error = item
-                    .result
-                    .as_ref()
-                    .is_some_and(|r| r.is_error == Some(true) || r.err.is_some());
-                let words = item.error.as_ref().and_then(|e| e.message.as_deref());
-                let end = match (item.status.as_deref(), words) {
-                    (_, Some(words)) if never_ran(words).is_some() => End::Error(words),
-                    (Some("completed"), _) if item.result.is_some() || words.is_none() => {
-                        End::Result { is_error }
-                    }
-                    (Some("completed" | "failed"), Some(words)) => End::Error(words),
-                    (Some("failed"), None) if is_error => End::Result { is_error: true },
-                    (Some("failed"), None) => End::Failed,
-                    // In progress, or a word this reader does not know: no
-                    // outcome, never a failure (unless the result says so).
-                    _ if is_error => End::Result { is_error: true },
-                    _ => End::Unknown,
-                };
-                ended(&mut reading, (&server, &tool, item.id.as_deref()), end, at);
+            if let Some(item) = &payload.item {
+                item_completed(&mut reading, item, at);
             }
         }
         _ => {}
     }
     answer(reading)
+}
+
+/// `session_meta`: the session, its project and Codex's version.
+fn session_meta(reading: &mut RecordReading, payload: &Payload<'_>) {
+    reading.session = payload.id.as_deref().and_then(name);
+    reading.project = payload.cwd.as_deref().and_then(project_of);
+    reading.version = payload.cli_version.as_deref().and_then(version_of);
+}
+
+/// `world_state`: the skills its skill listing names.
+fn world_state(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+    if let Some(body) = payload
+        .state
+        .as_ref()
+        .and_then(|s| s.host_skills.as_ref())
+        .and_then(|h| h.body.as_deref())
+    {
+        for skill in listed_skills(body) {
+            push(reading, skill_listed(CapabilityEvent::skill(&skill), at));
+        }
+    }
+}
+
+/// A `function_call` item: a call of an MCP server's tool, if it names one.
+fn function_call(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+    let tool = payload.name.as_deref().unwrap_or_default();
+    let named = match payload.namespace.as_deref() {
+        Some(ns) => ns
+            .strip_prefix("mcp__")
+            .and_then(|server| Some((name(server)?, name(tool)?))),
+        None => mcp_double(tool),
+    };
+    if let Some((server, tool)) = named {
+        push(
+            reading,
+            call(&server, &tool, payload.call_id.as_deref(), None, at),
+        );
+    }
+}
+
+/// `mcp_tool_call_end`: how a call of a server's tool ended.
+fn mcp_tool_call_end(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+    if let Some(invocation) = &payload.invocation
+        && let (Some(server), Some(tool)) = (
+            invocation.server.as_deref().and_then(name),
+            invocation.tool.as_deref().and_then(name),
+        )
+    {
+        let end = match &payload.result {
+            Some(EndResult { ok: Some(r), .. }) if r.err.is_some() => End::Failed,
+            Some(EndResult { ok: Some(r), .. }) => End::Result {
+                is_error: r.is_error == Some(true),
+            },
+            Some(EndResult {
+                err: Some(words), ..
+            }) => End::Error(words),
+            _ => End::Unknown,
+        };
+        ended(
+            reading,
+            (&server, &tool, payload.call_id.as_deref()),
+            end,
+            at,
+        );
+    }
+}
+
+/// `tool_search_output`: a search gave the model these deferred tools'
+/// definitions: held behind the search, and now sent.
+fn tool_search_output(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+    for ns in payload
+        .tools
+        .iter()
+        .filter(|n| n.kind.as_deref() == Some("namespace"))
+    {
+        let Some(server) = ns
+            .name
+            .as_deref()
+            .and_then(|n| n.strip_prefix("mcp__"))
+            .and_then(name)
+        else {
+            continue;
+        };
+        for tool in ns
+            .tools
+            .iter()
+            .filter_map(|t| t.name.as_deref().and_then(name))
+        {
+            push(reading, deferred(&server, &tool, at));
+            push(reading, visible(&server, &tool, at));
+        }
+    }
+}
+
+/// A developer `message`: the skills its skill listing names.
+fn developer_message(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+    for text in payload.content.iter().filter_map(|c| c.text.as_deref()) {
+        if text.contains("### Available skills") {
+            for skill in listed_skills(text) {
+                push(reading, skill_listed(CapabilityEvent::skill(&skill), at));
+            }
+        }
+    }
+}
+
+/// `item_completed` of an `McpToolCall`: how a call of a server's tool ended.
+fn item_completed(reading: &mut RecordReading, item: &Item<'_>, at: Timestamp) {
+    if item.kind.as_deref() == Some("McpToolCall")
+        && let (Some(server), Some(tool)) = (
+            item.server.as_deref().and_then(name),
+            item.tool.as_deref().and_then(name),
+        )
+    {
+        let is_error = item
+            .result
+            .as_ref()
+            .is_some_and(|r| r.is_error == Some(true) || r.err.is_some());
+        let words = item.error.as_ref().and_then(|e| e.message.as_deref());
+        let end = match (item.status.as_deref(), words) {
+            (_, Some(words)) if never_ran(words).is_some() => End::Error(words),
+            (Some("completed"), _) if item.result.is_some() || words.is_none() => {
+                End::Result { is_error }
+            }
+            (Some("completed" | "failed"), Some(words)) => End::Error(words),
+            (Some("failed"), None) if is_error => End::Result { is_error: true },
+            (Some("failed"), None) => End::Failed,
+            // In progress, or a word this reader does not know: no
+            // outcome, never a failure (unless the result says so).
+            _ if is_error => End::Result { is_error: true },
+            _ => End::Unknown,
+        };
+        ended(reading, (&server, &tool, item.id.as_deref()), end, at);
+    }
 }
