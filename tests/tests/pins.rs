@@ -413,3 +413,195 @@ fn without_pins_or_with_a_broken_store_the_test_still_runs() {
         Some(1)
     );
 }
+
+// === In a session: the relay compares what it relays ===
+
+/// One line of JSON-RPC to the relayed server, and its answer.
+fn rpc(stdin: &mut impl std::io::Write, stdout: &mut impl std::io::BufRead, line: &str) -> Value {
+    stdin.write_all(line.as_bytes()).expect("write");
+    stdin.write_all(b"\n").expect("write");
+    stdin.flush().expect("flush");
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).expect("read");
+    serde_json::from_str(&answer).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+/// A session through the relay of a host that pins with `store`: the
+/// agent initializes and lists the tools `home` serves; returns the
+/// server's row once its catalog is in (the pin comparison comes before
+/// it, on the same thread), or after ten seconds.
+fn relayed_session(
+    home: &Home,
+    store: &std::sync::Arc<tether_store::SqliteStore>,
+    session: &str,
+) -> tether_core::history::ServerAttachment {
+    use std::io::{BufRead as _, Write as _};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let hub = tether_tests::acp_hub();
+    let relay = rt
+        .block_on(tether_relay::RelayHost::start(workspace_bin(
+            "tether-relay",
+        )))
+        .expect("relay host");
+    relay.pin_with(store.clone());
+    let tools = home.tools_file();
+    let spec = tether_tests::stdio_server(
+        "pinned",
+        env!("CARGO_BIN_EXE_tether-pinned-mcp"),
+        &["--tools", tools.to_str().expect("path")],
+        &[],
+    );
+    let (relayed, ticket) = relay.relay(&spec).expect("stdio relays");
+    let tether_core::spec::Endpoint::Stdio { command, env, .. } = &relayed.endpoints[0] else {
+        panic!("a stdio relay");
+    };
+    let (command, env) = (command.clone(), env.clone());
+    let handle = hub
+        .begin_attempt(tether_hub::AttemptRequest::new(
+            tether_core::Owner {
+                task: "t".into(),
+                session: session.into(),
+                execution: "e".into(),
+            },
+            "agent",
+            tether_core::DriveMode::Acp,
+            tether_core::vocab::Trigger::SessionNew,
+            vec![relayed],
+        ))
+        .expect("attempt");
+    ticket.bind(handle.sink.clone());
+    let mut child = Command::new(command)
+        .envs(env.iter().map(|kv| (kv.name.clone(), kv.value.clone())))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("relay");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let init = rpc(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pins-test","version":"1"}}}"#,
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "pinned-test",
+        "{init}"
+    );
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .expect("write");
+    let list = rpc(
+        &mut stdin,
+        &mut stdout,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    );
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(2));
+    drop(stdin);
+    let _ = stdout.lines().count();
+    assert!(child.wait().expect("wait").success());
+    let row = rt.block_on(async {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            hub.flush().await;
+            let history = hub.snapshot(session).expect("history");
+            let row = history.current().expect("attempt").servers[0].clone();
+            if row.tool_catalog.is_some() || tokio::time::Instant::now() >= deadline {
+                return row;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    drop(handle);
+    row
+}
+
+/// GIVEN a host whose relay pins with its store WHEN one session lists
+/// the server's tools and a later one lists them with `add` changed THEN
+/// the later session's `add` row says `description_changed` and
+/// `input_schema_changed`, `echo` says nothing, the first session said
+/// nothing, the words say it on the row, and no description text reached
+/// the store. The server's identity is the one `endpoint-test` pins under.
+#[test]
+fn a_relayed_session_shows_a_changed_definition_on_the_tool_row() {
+    use tether_core::store::Store as _;
+    let home = Home::new();
+    let db_dir = home.dir.path().join("db");
+    std::fs::create_dir_all(&db_dir).expect("mkdir");
+    let db = db_dir.join("host.db");
+    let store = std::sync::Arc::new(tether_store::SqliteStore::open(&db).expect("store"));
+
+    home.serve(&tools_v1());
+    let first = relayed_session(&home, &store, "s1");
+    assert!(
+        first.tool_catalog.is_some(),
+        "the listing was seen: {first:#?}"
+    );
+    assert!(
+        first.tools.iter().all(|t| t.definition_changes.is_empty()),
+        "the first sighting pins and says nothing: {:#?}",
+        first.tools
+    );
+    let pins = store.tool_pins(None).expect("pins");
+    assert_eq!(
+        pins.iter()
+            .map(|p| (p.server.as_str(), p.tool.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("pinned-test@tether-pinned-mcp", "add"),
+            ("pinned-test@tether-pinned-mcp", "echo")
+        ]
+    );
+
+    home.serve(&tools_v2());
+    let second = relayed_session(&home, &store, "s2");
+    let changes = |name: &str| -> Vec<String> {
+        second
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| {
+                t.definition_changes
+                    .iter()
+                    .map(|c| c.as_str().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        changes("add"),
+        ["description_changed", "input_schema_changed"],
+        "{:#?}",
+        second.tools
+    );
+    assert!(changes("echo").is_empty());
+    let view = tether_words::display::project_row(&second);
+    assert!(
+        view.details
+            .iter()
+            .any(|d| d.starts_with("tool add: its definition changed since it was pinned")),
+        "{:?}",
+        view.details
+    );
+    drop(store);
+    let stored = bytes_under(&db_dir);
+    assert!(
+        contains(&stored, "pinned-test@tether-pinned-mcp"),
+        "the store was read"
+    );
+    // The pins' part of the row: its tool rows and the words said of them
+    // (the catalog is another feature's, and keeps its own copy).
+    let mut said = serde_json::to_string(&second.tools).expect("json");
+    said.push_str(&view.details.join("\n"));
+    for text in [PLANTED, "Adds two numbers"] {
+        assert!(!contains(&stored, text), "a description reached the store");
+        assert!(
+            !said.contains(text),
+            "a description reached the tool rows: {said}"
+        );
+    }
+}
