@@ -344,46 +344,9 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         return answer(reading);
     };
     match event.kind.as_ref() {
-        "session.start" => {
-            reading.version = data.version.as_deref().and_then(version_of);
-            reading.project = data
-                .context
-                .as_ref()
-                .and_then(|c| c.cwd.as_deref())
-                .and_then(project_of);
-        }
-        "tool.execution_start" => {
-            if let (Some(server), Some(tool)) = (
-                data.config_server
-                    .as_deref()
-                    .or(data.server.as_deref())
-                    .and_then(name),
-                data.tool.as_deref().and_then(name),
-            ) {
-                push(
-                    &mut reading,
-                    call(&server, &tool, data.call.as_deref(), None, at),
-                );
-            }
-        }
-        "hook.end" => {
-            // One run of all of an event's hooks: Copilot records the run,
-            // not each command, and a failure's status is the one it names.
-            if let Some(kind) = data.hook_type.as_deref().and_then(name) {
-                let code = data
-                    .error
-                    .as_ref()
-                    .and_then(|e| e.message.as_deref())
-                    .and_then(exit_code_in);
-                let ended = match (data.success, code) {
-                    (Some(true), _) => UseOutcome::Succeeded,
-                    (_, Some(code)) => outcome_of_exit(code, None),
-                    _ => UseOutcome::Failed,
-                };
-                let hook = CapabilityEvent::hook(&kind, Some(&kind)).ended(ended, code);
-                push(&mut reading, hook_fired(hook, data.hook_run.as_deref(), at));
-            }
-        }
+        "session.start" => session_start(&mut reading, &data),
+        "tool.execution_start" => execution_start(&mut reading, &data, at),
+        "hook.end" => hook_end(&mut reading, &data, at),
         "session.warning" if data.warning_type.as_deref() == Some("mcp") => {
             if let Some(message) = data.message.as_deref() {
                 for evidence in mcp_warning(message, at) {
@@ -405,29 +368,8 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 _ => answer(reading),
             };
         }
-        "user.message" => {
-            if let Some(notice) = data.transformed.as_deref().and_then(tools_changed_notice) {
-                for full in new_tools(notice) {
-                    // `SERVER-TOOL`: split only where exactly one configured
-                    // server fits (a built-in tool fits none).
-                    if let Some((server, tool)) = split_against(full, "", "-", file.configured)
-                        && let Some(tool) = name(tool)
-                    {
-                        push(&mut reading, visible(&server, &tool, at));
-                    }
-                }
-            }
-        }
-        "permission.completed" => {
-            // A refusal of the call it names; an approval says nothing its
-            // call's completion does not.
-            if let (Some(id), Some(PermissionResult::Kind { kind })) =
-                (data.call.as_deref(), data.result.as_ref())
-                && let Some(reason) = refused_kind(kind)
-            {
-                reading.evidence.extend(refusal(id, reason, at));
-            }
-        }
+        "user.message" => user_message(&mut reading, &data, file.configured, at),
+        "permission.completed" => permission_completed(&mut reading, &data, at),
         // The call asks: its answer is `permission.completed`'s.
         "permission.requested" => {}
         // Other approvals (1.0.42 on: carried forward, authorizations, …)
@@ -436,67 +378,159 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             return RecordAnswer::not_read(kind, reading.at);
         }
         "skill.invoked" | "skill.invoked_ref" => {
-            if let Some(skill) = data.name.as_deref().and_then(name) {
-                let mut skill = CapabilityEvent::skill(&skill);
-                if let Some(plugin) = data.plugin.as_deref().and_then(name) {
-                    skill = skill.in_plugin(&plugin);
-                }
-                let skill = skill.ended(UseOutcome::Succeeded, None);
-                push(&mut reading, skill_invoked(skill, event.id.as_deref(), at));
-            }
+            skill_invoked_event(&mut reading, &data, event.id.as_deref(), at);
         }
-        "tool.execution_complete"
-            if data.success == Some(false)
-                && let Some(skill) = data
-                    .error
-                    .as_ref()
-                    .and_then(|e| e.message.as_deref())
-                    .and_then(|m| m.strip_prefix("Skill not found: "))
-                    .and_then(|m| name(m.trim())) =>
-        {
-            // The model asked for a skill Copilot does not have: a failed
-            // invocation, named by Copilot's own message (nothing else of
-            // it kept). A loaded skill is `skill.invoked`'s.
-            let skill = CapabilityEvent::skill(&skill).ended(UseOutcome::Failed, None);
-            push(&mut reading, skill_invoked(skill, data.call.as_deref(), at));
-        }
-        "tool.execution_complete" => {
-            // A call a person, a rule, a hook or a policy refused never
-            // ran: a refusal, for the reason Copilot's words give (never
-            // kept). A failure's category tells a tool error from a
-            // protocol error.
-            let message = data.error.as_ref().and_then(|e| e.message.as_deref());
-            let code = data.error.as_ref().and_then(|e| e.code.as_deref());
-            let properties = data.telemetry.as_ref().and_then(|t| t.properties.as_ref());
-            let denied_stage = properties
-                .and_then(|p| p.failure_stage.as_deref())
-                .is_some_and(|s| s == "permission");
-            if let Some(id) = data.call.as_deref() {
-                let cancelled = message
-                    .is_some_and(|m| m.starts_with("The pending permission request was cancelled"));
-                let done = match data.success {
-                    Some(false) if cancelled => None,
-                    Some(false) => match refused_by(message, code)
-                        .or_else(|| denied_stage.then_some(ReasonCode::PermissionDenied))
-                    {
-                        Some(reason) => refusal(id, reason, at),
-                        None => match properties.and_then(|p| p.failure_category.as_deref()) {
-                            Some("server_error") => failed_with(id, ReasonCode::ToolError, at),
-                            Some(c) if c.starts_with("protocol_") => {
-                                failed_with(id, ReasonCode::ProtocolError, at)
-                            }
-                            _ => outcome(id, false, at),
-                        },
-                    },
-                    Some(true) => outcome(id, true, at),
-                    None => None,
-                };
-                reading.evidence.extend(done);
-            }
-        }
+        "tool.execution_complete" => execution_complete(&mut reading, &data, at),
         _ => {}
     }
     answer(reading)
+}
+
+/// `session.start`: Copilot's version and the session's project.
+fn session_start(reading: &mut RecordReading, data: &Data<'_>) {
+    reading.version = data.version.as_deref().and_then(version_of);
+    reading.project = data
+        .context
+        .as_ref()
+        .and_then(|c| c.cwd.as_deref())
+        .and_then(project_of);
+}
+
+/// `tool.execution_start`: a call of an MCP server's tool, if it names one.
+fn execution_start(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
+    if let (Some(server), Some(tool)) = (
+        data.config_server
+            .as_deref()
+            .or(data.server.as_deref())
+            .and_then(name),
+        data.tool.as_deref().and_then(name),
+    ) {
+        push(
+            reading,
+            call(&server, &tool, data.call.as_deref(), None, at),
+        );
+    }
+}
+
+/// `hook.end`: one run of all of an event's hooks: Copilot records the
+/// run, not each command, and a failure's status is the one it names.
+fn hook_end(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
+    if let Some(kind) = data.hook_type.as_deref().and_then(name) {
+        let code = data
+            .error
+            .as_ref()
+            .and_then(|e| e.message.as_deref())
+            .and_then(exit_code_in);
+        let ended = match (data.success, code) {
+            (Some(true), _) => UseOutcome::Succeeded,
+            (_, Some(code)) => outcome_of_exit(code, None),
+            _ => UseOutcome::Failed,
+        };
+        let hook = CapabilityEvent::hook(&kind, Some(&kind)).ended(ended, code);
+        push(reading, hook_fired(hook, data.hook_run.as_deref(), at));
+    }
+}
+
+/// `user.message`: the tools a "tools changed" notice says are new.
+fn user_message(
+    reading: &mut RecordReading,
+    data: &Data<'_>,
+    configured: &[String],
+    at: Timestamp,
+) {
+    if let Some(notice) = data.transformed.as_deref().and_then(tools_changed_notice) {
+        for full in new_tools(notice) {
+            // `SERVER-TOOL`: split only where exactly one configured
+            // server fits (a built-in tool fits none).
+            if let Some((server, tool)) = split_against(full, "", "-", configured)
+                && let Some(tool) = name(tool)
+            {
+                push(reading, visible(&server, &tool, at));
+            }
+        }
+    }
+}
+
+/// `permission.completed`: a refusal of the call it names; an approval
+/// says nothing its call's completion does not.
+fn permission_completed(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
+    if let (Some(id), Some(PermissionResult::Kind { kind })) =
+        (data.call.as_deref(), data.result.as_ref())
+        && let Some(reason) = refused_kind(kind)
+    {
+        reading.evidence.extend(refusal(id, reason, at));
+    }
+}
+
+/// `skill.invoked`: a skill loaded, in its plugin where it names one.
+fn skill_invoked_event(
+    reading: &mut RecordReading,
+    data: &Data<'_>,
+    id: Option<&str>,
+    at: Timestamp,
+) {
+    if let Some(skill) = data.name.as_deref().and_then(name) {
+        let mut skill = CapabilityEvent::skill(&skill);
+        if let Some(plugin) = data.plugin.as_deref().and_then(name) {
+            skill = skill.in_plugin(&plugin);
+        }
+        let skill = skill.ended(UseOutcome::Succeeded, None);
+        push(reading, skill_invoked(skill, id, at));
+    }
+}
+
+/// `tool.execution_complete`: a skill not found, or how a call ended.
+fn execution_complete(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
+    if data.success == Some(false)
+        && let Some(skill) = data
+            .error
+            .as_ref()
+            .and_then(|e| e.message.as_deref())
+            .and_then(|m| m.strip_prefix("Skill not found: "))
+            .and_then(|m| name(m.trim()))
+    {
+        // The model asked for a skill Copilot does not have: a failed
+        // invocation, named by Copilot's own message (nothing else of
+        // it kept). A loaded skill is `skill.invoked`'s.
+        let skill = CapabilityEvent::skill(&skill).ended(UseOutcome::Failed, None);
+        push(reading, skill_invoked(skill, data.call.as_deref(), at));
+    } else {
+        call_completed(reading, data, at);
+    }
+}
+
+/// How a call ended: a call a person, a rule, a hook or a policy refused
+/// never ran: a refusal, for the reason Copilot's words give (never
+/// kept). A failure's category tells a tool error from a protocol error.
+fn call_completed(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
+    let message = data.error.as_ref().and_then(|e| e.message.as_deref());
+    let code = data.error.as_ref().and_then(|e| e.code.as_deref());
+    let properties = data.telemetry.as_ref().and_then(|t| t.properties.as_ref());
+    let denied_stage = properties
+        .and_then(|p| p.failure_stage.as_deref())
+        .is_some_and(|s| s == "permission");
+    if let Some(id) = data.call.as_deref() {
+        let cancelled =
+            message.is_some_and(|m| m.starts_with("The pending permission request was cancelled"));
+        let done = match data.success {
+            Some(false) if cancelled => None,
+            Some(false) => match refused_by(message, code)
+                .or_else(|| denied_stage.then_some(ReasonCode::PermissionDenied))
+            {
+                Some(reason) => refusal(id, reason, at),
+                None => match properties.and_then(|p| p.failure_category.as_deref()) {
+                    Some("server_error") => failed_with(id, ReasonCode::ToolError, at),
+                    Some(c) if c.starts_with("protocol_") => {
+                        failed_with(id, ReasonCode::ProtocolError, at)
+                    }
+                    _ => outcome(id, false, at),
+                },
+            },
+            Some(true) => outcome(id, true, at),
+            None => None,
+        };
+        reading.evidence.extend(done);
+    }
 }
 
 #[derive(Deserialize)]
