@@ -18,7 +18,7 @@
 //! Neither says in its telemetry that a server failed or needs a login.
 
 use tether_core::capability::CapabilityEvent;
-use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySignal};
+use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord, TelemetrySignal};
 use tether_core::vocab::{Provenance, ReasonCode, UseOutcome};
 use tether_sdk::telemetry as t;
 
@@ -65,176 +65,198 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
     let session =
         t::text(record, "session.id").or_else(|| t::text(record, "gen_ai.conversation.id"));
     let mut reading = t::reading(session);
-    let at = record.at;
     let event = record.name.strip_prefix(flavor.prefix());
-    match (record.signal, event) {
+    let read = match (record.signal, event) {
         (TelemetrySignal::Log, Some("config")) => {
-            let servers = record
-                .attr("mcp_servers")
-                .map(|v| v.names())
-                .unwrap_or_default();
-            for server in &servers {
-                t::name_server(&mut reading, server, None);
-                reading.evidence.push(t::taken(server, at));
-            }
-            // The extensions it loaded (one that failed to load is only
-            // a warning on its stderr).
-            for extension in record
-                .attr("extensions")
-                .map(|v| v.names())
-                .unwrap_or_default()
-            {
-                if let Some(loaded) = tether_sdk::records::plugin_loaded(&extension, at) {
-                    reading.evidence.push(loaded);
-                }
-            }
-            let tools = record
-                .attr("mcp_tools")
-                .map(|v| v.names())
-                .unwrap_or_default();
-            for server in &servers {
-                let count = tools
-                    .iter()
-                    .filter_map(|tool| flavor.split(tool, &servers))
-                    .filter(|(s, _)| s == server)
-                    .count();
-                if count > 0 {
-                    let count = u32::try_from(count).unwrap_or(u32::MAX);
-                    reading.evidence.push(t::listed(server, Some(count), at));
-                }
-            }
+            config(&mut reading, flavor, record);
+            Some(())
         }
-        (TelemetrySignal::Log, Some("tool_call")) => {
-            let function = t::text(record, "function_name").unwrap_or_default();
-            // Qwen 0.15 logs a call its rules denied as `native`, without
-            // its server: its `mcp__SERVER__TOOL` name still says both.
-            let server = match t::text(record, "tool_type").as_deref() {
-                Some("mcp") => t::text(record, "mcp_server_name"),
-                _ if flavor == Flavor::Qwen => {
-                    t::split_mcp_double(&function).map(|(s, _)| s.to_owned())
-                }
-                _ => None,
-            };
-            let Some(server) = server else {
-                return TelemetryAnswer::Ignored;
-            };
-            let tool = flavor
-                .split(&function, std::slice::from_ref(&server))
-                .map(|(_, tool)| tool)
-                .unwrap_or(function);
-            t::name_server(&mut reading, &server, None);
-            let error_type =
-                t::text(record, "error_type").or_else(|| t::text(record, "error.type"));
-            // The harness's words for the error: scanned, never kept.
-            let words = t::text(record, "error").or_else(|| t::text(record, "error.message"));
-            let ended = match (error_type.as_deref(), flavor) {
-                // A policy's deny rule or a BeforeTool hook's block
-                // (Gemini), told apart by their words.
-                (Some("policy_violation"), _) => gemini_ended(words.as_deref()),
-                // A rule, a hook or a missing approval (Qwen).
-                (Some("execution_denied"), _) => qwen_denied(
-                    words.as_deref(),
-                    t::text(record, "execution_status").as_deref() == Some("not_started"),
-                ),
-                // An ask rule in a `-p` run (Gemini).
-                (Some("unhandled_exception"), Flavor::Gemini) => {
-                    match gemini_ended(words.as_deref()) {
-                        refused @ Ended::Refused(_) => refused,
-                        _ => Ended::Failed(None),
-                    }
-                }
-                // A hook's stop, before the call or after it ran.
-                (Some("stop_execution"), _) => Ended::Unknown,
-                (Some("mcp_tool_error"), _) => Ended::Failed(Some(ReasonCode::ToolError)),
-                _ if t::text(record, "decision").as_deref() == Some("reject") => {
-                    // The user said no at the prompt.
-                    Ended::Refused(ReasonCode::PermissionDenied)
-                }
-                _ => match t::flag(record, "success") {
-                    Some(true) => Ended::Succeeded,
-                    Some(false) => Ended::Failed(None),
-                    None => Ended::Unknown,
-                },
-            };
-            let evidence = match ended {
-                Ended::Refused(reason) => {
-                    tether_sdk::records::refused(&server, &tool, None, reason, at)
-                        .provenance(Provenance::HarnessTelemetry)
-                }
-                Ended::Failed(reason) => {
-                    let mut failed = t::tool_called(&server, &tool, Some(false), at);
-                    failed.reason_code = reason;
-                    failed
-                }
-                Ended::Succeeded => t::tool_called(&server, &tool, Some(true), at),
-                Ended::Unknown => t::tool_called(&server, &tool, None, at),
-            };
-            reading.evidence.push(evidence);
-        }
-        (TelemetrySignal::Log, Some("hook_call")) => {
-            // One run of one hook: its name (its configured `name`, else
-            // its command's basename), event, exit status and success.
-            let Some(hook) =
-                t::text(record, "hook_name").and_then(|n| tether_core::records::name(&n))
-            else {
-                return TelemetryAnswer::Ignored;
-            };
-            let event =
-                t::text(record, "hook_event_name").and_then(|n| tether_core::records::name(&n));
-            let code = record
-                .attr("exit_code")
-                .and_then(|v| v.text())
-                .and_then(|v| v.parse::<i32>().ok());
-            let ended = match (t::flag(record, "success"), code) {
-                (_, Some(code)) => tether_core::capability::outcome_of_exit(code, Some(2)),
-                (Some(true), None) => UseOutcome::Succeeded,
-                _ => UseOutcome::Failed,
-            };
-            let hook = CapabilityEvent::hook(&hook, event.as_deref()).ended(ended, code);
-            reading
-                .evidence
-                .push(tether_sdk::records::hook_fired(hook, None, at));
-        }
-        (TelemetrySignal::Log, Some("skill_launch")) => {
-            // Qwen Code: the model loaded a skill, and whether it worked.
-            let Some(skill) =
-                t::text(record, "skill_name").and_then(|n| tether_core::records::name(&n))
-            else {
-                return TelemetryAnswer::Ignored;
-            };
-            let ended =
-                tether_core::capability::outcome_of_ok(t::flag(record, "success") != Some(false));
-            let skill = CapabilityEvent::skill(&skill).ended(ended, None);
-            reading
-                .evidence
-                .push(tether_sdk::records::skill_invoked(skill, None, at));
-        }
+        (TelemetrySignal::Log, Some("tool_call")) => tool_call(&mut reading, flavor, record),
+        (TelemetrySignal::Log, Some("hook_call")) => hook_call(&mut reading, record),
+        (TelemetrySignal::Log, Some("skill_launch")) => skill_launch(&mut reading, record),
         (TelemetrySignal::Span, None) if record.name == "llm_call" => {
-            let Some(definitions) = record.text("gen_ai.tool.definitions") else {
-                return TelemetryAnswer::Ignored;
-            };
-            let names = declared_names(&definitions);
-            let mut any = false;
-            for server in configured {
-                let count = names
-                    .iter()
-                    .filter_map(|n| flavor.split(n, configured))
-                    .filter(|(s, _)| s == server)
-                    .count();
-                if count > 0 {
-                    any = true;
-                    t::name_server(&mut reading, server, None);
-                    let count = u32::try_from(count).unwrap_or(u32::MAX);
-                    reading.evidence.push(t::tools_visible(server, count, at));
-                }
-            }
-            if !any {
-                return TelemetryAnswer::Ignored;
-            }
+            llm_call(&mut reading, flavor, record, configured)
         }
-        _ => return TelemetryAnswer::Ignored,
+        _ => None,
+    };
+    match read {
+        Some(()) => TelemetryAnswer::Read(reading),
+        None => TelemetryAnswer::Ignored,
     }
-    TelemetryAnswer::Read(reading)
+}
+
+/// `config`: the servers configured, the extensions loaded, and how many
+/// tools each server lists.
+fn config(reading: &mut TelemetryReading, flavor: Flavor, record: &TelemetryRecord) {
+    let at = record.at;
+    let servers = record
+        .attr("mcp_servers")
+        .map(|v| v.names())
+        .unwrap_or_default();
+    for server in &servers {
+        t::name_server(reading, server, None);
+        reading.evidence.push(t::taken(server, at));
+    }
+    // The extensions it loaded (one that failed to load is only
+    // a warning on its stderr).
+    for extension in record
+        .attr("extensions")
+        .map(|v| v.names())
+        .unwrap_or_default()
+    {
+        if let Some(loaded) = tether_sdk::records::plugin_loaded(&extension, at) {
+            reading.evidence.push(loaded);
+        }
+    }
+    let tools = record
+        .attr("mcp_tools")
+        .map(|v| v.names())
+        .unwrap_or_default();
+    for server in &servers {
+        let count = tools
+            .iter()
+            .filter_map(|tool| flavor.split(tool, &servers))
+            .filter(|(s, _)| s == server)
+            .count();
+        if count > 0 {
+            let count = u32::try_from(count).unwrap_or(u32::MAX);
+            reading.evidence.push(t::listed(server, Some(count), at));
+        }
+    }
+}
+
+/// `tool_call`: a call of an MCP server's tool and how it ended; `None`
+/// where no server is named.
+fn tool_call(
+    reading: &mut TelemetryReading,
+    flavor: Flavor,
+    record: &TelemetryRecord,
+) -> Option<()> {
+    let at = record.at;
+    let function = t::text(record, "function_name").unwrap_or_default();
+    // Qwen 0.15 logs a call its rules denied as `native`, without
+    // its server: its `mcp__SERVER__TOOL` name still says both.
+    let server = match t::text(record, "tool_type").as_deref() {
+        Some("mcp") => t::text(record, "mcp_server_name"),
+        _ if flavor == Flavor::Qwen => t::split_mcp_double(&function).map(|(s, _)| s.to_owned()),
+        _ => None,
+    }?;
+    let tool = flavor
+        .split(&function, std::slice::from_ref(&server))
+        .map(|(_, tool)| tool)
+        .unwrap_or(function);
+    t::name_server(reading, &server, None);
+    let evidence = match call_ended(flavor, record) {
+        Ended::Refused(reason) => tether_sdk::records::refused(&server, &tool, None, reason, at)
+            .provenance(Provenance::HarnessTelemetry),
+        Ended::Failed(reason) => {
+            let mut failed = t::tool_called(&server, &tool, Some(false), at);
+            failed.reason_code = reason;
+            failed
+        }
+        Ended::Succeeded => t::tool_called(&server, &tool, Some(true), at),
+        Ended::Unknown => t::tool_called(&server, &tool, None, at),
+    };
+    reading.evidence.push(evidence);
+    Some(())
+}
+
+/// How a `tool_call` ended, by its error type, the harness's words for the
+/// error (scanned, never kept), the user's decision and its success.
+fn call_ended(flavor: Flavor, record: &TelemetryRecord) -> Ended {
+    let error_type = t::text(record, "error_type").or_else(|| t::text(record, "error.type"));
+    // The harness's words for the error: scanned, never kept.
+    let words = t::text(record, "error").or_else(|| t::text(record, "error.message"));
+    match (error_type.as_deref(), flavor) {
+        // A policy's deny rule or a BeforeTool hook's block
+        // (Gemini), told apart by their words.
+        (Some("policy_violation"), _) => gemini_ended(words.as_deref()),
+        // A rule, a hook or a missing approval (Qwen).
+        (Some("execution_denied"), _) => qwen_denied(
+            words.as_deref(),
+            t::text(record, "execution_status").as_deref() == Some("not_started"),
+        ),
+        // An ask rule in a `-p` run (Gemini).
+        (Some("unhandled_exception"), Flavor::Gemini) => match gemini_ended(words.as_deref()) {
+            refused @ Ended::Refused(_) => refused,
+            _ => Ended::Failed(None),
+        },
+        // A hook's stop, before the call or after it ran.
+        (Some("stop_execution"), _) => Ended::Unknown,
+        (Some("mcp_tool_error"), _) => Ended::Failed(Some(ReasonCode::ToolError)),
+        _ if t::text(record, "decision").as_deref() == Some("reject") => {
+            // The user said no at the prompt.
+            Ended::Refused(ReasonCode::PermissionDenied)
+        }
+        _ => match t::flag(record, "success") {
+            Some(true) => Ended::Succeeded,
+            Some(false) => Ended::Failed(None),
+            None => Ended::Unknown,
+        },
+    }
+}
+
+/// `hook_call`: one run of one hook: its name (its configured `name`, else
+/// its command's basename), event, exit status and success; `None` where
+/// it has no name.
+fn hook_call(reading: &mut TelemetryReading, record: &TelemetryRecord) -> Option<()> {
+    let hook = t::text(record, "hook_name").and_then(|n| tether_core::records::name(&n))?;
+    let event = t::text(record, "hook_event_name").and_then(|n| tether_core::records::name(&n));
+    let code = record
+        .attr("exit_code")
+        .and_then(|v| v.text())
+        .and_then(|v| v.parse::<i32>().ok());
+    let ended = match (t::flag(record, "success"), code) {
+        (_, Some(code)) => tether_core::capability::outcome_of_exit(code, Some(2)),
+        (Some(true), None) => UseOutcome::Succeeded,
+        _ => UseOutcome::Failed,
+    };
+    let hook = CapabilityEvent::hook(&hook, event.as_deref()).ended(ended, code);
+    reading
+        .evidence
+        .push(tether_sdk::records::hook_fired(hook, None, record.at));
+    Some(())
+}
+
+/// `skill_launch` (Qwen Code): the model loaded a skill, and whether it
+/// worked; `None` where it has no name.
+fn skill_launch(reading: &mut TelemetryReading, record: &TelemetryRecord) -> Option<()> {
+    let skill = t::text(record, "skill_name").and_then(|n| tether_core::records::name(&n))?;
+    let ended = tether_core::capability::outcome_of_ok(t::flag(record, "success") != Some(false));
+    let skill = CapabilityEvent::skill(&skill).ended(ended, None);
+    reading
+        .evidence
+        .push(tether_sdk::records::skill_invoked(skill, None, record.at));
+    Some(())
+}
+
+/// An `llm_call` span: how many of each configured server's tools the
+/// model was sent; `None` where it names none.
+fn llm_call(
+    reading: &mut TelemetryReading,
+    flavor: Flavor,
+    record: &TelemetryRecord,
+    configured: &[String],
+) -> Option<()> {
+    let definitions = record.text("gen_ai.tool.definitions")?;
+    let names = declared_names(&definitions);
+    let mut any = false;
+    for server in configured {
+        let count = names
+            .iter()
+            .filter_map(|n| flavor.split(n, configured))
+            .filter(|(s, _)| s == server)
+            .count();
+        if count > 0 {
+            any = true;
+            t::name_server(reading, server, None);
+            let count = u32::try_from(count).unwrap_or(u32::MAX);
+            reading
+                .evidence
+                .push(t::tools_visible(server, count, record.at));
+        }
+    }
+    any.then_some(())
 }
 
 /// The function names in `gen_ai.tool.definitions` (Gemini's
