@@ -503,20 +503,41 @@ pub fn split_by_servers(
     model_name: &str,
     servers: &[String],
 ) -> Option<(String, String)> {
+    match servers_fitting(rules, model_name, servers) {
+        Fit::One(server, tool) => Some((server, tool)),
+        _ => None,
+    }
+}
+
+/// How many known servers' spelled prefixes start a model-side name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Fit {
+    /// None does.
+    None,
+    /// Exactly one, with the rest of the name as its tool.
+    One(String, String),
+    /// Two or more (or one whose tool part hides behind a harness's hash):
+    /// the name is an MCP tool's of a known server, but which is not said.
+    Several,
+}
+
+fn servers_fitting(rules: &Rules, model_name: &str, servers: &[String]) -> Fit {
     let mut fits = servers.iter().filter_map(|server| {
         let spelled = (rules.naming)(server, "t");
         let prefix = spelled.strip_suffix('t')?;
         let tool = model_name.strip_prefix(prefix)?;
         (!tool.is_empty()).then(|| (server.clone(), tool.to_owned()))
     });
-    let first = fits.next()?;
+    let Some(first) = fits.next() else {
+        return Fit::None;
+    };
     if fits.next().is_some() {
-        return None;
+        return Fit::Several;
     }
     if rules.on_collision == OnCollision::Suffixed && hash_suffixed(&first.1).is_some() {
-        return None;
+        return Fit::Several;
     }
-    Some(first)
+    Fit::One(first.0, first.1)
 }
 
 /// How a model-side name was read as an MCP server's tool.
@@ -602,7 +623,11 @@ impl Known {
 /// listed), then against the known servers' spelled prefixes (exactly one
 /// must fit), then by the harness's naming alone where it is unambiguous
 /// ([`Shape::Split`]). A name shaped like an MCP tool's that none of these
-/// place is [`Attribution::Unresolved`]: never a guess.
+/// place is [`Attribution::Unresolved`]: never a guess. So is a name of a
+/// harness whose names are unmarked (Copilot's `SERVER-TOOL`, OpenCode's
+/// `SERVER_TOOL`) that two known servers' prefixes fit: it is an MCP
+/// tool's, of one of them; the session's listing, once its records or
+/// telemetry show one, says which.
 pub fn attribute(rules: &Rules, model_name: &str, known: &Known) -> Attribution {
     if let Some((server, tool)) = known.listed.resolve(model_name) {
         return Attribution::Mcp {
@@ -611,12 +636,20 @@ pub fn attribute(rules: &Rules, model_name: &str, known: &Known) -> Attribution 
             by: AttributedBy::Listing,
         };
     }
-    if let Some((server, tool)) = split_by_servers(rules, model_name, &known.servers) {
+    let fit = servers_fitting(rules, model_name, &known.servers);
+    if let Fit::One(server, tool) = fit {
         return Attribution::Mcp {
             server,
             tool,
             by: AttributedBy::KnownServer,
         };
+    }
+    // Spelled as a known server's tool, but as two servers' (Copilot's
+    // `a-b-t` with servers `a` and `a-b`, OpenCode's `a_b_t`): MCP, its
+    // server not resolved. A harness whose naming says the server itself
+    // reads it below.
+    if fit == Fit::Several && !matches!(rules.shape, Shape::Split { .. }) {
+        return Attribution::Unresolved;
     }
     match rules.shape {
         Shape::Split { prefix, separator } => {
@@ -778,6 +811,24 @@ mod tests {
         );
     }
 
+    /// Copilot CLI 1.0.102's composition (`plugins/passthrough-copilot`).
+    fn copilot_like(server: &str, tool: &str) -> String {
+        format!(
+            "{}-{}",
+            replace_outside(server, word_or_dash, '-'),
+            replace_outside(tool, word_or_dash, '-')
+        )
+    }
+
+    /// OpenCode 1.18.33's composition (`plugins/passthrough-opencode`).
+    fn opencode_like(server: &str, tool: &str) -> String {
+        format!(
+            "{}_{}",
+            replace_outside(server, word_or_dash, '_'),
+            replace_outside(tool, word_or_dash, '_')
+        )
+    }
+
     fn gemini_like(server: &str, tool: &str) -> String {
         format!("mcp_{server}_{tool}")
     }
@@ -853,6 +904,70 @@ mod tests {
         // Unmarked names are MCP only against a known server.
         let unmarked = Rules::new(gemini_like, OnCollision::LastWins, "test");
         assert_eq!(attribute(&unmarked, "mcp_x_y", &none), Attribution::NotMcp);
+        // Copilot's and OpenCode's unmarked names, as their shipped code
+        // composes them (`SERVER-TOOL`, `SERVER_TOOL`, every character
+        // outside [a-zA-Z0-9_-] the separator), cut to 64 and numbered
+        // for Copilot, the last of a collision kept for OpenCode.
+        for (rules, sep) in [
+            (
+                Rules::new(copilot_like, OnCollision::Numbered, "test").with_cut(64),
+                "-",
+            ),
+            (
+                Rules::new(opencode_like, OnCollision::LastWins, "test"),
+                "_",
+            ),
+        ] {
+            let name = format!("time{sep}get_current_time");
+            // Nothing known: a built-in tool looks the same, so not MCP.
+            assert_eq!(attribute(&rules, &name, &none), Attribution::NotMcp);
+            assert_eq!(attribute(&rules, "view", &none), Attribution::NotMcp);
+            // Today's configuration or the session's rows name the server.
+            let known = Known::new(&rules, vec!["time".into(), "memory".into()], &[]);
+            assert_eq!(
+                attribute(&rules, &name, &known),
+                Attribution::Mcp {
+                    server: "time".into(),
+                    tool: "get_current_time".into(),
+                    by: AttributedBy::KnownServer
+                }
+            );
+            assert_eq!(attribute(&rules, "view", &known), Attribution::NotMcp);
+            // A server whose name the separator ends another's: two fit,
+            // so MCP-shaped, server not resolved, never guessed.
+            let my = format!("my{sep}srv");
+            let both = Known::new(&rules, vec!["my".into(), my.clone()], &[]);
+            let tool_name = format!("my{sep}srv{sep}get");
+            assert_eq!(
+                attribute(&rules, &tool_name, &both),
+                Attribution::Unresolved
+            );
+            // The session's listing (its records or telemetry) says which.
+            let tools = listed(&["get"]);
+            let listed_known = Known::new(
+                &rules,
+                vec!["my".into(), my.clone()],
+                &[(my.as_str(), &tools)],
+            );
+            assert_eq!(
+                attribute(&rules, &tool_name, &listed_known),
+                Attribution::Mcp {
+                    server: my.clone(),
+                    tool: "get".into(),
+                    by: AttributedBy::Listing
+                }
+            );
+            // A dotted server's name, spelled as the harness spells it.
+            let dotted = Known::new(&rules, vec!["my.srv".into()], &[]);
+            assert_eq!(
+                attribute(&rules, &format!("my{sep}srv{sep}get"), &dotted),
+                Attribution::Mcp {
+                    server: "my.srv".into(),
+                    tool: "get".into(),
+                    by: AttributedBy::KnownServer
+                }
+            );
+        }
         // A hash a harness appended hides the tool, not the server.
         let suffixed =
             Rules::new(claude_like, OnCollision::Suffixed, "test").with_shape(Shape::Split {

@@ -618,3 +618,60 @@ fn tap_tool(rules: Option<&Rules>, known: &Known, name: &str, hash: Option<Strin
         hash,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::last_mile::{OnCollision, replace_outside, word_or_dash};
+
+    /// Copilot CLI's composition (`SERVER-TOOL`), as its plugin declares it.
+    fn copilot(server: &str, tool: &str) -> String {
+        format!(
+            "{}-{}",
+            replace_outside(server, word_or_dash, '-'),
+            replace_outside(tool, word_or_dash, '-')
+        )
+    }
+
+    /// OpenCode's (`SERVER_TOOL`), as its shipped code composes it.
+    fn opencode(server: &str, tool: &str) -> String {
+        format!(
+            "{}_{}",
+            replace_outside(server, word_or_dash, '_'),
+            replace_outside(tool, word_or_dash, '_')
+        )
+    }
+
+    /// GIVEN Copilot's and OpenCode's unmarked names THEN the tap's record
+    /// names the server where the session or today's configuration names
+    /// exactly one that fits, keeps a name two servers fit as MCP-shaped
+    /// and unresolved, and a name nothing fits as no MCP tool's.
+    #[test]
+    fn unmarked_names_are_resolved_only_where_one_known_server_fits() {
+        for (rules, sep) in [
+            (
+                Rules::new(copilot, OnCollision::Numbered, "test").with_cut(64),
+                '-',
+            ),
+            (Rules::new(opencode, OnCollision::LastWins, "test"), '_'),
+        ] {
+            let name = format!("time{sep}get_current_time");
+            let known = Known::new(&rules, vec!["time".into()], &[]);
+            let t = tap_tool(Some(&rules), &known, &name, None);
+            assert_eq!(
+                (t.server.as_deref(), t.tool.as_deref(), t.by, t.unresolved),
+                (
+                    Some("time"),
+                    Some("get_current_time"),
+                    Some("known_server"),
+                    false
+                )
+            );
+            let t = tap_tool(Some(&rules), &Known::default(), &name, None);
+            assert_eq!((t.server, t.unresolved), (None, false));
+            let both = Known::new(&rules, vec!["a".into(), format!("a{sep}b")], &[]);
+            let t = tap_tool(Some(&rules), &both, &format!("a{sep}b{sep}t"), None);
+            assert_eq!((t.server, t.tool, t.unresolved), (None, None, true));
+        }
+    }
+}
