@@ -430,55 +430,7 @@ fn transcript(record: &str) -> RecordAnswer {
         Some(Content::Items(items)) => items.as_slice(),
         _ => &[],
     };
-    for item in items {
-        match item.kind.as_deref() {
-            // Read below, once per record.
-            Some("tool_use") if item.name.as_deref() == Some("Skill") => {}
-            Some("tool_use") => {
-                if let Some((server, tool)) = item.name.as_deref().and_then(mcp_double) {
-                    push(
-                        &mut reading,
-                        call(&server, &tool, item.id.as_deref(), None, at),
-                    );
-                }
-            }
-            Some("tool_result") => {
-                // Whose call it was is known by its id only; an id no MCP
-                // call had is dropped by the host. A failed one's words
-                // (blanked above) are compared with Claude Code's own, from
-                // the record as written: a refusal never reached the server.
-                let Some(id) = item.tool_use_id.as_deref() else {
-                    continue;
-                };
-                let said = if item.is_error == Some(true) {
-                    error_words(original, id)
-                } else {
-                    None
-                };
-                let done = match said {
-                    Some(ErrorWords::Refused(reason)) => refusal(id, reason, at),
-                    Some(ErrorWords::Failed(reason)) => failed_with(id, reason, at),
-                    None => outcome(id, item.is_error != Some(true), at),
-                };
-                if let Some(done) = done {
-                    reading.evidence.push(done);
-                }
-            }
-            _ => {}
-        }
-    }
-    if items
-        .iter()
-        .any(|i| i.kind.as_deref() == Some("tool_use") && i.name.as_deref() == Some("Skill"))
-    {
-        // Its input was blanked; the skill's name is read from the record
-        // as written (that one field, nothing else).
-        for (id, skill) in skill_calls(original) {
-            if let Some(skill) = skill_named(skill, ':') {
-                push(&mut reading, skill_invoked(skill, Some(id), at));
-            }
-        }
-    }
+    message_items(&mut reading, items, original, at);
     if let Some(shape) = &line.shape
         && kind == "api-request-shape"
     {
@@ -500,69 +452,132 @@ fn transcript(record: &str) -> RecordAnswer {
         );
     }
     if let Some(attachment) = &line.attachment {
-        capabilities(&mut reading, attachment, line.uuid.as_deref(), at);
-    }
-    if let Some(attachment) = &line.attachment
-        && attachment.kind.as_deref() == Some("deferred_tools_record")
-    {
-        offered(
-            &mut reading,
-            attachment
-                .entries
-                .iter()
-                .filter_map(|e| e.name.as_deref().and_then(mcp_double)),
-            at,
-        );
-    }
-    if let Some(attachment) = &line.attachment
-        && attachment.kind.as_deref() == Some("deferred_tools_delta")
-    {
-        // The tools behind the tool search: discoverable, their definitions
-        // not sent until a search loads them (`deferred_tools_record`).
-        offered_deferred(
-            &mut reading,
-            attachment.added.iter().filter_map(|a| mcp_double(a)),
-            at,
-        );
-        for failed in &attachment.failed {
-            if let Some(server) = failed
-                .name
-                .as_deref()
-                .and_then(|n| listed_server(&mut reading, n, at))
-            {
-                // The reason from the words (ENOENT, …), never the words.
-                let words = [failed.code.as_deref(), failed.error.as_deref()]
-                    .into_iter()
-                    .flatten()
-                    .collect::<Vec<_>>()
-                    .join(": ");
-                push(&mut reading, failure(&server, &words, at));
-            }
-        }
-        for listed in attachment.needs_auth.iter().flatten() {
-            if let Some(server) = listed_server(&mut reading, listed, at) {
-                push(&mut reading, status(&server, "needs-auth", at));
-            }
-        }
-        for listed in attachment.pending.iter().flatten() {
-            if let Some(server) = listed_server(&mut reading, listed, at) {
-                name_server(&mut reading, &server);
-            }
-        }
-    }
-    if let Some(attachment) = &line.attachment
-        && attachment.kind.as_deref() == Some("mcp_dropped_tools_delta")
-    {
-        for entry in &attachment.added_entries {
-            if let Some((server, tool, reason)) = dropped_tool(entry) {
-                push(&mut reading, withheld(&server, &tool, reason, at));
-            }
-        }
+        attachment_record(&mut reading, attachment, line.uuid.as_deref(), at);
     }
     if kind == "system" && line.subtype.as_deref() == Some("stop_hook_summary") {
         stop_hooks(&mut reading, &line, at);
     }
     answer(reading)
+}
+
+/// A message's items: its MCP calls and their results, then the skills
+/// it invoked.
+fn message_items(reading: &mut RecordReading, items: &[Item<'_>], original: &str, at: Timestamp) {
+    for item in items {
+        match item.kind.as_deref() {
+            // Read below, once per record.
+            Some("tool_use") if item.name.as_deref() == Some("Skill") => {}
+            Some("tool_use") => {
+                if let Some((server, tool)) = item.name.as_deref().and_then(mcp_double) {
+                    push(reading, call(&server, &tool, item.id.as_deref(), None, at));
+                }
+            }
+            Some("tool_result") => tool_result(reading, item, original, at),
+            _ => {}
+        }
+    }
+    if items
+        .iter()
+        .any(|i| i.kind.as_deref() == Some("tool_use") && i.name.as_deref() == Some("Skill"))
+    {
+        // Its input was blanked; the skill's name is read from the record
+        // as written (that one field, nothing else).
+        for (id, skill) in skill_calls(original) {
+            if let Some(skill) = skill_named(skill, ':') {
+                push(reading, skill_invoked(skill, Some(id), at));
+            }
+        }
+    }
+}
+
+/// A `tool_result`: whose call it was is known by its id only; an id no
+/// MCP call had is dropped by the host. A failed one's words (blanked) are
+/// compared with Claude Code's own, from the record as written: a refusal
+/// never reached the server.
+fn tool_result(reading: &mut RecordReading, item: &Item<'_>, original: &str, at: Timestamp) {
+    let Some(id) = item.tool_use_id.as_deref() else {
+        return;
+    };
+    let said = if item.is_error == Some(true) {
+        error_words(original, id)
+    } else {
+        None
+    };
+    let done = match said {
+        Some(ErrorWords::Refused(reason)) => refusal(id, reason, at),
+        Some(ErrorWords::Failed(reason)) => failed_with(id, reason, at),
+        None => outcome(id, item.is_error != Some(true), at),
+    };
+    if let Some(done) = done {
+        reading.evidence.push(done);
+    }
+}
+
+/// An attachment: the capabilities it names, and the tools it says were
+/// sent, deferred or dropped.
+fn attachment_record(
+    reading: &mut RecordReading,
+    attachment: &Attachment<'_>,
+    uuid: Option<&str>,
+    at: Timestamp,
+) {
+    capabilities(reading, attachment, uuid, at);
+    match attachment.kind.as_deref() {
+        Some("deferred_tools_record") => offered(
+            reading,
+            attachment
+                .entries
+                .iter()
+                .filter_map(|e| e.name.as_deref().and_then(mcp_double)),
+            at,
+        ),
+        Some("deferred_tools_delta") => deferred_tools_delta(reading, attachment, at),
+        Some("mcp_dropped_tools_delta") => {
+            for entry in &attachment.added_entries {
+                if let Some((server, tool, reason)) = dropped_tool(entry) {
+                    push(reading, withheld(&server, &tool, reason, at));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `deferred_tools_delta`: the tools behind the tool search: discoverable,
+/// their definitions not sent until a search loads them
+/// (`deferred_tools_record`); and the servers that failed, need
+/// authorization or are pending.
+fn deferred_tools_delta(reading: &mut RecordReading, attachment: &Attachment<'_>, at: Timestamp) {
+    offered_deferred(
+        reading,
+        attachment.added.iter().filter_map(|a| mcp_double(a)),
+        at,
+    );
+    for failed in &attachment.failed {
+        if let Some(server) = failed
+            .name
+            .as_deref()
+            .and_then(|n| listed_server(reading, n, at))
+        {
+            // The reason from the words (ENOENT, …), never the words.
+            let words = [failed.code.as_deref(), failed.error.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(": ");
+            push(reading, failure(&server, &words, at));
+        }
+    }
+    for listed in attachment.needs_auth.iter().flatten() {
+        if let Some(server) = listed_server(reading, listed, at) {
+            push(reading, status(&server, "needs-auth", at));
+        }
+    }
+    for listed in attachment.pending.iter().flatten() {
+        if let Some(server) = listed_server(reading, listed, at) {
+            name_server(reading, &server);
+        }
+    }
 }
 
 /// Claude Code's own rule for the name a server's tools carry
