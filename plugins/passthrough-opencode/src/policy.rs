@@ -225,4 +225,19 @@ mod tests {
             &format!("{}_x", tool_part("my server"))
         ));
     }
+
+    /// The last match wins in the file's own order, not in key order:
+    /// `gh_*` written after `gh_delete_repo` decides for it.
+    #[test]
+    fn rules_keep_the_order_of_their_file() {
+        let doc: Value =
+            serde_json::from_str(r#"{"permission": {"gh_delete_repo": "deny", "gh_*": "ask"}}"#)
+                .expect("json");
+        let mut p = Permissions::default();
+        p.absorb(doc.as_object().expect("an object"), "x");
+        assert_eq!(
+            p.predict("gh").for_tool("delete_repo").verdict,
+            CallVerdict::NeedsApproval
+        );
+    }
 }
