@@ -719,17 +719,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         facts: BTreeMap::new(),
     };
     let format = source.source.format;
-    // A database's log holds its newest rows: it is part of the file.
-    let wal = (format == RecordFormat::Sqlite)
-        .then(|| source.root.open(&format!("{rel}-wal")).ok().flatten())
-        .flatten();
-    let wal_len = wal.as_ref().map_or(0, |(_, len)| *len);
-    let wal_modified = wal
-        .as_ref()
-        .and_then(|(f, _)| f.metadata().ok())
-        .and_then(|m| m.modified().ok());
-    let modified = meta.modified().ok().max(wal_modified);
-    let signature = meta.len() + wal_len;
+    let (wal, signature, modified) = database_log(source, &rel, &meta);
     if state.len == signature && state.modified == modified && state.report.bytes > 0 {
         return unread(path, state);
     }
@@ -752,142 +742,24 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             return unread(path, state);
         }
     };
-    let reader = source.observer.reader();
     let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
-    let role = source.source.role.as_str();
-    let mut facts = BTreeMap::new();
-    let kind = source.kind.as_str();
     let shown = state.report.path.clone();
-    let report = &mut state.report;
-    let file_session = &mut state.session;
-    let threads = &mut state.threads;
-    let pending = &mut state.pending;
-    // (harness session, Tether session id) of the last record read.
-    let mut last_id = (String::new(), String::new());
-    let mut each = |record: &str| {
-        report.records += 1;
-        let Some(reader) = reader else {
-            report.unknown += 1;
-            return;
-        };
-        let file = RecordFile {
-            role,
-            segments: &segments,
-            session: file_session.as_deref(),
-            configured,
-        };
-        match contained(|| reader.read_record(&file, record)) {
-            None => report.refused += 1,
-            Some(RecordAnswer::Unknown) => report.unknown += 1,
-            Some(RecordAnswer::Ignored) => report.ignored += 1,
-            Some(answer @ (RecordAnswer::Dated { .. } | RecordAnswer::NotRead { .. })) => {
-                let at = match answer {
-                    RecordAnswer::NotRead { kind, at } => {
-                        report.not_read += 1;
-                        tether_core::records::note_kind(&mut report.not_read_kinds, &kind);
-                        at
-                    }
-                    RecordAnswer::Dated { at } => {
-                        report.ignored += 1;
-                        Some(at)
-                    }
-                    _ => None,
-                };
-                // Its time is its file's session's (no thread names one).
-                if let Some(at) = at
-                    && let Some(harness_session) = file_session.as_deref()
-                {
-                    let id = tether_core::records::session_id(kind, harness_session);
-                    facts
-                        .entry(id)
-                        .or_insert_with(|| SessionFacts::new(kind, harness_session))
-                        .dated(at);
-                }
-            }
-            Some(RecordAnswer::Read(mut reading)) => {
-                let before = reading.evidence.len();
-                reading
-                    .evidence
-                    .retain(|e| tether_core::records::provable(&e.kind));
-                report.refused += (before - reading.evidence.len()) as u64;
-                if !reading.names_are_names(configured)
-                    || !reading.thread.as_deref().is_none_or(is_name_like)
-                {
-                    report.refused += 1;
-                    return;
-                }
-                let session = reading.session.take();
-                let harness_session = match (session, &reading.thread) {
-                    (Some(session), Some(thread)) => {
-                        if threads.len() < MAX_THREADS || threads.contains_key(thread) {
-                            threads.insert(thread.clone(), session.clone());
-                        }
-                        // What the thread said before it named its session
-                        // is that session's.
-                        let id = tether_core::records::session_id(kind, &session);
-                        let mut i = 0;
-                        while i < pending.len() {
-                            if pending[i].0 == *thread {
-                                let (_, held) = pending.swap_remove(i);
-                                report.read += 1;
-                                facts
-                                    .entry(id.clone())
-                                    .or_insert_with(|| SessionFacts::new(kind, &session))
-                                    .add(role, &shown, held);
-                            } else {
-                                i += 1;
-                            }
-                        }
-                        Some(session)
-                    }
-                    (Some(session), None) => {
-                        if file_session.as_deref() != Some(session.as_str()) {
-                            *file_session = Some(session.clone());
-                        }
-                        Some(session)
-                    }
-                    (None, Some(thread)) => threads.get(thread).cloned(),
-                    (None, None) => file_session.clone(),
-                };
-                let Some(harness_session) = harness_session else {
-                    match &reading.thread {
-                        Some(thread)
-                            if pending.len() < MAX_PENDING && !reading.evidence.is_empty() =>
-                        {
-                            pending.push((thread.clone(), reading));
-                        }
-                        _ => report.ignored += 1,
-                    }
-                    return;
-                };
-                // Read: evidence (or a server) was taken from it; a record
-                // that only names its session, project or version gave
-                // nothing Tether tracks of servers, tools or capabilities.
-                if reading.evidence.is_empty() && reading.servers.is_empty() {
-                    report.ignored += 1;
-                } else {
-                    report.read += 1;
-                }
-                // Its session's id, worked out once per run of records of
-                // one session.
-                if last_id.0 != harness_session || last_id.1.is_empty() {
-                    last_id.1 = tether_core::records::session_id(kind, &harness_session);
-                    last_id.0 = harness_session;
-                }
-                let id = &last_id.1;
-                match facts.get_mut(id) {
-                    Some(session) => session.add(role, &shown, reading),
-                    None => facts
-                        .entry(id.clone())
-                        .or_insert_with(|| SessionFacts::new(kind, &last_id.0))
-                        .add(role, &shown, reading),
-                }
-            }
-            // An answer a later SDK adds: counted as one not understood.
-            Some(_) => report.unknown += 1,
-        }
+    let mut reading = FileReading {
+        reader: source.observer.reader(),
+        configured,
+        segments: &segments,
+        role: source.source.role.as_str(),
+        kind: source.kind.as_str(),
+        shown: &shown,
+        report: &mut state.report,
+        file_session: &mut state.session,
+        threads: &mut state.threads,
+        pending: &mut state.pending,
+        facts: BTreeMap::new(),
+        last_id: (String::new(), String::new()),
     };
-    let outcome = match (format, source.source.query.as_deref()) {
+    let mut each = |record: &str| reading.record(record);
+    let mut outcome = match (format, source.source.query.as_deref()) {
         (RecordFormat::Sqlite, Some(query)) => {
             read::read_sqlite(&mut file, len, wal, query, &mut each)
         }
@@ -905,23 +777,10 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             &mut each,
         ),
     };
+    let facts = reading.facts;
     state.report.bytes = outcome.consumed;
     state.report.refused += outcome.oversized + outcome.not_utf8;
-    let mut problems = Vec::new();
-    if let Some(error) = outcome.error {
-        problems.push(error);
-    }
-    if outcome.oversized > 0 {
-        problems.push(format!(
-            "{} record(s) longer than {} MiB skipped",
-            outcome.oversized,
-            read::MAX_RECORD_BYTES / (1024 * 1024)
-        ));
-    }
-    if outcome.not_utf8 > 0 {
-        problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
-    }
-    state.report.error = (!problems.is_empty()).then(|| problems.join("; "));
+    state.report.error = outcome_problems(&mut outcome);
     state.offset = if format == RecordFormat::Sqlite {
         0
     } else {
@@ -935,6 +794,199 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         state,
         read_any: true,
         facts,
+    }
+}
+
+/// A database file's log (its newest rows are part of the file), with the
+/// file's signature (its length and the log's) and its latest modification.
+fn database_log(
+    source: &Source,
+    rel: &str,
+    meta: &std::fs::Metadata,
+) -> (Option<(std::fs::File, u64)>, u64, Option<SystemTime>) {
+    let wal = (source.source.format == RecordFormat::Sqlite)
+        .then(|| source.root.open(&format!("{rel}-wal")).ok().flatten())
+        .flatten();
+    let wal_len = wal.as_ref().map_or(0, |(_, len)| *len);
+    let wal_modified = wal
+        .as_ref()
+        .and_then(|(f, _)| f.metadata().ok())
+        .and_then(|m| m.modified().ok());
+    let modified = meta.modified().ok().max(wal_modified);
+    let signature = meta.len() + wal_len;
+    (wal, signature, modified)
+}
+
+/// What went wrong reading a file, if anything, in words.
+fn outcome_problems(outcome: &mut read::ReadOutcome) -> Option<String> {
+    let mut problems = Vec::new();
+    if let Some(error) = outcome.error.take() {
+        problems.push(error);
+    }
+    if outcome.oversized > 0 {
+        problems.push(format!(
+            "{} record(s) longer than {} MiB skipped",
+            outcome.oversized,
+            read::MAX_RECORD_BYTES / (1024 * 1024)
+        ));
+    }
+    if outcome.not_utf8 > 0 {
+        problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
+    }
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// One pass over one file's records: its reader, what it knows of the
+/// file, and what the records said so far.
+struct FileReading<'a> {
+    reader: Option<&'a dyn tether_core::harness::HarnessReader>,
+    configured: &'a [String],
+    segments: &'a [String],
+    role: &'a str,
+    kind: &'a str,
+    /// The file as reports show it.
+    shown: &'a str,
+    report: &'a mut FileReport,
+    file_session: &'a mut Option<String>,
+    threads: &'a mut HashMap<String, String>,
+    pending: &'a mut Vec<(String, tether_core::records::RecordReading)>,
+    /// What the file's new records say, by Tether session id.
+    facts: BTreeMap<String, SessionFacts>,
+    /// (harness session, Tether session id) of the last record read.
+    last_id: (String, String),
+}
+
+impl FileReading<'_> {
+    /// Reads one record and counts what its reader answered.
+    fn record(&mut self, record: &str) {
+        self.report.records += 1;
+        let Some(reader) = self.reader else {
+            self.report.unknown += 1;
+            return;
+        };
+        let file = RecordFile {
+            role: self.role,
+            segments: self.segments,
+            session: self.file_session.as_deref(),
+            configured: self.configured,
+        };
+        match contained(|| reader.read_record(&file, record)) {
+            None => self.report.refused += 1,
+            Some(RecordAnswer::Unknown) => self.report.unknown += 1,
+            Some(RecordAnswer::Ignored) => self.report.ignored += 1,
+            Some(RecordAnswer::NotRead { kind, at }) => {
+                self.report.not_read += 1;
+                tether_core::records::note_kind(&mut self.report.not_read_kinds, &kind);
+                self.dated(at);
+            }
+            Some(RecordAnswer::Dated { at }) => {
+                self.report.ignored += 1;
+                self.dated(Some(at));
+            }
+            Some(RecordAnswer::Read(reading)) => self.read(reading),
+            // An answer a later SDK adds: counted as one not understood.
+            Some(_) => self.report.unknown += 1,
+        }
+    }
+
+    /// A record's time is its file's session's (no thread names one).
+    fn dated(&mut self, at: Option<Timestamp>) {
+        if let Some(at) = at
+            && let Some(harness_session) = self.file_session.as_deref()
+        {
+            let id = tether_core::records::session_id(self.kind, harness_session);
+            self.facts
+                .entry(id)
+                .or_insert_with(|| SessionFacts::new(self.kind, harness_session))
+                .dated(at);
+        }
+    }
+
+    /// A record read: its evidence to its session's facts, or held until
+    /// its thread names its session.
+    fn read(&mut self, mut reading: tether_core::records::RecordReading) {
+        let before = reading.evidence.len();
+        reading
+            .evidence
+            .retain(|e| tether_core::records::provable(&e.kind));
+        self.report.refused += (before - reading.evidence.len()) as u64;
+        if !reading.names_are_names(self.configured)
+            || !reading.thread.as_deref().is_none_or(is_name_like)
+        {
+            self.report.refused += 1;
+            return;
+        }
+        let session = reading.session.take();
+        let harness_session = match (session, &reading.thread) {
+            (Some(session), Some(thread)) => {
+                self.thread_named(thread, &session);
+                Some(session)
+            }
+            (Some(session), None) => {
+                if self.file_session.as_deref() != Some(session.as_str()) {
+                    *self.file_session = Some(session.clone());
+                }
+                Some(session)
+            }
+            (None, Some(thread)) => self.threads.get(thread).cloned(),
+            (None, None) => self.file_session.clone(),
+        };
+        let Some(harness_session) = harness_session else {
+            match &reading.thread {
+                Some(thread)
+                    if self.pending.len() < MAX_PENDING && !reading.evidence.is_empty() =>
+                {
+                    self.pending.push((thread.clone(), reading));
+                }
+                _ => self.report.ignored += 1,
+            }
+            return;
+        };
+        // Read: evidence (or a server) was taken from it; a record
+        // that only names its session, project or version gave
+        // nothing Tether tracks of servers, tools or capabilities.
+        if reading.evidence.is_empty() && reading.servers.is_empty() {
+            self.report.ignored += 1;
+        } else {
+            self.report.read += 1;
+        }
+        // Its session's id, worked out once per run of records of
+        // one session.
+        if self.last_id.0 != harness_session || self.last_id.1.is_empty() {
+            self.last_id.1 = tether_core::records::session_id(self.kind, &harness_session);
+            self.last_id.0 = harness_session;
+        }
+        let id = &self.last_id.1;
+        match self.facts.get_mut(id) {
+            Some(session) => session.add(self.role, self.shown, reading),
+            None => self
+                .facts
+                .entry(id.clone())
+                .or_insert_with(|| SessionFacts::new(self.kind, &self.last_id.0))
+                .add(self.role, self.shown, reading),
+        }
+    }
+
+    /// `thread` named its `session`: remembered, and what the thread said
+    /// before it named its session is that session's.
+    fn thread_named(&mut self, thread: &str, session: &str) {
+        if self.threads.len() < MAX_THREADS || self.threads.contains_key(thread) {
+            self.threads.insert(thread.to_owned(), session.to_owned());
+        }
+        let id = tether_core::records::session_id(self.kind, session);
+        let mut i = 0;
+        while i < self.pending.len() {
+            if self.pending[i].0 == *thread {
+                let (_, held) = self.pending.swap_remove(i);
+                self.report.read += 1;
+                self.facts
+                    .entry(id.clone())
+                    .or_insert_with(|| SessionFacts::new(self.kind, session))
+                    .add(self.role, self.shown, held);
+            } else {
+                i += 1;
+            }
+        }
     }
 }
 
