@@ -102,156 +102,24 @@ impl Records {
         harness: Option<&str>,
         configured: HashMap<String, Vec<ServerSpec>>,
     ) -> Result<Records, ByPathError> {
-        let meta =
-            std::fs::metadata(path).map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
-        if meta.is_dir() {
-            return Err(ByPathError::NotAFile("a directory"));
-        }
-        if !meta.is_file() {
-            return Err(ByPathError::NotAFile("a FIFO, a socket or a device"));
-        }
-        if meta.len() == 0 {
-            return Err(ByPathError::Empty);
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(ByPathError::TooLarge);
-        }
-        let mut prefix = Vec::with_capacity(SNIFF_BYTES.min(meta.len() as usize));
-        std::fs::File::open(path)
-            .and_then(|f| f.take(SNIFF_BYTES as u64).read_to_end(&mut prefix))
-            .map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
-        if prefix.is_empty() {
-            return Err(ByPathError::Empty);
-        }
-        let sqlite = prefix.starts_with(b"SQLite format 3\0");
-        let text = if sqlite {
-            String::new()
-        } else {
-            // Text, up to a character the prefix cut in two.
-            let valid = match std::str::from_utf8(&prefix) {
-                Ok(s) => s.len(),
-                Err(e) if e.error_len().is_none() => e.valid_up_to(),
-                Err(_) => return Err(ByPathError::Binary),
-            };
-            if prefix[..valid].contains(&0) {
-                return Err(ByPathError::Binary);
-            }
-            String::from_utf8_lossy(&prefix[..valid]).into_owned()
-        };
-        let whole = (meta.len() as usize) <= SNIFF_BYTES;
-        // The file's place, as a reader sees a file of its own: its folder
-        // and its name (a server log's folder names its server).
-        let file_name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| ByPathError::Unreadable("its name is not UTF-8".to_owned()))?
-            .to_owned();
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let (root_dir, rel) = match (dir.parent(), dir.file_name().and_then(|n| n.to_str())) {
-            (Some(up), Some(folder)) if !up.as_os_str().is_empty() => {
-                (up.to_path_buf(), format!("{folder}/{file_name}"))
-            }
-            _ => (dir.to_path_buf(), file_name.clone()),
-        };
+        let sniffed = sniff(path)?;
+        let (root_dir, rel) = place(path)?;
         let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
 
         let names: HashMap<String, Vec<String>> = configured
             .iter()
             .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
             .collect();
-        let mut fits: Vec<(
-            Fit,
-            String,
-            Arc<dyn tether_core::observer::TransportObserver>,
-            RecordSource,
-        )> = Vec::new();
-        let mut known_harness = harness.is_none();
-        for h in registry.harnesses() {
-            let kind = h.id.as_str();
-            if harness.is_some_and(|want| want != kind) {
-                continue;
-            }
-            known_harness = true;
-            let reader = h.reader;
-            let range = reader.records_verified_on();
-            let empty = Vec::new();
-            let configured = names.get(kind).unwrap_or(&empty);
-            for source in contained(|| reader.record_sources()).unwrap_or_default() {
-                let records: Vec<&str> = match source.format {
-                    RecordFormat::Sqlite => continue,
-                    RecordFormat::Document if meta.len() > MAX_DOCUMENT_BYTES || !whole => continue,
-                    RecordFormat::Document => vec![text.as_str()],
-                    _ => first_records(&text, whole),
-                };
-                if sqlite || records.is_empty() {
-                    continue;
-                }
-                let file = RecordFile {
-                    role: &source.role,
-                    segments: &segments,
-                    session: None,
-                    configured,
-                };
-                let mut fit = Fit::default();
-                for record in &records {
-                    match contained(|| reader.read_record(&file, record)) {
-                        Some(RecordAnswer::Read(r)) => {
-                            fit.known += 1;
-                            if !r.evidence.is_empty()
-                                || !r.servers.is_empty()
-                                || r.session.is_some()
-                                || r.version.is_some()
-                            {
-                                fit.substantive += 1;
-                            }
-                            let in_range = r.version.as_deref().zip(range.as_ref()).is_some_and(
-                                |(v, range)| {
-                                    major(v) == major(&range.oldest)
-                                        || major(v) == major(&range.newest)
-                                },
-                            );
-                            if in_range {
-                                fit.plausible += 1;
-                            }
-                        }
-                        Some(RecordAnswer::Unknown) | None => {}
-                        Some(_) => fit.known += 1,
-                    }
-                }
-                // Most of its records known, and something read.
-                if fit.known * 2 >= records.len() && fit.substantive > 0 {
-                    fits.push((fit, kind.to_owned(), Arc::clone(&h.plugin.observer), source));
-                }
-            }
-        }
+        let (fits, known_harness) = candidates(registry, harness, &names, &segments, &sniffed);
         if let Some(want) = harness
             && !known_harness
         {
             return Err(ByPathError::NoSuchHarness(want.to_owned()));
         }
-        if sqlite {
+        if sniffed.sqlite {
             return Err(ByPathError::NotASession);
         }
-        // Best first; of one harness's kinds of file that fit as well, its
-        // own files before a kind it keeps nowhere (`by_path`).
-        fits.sort_by_key(|f| std::cmp::Reverse((f.0, !f.3.by_path)));
-        let Some(best) = fits.first() else {
-            return Err(ByPathError::NotASession);
-        };
-        let mut rivals: Vec<String> = fits
-            .iter()
-            .filter(|f| (f.0.plausible, f.0.substantive) == (best.0.plausible, best.0.substantive))
-            .map(|f| f.1.clone())
-            .collect();
-        rivals.sort();
-        rivals.dedup();
-        if rivals.len() > 1 {
-            return Err(ByPathError::Ambiguous(rivals));
-        }
-        let (_, kind, observer, mut source) = fits.swap_remove(0);
+        let (kind, observer, mut source) = best(fits)?;
         // The file itself, as the one file of its source.
         source.pattern = rel.clone();
         source.root_var = None;
@@ -277,4 +145,206 @@ impl Records {
         records.read(true);
         Ok(records)
     }
+}
+
+/// What the start of a file shows of it.
+struct Sniffed {
+    len: u64,
+    /// A SQLite database.
+    sqlite: bool,
+    /// Its first bytes as text (none for a database).
+    text: String,
+    /// The text is the whole file.
+    whole: bool,
+}
+
+/// The file at `path`, checked to be a file within the bounds, and its
+/// first bytes read.
+fn sniff(path: &Path) -> Result<Sniffed, ByPathError> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
+    if meta.is_dir() {
+        return Err(ByPathError::NotAFile("a directory"));
+    }
+    if !meta.is_file() {
+        return Err(ByPathError::NotAFile("a FIFO, a socket or a device"));
+    }
+    if meta.len() == 0 {
+        return Err(ByPathError::Empty);
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ByPathError::TooLarge);
+    }
+    let mut prefix = Vec::with_capacity(SNIFF_BYTES.min(meta.len() as usize));
+    std::fs::File::open(path)
+        .and_then(|f| f.take(SNIFF_BYTES as u64).read_to_end(&mut prefix))
+        .map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
+    if prefix.is_empty() {
+        return Err(ByPathError::Empty);
+    }
+    let sqlite = prefix.starts_with(b"SQLite format 3\0");
+    let text = if sqlite {
+        String::new()
+    } else {
+        // Text, up to a character the prefix cut in two.
+        let valid = match std::str::from_utf8(&prefix) {
+            Ok(s) => s.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => return Err(ByPathError::Binary),
+        };
+        if prefix[..valid].contains(&0) {
+            return Err(ByPathError::Binary);
+        }
+        String::from_utf8_lossy(&prefix[..valid]).into_owned()
+    };
+    Ok(Sniffed {
+        len: meta.len(),
+        sqlite,
+        text,
+        whole: (meta.len() as usize) <= SNIFF_BYTES,
+    })
+}
+
+/// The file's place, as a reader sees a file of its own: its folder and
+/// its name (a server log's folder names its server), with the folder
+/// above them as the root.
+fn place(path: &Path) -> Result<(std::path::PathBuf, String), ByPathError> {
+    let file_name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| ByPathError::Unreadable("its name is not UTF-8".to_owned()))?
+        .to_owned();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Ok(
+        match (dir.parent(), dir.file_name().and_then(|n| n.to_str())) {
+            (Some(up), Some(folder)) if !up.as_os_str().is_empty() => {
+                (up.to_path_buf(), format!("{folder}/{file_name}"))
+            }
+            _ => (dir.to_path_buf(), file_name.clone()),
+        },
+    )
+}
+
+/// A kind of file one harness keeps that the file fits, and how well.
+type Candidate = (
+    Fit,
+    String,
+    Arc<dyn tether_core::observer::TransportObserver>,
+    RecordSource,
+);
+
+/// Every kind of file (of `harness`, or of any) the file fits, and whether
+/// `harness` is one the registry knows.
+fn candidates(
+    registry: &Registry,
+    harness: Option<&str>,
+    names: &HashMap<String, Vec<String>>,
+    segments: &[String],
+    sniffed: &Sniffed,
+) -> (Vec<Candidate>, bool) {
+    let mut fits: Vec<Candidate> = Vec::new();
+    let mut known_harness = harness.is_none();
+    for h in registry.harnesses() {
+        let kind = h.id.as_str();
+        if harness.is_some_and(|want| want != kind) {
+            continue;
+        }
+        known_harness = true;
+        let reader = h.reader;
+        let range = reader.records_verified_on();
+        let empty = Vec::new();
+        let configured = names.get(kind).unwrap_or(&empty);
+        for source in contained(|| reader.record_sources()).unwrap_or_default() {
+            let records: Vec<&str> = match source.format {
+                RecordFormat::Sqlite => continue,
+                RecordFormat::Document if sniffed.len > MAX_DOCUMENT_BYTES || !sniffed.whole => {
+                    continue;
+                }
+                RecordFormat::Document => vec![sniffed.text.as_str()],
+                _ => first_records(&sniffed.text, sniffed.whole),
+            };
+            if sniffed.sqlite || records.is_empty() {
+                continue;
+            }
+            let file = RecordFile {
+                role: &source.role,
+                segments,
+                session: None,
+                configured,
+            };
+            let fit = fit(reader, &file, &records, range.as_ref());
+            // Most of its records known, and something read.
+            if fit.known * 2 >= records.len() && fit.substantive > 0 {
+                fits.push((fit, kind.to_owned(), Arc::clone(&h.plugin.observer), source));
+            }
+        }
+    }
+    (fits, known_harness)
+}
+
+/// How well `reader` knows `records`, read as `file`'s.
+fn fit(
+    reader: &dyn tether_core::harness::HarnessReader,
+    file: &RecordFile<'_>,
+    records: &[&str],
+    range: Option<&tether_core::records::VerifiedRange>,
+) -> Fit {
+    let mut fit = Fit::default();
+    for record in records {
+        match contained(|| reader.read_record(file, record)) {
+            Some(RecordAnswer::Read(r)) => {
+                fit.known += 1;
+                if !r.evidence.is_empty()
+                    || !r.servers.is_empty()
+                    || r.session.is_some()
+                    || r.version.is_some()
+                {
+                    fit.substantive += 1;
+                }
+                let in_range = r.version.as_deref().zip(range).is_some_and(|(v, range)| {
+                    major(v) == major(&range.oldest) || major(v) == major(&range.newest)
+                });
+                if in_range {
+                    fit.plausible += 1;
+                }
+            }
+            Some(RecordAnswer::Unknown) | None => {}
+            Some(_) => fit.known += 1,
+        }
+    }
+    fit
+}
+
+/// The one harness's kind of file that fits best, or why none does.
+fn best(
+    mut fits: Vec<Candidate>,
+) -> Result<
+    (
+        String,
+        Arc<dyn tether_core::observer::TransportObserver>,
+        RecordSource,
+    ),
+    ByPathError,
+> {
+    // Best first; of one harness's kinds of file that fit as well, its
+    // own files before a kind it keeps nowhere (`by_path`).
+    fits.sort_by_key(|f| std::cmp::Reverse((f.0, !f.3.by_path)));
+    let Some(best) = fits.first() else {
+        return Err(ByPathError::NotASession);
+    };
+    let mut rivals: Vec<String> = fits
+        .iter()
+        .filter(|f| (f.0.plausible, f.0.substantive) == (best.0.plausible, best.0.substantive))
+        .map(|f| f.1.clone())
+        .collect();
+    rivals.sort();
+    rivals.dedup();
+    if rivals.len() > 1 {
+        return Err(ByPathError::Ambiguous(rivals));
+    }
+    let (_, kind, observer, source) = fits.swap_remove(0);
+    Ok((kind, observer, source))
 }
