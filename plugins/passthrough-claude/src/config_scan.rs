@@ -266,20 +266,7 @@ impl ConfigScanner for ClaudeConfigScanner {
     }
 
     fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
-        let home = ctx.home_root();
-        // CLAUDE_CONFIG_DIR moves both ~/.claude.json and ~/.claude/.
-        let (state_root, settings_root) = match ctx.var("CLAUDE_CONFIG_DIR") {
-            Some(_) => {
-                let dir = ctx.env_dir("CLAUDE_CONFIG_DIR", ".claude");
-                (dir.clone(), dir)
-            }
-            None => (home.clone(), home.join(".claude")),
-        };
-        // CLAUDE_CODE_MANAGED_SETTINGS_PATH names the policy folder instead.
-        let managed = match ctx.var(MANAGED_VAR) {
-            Some(_) => ctx.env_dir(MANAGED_VAR, ""),
-            None => ctx.system_dir("/etc/claude-code"),
-        };
+        let (state_root, settings_root, managed) = roots(ctx);
         let project = ctx.project_root();
         let managed_docs = read_managed(out, &managed);
 
@@ -307,20 +294,7 @@ impl ConfigScanner for ClaudeConfigScanner {
         let state = out.read_json(HARNESS, &state_root, state_file, false);
         let state_source = state_root.source(state_file);
         // Claude keys projects by absolute path; match through symlinks too.
-        let project_entry = state.as_ref().and_then(|s| {
-            let projects = s.get("projects")?.as_object()?;
-            let exact = ctx.project.as_ref()?.to_str()?;
-            projects
-                .get(exact)
-                .or_else(|| {
-                    projects
-                        .iter()
-                        .find(|(key, _)| ctx.is_project(key))
-                        .map(|(_, v)| v)
-                })?
-                .as_object()
-                .cloned()
-        });
+        let project_entry = state.as_ref().and_then(|s| project_entry(ctx, s));
         if let Some(entry) = &project_entry {
             approvals.absorb(entry, &state_source);
         }
@@ -401,33 +375,15 @@ impl ConfigScanner for ClaudeConfigScanner {
                 |found, _| decide(found, Enablement::Enabled),
             );
         }
-        if let Some(project) = &project
-            && let Some(doc) = out.read_json(HARNESS, project, ".mcp.json", false)
-        {
-            let source = project.source(".mcp.json");
-            out.add_servers(
+        if let Some(project) = &project {
+            scan_project_servers(
                 ctx,
-                HARNESS,
-                ConfigScope::Project,
-                &source,
-                "mcpServers",
-                doc.get("mcpServers"),
-                crate::DIALECT.entry,
-                |found, _| {
-                    let mut base = approvals.project_server(&found.name);
-                    // Verified on 2.1.197 and 2.1.332 (`claude mcp list`):
-                    // until the folder's trust dialog is accepted, every
-                    // .mcp.json server waits, approved or not.
-                    if matches!(base, Enablement::Enabled) && !trust_accepted {
-                        base = Enablement::Off(
-                            ReasonCode::UntrustedFolder,
-                            format!(
-                                "waits for approval: the folder's trust dialog was never accepted (hasTrustDialogAccepted in {state_source}), so Claude asks before using any .mcp.json server"
-                            ),
-                        );
-                    }
-                    decide(found, base)
-                },
+                out,
+                project,
+                &approvals,
+                trust_accepted,
+                &state_source,
+                &decide,
             );
         }
         // Each installed plugin is read once: its servers, and the plugin,
@@ -444,6 +400,84 @@ impl ConfigScanner for ClaudeConfigScanner {
             &plugins,
         );
     }
+}
+
+/// Claude's roots: where `.claude.json` is, where its settings folder is
+/// (CLAUDE_CONFIG_DIR moves both), and the managed policy folder.
+fn roots(ctx: &ScanContext) -> (ConfigRoot, ConfigRoot, ConfigRoot) {
+    let home = ctx.home_root();
+    // CLAUDE_CONFIG_DIR moves both ~/.claude.json and ~/.claude/.
+    let (state_root, settings_root) = match ctx.var("CLAUDE_CONFIG_DIR") {
+        Some(_) => {
+            let dir = ctx.env_dir("CLAUDE_CONFIG_DIR", ".claude");
+            (dir.clone(), dir)
+        }
+        None => (home.clone(), home.join(".claude")),
+    };
+    // CLAUDE_CODE_MANAGED_SETTINGS_PATH names the policy folder instead.
+    let managed = match ctx.var(MANAGED_VAR) {
+        Some(_) => ctx.env_dir(MANAGED_VAR, ""),
+        None => ctx.system_dir("/etc/claude-code"),
+    };
+    (state_root, settings_root, managed)
+}
+
+/// The project's entry in `.claude.json`. Claude keys projects by absolute
+/// path; matched through symlinks too.
+fn project_entry(ctx: &ScanContext, state: &Map<String, Value>) -> Option<Map<String, Value>> {
+    let projects = state.get("projects")?.as_object()?;
+    let exact = ctx.project.as_ref()?.to_str()?;
+    projects
+        .get(exact)
+        .or_else(|| {
+            projects
+                .iter()
+                .find(|(key, _)| ctx.is_project(key))
+                .map(|(_, v)| v)
+        })?
+        .as_object()
+        .cloned()
+}
+
+/// The project's `.mcp.json` servers: each as approved, and waiting while
+/// the folder's trust dialog was never accepted.
+fn scan_project_servers(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    project: &ConfigRoot,
+    approvals: &Approvals,
+    trust_accepted: bool,
+    state_source: &str,
+    decide: &dyn Fn(&mut FoundServer, Enablement),
+) {
+    let Some(doc) = out.read_json(HARNESS, project, ".mcp.json", false) else {
+        return;
+    };
+    let source = project.source(".mcp.json");
+    out.add_servers(
+        ctx,
+        HARNESS,
+        ConfigScope::Project,
+        &source,
+        "mcpServers",
+        doc.get("mcpServers"),
+        crate::DIALECT.entry,
+        |found, _| {
+            let mut base = approvals.project_server(&found.name);
+            // Verified on 2.1.197 and 2.1.332 (`claude mcp list`):
+            // until the folder's trust dialog is accepted, every
+            // .mcp.json server waits, approved or not.
+            if matches!(base, Enablement::Enabled) && !trust_accepted {
+                base = Enablement::Off(
+                    ReasonCode::UntrustedFolder,
+                    format!(
+                        "waits for approval: the folder's trust dialog was never accepted (hasTrustDialogAccepted in {state_source}), so Claude asks before using any .mcp.json server"
+                    ),
+                );
+            }
+            decide(found, base)
+        },
+    );
 }
 
 /// The variable that names the managed settings folder.
@@ -502,7 +536,44 @@ fn scan_capabilities(
         .project
         .as_ref()
         .map(|p| ("CLAUDE_PROJECT_DIR".to_owned(), p.display().to_string()));
-    // Settings hooks, in every file Claude reads them from.
+    scan_settings_hooks(ctx, out, settings_root, managed, project, &project_dir);
+    scan_skills(ctx, out, settings_root, project);
+    // Installed plugins, with what they bundle.
+    let mut installed_keys = Vec::new();
+    for installed in plugins {
+        installed_keys.push(scan_installed_plugin(
+            ctx,
+            out,
+            installed,
+            approvals,
+            &project_dir,
+        ));
+    }
+    // Enabled in settings, but not installed.
+    for (key, (on, source)) in &approvals.plugins {
+        if *on && !installed_keys.iter().any(|k| k == key) {
+            let mut row = FoundCapability::new(
+                CapabilityKind::Plugin,
+                HARNESS,
+                ConfigScope::Plugin,
+                key,
+                source.clone(),
+            );
+            row.installed = Installed::No(None);
+            out.push_capability(ctx, row);
+        }
+    }
+}
+
+/// Settings hooks, in every file Claude reads them from.
+fn scan_settings_hooks(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    settings_root: &ConfigRoot,
+    managed: &ConfigRoot,
+    project: Option<&ConfigRoot>,
+    project_dir: &Option<(String, String)>,
+) {
     let mut files = vec![
         (
             ConfigScope::Managed,
@@ -554,7 +625,15 @@ fn scan_capabilities(
             out.push_capability(ctx, found);
         }
     }
-    // User and project skills.
+}
+
+/// User and project skills.
+fn scan_skills(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    settings_root: &ConfigRoot,
+    project: Option<&ConfigRoot>,
+) {
     let mut skill_roots = vec![(
         ConfigScope::User,
         settings_root.clone(),
@@ -574,84 +653,98 @@ fn scan_capabilities(
             out.push_capability(ctx, found);
         }
     }
-    // Installed plugins, with what they bundle.
-    let mut installed_keys = Vec::new();
-    for installed in plugins {
-        let (plugin_root, plugin) = (&installed.root, &installed.name);
-        let switch = installed.switch().to_owned();
-        installed_keys.push(switch.clone());
-        let enablement = approvals.plugin(&switch);
-        let mut row = FoundCapability::new(
-            CapabilityKind::Plugin,
+}
+
+/// One installed plugin's row, with its bundled servers, skills and hooks
+/// linked to it; returns its `name@marketplace` key.
+fn scan_installed_plugin(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    installed: &InstalledPlugin,
+    approvals: &Approvals,
+    project_dir: &Option<(String, String)>,
+) -> String {
+    let (plugin_root, plugin) = (&installed.root, &installed.name);
+    let switch = installed.switch().to_owned();
+    let enablement = approvals.plugin(&switch);
+    let mut row = FoundCapability::new(
+        CapabilityKind::Plugin,
+        HARNESS,
+        ConfigScope::Plugin,
+        &switch,
+        plugin_root.source(MANIFEST),
+    );
+    row.installed = Installed::Yes;
+    row.enablement = enablement.clone();
+    if let Some(version) = installed.doc.get("version").and_then(Value::as_str) {
+        row.settings.push(format!("version={version}"));
+    }
+    // Its servers have rows of their own (scan_plugins), named as Claude shows them.
+    let servers = installed.servers.iter().flat_map(|(map, _)| map.keys());
+    for server in servers {
+        row.links.push(CapabilityLink {
+            kind: CapabilityKind::McpServer,
+            name: format!("plugin:{plugin}:{server}"),
+        });
+    }
+    let skills = out.push_bundled_skills(ctx, HARNESS, plugin_root, "skills", plugin, &enablement);
+    row.links.extend(skills);
+    scan_plugin_hooks(
+        ctx,
+        out,
+        installed,
+        &enablement,
+        project_dir,
+        &mut row.links,
+    );
+    out.push_capability(ctx, row);
+    switch
+}
+
+/// A plugin's hooks (`hooks/hooks.json`): a row each, run from the plugin's
+/// root, each linked in `links`.
+fn scan_plugin_hooks(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    installed: &InstalledPlugin,
+    enablement: &Enablement,
+    project_dir: &Option<(String, String)>,
+    links: &mut Vec<CapabilityLink>,
+) {
+    let (plugin_root, plugin) = (&installed.root, &installed.name);
+    let hooks_file = "hooks/hooks.json";
+    let Some(hooks) = out.read_json(HARNESS, plugin_root, hooks_file, false) else {
+        return;
+    };
+    let root_dir = plugin_root.dir().to_path_buf();
+    for entry in hook_entries(hooks.get("hooks"), &format!("{plugin}:")) {
+        let (name, line) = (entry.name.clone(), entry.line.clone());
+        links.push(CapabilityLink {
+            kind: CapabilityKind::Hook,
+            name: name.clone(),
+        });
+        let mut found = FoundCapability::new(
+            CapabilityKind::Hook,
             HARNESS,
             ConfigScope::Plugin,
-            &switch,
-            plugin_root.source(MANIFEST),
+            &name,
+            plugin_root.source(hooks_file),
         );
-        row.installed = Installed::Yes;
-        row.enablement = enablement.clone();
-        if let Some(version) = installed.doc.get("version").and_then(Value::as_str) {
-            row.settings.push(format!("version={version}"));
-        }
-        // Its servers have rows of their own (scan_plugins), named as Claude shows them.
-        let servers = installed.servers.iter().flat_map(|(map, _)| map.keys());
-        for server in servers {
-            row.links.push(CapabilityLink {
-                kind: CapabilityKind::McpServer,
-                name: format!("plugin:{plugin}:{server}"),
-            });
-        }
-        let skills =
-            out.push_bundled_skills(ctx, HARNESS, plugin_root, "skills", plugin, &enablement);
-        row.links.extend(skills);
-        let hooks_file = "hooks/hooks.json";
-        if let Some(hooks) = out.read_json(HARNESS, plugin_root, hooks_file, false) {
-            let root_dir = plugin_root.dir().to_path_buf();
-            for entry in hook_entries(hooks.get("hooks"), &format!("{plugin}:")) {
-                let (name, line) = (entry.name.clone(), entry.line.clone());
-                row.links.push(CapabilityLink {
-                    kind: CapabilityKind::Hook,
-                    name: name.clone(),
-                });
-                let mut found = FoundCapability::new(
-                    CapabilityKind::Hook,
-                    HARNESS,
-                    ConfigScope::Plugin,
-                    &name,
-                    plugin_root.source(hooks_file),
-                );
-                found.enablement = enablement.clone();
-                found.notes.extend(matcher_note(hooks.get("hooks"), &entry));
-                found.command = Some(FoundCommand {
-                    line,
-                    base: ResolvesAgainst::PluginRoot,
-                    root: Some(root_dir.clone()),
-                    expands: vec![(
-                        "CLAUDE_PLUGIN_ROOT".to_owned(),
-                        root_dir.display().to_string(),
-                    )]
-                    .into_iter()
-                    .chain(project_dir.iter().cloned())
-                    .collect(),
-                });
-                out.push_capability(ctx, found);
-            }
-        }
-        out.push_capability(ctx, row);
-    }
-    // Enabled in settings, but not installed.
-    for (key, (on, source)) in &approvals.plugins {
-        if *on && !installed_keys.iter().any(|k| k == key) {
-            let mut row = FoundCapability::new(
-                CapabilityKind::Plugin,
-                HARNESS,
-                ConfigScope::Plugin,
-                key,
-                source.clone(),
-            );
-            row.installed = Installed::No(None);
-            out.push_capability(ctx, row);
-        }
+        found.enablement = enablement.clone();
+        found.notes.extend(matcher_note(hooks.get("hooks"), &entry));
+        found.command = Some(FoundCommand {
+            line,
+            base: ResolvesAgainst::PluginRoot,
+            root: Some(root_dir.clone()),
+            expands: vec![(
+                "CLAUDE_PLUGIN_ROOT".to_owned(),
+                root_dir.display().to_string(),
+            )]
+            .into_iter()
+            .chain(project_dir.iter().cloned())
+            .collect(),
+        });
+        out.push_capability(ctx, found);
     }
 }
 
