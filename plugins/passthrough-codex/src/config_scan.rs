@@ -370,67 +370,15 @@ fn scan_hooks(
         .and_then(|u| u.get("hooks"))
         .and_then(|h| h.get("state"))
         .and_then(Value::as_object);
-    struct File<'a> {
-        scope: ConfigScope,
-        root: &'a ConfigRoot,
-        rel: &'a str,
-        hooks: Option<Value>,
-        key: String,
-        plugin: Option<&'a PluginHooks>,
-        off: Option<Enablement>,
-    }
-    let mut files = Vec::new();
-    let key_of = |root: &ConfigRoot, rel: &str| root.dir().join(rel).display().to_string();
-    if let Some(doc) = out.read_json(HARNESS, codex_home, "hooks.json", false) {
-        files.push(File {
-            scope: ConfigScope::User,
-            root: codex_home,
-            rel: "hooks.json",
-            hooks: doc.get("hooks").cloned(),
-            key: key_of(codex_home, "hooks.json"),
-            plugin: None,
-            off: None,
-        });
-    }
-    if let Some(hooks) = user.and_then(|u| u.get("hooks")) {
-        files.push(File {
-            scope: ConfigScope::User,
-            root: codex_home,
-            rel: "config.toml",
-            hooks: Some(hooks.clone()),
-            key: key_of(codex_home, "config.toml"),
-            plugin: None,
-            off: None,
-        });
-    }
     let project = ctx.project_root();
-    if let Some(project) = &project
-        && let Some(doc) = out.read_json(HARNESS, project, ".codex/hooks.json", false)
-    {
-        files.push(File {
-            scope: ConfigScope::Project,
-            root: project,
-            rel: ".codex/hooks.json",
-            hooks: doc.get("hooks").cloned(),
-            key: key_of(project, ".codex/hooks.json"),
-            plugin: None,
-            off: (*project_trust != Enablement::Enabled).then(|| project_trust.clone()),
-        });
-    }
-    for plugin in plugins {
-        let Some(doc) = out.read_json(HARNESS, &plugin.root, &plugin.rel, false) else {
-            continue;
-        };
-        files.push(File {
-            scope: ConfigScope::Plugin,
-            root: &plugin.root,
-            rel: &plugin.rel,
-            hooks: doc.get("hooks").cloned(),
-            key: format!("{}:{}", plugin.id, plugin.rel),
-            plugin: Some(plugin),
-            off: (plugin.enablement != Enablement::Enabled).then(|| plugin.enablement.clone()),
-        });
-    }
+    let files = hook_files(
+        out,
+        codex_home,
+        user,
+        project.as_ref(),
+        project_trust,
+        plugins,
+    );
     let mut links: Vec<(String, CapabilityLink)> = Vec::new();
     for file in &files {
         let source = file.root.source(file.rel);
@@ -467,32 +415,7 @@ fn scan_hooks(
                     .collect(),
                 root: root_dir,
             });
-            found.enablement = if features_off {
-                Enablement::Off(
-                    ReasonCode::DisabledInConfig,
-                    format!("[features] hooks = false in {user_source}"),
-                )
-            } else if let Some(off) = &file.off {
-                off.clone()
-            } else if entry
-                .and_then(|e| e.get("enabled"))
-                .and_then(Value::as_bool)
-                == Some(false)
-            {
-                Enablement::Off(
-                    ReasonCode::DisabledInConfig,
-                    format!("the hook's [hooks.state] entry has enabled = false in {user_source}"),
-                )
-            } else if entry.and_then(|e| e.get("trusted_hash")).is_some() {
-                Enablement::Unknown(format!(
-                    "trusted once ([hooks.state] in {user_source} records its hash); Codex runs it only while it is unchanged since, which /hooks in Codex shows"
-                ))
-            } else {
-                Enablement::Off(
-                    ReasonCode::NotApproved,
-                    "Codex has not been told to trust this hook: review it with /hooks in Codex, or run with --dangerously-bypass-hook-trust".to_owned(),
-                )
-            };
+            found.enablement = hook_enablement(features_off, file, entry, &user_source);
             if let Some(plugin) = file.plugin {
                 links.push((
                     plugin.id.clone(),
@@ -505,7 +428,124 @@ fn scan_hooks(
             out.push_capability(ctx, found);
         }
     }
-    // The plugin rows (pushed before their hooks were read) link them too.
+    link_plugin_hooks(out, links);
+}
+
+/// One file of hooks Codex reads.
+struct HookFile<'a> {
+    scope: ConfigScope,
+    root: &'a ConfigRoot,
+    rel: &'a str,
+    hooks: Option<Value>,
+    /// Its part of a `[hooks.state]` key.
+    key: String,
+    plugin: Option<&'a PluginHooks>,
+    /// Why all its hooks are off, if they are.
+    off: Option<Enablement>,
+}
+
+/// The files of hooks Codex reads: the user's `hooks.json` and
+/// `config.toml`, the project's `.codex/hooks.json`, each plugin's.
+fn hook_files<'a>(
+    out: &mut ScanOutput,
+    codex_home: &'a ConfigRoot,
+    user: Option<&Map<String, Value>>,
+    project: Option<&'a ConfigRoot>,
+    project_trust: &Enablement,
+    plugins: &'a [PluginHooks],
+) -> Vec<HookFile<'a>> {
+    let mut files = Vec::new();
+    let key_of = |root: &ConfigRoot, rel: &str| root.dir().join(rel).display().to_string();
+    if let Some(doc) = out.read_json(HARNESS, codex_home, "hooks.json", false) {
+        files.push(HookFile {
+            scope: ConfigScope::User,
+            root: codex_home,
+            rel: "hooks.json",
+            hooks: doc.get("hooks").cloned(),
+            key: key_of(codex_home, "hooks.json"),
+            plugin: None,
+            off: None,
+        });
+    }
+    if let Some(hooks) = user.and_then(|u| u.get("hooks")) {
+        files.push(HookFile {
+            scope: ConfigScope::User,
+            root: codex_home,
+            rel: "config.toml",
+            hooks: Some(hooks.clone()),
+            key: key_of(codex_home, "config.toml"),
+            plugin: None,
+            off: None,
+        });
+    }
+    if let Some(project) = project
+        && let Some(doc) = out.read_json(HARNESS, project, ".codex/hooks.json", false)
+    {
+        files.push(HookFile {
+            scope: ConfigScope::Project,
+            root: project,
+            rel: ".codex/hooks.json",
+            hooks: doc.get("hooks").cloned(),
+            key: key_of(project, ".codex/hooks.json"),
+            plugin: None,
+            off: (*project_trust != Enablement::Enabled).then(|| project_trust.clone()),
+        });
+    }
+    for plugin in plugins {
+        let Some(doc) = out.read_json(HARNESS, &plugin.root, &plugin.rel, false) else {
+            continue;
+        };
+        files.push(HookFile {
+            scope: ConfigScope::Plugin,
+            root: &plugin.root,
+            rel: &plugin.rel,
+            hooks: doc.get("hooks").cloned(),
+            key: format!("{}:{}", plugin.id, plugin.rel),
+            plugin: Some(plugin),
+            off: (plugin.enablement != Enablement::Enabled).then(|| plugin.enablement.clone()),
+        });
+    }
+    files
+}
+
+/// Whether a hook of `file` runs: off with `[features] hooks = false`, with
+/// its file, or by its `[hooks.state]` `entry`; trusted once; or waiting.
+fn hook_enablement(
+    features_off: bool,
+    file: &HookFile<'_>,
+    entry: Option<&Value>,
+    user_source: &str,
+) -> Enablement {
+    if features_off {
+        Enablement::Off(
+            ReasonCode::DisabledInConfig,
+            format!("[features] hooks = false in {user_source}"),
+        )
+    } else if let Some(off) = &file.off {
+        off.clone()
+    } else if entry
+        .and_then(|e| e.get("enabled"))
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
+        Enablement::Off(
+            ReasonCode::DisabledInConfig,
+            format!("the hook's [hooks.state] entry has enabled = false in {user_source}"),
+        )
+    } else if entry.and_then(|e| e.get("trusted_hash")).is_some() {
+        Enablement::Unknown(format!(
+            "trusted once ([hooks.state] in {user_source} records its hash); Codex runs it only while it is unchanged since, which /hooks in Codex shows"
+        ))
+    } else {
+        Enablement::Off(
+            ReasonCode::NotApproved,
+            "Codex has not been told to trust this hook: review it with /hooks in Codex, or run with --dangerously-bypass-hook-trust".to_owned(),
+        )
+    }
+}
+
+/// The plugin rows (pushed before their hooks were read) link them too.
+fn link_plugin_hooks(out: &mut ScanOutput, links: Vec<(String, CapabilityLink)>) {
     for (id, link) in links {
         let name = tether_core::sanitize::name(&id);
         if let Some(row) = out
