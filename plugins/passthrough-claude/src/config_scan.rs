@@ -268,48 +268,22 @@ impl ConfigScanner for ClaudeConfigScanner {
     fn scan(&self, ctx: &ScanContext, out: &mut ScanOutput) {
         let (state_root, settings_root, managed) = roots(ctx);
         let project = ctx.project_root();
-        let managed_docs = read_managed(out, &managed);
-
-        // Administrator policy first: it can deny anything else.
-        let mut policy = Policy::default();
-        for (settings, source) in &managed_docs {
-            policy.absorb(settings, source, true);
-        }
-        let managed_mcp = out.read_json(HARNESS, &managed, "managed-mcp.json", false);
-        if managed_mcp.is_some() {
-            policy.exclusive = Some(managed.source("managed-mcp.json"));
-        }
-
-        // Approvals: user settings, then the project's entry in ~/.claude.json,
-        // then project settings, then local settings (later files win).
-        let mut approvals = Approvals::default();
-        let mut permissions = policy::Permissions::default();
-        if let Some(user) = out.read_json(HARNESS, &settings_root, "settings.json", false) {
-            let source = settings_root.source("settings.json");
-            approvals.absorb(&user, &source);
-            permissions.absorb(&user, &source, false);
-            policy.absorb(&user, &source, false);
-        }
-        let state_file = ".claude.json";
-        let state = out.read_json(HARNESS, &state_root, state_file, false);
-        let state_source = state_root.source(state_file);
-        // Claude keys projects by absolute path; match through symlinks too.
-        let project_entry = state.as_ref().and_then(|s| project_entry(ctx, s));
-        if let Some(entry) = &project_entry {
-            approvals.absorb(entry, &state_source);
-        }
-        if let Some(project) = &project {
-            for rel in [".claude/settings.json", ".claude/settings.local.json"] {
-                if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
-                    approvals.absorb(&doc, &project.source(rel));
-                    permissions.absorb(&doc, &project.source(rel), false);
-                    policy.absorb(&doc, &project.source(rel), false);
-                }
-            }
-        }
-        for (doc, source) in &managed_docs {
-            permissions.absorb(doc, source, true);
-        }
+        let Settings {
+            policy,
+            approvals,
+            permissions,
+            managed_mcp,
+            state,
+            state_source,
+            project_entry,
+        } = read_settings(
+            ctx,
+            out,
+            &state_root,
+            &settings_root,
+            &managed,
+            project.as_ref(),
+        );
         // Whether the folder's trust dialog was accepted (the exact project's
         // entry: a parent folder's does not count).
         let trust_accepted = project_entry
@@ -324,24 +298,14 @@ impl ConfigScanner for ClaudeConfigScanner {
             .unwrap_or_default();
 
         let decide = |found: &mut FoundServer, base: Enablement| {
-            found.call_policy = Some(permissions.predict(&found.name));
-            found.enablement = if let Some(verdict) = policy.verdict(found) {
-                if policy.exclusive.is_none() {
-                    found.notes.push(RowNote {
-                        provenance: ProvenanceCode::DocumentedRule,
-                        reason_code: Some(ReasonCode::DeniedByPolicy),
-                        text: LIST_DIFFERS.to_owned(),
-                    });
-                }
-                verdict
-            } else if toggled_off.contains(&found.name) {
-                Enablement::Off(
-                    ReasonCode::DisabledInConfig,
-                    format!("turned off for this project (disabledMcpServers in {state_source})"),
-                )
-            } else {
-                base
-            };
+            decide_server(
+                &policy,
+                &permissions,
+                &toggled_off,
+                &state_source,
+                found,
+                base,
+            );
         };
 
         // Managed, user and local servers: enabled unless policy or a toggle says otherwise.
@@ -363,18 +327,7 @@ impl ConfigScanner for ClaudeConfigScanner {
                 project_entry.as_ref().and_then(|e| e.get("mcpServers")),
             ),
         ];
-        for (scope, source, servers) in plain {
-            out.add_servers(
-                ctx,
-                HARNESS,
-                scope,
-                source,
-                "mcpServers",
-                servers,
-                crate::DIALECT.entry,
-                |found, _| decide(found, Enablement::Enabled),
-            );
-        }
+        scan_plain_servers(ctx, out, plain, &decide);
         if let Some(project) = &project {
             scan_project_servers(
                 ctx,
@@ -398,6 +351,135 @@ impl ConfigScanner for ClaudeConfigScanner {
             project.as_ref(),
             &approvals,
             &plugins,
+        );
+    }
+}
+
+/// What Claude's settings files say: policy, approvals and permissions,
+/// with `managed-mcp.json`, `.claude.json` and the project's entry in it.
+struct Settings {
+    policy: Policy,
+    approvals: Approvals,
+    permissions: policy::Permissions,
+    managed_mcp: Option<Map<String, Value>>,
+    state: Option<Map<String, Value>>,
+    state_source: String,
+    project_entry: Option<Map<String, Value>>,
+}
+
+/// Reads Claude's settings: administrator policy first (it can deny
+/// anything else), then user settings, the project's entry in
+/// `.claude.json`, project settings and local settings (later files win).
+fn read_settings(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    state_root: &ConfigRoot,
+    settings_root: &ConfigRoot,
+    managed: &ConfigRoot,
+    project: Option<&ConfigRoot>,
+) -> Settings {
+    let managed_docs = read_managed(out, managed);
+
+    // Administrator policy first: it can deny anything else.
+    let mut policy = Policy::default();
+    for (settings, source) in &managed_docs {
+        policy.absorb(settings, source, true);
+    }
+    let managed_mcp = out.read_json(HARNESS, managed, "managed-mcp.json", false);
+    if managed_mcp.is_some() {
+        policy.exclusive = Some(managed.source("managed-mcp.json"));
+    }
+
+    // Approvals: user settings, then the project's entry in ~/.claude.json,
+    // then project settings, then local settings (later files win).
+    let mut approvals = Approvals::default();
+    let mut permissions = policy::Permissions::default();
+    if let Some(user) = out.read_json(HARNESS, settings_root, "settings.json", false) {
+        let source = settings_root.source("settings.json");
+        approvals.absorb(&user, &source);
+        permissions.absorb(&user, &source, false);
+        policy.absorb(&user, &source, false);
+    }
+    let state_file = ".claude.json";
+    let state = out.read_json(HARNESS, state_root, state_file, false);
+    let state_source = state_root.source(state_file);
+    // Claude keys projects by absolute path; match through symlinks too.
+    let project_entry = state.as_ref().and_then(|s| project_entry(ctx, s));
+    if let Some(entry) = &project_entry {
+        approvals.absorb(entry, &state_source);
+    }
+    if let Some(project) = project {
+        for rel in [".claude/settings.json", ".claude/settings.local.json"] {
+            if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
+                approvals.absorb(&doc, &project.source(rel));
+                permissions.absorb(&doc, &project.source(rel), false);
+                policy.absorb(&doc, &project.source(rel), false);
+            }
+        }
+    }
+    for (doc, source) in &managed_docs {
+        permissions.absorb(doc, source, true);
+    }
+    Settings {
+        policy,
+        approvals,
+        permissions,
+        managed_mcp,
+        state,
+        state_source,
+        project_entry,
+    }
+}
+
+/// A server's call policy, and whether it runs: as policy says (noting
+/// that `claude mcp list` differs), off when turned off for the project
+/// with /mcp, else `base`.
+fn decide_server(
+    policy: &Policy,
+    permissions: &policy::Permissions,
+    toggled_off: &[String],
+    state_source: &str,
+    found: &mut FoundServer,
+    base: Enablement,
+) {
+    found.call_policy = Some(permissions.predict(&found.name));
+    found.enablement = if let Some(verdict) = policy.verdict(found) {
+        if policy.exclusive.is_none() {
+            found.notes.push(RowNote {
+                provenance: ProvenanceCode::DocumentedRule,
+                reason_code: Some(ReasonCode::DeniedByPolicy),
+                text: LIST_DIFFERS.to_owned(),
+            });
+        }
+        verdict
+    } else if toggled_off.contains(&found.name) {
+        Enablement::Off(
+            ReasonCode::DisabledInConfig,
+            format!("turned off for this project (disabledMcpServers in {state_source})"),
+        )
+    } else {
+        base
+    };
+}
+
+/// Managed, user and local servers (scope, shown source, `mcpServers`):
+/// enabled unless policy or a toggle says otherwise.
+fn scan_plain_servers(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    plain: [(ConfigScope, &String, Option<&Value>); 3],
+    decide: &dyn Fn(&mut FoundServer, Enablement),
+) {
+    for (scope, source, servers) in plain {
+        out.add_servers(
+            ctx,
+            HARNESS,
+            scope,
+            source,
+            "mcpServers",
+            servers,
+            crate::DIALECT.entry,
+            |found, _| decide(found, Enablement::Enabled),
         );
     }
 }
