@@ -26,7 +26,7 @@
 //! **Where listings are compared.** `tether endpoint-test` and
 //! `tether inventory --test` compare what they list; in a session, the
 //! relay and a host's observed endpoint compare every full `tools/list`
-//! they see ([`sight_in`], given the host's store) and publish the
+//! they see ([`sight_through`], given the host's store) and publish the
 //! changes onto the server's row ([`change_evidence`]), which the reducer
 //! keeps on its tool rows.
 
@@ -264,22 +264,23 @@ pub fn sight(
 }
 
 /// One listing a session source saw (the relay, a host's observed
-/// endpoint), compared with `store`'s pins for `server` and written back:
-/// [`sight`] between a read and a write of the server's rows. Sightings in
-/// one process take turns, so two connections to one server never lose
-/// each other's rows. The definitions' text never reaches here: hashes
-/// only.
-pub fn sight_in(
-    store: &dyn crate::store::Store,
+/// endpoint), compared with the server's stored pins and written back:
+/// [`sight`] between `read` (the server's rows, `Store::tool_pins`) and
+/// `write` (`Store::replace_tool_pins`). Sightings in one process take
+/// turns, so two connections to one server never lose each other's rows.
+/// The definitions' text never reaches here: hashes only.
+pub fn sight_through<E>(
+    read: impl FnOnce() -> Result<Vec<ToolPin>, E>,
+    write: impl FnOnce(&[ToolPin]) -> Result<(), E>,
     server: &str,
     listed: &[(String, DefinitionHashes)],
     at: Timestamp,
-) -> Result<PinReport, crate::store::StoreError> {
+) -> Result<PinReport, E> {
     static TURNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = TURNS.lock().unwrap_or_else(|p| p.into_inner());
-    let stored = store.tool_pins(Some(server))?;
+    let stored = read()?;
     let (rows, report) = sight(&stored, server, listed, at);
-    store.replace_tool_pins(server, &rows)?;
+    write(&rows)?;
     Ok(report)
 }
 

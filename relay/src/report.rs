@@ -263,7 +263,9 @@ pub(crate) fn pin_changes(
     at: tether_core::model::Timestamp,
 ) -> Vec<Evidence> {
     let listed = tether_pins::hash_listing(tools);
-    match tether_core::pins::sight_in(store, key, &listed, at) {
+    let read = || store.tool_pins(Some(key));
+    let write = |rows: &[tether_core::pins::ToolPin]| store.replace_tool_pins(key, rows);
+    match tether_core::pins::sight_through(read, write, key, &listed, at) {
         Ok(report) => tether_core::pins::change_evidence(&report, at),
         Err(err) => {
             tracing::debug!(%err, "tool pins not compared");

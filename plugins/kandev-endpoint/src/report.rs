@@ -376,7 +376,9 @@ impl Connection {
         let at = tether_hub::now();
         runtime.spawn_blocking(move || {
             let listed = tether_pins::hash_listing(&tools);
-            let report = match tether_core::pins::sight_in(&*store, &key, &listed, at) {
+            let read = || store.tool_pins(Some(&key));
+            let write = |rows: &[tether_core::pins::ToolPin]| store.replace_tool_pins(&key, rows);
+            let report = match tether_core::pins::sight_through(read, write, &key, &listed, at) {
                 Ok(report) => report,
                 Err(err) => {
                     tracing::debug!(%err, "tool pins not compared");
