@@ -778,17 +778,7 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         ),
     };
     let facts = reading.facts;
-    state.report.bytes = outcome.consumed;
-    state.report.refused += outcome.oversized + outcome.not_utf8;
-    state.report.error = outcome_problems(&mut outcome);
-    state.offset = if format == RecordFormat::Sqlite {
-        0
-    } else {
-        outcome.consumed
-    };
-    state.len = signature;
-    state.modified = modified;
-    state.skipping = outcome.skipping;
+    read_to(&mut state, &mut outcome, format, signature, modified);
     Done {
         path,
         state,
@@ -815,6 +805,28 @@ fn database_log(
     let modified = meta.modified().ok().max(wal_modified);
     let signature = meta.len() + wal_len;
     (wal, signature, modified)
+}
+
+/// A file's state once read as far as `outcome` says: its report, where
+/// to go on from, and its signature and modification when read.
+fn read_to(
+    state: &mut FileState,
+    outcome: &mut read::ReadOutcome,
+    format: RecordFormat,
+    signature: u64,
+    modified: Option<SystemTime>,
+) {
+    state.report.bytes = outcome.consumed;
+    state.report.refused += outcome.oversized + outcome.not_utf8;
+    state.report.error = outcome_problems(outcome);
+    state.offset = if format == RecordFormat::Sqlite {
+        0
+    } else {
+        outcome.consumed
+    };
+    state.len = signature;
+    state.modified = modified;
+    state.skipping = outcome.skipping;
 }
 
 /// What went wrong reading a file, if anything, in words.
