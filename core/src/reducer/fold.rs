@@ -183,36 +183,7 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
                 changed |= merged(&mut t.current_thread, yes) | merged(&mut t.deferred, yes);
             }
         }
-        EvidenceKind::ToolWithheld => {
-            // A rule kept the tool from the model: it never reached the
-            // thread, and a dropped one was not kept at all. Only the tool
-            // says no; its server's other tools may have gone through.
-            // The harness saying so itself proves it had the tool's
-            // listing; a documented rule's prediction proves nothing.
-            let observed = prov != ProvenanceCode::DocumentedRule;
-            if observed {
-                row.stages.tools_listed.merge(yes);
-            }
-            if let Some(tool) = &ev.tool
-                && let Some(t) = tool_row(row, tool)
-            {
-                if observed {
-                    changed |= merged(&mut t.listed, yes);
-                }
-                changed |= merged(&mut t.current_thread, no);
-                if crate::last_mile::unaccepted(ev.reason_code.as_ref()) {
-                    changed |= merged(&mut t.schema_accepted, no);
-                }
-                // The first reason by content wins, so order never matters.
-                if let Some(code) = &ev.reason_code
-                    && t.reason_code
-                        .as_ref()
-                        .is_none_or(|c| c.as_str() > code.as_str())
-                {
-                    changed |= set(&mut t.reason_code, Some(code.clone()));
-                }
-            }
-        }
+        EvidenceKind::ToolWithheld => changed |= tool_withheld(row, ev, prov, yes, no),
         EvidenceKind::ToolVisible => {
             row.stages.model_visible.merge(yes);
             if let Some(tool) = &ev.tool
@@ -221,29 +192,7 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
                 changed |= merged(&mut t.model_visible, yes);
             }
         }
-        EvidenceKind::ToolCallObserved => {
-            // A call proves the agent (its model) could see and pick the tool.
-            row.stages.model_visible.merge(yes);
-            if ev.ok == Some(true) {
-                row.stages.callable.merge(yes);
-            }
-            if let Some(tool) = &ev.tool {
-                changed |= tool_call(row, tool, ev, prov);
-                // Three-valued: a call whose outcome nothing gives is
-                // `unknown`, never failed.
-                let outcome = CallOutcome::of(ev.ok);
-                // Strictly newer, so a replacement always changes the row.
-                let newer = row.last_tool_call.as_ref().is_none_or(|last| {
-                    (last.at, last.tool.as_str(), last.outcome().as_str())
-                        < (at, tool.as_str(), outcome.as_str())
-                });
-                if newer {
-                    row.last_tool_call = Some(ToolCallRecord::new(tool.clone(), outcome, at));
-                    changed = true;
-                }
-            }
-            changed |= touch_connection(row, ev);
-        }
+        EvidenceKind::ToolCallObserved => changed |= call_observed(row, ev, prov, yes),
         EvidenceKind::ToolCallRefused => {
             // The model picked the tool, so it saw it; the harness kept the
             // call from the server, so it is no use: the server's
@@ -267,30 +216,7 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             changed |= record_failure(row, ev, ReasonCode::ServerError);
         }
         EvidenceKind::AgentReported => changed |= apply_agent_report(row, ev),
-        EvidenceKind::EndpointTested => {
-            if let Some(test) = &ev.endpoint_test {
-                // The newest test wins; ties break on content, so order never matters.
-                let key = |t: &EndpointTestResult| {
-                    (
-                        t.at,
-                        t.elapsed_ms,
-                        t.succeeded,
-                        t.tool_count,
-                        t.reason_code.clone(),
-                        t.summary.clone(),
-                    )
-                };
-                // Strictly newer, so a replacement always changes the row.
-                let newer = row
-                    .endpoint_test
-                    .as_ref()
-                    .is_none_or(|t| key(t) < key(test));
-                if newer {
-                    row.endpoint_test = Some((**test).clone());
-                    changed = true;
-                }
-            }
-        }
+        EvidenceKind::EndpointTested => changed |= endpoint_tested(row, ev),
         EvidenceKind::DefinitionChanged | EvidenceKind::ToolsChanged => {
             if let Some(tool) = &ev.tool {
                 changed |= definition_change(row, tool, ev.reason_code.as_ref());
@@ -315,6 +241,109 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
     changed |= row.stages != stages_before;
     let status = derive_status(row);
     changed | set(&mut row.status, status)
+}
+
+/// A rule kept `ev.tool` from the model (observed, or a documented rule's
+/// prediction): true when the row changed.
+fn tool_withheld(
+    row: &mut ServerAttachment,
+    ev: &Evidence,
+    prov: ProvenanceCode,
+    yes: StageObservation,
+    no: StageObservation,
+) -> bool {
+    let mut changed = false;
+    // A rule kept the tool from the model: it never reached the
+    // thread, and a dropped one was not kept at all. Only the tool
+    // says no; its server's other tools may have gone through.
+    // The harness saying so itself proves it had the tool's
+    // listing; a documented rule's prediction proves nothing.
+    let observed = prov != ProvenanceCode::DocumentedRule;
+    if observed {
+        row.stages.tools_listed.merge(yes);
+    }
+    if let Some(tool) = &ev.tool
+        && let Some(t) = tool_row(row, tool)
+    {
+        if observed {
+            changed |= merged(&mut t.listed, yes);
+        }
+        changed |= merged(&mut t.current_thread, no);
+        if crate::last_mile::unaccepted(ev.reason_code.as_ref()) {
+            changed |= merged(&mut t.schema_accepted, no);
+        }
+        // The first reason by content wins, so order never matters.
+        if let Some(code) = &ev.reason_code
+            && t.reason_code
+                .as_ref()
+                .is_none_or(|c| c.as_str() > code.as_str())
+        {
+            changed |= set(&mut t.reason_code, Some(code.clone()));
+        }
+    }
+    changed
+}
+
+/// A call of `ev.tool` (or a source's count of its calls), with its
+/// outcome: true when the row changed.
+fn call_observed(
+    row: &mut ServerAttachment,
+    ev: &Evidence,
+    prov: ProvenanceCode,
+    yes: StageObservation,
+) -> bool {
+    let at = ev.at;
+    let mut changed = false;
+    // A call proves the agent (its model) could see and pick the tool.
+    row.stages.model_visible.merge(yes);
+    if ev.ok == Some(true) {
+        row.stages.callable.merge(yes);
+    }
+    if let Some(tool) = &ev.tool {
+        changed |= tool_call(row, tool, ev, prov);
+        // Three-valued: a call whose outcome nothing gives is
+        // `unknown`, never failed.
+        let outcome = CallOutcome::of(ev.ok);
+        // Strictly newer, so a replacement always changes the row.
+        let newer = row.last_tool_call.as_ref().is_none_or(|last| {
+            (last.at, last.tool.as_str(), last.outcome().as_str())
+                < (at, tool.as_str(), outcome.as_str())
+        });
+        if newer {
+            row.last_tool_call = Some(ToolCallRecord::new(tool.clone(), outcome, at));
+            changed = true;
+        }
+    }
+    changed |= touch_connection(row, ev);
+    changed
+}
+
+/// An endpoint test's result: the newest wins. True when the row changed.
+fn endpoint_tested(row: &mut ServerAttachment, ev: &Evidence) -> bool {
+    let mut changed = false;
+    if let Some(test) = &ev.endpoint_test {
+        // The newest test wins; ties break on content, so order never matters.
+        let key = |t: &EndpointTestResult| {
+            (
+                t.at,
+                t.elapsed_ms,
+                t.succeeded,
+                t.tool_count,
+                t.reason_code.clone(),
+                t.summary.clone(),
+            )
+        };
+        // Strictly newer, so a replacement always changes the row.
+        let newer = row
+            .endpoint_test
+            .as_ref()
+            .is_none_or(|t| key(t) < key(test));
+        if newer {
+            row.endpoint_test = Some((**test).clone());
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Merges `new` into `slot` and says whether it changed.
