@@ -164,7 +164,33 @@ const BUS_EVENTS: &[(&str, &str)] = &[
 
 /// OpenCode's census (see the module docs).
 pub fn census() -> Vec<CensusEntry> {
-    let mut out = vec![
+    let mut out = logs_db_stream_and_telemetry();
+    out.extend(config());
+    for (kind, why) in LOG_NOT_READ {
+        out.push(CensusEntry::not_read(LOG, kind, RELEASES, why));
+    }
+    for span in MCP_SPANS {
+        out.push(CensusEntry::not_read(
+            TELEMETRY,
+            span,
+            RELEASES,
+            "a span with no server attribute (its error status carries the message): proves nothing of any one server",
+        ));
+    }
+    for (kind, holds) in BUS_EVENTS {
+        out.push(CensusEntry::not_read(
+            BUS,
+            kind,
+            RELEASES,
+            &format!("in memory only (no file Tether reads): {holds}"),
+        ));
+    }
+    out
+}
+
+/// The log file, database, run output and telemetry entries.
+fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
+    vec![
         // opencode.log: MCP.create logs "server unavailable" {key, type,
         // status} when a server did not connect (status failed, needs_auth
         // or needs_client_registration; disabled is not logged).
@@ -258,6 +284,12 @@ pub fn census() -> Vec<CensusEntry> {
             RELEASES,
             "a span with no server or tool attribute",
         ),
+    ]
+}
+
+/// The configuration entries.
+fn config() -> Vec<CensusEntry> {
+    vec![
         // Configuration: config_scan.rs; the Config schema in the binary.
         CensusEntry::read(
             CONFIG,
@@ -319,27 +351,7 @@ pub fn census() -> Vec<CensusEntry> {
             RELEASES,
             "not yet read: more skill folders",
         ),
-    ];
-    for (kind, why) in LOG_NOT_READ {
-        out.push(CensusEntry::not_read(LOG, kind, RELEASES, why));
-    }
-    for span in MCP_SPANS {
-        out.push(CensusEntry::not_read(
-            TELEMETRY,
-            span,
-            RELEASES,
-            "a span with no server attribute (its error status carries the message): proves nothing of any one server",
-        ));
-    }
-    for (kind, holds) in BUS_EVENTS {
-        out.push(CensusEntry::not_read(
-            BUS,
-            kind,
-            RELEASES,
-            &format!("in memory only (no file Tether reads): {holds}"),
-        ));
-    }
-    out
+    ]
 }
 
 #[cfg(test)]
