@@ -605,3 +605,153 @@ fn a_relayed_session_shows_a_changed_definition_on_the_tool_row() {
         );
     }
 }
+
+// === In a session: a host's observed endpoint compares what it serves ===
+
+/// A host's own server whose tools are whatever `tools` holds now.
+#[derive(Clone)]
+struct Changing(std::sync::Arc<std::sync::Mutex<Value>>);
+
+impl rmcp::ServerHandler for Changing {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(rmcp::model::Implementation::new("pinned-host", "1.0.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let tools = self.0.lock().expect("tools").clone();
+        let tools: Vec<rmcp::model::Tool> = serde_json::from_value(tools).expect("tools");
+        Ok(rmcp::model::ListToolsResult::with_all_items(tools))
+    }
+}
+
+/// One session of a host that pins with `store`: its observed endpoint
+/// serves `tools`, listed once by an MCP client (Tether's own endpoint
+/// check); the row once its catalog is in, or after ten seconds.
+async fn observed_session(
+    tools: Value,
+    store: &std::sync::Arc<tether_store::SqliteStore>,
+    session: &str,
+) -> tether_core::history::ServerAttachment {
+    use tether_core::vocab::{ServerSource, Trigger};
+    use tether_kandev_endpoint::{AttemptCredential, ObservedEndpoint};
+    let hub = tether_tests::acp_hub();
+    let served = Changing(std::sync::Arc::new(std::sync::Mutex::new(tools)));
+    let endpoint = ObservedEndpoint::start("host-server", move || served.clone())
+        .await
+        .expect("endpoint");
+    endpoint.pin_with(store.clone());
+    let credential = AttemptCredential::generate();
+    let spec = endpoint.server_spec(ServerSource::Host, None, &credential);
+    let handle = hub
+        .begin_attempt(tether_hub::AttemptRequest::new(
+            tether_core::Owner {
+                task: "t".into(),
+                session: session.into(),
+                execution: "e".into(),
+            },
+            "agent",
+            tether_core::DriveMode::Acp,
+            Trigger::SessionNew,
+            vec![spec.clone()],
+        ))
+        .expect("attempt");
+    endpoint.bind(handle.sink.clone(), credential);
+    let http = spec
+        .endpoints
+        .iter()
+        .find(|e| e.transport() == tether_core::vocab::Transport::Http)
+        .expect("an HTTP endpoint")
+        .clone();
+    let (result, _, _) = tether_diagnostics::endpoint_check::check_endpoint_hashing(
+        &http,
+        Default::default(),
+        None,
+        tokio_util::sync::CancellationToken::new(),
+    )
+    .await;
+    assert!(result.succeeded, "{result:?}");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let row = loop {
+        hub.flush().await;
+        let history = hub.snapshot(session).expect("history");
+        let row = history.current().expect("attempt").servers[0].clone();
+        let changes_in = row.tools.iter().any(|t| !t.definition_changes.is_empty());
+        // The catalog comes on its own thread; the pins' evidence on
+        // another: wait for the catalog and, in a session that should
+        // change, the change (bounded either way).
+        if (row.tool_catalog.is_some() && (changes_in || session == "first"))
+            || tokio::time::Instant::now() >= deadline
+        {
+            break row;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    drop(handle);
+    row
+}
+
+/// GIVEN a host whose observed endpoint pins with its store WHEN its
+/// server's `add` changes between two sessions THEN the second session's
+/// `add` row says `description_changed` and `input_schema_changed`, `echo`
+/// nothing; the server is pinned as `pinned-host@host`; no description
+/// text reaches the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_s_own_server_shows_a_changed_definition_on_the_tool_row() {
+    use tether_core::store::Store as _;
+    let dir = tempfile::tempdir().expect("dir");
+    let store = std::sync::Arc::new(
+        tether_store::SqliteStore::open(&dir.path().join("host.db")).expect("store"),
+    );
+    let first = observed_session(tools_v1(), &store, "first").await;
+    assert!(
+        first.tools.iter().all(|t| t.definition_changes.is_empty()),
+        "{:#?}",
+        first.tools
+    );
+    // The pins are written off the request path: read once they are in.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let pins = loop {
+        let pins = store.tool_pins(None).expect("pins");
+        if !pins.is_empty() || std::time::Instant::now() >= deadline {
+            break pins;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        pins.iter()
+            .map(|p| (p.server.as_str(), p.tool.as_str()))
+            .collect::<Vec<_>>(),
+        [("pinned-host@host", "add"), ("pinned-host@host", "echo")]
+    );
+    let second = observed_session(tools_v2(), &store, "second").await;
+    let changes = |name: &str| -> Vec<&str> {
+        second
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.definition_changes.iter().map(|c| c.as_str()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        changes("add"),
+        ["description_changed", "input_schema_changed"],
+        "{:#?}",
+        second.tools
+    );
+    assert!(changes("echo").is_empty());
+    drop(store);
+    let stored = bytes_under(dir.path());
+    assert!(contains(&stored, "pinned-host@host"), "the store was read");
+    for text in [PLANTED, "Adds two numbers"] {
+        assert!(!contains(&stored, text), "a description reached the store");
+    }
+}
