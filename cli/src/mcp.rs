@@ -783,3 +783,33 @@ fn tool_sentence(server: &ServerAttachment, tool: &str) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod pin_tests {
+    use super::*;
+
+    /// GIVEN a session's row whose `add` changed from its pin THEN the
+    /// server's sentence names the tool and the tool's says which parts.
+    #[test]
+    fn a_changed_definition_is_said_for_the_server_and_the_tool() {
+        let mut row: ServerAttachment = serde_json::from_value(serde_json::json!({
+            "name": "calc", "source": "profile", "transport": "stdio",
+            "target": "calc-mcp", "decision": "deliver", "status": "active",
+        }))
+        .expect("a literal row parses");
+        let mut add = tether_core::model::ToolRow::new("add");
+        add.definition_changes = vec![
+            tether_core::vocab::ReasonCode::DescriptionChanged,
+            tether_core::vocab::ReasonCode::InputSchemaChanged,
+        ];
+        row.tools = vec![add, tether_core::model::ToolRow::new("echo")];
+        let server = session_sentence(&row);
+        assert!(server.contains("changed since pinned: add ("), "{server}");
+        let tool = tool_sentence(&row, "add");
+        assert!(
+            tool.contains("its definition changed since it was pinned: description, input schema"),
+            "{tool}"
+        );
+        assert!(!tool_sentence(&row, "echo").contains("pinned"));
+    }
+}
