@@ -494,10 +494,7 @@ pub fn tool_views(row: &ServerAttachment) -> Vec<ToolView> {
     let view = |tool: &tether_core::model::ToolRow| {
         let stages = tool_stages(tool);
         let status = tool_status(row.status, tool);
-        let stopped = match pin_words(tool) {
-            Some(pin) => format!("{}; {pin}", tool_stopped(tool)),
-            None => tool_stopped(tool),
-        };
+        let stopped = stopped_and_pinned(tool);
         ToolView {
             name: tool.name.clone(),
             status,
@@ -702,6 +699,15 @@ fn with_note(sentence: &str, row: &ServerAttachment) -> String {
     }
 }
 
+/// Where a tool stopped ([`tool_stopped`]), and how its definition
+/// differs from its server's pin where a source said so ([`pin_words`]).
+fn stopped_and_pinned(tool: &tether_core::model::ToolRow) -> String {
+    match pin_words(tool) {
+        Some(pin) => format!("{}; {pin}", tool_stopped(tool)),
+        None => tool_stopped(tool),
+    }
+}
+
 /// One session attempt's capability matrix: a row per server, then a row
 /// per tool of each server (`SERVER/TOOL`), with the stages that were shown
 /// and what showed each.
@@ -745,7 +751,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<tether_core::records::MatrixRo
                 name: format!("{}/{}", server.name, tool.name),
                 status: tool_status(server.status, tool),
                 reason_code: tool_reason(tool),
-                stopped: tool_stopped(tool),
+                stopped: stopped_and_pinned(tool),
                 stages: tool_stages(tool),
                 calls: tool.calls,
                 failed_calls: tool.failed_calls,
@@ -1068,5 +1074,11 @@ mod tests {
         let mut out = String::new();
         write_attempt(&mut out, &attempt, true);
         assert!(out.contains(changed), "{out}");
+        // `tether sessions show`'s matrix: on the tool's own row.
+        let rows = matrix(&attempt);
+        let add = rows.iter().find(|m| m.name == "github/add").expect("add");
+        assert!(add.stopped.contains(changed), "{}", add.stopped);
+        let echo = rows.iter().find(|m| m.name == "github/echo").expect("echo");
+        assert!(!echo.stopped.contains("pinned"), "{}", echo.stopped);
     }
 }
