@@ -36,6 +36,14 @@ pub fn census() -> Vec<CensusEntry> {
 }
 
 fn rollout(out: &mut Vec<CensusEntry>) {
+    rollout_lines_and_response_items(out);
+    rollout_world_state_and_turn_context(out);
+    rollout_event_msg_calls(out);
+    rollout_event_msg_others(out);
+}
+
+/// Rollout line types and `response_item` payloads.
+fn rollout_lines_and_response_items(out: &mut Vec<CensusEntry>) {
     // `RolloutLine {timestamp, type, payload}`, `RolloutItem` tagged
     // snake_case (protocol.rs in 0.118/0.142); 0.171's binary lists the
     // line types `session_meta dynamic_tools_updated response_item
@@ -119,6 +127,10 @@ fn rollout(out: &mut Vec<CensusEntry>) {
             "skill_listed for each `- NAME: …` line under `### Available skills` in the developer message's `<skills_instructions>` text (names only; descriptions and paths never kept)",
         ),
     ]);
+}
+
+/// Rollout `world_state`, `turn_context` and thread settings.
+fn rollout_world_state_and_turn_context(out: &mut Vec<CensusEntry>) {
     // `world_state` (0.171; `payload {full, state{…}}`): observed keys
     // `host_skills{body}`, `skills{includeInstructions}`, `tools` (only with
     // tool search on: `{"mcp__echo": ""}`), `plugins_instructions`,
@@ -186,6 +198,10 @@ fn rollout(out: &mut Vec<CensusEntry>) {
             "the same list as turn_context's, once per settings change",
         ),
     ]);
+}
+
+/// Rollout `event_msg`s of an MCP call: its end, items, and begin.
+fn rollout_event_msg_calls(out: &mut Vec<CensusEntry>) {
     // `event_msg` (`EventMsg`, tagged snake_case; persisted per
     // rollout/src/policy.rs: 0.118's Limited/Extended, 0.142's one list,
     // 0.171's history_mode; the 0.171 binary names every variant in one run
@@ -228,6 +244,12 @@ fn rollout(out: &mut Vec<CensusEntry>) {
             "0.118.0–0.171.0",
             "never written to a rollout (no release persists it)",
         ),
+    ]);
+}
+
+/// Rollout `event_msg`s of startup, approvals, hooks, dynamic tools and auth.
+fn rollout_event_msg_others(out: &mut Vec<CensusEntry>) {
+    out.extend([
         CensusEntry::not_read(
             ROLLOUT,
             "event_msg/mcp_startup_update",
@@ -365,6 +387,13 @@ fn stream_json(out: &mut Vec<CensusEntry>) {
 }
 
 fn telemetry(out: &mut Vec<CensusEntry>) {
+    telemetry_logs_and_spans(out);
+    telemetry_mcp_metrics(out);
+    telemetry_hook_tool_and_skill_metrics(out);
+}
+
+/// Telemetry's logs and spans, with `codex.tool_decision`.
+fn telemetry_logs_and_spans(out: &mut Vec<CensusEntry>) {
     // Logs, metrics and spans: names from each binary's string table
     // (`codex.tool_result`, `codex.mcp.call`, … in all three;
     // `list_tools_for_client_uncached`, `start_server_task`,
@@ -423,6 +452,12 @@ fn telemetry(out: &mut Vec<CensusEntry>) {
             "0.118.0–0.171.0",
             "not yet read: a tool call's approval decision; its attributes are not verified in a run",
         ),
+    ]);
+}
+
+/// Telemetry's `codex.mcp.*` metrics.
+fn telemetry_mcp_metrics(out: &mut Vec<CensusEntry>) {
+    out.extend([
         CensusEntry::not_read(
             TELEMETRY,
             "codex.mcp.call",
@@ -501,6 +536,12 @@ fn telemetry(out: &mut Vec<CensusEntry>) {
             "0.142.5–0.171.0",
             "not yet read: an app tool call that asked the user to approve (beside `codex.mcp.target.id`); attributes not verified",
         ),
+    ]);
+}
+
+/// Telemetry's hook, tool, approval and skill metrics.
+fn telemetry_hook_tool_and_skill_metrics(out: &mut Vec<CensusEntry>) {
+    out.extend([
         CensusEntry::not_read(
             TELEMETRY,
             "codex.hooks.run",
