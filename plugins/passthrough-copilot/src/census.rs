@@ -125,7 +125,33 @@ const PERMISSION_BOOKKEEPING: &[&str] = &[
 
 /// Copilot CLI's census (see the module docs).
 pub fn census() -> Vec<CensusEntry> {
-    let mut out = vec![
+    let mut out = events_tool_calls();
+    out.extend(events_hooks_skills_and_notices());
+    out.extend(process_logs_and_output());
+    out.extend(telemetry());
+    out.extend(config());
+    for (kind, releases, holds) in EPHEMERAL {
+        out.push(CensusEntry::not_read(
+            EVENTS,
+            kind,
+            releases,
+            &format!("never written to disk (ephemeral): {holds}"),
+        ));
+    }
+    for kind in PERMISSION_BOOKKEEPING {
+        out.push(CensusEntry::not_read(
+            EVENTS,
+            kind,
+            "1.0.102",
+            "approval bookkeeping that names no server or tool",
+        ));
+    }
+    out
+}
+
+/// events.jsonl: a tool call's start, completion and requests.
+fn events_tool_calls() -> Vec<CensusEntry> {
+    vec![
         // events.jsonl. Persistence: 1.0.102 schemas/session-events.schema.json
         // (`ephemeral: const true` or not) and the writer's filter (1.0.10
         // app.js@11791390: ephemeral events are never written).
@@ -195,6 +221,12 @@ pub fn census() -> Vec<CensusEntry> {
             "1.0.42–1.0.102 (ephemeral in 1.0.10)",
             "a tool an SDK host serves, never an MCP server's",
         ),
+    ]
+}
+
+/// events.jsonl: hooks, skills, warnings, notices, permissions and the session's start.
+fn events_hooks_skills_and_notices() -> Vec<CensusEntry> {
+    vec![
         CensusEntry::read(
             EVENTS,
             "hook.end",
@@ -293,6 +325,12 @@ pub fn census() -> Vec<CensusEntry> {
             "1.0.80–1.0.102",
             "not yet read: the built-in GitHub server's toolsets (enableAllTools, additionalToolsets, additionalTools)",
         ),
+    ]
+}
+
+/// Process logs and `--output-format json` lines.
+fn process_logs_and_output() -> Vec<CensusEntry> {
+    vec![
         // Process logs: runtime.node@9683524 and @11450423 (1.0.102, Rust
         // tracing); app.js (1.0.10, JS logger).
         CensusEntry::read(
@@ -371,6 +409,12 @@ pub fn census() -> Vec<CensusEntry> {
             "1.0.10–1.0.102",
             "not read on stdout (the status events say the same); read from events.jsonl where written",
         ),
+    ]
+}
+
+/// Telemetry: runtime.node's string table (1.0.102).
+fn telemetry() -> Vec<CensusEntry> {
+    vec![
         // Telemetry: runtime.node's string table (1.0.102).
         CensusEntry::read(
             TELEMETRY,
@@ -456,6 +500,12 @@ pub fn census() -> Vec<CensusEntry> {
             "1.0.102",
             "not yet read: with permission.kind and permission.tool_name",
         ),
+    ]
+}
+
+/// Configuration: config files and the CLI's own options.
+fn config() -> Vec<CensusEntry> {
+    vec![
         // Configuration: config_scan.rs; the CLI's own options, in 1.0.10's
         // app.js and 1.0.102's cli-main.js.
         CensusEntry::read(
@@ -518,24 +568,7 @@ pub fn census() -> Vec<CensusEntry> {
             "1.0.10–1.0.102",
             "an organization's policy, fetched from GitHub: not on disk",
         ),
-    ];
-    for (kind, releases, holds) in EPHEMERAL {
-        out.push(CensusEntry::not_read(
-            EVENTS,
-            kind,
-            releases,
-            &format!("never written to disk (ephemeral): {holds}"),
-        ));
-    }
-    for kind in PERMISSION_BOOKKEEPING {
-        out.push(CensusEntry::not_read(
-            EVENTS,
-            kind,
-            "1.0.102",
-            "approval bookkeeping that names no server or tool",
-        ));
-    }
-    out
+    ]
 }
 
 #[cfg(test)]
