@@ -38,7 +38,61 @@ const G_UI: &str = "≤ 0.31.0 always; 0.32.1–0.61.0 once the user used MCP";
 const G_UI_SILENCE: &str = "Written only in an interactive session, and since 0.32.1 only once the user ran /mcp or an MCP tool (before that a failure goes to the debug log, with one \"MCP issues detected\" line): no record shows no failure, never that the server started.";
 
 fn gemini() -> Vec<CensusEntry> {
-    let mut out = vec![
+    let mut out = gemini_chat();
+    out.extend(gemini_chat_json_debug_log_and_stream_json());
+    out.extend(gemini_telemetry_config_and_calls());
+    out.extend(gemini_telemetry_queue_output_and_extensions());
+    out.extend(gemini_config_servers_and_tools());
+    out.extend(gemini_config_hooks_and_more());
+    // Tool error types: core tools/tool-error.js (ToolErrorType); each is a
+    // tool_call event's error_type and a stream-json tool_result's
+    // error.type.
+    for (kind, says) in [
+        (
+            "policy_violation",
+            "read: a policy's deny rule (permission_denied) or a BeforeTool hook (blocked_by_hook), by the error's words; it never reached the server",
+        ),
+        (
+            "stop_execution",
+            "read: a hook stopped the agent, before the call or after it ran (AfterTool): left unknown, never a refusal",
+        ),
+        (
+            "mcp_tool_error",
+            "read: the server answered the call with isError (tool_error)",
+        ),
+        (
+            "discovered_tool_execution_error",
+            "a tools.discoveryCommand tool failed (no MCP server)",
+        ),
+        (
+            "tool_not_registered",
+            "the model called a tool the registry does not hold",
+        ),
+        (
+            "invalid_tool_params",
+            "the arguments failed validation before the call ran",
+        ),
+        (
+            "mcp_resource_not_found",
+            "a server's resource was not found",
+        ),
+        (
+            "permission_denied",
+            "a file system permission error of a built-in tool",
+        ),
+    ] {
+        let kind = format!("gemini_cli.tool_call.error_type:{kind}");
+        out.push(match says.strip_prefix("read: ") {
+            Some(says) => E::read(TELEMETRY, &kind, G, says),
+            None => E::not_read(TELEMETRY, &kind, G, &format!("not yet read: {says}")),
+        });
+    }
+    out
+}
+
+/// Gemini CLI: the chat recording.
+fn gemini_chat() -> Vec<CensusEntry> {
+    vec![
         // chat: core services/chatRecordingService.js (415-423 first line,
         // 528-567 pushMessage/$set lastUpdated, 622-634 recordToolCalls,
         // 772 $rewindTo, 828 $set messages), chatRecordingTypes.d.ts,
@@ -172,6 +226,12 @@ fn gemini() -> Vec<CensusEntry> {
             G_JSONL,
             "a subagent's chat, at chats/<parent session>/<session>.jsonl, is outside the glob tmp/*/chats/session-*.jsonl: its MCP calls are not read",
         ),
+    ]
+}
+
+/// Gemini CLI: the chat document, the debug log and `--output-format stream-json`.
+fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
+    vec![
         // chat_json: bundle 0.38.2 chunk-EA775AOR.js 253488 (file name),
         // 253712-253726 (writeConversation): one document, rewritten whole.
         E::read(
@@ -240,6 +300,12 @@ fn gemini() -> Vec<CensusEntry> {
             G,
             "`--output-format json` only: per tool name (`mcp_SERVER_TOOL`) its count, successes, failures and decisions",
         ),
+    ]
+}
+
+/// Gemini CLI telemetry: the config event, tool calls and hook calls.
+fn gemini_telemetry_config_and_calls() -> Vec<CensusEntry> {
+    vec![
         // telemetry: core telemetry/types.js (20-112 StartSessionEvent,
         // 175-311 ToolCallEvent, 1645 hook_call, 1180-1432 extensions),
         // metrics.js, tool-call-decision.js.
@@ -340,6 +406,12 @@ fn gemini() -> Vec<CensusEntry> {
             G,
             "a metric of phases (validation, preparation, execution, result_processing): no server",
         ),
+    ]
+}
+
+/// Gemini CLI telemetry: the tool queue, output, browser agent and extensions.
+fn gemini_telemetry_queue_output_and_extensions() -> Vec<CensusEntry> {
+    vec![
         E::not_read(
             TELEMETRY,
             "gemini_cli.tool.queue.depth",
@@ -442,6 +514,12 @@ fn gemini() -> Vec<CensusEntry> {
             G,
             "not yet read: the tool_call span names each call's tool; the tool_call log event gives the same with its server",
         ),
+    ]
+}
+
+/// Gemini CLI: configured servers, trust, tools and policies.
+fn gemini_config_servers_and_tools() -> Vec<CensusEntry> {
+    vec![
         // config: bundle chunk-2YTYPKEZ.js 12396-15100 (settings schema),
         // core config/config.js 103-147 (MCPServerConfig),
         // policy/toml-loader.js 29 (mcpName).
@@ -541,6 +619,12 @@ fn gemini() -> Vec<CensusEntry> {
             G,
             "the model provider's sign-in (selectedType, enforcedType), not a server's",
         ),
+    ]
+}
+
+/// Gemini CLI: configured hooks and the settings after them.
+fn gemini_config_hooks_and_more() -> Vec<CensusEntry> {
+    vec![
         E::read(
             CONFIG,
             "hooks",
@@ -553,12 +637,7 @@ fn gemini() -> Vec<CensusEntry> {
             G,
             "a hook row per command (it can block a tool call)",
         ),
-        E::read(
-            CONFIG,
-            "hooks.AfterTool",
-            G,
-            "a hook row per command",
-        ),
+        E::read(CONFIG, "hooks.AfterTool", G, "a hook row per command"),
         E::read(
             CONFIG,
             "hooks.BeforeToolSelection",
@@ -595,51 +674,7 @@ fn gemini() -> Vec<CensusEntry> {
             G,
             "not yet read: extensions the settings list as disabled",
         ),
-    ];
-    // Tool error types: core tools/tool-error.js (ToolErrorType); each is a
-    // tool_call event's error_type and a stream-json tool_result's
-    // error.type.
-    for (kind, says) in [
-        (
-            "policy_violation",
-            "read: a policy's deny rule (permission_denied) or a BeforeTool hook (blocked_by_hook), by the error's words; it never reached the server",
-        ),
-        (
-            "stop_execution",
-            "read: a hook stopped the agent, before the call or after it ran (AfterTool): left unknown, never a refusal",
-        ),
-        (
-            "mcp_tool_error",
-            "read: the server answered the call with isError (tool_error)",
-        ),
-        (
-            "discovered_tool_execution_error",
-            "a tools.discoveryCommand tool failed (no MCP server)",
-        ),
-        (
-            "tool_not_registered",
-            "the model called a tool the registry does not hold",
-        ),
-        (
-            "invalid_tool_params",
-            "the arguments failed validation before the call ran",
-        ),
-        (
-            "mcp_resource_not_found",
-            "a server's resource was not found",
-        ),
-        (
-            "permission_denied",
-            "a file system permission error of a built-in tool",
-        ),
-    ] {
-        let kind = format!("gemini_cli.tool_call.error_type:{kind}");
-        out.push(match says.strip_prefix("read: ") {
-            Some(says) => E::read(TELEMETRY, &kind, G, says),
-            None => E::not_read(TELEMETRY, &kind, G, &format!("not yet read: {says}")),
-        });
-    }
-    out
+    ]
 }
 
 const Q: &str = "0.12.0–0.24.4";
@@ -650,7 +685,51 @@ const Q_DEBUG: &str =
 const Q_DEBUG_SILENCE: &str = "The debug log is off by default from 0.21.2: without it no line shows anything, and a missing error line never means the server started.";
 
 fn qwen() -> Vec<CensusEntry> {
-    let mut out = vec![
+    let mut out = qwen_chat_and_debug_log();
+    out.extend(qwen_stream_json());
+    out.extend(qwen_telemetry());
+    out.extend(qwen_config_servers_and_tools());
+    out.extend(qwen_config_hooks_and_more());
+    // Tool error types: 0.15.10 cli.js 19905 (ToolErrorType); 0.24.4 has
+    // them inlined. Each is a tool_call event's error_type.
+    for (kind, says) in [
+        (
+            "execution_denied",
+            "read: a permission rule, a hook or a missing approval refused the call (tool_call_refused, its reason from the words)",
+        ),
+        (
+            "mcp_tool_error",
+            "read: the server answered the call with isError (tool_error)",
+        ),
+        (
+            "discovered_tool_execution_error",
+            "a discovery-command tool failed (no MCP server)",
+        ),
+        (
+            "tool_not_registered",
+            "the model called a tool the registry does not hold",
+        ),
+        (
+            "invalid_tool_params",
+            "the arguments failed validation before the call ran",
+        ),
+        (
+            "permission_denied",
+            "a file system permission error of a built-in tool",
+        ),
+    ] {
+        let kind = format!("qwen-code.tool_call.error_type:{kind}");
+        out.push(match says.strip_prefix("read: ") {
+            Some(says) => E::read(TELEMETRY, &kind, Q, says),
+            None => E::not_read(TELEMETRY, &kind, Q, &format!("not yet read: {says}")),
+        });
+    }
+    out
+}
+
+/// Qwen Code: the chat recording and the debug log.
+fn qwen_chat_and_debug_log() -> Vec<CensusEntry> {
+    vec![
         // chat: 0.15.10 cli.js 176824 (createBaseRecord), 223115-223129
         // (recordToolResults), 222437-222547 (execution_denied),
         // 142514-142523 (ui_telemetry); 0.24.4 chunk-DPEB6S2R.js 30691,
@@ -783,6 +862,12 @@ fn qwen() -> Vec<CensusEntry> {
             Q_DEBUG,
             "the server's own stderr: payload",
         ),
+    ]
+}
+
+/// Qwen Code: `--output-format stream-json`.
+fn qwen_stream_json() -> Vec<CensusEntry> {
+    vec![
         // stream_json: 0.15.10 cli.js 502778-502806 (buildSystemMessage),
         // 503746 (permission_denials), 504134 (tool_progress), 505692-506090
         // (control requests); 0.24.4 chunk-KYFJLESB.js 17559.
@@ -846,6 +931,12 @@ fn qwen() -> Vec<CensusEntry> {
             Q15_ON,
             "an SDK host's in-process servers, always \"connected\"",
         ),
+    ]
+}
+
+/// Qwen Code: telemetry events, metrics and spans.
+fn qwen_telemetry() -> Vec<CensusEntry> {
+    vec![
         // telemetry: 0.15.10 cli.js 19854-19889 (EVENT_*), 144495-144560
         // (StartSessionEvent), 87356 (metrics); 0.24.4 chunk-4MFQLG5I.js
         // 48-103 (events and spans), chunk-2VS5EEXU.js 6663, 6768.
@@ -988,6 +1079,12 @@ fn qwen() -> Vec<CensusEntry> {
             Q24,
             "qwen serve's permission request id: no tool or server",
         ),
+    ]
+}
+
+/// Qwen Code: configured servers, permissions and tools.
+fn qwen_config_servers_and_tools() -> Vec<CensusEntry> {
+    vec![
         // config: 0.15.10 cli.js and 0.24.4 chunk-D2H63VR2.js (settings
         // schema: mcpServers, mcp, permissions, tools, hooks, skills).
         E::read(
@@ -1050,12 +1147,13 @@ fn qwen() -> Vec<CensusEntry> {
             Q,
             "the model provider's sign-in, not a server's",
         ),
-        E::read(
-            CONFIG,
-            "hooks",
-            Q,
-            "a hook row per command of every event",
-        ),
+    ]
+}
+
+/// Qwen Code: configured hooks and the settings after them.
+fn qwen_config_hooks_and_more() -> Vec<CensusEntry> {
+    vec![
+        E::read(CONFIG, "hooks", Q, "a hook row per command of every event"),
         E::read(
             CONFIG,
             "hooks.PreToolUse",
@@ -1086,12 +1184,7 @@ fn qwen() -> Vec<CensusEntry> {
             Q24,
             "a hook row per command",
         ),
-        E::read(
-            CONFIG,
-            "hooks.PostToolBatch",
-            Q24,
-            "a hook row per command",
-        ),
+        E::read(CONFIG, "hooks.PostToolBatch", Q24, "a hook row per command"),
         E::not_read(
             CONFIG,
             "disableAllHooks",
@@ -1152,42 +1245,7 @@ fn qwen() -> Vec<CensusEntry> {
             Q24,
             "per-tool overrides of built-in policy tools",
         ),
-    ];
-    // Tool error types: 0.15.10 cli.js 19905 (ToolErrorType); 0.24.4 has
-    // them inlined. Each is a tool_call event's error_type.
-    for (kind, says) in [
-        (
-            "execution_denied",
-            "read: a permission rule, a hook or a missing approval refused the call (tool_call_refused, its reason from the words)",
-        ),
-        (
-            "mcp_tool_error",
-            "read: the server answered the call with isError (tool_error)",
-        ),
-        (
-            "discovered_tool_execution_error",
-            "a discovery-command tool failed (no MCP server)",
-        ),
-        (
-            "tool_not_registered",
-            "the model called a tool the registry does not hold",
-        ),
-        (
-            "invalid_tool_params",
-            "the arguments failed validation before the call ran",
-        ),
-        (
-            "permission_denied",
-            "a file system permission error of a built-in tool",
-        ),
-    ] {
-        let kind = format!("qwen-code.tool_call.error_type:{kind}");
-        out.push(match says.strip_prefix("read: ") {
-            Some(says) => E::read(TELEMETRY, &kind, Q, says),
-            None => E::not_read(TELEMETRY, &kind, Q, &format!("not yet read: {says}")),
-        });
-    }
-    out
+    ]
 }
 
 #[cfg(test)]
