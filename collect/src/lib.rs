@@ -462,6 +462,8 @@ fn header_text(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// One OTLP request: the guard's checks, the body under its cap, the
+/// forward, then decoded (bounded) and handed to the queue without waiting.
 async fn export(
     (receiver, policy, signal): (Receiver, Arc<HostPolicy>, Signal),
     request: Request,
@@ -471,17 +473,7 @@ async fn export(
     let encoding =
         header_text(request.headers(), header::CONTENT_TYPE).and_then(Encoding::from_content_type);
     if let Err(refusal) = tether_guard::check(&policy, &inner.token, request.headers()) {
-        Stats::bump(&inner.stats.refused);
-        let why = match refusal {
-            Refusal::BadHost => "this receiver answers only its own address",
-            Refusal::BadOrigin => "requests from a browser are refused",
-            Refusal::Unauthorized => {
-                "send the receiver's token as `Authorization: Bearer …` (OTEL_EXPORTER_OTLP_HEADERS)"
-            }
-            Refusal::TooLarge => "the body is too large",
-            Refusal::TimedOut => "the body did not arrive in time",
-        };
-        return status(refusal.status(), encoding, why);
+        return refused(inner, refusal, encoding);
     }
     let Some(encoding) = encoding else {
         Stats::bump(&inner.stats.unsupported);
@@ -496,27 +488,9 @@ async fn export(
     let content_type = header_text(request.headers(), header::CONTENT_TYPE)
         .unwrap_or(encoding.content_type())
         .to_owned();
-    let body = match BodyCap(inner.config.body_cap)
-        .read(request.into_body())
-        .await
-    {
+    let body = match read_body(inner, request.into_body(), encoding).await {
         Ok(body) => body,
-        Err(Refusal::TimedOut) => {
-            Stats::bump(&inner.stats.malformed);
-            return status(
-                StatusCode::REQUEST_TIMEOUT,
-                Some(encoding),
-                "the body did not arrive in time",
-            );
-        }
-        Err(_) => {
-            Stats::bump(&inner.stats.too_large);
-            return status(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Some(encoding),
-                "the body is over the receiver's cap",
-            );
-        }
+        Err(answer) => return answer,
     };
     // Admitted: forwarded as it came (never waited on), whatever becomes of
     // it here.
@@ -531,22 +505,73 @@ async fn export(
     // A permit per decode, taken without waiting: a burst past it is told to
     // retry instead of holding more bodies in memory.
     let Ok(_permit) = Arc::clone(&inner.decoders).try_acquire_owned() else {
-        Stats::bump(&inner.stats.busy);
-        return status(
-            StatusCode::SERVICE_UNAVAILABLE,
-            Some(encoding),
-            "the receiver is busy; retry",
-        );
+        return failed(inner, Failed::Busy, encoding);
     };
+    match decode_body(inner, signal, encoding, content_encoding, body).await {
+        Ok((batch, bytes)) => enqueue(inner, signal, encoding, batch, bytes),
+        Err(why) => failed(inner, why, encoding),
+    }
+}
+
+/// The answer to a request the guard refused (counted).
+fn refused(inner: &Inner, refusal: Refusal, encoding: Option<Encoding>) -> Response {
+    Stats::bump(&inner.stats.refused);
+    let why = match refusal {
+        Refusal::BadHost => "this receiver answers only its own address",
+        Refusal::BadOrigin => "requests from a browser are refused",
+        Refusal::Unauthorized => {
+            "send the receiver's token as `Authorization: Bearer …` (OTEL_EXPORTER_OTLP_HEADERS)"
+        }
+        Refusal::TooLarge => "the body is too large",
+        Refusal::TimedOut => "the body did not arrive in time",
+    };
+    status(refusal.status(), encoding, why)
+}
+
+/// The body, up to the cap; else the answer (counted).
+async fn read_body(
+    inner: &Inner,
+    body: Body,
+    encoding: Encoding,
+) -> Result<axum::body::Bytes, Response> {
+    match BodyCap(inner.config.body_cap).read(body).await {
+        Ok(body) => Ok(body),
+        Err(Refusal::TimedOut) => {
+            Stats::bump(&inner.stats.malformed);
+            Err(status(
+                StatusCode::REQUEST_TIMEOUT,
+                Some(encoding),
+                "the body did not arrive in time",
+            ))
+        }
+        Err(_) => {
+            Stats::bump(&inner.stats.too_large);
+            Err(status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Some(encoding),
+                "the body is over the receiver's cap",
+            ))
+        }
+    }
+}
+
+/// Decompresses, estimates what the body decodes into (without allocating
+/// it), reserves that in the queue's budget before decoding (a full queue
+/// costs no decode), then decodes; the reservation is given back on every
+/// path that does not enqueue. Small bodies (the usual batch) decode in
+/// place; large ones off the runtime's workers.
+async fn decode_body(
+    inner: &Inner,
+    signal: Signal,
+    encoding: Encoding,
+    content_encoding: Option<String>,
+    body: axum::body::Bytes,
+) -> Result<(Batch, usize), Failed> {
     let cap = inner.config.decompressed_cap;
     let decoded_cap = inner.config.decoded_cap;
     let small = body.len() <= SMALL_BODY && content_encoding.is_none();
     let queued_bytes = Arc::clone(&inner.queued_bytes);
     let budget = inner.config.queue_bytes;
-    // Decompress, estimate what the body decodes into (without allocating
-    // it), reserve that in the queue's budget before decoding (a full queue
-    // costs no decode), then decode; the reservation is given back on every
-    // path that does not enqueue.
     let work = move || -> Result<(Batch, usize), Failed> {
         let plain =
             decode::decompress(content_encoding.as_deref(), &body, cap).map_err(Failed::Decode)?;
@@ -566,18 +591,19 @@ async fn export(
             }
         }
     };
-    // Small bodies (the usual batch) decode in place; large ones off the
-    // runtime's workers.
-    let decoded = if small {
+    if small {
         work()
     } else {
         tokio::task::spawn_blocking(work)
             .await
             .unwrap_or(Err(Failed::Busy))
-    };
-    let (batch, bytes) = match decoded {
-        Ok(decoded) => decoded,
-        Err(Failed::Busy) => {
+    }
+}
+
+/// The answer to a body that did not become a queued batch (counted).
+fn failed(inner: &Inner, why: Failed, encoding: Encoding) -> Response {
+    let (code, message) = match why {
+        Failed::Busy => {
             Stats::bump(&inner.stats.busy);
             return status(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -585,7 +611,7 @@ async fn export(
                 "the receiver is busy; retry",
             );
         }
-        Err(Failed::Estimate(err)) => {
+        Failed::Estimate(err) => {
             let code = match &err {
                 budget::EstimateError::OverCap { .. } => {
                     Stats::bump(&inner.stats.too_large);
@@ -596,9 +622,9 @@ async fn export(
                     StatusCode::BAD_REQUEST
                 }
             };
-            return status(code, Some(encoding), &err.to_string());
+            (code, err.to_string())
         }
-        Err(Failed::Decode(err)) => {
+        Failed::Decode(err) => {
             let code = match &err {
                 DecodeError::TooLarge(_) => {
                     Stats::bump(&inner.stats.too_large);
@@ -613,9 +639,21 @@ async fn export(
                     StatusCode::BAD_REQUEST
                 }
             };
-            return status(code, Some(encoding), &err.to_string());
+            (code, err.to_string())
         }
     };
+    status(code, Some(encoding), &message)
+}
+
+/// Hands the batch to the consumer's queue without waiting: `200`, or
+/// `503` when it is full (the reservation given back).
+fn enqueue(
+    inner: &Inner,
+    signal: Signal,
+    encoding: Encoding,
+    batch: Batch,
+    bytes: usize,
+) -> Response {
     let items = batch.items();
     match inner.queue.try_send((batch, bytes)) {
         Ok(()) => {
@@ -625,12 +663,7 @@ async fn export(
         }
         Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
             inner.queued_bytes.fetch_sub(bytes, Ordering::AcqRel);
-            Stats::bump(&inner.stats.busy);
-            status(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Some(encoding),
-                "the receiver is busy; retry",
-            )
+            failed(inner, Failed::Busy, encoding)
         }
     }
 }

@@ -116,70 +116,32 @@ pub(crate) fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usi
 /// so its cost does not grow with the number of sessions held.
 pub(crate) const FULL_SCAN_EVERY: Duration = Duration::from_millis(250);
 
+/// One batch: each command applied to its session, then the changed
+/// sessions published, then taps fed and flushes answered.
 pub(crate) fn process(
     shared: &Shared,
     batch: &mut Vec<Command>,
     last_full_scan: &mut std::time::Instant,
 ) {
     let mut flushes = Vec::new();
-    let tapping = shared.taps.active();
-    let mut tapped = Vec::new();
-    let mut before = Vec::new();
-    let mut touched: Vec<Arc<AttemptLive>> = Vec::new();
-    let mut touch = |live: &Arc<AttemptLive>| {
-        if !touched.last().is_some_and(|l| Arc::ptr_eq(l, live)) {
-            touched.push(Arc::clone(live));
-        }
+    let mut tap = Tapping {
+        on: shared.taps.active(),
+        events: Vec::new(),
+        before: Vec::new(),
     };
+    let mut touched: Vec<Arc<AttemptLive>> = Vec::new();
     {
         let mut sessions = shared.sessions();
         for command in batch.drain(..) {
-            match &command {
-                Command::Observe { live, .. }
-                | Command::Catalog { live, .. }
-                | Command::ConfigSnapshot { live, .. }
-                | Command::AddRow { live, .. } => touch(live),
-                _ => {}
+            if let Some(live) = command_live(&command)
+                && !touched.last().is_some_and(|l| Arc::ptr_eq(l, live))
+            {
+                touched.push(Arc::clone(live));
             }
             match command {
                 Command::Observe { live, evidence } => {
-                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
-                        continue;
-                    };
-                    let evidence = sanitize_evidence(&evidence, &live.scrubber, &live.rows());
-                    if tapping {
-                        row_states(&slot.history, live.owner.attempt_id(), &mut before);
-                    }
-                    let event = HistoryEvent::ObserveSanitized {
-                        key: live.key.clone(),
-                        evidence,
-                    };
-                    match reduce(&mut slot.history, &event) {
-                        Ok(Reduced::Unattributed) => {
-                            slot.dirty = true;
-                            shared.unattributed.fetch_add(1, Ordering::Relaxed);
-                            // Ids only: the name it gave may be anything.
-                            tracing::warn!(
-                                session_id = %live.owner.session_id(),
-                                attempt_id = %live.owner.attempt_id(),
-                                "evidence names a server that is no row of its attempt; counted as unattributed"
-                            );
-                        }
-                        Ok(_) => {
-                            slot.dirty = true;
-                            if tapping
-                                && let HistoryEvent::ObserveSanitized { evidence, .. } = event
-                            {
-                                tapped.push(HubEvent::Evidence {
-                                    owner: owner_of(&live),
-                                    evidence: Box::new(evidence.into_inner()),
-                                });
-                                row_changes(&slot.history, &live, &before, &mut tapped);
-                            }
-                        }
-                        Err(rejection) => {
-                            tracing::debug!(%rejection, "evidence rejected");
-                        }
+                    if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
+                        observe(shared, slot, &live, &evidence, &mut tap);
                     }
                 }
                 Command::Catalog {
@@ -187,33 +149,17 @@ pub(crate) fn process(
                     server,
                     catalog,
                 } => {
-                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
-                        continue;
-                    };
-                    let event = HistoryEvent::Catalog {
-                        key: live.key.clone(),
-                        server: live
-                            .rows()
-                            .resolve(&server)
-                            .map_or_else(|| live.scrubber.name(&server), str::to_owned),
-                        catalog,
-                    };
-                    match reduce(&mut slot.history, &event) {
-                        Ok(_) => slot.dirty = true,
-                        Err(rejection) => tracing::debug!(%rejection, "catalog rejected"),
+                    if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
+                        take_catalog(slot, &live, &server, catalog);
                     }
                 }
                 Command::ConfigSnapshot { live, snapshot } => {
-                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
-                        continue;
-                    };
-                    let event = HistoryEvent::ConfigSnapshot {
-                        key: live.key.clone(),
-                        snapshot,
-                    };
-                    match reduce(&mut slot.history, &event) {
-                        Ok(_) => slot.dirty = true,
-                        Err(rejection) => tracing::debug!(%rejection, "config snapshot rejected"),
+                    if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
+                        let event = HistoryEvent::ConfigSnapshot {
+                            key: live.key.clone(),
+                            snapshot,
+                        };
+                        apply(slot, &event, "config snapshot rejected");
                     }
                 }
                 Command::AddRow {
@@ -223,58 +169,190 @@ pub(crate) fn process(
                     at,
                     provenance,
                 } => {
-                    let Some(slot) = sessions.get_mut(live.owner.session_id()) else {
-                        continue;
-                    };
-                    let mut rows = live.rows();
-                    if rows.resolve(&server).is_some() {
-                        continue;
-                    }
-                    if tapping {
-                        row_states(&slot.history, live.owner.attempt_id(), &mut before);
-                    }
-                    let event = HistoryEvent::AddRow {
-                        key: live.key.clone(),
-                        name: rows.add_unique(&server),
-                        transport,
-                        at,
-                        provenance,
-                    };
-                    drop(rows);
-                    match reduce(&mut slot.history, &event) {
-                        Ok(_) => {
-                            slot.dirty = true;
-                            if tapping {
-                                row_changes(&slot.history, &live, &before, &mut tapped);
-                            }
-                        }
-                        Err(rejection) => tracing::debug!(%rejection, "row rejected"),
+                    if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
+                        let row = NewRow {
+                            server,
+                            transport,
+                            at,
+                            provenance,
+                        };
+                        add_row(slot, &live, row, &mut tap);
                     }
                 }
                 Command::FlushBlocking(done) => flushes.push(Flush::Blocking(done)),
                 Command::FlushAsync(done) => flushes.push(Flush::Async(done)),
             }
         }
-        if !flushes.is_empty() || last_full_scan.elapsed() >= FULL_SCAN_EVERY {
-            for slot in sessions.values_mut() {
-                slot.fold_drops();
-                slot.publish_if_dirty(shared.persist.as_deref());
-            }
+        let everyone = !flushes.is_empty() || last_full_scan.elapsed() >= FULL_SCAN_EVERY;
+        if everyone {
             *last_full_scan = std::time::Instant::now();
-        } else {
-            touched.sort_by_key(|l| Arc::as_ptr(l) as usize);
-            touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
-            for live in &touched {
-                if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
-                    slot.fold_drops();
-                    slot.publish_if_dirty(shared.persist.as_deref());
-                }
+        }
+        publish_changed(shared, &mut sessions, everyone, touched);
+    }
+    shared.taps.deliver(tap.events);
+    for flush in flushes {
+        flush.answer();
+    }
+}
+
+/// A server's tool catalog, under the row its name resolves to (or its
+/// scrubbed name).
+fn take_catalog(slot: &mut Slot, live: &AttemptLive, server: &str, catalog: Box<ToolCatalog>) {
+    let event = HistoryEvent::Catalog {
+        key: live.key.clone(),
+        server: live
+            .rows()
+            .resolve(server)
+            .map_or_else(|| live.scrubber.name(server), str::to_owned),
+        catalog,
+    };
+    apply(slot, &event, "catalog rejected");
+}
+
+/// What a batch gives the taps: whether any listens, the events so far,
+/// and the rows' states before the command at hand.
+struct Tapping {
+    on: bool,
+    events: Vec<HubEvent>,
+    before: Vec<(DisplayStatus, Option<ReasonCode>)>,
+}
+
+/// The attempt a session command is for (none for a flush).
+fn command_live(command: &Command) -> Option<&Arc<AttemptLive>> {
+    match command {
+        Command::Observe { live, .. }
+        | Command::Catalog { live, .. }
+        | Command::ConfigSnapshot { live, .. }
+        | Command::AddRow { live, .. } => Some(live),
+        Command::FlushBlocking(_) | Command::FlushAsync(_) => None,
+    }
+}
+
+/// Reduces `event` into the slot's history (dirty when it took).
+fn apply(slot: &mut Slot, event: &HistoryEvent, rejected: &'static str) {
+    match reduce(&mut slot.history, event) {
+        Ok(_) => slot.dirty = true,
+        Err(rejection) => tracing::debug!(%rejection, "{rejected}"),
+    }
+}
+
+/// One piece of evidence, sanitized against the attempt's rows and
+/// reduced; an event (and the rows it changed) for the taps.
+fn observe(
+    shared: &Shared,
+    slot: &mut Slot,
+    live: &Arc<AttemptLive>,
+    evidence: &Evidence,
+    tap: &mut Tapping,
+) {
+    let evidence = sanitize_evidence(evidence, &live.scrubber, &live.rows());
+    if tap.on {
+        row_states(&slot.history, live.owner.attempt_id(), &mut tap.before);
+    }
+    let event = HistoryEvent::ObserveSanitized {
+        key: live.key.clone(),
+        evidence,
+    };
+    match reduce(&mut slot.history, &event) {
+        Ok(Reduced::Unattributed) => {
+            slot.dirty = true;
+            shared.unattributed.fetch_add(1, Ordering::Relaxed);
+            // Ids only: the name it gave may be anything.
+            tracing::warn!(
+                session_id = %live.owner.session_id(),
+                attempt_id = %live.owner.attempt_id(),
+                "evidence names a server that is no row of its attempt; counted as unattributed"
+            );
+        }
+        Ok(_) => {
+            slot.dirty = true;
+            if tap.on
+                && let HistoryEvent::ObserveSanitized { evidence, .. } = event
+            {
+                tap.events.push(HubEvent::Evidence {
+                    owner: owner_of(live),
+                    evidence: Box::new(evidence.into_inner()),
+                });
+                row_changes(&slot.history, live, &tap.before, &mut tap.events);
             }
         }
+        Err(rejection) => {
+            tracing::debug!(%rejection, "evidence rejected");
+        }
     }
-    shared.taps.deliver(tapped);
-    for flush in flushes {
-        match flush {
+}
+
+/// A row a command adds to its attempt.
+struct NewRow {
+    server: String,
+    transport: Option<Transport>,
+    at: Timestamp,
+    provenance: tether_core::model::ProvenanceCode,
+}
+
+/// Adds a row the attempt does not have yet (a name it already resolves
+/// is no new row); the rows it changed go to the taps.
+fn add_row(slot: &mut Slot, live: &Arc<AttemptLive>, row: NewRow, tap: &mut Tapping) {
+    let mut rows = live.rows();
+    if rows.resolve(&row.server).is_some() {
+        return;
+    }
+    if tap.on {
+        row_states(&slot.history, live.owner.attempt_id(), &mut tap.before);
+    }
+    let event = HistoryEvent::AddRow {
+        key: live.key.clone(),
+        name: rows.add_unique(&row.server),
+        transport: row.transport,
+        at: row.at,
+        provenance: row.provenance,
+    };
+    drop(rows);
+    match reduce(&mut slot.history, &event) {
+        Ok(_) => {
+            slot.dirty = true;
+            if tap.on {
+                row_changes(&slot.history, live, &tap.before, &mut tap.events);
+            }
+        }
+        Err(rejection) => tracing::debug!(%rejection, "row rejected"),
+    }
+}
+
+/// Folds drops into and publishes every session (`everyone`), or only the
+/// sessions the batch touched.
+fn publish_changed(
+    shared: &Shared,
+    sessions: &mut HashMap<String, Slot>,
+    everyone: bool,
+    mut touched: Vec<Arc<AttemptLive>>,
+) {
+    if everyone {
+        for slot in sessions.values_mut() {
+            slot.fold_drops();
+            slot.publish_if_dirty(shared.persist.as_deref());
+        }
+        return;
+    }
+    touched.sort_by_key(|l| Arc::as_ptr(l) as usize);
+    touched.dedup_by(|a, b| Arc::ptr_eq(a, b));
+    for live in &touched {
+        if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
+            slot.fold_drops();
+            slot.publish_if_dirty(shared.persist.as_deref());
+        }
+    }
+}
+
+pub(crate) enum Flush {
+    Blocking(SyncSender<()>),
+    Async(oneshot::Sender<()>),
+}
+
+impl Flush {
+    /// Tells the flusher its commands are in (a gone flusher is no error).
+    fn answer(self) {
+        match self {
             Flush::Blocking(done) => {
                 let _ = done.try_send(());
             }
@@ -283,9 +361,4 @@ pub(crate) fn process(
             }
         }
     }
-}
-
-pub(crate) enum Flush {
-    Blocking(SyncSender<()>),
-    Async(oneshot::Sender<()>),
 }
