@@ -24,6 +24,7 @@
 
 pub mod census;
 pub mod config_scan;
+mod ended;
 pub mod records;
 pub mod telemetry;
 

@@ -22,7 +22,7 @@ use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord,
 use tether_core::vocab::{Provenance, ReasonCode, UseOutcome};
 use tether_sdk::telemetry as t;
 
-use crate::records::{Ended, gemini_ended, qwen_denied};
+use crate::ended::{Ended, gemini_ended, qwen_denied};
 
 /// Which of the two harnesses a reader is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
