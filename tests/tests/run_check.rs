@@ -570,3 +570,29 @@ async fn the_book_s_workflow_runs() {
     let ran = tokio::task::block_in_place(|| run_steps(run_step));
     assert_eq!(ran[0].0, Some(4), "{}", ran[0].1);
 }
+
+/// `tether check --format json` of a saved stream-json (a real Claude Code
+/// run whose call of `time` was refused) is one document: its requirement
+/// for `time` judged, written as the `check` document's sample for the
+/// bindings' round trip (no npm peer needed).
+#[test]
+fn check_json_of_a_saved_stream_is_one_document() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/refusals/claude-2.1.332-noperm.stream.jsonl");
+    let out = Command::new(tether_tests::workspace_bin("tether"))
+        .env("TETHER_DB", tether_tests::scratch_store())
+        .args(["check", "--require", "time", "--format", "json"])
+        .arg(&file)
+        .output()
+        .expect("tether check");
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0 | 4)),
+        "{code:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let text = doc.to_string();
+    assert!(text.contains("\"time\""), "{text}");
+    std::fs::write(tether_tests::samples_dir().join("check.json"), &out.stdout).expect("sample");
+}
