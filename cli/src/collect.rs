@@ -288,6 +288,8 @@ async fn serve(
                 return Ok(ExitCode::from(2));
             }
         };
+    // Ctrl-C is caught before the address is printed (see cancel_on_ctrl_c).
+    let cancel = crate::host::cancel_on_ctrl_c();
     let receiver = collect.receiver();
     let target = collect.target();
     let setup = args
@@ -302,9 +304,9 @@ async fn serve(
         );
     }
     if !args.json {
-        watch(receiver, &hub).await;
+        watch(receiver, &hub, &cancel).await;
     } else {
-        let _ = tokio::signal::ctrl_c().await;
+        cancel.cancelled().await;
     }
     let (receiver, read, tally) = collect.stop().await;
     hub.flush().await;
@@ -373,9 +375,12 @@ fn announce(
 
 /// Until Ctrl-C: the receiver's counts when they change, and each session's
 /// rows when its revision does.
-async fn watch(receiver: &Receiver, hub: &tether_hub::Hub) {
+async fn watch(
+    receiver: &Receiver,
+    hub: &tether_hub::Hub,
+    cancel: &tokio_util::sync::CancellationToken,
+) {
     let mut revisions: std::collections::HashMap<String, u64> = Default::default();
-    let cancel = crate::host::cancel_on_ctrl_c();
     let mut ticker = tokio::time::interval(Duration::from_secs(2));
     let mut shown = ReceiverStats::default();
     loop {

@@ -336,15 +336,26 @@ pub(crate) fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// A token Ctrl-C cancels (call inside the runtime).
+/// A token Ctrl-C (SIGINT) cancels (call inside the runtime).
+///
+/// The handler is in place when this returns, not when a task first runs:
+/// a command that prints its address or document after calling this
+/// cannot be killed outright by a Ctrl-C sent the moment it reads that
+/// line (a script, or CI, does exactly that).
 pub(crate) fn cancel_on_ctrl_c() -> tokio_util::sync::CancellationToken {
+    use tokio::signal::unix::{SignalKind, signal};
     let cancel = tokio_util::sync::CancellationToken::new();
     let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_signal.cancel();
+    match signal(SignalKind::interrupt()) {
+        Ok(mut interrupt) => {
+            tokio::spawn(async move {
+                if interrupt.recv().await.is_some() {
+                    on_signal.cancel();
+                }
+            });
         }
-    });
+        Err(err) => tracing::debug!(%err, "cannot watch Ctrl-C; it stops the command outright"),
+    }
     cancel
 }
 

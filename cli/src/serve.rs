@@ -73,6 +73,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         };
+        // Ctrl-C is caught before the address is printed (see cancel_on_ctrl_c).
+        let cancel = crate::host::cancel_on_ctrl_c();
         let mut out = crate::term::stdout();
         if args.json {
             serde_json::to_writer(
@@ -95,7 +97,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 running.addr()
             );
         }
-        let cancel = crate::host::cancel_on_ctrl_c();
         cancel.cancelled().await;
         running.shutdown().await;
         Ok(ExitCode::SUCCESS)

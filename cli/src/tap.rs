@@ -144,6 +144,8 @@ async fn serve(
                 return Ok(ExitCode::FAILURE);
             }
         };
+    // Ctrl-C is caught before the address is printed (see cancel_on_ctrl_c).
+    let cancel = crate::host::cancel_on_ctrl_c();
     let base = running.base_url();
     let setup = args
         .print_env
@@ -157,7 +159,6 @@ async fn serve(
         );
     }
     let mut records = running.tap().subscribe();
-    let cancel = crate::host::cancel_on_ctrl_c();
     loop {
         tokio::select! {
             _ = cancel.cancelled() => break,
