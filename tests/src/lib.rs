@@ -3,6 +3,7 @@
 
 pub mod breaking;
 pub mod collected;
+pub mod counting;
 pub mod fake_model;
 pub mod last_mile;
 

@@ -3,7 +3,9 @@
 //! whether a harness's call reached the server (issue 57, refused calls).
 //!
 //! With `TETHER_CALLS_LOG=FILE` it appends one line per `tools/call` to
-//! FILE: the tool's name, nothing else (never its arguments). Its tools:
+//! FILE: the tool's name, nothing else (never its arguments); the counting
+//! and the answers are `tether_tests::counting`'s, shared with
+//! `tether-pinned-mcp`. Its tools:
 //!
 //! - `get_current_time`: answers with a plain text result;
 //! - `erroring_tool`: answers with a result whose `isError` is true (a tool
@@ -16,9 +18,7 @@
 use std::io::{BufRead, Write};
 
 use serde_json::{Value, json};
-
-/// The JSON-RPC error code `rpc_error_tool` answers with (internal error).
-const RPC_ERROR: i64 = -32603;
+use tether_tests::counting::{self, Answer};
 
 fn tools() -> Value {
     let schema = json!({
@@ -32,17 +32,9 @@ fn tools() -> Value {
     ])
 }
 
-fn log_call(tool: &str) {
-    let Some(path) = std::env::var_os("TETHER_CALLS_LOG") else {
-        return;
-    };
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(file, "{tool}");
-    }
+/// A JSON-RPC error answer to the request `id`.
+fn error(id: Value, code: i32, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// The answer to one request (`None` for a notification).
@@ -64,41 +56,33 @@ fn answer(request: &Value) -> Option<Value> {
         "tools/list" => json!({"tools": tools()}),
         "tools/call" => {
             let tool = request["params"]["name"].as_str().unwrap_or_default();
-            log_call(tool);
-            match tool {
-                "get_current_time" => json!({
-                    "content": [{"type": "text", "text": "1970-01-01T00:00:00Z"}],
+            if let Some(log) = counting::log_file()
+                && let Err(err) = counting::count_call(&log, tool)
+            {
+                // A call not counted would read as one that never came.
+                return Some(error(id, -32603, &format!("call log: {err}")));
+            }
+            let known = tools()
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == tool));
+            if !known {
+                return Some(error(id, -32602, "unknown tool"));
+            }
+            match counting::answer(tool) {
+                Answer::Text(text) => json!({
+                    "content": [{"type": "text", "text": text}],
                     "isError": false,
                 }),
-                "erroring_tool" => json!({
-                    "content": [{"type": "text", "text": "the tool failed"}],
+                Answer::ToolError(text) => json!({
+                    "content": [{"type": "text", "text": text}],
                     "isError": true,
                 }),
-                "rpc_error_tool" => {
-                    return Some(json!({
-                        "jsonrpc": "2.0",
-                        "id": id,
-                        "error": {"code": RPC_ERROR, "message": "the server failed"},
-                    }));
-                }
-                _ => {
-                    return Some(json!({
-                        "jsonrpc": "2.0",
-                        "id": id,
-                        "error": {"code": -32602, "message": "unknown tool"},
-                    }));
-                }
+                Answer::RpcError(code, message) => return Some(error(id, code, message)),
             }
         }
         "resources/list" => json!({"resources": []}),
         "prompts/list" => json!({"prompts": []}),
-        _ => {
-            return Some(json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": {"code": -32601, "message": "method not found"},
-            }));
-        }
+        _ => return Some(error(id, -32601, "method not found")),
     };
     Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }

@@ -4,18 +4,22 @@
 //! file between two endpoint tests and the server's tools change under the
 //! user. Its serverInfo name is `pinned-test`.
 //!
-//! With `TETHER_CALL_LOG=FILE` it is also the refusal tests' counting
-//! server: each `tools/call` it receives appends the tool's name (nothing
-//! else) as one line to FILE, and it answers a tool named `fail` with
-//! `isError`, one named `err` with a JSON-RPC error, and any other with
-//! `ok`. Without it every call is a JSON-RPC error, as before.
+//! With `TETHER_CALLS_LOG=FILE` (or, as first named, `TETHER_CALL_LOG`) it
+//! is also the refusal tests' counting server, counting and answering as
+//! `tether_tests::counting` says (shared with `tether-counting-mcp`): each
+//! `tools/call` it receives appends the tool's name (nothing else) as one
+//! line to FILE, and it answers a tool named `fail` with `isError`, one
+//! named `err` with a JSON-RPC error, and any other with `ok`. Without it
+//! every call is a JSON-RPC error, as before.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tether_tests::counting::{self, Answer};
 
 struct FromFile(Vec<Tool>);
 
@@ -38,24 +42,24 @@ impl ServerHandler for FromFile {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if let Some(log) = std::env::var_os("TETHER_CALL_LOG") {
-            use std::io::Write as _;
-            let logged = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)
-                .and_then(|mut f| writeln!(f, "{}", request.name));
-            if let Err(err) = logged {
+        if let Some(log) = counting::log_file() {
+            if let Err(err) = counting::count_call(&log, &request.name) {
                 return Err(McpError::internal_error(format!("call log: {err}"), None));
             }
-            return match &*request.name {
-                "fail" => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                    ContentBlock::text("failed as asked"),
-                ]))),
-                "err" => Err(McpError::invalid_params("err answers an error", None)),
-                _ => Ok(CallToolResponse::Complete(CallToolResult::success(vec![
-                    ContentBlock::text("ok"),
-                ]))),
+            return match counting::answer(&request.name) {
+                Answer::Text(text) => {
+                    Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                        ContentBlock::text(text),
+                    ])))
+                }
+                Answer::ToolError(text) => {
+                    Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                        ContentBlock::text(text),
+                    ])))
+                }
+                Answer::RpcError(code, message) => {
+                    Err(McpError::new(ErrorCode(code), message, None))
+                }
             };
         }
         Err(McpError::invalid_params(
