@@ -385,6 +385,9 @@ impl InventoryRow {
         ));
     }
 
+    /// Folds in what a direct test of the endpoint (`tether mcp test`)
+    /// found: authenticated, connected and tools listed as the test saw
+    /// them, dated by the test, each with the test as its provenance.
     pub fn apply_test(&mut self, test: EndpointTestResult) {
         let tested = |state| StageObservation::shown(state, ProvenanceCode::EndpointTest, test.at);
         let stages = &mut self.stages;

@@ -72,6 +72,7 @@ pub fn sentinel_spec(
     }
 }
 
+/// The transport a sentinel request asks for (`auto` tries HTTP first).
 pub fn requested_transport(t: SentinelTransport) -> Transport {
     match t {
         SentinelTransport::Auto | SentinelTransport::Http => Transport::Http,

@@ -209,6 +209,8 @@ pub fn assert_scan(
     assert_states(doc, harness, expect);
 }
 
+/// That `doc` holds exactly the server rows `expect` lists for `harness`
+/// (scope, name, state): [`assert_scan`] without its other checks.
 pub fn assert_states(doc: &InventoryDocument, harness: &str, expect: &[(&str, &str, RowState)]) {
     for (scope, name, want) in expect {
         let r = row(doc, harness, scope, name);

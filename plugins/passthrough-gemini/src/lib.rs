@@ -26,6 +26,7 @@ pub mod census;
 pub mod config_scan;
 mod ended;
 pub mod records;
+mod stream_json;
 pub mod telemetry;
 
 use std::path::Path;
@@ -65,6 +66,7 @@ pub const DIALECT: tether_sdk::materialize::Dialect = tether_sdk::materialize::D
     RefStyle::Dollar,
 );
 
+/// Gemini CLI.
 pub const GEMINI: Dialect = Dialect {
     plugin: "passthrough-gemini",
     kinds: &["gemini", "gemini-cli"],
