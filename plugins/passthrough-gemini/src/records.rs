@@ -26,6 +26,9 @@
 //! - debug logs `~/.qwen/debug/<session>.txt`: "Error during discovery for
 //!   server 'X': …" (failed; a missing command said as such), and the
 //!   `ToolRegistry created: [...]` list (each MCP tool listed).
+//!
+//! Both: what a headless run printed (`-p --output-format stream-json`),
+//! read by path only ([`crate::stream_json`]).
 
 use crate::ended::{Ended, gemini_cancelled, gemini_ended, qwen_denied};
 use std::borrow::Cow;
@@ -53,6 +56,9 @@ pub const GEMINI_LEGACY_CHAT: &str = "chat_json";
 pub const QWEN_CHAT: &str = "chat";
 /// Qwen's debug logs.
 pub const QWEN_DEBUG: &str = "debug_log";
+/// What `-p --output-format stream-json` printed (either CLI), saved to a
+/// file: read by path only ([`crate::stream_json`]).
+pub const STREAM_JSON: &str = "stream_json";
 
 /// Where each flavor writes its session records.
 pub fn sources(flavor: Flavor) -> Vec<RecordSource> {
@@ -61,10 +67,12 @@ pub fn sources(flavor: Flavor) -> Vec<RecordSource> {
             RecordSource::lines(GEMINI_CHAT, ".gemini", "tmp/*/chats/session-*.jsonl"),
             RecordSource::lines(GEMINI_LEGACY_CHAT, ".gemini", "tmp/*/chats/session-*.json")
                 .document(),
+            RecordSource::by_path(STREAM_JSON),
         ],
         Flavor::Qwen => vec![
             RecordSource::lines(QWEN_CHAT, ".qwen", "projects/*/chats/*.jsonl"),
             RecordSource::lines(QWEN_DEBUG, ".qwen", "debug/*.txt"),
+            RecordSource::by_path(STREAM_JSON),
         ],
     }
 }
@@ -76,6 +84,8 @@ pub fn read(flavor: Flavor, file: &RecordFile<'_>, record: &str) -> RecordAnswer
         (Flavor::Gemini, GEMINI_LEGACY_CHAT) => gemini_legacy_chat(file, record),
         (Flavor::Qwen, QWEN_CHAT) => qwen_chat(record),
         (Flavor::Qwen, QWEN_DEBUG) => qwen_debug(file, record),
+        (Flavor::Gemini, STREAM_JSON) => crate::stream_json::gemini(file, record),
+        (Flavor::Qwen, STREAM_JSON) => crate::stream_json::qwen(record),
         _ => RecordAnswer::Unknown,
     }
 }

@@ -1,0 +1,244 @@
+//! What Gemini CLI and Qwen Code print headless with `-p
+//! --output-format stream-json`, read by path (`tether sessions show
+//! PATH`), its harness told from its content.
+//!
+//! - GIVEN the stream-json of real runs (Gemini CLI 0.61.0, Qwen Code
+//!   0.15.10 and 0.24.4, against the fake model and a server that counts
+//!   the calls it receives; `tests/fixtures/records-by-path/`) WHEN each is
+//!   shown by path THEN it reads as its own harness's, never Claude's, and
+//!   the tool row says what happened: a call that succeeded is a use; one
+//!   the harness refused (a policy's deny, a `-p` run that cannot ask) a
+//!   refusal with its reason, never a call; one the server answered
+//!   `isError` a call that failed with `tool_error`.
+//! - GIVEN the same run's chat file WHEN it is shown by path THEN it agrees
+//!   with the stream-json on each tool row.
+//! - `record_the_fixtures` (ignored) runs the CLIs again and rewrites the
+//!   fixtures: `cargo test -p tether-tests --test by_path_gemini --
+//!   --ignored record_the_fixtures`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tether_tests::Release;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-by-path")
+}
+
+// ------------------------------------------------------------ the recorder
+
+/// The counting server's tools: `stamp` answers `ok`, `fail` `isError`.
+const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
+ {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
+
+/// One scenario: its fixture's name, the tool the model calls, the
+/// settings merged in, a Gemini policy file, the CLI's arguments, and the
+/// calls the server must have received.
+struct Scenario {
+    name: &'static str,
+    tool: &'static str,
+    settings: Value,
+    policy: Option<&'static str>,
+    args: &'static [&'static str],
+    received: &'static [&'static str],
+}
+
+/// A Gemini policy rule denying `count`'s `stamp` (narrowed by
+/// `argsPattern`, so the tool stays offered).
+const GEMINI_DENY: &str = "[[rule]]\nmcpName = \"count\"\ntoolName = \"stamp\"\nargsPattern = \"UTC\"\ndecision = \"deny\"\npriority = 500\n";
+/// The same rule asking: a `-p` run cannot.
+const GEMINI_ASK: &str = "[[rule]]\nmcpName = \"count\"\ntoolName = \"stamp\"\nargsPattern = \"UTC\"\ndecision = \"ask_user\"\npriority = 500\n";
+
+fn gemini_scenarios() -> Vec<Scenario> {
+    let yolo: &'static [&'static str] = &["--approval-mode", "yolo"];
+    vec![
+        Scenario {
+            name: "allow",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: None,
+            args: yolo,
+            received: &["stamp"],
+        },
+        Scenario {
+            name: "fail",
+            tool: "fail",
+            settings: serde_json::json!({}),
+            policy: None,
+            args: yolo,
+            received: &["fail"],
+        },
+        Scenario {
+            name: "deny",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: Some(GEMINI_DENY),
+            args: yolo,
+            received: &[],
+        },
+        Scenario {
+            name: "ask",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: Some(GEMINI_ASK),
+            args: &[],
+            received: &[],
+        },
+    ]
+}
+
+fn qwen_scenarios() -> Vec<Scenario> {
+    let yolo: &'static [&'static str] = &["--yolo"];
+    vec![
+        Scenario {
+            name: "allow",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: None,
+            args: yolo,
+            received: &["stamp"],
+        },
+        Scenario {
+            name: "fail",
+            tool: "fail",
+            settings: serde_json::json!({}),
+            policy: None,
+            args: yolo,
+            received: &["fail"],
+        },
+        Scenario {
+            name: "deny",
+            tool: "stamp",
+            settings: serde_json::json!({"permissions": {"deny": ["mcp__count__stamp"]}}),
+            policy: None,
+            args: yolo,
+            received: &[],
+        },
+        Scenario {
+            name: "headless",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: None,
+            args: &[],
+            received: &[],
+        },
+    ]
+}
+
+/// The one file under `dir` (recursively) whose name ends in `suffix`.
+fn the_file(dir: &Path, suffix: &str) -> Option<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with(suffix)
+                && p.to_string_lossy().contains("/chats/")
+            {
+                found.push(p);
+            }
+        }
+    }
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// Runs one CLI (`gemini` or `qwen` of `release`) for `s`, and writes its
+/// stream-json and its chat file as `PREFIX-NAME.stream.jsonl` and
+/// `PREFIX-NAME.chat.jsonl`.
+async fn record(cli: &str, release: Release, prefix: &str, s: &Scenario) {
+    let server = tether_tests::workspace_bin("tether-pinned-mcp");
+    let bin = release
+        .peer(&format!("node_modules/.bin/{cli}"))
+        .expect("the CLI is installed");
+    let home = tempfile::tempdir().expect("home");
+    let home = home.path();
+    let tools = home.join("tools.json");
+    std::fs::write(&tools, TOOLS).expect("tools");
+    let log = home.join("calls.log");
+    let (model, _sent) = tether_tests::fake_model::start_model(&format!("count/{}", s.tool)).await;
+    let entry = serde_json::json!({
+        "command": server, "args": ["--tools", tools], "env": {"TETHER_CALL_LOG": log}
+    });
+    let dir = home.join(format!(".{cli}"));
+    std::fs::create_dir_all(dir.join("policies")).expect("dir");
+    let mut config = if cli == "gemini" {
+        serde_json::json!({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+    } else {
+        serde_json::json!({"security": {"auth": {"selectedType": "openai"}}, "model": {"name": "gpt-4o"}})
+    };
+    config["mcpServers"] = serde_json::json!({"count": entry});
+    if let (Some(c), Value::Object(extra)) = (config.as_object_mut(), s.settings.clone()) {
+        c.extend(extra);
+    }
+    std::fs::write(dir.join("settings.json"), config.to_string()).expect("settings");
+    if let Some(policy) = s.policy {
+        std::fs::write(dir.join("policies/rules.toml"), policy).expect("policy");
+    }
+    let mut cmd = std::process::Command::new(&bin);
+    cmd.current_dir(home)
+        .env_clear()
+        .env("PATH", release.path())
+        .env("HOME", home);
+    if cli == "gemini" {
+        cmd.args(["-m", "gemini-2.5-pro"])
+            .env("GEMINI_API_KEY", "dummy")
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .env("GOOGLE_GEMINI_BASE_URL", model.base());
+    } else {
+        cmd.env("OPENAI_API_KEY", "dummy")
+            .env("OPENAI_BASE_URL", format!("{}/v1", model.base()))
+            .env("OPENAI_MODEL", "gpt-4o")
+            .env("QWEN_CODE_TRUST_WORKSPACE", "true");
+    }
+    cmd.args(["-p", "what time is it", "--output-format", "stream-json"])
+        .args(s.args);
+    let out = tether_tests::output_within(cmd, 180);
+    let label = format!("{prefix}-{}", s.name);
+    assert!(
+        out.status.success(),
+        "{label}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let received: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(received, s.received, "{label}: the server's calls");
+    std::fs::write(
+        fixtures().join(format!("{label}.stream.jsonl")),
+        &out.stdout,
+    )
+    .expect("write");
+    let chat = if cli == "gemini" {
+        the_file(&dir.join("tmp"), ".jsonl")
+    } else {
+        the_file(&dir.join("projects"), ".jsonl")
+    };
+    match chat {
+        Some(chat) => {
+            std::fs::copy(&chat, fixtures().join(format!("{label}.chat.jsonl"))).expect("copy");
+        }
+        None => eprintln!("{label}: no one chat file"),
+    }
+}
+
+/// Runs every scenario for real and rewrites the fixtures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs the real CLIs and rewrites the fixtures"]
+async fn record_the_fixtures() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    for s in gemini_scenarios() {
+        record("gemini", Release::Pinned, "gemini-0.61.0", &s).await;
+    }
+    for (release, prefix) in [
+        (Release::Pinned, "qwen-0.15.10"),
+        (Release::Newest, "qwen-0.24.4"),
+    ] {
+        for s in qwen_scenarios() {
+            record("qwen", release, prefix, &s).await;
+        }
+    }
+}
