@@ -50,14 +50,22 @@ use tether_sdk::records::{
     answer, call, deferred, mcp_double, push, refused, skill_listed, visible,
 };
 
+mod exec_json;
+
 /// The role of rollout files.
 pub const ROLLOUT: &str = "rollout";
 
-/// Where Codex writes its session records.
+/// The role of what `codex exec --json` printed, saved to a file (read by
+/// path only).
+pub const EXEC_JSON: &str = "exec_json";
+
+/// Where Codex writes its session records, and what a headless run
+/// prints (by path only).
 pub fn sources() -> Vec<RecordSource> {
     vec![
         RecordSource::lines(ROLLOUT, ".codex", "sessions/*/*/*/rollout-*.jsonl")
             .moved_by("CODEX_HOME", ""),
+        RecordSource::by_path(EXEC_JSON),
     ]
 }
 
@@ -326,11 +334,17 @@ const KNOWN: &[&str] = &[
     "dynamic_tools_updated",
 ];
 
-/// Reads one record of a rollout.
+/// Reads one record of one of [`sources`]' files.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    if file.role != ROLLOUT {
-        return RecordAnswer::Unknown;
+    match file.role {
+        ROLLOUT => rollout(record),
+        EXEC_JSON => exec_json::read(record),
+        _ => RecordAnswer::Unknown,
     }
+}
+
+/// Reads one record of a rollout.
+fn rollout(record: &str) -> RecordAnswer {
     let Ok(line) = serde_json::from_str::<Line<'_>>(record) else {
         return RecordAnswer::Unknown;
     };
@@ -496,24 +510,30 @@ fn item_completed(reading: &mut RecordReading, item: &Item<'_>, at: Timestamp) {
             item.tool.as_deref().and_then(name),
         )
     {
-        let is_error = item
+        let result = item
             .result
             .as_ref()
-            .is_some_and(|r| r.is_error == Some(true) || r.err.is_some());
+            .map(|r| r.is_error == Some(true) || r.err.is_some());
         let words = item.error.as_ref().and_then(|e| e.message.as_deref());
-        let end = match (item.status.as_deref(), words) {
-            (_, Some(words)) if never_ran(words).is_some() => End::Error(words),
-            (Some("completed"), _) if item.result.is_some() || words.is_none() => {
-                End::Result { is_error }
-            }
-            (Some("completed" | "failed"), Some(words)) => End::Error(words),
-            (Some("failed"), None) if is_error => End::Result { is_error: true },
-            (Some("failed"), None) => End::Failed,
-            // In progress, or a word this reader does not know: no
-            // outcome, never a failure (unless the result says so).
-            _ if is_error => End::Result { is_error: true },
-            _ => End::Unknown,
-        };
+        let end = item_end(item.status.as_deref(), result, words);
         ended(reading, (&server, &tool, item.id.as_deref()), end, at);
+    }
+}
+
+/// How an MCP call item ended (a rollout's `McpToolCall`, `exec --json`'s
+/// `mcp_tool_call`): its `status`, whether it holds a result (and whether
+/// that result is an error), and its `error.message`, Codex's words.
+fn item_end<'w>(status: Option<&str>, result: Option<bool>, words: Option<&'w str>) -> End<'w> {
+    let is_error = result == Some(true);
+    match (status, words) {
+        (_, Some(words)) if never_ran(words).is_some() => End::Error(words),
+        (Some("completed"), _) if result.is_some() || words.is_none() => End::Result { is_error },
+        (Some("completed" | "failed"), Some(words)) => End::Error(words),
+        (Some("failed"), None) if is_error => End::Result { is_error: true },
+        (Some("failed"), None) => End::Failed,
+        // In progress, or a word this reader does not know: no outcome,
+        // never a failure (unless the result says so).
+        _ if is_error => End::Result { is_error: true },
+        _ => End::Unknown,
     }
 }
