@@ -6,6 +6,8 @@ pub mod collected;
 pub mod counting;
 pub mod fake_model;
 pub mod last_mile;
+pub mod refusal_run;
+pub mod tap_run;
 
 pub use tether_first_party;
 

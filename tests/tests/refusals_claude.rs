@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tether_tests::Release;
+use tether_tests::refusal_run::{RefusalHome, count, model_called, model_offered, tool_in};
 
 /// A word planted in the model's arguments and in a hook's output: it
 /// must reach none of Tether's output.
@@ -37,7 +38,7 @@ struct Run {
     offered: Vec<String>,
     stream: PathBuf,
     transcript: Option<PathBuf>,
-    home: tempfile::TempDir,
+    home: RefusalHome,
 }
 
 /// One case's setup: its settings, a managed-settings file, a hook.
@@ -69,29 +70,23 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
     let (model, log) =
         tether_tests::fake_model::start_model_calling(case.target, json!({"timezone": SECRET}))
             .await;
-    let home = tempfile::tempdir().expect("home");
-    let work = home.path().join("work");
-    std::fs::create_dir_all(home.path().join(".claude")).expect("dir");
+    let run = RefusalHome::counting(SECRET);
+    let home = run.home();
+    let work = home.join("work");
+    std::fs::create_dir_all(home.join(".claude")).expect("dir");
     std::fs::create_dir_all(&work).expect("dir");
-    let calls_log = home.path().join("calls.log");
-    let config = home.path().join("mcp.json");
+    let config = home.join("mcp.json");
+    let (var, calls_log) = run.log_env();
     std::fs::write(
         &config,
-        json!({"mcpServers": {"time": {
-            "command": env!("CARGO_BIN_EXE_tether-counting-mcp"),
-            "env": {"TETHER_CALLS_LOG": calls_log.display().to_string()},
-        }}})
-        .to_string(),
+        json!({"mcpServers": {"time": {"command": run.server(), "env": {var: calls_log}}}})
+            .to_string(),
     )
     .expect("config");
     if let Some(settings) = &case.settings {
-        std::fs::write(
-            home.path().join(".claude/settings.json"),
-            settings.to_string(),
-        )
-        .expect("settings");
+        std::fs::write(home.join(".claude/settings.json"), settings.to_string()).expect("settings");
     }
-    let stream = home.path().join("stream.jsonl");
+    let stream = home.join("stream.jsonl");
     let mut args: Vec<String> = [
         "-p",
         "what time is it",
@@ -115,8 +110,8 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
         Some(policy) => {
             // `/etc` as it is, with `claude-code/managed-settings.json`
             // added on top, in this process's own mount namespace only.
-            let upper = home.path().join("etc-upper");
-            let scratch = home.path().join("etc-work");
+            let upper = home.join("etc-upper");
+            let scratch = home.join("etc-work");
             std::fs::create_dir_all(upper.join("claude-code")).expect("dir");
             std::fs::create_dir_all(&scratch).expect("dir");
             std::fs::write(
@@ -138,26 +133,15 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
     cmd.args(&args)
         .current_dir(&work)
         .env_clear()
-        .env("HOME", home.path())
+        .env("HOME", home)
         .env("PATH", release.path())
         .env("ANTHROPIC_API_KEY", "dummy")
         .env("ANTHROPIC_BASE_URL", model.base())
         .env("CLAUDE_CODE_MAX_RETRIES", "0");
-    let out = tether_tests::output_within(cmd, 180);
-    assert!(
-        out.status.success(),
-        "claude {}: {}",
-        release.label(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let label = format!("claude-{}-{}", release.label(), case.target);
+    let out = run.run_cli(&label, cmd, 180);
     std::fs::write(&stream, &out.stdout).expect("stream");
-    let calls = std::fs::read_to_string(&calls_log)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    let turns = log.turns();
-    let transcript = std::fs::read_dir(home.path().join(".claude/projects"))
+    let transcript = std::fs::read_dir(home.join(".claude/projects"))
         .into_iter()
         .flatten()
         .flatten()
@@ -165,62 +149,18 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
         .map(|f| f.path())
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"));
     Some(Run {
-        calls,
-        called: turns.iter().filter_map(|t| t.called.clone()).collect(),
-        offered: turns.iter().flat_map(|t| t.tools.clone()).collect(),
+        calls: run.received(),
+        called: model_called(&log),
+        offered: model_offered(&log),
         stream,
         transcript,
-        home,
+        home: run,
     })
-}
-
-/// `tether sessions show PATH --json` (and its text), checked for the
-/// planted secret.
-fn show(home: &Path, path: &Path) -> Value {
-    let text = |json: bool| {
-        let mut cmd = tether_tests::tether_at_home(home);
-        cmd.args(["sessions", "show", &path.display().to_string()]);
-        if json {
-            cmd.arg("--json");
-        }
-        let out = cmd.output().expect("tether runs");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{}: {stderr}", path.display());
-        assert!(
-            !stdout.contains(SECRET) && !stderr.contains(SECRET),
-            "the planted secret leaked: {stdout}{stderr}"
-        );
-        stdout
-    };
-    text(false);
-    serde_json::from_str(&text(true)).expect("one document")
 }
 
 /// The tool's row (`time/TOOL`) and its history entry (with `refusals`).
 fn tool(doc: &Value, tool: &str) -> (Value, Value) {
-    let row = doc["rows"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["name"] == format!("time/{tool}"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let history = doc["history"]["attempts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
-        .filter(|s| s["name"] == "time")
-        .flat_map(|s| s["tools"].as_array().into_iter().flatten())
-        .find(|t| t["name"] == tool)
-        .cloned()
-        .unwrap_or(Value::Null);
-    (row, history)
-}
-
-fn count(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or(0)
+    tool_in(doc, "time", tool)
 }
 
 /// Each of the run's files, read by path.
@@ -229,7 +169,7 @@ fn readings(run: &Run) -> Vec<(String, Value)> {
     files.extend(run.transcript.clone());
     files
         .iter()
-        .map(|f| (f.display().to_string(), show(run.home.path(), f)))
+        .map(|f| (f.display().to_string(), run.home.show(f)))
         .collect()
 }
 
@@ -282,9 +222,7 @@ fn assert_reached(label: &str, run: &Run, tool_name: &str, failed: bool) {
 
 fn hook(home: &Path, body: &str) -> Value {
     let script = home.join("hook.sh");
-    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("hook");
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .expect("chmod");
+    tether_tests::refusal_run::write_script(&script, body);
     json!({"hooks": {"PreToolUse": [{"matcher": "mcp__time__get_current_time",
         "hooks": [{"type": "command", "command": script.display().to_string()}]}]}})
 }

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tether_tests::refusal_run::{RefusalHome, count, model_called, tool_in};
 
 /// Planted in the model's arguments: it must reach none of Tether's output.
 const SECRET: &str = "PLANTED-SECRET-c0d3";
@@ -28,7 +29,7 @@ struct Run {
     calls: Vec<String>,
     called: Vec<String>,
     rollout: PathBuf,
-    home: tempfile::TempDir,
+    home: RefusalHome,
 }
 
 /// The rollout under `codex_home`, once it holds the end of a call of
@@ -61,20 +62,20 @@ fn ended_rollout(codex_home: &Path, tool: &str) -> Option<PathBuf> {
 async fn run(codex: &Path, target: &str, approve: bool) -> Run {
     let (model, log) =
         tether_tests::fake_model::start_model_calling(target, json!({"timezone": SECRET})).await;
-    let home = tempfile::tempdir().expect("home");
-    let codex_home = home.path().join(".codex");
-    let work = home.path().join("work");
+    let home = RefusalHome::counting(SECRET);
+    let codex_home = home.home().join(".codex");
+    let work = home.home().join("work");
     std::fs::create_dir_all(&codex_home).expect("dir");
     std::fs::create_dir_all(&work).expect("dir");
-    let calls_log = home.path().join("calls.log");
+    let (var, calls_log) = home.log_env();
     let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
     let mut config = format!(
         "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\n\
          [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
-         [mcp_servers.time]\ncommand = {}\nenv = {{ TETHER_CALLS_LOG = {} }}\n",
+         [mcp_servers.time]\ncommand = {}\nenv = {{ {var} = {} }}\n",
         toml(&format!("{}/v1", model.base())),
-        toml(env!("CARGO_BIN_EXE_tether-counting-mcp")),
-        toml(&calls_log.display().to_string()),
+        toml(&home.server().display().to_string()),
+        toml(&calls_log),
     );
     if approve {
         config.push_str("default_tools_approval_mode = \"approve\"\n");
@@ -84,7 +85,7 @@ async fn run(codex: &Path, target: &str, approve: bool) -> Run {
     cmd.args(["exec", "--skip-git-repo-check", "--json", "what time is it"])
         .current_dir(&work)
         .env_clear()
-        .env("HOME", home.path())
+        .env("HOME", home.home())
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("CODEX_HOME", &codex_home)
         .env("FAKE_KEY", "dummy")
@@ -112,69 +113,18 @@ async fn run(codex: &Path, target: &str, approve: bool) -> Run {
     let rollout = rollout
         .or_else(|| ended_rollout(&codex_home, target))
         .unwrap_or_else(|| panic!("codex {target}: no rollout with the call's end"));
-    let calls = std::fs::read_to_string(&calls_log)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    let called = log
-        .turns()
-        .iter()
-        .filter_map(|t| t.called.clone())
-        .collect();
+    tether_tests::keep_home(&format!("refusals-codex-{target}"), home.home());
     Run {
-        calls,
-        called,
+        calls: home.received(),
+        called: model_called(&log),
         rollout,
         home,
     }
 }
 
-/// `tether sessions show PATH --json` (and its text), with no secret.
-fn show(home: &Path, path: &Path) -> Value {
-    let text = |json: bool| {
-        let mut cmd = tether_tests::tether_at_home(home);
-        cmd.args(["sessions", "show", &path.display().to_string()]);
-        if json {
-            cmd.arg("--json");
-        }
-        let out = cmd.output().expect("tether runs");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{}: {stderr}", path.display());
-        assert!(
-            !stdout.contains(SECRET) && !stderr.contains(SECRET),
-            "the planted secret leaked: {stdout}{stderr}"
-        );
-        stdout
-    };
-    text(false);
-    serde_json::from_str(&text(true)).expect("one document")
-}
-
+/// The tool's row (`time/TOOL`) and its history entry (with `refusals`).
 fn tool(doc: &Value, tool: &str) -> (Value, Value) {
-    let row = doc["rows"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["name"] == format!("time/{tool}"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let history = doc["history"]["attempts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
-        .filter(|s| s["name"] == "time")
-        .flat_map(|s| s["tools"].as_array().into_iter().flatten())
-        .find(|t| t["name"] == tool)
-        .cloned()
-        .unwrap_or(Value::Null);
-    (row, history)
-}
-
-fn count(v: &Value, key: &str) -> u64 {
-    v[key].as_u64().unwrap_or(0)
+    tool_in(doc, "time", tool)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -195,7 +145,7 @@ async fn codex_exec_refusals_are_no_uses() {
         "the server received {:?}",
         run_.calls
     );
-    let doc = show(run_.home.path(), &run_.rollout);
+    let doc = run_.home.show(&run_.rollout);
     let (row, history) = tool(&doc, "get_current_time");
     assert_eq!(count(&row, "refused_calls"), 1, "{row:#}");
     assert_eq!(count(&row, "calls"), 0, "{row:#}");
@@ -216,7 +166,7 @@ async fn codex_exec_refusals_are_no_uses() {
     ] {
         let run_ = run(&codex, target, true).await;
         assert_eq!(run_.calls, [target], "{target}: the server's log");
-        let doc = show(run_.home.path(), &run_.rollout);
+        let doc = run_.home.show(&run_.rollout);
         let (row, history) = tool(&doc, target);
         assert_eq!(count(&row, "calls"), 1, "{target}: {row:#}");
         assert_eq!(count(&row, "refused_calls"), 0, "{target}: {row:#}");

@@ -1,7 +1,7 @@
 //! Refused calls, run for real: Copilot CLI 1.0.102 (the pin, which is
 //! npm's newest) offline against the fake model and a server that counts
 //! the `tools/call` requests it receives (`tether-pinned-mcp` with
-//! `TETHER_CALL_LOG`). For each gate it has (no `--allow-tool` in a `-p`
+//! `TETHER_CALLS_LOG`). For each gate it has (no `--allow-tool` in a `-p`
 //! run, a `--deny-tool` rule, a preToolUse hook that denies) the server's
 //! log shows no call,
 //! the fake model's log shows the model made it, and the session's own
@@ -10,16 +10,14 @@
 //! the server once and reads `tool_error`; an allowed call is a use. Each
 //! skips loudly where its CLI (tests/peers, `npm ci`) is not installed.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-use tether_core::model::ToolRow;
-use tether_core::registry::Registry;
-use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{ReasonCode, ServerSource};
+use tether_core::vocab::ReasonCode;
 use tether_tests::Release;
+use tether_tests::refusal_run::{
+    RefusalHome as Run, assert_reached_once, assert_refused, model_called,
+};
 
-/// The counting server's tools: `stamp` answers `ok`, `fail` `isError`.
+/// The counting server's tools: `stamp` answers `ok`, `fail` `isError`,
+/// `err` a JSON-RPC error.
 const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"err","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
@@ -27,163 +25,27 @@ const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":
 /// A word a hook's reason carries: it must reach nothing Tether gives.
 const PLANTED: &str = "planted-refusal-secret-5521";
 
-/// One run's private home, its counting server and what it logged.
-struct Run {
-    home: tempfile::TempDir,
-    server: PathBuf,
-    tools: PathBuf,
-    log: PathBuf,
+/// The server's entry in Copilot's `mcp-config.json`.
+fn entry(run: &Run) -> serde_json::Value {
+    let (var, log) = run.log_env();
+    serde_json::json!({
+        "type": "local",
+        "command": run.server(),
+        "args": run.server_args(),
+        "env": {var: log},
+        "tools": ["*"]
+    })
 }
 
-impl Run {
-    fn new() -> Option<Run> {
-        let server = tether_tests::workspace_bin("tether-pinned-mcp");
-        if !server.is_file() {
-            eprintln!("SKIP: tether-pinned-mcp is not built (cargo build -p tether-tests)");
-            return None;
-        }
-        let home = tempfile::tempdir().expect("home");
-        let tools = home.path().join("tools.json");
-        std::fs::write(&tools, TOOLS).expect("tools");
-        let log = home.path().join("calls.log");
-        Some(Run {
-            home,
-            server,
-            tools,
-            log,
-        })
-    }
-
-    fn home(&self) -> &Path {
-        self.home.path()
-    }
-
-    /// The server's entry in Copilot's `mcp-config.json`.
-    fn entry(&self) -> serde_json::Value {
-        serde_json::json!({
-            "type": "local",
-            "command": self.server,
-            "args": ["--tools", self.tools],
-            "env": {"TETHER_CALL_LOG": self.log},
-            "tools": ["*"]
-        })
-    }
-
-    /// The `tools/call` requests the server received, by tool.
-    fn received(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// A preToolUse hook command that denies whatever it is asked about,
-    /// with a planted reason.
-    fn denying_hook(&self) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt as _;
-        let hook = self.home().join("deny.sh");
-        std::fs::write(
-            &hook,
-            format!(
-                "#!/bin/sh\ncat >/dev/null\necho '{{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"{PLANTED}\"}}'\n"
-            ),
-        )
-        .expect("hook");
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("mode");
-        hook
-    }
-
-    /// The tool row `tool` of the server `count` in the one session the
-    /// records of `kind` under this home show.
-    fn row(&self, kind: &str, vars: &[(&str, &str)], tool: &str) -> ToolRow {
-        let registry = Registry::with_static().expect("registry");
-        let configured = vec![ServerSpec::new(
-            "count",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: self.server.display().to_string(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        )];
-        let vars = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        let mut records = tether_records::Records::new(
-            &registry,
-            &tether_records::Home::new(self.home(), vars),
-            HashMap::from([(kind.to_owned(), configured)]),
-            tether_records::Filter {
-                harnesses: vec![kind.to_owned()],
-                ..Default::default()
-            },
-        );
-        records.read(true);
-        assert_eq!(records.sessions().len(), 1, "{kind}: {:?}", records.files());
-        let facts = records.sessions().values().next().expect("one");
-        let history = records.history(facts, None).expect("history");
-        let attempt = history.current().expect("attempt").clone();
-        let shown = format!("{attempt:?}");
-        assert!(!shown.contains(PLANTED), "{kind}: the hook's words leaked");
-        attempt
-            .server("count")
-            .and_then(|s| s.tools.iter().find(|t| t.name == tool))
-            .cloned()
-            .unwrap_or_else(|| panic!("{kind}: no row count/{tool}: {attempt:?}"))
-    }
-}
-
-/// What the fake model called, over every turn.
-fn model_called(sent: &tether_tests::fake_model::ModelLog) -> Vec<String> {
-    sent.turns().into_iter().filter_map(|t| t.called).collect()
-}
-
-/// A refusal for `reason`: the model called it, the server never got it,
-/// and the row has the refusal, no call and no use.
-fn assert_refused(label: &str, run: &Run, called: &[String], row: &ToolRow, reason: ReasonCode) {
-    assert!(
-        called.iter().any(|c| c.contains("stamp")),
-        "{label}: the model never called stamp: {called:?}"
-    );
-    assert_eq!(
-        run.received(),
-        Vec::<String>::new(),
-        "{label}: reached the server"
-    );
-    assert_eq!(row.calls, 0, "{label}: {row:?}");
-    assert!(row.refused_calls >= 1, "{label}: {row:?}");
-    assert_eq!(row.refusal(), Some(&reason), "{label}: {row:?}");
-    assert!(row.is_refused(), "{label}: {row:?}");
-    assert_eq!(
-        row.callable.state,
-        tether_core::vocab::StageState::No,
-        "{label}: {row:?}"
-    );
-}
-
-/// A tool error: one call reached the server, and it failed with
-/// `tool_error`.
-fn assert_tool_error(label: &str, run: &Run, row: &ToolRow) {
-    assert_eq!(run.received(), ["fail"], "{label}");
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 1, 0),
-        "{label}: {row:?}"
-    );
-    assert_eq!(row.failures, [ReasonCode::ToolError], "{label}: {row:?}");
-}
-
-/// An allowed call: one use, nothing refused.
-fn assert_used(label: &str, run: &Run, row: &ToolRow) {
-    assert_eq!(run.received(), ["stamp"], "{label}");
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 0, 0),
-        "{label}: {row:?}"
-    );
+/// A preToolUse hook command that denies whatever it is asked about, with
+/// a planted reason.
+fn denying_hook(run: &Run) -> std::path::PathBuf {
+    run.script(
+        "deny.sh",
+        &format!(
+            "cat >/dev/null\necho '{{\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"{PLANTED}\"}}'"
+        ),
+    )
 }
 
 /// Runs Copilot CLI offline (`-p`) with `args`, the fake model calling
@@ -195,7 +57,7 @@ async fn copilot(tool: &str, args: &[&str], hook: bool) -> Option<(Run, Vec<Stri
             eprintln!("SKIP: Copilot CLI is not installed (run `npm ci` in tests/peers)");
             None
         })?;
-    let run = Run::new()?;
+    let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, sent) = tether_tests::fake_model::start_model(&format!("count/{tool}")).await;
     let dir = run.home().join(".copilot");
     let work = run.home().join("work");
@@ -203,7 +65,7 @@ async fn copilot(tool: &str, args: &[&str], hook: bool) -> Option<(Run, Vec<Stri
     std::fs::create_dir_all(&work).expect("work");
     std::fs::write(
         dir.join("mcp-config.json"),
-        serde_json::json!({"mcpServers": {"count": run.entry()}}).to_string(),
+        serde_json::json!({"mcpServers": {"count": entry(&run)}}).to_string(),
     )
     .expect("mcp config");
     let trusted =
@@ -213,7 +75,7 @@ async fn copilot(tool: &str, args: &[&str], hook: bool) -> Option<(Run, Vec<Stri
     if hook {
         let hooks = work.join(".github/hooks");
         std::fs::create_dir_all(&hooks).expect("hooks");
-        let command = run.denying_hook();
+        let command = denying_hook(&run);
         std::fs::write(
             hooks.join("deny.json"),
             serde_json::json!({"version": 1, "hooks": {"preToolUse": [
@@ -235,15 +97,8 @@ async fn copilot(tool: &str, args: &[&str], hook: bool) -> Option<(Run, Vec<Stri
         .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
         .env("COPILOT_PROVIDER_API_KEY", "dummy")
         .env("COPILOT_MODEL", "gpt-4o");
-    let out = tether_tests::output_within(cmd, 120);
-    assert!(
-        out.status.success(),
-        "copilot: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let called = model_called(&sent);
-    tether_tests::keep_home(&format!("refusals-copilot-{tool}"), run.home());
-    Some((run, called))
+    run.run_cli(&format!("copilot-{tool}"), cmd, 120);
+    Some((run, model_called(&sent)))
 }
 
 /// GIVEN Copilot CLI in a `-p` run with no `--allow-tool` WHEN the model
@@ -315,20 +170,22 @@ async fn copilot_tool_and_protocol_errors_and_an_allowed_call() {
     let Some((run, _)) = copilot("fail", &all, false).await else {
         return;
     };
-    assert_tool_error("copilot fail", &run, &run.row("copilot", &[], "fail"));
+    let row = run.row("copilot", &[], "fail");
+    assert_reached_once("copilot fail", &run, &row, true);
+    assert_eq!(row.failures, [ReasonCode::ToolError], "{row:?}");
     let Some((run, _)) = copilot("err", &all, false).await else {
         return;
     };
     let row = run.row("copilot", &[], "err");
-    assert_eq!(run.received(), ["err"]);
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 1, 0),
-        "{row:?}"
-    );
+    assert_reached_once("copilot err", &run, &row, true);
     assert_eq!(row.failures, [ReasonCode::ProtocolError], "{row:?}");
     let Some((run, _)) = copilot("stamp", &all, false).await else {
         return;
     };
-    assert_used("copilot allow", &run, &run.row("copilot", &[], "stamp"));
+    assert_reached_once(
+        "copilot allow",
+        &run,
+        &run.row("copilot", &[], "stamp"),
+        false,
+    );
 }

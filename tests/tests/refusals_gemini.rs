@@ -1,7 +1,7 @@
 //! Refused calls, run for real: Gemini CLI (the pin, which is npm's newest)
 //! and Qwen Code (pinned and newest) against the fake model and a server
 //! that counts the `tools/call` requests it receives (`tether-pinned-mcp`
-//! with `TETHER_CALL_LOG`). For each gate the harness has (no approval in a
+//! with `TETHER_CALLS_LOG`). For each gate the harness has (no approval in a
 //! `-p` run, a deny rule, a hook that blocks) the server's log shows no call,
 //! the fake model's log shows the model made it, and the session's own
 //! records, read as `tether sessions` reads them, give the tool row a
@@ -9,14 +9,11 @@
 //! the server once and reads `tool_error`; an allowed call is a use. Each
 //! skips loudly where its CLI (tests/peers, `npm ci`) is not installed.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-use tether_core::model::ToolRow;
-use tether_core::registry::Registry;
-use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{ReasonCode, ServerSource};
+use tether_core::vocab::ReasonCode;
 use tether_tests::Release;
+use tether_tests::refusal_run::{
+    RefusalHome as Run, assert_reached_once, assert_refused, model_called,
+};
 
 /// The counting server's tools: `stamp` answers `ok`, `fail` `isError`.
 const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
@@ -25,159 +22,23 @@ const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":
 /// A word a hook's reason carries: it must reach nothing Tether gives.
 const PLANTED: &str = "planted-refusal-secret-5521";
 
-/// One run's private home, its counting server and what it logged.
-struct Run {
-    home: tempfile::TempDir,
-    server: PathBuf,
-    tools: PathBuf,
-    log: PathBuf,
+/// The server's entry in a Gemini or Qwen `mcpServers`.
+fn entry(run: &Run) -> serde_json::Value {
+    let (var, log) = run.log_env();
+    serde_json::json!({
+        "command": run.server(),
+        "args": run.server_args(),
+        "env": {var: log}
+    })
 }
 
-impl Run {
-    fn new() -> Option<Run> {
-        let server = tether_tests::workspace_bin("tether-pinned-mcp");
-        if !server.is_file() {
-            eprintln!("SKIP: tether-pinned-mcp is not built (cargo build -p tether-tests)");
-            return None;
-        }
-        let home = tempfile::tempdir().expect("home");
-        let tools = home.path().join("tools.json");
-        std::fs::write(&tools, TOOLS).expect("tools");
-        let log = home.path().join("calls.log");
-        Some(Run {
-            home,
-            server,
-            tools,
-            log,
-        })
-    }
-
-    fn home(&self) -> &Path {
-        self.home.path()
-    }
-
-    /// The server's entry in a Gemini or Qwen `mcpServers`.
-    fn entry(&self) -> serde_json::Value {
-        serde_json::json!({
-            "command": self.server,
-            "args": ["--tools", self.tools],
-            "env": {"TETHER_CALL_LOG": self.log}
-        })
-    }
-
-    /// The `tools/call` requests the server received, by tool.
-    fn received(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// A hook command that blocks whatever it is asked about (exit 2, its
-    /// reason on stderr).
-    fn blocking_hook(&self) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt as _;
-        let hook = self.home().join("block.sh");
-        std::fs::write(
-            &hook,
-            format!("#!/bin/sh\ncat >/dev/null\necho {PLANTED} >&2\nexit 2\n"),
-        )
-        .expect("hook");
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("mode");
-        hook
-    }
-
-    /// The tool row `tool` of the server `count` in the one session the
-    /// records of `kind` under this home show.
-    fn row(&self, kind: &str, vars: &[(&str, &str)], tool: &str) -> ToolRow {
-        let registry = Registry::with_static().expect("registry");
-        let configured = vec![ServerSpec::new(
-            "count",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: self.server.display().to_string(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        )];
-        let vars = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        let mut records = tether_records::Records::new(
-            &registry,
-            &tether_records::Home::new(self.home(), vars),
-            HashMap::from([(kind.to_owned(), configured)]),
-            tether_records::Filter {
-                harnesses: vec![kind.to_owned()],
-                ..Default::default()
-            },
-        );
-        records.read(true);
-        assert_eq!(records.sessions().len(), 1, "{kind}: {:?}", records.files());
-        let facts = records.sessions().values().next().expect("one");
-        let history = records.history(facts, None).expect("history");
-        let attempt = history.current().expect("attempt").clone();
-        let shown = format!("{attempt:?}");
-        assert!(!shown.contains(PLANTED), "{kind}: the hook's words leaked");
-        attempt
-            .server("count")
-            .and_then(|s| s.tools.iter().find(|t| t.name == tool))
-            .cloned()
-            .unwrap_or_else(|| panic!("{kind}: no row count/{tool}: {attempt:?}"))
-    }
-}
-
-/// What the fake model called, over every turn.
-fn model_called(sent: &tether_tests::fake_model::ModelLog) -> Vec<String> {
-    sent.turns().into_iter().filter_map(|t| t.called).collect()
-}
-
-/// A refusal for `reason`: the model called it, the server never got it,
-/// and the row has the refusal, no call and no use.
-fn assert_refused(label: &str, run: &Run, called: &[String], row: &ToolRow, reason: ReasonCode) {
-    assert!(
-        called.iter().any(|c| c.contains("stamp")),
-        "{label}: the model never called stamp: {called:?}"
-    );
-    assert_eq!(
-        run.received(),
-        Vec::<String>::new(),
-        "{label}: reached the server"
-    );
-    assert_eq!(row.calls, 0, "{label}: {row:?}");
-    assert!(row.refused_calls >= 1, "{label}: {row:?}");
-    assert_eq!(row.refusal(), Some(&reason), "{label}: {row:?}");
-    assert!(row.is_refused(), "{label}: {row:?}");
-    assert_eq!(
-        row.callable.state,
-        tether_core::vocab::StageState::No,
-        "{label}: {row:?}"
-    );
-}
-
-/// A tool error: one call reached the server, and it failed with
-/// `tool_error`.
-fn assert_tool_error(label: &str, run: &Run, row: &ToolRow) {
-    assert_eq!(run.received(), ["fail"], "{label}");
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 1, 0),
-        "{label}: {row:?}"
-    );
-    assert_eq!(row.failures, [ReasonCode::ToolError], "{label}: {row:?}");
-}
-
-/// An allowed call: one use, nothing refused.
-fn assert_used(label: &str, run: &Run, row: &ToolRow) {
-    assert_eq!(run.received(), ["stamp"], "{label}");
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 0, 0),
-        "{label}: {row:?}"
-    );
+/// A hook command that blocks whatever it is asked about (exit 2, its
+/// reason on stderr), in a home of its own.
+fn blocking_hook(run: &Run) -> std::path::PathBuf {
+    run.script(
+        "block.sh",
+        &format!("cat >/dev/null\necho {PLANTED} >&2\nexit 2"),
+    )
 }
 
 // ---------------------------------------------------------------- Gemini CLI
@@ -196,13 +57,13 @@ async fn gemini(
             eprintln!("SKIP: Gemini CLI is not installed (run `npm ci` in tests/peers)");
             None
         })?;
-    let run = Run::new()?;
+    let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, sent) = tether_tests::fake_model::start_model(&format!("count/{tool}")).await;
     let dir = run.home().join(".gemini");
     std::fs::create_dir_all(dir.join("policies")).expect("dir");
     let mut config = serde_json::json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "mcpServers": {"count": run.entry()}
+        "mcpServers": {"count": entry(&run)}
     });
     if let (Some(c), serde_json::Value::Object(extra)) = (config.as_object_mut(), settings) {
         c.extend(extra);
@@ -221,15 +82,8 @@ async fn gemini(
         .env("GEMINI_API_KEY", "dummy")
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
         .env("GOOGLE_GEMINI_BASE_URL", model.base());
-    let out = tether_tests::output_within(cmd, 120);
-    assert!(
-        out.status.success(),
-        "gemini: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let called = model_called(&sent);
-    tether_tests::keep_home(&format!("refusals-gemini-{tool}"), run.home());
-    Some((run, called))
+    run.run_cli(&format!("gemini-{tool}"), cmd, 120);
+    Some((run, model_called(&sent)))
 }
 
 const TRUST: [(&str, &str); 1] = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
@@ -313,11 +167,11 @@ async fn gemini_headless_without_rules_never_offers_the_tool() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_a_before_tool_hook_blocks_the_call() {
     let _one = tether_tests::one_real_cli_at_a_time().await;
-    let Some(probe) = Run::new() else {
+    let Some(probe) = Run::pinned(TOOLS, PLANTED) else {
         return;
     };
     // The hook lives outside the run's home: written first, named by path.
-    let hook = probe.blocking_hook();
+    let hook = blocking_hook(&probe);
     let settings = serde_json::json!({"hooks": {"BeforeTool": [{"matcher": ".*",
         "hooks": [{"type": "command", "command": hook, "name": "blocker"}]}]}});
     let Some((run, called)) = gemini("stamp", settings, None, &["--approval-mode", "yolo"]).await
@@ -344,11 +198,18 @@ async fn gemini_a_tool_error_and_an_allowed_call() {
     let Some((run, _)) = gemini("fail", serde_json::json!({}), None, &yolo).await else {
         return;
     };
-    assert_tool_error("gemini fail", &run, &run.row("gemini", &TRUST, "fail"));
+    let row = run.row("gemini", &TRUST, "fail");
+    assert_reached_once("gemini fail", &run, &row, true);
+    assert_eq!(row.failures, [ReasonCode::ToolError], "{row:?}");
     let Some((run, _)) = gemini("stamp", serde_json::json!({}), None, &yolo).await else {
         return;
     };
-    assert_used("gemini allow", &run, &run.row("gemini", &TRUST, "stamp"));
+    assert_reached_once(
+        "gemini allow",
+        &run,
+        &run.row("gemini", &TRUST, "stamp"),
+        false,
+    );
 }
 
 // ---------------------------------------------------------------- Qwen Code
@@ -364,14 +225,14 @@ async fn qwen(
         eprintln!("SKIP: Qwen Code ({}) is not installed", release.label());
         None
     })?;
-    let run = Run::new()?;
+    let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, sent) = tether_tests::fake_model::start_model(&format!("count/{tool}")).await;
     let dir = run.home().join(".qwen");
     std::fs::create_dir_all(&dir).expect("dir");
     let mut config = serde_json::json!({
         "security": {"auth": {"selectedType": "openai"}},
         "model": {"name": "gpt-4o"},
-        "mcpServers": {"count": run.entry()}
+        "mcpServers": {"count": entry(&run)}
     });
     if let (Some(c), serde_json::Value::Object(extra)) = (config.as_object_mut(), settings) {
         c.extend(extra);
@@ -388,18 +249,8 @@ async fn qwen(
         .env("OPENAI_BASE_URL", format!("{}/v1", model.base()))
         .env("OPENAI_MODEL", "gpt-4o")
         .env("QWEN_CODE_TRUST_WORKSPACE", "true");
-    let out = tether_tests::output_within(cmd, 120);
-    assert!(
-        out.status.success(),
-        "qwen: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let called = model_called(&sent);
-    tether_tests::keep_home(
-        &format!("refusals-qwen-{}-{tool}", release.label()),
-        run.home(),
-    );
-    Some((run, called))
+    run.run_cli(&format!("qwen-{}-{tool}", release.label()), cmd, 120);
+    Some((run, model_called(&sent)))
 }
 
 /// GIVEN Qwen Code (pinned, newest) in a `-p` run with no approval WHEN the
@@ -444,10 +295,10 @@ async fn qwen_a_deny_rule_refuses_the_call() {
 async fn qwen_a_pre_tool_use_hook_blocks_the_call() {
     for release in Release::BOTH {
         let _one = tether_tests::one_real_cli_at_a_time().await;
-        let Some(probe) = Run::new() else {
+        let Some(probe) = Run::pinned(TOOLS, PLANTED) else {
             return;
         };
-        let hook = probe.blocking_hook();
+        let hook = blocking_hook(&probe);
         let settings = serde_json::json!({"hooks": {"PreToolUse": [{"matcher": ".*",
             "hooks": [{"type": "command", "command": hook, "name": "blocker"}]}]}});
         let Some((run, called)) = qwen(release, "stamp", settings, &["--yolo"]).await else {
@@ -479,18 +330,12 @@ async fn qwen_a_tool_error_and_an_allowed_call() {
             continue;
         };
         let label = format!("qwen {} fail", release.label());
-        let row = run.row("qwen", &[], "fail");
-        assert_eq!(run.received(), ["fail"], "{label}");
-        assert_eq!(
-            (row.calls, row.failed_calls, row.refused_calls),
-            (1, 1, 0),
-            "{label}: {row:?}"
-        );
+        assert_reached_once(&label, &run, &run.row("qwen", &[], "fail"), true);
         let Some((run, _)) = qwen(release, "stamp", serde_json::json!({}), &["--yolo"]).await
         else {
             continue;
         };
         let label = format!("qwen {} allow", release.label());
-        assert_used(&label, &run, &run.row("qwen", &[], "stamp"));
+        assert_reached_once(&label, &run, &run.row("qwen", &[], "stamp"), false);
     }
 }

@@ -1,7 +1,7 @@
 //! Refused calls, run for real: OpenCode 1.18.33 (the pin, which is npm's
 //! newest) in `opencode run` against the fake model and a server that
 //! counts the `tools/call` requests it receives (`tether-pinned-mcp` with
-//! `TETHER_CALL_LOG`). An `ask` rule in `opencode run`, which rejects every
+//! `TETHER_CALLS_LOG`). An `ask` rule in `opencode run`, which rejects every
 //! ask itself, is refused: the server's log shows no call, the fake model's
 //! log shows the model made it, and the session's database, read as `tether
 //! sessions` reads it (its words matched inside the query), gives the tool
@@ -11,16 +11,17 @@
 //! Each skips loudly where OpenCode (tests/peers, `npm ci`) is not
 //! installed.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tether_core::model::ToolRow;
-use tether_core::registry::Registry;
-use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{ReasonCode, ServerSource};
+use tether_core::vocab::ReasonCode;
 use tether_tests::Release;
+use tether_tests::refusal_run::{
+    RefusalHome as Run, assert_reached_once, assert_refused, model_called,
+};
 
-/// The counting server's tools: `stamp` answers `ok`, `fail` `isError`.
+/// The counting server's tools: `stamp` answers `ok`, `fail` `isError`,
+/// `err` a JSON-RPC error.
 const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"err","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
@@ -29,134 +30,17 @@ const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":
 /// gives.
 const PLANTED: &str = "planted-refusal-secret-5521";
 
-/// One run's private home, its counting server and what it logged.
-struct Run {
-    home: tempfile::TempDir,
-    server: PathBuf,
-    tools: PathBuf,
-    log: PathBuf,
-}
-
-impl Run {
-    fn new() -> Option<Run> {
-        let server = tether_tests::workspace_bin("tether-pinned-mcp");
-        if !server.is_file() {
-            eprintln!("SKIP: tether-pinned-mcp is not built (cargo build -p tether-tests)");
-            return None;
-        }
-        let home = tempfile::tempdir().expect("home");
-        let tools = home.path().join("tools.json");
-        std::fs::write(&tools, TOOLS).expect("tools");
-        let log = home.path().join("calls.log");
-        Some(Run {
-            home,
-            server,
-            tools,
-            log,
-        })
-    }
-
-    fn home(&self) -> &Path {
-        self.home.path()
-    }
-
-    /// The server's entry in OpenCode's `mcp`.
-    fn entry(&self) -> serde_json::Value {
-        serde_json::json!({
-            "type": "local",
-            "command": [self.server, "--tools", self.tools],
-            "environment": {"TETHER_CALL_LOG": self.log},
-            "enabled": true
-        })
-    }
-
-    /// The `tools/call` requests the server received, by tool.
-    fn received(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// The tool row `tool` of the server `count` in the one session the
-    /// records of `kind` under this home show.
-    fn row(&self, kind: &str, vars: &[(&str, &str)], tool: &str) -> ToolRow {
-        let registry = Registry::with_static().expect("registry");
-        let configured = vec![ServerSpec::new(
-            "count",
-            ServerSource::Profile,
-            Endpoint::Stdio {
-                command: self.server.display().to_string(),
-                args: vec![],
-                env: vec![],
-                cwd: None,
-            },
-        )];
-        let vars = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        let mut records = tether_records::Records::new(
-            &registry,
-            &tether_records::Home::new(self.home(), vars),
-            HashMap::from([(kind.to_owned(), configured)]),
-            tether_records::Filter {
-                harnesses: vec![kind.to_owned()],
-                ..Default::default()
-            },
-        );
-        records.read(true);
-        assert_eq!(records.sessions().len(), 1, "{kind}: {:?}", records.files());
-        let facts = records.sessions().values().next().expect("one");
-        let history = records.history(facts, None).expect("history");
-        let attempt = history.current().expect("attempt").clone();
-        let shown = format!("{attempt:?}");
-        assert!(!shown.contains(PLANTED), "{kind}: a refusal's words leaked");
-        attempt
-            .server("count")
-            .and_then(|s| s.tools.iter().find(|t| t.name == tool))
-            .cloned()
-            .unwrap_or_else(|| panic!("{kind}: no row count/{tool}: {attempt:?}"))
-    }
-}
-
-/// What the fake model called, over every turn.
-fn model_called(sent: &tether_tests::fake_model::ModelLog) -> Vec<String> {
-    sent.turns().into_iter().filter_map(|t| t.called).collect()
-}
-
-/// A refusal for `reason`: the model called it, the server never got it,
-/// and the row has the refusal, no call and no use.
-fn assert_refused(label: &str, run: &Run, called: &[String], row: &ToolRow, reason: ReasonCode) {
-    assert!(
-        called.iter().any(|c| c.contains("stamp")),
-        "{label}: the model never called stamp: {called:?}"
-    );
-    assert_eq!(
-        run.received(),
-        Vec::<String>::new(),
-        "{label}: reached the server"
-    );
-    assert_eq!(row.calls, 0, "{label}: {row:?}");
-    assert!(row.refused_calls >= 1, "{label}: {row:?}");
-    assert_eq!(row.refusal(), Some(&reason), "{label}: {row:?}");
-    assert!(row.is_refused(), "{label}: {row:?}");
-    assert_eq!(
-        row.callable.state,
-        tether_core::vocab::StageState::No,
-        "{label}: {row:?}"
-    );
-}
-
-/// An allowed call: one use, nothing refused.
-fn assert_used(label: &str, run: &Run, row: &ToolRow) {
-    assert_eq!(run.received(), ["stamp"], "{label}");
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 0, 0),
-        "{label}: {row:?}"
-    );
+/// The server's entry in OpenCode's `mcp`.
+fn entry(run: &Run) -> serde_json::Value {
+    let (var, log) = run.log_env();
+    let mut command = vec![run.server().display().to_string()];
+    command.extend(run.server_args());
+    serde_json::json!({
+        "type": "local",
+        "command": command,
+        "environment": {var: log},
+        "enabled": true
+    })
 }
 
 /// Runs `opencode run` with `extra` in its configuration (permissions), the
@@ -168,13 +52,13 @@ async fn opencode(tool: &str, extra: serde_json::Value) -> Option<(Run, Vec<Stri
             eprintln!("SKIP: OpenCode is not installed (run `npm ci` in tests/peers)");
             None
         })?;
-    let run = Run::new()?;
+    let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, sent) = tether_tests::fake_model::start_model(&format!("count/{tool}")).await;
     let config_dir = run.home().join(".config/opencode");
     let work = run.home().join("work");
     std::fs::create_dir_all(&config_dir).expect("dir");
     std::fs::create_dir_all(&work).expect("work");
-    let mut servers = serde_json::json!({"mcp": {"count": run.entry()}});
+    let mut servers = serde_json::json!({"mcp": {"count": entry(&run)}});
     if let (Some(s), serde_json::Value::Object(extra)) = (servers.as_object_mut(), extra) {
         s.extend(extra);
     }
@@ -189,15 +73,8 @@ async fn opencode(tool: &str, extra: serde_json::Value) -> Option<(Run, Vec<Stri
         .env("HOME", run.home())
         .env("OPENCODE_CONFIG", &file)
         .envs(tether_tests::opencode_env(run.home()));
-    let out = tether_tests::output_within(cmd, 120);
-    assert!(
-        out.status.success(),
-        "opencode: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let called = model_called(&sent);
-    tether_tests::keep_home(&format!("refusals-opencode-{tool}"), run.home());
-    Some((run, called))
+    run.run_cli(&format!("opencode-{tool}"), cmd, 120);
+    Some((run, model_called(&sent)))
 }
 
 fn data_home(run: &Run) -> String {
@@ -250,33 +127,20 @@ async fn opencode_tool_and_protocol_errors_and_an_allowed_call() {
     };
     let data = data_home(&run);
     let row = run.row("opencode", &[("XDG_DATA_HOME", &data)], "fail");
-    assert_eq!(run.received(), ["fail"]);
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 1, 0),
-        "{row:?}"
-    );
+    assert_reached_once("opencode fail", &run, &row, true);
     let Some((run, _)) = opencode("err", none()).await else {
         return;
     };
     let data = data_home(&run);
     let row = run.row("opencode", &[("XDG_DATA_HOME", &data)], "err");
-    assert_eq!(run.received(), ["err"]);
-    assert_eq!(
-        (row.calls, row.failed_calls, row.refused_calls),
-        (1, 1, 0),
-        "{row:?}"
-    );
+    assert_reached_once("opencode err", &run, &row, true);
     assert_eq!(row.failures, [ReasonCode::ProtocolError], "{row:?}");
     let Some((run, _)) = opencode("stamp", none()).await else {
         return;
     };
     let data = data_home(&run);
-    assert_used(
-        "opencode allow",
-        &run,
-        &run.row("opencode", &[("XDG_DATA_HOME", &data)], "stamp"),
-    );
+    let row = run.row("opencode", &[("XDG_DATA_HOME", &data)], "stamp");
+    assert_reached_once("opencode allow", &run, &row, false);
 }
 
 /// GIVEN the database of a real `opencode run` whose ask was rejected,
@@ -329,7 +193,7 @@ async fn opencode_refusal_words_never_leave_the_database() {
 fn opencode_fixtures_read_their_refusals() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/refusals");
     let read = |sql: &str, tool: &str| -> ToolRow {
-        let run = Run::new().expect("tether-pinned-mcp");
+        let run = Run::pinned(TOOLS, PLANTED).expect("tether-pinned-mcp");
         let dir = run.home().join(".local/share/opencode");
         std::fs::create_dir_all(&dir).expect("dir");
         let conn = rusqlite::Connection::open(dir.join("opencode.db")).expect("db");
