@@ -242,3 +242,155 @@ async fn record_the_fixtures() {
         }
     }
 }
+
+// ------------------------------------------------------------ the readings
+
+/// `tether sessions show PATH --json` in an empty home.
+fn show_json(path: &Path) -> Value {
+    let home = tempfile::tempdir().expect("home");
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["sessions", "show", &path.display().to_string(), "--json"])
+        .output()
+        .expect("tether runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("one document")
+}
+
+fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
+}
+
+/// What a tool row says: (calls, failed, refused, its reason, stopped).
+fn said(row: &Value) -> (u64, u64, u64, Value, String) {
+    let n = |k: &str| row[k].as_u64().unwrap_or(0);
+    (
+        n("calls"),
+        n("failed_calls"),
+        n("refused_calls"),
+        row["reason_code"].clone(),
+        row["stopped"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// How each scenario's tool row must read.
+fn assert_row(label: &str, scenario: &str, row: &Value) {
+    let (calls, failed, refused, reason, stopped) = said(row);
+    match scenario {
+        "allow" => {
+            assert_eq!((calls, failed, refused), (1, 0, 0), "{label}: {row:#}");
+            assert_eq!(row["stages"]["called"]["state"], "yes", "{label}: {row:#}");
+        }
+        "fail" => {
+            assert_eq!((calls, failed, refused), (1, 1, 0), "{label}: {row:#}");
+            assert!(stopped.contains("tool error"), "{label}: {row:#}");
+        }
+        "deny" | "ask" | "headless" => {
+            let want = if scenario == "deny" {
+                "permission_denied"
+            } else {
+                "approval_required"
+            };
+            // Refused with its reason: never a call, never a use.
+            assert_eq!((calls, failed, refused), (0, 0, 1), "{label}: {row:#}");
+            assert_eq!(reason, want, "{label}: {row:#}");
+            assert_eq!(row["stages"]["callable"]["state"], "no", "{label}: {row:#}");
+            assert_ne!(row["stages"]["called"]["state"], "yes", "{label}: {row:#}");
+        }
+        other => panic!("no scenario {other}"),
+    }
+}
+
+/// Every recorded run: its prefix, kind, version and scenarios.
+fn runs() -> Vec<(
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Vec<Scenario>,
+)> {
+    vec![
+        ("gemini-0.61.0", "gemini", None, gemini_scenarios()),
+        ("qwen-0.15.10", "qwen", Some("0.15.10"), qwen_scenarios()),
+        ("qwen-0.24.4", "qwen", Some("0.24.4"), qwen_scenarios()),
+    ]
+}
+
+/// GIVEN each real run's stream-json WHEN it is shown by path THEN it reads
+/// as its own harness's stream-json (Gemini's and Qwen's told apart, and
+/// neither Claude's), with the session and (Qwen) the version, and the tool
+/// row says what happened: used; refused with its reason and never a call;
+/// failed with `tool_error`. The same run's chat file agrees.
+#[test]
+fn each_run_s_stream_json_reads_as_its_own_and_agrees_with_its_chat() {
+    for (prefix, kind, version, scenarios) in runs() {
+        for s in scenarios {
+            let label = format!("{prefix}-{}", s.name);
+            let stream = show_json(&fixtures().join(format!("{label}.stream.jsonl")));
+            assert_eq!(stream["session"]["agent_kind"], kind, "{label}");
+            assert_eq!(stream["files"][0]["role"], "stream_json", "{label}");
+            assert_eq!(stream["files"][0]["unknown"], 0, "{label}: {stream:#}");
+            match version {
+                Some(v) => assert_eq!(stream["session"]["agent_version"], v, "{label}"),
+                None => assert!(stream["session"]["agent_version"].is_null(), "{label}"),
+            }
+            let tool = row(&stream, &format!("count/{}", s.tool));
+            assert_row(&label, s.name, tool);
+            if kind == "qwen" {
+                // Its init's `mcp_servers`: the server connected, said
+                // outright (not implied by a call).
+                let server = row(&stream, "count");
+                let initialized = &server["stages"]["initialized"];
+                assert_eq!(initialized["state"], "yes", "{label}: {server:#}");
+                assert!(initialized["implied_by"].is_null(), "{label}: {server:#}");
+            }
+
+            let chat = show_json(&fixtures().join(format!("{label}.chat.jsonl")));
+            assert_eq!(chat["files"][0]["role"], "chat", "{label}");
+            assert_eq!(
+                chat["session"]["session_id"], stream["session"]["session_id"],
+                "{label}: the chat is the same run's"
+            );
+            assert_eq!(
+                said(row(&chat, &format!("count/{}", s.tool))),
+                said(tool),
+                "{label}: the chat and the stream-json disagree"
+            );
+        }
+    }
+}
+
+/// GIVEN Gemini's and Qwen's stream-json WHEN each is shown as the other
+/// harness's (`--harness`) THEN neither's readers know the other's lines:
+/// exit 2, nothing read. (By content each reads as its own, above; Claude's
+/// reads as Claude's, `sessions_by_path.rs`.)
+#[test]
+fn gemini_s_and_qwen_s_stream_json_are_never_each_other_s() {
+    for (file, other) in [
+        ("qwen-0.24.4-allow.stream.jsonl", "gemini"),
+        ("qwen-0.15.10-allow.stream.jsonl", "gemini"),
+        ("gemini-0.61.0-allow.stream.jsonl", "qwen"),
+        ("gemini-0.61.0-allow.stream.jsonl", "claude"),
+    ] {
+        let home = tempfile::tempdir().expect("home");
+        let out = tether_tests::tether_at_home(home.path())
+            .args([
+                "sessions",
+                "show",
+                &fixtures().join(file).display().to_string(),
+            ])
+            .args(["--json", "--harness", other])
+            .output()
+            .expect("tether runs");
+        assert_eq!(out.status.code(), Some(2), "{file} as {other}: {out:?}");
+    }
+}
