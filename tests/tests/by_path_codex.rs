@@ -1,0 +1,293 @@
+//! `tether sessions show PATH` and `tether sessions import PATH` of what
+//! `codex exec --json` printed (issue 56 §4), told apart from a rollout by
+//! its content: real runs of Codex 0.171.0 against the fake model (the
+//! refusal cases under `tests/fixtures/refusals`, and a run with a server
+//! whose command does not exist under `tests/fixtures/records-by-path`),
+//! each kept as exec's stdout and as its rollout.
+//!
+//! - GIVEN each run's exec output WHEN shown by path THEN it reads as
+//!   Codex's `exec_json`, the run's session, and each tool's row says what
+//!   happened: approved = used; no approval = refused `approval_required`,
+//!   never a use; an isError = failed `tool_error`; a JSON-RPC error =
+//!   failed `protocol_error`.
+//! - GIVEN the same run's rollout WHEN shown THEN it reads as a rollout,
+//!   and its rows say what the exec output's say.
+//! - GIVEN exec output WHEN imported twice THEN one session, then
+//!   unchanged.
+//! - GIVEN exec output whose arguments, result and Codex's words carry a
+//!   planted secret WHEN shown and imported THEN the secret is in no
+//!   output.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn fixture(folder: &str, case: &str, kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(folder)
+        .join(format!("codex-0.171.0-{case}.{kind}.jsonl"))
+}
+
+/// Each run: (folder, case, the tool the model called).
+const RUNS: &[(&str, &str, &str)] = &[
+    ("refusals", "approve", "get_current_time"),
+    ("refusals", "noapproval", "get_current_time"),
+    ("refusals", "toolerror", "erroring_tool"),
+    ("refusals", "protoerror", "rpc_error_tool"),
+    ("records-by-path", "broken", "get_current_time"),
+];
+
+/// `tether sessions ARGS` in an empty home: (exit code, stdout, stderr).
+fn sessions(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = tether_tests::tether_at_home(home)
+        .arg("sessions")
+        .args(args)
+        .output()
+        .expect("tether runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn show_json(home: &Path, path: &Path) -> Value {
+    let (code, stdout, stderr) = sessions(home, &["show", &path.display().to_string(), "--json"]);
+    assert_eq!(code, 0, "{}: {stderr}", path.display());
+    serde_json::from_str(&stdout).expect("one document")
+}
+
+fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
+}
+
+/// The history's entry for `time`'s `tool`.
+fn history_tool<'a>(doc: &'a Value, tool: &str) -> &'a Value {
+    doc["history"]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
+        .filter(|s| s["name"] == "time")
+        .flat_map(|s| s["tools"].as_array().into_iter().flatten())
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("no tool {tool} in {doc:#}"))
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or(0)
+}
+
+/// What a row says, without the times (exec output carries none).
+fn said(row: &Value) -> Value {
+    let mut row = row.clone();
+    if let Some(stages) = row["stages"].as_object_mut() {
+        for stage in stages.values_mut() {
+            if let Some(stage) = stage.as_object_mut() {
+                stage.remove("at");
+            }
+        }
+    }
+    row
+}
+
+#[test]
+fn exec_output_by_path_says_how_each_call_ended() {
+    let home = tempfile::tempdir().expect("home");
+    for (folder, case, tool) in RUNS {
+        let path = fixture(folder, case, "exec");
+        let doc = show_json(home.path(), &path);
+        assert_eq!(doc["session"]["agent_kind"], "codex", "{case}");
+        // The thread exec started is the session its rollout names.
+        let first = std::fs::read_to_string(&path).expect("fixture");
+        let started: Value =
+            serde_json::from_str(first.lines().next().expect("a line")).expect("json");
+        assert_eq!(started["type"], "thread.started");
+        assert_eq!(
+            doc["session"]["session_id"],
+            format!("codex:{}", started["thread_id"].as_str().expect("id")),
+            "{case}"
+        );
+        let file = &doc["files"][0];
+        assert_eq!(file["role"], "exec_json", "{case}: {file:#}");
+        assert_eq!(file["unknown"], 0, "{case}: {file:#}");
+
+        let name = format!("time/{tool}");
+        let r = row(&doc, &name);
+        let h = history_tool(&doc, tool);
+        match *case {
+            "approve" | "broken" => {
+                assert_eq!(
+                    (count(r, "calls"), count(r, "failed_calls")),
+                    (1, 0),
+                    "{r:#}"
+                );
+                assert_eq!(r["stages"]["callable"]["state"], "yes", "{case}: {r:#}");
+            }
+            "noapproval" => {
+                assert_eq!(
+                    (count(r, "calls"), count(r, "refused_calls")),
+                    (0, 1),
+                    "{r:#}"
+                );
+                assert_eq!(r["reason_code"], "approval_required", "{r:#}");
+                assert_eq!(r["stages"]["callable"]["state"], "no", "{r:#}");
+                assert_eq!(h["refusals"][0]["reason_code"], "approval_required");
+            }
+            "toolerror" | "protoerror" => {
+                let reason = if *case == "toolerror" {
+                    "tool_error"
+                } else {
+                    "protocol_error"
+                };
+                assert_eq!(
+                    (count(r, "calls"), count(r, "failed_calls")),
+                    (1, 1),
+                    "{r:#}"
+                );
+                assert_eq!(count(r, "refused_calls"), 0, "{r:#}");
+                assert_eq!(h["failures"], serde_json::json!([reason]), "{case}: {h:#}");
+            }
+            _ => unreachable!(),
+        }
+        // The server that never started is nowhere: exec printed nothing.
+        assert!(
+            doc["rows"]
+                .as_array()
+                .expect("rows")
+                .iter()
+                .all(|r| !r["name"].as_str().unwrap_or("").starts_with("broken")),
+            "{case}"
+        );
+        // No stage happened at time zero: the lines carry no time.
+        assert!(
+            !doc["rows"].to_string().contains("\"at\":0"),
+            "{case}: {:#}",
+            doc["rows"]
+        );
+    }
+}
+
+#[test]
+fn the_rollout_reads_as_a_rollout_and_says_the_same() {
+    let home = tempfile::tempdir().expect("home");
+    for (folder, case, tool) in RUNS {
+        let exec = show_json(home.path(), &fixture(folder, case, "exec"));
+        let rollout = show_json(home.path(), &fixture(folder, case, "rollout"));
+        assert_eq!(rollout["files"][0]["role"], "rollout", "{case}");
+        assert_eq!(rollout["session"]["agent_version"], "0.171.0", "{case}");
+        assert_eq!(
+            exec["session"]["session_id"], rollout["session"]["session_id"],
+            "{case}"
+        );
+        for name in ["time".to_owned(), format!("time/{tool}")] {
+            assert_eq!(
+                said(row(&exec, &name)),
+                said(row(&rollout, &name)),
+                "{case}: {name}"
+            );
+        }
+        assert_eq!(
+            exec["rows"].as_array().map(Vec::len),
+            rollout["rows"].as_array().map(Vec::len),
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn exec_output_by_path_imports_into_a_store() {
+    let home = tempfile::tempdir().expect("home");
+    let db = home.path().join("t.db");
+    let file = fixture("refusals", "noapproval", "exec");
+    let db_arg = db.display().to_string();
+    let file_arg = file.display().to_string();
+    for want in ["1 new", "1 unchanged"] {
+        let (code, _, stderr) = sessions(home.path(), &["import", &file_arg, "--db", &db_arg]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["history", "--db", &db_arg, "--json"])
+        .output()
+        .expect("history");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("codex:01a23cc3-1370-7752-80f6-3a4f8b736fc9"),
+        "{text}"
+    );
+    assert!(text.contains("approval_required"), "{text}");
+}
+
+#[test]
+fn no_argument_result_or_codex_s_words_reach_any_output() {
+    const SECRET: &str = "PLANTED-SECRET-3x3c";
+    let home = tempfile::tempdir().expect("home");
+    let file = home.path().join("exec.jsonl");
+    let item = |id: &str, tool: &str, end: &str| {
+        format!(
+            r#"{{"type":"item.completed","item":{{"id":"{id}","type":"mcp_tool_call","server":"time","tool":"{tool}","arguments":{{"timezone":"{SECRET}"}},{end}}}}}"#
+        )
+    };
+    let lines = [
+        r#"{"type":"thread.started","thread_id":"01a23cc3-0000-7000-8000-00000000beef"}"#
+            .to_owned(),
+        item(
+            "item_1",
+            "get_current_time",
+            &format!(
+                r#""result":null,"error":{{"message":"user rejected MCP tool call {SECRET}"}},"status":"failed""#
+            ),
+        ),
+        item(
+            "item_2",
+            "erroring_tool",
+            &format!(
+                r#""result":{{"content":[{{"type":"text","text":"{SECRET}"}}],"structured_content":null}},"error":null,"status":"failed""#
+            ),
+        ),
+        item(
+            "item_3",
+            "rpc_error_tool",
+            &format!(
+                r#""result":null,"error":{{"message":"tool call error: tool call failed for `time/rpc_error_tool`\n\nCaused by:\n    Mcp error: -32603: {SECRET}"}},"status":"failed""#
+            ),
+        ),
+        format!(r#"{{"type":"error","message":"{SECRET}"}}"#),
+        format!(r#"{{"type":"turn.failed","error":{{"message":"{SECRET}"}}}}"#),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").expect("w");
+    let path = file.display().to_string();
+    let db = home.path().join("t.db").display().to_string();
+    for args in [
+        vec!["show", &path],
+        vec!["show", &path, "--json"],
+        vec!["show", &path, "--tools"],
+        vec!["import", &path, "--db", &db],
+    ] {
+        let (code, stdout, stderr) = sessions(home.path(), &args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert!(
+            !stdout.contains(SECRET) && !stderr.contains(SECRET),
+            "{args:?}: {stdout}{stderr}"
+        );
+    }
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["history", "--db", &db, "--json"])
+        .output()
+        .expect("history");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("permission_denied"), "{text}");
+    assert!(!text.contains(SECRET), "{text}");
+    let stored = std::fs::read(home.path().join("t.db")).expect("the store");
+    assert!(
+        !stored.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+        "the store holds the secret"
+    );
+}
