@@ -760,37 +760,7 @@ fn sessions_of(
     store: &crate::host::StoreArgs,
 ) -> Result<Vec<Shown>, ExitCode> {
     if is_path(what) {
-        let path = std::path::Path::new(what);
-        let records = tether_records::Records::of_file(registry, path, harness, Default::default())
-            .map_err(|err| {
-                let shown = path.file_name().map_or_else(
-                    || "that path".to_owned(),
-                    |n| format!("{:?}", n.to_string_lossy()),
-                );
-                errln!("tether check: {shown}: {err}");
-                ExitCode::from(2)
-            })?;
-        let found: Vec<Shown> = records
-            .sessions()
-            .values()
-            .filter_map(|facts| {
-                let history = records.history(facts, None).ok()?;
-                let rows = history
-                    .current()
-                    .map(tether_words::display::matrix)
-                    .unwrap_or_default();
-                Some(Shown {
-                    summary: records.summary(facts, &history),
-                    rows,
-                    history,
-                })
-            })
-            .collect();
-        if found.is_empty() {
-            errln!("tether check: the file names no session its harness's reader can place");
-            return Err(ExitCode::from(2));
-        }
-        return Ok(found);
+        return sessions_of_file(registry, std::path::Path::new(what), harness);
     }
     // A stored session, by its exact id.
     if let Ok(at) = store.at()
@@ -819,15 +789,7 @@ fn sessions_of(
                 errln!("tether check: {e}");
                 ExitCode::FAILURE
             })?;
-            let rows = history
-                .current()
-                .map(tether_words::display::matrix)
-                .unwrap_or_default();
-            Ok(vec![Shown {
-                summary: records.summary(facts, &history),
-                rows,
-                history,
-            }])
+            Ok(vec![shown_session(&records, facts, history)])
         }
         [] => {
             errln!(
@@ -842,6 +804,54 @@ fn sessions_of(
             );
             Err(ExitCode::from(2))
         }
+    }
+}
+
+/// Every session of the file at `path` (exit 2 where it holds none, or is
+/// no session file).
+fn sessions_of_file(
+    registry: &tether_core::registry::Registry,
+    path: &std::path::Path,
+    harness: Option<&str>,
+) -> Result<Vec<Shown>, ExitCode> {
+    let records = tether_records::Records::of_file(registry, path, harness, Default::default())
+        .map_err(|err| {
+            let shown = path.file_name().map_or_else(
+                || "that path".to_owned(),
+                |n| format!("{:?}", n.to_string_lossy()),
+            );
+            errln!("tether check: {shown}: {err}");
+            ExitCode::from(2)
+        })?;
+    let found: Vec<Shown> = records
+        .sessions()
+        .values()
+        .filter_map(|facts| {
+            let history = records.history(facts, None).ok()?;
+            Some(shown_session(&records, facts, history))
+        })
+        .collect();
+    if found.is_empty() {
+        errln!("tether check: the file names no session its harness's reader can place");
+        return Err(ExitCode::from(2));
+    }
+    Ok(found)
+}
+
+/// One session read from records, as a session to check.
+fn shown_session(
+    records: &tether_records::Records,
+    facts: &tether_records::SessionFacts,
+    history: tether_core::history::AttachmentHistory,
+) -> Shown {
+    let rows = history
+        .current()
+        .map(tether_words::display::matrix)
+        .unwrap_or_default();
+    Shown {
+        summary: records.summary(facts, &history),
+        rows,
+        history,
     }
 }
 

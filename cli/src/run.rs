@@ -133,6 +133,16 @@ struct Around {
     tap: Option<tether_tap::RunningTap>,
 }
 
+impl Around {
+    /// Nothing around the command (no harness Tether knows, or no runtime).
+    fn nothing() -> Self {
+        Around {
+            collect: None,
+            tap: None,
+        }
+    }
+}
+
 /// The telemetry receiver and the thread that reads what it queues into
 /// the hub. Its stop ends on evidence: the server is gone and the queue
 /// drained (it disconnects once the last receiver is dropped).
@@ -196,27 +206,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         errln!("{WHO}: {err:#}; the compiled-in plugins only");
         Registry::with_static().unwrap_or_default()
     });
-    let harness = match &args.harness {
-        Some(kind) if registry.harness(kind).is_some() => Some(kind.clone()),
-        Some(kind) => {
-            errln!("{WHO}: no plugin knows the harness {kind:?}; the command runs without Tether");
-            None
-        }
-        None => harness_of(&registry, &args.command),
-    };
-    if harness.is_none() && args.harness.is_none() {
-        errln!(
-            "{WHO}: no plugin knows {:?} as a harness; it runs as given, without Tether's observation (--harness KIND names it)",
-            shown_program(&args.command)
-        );
-    }
-    let runtime = match crate::host::runtime() {
-        Ok(r) => Some(r),
-        Err(err) => {
-            errln!("{WHO}: no runtime ({err}); the command runs without Tether");
-            None
-        }
-    };
+    let harness = harness_for(&args, &registry);
+    let runtime = crate::host::runtime()
+        .inspect_err(|err| errln!("{WHO}: no runtime ({err}); the command runs without Tether"))
+        .ok();
     let hub = harness
         .as_ref()
         .and(runtime.as_ref())
@@ -225,13 +218,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         (Some(kind), Some(rt), Some((hub, _))) => {
             rt.block_on(start_around(&args, &registry, kind, Arc::clone(hub)))
         }
-        _ => (
-            Around {
-                collect: None,
-                tap: None,
-            },
-            Env::default(),
-        ),
+        _ => (Around::nothing(), Env::default()),
     };
     if !env.kept.is_empty() {
         errln!(
@@ -255,14 +242,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let (Some(kind), Some(rt), Some((hub, store))) = (harness, runtime, hub) else {
         if unseen != harness_code {
+            let unmet: Vec<_> = args
+                .require
+                .all()
+                .iter()
+                .map(check::Requirement::spelled)
+                .collect();
             errln!(
                 "{WHO}: Tether saw no session, so no requirement is met: {}",
-                args.require
-                    .all()
-                    .iter()
-                    .map(check::Requirement::spelled)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                unmet.join(", ")
             );
         }
         return Ok(ExitCode::from(unseen));
@@ -270,34 +258,75 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Whatever goes wrong from here (even a panic) is Tether's: said, and
     // the harness's exit code kept.
     let after = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // The records are read while what ran around the command winds
-        // down (the receiver drains its queue).
-        let records = std::thread::scope(|scope| {
-            let stopping = scope.spawn(|| {
-                rt.block_on(stop_around(around, &hub));
-                tracing::debug!("around the command: stopped");
-            });
-            let records = records_since(&registry, &kind, started);
-            let _ = stopping.join();
-            records
-        });
-        let session = session_after(&records, &kind, &hub, store.as_deref());
-        tracing::debug!("the session: read, merged, stored");
-        report(&args, &kind, session.as_ref())
+        after_the_command(
+            &args,
+            &registry,
+            &kind,
+            &rt,
+            around,
+            (&hub, store.as_deref()),
+            started,
+        )
     }));
     let checked = match after {
         Ok(Ok(checked)) => checked,
-        Ok(Err(err)) => {
-            errln!("{WHO}: {err:#}");
-            return Ok(ExitCode::from(unseen));
-        }
-        Err(_) => {
-            errln!("{WHO}: Tether failed after the harness ended");
-            return Ok(ExitCode::from(unseen));
-        }
+        Ok(Err(err)) => return Ok(said(unseen, &format!("{err:#}"))),
+        Err(_) => return Ok(said(unseen, "Tether failed after the harness ended")),
     };
     drop(rt);
     Ok(exit(harness_code, checked.as_ref()))
+}
+
+/// `what` said (as `tether run`), and the exit code `code`.
+fn said(code: u8, what: &str) -> ExitCode {
+    errln!("{WHO}: {what}");
+    ExitCode::from(code)
+}
+
+/// The harness `--harness` names, or the one the command is (each said
+/// where no plugin knows it: the command then runs without Tether).
+fn harness_for(args: &RunArgs, registry: &Registry) -> Option<String> {
+    let harness = match &args.harness {
+        Some(kind) if registry.harness(kind).is_some() => Some(kind.clone()),
+        Some(kind) => {
+            errln!("{WHO}: no plugin knows the harness {kind:?}; the command runs without Tether");
+            None
+        }
+        None => harness_of(registry, &args.command),
+    };
+    if harness.is_none() && args.harness.is_none() {
+        errln!(
+            "{WHO}: no plugin knows {:?} as a harness; it runs as given, without Tether's observation (--harness KIND names it)",
+            shown_program(&args.command)
+        );
+    }
+    harness
+}
+
+/// Once the command exited: what ran around it stopped, while its records
+/// are read (the receiver drains its queue meanwhile); the session read,
+/// merged and stored; the report written and the requirements checked.
+fn after_the_command(
+    args: &RunArgs,
+    registry: &Registry,
+    kind: &str,
+    rt: &tokio::runtime::Runtime,
+    around: Around,
+    (hub, store): (&tether_hub::Hub, Option<&dyn tether_core::store::Store>),
+    started: Timestamp,
+) -> anyhow::Result<Option<check::document::CheckDocument>> {
+    let records = std::thread::scope(|scope| {
+        let stopping = scope.spawn(|| {
+            rt.block_on(stop_around(around, hub));
+            tracing::debug!("around the command: stopped");
+        });
+        let records = records_since(registry, kind, started);
+        let _ = stopping.join();
+        records
+    });
+    let session = session_after(&records, kind, hub, store);
+    tracing::debug!("the session: read, merged, stored");
+    report(args, kind, session.as_ref())
 }
 
 /// The exit code: the harness's when it failed; else [`check::EXIT_UNMET`]
@@ -369,13 +398,7 @@ async fn start_around(
 ) -> (Around, Env) {
     let mut env = Env::default();
     let Some(harness) = registry.harness(kind) else {
-        return (
-            Around {
-                collect: None,
-                tap: None,
-            },
-            env,
-        );
+        return (Around::nothing(), env);
     };
     let probe_target = tether_core::telemetry::TelemetryTarget {
         endpoint: "http://127.0.0.1:1".into(),
