@@ -12,6 +12,10 @@
 //!   `isError` a call that failed with `tool_error`.
 //! - GIVEN the same run's chat file WHEN it is shown by path THEN it agrees
 //!   with the stream-json on each tool row.
+//! - GIVEN those files with a secret planted in every value but the names,
+//!   ids and kinds the readers read (and added to the harness's words)
+//!   WHEN shown and imported THEN the rows read the same and the secret is
+//!   in no output and not in the store.
 //! - `record_the_fixtures` (ignored) runs the CLIs again and rewrites the
 //!   fixtures: `cargo test -p tether-tests --test by_path_gemini --
 //!   --ignored record_the_fixtures`.
@@ -392,5 +396,117 @@ fn gemini_s_and_qwen_s_stream_json_are_never_each_other_s() {
             .output()
             .expect("tether runs");
         assert_eq!(out.status.code(), Some(2), "{file} as {other}: {out:?}");
+    }
+}
+
+// ------------------------------------------------------------ secrets
+
+const SECRET: &str = "PLANTED-SECRET-g3m7";
+
+/// Keys read as names, ids, kinds and outcomes: kept as they are.
+const KEPT: &[&str] = &[
+    "type",
+    "subtype",
+    "session_id",
+    "timestamp",
+    "tool_name",
+    "tool_id",
+    "status",
+    "id",
+    "name",
+    "tool_use_id",
+    "qwen_code_version",
+    "tools",
+];
+/// The harness's words for how a call ended: scanned, so the secret is
+/// added to them rather than put in their place.
+const WORDS: &[&str] = &["output", "content", "message"];
+
+fn plant(value: &mut Value, key: Option<&str>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                plant(v, Some(k));
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                plant(v, key);
+            }
+        }
+        Value::String(s) => {
+            let key = key.unwrap_or_default();
+            if KEPT.contains(&key) {
+                return;
+            }
+            if WORDS.contains(&key) {
+                s.push_str(&format!(" {SECRET}"));
+            } else if key == "cwd" {
+                // Its last component is the project, by design.
+                *s = format!("/home/{SECRET}/project");
+            } else {
+                *s = SECRET.to_owned();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// GIVEN every real run's stream-json with a secret planted in every
+/// argument, result, content, model, cwd, error and word WHEN it is shown
+/// (text, JSON, tools) and imported THEN its tool row reads as the real
+/// file's, and the secret reaches no output and not the store.
+#[test]
+fn no_parameter_result_or_harness_words_reach_any_output() {
+    for (prefix, _, _, scenarios) in runs() {
+        for s in scenarios {
+            let label = format!("{prefix}-{}", s.name);
+            let real = fixtures().join(format!("{label}.stream.jsonl"));
+            let home = tempfile::tempdir().expect("home");
+            let file = home.path().join(format!("{label}.stream.jsonl"));
+            let planted: Vec<String> = std::fs::read_to_string(&real)
+                .expect("fixture")
+                .lines()
+                .map(|line| {
+                    let mut value: Value = serde_json::from_str(line).expect("JSON lines");
+                    plant(&mut value, None);
+                    value.to_string()
+                })
+                .collect();
+            assert!(planted.iter().any(|l| l.contains(SECRET)), "{label}");
+            std::fs::write(&file, planted.join("\n") + "\n").expect("w");
+            let tool = format!("count/{}", s.tool);
+            assert_eq!(
+                said(row(&show_json(&file), &tool)),
+                said(row(&show_json(&real), &tool)),
+                "{label}: planted, the row reads otherwise"
+            );
+            let path = file.display().to_string();
+            let db = home.path().join("t.db").display().to_string();
+            for args in [
+                vec!["show", &path],
+                vec!["show", &path, "--json"],
+                vec!["show", &path, "--tools"],
+                vec!["import", &path, "--db", &db],
+            ] {
+                let out = tether_tests::tether_at_home(home.path())
+                    .arg("sessions")
+                    .args(&args)
+                    .output()
+                    .expect("tether runs");
+                let text = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                assert_eq!(out.status.code(), Some(0), "{label} {args:?}: {text}");
+                assert!(!text.contains(SECRET), "{label} {args:?}: {text}");
+            }
+            let stored = std::fs::read(home.path().join("t.db")).expect("the store");
+            assert!(
+                !stored.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+                "{label}: the store holds the secret"
+            );
+        }
     }
 }
