@@ -142,8 +142,32 @@ struct Scan {
 struct ScanFile {
     /// `pinned` or `newest`.
     release: String,
+    /// The file, or with `unpack` the executable that unpacks its code.
     path: String,
+    /// How to unpack a package whose code is packed inside a binary.
+    #[serde(default)]
+    unpack: Option<Unpack>,
 }
+
+/// A package whose code its binary holds packed: run the binary so that it
+/// unpacks itself into a directory Tether makes (never into the package),
+/// then read what it wrote there.
+#[derive(Deserialize)]
+struct Unpack {
+    /// The binary's arguments.
+    args: Vec<String>,
+    /// Its environment (cleared but for these, `PATH` and a private `HOME`).
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    /// The variable that names the directory it unpacks into.
+    dir_env: String,
+    /// The files to read, relative to that directory; a `*` in any
+    /// segment matches any run of characters.
+    files: Vec<String>,
+}
+
+/// How long an unpacking may run: a generous bound, never a measured time.
+const UNPACK_BOUND_SECS: u64 = 300;
 
 /// The families the census must account for.
 const TRACKED: [&str; 7] = [
@@ -161,34 +185,124 @@ fn tracked(name: &str) -> bool {
     TRACKED.iter().any(|w| lower.contains(w))
 }
 
-/// The files `pattern` names (the last segment may hold one `*`).
+/// The files `pattern` names, relative to the workspace (a segment may
+/// hold `*`).
 fn expand(pattern: &str) -> Vec<PathBuf> {
-    let path = root().join(pattern);
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-        return Vec::new();
-    };
-    if !name.contains('*') {
-        return if path.is_file() {
-            vec![path]
-        } else {
-            Vec::new()
-        };
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.is_file()
-                && p.file_name()
+    expand_in(&root(), pattern)
+}
+
+/// The files `pattern` names under `base`, sorted; a `*` in any segment
+/// matches any run of characters.
+fn expand_in(base: &Path, pattern: &str) -> Vec<PathBuf> {
+    let mut found = vec![base.to_path_buf()];
+    for segment in pattern.split('/').filter(|s| !s.is_empty()) {
+        let mut next = Vec::new();
+        for dir in &found {
+            if !segment.contains('*') {
+                next.push(dir.join(segment));
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            next.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+                p.file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| tether_core::records::segment_matches(name, n))
-        })
-        .collect();
+                    .is_some_and(|n| tether_core::records::segment_matches(segment, n))
+            }));
+        }
+        found = next;
+    }
+    let mut out: Vec<PathBuf> = found.into_iter().filter(|p| p.is_file()).collect();
     out.sort();
     out
+}
+
+/// Runs `binary` as `unpack` says, into a fresh directory under the
+/// target's scratch space (removed when the returned guard drops), bounded
+/// in time, in its own process group; returns the files it wrote that
+/// `unpack.files` names. A binary that fails to unpack fails the test: its
+/// code would otherwise go unread.
+fn unpacked(binary: &Path, unpack: &Unpack) -> (tempfile::TempDir, Vec<PathBuf>) {
+    let dir = tempfile::Builder::new()
+        .prefix("census-unpack-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("a scratch directory");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("a private HOME");
+    let mut cmd = std::process::Command::new(binary);
+    cmd.args(&unpack.args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .envs(&unpack.env)
+        .env(&unpack.dir_env, dir.path())
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null());
+    let out = tether_tests::output_within(cmd, UNPACK_BOUND_SECS);
+    assert!(
+        out.status.success(),
+        "{} did not unpack itself ({}): {}",
+        binary.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut files = Vec::new();
+    for pattern in &unpack.files {
+        let found = expand_in(dir.path(), pattern);
+        assert!(
+            !found.is_empty(),
+            "{} unpacked no {pattern}: the scan would read nothing",
+            binary.display()
+        );
+        files.extend(found);
+    }
+    (dir, files)
+}
+
+/// The names `patterns` find in `bytes` that are of a tracked family and
+/// neither `known` nor a `not_kinds` entry. What follows a pattern's first
+/// group is context only (never consumed): the next search starts where
+/// the group ends, so names a string table runs together are each found.
+fn unaccounted(
+    bytes: &[u8],
+    patterns: &[regex::bytes::Regex],
+    known: &BTreeSet<&str>,
+    not_kinds: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let mut missing = BTreeSet::new();
+    for re in patterns {
+        let mut at = 0;
+        while let Some(caps) = re.captures_at(bytes, at) {
+            let whole = caps.get(0).expect("a match");
+            let group = caps.get(1);
+            at = group
+                .map_or(whole.end(), |g| g.end())
+                .max(whole.start() + 1);
+            let Some(name) = group.and_then(|m| std::str::from_utf8(m.as_bytes()).ok()) else {
+                continue;
+            };
+            if tracked(name) && !known.contains(name) && !not_kinds.contains_key(name) {
+                missing.insert(name.to_owned());
+            }
+            if at > bytes.len() {
+                break;
+            }
+        }
+    }
+    missing
+}
+
+/// A census's kinds, each by its full name and by its last segment
+/// (`attachment/deferred_tools_delta` accounts for `deferred_tools_delta`).
+fn known_names(census: &[CensusEntry]) -> BTreeSet<&str> {
+    census
+        .iter()
+        .flat_map(|e| {
+            let last = e.kind.rsplit(['/', '.', ':']).next().unwrap_or(&e.kind);
+            [e.kind.as_str(), last]
+        })
+        .collect()
 }
 
 /// GIVEN each harness's installed packages, pinned and newest WHEN they are
@@ -208,22 +322,15 @@ fn every_installed_release_s_kinds_are_in_its_census() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     scans.sort();
+    // Every harness's, so one's failure hides no other's.
+    let mut failures = Vec::new();
     for path in scans {
         let scan: Scan = serde_json::from_slice(&std::fs::read(&path).expect("read the scan"))
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let census = censuses
             .get(&scan.harness)
             .unwrap_or_else(|| panic!("{}: {} has no census", path.display(), scan.harness));
-        // A census kind counts by its full name and by its last segment
-        // (`attachment/deferred_tools_delta` accounts for
-        // `deferred_tools_delta`).
-        let known: BTreeSet<&str> = census
-            .iter()
-            .flat_map(|e| {
-                let last = e.kind.rsplit(['/', '.', ':']).next().unwrap_or(&e.kind);
-                [e.kind.as_str(), last]
-            })
-            .collect();
+        let known = known_names(census);
         let patterns: Vec<regex::bytes::Regex> = scan
             .patterns
             .iter()
@@ -243,33 +350,92 @@ fn every_installed_release_s_kinds_are_in_its_census() {
                 eprintln!("{message}");
                 continue;
             }
+            // The unpacked directory is kept until this file is scanned.
+            let (_scratch, found) = match &file.unpack {
+                Some(unpack) => {
+                    let (dir, files) = unpacked(&found[0], unpack);
+                    (Some(dir), files)
+                }
+                None => (None, found),
+            };
             let mut missing = BTreeSet::new();
             for f in found {
                 let bytes = std::fs::read(&f).expect("read the package file");
-                for re in &patterns {
-                    for caps in re.captures_iter(&bytes) {
-                        let Some(name) = caps
-                            .get(1)
-                            .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
-                        else {
-                            continue;
-                        };
-                        if tracked(name)
-                            && !known.contains(name)
-                            && !scan.not_kinds.contains_key(name)
-                        {
-                            missing.insert(name.to_owned());
-                        }
-                    }
-                }
+                missing.extend(unaccounted(&bytes, &patterns, &known, &scan.not_kinds));
             }
-            assert!(
-                missing.is_empty(),
-                "{} ({}, {}): kinds its census does not account for: {missing:?}",
-                scan.harness,
-                file.release,
-                file.path
-            );
+            if !missing.is_empty() {
+                failures.push(format!(
+                    "{} ({}, {}): kinds its census does not account for: {missing:?}",
+                    scan.harness, file.release, file.path
+                ));
+            }
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// GIVEN Copilot's census and its scan's patterns WHEN a synthetic package
+/// holds an event and a telemetry name no census entry accounts for (the
+/// telemetry name run into its neighbours as runtime.node's string table
+/// runs them) THEN the scan names exactly those, and a `not_kinds` entry
+/// accounts for one: the check can fail, and a new release's kind fails it.
+#[test]
+fn a_kind_the_census_does_not_account_for_is_found() {
+    let censuses = censuses();
+    let census = censuses.get("copilot").expect("Copilot's census");
+    let path = root().join("tests/census/copilot.json");
+    let scan: Scan =
+        serde_json::from_slice(&std::fs::read(&path).expect("read the scan")).expect("the scan");
+    let patterns: Vec<regex::bytes::Regex> = scan
+        .patterns
+        .iter()
+        .map(|p| regex::bytes::Regex::new(p).expect("a pattern"))
+        .collect();
+    let known = known_names(census);
+    let package = br#"{"type":{"const": "session.mcp_server_status_changed"}}
+        {"type":{"const": "session.mcp_server_evicted"}}
+        case"tool.execution_start":if(e.type==="hook.vanished")
+        github.copilot.mcp.server.lifecyclegithub.copilot.mcp.server.evictedgithub.copilot.mcp.server.stateNumber
+        github.copilot.branchgithub.copilot.tool.call.countTool"#;
+    let found = unaccounted(package, &patterns, &known, &BTreeMap::new());
+    assert_eq!(
+        found,
+        BTreeSet::from([
+            "github.copilot.mcp.server.evicted".to_owned(),
+            "hook.vanished".to_owned(),
+            "session.mcp_server_evicted".to_owned(),
+        ])
+    );
+    let not_kinds = BTreeMap::from([("hook.vanished".to_owned(), "why".to_owned())]);
+    assert_eq!(
+        unaccounted(package, &patterns, &known, &not_kinds).len(),
+        2,
+        "a not_kinds entry accounts for its name"
+    );
+}
+
+/// GIVEN a directory tree WHEN a pattern with `*` in several segments is
+/// expanded THEN it names exactly the files that match, sorted.
+#[test]
+fn a_star_matches_in_any_segment() {
+    let dir = tempfile::tempdir().expect("a scratch directory");
+    for f in [
+        "pkg/linux-x64/1.0.1/cli-main.js",
+        "pkg/linux-x64/1.0.2/cli-main.js",
+        "pkg/linux-x64/1.0.2/app.js",
+        "other/x/1/cli-main.js",
+    ] {
+        let p = dir.path().join(f);
+        std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&p, b"").expect("write");
+    }
+    let found = expand_in(dir.path(), "pkg/*/*/cli-main.js");
+    assert_eq!(
+        found,
+        vec![
+            dir.path().join("pkg/linux-x64/1.0.1/cli-main.js"),
+            dir.path().join("pkg/linux-x64/1.0.2/cli-main.js"),
+        ]
+    );
+    assert!(expand_in(dir.path(), "pkg/*/*/none.js").is_empty());
 }

@@ -123,6 +123,114 @@ const PERMISSION_BOOKKEEPING: &[&str] = &[
     "session.permissions_changed",
 ];
 
+/// Telemetry attributes and span events 1.0.102's runtime.node names
+/// (its string table, found by tests/census/copilot.json's
+/// `github.copilot.` pattern over the unpacked
+/// `prebuilds/linux-x64/runtime.node`) that `telemetry.rs` does not read,
+/// with why.
+const TELEMETRY_NOT_READ: &[(&str, &str)] = &[
+    (
+        "github.copilot.mcp.server.error",
+        "a lifecycle event's error text (never kept); state error says failed",
+    ),
+    (
+        "github.copilot.mcp.server.plugin_name",
+        "not yet read: the plugin that bundles the server (with plugin_version), on the lifecycle event",
+    ),
+    (
+        "github.copilot.mcp.server.plugin_version",
+        "not yet read: the bundling plugin's version",
+    ),
+    (
+        "github.copilot.tool.parameters.mcp_tool_name",
+        "not yet read: the unhashed tool on execute_tool (the tool is read by gen_ai.tool.name's hash); unverified when Copilot fills it",
+    ),
+    (
+        "github.copilot.tool.parameters.command",
+        "a built-in shell tool's command: an argument (payload), never read",
+    ),
+    (
+        "github.copilot.tool.parameters.file_path",
+        "a built-in edit tool's path: an argument (payload), never read",
+    ),
+    (
+        "github.copilot.tool.parameters.edit_type",
+        "a built-in edit tool's kind of edit: no MCP server's",
+    ),
+    (
+        "github.copilot.context.skills",
+        "not yet read: the session's skills (beside context.mcp_server_names)",
+    ),
+    (
+        "github.copilot.hook.start",
+        "not yet read: span event as a hook run starts; its github.copilot.hook.end carries the outcome",
+    ),
+    (
+        "github.copilot.hook.type",
+        "not yet read: attribute of the hook span events, the event the hook ran for (events.jsonl's hook.end hookType is read)",
+    ),
+    (
+        "github.copilot.hook.invocation_id",
+        "not yet read: attribute joining a hook's start and end",
+    ),
+    (
+        "github.copilot.hook.decision",
+        "not yet read: what a hook decided (allow, deny…)",
+    ),
+    (
+        "github.copilot.hook.duration",
+        "not yet read: how long the hook ran",
+    ),
+    (
+        "github.copilot.hook.error",
+        "not yet read: whether the hook failed",
+    ),
+    (
+        "github.copilot.hook.error_message",
+        "the hook's error text: hook output, never kept",
+    ),
+    (
+        "github.copilot.hook.tool_names",
+        "not yet read: the tools a tool hook ran for",
+    ),
+    (
+        "github.copilot.skill.source",
+        "not yet read: attribute of github.copilot.skill.invoked, where the skill came from",
+    ),
+    (
+        "github.copilot.skill.plugin_name",
+        "not yet read: the plugin that bundles the skill (with plugin_version)",
+    ),
+    (
+        "github.copilot.skill.plugin_version",
+        "not yet read: the bundling plugin's version",
+    ),
+    (
+        "github.copilot.skill.invocation_trigger",
+        "not yet read: what invoked the skill (the model or the user)",
+    ),
+    (
+        "github.copilot.skill.content",
+        "the skill's text: payload, never read",
+    ),
+    (
+        "github.copilot.permission.kind",
+        "not yet read: attribute of github.copilot.permission.result, the kind of request (mcp, shell…)",
+    ),
+    (
+        "github.copilot.permission.tool_name",
+        "not yet read: the tool the request was for",
+    ),
+    (
+        "github.copilot.external_tool.name",
+        "a tool an SDK host serves (with external_tool.call_id), never an MCP server's",
+    ),
+    (
+        "github.copilot.external_tool.call_id",
+        "an SDK host's tool call's id, never an MCP server's",
+    ),
+];
+
 /// Copilot CLI's census (see the module docs).
 pub fn census() -> Vec<CensusEntry> {
     let mut out = events_tool_calls();
@@ -137,6 +245,9 @@ pub fn census() -> Vec<CensusEntry> {
             releases,
             &format!("never written to disk (ephemeral): {holds}"),
         ));
+    }
+    for (kind, why) in TELEMETRY_NOT_READ {
+        out.push(CensusEntry::not_read(TELEMETRY, kind, "1.0.102", why));
     }
     for kind in PERMISSION_BOOKKEEPING {
         out.push(CensusEntry::not_read(
@@ -427,6 +538,24 @@ fn telemetry() -> Vec<CensusEntry> {
             "execute_tool",
             "1.0.102",
             "span: a call of the server whose hash github.copilot.tool.parameters.mcp_server_name_hash matches, its tool by hash prefix, its status the outcome; error.type denied (measured on a --deny-tool run) a refusal, tool_call_refused permission_denied (the span gives no finer reason: the session's events do)",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "github.copilot.mcp.server.name_hash",
+            "1.0.102",
+            "on the lifecycle event: the server, as the SHA-256 of its name, matched against the configured names",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "github.copilot.mcp.server.state",
+            "1.0.102",
+            "on the lifecycle event: discovered, initialized or error",
+        ),
+        CensusEntry::read(
+            TELEMETRY,
+            "github.copilot.tool.parameters.mcp_server_name_hash",
+            "1.0.102",
+            "on execute_tool: the called server, as the SHA-256 of its name",
         ),
         CensusEntry::read(
             TELEMETRY,
