@@ -170,6 +170,11 @@ macro_rules! closed_vocabulary {
     };
 }
 
+/// The reason of a refused call no record gives a reason for: a refusal
+/// is still a refusal, said as the harness's permission check, the gate
+/// every harness has. (The facts, the reducer and the words all use it.)
+pub const UNSAID_REFUSAL: ReasonCode = ReasonCode::PermissionDenied;
+
 open_vocabulary! {
     /// A stable snake_case reason: why a server was filtered, unavailable or failed.
     pub enum ReasonCode {

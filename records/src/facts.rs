@@ -59,7 +59,7 @@ impl Call {
                 evidence
                     .reason_code
                     .clone()
-                    .unwrap_or(ReasonCode::PermissionDenied)
+                    .unwrap_or(tether_core::vocab::UNSAID_REFUSAL)
             }),
             failure: evidence
                 .reason_code

@@ -482,12 +482,11 @@ fn tool_refused(
         .merge(StageObservation::shown(StageState::Yes, prov, ev.at));
     t.callable
         .merge(StageObservation::shown(StageState::No, prov, ev.at));
-    // A refusal whose reason no record gives is still a refusal: said as
-    // the harness's permission check, the gate every harness has.
+    // A refusal whose reason no record gives is still a refusal.
     let code = ev
         .reason_code
         .clone()
-        .unwrap_or(ReasonCode::PermissionDenied);
+        .unwrap_or(crate::vocab::UNSAID_REFUSAL);
     let count = ev.calls.unwrap_or(1);
     match t
         .refusals

@@ -240,7 +240,7 @@ impl CallTally {
             .map(|r| reason_words(&r.reason_code))
             .collect();
         if words.is_empty() {
-            reason_words(&tether_core::vocab::ReasonCode::PermissionDenied)
+            reason_words(&tether_core::vocab::UNSAID_REFUSAL)
         } else {
             words.join(", ")
         }
