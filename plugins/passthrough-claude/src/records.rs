@@ -53,6 +53,15 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::status;
 
+#[path = "records/names.rs"]
+mod names;
+#[path = "records/progress.rs"]
+mod progress;
+#[path = "records/subagents.rs"]
+mod subagents;
+#[path = "records/words.rs"]
+mod words;
+
 /// The role of transcript files.
 pub const TRANSCRIPT: &str = "transcript";
 /// The role of per-server log files.
@@ -67,6 +76,10 @@ pub fn sources() -> Vec<RecordSource> {
     vec![
         RecordSource::lines(TRANSCRIPT, ".claude", "projects/*/*.jsonl")
             .moved_by("CLAUDE_CONFIG_DIR", ""),
+        // Sub-agents' transcripts, records of their parent's session.
+        subagents::source(subagents::AGENT),
+        subagents::source(subagents::AGENT_IN_DIR),
+        subagents::source(subagents::AGENT_IN_RUN),
         RecordSource::lines(MCP_LOG, ".cache/claude-cli-nodejs", "*/mcp-logs-*/*.jsonl")
             .moved_by("XDG_CACHE_HOME", "claude-cli-nodejs"),
         RecordSource::by_path(STREAM_JSON),
@@ -147,8 +160,9 @@ fn stream_json(record: &str) -> RecordAnswer {
         (Some("system"), Some("init")) => {
             reading.project = head.cwd.as_deref().and_then(project_of);
             reading.version = head.claude_code_version.as_deref().and_then(version_of);
-            for evidence in tether_sdk::materialize::stream_json_init_reports(&record, Timestamp(0))
-            {
+            for evidence in names::as_tools_name_them(
+                tether_sdk::materialize::stream_json_init_reports(&record, Timestamp(0)),
+            ) {
                 push(&mut reading, evidence);
             }
             answer(reading)
@@ -431,6 +445,11 @@ fn transcript(record: &str) -> RecordAnswer {
         _ => &[],
     };
     message_items(&mut reading, items, original, at);
+    match kind {
+        "progress" => progress::progress(&mut reading, &record, at),
+        "user" => progress::stop_feedback(&mut reading, original, at),
+        _ => {}
+    }
     if let Some(shape) = &line.shape
         && kind == "api-request-shape"
     {
@@ -499,7 +518,7 @@ fn tool_result(reading: &mut RecordReading, item: &Item<'_>, original: &str, at:
         return;
     };
     let said = if item.is_error == Some(true) {
-        error_words(original, id)
+        words::meta_said(original, id).or_else(|| error_words(original, id))
     } else {
         None
     };
@@ -672,7 +691,7 @@ fn stop_hooks(reading: &mut RecordReading, line: &Line<'_>, at: Timestamp) {
         let command = info.command.as_deref().unwrap_or_default();
         let mut hook = CapabilityEvent::hook(&event, Some(&event));
         if !command.is_empty() {
-            hook = hook.command(command);
+            hook = hook.command(words::meaningful_command(command));
         }
         let id = line
             .tool_use
@@ -755,7 +774,7 @@ fn capabilities(
         .and_then(|t| hook_run_id(t, &hook, command.unwrap_or_default()));
     let mut event = CapabilityEvent::hook(&hook, event.as_deref());
     if let Some(line) = command {
-        event = event.command(line);
+        event = event.command(words::meaningful_command(line));
     }
     push(
         reading,
@@ -868,6 +887,9 @@ pub fn error_said(words: &str) -> Option<ErrorWords> {
             .strip_prefix(head)
             .is_some_and(|rest| rest.contains(tail))
     };
+    if let Some(said) = words::said(words) {
+        return Some(said);
+    }
     if between(ASKED) || words.starts_with(NEEDS_APPROVAL) {
         return Some(ErrorWords::Refused(ReasonCode::ApprovalRequired));
     }

@@ -1,0 +1,176 @@
+//! Transcript records of releases before 2.1.197 that say a hook ran or an
+//! MCP call started and ended: `progress` records (written by 2.1.14 to
+//! 2.1.39 in real transcripts; 2.1.197 and 2.1.332 drop every progress
+//! record before the transcript is written) and 2.1.14's blocking Stop
+//! hook's `Stop hook feedback` message. Only names, ids, times and a
+//! command's shape are taken: a hook's output is never read.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use tether_core::capability::CapabilityEvent;
+use tether_core::model::Timestamp;
+use tether_core::records::{RecordReading, name};
+use tether_core::vocab::UseOutcome;
+use tether_sdk::records::{call, hook_fired, push};
+
+use super::{hook_run_id, tool_name_of_server, words::meaningful_command};
+
+#[derive(Deserialize)]
+struct Progress<'a> {
+    #[serde(borrow, default)]
+    data: Option<Data<'a>>,
+    /// The run of the event's hooks (`hook_progress`), or the call
+    /// (`mcp_progress`).
+    #[serde(rename = "toolUseID", borrow, default)]
+    tool_use: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uuid: Option<Cow<'a, str>>,
+}
+
+/// `data` of a progress record: `{type:"hook_progress", hookEvent,
+/// hookName, command}` (real 2.1.38/2.1.39 transcripts: one per hook run,
+/// `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `SessionStart`, a
+/// plugin's hooks included) or `{type:"mcp_progress", status
+/// ("started", "completed", "failed"), serverName, toolName}` (2.1.15).
+/// Any other (`bash_progress`, `agent_progress`, …: a tool's output so
+/// far) is skipped unread.
+#[derive(Deserialize)]
+struct Data<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(rename = "hookEvent", borrow, default)]
+    hook_event: Option<Cow<'a, str>>,
+    #[serde(rename = "hookName", borrow, default)]
+    hook_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    command: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
+    #[serde(rename = "serverName", borrow, default)]
+    server_name: Option<Cow<'a, str>>,
+    #[serde(rename = "toolName", borrow, default)]
+    tool_name: Option<Cow<'a, str>>,
+}
+
+/// A `progress` record (`record`: blanked as the transcript reader blanks
+/// it): a hook that started (how it ended is not written: unknown, never
+/// taken as success), or an MCP call's start and end.
+pub(super) fn progress(reading: &mut RecordReading, record: &str, at: Timestamp) {
+    // Cheap rejection first: most progress records are a tool's output.
+    if !record.contains("\"hook_progress\"") && !record.contains("\"mcp_progress\"") {
+        return;
+    }
+    let Ok(line) = serde_json::from_str::<Progress<'_>>(record) else {
+        return;
+    };
+    let Some(data) = line.data else {
+        return;
+    };
+    match data.kind.as_deref() {
+        Some("hook_progress") => {
+            let Some(hook) = data.hook_name.as_deref().and_then(name) else {
+                return;
+            };
+            let event = data.hook_event.as_deref().and_then(name);
+            let command = data.command.as_deref().unwrap_or_default();
+            let mut run = CapabilityEvent::hook(&hook, event.as_deref());
+            if !command.trim().is_empty() {
+                run = run.command(meaningful_command(command));
+            }
+            // The same run as its attachment's, where one was written.
+            let id = line
+                .tool_use
+                .as_deref()
+                .and_then(|t| hook_run_id(t, &hook, command))
+                .or_else(|| line.uuid.as_deref().and_then(name));
+            push(
+                reading,
+                hook_fired(run.ended(UseOutcome::Unknown, None), id.as_deref(), at),
+            );
+        }
+        Some("mcp_progress") => {
+            let (Some(server), Some(tool)) = (
+                data.server_name
+                    .as_deref()
+                    .and_then(|s| name(&tool_name_of_server(s))),
+                data.tool_name.as_deref().and_then(name),
+            ) else {
+                return;
+            };
+            let ok = match data.status.as_deref() {
+                Some("completed") => Some(true),
+                Some("failed") => Some(false),
+                _ => None,
+            };
+            push(
+                reading,
+                call(&server, &tool, line.tool_use.as_deref(), ok, at),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// 2.1.14's blocking Stop hook: a user record, `isMeta: true`, whose
+/// content is `Stop hook feedback:\n[COMMAND]: OUTPUT` (real transcripts,
+/// 2.1.14). The hook fired and stopped the turn from ending; its command's
+/// shape is taken from the brackets, its output is never read. `record`:
+/// as written (its content is blanked for the transcript reader).
+pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Timestamp) {
+    const HEAD: &str = "Stop hook feedback:\n[";
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(rename = "isMeta", default)]
+        meta: Option<bool>,
+        #[serde(borrow, default)]
+        uuid: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        message: Option<Msg<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Msg<'a> {
+        #[serde(borrow, default)]
+        content: Option<Text<'a>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Text<'a> {
+        #[serde(borrow)]
+        Words(Cow<'a, str>),
+        Other(serde::de::IgnoredAny),
+    }
+    // Cheap rejection first (as written, the newline is `\n` escaped).
+    if !record.contains("Stop hook feedback:") {
+        return;
+    }
+    let Ok(raw) = serde_json::from_str::<Raw<'_>>(record) else {
+        return;
+    };
+    let Some(Text::Words(words)) = raw.message.and_then(|m| m.content) else {
+        return;
+    };
+    if raw.meta != Some(true) {
+        return;
+    }
+    let Some(command) = words
+        .strip_prefix(HEAD)
+        .and_then(|rest| rest.split_once("]: ").or_else(|| rest.split_once("]:")))
+        .map(|(command, _)| command)
+        .filter(|c| !c.contains('\n') && c.len() <= 4096)
+    else {
+        return;
+    };
+    let mut run = CapabilityEvent::hook("Stop", Some("Stop"));
+    if !command.trim().is_empty() {
+        run = run.command(meaningful_command(command));
+    }
+    push(
+        reading,
+        hook_fired(
+            run.ended(UseOutcome::Blocked, None),
+            raw.uuid.as_deref(),
+            at,
+        ),
+    );
+}

@@ -1,0 +1,153 @@
+//! Claude Code's words for a call that never reached its server, beyond
+//! those [`super::error_said`] knows, and the SDK's own stamp of why a
+//! result is no execution's (`tool_result_meta`). Compared with Claude
+//! Code's constant words only; the words are never kept.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use tether_core::vocab::ReasonCode;
+
+use super::ErrorWords;
+
+/// A person said no at the prompt: the rejection's result words, in
+/// 2.1.197 (`ize="The user doesn't want to proceed with this tool use. The
+/// tool use was rejected (eg. …`, claude.exe offset 239517146) and 2.1.332
+/// (`tpa=`, offset 330623224); real transcripts of 2.1.38/2.1.39 carry the
+/// same words beside `"toolUseResult":"User rejected tool use"`.
+const REJECTED: &str = "The user doesn't want to proceed with this tool use.";
+
+/// A prompt that could not be shown (a sub-agent's, 2.1.29 in a real
+/// transcript: `Permission to use Write has been auto-denied (prompts
+/// unavailable).`): it needed a person's approval and no one could give it.
+const AUTO_DENIED: (&str, &str) = ("Permission to use ", " has been auto-denied");
+
+/// What these words say of a failed call, where they are one of the
+/// refusals above.
+pub(super) fn said(words: &str) -> Option<ErrorWords> {
+    let words = words.trim_start();
+    if words.starts_with(REJECTED) {
+        return Some(ErrorWords::Refused(ReasonCode::PermissionDenied));
+    }
+    let (head, tail) = AUTO_DENIED;
+    if words
+        .strip_prefix(head)
+        .is_some_and(|rest| rest.contains(tail))
+    {
+        return Some(ErrorWords::Refused(ReasonCode::ApprovalRequired));
+    }
+    None
+}
+
+/// What `tool_result_meta[].non_execution_kind` (the SDK user message,
+/// 2.1.332: `tool_result_meta:O(u({id:r(),non_execution_kind:U(cTn)…`,
+/// claude.exe offset 331103120; its values `cTn=["user-rejected",
+/// "permission-rule","automode-blocked","automode-unavailable",
+/// "automode-parsing-error","interrupted","cancelled"]`, offset 330616826)
+/// says of the call `id`: refused where a person, a rule or the auto mode
+/// said no, or the auto mode could not decide (no one to ask).
+/// `interrupted` (nobody knows whether it ran) and `cancelled` say
+/// nothing here: the result's own words decide.
+pub(super) fn meta_said(record: &str, id: &str) -> Option<ErrorWords> {
+    #[derive(Deserialize)]
+    struct Raw<'a> {
+        #[serde(borrow, default)]
+        tool_result_meta: Vec<Meta<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, default)]
+        id: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        non_execution_kind: Option<Cow<'a, str>>,
+    }
+    // Cheap rejection first: nearly every record has no such stamp.
+    if !record.contains("\"non_execution_kind\"") {
+        return None;
+    }
+    let raw = serde_json::from_str::<Raw<'_>>(record).ok()?;
+    let meta = raw
+        .tool_result_meta
+        .into_iter()
+        .find(|m| m.id.as_deref() == Some(id))?;
+    let reason = match meta.non_execution_kind.as_deref()? {
+        "user-rejected" | "permission-rule" | "automode-blocked" => ReasonCode::PermissionDenied,
+        "automode-unavailable" | "automode-parsing-error" => ReasonCode::ApprovalRequired,
+        _ => return None,
+    };
+    Some(ErrorWords::Refused(reason))
+}
+
+/// The part of a hook's command line that names what it runs: a leading
+/// `cd DIR &&` (or `;`) is only where it runs, so the program after it
+/// names it (`cd ${CLAUDE_PLUGIN_ROOT}/hooks && bun run x.ts` is `bun`).
+/// Only the shape of what is returned is ever kept.
+pub(super) fn meaningful_command(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    // A few `cd`s at most; each is skipped with its directory.
+    for _ in 0..4 {
+        let Some(after) = rest.strip_prefix("cd ") else {
+            break;
+        };
+        let next = [
+            after.find("&&").map(|i| i + 2),
+            after.find(';').map(|i| i + 1),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        match next {
+            Some(i) if !after[i..].trim().is_empty() => rest = after[i..].trim_start(),
+            _ => break,
+        }
+    }
+    rest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rejection_and_an_auto_denial_are_refusals() {
+        assert_eq!(
+            said(
+                "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. x)."
+            ),
+            Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
+        );
+        assert_eq!(
+            said("Permission to use Write has been auto-denied (prompts unavailable)."),
+            Some(ErrorWords::Refused(ReasonCode::ApprovalRequired))
+        );
+        assert_eq!(said("The user wants x"), None);
+        assert_eq!(said("Permission to use Write has been denied."), None);
+    }
+
+    #[test]
+    fn the_sdk_stamp_says_why_a_result_is_no_execution_s() {
+        let line = r#"{"type":"user","tool_result_meta":[{"id":"t1","non_execution_kind":"user-rejected"},{"id":"t2","non_execution_kind":"interrupted"},{"id":"t3","non_execution_kind":"automode-unavailable"}]}"#;
+        assert_eq!(
+            meta_said(line, "t1"),
+            Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
+        );
+        assert_eq!(meta_said(line, "t2"), None);
+        assert_eq!(
+            meta_said(line, "t3"),
+            Some(ErrorWords::Refused(ReasonCode::ApprovalRequired))
+        );
+        assert_eq!(meta_said(line, "t4"), None);
+    }
+
+    #[test]
+    fn a_hook_is_named_by_what_it_runs_not_by_cd() {
+        assert_eq!(
+            meaningful_command("cd ${CLAUDE_PLUGIN_ROOT}/hooks && bun run x.ts"),
+            "bun run x.ts"
+        );
+        assert_eq!(meaningful_command("cd /a; cd b && ./run.sh"), "./run.sh");
+        assert_eq!(meaningful_command("cd /only"), "cd /only");
+        assert_eq!(meaningful_command("bd prime"), "bd prime");
+        assert_eq!(meaningful_command("cdx run"), "cdx run");
+    }
+}
