@@ -314,3 +314,338 @@ fn qwen_item(reading: &mut RecordReading, item: &QwenItem<'_>, at: Timestamp) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::model::Evidence;
+    use tether_core::vocab::EvidenceKind;
+
+    const PLANTED: &str = "planted-stream-secret-77";
+
+    fn file(configured: &[String]) -> RecordFile<'_> {
+        RecordFile {
+            role: crate::records::STREAM_JSON,
+            segments: &[],
+            session: None,
+            configured,
+        }
+    }
+
+    fn evidence(answer: RecordAnswer) -> Vec<Evidence> {
+        match answer {
+            RecordAnswer::Read(reading) => {
+                assert!(!format!("{reading:?}").contains(PLANTED), "{reading:?}");
+                reading.evidence
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// (kind, server, tool, id, ok, reason) of each piece.
+    type Said = (
+        EvidenceKind,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<bool>,
+        Option<ReasonCode>,
+    );
+
+    fn said(answer: RecordAnswer) -> Vec<Said> {
+        evidence(answer)
+            .into_iter()
+            .map(|e| {
+                (
+                    e.kind,
+                    e.server,
+                    e.tool,
+                    e.connection_id,
+                    e.ok,
+                    e.reason_code,
+                )
+            })
+            .collect()
+    }
+
+    fn ended(id: &str, kind: EvidenceKind, ok: Option<bool>, reason: Option<ReasonCode>) -> Said {
+        (kind, None, None, Some(id.to_owned()), ok, reason)
+    }
+
+    /// A Gemini CLI 0.61.0 `tool_result` line, as
+    /// tests/fixtures/records-by-path/gemini-0.61.0-*.stream.jsonl hold them.
+    fn gemini_result(status: &str, output: &str, error_type: Option<&str>) -> String {
+        let error = error_type.map_or(String::new(), |t| {
+            format!(r#","error":{{"type":"{t}","message":"{output} {PLANTED}"}}"#)
+        });
+        format!(
+            r#"{{"type":"tool_result","timestamp":"2026-12-03T19:07:56.951Z","tool_id":"t1","status":"{status}","output":"{output} {PLANTED}"{error}}}"#
+        )
+    }
+
+    /// GIVEN Gemini CLI's lines WHEN read THEN the init names the session;
+    /// a `tool_use` of `mcp_SERVER_TOOL` is a call with its id; each
+    /// `tool_result` by that id is a success, a refusal for the reason its
+    /// words give, a tool error, or (a hook's stop) unknown; an `error`
+    /// line is known and not read. No parameter, output or word is kept.
+    #[test]
+    fn gemini_lines_read_as_calls_refusals_and_failures() {
+        let f = file(&[]);
+        let RecordAnswer::Read(init) = gemini(
+            &f,
+            r#"{"type":"init","timestamp":"2026-12-03T19:07:50.387Z","session_id":"e25455f2-fead-44fd-b33e-c402bccca1ea","model":"gemini-2.5-pro"}"#,
+        ) else {
+            panic!("init not read");
+        };
+        assert_eq!(
+            init.session.as_deref(),
+            Some("e25455f2-fead-44fd-b33e-c402bccca1ea")
+        );
+        assert_eq!(
+            said(gemini(
+                &f,
+                &format!(
+                    r#"{{"type":"tool_use","timestamp":"2026-12-03T19:07:50.527Z","tool_name":"mcp_count_stamp","tool_id":"t1","parameters":{{"timezone":"{PLANTED}"}}}}"#
+                )
+            )),
+            [(
+                EvidenceKind::ToolCallObserved,
+                Some("count".to_owned()),
+                Some("stamp".to_owned()),
+                Some("t1".to_owned()),
+                None,
+                None
+            )]
+        );
+        let observed = || EvidenceKind::ToolCallObserved;
+        let refused = || EvidenceKind::ToolCallRefused;
+        for (line, want) in [
+            (
+                gemini_result("success", "ok", None),
+                vec![ended("t1", observed(), Some(true), None)],
+            ),
+            (
+                gemini_result(
+                    "error",
+                    "Tool execution denied by policy.",
+                    Some("policy_violation"),
+                ),
+                vec![ended(
+                    "t1",
+                    refused(),
+                    None,
+                    Some(ReasonCode::PermissionDenied),
+                )],
+            ),
+            (
+                gemini_result(
+                    "error",
+                    r#"Tool execution for \"stamp (count MCP Server)\" requires user confirmation, which is not supported in non-interactive mode."#,
+                    Some("unhandled_exception"),
+                ),
+                vec![ended(
+                    "t1",
+                    refused(),
+                    None,
+                    Some(ReasonCode::ApprovalRequired),
+                )],
+            ),
+            (
+                gemini_result(
+                    "error",
+                    "Tool execution blocked: no",
+                    Some("policy_violation"),
+                ),
+                vec![ended(
+                    "t1",
+                    refused(),
+                    None,
+                    Some(ReasonCode::BlockedByHook),
+                )],
+            ),
+            (
+                gemini_result(
+                    "error",
+                    "Error: MCP tool 'fail' reported an error.",
+                    Some("mcp_tool_error"),
+                ),
+                vec![ended(
+                    "t1",
+                    observed(),
+                    Some(false),
+                    Some(ReasonCode::ToolError),
+                )],
+            ),
+            (
+                gemini_result(
+                    "error",
+                    "Agent execution stopped by hook: no",
+                    Some("stop_execution"),
+                ),
+                vec![],
+            ),
+        ] {
+            assert_eq!(said(gemini(&f, &line)), want, "{line}");
+        }
+        assert_eq!(
+            gemini(
+                &f,
+                &format!(
+                    r#"{{"type":"error","timestamp":"2026-12-03T19:07:56.951Z","severity":"warning","message":"Agent execution blocked: {PLANTED}"}}"#
+                )
+            ),
+            RecordAnswer::not_read(
+                "error",
+                Timestamp::parse_rfc3339("2026-12-03T19:07:56.951Z")
+            )
+        );
+        // Claude's and Qwen's lines are not Gemini's.
+        assert_eq!(
+            gemini(
+                &f,
+                r#"{"type":"system","subtype":"init","session_id":"s","claude_code_version":"2.1.332"}"#
+            ),
+            RecordAnswer::Unknown
+        );
+    }
+
+    /// GIVEN `mcp_SERVER_TOOL` names WHEN split THEN a configured server
+    /// that alone fits decides; unconfigured, a name with one `_` after
+    /// `mcp_` splits there, and one that could split two ways is not read
+    /// (said as such), never guessed.
+    #[test]
+    fn gemini_names_split_only_where_certain() {
+        let configured = vec!["my_srv".to_owned()];
+        assert_eq!(
+            gemini_split("mcp_my_srv_get_time", &configured),
+            Some(("my_srv".to_owned(), "get_time".to_owned()))
+        );
+        assert_eq!(
+            gemini_split("mcp_count_stamp", &[]),
+            Some(("count".to_owned(), "stamp".to_owned()))
+        );
+        assert_eq!(gemini_split("mcp_my_srv_get_time", &[]), None);
+        assert_eq!(
+            gemini(
+                &file(&[]),
+                r#"{"type":"tool_use","tool_name":"mcp_my_srv_get_time","tool_id":"t2"}"#
+            ),
+            RecordAnswer::not_read("tool_use:mcp_name_unsplit", None)
+        );
+        // A built-in tool: no MCP call.
+        assert!(
+            said(gemini(
+                &file(&[]),
+                r#"{"type":"tool_use","tool_name":"read_file","tool_id":"t3"}"#
+            ))
+            .is_empty()
+        );
+    }
+
+    /// A Qwen Code `user` line with one `tool_result`, as
+    /// tests/fixtures/records-by-path/qwen-*.stream.jsonl hold them.
+    fn qwen_result(is_error: bool, words: &str) -> String {
+        format!(
+            r#"{{"type":"user","uuid":"u","session_id":"s1","parent_tool_use_id":null,"message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"call_1","is_error":{is_error},"content":"{words} {PLANTED}"}}]}}}}"#
+        )
+    }
+
+    /// GIVEN Qwen Code's lines (0.15.10 and 0.24.4 shapes) WHEN read THEN
+    /// its init gives the version, the project and each server's status as
+    /// the probe reads them; Claude's init is not Qwen's; a `tool_use` of
+    /// `mcp__SERVER__TOOL` is a call; a `tool_result` by its id a success,
+    /// a refusal for the reason Qwen's words give, a tool error, or (any
+    /// other words) unknown.
+    #[test]
+    fn qwen_lines_read_as_the_probe_and_the_chat_read_them() {
+        let init = format!(
+            r#"{{"type":"system","subtype":"init","uuid":"s1","session_id":"s1","cwd":"/home/{PLANTED}/proj","tools":["mcp__count__stamp","tool_search"],"mcp_servers":[{{"name":"count","status":"connected"}}],"model":"{PLANTED}","permission_mode":"default","qwen_code_version":"0.15.10"}}"#
+        );
+        let RecordAnswer::Read(reading) = qwen(&init) else {
+            panic!("init not read");
+        };
+        assert_eq!(reading.version.as_deref(), Some("0.15.10"));
+        assert_eq!(reading.project.as_deref(), Some("proj"));
+        assert_eq!(reading.session.as_deref(), Some("s1"));
+        assert!(!format!("{reading:?}").contains(PLANTED));
+        assert_eq!(
+            reading.evidence,
+            stream_json_init_reports(&init, Timestamp(0)),
+            "the probe's reading"
+        );
+        assert!(
+            reading
+                .evidence
+                .iter()
+                .any(|e| e.kind == EvidenceKind::AgentReported
+                    && e.server.as_deref() == Some("count"))
+        );
+        let claude = init.replace("qwen_code_version", "claude_code_version");
+        assert_eq!(qwen(&claude), RecordAnswer::Unknown);
+        assert_eq!(
+            said(qwen(&format!(
+                r#"{{"type":"assistant","session_id":"s1","message":{{"content":[{{"type":"tool_use","id":"call_1","name":"mcp__count__stamp","input":{{"timezone":"{PLANTED}"}}}},{{"type":"tool_use","id":"call_0","name":"tool_search","input":{{}}}}]}}}}"#
+            ))),
+            [(
+                EvidenceKind::ToolCallObserved,
+                Some("count".to_owned()),
+                Some("stamp".to_owned()),
+                Some("call_1".to_owned()),
+                None,
+                None
+            )]
+        );
+        let observed = || EvidenceKind::ToolCallObserved;
+        let refused = || EvidenceKind::ToolCallRefused;
+        for (line, want) in [
+            (
+                qwen_result(false, "ok"),
+                vec![ended("call_1", observed(), Some(true), None)],
+            ),
+            (
+                qwen_result(
+                    true,
+                    r#"Qwen Code requires permission to use \"mcp__count__stamp\", but that permission was declined (non-interactive mode cannot prompt for confirmation)."#,
+                ),
+                vec![ended(
+                    "call_1",
+                    refused(),
+                    None,
+                    Some(ReasonCode::ApprovalRequired),
+                )],
+            ),
+            (
+                qwen_result(
+                    true,
+                    r#"Qwen Code requires permission to use \"mcp__count__stamp\", but that permission was declined. Matching deny rule: \"mcp__count__stamp\"."#,
+                ),
+                vec![ended(
+                    "call_1",
+                    refused(),
+                    None,
+                    Some(ReasonCode::PermissionDenied),
+                )],
+            ),
+            (
+                qwen_result(
+                    true,
+                    "MCP tool 'fail' reported tool error for function call: {}",
+                ),
+                vec![ended(
+                    "call_1",
+                    observed(),
+                    Some(false),
+                    Some(ReasonCode::ToolError),
+                )],
+            ),
+            (qwen_result(true, "a hook's own words"), vec![]),
+        ] {
+            assert_eq!(said(qwen(&line)), want, "{line}");
+        }
+        // Gemini's lines are not Qwen's.
+        assert_eq!(
+            qwen(r#"{"type":"init","session_id":"s","model":"m"}"#),
+            RecordAnswer::Unknown
+        );
+    }
+}
