@@ -265,24 +265,32 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
         ),
         // stream_json: core output/types.d.ts (JsonStreamEventType), bundle
         // gemini-3HFX2LNT.js 11630 (init), 11830-11860 (tool_use,
-        // tool_result), 11906-11975 (error).
-        E::not_read(
+        // tool_result), 11906-11975 (error); read by path only
+        // (stream_json.rs), verified on real runs
+        // (tests/fixtures/records-by-path/gemini-0.61.0-*.stream.jsonl).
+        E::read(
             STREAM,
             "init",
             G,
-            "names no MCP server (session_id and model only): nothing to read",
+            "the session (session_id), the file's every later line its; names no MCP server and no version (the model is not kept)",
         ),
-        E::not_read(
+        E::read(
             STREAM,
             "tool_use",
             G,
-            "not yet read: tool_name (`mcp_SERVER_TOOL`) and tool_id of each call; parameters are payload",
+            "tool_call_observed per `mcp_SERVER_TOOL` call with its tool_id, split at a configured server's name, else where only one split is possible; parameters are payload, never read",
         ),
         E::not_read(
             STREAM,
+            "tool_use:mcp_name_unsplit",
+            G,
+            "an `mcp_SERVER_TOOL` name that splits more than one way and no configured server decides: the call is said not read, never guessed",
+        ),
+        E::read(
+            STREAM,
             "tool_result",
             G,
-            "not yet read: status (success, error) by tool_id; error.type tells a refusal (policy_violation, stop_execution) from a failure (mcp_tool_error)",
+            "by tool_id: success a use; error a refusal with its reason by the words the UI showed (output, as the chat's resultDisplay: permission_denied, approval_required, blocked_by_hook), error.type mcp_tool_error a failure (tool_error), a hook's stop unknown; output and error.message are scanned, never kept",
         ),
         E::not_read(
             STREAM,

@@ -196,12 +196,15 @@ fn qwen_stream_json() -> Vec<CensusEntry> {
     vec![
         // stream_json: 0.15.10 cli.js 502778-502806 (buildSystemMessage),
         // 503746 (permission_denials), 504134 (tool_progress), 505692-506090
-        // (control requests); 0.24.4 chunk-KYFJLESB.js 17559.
+        // (control requests), 503545-503640 (emitToolResult); 0.24.4
+        // chunk-KYFJLESB.js 17559. Read from the probe's live output and, by
+        // path, from a saved file (stream_json.rs; real runs in
+        // tests/fixtures/records-by-path/qwen-*.stream.jsonl).
         E::read(
             STREAM,
             "system/init.mcp_servers",
             Q,
-            "agent_reported per server with its status (connected, connecting, disconnected)",
+            "agent_reported per server with its status (connected, connecting, disconnected); by path, with the session, the project (cwd's last component) and the version (qwen_code_version, where Claude's init has claude_code_version)",
         ),
         E::read(
             STREAM,
@@ -215,23 +218,23 @@ fn qwen_stream_json() -> Vec<CensusEntry> {
             Q,
             "not yet read: the approval mode the run has",
         ),
-        E::not_read(
+        E::read(
             STREAM,
             "assistant.content.tool_use",
             Q,
-            "not yet read: each call's name (`mcp__SERVER__TOOL`) and id; input is payload",
+            "by path: tool_call_observed per `mcp__SERVER__TOOL` call with its id; input is payload, never read",
         ),
-        E::not_read(
+        E::read(
             STREAM,
             "user.content.tool_result",
             Q,
-            "not yet read: is_error by tool_use_id; content is payload",
+            "by path, by tool_use_id: is_error false a use; true a refusal with its reason by Qwen's words (approval_required, permission_denied, blocked_by_hook), a tool error (\"MCP tool 'X' reported tool error\": tool_error), or in any other words (a hook's own, or an error of no named kind) unknown; content is scanned where is_error, never kept",
         ),
         E::not_read(
             STREAM,
             "result.permission_denials",
             Q15_ON,
-            "not yet read: the calls refused a permission in the run",
+            "the calls of errorType execution_denied, already refused by their tool_result (whose words give the reason); their tool_input is payload",
         ),
         E::not_read(
             STREAM,
