@@ -72,6 +72,11 @@ pub struct Rules {
     /// default (sent to the model only once a search loads them); `None`
     /// where it is not known for this release.
     pub defers: Option<bool>,
+    /// The setting of a server's own entry (`key=value`, as the harness's
+    /// scanner writes it into the row's settings) that sends every tool of
+    /// that server to the model up front, never behind the tool search
+    /// (Claude Code's `alwaysLoad=true`); [`Rules::for_entry`] applies it.
+    pub up_front: Option<&'static str>,
     /// Where these rules come from (the harness's own source), and the
     /// releases they were verified on.
     pub source: &'static str,
@@ -126,6 +131,7 @@ impl Rules {
             dropped_roots: &[],
             tool_limit: None,
             defers: Some(false),
+            up_front: None,
             source,
             shape: Shape::Unmarked,
         }
@@ -166,6 +172,28 @@ impl Rules {
     /// (`None`: not known for this release).
     pub const fn with_deferral(mut self, defers: Option<bool>) -> Self {
         self.defers = defers;
+        self
+    }
+
+    /// The entry setting (`key=value`) that keeps a server's tools out of
+    /// the tool search ([`Rules::up_front`]).
+    pub const fn with_up_front(mut self, setting: &'static str) -> Self {
+        self.up_front = Some(setting);
+        self
+    }
+
+    /// The rules as they apply to one server, given its entry's settings
+    /// (a row's `diagnostics.settings`): where the entry holds
+    /// [`Rules::up_front`], nothing of it is deferred, whatever the
+    /// release does by default (a tool search that is off defers nothing
+    /// either).
+    pub fn for_entry(mut self, settings: &[String]) -> Self {
+        if self
+            .up_front
+            .is_some_and(|s| settings.iter().any(|have| have == s))
+        {
+            self.defers = Some(false);
+        }
         self
     }
 }
@@ -767,6 +795,39 @@ mod tests {
         let names = ModelNames::new(&suffixed, &[("srv", &tools)]);
         assert_eq!(names.resolve("mcp__srv__a_b_02e48d1cd3a7"), None);
         assert_eq!(names.resolve("mcp__srv__echo"), Some(("srv", "echo")));
+    }
+
+    #[test]
+    fn an_entry_that_loads_up_front_is_never_deferred() {
+        let rules = Rules::new(claude_like, OnCollision::FirstWins, "test")
+            .with_deferral(Some(true))
+            .with_up_front("alwaysLoad=true");
+        let tools = listed(&["echo"]);
+        assert!(predict(&rules, "s", &tools)[0].deferred);
+        let up = rules.for_entry(&["alwaysLoad=true".to_owned()]);
+        let p = predict(&up, "s", &tools);
+        assert!(p[0].offered && !p[0].deferred, "{p:?}");
+        // Any other setting, or none, leaves the release's default.
+        for other in [vec![], vec!["alwaysLoad=false".to_owned()]] {
+            assert!(predict(&rules.for_entry(&other), "s", &tools)[0].deferred);
+        }
+        // An unknown release's deferral becomes known for such an entry.
+        let unknown = rules.with_deferral(None);
+        assert_eq!(
+            unknown.for_entry(&["alwaysLoad=true".to_owned()]).defers,
+            Some(false)
+        );
+        // A harness without the setting ignores it.
+        let plain =
+            Rules::new(claude_like, OnCollision::FirstWins, "test").with_deferral(Some(true));
+        assert!(
+            predict(
+                &plain.for_entry(&["alwaysLoad=true".to_owned()]),
+                "s",
+                &tools
+            )[0]
+            .deferred
+        );
     }
 
     #[test]

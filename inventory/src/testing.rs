@@ -304,7 +304,9 @@ pub fn tool_rows(
         })
         .collect();
     let listed: Vec<Listed> = kept.iter().map(|(_, l)| l.clone()).collect();
-    let predicted = tether_core::last_mile::predict(rules, &server.name, &listed);
+    // The entry's own settings can change the rules (Claude Code's `alwaysLoad`).
+    let rules = rules.for_entry(&server.diagnostics.settings);
+    let predicted = tether_core::last_mile::predict(&rules, &server.name, &listed);
     let rule = |state| StageObservation::shown(state, ProvenanceCode::DocumentedRule, at);
     for ((i, _), p) in kept.into_iter().zip(predicted) {
         let row = &mut rows[i];

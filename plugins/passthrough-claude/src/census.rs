@@ -379,11 +379,15 @@ fn config() -> Vec<CensusEntry> {
             BOTH,
             "not yet read: with it, `allowedMcpServers` counts only from managed settings (the reader reads it from `managed-settings.json` only, which agrees where no other file sets it)",
         ),
-        not(
+        // `alwaysLoad:H.boolean().optional()` on every server type (2.1.197
+        // bin/claude.exe byte 226632445; 2.1.332 329488125); a tool is
+        // never deferred when `alwaysLoad:e.config.alwaysLoad===!0||…`
+        // (2.1.197 232496360; 2.1.332 385064776, `isDeferredTool` 338735613).
+        read(
             C,
             "mcpServers.alwaysLoad",
             BOTH,
-            "not yet read: a server whose tools are loaded up front, never held behind the tool search",
+            "the setting `alwaysLoad=true|false`; with `true` the last mile predicts the server's tools sent up front, never deferred (`false`, or none, leaves the release's default)",
         ),
         not(
             C,

@@ -297,7 +297,8 @@ impl ConfigScanner for ClaudeConfigScanner {
             .map(|e| string_list(e.get("disabledMcpServers")))
             .unwrap_or_default();
 
-        let decide = |found: &mut FoundServer, base: Enablement| {
+        let decide = |found: &mut FoundServer, entry: &Map<String, Value>, base: Enablement| {
+            read_loading(found, entry);
             decide_server(
                 &policy,
                 &permissions,
@@ -431,6 +432,29 @@ fn read_settings(
     }
 }
 
+/// What decides each found server: its entry's settings, call policy and
+/// whether it runs, from the entry and the scope's base enablement.
+type Decide<'a> = dyn Fn(&mut FoundServer, &Map<String, Value>, Enablement) + 'a;
+
+/// A server entry's `alwaysLoad` (a boolean, on every transport's entry
+/// in every scope: the shared server schema, 2.1.197
+/// `rDt=ve(()=>H.object({type:H.literal("stdio")…alwaysLoad:H.boolean().optional()`
+/// at byte 226632445 of its `bin/claude.exe`, 2.1.332 `alwaysLoad:M().optional()`
+/// at 329488125) as the setting `alwaysLoad=true|false`. With `true` the
+/// server's tools are never deferred (2.1.197 at 232496360:
+/// `alwaysLoad:e.config.alwaysLoad===!0||h._meta?.["anthropic/alwaysLoad"]===!0`,
+/// and `isDeferredTool` at 230587207 returns false for it first; 2.1.332 at
+/// 385064776 and 338735613 the same), which the last mile's
+/// `Rules::for_entry` applies. With `false`, 2.1.332 defers every tool of
+/// the server even where the server marks one up front (`serverDefersAllTools`
+/// at 385070940); the per-tool mark (`_meta["anthropic/alwaysLoad"]`) is not
+/// known to the scan, so the release's default stands.
+fn read_loading(found: &mut FoundServer, entry: &Map<String, Value>) {
+    if let Some(load) = entry.get("alwaysLoad").and_then(Value::as_bool) {
+        found.settings.push(format!("alwaysLoad={load}"));
+    }
+}
+
 /// A server's call policy, and whether it runs: as policy says (noting
 /// that `claude mcp list` differs), off when turned off for the project
 /// with /mcp, else `base`.
@@ -468,7 +492,7 @@ fn scan_plain_servers(
     ctx: &ScanContext,
     out: &mut ScanOutput,
     plain: [(ConfigScope, &String, Option<&Value>); 3],
-    decide: &dyn Fn(&mut FoundServer, Enablement),
+    decide: &Decide<'_>,
 ) {
     for (scope, source, servers) in plain {
         out.add_servers(
@@ -479,7 +503,7 @@ fn scan_plain_servers(
             "mcpServers",
             servers,
             crate::DIALECT.entry,
-            |found, _| decide(found, Enablement::Enabled),
+            |found, entry| decide(found, entry, Enablement::Enabled),
         );
     }
 }
@@ -530,7 +554,7 @@ fn scan_project_servers(
     approvals: &Approvals,
     trust_accepted: bool,
     state_source: &str,
-    decide: &dyn Fn(&mut FoundServer, Enablement),
+    decide: &Decide<'_>,
 ) {
     let Some(doc) = out.read_json(HARNESS, project, ".mcp.json", false) else {
         return;
@@ -544,7 +568,7 @@ fn scan_project_servers(
         "mcpServers",
         doc.get("mcpServers"),
         crate::DIALECT.entry,
-        |found, _| {
+        |found, entry| {
             let mut base = approvals.project_server(&found.name);
             // Verified on 2.1.197 and 2.1.332 (`claude mcp list`):
             // until the folder's trust dialog is accepted, every
@@ -557,7 +581,7 @@ fn scan_project_servers(
                     ),
                 );
             }
-            decide(found, base)
+            decide(found, entry, base)
         },
     );
 }
@@ -972,7 +996,7 @@ fn scan_plugins(
     out: &mut ScanOutput,
     plugins: &[InstalledPlugin],
     approvals: &Approvals,
-    decide: &dyn Fn(&mut FoundServer, Enablement),
+    decide: &Decide<'_>,
 ) {
     let mut seen = std::collections::BTreeSet::new();
     for installed in plugins {
@@ -997,7 +1021,7 @@ fn scan_plugins(
             "mcpServers",
             Some(&fresh),
             crate::DIALECT.entry,
-            |found, _| decide(found, approvals.plugin(switch)),
+            |found, entry| decide(found, entry, approvals.plugin(switch)),
         );
     }
 }

@@ -223,7 +223,9 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// of two tools that then share a name the first listed is kept; a tool
     /// whose input schema has a top-level `oneOf`, `anyOf` or `allOf` is
     /// skipped (its MCP log says so); 2.1.332 holds every MCP tool behind
-    /// its tool search by default (2.1.197 sends them all).
+    /// its tool search by default (2.1.197 sends them all); a server whose
+    /// entry says `"alwaysLoad": true` has its tools sent up front on both
+    /// (`config_scan::read_loading`; `tests/tests/always_load.rs`).
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
         use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
         let defers = match version {
@@ -244,6 +246,7 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
                 source: "Anthropic Messages API reference: a tool's name is 1 to 128 characters of a-z, A-Z, 0-9, _ and -",
             })
             .with_deferral(defers)
+            .with_up_front("alwaysLoad=true")
             // Its own reading of a name (`mcpInfoFromString`): the server
             // is what lies between `mcp__` and the next `__`.
             .with_shape(Shape::Split {

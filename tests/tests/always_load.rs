@@ -1,0 +1,339 @@
+//! Claude Code's `alwaysLoad` (issue 56 §2), verified against the real
+//! CLI: two copies of `tether-counting-mcp` in the user's `~/.claude.json`,
+//! `up` with `"alwaysLoad": true` and `lazy` without. The fake model's log
+//! of each request is the ground truth: on the newest release (2.1.332,
+//! which holds MCP tools behind its tool search) the first request holds
+//! every tool of `up` and none of `lazy`, whose names are only told to the
+//! model for a search. Tether's prediction (`tether inventory --test`,
+//! reading the same `~/.claude.json`, and the plugin's rules for the
+//! release) must say the same, and `tether sessions show` of the run's
+//! transcript must not contradict it. On the pinned release (2.1.197, its
+//! tool search off for a model URL that is not Anthropic's) both servers'
+//! tools are sent, as its rules predict with or without `alwaysLoad`.
+//!
+//! Each skips loudly where its CLI (tests/peers, `npm ci`) is not
+//! installed; each run is bounded and killed by process group.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tether_core::registry::Registry;
+use tether_tests::Release;
+
+/// The counting server's tools.
+const TOOLS: [&str; 3] = ["get_current_time", "erroring_tool", "rpc_error_tool"];
+
+/// What one run left: the fake model's log and the run's home.
+struct Run {
+    turns: Vec<tether_tests::fake_model::Turn>,
+    home: tempfile::TempDir,
+    version: String,
+}
+
+/// `~/.claude.json` with `up` (alwaysLoad) and `lazy`, both the counting
+/// server.
+fn write_config(home: &Path) {
+    let server = env!("CARGO_BIN_EXE_tether-counting-mcp");
+    std::fs::write(
+        home.join(".claude.json"),
+        json!({"mcpServers": {
+            "up": {"type": "stdio", "command": server, "args": [], "alwaysLoad": true},
+            "lazy": {"type": "stdio", "command": server, "args": []},
+        }})
+        .to_string(),
+    )
+    .expect("config");
+}
+
+/// The installed version of Claude Code at `release`.
+fn version(release: Release) -> String {
+    let file = release
+        .peer("node_modules/@anthropic-ai/claude-code/package.json")
+        .expect("installed");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("package.json")).expect("json");
+    json["version"].as_str().expect("a version").to_owned()
+}
+
+async fn run(release: Release) -> Option<Run> {
+    let claude = release.peer("node_modules/.bin/claude")?;
+    let (model, log) = tether_tests::fake_model::start_model("up/get_current_time").await;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".claude")).expect("dir");
+    write_config(home.path());
+    let mut cmd = std::process::Command::new(&claude);
+    cmd.args([
+        "-p",
+        "what time is it",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--allowedTools",
+        "mcp__up__get_current_time",
+    ])
+    .current_dir(home.path())
+    .env_clear()
+    .env("HOME", home.path())
+    .env("PATH", release.path())
+    .env("ANTHROPIC_API_KEY", "dummy")
+    .env("ANTHROPIC_BASE_URL", model.base())
+    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    .stdin(std::process::Stdio::null());
+    let out = tether_tests::output_within(cmd, 180);
+    assert!(
+        out.status.success(),
+        "claude {}: {}",
+        release.label(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(home.path().join("stream.jsonl"), &out.stdout).expect("stream");
+    tether_tests::keep_home(&format!("always-load-{}", release.label()), home.path());
+    Some(Run {
+        turns: log.turns(),
+        home,
+        version: version(release),
+    })
+}
+
+/// `tether inventory --test` of the run's home: each tool row's
+/// prediction (`SERVER/TOOL` → its `model`).
+fn inventory_predictions(home: &Path) -> Vec<(String, Value)> {
+    let mut cmd = tether_tests::tether_at_home(home);
+    cmd.args([
+        "inventory",
+        "--harness",
+        "claude",
+        "--kind",
+        "mcp_tool",
+        "--test",
+        "--no-pins",
+        "--json",
+        "--db",
+    ])
+    .arg(home.join("tether.db"));
+    let out = tether_tests::output_within(cmd, 120);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tether inventory: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout).expect("one document");
+    doc["rows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["kind"] == "mcp_tool")
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap_or("").to_owned(),
+                r["model"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The run's transcript.
+fn transcript(home: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(home.join(".claude/projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("a transcript")
+}
+
+/// `tether sessions show PATH --json` of a file of the run.
+fn show(home: &Path, file: &Path) -> Value {
+    let mut cmd = tether_tests::tether_at_home(home);
+    cmd.args(["sessions", "show", &file.display().to_string(), "--json"]);
+    let out = cmd.output().expect("tether runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one document")
+}
+
+/// The history's tool entries of `server` in `doc` (every attempt).
+fn history_tools(doc: &Value, server: &str) -> Vec<Value> {
+    doc["history"]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
+        .filter(|s| s["name"] == server)
+        .flat_map(|s| s["tools"].as_array().into_iter().flatten())
+        .cloned()
+        .collect()
+}
+
+fn state(tool: &Value, stage: &str) -> String {
+    tool[stage]["state"].as_str().unwrap_or("").to_owned()
+}
+
+/// The newest release: `up`'s tools in the first request, `lazy`'s held
+/// behind the tool search; the prediction and the records agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_newest_sends_an_always_load_server_s_tools_up_front() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(run) = run(Release::Newest).await else {
+        return;
+    };
+    // The first request that offers the model any tool (2.1.197 asks
+    // once without tools first).
+    let first = run
+        .turns
+        .iter()
+        .find(|t| !t.tools.is_empty())
+        .expect("the model was offered tools");
+    eprintln!(
+        "claude {}: first request tools {:?}, named {:?}",
+        run.version, first.tools, first.named
+    );
+    for tool in TOOLS {
+        let up = format!("mcp__up__{tool}");
+        let lazy = format!("mcp__lazy__{tool}");
+        assert!(
+            first.tools.contains(&up),
+            "{up} not in the first request: {:?}",
+            first.tools
+        );
+        assert!(
+            !first.tools.contains(&lazy),
+            "{lazy} was sent whole: {:?}",
+            first.tools
+        );
+        // Deferred, not dropped: the model is told its name.
+        assert!(
+            first.named.contains(&lazy),
+            "{lazy} not named: {:?}",
+            first.named
+        );
+    }
+    assert!(
+        first.tools.iter().any(|t| t == "ToolSearch"),
+        "no tool search: {:?}",
+        first.tools
+    );
+
+    // The plugin's rules for this release, per server entry.
+    let rules = Registry::with_static()
+        .expect("registry")
+        .harness("claude")
+        .and_then(|h| h.reader.last_mile(Some(&run.version)))
+        .expect("rules");
+    let listed: Vec<tether_core::last_mile::Listed> = TOOLS
+        .iter()
+        .map(|t| tether_core::last_mile::Listed::new(*t, None))
+        .collect();
+    for (server, settings, deferred) in [
+        ("up", vec!["alwaysLoad=true".to_owned()], false),
+        ("lazy", vec![], true),
+    ] {
+        let p = tether_core::last_mile::predict(&rules.for_entry(&settings), server, &listed);
+        for p in &p {
+            assert!(p.offered, "{p:?}");
+            assert_eq!(p.deferred, deferred, "{server}: {p:?}");
+            assert_eq!(
+                first.tools.contains(&p.model_name),
+                !deferred,
+                "{server}: {p:?}"
+            );
+        }
+    }
+
+    // `tether inventory --test` of the same home says the same.
+    let predicted = inventory_predictions(run.home.path());
+    eprintln!("inventory: {predicted:?}");
+    for tool in TOOLS {
+        for (server, deferred) in [("up", false), ("lazy", true)] {
+            let name = format!("{server}/{tool}");
+            let model = &predicted
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no row {name}: {predicted:?}"))
+                .1;
+            assert_eq!(model["offered"], true, "{name}: {model}");
+            assert_eq!(
+                model["deferred"].as_bool().unwrap_or(false),
+                deferred,
+                "{name}: {model}"
+            );
+        }
+    }
+
+    // The run's transcript: `lazy`'s tools deferred and never model-visible;
+    // `up`'s never deferred.
+    let stream = show(run.home.path(), &run.home.path().join("stream.jsonl"));
+    eprintln!(
+        "stream-json: up {:#?}",
+        history_tools(&stream, "up")
+            .iter()
+            .map(|t| (
+                t["name"].clone(),
+                state(t, "deferred"),
+                state(t, "model_visible")
+            ))
+            .collect::<Vec<_>>()
+    );
+    let doc = show(run.home.path(), &transcript(run.home.path()));
+    let lazy = history_tools(&doc, "lazy");
+    let up = history_tools(&doc, "up");
+    eprintln!("sessions show: up {up:#?}\nlazy {lazy:#?}");
+    for tool in TOOLS {
+        let of = |tools: &[Value]| tools.iter().find(|t| t["name"] == tool).cloned();
+        let l = of(&lazy).unwrap_or_else(|| panic!("no lazy/{tool}: {doc:#}"));
+        assert_eq!(state(&l, "deferred"), "yes", "lazy/{tool}: {l:#}");
+        assert_ne!(state(&l, "model_visible"), "yes", "lazy/{tool}: {l:#}");
+        if let Some(u) = of(&up) {
+            assert_ne!(state(&u, "deferred"), "yes", "up/{tool}: {u:#}");
+        }
+    }
+    // The tool the model called from the first request reached it.
+    let called = up
+        .iter()
+        .find(|t| t["name"] == "get_current_time")
+        .unwrap_or_else(|| panic!("no up/get_current_time: {doc:#}"));
+    assert_eq!(state(called, "called"), "yes", "{called:#}");
+}
+
+/// The pinned release: its tool search is off for the fake model's URL,
+/// so both servers' tools are sent, as its rules say for each entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_pinned_sends_both_servers_tools() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(run) = run(Release::Pinned).await else {
+        return;
+    };
+    // The first request that offers the model any tool (2.1.197 asks
+    // once without tools first).
+    let first = run
+        .turns
+        .iter()
+        .find(|t| !t.tools.is_empty())
+        .expect("the model was offered tools");
+    let rules = Registry::with_static()
+        .expect("registry")
+        .harness("claude")
+        .and_then(|h| h.reader.last_mile(Some(&run.version)))
+        .expect("rules");
+    for (server, settings) in [("up", vec!["alwaysLoad=true".to_owned()]), ("lazy", vec![])] {
+        let listed: Vec<tether_core::last_mile::Listed> = TOOLS
+            .iter()
+            .map(|t| tether_core::last_mile::Listed::new(*t, None))
+            .collect();
+        for p in tether_core::last_mile::predict(&rules.for_entry(&settings), server, &listed) {
+            assert!(p.offered && !p.deferred, "{server}: {p:?}");
+            assert!(
+                first.tools.contains(&p.model_name),
+                "{}: {p:?} not in {:?}",
+                run.version,
+                first.tools
+            );
+        }
+    }
+}
