@@ -2,8 +2,9 @@
 //! telemetry name and configuration key its shipped code writes or reads
 //! that bears on MCP servers, tools, skills, hooks, plugins, auth or
 //! permissions, and whether `records.rs`, `telemetry.rs` and
-//! `config_scan.rs` read it (this plugin has no `read_output`: nothing of
-//! `codex exec --json` is read).
+//! `config_scan.rs` read it (this plugin has no `read_output`: `codex exec
+//! --json` is read only from a saved file named by path, `records.rs`'s
+//! `exec_json`).
 //!
 //! Found in the released binaries themselves (`strings` of
 //! `@openai/codex-linux-x64` `vendor/x86_64-unknown-linux-musl/…/codex`:
@@ -18,8 +19,8 @@ use tether_core::records::CensusEntry;
 
 /// Rollouts, `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
 const ROLLOUT: &str = crate::records::ROLLOUT;
-/// `codex exec --json`, one event a line on stdout.
-const STREAM: &str = "stream_json";
+/// `codex exec --json`, one event a line on stdout, saved to a file.
+const STREAM: &str = crate::records::EXEC_JSON;
 /// Codex's own OpenTelemetry (its `[otel]` exporters).
 const TELEMETRY: &str = "telemetry";
 /// `config.toml` (user, system, project), `hooks.json`, plugin manifests.
@@ -362,26 +363,62 @@ fn rollout_event_msg_others(out: &mut Vec<CensusEntry>) {
 }
 
 fn stream_json(out: &mut Vec<CensusEntry>) {
-    // A real `codex exec --json` run of 0.171.0 (one working tool, one
-    // isError, one JSON-RPC error, and a server whose command does not
-    // exist): `thread.started`, `turn.started`, `item.started` /
-    // `item.completed` of `type: "mcp_tool_call"`, `turn.completed`; the
-    // type names are in the 0.118.0 and 0.142.5 binaries too.
+    // `ThreadEvent` (tagged `type`): the 0.171.0 binary names its types in
+    // one run of its string table at offset 4155176 (`thread.started
+    // turn.started turn.completed turn.failed item.started item.updated
+    // item.completed`, then `todo_list error`); the shapes are
+    // openai/codex `codex-rs/exec/src/exec_events.rs`. Real runs of
+    // 0.171.0 against the fake model (tests/fixtures/refusals
+    // `codex-0.171.0-*.exec.jsonl`, tests/fixtures/records-by-path
+    // `codex-0.171.0-broken.exec.jsonl`: one working tool, an approval no
+    // one could give, an isError, a JSON-RPC error, and a server whose
+    // command does not exist). Read from a saved file named by path
+    // (`exec_json`, records/exec_json.rs); lines carry no time.
     out.extend([
-        CensusEntry::not_read(
+        CensusEntry::read(
+            STREAM,
+            "thread.started",
+            "0.118.0–0.171.0 (run on 0.171.0)",
+            "the session: `thread_id`, the id the run's rollout names in its session_meta (no version, project or time: exec prints none)",
+        ),
+        CensusEntry::read(
             STREAM,
             "item.started/mcp_tool_call",
             "0.118.0–0.171.0 (run on 0.171.0)",
-            "not yet read (this plugin has no read_output): `{id, type, server, tool, arguments, result: null, error: null, status: \"in_progress\"}`",
+            "tool_call_observed from the item's server and tool, by exec's item id, its outcome unknown: `{id, type, server, tool, arguments, result: null, error: null, status: \"in_progress\"}` (arguments never read)",
         ),
-        CensusEntry::not_read(
+        CensusEntry::read(
             STREAM,
             "item.completed/mcp_tool_call",
             "0.118.0–0.171.0 (run on 0.171.0)",
-            "not yet read (this plugin has no read_output): `{id, server, tool, status completed|failed, result{content, structured_content} or null, error{message} or null}`, a call and its outcome (an isError result is status failed; a JSON-RPC error is error.message)",
+            "the same call's end, read as a rollout's item_completed McpToolCall (one function, item_end): status completed = used; failed with a result = the server's isError (`tool_error`; exec prints no isError field); failed with `error.message` in Codex's JSON-RPC words = `protocol_error`; tool_call_refused where the words say it never reached the server (measured: \"MCP tool call requires approval, but approval policy is never\", `approval_required`); the result and the words are never kept",
         )
         .silence(
-            "exec --json prints calls only: a server that failed to start (a missing command, in a real run) or was never called prints nothing",
+            "exec --json prints calls only: a server that failed to start (a missing command, in a real run) or was never called prints nothing; a required server that fails ends the run before thread.started, with nothing on stdout (measured)",
+        ),
+        CensusEntry::read(
+            STREAM,
+            "item.updated/mcp_tool_call",
+            "0.171.0 (not seen in a real run)",
+            "tool_call_observed as item.started's (the same ThreadItem, exec_events.rs), its outcome where its status says; exec sends item.updated for file changes and to-do lists only",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "item.completed/error",
+            "0.171.0 (run on 0.171.0)",
+            "known, says nothing of MCP: Codex's warnings as free words (measured: the model's metadata not found); neither a server that failed to start nor one named `bad name!` printed one (measured)",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "error",
+            "0.171.0 (run on 0.171.0)",
+            "known, says nothing of MCP: Codex's own failure, `{message}` (measured: the model's stream, \"Reconnecting... waiting for network\"), never a server's",
+        ),
+        CensusEntry::not_read(
+            STREAM,
+            "turn.failed",
+            "0.118.0–0.171.0 (from exec_events.rs; no run failed a turn: offline, 0.171.0 reconnects for ever)",
+            "known, says nothing of MCP: `{error: {message}}`, the turn's failure (the model's); a call still in progress is ended by its own item.completed first (exec's event processor)",
         ),
     ]);
 }
@@ -768,6 +805,7 @@ mod tests {
     fn every_read_kind_is_in_the_reader_s_code() {
         let code = [
             include_str!("records.rs"),
+            include_str!("records/exec_json.rs"),
             include_str!("telemetry.rs"),
             include_str!("config_scan.rs"),
             include_str!("lib.rs"),

@@ -32,6 +32,11 @@
 //! `codex exec` 0.118 writes no `mcp_tool_call_end`: its calls are counted,
 //! their outcome unknown (never failed).
 //!
+//! What `codex exec --json` printed, saved and named by path (role
+//! `exec_json`, `records/exec_json.rs`): its thread's id and its
+//! `mcp_tool_call` items, whose ends are read by the same words
+//! ([`never_ran`], [`protocol_error`], one `item_end`) as a rollout's.
+//!
 //! Rollouts hold no start-up or tool-list records: a server that failed to
 //! start, or wanted a login, is not in them (Codex's TUI writes those to
 //! `logs_2.sqlite`, not read here).

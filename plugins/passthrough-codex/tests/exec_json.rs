@@ -42,6 +42,15 @@ fn answers(role: &str, text: &str) -> Vec<RecordAnswer> {
     text.lines().map(|line| read(&file, line)).collect()
 }
 
+/// One call as it ended: (kind, server, tool, outcome, reason).
+type Ended = (
+    EvidenceKind,
+    String,
+    String,
+    Option<bool>,
+    Option<ReasonCode>,
+);
+
 /// What a file says of its session: its id, the servers named, and each
 /// call as it ended (kind, server, tool, outcome, reason), its evidence
 /// folded by the call's id (a call and its end are one).
@@ -49,13 +58,7 @@ fn answers(role: &str, text: &str) -> Vec<RecordAnswer> {
 struct Said {
     session: Option<String>,
     servers: Vec<String>,
-    calls: Vec<(
-        EvidenceKind,
-        String,
-        String,
-        Option<bool>,
-        Option<ReasonCode>,
-    )>,
+    calls: Vec<Ended>,
 }
 
 fn said(role: &str, text: &str) -> Said {
