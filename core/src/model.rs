@@ -368,6 +368,33 @@ pub struct ReasonCount {
 /// Reasons a tool row keeps per list, at most.
 pub const MAX_TOOL_REASONS: usize = 8;
 
+impl ReasonCount {
+    /// Counts `calls` for `reason` in `list` (kept in the order of the
+    /// reasons' codes, at most [`MAX_TOOL_REASONS`] of them: a reason past
+    /// that is dropped): a reason already there takes `combine(had, calls)`.
+    /// One source's counts are running totals (`u32::max`, so order and
+    /// repeats never matter); counts of different tools add up
+    /// (`u32::saturating_add`).
+    pub fn count_in(
+        list: &mut Vec<ReasonCount>,
+        reason: ReasonCode,
+        calls: u32,
+        combine: fn(u32, u32) -> u32,
+    ) {
+        match list.binary_search_by(|r| r.reason_code.as_str().cmp(reason.as_str())) {
+            Ok(i) => list[i].calls = combine(list[i].calls, calls),
+            Err(i) if list.len() < MAX_TOOL_REASONS => list.insert(
+                i,
+                ReasonCount {
+                    reason_code: reason,
+                    calls,
+                },
+            ),
+            Err(_) => {}
+        }
+    }
+}
+
 impl ToolRow {
     /// A row for `name` with nothing shown yet.
     pub fn new(name: impl Into<String>) -> Self {

@@ -488,20 +488,7 @@ fn tool_refused(
         .clone()
         .unwrap_or(crate::vocab::UNSAID_REFUSAL);
     let count = ev.calls.unwrap_or(1);
-    match t
-        .refusals
-        .binary_search_by(|r| r.reason_code.as_str().cmp(code.as_str()))
-    {
-        Ok(i) => t.refusals[i].calls = t.refusals[i].calls.max(count),
-        Err(i) if t.refusals.len() < crate::model::MAX_TOOL_REASONS => t.refusals.insert(
-            i,
-            crate::model::ReasonCount {
-                reason_code: code,
-                calls: count,
-            },
-        ),
-        Err(_) => {}
-    }
+    crate::model::ReasonCount::count_in(&mut t.refusals, code, count, u32::max);
     t.refused_calls = t
         .refusals
         .iter()

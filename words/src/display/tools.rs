@@ -148,13 +148,12 @@ impl CallTally {
             }
         }
         for r in other.refusals {
-            match self
-                .refusals
-                .binary_search_by(|m| m.reason_code.cmp(&r.reason_code))
-            {
-                Ok(i) => self.refusals[i].calls = self.refusals[i].calls.saturating_add(r.calls),
-                Err(i) => self.refusals.insert(i, r),
-            }
+            tether_core::model::ReasonCount::count_in(
+                &mut self.refusals,
+                r.reason_code,
+                r.calls,
+                u32::saturating_add,
+            );
         }
         self
     }
