@@ -73,6 +73,11 @@ pub(super) fn progress(reading: &mut RecordReading, record: &str, at: Timestamp)
                 return;
             };
             let event = data.hook_event.as_deref().and_then(name);
+            // A Stop hook's run is its `stop_hook_summary`'s, which says
+            // how it ended (the same releases write both).
+            if matches!(event.as_deref(), Some("Stop" | "SubagentStop")) {
+                return;
+            }
             let command = data.command.as_deref().unwrap_or_default();
             let mut run = CapabilityEvent::hook(&hook, event.as_deref());
             if !command.trim().is_empty() {
