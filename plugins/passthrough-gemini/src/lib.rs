@@ -20,6 +20,8 @@
 //!   `--output-format stream-json`; its `mcp_servers` statuses and
 //!   `mcp__<server>__` tools become `agent_reported` evidence. Gemini's
 //!   stream-json `init` line names no servers, so Gemini reports nothing.
+//!   Either's stream-json saved to a file is read by path as a session
+//!   record (`stream_json`, the same init reading for Qwen).
 //! - Scans both CLIs' configuration for `tether inventory` ([`config_scan`]).
 
 pub mod census;
