@@ -14,6 +14,9 @@ use tether_core::records::CensusEntry;
 const BOTH: &str = "2.1.197–2.1.332";
 /// Only the newest.
 const NEW: &str = "2.1.332";
+/// Progress records: written by the releases before 2.1.197 (real
+/// transcripts), never by the installed ones.
+const OLD_PROGRESS: &str = "2.1.14–2.1.39 written (real transcripts); 2.1.197–2.1.332 never written";
 
 /// Transcripts (`records::TRANSCRIPT`).
 const T: &str = "transcript";
@@ -59,7 +62,7 @@ fn transcript() -> Vec<CensusEntry> {
         // The words of a failed call: `Claude requested permissions to use ${name}, but you haven't granted it yet.`
         // (the `ask` decision's message, a headless run answering it), `${event} hook error: ${blockingError}`,
         // `Permission to use ${name} has been denied.`, the MCP SDK's `MCP error ${code}: ${message}`.
-        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed); where `is_error` and Claude Code's own words say so, tool_call_refused instead: `approval_required` (\"…but you haven't granted it yet\": a headless run that could not ask; measured), `blocked_by_hook` (\"PreToolUse:TOOL hook error: …\": exit 2 in both, a JSON deny in 2.1.332; measured), `permission_denied` (\"Permission to use TOOL has been denied…\": a rule or the mode); `protocol_error` for \"MCP error -N: …\" (2.1.197; 2.1.332 passes the JSON-RPC error's message alone, a plain failure). The words are compared, never kept").silence("2.1.197 answers a PreToolUse hook's JSON `deny` with the hook's own words alone: that refusal reads as a failed call; a deny rule removes the tool before the model, so a refused call is never written for it"),
+        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed); where `is_error` and Claude Code's own words say so, tool_call_refused instead: `approval_required` (\"…but you haven't granted it yet\": a headless run that could not ask; measured), `blocked_by_hook` (\"PreToolUse:TOOL hook error: …\": exit 2 in both, a JSON deny in 2.1.332; measured), `permission_denied` (\"Permission to use TOOL has been denied…\": a rule or the mode; \"The user doesn't want to proceed with this tool use.…\": a person rejected it, the words of 2.1.197's `ize` and 2.1.332's `tpa`, real 2.1.38/2.1.39 beside `toolUseResult: \"User rejected tool use\"`), `approval_required` also for \"Permission to use TOOL has been auto-denied (prompts unavailable).\" (a real 2.1.29 sub-agent's); `protocol_error` for \"MCP error -N: …\" (2.1.197; 2.1.332 passes the JSON-RPC error's message alone, a plain failure). The words are compared, never kept").silence("2.1.197 answers a PreToolUse hook's JSON `deny` with the hook's own words alone: that refusal reads as a failed call; a deny rule removes the tool before the model, so a refused call is never written for it"),
         // A tool search's result: `{type:"tool_result",tool_use_id,content:e.matches.map((n)=>({type:"tool_reference",tool_name:n}))}`.
         not(T, "user/tool_result.tool_reference", BOTH, "not yet read: each tool a tool search loaded for the model (`tool_name`)"),
         // Session metadata re-appended: `{type:"permission-mode",permissionMode,sessionId}`.
@@ -126,10 +129,21 @@ fn transcript() -> Vec<CensusEntry> {
         read(T, "system/stop_hook_summary", BOTH, "hook_fired for each Stop hook in `hookInfos` (its command's shape): succeeded where no error; failed where one hook ran and gave errors (blocked where it stopped the turn); unknown where several ran and errors name no one; a hook that also wrote its own attachment is that run, counted once (the same `toolUseID` and command)").silence("written only when a Stop hook ran: no record shows whether one ran only where none is configured"),
         not(T, "system/permission_retry", BOTH, "a notice to the user (`content`, `commands`, `level`); names no MCP server"),
         // Progress: `function Sie(e){if(e.type==="progress")return!1;…}` (2.1.197),
-        // the same in 2.1.332: never written.
-        not(T, "progress/hook_progress", BOTH, "never written: a progress record is dropped before the transcript is written"),
-        not(T, "progress/mcp_progress", BOTH, "never written: a progress record (an MCP call started, progressed) is dropped before the transcript is written"),
-        not(T, "progress/skill_progress", BOTH, "never written: a progress record is dropped before the transcript is written"),
+        // the same in 2.1.332: never written there. Written by earlier
+        // releases: real transcripts of 2.1.14 to 2.1.39 hold them
+        // (`{type:"progress",data:{type:"hook_progress",hookEvent,hookName,command},toolUseID,…}`,
+        // 5,697 in 19 files of 2.1.38/2.1.39; `{type:"mcp_progress",status,serverName,toolName}` in 2.1.15).
+        read(T, "progress/hook_progress", OLD_PROGRESS, "hook_fired for each (`hookName`, `hookEvent`, its command's shape: the program after a leading `cd … &&`); how it ended is not written: unknown, never success; a Stop hook's is its `stop_hook_summary`'s run, not read twice").silence("every hook run wrote one in the releases that wrote progress records: none means no hook ran there"),
+        read(T, "progress/mcp_progress", OLD_PROGRESS, "tool_call_observed for the call with its `toolUseID`: `started` (no outcome yet), `completed` (succeeded), `failed` (failed); the server by the name its tools carry (`plugin:P:S` is `plugin_P_S`)"),
+        not(T, "progress/bash_progress", OLD_PROGRESS, "a shell command's output so far (payload); real 2.1.38/2.1.39"),
+        not(T, "progress/agent_progress", OLD_PROGRESS, "a sub-agent's messages so far (payload); its calls are read from its own transcript (`subagents/agent-*.jsonl`); real 2.1.38/2.1.39"),
+        not(T, "progress/waiting_for_task", OLD_PROGRESS, "a wait for a background task; names no MCP server; real 2.1.38/2.1.39"),
+        // 2.1.14: `{type:"user",isMeta:true,message:{content:"Stop hook feedback:\n[COMMAND]: OUTPUT"}}` (real transcripts).
+        read(T, "user/isMeta:Stop hook feedback", "2.1.14 (real transcripts; later releases write `stop_hook_summary` and `hook_*` attachments)", "hook_fired: a Stop hook that blocked, its command's shape from the brackets; the output after them is never read"),
+        // Sub-agents: 2.1.197 `function Tk(e){…join(t,n,"subagents",r)…`agent-${e}.jsonl`}`,
+        // 2.1.332 `function Hg(t){…`agent-${t}.jsonl`}` (records/subagents.rs).
+        read(T, "projects/*/SESSION/subagents/agent-*.jsonl", "2.1.38–2.1.332 (real 2.1.38, 2.1.39, 2.1.220; the path in both binaries)", "a sub-agent's transcript (Task, Explore, a compaction, a workflow's agent one or two directories down), read as a transcript: its records carry the parent's `sessionId` (`agentId`, `isSidechain`), so its calls count for the parent's session"),
+        not(T, "progress/skill_progress", BOTH, "never written: a progress record is dropped before the transcript is written (releases before 2.1.197 wrote progress records: see `progress/hook_progress`)"),
         not(T, "progress/repl_tool_call", BOTH, "never written: a progress record is dropped before the transcript is written"),
         not(T, "progress/tool_heartbeat", NEW, "never written: a progress record is dropped before the transcript is written"),
     ]
@@ -191,11 +205,15 @@ fn mcp_log() -> Vec<CensusEntry> {
 
 fn stream_json() -> Vec<CensusEntry> {
     let mut out = vec![
-        read(S, "system/init", BOTH, "agent_reported per server in `mcp_servers` and its model-visible tool count from `tools` (tool_deferred each with `ToolSearch` listed); `plugins`: plugin_loaded; `plugin_errors`: plugin_failed"),
+        read(S, "system/init", BOTH, "agent_reported per server in `mcp_servers` and its model-visible tool count from `tools` (tool_deferred each with `ToolSearch` listed), each server named as its tools are (Claude Code's own rule: `claude.ai Gmail` is `claude_ai_Gmail`, `plugin:P:S` is `plugin_P_S`; the name shown kept as a note; real 2.1.276); `plugins`: plugin_loaded; `plugin_errors`: plugin_failed"),
         // The client state `{name,type:"needs-auth",config}`, reported as a status.
         read(S, "system/init.mcp_servers.status:needs-auth", BOTH, "agent_reported needs-auth"),
         // `source:r().optional().describe("Where the server definition came from …")`.
-        not(S, "system/init.mcp_servers.source", NEW, "not yet read: where the server's definition came from (`sdk`, `plugin`, a config scope)"),
+        not(S, "system/init.mcp_servers.source", "2.1.276 (a real run)–2.1.332", "not yet read: where the server's definition came from (`sdk`, `plugin`, `claudeai`, a config scope); a claude.ai connector is told by its name (`claude.ai …`)"),
+        // `tool_result_meta:O(u({id:r(),non_execution_kind:U(cTn).optional(),call_ended:…}))`,
+        // `cTn=["user-rejected","permission-rule","automode-blocked","automode-unavailable","automode-parsing-error","interrupted","cancelled"]` (2.1.332).
+        read(S, "user.tool_result_meta.non_execution_kind", NEW, "tool_call_refused for the call with its `id`: `permission_denied` for user-rejected, permission-rule, automode-blocked; `approval_required` for automode-unavailable, automode-parsing-error; interrupted and cancelled say nothing here (the result's own words decide)"),
+        not(S, "user.tool_result_meta.call_ended", NEW, "not yet read: `not_started` for a call a replaced process closed without running it; absent or unknown is not known"),
         // `mcp_server_errors:O(u({name,type,message}))`: "--mcp-config entries
         // that failed validation and were skipped … absent from mcp_servers[]".
         not(S, "system/init.mcp_server_errors", NEW, "not yet read: `[{name, type, message}]`, `--mcp-config` entries that failed validation and were skipped (absent from `mcp_servers`); `type` is unknown_type, url_missing_type, invalid_config, reserved_name, …").silence("present only when an entry was skipped"),
