@@ -68,6 +68,10 @@ struct Event<'a> {
 
 #[derive(Deserialize)]
 struct Data<'a> {
+    /// `session.start`'s session id (its directory's name where Copilot
+    /// keeps it; the only name of it in a copy read by path).
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<Cow<'a, str>>,
     #[serde(rename = "copilotVersion", borrow, default)]
     version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -335,9 +339,13 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         .timestamp
         .as_deref()
         .and_then(Timestamp::parse_rfc3339);
-    // The directory is the session.
+    // `session.start` names the session; a later record joins it. Where no
+    // earlier record did, the directory is the session (Copilot names it
+    // so: `session-state/<session>/events.jsonl`).
     let mut reading = RecordReading::default();
-    reading.session = file.from_end(1).and_then(name);
+    if file.session.is_none() {
+        reading.session = file.from_end(1).and_then(name);
+    }
     reading.at = at;
     let at = at.unwrap_or(Timestamp(0));
     let Some(data) = event.data else {
@@ -386,8 +394,12 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     answer(reading)
 }
 
-/// `session.start`: Copilot's version and the session's project.
+/// `session.start`: the session, Copilot's version and the session's
+/// project.
 fn session_start(reading: &mut RecordReading, data: &Data<'_>) {
+    if let Some(session) = data.session_id.as_deref().and_then(name) {
+        reading.session = Some(session);
+    }
     reading.version = data.version.as_deref().and_then(version_of);
     reading.project = data
         .context
@@ -614,6 +626,40 @@ mod tests {
             configured,
         };
         read(&file, record)
+    }
+
+    /// GIVEN events copied out of `session-state/<id>/` (by path, into a
+    /// folder that is no session's) WHEN read THEN `session.start`'s
+    /// `sessionId` is the session, and a later record names none of its
+    /// own (it joins the one the file named); with no earlier name, the
+    /// folder is the session, as Copilot lays it out.
+    #[test]
+    fn session_start_names_the_session_a_copy_belongs_to() {
+        // Shape: a real 1.0.102 run's first line
+        // (tests/fixtures/records-by-path/copilot-1.0.102-broken.events.jsonl).
+        let start = r#"{"type":"session.start","data":{"sessionId":"dc3a2f52-55fb-4d07-9526-99d8f4807a7f","copilotVersion":"1.0.102","context":{"cwd":"/tmp/w/work"}},"id":"e0","timestamp":"2026-12-03T19:29:31.176Z","parentId":null}"#;
+        let call = r#"{"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"count-stamp","mcpServerName":"count","mcpConfigServerName":"count","mcpToolName":"stamp"},"id":"e1","timestamp":"2026-12-03T19:29:31.300Z","parentId":"e0"}"#;
+        let segments = vec!["elsewhere".to_owned(), "kept-run.jsonl".to_owned()];
+        let file = |session| RecordFile {
+            role: EVENTS,
+            segments: &segments,
+            session,
+            configured: &[],
+        };
+        let session = |answer| match answer {
+            RecordAnswer::Read(reading) => reading.session,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            session(read(&file(None), start)).as_deref(),
+            Some("dc3a2f52-55fb-4d07-9526-99d8f4807a7f")
+        );
+        let named = Some("dc3a2f52-55fb-4d07-9526-99d8f4807a7f");
+        assert_eq!(session(read(&file(named), call)), None);
+        assert_eq!(
+            session(read(&file(None), call)).as_deref(),
+            Some("elsewhere")
+        );
     }
 
     fn warning(message: &str) -> String {

@@ -1,0 +1,223 @@
+//! Copilot CLI's own files named by path (issue 56 §4): a session's
+//! `events.jsonl` and a `logs/process-*.log`, copied out of `~/.copilot`
+//! and shown with `tether sessions show PATH --json`.
+//!
+//! - GIVEN a real run of Copilot CLI 1.0.102 (offline, `-p`, against the
+//!   fake model) with a server that answers (`count`, whose `stamp` the
+//!   model calls) and one whose command does not exist (`broken`) WHEN its
+//!   `events.jsonl` is copied elsewhere under another name and shown by
+//!   path THEN it reads as Copilot's, as the session `session.start`
+//!   names (never the folder it was copied to), and `count/stamp` was used
+//!   once; `broken` is not said to have failed (the events do not say).
+//! - GIVEN the same run's process log, copied elsewhere WHEN shown by path
+//!   THEN it is the same session, and `broken` failed while `count` did
+//!   not.
+//! - GIVEN a planted secret in the broken server's command WHEN either file
+//!   is shown (text and JSON) THEN the secret is in neither.
+//! - The committed copies of one such run
+//!   (`tests/fixtures/records-by-path/copilot-1.0.102-broken.*`) read the
+//!   same with no CLI installed; `record_the_fixtures` (ignored) runs the
+//!   CLI again and rewrites them: `cargo test -p tether-tests --test
+//!   by_path_copilot -- --ignored record_the_fixtures`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tether_tests::Release;
+use tether_tests::refusal_run::RefusalHome as Run;
+
+/// The counting server's one tool.
+const TOOLS: &str =
+    r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
+
+/// A word in the broken server's command: it must reach nothing shown.
+const PLANTED: &str = "planted-bypath-secret-7731";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-by-path")
+}
+
+/// The two files of one run: its events and its process log.
+struct Files {
+    events: PathBuf,
+    log: PathBuf,
+}
+
+/// Runs Copilot CLI (pinned) offline with `count` and `broken`, the model
+/// calling `count/stamp`; `None` with a loud SKIP where it is not
+/// installed. The run's home is returned with its two files.
+async fn copilot_run() -> Option<(Run, Files)> {
+    let copilot = Release::Pinned
+        .peer("node_modules/@github/copilot-linux-x64/copilot")
+        .or_else(|| {
+            eprintln!("SKIP: Copilot CLI is not installed (run `npm ci` in tests/peers)");
+            None
+        })?;
+    let run = Run::pinned(TOOLS, PLANTED)?;
+    let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
+    let dir = run.home().join(".copilot");
+    let work = run.home().join("work");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::create_dir_all(&work).expect("work");
+    let (var, log) = run.log_env();
+    let servers = serde_json::json!({"mcpServers": {
+        "count": {"type": "local", "command": run.server(), "args": run.server_args(),
+                  "env": {var: log}, "tools": ["*"]},
+        "broken": {"type": "local", "command": format!("/nonexistent/{PLANTED}/server"),
+                   "args": [], "tools": ["*"]}
+    }});
+    std::fs::write(dir.join("mcp-config.json"), servers.to_string()).expect("mcp config");
+    let trusted = serde_json::json!({"trusted_folders": [work]}).to_string();
+    std::fs::write(dir.join("config.json"), &trusted).expect("config");
+    let mut cmd = std::process::Command::new(&copilot);
+    cmd.args(["-p", "what time is it", "--allow-all-tools"])
+        .current_dir(&work)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", run.home())
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .env("COPILOT_PKG_CACHE_HOME", run.home().join("pkg"))
+        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
+        .env("COPILOT_PROVIDER_API_KEY", "dummy")
+        .env("COPILOT_MODEL", "gpt-4o");
+    run.run_cli("copilot-by-path", cmd, 120);
+    let one = |pattern: &str| {
+        let mut found: Vec<PathBuf> = glob_one_level(&dir, pattern);
+        assert_eq!(found.len(), 1, "one {pattern} in {}", dir.display());
+        found.remove(0)
+    };
+    let files = Files {
+        events: one("session-state/*/events.jsonl"),
+        log: one("logs/process-*.log"),
+    };
+    Some((run, files))
+}
+
+/// The files under `dir` that `pattern` (`a/*/b` or `a/prefix-*`) names.
+fn glob_one_level(dir: &Path, pattern: &str) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for segment in pattern.split('/') {
+        let mut next = Vec::new();
+        for d in out {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            next.extend(entries.flatten().map(|e| e.path()).filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                match segment.split_once('*') {
+                    Some((head, tail)) => {
+                        !name.starts_with('.') && name.starts_with(head) && name.ends_with(tail)
+                    }
+                    None => name == segment,
+                }
+            }));
+        }
+        out = next;
+    }
+    out
+}
+
+/// `session.start`'s session id, read from the events themselves.
+fn started_session(events: &Path) -> String {
+    let text = std::fs::read_to_string(events).expect("events");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "session.start")
+        .and_then(|e| e["data"]["sessionId"].as_str().map(str::to_owned))
+        .expect("session.start names its session")
+}
+
+/// The row `name` (a server or `server/tool`) of a shown document.
+fn row<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["name"] == name)
+}
+
+/// Copies `events` and `log` into a folder that is no session's, under
+/// names Copilot never gives them, shows each by path, and checks what
+/// the module docs say.
+fn shown_by_path_says_the_same(run: &Run, events: &Path, log: &Path) {
+    let session = started_session(events);
+    let elsewhere = run.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("elsewhere");
+    let events_copy = elsewhere.join("kept-run.jsonl");
+    let log_copy = elsewhere.join("copilot.log");
+    std::fs::copy(events, &events_copy).expect("copy the events");
+    std::fs::copy(log, &log_copy).expect("copy the log");
+
+    let doc = run.show(&events_copy);
+    assert_eq!(doc["session"]["agent_kind"], "copilot", "{doc}");
+    assert_eq!(
+        doc["session"]["session_id"],
+        format!("copilot:{session}"),
+        "the session session.start names, not the folder: {doc}"
+    );
+    assert_eq!(doc["session"]["agent_version"], "1.0.102", "{doc}");
+    let stamp = row(&doc, "count/stamp").expect("count/stamp's row");
+    assert_eq!(stamp["calls"], 1, "{stamp}");
+    assert_eq!(stamp["status"], "active", "{stamp}");
+    if let Some(broken) = row(&doc, "broken") {
+        assert_ne!(
+            broken["status"], "failed",
+            "the events say nothing of broken: {broken}"
+        );
+    }
+
+    let doc = run.show(&log_copy);
+    assert_eq!(doc["session"]["agent_kind"], "copilot", "{doc}");
+    assert_eq!(
+        doc["session"]["session_id"],
+        format!("copilot:{session}"),
+        "the log's session is the events': {doc}"
+    );
+    let broken = row(&doc, "broken").expect("broken's row");
+    assert_eq!(broken["status"], "failed", "{broken}");
+    if let Some(count) = row(&doc, "count") {
+        assert_ne!(count["status"], "failed", "{count}");
+    }
+}
+
+/// GIVEN a real run WHEN its events and process log are copied elsewhere
+/// and shown by path THEN each reads as the module docs say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_run_s_events_and_log_read_by_path() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some((run, files)) = copilot_run().await else {
+        return;
+    };
+    shown_by_path_says_the_same(&run, &files.events, &files.log);
+}
+
+/// GIVEN the committed copies of one real run WHEN shown by path THEN
+/// they read as the module docs say (no CLI needed).
+#[test]
+fn the_committed_run_reads_by_path() {
+    let run = Run::pinned(TOOLS, PLANTED).expect("tether-pinned-mcp is built");
+    shown_by_path_says_the_same(
+        &run,
+        &fixtures().join("copilot-1.0.102-broken.events.jsonl"),
+        &fixtures().join("copilot-1.0.102-broken.process.log"),
+    );
+}
+
+/// Runs the CLI again and rewrites the committed copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "rewrites tests/fixtures/records-by-path/copilot-1.0.102-broken.*"]
+async fn record_the_fixtures() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let (_run, files) = copilot_run().await.expect("Copilot CLI is installed");
+    std::fs::copy(
+        &files.events,
+        fixtures().join("copilot-1.0.102-broken.events.jsonl"),
+    )
+    .expect("write the events");
+    std::fs::copy(
+        &files.log,
+        fixtures().join("copilot-1.0.102-broken.process.log"),
+    )
+    .expect("write the log");
+}
