@@ -12,6 +12,7 @@ use axum::response::Response;
 use futures::StreamExt;
 use tether_core::registry::Registry;
 use tether_tap::{RunningTap, Tap, TapConfig, TapLimits};
+use tether_tests::tap_run::{TappedRun, run_through_bare_tap, sent_mcp_tools};
 
 /// An upstream on 127.0.0.1 answering every request with `answer`.
 async fn upstream<F, Fut>(answer: F) -> (std::net::SocketAddr, Arc<AtomicU64>)
@@ -40,19 +41,7 @@ where
 }
 
 async fn tap_to(upstream: &str, limits: TapLimits) -> RunningTap {
-    let config = TapConfig {
-        upstream: Some(url::Url::parse(upstream).expect("url")),
-        limits,
-        ..Default::default()
-    };
-    Tap::serve(
-        config,
-        "127.0.0.1:0".parse().expect("addr"),
-        Registry::with_static().expect("registry"),
-        None,
-    )
-    .await
-    .expect("the tap")
+    tether_tests::tap_run::bare_tap_with(upstream, limits, None).await
 }
 
 fn client() -> reqwest::Client {
@@ -818,127 +807,72 @@ async fn a_session_seen_again_after_a_restart_goes_on_from_the_store() {
 
 /// One real CLI run through a tap that was told of no server: `kind` at
 /// `release`, its one server `brk` (`tether-breaking-mcp`) given on its
-/// command line only. What the fake model was sent, and the tap's records
-/// and hub; `None` where the CLI is not installed (a loud skip).
-async fn unconfigured_run(
-    kind: &str,
-    release: tether_tests::Release,
-) -> Option<(
-    tether_tests::fake_model::ModelLog,
-    Vec<tether_tap::TapRecord>,
-    Arc<tether_hub::Hub>,
-    std::process::Output,
-)> {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
-    tether_tests::tether_first_party::link();
-    let (model, log) = tether_tests::fake_model::start_model("brk/echo").await;
-    let registry = Registry::with_static().expect("registry");
-    let hub = Arc::new(tether_hub::Hub::new(registry.clone()));
-    // Nothing configured: the tap knows of no server at all.
-    let config = TapConfig {
-        upstream: Some(url::Url::parse(&model.base()).expect("url")),
-        ..Default::default()
-    };
-    let tap = Tap::serve(
-        config,
-        "127.0.0.1:0".parse().expect("addr"),
-        registry,
-        Some(Arc::clone(&hub)),
-    )
-    .await
-    .expect("the tap");
+/// command line only; `None` where the CLI is not installed (a loud skip).
+async fn unconfigured_run(kind: &str, release: tether_tests::Release) -> Option<TappedRun> {
     let home = tempfile::tempdir().expect("home");
     let brk = tether_tests::workspace_bin("tether-breaking-mcp")
         .display()
         .to_string();
-    let base = tap.base_url();
-    let mut cmd = match kind {
-        "claude" => {
-            let program = release.peer("node_modules/.bin/claude")?;
-            let config = home.path().join("elsewhere/x.json");
-            std::fs::create_dir_all(config.parent().expect("dir")).expect("dir");
-            std::fs::write(
-                &config,
-                serde_json::json!({"mcpServers": {"brk": {"command": brk, "args": []}}})
-                    .to_string(),
-            )
-            .expect("config");
-            let mut cmd = std::process::Command::new(program);
-            cmd.args(["-p", "echo something", "--mcp-config"])
-                .arg(&config)
-                .args(["--strict-mcp-config", "--allowedTools", "mcp__brk__echo"])
-                .env("ANTHROPIC_API_KEY", "dummy")
-                .env("ANTHROPIC_BASE_URL", &base)
-                .env("CLAUDE_CODE_MAX_RETRIES", "0");
-            cmd
-        }
-        "codex" => {
-            let program = release.peer("node_modules/.bin/codex")?;
-            let codex_home = home.path().join(".codex");
-            std::fs::create_dir_all(&codex_home).expect("dir");
-            // The model provider in its file; the server on the command line.
-            std::fs::write(
-                codex_home.join("config.toml"),
-                format!(
-                    "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
-                     [model_providers.fake]\nname = \"fake\"\nbase_url = \"{base}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n"
-                ),
-            )
-            .expect("config");
-            let mut cmd = std::process::Command::new(program);
-            cmd.args(["exec", "--skip-git-repo-check", "--json", "-c"])
-                .arg(format!(
-                    "mcp_servers.brk.command={}",
-                    serde_json::json!(brk)
-                ))
-                .args([
-                    "-c",
-                    "mcp_servers.brk.args=[]",
-                    "-c",
-                    "mcp_servers.brk.required=true",
-                ])
-                .arg("echo something")
-                .env("CODEX_HOME", &codex_home)
-                .env("FAKE_KEY", "dummy");
-            cmd
-        }
-        other => panic!("no run for {other}"),
-    };
-    cmd.env("PATH", release.path())
-        .env("HOME", home.path())
-        .current_dir(home.path())
-        .stdin(std::process::Stdio::null());
-    // Only what is set here (no user's configuration leaks in).
-    let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = cmd
-        .get_envs()
-        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
-        .collect();
-    cmd.env_clear().envs(envs);
-    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 180))
-        .await
-        .expect("the run");
-    let turns: Vec<_> = log
-        .turns()
-        .into_iter()
-        .filter(|t| tether_tap::api::Api::of(&t.path).is_some())
-        .collect();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let records = loop {
-        let records: Vec<_> = tap
-            .tap()
-            .recent()
-            .into_iter()
-            .filter(|r| r.api.is_some())
-            .collect();
-        if records.len() >= turns.len() || std::time::Instant::now() > deadline {
-            break records;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    tap.tap().settle().await;
-    hub.flush().await;
-    tap.stop().await;
-    Some((log, records, hub, out))
+    // Nothing configured: the tap knows of no server at all.
+    run_through_bare_tap("brk/echo", |base| {
+        let mut cmd = match kind {
+            "claude" => {
+                let program = release.peer("node_modules/.bin/claude")?;
+                let config = home.path().join("elsewhere/x.json");
+                std::fs::create_dir_all(config.parent().expect("dir")).expect("dir");
+                std::fs::write(
+                    &config,
+                    serde_json::json!({"mcpServers": {"brk": {"command": brk, "args": []}}})
+                        .to_string(),
+                )
+                .expect("config");
+                let mut cmd = std::process::Command::new(program);
+                cmd.args(["-p", "echo something", "--mcp-config"])
+                    .arg(&config)
+                    .args(["--strict-mcp-config", "--allowedTools", "mcp__brk__echo"])
+                    .env("ANTHROPIC_API_KEY", "dummy")
+                    .env("ANTHROPIC_BASE_URL", base)
+                    .env("CLAUDE_CODE_MAX_RETRIES", "0");
+                cmd
+            }
+            "codex" => {
+                let program = release.peer("node_modules/.bin/codex")?;
+                let codex_home = home.path().join(".codex");
+                std::fs::create_dir_all(&codex_home).expect("dir");
+                // The model provider in its file; the server on the command line.
+                std::fs::write(
+                    codex_home.join("config.toml"),
+                    format!(
+                        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+                         [model_providers.fake]\nname = \"fake\"\nbase_url = \"{base}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n"
+                    ),
+                )
+                .expect("config");
+                let mut cmd = std::process::Command::new(program);
+                cmd.args(["exec", "--skip-git-repo-check", "--json", "-c"])
+                    .arg(format!(
+                        "mcp_servers.brk.command={}",
+                        serde_json::json!(brk)
+                    ))
+                    .args([
+                        "-c",
+                        "mcp_servers.brk.args=[]",
+                        "-c",
+                        "mcp_servers.brk.required=true",
+                    ])
+                    .arg("echo something")
+                    .env("CODEX_HOME", &codex_home)
+                    .env("FAKE_KEY", "dummy");
+                cmd
+            }
+            other => panic!("no run for {other}"),
+        };
+        cmd.env("PATH", release.path())
+            .env("HOME", home.path())
+            .current_dir(home.path());
+        Some(cmd)
+    })
+    .await
 }
 
 /// Attribution without configuration: a real Claude Code or Codex session
@@ -948,85 +882,33 @@ async fn unconfigured_run(
 /// alone, and nothing else is; the tool is the name's own; the session
 /// gets a `brk` row the tap added, model-visible by `model_tap`.
 async fn attributed_without_configuration(kind: &str, release: tether_tests::Release) {
-    let Some((log, records, hub, out)) = unconfigured_run(kind, release).await else {
+    let Some(run) = unconfigured_run(kind, release).await else {
         return;
     };
     let label = format!("{kind} ({})", release.label());
-    let turns = log.turns();
+    let turns = run.log.turns();
     assert!(
         !turns.is_empty(),
         "{label} never asked the model (exit {:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
+        run.out.status.code(),
+        String::from_utf8_lossy(&run.out.stderr)
     );
-    let shown = |n: &str| tether_core::sanitize::name(n);
     // The fake model's own log: brk's tools by their descriptions, the
-    // `mcp__` names a search offers, the calls.
-    let mut sent: std::collections::BTreeSet<String> = turns
-        .iter()
-        .flat_map(|t| {
-            t.origins
-                .iter()
-                .map(|(n, _)| shown(n))
-                // A namespace's own name (`mcp__brk`) names no tool.
-                .chain(
-                    t.named
-                        .iter()
-                        .filter(|n| n["mcp__".len()..].contains(['/', '_']))
-                        .map(|n| shown(n)),
-                )
-                .chain(
-                    t.called
-                        .iter()
-                        .filter(|c| c.starts_with("mcp__"))
-                        .map(|c| shown(c)),
-                )
-        })
-        .collect();
+    // `mcp__` names a search offers (a namespace's own name, `mcp__brk`,
+    // names no tool), the calls.
+    let sent = sent_mcp_tools(&turns, |n| n["mcp__".len()..].contains(['/', '_']));
     assert!(!sent.is_empty(), "{label}: the model was sent no MCP tool");
-    let tools: Vec<&tether_tap::TapTool> = records
-        .iter()
-        .flat_map(|r| r.offered.iter().chain(&r.deferred).chain(&r.called))
-        .collect();
-    let recorded: std::collections::BTreeSet<String> = tools
-        .iter()
-        .filter(|t| t.server.is_some())
-        .map(|t| t.name.clone())
-        .collect();
-    assert_eq!(recorded, sent, "{label}: the MCP tools, recorded and sent");
-    sent.clear();
-    for t in &tools {
-        assert!(!t.unresolved, "{label}: {t:?}");
-        if let Some(server) = &t.server {
-            assert_eq!(server, "brk", "{label}: {t:?}");
-            assert_eq!(t.by, Some("naming"), "{label}: {t:?}");
-            if let Some(tool) = &t.tool
-                && !t.name.contains(tether_core::sanitize::REDACTED)
-            {
-                assert!(t.name.ends_with(tool.as_str()), "{label}: {t:?}");
-            }
+    run.assert_recorded_as_sent(&label, &sent, "brk");
+    for t in run.tools() {
+        if let Some(tool) = &t.tool
+            && t.server.is_some()
+            && !t.name.contains(tether_core::sanitize::REDACTED)
+        {
+            assert!(t.name.ends_with(tool.as_str()), "{label}: {t:?}");
         }
     }
-    let sessions: std::collections::BTreeSet<_> =
-        records.iter().filter_map(|r| r.session.clone()).collect();
-    assert_eq!(sessions.len(), 1, "{label}: {sessions:?}");
-    let session = sessions.into_iter().next().expect("one");
-    let history = hub.snapshot(&session).expect("the session");
-    let row = history
-        .current()
-        .and_then(|a| a.server("brk"))
-        .unwrap_or_else(|| panic!("{label}: no brk row: {history:?}"));
+    let row = run.model_visible_row(&label, "brk");
     assert_eq!(row.source, tether_core::ServerSource::Harness, "{label}");
-    assert_eq!(
-        row.stages.model_visible.state,
-        tether_core::vocab::StageState::Yes,
-        "{label}: {row:?}"
-    );
-    assert_eq!(
-        row.stages.model_visible.provenance,
-        Some(tether_core::model::ProvenanceCode::ModelTap),
-        "{label}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1046,18 +928,7 @@ async fn codex_by_flag_is_attributed_without_configuration() {
 
 /// A tap with no configured server on `hub`, to the upstream at `addr`.
 async fn bare_tap_on(addr: std::net::SocketAddr, hub: &Arc<tether_hub::Hub>) -> RunningTap {
-    let config = TapConfig {
-        upstream: Some(url::Url::parse(&format!("http://{addr}")).expect("url")),
-        ..Default::default()
-    };
-    Tap::serve(
-        config,
-        "127.0.0.1:0".parse().expect("addr"),
-        Registry::with_static().expect("registry"),
-        Some(Arc::clone(hub)),
-    )
-    .await
-    .expect("tap")
+    tether_tests::tap_run::bare_tap(&format!("http://{addr}"), Some(hub)).await
 }
 
 /// The session's own listing (here from its records) maps a model-side
