@@ -253,10 +253,13 @@ fn plant(v: &mut Value, secret: &str, key: Option<&str>) {
     }
 }
 
+/// What a fixture's rows must read.
+type Check = fn(&Value);
+
 #[test]
 fn a_planted_secret_is_in_no_output_and_the_rows_read_the_same() {
     const SECRET: &str = "h9PLANTEDsecret0451";
-    let checks: [(&str, fn(&Value)); 4] = [
+    let checks: [(&str, Check); 4] = [
         ("claude-2.1.276-init-connectors.stream.jsonl", init_reads),
         ("claude-2.1.39-progress-rejection.jsonl", progress_reads),
         ("claude-2.1.14-stop-feedback.jsonl", stop_reads),
