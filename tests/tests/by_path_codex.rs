@@ -15,8 +15,11 @@
 //! - GIVEN exec output WHEN imported twice THEN one session, then
 //!   unchanged.
 //! - GIVEN exec output whose arguments, result and Codex's words carry a
-//!   planted secret WHEN shown and imported THEN the secret is in no
-//!   output.
+//!   planted secret (a made-up file, and every real run's planted) WHEN
+//!   shown and imported THEN the secret is in no output and not the store,
+//!   and a real run's row reads as before.
+//! - GIVEN every real run's exec output WHEN the conformance kit reads it
+//!   THEN it passes, with no line unknown.
 
 use std::path::{Path, PathBuf};
 
@@ -290,4 +293,124 @@ fn no_argument_result_or_codex_s_words_reach_any_output() {
         !stored.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
         "the store holds the secret"
     );
+}
+
+/// GIVEN every real run's exec output WHEN the conformance kit reads it
+/// through the plugin (pure, no panic, provable evidence only, names that
+/// are names, no planted value kept) THEN it passes, something of every
+/// file is read and no line is unknown.
+#[test]
+fn every_exec_output_passes_the_conformance_kit() {
+    use tether_core::plan::DriveMode;
+    let registry = tether_core::registry::Registry::with_static().expect("registry");
+    let observer = registry
+        .observer_for("codex", DriveMode::Passthrough)
+        .expect("plugin");
+    let reader = observer.reader().expect("a harness reader");
+    for (folder, case, _) in RUNS {
+        let path = fixture(folder, case, "exec");
+        let records: Vec<String> = std::fs::read_to_string(&path)
+            .expect("fixture")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let seen = tether_sdk::conformance::assert_reads_records(
+            reader,
+            "exec_json",
+            &[format!("codex-0.171.0-{case}.exec.jsonl")],
+            &records,
+            &["time".to_owned()],
+        );
+        assert!(seen.read > 0, "{case}: nothing read");
+        assert_eq!(seen.unknown, 0, "{case}: a line not known");
+    }
+}
+
+const PLANTED: &str = "PLANTED-SECRET-c0x9";
+
+/// Keys read as names, ids, kinds and outcomes: kept as they are.
+const KEPT: &[&str] = &["type", "thread_id", "id", "server", "tool", "status"];
+/// Codex's words for how a call ended: compared, so the secret is added
+/// to them rather than put in their place.
+const WORDS: &[&str] = &["message", "text"];
+
+fn plant(value: &mut Value, key: Option<&str>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                plant(v, Some(k));
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| plant(v, key)),
+        Value::String(s) => {
+            let key = key.unwrap_or_default();
+            if KEPT.contains(&key) {
+                return;
+            }
+            if WORDS.contains(&key) {
+                s.push_str(&format!(" {PLANTED}"));
+            } else {
+                *s = PLANTED.to_owned();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// GIVEN every real run's exec output with a secret planted in every
+/// argument, result, message and word WHEN it is shown (text, JSON,
+/// tools) and imported THEN its tool row reads as the real file's, and
+/// the secret reaches no output and not the store.
+#[test]
+fn a_secret_planted_in_every_real_run_reaches_no_output() {
+    for (folder, case, tool) in RUNS {
+        let real = fixture(folder, case, "exec");
+        let home = tempfile::tempdir().expect("home");
+        let file = home.path().join(format!("codex-{case}.exec.jsonl"));
+        let planted: Vec<String> = std::fs::read_to_string(&real)
+            .expect("fixture")
+            .lines()
+            .map(|line| {
+                let mut value: Value = serde_json::from_str(line).expect("JSON lines");
+                // Arguments are `{}` in most runs: give them a value.
+                if let Some(item) = value.get_mut("item").and_then(Value::as_object_mut)
+                    && item.contains_key("arguments")
+                {
+                    item.insert("arguments".into(), serde_json::json!({"k": "v"}));
+                }
+                plant(&mut value, None);
+                value.to_string()
+            })
+            .collect();
+        assert!(planted.iter().any(|l| l.contains(PLANTED)), "{case}");
+        std::fs::write(&file, planted.join("\n") + "\n").expect("w");
+        let name = format!("time/{tool}");
+        assert_eq!(
+            said(row(&show_json(home.path(), &file), &name)),
+            said(row(&show_json(home.path(), &real), &name)),
+            "{case}: planted, the row reads otherwise"
+        );
+        let path = file.display().to_string();
+        let db = home.path().join("t.db").display().to_string();
+        for args in [
+            vec!["show", &path],
+            vec!["show", &path, "--json"],
+            vec!["show", &path, "--tools"],
+            vec!["import", &path, "--db", &db],
+        ] {
+            let (code, stdout, stderr) = sessions(home.path(), &args);
+            assert_eq!(code, 0, "{case} {args:?}: {stderr}");
+            assert!(
+                !stdout.contains(PLANTED) && !stderr.contains(PLANTED),
+                "{case} {args:?}: {stdout}{stderr}"
+            );
+        }
+        let stored = std::fs::read(home.path().join("t.db")).expect("the store");
+        assert!(
+            !stored
+                .windows(PLANTED.len())
+                .any(|w| w == PLANTED.as_bytes()),
+            "{case}: the store holds the secret"
+        );
+    }
 }
