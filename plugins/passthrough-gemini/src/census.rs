@@ -284,7 +284,7 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             STREAM,
             "tool_use:mcp_name_unsplit",
             G,
-            "an `mcp_SERVER_TOOL` name that splits more than one way and no configured server decides: the call is said not read, never guessed",
+            "an `mcp_SERVER_TOOL` name that splits more than one way with no configured server to decide, or that Gemini shortened past 63 characters (`...`): the call is said not read, never guessed",
         ),
         E::read(
             STREAM,

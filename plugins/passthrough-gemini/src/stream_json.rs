@@ -102,8 +102,12 @@ const GEMINI_KNOWN: &[&str] = &[
 /// `mcp_SERVER_TOOL` as its server and tool: split at a configured
 /// server's name where exactly one fits, otherwise where the name has one
 /// `_` after `mcp_` (both halves free to hold `_`, so nothing else is
-/// certain).
+/// certain). A name Gemini shortened (longer than 63 characters: its first
+/// and last 30 joined by `...`, see `names::gemini`) names no whole tool.
 fn gemini_split(full: &str, configured: &[String]) -> Option<(String, String)> {
+    if full.contains("...") {
+        return None;
+    }
     let (server, tool) = match split_against(full, "mcp_", "_", configured) {
         Some((server, tool)) => (server, tool.to_owned()),
         None => {
@@ -525,6 +529,8 @@ mod tests {
             Some(("count".to_owned(), "stamp".to_owned()))
         );
         assert_eq!(gemini_split("mcp_my_srv_get_time", &[]), None);
+        let shortened = "mcp_count_aaaaaaaaaaaaaaaaaaaaaaaa...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        assert_eq!(gemini_split(shortened, &["count".to_owned()]), None);
         assert_eq!(
             gemini(
                 &file(&[]),
