@@ -19,7 +19,7 @@ use tether_core::registry::Registry;
 use tether_core::spec::ServerSpec;
 use tether_inventory::root::ConfigRoot;
 
-use crate::read::{MAX_DOCUMENT_BYTES, MAX_FILE_BYTES};
+use crate::read::{MAX_DOCUMENT_BYTES, MAX_FILE_BYTES, MAX_SQLITE_BYTES};
 use crate::{Filter, Records, Source, contained};
 
 /// Bytes read from the file's start to tell its harness.
@@ -43,12 +43,18 @@ pub enum ByPathError {
     /// Past the bound every session file has.
     #[error("it is larger than {} MiB, past what Tether reads", MAX_FILE_BYTES >> 20)]
     TooLarge,
+    /// A database past the bound every harness's database has.
+    #[error(
+        "it is a database larger than {} MiB with its log, past what Tether reads",
+        MAX_SQLITE_BYTES >> 20
+    )]
+    DatabaseTooLarge,
     /// Bytes that are no text (and no database a harness keeps).
     #[error("it is a binary file, not a session a harness wrote")]
     Binary,
     /// No harness's reader knows its records.
     #[error(
-        "no harness's reader knows its records (a transcript, rollout, chat, event log, or a headless run's stream-json)"
+        "no harness's reader knows its records (a transcript, rollout, chat, event log, a harness's database, or a headless run's stream-json): it is not a session"
     )]
     NotASession,
     /// `--harness` named a harness with no reader.
@@ -61,7 +67,7 @@ pub enum ByPathError {
 
 /// How well one source's reader knows the file's first records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-struct Fit {
+pub(crate) struct Fit {
     /// Records whose version falls in the range its reader was verified on
     /// (same major number), or that name the harness's own session.
     plausible: usize,
@@ -110,28 +116,35 @@ impl Records {
             .iter()
             .map(|(kind, specs)| (kind.clone(), specs.iter().map(|s| s.name.clone()).collect()))
             .collect();
-        let (fits, known_harness) = candidates(registry, harness, &names, &segments, &sniffed);
+        let (fits, known_harness) = if sniffed.sqlite {
+            database_candidates(registry, harness, &names, &segments, path)
+        } else {
+            candidates(registry, harness, &names, &segments, &sniffed)
+        };
         if let Some(want) = harness
             && !known_harness
         {
             return Err(ByPathError::NoSuchHarness(want.to_owned()));
         }
-        if sniffed.sqlite {
-            return Err(ByPathError::NotASession);
-        }
-        let (kind, observer, mut source) = best(fits)?;
-        // The file itself, as the one file of its source.
-        source.pattern = rel.clone();
-        source.root_var = None;
+        let (kind, observer, chosen) = best(fits)?;
         // Shown as its folder and name, never its whole path.
         let root = ConfigRoot::new(root_dir, ".");
+        let sources = chosen
+            .into_iter()
+            .map(|mut source| {
+                // The file itself, as the one file of its source.
+                source.pattern = rel.clone();
+                source.root_var = None;
+                Source {
+                    kind: kind.clone(),
+                    observer: Arc::clone(&observer),
+                    source,
+                    root: root.clone(),
+                }
+            })
+            .collect();
         let mut records = Records {
-            sources: vec![Source {
-                kind: kind.clone(),
-                observer,
-                source,
-                root,
-            }],
+            sources,
             configured,
             names,
             filter: Filter {
@@ -183,6 +196,9 @@ fn sniff(path: &Path) -> Result<Sniffed, ByPathError> {
         return Err(ByPathError::Empty);
     }
     let sqlite = prefix.starts_with(b"SQLite format 3\0");
+    if sqlite && meta.len() > MAX_SQLITE_BYTES {
+        return Err(ByPathError::DatabaseTooLarge);
+    }
     let text = if sqlite {
         String::new()
     } else {
@@ -228,12 +244,13 @@ fn place(path: &Path) -> Result<(std::path::PathBuf, String), ByPathError> {
     )
 }
 
-/// A kind of file one harness keeps that the file fits, and how well.
-type Candidate = (
+/// A kind of file one harness keeps that the file fits, and how well: its
+/// sources (one for a text file; a database's every query that fits).
+pub(crate) type Candidate = (
     Fit,
     String,
     Arc<dyn tether_core::observer::TransportObserver>,
-    RecordSource,
+    Vec<RecordSource>,
 );
 
 /// Every kind of file (of `harness`, or of any) the file fits, and whether
@@ -278,15 +295,108 @@ fn candidates(
             let fit = fit(reader, &file, &records, range.as_ref());
             // Most of its records known, and something read.
             if fit.known * 2 >= records.len() && fit.substantive > 0 {
-                fits.push((fit, kind.to_owned(), Arc::clone(&h.plugin.observer), source));
+                fits.push((
+                    fit,
+                    kind.to_owned(),
+                    Arc::clone(&h.plugin.observer),
+                    vec![source],
+                ));
             }
         }
     }
     (fits, known_harness)
 }
 
+/// Every harness whose database the SQLite file at `path` is, and whether
+/// `harness` is one the registry knows. A harness's database sources are
+/// each tried on a private snapshot (`read_sqlite`, as its own database is
+/// read): a source fits when its query runs on the file (its tables and
+/// columns are there) and its first rows are ones the reader knows and
+/// reads something of. A harness's sources that fit are read together,
+/// their fits summed.
+fn database_candidates(
+    registry: &Registry,
+    harness: Option<&str>,
+    names: &HashMap<String, Vec<String>>,
+    segments: &[String],
+    path: &Path,
+) -> (Vec<Candidate>, bool) {
+    let mut fits: Vec<Candidate> = Vec::new();
+    let mut known_harness = harness.is_none();
+    for h in registry.harnesses() {
+        let kind = h.id.as_str();
+        if harness.is_some_and(|want| want != kind) {
+            continue;
+        }
+        known_harness = true;
+        let reader = h.reader;
+        let range = reader.records_verified_on();
+        let empty = Vec::new();
+        let configured = names.get(kind).unwrap_or(&empty);
+        let mut total = Fit::default();
+        let mut sources = Vec::new();
+        for source in contained(|| reader.record_sources()).unwrap_or_default() {
+            let Some(query) = source
+                .query
+                .as_deref()
+                .filter(|_| source.format == RecordFormat::Sqlite)
+            else {
+                continue;
+            };
+            let Some(rows) = first_rows(path, query) else {
+                continue;
+            };
+            let records: Vec<&str> = rows.iter().map(String::as_str).collect();
+            let file = RecordFile {
+                role: &source.role,
+                segments,
+                session: None,
+                configured,
+            };
+            let fit = fit(reader, &file, &records, range.as_ref());
+            if !records.is_empty() && fit.known * 2 >= records.len() && fit.substantive > 0 {
+                total.plausible += fit.plausible;
+                total.substantive += fit.substantive;
+                total.known += fit.known;
+                sources.push(source);
+            }
+        }
+        if !sources.is_empty() {
+            fits.push((
+                total,
+                kind.to_owned(),
+                Arc::clone(&h.plugin.observer),
+                sources,
+            ));
+        }
+    }
+    (fits, known_harness)
+}
+
+/// The first rows of `query` on the database at `path` (with its
+/// write-ahead log beside it, if any), read from a private snapshot as a
+/// harness's own database is; `None` where the query does not run on it
+/// (another schema, another program's database).
+fn first_rows(path: &Path, query: &str) -> Option<Vec<String>> {
+    let open = |p: &Path| -> Option<(std::fs::File, u64)> {
+        let file = std::fs::File::open(p).ok()?;
+        let len = file.metadata().ok().filter(|m| m.is_file())?.len();
+        Some((file, len))
+    };
+    let (mut db, len) = open(path)?;
+    let mut wal_path = path.as_os_str().to_owned();
+    wal_path.push("-wal");
+    let wal = open(Path::new(&wal_path));
+    let limited = format!("SELECT * FROM ({query}) LIMIT {SNIFF_RECORDS}");
+    let mut rows = Vec::new();
+    let outcome = crate::read::read_sqlite(&mut db, len, wal, &limited, |row| {
+        rows.push(row.to_owned());
+    });
+    outcome.error.is_none().then_some(rows)
+}
+
 /// How well `reader` knows `records`, read as `file`'s.
-fn fit(
+pub(crate) fn fit(
     reader: &dyn tether_core::harness::HarnessReader,
     file: &RecordFile<'_>,
     records: &[&str],
@@ -318,20 +428,19 @@ fn fit(
     fit
 }
 
+/// The harness a file is read as: its kind, its observer, and the sources
+/// the file is read as.
+type Chosen = (
+    String,
+    Arc<dyn tether_core::observer::TransportObserver>,
+    Vec<RecordSource>,
+);
+
 /// The one harness's kind of file that fits best, or why none does.
-fn best(
-    mut fits: Vec<Candidate>,
-) -> Result<
-    (
-        String,
-        Arc<dyn tether_core::observer::TransportObserver>,
-        RecordSource,
-    ),
-    ByPathError,
-> {
+fn best(mut fits: Vec<Candidate>) -> Result<Chosen, ByPathError> {
     // Best first; of one harness's kinds of file that fit as well, its
     // own files before a kind it keeps nowhere (`by_path`).
-    fits.sort_by_key(|f| std::cmp::Reverse((f.0, !f.3.by_path)));
+    fits.sort_by_key(|f| std::cmp::Reverse((f.0, !f.3.iter().any(|s| s.by_path))));
     let Some(best) = fits.first() else {
         return Err(ByPathError::NotASession);
     };

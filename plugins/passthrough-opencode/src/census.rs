@@ -249,20 +249,21 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
             RELEASES,
             "a project's saved approvals ({project_id, data}); no session's",
         ),
-        // `opencode run --format json` (Cli.run): one JSON line per part,
-        // {type, timestamp, sessionID, part}.
-        CensusEntry::not_read(
+        // `opencode run --format json` (Cli.run, the binary's bundled
+        // JavaScript at byte 96194330): one JSON line per part, {type,
+        // timestamp, sessionID, part}; read by path only (stream_json.rs).
+        CensusEntry::read(
             STREAM,
             "tool_use",
             RELEASES,
-            "not yet read (lib.rs reads no output): part{type:\"tool\", tool, callID, state{status completed|error, error}}; the database holds the same",
+            "the session (sessionID); part{type:\"tool\", tool, callID, state.status completed|error}: tool_call_observed of the configured server's tool (exactly one must fit), an error's words told apart as the database's query tells them (the same words, shared): tool_call_refused approval_required (run rejected an ask), permission_denied (a rule, or a person with feedback), protocol_error (\"MCP error -N\"), otherwise a failure; the skill tool's state.input.name skill_invoked; input, output and the error's words never kept",
         )
-        .silence("printed only once a call completed or errored: a call still running when the run ended prints nothing"),
-        CensusEntry::not_read(
+        .silence("printed only once a call completed or errored: a call still running when the run ended prints nothing; OpenCode's version is printed nowhere"),
+        CensusEntry::read(
             STREAM,
             "error",
             RELEASES,
-            "a session error {error{name, data.message}}, not tied to one server",
+            "the session (sessionID) and its time only: a session error {error{name, data.message}} is tied to no server, and its words are not kept",
         ),
         // OpenTelemetry (experimental.openTelemetry): Tool.execute spans
         // (telemetry.rs), the Effect spans below, and Effect logs.

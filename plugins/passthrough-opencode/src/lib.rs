@@ -21,6 +21,7 @@
 pub mod census;
 pub mod config_scan;
 pub mod records;
+mod stream_json;
 pub mod telemetry;
 
 use std::path::Path;

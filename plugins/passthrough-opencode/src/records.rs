@@ -17,7 +17,7 @@
 //! - `part` rows of type `tool`: the session, the tool (`SERVER_TOOL`:
 //!   split only where exactly one configured server fits, never guessed),
 //!   the call's id and its state (`completed`, `error`, a refusal with its
-//!   reason, a protocol error: see [`TOOLS_QUERY`]). Only these columns
+//!   reason, a protocol error: see [`tools_query`]). Only these columns
 //!   are selected; the part's input, output and error words never leave
 //!   the database.
 
@@ -36,44 +36,87 @@ pub const LOG: &str = "log";
 pub const DB_SESSIONS: &str = "db_session";
 /// The database's tool parts.
 pub const DB_TOOLS: &str = "db_tool";
+/// What `opencode run --format json` printed, saved to a file: read by
+/// path only ([`crate::stream_json`]).
+pub const STREAM_JSON: &str = "stream_json";
 
-/// The tools' query. A call OpenCode's permissions refused is stored as an
-/// error (1.18.33's `PermissionDeniedError`, `PermissionRejectedError`,
-/// `PermissionCorrectedError`), its words matched here so they never leave
-/// the database; the fifth column says `refused:REASON` for it:
-/// - "The user has specified a rule which prevents you from using this
-///   specific tool call…": a rule's `deny` (`permission_denied`);
-/// - "The user rejected permission to use this specific tool call." in a
-///   session `opencode run` made (its session row's `permission` denies
-///   `question`, which `run` sets and an interactive session does not):
-///   `run` rejects every `ask` itself, no one to answer it
+/// The start of the words 1.18.33's `PermissionDeniedError` stores as a
+/// refused call's error: a rule's `deny`.
+pub(crate) const DENIED_BY_RULE: &str =
+    "The user has specified a rule which prevents you from using this specific tool call";
+/// The start of the words 1.18.33's `PermissionRejectedError` and
+/// `PermissionCorrectedError` store: someone (or `opencode run` itself)
+/// said no to an `ask`; followed by a person's feedback where one was given.
+pub(crate) const REJECTED: &str = "The user rejected permission to use this specific tool call";
+/// The start of a JSON-RPC error's words (the MCP SDK's `McpError`).
+pub(crate) const PROTOCOL_ERROR: &str = "MCP error -";
+
+/// How a call OpenCode stored as an error ended, in its words (the
+/// database's tools' query says it in SQL, [`error_word`] in Rust, from the
+/// same words): a call OpenCode's permissions refused is stored as an error
+/// (1.18.33's `PermissionDeniedError`, `PermissionRejectedError`,
+/// `PermissionCorrectedError`):
+/// - [`DENIED_BY_RULE`]…: a rule's `deny` (`permission_denied`);
+/// - [`REJECTED`] with a full stop and nothing more, in a session `opencode
+///   run` made: `run` rejects every `ask` itself, no one to answer it
 ///   (`approval_required`);
 /// - the same words elsewhere, or with a person's feedback: a person said
 ///   no (`permission_denied`).
 ///
-/// A JSON-RPC error's "MCP error -N: …" is `protocol_error`. The
-/// one-row `fallback` gives `permission` as NULL where a session row has no
-/// such column (an older database), so the query never fails on it.
-const TOOLS_QUERY: &str = "SELECT part.session_id, part.time_created, \
+/// A JSON-RPC error's [`PROTOCOL_ERROR`]… is `protocol_error`.
+const REFUSED_BY_RULE: &str = "refused:permission_denied";
+const REFUSED_BY_RUN: &str = "refused:approval_required";
+const FAILED_IN_PROTOCOL: &str = "error:protocol_error";
+
+/// The word for a call stored as an error with `error` as its words, in a
+/// session `opencode run` made (`by_run`) or not: the same as the tools'
+/// query's fifth column.
+pub(crate) fn error_word(error: &str, by_run: bool) -> &'static str {
+    if error.starts_with(DENIED_BY_RULE) {
+        REFUSED_BY_RULE
+    } else if by_run && error.strip_prefix(REJECTED) == Some(".") {
+        REFUSED_BY_RUN
+    } else if error.starts_with(REJECTED) {
+        REFUSED_BY_RULE
+    } else if error.starts_with(PROTOCOL_ERROR) {
+        FAILED_IN_PROTOCOL
+    } else {
+        "error"
+    }
+}
+
+/// The tools' query: [`error_word`]'s words matched inside it, so they
+/// never leave the database; its fifth column says how the call ended
+/// (`completed`, `error`, `refused:REASON`, `error:protocol_error`). A
+/// session `opencode run` made is one whose session row's `permission`
+/// denies `question` (which `run` sets and an interactive session does
+/// not). The one-row `fallback` gives `permission` as NULL where a session
+/// row has no such column (an older database), so the query never fails on
+/// it.
+fn tools_query() -> String {
+    format!(
+        "SELECT part.session_id, part.time_created, \
      json_extract(part.data, '$.tool'), json_extract(part.data, '$.callID'), \
      CASE WHEN json_extract(part.data, '$.state.status') = 'error' THEN CASE \
-       WHEN json_extract(part.data, '$.state.error') LIKE 'The user has specified a rule which prevents you from using this specific tool call%' \
-         THEN 'refused:permission_denied' \
-       WHEN json_extract(part.data, '$.state.error') = 'The user rejected permission to use this specific tool call.' \
+       WHEN json_extract(part.data, '$.state.error') LIKE '{DENIED_BY_RULE}%' \
+         THEN '{REFUSED_BY_RULE}' \
+       WHEN json_extract(part.data, '$.state.error') = '{REJECTED}.' \
          AND EXISTS (SELECT 1 FROM json_each(COALESCE((SELECT CASE WHEN json_valid(permission) THEN permission END \
              FROM session WHERE session.id = part.session_id), '[]')) AS rule \
            WHERE json_extract(rule.value, '$.permission') = 'question' \
              AND json_extract(rule.value, '$.action') = 'deny') \
-         THEN 'refused:approval_required' \
-       WHEN json_extract(part.data, '$.state.error') LIKE 'The user rejected permission to use this specific tool call%' \
-         THEN 'refused:permission_denied' \
-       WHEN json_extract(part.data, '$.state.error') LIKE 'MCP error -%' THEN 'error:protocol_error' \
+         THEN '{REFUSED_BY_RUN}' \
+       WHEN json_extract(part.data, '$.state.error') LIKE '{REJECTED}%' \
+         THEN '{REFUSED_BY_RULE}' \
+       WHEN json_extract(part.data, '$.state.error') LIKE '{PROTOCOL_ERROR}%' THEN '{FAILED_IN_PROTOCOL}' \
        ELSE 'error' END \
      ELSE json_extract(part.data, '$.state.status') END, \
      CASE WHEN json_extract(part.data, '$.tool') = 'skill' \
      THEN json_extract(part.data, '$.state.input.name') END \
      FROM part, (SELECT NULL AS permission) AS fallback \
-     WHERE json_extract(part.data, '$.type') = 'tool'";
+     WHERE json_extract(part.data, '$.type') = 'tool'"
+    )
+}
 
 /// Where OpenCode writes its session records.
 pub fn sources() -> Vec<RecordSource> {
@@ -85,7 +128,8 @@ pub fn sources() -> Vec<RecordSource> {
         data(LOG, "log/*.log"),
         data(DB_SESSIONS, "opencode.db")
             .sqlite("SELECT id, time_created, directory, version FROM session"),
-        data(DB_TOOLS, "opencode.db").sqlite(TOOLS_QUERY),
+        data(DB_TOOLS, "opencode.db").sqlite(tools_query()),
+        RecordSource::by_path(STREAM_JSON),
     ]
 }
 
@@ -125,7 +169,7 @@ fn row(record: &str) -> Option<Row> {
 
 /// The tool OpenCode's model calls to load a skill (its `name` the only
 /// input the tools' query reads, for this tool alone).
-const SKILL_TOOL: &str = "skill";
+pub(crate) const SKILL_TOOL: &str = "skill";
 
 fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Some((session, created, third, fourth, fifth, sixth)) = row(record) else {
@@ -145,51 +189,13 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             let Some(full) = third else {
                 return RecordAnswer::Ignored;
             };
-            // The call's outcome, where its part says (running: not yet);
-            // a call its permissions refused never ran: a refusal.
-            let (ok, reason, refused_for) = match fifth.as_deref() {
-                Some("completed") => (Some(true), None, None),
-                Some("error") => (Some(false), None, None),
-                Some("error:protocol_error") => {
-                    (Some(false), Some(ReasonCode::ProtocolError), None)
-                }
-                Some("refused:approval_required") => {
-                    (None, None, Some(ReasonCode::ApprovalRequired))
-                }
-                // `refused:permission_denied`, and `refused` (the query
-                // before reasons were told apart).
-                Some(word) if word.starts_with("refused") => {
-                    (None, None, Some(ReasonCode::PermissionDenied))
-                }
-                _ => (None, None, None),
+            let call = ToolPart {
+                tool: &full,
+                call_id: fourth.as_deref(),
+                ended: fifth.as_deref(),
+                skill: sixth.as_deref(),
             };
-            if full == SKILL_TOOL {
-                if let Some(skill) = sixth.as_deref().and_then(name) {
-                    let mut skill = CapabilityEvent::skill(&skill);
-                    if let Some(ok) = ok {
-                        skill = skill.ended(outcome_of_ok(ok), None);
-                    }
-                    push(&mut reading, skill_invoked(skill, fourth.as_deref(), at));
-                }
-                return answer(reading);
-            }
-            // Native tools (`bash`, `read`) fit no configured server.
-            let Some((server, tool)) = split_against(&full, "", "_", file.configured) else {
-                return answer(reading);
-            };
-            let Some(tool) = name(tool) else {
-                return answer(reading);
-            };
-            let id = fourth.as_deref();
-            let evidence = match refused_for {
-                Some(why) => refused(&server, &tool, id, why, at),
-                None => {
-                    let mut made = call(&server, &tool, id, ok, at);
-                    made.reason_code = reason;
-                    made
-                }
-            };
-            push(&mut reading, evidence);
+            tool_part(&mut reading, &call, file.configured, at);
         }
         _ => return RecordAnswer::Unknown,
     }
@@ -225,10 +231,76 @@ fn plugin_name(path: &str) -> Option<String> {
     name(stem)
 }
 
+/// One tool part, as the database's query or a printed line gives it.
+pub(crate) struct ToolPart<'a> {
+    /// OpenCode's name for the tool (`SERVER_TOOL` for an MCP tool).
+    pub tool: &'a str,
+    /// The model's id for the call.
+    pub call_id: Option<&'a str>,
+    /// How it ended: `completed`, `running`, or an error's word
+    /// ([`error_word`]).
+    pub ended: Option<&'a str>,
+    /// The skill's name, for the `skill` tool alone.
+    pub skill: Option<&'a str>,
+}
+
+/// What one tool part says: a skill invoked, or a call of a configured
+/// server's tool (used, failed, refused).
+pub(crate) fn tool_part(
+    reading: &mut RecordReading,
+    part: &ToolPart<'_>,
+    configured: &[String],
+    at: Timestamp,
+) {
+    // The call's outcome, where its part says (running: not yet); a call
+    // its permissions refused never ran: a refusal.
+    let (ok, reason, refused_for) = match part.ended {
+        Some("completed") => (Some(true), None, None),
+        Some("error") => (Some(false), None, None),
+        Some(FAILED_IN_PROTOCOL) => (Some(false), Some(ReasonCode::ProtocolError), None),
+        Some(REFUSED_BY_RUN) => (None, None, Some(ReasonCode::ApprovalRequired)),
+        // `refused:permission_denied`, and `refused` (the query before
+        // reasons were told apart).
+        Some(word) if word.starts_with("refused") => {
+            (None, None, Some(ReasonCode::PermissionDenied))
+        }
+        _ => (None, None, None),
+    };
+    if part.tool == SKILL_TOOL {
+        if let Some(skill) = part.skill.and_then(name) {
+            let mut skill = CapabilityEvent::skill(&skill);
+            if let Some(ok) = ok {
+                skill = skill.ended(outcome_of_ok(ok), None);
+            }
+            push(reading, skill_invoked(skill, part.call_id, at));
+        }
+        return;
+    }
+    // Native tools (`bash`, `read`) fit no configured server.
+    let Some((server, tool)) = split_against(part.tool, "", "_", configured) else {
+        return;
+    };
+    let Some(tool) = name(tool) else {
+        return;
+    };
+    let evidence = match refused_for {
+        Some(why) => refused(&server, &tool, part.call_id, why, at),
+        None => {
+            let mut made = call(&server, &tool, part.call_id, ok, at);
+            made.reason_code = reason;
+            made
+        }
+    };
+    push(reading, evidence);
+}
+
 /// Reads one record.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     if file.role == DB_SESSIONS || file.role == DB_TOOLS {
         return database(file, record);
+    }
+    if file.role == STREAM_JSON {
+        return crate::stream_json::read(file, record);
     }
     if file.role != LOG {
         return RecordAnswer::Unknown;

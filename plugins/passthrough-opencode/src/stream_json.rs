@@ -1,0 +1,200 @@
+//! What `opencode run --format json` printed, saved to a file and read by
+//! path (`tether sessions show PATH`). Verified on OpenCode 1.18.33.
+//!
+//! Cli.run (the pinned binary `opencode-linux-x64/bin/opencode`, its
+//! bundled JavaScript at byte 96194330): each line is
+//! `{type, timestamp (ms), sessionID, …}`, printed for the run's session
+//! only: `tool_use` `{part}` once a tool part's `state.status` is
+//! `completed` or `error` (never while it runs), `step_start`,
+//! `step_finish`, `text` and `reasoning` `{part}`, and `error` `{error}`
+//! for a `session.error` (or a prompt the server refused). The `part` is
+//! the database's: `type: "tool"`, `tool`, `callID`, `state{status, input,
+//! output | error}`.
+//!
+//! Read: the session's id from every line; of a `tool_use`, the tool, the
+//! call's id and how it ended, its error's words told apart by the words
+//! the database's query matches ([`crate::records::error_word`]; every
+//! session `run` printed is one `run` made), then read as a database row
+//! is ([`crate::records::tool_part`]); the skill's name of the `skill`
+//! tool. Inputs, outputs, texts and errors' words are payload: scanned
+//! where said, never kept. OpenCode's version is printed nowhere.
+
+use serde_json::Value;
+use tether_core::model::Timestamp;
+use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name};
+use tether_sdk::records::answer;
+
+use crate::records::{SKILL_TOOL, ToolPart, error_word, tool_part};
+
+/// The kinds of line Cli.run prints (`Z("tool_use", …)` and its siblings).
+const KNOWN: &[&str] = &[
+    "tool_use",
+    "step_start",
+    "step_finish",
+    "text",
+    "reasoning",
+    "error",
+];
+
+/// One printed line.
+pub(crate) fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    let Ok(line) = serde_json::from_str::<Value>(record) else {
+        return RecordAnswer::Unknown;
+    };
+    let Some(kind) = line["type"].as_str().filter(|k| KNOWN.contains(k)) else {
+        return RecordAnswer::Unknown;
+    };
+    // Every line names the run's session: a line that names none is no
+    // line of Cli.run's.
+    let Some(session) = line["sessionID"]
+        .as_str()
+        .filter(|s| s.starts_with("ses_"))
+        .and_then(name)
+    else {
+        return RecordAnswer::Unknown;
+    };
+    let at = line["timestamp"].as_u64().map(Timestamp);
+    let mut reading = RecordReading::default();
+    reading.session = Some(session);
+    reading.at = at;
+    if kind == "tool_use" {
+        let part = &line["part"];
+        let Some(tool) = part["tool"].as_str().filter(|_| part["type"] == "tool") else {
+            return RecordAnswer::Unknown;
+        };
+        let state = &part["state"];
+        let ended = match state["status"].as_str() {
+            Some("error") => Some(error_word(state["error"].as_str().unwrap_or(""), true)),
+            other => other,
+        };
+        let skill = (tool == SKILL_TOOL)
+            .then(|| state["input"]["name"].as_str())
+            .flatten();
+        let call = ToolPart {
+            tool,
+            call_id: part["callID"].as_str(),
+            ended,
+            skill,
+        };
+        tool_part(
+            &mut reading,
+            &call,
+            file.configured,
+            at.unwrap_or(Timestamp(0)),
+        );
+    }
+    answer(reading)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::vocab::EvidenceKind;
+
+    fn read_as(record: &str, configured: &[String]) -> RecordAnswer {
+        let segments = vec!["run.jsonl".to_owned()];
+        let file = RecordFile {
+            role: crate::records::STREAM_JSON,
+            segments: &segments,
+            session: None,
+            configured,
+        };
+        read(&file, record)
+    }
+
+    fn line(status: &str, error: &str) -> String {
+        serde_json::json!({"type": "tool_use", "timestamp": 1796325197035u64,
+            "sessionID": "ses_dc2accbd2ffeJK8FUbY2gzTmWB",
+            "part": {"type": "tool", "tool": "count_stamp", "callID": "call_fake1",
+                "state": {"status": status, "input": {"planted": "input-secret-771"},
+                    "error": error, "output": "output-secret-772"}}})
+        .to_string()
+    }
+
+    /// GIVEN printed tool parts WHEN read THEN each call ends as the
+    /// database's row for the same words would, and no payload is kept.
+    #[test]
+    fn tool_parts_end_as_the_database_says() {
+        let count = vec!["count".to_owned()];
+        for (status, error, kind, reason) in [
+            ("completed", "", EvidenceKind::ToolCallObserved, None),
+            (
+                "error",
+                "failed as asked",
+                EvidenceKind::ToolCallObserved,
+                None,
+            ),
+            (
+                "error",
+                "MCP error -32602: err answers an error",
+                EvidenceKind::ToolCallObserved,
+                Some("protocol_error"),
+            ),
+            (
+                "error",
+                "The user rejected permission to use this specific tool call.",
+                EvidenceKind::ToolCallRefused,
+                Some("approval_required"),
+            ),
+            (
+                "error",
+                "The user rejected permission to use this specific tool call with the following feedback: feedback-secret-773",
+                EvidenceKind::ToolCallRefused,
+                Some("permission_denied"),
+            ),
+            (
+                "error",
+                "The user has specified a rule which prevents you from using this specific tool call. rule-secret-774",
+                EvidenceKind::ToolCallRefused,
+                Some("permission_denied"),
+            ),
+        ] {
+            let RecordAnswer::Read(r) = read_as(&line(status, error), &count) else {
+                panic!("{status} {error}: not read");
+            };
+            assert_eq!(r.session.as_deref(), Some("ses_dc2accbd2ffeJK8FUbY2gzTmWB"));
+            assert_eq!(r.evidence.len(), 1, "{error}");
+            let e = &r.evidence[0];
+            assert_eq!(e.kind, kind, "{error}");
+            assert_eq!(
+                e.reason_code.as_ref().map(|c| c.as_str().to_owned()),
+                reason.map(str::to_owned),
+                "{error}"
+            );
+            let shown = format!("{r:?}");
+            for secret in [
+                "input-secret",
+                "output-secret",
+                "feedback-secret",
+                "rule-secret",
+            ] {
+                assert!(!shown.contains(secret), "{secret} kept: {shown}");
+            }
+        }
+    }
+
+    /// GIVEN a tool name no configured server fits, a line of another
+    /// shape, and a session error WHEN read THEN no call, unknown, and the
+    /// session only.
+    #[test]
+    fn other_lines() {
+        let RecordAnswer::Read(r) = read_as(&line("completed", ""), &[]) else {
+            panic!("not read");
+        };
+        assert!(r.evidence.is_empty());
+        assert!(matches!(
+            read_as(r#"{"type":"tool_use","part":{}}"#, &[]),
+            RecordAnswer::Unknown
+        ));
+        assert!(matches!(
+            read_as(r#"{"type":"system","sessionID":"ses_1"}"#, &[]),
+            RecordAnswer::Unknown
+        ));
+        let error = r#"{"type":"error","timestamp":1,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"secret-775"}}}"#;
+        let RecordAnswer::Read(r) = read_as(error, &[]) else {
+            panic!("not read");
+        };
+        assert_eq!(r.session.as_deref(), Some("ses_1"));
+        assert!(!format!("{r:?}").contains("secret-775"));
+    }
+}
