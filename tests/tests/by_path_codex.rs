@@ -20,6 +20,8 @@
 //!   and a real run's row reads as before.
 //! - GIVEN every real run's exec output WHEN the conformance kit reads it
 //!   THEN it passes, with no line unknown.
+//! - GIVEN a real run now (the pinned Codex, skipped loudly where it is
+//!   not installed) WHEN its stdout is shown THEN it reads as its rollout.
 
 use std::path::{Path, PathBuf};
 
@@ -411,6 +413,112 @@ fn a_secret_planted_in_every_real_run_reaches_no_output() {
                 .windows(PLANTED.len())
                 .any(|w| w == PLANTED.as_bytes()),
             "{case}: the store holds the secret"
+        );
+    }
+}
+
+/// The rollout under `codex_home`, if Codex wrote one.
+fn rollout_under(codex_home: &Path) -> Option<PathBuf> {
+    let mut dirs = vec![codex_home.join("sessions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+/// GIVEN a real `codex exec --json` run (the pinned Codex, the fake model)
+/// given a working server and one whose command does not exist WHEN its
+/// stdout is shown by path THEN it reads as exec output, the call as
+/// used, as the run's rollout says, and the server that never started is
+/// only what today's configuration says, unknown in both (exec prints
+/// nothing of it, and silence is no failure). Skips loudly where Codex is
+/// not installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_run_s_exec_output_reads_as_its_rollout() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(codex) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    let (model, _log) = tether_tests::fake_model::start_model_calling(
+        "get_current_time",
+        serde_json::json!({"timezone": PLANTED}),
+    )
+    .await;
+    let home = tether_tests::refusal_run::RefusalHome::counting(PLANTED);
+    let codex_home = home.home().join(".codex");
+    let work = home.home().join("work");
+    std::fs::create_dir_all(&codex_home).expect("dir");
+    std::fs::create_dir_all(&work).expect("dir");
+    let (var, calls_log) = home.log_env();
+    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
+    let config = format!(
+        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\n\
+         [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
+         [mcp_servers.time]\ncommand = {}\nenv = {{ {var} = {} }}\ndefault_tools_approval_mode = \"approve\"\n\
+         [mcp_servers.broken]\ncommand = {}\n",
+        toml(&format!("{}/v1", model.base())),
+        toml(&home.server().display().to_string()),
+        toml(&calls_log),
+        toml(&home.home().join("no-such-command").display().to_string()),
+    );
+    std::fs::write(codex_home.join("config.toml"), config).expect("config");
+    let exec_out = home.home().join("exec.jsonl");
+    let mut cmd = std::process::Command::new(&codex);
+    cmd.args(["exec", "--skip-git-repo-check", "--json", "what time is it"])
+        .current_dir(&work)
+        .env_clear()
+        .env("HOME", home.home())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CODEX_HOME", &codex_home)
+        .env("FAKE_KEY", "dummy")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&exec_out).expect("stdout file"))
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().expect("codex starts");
+    // Until Codex exits, or a generous bound (offline it may retry for
+    // ever): then its group is killed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().ok().flatten().is_none() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tether_tests::kill_group(&mut child);
+    tether_tests::keep_home("by-path-codex", home.home());
+    assert_eq!(home.received(), ["get_current_time"], "the server's log");
+    let rollout = rollout_under(&codex_home).expect("codex wrote its rollout");
+    let exec = home.show(&exec_out);
+    let kept = home.show(&rollout);
+    assert_eq!(exec["files"][0]["role"], "exec_json", "{exec:#}");
+    assert_eq!(kept["files"][0]["role"], "rollout", "{kept:#}");
+    assert_eq!(exec["session"]["session_id"], kept["session"]["session_id"]);
+    for name in ["time", "time/get_current_time"] {
+        assert_eq!(said(row(&exec, name)), said(row(&kept, name)), "{name}");
+    }
+    let used = row(&exec, "time/get_current_time");
+    assert_eq!(
+        (count(used, "calls"), count(used, "failed_calls")),
+        (1, 0),
+        "{used:#}"
+    );
+    // The server that never started: today's configuration names it, and
+    // nothing the run printed or wrote says more (unknown, never failed).
+    for doc in [&exec, &kept] {
+        let broken = row(doc, "broken");
+        assert_eq!(broken["status"], "unknown", "{broken:#}");
+        assert!(
+            broken["stages"]
+                .as_object()
+                .expect("stages")
+                .values()
+                .all(|s| s["provenance"] == "current_config"),
+            "{broken:#}"
         );
     }
 }
