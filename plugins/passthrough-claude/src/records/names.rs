@@ -25,24 +25,58 @@ pub(super) fn shown_as(shown: &str) -> Option<String> {
     plain.then(|| format!("shown in Claude Code as \u{201c}{shown}\u{201d}"))
 }
 
-/// `evidence` of an init line, each server named as its tools are; a
-/// server whose name has no such form is left out.
+/// `evidence` of an init line, each server named as its tools are. A
+/// name with no such form (garbage: too long, empty) is left as written,
+/// so the host's name check refuses the reading, as it refuses garbage.
 pub(super) fn as_tools_name_them(evidence: Vec<Evidence>) -> Vec<Evidence> {
     evidence
         .into_iter()
-        .filter_map(|mut e| {
+        .map(|mut e| {
             let Some(shown) = e.server.clone() else {
-                return Some(e);
+                return e;
             };
-            let named = super::tool_name_of_server(shown.trim());
-            if named == shown {
-                return Some(e);
+            let Some(named) = name(&super::tool_name_of_server(shown.trim())) else {
+                return e;
+            };
+            if named != shown {
+                e.server = Some(named);
+                if e.summary.is_none() {
+                    e.summary = shown_as(shown.trim());
+                }
             }
-            e.server = Some(name(&named)?);
-            if e.summary.is_none() {
-                e.summary = shown_as(shown.trim());
-            }
-            Some(e)
+            e
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::model::Timestamp;
+    use tether_core::vocab::EvidenceKind;
+
+    fn server(name: &str) -> Evidence {
+        Evidence::new(EvidenceKind::AgentReported, Timestamp(0)).server(name)
+    }
+
+    #[test]
+    fn a_server_is_named_as_its_tools_are_and_garbage_stays_garbage() {
+        let long = format!("claude.ai {}", "x".repeat(400));
+        let got = as_tools_name_them(vec![
+            server("claude.ai Gmail"),
+            server("plugin:ctx7:ctx7"),
+            server("time"),
+            server(&long),
+        ]);
+        let names: Vec<_> = got.iter().filter_map(|e| e.server.as_deref()).collect();
+        assert_eq!(
+            names,
+            ["claude_ai_Gmail", "plugin_ctx7_ctx7", "time", long.as_str()]
+        );
+        assert_eq!(
+            got[0].summary.as_deref(),
+            Some("shown in Claude Code as \u{201c}claude.ai Gmail\u{201d}")
+        );
+        assert_eq!(got[2].summary, None);
+    }
 }
