@@ -8,7 +8,8 @@
 //!   `events.jsonl` is copied elsewhere under another name and shown by
 //!   path THEN it reads as Copilot's, as the session `session.start`
 //!   names (never the folder it was copied to), and `count/stamp` was used
-//!   once; `broken` is not said to have failed (the events do not say).
+//!   once, `count` over stdio (its call's `mcpTransport`); `broken` is not
+//!   said to have failed (the events do not say).
 //! - GIVEN the same run's process log, copied elsewhere WHEN shown by path
 //!   THEN it is the same session, and `broken` failed while `count` did
 //!   not.
@@ -160,6 +161,18 @@ fn shown_by_path_says_the_same(run: &Run, events: &Path, log: &Path) {
     let stamp = row(&doc, "count/stamp").expect("count/stamp's row");
     assert_eq!(stamp["calls"], 1, "{stamp}");
     assert_eq!(stamp["status"], "active", "{stamp}");
+    let transport = doc["history"]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
+        .find(|s| s["name"] == "count")
+        .map(|s| s["transport"].clone());
+    assert_eq!(
+        transport,
+        Some(Value::from("stdio")),
+        "the call's start names count's transport: {doc}"
+    );
     if let Some(broken) = row(&doc, "broken") {
         assert_ne!(
             broken["status"], "failed",

@@ -278,11 +278,17 @@ fn events_tool_calls() -> Vec<CensusEntry> {
             "1.0.87–1.0.102",
             "the server's configuration key, preferred to mcpServerName (its display name)",
         ),
-        CensusEntry::not_read(
+        CensusEntry::read(
             EVENTS,
             "tool.execution_start.mcpTransport",
             "1.0.87–1.0.102",
-            "not yet read: stdio|http|sse|memory, with mcpConfigSource (user|workspace|plugin|builtin|managed|account), verified in the 1.0.102 schema",
+            "the called server's transport (stdio, http, sse; memory, an in-process server, gives none), its row's where no earlier record gave one; verified in the 1.0.102 schema and a real run",
+        ),
+        CensusEntry::not_read(
+            EVENTS,
+            "tool.execution_start.mcpConfigSource",
+            "1.0.87–1.0.102",
+            "not yet read: where the called server's configuration came from (user|workspace|plugin|builtin|managed|account), verified in the 1.0.102 schema and a real run",
         ),
         CensusEntry::read(
             EVENTS,

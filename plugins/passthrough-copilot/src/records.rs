@@ -72,6 +72,10 @@ struct Data<'a> {
     /// keeps it; the only name of it in a copy read by path).
     #[serde(rename = "sessionId", borrow, default)]
     session_id: Option<Cow<'a, str>>,
+    /// `tool.execution_start`'s server transport (1.0.87 on: `stdio`,
+    /// `http`, `sse` or `memory`; 1.0.102 schema).
+    #[serde(rename = "mcpTransport", borrow, default)]
+    transport: Option<Cow<'a, str>>,
     #[serde(rename = "copilotVersion", borrow, default)]
     version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -421,6 +425,15 @@ fn execution_start(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) 
             reading,
             call(&server, &tool, data.call.as_deref(), None, at),
         );
+        // The server's transport, where Copilot names one Tether knows
+        // (`memory`, an in-process server, is none of them).
+        let transport = data
+            .transport
+            .as_deref()
+            .and_then(tether_sdk::telemetry::transport_word);
+        if let Some(named) = reading.servers.iter_mut().find(|s| s.name == server) {
+            named.transport = named.transport.clone().or(transport);
+        }
     }
 }
 
@@ -660,6 +673,37 @@ mod tests {
             session(read(&file(None), call)).as_deref(),
             Some("elsewhere")
         );
+    }
+
+    /// GIVEN a real 1.0.102 call's start (its `mcpTransport`) WHEN read
+    /// THEN the server's row gets its transport; `memory` (in-process) or
+    /// none gives it none.
+    #[test]
+    fn a_call_s_start_names_its_server_s_transport() {
+        // Shape: tests/fixtures/records-by-path/copilot-1.0.102-broken.events.jsonl,
+        // line 7 (arguments and title left out).
+        let start = |transport: Option<&str>| {
+            let mut data = serde_json::json!({"toolCallId": "call_fake1", "toolName": "count-stamp",
+                "mcpServerName": "count", "mcpConfigServerName": "count",
+                "mcpConfigSource": "user", "mcpToolName": "stamp"});
+            if let Some(t) = transport {
+                data["mcpTransport"] = t.into();
+            }
+            serde_json::json!({"type": "tool.execution_start", "data": data, "id": "e1",
+                "timestamp": "2026-12-03T19:29:31.300Z", "parentId": null})
+            .to_string()
+        };
+        let transport = |record: String| {
+            let reading = read_one(&record);
+            assert_eq!(reading.servers.len(), 1, "{reading:?}");
+            reading.servers[0].transport.clone()
+        };
+        use tether_core::vocab::Transport;
+        assert_eq!(transport(start(Some("stdio"))), Some(Transport::Stdio));
+        assert_eq!(transport(start(Some("http"))), Some(Transport::Http));
+        assert_eq!(transport(start(Some("sse"))), Some(Transport::Sse));
+        assert_eq!(transport(start(Some("memory"))), None);
+        assert_eq!(transport(start(None)), None);
     }
 
     fn warning(message: &str) -> String {
