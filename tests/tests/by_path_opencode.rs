@@ -16,8 +16,14 @@
 //!   (`tests/fixtures/refusals/opencode-1.18.33-*.sql`) WHEN each is shown
 //!   by path THEN its tool row equals the one read from OpenCode's own
 //!   folder under a home.
-//! - GIVEN a SQLite database that is not OpenCode's WHEN shown by path THEN
-//!   it exits 2 saying it is no session.
+//! - GIVEN a database with its newest rows in its write-ahead log WHEN shown
+//!   by path THEN the log's rows are read too.
+//! - GIVEN a SQLite database that is not OpenCode's (another program's, an
+//!   empty OpenCode schema, one past the bound, OpenCode's read as another
+//!   harness's) WHEN shown by path THEN it exits 2 saying it is no session.
+//! - GIVEN the lines and the databases with a secret planted in every input,
+//!   output, text and error's words WHEN shown and imported THEN the rows
+//!   read as before and the secret reaches no output and not the store.
 
 use std::path::{Path, PathBuf};
 
@@ -390,4 +396,136 @@ fn a_database_that_is_no_session_exits_2() {
     let (code, _, stderr) = sessions(home.path(), &["show", &huge.display().to_string()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("larger than"), "{stderr}");
+}
+
+/// A secret planted in the files' payloads and words.
+const SECRET: &str = "planted-opencode-secret-6621";
+
+/// The words `opencode run` stores for an `ask` it rejected itself.
+const RUN_REJECTED: &str = "The user rejected permission to use this specific tool call.";
+
+/// Keys whose values are names, ids and states, the reader's to read.
+const KEPT: &[&str] = &[
+    "type",
+    "sessionID",
+    "tool",
+    "callID",
+    "status",
+    "id",
+    "messageID",
+];
+
+/// Plants [`SECRET`] in every other string: in place of it, or after an
+/// error's words (which are matched by their start).
+fn plant(value: &mut Value, key: Option<&str>) {
+    match value {
+        Value::Object(map) => map.iter_mut().for_each(|(k, v)| plant(v, Some(k.as_str()))),
+        Value::Array(items) => items.iter_mut().for_each(|v| plant(v, key)),
+        Value::String(s) => match key.unwrap_or_default() {
+            k if KEPT.contains(&k) => {}
+            // OpenCode's own words for `run`'s rejection, whole: with more
+            // words they are a person's feedback (`permission_denied`).
+            "error" if s.as_str() == RUN_REJECTED => {}
+            "error" => s.push_str(&format!(" {SECRET}")),
+            _ => *s = SECRET.to_owned(),
+        },
+        Value::Number(_) if key == Some("input") => *value = Value::from(SECRET),
+        _ => {}
+    }
+}
+
+/// Every output `tether sessions show` gives of `path`, and an import's
+/// store: none holds [`SECRET`]; the row is `want`'s.
+fn assert_nothing_leaks(home: &Path, path: &Path, want: &Expected) {
+    let arg = path.display().to_string();
+    let (case, tool) = (want.0, want.1);
+    for extra in [&[][..], &["--json"][..], &["--tools"][..]] {
+        let mut args = vec!["show", arg.as_str()];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = sessions(home, &args);
+        assert_eq!(code, 0, "{case} {extra:?}: {stderr}");
+        assert!(
+            !stdout.contains(SECRET) && !stderr.contains(SECRET),
+            "{case} {extra:?}: {stdout}{stderr}"
+        );
+    }
+    assert_row(case, count_row(&show_json(home, path), tool), want);
+    let store = home.join(format!("{case}-store.db"));
+    let (code, _, stderr) = sessions(
+        home,
+        &["import", &arg, "--db", &store.display().to_string()],
+    );
+    assert_eq!(code, 0, "{case}: {stderr}");
+    for file in std::fs::read_dir(home).expect("home").flatten() {
+        let name = file.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&format!("{case}-store.db")) {
+            let bytes = std::fs::read(file.path()).expect("store");
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(SECRET),
+                "{case}: {name} holds the secret"
+            );
+        }
+    }
+}
+
+/// GIVEN every kept run's lines, and every dump's database, with a secret
+/// planted in every input, output, text, error's words and other value but
+/// the names and states WHEN shown (text, JSON, tools) and imported by path
+/// THEN the row reads as the real file's, and the secret reaches no output
+/// and not the store.
+#[test]
+fn no_input_output_text_or_words_reach_any_output() {
+    for want in expected() {
+        let case = want.0;
+        let home = count_home();
+        let real = fixtures().join(format!("records-by-path/opencode-1.18.33-{case}.run.jsonl"));
+        let planted: Vec<String> = std::fs::read_to_string(&real)
+            .expect("fixture")
+            .lines()
+            .map(|line| {
+                let mut value: Value = serde_json::from_str(line).expect("JSON lines");
+                plant(&mut value, None);
+                value.to_string()
+            })
+            .collect();
+        assert!(planted.iter().any(|l| l.contains(SECRET)), "{case}");
+        let file = home.path().join(format!("{case}.run.jsonl"));
+        std::fs::write(&file, planted.join("\n") + "\n").expect("w");
+        assert_nothing_leaks(home.path(), &file, &want);
+
+        let db = home.path().join(format!("saved/{case}.db"));
+        database_from_dump(case, &db);
+        let conn = rusqlite::Connection::open(&db).expect("db");
+        conn.execute_batch(&format!(
+            "UPDATE part SET data = json_set(data, '$.state.input', json_object('q', '{SECRET}'), \
+               '$.state.output', '{SECRET}', '$.state.error', json_extract(data, '$.state.error') || ' {SECRET}') \
+               WHERE json_extract(data, '$.state.status') = 'error' AND json_extract(data, '$.state.error') != '{RUN_REJECTED}'; \
+             UPDATE part SET data = json_set(data, '$.state.input', json_object('q', '{SECRET}'), \
+               '$.state.output', '{SECRET}') WHERE json_extract(data, '$.state.error') IS NULL \
+               OR json_extract(data, '$.state.error') = '{RUN_REJECTED}'; \
+             UPDATE session SET directory = '/home/{SECRET}/work';"
+        ))
+        .expect("plant");
+        drop(conn);
+        assert!(
+            String::from_utf8_lossy(&std::fs::read(&db).expect("db")).contains(SECRET),
+            "{case}: planted"
+        );
+        assert_nothing_leaks(home.path(), &db, &want);
+    }
+}
+
+/// GIVEN OpenCode's database WHEN shown by path as another harness's THEN
+/// it is no session of that harness's: exit 2.
+#[test]
+fn a_database_read_as_another_harness_s_exits_2() {
+    let home = count_home();
+    let db = home.path().join("saved/opencode.db");
+    database_from_dump("allowed", &db);
+    let arg = db.display().to_string();
+    let (code, _, stderr) = sessions(home.path(), &["show", &arg, "--harness", "claude"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a session"), "{stderr}");
+    let (code, _, stderr) = sessions(home.path(), &["show", &arg, "--harness", "opencode"]);
+    assert_eq!(code, 0, "{stderr}");
 }
