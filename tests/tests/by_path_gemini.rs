@@ -8,8 +8,11 @@
 //!   shown by path THEN it reads as its own harness's, never Claude's, and
 //!   the tool row says what happened: a call that succeeded is a use; one
 //!   the harness refused (a policy's deny, a `-p` run that cannot ask) a
-//!   refusal with its reason, never a call; one the server answered
-//!   `isError` a call that failed with `tool_error`.
+//!   refusal with its reason, never a call (a Gemini BeforeTool hook's
+//!   block `blocked_by_hook`); one the server answered `isError` a call
+//!   that failed with `tool_error`; one a Qwen PreToolUse hook blocked an
+//!   unknown outcome (its line gives only the hook's words, as for a
+//!   PostToolUse stop after the call ran), never a failure.
 //! - GIVEN the same run's chat file WHEN it is shown by path THEN it agrees
 //!   with the stream-json on each tool row.
 //! - GIVEN those files with a secret planted in every value but the names,
@@ -43,9 +46,15 @@ struct Scenario {
     tool: &'static str,
     settings: Value,
     policy: Option<&'static str>,
+    /// The hook event of a hook that blocks every call (exit 2).
+    hook: Option<&'static str>,
     args: &'static [&'static str],
     received: &'static [&'static str],
 }
+
+/// A blocking hook's reason: the harness's words carry it, nothing of
+/// Tether's may.
+const HOOK_WORDS: &str = "planted-hook-reason-4471";
 
 /// A Gemini policy rule denying `count`'s `stamp` (narrowed by
 /// `argsPattern`, so the tool stays offered).
@@ -61,6 +70,7 @@ fn gemini_scenarios() -> Vec<Scenario> {
             tool: "stamp",
             settings: serde_json::json!({}),
             policy: None,
+            hook: None,
             args: yolo,
             received: &["stamp"],
         },
@@ -69,6 +79,7 @@ fn gemini_scenarios() -> Vec<Scenario> {
             tool: "fail",
             settings: serde_json::json!({}),
             policy: None,
+            hook: None,
             args: yolo,
             received: &["fail"],
         },
@@ -77,6 +88,7 @@ fn gemini_scenarios() -> Vec<Scenario> {
             tool: "stamp",
             settings: serde_json::json!({}),
             policy: Some(GEMINI_DENY),
+            hook: None,
             args: yolo,
             received: &[],
         },
@@ -85,7 +97,17 @@ fn gemini_scenarios() -> Vec<Scenario> {
             tool: "stamp",
             settings: serde_json::json!({}),
             policy: Some(GEMINI_ASK),
+            hook: None,
             args: &[],
+            received: &[],
+        },
+        Scenario {
+            name: "hook",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: None,
+            hook: Some("BeforeTool"),
+            args: yolo,
             received: &[],
         },
     ]
@@ -99,6 +121,7 @@ fn qwen_scenarios() -> Vec<Scenario> {
             tool: "stamp",
             settings: serde_json::json!({}),
             policy: None,
+            hook: None,
             args: yolo,
             received: &["stamp"],
         },
@@ -107,6 +130,7 @@ fn qwen_scenarios() -> Vec<Scenario> {
             tool: "fail",
             settings: serde_json::json!({}),
             policy: None,
+            hook: None,
             args: yolo,
             received: &["fail"],
         },
@@ -115,6 +139,7 @@ fn qwen_scenarios() -> Vec<Scenario> {
             tool: "stamp",
             settings: serde_json::json!({"permissions": {"deny": ["mcp__count__stamp"]}}),
             policy: None,
+            hook: None,
             args: yolo,
             received: &[],
         },
@@ -123,7 +148,17 @@ fn qwen_scenarios() -> Vec<Scenario> {
             tool: "stamp",
             settings: serde_json::json!({}),
             policy: None,
+            hook: None,
             args: &[],
+            received: &[],
+        },
+        Scenario {
+            name: "hook",
+            tool: "stamp",
+            settings: serde_json::json!({}),
+            policy: None,
+            hook: Some("PreToolUse"),
+            args: yolo,
             received: &[],
         },
     ]
@@ -179,6 +214,21 @@ async fn record(cli: &str, release: Release, prefix: &str, s: &Scenario) {
     config["mcpServers"] = serde_json::json!({"count": entry});
     if let (Some(c), Value::Object(extra)) = (config.as_object_mut(), s.settings.clone()) {
         c.extend(extra);
+    }
+    // A hook that blocks whatever it is asked about (exit 2, its reason,
+    // planted, on stderr), outside the run's home.
+    let hooks = tempfile::tempdir().expect("hooks");
+    if let Some(event) = s.hook {
+        use std::os::unix::fs::PermissionsExt as _;
+        let hook = hooks.path().join("block.sh");
+        std::fs::write(
+            &hook,
+            format!("#!/bin/sh\ncat >/dev/null\necho {HOOK_WORDS} >&2\nexit 2\n"),
+        )
+        .expect("hook");
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("mode");
+        config["hooks"] = serde_json::json!({event: [{"matcher": ".*",
+            "hooks": [{"type": "command", "command": hook, "name": "blocker"}]}]});
     }
     std::fs::write(dir.join("settings.json"), config.to_string()).expect("settings");
     if let Some(policy) = s.policy {
@@ -315,6 +365,19 @@ fn assert_row(label: &str, scenario: &str, row: &Value) {
             assert_eq!(row["stages"]["callable"]["state"], "no", "{label}: {row:#}");
             assert_ne!(row["stages"]["called"]["state"], "yes", "{label}: {row:#}");
         }
+        // Gemini's words say a BeforeTool hook blocked it.
+        "hook" if label.starts_with("gemini") => {
+            assert_eq!((calls, failed, refused), (0, 0, 1), "{label}: {row:#}");
+            assert_eq!(reason, "blocked_by_hook", "{label}: {row:#}");
+        }
+        // Qwen's stream-json gives only the hook's own words, as it does
+        // for a PostToolUse hook's stop after the call ran (0.24.4
+        // chunk-DPEB6S2R.js 60798-60810): unknown, never a failure, never
+        // a use that succeeded.
+        "hook" => {
+            assert_eq!((calls, failed, refused), (1, 0, 0), "{label}: {row:#}");
+            assert_eq!(row["unknown_calls"], 1, "{label}: {row:#}");
+        }
         other => panic!("no scenario {other}"),
     }
 }
@@ -344,6 +407,10 @@ fn each_run_s_stream_json_reads_as_its_own_and_agrees_with_its_chat() {
         for s in scenarios {
             let label = format!("{prefix}-{}", s.name);
             let stream = show_json(&fixtures().join(format!("{label}.stream.jsonl")));
+            assert!(
+                !stream.to_string().contains(HOOK_WORDS),
+                "{label}: {stream:#}"
+            );
             assert_eq!(stream["session"]["agent_kind"], kind, "{label}");
             assert_eq!(stream["files"][0]["role"], "stream_json", "{label}");
             assert_eq!(stream["files"][0]["unknown"], 0, "{label}: {stream:#}");
@@ -368,11 +435,19 @@ fn each_run_s_stream_json_reads_as_its_own_and_agrees_with_its_chat() {
                 chat["session"]["session_id"], stream["session"]["session_id"],
                 "{label}: the chat is the same run's"
             );
-            assert_eq!(
-                said(row(&chat, &format!("count/{}", s.tool))),
-                said(tool),
-                "{label}: the chat and the stream-json disagree"
-            );
+            let chat_row = row(&chat, &format!("count/{}", s.tool));
+            if label == "qwen-0.24.4-hook" {
+                // The chat says more (`executionStatus: not_started`): the
+                // stream-json's unknown never contradicts it.
+                assert_eq!(chat_row["reason_code"], "blocked_by_hook", "{label}");
+                assert_eq!(chat_row["calls"].as_u64().unwrap_or(0), 0, "{label}");
+            } else {
+                assert_eq!(
+                    said(chat_row),
+                    said(tool),
+                    "{label}: the chat and the stream-json disagree"
+                );
+            }
         }
     }
 }
