@@ -522,3 +522,20 @@ async fn a_real_run_s_exec_output_reads_as_its_rollout() {
         );
     }
 }
+
+/// GIVEN a real run whose model answered 400 (exec printed the thread, a
+/// warning, an `error` and `turn.failed`) WHEN shown by path THEN it is
+/// Codex's session, every line known, and no server or tool is said to
+/// have failed: the model's failure is no server's.
+#[test]
+fn a_failed_turn_is_no_server_s_failure() {
+    let home = tempfile::tempdir().expect("home");
+    let doc = show_json(
+        home.path(),
+        &fixture("records-by-path", "turnfailed", "exec"),
+    );
+    assert_eq!(doc["session"]["agent_kind"], "codex", "{doc:#}");
+    assert_eq!(doc["files"][0]["role"], "exec_json", "{doc:#}");
+    assert_eq!(doc["files"][0]["unknown"], 0, "{doc:#}");
+    assert_eq!(doc["rows"], serde_json::json!([]), "{doc:#}");
+}

@@ -412,13 +412,13 @@ fn stream_json(out: &mut Vec<CensusEntry>) {
             STREAM,
             "error",
             "0.171.0 (run on 0.171.0)",
-            "known, says nothing of MCP: Codex's own failure, `{message}` (measured: the model's stream, \"Reconnecting... waiting for network\"), never a server's",
+            "known, says nothing of MCP: Codex's own failure, `{message}` (measured: the model's stream, \"Reconnecting... waiting for network\", repeated while offline; a model's 400 body), never a server's",
         ),
         CensusEntry::not_read(
             STREAM,
             "turn.failed",
-            "0.118.0–0.171.0 (from exec_events.rs; no run failed a turn: offline, 0.171.0 reconnects for ever)",
-            "known, says nothing of MCP: `{error: {message}}`, the turn's failure (the model's); a call still in progress is ended by its own item.completed first (exec's event processor)",
+            "0.171.0 (run on 0.171.0)",
+            "known, says nothing of MCP: `{error: {message}}`, the turn's failure (measured: the model answered 400, its body the message, after an `error` with the same; records-by-path/codex-0.171.0-turnfailed.exec.jsonl); a call still in progress is ended by its own item.completed first (exec's event processor)",
         ),
     ]);
 }

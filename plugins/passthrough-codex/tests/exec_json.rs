@@ -172,6 +172,20 @@ fn codex_s_own_failures_are_known_and_say_nothing() {
     ] {
         assert_eq!(answers(EXEC_JSON, line), [RecordAnswer::Ignored], "{line}");
     }
+    // A real run whose model answered 400: the thread, a warning, the
+    // error and the failed turn, every line known, no evidence.
+    let failed = answers(
+        EXEC_JSON,
+        &fixture("records-by-path", "codex-0.171.0-turnfailed.exec.jsonl"),
+    );
+    assert_eq!(failed.len(), 5);
+    for answer in &failed[1..] {
+        assert_eq!(answer, &RecordAnswer::Ignored, "{failed:?}");
+    }
+    let RecordAnswer::Read(thread) = &failed[0] else {
+        panic!("{failed:?}");
+    };
+    assert!(thread.session.is_some() && thread.evidence.is_empty());
     let unknown = r#"{"type":"item.completed","item":{"id":"item_3","type":"hologram"}}"#;
     assert_eq!(answers(EXEC_JSON, unknown), [RecordAnswer::Unknown]);
 }
