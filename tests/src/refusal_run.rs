@@ -19,6 +19,17 @@ use tether_core::vocab::{ReasonCode, ServerSource, StageState};
 
 use crate::fake_model::ModelLog;
 
+/// The tools `tether-pinned-mcp` serves in the refusal tests: `stamp`
+/// answers `ok`, `fail` `isError`, `err` a JSON-RPC error (as
+/// [`crate::counting::answer`] says).
+pub const STAMP_FAIL_ERR: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
+ {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}},
+ {"name":"err","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
+
+/// A word planted in what a refusal says (a hook's reason, a refusal's
+/// message): it must reach nothing Tether gives.
+pub const PLANTED: &str = "planted-refusal-secret-5521";
+
 /// How long one `tether sessions show` may take before the test fails
 /// (a generous bound: it reads one file).
 const SHOW_BOUND_SECS: u64 = 120;

@@ -13,17 +13,9 @@
 use tether_core::vocab::ReasonCode;
 use tether_tests::Release;
 use tether_tests::refusal_run::{
-    RefusalHome as Run, assert_reached_once, assert_refused, model_called,
+    PLANTED, RefusalHome as Run, STAMP_FAIL_ERR as TOOLS, assert_reached_once, assert_refused,
+    model_called,
 };
-
-/// The counting server's tools: `stamp` answers `ok`, `fail` `isError`,
-/// `err` a JSON-RPC error.
-const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
- {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}},
- {"name":"err","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
-
-/// A word a hook's reason carries: it must reach nothing Tether gives.
-const PLANTED: &str = "planted-refusal-secret-5521";
 
 /// The server's entry in Copilot's `mcp-config.json`.
 fn entry(run: &Run) -> serde_json::Value {

@@ -12,15 +12,12 @@
 use tether_core::vocab::ReasonCode;
 use tether_tests::Release;
 use tether_tests::refusal_run::{
-    RefusalHome as Run, assert_reached_once, assert_refused, model_called,
+    PLANTED, RefusalHome as Run, assert_reached_once, assert_refused, model_called,
 };
 
 /// The counting server's tools: `stamp` answers `ok`, `fail` `isError`.
 const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
-
-/// A word a hook's reason carries: it must reach nothing Tether gives.
-const PLANTED: &str = "planted-refusal-secret-5521";
 
 /// The server's entry in a Gemini or Qwen `mcpServers`.
 fn entry(run: &Run) -> serde_json::Value {
