@@ -13,8 +13,10 @@
 //! - GIVEN the same run's process log, copied elsewhere WHEN shown by path
 //!   THEN it is the same session, and `broken` failed while `count` did
 //!   not.
-//! - GIVEN a planted secret in the broken server's command WHEN either file
-//!   is shown (text and JSON) THEN the secret is in neither.
+//! - GIVEN a planted secret in the broken server's command, or in every
+//!   value of the committed copies the readers do not take WHEN either
+//!   file is shown (text and JSON) THEN the secret is in neither, and the
+//!   rows read the same.
 //! - The committed copies of one such run
 //!   (`tests/fixtures/records-by-path/copilot-1.0.102-broken.*`) read the
 //!   same with no CLI installed; `record_the_fixtures` (ignored) runs the
@@ -215,6 +217,83 @@ fn the_committed_run_reads_by_path() {
         &fixtures().join("copilot-1.0.102-broken.events.jsonl"),
         &fixtures().join("copilot-1.0.102-broken.process.log"),
     );
+}
+
+/// Keys whose values the readers take (names, ids, the version, the
+/// working directory whose last component is the project) or that say
+/// what a record is: kept real; every other string is planted.
+const KEPT: &[&str] = &[
+    "type",
+    "timestamp",
+    "sessionId",
+    "toolCallId",
+    "mcpServerName",
+    "mcpConfigServerName",
+    "mcpToolName",
+    "copilotVersion",
+    "cwd",
+    "server_name",
+];
+
+/// Every string of `value` but under a [`KEPT`] key replaced by `PLANTED`.
+fn plant(value: &mut Value, key: Option<&str>) {
+    match value {
+        Value::Object(map) => map.iter_mut().for_each(|(k, v)| plant(v, Some(k))),
+        Value::Array(items) => items.iter_mut().for_each(|v| plant(v, key)),
+        Value::String(s) if !key.is_some_and(|k| KEPT.contains(&k)) => {
+            *s = PLANTED.to_owned();
+        }
+        _ => {}
+    }
+}
+
+/// GIVEN the committed run with `PLANTED` in every value the readers do
+/// not take (arguments, results, prompts, the transport, a log line's
+/// error and its words) WHEN shown by path THEN the rows read as before
+/// but for the transport (planted, so none) and the secret is in no output
+/// (`Run::show` asserts it, text and JSON).
+#[test]
+fn a_planted_secret_in_what_is_not_read_reaches_no_output() {
+    let run = Run::pinned(TOOLS, PLANTED).expect("tether-pinned-mcp is built");
+    let dir = run.home().join("planted");
+    std::fs::create_dir_all(&dir).expect("planted");
+    let events = std::fs::read_to_string(fixtures().join("copilot-1.0.102-broken.events.jsonl"))
+        .expect("events");
+    let planted: Vec<String> = events
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).expect("a JSON line");
+            plant(&mut v, None);
+            v.to_string()
+        })
+        .collect();
+    assert!(planted.iter().any(|l| l.contains(PLANTED)));
+    let events = dir.join("events.jsonl");
+    std::fs::write(&events, planted.join("\n") + "\n").expect("write");
+    let log = std::fs::read_to_string(fixtures().join("copilot-1.0.102-broken.process.log"))
+        .expect("log");
+    let planted: Vec<String> = log
+        .lines()
+        .map(|l| match l.find(" {") {
+            Some(i) if l.ends_with('}') => match serde_json::from_str::<Value>(&l[i + 1..]) {
+                Ok(mut v) => {
+                    plant(&mut v, None);
+                    format!("{} {PLANTED} {v}", &l[..i])
+                }
+                Err(_) => l.to_owned(),
+            },
+            _ => l.to_owned(),
+        })
+        .collect();
+    let log = dir.join("process.log");
+    std::fs::write(&log, planted.join("\n") + "\n").expect("write");
+
+    let doc = run.show(&events);
+    let stamp = row(&doc, "count/stamp").expect("count/stamp's row");
+    assert_eq!(stamp["calls"], 1, "{stamp}");
+    let doc = run.show(&log);
+    let broken = row(&doc, "broken").expect("broken's row");
+    assert_eq!(broken["status"], "failed", "{broken}");
 }
 
 /// Runs the CLI again and rewrites the committed copies.
