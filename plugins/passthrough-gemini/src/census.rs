@@ -278,7 +278,7 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             STREAM,
             "tool_use",
             G,
-            "tool_call_observed per `mcp_SERVER_TOOL` call with its tool_id, split at a configured server's name, else where only one split is possible; parameters are payload, never read",
+            "tool_call_observed per `mcp_SERVER_TOOL` call with its tool_id, split at a configured server's name, else where only one split is possible; `activate_skill`: skill_invoked with the skill's name (parameters.name only); parameters are otherwise payload, never read",
         ),
         E::not_read(
             STREAM,

@@ -26,11 +26,14 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name, project_of, version_of};
 use tether_core::vocab::ReasonCode;
 use tether_sdk::materialize::stream_json_init_reports;
-use tether_sdk::records::{answer, call, failed_with, mcp_double, outcome, push, refusal};
+use tether_sdk::records::{
+    answer, call, failed_with, mcp_double, outcome, push, refusal, skill_invoked,
+};
 use tether_sdk::telemetry::split_against;
 
 use crate::ended::{Ended, gemini_ended, qwen_denied};
@@ -52,6 +55,43 @@ impl Words<'_> {
     }
 }
 
+/// A call's arguments as far as a skill's activation names its skill
+/// (`name`: Gemini's `activate_skill`; `skill`: Qwen's `skill`); anything
+/// else in them is payload, never read.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SkillArgs<'a> {
+    Named {
+        #[serde(borrow, default)]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        skill: Option<Cow<'a, str>>,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+impl SkillArgs<'_> {
+    /// The skill named by `key` (`name` or `skill`), as a name.
+    fn skill(&self, key: &str) -> Option<String> {
+        match (self, key) {
+            (SkillArgs::Named { name: Some(n), .. }, "name") => name(n),
+            (SkillArgs::Named { skill: Some(n), .. }, "skill") => name(n),
+            _ => None,
+        }
+    }
+}
+
+/// A skill invoked by the model, by the call's id (its outcome is the
+/// call's result, which names no skill).
+fn skill_call(reading: &mut RecordReading, skill: Option<String>, id: Option<&str>, at: Timestamp) {
+    if let Some(skill) = skill {
+        push(
+            reading,
+            skill_invoked(CapabilityEvent::skill(&skill), id, at),
+        );
+    }
+}
+
 #[derive(Deserialize)]
 struct GeminiLine<'a> {
     #[serde(rename = "type", borrow, default)]
@@ -66,6 +106,9 @@ struct GeminiLine<'a> {
     /// `tool_use`, `tool_result`: the call's id.
     #[serde(borrow, default)]
     tool_id: Option<Cow<'a, str>>,
+    /// `tool_use` of `activate_skill`: the skill's name only.
+    #[serde(borrow, default)]
+    parameters: Option<SkillArgs<'a>>,
     /// `tool_result`: `success` or `error`.
     #[serde(borrow, default)]
     status: Option<Cow<'a, str>>,
@@ -87,6 +130,11 @@ enum GeminiError<'a> {
     },
     Other(serde::de::IgnoredAny),
 }
+
+/// The tool Gemini CLI's model calls to activate a skill.
+const GEMINI_SKILL: &str = "activate_skill";
+/// The tool Qwen Code's model calls to load a skill.
+const QWEN_SKILL: &str = "skill";
 
 /// The kinds of line Gemini CLI 0.61.0 prints (core output/types.d.ts,
 /// `JsonStreamEventType`).
@@ -144,6 +192,11 @@ pub(crate) fn gemini(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             reading.session = Some(session);
         }
         "tool_use" => {
+            if line.tool_name.as_deref() == Some(GEMINI_SKILL) {
+                let skill = line.parameters.as_ref().and_then(|a| a.skill("name"));
+                skill_call(&mut reading, skill, id, when);
+                return answer(reading);
+            }
             let Some(full) = line.tool_name.as_deref().filter(|n| n.starts_with("mcp_")) else {
                 return answer(reading);
             };
@@ -225,6 +278,9 @@ struct QwenItem<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    /// `tool_use` of `skill`: the skill's name only.
+    #[serde(borrow, default)]
+    input: Option<SkillArgs<'a>>,
     /// `tool_result`: the call's id, whether it failed, and (scanned where
     /// it failed, never kept) Qwen's words for it.
     #[serde(borrow, default)]
@@ -293,6 +349,10 @@ pub(crate) fn qwen(record: &str) -> RecordAnswer {
 /// One content item: an MCP call, or a call's result.
 fn qwen_item(reading: &mut RecordReading, item: &QwenItem<'_>, at: Timestamp) {
     match item.kind.as_deref() {
+        Some("tool_use") if item.name.as_deref() == Some(QWEN_SKILL) => {
+            let skill = item.input.as_ref().and_then(|a| a.skill("skill"));
+            skill_call(reading, skill, item.id.as_deref(), at);
+        }
         Some("tool_use") => {
             if let Some((server, tool)) = item.name.as_deref().and_then(mcp_double) {
                 push(reading, call(&server, &tool, item.id.as_deref(), None, at));
@@ -538,6 +598,20 @@ mod tests {
             ),
             RecordAnswer::not_read("tool_use:mcp_name_unsplit", None)
         );
+        // A skill activated: its name only.
+        let skills: Vec<_> = evidence(gemini(
+            &file(&[]),
+            &format!(
+                r#"{{"type":"tool_use","tool_name":"activate_skill","tool_id":"t4","parameters":{{"name":"pdf","why":"{PLANTED}"}}}}"#
+            ),
+        ))
+        .into_iter()
+        .map(|e| (e.kind, e.connection_id))
+        .collect();
+        assert_eq!(
+            skills,
+            [(EvidenceKind::SkillInvoked, Some("t4".to_owned()))]
+        );
         // A built-in tool: no MCP call.
         assert!(
             said(gemini(
@@ -600,6 +674,16 @@ mod tests {
                 None,
                 None
             )]
+        );
+        let skills: Vec<_> = evidence(qwen(&format!(
+            r#"{{"type":"assistant","session_id":"s1","message":{{"content":[{{"type":"tool_use","id":"call_2","name":"skill","input":{{"skill":"pdf","args":"{PLANTED}"}}}}]}}}}"#
+        )))
+        .into_iter()
+        .map(|e| (e.kind, e.connection_id))
+        .collect();
+        assert_eq!(
+            skills,
+            [(EvidenceKind::SkillInvoked, Some("call_2".to_owned()))]
         );
         let observed = || EvidenceKind::ToolCallObserved;
         let refused = || EvidenceKind::ToolCallRefused;

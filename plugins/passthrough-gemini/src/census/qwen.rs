@@ -222,7 +222,7 @@ fn qwen_stream_json() -> Vec<CensusEntry> {
             STREAM,
             "assistant.content.tool_use",
             Q,
-            "by path: tool_call_observed per `mcp__SERVER__TOOL` call with its id; input is payload, never read",
+            "by path: tool_call_observed per `mcp__SERVER__TOOL` call with its id; `skill`: skill_invoked with the skill's name (input.skill only); input is otherwise payload, never read",
         ),
         E::read(
             STREAM,
