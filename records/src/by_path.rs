@@ -8,6 +8,13 @@
 //! sessions) takes the file. Where two fit as well, the file is not read
 //! and the candidates are named, for `--harness`. Then the file is read as
 //! any of that harness's files is, with the same bounds.
+//!
+//! A SQLite file is tried as each harness's database (OpenCode's
+//! `opencode.db`): each of its database sources' queries is run on a
+//! private snapshot of the file and its write-ahead log (as the harness's
+//! own database is read, never opened in place), its first rows read; a
+//! query that does not run (another schema, another program's database)
+//! does not fit, and a database past 256 MiB with its log is not read.
 
 use std::collections::HashMap;
 use std::io::Read as _;

@@ -17,9 +17,13 @@
 //! - `part` rows of type `tool`: the session, the tool (`SERVER_TOOL`:
 //!   split only where exactly one configured server fits, never guessed),
 //!   the call's id and its state (`completed`, `error`, a refusal with its
-//!   reason, a protocol error: see [`tools_query`]). Only these columns
+//!   reason, a protocol error: see `tools_query`). Only these columns
 //!   are selected; the part's input, output and error words never leave
 //!   the database.
+//!
+//! What `opencode run --format json` printed, saved to a file: read by
+//! path only (`stream_json`, see the `stream_json` module), its tool parts
+//! ended by the same words as the database's (`error_word`, `tool_part`).
 
 use tether_core::capability::{CapabilityEvent, outcome_of_ok};
 use tether_core::model::Timestamp;
@@ -37,7 +41,7 @@ pub const DB_SESSIONS: &str = "db_session";
 /// The database's tool parts.
 pub const DB_TOOLS: &str = "db_tool";
 /// What `opencode run --format json` printed, saved to a file: read by
-/// path only ([`crate::stream_json`]).
+/// path only (the `stream_json` module).
 pub const STREAM_JSON: &str = "stream_json";
 
 /// The start of the words 1.18.33's `PermissionDeniedError` stores as a
