@@ -366,6 +366,7 @@ mod tests {
     fn every_read_kind_is_in_the_reader_s_code() {
         let code = [
             include_str!("records.rs"),
+            include_str!("stream_json.rs"),
             include_str!("telemetry.rs"),
             include_str!("config_scan.rs"),
             include_str!("lib.rs"),
