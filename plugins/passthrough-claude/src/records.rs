@@ -88,12 +88,14 @@ pub fn sources() -> Vec<RecordSource> {
 
 /// Reads one record of one of [`sources`]' files.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    match file.role {
+    let answer = match file.role {
         TRANSCRIPT => transcript(record),
         MCP_LOG => mcp_log(file, record),
         STREAM_JSON => stream_json(record),
         _ => RecordAnswer::Unknown,
-    }
+    };
+    // A plugin's server, configured as `plugin:X:Y`, is `plugin_X_Y` here.
+    names::as_configured(answer, file.configured)
 }
 
 /// One line a headless run printed (`--output-format stream-json
@@ -517,8 +519,14 @@ fn tool_result(reading: &mut RecordReading, item: &Item<'_>, original: &str, at:
     let Some(id) = item.tool_use_id.as_deref() else {
         return;
     };
+    // A refusal's own words are the more precise (2.1.332 stamps a
+    // headless run's "you haven't granted it yet" `user-rejected`); the
+    // SDK's stamp speaks where the words say no refusal.
     let said = if item.is_error == Some(true) {
-        words::meta_said(original, id).or_else(|| error_words(original, id))
+        match error_words(original, id) {
+            refused @ Some(ErrorWords::Refused(_)) => refused,
+            other => words::meta_said(original, id).or(other),
+        }
     } else {
         None
     };

@@ -252,3 +252,46 @@ fn a_refusal_s_words_are_never_kept() {
         );
     }
 }
+
+/// GIVEN the newest Claude Code's headless answer to a call no one could
+/// approve, stamped by the SDK as `user-rejected` (a real 2.1.332 run
+/// writes both: the words "you haven't granted it yet" and
+/// `tool_result_meta[{non_execution_kind: "user-rejected"}]`) WHEN it is
+/// read THEN the words, the more precise, decide: `approval_required`. A
+/// stamp with no refusal in the words still says `permission_denied`.
+#[test]
+fn a_headless_refusal_s_words_win_over_the_sdk_stamp() {
+    let run = fixture("claude-2.1.332-noperm.stream.jsonl");
+    let asked = run
+        .lines()
+        .find(|l| l.contains("\"tool_result\"") && l.contains("haven't granted"))
+        .expect("the refused call's result")
+        .to_owned();
+    let stamp = format!(
+        r#","tool_result_meta":[{{"id":"{CALL}","non_execution_kind":"user-rejected"}}]}}"#
+    );
+    let stamped = format!("{}{stamp}", asked.trim_end().trim_end_matches('}'));
+    assert!(stamped.contains("non_execution_kind"), "{stamped}");
+    let refusals = |result: &str| {
+        // The run without its permission_denied line: the result decides.
+        let text: Vec<&str> = run
+            .lines()
+            .filter(|l| !l.contains("\"subtype\":\"permission_denied\""))
+            .map(|l| if l == asked { result } else { l })
+            .collect();
+        outcomes(&read_all(STREAM_JSON, &text.join("\n"))).0
+    };
+    assert_eq!(
+        refusals(&stamped),
+        [(CALL.to_owned(), ReasonCode::ApprovalRequired)]
+    );
+    let plain = stamped.replace(
+        "Claude requested permissions to use mcp__time__get_current_time, but you haven't granted it yet.",
+        "Something else happened.",
+    );
+    assert_ne!(plain, stamped);
+    assert_eq!(
+        refusals(&plain),
+        [(CALL.to_owned(), ReasonCode::PermissionDenied)]
+    );
+}

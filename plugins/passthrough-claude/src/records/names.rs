@@ -49,6 +49,50 @@ pub(super) fn as_tools_name_them(evidence: Vec<Evidence>) -> Vec<Evidence> {
         .collect()
 }
 
+/// `answer` with each server that today's configuration names otherwise
+/// (`configured`) under that name: Claude Code's configuration (and
+/// `claude mcp list`) calls a plugin's server `plugin:X:Y`, its tools'
+/// names and the records `plugin_X_Y` (the rule above), and one server is
+/// one row. Costs nothing where no configured name has another form.
+pub(super) fn as_configured(
+    answer: tether_core::records::RecordAnswer,
+    configured: &[String],
+) -> tether_core::records::RecordAnswer {
+    use tether_core::records::RecordAnswer;
+    let has_other_form = |c: &String| {
+        !c.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    let RecordAnswer::Read(mut reading) = answer else {
+        return answer;
+    };
+    if !configured.iter().any(has_other_form) {
+        return RecordAnswer::Read(reading);
+    }
+    let forms: Vec<(String, &String)> = configured
+        .iter()
+        .filter(|c| has_other_form(c))
+        .map(|c| (super::tool_name_of_server(c), c))
+        .collect();
+    let configured_as = |name: &str| {
+        forms
+            .iter()
+            .find(|(form, _)| form == name)
+            .map(|(_, c)| (*c).clone())
+    };
+    for e in &mut reading.evidence {
+        if let Some(c) = e.server.as_deref().and_then(configured_as) {
+            e.server = Some(c);
+        }
+    }
+    for s in &mut reading.servers {
+        if let Some(c) = configured_as(&s.name) {
+            s.name = c;
+        }
+    }
+    RecordAnswer::Read(reading)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +122,41 @@ mod tests {
             Some("shown in Claude Code as \u{201c}claude.ai Gmail\u{201d}")
         );
         assert_eq!(got[2].summary, None);
+    }
+
+    /// GIVEN today's configuration naming a plugin's server `plugin:X:Y`
+    /// WHEN a record names it as its tools do (`plugin_X_Y`) THEN it is
+    /// the configured server's row; other names stay as they are, and
+    /// with no configuration nothing changes.
+    #[test]
+    fn a_plugin_s_server_is_named_as_configured() {
+        use tether_core::records::{RecordAnswer, RecordReading};
+        use tether_core::telemetry::NamedServer;
+        let reading = || {
+            let mut r = RecordReading::of(None);
+            r.evidence = vec![
+                server("plugin_ctx7_ctx7"),
+                server("time"),
+                server("claude_ai_Gmail"),
+            ];
+            r.servers = vec![NamedServer::new("plugin_ctx7_ctx7", None)];
+            RecordAnswer::Read(r)
+        };
+        let names = |answer: RecordAnswer| match answer {
+            RecordAnswer::Read(r) => (
+                r.evidence
+                    .iter()
+                    .filter_map(|e| e.server.clone())
+                    .collect::<Vec<_>>(),
+                r.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+            ),
+            other => panic!("{other:?}"),
+        };
+        let configured = ["plugin:ctx7:ctx7".to_owned(), "time".to_owned()];
+        let (evidence, servers) = names(as_configured(reading(), &configured));
+        assert_eq!(evidence, ["plugin:ctx7:ctx7", "time", "claude_ai_Gmail"]);
+        assert_eq!(servers, ["plugin:ctx7:ctx7"]);
+        let (evidence, _) = names(as_configured(reading(), &[]));
+        assert_eq!(evidence, ["plugin_ctx7_ctx7", "time", "claude_ai_Gmail"]);
     }
 }
