@@ -290,7 +290,7 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             STREAM,
             "tool_result",
             G,
-            "by tool_id: success a use; error a refusal with its reason by the words the UI showed (output, as the chat's resultDisplay: permission_denied, approval_required, blocked_by_hook), error.type mcp_tool_error a failure (tool_error), a hook's stop unknown; output and error.message are scanned, never kept",
+            "by tool_id: success a use; error a refusal with its reason by the words the UI showed (output, as the chat's resultDisplay: permission_denied, approval_required, blocked_by_hook), error.type mcp_tool_error a failure (tool_error), a hook's stop unknown, a cancelled call (`[Operation Cancelled] …`) the user's no (permission_denied) or unknown; output and error.message are scanned, never kept",
         ),
         E::not_read(
             STREAM,

@@ -36,7 +36,7 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::split_against;
 
-use crate::ended::{Ended, gemini_ended, qwen_denied};
+use crate::ended::{Ended, gemini_cancelled, gemini_ended, qwen_denied};
 
 /// Words, or anything else (parts, an object): only words are scanned.
 #[derive(Deserialize)]
@@ -127,6 +127,10 @@ enum GeminiError<'a> {
     Typed {
         #[serde(rename = "type", borrow, default)]
         kind: Option<Cow<'a, str>>,
+        /// The words sent back to the model: scanned for a cancelled
+        /// call's reason only, never kept.
+        #[serde(borrow, default)]
+        message: Option<Words<'a>>,
     },
     Other(serde::de::IgnoredAny),
 }
@@ -168,6 +172,33 @@ fn gemini_split(full: &str, configured: &[String]) -> Option<(String, String)> {
         }
     };
     Some((name(&server)?, name(&tool)?))
+}
+
+/// How a `tool_result` of status `error` ended: the server's `isError`
+/// (`mcp_tool_error`); a cancelled call (its words `[Operation
+/// Cancelled] …`, core scheduler/state-manager.js `toCancelled`, bundle
+/// chunk-5FZXKDXH.js 344561) the user's no or unknown, as the chat's
+/// ([`gemini_cancelled`]); otherwise by the words the UI showed, as the
+/// chat's ([`gemini_ended`]).
+fn gemini_error(line: &GeminiLine<'_>) -> Ended {
+    let (kind, message) = match &line.error {
+        Some(GeminiError::Typed { kind, message }) => {
+            (kind.as_deref(), message.as_ref().and_then(Words::text))
+        }
+        _ => (None, None),
+    };
+    let output = line.output.as_ref().and_then(Words::text);
+    if kind == Some("mcp_tool_error") {
+        return Ended::Failed(Some(ReasonCode::ToolError));
+    }
+    if let Some(cancelled) = [message, output]
+        .into_iter()
+        .flatten()
+        .find(|w| w.starts_with("[Operation Cancelled]"))
+    {
+        return gemini_cancelled(Some(cancelled));
+    }
+    gemini_ended(output)
 }
 
 /// One line of Gemini CLI's stream-json.
@@ -212,12 +243,7 @@ pub(crate) fn gemini(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             };
             let ended = match line.status.as_deref() {
                 Some("success") => Ended::Succeeded,
-                Some("error") => match &line.error {
-                    Some(GeminiError::Typed { kind: Some(k) }) if k == "mcp_tool_error" => {
-                        Ended::Failed(Some(ReasonCode::ToolError))
-                    }
-                    _ => gemini_ended(line.output.as_ref().and_then(Words::text)),
-                },
+                Some("error") => gemini_error(&line),
                 _ => Ended::Unknown,
             };
             reading.evidence.extend(match ended {
@@ -539,6 +565,21 @@ mod tests {
                     Some(false),
                     Some(ReasonCode::ToolError),
                 )],
+            ),
+            (
+                format!(
+                    r#"{{"type":"tool_result","tool_id":"t1","status":"error","output":"{PLANTED}","error":{{"type":"TOOL_EXECUTION_ERROR","message":"[Operation Cancelled] Reason: User denied execution."}}}}"#
+                ),
+                vec![ended(
+                    "t1",
+                    refused(),
+                    None,
+                    Some(ReasonCode::PermissionDenied),
+                )],
+            ),
+            (
+                gemini_result("error", "[Operation Cancelled] Reason: aborted", None),
+                vec![],
             ),
             (
                 gemini_result(
