@@ -17,6 +17,9 @@
 //!   value of the committed copies the readers do not take WHEN either
 //!   file is shown (text and JSON) THEN the secret is in neither, and the
 //!   rows read the same.
+//! - GIVEN the committed events and log WHEN imported by path (the events
+//!   twice) THEN one session, then unchanged, and the log joins the same
+//!   session, which holds both servers.
 //! - The committed copies of one such run
 //!   (`tests/fixtures/records-by-path/copilot-1.0.102-broken.*`) read the
 //!   same with no CLI installed; `record_the_fixtures` (ignored) runs the
@@ -294,6 +297,60 @@ fn a_planted_secret_in_what_is_not_read_reaches_no_output() {
     let doc = run.show(&log);
     let broken = row(&doc, "broken").expect("broken's row");
     assert_eq!(broken["status"], "failed", "{broken}");
+}
+
+/// GIVEN the committed run's events and its process log WHEN each is
+/// imported by path into a store, twice THEN one session, then unchanged;
+/// both files land in the one session `session.start` names, which holds
+/// the call and the failed server.
+#[test]
+fn the_committed_run_imports_by_path_into_one_session() {
+    let home = tempfile::tempdir().expect("home");
+    let db = home.path().join("t.db").display().to_string();
+    let events = fixtures().join("copilot-1.0.102-broken.events.jsonl");
+    let log = fixtures().join("copilot-1.0.102-broken.process.log");
+    let session = started_session(&events);
+    let import = |file: &Path| {
+        let out = tether_tests::tether_at_home(home.path())
+            .args([
+                "sessions",
+                "import",
+                &file.display().to_string(),
+                "--db",
+                &db,
+            ])
+            .output()
+            .expect("tether runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let first = import(&events);
+    assert!(first.contains("1 new"), "{first}");
+    let again = import(&events);
+    assert!(again.contains("1 unchanged"), "{again}");
+    import(&log);
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["history", "--db", &db, "--json"])
+        .output()
+        .expect("history");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc: Value = serde_json::from_str(&text).expect("one document");
+    let histories = doc.as_array().expect("the store's histories");
+    assert_eq!(histories.len(), 1, "one session: {text}");
+    assert_eq!(histories[0]["session_id"], format!("copilot:{session}"));
+    let servers: Vec<&str> = histories[0]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["servers"].as_array().into_iter().flatten())
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(
+        servers.contains(&"count"),
+        "the events' server: {servers:?}"
+    );
+    assert!(servers.contains(&"broken"), "the log's server: {servers:?}");
 }
 
 /// Runs the CLI again and rewrites the committed copies.
