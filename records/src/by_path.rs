@@ -203,7 +203,7 @@ fn sniff(path: &Path) -> Result<Sniffed, ByPathError> {
         return Err(ByPathError::Empty);
     }
     let sqlite = prefix.starts_with(b"SQLite format 3\0");
-    if sqlite && meta.len() > MAX_SQLITE_BYTES {
+    if sqlite && meta.len() + wal_len(path) > MAX_SQLITE_BYTES {
         return Err(ByPathError::DatabaseTooLarge);
     }
     let text = if sqlite {
@@ -226,6 +226,17 @@ fn sniff(path: &Path) -> Result<Sniffed, ByPathError> {
         text,
         whole: (meta.len() as usize) <= SNIFF_BYTES,
     })
+}
+
+/// The length of the write-ahead log beside the database at `path` (its
+/// newest rows), 0 where there is none.
+fn wal_len(path: &Path) -> u64 {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(wal)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |m| m.len())
 }
 
 /// The file's place, as a reader sees a file of its own: its folder and

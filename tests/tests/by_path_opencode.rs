@@ -396,6 +396,16 @@ fn a_database_that_is_no_session_exits_2() {
     let (code, _, stderr) = sessions(home.path(), &["show", &huge.display().to_string()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("larger than"), "{stderr}");
+    // A small database whose log beside it is past the bound.
+    let logged = home.path().join("logged.db");
+    std::fs::copy(&other, &logged).expect("copy");
+    std::fs::File::create(home.path().join("logged.db-wal"))
+        .expect("wal")
+        .set_len(300 << 20)
+        .expect("sparse");
+    let (code, _, stderr) = sessions(home.path(), &["show", &logged.display().to_string()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("larger than"), "{stderr}");
 }
 
 /// A secret planted in the files' payloads and words.
