@@ -16,7 +16,8 @@ const BOTH: &str = "2.1.197–2.1.332";
 const NEW: &str = "2.1.332";
 /// Progress records: written by the releases before 2.1.197 (real
 /// transcripts), never by the installed ones.
-const OLD_PROGRESS: &str = "2.1.14–2.1.39 written (real transcripts); 2.1.197–2.1.332 never written";
+const OLD_PROGRESS: &str =
+    "2.1.14–2.1.39 written (real transcripts); 2.1.197–2.1.332 never written";
 
 /// Transcripts (`records::TRANSCRIPT`).
 const T: &str = "transcript";
@@ -225,6 +226,11 @@ fn stream_json() -> Vec<CensusEntry> {
         not(S, "system/hook_started", BOTH, "not yet read: a hook started (`hook_id`, `hook_name`, `hook_event`)").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
         not(S, "system/hook_progress", BOTH, "a running hook's output so far (payload)"),
         read(S, "system/hook_response", BOTH, "hook_fired (its `hook_name`, `hook_event`, exit code, and `outcome` success, error or cancelled; stdout and stderr are payload, never read), where a saved stream-json is read by path: the only trace of a hook that succeeded in silence").silence("printed only for the hook events stream-json is set to report: no line shows whether a hook ran"),
+        // `yield{type:"notification",notification:{key:"stop-hook-error",text:`Stop hook error occurred …`}}`
+        // (2.1.197 bin/claude.exe byte 236470958, after a Stop hook's
+        // non-blocking error or error during execution, and 236477850
+        // after a blocking one; 2.1.332 `stop hook problem`, 351390212).
+        read(S, "system/notification:stop-hook-error", BOTH, "hook_fired for a `Stop` hook, its outcome unknown (a failure or a block: the line names neither the hook nor how it ended; its `text` is not kept); other notifications are not read").silence("a Stop hook that succeeded prints nothing in stream-json (its transcript's `stop_hook_summary` or attachment says it ran)"),
         // `{type:"system",subtype:"permission_denied",tool_name,tool_use_id,agent_id,decision_reason_type,decision_reason_code,decision_reason,message}`.
         read(S, "system/permission_denied", BOTH, "tool_call_refused for a `mcp__SERVER__TOOL` `tool_name`, with its `tool_use_id`: `blocked_by_hook` (`decision_reason_type` hook), `approval_required` (asyncAgent: no one could be asked; or no type and the `ask` decision's words: a headless run that could not ask, measured on 2.1.332), else `permission_denied`; `message` is compared with Claude Code's words, never kept").silence("printed only for a denial decided before asking (2.1.197 printed none in a headless run that could not ask, nor either release for a PreToolUse hook: their `user` line's `tool_result` says it)"),
         not(S, "result.permission_denials", BOTH, "each call it lists (`tool_name`, `tool_use_id`; `tool_input` is payload) is read as refused from its own `tool_result` and `permission_denied` lines, which say why; this list says no reason (a hook's block and a headless run's unanswered ask alike), so a refusal read from it could only guess"),
@@ -495,6 +501,10 @@ mod tests {
     fn every_read_kind_is_in_the_reader_s_code() {
         let code = [
             include_str!("records.rs"),
+            include_str!("records/names.rs"),
+            include_str!("records/progress.rs"),
+            include_str!("records/subagents.rs"),
+            include_str!("records/words.rs"),
             include_str!("telemetry.rs"),
             include_str!("config_scan.rs"),
             include_str!("lib.rs"),

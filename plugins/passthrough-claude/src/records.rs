@@ -142,6 +142,9 @@ fn stream_json(record: &str) -> RecordAnswer {
         /// words only, never kept.
         #[serde(borrow, default)]
         message: Option<Said<'a>>,
+        /// `notification`: which (`stop-hook-error`: a Stop hook erred).
+        #[serde(borrow, default)]
+        key: Option<Cow<'a, str>>,
     }
     /// `message`: a `permission_denied`'s words, or (an `assistant` or
     /// `user` line's) the message, skipped unread.
@@ -206,6 +209,17 @@ fn stream_json(record: &str) -> RecordAnswer {
                     ),
                 );
             }
+            answer(reading)
+        }
+        // `{type:"notification",notification:{key:"stop-hook-error",…}}`
+        // (2.1.197 and 2.1.332, seen in real runs): a Stop hook ended in an
+        // error (exit 1, a failure to run, or a block); the only trace of
+        // a Stop hook in stream-json, which names neither the hook nor how.
+        (Some("system"), Some("notification"))
+            if head.key.as_deref() == Some("stop-hook-error") =>
+        {
+            let run = CapabilityEvent::hook("Stop", Some("Stop")).ended(UseOutcome::Unknown, None);
+            push(&mut reading, hook_fired(run, None, Timestamp(0)));
             answer(reading)
         }
         (Some("system"), _) => answer(reading),
