@@ -202,6 +202,12 @@ pub(crate) fn parse_server(text: &str) -> Result<Requirement, String> {
     if server.trim().is_empty() {
         return Err("give a server's name: SERVER or SERVER:STAGE".into());
     }
+    // No harness names a server with a `/`: `SERVER/TOOL` is a tool.
+    if server.contains('/') {
+        return Err(format!(
+            "{server:?} names a tool; require it with --require-tool {text}"
+        ));
+    }
     Ok(Requirement {
         server: server.to_owned(),
         tool: None,

@@ -172,6 +172,12 @@ fn requirements_parse_with_their_stages() {
         "a server's stage"
     );
     assert!(parse_server(":callable").is_err());
+    // A tool given as a server is told where it belongs.
+    let err = parse_server("time/get_current_time").expect_err("a tool");
+    assert!(
+        err.contains("--require-tool time/get_current_time"),
+        "{err}"
+    );
 }
 
 fn checked() -> CheckDocument {
