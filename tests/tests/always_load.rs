@@ -268,6 +268,11 @@ async fn claude_code_newest_sends_an_always_load_server_s_tools_up_front() {
 
     // The run's transcript: `lazy`'s tools deferred and never model-visible;
     // `up`'s never deferred.
+    // The stream-json alone cannot tell: its init line lists every MCP tool
+    // and `ToolSearch`, nothing about `alwaysLoad`, and its reader
+    // (`tether_sdk::materialize::stream_json_init_reports`) calls every
+    // listed MCP tool deferred, `up`'s too (measured on 2.1.332; reported,
+    // not asserted: the transcript below is the reading that can tell).
     let stream = show(run.home.path(), &run.home.path().join("stream.jsonl"));
     eprintln!(
         "stream-json: up {:#?}",
