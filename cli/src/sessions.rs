@@ -528,6 +528,15 @@ fn print_reader_notes(
             )
         });
         let line = match (&n.verified_on, n.newer, unknown) {
+            // Older than verified: the version is said, so an empty table
+            // is not read as a session with no MCP servers.
+            (Some(range), false, unknown) if n.older() => {
+                let v = n.version.as_deref().map(visible_field).unwrap_or_default();
+                let unknown = unknown.map(|u| format!("; {u}")).unwrap_or_default();
+                format!(
+                    "read with a reader verified on {range}; this file is {v}, older: what it does not show may still have happened{unknown}"
+                )
+            }
             (Some(range), true, Some(unknown)) => {
                 format!("read with a reader verified on {range}; {unknown}")
             }

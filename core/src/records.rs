@@ -600,6 +600,16 @@ impl ReaderNote {
         }
     }
 
+    /// The version is older than the oldest verified (dotted numbers
+    /// only: `0.104.0-alpha.1` < `0.118.0`), so what its reader did not
+    /// show is no evidence that it did not happen.
+    pub fn older(&self) -> bool {
+        self.verified_on
+            .as_ref()
+            .zip(self.version.as_deref())
+            .is_some_and(|(r, v)| version_at_least(&r.oldest, v) && !version_at_least(v, &r.oldest))
+    }
+
     /// Counts what `file` held of kinds the reader does not know or does
     /// not read (a file with neither adds nothing).
     pub fn add_file(&mut self, file: &FileReport) {

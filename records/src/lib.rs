@@ -469,7 +469,7 @@ impl Records {
         }
         notes
             .into_values()
-            .filter(|n| n.newer || n.unknown_records > 0 || n.not_read_records > 0)
+            .filter(|n| n.newer || n.older() || n.unknown_records > 0 || n.not_read_records > 0)
             .collect()
     }
 

@@ -54,6 +54,7 @@ use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{
     answer, call, deferred, mcp_double, push, refused, skill_listed, visible,
 };
+use tether_sdk::telemetry::split_against;
 
 mod exec_json;
 
@@ -116,8 +117,12 @@ struct Payload<'a> {
     /// listing only (0.118 and 0.142 list skills there), for names.
     #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
+    /// A `message`'s content is a list; a `reasoning` item's is a list or
+    /// `null` (Codex's own `ResponseItem::Reasoning { content:
+    /// Option<Vec<ReasoningItemContent>> }`, openai/codex
+    /// `codex-rs/protocol/src/models.rs`; 0.104.0-alpha.1 writes `null`).
     #[serde(borrow, default)]
-    content: Vec<ContentItem<'a>>,
+    content: Option<Vec<ContentItem<'a>>>,
     /// `world_state`: only its skill listing's body is read, for the
     /// skills' names.
     #[serde(borrow, default)]
@@ -342,14 +347,15 @@ const KNOWN: &[&str] = &[
 /// Reads one record of one of [`sources`]' files.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match file.role {
-        ROLLOUT => rollout(record),
+        ROLLOUT => rollout(record, file.configured),
         EXEC_JSON => exec_json::read(record),
         _ => RecordAnswer::Unknown,
     }
 }
 
-/// Reads one record of a rollout.
-fn rollout(record: &str) -> RecordAnswer {
+/// Reads one record of a rollout (`configured`: the server names today's
+/// configuration gives Codex, to split an older release's tool names).
+fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
     let Ok(line) = serde_json::from_str::<Line<'_>>(record) else {
         return RecordAnswer::Unknown;
     };
@@ -366,7 +372,9 @@ fn rollout(record: &str) -> RecordAnswer {
     match (line.kind.as_ref(), payload.kind.as_deref()) {
         ("session_meta", _) => session_meta(&mut reading, &payload),
         ("world_state", _) => world_state(&mut reading, &payload, at),
-        ("response_item", Some("function_call")) => function_call(&mut reading, &payload, at),
+        ("response_item", Some("function_call")) => {
+            function_call(&mut reading, &payload, configured, at);
+        }
         ("event_msg", Some("mcp_tool_call_end")) => mcp_tool_call_end(&mut reading, &payload, at),
         ("response_item", Some("tool_search_output")) => {
             tool_search_output(&mut reading, &payload, at)
@@ -426,13 +434,18 @@ fn world_state(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp
 }
 
 /// A `function_call` item: a call of an MCP server's tool, if it names one.
-fn function_call(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+fn function_call(
+    reading: &mut RecordReading,
+    payload: &Payload<'_>,
+    configured: &[String],
+    at: Timestamp,
+) {
     let tool = payload.name.as_deref().unwrap_or_default();
     let named = match payload.namespace.as_deref() {
-        Some(ns) => ns
-            .strip_prefix("mcp__")
-            .and_then(|server| Some((name(server)?, name(tool)?))),
-        None => mcp_double(tool),
+        Some(ns) => {
+            namespace_server(ns, configured).and_then(|server| Some((name(server)?, name(tool)?)))
+        }
+        None => qualified(tool, configured),
     };
     if let Some((server, tool)) = named {
         push(
@@ -440,6 +453,55 @@ fn function_call(reading: &mut RecordReading, payload: &Payload<'_>, at: Timesta
             call(&server, &tool, payload.call_id.as_deref(), None, at),
         );
     }
+}
+
+/// The server a `function_call`'s `namespace` names: `mcp__SERVER` (0.142
+/// on), or `mcp__SERVER__` with the delimiter left on (Codex's
+/// `normalize_codex_apps_callable_namespace`,
+/// `format!("mcp{MCP_TOOL_NAME_DELIMITER}{server_name}{MCP_TOOL_NAME_DELIMITER}")`,
+/// read in the find_string index, file id 53227822629): never a server
+/// named `SERVER__`. A namespace with no `mcp__` (Codex's
+/// `NonPrefixedMcpToolNames` feature names it by the server alone) is a
+/// server only where it is one of the configured names.
+fn namespace_server<'n>(ns: &'n str, configured: &[String]) -> Option<&'n str> {
+    let (server, prefixed) = match ns.strip_prefix("mcp__") {
+        Some(server) => (server, true),
+        None => (ns, false),
+    };
+    let server = server.strip_suffix("__").unwrap_or(server);
+    let known = prefixed || configured.iter().any(|c| c == server);
+    (known && !server.is_empty()).then_some(server)
+}
+
+/// Codex's delimiter before `mcp__`, in its first MCP releases
+/// (`const MCP_TOOL_NAME_DELIMITER: &str = "__OAI_CODEX_MCP__"`,
+/// `fully_qualified_tool_name` = `SERVER{DELIM}TOOL`, split by
+/// `try_parse_fully_qualified_tool_name` with `split_once`, in
+/// `codex-rs/core/src/mcp_connection_manager.rs` of that time: find_string
+/// index file ids 1347457349, 9218841554).
+const OAI_DELIMITER: &str = "__OAI_CODEX_MCP__";
+
+/// The server and tool a `function_call`'s one `name` gives, where it is
+/// certain: `mcp__SERVER__TOOL` (0.104 to 0.118; openai/codex
+/// `qualify_tools`, `format!("mcp{}{}{}{}", MCP_TOOL_NAME_DELIMITER,
+/// server, MCP_TOOL_NAME_DELIMITER, tool)` with `MCP_TOOL_NAME_DELIMITER =
+/// "__"`, codex-rs/core/src/mcp_connection_manager.rs @ 00302de7),
+/// `SERVER__OAI_CODEX_MCP__TOOL` (the first releases: Codex split it at
+/// that delimiter itself), and `SERVER__TOOL` (the releases between, whose
+/// `MCP_TOOL_NAME_DELIMITER` was `"__"` with no `mcp` prefix) only where
+/// exactly one configured server fits: a built-in tool has no such name,
+/// and Tether does not guess.
+fn qualified(full: &str, configured: &[String]) -> Option<(String, String)> {
+    if let Some(pair) = mcp_double(full) {
+        return Some(pair);
+    }
+    if let Some((server, tool)) = full.split_once(OAI_DELIMITER) {
+        return (!server.is_empty() && !tool.is_empty())
+            .then(|| Some((name(server)?, name(tool)?)))
+            .flatten();
+    }
+    let (server, tool) = split_against(full, "", "__", configured)?;
+    Some((name(&server)?, name(tool)?))
 }
 
 /// `mcp_tool_call_end`: how a call of a server's tool ended.
@@ -498,7 +560,12 @@ fn tool_search_output(reading: &mut RecordReading, payload: &Payload<'_>, at: Ti
 
 /// A developer `message`: the skills its skill listing names.
 fn developer_message(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
-    for text in payload.content.iter().filter_map(|c| c.text.as_deref()) {
+    for text in payload
+        .content
+        .iter()
+        .flatten()
+        .filter_map(|c| c.text.as_deref())
+    {
         if text.contains("### Available skills") {
             for skill in listed_skills(text) {
                 push(reading, skill_listed(CapabilityEvent::skill(&skill), at));
