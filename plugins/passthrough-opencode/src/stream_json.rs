@@ -197,4 +197,25 @@ mod tests {
         assert_eq!(r.session.as_deref(), Some("ses_1"));
         assert!(!format!("{r:?}").contains("secret-775"));
     }
+
+    /// GIVEN the `skill` tool's printed part WHEN read THEN the skill named
+    /// in its input is invoked, and nothing else of its input is kept.
+    #[test]
+    fn the_skill_tool_invokes_its_skill() {
+        let record = serde_json::json!({"type": "tool_use", "timestamp": 1u64,
+            "sessionID": "ses_1", "part": {"type": "tool", "tool": "skill", "callID": "c1",
+                "state": {"status": "completed", "input": {"name": "demo", "args": "secret-776"},
+                    "output": "secret-777"}}})
+        .to_string();
+        let RecordAnswer::Read(r) = read_as(&record, &[]) else {
+            panic!("not read");
+        };
+        assert_eq!(r.evidence.len(), 1);
+        assert_eq!(r.evidence[0].kind, EvidenceKind::SkillInvoked);
+        let shown = format!("{r:?}");
+        assert!(
+            shown.contains("demo") && !shown.contains("secret-77"),
+            "{shown}"
+        );
+    }
 }
