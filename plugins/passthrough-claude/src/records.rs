@@ -731,7 +731,7 @@ fn stop_hooks(reading: &mut RecordReading, line: &Line<'_>, at: Timestamp) {
 /// (2.1.332 seen, its own stream-json saying the hook ran) writes nothing
 /// to the transcript for a hook that succeeded and printed nothing, so
 /// silence is not absence.
-pub const HOOK_SILENCE: &str = "no record shows whether it ran (Claude Code records a hook only when it fails, blocks, prints, or is a Stop hook)";
+pub const HOOK_SILENCE: &str = "no record shows whether it ran (a transcript keeps a hook's run only when it fails, blocks or prints, and a Stop hook's always; a headless run's stream-json prints a Stop hook only when it fails)";
 
 /// The hook attachments and how each says its run ended.
 const HOOK_ATTACHMENTS: &[&str] = &[
