@@ -36,8 +36,11 @@ enum SessionsCommand {
     Show {
         /// The session: `KIND:ID` as `list` shows it, the harness's own id,
         /// a unique prefix of either, or the path of a session file (a
-        /// transcript, rollout or chat a colleague sent; the stream-json a
-        /// headless run printed), its harness told from its content.
+        /// transcript, rollout or chat a colleague sent; what a headless
+        /// run printed: `claude -p --output-format stream-json`, `codex
+        /// exec --json`, `gemini`/`qwen -p --output-format stream-json`,
+        /// `opencode run --format json`; a harness's database), its harness
+        /// told from its content.
         id: String,
         /// For a file whose content several harnesses' files share: whose
         /// it is.
