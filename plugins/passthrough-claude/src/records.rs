@@ -53,6 +53,9 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::status;
 
+#[path = "records/items.rs"]
+mod items;
+use items::{Content, Item};
 #[path = "records/names.rs"]
 mod names;
 #[path = "records/progress.rs"]
@@ -293,31 +296,10 @@ struct Shape<'a> {
 
 #[derive(Deserialize)]
 struct Message<'a> {
+    /// Text (a prompt: skipped unread), or items ([`items`]: read in one
+    /// pass, not buffered).
     #[serde(borrow, default)]
     content: Option<Content<'a>>,
-}
-
-/// A message's content: text (a prompt: skipped unread), or items.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content<'a> {
-    #[serde(borrow)]
-    Items(Vec<Item<'a>>),
-    Other(serde::de::IgnoredAny),
-}
-
-#[derive(Deserialize)]
-struct Item<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    tool_use_id: Option<Cow<'a, str>>,
-    #[serde(default)]
-    is_error: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -438,6 +420,10 @@ const PAYLOAD: &[Blank<'static>] = &[
     Blank::String("content"),
     Blank::String("text"),
     Blank::String("thinking"),
+    // A thinking item's signature and the API's token counts: read by no
+    // one, skipped at memory speed.
+    Blank::String("signature"),
+    Blank::Value("usage"),
 ];
 
 static BLANKER: std::sync::LazyLock<Blanker> = std::sync::LazyLock::new(|| Blanker::new(PAYLOAD));
@@ -457,7 +443,7 @@ fn transcript(record: &str) -> RecordAnswer {
     let mut reading = header(&line);
     let at = reading.at.unwrap_or(Timestamp(0));
     let items = match line.message.as_ref().and_then(|m| m.content.as_ref()) {
-        Some(Content::Items(items)) => items.as_slice(),
+        Some(Content(Some(items))) => items.as_slice(),
         _ => &[],
     };
     message_items(&mut reading, items, original, at);
@@ -817,28 +803,23 @@ fn hook_run_id(run: &str, hook: &str, command: &str) -> Option<String> {
     let hash = command.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    name(&format!("{}:{}:{hash:016x}", name(run)?, name(hook)?))
+    // `name` of `name(run):name(hook):HASH`, built once (no copy of each).
+    let (run, hook) = (run.trim(), hook.trim());
+    let name_like = tether_core::telemetry::is_name_like;
+    if !name_like(run) || !name_like(hook) {
+        return None;
+    }
+    let mut id = String::with_capacity(run.len() + hook.len() + 18);
+    id.push_str(run);
+    id.push(':');
+    id.push_str(hook);
+    // (Writing to a String does not fail.)
+    let _ = std::fmt::Write::write_fmt(&mut id, format_args!(":{hash:016x}"));
+    name_like(&id).then_some(id)
 }
 
 /// The `Skill` calls in an assistant record as written: (call id, skill).
 fn skill_calls(record: &str) -> Vec<(&str, &str)> {
-    #[derive(Deserialize)]
-    struct Raw<'a> {
-        #[serde(borrow, default)]
-        message: Option<RawMessage<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct RawMessage<'a> {
-        #[serde(borrow, default)]
-        content: Option<RawContent<'a>>,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum RawContent<'a> {
-        #[serde(borrow)]
-        Items(Vec<RawItem<'a>>),
-        Other(serde::de::IgnoredAny),
-    }
     #[derive(Deserialize)]
     struct RawItem<'a> {
         #[serde(borrow, default)]
@@ -853,16 +834,44 @@ fn skill_calls(record: &str) -> Vec<(&str, &str)> {
         #[serde(borrow, default)]
         skill: Option<&'a str>,
     }
-    let Ok(raw) = serde_json::from_str::<Raw<'_>>(record) else {
-        return Vec::new();
-    };
-    match raw.message.and_then(|m| m.content) {
-        Some(RawContent::Items(items)) => items
-            .into_iter()
-            .filter(|i| i.name == Some("Skill"))
-            .filter_map(|i| Some((i.id?, i.input?.skill?)))
-            .collect(),
-        _ => Vec::new(),
+    raw_items::<RawItem<'_>>(record)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|i| i.name == Some("Skill"))
+        .filter_map(|i| Some((i.id?, i.input?.skill?)))
+        .collect()
+}
+
+/// The items of a record's message as written, each read as `T`: all of
+/// them, or `None` where its content is no list or an item is no `T` (as
+/// an untagged enum reads). What [`skill_calls`] and [`error_words`] read
+/// of the record as written, a field its blanked reading had no value for.
+fn raw_items<'a, T: Deserialize<'a>>(record: &'a str) -> Option<Vec<T>> {
+    #[derive(Deserialize)]
+    #[serde(bound(deserialize = "T: Deserialize<'de>"))]
+    struct Raw<T> {
+        #[serde(default = "Option::default")]
+        message: Option<RawMessage<T>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(bound(deserialize = "T: Deserialize<'de>"))]
+    struct RawMessage<T> {
+        #[serde(default = "Option::default")]
+        content: Option<RawContent<T>>,
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged, bound(deserialize = "T: Deserialize<'de>"))]
+    enum RawContent<T> {
+        Items(Vec<T>),
+        Other(serde::de::IgnoredAny),
+    }
+    match serde_json::from_str::<Raw<T>>(record)
+        .ok()?
+        .message?
+        .content?
+    {
+        RawContent::Items(items) => Some(items),
+        RawContent::Other(_) => None,
     }
 }
 
@@ -948,23 +957,6 @@ pub fn denial_reason(kind: Option<&str>, words: Option<&str>) -> ReasonCode {
 /// written say (its content: a string, or its first text item).
 fn error_words(record: &str, id: &str) -> Option<ErrorWords> {
     #[derive(Deserialize)]
-    struct Raw<'a> {
-        #[serde(borrow, default)]
-        message: Option<RawMessage<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct RawMessage<'a> {
-        #[serde(borrow, default)]
-        content: Option<RawContent<'a>>,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum RawContent<'a> {
-        #[serde(borrow)]
-        Items(Vec<RawItem<'a>>),
-        Other(serde::de::IgnoredAny),
-    }
-    #[derive(Deserialize)]
     struct RawItem<'a> {
         #[serde(borrow, default)]
         tool_use_id: Option<Cow<'a, str>>,
@@ -985,11 +977,7 @@ fn error_words(record: &str, id: &str) -> Option<ErrorWords> {
         #[serde(borrow, default)]
         text: Option<Cow<'a, str>>,
     }
-    let raw = serde_json::from_str::<Raw<'_>>(record).ok()?;
-    let Some(RawContent::Items(items)) = raw.message.and_then(|m| m.content) else {
-        return None;
-    };
-    let item = items
+    let item = raw_items::<RawItem<'_>>(record)?
         .into_iter()
         .find(|i| i.tool_use_id.as_deref() == Some(id))?;
     match item.content? {
