@@ -13,7 +13,11 @@
 //! Codex's source at the tag `rust-v0.118.0` and at the commit 0.142.5 was
 //! cut from, and in real runs of each binary against a fake Responses API
 //! and a stdio MCP server (`exec`, `exec --json`, the app server with
-//! `historyMode` legacy and paginated, tool search on and off).
+//! `historyMode` legacy and paginated, tool search on and off). Older
+//! shapes: six third-party Codex Desktop 0.104.0-alpha.1 rollouts
+//! (neutralised under `tests/fixtures/records-real/codex-*`), and the
+//! legacy rollout lines and MCP tool names of Codex's first Rust releases,
+//! from Codex's code of that time (`rollout_legacy`).
 
 use tether_core::records::CensusEntry;
 
@@ -38,6 +42,7 @@ pub fn census() -> Vec<CensusEntry> {
 
 fn rollout(out: &mut Vec<CensusEntry>) {
     rollout_lines_and_response_items(out);
+    rollout_legacy(out);
     rollout_world_state_and_turn_context(out);
     rollout_event_msg_calls(out);
     rollout_event_msg_others(out);
@@ -79,14 +84,20 @@ fn rollout_lines_and_response_items(out: &mut Vec<CensusEntry>) {
         CensusEntry::read(
             ROLLOUT,
             "response_item/function_call",
-            "0.118.0–0.171.0",
-            "tool_call_observed for an MCP tool: `namespace` mcp__SERVER and `name` TOOL (0.142.5 on), or the one name mcp__SERVER__TOOL (0.118.0), with its call_id; its outcome comes from the call's end record",
+            "0.104.0-alpha.1 (third-party Codex Desktop rollouts), 0.118.0–0.171.0",
+            "tool_call_observed for an MCP tool: `namespace` mcp__SERVER (also mcp__SERVER__ with Codex's delimiter left on, never a server SERVER__; a namespace with no mcp__ only where it is a configured server) and `name` TOOL (0.142.5 on), or the one name mcp__SERVER__TOOL (0.104.0-alpha.1, 0.118.0), with its call_id; its outcome comes from the call's end record, and 0.104.0-alpha.1's rollouts hold none (outcome unknown)",
         ),
         CensusEntry::not_read(
             ROLLOUT,
             "response_item/function_call_output",
-            "0.118.0–0.171.0",
+            "0.104.0-alpha.1, 0.118.0–0.171.0",
             "holds the call's output only (payload); the outcome is read from mcp_tool_call_end or item_completed",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "response_item/reasoning",
+            "0.104.0-alpha.1, 0.118.0–0.171.0",
+            "the model's reasoning (payload): known, never read; its `content` is a list or null (ResponseItem::Reasoning's Option<Vec<ReasoningItemContent>>; 0.104.0-alpha.1 writes null)",
         ),
         CensusEntry::not_read(
             ROLLOUT,
@@ -126,6 +137,45 @@ fn rollout_lines_and_response_items(out: &mut Vec<CensusEntry>) {
             "response_item/message",
             "0.118.0–0.171.0",
             "skill_listed for each `- NAME: …` line under `### Available skills` in the developer message's `<skills_instructions>` text (names only; descriptions and paths never kept)",
+        ),
+    ]);
+}
+
+/// A legacy rollout's lines (Codex's first Rust releases, before the
+/// `{timestamp, type, payload}` lines): from Codex's code of that time
+/// (`codex-rs/core/src/rollout.rs` `rollout_writer`, `SessionMetaWithGit`;
+/// `mcp_connection_manager.rs` `fully_qualified_tool_name`), found in the
+/// find_string index (file ids 1302893685, 8844060819, 1347457349,
+/// 2420867410); no release tag of those files was at hand, and no such
+/// rollout was run here.
+fn rollout_legacy(out: &mut Vec<CensusEntry>) {
+    out.extend([
+        CensusEntry::read(
+            ROLLOUT,
+            "legacy/session_meta",
+            "Codex's first Rust releases (unversioned lines)",
+            "the first line, `{id, timestamp, instructions, git}` (later also cwd, originator, cli_version) with no `type`: the session, its start, and its project and version where it names them",
+        ),
+        CensusEntry::read(
+            ROLLOUT,
+            "legacy/function_call",
+            "Codex's first Rust releases (unversioned lines)",
+            "a response item on its own line: tool_call_observed where its name is SERVER__OAI_CODEX_MCP__TOOL (Codex's first MCP_TOOL_NAME_DELIMITER, split as Codex split it), mcp__SERVER__TOOL, or SERVER__TOOL (the delimiter `__` with no mcp prefix) where exactly one configured server fits; no times and no end events: outcome unknown",
+        )
+        .silence(
+            "a SERVER__TOOL name that no configured server fits (or two do) is not read: Tether does not guess which part is the server",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "legacy/function_call_output",
+            "Codex's first Rust releases (unversioned lines)",
+            "the call's output (payload), known and not read; its shape told no outcome that Codex's code of then makes certain",
+        ),
+        CensusEntry::not_read(
+            ROLLOUT,
+            "legacy/record_type",
+            "Codex's first Rust releases (unversioned lines)",
+            "`{\"record_type\":\"state\"}`, an empty state snapshot: known, nothing about servers",
         ),
     ]);
 }

@@ -1,6 +1,11 @@
 //! Codex's own session records, read as `tether sessions` reads them.
 //! Verified on Codex 0.118.0, 0.142.5 and 0.171.0 (the pinned CLI), with
-//! rollouts the released binaries wrote.
+//! rollouts the released binaries wrote; older shapes read too: six
+//! third-party Codex Desktop 0.104.0-alpha.1 rollouts (`reasoning` with
+//! `content: null`, MCP calls named `mcp__SERVER__TOOL`, no end events),
+//! and the legacy lines of Codex's first Rust releases ([`legacy`]), from
+//! Codex's code of that time, whose MCP tools were named
+//! `SERVER__OAI_CODEX_MCP__TOOL`, then `SERVER__TOOL` ([`qualified`]).
 //!
 //! Rollouts `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`
 //! (`$CODEX_HOME/sessions/…`), one record per line, `{timestamp, type,
@@ -95,6 +100,12 @@ struct Payload<'a> {
     cwd: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     cli_version: Option<Cow<'a, str>>,
+    /// A legacy rollout's first line: when the session began.
+    #[serde(borrow, default)]
+    timestamp: Option<Cow<'a, str>>,
+    /// A legacy rollout's state line (`{"record_type":"state"}`).
+    #[serde(borrow, default)]
+    record_type: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -357,10 +368,10 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 /// configuration gives Codex, to split an older release's tool names).
 fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
     let Ok(line) = serde_json::from_str::<Line<'_>>(record) else {
-        return RecordAnswer::Unknown;
+        return legacy(record, configured);
     };
     if !KNOWN.contains(&line.kind.as_ref()) {
-        return RecordAnswer::Unknown;
+        return legacy(record, configured);
     }
     let at = line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339);
     let mut reading = RecordReading::default();
@@ -408,6 +419,51 @@ fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
             }
         }
         _ => {}
+    }
+    answer(reading)
+}
+
+/// Response items a legacy rollout holds, one per line, unwrapped (the
+/// `rollout_writer` of `codex-rs/core/src/rollout.rs` before the
+/// `{timestamp, type, payload}` lines: `Message`, `LocalShellCall`,
+/// `FunctionCall`, `FunctionCallOutput`, `Reasoning`, later
+/// `CustomToolCall(Output)`; find_string index file ids 1302893685,
+/// 8844060819, 9100790400).
+const LEGACY_ITEMS: &[&str] = &[
+    "message",
+    "reasoning",
+    "local_shell_call",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+];
+
+/// A line of a legacy rollout (Codex's first Rust releases, the ones that
+/// named MCP tools `SERVER__OAI_CODEX_MCP__TOOL` and then `SERVER__TOOL`):
+/// its first line the session (`SessionMetaWithGit`: `id`, `timestamp`,
+/// `instructions`, `git`; later also `cwd`, `originator`, `cli_version`),
+/// then response items as they are, and `{"record_type":"state"}` lines.
+/// Its lines carry no times and no events: a call's outcome is unknown.
+fn legacy(record: &str, configured: &[String]) -> RecordAnswer {
+    let Ok(payload) = serde_json::from_str::<Payload<'_>>(record) else {
+        return RecordAnswer::Unknown;
+    };
+    let mut reading = RecordReading::default();
+    match (payload.kind.as_deref(), payload.record_type.as_deref()) {
+        (None, Some("state")) => return RecordAnswer::Ignored,
+        (None, None) if payload.id.is_some() && payload.timestamp.is_some() => {
+            reading.at = payload
+                .timestamp
+                .as_deref()
+                .and_then(Timestamp::parse_rfc3339);
+            session_meta(&mut reading, &payload);
+        }
+        (Some("function_call"), None) => {
+            function_call(&mut reading, &payload, configured, Timestamp(0));
+        }
+        (Some(kind), None) if LEGACY_ITEMS.contains(&kind) => {}
+        _ => return RecordAnswer::Unknown,
     }
     answer(reading)
 }
