@@ -14,6 +14,8 @@ const EVENTS: &str = crate::records::EVENTS;
 /// Process logs, `~/.copilot/logs/process-*.log`.
 const PROCESS_LOG: &str = crate::records::PROCESS_LOG;
 const STREAM: &str = "stream_json";
+/// A `-p --output-format json` run's output, saved and named by path.
+const OUTPUT: &str = crate::records::OUTPUT;
 const TELEMETRY: &str = "telemetry";
 const CONFIG: &str = "config";
 
@@ -391,7 +393,7 @@ fn events_hooks_skills_and_notices() -> Vec<CensusEntry> {
             EVENTS,
             "session.warning:policy",
             "1.0.10–1.0.102 (ephemeral)",
-            "counted: \"Third-party MCP servers are disabled by your organization's Copilot policy\" names no server, and no call is made of a server it blocks (a call the enterprise policy blocks is tool.execution_complete's \"Blocked by enterprise MCP policy\", read there)",
+            "never written to disk (ephemeral): read in a saved -p --output-format json run (output_json)",
         ),
         CensusEntry::not_read(
             EVENTS,
@@ -525,6 +527,70 @@ fn process_logs_and_output() -> Vec<CensusEntry> {
             "session.warning:mcp",
             "1.0.10–1.0.102",
             "not read on stdout (the status events say the same); read from events.jsonl where written",
+        ),
+    ]
+    .into_iter()
+    .chain(saved_output())
+    .collect()
+}
+
+/// A saved `-p --output-format json` run, named by path (`output_json`):
+/// the session events, one a line, by the events' own reader (1.0.102
+/// `cli-main.js`@5073619 `zun` prints all but `Kro`'s list; 1.0.63
+/// `app.js` `Adr`, the same; a real 1.0.102 run in
+/// tests/fixtures/records-by-path/copilot-1.0.102-*.output.jsonl, a real
+/// 1.0.63 capture's shapes in
+/// tests/fixtures/records-real/copilot-1.0.63-policy.output.jsonl).
+fn saved_output() -> Vec<CensusEntry> {
+    vec![
+        CensusEntry::read(
+            OUTPUT,
+            "result",
+            "1.0.63–1.0.102",
+            "the run's session (sessionId; 1.0.102 qun, 1.0.63 _dr); what the run printed before it joins that session. exitCode and usage not read",
+        )
+        .silence("the last line: output cut before it names no session, and is not placed"),
+        CensusEntry::read(
+            OUTPUT,
+            "tool.execution_start",
+            "1.0.63–1.0.102",
+            "as in events.jsonl (same reader): call, its server's transport",
+        ),
+        CensusEntry::read(
+            OUTPUT,
+            "tool.execution_complete",
+            "1.0.63–1.0.102",
+            "as in events.jsonl (same reader): outcome, refusal and its reason, failure",
+        ),
+        CensusEntry::read(
+            OUTPUT,
+            "session.mcp_server_status_changed",
+            "1.0.63–1.0.102",
+            "agent_reported status, as a live run's output is read (lib.rs output_evidence); session.mcp_servers_loaded and session.mcp_server_tools_loaded likewise",
+        ),
+        CensusEntry::read(
+            OUTPUT,
+            "session.warning:policy",
+            "1.0.63–1.0.102 (ephemeral)",
+            "\"Third-party MCP servers are disabled by your organization's Copilot policy\" (cli-main.js@5297692, @6218328): each configured server but the built-in github-mcp-server and githubiq failed, denied_by_policy (the warning names none; github/copilot-cli#4512: a policy that could not be fetched blocks local servers too); with none configured, counted not read",
+        ),
+        CensusEntry::read(
+            OUTPUT,
+            "session.info:configuration",
+            "1.0.63–1.0.102 (ephemeral)",
+            "\"Disabled tools: a, b, …\" (1.0.63 app.js@3477637 validateToolFilters; 1.0.102 runtime.node): tool_withheld, excluded, for each SERVER-TOOL name (Copilot's rule, 1.0.63 app.js@381157 jie) that fits exactly one configured or built-in server; built-in tools and names of 64 characters or more (maybe cut) give nothing. Other configuration notices (\"Available tools: …\", permission mode, provider) not read",
+        ),
+        CensusEntry::not_read(
+            OUTPUT,
+            "model.call_start",
+            "1.0.102",
+            "model.call_start, model.call_finished, model.call_final_result (ephemeral): the model calls' own bookkeeping, no server or tool",
+        ),
+        CensusEntry::not_read(
+            OUTPUT,
+            "assistant.tool_call_delta",
+            "1.0.102",
+            "streamed arguments (payload): the call is tool.execution_start's",
         ),
     ]
 }
@@ -720,6 +786,7 @@ mod tests {
             include_str!("lib.rs"),
             include_str!("telemetry.rs"),
             include_str!("config_scan.rs"),
+            include_str!("output.rs"),
         ]
         .concat();
         let missing = tether_sdk::census::read_but_not_in(&census(), &code);

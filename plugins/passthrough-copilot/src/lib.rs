@@ -22,6 +22,7 @@
 
 pub mod census;
 pub mod config_scan;
+mod output;
 pub mod records;
 pub mod telemetry;
 
@@ -122,52 +123,60 @@ impl PassthroughStrategy for PassthroughCopilot {
     }
 
     fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
-        if !line.contains("\"session.mcp_") {
-            return Vec::new();
-        }
-        let Ok(doc) = serde_json::from_str::<Value>(line) else {
-            return Vec::new();
-        };
-        let data = doc.get("data");
-        let text = |v: Option<&Value>, key: &str| {
-            v.and_then(|v| v.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
-        let report = |name: String| Evidence::new(EvidenceKind::AgentReported, at).server(name);
-        match doc.get("type").and_then(Value::as_str) {
-            Some("session.mcp_server_status_changed") => {
-                match (text(data, "serverName"), text(data, "status")) {
-                    (Some(name), Some(status)) => vec![report(name).reported(status)],
-                    _ => Vec::new(),
-                }
+        output_evidence(line, at)
+    }
+}
+
+/// What one line Copilot prints with `--output-format json` says of its
+/// servers: the `session.mcp_*` status and tool-count events, as the
+/// harness's own reports. A run's live output and a saved one read by
+/// path (`records.rs`, `output_json`) both read them here.
+pub(crate) fn output_evidence(line: &str, at: Timestamp) -> Vec<Evidence> {
+    if !line.contains("\"session.mcp_") {
+        return Vec::new();
+    }
+    let Ok(doc) = serde_json::from_str::<Value>(line) else {
+        return Vec::new();
+    };
+    let data = doc.get("data");
+    let text = |v: Option<&Value>, key: &str| {
+        v.and_then(|v| v.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let report = |name: String| Evidence::new(EvidenceKind::AgentReported, at).server(name);
+    match doc.get("type").and_then(Value::as_str) {
+        Some("session.mcp_server_status_changed") => {
+            match (text(data, "serverName"), text(data, "status")) {
+                (Some(name), Some(status)) => vec![report(name).reported(status)],
+                _ => Vec::new(),
             }
-            Some("session.mcp_servers_loaded") => data
-                .and_then(|d| d.get("servers"))
-                .and_then(Value::as_array)
-                .map(|servers| {
-                    servers
-                        .iter()
-                        .filter_map(|s| {
-                            let name = text(Some(s), "name")?;
-                            let status = text(Some(s), "status")?;
-                            Some(report(name).reported(status))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            Some("session.mcp_server_tools_loaded") => {
-                let count = data
-                    .and_then(|d| d.get("toolCount"))
-                    .and_then(Value::as_u64)
-                    .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
-                match (text(data, "serverName"), count) {
-                    (Some(name), Some(count)) => vec![report(name).tools(count)],
-                    _ => Vec::new(),
-                }
-            }
-            _ => Vec::new(),
         }
+        Some("session.mcp_servers_loaded") => data
+            .and_then(|d| d.get("servers"))
+            .and_then(Value::as_array)
+            .map(|servers| {
+                servers
+                    .iter()
+                    .filter_map(|s| {
+                        let name = text(Some(s), "name")?;
+                        let status = text(Some(s), "status")?;
+                        Some(report(name).reported(status))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Some("session.mcp_server_tools_loaded") => {
+            let count = data
+                .and_then(|d| d.get("toolCount"))
+                .and_then(Value::as_u64)
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+            match (text(data, "serverName"), count) {
+                (Some(name), Some(count)) => vec![report(name).tools(count)],
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
     }
 }
 

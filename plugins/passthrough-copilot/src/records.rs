@@ -15,6 +15,16 @@
 //!   server connection failed {"server_name":…}" (failed; a missing
 //!   command said as such) and "reporting the server as needing auth
 //!   {"server":…}" (needs auth).
+//! - What `copilot -p … --output-format json` printed, saved to a file and
+//!   named by path (`output_json`): the same session events, one
+//!   `JSON.stringify(event)` a line (1.0.102 `cli-main.js` `zun`; 1.0.63
+//!   `app.js` `Adr`), read by the same code as `events.jsonl`, with the
+//!   transient (`ephemeral`) ones `events.jsonl` never holds: the
+//!   `session.mcp_*` statuses (as a live run's output is read, lib.rs
+//!   `output_evidence`), the organisation's MCP policy warning and the
+//!   "Disabled tools" notice. Its last line, `{"type":"result",
+//!   "sessionId":…}` (`qun`; 1.0.63 `_dr`), names the session: what came
+//!   before joins it.
 
 use std::borrow::Cow;
 
@@ -35,19 +45,25 @@ use tether_sdk::telemetry::{failed, split_against, status};
 pub const EVENTS: &str = "events";
 /// Process logs.
 pub const PROCESS_LOG: &str = "process_log";
+/// What a `-p --output-format json` run printed, read only by path.
+pub const OUTPUT: &str = "output_json";
+/// The one run a saved output holds: its records wait under this thread
+/// for the `result` line that names its session.
+const OUTPUT_RUN: &str = "output";
 
 /// Where Copilot CLI writes its session records.
 pub fn sources() -> Vec<RecordSource> {
     vec![
         RecordSource::lines(EVENTS, ".copilot", "session-state/*/events.jsonl"),
         RecordSource::lines(PROCESS_LOG, ".copilot", "logs/process-*.log"),
+        RecordSource::by_path(OUTPUT),
     ]
 }
 
 /// Reads one record.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match file.role {
-        EVENTS => event(file, record),
+        EVENTS | OUTPUT => event(file, record),
         PROCESS_LOG => process_log(record),
         _ => RecordAnswer::Unknown,
     }
@@ -64,6 +80,13 @@ struct Event<'a> {
     timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     data: Option<Data<'a>>,
+    /// Transient: never written to `events.jsonl` (1.0.102 schema
+    /// `ephemeral`: "not persisted to the session event log on disk").
+    #[serde(default)]
+    ephemeral: Option<bool>,
+    /// A saved output's `result` line: the run's session.
+    #[serde(rename = "sessionId", borrow, default)]
+    session_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -336,22 +359,47 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Ok(event) = serde_json::from_str::<Event<'_>>(record) else {
         return RecordAnswer::Unknown;
     };
-    if !FAMILIES.iter().any(|f| event.kind.starts_with(f)) {
+    let output = file.role == OUTPUT;
+    // A transient event is no line of `events.jsonl`: a file holding them
+    // is a run's printed output (read as such, by path).
+    if !output && event.ephemeral == Some(true) {
         return RecordAnswer::Unknown;
     }
     let at = event
         .timestamp
         .as_deref()
         .and_then(Timestamp::parse_rfc3339);
+    let mut reading = RecordReading::default();
+    reading.at = at;
+    if output {
+        // One run: what it printed joins the session its `result` names.
+        reading.thread = Some(OUTPUT_RUN.to_owned());
+        if event.kind == "result" {
+            reading.session = event.session_id.as_deref().and_then(name);
+            return answer(reading);
+        }
+        // The model calls' own bookkeeping (`model.call_*`, transient):
+        // they name no server or tool.
+        if event.kind.starts_with("model.") {
+            return answer(reading);
+        }
+    }
+    if !FAMILIES.iter().any(|f| event.kind.starts_with(f)) {
+        return RecordAnswer::Unknown;
+    }
     // `session.start` names the session; a later record joins it. Where no
     // earlier record did, the directory is the session (Copilot names it
     // so: `session-state/<session>/events.jsonl`).
-    let mut reading = RecordReading::default();
-    if file.session.is_none() {
+    if !output && file.session.is_none() {
         reading.session = file.from_end(1).and_then(name);
     }
-    reading.at = at;
     let at = at.unwrap_or(Timestamp(0));
+    if output && event.kind.starts_with("session.mcp_") {
+        for evidence in crate::output_evidence(record, at) {
+            push(&mut reading, evidence);
+        }
+        return answer(reading);
+    }
     let Some(data) = event.data else {
         return answer(reading);
     };
@@ -370,9 +418,23 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             }
         }
         "session.warning" if data.warning_type.as_deref() == Some("policy") => {
-            // "Third-party MCP servers are disabled by your organization's
-            // Copilot policy": no server is named.
-            return RecordAnswer::not_read("session.warning:policy", reading.at);
+            crate::output::policy_warning(
+                &mut reading,
+                data.message.as_deref(),
+                file.configured,
+                at,
+            );
+            if reading.evidence.is_empty() {
+                return RecordAnswer::not_read("session.warning:policy", reading.at);
+            }
+        }
+        "session.info" if data.info_type.as_deref() == Some("configuration") => {
+            crate::output::disabled_tools(
+                &mut reading,
+                data.message.as_deref(),
+                file.configured,
+                at,
+            );
         }
         "session.error" | "session.info" => {
             return match data.error_type.as_deref().or(data.info_type.as_deref()) {

@@ -1,0 +1,205 @@
+//! What only a run's printed output holds (`--output-format json`, read by
+//! path as `output_json`): Copilot's transient notices of an organisation's
+//! MCP policy and of the tools kept from the model. Read by the session
+//! events' own reader (`records.rs`), which calls these.
+
+use tether_core::model::Timestamp;
+use tether_core::records::RecordReading;
+use tether_core::vocab::ReasonCode;
+use tether_sdk::records::{push, withheld};
+use tether_sdk::telemetry::failed;
+
+/// Copilot's built-in MCP servers (1.0.102 `--help`,
+/// `--disable-builtin-mcps`: "currently: github-mcp-server, githubiq"):
+/// never in a user's configuration, never third-party.
+const BUILTIN: &[&str] = &["github-mcp-server", "githubiq"];
+/// The policy warning's fixed words (1.0.102 `cli-main.js`@5297692 and
+/// @6218328; 1.0.63 `app.js`): every server but the built-in ones is off.
+const THIRD_PARTY_OFF: &str =
+    "Third-party MCP servers are disabled by your organization's Copilot policy";
+/// The configuration notice's words before the sorted, `, `-joined names
+/// of the tools kept from the model (1.0.63 `app.js`@3477637
+/// `validateToolFilters`; 1.0.102 `runtime.node` string table).
+const DISABLED_TOOLS: &str = "Disabled tools: ";
+
+/// `session.warning` of type `policy`: where its words are Copilot's
+/// "Third-party MCP servers are disabled by your organization's Copilot
+/// policy", every configured server but the built-in ones is
+/// `denied_by_policy` (no server is named: the configured ones are those
+/// the policy covers; github/copilot-cli#4512: a policy that could not be
+/// fetched blocks local servers too). Other words name nothing read.
+pub(crate) fn policy_warning(
+    reading: &mut RecordReading,
+    message: Option<&str>,
+    configured: &[String],
+    at: Timestamp,
+) {
+    if !message.is_some_and(|m| m.starts_with(THIRD_PARTY_OFF)) {
+        return;
+    }
+    for server in configured.iter().filter(|s| !BUILTIN.contains(&s.as_str())) {
+        push(
+            reading,
+            failed(server, ReasonCode::DeniedByPolicy, None, at),
+        );
+    }
+}
+
+/// `session.info` of type `configuration` "Disabled tools: a, b, …": each
+/// name that is an MCP server's tool is withheld (`excluded`: a tool
+/// filter, `--excluded-tools`/`--available-tools` or the GitHub server's
+/// default subset, kept it from the model). Built-in tools name no server
+/// and give nothing.
+pub(crate) fn disabled_tools(
+    reading: &mut RecordReading,
+    message: Option<&str>,
+    configured: &[String],
+    at: Timestamp,
+) {
+    let Some(names) = message.and_then(|m| m.strip_prefix(DISABLED_TOOLS)) else {
+        return;
+    };
+    for full in names.split(", ").map(str::trim).take(4096) {
+        if let Some((server, tool)) = server_tool(full, configured) {
+            push(reading, withheld(&server, tool, ReasonCode::Excluded, at));
+        }
+    }
+}
+
+/// The server and tool a model-facing tool name is, by Copilot's own rule
+/// (1.0.63 `app.js`@381157 `jie`: `${ek(server)}-${ek(tool)}`, `ek`
+/// replacing `@` and every character outside `[a-zA-Z0-9-_]` with `-`
+/// after punycode, the whole cut to 64 characters; 1.0.102
+/// `cli-main.js`@296813 names an IDE server's tools so, and a real 1.0.102
+/// call's `toolName` `count-stamp` is `mcpServerName` `count`'s
+/// `mcpToolName` `stamp`): where exactly one configured or built-in
+/// server's name fits. A name of 64 characters or more may be cut, and a
+/// server named outside ASCII is punycoded: neither is split.
+fn server_tool<'a>(full: &'a str, configured: &[String]) -> Option<(String, &'a str)> {
+    use tether_core::last_mile::{replace_outside, word_or_dash};
+    if full.len() >= 64 {
+        return None;
+    }
+    let mut fits: Vec<(String, &str)> = Vec::new();
+    let servers = configured
+        .iter()
+        .map(String::as_str)
+        .chain(BUILTIN.iter().copied());
+    for server in servers.filter(|s| s.is_ascii()) {
+        let prefix = replace_outside(server, word_or_dash, '-');
+        if let Some(tool) = full
+            .strip_prefix(prefix.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .filter(|tool| !tool.is_empty())
+            && !fits.iter().any(|(s, _)| s == server)
+        {
+            fits.push((server.to_owned(), tool));
+        }
+    }
+    match fits.len() {
+        1 => fits.pop(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::vocab::EvidenceKind;
+
+    fn configured(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    /// (kind, server, tool, reason) of each piece of evidence.
+    fn said(
+        reading: &RecordReading,
+    ) -> Vec<(EvidenceKind, String, Option<String>, Option<ReasonCode>)> {
+        reading
+            .evidence
+            .iter()
+            .map(|e| {
+                (
+                    e.kind.clone(),
+                    e.server.clone().unwrap_or_default(),
+                    e.tool.clone(),
+                    e.reason_code.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// GIVEN Copilot's policy warning (1.0.63 and 1.0.102 words) WHEN read
+    /// with servers configured THEN each but a built-in one is denied by
+    /// policy; other words, or nothing configured, give nothing.
+    #[test]
+    fn the_policy_warning_denies_every_configured_third_party_server() {
+        let words = "Third-party MCP servers are disabled by your organization's Copilot policy. Only built-in servers are available.";
+        let at = Timestamp(1);
+        let mut reading = RecordReading::default();
+        policy_warning(
+            &mut reading,
+            Some(words),
+            &configured(&["notes", "github-mcp-server"]),
+            at,
+        );
+        let got = said(&reading);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].1, "notes");
+        assert_eq!(got[0].3, Some(ReasonCode::DeniedByPolicy));
+        for (message, names) in [
+            (Some("Some other policy words"), vec!["notes"]),
+            (None, vec!["notes"]),
+            (Some(words), vec![]),
+        ] {
+            let mut reading = RecordReading::default();
+            policy_warning(&mut reading, message, &configured(&names), at);
+            assert!(reading.evidence.is_empty(), "{message:?}: {reading:?}");
+        }
+    }
+
+    /// GIVEN "Disabled tools: …" (the real 1.0.63 list and a 1.0.102 run's
+    /// `count-fail`) WHEN read THEN each name that fits exactly one
+    /// configured or built-in server is its tool, withheld (`excluded`);
+    /// built-in tools, an ambiguous name and a name that may have been cut
+    /// give nothing.
+    #[test]
+    fn disabled_tools_are_withheld_where_one_server_fits() {
+        let at = Timestamp(1);
+        let read = |message: &str, names: &[&str]| {
+            let mut reading = RecordReading::default();
+            disabled_tools(&mut reading, Some(message), &configured(names), at);
+            said(&reading)
+                .into_iter()
+                .map(|(kind, server, tool, reason)| {
+                    assert_eq!(kind, EvidenceKind::ToolWithheld);
+                    assert_eq!(reason, Some(ReasonCode::Excluded));
+                    format!("{server}/{}", tool.unwrap_or_default())
+                })
+                .collect::<Vec<_>>()
+        };
+        // Shape: /tmp/realfiles/copilot/bench_1.0.63_session.jsonl line 6.
+        let real = "Disabled tools: bash, fetch_copilot_cli_documentation, github-mcp-server-get_copilot_space, github-mcp-server-get_file_contents, glob, task";
+        assert_eq!(
+            read(real, &[]),
+            [
+                "github-mcp-server/get_copilot_space",
+                "github-mcp-server/get_file_contents"
+            ]
+        );
+        assert_eq!(
+            read("Disabled tools: count-fail", &["count"]),
+            ["count/fail"]
+        );
+        // `my.server`'s tools are named `my-server-…` by Copilot.
+        assert_eq!(
+            read("Disabled tools: my-server-t", &["my.server"]),
+            ["my.server/t"]
+        );
+        // `a` and `a-b` both fit `a-b-c`.
+        assert!(read("Disabled tools: a-b-c", &["a", "a-b"]).is_empty());
+        let long = format!("Disabled tools: count-{}", "x".repeat(60));
+        assert!(read(&long, &["count"]).is_empty());
+        assert!(read("Available tools: count-fail", &["count"]).is_empty());
+    }
+}
