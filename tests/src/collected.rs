@@ -80,15 +80,26 @@ pub async fn collect_session(
     let stopping = Arc::clone(&stop);
     let sessions: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
     let seen = Arc::clone(&sessions);
+    // Batches the collector has read (each into the hub).
+    let taken = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Arc::clone(&taken);
     let consumer = std::thread::spawn(move || {
         while !stopping.load(std::sync::atomic::Ordering::Acquire) {
             if let Some(batch) = batches.next(Duration::from_millis(100)) {
                 collector.take(&batch);
                 *seen.lock().expect("lock") = collector.sessions();
+                counted.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             }
         }
         collector.stats()
     });
+    // Every request the receiver took is answered, and every batch it
+    // queued is read: after the CLI exited, nothing more can come.
+    let drained = |receiver: &Receiver| {
+        let r = receiver.stats();
+        let answered = r.batches + r.refused + r.malformed + r.too_large + r.unsupported + r.busy;
+        answered >= r.requests && taken.load(std::sync::atomic::Ordering::Acquire) >= r.batches
+    };
     // A PATH the caller gives (a release's own Node first) wins.
     let mut full_env = vec![("HOME".into(), home.display().to_string())];
     if !env.iter().any(|(k, _)| k == "PATH") {
@@ -114,6 +125,8 @@ pub async fn collect_session(
     let mut exited_at: Option<Instant> = None;
     let mut last = None;
     loop {
+        // Judged before this turn's look, so the look sees all of it.
+        let all_read = exited_at.is_some() && drained(&receiver);
         hub.flush().await;
         let current = sessions
             .lock()
@@ -129,9 +142,9 @@ pub async fn collect_session(
         if exited_at.is_none() && child.exited().is_some() {
             exited_at = Some(Instant::now());
         }
-        if Instant::now() > deadline
-            || exited_at.is_some_and(|at| at.elapsed() > Duration::from_secs(15))
-        {
+        // Ended on evidence: the CLI exited and all it sent was read (a
+        // request still in flight keeps the wait going, to the deadline).
+        if all_read || Instant::now() > deadline {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
