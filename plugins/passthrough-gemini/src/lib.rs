@@ -27,6 +27,7 @@
 pub mod census;
 pub mod config_scan;
 mod ended;
+mod older;
 pub mod records;
 mod stream_json;
 pub mod telemetry;

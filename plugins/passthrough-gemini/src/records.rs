@@ -30,7 +30,8 @@
 //! Both: what a headless run printed (`-p --output-format stream-json`),
 //! read by path only ([`crate::stream_json`]).
 
-use crate::ended::{Ended, gemini_cancelled, gemini_ended, qwen_denied};
+use crate::ended::{Ended, gemini_cancelled, gemini_ended};
+use crate::older::qwen_denied_in;
 use std::borrow::Cow;
 
 use serde::Deserialize;
@@ -426,6 +427,10 @@ struct QwenLine<'a> {
     message: Option<QwenMessage<'a>>,
     #[serde(rename = "toolCallResult", borrow, default)]
     result: Option<QwenResult<'a>>,
+    /// A `system` record's payload: before 0.10 its `ui_telemetry` event
+    /// is the one record naming an MCP call's server ([`crate::older`]).
+    #[serde(rename = "systemPayload", borrow, default)]
+    payload: Option<crate::older::QwenSystemPayload<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -536,9 +541,10 @@ fn qwen_chat(record: &str) -> RecordAnswer {
         && let Some(id) = result.call.as_deref()
     {
         let done = match (result.status.as_deref(), result.error_type.as_deref()) {
-            (_, Some("execution_denied")) => match qwen_denied(
+            (_, Some("execution_denied")) => match qwen_denied_in(
                 result.display_words.as_ref().and_then(Words::text),
                 result.execution.as_deref() == Some("not_started"),
+                line.version.as_deref(),
             ) {
                 Ended::Refused(reason) => refusal(id, reason, at),
                 _ => None,
@@ -551,7 +557,14 @@ fn qwen_chat(record: &str) -> RecordAnswer {
         reading.evidence.extend(done);
     }
     // A `ui_telemetry` record's tool_call event is the same call as its
-    // functionCall, without the call's id: not counted again.
+    // functionCall, without the call's id: not counted again, unless the
+    // release named its MCP tools bare (before 0.10), where it is the one
+    // record of the call's server.
+    if let Some(payload) = &line.payload
+        && let Some(call) = crate::older::qwen_bare_call(payload, line.version.as_deref(), at)
+    {
+        push(&mut reading, call);
+    }
     answer(reading)
 }
 
