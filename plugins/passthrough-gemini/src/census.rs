@@ -33,7 +33,18 @@ pub fn census(flavor: Flavor) -> Vec<CensusEntry> {
 
 const G: &str = "0.61.0";
 const G_JSONL: &str = "0.39.0–0.61.0";
-const G_JSON: &str = "≤ 0.38.2";
+/// First written by 0.4.0 (core 0.4.0 core/geminiChat.js 138): 0.2.1 and
+/// 0.3.4 ship the ChatRecordingService but never start it; verified on a
+/// real 0.10.0 run (tests/fixtures/records-releases/gemini-0.10.0-headless).
+const G_JSON: &str = "0.4.0–0.38.2";
+/// `-p --output-format stream-json` with MCP tools named bare (core 0.11.3
+/// output/stream-json-formatter.js; `mcp_` from core 0.33.0
+/// tools/mcp-tool.js 18).
+const G_STREAM_BARE: &str = "0.11.3–0.32.1";
+/// Every release: core 0.1.22 core/logger.js 9 (logs.json), 221 and 252
+/// (checkpoint-TAG.json); 0.61.0 bundle chunk-5FZXKDXH.js 16187585,
+/// 16194004.
+const G_ALL: &str = "0.1.1–0.61.0";
 const G_UI: &str = "≤ 0.31.0 always; 0.32.1–0.61.0 once the user used MCP";
 
 /// What a missing UI record of Gemini CLI can mean.
@@ -255,6 +266,18 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             G_JSON,
             "the session's last record time",
         ),
+        E::not_read(
+            "logs_json",
+            "tmp/<project>/logs.json",
+            G_ALL,
+            "the user's prompts (sessionId, messageId, type user, message): payload, never read, and nothing of MCP; before 0.4.0 it and checkpoints are all a session leaves",
+        ),
+        E::not_read(
+            "checkpoint",
+            "tmp/<project>/checkpoint-TAG.json",
+            G_ALL,
+            "a conversation the user saved with /chat save: its history's functionCall parts name tools (bare or SERVER__TOOL before 0.33, so no server) beside their arguments and results, which are payload: not read",
+        ),
         // debug_log: core utils/debugLogger.js (GEMINI_DEBUG_LOG_FILE),
         // tools/mcp-client-manager.js 70-104 (emitDiagnostic).
         E::not_read(
@@ -279,6 +302,18 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             "tool_use",
             G,
             "tool_call_observed per `mcp_SERVER_TOOL` call with its tool_id, split at a configured server's name, else where only one split is possible; `activate_skill`: skill_invoked with the skill's name (parameters.name only); parameters are otherwise payload, never read",
+        ),
+        E::read(
+            STREAM,
+            "tool_use:SERVER__TOOL",
+            G_STREAM_BARE,
+            "tool_call_observed where a configured server's name fits before `__` (the name two servers sharing a tool get, core 0.31.0 tools/mcp-tool.js 175); its result by tool_id as tool_result",
+        ),
+        E::not_read(
+            STREAM,
+            "tool_use:bare MCP tool name",
+            G_STREAM_BARE,
+            "an MCP tool named as the server names it, which no line tells from a built-in's and no line says the version of: its calls are not read (the chat file of the same run, displayName `TOOL (SERVER MCP Server)`, gives them)",
         ),
         E::not_read(
             STREAM,

@@ -229,6 +229,19 @@ pub(crate) fn gemini(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 return answer(reading);
             }
             let Some(full) = line.tool_name.as_deref().filter(|n| n.starts_with("mcp_")) else {
+                // 0.11-0.32 named an MCP tool bare, or `SERVER__TOOL` where
+                // two servers shared it (core 0.31.0 tools/mcp-tool.js 175,
+                // `asFullyQualifiedTool`): the latter read where a
+                // configured server fits; a bare name is not told from a
+                // built-in's (the census says so).
+                if let Some((server, tool)) = line
+                    .tool_name
+                    .as_deref()
+                    .and_then(|n| split_against(n, "", "__", file.configured))
+                    && let (Some(server), Some(tool)) = (name(&server), name(tool))
+                {
+                    push(&mut reading, call(&server, &tool, id, None, when));
+                }
                 return answer(reading);
             };
             let Some((server, tool)) = gemini_split(full, file.configured) else {
@@ -658,6 +671,26 @@ mod tests {
             said(gemini(
                 &file(&[]),
                 r#"{"type":"tool_use","tool_name":"read_file","tool_id":"t3"}"#
+            ))
+            .is_empty()
+        );
+        // 0.11-0.32: `SERVER__TOOL` (two servers sharing a tool) is the
+        // configured server's call; a bare name is told from no built-in.
+        let configured = ["count".to_owned()];
+        let old = evidence(gemini(
+            &file(&configured),
+            r#"{"type":"tool_use","tool_name":"count__stamp","tool_id":"t5"}"#,
+        ));
+        assert_eq!(
+            old.iter()
+                .map(|e| (e.server.as_deref(), e.tool.as_deref()))
+                .collect::<Vec<_>>(),
+            [(Some("count"), Some("stamp"))]
+        );
+        assert!(
+            said(gemini(
+                &file(&[]),
+                r#"{"type":"tool_use","tool_name":"count__stamp","tool_id":"t6"}"#
             ))
             .is_empty()
         );

@@ -5,6 +5,8 @@ use super::*;
 
 const Q: &str = "0.12.0–0.24.4";
 const Q24: &str = "0.24.4";
+/// MCP tools named bare (0.5.0–0.8.2 cli.js `DiscoveredMCPTool`).
+const Q_BARE: &str = "0.5.0–0.8.2";
 const Q15_ON: &str = "0.15.10–0.24.4";
 const Q_DEBUG: &str =
     "0.12.0–0.15.10 always; 0.21.2–0.24.4 only with QWEN_DEBUG_LOG_FILE=1 or --debug";
@@ -64,7 +66,29 @@ fn qwen_chat_and_debug_log() -> Vec<CensusEntry> {
             QWEN_CHAT,
             "assistant.message.parts.functionCall",
             Q,
-            "tool_call_observed per `mcp__SERVER__TOOL` call, with its id",
+            "tool_call_observed per `mcp__SERVER__TOOL` call, with its id (0.10.1 cli.js 2895971 on; 0.5.0–0.8.2 name an MCP tool bare, read from its ui_telemetry record instead)",
+        ),
+        // Older releases: 0.5.2 cli.js 6102860-6106833 (the same chat
+        // records), 5166418 (bare tool names), 3166517-3167502 and 6109010
+        // (ui_telemetry tool_call with mcp_server_name); verified on a real
+        // 0.5.2 run (tests/fixtures/records-releases/qwen-0.5.2-headless).
+        E::read(
+            QWEN_CHAT,
+            "ui_telemetry qwen-code.tool_call (bare MCP name)",
+            Q_BARE,
+            "tool_call_observed for tool_type mcp whose function_name is not mcp__…: the server from mcp_server_name, the tool from function_name (SERVER__ stripped), the outcome from status and error_type as a tool_result's (execution_denied a refusal by the error's words, scanned and never kept; mcp_tool_error tool_error; cancelled unknown); function_args never read. The functionCall of the same call names no server and is not counted",
+        ),
+        E::read(
+            QWEN_CHAT,
+            "toolCallResult execution_denied (before 0.15)",
+            "0.5.0–0.12.0",
+            "\"Qwen Code requires permission to use \\\"TOOL\\\", but that permission was declined.\" is a -p run's automatic no (0.12.0 cli.js 7376308 shouldAutoDeny): approval_required; 0.15 on the same words are a deny rule's. The unquoted form (an excludeTools entry, 0.12.0 cli.js 7371566) is permission_denied in every release",
+        ),
+        E::not_read(
+            "chat_json",
+            "tmp/<project>/chats/session-*.json",
+            "0.1.3–0.1.4",
+            "Gemini CLI's one-document chat, but without tool calls: 0.1.4 cli.js 8643350 defines recordToolCalls and nothing calls it, so it names no MCP server or tool (its messages are payload)",
         ),
         E::read(
             QWEN_CHAT,
@@ -88,13 +112,13 @@ fn qwen_chat_and_debug_log() -> Vec<CensusEntry> {
             QWEN_CHAT,
             "system/ui_telemetry",
             Q,
-            "its qwen-code.tool_call event is the same call as its functionCall, not counted again (0.15 has no call_id to match it by; 0.24.4 has call_id)",
+            "its qwen-code.tool_call event is the same call as its functionCall, not counted again (0.15 has no call_id to match it by; 0.24.4 has call_id); before 0.10 it is read, see its bare-name kind",
         ),
         E::not_read(
             QWEN_CHAT,
             "ui_telemetry.mcp_server_name",
             Q,
-            "not yet read: the call's server, beside tool_type mcp, decision, status and error_type (which tell a refusal from a failure)",
+            "not yet read from 0.10.1 on (the functionCall's mcp__SERVER__TOOL gives the server): the call's server, beside tool_type mcp, decision, status and error_type; read 0.5.0–0.8.2, see the bare-name kind",
         ),
         E::not_read(
             QWEN_CHAT,
