@@ -588,6 +588,7 @@ fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
         ("copilot", "copilot-1.0.10-interactive"),
         ("gemini", "gemini-0.31-interactive"),
         ("claude", "claude-2.1.259-connectors"),
+        ("qwen", "qwen-0.5.2-headless"),
     ] {
         homes.push((kind, releases.join(dir)));
     }
