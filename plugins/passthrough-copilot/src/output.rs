@@ -202,4 +202,40 @@ mod tests {
         assert!(read(&long, &["count"]).is_empty());
         assert!(read("Available tools: count-fail", &["count"]).is_empty());
     }
+
+    /// GIVEN a transient event (the real 1.0.63 policy warning) and a
+    /// `result` line WHEN read as `events.jsonl` THEN neither is known (no
+    /// events file holds them); WHEN read as a saved output THEN the
+    /// warning denies the configured server under the run's thread, and
+    /// the result names the session for that thread.
+    #[test]
+    fn a_saved_output_is_told_from_events_and_its_result_names_the_session() {
+        use crate::records::{EVENTS, OUTPUT, read};
+        use tether_core::records::{RecordAnswer, RecordFile};
+        // Shape: /tmp/realfiles/copilot/bench_1.0.63_session.jsonl line 1
+        // (ids neutral); the result as 1.0.63 app.js `_dr` writes it.
+        let warning = r#"{"type":"session.warning","data":{"warningType":"policy","message":"Third-party MCP servers are disabled by your organization's Copilot policy. Only built-in servers are available."},"id":"e1","timestamp":"2026-06-18T19:22:09.911Z","parentId":"e0","ephemeral":true}"#;
+        let result = r#"{"type":"result","timestamp":"2026-06-18T19:22:20.000Z","sessionId":"s-1","exitCode":0,"usage":{"premiumRequests":0}}"#;
+        let segments = vec!["saved".to_owned(), "run.jsonl".to_owned()];
+        let names = configured(&["notes"]);
+        let file = |role| RecordFile {
+            role,
+            segments: &segments,
+            session: None,
+            configured: &names,
+        };
+        assert_eq!(read(&file(EVENTS), warning), RecordAnswer::Unknown);
+        assert_eq!(read(&file(EVENTS), result), RecordAnswer::Unknown);
+        let RecordAnswer::Read(reading) = read(&file(OUTPUT), warning) else {
+            panic!("the warning reads");
+        };
+        assert_eq!(reading.session, None, "never the folder");
+        assert_eq!(reading.thread.as_deref(), Some("output"));
+        assert_eq!(said(&reading)[0].3, Some(ReasonCode::DeniedByPolicy));
+        let RecordAnswer::Read(reading) = read(&file(OUTPUT), result) else {
+            panic!("the result reads");
+        };
+        assert_eq!(reading.session.as_deref(), Some("s-1"));
+        assert_eq!(reading.thread.as_deref(), Some("output"));
+    }
 }
