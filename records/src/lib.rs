@@ -1,8 +1,8 @@
 //! The session-record readers' file access (`tether sessions`).
 //!
 //! Each passthrough plugin says where its harness writes its own session
-//! records ([`PassthroughStrategy::record_sources`]) and reads one record at
-//! a time ([`PassthroughStrategy::read_record`], pure). This crate does the
+//! records ([`HarnessReader::record_sources`]) and reads one record at
+//! a time ([`HarnessReader::read_record`], pure). This crate does the
 //! rest:
 //! - finds the files, below each source's root under the user's home (or
 //!   where the harness's own variable moves it), matching the source's
@@ -18,8 +18,8 @@
 //!   once its names are names, and builds each session's attachment history
 //!   ([`facts::history_of`]), merged into the one a store already holds.
 //!
-//! [`PassthroughStrategy::record_sources`]: tether_core::passthrough::PassthroughStrategy::record_sources
-//! [`PassthroughStrategy::read_record`]: tether_core::passthrough::PassthroughStrategy::read_record
+//! [`HarnessReader::record_sources`]: tether_core::harness::HarnessReader::record_sources
+//! [`HarnessReader::read_record`]: tether_core::harness::HarnessReader::read_record
 //!
 //! `Records` (files, sessions, filters) and `import(store)`: each session
 //! merged into what the store holds and written only when that changed it, with
