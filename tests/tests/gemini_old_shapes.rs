@@ -1,7 +1,7 @@
 //! Older Gemini CLI and Qwen Code releases' session files, as users' disks
 //! still hold them, read as `tether sessions` reads them.
 //!
-//! - GIVEN the chat document a real Gemini CLI 0.10.0 run wrote
+//! - GIVEN the chat documents real Gemini CLI 0.10.0 and 0.30.0 runs wrote
 //!   (`~/.gemini/tmp/<hash>/chats/session-*.json`, one JSON document; its
 //!   tools named without `mcp_`, its displayName `TOOL (SERVER MCP
 //!   Server)`), against the fake model and a server that counts its calls
@@ -13,8 +13,14 @@
 //!   `ui_telemetry` records name their server) WHEN it is read THEN the
 //!   calls are the server's, with their outcomes, and the session says it
 //!   is 0.5.2, older than its reader was verified on.
+//! - GIVEN what Qwen Code 0.5.2 printed as stream-json WHEN shown by path
+//!   THEN its server is a row, no call failed, and it says it is older
+//!   than its reader was verified on. (Gemini 0.30.0's stream-json,
+//!   `stream-*.jsonl`, names its MCP tools bare with no version: kept as
+//!   evidence of the shape; the census says it is not read.)
 //! - `record_old_fixtures` (ignored) runs the old CLIs again, from
-//!   `TETHER_OLD_GEMINI` and `TETHER_OLD_QWEN` (each an `npm install
+//!   `TETHER_OLD_GEMINI` (0.10.0), `TETHER_OLD_GEMINI30` (0.30.0) and
+//!   `TETHER_OLD_QWEN` (0.5.2) (each an `npm install
 //!   --prefix` directory, never tests/peers), and rewrites the fixtures:
 //!   `cargo test -p tether-tests --test gemini_old_shapes -- --ignored`.
 
@@ -51,8 +57,9 @@ fn chat_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Runs `cli` (an old release installed under `prefix`) once per tool in
 /// one home, and copies the chat files it wrote into the fixture `name`,
-/// a home of its own.
-async fn record(cli: &str, prefix: &Path, name: &str) {
+/// a home of its own; with `stream`, what each run printed with
+/// `--output-format stream-json` beside them, as `stream-TOOL.jsonl`.
+async fn record(cli: &str, prefix: &Path, name: &str, stream: bool) {
     let bin = prefix.join(format!("node_modules/.bin/{cli}"));
     assert!(bin.exists(), "{}: not installed", bin.display());
     let server = tether_tests::workspace_bin("tether-pinned-mcp");
@@ -72,6 +79,7 @@ async fn record(cli: &str, prefix: &Path, name: &str) {
         "command": server, "args": ["--tools", tools], "env": {"TETHER_CALL_LOG": log}
     }});
     std::fs::write(dir.join("settings.json"), config.to_string()).expect("settings");
+    let mut printed = Vec::new();
     for tool in ["stamp", "fail"] {
         let (model, _sent) = tether_tests::fake_model::start_model(&format!("count/{tool}")).await;
         let mut cmd = std::process::Command::new(&bin);
@@ -89,12 +97,16 @@ async fn record(cli: &str, prefix: &Path, name: &str) {
                 .env("OPENAI_MODEL", "gpt-4o");
         }
         cmd.args(["-p", "what time is it", "--approval-mode", "yolo"]);
+        if stream {
+            cmd.args(["--output-format", "stream-json"]);
+        }
         let out = tether_tests::output_within(cmd, 180);
         assert!(
             out.status.success(),
             "{name} {tool}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        printed.push((tool, out.stdout));
     }
     let received = std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(
@@ -110,6 +122,9 @@ async fn record(cli: &str, prefix: &Path, name: &str) {
         std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
         std::fs::copy(&chat, &to).expect("copy");
     }
+    for (tool, out) in printed.iter().filter(|_| stream) {
+        std::fs::write(fixture.join(format!("stream-{tool}.jsonl")), out).expect("write");
+    }
 }
 
 /// Runs the old releases for real and rewrites their fixtures.
@@ -117,12 +132,23 @@ async fn record(cli: &str, prefix: &Path, name: &str) {
 #[ignore = "runs old CLIs installed outside tests/peers and rewrites the fixtures"]
 async fn record_old_fixtures() {
     let _one = tether_tests::one_real_cli_at_a_time().await;
-    for (cli, var, name) in [
-        ("gemini", "TETHER_OLD_GEMINI", "gemini-0.10.0-headless"),
-        ("qwen", "TETHER_OLD_QWEN", "qwen-0.5.2-headless"),
+    for (cli, var, name, stream) in [
+        (
+            "gemini",
+            "TETHER_OLD_GEMINI",
+            "gemini-0.10.0-headless",
+            false,
+        ),
+        (
+            "gemini",
+            "TETHER_OLD_GEMINI30",
+            "gemini-0.30.0-headless",
+            true,
+        ),
+        ("qwen", "TETHER_OLD_QWEN", "qwen-0.5.2-headless", true),
     ] {
         match std::env::var_os(var) {
-            Some(prefix) => record(cli, Path::new(&prefix), name).await,
+            Some(prefix) => record(cli, Path::new(&prefix), name, stream).await,
             None => eprintln!("SKIP: {var} names no old {cli} install"),
         }
     }
@@ -192,6 +218,13 @@ fn said(doc: &Value, name: &str) -> (u64, u64, u64, String) {
     )
 }
 
+/// The fixtures of real runs of older releases.
+const FIXTURES: [&str; 3] = [
+    "gemini-0.10.0-headless",
+    "gemini-0.30.0-headless",
+    "qwen-0.5.2-headless",
+];
+
 /// Each chat file of a fixture, with the one tool its run called.
 fn chats(fixture: &str) -> Vec<(PathBuf, &'static str)> {
     let mut out: Vec<(PathBuf, &'static str)> = chat_files(&releases().join(fixture))
@@ -232,7 +265,7 @@ fn assert_tool(label: &str, doc: &Value, tool: &str) {
 /// its harness's session, with the server's tool row as the run went.
 #[test]
 fn old_chats_read_by_path() {
-    for fixture in ["gemini-0.10.0-headless", "qwen-0.5.2-headless"] {
+    for fixture in FIXTURES {
         for (chat, tool) in chats(fixture) {
             let doc = show_json(&chat);
             assert_tool(fixture, &doc, tool);
@@ -246,7 +279,7 @@ fn old_chats_read_by_path() {
 /// on, so what it does not show is never read as absent.
 #[test]
 fn old_chats_read_from_a_home() {
-    for fixture in ["gemini-0.10.0-headless", "qwen-0.5.2-headless"] {
+    for fixture in FIXTURES {
         let home = tempfile::tempdir().expect("home");
         copy_dir(&releases().join(fixture), home.path());
         for (chat, tool) in chats(fixture) {
@@ -269,5 +302,30 @@ fn old_chats_read_from_a_home() {
                 );
             }
         }
+    }
+}
+
+/// GIVEN what Qwen Code 0.5.2 printed with `--output-format stream-json`
+/// (its MCP tools named bare in `init.tools` and `tool_use`) WHEN shown by
+/// path THEN the server its init says connected is a row, no call is said
+/// to have failed, and the session says it is 0.5.2, older than its reader
+/// was verified on: the calls it cannot attribute are not read as none.
+#[test]
+fn an_old_qwen_stream_says_its_version() {
+    for tool in ["stamp", "fail"] {
+        let path = releases().join(format!("qwen-0.5.2-headless/stream-{tool}.jsonl"));
+        let doc = show_json(&path);
+        assert_eq!(doc["session"]["agent_kind"], "qwen", "{doc:#}");
+        assert_eq!(doc["session"]["agent_version"], "0.5.2", "{doc:#}");
+        let rows = doc["rows"].as_array().expect("rows");
+        assert!(rows.iter().any(|r| r["name"] == "count"), "{doc:#}");
+        assert!(
+            rows.iter()
+                .all(|r| r["failed_calls"].as_u64().unwrap_or(0) == 0),
+            "{doc:#}"
+        );
+        let home = tempfile::tempdir().expect("home");
+        let words = sessions_at(home.path(), &["show", &path.display().to_string()]);
+        assert!(words.contains("this file is 0.5.2, older"), "{words}");
     }
 }
