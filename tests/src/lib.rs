@@ -2,6 +2,7 @@
 //! first-party plugins so their `inventory` registrations are present.
 
 pub mod breaking;
+pub mod by_path;
 pub mod collected;
 pub mod counting;
 pub mod fake_model;

@@ -12,43 +12,11 @@
 //! - GIVEN a record several harnesses' files share WHEN shown THEN it exits
 //!   2 naming the candidates, and `--harness` reads it.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
-}
-
-/// `tether sessions ARGS` in an empty home: (exit code, stdout, stderr).
-fn sessions(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = tether_tests::tether_at_home(home)
-        .arg("sessions")
-        .args(args)
-        .output()
-        .expect("tether runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn show_json(home: &Path, path: &Path) -> Value {
-    let (code, stdout, stderr) = sessions(home, &["show", &path.display().to_string(), "--json"]);
-    assert_eq!(code, 0, "{}: {stderr}", path.display());
-    serde_json::from_str(&stdout).expect("one document")
-}
-
-fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
-}
+use tether_tests::by_path::{fixtures, history_json, row, sessions, show_json};
 
 #[test]
 fn a_headless_runs_stream_json_shows_what_the_session_got() {
@@ -208,11 +176,7 @@ fn a_file_by_path_imports_into_a_store() {
         assert_eq!(code, 0, "{stderr}");
         assert!(stderr.contains(want), "{stderr}");
     }
-    let out = tether_tests::tether_at_home(home.path())
-        .args(["history", "--db", &db_arg, "--json"])
-        .output()
-        .expect("history");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = history_json(home.path(), &db);
     assert!(
         text.contains("09ca82f4-e8d9-4de2-bf5c-c2fbdd4cc325"),
         "{text}"

@@ -1,0 +1,110 @@
+//! Shared set-up for the by-path tests: `tether sessions show PATH` and
+//! `tether sessions import PATH` run with a private HOME and a bound, the
+//! document parsed, a row found, and a planted secret looked for in every
+//! output and the store.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// How long one `tether sessions` command may take before the test fails
+/// (a generous bound: it reads one file).
+const BOUND_SECS: u64 = 120;
+
+/// `tests/fixtures`.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// `tether sessions ARGS` with `home` as HOME, bounded: (exit code,
+/// stdout, stderr).
+pub fn sessions(home: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = crate::tether_at_home(home);
+    cmd.arg("sessions").args(args);
+    let out = crate::output_within(cmd, BOUND_SECS);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `tether sessions show WHAT --json` in `home`, which must exit 0: its
+/// document and everything it printed (stdout then stderr).
+pub fn show_json_at(home: &Path, what: &str) -> (Value, String) {
+    let (code, stdout, stderr) = sessions(home, &["show", what, "--json"]);
+    assert_eq!(code, 0, "{what}: {stderr}");
+    let doc = serde_json::from_str(&stdout).expect("one document");
+    (doc, stdout + &stderr)
+}
+
+/// `tether sessions show PATH --json` in `home`, which must exit 0.
+pub fn show_json(home: &Path, path: &Path) -> Value {
+    show_json_at(home, &path.display().to_string()).0
+}
+
+/// The document's row named `name`, if there is one.
+pub fn find_row<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
+    doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["name"] == name)
+}
+
+/// The document's row named `name`; the test fails without it.
+pub fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    find_row(doc, name).unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
+}
+
+/// Each JSON line of `real`, changed by `plant` and written back as one
+/// line each (the file is a fixture: it must read).
+pub fn planted_lines(real: &Path, mut plant: impl FnMut(&mut Value)) -> Vec<String> {
+    std::fs::read_to_string(real)
+        .unwrap_or_else(|e| panic!("{}: {e}", real.display()))
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).expect("JSON lines");
+            plant(&mut value);
+            value.to_string()
+        })
+        .collect()
+}
+
+/// Fails when `text` (what `label` printed) holds `secret`.
+pub fn assert_no_secret(secret: &str, label: &str, text: &str) {
+    assert!(!text.contains(secret), "{label}: {text}");
+}
+
+/// Fails when the store at `db` holds `secret` anywhere in its bytes.
+pub fn assert_store_clean(db: &Path, secret: &str) {
+    let stored = std::fs::read(db).expect("the store");
+    assert!(
+        !stored.windows(secret.len()).any(|w| w == secret.as_bytes()),
+        "the store holds the secret"
+    );
+}
+
+/// Shows `path` as text, as JSON and with `--tools`, then imports it into
+/// `db`, all in `home`: each must exit 0 and print no `secret`.
+pub fn assert_shown_and_imported_clean(home: &Path, path: &Path, db: &Path, secret: &str) {
+    let path = path.display().to_string();
+    let db = db.display().to_string();
+    for args in [
+        vec!["show", &path],
+        vec!["show", &path, "--json"],
+        vec!["show", &path, "--tools"],
+        vec!["import", &path, "--db", &db],
+    ] {
+        let (code, stdout, stderr) = sessions(home, &args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        assert_no_secret(secret, &format!("{args:?}"), &(stdout + &stderr));
+    }
+}
+
+/// `tether history --db DB --json` in `home`: what it printed.
+pub fn history_json(home: &Path, db: &Path) -> String {
+    let mut cmd = crate::tether_at_home(home);
+    cmd.args(["history", "--db", &db.display().to_string(), "--json"]);
+    String::from_utf8_lossy(&crate::output_within(cmd, BOUND_SECS).stdout).into_owned()
+}
