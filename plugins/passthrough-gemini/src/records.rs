@@ -22,7 +22,7 @@
 //!   `tool_result` record's `toolCallResult` its outcome (the
 //!   `ui_telemetry` copy of the call is the same call, not counted again);
 //!   an `errorType` of `execution_denied` is a refusal whose reason its
-//!   words give ([`qwen_denied`]);
+//!   words give ([`qwen_denied_in`]);
 //! - debug logs `~/.qwen/debug/<session>.txt`: "Error during discovery for
 //!   server 'X': …" (failed; a missing command said as such), and the
 //!   `ToolRegistry created: [...]` list (each MCP tool listed).
@@ -482,7 +482,7 @@ struct QwenResult<'a> {
     #[serde(rename = "errorType", borrow, default)]
     error_type: Option<Cow<'a, str>>,
     /// The harness's words for how it ended: scanned for why a denied
-    /// call was refused ([`qwen_denied`]), never kept.
+    /// call was refused ([`qwen_denied_in`]), never kept.
     #[serde(rename = "resultDisplay", borrow, default)]
     display_words: Option<Words<'a>>,
     /// 0.24 on: `not_started` where the call never ran.
