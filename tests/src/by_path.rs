@@ -77,17 +77,24 @@ pub fn assert_no_secret(secret: &str, label: &str, text: &str) {
 }
 
 /// Fails when the store at `db` holds `secret` anywhere in its bytes.
-pub fn assert_store_clean(db: &Path, secret: &str) {
+pub fn assert_store_clean(label: &str, db: &Path, secret: &str) {
     let stored = std::fs::read(db).expect("the store");
     assert!(
         !stored.windows(secret.len()).any(|w| w == secret.as_bytes()),
-        "the store holds the secret"
+        "{label}: the store holds the secret"
     );
 }
 
 /// Shows `path` as text, as JSON and with `--tools`, then imports it into
-/// `db`, all in `home`: each must exit 0 and print no `secret`.
-pub fn assert_shown_and_imported_clean(home: &Path, path: &Path, db: &Path, secret: &str) {
+/// `db`, all in `home`: each must exit 0 and print no `secret` (`label`
+/// names the case in a failure).
+pub fn assert_shown_and_imported_clean(
+    label: &str,
+    home: &Path,
+    path: &Path,
+    db: &Path,
+    secret: &str,
+) {
     let path = path.display().to_string();
     let db = db.display().to_string();
     for args in [
@@ -97,8 +104,8 @@ pub fn assert_shown_and_imported_clean(home: &Path, path: &Path, db: &Path, secr
         vec!["import", &path, "--db", &db],
     ] {
         let (code, stdout, stderr) = sessions(home, &args);
-        assert_eq!(code, 0, "{args:?}: {stderr}");
-        assert_no_secret(secret, &format!("{args:?}"), &(stdout + &stderr));
+        assert_eq!(code, 0, "{label} {args:?}: {stderr}");
+        assert_no_secret(secret, &format!("{label} {args:?}"), &(stdout + &stderr));
     }
 }
 

@@ -26,6 +26,10 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tether_tests::by_path::{
+    assert_shown_and_imported_clean, assert_store_clean, history_json, planted_lines, row,
+    sessions, show_json,
+};
 
 fn fixture(folder: &str, case: &str, kind: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,35 +46,6 @@ const RUNS: &[(&str, &str, &str)] = &[
     ("refusals", "protoerror", "rpc_error_tool"),
     ("records-by-path", "broken", "get_current_time"),
 ];
-
-/// `tether sessions ARGS` in an empty home: (exit code, stdout, stderr).
-fn sessions(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = tether_tests::tether_at_home(home)
-        .arg("sessions")
-        .args(args)
-        .output()
-        .expect("tether runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn show_json(home: &Path, path: &Path) -> Value {
-    let (code, stdout, stderr) = sessions(home, &["show", &path.display().to_string(), "--json"]);
-    assert_eq!(code, 0, "{}: {stderr}", path.display());
-    serde_json::from_str(&stdout).expect("one document")
-}
-
-fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
-}
 
 /// The history's entry for `time`'s `tool`.
 fn history_tool<'a>(doc: &'a Value, tool: &str) -> &'a Value {
@@ -218,11 +193,7 @@ fn exec_output_by_path_imports_into_a_store() {
         assert_eq!(code, 0, "{stderr}");
         assert!(stderr.contains(want), "{stderr}");
     }
-    let out = tether_tests::tether_at_home(home.path())
-        .args(["history", "--db", &db_arg, "--json"])
-        .output()
-        .expect("history");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = history_json(home.path(), &db);
     assert!(
         text.contains("codex:01a23cc3-1370-7752-80f6-3a4f8b736fc9"),
         "{text}"
@@ -268,33 +239,12 @@ fn no_argument_result_or_codex_s_words_reach_any_output() {
         format!(r#"{{"type":"turn.failed","error":{{"message":"{SECRET}"}}}}"#),
     ];
     std::fs::write(&file, lines.join("\n") + "\n").expect("w");
-    let path = file.display().to_string();
-    let db = home.path().join("t.db").display().to_string();
-    for args in [
-        vec!["show", &path],
-        vec!["show", &path, "--json"],
-        vec!["show", &path, "--tools"],
-        vec!["import", &path, "--db", &db],
-    ] {
-        let (code, stdout, stderr) = sessions(home.path(), &args);
-        assert_eq!(code, 0, "{args:?}: {stderr}");
-        assert!(
-            !stdout.contains(SECRET) && !stderr.contains(SECRET),
-            "{args:?}: {stdout}{stderr}"
-        );
-    }
-    let out = tether_tests::tether_at_home(home.path())
-        .args(["history", "--db", &db, "--json"])
-        .output()
-        .expect("history");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let db = home.path().join("t.db");
+    assert_shown_and_imported_clean("exec", home.path(), &file, &db, SECRET);
+    let text = history_json(home.path(), &db);
     assert!(text.contains("permission_denied"), "{text}");
     assert!(!text.contains(SECRET), "{text}");
-    let stored = std::fs::read(home.path().join("t.db")).expect("the store");
-    assert!(
-        !stored.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
-        "the store holds the secret"
-    );
+    assert_store_clean("exec", &db, SECRET);
 }
 
 /// GIVEN every real run's exec output WHEN the conformance kit reads it
@@ -369,21 +319,15 @@ fn a_secret_planted_in_every_real_run_reaches_no_output() {
         let real = fixture(folder, case, "exec");
         let home = tempfile::tempdir().expect("home");
         let file = home.path().join(format!("codex-{case}.exec.jsonl"));
-        let planted: Vec<String> = std::fs::read_to_string(&real)
-            .expect("fixture")
-            .lines()
-            .map(|line| {
-                let mut value: Value = serde_json::from_str(line).expect("JSON lines");
-                // Arguments are `{}` in most runs: give them a value.
-                if let Some(item) = value.get_mut("item").and_then(Value::as_object_mut)
-                    && item.contains_key("arguments")
-                {
-                    item.insert("arguments".into(), serde_json::json!({"k": "v"}));
-                }
-                plant(&mut value, None);
-                value.to_string()
-            })
-            .collect();
+        let planted = planted_lines(&real, |value| {
+            // Arguments are `{}` in most runs: give them a value.
+            if let Some(item) = value.get_mut("item").and_then(Value::as_object_mut)
+                && item.contains_key("arguments")
+            {
+                item.insert("arguments".into(), serde_json::json!({"k": "v"}));
+            }
+            plant(value, None);
+        });
         assert!(planted.iter().any(|l| l.contains(PLANTED)), "{case}");
         std::fs::write(&file, planted.join("\n") + "\n").expect("w");
         let name = format!("time/{tool}");
@@ -392,28 +336,9 @@ fn a_secret_planted_in_every_real_run_reaches_no_output() {
             said(row(&show_json(home.path(), &real), &name)),
             "{case}: planted, the row reads otherwise"
         );
-        let path = file.display().to_string();
-        let db = home.path().join("t.db").display().to_string();
-        for args in [
-            vec!["show", &path],
-            vec!["show", &path, "--json"],
-            vec!["show", &path, "--tools"],
-            vec!["import", &path, "--db", &db],
-        ] {
-            let (code, stdout, stderr) = sessions(home.path(), &args);
-            assert_eq!(code, 0, "{case} {args:?}: {stderr}");
-            assert!(
-                !stdout.contains(PLANTED) && !stderr.contains(PLANTED),
-                "{case} {args:?}: {stdout}{stderr}"
-            );
-        }
-        let stored = std::fs::read(home.path().join("t.db")).expect("the store");
-        assert!(
-            !stored
-                .windows(PLANTED.len())
-                .any(|w| w == PLANTED.as_bytes()),
-            "{case}: the store holds the secret"
-        );
+        let db = home.path().join("t.db");
+        assert_shown_and_imported_clean(case, home.path(), &file, &db, PLANTED);
+        assert_store_clean(case, &db, PLANTED);
     }
 }
 
