@@ -76,13 +76,25 @@ pub fn assert_no_secret(secret: &str, label: &str, text: &str) {
     assert!(!text.contains(secret), "{label}: {text}");
 }
 
-/// Fails when the store at `db` holds `secret` anywhere in its bytes.
+/// Fails when the store at `db`, or its write-ahead log, shared memory or
+/// journal where they are left, holds `secret` anywhere in its bytes.
 pub fn assert_store_clean(label: &str, db: &Path, secret: &str) {
     let stored = std::fs::read(db).expect("the store");
     assert!(
         !stored.windows(secret.len()).any(|w| w == secret.as_bytes()),
         "{label}: the store holds the secret"
     );
+    for tail in ["-wal", "-shm", "-journal"] {
+        let mut side = db.as_os_str().to_owned();
+        side.push(tail);
+        if let Ok(bytes) = std::fs::read(&side) {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{label}: {} holds the secret",
+                Path::new(&side).display()
+            );
+        }
+    }
 }
 
 /// Shows `path` as text, as JSON and with `--tools`, then imports it into

@@ -25,40 +25,20 @@
 //!   output, text and error's words WHEN shown and imported THEN the rows
 //!   read as before and the secret reaches no output and not the store.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use tether_tests::Release;
+use tether_tests::by_path::{
+    assert_shown_and_imported_clean, assert_store_clean, fixtures, planted_lines, sessions,
+    show_json,
+};
 
 /// The counting server's tools: `stamp` answers `ok`, `fail` `isError`,
 /// `err` a JSON-RPC error.
 const TOOLS: &str = r#"[{"name":"stamp","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"fail","description":"t","inputSchema":{"type":"object","properties":{}}},
  {"name":"err","description":"t","inputSchema":{"type":"object","properties":{}}}]"#;
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
-}
-
-/// `tether sessions ARGS` with `home` as HOME: (exit code, stdout, stderr).
-fn sessions(home: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = tether_tests::tether_at_home(home)
-        .arg("sessions")
-        .args(args)
-        .output()
-        .expect("tether runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn show_json(home: &Path, path: &Path) -> Value {
-    let (code, stdout, stderr) = sessions(home, &["show", &path.display().to_string(), "--json"]);
-    assert_eq!(code, 0, "{}: {stderr}", path.display());
-    serde_json::from_str(&stdout).expect("one document")
-}
 
 /// A home whose OpenCode configuration names the server `count` (so a
 /// tool `count_stamp` splits into server and tool).
@@ -447,35 +427,11 @@ fn plant(value: &mut Value, key: Option<&str>) {
 /// Every output `tether sessions show` gives of `path`, and an import's
 /// store: none holds [`SECRET`]; the row is `want`'s.
 fn assert_nothing_leaks(home: &Path, path: &Path, want: &Expected) {
-    let arg = path.display().to_string();
     let (case, tool) = (want.0, want.1);
-    for extra in [&[][..], &["--json"][..], &["--tools"][..]] {
-        let mut args = vec!["show", arg.as_str()];
-        args.extend_from_slice(extra);
-        let (code, stdout, stderr) = sessions(home, &args);
-        assert_eq!(code, 0, "{case} {extra:?}: {stderr}");
-        assert!(
-            !stdout.contains(SECRET) && !stderr.contains(SECRET),
-            "{case} {extra:?}: {stdout}{stderr}"
-        );
-    }
-    assert_row(case, count_row(&show_json(home, path), tool), want);
     let store = home.join(format!("{case}-store.db"));
-    let (code, _, stderr) = sessions(
-        home,
-        &["import", &arg, "--db", &store.display().to_string()],
-    );
-    assert_eq!(code, 0, "{case}: {stderr}");
-    for file in std::fs::read_dir(home).expect("home").flatten() {
-        let name = file.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&format!("{case}-store.db")) {
-            let bytes = std::fs::read(file.path()).expect("store");
-            assert!(
-                !String::from_utf8_lossy(&bytes).contains(SECRET),
-                "{case}: {name} holds the secret"
-            );
-        }
-    }
+    assert_shown_and_imported_clean(case, home, path, &store, SECRET);
+    assert_row(case, count_row(&show_json(home, path), tool), want);
+    assert_store_clean(case, &store, SECRET);
 }
 
 /// GIVEN every kept run's lines, and every dump's database, with a secret
@@ -489,15 +445,7 @@ fn no_input_output_text_or_words_reach_any_output() {
         let case = want.0;
         let home = count_home();
         let real = fixtures().join(format!("records-by-path/opencode-1.18.33-{case}.run.jsonl"));
-        let planted: Vec<String> = std::fs::read_to_string(&real)
-            .expect("fixture")
-            .lines()
-            .map(|line| {
-                let mut value: Value = serde_json::from_str(line).expect("JSON lines");
-                plant(&mut value, None);
-                value.to_string()
-            })
-            .collect();
+        let planted = planted_lines(&real, |value| plant(value, None));
         assert!(planted.iter().any(|l| l.contains(SECRET)), "{case}");
         let file = home.path().join(format!("{case}.run.jsonl"));
         std::fs::write(&file, planted.join("\n") + "\n").expect("w");
