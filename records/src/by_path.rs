@@ -271,14 +271,14 @@ pub(crate) type Candidate = (
     Vec<RecordSource>,
 );
 
-/// Every kind of file (of `harness`, or of any) the file fits, and whether
-/// `harness` is one the registry knows.
-fn candidates(
+/// Each harness asked for (`harness`, or every one) with the names today's
+/// configuration gives it, and the candidates `per` finds of it; and
+/// whether `harness` is one the registry knows.
+fn each_harness(
     registry: &Registry,
     harness: Option<&str>,
     names: &HashMap<String, Vec<String>>,
-    segments: &[String],
-    sniffed: &Sniffed,
+    mut per: impl FnMut(&tether_core::registry::Harness<'_>, &[String]) -> Vec<Candidate>,
 ) -> (Vec<Candidate>, bool) {
     let mut fits: Vec<Candidate> = Vec::new();
     let mut known_harness = harness.is_none();
@@ -288,10 +288,30 @@ fn candidates(
             continue;
         }
         known_harness = true;
+        let configured = names.get(kind).map(Vec::as_slice).unwrap_or(&[]);
+        fits.extend(per(&h, configured));
+    }
+    (fits, known_harness)
+}
+
+/// Most of the records known, and something read.
+fn fits_well(fit: &Fit, records: usize) -> bool {
+    records > 0 && fit.known * 2 >= records && fit.substantive > 0
+}
+
+/// Every kind of file (of `harness`, or of any) the file fits, and whether
+/// `harness` is one the registry knows.
+fn candidates(
+    registry: &Registry,
+    harness: Option<&str>,
+    names: &HashMap<String, Vec<String>>,
+    segments: &[String],
+    sniffed: &Sniffed,
+) -> (Vec<Candidate>, bool) {
+    each_harness(registry, harness, names, |h, configured| {
         let reader = h.reader;
         let range = reader.records_verified_on();
-        let empty = Vec::new();
-        let configured = names.get(kind).unwrap_or(&empty);
+        let mut fits = Vec::new();
         for source in contained(|| reader.record_sources()).unwrap_or_default() {
             let records: Vec<&str> = match source.format {
                 RecordFormat::Sqlite => continue,
@@ -301,7 +321,7 @@ fn candidates(
                 RecordFormat::Document => vec![sniffed.text.as_str()],
                 _ => first_records(&sniffed.text, sniffed.whole),
             };
-            if sniffed.sqlite || records.is_empty() {
+            if sniffed.sqlite {
                 continue;
             }
             let file = RecordFile {
@@ -311,18 +331,17 @@ fn candidates(
                 configured,
             };
             let fit = fit(reader, &file, &records, range.as_ref());
-            // Most of its records known, and something read.
-            if fit.known * 2 >= records.len() && fit.substantive > 0 {
+            if fits_well(&fit, records.len()) {
                 fits.push((
                     fit,
-                    kind.to_owned(),
+                    h.id.as_str().to_owned(),
                     Arc::clone(&h.plugin.observer),
                     vec![source],
                 ));
             }
         }
-    }
-    (fits, known_harness)
+        fits
+    })
 }
 
 /// Every harness whose database the SQLite file at `path` is, and whether
@@ -339,18 +358,9 @@ fn database_candidates(
     segments: &[String],
     path: &Path,
 ) -> (Vec<Candidate>, bool) {
-    let mut fits: Vec<Candidate> = Vec::new();
-    let mut known_harness = harness.is_none();
-    for h in registry.harnesses() {
-        let kind = h.id.as_str();
-        if harness.is_some_and(|want| want != kind) {
-            continue;
-        }
-        known_harness = true;
+    each_harness(registry, harness, names, |h, configured| {
         let reader = h.reader;
         let range = reader.records_verified_on();
-        let empty = Vec::new();
-        let configured = names.get(kind).unwrap_or(&empty);
         let mut total = Fit::default();
         let mut sources = Vec::new();
         for source in contained(|| reader.record_sources()).unwrap_or_default() {
@@ -372,23 +382,23 @@ fn database_candidates(
                 configured,
             };
             let fit = fit(reader, &file, &records, range.as_ref());
-            if !records.is_empty() && fit.known * 2 >= records.len() && fit.substantive > 0 {
+            if fits_well(&fit, records.len()) {
                 total.plausible += fit.plausible;
                 total.substantive += fit.substantive;
                 total.known += fit.known;
                 sources.push(source);
             }
         }
-        if !sources.is_empty() {
-            fits.push((
-                total,
-                kind.to_owned(),
-                Arc::clone(&h.plugin.observer),
-                sources,
-            ));
+        if sources.is_empty() {
+            return Vec::new();
         }
-    }
-    (fits, known_harness)
+        vec![(
+            total,
+            h.id.as_str().to_owned(),
+            Arc::clone(&h.plugin.observer),
+            sources,
+        )]
+    })
 }
 
 /// The first rows of `query` on the database at `path` (with its
