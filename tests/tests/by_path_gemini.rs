@@ -27,9 +27,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tether_tests::Release;
+use tether_tests::by_path::{
+    self, assert_shown_and_imported_clean, assert_store_clean, planted_lines, row,
+};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-by-path")
+    by_path::fixtures().join("records-by-path")
 }
 
 // ------------------------------------------------------------ the recorder
@@ -62,53 +65,40 @@ const GEMINI_DENY: &str = "[[rule]]\nmcpName = \"count\"\ntoolName = \"stamp\"\n
 /// The same rule asking: a `-p` run cannot.
 const GEMINI_ASK: &str = "[[rule]]\nmcpName = \"count\"\ntoolName = \"stamp\"\nargsPattern = \"UTC\"\ndecision = \"ask_user\"\npriority = 500\n";
 
+/// A scenario with no settings, policy or hook.
+fn plain(
+    name: &'static str,
+    tool: &'static str,
+    args: &'static [&'static str],
+    received: &'static [&'static str],
+) -> Scenario {
+    Scenario {
+        name,
+        tool,
+        settings: serde_json::json!({}),
+        policy: None,
+        hook: None,
+        args,
+        received,
+    }
+}
+
 fn gemini_scenarios() -> Vec<Scenario> {
     let yolo: &'static [&'static str] = &["--approval-mode", "yolo"];
     vec![
+        plain("allow", "stamp", yolo, &["stamp"]),
+        plain("fail", "fail", yolo, &["fail"]),
         Scenario {
-            name: "allow",
-            tool: "stamp",
-            settings: serde_json::json!({}),
-            policy: None,
-            hook: None,
-            args: yolo,
-            received: &["stamp"],
-        },
-        Scenario {
-            name: "fail",
-            tool: "fail",
-            settings: serde_json::json!({}),
-            policy: None,
-            hook: None,
-            args: yolo,
-            received: &["fail"],
-        },
-        Scenario {
-            name: "deny",
-            tool: "stamp",
-            settings: serde_json::json!({}),
             policy: Some(GEMINI_DENY),
-            hook: None,
-            args: yolo,
-            received: &[],
+            ..plain("deny", "stamp", yolo, &[])
         },
         Scenario {
-            name: "ask",
-            tool: "stamp",
-            settings: serde_json::json!({}),
             policy: Some(GEMINI_ASK),
-            hook: None,
-            args: &[],
-            received: &[],
+            ..plain("ask", "stamp", &[], &[])
         },
         Scenario {
-            name: "hook",
-            tool: "stamp",
-            settings: serde_json::json!({}),
-            policy: None,
             hook: Some("BeforeTool"),
-            args: yolo,
-            received: &[],
+            ..plain("hook", "stamp", yolo, &[])
         },
     ]
 }
@@ -116,50 +106,16 @@ fn gemini_scenarios() -> Vec<Scenario> {
 fn qwen_scenarios() -> Vec<Scenario> {
     let yolo: &'static [&'static str] = &["--yolo"];
     vec![
+        plain("allow", "stamp", yolo, &["stamp"]),
+        plain("fail", "fail", yolo, &["fail"]),
         Scenario {
-            name: "allow",
-            tool: "stamp",
-            settings: serde_json::json!({}),
-            policy: None,
-            hook: None,
-            args: yolo,
-            received: &["stamp"],
-        },
-        Scenario {
-            name: "fail",
-            tool: "fail",
-            settings: serde_json::json!({}),
-            policy: None,
-            hook: None,
-            args: yolo,
-            received: &["fail"],
-        },
-        Scenario {
-            name: "deny",
-            tool: "stamp",
             settings: serde_json::json!({"permissions": {"deny": ["mcp__count__stamp"]}}),
-            policy: None,
-            hook: None,
-            args: yolo,
-            received: &[],
+            ..plain("deny", "stamp", yolo, &[])
         },
+        plain("headless", "stamp", &[], &[]),
         Scenario {
-            name: "headless",
-            tool: "stamp",
-            settings: serde_json::json!({}),
-            policy: None,
-            hook: None,
-            args: &[],
-            received: &[],
-        },
-        Scenario {
-            name: "hook",
-            tool: "stamp",
-            settings: serde_json::json!({}),
-            policy: None,
             hook: Some("PreToolUse"),
-            args: yolo,
-            received: &[],
+            ..plain("hook", "stamp", yolo, &[])
         },
     ]
 }
@@ -306,27 +262,7 @@ async fn record_the_fixtures() {
 /// `tether sessions show PATH --json` in an empty home.
 fn show_json(path: &Path) -> Value {
     let home = tempfile::tempdir().expect("home");
-    let out = tether_tests::tether_at_home(home.path())
-        .args(["sessions", "show", &path.display().to_string(), "--json"])
-        .output()
-        .expect("tether runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).expect("one document")
-}
-
-fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
+    by_path::show_json(home.path(), path)
 }
 
 /// What a tool row says: (calls, failed, refused, its reason, stopped).
@@ -574,15 +510,7 @@ fn no_parameter_result_or_harness_words_reach_any_output() {
             let real = fixtures().join(format!("{label}.stream.jsonl"));
             let home = tempfile::tempdir().expect("home");
             let file = home.path().join(format!("{label}.stream.jsonl"));
-            let planted: Vec<String> = std::fs::read_to_string(&real)
-                .expect("fixture")
-                .lines()
-                .map(|line| {
-                    let mut value: Value = serde_json::from_str(line).expect("JSON lines");
-                    plant(&mut value, None);
-                    value.to_string()
-                })
-                .collect();
+            let planted = planted_lines(&real, |value| plant(value, None));
             assert!(planted.iter().any(|l| l.contains(SECRET)), "{label}");
             std::fs::write(&file, planted.join("\n") + "\n").expect("w");
             let tool = format!("count/{}", s.tool);
@@ -591,32 +519,9 @@ fn no_parameter_result_or_harness_words_reach_any_output() {
                 said(row(&show_json(&real), &tool)),
                 "{label}: planted, the row reads otherwise"
             );
-            let path = file.display().to_string();
-            let db = home.path().join("t.db").display().to_string();
-            for args in [
-                vec!["show", &path],
-                vec!["show", &path, "--json"],
-                vec!["show", &path, "--tools"],
-                vec!["import", &path, "--db", &db],
-            ] {
-                let out = tether_tests::tether_at_home(home.path())
-                    .arg("sessions")
-                    .args(&args)
-                    .output()
-                    .expect("tether runs");
-                let text = format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                assert_eq!(out.status.code(), Some(0), "{label} {args:?}: {text}");
-                assert!(!text.contains(SECRET), "{label} {args:?}: {text}");
-            }
-            let stored = std::fs::read(home.path().join("t.db")).expect("the store");
-            assert!(
-                !stored.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
-                "{label}: the store holds the secret"
-            );
+            let db = home.path().join("t.db");
+            assert_shown_and_imported_clean(&label, home.path(), &file, &db, SECRET);
+            assert_store_clean(&label, &db, SECRET);
         }
     }
 }
