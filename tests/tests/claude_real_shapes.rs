@@ -26,39 +26,18 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tether_tests::by_path::{self, row, show_json_at};
 
 const SESSION: &str = "11111111-2222-4333-8444-555555555555";
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-real")
-}
-
-/// `tether sessions show WHAT --json` in `home`.
-fn show_json_at(home: &Path, what: &str) -> (Value, String) {
-    let out = tether_tests::tether_at_home(home)
-        .args(["sessions", "show", what, "--json"])
-        .output()
-        .expect("tether runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
-    let doc = serde_json::from_str(&stdout).expect("one document");
-    (doc, stdout + &stderr)
+    by_path::fixtures().join("records-real")
 }
 
 /// `tether sessions show PATH --json` in an empty home.
 fn show_json(path: &Path) -> Value {
     let home = tempfile::tempdir().expect("home");
     show_json_at(home.path(), &path.display().to_string()).0
-}
-
-fn row<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .find(|r| r["name"] == name)
-        .unwrap_or_else(|| panic!("no row {name} in {doc:#}"))
 }
 
 fn hook<'a>(doc: &'a Value, name: &str) -> &'a Value {
