@@ -29,6 +29,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tether_tests::by_path;
 
 /// An MCP tool (`SERVER/TOOL`) and its calls.
 type Calls = &'static [(&'static str, u64)];
@@ -67,20 +68,13 @@ fn real(name: &str) -> PathBuf {
 
 /// `tether sessions show PATH [--json]` in `home`: (stdout, stderr).
 fn show(home: &Path, path: &Path, json: bool) -> (String, String) {
-    let mut cmd = tether_tests::tether_at_home(home);
-    cmd.args(["sessions", "show", &path.display().to_string()]);
+    let arg = path.display().to_string();
+    let mut args = vec!["show", arg.as_str()];
     if json {
-        cmd.arg("--json");
+        args.push("--json");
     }
-    let out = cmd.output().expect("tether runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}: {stdout}{stderr}",
-        path.display()
-    );
+    let (code, stdout, stderr) = by_path::sessions(home, &args);
+    assert_eq!(code, 0, "{}: {stdout}{stderr}", path.display());
     (stdout, stderr)
 }
 
