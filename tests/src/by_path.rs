@@ -127,3 +127,44 @@ pub fn history_json(home: &Path, db: &Path) -> String {
     cmd.args(["history", "--db", &db.display().to_string(), "--json"]);
     String::from_utf8_lossy(&crate::output_within(cmd, BOUND_SECS).stdout).into_owned()
 }
+
+/// Writes Copilot CLI's configuration under `home`: `~/.copilot/mcp-config.json`
+/// naming `servers` (the `mcpServers` object) and `~/.copilot/config.json`
+/// trusting `~/work`. Returns (`~/.copilot`, `~/work`).
+pub fn copilot_home(home: &Path, servers: Value) -> (PathBuf, PathBuf) {
+    let dir = home.join(".copilot");
+    let work = home.join("work");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::create_dir_all(&work).expect("work");
+    let servers = serde_json::json!({ "mcpServers": servers });
+    std::fs::write(dir.join("mcp-config.json"), servers.to_string()).expect("mcp config");
+    let trusted = serde_json::json!({"trusted_folders": [work]}).to_string();
+    std::fs::write(dir.join("config.json"), &trusted).expect("config");
+    (dir, work)
+}
+
+/// Copilot CLI at `copilot` in a `-p "what time is it"` run with `args`,
+/// offline, in `work` with `home` as HOME, its model the fake model at
+/// `model_base` (`gpt-4o`, a dummy key): the command, to be run bounded.
+pub fn copilot_offline(
+    copilot: &Path,
+    home: &Path,
+    work: &Path,
+    model_base: &str,
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(copilot);
+    cmd.args(["-p", "what time is it"])
+        .args(args)
+        .current_dir(work)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .env("COPILOT_PKG_CACHE_HOME", home.join("pkg"))
+        .env("COPILOT_PROVIDER_BASE_URL", format!("{model_base}/v1"))
+        .env("COPILOT_PROVIDER_API_KEY", "dummy")
+        .env("COPILOT_MODEL", "gpt-4o");
+    cmd
+}

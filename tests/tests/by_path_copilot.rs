@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tether_tests::Release;
+use tether_tests::by_path::{self, find_row as row};
 use tether_tests::refusal_run::RefusalHome as Run;
 
 /// The counting server's one tool.
@@ -40,7 +41,7 @@ const TOOLS: &str =
 const PLANTED: &str = "planted-bypath-secret-7731";
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records-by-path")
+    by_path::fixtures().join("records-by-path")
 }
 
 /// The two files of one run: its events and its process log.
@@ -61,32 +62,23 @@ async fn copilot_run() -> Option<(Run, Files)> {
         })?;
     let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
-    let dir = run.home().join(".copilot");
-    let work = run.home().join("work");
-    std::fs::create_dir_all(&dir).expect("dir");
-    std::fs::create_dir_all(&work).expect("work");
     let (var, log) = run.log_env();
-    let servers = serde_json::json!({"mcpServers": {
-        "count": {"type": "local", "command": run.server(), "args": run.server_args(),
-                  "env": {var: log}, "tools": ["*"]},
-        "broken": {"type": "local", "command": format!("/nonexistent/{PLANTED}/server"),
-                   "args": [], "tools": ["*"]}
-    }});
-    std::fs::write(dir.join("mcp-config.json"), servers.to_string()).expect("mcp config");
-    let trusted = serde_json::json!({"trusted_folders": [work]}).to_string();
-    std::fs::write(dir.join("config.json"), &trusted).expect("config");
-    let mut cmd = std::process::Command::new(&copilot);
-    cmd.args(["-p", "what time is it", "--allow-all-tools"])
-        .current_dir(&work)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", run.home())
-        .env("COPILOT_OFFLINE", "true")
-        .env("COPILOT_AUTO_UPDATE", "false")
-        .env("COPILOT_PKG_CACHE_HOME", run.home().join("pkg"))
-        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
-        .env("COPILOT_PROVIDER_API_KEY", "dummy")
-        .env("COPILOT_MODEL", "gpt-4o");
+    let (dir, work) = by_path::copilot_home(
+        run.home(),
+        serde_json::json!({
+            "count": {"type": "local", "command": run.server(), "args": run.server_args(),
+                      "env": {var: log}, "tools": ["*"]},
+            "broken": {"type": "local", "command": format!("/nonexistent/{PLANTED}/server"),
+                       "args": [], "tools": ["*"]}
+        }),
+    );
+    let cmd = by_path::copilot_offline(
+        &copilot,
+        run.home(),
+        &work,
+        &model.base(),
+        &["--allow-all-tools"],
+    );
     run.run_cli("copilot-by-path", cmd, 120);
     let one = |pattern: &str| {
         let mut found: Vec<PathBuf> = glob_one_level(&dir, pattern);
@@ -132,15 +124,6 @@ fn started_session(events: &Path) -> String {
         .find(|e| e["type"] == "session.start")
         .and_then(|e| e["data"]["sessionId"].as_str().map(str::to_owned))
         .expect("session.start names its session")
-}
-
-/// The row `name` (a server or `server/tool`) of a shown document.
-fn row<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .find(|r| r["name"] == name)
 }
 
 /// Copies `events` and `log` into a folder that is no session's, under

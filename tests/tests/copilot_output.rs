@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tether_tests::Release;
+use tether_tests::by_path::{self, find_row as row};
 use tether_tests::refusal_run::{RefusalHome as Run, STAMP_FAIL_ERR};
 
 /// A word planted where a secret could be: it must reach nothing.
@@ -60,31 +61,20 @@ async fn copilot_json(args: &[&str]) -> Option<(Run, String)> {
         })?;
     let run = Run::pinned(STAMP_FAIL_ERR, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
-    let dir = run.home().join(".copilot");
-    let work = run.home().join("work");
-    std::fs::create_dir_all(&dir).expect("dir");
-    std::fs::create_dir_all(&work).expect("work");
     let (var, log) = run.log_env();
-    let servers = serde_json::json!({"mcpServers": {
-        "count": {"type": "local", "command": run.server(), "args": run.server_args(),
-                  "env": {var: log}, "tools": ["*"]}
-    }});
-    std::fs::write(dir.join("mcp-config.json"), servers.to_string()).expect("mcp config");
-    let trusted = serde_json::json!({"trusted_folders": [work]}).to_string();
-    std::fs::write(dir.join("config.json"), &trusted).expect("config");
-    let mut cmd = std::process::Command::new(&copilot);
-    cmd.args(["-p", "what time is it", "--output-format", "json"])
-        .args(args)
-        .current_dir(&work)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", run.home())
-        .env("COPILOT_OFFLINE", "true")
-        .env("COPILOT_AUTO_UPDATE", "false")
-        .env("COPILOT_PKG_CACHE_HOME", run.home().join("pkg"))
-        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
-        .env("COPILOT_PROVIDER_API_KEY", "dummy")
-        .env("COPILOT_MODEL", "gpt-4o");
+    let (_dir, work) = by_path::copilot_home(
+        run.home(),
+        serde_json::json!({
+            "count": {"type": "local", "command": run.server(), "args": run.server_args(),
+                      "env": {var: log}, "tools": ["*"]}
+        }),
+    );
+    let args: Vec<&str> = ["--output-format", "json"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    let cmd = by_path::copilot_offline(&copilot, run.home(), &work, &model.base(), &args);
     let out = run.run_cli("copilot-output", cmd, 120);
     Some((run, String::from_utf8_lossy(&out.stdout).into_owned()))
 }
@@ -117,16 +107,6 @@ fn result_session(output: &Path) -> String {
         .find(|e| e["type"] == "result")
         .and_then(|e| e["sessionId"].as_str().map(str::to_owned))
         .expect("the result names its session")
-}
-
-/// The row `name` (a server, `server/tool` or `server/*`) of a shown
-/// document.
-fn row<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
-    doc["rows"]
-        .as_array()
-        .expect("rows")
-        .iter()
-        .find(|r| r["name"] == name)
 }
 
 /// The names of a shown document's rows.

@@ -12,6 +12,7 @@
 
 use tether_core::vocab::ReasonCode;
 use tether_tests::Release;
+use tether_tests::by_path;
 use tether_tests::refusal_run::{
     PLANTED, RefusalHome as Run, STAMP_FAIL_ERR as TOOLS, assert_reached_once, assert_refused,
     model_called,
@@ -76,19 +77,7 @@ async fn copilot(tool: &str, args: &[&str], hook: bool) -> Option<(Run, Vec<Stri
         )
         .expect("hook config");
     }
-    let mut cmd = std::process::Command::new(&copilot);
-    cmd.args(["-p", "what time is it"])
-        .args(args)
-        .current_dir(&work)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", run.home())
-        .env("COPILOT_OFFLINE", "true")
-        .env("COPILOT_AUTO_UPDATE", "false")
-        .env("COPILOT_PKG_CACHE_HOME", run.home().join("pkg"))
-        .env("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", model.base()))
-        .env("COPILOT_PROVIDER_API_KEY", "dummy")
-        .env("COPILOT_MODEL", "gpt-4o");
+    let cmd = by_path::copilot_offline(&copilot, run.home(), &work, &model.base(), args);
     run.run_cli(&format!("copilot-{tool}"), cmd, 120);
     Some((run, model_called(&sent)))
 }
