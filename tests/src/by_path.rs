@@ -168,3 +168,27 @@ pub fn copilot_offline(
         .env("COPILOT_MODEL", "gpt-4o");
     cmd
 }
+
+/// `codex exec --skip-git-repo-check --json "what time is it"` in `work`,
+/// with `home` as HOME and `codex_home` as `CODEX_HOME` (a dummy
+/// `FAKE_KEY`), in its own process group, no stdin and no stderr; stdout
+/// is the caller's to set. To be spawned and waited on with a bound.
+pub fn codex_exec(
+    codex: &Path,
+    home: &Path,
+    codex_home: &Path,
+    work: &Path,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(codex);
+    cmd.args(["exec", "--skip-git-repo-check", "--json", "what time is it"])
+        .current_dir(work)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("CODEX_HOME", codex_home)
+        .env("FAKE_KEY", "dummy")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd
+}

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tether_tests::by_path::{
-    assert_shown_and_imported_clean, assert_store_clean, history_json, planted_lines, row,
+    self, assert_shown_and_imported_clean, assert_store_clean, history_json, planted_lines, row,
     sessions, show_json,
 };
 
@@ -395,18 +395,8 @@ async fn a_real_run_s_exec_output_reads_as_its_rollout() {
     );
     std::fs::write(codex_home.join("config.toml"), config).expect("config");
     let exec_out = home.home().join("exec.jsonl");
-    let mut cmd = std::process::Command::new(&codex);
-    cmd.args(["exec", "--skip-git-repo-check", "--json", "what time is it"])
-        .current_dir(&work)
-        .env_clear()
-        .env("HOME", home.home())
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("CODEX_HOME", &codex_home)
-        .env("FAKE_KEY", "dummy")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::fs::File::create(&exec_out).expect("stdout file"))
-        .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut cmd = by_path::codex_exec(&codex, home.home(), &codex_home, &work);
+    cmd.stdout(std::fs::File::create(&exec_out).expect("stdout file"));
     let mut child = cmd.spawn().expect("codex starts");
     // Until Codex exits, or a generous bound (offline it may retry for
     // ever): then its group is killed.

@@ -20,6 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tether_tests::by_path;
 use tether_tests::refusal_run::{RefusalHome, count, model_called, tool_in};
 
 /// Planted in the model's arguments: it must reach none of Tether's output.
@@ -81,18 +82,8 @@ async fn run(codex: &Path, target: &str, approve: bool) -> Run {
         config.push_str("default_tools_approval_mode = \"approve\"\n");
     }
     std::fs::write(codex_home.join("config.toml"), config).expect("config");
-    let mut cmd = std::process::Command::new(codex);
-    cmd.args(["exec", "--skip-git-repo-check", "--json", "what time is it"])
-        .current_dir(&work)
-        .env_clear()
-        .env("HOME", home.home())
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("CODEX_HOME", &codex_home)
-        .env("FAKE_KEY", "dummy")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut cmd = by_path::codex_exec(codex, home.home(), &codex_home, &work);
+    cmd.stdout(std::process::Stdio::null());
     let mut child = cmd.spawn().expect("codex starts");
     // Until the rollout holds the call's end and Codex has exited, or the
     // bound: then its group is killed (offline, it may retry for ever).
