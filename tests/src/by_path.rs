@@ -192,3 +192,32 @@ pub fn codex_exec(
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd
 }
+
+/// Claude Code's headless run printing stream-json: `-p "what time is
+/// it" --output-format stream-json --verbose`.
+pub const CLAUDE_STREAM_ARGS: [&str; 5] = [
+    "-p",
+    "what time is it",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+];
+
+/// Sets `cmd` (Claude Code) to run in `dir` with only `home` as HOME,
+/// `path` as PATH and the fake model at `model_base` (a dummy key, no
+/// retries).
+pub fn claude_env<'a>(
+    cmd: &'a mut std::process::Command,
+    dir: &Path,
+    home: &Path,
+    path: &str,
+    model_base: &str,
+) -> &'a mut std::process::Command {
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", path)
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", model_base)
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+}

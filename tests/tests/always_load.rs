@@ -19,6 +19,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tether_core::registry::Registry;
 use tether_tests::Release;
+use tether_tests::by_path;
 
 /// The counting server's tools.
 const TOOLS: [&str; 3] = ["get_current_time", "erroring_tool", "rpc_error_tool"];
@@ -62,22 +63,15 @@ async fn run(release: Release) -> Option<Run> {
     std::fs::create_dir_all(home.path().join(".claude")).expect("dir");
     write_config(home.path());
     let mut cmd = std::process::Command::new(&claude);
-    cmd.args([
-        "-p",
-        "what time is it",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--allowedTools",
-        "mcp__up__get_current_time",
-    ])
-    .current_dir(home.path())
-    .env_clear()
-    .env("HOME", home.path())
-    .env("PATH", release.path())
-    .env("ANTHROPIC_API_KEY", "dummy")
-    .env("ANTHROPIC_BASE_URL", model.base())
-    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    cmd.args(by_path::CLAUDE_STREAM_ARGS)
+        .args(["--allowedTools", "mcp__up__get_current_time"]);
+    by_path::claude_env(
+        &mut cmd,
+        home.path(),
+        home.path(),
+        &release.path(),
+        &model.base(),
+    )
     .stdin(std::process::Stdio::null());
     let out = tether_tests::output_within(cmd, 180);
     assert!(

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use tether_tests::Release;
+use tether_tests::by_path;
 use tether_tests::refusal_run::RefusalHome;
 
 /// Planted in every hook's output: it must reach none of Tether's output.
@@ -95,25 +96,20 @@ async fn run(release: Release, stop_exit: i32) -> Option<Run> {
     .expect("config");
     let (model, _log) = tether_tests::fake_model::start_model("get_current_time").await;
     let mut cmd = std::process::Command::new(&claude);
-    cmd.args([
-        "-p",
-        "what time is it",
-        "--output-format",
-        "stream-json",
-        "--verbose",
+    cmd.args(by_path::CLAUDE_STREAM_ARGS).args([
         "--mcp-config",
         &config.display().to_string(),
         "--strict-mcp-config",
         "--allowedTools",
         "mcp__time__get_current_time",
-    ])
-    .current_dir(home.home())
-    .env_clear()
-    .env("HOME", home.home())
-    .env("PATH", release.path())
-    .env("ANTHROPIC_API_KEY", "dummy")
-    .env("ANTHROPIC_BASE_URL", model.base())
-    .env("CLAUDE_CODE_MAX_RETRIES", "0")
+    ]);
+    by_path::claude_env(
+        &mut cmd,
+        home.home(),
+        home.home(),
+        &release.path(),
+        &model.base(),
+    )
     .stdin(std::process::Stdio::null());
     let label = format!("claude-hooks-{}-stop{stop_exit}", release.label());
     let out = tokio::task::block_in_place(|| home.run_cli(&label, cmd, 180));

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tether_tests::Release;
+use tether_tests::by_path;
 use tether_tests::refusal_run::{RefusalHome, count, model_called, model_offered, tool_in};
 
 /// A word planted in the model's arguments and in a hook's output: it
@@ -87,18 +88,16 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
         std::fs::write(home.join(".claude/settings.json"), settings.to_string()).expect("settings");
     }
     let stream = home.join("stream.jsonl");
-    let mut args: Vec<String> = [
-        "-p",
-        "what time is it",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--mcp-config",
-        &config.display().to_string(),
-        "--strict-mcp-config",
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    let mut args: Vec<String> = by_path::CLAUDE_STREAM_ARGS
+        .iter()
+        .copied()
+        .chain([
+            "--mcp-config",
+            &config.display().to_string(),
+            "--strict-mcp-config",
+        ])
+        .map(str::to_owned)
+        .collect();
     if case.allowed {
         args.extend([
             "--allowedTools".to_owned(),
@@ -130,14 +129,8 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
             cmd
         }
     };
-    cmd.args(&args)
-        .current_dir(&work)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", release.path())
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("ANTHROPIC_BASE_URL", model.base())
-        .env("CLAUDE_CODE_MAX_RETRIES", "0");
+    cmd.args(&args);
+    by_path::claude_env(&mut cmd, &work, home, &release.path(), &model.base());
     let label = format!("claude-{}-{}", release.label(), case.target);
     let out = run.run_cli(&label, cmd, 180);
     std::fs::write(&stream, &out.stdout).expect("stream");
