@@ -141,15 +141,16 @@ fn transcript(home: &Path) -> std::path::PathBuf {
 
 /// `tether sessions show PATH --json` of a file of the run.
 fn show(home: &Path, file: &Path) -> Value {
-    let mut cmd = tether_tests::tether_at_home(home);
-    cmd.args(["sessions", "show", &file.display().to_string(), "--json"]);
-    let out = cmd.output().expect("tether runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one document")
+    by_path::show_json(home, file)
+}
+
+/// The first request that offers the model any tool (2.1.197 asks once
+/// without tools first).
+fn first_offering(run: &Run) -> &tether_tests::fake_model::Turn {
+    run.turns
+        .iter()
+        .find(|t| !t.tools.is_empty())
+        .expect("the model was offered tools")
 }
 
 /// The history's tool entries of `server` in `doc` (every attempt).
@@ -177,13 +178,7 @@ async fn claude_code_newest_sends_an_always_load_server_s_tools_up_front() {
     let Some(run) = run(Release::Newest).await else {
         return;
     };
-    // The first request that offers the model any tool (2.1.197 asks
-    // once without tools first).
-    let first = run
-        .turns
-        .iter()
-        .find(|t| !t.tools.is_empty())
-        .expect("the model was offered tools");
+    let first = first_offering(&run);
     eprintln!(
         "claude {}: first request tools {:?}, named {:?}",
         run.version, first.tools, first.named
@@ -308,13 +303,7 @@ async fn claude_code_pinned_sends_both_servers_tools() {
     let Some(run) = run(Release::Pinned).await else {
         return;
     };
-    // The first request that offers the model any tool (2.1.197 asks
-    // once without tools first).
-    let first = run
-        .turns
-        .iter()
-        .find(|t| !t.tools.is_empty())
-        .expect("the model was offered tools");
+    let first = first_offering(&run);
     let rules = Registry::with_static()
         .expect("registry")
         .harness("claude")
