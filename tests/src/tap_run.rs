@@ -184,22 +184,33 @@ impl TappedRun {
             .collect();
         assert_eq!(sessions.len(), 1, "{label}: {sessions:?}");
         let session = sessions.into_iter().next().expect("one");
-        let history = self.hub.snapshot(&session).expect("the session");
-        let row = history
-            .current()
-            .and_then(|a| a.server(server))
-            .cloned()
-            .unwrap_or_else(|| panic!("{label}: no {server} row: {history:?}"));
-        assert_eq!(
-            row.stages.model_visible.state,
-            tether_core::vocab::StageState::Yes,
-            "{label}: {row:?}"
-        );
-        assert_eq!(
-            row.stages.model_visible.provenance,
-            Some(tether_core::model::ProvenanceCode::ModelTap),
-            "{label}"
-        );
-        row
+        model_visible_in(&self.hub, &session, label, server)
     }
+}
+
+/// `session`'s row of `server` in `hub` (its current attempt), asserted
+/// model-visible by `model_tap`.
+pub fn model_visible_in(
+    hub: &tether_hub::Hub,
+    session: &str,
+    label: &str,
+    server: &str,
+) -> tether_core::ServerAttachment {
+    let history = hub.snapshot(session).expect("the session");
+    let row = history
+        .current()
+        .and_then(|a| a.server(server))
+        .cloned()
+        .unwrap_or_else(|| panic!("{label}: no {server} row: {history:?}"));
+    assert_eq!(
+        row.stages.model_visible.state,
+        tether_core::vocab::StageState::Yes,
+        "{label}: {row:?}"
+    );
+    assert_eq!(
+        row.stages.model_visible.provenance,
+        Some(tether_core::model::ProvenanceCode::ModelTap),
+        "{label}"
+    );
+    row
 }

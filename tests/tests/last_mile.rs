@@ -920,24 +920,7 @@ async fn tapped_equals_received(kind: &str, release: Release) {
         "{label}: {session}"
     );
     tapped.hub.flush().await;
-    let history = tapped
-        .hub
-        .snapshot(&session)
-        .expect("the session is in the hub");
-    let row = history
-        .current()
-        .and_then(|a| a.server("brk"))
-        .expect("brk's row");
-    assert_eq!(
-        row.stages.model_visible.state,
-        tether_core::vocab::StageState::Yes,
-        "{label}: {row:?}"
-    );
-    assert_eq!(
-        row.stages.model_visible.provenance,
-        Some(tether_core::model::ProvenanceCode::ModelTap),
-        "{label}"
-    );
+    tether_tests::tap_run::model_visible_in(&tapped.hub, &session, &label, "brk");
     // The planted argument went through in every call the model made (and
     // back in the history of the requests after it), the key in every
     // request; neither is kept.
