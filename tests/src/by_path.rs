@@ -221,3 +221,38 @@ pub fn claude_env<'a>(
         .env("ANTHROPIC_BASE_URL", model_base)
         .env("CLAUDE_CODE_MAX_RETRIES", "0")
 }
+
+/// The pinned Copilot CLI's binary, or `None` with a loud SKIP where it is
+/// not installed.
+pub fn pinned_copilot() -> Option<PathBuf> {
+    crate::Release::Pinned
+        .peer("node_modules/@github/copilot-linux-x64/copilot")
+        .or_else(|| {
+            eprintln!("SKIP: Copilot CLI is not installed (run `npm ci` in tests/peers)");
+            None
+        })
+}
+
+/// The first transcript (`*.jsonl`) in a project folder under
+/// `home/.claude/projects`, if Claude Code wrote one.
+pub fn claude_transcript(home: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(home.join(".claude/projects"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+}
+
+/// Imports `file` into `db` twice in `home`: the first says `1 new`, the
+/// second `1 unchanged`.
+pub fn assert_imported_once(home: &Path, file: &Path, db: &Path) {
+    let file = file.display().to_string();
+    let db = db.display().to_string();
+    for want in ["1 new", "1 unchanged"] {
+        let (code, _, stderr) = sessions(home, &["import", &file, "--db", &db]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
+}

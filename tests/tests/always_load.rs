@@ -129,14 +129,7 @@ fn inventory_predictions(home: &Path) -> Vec<(String, Value)> {
 
 /// The run's transcript.
 fn transcript(home: &Path) -> std::path::PathBuf {
-    std::fs::read_dir(home.join(".claude/projects"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
-        .map(|f| f.path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("a transcript")
+    by_path::claude_transcript(home).expect("a transcript")
 }
 
 /// `tether sessions show PATH --json` of a file of the run.

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tether_tests::by_path::{
     self, assert_shown_and_imported_clean, assert_store_clean, history_json, planted_lines, row,
-    sessions, show_json,
+    show_json,
 };
 
 fn fixture(folder: &str, case: &str, kind: &str) -> PathBuf {
@@ -186,13 +186,7 @@ fn exec_output_by_path_imports_into_a_store() {
     let home = tempfile::tempdir().expect("home");
     let db = home.path().join("t.db");
     let file = fixture("refusals", "noapproval", "exec");
-    let db_arg = db.display().to_string();
-    let file_arg = file.display().to_string();
-    for want in ["1 new", "1 unchanged"] {
-        let (code, _, stderr) = sessions(home.path(), &["import", &file_arg, "--db", &db_arg]);
-        assert_eq!(code, 0, "{stderr}");
-        assert!(stderr.contains(want), "{stderr}");
-    }
+    by_path::assert_imported_once(home.path(), &file, &db);
     let text = history_json(home.path(), &db);
     assert!(
         text.contains("codex:01a23cc3-1370-7752-80f6-3a4f8b736fc9"),

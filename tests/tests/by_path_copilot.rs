@@ -29,7 +29,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tether_tests::Release;
 use tether_tests::by_path::{self, find_row as row};
 use tether_tests::refusal_run::RefusalHome as Run;
 
@@ -54,12 +53,7 @@ struct Files {
 /// calling `count/stamp`; `None` with a loud SKIP where it is not
 /// installed. The run's home is returned with its two files.
 async fn copilot_run() -> Option<(Run, Files)> {
-    let copilot = Release::Pinned
-        .peer("node_modules/@github/copilot-linux-x64/copilot")
-        .or_else(|| {
-            eprintln!("SKIP: Copilot CLI is not installed (run `npm ci` in tests/peers)");
-            None
-        })?;
+    let copilot = by_path::pinned_copilot()?;
     let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
     let (var, log) = run.log_env();

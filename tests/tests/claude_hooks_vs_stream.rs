@@ -121,14 +121,7 @@ async fn run(release: Release, stop_exit: i32) -> Option<Run> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    let transcript = std::fs::read_dir(home.home().join(".claude/projects"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
-        .map(|f| f.path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("a transcript");
+    let transcript = by_path::claude_transcript(home.home()).expect("a transcript");
     Some(Run {
         home,
         stream,

@@ -34,7 +34,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tether_tests::Release;
 use tether_tests::by_path::{self, find_row as row};
 use tether_tests::refusal_run::{RefusalHome as Run, STAMP_FAIL_ERR};
 
@@ -53,12 +52,7 @@ fn real() -> PathBuf {
 /// `count`, the model calling `count/stamp`, with `args`; its stdout.
 /// `None` with a loud SKIP where it is not installed.
 async fn copilot_json(args: &[&str]) -> Option<(Run, String)> {
-    let copilot = Release::Pinned
-        .peer("node_modules/@github/copilot-linux-x64/copilot")
-        .or_else(|| {
-            eprintln!("SKIP: Copilot CLI is not installed (run `npm ci` in tests/peers)");
-            None
-        })?;
+    let copilot = by_path::pinned_copilot()?;
     let run = Run::pinned(STAMP_FAIL_ERR, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
     let (var, log) = run.log_env();

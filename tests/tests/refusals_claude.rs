@@ -134,13 +134,7 @@ async fn run(release: Release, case: &Case) -> Option<Run> {
     let label = format!("claude-{}-{}", release.label(), case.target);
     let out = run.run_cli(&label, cmd, 180);
     std::fs::write(&stream, &out.stdout).expect("stream");
-    let transcript = std::fs::read_dir(home.join(".claude/projects"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
-        .map(|f| f.path())
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    let transcript = by_path::claude_transcript(home);
     Some(Run {
         calls: run.received(),
         called: model_called(&log),

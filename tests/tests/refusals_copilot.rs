@@ -11,7 +11,6 @@
 //! skips loudly where its CLI (tests/peers, `npm ci`) is not installed.
 
 use tether_core::vocab::ReasonCode;
-use tether_tests::Release;
 use tether_tests::by_path;
 use tether_tests::refusal_run::{
     PLANTED, RefusalHome as Run, STAMP_FAIL_ERR as TOOLS, assert_reached_once, assert_refused,
@@ -44,12 +43,7 @@ fn denying_hook(run: &Run) -> std::path::PathBuf {
 /// Runs Copilot CLI offline (`-p`) with `args`, the fake model calling
 /// `count/TOOL`, and `hook` (a preToolUse command) where given.
 async fn copilot(tool: &str, args: &[&str], hook: bool) -> Option<(Run, Vec<String>)> {
-    let copilot = Release::Pinned
-        .peer("node_modules/@github/copilot-linux-x64/copilot")
-        .or_else(|| {
-            eprintln!("SKIP: Copilot CLI is not installed (run `npm ci` in tests/peers)");
-            None
-        })?;
+    let copilot = by_path::pinned_copilot()?;
     let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, sent) = tether_tests::fake_model::start_model(&format!("count/{tool}")).await;
     let dir = run.home().join(".copilot");

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use tether_tests::by_path::{fixtures, history_json, row, sessions, show_json};
+use tether_tests::by_path::{self, fixtures, history_json, row, sessions, show_json};
 
 #[test]
 fn a_headless_runs_stream_json_shows_what_the_session_got() {
@@ -169,13 +169,7 @@ fn a_file_by_path_imports_into_a_store() {
     let home = tempfile::tempdir().expect("home");
     let db = home.path().join("t.db");
     let file = fixtures().join("records-by-path/claude-2.1.332-stream.jsonl");
-    let db_arg = db.display().to_string();
-    let file_arg = file.display().to_string();
-    for want in ["1 new", "1 unchanged"] {
-        let (code, _, stderr) = sessions(home.path(), &["import", &file_arg, "--db", &db_arg]);
-        assert_eq!(code, 0, "{stderr}");
-        assert!(stderr.contains(want), "{stderr}");
-    }
+    by_path::assert_imported_once(home.path(), &file, &db);
     let text = history_json(home.path(), &db);
     assert!(
         text.contains("09ca82f4-e8d9-4de2-bf5c-c2fbdd4cc325"),
