@@ -237,16 +237,10 @@ fn a_planted_secret_in_what_is_not_read_reaches_no_output() {
     let run = Run::pinned(TOOLS, PLANTED).expect("tether-pinned-mcp is built");
     let dir = run.home().join("planted");
     std::fs::create_dir_all(&dir).expect("planted");
-    let events = std::fs::read_to_string(fixtures().join("copilot-1.0.102-broken.events.jsonl"))
-        .expect("events");
-    let planted: Vec<String> = events
-        .lines()
-        .map(|l| {
-            let mut v: Value = serde_json::from_str(l).expect("a JSON line");
-            plant(&mut v, None);
-            v.to_string()
-        })
-        .collect();
+    let planted = by_path::planted_lines(
+        &fixtures().join("copilot-1.0.102-broken.events.jsonl"),
+        |v| plant(v, None),
+    );
     assert!(planted.iter().any(|l| l.contains(PLANTED)));
     let events = dir.join("events.jsonl");
     std::fs::write(&events, planted.join("\n") + "\n").expect("write");

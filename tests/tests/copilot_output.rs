@@ -287,15 +287,7 @@ fn a_planted_secret_reaches_no_output_and_no_store() {
         by_path().join("copilot-1.0.102-denied.output.jsonl"),
         real().join("copilot-1.0.63-policy.output.jsonl"),
     ] {
-        let text = std::fs::read_to_string(&source).expect("fixture");
-        let planted: Vec<String> = text
-            .lines()
-            .map(|l| {
-                let mut v: Value = serde_json::from_str(l).expect("a JSON line");
-                plant(&mut v, None);
-                v.to_string()
-            })
-            .collect();
+        let planted = by_path::planted_lines(&source, |v| plant(v, None));
         assert!(planted.iter().any(|l| l.contains(PLANTED)), "planted");
         let file = planted_dir.join(source.file_name().expect("name"));
         std::fs::write(&file, planted.join("\n") + "\n").expect("write");
