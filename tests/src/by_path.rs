@@ -256,3 +256,21 @@ pub fn assert_imported_once(home: &Path, file: &Path, db: &Path) {
         assert!(stderr.contains(want), "{stderr}");
     }
 }
+
+/// Every rollout (`*.jsonl`) under `codex_home/sessions`, in the order a
+/// depth-first walk meets them.
+pub fn codex_rollouts(codex_home: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut dirs = vec![codex_home.join("sessions")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}

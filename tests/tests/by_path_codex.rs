@@ -338,18 +338,7 @@ fn a_secret_planted_in_every_real_run_reaches_no_output() {
 
 /// The rollout under `codex_home`, if Codex wrote one.
 fn rollout_under(codex_home: &Path) -> Option<PathBuf> {
-    let mut dirs = vec![codex_home.join("sessions")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                return Some(path);
-            }
-        }
-    }
-    None
+    by_path::codex_rollouts(codex_home).into_iter().next()
 }
 
 /// GIVEN a real `codex exec --json` run (the pinned Codex, the fake model)

@@ -36,28 +36,18 @@ struct Run {
 /// The rollout under `codex_home`, once it holds the end of a call of
 /// `tool` (an `McpToolCall` item with a final status).
 fn ended_rollout(codex_home: &Path, tool: &str) -> Option<PathBuf> {
-    let mut dirs = vec![codex_home.join("sessions")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                let text = std::fs::read_to_string(&path).unwrap_or_default();
-                let ended = text.lines().any(|l| {
-                    let v: Value = serde_json::from_str(l).unwrap_or(Value::Null);
-                    let item = &v["payload"]["item"];
-                    item["type"] == "McpToolCall"
-                        && item["tool"] == tool
-                        && matches!(item["status"].as_str(), Some("completed" | "failed"))
-                });
-                if ended {
-                    return Some(path);
-                }
-            }
-        }
-    }
-    None
+    by_path::codex_rollouts(codex_home)
+        .into_iter()
+        .find(|path| {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            text.lines().any(|l| {
+                let v: Value = serde_json::from_str(l).unwrap_or(Value::Null);
+                let item = &v["payload"]["item"];
+                item["type"] == "McpToolCall"
+                    && item["tool"] == tool
+                    && matches!(item["status"].as_str(), Some("completed" | "failed"))
+            })
+        })
 }
 
 async fn run(codex: &Path, target: &str, approve: bool) -> Run {
