@@ -274,3 +274,27 @@ pub fn codex_rollouts(codex_home: &Path) -> Vec<PathBuf> {
     }
     found
 }
+
+/// Calls `plant` with every string in `value` and the key it stands under
+/// (an array's items stand under the array's key; `key` is the one `value`
+/// stands under): where a planting test puts its secret.
+pub fn plant_strings<F: FnMut(Option<&str>, &mut String)>(
+    value: &mut Value,
+    key: Option<&str>,
+    plant: &mut F,
+) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                plant_strings(v, Some(k), plant);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                plant_strings(v, key, plant);
+            }
+        }
+        Value::String(s) => plant(key, s),
+        _ => {}
+    }
+}

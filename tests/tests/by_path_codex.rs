@@ -281,26 +281,17 @@ const KEPT: &[&str] = &["type", "thread_id", "id", "server", "tool", "status"];
 const WORDS: &[&str] = &["message", "text"];
 
 fn plant(value: &mut Value, key: Option<&str>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                plant(v, Some(k));
-            }
+    by_path::plant_strings(value, key, &mut |key, s| {
+        let key = key.unwrap_or_default();
+        if KEPT.contains(&key) {
+            return;
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| plant(v, key)),
-        Value::String(s) => {
-            let key = key.unwrap_or_default();
-            if KEPT.contains(&key) {
-                return;
-            }
-            if WORDS.contains(&key) {
-                s.push_str(&format!(" {PLANTED}"));
-            } else {
-                *s = PLANTED.to_owned();
-            }
+        if WORDS.contains(&key) {
+            s.push_str(&format!(" {PLANTED}"));
+        } else {
+            *s = PLANTED.to_owned();
         }
-        _ => {}
-    }
+    });
 }
 
 /// GIVEN every real run's exec output with a secret planted in every

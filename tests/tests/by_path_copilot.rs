@@ -217,14 +217,11 @@ const KEPT: &[&str] = &[
 
 /// Every string of `value` but under a [`KEPT`] key replaced by `PLANTED`.
 fn plant(value: &mut Value, key: Option<&str>) {
-    match value {
-        Value::Object(map) => map.iter_mut().for_each(|(k, v)| plant(v, Some(k))),
-        Value::Array(items) => items.iter_mut().for_each(|v| plant(v, key)),
-        Value::String(s) if !key.is_some_and(|k| KEPT.contains(&k)) => {
+    by_path::plant_strings(value, key, &mut |key, s| {
+        if !key.is_some_and(|k| KEPT.contains(&k)) {
             *s = PLANTED.to_owned();
         }
-        _ => {}
-    }
+    });
 }
 
 /// GIVEN the committed run with `PLANTED` in every value the readers do

@@ -469,33 +469,20 @@ const KEPT: &[&str] = &[
 const WORDS: &[&str] = &["output", "content", "message"];
 
 fn plant(value: &mut Value, key: Option<&str>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                plant(v, Some(k));
-            }
+    by_path::plant_strings(value, key, &mut |key, s| {
+        let key = key.unwrap_or_default();
+        if KEPT.contains(&key) {
+            return;
         }
-        Value::Array(items) => {
-            for v in items {
-                plant(v, key);
-            }
+        if WORDS.contains(&key) {
+            s.push_str(&format!(" {SECRET}"));
+        } else if key == "cwd" {
+            // Its last component is the project, by design.
+            *s = format!("/home/{SECRET}/project");
+        } else {
+            *s = SECRET.to_owned();
         }
-        Value::String(s) => {
-            let key = key.unwrap_or_default();
-            if KEPT.contains(&key) {
-                return;
-            }
-            if WORDS.contains(&key) {
-                s.push_str(&format!(" {SECRET}"));
-            } else if key == "cwd" {
-                // Its last component is the project, by design.
-                *s = format!("/home/{SECRET}/project");
-            } else {
-                *s = SECRET.to_owned();
-            }
-        }
-        _ => {}
-    }
+    });
 }
 
 /// GIVEN every real run's stream-json with a secret planted in every

@@ -250,22 +250,18 @@ const KEPT: &[&str] = &[
 /// keeps Copilot's words and gets the secret after them (as one more name
 /// in a "Disabled tools" list), any other value becomes the secret.
 fn plant(value: &mut Value, key: Option<&str>) {
-    match value {
-        Value::Object(map) => map.iter_mut().for_each(|(k, v)| plant(v, Some(k))),
-        Value::Array(items) => items.iter_mut().for_each(|v| plant(v, key)),
-        Value::String(s) if key == Some("message") => {
+    by_path::plant_strings(value, key, &mut |key, s| {
+        if key == Some("message") {
             let sep = if s.starts_with("Disabled tools: ") {
                 ", "
             } else {
                 " "
             };
             *s = format!("{s}{sep}{PLANTED}");
-        }
-        Value::String(s) if !key.is_some_and(|k| KEPT.contains(&k)) => {
+        } else if !key.is_some_and(|k| KEPT.contains(&k)) {
             *s = PLANTED.to_owned();
         }
-        _ => {}
-    }
+    });
 }
 
 /// GIVEN each committed output with the secret planted in every value the
