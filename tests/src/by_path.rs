@@ -298,3 +298,32 @@ pub fn plant_strings<F: FnMut(Option<&str>, &mut String)>(
         _ => {}
     }
 }
+
+/// A string as a TOML basic string (a JSON string is one).
+pub fn toml_string(s: &str) -> String {
+    serde_json::to_string(s).expect("a TOML basic string is a JSON string")
+}
+
+/// Codex's folders under `home`'s home (`~/.codex`, `~/work`), made, and
+/// the start of its `config.toml`: the fake model at `model_base` as its
+/// provider and `[mcp_servers.time]`, the counting server with its log,
+/// last (so the caller may add to its table, then more tables).
+pub fn codex_time_config(
+    home: &crate::refusal_run::RefusalHome,
+    model_base: &str,
+) -> (PathBuf, PathBuf, String) {
+    let codex_home = home.home().join(".codex");
+    let work = home.home().join("work");
+    std::fs::create_dir_all(&codex_home).expect("dir");
+    std::fs::create_dir_all(&work).expect("dir");
+    let (var, calls_log) = home.log_env();
+    let config = format!(
+        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\n\
+         [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
+         [mcp_servers.time]\ncommand = {}\nenv = {{ {var} = {} }}\n",
+        toml_string(&format!("{model_base}/v1")),
+        toml_string(&home.server().display().to_string()),
+        toml_string(&calls_log),
+    );
+    (codex_home, work, config)
+}

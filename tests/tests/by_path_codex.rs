@@ -351,22 +351,11 @@ async fn a_real_run_s_exec_output_reads_as_its_rollout() {
     )
     .await;
     let home = tether_tests::refusal_run::RefusalHome::counting(PLANTED);
-    let codex_home = home.home().join(".codex");
-    let work = home.home().join("work");
-    std::fs::create_dir_all(&codex_home).expect("dir");
-    std::fs::create_dir_all(&work).expect("dir");
-    let (var, calls_log) = home.log_env();
-    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
-    let config = format!(
-        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\n\
-         [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
-         [mcp_servers.time]\ncommand = {}\nenv = {{ {var} = {} }}\ndefault_tools_approval_mode = \"approve\"\n\
-         [mcp_servers.broken]\ncommand = {}\n",
-        toml(&format!("{}/v1", model.base())),
-        toml(&home.server().display().to_string()),
-        toml(&calls_log),
-        toml(&home.home().join("no-such-command").display().to_string()),
-    );
+    let (codex_home, work, mut config) = by_path::codex_time_config(&home, &model.base());
+    config.push_str(&format!(
+        "default_tools_approval_mode = \"approve\"\n[mcp_servers.broken]\ncommand = {}\n",
+        by_path::toml_string(&home.home().join("no-such-command").display().to_string()),
+    ));
     std::fs::write(codex_home.join("config.toml"), config).expect("config");
     let exec_out = home.home().join("exec.jsonl");
     let mut cmd = by_path::codex_exec(&codex, home.home(), &codex_home, &work);

@@ -54,20 +54,7 @@ async fn run(codex: &Path, target: &str, approve: bool) -> Run {
     let (model, log) =
         tether_tests::fake_model::start_model_calling(target, json!({"timezone": SECRET})).await;
     let home = RefusalHome::counting(SECRET);
-    let codex_home = home.home().join(".codex");
-    let work = home.home().join("work");
-    std::fs::create_dir_all(&codex_home).expect("dir");
-    std::fs::create_dir_all(&work).expect("dir");
-    let (var, calls_log) = home.log_env();
-    let toml = |s: &str| serde_json::to_string(s).expect("a TOML basic string is a JSON string");
-    let mut config = format!(
-        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\n\
-         [model_providers.fake]\nname = \"fake\"\nbase_url = {}\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\
-         [mcp_servers.time]\ncommand = {}\nenv = {{ {var} = {} }}\n",
-        toml(&format!("{}/v1", model.base())),
-        toml(&home.server().display().to_string()),
-        toml(&calls_log),
-    );
+    let (codex_home, work, mut config) = by_path::codex_time_config(&home, &model.base());
     if approve {
         config.push_str("default_tools_approval_mode = \"approve\"\n");
     }
