@@ -13,7 +13,8 @@ const Q_DEBUG: &str =
 const Q_DEBUG_SILENCE: &str = "The debug log is off by default from 0.21.2: without it no line shows anything, and a missing error line never means the server started.";
 
 pub(super) fn qwen() -> Vec<CensusEntry> {
-    let mut out = qwen_chat_and_debug_log();
+    let mut out = qwen_chat();
+    out.extend(qwen_debug_log());
     out.extend(qwen_stream_json());
     out.extend(qwen_telemetry());
     out.extend(qwen_config_servers_and_tools());
@@ -55,8 +56,8 @@ pub(super) fn qwen() -> Vec<CensusEntry> {
     out
 }
 
-/// Qwen Code: the chat recording and the debug log.
-fn qwen_chat_and_debug_log() -> Vec<CensusEntry> {
+/// Qwen Code: the chat recording.
+fn qwen_chat() -> Vec<CensusEntry> {
     vec![
         // chat: 0.15.10 cli.js 176824 (createBaseRecord), 223115-223129
         // (recordToolResults), 222437-222547 (execution_denied),
@@ -126,6 +127,12 @@ fn qwen_chat_and_debug_log() -> Vec<CensusEntry> {
             Q,
             "/mcp only opens a dialog: its result record holds no MCP status (outputHistoryItems is empty)",
         ),
+    ]
+}
+
+/// Qwen Code: the debug log.
+fn qwen_debug_log() -> Vec<CensusEntry> {
+    vec![
         // debug_log: 0.15.10 cli.js 19679 (on by default), 252651, 253513+
         // (manager), 253594, 253669, 253872, 252676, 307990 (ToolRegistry
         // created); 0.24.4 chunk-C2YAG4QV.js 185-190 (off by default),
