@@ -159,16 +159,18 @@ struct GeminiCall<'a> {
     result: Option<ResultParts<'a>>,
 }
 
-/// Words, or anything else (a diff, an object): only words are scanned.
+/// Words, or anything else (a diff, parts, an object): only words are
+/// scanned (the chats' and the stream-json's readers both take it).
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Words<'a> {
+pub(crate) enum Words<'a> {
     Words(#[serde(borrow)] Cow<'a, str>),
     Other(serde::de::IgnoredAny),
 }
 
 impl Words<'_> {
-    fn text(&self) -> Option<&str> {
+    /// The words, where they are words.
+    pub(crate) fn text(&self) -> Option<&str> {
         match self {
             Words::Words(w) => Some(w),
             Words::Other(_) => None,

@@ -37,23 +37,7 @@ use tether_sdk::records::{
 use tether_sdk::telemetry::split_against;
 
 use crate::ended::{Ended, gemini_cancelled, gemini_ended, qwen_denied};
-
-/// Words, or anything else (parts, an object): only words are scanned.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Words<'a> {
-    Words(#[serde(borrow)] Cow<'a, str>),
-    Other(serde::de::IgnoredAny),
-}
-
-impl Words<'_> {
-    fn text(&self) -> Option<&str> {
-        match self {
-            Words::Words(w) => Some(w),
-            Words::Other(_) => None,
-        }
-    }
-}
+use crate::records::Words;
 
 /// A call's arguments as far as a skill's activation names its skill
 /// (`name`: Gemini's `activate_skill`; `skill`: Qwen's `skill`); anything

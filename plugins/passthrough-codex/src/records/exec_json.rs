@@ -33,7 +33,7 @@ use tether_core::model::Timestamp;
 use tether_core::records::{RecordAnswer, RecordReading, name};
 use tether_sdk::records::answer;
 
-use super::{ended, item_end};
+use super::{ItemError, ended, item_end};
 
 /// Event types `codex exec --json` 0.171.0 prints (its string table).
 const EVENTS: &[&str] = &[
@@ -88,12 +88,6 @@ struct Item<'a> {
     /// Codex's words for a failed call: compared, never kept.
     #[serde(borrow, default)]
     error: Option<ItemError<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ItemError<'a> {
-    #[serde(borrow, default)]
-    message: Option<Cow<'a, str>>,
 }
 
 /// Reads one line `codex exec --json` printed.
