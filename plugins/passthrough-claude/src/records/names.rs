@@ -66,7 +66,10 @@ pub(super) fn as_configured(
     let RecordAnswer::Read(mut reading) = answer else {
         return answer;
     };
-    if !configured.iter().any(has_other_form) {
+    // Most records name no server: nothing to compute for them.
+    let names_none =
+        reading.servers.is_empty() && reading.evidence.iter().all(|e| e.server.is_none());
+    if names_none || !configured.iter().any(has_other_form) {
         return RecordAnswer::Read(reading);
     }
     let forms: Vec<(String, &String)> = configured
