@@ -122,11 +122,11 @@ pub async fn collect_session(
         let _ = tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await;
     });
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut exited_at: Option<Instant> = None;
+    let mut exited = false;
     let mut last = None;
     loop {
         // Judged before this turn's look, so the look sees all of it.
-        let all_read = exited_at.is_some() && drained(&receiver);
+        let all_read = exited && drained(&receiver);
         hub.flush().await;
         let current = sessions
             .lock()
@@ -139,9 +139,7 @@ pub async fn collect_session(
             break;
         }
         last = current.or(last);
-        if exited_at.is_none() && child.exited().is_some() {
-            exited_at = Some(Instant::now());
-        }
+        exited = exited || child.exited().is_some();
         // Ended on evidence: the CLI exited and all it sent was read (a
         // request still in flight keeps the wait going, to the deadline).
         if all_read || Instant::now() > deadline {
