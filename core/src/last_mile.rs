@@ -18,6 +18,9 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Evidence, Timestamp};
 use crate::vocab::{EvidenceKind, Provenance, ReasonCode};
 
+mod context;
+pub use context::{Context, Deferral, ENV_SETTING, Var};
+
 /// A documented limit, and the documentation it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limit {
@@ -70,8 +73,17 @@ pub struct Rules {
     pub tool_limit: Option<Limit>,
     /// Whether the harness holds MCP tools behind its tool search by
     /// default (sent to the model only once a search loads them); `None`
-    /// where it is not known for this release.
+    /// where it is not known for this release, or depends on what the host
+    /// does not know ([`Rules::tool_search`]).
     pub defers: Option<bool>,
+    /// Where the tool search depends on the harness's environment (a
+    /// switch, its model URL): the release's rule, which
+    /// [`Rules::in_context`] and [`Rules::for_entry`] apply to what the
+    /// host knows. `None`: `defers` holds whatever the environment.
+    pub tool_search: Option<fn(&Context) -> Deferral>,
+    /// The rule behind `defers`, where [`Rules::tool_search`] gave it
+    /// (what it depends on, where `defers` is `None`).
+    pub deferral_rule: Option<&'static str>,
     /// The setting of a server's own entry (`key=value`, as the harness's
     /// scanner writes it into the row's settings) that sends every tool of
     /// that server to the model up front, never behind the tool search
@@ -131,6 +143,8 @@ impl Rules {
             dropped_roots: &[],
             tool_limit: None,
             defers: Some(false),
+            tool_search: None,
+            deferral_rule: None,
             up_front: None,
             source,
             shape: Shape::Unmarked,
@@ -175,6 +189,27 @@ impl Rules {
         self
     }
 
+    /// A tool search that depends on the harness's environment: `rule`
+    /// decides [`Rules::defers`] from what the host knows of it, nothing
+    /// until [`Rules::in_context`] or [`Rules::for_entry`] says more.
+    pub fn with_tool_search(mut self, rule: fn(&Context) -> Deferral) -> Self {
+        self.tool_search = Some(rule);
+        self.in_context(&Context::unknown())
+    }
+
+    /// The rules in an environment the host knows (the one `tether run`
+    /// starts the harness with, a scanner's reading of the process's
+    /// environment and the harness's settings): [`Rules::tool_search`]
+    /// decides `defers` from it. Rules without one are unchanged.
+    pub fn in_context(mut self, context: &Context) -> Self {
+        if let Some(rule) = self.tool_search {
+            let d = rule(context);
+            self.defers = d.defers;
+            self.deferral_rule = Some(d.because);
+        }
+        self
+    }
+
     /// The entry setting (`key=value`) that keeps a server's tools out of
     /// the tool search ([`Rules::up_front`]).
     pub const fn with_up_front(mut self, setting: &'static str) -> Self {
@@ -183,16 +218,23 @@ impl Rules {
     }
 
     /// The rules as they apply to one server, given its entry's settings
-    /// (a row's `diagnostics.settings`): where the entry holds
+    /// (a row's `diagnostics.settings`): the environment its scanner read
+    /// into them (`env:NAME=MEANING`, [`Context::from_settings`]) decides
+    /// the tool search where it depends on it; where the entry holds
     /// [`Rules::up_front`], nothing of it is deferred, whatever the
     /// release does by default (a tool search that is off defers nothing
     /// either).
     pub fn for_entry(mut self, settings: &[String]) -> Self {
+        let context = Context::from_settings(settings);
+        if !context.is_unknown() {
+            self = self.in_context(&context);
+        }
         if self
             .up_front
             .is_some_and(|s| settings.iter().any(|have| have == s))
         {
             self.defers = Some(false);
+            self.deferral_rule = None;
         }
         self
     }
@@ -357,7 +399,16 @@ pub fn predict(rules: &Rules, server: &str, tools: &[Listed]) -> Vec<Prediction>
             deferred: rules.defers == Some(true),
             suffixed: false,
             reason_code: None,
-            rule: None,
+            // An offered tool whose deferral is not known says on what it
+            // depends: silence is never shown as "sent whole".
+            rule: rules
+                .defers
+                .is_none()
+                .then_some(rules.deferral_rule)
+                .flatten()
+                .map(|why| {
+                    format!("whether the harness's tool search holds it back is not known: {why}")
+                }),
         })
         .collect();
     for (p, t) in out.iter_mut().zip(tools) {
@@ -828,6 +879,61 @@ mod tests {
             )[0]
             .deferred
         );
+    }
+
+    /// A toy tool search: on unless `SEARCH` is `off`, unknown where
+    /// `SEARCH` is.
+    fn toy_search(context: &Context) -> Deferral {
+        match context.var("SEARCH") {
+            Var::Unknown => Deferral {
+                defers: None,
+                because: "depends on SEARCH",
+            },
+            Var::Set("off") => Deferral {
+                defers: Some(false),
+                because: "SEARCH=off",
+            },
+            _ => Deferral {
+                defers: Some(true),
+                because: "on",
+            },
+        }
+    }
+
+    #[test]
+    fn a_tool_search_that_depends_on_the_environment_is_unknown_until_known() {
+        let rules = Rules::new(claude_like, OnCollision::FirstWins, "test")
+            .with_tool_search(toy_search)
+            .with_up_front("alwaysLoad=true");
+        let tools = listed(&["echo"]);
+        // Nothing known: unknown, and the offered tool says on what.
+        assert_eq!(rules.defers, None);
+        let p = predict(&rules, "s", &tools);
+        assert!(p[0].offered && !p[0].deferred, "{p:?}");
+        assert!(
+            p[0].rule.as_deref().is_some_and(|r| r.contains("SEARCH")),
+            "{p:?}"
+        );
+        // The environment a run starts the harness with decides it.
+        let on = rules.in_context(&Context::of_env([("HOME", "/h")]));
+        assert_eq!(on.defers, Some(true));
+        assert!(predict(&on, "s", &tools)[0].deferred);
+        assert_eq!(predict(&on, "s", &tools)[0].rule, None);
+        let off = rules.in_context(&Context::of_env([("SEARCH", "off")]));
+        assert_eq!(off.defers, Some(false));
+        // A scanner's reading, carried in the entry's settings.
+        let read = rules.for_entry(&["env:SEARCH=off".to_owned()]);
+        assert_eq!(read.defers, Some(false));
+        assert_eq!(rules.for_entry(&[]).defers, None);
+        // `alwaysLoad` beats an unknown search.
+        let up = rules.for_entry(&["alwaysLoad=true".to_owned()]);
+        assert_eq!(up.defers, Some(false));
+        assert_eq!(predict(&up, "s", &tools)[0].rule, None);
+        // Rules without a tool search keep their deferral in any context.
+        let fixed = Rules::new(claude_like, OnCollision::FirstWins, "test")
+            .with_deferral(Some(true))
+            .in_context(&Context::of_env([("SEARCH", "off")]));
+        assert_eq!(fixed.defers, Some(true));
     }
 
     #[test]
