@@ -276,6 +276,7 @@ impl ConfigScanner for ClaudeConfigScanner {
             state,
             state_source,
             project_entry,
+            environment,
         } = read_settings(
             ctx,
             out,
@@ -299,6 +300,7 @@ impl ConfigScanner for ClaudeConfigScanner {
 
         let decide = |found: &mut FoundServer, entry: &Map<String, Value>, base: Enablement| {
             read_loading(found, entry);
+            found.settings.extend(environment.iter().cloned());
             decide_server(
                 &policy,
                 &permissions,
@@ -366,6 +368,49 @@ struct Settings {
     state: Option<Map<String, Value>>,
     state_source: String,
     project_entry: Option<Map<String, Value>>,
+    /// The switches of Claude Code's tool search, as the process's
+    /// environment and every settings file's `env` block leave them
+    /// (`env:NAME=MEANING`, written into each server's settings for the
+    /// last mile's `Rules::for_entry`).
+    environment: Vec<String>,
+}
+
+/// The tool search's switches ([`crate::tool_search::SWITCHES`]) as Claude
+/// Code starts with them: the process's environment, then each settings
+/// file's `env` block over it in the order Claude Code applies them
+/// (`~/.claude.json`, user, project, local, managed: see `tool_search`),
+/// each kept as its meaning only.
+struct Environment(Vec<(&'static str, Option<String>)>);
+
+impl Environment {
+    /// The process's own.
+    fn of(ctx: &ScanContext) -> Self {
+        Environment(
+            crate::tool_search::SWITCHES
+                .iter()
+                .map(|name| {
+                    let value = ctx.var_str(name).unwrap_or_default();
+                    (*name, crate::tool_search::meaning(name, &value, false))
+                })
+                .collect(),
+        )
+    }
+
+    /// A settings document's `env` block over it (a string, or a number
+    /// or boolean as JavaScript writes it into the environment).
+    fn absorb(&mut self, doc: &Map<String, Value>, managed: bool) {
+        let Some(env) = doc.get("env").and_then(Value::as_object) else {
+            return;
+        };
+        for (name, meaning) in &mut self.0 {
+            let value = match env.get(*name) {
+                Some(Value::String(v)) => v.clone(),
+                Some(v @ (Value::Bool(_) | Value::Number(_))) => v.to_string(),
+                _ => continue,
+            };
+            *meaning = crate::tool_search::meaning(name, &value, managed);
+        }
+    }
 }
 
 /// Reads Claude's settings: administrator policy first (it can deny
@@ -395,14 +440,22 @@ fn read_settings(
     // then project settings, then local settings (later files win).
     let mut approvals = Approvals::default();
     let mut permissions = policy::Permissions::default();
-    if let Some(user) = out.read_json(HARNESS, settings_root, "settings.json", false) {
+    let user = out.read_json(HARNESS, settings_root, "settings.json", false);
+    if let Some(user) = &user {
         let source = settings_root.source("settings.json");
-        approvals.absorb(&user, &source);
-        permissions.absorb(&user, &source, false);
-        policy.absorb(&user, &source, false);
+        approvals.absorb(user, &source);
+        permissions.absorb(user, &source, false);
+        policy.absorb(user, &source, false);
     }
+    let mut environment = Environment::of(ctx);
     let state_file = ".claude.json";
     let state = out.read_json(HARNESS, state_root, state_file, false);
+    if let Some(state) = &state {
+        environment.absorb(state, false);
+    }
+    if let Some(user) = &user {
+        environment.absorb(user, false);
+    }
     let state_source = state_root.source(state_file);
     // Claude keys projects by absolute path; match through symlinks too.
     let project_entry = state.as_ref().and_then(|s| project_entry(ctx, s));
@@ -412,6 +465,7 @@ fn read_settings(
     if let Some(project) = project {
         for rel in [".claude/settings.json", ".claude/settings.local.json"] {
             if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
+                environment.absorb(&doc, false);
                 approvals.absorb(&doc, &project.source(rel));
                 permissions.absorb(&doc, &project.source(rel), false);
                 policy.absorb(&doc, &project.source(rel), false);
@@ -420,6 +474,7 @@ fn read_settings(
     }
     for (doc, source) in &managed_docs {
         permissions.absorb(doc, source, true);
+        environment.absorb(doc, true);
     }
     Settings {
         policy,
@@ -429,6 +484,7 @@ fn read_settings(
         state,
         state_source,
         project_entry,
+        environment: crate::tool_search::settings(&environment.0),
     }
 }
 

@@ -25,6 +25,7 @@ use std::path::Path;
 
 pub mod records;
 pub mod telemetry;
+mod tool_search;
 
 use serde_json::{Map, Value, json};
 use tether_core::model::{Evidence, Timestamp};
@@ -223,18 +224,28 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// of two tools that then share a name the first listed is kept; a tool
     /// whose input schema has a top-level `oneOf`, `anyOf` or `allOf` is
     /// skipped (its MCP log says so); 2.1.332 holds every MCP tool behind
-    /// its tool search by default (2.1.197 sends them all); a server whose
-    /// entry says `"alwaysLoad": true` has its tools sent up front on both
-    /// (`config_scan::read_loading`; `tests/tests/always_load.rs`).
+    /// its tool search unless `ENABLE_TOOL_SEARCH` turns it off, 2.1.197
+    /// too but not for a model URL other than Anthropic's with the switch
+    /// unset (`tool_search`: the rule read from each release's code, which
+    /// `Rules::in_context` and `Rules::for_entry` apply to the environment
+    /// the host knows; unknown until then); a server whose entry says
+    /// `"alwaysLoad": true` has its tools sent up front on both
+    /// (`config_scan::read_loading`; `tests/tests/always_load.rs`,
+    /// `tests/tests/tool_search.rs`). Releases between the two are not
+    /// read: their deferral is unknown.
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
         use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
-        let defers = match version {
-            None => Some(true),
-            Some(v) if tether_core::records::version_at_least(v, "2.1.332") => Some(true),
-            Some(v) if !tether_core::records::version_at_least(v, "2.1.198") => Some(false),
+        let search: Option<fn(&tether_core::last_mile::Context) -> _> = match version {
+            None => Some(tool_search::newest),
+            Some(v) if tether_core::records::version_at_least(v, "2.1.332") => {
+                Some(tool_search::newest)
+            }
+            Some(v) if !tether_core::records::version_at_least(v, "2.1.198") => {
+                Some(tool_search::pinned)
+            }
             Some(_) => None,
         };
-        Some(
+        let rules = Some(
             Rules::new(
                 claude_tool_name,
                 OnCollision::FirstWins,
@@ -245,7 +256,7 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
                 max: 128,
                 source: "Anthropic Messages API reference: a tool's name is 1 to 128 characters of a-z, A-Z, 0-9, _ and -",
             })
-            .with_deferral(defers)
+            .with_deferral(None)
             .with_up_front("alwaysLoad=true")
             // Its own reading of a name (`mcpInfoFromString`): the server
             // is what lies between `mcp__` and the next `__`.
@@ -253,7 +264,11 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
                 prefix: "mcp__",
                 separator: "__",
             }),
-        )
+        );
+        match search {
+            Some(search) => rules.map(|r| r.with_tool_search(search)),
+            None => rules,
+        }
     }
 
     /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`
