@@ -5,7 +5,12 @@
 //! Which harness wrote it, and which of its kinds of file it is, is told
 //! from its content: each harness's reader reads its first records, and the
 //! reader that knows them best (its version among them, its evidence, its
-//! sessions) takes the file. Where two fit as well, the file is not read
+//! sessions) takes the file. Of one harness's kinds of file that fit, one
+//! whose reader knows every record another knows, and more, takes the
+//! place of the other, its first records and its last ones (a line only
+//! one kind holds may come last: a run's output that names its session
+//! in its last line; the last [`SNIFF_BYTES`] are read, never the middle
+//! of a long file). Where two harnesses fit as well, the file is not read
 //! and the candidates are named, for `--harness`. Then the file is read as
 //! any of that harness's files is, with the same bounds.
 //!
@@ -17,7 +22,7 @@
 //! does not fit, and a database past 256 MiB with its log is not read.
 
 use std::collections::HashMap;
-use std::io::Read as _;
+use std::io::{Read as _, Seek as _};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -31,7 +36,8 @@ use crate::{Filter, Records, Source, contained};
 
 /// Bytes read from the file's start to tell its harness.
 pub const SNIFF_BYTES: usize = 256 << 10;
-/// Records read from the file's start to tell its harness, at most.
+/// Records read from the file's start to tell its harness, at most; as
+/// many again from its end.
 pub const SNIFF_RECORDS: usize = 200;
 
 /// Why a path could not be read as a session.
@@ -92,12 +98,26 @@ fn first_records(prefix: &str, whole: bool) -> Vec<&str> {
     } else {
         prefix.rsplit_once('\n').map_or(prefix, |(lines, _)| lines)
     };
-    complete
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.is_empty())
-        .take(SNIFF_RECORDS)
-        .collect()
+    records_of(complete).take(SNIFF_RECORDS).collect()
+}
+
+/// The file's last records, at most [`SNIFF_RECORDS`], after its first
+/// ones: of a file read whole, its records past the first; else its last
+/// bytes' lines but the first, which the cut may have split.
+fn last_records(sniffed: &Sniffed) -> Vec<&str> {
+    let after_first: Vec<&str> = if sniffed.whole {
+        records_of(&sniffed.text).skip(SNIFF_RECORDS).collect()
+    } else {
+        let tail = sniffed.tail.split_once('\n').map_or("", |(_, rest)| rest);
+        records_of(tail).collect()
+    };
+    let skip = after_first.len().saturating_sub(SNIFF_RECORDS);
+    after_first.into_iter().skip(skip).collect()
+}
+
+/// The non-empty lines of `text`, their ends trimmed.
+fn records_of(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim_end).filter(|l| !l.is_empty())
 }
 
 fn major(version: &str) -> Option<&str> {
@@ -167,7 +187,7 @@ impl Records {
     }
 }
 
-/// What the start of a file shows of it.
+/// What the start and the end of a file show of it.
 struct Sniffed {
     len: u64,
     /// A SQLite database.
@@ -176,6 +196,9 @@ struct Sniffed {
     text: String,
     /// The text is the whole file.
     whole: bool,
+    /// Its last [`SNIFF_BYTES`] as text, where the text is not the whole
+    /// file (else empty).
+    tail: String,
 }
 
 /// The file at `path`, checked to be a file within the bounds, and its
@@ -220,12 +243,33 @@ fn sniff(path: &Path) -> Result<Sniffed, ByPathError> {
         }
         String::from_utf8_lossy(&prefix[..valid]).into_owned()
     };
+    let whole = meta.len() <= SNIFF_BYTES as u64;
+    let tail = if sqlite || whole {
+        String::new()
+    } else {
+        tail_of(path, meta.len())?
+    };
     Ok(Sniffed {
         len: meta.len(),
         sqlite,
         text,
-        whole: (meta.len() as usize) <= SNIFF_BYTES,
+        whole,
+        tail,
     })
+}
+
+/// The last [`SNIFF_BYTES`] of the file at `path`, `len` long, as text
+/// (a character the cut split, or bytes that are no text, replaced).
+fn tail_of(path: &Path, len: u64) -> Result<String, ByPathError> {
+    let from = len.saturating_sub(SNIFF_BYTES as u64);
+    let mut tail = Vec::with_capacity(SNIFF_BYTES);
+    std::fs::File::open(path)
+        .and_then(|mut f| {
+            f.seek(std::io::SeekFrom::Start(from))?;
+            f.take(SNIFF_BYTES as u64).read_to_end(&mut tail)
+        })
+        .map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
+    Ok(String::from_utf8_lossy(&tail).into_owned())
 }
 
 /// The length of the write-ahead log beside the database at `path` (its
@@ -308,18 +352,19 @@ fn candidates(
     segments: &[String],
     sniffed: &Sniffed,
 ) -> (Vec<Candidate>, bool) {
+    let last = last_records(sniffed);
     each_harness(registry, harness, names, |h, configured| {
         let reader = h.reader;
         let range = reader.records_verified_on();
         let mut fits = Vec::new();
         for source in contained(|| reader.record_sources()).unwrap_or_default() {
-            let records: Vec<&str> = match source.format {
+            let (records, lines): (Vec<&str>, bool) = match source.format {
                 RecordFormat::Sqlite => continue,
                 RecordFormat::Document if sniffed.len > MAX_DOCUMENT_BYTES || !sniffed.whole => {
                     continue;
                 }
-                RecordFormat::Document => vec![sniffed.text.as_str()],
-                _ => first_records(&sniffed.text, sniffed.whole),
+                RecordFormat::Document => (vec![sniffed.text.as_str()], false),
+                _ => (first_records(&sniffed.text, sniffed.whole), true),
             };
             if sniffed.sqlite {
                 continue;
@@ -330,18 +375,58 @@ fn candidates(
                 session: None,
                 configured,
             };
-            let fit = fit(reader, &file, &records, range.as_ref());
+            let mut knew = Vec::new();
+            let fit = fit_knowing(reader, &file, &records, range.as_ref(), &mut knew);
             if fits_well(&fit, records.len()) {
-                fits.push((
+                if lines {
+                    knew.extend(last.iter().map(|r| knows(reader, &file, r)));
+                }
+                let candidate = (
                     fit,
                     h.id.as_str().to_owned(),
                     Arc::clone(&h.plugin.observer),
                     vec![source],
-                ));
+                );
+                fits.push((candidate, knew));
             }
         }
-        fits
+        undominated(fits)
     })
+}
+
+/// Of one harness's kinds of file that fit (each with which of the file's
+/// first and last records its reader knows), those no other kind
+/// describes better: a kind whose reader knows every record another's
+/// knows, and one more, takes the other's place (a run's printed events
+/// hold lines its saved events never do, and that its saved events'
+/// reader does not know).
+fn undominated(fits: Vec<(Candidate, Vec<bool>)>) -> Vec<Candidate> {
+    let covers =
+        |a: &[bool], b: &[bool]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| *x || !*y);
+    let dominated = |i: usize| {
+        fits.iter().enumerate().any(|(j, (_, other))| {
+            let mine = &fits[i].1;
+            j != i && covers(other, mine) && !covers(mine, other)
+        })
+    };
+    let keep: Vec<bool> = (0..fits.len()).map(|i| !dominated(i)).collect();
+    fits.into_iter()
+        .zip(keep)
+        .filter_map(|((candidate, _), keep)| keep.then_some(candidate))
+        .collect()
+}
+
+/// Whether `reader` knows `record`, read as `file`'s (any answer but
+/// `Unknown`, and no panic).
+fn knows(
+    reader: &dyn tether_core::harness::HarnessReader,
+    file: &RecordFile<'_>,
+    record: &str,
+) -> bool {
+    !matches!(
+        contained(|| reader.read_record(file, record)),
+        Some(RecordAnswer::Unknown) | None
+    )
 }
 
 /// Every harness whose database the SQLite file at `path` is, and whether
@@ -430,8 +515,20 @@ pub(crate) fn fit(
     records: &[&str],
     range: Option<&tether_core::records::VerifiedRange>,
 ) -> Fit {
+    fit_knowing(reader, file, records, range, &mut Vec::new())
+}
+
+/// [`fit`], and which of `records` the reader knew, pushed to `knew`.
+fn fit_knowing(
+    reader: &dyn tether_core::harness::HarnessReader,
+    file: &RecordFile<'_>,
+    records: &[&str],
+    range: Option<&tether_core::records::VerifiedRange>,
+    knew: &mut Vec<bool>,
+) -> Fit {
     let mut fit = Fit::default();
     for record in records {
+        let before = fit.known;
         match contained(|| reader.read_record(file, record)) {
             Some(RecordAnswer::Read(r)) => {
                 fit.known += 1;
@@ -452,6 +549,7 @@ pub(crate) fn fit(
             Some(RecordAnswer::Unknown) | None => {}
             Some(_) => fit.known += 1,
         }
+        knew.push(fit.known > before);
     }
     fit
 }

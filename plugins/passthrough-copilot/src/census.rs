@@ -549,7 +549,13 @@ fn saved_output() -> Vec<CensusEntry> {
             "1.0.63–1.0.102",
             "the run's session (sessionId; 1.0.102 qun, 1.0.63 _dr); what the run printed before it joins that session. exitCode and usage not read",
         )
-        .silence("the last line: output cut before it names no session, and is not placed"),
+        .silence("the last line: output cut before it is read as output_json_cut, its session named after the file"),
+        CensusEntry::read(
+            crate::output::CUT,
+            "the session events but result",
+            "1.0.63–1.0.102",
+            "a saved output cut before its result (a CI job killed, a timeout; told from its last records): each event read as in output_json, all of one session named file.NAME after the file, said as such (no event before result carries the session's id)",
+        ),
         CensusEntry::read(
             OUTPUT,
             "tool.execution_start",

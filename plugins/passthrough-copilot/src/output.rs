@@ -1,13 +1,86 @@
 //! What only a run's printed output holds (`--output-format json`, read by
-//! path as `output_json`): Copilot's transient notices of an organisation's
-//! MCP policy and of the tools kept from the model. Read by the session
-//! events' own reader (`records.rs`), which calls these.
+//! path as `output_json`): the run its records belong to, Copilot's
+//! transient notices of an organisation's MCP policy and of the tools kept
+//! from the model. Read by the session events' own reader (`records.rs`),
+//! which calls these.
+//!
+//! A run names its session only in its last line, `result` (1.0.102
+//! `cli-main.js` `qun`; 1.0.63 `app.js` `_dr`); no event before it
+//! carries the session's id (a real 1.0.102 run's events:
+//! tests/fixtures/records-by-path/copilot-1.0.102-allowed.output.jsonl;
+//! their ids, `parentId`, `interactionId`, `turnId` and `messageId` name
+//! events, turns and messages). An output cut before it (a CI job killed,
+//! a timeout) is read as `output_json_cut`: each record joins one session
+//! named after the file, `file.NAME`, said as such, never as Copilot's.
+//! Which of the two a file is, `tether-records`' by-path choice tells from
+//! its last records: the kind that knows a `result` among them describes
+//! it better.
 
 use tether_core::model::Timestamp;
-use tether_core::records::RecordReading;
+use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name};
 use tether_core::vocab::ReasonCode;
-use tether_sdk::records::{push, withheld};
+use tether_sdk::records::{answer, push, withheld};
 use tether_sdk::telemetry::failed;
+
+/// A saved output cut before its `result` line, read only by path.
+pub const CUT: &str = "output_json_cut";
+/// The one run a saved output holds: its records wait under this thread
+/// for the `result` line that names its session.
+const OUTPUT_RUN: &str = "output";
+/// What marks a session named after the file, not by Copilot.
+const FILE_NAMED: &str = "file.";
+
+/// A saved output's record (`output_json` or `output_json_cut`), placed
+/// in its run: `Some` with the answer where the record is the run's own
+/// (`result`, the model calls' bookkeeping), `None` where the event is
+/// read further as `events.jsonl`'s are.
+///
+/// In `output_json` every record is the run's (the thread
+/// [`OUTPUT_RUN`]) and `result` names its session (what came before
+/// joins it). In `output_json_cut` every record is the session named
+/// after the file ([`file_session`]), and a `result` is not known: a file
+/// that holds one is no cut output.
+pub(crate) fn run(
+    file: &RecordFile<'_>,
+    kind: &str,
+    session_id: Option<&str>,
+    reading: &mut RecordReading,
+) -> Option<RecordAnswer> {
+    if file.role == CUT {
+        if kind == "result" {
+            return Some(RecordAnswer::Unknown);
+        }
+        reading.session = file_session(file);
+    } else {
+        reading.thread = Some(OUTPUT_RUN.to_owned());
+        if kind == "result" {
+            reading.session = session_id.and_then(name);
+            return Some(answer(std::mem::take(reading)));
+        }
+    }
+    // The model calls' own bookkeeping (`model.call_*`, transient): they
+    // name no server or tool.
+    kind.starts_with("model.")
+        .then(|| answer(std::mem::take(reading)))
+}
+
+/// The session a cut output is read as: `file.` and the file's name, each
+/// character outside `[A-Za-z0-9._-]` a `-`, at most 80 of them.
+fn file_session(file: &RecordFile<'_>) -> Option<String> {
+    let own: String = file
+        .from_end(0)?
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(80)
+        .collect();
+    name(&format!("{FILE_NAMED}{own}"))
+}
 
 /// Copilot's built-in MCP servers (1.0.102 `--help`,
 /// `--disable-builtin-mcps`: "currently: github-mcp-server, githubiq"):
@@ -237,5 +310,39 @@ mod tests {
         };
         assert_eq!(reading.session.as_deref(), Some("s-1"));
         assert_eq!(reading.thread.as_deref(), Some("output"));
+    }
+
+    /// GIVEN the same warning and result, and a file whose name is no
+    /// name WHEN read as a cut output THEN the warning is the session
+    /// named after the file (`file.` and the name, odd characters `-`),
+    /// with no thread, and the result is not known (a file holding one is
+    /// no cut output).
+    #[test]
+    fn a_cut_output_is_the_session_named_after_its_file() {
+        use crate::records::read;
+        use tether_core::records::{RecordAnswer, RecordFile};
+        // Shape: /tmp/realfiles/copilot/bench_1.0.63_session.jsonl line 1.
+        let warning = r#"{"type":"session.warning","data":{"warningType":"policy","message":"Third-party MCP servers are disabled by your organization's Copilot policy."},"id":"e1","timestamp":"2026-06-18T19:22:09.911Z","ephemeral":true}"#;
+        let result = r#"{"type":"result","timestamp":"2026-06-18T19:22:20.000Z","sessionId":"s-1","exitCode":0}"#;
+        let names = configured(&["notes"]);
+        for (file_name, want) in [
+            ("run.jsonl", "file.run.jsonl"),
+            ("ci run (2).jsonl", "file.ci-run--2-.jsonl"),
+        ] {
+            let segments = vec!["saved".to_owned(), file_name.to_owned()];
+            let file = RecordFile {
+                role: CUT,
+                segments: &segments,
+                session: None,
+                configured: &names,
+            };
+            let RecordAnswer::Read(reading) = read(&file, warning) else {
+                panic!("the warning reads");
+            };
+            assert_eq!(reading.session.as_deref(), Some(want));
+            assert_eq!(reading.thread, None);
+            assert_eq!(said(&reading)[0].3, Some(ReasonCode::DeniedByPolicy));
+            assert_eq!(read(&file, result), RecordAnswer::Unknown);
+        }
     }
 }

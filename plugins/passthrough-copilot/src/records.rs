@@ -24,7 +24,8 @@
 //!   `output_evidence`), the organisation's MCP policy warning and the
 //!   "Disabled tools" notice. Its last line, `{"type":"result",
 //!   "sessionId":…}` (`qun`; 1.0.63 `_dr`), names the session: what came
-//!   before joins it.
+//!   before joins it. One cut before it (`output_json_cut`) is the session
+//!   named after the file (output.rs).
 
 use std::borrow::Cow;
 
@@ -47,15 +48,15 @@ pub const EVENTS: &str = "events";
 pub const PROCESS_LOG: &str = "process_log";
 /// What a `-p --output-format json` run printed, read only by path.
 pub const OUTPUT: &str = "output_json";
-/// The one run a saved output holds: its records wait under this thread
-/// for the `result` line that names its session.
-const OUTPUT_RUN: &str = "output";
 
 /// Where Copilot CLI writes its session records.
 pub fn sources() -> Vec<RecordSource> {
     vec![
         RecordSource::lines(EVENTS, ".copilot", "session-state/*/events.jsonl"),
         RecordSource::lines(PROCESS_LOG, ".copilot", "logs/process-*.log"),
+        // A cut output first: where both fit as well (no `result` among
+        // the file's first and last records), it places what it holds.
+        RecordSource::by_path(crate::output::CUT),
         RecordSource::by_path(OUTPUT),
     ]
 }
@@ -63,7 +64,7 @@ pub fn sources() -> Vec<RecordSource> {
 /// Reads one record.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match file.role {
-        EVENTS | OUTPUT => event(file, record),
+        EVENTS | OUTPUT | crate::output::CUT => event(file, record),
         PROCESS_LOG => process_log(record),
         _ => RecordAnswer::Unknown,
     }
@@ -359,7 +360,7 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Ok(event) = serde_json::from_str::<Event<'_>>(record) else {
         return RecordAnswer::Unknown;
     };
-    let output = file.role == OUTPUT;
+    let output = file.role == OUTPUT || file.role == crate::output::CUT;
     // A transient event is no line of `events.jsonl`: a file holding them
     // is a run's printed output (read as such, by path).
     if !output && event.ephemeral == Some(true) {
@@ -371,18 +372,11 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         .and_then(Timestamp::parse_rfc3339);
     let mut reading = RecordReading::default();
     reading.at = at;
-    if output {
-        // One run: what it printed joins the session its `result` names.
-        reading.thread = Some(OUTPUT_RUN.to_owned());
-        if event.kind == "result" {
-            reading.session = event.session_id.as_deref().and_then(name);
-            return answer(reading);
-        }
-        // The model calls' own bookkeeping (`model.call_*`, transient):
-        // they name no server or tool.
-        if event.kind.starts_with("model.") {
-            return answer(reading);
-        }
+    if output
+        && let Some(done) =
+            crate::output::run(file, &event.kind, event.session_id.as_deref(), &mut reading)
+    {
+        return done;
     }
     if !FAMILIES.iter().any(|f| event.kind.starts_with(f)) {
         return RecordAnswer::Unknown;
