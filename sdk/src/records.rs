@@ -9,6 +9,10 @@ use tether_core::records::{RecordReading, name};
 use tether_core::telemetry::NamedServer;
 use tether_core::vocab::{EvidenceKind, ReasonCode};
 
+#[path = "records/quotes.rs"]
+mod quotes;
+use quotes::Quotes;
+
 /// A call of `server`'s `tool` (its id where the record gives one, so a
 /// call written twice counts once), with its outcome where said.
 pub fn call(
@@ -310,16 +314,29 @@ pub struct Blanker {
     /// Each key as written between its quotes, and whether only its
     /// string values are blanked.
     keys: Vec<(Box<[u8]>, bool)>,
+    /// The keys of up to 15 bytes, each packed in one number with its
+    /// length ([`packed`]: compared without a call).
+    packed: Vec<(u128, bool)>,
     /// Whether some key is this long (a string of another length is
     /// passed over without comparing).
     lengths: [bool; 64],
+}
+
+/// `key` (at most 15 bytes) as one number: its bytes, then its length in
+/// the last byte.
+#[inline]
+fn packed(key: &[u8]) -> u128 {
+    let mut bytes = [0u8; 16];
+    bytes[..key.len()].copy_from_slice(key);
+    bytes[15] = key.len() as u8;
+    u128::from_le_bytes(bytes)
 }
 
 impl Blanker {
     /// A blanker for `keys`.
     pub fn new(keys: &[Blank<'_>]) -> Self {
         let mut lengths = [false; 64];
-        let keys = keys
+        let keys: Vec<(Box<[u8]>, bool)> = keys
             .iter()
             .map(|blank| {
                 let (key, strings_only) = match blank {
@@ -332,14 +349,32 @@ impl Blanker {
                 (key.as_bytes().into(), strings_only)
             })
             .collect();
-        Blanker { keys, lengths }
+        let packed = keys
+            .iter()
+            .filter(|(k, _)| k.len() < 16)
+            .map(|(k, strings_only)| (packed(k), *strings_only))
+            .collect();
+        Blanker {
+            keys,
+            packed,
+            lengths,
+        }
     }
 
     /// Whether the string `key` (between its quotes) is one to blank, and
     /// whether only its string values are.
+    #[inline]
     fn key(&self, key: &[u8]) -> Option<bool> {
         if !self.lengths.get(key.len()).copied().unwrap_or(true) {
             return None;
+        }
+        if key.len() < 16 {
+            let key = packed(key);
+            return self
+                .packed
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, strings_only)| *strings_only);
         }
         self.keys
             .iter()
@@ -348,23 +383,22 @@ impl Blanker {
     }
 
     /// `record` with the values of its keys replaced by `null`: see
-    /// [`blank_values`]. One pass from string to string: outside a string
-    /// every quote opens one, so each string is found by its quotes alone
-    /// (its end is the next quote not escaped), and a key to blank is a
-    /// string of the keys followed by `:`; its value is skipped whole.
+    /// [`blank_values`]. One pass from quote to quote (`Quotes`: found a
+    /// block of 64 bytes at a time): outside a string every quote opens
+    /// one, whose end is the next quote not escaped, and a key to blank is
+    /// a string of the keys followed by `:`; its value is skipped whole.
     pub fn blank<'a>(&self, record: &'a str) -> std::borrow::Cow<'a, str> {
         let bytes = record.as_bytes();
+        let mut quotes = Quotes::new(bytes);
         let mut out: Option<String> = None;
         // Copied to `out` up to here.
         let mut from = 0;
-        let mut at = 0;
-        while let Some(open) = memchr::memchr(b'"', &bytes[at..]) {
-            let open = at + open;
-            let Some(close) = string_end(bytes, open) else {
+        while let Some(open) = quotes.next() {
+            let Some(close) = quotes.next_unescaped() else {
                 // An unterminated string: nothing more to find.
                 break;
             };
-            at = close;
+            let close = close + 1;
             if bytes.get(close) != Some(&b':') {
                 continue;
             }
@@ -375,17 +409,24 @@ impl Blanker {
             while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
                 start += 1;
             }
-            if strings_only && bytes.get(start) != Some(&b'"') {
+            let first = bytes.get(start);
+            if strings_only && first != Some(&b'"') {
                 continue;
             }
-            let Some(end) = value_end(bytes, start) else {
+            let end = if first == Some(&b'"') {
+                // Its opening quote, then its end.
+                quotes.next();
+                quotes.next_unescaped().map(|end| end + 1)
+            } else {
+                value_end(bytes, start, &mut quotes)
+            };
+            let Some(end) = end else {
                 return std::borrow::Cow::Borrowed(record);
             };
             let out = out.get_or_insert_with(|| String::with_capacity(record.len().min(4096)));
             out.push_str(&record[from..start]);
             out.push_str("null");
             from = end;
-            at = end;
         }
         match out {
             None => std::borrow::Cow::Borrowed(record),
@@ -412,62 +453,43 @@ pub fn blank_values<'a>(record: &'a str, keys: &[Blank<'_>]) -> std::borrow::Cow
     Blanker::new(keys).blank(record)
 }
 
-/// Where the JSON value starting at `start` ends (one past its last byte).
-fn value_end(bytes: &[u8], start: usize) -> Option<usize> {
+/// Where the JSON value starting at `start`, not a string, ends (one past
+/// its last byte); `quotes` is left at its end.
+fn value_end(bytes: &[u8], start: usize, quotes: &mut Quotes<'_>) -> Option<usize> {
     match bytes.get(start)? {
-        b'"' => string_end(bytes, start),
         b'{' | b'[' => {
             let mut depth = 0usize;
-            let mut i = start;
-            while i < bytes.len() {
-                // Jump to the next byte that matters outside a string.
-                let rest = &bytes[i..];
-                let next = rest
-                    .iter()
-                    .position(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']'))?;
-                i += next;
-                match bytes[i] {
-                    b'"' => {
-                        i = string_end(bytes, i)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    _ => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some(i + 1);
+            let mut at = start;
+            loop {
+                // The structure up to the next string, then the string.
+                let next = quotes.next();
+                let stop = next.unwrap_or(bytes.len());
+                for (i, b) in bytes[at..stop].iter().enumerate() {
+                    match b {
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.checked_sub(1)?;
+                            if depth == 0 {
+                                let end = at + i + 1;
+                                quotes.seek(end);
+                                return Some(end);
+                            }
                         }
+                        _ => {}
                     }
                 }
-                i += 1;
+                next?;
+                at = quotes.next_unescaped()? + 1;
             }
-            None
         }
         _ => {
             // A number, true, false or null: up to the next , } or ].
             let len = bytes[start..]
                 .iter()
                 .position(|b| matches!(b, b',' | b'}' | b']'))?;
+            quotes.seek(start + len);
             Some(start + len)
         }
-    }
-}
-
-/// One past the closing quote of the string opening at `start`: the next
-/// quote not escaped (preceded by an even run of backslashes).
-fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    loop {
-        i += memchr::memchr(b'"', bytes.get(i..)?)?;
-        let backslashes = bytes[start + 1..i]
-            .iter()
-            .rev()
-            .take_while(|b| **b == b'\\')
-            .count();
-        if backslashes.is_multiple_of(2) {
-            return Some(i + 1);
-        }
-        i += 1;
     }
 }
 
@@ -539,6 +561,8 @@ mod properties {
             Just("a\"content".to_owned()),
             Just("\\\"text".to_owned()),
             Just("b\\".to_owned()),
+            // A key too long to be packed (16 bytes and more).
+            Just("a_key_of_twenty_bytes".to_owned()),
             "[a-z\"\\\\:]{0,6}",
         ]
     }
@@ -550,6 +574,8 @@ mod properties {
             any::<i32>().prop_map(Value::from),
             // Strings with quotes, backslashes, braces and keys in them.
             "(\\PC|\"|\\\\|\\{|\\}|\\[|\\]|\"content\":){0,12}".prop_map(Value::from),
+            // Long ones, across the blanker's 64-byte blocks.
+            "([a-z \"\\\\:]|x{63}){40,120}".prop_map(Value::from),
         ];
         leaf.prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
@@ -560,14 +586,15 @@ mod properties {
         })
     }
 
-    /// The value with every `content` nulled and every string `text` nulled.
+    /// The value with every `content` and `a_key_of_twenty_bytes` nulled
+    /// and every string `text` nulled.
     fn expected(v: &Value) -> Value {
         match v {
             Value::Object(map) => Value::Object(
                 map.iter()
                     .map(|(k, v)| {
                         let v = match (k.as_str(), v) {
-                            ("content", _) => Value::Null,
+                            ("content" | "a_key_of_twenty_bytes", _) => Value::Null,
                             ("text", Value::String(_)) => Value::Null,
                             _ => expected(v),
                         };
@@ -587,7 +614,14 @@ mod properties {
         fn blanking_is_nulling_the_values(map in prop::collection::btree_map(key(), value(), 0..6)) {
             let record = Value::Object(map.into_iter().collect());
             let text = record.to_string();
-            let blanked = blank_values(&text, &[Blank::Value("content"), Blank::String("text")]);
+            let blanked = blank_values(
+                &text,
+                &[
+                    Blank::Value("content"),
+                    Blank::String("text"),
+                    Blank::Value("a_key_of_twenty_bytes"),
+                ],
+            );
             let back: Value = serde_json::from_str(&blanked).expect("still JSON");
             prop_assert_eq!(back, expected(&record));
         }
