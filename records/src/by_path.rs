@@ -3,16 +3,15 @@
 //! colleague sent, or what a headless run printed and a CI job saved.
 //!
 //! Which harness wrote it, and which of its kinds of file it is, is told
-//! from its content: each harness's reader reads its first records, and the
-//! reader that knows them best (its version among them, its evidence, its
-//! sessions) takes the file. Of one harness's kinds of file that fit, one
-//! whose reader knows every record another knows, and more, takes the
-//! place of the other, its first records and its last ones (a line only
-//! one kind holds may come last: a run's output that names its session
-//! in its last line; the last [`SNIFF_BYTES`] are read, never the middle
-//! of a long file). Where two harnesses fit as well, the file is not read
-//! and the candidates are named, for `--harness`. Then the file is read as
-//! any of that harness's files is, with the same bounds.
+//! from its content: each harness's reader reads its first records and
+//! its last ones (the last [`SNIFF_BYTES`], never the middle of a long
+//! file: a run's output may name its session only in its last line), and
+//! the reader that knows them best (its version among them, its evidence,
+//! its sessions) takes the file. Of one harness's kinds of file that fit,
+//! one whose reader knows every record another knows, and more, takes the
+//! place of the other. Where two harnesses fit as well, the file is not
+//! read and the candidates are named, for `--harness`. Then the file is
+//! read as any of that harness's files is, with the same bounds.
 //!
 //! A SQLite file is tried as each harness's database (OpenCode's
 //! `opencode.db`): each of its database sources' queries is run on a
@@ -78,7 +77,7 @@ pub enum ByPathError {
     Ambiguous(Vec<String>),
 }
 
-/// How well one source's reader knows the file's first records.
+/// How well one source's reader knows the file's first and last records.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Fit {
     /// Records whose version falls in the range its reader was verified on
@@ -352,19 +351,20 @@ fn candidates(
     segments: &[String],
     sniffed: &Sniffed,
 ) -> (Vec<Candidate>, bool) {
+    let first = first_records(&sniffed.text, sniffed.whole);
     let last = last_records(sniffed);
     each_harness(registry, harness, names, |h, configured| {
         let reader = h.reader;
         let range = reader.records_verified_on();
         let mut fits = Vec::new();
         for source in contained(|| reader.record_sources()).unwrap_or_default() {
-            let (records, lines): (Vec<&str>, bool) = match source.format {
+            let records: Vec<&str> = match source.format {
                 RecordFormat::Sqlite => continue,
                 RecordFormat::Document if sniffed.len > MAX_DOCUMENT_BYTES || !sniffed.whole => {
                     continue;
                 }
-                RecordFormat::Document => (vec![sniffed.text.as_str()], false),
-                _ => (first_records(&sniffed.text, sniffed.whole), true),
+                RecordFormat::Document => vec![sniffed.text.as_str()],
+                _ => first.iter().chain(&last).copied().collect(),
             };
             if sniffed.sqlite {
                 continue;
@@ -378,9 +378,6 @@ fn candidates(
             let mut knew = Vec::new();
             let fit = fit_knowing(reader, &file, &records, range.as_ref(), &mut knew);
             if fits_well(&fit, records.len()) {
-                if lines {
-                    knew.extend(last.iter().map(|r| knows(reader, &file, r)));
-                }
                 let candidate = (
                     fit,
                     h.id.as_str().to_owned(),
@@ -414,19 +411,6 @@ fn undominated(fits: Vec<(Candidate, Vec<bool>)>) -> Vec<Candidate> {
         .zip(keep)
         .filter_map(|((candidate, _), keep)| keep.then_some(candidate))
         .collect()
-}
-
-/// Whether `reader` knows `record`, read as `file`'s (any answer but
-/// `Unknown`, and no panic).
-fn knows(
-    reader: &dyn tether_core::harness::HarnessReader,
-    file: &RecordFile<'_>,
-    record: &str,
-) -> bool {
-    !matches!(
-        contained(|| reader.read_record(file, record)),
-        Some(RecordAnswer::Unknown) | None
-    )
 }
 
 /// Every harness whose database the SQLite file at `path` is, and whether

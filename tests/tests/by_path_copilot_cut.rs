@@ -1,0 +1,308 @@
+//! What Copilot CLI printed with `-p … --output-format json`, saved to a
+//! file cut short (a CI job killed, a timeout) or long, shown with
+//! `tether sessions show PATH --json`.
+//!
+//! Copilot names a run's session only in its last line, `result` (1.0.102
+//! `cli-main.js` `qun`); no event before it carries the session's id (the
+//! real run's events, `tests/fixtures/records-by-path/copilot-1.0.102-
+//! allowed.output.jsonl`: `id`, `parentId`, `interactionId`, `turnId` and
+//! `messageId` name events, turns and messages).
+//!
+//! - GIVEN a real run's output (committed, and a fresh run of the pinned
+//!   CLI offline against the fake model) cut after each of its lines and
+//!   inside some WHEN shown by path THEN each part reads as Copilot's: with
+//!   its `result`, as the session it names (`output_json`); without it, as
+//!   one session named after the file, `copilot:file.NAME`
+//!   (`output_json_cut`); `count/stamp` is used once exactly when the part
+//!   holds its call's start, and no row is `failed` (the run failed
+//!   nothing: an outcome a cut left unknown is never a failure).
+//! - GIVEN an output whose first records are all ones `events.jsonl` holds
+//!   too, its `result` after 200 records (a file read whole, and one past
+//!   the bytes read from its start) WHEN shown THEN it is a run's output,
+//!   the session `result` names (its last records tell it); cut before the
+//!   `result`, the file's session; and a long `events.jsonl` is still one,
+//!   the session `session.start` names.
+//! - GIVEN a cut output with a secret planted in every value the reader
+//!   does not take WHEN shown (text, JSON, `--tools`) and imported THEN the
+//!   secret is in no output and not in the store.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tether_tests::by_path::{self, find_row as row};
+use tether_tests::refusal_run::{RefusalHome as Run, STAMP_FAIL_ERR};
+
+/// A word planted where a secret could be: it must reach nothing.
+const PLANTED: &str = "planted-cut-secret-4409";
+
+fn fixture(name: &str) -> PathBuf {
+    by_path::fixtures().join("records-by-path").join(name)
+}
+
+/// The real allowed run's output.
+fn allowed() -> PathBuf {
+    fixture("copilot-1.0.102-allowed.output.jsonl")
+}
+
+/// The lines of `path`.
+fn lines_of(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The `result` line's session in `lines`, if one is there.
+fn result_session(lines: &[String]) -> Option<String> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "result")
+        .and_then(|e| e["sessionId"].as_str().map(str::to_owned))
+}
+
+/// Whether `text` holds the start of a call of `count`'s `stamp`, whole.
+fn holds_the_call(text: &str) -> bool {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .any(|e| e["type"] == "tool.execution_start" && e["data"]["mcpToolName"] == "stamp")
+}
+
+/// The one file report's role in a shown document.
+fn role(doc: &Value) -> &str {
+    let files = doc["files"].as_array().expect("files");
+    assert_eq!(files.len(), 1, "{doc}");
+    files[0]["role"].as_str().expect("a role")
+}
+
+/// Writes `text` as `dir/name`, shows it in `home`, and checks what the
+/// module docs say of a part: its session, its kind, the call, no failure.
+fn part_reads(home: &Path, dir: &Path, name: &str, text: &str) -> Value {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write the part");
+    let doc = by_path::show_json(home, &path);
+    let label = format!("{name} ({} bytes)", text.len());
+    assert_eq!(doc["session"]["agent_kind"], "copilot", "{label}: {doc}");
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let (session, kind) = match result_session(&lines) {
+        Some(session) => (format!("copilot:{session}"), "output_json"),
+        None => (format!("copilot:file.{name}"), "output_json_cut"),
+    };
+    assert_eq!(doc["session"]["session_id"], session, "{label}: {doc}");
+    assert_eq!(role(&doc), kind, "{label}: {doc}");
+    let calls = row(&doc, "count/stamp").map_or(0, |r| r["calls"].as_u64().unwrap_or(0));
+    assert_eq!(calls, u64::from(holds_the_call(text)), "{label}: {doc}");
+    for r in doc["rows"].as_array().expect("rows") {
+        assert_ne!(r["status"], "failed", "{label}: nothing failed: {r}");
+    }
+    doc
+}
+
+/// Every part of `output` (its text): cut after each line, and inside the
+/// first, a middle and the last line; each part checked by [`part_reads`].
+fn every_part_reads(home: &Path, output: &str) {
+    let dir = home.join("parts");
+    std::fs::create_dir_all(&dir).expect("parts");
+    let ends: Vec<usize> = output.match_indices('\n').map(|(i, _)| i + 1).collect();
+    assert!(ends.len() > 3, "a run prints lines: {output}");
+    for (n, end) in ends.iter().enumerate() {
+        part_reads(home, &dir, &format!("cut-{}.jsonl", n + 1), &output[..*end]);
+    }
+    let middle = ends[ends.len() / 2];
+    let last = ends[ends.len() - 2];
+    for inside in [ends[0] / 2 + ends[0], middle + 20, last + 30] {
+        let inside = (inside..output.len())
+            .find(|i| output.is_char_boundary(*i))
+            .unwrap_or(output.len());
+        part_reads(
+            home,
+            &dir,
+            &format!("inside-{inside}.jsonl"),
+            &output[..inside],
+        );
+    }
+}
+
+/// GIVEN the committed real run WHEN cut at each line and inside some THEN
+/// each part reads as the module docs say (no CLI needed).
+#[test]
+fn the_committed_run_cut_anywhere_reads_what_it_holds() {
+    let home = tempfile::tempdir().expect("home");
+    let output = std::fs::read_to_string(allowed()).expect("the committed run");
+    every_part_reads(home.path(), &output);
+}
+
+/// GIVEN a fresh `-p --output-format json` run of the pinned Copilot CLI
+/// (offline, the fake model calling `count/stamp`, allowed) WHEN its
+/// output is cut at each line and inside some THEN each part reads as the
+/// module docs say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_run_cut_anywhere_reads_what_it_holds() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(copilot) = by_path::pinned_copilot() else {
+        return;
+    };
+    let Some(run) = Run::pinned(STAMP_FAIL_ERR, PLANTED) else {
+        return;
+    };
+    let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
+    let (var, log) = run.log_env();
+    let (_dir, work) = by_path::copilot_home(
+        run.home(),
+        serde_json::json!({
+            "count": {"type": "local", "command": run.server(), "args": run.server_args(),
+                      "env": {var: log}, "tools": ["*"]}
+        }),
+    );
+    let args = ["--output-format", "json", "--allow-all-tools"];
+    let cmd = by_path::copilot_offline(&copilot, run.home(), &work, &model.base(), &args);
+    let out = run.run_cli("copilot-cut", cmd, 120);
+    assert_eq!(run.received().len(), 1, "the model's call reached count");
+    let output = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        output.trim_end().ends_with('}') && output.contains("\"type\":\"result\""),
+        "a whole run ends with its result: {output}"
+    );
+    every_part_reads(run.home(), &output);
+}
+
+/// `n` pairs of `assistant.turn_start` and `assistant.turn_end` (1.0.102's
+/// shape, from the committed run): records `events.jsonl` holds too.
+fn turns(n: usize) -> Vec<String> {
+    (0..n)
+        .flat_map(|i| {
+            [
+                serde_json::json!({"type": "assistant.turn_start",
+                    "data": {"turnId": i.to_string(), "interactionId": "i-1"},
+                    "id": format!("s-{i}"), "timestamp": "2026-12-03T19:59:25.385Z",
+                    "parentId": "p-1"}),
+                serde_json::json!({"type": "assistant.turn_end",
+                    "data": {"turnId": i.to_string()},
+                    "id": format!("e-{i}"), "timestamp": "2026-12-03T19:59:25.386Z",
+                    "parentId": "p-1"}),
+            ]
+        })
+        .map(|v| v.to_string())
+        .collect()
+}
+
+/// `padding` records of turns, then the committed run's records (with its
+/// transient ones, or none `events.jsonl` would not hold), then its
+/// `result` where `result`: the run's end far past the first 200 records.
+fn long_output(padding: usize, transient: bool, result: bool) -> String {
+    let lines = lines_of(&allowed());
+    let (last, events): (Vec<String>, Vec<String>) = lines
+        .into_iter()
+        .partition(|l| l.contains("\"type\":\"result\""));
+    let kept: Vec<String> = events
+        .into_iter()
+        .filter(|l| transient || !l.contains("\"ephemeral\":true"))
+        .collect();
+    assert!(holds_the_call(&kept.join("\n")), "the call is kept");
+    let last = if result { last } else { Vec::new() };
+    let all: Vec<String> = turns(padding / 2)
+        .into_iter()
+        .chain(kept)
+        .chain(last)
+        .collect();
+    all.join("\n") + "\n"
+}
+
+/// GIVEN long outputs whose first 200 records `events.jsonl` holds too,
+/// their `result` last (a file read whole, and one past the bytes read
+/// from its start), and each cut before its `result` WHEN shown THEN each
+/// reads as the module docs say; and the real `events.jsonl` made as long
+/// (turns after its `session.start`) is still one.
+///
+/// An output cut before its `result` that holds no transient record
+/// either is no different from a copy of `events.jsonl` missing its
+/// `session.start`; every real run prints transient ones (its servers'
+/// statuses, the model calls' bookkeeping), and the cut parts keep them.
+#[test]
+fn a_long_output_is_told_by_its_last_records() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = home.path().join("long");
+    std::fs::create_dir_all(&dir).expect("long");
+    for padding in [300, 4000] {
+        let whole = long_output(padding, false, true);
+        assert!(
+            (padding > 1000) == (whole.len() > 256 << 10),
+            "{padding}: {} bytes",
+            whole.len()
+        );
+        part_reads(home.path(), &dir, &format!("long-{padding}.jsonl"), &whole);
+        let cut = long_output(padding, true, false);
+        part_reads(
+            home.path(),
+            &dir,
+            &format!("long-{padding}-cut.jsonl"),
+            &cut,
+        );
+    }
+    let events = lines_of(&fixture("copilot-1.0.102-broken.events.jsonl"));
+    let started = serde_json::from_str::<Value>(&events[0]).expect("session.start");
+    assert_eq!(started["type"], "session.start");
+    let long: Vec<String> = events[..1]
+        .iter()
+        .cloned()
+        .chain(turns(4000))
+        .chain(events[1..].iter().cloned())
+        .collect();
+    let path = dir.join("events-long.jsonl");
+    std::fs::write(&path, long.join("\n") + "\n").expect("write");
+    let doc = by_path::show_json(home.path(), &path);
+    assert_eq!(role(&doc), "events", "{doc}");
+    assert_eq!(
+        doc["session"]["session_id"],
+        format!(
+            "copilot:{}",
+            started["data"]["sessionId"].as_str().expect("its id")
+        ),
+        "{doc}"
+    );
+    assert_eq!(row(&doc, "count/stamp").expect("the call")["calls"], 1);
+}
+
+/// GIVEN the committed run cut before its `result`, a secret planted in
+/// every value but the names and words the reader takes, in a folder and
+/// under a name of its own WHEN shown (text, JSON, `--tools`) and imported
+/// THEN the secret is in no output and not in the store, and the calls
+/// read as before.
+#[test]
+fn a_planted_secret_in_a_cut_output_reaches_no_output_and_no_store() {
+    const KEPT: &[&str] = &[
+        "type",
+        "timestamp",
+        "sessionId",
+        "toolCallId",
+        "mcpServerName",
+        "mcpConfigServerName",
+        "mcpToolName",
+        "serverName",
+        "name",
+        "status",
+        "infoType",
+        "warningType",
+    ];
+    let home = tempfile::tempdir().expect("home");
+    let dir = home.path().join("saved");
+    std::fs::create_dir_all(&dir).expect("saved");
+    let mut lines = by_path::planted_lines(&allowed(), |v| {
+        by_path::plant_strings(v, None, &mut |key, s| {
+            if !key.is_some_and(|k| KEPT.contains(&k)) {
+                *s = PLANTED.to_owned();
+            }
+        });
+    });
+    lines.pop();
+    assert!(lines.iter().any(|l| l.contains(PLANTED)), "planted");
+    let path = dir.join("run.jsonl");
+    std::fs::write(&path, lines.join("\n")).expect("write");
+    let doc = by_path::show_json(home.path(), &path);
+    assert_eq!(doc["session"]["session_id"], "copilot:file.run.jsonl");
+    assert_eq!(row(&doc, "count/stamp").expect("the call")["calls"], 1);
+    let db = home.path().join("store.db");
+    by_path::assert_shown_and_imported_clean("cut", home.path(), &path, &db, PLANTED);
+    by_path::assert_store_clean("cut", &db, PLANTED);
+}
