@@ -260,6 +260,9 @@ struct Got {
     /// Every `mcp__…` name the requests mention outside their tool
     /// definitions: what a deferring harness told the model it can search.
     named: std::collections::BTreeSet<String>,
+    /// The harness's stderr (for a loud message where it started without
+    /// its server).
+    stderr: String,
 }
 
 /// Runs `kind` at `release` once against the fake model with `brk`
@@ -404,6 +407,7 @@ async fn session_of(
         offered,
         called: turns.iter().filter_map(|t| t.called.clone()).collect(),
         named: turns.iter().flat_map(|t| t.named.clone()).collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
     Some((got, tap))
 }
@@ -443,11 +447,11 @@ async fn predicted_equals_received(kind: &str, release: Release, env: &[(&str, &
         return;
     };
     let version = version(kind, release);
-    let mut rules = rules(kind, &version);
-    // Claude Code's tool search turned off by its variable.
-    if env.contains(&("ENABLE_TOOL_SEARCH", "false")) {
-        rules = rules.with_deferral(Some(false));
-    }
+    // The rules in the environment the run started the harness with (it
+    // decides Claude Code's tool search: `ENABLE_TOOL_SEARCH`, the model URL).
+    let rules = rules(kind, &version).in_context(&tether_core::last_mile::Context::of_env(
+        got.run.env.iter().cloned(),
+    ));
     let listed: Vec<tether_core::last_mile::Listed> = tether_tests::breaking::tools(0)
         .iter()
         .map(|(n, schema)| tether_core::last_mile::Listed::new(n.clone(), Some(schema)))
@@ -779,39 +783,27 @@ async fn copilot_sends_every_tool_and_the_provider_s_limit_is_predicted() {
     }
 }
 
-/// Through `tether tap`: every request the fake model was sent is one the
-/// tap recorded, with the same tools in the same order (deferred ones
-/// apart), the same calls, each `brk` tool mapped back to `brk` and the
-/// tool it came from by the harness's own naming; the session is the
-/// harness's own where it sends its id, a tap session of its own where it
-/// does not; and what the tap saw lands on that session's `brk` row as
-/// `model_tap` evidence.
-async fn tapped_equals_received(kind: &str, release: Release) {
-    let Some((got, Some(tapped))) = session_of(kind, release, 0, false, &[], true).await else {
-        return;
-    };
-    let label = format!("{kind} ({}) through the tap", release.label());
-    // The session's own behaviour is unchanged: run directly, the harness
-    // sent the model the same requests (paths, tools) and got the same
-    // calls.
-    let direct = what_the_model_got(kind, release, 0, false, &[])
-        .await
-        .expect("installed: it just ran");
-    let shape = |log: &tether_tests::fake_model::ModelLog| {
-        let mut turns: Vec<(String, Vec<String>, Option<String>)> = log
-            .turns()
-            .into_iter()
-            .map(|t| (t.path, t.tools, t.called))
-            .collect();
-        turns.sort();
-        turns
-    };
-    assert_eq!(
-        shape(&got.log),
-        shape(&direct.log),
-        "{label}: the requests, tapped and direct"
-    );
-    // Every record made (the observer reads the copies off the path).
+/// One tapped session and what the tap recorded of its model requests.
+struct TappedOnce {
+    got: Got,
+    tapped: Tapped,
+    records: Vec<tether_tap::TapRecord>,
+}
+
+/// One session of `kind` at `release` through the tap (with `env` added to
+/// the harness's), and the tap's records of it, asserted to be what the
+/// fake model received (its own log of each request, the ground truth):
+/// a tool the tap lost or made up fails here, whatever the harness sent.
+async fn tapped_once(
+    kind: &str,
+    release: Release,
+    label: &str,
+    env: &[(&str, &str)],
+) -> Option<TappedOnce> {
+    let (got, tapped) = session_of(kind, release, 0, false, env, true).await?;
+    let tapped = tapped.expect("a tapped session has its tap");
+    // Every record made (the observer reads the copies off the path):
+    // one per request the model answered, bounded.
     let turns: Vec<_> = got
         .log
         .turns()
@@ -869,6 +861,153 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     sent.sort();
     seen.sort();
     assert_eq!(seen, sent, "{label}: the tap's tools per request");
+    Some(TappedOnce {
+        got,
+        tapped,
+        records,
+    })
+}
+
+/// Whether the model was sent anything of `brk` in the session: a tool
+/// (its description names where it came from), a name behind a tool
+/// search, or a call. From the fake model's own log.
+fn model_got_brk(got: &Got) -> bool {
+    !got.offered.is_empty()
+        || got.named.iter().any(|n| n.starts_with("mcp__brk"))
+        || got.called.iter().any(|c| c.contains("brk"))
+}
+
+/// The lines of the harness's stderr about MCP (where Gemini CLI says
+/// `MCP issues detected`), for a loud message; bounded.
+fn mcp_lines(got: &Got) -> String {
+    got.stderr
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().contains("mcp"))
+        .take(10)
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// A tapped session whose model was sent nothing of `brk` (its harness
+/// started without the server: Gemini CLI 0.61 in `-p` waits for MCP
+/// discovery, but a server that fails to start or list is left out and
+/// the run goes on): the tap named no tool `brk`'s, and neither the tap's
+/// evidence nor the harness's own records say any of `brk` reached the
+/// model.
+async fn assert_nothing_of_brk_claimed(kind: &str, label: &str, run: &TappedOnce) {
+    let claimed: Vec<_> = run
+        .records
+        .iter()
+        .flat_map(|r| r.offered.iter().chain(&r.called).chain(&r.deferred))
+        .filter(|t| t.server.as_deref() == Some("brk"))
+        .collect();
+    assert!(claimed.is_empty(), "{label}: {claimed:?}");
+    run.tapped.tap.tap().settle().await;
+    run.tapped.hub.flush().await;
+    let sessions: std::collections::BTreeSet<_> = run
+        .records
+        .iter()
+        .filter_map(|r| r.session.clone())
+        .collect();
+    let rows = sessions
+        .iter()
+        .filter_map(|s| run.tapped.hub.snapshot(s))
+        .filter_map(|h| h.current().and_then(|a| a.server("brk")).cloned())
+        .chain(recorded(kind, &run.got).and_then(|a| a.server("brk").cloned()));
+    for row in rows {
+        assert_ne!(
+            row.stages.model_visible.state,
+            tether_core::vocab::StageState::Yes,
+            "{label}: brk said model-visible: {row:?}"
+        );
+        for tool in &row.tools {
+            assert!(!tool.model_visible.is_yes(), "{label}: {tool:?}");
+        }
+    }
+}
+
+/// Runs `once` and, where the harness started without `brk` (the model
+/// was sent nothing of it: [`model_got_brk`]), says so loudly, asserts
+/// `check` of that run and runs it once more, which must have `brk`.
+/// `None` where the CLI is not installed.
+async fn with_brk<T>(
+    label: &str,
+    got: impl Fn(&T) -> &Got,
+    once: impl AsyncFn() -> Option<T>,
+    check: impl AsyncFn(&T),
+) -> Option<T> {
+    let first = once().await?;
+    if model_got_brk(got(&first)) {
+        return Some(first);
+    }
+    check(&first).await;
+    eprintln!(
+        "RETRY: {label}: the harness started without brk's tools (the fake model was sent \
+         nothing of brk in any of its {} requests; not a tap's loss: the tap saw the same); \
+         its stderr on MCP: [{}]; running it once more",
+        got(&first).log.turns().len(),
+        mcp_lines(got(&first))
+    );
+    let again = once().await.expect("installed: it just ran");
+    assert!(
+        model_got_brk(got(&again)),
+        "{label}: the harness started without brk's tools twice; its stderr on MCP: [{}]",
+        mcp_lines(got(&again))
+    );
+    Some(again)
+}
+
+/// Through `tether tap`: every request the fake model was sent is one the
+/// tap recorded, with the same tools in the same order (deferred ones
+/// apart), the same calls, each `brk` tool mapped back to `brk` and the
+/// tool it came from by the harness's own naming; the session is the
+/// harness's own where it sends its id, a tap session of its own where it
+/// does not; and what the tap saw lands on that session's `brk` row as
+/// `model_tap` evidence. A run whose harness started without `brk` (the
+/// fake model's log says it was sent nothing of it) is checked for what
+/// Tether says of it and run once more, loudly.
+async fn tapped_equals_received(kind: &str, release: Release) {
+    let label = format!("{kind} ({}) through the tap", release.label());
+    let Some(TappedOnce {
+        got,
+        tapped,
+        records,
+    }) = with_brk(
+        &label,
+        |r: &TappedOnce| &r.got,
+        async || tapped_once(kind, release, &label, &[]).await,
+        async |r: &TappedOnce| assert_nothing_of_brk_claimed(kind, &label, r).await,
+    )
+    .await
+    else {
+        return;
+    };
+    // The session's own behaviour is unchanged: run directly, the harness
+    // sent the model the same requests (paths, tools) and got the same
+    // calls.
+    let direct = with_brk(
+        &format!("{kind} ({}) run directly", release.label()),
+        |g: &Got| g,
+        async || what_the_model_got(kind, release, 0, false, &[]).await,
+        async |_: &Got| {},
+    )
+    .await
+    .expect("installed: it just ran");
+    let shape = |log: &tether_tests::fake_model::ModelLog| {
+        let mut turns: Vec<(String, Vec<String>, Option<String>)> = log
+            .turns()
+            .into_iter()
+            .map(|t| (t.path, t.tools, t.called))
+            .collect();
+        turns.sort();
+        turns
+    };
+    assert_eq!(
+        shape(&got.log),
+        shape(&direct.log),
+        "{label}: the requests, tapped and direct"
+    );
+    let shown = |n: &String| tether_core::sanitize::name(n);
     assert!(
         records
             .iter()
@@ -960,4 +1099,41 @@ tap_tests! {
     tapped_copilot: "copilot", Release::Pinned;
     tapped_codex: "codex", Release::Pinned;
     tapped_opencode: "opencode", Release::Pinned;
+}
+
+/// Gemini CLI 0.61 started without its server (what a failed start or
+/// listing does: `-p` waits for discovery, `await this.mcpInitializationPromise`
+/// in `Config._initialize`, bundle/chunk-JDPZ4CE3.js:379237, but
+/// `maybeDiscoverMcpServer` only reports a failure, :370671, and the run
+/// goes on: `MCP issues detected`, :370429): `brk`'s command, as its system settings
+/// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, chunk-2YTYPKEZ.js:16142) override
+/// it, does not exist. The fake model was sent nothing of `brk`, the tap
+/// saw exactly that, Gemini said so itself, and nothing of Tether's says
+/// `brk` reached the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tapped_gemini_started_without_its_server() {
+    // Gemini skips a system settings file under a directory others may
+    // write to (such as /tmp: chunk-JDPZ4CE3.js:365863).
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("dir");
+    let system = dir.path().join("system-settings.json");
+    let missing = dir.path().join("no-such-server");
+    write(
+        &system,
+        &serde_json::json!({"mcpServers": {"brk": {"command": missing}}}).to_string(),
+    );
+    let system = system.display().to_string();
+    let label = "gemini (pinned) through the tap, brk not started";
+    let env = [("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system.as_str())];
+    let Some(run) = tapped_once("gemini", Release::Pinned, label, &env).await else {
+        return;
+    };
+    assert!(!model_got_brk(&run.got), "{label}: {:?}", run.got.offered);
+    // Its own word (`MCP issues detected. Run /mcp list for status.`).
+    assert!(
+        !mcp_lines(&run.got).is_empty(),
+        "{label}: {}",
+        run.got.stderr
+    );
+    assert!(!run.records.is_empty(), "{label}: the tap recorded nothing");
+    assert_nothing_of_brk_claimed("gemini", label, &run).await;
 }
