@@ -413,6 +413,16 @@ fn config() -> Vec<CensusEntry> {
             BOTH,
             "the setting `alwaysLoad=true|false`; with `true` the last mile predicts the server's tools sent up front, never deferred (`false`, or none, leaves the release's default)",
         ),
+        // The tool search's switches (`tool_search.rs`: 2.1.197 `m4t` at
+        // byte 230545654 and `I$` at 230546719; 2.1.332 `Vie` at 334276888),
+        // from the process and each settings file's `env` block (2.1.197
+        // `Object.assign(process.env,…)` at 234661584).
+        read(
+            C,
+            "env.ENABLE_TOOL_SEARCH",
+            BOTH,
+            "with `ANTHROPIC_BASE_URL`, `CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS` and the provider switches, as meanings only (`env:NAME=MEANING` in each server's settings; a URL is Anthropic's or `other`): whether the last mile predicts MCP tools deferred, sent whole, or unknown (`auto`, or 2.1.197's model URL not known)",
+        ),
         not(
             C,
             "mcpServers.toolPermissions",
