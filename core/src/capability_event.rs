@@ -140,6 +140,33 @@ pub struct CommandShape {
 /// The shape of `line`: the first word that is not an assignment
 /// (`NAME=value cmd`), quotes trimmed; `None` for an empty line.
 pub fn command_shape(line: &str) -> Option<CommandShape> {
+    // The same few hook commands run on every turn of a session: each
+    // line's shape is kept per thread (at most `KEPT` lines, all let go
+    // when full), so the sanitizer's scan runs once per line, not once per
+    // run. Held in memory only, like the record being read.
+    const KEPT: usize = 256;
+    thread_local! {
+        static SHAPES: std::cell::RefCell<std::collections::HashMap<Box<str>, Option<CommandShape>>> =
+            std::cell::RefCell::default();
+    }
+    if line.len() > 512 {
+        return shape_of(line);
+    }
+    SHAPES.with_borrow_mut(|shapes| {
+        if let Some(shape) = shapes.get(line) {
+            return shape.clone();
+        }
+        if shapes.len() >= KEPT {
+            shapes.clear();
+        }
+        let shape = shape_of(line);
+        shapes.insert(line.into(), shape.clone());
+        shape
+    })
+}
+
+/// [`command_shape`], worked out.
+fn shape_of(line: &str) -> Option<CommandShape> {
     let is_assignment = |word: &str| {
         word.split_once('=')
             .is_some_and(|(name, _)| is_variable(name))

@@ -277,9 +277,13 @@ struct Line<'a> {
     #[serde(rename = "hookLabel", borrow, default)]
     hook_label: Option<Cow<'a, str>>,
     /// `stop_hook_summary`: the run of the Stop hooks it sums up, shared
-    /// with each hook's own attachment where one was written.
+    /// with each hook's own attachment where one was written; `progress`:
+    /// the run of the event's hooks, or the call.
     #[serde(rename = "toolUseID", borrow, default)]
     tool_use: Option<Cow<'a, str>>,
+    /// A `progress` record's (`progress::Data`).
+    #[serde(borrow, default)]
+    data: Option<progress::MaybeData<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -448,7 +452,17 @@ fn transcript(record: &str) -> RecordAnswer {
     };
     message_items(&mut reading, items, original, at);
     match kind {
-        "progress" => progress::progress(&mut reading, &record, at),
+        "progress" => {
+            if let Some(data) = line.data.as_ref().and_then(|d| d.0.as_ref()) {
+                progress::progress(
+                    &mut reading,
+                    data,
+                    line.tool_use.as_deref(),
+                    line.uuid.as_deref(),
+                    at,
+                );
+            }
+        }
         "user" => progress::stop_feedback(&mut reading, original, at),
         _ => {}
     }

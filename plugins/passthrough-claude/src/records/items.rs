@@ -60,6 +60,8 @@ macro_rules! skip_scalars {
     };
 }
 
+pub(super) use skip_scalars;
+
 struct ContentVisitor;
 
 impl<'de> Visitor<'de> for ContentVisitor {
@@ -163,7 +165,7 @@ impl<'de> Visitor<'de> for ItemVisitor {
 
 /// A field's value: null, a string (borrowed where it has no escapes), a
 /// boolean, or something else (skipped).
-enum Scalar<'a> {
+pub(super) enum Scalar<'a> {
     Null,
     Text(Cow<'a, str>),
     Bool(bool),

@@ -6,27 +6,18 @@
 //! command's shape are taken: a hook's output is never read.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use serde::Deserialize;
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{RecordReading, name};
 use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{call, hook_fired, push};
 
+use super::items::{Scalar, skip_scalars};
 use super::{hook_run_id, tool_name_of_server, words::meaningful_command};
-
-#[derive(Deserialize)]
-struct Progress<'a> {
-    #[serde(borrow, default)]
-    data: Option<Data<'a>>,
-    /// The run of the event's hooks (`hook_progress`), or the call
-    /// (`mcp_progress`).
-    #[serde(rename = "toolUseID", borrow, default)]
-    tool_use: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    uuid: Option<Cow<'a, str>>,
-}
 
 /// `data` of a progress record: `{type:"hook_progress", hookEvent,
 /// hookName, command}` (real 2.1.38/2.1.39 transcripts: one per hook run,
@@ -34,39 +25,85 @@ struct Progress<'a> {
 /// plugin's hooks included) or `{type:"mcp_progress", status
 /// ("started", "completed", "failed"), serverName, toolName}` (2.1.15).
 /// Any other (`bash_progress`, `agent_progress`, …: a tool's output so
-/// far) is skipped unread.
-#[derive(Deserialize)]
-struct Data<'a> {
-    #[serde(rename = "type", borrow, default)]
+/// far) is skipped unread. Read by the transcript's one parse of the
+/// record: a `data` that is not an object, or whose fields read are not
+/// strings, is no data (the rest of the record still read).
+#[derive(Default)]
+pub(super) struct Data<'a> {
     kind: Option<Cow<'a, str>>,
-    #[serde(rename = "hookEvent", borrow, default)]
     hook_event: Option<Cow<'a, str>>,
-    #[serde(rename = "hookName", borrow, default)]
     hook_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     command: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     status: Option<Cow<'a, str>>,
-    #[serde(rename = "serverName", borrow, default)]
     server_name: Option<Cow<'a, str>>,
-    #[serde(rename = "toolName", borrow, default)]
     tool_name: Option<Cow<'a, str>>,
 }
 
-/// A `progress` record (`record`: blanked as the transcript reader blanks
-/// it): a hook that started (how it ended is not written: unknown, never
-/// taken as success), or an MCP call's start and end.
-pub(super) fn progress(reading: &mut RecordReading, record: &str, at: Timestamp) {
-    // Cheap rejection first: most progress records are a tool's output.
-    if !record.contains("\"hook_progress\"") && !record.contains("\"mcp_progress\"") {
-        return;
+/// A record's `data`, where it is one [`Data`] can be.
+pub(super) struct MaybeData<'a>(pub Option<Data<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeData<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DataVisitor)
     }
-    let Ok(line) = serde_json::from_str::<Progress<'_>>(record) else {
-        return;
-    };
-    let Some(data) = line.data else {
-        return;
-    };
+}
+
+struct DataVisitor;
+
+impl<'de> Visitor<'de> for DataVisitor {
+    type Value = MaybeData<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a progress record's data")
+    }
+
+    skip_scalars!(MaybeData(None));
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeData(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut data = Data::default();
+        let mut whole = true;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let field = match key.as_ref() {
+                "type" => &mut data.kind,
+                "hookEvent" => &mut data.hook_event,
+                "hookName" => &mut data.hook_name,
+                "command" => &mut data.command,
+                "status" => &mut data.status,
+                "serverName" => &mut data.server_name,
+                "toolName" => &mut data.tool_name,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            // A field given twice, or of another type: no data.
+            match map.next_value::<Scalar<'de>>()? {
+                Scalar::Text(text) if field.is_none() => *field = Some(text),
+                Scalar::Null if field.is_none() => {}
+                _ => whole = false,
+            }
+        }
+        Ok(MaybeData(whole.then_some(data)))
+    }
+}
+
+/// A `progress` record's `data` (its record blanked as the transcript
+/// reader blanks it; `tool_use`: its `toolUseID`, the run of the event's
+/// hooks or the call; `uuid`: its own id): a hook that started (how it
+/// ended is not written: unknown, never taken as success), or an MCP
+/// call's start and end.
+pub(super) fn progress(
+    reading: &mut RecordReading,
+    data: &Data<'_>,
+    tool_use: Option<&str>,
+    uuid: Option<&str>,
+    at: Timestamp,
+) {
     match data.kind.as_deref() {
         Some("hook_progress") => {
             let Some(hook) = data.hook_name.as_deref().and_then(name) else {
@@ -84,11 +121,9 @@ pub(super) fn progress(reading: &mut RecordReading, record: &str, at: Timestamp)
                 run = run.command(meaningful_command(command));
             }
             // The same run as its attachment's, where one was written.
-            let id = line
-                .tool_use
-                .as_deref()
+            let id = tool_use
                 .and_then(|t| hook_run_id(t, &hook, command))
-                .or_else(|| line.uuid.as_deref().and_then(name));
+                .or_else(|| uuid.and_then(name));
             push(
                 reading,
                 hook_fired(run.ended(UseOutcome::Unknown, None), id.as_deref(), at),
@@ -108,10 +143,7 @@ pub(super) fn progress(reading: &mut RecordReading, record: &str, at: Timestamp)
                 Some("failed") => Some(false),
                 _ => None,
             };
-            push(
-                reading,
-                call(&server, &tool, line.tool_use.as_deref(), ok, at),
-            );
+            push(reading, call(&server, &tool, tool_use, ok, at));
         }
         _ => {}
     }
