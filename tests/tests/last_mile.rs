@@ -909,11 +909,14 @@ async fn assert_nothing_of_brk_claimed(kind: &str, label: &str, run: &TappedOnce
         .iter()
         .filter_map(|r| r.session.clone())
         .collect();
-    let rows = sessions
+    let rows: Vec<_> = sessions
         .iter()
         .filter_map(|s| run.tapped.hub.snapshot(s))
         .filter_map(|h| h.current().and_then(|a| a.server("brk")).cloned())
-        .chain(recorded(kind, &run.got).and_then(|a| a.server("brk").cloned()));
+        .chain(recorded(kind, &run.got).and_then(|a| a.server("brk").cloned()))
+        .collect();
+    // The tap was told of `brk` (as configured): its session has the row.
+    assert!(!rows.is_empty(), "{label}: no brk row in {sessions:?}");
     for row in rows {
         assert_ne!(
             row.stages.model_visible.state,
@@ -933,7 +936,7 @@ async fn assert_nothing_of_brk_claimed(kind: &str, label: &str, run: &TappedOnce
 async fn with_brk<T>(
     label: &str,
     got: impl Fn(&T) -> &Got,
-    once: impl AsyncFn() -> Option<T>,
+    mut once: impl AsyncFnMut() -> Option<T>,
     check: impl AsyncFn(&T),
 ) -> Option<T> {
     let first = once().await?;
@@ -1101,15 +1104,17 @@ tap_tests! {
     tapped_opencode: "opencode", Release::Pinned;
 }
 
-/// Gemini CLI 0.61 started without its server (what a failed start or
-/// listing does: `-p` waits for discovery, `await this.mcpInitializationPromise`
-/// in `Config._initialize`, bundle/chunk-JDPZ4CE3.js:379237, but
-/// `maybeDiscoverMcpServer` only reports a failure, :370671, and the run
-/// goes on: `MCP issues detected`, :370429): `brk`'s command, as its system settings
-/// (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, chunk-2YTYPKEZ.js:16142) override
-/// it, does not exist. The fake model was sent nothing of `brk`, the tap
-/// saw exactly that, Gemini said so itself, and nothing of Tether's says
-/// `brk` reached the model.
+/// Gemini CLI 0.61 started without its server, as a failed start or
+/// listing leaves it: `-p` waits for MCP discovery (`await
+/// this.mcpInitializationPromise` when not interactive, `Config._initialize`,
+/// bundle/chunk-JDPZ4CE3.js:379237), but `maybeDiscoverMcpServer` only
+/// reports a server that fails (:370671; `MCP issues detected`, :370429)
+/// and the run goes on without its tools. Here `brk`'s command, as its
+/// system settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`,
+/// chunk-2YTYPKEZ.js:16142) override it, does not exist on the first run:
+/// the fake model was sent nothing of `brk`, the tap saw exactly that,
+/// Gemini said so itself, and nothing of Tether's says `brk` reached the
+/// model; [`with_brk`] says so loudly and runs once more, with `brk`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tapped_gemini_started_without_its_server() {
     // Gemini skips a system settings file under a directory others may
@@ -1122,18 +1127,28 @@ async fn tapped_gemini_started_without_its_server() {
         &serde_json::json!({"mcpServers": {"brk": {"command": missing}}}).to_string(),
     );
     let system = system.display().to_string();
-    let label = "gemini (pinned) through the tap, brk not started";
-    let env = [("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system.as_str())];
-    let Some(run) = tapped_once("gemini", Release::Pinned, label, &env).await else {
+    let broken = [("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system.as_str())];
+    let label = "gemini (pinned) through the tap, brk not started at first";
+    let mut runs = 0;
+    let Some(run) = with_brk(
+        label,
+        |r: &TappedOnce| &r.got,
+        async || {
+            runs += 1;
+            let env: &[(&str, &str)] = if runs == 1 { &broken } else { &[] };
+            tapped_once("gemini", Release::Pinned, label, env).await
+        },
+        async |r: &TappedOnce| {
+            // Its own word (`MCP issues detected. Run /mcp list for status.`).
+            assert!(!mcp_lines(&r.got).is_empty(), "{label}: {}", r.got.stderr);
+            assert!(!r.records.is_empty(), "{label}: the tap recorded nothing");
+            assert_nothing_of_brk_claimed("gemini", label, r).await;
+        },
+    )
+    .await
+    else {
         return;
     };
-    assert!(!model_got_brk(&run.got), "{label}: {:?}", run.got.offered);
-    // Its own word (`MCP issues detected. Run /mcp list for status.`).
-    assert!(
-        !mcp_lines(&run.got).is_empty(),
-        "{label}: {}",
-        run.got.stderr
-    );
-    assert!(!run.records.is_empty(), "{label}: the tap recorded nothing");
-    assert_nothing_of_brk_claimed("gemini", label, &run).await;
+    assert_eq!(runs, 2, "{label}: the first run had brk");
+    assert!(model_got_brk(&run.got), "{label}");
 }
