@@ -15,7 +15,9 @@
 //!   one session named after the file, `copilot:file.NAME`
 //!   (`output_json_cut`); `count/stamp` is used once exactly when the part
 //!   holds its call's start, and no row is `failed` (the run failed
-//!   nothing: an outcome a cut left unknown is never a failure).
+//!   nothing: an outcome a cut left unknown is never a failure); every
+//!   record is known, and a last line cut inside is said not read, "a line
+//!   cut short" (never a kind the reader does not know).
 //! - GIVEN an output whose first records are all ones `events.jsonl` holds
 //!   too, its `result` after 200 records (a file read whole, and one past
 //!   the bytes read from its start) WHEN shown THEN it is a run's output,
@@ -96,6 +98,14 @@ fn part_reads(home: &Path, dir: &Path, name: &str, text: &str) -> Value {
     for r in doc["rows"].as_array().expect("rows") {
         assert_ne!(r["status"], "failed", "{label}: nothing failed: {r}");
     }
+    // Every record is known; a last line cut inside is said cut short.
+    let report = &doc["files"][0];
+    assert_eq!(report["unknown"], 0, "{label}: {report}");
+    let cut_inside = serde_json::from_str::<Value>(lines.last().expect("a line")).is_err();
+    let said_cut = report["not_read_kinds"]
+        .as_array()
+        .is_some_and(|k| k.iter().any(|k| k == "a line cut short"));
+    assert_eq!(said_cut, cut_inside, "{label}: {report}");
     doc
 }
 

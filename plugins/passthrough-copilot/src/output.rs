@@ -64,6 +64,22 @@ pub(crate) fn run(
         .then(|| answer(std::mem::take(reading)))
 }
 
+/// What a line whose JSON does not parse (`error`) is: one that ends
+/// before its object does (the file ends inside it: a capture cut short,
+/// a copy taken while Copilot wrote) is said not read, as
+/// [`CUT_SHORT`] (what it held is unknown, never nothing); any other is
+/// not known.
+pub(crate) fn cut_short(record: &str, error: &serde_json::Error) -> RecordAnswer {
+    if error.is_eof() && record.trim_start().starts_with('{') {
+        RecordAnswer::not_read(CUT_SHORT, None)
+    } else {
+        RecordAnswer::Unknown
+    }
+}
+
+/// The kind a line cut short is said as.
+pub const CUT_SHORT: &str = "a line cut short";
+
 /// The session a cut output is read as: `file.` and the file's name, each
 /// character outside `[A-Za-z0-9._-]` a `-`, at most 80 of them.
 fn file_session(file: &RecordFile<'_>) -> Option<String> {
@@ -343,6 +359,32 @@ mod tests {
             assert_eq!(reading.thread, None);
             assert_eq!(said(&reading)[0].3, Some(ReasonCode::DeniedByPolicy));
             assert_eq!(read(&file, result), RecordAnswer::Unknown);
+        }
+    }
+
+    /// GIVEN an event cut inside its object, and a line that is no JSON
+    /// WHEN read as each kind of Copilot file THEN the cut one is a line
+    /// cut short, said not read; the other is not known.
+    #[test]
+    fn a_line_cut_inside_its_object_is_said_cut_short() {
+        use crate::records::{EVENTS, OUTPUT, read};
+        use tether_core::records::{RecordAnswer, RecordFile};
+        let segments = vec!["saved".to_owned(), "run.jsonl".to_owned()];
+        for role in [EVENTS, OUTPUT, CUT] {
+            let file = RecordFile {
+                role,
+                segments: &segments,
+                session: None,
+                configured: &[],
+            };
+            let cut = r#"{"type":"tool.execution_start","data":{"toolCallId":"call_1","mcpSer"#;
+            assert_eq!(
+                read(&file, cut),
+                RecordAnswer::not_read(CUT_SHORT, None),
+                "{role}"
+            );
+            assert_eq!(read(&file, "Error: not JSON"), RecordAnswer::Unknown);
+            assert_eq!(read(&file, r#"{"type":1}}"#), RecordAnswer::Unknown);
         }
     }
 }

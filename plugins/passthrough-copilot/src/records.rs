@@ -357,8 +357,9 @@ const FAMILIES: &[&str] = &[
 ];
 
 fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Ok(event) = serde_json::from_str::<Event<'_>>(record) else {
-        return RecordAnswer::Unknown;
+    let event = match serde_json::from_str::<Event<'_>>(record) {
+        Ok(event) => event,
+        Err(error) => return crate::output::cut_short(record, &error),
     };
     let output = file.role == OUTPUT || file.role == crate::output::CUT;
     // A transient event is no line of `events.jsonl`: a file holding them
