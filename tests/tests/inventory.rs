@@ -835,15 +835,22 @@ mod planted_secrets {
                 {"type": "command", "command": format!("TOKEN={u} ./{s}/run.sh {t}")}]}]}}).to_string());
             f.home(".codex/skills/helper/SKILL.md", &format!("---\nname: helper\ndescription: uses {s}\n---\n{t} {u}\n"));
             f.home(".agents/skills/nofm/SKILL.md", &format!("no front matter {t}\n"));
+            // Claude's settings `env` block: the tool search's switches
+            // (kept as their meaning only), planted.
             f.home(".claude/settings.json", &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-                {"type": "command", "command": format!("${{PLUGIN_DIR}}/{s}/x --key {t} {u}")}]}]}}).to_string());
+                {"type": "command", "command": format!("${{PLUGIN_DIR}}/{s}/x --key {t} {u}")}]}]},
+                "env": {"ANTHROPIC_BASE_URL": url, "ENABLE_TOOL_SEARCH": t, "CLAUDE_CODE_USE_VERTEX": u}}).to_string());
             f.home(".config/opencode/opencode.json", &json!({"mcp": {
                 "a": {"type": "local", "command": [format!("/opt/{s}/x"), t], "environment": {"K": u}},
                 "b": {"type": "remote", "url": url, "headers": {"X-Key": s}}}}).to_string());
             // A file that does not parse, with secrets right at the error.
             f.project(".cursor/mcp.json", &format!("{{\"mcpServers\": {{\"x\": {{\"env\": {{\"K\": \"{s}\" {t} {u}"));
             f.project(".codex/config.toml", &format!("[mcp_servers.x]\ncommand = {s} {t}\n"));
-            let vars = BTreeMap::from([("PATH".to_owned(), std::ffi::OsString::from("/usr/bin:/bin"))]);
+            let vars = BTreeMap::from([
+                ("PATH".to_owned(), std::ffi::OsString::from("/usr/bin:/bin")),
+                ("ANTHROPIC_BASE_URL".to_owned(), std::ffi::OsString::from(&url)),
+                ("ENABLE_TOOL_SEARCH".to_owned(), std::ffi::OsString::from(&s)),
+            ]);
             let ctx = ScanContext::new(f.home.clone(), Some(f.project.clone()), f.system.clone(), vars);
             let doc = scan_all(&ctx, &scanners(), &[]);
             prop_assert!(doc.rows.len() >= 12, "{:#?}", doc.rows);
