@@ -235,17 +235,13 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// read: their deferral is unknown.
     fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
         use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
-        let search: Option<fn(&tether_core::last_mile::Context) -> _> = match version {
-            None => Some(tool_search::newest),
-            Some(v) if tether_core::records::version_at_least(v, "2.1.332") => {
-                Some(tool_search::newest)
-            }
-            Some(v) if !tether_core::records::version_at_least(v, "2.1.198") => {
-                Some(tool_search::pinned)
-            }
-            Some(_) => None,
+        let search: fn(&tether_core::last_mile::Context) -> _ = match version {
+            None => tool_search::newest,
+            Some(v) if tether_core::records::version_at_least(v, "2.1.332") => tool_search::newest,
+            Some(v) if !tether_core::records::version_at_least(v, "2.1.198") => tool_search::pinned,
+            Some(_) => tool_search::unread,
         };
-        let rules = Some(
+        Some(
             Rules::new(
                 claude_tool_name,
                 OnCollision::FirstWins,
@@ -256,7 +252,7 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
                 max: 128,
                 source: "Anthropic Messages API reference: a tool's name is 1 to 128 characters of a-z, A-Z, 0-9, _ and -",
             })
-            .with_deferral(None)
+            .with_tool_search(search)
             .with_up_front("alwaysLoad=true")
             // Its own reading of a name (`mcpInfoFromString`): the server
             // is what lies between `mcp__` and the next `__`.
@@ -264,11 +260,7 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
                 prefix: "mcp__",
                 separator: "__",
             }),
-        );
-        match search {
-            Some(search) => rules.map(|r| r.with_tool_search(search)),
-            None => rules,
-        }
+        )
     }
 
     /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`

@@ -229,6 +229,14 @@ fn known_mode(context: &Context, force_beats_betas: bool) -> Result<Mode, Deferr
     Ok(mode(switch))
 }
 
+/// A release between the two read (2.1.198–2.1.331): not known.
+pub fn unread(_: &Context) -> Deferral {
+    deferral(
+        None,
+        "Claude Code releases between 2.1.197 and 2.1.332 are not read: whether their tool search holds MCP tools back is not known",
+    )
+}
+
 /// Claude Code 2.1.332 (and later, until read again): the mode alone.
 pub fn newest(context: &Context) -> Deferral {
     match known_mode(context, true) {
