@@ -877,13 +877,31 @@ fn model_got_brk(got: &Got) -> bool {
         || got.called.iter().any(|c| c.contains("brk"))
 }
 
-/// The lines of the harness's stderr about MCP (where Gemini CLI says
-/// `MCP issues detected`), for a loud message; bounded.
+/// Where Gemini CLI writes its debug log, relative to its working
+/// directory (the run's private home): `GEMINI_DEBUG_LOG_FILE`, read by its
+/// `DebugLogger` (bundle/chunk-JDPZ4CE3.js:247444), which gets each MCP
+/// diagnostic's own words (`[MCP error] Error during discovery for MCP
+/// server 'brk': …`, :370425) where its stderr says only `MCP issues
+/// detected`.
+const GEMINI_DEBUG_LOG: &str = "gemini-debug.log";
+
+/// What the harness had to say about MCP, for a loud message: its
+/// stderr's lines on MCP and Gemini's MCP diagnostics in its debug log;
+/// bounded.
 fn mcp_lines(got: &Got) -> String {
+    use std::io::Read;
+    let mut log = String::new();
+    if let Ok(file) = std::fs::File::open(got.run.cwd.join(GEMINI_DEBUG_LOG)) {
+        let mut bytes = Vec::new();
+        let _ = file.take(1 << 20).read_to_end(&mut bytes);
+        log = String::from_utf8_lossy(&bytes).into_owned();
+    }
     got.stderr
         .lines()
         .filter(|l| l.to_ascii_lowercase().contains("mcp"))
+        .chain(log.lines().filter(|l| l.contains("[MCP ")))
         .take(10)
+        .map(|l| l.chars().take(300).collect::<String>())
         .collect::<Vec<_>>()
         .join(" | ")
 }
@@ -947,14 +965,14 @@ async fn with_brk<T>(
     eprintln!(
         "RETRY: {label}: the harness started without brk's tools (the fake model was sent \
          nothing of brk in any of its {} requests; not a tap's loss: the tap saw the same); \
-         its stderr on MCP: [{}]; running it once more",
+         what it said of MCP: [{}]; running it once more",
         got(&first).log.turns().len(),
         mcp_lines(got(&first))
     );
     let again = once().await.expect("installed: it just ran");
     assert!(
         model_got_brk(got(&again)),
-        "{label}: the harness started without brk's tools twice; its stderr on MCP: [{}]",
+        "{label}: the harness started without brk's tools twice; what it said of MCP: [{}]",
         mcp_lines(got(&again))
     );
     Some(again)
@@ -971,6 +989,12 @@ async fn with_brk<T>(
 /// Tether says of it and run once more, loudly.
 async fn tapped_equals_received(kind: &str, release: Release) {
     let label = format!("{kind} ({}) through the tap", release.label());
+    // Gemini's own MCP diagnostics, for what a run without `brk` says.
+    let env: &[(&str, &str)] = if kind == "gemini" {
+        &[("GEMINI_DEBUG_LOG_FILE", GEMINI_DEBUG_LOG)]
+    } else {
+        &[]
+    };
     let Some(TappedOnce {
         got,
         tapped,
@@ -978,7 +1002,7 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     }) = with_brk(
         &label,
         |r: &TappedOnce| &r.got,
-        async || tapped_once(kind, release, &label, &[]).await,
+        async || tapped_once(kind, release, &label, env).await,
         async |r: &TappedOnce| assert_nothing_of_brk_claimed(kind, &label, r).await,
     )
     .await
@@ -991,7 +1015,7 @@ async fn tapped_equals_received(kind: &str, release: Release) {
     let direct = with_brk(
         &format!("{kind} ({}) run directly", release.label()),
         |g: &Got| g,
-        async || what_the_model_got(kind, release, 0, false, &[]).await,
+        async || what_the_model_got(kind, release, 0, false, env).await,
         async |_: &Got| {},
     )
     .await
@@ -1127,7 +1151,10 @@ async fn tapped_gemini_started_without_its_server() {
         &serde_json::json!({"mcpServers": {"brk": {"command": missing}}}).to_string(),
     );
     let system = system.display().to_string();
-    let broken = [("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system.as_str())];
+    let broken = [
+        ("GEMINI_CLI_SYSTEM_SETTINGS_PATH", system.as_str()),
+        ("GEMINI_DEBUG_LOG_FILE", GEMINI_DEBUG_LOG),
+    ];
     let label = "gemini (pinned) through the tap, brk not started at first";
     let mut runs = 0;
     let Some(run) = with_brk(
@@ -1139,8 +1166,14 @@ async fn tapped_gemini_started_without_its_server() {
             tapped_once("gemini", Release::Pinned, label, env).await
         },
         async |r: &TappedOnce| {
-            // Its own word (`MCP issues detected. Run /mcp list for status.`).
-            assert!(!mcp_lines(&r.got).is_empty(), "{label}: {}", r.got.stderr);
+            // Its own word: `MCP issues detected. Run /mcp list for status.`
+            // and, in its debug log, why.
+            let said = mcp_lines(&r.got);
+            assert!(said.contains("MCP issues detected"), "{label}: {said}");
+            assert!(
+                said.contains("Error during discovery for MCP server 'brk'"),
+                "{label}: {said}"
+            );
             assert!(!r.records.is_empty(), "{label}: the tap recorded nothing");
             assert_nothing_of_brk_claimed("gemini", label, r).await;
         },
