@@ -444,3 +444,38 @@ async fn claude_code_newest_sends_everything_with_the_switch_off_in_settings() {
         }
     }
 }
+
+/// `ENABLE_TOOL_SEARCH=auto` on both releases: whether the tools are
+/// deferred depends on their size against the model's context, which
+/// Tether does not measure, so the rules say unknown and why (what the CLI
+/// did is printed, not asserted: it is the harness's threshold).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_auto_is_predicted_unknown() {
+    for release in [Release::Pinned, Release::Newest] {
+        let _one = tether_tests::one_real_cli_at_a_time().await;
+        let Some(run) = run(release, &[("ENABLE_TOOL_SEARCH", "auto")], None).await else {
+            continue;
+        };
+        let rules = rules_of(&run, &[]);
+        assert_eq!(rules.defers, None, "{}", run.version);
+        let listed = [tether_core::last_mile::Listed::new(
+            "get_current_time",
+            None,
+        )];
+        let p = &tether_core::last_mile::predict(&rules, "lazy", &listed)[0];
+        assert!(p.offered && !p.deferred, "{p:?}");
+        assert!(
+            p.rule
+                .as_deref()
+                .is_some_and(|r| r.contains("ENABLE_TOOL_SEARCH=auto")),
+            "{p:?}"
+        );
+        let first = first_offering(&run);
+        eprintln!(
+            "claude {} with auto: lazy's tools in the first request: {}, ToolSearch offered: {} (a server still pending is left out too)",
+            run.version,
+            first.tools.iter().any(|t| t.starts_with("mcp__lazy__")),
+            first.tools.iter().any(|t| t == "ToolSearch")
+        );
+    }
+}
