@@ -125,9 +125,11 @@ struct Source {
 /// Threads remembered per file, at most.
 const MAX_THREADS: usize = 4096;
 /// Readings held per file for threads that have not yet named their
-/// session (a plugin that failed to load before the session began), at
-/// most; past it they are counted as ignored, as before.
-const MAX_PENDING: usize = 256;
+/// session (a plugin that failed to load before the session began; a
+/// headless run's output whose last line names its session), at most;
+/// past it they are counted as refused (they held evidence), never as
+/// records that said nothing.
+const MAX_PENDING: usize = 16 << 10;
 
 #[derive(Default)]
 struct FileState {
@@ -950,6 +952,7 @@ impl FileReading<'_> {
                 {
                     self.pending.push((thread.clone(), reading));
                 }
+                Some(_) if !reading.evidence.is_empty() => self.report.refused += 1,
                 _ => self.report.ignored += 1,
             }
             return;
@@ -982,8 +985,15 @@ impl FileReading<'_> {
     /// `thread` named its `session`: remembered, and what the thread said
     /// before it named its session is that session's.
     fn thread_named(&mut self, thread: &str, session: &str) {
-        if self.threads.len() < MAX_THREADS || self.threads.contains_key(thread) {
+        // A thread that named a session before holds nothing: what it
+        // said since joined that session (one scan per thread, not per
+        // record).
+        let named_before = self.threads.contains_key(thread);
+        if self.threads.len() < MAX_THREADS || named_before {
             self.threads.insert(thread.to_owned(), session.to_owned());
+        }
+        if named_before {
+            return;
         }
         let id = tether_core::records::session_id(self.kind, session);
         let mut i = 0;

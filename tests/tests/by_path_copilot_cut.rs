@@ -24,6 +24,8 @@
 //!   the session `result` names (its last records tell it); cut before the
 //!   `result`, the file's session; and a long `events.jsonl` is still one,
 //!   the session `session.start` names.
+//! - GIVEN a run with 2,000 more calls before its `result` (and cut
+//!   before it) WHEN shown THEN each call is counted, none refused.
 //! - GIVEN a cut output with a secret planted in every value the reader
 //!   does not take WHEN shown (text, JSON, `--tools`) and imported THEN the
 //!   secret is in no output and not in the store.
@@ -272,6 +274,72 @@ fn a_long_output_is_told_by_its_last_records() {
         "{doc}"
     );
     assert_eq!(row(&doc, "count/stamp").expect("the call")["calls"], 1);
+}
+
+/// The committed run with `n` more calls of `count/stamp` (its call's
+/// start and completion again, each pair its own `toolCallId`) before its
+/// `result`, and the text cut before the `result`.
+fn many_calls(n: usize) -> (String, String) {
+    let lines = lines_of(&allowed());
+    let pick = |kind: &str| -> Value {
+        let line = lines
+            .iter()
+            .find(|l| l.contains(&format!("\"type\":\"{kind}\"")))
+            .expect("the call's record");
+        serde_json::from_str(line).expect("JSON")
+    };
+    let (start, complete) = (
+        pick("tool.execution_start"),
+        pick("tool.execution_complete"),
+    );
+    let (last, run) = lines.split_last().expect("lines");
+    let mut out: Vec<String> = run.to_vec();
+    for i in 0..n {
+        for (record, prefix) in [(&start, "s"), (&complete, "c")] {
+            let mut record = record.clone();
+            record["data"]["toolCallId"] = Value::from(format!("call-{i}"));
+            record["id"] = Value::from(format!("{prefix}-{i}"));
+            out.push(record.to_string());
+        }
+    }
+    let cut = out.join("\n") + "\n";
+    out.push(last.clone());
+    (out.join("\n") + "\n", cut)
+}
+
+/// GIVEN a run with 2,000 more calls (4,000 records holding evidence)
+/// before its `result`, and the same cut before it WHEN shown THEN every
+/// call is counted, none refused or left out: what came before the
+/// `result` is held for it however many records it is.
+#[test]
+fn every_call_before_the_result_counts() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = home.path().join("many");
+    std::fs::create_dir_all(&dir).expect("many");
+    let (whole, cut) = many_calls(2000);
+    for (name, text, session) in [
+        (
+            "many.jsonl",
+            &whole,
+            format!(
+                "copilot:{}",
+                result_session(&lines_of(&allowed())).expect("a result")
+            ),
+        ),
+        (
+            "many-cut.jsonl",
+            &cut,
+            "copilot:file.many-cut.jsonl".to_owned(),
+        ),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        let doc = by_path::show_json(home.path(), &path);
+        assert_eq!(doc["session"]["session_id"], session, "{name}");
+        let stamp = row(&doc, "count/stamp").expect("the calls");
+        assert_eq!(stamp["calls"], 2001, "{name}: {stamp}");
+        assert_eq!(doc["files"][0]["refused"], 0, "{name}: {}", doc["files"][0]);
+    }
 }
 
 /// GIVEN the committed run cut before its `result`, a secret planted in
