@@ -14,8 +14,10 @@
 //!   its `result`, as the session it names (`output_json`); without it, as
 //!   one session named after the file, `copilot:file.NAME`
 //!   (`output_json_cut`); `count/stamp` is used once exactly when the part
-//!   holds its call's start, and no row is `failed` (the run failed
-//!   nothing: an outcome a cut left unknown is never a failure); every
+//!   holds its call's start, and a row is `failed` only where the part
+//!   holds Copilot's report that it failed (the real run's `broken`, whose
+//!   command does not exist: its status's `error` is words, 1.0.102; an
+//!   outcome a cut left unknown is never a failure); every
 //!   record is known, and a last line cut inside is said not read, "a line
 //!   cut short" (never a kind the reader does not know).
 //! - GIVEN an output whose first records are all ones `events.jsonl` holds
@@ -30,6 +32,7 @@
 //!   does not take WHEN shown (text, JSON, `--tools`) and imported THEN the
 //!   secret is in no output and not in the store.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -73,6 +76,36 @@ fn holds_the_call(text: &str) -> bool {
         .any(|e| e["type"] == "tool.execution_start" && e["data"]["mcpToolName"] == "stamp")
 }
 
+/// The servers a whole line of `text` says failed, as Copilot reported
+/// them (`session.mcp_server_status_changed`, `session.mcp_servers_loaded`).
+fn failed_in(text: &str) -> BTreeSet<String> {
+    let mut failed = BTreeSet::new();
+    for event in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        let data = &event["data"];
+        let servers = match event["type"].as_str() {
+            Some("session.mcp_server_status_changed") => vec![data.clone()],
+            Some("session.mcp_servers_loaded") => {
+                data["servers"].as_array().cloned().unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        for server in servers {
+            let name = server["serverName"].as_str().or(server["name"].as_str());
+            if let Some(name) = name {
+                if server["status"] == "failed" {
+                    failed.insert(name.to_owned());
+                } else {
+                    failed.remove(name);
+                }
+            }
+        }
+    }
+    failed
+}
+
 /// The one file report's role in a shown document.
 fn role(doc: &Value) -> &str {
     let files = doc["files"].as_array().expect("files");
@@ -97,9 +130,15 @@ fn part_reads(home: &Path, dir: &Path, name: &str, text: &str) -> Value {
     assert_eq!(role(&doc), kind, "{label}: {doc}");
     let calls = row(&doc, "count/stamp").map_or(0, |r| r["calls"].as_u64().unwrap_or(0));
     assert_eq!(calls, u64::from(holds_the_call(text)), "{label}: {doc}");
-    for r in doc["rows"].as_array().expect("rows") {
-        assert_ne!(r["status"], "failed", "{label}: nothing failed: {r}");
-    }
+    let failed: BTreeSet<String> = doc["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .filter_map(|r| r["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(failed, failed_in(text), "{label}: {doc}");
+    assert!(!doc.to_string().contains(PLANTED), "{label}: {doc}");
     // Every record is known; a last line cut inside is said cut short.
     let report = &doc["files"][0];
     assert_eq!(report["unknown"], 0, "{label}: {report}");
@@ -136,35 +175,35 @@ fn every_part_reads(home: &Path, output: &str) {
     }
 }
 
-/// GIVEN the committed real run WHEN cut at each line and inside some THEN
-/// each part reads as the module docs say (no CLI needed).
+/// GIVEN the committed real runs (the allowed run of
+/// `copilot_output.rs`, and one with `broken`) WHEN cut at each line and
+/// inside some THEN each part reads as the module docs say (no CLI
+/// needed).
 #[test]
-fn the_committed_run_cut_anywhere_reads_what_it_holds() {
-    let home = tempfile::tempdir().expect("home");
-    let output = std::fs::read_to_string(allowed()).expect("the committed run");
-    every_part_reads(home.path(), &output);
+fn the_committed_runs_cut_anywhere_read_what_they_hold() {
+    for run in [allowed(), broken()] {
+        let home = tempfile::tempdir().expect("home");
+        let output = std::fs::read_to_string(&run).expect("the committed run");
+        every_part_reads(home.path(), &output);
+    }
 }
 
-/// GIVEN a fresh `-p --output-format json` run of the pinned Copilot CLI
-/// (offline, the fake model calling `count/stamp`, allowed) WHEN its
-/// output is cut at each line and inside some THEN each part reads as the
-/// module docs say.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_real_run_cut_anywhere_reads_what_it_holds() {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
-    let Some(copilot) = by_path::pinned_copilot() else {
-        return;
-    };
-    let Some(run) = Run::pinned(STAMP_FAIL_ERR, PLANTED) else {
-        return;
-    };
+/// A fresh `-p --output-format json` run of the pinned Copilot CLI
+/// (offline, the fake model calling `count/stamp`, allowed; `broken`'s
+/// command does not exist): what it printed. `None` with a loud SKIP where
+/// the CLI is not installed.
+async fn real_output() -> Option<String> {
+    let copilot = by_path::pinned_copilot()?;
+    let run = Run::pinned(STAMP_FAIL_ERR, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
     let (var, log) = run.log_env();
     let (_dir, work) = by_path::copilot_home(
         run.home(),
         serde_json::json!({
             "count": {"type": "local", "command": run.server(), "args": run.server_args(),
-                      "env": {var: log}, "tools": ["*"]}
+                      "env": {var: log}, "tools": ["*"]},
+            "broken": {"type": "local", "command": format!("/nonexistent/{PLANTED}/server"),
+                       "args": [], "tools": ["*"]}
         }),
     );
     let args = ["--output-format", "json", "--allow-all-tools"];
@@ -176,7 +215,40 @@ async fn a_real_run_cut_anywhere_reads_what_it_holds() {
         output.trim_end().ends_with('}') && output.contains("\"type\":\"result\""),
         "a whole run ends with its result: {output}"
     );
-    every_part_reads(run.home(), &output);
+    assert!(
+        !output.contains(PLANTED),
+        "no command in the output: {output}"
+    );
+    Some(output)
+}
+
+/// The committed run with `broken` (`real_output`'s, recorded by
+/// `record_the_fixture`).
+fn broken() -> PathBuf {
+    fixture("copilot-1.0.102-broken.output.jsonl")
+}
+
+/// GIVEN a fresh run (`real_output`) WHEN its output is cut at each line
+/// and inside some THEN each part reads as the module docs say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_run_cut_anywhere_reads_what_it_holds() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(output) = real_output().await else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("home");
+    every_part_reads(home.path(), &output);
+}
+
+/// Runs the CLI again and rewrites the committed run with `broken`:
+/// `cargo test -p tether-tests --test by_path_copilot_cut -- --ignored
+/// record_the_fixture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "runs Copilot CLI to rewrite the fixture"]
+async fn record_the_fixture() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let output = real_output().await.expect("Copilot CLI is installed");
+    std::fs::write(broken(), output).expect("write the fixture");
 }
 
 /// `n` pairs of `assistant.turn_start` and `assistant.turn_end` (1.0.102's

@@ -77,6 +77,31 @@ pub(crate) fn cut_short(record: &str, error: &serde_json::Error) -> RecordAnswer
     }
 }
 
+/// A field that is an object where one is read, `None` where it is any
+/// other value: `data.error` is `{message, code}` on a call's completion
+/// and a hook's end, and words on a failed server's status
+/// (`session.mcp_server_status_changed`, 1.0.102 `cli-main.js`@6205473
+/// `error:Zn`, a string; a real run's, with a server whose command does
+/// not exist), which must not make the whole event unknown.
+pub(crate) fn object_or_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Either<T> {
+        Object(T),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(
+        match <Either<T> as serde::Deserialize>::deserialize(deserializer)? {
+            Either::Object(value) => Some(value),
+            Either::Other(_) => None,
+        },
+    )
+}
+
 /// The kind a line cut short is said as.
 pub const CUT_SHORT: &str = "a line cut short";
 
@@ -360,6 +385,43 @@ mod tests {
             assert_eq!(said(&reading)[0].3, Some(ReasonCode::DeniedByPolicy));
             assert_eq!(read(&file, result), RecordAnswer::Unknown);
         }
+    }
+
+    /// GIVEN a real 1.0.102 failed server status (a server whose command
+    /// does not exist: `error` is words, not an object) WHEN read as each
+    /// kind of saved output THEN it is read, the server failed as Copilot
+    /// reported it; as `events.jsonl` it is not (transient).
+    #[test]
+    fn a_failed_status_whose_error_is_words_is_read() {
+        use crate::records::{EVENTS, OUTPUT, read};
+        use tether_core::records::{RecordAnswer, RecordFile};
+        // Shape: a real `-p --output-format json` run of 1.0.102 with
+        // `broken` (tests/tests/by_path_copilot_cut.rs, the real run), ids
+        // neutral.
+        let failed = r#"{"type":"session.mcp_server_status_changed","data":{"serverName":"broken","status":"failed","error":"failed to spawn MCP server process: No such file or directory (os error 2)","errorClassification":"os_not_found","configSource":"user"},"ephemeral":true,"id":"e3","timestamp":"2026-12-03T22:25:30.079Z","parentId":"e0"}"#;
+        let segments = vec!["saved".to_owned(), "run.jsonl".to_owned()];
+        let file = |role| RecordFile {
+            role,
+            segments: &segments,
+            session: None,
+            configured: &[],
+        };
+        for role in [OUTPUT, CUT] {
+            let RecordAnswer::Read(reading) = read(&file(role), failed) else {
+                panic!("{role}: the status reads");
+            };
+            let got: Vec<_> = reading
+                .evidence
+                .iter()
+                .map(|e| (e.server.clone(), e.reported_status.clone()))
+                .collect();
+            assert_eq!(
+                got,
+                [(Some("broken".to_owned()), Some("failed".to_owned()))],
+                "{role}"
+            );
+        }
+        assert_eq!(read(&file(EVENTS), failed), RecordAnswer::Unknown);
     }
 
     /// GIVEN an event cut inside its object, and a line that is no JSON

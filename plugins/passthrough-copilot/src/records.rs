@@ -136,8 +136,9 @@ struct Data<'a> {
     #[serde(rename = "hookType", borrow, default)]
     hook_type: Option<Cow<'a, str>>,
     /// `hook.end`: its error, whose message is read for its exit status
-    /// only (`failed with code 127`), never kept.
-    #[serde(borrow, default)]
+    /// only (`failed with code 127`), never kept. Not an object (a failed
+    /// server status's words, 1.0.102): none.
+    #[serde(borrow, default, deserialize_with = "crate::output::object_or_none")]
     error: Option<ErrorData<'a>>,
     /// `skill.invoked`: the skill's name and its plugin's (its content,
     /// description and path are never read).
