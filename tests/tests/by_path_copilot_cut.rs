@@ -186,6 +186,11 @@ fn the_committed_runs_cut_anywhere_read_what_they_hold() {
         let output = std::fs::read_to_string(&run).expect("the committed run");
         every_part_reads(home.path(), &output);
     }
+    // Copilot's words for `broken` say why: its command is not there.
+    let home = tempfile::tempdir().expect("home");
+    let doc = by_path::show_json(home.path(), &broken());
+    let broken = row(&doc, "broken").expect("broken's row");
+    assert_eq!(broken["reason_code"], "command_not_found", "{broken}");
 }
 
 /// A fresh `-p --output-format json` run of the pinned Copilot CLI
@@ -414,8 +419,9 @@ fn every_call_before_the_result_counts() {
     }
 }
 
-/// GIVEN the committed run cut before its `result`, a secret planted in
-/// every value but the names and words the reader takes, in a folder and
+/// GIVEN each committed run (the allowed one, the one with `broken`, whose
+/// error words are planted too) cut before its `result`, a secret planted
+/// in every value but the names and words the reader takes, in a folder and
 /// under a name of its own WHEN shown (text, JSON, `--tools`) and imported
 /// THEN the secret is in no output and not in the store, and the calls
 /// read as before.
@@ -435,24 +441,29 @@ fn a_planted_secret_in_a_cut_output_reaches_no_output_and_no_store() {
         "infoType",
         "warningType",
     ];
-    let home = tempfile::tempdir().expect("home");
-    let dir = home.path().join("saved");
-    std::fs::create_dir_all(&dir).expect("saved");
-    let mut lines = by_path::planted_lines(&allowed(), |v| {
-        by_path::plant_strings(v, None, &mut |key, s| {
-            if !key.is_some_and(|k| KEPT.contains(&k)) {
-                *s = PLANTED.to_owned();
-            }
+    for (run, failed) in [(allowed(), false), (broken(), true)] {
+        let home = tempfile::tempdir().expect("home");
+        let dir = home.path().join("saved");
+        std::fs::create_dir_all(&dir).expect("saved");
+        let mut lines = by_path::planted_lines(&run, |v| {
+            by_path::plant_strings(v, None, &mut |key, s| {
+                if !key.is_some_and(|k| KEPT.contains(&k)) {
+                    *s = PLANTED.to_owned();
+                }
+            });
         });
-    });
-    lines.pop();
-    assert!(lines.iter().any(|l| l.contains(PLANTED)), "planted");
-    let path = dir.join("run.jsonl");
-    std::fs::write(&path, lines.join("\n")).expect("write");
-    let doc = by_path::show_json(home.path(), &path);
-    assert_eq!(doc["session"]["session_id"], "copilot:file.run.jsonl");
-    assert_eq!(row(&doc, "count/stamp").expect("the call")["calls"], 1);
-    let db = home.path().join("store.db");
-    by_path::assert_shown_and_imported_clean("cut", home.path(), &path, &db, PLANTED);
-    by_path::assert_store_clean("cut", &db, PLANTED);
+        lines.pop();
+        assert!(lines.iter().any(|l| l.contains(PLANTED)), "planted");
+        let path = dir.join("run.jsonl");
+        std::fs::write(&path, lines.join("\n")).expect("write");
+        let doc = by_path::show_json(home.path(), &path);
+        assert_eq!(doc["session"]["session_id"], "copilot:file.run.jsonl");
+        assert_eq!(row(&doc, "count/stamp").expect("the call")["calls"], 1);
+        // `broken`'s error words are the secret now: still failed.
+        let broken = row(&doc, "broken").map(|r| r["status"].clone());
+        assert_eq!(broken, failed.then(|| Value::from("failed")), "{doc}");
+        let db = home.path().join("store.db");
+        by_path::assert_shown_and_imported_clean("cut", home.path(), &path, &db, PLANTED);
+        by_path::assert_store_clean("cut", &db, PLANTED);
+    }
 }

@@ -578,7 +578,7 @@ fn saved_output() -> Vec<CensusEntry> {
             OUTPUT,
             "session.mcp_server_status_changed",
             "1.0.63–1.0.102",
-            "agent_reported status, as a live run's output is read (lib.rs output_evidence); session.mcp_servers_loaded and session.mcp_server_tools_loaded likewise",
+            "agent_reported status, as a live run's output is read (lib.rs output_evidence); a failed one's error words (1.0.102: a string) scanned for why (command_not_found, …; never kept; errorClassification not read); session.mcp_servers_loaded and session.mcp_server_tools_loaded likewise",
         ),
         CensusEntry::read(
             OUTPUT,

@@ -77,6 +77,28 @@ pub(crate) fn cut_short(record: &str, error: &serde_json::Error) -> RecordAnswer
     }
 }
 
+/// A failed server's status in a saved output
+/// (`session.mcp_server_status_changed`, `status` `failed`): its `error`
+/// words (1.0.102 `cli-main.js`@6205892 `stderrDetail:Zn`; a real run's
+/// "failed to spawn MCP server process: No such file or directory (os
+/// error 2)") scanned for why (`failure`: a missing command, a login it
+/// wants, …), never kept. Other statuses and events give nothing here.
+pub(crate) fn failed_status(reading: &mut RecordReading, record: &str, at: Timestamp) {
+    let Ok(event) = serde_json::from_str::<serde_json::Value>(record) else {
+        return;
+    };
+    let data = &event["data"];
+    if event["type"] != "session.mcp_server_status_changed" || data["status"] != "failed" {
+        return;
+    }
+    if let (Some(server), Some(words)) = (
+        data["serverName"].as_str().and_then(name),
+        data["error"].as_str(),
+    ) {
+        push(reading, tether_sdk::records::failure(&server, words, at));
+    }
+}
+
 /// A field that is an object where one is read, `None` where it is any
 /// other value: `data.error` is `{message, code}` on a call's completion
 /// and a hook's end, and words on a failed server's status
@@ -390,7 +412,8 @@ mod tests {
     /// GIVEN a real 1.0.102 failed server status (a server whose command
     /// does not exist: `error` is words, not an object) WHEN read as each
     /// kind of saved output THEN it is read, the server failed as Copilot
-    /// reported it; as `events.jsonl` it is not (transient).
+    /// reported it, `command_not_found` by its words (never kept); as
+    /// `events.jsonl` it is not (transient).
     #[test]
     fn a_failed_status_whose_error_is_words_is_read() {
         use crate::records::{EVENTS, OUTPUT, read};
@@ -416,9 +439,23 @@ mod tests {
                 .map(|e| (e.server.clone(), e.reported_status.clone()))
                 .collect();
             assert_eq!(
-                got,
-                [(Some("broken".to_owned()), Some("failed".to_owned()))],
+                got[0],
+                (Some("broken".to_owned()), Some("failed".to_owned())),
                 "{role}"
+            );
+            // Its words say why: the command is not there.
+            let reasons: Vec<_> = reading
+                .evidence
+                .iter()
+                .map(|e| e.reason_code.clone())
+                .collect();
+            assert!(
+                reasons.contains(&Some(ReasonCode::CommandNotFound)),
+                "{role}: {reasons:?}"
+            );
+            assert!(
+                !format!("{reading:?}").contains("spawn"),
+                "words never kept"
             );
         }
         assert_eq!(read(&file(EVENTS), failed), RecordAnswer::Unknown);

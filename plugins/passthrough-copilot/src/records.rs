@@ -394,6 +394,7 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         for evidence in crate::output_evidence(record, at) {
             push(&mut reading, evidence);
         }
+        crate::output::failed_status(&mut reading, record, at);
         return answer(reading);
     }
     let Some(data) = event.data else {
