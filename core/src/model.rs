@@ -53,11 +53,11 @@ impl Timestamp {
     /// records. `None` for anything else, or a time before 1970.
     pub fn parse_rfc3339(s: &str) -> Option<Self> {
         let b = s.as_bytes();
+        // Digits only, read without a parse (no sign, no allocation).
         let num = |r: std::ops::Range<usize>| -> Option<i64> {
-            let part = s.get(r)?;
-            part.bytes()
-                .all(|c| c.is_ascii_digit())
-                .then(|| part.parse().ok())?
+            s.get(r)?.bytes().try_fold(0i64, |n, c| {
+                c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+            })
         };
         if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
             return None;
@@ -82,8 +82,12 @@ impl Timestamp {
             if digits.is_empty() {
                 return None;
             }
-            let first3: String = digits.chars().chain("000".chars()).take(3).collect();
-            ms = first3.parse().ok()?;
+            // The first three digits, as milliseconds (`.5` is 500).
+            ms = digits
+                .bytes()
+                .chain(*b"000")
+                .take(3)
+                .fold(0i64, |n, c| n * 10 + i64::from(c - b'0'));
         }
         let offset_min = match s.get(i..)? {
             "Z" | "z" => 0,
