@@ -12,7 +12,8 @@
 //!   CLI offline against the fake model) cut after each of its lines and
 //!   inside some WHEN shown by path THEN each part reads as Copilot's: with
 //!   its `result`, as the session it names (`output_json`); without it, as
-//!   one session named after the file, `copilot:file.NAME`
+//!   one session named after the file and its first event's id,
+//!   `copilot:file.NAME-ID8`
 //!   (`output_json_cut`); `count/stamp` is used once exactly when the part
 //!   holds its call's start, and a row is `failed` only where the part
 //!   holds Copilot's report that it failed (the real run's `broken`, whose
@@ -26,6 +27,8 @@
 //!   the session `result` names (its last records tell it); cut before the
 //!   `result`, the file's session; and a long `events.jsonl` is still one,
 //!   the session `session.start` names.
+//! - GIVEN two runs cut and saved under one name in two folders WHEN
+//!   imported into one store THEN two sessions.
 //! - GIVEN a run with 2,000 more calls before its `result` (and cut
 //!   before it) WHEN shown THEN each call is counted, none refused.
 //! - GIVEN a cut output with a secret planted in every value the reader
@@ -106,6 +109,23 @@ fn failed_in(text: &str) -> BTreeSet<String> {
     failed
 }
 
+/// The session a cut output named `name` holding `text` is: `file.`, its
+/// name, `-` and the first 8 letters and digits of its first event's id.
+fn cut_session(name: &str, text: &str) -> String {
+    let first = text
+        .lines()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+        .expect("a whole first event");
+    let id: String = first["id"]
+        .as_str()
+        .expect("an event id")
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect();
+    format!("copilot:file.{name}-{id}")
+}
+
 /// The one file report's role in a shown document.
 fn role(doc: &Value) -> &str {
     let files = doc["files"].as_array().expect("files");
@@ -124,7 +144,7 @@ fn part_reads(home: &Path, dir: &Path, name: &str, text: &str) -> Value {
     let lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let (session, kind) = match result_session(&lines) {
         Some(session) => (format!("copilot:{session}"), "output_json"),
-        None => (format!("copilot:file.{name}"), "output_json_cut"),
+        None => (cut_session(name, text), "output_json_cut"),
     };
     assert_eq!(doc["session"]["session_id"], session, "{label}: {doc}");
     assert_eq!(role(&doc), kind, "{label}: {doc}");
@@ -403,11 +423,7 @@ fn every_call_before_the_result_counts() {
                 result_session(&lines_of(&allowed())).expect("a result")
             ),
         ),
-        (
-            "many-cut.jsonl",
-            &cut,
-            "copilot:file.many-cut.jsonl".to_owned(),
-        ),
+        ("many-cut.jsonl", &cut, cut_session("many-cut.jsonl", &cut)),
     ] {
         let path = dir.join(name);
         std::fs::write(&path, text).expect("write");
@@ -417,6 +433,32 @@ fn every_call_before_the_result_counts() {
         assert_eq!(stamp["calls"], 2001, "{name}: {stamp}");
         assert_eq!(doc["files"][0]["refused"], 0, "{name}: {}", doc["files"][0]);
     }
+}
+
+/// GIVEN two runs (the committed ones) each cut before its `result` and
+/// saved under one name in two folders (a CI job's artifact, two runs)
+/// WHEN imported into one store THEN they are two sessions, each its own.
+#[test]
+fn two_runs_cut_under_one_name_are_two_sessions() {
+    let home = tempfile::tempdir().expect("home");
+    let mut paths = Vec::new();
+    for (folder, run) in [("job-1", allowed()), ("job-2", broken())] {
+        let dir = home.path().join(folder);
+        std::fs::create_dir_all(&dir).expect("folder");
+        let mut lines = lines_of(&run);
+        lines.pop();
+        let path = dir.join("copilot.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+        paths.push(path.display().to_string());
+    }
+    let db = home.path().join("store.db").display().to_string();
+    let (code, stdout, stderr) =
+        by_path::sessions(home.path(), &["import", &paths[0], &paths[1], "--db", &db]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("imported: 2 new"),
+        "{stdout}{stderr}"
+    );
 }
 
 /// GIVEN each committed run (the allowed one, the one with `broken`, whose
@@ -440,6 +482,7 @@ fn a_planted_secret_in_a_cut_output_reaches_no_output_and_no_store() {
         "status",
         "infoType",
         "warningType",
+        "id",
     ];
     for (run, failed) in [(allowed(), false), (broken(), true)] {
         let home = tempfile::tempdir().expect("home");
@@ -457,7 +500,10 @@ fn a_planted_secret_in_a_cut_output_reaches_no_output_and_no_store() {
         let path = dir.join("run.jsonl");
         std::fs::write(&path, lines.join("\n")).expect("write");
         let doc = by_path::show_json(home.path(), &path);
-        assert_eq!(doc["session"]["session_id"], "copilot:file.run.jsonl");
+        assert_eq!(
+            doc["session"]["session_id"],
+            cut_session("run.jsonl", &lines[0])
+        );
         assert_eq!(row(&doc, "count/stamp").expect("the call")["calls"], 1);
         // `broken`'s error words are the secret now: still failed.
         let broken = row(&doc, "broken").map(|r| r["status"].clone());

@@ -560,7 +560,7 @@ fn saved_output() -> Vec<CensusEntry> {
             crate::output::CUT,
             "the session events but result",
             "1.0.63–1.0.102",
-            "a saved output cut before its result (a CI job killed, a timeout; told from its last records): each event read as in output_json, all of one session named file.NAME after the file, said as such (no event before result carries the session's id)",
+            "a saved output cut before its result (a CI job killed, a timeout; told from its last records): each event read as in output_json, all of one session named file.NAME-ID8 after the file and its first event's id (two runs saved under one name are two sessions), said as such (no event before result carries the session's id)",
         ),
         CensusEntry::read(
             OUTPUT,

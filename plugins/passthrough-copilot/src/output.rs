@@ -11,7 +11,8 @@
 //! their ids, `parentId`, `interactionId`, `turnId` and `messageId` name
 //! events, turns and messages). An output cut before it (a CI job killed,
 //! a timeout) is read as `output_json_cut`: each record joins one session
-//! named after the file, `file.NAME`, said as such, never as Copilot's.
+//! named after the file and its first event, `file.NAME-ID8`, said as
+//! such, never as Copilot's.
 //! Which of the two a file is, `tether-records`' by-path choice tells from
 //! its last records: the kind that knows a `result` among them describes
 //! it better.
@@ -44,13 +45,18 @@ pub(crate) fn run(
     file: &RecordFile<'_>,
     kind: &str,
     session_id: Option<&str>,
+    event_id: Option<&str>,
     reading: &mut RecordReading,
 ) -> Option<RecordAnswer> {
     if file.role == CUT {
         if kind == "result" {
             return Some(RecordAnswer::Unknown);
         }
-        reading.session = file_session(file);
+        // The session the file's first record named joins the rest.
+        reading.session = file
+            .session
+            .map(str::to_owned)
+            .or_else(|| file_session(file, event_id));
     } else {
         reading.thread = Some(OUTPUT_RUN.to_owned());
         if kind == "result" {
@@ -127,9 +133,12 @@ where
 /// The kind a line cut short is said as.
 pub const CUT_SHORT: &str = "a line cut short";
 
-/// The session a cut output is read as: `file.` and the file's name, each
-/// character outside `[A-Za-z0-9._-]` a `-`, at most 80 of them.
-fn file_session(file: &RecordFile<'_>) -> Option<String> {
+/// The session a cut output is read as, named by its first record (the
+/// event `event_id`): `file.`, the file's name (each character outside
+/// `[A-Za-z0-9._-]` a `-`, at most 80), `-` and the first 8 letters and
+/// digits of the event's id (a random UUID, 1.0.102 `id`): two runs saved
+/// under one name (a CI job's artifact, each run) are two sessions.
+fn file_session(file: &RecordFile<'_>, event_id: Option<&str>) -> Option<String> {
     let own: String = file
         .from_end(0)?
         .chars()
@@ -142,7 +151,18 @@ fn file_session(file: &RecordFile<'_>) -> Option<String> {
         })
         .take(80)
         .collect();
-    name(&format!("{FILE_NAMED}{own}"))
+    let run: String = event_id
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect();
+    let session = if run.is_empty() {
+        format!("{FILE_NAMED}{own}")
+    } else {
+        format!("{FILE_NAMED}{own}-{run}")
+    };
+    name(&session)
 }
 
 /// Copilot's built-in MCP servers (1.0.102 `--help`,
@@ -376,10 +396,11 @@ mod tests {
     }
 
     /// GIVEN the same warning and result, and a file whose name is no
-    /// name WHEN read as a cut output THEN the warning is the session
-    /// named after the file (`file.` and the name, odd characters `-`),
-    /// with no thread, and the result is not known (a file holding one is
-    /// no cut output).
+    /// name WHEN read as a cut output THEN the warning, the file's first
+    /// record, is the session named after the file and itself (`file.`,
+    /// the name, odd characters `-`, and its event id), with no thread; a
+    /// later record joins it; the result is not known (a file holding one
+    /// is no cut output).
     #[test]
     fn a_cut_output_is_the_session_named_after_its_file() {
         use crate::records::read;
@@ -389,8 +410,8 @@ mod tests {
         let result = r#"{"type":"result","timestamp":"2026-06-18T19:22:20.000Z","sessionId":"s-1","exitCode":0}"#;
         let names = configured(&["notes"]);
         for (file_name, want) in [
-            ("run.jsonl", "file.run.jsonl"),
-            ("ci run (2).jsonl", "file.ci-run--2-.jsonl"),
+            ("run.jsonl", "file.run.jsonl-e1"),
+            ("ci run (2).jsonl", "file.ci-run--2-.jsonl-e1"),
         ] {
             let segments = vec!["saved".to_owned(), file_name.to_owned()];
             let file = RecordFile {
@@ -406,6 +427,16 @@ mod tests {
             assert_eq!(reading.thread, None);
             assert_eq!(said(&reading)[0].3, Some(ReasonCode::DeniedByPolicy));
             assert_eq!(read(&file, result), RecordAnswer::Unknown);
+            // A later record joins the session the first one named.
+            let later = RecordFile {
+                session: Some(want),
+                ..file
+            };
+            let other = warning.replace(r#""id":"e1""#, r#""id":"e9""#);
+            let RecordAnswer::Read(reading) = read(&later, &other) else {
+                panic!("a later warning reads");
+            };
+            assert_eq!(reading.session.as_deref(), Some(want));
         }
     }
 

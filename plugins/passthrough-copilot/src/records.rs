@@ -375,8 +375,13 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let mut reading = RecordReading::default();
     reading.at = at;
     if output
-        && let Some(done) =
-            crate::output::run(file, &event.kind, event.session_id.as_deref(), &mut reading)
+        && let Some(done) = crate::output::run(
+            file,
+            &event.kind,
+            event.session_id.as_deref(),
+            event.id.as_deref(),
+            &mut reading,
+        )
     {
         return done;
     }
