@@ -397,7 +397,7 @@ fn candidates(
 /// knows, and one more, takes the other's place (a run's printed events
 /// hold lines its saved events never do, and that its saved events'
 /// reader does not know).
-fn undominated(fits: Vec<(Candidate, Vec<bool>)>) -> Vec<Candidate> {
+fn undominated<C>(fits: Vec<(C, Vec<bool>)>) -> Vec<C> {
     let covers =
         |a: &[bool], b: &[bool]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| *x || !*y);
     let dominated = |i: usize| {
@@ -566,4 +566,55 @@ fn best(mut fits: Vec<Candidate>) -> Result<Chosen, ByPathError> {
     }
     let (_, kind, observer, source) = fits.swap_remove(0);
     Ok((kind, observer, source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sniffed(text: String, tail: &str) -> Sniffed {
+        let whole = tail.is_empty();
+        Sniffed {
+            len: text.len() as u64,
+            sqlite: false,
+            text,
+            whole,
+            tail: tail.to_owned(),
+        }
+    }
+
+    /// GIVEN a file read whole with more records than the first taken, and
+    /// one whose last bytes were read apart WHEN its last records are
+    /// taken THEN they are those past the first (at most as many), and of
+    /// the last bytes every line but the first, which the cut may split.
+    #[test]
+    fn the_last_records_follow_the_first_and_skip_a_split_line() {
+        let lines: Vec<String> = (0..SNIFF_RECORDS + 250).map(|i| format!("r{i}")).collect();
+        let whole = sniffed(lines.join("\n") + "\n", "");
+        let last = last_records(&whole);
+        assert_eq!(last.len(), SNIFF_RECORDS);
+        assert_eq!(last.first().copied(), Some("r250"));
+        assert_eq!(last.last().copied(), Some("r449"));
+        let short = sniffed("a\nb\n".to_owned(), "");
+        assert!(last_records(&short).is_empty(), "all among the first");
+        let apart = sniffed("head\n".to_owned(), "lit line\nx\n\ny\nz");
+        assert_eq!(last_records(&apart), ["x", "y", "z"]);
+    }
+
+    /// GIVEN three kinds of one harness's file that fit: one knowing a
+    /// record another does not, and all it knows; and a third knowing a
+    /// different record WHEN the undominated are kept THEN the one known
+    /// less is dropped; kinds knowing the same, or different records, stay.
+    #[test]
+    fn a_kind_knowing_more_of_the_same_takes_the_others_place() {
+        let kind = |role: &'static str, knew: &[bool]| (role, knew.to_vec());
+        let kept = undominated(vec![
+            kind("events", &[true, true, false]),
+            kind("output", &[true, true, true]),
+            kind("cut", &[true, true, true]),
+        ]);
+        assert_eq!(kept, ["output", "cut"]);
+        let kept = undominated(vec![kind("a", &[true, false]), kind("b", &[false, true])]);
+        assert_eq!(kept, ["a", "b"]);
+    }
 }
