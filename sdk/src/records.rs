@@ -320,6 +320,10 @@ pub struct Blanker {
     /// Whether some key is this long (a string of another length is
     /// passed over without comparing).
     lengths: [bool; 64],
+    /// The record's own keys (at its top level) whose string values
+    /// [`Blanker::blank_taking`] hands back and drops, packed, by their
+    /// place in [`Blanker::taking`]'s list.
+    taken: Vec<u128>,
 }
 
 /// `key` (at most 15 bytes) as one number: its bytes, then its length in
@@ -358,7 +362,30 @@ impl Blanker {
             keys,
             packed,
             lengths,
+            taken: Vec::new(),
         }
+    }
+
+    /// The same, also taking the string values of these keys of the
+    /// record's own (its top level, each at most 15 bytes; a longer one is
+    /// never taken): [`Blanker::blank_taking`] hands each back as written
+    /// between its quotes and drops it, with its key, from the record, so
+    /// the reader's parse never reads it again. A key whose value is not a
+    /// string, or a string with an escape in it, is left in the record
+    /// (the reader's parse reads it there).
+    pub fn taking(mut self, keys: &[&str]) -> Self {
+        self.taken = keys
+            .iter()
+            .map(|key| {
+                if key.len() < 16 {
+                    packed(key.as_bytes())
+                } else {
+                    // No key packs to all ones: its last byte is a length.
+                    u128::MAX
+                }
+            })
+            .collect();
+        self
     }
 
     /// Whether the string `key` (between its quotes) is one to blank, and
@@ -388,21 +415,62 @@ impl Blanker {
     /// one, whose end is the next quote not escaped, and a key to blank is
     /// a string of the keys followed by `:`; its value is skipped whole.
     pub fn blank<'a>(&self, record: &'a str) -> std::borrow::Cow<'a, str> {
+        self.blank_taking(record, &mut [])
+    }
+
+    /// [`Blanker::blank`], and the values of the keys [`Blanker::taking`]
+    /// names, taken out of the record: `taken[i]` is the value of the
+    /// `i`th key (the first, where the record gives it twice), or `None`
+    /// where it was left in the record. The rest of the record is as
+    /// [`Blanker::blank`] leaves it.
+    pub fn blank_taking<'a>(
+        &self,
+        record: &'a str,
+        taken: &mut [Option<&'a str>],
+    ) -> std::borrow::Cow<'a, str> {
         let bytes = record.as_bytes();
+        let taking = !self.taken.is_empty() && !taken.is_empty();
         let mut quotes = Quotes::new(bytes);
         let mut out: Option<String> = None;
         // Copied to `out` up to here.
         let mut from = 0;
+        // How deep the next string is (1: the record's own keys), counted
+        // over the structure between strings up to `seen`.
+        let mut depth = 0usize;
+        let mut seen = 0;
         while let Some(open) = quotes.next() {
+            if taking {
+                depth = deeper(depth, &bytes[seen..open]);
+            }
             let Some(close) = quotes.next_unescaped() else {
                 // An unterminated string: nothing more to find.
                 break;
             };
             let close = close + 1;
+            seen = close;
             if bytes.get(close) != Some(&b':') {
                 continue;
             }
-            let Some(strings_only) = self.key(&bytes[open + 1..close - 1]) else {
+            let key = &bytes[open + 1..close - 1];
+            if taking
+                && depth == 1
+                && let Some(dropped) = self.take(record, key, close + 1, &mut quotes, taken)
+            {
+                let out = out.get_or_insert_with(|| String::with_capacity(record.len().min(4096)));
+                out.push_str(&record[from..open]);
+                from = dropped;
+                seen = dropped;
+                if bytes.get(dropped - 1) != Some(&b',') {
+                    // The last of its object: the comma before it goes.
+                    let kept = out.trim_end().len();
+                    out.truncate(kept);
+                    if out.ends_with(',') {
+                        out.pop();
+                    }
+                }
+                continue;
+            }
+            let Some(strings_only) = self.key(key) else {
                 continue;
             };
             let mut start = close + 1;
@@ -427,6 +495,7 @@ impl Blanker {
             out.push_str(&record[from..start]);
             out.push_str("null");
             from = end;
+            seen = end;
         }
         match out {
             None => std::borrow::Cow::Borrowed(record),
@@ -436,6 +505,66 @@ impl Blanker {
             }
         }
     }
+}
+
+impl Blanker {
+    /// Where `key` (of the record's own, its value at `after` past `:`)
+    /// is one [`Blanker::taking`] names with a plain string value not yet
+    /// taken: its value put in `taken`, and where the pair ends (past its
+    /// comma, where one follows), `quotes` left there.
+    fn take<'a>(
+        &self,
+        record: &'a str,
+        key: &[u8],
+        after: usize,
+        quotes: &mut Quotes<'_>,
+        taken: &mut [Option<&'a str>],
+    ) -> Option<usize> {
+        if key.len() >= 16 {
+            return None;
+        }
+        let key = packed(key);
+        let slot = self.taken.iter().position(|k| *k == key)?;
+        let bytes = record.as_bytes();
+        let mut start = after;
+        while bytes.get(start).is_some_and(|b| b.is_ascii_whitespace()) {
+            start += 1;
+        }
+        if bytes.get(start) != Some(&b'"') || taken.get(slot)?.is_some() {
+            return None;
+        }
+        // Its end, looked for on a copy: `quotes` moves only when taken.
+        let mut ahead = quotes.clone();
+        ahead.next()?;
+        let close = ahead.next_unescaped()?;
+        let value = record.get(start + 1..close)?;
+        if value.contains('\\') {
+            return None;
+        }
+        let mut end = close + 1;
+        while bytes.get(end).is_some_and(|b| b.is_ascii_whitespace()) {
+            end += 1;
+        }
+        if bytes.get(end) == Some(&b',') {
+            end += 1;
+        }
+        *taken.get_mut(slot)? = Some(value);
+        quotes.seek(end);
+        Some(end)
+    }
+}
+
+/// `depth` after the structure `between` two strings (outside any).
+#[inline]
+fn deeper(mut depth: usize, between: &[u8]) -> usize {
+    for b in between {
+        match b {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth
 }
 
 /// `record` (one JSON object) with the values `keys` name replaced by
@@ -525,6 +654,31 @@ mod tests {
     }
 
     #[test]
+    fn taken_values_leave_the_record_and_the_rest_is_read_as_before() {
+        let blanker = super::Blanker::new(&[Blank::String("text")]).taking(&["sessionId", "cwd"]);
+        let line = r#"{"type":"user","sessionId":"s-1","message":{"sessionId":"inner","text":"x"},"cwd":"/w"}"#;
+        let mut taken = [None, None];
+        let blanked = blanker.blank_taking(line, &mut taken);
+        assert_eq!(taken, [Some("s-1"), Some("/w")]);
+        assert_eq!(
+            blanked,
+            r#"{"type":"user","message":{"sessionId":"inner","text":null}}"#
+        );
+        // Escaped, not a string, or given twice: left in the record.
+        let line = r#"{"sessionId":"a\"b","cwd":7,"x":[{"cwd":"no"}]}"#;
+        let mut taken = [None, None];
+        assert_eq!(blanker.blank_taking(line, &mut taken), line);
+        assert_eq!(taken, [None, None]);
+        let line = r#"{"cwd":"/a", "cwd":"/b" }"#;
+        let mut taken = [None, None];
+        assert_eq!(blanker.blank_taking(line, &mut taken), r#"{ "cwd":"/b" }"#);
+        assert_eq!(taken, [None, Some("/a")]);
+        // Without room to hand values back, nothing is taken.
+        let line = r#"{"cwd":"/a"}"#;
+        assert_eq!(blanker.blank_taking(line, &mut []), line);
+    }
+
+    #[test]
     fn a_key_named_inside_a_string_is_not_a_key() {
         let line = r#"{"text":"he said \"content\": no","content":"x"}"#;
         let blanked = blank_values(line, &[Blank::Value("content")]);
@@ -608,6 +762,46 @@ mod properties {
     }
 
     proptest! {
+        /// Taking `id` and `type` is handing back the record's own string
+        /// values of those keys that need no escape, and dropping them:
+        /// the rest is blanked as before, at every depth, and nested keys
+        /// of those names stay.
+        #[test]
+        fn taking_is_dropping_the_record_s_own_plain_strings(
+            map in prop::collection::btree_map(key(), value(), 0..6),
+            spaced in any::<bool>(),
+        ) {
+            let record = Value::Object(map.into_iter().collect());
+            let text = if spaced {
+                serde_json::to_string_pretty(&record).expect("json")
+            } else {
+                record.to_string()
+            };
+            let blanker = super::Blanker::new(&[
+                Blank::Value("content"),
+                Blank::String("text"),
+                Blank::Value("a_key_of_twenty_bytes"),
+            ])
+            .taking(&["id", "type", "a_key_of_twenty_bytes"]);
+            let mut taken = [None, None, None];
+            let blanked = blanker.blank_taking(&text, &mut taken);
+            let back: Value = serde_json::from_str(&blanked).expect("still JSON");
+            let mut expected = expected(&record);
+            for (slot, key) in ["id", "type"].into_iter().enumerate() {
+                let plain = record
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .filter(|v| !Value::from(*v).to_string().contains('\\'));
+                prop_assert_eq!(taken[slot], plain);
+                if plain.is_some() {
+                    expected.as_object_mut().expect("object").remove(key);
+                }
+            }
+            // A key too long to be packed is never taken (it is blanked).
+            prop_assert_eq!(taken[2], None);
+            prop_assert_eq!(back, expected);
+        }
+
         /// Blanking a valid record is the same as nulling those values in
         /// its parsed form, whatever strings, escapes and nesting it has.
         #[test]

@@ -430,14 +430,53 @@ const PAYLOAD: &[Blank<'static>] = &[
     Blank::Value("usage"),
 ];
 
-static BLANKER: std::sync::LazyLock<Blanker> = std::sync::LazyLock::new(|| Blanker::new(PAYLOAD));
+/// The header every transcript record carries (Claude Code's transcript
+/// writer adds it), taken by the blanker from the record's top level and
+/// never parsed again: the first seven in this order are read (the record's
+/// type, its session as a transcript and as a headless run name it, its
+/// time, folder, version and id), the rest are read by no one.
+const TAKEN: &[&str] = &[
+    "type",
+    "sessionId",
+    "session_id",
+    "timestamp",
+    "cwd",
+    "version",
+    "uuid",
+    "parentUuid",
+    "logicalParentUuid",
+    "userType",
+    "entrypoint",
+    "gitBranch",
+    "slug",
+    "requestId",
+    "promptId",
+];
+
+static BLANKER: std::sync::LazyLock<Blanker> =
+    std::sync::LazyLock::new(|| Blanker::new(PAYLOAD).taking(TAKEN));
 
 fn transcript(record: &str) -> RecordAnswer {
     let original = record;
-    let record = BLANKER.blank(record);
-    let Ok(line) = serde_json::from_str::<Line<'_>>(&record) else {
+    let mut taken = [None; TAKEN.len()];
+    let record = BLANKER.blank_taking(record, &mut taken);
+    let Ok(mut line) = serde_json::from_str::<Line<'_>>(&record) else {
         return RecordAnswer::Unknown;
     };
+    // What the blanker took is read as the parse would have read it.
+    let [kind, session, session_id, timestamp, cwd, version, uuid, ..] = taken;
+    for (field, value) in [
+        (&mut line.kind, kind),
+        (&mut line.session, session.or(session_id)),
+        (&mut line.timestamp, timestamp),
+        (&mut line.cwd, cwd),
+        (&mut line.version, version),
+        (&mut line.uuid, uuid),
+    ] {
+        if let Some(value) = value {
+            *field = Some(Cow::Borrowed(value));
+        }
+    }
     let Some(kind) = line.kind.as_deref() else {
         return RecordAnswer::Unknown;
     };

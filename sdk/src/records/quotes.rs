@@ -3,6 +3,7 @@
 //! call), and a stretch with none passed by `memchr`.
 
 /// The quote bytes of a record, handed out in order.
+#[derive(Clone)]
 pub(super) struct Quotes<'a> {
     bytes: &'a [u8],
     /// Where the current block starts.
