@@ -52,6 +52,7 @@ pub fn census() -> Vec<CensusEntry> {
     out.extend(stream_json());
     out.extend(telemetry());
     out.extend(config());
+    out.extend(config_switches());
     out
 }
 
@@ -413,6 +414,12 @@ fn config() -> Vec<CensusEntry> {
             BOTH,
             "the setting `alwaysLoad=true|false`; with `true` the last mile predicts the server's tools sent up front, never deferred (`false`, or none, leaves the release's default)",
         ),
+    ]
+}
+
+/// Configuration the last mile and the scan read beside the servers.
+fn config_switches() -> Vec<CensusEntry> {
+    vec![
         // The tool search's switches (`tool_search.rs`: 2.1.197 `m4t` at
         // byte 230545654 and `I$` at 230546719; 2.1.332 `Vie` at 334276888),
         // from the process and each settings file's `env` block (2.1.197
@@ -491,11 +498,11 @@ fn config() -> Vec<CensusEntry> {
             BOTH,
             "not yet read: moves the managed settings file the reader looks for in /etc/claude-code",
         ),
-        not(
+        read(
             C,
             "ENABLE_TOOL_SEARCH",
             BOTH,
-            "not yet read: turns the tool search on or off (the last mile's default deferral per release is used instead)",
+            "turns the tool search on or off: read from the process environment as from a settings file's `env` block (`env.ENABLE_TOOL_SEARCH`)",
         ),
     ]
 }
