@@ -538,7 +538,7 @@ impl Blanker {
         ahead.next()?;
         let close = ahead.next_unescaped()?;
         let value = record.get(start + 1..close)?;
-        if value.contains('\\') {
+        if value.as_bytes().contains(&b'\\') {
             return None;
         }
         let mut end = close + 1;
@@ -549,7 +549,8 @@ impl Blanker {
             end += 1;
         }
         *taken.get_mut(slot)? = Some(value);
-        quotes.seek(end);
+        // Past the value's closing quote: no quote until `end`.
+        *quotes = ahead;
         Some(end)
     }
 }
