@@ -104,3 +104,42 @@ pub fn compare(
         unseen,
     }
 }
+
+/// A folder Gemini CLI reads a system settings file from, where this run
+/// has one: Gemini 0.61 ignores a system settings file unless it and
+/// every folder above it is owned by root and writable by no group or
+/// other (`isFileAndDirectorySecureSync` and `checkPosixStatsSecurity`,
+/// bundle/chunk-JDPZ4CE3.js:365641 and :365843). So a checkout under
+/// `/tmp` (mode 1777), or a run as another user, has none. Tried in turn:
+/// `scratch` (the test's `CARGO_TARGET_TMPDIR`), then the home folder; the
+/// error says why neither.
+pub fn gemini_trusted_dir(scratch: &std::path::Path) -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::MetadataExt;
+    let trusted = |dir: &std::path::Path| -> Result<(), String> {
+        for folder in dir.ancestors() {
+            let meta =
+                std::fs::metadata(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+            if meta.uid() != 0 || meta.mode() & 0o022 != 0 {
+                return Err(format!(
+                    "{} is owned by uid {} with mode {:o}",
+                    folder.display(),
+                    meta.uid(),
+                    meta.mode() & 0o7777
+                ));
+            }
+        }
+        Ok(())
+    };
+    let mut why = Vec::new();
+    let candidates = [
+        Some(scratch.to_path_buf()),
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+    ];
+    for dir in candidates.into_iter().flatten() {
+        match trusted(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) => why.push(e),
+        }
+    }
+    Err(why.join("; "))
+}
