@@ -97,7 +97,7 @@ fn rollout_lines_and_response_items(out: &mut Vec<CensusEntry>) {
             ROLLOUT,
             "response_item/reasoning",
             "0.104.0-alpha.1, 0.118.0–0.171.0",
-            "the model's reasoning (payload): known, never read; its `content` is a list or null (ResponseItem::Reasoning's Option<Vec<ReasoningItemContent>>; 0.104.0-alpha.1 writes null)",
+            "the model's reasoning (payload): known, never read; its `content` is a list or null (`ResponseItem::Reasoning`'s `Option<Vec<ReasoningItemContent>>`; 0.104.0-alpha.1 writes null)",
         ),
         CensusEntry::not_read(
             ROLLOUT,

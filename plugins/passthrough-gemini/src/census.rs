@@ -237,7 +237,7 @@ fn gemini_chat() -> Vec<CensusEntry> {
             GEMINI_CHAT,
             "kind:subagent",
             G_JSONL,
-            "a subagent's chat, at chats/<parent session>/<session>.jsonl, is outside the glob tmp/*/chats/session-*.jsonl: its MCP calls are not read",
+            "a subagent's chat, at `chats/<parent session>/<session>.jsonl`, is outside the glob `tmp/*/chats/session-*.jsonl`: its MCP calls are not read",
         ),
     ]
 }
