@@ -389,14 +389,15 @@ impl Blanker {
     }
 
     /// Whether the string `key` (between its quotes) is one to blank, and
-    /// whether only its string values are.
+    /// whether only its string values are (`short`: `key` [`packed`],
+    /// where the caller packed it already).
     #[inline]
-    fn key(&self, key: &[u8]) -> Option<bool> {
+    fn key(&self, key: &[u8], short: Option<u128>) -> Option<bool> {
         if !self.lengths.get(key.len()).copied().unwrap_or(true) {
             return None;
         }
         if key.len() < 16 {
-            let key = packed(key);
+            let key = short.unwrap_or_else(|| packed(key));
             return self
                 .packed
                 .iter()
@@ -452,9 +453,11 @@ impl Blanker {
                 continue;
             }
             let key = &bytes[open + 1..close - 1];
-            if taking
-                && depth == 1
-                && let Some(dropped) = self.take(record, key, close + 1, &mut quotes, taken)
+            // One of the record's own keys short enough to be taken: packed
+            // once, for both looks.
+            let short = (taking && depth == 1 && key.len() < 16).then(|| packed(key));
+            if let Some(short) = short
+                && let Some(dropped) = self.take(record, short, close + 1, &mut quotes, taken)
             {
                 let out = out.get_or_insert_with(|| String::with_capacity(record.len().min(4096)));
                 out.push_str(&record[from..open]);
@@ -470,7 +473,7 @@ impl Blanker {
                 }
                 continue;
             }
-            let Some(strings_only) = self.key(key) else {
+            let Some(strings_only) = self.key(key, short) else {
                 continue;
             };
             let mut start = close + 1;
@@ -508,22 +511,18 @@ impl Blanker {
 }
 
 impl Blanker {
-    /// Where `key` (of the record's own, its value at `after` past `:`)
-    /// is one [`Blanker::taking`] names with a plain string value not yet
-    /// taken: its value put in `taken`, and where the pair ends (past its
-    /// comma, where one follows), `quotes` left there.
+    /// Where `key` (of the record's own, [`packed`]; its value at `after`
+    /// past `:`) is one [`Blanker::taking`] names with a plain string
+    /// value not yet taken: its value put in `taken`, and where the pair
+    /// ends (past its comma, where one follows), `quotes` left there.
     fn take<'a>(
         &self,
         record: &'a str,
-        key: &[u8],
+        key: u128,
         after: usize,
         quotes: &mut Quotes<'_>,
         taken: &mut [Option<&'a str>],
     ) -> Option<usize> {
-        if key.len() >= 16 {
-            return None;
-        }
-        let key = packed(key);
         let slot = self.taken.iter().position(|k| *k == key)?;
         let bytes = record.as_bytes();
         let mut start = after;
