@@ -143,6 +143,19 @@ pub fn copilot_home(home: &Path, servers: Value) -> (PathBuf, PathBuf) {
     (dir, work)
 }
 
+/// Copilot's `mcpServers` for a by-path run: `count`, `run`'s counting
+/// peer (its log where `run` says), and `broken`, whose command (naming
+/// `planted`) does not exist.
+pub fn copilot_count_and_broken(run: &crate::refusal_run::RefusalHome, planted: &str) -> Value {
+    let (var, log) = run.log_env();
+    serde_json::json!({
+        "count": {"type": "local", "command": run.server(), "args": run.server_args(),
+                  "env": {var: log}, "tools": ["*"]},
+        "broken": {"type": "local", "command": format!("/nonexistent/{planted}/server"),
+                   "args": [], "tools": ["*"]}
+    })
+}
+
 /// Copilot CLI at `copilot` in a `-p "what time is it"` run with `args`,
 /// offline, in `work` with `home` as HOME, its model the fake model at
 /// `model_base` (`gpt-4o`, a dummy key): the command, to be run bounded.

@@ -56,16 +56,8 @@ async fn copilot_run() -> Option<(Run, Files)> {
     let copilot = by_path::pinned_copilot()?;
     let run = Run::pinned(TOOLS, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
-    let (var, log) = run.log_env();
-    let (dir, work) = by_path::copilot_home(
-        run.home(),
-        serde_json::json!({
-            "count": {"type": "local", "command": run.server(), "args": run.server_args(),
-                      "env": {var: log}, "tools": ["*"]},
-            "broken": {"type": "local", "command": format!("/nonexistent/{PLANTED}/server"),
-                       "args": [], "tools": ["*"]}
-        }),
-    );
+    let (dir, work) =
+        by_path::copilot_home(run.home(), by_path::copilot_count_and_broken(&run, PLANTED));
     let cmd = by_path::copilot_offline(
         &copilot,
         run.home(),

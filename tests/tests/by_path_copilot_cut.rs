@@ -221,16 +221,8 @@ async fn real_output() -> Option<String> {
     let copilot = by_path::pinned_copilot()?;
     let run = Run::pinned(STAMP_FAIL_ERR, PLANTED)?;
     let (model, _sent) = tether_tests::fake_model::start_model("count/stamp").await;
-    let (var, log) = run.log_env();
-    let (_dir, work) = by_path::copilot_home(
-        run.home(),
-        serde_json::json!({
-            "count": {"type": "local", "command": run.server(), "args": run.server_args(),
-                      "env": {var: log}, "tools": ["*"]},
-            "broken": {"type": "local", "command": format!("/nonexistent/{PLANTED}/server"),
-                       "args": [], "tools": ["*"]}
-        }),
-    );
+    let (_dir, work) =
+        by_path::copilot_home(run.home(), by_path::copilot_count_and_broken(&run, PLANTED));
     let args = ["--output-format", "json", "--allow-all-tools"];
     let cmd = by_path::copilot_offline(&copilot, run.home(), &work, &model.base(), &args);
     let out = run.run_cli("copilot-cut", cmd, 120);
