@@ -17,13 +17,6 @@
 //! Records from Tether itself (`service.name` starting `tether`) are never
 //! read, so an export pointed back here makes no loop.
 //!
-//! the `Collector`. Each record goes to the passthrough plugins until one
-//! claims it; a reading lands in the hub as a session keyed
-//! `KIND:HARNESS_SESSION_ID`, one attempt per process (`service.instance.id` or
-//! `process.pid`), trigger `harness_session`, rows from today's configuration
-//! (`current_config`) plus every server the telemetry names
-//! (`EvidenceSink::add_row`, source `harness`). A record without a session id
-//! joins the session last seen from its process, or is counted as unsessioned.
 //! At most 1024 sessions stay live (the oldest is released from the hub with
 //! `Hub::release`, which keeps what a store holds) and 4096 processes are
 //! remembered (`a_flood_of_sessions_keeps_memory_bounded`).

@@ -10,11 +10,7 @@
 //! headers given for it (`--forward-header`), which are secrets: never
 //! printed, hidden from `Debug`.
 //!
-//! the optional forward (`--forward URL`): every admitted request, unchanged
-//! (path, body, `Content-Type`, `Content-Encoding`), to the user's own
-//! collector with only the headers given for it, from one thread of its own
-//! through a bounded queue (full: dropped, counted). A target that names the
-//! receiver's own address is refused as a loop.
+//! A target that names the receiver's own address is refused as a loop.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

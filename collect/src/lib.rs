@@ -22,6 +22,16 @@
 //!   of `tether collect` ([`service::RunningCollect`]: the receiver, the
 //!   forward and the collector), as the CLI does.
 //!
+//! Its modules:
+//! - [`budget`]: the caps a body and its decoding stay within;
+//! - [`decode`]: OTLP bodies (protobuf or JSON, gzip or plain) into batches;
+//! - [`telemetry_records`]: a decoded batch flattened into plugin-readable records;
+//! - [`collector`]: harness telemetry into Tether sessions in a hub;
+//! - [`live`]: one hub attempt per harness session, its rows from today's configuration;
+//! - [`pump`]: a receiver's batches fed to a collector on a thread of its own;
+//! - [`forward`]: every admitted request passed on, unchanged, to the user's own collector;
+//! - [`service`]: all of `tether collect`: the receiver, the forward and the collector.
+//!
 //! Its invariants are written once, in ARCHITECTURE.md (`collect/`), each
 //! with the test that checks it.
 

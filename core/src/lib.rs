@@ -22,7 +22,13 @@
 //! - [`telemetry`]: what a harness needs to send its own telemetry to a receiver;
 //! - [`traffic`]: what observed MCP traffic proves, mapped to evidence once;
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
-//! - [`schema`]: JSON Schema (draft 2020-12) of the public documents.
+//! - [`schema`]: JSON Schema (draft 2020-12) of the public documents;
+//! - [`harness`]: a harness's one name ([`HarnessId`]) and what its plugin reads of it ([`harness::HarnessReader`]);
+//! - [`records`]: what a harness writes to disk about its sessions, and the readings a plugin takes from it;
+//! - [`capability`]: every capability in a session beyond its servers (skills, hooks, plugins);
+//! - [`capability_event`]: which skill, hook or plugin a piece of evidence is about;
+//! - [`last_mile`]: the rules a plugin declares for what a harness does to tools before the model, and their predictions;
+//! - [`model_tap`]: how to point a harness at the model tap, and who sent a model request.
 //!
 //! The words people read (labels, sentences, explain texts) live in
 //! `tether-words`, above this crate.

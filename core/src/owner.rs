@@ -4,11 +4,6 @@
 //! The documents (`AttachmentHistory`, `AttachmentAttempt`) keep plain
 //! strings on the wire; these types are for the APIs that take several ids
 //! at once, where a swap would otherwise compile.
-//!
-//! whose an attempt is: `TaskId`, `SessionId`, `ExecutionId`, `AttemptId` (one
-//! type each) and `Owner` (task, session, execution, built by field name), so
-//! an API that takes several ids cannot have them swapped. The documents keep
-//! plain strings on the wire.
 
 use std::fmt;
 

@@ -13,15 +13,11 @@
 //! reader takes names, codes, counts, times and statuses only; the host
 //! refuses a reading whose names are not names.
 //!
-//! the session-record half of a harness reader: `RecordSource` (a role, a root
-//! under the home or where a variable moves it, a `/`-segment pattern, lines or
-//! one document), `HarnessReader::record_sources` and `read_record(file,
-//! record)` (pure) into a `RecordAnswer` (`Unknown`, counted as version drift;
-//! `Ignored`; `Read` with the session, its thread within the file, time,
-//! project, version, servers and evidence), `project_of` (a directory's last
-//! component, never the path), `version_of`, `session_id` (`KIND:ID`, shared
-//! with the collector), and the documents `tether sessions` prints
-//! (`SessionsDocument`, `SessionDocument`, `MatrixRow`, `FileReport`).
+//! A [`RecordAnswer`] is `Unknown` (counted as version drift), `Ignored`, or
+//! `Read` with the session, its thread within the file, time, project,
+//! version, servers and evidence. [`project_of`] keeps a directory's last
+//! component, never the path; [`session_id`] (`KIND:ID`) is shared with the
+//! collector.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -4,12 +4,9 @@
 //! A compiled-in plugin registers itself with [`register_plugin!`](crate::register_plugin); the binary
 //! that wants it must link its crate (`use my_plugin as _;`).
 //!
-//! compiled-in plugins via `inventory` (`register_plugin!`), `Registry::add`
-//! for run-time plugins, the plugin listing document, and
-//! `Registry::harnesses()`: each passthrough plugin by its `HarnessId`
-//! (`harness.rs`: the one validated name a harness has), with its strategy. The
-//! session records, the collector, the CLI's harness lists and `tether mcp`
-//! read harnesses from it, never from a list.
+//! [`Registry::harnesses`] gives each passthrough plugin by its `HarnessId`,
+//! with its strategy: the session records, the collector, the CLI's harness
+//! lists and `tether mcp` read harnesses from it, never from a list.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -9,11 +9,6 @@
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
 //! with the test that checks it.
-//!
-//! what an observed MCP server served, request by request (`ServedRequest`:
-//! method, tool name, JSON-RPC id, protocol version, legacy session, transport,
-//! peer, times, outcome, the client's trace context) and session by session,
-//! for exporters. No field can hold a payload.
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -5,9 +5,9 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
 //! with the test that checks it.
 //!
-//! the `Store` trait (`save` only with a newer `revision`, `save_batch` for one
-//! transaction per burst, `load` for a keyed read, `load_all`, `remove`) and
-//! `rehydrate` (migrate older, load newer conservatively).
+//! `save` writes only a newer `revision`; `save_batch` is one transaction per
+//! burst; `rehydrate` migrates older documents and loads newer ones
+//! conservatively.
 
 use serde_json::Value;
 

@@ -1,16 +1,10 @@
-//! What a harness needs to send its own telemetry to a receiver: the
-//! optional telemetry half of a passthrough plugin's contract. It is pure
-//! data (environment variables, a configuration snippet, notes), made by
-//! the harness's plugin (`PassthroughStrategy::telemetry_setup`) and shown
-//! by `tether collect --print-env`. A plugin that gives none reads no
-//! telemetry.
-//!
-//! what a harness needs to send its own OpenTelemetry to a receiver
+//! The optional telemetry half of a harness's plugin, pure data. The setting
+//! half: what a harness needs to send its own OpenTelemetry to a receiver
 //! (`TelemetryTarget`, `TelemetrySetup`: variables, a config snippet, whether
 //! it was seen to send the header, notes), made by the optional
 //! `HarnessReader::telemetry_setup` (default `None`: the plugin reads no
-//! telemetry), and `CollectDocument`, which `tether collect --json` prints. The
-//! reading half: `TelemetryRecord` (one log record, span, span event or metric
+//! telemetry) and shown by `tether collect --print-env`; and
+//! `CollectDocument`, which `tether collect --json` prints. The reading half: `TelemetryRecord` (one log record, span, span event or metric
 //! point, flattened and bounded), read by the optional
 //! `HarnessReader::read_telemetry(record, configured)` into a `TelemetryAnswer`
 //! (`NotMine`, `Ignored`, or `Read` with the harness's session id, the servers

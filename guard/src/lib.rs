@@ -2,7 +2,7 @@
 //!
 //! Four things listen: the observed endpoint (`tether-kandev-endpoint`), the
 //! relays (`tether-relay`, its HTTP proxy and its host-side socket), the live
-//! status service (`tether-web`), and the telemetry receiver to come. Each
+//! status service (`tether-web`), and the telemetry receiver (`tether-collect`). Each
 //! takes its secrets, its credential check, its `Host` and `Origin` rules
 //! and its body cap from here, so the rules cannot drift apart:
 //! - [`Token`] and [`random_hex`]: secrets from the OS RNG, never shown by `Debug`;

@@ -2,9 +2,7 @@
 //! thread, retried with backoff, never in live state's way; and the read-only
 //! counters it keeps.
 //!
-//! the write-behind persister (coalesced writes in session order, in chunks of
-//! 500 per `save_batch`, retries with backoff) and the read-only `Counter`s it
-//! keeps for exporters.
+//! Writes go in session order, in chunks of 500 per `save_batch`.
 
 use super::*;
 

@@ -1,8 +1,8 @@
 //! Taps: what exporters are told, after the hub's lock is released.
 //!
-//! taps (`HubTap`: every attempt begun, every evidence event accepted, every
-//! row status entered, after the lock is released, as shared `Arc<HubEvent>`s)
-//! and `EventOwner`, which only the hub makes.
+//! A [`HubTap`] is told every attempt begun, every evidence event accepted and
+//! every row status entered, as shared `Arc<HubEvent>`s; [`EventOwner`] is
+//! made only by the hub.
 
 use super::*;
 

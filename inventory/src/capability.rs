@@ -10,13 +10,9 @@
 //! that nothing expands where it runs. Never the command line, its
 //! arguments, or a variable's value.
 //!
-//! rows beyond servers (`FoundCapability`, `ScanOutput::push_capability`: the
-//! stages that apply to each kind, `n/a` where one cannot) and the diagnostics
-//! of anything that runs a command (`FoundCommand`, `check_command`: basename,
-//! resolves here, what it resolves against, unresolved variables by name;
-//! `unresolved_variable`, `relative_command`, `command_not_found`;
-//! `not_installed` for a plugin, with `Installed` saying yes, no (and why) or
-//! not yet known), hook entries with their place (`hook_entries`), and skills
+//! Its reasons: `unresolved_variable`, `relative_command`, `command_not_found`,
+//! and `not_installed` for a plugin (with `Installed` saying yes, no and why, or
+//! not yet known). Hook entries keep their place (`hook_entries`); skills are
 //! named by their front matter (`ScanOutput::skill_files`).
 
 use std::path::{Path, PathBuf};

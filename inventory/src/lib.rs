@@ -18,7 +18,9 @@
 //! - [`sessions`]: tool rows from the sessions a harness ran itself
 //!   ([`apply_session_tools`]);
 //! - [`testing`]: which rows an endpoint test covers and running those tests a
-//!   few at a time, with whatever tester the host supplies.
+//!   few at a time, with whatever tester the host supplies;
+//! - [`capability`]: rows beyond servers (plugins, skills, hooks) and their commands' diagnostics;
+//! - [`session_tools`]: tool rows from what a harness's own session records showed.
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`inventory/`), each
 //! with the test that checks it.

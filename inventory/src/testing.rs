@@ -6,10 +6,9 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
 //! with the test that checks it.
 //!
-//! which rows an endpoint test covers (enabled, resolvable; a stdio server
-//! without `cwd` runs in the project) and `test_rows`, which runs a tester the
-//! host supplies a few at a time with progress; `tool_row`, one server's tool
-//! as its entry's filter leaves it, shared with `session_tools.rs`.
+//! A row is tested when enabled and resolvable; a stdio server without `cwd`
+//! runs in the project. `tool_row` (one server's tool as its entry's filter
+//! leaves it) is shared with `session_tools.rs`.
 
 use std::collections::BTreeMap;
 use std::future::Future;

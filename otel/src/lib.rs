@@ -15,6 +15,10 @@
 //! - **Logs**: each evidence event the hub accepted, sanitized, as a
 //!   `tether.evidence` event.
 //!
+//! Its modules: [`config`] (when export is on, and where it goes: the host's
+//! settings and the standard `OTEL_*` environment) and [`semconv`] (every
+//! attribute, metric and event name, defined once).
+//!
 //! Its invariants are written once, in ARCHITECTURE.md (`otel/`), each
 //! with the test that checks it.
 

@@ -3,6 +3,10 @@
 //! with the environment given explicitly, stderr kept as a bounded tail, and
 //! the whole group killed at the end (grandchildren included).
 //!
+//! Its modules: [`materialize`] (a passthrough plugin's files written where its
+//! CLI reads them, each created new with mode 0600) and [`sweep`] (finding and
+//! killing every descendant of a child, wherever it went).
+//!
 //! Its invariants are written once, in ARCHITECTURE.md (`process/`), each
 //! with the test that checks it.
 

@@ -18,6 +18,8 @@
 //!   once its names are names, and builds each session's attachment history
 //!   ([`facts::history_of`]), merged into the one a store already holds.
 //!
+//! - reads one file a user names by path, whatever harness wrote it ([`by_path`]).
+//!
 //! [`HarnessReader::record_sources`]: tether_core::harness::HarnessReader::record_sources
 //! [`HarnessReader::read_record`]: tether_core::harness::HarnessReader::read_record
 //!

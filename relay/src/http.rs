@@ -26,13 +26,6 @@
 //! [`MAX_OBSERVED_BYTES`] is passed through unobserved, and a gone or full
 //! hub only drops evidence. The proxy never retries for the agent: an
 //! unreachable server is a `502` the agent sees at once.
-//!
-//! one axum reverse proxy per relayed HTTP/SSE server on 127.0.0.1: a relay
-//! token, `Host` and `Origin` checks and a body cap at the door; the server's
-//! headers and query added on the way out; responses streamed through with a
-//! `Tap` that reads JSON bodies and SSE events into the same `FrameReader`; a
-//! legacy SSE `endpoint` event naming the real origin absolutely is pointed
-//! back at the relay (`EndpointRewrite`, the first event only).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -15,10 +15,8 @@
 //! relaying. A host that is gone, slow or full loses observations (counted
 //! on stderr at the end), never traffic. The relay never retries anything.
 //!
-//! the relay process (`src/bin/tether-relay.rs`). It redeems the ticket, starts
-//! the server with `ChildGroup::spawn_passing_stderr`, copies bytes, and ends
-//! as the server ends. Its observer reads side copies in 1 ms batches, so it is
-//! not woken for every chunk.
+//! Its observer reads side copies in 1 ms batches, so it is not woken for
+//! every chunk.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

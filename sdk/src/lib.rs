@@ -72,6 +72,10 @@
 //! ([`passthrough_observer!`]) and the [`HarnessReader`] methods that only
 //! forward to the plugin's own modules ([`forward_reader!`]).
 //!
+//! Beyond deciding: [`records`] and [`telemetry`] hold the helpers a session-record
+//! reader and a telemetry mapping share, [`census`] checks a plugin's census
+//! against its reader, and [`conformance`] is the one-call kit every plugin runs.
+//!
 //! # Teaching `tether inventory` a harness's configuration
 //!
 //! Implement [`ConfigScanner`]: read files only through the [`ScanContext`]'s

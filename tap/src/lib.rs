@@ -25,6 +25,10 @@
 //! the traffic never waits. Credentials, messages, prompts, descriptions,
 //! schemas, arguments and results are never kept, logged or printed.
 //!
+//! Its modules: [`api`] (which model API a request speaks, from its path) and
+//! [`read`] (what a request offered and its response called, read from a
+//! copy of the bytes, pure: names and hashes only).
+//!
 //! A host mounts [`Tap::router`] on its own server for the agents it
 //! starts, or runs [`Tap::serve`].
 

@@ -1,5 +1,15 @@
 //! Cross-crate integration tests live in `tests/tests/`. This library links the
 //! first-party plugins so their `inventory` registrations are present.
+//!
+//! The shared set-ups of the cross-crate tests:
+//! - [`fake_model`]: a fake model endpoint and an MCP server that always wants OAuth;
+//! - [`counting`]: how the counting MCP peers count the calls they receive;
+//! - [`breaking`]: the tools of `tether-breaking-mcp`, made to break the last mile;
+//! - [`last_mile`]: the ground truth of what the model was really sent;
+//! - [`refusal_run`]: what every real-CLI refusal test shares;
+//! - [`tap_run`]: a real CLI run through the model tap against the fake model;
+//! - [`collected`]: one real harness session with its own telemetry collected;
+//! - [`by_path`]: `tether sessions show|import PATH` run and checked for planted secrets.
 
 pub mod breaking;
 pub mod by_path;

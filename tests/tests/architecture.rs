@@ -917,3 +917,42 @@ fn the_code_map_names_every_crate_and_only_paths_that_exist() {
     assert!(checked >= 100, "the checker found the paths ({checked})");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// GIVEN every workspace crate's `src/lib.rs` WHEN its crate doc (the
+/// leading `//!` lines) is read against its `pub mod` lines THEN each
+/// public module is named in the doc (as `` [`name`] `` or `` `name` ``),
+/// so the crate's map lists every public module; `#[doc(hidden)]` modules
+/// are not part of the API and need no line.
+#[test]
+fn every_crate_doc_lists_its_public_modules() {
+    let module = regex::Regex::new(r"(?m)^(#\[doc\(hidden\)\]\n)?pub mod (\w+)").expect("pattern");
+    let mut problems = Vec::new();
+    let mut crates = 0;
+    for package in graph().values() {
+        let lib = workspace().join(&package.dir).join("src/lib.rs");
+        let Ok(text) = std::fs::read_to_string(&lib) else {
+            continue;
+        };
+        crates += 1;
+        let doc: String = text
+            .lines()
+            .take_while(|line| line.starts_with("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for cap in module.captures_iter(&text) {
+            let name = &cap[2];
+            if cap.get(1).is_some() {
+                continue;
+            }
+            let named = regex::Regex::new(&format!(r"`(crate::)?{name}(::\w+)*`")).expect("name");
+            if !named.is_match(&doc) {
+                problems.push(format!(
+                    "{}: `pub mod {name}` is not in the crate doc's list",
+                    package.dir.display()
+                ));
+            }
+        }
+    }
+    assert!(crates >= 25, "read {crates} crates' lib.rs");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -9,12 +9,8 @@
 //! request, so a page of 50 out of 10,000 sessions costs one pass over the
 //! index and no history clone.
 //!
-//! the fleet page's answers, pure: `FleetIndex` (one small entry per session,
-//! rebuilt only for sessions whose revision moved), `FleetQuery` (the filters,
-//! parsed strictly), `sessions` (one page, counts over every match) and
-//! `servers` (per server name and harness). The page asks for one page at a
-//! time and is told of changes by a small event, so a fleet of thousands is
-//! never sent whole.
+//! The index is rebuilt only for sessions whose revision moved;
+//! [`FleetQuery`] parses the filters strictly.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -23,6 +23,13 @@
 //!   `POST /api/v1/login-links`: one-time login codes;
 //! - `/`, `/view.js`, `/view.css`: the reference view.
 //!
+//! Its modules: [`service`] (the router: the API, its two event streams, the
+//! actions and the view's files), [`security`] (the bearer token, the
+//! per-session authorizer, the `Host` and `Origin` checks, login codes),
+//! [`source`] (a live hub or a store followed read-only), [`documents`] (the
+//! API's versioned documents and their schemas) and [`fleet`] (the fleet
+//! page's filters and counts).
+//!
 //! Why Server-Sent Events and not WebSocket: the stream is one-way (actions
 //! are plain POSTs), SSE is plain HTTP through the same guard, and every
 //! event is the whole state, so resuming needs no protocol of its own.

@@ -1,20 +1,9 @@
 //! The router: the versioned JSON API, its two Server-Sent Event streams,
 //! the diagnostic actions, and the reference view's three files.
 //!
-//! the routes, the guard every request passes
-//! (`tether_guard::HostPolicy::check`: `Host`, then `Origin`, CORS only if
-//! configured; the body cap; security headers), the token middleware, the two
-//! Server-Sent Event streams, and the actions.
-//!
-//! the routes, the guard every request passes
-//! (`tether_guard::HostPolicy::check`: `Host`, then `Origin`, CORS only if
-//! configured; the body cap; security headers), the token middleware, the two
-//! Server-Sent Event streams, and the actions.
-//!
-//! the routes, the guard every request passes
-//! (`tether_guard::HostPolicy::check`: `Host`, then `Origin`, CORS only if
-//! configured; the body cap; security headers), the token middleware, the two
-//! Server-Sent Event streams, and the actions.
+//! Every request passes the guard (`tether_guard::HostPolicy::check`: `Host`,
+//! then `Origin`, CORS only if configured; the body cap; security headers),
+//! then the token middleware.
 
 use std::collections::HashSet;
 use std::convert::Infallible;

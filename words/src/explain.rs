@@ -5,11 +5,6 @@
 //! Each table is an exhaustive `match`: a new variant does not compile until
 //! it is explained here, so neither the terminal nor the book can fall
 //! behind the vocabulary.
-//!
-//! what every status, probe verdict, reason code and stage means and what to
-//! check, each an exhaustive `match` (a new variant does not compile without
-//! its entry), with examples drawn from `display.rs`: the one source of `tether
-//! explain` and the book's reference page.
 
 use std::fmt::Write as _;
 

@@ -7,6 +7,9 @@
 //! - http needs `mcpCapabilities.http`; sse needs `mcpCapabilities.sse`;
 //! - a server offering several endpoints (the host's own, for example) is
 //!   delivered over the first one the agent can take.
+//!
+//! [`acp`] is the ACP host side: the line transport over the agent's stdio,
+//! `mcpServers` from a plan, and safe answers to agent-initiated requests.
 
 pub mod acp;
 

@@ -13,6 +13,14 @@
 //!   to: every transport refuses a request without the current attempt's
 //!   credential, and records it as `unauthenticated_contact`.
 //!
+//! Its modules:
+//! - [`endpoint`]: the observed endpoint, one rmcp server reachable three ways, on 127.0.0.1;
+//! - [`report`]: the per-connection handler that publishes what the agent did;
+//! - [`credential`]: the per-attempt credential from the OS RNG;
+//! - [`bridge`]: `tether-bridge`, the stdio relay to the endpoint's loopback socket;
+//! - [`catalog`]: the tool catalog of the host's own server, with token estimates;
+//! - [`sentinel`]: the probe's one harmless tool.
+//!
 //! Its invariants are written once, in ARCHITECTURE.md (`plugins/kandev-endpoint/`), each
 //! with the test that checks it.
 

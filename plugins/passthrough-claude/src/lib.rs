@@ -17,6 +17,12 @@
 //!   tool count (provenance `agent_report`).
 //! - Scans Claude Code's own configuration for `tether inventory`
 //!   ([`config_scan`]).
+//!
+//! Its public modules, each pure (bytes or decoded records in, evidence out):
+//! - [`census`]: every record, event, telemetry and configuration kind Claude Code's
+//!   shipped code writes or reads that bears on MCP, read or not read with why;
+//! - [`records`]: Claude Code's own session records, read as `tether sessions` reads them;
+//! - [`telemetry`]: Claude Code's own OpenTelemetry, read as evidence (`tether collect`).
 
 pub mod census;
 pub mod config_scan;

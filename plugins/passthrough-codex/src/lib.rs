@@ -17,6 +17,13 @@
 //! - Never sets or relocates `CODEX_HOME`: the flags are the whole delivery.
 //!   The flags carry secrets, so nothing here logs them (the host's process
 //!   debug output shows only their number).
+//!
+//! Its public modules, each pure (bytes or decoded records in, evidence out):
+//! - [`census`]: every record, event, telemetry and configuration kind Codex's
+//!   shipped code writes or reads that bears on MCP, read or not read with why;
+//! - [`records`]: Codex's own session records, read as `tether sessions` reads them;
+//! - [`telemetry`]: Codex's own OpenTelemetry, read as evidence (`tether collect`);
+//! - [`config_scan`]: its configuration, scanned for `tether inventory`.
 
 pub mod census;
 pub mod config_scan;

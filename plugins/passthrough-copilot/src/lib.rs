@@ -19,6 +19,12 @@
 //!   tool count. They become `agent_reported` evidence.
 //! - Scans Copilot's own configuration for `tether inventory`
 //!   ([`config_scan`]).
+//!
+//! Its public modules, each pure (bytes or decoded records in, evidence out):
+//! - [`census`]: every record, event, telemetry and configuration kind Copilot CLI's
+//!   shipped code writes or reads that bears on MCP, read or not read with why;
+//! - [`records`]: Copilot CLI's own session records, read as `tether sessions` reads them;
+//! - [`telemetry`]: Copilot CLI's own OpenTelemetry, read as evidence (`tether collect`).
 
 pub mod census;
 pub mod config_scan;

@@ -23,6 +23,12 @@
 //!   Either's stream-json saved to a file is read by path as a session
 //!   record (`stream_json`, the same init reading for Qwen).
 //! - Scans both CLIs' configuration for `tether inventory` ([`config_scan`]).
+//!
+//! Its public modules, each pure (bytes or decoded records in, evidence out):
+//! - [`census`]: every record, event, telemetry and configuration kind Gemini CLI and Qwen Code's
+//!   shipped code writes or reads that bears on MCP, read or not read with why;
+//! - [`records`]: Gemini CLI and Qwen Code's own session records, read as `tether sessions` reads them;
+//! - [`telemetry`]: Gemini CLI and Qwen Code's own OpenTelemetry, read as evidence (`tether collect`).
 
 pub mod census;
 pub mod config_scan;

@@ -17,6 +17,12 @@
 //!   reports nothing; the observed endpoint and relay are the evidence.
 //! - Scans OpenCode's own configuration for `tether inventory`
 //!   ([`config_scan`]).
+//!
+//! Its public modules, each pure (bytes or decoded records in, evidence out):
+//! - [`census`]: every record, event, telemetry and configuration kind OpenCode's
+//!   shipped code writes or reads that bears on MCP, read or not read with why;
+//! - [`records`]: OpenCode's own session records, read as `tether sessions` reads them;
+//! - [`telemetry`]: OpenCode's own OpenTelemetry, read as evidence (`tether collect`).
 
 pub mod census;
 pub mod config_scan;
