@@ -278,9 +278,74 @@ pub enum RecordAnswer {
     },
     /// Read.
     Read(RecordReading),
+    /// A record that could not be parsed: cut short, not JSON, or a known
+    /// kind with a field of the wrong type. Counted apart from a kind the
+    /// reader does not know (never version drift), by its line and why,
+    /// never its content.
+    Unparsed {
+        /// Why.
+        why: Unparsed,
+        /// The kind, where the record named one the reader knows (a
+        /// constant of the reader's, never the record's own text).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+    },
+}
+
+/// Why a record could not be parsed: the shape of the failure, never the
+/// record's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Unparsed {
+    /// It ends before its JSON does (a file still being written, a crash,
+    /// a copy cut short).
+    CutShort,
+    /// It is not JSON (or not the JSON its file holds).
+    NotJson,
+    /// JSON, of a kind the reader knows, but a field it reads has the
+    /// wrong type (a `null`, a number for a string).
+    WrongType,
+}
+
+impl Unparsed {
+    /// Why `error`, from parsing a record, says it failed.
+    pub fn of(error: &serde_json::Error) -> Self {
+        use serde_json::error::Category;
+        match error.classify() {
+            Category::Eof => Unparsed::CutShort,
+            Category::Data => Unparsed::WrongType,
+            Category::Syntax | Category::Io => Unparsed::NotJson,
+        }
+    }
+
+    /// In words: `cut short`, `not JSON`, `a field of the wrong type`.
+    pub fn words(self) -> &'static str {
+        match self {
+            Unparsed::CutShort => "cut short",
+            Unparsed::NotJson => "not JSON",
+            Unparsed::WrongType => "a field of the wrong type",
+        }
+    }
+
+    /// Why `record` does not parse as JSON, or `None` where it does.
+    pub fn json(record: &str) -> Option<Self> {
+        serde_json::from_str::<serde::de::IgnoredAny>(record)
+            .err()
+            .map(|e| Unparsed::of(&e))
+    }
 }
 
 impl RecordAnswer {
+    /// A record that could not be parsed, as `error` says, of `kind`
+    /// where the reader knew it.
+    pub fn unparsed(error: &serde_json::Error, kind: Option<&str>) -> Self {
+        RecordAnswer::Unparsed {
+            why: Unparsed::of(error),
+            kind: kind.map(str::to_owned),
+        }
+    }
+
     /// A record of `kind` that this reader knows bears on what Tether
     /// tracks and does not read.
     pub fn not_read(kind: &str, at: Option<crate::model::Timestamp>) -> Self {
@@ -484,12 +549,47 @@ pub struct FileReport {
     /// [`MAX_NOT_READ_KINDS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read_kinds: Vec<String>,
+    /// Records that could not be parsed (cut short, not JSON, a field of
+    /// the wrong type): never counted as a kind the reader does not know.
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    pub unparsed: u64,
+    /// The first of them (at most [`MAX_UNPARSED_LINES`]): where and why,
+    /// never their content.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unparsed_lines: Vec<UnparsedLine>,
     /// Records refused: not UTF-8, longer than the line bound, or a
     /// reading whose names were not names.
     pub refused: u64,
     /// Why the file was not read (or not to the end), in one sentence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Unparsed records named per file, at most.
+pub const MAX_UNPARSED_LINES: usize = 16;
+
+/// One record of a file that could not be parsed: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UnparsedLine {
+    /// Its place in the file: the n-th record (a line; blank lines are
+    /// not counted), from 1.
+    pub line: u64,
+    /// Why it could not be parsed.
+    pub why: Unparsed,
+    /// The kind, where the record named one its reader knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+impl FileReport {
+    /// Counts record `line` as unparsed, for `why` (named while fewer
+    /// than [`MAX_UNPARSED_LINES`] are).
+    pub fn add_unparsed(&mut self, line: u64, why: Unparsed, kind: Option<String>) {
+        self.unparsed += 1;
+        if self.unparsed_lines.len() < MAX_UNPARSED_LINES {
+            self.unparsed_lines.push(UnparsedLine { line, why, kind });
+        }
+    }
 }
 
 /// The harness versions a reader was verified on, oldest and newest.
@@ -569,7 +669,11 @@ pub struct ReaderNote {
     /// Their kinds (at most [`MAX_NOT_READ_KINDS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read_kinds: Vec<String>,
-    /// Files that held records of either sort.
+    /// Records that could not be parsed (cut short, not JSON, a field of
+    /// the wrong type): no kind, known or not, is claimed for them.
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    pub unparsed_records: u64,
+    /// Files that held records of any of these sorts.
     pub files: u64,
 }
 
@@ -592,6 +696,7 @@ impl ReaderNote {
             unknown_records: 0,
             not_read_records: 0,
             not_read_kinds: Vec::new(),
+            unparsed_records: 0,
             files: 0,
         }
     }
@@ -607,13 +712,15 @@ impl ReaderNote {
     }
 
     /// Counts what `file` held of kinds the reader does not know or does
-    /// not read (a file with neither adds nothing).
+    /// not read, and what could not be parsed (a file with none adds
+    /// nothing).
     pub fn add_file(&mut self, file: &FileReport) {
-        if file.unknown == 0 && file.not_read == 0 {
+        if file.unknown == 0 && file.not_read == 0 && file.unparsed == 0 {
             return;
         }
         self.unknown_records += file.unknown;
         self.not_read_records += file.not_read;
+        self.unparsed_records += file.unparsed;
         for kind in &file.not_read_kinds {
             note_kind(&mut self.not_read_kinds, kind);
         }

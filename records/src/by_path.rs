@@ -134,6 +134,12 @@ impl Records {
         harness: Option<&str>,
         configured: HashMap<String, Vec<ServerSpec>>,
     ) -> Result<Records, ByPathError> {
+        // A symbolic link reads as the file it points to: its folder and
+        // name are what a reader places the file by (a transcript's
+        // name is its session's id).
+        let resolved = std::fs::canonicalize(path)
+            .map_err(|e| ByPathError::Unreadable(e.kind().to_string()))?;
+        let path = resolved.as_path();
         let sniffed = sniff(path)?;
         let (root_dir, rel) = place(path)?;
         let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
@@ -530,7 +536,8 @@ fn fit_knowing(
                     fit.plausible += 1;
                 }
             }
-            Some(RecordAnswer::Unknown) | None => {}
+            // A record that does not parse tells no harness's file.
+            Some(RecordAnswer::Unknown | RecordAnswer::Unparsed { .. }) | None => {}
             Some(_) => fit.known += 1,
         }
         knew.push(fit.known > before);

@@ -888,7 +888,7 @@ impl FileReading<'_> {
         };
         match contained(|| reader.read_record(&file, record)) {
             None => self.report.refused += 1,
-            Some(RecordAnswer::Unknown) => self.report.unknown += 1,
+            Some(RecordAnswer::Unknown) => self.unknown(record),
             Some(RecordAnswer::Ignored) => self.report.ignored += 1,
             Some(RecordAnswer::NotRead { kind, at }) => {
                 self.report.not_read += 1;
@@ -900,8 +900,26 @@ impl FileReading<'_> {
                 self.dated(Some(at));
             }
             Some(RecordAnswer::Read(reading)) => self.read(reading),
+            Some(RecordAnswer::Unparsed { why, kind }) => {
+                self.report.add_unparsed(self.report.records, why, kind);
+            }
             // An answer a later SDK adds: counted as one not understood.
             Some(_) => self.report.unknown += 1,
+        }
+    }
+
+    /// A record its reader did not know: one that starts as JSON and does
+    /// not parse is counted as unparsed (cut short, not JSON), never as a
+    /// kind the reader does not know; any other is version drift. A text
+    /// log's lines do not start with `{` or `[`, so they stay unknown.
+    fn unknown(&mut self, record: &str) {
+        let json_like = record.trim_start().starts_with(['{', '[']);
+        match json_like
+            .then(|| tether_core::records::Unparsed::json(record))
+            .flatten()
+        {
+            Some(why) => self.report.add_unparsed(self.report.records, why, None),
+            None => self.report.unknown += 1,
         }
     }
 
