@@ -142,6 +142,68 @@ pub trait Store: Send + Sync {
             .into_iter()
             .find(|h| h.session_id == session_id))
     }
+    /// Every session-record file a reader left here (`tether_records`'s
+    /// ledger), with its state. The default keeps none and says so: the
+    /// reader then reads every file whole, as before.
+    fn record_files(&self) -> Result<Vec<RecordFileRow>, StoreError> {
+        Err(no_ledger())
+    }
+    /// Writes `rows` (each replacing the row of its path), atomically.
+    fn save_record_files(&self, rows: &[RecordFileRow]) -> Result<(), StoreError> {
+        let _ = rows;
+        Err(no_ledger())
+    }
+    /// Marks the rows of `paths` imported (their sessions are in this
+    /// store as far as each row was read) or gone (the file vanished; its
+    /// sessions are kept), where given.
+    fn mark_record_files(
+        &self,
+        paths: &[String],
+        imported: Option<bool>,
+        gone: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let _ = (paths, imported, gone);
+        Err(no_ledger())
+    }
+}
+
+/// One session-record file as a reader last left it: which file it was
+/// (device, inode, size, modification), how far it was read, and a hash of
+/// the bytes just before that, so the next run reads only what was
+/// appended and reads a replaced, cut or rewritten file again from its
+/// start. `state` is the reader's own (its place in the file and what the
+/// file's records said so far): opaque to the store. Metadata only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordFileRow {
+    /// The file's absolute path on this machine (the row's key).
+    pub path: String,
+    /// The harness whose file it is.
+    pub agent_kind: String,
+    /// The file system's device.
+    pub device: u64,
+    /// The file's inode.
+    pub inode: u64,
+    /// Its size when read.
+    pub size: u64,
+    /// Its modification time when read, in nanoseconds since the epoch.
+    pub modified_ns: u64,
+    /// Where reading stopped (after the last complete record).
+    pub offset: u64,
+    /// A hash of the bytes just before `offset`.
+    pub tail_hash: u64,
+    /// The file was not there on a later run; its sessions are kept.
+    pub gone: bool,
+    /// The sessions it holds are in this store as far as `offset`.
+    pub imported: bool,
+    /// Which reader wrote the row (a row of another is read again).
+    pub generation: String,
+    /// The reader's state, opaque to the store.
+    pub state: Vec<u8>,
+}
+
+/// What a store that keeps no record-file ledger answers.
+fn no_ledger() -> StoreError {
+    StoreError::Backend("this store keeps no record-file ledger".into())
 }
 
 /// What a store that keeps no tool pins answers.

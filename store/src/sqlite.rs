@@ -12,7 +12,7 @@ use tether_core::inventory::{InventoryDocument, SnapshotRef};
 use tether_core::model::Timestamp;
 use tether_core::pins::ToolPin;
 use tether_core::store::{
-    Loaded, Store, StoreError, pin_hashes_of, pin_hashes_text, rehydrate_row,
+    Loaded, RecordFileRow, Store, StoreError, pin_hashes_of, pin_hashes_text, rehydrate_row,
 };
 
 fn backend(e: rusqlite::Error) -> StoreError {
@@ -35,12 +35,13 @@ fn prepare_if_table<'c>(
 }
 
 /// The newest database schema this build knows (`PRAGMA user_version`).
-pub const SQLITE_SCHEMA_VERSION: u32 = 3;
+pub const SQLITE_SCHEMA_VERSION: u32 = 4;
 
 /// Forward-only migrations, in one transaction; each step runs once.
 /// - 1: the tables (databases from before versioning have them at 0);
 /// - 2: `attachment_history.revision`, the conditional-write guard;
-/// - 3: `tool_pin`, the tool definition pins (hashes only).
+/// - 3: `tool_pin`, the tool definition pins (hashes only);
+/// - 4: `record_file`, how far each session-record file was read.
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -89,6 +90,9 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if found < 3 {
         tx.execute_batch(TOOL_PIN_TABLE).map_err(backend)?;
     }
+    if found < 4 {
+        tx.execute_batch(RECORD_FILE_TABLE).map_err(backend)?;
+    }
     if found < SQLITE_SCHEMA_VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {SQLITE_SCHEMA_VERSION};"))
             .map_err(backend)?;
@@ -106,6 +110,24 @@ const TOOL_PIN_TABLE: &str = "CREATE TABLE IF NOT EXISTS tool_pin (
          seen TEXT,
          seen_at INTEGER NOT NULL,
          PRIMARY KEY (server, tool)
+     );";
+
+/// The session-record files' ledger (`tether_core::store::RecordFileRow`):
+/// one row per file, what identifies it and how far it was read, and the
+/// reader's state (metadata only).
+const RECORD_FILE_TABLE: &str = "CREATE TABLE IF NOT EXISTS record_file (
+         path TEXT PRIMARY KEY,
+         agent_kind TEXT NOT NULL,
+         device INTEGER NOT NULL,
+         inode INTEGER NOT NULL,
+         size INTEGER NOT NULL,
+         modified_ns INTEGER NOT NULL,
+         read_to INTEGER NOT NULL,
+         tail_hash INTEGER NOT NULL,
+         gone INTEGER NOT NULL DEFAULT 0,
+         imported INTEGER NOT NULL DEFAULT 0,
+         generation TEXT NOT NULL,
+         state BLOB NOT NULL
      );";
 
 fn time_of(at: Option<i64>) -> Option<Timestamp> {
@@ -523,4 +545,107 @@ impl Store for SqliteStore {
         }
         Ok(loaded)
     }
+
+    fn record_files(&self) -> Result<Vec<RecordFileRow>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT path, agent_kind, device, inode, size, modified_ns, read_to, tail_hash,
+                    gone, imported, generation, state FROM record_file",
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(RecordFileRow {
+                    path: r.get(0)?,
+                    agent_kind: r.get(1)?,
+                    device: bits(r.get(2)?),
+                    inode: bits(r.get(3)?),
+                    size: bits(r.get(4)?),
+                    modified_ns: bits(r.get(5)?),
+                    offset: bits(r.get(6)?),
+                    tail_hash: bits(r.get(7)?),
+                    gone: r.get(8)?,
+                    imported: r.get(9)?,
+                    generation: r.get(10)?,
+                    state: r.get(11)?,
+                })
+            })
+            .map_err(backend)?;
+        rows.map(|row| row.map_err(backend)).collect()
+    }
+
+    /// One transaction for all the rows.
+    fn save_record_files(&self, rows: &[RecordFileRow]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        {
+            let mut upsert = tx
+                .prepare(
+                    "INSERT OR REPLACE INTO record_file (path, agent_kind, device, inode, size,
+                         modified_ns, read_to, tail_hash, gone, imported, generation, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )
+                .map_err(backend)?;
+            for row in rows {
+                upsert
+                    .execute(params![
+                        row.path,
+                        row.agent_kind,
+                        signed(row.device),
+                        signed(row.inode),
+                        signed(row.size),
+                        signed(row.modified_ns),
+                        signed(row.offset),
+                        signed(row.tail_hash),
+                        row.gone,
+                        row.imported,
+                        row.generation,
+                        row.state,
+                    ])
+                    .map_err(backend)?;
+            }
+        }
+        tx.commit().map_err(backend)
+    }
+
+    fn mark_record_files(
+        &self,
+        paths: &[String],
+        imported: Option<bool>,
+        gone: Option<bool>,
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        {
+            let mut mark = tx
+                .prepare(
+                    "UPDATE record_file SET imported = coalesce(?2, imported),
+                         gone = coalesce(?3, gone) WHERE path = ?1",
+                )
+                .map_err(backend)?;
+            for path in paths {
+                mark.execute(params![path, imported, gone])
+                    .map_err(backend)?;
+            }
+        }
+        tx.commit().map_err(backend)
+    }
+}
+
+/// A `u64` kept in SQLite's signed integer, bit for bit (hashes and
+/// inodes use all 64 bits).
+fn signed(v: u64) -> i64 {
+    i64::from_ne_bytes(v.to_ne_bytes())
+}
+
+/// The `u64` [`signed`] kept.
+fn bits(v: i64) -> u64 {
+    u64::from_ne_bytes(v.to_ne_bytes())
 }
