@@ -752,7 +752,7 @@ fn stop_hooks(reading: &mut RecordReading, line: &Line<'_>, at: Timestamp) {
         let command = info.command.as_deref().unwrap_or_default();
         let mut hook = CapabilityEvent::hook(&event, Some(&event));
         if !command.is_empty() {
-            hook = hook.command(words::meaningful_command(command));
+            hook = words::with_command(hook, command);
         }
         let id = line
             .tool_use
@@ -835,7 +835,7 @@ fn capabilities(
         .and_then(|t| hook_run_id(t, &hook, command.unwrap_or_default()));
     let mut event = CapabilityEvent::hook(&hook, event.as_deref());
     if let Some(line) = command {
-        event = event.command(words::meaningful_command(line));
+        event = words::with_command(event, line);
     }
     push(
         reading,

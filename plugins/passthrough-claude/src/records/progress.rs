@@ -17,7 +17,7 @@ use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{call, hook_fired, push};
 
 use super::items::{Scalar, skip_scalars};
-use super::{hook_run_id, tool_name_of_server, words::meaningful_command};
+use super::{hook_run_id, tool_name_of_server, words::with_command};
 
 /// `data` of a progress record: `{type:"hook_progress", hookEvent,
 /// hookName, command}` (real 2.1.38/2.1.39 transcripts: one per hook run,
@@ -118,7 +118,7 @@ pub(super) fn progress(
             let command = data.command.as_deref().unwrap_or_default();
             let mut run = CapabilityEvent::hook(&hook, event.as_deref());
             if !command.trim().is_empty() {
-                run = run.command(meaningful_command(command));
+                run = with_command(run, command);
             }
             // The same run as its attachment's, where one was written.
             let id = tool_use
@@ -200,7 +200,7 @@ pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Times
     };
     let mut run = CapabilityEvent::hook("Stop", Some("Stop"));
     if !command.trim().is_empty() {
-        run = run.command(meaningful_command(command));
+        run = with_command(run, command);
     }
     push(
         reading,

@@ -6,6 +6,8 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use tether_core::capability::CapabilityEvent;
+use tether_core::capability_event::is_variable;
 use tether_core::vocab::ReasonCode;
 
 use super::ErrorWords;
@@ -84,9 +86,14 @@ pub(super) fn meta_said(record: &str, id: &str) -> Option<ErrorWords> {
 /// Only the shape of what is returned is ever kept.
 pub(super) fn meaningful_command(line: &str) -> &str {
     let mut rest = line.trim_start();
-    // A few `cd`s at most; each is skipped with its directory.
+    // A few `cd`s and guards at most; each is skipped with its directory
+    // or its test (`[ -n "$X" ] && notify-send done || true` runs
+    // `notify-send`: the test only says whether).
     for _ in 0..4 {
-        let Some(after) = rest.strip_prefix("cd ") else {
+        let Some(after) = ["cd ", "[ ", "[[ ", "test "]
+            .into_iter()
+            .find_map(|guard| rest.strip_prefix(guard))
+        else {
             break;
         };
         let next = [
@@ -102,6 +109,20 @@ pub(super) fn meaningful_command(line: &str) -> &str {
         }
     }
     rest
+}
+
+/// `hook`, running `line` where the shape of what it runs is a name
+/// (the host refuses a reading with a command that is not one, and the
+/// whole record with it): a program named by a bracket, a backslash or a
+/// letter outside ASCII is kept as a hook that ran, its command unknown.
+pub(super) fn with_command(hook: CapabilityEvent, line: &str) -> CapabilityEvent {
+    let shaped = hook.clone().command(meaningful_command(line));
+    let named = shaped
+        .command
+        .as_deref()
+        .is_some_and(tether_core::telemetry::is_name_like)
+        && shaped.variables.iter().all(|v| is_variable(v));
+    if named { shaped } else { hook }
 }
 
 #[cfg(test)]
@@ -149,5 +170,10 @@ mod tests {
         assert_eq!(meaningful_command("cd /only"), "cd /only");
         assert_eq!(meaningful_command("bd prime"), "bd prime");
         assert_eq!(meaningful_command("cdx run"), "cdx run");
+        assert_eq!(
+            meaningful_command(r#"[ -n "$X" ] && notify-send done || true"#),
+            "notify-send done || true"
+        );
+        assert_eq!(meaningful_command("test -f a && ./b.sh"), "./b.sh");
     }
 }

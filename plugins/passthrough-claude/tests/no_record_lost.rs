@@ -1,0 +1,83 @@
+//! Issue 68: no record lost. Records shaped exactly as Claude Code writes
+//! them (`JSON.stringify`: compact, `\"` and `\\` escapes, non-ASCII raw),
+//! each read for what it proves, none lost to an escape, a null or an
+//! odd item.
+
+use tether_core::records::{RecordAnswer, RecordFile};
+use tether_core::vocab::EvidenceKind;
+use tether_passthrough_claude::records::{TRANSCRIPT, read};
+
+fn answer(record: &str) -> RecordAnswer {
+    let segments = vec![
+        "projects".to_owned(),
+        "-tmp-w".to_owned(),
+        "s.jsonl".to_owned(),
+    ];
+    let file = RecordFile {
+        role: TRANSCRIPT,
+        segments: &segments,
+        session: None,
+        configured: &[],
+    };
+    read(&file, record)
+}
+
+/// What Claude Code's transcript writer puts around a record of its own
+/// (`{parentUuid, isSidechain, ...record, userType, entrypoint, cwd,
+/// sessionId, version, gitBranch, slug}`, the order a real 2.1.197 run
+/// wrote, `tests/fixtures/records/claude`).
+const PARENT: &str = r#""parentUuid":"0d5cf1f1-baf7-446f-b2dd-5419f902aeaa","isSidechain":false"#;
+const TAIL: &str = r#""userType":"external","entrypoint":"cli","cwd":"/tmp/w","sessionId":"88b3e12c-a78e-4cfc-a6bf-0a90e7116bb5","version":"2.1.223","gitBranch":"main","slug":"a-slug""#;
+
+fn hooks(record: &str) -> Vec<(String, Option<String>)> {
+    let RecordAnswer::Read(reading) = answer(record) else {
+        panic!("lost: {record}");
+    };
+    // The host's rule: a reading with one name that is not a name is
+    // refused whole (the record lost).
+    assert!(
+        reading.names_are_names(&[]),
+        "refused by the host: {reading:?}"
+    );
+    reading
+        .evidence
+        .iter()
+        .filter(|e| e.kind == EvidenceKind::HookFired)
+        .map(|e| {
+            let c = e.capability.as_deref().expect("a hook");
+            (c.name.clone(), c.command.clone())
+        })
+        .collect()
+}
+
+/// GIVEN a compact `stop_hook_summary` (2.1.223's shape, keys in its order)
+/// whose hook command holds `\"`, `\\`, `\n` or `\u00e9` WHEN it is read
+/// THEN its Stop hooks ran, as they do without the escape, and the reading
+/// passes the host's name rule (a bracket, a backslash or an `é` in what
+/// a hook runs made the host refuse the whole record: the record lost).
+#[test]
+fn a_compact_stop_hook_summary_with_an_escaped_command_is_read() {
+    for command in [
+        r#"[ -n \"$X\" ] && notify-send done || true"#,
+        r#"C:\\hooks\\gate.sh"#,
+        r#"gate.sh\nsecond"#,
+        r#"caf\u00e9.sh"#,
+        r#"x/y.sh"#,
+    ] {
+        let record = format!(
+            r#"{{{PARENT},"type":"system","subtype":"stop_hook_summary","hookCount":2,"hookInfos":[{{"command":"{command}","durationMs":12}},{{"command":"notify-send done","durationMs":3}}],"hookErrors":[],"preventedContinuation":false,"stopReason":"","hasOutput":false,"level":"suggestion","timestamp":"2026-12-02T09:16:47.136Z","uuid":"9a1e0f3c-1111-4c6d-8e7f-0a1b2c3d4e5f","toolUseID":"0dd55f2f-075e-478b-a88a-710ee9d6da9a",{TAIL}}}"#
+        );
+        let got = hooks(&record);
+        assert_eq!(got.len(), 2, "{command}: {got:?}");
+        assert_eq!(got[1].1.as_deref(), Some("notify-send"), "{command}");
+        let first = got[0].1.as_deref();
+        match command {
+            c if c.starts_with('[') => assert_eq!(first, Some("notify-send")),
+            c if c.starts_with("gate") => assert_eq!(first, Some("gate.sh")),
+            c if c.starts_with("x/") => assert_eq!(first, Some("y.sh")),
+            // A program named by a backslash path or a letter outside
+            // ASCII: the hook ran, what it ran is not a name.
+            _ => assert_eq!(first, None, "{command}"),
+        }
+    }
+}
