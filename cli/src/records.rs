@@ -35,17 +35,51 @@ pub(crate) fn since(word: &str) -> Option<Timestamp> {
 }
 
 /// The session records of `filter`, read once, with today's configuration
-/// (a progress line on a terminal for each).
+/// (a progress line on a terminal for each); each file read on from where
+/// the default store's ledger left it (`Records::keep_in`).
 pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
+    read_kept(registry, filter, default_ledger(), false)
+}
+
+/// [`read`], with `ledger` kept (`only_changed`: for an import into it).
+pub(crate) fn read_kept(
+    registry: &Registry,
+    filter: Filter,
+    ledger: Option<std::sync::Arc<dyn tether_core::store::Store>>,
+    only_changed: bool,
+) -> Records {
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
         crate::host::configured_today,
     );
     let mut records = Records::new(registry, &Home::from_env(), configured, filter);
+    if let Some(ledger) = ledger {
+        records.keep_in(ledger);
+        if only_changed {
+            records.only_changed();
+        }
+    }
     crate::term::with_progress("reading the harnesses' session records…", || {
         records.read(true);
     });
     records
+}
+
+/// The default store (`TETHER_DB`, else the default file), when it is a
+/// SQLite file that opens: where `read` keeps how far each file was read.
+/// Silent otherwise (the files are then read whole).
+fn default_ledger() -> Option<std::sync::Arc<dyn tether_core::store::Store>> {
+    let at = crate::host::StoreArgs::default().at().ok()?;
+    if at.is_postgres() {
+        return None;
+    }
+    match at.open_writable() {
+        Ok(store) => Some(store),
+        Err(error) => {
+            tracing::debug!(%error, "no ledger of record files; every file is read whole");
+            None
+        }
+    }
 }
 
 /// Every session on disk of `harnesses` (every harness with a reader when

@@ -354,7 +354,7 @@ fn import(
     if !files.is_empty() {
         return Ok(import_files(&mut files, store.as_ref()));
     }
-    let mut records = records::read(registry, filter);
+    let mut records = records::read_kept(registry, filter, Some(store.clone()), true);
     let done = match records.import(store.as_ref(), None) {
         Ok(done) => done,
         Err(err) => {

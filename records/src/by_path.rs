@@ -186,6 +186,7 @@ impl Records {
             files: Default::default(),
             sessions: Default::default(),
             cuts: Default::default(),
+            kept: Default::default(),
         };
         records.read(true);
         Ok(records)

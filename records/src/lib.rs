@@ -31,6 +31,7 @@
 
 pub mod by_path;
 pub mod facts;
+pub mod ledger;
 pub mod read;
 
 use std::collections::{BTreeMap, HashMap};
@@ -145,6 +146,11 @@ struct FileState {
     /// The last read stopped inside a record past the bound.
     skipping: bool,
     report: FileReport,
+    /// What the file's records said so far, by Tether session id (a
+    /// session's facts are its files' merged, in path order).
+    facts: BTreeMap<String, SessionFacts>,
+    /// The file read last (its device and inode).
+    identity: Option<ledger::Identity>,
 }
 
 /// What a read pass changed.
@@ -167,6 +173,8 @@ pub struct Records {
     sessions: BTreeMap<String, SessionFacts>,
     /// What a cap cut from each source on the last pass.
     cuts: BTreeMap<usize, SourceCut>,
+    /// The store's ledger of the files, where one is kept.
+    kept: ledger::Kept,
 }
 
 /// What one source's listing found.
@@ -247,6 +255,7 @@ impl Records {
             files: BTreeMap::new(),
             sessions: BTreeMap::new(),
             cuts: BTreeMap::new(),
+            kept: ledger::Kept::default(),
         }
     }
 
@@ -263,6 +272,7 @@ impl Records {
     /// following, it waits for its newline. Files are read on as many
     /// threads as the machine has cores (at most 4), each file by one.
     pub fn read(&mut self, at_rest: bool) -> Pass {
+        self.load_ledger();
         let mut tasks = Vec::new();
         for index in 0..self.sources.len() {
             if self.sources[index].source.by_path && self.sources[index].source.pattern.is_empty() {
@@ -272,25 +282,10 @@ impl Records {
             let found = self.find(index);
             self.note_cut(index, &found);
             for (rel, path, meta) in found.files {
-                let source = &self.sources[index];
-                let state = self.files.remove(&path).unwrap_or_else(|| FileState {
-                    report: FileReport {
-                        agent_kind: source.kind.clone(),
-                        role: source.source.role.clone(),
-                        path: source.root.source(&rel),
-                        ..FileReport::default()
-                    },
-                    ..FileState::default()
-                });
-                tasks.push(Task {
-                    index,
-                    rel,
-                    path,
-                    meta,
-                    state,
-                });
+                tasks.extend(self.task_for(index, rel, path, meta));
             }
         }
+        self.note_gone();
         let pending: u64 = tasks
             .iter()
             .map(|t| t.meta.len().saturating_sub(t.state.offset))
@@ -334,33 +329,7 @@ impl Records {
             })
         };
         let mut pass = Pass::default();
-        let mut changed = std::collections::BTreeSet::new();
-        for mut done in done {
-            if done.read_any {
-                pass.files_read += 1;
-            }
-            for (id, facts) in std::mem::take(&mut done.facts) {
-                let room = self.sessions.len() < MAX_SESSIONS;
-                match self.sessions.get_mut(&id) {
-                    Some(mine) => mine.merge(facts),
-                    None if room => {
-                        self.sessions.insert(id.clone(), facts);
-                    }
-                    None => {
-                        // Said, never silent: the file's line names the cap.
-                        done.state.report.refused += 1;
-                        done.state.report.error.get_or_insert_with(|| {
-                            format!(
-                                "holds sessions past the {MAX_SESSIONS} Tether keeps in memory; those were not read (too_many_entries)"
-                            )
-                        });
-                        continue;
-                    }
-                }
-                changed.insert(id);
-            }
-            self.files.insert(done.path, done.state);
-        }
+        let mut changed = self.settle(done, &mut pass);
         // Filters that need the facts: drop sessions outside them.
         let (project, since) = (&self.filter.project, self.filter.since);
         if project.is_some() || since.is_some() {
@@ -568,9 +537,17 @@ impl Records {
         })
     }
 
-    /// What was read of each file so far.
+    /// What was read of each file so far (a file left unread, as its
+    /// ledger row says), in path order.
     pub fn files(&self) -> Vec<FileReport> {
-        self.files.values().map(|f| f.report.clone()).collect()
+        let mut all: Vec<(&PathBuf, &FileReport)> = self
+            .files
+            .iter()
+            .map(|(p, f)| (p, &f.report))
+            .chain(self.parked_reports())
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(b.0));
+        all.into_iter().map(|(_, r)| r.clone()).collect()
     }
 
     /// The history of one session, built from its records alone (or merged
@@ -665,6 +642,7 @@ impl Records {
             None => self.selected().collect(),
             Some(ids) => ids.iter().filter_map(|id| self.sessions.get(id)).collect(),
         };
+        let mut there = std::collections::BTreeSet::new();
         for facts in chosen {
             let existing = store.load(&facts.session_id())?;
             let had = existing.clone();
@@ -672,6 +650,7 @@ impl Records {
                 done.refused += 1;
                 continue;
             };
+            there.insert(facts.session_id());
             match had {
                 Some(old) if facts::same(&old, &merged) => done.unchanged += 1,
                 old => {
@@ -685,6 +664,10 @@ impl Records {
                 }
             }
         }
+        if ids.is_none() {
+            done.unchanged += self.unread_sessions();
+        }
+        self.mark_imported(store, &there);
         Ok(done)
     }
 }
@@ -696,6 +679,14 @@ struct Task {
     path: PathBuf,
     meta: std::fs::Metadata,
     state: FileState,
+    /// The sessions the file fed when its ledger row was written (read
+    /// again from the start: they lose what it said).
+    was: Vec<String>,
+    /// Resuming from a ledger row: its offset and the hash of the bytes
+    /// before it, checked before reading on.
+    check: Option<(u64, u64)>,
+    /// A ledger is kept: the file's row is written once read.
+    keep: bool,
 }
 
 /// What reading one file further gave.
@@ -703,8 +694,11 @@ struct Done {
     path: PathBuf,
     state: FileState,
     read_any: bool,
-    /// What the file's new records say, by Tether session id.
-    facts: BTreeMap<String, SessionFacts>,
+    /// The sessions whose facts this read may have changed (those the
+    /// file fed before, and those it feeds now).
+    touched: Vec<String>,
+    /// The file's ledger row, where a ledger is kept.
+    row: Option<tether_core::store::RecordFileRow>,
 }
 
 /// Reads one file of `source` further, from where its state stopped.
@@ -714,27 +708,22 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
         path,
         meta,
         mut state,
+        mut was,
+        check,
+        keep,
         ..
     } = task;
     let unread = |path, state| Done {
         path,
         state,
         read_any: false,
-        facts: BTreeMap::new(),
+        touched: Vec::new(),
+        row: None,
     };
     let format = source.source.format;
     let (wal, signature, modified) = database_log(source, &rel, &meta);
     if state.len == signature && state.modified == modified && state.report.bytes > 0 {
         return unread(path, state);
-    }
-    if meta.len() < state.offset || format == RecordFormat::Sqlite {
-        // Cut short, or replaced: read again from the start (every
-        // fact merges idempotently, so what was read stays true).
-        state.offset = 0;
-        state.session = None;
-        state.threads.clear();
-        state.pending.clear();
-        state.skipping = false;
     }
     let (mut file, len) = match source.root.open(&rel) {
         Ok(Some(opened)) => opened,
@@ -746,48 +735,110 @@ fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) 
             return unread(path, state);
         }
     };
-    let segments: Vec<String> = rel.split('/').map(str::to_owned).collect();
-    let shown = state.report.path.clone();
-    let mut reading = FileReading {
-        reader: source.observer.reader(),
+    was.extend(state.facts.keys().cloned());
+    let opened = file.metadata().ok().map(|m| ledger::Identity::of(&m));
+    if let Some(why) = ledger::read_again(&state, opened.as_ref(), len, format, check, &mut file) {
+        tracing::debug!(file = %state.report.path, why, "reading the file again from its start");
+        ledger::start_again(&mut state);
+    }
+    state.identity = opened;
+    let whole = format == RecordFormat::Document;
+    // With a ledger, a last line without its newline is read after the
+    // row is taken, so the row resumes before it (the harness may still
+    // be writing it).
+    let split = keep && at_rest && format == RecordFormat::Lines;
+    let part = Part {
+        source,
         configured,
-        segments: &segments,
-        role: source.source.role.as_str(),
-        kind: source.kind.as_str(),
-        shown: &shown,
-        report: &mut state.report,
-        file_session: &mut state.session,
-        threads: &mut state.threads,
-        pending: &mut state.pending,
-        facts: BTreeMap::new(),
-        last_id: (String::new(), String::new()),
+        rel: &rel,
+        len,
     };
-    let mut each = |record: &str| reading.record(record);
-    let mut outcome = match (format, source.source.query.as_deref()) {
-        (RecordFormat::Sqlite, Some(query)) => {
-            read::read_sqlite(&mut file, len, wal, query, &mut each)
-        }
-        (RecordFormat::Sqlite, None) => read::ReadOutcome {
-            error: Some("a database source with no query".into()),
-            ..read::ReadOutcome::default()
-        },
-        _ => read::read_records(
-            &mut file,
-            len,
-            state.offset,
-            format,
-            at_rest || format == RecordFormat::Document,
-            state.skipping,
-            &mut each,
-        ),
-    };
-    let facts = reading.facts;
+    let (mut outcome, wal) = part.read(&mut state, &mut file, wal, (at_rest && !split) || whole);
     read_to(&mut state, &mut outcome, format, signature, modified);
+    let row =
+        keep.then(|| ledger::row_of(source, &path, &rel, configured, &state, opened, &mut file));
+    if split && (outcome.pending > 0 || outcome.skipping) && outcome.error.is_none() {
+        let (mut tail, _) = part.read(&mut state, &mut file, wal, true);
+        read_to(&mut state, &mut tail, format, signature, modified);
+    }
+    was.extend(state.facts.keys().cloned());
+    was.sort();
+    was.dedup();
     Done {
         path,
         state,
         read_any: true,
-        facts,
+        touched: was,
+        row,
+    }
+}
+
+/// One read of one file, from where its state stopped.
+struct Part<'a> {
+    source: &'a Source,
+    configured: &'a [String],
+    rel: &'a str,
+    len: u64,
+}
+
+impl Part<'_> {
+    /// Reads on (a last line without its newline too when `at_rest`),
+    /// each session's new facts merged into the file's; hands back what
+    /// it ran into, and the database log it did not use.
+    fn read(
+        &self,
+        state: &mut FileState,
+        file: &mut std::fs::File,
+        wal: Option<(std::fs::File, u64)>,
+        at_rest: bool,
+    ) -> (read::ReadOutcome, Option<(std::fs::File, u64)>) {
+        let source = self.source;
+        let format = source.source.format;
+        let segments: Vec<String> = self.rel.split('/').map(str::to_owned).collect();
+        let shown = state.report.path.clone();
+        let mut reading = FileReading {
+            reader: source.observer.reader(),
+            configured: self.configured,
+            segments: &segments,
+            role: source.source.role.as_str(),
+            kind: source.kind.as_str(),
+            shown: &shown,
+            report: &mut state.report,
+            file_session: &mut state.session,
+            threads: &mut state.threads,
+            pending: &mut state.pending,
+            facts: BTreeMap::new(),
+            last_id: (String::new(), String::new()),
+        };
+        let mut each = |record: &str| reading.record(record);
+        let mut wal = wal;
+        let outcome = match (format, source.source.query.as_deref()) {
+            (RecordFormat::Sqlite, Some(query)) => {
+                read::read_sqlite(file, self.len, wal.take(), query, &mut each)
+            }
+            (RecordFormat::Sqlite, None) => read::ReadOutcome {
+                error: Some("a database source with no query".into()),
+                ..read::ReadOutcome::default()
+            },
+            _ => read::read_records(
+                file,
+                self.len,
+                state.offset,
+                format,
+                at_rest,
+                state.skipping,
+                &mut each,
+            ),
+        };
+        for (id, facts) in reading.facts {
+            match state.facts.get_mut(&id) {
+                Some(mine) => mine.merge(facts),
+                None => {
+                    state.facts.insert(id, facts);
+                }
+            }
+        }
+        (outcome, wal)
     }
 }
 

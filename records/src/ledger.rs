@@ -1,0 +1,790 @@
+//! How far each session-record file was read, kept in a store between
+//! runs (`Store::record_files`), so the next run reads only what was
+//! appended.
+//!
+//! A row names the file (its path, device and inode), what it was when read
+//! (its size and modification time), where reading stopped (after the last
+//! complete record) and a hash of the bytes just before that. The reader's
+//! own state goes with it: its place in the file (the session a record
+//! named, threads, readings held, a record being skipped) and what the
+//! file's records said so far, per session ([`SessionFacts`]), so a session
+//! resumed mid-file is the session a whole read gives. What a row's state
+//! holds is this build's: a row another build wrote is read again from the
+//! start ([`generation`]).
+//!
+//! The next run, per file: the same file, the same size and time, read to
+//! its end: not opened ([`Verdict::Unchanged`]); the same file, grown, the
+//! bytes before the offset unchanged: read from the offset
+//! ([`Verdict::Resume`]); otherwise (replaced, cut short, rewritten, or
+//! written by another build): read again from the start, said in the debug
+//! log ([`Verdict::Again`]).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tether_core::records::{FileReport, RecordFormat, RecordReading};
+use tether_core::store::{RecordFileRow, Store};
+
+use crate::{FileState, MAX_SESSIONS, Records, SessionFacts, Source, Task};
+
+/// How many bytes before the offset the tail hash covers.
+const TAIL: u64 = 4096;
+
+/// Which file a path was, and as it was, when looked at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// The file system's device.
+    pub device: u64,
+    /// The inode.
+    pub inode: u64,
+    /// The size.
+    pub size: u64,
+    /// The modification time, in nanoseconds since the epoch.
+    pub modified_ns: u64,
+}
+
+impl Identity {
+    /// `meta`'s identity.
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let modified_ns = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Identity {
+            device: meta.dev(),
+            inode: meta.ino(),
+            size: meta.len(),
+            modified_ns,
+        }
+    }
+}
+
+/// What the next run does with a file the ledger holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// As it was, read to its end: not opened.
+    Unchanged,
+    /// Grown (or with a last record read to its end only at rest): read on
+    /// from the row's offset, if the bytes before it are the same.
+    Resume,
+    /// Read again from the start, and why.
+    Again(&'static str),
+}
+
+/// What to do with the file `now` that `row` describes.
+pub fn verdict(row: &RecordFileRow, now: &Identity, whole_only: bool) -> Verdict {
+    if row.generation != generation() {
+        return Verdict::Again("its row was written by another build of Tether");
+    }
+    if row.device != now.device || row.inode != now.inode {
+        return Verdict::Again("replaced (another inode)");
+    }
+    if now.size < row.size || now.size < row.offset {
+        return Verdict::Again("cut short (smaller than when read)");
+    }
+    if now.size == row.size && now.modified_ns != row.modified_ns {
+        // An appending writer changes the size; the same size written
+        // again is a rewrite, wherever in the file.
+        return Verdict::Again("rewritten in place (same size, modified since)");
+    }
+    if now.size == row.size && row.offset == row.size {
+        return Verdict::Unchanged;
+    }
+    if whole_only {
+        return Verdict::Again("changed (a file read whole)");
+    }
+    Verdict::Resume
+}
+
+/// A hash (FNV-1a, 64 bits) of the up to 4 KiB of `file` just before
+/// `offset`.
+pub fn tail_hash(file: &mut std::fs::File, offset: u64) -> std::io::Result<u64> {
+    let from = offset.saturating_sub(TAIL);
+    file.seek(SeekFrom::Start(from))?;
+    let mut bytes = Vec::with_capacity(TAIL as usize);
+    file.take(offset - from).read_to_end(&mut bytes)?;
+    if (bytes.len() as u64) < offset - from {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(fnv1a(&bytes))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// This build's reader: its version and the executable's size and time, so
+/// a row another build wrote (whose readers may read the same bytes
+/// otherwise) is read again.
+pub fn generation() -> &'static str {
+    static GENERATION: OnceLock<String> = OnceLock::new();
+    GENERATION.get_or_init(|| {
+        let exe = std::env::current_exe()
+            .and_then(std::fs::metadata)
+            .map(|m| Identity::of(&m))
+            .unwrap_or_default();
+        format!(
+            "{}/{}-{}",
+            env!("CARGO_PKG_VERSION"),
+            exe.size,
+            exe.modified_ns
+        )
+    })
+}
+
+/// What a row's state says without its facts: enough to list the file and
+/// its sessions, and to place a file not read this run.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct Head {
+    /// The source's role.
+    pub role: String,
+    /// The file within its source's root.
+    pub rel: String,
+    /// What was read of it.
+    pub report: FileReport,
+    /// The Tether sessions its records feed.
+    pub sessions: Vec<String>,
+    /// The configured names it was read with (a change reads it again).
+    pub configured: u64,
+}
+
+/// The rest of a row's state: the reader's place and the file's facts.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Body {
+    /// The session the file's records named last.
+    pub session: Option<String>,
+    /// Threads and the sessions they named.
+    pub threads: HashMap<String, String>,
+    /// Readings of threads that named no session yet.
+    pub pending: Vec<(String, RecordReading)>,
+    /// Reading stopped inside a record past the bound.
+    pub skipping: bool,
+    /// The file's signature when read (a database: with its log).
+    pub signature: u64,
+    /// Its latest modification when read, in nanoseconds.
+    pub modified_ns: Option<u64>,
+    /// What the file's records said, by Tether session id.
+    pub facts: BTreeMap<String, SessionFacts>,
+}
+
+/// A [`Body`] to write, borrowed from the reader's state.
+#[derive(Debug, serde::Serialize)]
+pub struct BodyRef<'a> {
+    /// [`Body::session`].
+    pub session: &'a Option<String>,
+    /// [`Body::threads`].
+    pub threads: &'a HashMap<String, String>,
+    /// [`Body::pending`].
+    pub pending: &'a [(String, RecordReading)],
+    /// [`Body::skipping`].
+    pub skipping: bool,
+    /// [`Body::signature`].
+    pub signature: u64,
+    /// [`Body::modified_ns`].
+    pub modified_ns: Option<u64>,
+    /// [`Body::facts`].
+    pub facts: &'a BTreeMap<String, SessionFacts>,
+}
+
+/// A row's state: its [`Head`]'s length (4 bytes, little-endian), the
+/// head, then the [`Body`], each as JSON.
+pub fn encode(head: &Head, body: &BodyRef<'_>) -> Vec<u8> {
+    let head = serde_json::to_vec(head).unwrap_or_default();
+    let mut out = Vec::with_capacity(head.len() + 4096);
+    out.extend_from_slice(&u32::try_from(head.len()).unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&head);
+    let _ = serde_json::to_writer(&mut out, body);
+    out
+}
+
+/// The [`Head`] of a row's state (`None`: unreadable).
+pub fn head(state: &[u8]) -> Option<Head> {
+    let (head, _) = split(state)?;
+    serde_json::from_slice(head).ok()
+}
+
+/// The [`Body`] of a row's state (`None`: unreadable).
+pub fn body(state: &[u8]) -> Option<Body> {
+    let (_, body) = split(state)?;
+    serde_json::from_slice(body).ok()
+}
+
+fn split(state: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = u32::from_le_bytes(state.get(..4)?.try_into().ok()?) as usize;
+    let head = state.get(4..4 + len)?;
+    Some((head, state.get(4 + len..)?))
+}
+
+/// A hash of the configured names a file was read with.
+pub fn configured_hash(names: &[String]) -> u64 {
+    let mut bytes = Vec::new();
+    for name in names {
+        bytes.extend_from_slice(name.as_bytes());
+        bytes.push(0);
+    }
+    fnv1a(&bytes)
+}
+
+/// The ledger a [`Records`] keeps in a store, and the files it left
+/// unread because their rows say they did not change.
+#[derive(Default)]
+pub(crate) struct Kept {
+    store: Option<Arc<dyn Store>>,
+    loaded: bool,
+    only_changed: bool,
+    /// Rows not placed yet in this process, by path, with their heads.
+    known: HashMap<PathBuf, (RecordFileRow, Head)>,
+    /// Files as their rows left them: not read, their facts still in the
+    /// row until a session they feed is built.
+    parked: BTreeMap<PathBuf, (RecordFileRow, Head)>,
+}
+
+fn nanos(at: Option<SystemTime>) -> Option<u64> {
+    at.and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+fn time_of(ns: Option<u64>) -> Option<SystemTime> {
+    ns.map(|ns| UNIX_EPOCH + Duration::from_nanos(ns))
+}
+
+/// A file's state as its row left it (`now`: unchanged since, so it is
+/// not read again in this process until it changes; else read on).
+fn restore(row: &RecordFileRow, head: &Head, now: bool) -> Option<FileState> {
+    let body = body(&row.state)?;
+    Some(FileState {
+        offset: row.offset,
+        len: if now { body.signature } else { 0 },
+        modified: if now { time_of(body.modified_ns) } else { None },
+        session: body.session,
+        threads: body.threads,
+        pending: body.pending,
+        skipping: body.skipping,
+        report: head.report.clone(),
+        facts: body.facts,
+        identity: Some(Identity {
+            device: row.device,
+            inode: row.inode,
+            size: row.size,
+            modified_ns: row.modified_ns,
+        }),
+    })
+}
+
+/// Why a file whose state is `state` is read again from its start, if it
+/// is: changed whole (a document, a database), cut short, replaced,
+/// rewritten in place, or the bytes before where reading stopped changed.
+pub(crate) fn read_again(
+    state: &FileState,
+    opened: Option<&Identity>,
+    len: u64,
+    format: RecordFormat,
+    check: Option<(u64, u64)>,
+    file: &mut std::fs::File,
+) -> Option<&'static str> {
+    let had = state.offset > 0 || !state.facts.is_empty() || state.report.records > 0;
+    if !had {
+        return None;
+    }
+    if format != RecordFormat::Lines {
+        return Some("changed (a file read whole)");
+    }
+    if len < state.offset {
+        return Some("cut short (smaller than when read)");
+    }
+    if let (Some(was), Some(now)) = (state.identity, opened)
+        && (was.device, was.inode) != (now.device, now.inode)
+    {
+        return Some("replaced (another inode)");
+    }
+    if len == state.offset && state.report.bytes > 0 {
+        return Some("rewritten in place (same size, modified since)");
+    }
+    if let Some((offset, hash)) = check
+        && tail_hash(file, offset).ok() != Some(hash)
+    {
+        return Some("rewritten (the bytes before where reading stopped changed)");
+    }
+    None
+}
+
+/// `state` as a file never read.
+pub(crate) fn start_again(state: &mut FileState) {
+    state.offset = 0;
+    state.session = None;
+    state.threads.clear();
+    state.pending.clear();
+    state.skipping = false;
+    state.facts.clear();
+    state.report = FileReport {
+        agent_kind: std::mem::take(&mut state.report.agent_kind),
+        role: std::mem::take(&mut state.report.role),
+        path: std::mem::take(&mut state.report.path),
+        ..FileReport::default()
+    };
+}
+
+/// The ledger row of a file read as far as `state` says.
+pub(crate) fn row_of(
+    source: &Source,
+    path: &Path,
+    rel: &str,
+    configured: &[String],
+    state: &FileState,
+    opened: Option<Identity>,
+    file: &mut std::fs::File,
+) -> RecordFileRow {
+    let whole = source.source.format != RecordFormat::Lines;
+    let id = opened.unwrap_or_default();
+    let (size, modified_ns) = if whole {
+        (state.len, nanos(state.modified).unwrap_or(0))
+    } else {
+        (id.size, id.modified_ns)
+    };
+    let offset = if whole { size } else { state.offset };
+    let tail_hash = if whole {
+        0
+    } else {
+        self::tail_hash(file, offset).unwrap_or(0)
+    };
+    let head = Head {
+        role: source.source.role.clone(),
+        rel: rel.to_owned(),
+        report: state.report.clone(),
+        sessions: state.facts.keys().cloned().collect(),
+        configured: configured_hash(configured),
+    };
+    let body = BodyRef {
+        session: &state.session,
+        threads: &state.threads,
+        pending: &state.pending,
+        skipping: state.skipping,
+        signature: state.len,
+        modified_ns: nanos(state.modified),
+        facts: &state.facts,
+    };
+    RecordFileRow {
+        path: path.to_string_lossy().into_owned(),
+        agent_kind: source.kind.clone(),
+        device: id.device,
+        inode: id.inode,
+        size,
+        modified_ns,
+        offset,
+        tail_hash,
+        gone: false,
+        imported: false,
+        generation: generation().to_owned(),
+        state: encode(&head, &body),
+    }
+}
+
+impl Records {
+    /// Keeps how far each file was read in `store` (its record-file
+    /// ledger), and reads from it where each file was left: the next
+    /// [`read`](Records::read), in this process or another, reads only
+    /// what was appended. A store that keeps no ledger is read whole, as
+    /// without one.
+    pub fn keep_in(&mut self, store: Arc<dyn Store>) {
+        self.kept.store = Some(store);
+        self.kept.loaded = false;
+    }
+
+    /// For an import into the ledger's store: the sessions whose files did
+    /// not change since they were imported are left unread (counted
+    /// unchanged by [`import`](Records::import), absent from
+    /// [`sessions`](Records::sessions)).
+    pub fn only_changed(&mut self) {
+        self.kept.only_changed = true;
+    }
+
+    /// Reads the ledger's rows, once.
+    pub(crate) fn load_ledger(&mut self) {
+        if self.kept.loaded {
+            return;
+        }
+        self.kept.loaded = true;
+        let Some(store) = &self.kept.store else {
+            return;
+        };
+        match store.record_files() {
+            Ok(rows) => {
+                for row in rows {
+                    match head(&row.state) {
+                        Some(head) => {
+                            self.kept
+                                .known
+                                .insert(PathBuf::from(&row.path), (row, head));
+                        }
+                        None => {
+                            tracing::debug!(file = %row.path, "an unreadable ledger row; the file is read whole")
+                        }
+                    }
+                }
+            }
+            Err(error) => {
+                tracing::debug!(%error, "no ledger of record files; every file is read whole");
+                self.kept.store = None;
+            }
+        }
+    }
+
+    /// What to read of the file at `path` (`None`: nothing, it is as its
+    /// ledger row left it).
+    pub(crate) fn task_for(
+        &mut self,
+        index: usize,
+        rel: String,
+        path: PathBuf,
+        meta: std::fs::Metadata,
+    ) -> Option<Task> {
+        let keep = self.kept.store.is_some();
+        let source = &self.sources[index];
+        let fresh = || FileState {
+            report: FileReport {
+                agent_kind: source.kind.clone(),
+                role: source.source.role.clone(),
+                path: source.root.source(&rel),
+                ..FileReport::default()
+            },
+            ..FileState::default()
+        };
+        let task = |state, was, check| Task {
+            index,
+            rel: rel.clone(),
+            path: path.clone(),
+            meta: meta.clone(),
+            state,
+            was,
+            check,
+            keep,
+        };
+        if let Some(state) = self.files.remove(&path) {
+            return Some(task(state, Vec::new(), None));
+        }
+        let placed = self
+            .kept
+            .parked
+            .remove(&path)
+            .or_else(|| self.kept.known.remove(&path));
+        let Some((row, head)) = placed else {
+            return Some(task(fresh(), Vec::new(), None));
+        };
+        let names = self.names.get(&source.kind).map(Vec::as_slice);
+        let verdict = if head.configured != configured_hash(names.unwrap_or(&[])) {
+            Verdict::Again("today's configured servers differ from those it was read with")
+        } else {
+            let whole = source.source.format != RecordFormat::Lines;
+            verdict(&row, &now_of(source, &rel, &meta), whole)
+        };
+        match verdict {
+            Verdict::Unchanged => {
+                self.kept.parked.insert(path, (row, head));
+                None
+            }
+            Verdict::Resume => match restore(&row, &head, false) {
+                Some(state) => Some(task(state, Vec::new(), Some((row.offset, row.tail_hash)))),
+                None => Some(task(fresh(), head.sessions, None)),
+            },
+            Verdict::Again(why) => {
+                tracing::debug!(file = %head.report.path, why, "reading the file again from its start");
+                Some(task(fresh(), head.sessions, None))
+            }
+        }
+    }
+
+    /// Rows of this reader's harnesses whose files vanished: marked gone in
+    /// the ledger, their sessions kept (as the rows left them).
+    pub(crate) fn note_gone(&mut self) {
+        let Some(store) = self.kept.store.clone() else {
+            return;
+        };
+        let kinds = self.harnesses();
+        let since = self.filter.since;
+        let mut gone = Vec::new();
+        for (path, (row, head)) in std::mem::take(&mut self.kept.known) {
+            let vanished = matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+            let recent = since.is_none_or(|s| {
+                time_of(Some(row.modified_ns))
+                    .is_none_or(|m| tether_core::model::Timestamp::from_system(m) >= s)
+            });
+            if vanished && recent && kinds.contains(&row.agent_kind) {
+                if !row.gone {
+                    tracing::debug!(file = %head.report.path, "gone since it was read; its sessions are kept");
+                    gone.push(row.path.clone());
+                }
+                self.kept.parked.insert(path, (row, head));
+            } else {
+                self.kept.known.insert(path, (row, head));
+            }
+        }
+        if !gone.is_empty()
+            && let Err(error) = store.mark_record_files(&gone, None, Some(true))
+        {
+            tracing::debug!(%error, "the ledger could not mark files gone");
+        }
+    }
+
+    /// Takes in what each file's read gave: its state, its row written to
+    /// the ledger, and every session it touched (and, unless only changed
+    /// sessions are wanted, every session) built from its files' facts.
+    /// Returns the sessions built.
+    pub(crate) fn settle(
+        &mut self,
+        done: Vec<crate::Done>,
+        pass: &mut crate::Pass,
+    ) -> BTreeSet<String> {
+        let mut touched = BTreeSet::new();
+        let mut rows = Vec::new();
+        for done in done {
+            if done.read_any {
+                pass.files_read += 1;
+            }
+            touched.extend(done.touched);
+            rows.extend(done.row);
+            self.files.insert(done.path, done.state);
+        }
+        if let Some(store) = &self.kept.store
+            && !rows.is_empty()
+            && let Err(error) = store.save_record_files(&rows)
+        {
+            tracing::debug!(%error, "the ledger could not keep how far files were read");
+        }
+        let only_changed = self.kept.only_changed;
+        let wanted: Vec<PathBuf> = self
+            .kept
+            .parked
+            .iter()
+            .filter(|(_, (row, _))| !only_changed || !row.imported)
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in wanted {
+            self.unpark(&path);
+        }
+        for state in self.files.values() {
+            for id in state.facts.keys() {
+                if !self.sessions.contains_key(id) {
+                    touched.insert(id.clone());
+                }
+            }
+        }
+        self.rebuild(&touched)
+    }
+
+    /// Reads a parked file's state from its row.
+    fn unpark(&mut self, path: &Path) {
+        let Some((row, head)) = self.kept.parked.remove(path) else {
+            return;
+        };
+        match restore(&row, &head, true) {
+            Some(state) => {
+                self.files.insert(path.to_path_buf(), state);
+            }
+            None => {
+                tracing::warn!(file = %head.report.path, "an unreadable ledger row; its sessions are left out")
+            }
+        }
+    }
+
+    /// Builds each of `ids` from its files' facts, merged in path order (as
+    /// a whole read does), reading parked files that feed one; a session no
+    /// file feeds any more is dropped. Returns those built.
+    fn rebuild(&mut self, ids: &BTreeSet<String>) -> BTreeSet<String> {
+        let wanted: Vec<PathBuf> = self
+            .kept
+            .parked
+            .iter()
+            .filter(|(_, (_, head))| head.sessions.iter().any(|s| ids.contains(s)))
+            .map(|(path, _)| path.clone())
+            .collect();
+        for path in wanted {
+            self.unpark(&path);
+        }
+        let mut built: BTreeMap<&str, SessionFacts> = BTreeMap::new();
+        for state in self.files.values() {
+            for (id, facts) in &state.facts {
+                if !ids.contains(id) {
+                    continue;
+                }
+                match built.get_mut(id.as_str()) {
+                    Some(mine) => mine.merge(facts.clone()),
+                    None => {
+                        built.insert(id, facts.clone());
+                    }
+                }
+            }
+        }
+        let mut built: BTreeMap<String, SessionFacts> =
+            built.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        let mut changed = BTreeSet::new();
+        let mut refused = BTreeSet::new();
+        for id in ids {
+            match built.remove(id) {
+                None => {
+                    self.sessions.remove(id);
+                }
+                Some(_)
+                    if !self.sessions.contains_key(id) && self.sessions.len() >= MAX_SESSIONS =>
+                {
+                    refused.insert(id.clone());
+                }
+                Some(facts) => {
+                    self.sessions.insert(id.clone(), facts);
+                    changed.insert(id.clone());
+                }
+            }
+        }
+        for state in self.files.values_mut() {
+            let cut = state
+                .facts
+                .keys()
+                .filter(|id| refused.contains(*id))
+                .count();
+            if cut > 0 {
+                // Said, never silent: the file's line names the cap.
+                state.report.refused += cut as u64;
+                state.report.error.get_or_insert_with(|| {
+                    format!(
+                        "holds sessions past the {MAX_SESSIONS} Tether keeps in memory; those were not read (too_many_entries)"
+                    )
+                });
+            }
+        }
+        changed
+    }
+
+    /// The reports of the files left unread (their rows' heads).
+    pub(crate) fn parked_reports(&self) -> impl Iterator<Item = (&PathBuf, &FileReport)> {
+        self.kept.parked.iter().map(|(p, (_, h))| (p, &h.report))
+    }
+
+    /// Sessions left unread: their files are as they were when imported.
+    pub(crate) fn unread_sessions(&self) -> usize {
+        let ids: BTreeSet<&String> = self
+            .kept
+            .parked
+            .values()
+            .flat_map(|(_, head)| &head.sessions)
+            .filter(|id| !self.sessions.contains_key(*id))
+            .collect();
+        ids.len()
+    }
+
+    /// After an import into `store` of the sessions `ok`: the ledger's rows
+    /// of files every one of whose sessions is there are marked imported
+    /// (when `store` keeps the ledger).
+    pub(crate) fn mark_imported(&self, store: &dyn Store, ok: &BTreeSet<String>) {
+        let Some(kept) = &self.kept.store else {
+            return;
+        };
+        if !std::ptr::addr_eq(Arc::as_ptr(kept), store as *const dyn Store) {
+            return;
+        }
+        let paths: Vec<String> = self
+            .files
+            .iter()
+            .filter(|(_, state)| {
+                !state.facts.is_empty() && state.facts.keys().all(|id| ok.contains(id))
+            })
+            .map(|(path, _)| path.to_string_lossy().into_owned())
+            .collect();
+        if let Err(error) = store.mark_record_files(&paths, Some(true), None) {
+            tracing::debug!(%error, "the ledger could not mark files imported");
+        }
+    }
+}
+
+/// The file at `rel` as the ledger compares it: a database with its log.
+fn now_of(source: &Source, rel: &str, meta: &std::fs::Metadata) -> Identity {
+    let mut now = Identity::of(meta);
+    if source.source.format == RecordFormat::Sqlite {
+        let (_, signature, modified) = crate::database_log(source, rel, meta);
+        now.size = signature;
+        now.modified_ns = nanos(modified).unwrap_or(0);
+    }
+    now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(now: &Identity, offset: u64) -> RecordFileRow {
+        RecordFileRow {
+            device: now.device,
+            inode: now.inode,
+            size: now.size,
+            modified_ns: now.modified_ns,
+            offset,
+            generation: generation().to_owned(),
+            ..RecordFileRow::default()
+        }
+    }
+
+    #[test]
+    fn each_change_has_its_verdict() {
+        let was = Identity {
+            device: 1,
+            inode: 2,
+            size: 100,
+            modified_ns: 5,
+        };
+        let r = row(&was, 100);
+        assert_eq!(verdict(&r, &was, false), Verdict::Unchanged);
+        let grown = Identity {
+            size: 150,
+            modified_ns: 6,
+            ..was
+        };
+        assert_eq!(verdict(&r, &grown, false), Verdict::Resume);
+        assert!(matches!(verdict(&r, &grown, true), Verdict::Again(_)));
+        let cut = Identity { size: 50, ..was };
+        assert!(matches!(verdict(&r, &cut, false), Verdict::Again(_)));
+        let other = Identity { inode: 3, ..was };
+        assert!(matches!(verdict(&r, &other, false), Verdict::Again(_)));
+        let rewritten = Identity {
+            modified_ns: 9,
+            ..was
+        };
+        assert!(matches!(verdict(&r, &rewritten, false), Verdict::Again(_)));
+        // A last line without its newline, read only at rest: read on.
+        assert_eq!(verdict(&row(&was, 90), &was, false), Verdict::Resume);
+        let mut old = row(&was, 100);
+        old.generation = "0.0.0/1-1".into();
+        assert!(matches!(verdict(&old, &was, false), Verdict::Again(_)));
+    }
+
+    #[test]
+    fn a_state_reads_back() {
+        let head = Head {
+            rel: "a/b.jsonl".into(),
+            sessions: vec!["claude:x".into()],
+            ..Head::default()
+        };
+        let facts = BTreeMap::from([("claude:x".to_owned(), SessionFacts::new("claude", "x"))]);
+        let body = BodyRef {
+            session: &None,
+            threads: &HashMap::new(),
+            pending: &[],
+            skipping: false,
+            signature: 3,
+            modified_ns: None,
+            facts: &facts,
+        };
+        let state = encode(&head, &body);
+        assert_eq!(super::head(&state).map(|h| h.sessions), Some(head.sessions));
+        let back = super::body(&state).expect("body");
+        assert_eq!(back.facts["claude:x"].harness_session, "x");
+        assert!(super::head(&state[..3]).is_none());
+    }
+}
