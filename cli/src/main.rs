@@ -16,6 +16,8 @@ mod term;
 mod check;
 mod collect;
 mod endpoint_test;
+mod exit;
+mod flags;
 mod history;
 mod host;
 mod inventory;
@@ -106,6 +108,9 @@ enum Command {
         /// Print the command-line reference (every command and flag) as Markdown.
         #[arg(long, hide = true, conflicts_with_all = ["code", "markdown"])]
         cli_markdown: bool,
+        /// Print the exit-code page (every command's codes) as Markdown.
+        #[arg(long, hide = true, conflicts_with_all = ["code", "markdown", "cli_markdown"])]
+        exit_codes: bool,
     },
     /// Print the JSON Schema (draft 2020-12) of a public document.
     Schema {
@@ -180,29 +185,9 @@ fn command() -> clap::Command {
         endpoint: "http://127.0.0.1:4318".into(),
         authorization: String::new(),
     };
-    let scanned: Vec<&str> = tether_inventory::scanners()
-        .iter()
-        .map(|s| s.harness())
-        .collect();
-    let scanned = scanned.join(", ");
-    let readers = harnesses(&|h| !h.reader.record_sources().is_empty());
     let telemetry = harnesses(&|h| h.reader.telemetry_setup(&target).is_some());
     let clis = harnesses(&|h| h.strategy.is_some());
-    let sessions_filter = |c: clap::Command| {
-        c.mut_arg("harness", |a| {
-            a.help(format!("Only this harness (repeatable): {readers}"))
-        })
-    };
     Cli::command()
-        .mut_subcommand("inventory", |c| {
-            c.mut_arg("harnesses", |a| {
-                a.help(format!("Only this harness (repeatable): {scanned}"))
-            })
-        })
-        .mut_subcommand("sessions", |c| {
-            c.mut_subcommand("list", sessions_filter)
-                .mut_subcommand("import", sessions_filter)
-        })
         .mut_subcommand("collect", |c| {
             c.mut_arg("print_env", |a| {
                 a.help(format!(
@@ -252,6 +237,8 @@ fn main() -> ExitCode {
         .try_init();
     match run(cli) {
         Ok(code) => code,
+        // A reader that stopped reading (`tether explain | head -1`): done.
+        Err(err) if exit::is_closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             errln!("tether: {err:#}");
             ExitCode::FAILURE
@@ -404,9 +391,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::run(args),
         Command::Mcp(args) => mcp::run(args),
         Command::Explain {
+            exit_codes: true, ..
+        } => {
+            crate::term::stdout().write_all(exit::markdown().as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Explain {
             code,
             markdown,
             cli_markdown,
+            ..
         } => explain(code.as_deref(), markdown, cli_markdown),
         Command::Schema { document } => {
             let schema = match document {

@@ -222,6 +222,30 @@ open_vocabulary! {
         ProtocolError => "protocol_error",
         /// The server returned an error response.
         ServerError => "server_error",
+        /// A stdio server started, then exited before it answered (its
+        /// exit status in the summary): it ran, so it is not a start failure.
+        ServerExited => "server_exited",
+        /// A stdio server's working directory (`cwd` in its entry) does not
+        /// exist, so it cannot start there, whatever its command.
+        CwdNotFound => "cwd_not_found",
+        /// The server refused the credentials sent (HTTP 401 or 403 with a
+        /// token, key or password in the request).
+        AuthRejected => "auth_rejected",
+        /// The server wants an OAuth login: HTTP 401 with a challenge that
+        /// names its protected-resource metadata, and no credentials sent.
+        OauthRequired => "oauth_required",
+        /// The harness refuses to start on this configuration file (Gemini
+        /// CLI on a `settings.json` with a trailing comma), so nothing it
+        /// configures is used; the summary quotes the harness's words.
+        FileRefused => "file_refused",
+        /// A key sits in a file the harness does not read it from
+        /// (`mcpServers` in Claude Code's `settings.json`): the harness
+        /// ignores it silently; the summary says where it reads it.
+        MisplacedKey => "misplaced_key",
+        /// A list in the configuration names something nothing is called
+        /// (`enabledMcpjsonServers: ["everythin"]`): a typo, most often;
+        /// the summary gives the closest name.
+        UnmatchedName => "unmatched_name",
         /// The agent itself reported the server as failed.
         AgentReportedFailed => "agent_reported_failed",
         /// The configuration disables the server.
@@ -339,6 +363,10 @@ open_vocabulary! {
         /// The server answered the call with a tool error (`isError`): the
         /// call reached it.
         ToolError => "tool_error",
+        /// The harness answered the model's call with its own "no such
+        /// tool": the call reached no server, and the tool was not
+        /// available to the harness then (neither listed nor offered).
+        ToolNotAvailable => "tool_not_available",
     }
 }
 

@@ -20,7 +20,8 @@
 //! path ending in `/sse` is legacy SSE). The listed tools are catalogued from
 //! the server's own bytes (`RawTools`): each stdio line, each server-sent event
 //! on its way to rmcp's HTTP client (`TappedHttp`, which delegates to rmcp's
-//! reqwest client, limits included), each legacy SSE message
+//! reqwest client, limits included, inside `tether_mcp_client::resume`'s
+//! `Resuming`, which keeps SSE `retry` on every resumption), each legacy SSE message
 //! (`connect_with_tap`).
 
 use std::collections::HashMap;
@@ -50,6 +51,13 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, PollSender};
 
+mod failure;
+
+use failure::{
+    Credentials, Failure, classify_handshake, classify_network, credentials, for_exit, for_spawn,
+    for_status, is_tls_failure, with_hint,
+};
+
 /// How long output that is only garbage may go on before the test gives up.
 const GARBAGE_WINDOW: Duration = Duration::from_secs(3);
 
@@ -76,25 +84,6 @@ impl Default for CheckLimits {
             max_total_bytes: 32 * 1024 * 1024,
             max_tools: 10_000,
             max_pages: 64,
-        }
-    }
-}
-
-struct Failure {
-    reason: ReasonCode,
-    summary: String,
-    /// `server/discover` got a result that is not a discovery result (a
-    /// legacy server answering a method it does not know with `{}` instead
-    /// of -32601): the legacy handshake is worth a try.
-    discover_misanswered: bool,
-}
-
-impl Failure {
-    fn new(reason: ReasonCode, summary: impl Into<String>) -> Self {
-        Failure {
-            reason,
-            summary: summary.into(),
-            discover_misanswered: false,
         }
     }
 }
@@ -333,6 +322,11 @@ struct StdioSignals {
     garbage_lines: AtomicU64,
     first_garbage: std::sync::Mutex<Option<String>>,
     bytes: AtomicU64,
+    /// The server wrote back a request only a client sends (its input
+    /// echoed, as `cat` does).
+    echoed: AtomicBool,
+    /// The server closed its stdout (it has exited, or is about to).
+    stdout_closed: AtomicBool,
     /// The listed tools as sent (shared with the check).
     raw_tools: RawTools,
 }
@@ -458,15 +452,7 @@ pub async fn check_endpoint_hashing(
     // Clean up on every path, grandchildren included.
     let outcome = match stdio {
         Some((mut process, signals)) => {
-            // A server that closed its output has usually exited; give waitpid a moment.
-            let mut exit = process.exited();
-            for _ in 0..10 {
-                if exit.is_some() || outcome.is_ok() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                exit = process.exited();
-            }
+            let exit = exit_after_close(&mut process, &signals, &outcome, deadline).await;
             process.kill_group().await;
             outcome.map_err(|f| explain_stdio(f, &signals, exit, &process.stderr_tail()))
         }
@@ -627,6 +613,7 @@ async fn run(
     lifecycle: ClientLifecycleMode,
     call: Option<(&ToolCall, tokio::time::Instant)>,
 ) -> Result<Success, Failure> {
+    let sent = credentials(endpoint);
     let client = match endpoint {
         Endpoint::Stdio {
             command,
@@ -634,8 +621,9 @@ async fn run(
             env,
             cwd,
         } => {
-            let cwd = match cwd {
-                Some(dir) => dir.into(),
+            let given = cwd.as_deref().map(std::path::Path::new);
+            let cwd = match given {
+                Some(dir) => dir.to_path_buf(),
                 None => std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir()),
             };
             let cmd = ChildSpec {
@@ -648,8 +636,8 @@ async fn run(
                 inherit_env: true,
                 cwd,
             };
-            let (process, stdin, stdout) = ChildGroup::spawn(&cmd)
-                .map_err(|err| Failure::new(err.reason_code(), err.to_string()))?;
+            let (process, stdin, stdout) =
+                ChildGroup::spawn(&cmd).map_err(|err| for_spawn(&err, command, given))?;
             let signals = Arc::new(StdioSignals {
                 raw_tools: raw.clone(),
                 ..StdioSignals::default()
@@ -659,7 +647,7 @@ async fn run(
             client_config()
                 .serve_with_lifecycle(transport, lifecycle.clone())
                 .await
-                .map_err(|e| classify_handshake(&e))?
+                .map_err(|e| classify_handshake(&e, sent))?
         }
         Endpoint::Http { url, headers } => {
             reachable(url, limits.timeout).await?;
@@ -686,15 +674,17 @@ async fn run(
             config.custom_headers = custom;
             config.max_json_response_size = limits.max_message_bytes;
             config.max_sse_event_size = limits.max_message_bytes;
-            let http = TappedHttp {
+            // Resumptions wait the server's SSE `retry` and carry
+            // `Last-Event-ID`; no standalone GET stream (see `resume`).
+            let http = tether_mcp_client::resume::Resuming::new(TappedHttp {
                 inner: http,
                 raw: raw.clone(),
-            };
+            });
             let transport = StreamableHttpClientTransport::with_client(http, config);
             client_config()
                 .serve_with_lifecycle(transport, lifecycle.clone())
                 .await
-                .map_err(|e| classify_handshake(&e))?
+                .map_err(|e| classify_handshake(&e, sent))?
         }
         Endpoint::Sse { url, headers } => {
             reachable(url, limits.timeout).await?;
@@ -708,21 +698,23 @@ async fn run(
                 tether_mcp_client::sse::connect_with_tap(url, &headers, limits.timeout, Some(tap))
                     .await
                     .map_err(|e| match e {
-                        tether_mcp_client::sse::SseClientError::Status(code) => for_status(code),
+                        tether_mcp_client::sse::SseClientError::Status(code) => {
+                            for_status(code, sent)
+                        }
                         other if is_tls_failure(&format!("{other:?}")) => {
                             with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into())
                         }
-                        other => classify_network(&other.to_string()),
+                        other => classify_network("connecting", &format!("{other:?}"), sent),
                     })?;
             client_config()
                 .serve_with_lifecycle(transport, lifecycle.clone())
                 .await
-                .map_err(|e| classify_handshake(&e))?
+                .map_err(|e| classify_handshake(&e, sent))?
         }
     };
-    let mut result = list(&client, limits).await;
+    let mut result = list(&client, limits, sent).await;
     if let (Ok(success), Some((call, deadline))) = (&mut result, call) {
-        success.call = Some(call_tool(&client, &success.tools, call, deadline).await);
+        success.call = Some(call_tool(&client, &success.tools, call, deadline, sent).await);
     }
     let _ = client.cancel().await;
     result
@@ -736,6 +728,7 @@ async fn call_tool(
     listed: &[rmcp::model::Tool],
     call: &ToolCall,
     deadline: tokio::time::Instant,
+    sent: Credentials,
 ) -> ToolCallCheck {
     let started = Instant::now();
     let mut check = ToolCallCheck {
@@ -779,7 +772,7 @@ async fn call_tool(
             ));
         }
         Ok(Err(error)) => {
-            let failure = classify_network(&format!("tools/call failed: {error}"));
+            let failure = classify_network("tools/call", &format!("{error:?}"), sent);
             check.reason_code = Some(failure.reason);
             check.summary = Some(failure.summary);
         }
@@ -791,7 +784,11 @@ async fn call_tool(
     check
 }
 
-async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure> {
+async fn list(
+    client: &Client,
+    limits: &CheckLimits,
+    sent: Credentials,
+) -> Result<Success, Failure> {
     let info = client
         .peer_info()
         .ok_or_else(|| Failure::new(ReasonCode::ProtocolError, "no initialize result"))?;
@@ -804,7 +801,7 @@ async fn list(client: &Client, limits: &CheckLimits) -> Result<Success, Failure>
                 PaginatedRequestParams::default().with_cursor(cursor.take()),
             ))
             .await
-            .map_err(|e| classify_network(&format!("tools/list failed: {e}")))?;
+            .map_err(|e| classify_network("tools/list", &format!("{e:?}"), sent))?;
         count += page.tools.len();
         tools.extend(page.tools);
         if count > limits.max_tools {
@@ -900,109 +897,6 @@ async fn reachable(url: &str, timeout: Duration) -> Result<(), Failure> {
     }
 }
 
-/// The reason for an HTTP status that ends a check, with what to check.
-fn for_status(code: u16) -> Failure {
-    let reason = match code {
-        401 | 403 => ReasonCode::AuthRequired,
-        404 => ReasonCode::EndpointNotFound,
-        405 => ReasonCode::MethodNotAllowed,
-        300..=399 => ReasonCode::Redirected,
-        500..=599 => ReasonCode::ServerError,
-        _ => ReasonCode::ProtocolError,
-    };
-    with_hint(reason, format!("the server answered HTTP {code}"))
-}
-
-/// A failure whose summary ends with what to check (`display::reason_hint`).
-fn with_hint(reason: ReasonCode, what: String) -> Failure {
-    let summary = match tether_words::display::reason_hint(&reason) {
-        Some(hint) => format!("{what}: {hint}"),
-        None => what,
-    };
-    Failure::new(reason, summary)
-}
-
-/// The first 3xx–5xx status an error chain names (`HTTP NNN`, `status: NNN`
-/// or `status code NNN`), when there is one.
-fn status_in(text: &str) -> Option<u16> {
-    ["HTTP ", "status: ", "status code "]
-        .iter()
-        .flat_map(|prefix| {
-            text.match_indices(prefix)
-                .filter_map(|(i, m)| text.get(i + m.len()..i + m.len() + 3))
-        })
-        .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
-        .filter_map(|digits| digits.parse::<u16>().ok())
-        .find(|code| (300..600).contains(code))
-}
-
-/// Classifies a failed handshake in either era: an HTTP status anywhere in the
-/// error chain, a server that refused both `server/discover` and `initialize`
-/// (it speaks neither era), or the network-side text.
-fn classify_handshake(error: &rmcp::service::ClientInitializeError) -> Failure {
-    // The chain (Debug) holds what Display leaves out; it is only searched,
-    // never shown.
-    let chain = format!("{error:?}");
-    if let Some(code) = status_in(&chain) {
-        return for_status(code);
-    }
-    if is_tls_failure(&chain) {
-        return with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into());
-    }
-    if let rmcp::service::ClientInitializeError::LegacyFallbackFailed { .. } = error
-        && (chain.contains("JsonRpcError") || chain.contains("ErrorData"))
-    {
-        return with_hint(ReasonCode::NoCommonProtocol, "no common protocol".into());
-    }
-    let mut failure = classify_network(&format!("initialize failed: {error}"));
-    failure.discover_misanswered = matches!(
-        error,
-        rmcp::service::ClientInitializeError::ExpectedInitResult(Some(_))
-    );
-    failure
-}
-
-/// Whether an error chain is a failed TLS handshake (rustls' words for a bad
-/// certificate, or for a peer that does not speak TLS at all).
-fn is_tls_failure(chain: &str) -> bool {
-    [
-        "InvalidCertificate",
-        "UnknownIssuer",
-        "NotValidForName",
-        "Expired",
-        "InvalidContentType",
-        "CorruptMessage",
-        "AlertReceived",
-        "HandshakeFailure",
-        "PeerIncompatible",
-        "certificate",
-    ]
-    .iter()
-    .any(|word| chain.contains(word))
-}
-
-/// Maps a network-side error message to a reason code.
-fn classify_network(message: &str) -> Failure {
-    let lower = message.to_ascii_lowercase();
-    let reason = if lower.contains("401")
-        || lower.contains("403")
-        || lower.contains("unauthorized")
-        || lower.contains("auth required")
-    {
-        ReasonCode::AuthRequired
-    } else if lower.contains("connection refused")
-        || lower.contains("connect error")
-        || lower.contains("tcp connect")
-    {
-        ReasonCode::ConnectionRefused
-    } else if lower.contains("timed out") || lower.contains("timeout") {
-        ReasonCode::Timeout
-    } else {
-        ReasonCode::ProtocolError
-    };
-    Failure::new(reason, message)
-}
-
 /// Turns a generic stdio failure into what the reader actually saw.
 fn explain_stdio(
     failure: Failure,
@@ -1013,9 +907,19 @@ fn explain_stdio(
     // A server that answered and refused both eras said so itself.
     if matches!(
         failure.reason,
-        ReasonCode::Cancelled | ReasonCode::CommandNotFound | ReasonCode::NoCommonProtocol
+        ReasonCode::Cancelled
+            | ReasonCode::CommandNotFound
+            | ReasonCode::CwdNotFound
+            | ReasonCode::ProcessStartFailed
+            | ReasonCode::NoCommonProtocol
     ) {
         return failure;
+    }
+    if signals.echoed.load(Ordering::Relaxed) {
+        return Failure::new(
+            ReasonCode::ProtocolError,
+            "the program wrote back the request it was sent: it echoes its input (as cat does), so it is not an MCP server; check the command",
+        );
     }
     if signals.oversized.load(Ordering::Relaxed) {
         return Failure::new(
@@ -1042,6 +946,17 @@ fn explain_stdio(
             format!("the server wrote {garbage} line(s) that are not JSON-RPC, first: {sample}"),
         );
     }
+    // The deadline's own timeout: the server started and kept running.
+    // Whatever it did after its input closed says nothing more.
+    if failure.reason == ReasonCode::Timeout {
+        return Failure::new(
+            ReasonCode::Timeout,
+            format!(
+                "{}: the server started and kept running, but sent no answer (an MCP server over stdio answers at once; this one may wait for something else, or not speak MCP)",
+                failure.summary
+            ),
+        );
+    }
     if let Some(status) = exit {
         let last = stderr
             .lock()
@@ -1050,12 +965,45 @@ fn explain_stdio(
             .last()
             .cloned()
             .unwrap_or_default();
-        return Failure::new(
-            ReasonCode::ProcessStartFailed,
-            format!("the server exited ({status}) before answering; last stderr: {last}"),
-        );
+        return for_exit(status, &last);
     }
     failure
+}
+
+/// Whether a line the server wrote is a request only a client sends: a
+/// program that echoes its input (`cat`) writes back the check's own
+/// `server/discover` or `initialize`.
+fn is_client_request(line: &str) -> bool {
+    let Ok(serde_json::Value::Object(message)) = serde_json::from_str::<serde_json::Value>(line)
+    else {
+        return false;
+    };
+    message.contains_key("id")
+        && matches!(
+            message.get("method").and_then(serde_json::Value::as_str),
+            Some("server/discover" | "initialize")
+        )
+}
+
+/// The server's exit status, once a failed check saw it close its
+/// stdout: waited for until it comes or the check's deadline (never a
+/// guessed pause), so a server that exited is told from one that broke
+/// the protocol. `None` when it is still running, or the check did not
+/// fail on a closed output.
+async fn exit_after_close(
+    process: &mut ChildGroup,
+    signals: &StdioSignals,
+    outcome: &Result<Success, Failure>,
+    deadline: tokio::time::Instant,
+) -> Option<std::process::ExitStatus> {
+    let waiting = matches!(outcome, Err(f) if !matches!(f.reason, ReasonCode::Timeout | ReasonCode::Cancelled))
+        && signals.stdout_closed.load(Ordering::Relaxed);
+    let mut exit = process.exited();
+    while waiting && exit.is_none() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        exit = process.exited();
+    }
+    exit
 }
 
 /// A bounded rmcp transport over a child's stdio.
@@ -1092,7 +1040,10 @@ fn bounded_stdio(
                 _ => read_line.await,
             };
             let n = match read {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) => {
+                    signals.stdout_closed.store(true, Ordering::Relaxed);
+                    return;
+                }
                 Ok(n) => n,
             };
             let total = signals.bytes.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
@@ -1108,6 +1059,10 @@ fn bounded_stdio(
             let line = line.trim();
             if line.is_empty() {
                 continue;
+            }
+            if is_client_request(line) {
+                signals.echoed.store(true, Ordering::Relaxed);
+                return;
             }
             match serde_json::from_str::<ServerJsonRpcMessage>(line) {
                 Ok(message) => {

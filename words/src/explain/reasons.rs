@@ -89,9 +89,25 @@ pub(super) const REASONS: &[Reason] = &[
     Reason {
         code: "command_not_found",
         seen: Seen::Row(DisplayStatus::Failed),
-        meaning: "The server's command does not resolve on PATH (or as a path) where the agent runs it.",
+        meaning: "The server's command does not resolve where the agent runs it: a bare name that is on no folder of PATH, or a path (absolute or relative) where no file is. The summary says which, and names the command by its basename only.",
         check: Check::Says(
             "Install the command, fix its path, or give the absolute path in the configuration.",
+        ),
+    },
+    Reason {
+        code: "cwd_not_found",
+        seen: Seen::Inventory,
+        meaning: "The server's working directory (`cwd` in its entry) does not exist here, so the server cannot start there, whatever its command. Without `--test` the row says so from the configuration; with it the test is not run, since its spawn error would only say what this causes.",
+        check: Check::Says(
+            "Create the folder, or fix or remove `cwd` in the server's entry (the JSON output's `diagnostics.cwd` is `missing`).",
+        ),
+    },
+    Reason {
+        code: "server_exited",
+        seen: Seen::EndpointTest,
+        meaning: "The server's command started and then exited before it answered: it ran (so it is not a start failure) and ended on its own. The summary gives its exit status and its last line of stderr (scrubbed). Status 0 most often means a program that is not an MCP server, or one that needs an argument; another status, a server that failed at start (a missing key, a bad flag, a port in use).",
+        check: Check::Says(
+            "Run the command by hand, in the same environment and folder, and read what it prints on stderr before it exits.",
         ),
     },
     Reason {
@@ -154,7 +170,7 @@ pub(super) const REASONS: &[Reason] = &[
     Reason {
         code: "process_start_failed",
         seen: Seen::Row(DisplayStatus::Failed),
-        meaning: "The agent's or the server's process could not start (permissions, a missing interpreter).",
+        meaning: "The agent's or the server's process could not start: its file is not executable, the interpreter its `#!` line names is missing, or the system refused it. A server that started and then exited is `server_exited`; one that kept running and never answered, `timeout`.",
         check: Check::Says("Run the command by hand, in the same environment."),
     },
     Reason {
@@ -186,9 +202,49 @@ pub(super) const REASONS: &[Reason] = &[
     Reason {
         code: "auth_required",
         seen: Seen::Row(DisplayStatus::Failed),
-        meaning: "The server wants credentials (HTTP 401, an OAuth challenge, or the harness saying it needs a login).",
+        meaning: "The server wants credentials and none were sent (HTTP 401 or 403 without an OAuth challenge, or the harness saying it needs a login). A token that was sent and refused is `auth_rejected`; a server that wants an OAuth login, `oauth_required`; a token variable that is unset, `unresolved_variable`.",
         check: Check::Says(
             "Log in through the harness, or configure the header or token the server wants.",
+        ),
+    },
+    Reason {
+        code: "auth_rejected",
+        seen: Seen::EndpointTest,
+        meaning: "The server refused the credentials that were sent (HTTP 401, or 403 for a token without the access it wants): an Authorization header, an API-key header, or a password in the URL went with the request, and the server said no. The token is wrong, expired, revoked, or of the wrong kind.",
+        check: Check::Says(
+            "Make a new token (or log in again) and put it where the configuration reads it; for a 403, give the token the scope or access the server names.",
+        ),
+    },
+    Reason {
+        code: "oauth_required",
+        seen: Seen::EndpointTest,
+        meaning: "The server wants an OAuth login: it answered HTTP 401 with a `WWW-Authenticate` challenge naming its protected-resource metadata, and no credentials were sent. The harness logs in through the browser; an endpoint test cannot.",
+        check: Check::Says(
+            "Log in through the harness (Claude Code: `/mcp`; Gemini CLI: `/mcp auth NAME`; Codex: `codex mcp login NAME`), or test with the token it got: `tether endpoint-test --url URL --header 'Authorization: Bearer …'`.",
+        ),
+    },
+    Reason {
+        code: "file_refused",
+        seen: Seen::Inventory,
+        meaning: "The harness refuses to start on this configuration file: it stops with an error before it runs anything (Gemini CLI 0.61 on a `settings.json` with a trailing comma: it strips comments, but `JSON.parse` refuses the comma). Tether reads the file as unusable too; the summary quotes the harness's own words.",
+        check: Check::Says(
+            "Fix the file at the line and column the summary names (a trailing comma before `}` or `]`, most often), then run the harness again.",
+        ),
+    },
+    Reason {
+        code: "misplaced_key",
+        seen: Seen::Inventory,
+        meaning: "A key sits in a file the harness does not read it from, so the harness ignores it without a word (`mcpServers` in Claude Code's `~/.claude/settings.json`: Claude Code reads servers from `~/.claude.json` and the project's `.mcp.json`). The row's summary says where the harness reads it.",
+        check: Check::Says(
+            "Move the entry to the file the summary names (for Claude Code, `claude mcp add` writes it there), and remove it from this one.",
+        ),
+    },
+    Reason {
+        code: "unmatched_name",
+        seen: Seen::Inventory,
+        meaning: "A list in the configuration names something no entry is called (`enabledMcpjsonServers: [\"everythin\"]`), so it changes nothing: a typo, most often. The summary gives the closest name, when one is close.",
+        check: Check::Says(
+            "Spell the name as its entry does (the summary's \"did you mean\"), or remove it from the list.",
         ),
     },
     Reason {
@@ -495,6 +551,14 @@ pub(super) const REASONS: &[Reason] = &[
         meaning: "A hook that runs before tool calls (PreToolUse and the like) denied the call: it never reached the server.",
         check: Check::Says(
             "Read what the hook said, in the harness (Tether keeps no hook output; `tether sessions show` names the hooks that ran); change its matcher or its rule if the call should run.",
+        ),
+    },
+    Reason {
+        code: "tool_not_available",
+        seen: Seen::Call,
+        meaning: "The model called a tool the harness did not hold at that moment, and the harness answered with its own \"no such tool\": the call reached no server, it is no use and no failure of the server, and it shows the tool was not available to the harness then (not that it was listed or offered).",
+        check: Check::Says(
+            "See whether the server was connected and listed the tool by then (`tether sessions show` says what showed it); a server still starting, one that failed, or a tool the server renamed or dropped gives this answer.",
         ),
     },
     Reason {
