@@ -33,6 +33,22 @@ pub fn parse_json_object(text: &str, jsonc: bool) -> Result<Map<String, Value>, 
     }
 }
 
+/// The candidate closest to `word` when it is close enough to be a typo
+/// of it (a Damerau–Levenshtein distance of at least 1 and at most a
+/// third of the word, 1 for short words): what a "did you mean" offers.
+pub fn closest_name<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let bound = (word.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(word, c), c))
+        .filter(|(d, _)| (1..=bound).contains(d))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
 /// The JSON type's name, for error messages.
 pub(crate) fn json_kind(value: &Value) -> &'static str {
     match value {
@@ -45,9 +61,43 @@ pub(crate) fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// Parses a JSON object as `JSON.parse(stripJsonComments(text))` does,
+/// which is how Gemini CLI and Qwen Code read their settings: comments are
+/// allowed, trailing commas are not. The error names the line and column,
+/// and says when a trailing comma is what `JSON.parse` stops at.
+pub fn parse_json_commented(text: &str) -> Result<Map<String, Value>, String> {
+    let stripped = strip_comments(text);
+    match serde_json::from_str::<Value>(&stripped) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "the top level is {}, not an object",
+            json_kind(&other)
+        )),
+        Err(e) => {
+            let comma = serde_json::from_str::<Value>(&remove_trailing_commas(&stripped)).is_ok();
+            Err(format!(
+                "not valid JSON: line {}, column {}{}",
+                e.line(),
+                e.column(),
+                if comma {
+                    " (a trailing comma before } or ])"
+                } else {
+                    ""
+                }
+            ))
+        }
+    }
+}
+
 /// Removes `//` and `/* */` comments and trailing commas outside strings,
 /// keeping line structure so error positions stay right.
 fn strip_jsonc(text: &str) -> String {
+    remove_trailing_commas(&strip_comments(text))
+}
+
+/// Removes `//` and `/* */` comments outside strings, keeping line
+/// structure so error positions stay right.
+fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     let mut in_string = false;
@@ -92,7 +142,7 @@ fn strip_jsonc(text: &str) -> String {
             _ => out.push(c),
         }
     }
-    remove_trailing_commas(&out)
+    out
 }
 
 fn remove_trailing_commas(text: &str) -> String {

@@ -11,7 +11,7 @@ use tether_core::inventory::{
 use tether_core::model::{StageObservation, Timestamp};
 use tether_core::sanitize;
 use tether_core::spec::Endpoint;
-use tether_core::vocab::{ConfigScope, EnvClass, ReasonCode};
+use tether_core::vocab::{ConfigScope, CwdClass, EnvClass, ReasonCode};
 
 use crate::context::ScanContext;
 use crate::dialect::{
@@ -191,6 +191,23 @@ impl ScanOutput {
         self.parsed(harness, root, rel, parse_json_object(&text, jsonc))
     }
 
+    /// Reads a JSON object as `JSON.parse(stripJsonComments(…))` reads it
+    /// (comments allowed, trailing commas not: Gemini CLI's and Qwen
+    /// Code's settings). `Ok(None)` when there is no file, or it could not
+    /// be read (an error entry says why); `Err` with where it stops when it
+    /// does not parse, for the caller to say how its harness treats that.
+    pub fn read_json_commented(
+        &mut self,
+        harness: &str,
+        root: &ConfigRoot,
+        rel: &str,
+    ) -> Result<Option<serde_json::Map<String, Value>>, String> {
+        match self.read(harness, root, rel) {
+            Some(text) => crate::dialect::parse_json_commented(&text).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Adds an error entry (the summary is scrubbed and capped).
     pub fn error(&mut self, harness: &str, source: String, reason: ReasonCode, summary: &str) {
         self.errors.push(InventoryError {
@@ -199,6 +216,31 @@ impl ScanOutput {
             reason_code: reason,
             summary: sanitize::summary(summary),
         });
+    }
+
+    /// Adds an entry of the list `key` that names nothing (`name`, none
+    /// of `candidates` is called that) as an error, with the closest
+    /// candidate as a "did you mean". Names only, sanitized.
+    pub fn unmatched_name<'a>(
+        &mut self,
+        harness: &str,
+        source: String,
+        key: &str,
+        name: &str,
+        candidates: impl IntoIterator<Item = &'a str>,
+    ) {
+        let meant = crate::dialect::closest_name(name, candidates)
+            .map(|c| format!(": did you mean {:?}?", sanitize::name(c)))
+            .unwrap_or_default();
+        self.error(
+            harness,
+            source,
+            ReasonCode::UnmatchedName,
+            &format!(
+                "{key} names {:?}, and no server is called that, so it changes nothing{meant}",
+                sanitize::name(name)
+            ),
+        );
     }
 
     /// Adds a malformed server entry as an error naming it.
@@ -324,11 +366,17 @@ impl ScanOutput {
             reason = Some(ReasonCode::UnresolvedVariable);
             summary = Some(tether_core::plan::unset_summary(&names));
             diagnostics.unresolved = names;
+        } else if reason.is_none() && diagnostics.cwd == Some(CwdClass::Missing) {
+            reason = Some(ReasonCode::CwdNotFound);
+            summary = Some(format!(
+                "its working directory (cwd in its entry) does not exist here, so `{}` cannot start there",
+                diagnostics.command.as_deref().unwrap_or("?")
+            ));
         } else if reason.is_none() && diagnostics.command_resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
-            summary = Some(format!(
-                "`{}` does not resolve on PATH here",
-                diagnostics.command.as_deref().unwrap_or("?")
+            summary = Some(not_found_summary(
+                &found.endpoint,
+                diagnostics.command.as_deref().unwrap_or("?"),
             ));
         }
         let bundled = found.scope == ConfigScope::Plugin;
@@ -369,6 +417,29 @@ impl ScanOutput {
             notes: sanitized_notes(&scrubber, &found.notes),
             endpoint: Some(found.endpoint),
         });
+    }
+}
+
+/// Why a stdio command does not resolve, naming it by `shown` (its
+/// basename) only: a bare name on no folder of PATH, or a path where no
+/// executable file is.
+fn not_found_summary(endpoint: &Endpoint, shown: &str) -> String {
+    let command = match endpoint {
+        Endpoint::Stdio { command, .. } => command.trim(),
+        _ => "",
+    };
+    if !command.contains('/') {
+        format!("`{shown}` is on no folder of PATH here")
+    } else if !Path::new(command).is_absolute() {
+        format!(
+            "the relative path given for `{shown}` names no executable file from where it runs (a path is not looked up on PATH)"
+        )
+    } else if Path::new(command).is_file() {
+        format!("the file given for `{shown}` is not executable here")
+    } else {
+        format!(
+            "the path given for `{shown}` does not exist here (a path is not looked up on PATH)"
+        )
     }
 }
 

@@ -52,14 +52,18 @@ pub fn rows_to_test(document: &InventoryDocument, project: Option<&Path>) -> Vec
         .rows
         .iter()
         .enumerate()
-        // A command that does not resolve, or a variable that is not set,
-        // is the cause already: a test would only report what it leads to
+        // A command that does not resolve, a cwd that does not exist, or
+        // a variable that is not set, is the cause already: a test would only report what it leads to
         // (a spawn error, `host_not_found`, a 401).
         .filter(|(_, r)| {
             r.is_enabled()
                 && !matches!(
                     r.reason_code,
-                    Some(ReasonCode::CommandNotFound | ReasonCode::UnresolvedVariable)
+                    Some(
+                        ReasonCode::CommandNotFound
+                            | ReasonCode::CwdNotFound
+                            | ReasonCode::UnresolvedVariable
+                    )
                 )
         })
         .filter_map(|(index, row)| {

@@ -87,6 +87,30 @@ impl Approvals {
         }
     }
 
+    /// Each name `enabledMcpjsonServers` or `disabledMcpjsonServers`
+    /// gives that no `.mcp.json` server (`defined`) is called: an error
+    /// with a "did you mean". A name in the user's settings may be meant
+    /// for another project, so it counts only when it is a near miss; one
+    /// in this project's own files always does.
+    fn unmatched(&self, out: &mut ScanOutput, defined: &[&str], state_source: &str) {
+        let lists = [
+            ("enabledMcpjsonServers", &self.enabled),
+            ("disabledMcpjsonServers", &self.disabled),
+        ];
+        for (key, names) in lists {
+            for (name, source) in names {
+                if defined.contains(&name.as_str()) {
+                    continue;
+                }
+                let own = source.starts_with("$PROJECT/") || source == state_source;
+                let near = tether_inventory::dialect::closest_name(name, defined.iter().copied());
+                if own || near.is_some() {
+                    out.unmatched_name(HARNESS, source.clone(), key, name, defined.iter().copied());
+                }
+            }
+        }
+    }
+
     fn project_server(&self, name: &str) -> Enablement {
         if let Some(source) = self.disabled.get(name) {
             return Enablement::Off(
@@ -276,6 +300,7 @@ impl ConfigScanner for ClaudeConfigScanner {
             state,
             state_source,
             project_entry,
+            misplaced,
             environment,
         } = read_settings(
             ctx,
@@ -331,6 +356,7 @@ impl ConfigScanner for ClaudeConfigScanner {
             ),
         ];
         scan_plain_servers(ctx, out, plain, &decide);
+        scan_misplaced(ctx, out, &misplaced, &state_source);
         if let Some(project) = &project {
             scan_project_servers(
                 ctx,
@@ -368,6 +394,9 @@ struct Settings {
     state: Option<Map<String, Value>>,
     state_source: String,
     project_entry: Option<Map<String, Value>>,
+    /// `mcpServers` found in settings files, which Claude Code does not
+    /// read servers from: each with its scope and file.
+    misplaced: Vec<(ConfigScope, String, Value)>,
     /// The switches of Claude Code's tool search, as the process's
     /// environment and every settings file's `env` block leave them
     /// (`env:NAME=MEANING`, written into each server's settings for the
@@ -440,9 +469,13 @@ fn read_settings(
     // then project settings, then local settings (later files win).
     let mut approvals = Approvals::default();
     let mut permissions = policy::Permissions::default();
+    let mut misplaced = Vec::new();
     let user = out.read_json(HARNESS, settings_root, "settings.json", false);
     if let Some(user) = &user {
         let source = settings_root.source("settings.json");
+        if let Some(servers) = user.get("mcpServers") {
+            misplaced.push((ConfigScope::User, source.clone(), servers.clone()));
+        }
         approvals.absorb(user, &source);
         permissions.absorb(user, &source, false);
         policy.absorb(user, &source, false);
@@ -463,8 +496,14 @@ fn read_settings(
         approvals.absorb(entry, &state_source);
     }
     if let Some(project) = project {
-        for rel in [".claude/settings.json", ".claude/settings.local.json"] {
+        for (rel, scope) in [
+            (".claude/settings.json", ConfigScope::Project),
+            (".claude/settings.local.json", ConfigScope::Local),
+        ] {
             if let Some(doc) = out.read_json(HARNESS, project, rel, false) {
+                if let Some(servers) = doc.get("mcpServers") {
+                    misplaced.push((scope, project.source(rel), servers.clone()));
+                }
                 environment.absorb(&doc, false);
                 approvals.absorb(&doc, &project.source(rel));
                 permissions.absorb(&doc, &project.source(rel), false);
@@ -484,7 +523,38 @@ fn read_settings(
         state,
         state_source,
         project_entry,
+        misplaced,
         environment: crate::tool_search::settings(&environment.0),
+    }
+}
+
+/// `mcpServers` in a settings file: Claude Code reads no server from
+/// there, silently. Verified on 2.1.197 and 2.1.332: with servers under
+/// `mcpServers` in `~/.claude/settings.json`, `.claude/settings.json` and
+/// `.claude/settings.local.json`, `claude mcp list` lists none of them,
+/// while it lists `~/.claude.json`'s and `.mcp.json`'s
+/// (tests/tests/misplaced_config.rs). Each becomes a row that says where
+/// Claude Code reads servers.
+fn scan_misplaced(
+    ctx: &ScanContext,
+    out: &mut ScanOutput,
+    misplaced: &[(ConfigScope, String, Value)],
+    state_source: &str,
+) {
+    for (scope, source, servers) in misplaced {
+        let why = format!(
+            "Claude Code does not read mcpServers from {source} (2.1.197 and 2.1.332: `claude mcp list` shows none of them): it reads servers from {state_source} (`claude mcp add`, scopes user and local) and the project's .mcp.json"
+        );
+        out.add_servers(
+            ctx,
+            HARNESS,
+            scope.clone(),
+            source,
+            "mcpServers",
+            Some(servers),
+            crate::DIALECT.entry,
+            |found, _| found.enablement = Enablement::Off(ReasonCode::MisplacedKey, why.clone()),
+        );
     }
 }
 
@@ -640,6 +710,12 @@ fn scan_project_servers(
             decide(found, entry, base)
         },
     );
+    let defined: Vec<&str> = doc
+        .get("mcpServers")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    approvals.unmatched(out, &defined, state_source);
 }
 
 /// The variable that names the managed settings folder.

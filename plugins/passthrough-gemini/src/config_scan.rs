@@ -161,7 +161,7 @@ impl ConfigScanner for GeminiConfigScanner {
         let harness = family.harness;
         let home = ctx.home_root().join(family.dir);
         let project = ctx.project_root();
-        let settings = read_settings(ctx, out, family, &home, project.as_ref());
+        let (settings, refused) = read_settings(ctx, out, family, &home, project.as_ref());
         let project_untrusted = untrusted_reason(ctx, out, family, &home, &settings);
         let effective: Vec<&Settings> = settings
             .iter()
@@ -189,7 +189,9 @@ impl ConfigScanner for GeminiConfigScanner {
                 |found, entry| {
                     lists.apply(found, entry);
                     found.call_policy = Some(predict(&calls, found, entry, folder_trusted));
-                    if let (true, Some(why)) = (ignored, &project_untrusted) {
+                    if let Some(why) = &refused {
+                        found.enablement = Enablement::Off(ReasonCode::FileRefused, why.clone());
+                    } else if let (true, Some(why)) = (ignored, &project_untrusted) {
                         found.enablement =
                             Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
                     } else if s.scope == ConfigScope::Project
@@ -215,7 +217,9 @@ impl ConfigScanner for GeminiConfigScanner {
                 |found, entry| {
                     lists.apply(found, entry);
                     found.call_policy = Some(predict(&calls, found, entry, folder_trusted));
-                    if matches!(found.enablement, Enablement::Enabled)
+                    if let Some(why) = &refused {
+                        found.enablement = Enablement::Off(ReasonCode::FileRefused, why.clone());
+                    } else if matches!(found.enablement, Enablement::Enabled)
                         && let Some(wait) = approvals.check(&found.name, &qwen_normalized(entry))
                     {
                         found.enablement = wait;
@@ -261,14 +265,18 @@ fn predict(
 /// The settings files, in precedence order, lowest first (system settings
 /// override everything): system defaults, user, project, system.
 /// `GEMINI_CLI_SYSTEM_DEFAULTS_PATH` and `GEMINI_CLI_SYSTEM_SETTINGS_PATH`
-/// name Gemini CLI's system files instead (verified on 0.61.0).
+/// name Gemini CLI's system files instead (verified on 0.61.0). Each is
+/// read as the CLI reads it (`JSON.parse(stripJsonComments(…))`): one that
+/// does not parse is refused as the CLI refuses it ([`refusal`]), and when
+/// that stops the CLI from starting, the second value says why, for every
+/// server row.
 fn read_settings(
     ctx: &ScanContext,
     out: &mut ScanOutput,
     family: Family,
     home: &ConfigRoot,
     project: Option<&ConfigRoot>,
-) -> Vec<Settings> {
+) -> (Vec<Settings>, Option<String>) {
     let system = ctx.system_dir(family.system_dir);
     let named = |var: &str, file: &str| -> (ConfigRoot, String) {
         let own = (family.harness == GEMINI.harness)
@@ -290,16 +298,72 @@ fn read_settings(
     }
     files.push((system_root, system_rel, ConfigScope::System));
     let mut settings = Vec::new();
+    let mut refused = None;
     for (root, rel, scope) in files {
-        if let Some(doc) = out.read_json(family.harness, &root, &rel, true) {
-            settings.push(Settings {
+        match out.read_json_commented(family.harness, &root, &rel) {
+            Ok(Some(doc)) => settings.push(Settings {
                 scope,
                 source: root.source(&rel),
                 doc,
-            });
+            }),
+            Ok(None) => {}
+            Err(stop) => {
+                let (summary, stops_start) = refusal(family, &scope, &stop);
+                out.error(
+                    family.harness,
+                    root.source(&rel),
+                    ReasonCode::FileRefused,
+                    &summary,
+                );
+                if stops_start {
+                    refused.get_or_insert_with(|| {
+                        format!(
+                            "{} does not start while {} does not parse (see its error entry)",
+                            family.harness,
+                            root.source(&rel)
+                        )
+                    });
+                }
+            }
         }
     }
-    settings
+    (settings, refused)
+}
+
+/// How the CLI treats a settings file that does not parse (`stop`: where
+/// its `JSON.parse` stops), in its own words from its shipped code, and
+/// whether it then refuses to start. Gemini CLI 0.61.0 (`_doLoadSettings`)
+/// throws `FatalConfigError` for any of them and exits 52. Qwen Code
+/// 0.24.4 reads the system and user files for its sandbox policy first
+/// and throws on them (`readOperatorSandboxSettings`); it copies a
+/// project's file to `settings.json.corrupted`, writes `{}` in its place
+/// and starts without it; 0.15.10 renames any of them to
+/// `settings.json.corrupted.<time>` and starts without it. Seen on a run
+/// of each (tests/tests/misplaced_config.rs).
+fn refusal(family: Family, scope: &ConfigScope, stop: &str) -> (String, bool) {
+    let parse = format!("it strips comments, but its JSON.parse stops at {stop}");
+    if family.harness == GEMINI.harness {
+        return (
+            format!(
+                "Gemini CLI refuses to start on this file (0.61.0: \"Error in <this file>: … Please fix the configuration file(s) and try again.\", exit 52): {parse}"
+            ),
+            true,
+        );
+    }
+    if *scope == ConfigScope::Project {
+        return (
+            format!(
+                "Qwen Code sets this file aside and starts without it (0.24.4: \"Settings file <this file> has invalid JSON. Your settings have been reset.\", and it writes {{}} in its place; 0.15.10 renames it to settings.json.corrupted.<time>): {parse}"
+            ),
+            false,
+        );
+    }
+    (
+        format!(
+            "Qwen Code refuses to start on this file (0.24.4: \"Cannot read operator sandbox policy from <this file>: SyntaxError: …\"; 0.15.10 renames it to settings.json.corrupted.<time> and starts without its settings): {parse}"
+        ),
+        true,
+    )
 }
 
 /// Why the project's folder is untrusted, as the CLI decides it: its
