@@ -148,11 +148,7 @@ impl<C: StreamableHttpClient> Resuming<C> {
     /// Resumes the stream that ended at `id`: waits its `retry` from its
     /// end, then opens it with `open`; the new stream inherits that `retry`
     /// until the server sends another.
-    async fn resume<F>(
-        &self,
-        id: String,
-        open: F,
-    ) -> Result<Events, StreamableHttpError<C::Error>>
+    async fn resume<F>(&self, id: String, open: F) -> Result<Events, StreamableHttpError<C::Error>>
     where
         F: Future<Output = Result<Events, StreamableHttpError<C::Error>>>,
     {
@@ -301,6 +297,8 @@ mod tests {
     use std::collections::VecDeque;
 
     type Script = Vec<Result<Sse, SseError>>;
+    /// Each `GET` sent: its `Last-Event-ID`, and when.
+    type Sent = Arc<Mutex<Vec<(Option<String>, Instant)>>>;
 
     /// A client whose responses are scripted and whose `GET`s are written
     /// down (with `Last-Event-ID` and when, in the test's paused time).
@@ -308,7 +306,7 @@ mod tests {
     struct Scripted {
         post: Arc<Mutex<Option<Script>>>,
         gets: Arc<Mutex<VecDeque<Result<Script, ()>>>>,
-        sent: Arc<Mutex<Vec<(Option<String>, Instant)>>>,
+        sent: Sent,
     }
 
     fn stream(script: Script) -> Events {
@@ -361,7 +359,10 @@ mod tests {
             _: Option<String>,
             _: HashMap<HeaderName, HeaderValue>,
         ) -> Result<Events, StreamableHttpError<Self::Error>> {
-            self.sent.lock().unwrap().push((last_event_id, Instant::now()));
+            self.sent
+                .lock()
+                .unwrap()
+                .push((last_event_id, Instant::now()));
             match self.gets.lock().unwrap().pop_front() {
                 Some(Ok(script)) => Ok(stream(script)),
                 _ => Err(StreamableHttpError::TransportChannelClosed),
