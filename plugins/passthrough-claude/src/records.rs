@@ -55,6 +55,8 @@ use tether_sdk::telemetry::status;
 
 #[path = "records/items.rs"]
 mod items;
+#[path = "records/lenient.rs"]
+mod lenient;
 use items::{Content, Item};
 #[path = "records/names.rs"]
 mod names;
@@ -112,41 +114,41 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 fn stream_json(record: &str) -> RecordAnswer {
     #[derive(Deserialize)]
     struct Head<'a> {
-        #[serde(rename = "type", borrow, default)]
+        #[serde(rename = "type", borrow, default, deserialize_with = "lenient::text")]
         kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         subtype: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         session_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         cwd: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         claude_code_version: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         hook_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         hook_name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         hook_event: Option<Cow<'a, str>>,
-        #[serde(default)]
+        #[serde(default, deserialize_with = "lenient::int")]
         exit_code: Option<i32>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         outcome: Option<Cow<'a, str>>,
         /// `permission_denied`: the refused call.
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         tool_name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         tool_use_id: Option<Cow<'a, str>>,
         /// `permission_denied`: what decided (`rule`, `mode`, `hook`,
         /// `asyncAgent`, …; absent where a headless run could not ask).
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         decision_reason_type: Option<Cow<'a, str>>,
         /// `permission_denied`: compared with Claude Code's own constant
         /// words only, never kept.
         #[serde(borrow, default)]
         message: Option<Said<'a>>,
         /// `notification`: which (`stop-hook-error`: a Stop hook erred).
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
         key: Option<Cow<'a, str>>,
     }
     /// `message`: a `permission_denied`'s words, or (an `assistant` or
@@ -160,9 +162,14 @@ fn stream_json(record: &str) -> RecordAnswer {
     }
     let written = record;
     let record = BLANKER.blank(record);
-    let Ok(head) = serde_json::from_str::<Head<'_>>(&record) else {
-        return RecordAnswer::Unknown;
+    lenient::take_odd();
+    let head = match serde_json::from_str::<Head<'_>>(&record) {
+        Ok(head) => head,
+        Err(error) => return RecordAnswer::unparsed(&error, None),
     };
+    // (A field of the wrong type is that field unread; the transcript's
+    // reading below notes its own.)
+    lenient::take_odd();
     let mut reading = RecordReading::of(head.session_id.as_deref().and_then(name));
     match (head.kind.as_deref(), head.subtype.as_deref()) {
         (Some("system"), Some("init")) => {
@@ -236,50 +243,75 @@ fn stream_json(record: &str) -> RecordAnswer {
 
 #[derive(Deserialize)]
 struct Line<'a> {
-    #[serde(rename = "type", borrow, default)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient::text")]
     kind: Option<Cow<'a, str>>,
     /// `session_id` in what a headless run prints.
-    #[serde(rename = "sessionId", alias = "session_id", borrow, default)]
+    #[serde(
+        rename = "sessionId",
+        alias = "session_id",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     session: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     cwd: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     version: Option<Cow<'a, str>>,
     /// The record's own id: one hook run's identity.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     uuid: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::object")]
     message: Option<Message<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::object")]
     attachment: Option<Attachment<'a>>,
     /// `tools-used`: tool names.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::texts")]
     tools: Vec<Cow<'a, str>>,
     /// `api-request-shape` (2.1.3xx): what one model request held; only
     /// its tools' names are read.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::object")]
     shape: Option<Shape<'a>>,
     /// A `system` record's kind (`stop_hook_summary`, …).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     subtype: Option<Cow<'a, str>>,
     /// `stop_hook_summary`: each Stop hook that ran (its command's shape
     /// only is kept), the blocking errors they gave (counted, never read),
     /// and whether one stopped the turn from ending.
-    #[serde(rename = "hookInfos", borrow, default)]
+    #[serde(
+        rename = "hookInfos",
+        borrow,
+        default,
+        deserialize_with = "lenient::objects"
+    )]
     hook_infos: Vec<HookInfo<'a>>,
-    #[serde(rename = "hookErrors", default)]
-    hook_errors: Vec<serde::de::IgnoredAny>,
-    #[serde(rename = "preventedContinuation", default)]
+    #[serde(rename = "hookErrors", default, deserialize_with = "lenient::count")]
+    hook_errors: usize,
+    #[serde(
+        rename = "preventedContinuation",
+        default,
+        deserialize_with = "lenient::flag"
+    )]
     prevented: Option<bool>,
     /// `stop_hook_summary` of a subagent: `SubagentStop`.
-    #[serde(rename = "hookLabel", borrow, default)]
+    #[serde(
+        rename = "hookLabel",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     hook_label: Option<Cow<'a, str>>,
     /// `stop_hook_summary`: the run of the Stop hooks it sums up, shared
     /// with each hook's own attachment where one was written; `progress`:
     /// the run of the event's hooks, or the call.
-    #[serde(rename = "toolUseID", borrow, default)]
+    #[serde(
+        rename = "toolUseID",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     tool_use: Option<Cow<'a, str>>,
     /// A `progress` record's (`progress::Data`).
     #[serde(borrow, default)]
@@ -288,13 +320,13 @@ struct Line<'a> {
 
 #[derive(Deserialize)]
 struct HookInfo<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     command: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct Shape<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::objects")]
     tools: Vec<Entry<'a>>,
 }
 
@@ -308,70 +340,120 @@ struct Message<'a> {
 
 #[derive(Deserialize)]
 struct Attachment<'a> {
-    #[serde(rename = "type", borrow, default)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient::text")]
     kind: Option<Cow<'a, str>>,
-    #[serde(rename = "addedNames", default)]
+    #[serde(
+        rename = "addedNames",
+        borrow,
+        default,
+        deserialize_with = "lenient::texts"
+    )]
     added: Vec<Cow<'a, str>>,
     /// `mcp_dropped_tools_delta` (2.1.3xx): `"TOOL" (MCP server "SERVER"):
     /// "REASON"` per tool Claude Code dropped before the model saw it.
-    #[serde(rename = "addedEntries", default)]
+    #[serde(
+        rename = "addedEntries",
+        borrow,
+        default,
+        deserialize_with = "lenient::texts"
+    )]
     added_entries: Vec<Cow<'a, str>>,
     /// `deferred_tools_record` (2.1.3xx): the tools whose schemas were
     /// loaded for the model.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::objects")]
     entries: Vec<Entry<'a>>,
     /// 2.1.3xx: `[{name, errorCode, error}]`.
-    #[serde(rename = "failedMcpServers", borrow, default)]
+    #[serde(
+        rename = "failedMcpServers",
+        borrow,
+        default,
+        deserialize_with = "lenient::objects"
+    )]
     failed: Vec<FailedServer<'a>>,
-    #[serde(rename = "pendingMcpServers", default)]
-    pending: Option<Vec<Cow<'a, str>>>,
-    #[serde(rename = "needsAuthMcpServers", default)]
-    needs_auth: Option<Vec<Cow<'a, str>>>,
+    #[serde(
+        rename = "pendingMcpServers",
+        borrow,
+        default,
+        deserialize_with = "lenient::texts"
+    )]
+    pending: Vec<Cow<'a, str>>,
+    #[serde(
+        rename = "needsAuthMcpServers",
+        borrow,
+        default,
+        deserialize_with = "lenient::texts"
+    )]
+    needs_auth: Vec<Cow<'a, str>>,
     /// `skill_listing`: the skills offered to the model, by name (its
     /// `content`, their descriptions, is never read).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::texts")]
     names: Vec<Cow<'a, str>>,
     /// `hook_*`: the hook (`SessionStart:startup`, `PreToolUse:Bash`,
     /// `Stop`), its event, its command line (only its shape is kept) and
     /// its exit status. Its output is never read.
-    #[serde(rename = "hookName", borrow, default)]
+    #[serde(
+        rename = "hookName",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     hook_name: Option<Cow<'a, str>>,
-    #[serde(rename = "hookEvent", borrow, default)]
+    #[serde(
+        rename = "hookEvent",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     hook_event: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     command: Option<Cow<'a, str>>,
-    #[serde(rename = "exitCode", default)]
+    #[serde(rename = "exitCode", default, deserialize_with = "lenient::int")]
     exit_code: Option<i32>,
-    #[serde(rename = "blockingError", borrow, default)]
+    #[serde(
+        rename = "blockingError",
+        borrow,
+        default,
+        deserialize_with = "lenient::object"
+    )]
     blocking: Option<Blocking<'a>>,
     /// `hook_cancelled`: whether its time limit cut it.
-    #[serde(rename = "timedOut", default)]
+    #[serde(rename = "timedOut", default, deserialize_with = "lenient::flag")]
     timed_out: Option<bool>,
     /// `hook_*`: the run of the event's hooks it belongs to (a Stop
     /// hook's is its `stop_hook_summary`'s too).
-    #[serde(rename = "toolUseID", borrow, default)]
+    #[serde(
+        rename = "toolUseID",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     tool_use: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct Blocking<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     command: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct Entry<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     name: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct FailedServer<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     name: Option<Cow<'a, str>>,
-    #[serde(rename = "errorCode", borrow, default)]
+    #[serde(
+        rename = "errorCode",
+        borrow,
+        default,
+        deserialize_with = "lenient::text"
+    )]
     code: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     error: Option<Cow<'a, str>>,
 }
 
@@ -460,8 +542,15 @@ fn transcript(record: &str) -> RecordAnswer {
     let original = record;
     let mut taken = [None; TAKEN.len()];
     let record = BLANKER.blank_taking(record, &mut taken);
-    let Ok(mut line) = serde_json::from_str::<Line<'_>>(&record) else {
-        return RecordAnswer::Unknown;
+    lenient::take_odd();
+    let parsed = serde_json::from_str::<Line<'_>>(&record);
+    let odd = lenient::take_odd();
+    let mut line = match parsed {
+        Ok(line) => line,
+        Err(error) => {
+            let kind = taken[0].filter(|k| KNOWN.contains(k));
+            return RecordAnswer::unparsed(&error, kind);
+        }
     };
     // What the blanker took is read as the parse would have read it.
     let [kind, session, session_id, timestamp, cwd, version, uuid, ..] = taken;
@@ -477,13 +566,34 @@ fn transcript(record: &str) -> RecordAnswer {
             *field = Some(Cow::Borrowed(value));
         }
     }
+    read_line(&line, odd, original)
+}
+
+/// What one transcript record says, parsed (`line`; `odd`: a field of it
+/// was of another type than the one read), `original` as written: the
+/// meanings the fast path and the plain one ([`plain`]) share.
+fn read_line(line: &Line<'_>, odd: bool, original: &str) -> RecordAnswer {
     let Some(kind) = line.kind.as_deref() else {
         return RecordAnswer::Unknown;
     };
     if !KNOWN.contains(&kind) {
         return RecordAnswer::Unknown;
     }
-    let mut reading = header(&line);
+    let answer = known_line(line, kind, original);
+    // A known kind in a shape its reader cannot read, which gave nothing:
+    // it says so (never "a kind this Tether does not read").
+    match answer {
+        RecordAnswer::Read(_) => answer,
+        _ if odd => RecordAnswer::Unparsed {
+            why: tether_core::records::Unparsed::WrongType,
+            kind: Some(kind.to_owned()),
+        },
+        _ => answer,
+    }
+}
+
+fn known_line(line: &Line<'_>, kind: &str, original: &str) -> RecordAnswer {
+    let mut reading = header(line);
     let at = reading.at.unwrap_or(Timestamp(0));
     let items = match line.message.as_ref().and_then(|m| m.content.as_ref()) {
         Some(Content(Some(items))) => items.as_slice(),
@@ -529,7 +639,7 @@ fn transcript(record: &str) -> RecordAnswer {
         attachment_record(&mut reading, attachment, line.uuid.as_deref(), at);
     }
     if kind == "system" && line.subtype.as_deref() == Some("stop_hook_summary") {
-        stop_hooks(&mut reading, &line, at);
+        stop_hooks(&mut reading, line, at);
     }
     answer(reading)
 }
@@ -557,8 +667,8 @@ fn message_items(reading: &mut RecordReading, items: &[Item<'_>], original: &str
         // Its input was blanked; the skill's name is read from the record
         // as written (that one field, nothing else).
         for (id, skill) in skill_calls(original) {
-            if let Some(skill) = skill_named(skill, ':') {
-                push(reading, skill_invoked(skill, Some(id), at));
+            if let Some(skill) = skill_named(&skill, ':') {
+                push(reading, skill_invoked(skill, Some(&id), at));
             }
         }
     }
@@ -648,12 +758,12 @@ fn deferred_tools_delta(reading: &mut RecordReading, attachment: &Attachment<'_>
             push(reading, failure(&server, &words, at));
         }
     }
-    for listed in attachment.needs_auth.iter().flatten() {
+    for listed in &attachment.needs_auth {
         if let Some(server) = listed_server(reading, listed, at) {
             push(reading, status(&server, "needs-auth", at));
         }
     }
-    for listed in attachment.pending.iter().flatten() {
+    for listed in &attachment.pending {
         if let Some(server) = listed_server(reading, listed, at) {
             name_server(reading, &server);
         }
@@ -741,7 +851,7 @@ fn stop_hooks(reading: &mut RecordReading, line: &Line<'_>, at: Timestamp) {
         .as_deref()
         .and_then(name)
         .unwrap_or_else(|| "Stop".to_owned());
-    let errors = !line.hook_errors.is_empty();
+    let errors = line.hook_errors > 0;
     let outcome = match (errors, line.prevented == Some(true), line.hook_infos.len()) {
         (_, true, 1) => UseOutcome::Blocked,
         (false, false, _) => UseOutcome::Succeeded,
@@ -872,59 +982,31 @@ fn hook_run_id(run: &str, hook: &str, command: &str) -> Option<String> {
 }
 
 /// The `Skill` calls in an assistant record as written: (call id, skill).
-fn skill_calls(record: &str) -> Vec<(&str, &str)> {
-    #[derive(Deserialize)]
-    struct RawItem<'a> {
-        #[serde(borrow, default)]
-        id: Option<&'a str>,
-        #[serde(borrow, default)]
-        name: Option<&'a str>,
-        #[serde(borrow, default)]
-        input: Option<SkillInput<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct SkillInput<'a> {
-        #[serde(borrow, default)]
-        skill: Option<&'a str>,
-    }
-    raw_items::<RawItem<'_>>(record)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|i| i.name == Some("Skill"))
-        .filter_map(|i| Some((i.id?, i.input?.skill?)))
+fn skill_calls(record: &str) -> Vec<(String, String)> {
+    let text = |v: &serde_json::Value, key: &str| v.get(key)?.as_str().map(str::to_owned);
+    raw_items(record)
+        .iter()
+        .filter(|i| i.get("type").and_then(|t| t.as_str()) == Some("tool_use"))
+        .filter(|i| i.get("name").and_then(|t| t.as_str()) == Some("Skill"))
+        .filter_map(|i| Some((text(i, "id")?, text(i.get("input")?, "skill")?)))
         .collect()
 }
 
-/// The items of a record's message as written, each read as `T`: all of
-/// them, or `None` where its content is no list or an item is no `T` (as
-/// an untagged enum reads). What [`skill_calls`] and [`error_words`] read
-/// of the record as written, a field its blanked reading had no value for.
-fn raw_items<'a, T: Deserialize<'a>>(record: &'a str) -> Option<Vec<T>> {
-    #[derive(Deserialize)]
-    #[serde(bound(deserialize = "T: Deserialize<'de>"))]
-    struct Raw<T> {
-        #[serde(default = "Option::default")]
-        message: Option<RawMessage<T>>,
-    }
-    #[derive(Deserialize)]
-    #[serde(bound(deserialize = "T: Deserialize<'de>"))]
-    struct RawMessage<T> {
-        #[serde(default = "Option::default")]
-        content: Option<RawContent<T>>,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged, bound(deserialize = "T: Deserialize<'de>"))]
-    enum RawContent<T> {
-        Items(Vec<T>),
-        Other(serde::de::IgnoredAny),
-    }
-    match serde_json::from_str::<Raw<T>>(record)
-        .ok()?
-        .message?
-        .content?
+/// The items of a record's message as written, each on its own (one odd
+/// item hides none of the others): what [`skill_calls`] and
+/// [`error_words`] read of the record as written, fields its blanked
+/// reading had no value for. Read only for a record that has a `Skill`
+/// call or a failed result; the values are held while read, never kept.
+fn raw_items(record: &str) -> Vec<serde_json::Value> {
+    let Ok(mut whole) = serde_json::from_str::<serde_json::Value>(record) else {
+        return Vec::new();
+    };
+    match whole
+        .pointer_mut("/message/content")
+        .map(serde_json::Value::take)
     {
-        RawContent::Items(items) => Some(items),
-        RawContent::Other(_) => None,
+        Some(serde_json::Value::Array(items)) => items,
+        _ => Vec::new(),
     }
 }
 
@@ -1009,34 +1091,14 @@ pub fn denial_reason(kind: Option<&str>, words: Option<&str>) -> ReasonCode {
 /// What the words of the failed `tool_result` for `id` in a record as
 /// written say (its content: a string, or its first text item).
 fn error_words(record: &str, id: &str) -> Option<ErrorWords> {
-    #[derive(Deserialize)]
-    struct RawItem<'a> {
-        #[serde(borrow, default)]
-        tool_use_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        content: Option<Words<'a>>,
-    }
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Words<'a> {
-        #[serde(borrow)]
-        Text(Cow<'a, str>),
-        #[serde(borrow)]
-        Items(Vec<TextItem<'a>>),
-        Other(serde::de::IgnoredAny),
-    }
-    #[derive(Deserialize)]
-    struct TextItem<'a> {
-        #[serde(borrow, default)]
-        text: Option<Cow<'a, str>>,
-    }
-    let item = raw_items::<RawItem<'_>>(record)?
-        .into_iter()
-        .find(|i| i.tool_use_id.as_deref() == Some(id))?;
-    match item.content? {
-        Words::Text(words) => error_said(&words),
-        Words::Items(texts) => error_said(texts.first()?.text.as_deref()?),
-        Words::Other(_) => None,
+    let items = raw_items(record);
+    let item = items
+        .iter()
+        .find(|i| i.get("tool_use_id").and_then(|t| t.as_str()) == Some(id))?;
+    match item.get("content")? {
+        serde_json::Value::String(words) => error_said(words),
+        serde_json::Value::Array(texts) => error_said(texts.first()?.get("text")?.as_str()?),
+        _ => None,
     }
 }
 

@@ -81,3 +81,111 @@ fn a_compact_stop_hook_summary_with_an_escaped_command_is_read() {
         }
     }
 }
+
+const AROUND: &str = r#""userType":"external","entrypoint":"cli","cwd":"/tmp/w","sessionId":"88b3e12c-a78e-4cfc-a6bf-0a90e7116bb5","version":"2.1.332","gitBranch":"main""#;
+
+fn kinds(record: &str) -> Vec<(EvidenceKind, Option<String>, Option<String>)> {
+    match answer(record) {
+        RecordAnswer::Read(reading) => reading
+            .evidence
+            .into_iter()
+            .map(|e| {
+                let named = e
+                    .capability
+                    .as_deref()
+                    .map(|c| c.name.clone())
+                    .or(e.tool.clone());
+                (e.kind, e.server, named)
+            })
+            .collect(),
+        other => panic!("not read: {other:?}: {record}"),
+    }
+}
+
+/// GIVEN an assistant record (compact, as written) calling the `Skill`
+/// tool with a skill name that holds an escape, beside an MCP call WHEN
+/// it is read THEN the skill was invoked (a borrowed `&str` parse failed
+/// on any escape and the loss was hidden).
+#[test]
+fn a_skill_call_with_an_escape_in_the_record_is_read() {
+    let record = format!(
+        r#"{{{PARENT},"message":{{"model":"m","id":"msg_1","type":"message","role":"assistant","content":[{{"type":"text","text":"I'll say \"hi\" \u00e9"}},{{"type":"tool_use","id":"toolu_1","name":"Skill","input":{{"skill":"pdf","args":"a \"quoted\" \\ arg"}}}},{{"type":"tool_use","id":"toolu_2","name":"mcp__time__now","input":{{}}}}]}},"type":"assistant","uuid":"u1","timestamp":"2026-12-02T09:16:47.136Z",{AROUND}}}"#
+    );
+    let got = kinds(&record);
+    assert!(
+        got.contains(&(EvidenceKind::SkillInvoked, None, Some("pdf".into()))),
+        "{got:?}"
+    );
+    assert!(got.contains(&(
+        EvidenceKind::ToolCallObserved,
+        Some("time".into()),
+        Some("now".into())
+    )));
+}
+
+/// GIVEN a message whose content holds one odd item (an id of another
+/// type, an item that is no object) beside two MCP calls WHEN it is read
+/// THEN both calls are read (the content was read all or nothing).
+#[test]
+fn one_odd_item_hides_no_mcp_call() {
+    let record = format!(
+        r#"{{{PARENT},"message":{{"role":"assistant","content":[{{"type":"tool_use","id":7,"name":"mcp__time__a","input":{{}}}},"odd",{{"type":"tool_use","id":"toolu_2","name":"mcp__time__b","input":{{}}}}]}},"type":"assistant","uuid":"u1","timestamp":"2026-12-02T09:16:47.136Z",{AROUND}}}"#
+    );
+    let calls: Vec<_> = kinds(&record)
+        .into_iter()
+        .filter(|e| e.0 == EvidenceKind::ToolCallObserved)
+        .map(|e| e.2)
+        .collect();
+    assert_eq!(calls, [Some("a".to_owned()), Some("b".to_owned())]);
+}
+
+/// GIVEN records of known kinds with a field null or of another type
+/// (`"tools": null`, `"tools": "x"`, `"hookInfos": 3`) WHEN read THEN a
+/// null is a field not given, and a field of the wrong type that leaves
+/// nothing to read says so (unparsed, wrong type, its kind named), never
+/// "a kind this Tether does not read"; what else the record says is read.
+#[test]
+fn a_null_or_a_wrong_type_is_never_version_drift() {
+    use tether_core::records::Unparsed;
+    let at = "2026-12-02T09:16:47.136Z";
+    let null_tools = format!(r#"{{"type":"tools-used","tools":null,"timestamp":"{at}",{AROUND}}}"#);
+    assert!(
+        matches!(
+            answer(&null_tools),
+            RecordAnswer::Read(_) | RecordAnswer::Dated { .. }
+        ),
+        "{:?}",
+        answer(&null_tools)
+    );
+    let wrong_tools = format!(r#"{{"type":"tools-used","tools":"x","timestamp":"{at}",{AROUND}}}"#);
+    match answer(&wrong_tools) {
+        // The record names its session: read, with nothing from `tools`.
+        RecordAnswer::Read(reading) => assert!(reading.evidence.is_empty()),
+        other => panic!("{other:?}"),
+    }
+    let no_session = format!(r#"{{"type":"tools-used","tools":"x","timestamp":"{at}"}}"#);
+    assert_eq!(
+        answer(&no_session),
+        RecordAnswer::Unparsed {
+            why: Unparsed::WrongType,
+            kind: Some("tools-used".into())
+        }
+    );
+    // One field odd, another read: the MCP tool beside it is kept.
+    let half = format!(
+        r#"{{"type":"tools-used","tools":["mcp__time__now",5],"timestamp":"{at}",{AROUND}}}"#
+    );
+    assert!(
+        kinds(&half).contains(&(
+            EvidenceKind::ToolVisible,
+            Some("time".into()),
+            Some("now".into())
+        )),
+        "{:?}",
+        kinds(&half)
+    );
+    let odd_hooks = format!(
+        r#"{{{PARENT},"type":"system","subtype":"stop_hook_summary","hookCount":1,"hookInfos":3,"hookErrors":null,"timestamp":"{at}","uuid":"u1",{AROUND}}}"#
+    );
+    assert!(!matches!(answer(&odd_hooks), RecordAnswer::Unknown));
+}

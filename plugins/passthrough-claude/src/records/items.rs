@@ -1,11 +1,11 @@
 //! A message's `content` read in one pass: its items when it is a list
-//! of them, nothing otherwise (a prompt's text). What
-//! `#[serde(untagged)] enum { Items(Vec<Item>), Other(IgnoredAny) }` read,
-//! without serde buffering every item (and everything in it) before
-//! choosing: the list is all or nothing, as the untagged enum's was (an
-//! item that is not an object, a field of another type than the one read,
-//! or a field given twice, and the content is read as no items, the rest
-//! of the record still read).
+//! of them, nothing otherwise (a prompt's text), without serde buffering
+//! every item (and everything in it). Each item is read on its own: one
+//! that is not an object is left out, a field of another type than the one
+//! read is that field unread (each noted, [`super::lenient`]), and the
+//! other items and fields are read: one odd item never empties the rest.
+//! A field given twice is read as its last (as a parse into a
+//! `serde_json::Value` reads it).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -23,8 +23,7 @@ pub(crate) struct Item<'a> {
     pub is_error: Option<bool>,
 }
 
-/// A message's content: its items, or `None` (not a list, or one the
-/// untagged enum would not have read).
+/// A message's content: its items, or `None` (not a list).
 pub(crate) struct Content<'a>(pub Option<Vec<Item<'a>>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
@@ -71,28 +70,53 @@ impl<'de> Visitor<'de> for ContentVisitor {
         f.write_str("a message's content")
     }
 
-    skip_scalars!(Content(None));
+    // A prompt's text (blanked to null) is no items; a number or a
+    // boolean is no content any release writes.
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        super::lenient::mark();
+        Ok(Content(None))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        super::lenient::mark();
+        Ok(Content(None))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        super::lenient::mark();
+        Ok(Content(None))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        super::lenient::mark();
+        Ok(Content(None))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Content(None))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Content(None))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Content(None))
+    }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        super::lenient::mark();
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Content(None))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut items = Vec::new();
-        let mut whole = true;
         while let Some(item) = seq.next_element::<Loose<'de>>()? {
             match item {
-                Loose(Some(item)) if whole => items.push(item),
-                _ => whole = false,
+                Loose(Some(item)) => items.push(item),
+                Loose(None) => super::lenient::mark(),
             }
         }
-        Ok(Content(whole.then_some(items)))
+        Ok(Content(Some(items)))
     }
 }
 
-/// One element of the list: an item, or `None` where the derived struct
-/// would have failed.
+/// One element of the list: an item, or `None` where it is no object.
 struct Loose<'a>(Option<Item<'a>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
@@ -112,8 +136,6 @@ impl<'de> Visitor<'de> for ItemVisitor {
 
     skip_scalars!(Loose(None));
 
-    // (The derived struct also read a list as its fields in order: no
-    // harness writes an item so.)
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Loose(None))
@@ -121,45 +143,42 @@ impl<'de> Visitor<'de> for ItemVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut item = Item::default();
-        let mut whole = true;
-        let mut seen = [false; 5];
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             let field = match key.as_ref() {
-                "type" => 0,
-                "id" => 1,
-                "name" => 2,
-                "tool_use_id" => 3,
-                "is_error" => 4,
+                "type" => &mut item.kind,
+                "id" => &mut item.id,
+                "name" => &mut item.name,
+                "tool_use_id" => &mut item.tool_use_id,
+                "is_error" => {
+                    item.is_error = map.next_value::<Flag>()?.0;
+                    continue;
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
                 }
             };
-            whole &= !std::mem::replace(&mut seen[field], true);
-            if field == 4 {
-                match map.next_value::<Scalar<'de>>()? {
-                    Scalar::Null => item.is_error = None,
-                    Scalar::Bool(b) => item.is_error = Some(b),
-                    _ => whole = false,
-                }
-                continue;
-            }
-            let text = match map.next_value::<Scalar<'de>>()? {
-                Scalar::Null => None,
-                Scalar::Text(text) => Some(text),
-                _ => {
-                    whole = false;
-                    None
-                }
-            };
-            match field {
-                0 => item.kind = text,
-                1 => item.id = text,
-                2 => item.name = text,
-                _ => item.tool_use_id = text,
-            }
+            *field = map.next_value::<Text<'de>>()?.0;
         }
-        Ok(Loose(whole.then_some(item)))
+        Ok(Loose(Some(item)))
+    }
+}
+
+/// A string field, read leniently ([`super::lenient::text`]).
+struct Text<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::lenient::text(d).map(Text)
+    }
+}
+
+/// A boolean field, read leniently ([`super::lenient::flag`]).
+struct Flag(Option<bool>);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        super::lenient::flag(d).map(Flag)
     }
 }
 
@@ -169,6 +188,8 @@ pub(super) enum Scalar<'a> {
     Null,
     Text(Cow<'a, str>),
     Bool(bool),
+    /// A whole number (within `i64`).
+    Int(i64),
     Other,
 }
 
@@ -190,11 +211,11 @@ impl<'de> Visitor<'de> for ScalarVisitor {
     fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
         Ok(Scalar::Bool(b))
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(Scalar::Int(n))
     }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Scalar::Other)
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(i64::try_from(n).map_or(Scalar::Other, Scalar::Int))
     }
     fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
         Ok(Scalar::Other)
@@ -225,73 +246,56 @@ impl<'de> Visitor<'de> for ScalarVisitor {
 mod tests {
     use super::*;
 
-    /// What the untagged enum read, to compare with.
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Untagged<'a> {
-        #[serde(borrow)]
-        Items(Vec<Derived<'a>>),
-        #[allow(dead_code)]
-        Other(IgnoredAny),
-    }
-    #[derive(Deserialize, Debug, PartialEq)]
-    struct Derived<'a> {
-        #[serde(rename = "type", borrow, default)]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        tool_use_id: Option<Cow<'a, str>>,
-        #[serde(default)]
-        is_error: Option<bool>,
-    }
+    /// Each item's (name, id, is_error).
+    type Read = Vec<(Option<String>, Option<String>, Option<bool>)>;
 
-    #[test]
-    fn reads_what_the_untagged_enum_read() {
-        let cases = [
-            r#""a prompt""#,
-            r#"{"a": [1]}"#,
-            "null",
-            "7",
-            "[]",
-            r#"[{"type": "text", "text": null}, {"type": "tool_use", "id": "t\"1", "name": "mcp__a__b", "input": {"x": [1, {"y": 2}]}}]"#,
-            r#"[{"type": "tool_result", "tool_use_id": "t1", "is_error": true, "content": null}]"#,
-            r#"[{"type": "tool_result", "tool_use_id": "t1", "is_error": "yes"}]"#,
-            r#"[{"type": "tool_use", "id": 5}]"#,
-            r#"[{"type": "tool_use", "id": "a", "id": "b"}]"#,
-            r#"[{"type": "text"}, "words"]"#,
-            r#"[{"type": "text"}, null]"#,
-            r#"[{"type": null, "name": {"x": 1}}]"#,
-            r#"[{"ty\u0070e": "tool_use", "name": "mcp__a\u005f_b"}]"#,
-            r#"[[1, 2]]"#,
-        ];
-        for case in cases {
-            let ours = serde_json::from_str::<Content<'_>>(case).expect(case).0;
-            let theirs = match serde_json::from_str::<Untagged<'_>>(case).expect(case) {
-                Untagged::Items(items) => Some(items),
-                Untagged::Other(_) => None,
-            };
-            let ours = ours.map(|items| {
+    fn read(content: &str) -> (Option<Read>, bool) {
+        super::super::lenient::take_odd();
+        let items = serde_json::from_str::<Content<'_>>(content)
+            .expect(content)
+            .0
+            .map(|items| {
                 items
                     .into_iter()
-                    .map(|i| Derived {
-                        kind: i.kind,
-                        id: i.id,
-                        name: i.name,
-                        tool_use_id: i.tool_use_id,
-                        is_error: i.is_error,
+                    .map(|i| {
+                        (
+                            i.name.map(|n| n.into_owned()),
+                            i.id.map(|n| n.into_owned()),
+                            i.is_error,
+                        )
                     })
-                    .collect::<Vec<_>>()
+                    .collect()
             });
-            // A list as an item's fields in order: the derived struct read
-            // it, no harness writes it, this reads no items.
-            if case == "[[1, 2]]" {
-                assert!(ours.is_none());
-                continue;
-            }
-            assert_eq!(ours, theirs, "{case}");
+        (items, super::super::lenient::take_odd())
+    }
+
+    /// GIVEN a message's content with one odd item (a field of another
+    /// type, an item that is no object) WHEN it is read THEN every other
+    /// item and field is read, and the oddity is noted.
+    #[test]
+    fn one_odd_item_empties_nothing_else() {
+        let (items, odd) = read(
+            r#"[{"type":"tool_use","id":5,"name":"mcp__a__b"},"words",{"type":"tool_use","id":"t\"2","name":"mcp__a__c","input":{"x":[1]}}]"#,
+        );
+        assert!(odd);
+        assert_eq!(
+            items,
+            Some(vec![
+                (Some("mcp__a__b".into()), None, None),
+                (Some("mcp__a__c".into()), Some("t\"2".into()), None),
+            ])
+        );
+        let (items, odd) = read(r#"[{"type":"tool_result","tool_use_id":"t1","is_error":"yes"}]"#);
+        assert!(odd);
+        assert_eq!(items, Some(vec![(None, None, None)]));
+        // A prompt's text, null, or no list: no items, nothing odd.
+        for plain in [r#""a prompt""#, "null", "[]"] {
+            let (items, odd) = read(plain);
+            assert!(!odd, "{plain}");
+            assert!(items.is_none_or(|i| i.is_empty()), "{plain}");
         }
+        // A field given twice is its last, as a parsed value has it.
+        let (items, _) = read(r#"[{"type":"tool_use","id":"a","id":"b"}]"#);
+        assert_eq!(items, Some(vec![(None, Some("b".into()), None)]));
     }
 }

@@ -26,8 +26,8 @@ use super::{hook_run_id, tool_name_of_server, words::with_command};
 /// ("started", "completed", "failed"), serverName, toolName}` (2.1.15).
 /// Any other (`bash_progress`, `agent_progress`, …: a tool's output so
 /// far) is skipped unread. Read by the transcript's one parse of the
-/// record: a `data` that is not an object, or whose fields read are not
-/// strings, is no data (the rest of the record still read).
+/// record: a `data` that is not an object is no data, a field of it of
+/// another type is that field unread (each noted, [`super::lenient`]).
 #[derive(Default)]
 pub(super) struct Data<'a> {
     kind: Option<Cow<'a, str>>,
@@ -66,7 +66,6 @@ impl<'de> Visitor<'de> for DataVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut data = Data::default();
-        let mut whole = true;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             let field = match key.as_ref() {
                 "type" => &mut data.kind,
@@ -81,14 +80,18 @@ impl<'de> Visitor<'de> for DataVisitor {
                     continue;
                 }
             };
-            // A field given twice, or of another type: no data.
-            match map.next_value::<Scalar<'de>>()? {
-                Scalar::Text(text) if field.is_none() => *field = Some(text),
-                Scalar::Null if field.is_none() => {}
-                _ => whole = false,
-            }
+            // A field of another type is that field unread (noted); one
+            // given twice is its last, as a parsed value has it.
+            *field = match map.next_value::<Scalar<'de>>()? {
+                Scalar::Text(text) => Some(text),
+                Scalar::Null => None,
+                _ => {
+                    super::lenient::mark();
+                    None
+                }
+            };
         }
-        Ok(MaybeData(whole.then_some(data)))
+        Ok(MaybeData(Some(data)))
     }
 }
 
