@@ -7,47 +7,28 @@
 //! A requirement never passes on silence: a stage that nothing showed is
 //! `unknown`, and unknown is unmet.
 
-pub(crate) mod document;
+pub(crate) use tether_requirements::document;
 
+use crate::exit::Exit;
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 use tether_core::records::MatrixRow;
-use tether_core::vocab::{CapabilityKind, DisplayStatus, StageState};
 
-use document::{CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome};
-
-/// Exit code: the harness succeeded (or, for `check`, the session was
-/// read) but a requirement is not met. Neither 1 nor 2, so a CI step
-/// tells it from a failed harness or a usage error.
-pub(crate) const EXIT_UNMET: u8 = 4;
-
-/// What `--require` and `--require-tool` say after the flags.
-pub(crate) const STAGES_HELP: &str = "\
-Stages (`--require SERVER:STAGE`, `--require-tool SERVER/TOOL:STAGE`):
-  reached          the default: its tools reached the session (offered in the
-                   thread or sent to the model) and it did not fail
-  configured, delivered, authenticated, initialized   (servers only)
-  tools_listed     tools/list was served (a tool: it was listed)
-  schema_accepted  the harness kept its tools after its own checks
-  current_thread   its tools were offered in this session's model requests
-                   (also: offered)
-  model_visible    the model was sent a tool's definition
-  callable         a call reached it and succeeded
-  used             a call was made (also: called), whatever its outcome
-A stage nothing showed is unknown, and unknown is never met.";
+use tether_requirements::{CheckDocument, RequirementOutcome};
+pub(crate) use tether_requirements::{Requirement, STAGES_HELP, check_history, check_session};
 
 /// `--require` and `--require-tool`, shared by `run` and `check`.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct RequireArgs {
     /// A server that must reach the session: `SERVER` (its tools reached
     /// the session and it did not fail) or `SERVER:STAGE` (repeatable).
-    #[arg(long = "require", value_name = "SERVER[:STAGE]", value_parser = parse_server)]
+    #[arg(long = "require", value_name = "SERVER[:STAGE]", value_parser = tether_requirements::parse_server)]
     require: Vec<Requirement>,
     /// A tool that must reach the session: `SERVER/TOOL` or
     /// `SERVER/TOOL:STAGE` (repeatable).
-    #[arg(long = "require-tool", value_name = "SERVER/TOOL[:STAGE]", value_parser = parse_tool)]
+    #[arg(long = "require-tool", value_name = "SERVER/TOOL[:STAGE]", value_parser = tether_requirements::parse_tool)]
     require_tool: Vec<Requirement>,
 }
 
@@ -59,352 +40,6 @@ impl RequireArgs {
             .chain(&self.require_tool)
             .cloned()
             .collect()
-    }
-}
-
-/// One stage a requirement asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Need {
-    /// Its tools reached the session, and it did not fail.
-    Reached,
-    Configured,
-    Delivered,
-    Authenticated,
-    Initialized,
-    ToolsListed,
-    SchemaAccepted,
-    CurrentThread,
-    ModelVisible,
-    Callable,
-    /// A call was made.
-    Used,
-}
-
-impl Need {
-    const ALL: [Need; 11] = [
-        Need::Reached,
-        Need::Configured,
-        Need::Delivered,
-        Need::Authenticated,
-        Need::Initialized,
-        Need::ToolsListed,
-        Need::SchemaAccepted,
-        Need::CurrentThread,
-        Need::ModelVisible,
-        Need::Callable,
-        Need::Used,
-    ];
-
-    /// Its one name.
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Need::Reached => "reached",
-            Need::Configured => "configured",
-            Need::Delivered => "delivered",
-            Need::Authenticated => "authenticated",
-            Need::Initialized => "initialized",
-            Need::ToolsListed => "tools_listed",
-            Need::SchemaAccepted => "schema_accepted",
-            Need::CurrentThread => "current_thread",
-            Need::ModelVisible => "model_visible",
-            Need::Callable => "callable",
-            Need::Used => "used",
-        }
-    }
-
-    fn parse(word: &str) -> Option<Need> {
-        match word {
-            "offered" => Some(Need::CurrentThread),
-            "called" => Some(Need::Used),
-            "listed" => Some(Need::ToolsListed),
-            _ => Need::ALL.into_iter().find(|n| n.word() == word),
-        }
-    }
-
-    /// Whether a tool row can show it (the server-only stages cannot).
-    fn for_tools(self) -> bool {
-        !matches!(
-            self,
-            Need::Configured | Need::Delivered | Need::Authenticated | Need::Initialized
-        )
-    }
-
-    /// What it means, as a clause (`time: …`).
-    fn clause(self, tool: bool) -> &'static str {
-        match (self, tool) {
-            (Need::Reached, false) => "its tools reached the session and it did not fail",
-            (Need::Reached, true) => "it reached the session and its server did not fail",
-            (Need::Configured, _) => "it was configured",
-            (Need::Delivered, _) => "it was handed to the harness",
-            (Need::Authenticated, _) => "it accepted the harness's credentials",
-            (Need::Initialized, _) => "it completed initialize",
-            (Need::ToolsListed, false) => "it served tools/list",
-            (Need::ToolsListed, true) => "its server listed it",
-            (Need::SchemaAccepted, _) => "the harness kept its tools",
-            (Need::CurrentThread, _) => "it was offered in this session's model requests",
-            (Need::ModelVisible, _) => "the model was sent its definition",
-            (Need::Callable, _) => "a call reached it and succeeded",
-            (Need::Used, _) => "a call was made",
-        }
-    }
-}
-
-/// One requirement: a server (or one of its tools) at a stage.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Requirement {
-    pub(crate) server: String,
-    pub(crate) tool: Option<String>,
-    pub(crate) need: Need,
-}
-
-impl Requirement {
-    /// The row it is about (`SERVER` or `SERVER/TOOL`).
-    fn subject(&self) -> String {
-        match &self.tool {
-            Some(tool) => format!("{}/{tool}", self.server),
-            None => self.server.clone(),
-        }
-    }
-
-    /// As written back (`time`, `time:callable`).
-    pub(crate) fn spelled(&self) -> String {
-        match self.need {
-            Need::Reached => self.subject(),
-            need => format!("{}:{}", self.subject(), need.word()),
-        }
-    }
-}
-
-/// Splits `NAME[:STAGE]`: the suffix is a stage only when it names one (a
-/// server's own name may hold a colon).
-fn split_stage(text: &str) -> Result<(&str, Need), String> {
-    if let Some((name, word)) = text.rsplit_once(':')
-        && let Some(need) = Need::parse(word)
-    {
-        return Ok((name, need));
-    }
-    if let Some((_, word)) = text.rsplit_once(':')
-        && !word.is_empty()
-        && word.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
-        && word.contains('_')
-    {
-        let known: Vec<&str> = Need::ALL.iter().map(|n| n.word()).collect();
-        return Err(format!(
-            "no stage {word:?}; one of: {} (or offered, called)",
-            known.join(", ")
-        ));
-    }
-    Ok((text, Need::Reached))
-}
-
-pub(crate) fn parse_server(text: &str) -> Result<Requirement, String> {
-    let (server, need) = split_stage(text)?;
-    if server.trim().is_empty() {
-        return Err("give a server's name: SERVER or SERVER:STAGE".into());
-    }
-    // No harness names a server with a `/`: `SERVER/TOOL` is a tool.
-    if server.contains('/') {
-        return Err(format!(
-            "{server:?} names a tool; require it with --require-tool {text}"
-        ));
-    }
-    Ok(Requirement {
-        server: server.to_owned(),
-        tool: None,
-        need,
-    })
-}
-
-pub(crate) fn parse_tool(text: &str) -> Result<Requirement, String> {
-    let (name, need) = split_stage(text)?;
-    let Some((server, tool)) = name
-        .split_once('/')
-        .filter(|(s, t)| !s.is_empty() && !t.is_empty())
-    else {
-        return Err("give SERVER/TOOL or SERVER/TOOL:STAGE".into());
-    };
-    if !need.for_tools() {
-        return Err(format!(
-            "{} is a server's stage; require the server (--require {server}:{})",
-            need.word(),
-            need.word()
-        ));
-    }
-    Ok(Requirement {
-        server: server.to_owned(),
-        tool: Some(tool.to_owned()),
-        need,
-    })
-}
-
-// === Evaluation ===
-
-fn state(row: &MatrixRow, key: &str) -> StageState {
-    row.stages.get(key).map_or(StageState::Unknown, |o| o.state)
-}
-
-/// The strongest of several states that each would do: yes if any, else no
-/// if all are no, else unknown.
-fn any_of(states: &[StageState]) -> StageState {
-    if states.contains(&StageState::Yes) {
-        StageState::Yes
-    } else if !states.is_empty() && states.iter().all(|s| *s == StageState::No) {
-        StageState::No
-    } else if states.contains(&StageState::NotApplicable) {
-        StageState::NotApplicable
-    } else {
-        StageState::Unknown
-    }
-}
-
-/// The deciding state of `need` on `row`.
-fn decide(row: &MatrixRow, need: Need, tool: bool) -> StageState {
-    match need {
-        Need::Reached => any_of(&[state(row, "current_thread"), state(row, "model_visible")]),
-        Need::Used if row.calls > 0 => StageState::Yes,
-        Need::Used => state(row, "called"),
-        Need::Callable if tool => {
-            let settled = row.failed_calls + row.unknown_calls;
-            if row.calls > settled {
-                StageState::Yes
-            } else if row.calls > 0 && row.failed_calls == row.calls {
-                StageState::No
-            } else {
-                state(row, "callable")
-            }
-        }
-        need => state(row, need.word()),
-    }
-}
-
-/// One requirement against one session's rows.
-pub(crate) fn evaluate(rows: &[MatrixRow], req: &Requirement) -> RequirementOutcome {
-    let subject = req.subject();
-    let server = rows
-        .iter()
-        .find(|r| r.kind == CapabilityKind::McpServer && r.name == req.server);
-    let row = match &req.tool {
-        None => server,
-        Some(_) => rows
-            .iter()
-            .find(|r| r.kind == CapabilityKind::McpTool && r.name == subject),
-    };
-    let outcome = |met: bool, state: StageState, reason, sentence: String| RequirementOutcome {
-        requirement: req.spelled(),
-        server: req.server.clone(),
-        tool: req.tool.clone(),
-        stage: req.need.word().to_owned(),
-        met,
-        state,
-        reason_code: reason,
-        sentence,
-    };
-    let Some(row) = row else {
-        let sentence = match (server, &req.tool) {
-            (None, _) => format!(
-                "{subject}: the session never named this server, so nothing shows that {}",
-                req.need.clause(false)
-            ),
-            (Some(s), Some(tool)) => format!(
-                "{subject}: the server {} named no tool {tool:?} ({})",
-                req.server, s.stopped
-            ),
-            (Some(_), None) => unreachable!("a server requirement's row is its server"),
-        };
-        let reason = server
-            .filter(|s| state(s, "tools_listed") == StageState::Yes)
-            .map(|_| tether_core::vocab::ReasonCode::ToolNotListed);
-        return outcome(false, StageState::Unknown, reason, sentence);
-    };
-    let tool = req.tool.is_some();
-    let decided = decide(row, req.need, tool);
-    let failed = req.need == Need::Reached
-        && (row.status == DisplayStatus::Failed
-            || server.is_some_and(|s| s.status == DisplayStatus::Failed));
-    let met = decided == StageState::Yes && !failed;
-    let clause = req.need.clause(tool);
-    let sentence = if met {
-        format!("{subject}: {clause}")
-    } else if failed {
-        match server.filter(|s| s.status == DisplayStatus::Failed && tool) {
-            Some(s) => format!("{subject}: its server {} failed ({})", s.name, s.stopped),
-            None => format!("{subject}: it failed ({})", row.stopped),
-        }
-    } else {
-        let shown = match decided {
-            StageState::No => "the evidence shows it did not",
-            StageState::NotApplicable => "it was never offered",
-            _ => "nothing shows it (unknown is never met)",
-        };
-        format!(
-            "{subject}: not met, {clause}: {shown}; where it stopped: {}",
-            row.stopped
-        )
-    };
-    let reason = if met {
-        None
-    } else {
-        row.reason_code
-            .clone()
-            .or_else(|| server.and_then(|s| s.reason_code.clone()))
-    };
-    let state = if failed { StageState::No } else { decided };
-    outcome(met, state, reason, sentence)
-}
-
-/// Without requirements, `check` requires each server the session names
-/// at the default stage.
-fn every_server(rows: &[MatrixRow]) -> Vec<Requirement> {
-    rows.iter()
-        .filter(|r| r.kind == CapabilityKind::McpServer)
-        .map(|r| Requirement {
-            server: r.name.clone(),
-            tool: None,
-            need: Need::Reached,
-        })
-        .collect()
-}
-
-/// One session checked: each requirement's outcome, and a warning for each
-/// failed server no requirement named.
-pub(crate) fn check_session(
-    summary: &tether_core::records::SessionSummary,
-    rows: &[MatrixRow],
-    requirements: &[Requirement],
-) -> CheckedSession {
-    let outcomes: Vec<RequirementOutcome> =
-        requirements.iter().map(|r| evaluate(rows, r)).collect();
-    let unrequired_failures = rows
-        .iter()
-        .filter(|r| r.kind == CapabilityKind::McpServer && r.status == DisplayStatus::Failed)
-        .filter(|r| !requirements.iter().any(|q| q.server == r.name))
-        .map(|r| {
-            evaluate(
-                rows,
-                &Requirement {
-                    server: r.name.clone(),
-                    tool: None,
-                    need: Need::Reached,
-                },
-            )
-        })
-        .collect();
-    CheckedSession {
-        session_id: summary.session_id.clone(),
-        agent_kind: summary.agent_kind.clone(),
-        agent_version: summary.agent_version.clone(),
-        met: outcomes.iter().all(|o| o.met),
-        requirements: outcomes,
-        unrequired_failures,
-    }
-}
-
-/// The document for `sessions`.
-pub(crate) fn document(sessions: Vec<CheckedSession>) -> CheckDocument {
-    CheckDocument {
-        schema_version: CHECK_SCHEMA_VERSION,
-        met: sessions.iter().all(|s| s.met),
-        sessions,
     }
 }
 
@@ -676,7 +311,7 @@ pub(crate) fn exit_code(doc: &CheckDocument) -> ExitCode {
     if doc.met {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(EXIT_UNMET)
+        ExitCode::from(Exit::Unmet)
     }
 }
 
@@ -692,9 +327,8 @@ pub struct CheckArgs {
     what: Vec<String>,
     #[command(flatten)]
     require: RequireArgs,
-    /// For a file whose content several harnesses' files share: whose it is.
-    #[arg(long, value_name = "KIND")]
-    harness: Option<String>,
+    #[command(flatten)]
+    harness: crate::flags::HarnessName,
     /// How to print.
     #[arg(long, value_enum, default_value = "human")]
     format: Format,
@@ -725,7 +359,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let mut shown = Vec::new();
     for what in &args.what {
-        match sessions_of(&registry, what, args.harness.as_deref(), &args.store) {
+        match sessions_of(
+            &registry,
+            what,
+            args.harness.harness.as_deref(),
+            &args.store,
+        ) {
             Ok(mut found) => shown.append(&mut found),
             Err(code) => return Ok(code),
         }
@@ -733,14 +372,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let given = args.require.all();
     let checked = shown
         .iter()
-        .map(|s| {
-            let requirements = if given.is_empty() {
-                every_server(&s.rows)
-            } else {
-                given.clone()
-            };
-            check_session(&s.summary, &s.rows, &requirements)
-        })
+        .map(|s| check_history(&s.summary, &s.history, &given))
         .collect();
     let doc = document(checked);
     let mut out = crate::term::stdout();
@@ -808,7 +440,7 @@ fn sessions_of(
                 "tether check: {what:?} names {} sessions; give more of it",
                 many.len()
             );
-            Err(ExitCode::from(2))
+            Err(ExitCode::from(Exit::Usage))
         }
     }
 }
@@ -827,7 +459,7 @@ fn sessions_of_file(
                 |n| format!("{:?}", n.to_string_lossy()),
             );
             errln!("tether check: {shown}: {err}");
-            ExitCode::from(2)
+            ExitCode::from(Exit::Usage)
         })?;
     let found: Vec<Shown> = records
         .sessions()
@@ -839,7 +471,7 @@ fn sessions_of_file(
         .collect();
     if found.is_empty() {
         errln!("tether check: the file names no session its harness's reader can place");
-        return Err(ExitCode::from(2));
+        return Err(ExitCode::from(Exit::Usage));
     }
     Ok(found)
 }

@@ -7,6 +7,7 @@
 //! finds it, and from the telemetry), shows each session's servers as they
 //! change, and with `--db` writes them to a store `tether serve` shows live.
 
+use crate::exit::Exit;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -174,7 +175,7 @@ pub fn run(args: CollectArgs) -> anyhow::Result<ExitCode> {
         Some(Ok(otel)) => otel,
         Some(Err(err)) => {
             errln!("tether collect: {err}");
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     let Some(hub) = hub(&args, registry.clone(), otel.as_ref()) else {
@@ -223,14 +224,14 @@ fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
             "tether collect: no telemetry setup for {kind:?}; one of: {}",
             known.join(", ")
         );
-        return Some(ExitCode::from(2));
+        return Some(ExitCode::from(Exit::Usage));
     }
     if let Some(url) = &args.otlp
         && args.addr.port() != 0
         && tether_collect::forward::names_addr(url, args.addr)
     {
         errln!("tether collect: --otlp names this receiver's own address: that would loop");
-        return Some(ExitCode::from(2));
+        return Some(ExitCode::from(Exit::Usage));
     }
     None
 }
@@ -266,7 +267,7 @@ async fn serve(
         for header in &args.forward_headers {
             let Some((name, value)) = header.split_once('=') else {
                 errln!("tether collect: --forward-header wants NAME=VALUE");
-                return Ok(ExitCode::from(2));
+                return Ok(ExitCode::from(Exit::Usage));
             };
             target
                 .headers
@@ -285,7 +286,7 @@ async fn serve(
             }
             Err(err) => {
                 errln!("tether collect: {err}");
-                return Ok(ExitCode::from(2));
+                return Ok(ExitCode::from(Exit::Usage));
             }
         };
     // Ctrl-C is caught before the address is printed (see cancel_on_ctrl_c).

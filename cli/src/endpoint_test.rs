@@ -7,6 +7,7 @@
 //! `--fail-on-change`, a pinned definition changed or the pins could not be
 //! checked), 2 usage error.
 
+use crate::exit::Exit;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -134,7 +135,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         Ok(found) => found,
         Err(err) => {
             errln!("tether endpoint-test: {err:#}");
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     // The store opens while the server is checked (its integrity check

@@ -8,6 +8,7 @@
 //! run on, and Ctrl-C. `collect`, `sessions import`, `serve`, `history`,
 //! `inventory` and `mcp` see each other's sessions without being told where.
 
+use crate::exit::Exit;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -43,7 +44,7 @@ impl StoreArgs {
     pub(crate) fn open_writable(&self, who: &str) -> Result<Arc<dyn Store>, ExitCode> {
         let at = self.at().map_err(|err| {
             errln!("{who}: {err}");
-            ExitCode::from(2)
+            ExitCode::from(Exit::Usage)
         })?;
         at.announce(who);
         at.open_writable().map_err(|err| {

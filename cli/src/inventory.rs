@@ -8,6 +8,7 @@
 //! file could not be used (see `errors`), a tested server failed, or the store
 //! failed; 2 usage error.
 
+use crate::exit::Exit;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,11 +33,10 @@ pub struct InventoryArgs {
     /// The project whose project and local scopes are read (default: the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
-    /// Only this harness (repeatable; the harnesses are listed from the plugins).
-    #[arg(long = "harness", value_name = "NAME")]
-    harnesses: Vec<String>,
+    #[command(flatten)]
+    harness: crate::flags::HarnessFilter,
     /// Only rows of this kind (repeatable): mcp_server, mcp_tool, plugin, skill, hook.
-    #[arg(long = "kind", value_name = "KIND")]
+    #[arg(long = "kind", value_name = "KIND", value_parser = crate::flags::capability_kind)]
     kinds: Vec<String>,
     /// Run the bounded endpoint test (initialize + tools/list) on every enabled server,
     /// and give each listed tool its name as the model sees it and whether the harness's
@@ -99,7 +99,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
     };
     let mut ctx = ScanContext::from_env(project);
     ctx.system_root = args.system_root.clone();
-    let mut document = scan_all(&ctx, &all, &args.harnesses);
+    let mut document = scan_all(&ctx, &all, &args.harness.harnesses);
     // Tools come from servers: with --kind, servers stay until their tools
     // are known, and the filter applies last.
     let wants = |kind: &str| args.kinds.is_empty() || args.kinds.iter().any(|k| k == kind);
@@ -115,7 +115,7 @@ pub fn run(args: InventoryArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if args.sessions && tools_wanted {
-        crate::records::add_sessions(&mut document, &args.harnesses, since, db.as_ref())?;
+        crate::records::add_sessions(&mut document, &args.harness.harnesses, since, db.as_ref())?;
     }
     if !args.kinds.is_empty() {
         document
@@ -140,12 +140,15 @@ fn usage(
     args: &InventoryArgs,
     known: &[&str],
 ) -> anyhow::Result<Result<(Option<PathBuf>, Option<tether_core::model::Timestamp>), ExitCode>> {
-    if let Some(bad) = args.harnesses.iter().find(|h| !known.contains(&h.as_str())) {
-        errln!(
-            "tether inventory: unknown harness {bad:?}; known: {}",
-            known.join(", ")
-        );
-        return Ok(Err(ExitCode::from(2)));
+    if let Some(bad) = args
+        .harness
+        .harnesses
+        .iter()
+        .find(|h| !known.contains(&h.as_str()))
+    {
+        let known: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
+        let code = crate::flags::unknown_name("tether inventory", "harness", bad, &known);
+        return Ok(Err(code));
     }
     let project = match &args.project {
         Some(dir) if !dir.is_dir() => {
@@ -153,7 +156,7 @@ fn usage(
                 "tether inventory: --project {} is not a directory",
                 dir.display()
             );
-            return Ok(Err(ExitCode::from(2)));
+            return Ok(Err(ExitCode::from(Exit::Usage)));
         }
         Some(dir) => Some(std::path::absolute(dir)?),
         None => std::env::current_dir().ok(),
@@ -166,7 +169,7 @@ fn usage(
                 errln!(
                     "tether inventory: --since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time"
                 );
-                return Ok(Err(ExitCode::from(2)));
+                return Ok(Err(ExitCode::from(Exit::Usage)));
             }
         },
     };
@@ -183,7 +186,7 @@ fn store_for(args: &InventoryArgs) -> anyhow::Result<Result<Option<StoreAt>, Exi
         Ok(at) => at,
         Err(err) => {
             errln!("tether inventory: {err}");
-            return Ok(Err(ExitCode::from(2)));
+            return Ok(Err(ExitCode::from(Exit::Usage)));
         }
     };
     at.announce("tether inventory");
@@ -191,7 +194,7 @@ fn store_for(args: &InventoryArgs) -> anyhow::Result<Result<Option<StoreAt>, Exi
         errln!(
             "tether inventory: --record and --changes keep snapshots in a SQLite file only, not in PostgreSQL: give --db PATH"
         );
-        return Ok(Err(ExitCode::from(2)));
+        return Ok(Err(ExitCode::from(Exit::Usage)));
     }
     if args.record {
         at.prepare()?;
@@ -253,7 +256,10 @@ fn print_document(
             let scanned: Vec<&str> = known
                 .iter()
                 .copied()
-                .filter(|h| args.harnesses.is_empty() || args.harnesses.iter().any(|a| a == h))
+                .filter(|h| {
+                    args.harness.harnesses.is_empty()
+                        || args.harness.harnesses.iter().any(|a| a == h)
+                })
                 .collect();
             // A server's tools (after --test) are many: the table lists them
             // only when asked (--kind mcp_tool); the JSON always has them.

@@ -10,6 +10,7 @@
 //! Exit codes: 0 the client hung up (or the config was printed), 1 stdio
 //! failed, 2 usage error.
 
+use crate::exit::Exit;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,14 +69,14 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
                     "tether mcp: no configuration for {harness:?}; known: {}",
                     known.join(", ")
                 );
-                ExitCode::from(2)
+                ExitCode::from(Exit::Usage)
             }
         });
     }
     let project = match &args.project {
         Some(dir) if !dir.is_dir() => {
             errln!("tether mcp: --project {} is not a directory", dir.display());
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
         Some(dir) => Some(std::path::absolute(dir)?),
         None => std::env::current_dir().ok(),
@@ -88,7 +89,7 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         }
         Err(err) => {
             errln!("tether mcp: {err}");
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     let server = TetherMcp(Arc::new(Sources {

@@ -1,6 +1,7 @@
 //! `tether probe`: argument handling, progress and rendering. The work itself
 //! is `tether_probe::acp::run_probe`.
 
+use crate::exit::Exit;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,11 +14,6 @@ use tether_probe::{
     PassthroughOptions, ProbeOptions, ProbeOutcome, ProbeStep, ProbeTarget, SentinelTransport,
     run_passthrough_probe, run_probe,
 };
-
-/// Exit code: a verdict was reached.
-pub const EXIT_VERDICT: u8 = 0;
-/// Exit code: the agent could not start or initialize, or refused the session.
-pub const EXIT_AGENT_FAILED: u8 = 3;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TransportArg {
@@ -191,7 +187,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         Ok(otel) => otel,
         Err(err) => {
             errln!("tether probe: {err}");
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     let export = tether_probe::ProbeExport {
@@ -202,7 +198,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         Ok(target) => target,
         Err(err) => {
             errln!("tether probe: {err:#}");
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     let progress = Progress::new(std::io::stderr().is_terminal());
@@ -235,10 +231,11 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
     if let Some(result) = printed.lock().unwrap_or_else(|p| p.into_inner()).take() {
         result?;
     }
-    Ok(ExitCode::from(match outcome.report.verdict {
-        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => EXIT_AGENT_FAILED,
-        _ => EXIT_VERDICT,
-    }))
+    Ok(match outcome.report.verdict {
+        Verdict::AgentFailed | Verdict::SessionRefused | Verdict::AgentExited => Exit::AgentFailed,
+        _ => Exit::Success,
+    }
+    .into())
 }
 
 /// Runs the probe (ACP, or a passthrough CLI with `--passthrough`) to its

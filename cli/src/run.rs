@@ -24,6 +24,7 @@ use tether_core::model::Timestamp;
 use tether_core::registry::Registry;
 
 use crate::check::{self, RequireArgs};
+use crate::exit::Exit;
 
 /// What `tether run --help` says after the flags.
 pub const RUN_AFTER_HELP: &str = "\
@@ -39,9 +40,8 @@ started); else 4 when a requirement is not met; else 0.";
 pub struct RunArgs {
     #[command(flatten)]
     require: RequireArgs,
-    /// The harness, where the command does not say it (a wrapper script).
-    #[arg(long, value_name = "KIND")]
-    harness: Option<String>,
+    #[command(flatten)]
+    harness: crate::flags::HarnessName,
     /// Also pass the harness's model traffic through the model tap (what
     /// the model was offered and called; the harness's model endpoint
     /// variable is pointed at the tap, and the tap passes on to where it
@@ -231,16 +231,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     tracing::debug!("the command exited");
     let harness_code = match status {
         Ok(code) => code,
-        Err(code) => return Ok(ExitCode::from(code)),
+        Err(code) => return Ok(Exit::Harness(code).into()),
     };
     // A requirement is never met on silence: where Tether saw nothing (a
     // harness no plugin knows, Tether failing), a requirement is not met.
     let unseen = if harness_code == 0 && !args.require.all().is_empty() {
-        check::EXIT_UNMET
+        Exit::Unmet.code()
     } else {
         harness_code
     };
     let (Some(kind), Some(rt), Some((hub, store))) = (harness, runtime, hub) else {
+        if harness_code != 0 {
+            errln!(
+                "{WHO}: {} exited {harness_code}",
+                shown_program(&args.command)
+            );
+        }
         if unseen != harness_code {
             let unmet: Vec<_> = args
                 .require
@@ -253,7 +259,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 unmet.join(", ")
             );
         }
-        return Ok(ExitCode::from(unseen));
+        return Ok(Exit::Harness(unseen).into());
     };
     // Whatever goes wrong from here (even a panic) is Tether's: said, and
     // the harness's exit code kept.
@@ -261,7 +267,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         after_the_command(
             &args,
             &registry,
-            &kind,
+            (&kind, harness_code),
             &rt,
             around,
             (&hub, store.as_deref()),
@@ -280,13 +286,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// `what` said (as `tether run`), and the exit code `code`.
 fn said(code: u8, what: &str) -> ExitCode {
     errln!("{WHO}: {what}");
-    ExitCode::from(code)
+    Exit::Harness(code).into()
 }
 
 /// The harness `--harness` names, or the one the command is (each said
 /// where no plugin knows it: the command then runs without Tether).
 fn harness_for(args: &RunArgs, registry: &Registry) -> Option<String> {
-    let harness = match &args.harness {
+    let harness = match &args.harness.harness {
         Some(kind) if registry.harness(kind).is_some() => Some(kind.clone()),
         Some(kind) => {
             errln!("{WHO}: no plugin knows the harness {kind:?}; the command runs without Tether");
@@ -294,7 +300,7 @@ fn harness_for(args: &RunArgs, registry: &Registry) -> Option<String> {
         }
         None => harness_of(registry, &args.command),
     };
-    if harness.is_none() && args.harness.is_none() {
+    if harness.is_none() && args.harness.harness.is_none() {
         errln!(
             "{WHO}: no plugin knows {:?} as a harness; it runs as given, without Tether's observation (--harness KIND names it)",
             shown_program(&args.command)
@@ -309,7 +315,7 @@ fn harness_for(args: &RunArgs, registry: &Registry) -> Option<String> {
 fn after_the_command(
     args: &RunArgs,
     registry: &Registry,
-    kind: &str,
+    (kind, harness_code): (&str, u8),
     rt: &tokio::runtime::Runtime,
     around: Around,
     (hub, store): (&tether_hub::Hub, Option<&dyn tether_core::store::Store>),
@@ -326,14 +332,14 @@ fn after_the_command(
     });
     let session = session_after(&records, kind, hub, store);
     tracing::debug!("the session: read, merged, stored");
-    report(args, kind, session.as_ref())
+    report(args, (kind, harness_code), session.as_ref())
 }
 
-/// The exit code: the harness's when it failed; else [`check::EXIT_UNMET`]
+/// The exit code: the harness's when it failed; else [`Exit::Unmet`]
 /// when a requirement is not met; else 0.
 fn exit(harness: u8, checked: Option<&check::document::CheckDocument>) -> ExitCode {
     if harness != 0 {
-        return ExitCode::from(harness);
+        return Exit::Harness(harness).into();
     }
     match checked {
         Some(doc) => check::exit_code(doc),
@@ -690,15 +696,43 @@ fn session_after(
     Some(shown)
 }
 
+/// How the harness exited and, where its records say why (a report-level
+/// error: the model API unreachable, not logged in), that reason in the
+/// harness's own words and its code; one line, before the requirements.
+fn exit_line(
+    kind: &str,
+    code: u8,
+    history: Option<&tether_core::history::AttachmentHistory>,
+) -> String {
+    let why = history
+        .and_then(|h| h.current())
+        .and_then(|a| a.report_error.as_ref())
+        .map(|e| match &e.summary {
+            Some(words) => format!(": {words} [{}]", e.reason_code),
+            None => format!(" [{}]", e.reason_code),
+        });
+    match (code, why) {
+        (0, None) => format!("{WHO}: {kind} exited 0\n"),
+        (0, Some(why)) => format!("{WHO}: {kind} exited 0; its records report an error{why}\n"),
+        (code, Some(why)) => format!("{WHO}: {kind} exited {code}{why}\n"),
+        (code, None) => {
+            format!(
+                "{WHO}: {kind} exited {code}; its records say no more of why (its own output does)\n"
+            )
+        }
+    }
+}
+
 /// The matrix and the requirements' outcomes, to stderr or `--report`;
 /// the checked document when there were requirements.
 fn report(
     args: &RunArgs,
-    kind: &str,
+    (kind, harness_code): (&str, u8),
     session: Option<&check::Shown>,
 ) -> anyhow::Result<Option<check::document::CheckDocument>> {
     let requirements = args.require.all();
     let mut text = String::new();
+    let history = session.map(|s| &s.history);
     match session {
         Some(s) => {
             let document = tether_core::records::SessionDocument {
@@ -716,6 +750,7 @@ fn report(
             "{WHO}: no session of {kind} was seen (no telemetry arrived, no records in this folder since the start)\n"
         )),
     }
+    text.push_str(&exit_line(kind, harness_code, history));
     let checked = if requirements.is_empty() {
         None
     } else {
@@ -733,8 +768,11 @@ fn report(
             },
             |s| s.summary.clone(),
         );
-        let rows = session.map(|s| s.rows.as_slice()).unwrap_or_default();
-        let doc = check::document(vec![check::check_session(&summary, rows, &requirements)]);
+        let checked = match session {
+            Some(s) => check::check_history(&summary, &s.history, &requirements),
+            None => check::check_session(&summary, &[], &requirements),
+        };
+        let doc = check::document(vec![checked]);
         text.push_str(&check::human(&doc));
         Some(doc)
     };

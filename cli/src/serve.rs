@@ -3,6 +3,7 @@
 //! without a reload. Read-only: the diagnostic actions need the host that
 //! runs the session (see `tether-example-host --serve`).
 
+use crate::exit::Exit;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -36,7 +37,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Ok(at) => at,
         Err(err) => {
             errln!("tether serve: {err}");
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     at.announce("tether serve");

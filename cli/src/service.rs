@@ -9,6 +9,7 @@
 //! service manager refused to start or stop it (the files stay, and it says
 //! what to run); 2 usage error (a platform with neither).
 
+use crate::exit::Exit;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -310,7 +311,7 @@ pub fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
                 errln!(
                     "tether service: --manager other than this platform's works only with --print"
                 );
-                return Ok(ExitCode::from(2));
+                return Ok(ExitCode::from(Exit::Usage));
             }
             install(manager, serve, no_start, print)
         }
@@ -327,7 +328,7 @@ pub fn run(args: ServiceArgs) -> anyhow::Result<ExitCode> {
 
 fn no_manager() -> ExitCode {
     errln!("tether service: this platform has neither systemd nor launchd");
-    ExitCode::from(2)
+    ExitCode::from(Exit::Usage)
 }
 
 /// Writes (or with `print`, prints) the units, then starts them unless

@@ -2,6 +2,7 @@
 //! capability matrix (list, show), imported into a store (import, with
 //! `--follow` as they are written).
 
+use crate::exit::Exit;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,10 +43,8 @@ enum SessionsCommand {
         /// `opencode run --format json`; a harness's database), its harness
         /// told from its content.
         id: String,
-        /// For a file whose content several harnesses' files share: whose
-        /// it is.
-        #[arg(long, value_name = "KIND")]
-        harness: Option<String>,
+        #[command(flatten)]
+        harness: crate::flags::HarnessName,
         /// A row for each tool, even where all of a server's tools stand at
         /// one state (said in one line otherwise).
         #[arg(long)]
@@ -74,10 +73,8 @@ enum SessionsCommand {
 
 #[derive(Debug, Clone, Args)]
 struct FilterArgs {
-    /// Only this harness (repeatable; the harnesses are listed from the
-    /// plugins).
-    #[arg(long = "harness", value_name = "KIND")]
-    harness: Vec<String>,
+    #[command(flatten)]
+    harness: crate::flags::HarnessFilter,
     /// Only sessions with records since: a duration back from now (`90m`,
     /// `24h`, `7d`) or an RFC 3339 time.
     #[arg(long, value_name = "WHEN")]
@@ -88,18 +85,23 @@ struct FilterArgs {
     project: Option<String>,
 }
 
-/// Exit code for usage errors.
-const USAGE: u8 = 2;
-
+/// The filter the flags give (an unknown harness or an unreadable
+/// `--since`: said, exit 2).
 fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
     let known: Vec<String> = registry
         .harnesses()
         .into_iter()
         .map(|h| String::from(h.id))
         .collect();
-    for kind in &args.harness {
+    for kind in &args.harness.harnesses {
         if !known.contains(kind) {
-            return Err(format!("unknown harness {kind:?}"));
+            let near = crate::flags::nearest(kind, &known)
+                .map(|n| format!(" (did you mean {n:?}?)"))
+                .unwrap_or_default();
+            return Err(format!(
+                "unknown harness {kind:?}{near}; one of: {}",
+                known.join(", ")
+            ));
         }
     }
     let since = match &args.since {
@@ -109,7 +111,7 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
         })?),
     };
     Ok(Filter {
-        harnesses: args.harness.clone(),
+        harnesses: args.harness.harnesses.clone(),
         since,
         project: args.project.clone(),
     })
@@ -125,7 +127,12 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             harness,
             tools,
             json,
-        } => show(&registry, &id, harness.as_deref(), Shown { json, tools }),
+        } => show(
+            &registry,
+            &id,
+            harness.harness.as_deref(),
+            Shown { json, tools },
+        ),
         SessionsCommand::Import {
             paths,
             filter,
@@ -187,7 +194,7 @@ pub(crate) fn read_path(
             |n| format!("{:?}", n.to_string_lossy()),
         );
         errln!("tether sessions {command}: {shown}: {err}");
-        ExitCode::from(USAGE)
+        ExitCode::from(Exit::Usage)
     })
 }
 
@@ -241,7 +248,7 @@ fn show(
             errln!(
                 "tether sessions show: the file names no session its harness's reader can place"
             );
-            return Ok(ExitCode::from(USAGE));
+            return Ok(ExitCode::from(Exit::Usage));
         }
         [] => {
             errln!("tether sessions show: no session {id:?} on disk (see `tether sessions list`)");
@@ -254,14 +261,14 @@ fn show(
                 many.len(),
                 ids.join(", ")
             );
-            return Ok(ExitCode::from(USAGE));
+            return Ok(ExitCode::from(Exit::Usage));
         }
         many => {
             errln!(
                 "tether sessions show: {id:?} names {} sessions; give more of it",
                 many.len()
             );
-            return Ok(ExitCode::from(USAGE));
+            return Ok(ExitCode::from(Exit::Usage));
         }
     };
     print_session(registry, &records, facts, shown)
@@ -449,7 +456,7 @@ fn say_imported(done: &tether_records::Imported, problems: usize) {
 
 fn usage(message: &str) -> anyhow::Result<ExitCode> {
     errln!("tether sessions: {message}");
-    Ok(ExitCode::from(USAGE))
+    Ok(ExitCode::from(Exit::Usage))
 }
 
 fn counts_line(counts: &tether_core::records::StatusCounts) -> String {

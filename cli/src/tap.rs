@@ -7,6 +7,7 @@
 //! session in the store, beside what `tether collect` and `tether
 //! sessions` know of it.
 
+use crate::exit::Exit;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -95,7 +96,7 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
             "tether tap: no model setup for {kind:?}; one of: {}",
             known.join(", ")
         );
-        return Ok(ExitCode::from(2));
+        return Ok(ExitCode::from(Exit::Usage));
     }
     let Some(hub) = crate::host::hub_on_store("tether tap", &args.store, registry.clone()) else {
         return Ok(ExitCode::FAILURE);
