@@ -1044,10 +1044,24 @@ const HOOK: (&str, &str) = ("PreToolUse:", " hook error: ");
 /// ${message}`), as 2.1.197 passes it on (2.1.332 keeps the message only).
 const RPC_ERROR: &str = "MCP error -";
 
+/// Claude Code's answer to a call of a tool it does not hold, in 2.1.197
+/// and 2.1.332 alike (`content:\`<tool_use_error>Error: No such tool
+/// available: ${name}${why}</tool_use_error>\`, is_error:!0`, its
+/// `toolUseResult` the same words untagged; both releases' claude.exe):
+/// the call reached no server, and the tool was not available then.
+const NO_SUCH_TOOL: &str = "Error: No such tool available: ";
+
 /// What Claude Code's words for a failed call say (compared with its own
 /// constant words only; the words are never kept).
 pub fn error_said(words: &str) -> Option<ErrorWords> {
     let words = words.trim_start();
+    if words
+        .strip_prefix("<tool_use_error>")
+        .unwrap_or(words)
+        .starts_with(NO_SUCH_TOOL)
+    {
+        return Some(ErrorWords::Refused(ReasonCode::ToolNotAvailable));
+    }
     let between = |(head, tail): (&str, &str)| {
         words
             .strip_prefix(head)

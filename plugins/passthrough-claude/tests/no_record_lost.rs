@@ -189,3 +189,35 @@ fn a_null_or_a_wrong_type_is_never_version_drift() {
     );
     assert!(!matches!(answer(&odd_hooks), RecordAnswer::Unknown));
 }
+
+/// GIVEN the model's call of `mcp__happy__change_title` and Claude Code's
+/// answer `<tool_use_error>Error: No such tool available: …` (2.1.71 in a
+/// real session; the same words in 2.1.197's and 2.1.332's code), compact
+/// as written WHEN both records are read THEN the answer is a refusal
+/// for `tool_not_available` (no use, no failure of the server), never an
+/// outcome of the call.
+#[test]
+fn no_such_tool_is_not_a_use() {
+    let call = format!(
+        r#"{{{PARENT},"message":{{"role":"assistant","content":[{{"type":"tool_use","id":"toolu_01","name":"mcp__happy__change_title","input":{{"title":"x"}}}}]}},"type":"assistant","uuid":"u1","timestamp":"2026-12-02T09:16:47.136Z",{AROUND}}}"#
+    );
+    let answer_record = format!(
+        r#"{{{PARENT},"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","content":"<tool_use_error>Error: No such tool available: mcp__happy__change_title</tool_use_error>","is_error":true,"tool_use_id":"toolu_01"}}]}},"uuid":"u2","timestamp":"2026-12-02T09:16:48.136Z","toolUseResult":"Error: No such tool available: mcp__happy__change_title","sourceToolAssistantUUID":"u1",{AROUND}}}"#
+    );
+    assert!(
+        kinds(&call)
+            .iter()
+            .any(|e| e.0 == EvidenceKind::ToolCallObserved)
+    );
+    let RecordAnswer::Read(reading) = answer(&answer_record) else {
+        panic!("not read");
+    };
+    assert_eq!(reading.evidence.len(), 1, "{reading:?}");
+    let said = &reading.evidence[0];
+    assert_eq!(said.kind, EvidenceKind::ToolCallRefused);
+    assert_eq!(
+        said.reason_code,
+        Some(tether_core::vocab::ReasonCode::ToolNotAvailable)
+    );
+    assert_eq!(said.connection_id.as_deref(), Some("toolu_01"));
+}
