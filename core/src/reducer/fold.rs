@@ -193,6 +193,14 @@ pub(super) fn apply_to_row_facts(row: &mut ServerAttachment, ev: &Evidence) -> b
             }
         }
         EvidenceKind::ToolCallObserved => changed |= call_observed(row, ev, prov, yes),
+        EvidenceKind::ToolCallRefused if ev.reason_code == Some(ReasonCode::ToolNotAvailable) => {
+            // The harness had no such tool: the call proves no listing and
+            // no offer, only that the tool was not in the harness's thread
+            // then (a later `yes` wins).
+            if let Some(tool) = &ev.tool {
+                changed |= tool_not_available(row, tool, ev, prov);
+            }
+        }
         EvidenceKind::ToolCallRefused => {
             // The model picked the tool, so it saw it; the harness kept the
             // call from the server, so it is no use: the server's
@@ -489,6 +497,35 @@ fn tool_refused(
         .unwrap_or(crate::vocab::UNSAID_REFUSAL);
     let count = ev.calls.unwrap_or(1);
     crate::model::ReasonCount::count_in(&mut t.refusals, code, count, u32::max);
+    t.refused_calls = t
+        .refusals
+        .iter()
+        .fold(0u32, |n, r| n.saturating_add(r.calls));
+    *t != before
+}
+
+/// The harness answered a call of `tool` with "no such tool": counted
+/// among the tool's refusals (never its calls), and the tool shown not in
+/// the harness's thread then; nothing else follows from it.
+fn tool_not_available(
+    row: &mut ServerAttachment,
+    tool: &str,
+    ev: &Evidence,
+    prov: ProvenanceCode,
+) -> bool {
+    let Some(t) = tool_row(row, tool) else {
+        return false;
+    };
+    let before = t.clone();
+    t.current_thread
+        .merge(StageObservation::shown(StageState::No, prov, ev.at));
+    let count = ev.calls.unwrap_or(1);
+    crate::model::ReasonCount::count_in(
+        &mut t.refusals,
+        ReasonCode::ToolNotAvailable,
+        count,
+        u32::max,
+    );
     t.refused_calls = t
         .refusals
         .iter()

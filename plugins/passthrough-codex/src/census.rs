@@ -87,11 +87,11 @@ fn rollout_lines_and_response_items(out: &mut Vec<CensusEntry>) {
             "0.104.0-alpha.1 (third-party Codex Desktop rollouts), 0.118.0–0.171.0",
             "tool_call_observed for an MCP tool: `namespace` mcp__SERVER (also mcp__SERVER__ with Codex's delimiter left on, never a server SERVER__; a namespace with no mcp__ only where it is a configured server) and `name` TOOL (0.142.5 on), or the one name mcp__SERVER__TOOL (0.104.0-alpha.1, 0.118.0), with its call_id; its outcome comes from the call's end record, and 0.104.0-alpha.1's rollouts hold none (outcome unknown)",
         ),
-        CensusEntry::not_read(
+        CensusEntry::read(
             ROLLOUT,
             "response_item/function_call_output",
             "0.104.0-alpha.1, 0.118.0–0.171.0",
-            "holds the call's output only (payload); the outcome is read from mcp_tool_call_end or item_completed",
+            "the call's output (payload, never kept), read by its call_id only where it is Codex's own words for the call's end (Codex Desktop 0.104.0-alpha.1 to 0.118.0-alpha writes no mcp_tool_call_* event: this is all there is): `tool call error: tool call failed for …` then `Caused by: …`: failed, with `timeout` (`timed out awaiting tools/call after Ns`, rmcp-client's ClientOperationError::Timeout), `connection_closed` (rmcp's `Transport closed`, `Transport send error`) or `protocol_error` (`Mcp error: -N`); `unsupported call: NAME` and `unknown MCP server 'S'` are Codex's \"no such tool\": tool_call_refused `tool_not_available` (no use, no server failure, no listing or offer); the never-ran words of mcp_tool_call_end are refusals; any other output says nothing (its outcome stays unknown, never failed)",
         ),
         CensusEntry::not_read(
             ROLLOUT,
@@ -267,6 +267,12 @@ fn rollout_event_msg_calls(out: &mut Vec<CensusEntry>) {
         )
         .silence(
             "0.118's codex exec and 0.171's default (paginated) mode never write it: a call with no end record has an unknown outcome, never a failure",
+        ),
+        CensusEntry::read(
+            ROLLOUT,
+            "event_msg/mcp_tool_call_end/list_mcp_resources (and the other resource tools)",
+            "0.117, 0.121 (third-party rollouts), 0.171.0 (the names in its binary)",
+            "Codex's own resource tools (`list_mcp_resources`, `list_mcp_resource_templates`, `read_mcp_resource`; also as item_completed McpToolCall), filed under the server asked about or under `codex` when every server was: never a call of a server's tool, and `codex` is no server. An answer that succeeded shows the servers that answered as connected (agent_reported, with a note: which tool and how many of its resources), read from Codex's own JSON in the result's text (`resources[].server`, `resourceTemplates[].server`): names and counts only, never a URI, a resource's name or content",
         ),
         CensusEntry::read(
             ROLLOUT,
@@ -856,6 +862,8 @@ mod tests {
         let code = [
             include_str!("records.rs"),
             include_str!("records/exec_json.rs"),
+            include_str!("records/resources.rs"),
+            include_str!("records/words.rs"),
             include_str!("telemetry.rs"),
             include_str!("config_scan.rs"),
             include_str!("lib.rs"),

@@ -53,15 +53,24 @@ use serde::de::IgnoredAny;
 use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, Unparsed, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{
-    answer, call, deferred, mcp_double, push, refused, skill_listed, visible,
+    answer, call, deferred, failed_with, mcp_double, outcome, push, refusal, refused, skill_listed,
+    visible,
 };
 use tether_sdk::telemetry::split_against;
 
 mod exec_json;
+/// The plain path: each record parsed whole, for the same meanings.
+pub mod plain;
+mod resources;
+mod words;
+
+pub use resources::{CODEX_ITSELF, RESOURCE_TOOLS, is_resource_tool};
+use words::OutputWords;
+pub use words::{Said, never_ran, protocol_error, said};
 
 /// The role of rollout files.
 pub const ROLLOUT: &str = "rollout";
@@ -121,6 +130,10 @@ struct Payload<'a> {
     /// `mcp_tool_call_end`: `{"Ok": CallToolResult}` or `{"Err": words}`.
     #[serde(borrow, default)]
     result: Option<EndResult<'a>>,
+    /// `function_call_output`: its text, kept only where it may be
+    /// Codex's own words for how the call ended.
+    #[serde(borrow, default)]
+    output: Option<OutputWords<'a>>,
     /// `tool_search_output`: the namespaces a search gave the model.
     #[serde(default)]
     tools: Vec<SearchNamespace>,
@@ -157,37 +170,6 @@ struct EndResult<'a> {
     #[serde(rename = "Err", borrow, default)]
     err: Option<Cow<'a, str>>,
 }
-
-/// What Codex answers for a call that never reached its server, and why
-/// (the 0.171.0 binary's own words, `strings`): it needed a person's
-/// approval and no one could give it (`codex exec`: measured, "…but
-/// approval policy is never"; openai/codex#29857: "user cancelled…"), a
-/// person said no, or its app's configuration blocks it.
-const NEVER_RAN: &[(&str, ReasonCode)] = &[
-    ("user rejected MCP tool call", ReasonCode::PermissionDenied),
-    ("user cancelled MCP tool call", ReasonCode::ApprovalRequired),
-    (
-        "MCP tool call cancelled before approval",
-        ReasonCode::ApprovalRequired,
-    ),
-    (
-        "MCP tool call cancelled: interactive approval is unavailable in exec mode",
-        ReasonCode::ApprovalRequired,
-    ),
-    (
-        "MCP tool call requires approval, but approval policy is never",
-        ReasonCode::ApprovalRequired,
-    ),
-    (
-        "MCP tool call blocked by app configuration",
-        ReasonCode::DeniedByPolicy,
-    ),
-];
-
-/// A call that reached its server and was answered with a JSON-RPC error,
-/// in Codex's words: `tool call error: tool call failed for `S/T`` caused
-/// by rmcp's `Mcp error: CODE: MESSAGE`.
-const RPC_ERROR: (&str, &str) = ("tool call error: ", "Mcp error: -");
 
 #[derive(Deserialize)]
 struct SearchNamespace {
@@ -276,20 +258,6 @@ struct ItemError<'a> {
     message: Option<Cow<'a, str>>,
 }
 
-/// Why Codex's words say the call never reached its server, if they do
-/// (compared with Codex's own words only, never kept).
-pub fn never_ran(words: &str) -> Option<ReasonCode> {
-    NEVER_RAN
-        .iter()
-        .find(|(w, _)| words.starts_with(w))
-        .map(|(_, reason)| reason.clone())
-}
-
-/// Whether Codex's words say the server answered with a JSON-RPC error.
-pub fn protocol_error(words: &str) -> bool {
-    words.starts_with(RPC_ERROR.0) && words.contains(RPC_ERROR.1)
-}
-
 /// One call's end: refused before its server (with why), or its outcome
 /// (`tool_error` where the server said `isError`, `protocol_error` where
 /// it answered with a JSON-RPC error).
@@ -300,15 +268,15 @@ fn ended(
     at: Timestamp,
 ) {
     let evidence = match end {
-        End::Error(words) => match never_ran(words) {
-            Some(reason) => refused(server, tool, id, reason, at),
-            None => {
+        End::Error(words) => match said(words) {
+            Some(Said::NeverRan(reason)) => refused(server, tool, id, reason, at),
+            Some(Said::Failed(reason)) => {
                 let mut failed = call(server, tool, id, Some(false), at);
-                if protocol_error(words) {
-                    failed.reason_code = Some(ReasonCode::ProtocolError);
-                }
+                failed.reason_code = reason;
                 failed
             }
+            // Words that are not Codex's: failed, nothing more said.
+            None => call(server, tool, id, Some(false), at),
         },
         End::Result { is_error: true } => {
             let mut failed = call(server, tool, id, Some(false), at);
@@ -340,6 +308,47 @@ struct ToolResult {
     is_error: Option<bool>,
     #[serde(rename = "Err", default)]
     err: Option<IgnoredAny>,
+    /// Its content's text items, read only where one is Codex's own
+    /// resource listing (the servers it names; anything else unkept).
+    #[serde(default)]
+    content: Option<Vec<ResultItem>>,
+}
+
+#[derive(Deserialize)]
+struct ResultItem {
+    #[serde(default)]
+    text: Option<resources::ListingText>,
+}
+
+impl ToolResult {
+    /// The servers Codex's resource listing in it names, where it holds one.
+    fn listing(&self) -> Option<&[(String, u32)]> {
+        self.content
+            .iter()
+            .flatten()
+            .find_map(|i| i.text.as_ref().and_then(|t| t.0.as_deref()))
+    }
+}
+
+/// `event_msg` kinds that bear on MCP calls (approvals, hooks,
+/// elicitations, dynamic tools) which no release persists by default: a
+/// rollout that holds one counts it, unread.
+const NOT_READ_EVENTS: &[&str] = &[
+    "guardian_assessment",
+    "exec_approval_request",
+    "request_permissions",
+    "elicitation_request",
+    "elicitation_abandoned",
+    "request_user_input",
+    "hook_started",
+    "hook_completed",
+    "dynamic_tool_call_request",
+    "dynamic_tool_call_response",
+];
+
+/// The reader's own name for `kind`, where it is one of [`NOT_READ_EVENTS`].
+fn not_read_event(kind: &str) -> Option<&'static str> {
+    NOT_READ_EVENTS.iter().find(|k| **k == kind).copied()
 }
 
 /// Top-level record types a rollout holds.
@@ -367,8 +376,14 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 /// Reads one record of a rollout (`configured`: the server names today's
 /// configuration gives Codex, to split an older release's tool names).
 fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<Line<'_>>(record) else {
-        return legacy(record, configured);
+    let line = match serde_json::from_str::<Line<'_>>(record) {
+        Ok(line) => line,
+        Err(error) => {
+            return match legacy(record, configured) {
+                RecordAnswer::Unknown => unreadable(record, &error),
+                read => read,
+            };
+        }
     };
     if !KNOWN.contains(&line.kind.as_ref()) {
         return legacy(record, configured);
@@ -387,6 +402,9 @@ fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
             function_call(&mut reading, &payload, configured, at);
         }
         ("event_msg", Some("mcp_tool_call_end")) => mcp_tool_call_end(&mut reading, &payload, at),
+        ("response_item", Some("function_call_output")) => {
+            function_call_output(&mut reading, &payload, at);
+        }
         ("response_item", Some("tool_search_output")) => {
             tool_search_output(&mut reading, &payload, at)
         }
@@ -396,21 +414,7 @@ fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
         // Approvals, hooks, elicitations and dynamic tools: these bear on
         // MCP calls, and no release persists them by default; a rollout
         // that holds them is counted, not read.
-        (
-            "event_msg",
-            Some(
-                kind @ ("guardian_assessment"
-                | "exec_approval_request"
-                | "request_permissions"
-                | "elicitation_request"
-                | "elicitation_abandoned"
-                | "request_user_input"
-                | "hook_started"
-                | "hook_completed"
-                | "dynamic_tool_call_request"
-                | "dynamic_tool_call_response"),
-            ),
-        ) => {
+        ("event_msg", Some(kind)) if let Some(kind) = not_read_event(kind) => {
             return RecordAnswer::not_read(kind, reading.at);
         }
         ("event_msg", Some("item_completed")) => {
@@ -560,7 +564,8 @@ fn qualified(full: &str, configured: &[String]) -> Option<(String, String)> {
     Some((name(&server)?, name(tool)?))
 }
 
-/// `mcp_tool_call_end`: how a call of a server's tool ended.
+/// `mcp_tool_call_end`: how a call of a server's tool ended (one of
+/// Codex's own resource tools: what its answer shows of the servers).
 fn mcp_tool_call_end(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
     if let Some(invocation) = &payload.invocation
         && let (Some(server), Some(tool)) = (
@@ -568,6 +573,15 @@ fn mcp_tool_call_end(reading: &mut RecordReading, payload: &Payload<'_>, at: Tim
             invocation.tool.as_deref().and_then(name),
         )
     {
+        if is_resource_tool(&tool) {
+            if let Some(EndResult { ok: Some(r), .. }) = &payload.result
+                && r.err.is_none()
+                && r.is_error != Some(true)
+            {
+                resources::answered(reading, (&server, &tool), r.listing(), at);
+            }
+            return;
+        }
         let end = match &payload.result {
             Some(EndResult { ok: Some(r), .. }) if r.err.is_some() => End::Failed,
             Some(EndResult { ok: Some(r), .. }) => End::Result {
@@ -630,7 +644,9 @@ fn developer_message(reading: &mut RecordReading, payload: &Payload<'_>, at: Tim
     }
 }
 
-/// `item_completed` of an `McpToolCall`: how a call of a server's tool ended.
+/// `item_completed` of an `McpToolCall`: how a call of a server's tool
+/// ended (one of Codex's own resource tools: what its answer shows of the
+/// servers).
 fn item_completed(reading: &mut RecordReading, item: &Item<'_>, at: Timestamp) {
     if item.kind.as_deref() == Some("McpToolCall")
         && let (Some(server), Some(tool)) = (
@@ -638,6 +654,16 @@ fn item_completed(reading: &mut RecordReading, item: &Item<'_>, at: Timestamp) {
             item.tool.as_deref().and_then(name),
         )
     {
+        if is_resource_tool(&tool) {
+            if let Some(r) = &item.result
+                && r.err.is_none()
+                && r.is_error != Some(true)
+                && item.error.is_none()
+            {
+                resources::answered(reading, (&server, &tool), r.listing(), at);
+            }
+            return;
+        }
         let result = item
             .result
             .as_ref()
@@ -663,5 +689,85 @@ fn item_end<'w>(status: Option<&str>, result: Option<bool>, words: Option<&'w st
         // never a failure (unless the result says so).
         _ if is_error => End::Result { is_error: true },
         _ => End::Unknown,
+    }
+}
+
+/// `function_call_output`: where its text is Codex's own words for how
+/// the call `call_id` ended (Codex Desktop's rollouts write nothing else
+/// of an MCP call's end), that end, by the call's id: refused (or "no such
+/// tool"), or failed with the reason the words name. Any other output says
+/// nothing (a tool's output is never read).
+fn function_call_output(reading: &mut RecordReading, payload: &Payload<'_>, at: Timestamp) {
+    let (Some(id), Some(words)) = (
+        payload.call_id.as_deref(),
+        payload.output.as_ref().and_then(|o| o.0.as_deref()),
+    ) else {
+        return;
+    };
+    let evidence = match said(words) {
+        Some(Said::NeverRan(reason)) => refusal(id, reason, at),
+        Some(Said::Failed(Some(reason))) => failed_with(id, reason, at),
+        Some(Said::Failed(None)) => outcome(id, false, at),
+        None => None,
+    };
+    if let Some(evidence) = evidence {
+        push(reading, evidence);
+    }
+}
+
+/// Record types (and `response_item`/`event_msg` payload types) this
+/// reader reads: a record of one in a shape it cannot read is named so.
+const READ_KINDS: &[(&str, &str)] = &[
+    ("session_meta", ""),
+    ("world_state", ""),
+    ("response_item", "function_call"),
+    ("response_item", "function_call_output"),
+    ("response_item", "tool_search_output"),
+    ("response_item", "message"),
+    ("event_msg", "mcp_tool_call_end"),
+    ("event_msg", "item_completed"),
+];
+
+/// A record that did not parse: cut short or not JSON, or (valid JSON) a
+/// kind this reader knows with a field of the wrong type, named by the
+/// reader's own constant; valid JSON of no kind it knows is unknown.
+fn unreadable(record: &str, error: &serde_json::Error) -> RecordAnswer {
+    let why = Unparsed::of(error);
+    if why != Unparsed::WrongType {
+        return RecordAnswer::Unparsed { why, kind: None };
+    }
+    #[derive(Deserialize)]
+    struct Kinds {
+        #[serde(rename = "type")]
+        kind: Option<serde_json::Value>,
+        payload: Option<serde_json::Value>,
+    }
+    let Ok(kinds) = serde_json::from_str::<Kinds>(record) else {
+        return RecordAnswer::Unparsed { why, kind: None };
+    };
+    let top = kinds.kind.as_ref().and_then(|k| k.as_str()).unwrap_or("");
+    let inner = kinds
+        .payload
+        .as_ref()
+        .and_then(|p| p.get("type"))
+        .and_then(|k| k.as_str())
+        .unwrap_or("");
+    let known = READ_KINDS
+        .iter()
+        .find(|(t, p)| *t == top && (p.is_empty() || *p == inner))
+        .map(|(t, p)| {
+            if p.is_empty() {
+                (*t).to_owned()
+            } else {
+                format!("{t}/{p}")
+            }
+        })
+        .or_else(|| KNOWN.iter().find(|k| **k == top).map(|k| (*k).to_owned()));
+    match known {
+        Some(kind) => RecordAnswer::Unparsed {
+            why,
+            kind: Some(kind),
+        },
+        None => RecordAnswer::Unknown,
     }
 }

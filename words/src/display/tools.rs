@@ -258,6 +258,7 @@ pub fn reason_words(reason: &tether_core::vocab::ReasonCode) -> String {
         R::BlockedByHook => "blocked by a hook".to_owned(),
         R::DeniedByPolicy => "denied by policy".to_owned(),
         R::ToolError => "tool error".to_owned(),
+        R::ToolNotAvailable => "no such tool: not available to the harness then".to_owned(),
         R::ProtocolError => "protocol error".to_owned(),
         other => other.as_str().replace('_', " "),
     }
