@@ -449,6 +449,12 @@ pub async fn check_endpoint_hashing(
         )),
     };
 
+    // A 401 that named no OAuth metadata may still be an OAuth login.
+    let outcome = match outcome {
+        Err(failure) => Err(failure::with_oauth_discovery(failure, endpoint, deadline).await),
+        ok => ok,
+    };
+
     // Clean up on every path, grandchildren included.
     let outcome = match stdio {
         Some((mut process, signals)) => {

@@ -113,13 +113,13 @@ pub(super) fn for_auth(code: u16, challenge: Option<&str>, sent: Credentials) ->
         Credentials::Empty => Failure::new(
             ReasonCode::UnresolvedVariable,
             format!(
-                "the server answered HTTP {code}, and the credential header went with no token after its scheme, as an unset variable leaves `Bearer ${{TOKEN}}`: set the variable where this runs"
+                "the server answered HTTP {code}, and the credential header went with its scheme and no token, as an unset token variable leaves it: set the variable where this runs"
             ),
         ),
         Credentials::None if code == 401 && challenge.contains("resource_metadata") => {
             Failure::new(
                 ReasonCode::OauthRequired,
-                "the server wants an OAuth login (HTTP 401 with a challenge naming its resource metadata), and no credentials were sent: log in through the harness (Claude Code: /mcp), or test with the token it got: --header 'Authorization: Bearer …'",
+                "the server wants an OAuth login (HTTP 401, and it names its OAuth resource metadata), and no credentials were sent: log in through the harness (Claude Code: /mcp), or test with the token it got, in an Authorization header (--header)",
             )
         }
         Credentials::None => Failure::new(
@@ -129,6 +129,62 @@ pub(super) fn for_auth(code: u16, challenge: Option<&str>, sent: Credentials) ->
             ),
         ),
     }
+}
+
+/// An `auth_required` failure of a check that sent no credentials, told
+/// apart as `oauth_required` when the server publishes OAuth
+/// protected-resource metadata where the MCP authorization spec says a
+/// client looks when the 401's challenge names none
+/// (`/.well-known/oauth-protected-resource`, with the endpoint's path,
+/// then without). One GET each, no headers, no redirects, by `deadline`.
+pub(super) async fn with_oauth_discovery(
+    failure: Failure,
+    endpoint: &Endpoint,
+    deadline: tokio::time::Instant,
+) -> Failure {
+    let (Endpoint::Http { url, .. } | Endpoint::Sse { url, .. }) = endpoint else {
+        return failure;
+    };
+    if failure.reason != ReasonCode::AuthRequired || credentials(endpoint) != Credentials::None {
+        return failure;
+    }
+    let Ok(base) = url::Url::parse(url) else {
+        return failure;
+    };
+    let Ok(client) = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+    else {
+        return failure;
+    };
+    let path = base.path().trim_end_matches('/').to_owned();
+    for suffix in [path.as_str(), ""] {
+        let Ok(probe) = base.join(&format!("/.well-known/oauth-protected-resource{suffix}")) else {
+            continue;
+        };
+        let answer = tokio::time::timeout_at(deadline, async {
+            let response = client.get(probe).send().await.ok()?;
+            if !response.status().is_success() {
+                return None;
+            }
+            // Metadata is a small document: a larger body is not it.
+            let mut body = Vec::new();
+            let mut response = response;
+            while let Some(chunk) = response.chunk().await.ok()? {
+                body.extend_from_slice(&chunk);
+                if body.len() > 64 * 1024 {
+                    return None;
+                }
+            }
+            let body: serde_json::Value = serde_json::from_slice(&body).ok()?;
+            Some(body.get("authorization_servers").is_some())
+        })
+        .await;
+        if let Ok(Some(true)) = answer {
+            return for_auth(401, Some("resource_metadata"), Credentials::None);
+        }
+    }
+    failure
 }
 
 /// The reason for an HTTP status that ends a check, with what to check.
