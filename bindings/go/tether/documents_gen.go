@@ -2769,6 +2769,16 @@ type FileReport struct {
 	//
 	// May be absent, never null.
 	NotReadKinds Optional[[]string] `json:"not_read_kinds"`
+	// Records that could not be parsed (cut short, not JSON, a field of
+	// the wrong type): never counted as a kind the reader does not know.
+	//
+	// May be absent, never null.
+	Unparsed Optional[uint64] `json:"unparsed"`
+	// The first of them (at most [`MAX_UNPARSED_LINES`]): where and why,
+	// never their content.
+	//
+	// May be absent, never null.
+	UnparsedLines Optional[[]UnparsedLine] `json:"unparsed_lines"`
 	// Records refused: not UTF-8, longer than the line bound, or a
 	// reading whose names were not names.
 	Refused uint64 `json:"refused"`
@@ -2798,6 +2808,12 @@ func (x FileReport) MarshalJSON() ([]byte, error) {
 	}
 	if x.NotReadKinds.Present {
 		e.field("not_read_kinds", arrayOf(x.NotReadKinds.Value))
+	}
+	if x.Unparsed.Present {
+		e.field("unparsed", x.Unparsed.Value)
+	}
+	if x.UnparsedLines.Present {
+		e.field("unparsed_lines", arrayOf(x.UnparsedLines.Value))
 	}
 	e.field("refused", x.Refused)
 	if x.Error.Present {
@@ -2839,6 +2855,12 @@ func (x *FileReport) UnmarshalJSON(data []byte) error {
 		case "not_read_kinds":
 			x.NotReadKinds.Present = true
 			err = decodeField(f, &x.NotReadKinds.Value, false)
+		case "unparsed":
+			x.Unparsed.Present = true
+			err = decodeField(f, &x.Unparsed.Value, false)
+		case "unparsed_lines":
+			x.UnparsedLines.Present = true
+			err = decodeField(f, &x.UnparsedLines.Value, false)
 		case "refused":
 			err = decodeField(f, &x.Refused, false)
 		case "error":
@@ -4932,7 +4954,12 @@ type ReaderNote struct {
 	//
 	// May be absent, never null.
 	NotReadKinds Optional[[]string] `json:"not_read_kinds"`
-	// Files that held records of either sort.
+	// Records that could not be parsed (cut short, not JSON, a field of
+	// the wrong type): no kind, known or not, is claimed for them.
+	//
+	// May be absent, never null.
+	UnparsedRecords Optional[uint64] `json:"unparsed_records"`
+	// Files that held records of any of these sorts.
 	Files uint64 `json:"files"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
@@ -4957,6 +4984,9 @@ func (x ReaderNote) MarshalJSON() ([]byte, error) {
 	}
 	if x.NotReadKinds.Present {
 		e.field("not_read_kinds", arrayOf(x.NotReadKinds.Value))
+	}
+	if x.UnparsedRecords.Present {
+		e.field("unparsed_records", x.UnparsedRecords.Value)
 	}
 	e.field("files", x.Files)
 	return e.finish(x.UnknownFields)
@@ -4991,6 +5021,9 @@ func (x *ReaderNote) UnmarshalJSON(data []byte) error {
 		case "not_read_kinds":
 			x.NotReadKinds.Present = true
 			err = decodeField(f, &x.NotReadKinds.Value, false)
+		case "unparsed_records":
+			x.UnparsedRecords.Present = true
+			err = decodeField(f, &x.UnparsedRecords.Value, false)
 		case "files":
 			err = decodeField(f, &x.Files, false)
 		default:
@@ -5005,7 +5038,7 @@ func (x *ReaderNote) UnmarshalJSON(data []byte) error {
 
 // ReasonCode is `#/$defs/ReasonCode` of attempt, check, endpoint-test, history, inventory, inventory-changes, probe-report, session, sessions, status-fleet-servers, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed title_changed description_changed input_schema_changed output_schema_changed annotations_changed tool_added tool_removed permission_denied approval_required blocked_by_hook tool_error
+// An open vocabulary: consumers must accept values they do not know. Known values: http_unsupported sse_unsupported transport_unsupported duplicate_name policy_denied no_observer observer_omitted no_strategy command_not_found session_new_failed session_load_failed session_request_failed process_start_failed materialization_failed timeout connection_refused connection_closed dropped_by_harness auth_required protocol_error server_error server_exited cwd_not_found auth_rejected oauth_required file_refused misplaced_key unmatched_name agent_reported_failed disabled_in_config not_approved excluded untrusted_folder invalid_config cancelled denied_by_policy file_too_large unreadable too_many_entries symlink_outside_root symlink_loop credential_missing credential_stale headers_unsupported host_not_found endpoint_not_found method_not_allowed redirected no_common_protocol tls_failed not_installed unresolved_variable relative_command file_shadowed tool_not_listed deferred_until_searched name_collision tool_limit_exceeded schema_unsupported name_too_long hook_failed hook_timed_out skill_failed plugin_load_failed title_changed description_changed input_schema_changed output_schema_changed annotations_changed tool_added tool_removed permission_denied approval_required blocked_by_hook tool_error tool_not_available
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -5035,6 +5068,13 @@ const (
 	ReasonCodeAuthRequired          ReasonCode = "auth_required"
 	ReasonCodeProtocolError         ReasonCode = "protocol_error"
 	ReasonCodeServerError           ReasonCode = "server_error"
+	ReasonCodeServerExited          ReasonCode = "server_exited"
+	ReasonCodeCwdNotFound           ReasonCode = "cwd_not_found"
+	ReasonCodeAuthRejected          ReasonCode = "auth_rejected"
+	ReasonCodeOauthRequired         ReasonCode = "oauth_required"
+	ReasonCodeFileRefused           ReasonCode = "file_refused"
+	ReasonCodeMisplacedKey          ReasonCode = "misplaced_key"
+	ReasonCodeUnmatchedName         ReasonCode = "unmatched_name"
 	ReasonCodeAgentReportedFailed   ReasonCode = "agent_reported_failed"
 	ReasonCodeDisabledInConfig      ReasonCode = "disabled_in_config"
 	ReasonCodeNotApproved           ReasonCode = "not_approved"
@@ -5082,15 +5122,16 @@ const (
 	ReasonCodeApprovalRequired      ReasonCode = "approval_required"
 	ReasonCodeBlockedByHook         ReasonCode = "blocked_by_hook"
 	ReasonCodeToolError             ReasonCode = "tool_error"
+	ReasonCodeToolNotAvailable      ReasonCode = "tool_not_available"
 )
 
 // ReasonCodeValues are the values of ReasonCode this binding knows, in the schema's order.
-var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved, ReasonCodePermissionDenied, ReasonCodeApprovalRequired, ReasonCodeBlockedByHook, ReasonCodeToolError}
+var ReasonCodeValues = []ReasonCode{ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeServerExited, ReasonCodeCwdNotFound, ReasonCodeAuthRejected, ReasonCodeOauthRequired, ReasonCodeFileRefused, ReasonCodeMisplacedKey, ReasonCodeUnmatchedName, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved, ReasonCodePermissionDenied, ReasonCodeApprovalRequired, ReasonCodeBlockedByHook, ReasonCodeToolError, ReasonCodeToolNotAvailable}
 
 // Known reports whether v is one of ReasonCodeValues.
 func (v ReasonCode) Known() bool {
 	switch v {
-	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved, ReasonCodePermissionDenied, ReasonCodeApprovalRequired, ReasonCodeBlockedByHook, ReasonCodeToolError:
+	case ReasonCodeHTTPUnsupported, ReasonCodeSSEUnsupported, ReasonCodeTransportUnsupported, ReasonCodeDuplicateName, ReasonCodePolicyDenied, ReasonCodeNoObserver, ReasonCodeObserverOmitted, ReasonCodeNoStrategy, ReasonCodeCommandNotFound, ReasonCodeSessionNewFailed, ReasonCodeSessionLoadFailed, ReasonCodeSessionRequestFailed, ReasonCodeProcessStartFailed, ReasonCodeMaterializationFailed, ReasonCodeTimeout, ReasonCodeConnectionRefused, ReasonCodeConnectionClosed, ReasonCodeDroppedByHarness, ReasonCodeAuthRequired, ReasonCodeProtocolError, ReasonCodeServerError, ReasonCodeServerExited, ReasonCodeCwdNotFound, ReasonCodeAuthRejected, ReasonCodeOauthRequired, ReasonCodeFileRefused, ReasonCodeMisplacedKey, ReasonCodeUnmatchedName, ReasonCodeAgentReportedFailed, ReasonCodeDisabledInConfig, ReasonCodeNotApproved, ReasonCodeExcluded, ReasonCodeUntrustedFolder, ReasonCodeInvalidConfig, ReasonCodeCancelled, ReasonCodeDeniedByPolicy, ReasonCodeFileTooLarge, ReasonCodeUnreadable, ReasonCodeTooManyEntries, ReasonCodeSymlinkOutsideRoot, ReasonCodeSymlinkLoop, ReasonCodeCredentialMissing, ReasonCodeCredentialStale, ReasonCodeHeadersUnsupported, ReasonCodeHostNotFound, ReasonCodeEndpointNotFound, ReasonCodeMethodNotAllowed, ReasonCodeRedirected, ReasonCodeNoCommonProtocol, ReasonCodeTLSFailed, ReasonCodeNotInstalled, ReasonCodeUnresolvedVariable, ReasonCodeRelativeCommand, ReasonCodeFileShadowed, ReasonCodeToolNotListed, ReasonCodeDeferredUntilSearched, ReasonCodeNameCollision, ReasonCodeToolLimitExceeded, ReasonCodeSchemaUnsupported, ReasonCodeNameTooLong, ReasonCodeHookFailed, ReasonCodeHookTimedOut, ReasonCodeSkillFailed, ReasonCodePluginLoadFailed, ReasonCodeTitleChanged, ReasonCodeDescriptionChanged, ReasonCodeInputSchemaChanged, ReasonCodeOutputSchemaChanged, ReasonCodeAnnotationsChanged, ReasonCodeToolAdded, ReasonCodeToolRemoved, ReasonCodePermissionDenied, ReasonCodeApprovalRequired, ReasonCodeBlockedByHook, ReasonCodeToolError, ReasonCodeToolNotAvailable:
 		return true
 	}
 	return false
@@ -8015,6 +8056,96 @@ func (v Trigger) Known() bool {
 		return true
 	}
 	return false
+}
+
+// Unparsed is `#/$defs/Unparsed` of session, sessions.
+//
+// Why a record could not be parsed: the shape of the failure, never the
+// record's text.
+//
+// A value this binding does not know decodes as itself, the raw word kept
+// (Known reports false); it never fails a document.
+type Unparsed string
+
+const (
+	// It ends before its JSON does (a file still being written, a crash,
+	// a copy cut short).
+	UnparsedCutShort Unparsed = "cut_short"
+	// It is not JSON (or not the JSON its file holds).
+	UnparsedNotJSON Unparsed = "not_json"
+	// JSON, of a kind the reader knows, but a field it reads has the
+	// wrong type (a `null`, a number for a string).
+	UnparsedWrongType Unparsed = "wrong_type"
+)
+
+// UnparsedValues are the values of Unparsed this binding knows, in the schema's order.
+var UnparsedValues = []Unparsed{UnparsedCutShort, UnparsedNotJSON, UnparsedWrongType}
+
+// Known reports whether v is one of UnparsedValues.
+func (v Unparsed) Known() bool {
+	switch v {
+	case UnparsedCutShort, UnparsedNotJSON, UnparsedWrongType:
+		return true
+	}
+	return false
+}
+
+// UnparsedLine is `#/$defs/UnparsedLine` of session, sessions.
+//
+// One record of a file that could not be parsed: where, and why.
+type UnparsedLine struct {
+	// Its place in the file: the n-th record (a line; blank lines are
+	// not counted), from 1.
+	Line uint64 `json:"line"`
+	// Why it could not be parsed.
+	Why Unparsed `json:"why"`
+	// The kind, where the record named one its reader knows.
+	//
+	// May be absent or null.
+	Kind Optional[*string] `json:"kind"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x UnparsedLine) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("line", x.Line)
+	e.field("why", x.Why)
+	if x.Kind.Present {
+		e.field("kind", x.Kind.Value)
+	}
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *UnparsedLine) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "UnparsedLine")
+	if err != nil {
+		return err
+	}
+	*x = UnparsedLine{}
+	for _, f := range fields {
+		switch f.key {
+		case "line":
+			err = decodeField(f, &x.Line, false)
+		case "why":
+			err = decodeField(f, &x.Why, false)
+		case "kind":
+			x.Kind.Present = true
+			err = decodeField(f, &x.Kind.Value, true)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("UnparsedLine", f.key, err)
+		}
+	}
+	return requireFields("UnparsedLine", fields, "line", "why")
 }
 
 // UseOutcome is `#/$defs/UseOutcome` of attempt, history, probe-report, session, status-session.
