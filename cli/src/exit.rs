@@ -231,10 +231,15 @@ pub(crate) fn markdown() -> String {
 /// Whether `err` is a closed pipe on the way out (a reader such as `head`
 /// stopped reading): the command then ends quietly with 0.
 pub(crate) fn is_closed_pipe(err: &anyhow::Error) -> bool {
+    let pipe = std::io::ErrorKind::BrokenPipe;
     err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            .is_some_and(|e| e.kind() == pipe)
+            // A document written straight to stdout fails as serde's error.
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.io_error_kind() == Some(pipe))
     })
 }
 
