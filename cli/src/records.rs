@@ -184,8 +184,41 @@ pub(crate) fn print_file_problems(
         if let Some(error) = &f.error {
             writeln!(out, "! {}: {error}", visible_field(&f.path))?;
         }
+        if f.unparsed > 0 {
+            writeln!(
+                out,
+                "! {}: {} line(s) could not be parsed: {}",
+                visible_field(&f.path),
+                f.unparsed,
+                unparsed_lines(f)
+            )?;
+        }
     }
     Ok(())
+}
+
+/// Where and why a file's lines could not be parsed (`line 3 cut short,
+/// line 9 a field of the wrong type (event_msg/mcp_tool_call_end)`), never
+/// their content; the kinds are the reader's own constants.
+fn unparsed_lines(f: &FileReport) -> String {
+    let mut said: Vec<String> = f
+        .unparsed_lines
+        .iter()
+        .map(|u| match &u.kind {
+            Some(kind) => format!(
+                "line {} {} ({})",
+                u.line,
+                u.why.words(),
+                visible_field(kind)
+            ),
+            None => format!("line {} {}", u.line, u.why.words()),
+        })
+        .collect();
+    let more = f.unparsed.saturating_sub(f.unparsed_lines.len() as u64);
+    if more > 0 {
+        said.push(format!("{more} more"));
+    }
+    said.join(", ")
 }
 
 /// Tools a server must have, at least, for `sessions show` to say them in

@@ -555,7 +555,18 @@ fn print_reader_notes(
                 format!("{unknown} (its reader is verified on {range})")
             }
             (None, _, Some(unknown)) => format!("{unknown} (a newer {}?)", n.agent_kind),
+            (_, _, None) if n.unparsed_records > 0 => String::new(),
             (_, _, None) => continue,
+        };
+        // Lines that did not parse are never a kind, known or not.
+        let line = match (n.unparsed_records, line.is_empty()) {
+            (0, _) => line,
+            (u, true) => {
+                format!("{u} record(s) could not be parsed (each file says where and why)")
+            }
+            (u, false) => {
+                format!("{line}; {u} record(s) could not be parsed (each file says where and why)")
+            }
         };
         writeln!(out, "? {who}: {line}")?;
     }

@@ -442,7 +442,13 @@ impl Records {
         }
         notes
             .into_values()
-            .filter(|n| n.newer || n.older() || n.unknown_records > 0 || n.not_read_records > 0)
+            .filter(|n| {
+                n.newer
+                    || n.older()
+                    || n.unknown_records > 0
+                    || n.not_read_records > 0
+                    || n.unparsed_records > 0
+            })
             .collect()
     }
 
