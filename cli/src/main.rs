@@ -18,6 +18,7 @@ mod collect;
 mod endpoint_test;
 mod exit;
 mod flags;
+mod generate;
 mod history;
 mod host;
 mod inventory;
@@ -46,8 +47,16 @@ Tether answers from evidence: your harnesses' configuration, their session recor
 const AFTER_HELP: &str = "Start with `tether inventory` (what is configured, and why a server is held back), then \
 `tether sessions list` (what your sessions really got). `tether explain CODE` says what any status or reason means.";
 
+/// `tether --version`: the version and, where the build knew it, the commit
+/// it was built from, with that commit's date (`cli/build.rs`).
+const VERSION: &str = if env!("TETHER_COMMIT").is_empty() {
+    env!("CARGO_PKG_VERSION")
+} else {
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("TETHER_COMMIT"), ")")
+};
+
 #[derive(Debug, Parser)]
-#[command(name = "tether", version, about = ABOUT, long_about = None, after_help = AFTER_HELP)]
+#[command(name = "tether", version = VERSION, about = ABOUT, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -120,6 +129,12 @@ enum Command {
     },
     /// List the registered plugins (compiled in, or loaded with --load).
     Plugins(plugins::PluginsArgs),
+    /// Print a shell's completion script (what the release archive ships).
+    #[command(hide = true)]
+    Completions(generate::CompletionsArgs),
+    /// Print the man page, roff (what the release archive ships).
+    #[command(hide = true)]
+    Man,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -390,6 +405,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::run(args),
         Command::Mcp(args) => mcp::run(args),
+        Command::Completions(args) => generate::completions(args, command()),
+        Command::Man => generate::man(command()),
         Command::Explain {
             exit_codes: true, ..
         } => {

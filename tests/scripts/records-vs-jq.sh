@@ -8,7 +8,7 @@
 #
 # usage: tests/scripts/records-vs-jq.sh [CORPUS_DIR [MB [ROUNDS]]]
 #   TETHER   the binary (default: target/release/tether; build it with
-#            `cargo build --release -p tether-cli`)
+#            `cargo build --release -p tether-mcp-cli`)
 #   CORPUS_DIR a private home holding .claude/projects/… (written by
 #            `tether-records-corpus` when it holds none; default:
 #            ${TMPDIR:-/tmp}/tether-records-corpus)
@@ -27,7 +27,7 @@ if ! command -v jq >/dev/null 2>&1; then
     exit 0
 fi
 if [ ! -x "$tether" ]; then
-    echo "records-vs-jq: no $tether; build it: cargo build --release -p tether-cli" >&2
+    echo "records-vs-jq: no $tether; build it: cargo build --release -p tether-mcp-cli" >&2
     exit 2
 fi
 if [ ! -d "$corpus/.claude/projects" ]; then

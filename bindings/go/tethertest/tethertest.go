@@ -44,7 +44,7 @@ func Binary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("TETHER_BIN")
 	if bin == "" {
-		Missing(t, "TETHER_BIN is not set; build tether (cargo build -p tether-cli) and set TETHER_BIN=target/debug/tether to run this test")
+		Missing(t, "TETHER_BIN is not set; build tether (cargo build -p tether-mcp-cli) and set TETHER_BIN=target/debug/tether to run this test")
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {
