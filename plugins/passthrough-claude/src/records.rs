@@ -26,8 +26,9 @@
 //!   (`$XDG_CACHE_HOME/claude-cli-nodejs/…`): each record is `{debug |
 //!   error, timestamp, sessionId, cwd}`; the directory names the server.
 //!   "Successfully connected", "Connection established": connected;
-//!   "Authentication required": needs auth; "Connection failed": failed
-//!   (a missing command said as such); "Tool 'X' completed successfully" /
+//!   "Authentication required": needs an OAuth login; "Server rejected the
+//!   configured Authorization header", "Connection failed …": failed, for
+//!   the reason its words give (`mcp_log`); "Tool 'X' completed successfully" /
 //!   "Tool 'X' failed": one call of X and how it went; `Skipping tool "X":
 //!   its input schema …` (2.1.197 to 2.1.332): X dropped before the model
 //!   saw it (`schema_unsupported`).
@@ -49,7 +50,7 @@ use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{
     Blank, Blanker, answer, call, failed_with, failure, hook_fired, mcp_double, name_server,
     offered, offered_deferred, outcome, plugin_loaded, push, refusal, refused, skill_invoked,
-    skill_listed, skill_named, visible, withheld,
+    skill_listed, skill_named, withheld,
 };
 use tether_sdk::telemetry::status;
 
@@ -57,7 +58,10 @@ use tether_sdk::telemetry::status;
 mod items;
 #[path = "records/lenient.rs"]
 mod lenient;
+#[path = "records/mcp_log.rs"]
+mod mcp_log;
 use items::{Content, Item};
+use mcp_log::mcp_log;
 #[path = "records/names.rs"]
 mod names;
 #[path = "records/progress.rs"]
@@ -1114,97 +1118,4 @@ fn error_words(record: &str, id: &str) -> Option<ErrorWords> {
         serde_json::Value::Array(texts) => error_said(texts.first()?.get("text")?.as_str()?),
         _ => None,
     }
-}
-
-#[derive(Deserialize)]
-struct LogLine<'a> {
-    #[serde(borrow, default)]
-    debug: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    error: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    timestamp: Option<Cow<'a, str>>,
-    #[serde(rename = "sessionId", borrow, default)]
-    session: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    cwd: Option<Cow<'a, str>>,
-}
-
-fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Some(server) = file
-        .from_end(1)
-        .and_then(|dir| dir.strip_prefix("mcp-logs-"))
-        .and_then(name)
-    else {
-        return RecordAnswer::Unknown;
-    };
-    let Ok(line) = serde_json::from_str::<LogLine<'_>>(record) else {
-        return RecordAnswer::Unknown;
-    };
-    let Some(text) = line.debug.as_deref().or(line.error.as_deref()) else {
-        return RecordAnswer::Unknown;
-    };
-    let at = line
-        .timestamp
-        .as_deref()
-        .and_then(Timestamp::parse_rfc3339)
-        .unwrap_or(Timestamp(0));
-    let mut reading = RecordReading::default();
-    reading.session = line.session.as_deref().and_then(name);
-    reading.at = (at.0 > 0).then_some(at);
-    reading.project = line.cwd.as_deref().and_then(project_of);
-    name_server(&mut reading, &server);
-    if text.starts_with("Successfully connected") || text.starts_with("Connection established") {
-        reading.evidence.push(status(&server, "connected", at));
-    } else if text.starts_with("Authentication required") {
-        reading.evidence.push(status(&server, "needs-auth", at));
-    } else if text.starts_with("Connection failed") {
-        // The reason from the words, never the words (they hold paths).
-        reading.evidence.push(failure(&server, text, at));
-    } else if let Some(rest) = text.strip_prefix("Tool '") {
-        let Some((tool, outcome)) = rest.split_once("' ") else {
-            return RecordAnswer::Read(reading);
-        };
-        let ok = if outcome.starts_with("completed successfully") {
-            true
-        } else if outcome.starts_with("failed") {
-            false
-        } else {
-            return RecordAnswer::Read(reading);
-        };
-        if let Some(tool) = name(tool) {
-            let mut done = call(&server, &tool, None, Some(ok), at);
-            // `failed after Ns: MCP error -N: …` (2.1.197): the server
-            // answered with a JSON-RPC error.
-            if !ok
-                && outcome
-                    .split_once(": ")
-                    .and_then(|(_, words)| error_said(words))
-                    == Some(ErrorWords::Failed(ReasonCode::ProtocolError))
-            {
-                done.reason_code = Some(ReasonCode::ProtocolError);
-            }
-            reading.evidence.push(done);
-        }
-    } else if let Some(tool) = text
-        .strip_prefix("Skipping tool \"")
-        .and_then(|rest| rest.split_once('"'))
-        .filter(|(_, why)| why.contains("input schema"))
-        .and_then(|(tool, _)| name(tool))
-    {
-        // Dropped for its input schema (a top-level oneOf, anyOf or
-        // allOf); the words are not kept.
-        reading.evidence.push(withheld(
-            &server,
-            &tool,
-            tether_core::vocab::ReasonCode::SchemaUnsupported,
-            at,
-        ));
-    } else if let Some(tool) = text.strip_prefix("Calling MCP tool: ").and_then(name) {
-        // The model picked it: it was offered. The call is counted when
-        // its outcome is written.
-        reading.evidence.push(visible(&server, &tool, at));
-    }
-    // Anything else (an error's stack, a debug line) proves nothing more.
-    RecordAnswer::Read(reading)
 }
