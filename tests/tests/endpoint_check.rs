@@ -204,15 +204,15 @@ async fn a_server_that_spawns_grandchildren_and_hangs_leaves_none_behind() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_exits_at_once_says_so() {
     let report = hostile("exit", 10).await;
+    // It started, then exited 1: its own reason, with its status and why.
     assert_eq!(
         report.reason_code,
-        Some(ReasonCode::ProcessStartFailed),
+        Some(ReasonCode::ServerExited),
         "{report:?}"
     );
-    assert!(
-        report.summary.as_deref().unwrap_or("").contains("exited"),
-        "{report:?}"
-    );
+    let summary = report.summary.as_deref().unwrap_or("");
+    assert!(summary.contains("exited with status 1"), "{report:?}");
+    assert!(summary.contains("exiting at once"), "{report:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,356 @@
+//! The everyday failures of an endpoint test, each its own reason, against
+//! real processes and real sockets: a program that echoes its input, one
+//! that exits with an error, one that keeps running and never answers, a
+//! command missing (bare and as a path), a `cwd` that does not exist, and
+//! the four ways of auth (a token refused, an OAuth login wanted, a token
+//! variable left unset, credentials wanted and none sent). No sentence
+//! holds a library's internals or a planted secret.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tether_core::model::EndpointTestResult;
+use tether_core::vocab::ReasonCode;
+use tether_core::{Endpoint, KeyValue};
+use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint};
+use tokio_util::sync::CancellationToken;
+
+use tether_tests as _;
+
+const PLANTED: &str = "sk-planted-everyday-4f9a1c";
+
+fn stdio(command: &str, args: &[&str], env: &[(&str, &str)], cwd: Option<&str>) -> Endpoint {
+    Endpoint::Stdio {
+        command: command.to_owned(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: env.iter().map(|(k, v)| KeyValue::new(*k, *v)).collect(),
+        cwd: cwd.map(str::to_owned),
+    }
+}
+
+async fn check(endpoint: &Endpoint, seconds: u64) -> EndpointTestResult {
+    let limits = CheckLimits {
+        timeout: Duration::from_secs(seconds),
+        ..CheckLimits::default()
+    };
+    check_endpoint(endpoint, limits, CancellationToken::new()).await
+}
+
+/// No library's names, no error chain, no planted secret.
+fn assert_plain_words(what: &str, report: &EndpointTestResult) {
+    let summary = report.summary.as_deref().unwrap_or("");
+    assert!(!summary.is_empty(), "{what}: no sentence: {report:?}");
+    for internal in [
+        "rmcp",
+        "Transport [",
+        "WorkerTransport",
+        "TappedHttp",
+        "reqwest",
+        "Send message error",
+        "when send",
+        "ClientInitializeError",
+        PLANTED,
+    ] {
+        assert!(
+            !summary.contains(internal),
+            "{what}: the sentence holds {internal:?}: {summary}"
+        );
+    }
+    let json = serde_json::to_string(report).expect("json");
+    assert!(!json.contains(PLANTED), "{what}: {json}");
+}
+
+/// GIVEN `cat`, which writes back what it is sent WHEN it is tested THEN
+/// the test names the echo at once (a protocol error, not a start failure
+/// after the whole timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_echoes_its_input_is_named_at_once() {
+    let report = check(&stdio("/bin/cat", &[], &[], None), 30).await;
+    assert_eq!(
+        report.reason_code,
+        Some(ReasonCode::ProtocolError),
+        "{report:?}"
+    );
+    assert!(
+        report.summary.as_deref().unwrap_or("").contains("echoes"),
+        "{report:?}"
+    );
+    // Ended on the echo, long before the 30 s bound.
+    assert!(report.elapsed_ms < 15_000, "{report:?}");
+    assert_plain_words("cat", &report);
+}
+
+/// GIVEN a server that starts, prints why on stderr (with a planted token
+/// from its env) and exits 3 WHEN it is tested THEN it is `server_exited`
+/// with status 3 and its last stderr line, the token scrubbed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_with_an_error_says_its_status() {
+    let endpoint = stdio(
+        "sh",
+        &["-c", "echo \"fatal: key $API_KEY refused\" >&2; exit 3"],
+        &[("API_KEY", PLANTED)],
+        None,
+    );
+    let report = check(&endpoint, 20).await;
+    assert_eq!(
+        report.reason_code,
+        Some(ReasonCode::ServerExited),
+        "{report:?}"
+    );
+    let summary = report.summary.as_deref().unwrap_or("");
+    assert!(summary.contains("status 3"), "{summary}");
+    assert!(summary.contains("fatal: key"), "{summary}");
+    assert_plain_words("exit 3", &report);
+}
+
+/// GIVEN a program that reads its input to the end, answers nothing and
+/// exits only when its input closes WHEN the test's bound runs out THEN
+/// it is a `timeout`: it started and kept running, and the exit the
+/// test's own closing caused is not read as a start failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_never_answers_is_a_timeout_not_a_start_failure() {
+    let report = check(&stdio("sh", &["-c", "cat > /dev/null"], &[], None), 2).await;
+    assert_eq!(report.reason_code, Some(ReasonCode::Timeout), "{report:?}");
+    assert!(
+        report
+            .summary
+            .as_deref()
+            .unwrap_or("")
+            .contains("kept running"),
+        "{report:?}"
+    );
+    assert_plain_words("never answers", &report);
+}
+
+/// GIVEN a bare command on no folder of PATH, an absolute path where no
+/// file is, and a real command whose `cwd` does not exist WHEN each is
+/// tested THEN each says which, naming the command by its basename only
+/// (never the path or the cwd).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_command_path_or_cwd_each_says_which() {
+    let missing_dir = format!("/opt/nope-{PLANTED}");
+    let absolute = format!("{missing_dir}/server");
+    let real = Path::new("/bin/cat");
+    for (what, endpoint, reason, says) in [
+        (
+            "bare",
+            stdio("tether-no-such-server-3k2", &[], &[], None),
+            ReasonCode::CommandNotFound,
+            "PATH",
+        ),
+        (
+            "absolute",
+            stdio(&absolute, &[], &[], None),
+            ReasonCode::CommandNotFound,
+            "path given for `server` does not exist",
+        ),
+        (
+            "cwd",
+            stdio(&real.display().to_string(), &[], &[], Some(&missing_dir)),
+            ReasonCode::CwdNotFound,
+            "working directory",
+        ),
+    ] {
+        let report = check(&endpoint, 10).await;
+        assert_eq!(report.reason_code, Some(reason), "{what}: {report:?}");
+        let summary = report.summary.as_deref().unwrap_or("");
+        assert!(summary.contains(says), "{what}: {summary}");
+        assert!(!summary.contains("/opt/nope"), "{what}: {summary}");
+        assert!(
+            !summary.contains("does not resolve on PATH"),
+            "{what}: {summary}"
+        );
+        assert_plain_words(what, &report);
+    }
+}
+
+/// An MCP endpoint that wants auth, as servers answer: `/mcp` and `/sse`
+/// answer 401 with a challenge naming their OAuth metadata (the SSE one
+/// only at the well-known path), a token is refused with `invalid_token`,
+/// `/plain/mcp` wants credentials and publishes no OAuth metadata, and
+/// `/scoped/mcp` refuses a token with 403 `insufficient_scope`.
+async fn auth_server() -> std::net::SocketAddr {
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::{any, get};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let base = format!("http://{addr}");
+    let metadata = {
+        let base = base.clone();
+        move || {
+            let base = base.clone();
+            async move {
+                axum::Json(serde_json::json!({
+                    "resource": format!("{base}/mcp"),
+                    "authorization_servers": [base],
+                }))
+            }
+        }
+    };
+    let oauth = {
+        let base = base.clone();
+        move |headers: HeaderMap| {
+            let base = base.clone();
+            async move {
+                let challenge = if headers.contains_key(header::AUTHORIZATION) {
+                    "Bearer error=\"invalid_token\"".to_owned()
+                } else {
+                    format!(
+                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+                    )
+                };
+                (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, challenge)],
+                    "{\"error\":\"invalid_token\"}",
+                )
+                    .into_response()
+            }
+        }
+    };
+    let router = axum::Router::new()
+        .route("/mcp", any(oauth))
+        .route(
+            "/sse",
+            any(|| async { StatusCode::UNAUTHORIZED.into_response() }),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(metadata.clone()),
+        )
+        .route("/.well-known/oauth-protected-resource/sse", get(metadata))
+        .route(
+            "/plain/mcp",
+            any(|| async { StatusCode::UNAUTHORIZED.into_response() }),
+        )
+        .route(
+            "/scoped/mcp",
+            any(|| async {
+                (
+                    StatusCode::FORBIDDEN,
+                    [(
+                        header::WWW_AUTHENTICATE,
+                        "Bearer error=\"insufficient_scope\", scope=\"repo\"",
+                    )],
+                )
+                    .into_response()
+            }),
+        );
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    addr
+}
+
+/// GIVEN a real local server that wants auth WHEN it is tested with a
+/// planted token (in a header, an API-key header, the URL's query), with
+/// an empty bearer (an unset variable), and with nothing THEN a refused
+/// token is `auth_rejected`, an OAuth login `oauth_required` (from the
+/// challenge, or from the well-known metadata for SSE), the empty bearer
+/// `unresolved_variable`, and credentials wanted with no OAuth
+/// `auth_required`; each sentence says what to do, in Tether's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_auth_failure_has_its_own_reason_and_no_internals() {
+    let addr = auth_server().await;
+    let http = |path: &str, headers: &[(&str, &str)]| Endpoint::Http {
+        url: format!("http://{addr}{path}"),
+        headers: headers.iter().map(|(k, v)| KeyValue::new(*k, *v)).collect(),
+    };
+    let bearer = format!("Bearer {PLANTED}");
+    for (what, endpoint, reason, says) in [
+        (
+            "oauth, nothing sent",
+            http("/mcp", &[]),
+            ReasonCode::OauthRequired,
+            "log in through the harness",
+        ),
+        (
+            "oauth over sse, from the well-known metadata",
+            Endpoint::Sse {
+                url: format!("http://{addr}/sse"),
+                headers: vec![],
+            },
+            ReasonCode::OauthRequired,
+            "OAuth login",
+        ),
+        (
+            "a bearer token refused",
+            http("/mcp", &[("Authorization", &bearer)]),
+            ReasonCode::AuthRejected,
+            "refused the credentials sent (HTTP 401)",
+        ),
+        (
+            "an api key refused",
+            http("/plain/mcp", &[("X-API-Key", PLANTED)]),
+            ReasonCode::AuthRejected,
+            "make a new one",
+        ),
+        (
+            "a token in the query refused",
+            Endpoint::Http {
+                url: format!("http://{addr}/plain/mcp?api_key={PLANTED}"),
+                headers: vec![],
+            },
+            ReasonCode::AuthRejected,
+            "refused the credentials",
+        ),
+        (
+            "a token without the scope",
+            http("/scoped/mcp", &[("Authorization", &bearer)]),
+            ReasonCode::AuthRejected,
+            "insufficient_scope",
+        ),
+        (
+            "an unset token variable",
+            http("/mcp", &[("Authorization", "Bearer ")]),
+            ReasonCode::UnresolvedVariable,
+            "set the variable",
+        ),
+        (
+            "credentials wanted, none sent, no OAuth",
+            http("/plain/mcp", &[]),
+            ReasonCode::AuthRequired,
+            "none were sent",
+        ),
+    ] {
+        let report = check(&endpoint, 10).await;
+        assert!(!report.succeeded, "{what}");
+        assert_eq!(report.reason_code, Some(reason), "{what}: {report:?}");
+        let summary = report.summary.as_deref().unwrap_or("");
+        assert!(summary.contains(says), "{what}: {summary}");
+        assert_plain_words(what, &report);
+    }
+}
+
+/// GIVEN the same server WHEN a new user runs `tether endpoint-test --url
+/// … --header 'Authorization: Bearer <token>'` THEN the line says
+/// `auth_rejected` and what to do, exits 1, and neither stream holds the
+/// token or rmcp's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_says_a_refused_token_in_plain_words() {
+    let addr = auth_server().await;
+    let home = tempfile::tempdir().expect("home");
+    let mut cmd = tether_tests::tether_at_home(home.path());
+    cmd.env("TETHER_DB", tether_tests::scratch_store()).args([
+        "endpoint-test",
+        "--url",
+        &format!("http://{addr}/mcp"),
+        "--header",
+        &format!("Authorization: Bearer {PLANTED}"),
+    ]);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 60))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("auth_rejected"), "{stdout}{stderr}");
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains(PLANTED), "{text}");
+        assert!(!text.contains("rmcp"), "{text}");
+        assert!(!text.contains("Transport"), "{text}");
+    }
+}
