@@ -317,3 +317,21 @@ fn a_history_is_checked_through_its_matrix_every_server_when_none_is_named() {
     assert!(!one.met);
     assert!(one.requirements[0].sentence.contains("never named"));
 }
+
+#[test]
+fn every_stage_a_requirement_asks_is_explained() {
+    // GIVEN every stage a requirement can ask, and its other spellings
+    for word in Need::ALL
+        .iter()
+        .map(|n| n.word())
+        .chain(["offered", "called", "listed"])
+    {
+        let need = Need::parse(word).expect("a stage");
+        // THEN `tether explain` knows the word Tether prints for it
+        assert!(
+            !tether_words::explain::lookup(need.word()).is_empty(),
+            "tether explain {} knows nothing",
+            need.word()
+        );
+    }
+}

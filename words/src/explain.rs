@@ -25,6 +25,11 @@ pub enum Family {
     Stage,
     /// What showed a stage (a stage's provenance).
     Provenance,
+    /// Stages a row shows or a requirement (`--require SERVER:STAGE`)
+    /// asks beyond the ladder's.
+    Requirement,
+    /// What a later listing changed against a server's pins.
+    Change,
 }
 
 impl Family {
@@ -36,6 +41,8 @@ impl Family {
             Family::Reason => "Reason codes",
             Family::Stage => "Stages",
             Family::Provenance => "What showed a stage",
+            Family::Requirement => "Stages beyond the ladder",
+            Family::Change => "What changed against the pins",
         }
     }
 
@@ -47,6 +54,8 @@ impl Family {
             Family::Reason => "reason code",
             Family::Stage => "stage",
             Family::Provenance => "provenance",
+            Family::Requirement => "stage",
+            Family::Change => "pin change",
         }
     }
 }
@@ -463,13 +472,78 @@ pub fn provenance(p: tether_core::model::ProvenanceCode) -> Entry {
     }
 }
 
-/// Every entry: statuses, verdicts, reason codes, stages, provenances.
+/// The stages a row shows or a requirement asks (`tether check`,
+/// `tether run`: `--require SERVER[:STAGE]`) that are not on the ladder.
+pub fn requirement_stages() -> Vec<Entry> {
+    let entry = |code, meaning, check, example: &str| Entry {
+        code,
+        family: Family::Requirement,
+        meaning,
+        check,
+        example: example.to_owned(),
+    };
+    vec![
+        entry(
+            "reached",
+            "The default a requirement asks: the server's tools reached the session (offered in the thread, or sent to the model) and the server did not fail. A harness's own list of the tools it holds shows it; nothing shown is never met.",
+            "When it is not met, the sentence names the furthest stage shown and what is missing; `tether sessions show ID` gives the whole row.",
+            "NOT MET time: not met, its tools reached the session and it did not fail; the furthest stage shown: initialized (connected); missing: its tools in the session …",
+        ),
+        entry(
+            "used",
+            "A call to the server (or the tool) was made, whatever its outcome (also written `called`). A call the harness refused never reached the server and is no use.",
+            "Ask `callable` to require a call that succeeded.",
+            "met     time/get_current_time:used: a call was made",
+        ),
+        entry(
+            "called",
+            "A row's stage: the model called the tool (or one of the server's tools) and the harness passed the call on, whatever its outcome. `--require SERVER:used` asks it.",
+            "The row counts calls, failed calls and refused calls apart; `callable` needs one that succeeded.",
+            "stage called: yes (shown by harness_record)",
+        ),
+        entry(
+            "fired",
+            "A hook's stage: the harness ran the hook's command on its event, with the outcome and exit status the row gives.",
+            "A hook that failed names why (`command_not_found`, an exit status); run its command by hand to see its own words.",
+            "stage fired: yes (shown by harness_record)",
+        ),
+    ]
+}
+
+/// What a later listing changed against a server's pins (`tether
+/// endpoint-test`, `tether pins`, a session's history).
+pub fn pin_changes() -> Vec<Entry> {
+    let entry = |code, meaning, example: &str| Entry {
+        code,
+        family: Family::Change,
+        meaning,
+        check: PIN_CHECK,
+        example: example.to_owned(),
+    };
+    vec![
+        entry(
+            "definition_changed",
+            "A pinned tool's definition differs from its pin: its reasons name the parts (description, input schema, …), compared by hash, never by text.",
+            "tether endpoint-test: pins   time/get_current_time: definition_changed (description_changed)",
+        ),
+        entry(
+            "tools_changed",
+            "A server's tools differ from the ones pinned for it: a tool appeared (`tool_added`) or disappeared (`tool_removed`).",
+            "tether endpoint-test: pins   time: tools_changed (tool_added)",
+        ),
+    ]
+}
+
+/// Every entry: statuses, verdicts, reason codes, stages, provenances,
+/// requirement stages and pin changes.
 pub fn all() -> Vec<Entry> {
     let mut entries: Vec<Entry> = DisplayStatus::ALL.iter().map(|s| status(*s)).collect();
     entries.extend(VERDICTS.iter().map(|v| verdict(*v)));
     entries.extend(reason_codes().iter().filter_map(reason));
     entries.extend(Stage::ALL.iter().map(|s| stage(*s)));
     entries.extend(PROVENANCES.iter().map(|p| provenance(*p)));
+    entries.extend(requirement_stages());
+    entries.extend(pin_changes());
     entries
 }
 
@@ -560,6 +634,18 @@ mod tests {
             PROVENANCES.len(),
             tether_core::vocab::Provenance::KNOWN.len()
         );
+    }
+
+    #[test]
+    fn the_pin_changes_a_history_prints_are_explained() {
+        use tether_core::vocab::EvidenceKind;
+        for kind in [EvidenceKind::DefinitionChanged, EvidenceKind::ToolsChanged] {
+            let entries = lookup(kind.as_str());
+            assert_eq!(entries.len(), 1, "{kind}");
+            assert_eq!(entries[0].family, Family::Change);
+        }
+        assert!(!lookup("reached").is_empty());
+        assert!(!lookup("fired").is_empty());
     }
 
     #[test]
