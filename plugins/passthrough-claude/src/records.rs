@@ -41,16 +41,16 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use tether_core::capability::{CapabilityEvent, outcome_of_exit};
-use tether_core::model::Timestamp;
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
 use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{
-    Blank, Blanker, answer, call, failed_with, failure, hook_fired, mcp_double, name_server,
-    offered, offered_deferred, outcome, plugin_loaded, push, refusal, refused, skill_invoked,
-    skill_listed, skill_named, withheld,
+    Blank, Blanker, answer, call, failed_with, failure, hook_fired, listed, mcp_double,
+    name_server, offered, offered_deferred, outcome, plugin_loaded, push, refusal, refused,
+    skill_invoked, skill_listed, skill_named, withheld,
 };
 use tether_sdk::telemetry::status;
 
@@ -182,7 +182,14 @@ fn stream_json(record: &str) -> RecordAnswer {
             for evidence in names::as_tools_name_them(
                 tether_sdk::materialize::stream_json_init_reports(&record, Timestamp(0)),
             ) {
-                push(&mut reading, evidence);
+                for evidence in harness_list_only(evidence) {
+                    push(&mut reading, evidence);
+                }
+            }
+            for (server, tool) in init_tools(&record) {
+                if reading.servers.iter().any(|s| s.name == server) {
+                    push(&mut reading, listed(&server, &tool, Timestamp(0)));
+                }
             }
             answer(reading)
         }
@@ -242,6 +249,41 @@ fn stream_json(record: &str) -> RecordAnswer {
         // the transcript's `sessionId`).
         // (It blanks the line itself: it is given the line as written.)
         _ => transcript(written),
+    }
+}
+
+/// An init line's report, as what it is: the harness's own list of the
+/// tools it holds, never what the model was sent (a run whose model API
+/// never answered prints the same line). Its count of a server's tools
+/// is a listing (the harness got them), not an offer to the model: no
+/// report of an init line shows `model_visible`.
+fn harness_list_only(mut evidence: Evidence) -> Vec<Evidence> {
+    use tether_core::vocab::EvidenceKind;
+    let count = match evidence.kind {
+        EvidenceKind::AgentReported => evidence.tool_count.take(),
+        _ => None,
+    };
+    let listing = count.zip(evidence.server.clone()).map(|(count, server)| {
+        tether_sdk::telemetry::tools_listed(&server, count, evidence.at)
+            .provenance(tether_core::vocab::Provenance::AgentReport)
+    });
+    std::iter::once(evidence).chain(listing).collect()
+}
+
+/// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
+/// (server, tool), each a name.
+fn init_tools(record: &str) -> Vec<(String, String)> {
+    #[derive(Deserialize)]
+    struct Init<'a> {
+        #[serde(borrow, default, deserialize_with = "lenient::texts")]
+        tools: Vec<Cow<'a, str>>,
+    }
+    let init = serde_json::from_str::<Init<'_>>(record);
+    lenient::take_odd();
+    match init {
+        Ok(init) => init.tools.iter().filter_map(|t| mcp_double(t)).collect(),
+        // (Not reached: the line parsed as its head before.)
+        Err(_) => Vec::new(),
     }
 }
 

@@ -221,3 +221,56 @@ fn no_such_tool_is_not_a_use() {
     );
     assert_eq!(said.connection_id.as_deref(), Some("toolu_01"));
 }
+
+/// GIVEN the `system/init` line of real headless runs (2.1.197 and
+/// 2.1.332, `tests/fixtures/refusals/*-allowed.stream.jsonl`), which a
+/// run whose model API never answered prints the same WHEN it is read
+/// THEN its tools are the harness's list (listed, counted), never what
+/// the model was sent: no evidence of it shows `model_visible`.
+#[test]
+fn an_init_line_is_the_harness_s_list_not_the_model_s() {
+    use tether_passthrough_claude::records::STREAM_JSON;
+    for release in ["2.1.197", "2.1.332"] {
+        let path = format!(
+            "{}/../../tests/fixtures/refusals/claude-{release}-allowed.stream.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let init = text
+            .lines()
+            .find(|l| l.contains(r#""subtype":"init""#))
+            .expect("an init line");
+        let segments = vec!["run.jsonl".to_owned()];
+        let file = RecordFile {
+            role: STREAM_JSON,
+            segments: &segments,
+            session: None,
+            configured: &[],
+        };
+        let RecordAnswer::Read(reading) = read(&file, init) else {
+            panic!("{release}: not read");
+        };
+        assert!(
+            !reading
+                .evidence
+                .iter()
+                .any(|e| e.kind == EvidenceKind::ToolVisible
+                    || (e.kind == EvidenceKind::AgentReported && e.tool_count.is_some())),
+            "{release}: {reading:?}"
+        );
+        // What it does show: the harness listed the server's tools, by name
+        // (unless its tool search holds them: then deferred, by name).
+        let named: Vec<&str> = reading
+            .evidence
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.kind,
+                    EvidenceKind::ToolsListObserved | EvidenceKind::ToolDeferred
+                )
+            })
+            .filter_map(|e| e.tool.as_deref())
+            .collect();
+        assert!(!named.is_empty(), "{release}: {reading:?}");
+    }
+}
