@@ -41,6 +41,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     at.announce("tether serve");
+    if !at.is_postgres() && !at.exists() {
+        // A fresh machine: an empty view that fills as sessions are
+        // stored, never an error (the store is made, as on first use).
+        errln!(
+            "tether serve: no store at {} yet; serving an empty view that fills as `tether collect` or `tether sessions import` writes it",
+            at.shown()
+        );
+        if let Err(err) = at.open_writable() {
+            errln!(
+                "tether serve: cannot make the store {}: {err:#}",
+                at.shown()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+    }
     let opened = match at.open_read_only("tether serve") {
         Ok(Some(opened)) => opened,
         Ok(None) => return Ok(ExitCode::FAILURE),

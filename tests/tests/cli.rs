@@ -810,3 +810,47 @@ fn one_default_store_serves_import_history_and_inventory() {
     assert!(err.contains("(TETHER_DB)"), "{err}");
     assert!(other.is_file());
 }
+
+/// GIVEN a fresh machine (no store yet) WHEN `tether serve` starts THEN it
+/// serves an empty view (its address printed, the session list empty) and
+/// exits 0 on Ctrl-C, never 1.
+#[test]
+fn serve_with_no_store_shows_an_empty_view() {
+    use std::io::BufRead;
+    let home = tempfile::tempdir().expect("home");
+    let mut child = tether_tests::tether_at_home(home.path())
+        .args(["serve", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("tether serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("its first line");
+    let doc: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+        let _ = child.kill();
+        panic!("not one JSON document ({e}): {line:?}")
+    });
+    let url = doc["url"].as_str().expect("a url").trim_end_matches('/');
+    let token = doc["token"].as_str().expect("a token");
+    let answer = Command::new("curl")
+        .args(["-sf", "-H", &format!("Authorization: Bearer {token}")])
+        .arg(format!("{url}/api/v1/sessions"))
+        .output();
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("serving an empty view"), "{stderr}");
+    if let Ok(answer) = answer
+        && answer.status.success()
+    {
+        let list: serde_json::Value = serde_json::from_slice(&answer.stdout).expect("json");
+        assert_eq!(list["sessions"].as_array().map(Vec::len), Some(0), "{list}");
+    }
+}
