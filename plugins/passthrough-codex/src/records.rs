@@ -63,11 +63,13 @@ use tether_sdk::records::{
 use tether_sdk::telemetry::split_against;
 
 mod exec_json;
+mod obj;
 /// The plain path: each record parsed whole, for the same meanings.
 pub mod plain;
 mod resources;
 mod words;
 
+use obj::Obj;
 pub use resources::{CODEX_ITSELF, RESOURCE_TOOLS, is_resource_tool};
 use words::OutputWords;
 pub use words::{Said, never_ran, protocol_error, said};
@@ -96,7 +98,7 @@ struct Line<'a> {
     #[serde(borrow, default)]
     timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    payload: Option<Payload<'a>>,
+    payload: Option<Obj<Payload<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -122,21 +124,21 @@ struct Payload<'a> {
     #[serde(borrow, default)]
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    item: Option<Item<'a>>,
+    item: Option<Obj<Item<'a>>>,
     /// `mcp_tool_call_end` (0.118 to 0.142, and 0.171's legacy history
     /// mode): which server's tool was called.
     #[serde(borrow, default)]
-    invocation: Option<Invocation<'a>>,
+    invocation: Option<Obj<Invocation<'a>>>,
     /// `mcp_tool_call_end`: `{"Ok": CallToolResult}` or `{"Err": words}`.
     #[serde(borrow, default)]
-    result: Option<EndResult<'a>>,
+    result: Option<Obj<EndResult<'a>>>,
     /// `function_call_output`: its text, kept only where it may be
     /// Codex's own words for how the call ended.
     #[serde(borrow, default)]
     output: Option<OutputWords<'a>>,
     /// `tool_search_output`: the namespaces a search gave the model.
     #[serde(default)]
-    tools: Vec<SearchNamespace>,
+    tools: Option<Vec<Obj<SearchNamespace>>>,
     /// A developer `message`'s content: its text is read for the skill
     /// listing only (0.118 and 0.142 list skills there), for names.
     #[serde(borrow, default)]
@@ -146,11 +148,11 @@ struct Payload<'a> {
     /// Option<Vec<ReasoningItemContent>> }`, openai/codex
     /// `codex-rs/protocol/src/models.rs`; 0.104.0-alpha.1 writes `null`).
     #[serde(borrow, default)]
-    content: Option<Vec<ContentItem<'a>>>,
+    content: Option<Vec<Obj<ContentItem<'a>>>>,
     /// `world_state`: only its skill listing's body is read, for the
     /// skills' names.
     #[serde(borrow, default)]
-    state: Option<WorldState<'a>>,
+    state: Option<Obj<WorldState<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -166,7 +168,7 @@ struct Invocation<'a> {
 #[derive(Deserialize)]
 struct EndResult<'a> {
     #[serde(rename = "Ok", default)]
-    ok: Option<ToolResult>,
+    ok: Option<Obj<ToolResult>>,
     #[serde(rename = "Err", borrow, default)]
     err: Option<Cow<'a, str>>,
 }
@@ -178,7 +180,7 @@ struct SearchNamespace {
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
-    tools: Vec<SearchTool>,
+    tools: Option<Vec<Obj<SearchTool>>>,
 }
 
 #[derive(Deserialize)]
@@ -196,7 +198,7 @@ struct ContentItem<'a> {
 #[derive(Deserialize)]
 struct WorldState<'a> {
     #[serde(borrow, default)]
-    host_skills: Option<HostSkills<'a>>,
+    host_skills: Option<Obj<HostSkills<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -246,10 +248,10 @@ struct Item<'a> {
     #[serde(borrow, default)]
     status: Option<Cow<'a, str>>,
     #[serde(default)]
-    result: Option<ToolResult>,
+    result: Option<Obj<ToolResult>>,
     /// A failed call's error: its message is read for a refusal only.
     #[serde(borrow, default)]
-    error: Option<ItemError<'a>>,
+    error: Option<Obj<ItemError<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -311,7 +313,7 @@ struct ToolResult {
     /// Its content's text items, read only where one is Codex's own
     /// resource listing (the servers it names; anything else unkept).
     #[serde(default)]
-    content: Option<Vec<ResultItem>>,
+    content: Option<Vec<Obj<ResultItem>>>,
 }
 
 #[derive(Deserialize)]
@@ -376,7 +378,7 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 /// Reads one record of a rollout (`configured`: the server names today's
 /// configuration gives Codex, to split an older release's tool names).
 fn rollout(record: &str, configured: &[String]) -> RecordAnswer {
-    let line = match serde_json::from_str::<Line<'_>>(record) {
+    let line = match serde_json::from_str::<Obj<Line<'_>>>(record).map(Obj::into_inner) {
         Ok(line) => line,
         Err(error) => {
             return match legacy(record, configured) {
@@ -450,8 +452,9 @@ const LEGACY_ITEMS: &[&str] = &[
 /// then response items as they are, and `{"record_type":"state"}` lines.
 /// Its lines carry no times and no events: a call's outcome is unknown.
 fn legacy(record: &str, configured: &[String]) -> RecordAnswer {
-    let Ok(payload) = serde_json::from_str::<Payload<'_>>(record) else {
-        return RecordAnswer::Unknown;
+    let payload = match serde_json::from_str::<Obj<Payload<'_>>>(record).map(Obj::into_inner) {
+        Ok(payload) => payload,
+        Err(error) => return unreadable(record, &error),
     };
     let mut reading = RecordReading::default();
     match (payload.kind.as_deref(), payload.record_type.as_deref()) {
@@ -574,7 +577,7 @@ fn mcp_tool_call_end(reading: &mut RecordReading, payload: &Payload<'_>, at: Tim
         )
     {
         if is_resource_tool(&tool) {
-            if let Some(EndResult { ok: Some(r), .. }) = &payload.result
+            if let Some(r) = payload.result.as_deref().and_then(|r| r.ok.as_deref())
                 && r.err.is_none()
                 && r.is_error != Some(true)
             {
@@ -582,7 +585,7 @@ fn mcp_tool_call_end(reading: &mut RecordReading, payload: &Payload<'_>, at: Tim
             }
             return;
         }
-        let end = match &payload.result {
+        let end = match payload.result.as_deref() {
             Some(EndResult { ok: Some(r), .. }) if r.err.is_some() => End::Failed,
             Some(EndResult { ok: Some(r), .. }) => End::Result {
                 is_error: r.is_error == Some(true),
@@ -607,6 +610,7 @@ fn tool_search_output(reading: &mut RecordReading, payload: &Payload<'_>, at: Ti
     for ns in payload
         .tools
         .iter()
+        .flatten()
         .filter(|n| n.kind.as_deref() == Some("namespace"))
     {
         let Some(server) = ns
@@ -620,6 +624,7 @@ fn tool_search_output(reading: &mut RecordReading, payload: &Payload<'_>, at: Ti
         for tool in ns
             .tools
             .iter()
+            .flatten()
             .filter_map(|t| t.name.as_deref().and_then(name))
         {
             push(reading, deferred(&server, &tool, at));
@@ -762,7 +767,13 @@ fn unreadable(record: &str, error: &serde_json::Error) -> RecordAnswer {
                 format!("{t}/{p}")
             }
         })
-        .or_else(|| KNOWN.iter().find(|k| **k == top).map(|k| (*k).to_owned()));
+        .or_else(|| KNOWN.iter().find(|k| **k == top).map(|k| (*k).to_owned()))
+        .or_else(|| {
+            LEGACY_ITEMS
+                .iter()
+                .find(|k| **k == top)
+                .map(|k| format!("legacy/{k}"))
+        });
     match known {
         Some(kind) => RecordAnswer::Unparsed {
             why,

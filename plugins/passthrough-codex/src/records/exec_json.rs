@@ -33,7 +33,7 @@ use tether_core::model::Timestamp;
 use tether_core::records::{RecordAnswer, RecordReading, name};
 use tether_sdk::records::answer;
 
-use super::{ItemError, ended, item_end};
+use super::{ItemError, Obj, ended, item_end};
 
 /// Event types `codex exec --json` 0.171.0 prints (its string table).
 const EVENTS: &[&str] = &[
@@ -67,7 +67,7 @@ struct Event<'a> {
     #[serde(borrow, default)]
     thread_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    item: Option<Item<'a>>,
+    item: Option<Obj<Item<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -87,12 +87,12 @@ struct Item<'a> {
     result: Option<IgnoredAny>,
     /// Codex's words for a failed call: compared, never kept.
     #[serde(borrow, default)]
-    error: Option<ItemError<'a>>,
+    error: Option<Obj<ItemError<'a>>>,
 }
 
 /// Reads one line `codex exec --json` printed.
 pub(super) fn read(record: &str) -> RecordAnswer {
-    let Ok(event) = serde_json::from_str::<Event<'_>>(record) else {
+    let Ok(event) = serde_json::from_str::<Obj<Event<'_>>>(record).map(Obj::into_inner) else {
         return RecordAnswer::Unknown;
     };
     if !EVENTS.contains(&event.kind.as_ref()) {

@@ -1,0 +1,175 @@
+//! A reader's fast path held to its plain one: a JSON writer that writes
+//! one `serde_json::Value` in many ways (every escape a JSON string may
+//! use, `\u` escapes and surrogate pairs, keys in any order, compact or
+//! pretty separators), so a property test can hand both paths the same
+//! record written as any harness might, and the session files in the
+//! repository, line by line.
+//!
+//! (Written for the Codex reader's differential, `tests/tests/
+//! differential_codex.rs`; any reader with a plain path can use it.)
+
+use serde_json::Value;
+
+/// A small deterministic generator of choices (xorshift), so one seed
+/// writes one record one way, and a failure shrinks with its seed.
+struct Choices(u64);
+
+impl Choices {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0 | 1;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// How a record is written.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    /// Drives every choice: escapes and key order.
+    pub seed: u64,
+    /// `", "` and `": "` between items (else none).
+    pub pretty: bool,
+    /// Escape characters that need none, some of the time.
+    pub escape_more: bool,
+}
+
+/// `value` written in `style`: valid JSON that parses back to `value`.
+pub fn write(value: &Value, style: Style) -> String {
+    let mut out = String::new();
+    let mut choices = Choices(style.seed ^ 0x9e37_79b9_7f4a_7c15);
+    write_value(&mut out, value, style, &mut choices);
+    out
+}
+
+fn write_value(out: &mut String, value: &Value, style: Style, c: &mut Choices) {
+    let (comma, colon) = if style.pretty {
+        (", ", ": ")
+    } else {
+        (",", ":")
+    };
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => out.push_str(&value.to_string()),
+        Value::String(s) => write_string(out, s, style, c),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(comma);
+                }
+                write_value(out, item, style, c);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            // Any order: a shuffle driven by the seed.
+            for i in (1..keys.len()).rev() {
+                let j = c.below(i as u64 + 1) as usize;
+                keys.swap(i, j);
+            }
+            out.push('{');
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(comma);
+                }
+                write_string(out, key, style, c);
+                out.push_str(colon);
+                write_value(out, &map[key], style, c);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_string(out: &mut String, s: &str, style: Style, c: &mut Choices) {
+    out.push('"');
+    for ch in s.chars() {
+        let must = matches!(ch, '"' | '\\') || (ch as u32) < 0x20;
+        let by_choice = style.escape_more && c.below(4) == 0;
+        if !must && !by_choice {
+            out.push(ch);
+            continue;
+        }
+        let short = match ch {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '/' => Some("\\/"),
+            _ => None,
+        };
+        match short {
+            Some(esc) if c.below(2) == 0 => out.push_str(esc),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in ch.encode_utf16(&mut units) {
+                    // Upper or lower case hex, both JSON.
+                    if c.below(2) == 0 {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    } else {
+                        out.push_str(&format!("\\u{unit:04X}"));
+                    }
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+/// Every `.jsonl` file below `dir` whose path `keep` accepts, sorted.
+pub fn files_below(dir: &std::path::Path, keep: &dyn Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "jsonl")
+                && keep(&path.to_string_lossy())
+            {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_way_of_writing_parses_back_to_the_value() {
+        let v =
+            serde_json::json!({"a": "x\"y\\z\n\u{1}é😀/", "b": [1, null, {"c": "d"}], "e": true});
+        for seed in 0..200 {
+            for pretty in [false, true] {
+                let text = write(
+                    &v,
+                    Style {
+                        seed,
+                        pretty,
+                        escape_more: true,
+                    },
+                );
+                let back: Value = serde_json::from_str(&text).expect(&text);
+                assert_eq!(back, v, "{text}");
+            }
+        }
+    }
+}
