@@ -9,12 +9,15 @@
 //! - [`refusal_run`]: what every real-CLI refusal test shares;
 //! - [`tap_run`]: a real CLI run through the model tap against the fake model;
 //! - [`collected`]: one real harness session with its own telemetry collected;
-//! - [`by_path`]: `tether sessions show|import PATH` run and checked for planted secrets.
+//! - [`by_path`]: `tether sessions show|import PATH` run and checked for planted secrets;
+//! - [`differential`]: one record written every way JSON allows, for a reader's
+//!   fast path against its plain one.
 
 pub mod breaking;
 pub mod by_path;
 pub mod collected;
 pub mod counting;
+pub mod differential;
 pub mod fake_model;
 pub mod last_mile;
 pub mod refusal_run;
