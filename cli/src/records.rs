@@ -65,12 +65,13 @@ pub(crate) fn read_kept(
     records
 }
 
-/// The default store (`TETHER_DB`, else the default file), when it is a
-/// SQLite file that opens: where `read` keeps how far each file was read.
-/// Silent otherwise (the files are then read whole).
+/// The store `TETHER_DB` names, or the default store where a command made
+/// it already, when it is a SQLite file that opens: where `read` keeps how
+/// far each file was read. A command that only reads never makes the
+/// default store. Silent otherwise (the files are then read whole).
 fn default_ledger() -> Option<std::sync::Arc<dyn tether_core::store::Store>> {
     let at = crate::host::StoreArgs::default().at().ok()?;
-    if at.is_postgres() {
+    if at.is_postgres() || (at.named == crate::host::Named::Default && !at.exists()) {
         return None;
     }
     match at.open_writable() {

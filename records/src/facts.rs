@@ -292,6 +292,27 @@ fn capability_key(e: &Evidence) -> Option<String> {
         .map(|c| serde_json::to_string(c).unwrap_or_default())
 }
 
+/// What a call's or a use's id is kept as: a hash of it (`#` and 16 hex
+/// digits; one already so is kept as it is), so a record's id, which a
+/// session's facts keep between runs (`crate::ledger`), is never stored.
+pub(crate) fn id_key(id: &str) -> String {
+    let hashed =
+        id.len() == 17 && id.starts_with('#') && id[1..].bytes().all(|b| b.is_ascii_hexdigit());
+    if hashed {
+        return id.to_owned();
+    }
+    // FNV-1a, 64 bits, then one round of mixing (splitmix64's finish).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    format!("#{h:016x}")
+}
+
 /// Whether `e` is one use of a skill or hook (counted, like a call).
 fn is_use(e: &Evidence) -> bool {
     e.capability.is_some() && matches!(e.kind, EvidenceKind::SkillInvoked | EvidenceKind::HookFired)
@@ -461,7 +482,7 @@ impl SessionFacts {
     }
 
     fn add_call(&mut self, role: &str, mut evidence: Evidence) {
-        if let Some(id) = evidence.connection_id.take() {
+        if let Some(id) = evidence.connection_id.take().map(|id| id_key(&id)) {
             if let Some(call) = self.calls.get_mut(role).and_then(|m| m.get_mut(&id)) {
                 call.merge(evidence);
                 return;
@@ -502,7 +523,7 @@ impl SessionFacts {
     }
 
     fn add_use(&mut self, role: &str, evidence: Evidence) {
-        if let Some(id) = evidence.connection_id.clone() {
+        if let Some(id) = evidence.connection_id.clone().map(|id| id_key(&id)) {
             let kept = self
                 .uses
                 .get(role)

@@ -504,34 +504,37 @@ impl Records {
     }
 
     /// Rows of this reader's harnesses whose files vanished: marked gone in
-    /// the ledger, their sessions kept (as the rows left them).
+    /// the ledger (kept, not deleted). Their sessions stay in the store
+    /// they were imported into; what is on disk no longer shows them.
     pub(crate) fn note_gone(&mut self) {
         let Some(store) = self.kept.store.clone() else {
             return;
         };
         let kinds = self.harnesses();
-        let since = self.filter.since;
-        let mut gone = Vec::new();
-        for (path, (row, head)) in std::mem::take(&mut self.kept.known) {
-            let vanished = matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
-            let recent = since.is_none_or(|s| {
-                time_of(Some(row.modified_ns))
-                    .is_none_or(|m| tether_core::model::Timestamp::from_system(m) >= s)
-            });
-            if vanished && recent && kinds.contains(&row.agent_kind) {
-                if !row.gone {
-                    tracing::debug!(file = %head.report.path, "gone since it was read; its sessions are kept");
-                    gone.push(row.path.clone());
-                }
-                self.kept.parked.insert(path, (row, head));
-            } else {
-                self.kept.known.insert(path, (row, head));
-            }
+        let gone: Vec<String> = self
+            .kept
+            .known
+            .iter()
+            .filter(|(path, (row, _))| {
+                !row.gone
+                    && kinds.contains(&row.agent_kind)
+                    && matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+            })
+            .map(|(_, (row, head))| {
+                tracing::debug!(file = %head.report.path, "gone since it was read; its row is kept, marked gone");
+                row.path.clone()
+            })
+            .collect();
+        if gone.is_empty() {
+            return;
         }
-        if !gone.is_empty()
-            && let Err(error) = store.mark_record_files(&gone, None, Some(true))
-        {
-            tracing::debug!(%error, "the ledger could not mark files gone");
+        match store.mark_record_files(&gone, None, Some(true)) {
+            Ok(()) => {
+                for (row, _) in self.kept.known.values_mut() {
+                    row.gone |= gone.contains(&row.path);
+                }
+            }
+            Err(error) => tracing::debug!(%error, "the ledger could not mark files gone"),
         }
     }
 

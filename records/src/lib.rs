@@ -1027,6 +1027,11 @@ impl FileReading<'_> {
                 Some(thread)
                     if self.pending.len() < MAX_PENDING && !reading.evidence.is_empty() =>
                 {
+                    // Held readings are kept between runs: their ids as
+                    // the facts keep them, hashed.
+                    for e in &mut reading.evidence {
+                        e.connection_id = e.connection_id.as_deref().map(facts::id_key);
+                    }
                     self.pending.push((thread.clone(), reading));
                 }
                 Some(_) if !reading.evidence.is_empty() => self.report.refused += 1,

@@ -623,8 +623,22 @@ fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
             }
             let dir = tempfile::tempdir().expect("db");
             let db = dir.path().join("t.db");
-            let store = tether_store::SqliteStore::open(&db).expect("store");
-            records.import(&store, None).expect("import");
+            let store = std::sync::Arc::new(tether_store::SqliteStore::open(&db).expect("store"));
+            records.import(store.as_ref(), None).expect("import");
+            // The ledger of how far each file was read keeps each file's
+            // facts in the same store: read again keeping it.
+            let mut kept = Records::new(
+                &Registry::with_static().expect("registry"),
+                &Home::new(home.path(), vars(home.path())),
+                HashMap::from([(kind.to_owned(), configured())]),
+                Filter {
+                    harnesses: vec![kind.to_owned()],
+                    ..Filter::default()
+                },
+            );
+            kept.keep_in(store.clone());
+            kept.read(true);
+            assert!(!store.record_files().expect("ledger").is_empty(), "{kind}");
             let mut texts = vec![serde_json::to_string(&records.files()).expect("json")];
             for facts in records.sessions().values() {
                 let history = records.history(facts, None).expect("history");

@@ -32,17 +32,24 @@ struct Head<'a> {
     session: &'a str,
     cwd: &'a str,
     slug: &'a str,
+    /// A sub-agent's transcript: its agent's id (its records carry
+    /// `isSidechain: true` and `agentId`, as the real 2.1.38 sub-agent
+    /// transcript in `tests/fixtures/records-real/` does).
+    agent: Option<&'a str>,
 }
 
 impl Head<'_> {
     /// `record` with the header Claude Code's writer puts on a message.
     fn wrap(&self, parent: &str, uuid: &str, ts: &str, mut record: Value) -> Value {
-        let head = json!({
-            "parentUuid": parent, "isSidechain": false, "userType": "external",
+        let mut head = json!({
+            "parentUuid": parent, "isSidechain": self.agent.is_some(), "userType": "external",
             "entrypoint": "cli", "cwd": self.cwd, "sessionId": self.session,
             "version": "2.1.223", "gitBranch": "main", "slug": self.slug,
             "uuid": uuid, "timestamp": ts,
         });
+        if let (Some(agent), Some(head)) = (self.agent, head.as_object_mut()) {
+            head.insert("agentId".into(), json!(agent));
+        }
         if let (Some(record), Value::Object(head)) = (record.as_object_mut(), head) {
             for (k, v) in head {
                 record.entry(k).or_insert(v);
@@ -269,10 +276,214 @@ pub fn home(home: &Path, total: u64) -> std::io::Result<(usize, u64)> {
             session: &session,
             cwd: &cwd,
             slug: "quiet-blue-harbor",
+            agent: None,
         };
         bytes += transcript(&mut f, &head, sessions as u64, size) as u64;
         f.flush()?;
         sessions += 1;
     }
     Ok((sessions, bytes))
+}
+
+/// One session of about `bytes` bytes in project `project` of `home`
+/// (and, with `agent`, its sub-agent's transcript of about `agent_bytes`
+/// beside it, in `SESSION/subagents/agent-ID.jsonl` as Claude Code keeps
+/// them); returns the bytes written.
+pub fn session(
+    home: &Path,
+    project: usize,
+    id: &str,
+    day: u64,
+    bytes: usize,
+    agent: Option<(&str, usize)>,
+) -> std::io::Result<u64> {
+    let cwd = format!("/home/me/src/app{project}");
+    let dir = home.join(format!(".claude/projects/-home-me-src-app{project}"));
+    std::fs::create_dir_all(&dir)?;
+    let mut head = Head {
+        session: id,
+        cwd: &cwd,
+        slug: "quiet-blue-harbor",
+        agent: None,
+    };
+    let mut f = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{id}.jsonl")))?);
+    let mut written = transcript(&mut f, &head, day, bytes) as u64;
+    f.flush()?;
+    if let Some((agent, agent_bytes)) = agent {
+        let sub = dir.join(id).join("subagents");
+        std::fs::create_dir_all(&sub)?;
+        head.agent = Some(agent);
+        let mut f = std::io::BufWriter::new(std::fs::File::create(
+            sub.join(format!("agent-{agent}.jsonl")),
+        )?);
+        written += transcript(&mut f, &head, day, agent_bytes) as u64;
+        f.flush()?;
+    }
+    Ok(written)
+}
+
+/// A home shaped like a heavy user's: about `total` bytes in twelve
+/// projects, mostly small sessions (16 KiB to 1 MiB, spread evenly on a log
+/// scale), one in four with a sub-agent's transcript, one in sixty long
+/// (8 to 16 MiB), and, where `real` names transcripts, one in eight a copy
+/// of a real one of another release under a fresh session id
+/// ([`replicate_one`]). Returns (files, bytes).
+pub fn home_shaped(
+    home: &Path,
+    total: u64,
+    real: &[std::path::PathBuf],
+) -> std::io::Result<(usize, u64)> {
+    let (mut bytes, mut files, mut i) = (0u64, 0usize, 0u64);
+    // A small generator of its own, so every run writes the same home.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    while bytes < total {
+        let project = (i % 12) as usize;
+        let id = format!("{:08x}-5e6f-4a7b-8c9d-{:012x}", 0x70c0_0000 + i, i);
+        if !real.is_empty() && i % 8 == 7 {
+            let from = &real[(i / 8) as usize % real.len()];
+            bytes += replicate_one(from, home, project, &id)?;
+            files += 1;
+        } else {
+            let size = if i % 60 == 59 {
+                (8usize << 20) + (next() as usize % (8 << 20))
+            } else {
+                // 2^14 .. 2^20, even on a log scale.
+                let tenths = 140 + next() % 61;
+                (2f64.powf(tenths as f64 / 10.0)) as usize
+            };
+            let agent = (i % 4 == 1).then(|| format!("a{:06x}", i));
+            let agent = agent.as_deref().map(|a| (a, size / 4 + 4096));
+            bytes += session(home, project, &id, i, size, agent)?;
+            files += 1 + usize::from(agent.is_some());
+        }
+        i += 1;
+    }
+    Ok((files, bytes))
+}
+
+/// Copies the transcript `from` into project `project` of `home` as session
+/// `id`: every occurrence of its own session id (its file's name, or its
+/// first record's `sessionId`) replaced by `id`, nothing else changed. A
+/// sub-agent's transcript (in a `subagents` folder) goes under its new
+/// session's folder. Returns the bytes written.
+pub fn replicate_one(from: &Path, home: &Path, project: usize, id: &str) -> std::io::Result<u64> {
+    let text = std::fs::read_to_string(from)?;
+    let old = session_of(from, &text);
+    let text = match &old {
+        Some(old) if !old.is_empty() => text.replace(old.as_str(), id),
+        _ => text,
+    };
+    let dir = home.join(format!(".claude/projects/-home-me-src-app{project}"));
+    let sub = from
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "subagents");
+    let path = if sub {
+        let name = from
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        dir.join(id).join("subagents").join(name)
+    } else {
+        dir.join(format!("{id}.jsonl"))
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&path, text.as_bytes())?;
+    Ok(text.len() as u64)
+}
+
+/// A transcript's own session id: its sub-agent folder's session, its
+/// name where that is an id, else its first record's `sessionId`.
+fn session_of(path: &Path, text: &str) -> Option<String> {
+    let is_id = |s: &str| s.len() == 36 && s.bytes().filter(|b| *b == b'-').count() == 4;
+    if path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "subagents")
+    {
+        let session = path
+            .parent()?
+            .parent()?
+            .file_name()?
+            .to_string_lossy()
+            .into_owned();
+        if is_id(&session) {
+            return Some(session);
+        }
+    }
+    let stem = path.file_stem()?.to_string_lossy().into_owned();
+    if is_id(&stem) {
+        return Some(stem);
+    }
+    text.lines().find_map(|line| {
+        let v: Value = serde_json::from_str(line).ok()?;
+        v.get("sessionId")?.as_str().map(str::to_owned)
+    })
+}
+
+/// Every `.jsonl` file below `dir` (sorted, at most 100,000).
+pub fn transcripts_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() && p.extension().is_some_and(|x| x == "jsonl") => out.push(p),
+                _ => {}
+            }
+        }
+        if out.len() > 100_000 {
+            break;
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Real transcripts copied into `home` under fresh session ids, round after
+/// round, until about `total` bytes: each round writes every file of
+/// `from` once, a session's sub-agent transcripts beside it, spread over
+/// twelve projects. Returns (files, bytes).
+pub fn replicate(from: &Path, home: &Path, total: u64) -> std::io::Result<(usize, u64)> {
+    let all = transcripts_in(from);
+    if all.is_empty() {
+        return Err(std::io::Error::other("no .jsonl transcripts there"));
+    }
+    let (mut bytes, mut files, mut round) = (0u64, 0usize, 0u64);
+    while bytes < total {
+        // One fresh id per session of the source, for this round.
+        let mut ids: std::collections::HashMap<String, (String, usize)> = Default::default();
+        for path in &all {
+            if bytes >= total {
+                break;
+            }
+            let text = std::fs::read_to_string(path)?;
+            let key = session_of(path, &text).unwrap_or_else(|| path.display().to_string());
+            let fresh = ids.len();
+            let (id, project) = ids
+                .entry(key)
+                .or_insert_with(|| {
+                    let id = format!("{round:08x}-7a8b-4c9d-8e0f-{fresh:012x}");
+                    (id, (fresh + round as usize) % 12)
+                })
+                .clone();
+            bytes += replicate_one(path, home, project, &id)?;
+            files += 1;
+        }
+        round += 1;
+    }
+    Ok((files, bytes))
 }

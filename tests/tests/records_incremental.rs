@@ -1,0 +1,343 @@
+//! Reading session records across processes (`Records::keep_in`): a file
+//! read in any split of appends, each part by a separate `Records` sharing
+//! one store's ledger, gives the sessions a whole read gives; so does a
+//! file replaced by a shorter one, one cut short, one rewritten in place
+//! with the same size; one that vanished is marked gone in the ledger and
+//! its sessions stay in the store.
+//! An import of what did not change reads nothing and writes nothing.
+
+#[path = "../benches/corpus/claude.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use tether_core::history::AttachmentHistory;
+use tether_core::records::{FileReport, SessionSummary};
+use tether_core::registry::Registry;
+use tether_core::store::Store;
+use tether_records::{Filter, Home, Records};
+use tether_store::SqliteStore;
+// Links the compiled-in plugins (the Claude reader among them).
+use tether_tests as _;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Claude Code's files under `home` as `tether sessions` reads them, with
+/// `store`'s ledger where given.
+fn records(home: &Path, store: Option<&Arc<SqliteStore>>) -> Records {
+    let registry = Registry::with_static().expect("registry");
+    let vars = HashMap::from([(
+        "XDG_CACHE_HOME".to_owned(),
+        home.join(".cache").display().to_string(),
+    )]);
+    let mut records = Records::new(
+        &registry,
+        &Home::new(home, vars),
+        HashMap::new(),
+        Filter {
+            harnesses: vec!["claude".into()],
+            ..Filter::default()
+        },
+    );
+    if let Some(store) = store {
+        records.keep_in(Arc::clone(store) as Arc<dyn Store>);
+    }
+    records
+}
+
+/// What `tether sessions list --json` shows of a read: each session's
+/// summary and history, and each file's report.
+type Shown = (Vec<(SessionSummary, AttachmentHistory)>, Vec<FileReport>);
+
+fn shown(records: &mut Records) -> Shown {
+    records.read(true);
+    (records.summaries(), records.files())
+}
+
+/// The files of a home: a generated session with its sub-agent's
+/// transcript, the real transcripts of other releases, and the recorded
+/// test home's transcript and server logs (a second source).
+fn contents() -> Vec<(PathBuf, Vec<u8>)> {
+    let scratch = tempfile::tempdir().expect("scratch");
+    corpus::session(
+        scratch.path(),
+        1,
+        "0a1b2c3d-5e6f-4a7b-8c9d-000000000001",
+        3,
+        48 << 10,
+        Some(("a0f0f0", 20 << 10)),
+    )
+    .expect("generated");
+    let real = fixtures().join("records-real");
+    for (i, name) in [
+        "claude-2.1.38-subagent.jsonl",
+        "claude-2.1.39-progress-rejection.jsonl",
+        "claude-2.1.14-stop-feedback.jsonl",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let id = format!("0a1b2c3d-5e6f-4a7b-8c9d-00000000010{i}");
+        corpus::replicate_one(&real.join(name), scratch.path(), 2, &id).expect("copied");
+    }
+    let mut out = Vec::new();
+    for root in [scratch.path(), &fixtures().join("records/claude")] {
+        for path in walk(root) {
+            let rel = path.strip_prefix(root).expect("under").to_path_buf();
+            out.push((rel, std::fs::read(&path).expect("read")));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("dir").flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Writes `bytes` at `home/rel`, making its folders.
+fn put(home: &Path, rel: &Path, bytes: &[u8]) {
+    let path = home.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+    std::fs::write(path, bytes).expect("write");
+}
+
+/// Appends `bytes` to `home/rel` (the same file, as a harness writes).
+fn append(home: &Path, rel: &Path, bytes: &[u8]) {
+    use std::io::Write as _;
+    let path = home.join(rel);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("open");
+    f.write_all(bytes).expect("append");
+}
+
+/// A whole read of `home`, with no ledger.
+fn whole(home: &Path) -> Shown {
+    shown(&mut records(home, None))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Each file written in up to five parts cut anywhere (mid-line too),
+    /// each part read by a separate `Records` sharing one store: the end
+    /// is a whole read's.
+    #[test]
+    fn any_split_of_appends_reads_as_the_whole(
+        cuts in proptest::collection::vec(proptest::collection::vec(0.0f64..1.0, 0..5), 16),
+    ) {
+        let files = contents();
+        let home = tempfile::tempdir().expect("home");
+        let db = tempfile::tempdir().expect("db");
+        let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+        // Each file's cut points, in bytes, in order, ending at its length.
+        let plans: Vec<Vec<usize>> = files
+            .iter()
+            .enumerate()
+            .map(|(i, (_, bytes))| {
+                let mut at: Vec<usize> = cuts[i % cuts.len()]
+                    .iter()
+                    .map(|f| (f * bytes.len() as f64) as usize)
+                    .collect();
+                at.push(bytes.len());
+                at.sort_unstable();
+                at
+            })
+            .collect();
+        let steps = plans.iter().map(Vec::len).max().unwrap_or(1);
+        let mut written = vec![0usize; files.len()];
+        let mut last = None;
+        for step in 0..steps {
+            for (i, (rel, bytes)) in files.iter().enumerate() {
+                let to = plans[i].get(step).copied().unwrap_or(bytes.len());
+                if to > written[i] {
+                    append(home.path(), rel, &bytes[written[i]..to]);
+                    written[i] = to;
+                }
+            }
+            last = Some(shown(&mut records(home.path(), Some(&store))));
+        }
+        let whole = whole(home.path());
+        prop_assert!(whole.0.len() >= 5, "{:?}", whole.1);
+        prop_assert_eq!(last.expect("read"), whole);
+    }
+}
+
+/// A home read once with the ledger, then changed by `change`, then read
+/// again by a new `Records`: the same as a whole read of what is there.
+fn changed_reads_as_whole(change: impl FnOnce(&Path, &[(PathBuf, Vec<u8>)])) {
+    let files = contents();
+    let home = tempfile::tempdir().expect("home");
+    let db = tempfile::tempdir().expect("db");
+    let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+    for (rel, bytes) in &files {
+        put(home.path(), rel, bytes);
+    }
+    let first = shown(&mut records(home.path(), Some(&store)));
+    assert!(first.0.len() >= 5, "{:?}", first.1);
+    assert_eq!(first, whole(home.path()));
+    change(home.path(), &files);
+    let again = shown(&mut records(home.path(), Some(&store)));
+    assert_eq!(again, whole(home.path()));
+}
+
+/// The generated session's transcript (the largest file).
+fn largest(files: &[(PathBuf, Vec<u8>)]) -> &(PathBuf, Vec<u8>) {
+    files.iter().max_by_key(|(_, b)| b.len()).expect("a file")
+}
+
+#[test]
+fn a_file_replaced_by_a_shorter_one_reads_as_the_new_one() {
+    changed_reads_as_whole(|home, files| {
+        let (rel, bytes) = largest(files);
+        // Another file put in its place (a new inode), shorter: its first
+        // half, to the end of a line.
+        let half = &bytes[..bytes.len() / 2];
+        let end = half.iter().rposition(|b| *b == b'\n').expect("a line") + 1;
+        let fresh = home.join("replacement.tmp");
+        std::fs::write(&fresh, &half[..end]).expect("write");
+        std::fs::rename(&fresh, home.join(rel)).expect("rename");
+    });
+}
+
+#[test]
+fn a_file_cut_short_reads_as_what_is_left() {
+    changed_reads_as_whole(|home, files| {
+        let (rel, bytes) = largest(files);
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(home.join(rel))
+            .expect("open");
+        f.set_len(bytes.len() as u64 / 3).expect("truncate");
+    });
+}
+
+#[test]
+fn a_file_rewritten_in_place_with_the_same_size_reads_as_rewritten() {
+    changed_reads_as_whole(|home, files| {
+        let (rel, bytes) = largest(files);
+        // The same length, other calls: every tool id renamed in place
+        // (same number of bytes), and a time the file never had.
+        let text = String::from_utf8(bytes.clone()).expect("utf-8");
+        let rewritten = text.replace("toolu_", "toolX_");
+        assert_eq!(rewritten.len(), text.len());
+        assert_ne!(rewritten, text);
+        let path = home.join(rel);
+        std::fs::write(&path, rewritten).expect("rewrite");
+        let f = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        f.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000))
+            .expect("mtime");
+    });
+}
+
+#[test]
+fn a_vanished_file_is_marked_gone_and_its_sessions_stay_imported() {
+    let files = contents();
+    let home = tempfile::tempdir().expect("home");
+    let db = tempfile::tempdir().expect("db");
+    let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+    for (rel, bytes) in &files {
+        put(home.path(), rel, bytes);
+    }
+    let mut first = records(home.path(), Some(&store));
+    first.read(true);
+    first.import(store.as_ref(), None).expect("import");
+    let stored = store.load_all().expect("load").histories;
+    let (rel, _) = largest(&files);
+    std::fs::remove_file(home.path().join(rel)).expect("remove");
+    // What is on disk no longer holds it; the store still does.
+    let again = shown(&mut records(home.path(), Some(&store)));
+    assert_eq!(again, whole(home.path()));
+    let mut later = records(home.path(), Some(&store));
+    later.only_changed();
+    later.read(true);
+    later.import(store.as_ref(), None).expect("import");
+    assert_eq!(store.load_all().expect("load").histories, stored);
+    let rows = store.record_files().expect("ledger");
+    let gone: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.gone)
+        .map(|r| r.path.as_str())
+        .collect();
+    assert_eq!(gone.len(), 1, "{gone:?}");
+    assert!(gone[0].ends_with(&*rel.to_string_lossy()));
+}
+
+#[test]
+fn an_import_of_what_did_not_change_reads_nothing_and_writes_nothing() {
+    let files = contents();
+    let home = tempfile::tempdir().expect("home");
+    let db = tempfile::tempdir().expect("db");
+    let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+    for (rel, bytes) in &files {
+        put(home.path(), rel, bytes);
+    }
+    let import = |store: &Arc<SqliteStore>| {
+        let mut r = records(home.path(), Some(store));
+        r.only_changed();
+        let pass = r.read(true);
+        let done = r.import(store.as_ref(), None).expect("import");
+        (pass.files_read, done)
+    };
+    let (read, first) = import(&store);
+    assert!(read > 0 && first.new > 0, "{first:?}");
+    let revisions = store.revisions().expect("revisions");
+    let (read, second) = import(&store);
+    assert_eq!(read, 0, "nothing read");
+    assert_eq!(second.unchanged, first.new, "{second:?}");
+    assert_eq!(second.new + second.updated, 0, "{second:?}");
+    assert_eq!(
+        store.revisions().expect("revisions"),
+        revisions,
+        "nothing written"
+    );
+    // Grown: only its session is read again, and it is what a whole
+    // import into a fresh store holds.
+    // A store imported whole, without a ledger, at the same two moments.
+    let plain_db = tempfile::tempdir().expect("db");
+    let plain = Arc::new(SqliteStore::open(&plain_db.path().join("t.db")).expect("store"));
+    let import_whole = || {
+        let mut whole = records(home.path(), None);
+        whole.read(true);
+        whole.import(plain.as_ref(), None).expect("import")
+    };
+    import_whole();
+    // Grown: only its file is read again, and the store holds what a
+    // whole import gives.
+    let (rel, bytes) = largest(&files);
+    let more = String::from_utf8_lossy(&bytes[..]).replace("toolu_", "toolY_");
+    append(home.path(), rel, more.as_bytes());
+    let (read, third) = import(&store);
+    assert_eq!(read, 1);
+    assert_eq!(third.updated, 1, "{third:?}");
+    assert_eq!(third.unchanged, first.new - 1, "{third:?}");
+    assert_eq!(import_whole().updated, 1);
+    let docs = |s: &SqliteStore| {
+        let mut all: Vec<AttachmentHistory> = s.load_all().expect("load").histories;
+        all.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        all
+    };
+    assert_eq!(docs(&store), docs(&plain));
+}
