@@ -64,6 +64,8 @@ use items::{Content, Item};
 use mcp_log::mcp_log;
 #[path = "records/names.rs"]
 mod names;
+#[path = "records/plain.rs"]
+pub mod plain;
 #[path = "records/progress.rs"]
 mod progress;
 #[path = "records/subagents.rs"]
@@ -586,6 +588,11 @@ static BLANKER: std::sync::LazyLock<Blanker> =
 
 fn transcript(record: &str) -> RecordAnswer {
     let original = record;
+    if !record.trim_start().starts_with('{') {
+        // No object (a list, a string: no release writes one): read the
+        // plain way, which says what it is.
+        return plain::transcript(record);
+    }
     let mut taken = [None; TAKEN.len()];
     let record = BLANKER.blank_taking(record, &mut taken);
     lenient::take_odd();

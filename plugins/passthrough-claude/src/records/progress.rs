@@ -30,13 +30,13 @@ use super::{hook_run_id, tool_name_of_server, words::with_command};
 /// another type is that field unread (each noted, [`super::lenient`]).
 #[derive(Default)]
 pub(super) struct Data<'a> {
-    kind: Option<Cow<'a, str>>,
-    hook_event: Option<Cow<'a, str>>,
-    hook_name: Option<Cow<'a, str>>,
-    command: Option<Cow<'a, str>>,
-    status: Option<Cow<'a, str>>,
-    server_name: Option<Cow<'a, str>>,
-    tool_name: Option<Cow<'a, str>>,
+    pub(super) kind: Option<Cow<'a, str>>,
+    pub(super) hook_event: Option<Cow<'a, str>>,
+    pub(super) hook_name: Option<Cow<'a, str>>,
+    pub(super) command: Option<Cow<'a, str>>,
+    pub(super) status: Option<Cow<'a, str>>,
+    pub(super) server_name: Option<Cow<'a, str>>,
+    pub(super) tool_name: Option<Cow<'a, str>>,
 }
 
 /// A record's `data`, where it is one [`Data`] can be.

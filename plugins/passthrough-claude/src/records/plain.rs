@@ -1,0 +1,241 @@
+//! The transcript reader's plain path: the record parsed whole as a
+//! `serde_json::Value`, each field taken from it by the same rules as the
+//! fast path's (a null is a field not given; another type is that field
+//! unread, noted), then the same meanings ([`super::read_line`]). Slow,
+//! and the reference the fast path (the Blanker, its taken header, the
+//! borrowed lenient parse) is held to: `tests/tests/claude_differential.rs`
+//! proves both read every record the same.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+use tether_core::records::RecordAnswer;
+
+use super::items::{Content, Item};
+use super::progress::{Data, MaybeData};
+use super::{Attachment, Blocking, Entry, FailedServer, HookInfo, Line, Message, Shape};
+
+/// One transcript record (a `claude -p` run's `assistant` or `user` line
+/// too), read the plain way.
+pub fn transcript(record: &str) -> RecordAnswer {
+    let value = match serde_json::from_str::<Value>(record) {
+        Ok(value) => value,
+        Err(error) => return RecordAnswer::unparsed(&error, None),
+    };
+    let Value::Object(_) = value else {
+        return RecordAnswer::Unknown;
+    };
+    let mut odd = false;
+    let line = line(&value, &mut odd);
+    super::read_line(&line, odd, record)
+}
+
+fn line<'v>(v: &'v Value, odd: &mut bool) -> Line<'v> {
+    let session = match v.get("sessionId") {
+        Some(Value::Null) | None => v.get("session_id"),
+        given => given,
+    };
+    Line {
+        kind: text(v.get("type"), odd),
+        session: text(session, odd),
+        timestamp: text(v.get("timestamp"), odd),
+        cwd: text(v.get("cwd"), odd),
+        version: text(v.get("version"), odd),
+        uuid: text(v.get("uuid"), odd),
+        message: object(v.get("message"), odd, |m, odd| Message {
+            content: content(m.get("content"), odd),
+        }),
+        attachment: object(v.get("attachment"), odd, attachment),
+        tools: texts(v.get("tools"), odd),
+        shape: object(v.get("shape"), odd, |s, odd| Shape {
+            tools: objects(s.get("tools"), odd, entry),
+        }),
+        subtype: text(v.get("subtype"), odd),
+        hook_infos: objects(v.get("hookInfos"), odd, |h, odd| HookInfo {
+            command: text(h.get("command"), odd),
+        }),
+        hook_errors: count(v.get("hookErrors"), odd),
+        prevented: flag(v.get("preventedContinuation"), odd),
+        hook_label: text(v.get("hookLabel"), odd),
+        tool_use: text(v.get("toolUseID"), odd),
+        data: v.get("data").map(|d| MaybeData(data(d, odd))),
+    }
+}
+
+fn attachment<'v>(a: &'v Value, odd: &mut bool) -> Attachment<'v> {
+    Attachment {
+        kind: text(a.get("type"), odd),
+        added: texts(a.get("addedNames"), odd),
+        added_entries: texts(a.get("addedEntries"), odd),
+        entries: objects(a.get("entries"), odd, entry),
+        failed: objects(a.get("failedMcpServers"), odd, |f, odd| FailedServer {
+            name: text(f.get("name"), odd),
+            code: text(f.get("errorCode"), odd),
+            error: text(f.get("error"), odd),
+        }),
+        pending: texts(a.get("pendingMcpServers"), odd),
+        needs_auth: texts(a.get("needsAuthMcpServers"), odd),
+        names: texts(a.get("names"), odd),
+        hook_name: text(a.get("hookName"), odd),
+        hook_event: text(a.get("hookEvent"), odd),
+        command: text(a.get("command"), odd),
+        exit_code: int(a.get("exitCode"), odd),
+        blocking: object(a.get("blockingError"), odd, |b, odd| Blocking {
+            command: text(b.get("command"), odd),
+        }),
+        timed_out: flag(a.get("timedOut"), odd),
+        tool_use: text(a.get("toolUseID"), odd),
+    }
+}
+
+fn entry<'v>(e: &'v Value, odd: &mut bool) -> Entry<'v> {
+    Entry {
+        name: text(e.get("name"), odd),
+    }
+}
+
+/// A message's content: items where it is a list (each object an item,
+/// anything else noted), none for a prompt's text or null.
+fn content<'v>(v: Option<&'v Value>, odd: &mut bool) -> Option<Content<'v>> {
+    match v? {
+        Value::Array(items) => {
+            let mut read = Vec::new();
+            for item in items {
+                match item {
+                    Value::Object(_) => read.push(Item {
+                        kind: text(item.get("type"), odd),
+                        id: text(item.get("id"), odd),
+                        name: text(item.get("name"), odd),
+                        tool_use_id: text(item.get("tool_use_id"), odd),
+                        is_error: flag(item.get("is_error"), odd),
+                    }),
+                    _ => *odd = true,
+                }
+            }
+            Some(Content(Some(read)))
+        }
+        Value::String(_) | Value::Null => Some(Content(None)),
+        _ => {
+            *odd = true;
+            Some(Content(None))
+        }
+    }
+}
+
+/// A progress record's `data`: an object's fields (each a string, or
+/// noted), nothing for anything else.
+fn data<'v>(v: &'v Value, odd: &mut bool) -> Option<Data<'v>> {
+    let Value::Object(_) = v else {
+        return None;
+    };
+    Some(Data {
+        kind: text(v.get("type"), odd),
+        hook_event: text(v.get("hookEvent"), odd),
+        hook_name: text(v.get("hookName"), odd),
+        command: text(v.get("command"), odd),
+        status: text(v.get("status"), odd),
+        server_name: text(v.get("serverName"), odd),
+        tool_name: text(v.get("toolName"), odd),
+    })
+}
+
+fn text<'v>(v: Option<&'v Value>, odd: &mut bool) -> Option<Cow<'v, str>> {
+    match v? {
+        Value::String(s) => Some(Cow::Borrowed(s)),
+        Value::Null => None,
+        _ => {
+            *odd = true;
+            None
+        }
+    }
+}
+
+fn flag(v: Option<&Value>, odd: &mut bool) -> Option<bool> {
+    match v? {
+        Value::Bool(b) => Some(*b),
+        Value::Null => None,
+        _ => {
+            *odd = true;
+            None
+        }
+    }
+}
+
+fn int(v: Option<&Value>, odd: &mut bool) -> Option<i32> {
+    match v? {
+        Value::Null => None,
+        n => {
+            let read = n.as_i64().and_then(|n| i32::try_from(n).ok());
+            *odd |= read.is_none();
+            read
+        }
+    }
+}
+
+fn texts<'v>(v: Option<&'v Value>, odd: &mut bool) -> Vec<Cow<'v, str>> {
+    match v {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| {
+                let read = i.as_str().map(Cow::Borrowed);
+                *odd |= read.is_none();
+                read
+            })
+            .collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(_) => {
+            *odd = true;
+            Vec::new()
+        }
+    }
+}
+
+fn count(v: Option<&Value>, odd: &mut bool) -> usize {
+    match v {
+        Some(Value::Array(items)) => items.len(),
+        Some(Value::Null) | None => 0,
+        Some(_) => {
+            *odd = true;
+            0
+        }
+    }
+}
+
+fn object<'v, T>(
+    v: Option<&'v Value>,
+    odd: &mut bool,
+    read: impl Fn(&'v Value, &mut bool) -> T,
+) -> Option<T> {
+    match v? {
+        o @ Value::Object(_) => Some(read(o, odd)),
+        Value::Null => None,
+        _ => {
+            *odd = true;
+            None
+        }
+    }
+}
+
+fn objects<'v, T>(
+    v: Option<&'v Value>,
+    odd: &mut bool,
+    read: impl Fn(&'v Value, &mut bool) -> T,
+) -> Vec<T> {
+    match v {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| match i {
+                Value::Object(_) => Some(read(i, odd)),
+                _ => {
+                    *odd = true;
+                    None
+                }
+            })
+            .collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(_) => {
+            *odd = true;
+            Vec::new()
+        }
+    }
+}
