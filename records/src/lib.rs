@@ -10,7 +10,8 @@
 //! - opens each read-only through the inventory's [`ConfigRoot`] (no path
 //!   out of the root, no symlink out of it, no special file), never writes,
 //!   locks or moves it, and reads it in bounded pieces from where the last
-//!   read stopped ([`read`]);
+//!   read stopped ([`read`]), in this process or, with a store's ledger,
+//!   another ([`ledger`]: a file not changed since is not opened);
 //! - refuses, per file and with a sentence, what it cannot read (too large,
 //!   not UTF-8, a record past the bound, a link out of the root), and reads
 //!   the rest;
