@@ -65,7 +65,11 @@ pub(crate) const PAGE: &[(&str, &[(Exit, &str)])] = &[
             (Exit::Success, "a verdict was reached"),
             (
                 Exit::AgentFailed,
-                "the agent could not start or initialize, refused the session, or exited before any contact (a command that does not speak ACP ends here within seconds)",
+                "the agent could not start or initialize, refused the session, or exited before any contact",
+            ),
+            (
+                Exit::Usage,
+                "a harness's own CLI given without `--passthrough` and with no ACP mode among its arguments: said at once, naming the passthrough kind to probe it with",
             ),
         ],
     ),

@@ -163,6 +163,34 @@ impl Progress {
     }
 }
 
+/// Without `--passthrough`: a command that is a harness's own CLI, given
+/// without any ACP mode among its words (`acp`, `--acp`,
+/// `--experimental-acp`), does not speak ACP; it would sit silent on the
+/// probe's `initialize` until `--timeout` (`claude -p hi` waits for its
+/// stdin to end). Said at once, naming the passthrough kind; exit 2.
+fn not_an_acp_agent(args: &ProbeArgs) -> Option<ExitCode> {
+    if args.passthrough.is_some() {
+        return None;
+    }
+    let registry = tether_core::registry::Registry::with_static().ok()?;
+    let words: Vec<std::ffi::OsString> = args.command.iter().map(Into::into).collect();
+    let kind = crate::run::harness_of(&registry, &words)?;
+    registry.harness(&kind)?.strategy?;
+    let acp_mode = args
+        .command
+        .iter()
+        .skip(1)
+        .any(|w| w.to_ascii_lowercase().contains("acp"));
+    if acp_mode {
+        return None;
+    }
+    // The command's words are never repeated: one may be a prompt.
+    errln!(
+        "tether probe: this command is {kind}'s own CLI, which does not speak ACP (no ACP mode among its arguments): probe it as a plain process, `tether probe --passthrough {kind} -- <the same command>`, or give its ACP mode or its ACP adapter"
+    );
+    Some(ExitCode::from(Exit::Usage))
+}
+
 fn extra_servers(args: &ProbeArgs) -> anyhow::Result<Vec<tether_core::ServerSpec>> {
     let Some(path) = &args.config else {
         return Ok(vec![]);
@@ -178,6 +206,9 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         .command
         .split_first()
         .ok_or_else(|| anyhow::anyhow!("give the agent command after --"))?;
+    if let Some(code) = not_an_acp_agent(&args) {
+        return Ok(code);
+    }
     let mut otel_config = tether_otel::OtelConfig::from_env("tether-probe");
     otel_config.export_timeout = Duration::from_secs(5);
     if let Some(url) = &args.otlp {

@@ -854,3 +854,40 @@ fn serve_with_no_store_shows_an_empty_view() {
         assert_eq!(list["sessions"].as_array().map(Vec::len), Some(0), "{list}");
     }
 }
+
+/// GIVEN a harness's own CLI given to `tether probe` without
+/// `--passthrough` (a stand-in named `claude` that, like the real one,
+/// sits silent on a piped stdin) WHEN probed THEN it ends at once, exit 2,
+/// naming the passthrough kind, and never repeats the command's words (a
+/// prompt); given its ACP mode (`… acp`) it is probed over ACP as before.
+#[test]
+fn probing_a_harness_cli_over_acp_names_its_passthrough_kind_at_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().expect("home");
+    let claude = home.path().join("claude");
+    std::fs::write(&claude, "#!/bin/sh\nexec sleep 60\n").expect("script");
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let started = std::time::Instant::now();
+    let out = tether_tests::tether_at_home(home.path())
+        .args(["probe", "--timeout", "60", "--"])
+        .arg(&claude)
+        .args(["-p", "planted-prompt-words"])
+        .output()
+        .expect("tether probe");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--passthrough claude"), "{stderr}");
+    assert!(!stderr.contains("planted-prompt-words"), "{stderr}");
+    // Its ACP mode: probed over ACP (the stand-in never answers; bounded).
+    let acp = tether_tests::tether_at_home(home.path())
+        .args(["probe", "--timeout", "2", "--"])
+        .arg(&claude)
+        .arg("acp")
+        .output()
+        .expect("tether probe");
+    assert_eq!(acp.status.code(), Some(3));
+}
