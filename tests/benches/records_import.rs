@@ -4,6 +4,10 @@
 //! memory as a file grows, and what `jq` takes to pull the same fields
 //! from the same files (what a user would do instead).
 //!
+//! Also the home-shaped corpus (`tests/benches/corpus/claude.rs`,
+//! `home_shaped`), read the first time and again over unchanged files with
+//! a store's ledger.
+//!
 //! Run: `cargo bench -p tether-tests --bench records_import`. The figures
 //! are recorded in docs/PERFORMANCE.md.
 
@@ -13,10 +17,15 @@ use std::path::Path;
 use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::sync::Arc;
 use tether_core::registry::Registry;
 use tether_records::{Filter, Home, Records};
 // Links the compiled-in plugins (the Claude reader among them).
 use tether_tests as _;
+
+#[path = "corpus/claude.rs"]
+#[allow(dead_code)]
+mod shaped;
 
 /// One session's transcript of about `bytes` bytes.
 fn transcript(out: &mut impl Write, session: &str, bytes: usize) -> usize {
@@ -90,6 +99,11 @@ fn corpus(home: &Path, sessions: usize, each: usize) -> u64 {
 }
 
 fn read_all(home: &Path) -> usize {
+    read_kept(home, None)
+}
+
+/// [`read_all`], keeping `store`'s ledger of how far each file was read.
+fn read_kept(home: &Path, store: Option<&Arc<tether_store::SqliteStore>>) -> usize {
     let registry = Registry::with_static().expect("registry");
     let mut records = Records::new(
         &registry,
@@ -100,6 +114,9 @@ fn read_all(home: &Path) -> usize {
             ..Filter::default()
         },
     );
+    if let Some(store) = store {
+        records.keep_in(Arc::clone(store) as Arc<dyn tether_core::store::Store>);
+    }
     records.read(true);
     records.sessions().len()
 }
@@ -124,6 +141,26 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(bytes));
     group.bench_function("read_claude_transcripts_64MiB", |b| {
         b.iter(|| assert_eq!(read_all(home.path()), 16));
+    });
+    group.finish();
+
+    // A home's shape (`tether-records-corpus HOME 64 home`): many small
+    // sessions, sub-agents, twelve projects; read the first time (no
+    // ledger), and again over unchanged files with a store's ledger.
+    let shaped_home = tempfile::tempdir().expect("home");
+    let (files, shaped_bytes) =
+        shaped::home_shaped(shaped_home.path(), 64_000_000, &[]).expect("corpus");
+    let db = tempfile::tempdir().expect("db");
+    let store = Arc::new(tether_store::SqliteStore::open(&db.path().join("t.db")).expect("store"));
+    let sessions = read_kept(shaped_home.path(), Some(&store));
+    let mut group = c.benchmark_group("records");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(shaped_bytes));
+    group.bench_function(format!("home_shaped_{files}_files_first"), |b| {
+        b.iter(|| assert_eq!(read_all(shaped_home.path()), sessions));
+    });
+    group.bench_function(format!("home_shaped_{files}_files_unchanged"), |b| {
+        b.iter(|| assert_eq!(read_kept(shaped_home.path(), Some(&store)), sessions));
     });
     group.finish();
 
