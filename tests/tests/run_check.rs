@@ -596,3 +596,194 @@ fn check_json_of_a_saved_stream_is_one_document() {
     assert!(text.contains("\"time\""), "{text}");
     std::fs::write(tether_tests::samples_dir().join("check.json"), &out.stdout).expect("sample");
 }
+
+/// The requirements the one-verdict test asks, as `tether run` and
+/// `tether check` take them.
+const ONE_VERDICT: [&str; 6] = [
+    "--require",
+    "time",
+    "--require",
+    "time:model_visible",
+    "--require-tool",
+    "time/get_current_time",
+];
+
+/// Each requirement's `met` in a CheckDocument, in order.
+fn verdicts(doc: &serde_json::Value) -> Vec<(String, bool)> {
+    doc["sessions"][0]["requirements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            (
+                o["requirement"].as_str().unwrap_or_default().to_owned(),
+                o["met"] == true,
+            )
+        })
+        .collect()
+}
+
+/// Each requirement's verdict as `tether run` printed it (`met` or `NOT
+/// MET` lines), in order.
+fn run_verdicts(stderr: &str) -> Vec<bool> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            if l.starts_with("met     ") {
+                Some(true)
+            } else if l.starts_with("NOT MET ") {
+                Some(false)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// GIVEN real Claude Code whose model API is unreachable (a closed port:
+/// its result says `API Error: Unable to connect to API`) WHEN it runs
+/// through `tether run` with requirements, and its session is checked by
+/// id and by the file its harness wrote THEN the three give the same
+/// verdict for each requirement; `run` printed the harness's exit status
+/// before the requirements; and `model_visible` is not met, since no
+/// request reached a model (the harness's own list is no model-side
+/// signal), whatever the saved stream-json's init line lists.
+async fn one_verdict_with_the_model_unreachable(release: Release) {
+    let Some(claude) = release.peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(s) = setup().await else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let label = format!("claude {}", release.label());
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let out = {
+        let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
+        cmd.arg("run")
+            .args(ONE_VERDICT)
+            .arg("--db")
+            .arg(s.home.path().join("tether.db"))
+            .arg("--")
+            .arg(&claude)
+            .args(["-p", "what time is it", "--mcp-config"])
+            .arg(&s.config)
+            .args([
+                "--strict-mcp-config",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ])
+            .env_clear()
+            .env("PATH", release.path())
+            .env("HOME", s.home.path())
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
+            .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            .current_dir(&s.work)
+            .stdin(Stdio::null());
+        tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
+            .await
+            .expect("the run")
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    tether_tests::keep_home(&format!("one-verdict-{}", release.label()), s.home.path());
+    assert!(
+        stdout.contains("API Error:"),
+        "{label}: the harness's own words: {stdout}"
+    );
+    let code = out.status.code().expect("an exit code");
+    assert_ne!(code, 0, "{label}: the harness failed: {stderr}");
+    // The harness's exit status, before the requirements.
+    let status_at = stderr
+        .find(&format!("tether run: claude exited {code}"))
+        .unwrap_or_else(|| panic!("{label}: no exit status: {stderr}"));
+    let first_requirement = stderr.find("time: ").unwrap_or(usize::MAX);
+    assert!(status_at < first_requirement, "{label}: {stderr}");
+    let ran = run_verdicts(&stderr);
+    assert_eq!(ran.len(), 3, "{label}: {stderr}");
+
+    let id = stdout
+        .lines()
+        .find_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            v["session_id"].as_str().map(str::to_owned)
+        })
+        .expect("the stream-json names its session");
+    let check = |what: &str| {
+        let out = tether_tests::tether_at_home(s.home.path())
+            .arg("check")
+            .arg(what)
+            .args(ONE_VERDICT)
+            .args(["--format", "json", "--db"])
+            .arg(s.home.path().join("tether.db"))
+            .output()
+            .expect("tether check");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{label}: {what}: {e}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let expected = if doc["met"] == true { 0 } else { 4 };
+        assert_eq!(out.status.code(), Some(expected), "{label}: {what}");
+        verdicts(&doc)
+    };
+    let by_id = check(&format!("claude:{id}"));
+    let transcript = walk(&s.home.path().join(".claude/projects"))
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy() == format!("{id}.jsonl"))
+        })
+        .expect("the transcript the harness wrote");
+    let by_file = check(&transcript.display().to_string());
+    let met = |v: &[(String, bool)]| v.iter().map(|(_, m)| *m).collect::<Vec<_>>();
+    assert_eq!(
+        met(&by_id),
+        ran,
+        "{label}: check ID and run differ: {by_id:?}\n{stderr}"
+    );
+    assert_eq!(
+        met(&by_file),
+        ran,
+        "{label}: check FILE and run differ: {by_file:?}"
+    );
+    // The saved stream-json: never model_visible on the harness's own list.
+    let saved = s.home.path().join("session.jsonl");
+    std::fs::write(&saved, &stdout).expect("save");
+    let by_stream = check(&saved.display().to_string());
+    assert_eq!(by_stream[1].0, "time:model_visible");
+    assert!(
+        !by_stream[1].1,
+        "{label}: no request reached a model: {by_stream:?}"
+    );
+    assert!(!ran[1], "{label}: {stderr}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_claude_gives_one_verdict_with_the_model_unreachable() {
+    one_verdict_with_the_model_unreachable(Release::Pinned).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newest_claude_gives_one_verdict_with_the_model_unreachable() {
+    one_verdict_with_the_model_unreachable(Release::Newest).await;
+}
