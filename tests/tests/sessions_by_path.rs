@@ -92,6 +92,47 @@ fn each_harness_s_file_by_path_reads_as_its_own() {
     }
 }
 
+/// GIVEN each harness's session file given by a symbolic link of another
+/// name, in another folder WHEN shown by path THEN it reads as the file it
+/// points to (issue 68: it said "the file names no session its harness's
+/// reader can place").
+#[test]
+fn a_session_file_given_by_a_symbolic_link_reads_as_the_file_it_points_to() {
+    let home = tempfile::tempdir().expect("home");
+    let links = tempfile::tempdir().expect("links");
+    let records = fixtures().join("records");
+    for (file, session) in [
+        (
+            "claude/.claude/projects/-tmp--tmpf23dO3/2d8efbcf-e501-440d-89ec-66cb10f9d678.jsonl",
+            "claude:2d8efbcf-e501-440d-89ec-66cb10f9d678",
+        ),
+        (
+            "codex/.codex/sessions/2026/12/01/rollout-2026-12-01T20-53-20-01a23362-295f-7aa3-9d3e-760a6303e6f9.jsonl",
+            "codex:01a23362-295f-7aa3-9d3e-760a6303e6f9",
+        ),
+        (
+            "gemini/.gemini/tmp/tmpghna9p/chats/session-2026-12-01T20-53-eb274e49.jsonl",
+            "gemini:eb274e49-51db-47dc-869c-14dfc1d0198a",
+        ),
+        (
+            "copilot/.copilot/session-state/f5255165-4914-4249-b144-ce1f9103d34d/events.jsonl",
+            "copilot:f5255165-4914-4249-b144-ce1f9103d34d",
+        ),
+    ] {
+        let link = links
+            .path()
+            .join(format!("{}.jsonl", session.replace(':', "-")));
+        std::os::unix::fs::symlink(records.join(file), &link).expect("link");
+        let doc = show_json(home.path(), &link);
+        assert_eq!(doc["session"]["session_id"], session, "{file}");
+        assert_eq!(
+            row(&doc, "time/get_current_time")["calls"],
+            1,
+            "{session}: time's call, by the link"
+        );
+    }
+}
+
 #[test]
 fn paths_that_are_no_session_exit_2_at_once() {
     let home = tempfile::tempdir().expect("home");
