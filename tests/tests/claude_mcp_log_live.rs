@@ -29,9 +29,12 @@ use tether_tests::Release;
 const TOKEN: &str = "planted-token-0123456789";
 const STDERR: &str = "planted-stderr-words";
 
-/// Each server's log under `home`, read: (status, reason) of each line
-/// that said one, and Claude's own words, joined.
-fn logs(home: &Path) -> Vec<(String, Vec<(String, Option<ReasonCode>)>, String)> {
+/// What the lines of one log said: (status, reason) of each that said one.
+type Said = Vec<(String, Option<ReasonCode>)>;
+
+/// Each server's log under `home`, read: (server, what it said, Claude's
+/// own words joined).
+fn logs(home: &Path) -> Vec<(String, Said, String)> {
     let cache = home.join(".cache/claude-cli-nodejs");
     let mut out = Vec::new();
     for slug in std::fs::read_dir(&cache)
