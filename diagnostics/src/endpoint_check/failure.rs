@@ -119,7 +119,7 @@ pub(super) fn for_auth(code: u16, challenge: Option<&str>, sent: Credentials) ->
         Credentials::None if code == 401 && challenge.contains("resource_metadata") => {
             Failure::new(
                 ReasonCode::OauthRequired,
-                "the server wants an OAuth login (HTTP 401, and it names its OAuth resource metadata), and no credentials were sent: log in through the harness (Claude Code: /mcp), or test with the token it got, in an Authorization header (--header)",
+                "the server wants an OAuth login (HTTP 401, and it names its OAuth resource metadata), and no credentials were sent: log in through the harness (its /mcp or mcp login command), or test with the token it got, in an Authorization header (--header)",
             )
         }
         Credentials::None => Failure::new(

@@ -220,13 +220,13 @@ pub(super) const REASONS: &[Reason] = &[
         seen: Seen::EndpointTest,
         meaning: "The server wants an OAuth login: it answered HTTP 401 with a `WWW-Authenticate` challenge naming its protected-resource metadata, and no credentials were sent. The harness logs in through the browser; an endpoint test cannot.",
         check: Check::Says(
-            "Log in through the harness (Claude Code: `/mcp`; Gemini CLI: `/mcp auth NAME`; Codex: `codex mcp login NAME`), or test with the token it got: `tether endpoint-test --url URL --header 'Authorization: Bearer …'`.",
+            "Log in through the harness (its `/mcp` screen or its `mcp login` command), then test with the token it got: `tether endpoint-test --url URL --header 'Authorization: Bearer …'`.",
         ),
     },
     Reason {
         code: "file_refused",
         seen: Seen::Inventory,
-        meaning: "The harness refuses to start on this configuration file: it stops with an error before it runs anything (Gemini CLI 0.61 on a `settings.json` with a trailing comma: it strips comments, but `JSON.parse` refuses the comma). Tether reads the file as unusable too; the summary quotes the harness's own words.",
+        meaning: "The harness refuses this configuration file: it stops with an error before it runs anything, or sets the file aside and starts without it (a `settings.json` with a trailing comma, for harnesses that strip comments and then `JSON.parse` it). Tether reads the file as unusable too: the summary quotes the harness's own words, and where the harness does not start at all, its other rows say so.",
         check: Check::Says(
             "Fix the file at the line and column the summary names (a trailing comma before `}` or `]`, most often), then run the harness again.",
         ),
@@ -234,9 +234,9 @@ pub(super) const REASONS: &[Reason] = &[
     Reason {
         code: "misplaced_key",
         seen: Seen::Inventory,
-        meaning: "A key sits in a file the harness does not read it from, so the harness ignores it without a word (`mcpServers` in Claude Code's `~/.claude/settings.json`: Claude Code reads servers from `~/.claude.json` and the project's `.mcp.json`). The row's summary says where the harness reads it.",
+        meaning: "A key sits in a file the harness does not read it from, so the harness ignores it without a word (`mcpServers` in a settings file, where the harness reads servers only from its state file and the project's `.mcp.json`). The row's summary says where the harness reads it.",
         check: Check::Says(
-            "Move the entry to the file the summary names (for Claude Code, `claude mcp add` writes it there), and remove it from this one.",
+            "Move the entry to the file the summary names (the harness's own `mcp add` command writes it there), and remove it from this one.",
         ),
     },
     Reason {
