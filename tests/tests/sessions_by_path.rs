@@ -133,6 +133,62 @@ fn a_session_file_given_by_a_symbolic_link_reads_as_the_file_it_points_to() {
     }
 }
 
+/// GIVEN a Codex rollout with a line cut short, a line that is not JSON
+/// and a known kind with a field of the wrong type WHEN shown by path THEN
+/// the file says each line's number and why, never its content, and none
+/// is counted as a kind this Tether does not read (version drift).
+#[test]
+fn every_line_is_accounted_for_and_an_unparsed_one_says_where_and_why() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = tempfile::tempdir().expect("dir");
+    let real = fixtures().join(
+        "records/codex/.codex/sessions/2026/12/01/rollout-2026-12-01T20-53-20-01a23362-295f-7aa3-9d3e-760a6303e6f9.jsonl",
+    );
+    let mut text = std::fs::read_to_string(&real).expect("fixture");
+    let lines = text.lines().count() as u64;
+    text.push_str("{\"timestamp\":\"2026-12-01T20:53:30.000Z\",\"type\":\"event_msg\",\"payload\":{\"type\":\"mcp_tool_call_end\",\"call_id\":\"c9\",\"invocation\":{\"server\":\"time\",\"tool\":5}}}\n");
+    text.push_str("SECRET-NOT-JSON sk-live-0123456789abcdef\n");
+    text.push_str("{\"timestamp\":\"2026-12-01T20:53:31.000Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"function_call\",\"name\":\"mcp__time__get");
+    let file = dir.path().join("rollout-cut.jsonl");
+    std::fs::write(&file, &text).expect("write");
+    let doc = show_json(home.path(), &file);
+    let f = &doc["files"][0];
+    assert_eq!(f["unparsed"], 3, "{f:#}");
+    let said: Vec<(u64, &str, Option<&str>)> = f["unparsed_lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|u| {
+            (
+                u["line"].as_u64().unwrap_or(0),
+                u["why"].as_str().unwrap_or(""),
+                u["kind"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (lines + 1, "wrong_type", Some("event_msg/mcp_tool_call_end")),
+            (lines + 2, "not_json", None),
+            (lines + 3, "cut_short", None),
+        ]
+    );
+    assert_eq!(f["unknown"], 0, "{f:#}");
+    assert!(!f.to_string().contains("SECRET-NOT-JSON"));
+    // The text view says where and why, and never "a kind this Tether does
+    // not read" for them.
+    let (code, out, _) = sessions(home.path(), &["show", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("3 line(s) could not be parsed"), "{out}");
+    assert!(
+        out.contains("a field of the wrong type (event_msg/mcp_tool_call_end)"),
+        "{out}"
+    );
+    assert!(!out.contains("does not read"), "{out}");
+    assert!(!out.contains("SECRET-NOT-JSON"), "{out}");
+}
+
 #[test]
 fn paths_that_are_no_session_exit_2_at_once() {
     let home = tempfile::tempdir().expect("home");
