@@ -16,7 +16,8 @@
 //!   ended first, and then nothing failed is read: silence is not
 //!   failure; failed where it waited out its timeout: `timeout`).
 //!
-//! Planted secrets (the token, the server's stderr) reach no reading.
+//! Planted secrets (the token, the server's stderr) reach no reading. With
+//! an empty home, every skill its init line lists reads as built in.
 
 use std::path::Path;
 
@@ -144,6 +145,22 @@ async fn each_everyday_failure_reads_as_claude_itself_says() {
                 .unwrap_or("-")
                 .to_owned()
         };
+        // With an empty home, every skill the init line lists is Claude
+        // Code's own: each reads as built in.
+        let skills: Vec<&str> = init["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(!skills.is_empty(), "{}: no skills listed", release.label());
+        for skill in &skills {
+            assert!(
+                tether_passthrough_claude::records::builtin::is_builtin_skill(skill, None),
+                "{}: {skill} is Claude Code's own, not read so",
+                release.label()
+            );
+        }
         let read = logs(home.path());
         let row = |server: &str| {
             read.iter()

@@ -54,6 +54,8 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::status;
 
+#[path = "records/builtin.rs"]
+pub mod builtin;
 #[path = "records/items.rs"]
 mod items;
 #[path = "records/lenient.rs"]
