@@ -211,7 +211,41 @@ async fn auth_server() -> std::net::SocketAddr {
             }
         }
     };
+    // The authorization server's own metadata and registration, as an
+    // OAuth login needs them (a harness checks them before it says a
+    // login is wanted).
+    let issuer = {
+        let base = base.clone();
+        move || {
+            let base = base.clone();
+            async move {
+                axum::Json(serde_json::json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "registration_endpoint": format!("{base}/register"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "refresh_token"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                }))
+            }
+        }
+    };
+    let register = |body: axum::body::Bytes| async move {
+        let mut client: serde_json::Value =
+            serde_json::from_slice(&body).unwrap_or_else(|_| serde_json::json!({}));
+        client["client_id"] = "test-client".into();
+        client["token_endpoint_auth_method"] = "none".into();
+        (StatusCode::CREATED, axum::Json(client))
+    };
     let router = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(issuer.clone()),
+        )
+        .route("/.well-known/openid-configuration", get(issuer))
+        .route("/register", axum::routing::post(register))
         .route("/mcp", any(oauth))
         .route(
             "/sse",
@@ -352,5 +386,89 @@ async fn the_cli_says_a_refused_token_in_plain_words() {
         assert!(!text.contains(PLANTED), "{text}");
         assert!(!text.contains("rmcp"), "{text}");
         assert!(!text.contains("Transport"), "{text}");
+    }
+}
+
+/// GIVEN `~/.claude.json` with two HTTP servers on the project's own auth
+/// server, one with no credentials (it wants an OAuth login) and one with
+/// a planted token it refuses WHEN the real Claude Code (pinned and
+/// newest) lists its servers and `tether inventory --test` tests them THEN
+/// they agree: Claude's "Needs authentication" is `oauth_required`, its
+/// "Failed to connect" (2.1.332: "Server rejected the configured
+/// Authorization header (HTTP 401)") is `auth_rejected`; and Tether's
+/// output holds neither the token nor rmcp's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_and_tether_agree_on_a_login_wanted_and_a_token_refused() {
+    let addr = auth_server().await;
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    let url = format!("http://{addr}/mcp");
+    let state = serde_json::json!({"mcpServers": {
+        "oauthy": {"type": "http", "url": url},
+        "tokeny": {"type": "http", "url": url,
+                   "headers": {"Authorization": format!("Bearer {PLANTED}")}},
+    }});
+    std::fs::write(home.path().join(".claude.json"), state.to_string()).expect("write");
+
+    let mut cmd = tether_tests::tether_at_home(home.path());
+    cmd.env("TETHER_DB", tether_tests::scratch_store())
+        .args(["inventory", "--json", "--harness", "claude", "--test"])
+        .args(["--timeout", "20", "--project"])
+        .arg(project.path());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    for text in [&stdout, &String::from_utf8_lossy(&out.stderr).into_owned()] {
+        assert!(!text.contains(PLANTED), "{text}");
+        assert!(!text.contains("rmcp"), "{text}");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let reason = |name: &str| {
+        doc["rows"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["name"] == name))
+            .map(|r| r["endpoint_test"]["reason_code"].clone())
+            .unwrap_or_else(|| panic!("no {name}: {doc}"))
+    };
+    assert_eq!(reason("oauthy"), "oauth_required", "{doc}");
+    assert_eq!(reason("tokeny"), "auth_rejected", "{doc}");
+
+    for release in tether_tests::Release::BOTH {
+        let Some(claude) = release.peer("node_modules/.bin/claude") else {
+            continue;
+        };
+        let mut cmd = std::process::Command::new(claude);
+        cmd.env_clear()
+            .env("HOME", home.path())
+            .env("PATH", release.path())
+            .current_dir(project.path())
+            .args(["mcp", "list"]);
+        let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+            .await
+            .expect("join");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = |name: &str| {
+            said.lines()
+                .find(|l| l.starts_with(&format!("{name}:")))
+                .unwrap_or_else(|| panic!("{}: no {name}: {said}", release.label()))
+                .to_owned()
+        };
+        assert!(
+            line("oauthy").contains("Needs authentication"),
+            "{}: {said}",
+            release.label()
+        );
+        assert!(
+            line("tokeny").contains("Failed to connect"),
+            "{}: {said}",
+            release.label()
+        );
+        if release == tether_tests::Release::Newest {
+            assert!(
+                line("tokeny").contains("Server rejected the configured Authorization header"),
+                "{said}"
+            );
+        }
     }
 }
