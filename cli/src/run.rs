@@ -326,7 +326,7 @@ fn after_the_command(
             rt.block_on(stop_around(around, hub));
             tracing::debug!("around the command: stopped");
         });
-        let records = records_since(registry, kind, started);
+        let records = records_since(registry, kind, &args.command, started);
         let _ = stopping.join();
         records
     });
@@ -616,8 +616,50 @@ fn terminal_sent_it() -> bool {
     }
 }
 
+/// The arguments that tell `kind`'s CLI to use only the servers given by
+/// flag (Claude Code's `--strict-mcp-config`, and each harness's own), as
+/// its plugin writes them: the words its strategy adds when asked for a
+/// strict run, and not otherwise. No harness is named here.
+fn strict_words(registry: &Registry, kind: &str) -> Vec<String> {
+    let Some(strategy) = registry.harness(kind).and_then(|h| h.strategy) else {
+        return Vec::new();
+    };
+    let args = |strict| {
+        let ctx = tether_core::plan::PlanContext {
+            agent_kind: kind.to_owned(),
+            drive_mode: tether_core::plan::DriveMode::Passthrough,
+            capabilities: strategy.capabilities(),
+            strict,
+        };
+        let plan = tether_core::plan::Plan::default();
+        strategy
+            .materialize(&plan, &ctx, Path::new("."))
+            .map(|m| m.args)
+            .unwrap_or_default()
+    };
+    let lax = args(false);
+    args(true)
+        .into_iter()
+        .filter(|w| w.starts_with('-') && !lax.contains(w))
+        .collect()
+}
+
+/// Whether the command asks its harness for only the servers its flags give.
+fn strict_run(registry: &Registry, kind: &str, command: &[OsString]) -> bool {
+    let words = strict_words(registry, kind);
+    !words.is_empty()
+        && command
+            .iter()
+            .any(|w| words.iter().any(|s| w.to_string_lossy() == s.as_str()))
+}
+
 /// The harness's session records in this working folder since the start.
-fn records_since(registry: &Registry, kind: &str, started: Timestamp) -> tether_records::Records {
+fn records_since(
+    registry: &Registry,
+    kind: &str,
+    command: &[OsString],
+    started: Timestamp,
+) -> tether_records::Records {
     let project = std::env::current_dir()
         .ok()
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()));
@@ -627,7 +669,12 @@ fn records_since(registry: &Registry, kind: &str, started: Timestamp) -> tether_
         since: Some(Timestamp(started.0.saturating_sub(1000))),
         project,
     };
-    let configured = crate::host::configured_today();
+    let mut configured = crate::host::configured_today();
+    if strict_run(registry, kind, command) {
+        // Only the servers the command's own flags give: the user's files
+        // configure nothing for this run, so no row of theirs is claimed.
+        configured.remove(kind);
+    }
     tracing::debug!("today's configuration: read");
     let mut records = tether_records::Records::new(
         registry,

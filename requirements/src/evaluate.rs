@@ -216,11 +216,25 @@ pub fn evaluate(rows: &[MatrixRow], req: &Requirement) -> RequirementOutcome {
     outcome(req, met, state, reason, sentence)
 }
 
+/// Whether the session's own evidence names the row: a stage shown by
+/// something other than today's configuration (or an assumption). A
+/// server only today's files name was never the session's (a run given
+/// its servers by flag, `--strict-mcp-config`, had none of the user's).
+fn named_by_session(row: &MatrixRow) -> bool {
+    row.calls > 0
+        || row.stages.values().any(|o| {
+            o.state != StageState::Unknown
+                && o.provenance.is_some_and(|p| {
+                    !matches!(p, ProvenanceCode::CurrentConfig | ProvenanceCode::Assumed)
+                })
+        })
+}
+
 /// Without requirements, every server the session names is required at
-/// the default stage.
+/// the default stage (one only today's configuration names is not).
 pub fn every_server(rows: &[MatrixRow]) -> Vec<Requirement> {
     rows.iter()
-        .filter(|r| r.kind == CapabilityKind::McpServer)
+        .filter(|r| r.kind == CapabilityKind::McpServer && named_by_session(r))
         .map(|r| Requirement::reached(&r.name))
         .collect()
 }

@@ -335,3 +335,15 @@ fn every_stage_a_requirement_asks_is_explained() {
         );
     }
 }
+
+#[test]
+fn without_requirements_a_server_only_today_s_files_name_is_not_required() {
+    // GIVEN a session's server, and one only today's configuration names
+    let rows = vec![
+        shown_by("time", "initialized", ProvenanceCode::HarnessRecord),
+        shown_by("userserver", "enabled", ProvenanceCode::CurrentConfig),
+    ];
+    // THEN only the session's own is required
+    let reqs = every_server(&rows);
+    assert_eq!(reqs, vec![Requirement::reached("time")]);
+}

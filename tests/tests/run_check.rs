@@ -787,3 +787,77 @@ async fn pinned_claude_gives_one_verdict_with_the_model_unreachable() {
 async fn newest_claude_gives_one_verdict_with_the_model_unreachable() {
     one_verdict_with_the_model_unreachable(Release::Newest).await;
 }
+
+/// GIVEN a server in the user's `~/.claude.json` and a run given its
+/// servers by flag with `--strict-mcp-config` WHEN it runs through `tether
+/// run` (newest Claude Code, the model unreachable) THEN the user's server
+/// is not shown for that run (the run never had it), the flag's is; and
+/// `check` of the session without requirements does not require it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strict_run_claims_no_server_of_the_user_s_files() {
+    let release = Release::Newest;
+    let Some(claude) = release.peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(s) = setup().await else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let time = tether_tests::peer(".venv/bin/mcp-server-time").expect("time");
+    std::fs::write(
+        s.home.path().join(".claude.json"),
+        serde_json::json!({"mcpServers": {"userserver": {"command": time}}}).to_string(),
+    )
+    .expect("the user's file");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
+    cmd.args(["run", "--db"])
+        .arg(s.home.path().join("tether.db"))
+        .arg("--")
+        .arg(&claude)
+        .args(["-p", "what time is it", "--mcp-config"])
+        .arg(&s.config)
+        .args([
+            "--strict-mcp-config",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .env_clear()
+        .env("PATH", release.path())
+        .env("HOME", s.home.path())
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .current_dir(&s.work)
+        .stdin(Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
+        .await
+        .expect("the run");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(stderr.contains("mcp_server  time"), "{stderr}");
+    assert!(
+        !stderr.contains("userserver"),
+        "the run never had it: {stderr}"
+    );
+    let id = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            v["session_id"].as_str().map(str::to_owned)
+        })
+        .expect("the stream-json names its session");
+    let checked = tether_tests::tether_at_home(s.home.path())
+        .args(["check", &id, "--format", "json"])
+        .output()
+        .expect("tether check");
+    let doc: serde_json::Value = serde_json::from_slice(&checked.stdout).expect("json");
+    let required: Vec<&str> = doc["sessions"][0]["requirements"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["server"].as_str())
+        .collect();
+    assert!(!required.contains(&"userserver"), "{doc:#}");
+    assert!(required.contains(&"time"), "{doc:#}");
+}
