@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tether_tests::by_path::{
-    self, assert_shown_and_imported_clean, assert_store_clean, history_json, planted_lines, row,
-    show_json,
+    self, assert_shown_and_imported_clean, assert_store_clean, find_row, history_json,
+    planted_lines, row, show_json,
 };
 
 fn fixture(folder: &str, case: &str, kind: &str) -> PathBuf {
@@ -416,4 +416,51 @@ fn a_failed_turn_is_no_server_s_failure() {
     assert_eq!(doc["files"][0]["role"], "exec_json", "{doc:#}");
     assert_eq!(doc["files"][0]["unknown"], 0, "{doc:#}");
     assert_eq!(doc["rows"], serde_json::json!([]), "{doc:#}");
+}
+
+/// GIVEN a Codex Desktop 0.118.0-alpha rollout (no `mcp_tool_call_*`
+/// event; written compact, as Codex writes it) whose calls end only in
+/// Codex's own words, and a 0.121-shaped `list_mcp_resources` filed under
+/// `codex` WHEN shown by path THEN the timed-out call is failed for
+/// `timeout` (never "outcome not recorded"), the call Codex had no tool
+/// for is refused `tool_not_available` (no use, not offered), `codex` has
+/// no row, and `figma`, which the listing named, answered: connected, with
+/// what showed it.
+#[test]
+fn codex_desktop_s_own_words_and_its_own_resource_tools_read_as_they_are() {
+    let home = tempfile::tempdir().expect("home");
+    let dir = tempfile::tempdir().expect("dir");
+    let lines = [
+        r#"{"timestamp":"2026-03-31T09:00:00.000Z","type":"session_meta","payload":{"id":"019d1111-2222-7333-8444-555566667777","timestamp":"2026-03-31T09:00:00.000Z","cwd":"/home/user/app","originator":"Codex Desktop","cli_version":"0.118.0-alpha.3","source":"vscode"}}"#,
+        r#"{"timestamp":"2026-03-31T09:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"mcp__monad__project_read","arguments":"{\"around\":\"x\"}","call_id":"call_a"}}"#,
+        r#"{"timestamp":"2026-03-31T09:02:01.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_a","output":"tool call error: tool call failed for `monad/project_read`\n\nCaused by:\n    timed out awaiting tools/call after 120s"}}"#,
+        r#"{"timestamp":"2026-03-31T09:03:00.000Z","type":"response_item","payload":{"type":"function_call","name":"mcp__gone__lookup","arguments":"{}","call_id":"call_b"}}"#,
+        r#"{"timestamp":"2026-03-31T09:03:00.100Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_b","output":"unsupported call: mcp__gone__lookup"}}"#,
+        r#"{"timestamp":"2026-03-31T09:04:00.000Z","type":"event_msg","payload":{"type":"mcp_tool_call_end","call_id":"call_c","invocation":{"server":"codex","tool":"list_mcp_resources","arguments":{}},"duration":{"secs":0,"nanos":3000000},"result":{"Ok":{"content":[{"type":"text","text":"{\"resources\":[{\"server\":\"figma\",\"uri\":\"figma://file/1\",\"name\":\"Design\"}]}"}],"isError":false}}}}"#,
+    ];
+    let file = dir
+        .path()
+        .join("rollout-2026-03-31T09-00-00-019d1111-2222-7333-8444-555566667777.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").expect("write");
+    let doc = show_json(home.path(), &file);
+    let timed_out = row(&doc, "monad/project_read");
+    assert_eq!(timed_out["calls"], 1, "{timed_out:#}");
+    assert_eq!(timed_out["failed_calls"], 1, "{timed_out:#}");
+    assert!(
+        timed_out.get("unknown_calls").is_none_or(|u| u == 0),
+        "{timed_out:#}"
+    );
+    assert!(timed_out.to_string().contains("timeout"), "{timed_out:#}");
+    let gone = row(&doc, "gone/lookup");
+    assert_eq!(gone["calls"], 0, "{gone:#}");
+    assert_eq!(gone["refused_calls"], 1, "{gone:#}");
+    assert!(gone.to_string().contains("tool_not_available"), "{gone:#}");
+    for stage in ["listed", "tools_listed", "model_visible", "called"] {
+        assert_ne!(gone["stages"][stage]["state"], "yes", "{stage}: {gone:#}");
+    }
+    assert!(find_row(&doc, "codex").is_none(), "{doc:#}");
+    assert!(find_row(&doc, "codex/list_mcp_resources").is_none());
+    let figma = row(&doc, "figma");
+    assert_eq!(figma["status"], "connected", "{figma:#}");
+    assert!(!doc.to_string().contains("figma://file/1"));
 }

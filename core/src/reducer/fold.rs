@@ -457,10 +457,15 @@ pub(super) fn tool_call(
     }
     // Why calls failed, where the source says: a set, in reason order.
     if failed > 0
-        && let Some(code) = ev
-            .reason_code
-            .as_ref()
-            .filter(|c| matches!(c, ReasonCode::ToolError | ReasonCode::ProtocolError))
+        && let Some(code) = ev.reason_code.as_ref().filter(|c| {
+            matches!(
+                c,
+                ReasonCode::ToolError
+                    | ReasonCode::ProtocolError
+                    | ReasonCode::Timeout
+                    | ReasonCode::ConnectionClosed
+            )
+        })
         && let Err(i) = t
             .failures
             .binary_search_by(|c| c.as_str().cmp(code.as_str()))
@@ -612,6 +617,15 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
     match ev.reported_status.as_deref().map(reported_state) {
         Some(ReportedState::Up) => {
             row.stages.initialized.merge(report(StageState::Yes));
+            // A reader's fixed sentence saying what showed it (Codex's
+            // resource listing named the server) is the row's note; of
+            // two, the first by content, so order never matters.
+            if let Some(summary) = &ev.summary
+                && row.note.as_ref().is_none_or(|n| summary < n)
+            {
+                row.note = Some(summary.clone());
+                changed = true;
+            }
         }
         Some(ReportedState::Failed) => {
             row.stages.initialized.merge(report(StageState::No));
