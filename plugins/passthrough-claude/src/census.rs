@@ -64,7 +64,7 @@ fn transcript() -> Vec<CensusEntry> {
         // The words of a failed call: `Claude requested permissions to use ${name}, but you haven't granted it yet.`
         // (the `ask` decision's message, a headless run answering it), `${event} hook error: ${blockingError}`,
         // `Permission to use ${name} has been denied.`, the MCP SDK's `MCP error ${code}: ${message}`.
-        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed); where `is_error` and Claude Code's own words say so, tool_call_refused instead: `approval_required` (\"…but you haven't granted it yet\": a headless run that could not ask; measured), `blocked_by_hook` (\"PreToolUse:TOOL hook error: …\": exit 2 in both, a JSON deny in 2.1.332; measured), `permission_denied` (\"Permission to use TOOL has been denied…\": a rule or the mode; \"The user doesn't want to proceed with this tool use.…\": a person rejected it, the words of 2.1.197's `ize` and 2.1.332's `tpa`, real 2.1.38/2.1.39 beside `toolUseResult: \"User rejected tool use\"`), `approval_required` also for \"Permission to use TOOL has been auto-denied (prompts unavailable).\" (a real 2.1.29 sub-agent's); `protocol_error` for \"MCP error -N: …\" (2.1.197; 2.1.332 passes the JSON-RPC error's message alone, a plain failure). The words are compared, never kept").silence("2.1.197 answers a PreToolUse hook's JSON `deny` with the hook's own words alone: that refusal reads as a failed call; a deny rule removes the tool before the model, so a refused call is never written for it"),
+        read(T, "user/tool_result", BOTH, "the outcome of the call with its `tool_use_id` (`is_error`: failed); where `is_error` and Claude Code's own words say so, tool_call_refused instead: `approval_required` (\"…but you haven't granted it yet\": a headless run that could not ask; measured), `blocked_by_hook` (\"PreToolUse:TOOL hook error: …\": exit 2 in both, a JSON deny in 2.1.332; measured), `permission_denied` (\"Permission to use TOOL has been denied…\": a rule or the mode; \"The user doesn't want to proceed with this tool use.…\": a person rejected it, the words of 2.1.197's `ize` and 2.1.332's `tpa`, real 2.1.38/2.1.39 beside `toolUseResult: \"User rejected tool use\"`), `approval_required` also for \"Permission to use TOOL has been auto-denied (prompts unavailable).\" (a real 2.1.29 sub-agent's); `protocol_error` for \"MCP error -N: …\" (2.1.197; 2.1.332 passes the JSON-RPC error's message alone, a plain failure); `tool_not_available` for \"<tool_use_error>Error: No such tool available: NAME…\" (both releases' code; a real 2.1.71 session): the call reached no server and the tool was not available then, no use and no offer. The words are compared, never kept").silence("2.1.197 answers a PreToolUse hook's JSON `deny` with the hook's own words alone: that refusal reads as a failed call; a deny rule removes the tool before the model, so a refused call is never written for it"),
         // A tool search's result: `{type:"tool_result",tool_use_id,content:e.matches.map((n)=>({type:"tool_reference",tool_name:n}))}`.
         not(T, "user/tool_result.tool_reference", BOTH, "not yet read: each tool a tool search loaded for the model (`tool_name`)"),
         // Session metadata re-appended: `{type:"permission-mode",permissionMode,sessionId}`.
@@ -170,13 +170,25 @@ fn mcp_log() -> Vec<CensusEntry> {
             L,
             "Authentication required",
             BOTH,
-            "agent_reported needs-auth",
+            "agent_reported needs-auth, `oauth_required` (a login wanted; real runs of both)",
+        ),
+        read(
+            L,
+            "Server rejected the configured Authorization header (HTTP N)",
+            BOTH,
+            "agent_reported failed, `auth_rejected` (the token sent was refused; real runs of both; 2.1.332 also words a headersHelper's and the session credential's so)",
         ),
         read(
             L,
             "Connection failed",
             BOTH,
-            "explicit_error (the reason from its words, never the words)",
+            "agent_reported failed, the reason from its words, never the words (real runs of both): `command_not_found` (ENOENT, \"Executable not found in $PATH\"), `connection_refused` (\"Unable to connect\", ECONNREFUSED), `timeout` (\"connection timed out after Nms\", CONNECT_TIMEOUT), `server_exited` (\"Connection closed\": the process ended before it answered); the summary says Claude Code's MCP log said it",
+        ),
+        not(
+            L,
+            "HTTP Connection failed after Nms: … (code: C, errno: E)",
+            BOTH,
+            "left to the line after it, which says in Claude Code's own terms whether a token was sent (the rejected header, `Authentication required`, or `Connection failed`)",
         ),
         read(
             L,
@@ -207,7 +219,7 @@ fn mcp_log() -> Vec<CensusEntry> {
 
 fn stream_json() -> Vec<CensusEntry> {
     let mut out = vec![
-        read(S, "system/init", BOTH, "agent_reported per server in `mcp_servers` and its model-visible tool count from `tools` (tool_deferred each with `ToolSearch` listed), each server named as its tools are (Claude Code's own rule: `claude.ai Gmail` is `claude_ai_Gmail`, `plugin:P:S` is `plugin_P_S`; the name shown kept as a note; real 2.1.276); `plugins`: plugin_loaded; `plugin_errors`: plugin_failed"),
+        read(S, "system/init", BOTH, "agent_reported per server in `mcp_servers`; its tools in `tools` are the harness's list, listed (counted and by name), never model_visible: a run whose model API never answered prints the same line (tool_deferred each with `ToolSearch` listed), each server named as its tools are (Claude Code's own rule: `claude.ai Gmail` is `claude_ai_Gmail`, `plugin:P:S` is `plugin_P_S`; the name shown kept as a note; real 2.1.276); `plugins`: plugin_loaded; `plugin_errors`: plugin_failed"),
         // The client state `{name,type:"needs-auth",config}`, reported as a status.
         read(S, "system/init.mcp_servers.status:needs-auth", BOTH, "agent_reported needs-auth"),
         // `source:r().optional().describe("Where the server definition came from …")`.
