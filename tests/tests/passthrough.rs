@@ -314,8 +314,9 @@ async fn the_real_claude_cli_reports_third_party_servers_before_the_probe_ends()
 }
 
 /// Claude's init line named at least `least` tools of `server`, either way
-/// it can: counted as visible (tool search off: every tool is sent), or each
-/// held behind its tool search (deferred: none is said to reach the model).
+/// it can: counted as listed (the harness's own list: never said to reach
+/// the model, issue 67), or each held behind its tool search (deferred:
+/// none is said to reach the model).
 fn assert_reported_tools(
     attempt: &tether_core::history::AttachmentAttempt,
     server: &str,
@@ -324,7 +325,12 @@ fn assert_reported_tools(
     let count = attempt
         .evidence
         .iter()
-        .filter(|e| e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(server))
+        // (Claude's own count, not the sentinel's listing.)
+        .filter(|e| {
+            e.kind == EvidenceKind::ToolsListObserved
+                && e.provenance == tether_core::vocab::Provenance::AgentReport
+                && e.server.as_deref() == Some(server)
+        })
         .find_map(|e| e.tool_count);
     let deferred = attempt
         .evidence
@@ -336,9 +342,10 @@ fn assert_reported_tools(
         Some(n) => {
             assert!(
                 n as usize >= least && deferred == 0,
-                "{server}: {n} visible, {deferred} deferred"
+                "{server}: {n} listed, {deferred} deferred"
             );
-            assert_eq!(row.stages.model_visible.state, StageState::Yes, "{row:#?}");
+            assert_ne!(row.stages.model_visible.state, StageState::Yes, "{row:#?}");
+            assert_eq!(row.stages.tools_listed.state, StageState::Yes, "{row:#?}");
         }
         None => {
             assert!(

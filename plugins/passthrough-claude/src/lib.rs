@@ -44,7 +44,7 @@ use tether_core::{
     AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
     PluginDescriptor, ServerSpec, TransportObserver,
 };
-use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle, stream_json_init_reports};
+use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle};
 
 /// The harness's dialect: the entry shape its scanner reads and the
 /// reference spelling its materializer writes (which the harness expands).
@@ -164,7 +164,7 @@ impl PassthroughStrategy for PassthroughClaude {
     }
 
     fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
-        stream_json_init_reports(line, at)
+        records::init_reports(line, at)
     }
 }
 

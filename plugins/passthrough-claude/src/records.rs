@@ -274,6 +274,17 @@ fn harness_list_only(mut evidence: Evidence) -> Vec<Evidence> {
     std::iter::once(evidence).chain(listing).collect()
 }
 
+/// What a headless run's line says as the probe and `tether run` read it
+/// ([`stream_json_init_reports`](tether_sdk::materialize::stream_json_init_reports)),
+/// its init line's tools the harness's list ([`harness_list_only`]), never
+/// what the model was sent.
+pub fn init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
+    tether_sdk::materialize::stream_json_init_reports(line, at)
+        .into_iter()
+        .flat_map(harness_list_only)
+        .collect()
+}
+
 /// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
 /// (server, tool), each a name.
 fn init_tools(record: &str) -> Vec<(String, String)> {
