@@ -73,7 +73,7 @@ fresh() { rm -f "$scratch/$1".db*; }
 
 # The file that grows: the largest session, and 1 MB of its own records
 # with new call ids appended (undone after each run).
-grow=$(ls -S "${files[@]}" | head -1)
+grow=$(ls -S "${files[@]}" | head -1 || true)
 grow_len=$(stat -c %s "$grow")
 touch -r "$grow" "$scratch/grow.mtime"
 { tail -c 1100000 "$grow" | tail -n +2 | head -c 1000000 | sed '$d' | sed 's/toolu_/toolv_/g' >"$scratch/more.jsonl"; } || true
