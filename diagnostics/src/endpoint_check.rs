@@ -19,28 +19,21 @@
 //! path (cancellation and a dropped future included); `endpoint_for_url` (a
 //! path ending in `/sse` is legacy SSE). The listed tools are catalogued from
 //! the server's own bytes (`RawTools`): each stdio line, each server-sent event
-//! on its way to rmcp's HTTP client (`TappedHttp`, which delegates to rmcp's
-//! reqwest client, limits included, inside `tether_mcp_client::resume`'s
-//! `Resuming`, which keeps SSE `retry` on every resumption), each legacy SSE message
+//! on its way to rmcp's reqwest client (observed by `tether_mcp_client::resume`'s
+//! `Resuming`, which also keeps SSE `retry` on every resumption), each legacy SSE message
 //! (`connect_with_tap`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation, PaginatedRequestParams,
     ProtocolVersion, ServerJsonRpcMessage,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
-    StreamableHttpPostResponse, StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
 use tether_core::model::{EndpointTestResult, ToolCallCheck, ToolCatalog};
 use tether_core::sanitize::Scrubber;
@@ -164,153 +157,6 @@ impl RawTools {
 
     fn take(&self) -> Vec<serde_json::Value> {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-/// rmcp's reqwest client, with every server-sent event's data read on its
-/// way to the typed client ([`RawTools::keep`]): servers that answer POSTs
-/// with an event stream (the TypeScript SDK's default) are catalogued from
-/// their own bytes. A plain JSON answer reaches us already typed, so those
-/// fall back to the modelled fields.
-#[derive(Clone)]
-struct TappedHttp {
-    inner: reqwest::Client,
-    raw: RawTools,
-}
-
-impl TappedHttp {
-    fn tap(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
-        match response {
-            StreamableHttpPostResponse::Sse(stream, session) => {
-                let raw = self.raw.clone();
-                let stream = stream.inspect(move |event| {
-                    if let Ok(event) = event
-                        && let Some(data) = &event.data
-                    {
-                        raw.keep(data);
-                    }
-                });
-                StreamableHttpPostResponse::Sse(Box::pin(stream), session)
-            }
-            other => other,
-        }
-    }
-}
-
-impl StreamableHttpClient for TappedHttp {
-    type Error = reqwest::Error;
-
-    async fn post_message(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let response = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await?;
-        Ok(self.tap(response))
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let response = self
-            .inner
-            .post_message_with_max_sse_event_size(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await?;
-        Ok(self.tap(response))
-    }
-
-    async fn post_message_with_response_limits(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        limits: StreamableHttpResponseLimits,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let response = self
-            .inner
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await?;
-        Ok(self.tap(response))
-    }
-
-    async fn delete_session(
-        &self,
-        uri: Arc<str>,
-        session_id: Arc<str>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
-            .await
-    }
-
-    async fn get_stream_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<
-        futures::stream::BoxStream<'static, Result<sse_stream::Sse, SseError>>,
-        StreamableHttpError<Self::Error>,
-    > {
-        self.inner
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
     }
 }
 
@@ -682,10 +528,14 @@ async fn run(
             config.max_sse_event_size = limits.max_message_bytes;
             // Resumptions wait the server's SSE `retry` and carry
             // `Last-Event-ID`; no standalone GET stream (see `resume`).
-            let http = tether_mcp_client::resume::Resuming::new(TappedHttp {
-                inner: http,
-                raw: raw.clone(),
-            });
+            // Every event's data is read on its way to rmcp's typed client
+            // ([`RawTools::keep`]): servers that answer POSTs with an event
+            // stream (the TypeScript SDK's default) are catalogued from their
+            // own bytes; a plain JSON answer reaches us already typed, so
+            // those fall back to the modelled fields.
+            let keep = raw.clone();
+            let http = tether_mcp_client::resume::Resuming::new(http)
+                .observing(move |data| keep.keep(data));
             let transport = StreamableHttpClientTransport::with_client(http, config);
             client_config()
                 .serve_with_lifecycle(transport, lifecycle.clone())

@@ -35,6 +35,10 @@ use tokio::time::Instant;
 /// A stream of server-sent events, as rmcp's clients return them.
 type Events = BoxStream<'static, Result<Sse, SseError>>;
 
+/// What a caller reads of each event's data on its way to rmcp (a copy of
+/// nothing: it borrows the data), on every stream, resumed ones included.
+type DataObserver = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How a stream that can be resumed ended: when, and the `retry` it carried.
 #[derive(Debug, Clone, Copy)]
 struct Ended {
@@ -75,6 +79,7 @@ struct Tracked {
     retry: Option<Duration>,
     ledger: Ledger,
     ended: bool,
+    observe: Option<DataObserver>,
 }
 
 impl Stream for Tracked {
@@ -84,6 +89,9 @@ impl Stream for Tracked {
         let item = ready!(self.inner.poll_next_unpin(cx));
         match &item {
             Some(Ok(event)) => {
+                if let (Some(observe), Some(data)) = (&self.observe, &event.data) {
+                    observe(data);
+                }
                 if let Some(ms) = event.retry {
                     self.retry = Some(Duration::from_millis(ms));
                 }
@@ -114,6 +122,7 @@ impl Stream for Tracked {
 pub struct Resuming<C> {
     inner: C,
     ledger: Ledger,
+    observe: Option<DataObserver>,
 }
 
 impl<C: StreamableHttpClient> Resuming<C> {
@@ -122,7 +131,16 @@ impl<C: StreamableHttpClient> Resuming<C> {
         Self {
             inner,
             ledger: Ledger::default(),
+            observe: None,
         }
+    }
+
+    /// Hands each server-sent event's data, on every stream (responses and
+    /// their resumptions), to `observe` before rmcp reads it: how a caller
+    /// reads the server's own bytes. `observe` must return at once.
+    pub fn observing(mut self, observe: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.observe = Some(Arc::new(observe));
+        self
     }
 
     fn track(&self, inner: Events, id: Option<String>, retry: Option<Duration>) -> Events {
@@ -132,6 +150,7 @@ impl<C: StreamableHttpClient> Resuming<C> {
             retry,
             ledger: self.ledger.clone(),
             ended: false,
+            observe: self.observe.clone(),
         }
         .boxed()
     }
