@@ -10,8 +10,9 @@
 //!   capabilities of a CLI that takes every transport from its config.
 //! - [`stream_json_init_reports`] reads the `system/init` line that
 //!   CLIs of the stream-json kind print with
-//!   `--output-format stream-json`: each server's status and its
-//!   model-visible `mcp__<server>__<tool>` count.
+//!   `--output-format stream-json`: each server's status and the count of
+//!   its `mcp__<server>__<tool>` tools the harness holds (its own list, which
+//!   shows `current_thread`, never what the model was sent).
 
 use serde_json::{Map, Value};
 use tether_core::model::{Evidence, Timestamp};
@@ -203,7 +204,8 @@ pub const SEARCH_TOOL: &str = "ToolSearch";
 /// `agent_reported` evidence from one stdout line, when it is a stream-json
 /// `{"type":"system","subtype":"init","mcp_servers":[{name,status}],"tools":[…]}`
 /// object: per server its status, and its tool count when tools named
-/// `mcp__<server>__…` are listed (model-visible). When the line also lists
+/// `mcp__<server>__…` are listed (the harness's own list: the reducer reads
+/// it as `current_thread`, never `model_visible`). When the line also lists
 /// [`SEARCH_TOOL`], those tools are held behind the search: each is
 /// `tool_deferred` instead, and no count claims they reached the model.
 /// Anything else gives nothing.

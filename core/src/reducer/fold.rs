@@ -654,11 +654,16 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
             }
         }
     }
+    // A count in a harness's own report (an init line, a status event) is
+    // the harness's list of the tools it holds in the session: it shows
+    // `current_thread`, never `model_visible`, which only a model-side
+    // signal shows (a run whose model API never answered prints the same
+    // list).
     if let Some(count) = ev.tool_count
         && count > 0
     {
         row.stages.tools_listed.merge(report(StageState::Yes));
-        row.stages.model_visible.merge(report(StageState::Yes));
+        row.stages.current_thread.merge(report(StageState::Yes));
         changed |= merge_tool_count(row, count, at);
     }
     changed

@@ -195,11 +195,14 @@ fn agent_reports_move_stages_with_agent_provenance() {
     let a = h.current().expect("current");
     let r0 = a.server("srv0").expect("srv0");
     assert_eq!(r0.status, DisplayStatus::Active);
-    assert_eq!(r0.stages.model_visible.state, StageState::Yes);
+    // The harness's own list of the tools it holds: current_thread, never
+    // what the model was sent.
+    assert_eq!(r0.stages.current_thread.state, StageState::Yes);
     assert_eq!(
-        r0.stages.model_visible.provenance,
+        r0.stages.current_thread.provenance,
         Some(ProvenanceCode::AgentReport)
     );
+    assert_eq!(r0.stages.model_visible.state, StageState::Unknown);
     let r1 = a.server("srv1").expect("srv1");
     assert_eq!(r1.status, DisplayStatus::Failed);
     assert_eq!(r1.reason_code, Some(ReasonCode::AuthRequired));

@@ -13,8 +13,9 @@
 //!   instead of racing them.
 //! - Reads Claude's `--output-format stream-json --verbose` `system/init`
 //!   line: each server's reported status becomes `agent_reported` evidence,
-//!   and `mcp__<server>__<tool>` names in `tools` become its model-visible
-//!   tool count (provenance `agent_report`).
+//!   and `mcp__<server>__<tool>` names in `tools` become the count of the
+//!   tools Claude holds in the session (provenance `agent_report`; the
+//!   harness's list, so `current_thread`, never `model_visible`).
 //! - Scans Claude Code's own configuration for `tether inventory`
 //!   ([`config_scan`]).
 //!
@@ -164,7 +165,7 @@ impl PassthroughStrategy for PassthroughClaude {
     }
 
     fn read_output(&self, line: &str, at: Timestamp) -> Vec<Evidence> {
-        records::init_reports(line, at)
+        tether_sdk::materialize::stream_json_init_reports(line, at)
     }
 }
 
@@ -385,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_server_status_and_model_visible_tools_from_system_init() {
+    fn reads_server_status_and_the_tools_claude_holds_from_system_init() {
         let line = r#"{"type":"system","subtype":"init","tools":["Bash","mcp__tether-sentinel__sentinel_echo","mcp__other__a","mcp__other__b"],"mcp_servers":[{"name":"tether-sentinel","status":"connected"},{"name":"other","status":"needs-auth"},{"name":"slow","status":"pending"}]}"#;
         let evidence = PassthroughClaude.read_output(line, Timestamp(7));
         assert_eq!(evidence.len(), 3);

@@ -41,7 +41,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use tether_core::capability::{CapabilityEvent, outcome_of_exit};
-use tether_core::model::{Evidence, Timestamp};
+use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
@@ -186,9 +186,7 @@ fn stream_json(record: &str) -> RecordAnswer {
             for evidence in names::as_tools_name_them(
                 tether_sdk::materialize::stream_json_init_reports(&record, Timestamp(0)),
             ) {
-                for evidence in harness_list_only(evidence) {
-                    push(&mut reading, evidence);
-                }
+                push(&mut reading, evidence);
             }
             for (server, tool) in init_tools(&record) {
                 if reading.servers.iter().any(|s| s.name == server) {
@@ -254,35 +252,6 @@ fn stream_json(record: &str) -> RecordAnswer {
         // (It blanks the line itself: it is given the line as written.)
         _ => transcript(written),
     }
-}
-
-/// An init line's report, as what it is: the harness's own list of the
-/// tools it holds, never what the model was sent (a run whose model API
-/// never answered prints the same line). Its count of a server's tools
-/// is a listing (the harness got them), not an offer to the model: no
-/// report of an init line shows `model_visible`.
-fn harness_list_only(mut evidence: Evidence) -> Vec<Evidence> {
-    use tether_core::vocab::EvidenceKind;
-    let count = match evidence.kind {
-        EvidenceKind::AgentReported => evidence.tool_count.take(),
-        _ => None,
-    };
-    let listing = count.zip(evidence.server.clone()).map(|(count, server)| {
-        tether_sdk::telemetry::tools_listed(&server, count, evidence.at)
-            .provenance(tether_core::vocab::Provenance::AgentReport)
-    });
-    std::iter::once(evidence).chain(listing).collect()
-}
-
-/// What a headless run's line says as the probe and `tether run` read it
-/// ([`stream_json_init_reports`](tether_sdk::materialize::stream_json_init_reports)),
-/// its init line's tools the harness's list ([`harness_list_only`]), never
-/// what the model was sent.
-pub fn init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
-    tether_sdk::materialize::stream_json_init_reports(line, at)
-        .into_iter()
-        .flat_map(harness_list_only)
-        .collect()
 }
 
 /// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
