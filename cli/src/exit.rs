@@ -180,8 +180,8 @@ pub(crate) const PAGE: &[(&str, &[(Exit, &str)])] = &[
         &[
             (Exit::Success, "the code was explained"),
             (
-                Exit::Failure,
-                "no status, verdict, reason code or stage has that name",
+                Exit::Usage,
+                "no status, verdict, reason code or stage has that name (a \"did you mean\" follows where one is near)",
             ),
         ],
     ),

@@ -39,7 +39,7 @@ pub(crate) fn capability_kind(text: &str) -> Result<String, String> {
         return Ok(text.to_owned());
     }
     let known: Vec<String> = known.iter().map(|k| (*k).to_owned()).collect();
-    let near = nearest(text, &known)
+    let near = tether_words::near::nearest(text, &known)
         .map(|n| format!(" (did you mean {n:?}?)"))
         .unwrap_or_default();
     Err(format!(
@@ -63,17 +63,6 @@ pub(crate) fn compiled_in() -> Vec<String> {
     kinds
 }
 
-/// The name in `known` that `given` is a slip of (at most two edits, fewer
-/// than half its letters), if any.
-pub(crate) fn nearest<'a>(given: &str, known: &'a [String]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (strsim::damerau_levenshtein(given, k), k.as_str()))
-        .filter(|(d, k)| *d > 0 && *d <= 2 && *d * 2 < k.len().max(2).min(given.len().max(2)))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
 /// What a command says of a name it does not know (`who: unknown WHAT
 /// "x"; did you mean "y"? known: …`), on stderr; then exit 2.
 pub(crate) fn unknown_name(
@@ -82,7 +71,7 @@ pub(crate) fn unknown_name(
     given: &str,
     known: &[String],
 ) -> std::process::ExitCode {
-    let near = nearest(given, known)
+    let near = tether_words::near::nearest(given, known)
         .map(|n| format!(" (did you mean {n:?}?)"))
         .unwrap_or_default();
     errln!(
@@ -115,7 +104,7 @@ impl TypedValueParser for HarnessKind {
         if known.iter().any(|k| k == text) {
             return Ok(text.to_owned());
         }
-        let Some(near) = nearest(text, &known) else {
+        let Some(near) = tether_words::near::nearest(text, &known) else {
             return Ok(text.to_owned());
         };
         let name = arg.map_or_else(|| "--harness <KIND>".to_owned(), |a| a.to_string());
@@ -140,18 +129,6 @@ impl TypedValueParser for HarnessKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_slip_is_near_and_a_stranger_is_not() {
-        let known: Vec<String> = ["claude", "codex", "gemini", "opencode"]
-            .map(String::from)
-            .to_vec();
-        assert_eq!(nearest("claud", &known), Some("claude"));
-        assert_eq!(nearest("gemni", &known), Some("gemini"));
-        assert_eq!(nearest("claude", &known), None, "an exact name is no slip");
-        assert_eq!(nearest("make", &known), None);
-        assert_eq!(nearest("x", &known), None);
-    }
 
     #[test]
     fn a_misspelt_kind_is_refused_with_the_kind_meant() {

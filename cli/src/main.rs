@@ -290,19 +290,24 @@ fn explain(code: Option<&str>, markdown: bool, cli_markdown: bool) -> anyhow::Re
     };
     let entries = explain::lookup(code);
     if entries.is_empty() {
-        let near: Vec<&str> = explain::all()
-            .iter()
-            .map(|e| e.code)
-            .filter(|c| c.contains(code) || code.contains(c))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let codes: std::collections::BTreeSet<&str> =
+            explain::all().iter().map(|e| e.code).collect();
         errln!("tether explain: no status, verdict, reason code or stage is called {code:?}");
-        if !near.is_empty() {
-            errln!("  did you mean: {}", near.join(", "));
+        // A slip of one code first; else every code it is part of, or that
+        // is part of it.
+        if let Some(meant) = tether_words::near::nearest(code, codes.iter().copied()) {
+            errln!("  did you mean {meant:?}?");
+        } else {
+            let near: Vec<&str> = codes
+                .into_iter()
+                .filter(|c| c.contains(code) || code.contains(c))
+                .collect();
+            if !near.is_empty() {
+                errln!("  codes that hold it: {}", near.join(", "));
+            }
         }
         errln!("  `tether explain` lists every code");
-        return Ok(ExitCode::FAILURE);
+        return Ok(ExitCode::from(exit::Exit::Usage));
     }
     for (i, entry) in entries.iter().enumerate() {
         if i > 0 {

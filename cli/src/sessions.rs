@@ -95,7 +95,7 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
         .collect();
     for kind in &args.harness.harnesses {
         if !known.contains(kind) {
-            let near = crate::flags::nearest(kind, &known)
+            let near = tether_words::near::nearest(kind, &known)
                 .map(|n| format!(" (did you mean {n:?}?)"))
                 .unwrap_or_default();
             return Err(format!(

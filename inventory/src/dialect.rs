@@ -33,21 +33,9 @@ pub fn parse_json_object(text: &str, jsonc: bool) -> Result<Map<String, Value>, 
     }
 }
 
-/// The candidate closest to `word` when it is close enough to be a typo
-/// of it (a Damerau–Levenshtein distance of at least 1 and at most a
-/// third of the word, 1 for short words): what a "did you mean" offers.
-pub fn closest_name<'a>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let bound = (word.chars().count() / 3).max(1);
-    candidates
-        .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(word, c), c))
-        .filter(|(d, _)| (1..=bound).contains(d))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
+/// "Did you mean" for a name a configuration gives (the one rule every
+/// suggestion in Tether follows), for scanners.
+pub use tether_words::near::nearest;
 
 /// The JSON type's name, for error messages.
 pub(crate) fn json_kind(value: &Value) -> &'static str {

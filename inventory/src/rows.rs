@@ -229,7 +229,7 @@ impl ScanOutput {
         name: &str,
         candidates: impl IntoIterator<Item = &'a str>,
     ) {
-        let meant = crate::dialect::closest_name(name, candidates)
+        let meant = tether_words::near::nearest(name, candidates)
             .map(|c| format!(": did you mean {:?}?", sanitize::name(c)))
             .unwrap_or_default();
         self.error(

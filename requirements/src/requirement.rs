@@ -242,17 +242,6 @@ const SPELLINGS: [&str; 14] = [
     "listed",
 ];
 
-/// The stage spelling `word` is a slip of (at most two edits, and fewer
-/// than half its letters), if any.
-fn nearest_stage(word: &str) -> Option<&'static str> {
-    SPELLINGS
-        .iter()
-        .map(|s| (strsim::damerau_levenshtein(word, s), *s))
-        .filter(|(d, s)| *d <= 2 && *d * 2 < s.len().min(word.len()))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, s)| s)
-}
-
 /// Splits `NAME[:STAGE]`: the suffix is a stage when it names one; one
 /// that looks like a stage (snake_case, or a slip of a stage's name) is an
 /// error; any other suffix is part of the server's name (a name may hold
@@ -265,7 +254,7 @@ fn split_stage(text: &str) -> Result<(&str, Need), ParseError> {
         return Ok((name, need));
     }
     let snake = !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
-    let near = nearest_stage(word);
+    let near = tether_words::near::nearest(word, SPELLINGS.iter().copied());
     if snake && (word.contains('_') || near.is_some()) {
         return Err(ParseError::UnknownStage {
             word: word.to_owned(),

@@ -67,6 +67,10 @@ fn a_misspelt_name_is_a_usage_error_that_names_the_one_meant() {
             vec!["run", "--harness", "codx", "--", "true"],
             "did you mean \"codex\"",
         ),
+        (
+            vec!["explain", "untrusted_foldr"],
+            "did you mean \"untrusted_folder\"",
+        ),
     ] {
         let out = tether_tests::tether_at_home(home.path())
             .args(&args)

@@ -10,7 +10,8 @@
 //!   copy-safe diagnostics;
 //! - [`explain`]: what every status, verdict, reason code, stage and
 //!   provenance means and what to check (`tether explain`, the book's
-//!   codes page); the reason texts are data (`explain/reasons.rs`).
+//!   codes page); the reason texts are data (`explain/reasons.rs`);
+//! - [`near`]: "did you mean", the one known name a mistyped one is a slip of.
 //!
 //! Pure, like `tether-core`: no files, no environment, no clock. Core keeps
 //! the types, the reducer and the traits; the prose that changes far more
@@ -18,3 +19,4 @@
 
 pub mod display;
 pub mod explain;
+pub mod near;

@@ -103,7 +103,7 @@ impl Approvals {
                     continue;
                 }
                 let own = source.starts_with("$PROJECT/") || source == state_source;
-                let near = tether_inventory::dialect::closest_name(name, defined.iter().copied());
+                let near = tether_inventory::dialect::nearest(name, defined.iter().copied());
                 if own || near.is_some() {
                     out.unmatched_name(HARNESS, source.clone(), key, name, defined.iter().copied());
                 }
