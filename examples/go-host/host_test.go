@@ -210,8 +210,9 @@ func TestTheHostFollowsARealSessionAndStopsItsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	tethertest.Import(t, bin, home, db)
+	// Claude Code's MCP log says "Authentication required": a login wanted.
 	authy := must(row("authy"))
-	if authy[2] != "failed" || authy[3] != "auth_required" || authy[4] != "Delivered" {
+	if authy[2] != "failed" || authy[3] != "oauth_required" || authy[4] != "Delivered" {
 		t.Errorf("authy: %v", authy[1:])
 	}
 	before, _ := strconv.Atoi(first["time"][1])

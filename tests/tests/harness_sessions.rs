@@ -514,9 +514,12 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
         row(&disk, "broken").reason_code,
         Some(ReasonCode::CommandNotFound)
     );
+    // `authy` wants an OAuth login (its 401 names protected-resource
+    // metadata); Claude Code's own MCP log says "Authentication required",
+    // which the row keeps as the login it is, not a bare auth_required.
     assert_eq!(
         row(&disk, "authy").reason_code,
-        Some(ReasonCode::AuthRequired)
+        Some(ReasonCode::OauthRequired)
     );
     assert_eq!(row(&disk, "time").stages.initialized.state, StageState::Yes);
     assert!(used(&attempt), "{attempt:?}");

@@ -163,7 +163,8 @@ fn each_harness_fixture_reads_into_its_matrix() {
             version: Some("2.1.197"),
             used: true,
             broken: Some(ReasonCode::CommandNotFound),
-            authy: Some(ReasonCode::AuthRequired),
+            // Claude's MCP log: "Authentication required" (a login wanted).
+            authy: Some(ReasonCode::OauthRequired),
         },
         Want {
             kind: "codex",

@@ -633,8 +633,11 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
         }
         Some(ReportedState::NeedsAuth) => {
             row.stages.authenticated.merge(report(StageState::No));
+            // A reader that knows which auth failure it was (a login
+            // wanted: `oauth_required`; a token refused: `auth_rejected`)
+            // keeps its reason; a bare "needs auth" is `auth_required`.
             let mut auth = ev.clone();
-            auth.reason_code = Some(ReasonCode::AuthRequired);
+            auth.reason_code.get_or_insert(ReasonCode::AuthRequired);
             changed |= record_failure(row, &auth, ReasonCode::AuthRequired);
         }
         Some(ReportedState::Disabled) => {

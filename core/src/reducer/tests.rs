@@ -179,7 +179,7 @@ fn every_harness_s_word_for_a_wanted_login_is_needs_auth() {
 #[test]
 fn agent_reports_move_stages_with_agent_provenance() {
     let mut h = AttachmentHistory::new("t", "s");
-    begin(&mut h, &start("a", 3)).expect("begin");
+    begin(&mut h, &start("a", 4)).expect("begin");
     let report = |server: &str, status: &str| {
         Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
             .server(server)
@@ -191,6 +191,9 @@ fn agent_reports_move_stages_with_agent_provenance() {
     )
     .expect("ok");
     reduce(&mut h, &observe("s", "a", report("srv1", "needs-auth"))).expect("ok");
+    let mut login = report("srv3", "needs-auth");
+    login.reason_code = Some(ReasonCode::OauthRequired);
+    reduce(&mut h, &observe("s", "a", login)).expect("ok");
     reduce(&mut h, &observe("s", "a", report("srv2", "pending"))).expect("ok");
     let a = h.current().expect("current");
     let r0 = a.server("srv0").expect("srv0");
@@ -207,6 +210,10 @@ fn agent_reports_move_stages_with_agent_provenance() {
     assert_eq!(r1.status, DisplayStatus::Failed);
     assert_eq!(r1.reason_code, Some(ReasonCode::AuthRequired));
     assert_eq!(r1.stages.authenticated.state, StageState::No);
+    // A reader that knew which auth failure it was keeps its reason.
+    let r3 = a.server("srv3").expect("srv3");
+    assert_eq!(r3.status, DisplayStatus::Failed);
+    assert_eq!(r3.reason_code, Some(ReasonCode::OauthRequired));
     assert_eq!(
         a.server("srv2").expect("srv2").status,
         DisplayStatus::Unknown
