@@ -173,3 +173,49 @@ mod tests {
         }
     }
 }
+
+/// A secret planted in generated records: no reading may hold it.
+pub const SECRET: &str = "sk-live-PLANTED0123456789abcdefABCDEF";
+
+/// Arbitrary text: every escape, control characters, non-ASCII, astral
+/// characters (surrogate pairs when escaped), U+2028, long runs across
+/// 64-byte boundaries, and the planted [`SECRET`].
+pub fn any_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        "[a-z_]{1,12}",
+        "\\PC{0,40}",
+        "[\"\\\\/\n\r\t\u{0}-\u{1f}é😀\u{2028}]{0,20}",
+        (0usize..4, "[a-zA-Z0-9\"\\\\]{60,70}").prop_map(|(n, s)| s.repeat(n + 1)),
+        Just(SECRET.to_owned()),
+        Just(format!("{SECRET}\"\\\n{SECRET}")),
+    ]
+}
+
+/// Every non-blank line of `files` read by both paths, which must agree;
+/// how many lines were read.
+pub fn every_line_reads_the_same<A: PartialEq + std::fmt::Debug>(
+    files: &[std::path::PathBuf],
+    fast: impl Fn(&str) -> A,
+    slow: impl Fn(&str) -> A,
+) -> usize {
+    let mut lines = 0;
+    for path in files {
+        let text = std::fs::read_to_string(path).expect("fixture");
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            lines += 1;
+            assert_eq!(
+                fast(line),
+                slow(line),
+                "{}:{} reads differently",
+                path.display(),
+                i + 1
+            );
+        }
+    }
+    lines
+}

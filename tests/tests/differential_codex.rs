@@ -17,7 +17,9 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tether_core::records::{RecordAnswer, RecordFile, Unparsed};
 use tether_passthrough_codex::records::{ROLLOUT, plain, read};
-use tether_tests::differential::{Style, files_below, write};
+use tether_tests::differential::{
+    SECRET, Style, any_text, every_line_reads_the_same, files_below, write,
+};
 
 const CONFIGURED: &[&str] = &["time", "figma"];
 
@@ -47,41 +49,8 @@ fn every_codex_rollout_in_the_repository_reads_the_same_both_ways() {
         p.contains("codex") && !p.contains(".exec.") && !p.contains("/telemetry/")
     });
     assert!(files.len() >= 10, "Codex rollouts found: {files:?}");
-    let mut lines = 0;
-    for path in &files {
-        let text = std::fs::read_to_string(path).expect("fixture");
-        for (i, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            lines += 1;
-            assert_eq!(
-                fast(line),
-                slow(line),
-                "{}:{} reads differently",
-                path.display(),
-                i + 1
-            );
-        }
-    }
+    let lines = every_line_reads_the_same(&files, fast, slow);
     assert!(lines > 300, "{lines} lines");
-}
-
-const SECRET: &str = "sk-live-PLANTED0123456789abcdefABCDEF";
-
-/// Arbitrary text: escapes, control characters, non-ASCII, astral
-/// characters (surrogate pairs when escaped), long runs across 64-byte
-/// boundaries, and a planted secret.
-fn any_text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[a-z_]{1,12}",
-        "\\PC{0,40}",
-        "[\"\\\\/\n\r\t\u{0}-\u{1f}é😀]{0,20}",
-        (0usize..4, "[a-zA-Z0-9\"\\\\]{60,70}").prop_map(|(n, s)| s.repeat(n + 1)),
-        Just(SECRET.to_owned()),
-        Just(format!("{SECRET}\"\\\n{SECRET}")),
-    ]
 }
 
 /// A name, or anything.
