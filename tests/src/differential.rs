@@ -149,31 +149,6 @@ pub fn files_below(dir: &std::path::Path, keep: &dyn Fn(&str) -> bool) -> Vec<st
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_way_of_writing_parses_back_to_the_value() {
-        let v =
-            serde_json::json!({"a": "x\"y\\z\n\u{1}é😀/", "b": [1, null, {"c": "d"}], "e": true});
-        for seed in 0..200 {
-            for pretty in [false, true] {
-                let text = write(
-                    &v,
-                    Style {
-                        seed,
-                        pretty,
-                        escape_more: true,
-                    },
-                );
-                let back: Value = serde_json::from_str(&text).expect(&text);
-                assert_eq!(back, v, "{text}");
-            }
-        }
-    }
-}
-
 /// A secret planted in generated records: no reading may hold it.
 pub const SECRET: &str = "sk-live-PLANTED0123456789abcdefABCDEF";
 
@@ -218,4 +193,29 @@ pub fn every_line_reads_the_same<A: PartialEq + std::fmt::Debug>(
         }
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_way_of_writing_parses_back_to_the_value() {
+        let v =
+            serde_json::json!({"a": "x\"y\\z\n\u{1}é😀/", "b": [1, null, {"c": "d"}], "e": true});
+        for seed in 0..200 {
+            for pretty in [false, true] {
+                let text = write(
+                    &v,
+                    Style {
+                        seed,
+                        pretty,
+                        escape_more: true,
+                    },
+                );
+                let back: Value = serde_json::from_str(&text).expect(&text);
+                assert_eq!(back, v, "{text}");
+            }
+        }
+    }
 }
