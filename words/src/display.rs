@@ -630,6 +630,7 @@ pub fn stopped(row: &ServerAttachment) -> String {
         DisplayStatus::Failed => match row.reason_code {
             Some(R::UnresolvedVariable) => format!("failed: {}", unset()),
             Some(R::AuthRequired) => "needs auth".to_owned(),
+            Some(R::OauthRequired) => "needs an OAuth login".to_owned(),
             Some(R::CommandNotFound | R::ProcessStartFailed) => {
                 format!("failed to start: {}", reason())
             }
