@@ -114,6 +114,32 @@ pub fn tail_hash(file: &mut std::fs::File, offset: u64) -> std::io::Result<u64> 
     Ok(fnv1a(&bytes))
 }
 
+/// What separates a database's path from the role of the source that read
+/// it, in a file's key (a control character no file name here holds).
+const ROLE_SEPARATOR: char = '\u{1f}';
+
+/// The key a file's state and ledger row are kept under: its path; for a
+/// database, which several sources read (each with its own query, each
+/// with its own facts and place), its path and the source's role, so one
+/// source's reading never replaces another's.
+pub(crate) fn file_key(path: PathBuf, source: &Source) -> PathBuf {
+    if source.source.format == RecordFormat::Sqlite {
+        let mut key = path.into_os_string();
+        key.push(format!("{ROLE_SEPARATOR}{}", source.source.role));
+        PathBuf::from(key)
+    } else {
+        path
+    }
+}
+
+/// The file a [`file_key`] names.
+fn file_of(key: &Path) -> &Path {
+    match key.to_str().and_then(|k| k.rsplit_once(ROLE_SEPARATOR)) {
+        Some((path, _)) => Path::new(path),
+        None => key,
+    }
+}
+
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
@@ -518,7 +544,7 @@ impl Records {
             .filter(|(path, (row, _))| {
                 !row.gone
                     && kinds.contains(&row.agent_kind)
-                    && matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+                    && matches!(std::fs::symlink_metadata(file_of(path)), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
             })
             .map(|(_, (row, head))| {
                 tracing::debug!(file = %head.report.path, "gone since it was read; its row is kept, marked gone");

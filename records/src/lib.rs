@@ -283,7 +283,8 @@ impl Records {
             let found = self.find(index);
             self.note_cut(index, &found);
             for (rel, path, meta) in found.files {
-                tasks.extend(self.task_for(index, rel, path, meta));
+                let key = ledger::file_key(path, &self.sources[index]);
+                tasks.extend(self.task_for(index, rel, key, meta));
             }
         }
         self.note_gone();
