@@ -793,12 +793,13 @@ fn tether_sessions_lists_shows_and_imports() {
         .collect();
     assert_eq!(stopped["time"], "used: 1 call");
     assert_eq!(stopped["time/get_current_time"], "used: 1 call");
-    assert_eq!(stopped["authy"], "needs auth");
+    // authy wants an OAuth login (its 401 names resource metadata).
+    assert_eq!(stopped["authy"], "needs an OAuth login");
     assert_eq!(stopped["broken"], "failed to start: command not found");
     let (code, table, _) = run(&["sessions", "show", "claude:2d8efbcf"]);
     assert_eq!(code, Some(0));
     assert!(
-        table.contains("needs auth") && table.contains("WHERE IT STOPPED"),
+        table.contains("needs an OAuth login") && table.contains("WHERE IT STOPPED"),
         "{table}"
     );
 
