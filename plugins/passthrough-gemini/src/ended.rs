@@ -1,8 +1,30 @@
 //! How a call that did not succeed ended, in Gemini CLI's and Qwen Code's
-//! own words (scanned, never kept): read by both the chat records and the
-//! telemetry, so it lives apart from each.
+//! own words (scanned, never kept): read by the chat records, the
+//! stream-json and the telemetry, so it lives apart from each.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use tether_core::vocab::ReasonCode;
+
+/// Words, or anything else (a diff, parts, an object): only words are
+/// scanned by the helpers here.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Words<'a> {
+    Words(#[serde(borrow)] Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
+}
+
+impl Words<'_> {
+    /// The words, where they are words.
+    pub(crate) fn text(&self) -> Option<&str> {
+        match self {
+            Words::Words(w) => Some(w),
+            Words::Other(_) => None,
+        }
+    }
+}
 
 /// How a call that did not succeed ended, as its record says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,7 +30,7 @@
 //! Both: what a headless run printed (`-p --output-format stream-json`),
 //! read by path only ([`crate::stream_json`]).
 
-use crate::ended::{Ended, gemini_cancelled, gemini_ended};
+use crate::ended::{Ended, Words, gemini_cancelled, gemini_ended};
 use crate::older::qwen_denied_in;
 use std::borrow::Cow;
 
@@ -59,7 +59,7 @@ pub const QWEN_CHAT: &str = "chat";
 pub const QWEN_DEBUG: &str = "debug_log";
 /// What `-p --output-format stream-json` printed (either CLI), saved to a
 /// file: read by path only ([`crate::stream_json`]).
-pub const STREAM_JSON: &str = "stream_json";
+pub const STREAM_JSON: &str = crate::stream_json::ROLE;
 
 /// Where each flavor writes its session records.
 pub fn sources(flavor: Flavor) -> Vec<RecordSource> {
@@ -157,25 +157,6 @@ struct GeminiCall<'a> {
     /// reason (`response.error`) only, never kept.
     #[serde(borrow, default)]
     result: Option<ResultParts<'a>>,
-}
-
-/// Words, or anything else (a diff, parts, an object): only words are
-/// scanned (the chats' and the stream-json's readers both take it).
-#[derive(Deserialize)]
-#[serde(untagged)]
-pub(crate) enum Words<'a> {
-    Words(#[serde(borrow)] Cow<'a, str>),
-    Other(serde::de::IgnoredAny),
-}
-
-impl Words<'_> {
-    /// The words, where they are words.
-    pub(crate) fn text(&self) -> Option<&str> {
-        match self {
-            Words::Words(w) => Some(w),
-            Words::Other(_) => None,
-        }
-    }
 }
 
 /// A call's `result`: parts, of which a `functionResponse`'s

@@ -36,8 +36,10 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::split_against;
 
-use crate::ended::{Ended, gemini_cancelled, gemini_ended, qwen_denied};
-use crate::records::Words;
+use crate::ended::{Ended, Words, gemini_cancelled, gemini_ended, qwen_denied};
+
+/// The role of a saved stream-json file, read by path only (either CLI).
+pub const ROLE: &str = "stream_json";
 
 /// A call's arguments as far as a skill's activation names its skill
 /// (`name`: Gemini's `activate_skill`; `skill`: Qwen's `skill`); anything
@@ -412,7 +414,7 @@ mod tests {
 
     fn file(configured: &[String]) -> RecordFile<'_> {
         RecordFile {
-            role: crate::records::STREAM_JSON,
+            role: ROLE,
             segments: &[],
             session: None,
             configured,
