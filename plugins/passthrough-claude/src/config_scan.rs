@@ -33,8 +33,7 @@
 
 use std::collections::BTreeMap;
 
-#[path = "policy.rs"]
-mod policy;
+use crate::policy;
 
 use serde_json::{Map, Value};
 use tether_core::Endpoint;

@@ -27,6 +27,7 @@
 
 pub mod census;
 pub mod config_scan;
+mod policy;
 
 use std::path::Path;
 
@@ -40,11 +41,7 @@ use tether_core::passthrough::{Materialized, MaterializedFile, PassthroughStrate
 use tether_core::telemetry::{
     HeadersSent, TelemetryAnswer, TelemetryRecord, TelemetrySetup, TelemetryTarget,
 };
-use tether_core::vocab::{ReasonCode, Transport};
-use tether_core::{
-    AgentCapabilities, Decision, Delivery, DriveMode, Endpoint, KeyValue, Plan, PlanContext,
-    PluginDescriptor, ServerSpec, TransportObserver,
-};
+use tether_core::{AgentCapabilities, Endpoint, KeyValue, Plan, PlanContext};
 use tether_sdk::materialize::{EVERY_TRANSPORT, EnvRefs, RefStyle};
 
 /// The harness's dialect: the entry shape its scanner reads and the
@@ -67,41 +64,15 @@ pub const CONFIG_FILE: &str = "mcp-config.json";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughClaude;
 
-impl TransportObserver for PassthroughClaude {
-    fn descriptor(&self) -> PluginDescriptor {
-        PluginDescriptor::new(
-            PLUGIN_NAME,
-            AGENT_KINDS,
-            DriveMode::Passthrough,
-            env!("CARGO_PKG_VERSION"),
-        )
-    }
-
-    fn decide(&self, server: &ServerSpec, _: &PlanContext) -> Decision {
-        let supported =
-            |t: &Transport| matches!(t, Transport::Stdio | Transport::Http | Transport::Sse);
-        match server
-            .endpoints
-            .iter()
-            .map(|e| e.transport())
-            .find(supported)
-        {
-            Some(transport) => Decision::Deliver {
-                transport,
-                via: Delivery::ConfigFile,
-            },
-            None => Decision::filter(ReasonCode::TransportUnsupported),
-        }
-    }
-
-    fn passthrough(&self) -> Option<&dyn PassthroughStrategy> {
-        Some(self)
-    }
-
-    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
-        Some(self)
-    }
-}
+// Its descriptor, its decision (the server's first endpoint: Claude takes
+// stdio, http and sse, every transport there is) and itself as its
+// passthrough strategy and reader.
+tether_sdk::passthrough_observer!(
+    PassthroughClaude,
+    PLUGIN_NAME,
+    AGENT_KINDS,
+    roles: [records, telemetry, census, last_mile, setup, model_tap],
+);
 
 /// Claude's `mcpServers` entry for one endpoint; secret-bearing values are
 /// `${VAR}` references whose values go into `indirect.env`.
@@ -180,9 +151,8 @@ fn claude_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-impl tether_core::harness::HarnessReader for PassthroughClaude {
+impl tether_core::records::RecordReader for PassthroughClaude {
     tether_sdk::forward_reader! {
-        census: census::census,
         record_sources: records::sources,
         read_record: records::read,
         // The pinned release and the newest npm serves (`tests/peers`,
@@ -200,31 +170,41 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
             .skills_invoked()
             .hooks_fired_sometimes(records::HOOK_SILENCE)
     }
+}
 
-    /// `ANTHROPIC_BASE_URL`: Claude Code sends every model request there
-    /// with its own credentials.
-    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+impl tether_core::telemetry::TelemetryReader for PassthroughClaude {
+    /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`
+    /// and `claude_code.tool_result` logs, its metrics, and (beta) its tool spans.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
         Some(
-            tether_core::model_tap::ModelSetup::new("claude", "anthropic_messages")
-                .var("ANTHROPIC_BASE_URL", base_url)
-                .note("Claude Code sends its requests, with its own API key or token, to this URL; the tap passes them on unchanged (to https://api.anthropic.com unless --upstream says otherwise)."),
+            TelemetrySetup::new("claude", HeadersSent::Verified)
+                .var("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+                .var("OTEL_LOGS_EXPORTER", "otlp")
+                .var("OTEL_METRICS_EXPORTER", "otlp")
+                .var("OTEL_TRACES_EXPORTER", "otlp")
+                .var("CLAUDE_CODE_ENHANCED_TELEMETRY_BETA", "1")
+                .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
+                .otlp_headers(target)
+                .settings_env_json("~/.claude/settings.json")
+                .note("The beta tool spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1) name each MCP tool a session calls (`mcp__SERVER__TOOL`), so tools used show without payload capture.")
+                .note("Connected and failed servers are named only with OTEL_LOG_TOOL_DETAILS=1, which also puts tool input in `tool_parameters`; Tether reads the two names there and drops the input. It is not set here: add it to see which server failed.")
+                .note("Claude Code's telemetry says nothing when a server needs a login: such a server stays as its configuration left it."),
         )
     }
 
-    /// `claude-cli/VERSION`; its session in `x-claude-code-session-id`
-    /// (2.1.197 and 2.1.332 send it).
-    fn model_caller(
-        &self,
-        headers: &[(&str, &str)],
-    ) -> Option<tether_core::model_tap::ModelCaller> {
-        use tether_core::model_tap::{ModelCaller, header, product_version};
-        let version = product_version(header(headers, "user-agent")?, "claude-cli")?;
-        Some(ModelCaller::new(
-            Some(version),
-            header(headers, "x-claude-code-session-id"),
-        ))
+    fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
+        telemetry::read(record)
     }
+}
 
+impl tether_core::harness::HarnessCensus for PassthroughClaude {
+    tether_sdk::forward_reader! {
+        census: census::census,
+    }
+}
+
+impl tether_core::last_mile::LastMile for PassthroughClaude {
     /// Claude Code's last mile, verified on 2.1.197 and 2.1.332 against the
     /// fake model's log of every request (`tests/tests/last_mile.rs`):
     /// `mcp__SERVER__TOOL`, every character outside `[a-zA-Z0-9_-]` an `_`;
@@ -240,7 +220,7 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
     /// (`config_scan::read_loading`; `tests/tests/always_load.rs`,
     /// `tests/tests/tool_search.rs`). Releases between the two are not
     /// read: their deferral is unknown.
-    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+    fn rules(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
         use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
         let search: fn(&tether_core::last_mile::Context) -> _ = match version {
             None => tool_search::newest,
@@ -269,31 +249,9 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
             }),
         )
     }
+}
 
-    /// Claude Code's own OpenTelemetry: its `claude_code.mcp_server_connection`
-    /// and `claude_code.tool_result` logs, its metrics, and (beta) its tool spans.
-    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        Some(
-            TelemetrySetup::new("claude", HeadersSent::Verified)
-                .var("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
-                .var("OTEL_LOGS_EXPORTER", "otlp")
-                .var("OTEL_METRICS_EXPORTER", "otlp")
-                .var("OTEL_TRACES_EXPORTER", "otlp")
-                .var("CLAUDE_CODE_ENHANCED_TELEMETRY_BETA", "1")
-                .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
-                .otlp_headers(target)
-                .settings_env_json("~/.claude/settings.json")
-                .note("The beta tool spans (CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1) name each MCP tool a session calls (`mcp__SERVER__TOOL`), so tools used show without payload capture.")
-                .note("Connected and failed servers are named only with OTEL_LOG_TOOL_DETAILS=1, which also puts tool input in `tool_parameters`; Tether reads the two names there and drops the input. It is not set here: add it to see which server failed.")
-                .note("Claude Code's telemetry says nothing when a server needs a login: such a server stays as its configuration left it."),
-        )
-    }
-
-    fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
-        telemetry::read(record)
-    }
-
+impl tether_core::harness::SetupGuide for PassthroughClaude {
     /// `claude mcp add --scope user`, or an entry of `~/.claude.json`'s
     /// `mcpServers` (user scope: no project approval needed).
     fn server_setup(
@@ -319,6 +277,32 @@ impl tether_core::harness::HarnessReader for PassthroughClaude {
     }
 }
 
+impl tether_core::model_tap::ModelTap for PassthroughClaude {
+    /// `ANTHROPIC_BASE_URL`: Claude Code sends every model request there
+    /// with its own credentials.
+    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+        Some(
+            tether_core::model_tap::ModelSetup::new("claude", "anthropic_messages")
+                .var("ANTHROPIC_BASE_URL", base_url)
+                .note("Claude Code sends its requests, with its own API key or token, to this URL; the tap passes them on unchanged (to https://api.anthropic.com unless --upstream says otherwise)."),
+        )
+    }
+
+    /// `claude-cli/VERSION`; its session in `x-claude-code-session-id`
+    /// (2.1.197 and 2.1.332 send it).
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
+        use tether_core::model_tap::{ModelCaller, header, product_version};
+        let version = product_version(header(headers, "user-agent")?, "claude-cli")?;
+        Some(ModelCaller::new(
+            Some(version),
+            header(headers, "x-claude-code-session-id"),
+        ))
+    }
+}
+
 tether_core::register_plugin!(PLUGIN_NAME, || Box::new(PassthroughClaude));
 
 #[cfg(test)]
@@ -326,6 +310,7 @@ mod tests {
     use super::*;
     use tether_core::observer::plan;
     use tether_core::vocab::{EvidenceKind, Provenance};
+    use tether_core::{DriveMode, TransportObserver};
     use tether_sdk::conformance::{http_server, sse_server, stdio_server};
 
     fn ctx(strict: bool) -> PlanContext {

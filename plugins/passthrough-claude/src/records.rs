@@ -54,25 +54,16 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::status;
 
-#[path = "records/builtin.rs"]
 pub mod builtin;
-#[path = "records/items.rs"]
 mod items;
-#[path = "records/lenient.rs"]
 mod lenient;
-#[path = "records/mcp_log.rs"]
 mod mcp_log;
 use items::{Content, Item};
 use mcp_log::mcp_log;
-#[path = "records/names.rs"]
 mod names;
-#[path = "records/plain.rs"]
 pub mod plain;
-#[path = "records/progress.rs"]
 mod progress;
-#[path = "records/subagents.rs"]
 mod subagents;
-#[path = "records/words.rs"]
 mod words;
 
 /// The role of transcript files.
