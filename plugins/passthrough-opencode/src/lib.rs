@@ -26,6 +26,7 @@
 
 pub mod census;
 pub mod config_scan;
+mod parts;
 pub mod records;
 mod stream_json;
 pub mod telemetry;
@@ -117,8 +118,14 @@ impl TransportObserver for PassthroughOpenCode {
         Some(self)
     }
 
-    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
-        Some(self)
+    fn roles(&self) -> tether_core::harness::Roles<'_> {
+        tether_core::harness::Roles::none()
+            .records(self)
+            .telemetry(self)
+            .census(self)
+            .last_mile(self)
+            .setup(self)
+            .model_tap(self)
     }
 }
 
@@ -184,10 +191,8 @@ fn opencode_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-impl tether_core::harness::HarnessReader for PassthroughOpenCode {
+impl tether_core::records::RecordReader for PassthroughOpenCode {
     tether_sdk::forward_reader! {
-        census: census::census,
-        read_telemetry: telemetry::read,
         record_sources: records::sources,
         read_record: records::read,
         // The pinned release and the newest npm serves (`tests/peers`,
@@ -202,7 +207,72 @@ impl tether_core::harness::HarnessReader for PassthroughOpenCode {
     fn records_show(&self) -> tether_core::harness::RunTimeShown {
         tether_core::harness::RunTimeShown::none().skills_invoked()
     }
+}
 
+impl tether_core::telemetry::TelemetryReader for PassthroughOpenCode {
+    tether_sdk::forward_reader! {
+        read_telemetry: telemetry::read,
+    }
+
+    /// OpenCode's own OpenTelemetry (`experimental.openTelemetry`): its
+    /// `MCP.*` spans and the "server unavailable" log.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        Some(
+            TelemetrySetup::new("opencode", HeadersSent::Verified)
+                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
+                .otlp_headers(target)
+                .note("OpenCode sends OpenTelemetry only with `\"experimental\": {\"openTelemetry\": true}` in its configuration.")
+                .note("OpenCode's MCP spans carry no server name, so a failed or needs-auth server is not shown from its telemetry; a tool name (`server_tool`) is split only where exactly one configured server fits, since Tether does not guess."),
+        )
+    }
+}
+
+impl tether_core::harness::HarnessCensus for PassthroughOpenCode {
+    tether_sdk::forward_reader! {
+        census: census::census,
+    }
+}
+
+impl tether_core::last_mile::LastMile for PassthroughOpenCode {
+    /// OpenCode's last mile, verified on 1.18.33 against the fake model's
+    /// log of every request (`tests/tests/last_mile.rs`): `SERVER_TOOL`,
+    /// every character outside `[a-zA-Z0-9_-]` an `_`; of two tools that
+    /// then share a name the last listed is kept; no schema is dropped and
+    /// no name cut. Its provider is the user's choice, so no provider's
+    /// limit is claimed.
+    fn rules(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{OnCollision, Rules};
+        let _ = version;
+        Some(Rules::new(
+            opencode_tool_name,
+            OnCollision::LastWins,
+            "OpenCode 1.18.33, verified",
+        ))
+    }
+}
+
+impl tether_core::harness::SetupGuide for PassthroughOpenCode {
+    /// An entry of `~/.config/opencode/opencode.json`'s `mcp`.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        let mut line = vec![command.to_owned()];
+        line.extend(args.iter().cloned());
+        Some(tether_core::passthrough::ServerSetup::new(
+            tether_sdk::materialize::server_block(
+                "~/.config/opencode/opencode.json",
+                "mcp",
+                name,
+                json!({"type": "local", "command": line, "enabled": true}),
+            ),
+        ))
+    }
+}
+
+impl tether_core::model_tap::ModelTap for PassthroughOpenCode {
     /// A provider's `options.baseURL` in `opencode.json`, at the tap.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
         let block =
@@ -228,53 +298,6 @@ impl tether_core::harness::HarnessReader for PassthroughOpenCode {
         Some(ModelCaller::new(
             Some(version),
             header(headers, "x-session-id"),
-        ))
-    }
-
-    /// OpenCode's last mile, verified on 1.18.33 against the fake model's
-    /// log of every request (`tests/tests/last_mile.rs`): `SERVER_TOOL`,
-    /// every character outside `[a-zA-Z0-9_-]` an `_`; of two tools that
-    /// then share a name the last listed is kept; no schema is dropped and
-    /// no name cut. Its provider is the user's choice, so no provider's
-    /// limit is claimed.
-    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
-        use tether_core::last_mile::{OnCollision, Rules};
-        let _ = version;
-        Some(Rules::new(
-            opencode_tool_name,
-            OnCollision::LastWins,
-            "OpenCode 1.18.33, verified",
-        ))
-    }
-
-    /// OpenCode's own OpenTelemetry (`experimental.openTelemetry`): its
-    /// `MCP.*` spans and the "server unavailable" log.
-    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        Some(
-            TelemetrySetup::new("opencode", HeadersSent::Verified)
-                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
-                .otlp_headers(target)
-                .note("OpenCode sends OpenTelemetry only with `\"experimental\": {\"openTelemetry\": true}` in its configuration.")
-                .note("OpenCode's MCP spans carry no server name, so a failed or needs-auth server is not shown from its telemetry; a tool name (`server_tool`) is split only where exactly one configured server fits, since Tether does not guess."),
-        )
-    }
-
-    /// An entry of `~/.config/opencode/opencode.json`'s `mcp`.
-    fn server_setup(
-        &self,
-        name: &str,
-        command: &str,
-        args: &[String],
-    ) -> Option<tether_core::passthrough::ServerSetup> {
-        let mut line = vec![command.to_owned()];
-        line.extend(args.iter().cloned());
-        Some(tether_core::passthrough::ServerSetup::new(
-            tether_sdk::materialize::server_block(
-                "~/.config/opencode/opencode.json",
-                "mcp",
-                name,
-                json!({"type": "local", "command": line, "enabled": true}),
-            ),
         ))
     }
 }

@@ -23,16 +23,21 @@
 //!
 //! What `opencode run --format json` printed, saved to a file: read by
 //! path only (`stream_json`, see the `stream_json` module), its tool parts
-//! ended by the same words as the database's (`error_word`, `tool_part`).
+//! ended by the same words as the database's (the `parts` module, which
+//! both use).
 
-use tether_core::capability::{CapabilityEvent, outcome_of_ok};
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
-use tether_sdk::records::{answer, call, plugin_failed, push, refused, skill_invoked};
-use tether_sdk::telemetry::{failed, split_against, status};
+use tether_sdk::records::{answer, plugin_failed, push};
+use tether_sdk::telemetry::{failed, status};
+
+use crate::parts::{
+    DENIED_BY_RULE, FAILED_IN_PROTOCOL, PROTOCOL_ERROR, REFUSED_BY_RULE, REFUSED_BY_RUN, REJECTED,
+    ToolPart, tool_part,
+};
 
 /// Log files.
 pub const LOG: &str = "log";
@@ -42,54 +47,9 @@ pub const DB_SESSIONS: &str = "db_session";
 pub const DB_TOOLS: &str = "db_tool";
 /// What `opencode run --format json` printed, saved to a file: read by
 /// path only (the `stream_json` module).
-pub const STREAM_JSON: &str = "stream_json";
+pub const STREAM_JSON: &str = crate::stream_json::ROLE;
 
-/// The start of the words 1.18.33's `PermissionDeniedError` stores as a
-/// refused call's error: a rule's `deny`.
-pub(crate) const DENIED_BY_RULE: &str =
-    "The user has specified a rule which prevents you from using this specific tool call";
-/// The start of the words 1.18.33's `PermissionRejectedError` and
-/// `PermissionCorrectedError` store: someone (or `opencode run` itself)
-/// said no to an `ask`; followed by a person's feedback where one was given.
-pub(crate) const REJECTED: &str = "The user rejected permission to use this specific tool call";
-/// The start of a JSON-RPC error's words (the MCP SDK's `McpError`).
-pub(crate) const PROTOCOL_ERROR: &str = "MCP error -";
-
-/// How a call OpenCode stored as an error ended, in its words (the
-/// database's tools' query says it in SQL, [`error_word`] in Rust, from the
-/// same words): a call OpenCode's permissions refused is stored as an error
-/// (1.18.33's `PermissionDeniedError`, `PermissionRejectedError`,
-/// `PermissionCorrectedError`):
-/// - [`DENIED_BY_RULE`]…: a rule's `deny` (`permission_denied`);
-/// - [`REJECTED`] with a full stop and nothing more, in a session `opencode
-///   run` made: `run` rejects every `ask` itself, no one to answer it
-///   (`approval_required`);
-/// - the same words elsewhere, or with a person's feedback: a person said
-///   no (`permission_denied`).
-///
-/// A JSON-RPC error's [`PROTOCOL_ERROR`]… is `protocol_error`.
-const REFUSED_BY_RULE: &str = "refused:permission_denied";
-const REFUSED_BY_RUN: &str = "refused:approval_required";
-const FAILED_IN_PROTOCOL: &str = "error:protocol_error";
-
-/// The word for a call stored as an error with `error` as its words, in a
-/// session `opencode run` made (`by_run`) or not: the same as the tools'
-/// query's fifth column.
-pub(crate) fn error_word(error: &str, by_run: bool) -> &'static str {
-    if error.starts_with(DENIED_BY_RULE) {
-        REFUSED_BY_RULE
-    } else if by_run && error.strip_prefix(REJECTED) == Some(".") {
-        REFUSED_BY_RUN
-    } else if error.starts_with(REJECTED) {
-        REFUSED_BY_RULE
-    } else if error.starts_with(PROTOCOL_ERROR) {
-        FAILED_IN_PROTOCOL
-    } else {
-        "error"
-    }
-}
-
-/// The tools' query: [`error_word`]'s words matched inside it, so they
+/// The tools' query: [`crate::parts::error_word`]'s words matched inside it, so they
 /// never leave the database; its fifth column says how the call ended
 /// (`completed`, `error`, `refused:REASON`, `error:protocol_error`). A
 /// session `opencode run` made is one whose session row's `permission`
@@ -171,10 +131,6 @@ fn row(record: &str) -> Option<Row> {
         })
 }
 
-/// The tool OpenCode's model calls to load a skill (its `name` the only
-/// input the tools' query reads, for this tool alone).
-pub(crate) const SKILL_TOOL: &str = "skill";
-
 fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let Some((session, created, third, fourth, fifth, sixth)) = row(record) else {
         return RecordAnswer::Unknown;
@@ -233,69 +189,6 @@ fn plugin_name(path: &str) -> Option<String> {
         false => last.split('@').find(|p| !p.is_empty()).unwrap_or(last),
     };
     name(stem)
-}
-
-/// One tool part, as the database's query or a printed line gives it.
-pub(crate) struct ToolPart<'a> {
-    /// OpenCode's name for the tool (`SERVER_TOOL` for an MCP tool).
-    pub tool: &'a str,
-    /// The model's id for the call.
-    pub call_id: Option<&'a str>,
-    /// How it ended: `completed`, `running`, or an error's word
-    /// ([`error_word`]).
-    pub ended: Option<&'a str>,
-    /// The skill's name, for the `skill` tool alone.
-    pub skill: Option<&'a str>,
-}
-
-/// What one tool part says: a skill invoked, or a call of a configured
-/// server's tool (used, failed, refused).
-pub(crate) fn tool_part(
-    reading: &mut RecordReading,
-    part: &ToolPart<'_>,
-    configured: &[String],
-    at: Timestamp,
-) {
-    // The call's outcome, where its part says (running: not yet); a call
-    // its permissions refused never ran: a refusal.
-    let (ok, reason, refused_for) = match part.ended {
-        Some("completed") => (Some(true), None, None),
-        Some("error") => (Some(false), None, None),
-        Some(FAILED_IN_PROTOCOL) => (Some(false), Some(ReasonCode::ProtocolError), None),
-        Some(REFUSED_BY_RUN) => (None, None, Some(ReasonCode::ApprovalRequired)),
-        // `refused:permission_denied`, and `refused` (the query before
-        // reasons were told apart).
-        Some(word) if word.starts_with("refused") => {
-            (None, None, Some(ReasonCode::PermissionDenied))
-        }
-        _ => (None, None, None),
-    };
-    if part.tool == SKILL_TOOL {
-        if let Some(skill) = part.skill.and_then(name) {
-            let mut skill = CapabilityEvent::skill(&skill);
-            if let Some(ok) = ok {
-                skill = skill.ended(outcome_of_ok(ok), None);
-            }
-            push(reading, skill_invoked(skill, part.call_id, at));
-        }
-        return;
-    }
-    // Native tools (`bash`, `read`) fit no configured server.
-    let Some((server, tool)) = split_against(part.tool, "", "_", configured) else {
-        return;
-    };
-    let Some(tool) = name(tool) else {
-        return;
-    };
-    let evidence = match refused_for {
-        Some(why) => refused(&server, &tool, part.call_id, why, at),
-        None => {
-            let mut made = call(&server, &tool, part.call_id, ok, at);
-            made.reason_code = reason;
-            made
-        }
-    };
-    push(reading, evidence);
 }
 
 /// Reads one record.

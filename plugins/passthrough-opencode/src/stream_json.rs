@@ -13,9 +13,9 @@
 //!
 //! Read: the session's id from every line; of a `tool_use`, the tool, the
 //! call's id and how it ended, its error's words told apart by the words
-//! the database's query matches ([`crate::records::error_word`]; every
+//! the database's query matches ([`crate::parts::error_word`]; every
 //! session `run` printed is one `run` made), then read as a database row
-//! is ([`crate::records::tool_part`]); the skill's name of the `skill`
+//! is ([`crate::parts::tool_part`]); the skill's name of the `skill`
 //! tool. Inputs, outputs, texts and errors' words are payload: scanned
 //! where said, never kept. OpenCode's version is printed nowhere.
 
@@ -24,7 +24,10 @@ use tether_core::model::Timestamp;
 use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name};
 use tether_sdk::records::answer;
 
-use crate::records::{SKILL_TOOL, ToolPart, error_word, tool_part};
+use crate::parts::{SKILL_TOOL, ToolPart, error_word, tool_part};
+
+/// The role of a file of printed lines (`records::STREAM_JSON`).
+pub(crate) const ROLE: &str = "stream_json";
 
 /// The kinds of line Cli.run prints (`Z("tool_use", …)` and its siblings).
 const KNOWN: &[&str] = &[
@@ -94,7 +97,7 @@ mod tests {
     fn read_as(record: &str, configured: &[String]) -> RecordAnswer {
         let segments = vec!["run.jsonl".to_owned()];
         let file = RecordFile {
-            role: crate::records::STREAM_JSON,
+            role: ROLE,
             segments: &segments,
             session: None,
             configured,
