@@ -37,6 +37,7 @@ enum SetupFormat {
 
 /// Receive harnesses' own OpenTelemetry (OTLP/HTTP) on 127.0.0.1.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print one JSON document (the endpoint, where the token is kept, and with --print-env the setup and the token) instead of the banner")))]
 pub struct CollectArgs {
     /// Where to listen (4318 is the OTLP/HTTP default).
     #[arg(long, default_value = "127.0.0.1:4318", value_name = "IP:PORT")]
@@ -56,10 +57,8 @@ pub struct CollectArgs {
     /// harness set up with the old one needs the new one (--print-env).
     #[arg(long)]
     rotate_token: bool,
-    /// Print one JSON document (the endpoint, where the token is kept, and
-    /// with --print-env the setup and the token) instead of the banner.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
     // The sessions are written to the store, for `tether serve` and
     // `tether history`.
     #[command(flatten)]
@@ -304,14 +303,14 @@ async fn serve(
             collect.addr()
         );
     }
-    if !args.json {
+    if !args.output.json {
         watch(receiver, &hub, &cancel).await;
     } else {
         cancel.cancelled().await;
     }
     let (receiver, read, tally) = collect.stop().await;
     hub.flush().await;
-    if !args.json {
+    if !args.output.json {
         summary(&receiver, &hub, &read, &tally)?;
     }
     Ok(ExitCode::SUCCESS)
@@ -326,7 +325,7 @@ fn announce(
     setup: Option<&TelemetrySetup>,
 ) -> anyhow::Result<()> {
     let mut out = crate::term::stdout();
-    if args.json {
+    if args.output.json {
         // The token goes out only inside what --print-env asked for.
         let document = CollectDocument {
             schema_version: COLLECT_SCHEMA_VERSION,

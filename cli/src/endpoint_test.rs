@@ -25,14 +25,14 @@ use tether_inventory::lookup::load_server_spec;
 
 /// Test one MCP server: a bounded initialize + tools/list.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print exactly one JSON document (see `tether schema endpoint-test`)")))]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["url", "config", "command"])))]
 pub struct EndpointTestArgs {
     /// Seconds the whole test may take.
     #[arg(long, default_value = "30", value_name = "SECONDS", value_parser = crate::host::parse_seconds)]
     timeout: Duration,
-    /// Print exactly one JSON document (see `tether schema endpoint-test`).
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
     /// Also list each tool with its token estimate (in --json: `tools`, the
     /// bounded catalog).
     #[arg(long)]
@@ -177,7 +177,7 @@ pub fn run(args: EndpointTestArgs) -> anyhow::Result<ExitCode> {
         passed &= matches!(&pins, PinOutcome::Compared(r) if !r.changed());
     }
     let mut out = crate::term::stdout();
-    if args.json {
+    if args.output.json {
         let mut doc = EndpointTestDocument::from(&report);
         if args.tools {
             doc.tools = catalog;

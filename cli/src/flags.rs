@@ -1,7 +1,7 @@
 //! Flags several commands share, each defined once (as ripgrep's
 //! `flags/defs.rs`): `--harness` as a filter ([`HarnessFilter`]) or as the
 //! one harness a file or command is ([`HarnessName`]), and `--kind`
-//! ([`capability_kind`]). The harnesses a help lists come from
+//! ([`capability_kind`]), and `--json` ([`Output`]). The harnesses a help lists come from
 //! the plugins this binary holds, never written down here; a misspelt one
 //! is a usage error (exit 2) with "did you mean", as a misspelt kind is
 //! ([`unknown_name`]).
@@ -28,6 +28,16 @@ pub(crate) struct HarnessName {
     /// several harnesses' files share, or a wrapper script).
     #[arg(long = "harness", value_name = "KIND", value_parser = HarnessKind)]
     pub(crate) harness: Option<String>,
+}
+
+/// `--json`: one JSON document instead of the text, declared once for
+/// every command. Each command names its document in its own help
+/// (`#[command(mut_arg("json", …))]`); what the flag is stays here.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub(crate) struct Output {
+    /// Print one JSON document instead of the text.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// `--kind KIND`: one of the vocabulary's capability kinds

@@ -16,16 +16,15 @@ use crate::term::paint;
 
 /// Show stored attachment histories.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print a JSON array of AttachmentHistory documents (see `tether schema history`); with --follow, one document per line, as sessions change")))]
 pub struct HistoryArgs {
     #[command(flatten)]
     store: crate::host::StoreArgs,
     /// Only this session.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
-    /// Print a JSON array of AttachmentHistory documents (see `tether schema history`);
-    /// with --follow, one document per line, as sessions change.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
     /// Keep running and print each session again when any host changes it
     /// (PostgreSQL: announced by NOTIFY; SQLite: checked every 250 ms).
     #[arg(long)]
@@ -80,7 +79,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<ExitCode> {
         load(opened.store(), args.session.as_ref())
     })?;
     let mut out = crate::term::stdout();
-    if args.json {
+    if args.output.json {
         serde_json::to_writer(&mut out, &histories)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
@@ -124,7 +123,7 @@ fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let mut out = crate::term::stdout();
-    print_each(&mut out, &loaded.histories, args.json)?;
+    print_each(&mut out, &loaded.histories, args.output.json)?;
     loop {
         follower.wait();
         // A store that cannot be read ends the follow, as it always has.
@@ -134,11 +133,13 @@ fn follow(opened: Opened, args: &HistoryArgs) -> anyhow::Result<ExitCode> {
         for change in found {
             match change {
                 Followed::Changed(history) => changed.push(history),
-                Followed::Removed(id) if !args.json => writeln!(out, "session {id} · removed")?,
+                Followed::Removed(id) if !args.output.json => {
+                    writeln!(out, "session {id} · removed")?
+                }
                 Followed::Removed(_) => {}
             }
         }
-        print_each(&mut out, &changed, args.json)?;
+        print_each(&mut out, &changed, args.output.json)?;
     }
 }
 

@@ -29,6 +29,7 @@ use crate::term::{bold, clear_progress, paint, show_progress};
 
 /// List every MCP server your harnesses are configured with, and why each is on or off.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print exactly one JSON document (see `tether schema inventory`, or `tether schema inventory-changes` with --changes)")))]
 pub struct InventoryArgs {
     /// The project whose project and local scopes are read (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -49,10 +50,8 @@ pub struct InventoryArgs {
     /// Endpoint tests run at once.
     #[arg(long, default_value = "4", value_name = "N", value_parser = clap::value_parser!(u16).range(1..=32))]
     concurrency: u16,
-    /// Print exactly one JSON document (see `tether schema inventory`, or
-    /// `tether schema inventory-changes` with --changes).
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
     /// Store this scan as a timestamped snapshot in --db (a SQLite file:
     /// snapshots are not kept in PostgreSQL).
     #[arg(long)]
@@ -228,7 +227,7 @@ fn record_and_compare(
     };
     if args.record {
         let recorded = store.record_inventory(document)?;
-        if !args.json {
+        if !args.output.json {
             errln!("recorded snapshot {} in {}", recorded.id, db.display());
         }
     }
@@ -248,7 +247,7 @@ fn print_document(
 ) -> anyhow::Result<()> {
     let mut out = crate::term::stdout();
     let color = std::io::stdout().is_terminal();
-    match (changes, args.json) {
+    match (changes, args.output.json) {
         (Some(changes), true) => serde_json::to_writer(&mut out, changes)?,
         (Some(changes), false) => print_changes(&mut out, changes, color)?,
         (None, true) => serde_json::to_writer(&mut out, document)?,
@@ -285,7 +284,7 @@ fn print_document(
             }
         }
     }
-    if args.json {
+    if args.output.json {
         writeln!(out)?;
     }
     Ok(())
@@ -369,7 +368,7 @@ fn print_pins(
     reports: &[tether_core::pins::PinReport],
 ) -> std::io::Result<()> {
     let changed = reports.iter().filter(|r| r.changed()).count();
-    if args.json {
+    if args.output.json {
         if changed > 0 {
             errln!(
                 "tether inventory: {changed} tested server{} listed tools that differ from their pins: `tether pins list --changed`",

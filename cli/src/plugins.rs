@@ -11,9 +11,8 @@ use clap::Args;
 pub struct PluginsArgs {
     #[command(flatten)]
     plugins: crate::host::PluginArgs,
-    /// Print one JSON document.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
 }
 
 pub fn run(args: PluginsArgs) -> anyhow::Result<ExitCode> {
@@ -23,7 +22,7 @@ pub fn run(args: PluginsArgs) -> anyhow::Result<ExitCode> {
     };
     let listing = registry.listing();
     let mut out = crate::term::stdout();
-    if args.json {
+    if args.output.json {
         serde_json::to_writer(&mut out, &listing)?;
         writeln!(out)?;
     } else {

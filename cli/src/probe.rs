@@ -47,6 +47,7 @@ JSON is still printed); 2 a usage error; 1 an internal error.";
 
 /// Does this agent really attach to an injected MCP server, and how far does it get?
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print exactly one JSON document (see `tether schema probe-report`)")))]
 pub struct ProbeArgs {
     /// How the sentinel MCP server is offered.
     #[arg(long, value_enum, default_value = "auto")]
@@ -100,9 +101,8 @@ pub struct ProbeArgs {
     /// turns export off.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
-    /// Print exactly one JSON document (see `tether schema probe-report`).
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
     /// The agent command and its arguments.
     #[arg(last = true, required = true, value_name = "AGENT_CMD")]
     command: Vec<String>,
@@ -349,7 +349,7 @@ fn export_verdict(otel: tether_otel::TetherOtel, outcome: &ProbeOutcome, progres
 /// The outcome on stdout: one JSON document, or the summary.
 fn print_outcome(outcome: &ProbeOutcome, args: &ProbeArgs) -> std::io::Result<()> {
     let mut out = crate::term::stdout();
-    if args.json {
+    if args.output.json {
         serde_json::to_writer(&mut out, &outcome.report)?;
         writeln!(out)?;
     } else {

@@ -15,6 +15,7 @@ use crate::host::Opened;
 
 /// Serve the live status view over a host's store.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print one JSON document ({url, login_url, token}) instead of the text, then serve")))]
 pub struct ServeArgs {
     #[command(flatten)]
     store: crate::host::StoreArgs,
@@ -27,9 +28,8 @@ pub struct ServeArgs {
     /// Allow this origin cross-origin (CORS), repeatable; none by default.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     cors_origins: Vec<String>,
-    /// Print one JSON document ({url, login_url, token}) instead of the text, then serve.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -92,7 +92,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         // Ctrl-C is caught before the address is printed (see cancel_on_ctrl_c).
         let cancel = crate::host::cancel_on_ctrl_c();
         let mut out = crate::term::stdout();
-        if args.json {
+        if args.output.json {
             serde_json::to_writer(
                 &mut out,
                 &serde_json::json!({

@@ -25,15 +25,16 @@ pub struct SessionsArgs {
 #[derive(Debug, Subcommand)]
 enum SessionsCommand {
     /// The sessions found on disk: harness, project, times, rows per status.
+    #[command(mut_arg("json", |a| a.help("Print one SessionsDocument (see `tether schema sessions`)")))]
     List {
         #[command(flatten)]
         filter: FilterArgs,
-        /// Print one SessionsDocument (see `tether schema sessions`).
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: crate::flags::Output,
     },
     /// One session's matrix: a row per server and per tool it saw, where
     /// each stopped, and what showed it.
+    #[command(mut_arg("json", |a| a.help("Print one SessionDocument (see `tether schema session`)")))]
     Show {
         /// The session: `KIND:ID` as `list` shows it, the harness's own id,
         /// a unique prefix of either, or the path of a session file (a
@@ -49,9 +50,8 @@ enum SessionsCommand {
         /// one state (said in one line otherwise).
         #[arg(long)]
         tools: bool,
-        /// Print one SessionDocument (see `tether schema session`).
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output: crate::flags::Output,
     },
     /// Import the sessions into a store (`tether serve` and `tether history`
     /// read it); a session already there (collected live, or imported
@@ -121,17 +121,20 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
 pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::with_static()?;
     match args.command {
-        SessionsCommand::List { filter, json } => list(&registry, &filter, json),
+        SessionsCommand::List { filter, output } => list(&registry, &filter, output.json),
         SessionsCommand::Show {
             id,
             harness,
             tools,
-            json,
+            output,
         } => show(
             &registry,
             &id,
             harness.harness.as_deref(),
-            Shown { json, tools },
+            Shown {
+                json: output.json,
+                tools,
+            },
         ),
         SessionsCommand::Import {
             paths,

@@ -33,6 +33,7 @@ Exit codes: 0 stopped with Ctrl-C; 1 it cannot listen or open the store; 2 usage
 
 /// Pass your harness's model traffic through, and see what the model was offered.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help("Print one JSON document (the base URL without its token, where the token is kept, and with --print-env the setup) instead of the banner and the per-request lines")))]
 pub struct TapArgs {
     /// Where to listen.
     #[arg(long, default_value = "127.0.0.1:8787", value_name = "IP:PORT")]
@@ -49,11 +50,8 @@ pub struct TapArgs {
     /// Make a new token (the old base URL stops working) and keep it.
     #[arg(long)]
     rotate_token: bool,
-    /// Print one JSON document (the base URL without its token, where the
-    /// token is kept, and with --print-env the setup) instead of the banner
-    /// and the per-request lines.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: crate::flags::Output,
     // The sessions are written to the store.
     #[command(flatten)]
     store: crate::host::StoreArgs,
@@ -164,7 +162,7 @@ async fn serve(
         tokio::select! {
             _ = cancel.cancelled() => break,
             record = records.recv() => match record {
-                Ok(record) if !args.json => errln!("{}", record_line(&record)),
+                Ok(record) if !args.output.json => errln!("{}", record_line(&record)),
                 Ok(_) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
                     errln!("tether tap: {n} request lines skipped (the terminal fell behind)");
@@ -179,7 +177,7 @@ async fn serve(
     tap.settle().await;
     let stats = tap.stats();
     hub.flush().await;
-    if !args.json {
+    if !args.output.json {
         let mut out = crate::term::stdout();
         writeln!(
             out,
@@ -258,7 +256,7 @@ fn announce(
 ) -> anyhow::Result<()> {
     let mut out = crate::term::stdout();
     let shown = format!("http://{}/TOKEN", running.addr());
-    if args.json {
+    if args.output.json {
         // The token goes out only inside the setup --print-env asked for.
         let document = serde_json::json!({
             "schema_version": 1,
