@@ -739,12 +739,17 @@ fn every_invariant_names_tests_that_exist() {
     let test_name = regex::Regex::new(r"`([a-z0-9_…]+)`").expect("pattern");
     let mut problems = Vec::new();
     let mut invariants = 0;
-    for paragraph in text.split("\n\n") {
-        if !paragraph.contains("Architecture Invariant") {
-            continue;
-        }
+    // An invariant is the text from its marker to the next marker, list
+    // item or blank line (they are written as paragraphs or list items).
+    let marker = "**Architecture Invariant:**";
+    for piece in text.split(marker).skip(1) {
+        let invariant = piece
+            .split("\n\n")
+            .next()
+            .and_then(|p| p.split("\n- ").next())
+            .unwrap_or("");
         invariants += 1;
-        let flat = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+        let flat = invariant.split_whitespace().collect::<Vec<_>>().join(" ");
         let says_how = [
             "Checked by",
             "checked by",
