@@ -103,7 +103,8 @@ fn kept_token(rotate: bool) -> Result<Option<Kept>, tether_guard::kept::KeptErro
 fn setup_for(registry: &Registry, kind: &str, target: &TelemetryTarget) -> Option<TelemetrySetup> {
     registry
         .observer_for(kind, DriveMode::Passthrough)?
-        .reader()?
+        .roles()
+        .telemetry?
         .telemetry_setup(target)
 }
 
@@ -216,7 +217,11 @@ fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
         let known: Vec<String> = registry
             .harnesses()
             .into_iter()
-            .filter(|h| h.reader.telemetry_setup(&probe_target).is_some())
+            .filter(|h| {
+                h.roles
+                    .telemetry
+                    .is_some_and(|t| t.telemetry_setup(&probe_target).is_some())
+            })
             .map(|h| String::from(h.id))
             .collect();
         errln!(

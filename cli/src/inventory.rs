@@ -415,7 +415,7 @@ fn run_tests_hashing(
     let rules_of = |harness: &str| {
         registry
             .harness(harness)
-            .and_then(|h| h.reader.last_mile(None))
+            .and_then(|h| h.roles.last_mile?.rules(None))
     };
     let failed = runtime.block_on(async {
         let cancel = crate::host::cancel_on_ctrl_c();

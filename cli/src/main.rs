@@ -200,7 +200,11 @@ fn command() -> clap::Command {
         endpoint: "http://127.0.0.1:4318".into(),
         authorization: String::new(),
     };
-    let telemetry = harnesses(&|h| h.reader.telemetry_setup(&target).is_some());
+    let telemetry = harnesses(&|h| {
+        h.roles
+            .telemetry
+            .is_some_and(|t| t.telemetry_setup(&target).is_some())
+    });
     let clis = harnesses(&|h| h.strategy.is_some());
     Cli::command()
         .mut_subcommand("collect", |c| {

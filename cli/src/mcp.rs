@@ -136,7 +136,10 @@ fn server_setups() -> Vec<(String, tether_core::passthrough::ServerSetup)> {
         .harnesses()
         .into_iter()
         .filter_map(|h| {
-            let setup = h.reader.server_setup("tether", &exe, &["mcp".to_owned()])?;
+            let setup = h
+                .roles
+                .setup?
+                .server_setup("tether", &exe, &["mcp".to_owned()])?;
             Some((String::from(h.id), setup))
         })
         .collect();

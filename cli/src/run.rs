@@ -410,7 +410,8 @@ async fn start_around(
         endpoint: "http://127.0.0.1:1".into(),
         authorization: String::new(),
     };
-    let collect = if harness.reader.telemetry_setup(&probe_target).is_some() {
+    let telemetry = harness.roles.telemetry;
+    let collect = if telemetry.is_some_and(|t| t.telemetry_setup(&probe_target).is_some()) {
         match Telemetry::start(Arc::clone(&hub)).await {
             Ok(collect) => Some(collect),
             Err(err) => {
@@ -424,7 +425,7 @@ async fn start_around(
         None
     };
     if let Some(collect) = &collect
-        && let Some(setup) = harness.reader.telemetry_setup(&collect.target())
+        && let Some(setup) = telemetry.and_then(|t| t.telemetry_setup(&collect.target()))
     {
         for var in &setup.env {
             env.offer(&var.name, &var.value);
@@ -452,7 +453,11 @@ async fn start_tap(
     env: &mut Env,
 ) -> Option<tether_tap::RunningTap> {
     let harness = registry.harness(kind)?;
-    let Some(probe) = harness.reader.model_setup("http://127.0.0.1:1/t") else {
+    let Some(probe) = harness
+        .roles
+        .model_tap
+        .and_then(|t| t.model_setup("http://127.0.0.1:1/t"))
+    else {
         errln!("{WHO}: --tap: {kind}'s plugin gives no model setup; running without the tap");
         return None;
     };
@@ -474,7 +479,7 @@ async fn start_tap(
             return None;
         }
     };
-    let setup = harness.reader.model_setup(&running.base_url())?;
+    let setup = harness.roles.model_tap?.model_setup(&running.base_url())?;
     // The tap's variable is set even where the user set one: the tap
     // passes on to it.
     for var in &setup.env {

@@ -304,7 +304,7 @@ fn print_session(
     );
     let shown = registry
         .harness(&facts.agent_kind)
-        .map(|h| h.reader.records_show())
+        .and_then(|h| h.roles.records.map(|r| r.records_show()))
         .unwrap_or_default();
     tether_words::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind, &shown);
     let document = SessionDocument {

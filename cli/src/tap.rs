@@ -60,7 +60,7 @@ pub struct TapArgs {
 }
 
 fn setup_for(registry: &Registry, kind: &str, base: &str) -> Option<ModelSetup> {
-    registry.harness(kind)?.reader.model_setup(base)
+    registry.harness(kind)?.roles.model_tap?.model_setup(base)
 }
 
 /// The token kept beside `tether collect`'s (`tap-token`), or new.
@@ -87,7 +87,11 @@ pub fn run(args: TapArgs) -> anyhow::Result<ExitCode> {
         let known: Vec<String> = registry
             .harnesses()
             .into_iter()
-            .filter(|h| h.reader.model_setup("http://127.0.0.1:1/t").is_some())
+            .filter(|h| {
+                h.roles
+                    .model_tap
+                    .is_some_and(|t| t.model_setup("http://127.0.0.1:1/t").is_some())
+            })
             .map(|h| String::from(h.id))
             .collect();
         errln!(

@@ -1,7 +1,7 @@
 //! From harness telemetry to Tether sessions in a hub.
 //!
 //! Each record goes to the passthrough plugins in turn until one says it is
-//! its harness's ([`HarnessReader::read_telemetry`]). What the plugin
+//! its harness's ([`TelemetryReader::read_telemetry`]). What the plugin
 //! read lands in the hub as evidence of a session keyed by the harness's own
 //! session (or conversation) id, one attempt per process start:
 //! - the attempt's rows are the servers today's configuration gives that
@@ -24,9 +24,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tether_core::harness::HarnessReader;
 use tether_core::spec::ServerSpec;
-use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord, is_name_like};
+use tether_core::telemetry::{
+    TelemetryAnswer, TelemetryReader, TelemetryReading, TelemetryRecord, is_name_like,
+};
 use tether_core::vocab::Provenance;
 use tether_hub::Hub;
 
@@ -137,7 +138,10 @@ impl Collector {
         for harness in hub.registry().harnesses() {
             let kind = harness.id.as_str();
             let configured = self.live.names(kind);
-            match read_contained(harness.reader, record, configured) {
+            let Some(reader) = harness.roles.telemetry else {
+                continue;
+            };
+            match read_contained(reader, record, configured) {
                 TelemetryAnswer::NotMine => continue,
                 other => {
                     answer = Some((kind.to_owned(), other));
@@ -226,7 +230,7 @@ impl Collector {
 
 /// A plugin's reading, with a panic contained (counted as not read).
 fn read_contained(
-    reader: &dyn HarnessReader,
+    reader: &dyn TelemetryReader,
     record: &TelemetryRecord,
     configured: &[String],
 ) -> TelemetryAnswer {

@@ -2,20 +2,21 @@
 //! - [`HarnessId`], its one name across Tether (its plugin's first agent
 //!   kind, its configuration scanner's harness, the prefix of its sessions,
 //!   `KIND:ID`);
-//! - [`HarnessReader`], what it says about its own sessions (its telemetry,
-//!   its session files) and its own configuration ([`ServerSetup`]), apart
-//!   from what starting it needs
-//!   ([`PassthroughStrategy`](crate::passthrough::PassthroughStrategy)).
+//! - [`Roles`], what its plugin says of it apart from starting it
+//!   ([`PassthroughStrategy`](crate::passthrough::PassthroughStrategy)), one
+//!   trait per role so a plugin implements only what its harness has and a
+//!   host reading one role sees no other: its session records
+//!   ([`RecordReader`](crate::records::RecordReader)), its telemetry
+//!   ([`TelemetryReader`](crate::telemetry::TelemetryReader)), its census
+//!   ([`HarnessCensus`]), its last mile
+//!   ([`LastMile`](crate::last_mile::LastMile)), a server's set-up
+//!   ([`SetupGuide`], [`ServerSetup`]) and its model tap
+//!   ([`ModelTap`](crate::model_tap::ModelTap)).
 //!
-//! [`Registry::harnesses`] lists the harnesses a registry holds.
+//! [`Registry::harnesses`] lists the harnesses a registry holds, each with
+//! its roles.
 //!
 //! [`Registry::harnesses`]: crate::registry::Registry::harnesses
-//!
-//! `HarnessId` (a harness's one validated name) and `HarnessReader`, what a
-//! harness says about its own sessions and configuration, apart from starting
-//! it: its telemetry (`telemetry_setup`, `read_telemetry`), its session files
-//! (`record_sources`, `read_record`, `records_verified_on`) and `server_setup`;
-//! `Registry::harnesses()` pairs each with its plugin and its strategy.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -159,146 +160,116 @@ impl ServerSetup {
     }
 }
 
-/// What a harness says about itself, for sessions Tether may never have
-/// started (`tether collect`, `tether sessions`, `tether mcp
-/// --print-config`): how its own telemetry reaches a receiver and reads,
-/// where its own session files are and how they read, and how a user adds
-/// a server to its configuration.
-///
-/// Every method is pure (no I/O: it crosses the dynamic plugin boundary as
-/// data) and has a default that says nothing, so a plugin implements only
-/// what its harness has. Take names, codes, counts, times and outcomes
-/// only; never a value, argument, prompt or result.
-pub trait HarnessReader: Send + Sync {
-    /// What the harness needs to send its own OpenTelemetry to `target`
-    /// (`tether collect --print-env`); `None`: this plugin reads no
-    /// telemetry. Variables, a snippet and notes, never a write.
-    fn telemetry_setup(
-        &self,
-        target: &crate::telemetry::TelemetryTarget,
-    ) -> Option<crate::telemetry::TelemetrySetup> {
-        let _ = target;
-        None
-    }
+/// The census role of a harness's plugin: every kind of record, event,
+/// field and telemetry its shipped code writes that bears on MCP servers,
+/// tools, skills, hooks, plugins, auth or permissions, each read (with the
+/// evidence it gives) or not (with why). The book's table of records is
+/// written from it.
+pub trait HarnessCensus: Send + Sync {
+    /// The entries.
+    fn census(&self) -> Vec<crate::records::CensusEntry>;
+}
 
-    /// Reads one record of the harness's own telemetry (`tether collect`):
-    /// which session it belongs to, which servers it names, and what it
-    /// proves, as `harness_telemetry` evidence. `configured` holds the
-    /// server names the harness's configuration gives it today (a harness
-    /// that hashes names in its telemetry is matched against them). The
-    /// default reads nothing: every record is
-    /// [`NotMine`](crate::telemetry::TelemetryAnswer::NotMine).
-    fn read_telemetry(
-        &self,
-        record: &crate::telemetry::TelemetryRecord,
-        configured: &[String],
-    ) -> crate::telemetry::TelemetryAnswer {
-        let _ = (record, configured);
-        crate::telemetry::TelemetryAnswer::NotMine
-    }
-
-    /// Where the harness writes its own session records (transcripts, logs,
-    /// session files), for `tether sessions`. The default: nowhere.
-    fn record_sources(&self) -> Vec<crate::records::RecordSource> {
-        Vec::new()
-    }
-
-    /// The harness versions the record reader was verified on (oldest,
-    /// newest): a session from a newer version is still read, and `tether
-    /// sessions` says so once per harness and version. The default: none
-    /// named.
-    fn records_verified_on(&self) -> Option<crate::records::VerifiedRange> {
-        None
-    }
-
-    /// The harness's census: every kind of record, event, field and
-    /// telemetry its shipped code writes that bears on MCP servers, tools,
-    /// skills, hooks, plugins, auth or permissions, each read (with the
-    /// evidence it gives) or not (with why). The book's table of records is
-    /// written from it. The default: none taken.
-    fn census(&self) -> Vec<crate::records::CensusEntry> {
-        Vec::new()
-    }
-
-    /// What the harness's session records show of its skills, hooks and
-    /// plugins at run time: where they show a kind, a configured one the
-    /// session never showed reads "never fired"; where they do not, it
-    /// reads that the harness does not record it. The default: nothing.
-    fn records_show(&self) -> RunTimeShown {
-        RunTimeShown::none()
-    }
-
-    /// The same, for the harness's telemetry (`tether collect`). The
-    /// default: nothing.
-    fn telemetry_shows(&self) -> RunTimeShown {
-        RunTimeShown::none()
-    }
-
-    /// Reads one record of a file from one of its
-    /// [`record_sources`](Self::record_sources): which session it belongs
-    /// to, which servers it names, and what it proves. The default knows
-    /// no record.
-    fn read_record(
-        &self,
-        file: &crate::records::RecordFile<'_>,
-        record: &str,
-    ) -> crate::records::RecordAnswer {
-        let _ = (file, record);
-        crate::records::RecordAnswer::Unknown
-    }
-
-    /// What the harness does to a server's tools between `tools/list` and
-    /// the model's request, at `version` (`None`: the newest verified): its
-    /// spelling of each tool's name, what it does with names that collide,
-    /// schemas it drops, tools it defers, and its provider's documented
-    /// limits ([`Rules`](crate::last_mile::Rules)). Given only where each
-    /// rule was verified against what a model was really sent. The
-    /// default: this plugin does not say.
-    fn last_mile(&self, version: Option<&str>) -> Option<crate::last_mile::Rules> {
-        let _ = version;
-        None
-    }
-
-    /// How the harness spells `server`'s `tool` to the model (Claude Code:
-    /// `mcp__time__get_current_time`), by its newest verified rules (two
-    /// tools that collide can be spelled apart: see
-    /// [`predict`](crate::last_mile::predict)).
-    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
-        self.last_mile(None).map(|r| (r.naming)(server, tool))
-    }
-
+/// The set-up role of a harness's plugin (`tether mcp --print-config`): how
+/// a user adds a server to the harness's own configuration.
+pub trait SetupGuide: Send + Sync {
     /// How a user adds the stdio MCP server `name` (`command` with `args`)
     /// to the harness's own configuration, user-wide: its command, and the
-    /// block for its file. The default: this plugin does not say.
-    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
-        let _ = (name, command, args);
-        None
+    /// block for its file.
+    fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup>;
+}
+
+/// The roles a harness's plugin has, each its own trait, so a host that
+/// reads one role sees no other and a plugin implements only what its
+/// harness has ([`TransportObserver::roles`](crate::TransportObserver::roles)).
+/// Every role is pure: no I/O. Build it with [`Roles::none`] and the
+/// builders.
+#[derive(Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct Roles<'a> {
+    /// Its session records (`tether sessions`).
+    pub records: Option<&'a dyn crate::records::RecordReader>,
+    /// Its own telemetry (`tether collect`).
+    pub telemetry: Option<&'a dyn crate::telemetry::TelemetryReader>,
+    /// Its census of what its shipped code writes.
+    pub census: Option<&'a dyn HarnessCensus>,
+    /// What it does to tools before the model.
+    pub last_mile: Option<&'a dyn crate::last_mile::LastMile>,
+    /// How a user adds a server to it (`tether mcp --print-config`).
+    pub setup: Option<&'a dyn SetupGuide>,
+    /// How its model traffic goes through `tether tap`.
+    pub model_tap: Option<&'a dyn crate::model_tap::ModelTap>,
+}
+
+impl<'a> Roles<'a> {
+    /// No role.
+    pub fn none() -> Self {
+        Roles::default()
     }
 
-    /// What the harness needs to send its model requests through `tether
-    /// tap` at `base_url` (`http://127.0.0.1:PORT/TOKEN`): the variable or
-    /// the block that moves its model endpoint, and which sign-ins that
-    /// covers. The default: this plugin does not say.
-    fn model_setup(&self, base_url: &str) -> Option<crate::model_tap::ModelSetup> {
-        let _ = base_url;
-        None
+    /// With its session records.
+    pub fn records(mut self, role: &'a dyn crate::records::RecordReader) -> Self {
+        self.records = Some(role);
+        self
     }
 
-    /// Whether one model request is this harness's, read from its headers
-    /// (names and values; never kept): its version and its own session id
-    /// where it sends one ([`ModelCaller`](crate::model_tap::ModelCaller)).
-    /// The default: not this harness's.
-    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<crate::model_tap::ModelCaller> {
-        let _ = headers;
-        None
+    /// With its telemetry.
+    pub fn telemetry(mut self, role: &'a dyn crate::telemetry::TelemetryReader) -> Self {
+        self.telemetry = Some(role);
+        self
+    }
+
+    /// With its census.
+    pub fn census(mut self, role: &'a dyn HarnessCensus) -> Self {
+        self.census = Some(role);
+        self
+    }
+
+    /// With its last mile.
+    pub fn last_mile(mut self, role: &'a dyn crate::last_mile::LastMile) -> Self {
+        self.last_mile = Some(role);
+        self
+    }
+
+    /// With its server set-up.
+    pub fn setup(mut self, role: &'a dyn SetupGuide) -> Self {
+        self.setup = Some(role);
+        self
+    }
+
+    /// With its model tap.
+    pub fn model_tap(mut self, role: &'a dyn crate::model_tap::ModelTap) -> Self {
+        self.model_tap = Some(role);
+        self
+    }
+
+    /// Whether it has no role at all.
+    pub fn is_empty(&self) -> bool {
+        self.names().is_empty()
+    }
+
+    /// The names of the roles it has (`records`, `telemetry`, `census`,
+    /// `last_mile`, `setup`, `model_tap`).
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            ("records", self.records.is_some()),
+            ("telemetry", self.telemetry.is_some()),
+            ("census", self.census.is_some()),
+            ("last_mile", self.last_mile.is_some()),
+            ("setup", self.setup.is_some()),
+            ("model_tap", self.model_tap.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, has)| has.then_some(name))
+        .collect()
     }
 }
 
-/// The reader of a harness whose plugin has none: it says nothing.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SilentReader;
-
-impl HarnessReader for SilentReader {}
+impl fmt::Debug for Roles<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
 
 #[cfg(test)]
 mod tests {

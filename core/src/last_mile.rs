@@ -21,6 +21,21 @@ use crate::vocab::{EvidenceKind, Provenance, ReasonCode};
 mod context;
 pub use context::{Context, Deferral, ENV_SETTING, Var};
 
+/// The last-mile role of a harness's plugin: its [`Rules`], given only
+/// where each rule was verified against what a model was really sent.
+pub trait LastMile: Send + Sync {
+    /// What the harness does to a server's tools at `version` (`None`: the
+    /// newest verified); `None`: this release's rules are not known.
+    fn rules(&self, version: Option<&str>) -> Option<Rules>;
+
+    /// How the harness spells `server`'s `tool` to the model (Claude Code:
+    /// `mcp__time__get_current_time`), by its newest verified rules (two
+    /// tools that collide can be spelled apart: see [`predict`]).
+    fn model_tool_name(&self, server: &str, tool: &str) -> Option<String> {
+        self.rules(None).map(|r| (r.naming)(server, tool))
+    }
+}
+
 /// A documented limit, and the documentation it comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limit {

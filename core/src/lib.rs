@@ -23,7 +23,7 @@
 //! - [`traffic`]: what observed MCP traffic proves, mapped to evidence once;
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents;
-//! - [`harness`]: a harness's one name ([`HarnessId`]) and what its plugin reads of it ([`harness::HarnessReader`]);
+//! - [`harness`]: a harness's one name ([`HarnessId`]) and the roles its plugin has ([`harness::Roles`]);
 //! - [`records`]: what a harness writes to disk about its sessions, and the readings a plugin takes from it;
 //! - [`capability`]: every capability in a session beyond its servers (skills, hooks, plugins);
 //! - [`capability_event`]: which skill, hook or plugin a piece of evidence is about;

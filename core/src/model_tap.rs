@@ -1,12 +1,26 @@
-//! What a harness says about its model traffic, for `tether tap`: how to
-//! point it at the tap ([`ModelSetup`]), and who sent one request
-//! ([`ModelCaller`], read from the request's headers). Pure data, like the
-//! rest of a [`HarnessReader`](crate::harness::HarnessReader).
+//! What a harness says about its model traffic, for `tether tap` (its
+//! plugin's [`ModelTap`] role): how to point it at the tap ([`ModelSetup`]),
+//! and who sent one request ([`ModelCaller`], read from the request's
+//! headers). Pure data, like every role of a harness's plugin.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::telemetry::{SetupSnippet, SetupVar};
+
+/// The model-tap role of a harness's plugin (`tether tap`): how to point
+/// the harness at the tap, and whether a request is the harness's.
+pub trait ModelTap: Send + Sync {
+    /// What the harness needs to send its model requests through the tap
+    /// at `base_url` (`http://127.0.0.1:PORT/TOKEN`): the variable or the
+    /// block that moves its model endpoint, and which sign-ins that covers.
+    fn model_setup(&self, base_url: &str) -> Option<ModelSetup>;
+
+    /// Whether one model request is this harness's, read from its headers
+    /// (names and values; never kept): its version and its own session id
+    /// where it sends one.
+    fn model_caller(&self, headers: &[(&str, &str)]) -> Option<ModelCaller>;
+}
 
 /// What a harness needs to send its model requests through the tap at a
 /// base URL (which holds the tap's token as its first path segment).

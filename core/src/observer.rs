@@ -62,10 +62,10 @@ pub trait TransportObserver: Send + Sync {
         None
     }
 
-    /// What the harness says about its own sessions and configuration, for
-    /// plugins of a harness (`tether collect`, `tether sessions`).
-    fn reader(&self) -> Option<&dyn crate::harness::HarnessReader> {
-        None
+    /// The roles its harness's plugin has (records, telemetry, census, last
+    /// mile, set-up, model tap), each its own trait; the default: none.
+    fn roles(&self) -> crate::harness::Roles<'_> {
+        crate::harness::Roles::none()
     }
 
     /// Decides all servers at once; override when decisions depend on each other.

@@ -173,7 +173,7 @@ pub fn shell_word(word: &str) -> String {
 ///
 /// Only what starting the CLI needs is here. What the harness says about
 /// its own sessions (its telemetry, its session files, how a user adds a
-/// server to it) is its [`HarnessReader`](crate::harness::HarnessReader),
+/// server to it) are its plugin's other [`Roles`](crate::harness::Roles),
 /// which `tether collect` and `tether sessions` use for sessions Tether
 /// never started.
 pub trait PassthroughStrategy: Send + Sync {

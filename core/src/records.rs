@@ -26,6 +26,36 @@ use crate::history::AttachmentHistory;
 use crate::model::{Evidence, Timestamp};
 use crate::telemetry::{NamedServer, is_name_like};
 
+/// The records role of a harness's plugin: where the harness writes its
+/// own session records (transcripts, logs, session files) and how one
+/// reads, for `tether sessions`. Pure: no I/O (it crosses the dynamic
+/// plugin boundary as data). Take names, codes, counts, times and outcomes
+/// only; never a value, argument, prompt or result.
+pub trait RecordReader: Send + Sync {
+    /// Where the harness writes its session records.
+    fn record_sources(&self) -> Vec<RecordSource>;
+
+    /// Reads one record of a file from one of its
+    /// [`record_sources`](Self::record_sources): which session it belongs
+    /// to, which servers it names, and what it proves.
+    fn read_record(&self, file: &RecordFile<'_>, record: &str) -> RecordAnswer;
+
+    /// The harness versions the reader was verified on (oldest, newest): a
+    /// session from a newer version is still read, and `tether sessions`
+    /// says so once per harness and version. The default: none named.
+    fn records_verified_on(&self) -> Option<VerifiedRange> {
+        None
+    }
+
+    /// What the records show of skills, hooks and plugins at run time:
+    /// where they show a kind, a configured one the session never showed
+    /// reads "never fired"; where they do not, it reads that the harness
+    /// does not record it. The default: nothing.
+    fn records_show(&self) -> crate::harness::RunTimeShown {
+        crate::harness::RunTimeShown::none()
+    }
+}
+
 /// How a source's files are cut into records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -359,7 +389,7 @@ impl RecordAnswer {
 /// One kind of record, event, attachment, field or telemetry a harness
 /// writes that bears on MCP servers, tools, skills, hooks, plugins, auth or
 /// permissions, as the harness's own shipped code names it: an entry of its
-/// census ([`HarnessReader::census`](crate::harness::HarnessReader::census)).
+/// census ([`HarnessCensus::census`](crate::harness::HarnessCensus::census)).
 /// Either Tether reads it (`read`, with the evidence it gives) or it does
 /// not (with why). Data, so a test writes the book's table from it and
 /// checks every installed release against it.
@@ -848,6 +878,10 @@ pub struct MatrixRow {
     /// for servers and tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_config: Option<bool>,
+    /// A skill the harness bundles (Claude Code's own): `sessions show`
+    /// says them in one line unless asked. Left out of JSON when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub built_in: bool,
 }
 
 impl MatrixRow {

@@ -119,10 +119,9 @@ pub struct Harness<'r> {
     pub plugin: &'r RegisteredPlugin,
     /// What starts it (`tether probe --passthrough`), where its plugin can.
     pub strategy: Option<&'r dyn crate::passthrough::PassthroughStrategy>,
-    /// What it says about its own sessions and configuration
-    /// ([`SilentReader`](crate::harness::SilentReader) where its plugin
-    /// says nothing).
-    pub reader: &'r dyn crate::harness::HarnessReader,
+    /// The roles its plugin has (records, telemetry, census, last mile,
+    /// set-up, model tap), each its own trait.
+    pub roles: crate::harness::Roles<'r>,
 }
 
 /// An agent kind a plugin may declare to handle every kind of its drive mode
@@ -233,7 +232,7 @@ impl Registry {
         &self.plugins
     }
 
-    /// Every harness: each passthrough plugin with a strategy or a reader,
+    /// Every harness: each passthrough plugin with a strategy or a role,
     /// by the name its first agent kind gives (a plugin whose first kind is
     /// no harness name is left out), in registration order.
     pub fn harnesses(&self) -> Vec<Harness<'_>> {
@@ -243,15 +242,15 @@ impl Registry {
             .filter_map(|plugin| {
                 let id = HarnessId::new(plugin.descriptor.agent_kinds.first()?).ok()?;
                 let strategy = plugin.observer.passthrough();
-                let reader = plugin.observer.reader();
-                if strategy.is_none() && reader.is_none() {
+                let roles = plugin.observer.roles();
+                if strategy.is_none() && roles.is_empty() {
                     return None;
                 }
                 Some(Harness {
                     id,
                     plugin,
                     strategy,
-                    reader: reader.unwrap_or(&crate::harness::SilentReader),
+                    roles,
                 })
             })
             .collect()

@@ -1,18 +1,42 @@
-//! The optional telemetry half of a harness's plugin, pure data. The setting
-//! half: what a harness needs to send its own OpenTelemetry to a receiver
-//! (`TelemetryTarget`, `TelemetrySetup`: variables, a config snippet, whether
-//! it was seen to send the header, notes), made by the optional
-//! `HarnessReader::telemetry_setup` (default `None`: the plugin reads no
-//! telemetry) and shown by `tether collect --print-env`; and
-//! `CollectDocument`, which `tether collect --json` prints. The reading half: `TelemetryRecord` (one log record, span, span event or metric
-//! point, flattened and bounded), read by the optional
-//! `HarnessReader::read_telemetry(record, configured)` into a `TelemetryAnswer`
-//! (`NotMine`, `Ignored`, or `Read` with the harness's session id, the servers
-//! it named and `harness_telemetry` evidence), and `is_name_like`, the test
-//! every name from telemetry must pass.
+//! The telemetry role of a harness's plugin ([`TelemetryReader`]), pure
+//! data. The setting half: what a harness needs to send its own
+//! OpenTelemetry to a receiver (`TelemetryTarget`, `TelemetrySetup`:
+//! variables, a config snippet, whether it was seen to send the header,
+//! notes), made by `TelemetryReader::telemetry_setup` and shown by `tether
+//! collect --print-env`; and `CollectDocument`, which `tether collect
+//! --json` prints. The reading half: `TelemetryRecord` (one log record,
+//! span, span event or metric point, flattened and bounded), read by
+//! `TelemetryReader::read_telemetry(record, configured)` into a
+//! `TelemetryAnswer` (`NotMine`, `Ignored`, or `Read` with the harness's
+//! session id, the servers it named and `harness_telemetry` evidence), and
+//! `is_name_like`, the test every name from telemetry must pass.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// The telemetry role of a harness's plugin (`tether collect`): how the
+/// harness's own OpenTelemetry reaches a receiver, and how one record of it
+/// reads. Pure: no I/O (it crosses the dynamic plugin boundary as data).
+pub trait TelemetryReader: Send + Sync {
+    /// What the harness needs to send its own OpenTelemetry to `target`
+    /// (`tether collect --print-env`): variables, a snippet and notes,
+    /// never a write. `None`: it cannot be pointed there.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup>;
+
+    /// Reads one record of the harness's own telemetry: which session it
+    /// belongs to, which servers it names, and what it proves, as
+    /// `harness_telemetry` evidence. `configured` holds the server names
+    /// the harness's configuration gives it today (a harness that hashes
+    /// names in its telemetry is matched against them).
+    fn read_telemetry(&self, record: &TelemetryRecord, configured: &[String]) -> TelemetryAnswer;
+
+    /// What the telemetry shows of skills, hooks and plugins at run time
+    /// (see [`RecordReader::records_show`](crate::records::RecordReader::records_show)).
+    /// The default: nothing.
+    fn telemetry_shows(&self) -> crate::harness::RunTimeShown {
+        crate::harness::RunTimeShown::none()
+    }
+}
 
 /// Where the telemetry goes.
 #[derive(Clone, PartialEq, Eq)]

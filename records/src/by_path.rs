@@ -361,7 +361,9 @@ fn candidates(
     let first = first_records(&sniffed.text, sniffed.whole);
     let last = last_records(sniffed);
     each_harness(registry, harness, names, |h, configured| {
-        let reader = h.reader;
+        let Some(reader) = h.roles.records else {
+            return Vec::new();
+        };
         let range = reader.records_verified_on();
         let mut fits = Vec::new();
         for source in contained(|| reader.record_sources()).unwrap_or_default() {
@@ -435,7 +437,9 @@ fn database_candidates(
     path: &Path,
 ) -> (Vec<Candidate>, bool) {
     each_harness(registry, harness, names, |h, configured| {
-        let reader = h.reader;
+        let Some(reader) = h.roles.records else {
+            return Vec::new();
+        };
         let range = reader.records_verified_on();
         let mut total = Fit::default();
         let mut sources = Vec::new();
@@ -501,7 +505,7 @@ fn first_rows(path: &Path, query: &str) -> Option<Vec<String>> {
 
 /// How well `reader` knows `records`, read as `file`'s.
 pub(crate) fn fit(
-    reader: &dyn tether_core::harness::HarnessReader,
+    reader: &dyn tether_core::records::RecordReader,
     file: &RecordFile<'_>,
     records: &[&str],
     range: Option<&tether_core::records::VerifiedRange>,
@@ -511,7 +515,7 @@ pub(crate) fn fit(
 
 /// [`fit`], and which of `records` the reader knew, pushed to `knew`.
 fn fit_knowing(
-    reader: &dyn tether_core::harness::HarnessReader,
+    reader: &dyn tether_core::records::RecordReader,
     file: &RecordFile<'_>,
     records: &[&str],
     range: Option<&tether_core::records::VerifiedRange>,

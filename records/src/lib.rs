@@ -1,8 +1,8 @@
 //! The session-record readers' file access (`tether sessions`).
 //!
 //! Each passthrough plugin says where its harness writes its own session
-//! records ([`HarnessReader::record_sources`]) and reads one record at
-//! a time ([`HarnessReader::read_record`], pure). This crate does the
+//! records ([`RecordReader::record_sources`]) and reads one record at
+//! a time ([`RecordReader::read_record`], pure). This crate does the
 //! rest:
 //! - finds the files, below each source's root under the user's home (or
 //!   where the harness's own variable moves it), matching the source's
@@ -21,8 +21,8 @@
 //!
 //! - reads one file a user names by path, whatever harness wrote it ([`by_path`]).
 //!
-//! [`HarnessReader::record_sources`]: tether_core::harness::HarnessReader::record_sources
-//! [`HarnessReader::read_record`]: tether_core::harness::HarnessReader::read_record
+//! [`RecordReader::record_sources`]: tether_core::records::RecordReader::record_sources
+//! [`RecordReader::read_record`]: tether_core::records::RecordReader::read_record
 //!
 //! `Records` (files, sessions, filters) and `import(store)`: each session
 //! merged into what the store holds and written only when that changed it, with
@@ -234,7 +234,9 @@ impl Records {
             if !filter.harnesses.is_empty() && !filter.harnesses.iter().any(|h| h == kind) {
                 continue;
             }
-            let reader = harness.reader;
+            let Some(reader) = harness.roles.records else {
+                continue;
+            };
             for source in contained(|| reader.record_sources()).unwrap_or_default() {
                 sources.push(Source {
                     kind: kind.to_owned(),
@@ -395,7 +397,7 @@ impl Records {
         self.sources
             .iter()
             .find(|s| s.kind == kind)
-            .and_then(|s| s.observer.reader())
+            .and_then(|s| s.observer.roles().records)
             .and_then(|p| p.records_verified_on())
     }
 
@@ -805,7 +807,7 @@ impl Part<'_> {
         let segments: Vec<String> = self.rel.split('/').map(str::to_owned).collect();
         let shown = state.report.path.clone();
         let mut reading = FileReading {
-            reader: source.observer.reader(),
+            reader: source.observer.roles().records,
             configured: self.configured,
             segments: &segments,
             role: source.source.role.as_str(),
@@ -914,7 +916,7 @@ fn outcome_problems(outcome: &mut read::ReadOutcome) -> Option<String> {
 /// One pass over one file's records: its reader, what it knows of the
 /// file, and what the records said so far.
 struct FileReading<'a> {
-    reader: Option<&'a dyn tether_core::harness::HarnessReader>,
+    reader: Option<&'a dyn tether_core::records::RecordReader>,
     configured: &'a [String],
     segments: &'a [String],
     role: &'a str,

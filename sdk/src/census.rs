@@ -1,4 +1,4 @@
-//! Checks for a plugin's census ([`HarnessReader::census`](tether_core::harness::HarnessReader::census)):
+//! Checks for a plugin's census ([`HarnessCensus::census`](tether_core::harness::HarnessCensus::census)):
 //! a kind it says is read is one its reader's code names. (That each
 //! source and kind is listed once, and the book's table, are checked for
 //! every harness at once by the workspace's census test.)

@@ -537,7 +537,7 @@ pub struct TelemetryCheck {
 }
 
 /// Checks a harness plugin's telemetry mapping
-/// ([`HarnessReader::read_telemetry`](tether_core::harness::HarnessReader::read_telemetry))
+/// ([`TelemetryReader::read_telemetry`](tether_core::telemetry::TelemetryReader::read_telemetry))
 /// against `records` (recorded from a real session of its harness), with
 /// `configured` as the configuration's server names. Returns the problems,
 /// and what it read. It checks that, for every record, the mapping:
@@ -550,7 +550,7 @@ pub struct TelemetryCheck {
 /// - carries none of the text planted in every other attribute value (a
 ///   mapping takes names, codes, counts and outcomes, never a value).
 pub fn check_telemetry(
-    reader: &dyn tether_core::harness::HarnessReader,
+    reader: &dyn tether_core::telemetry::TelemetryReader,
     records: &[tether_core::telemetry::TelemetryRecord],
     configured: &[String],
 ) -> (Vec<String>, TelemetryCheck) {
@@ -654,7 +654,7 @@ pub fn check_telemetry(
 
 /// [`check_telemetry`], panicking with every problem; returns what it read.
 pub fn assert_reads_telemetry(
-    reader: &dyn tether_core::harness::HarnessReader,
+    reader: &dyn tether_core::telemetry::TelemetryReader,
     records: &[tether_core::telemetry::TelemetryRecord],
     configured: &[String],
 ) -> TelemetryCheck {
@@ -686,7 +686,7 @@ pub struct RecordsCheck {
 }
 
 /// Checks a passthrough plugin's session-record reader
-/// ([`HarnessReader::read_record`](tether_core::harness::HarnessReader::read_record))
+/// ([`RecordReader::read_record`](tether_core::records::RecordReader::read_record))
 /// against the `records` of one file of role `role` at `segments` below its
 /// root (recorded from a real session of its harness), with `configured`
 /// as the configuration's server names. Returns the problems, and what it
@@ -700,7 +700,7 @@ pub struct RecordsCheck {
 ///   repeat as a name (a reader takes names, codes, counts and outcomes,
 ///   never a value).
 pub fn check_records(
-    reader: &dyn tether_core::harness::HarnessReader,
+    reader: &dyn tether_core::records::RecordReader,
     role: &str,
     segments: &[String],
     records: &[String],
@@ -853,7 +853,7 @@ fn answer_repeats_a_part(answer: &str, s: &str) -> bool {
 
 /// [`check_records`], panicking with every problem; returns what it read.
 pub fn assert_reads_records(
-    reader: &dyn tether_core::harness::HarnessReader,
+    reader: &dyn tether_core::records::RecordReader,
     role: &str,
     segments: &[String],
     records: &[String],

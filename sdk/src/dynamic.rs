@@ -12,10 +12,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use tether_core::harness::{HarnessReader, ServerSetup};
+use tether_core::harness::{Roles, ServerSetup, SetupGuide};
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::passthrough::{Materialized, PassthroughStrategy};
-use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySetup, TelemetryTarget};
+use tether_core::records::RecordReader;
+use tether_core::telemetry::{
+    TelemetryAnswer, TelemetryReader, TelemetryRecord, TelemetrySetup, TelemetryTarget,
+};
 use tether_core::vocab::ReasonCode;
 use tether_core::{
     AgentCapabilities, Decision, Plan, PlanContext, PluginDescriptor, ServerSpec, TransportObserver,
@@ -81,12 +84,17 @@ pub struct WireDescriptor {
     /// (`PassthroughStrategy::reports_servers`); absent from older plugins.
     #[serde(default)]
     pub reports_servers: bool,
-    /// Whether it has a [`HarnessReader`] (ABI 4: the telemetry,
-    /// session-record and server-setup calls answer for it).
+    /// Whether it has any of the roles the table carries (records,
+    /// telemetry, set-up): what a plugin built before [`roles`](Self::roles)
+    /// says, read as all three.
     #[serde(default)]
     pub reader: bool,
+    /// Which of those roles it has (`records`, `telemetry`, `setup`); absent
+    /// from older plugins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<String>>,
     /// The harness versions its record reader was verified on
-    /// ([`HarnessReader::records_verified_on`], ABI 4).
+    /// ([`RecordReader::records_verified_on`], ABI 4).
     #[serde(default)]
     pub records_verified_on: Option<tether_core::records::VerifiedRange>,
 }
@@ -238,10 +246,23 @@ pub fn plugin_describe(plugin: PluginGetter) -> TetherBuf {
             descriptor: plugin.descriptor(),
             passthrough: plugin.passthrough().map(|p| p.capabilities()),
             reports_servers: plugin.passthrough().is_some_and(|p| p.reports_servers()),
-            reader: plugin.reader().is_some(),
-            records_verified_on: plugin.reader().and_then(|r| r.records_verified_on()),
+            reader: !carried(plugin.roles()).is_empty(),
+            roles: Some(carried(plugin.roles())),
+            records_verified_on: plugin.roles().records.and_then(|r| r.records_verified_on()),
         })
     })
+}
+
+/// The roles the table carries that `roles` has, by name.
+fn carried(roles: Roles<'_>) -> Vec<String> {
+    [
+        ("records", roles.records.is_some()),
+        ("telemetry", roles.telemetry.is_some()),
+        ("setup", roles.setup.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, has)| has.then(|| name.to_owned()))
+    .collect()
 }
 
 #[doc(hidden)]
@@ -283,7 +304,10 @@ pub fn plugin_telemetry_setup(plugin: PluginGetter, ptr: *const u8, len: usize) 
             endpoint,
             authorization,
         };
-        Ok(plugin.reader().and_then(|r| r.telemetry_setup(&target)))
+        Ok(plugin
+            .roles()
+            .telemetry
+            .and_then(|r| r.telemetry_setup(&target)))
     })
 }
 
@@ -291,9 +315,12 @@ pub fn plugin_telemetry_setup(plugin: PluginGetter, ptr: *const u8, len: usize) 
 pub fn plugin_read_telemetry(plugin: PluginGetter, ptr: *const u8, len: usize) -> TetherBuf {
     guarded(plugin, |plugin| {
         let TelemetryIn { record, configured } = input(ptr, len)?;
-        Ok(plugin.reader().map_or(TelemetryAnswer::NotMine, |r| {
-            r.read_telemetry(&record, &configured)
-        }))
+        Ok(plugin
+            .roles()
+            .telemetry
+            .map_or(TelemetryAnswer::NotMine, |r| {
+                r.read_telemetry(&record, &configured)
+            }))
     })
 }
 
@@ -301,7 +328,8 @@ pub fn plugin_read_telemetry(plugin: PluginGetter, ptr: *const u8, len: usize) -
 pub fn plugin_record_sources(plugin: PluginGetter, _ptr: *const u8, _len: usize) -> TetherBuf {
     guarded(plugin, |plugin| {
         Ok(plugin
-            .reader()
+            .roles()
+            .records
             .map(|r| r.record_sources())
             .unwrap_or_default())
     })
@@ -324,7 +352,8 @@ pub fn plugin_read_record(plugin: PluginGetter, ptr: *const u8, len: usize) -> T
             configured: &configured,
         };
         Ok(plugin
-            .reader()
+            .roles()
+            .records
             .map_or(tether_core::records::RecordAnswer::Unknown, |r| {
                 r.read_record(&file, &record)
             }))
@@ -340,7 +369,8 @@ pub fn plugin_server_setup(plugin: PluginGetter, ptr: *const u8, len: usize) -> 
             args,
         } = input(ptr, len)?;
         Ok(plugin
-            .reader()
+            .roles()
+            .setup
             .and_then(|r| r.server_setup(&name, &command, &args)))
     })
 }
@@ -544,8 +574,22 @@ impl TransportObserver for DynamicPlugin {
             .map(|_| self as &dyn PassthroughStrategy)
     }
 
-    fn reader(&self) -> Option<&dyn HarnessReader> {
-        self.described.reader.then_some(self as &dyn HarnessReader)
+    fn roles(&self) -> Roles<'_> {
+        let has = |role: &str| match &self.described.roles {
+            Some(roles) => roles.iter().any(|r| r == role),
+            None => self.described.reader,
+        };
+        let mut roles = Roles::none();
+        if has("records") {
+            roles = roles.records(self);
+        }
+        if has("telemetry") {
+            roles = roles.telemetry(self);
+        }
+        if has("setup") {
+            roles = roles.setup(self);
+        }
+        roles
     }
 }
 
@@ -582,7 +626,7 @@ impl PassthroughStrategy for DynamicPlugin {
     }
 }
 
-impl HarnessReader for DynamicPlugin {
+impl TelemetryReader for DynamicPlugin {
     fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
         let input = TargetIn {
             endpoint: target.endpoint.clone(),
@@ -602,7 +646,9 @@ impl HarnessReader for DynamicPlugin {
         self.call(self.table.read_telemetry, &input)
             .unwrap_or(TelemetryAnswer::Ignored)
     }
+}
 
+impl RecordReader for DynamicPlugin {
     fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
         self.call(self.table.record_sources, &serde_json::json!({}))
             .unwrap_or_default()
@@ -629,7 +675,9 @@ impl HarnessReader for DynamicPlugin {
     fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
         self.described.records_verified_on.clone()
     }
+}
 
+impl SetupGuide for DynamicPlugin {
     fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
         let input = SetupIn {
             name: name.to_owned(),
@@ -693,6 +741,7 @@ pub fn load(path: &Path) -> Result<Arc<DynamicPlugin>, LoadError> {
             passthrough: None,
             reports_servers: false,
             reader: false,
+            roles: None,
             records_verified_on: None,
         },
     };

@@ -1,8 +1,8 @@
 //! The glue every passthrough plugin would otherwise write again: the
 //! [`TransportObserver`](crate::TransportObserver) of a CLI that takes every
-//! transport from its configuration ([`passthrough_observer!`]), and the
-//! [`HarnessReader`](crate::HarnessReader) methods that only hand a call on
-//! to the plugin's own modules ([`forward_reader!`]).
+//! transport from its configuration, with the roles its plugin has
+//! ([`passthrough_observer!`]), and the role methods that only hand a call
+//! on to the plugin's own modules ([`forward_reader!`]).
 //!
 //! ```
 //! use tether_sdk::*;
@@ -19,7 +19,7 @@
 //!
 //! struct MyCli;
 //!
-//! tether_sdk::passthrough_observer!(MyCli, "my-cli", ["my-cli"]);
+//! tether_sdk::passthrough_observer!(MyCli, "my-cli", ["my-cli"], roles: [records]);
 //!
 //! impl PassthroughStrategy for MyCli {
 //!     fn capabilities(&self) -> AgentCapabilities {
@@ -30,7 +30,7 @@
 //!     }
 //! }
 //!
-//! impl HarnessReader for MyCli {
+//! impl RecordReader for MyCli {
 //!     tether_sdk::forward_reader! {
 //!         record_sources: records::sources,
 //!         read_record: records::read,
@@ -45,14 +45,18 @@
 /// descriptor (`NAME`, `KINDS`, [`DriveMode::Passthrough`](crate::DriveMode),
 /// the crate's version), the decision
 /// [`deliver_first_endpoint`](crate::materialize::deliver_first_endpoint),
-/// and the type itself as its
-/// [`PassthroughStrategy`](crate::PassthroughStrategy) and
-/// [`HarnessReader`](crate::HarnessReader) (both of which it implements).
+/// the type itself as its [`PassthroughStrategy`](crate::PassthroughStrategy)
+/// (which it implements), and the [`Roles`](crate::Roles) named, each a
+/// role trait the type implements (`records`, `telemetry`, `census`,
+/// `last_mile`, `setup`, `model_tap`).
 ///
-/// `passthrough_observer!(MyCli, PLUGIN_NAME, AGENT_KINDS);`
+/// `passthrough_observer!(MyCli, PLUGIN_NAME, AGENT_KINDS, roles: [records, setup]);`
 #[macro_export]
 macro_rules! passthrough_observer {
     ($plugin:ty, $name:expr, $kinds:expr $(,)?) => {
+        $crate::passthrough_observer!($plugin, $name, $kinds, roles: []);
+    };
+    ($plugin:ty, $name:expr, $kinds:expr, roles: [$($role:ident),* $(,)?] $(,)?) => {
         impl $crate::TransportObserver for $plugin {
             fn descriptor(&self) -> $crate::PluginDescriptor {
                 $crate::PluginDescriptor::new(
@@ -75,25 +79,25 @@ macro_rules! passthrough_observer {
                 Some(self)
             }
 
-            fn reader(&self) -> Option<&dyn $crate::HarnessReader> {
-                Some(self)
+            fn roles(&self) -> $crate::Roles<'_> {
+                $crate::Roles::none()$(.$role(self))*
             }
         }
     };
 }
 
-/// Writes, inside an `impl HarnessReader for …` block, the methods that only
-/// hand the call on to the plugin's own functions. Name the ones the plugin
-/// has, in any order, separated by commas:
+/// Writes, inside a role's `impl` block, the methods that only hand the call
+/// on to the plugin's own functions. Name the ones the plugin has, in any
+/// order, separated by commas:
 ///
-/// - `census: census::census,` ([`HarnessReader::census`](crate::HarnessReader::census));
-/// - `read_telemetry: telemetry::read,` (a `fn(&TelemetryRecord, &[String])
-///   -> TelemetryAnswer`);
-/// - `record_sources: records::sources,`;
-/// - `read_record: records::read,` (a `fn(&RecordFile, &str) ->
-///   RecordAnswer`);
-/// - `verified_on: "OLDEST"..="NEWEST",`
-///   ([`HarnessReader::records_verified_on`](crate::HarnessReader::records_verified_on)).
+/// - in `impl HarnessCensus`: `census: census::census,`
+///   ([`HarnessCensus::census`](crate::HarnessCensus::census));
+/// - in `impl TelemetryReader`: `read_telemetry: telemetry::read,` (a
+///   `fn(&TelemetryRecord, &[String]) -> TelemetryAnswer`);
+/// - in `impl RecordReader`: `record_sources: records::sources,`,
+///   `read_record: records::read,` (a `fn(&RecordFile, &str) ->
+///   RecordAnswer`) and `verified_on: "OLDEST"..="NEWEST",`
+///   ([`RecordReader::records_verified_on`](crate::RecordReader::records_verified_on)).
 ///
 /// The others (a telemetry setup, a server's setup, the last mile) say
 /// something of the harness itself, so the plugin writes them.

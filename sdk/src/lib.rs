@@ -69,8 +69,8 @@
 //! plugin shares: references to environment variables in each CLI's syntax,
 //! and the Claude-style `system/init` reader; [`glue`] writes the
 //! [`TransportObserver`] of a CLI that takes every transport
-//! ([`passthrough_observer!`]) and the [`HarnessReader`] methods that only
-//! forward to the plugin's own modules ([`forward_reader!`]).
+//! ([`passthrough_observer!`]) and the role methods that only forward to
+//! the plugin's own modules ([`forward_reader!`]).
 //!
 //! Beyond deciding: [`records`] and [`telemetry`] hold the helpers a session-record
 //! reader and a telemetry mapping share, [`census`] checks a plugin's census
@@ -97,21 +97,26 @@ pub mod records;
 pub mod scan_fixture;
 pub mod telemetry;
 
-pub use tether_core::harness::{HarnessId, HarnessReader, ServerSetup};
+pub use tether_core::harness::{
+    HarnessCensus, HarnessId, Roles, RunTimeShown, ServerSetup, SetupGuide,
+};
 pub use tether_core::inventory::{InventoryDocument, InventoryRow};
+pub use tether_core::last_mile::LastMile;
 pub use tether_core::model::{ClientInfo, EndpointTestResult, Evidence, Timestamp};
+pub use tether_core::model_tap::{ModelCaller, ModelSetup, ModelTap};
 pub use tether_core::passthrough::{
     FilePlace, Materialized, MaterializedFile, PassthroughStrategy,
 };
 pub use tether_core::records::{
-    CensusEntry, RecordAnswer, RecordFile, RecordFormat, RecordReading, RecordSource, VerifiedRange,
+    CensusEntry, RecordAnswer, RecordFile, RecordFormat, RecordReader, RecordReading, RecordSource,
+    VerifiedRange,
 };
 pub use tether_core::register_plugin;
 pub use tether_core::registry::ANY_KIND;
 pub use tether_core::sanitize::Scrubber;
 pub use tether_core::telemetry::{
-    HeadersSent, NamedServer, TelemetryAnswer, TelemetryReading, TelemetryRecord, TelemetrySetup,
-    TelemetrySignal, TelemetryTarget, TelemetryValue,
+    HeadersSent, NamedServer, TelemetryAnswer, TelemetryReader, TelemetryReading, TelemetryRecord,
+    TelemetrySetup, TelemetrySignal, TelemetryTarget, TelemetryValue,
 };
 pub use tether_core::vocab::{
     ConfigScope, EvidenceKind, Provenance, ReasonCode, ServerSource, StageState, Transport,

@@ -181,7 +181,7 @@ pub enum TapError {
     },
 }
 
-/// The harnesses whose plugins have a reader, by name, taken from the
+/// The harnesses whose plugins have a model tap or a last mile, by name, taken from the
 /// registry once: every request asks them who sent it, and every record
 /// asks one for its rules, without rebuilding the registry's list.
 pub(crate) struct Harnesses(Vec<(String, Arc<dyn tether_core::observer::TransportObserver>)>);
@@ -192,7 +192,7 @@ impl Harnesses {
             registry
                 .harnesses()
                 .into_iter()
-                .filter(|h| h.plugin.observer.reader().is_some())
+                .filter(|h| h.roles.model_tap.is_some() || h.roles.last_mile.is_some())
                 .map(|h| (String::from(h.id), Arc::clone(&h.plugin.observer)))
                 .collect(),
         )
@@ -202,9 +202,9 @@ impl Harnesses {
     /// (a plugin's panic is contained: not its request).
     fn caller(&self, headers: &[(&str, &str)]) -> Option<(String, ModelCaller)> {
         self.0.iter().find_map(|(kind, plugin)| {
-            let reader = plugin.reader()?;
+            let tap = plugin.roles().model_tap?;
             let caller = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                reader.model_caller(headers)
+                tap.model_caller(headers)
             }))
             .ok()
             .flatten()?;
@@ -219,8 +219,8 @@ impl Harnesses {
         version: Option<&str>,
     ) -> Option<tether_core::last_mile::Rules> {
         let (_, plugin) = self.0.iter().find(|(k, _)| k == kind)?;
-        let reader = plugin.reader()?;
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.last_mile(version)))
+        let last_mile = plugin.roles().last_mile?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| last_mile.rules(version)))
             .ok()
             .flatten()
     }

@@ -38,8 +38,7 @@ pub async fn receiver_and_setup(
     let setup = Registry::with_static()
         .expect("registry")
         .observer_for(kind, DriveMode::Passthrough)
-        .and_then(|o| o.reader())
-        .and_then(|p| p.telemetry_setup(&target))
+        .and_then(|o| o.roles().telemetry?.telemetry_setup(&target))
         .expect("a telemetry setup");
     (receiver, batches, running, setup)
 }

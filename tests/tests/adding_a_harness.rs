@@ -86,16 +86,19 @@ fn every_harness_s_plugin_scanner_and_readers_share_one_name() {
             .find(|p| p.descriptor.agent_kinds.first().map(String::as_str) == Some(*harness))
             .unwrap_or_else(|| panic!("no plugin's first agent kind is {harness:?}"));
         assert_eq!(plugin.descriptor.drive_mode, DriveMode::Passthrough);
-        let reader = registry
+        let roles = registry
             .observer_for(harness, DriveMode::Passthrough)
-            .and_then(|o| o.reader())
-            .expect("a harness reader");
+            .expect("a plugin")
+            .roles();
         assert!(
-            reader.server_setup("x", "/bin/x", &[]).is_some(),
+            roles
+                .setup
+                .and_then(|s| s.server_setup("x", "/bin/x", &[]))
+                .is_some(),
             "{harness}: says how to add a server"
         );
         // What reads its sessions or its telemetry answers to the same name.
-        if let Some(setup) = reader.telemetry_setup(&target) {
+        if let Some(setup) = roles.telemetry.and_then(|t| t.telemetry_setup(&target)) {
             assert_eq!(setup.agent_kind, *harness);
         }
     }
@@ -106,7 +109,7 @@ fn every_harness_s_plugin_scanner_and_readers_share_one_name() {
         };
         let reads = registry
             .observer_for(kind, DriveMode::Passthrough)
-            .and_then(|o| o.reader())
+            .and_then(|o| o.roles().records)
             .is_some_and(|p| !p.record_sources().is_empty());
         if reads {
             assert!(scanned.contains(&kind.as_str()), "{kind}: no scanner");
@@ -197,11 +200,10 @@ async fn a_harness_added_as_one_crate_is_read_everywhere() {
     assert_eq!(time.tools.first().map(|t| t.calls), Some(1), "{time:?}");
 
     // What it says to add a server, its scanner reads back.
-    let reader = registry
+    let setup = registry
         .observer_for("toy", DriveMode::Passthrough)
-        .and_then(|o| o.reader())
-        .expect("toy");
-    let setup = reader
+        .and_then(|o| o.roles().setup)
+        .expect("toy")
         .server_setup("tether", "/usr/bin/tether", &["mcp".into()])
         .expect("setup");
     let other = tempfile::tempdir().expect("home");

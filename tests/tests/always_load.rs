@@ -139,7 +139,7 @@ fn rules_of(run: &Run, over: &[(&str, &str)]) -> Rules {
     Registry::with_static()
         .expect("registry")
         .harness("claude")
-        .and_then(|h| h.reader.last_mile(Some(&run.version)))
+        .and_then(|h| h.roles.last_mile?.rules(Some(&run.version)))
         .expect("rules")
         .in_context(&context)
 }
@@ -387,7 +387,7 @@ async fn claude_code_pinned_sends_both_servers_tools() {
     let unknown = Registry::with_static()
         .expect("registry")
         .harness("claude")
-        .and_then(|h| h.reader.last_mile(Some(&run.version)))
+        .and_then(|h| h.roles.last_mile?.rules(Some(&run.version)))
         .expect("rules");
     assert_eq!(unknown.defers, None);
 }

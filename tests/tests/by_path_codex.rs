@@ -252,7 +252,7 @@ fn every_exec_output_passes_the_conformance_kit() {
     let observer = registry
         .observer_for("codex", DriveMode::Passthrough)
         .expect("plugin");
-    let reader = observer.reader().expect("a harness reader");
+    let reader = observer.roles().records.expect("a record reader");
     for (folder, case, _) in RUNS {
         let path = fixture(folder, case, "exec");
         let records: Vec<String> = std::fs::read_to_string(&path)

@@ -426,7 +426,7 @@ fn every_stream_json_passes_the_conformance_kit() {
         let observer = registry
             .observer_for(kind, DriveMode::Passthrough)
             .expect("plugin");
-        let reader = observer.reader().expect("a harness reader");
+        let reader = observer.roles().records.expect("a record reader");
         for s in scenarios {
             let label = format!("{prefix}-{}", s.name);
             let text = std::fs::read_to_string(fixtures().join(format!("{label}.stream.jsonl")))

@@ -1,6 +1,6 @@
 //! The census: every kind of record, event, field and telemetry a harness
 //! writes that bears on MCP servers, tools, skills, hooks, plugins, auth or
-//! permissions, kept as data in its plugin (`HarnessReader::census`).
+//! permissions, kept as data in its plugin (`HarnessCensus::census`).
 //!
 //! - GIVEN every linked harness's census WHEN the book's table is written
 //!   from it THEN it is the committed `book/src/reference/records.md`
@@ -34,7 +34,10 @@ fn censuses() -> BTreeMap<String, Vec<CensusEntry>> {
     registry
         .harnesses()
         .into_iter()
-        .map(|h| (h.id.as_str().to_owned(), h.reader.census()))
+        .map(|h| {
+            let census = h.roles.census.map(|c| c.census()).unwrap_or_default();
+            (h.id.as_str().to_owned(), census)
+        })
         .filter(|(_, c)| !c.is_empty())
         .collect()
 }
@@ -48,7 +51,7 @@ fn cell(s: &str) -> String {
 fn page(censuses: &BTreeMap<String, Vec<CensusEntry>>) -> String {
     let mut out = String::from(
         "# What each harness writes, and what Tether reads of it\n\n\
-         <!-- Written by tests/tests/census.rs from each plugin's census (`HarnessReader::census`); \
+         <!-- Written by tests/tests/census.rs from each plugin's census (`HarnessCensus::census`); \
          run `TETHER_UPDATE_BOOK=1 cargo test -p tether-tests --test census` after changing one. -->\n\n\
          Every kind of record, event, field and telemetry a harness's own shipped code writes that \
          bears on MCP servers, tools, skills, hooks, plugins, auth or permissions, per harness and \

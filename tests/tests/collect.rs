@@ -297,8 +297,7 @@ async fn the_real_claude_cli_sends_its_mcp_telemetry_to_the_receiver() {
     let registry = Registry::with_static().expect("registry");
     let setup = registry
         .observer_for("claude", DriveMode::Passthrough)
-        .and_then(|o| o.reader())
-        .and_then(|p| p.telemetry_setup(&target))
+        .and_then(|o| o.roles().telemetry?.telemetry_setup(&target))
         .expect("the Claude plugin gives a telemetry setup");
 
     let home = tempfile::tempdir().expect("home");
@@ -917,8 +916,7 @@ fn print_env_as_settings_gives_one_block_for_the_harness_s_own_file() {
         tether_core::registry::Registry::with_static()
             .expect("registry")
             .observer_for(harness, tether_core::DriveMode::Passthrough)
-            .and_then(|o| o.reader())
-            .and_then(|p| p.telemetry_setup(&target))
+            .and_then(|o| o.roles().telemetry?.telemetry_setup(&target))
             .and_then(|s| s.notes.last().cloned())
             .expect("a note")
     };

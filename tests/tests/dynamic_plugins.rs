@@ -324,8 +324,8 @@ fn telemetry_crosses_the_plugin_boundary_as_data() {
     let dynamic = load(&gemini_lib()).expect("load");
     let compiled = GeminiPlugin;
     let (dynamic_p, compiled_p) = (
-        dynamic.reader().expect("a reader"),
-        compiled.reader().expect("a reader"),
+        dynamic.roles().telemetry.expect("a telemetry role"),
+        compiled.roles().telemetry.expect("a telemetry role"),
     );
     let target = TelemetryTarget {
         endpoint: "http://127.0.0.1:4318".into(),
@@ -363,8 +363,8 @@ fn session_records_cross_the_plugin_boundary_as_data() {
     let dynamic = load(&gemini_lib()).expect("load");
     let compiled = GeminiPlugin;
     let (dynamic_p, compiled_p) = (
-        dynamic.reader().expect("a reader"),
-        compiled.reader().expect("a reader"),
+        dynamic.roles().records.expect("a records role"),
+        compiled.roles().records.expect("a records role"),
     );
     let sources = dynamic_p.record_sources();
     assert!(!sources.is_empty());
@@ -410,15 +410,17 @@ fn server_setup_crosses_the_plugin_boundary_as_data() {
     let compiled = GeminiPlugin;
     let args = vec!["mcp".to_owned(), "--flag=it's".to_owned()];
     let across = dynamic
-        .reader()
-        .expect("a reader")
+        .roles()
+        .setup
+        .expect("a set-up role")
         .server_setup("tether", "/usr/bin/tether", &args)
         .expect("a setup");
     assert_eq!(
         Some(&across),
         compiled
-            .reader()
-            .expect("a reader")
+            .roles()
+            .setup
+            .expect("a set-up role")
             .server_setup("tether", "/usr/bin/tether", &args)
             .as_ref()
     );

@@ -297,7 +297,7 @@ fn model_name(kind: &str, server: &str, tool: &str) -> String {
     Registry::with_static()
         .expect("registry")
         .harness(kind)
-        .and_then(|h| h.reader.model_tool_name(server, tool))
+        .and_then(|h| h.roles.last_mile?.model_tool_name(server, tool))
         .unwrap_or_else(|| panic!("{kind}: no spelling for {server}/{tool}"))
 }
 

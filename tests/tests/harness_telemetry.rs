@@ -383,7 +383,7 @@ fn every_mapping_conforms_on_its_recorded_session() {
     ] {
         let reader = registry
             .observer_for(kind, tether_core::plan::DriveMode::Passthrough)
-            .and_then(|o| o.reader())
+            .and_then(|o| o.roles().telemetry)
             .unwrap_or_else(|| panic!("{kind}: a passthrough plugin"));
         let seen =
             tether_sdk::conformance::assert_reads_telemetry(reader, &fixture(name), &configured);

@@ -417,7 +417,7 @@ fn rules(kind: &str, version: &str) -> tether_core::last_mile::Rules {
     Registry::with_static()
         .expect("registry")
         .harness(kind)
-        .and_then(|h| h.reader.last_mile(Some(version)))
+        .and_then(|h| h.roles.last_mile?.rules(Some(version)))
         .unwrap_or_else(|| panic!("{kind} declares no last-mile rules"))
 }
 

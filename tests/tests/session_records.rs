@@ -848,7 +848,7 @@ fn every_reader_conforms_on_its_recorded_session() {
         let observer = registry
             .observer_for(kind, DriveMode::Passthrough)
             .expect("plugin");
-        let reader = observer.reader().expect("a harness reader");
+        let reader = observer.roles().records.expect("a record reader");
         let mut read = 0;
         for source in reader.record_sources() {
             if source.format == tether_core::records::RecordFormat::Sqlite {
@@ -905,7 +905,11 @@ fn files_under(root: &Path) -> Vec<(String, PathBuf)> {
 /// A reader that copies a record's text into its reading.
 struct Leaky;
 
-impl tether_core::harness::HarnessReader for Leaky {
+impl tether_core::records::RecordReader for Leaky {
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        Vec::new()
+    }
+
     fn read_record(
         &self,
         _: &tether_core::records::RecordFile<'_>,

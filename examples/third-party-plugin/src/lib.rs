@@ -48,8 +48,8 @@ impl TransportObserver for GeminiPlugin {
         Some(self)
     }
 
-    fn reader(&self) -> Option<&dyn HarnessReader> {
-        Some(self)
+    fn roles(&self) -> Roles<'_> {
+        Roles::none().records(self).telemetry(self).setup(self)
     }
 }
 
@@ -78,24 +78,7 @@ impl PassthroughStrategy for GeminiPlugin {
     }
 }
 
-impl HarnessReader for GeminiPlugin {
-    /// The same Gemini CLI, so the same telemetry settings (shown for this
-    /// kind) as the first-party plugin's.
-    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        let mut setup = first_party().telemetry_setup(target)?;
-        setup.agent_kind = "gemini-system".into();
-        Some(setup)
-    }
-
-    /// The same Gemini CLI, so the first-party plugin's mapping reads it.
-    fn read_telemetry(&self, record: &TelemetryRecord, configured: &[String]) -> TelemetryAnswer {
-        tether_passthrough_gemini::telemetry::read(
-            tether_passthrough_gemini::telemetry::Flavor::Gemini,
-            record,
-            configured,
-        )
-    }
-
+impl RecordReader for GeminiPlugin {
     /// The same Gemini CLI writes the same chats: the first-party reader's.
     fn record_sources(&self) -> Vec<RecordSource> {
         tether_passthrough_gemini::records::sources(
@@ -115,7 +98,28 @@ impl HarnessReader for GeminiPlugin {
     fn records_verified_on(&self) -> Option<tether_sdk::VerifiedRange> {
         first_party().records_verified_on()
     }
+}
 
+impl TelemetryReader for GeminiPlugin {
+    /// The same Gemini CLI, so the same telemetry settings (shown for this
+    /// kind) as the first-party plugin's.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let mut setup = first_party().telemetry_setup(target)?;
+        setup.agent_kind = "gemini-system".into();
+        Some(setup)
+    }
+
+    /// The same Gemini CLI, so the first-party plugin's mapping reads it.
+    fn read_telemetry(&self, record: &TelemetryRecord, configured: &[String]) -> TelemetryAnswer {
+        tether_passthrough_gemini::telemetry::read(
+            tether_passthrough_gemini::telemetry::Flavor::Gemini,
+            record,
+            configured,
+        )
+    }
+}
+
+impl SetupGuide for GeminiPlugin {
     /// The same Gemini CLI, so the same user settings file.
     fn server_setup(&self, name: &str, command: &str, args: &[String]) -> Option<ServerSetup> {
         first_party().server_setup(name, command, args)

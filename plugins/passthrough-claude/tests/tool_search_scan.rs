@@ -6,8 +6,8 @@
 //! secrets in the model URL never reach the document.
 
 use serde_json::json;
-use tether_core::harness::HarnessReader;
 use tether_core::inventory::InventoryDocument;
+use tether_core::last_mile::LastMile;
 use tether_passthrough_claude::PassthroughClaude;
 use tether_passthrough_claude::config_scan::ClaudeConfigScanner;
 use tether_sdk::scan_fixture::ScanFixture;
@@ -35,7 +35,7 @@ fn settings(doc: &InventoryDocument) -> Vec<String> {
 /// What the plugin's rules at `version` predict for the row's settings.
 fn defers(doc: &InventoryDocument, version: Option<&str>) -> Option<bool> {
     PassthroughClaude
-        .last_mile(version)
+        .rules(version)
         .expect("rules")
         .for_entry(&settings(doc))
         .defers
@@ -87,7 +87,7 @@ fn settings_files_win_over_the_process_in_claude_code_s_order() {
     assert!(settings(&doc).contains(&"env:ENABLE_TOOL_SEARCH=auto:30".to_owned()));
     assert_eq!(defers(&doc, None), None);
     let rules = PassthroughClaude
-        .last_mile(None)
+        .rules(None)
         .expect("rules")
         .for_entry(&settings(&doc));
     assert!(

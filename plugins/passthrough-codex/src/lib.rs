@@ -122,8 +122,14 @@ impl TransportObserver for PassthroughCodex {
         Some(self)
     }
 
-    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
-        Some(self)
+    fn roles(&self) -> tether_core::harness::Roles<'_> {
+        tether_core::harness::Roles::none()
+            .records(self)
+            .telemetry(self)
+            .census(self)
+            .last_mile(self)
+            .setup(self)
+            .model_tap(self)
     }
 }
 
@@ -261,9 +267,8 @@ fn codex_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-impl tether_core::harness::HarnessReader for PassthroughCodex {
+impl tether_core::records::RecordReader for PassthroughCodex {
     tether_sdk::forward_reader! {
-        census: census::census,
         record_sources: records::sources,
         read_record: records::read,
         // The pinned release and the newest npm serves (`tests/peers`,
@@ -279,7 +284,99 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
     fn records_show(&self) -> tether_core::harness::RunTimeShown {
         tether_core::harness::RunTimeShown::none().skills_listed()
     }
+}
 
+impl tether_core::telemetry::TelemetryReader for PassthroughCodex {
+    /// Codex's own OpenTelemetry: `codex.conversation_starts` (its servers),
+    /// `codex.tool_result`, the `codex.mcp.*` metrics and the MCP spans. Codex
+    /// reads its exporters from `[otel]` in its configuration, one per signal.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let exporter = |path: &str| {
+            format!(
+                "{{ otlp-http = {{ endpoint = {}, protocol = \"binary\", headers = {{ \"Authorization\" = {} }} }} }}",
+                toml_string(&format!("{}{path}", target.endpoint)),
+                toml_string(&target.authorization),
+            )
+        };
+        let text = format!(
+            "[otel]\nlog_user_prompt = false\nexporter = {}\ntrace_exporter = {}\nmetrics_exporter = {}\n",
+            exporter("/v1/logs"),
+            exporter("/v1/traces"),
+            exporter("/v1/metrics"),
+        );
+        let mut setup = TelemetrySetup::new("codex", HeadersSent::Verified)
+            .note("`log_user_prompt = false` keeps prompts out of Codex's own records; `codex.tool_result` still carries tool arguments, which Tether drops.");
+        let block = SetupSnippet::new("~/.codex/config.toml", text);
+        // Its configuration file is its settings: the same block either way.
+        setup.settings = Some(block.clone());
+        setup.snippet = Some(block);
+        Some(setup)
+    }
+
+    fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
+        telemetry::read(record)
+    }
+}
+
+impl tether_core::harness::HarnessCensus for PassthroughCodex {
+    tether_sdk::forward_reader! {
+        census: census::census,
+    }
+}
+
+impl tether_core::last_mile::LastMile for PassthroughCodex {
+    /// Codex's last mile, verified on 0.171.0 against the fake model's log
+    /// of every request (`tests/tests/last_mile.rs`): the tool `TOOL` in the
+    /// namespace `mcp__SERVER`, every character outside `[a-zA-Z0-9_]` an
+    /// `_`; tools that then share a name each get a short hash appended, so
+    /// all reach the model; no schema is dropped and no name cut.
+    fn rules(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
+        let _ = version;
+        Some(
+            Rules::new(codex_tool_name, OnCollision::Suffixed, "Codex 0.171.0, verified")
+                .with_name_limit(Limit {
+                    max: 64,
+                    source: "OpenAI API reference: a function's name is at most 64 characters of a-z, A-Z, 0-9, _ and -",
+                })
+                // The namespace `mcp__SERVER` is the server (a server's
+                // name never holds `/` as Codex spells it).
+                .with_shape(Shape::Split {
+                    prefix: "mcp__",
+                    separator: "/",
+                }),
+        )
+    }
+}
+
+impl tether_core::harness::SetupGuide for PassthroughCodex {
+    /// `codex mcp add`, or a `[mcp_servers.NAME]` table of
+    /// `~/.codex/config.toml`.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        let words = ["codex", "mcp", "add", name, "--", command];
+        Some(
+            tether_core::passthrough::ServerSetup::new(SetupSnippet::new(
+                "~/.codex/config.toml",
+                format!(
+                    "[mcp_servers.{}]\ncommand = {}\nargs = {}\n",
+                    toml_key(name),
+                    toml_string(command),
+                    toml_array(args)
+                ),
+            ))
+            .with_command(tether_sdk::materialize::command_line(
+                words.into_iter().chain(args.iter().map(String::as_str)),
+            )),
+        )
+    }
+}
+
+impl tether_core::model_tap::ModelTap for PassthroughCodex {
     /// A model provider of its own in `config.toml`, at the tap, speaking
     /// the Responses API.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
@@ -311,84 +408,6 @@ impl tether_core::harness::HarnessReader for PassthroughCodex {
             .iter()
             .find_map(|h| header(headers, h));
         Some(ModelCaller::new(Some(version), session))
-    }
-
-    /// Codex's last mile, verified on 0.171.0 against the fake model's log
-    /// of every request (`tests/tests/last_mile.rs`): the tool `TOOL` in the
-    /// namespace `mcp__SERVER`, every character outside `[a-zA-Z0-9_]` an
-    /// `_`; tools that then share a name each get a short hash appended, so
-    /// all reach the model; no schema is dropped and no name cut.
-    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
-        use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
-        let _ = version;
-        Some(
-            Rules::new(codex_tool_name, OnCollision::Suffixed, "Codex 0.171.0, verified")
-                .with_name_limit(Limit {
-                    max: 64,
-                    source: "OpenAI API reference: a function's name is at most 64 characters of a-z, A-Z, 0-9, _ and -",
-                })
-                // The namespace `mcp__SERVER` is the server (a server's
-                // name never holds `/` as Codex spells it).
-                .with_shape(Shape::Split {
-                    prefix: "mcp__",
-                    separator: "/",
-                }),
-        )
-    }
-
-    /// Codex's own OpenTelemetry: `codex.conversation_starts` (its servers),
-    /// `codex.tool_result`, the `codex.mcp.*` metrics and the MCP spans. Codex
-    /// reads its exporters from `[otel]` in its configuration, one per signal.
-    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        let exporter = |path: &str| {
-            format!(
-                "{{ otlp-http = {{ endpoint = {}, protocol = \"binary\", headers = {{ \"Authorization\" = {} }} }} }}",
-                toml_string(&format!("{}{path}", target.endpoint)),
-                toml_string(&target.authorization),
-            )
-        };
-        let text = format!(
-            "[otel]\nlog_user_prompt = false\nexporter = {}\ntrace_exporter = {}\nmetrics_exporter = {}\n",
-            exporter("/v1/logs"),
-            exporter("/v1/traces"),
-            exporter("/v1/metrics"),
-        );
-        let mut setup = TelemetrySetup::new("codex", HeadersSent::Verified)
-            .note("`log_user_prompt = false` keeps prompts out of Codex's own records; `codex.tool_result` still carries tool arguments, which Tether drops.");
-        let block = SetupSnippet::new("~/.codex/config.toml", text);
-        // Its configuration file is its settings: the same block either way.
-        setup.settings = Some(block.clone());
-        setup.snippet = Some(block);
-        Some(setup)
-    }
-
-    fn read_telemetry(&self, record: &TelemetryRecord, _configured: &[String]) -> TelemetryAnswer {
-        telemetry::read(record)
-    }
-
-    /// `codex mcp add`, or a `[mcp_servers.NAME]` table of
-    /// `~/.codex/config.toml`.
-    fn server_setup(
-        &self,
-        name: &str,
-        command: &str,
-        args: &[String],
-    ) -> Option<tether_core::passthrough::ServerSetup> {
-        let words = ["codex", "mcp", "add", name, "--", command];
-        Some(
-            tether_core::passthrough::ServerSetup::new(SetupSnippet::new(
-                "~/.codex/config.toml",
-                format!(
-                    "[mcp_servers.{}]\ncommand = {}\nargs = {}\n",
-                    toml_key(name),
-                    toml_string(command),
-                    toml_array(args)
-                ),
-            ))
-            .with_command(tether_sdk::materialize::command_line(
-                words.into_iter().chain(args.iter().map(String::as_str)),
-            )),
-        )
     }
 }
 

@@ -60,7 +60,12 @@ pub const CONFIG_FILE: &str = "copilot-mcp-config.json";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughCopilot;
 
-tether_sdk::passthrough_observer!(PassthroughCopilot, PLUGIN_NAME, AGENT_KINDS);
+tether_sdk::passthrough_observer!(
+    PassthroughCopilot,
+    PLUGIN_NAME,
+    AGENT_KINDS,
+    roles: [records, telemetry, census, last_mile, setup, model_tap],
+);
 
 /// One `mcpServers` entry in Copilot's shape.
 pub fn copilot_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
@@ -197,10 +202,8 @@ fn copilot_tool_name(server: &str, tool: &str) -> String {
     )
 }
 
-impl tether_core::harness::HarnessReader for PassthroughCopilot {
+impl tether_core::records::RecordReader for PassthroughCopilot {
     tether_sdk::forward_reader! {
-        census: census::census,
-        read_telemetry: telemetry::read,
         record_sources: records::sources,
         read_record: records::read,
         // The pinned release and the newest npm serves (`tests/peers`,
@@ -216,7 +219,79 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
             .skills_invoked()
             .hooks_fired()
     }
+}
 
+impl tether_core::telemetry::TelemetryReader for PassthroughCopilot {
+    tether_sdk::forward_reader! {
+        read_telemetry: telemetry::read,
+    }
+
+    /// The Copilot CLI's own OpenTelemetry (traces and metrics, no logs):
+    /// `github.copilot.mcp.server.lifecycle` span events, `execute_tool`
+    /// spans. Server and tool names are SHA-256 hashed there.
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        Some(
+            TelemetrySetup::new("copilot", HeadersSent::Verified)
+                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
+                .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+                .otlp_headers(target)
+                .note("Copilot hashes server and tool names (SHA-256); Tether matches them against the names configured for it."),
+        )
+    }
+}
+
+impl tether_core::harness::HarnessCensus for PassthroughCopilot {
+    tether_sdk::forward_reader! {
+        census: census::census,
+    }
+}
+
+impl tether_core::last_mile::LastMile for PassthroughCopilot {
+    /// Copilot CLI's last mile, verified on 1.0.102 against the fake
+    /// model's log of every request (`tests/tests/last_mile.rs`):
+    /// `SERVER-TOOL`, every character outside `[a-zA-Z0-9_-]` a `-`; of two
+    /// tools that then share a name the first listed is kept; every name is
+    /// cut to 64 characters, and a cut name that meets an earlier one ends
+    /// in a counter instead (`…2`). It sends every tool (200 and more), so
+    /// its provider's limit on a request's tools applies.
+    fn rules(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+        use tether_core::last_mile::{OnCollision, Rules};
+        let _ = version;
+        Some(
+            Rules::new(
+                copilot_tool_name,
+                OnCollision::Numbered,
+                "Copilot CLI 1.0.102, verified",
+            )
+            .with_cut(64)
+            .with_tool_limit(tether_core::last_mile::Limit {
+                max: 128,
+                source: "OpenAI Chat Completions API reference: a request's tools hold at most 128 functions",
+            }),
+        )
+    }
+}
+
+impl tether_core::harness::SetupGuide for PassthroughCopilot {
+    /// An entry of `~/.copilot/mcp-config.json`, every tool allowed.
+    fn server_setup(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Option<tether_core::passthrough::ServerSetup> {
+        Some(tether_core::passthrough::ServerSetup::new(
+            tether_sdk::materialize::server_block(
+                "~/.copilot/mcp-config.json",
+                "mcpServers",
+                name,
+                json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+            ),
+        ))
+    }
+}
+
+impl tether_core::model_tap::ModelTap for PassthroughCopilot {
     /// Its bring-your-own-key provider (`COPILOT_PROVIDER_BASE_URL`),
     /// speaking OpenAI chat completions.
     fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
@@ -241,60 +316,6 @@ impl tether_core::harness::HarnessReader for PassthroughCopilot {
             .then_some(())?;
         matches!(header(headers, "x-initiator")?, "user" | "agent").then_some(())?;
         Some(ModelCaller::new(None, None))
-    }
-
-    /// Copilot CLI's last mile, verified on 1.0.102 against the fake
-    /// model's log of every request (`tests/tests/last_mile.rs`):
-    /// `SERVER-TOOL`, every character outside `[a-zA-Z0-9_-]` a `-`; of two
-    /// tools that then share a name the first listed is kept; every name is
-    /// cut to 64 characters, and a cut name that meets an earlier one ends
-    /// in a counter instead (`…2`). It sends every tool (200 and more), so
-    /// its provider's limit on a request's tools applies.
-    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
-        use tether_core::last_mile::{OnCollision, Rules};
-        let _ = version;
-        Some(
-            Rules::new(
-                copilot_tool_name,
-                OnCollision::Numbered,
-                "Copilot CLI 1.0.102, verified",
-            )
-            .with_cut(64)
-            .with_tool_limit(tether_core::last_mile::Limit {
-                max: 128,
-                source: "OpenAI Chat Completions API reference: a request's tools hold at most 128 functions",
-            }),
-        )
-    }
-
-    /// The Copilot CLI's own OpenTelemetry (traces and metrics, no logs):
-    /// `github.copilot.mcp.server.lifecycle` span events, `execute_tool`
-    /// spans. Server and tool names are SHA-256 hashed there.
-    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        Some(
-            TelemetrySetup::new("copilot", HeadersSent::Verified)
-                .var("OTEL_EXPORTER_OTLP_ENDPOINT", &target.endpoint)
-                .var("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-                .otlp_headers(target)
-                .note("Copilot hashes server and tool names (SHA-256); Tether matches them against the names configured for it."),
-        )
-    }
-
-    /// An entry of `~/.copilot/mcp-config.json`, every tool allowed.
-    fn server_setup(
-        &self,
-        name: &str,
-        command: &str,
-        args: &[String],
-    ) -> Option<tether_core::passthrough::ServerSetup> {
-        Some(tether_core::passthrough::ServerSetup::new(
-            tether_sdk::materialize::server_block(
-                "~/.copilot/mcp-config.json",
-                "mcpServers",
-                name,
-                json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
-            ),
-        ))
     }
 }
 

@@ -45,7 +45,12 @@ pub const PROJECT_FILE: &str = ".cursor/mcp.json";
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PassthroughCursor;
 
-tether_sdk::passthrough_observer!(PassthroughCursor, PLUGIN_NAME, AGENT_KINDS);
+tether_sdk::passthrough_observer!(
+    PassthroughCursor,
+    PLUGIN_NAME,
+    AGENT_KINDS,
+    roles: [setup],
+);
 
 /// One `mcpServers` entry in Cursor's shape.
 pub fn cursor_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
@@ -84,7 +89,7 @@ impl PassthroughStrategy for PassthroughCursor {
     }
 }
 
-impl tether_core::harness::HarnessReader for PassthroughCursor {
+impl tether_core::harness::SetupGuide for PassthroughCursor {
     /// An entry of `~/.cursor/mcp.json` (Cursor has no command for it).
     fn server_setup(
         &self,

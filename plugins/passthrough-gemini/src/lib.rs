@@ -117,8 +117,14 @@ impl TransportObserver for PassthroughGemini {
         Some(self)
     }
 
-    fn reader(&self) -> Option<&dyn tether_core::harness::HarnessReader> {
-        Some(self)
+    fn roles(&self) -> tether_core::harness::Roles<'_> {
+        tether_core::harness::Roles::none()
+            .records(self)
+            .telemetry(self)
+            .census(self)
+            .last_mile(self)
+            .setup(self)
+            .model_tap(self)
     }
 }
 
@@ -204,11 +210,7 @@ impl PassthroughStrategy for PassthroughGemini {
     }
 }
 
-impl tether_core::harness::HarnessReader for PassthroughGemini {
-    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
-        census::census(self.flavor())
-    }
-
+impl tether_core::records::RecordReader for PassthroughGemini {
     /// Both chat records show the skills the model invoked; Gemini CLI's
     /// telemetry shows each hook's run (`gemini_cli.hook_call`) and the
     /// extensions loaded (`gemini_cli.config`'s `extensions`), Qwen Code's
@@ -217,6 +219,31 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
         tether_core::harness::RunTimeShown::none().skills_invoked()
     }
 
+    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+        records::sources(self.flavor())
+    }
+
+    /// The pinned release and the newest npm serves (`tests/peers`,
+    /// `tests/peers/newest`), each read in a real session by
+    /// `tests/tests/harness_sessions.rs`.
+    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
+        use tether_core::records::VerifiedRange;
+        Some(match self.flavor() {
+            telemetry::Flavor::Gemini => VerifiedRange::new("0.61.0", "0.61.0"),
+            telemetry::Flavor::Qwen => VerifiedRange::new("0.15.10", "0.24.4"),
+        })
+    }
+
+    fn read_record(
+        &self,
+        file: &tether_core::records::RecordFile<'_>,
+        record: &str,
+    ) -> tether_core::records::RecordAnswer {
+        records::read(self.flavor(), file, record)
+    }
+}
+
+impl tether_core::telemetry::TelemetryReader for PassthroughGemini {
     fn telemetry_shows(&self) -> tether_core::harness::RunTimeShown {
         let shown = tether_core::harness::RunTimeShown::none();
         match self.flavor() {
@@ -225,43 +252,52 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
         }
     }
 
-    /// Gemini CLI: `GOOGLE_GEMINI_BASE_URL`; Qwen Code: `OPENAI_BASE_URL`.
-    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
-        use tether_core::model_tap::ModelSetup;
-        Some(match self.flavor() {
-            telemetry::Flavor::Gemini => ModelSetup::new("gemini", "generate_content")
-                .var("GOOGLE_GEMINI_BASE_URL", base_url)
-                .note("This covers a Gemini API key (GEMINI_API_KEY), passed on unchanged to https://generativelanguage.googleapis.com (or --upstream); a Google sign-in or Vertex AI goes elsewhere."),
-            telemetry::Flavor::Qwen => ModelSetup::new("qwen", "openai_chat")
-                .var("OPENAI_BASE_URL", format!("{base_url}/v1"))
-                .note("This covers the OpenAI-compatible sign-in (`security.auth.selectedType: openai`, with OPENAI_API_KEY), passed on unchanged to https://api.openai.com (or --upstream, your provider's base URL); Qwen OAuth goes elsewhere."),
-        }
-        .note("It sends no session id with its requests: they join a tap session of their own."))
-    }
-
-    /// `GeminiCLI/VERSION` (`GeminiCLI-tui/…` in the terminal UI) or
-    /// `QwenCode/VERSION`; neither sends a session id (0.61, 0.15 and 0.24).
-    fn model_caller(
-        &self,
-        headers: &[(&str, &str)],
-    ) -> Option<tether_core::model_tap::ModelCaller> {
-        use tether_core::model_tap::{ModelCaller, header, product_version};
-        let agent = header(headers, "user-agent")?;
-        let products: &[&str] = match self.flavor() {
-            telemetry::Flavor::Gemini => &["GeminiCLI-tui", "GeminiCLI"],
-            telemetry::Flavor::Qwen => &["QwenCode"],
+    /// Gemini CLI's and Qwen Code's own OpenTelemetry: the `*.config` event
+    /// (servers and tools) and `*.tool_call` (`mcp_server_name`).
+    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
+        let (kind, prefix, headers) = match self.0.plugin {
+            "passthrough-qwen" => ("qwen", "QWEN", HeadersSent::Verified),
+            _ => ("gemini", "GEMINI", HeadersSent::Verified),
         };
-        let version = products.iter().find_map(|p| product_version(agent, p))?;
-        Some(ModelCaller::new(Some(version), None))
+        let var = |name: &str| format!("{prefix}_TELEMETRY_{name}");
+        Some(
+            TelemetrySetup::new(kind, headers)
+                .var(var("ENABLED"), "true")
+                .var(var("TARGET"), "local")
+                .var(var("OTLP_ENDPOINT"), &target.endpoint)
+                .var(var("OTLP_PROTOCOL"), "http")
+                .var(var("LOG_PROMPTS"), "false")
+                .otlp_headers(target)
+                // Both load the user's `.env` of their own directory when the
+                // project has none of its own.
+                .settings_dotenv(format!("~/.{kind}/.env"))
+                .note("LOG_PROMPTS=false keeps prompts out; `tool_call` events still carry tool arguments (`args`), which Tether drops."),
+        )
     }
 
+    fn read_telemetry(
+        &self,
+        record: &tether_core::telemetry::TelemetryRecord,
+        configured: &[String],
+    ) -> tether_core::telemetry::TelemetryAnswer {
+        telemetry::read(self.flavor(), record, configured)
+    }
+}
+
+impl tether_core::harness::HarnessCensus for PassthroughGemini {
+    fn census(&self) -> Vec<tether_core::records::CensusEntry> {
+        census::census(self.flavor())
+    }
+}
+
+impl tether_core::last_mile::LastMile for PassthroughGemini {
     /// Gemini CLI's and Qwen Code's last mile, verified against the fake
     /// model's log of every request (`tests/tests/last_mile.rs`): Gemini CLI
     /// 0.61.0, and Qwen Code 0.15.10 and 0.24.4 (see [`names`]). Of two
     /// tools that share a name the last listed is kept (their registries
     /// overwrite); no schema is dropped. Qwen Code holds every MCP tool
     /// behind its `tool_search`.
-    fn last_mile(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
+    fn rules(&self, version: Option<&str>) -> Option<tether_core::last_mile::Rules> {
         use tether_core::last_mile::{Limit, OnCollision, Rules, Shape};
         Some(match self.flavor() {
             telemetry::Flavor::Gemini => Rules::new(
@@ -297,61 +333,9 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
             }
         })
     }
+}
 
-    /// Gemini CLI's and Qwen Code's own OpenTelemetry: the `*.config` event
-    /// (servers and tools) and `*.tool_call` (`mcp_server_name`).
-    fn telemetry_setup(&self, target: &TelemetryTarget) -> Option<TelemetrySetup> {
-        let (kind, prefix, headers) = match self.0.plugin {
-            "passthrough-qwen" => ("qwen", "QWEN", HeadersSent::Verified),
-            _ => ("gemini", "GEMINI", HeadersSent::Verified),
-        };
-        let var = |name: &str| format!("{prefix}_TELEMETRY_{name}");
-        Some(
-            TelemetrySetup::new(kind, headers)
-                .var(var("ENABLED"), "true")
-                .var(var("TARGET"), "local")
-                .var(var("OTLP_ENDPOINT"), &target.endpoint)
-                .var(var("OTLP_PROTOCOL"), "http")
-                .var(var("LOG_PROMPTS"), "false")
-                .otlp_headers(target)
-                // Both load the user's `.env` of their own directory when the
-                // project has none of its own.
-                .settings_dotenv(format!("~/.{kind}/.env"))
-                .note("LOG_PROMPTS=false keeps prompts out; `tool_call` events still carry tool arguments (`args`), which Tether drops."),
-        )
-    }
-
-    fn read_telemetry(
-        &self,
-        record: &tether_core::telemetry::TelemetryRecord,
-        configured: &[String],
-    ) -> tether_core::telemetry::TelemetryAnswer {
-        telemetry::read(self.flavor(), record, configured)
-    }
-
-    fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
-        records::sources(self.flavor())
-    }
-
-    /// The pinned release and the newest npm serves (`tests/peers`,
-    /// `tests/peers/newest`), each read in a real session by
-    /// `tests/tests/harness_sessions.rs`.
-    fn records_verified_on(&self) -> Option<tether_core::records::VerifiedRange> {
-        use tether_core::records::VerifiedRange;
-        Some(match self.flavor() {
-            telemetry::Flavor::Gemini => VerifiedRange::new("0.61.0", "0.61.0"),
-            telemetry::Flavor::Qwen => VerifiedRange::new("0.15.10", "0.24.4"),
-        })
-    }
-
-    fn read_record(
-        &self,
-        file: &tether_core::records::RecordFile<'_>,
-        record: &str,
-    ) -> tether_core::records::RecordAnswer {
-        records::read(self.flavor(), file, record)
-    }
-
+impl tether_core::harness::SetupGuide for PassthroughGemini {
     /// `gemini|qwen mcp add --scope user`, or an entry of the user's
     /// `settings.json`; an untrusted folder starts none.
     fn server_setup(
@@ -376,6 +360,38 @@ impl tether_core::harness::HarnessReader for PassthroughGemini {
                 "{cli} starts no MCP server in a folder it does not trust (`tether inventory` says untrusted_folder)."
             )),
         )
+    }
+}
+
+impl tether_core::model_tap::ModelTap for PassthroughGemini {
+    /// Gemini CLI: `GOOGLE_GEMINI_BASE_URL`; Qwen Code: `OPENAI_BASE_URL`.
+    fn model_setup(&self, base_url: &str) -> Option<tether_core::model_tap::ModelSetup> {
+        use tether_core::model_tap::ModelSetup;
+        Some(match self.flavor() {
+            telemetry::Flavor::Gemini => ModelSetup::new("gemini", "generate_content")
+                .var("GOOGLE_GEMINI_BASE_URL", base_url)
+                .note("This covers a Gemini API key (GEMINI_API_KEY), passed on unchanged to https://generativelanguage.googleapis.com (or --upstream); a Google sign-in or Vertex AI goes elsewhere."),
+            telemetry::Flavor::Qwen => ModelSetup::new("qwen", "openai_chat")
+                .var("OPENAI_BASE_URL", format!("{base_url}/v1"))
+                .note("This covers the OpenAI-compatible sign-in (`security.auth.selectedType: openai`, with OPENAI_API_KEY), passed on unchanged to https://api.openai.com (or --upstream, your provider's base URL); Qwen OAuth goes elsewhere."),
+        }
+        .note("It sends no session id with its requests: they join a tap session of their own."))
+    }
+
+    /// `GeminiCLI/VERSION` (`GeminiCLI-tui/…` in the terminal UI) or
+    /// `QwenCode/VERSION`; neither sends a session id (0.61, 0.15 and 0.24).
+    fn model_caller(
+        &self,
+        headers: &[(&str, &str)],
+    ) -> Option<tether_core::model_tap::ModelCaller> {
+        use tether_core::model_tap::{ModelCaller, header, product_version};
+        let agent = header(headers, "user-agent")?;
+        let products: &[&str] = match self.flavor() {
+            telemetry::Flavor::Gemini => &["GeminiCLI-tui", "GeminiCLI"],
+            telemetry::Flavor::Qwen => &["QwenCode"],
+        };
+        let version = products.iter().find_map(|p| product_version(agent, p))?;
+        Some(ModelCaller::new(Some(version), None))
     }
 }
 
