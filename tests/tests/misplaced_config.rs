@@ -248,6 +248,69 @@ fn gemini_refuses_a_trailing_comma_and_so_does_tether() {
     }
 }
 
+/// GIVEN a user `settings.json` Gemini refuses (a trailing comma) and an
+/// extension in `~/.gemini/extensions` bundling a server and a hook WHEN
+/// Gemini CLI 0.61.0 runs (`-p`, `extensions list`, `mcp list`) THEN it
+/// exits 52 on the file before any extension loads; AND `tether inventory`
+/// marks the extension, its server and its hook `file_refused`, not
+/// enabled.
+#[test]
+fn gemini_extensions_do_not_load_when_its_settings_are_refused() {
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    write(
+        &home.path().join(".gemini/settings.json"),
+        &format!(
+            "{{\"mcpServers\":{{\"time\":{{\"command\":\"/bin/true\",\"env\":{{\"K\":\"{PLANTED}\"}}}},}}}}\n"
+        ),
+    );
+    let ext = home.path().join(".gemini/extensions/ext1");
+    write(
+        &ext.join("gemini-extension.json"),
+        &json!({"name": "ext1", "version": "1.0.0",
+            "mcpServers": {"extsrv": {"command": "/bin/true"}}})
+        .to_string(),
+    );
+    write(
+        &ext.join("hooks/hooks.json"),
+        &json!({"hooks": {"BeforeTool": [{"matcher": ".*",
+            "hooks": [{"type": "command", "command": "/bin/true", "name": "exthook"}]}]}})
+        .to_string(),
+    );
+    let trust = [("GEMINI_CLI_TRUST_WORKSPACE", "true")];
+    let kinds = ["--kind", "mcp_server", "--kind", "plugin", "--kind", "hook"];
+    let doc = inventory(home.path(), project.path(), "gemini", &kinds, &trust);
+    assert_eq!(errors_with(&doc, "file_refused").len(), 1, "{doc}");
+    for name in ["ext1", "extsrv", "ext1:BeforeTool:.*"] {
+        let r = row(&doc, name);
+        assert_eq!(r["reason_code"], "file_refused", "{r}");
+        assert_eq!(r["stages"]["enabled"]["state"], "no", "{r}");
+    }
+    let env = [
+        ("GEMINI_API_KEY", "dummy"),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
+    ];
+    for args in [&["-p", "hi"][..], &["extensions", "list"], &["mcp", "list"]] {
+        let Some((code, said)) = harness(
+            Release::Pinned,
+            "gemini",
+            home.path(),
+            project.path(),
+            args,
+            &env,
+        ) else {
+            return;
+        };
+        assert_eq!(code, Some(52), "{args:?}: {said}");
+        assert!(
+            said.contains("Please fix the configuration file(s) and try again."),
+            "{said}"
+        );
+        assert!(!said.contains("extsrv") && !said.contains("ext1"), "{said}");
+    }
+}
+
 /// GIVEN a Qwen Code user `settings.json` with a trailing comma WHEN
 /// `tether inventory` reads it THEN it is `file_refused`, quoting Qwen's
 /// words; AND the newest Qwen Code refuses to start on it ("Cannot read

@@ -71,7 +71,7 @@ fn gemini() -> Vec<CensusEntry> {
         ),
         (
             "mcp_tool_error",
-            "read: the server answered the call with isError (tool_error)",
+            "read: the server answered the call with isError (tool_error), or (0.30.0 on) the MCP SDK's error was handed back as one, read from its words: MCP error -32001 a timeout, -32000 the connection closed, any other code a JSON-RPC error (protocol_error)",
         ),
         (
             "discovered_tool_execution_error",
@@ -79,7 +79,7 @@ fn gemini() -> Vec<CensusEntry> {
         ),
         (
             "tool_not_registered",
-            "the model called a tool the registry does not hold",
+            "read: the model called a tool the registry does not hold (its words: Tool \"NAME\" not found.): it reached no server, a refusal tool_not_available, never a use",
         ),
         (
             "invalid_tool_params",
@@ -116,7 +116,7 @@ fn gemini_chat() -> Vec<CensusEntry> {
             GEMINI_CHAT,
             "gemini.toolCalls",
             G_JSONL,
-            "tool_call_observed per MCP call, server and tool split from displayName `TOOL (SERVER MCP Server)`, with its call id; its outcome from status: success succeeded; error a refusal or a failure by resultDisplay's words (no errorType is kept); cancelled the user's no (tool_call_refused, permission_denied) where its result says \"User denied execution.\", otherwise left unknown (an abort says nothing of whether it ran).",
+            "tool_call_observed per MCP call, server and tool split from displayName `TOOL (SERVER MCP Server)`, with its call id; its outcome from status: success succeeded; error a refusal or a failure by resultDisplay's words (no errorType is kept), a tool Gemini did not hold (\"Tool \"NAME\" not found\", its displayName the called name) a refusal tool_not_available split from its name, and an MCP SDK error in the result's words (timeout, connection_closed, protocol_error) the failure it names; cancelled the user's no (tool_call_refused, permission_denied) where its result says \"User denied execution.\", otherwise left unknown (an abort says nothing of whether it ran).",
         )
         .silence("Written as calls complete: a call cut off mid-run (the process killed) leaves none, and a subagent's calls are in its own chat."),
         E::read(
@@ -325,7 +325,7 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             STREAM,
             "tool_result",
             G,
-            "by tool_id: success a use; error a refusal with its reason by the words the UI showed (output, as the chat's resultDisplay: permission_denied, approval_required, blocked_by_hook), error.type mcp_tool_error a failure (tool_error), a hook's stop unknown, a cancelled call (`[Operation Cancelled] …`) the user's no (permission_denied) or unknown; output and error.message are scanned, never kept",
+            "by tool_id: success a use; error a refusal with its reason by the words the UI showed (output, as the chat's resultDisplay: permission_denied, approval_required, blocked_by_hook), error.type tool_not_registered a refusal (tool_not_available: no such tool), error.type mcp_tool_error a failure (tool_error, or the MCP SDK's error its message names: timeout, connection_closed, protocol_error), a hook's stop unknown, a cancelled call (`[Operation Cancelled] …`) the user's no (permission_denied) or unknown; output and error.message are scanned, never kept",
         ),
         E::not_read(
             STREAM,

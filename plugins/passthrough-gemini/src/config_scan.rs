@@ -227,7 +227,14 @@ impl ConfigScanner for GeminiConfigScanner {
                 },
             );
         }
-        let hooks_off = scan_settings_hooks(ctx, out, harness, &settings, &project_untrusted);
+        let hooks_off = scan_settings_hooks(
+            ctx,
+            out,
+            harness,
+            &settings,
+            &project_untrusted,
+            refused.as_deref(),
+        );
         let all_off = project_untrusted
             .as_deref()
             .filter(|_| family.untrusted_disables_all);
@@ -237,6 +244,7 @@ impl ConfigScanner for GeminiConfigScanner {
             folder_trusted,
             hooks_off: hooks_off.as_deref(),
             untrusted: all_off,
+            refused: refused.as_deref(),
         };
         scan_extensions(ctx, out, family, &home, &context);
     }
@@ -249,6 +257,11 @@ struct ExtensionContext<'a> {
     folder_trusted: bool,
     hooks_off: Option<&'a str>,
     untrusted: Option<&'a str>,
+    /// Why the CLI does not start at all (a settings file it refuses):
+    /// then no extension loads either (Gemini CLI 0.61.0 exits 52 before
+    /// it reads one: `gemini -p`, `gemini extensions list` and `gemini mcp
+    /// list` alike, `tests/tests/misplaced_config.rs`).
+    refused: Option<&'a str>,
 }
 
 /// A server's call policy: the settings' rules, and its entry's `trust`.
@@ -494,6 +507,7 @@ fn scan_settings_hooks(
     harness: &'static str,
     settings: &[Settings],
     project_untrusted: &Option<String>,
+    refused: Option<&str>,
 ) -> Option<String> {
     let hooks_off = settings
         .iter()
@@ -523,7 +537,9 @@ fn scan_settings_hooks(
                 root: None,
                 expands: Vec::new(),
             });
-            if let (true, Some(why)) = (ignored, project_untrusted) {
+            if let Some(why) = refused {
+                found.enablement = Enablement::Off(ReasonCode::FileRefused, why.to_owned());
+            } else if let (true, Some(why)) = (ignored, project_untrusted) {
                 found.enablement = Enablement::Off(ReasonCode::UntrustedFolder, why.clone());
             } else if let Some(why) = &hooks_off {
                 found.enablement = Enablement::Off(ReasonCode::DisabledInConfig, why.clone());
@@ -666,7 +682,17 @@ fn scan_extensions(
             .unwrap_or(&dir)
             .to_owned();
         let path = root.dir().join(&dir).to_string_lossy().into_owned();
-        let off = extension_disabled(ctx, rules.as_ref(), &name);
+        // Why its rows are off: the CLI does not start at all, or this
+        // folder turns the extension off.
+        let off = match judged.refused {
+            Some(why) => Some(Enablement::Off(ReasonCode::FileRefused, why.to_owned())),
+            None => extension_disabled(ctx, rules.as_ref(), &name).then(|| {
+                Enablement::Off(
+                    ReasonCode::DisabledInConfig,
+                    format!("extension {name} is disabled for this folder in {rules_source}"),
+                )
+            }),
+        };
         // The extension itself: installed (it is in the extensions directory),
         // enabled unless extension-enablement.json turns it off here, linked
         // to the servers it bundles.
@@ -678,11 +704,8 @@ fn scan_extensions(
             root.source(&manifest),
         );
         row.installed = Installed::Yes;
-        if off {
-            row.enablement = Enablement::Off(
-                ReasonCode::DisabledInConfig,
-                format!("extension {name} is disabled for this folder in {rules_source}"),
-            );
+        if let Some(off) = &off {
+            row.enablement = off.clone();
         }
         if let Some(version) = doc.get("version").and_then(Value::as_str) {
             row.settings.push(format!("version={version}"));
@@ -723,11 +746,8 @@ fn scan_extensions(
                     root: Some(ext_dir.clone()),
                     expands: expands.clone(),
                 });
-                if off {
-                    found.enablement = Enablement::Off(
-                        ReasonCode::DisabledInConfig,
-                        format!("extension {name} is disabled for this folder in {rules_source}"),
-                    );
+                if let Some(off) = &off {
+                    found.enablement = off.clone();
                 } else if let Some(why) = hooks_off {
                     found.enablement =
                         Enablement::Off(ReasonCode::DisabledInConfig, why.to_owned());
@@ -752,11 +772,8 @@ fn scan_extensions(
                 lists.apply(found, entry);
                 found.call_policy =
                     Some(predict(judged.calls, found, entry, judged.folder_trusted));
-                if off {
-                    found.enablement = Enablement::Off(
-                        ReasonCode::DisabledInConfig,
-                        format!("extension {name} is disabled for this folder in {rules_source}"),
-                    );
+                if let Some(off) = &off {
+                    found.enablement = off.clone();
                 } else if let Some(why) = untrusted {
                     found.enablement = Enablement::Off(ReasonCode::UntrustedFolder, why.to_owned());
                 }

@@ -59,7 +59,9 @@ pub(crate) fn gemini_ended(words: Option<&str>) -> Ended {
     let Some(words) = words else {
         return Ended::Failed(None);
     };
-    if words.starts_with("Tool execution denied by policy.") {
+    if gemini_no_such_tool(words) {
+        Ended::Refused(ReasonCode::ToolNotAvailable)
+    } else if words.starts_with("Tool execution denied by policy.") {
         Ended::Refused(ReasonCode::PermissionDenied)
     } else if words.starts_with("Tool execution blocked:") {
         Ended::Refused(ReasonCode::BlockedByHook)
@@ -76,6 +78,100 @@ pub(crate) fn gemini_ended(words: Option<&str>) -> Ended {
         Ended::Failed(Some(ReasonCode::ToolError))
     } else {
         Ended::Failed(None)
+    }
+}
+
+/// Whether Gemini CLI's words say the model called a tool it does not
+/// hold ("no such tool"): the call reached no server, and the tool was not
+/// available to the harness then. Its shipped code's wordings, each with
+/// the error type `tool_not_registered`:
+/// - `Tool "NAME" not found in registry. Tools must use the exact names
+///   that are registered.` and a suggestion: core 0.10.0 and 0.30.0
+///   core/coreToolScheduler.js (`schedule`);
+/// - `Tool "NAME" not found.` and ` Did you mean …?`: core 0.30.0
+///   scheduler/scheduler.js, the 0.45.2 and 0.61.0 bundles
+///   (`_createToolNotFoundErroredToolCall`, 0.61.0 chunk-5FZXKDXH.js
+///   351338); seen in a real 0.61.0 run, chat and stream-json alike;
+/// - `Tool "NAME" not found in registry.`: the ACP agent (0.10.0 and
+///   0.30.0 zed-integration/zedIntegration.js, 0.61.0 bundle
+///   gemini-3HFX2LNT.js 15596).
+pub(crate) fn gemini_no_such_tool(words: &str) -> bool {
+    words.starts_with("Tool \"")
+        && (words.contains("\" not found.") || words.contains("\" not found in registry."))
+}
+
+/// Why Gemini CLI's words say an MCP call failed after it was sent, where
+/// they name the MCP SDK's error (`McpError`: `MCP error CODE: MESSAGE`,
+/// 0.61.0 chunk-5FZXKDXH.js 304307): `-32001` its request timeout (the
+/// server's `timeout` setting), `-32000` the connection closed, any other
+/// code a JSON-RPC error the server answered. Where the words are:
+/// - 0.30.0 on (core tools/mcp-client.js `McpCallableTool.callTool`, 0.61.0
+///   chunk-5FZXKDXH.js 375621) the SDK's error is caught and handed back as
+///   the response `{"error":{"message":…,"isError":true}}`, so the call
+///   reads as the server's `isError` (`mcp_tool_error`, "MCP tool 'T'
+///   reported tool error for function call: ARGS with response: PARTS"):
+///   the message is read from PARTS; seen in real 0.61.0 runs (a server
+///   that never answers with `timeout` 1500, one that exits on the call,
+///   one that answers a JSON-RPC error);
+/// - before (0.10.0 @google/genai `mcpToTool`) the error is thrown, and its
+///   words are the call's own (`unhandled_exception`).
+///
+/// `None` for any other words, a server's own `isError` among them.
+pub(crate) fn gemini_mcp_failure(words: &str) -> Option<ReasonCode> {
+    if words.starts_with(MCP_ERROR) {
+        return mcp_error_reason(words);
+    }
+    if !(words.starts_with("MCP tool '")
+        && words.contains("' reported tool error for function call: "))
+    {
+        return None;
+    }
+    // The arguments before it are JSON too, so the parts begin where what
+    // follows ` with response: ` is one JSON document to its end.
+    let mut rest = words;
+    while let Some((_, after)) = rest.split_once(WITH_RESPONSE) {
+        if let Ok(parts) = serde_json::from_str::<serde_json::Value>(after) {
+            let error = &parts[0]["functionResponse"]["response"]["error"];
+            return match (error["message"].as_str(), error["isError"].as_bool()) {
+                (Some(message), Some(true)) => mcp_error_reason(message),
+                _ => None,
+            };
+        }
+        rest = after;
+    }
+    None
+}
+
+/// How the MCP SDK's error begins (`MCP error ${code}: …`; codes are
+/// negative).
+const MCP_ERROR: &str = "MCP error -";
+
+/// What divides an MCP tool error's arguments from its response parts.
+const WITH_RESPONSE: &str = " with response: ";
+
+/// The reason an `MCP error -CODE: …` names.
+fn mcp_error_reason(message: &str) -> Option<ReasonCode> {
+    let code = message.strip_prefix(MCP_ERROR)?.split(':').next()?;
+    Some(match code {
+        "32001" => ReasonCode::Timeout,
+        "32000" => ReasonCode::ConnectionClosed,
+        _ => ReasonCode::ProtocolError,
+    })
+}
+
+/// How a Gemini CLI call that ended in `error` ended, by the words the UI
+/// showed (`display`, read by [`gemini_ended`]) and the words sent back to
+/// the model (`detail`): where either names the MCP SDK's error, the
+/// failure it names ([`gemini_mcp_failure`]), not the server's `isError`.
+pub(crate) fn gemini_failed_call(display: Option<&str>, detail: Option<&str>) -> Ended {
+    match gemini_ended(display) {
+        Ended::Failed(reason) => Ended::Failed(
+            detail
+                .and_then(gemini_mcp_failure)
+                .or_else(|| display.and_then(gemini_mcp_failure))
+                .or(reason),
+        ),
+        other => other,
     }
 }
 

@@ -35,6 +35,7 @@ pub mod config_scan;
 mod ended;
 mod older;
 pub mod records;
+mod shape;
 mod stream_json;
 pub mod telemetry;
 

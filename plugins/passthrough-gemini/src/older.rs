@@ -33,7 +33,7 @@ use crate::ended::{Ended, qwen_denied};
 #[derive(Deserialize)]
 pub(crate) struct QwenSystemPayload<'a> {
     #[serde(rename = "uiEvent", borrow, default)]
-    event: Option<QwenUiEvent<'a>>,
+    event: Option<crate::shape::Obj<QwenUiEvent<'a>>>,
 }
 
 /// A `qwen-code.tool_call` UI event: its name, status and the server of an

@@ -11,7 +11,7 @@
 //!   tool the name alone (`mcp_SERVER_TOOL`) cannot give;
 //! - a call that ended in `error` or `cancelled` says why in the harness's
 //!   own words (`resultDisplay`, or a cancelled call's `[Operation
-//!   Cancelled] Reason: …`), scanned by [`gemini_ended`] and never kept: a
+//!   Cancelled] Reason: …`), scanned by [`crate::ended::gemini_ended`] and never kept: a
 //!   refusal (policy, hook, approval no one could give, the user's no), a
 //!   tool error, or a failure of no named kind.
 //!
@@ -30,24 +30,27 @@
 //! Both: what a headless run printed (`-p --output-format stream-json`),
 //! read by path only ([`crate::stream_json`]).
 
-use crate::ended::{Ended, Words, gemini_cancelled, gemini_ended};
+use crate::ended::{Ended, Words};
 use crate::older::qwen_denied_in;
+use crate::shape::{Obj, known_type, unreadable};
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use tether_core::capability::{CapabilityEvent, outcome_of_ok};
+use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{
-    answer, call, failed_with, failure, listed, mcp_double, outcome, push, refusal, refused,
-    skill_invoked,
+    answer, call, failed_with, failure, listed, mcp_double, outcome, push, refusal, skill_invoked,
 };
-use tether_sdk::telemetry::status;
 
 use crate::telemetry::Flavor;
+
+mod gemini;
+/// The plain path: each record parsed whole, for the same meanings.
+pub mod plain;
 
 /// Gemini's chat files.
 pub const GEMINI_CHAT: &str = "chat";
@@ -81,8 +84,8 @@ pub fn sources(flavor: Flavor) -> Vec<RecordSource> {
 /// Reads one record.
 pub fn read(flavor: Flavor, file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match (flavor, file.role) {
-        (Flavor::Gemini, GEMINI_CHAT) => gemini_chat(file, record),
-        (Flavor::Gemini, GEMINI_LEGACY_CHAT) => gemini_legacy_chat(file, record),
+        (Flavor::Gemini, GEMINI_CHAT) => gemini::chat(file, record),
+        (Flavor::Gemini, GEMINI_LEGACY_CHAT) => gemini::legacy_chat(file, record),
         (Flavor::Qwen, QWEN_CHAT) => qwen_chat(record),
         (Flavor::Qwen, QWEN_DEBUG) => qwen_debug(file, record),
         (Flavor::Gemini, STREAM_JSON) => crate::stream_json::gemini(file, record),
@@ -91,307 +94,8 @@ pub fn read(flavor: Flavor, file: &RecordFile<'_>, record: &str) -> RecordAnswer
     }
 }
 
-fn time(s: Option<&str>) -> Option<Timestamp> {
+pub(crate) fn time(s: Option<&str>) -> Option<Timestamp> {
     s.and_then(Timestamp::parse_rfc3339)
-}
-
-#[derive(Deserialize)]
-struct GeminiLine<'a> {
-    #[serde(rename = "sessionId", borrow, default)]
-    session: Option<Cow<'a, str>>,
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(rename = "$set", borrow, default)]
-    set: Option<GeminiSet<'a>>,
-    #[serde(borrow, default)]
-    timestamp: Option<Cow<'a, str>>,
-    #[serde(rename = "startTime", borrow, default)]
-    start: Option<Cow<'a, str>>,
-    #[serde(rename = "toolCalls", borrow, default)]
-    tool_calls: Vec<GeminiCall<'a>>,
-    /// An `error`, `warning` or `info` record's words (a `user` or
-    /// `gemini` record's content is parts, never read): scanned for a
-    /// server's name and a reason, never kept.
-    #[serde(borrow, default)]
-    content: Option<GeminiContent<'a>>,
-    /// `/rewind` (0.39 on): the message it rewound to.
-    #[serde(rename = "$rewindTo", default)]
-    rewind: Option<serde::de::IgnoredAny>,
-}
-
-/// A message's content: words (the UI's own records), or parts.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum GeminiContent<'a> {
-    Words(#[serde(borrow)] Cow<'a, str>),
-    Parts(serde::de::IgnoredAny),
-}
-
-/// A `$set` line: an update of the chat's metadata, read for its time.
-#[derive(Deserialize)]
-struct GeminiSet<'a> {
-    #[serde(rename = "lastUpdated", borrow, default)]
-    last_updated: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct GeminiCall<'a> {
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    status: Option<Cow<'a, str>>,
-    #[serde(rename = "displayName", borrow, default)]
-    display: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    /// Read for `activate_skill` only: the skill's name, nothing else.
-    #[serde(borrow, default)]
-    args: Option<SkillArgs<'a>>,
-    /// What the UI showed of the call: scanned for the harness's own words
-    /// of a refusal or a tool error ([`gemini_ended`]), never kept.
-    #[serde(rename = "resultDisplay", borrow, default)]
-    display_words: Option<Words<'a>>,
-    /// The parts sent back to the model: read for a cancelled call's
-    /// reason (`response.error`) only, never kept.
-    #[serde(borrow, default)]
-    result: Option<ResultParts<'a>>,
-}
-
-/// A call's `result`: parts, of which a `functionResponse`'s
-/// `response.error` is read.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum ResultParts<'a> {
-    Parts(#[serde(borrow)] Vec<ResultPart<'a>>),
-    Other(serde::de::IgnoredAny),
-}
-
-#[derive(Deserialize)]
-struct ResultPart<'a> {
-    #[serde(rename = "functionResponse", borrow, default)]
-    response: Option<FunctionResponse<'a>>,
-}
-
-#[derive(Deserialize)]
-struct FunctionResponse<'a> {
-    #[serde(borrow, default)]
-    response: Option<ResponseError<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ResponseError<'a> {
-    #[serde(borrow, default)]
-    error: Option<Words<'a>>,
-}
-
-impl GeminiCall<'_> {
-    /// The error words a cancelled call's result sent the model.
-    fn result_error(&self) -> Option<&str> {
-        match self.result.as_ref()? {
-            ResultParts::Parts(parts) => parts.iter().find_map(|p| {
-                p.response
-                    .as_ref()?
-                    .response
-                    .as_ref()?
-                    .error
-                    .as_ref()?
-                    .text()
-            }),
-            ResultParts::Other(_) => None,
-        }
-    }
-}
-
-/// A call's arguments as far as a skill's activation names its skill.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum SkillArgs<'a> {
-    Named {
-        #[serde(borrow, default)]
-        name: Option<Cow<'a, str>>,
-    },
-    Other(serde::de::IgnoredAny),
-}
-
-/// The tool Gemini CLI's model calls to activate a skill.
-const ACTIVATE_SKILL: &str = "activate_skill";
-
-fn gemini_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<GeminiLine<'_>>(record) else {
-        return RecordAnswer::Unknown;
-    };
-    let mut reading = RecordReading::default();
-    reading.session = line.session.as_deref().and_then(name);
-    reading.at = time(line.timestamp.as_deref().or(line.start.as_deref()));
-    // `tmp/<project>/chats/…`: Gemini's short name for the project.
-    reading.project = file.from_end(2).and_then(project_of);
-    if let Some(set) = &line.set {
-        // When the chat was last updated: its session's last record time.
-        return match time(set.last_updated.as_deref()) {
-            Some(at) => RecordAnswer::Dated { at },
-            None => RecordAnswer::Ignored,
-        };
-    }
-    if line.rewind.is_some() {
-        // The user rewound the chat: the calls before it stay calls.
-        return RecordAnswer::Ignored;
-    }
-    if reading.session.is_none() && line.kind.is_none() {
-        return RecordAnswer::Unknown;
-    }
-    if let Some(kind) = message(&mut reading, &line) {
-        return RecordAnswer::not_read(kind, reading.at);
-    }
-    answer(reading)
-}
-
-/// A chat file before 0.39 (`session-*.json`): the session's metadata and
-/// every message in one document, read as the lines of a later chat are.
-#[derive(Deserialize)]
-struct GeminiDocument<'a> {
-    #[serde(rename = "sessionId", borrow, default)]
-    session: Option<Cow<'a, str>>,
-    #[serde(rename = "startTime", borrow, default)]
-    start: Option<Cow<'a, str>>,
-    #[serde(rename = "lastUpdated", borrow, default)]
-    last_updated: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    messages: Vec<GeminiLine<'a>>,
-}
-
-fn gemini_legacy_chat(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Ok(document) = serde_json::from_str::<GeminiDocument<'_>>(record) else {
-        return RecordAnswer::Unknown;
-    };
-    let Some(session) = document.session.as_deref().and_then(name) else {
-        return RecordAnswer::Unknown;
-    };
-    let mut reading = RecordReading::of(Some(session));
-    reading.project = file.from_end(2).and_then(project_of);
-    let start = time(document.start.as_deref());
-    reading.until = time(document.last_updated.as_deref());
-    for line in &document.messages {
-        reading.at = time(line.timestamp.as_deref()).or(start);
-        // A UI record about MCP that names no server is not counted apart:
-        // the document is one record, read.
-        let _ = message(&mut reading, line);
-    }
-    reading.at = start;
-    answer(reading)
-}
-
-/// What one chat message shows, into `reading`: a UI record's named server
-/// (failed, or wanting a login), a skill activated, each MCP tool call. A
-/// UI record about MCP that names no server gives its kind, not read.
-fn message(reading: &mut RecordReading, line: &GeminiLine<'_>) -> Option<&'static str> {
-    let at = reading.at.unwrap_or(Timestamp(0));
-    if let (Some(kind @ ("error" | "warning" | "info")), Some(GeminiContent::Words(words))) =
-        (line.kind.as_deref(), &line.content)
-    {
-        match ui_message(words, at) {
-            Some(evidence) => push(reading, evidence),
-            None if words.contains("MCP") => {
-                return Some(match kind {
-                    "error" => "error:mcp",
-                    "warning" => "warning:mcp",
-                    _ => "info:mcp",
-                });
-            }
-            None => {}
-        }
-        return None;
-    }
-    for c in &line.tool_calls {
-        let at = time(c.timestamp.as_deref()).unwrap_or(at);
-        if c.name.as_deref() == Some(ACTIVATE_SKILL) {
-            let skill = match &c.args {
-                Some(SkillArgs::Named { name: Some(skill) }) => name(skill),
-                _ => None,
-            };
-            if let Some(skill) = skill {
-                let mut skill = CapabilityEvent::skill(&skill);
-                if let Some(status) = c.status.as_deref() {
-                    skill = skill.ended(outcome_of_ok(status == "success"), None);
-                }
-                push(reading, skill_invoked(skill, c.id.as_deref(), at));
-            }
-            continue;
-        }
-        // `TOOL (SERVER MCP Server)`.
-        let Some((tool, server)) = c
-            .display
-            .as_deref()
-            .and_then(|d| d.strip_suffix(" MCP Server)"))
-            .and_then(|d| d.rsplit_once(" ("))
-        else {
-            continue;
-        };
-        let (Some(server), Some(tool)) = (name(server), name(tool)) else {
-            continue;
-        };
-        // `success`; `error` a refusal or a failure, by its words;
-        // `cancelled` the user's no, or unknown.
-        let ended = match c.status.as_deref() {
-            Some("success") => None,
-            Some("error") => Some(gemini_ended(c.display_words.as_ref().and_then(Words::text))),
-            Some("cancelled") => Some(gemini_cancelled(c.result_error())),
-            _ => Some(Ended::Unknown),
-        };
-        let id = c.id.as_deref();
-        push(
-            reading,
-            match ended {
-                None | Some(Ended::Succeeded) => call(&server, &tool, id, Some(true), at),
-                Some(Ended::Refused(reason)) => refused(&server, &tool, id, reason, at),
-                Some(Ended::Failed(reason)) => {
-                    let mut failed = call(&server, &tool, id, Some(false), at);
-                    failed.reason_code = reason;
-                    failed
-                }
-                Some(Ended::Unknown) => call(&server, &tool, id, None, at),
-            },
-        );
-    }
-    None
-}
-
-/// What one of Gemini CLI's own UI records (`error`, `warning`, `info`,
-/// written in an interactive session) says of a named server: it failed
-/// to start or connect (the reason read from the words after its name,
-/// never kept), or it wants a login.
-fn ui_message(words: &str, at: Timestamp) -> Option<tether_core::model::Evidence> {
-    // 0.31 and before always, later releases once the user asked for MCP.
-    const FAILED: &[&str] = &[
-        "Error during discovery for MCP server '",
-        "Error initializing MCP server '",
-        "Fatal error ensuring MCP server '",
-        "Error connecting to MCP server '",
-    ];
-    const LOGIN: &[&str] = &["MCP server '", "Could not configure OAuth for '"];
-    for prefix in FAILED {
-        if let Some((server, why)) = words
-            .split_once(prefix)
-            .and_then(|(_, rest)| rest.split_once("'"))
-            && let Some(server) = name(server)
-        {
-            return Some(failure(&server, why, at));
-        }
-    }
-    for prefix in LOGIN {
-        if let Some((server, why)) = words
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.split_once("'"))
-            && (why.starts_with(" requires authentication")
-                || why.starts_with(" rejected stored OAuth token")
-                || why.starts_with(" - please authenticate"))
-            && let Some(server) = name(server)
-        {
-            return Some(status(&server, "needs-auth", at));
-        }
-    }
-    None
 }
 
 #[derive(Deserialize)]
@@ -407,25 +111,25 @@ struct QwenLine<'a> {
     #[serde(borrow, default)]
     version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    message: Option<QwenMessage<'a>>,
+    message: Option<Obj<QwenMessage<'a>>>,
     #[serde(rename = "toolCallResult", borrow, default)]
-    result: Option<QwenResult<'a>>,
+    result: Option<Obj<QwenResult<'a>>>,
     /// A `system` record's payload: before 0.10 its `ui_telemetry` event
     /// is the one record naming an MCP call's server ([`crate::older`]).
     #[serde(rename = "systemPayload", borrow, default)]
-    payload: Option<crate::older::QwenSystemPayload<'a>>,
+    payload: Option<Obj<crate::older::QwenSystemPayload<'a>>>,
 }
 
 #[derive(Deserialize)]
 struct QwenMessage<'a> {
     #[serde(borrow, default)]
-    parts: Vec<QwenPart<'a>>,
+    parts: Option<Vec<Obj<QwenPart<'a>>>>,
 }
 
 #[derive(Deserialize)]
 struct QwenPart<'a> {
     #[serde(rename = "functionCall", borrow, default)]
-    call: Option<QwenCall<'a>>,
+    call: Option<Obj<QwenCall<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -443,11 +147,14 @@ struct QwenCall<'a> {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum QwenSkillArgs<'a> {
-    Named {
-        #[serde(borrow, default)]
-        skill: Option<Cow<'a, str>>,
-    },
+    Named(#[serde(borrow)] Obj<QwenSkillName<'a>>),
     Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct QwenSkillName<'a> {
+    #[serde(borrow, default)]
+    skill: Option<Cow<'a, str>>,
 }
 
 /// The tool Qwen Code's model calls to load a skill.
@@ -476,8 +183,9 @@ struct QwenResult<'a> {
 const QWEN_KNOWN: &[&str] = &["user", "assistant", "system", "tool_result"];
 
 fn qwen_chat(record: &str) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<QwenLine<'_>>(record) else {
-        return RecordAnswer::Unknown;
+    let line = match serde_json::from_str::<Obj<QwenLine<'_>>>(record) {
+        Ok(line) => line,
+        Err(e) => return unreadable(record, &e, |v| known_type(v, QWEN_KNOWN)),
     };
     if !line
         .kind
@@ -492,13 +200,13 @@ fn qwen_chat(record: &str) -> RecordAnswer {
     reading.project = line.cwd.as_deref().and_then(project_of);
     reading.version = line.version.as_deref().and_then(version_of);
     let at = reading.at.unwrap_or(Timestamp(0));
-    for part in line.message.iter().flat_map(|m| &m.parts) {
+    for part in line.message.iter().flat_map(|m| m.parts.iter().flatten()) {
         if let Some(c) = &part.call
             && c.name.as_deref() == Some(QWEN_SKILL)
         {
             // Its outcome is its call's result, by the call's id.
-            if let Some(QwenSkillArgs::Named { skill: Some(skill) }) = &c.args
-                && let Some(skill) = name(skill)
+            if let Some(QwenSkillArgs::Named(args)) = &c.args
+                && let Some(skill) = args.skill.as_deref().and_then(name)
             {
                 push(
                     &mut reading,

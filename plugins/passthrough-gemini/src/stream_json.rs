@@ -11,7 +11,7 @@
 //! a call by the model's name for the tool (`mcp_SERVER_TOOL`) and its
 //! `tool_id`; `tool_result` by that id its `status` (`success`, `error`)
 //! and, for an error, the words the UI showed (`output`, the chat's
-//! `resultDisplay`), read as the chat's are ([`gemini_ended`]).
+//! `resultDisplay`), read as the chat's are ([`crate::ended::gemini_ended`]).
 //!
 //! Qwen Code 0.15.10 (cli.js 502778-502806 `buildSystemMessage`,
 //! 503545-503640 `emitToolResult`) and 0.24.4 (chunk-KYFJLESB.js 17559):
@@ -36,7 +36,10 @@ use tether_sdk::records::{
 };
 use tether_sdk::telemetry::split_against;
 
-use crate::ended::{Ended, Words, gemini_cancelled, gemini_ended, qwen_denied};
+use crate::ended::{
+    Ended, Words, gemini_cancelled, gemini_failed_call, gemini_mcp_failure, qwen_denied,
+};
+use crate::shape::{Obj, known_type, unreadable};
 
 /// The role of a saved stream-json file, read by path only (either CLI).
 pub const ROLE: &str = "stream_json";
@@ -47,21 +50,27 @@ pub const ROLE: &str = "stream_json";
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum SkillArgs<'a> {
-    Named {
-        #[serde(borrow, default)]
-        name: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
-        skill: Option<Cow<'a, str>>,
-    },
+    Named(#[serde(borrow)] Obj<SkillNames<'a>>),
     Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct SkillNames<'a> {
+    #[serde(borrow, default)]
+    name: Option<Words<'a>>,
+    #[serde(borrow, default)]
+    skill: Option<Words<'a>>,
 }
 
 impl SkillArgs<'_> {
     /// The skill named by `key` (`name` or `skill`), as a name.
     fn skill(&self, key: &str) -> Option<String> {
-        match (self, key) {
-            (SkillArgs::Named { name: Some(n), .. }, "name") => name(n),
-            (SkillArgs::Named { skill: Some(n), .. }, "skill") => name(n),
+        let SkillArgs::Named(args) = self else {
+            return None;
+        };
+        match key {
+            "name" => args.name.as_ref().and_then(Words::text).and_then(name),
+            "skill" => args.skill.as_ref().and_then(Words::text).and_then(name),
             _ => None,
         }
     }
@@ -110,15 +119,18 @@ struct GeminiLine<'a> {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum GeminiError<'a> {
-    Typed {
-        #[serde(rename = "type", borrow, default)]
-        kind: Option<Cow<'a, str>>,
-        /// The words sent back to the model: scanned for a cancelled
-        /// call's reason only, never kept.
-        #[serde(borrow, default)]
-        message: Option<Words<'a>>,
-    },
+    Typed(#[serde(borrow)] Obj<TypedError<'a>>),
     Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct TypedError<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Words<'a>>,
+    /// The words sent back to the model: scanned for a cancelled call's
+    /// reason or an MCP call's failure only, never kept.
+    #[serde(borrow, default)]
+    message: Option<Words<'a>>,
 }
 
 /// The tool Gemini CLI's model calls to activate a skill.
@@ -142,7 +154,7 @@ const GEMINI_KNOWN: &[&str] = &[
 /// `_` after `mcp_` (both halves free to hold `_`, so nothing else is
 /// certain). A name Gemini shortened (longer than 63 characters: its first
 /// and last 30 joined by `...`, see `names::gemini`) names no whole tool.
-fn gemini_split(full: &str, configured: &[String]) -> Option<(String, String)> {
+pub(crate) fn gemini_split(full: &str, configured: &[String]) -> Option<(String, String)> {
     if full.contains("...") {
         return None;
     }
@@ -160,22 +172,78 @@ fn gemini_split(full: &str, configured: &[String]) -> Option<(String, String)> {
     Some((name(&server)?, name(&tool)?))
 }
 
-/// How a `tool_result` of status `error` ended: the server's `isError`
-/// (`mcp_tool_error`); a cancelled call (its words `[Operation
-/// Cancelled] …`, core scheduler/state-manager.js `toCancelled`, bundle
-/// chunk-5FZXKDXH.js 344561) the user's no or unknown, as the chat's
-/// ([`gemini_cancelled`]); otherwise by the words the UI showed, as the
-/// chat's ([`gemini_ended`]).
-fn gemini_error(line: &GeminiLine<'_>) -> Ended {
-    let (kind, message) = match &line.error {
-        Some(GeminiError::Typed { kind, message }) => {
-            (kind.as_deref(), message.as_ref().and_then(Words::text))
+/// The fields of one stream-json line the reader reads (never its
+/// parameters, output or error message, but for the words scanned and
+/// dropped).
+#[derive(Debug, Default)]
+pub(crate) struct StreamLine<'r> {
+    /// `type`.
+    pub kind: Option<&'r str>,
+    /// `timestamp`.
+    pub timestamp: Option<&'r str>,
+    /// `init`: `session_id`.
+    pub session_id: Option<&'r str>,
+    /// `tool_use`: `tool_name`.
+    pub tool_name: Option<&'r str>,
+    /// `tool_use`, `tool_result`: `tool_id`.
+    pub tool_id: Option<&'r str>,
+    /// `tool_use` of `activate_skill`: `parameters.name`.
+    pub skill: Option<&'r str>,
+    /// `tool_result`: `status`.
+    pub status: Option<&'r str>,
+    /// `tool_result`: `output`, where it is words: scanned, never kept.
+    pub output: Option<&'r str>,
+    /// `tool_result`: `error.type`.
+    pub error_type: Option<&'r str>,
+    /// `tool_result`: `error.message`, where it is words: scanned, never
+    /// kept.
+    pub error_message: Option<&'r str>,
+}
+
+impl<'a> GeminiLine<'a> {
+    fn fields(&'a self) -> StreamLine<'a> {
+        let error = match &self.error {
+            Some(GeminiError::Typed(e)) => Some(e),
+            _ => None,
+        };
+        StreamLine {
+            kind: self.kind.as_deref(),
+            timestamp: self.timestamp.as_deref(),
+            session_id: self.session_id.as_deref(),
+            tool_name: self.tool_name.as_deref(),
+            tool_id: self.tool_id.as_deref(),
+            skill: match &self.parameters {
+                Some(SkillArgs::Named(args)) => args.name.as_ref().and_then(Words::text),
+                _ => None,
+            },
+            status: self.status.as_deref(),
+            output: self.output.as_ref().and_then(Words::text),
+            error_type: error.and_then(|e| e.kind.as_ref()).and_then(Words::text),
+            error_message: error.and_then(|e| e.message.as_ref()).and_then(Words::text),
         }
-        _ => (None, None),
-    };
-    let output = line.output.as_ref().and_then(Words::text);
-    if kind == Some("mcp_tool_error") {
-        return Ended::Failed(Some(ReasonCode::ToolError));
+    }
+}
+
+/// How a `tool_result` of status `error` ended: a tool Gemini does not
+/// hold (`tool_not_registered`, "no such tool"); the server's `isError` or
+/// the MCP SDK's error handed back as one (`mcp_tool_error`, its message
+/// naming which); a cancelled call (its words `[Operation Cancelled] …`,
+/// core scheduler/state-manager.js `toCancelled`, bundle chunk-5FZXKDXH.js
+/// 344561) the user's no or unknown, as the chat's ([`gemini_cancelled`]);
+/// otherwise by the words the UI showed, as the chat's
+/// ([`gemini_failed_call`]).
+fn gemini_error(line: &StreamLine<'_>) -> Ended {
+    let (message, output) = (line.error_message, line.output);
+    match line.error_type {
+        Some("tool_not_registered") => return Ended::Refused(ReasonCode::ToolNotAvailable),
+        Some("mcp_tool_error") => {
+            return Ended::Failed(Some(
+                message
+                    .and_then(gemini_mcp_failure)
+                    .unwrap_or(ReasonCode::ToolError),
+            ));
+        }
+        _ => {}
     }
     if let Some(cancelled) = [message, output]
         .into_iter()
@@ -184,65 +252,43 @@ fn gemini_error(line: &GeminiLine<'_>) -> Ended {
     {
         return gemini_cancelled(Some(cancelled));
     }
-    gemini_ended(output)
+    gemini_failed_call(output, message)
 }
 
-/// One line of Gemini CLI's stream-json.
+/// One line of Gemini CLI's stream-json, the fast way.
 pub(crate) fn gemini(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<GeminiLine<'_>>(record) else {
+    match serde_json::from_str::<Obj<GeminiLine<'_>>>(record) {
+        Ok(line) => gemini_line(file, &line.fields()),
+        Err(e) => unreadable(record, &e, |v| known_type(v, GEMINI_KNOWN)),
+    }
+}
+
+/// What one line's fields mean.
+pub(crate) fn gemini_line(file: &RecordFile<'_>, line: &StreamLine<'_>) -> RecordAnswer {
+    let Some(kind) = line.kind.filter(|k| GEMINI_KNOWN.contains(k)) else {
         return RecordAnswer::Unknown;
     };
-    let Some(kind) = line.kind.as_deref().filter(|k| GEMINI_KNOWN.contains(k)) else {
-        return RecordAnswer::Unknown;
-    };
-    let at = line.timestamp.as_deref().and_then(Timestamp::parse_rfc3339);
+    let at = line.timestamp.and_then(Timestamp::parse_rfc3339);
     let mut reading = RecordReading::default();
     reading.at = at;
     let when = at.unwrap_or(Timestamp(0));
-    let id = line.tool_id.as_deref();
+    let id = line.tool_id;
     match kind {
         "init" => {
             // Every other line belongs to the session the init named.
-            let Some(session) = line.session_id.as_deref().and_then(name) else {
+            let Some(session) = line.session_id.and_then(name) else {
                 return RecordAnswer::Unknown;
             };
             reading.session = Some(session);
         }
-        "tool_use" => {
-            if line.tool_name.as_deref() == Some(GEMINI_SKILL) {
-                let skill = line.parameters.as_ref().and_then(|a| a.skill("name"));
-                skill_call(&mut reading, skill, id, when);
-                return answer(reading);
-            }
-            let Some(full) = line.tool_name.as_deref().filter(|n| n.starts_with("mcp_")) else {
-                // 0.11-0.32 named an MCP tool bare, or `SERVER__TOOL` where
-                // two servers shared it (core 0.31.0 tools/mcp-tool.js 175,
-                // `asFullyQualifiedTool`): the latter read where a
-                // configured server fits; a bare name is not told from a
-                // built-in's (the census says so).
-                if let Some((server, tool)) = line
-                    .tool_name
-                    .as_deref()
-                    .and_then(|n| split_against(n, "", "__", file.configured))
-                    && let (Some(server), Some(tool)) = (name(&server), name(tool))
-                {
-                    push(&mut reading, call(&server, &tool, id, None, when));
-                }
-                return answer(reading);
-            };
-            let Some((server, tool)) = gemini_split(full, file.configured) else {
-                // A name whose server and tool cannot be told apart.
-                return RecordAnswer::not_read("tool_use:mcp_name_unsplit", at);
-            };
-            push(&mut reading, call(&server, &tool, id, None, when));
-        }
+        "tool_use" => return tool_use(file, line, reading, when),
         "tool_result" => {
             let Some(id) = id else {
                 return answer(reading);
             };
-            let ended = match line.status.as_deref() {
+            let ended = match line.status {
                 Some("success") => Ended::Succeeded,
-                Some("error") => gemini_error(&line),
+                Some("error") => gemini_error(line),
                 _ => Ended::Unknown,
             };
             reading.evidence.extend(match ended {
@@ -258,6 +304,42 @@ pub(crate) fn gemini(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         "error" => return RecordAnswer::not_read("error", at),
         _ => {}
     }
+    answer(reading)
+}
+
+/// A `tool_use` line: a skill activated, an MCP call (`mcp_SERVER_TOOL`,
+/// or an older release's `SERVER__TOOL`), or a built-in's call.
+fn tool_use(
+    file: &RecordFile<'_>,
+    line: &StreamLine<'_>,
+    mut reading: RecordReading,
+    when: Timestamp,
+) -> RecordAnswer {
+    let id = line.tool_id;
+    if line.tool_name == Some(GEMINI_SKILL) {
+        skill_call(&mut reading, line.skill.and_then(name), id, when);
+        return answer(reading);
+    }
+    let Some(full) = line.tool_name.filter(|n| n.starts_with("mcp_")) else {
+        // 0.11-0.32 named an MCP tool bare, or `SERVER__TOOL` where two
+        // servers shared it (core 0.31.0 tools/mcp-tool.js 175,
+        // `asFullyQualifiedTool`): the latter read where a configured
+        // server fits; a bare name is not told from a built-in's (the
+        // census says so).
+        if let Some((server, tool)) = line
+            .tool_name
+            .and_then(|n| split_against(n, "", "__", file.configured))
+            && let (Some(server), Some(tool)) = (name(&server), name(tool))
+        {
+            push(&mut reading, call(&server, &tool, id, None, when));
+        }
+        return answer(reading);
+    };
+    let Some((server, tool)) = gemini_split(full, file.configured) else {
+        // A name whose server and tool cannot be told apart.
+        return RecordAnswer::not_read("tool_use:mcp_name_unsplit", reading.at);
+    };
+    push(&mut reading, call(&server, &tool, id, None, when));
     answer(reading)
 }
 
@@ -277,7 +359,7 @@ struct QwenLine<'a> {
     #[serde(default)]
     claude_code_version: Option<serde::de::IgnoredAny>,
     #[serde(borrow, default)]
-    message: Option<QwenMessage<'a>>,
+    message: Option<Obj<QwenMessage<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -290,7 +372,7 @@ struct QwenMessage<'a> {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum QwenContent<'a> {
-    Items(#[serde(borrow)] Vec<QwenItem<'a>>),
+    Items(#[serde(borrow)] Vec<Obj<QwenItem<'a>>>),
     Other(serde::de::IgnoredAny),
 }
 
@@ -337,8 +419,9 @@ fn qwen_failed(words: Option<&str>) -> Ended {
 
 /// One line of Qwen Code's stream-json.
 pub(crate) fn qwen(record: &str) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<QwenLine<'_>>(record) else {
-        return RecordAnswer::Unknown;
+    let line = match serde_json::from_str::<Obj<QwenLine<'_>>>(record) {
+        Ok(line) => line,
+        Err(e) => return unreadable(record, &e, |v| known_type(v, QWEN_KNOWN)),
     };
     let Some(kind) = line.kind.as_deref().filter(|k| QWEN_KNOWN.contains(k)) else {
         return RecordAnswer::Unknown;

@@ -22,7 +22,7 @@ use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord,
 use tether_core::vocab::{Provenance, ReasonCode, UseOutcome};
 use tether_sdk::telemetry as t;
 
-use crate::ended::{Ended, gemini_ended, qwen_denied};
+use crate::ended::{Ended, gemini_ended, gemini_mcp_failure, qwen_denied};
 
 /// Which of the two harnesses a reader is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +183,19 @@ fn call_ended(flavor: Flavor, record: &TelemetryRecord) -> Ended {
         },
         // A hook's stop, before the call or after it ran.
         (Some("stop_execution"), _) => Ended::Unknown,
-        (Some("mcp_tool_error"), _) => Ended::Failed(Some(ReasonCode::ToolError)),
+        // The server's `isError`, or (Gemini 0.30 on) the MCP SDK's error
+        // handed back as one: a timeout, a closed connection, a JSON-RPC
+        // error ([`gemini_mcp_failure`]).
+        (Some("mcp_tool_error"), _) => Ended::Failed(Some(
+            words
+                .as_deref()
+                .and_then(gemini_mcp_failure)
+                .unwrap_or(ReasonCode::ToolError),
+        )),
+        // A tool Gemini does not hold: it reached no server.
+        (Some("tool_not_registered"), Flavor::Gemini) => {
+            Ended::Refused(ReasonCode::ToolNotAvailable)
+        }
         _ if t::text(record, "decision").as_deref() == Some("reject") => {
             // The user said no at the prompt.
             Ended::Refused(ReasonCode::PermissionDenied)
