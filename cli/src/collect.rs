@@ -250,7 +250,7 @@ fn hub(
 ) -> Option<Arc<tether_hub::Hub>> {
     let hub = hub_on_store("tether collect", &args.store, registry);
     if let (Some(hub), Some(otel)) = (&hub, otel) {
-        hub.add_tap(otel.hub_tap());
+        hub.add_subscriber(otel.hub_subscriber());
     }
     hub
 }

@@ -117,15 +117,15 @@ pub(crate) fn drain(shared: Arc<Shared>, rx: Receiver<Command>, batch_limit: usi
 pub(crate) const FULL_SCAN_EVERY: Duration = Duration::from_millis(250);
 
 /// One batch: each command applied to its session, then the changed
-/// sessions published, then taps fed and flushes answered.
+/// sessions published, then subscribers told and flushes answered.
 pub(crate) fn process(
     shared: &Shared,
     batch: &mut Vec<Command>,
     last_full_scan: &mut std::time::Instant,
 ) {
     let mut flushes = Vec::new();
-    let mut tap = Tapping {
-        on: shared.taps.active(),
+    let mut notices = Notices {
+        on: shared.subscribers.active(),
         events: Vec::new(),
         before: Vec::new(),
     };
@@ -141,7 +141,7 @@ pub(crate) fn process(
             match command {
                 Command::Observe { live, evidence } => {
                     if let Some(slot) = sessions.get_mut(live.owner.session_id()) {
-                        observe(shared, slot, &live, &evidence, &mut tap);
+                        observe(shared, slot, &live, &evidence, &mut notices);
                     }
                 }
                 Command::Catalog {
@@ -176,7 +176,7 @@ pub(crate) fn process(
                             at,
                             provenance,
                         };
-                        add_row(slot, &live, row, &mut tap);
+                        add_row(slot, &live, row, &mut notices);
                     }
                 }
                 Command::FlushBlocking(done) => flushes.push(Flush::Blocking(done)),
@@ -189,7 +189,7 @@ pub(crate) fn process(
         }
         publish_changed(shared, &mut sessions, everyone, touched);
     }
-    shared.taps.deliver(tap.events);
+    shared.subscribers.deliver(notices.events);
     for flush in flushes {
         flush.answer();
     }
@@ -209,9 +209,9 @@ fn take_catalog(slot: &mut Slot, live: &AttemptLive, server: &str, catalog: Box<
     apply(slot, &event, "catalog rejected");
 }
 
-/// What a batch gives the taps: whether any listens, the events so far,
+/// What a batch tells the subscribers: whether any listens, the events so far,
 /// and the rows' states before the command at hand.
-struct Tapping {
+struct Notices {
     on: bool,
     events: Vec<HubEvent>,
     before: Vec<(DisplayStatus, Option<ReasonCode>)>,
@@ -237,17 +237,17 @@ fn apply(slot: &mut Slot, event: &HistoryEvent, rejected: &'static str) {
 }
 
 /// One piece of evidence, sanitized against the attempt's rows and
-/// reduced; an event (and the rows it changed) for the taps.
+/// reduced; an event (and the rows it changed) for the subscribers.
 fn observe(
     shared: &Shared,
     slot: &mut Slot,
     live: &Arc<AttemptLive>,
     evidence: &Evidence,
-    tap: &mut Tapping,
+    notices: &mut Notices,
 ) {
     let evidence = sanitize_evidence(evidence, &live.scrubber, &live.rows());
-    if tap.on {
-        row_states(&slot.history, live.owner.attempt_id(), &mut tap.before);
+    if notices.on {
+        row_states(&slot.history, live.owner.attempt_id(), &mut notices.before);
     }
     let event = HistoryEvent::ObserveSanitized {
         key: live.key.clone(),
@@ -266,14 +266,14 @@ fn observe(
         }
         Ok(_) => {
             slot.dirty = true;
-            if tap.on
+            if notices.on
                 && let HistoryEvent::ObserveSanitized { evidence, .. } = event
             {
-                tap.events.push(HubEvent::Evidence {
+                notices.events.push(HubEvent::Evidence {
                     owner: owner_of(live),
                     evidence: Box::new(evidence.into_inner()),
                 });
-                row_changes(&slot.history, live, &tap.before, &mut tap.events);
+                row_changes(&slot.history, live, &notices.before, &mut notices.events);
             }
         }
         Err(rejection) => {
@@ -291,14 +291,14 @@ struct NewRow {
 }
 
 /// Adds a row the attempt does not have yet (a name it already resolves
-/// is no new row); the rows it changed go to the taps.
-fn add_row(slot: &mut Slot, live: &Arc<AttemptLive>, row: NewRow, tap: &mut Tapping) {
+/// is no new row); the rows it changed go to the subscribers.
+fn add_row(slot: &mut Slot, live: &Arc<AttemptLive>, row: NewRow, notices: &mut Notices) {
     let mut rows = live.rows();
     if rows.resolve(&row.server).is_some() {
         return;
     }
-    if tap.on {
-        row_states(&slot.history, live.owner.attempt_id(), &mut tap.before);
+    if notices.on {
+        row_states(&slot.history, live.owner.attempt_id(), &mut notices.before);
     }
     let event = HistoryEvent::AddRow {
         key: live.key.clone(),
@@ -311,8 +311,8 @@ fn add_row(slot: &mut Slot, live: &Arc<AttemptLive>, row: NewRow, tap: &mut Tapp
     match reduce(&mut slot.history, &event) {
         Ok(_) => {
             slot.dirty = true;
-            if tap.on {
-                row_changes(&slot.history, live, &tap.before, &mut tap.events);
+            if notices.on {
+                row_changes(&slot.history, live, &notices.before, &mut notices.events);
             }
         }
         Err(rejection) => tracing::debug!(%rejection, "row rejected"),

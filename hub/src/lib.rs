@@ -1,6 +1,6 @@
 //! tether-hub: the live host machinery around tether-core's pure reducer.
 //! Core holds the contract; this crate holds what runs: sessions, sinks, the
-//! drain thread, the write-behind persister, taps, counters and the clock.
+//! drain thread, the write-behind persister, subscribers, counters and the clock.
 //!
 //! - [`Hub::begin_attempt`] plans through the registry, publishes configured
 //!   evidence plus the per-server decisions, and supersedes the current attempt
@@ -50,15 +50,15 @@ use tether_core::vocab::{DisplayStatus, ReasonCode, Transport, Trigger};
 mod drain;
 mod persist;
 mod sink;
-mod tap;
+mod subscriber;
 
 use drain::*;
 use persist::*;
 pub use persist::{Counter, StoreCounters};
 use sink::{AttemptLive, Command};
 pub use sink::{EvidenceSink, PublishError};
-use tap::*;
-pub use tap::{EventOwner, HubEvent, HubTap};
+use subscriber::*;
+pub use subscriber::{EventOwner, HubEvent, HubSubscriber};
 
 /// The wall clock now: the one place host machinery reads it for evidence
 /// and attempts (core never reads the clock).
@@ -160,7 +160,7 @@ struct Shared {
     registry: Registry,
     sessions: Mutex<HashMap<String, Slot>>,
     persist: Option<Arc<Persister>>,
-    taps: Taps,
+    subscribers: Subscribers,
     dropped: Arc<AtomicU64>,
     unattributed: Arc<AtomicU64>,
 }
@@ -242,7 +242,7 @@ impl Hub {
             registry,
             sessions: Mutex::new(HashMap::new()),
             persist,
-            taps: Taps::default(),
+            subscribers: Subscribers::default(),
             dropped: Arc::new(AtomicU64::new(0)),
             unattributed: Arc::new(AtomicU64::new(0)),
         });
@@ -336,26 +336,26 @@ impl Hub {
         }
         slot.live.push(Arc::clone(&live));
         slot.dirty = true;
-        let mut tapped = Vec::new();
-        if self.shared.taps.active() {
-            tapped.push(HubEvent::AttemptBegun {
+        let mut told = Vec::new();
+        if self.shared.subscribers.active() {
+            told.push(HubEvent::AttemptBegun {
                 owner: owner_of(&live),
                 trigger,
             });
             // What the start itself recorded: configured and decision evidence.
             if let Some(attempt) = slot.history.attempt(live.owner.attempt_id()) {
                 for evidence in &attempt.evidence {
-                    tapped.push(HubEvent::Evidence {
+                    told.push(HubEvent::Evidence {
                         owner: owner_of(&live),
                         evidence: Box::new(evidence.clone()),
                     });
                 }
             }
-            row_changes(&slot.history, &live, &[], &mut tapped);
+            row_changes(&slot.history, &live, &[], &mut told);
         }
         slot.publish_if_dirty(self.shared.persist.as_deref());
         drop(sessions);
-        self.shared.taps.deliver(tapped);
+        self.shared.subscribers.deliver(told);
 
         Ok(AttemptHandle {
             attempt_id,
@@ -479,16 +479,16 @@ impl Hub {
         }
     }
 
-    /// Adds a tap: from now on it is told every attempt begun, every evidence
-    /// event accepted and every row status entered (see [`HubTap`]).
-    pub fn add_tap(&self, tap: Arc<dyn HubTap>) {
+    /// Adds a subscriber: from now on it is told every attempt begun, every evidence
+    /// event accepted and every row status entered (see [`HubSubscriber`]).
+    pub fn add_subscriber(&self, subscriber: Arc<dyn HubSubscriber>) {
         self.shared
-            .taps
+            .subscribers
             .list
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .push(tap);
-        self.shared.taps.any.store(true, Ordering::Release);
+            .push(subscriber);
+        self.shared.subscribers.any.store(true, Ordering::Release);
     }
 
     /// Evidence events every sink of this hub dropped to a full queue so far.
@@ -586,7 +586,7 @@ impl Hub {
 }
 
 #[cfg(test)]
-mod tap_tests {
+mod subscriber_tests {
     use super::*;
     use tether_core::spec::{Endpoint, ServerSpec};
     use tether_core::vocab::{EvidenceKind, ServerSource};
@@ -594,7 +594,7 @@ mod tap_tests {
     #[derive(Default)]
     struct Collect(Mutex<Vec<Arc<HubEvent>>>);
 
-    impl HubTap for Collect {
+    impl HubSubscriber for Collect {
         fn observe(&self, event: &Arc<HubEvent>) {
             self.0
                 .lock()
@@ -625,13 +625,13 @@ mod tap_tests {
     }
 
     #[test]
-    fn taps_see_the_start_accepted_evidence_and_status_changes_but_no_stale_evidence() {
+    fn subscribers_see_the_start_accepted_evidence_and_status_changes_but_no_stale_evidence() {
         let hub = Hub::new(Registry::empty());
-        let tap = Arc::new(Collect::default());
-        hub.add_tap(tap.clone());
+        let subscriber = Arc::new(Collect::default());
+        hub.add_subscriber(subscriber.clone());
         let first = hub.begin_attempt(request("s")).expect("begin");
         let second = hub.begin_attempt(request("s")).expect("supersede");
-        // The first attempt is superseded: its evidence is refused, so no tap sees it.
+        // The first attempt is superseded: its evidence is refused, so no subscriber sees it.
         assert!(
             first
                 .sink
@@ -647,7 +647,11 @@ mod tap_tests {
             )
             .expect("publish");
         hub.flush_blocking();
-        let events = tap.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let events = subscriber
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let begun = events
             .iter()
             .filter(|e| matches!(***e, HubEvent::AttemptBegun { .. }))

@@ -23,7 +23,7 @@ pub enum PublishError {
 /// Live state shared by one attempt's sinks and the drain.
 #[derive(Debug)]
 pub(crate) struct AttemptLive {
-    /// Whose this attempt is: its session and attempt ids (and, for taps,
+    /// Whose this attempt is: its session and attempt ids (and, for subscribers,
     /// the rest of its ownership), built once and shared by every event.
     pub(crate) owner: Arc<EventOwner>,
     /// The attempt's key from the reducer: the stamp every event carries.

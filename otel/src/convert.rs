@@ -181,7 +181,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use proptest::prelude::*;
-    use tether_hub::{AttemptRequest, Hub, HubEvent, HubTap};
+    use tether_hub::{AttemptRequest, Hub, HubEvent, HubSubscriber};
 
     use tether_core::registry::Registry;
     use tether_core::served::{RequestIdent, ServedOutcome, TraceContext};
@@ -193,7 +193,7 @@ mod tests {
     #[derive(Default)]
     struct Collect(Mutex<Vec<Arc<HubEvent>>>);
 
-    impl HubTap for Collect {
+    impl HubSubscriber for Collect {
         fn observe(&self, event: &Arc<HubEvent>) {
             self.0.lock().expect("lock").push(Arc::clone(event));
         }
@@ -308,8 +308,8 @@ mod tests {
     fn exported(evidence: Evidence) -> Vec<(String, String)> {
         let registry = Registry::empty();
         let hub = Hub::new(registry);
-        let tap = Arc::new(Collect::default());
-        hub.add_tap(tap.clone());
+        let subscriber = Arc::new(Collect::default());
+        hub.add_subscriber(subscriber.clone());
         let handle = hub
             .begin_attempt(AttemptRequest::new(
                 tether_core::Owner {
@@ -325,7 +325,7 @@ mod tests {
             .expect("an attempt");
         handle.sink.publish(evidence).expect("published");
         hub.flush_blocking();
-        let events = tap.0.lock().expect("lock").clone();
+        let events = subscriber.0.lock().expect("lock").clone();
         events
             .iter()
             .filter_map(|e| match e.as_ref() {
@@ -353,8 +353,8 @@ mod tests {
         ) {
             let secret = format!("sk-{secret}");
             let hub = Hub::new(Registry::empty());
-            let tap = Arc::new(Collect::default());
-            hub.add_tap(tap.clone());
+            let subscriber = Arc::new(Collect::default());
+            hub.add_subscriber(subscriber.clone());
             let servers = vec![
                 ServerSpec::new(
                     "stdio-server",
@@ -396,9 +396,9 @@ mod tests {
                 ).expect("publish");
             }
             hub.flush_blocking();
-            let events = tap.0.lock().expect("lock").clone();
+            let events = subscriber.0.lock().expect("lock").clone();
             let evidence_seen = events.iter().any(|e| matches!(**e, HubEvent::Evidence { .. }));
-            prop_assert!(evidence_seen, "the tap saw evidence");
+            prop_assert!(evidence_seen, "the subscriber saw evidence");
             for event in events {
                 if let HubEvent::Evidence { owner, evidence } = &*event {
                     for (key, value) in evidence_attributes(owner, evidence) {

@@ -50,7 +50,7 @@ use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tether_core::model::Evidence;
 use tether_core::served::{Served, ServedRequest, ServedSession, ServedTap};
-use tether_hub::{Counter as HubCounter, EventOwner, Hub, HubEvent, HubTap};
+use tether_hub::{Counter as HubCounter, EventOwner, Hub, HubEvent, HubSubscriber};
 
 pub use config::OtelConfig;
 use semconv as sc;
@@ -91,7 +91,7 @@ enum Job {
 }
 
 /// A running exporter. Cheap handles ([`served_tap`](Self::served_tap),
-/// [`hub_tap`](Self::hub_tap)) feed it; [`shutdown`](Self::shutdown) exports
+/// [`hub_subscriber`](Self::hub_subscriber)) feed it; [`shutdown`](Self::shutdown) exports
 /// what is queued and stops.
 pub struct TetherOtel {
     tx: SyncSender<Job>,
@@ -130,7 +130,7 @@ impl ServedTap for Queue {
     }
 }
 
-impl HubTap for Queue {
+impl HubSubscriber for Queue {
     fn observe(&self, event: &Arc<HubEvent>) {
         self.offer(Job::Hub(Arc::clone(event)));
     }
@@ -208,18 +208,18 @@ impl TetherOtel {
     }
 
     /// What a hub tells about attempts, evidence and rows: install with
-    /// [`Hub::add_tap`], or use [`watch_hub`](Self::watch_hub).
-    pub fn hub_tap(&self) -> Arc<dyn HubTap> {
+    /// [`Hub::add_subscriber`], or use [`watch_hub`](Self::watch_hub).
+    pub fn hub_subscriber(&self) -> Arc<dyn HubSubscriber> {
         Arc::new(self.queue())
     }
 
-    /// Taps `hub` and counts its sinks' drops (`tether.evidence.dropped`,
+    /// Subscribes to `hub` and counts its sinks' drops (`tether.evidence.dropped`,
     /// site `hub`), its unattributed evidence (`tether.evidence.unattributed`)
     /// and, when it writes through to a store, its store
     /// counters (`tether.store.write.failures`, `tether.store.write.stale`,
     /// `tether.store.sessions.behind`).
     pub fn watch_hub(&self, hub: &Hub) {
-        hub.add_tap(self.hub_tap());
+        hub.add_subscriber(self.hub_subscriber());
         self.hubs
             .lock()
             .unwrap_or_else(|p| p.into_inner())

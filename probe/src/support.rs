@@ -275,7 +275,7 @@ pub struct ProbeExport {
     /// Told every request the sentinel answers.
     pub served: Option<tether_core::served::SharedServedTap>,
     /// Told every attempt, evidence event and row status the probe's hub accepts.
-    pub hub: Option<std::sync::Arc<dyn tether_hub::HubTap>>,
+    pub hub: Option<std::sync::Arc<dyn tether_hub::HubSubscriber>>,
 }
 
 impl std::fmt::Debug for ProbeExport {
@@ -293,8 +293,8 @@ impl ProbeExport {
         if let Some(served) = &self.served {
             endpoint.on_served(std::sync::Arc::clone(served));
         }
-        if let Some(tap) = &self.hub {
-            hub.add_tap(std::sync::Arc::clone(tap));
+        if let Some(subscriber) = &self.hub {
+            hub.add_subscriber(std::sync::Arc::clone(subscriber));
         }
     }
 }

@@ -8,7 +8,7 @@
 //! to the newest state instead of queueing every change.
 //!
 //! `StatusSource` (histories, a `watch` per session, a generation counter).
-//! `HubSource` uses the hub's own watches plus a tap; `StoreSource` runs the
+//! `HubSource` uses the hub's own watches plus a subscriber; `StoreSource` runs the
 //! one store follower (`tether_store::StoreFollower`) on a thread of its own
 //! and hands each pass's changes to the sessions' watches.
 
@@ -21,7 +21,7 @@ use tokio::sync::watch;
 
 use tether_core::history::AttachmentHistory;
 use tether_core::store::Store;
-use tether_hub::{Hub, HubEvent, HubTap};
+use tether_hub::{Hub, HubEvent, HubSubscriber};
 use tether_store::{Followed, StoreFollower};
 
 /// A session's live history: always the latest; closed when the session is gone.
@@ -40,16 +40,16 @@ pub trait StatusSource: Send + Sync + 'static {
     fn generation(&self) -> watch::Receiver<u64>;
 }
 
-/// A live hub. The hub's own watches feed the per-session streams; a tap
+/// A live hub. The hub's own watches feed the per-session streams; a subscriber
 /// moves the generation when an attempt begins or a row's status changes.
 pub struct HubSource {
     hub: Arc<Hub>,
     generation: watch::Sender<u64>,
 }
 
-struct GenerationTap(watch::Sender<u64>);
+struct GenerationSubscriber(watch::Sender<u64>);
 
-impl HubTap for GenerationTap {
+impl HubSubscriber for GenerationSubscriber {
     fn observe(&self, event: &Arc<HubEvent>) {
         if matches!(
             **event,
@@ -61,10 +61,10 @@ impl HubTap for GenerationTap {
 }
 
 impl HubSource {
-    /// Reads `hub` (and adds one tap to it).
+    /// Reads `hub` (and adds one subscriber to it).
     pub fn new(hub: Arc<Hub>) -> Self {
         let (generation, _) = watch::channel(0);
-        hub.add_tap(Arc::new(GenerationTap(generation.clone())));
+        hub.add_subscriber(Arc::new(GenerationSubscriber(generation.clone())));
         HubSource { hub, generation }
     }
 }

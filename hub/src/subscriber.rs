@@ -1,6 +1,6 @@
-//! Taps: what exporters are told, after the hub's lock is released.
+//! Subscribers: what exporters are told, after the hub's lock is released.
 //!
-//! A [`HubTap`] is told every attempt begun, every evidence event accepted and
+//! A [`HubSubscriber`] is told every attempt begun, every evidence event accepted and
 //! every row status entered, as shared `Arc<HubEvent>`s; [`EventOwner`] is
 //! made only by the hub.
 
@@ -47,7 +47,7 @@ impl EventOwner {
     }
 }
 
-/// What a [`HubTap`] is told, after the hub accepted it. Every string has
+/// What a [`HubSubscriber`] is told, after the hub accepted it. Every string has
 /// passed the attempt's scrubber, as in the stored history.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HubEvent {
@@ -82,8 +82,8 @@ pub enum HubEvent {
 /// Receives what the hub accepted, on the hub's drain thread (and, for
 /// [`HubEvent::AttemptBegun`], on the caller of `begin_attempt`), never while
 /// the hub's lock is held. It must return at once: queue (bounded) or drop.
-pub trait HubTap: Send + Sync {
-    /// One accepted event (shared by every tap: keep the `Arc`, not a copy).
+pub trait HubSubscriber: Send + Sync {
+    /// One accepted event (shared by every subscriber: keep the `Arc`, not a copy).
     fn observe(&self, event: &Arc<HubEvent>);
 }
 
@@ -134,12 +134,12 @@ pub(crate) fn row_changes(
 }
 
 #[derive(Default)]
-pub(crate) struct Taps {
-    pub(crate) list: std::sync::RwLock<Vec<Arc<dyn HubTap>>>,
+pub(crate) struct Subscribers {
+    pub(crate) list: std::sync::RwLock<Vec<Arc<dyn HubSubscriber>>>,
     pub(crate) any: AtomicBool,
 }
 
-impl Taps {
+impl Subscribers {
     pub(crate) fn active(&self) -> bool {
         self.any.load(Ordering::Acquire)
     }
@@ -151,8 +151,8 @@ impl Taps {
         let list = self.list.read().unwrap_or_else(|p| p.into_inner()).clone();
         for event in events {
             let event = Arc::new(event);
-            for tap in &list {
-                tap.observe(&event);
+            for subscriber in &list {
+                subscriber.observe(&event);
             }
         }
     }
