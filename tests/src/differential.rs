@@ -5,8 +5,10 @@
 //! record written as any harness might, and the session files in the
 //! repository, line by line.
 //!
-//! (Written for the Codex reader's differential, `tests/tests/
-//! differential_codex.rs`; any reader with a plain path can use it.)
+//! Used by each reader's differential (`tests/tests/differential_codex.rs`,
+//! `differential_copilot.rs`, `claude_differential.rs`): the writer, the
+//! text and wrong-type strategies, the planted secret and its check, and
+//! the walk over the repository's session files.
 
 use serde_json::Value;
 
@@ -128,6 +130,16 @@ fn write_string(out: &mut String, s: &str, style: Style, c: &mut Choices) {
 
 /// Every `.jsonl` file below `dir` whose path `keep` accepts, sorted.
 pub fn files_below(dir: &std::path::Path, keep: &dyn Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    files_ending(dir, ".jsonl", keep)
+}
+
+/// Every file below `dir` whose name ends in `end` and whose path `keep`
+/// accepts, sorted.
+pub fn files_ending(
+    dir: &std::path::Path,
+    end: &str,
+    keep: &dyn Fn(&str) -> bool,
+) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -136,11 +148,10 @@ pub fn files_below(dir: &std::path::Path, keep: &dyn Fn(&str) -> bool) -> Vec<st
         };
         for e in entries.flatten() {
             let path = e.path();
+            let shown = path.to_string_lossy();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|x| x == "jsonl")
-                && keep(&path.to_string_lossy())
-            {
+            } else if shown.ends_with(end) && keep(&shown) {
                 out.push(path);
             }
         }
@@ -193,6 +204,124 @@ pub fn every_line_reads_the_same<A: PartialEq + std::fmt::Debug>(
         }
     }
     lines
+}
+
+/// How a generated record is written: any seed, compact or pretty, with
+/// or without needless escapes.
+pub fn any_style() -> impl proptest::strategy::Strategy<Value = Style> {
+    use proptest::prelude::*;
+    (any::<u64>(), any::<bool>(), any::<bool>()).prop_map(|(seed, pretty, escape_more)| Style {
+        seed,
+        pretty,
+        escape_more,
+    })
+}
+
+/// Every path to a field of `v` (through objects; a list's objects are
+/// reached by a path whose step is the element's index).
+pub fn field_paths(v: &Value) -> Vec<Vec<String>> {
+    fn walk(v: &Value, here: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        if let Value::Object(map) = v {
+            for (k, child) in map {
+                here.push(k.clone());
+                out.push(here.clone());
+                walk(child, here, out);
+                here.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, &mut Vec::new(), &mut out);
+    out
+}
+
+/// `v` with `to` at `path` (a path [`field_paths`] gave).
+pub fn set_field(v: &mut Value, path: &[String], to: Value) {
+    let Some((last, up)) = path.split_last() else {
+        return;
+    };
+    let mut at = v;
+    for k in up {
+        at = &mut at[k.as_str()];
+    }
+    if let Value::Object(map) = at {
+        map.insert(last.clone(), to);
+    }
+}
+
+/// A value of another type than most fields hold: `null`, numbers, a
+/// list and an object holding the planted [`SECRET`], a boolean, a string.
+pub fn any_wrong_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Value::Null),
+        Just(serde_json::json!(7)),
+        Just(serde_json::json!(-1.5)),
+        Just(serde_json::json!([SECRET])),
+        Just(serde_json::json!({"k": SECRET})),
+        Just(serde_json::json!(true)),
+        Just(serde_json::json!("x")),
+    ]
+}
+
+/// A record of `records` with one field (any, at any depth, but those
+/// whose key is in `spare`: a `type` that decides the record's kind, say)
+/// given a value of [`any_wrong_value`]; the record and that value.
+pub fn wrong_types(
+    records: impl proptest::strategy::Strategy<Value = Value>,
+    spare: &'static [&'static str],
+) -> impl proptest::strategy::Strategy<Value = (Value, Value)> {
+    use proptest::prelude::*;
+    (records, any::<prop::sample::Index>(), any_wrong_value()).prop_map(
+        move |(mut record, pick, wrong)| {
+            let mut all = field_paths(&record);
+            all.retain(|p| !p.last().is_some_and(|k| spare.contains(&k.as_str())));
+            if !all.is_empty() {
+                let path = pick.get(&all).clone();
+                set_field(&mut record, &path, wrong.clone());
+            }
+            (record, wrong)
+        },
+    )
+}
+
+/// No planted [`SECRET`] in what a reader gives, as the host keeps it: a
+/// reading whose names are not names (a credential's form) is refused
+/// whole by the host; every name and summary passes the sanitizer
+/// (`reducer::sanitize_evidence`); a call's id pairs a call and its end
+/// and is dropped before anything is kept (`records/src/facts.rs`); the
+/// harness's session id is kept as an id (`records::session_id`), so a
+/// secret planted there is not looked for here (issue 68's report).
+pub fn no_secret(answer: &tether_core::records::RecordAnswer, record: &str, configured: &[String]) {
+    use tether_core::records::RecordAnswer;
+    use tether_core::sanitize;
+    let mut answer = answer.clone();
+    if let RecordAnswer::Read(reading) = &mut answer {
+        if !reading.names_are_names(configured) {
+            return;
+        }
+        for e in &mut reading.evidence {
+            e.connection_id = None;
+            e.server = e.server.as_deref().map(sanitize::name);
+            e.tool = e.tool.as_deref().map(sanitize::name);
+            e.summary = e.summary.as_deref().map(sanitize::summary);
+            if let Some(c) = e.capability.as_deref_mut() {
+                c.name = sanitize::name(&c.name);
+                c.command = c.command.as_deref().map(sanitize::name);
+                c.event = c.event.as_deref().map(sanitize::name);
+                c.plugin = c.plugin.as_deref().map(sanitize::name);
+            }
+        }
+        for s in &mut reading.servers {
+            s.name = sanitize::name(&s.name);
+        }
+        reading.session = None;
+    }
+    let shown = format!("{answer:?}");
+    assert!(
+        !shown.contains("PLANTED"),
+        "a planted secret reached {shown} from {record}"
+    );
 }
 
 #[cfg(test)]

@@ -312,6 +312,18 @@ fn events_tool_calls() -> Vec<CensusEntry> {
         ),
         CensusEntry::read(
             EVENTS,
+            "tool.execution_complete.error.message:no such tool",
+            "1.0.102",
+            "Copilot's \"no such tool\" (runtime.node strings): \"Tool 'NAME' does not exist. Available tools that can be called are …\" (NAME the model-facing SERVER-TOOL, split only where one configured server fits) and \"MCP tool not found on SERVER: TOOL\": tool_call_refused tool_not_available, the call reached no server (no use, no server failure, no listing or offer); the tool was not available to Copilot then",
+        ),
+        CensusEntry::read(
+            EVENTS,
+            "tool.execution_complete.error.message:failure words",
+            "1.0.102",
+            "a failed call's cause in Copilot's words after \"MCP server 'S': \" (runtime.node strings): \"MCP transport closed before the tool responded\" connection_closed, \"Request timed out\" timeout; read before the failure category; a tool's own error text names nothing",
+        ),
+        CensusEntry::read(
+            EVENTS,
             "tool.execution_complete.error.message:Skill not found",
             "1.0.10–1.0.102",
             "a failed skill invocation, named by Copilot's own \"Skill not found: NAME\"",

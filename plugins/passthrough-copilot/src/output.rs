@@ -105,31 +105,6 @@ pub(crate) fn failed_status(reading: &mut RecordReading, record: &str, at: Times
     }
 }
 
-/// A field that is an object where one is read, `None` where it is any
-/// other value: `data.error` is `{message, code}` on a call's completion
-/// and a hook's end, and words on a failed server's status
-/// (`session.mcp_server_status_changed`, 1.0.102 `cli-main.js`@6205473
-/// `error:Zn`, a string; a real run's, with a server whose command does
-/// not exist), which must not make the whole event unknown.
-pub(crate) fn object_or_none<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Either<T> {
-        Object(T),
-        Other(serde::de::IgnoredAny),
-    }
-    Ok(
-        match <Either<T> as serde::Deserialize>::deserialize(deserializer)? {
-            Either::Object(value) => Some(value),
-            Either::Other(_) => None,
-        },
-    )
-}
-
 /// The kind a line cut short is said as.
 pub const CUT_SHORT: &str = "a line cut short";
 

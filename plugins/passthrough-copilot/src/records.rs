@@ -37,10 +37,17 @@ use tether_core::records::{
 };
 use tether_core::vocab::{ReasonCode, UseOutcome};
 use tether_sdk::records::{
-    answer, call, failed_with, failure, hook_fired, outcome, push, refusal, skill_invoked, slow,
-    visible,
+    answer, call, failed_with, failure, hook_fired, outcome, push, refusal, refused, skill_invoked,
+    slow, visible,
 };
+
+mod loose;
+/// The plain path: each record parsed whole, for the same meanings.
+pub mod plain;
+mod words;
+
 use tether_sdk::telemetry::{failed, split_against, status};
+use words::{refused_by, refused_kind};
 
 /// Session event files.
 pub const EVENTS: &str = "events";
@@ -70,175 +77,185 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     }
 }
 
+/// One session event. Every field but `type` is read loosely
+/// ([`loose`]): a field of another type is that field unread, never the
+/// event lost.
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     /// The event's own id: one skill invocation's identity.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::object")]
     data: Option<Data<'a>>,
     /// Transient: never written to `events.jsonl` (1.0.102 schema
     /// `ephemeral`: "not persisted to the session event log on disk").
-    #[serde(default)]
+    #[serde(default, deserialize_with = "loose::flag")]
     ephemeral: Option<bool>,
     /// A saved output's `result` line: the run's session.
-    #[serde(rename = "sessionId", borrow, default)]
+    #[serde(
+        rename = "sessionId",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     session_id: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Data<'a> {
     /// `session.start`'s session id (its directory's name where Copilot
     /// keeps it; the only name of it in a copy read by path).
-    #[serde(rename = "sessionId", borrow, default)]
+    #[serde(
+        rename = "sessionId",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     session_id: Option<Cow<'a, str>>,
     /// `tool.execution_start`'s server transport (1.0.87 on: `stdio`,
     /// `http`, `sse` or `memory`; 1.0.102 schema).
-    #[serde(rename = "mcpTransport", borrow, default)]
+    #[serde(
+        rename = "mcpTransport",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     transport: Option<Cow<'a, str>>,
-    #[serde(rename = "copilotVersion", borrow, default)]
+    #[serde(
+        rename = "copilotVersion",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::object")]
     context: Option<Context<'a>>,
-    #[serde(rename = "toolCallId", borrow, default)]
+    #[serde(
+        rename = "toolCallId",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     call: Option<Cow<'a, str>>,
-    #[serde(rename = "mcpServerName", borrow, default)]
+    #[serde(
+        rename = "mcpServerName",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     server: Option<Cow<'a, str>>,
     /// 1.0.87 on: the server's configuration key, where `mcpServerName`
     /// is its display name.
-    #[serde(rename = "mcpConfigServerName", borrow, default)]
+    #[serde(
+        rename = "mcpConfigServerName",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     config_server: Option<Cow<'a, str>>,
     /// `session.warning`: its type (`mcp`, `policy`, …) and its words,
     /// read for a server's name and a reason, never kept.
-    #[serde(rename = "warningType", borrow, default)]
+    #[serde(
+        rename = "warningType",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     warning_type: Option<Cow<'a, str>>,
-    #[serde(rename = "errorType", borrow, default)]
+    #[serde(
+        rename = "errorType",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     error_type: Option<Cow<'a, str>>,
-    #[serde(rename = "infoType", borrow, default)]
+    #[serde(rename = "infoType", borrow, default, deserialize_with = "loose::text")]
     info_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     message: Option<Cow<'a, str>>,
     /// `user.message`: the prompt as the model got it, scanned for its
     /// `<tools_changed_notice>` only (nothing else of it is kept).
-    #[serde(rename = "transformedContent", borrow, default)]
+    #[serde(
+        rename = "transformedContent",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     transformed: Option<Cow<'a, str>>,
-    #[serde(rename = "mcpToolName", borrow, default)]
+    #[serde(
+        rename = "mcpToolName",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     tool: Option<Cow<'a, str>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "loose::flag")]
     success: Option<bool>,
     /// `hook.end`: one run of an event's hooks.
-    #[serde(rename = "hookInvocationId", borrow, default)]
+    #[serde(
+        rename = "hookInvocationId",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     hook_run: Option<Cow<'a, str>>,
-    #[serde(rename = "hookType", borrow, default)]
+    #[serde(rename = "hookType", borrow, default, deserialize_with = "loose::text")]
     hook_type: Option<Cow<'a, str>>,
     /// `hook.end`: its error, whose message is read for its exit status
     /// only (`failed with code 127`), never kept. Not an object (a failed
-    /// server status's words, 1.0.102): none.
-    #[serde(borrow, default, deserialize_with = "crate::output::object_or_none")]
+    /// server status's words, 1.0.102 `cli-main.js`@6205473 `error:Zn`, a
+    /// string): none, and the event still read.
+    #[serde(borrow, default, deserialize_with = "loose::object")]
     error: Option<ErrorData<'a>>,
     /// `skill.invoked`: the skill's name and its plugin's (its content,
     /// description and path are never read).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     name: Option<Cow<'a, str>>,
-    #[serde(rename = "pluginName", borrow, default)]
+    #[serde(
+        rename = "pluginName",
+        borrow,
+        default,
+        deserialize_with = "loose::text"
+    )]
     plugin: Option<Cow<'a, str>>,
-    /// `permission.completed`: how the request ended (`result.kind`).
-    #[serde(borrow, default)]
+    /// `permission.completed`: how the request ended (`result.kind`); a
+    /// completed call's `result` (its content, never read: only a `kind`
+    /// word is).
+    #[serde(borrow, default, deserialize_with = "loose::object")]
     result: Option<PermissionResult<'a>>,
     /// `tool.execution_complete`: the failure's category and stage.
-    #[serde(rename = "toolTelemetry", borrow, default)]
+    #[serde(
+        rename = "toolTelemetry",
+        borrow,
+        default,
+        deserialize_with = "loose::object"
+    )]
     telemetry: Option<ToolTelemetry<'a>>,
 }
 
-/// A `permission.completed` result, or a completed call's `result` (its
-/// content, never read: only a `kind` word is).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum PermissionResult<'a> {
-    Kind {
-        #[serde(borrow)]
-        kind: Cow<'a, str>,
-    },
-    Other(serde::de::IgnoredAny),
+/// A `permission.completed` result's kind.
+#[derive(Deserialize, Default)]
+struct PermissionResult<'a> {
+    #[serde(borrow, default, deserialize_with = "loose::text")]
+    kind: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct ToolTelemetry<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::object")]
     properties: Option<ToolProperties<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct ToolProperties<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     failure_category: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     failure_stage: Option<Cow<'a, str>>,
-}
-
-/// How Copilot CLI's runtime (1.0.102, `prebuilds/linux-x64/runtime.node`)
-/// words a tool call it refused, and the reason each is: a person's no and
-/// a `--deny-tool` rule are the harness's rules (`permission_denied`); no
-/// one to ask in a `-p` run `approval_required`; a preToolUse hook's deny
-/// `blocked_by_hook`; the enterprise's MCP policy `denied_by_policy`.
-const REFUSED: &[(&str, ReasonCode)] = &[
-    (
-        "The user rejected this tool call",
-        ReasonCode::PermissionDenied,
-    ),
-    (
-        "Permission to run this tool was denied",
-        ReasonCode::PermissionDenied,
-    ),
-    (
-        "Permission denied because no interactive user response was available",
-        ReasonCode::ApprovalRequired,
-    ),
-    (
-        "Permission denied and could not request permission from user",
-        ReasonCode::ApprovalRequired,
-    ),
-    ("Denied by preToolUse hook", ReasonCode::BlockedByHook),
-    (
-        "Blocked by enterprise MCP policy",
-        ReasonCode::DeniedByPolicy,
-    ),
-];
-
-/// Why Copilot refused a call, from its completion's words (scanned, never
-/// kept) and its `error.code` (`denied`, 1.0.102: a refusal whose words
-/// are not among the known ones is still one, of its rules). `None` where
-/// the call was not refused.
-fn refused_by(message: Option<&str>, code: Option<&str>) -> Option<ReasonCode> {
-    let message = message.unwrap_or_default();
-    if message.starts_with("The pending permission request was cancelled") {
-        // Cancelled before it was answered: whether it would have run is
-        // unknown (the caller leaves its outcome unknown).
-        return None;
-    }
-    REFUSED
-        .iter()
-        .find(|(words, _)| message.starts_with(words))
-        .map(|(_, reason)| reason.clone())
-        .or_else(|| (code == Some("denied")).then_some(ReasonCode::PermissionDenied))
-}
-
-/// A `permission.completed` `result.kind` that refused the call (1.0.102
-/// schema `PermissionResult`); an approval or a cancellation is `None`.
-fn refused_kind(kind: &str) -> Option<ReasonCode> {
-    match kind {
-        "denied-by-rules" | "denied-interactively-by-user" => Some(ReasonCode::PermissionDenied),
-        "denied-no-approval-rule-and-could-not-request-from-user" => {
-            Some(ReasonCode::ApprovalRequired)
-        }
-        "denied-by-permission-request-hook" => Some(ReasonCode::BlockedByHook),
-        "denied-by-content-exclusion-policy" => Some(ReasonCode::DeniedByPolicy),
-        _ => None,
-    }
 }
 
 /// A `session.warning` of type `mcp` (1.0.10 to 1.0.88 write them to the
@@ -315,13 +332,13 @@ fn new_tools(notice: &str) -> impl Iterator<Item = &str> {
         .take(4096)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct ErrorData<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     message: Option<Cow<'a, str>>,
     /// `tool.execution_complete`: `denied` for a refused call, `failure`
     /// for a failed one (1.0.102).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     code: Option<Cow<'a, str>>,
 }
 
@@ -334,9 +351,9 @@ fn exit_code_in(message: &str) -> Option<i32> {
         .ok()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct Context<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     cwd: Option<Cow<'a, str>>,
 }
 
@@ -357,11 +374,17 @@ const FAMILIES: &[&str] = &[
     "mcp.",
 ];
 
+/// One event, its fields taken out by the fast path (borrowed, loose).
 fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let event = match serde_json::from_str::<Event<'_>>(record) {
-        Ok(event) => event,
-        Err(error) => return crate::output::cut_short(record, &error),
-    };
+    match serde_json::from_str::<Event<'_>>(record) {
+        Ok(event) => placed(file, record, event),
+        Err(error) => crate::output::cut_short(record, &error),
+    }
+}
+
+/// What one event says, however its fields were taken out (the fast
+/// path's borrowed struct or the plain path's `Value`, [`plain`]).
+fn placed(file: &RecordFile<'_>, record: &str, event: Event<'_>) -> RecordAnswer {
     let output = file.role == OUTPUT || file.role == crate::output::CUT;
     // A transient event is no line of `events.jsonl`: a file holding them
     // is a run's printed output (read as such, by path).
@@ -456,7 +479,9 @@ fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         "skill.invoked" | "skill.invoked_ref" => {
             skill_invoked_event(&mut reading, &data, event.id.as_deref(), at);
         }
-        "tool.execution_complete" => execution_complete(&mut reading, &data, at),
+        "tool.execution_complete" => {
+            execution_complete(&mut reading, &data, file.configured, at);
+        }
         _ => {}
     }
     answer(reading)
@@ -543,9 +568,10 @@ fn user_message(
 /// `permission.completed`: a refusal of the call it names; an approval
 /// says nothing its call's completion does not.
 fn permission_completed(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
-    if let (Some(id), Some(PermissionResult::Kind { kind })) =
-        (data.call.as_deref(), data.result.as_ref())
-        && let Some(reason) = refused_kind(kind)
+    if let (Some(id), Some(kind)) = (
+        data.call.as_deref(),
+        data.result.as_ref().and_then(|r| r.kind.as_deref()),
+    ) && let Some(reason) = refused_kind(kind)
     {
         reading.evidence.extend(refusal(id, reason, at));
     }
@@ -569,7 +595,12 @@ fn skill_invoked_event(
 }
 
 /// `tool.execution_complete`: a skill not found, or how a call ended.
-fn execution_complete(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
+fn execution_complete(
+    reading: &mut RecordReading,
+    data: &Data<'_>,
+    configured: &[String],
+    at: Timestamp,
+) {
     if data.success == Some(false)
         && let Some(skill) = data
             .error
@@ -583,8 +614,43 @@ fn execution_complete(reading: &mut RecordReading, data: &Data<'_>, at: Timestam
         // it kept). A loaded skill is `skill.invoked`'s.
         let skill = CapabilityEvent::skill(&skill).ended(UseOutcome::Failed, None);
         push(reading, skill_invoked(skill, data.call.as_deref(), at));
+    } else if let Some(missing) = data
+        .error
+        .as_ref()
+        .and_then(|e| e.message.as_deref())
+        .filter(|_| data.success == Some(false))
+        .and_then(words::not_available)
+    {
+        not_available(reading, data.call.as_deref(), &missing, configured, at);
     } else {
         call_completed(reading, data, at);
+    }
+}
+
+/// A call Copilot answered "no such tool": it reached no server and is no
+/// use, no failure and no offer. Where its words name a server's tool (a
+/// model-facing `SERVER-TOOL` that exactly one configured server fits, or
+/// `… on SERVER: TOOL`), that tool was not available to Copilot then;
+/// else the refusal is the call's alone.
+fn not_available(
+    reading: &mut RecordReading,
+    id: Option<&str>,
+    missing: &words::Missing<'_>,
+    configured: &[String],
+    at: Timestamp,
+) {
+    let named = match *missing {
+        words::Missing::Named(full) => split_against(full, "", "-", configured),
+        words::Missing::OnServer(server, tool) => name(server).map(|s| (s, tool)),
+    };
+    match named.and_then(|(server, tool)| Some((server, name(tool)?))) {
+        Some((server, tool)) => push(
+            reading,
+            refused(&server, &tool, id, ReasonCode::ToolNotAvailable, at),
+        ),
+        None => reading
+            .evidence
+            .extend(id.and_then(|id| refusal(id, ReasonCode::ToolNotAvailable, at))),
     }
 }
 
@@ -608,6 +674,11 @@ fn call_completed(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
             {
                 Some(reason) => refusal(id, reason, at),
                 None => match properties.and_then(|p| p.failure_category.as_deref()) {
+                    // Copilot's own words for a transport that closed or a
+                    // deadline, before the category (`words::cause`).
+                    _ if let Some(reason) = message.and_then(words::cause) => {
+                        failed_with(id, reason, at)
+                    }
                     Some("server_error") => failed_with(id, ReasonCode::ToolError, at),
                     Some(c) if c.starts_with("protocol_") => {
                         failed_with(id, ReasonCode::ProtocolError, at)
@@ -624,15 +695,23 @@ fn call_completed(reading: &mut RecordReading, data: &Data<'_>, at: Timestamp) {
 
 #[derive(Deserialize)]
 struct Fields<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     server_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     server: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "loose::text")]
     raw_error: Option<Cow<'a, str>>,
 }
 
+/// A process log's line, its fields (the JSON after the message) taken
+/// out by the fast path.
 fn process_log(record: &str) -> RecordAnswer {
+    logged(record, |tail| serde_json::from_str::<Fields<'_>>(tail).ok())
+}
+
+/// What a process log's line says, its JSON fields taken out by `fields`
+/// (the fast path's or the plain one's, [`plain`]).
+fn logged<'r>(record: &'r str, fields: impl Fn(&'r str) -> Option<Fields<'r>>) -> RecordAnswer {
     // `2026-12-01T20:53:23.309Z [LEVEL] [module] message {json}`
     let Some((stamp, rest)) = record.split_once(' ') else {
         return RecordAnswer::Ignored;
@@ -647,10 +726,7 @@ fn process_log(record: &str) -> RecordAnswer {
         reading.session = id.split_whitespace().next().and_then(name);
         return answer(reading);
     }
-    let fields = || {
-        rest.find(" {")
-            .and_then(|i| serde_json::from_str::<Fields<'_>>(&rest[i + 1..]).ok())
-    };
+    let fields = || rest.find(" {").and_then(|i| fields(&rest[i + 1..]));
     if rest.contains("MCP server connection failed")
         && let Some(f) = fields()
         && let Some(server) = f.server_name.as_deref().and_then(name)

@@ -1,0 +1,170 @@
+//! Copilot CLI's own words for how a call ended, where its completion
+//! (`tool.execution_complete`, `error.message`) gives them: compared, never
+//! kept. Every phrase is from the shipped 1.0.102 CLI: its native runtime
+//! (`prebuilds/linux-x64/runtime.node` in the package Copilot unpacks under
+//! `COPILOT_PKG_CACHE_HOME`, read with `strings`; its Rust format strings
+//! are stored cut at each `{}`), or a real run's events
+//! (`tests/fixtures/refusals/copilot-1.0.102-*.jsonl`).
+//!
+//! - Refusals (a person, a rule, a hook, a policy): [`REFUSED`].
+//! - "No such tool": `Tool '{name}' does not exist. Available tools that
+//!   can be called are {list}.` (the runtime's tool dispatch: a name the
+//!   session holds no tool for, the model-facing `SERVER-TOOL`) and `MCP
+//!   tool not found on {server}: {tool}` (a server's tool that is gone):
+//!   the call reached no server, and the tool was not available to Copilot
+//!   then ([`not_available`]).
+//! - Failures after the call left for its server, worded `MCP server
+//!   '{server}': {cause}` (the tool-error form of the real runs'
+//!   `MCP server 'count': …`): `MCP transport closed before the tool
+//!   responded` (the transport ended under the call) and `Request timed
+//!   out` (the MCP client's deadline), each in runtime.node ([`cause`]).
+
+use tether_core::vocab::ReasonCode;
+
+/// How Copilot CLI's runtime (1.0.102, `prebuilds/linux-x64/runtime.node`)
+/// words a tool call it refused, and the reason each is: a person's no and
+/// a `--deny-tool` rule are the harness's rules (`permission_denied`); no
+/// one to ask in a `-p` run `approval_required`; a preToolUse hook's deny
+/// `blocked_by_hook`; the enterprise's MCP policy `denied_by_policy`.
+const REFUSED: &[(&str, ReasonCode)] = &[
+    (
+        "The user rejected this tool call",
+        ReasonCode::PermissionDenied,
+    ),
+    (
+        "Permission to run this tool was denied",
+        ReasonCode::PermissionDenied,
+    ),
+    (
+        "Permission denied because no interactive user response was available",
+        ReasonCode::ApprovalRequired,
+    ),
+    (
+        "Permission denied and could not request permission from user",
+        ReasonCode::ApprovalRequired,
+    ),
+    ("Denied by preToolUse hook", ReasonCode::BlockedByHook),
+    (
+        "Blocked by enterprise MCP policy",
+        ReasonCode::DeniedByPolicy,
+    ),
+];
+
+/// Why Copilot refused a call, from its completion's words (scanned, never
+/// kept) and its `error.code` (`denied`, 1.0.102: a refusal whose words
+/// are not among the known ones is still one, of its rules). `None` where
+/// the call was not refused.
+pub(super) fn refused_by(message: Option<&str>, code: Option<&str>) -> Option<ReasonCode> {
+    let message = message.unwrap_or_default();
+    if message.starts_with("The pending permission request was cancelled") {
+        // Cancelled before it was answered: whether it would have run is
+        // unknown (the caller leaves its outcome unknown).
+        return None;
+    }
+    REFUSED
+        .iter()
+        .find(|(words, _)| message.starts_with(words))
+        .map(|(_, reason)| reason.clone())
+        .or_else(|| (code == Some("denied")).then_some(ReasonCode::PermissionDenied))
+}
+
+/// A `permission.completed` `result.kind` that refused the call (1.0.102
+/// schema `PermissionResult`); an approval or a cancellation is `None`.
+pub(super) fn refused_kind(kind: &str) -> Option<ReasonCode> {
+    match kind {
+        "denied-by-rules" | "denied-interactively-by-user" => Some(ReasonCode::PermissionDenied),
+        "denied-no-approval-rule-and-could-not-request-from-user" => {
+            Some(ReasonCode::ApprovalRequired)
+        }
+        "denied-by-permission-request-hook" => Some(ReasonCode::BlockedByHook),
+        "denied-by-content-exclusion-policy" => Some(ReasonCode::DeniedByPolicy),
+        _ => None,
+    }
+}
+
+/// Copilot's "no such tool" for a name: `Tool '` NAME `' does not exist.`
+const NO_SUCH_TOOL: (&str, &str) = ("Tool '", "' does not exist. Available tools");
+/// Copilot's "no such tool" for a server's tool: `MCP tool not found on
+/// SERVER: TOOL`.
+const NOT_FOUND_ON: &str = "MCP tool not found on ";
+
+/// What a "no such tool" names, where the words are Copilot's.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Missing<'a> {
+    /// A model-facing name (`SERVER-TOOL` for a server's tool).
+    Named(&'a str),
+    /// A server and its tool.
+    OnServer(&'a str, &'a str),
+}
+
+/// Whether Copilot's words say it had no such tool, and what they name.
+pub(super) fn not_available(message: &str) -> Option<Missing<'_>> {
+    if let Some(rest) = message.strip_prefix(NO_SUCH_TOOL.0)
+        && let Some((name, _)) = rest.split_once(NO_SUCH_TOOL.1)
+    {
+        return Some(Missing::Named(name));
+    }
+    let (_, rest) = message.split_once(NOT_FOUND_ON)?;
+    let (server, tool) = rest.split_once(": ")?;
+    Some(Missing::OnServer(server, tool.trim_end()))
+}
+
+/// The failures Copilot's words name after `MCP server 'S': `, and the
+/// reason each is.
+const CAUSES: &[(&str, ReasonCode)] = &[
+    (
+        "MCP transport closed before the tool responded",
+        ReasonCode::ConnectionClosed,
+    ),
+    ("Request timed out", ReasonCode::Timeout),
+];
+
+/// The failure Copilot's words name, where they are its words for one
+/// (`MCP server 'S': ` then one of [`CAUSES`], or the cause alone); a
+/// tool's own error text after the prefix names none.
+pub(super) fn cause(message: &str) -> Option<ReasonCode> {
+    let after = match message.strip_prefix("MCP server '") {
+        Some(rest) => rest.split_once("': ")?.1,
+        None => message,
+    };
+    CAUSES
+        .iter()
+        .find(|(words, _)| after.starts_with(words))
+        .map(|(_, reason)| reason.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN Copilot 1.0.102's words for a call's end WHEN read THEN "no
+    /// such tool" names what it names, a cause names its failure, and a
+    /// tool's own text after the server's name names nothing.
+    #[test]
+    fn copilot_s_words_read_as_what_they_name() {
+        assert_eq!(
+            not_available(
+                "Tool 'count-gone' does not exist. Available tools that can be called are bash, view."
+            ),
+            Some(Missing::Named("count-gone"))
+        );
+        assert_eq!(
+            not_available("MCP server 'count': MCP tool not found on count: gone"),
+            Some(Missing::OnServer("count", "gone"))
+        );
+        assert_eq!(not_available("Tool 'x' failed"), None);
+        assert_eq!(
+            cause("MCP server 'count': MCP transport closed before the tool responded"),
+            Some(ReasonCode::ConnectionClosed)
+        );
+        assert_eq!(
+            cause("MCP server 'count': Request timed out"),
+            Some(ReasonCode::Timeout)
+        );
+        assert_eq!(cause("MCP server 'count': planted Request timed out"), None);
+        assert_eq!(
+            cause("MCP server 'count': McpError: MCP error -32602: x"),
+            None
+        );
+    }
+}
