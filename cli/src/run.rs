@@ -26,6 +26,8 @@ use tether_core::registry::Registry;
 use crate::check::{self, RequireArgs};
 use crate::exit::Exit;
 
+mod stdout;
+
 /// What `tether run --help` says after the flags.
 pub const RUN_AFTER_HELP: &str = "\
 The command inherits stdin, stdout and stderr untouched; Tether writes only to stderr (or --report).
@@ -227,10 +229,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     tracing::debug!("around the command: started");
-    let status = spawn_and_wait(&args.command, &env.set, runtime.as_ref());
+    // What a harness Tether knows prints is read as a saved run's is.
+    let observe = harness.is_some() && stdout::observed();
+    let status = spawn_and_wait(&args.command, &env.set, runtime.as_ref(), observe);
     tracing::debug!("the command exited");
-    let harness_code = match status {
-        Ok(code) => code,
+    let (harness_code, printed) = match status {
+        Ok(ended) => ended,
         Err(code) => return Ok(Exit::Harness(code).into()),
     };
     // A requirement is never met on silence: where Tether saw nothing (a
@@ -269,7 +273,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             &registry,
             (&kind, harness_code),
             &rt,
-            around,
+            (around, printed.as_ref()),
             (&hub, store.as_deref()),
             started,
         )
@@ -317,7 +321,7 @@ fn after_the_command(
     registry: &Registry,
     (kind, harness_code): (&str, u8),
     rt: &tokio::runtime::Runtime,
-    around: Around,
+    (around, printed): (Around, Option<&stdout::Printed>),
     (hub, store): (&tether_hub::Hub, Option<&dyn tether_core::store::Store>),
     started: Timestamp,
 ) -> anyhow::Result<Option<check::document::CheckDocument>> {
@@ -326,11 +330,18 @@ fn after_the_command(
             rt.block_on(stop_around(around, hub));
             tracing::debug!("around the command: stopped");
         });
-        let records = records_since(registry, kind, &args.command, started);
+        let configured = configured_for(registry, kind, &args.command);
+        let records = records_since(registry, kind, configured.clone(), started);
+        let printed = printed.and_then(|p| printed_records(registry, kind, p, configured));
         let _ = stopping.join();
-        records
+        (records, printed)
     });
+    let (records, printed) = records;
     let session = session_after(&records, kind, hub, store);
+    let session = match printed {
+        Some(stream) => with_printed(session, &stream, hub, store),
+        None => session,
+    };
     tracing::debug!("the session: read, merged, stored");
     report(args, (kind, harness_code), session.as_ref())
 }
@@ -510,19 +521,24 @@ async fn stop_around(around: Around, hub: &tether_hub::Hub) {
 }
 
 /// Runs the command with `set` added to the environment, forwarding
-/// signals, to its exit: `Ok` its exit code (128+N for signal N), `Err`
-/// the code when it could not be started (said).
+/// signals, to its exit: `Ok` its exit code (128+N for signal N) and,
+/// when `observe`, what it printed on stdout (passed on as it came);
+/// `Err` the code when it could not be started (said).
 fn spawn_and_wait(
     command: &[OsString],
     set: &[(String, String)],
     runtime: Option<&tokio::runtime::Runtime>,
-) -> Result<u8, u8> {
+    observe: bool,
+) -> Result<(u8, Option<stdout::Printed>), u8> {
     let Some((program, rest)) = command.split_first() else {
         return Err(2);
     };
     let mut cmd = std::process::Command::new(program);
     cmd.args(rest);
     cmd.envs(set.iter().map(|(k, v)| (k, v)));
+    if observe {
+        cmd.stdout(std::process::Stdio::piped());
+    }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(err) => {
@@ -536,16 +552,22 @@ fn spawn_and_wait(
         }
     };
     let pid = child.id();
+    let copying = child.stdout.take().and_then(|from| {
+        stdout::Copying::start(from)
+            .inspect_err(|err| errln!("{WHO}: cannot pass the command's stdout on ({err})"))
+            .ok()
+    });
     let forwarding = runtime.map(|rt| rt.spawn(forward_signals(pid)));
     let status = child.wait();
     if let Some(task) = forwarding {
         task.abort();
     }
+    let printed = copying.and_then(stdout::Copying::finish);
     match status {
-        Ok(status) => Ok(code_of(status)),
+        Ok(status) => Ok((code_of(status), printed)),
         Err(err) => {
             errln!("{WHO}: lost the command ({err})");
-            Ok(1)
+            Ok((1, printed))
         }
     }
 }
@@ -658,11 +680,28 @@ fn strict_run(registry: &Registry, kind: &str, command: &[OsString]) -> bool {
             .any(|w| words.iter().any(|s| w.to_string_lossy() == s.as_str()))
 }
 
+/// The servers today's configuration gives each harness, as this run had
+/// them.
+type Configured = std::collections::HashMap<String, Vec<tether_core::spec::ServerSpec>>;
+
+/// Today's configuration as the run had it: without `kind`'s user files
+/// where the command asks for only the servers its flags give.
+fn configured_for(registry: &Registry, kind: &str, command: &[OsString]) -> Configured {
+    let mut configured = crate::host::configured_today();
+    if strict_run(registry, kind, command) {
+        // Only the servers the command's own flags give: the user's files
+        // configure nothing for this run, so no row of theirs is claimed.
+        configured.remove(kind);
+    }
+    tracing::debug!("today's configuration: read");
+    configured
+}
+
 /// The harness's session records in this working folder since the start.
 fn records_since(
     registry: &Registry,
     kind: &str,
-    command: &[OsString],
+    configured: Configured,
     started: Timestamp,
 ) -> tether_records::Records {
     let project = std::env::current_dir()
@@ -674,13 +713,6 @@ fn records_since(
         since: Some(Timestamp(started.0.saturating_sub(1000))),
         project,
     };
-    let mut configured = crate::host::configured_today();
-    if strict_run(registry, kind, command) {
-        // Only the servers the command's own flags give: the user's files
-        // configure nothing for this run, so no row of theirs is claimed.
-        configured.remove(kind);
-    }
-    tracing::debug!("today's configuration: read");
     let mut records = tether_records::Records::new(
         registry,
         &tether_records::Home::from_env(),
@@ -690,6 +722,69 @@ fn records_since(
     records.read(true);
     tracing::debug!("the records: read");
     records
+}
+
+/// What the harness printed, read by the reader `tether check FILE` uses
+/// (its stream-json, as a saved one is). `None` where it printed nothing
+/// a reader of `kind` knows (plain text, say): said in the debug log only.
+fn printed_records(
+    registry: &Registry,
+    kind: &str,
+    printed: &stdout::Printed,
+    configured: Configured,
+) -> Option<tether_records::Records> {
+    tether_records::Records::of_file(registry, &printed.path(), Some(kind), configured)
+        .inspect_err(|err| tracing::debug!(%err, "the command's stdout: not read"))
+        .ok()
+        .filter(|r| !r.sessions().is_empty())
+}
+
+/// `session` with what the harness printed merged in (and stored): the
+/// printed session of the same id, or where no other shows one, the one
+/// it printed. A printed session of another id is left out.
+fn with_printed(
+    session: Option<check::Shown>,
+    printed: &tether_records::Records,
+    hub: &tether_hub::Hub,
+    store: Option<&dyn tether_core::store::Store>,
+) -> Option<check::Shown> {
+    let facts = match &session {
+        Some(s) => printed.sessions().get(&s.summary.session_id),
+        None => printed.sessions().values().max_by_key(|f| f.last_at),
+    };
+    let Some(facts) = facts else {
+        tracing::debug!("the command printed another session than its records show");
+        return session;
+    };
+    let id = facts.session_id();
+    let existing = match &session {
+        Some(s) => Some(s.history.clone()),
+        None => store
+            .and_then(|s| s.load(&id).ok().flatten())
+            .or_else(|| hub.snapshot(&id)),
+    };
+    let merged = match printed.history(facts, existing) {
+        Ok(merged) => merged,
+        Err(err) => {
+            errln!("{WHO}: what the command printed could not be merged ({err})");
+            return session;
+        }
+    };
+    if let Some(store) = store
+        && let Err(err) = printed.import(store, Some(std::slice::from_ref(&id)))
+    {
+        errln!("{WHO}: what the command printed could not be stored ({err})");
+    }
+    let mut shown = check::shown_history(&merged);
+    let mut summary = printed.summary(facts, &merged);
+    if let Some(before) = session.map(|s| s.summary) {
+        // Its times and files are the records'; a printed line has neither.
+        summary.started_at = before.started_at;
+        summary.updated_at = before.updated_at;
+        summary.files = before.files;
+    }
+    shown.summary = summary;
+    Some(shown)
 }
 
 /// The session the command ran, merged: the session its telemetry named,

@@ -598,15 +598,23 @@ fn check_json_of_a_saved_stream_is_one_document() {
 }
 
 /// The requirements the one-verdict test asks, as `tether run` and
-/// `tether check` take them.
-const ONE_VERDICT: [&str; 6] = [
+/// `tether check` take them: a server that starts (`time`), a command not
+/// found (`broken`), a server whose token is refused (`badtoken`).
+const ONE_VERDICT: [&str; 10] = [
     "--require",
     "time",
     "--require",
     "time:model_visible",
     "--require-tool",
     "time/get_current_time",
+    "--require",
+    "broken",
+    "--require",
+    "badtoken",
 ];
+
+/// A token planted in the refused server's header: never printed.
+const PLANTED_TOKEN: &str = "planted-token-67-one-verdict";
 
 /// Each requirement's `met` in a CheckDocument, in order.
 fn verdicts(doc: &serde_json::Value) -> Vec<(String, bool)> {
@@ -642,13 +650,18 @@ fn run_verdicts(stderr: &str) -> Vec<bool> {
 }
 
 /// GIVEN real Claude Code whose model API is unreachable (a closed port:
-/// its result says `API Error: Unable to connect to API`) WHEN it runs
-/// through `tether run` with requirements, and its session is checked by
-/// id and by the file its harness wrote THEN the three give the same
-/// verdict for each requirement; `run` printed the harness's exit status
-/// before the requirements; and `model_visible` is not met, since no
-/// request reached a model (the harness's own list is no model-side
-/// signal), whatever the saved stream-json's init line lists.
+/// its result says `API Error: Unable to connect to API`), with a server
+/// that starts (`time`), a command not found (`broken`) and an HTTP
+/// server that refuses the token it is sent (`badtoken`, 401) WHEN it runs
+/// through `tether run` with requirements on each, and its session is
+/// checked by id and by the stream-json `run` passed on THEN the three
+/// give the same verdict for each requirement (`run` reads the stream it
+/// passes on with the reader `check FILE` uses); `run` printed the
+/// harness's exit status and why (the model API unreachable, in Tether's
+/// words, `connection_refused`) before the requirements; the transcript
+/// alone (less evidence) never meets more than `run`; `model_visible` is
+/// not met, since no request reached a model (the harness's own list is no
+/// model-side signal); and the planted token is printed nowhere.
 async fn one_verdict_with_the_model_unreachable(release: Release) {
     let Some(claude) = release.peer("node_modules/.bin/claude") else {
         return;
@@ -656,6 +669,19 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
     let Some(s) = setup().await else { return };
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let label = format!("claude {}", release.label());
+    let (auth, _auth_log) = tether_tests::fake_model::start_auth().await;
+    let time = tether_tests::peer(".venv/bin/mcp-server-time").expect("time");
+    std::fs::write(
+        &s.config,
+        serde_json::json!({"mcpServers": {
+            "time": {"command": time},
+            "broken": {"command": "/nonexistent/bin"},
+            "badtoken": {"type": "http", "url": format!("{}/mcp", auth.base()),
+                "headers": {"Authorization": format!("Bearer {PLANTED_TOKEN}")}},
+        }})
+        .to_string(),
+    )
+    .expect("config");
     // A port nothing listens on: bound, then let go.
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -695,16 +721,31 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
         stdout.contains("API Error:"),
         "{label}: the harness's own words: {stdout}"
     );
+    only_stream_json(&label, &stdout);
+    assert!(!stderr.contains(PLANTED_TOKEN), "{label}: {stderr}");
+    assert!(
+        !stderr.contains("API Error"),
+        "{label}: never its words: {stderr}"
+    );
     let code = out.status.code().expect("an exit code");
     assert_ne!(code, 0, "{label}: the harness failed: {stderr}");
-    // The harness's exit status, before the requirements.
+    // The harness's exit status and why, before the requirements.
     let status_at = stderr
-        .find(&format!("tether run: claude exited {code}"))
-        .unwrap_or_else(|| panic!("{label}: no exit status: {stderr}"));
+        .find(&format!(
+            "tether run: claude exited {code}: its model API could not be reached"
+        ))
+        .unwrap_or_else(|| panic!("{label}: no exit status and reason: {stderr}"));
+    assert!(
+        stderr[status_at..]
+            .lines()
+            .next()
+            .is_some_and(|l| l.ends_with("[connection_refused]")),
+        "{label}: {stderr}"
+    );
     let first_requirement = stderr.find("time: ").unwrap_or(usize::MAX);
     assert!(status_at < first_requirement, "{label}: {stderr}");
     let ran = run_verdicts(&stderr);
-    assert_eq!(ran.len(), 3, "{label}: {stderr}");
+    assert_eq!(ran.len(), 5, "{label}: {stderr}");
 
     let id = stdout
         .lines()
@@ -730,9 +771,26 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
         });
         let expected = if doc["met"] == true { 0 } else { 4 };
         assert_eq!(out.status.code(), Some(expected), "{label}: {what}");
+        assert!(!doc.to_string().contains(PLANTED_TOKEN), "{label}: {what}");
         verdicts(&doc)
     };
+    let met = |v: &[(String, bool)]| v.iter().map(|(_, m)| *m).collect::<Vec<_>>();
     let by_id = check(&format!("claude:{id}"));
+    assert_eq!(
+        met(&by_id),
+        ran,
+        "{label}: check ID and run differ: {by_id:?}\n{stderr}"
+    );
+    // The stream-json `run` passed on, saved: the same evidence.
+    let saved = s.home.path().join("session.jsonl");
+    std::fs::write(&saved, &stdout).expect("save");
+    let by_stream = check(&saved.display().to_string());
+    assert_eq!(
+        met(&by_stream),
+        ran,
+        "{label}: check FILE and run differ: {by_stream:?}\n{stderr}"
+    );
+    // The transcript alone shows less: never a requirement `run` did not meet.
     let transcript = walk(&s.home.path().join(".claude/projects"))
         .into_iter()
         .find(|p| {
@@ -740,28 +798,17 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
                 .is_some_and(|n| n.to_string_lossy() == format!("{id}.jsonl"))
         })
         .expect("the transcript the harness wrote");
-    let by_file = check(&transcript.display().to_string());
-    let met = |v: &[(String, bool)]| v.iter().map(|(_, m)| *m).collect::<Vec<_>>();
-    assert_eq!(
-        met(&by_id),
-        ran,
-        "{label}: check ID and run differ: {by_id:?}\n{stderr}"
-    );
-    assert_eq!(
-        met(&by_file),
-        ran,
-        "{label}: check FILE and run differ: {by_file:?}"
-    );
-    // The saved stream-json: never model_visible on the harness's own list.
-    let saved = s.home.path().join("session.jsonl");
-    std::fs::write(&saved, &stdout).expect("save");
-    let by_stream = check(&saved.display().to_string());
-    assert_eq!(by_stream[1].0, "time:model_visible");
-    assert!(
-        !by_stream[1].1,
-        "{label}: no request reached a model: {by_stream:?}"
-    );
-    assert!(!ran[1], "{label}: {stderr}");
+    let by_transcript = check(&transcript.display().to_string());
+    for ((req, alone), with_all) in by_transcript.iter().zip(&ran) {
+        assert!(!alone || *with_all, "{label}: {req}: {by_transcript:?}");
+    }
+    // The server that starts reached the session; the two that failed did
+    // not; nothing reached a model.
+    let verdict = |name: &str| by_stream.iter().find(|(r, _)| r == name).map(|(_, m)| *m);
+    assert_eq!(verdict("time"), Some(true), "{label}: {by_stream:?}");
+    assert_eq!(verdict("time:model_visible"), Some(false), "{label}");
+    assert_eq!(verdict("broken"), Some(false), "{label}");
+    assert_eq!(verdict("badtoken"), Some(false), "{label}");
 }
 
 /// Every file under `dir`.

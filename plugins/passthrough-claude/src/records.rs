@@ -58,6 +58,7 @@ pub mod builtin;
 mod items;
 mod lenient;
 mod mcp_log;
+mod model_api;
 use items::{Content, Item};
 use mcp_log::mcp_log;
 mod names;
@@ -149,6 +150,19 @@ fn stream_json(record: &str) -> RecordAnswer {
         /// `notification`: which (`stop-hook-error`: a Stop hook erred).
         #[serde(borrow, default, deserialize_with = "lenient::text")]
         key: Option<Cow<'a, str>>,
+        /// `result`: whether the run ended in an error.
+        #[serde(default, deserialize_with = "lenient::flag")]
+        is_error: Option<bool>,
+        /// `result`: compared with Claude Code's own constant words only
+        /// ([`model_api`]), never kept.
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
+        result: Option<Cow<'a, str>>,
+        /// `result` (2.1.3xx): the harness's class of a model API error.
+        #[serde(borrow, default, deserialize_with = "lenient::text")]
+        api_error: Option<Cow<'a, str>>,
+        /// `result`: the model API's HTTP status.
+        #[serde(default, deserialize_with = "lenient::int")]
+        api_error_status: Option<i32>,
     }
     /// `message`: a `permission_denied`'s words, or (an `assistant` or
     /// `user` line's) the message, skipped unread.
@@ -237,7 +251,27 @@ fn stream_json(record: &str) -> RecordAnswer {
             answer(reading)
         }
         (Some("system"), _) => answer(reading),
-        (Some("result"), _) => answer(reading),
+        // The run's end: where its model API failed, why (report-level:
+        // no server's), in Tether's words.
+        (Some("result"), _) => {
+            let ended = model_api::Ended {
+                is_error: head.is_error,
+                result: head.result.as_deref(),
+                api_error: head.api_error.as_deref(),
+                status: head.api_error_status,
+            };
+            if let Some((reason, words)) = model_api::failure(&ended) {
+                push(
+                    &mut reading,
+                    tether_core::model::Evidence::new(
+                        tether_core::vocab::EvidenceKind::ExplicitError,
+                        Timestamp(0),
+                    )
+                    .reason(reason, Some(words.to_owned())),
+                );
+            }
+            answer(reading)
+        }
         // `assistant`, `user`: as a transcript's (its `session_id` read as
         // the transcript's `sessionId`).
         // (It blanks the line itself: it is given the line as written.)
