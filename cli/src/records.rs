@@ -237,9 +237,48 @@ struct Line {
     path: Option<String>,
 }
 
+/// The harness's own skills (built in: listed in every session, whatever
+/// its user installed) that stand at one state, the state most of them
+/// share: the first such row's index and every such row's, where there are
+/// two or more. One invoked, or failed, keeps its own line.
+fn built_in_skills(rows: &[tether_core::records::MatrixRow]) -> Option<(usize, Vec<usize>)> {
+    let state = |i: usize| (rows[i].status, &rows[i].stopped);
+    let built_in: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].built_in).collect();
+    let alike = |i: usize| -> Vec<usize> {
+        built_in
+            .iter()
+            .copied()
+            .filter(|&j| state(j) == state(i))
+            .collect()
+    };
+    let most = built_in
+        .iter()
+        .map(|&i| alike(i))
+        .fold(Vec::new(), |best, group| {
+            if group.len() > best.len() {
+                group
+            } else {
+                best
+            }
+        });
+    (most.len() >= 2).then(|| (most[0], most))
+}
+
+/// The one line of `n` built-in skills that all stand where `first` does.
+fn built_in_line(first: &tether_core::records::MatrixRow, n: usize) -> Line {
+    Line {
+        kind: "skills".to_owned(),
+        label: "(built in)".to_owned(),
+        status: first.status,
+        stopped: format!("{n} built-in skills: all {}", first.stopped),
+        shown_by: shown_by(first),
+        path: None,
+    }
+}
+
 /// The matrix's lines: each row, except that a server's tools that all
 /// stand at one state (the same status, sentence and last mile) are one
-/// line, unless `each_tool`.
+/// line, and so are the harness's built-in skills, unless `each_tool`.
 fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Vec<Line> {
     use tether_core::vocab::CapabilityKind;
     let line = |row: &tether_core::records::MatrixRow| Line {
@@ -252,9 +291,19 @@ fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Ve
             .then(|| tether_words::display::tool_path(&row.stages)),
     };
     let mut out = Vec::new();
+    let built_in = (!each_tool).then(|| built_in_skills(rows)).flatten();
     let mut i = 0;
     while i < rows.len() {
         let row = &rows[i];
+        if let Some((first, ref alike)) = built_in
+            && alike.contains(&i)
+        {
+            if i == first {
+                out.push(built_in_line(&rows[first], alike.len()));
+            }
+            i += 1;
+            continue;
+        }
         out.push(line(row));
         i += 1;
         if row.kind != CapabilityKind::McpServer {

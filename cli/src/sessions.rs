@@ -47,7 +47,8 @@ enum SessionsCommand {
         #[command(flatten)]
         harness: crate::flags::HarnessName,
         /// A row for each tool, even where all of a server's tools stand at
-        /// one state (said in one line otherwise).
+        /// one state, and for each of the harness's built-in skills (each
+        /// said in one line otherwise).
         #[arg(long)]
         tools: bool,
         #[command(flatten)]

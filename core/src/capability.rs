@@ -89,6 +89,10 @@ pub struct CapabilityRow {
     pub first_at: Timestamp,
     /// The last evidence's time.
     pub last_at: Timestamp,
+    /// A skill the harness bundles ([`CapabilityEvent::built_in`]): said
+    /// in one line unless asked. Left out of JSON when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub built_in: bool,
 }
 
 impl CapabilityRow {
@@ -110,6 +114,7 @@ impl CapabilityRow {
             outcomes: Vec::new(),
             first_at: at,
             last_at: at,
+            built_in: event.built_in,
         }
     }
 
@@ -248,6 +253,7 @@ pub fn apply(rows: &mut Vec<CapabilityRow>, ev: &Evidence) -> Result<bool, NotAp
     if row.variables.is_empty() {
         row.variables = cap.variables.clone();
     }
+    row.built_in |= cap.built_in;
     match ev.kind {
         EvidenceKind::SkillListed => row.listed.merge(yes),
         EvidenceKind::PluginLoaded => row.loaded.merge(yes),

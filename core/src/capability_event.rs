@@ -44,6 +44,12 @@ pub struct CapabilityEvent {
     /// A hook's exit status, where the harness says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// A skill the harness itself bundles (Claude Code's own `simplify`,
+    /// `loop`, …), which every session lists whatever its user installed:
+    /// a renderer says them in one line unless asked. `false` (the
+    /// default, left out of JSON) where the reader does not know it as one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub built_in: bool,
 }
 
 impl CapabilityEvent {
@@ -58,6 +64,7 @@ impl CapabilityEvent {
             variables: Vec::new(),
             outcome: None,
             exit_code: None,
+            built_in: false,
         }
     }
 
@@ -76,6 +83,12 @@ impl CapabilityEvent {
     /// A plugin, by name.
     pub fn plugin(name: &str) -> Self {
         Self::of(CapabilityKind::Plugin, name)
+    }
+
+    /// The same, one the harness bundles ([`CapabilityEvent::built_in`]).
+    pub fn bundled(mut self) -> Self {
+        self.built_in = true;
+        self
     }
 
     /// The same, as part of `plugin`.

@@ -745,6 +745,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<tether_core::records::MatrixRo
             command: None,
             outcomes: Vec::new(),
             in_config: None,
+            built_in: false,
         });
         for tool in &server.tools {
             rows.push(tether_core::records::MatrixRow {
@@ -763,6 +764,7 @@ pub fn matrix(attempt: &AttachmentAttempt) -> Vec<tether_core::records::MatrixRo
                 command: None,
                 outcomes: Vec::new(),
                 in_config: None,
+                built_in: false,
             });
         }
     }

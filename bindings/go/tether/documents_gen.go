@@ -720,6 +720,13 @@ type CapabilityEvent struct {
 	//
 	// May be absent or null.
 	ExitCode Optional[*int32] `json:"exit_code"`
+	// A skill the harness itself bundles (Claude Code's own `simplify`,
+	// `loop`, …), which every session lists whatever its user installed:
+	// a renderer says them in one line unless asked. `false` (the
+	// default, left out of JSON) where the reader does not know it as one.
+	//
+	// May be absent, never null.
+	BuiltIn Optional[bool] `json:"built_in"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -751,6 +758,9 @@ func (x CapabilityEvent) MarshalJSON() ([]byte, error) {
 	}
 	if x.ExitCode.Present {
 		e.field("exit_code", x.ExitCode.Value)
+	}
+	if x.BuiltIn.Present {
+		e.field("built_in", x.BuiltIn.Value)
 	}
 	return e.finish(x.UnknownFields)
 }
@@ -791,6 +801,9 @@ func (x *CapabilityEvent) UnmarshalJSON(data []byte) error {
 		case "exit_code":
 			x.ExitCode.Present = true
 			err = decodeField(f, &x.ExitCode.Value, true)
+		case "built_in":
+			x.BuiltIn.Present = true
+			err = decodeField(f, &x.BuiltIn.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
@@ -941,6 +954,11 @@ type CapabilityRow struct {
 	FirstAt Timestamp `json:"first_at"`
 	// The last evidence's time.
 	LastAt Timestamp `json:"last_at"`
+	// A skill the harness bundles ([`CapabilityEvent::built_in`]): said
+	// in one line unless asked. Left out of JSON when `false`.
+	//
+	// May be absent, never null.
+	BuiltIn Optional[bool] `json:"built_in"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -988,6 +1006,9 @@ func (x CapabilityRow) MarshalJSON() ([]byte, error) {
 	}
 	e.field("first_at", x.FirstAt)
 	e.field("last_at", x.LastAt)
+	if x.BuiltIn.Present {
+		e.field("built_in", x.BuiltIn.Value)
+	}
 	return e.finish(x.UnknownFields)
 }
 
@@ -1045,6 +1066,9 @@ func (x *CapabilityRow) UnmarshalJSON(data []byte) error {
 			err = decodeField(f, &x.FirstAt, false)
 		case "last_at":
 			err = decodeField(f, &x.LastAt, false)
+		case "built_in":
+			x.BuiltIn.Present = true
+			err = decodeField(f, &x.BuiltIn.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
@@ -3855,6 +3879,11 @@ type MatrixRow struct {
 	//
 	// May be absent or null.
 	InConfig Optional[*bool] `json:"in_config"`
+	// A skill the harness bundles (Claude Code's own): `sessions show`
+	// says them in one line unless asked. Left out of JSON when `false`.
+	//
+	// May be absent, never null.
+	BuiltIn Optional[bool] `json:"built_in"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -3898,6 +3927,9 @@ func (x MatrixRow) MarshalJSON() ([]byte, error) {
 	}
 	if x.InConfig.Present {
 		e.field("in_config", x.InConfig.Value)
+	}
+	if x.BuiltIn.Present {
+		e.field("built_in", x.BuiltIn.Value)
 	}
 	return e.finish(x.UnknownFields)
 }
@@ -3953,6 +3985,9 @@ func (x *MatrixRow) UnmarshalJSON(data []byte) error {
 		case "in_config":
 			x.InConfig.Present = true
 			err = decodeField(f, &x.InConfig.Value, true)
+		case "built_in":
+			x.BuiltIn.Present = true
+			err = decodeField(f, &x.BuiltIn.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}

@@ -727,11 +727,24 @@ fn message_items(reading: &mut RecordReading, items: &[Item<'_>], original: &str
         // Its input was blanked; the skill's name is read from the record
         // as written (that one field, nothing else).
         for (id, skill) in skill_calls(original) {
-            if let Some(skill) = skill_named(&skill, ':') {
+            if let Some(skill) = claude_skill(&skill) {
                 push(reading, skill_invoked(skill, Some(&id), at));
             }
         }
     }
+}
+
+/// A skill as Claude Code names it (`PLUGIN:SKILL` for a plugin's), marked
+/// built in where it is one Claude Code bundles ([`builtin`]).
+fn claude_skill(full: &str) -> Option<CapabilityEvent> {
+    let skill = skill_named(full, ':')?;
+    Some(
+        if builtin::is_builtin_skill(&skill.name, skill.plugin.as_deref()) {
+            skill.bundled()
+        } else {
+            skill
+        },
+    )
 }
 
 /// A `tool_result`: whose call it was is known by its id only; an id no
@@ -965,7 +978,7 @@ fn capabilities(
     };
     if kind == "skill_listing" {
         let mut plugins: Vec<String> = Vec::new();
-        for skill in attachment.names.iter().filter_map(|n| skill_named(n, ':')) {
+        for skill in attachment.names.iter().filter_map(|n| claude_skill(n)) {
             if let Some(plugin) = &skill.plugin
                 && !plugins.contains(plugin)
             {

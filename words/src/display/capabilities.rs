@@ -30,6 +30,7 @@ pub fn capability_row(
         command: row.command.clone(),
         outcomes: row.outcomes.clone(),
         in_config: None,
+        built_in: row.built_in,
     }
 }
 
@@ -179,7 +180,8 @@ pub fn merge_configured(
         {
             row.stopped = format!("{}; never invoked in this session", row.stopped);
         }
-        if !found {
+        // A skill the harness bundles is in no configuration file.
+        if !found && !row.built_in {
             row.stopped = format!("{}; today's configuration does not name it", row.stopped);
         }
     }
@@ -207,6 +209,7 @@ pub fn merge_configured(
             command: c.diagnostics.command.clone(),
             outcomes: Vec::new(),
             in_config: Some(true),
+            built_in: false,
         });
     }
 }
