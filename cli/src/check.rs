@@ -415,7 +415,10 @@ fn sessions_of(
         }
     }
     // Else a session on disk, by id or a unique prefix.
-    let records = crate::records::read(registry, tether_records::Filter::default());
+    let mut records = crate::records::read_listing(registry, tether_records::Filter::default());
+    records.build_where(|id, harness_session| {
+        id.starts_with(what) || harness_session.starts_with(what)
+    });
     let matching: Vec<_> = records
         .sessions()
         .values()

@@ -38,15 +38,34 @@ pub(crate) fn since(word: &str) -> Option<Timestamp> {
 /// (a progress line on a terminal for each); each file read on from where
 /// the default store's ledger left it (`Records::keep_in`).
 pub(crate) fn read(registry: &Registry, filter: Filter) -> Records {
-    read_kept(registry, filter, default_ledger(), false)
+    read_kept(registry, filter, default_ledger(), Reading::All)
 }
 
-/// [`read`], with `ledger` kept (`only_changed`: for an import into it).
+/// What a read builds of the sessions whose files did not change since the
+/// ledger's rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// Every session.
+    All,
+    /// None (for an import into the ledger's store).
+    OnlyChanged,
+    /// None: they are listed from their kept summaries
+    /// (`Records::listing_only`), and built when asked for by id.
+    Listing,
+}
+
+/// [`read`] for a listing, or to find sessions by id
+/// ([`Reading::Listing`]).
+pub(crate) fn read_listing(registry: &Registry, filter: Filter) -> Records {
+    read_kept(registry, filter, default_ledger(), Reading::Listing)
+}
+
+/// [`read`], with `ledger` kept.
 pub(crate) fn read_kept(
     registry: &Registry,
     filter: Filter,
     ledger: Option<std::sync::Arc<dyn tether_core::store::Store>>,
-    only_changed: bool,
+    reading: Reading,
 ) -> Records {
     let configured = crate::term::with_progress(
         "reading today's MCP configuration…",
@@ -55,8 +74,10 @@ pub(crate) fn read_kept(
     let mut records = Records::new(registry, &Home::from_env(), configured, filter);
     if let Some(ledger) = ledger {
         records.keep_in(ledger);
-        if only_changed {
-            records.only_changed();
+        match reading {
+            Reading::All => {}
+            Reading::OnlyChanged => records.only_changed(),
+            Reading::Listing => records.listing_only(),
         }
     }
     crate::term::with_progress("reading the harnesses' session records…", || {

@@ -152,11 +152,10 @@ fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
-    let records = records::read(registry, filter);
-    let sessions = records.summaries();
+    let records = records::read_listing(registry, filter);
     let document = SessionsDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
-        sessions: sessions.into_iter().map(|(s, _)| s).collect(),
+        sessions: records.listing(),
         files: records.files(),
         not_read: records.not_read(),
         readers: records.reader_notes(),
@@ -232,7 +231,11 @@ fn show(
             harnesses: harness.into_iter().collect(),
             ..Filter::default()
         };
-        records::read(registry, filter)
+        let mut records = records::read_listing(registry, filter);
+        records.build_where(|tether_id, harness_session| {
+            tether_id.starts_with(id) || harness_session.starts_with(id)
+        });
+        records
     };
     let matching: Vec<_> = records
         .sessions()
@@ -365,7 +368,12 @@ fn import(
     if !files.is_empty() {
         return Ok(import_files(&mut files, store.as_ref()));
     }
-    let mut records = records::read_kept(registry, filter, Some(store.clone()), true);
+    let mut records = records::read_kept(
+        registry,
+        filter,
+        Some(store.clone()),
+        records::Reading::OnlyChanged,
+    );
     let done = match records.import(store.as_ref(), None) {
         Ok(done) => done,
         Err(err) => {

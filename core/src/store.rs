@@ -143,9 +143,26 @@ pub trait Store: Send + Sync {
             .find(|h| h.session_id == session_id))
     }
     /// Every session-record file a reader left here (`tether_records`'s
-    /// ledger), with its state. The default keeps none and says so: the
-    /// reader then reads every file whole, as before.
+    /// ledger), with its head but without its state (`state` empty: read
+    /// with [`record_file_states`](Self::record_file_states) when wanted).
+    /// The default keeps none and says so: the reader then reads every file
+    /// whole, as before.
     fn record_files(&self) -> Result<Vec<RecordFileRow>, StoreError> {
+        Err(no_ledger())
+    }
+    /// The `state` of each row of `paths` the ledger holds, by path.
+    fn record_file_states(&self, paths: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let _ = paths;
+        Err(no_ledger())
+    }
+    /// Every session summary a reader kept beside its ledger (what `tether
+    /// sessions list` shows of a session whose files did not change).
+    fn record_sessions(&self) -> Result<Vec<RecordSessionRow>, StoreError> {
+        Err(no_ledger())
+    }
+    /// Writes `rows` (each replacing the row of its session), atomically.
+    fn save_record_sessions(&self, rows: &[RecordSessionRow]) -> Result<(), StoreError> {
+        let _ = rows;
         Err(no_ledger())
     }
     /// Writes `rows` (each replacing the row of its path), atomically.
@@ -197,8 +214,26 @@ pub struct RecordFileRow {
     pub imported: bool,
     /// Which reader wrote the row (a row of another is read again).
     pub generation: String,
-    /// The reader's state, opaque to the store.
+    /// What a listing reads of the reader's state (small), opaque to the
+    /// store.
+    pub head: Vec<u8>,
+    /// The rest of the reader's state, opaque to the store.
     pub state: Vec<u8>,
+}
+
+/// One session as a reader last summarized it from its record files, kept
+/// beside their ledger rows: `stamp` says which rows (as read) it was built
+/// from, so a summary whose files changed since is not used. Metadata only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordSessionRow {
+    /// The Tether session id (the row's key).
+    pub session_id: String,
+    /// Which reader wrote the row (a row of another is not used).
+    pub generation: String,
+    /// A hash of the ledger rows it was built from.
+    pub stamp: u64,
+    /// The reader's summary, opaque to the store.
+    pub summary: Vec<u8>,
 }
 
 /// What a store that keeps no record-file ledger answers.

@@ -857,6 +857,24 @@ pub fn history_of(
     Ok(history)
 }
 
+/// A hash of the rows today's configuration gives `kind`'s sessions (as
+/// [`history_of`] starts a new history from them: sanitized, no secrets),
+/// so a summary kept with another configuration is not used.
+pub fn configured_stamp(
+    kind: &str,
+    observer: Option<&dyn TransportObserver>,
+    configured: &[ServerSpec],
+) -> u64 {
+    let ctx = PlanContext {
+        agent_kind: kind.to_owned(),
+        drive_mode: DriveMode::Passthrough,
+        capabilities: Default::default(),
+        strict: false,
+    };
+    let rows = plan(observer, configured, &ctx).rows();
+    crate::ledger::fnv1a(format!("{rows:?}").as_bytes())
+}
+
 /// Whether two histories say the same (their revisions aside).
 pub fn same(a: &AttachmentHistory, b: &AttachmentHistory) -> bool {
     let mut b = b.clone();

@@ -140,7 +140,7 @@ fn file_of(key: &Path) -> &Path {
     }
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
         h ^= u64::from(*b);
@@ -222,33 +222,41 @@ pub struct BodyRef<'a> {
     pub facts: &'a BTreeMap<String, SessionFacts>,
 }
 
-/// A row's state: its [`Head`]'s length (4 bytes, little-endian), the
-/// head, then the [`Body`], each as JSON.
-pub fn encode(head: &Head, body: &BodyRef<'_>) -> Vec<u8> {
+/// A row's head and state: the [`Head`] and the [`Body`], each as JSON
+/// (kept apart, so a listing reads the heads alone).
+pub fn encode(head: &Head, body: &BodyRef<'_>) -> (Vec<u8>, Vec<u8>) {
     let head = serde_json::to_vec(head).unwrap_or_default();
-    let mut out = Vec::with_capacity(head.len() + 4096);
-    out.extend_from_slice(&u32::try_from(head.len()).unwrap_or(0).to_le_bytes());
-    out.extend_from_slice(&head);
+    let mut out = Vec::with_capacity(4096);
     let _ = serde_json::to_writer(&mut out, body);
-    out
+    (head, out)
 }
 
-/// The [`Head`] of a row's state (`None`: unreadable).
-pub fn head(state: &[u8]) -> Option<Head> {
-    let (head, _) = split(state)?;
+/// A row's [`Head`] (`None`: unreadable).
+pub fn head(head: &[u8]) -> Option<Head> {
     serde_json::from_slice(head).ok()
 }
 
-/// The [`Body`] of a row's state (`None`: unreadable).
+/// A row's [`Body`] (`None`: unreadable).
 pub fn body(state: &[u8]) -> Option<Body> {
-    let (_, body) = split(state)?;
-    serde_json::from_slice(body).ok()
+    serde_json::from_slice(state).ok()
 }
 
-fn split(state: &[u8]) -> Option<(&[u8], &[u8])> {
-    let len = u32::from_le_bytes(state.get(..4)?.try_into().ok()?) as usize;
-    let head = state.get(4..4 + len)?;
-    Some((head, state.get(4 + len..)?))
+/// What a row says of the file as read (its path, size, time, offset and
+/// tail): a session summary built from it names it so.
+pub(crate) fn file_stamp(row: &RecordFileRow) -> u64 {
+    let mut bytes = Vec::with_capacity(row.path.len() + 40);
+    bytes.extend_from_slice(row.path.as_bytes());
+    for n in [
+        row.device,
+        row.inode,
+        row.size,
+        row.modified_ns,
+        row.offset,
+        row.tail_hash,
+    ] {
+        bytes.extend_from_slice(&n.to_le_bytes());
+    }
+    fnv1a(&bytes)
 }
 
 /// A hash of the configured names a file was read with.
@@ -265,14 +273,21 @@ pub fn configured_hash(names: &[String]) -> u64 {
 /// unread because their rows say they did not change.
 #[derive(Default)]
 pub(crate) struct Kept {
-    store: Option<Arc<dyn Store>>,
+    pub(crate) store: Option<Arc<dyn Store>>,
     loaded: bool,
     only_changed: bool,
     /// Rows not placed yet in this process, by path, with their heads.
-    known: HashMap<PathBuf, (RecordFileRow, Head)>,
+    pub(crate) known: HashMap<PathBuf, (RecordFileRow, Head)>,
     /// Files as their rows left them: not read, their facts still in the
     /// row until a session they feed is built.
-    parked: BTreeMap<PathBuf, (RecordFileRow, Head)>,
+    pub(crate) parked: BTreeMap<PathBuf, (RecordFileRow, Head)>,
+    /// Only sessions that must be built are (a listing): the others are
+    /// listed from their kept summaries.
+    pub(crate) lazy: bool,
+    /// The kept session summaries, by session, as the store holds them.
+    pub(crate) summaries: HashMap<String, tether_core::store::RecordSessionRow>,
+    /// The sessions listed from their kept summaries on the last pass.
+    pub(crate) listed: BTreeMap<String, crate::kept::KeptSession>,
 }
 
 fn nanos(at: Option<SystemTime>) -> Option<u64> {
@@ -286,8 +301,8 @@ fn time_of(ns: Option<u64>) -> Option<SystemTime> {
 
 /// A file's state as its row left it (`now`: unchanged since, so it is
 /// not read again in this process until it changes; else read on).
-fn restore(row: &RecordFileRow, head: &Head, now: bool) -> Option<FileState> {
-    let body = body(&row.state)?;
+fn restore(row: &RecordFileRow, head: &Head, state: &[u8], now: bool) -> Option<FileState> {
+    let body = body(state)?;
     Some(FileState {
         offset: row.offset,
         len: if now { body.signature } else { 0 },
@@ -304,6 +319,7 @@ fn restore(row: &RecordFileRow, head: &Head, now: bool) -> Option<FileState> {
             size: row.size,
             modified_ns: row.modified_ns,
         }),
+        stamp: file_stamp(row),
     })
 }
 
@@ -399,6 +415,7 @@ pub(crate) fn row_of(
         modified_ns: nanos(state.modified),
         facts: &state.facts,
     };
+    let (head, state) = encode(&head, &body);
     RecordFileRow {
         path: path.to_string_lossy().into_owned(),
         agent_kind: source.kind.clone(),
@@ -411,7 +428,21 @@ pub(crate) fn row_of(
         gone: false,
         imported: false,
         generation: generation().to_owned(),
-        state: encode(&head, &body),
+        head,
+        state,
+    }
+}
+
+impl Kept {
+    /// The states of the rows of `paths` (none where the store fails).
+    fn states(&self, paths: &[String]) -> Vec<(String, Vec<u8>)> {
+        let Some(store) = &self.store else {
+            return Vec::new();
+        };
+        store.record_file_states(paths).unwrap_or_else(|error| {
+            tracing::debug!(%error, "the ledger could not give the files' states");
+            Vec::new()
+        })
     }
 }
 
@@ -443,10 +474,21 @@ impl Records {
         let Some(store) = &self.kept.store else {
             return;
         };
+        if self.kept.lazy {
+            match store.record_sessions() {
+                Ok(rows) => {
+                    self.kept.summaries = rows
+                        .into_iter()
+                        .map(|row| (row.session_id.clone(), row))
+                        .collect();
+                }
+                Err(error) => tracing::debug!(%error, "no kept session summaries"),
+            }
+        }
         match store.record_files() {
             Ok(rows) => {
                 for row in rows {
-                    match head(&row.state) {
+                    match head(&row.head) {
                         Some(head) => {
                             self.kept
                                 .known
@@ -518,7 +560,12 @@ impl Records {
                 self.kept.parked.insert(path, (row, head));
                 None
             }
-            Verdict::Resume => match restore(&row, &head, false) {
+            Verdict::Resume => match self
+                .kept
+                .states(std::slice::from_ref(&row.path))
+                .pop()
+                .and_then(|(_, state)| restore(&row, &head, &state, false))
+            {
                 Some(state) => Some(task(state, Vec::new(), Some((row.offset, row.tail_hash)))),
                 None => Some(task(fresh(), head.sessions, None)),
             },
@@ -566,8 +613,8 @@ impl Records {
 
     /// Takes in what each file's read gave: its state, its row written to
     /// the ledger, and every session it touched (and, unless only changed
-    /// sessions are wanted, every session) built from its files' facts.
-    /// Returns the sessions built.
+    /// sessions are wanted, or in a listing, every session) built from its
+    /// files' facts. Returns the sessions built.
     pub(crate) fn settle(
         &mut self,
         done: Vec<crate::Done>,
@@ -575,12 +622,15 @@ impl Records {
     ) -> BTreeSet<String> {
         let mut touched = BTreeSet::new();
         let mut rows = Vec::new();
-        for done in done {
+        for mut done in done {
             if done.read_any {
                 pass.files_read += 1;
             }
             touched.extend(done.touched);
-            rows.extend(done.row);
+            if let Some(row) = done.row {
+                done.state.stamp = file_stamp(&row);
+                rows.push(row);
+            }
             self.files.insert(done.path, done.state);
         }
         if let Some(store) = &self.kept.store
@@ -589,17 +639,7 @@ impl Records {
         {
             tracing::debug!(%error, "the ledger could not keep how far files were read");
         }
-        let only_changed = self.kept.only_changed;
-        let wanted: Vec<PathBuf> = self
-            .kept
-            .parked
-            .iter()
-            .filter(|(_, (row, _))| !only_changed || !row.imported)
-            .map(|(path, _)| path.clone())
-            .collect();
-        for path in wanted {
-            self.unpark(&path);
-        }
+        drop(rows);
         for state in self.files.values() {
             for id in state.facts.keys() {
                 if !self.sessions.contains_key(id) {
@@ -607,20 +647,54 @@ impl Records {
                 }
             }
         }
+        if self.kept.lazy {
+            self.list_kept(&mut touched);
+        } else {
+            let only_changed = self.kept.only_changed;
+            let wanted: Vec<PathBuf> = self
+                .kept
+                .parked
+                .iter()
+                .filter(|(_, (row, _))| !only_changed || !row.imported)
+                .map(|(path, _)| path.clone())
+                .collect();
+            self.unpark(&wanted);
+            for state in self.files.values() {
+                for id in state.facts.keys() {
+                    if !self.sessions.contains_key(id) {
+                        touched.insert(id.clone());
+                    }
+                }
+            }
+        }
         self.rebuild(&touched)
     }
 
-    /// Reads a parked file's state from its row.
-    fn unpark(&mut self, path: &Path) {
-        let Some((row, head)) = self.kept.parked.remove(path) else {
+    /// Reads parked files' states from their rows.
+    pub(crate) fn unpark(&mut self, paths: &[PathBuf]) {
+        let placed: Vec<(PathBuf, (RecordFileRow, Head))> = paths
+            .iter()
+            .filter_map(|p| Some((p.clone(), self.kept.parked.remove(p)?)))
+            .collect();
+        if placed.is_empty() {
             return;
-        };
-        match restore(&row, &head, true) {
-            Some(state) => {
-                self.files.insert(path.to_path_buf(), state);
-            }
-            None => {
-                tracing::warn!(file = %head.report.path, "an unreadable ledger row; its sessions are left out")
+        }
+        let wanted: Vec<String> = placed
+            .iter()
+            .map(|(_, (row, _))| row.path.clone())
+            .collect();
+        let mut states: HashMap<String, Vec<u8>> = self.kept.states(&wanted).into_iter().collect();
+        for (path, (row, head)) in placed {
+            match states
+                .remove(&row.path)
+                .and_then(|state| restore(&row, &head, &state, true))
+            {
+                Some(state) => {
+                    self.files.insert(path, state);
+                }
+                None => {
+                    tracing::warn!(file = %head.report.path, "an unreadable ledger row; its sessions are left out")
+                }
             }
         }
     }
@@ -628,7 +702,7 @@ impl Records {
     /// Builds each of `ids` from its files' facts, merged in path order (as
     /// a whole read does), reading parked files that feed one; a session no
     /// file feeds any more is dropped. Returns those built.
-    fn rebuild(&mut self, ids: &BTreeSet<String>) -> BTreeSet<String> {
+    pub(crate) fn rebuild(&mut self, ids: &BTreeSet<String>) -> BTreeSet<String> {
         let wanted: Vec<PathBuf> = self
             .kept
             .parked
@@ -636,9 +710,7 @@ impl Records {
             .filter(|(_, (_, head))| head.sessions.iter().any(|s| ids.contains(s)))
             .map(|(path, _)| path.clone())
             .collect();
-        for path in wanted {
-            self.unpark(&path);
-        }
+        self.unpark(&wanted);
         let mut built: BTreeMap<&str, SessionFacts> = BTreeMap::new();
         for state in self.files.values() {
             for (id, facts) in &state.facts {
@@ -810,10 +882,13 @@ mod tests {
             modified_ns: None,
             facts: &facts,
         };
-        let state = encode(&head, &body);
-        assert_eq!(super::head(&state).map(|h| h.sessions), Some(head.sessions));
+        let (kept_head, state) = encode(&head, &body);
+        assert_eq!(
+            super::head(&kept_head).map(|h| h.sessions),
+            Some(head.sessions)
+        );
         let back = super::body(&state).expect("body");
         assert_eq!(back.facts["claude:x"].harness_session, "x");
-        assert!(super::head(&state[..3]).is_none());
+        assert!(super::head(&kept_head[..3]).is_none());
     }
 }

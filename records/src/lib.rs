@@ -32,6 +32,7 @@
 
 pub mod by_path;
 pub mod facts;
+mod kept;
 pub mod ledger;
 pub mod read;
 
@@ -152,6 +153,8 @@ struct FileState {
     facts: BTreeMap<String, SessionFacts>,
     /// The file read last (its device and inode).
     identity: Option<ledger::Identity>,
+    /// Its ledger row as written (`ledger::file_stamp`; 0: none).
+    stamp: u64,
 }
 
 /// What a read pass changed.
@@ -344,6 +347,13 @@ impl Records {
                     && since.is_none_or(|s| f.last_at.0 == 0 || f.last_at >= s)
             });
             changed.retain(|id| self.sessions.contains_key(id));
+            self.kept.listed.retain(|_, k| {
+                project
+                    .as_ref()
+                    .is_none_or(|p| k.project.as_ref().is_none_or(|fp| fp == p))
+                    && since
+                        .is_none_or(|s| k.summary.updated_at.0 == 0 || k.summary.updated_at >= s)
+            });
         }
         pass.changed = changed.into_iter().collect();
         pass
@@ -410,11 +420,25 @@ impl Records {
         let verified = |kind: &str| self.verified_on(kind);
         let mut version_of_file: BTreeMap<(&str, &str), Option<&str>> = BTreeMap::new();
         let mut notes: BTreeMap<(String, Option<String>), ReaderNote> = BTreeMap::new();
-        for facts in self.sessions.values() {
-            for file in &facts.files {
-                version_of_file
-                    .entry((facts.agent_kind.as_str(), file.as_str()))
-                    .or_insert(facts.version.as_deref());
+        // Each session's harness, version and files, in id order: those
+        // built and those listed from kept summaries.
+        let mut sessions: BTreeMap<&str, (&str, Option<&str>, Vec<&str>)> = BTreeMap::new();
+        for (id, facts) in &self.sessions {
+            let files = facts.files.iter().map(String::as_str).collect();
+            sessions.insert(id, (&facts.agent_kind, facts.version.as_deref(), files));
+        }
+        for (id, kept) in self.listed() {
+            let files = kept.files.iter().map(String::as_str).collect();
+            let said = (
+                kept.summary.agent_kind.as_str(),
+                kept.version.as_deref(),
+                files,
+            );
+            sessions.entry(id).or_insert(said);
+        }
+        for (kind, version, files) in sessions.values() {
+            for file in files {
+                version_of_file.entry((kind, file)).or_insert(*version);
             }
         }
         fn add<'n>(
@@ -427,15 +451,17 @@ impl Records {
                 .entry((kind.to_owned(), version.map(str::to_owned)))
                 .or_insert_with(|| ReaderNote::new(kind, version, verified(kind)))
         }
-        for facts in self.sessions.values() {
-            add(
-                &mut notes,
-                &verified,
-                &facts.agent_kind,
-                facts.version.as_deref(),
-            );
+        for (kind, version, _) in sessions.values() {
+            add(&mut notes, &verified, kind, *version);
         }
-        for file in self.files.values().map(|f| &f.report) {
+        let mut files: Vec<(&PathBuf, &FileReport)> = self
+            .files
+            .iter()
+            .map(|(p, f)| (p, &f.report))
+            .chain(self.parked_reports().filter(|_| self.kept.lazy))
+            .collect();
+        files.sort_by(|a, b| a.0.cmp(b.0));
+        for file in files.into_iter().map(|(_, f)| f) {
             if file.unknown > 0 || file.not_read > 0 {
                 let version = version_of_file
                     .get(&(file.agent_kind.as_str(), file.path.as_str()))

@@ -12,7 +12,8 @@ use tether_core::inventory::{InventoryDocument, SnapshotRef};
 use tether_core::model::Timestamp;
 use tether_core::pins::ToolPin;
 use tether_core::store::{
-    Loaded, RecordFileRow, Store, StoreError, pin_hashes_of, pin_hashes_text, rehydrate_row,
+    Loaded, RecordFileRow, RecordSessionRow, Store, StoreError, pin_hashes_of, pin_hashes_text,
+    rehydrate_row,
 };
 
 fn backend(e: rusqlite::Error) -> StoreError {
@@ -35,13 +36,15 @@ fn prepare_if_table<'c>(
 }
 
 /// The newest database schema this build knows (`PRAGMA user_version`).
-pub const SQLITE_SCHEMA_VERSION: u32 = 4;
+pub const SQLITE_SCHEMA_VERSION: u32 = 5;
 
 /// Forward-only migrations, in one transaction; each step runs once.
 /// - 1: the tables (databases from before versioning have them at 0);
 /// - 2: `attachment_history.revision`, the conditional-write guard;
 /// - 3: `tool_pin`, the tool definition pins (hashes only);
-/// - 4: `record_file`, how far each session-record file was read.
+/// - 4: `record_file`, how far each session-record file was read;
+/// - 5: `record_file.head` (what a listing reads, apart from the state)
+///   and `record_session`, each session's summary beside its files' rows.
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -93,6 +96,16 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     if found < 4 {
         tx.execute_batch(RECORD_FILE_TABLE).map_err(backend)?;
     }
+    if found < 5 {
+        // Rows of schema 4 hold head and state in one blob: a new build
+        // reads their files again anyway (another generation).
+        tx.execute_batch(
+            "DELETE FROM record_file;
+             ALTER TABLE record_file ADD COLUMN head BLOB NOT NULL DEFAULT x'';",
+        )
+        .map_err(backend)?;
+        tx.execute_batch(RECORD_SESSION_TABLE).map_err(backend)?;
+    }
     if found < SQLITE_SCHEMA_VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {SQLITE_SCHEMA_VERSION};"))
             .map_err(backend)?;
@@ -128,6 +141,15 @@ const RECORD_FILE_TABLE: &str = "CREATE TABLE IF NOT EXISTS record_file (
          imported INTEGER NOT NULL DEFAULT 0,
          generation TEXT NOT NULL,
          state BLOB NOT NULL
+     );";
+
+/// Each session's summary as a reader kept it beside its files' rows
+/// (`tether_core::store::RecordSessionRow`): metadata only.
+const RECORD_SESSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS record_session (
+         session_id TEXT PRIMARY KEY,
+         generation TEXT NOT NULL,
+         stamp INTEGER NOT NULL,
+         summary BLOB NOT NULL
      );";
 
 fn time_of(at: Option<i64>) -> Option<Timestamp> {
@@ -551,7 +573,7 @@ impl Store for SqliteStore {
         let Some(mut stmt) = prepare_if_table(
             &conn,
             "SELECT path, agent_kind, device, inode, size, modified_ns, read_to, tail_hash,
-                    gone, imported, generation, state FROM record_file",
+                    gone, imported, generation, head FROM record_file",
         )?
         else {
             return Ok(Vec::new());
@@ -570,7 +592,8 @@ impl Store for SqliteStore {
                     gone: r.get(8)?,
                     imported: r.get(9)?,
                     generation: r.get(10)?,
-                    state: r.get(11)?,
+                    head: r.get(11)?,
+                    state: Vec::new(),
                 })
             })
             .map_err(backend)?;
@@ -587,8 +610,8 @@ impl Store for SqliteStore {
             let mut upsert = tx
                 .prepare(
                     "INSERT OR REPLACE INTO record_file (path, agent_kind, device, inode, size,
-                         modified_ns, read_to, tail_hash, gone, imported, generation, state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                         modified_ns, read_to, tail_hash, gone, imported, generation, head, state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 )
                 .map_err(backend)?;
             for row in rows {
@@ -605,7 +628,75 @@ impl Store for SqliteStore {
                         row.gone,
                         row.imported,
                         row.generation,
+                        row.head,
                         row.state,
+                    ])
+                    .map_err(backend)?;
+            }
+        }
+        tx.commit().map_err(backend)
+    }
+
+    fn record_file_states(&self, paths: &[String]) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) =
+            prepare_if_table(&conn, "SELECT state FROM record_file WHERE path = ?1")?
+        else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(paths.len());
+        for path in paths {
+            match stmt.query_row(params![path], |r| r.get::<_, Vec<u8>>(0)) {
+                Ok(state) => out.push((path.clone(), state)),
+                Err(rusqlite::Error::QueryReturnedNoRows) => {}
+                Err(e) => return Err(backend(e)),
+            }
+        }
+        Ok(out)
+    }
+
+    fn record_sessions(&self) -> Result<Vec<RecordSessionRow>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT session_id, generation, stamp, summary FROM record_session",
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(RecordSessionRow {
+                    session_id: r.get(0)?,
+                    generation: r.get(1)?,
+                    stamp: bits(r.get(2)?),
+                    summary: r.get(3)?,
+                })
+            })
+            .map_err(backend)?;
+        rows.map(|row| row.map_err(backend)).collect()
+    }
+
+    /// One transaction for all the rows.
+    fn save_record_sessions(&self, rows: &[RecordSessionRow]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        {
+            let mut upsert = tx
+                .prepare(
+                    "INSERT OR REPLACE INTO record_session (session_id, generation, stamp, summary)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(backend)?;
+            for row in rows {
+                upsert
+                    .execute(params![
+                        row.session_id,
+                        row.generation,
+                        signed(row.stamp),
+                        row.summary
                     ])
                     .map_err(backend)?;
             }

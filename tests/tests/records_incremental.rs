@@ -60,6 +60,36 @@ fn shown(records: &mut Records) -> Shown {
     (records.summaries(), records.files())
 }
 
+/// What `tether sessions list` prints of a read: each session's summary,
+/// each file's report and the reader notes.
+type Listed = (
+    Vec<SessionSummary>,
+    Vec<FileReport>,
+    Vec<tether_core::records::ReaderNote>,
+);
+
+/// A listing of `home` with `store`'s ledger and kept summaries
+/// (`Records::listing_only`, as `tether sessions list` reads), and how
+/// many files it read.
+fn listed(home: &Path, store: &Arc<SqliteStore>) -> (Listed, usize) {
+    let mut records = records(home, Some(store));
+    records.listing_only();
+    let pass = records.read(true);
+    let listing = records.listing();
+    (
+        (listing, records.files(), records.reader_notes()),
+        pass.files_read,
+    )
+}
+
+/// A whole read of `home` as a listing shows it, with no ledger.
+fn whole_listed(home: &Path) -> Listed {
+    let mut records = records(home, None);
+    records.read(true);
+    let summaries = records.summaries().into_iter().map(|(s, _)| s).collect();
+    (summaries, records.files(), records.reader_notes())
+}
+
 /// The files of a home: a generated session with its sub-agent's
 /// transcript, the real transcripts of other releases, and the recorded
 /// test home's transcript and server logs (a second source).
@@ -180,6 +210,127 @@ proptest! {
         prop_assert!(whole.0.len() >= 5, "{:?}", whole.1);
         prop_assert_eq!(last.expect("read"), whole);
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// A listing after each part of any split of appends (each by a
+    /// separate `Records` sharing one store, the sessions whose files did
+    /// not change listed from their kept summaries) is a whole read's: a
+    /// session whose file grew is never listed from its summary as it was.
+    #[test]
+    fn a_listing_after_any_split_of_appends_is_a_whole_read(
+        cuts in proptest::collection::vec(proptest::collection::vec(0.0f64..1.0, 0..4), 16),
+    ) {
+        let files = contents();
+        let home = tempfile::tempdir().expect("home");
+        let db = tempfile::tempdir().expect("db");
+        let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+        let plans: Vec<Vec<usize>> = files
+            .iter()
+            .enumerate()
+            .map(|(i, (_, bytes))| {
+                let mut at: Vec<usize> = cuts[i % cuts.len()]
+                    .iter()
+                    .map(|f| (f * bytes.len() as f64) as usize)
+                    .collect();
+                at.push(bytes.len());
+                at.sort_unstable();
+                at
+            })
+            .collect();
+        let steps = plans.iter().map(Vec::len).max().unwrap_or(1);
+        let mut written = vec![0usize; files.len()];
+        for step in 0..steps {
+            for (i, (rel, bytes)) in files.iter().enumerate() {
+                let to = plans[i].get(step).copied().unwrap_or(bytes.len());
+                if to > written[i] {
+                    append(home.path(), rel, &bytes[written[i]..to]);
+                    written[i] = to;
+                }
+            }
+            if step % 2 == 1 {
+                // Read by an import (which keeps no summaries): the
+                // listing after it must not list a summary from before.
+                let mut import = records(home.path(), Some(&store));
+                import.only_changed();
+                import.read(true);
+                import.import(store.as_ref(), None).expect("import");
+            }
+            let (listing, _) = listed(home.path(), &store);
+            prop_assert_eq!(listing, whole_listed(home.path()), "step {}", step);
+        }
+        // Nothing changed since: nothing is read, the same is listed.
+        let (listing, read) = listed(home.path(), &store);
+        prop_assert_eq!(read, 0);
+        prop_assert_eq!(listing, whole_listed(home.path()));
+    }
+}
+
+/// A listing with kept summaries, then one file grown: the second listing
+/// reads nothing, the third reads the grown file alone, and each is a
+/// whole read's; a session listed from its summary is built when asked for
+/// by id (`sessions show`, `check`), as a whole read builds it.
+#[test]
+fn a_listing_reads_only_what_changed_and_builds_a_session_asked_for() {
+    let files = contents();
+    let home = tempfile::tempdir().expect("home");
+    let db = tempfile::tempdir().expect("db");
+    let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+    for (rel, bytes) in &files {
+        put(home.path(), rel, bytes);
+    }
+    let (first, read) = listed(home.path(), &store);
+    assert!(read > 0 && first.0.len() >= 5, "{:?}", first.1);
+    assert_eq!(first, whole_listed(home.path()));
+    let (second, read) = listed(home.path(), &store);
+    assert_eq!(read, 0, "nothing read");
+    assert_eq!(second, first);
+    // Asked for by id: built from its files' kept state, as a whole read.
+    let mut whole = records(home.path(), None);
+    whole.read(true);
+    for summary in &first.0 {
+        let mut one = records(home.path(), Some(&store));
+        one.listing_only();
+        one.read(true);
+        assert!(one.sessions().is_empty(), "nothing built before asked");
+        let id = summary.session_id.clone();
+        one.build_where(|tether_id, _| tether_id == id);
+        let facts = one.sessions().get(&id).expect("built");
+        let kept = one.history(facts, None).expect("history");
+        let read = whole
+            .history(&whole.sessions()[&id], None)
+            .expect("history");
+        assert_eq!(kept, read, "{id}");
+    }
+    // Grown: its session's summary is built again, never the kept one.
+    let (rel, bytes) = largest(&files);
+    // Its own records again, with new call ids and a month later (so its
+    // summary's last time moves).
+    let more = String::from_utf8_lossy(&bytes[..])
+        .replace("toolu_", "toolZ_")
+        .replace("\"2026-11-", "\"2026-12-");
+    append(home.path(), rel, more.as_bytes());
+    let (third, read) = listed(home.path(), &store);
+    assert_eq!(read, 1);
+    assert_ne!(third.0, first.0, "the grown session's summary changed");
+    assert_eq!(third, whole_listed(home.path()));
+    // Grown again, and read first by an import, which keeps the file's
+    // row but no summary: the listing after it reads nothing and builds
+    // that session again, never listing its summary from before.
+    let more = more
+        .replace("toolZ_", "toolW_")
+        .replace("\"2026-12-", "\"2027-01-");
+    append(home.path(), rel, more.as_bytes());
+    let mut import = records(home.path(), Some(&store));
+    import.only_changed();
+    assert_eq!(import.read(true).files_read, 1);
+    import.import(store.as_ref(), None).expect("import");
+    let (fourth, read) = listed(home.path(), &store);
+    assert_eq!(read, 0, "the import read it");
+    assert_ne!(fourth.0, third.0, "the grown session's summary changed");
+    assert_eq!(fourth, whole_listed(home.path()));
 }
 
 /// A home read once with the ledger, then changed by `change`, then read
