@@ -24,6 +24,8 @@ use std::fmt;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+pub use crate::capability::RunTimeShown;
+
 /// The longest harness name.
 pub const MAX_HARNESS_ID: usize = 32;
 
@@ -298,82 +300,6 @@ mod tests {
         ] {
             assert!(HarnessId::new(bad).is_err(), "{bad:?}");
             assert!(serde_json::from_str::<HarnessId>(&format!("{bad:?}")).is_err());
-        }
-    }
-}
-
-/// Which uses of skills, hooks and plugins a harness's records (or its
-/// telemetry) show: what lets "never fired in this session" be said, and
-/// what makes it "the harness does not record it" instead.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RunTimeShown {
-    /// The skills offered to the model (a listing it was sent).
-    pub skills_listed: bool,
-    /// The skills the model invoked.
-    pub skills_invoked: bool,
-    /// Each run of a hook.
-    pub hooks_fired: bool,
-    /// Every plugin loaded (or failing to).
-    pub plugins_loaded: bool,
-    /// Where hooks' runs are shown only sometimes (a harness that records
-    /// a hook only when it fails or prints): what a hook with no record
-    /// reads instead of "never fired", from the harness's census.
-    pub hooks_silence: Option<&'static str>,
-}
-
-impl RunTimeShown {
-    /// Shows nothing.
-    pub fn none() -> Self {
-        RunTimeShown::default()
-    }
-
-    /// Also the skills offered to the model.
-    pub fn skills_listed(mut self) -> Self {
-        self.skills_listed = true;
-        self
-    }
-
-    /// Also the skills invoked.
-    pub fn skills_invoked(mut self) -> Self {
-        self.skills_invoked = true;
-        self
-    }
-
-    /// Also each hook's runs.
-    pub fn hooks_fired(mut self) -> Self {
-        self.hooks_fired = true;
-        self
-    }
-
-    /// Also hooks' runs, but only some of them (those that failed or
-    /// printed, say): a hook with no record reads `silence`, never "never
-    /// fired".
-    pub fn hooks_fired_sometimes(mut self, silence: &'static str) -> Self {
-        self.hooks_fired = true;
-        self.hooks_silence = Some(silence);
-        self
-    }
-
-    /// Also plugins loaded and failed.
-    pub fn plugins_loaded(mut self) -> Self {
-        self.plugins_loaded = true;
-        self
-    }
-
-    /// Either's.
-    pub fn or(self, other: RunTimeShown) -> Self {
-        RunTimeShown {
-            skills_listed: self.skills_listed || other.skills_listed,
-            skills_invoked: self.skills_invoked || other.skills_invoked,
-            hooks_fired: self.hooks_fired || other.hooks_fired,
-            plugins_loaded: self.plugins_loaded || other.plugins_loaded,
-            // Silence proves absence where either source shows every run.
-            hooks_silence: match (self.hooks_fired, other.hooks_fired) {
-                (true, true) => self.hooks_silence.and(other.hooks_silence),
-                (true, false) => self.hooks_silence,
-                (false, _) => other.hooks_silence,
-            },
         }
     }
 }

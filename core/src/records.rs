@@ -51,8 +51,8 @@ pub trait RecordReader: Send + Sync {
     /// where they show a kind, a configured one the session never showed
     /// reads "never fired"; where they do not, it reads that the harness
     /// does not record it. The default: nothing.
-    fn records_show(&self) -> crate::harness::RunTimeShown {
-        crate::harness::RunTimeShown::none()
+    fn records_show(&self) -> crate::capability::RunTimeShown {
+        crate::capability::RunTimeShown::none()
     }
 }
 

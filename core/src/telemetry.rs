@@ -33,8 +33,8 @@ pub trait TelemetryReader: Send + Sync {
     /// What the telemetry shows of skills, hooks and plugins at run time
     /// (see [`RecordReader::records_show`](crate::records::RecordReader::records_show)).
     /// The default: nothing.
-    fn telemetry_shows(&self) -> crate::harness::RunTimeShown {
-        crate::harness::RunTimeShown::none()
+    fn telemetry_shows(&self) -> crate::capability::RunTimeShown {
+        crate::capability::RunTimeShown::none()
     }
 }
 
