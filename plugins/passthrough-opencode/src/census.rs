@@ -200,12 +200,13 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
             RELEASES,
             "status=failed: failed (no reason given); status=needs_auth: needs-auth; by key=SERVER, in the session of the line's run",
         )
-        .silence("written only for a server that did not connect: a missing line does not show that a server connected"),
-        CensusEntry::not_read(
+        .silence("written only for a server that did not connect: a missing line does not show that a server connected")
+        .silence("the line never carries the failure's words (a missing command, a missing cwd, an exit, a timeout, a 401 all read status=failed; real runs): OpenCode says them only in `opencode mcp list`, which writes no record"),
+        CensusEntry::read(
             LOG,
             "server unavailable.status=needs_client_registration",
             RELEASES,
-            "not yet read (the reader ignores this status): a remote server that wants OAuth but offers no dynamic client registration, so it needs a configured clientId",
+            "needs-auth, oauth_required: a remote server that wants OAuth but offers no dynamic client registration, so it needs a configured clientId (OpenCode's words: \"Server does not support dynamic client registration. Please provide clientId in config.\")",
         ),
         CensusEntry::read(
             LOG,
@@ -232,9 +233,15 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
         ),
         CensusEntry::read(
             DB_TOOLS,
+            "part/tool:invalid",
+            RELEASES,
+            "tool_call_refused tool_not_available: the `invalid` tool whose state.input.error is the AI SDK's \"Model tried to call unavailable tool '…'\" (OpenCode's experimental_repairToolCall renames a call of a tool it does not have), the tool asked for (state.input.tool) split against the configured servers; no use, no failure, no offer. Its other use (input that failed a tool's schema) is not read",
+        ),
+        CensusEntry::read(
+            DB_TOOLS,
             "part/tool.state.error",
             RELEASES,
-            "matched inside the query, so no word leaves the database: \"The user has specified a rule which prevents you from using this specific tool call…\" (PermissionDeniedError, a rule's deny) and \"The user rejected permission to use this specific tool call\" with a person's feedback, or in a session that is not run's, are tool_call_refused permission_denied; the same words without feedback in a session `opencode run` made are approval_required (run rejects every ask itself); \"MCP error -N: …\" (a JSON-RPC error) a failure with protocol_error; any other error a failure (the server's isError gives its own words, which cannot be told from another failure)",
+            "matched inside the query, so no word leaves the database: \"The user has specified a rule which prevents you from using this specific tool call…\" (PermissionDeniedError, a rule's deny) and \"The user rejected permission to use this specific tool call\" with a person's feedback, or in a session that is not run's, are tool_call_refused permission_denied; the same words without feedback in a session `opencode run` made are approval_required (run rejects every ask itself); the MCP SDK's \"MCP error -32001: Request timed out\" and \"…: Maximum total timeout exceeded\" a failure with timeout, \"MCP error -32000: Connection closed\" with connection_closed; any other \"MCP error -N: …\" (a JSON-RPC error) a failure with protocol_error; any other error a failure (the server's isError gives its own words, which cannot be told from another failure)",
         )
         .silence("A rule that denies an MCP tool outright hides it from the model: no call is made, so no part is written."),
         CensusEntry::read(
@@ -256,7 +263,7 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
             STREAM,
             "tool_use",
             RELEASES,
-            "the session (sessionID); part{type:\"tool\", tool, callID, state.status completed|error}: tool_call_observed of the configured server's tool (exactly one must fit), an error's words told apart as the database's query tells them (the same words, shared): tool_call_refused approval_required (run rejected an ask), permission_denied (a rule, or a person with feedback), protocol_error (\"MCP error -N\"), otherwise a failure; the skill tool's state.input.name skill_invoked; input, output and the error's words never kept",
+            "the session (sessionID); part{type:\"tool\", tool, callID, state.status completed|error}: tool_call_observed of the configured server's tool (exactly one must fit), an error's words told apart as the database's query tells them (the same words, shared): tool_call_refused approval_required (run rejected an ask), permission_denied (a rule, or a person with feedback), timeout, connection_closed and protocol_error (the MCP SDK's words), otherwise a failure; the `invalid` tool tool_call_refused tool_not_available as in the database; the skill tool's state.input.name skill_invoked; input, output and the error's words never kept",
         )
         .silence("printed only once a call completed or errored: a call still running when the run ended prints nothing; OpenCode's version is printed nowhere"),
         CensusEntry::read(

@@ -28,15 +28,15 @@
 
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, Unparsed, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{answer, plugin_failed, push};
 use tether_sdk::telemetry::{failed, status};
 
 use crate::parts::{
-    DENIED_BY_RULE, FAILED_IN_PROTOCOL, PROTOCOL_ERROR, REFUSED_BY_RULE, REFUSED_BY_RUN, REJECTED,
-    ToolPart, tool_part,
+    ERROR_WORDS, INVALID_TOOL, REFUSED_BY_RUN, REFUSED_UNAVAILABLE, REJECTED, SKILL_TOOL, ToolPart,
+    UNAVAILABLE, tool_part,
 };
 
 /// Log files.
@@ -49,36 +49,46 @@ pub const DB_TOOLS: &str = "db_tool";
 /// path only (the `stream_json` module).
 pub const STREAM_JSON: &str = crate::stream_json::ROLE;
 
-/// The tools' query: [`crate::parts::error_word`]'s words matched inside it, so they
-/// never leave the database; its fifth column says how the call ended
-/// (`completed`, `error`, `refused:REASON`, `error:protocol_error`). A
-/// session `opencode run` made is one whose session row's `permission`
-/// denies `question` (which `run` sets and an interactive session does
-/// not). The one-row `fallback` gives `permission` as NULL where a session
-/// row has no such column (an older database), so the query never fails on
-/// it.
+/// The tools' query: [`crate::parts::error_word`]'s words matched inside
+/// it (case and all, `instr`), so they never leave the database; its fifth
+/// column says how the call ended (`completed`, `error`, `refused:REASON`,
+/// `error:REASON`), its sixth the name its input gives for two tools (the
+/// skill's, the tool asked for of `invalid`). A session `opencode run` made
+/// is one whose session row's `permission` denies `question` (which `run`
+/// sets and an interactive session does not). The one-row `fallback` gives
+/// `permission` as NULL where a session row has no such column (an older
+/// database), so the query never fails on it.
 fn tools_query() -> String {
+    let error = "json_extract(part.data, '$.state.error')";
+    let input = |key: &str| format!("json_extract(part.data, '$.state.input.{key}')");
+    let words: String = ERROR_WORDS
+        .iter()
+        .map(|(words, prefix, word)| match prefix {
+            true => format!("WHEN instr({error}, '{words}') = 1 THEN '{word}' "),
+            false => format!("WHEN {error} = '{words}' THEN '{word}' "),
+        })
+        .collect();
     format!(
         "SELECT part.session_id, part.time_created, \
      json_extract(part.data, '$.tool'), json_extract(part.data, '$.callID'), \
-     CASE WHEN json_extract(part.data, '$.state.status') = 'error' THEN CASE \
-       WHEN json_extract(part.data, '$.state.error') LIKE '{DENIED_BY_RULE}%' \
-         THEN '{REFUSED_BY_RULE}' \
-       WHEN json_extract(part.data, '$.state.error') = '{REJECTED}.' \
+     CASE WHEN json_extract(part.data, '$.tool') = '{INVALID_TOOL}' \
+         AND instr({unavailable}, '{UNAVAILABLE}') = 1 THEN '{REFUSED_UNAVAILABLE}' \
+     WHEN json_extract(part.data, '$.state.status') = 'error' THEN CASE \
+       WHEN {error} = '{REJECTED}.' \
          AND EXISTS (SELECT 1 FROM json_each(COALESCE((SELECT CASE WHEN json_valid(permission) THEN permission END \
              FROM session WHERE session.id = part.session_id), '[]')) AS rule \
            WHERE json_extract(rule.value, '$.permission') = 'question' \
              AND json_extract(rule.value, '$.action') = 'deny') \
          THEN '{REFUSED_BY_RUN}' \
-       WHEN json_extract(part.data, '$.state.error') LIKE '{REJECTED}%' \
-         THEN '{REFUSED_BY_RULE}' \
-       WHEN json_extract(part.data, '$.state.error') LIKE '{PROTOCOL_ERROR}%' THEN '{FAILED_IN_PROTOCOL}' \
-       ELSE 'error' END \
+       {words}ELSE 'error' END \
      ELSE json_extract(part.data, '$.state.status') END, \
-     CASE WHEN json_extract(part.data, '$.tool') = 'skill' \
-     THEN json_extract(part.data, '$.state.input.name') END \
+     CASE json_extract(part.data, '$.tool') WHEN '{SKILL_TOOL}' THEN {skill} \
+       WHEN '{INVALID_TOOL}' THEN {asked} END \
      FROM part, (SELECT NULL AS permission) AS fallback \
-     WHERE json_extract(part.data, '$.type') = 'tool'"
+     WHERE json_extract(part.data, '$.type') = 'tool'",
+        unavailable = input("error"),
+        skill = input("name"),
+        asked = input("tool"),
     )
 }
 
@@ -97,7 +107,9 @@ pub fn sources() -> Vec<RecordSource> {
     ]
 }
 
-type Row = (
+/// A database row as the readers take it: session, time, then the query's
+/// other columns (the sessions' query has four, the tools' six).
+pub(crate) type Row = (
     Option<String>,
     Option<i64>,
     Option<String>,
@@ -106,11 +118,13 @@ type Row = (
     Option<String>,
 );
 
-fn row(record: &str) -> Option<Row> {
+/// The fast path's row: typed tuples, six columns, then five (the tools'
+/// query before skills were read), then four (the sessions' query). A row
+/// none fits is named, never an unknown kind: its why, its role.
+fn row(record: &str) -> Result<Row, Unparsed> {
     serde_json::from_str::<Row>(record)
         .ok()
         .or_else(|| {
-            // Five columns (the tools' query before skills were read).
             serde_json::from_str::<(
                 Option<String>,
                 Option<i64>,
@@ -122,19 +136,29 @@ fn row(record: &str) -> Option<Row> {
             .map(|(a, b, c, d, e)| (a, b, c, d, e, None))
         })
         .or_else(|| {
-            // Four columns (the sessions' query).
             serde_json::from_str::<(Option<String>, Option<i64>, Option<String>, Option<String>)>(
                 record,
             )
             .ok()
             .map(|(a, b, c, d)| (a, b, c, d, None, None))
         })
+        .ok_or_else(|| Unparsed::json(record).unwrap_or(Unparsed::WrongType))
 }
 
 fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Some((session, created, third, fourth, fifth, sixth)) = row(record) else {
-        return RecordAnswer::Unknown;
-    };
+    match row(record) {
+        Ok(row) => database_row(file, row),
+        Err(why) => RecordAnswer::Unparsed {
+            why,
+            kind: Some(file.role.to_owned()),
+        },
+    }
+}
+
+/// What one database row says, however it was taken from its record
+/// (the fast path's tuples, or `plain::row`).
+pub(crate) fn database_row(file: &RecordFile<'_>, row: Row) -> RecordAnswer {
+    let (session, created, third, fourth, fifth, sixth) = row;
     let at = created.and_then(|ms| u64::try_from(ms).ok()).map(Timestamp);
     let mut reading = RecordReading::default();
     reading.session = session.as_deref().and_then(name);
@@ -153,7 +177,7 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
                 tool: &full,
                 call_id: fourth.as_deref(),
                 ended: fifth.as_deref(),
-                skill: sixth.as_deref(),
+                named: sixth.as_deref(),
             };
             tool_part(&mut reading, &call, file.configured, at);
         }
@@ -162,20 +186,61 @@ fn database(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     answer(reading)
 }
 
-/// One `key=value` (or `key="quoted value"`) field of a log line.
-fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+/// One `key=value` (or `key="quoted value"`, a `\` before any character
+/// inside the quotes taking it as it is: OpenCode 1.18.33 writes a `"` in
+/// a value as `\"`) field of a log line: the first field of that key,
+/// the line walked field by field so a key inside a quoted value is never
+/// taken for one (`plain::log` splits the whole line instead).
+fn field<'a>(line: &'a str, key: &str) -> Option<std::borrow::Cow<'a, str>> {
     let mut rest = line;
     loop {
-        let i = rest.find(key)?;
-        let before_ok = i == 0 || rest.as_bytes()[i - 1] == b' ';
-        let after = &rest[i + key.len()..];
-        if before_ok && let Some(value) = after.strip_prefix('=') {
-            return Some(match value.strip_prefix('"') {
-                Some(quoted) => quoted.split('"').next().unwrap_or_default(),
-                None => value.split(' ').next().unwrap_or_default(),
-            });
+        rest = rest.trim_start_matches(' ');
+        if rest.is_empty() {
+            return None;
         }
-        rest = after;
+        let end = rest.find([' ', '=']).unwrap_or(rest.len());
+        let (this, after) = rest.split_at(end);
+        let Some(value) = after.strip_prefix('=') else {
+            rest = after;
+            continue;
+        };
+        let (value, next) = field_value(value);
+        if this == key {
+            return Some(value);
+        }
+        rest = next;
+    }
+}
+
+/// A field's value at the start of `text` (quoted or not) and what
+/// follows it.
+pub(crate) fn field_value(text: &str) -> (std::borrow::Cow<'_, str>, &str) {
+    let Some(quoted) = text.strip_prefix('"') else {
+        let end = text.find(' ').unwrap_or(text.len());
+        return (std::borrow::Cow::Borrowed(&text[..end]), &text[end..]);
+    };
+    let mut out = String::new();
+    let mut chars = quoted.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' if out.is_empty() => return (quoted[..i].into(), &quoted[i + 1..]),
+            '"' => return (out.into(), &quoted[i + 1..]),
+            '\\' => {
+                if out.is_empty() {
+                    out.push_str(&quoted[..i]);
+                }
+                if let Some((_, escaped)) = chars.next() {
+                    out.push(escaped);
+                }
+            }
+            c if !out.is_empty() => out.push(c),
+            _ => {}
+        }
+    }
+    // No closing quote: the rest of the line.
+    match out.is_empty() {
+        true => (quoted.into(), ""),
+        false => (out.into(), ""),
     }
 }
 
@@ -202,41 +267,71 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     if file.role != LOG {
         return RecordAnswer::Unknown;
     }
-    let Some(at) = field(record, "timestamp").and_then(Timestamp::parse_rfc3339) else {
+    log_line(&|key| field(record, key))
+}
+
+/// What one log line says, its fields looked up by `field` (the fast
+/// path's scan, or `plain::log`'s whole-line split).
+pub(crate) fn log_line<'r>(
+    field: &dyn Fn(&str) -> Option<std::borrow::Cow<'r, str>>,
+) -> RecordAnswer {
+    let Some(at) = field("timestamp").and_then(|t| Timestamp::parse_rfc3339(&t)) else {
         return RecordAnswer::Unknown;
     };
     let mut reading = RecordReading::default();
     reading.at = Some(at);
-    reading.thread = field(record, "run").and_then(name);
-    let message = field(record, "message").unwrap_or_default();
+    reading.thread = field("run").and_then(|r| name(&r));
+    let message = field("message").unwrap_or_default();
     if message == "created" {
-        reading.session = field(record, "id")
-            .and_then(name)
+        reading.session = field("id")
+            .and_then(|id| name(&id))
             .filter(|id| id.starts_with("ses_"));
-        reading.project = field(record, "directory").and_then(project_of);
-        reading.version = field(record, "version").and_then(version_of);
-    } else if let Some(session) = field(record, "session.id").and_then(name) {
+        reading.project = field("directory").and_then(|d| project_of(&d));
+        reading.version = field("version").and_then(|v| version_of(&v));
+    } else if let Some(session) = field("session.id").and_then(|s| name(&s)) {
         reading.session = Some(session);
     }
     if message == "failed to load plugin"
-        && let Some(plugin) = field(record, "path").and_then(plugin_name)
-        && let Some(failed) = plugin_failed(&plugin, field(record, "error").unwrap_or(""), at)
+        && let Some(plugin) = field("path").and_then(|p| plugin_name(&p))
+        && let Some(failed) = plugin_failed(&plugin, &field("error").unwrap_or_default(), at)
     {
         push(&mut reading, failed);
     }
     if message == "server unavailable"
-        && let Some(server) = field(record, "key").and_then(name)
+        && let Some(server) = field("key").and_then(|k| name(&k))
     {
-        match field(record, "status") {
-            Some("needs_auth") => push(&mut reading, status(&server, "needs-auth", at)),
-            Some("failed") => push(
-                &mut reading,
-                failed(&server, ReasonCode::AgentReportedFailed, None, at),
-            ),
-            _ => {}
-        }
+        unavailable(&mut reading, &server, field("status").as_deref(), at);
     }
     answer(reading)
+}
+
+/// A "server unavailable" line's status (1.18.33's `MCP.create`, which
+/// logs only `key`, `type` and `status`, never the error's words):
+/// - `failed`: no reason given (its words are only in `opencode mcp
+///   list`, never in a record);
+/// - `needs_auth`: it wants a login (an OAuth flow began);
+/// - `needs_client_registration`: it wants a login, with a client id given
+///   first ("Server does not support dynamic client registration. Please
+///   provide clientId in config.").
+fn unavailable(reading: &mut RecordReading, server: &str, said: Option<&str>, at: Timestamp) {
+    match said {
+        Some("needs_auth") => push(reading, status(server, "needs-auth", at)),
+        Some(word @ "needs_client_registration") => push(
+            reading,
+            status(server, word, at).reason(
+                ReasonCode::OauthRequired,
+                Some(
+                    "OpenCode: the server registers no OAuth clients; give its `oauth.clientId`"
+                        .into(),
+                ),
+            ),
+        ),
+        Some("failed") => push(
+            reading,
+            failed(server, ReasonCode::AgentReportedFailed, None, at),
+        ),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -246,10 +341,19 @@ mod tests {
     #[test]
     fn fields_are_read_by_whole_key() {
         let line = r#"timestamp=2026-12-01T20:53:29.043Z level=WARN run=f42 message="server unavailable" key=broken type=local status=failed"#;
-        assert_eq!(field(line, "message"), Some("server unavailable"));
-        assert_eq!(field(line, "key"), Some("broken"));
-        assert_eq!(field(line, "status"), Some("failed"));
-        assert_eq!(field(line, "run"), Some("f42"));
-        assert_eq!(field("session.id=ses_1 id=x", "id"), Some("x"));
+        let field = |line, key| field(line, key).map(|v| v.into_owned());
+        assert_eq!(
+            field(line, "message").as_deref(),
+            Some("server unavailable")
+        );
+        assert_eq!(field(line, "key").as_deref(), Some("broken"));
+        assert_eq!(field(line, "status").as_deref(), Some("failed"));
+        assert_eq!(field(line, "run").as_deref(), Some("f42"));
+        assert_eq!(field("session.id=ses_1 id=x", "id").as_deref(), Some("x"));
+        // A key inside a quoted value is no field; an escaped quote is
+        // part of its value.
+        let quoted = r#"title="a key=evil \"q\"" key=real"#;
+        assert_eq!(field(quoted, "key").as_deref(), Some("real"));
+        assert_eq!(field(quoted, "title").as_deref(), Some(r#"a key=evil "q""#));
     }
 }

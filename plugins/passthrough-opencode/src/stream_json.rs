@@ -24,7 +24,7 @@ use tether_core::model::Timestamp;
 use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name};
 use tether_sdk::records::answer;
 
-use crate::parts::{SKILL_TOOL, ToolPart, error_word, tool_part};
+use crate::parts::{INVALID_TOOL, SKILL_TOOL, ToolPart, error_word, invalid_word, tool_part};
 
 /// The role of a file of printed lines (`records::STREAM_JSON`).
 pub(crate) const ROLE: &str = "stream_json";
@@ -66,18 +66,25 @@ pub(crate) fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
             return RecordAnswer::Unknown;
         };
         let state = &part["state"];
+        let input = &state["input"];
+        let unavailable = (tool == INVALID_TOOL)
+            .then(|| input["error"].as_str().and_then(invalid_word))
+            .flatten();
         let ended = match state["status"].as_str() {
+            _ if unavailable.is_some() => unavailable,
             Some("error") => Some(error_word(state["error"].as_str().unwrap_or(""), true)),
             other => other,
         };
-        let skill = (tool == SKILL_TOOL)
-            .then(|| state["input"]["name"].as_str())
-            .flatten();
+        let named = match tool {
+            SKILL_TOOL => input["name"].as_str(),
+            INVALID_TOOL => input["tool"].as_str(),
+            _ => None,
+        };
         let call = ToolPart {
             tool,
             call_id: part["callID"].as_str(),
             ended,
-            skill,
+            named,
         };
         tool_part(
             &mut reading,
@@ -130,6 +137,30 @@ mod tests {
             (
                 "error",
                 "MCP error -32602: err answers an error",
+                EvidenceKind::ToolCallObserved,
+                Some("protocol_error"),
+            ),
+            (
+                "error",
+                "MCP error -32001: Request timed out",
+                EvidenceKind::ToolCallObserved,
+                Some("timeout"),
+            ),
+            (
+                "error",
+                "MCP error -32001: Maximum total timeout exceeded",
+                EvidenceKind::ToolCallObserved,
+                Some("timeout"),
+            ),
+            (
+                "error",
+                "MCP error -32000: Connection closed",
+                EvidenceKind::ToolCallObserved,
+                Some("connection_closed"),
+            ),
+            (
+                "error",
+                "MCP error -32000: a server's own words",
                 EvidenceKind::ToolCallObserved,
                 Some("protocol_error"),
             ),
@@ -199,6 +230,53 @@ mod tests {
         };
         assert_eq!(r.session.as_deref(), Some("ses_1"));
         assert!(!format!("{r:?}").contains("secret-775"));
+    }
+
+    /// GIVEN OpenCode's `invalid` tool, as its repair writes a call of a
+    /// tool it did not have (1.18.33: input `{tool, error}`, the AI SDK's
+    /// `NoSuchToolError` words) WHEN read THEN a refusal of that tool,
+    /// `tool_not_available`, never a call; a call whose input failed the
+    /// tool's schema, or a name no configured server fits, is nothing.
+    #[test]
+    fn a_tool_opencode_did_not_have_is_not_available() {
+        let invalid = |asked: &str, words: &str| {
+            serde_json::json!({"type": "tool_use", "timestamp": 1u64, "sessionID": "ses_1",
+                "part": {"type": "tool", "tool": "invalid", "callID": "c1",
+                    "state": {"status": "completed", "input": {"tool": asked, "error": words},
+                        "output": "The arguments provided to the tool are invalid: secret-778"}}})
+            .to_string()
+        };
+        let gone = vec!["gone".to_owned()];
+        let words =
+            "Model tried to call unavailable tool 'gone_get_time'. Available tools: bash, read.";
+        let RecordAnswer::Read(r) = read_as(&invalid("gone_get_time", words), &gone) else {
+            panic!("not read");
+        };
+        assert_eq!(r.evidence.len(), 1, "{r:?}");
+        let e = &r.evidence[0];
+        assert_eq!(e.kind, EvidenceKind::ToolCallRefused);
+        assert_eq!(
+            (e.server.as_deref(), e.tool.as_deref()),
+            (Some("gone"), Some("get_time"))
+        );
+        assert_eq!(
+            e.reason_code.as_ref().map(|c| c.as_str()),
+            Some("tool_not_available")
+        );
+        assert!(!format!("{r:?}").contains("secret-778"));
+        for (asked, words, configured) in [
+            (
+                "gone_get_time",
+                "Invalid input for tool gone_get_time: secret-779",
+                &gone,
+            ),
+            ("elsewhere_tool", words, &gone),
+        ] {
+            let RecordAnswer::Read(r) = read_as(&invalid(asked, words), configured) else {
+                panic!("not read");
+            };
+            assert!(r.evidence.is_empty(), "{r:?}");
+        }
     }
 
     /// GIVEN the `skill` tool's printed part WHEN read THEN the skill named
