@@ -21,12 +21,14 @@
 //! Its public modules, each pure (bytes or decoded records in, evidence out):
 //! - [`census`]: every record, event, telemetry and configuration kind OpenCode's
 //!   shipped code writes or reads that bears on MCP, read or not read with why;
+//! - [`plain`]: the plain path of its readers, each record taken whole (the oracle a test holds the fast path to);
 //! - [`records`]: OpenCode's own session records, read as `tether sessions` reads them;
 //! - [`telemetry`]: OpenCode's own OpenTelemetry, read as evidence (`tether collect`).
 
 pub mod census;
 pub mod config_scan;
 mod parts;
+pub mod plain;
 pub mod records;
 mod stream_json;
 pub mod telemetry;
