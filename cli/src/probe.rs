@@ -222,7 +222,7 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let export = tether_probe::ProbeExport {
-        served: otel.as_ref().map(|o| o.served_tap()),
+        served: otel.as_ref().map(|o| o.served_observer()),
         hub: otel.as_ref().map(|o| o.hub_subscriber()),
     };
     let target = match probe_target(&args, program, rest, export) {

@@ -4,7 +4,7 @@
 //!
 //! The observed endpoint (and, later, the relay) builds one [`ServedRequest`]
 //! per request it answers and one [`ServedSession`] per session it closes,
-//! and hands them to a [`ServedTap`]. The observer must return at once:
+//! and hands them to a [`ServedObserver`]. The observer must return at once:
 //! it is called on the MCP request path, so it queues (bounded) or drops.
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
@@ -170,13 +170,13 @@ pub enum Served {
 
 /// Receives served requests. Called on the MCP request path: it must not
 /// block, allocate unboundedly or fail; queue with `try_send` or drop.
-pub trait ServedTap: Send + Sync {
+pub trait ServedObserver: Send + Sync {
     /// One request answered or one session closed.
     fn served(&self, event: Served);
 }
 
 /// A shared observer.
-pub type SharedServedTap = Arc<dyn ServedTap>;
+pub type SharedServedObserver = Arc<dyn ServedObserver>;
 
 /// JSON-RPC codes that describe the client's request, not a server failure:
 /// parse error, invalid request, method not found, invalid params, and MCP's

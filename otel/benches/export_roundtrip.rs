@@ -39,7 +39,7 @@ fn hanging_collector() -> String {
 async fn observed(hub: &Hub, otel: Option<&TetherOtel>) -> Client {
     let observation = Observation::new(SENTINEL_SERVER);
     if let Some(otel) = otel {
-        observation.on_served(otel.served_tap());
+        observation.on_served(otel.served_observer());
     }
     let spec = ServerSpec::new(
         SENTINEL_SERVER,

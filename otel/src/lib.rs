@@ -49,7 +49,7 @@ use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tether_core::model::Evidence;
-use tether_core::served::{Served, ServedRequest, ServedSession, ServedTap};
+use tether_core::served::{Served, ServedObserver, ServedRequest, ServedSession};
 use tether_hub::{Counter as HubCounter, EventOwner, Hub, HubEvent, HubSubscriber};
 
 pub use config::OtelConfig;
@@ -90,7 +90,7 @@ enum Job {
     Stop(SyncSender<Vec<String>>),
 }
 
-/// A running exporter. Cheap handles ([`served_tap`](Self::served_tap),
+/// A running exporter. Cheap handles ([`served_observer`](Self::served_observer),
 /// [`hub_subscriber`](Self::hub_subscriber)) feed it; [`shutdown`](Self::shutdown) exports
 /// what is queued and stops.
 pub struct TetherOtel {
@@ -124,7 +124,7 @@ impl Queue {
     }
 }
 
-impl ServedTap for Queue {
+impl ServedObserver for Queue {
     fn served(&self, event: Served) {
         self.offer(Job::Served(event));
     }
@@ -203,7 +203,7 @@ impl TetherOtel {
 
     /// What an observed endpoint (or relay) tells about each request it
     /// answers: install with `ObservedEndpoint::on_served`.
-    pub fn served_tap(&self) -> Arc<dyn ServedTap> {
+    pub fn served_observer(&self) -> Arc<dyn ServedObserver> {
         Arc::new(self.queue())
     }
 

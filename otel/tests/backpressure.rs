@@ -49,7 +49,7 @@ fn a_flood_against_a_hanging_collector_is_dropped_and_counted_never_blocked() {
     let otel = TetherOtel::start(config)
         .expect("start")
         .expect("export on");
-    let observer = otel.served_tap();
+    let observer = otel.served_observer();
     for n in 0..20_000 {
         observer.served(request(n));
     }

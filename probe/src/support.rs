@@ -273,7 +273,7 @@ pub struct ProbeTarget {
 #[derive(Clone, Default)]
 pub struct ProbeExport {
     /// Told every request the sentinel answers.
-    pub served: Option<tether_core::served::SharedServedTap>,
+    pub served: Option<tether_core::served::SharedServedObserver>,
     /// Told every attempt, evidence event and row status the probe's hub accepts.
     pub hub: Option<std::sync::Arc<dyn tether_hub::HubSubscriber>>,
 }

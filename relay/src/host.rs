@@ -11,7 +11,7 @@
 //! (`ServerSpec::relayed_through`, so the row keeps the real target).
 //! `RelayTicket::bind(sink)` fixes whose row the relay's observations become
 //! evidence for (provenance `relay`), and served requests go to the host's
-//! `ServedTap`. `report.rs`'s `Reporter` turns either relay's observations into
+//! `ServedObserver`. `report.rs`'s `Reporter` turns either relay's observations into
 //! evidence (and an HTTP server's tool definitions into its catalog).
 
 use std::net::SocketAddr;
@@ -25,7 +25,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use tether_core::history::AttachmentAttempt;
 use tether_core::sanitize;
-use tether_core::served::ServedTap;
+use tether_core::served::ServedObserver;
 use tether_core::spec::{Endpoint, KeyValue, ServerSpec};
 use tether_core::vocab::{DisplayStatus, StageState, Transport};
 use tether_guard::{Token, constant_time_eq, random_hex};
@@ -169,7 +169,7 @@ impl RelayHost {
     /// Request metrics for relayed servers go to `observer` too (the same
     /// [`ServedRequest`]s the host's own endpoint reports, so an exporter
     /// takes them unchanged).
-    pub fn on_served(&self, observer: Arc<dyn ServedTap>) {
+    pub fn on_served(&self, observer: Arc<dyn ServedObserver>) {
         *self
             .state
             .outlet

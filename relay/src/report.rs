@@ -1,7 +1,7 @@
 //! What the relays observed, as evidence: [`Reporter`] turns one relayed
 //! server's observations (from the stdio relay's channel or the HTTP
 //! relay alike) into evidence for its row, its tool definitions into its
-//! catalog, and served requests into the host's `ServedTap` ([`Outlet`]).
+//! catalog, and served requests into the host's `ServedObserver` ([`Outlet`]).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use tether_core::model::{ClientInfo, Evidence};
 use tether_core::served::{
-    RequestIdent, Served, ServedOutcome, ServedRequest, ServedSession, ServedTap, TraceContext,
-    bounded, protocol_word,
+    RequestIdent, Served, ServedObserver, ServedOutcome, ServedRequest, ServedSession,
+    TraceContext, bounded, protocol_word,
 };
 use tether_core::store::Store;
 use tether_core::traffic::{self, Exchange};
@@ -22,10 +22,10 @@ use tether_hub::EvidenceSink;
 use crate::frames::Observation;
 
 /// Where every relay's observations go, one per host: the host's served
-/// tap, and the count of those that could not become evidence.
+/// observer, and the count of those that could not become evidence.
 #[derive(Default)]
 pub(crate) struct Outlet {
-    pub(crate) served: Mutex<Option<Arc<dyn ServedTap>>>,
+    pub(crate) served: Mutex<Option<Arc<dyn ServedObserver>>>,
     /// Observations that could not become evidence (the attempt was gone or the sink full).
     pub(crate) not_published: AtomicU64,
     /// The host's store, where listings are compared with their server's
@@ -105,7 +105,7 @@ impl Reporter {
         Some((store, tether_core::pins::server_key(name, &self.target)))
     }
 
-    fn served_tap(&self) -> Option<Arc<dyn ServedTap>> {
+    fn served_observer(&self) -> Option<Arc<dyn ServedObserver>> {
         self.outlet
             .served
             .lock()
@@ -211,7 +211,7 @@ impl Reporter {
                 error_code,
                 tool_error,
             } => {
-                if let Some(observer) = self.served_tap() {
+                if let Some(observer) = self.served_observer() {
                     let outcome = ServedOutcome::of(error_code, tool_error);
                     let end = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
@@ -240,7 +240,7 @@ impl Reporter {
     /// The relayed connection ended (the stdio relay's channel closed).
     pub(crate) fn closed(self) {
         self.publish(traffic::evidence(Exchange::Closed, tether_hub::now()));
-        if let Some(observer) = self.served_tap() {
+        if let Some(observer) = self.served_observer() {
             observer.served(Served::SessionClosed(ServedSession {
                 server: Arc::clone(&self.server),
                 transport: self.transport.clone(),

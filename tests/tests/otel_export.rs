@@ -270,7 +270,7 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
     let endpoint = ObservedEndpoint::start("otel-demo", || Demo)
         .await
         .expect("endpoint");
-    endpoint.on_served(otel.served_tap());
+    endpoint.on_served(otel.served_observer());
     let credential = AttemptCredential::generate();
     let bridge = tether_tests::workspace_bin("tether-bridge");
     let own = endpoint.server_spec(ServerSource::Host, Some(&bridge), &credential);

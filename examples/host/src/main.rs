@@ -194,7 +194,7 @@ async fn main() -> anyhow::Result<()> {
     let endpoint = ObservedEndpoint::start(SERVER, || Sentinel).await?;
     endpoint.pin_with(Arc::clone(&store));
     if let Some(otel) = &otel {
-        endpoint.on_served(otel.served_tap());
+        endpoint.on_served(otel.served_observer());
     }
 
     // === The agent ===

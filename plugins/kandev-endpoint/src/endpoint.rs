@@ -225,7 +225,7 @@ impl ObservedEndpoint {
     /// Tells `observer` every request this endpoint answers and every
     /// session it closes, over every transport (metadata only; see
     /// `tether_core::served`). An exporter (tether-otel) installs itself here.
-    pub fn on_served(&self, observer: tether_core::served::SharedServedTap) {
+    pub fn on_served(&self, observer: tether_core::served::SharedServedObserver) {
         self.observation.on_served(observer);
     }
 

@@ -26,7 +26,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tether_core::model::{ClientInfo, Evidence};
 use tether_core::served::{
     RequestIdent, Served, ServedOutcome, ServedOwner, ServedRequest, ServedSession,
-    SharedServedTap, TraceContext, bounded, protocol_word,
+    SharedServedObserver, TraceContext, bounded, protocol_word,
 };
 use tether_core::traffic::Exchange;
 use tether_core::vocab::{EvidenceKind, Transport};
@@ -55,7 +55,7 @@ pub struct Observation {
     identity_keys: RandomState,
     counter: AtomicU64,
     tools_listed: RwLock<Option<ToolsListedHook>>,
-    served: RwLock<Option<SharedServedTap>>,
+    served: RwLock<Option<SharedServedObserver>>,
     /// The host's store, where full listings are compared with the
     /// server's pins ([`Observation::pin_with`]).
     pins: RwLock<Option<Arc<dyn tether_core::store::Store>>>,
@@ -110,7 +110,7 @@ impl Observation {
     /// Installs the observer told every request this server answers and
     /// every session it closes (metadata only; see `tether_core::served`).
     /// Without one, requests pay nothing for it.
-    pub fn on_served(&self, observer: SharedServedTap) {
+    pub fn on_served(&self, observer: SharedServedObserver) {
         *self.served.write().unwrap_or_else(|p| p.into_inner()) = Some(observer);
     }
 
@@ -127,7 +127,7 @@ impl Observation {
         self.pins.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn served_tap(&self) -> Option<SharedServedTap> {
+    fn served_observer(&self) -> Option<SharedServedObserver> {
         self.served
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -265,7 +265,7 @@ pub struct Connection {
 
 /// A request's metadata, taken before the handler consumes its context.
 pub(crate) struct Started {
-    observer: SharedServedTap,
+    observer: SharedServedObserver,
     method: Cow<'static, str>,
     tool: Option<String>,
     request_id: Option<RequestIdent>,
@@ -442,7 +442,7 @@ impl Connection {
                 self.exchange(Exchange::Closed);
             }
             if self.served_any.load(Ordering::Relaxed)
-                && let Some(observer) = self.observation.served_tap()
+                && let Some(observer) = self.observation.served_observer()
             {
                 observer.served(Served::SessionClosed(ServedSession {
                     server: Arc::clone(&self.observation.served_name),
@@ -479,7 +479,7 @@ impl Connection {
         context: &RequestContext<RoleServer>,
     ) -> Option<Started> {
         let method = method.into();
-        let observer = self.observation.served_tap()?;
+        let observer = self.observation.served_observer()?;
         let meta = &context.meta.0;
         let parts = context.extensions.get::<axum::http::request::Parts>();
         if let Some(parts) = parts
