@@ -21,7 +21,7 @@
 //! the server's own bytes (`RawTools`): each stdio line, each server-sent event
 //! on its way to rmcp's reqwest client (observed by `tether_mcp_client::resume`'s
 //! `Resuming`, which also keeps SSE `retry` on every resumption), each legacy SSE message
-//! (`connect_with_tap`).
+//! (`connect_observing`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -133,7 +133,7 @@ impl ToolCall {
 /// Every tool of every `tools/list` result, exactly as the server sent it:
 /// the typed client drops fields it does not model, which the model still
 /// receives. Filled by the stdio reader (each line) and by the HTTP client
-/// tap (each server-sent event).
+/// observer (each server-sent event).
 #[derive(Clone, Default)]
 struct RawTools(Arc<std::sync::Mutex<Vec<serde_json::Value>>>);
 
@@ -548,20 +548,23 @@ async fn run(
                 .iter()
                 .map(|kv| (kv.name.clone(), kv.value.clone()))
                 .collect();
-            let tapped = raw.clone();
-            let tap: tether_mcp_client::sse::MessageTap = Arc::new(move |data| tapped.keep(data));
-            let transport =
-                tether_mcp_client::sse::connect_with_tap(url, &headers, limits.timeout, Some(tap))
-                    .await
-                    .map_err(|e| match e {
-                        tether_mcp_client::sse::SseClientError::Status(code) => {
-                            for_status(code, sent)
-                        }
-                        other if is_tls_failure(&format!("{other:?}")) => {
-                            with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into())
-                        }
-                        other => classify_network("connecting", &format!("{other:?}"), sent),
-                    })?;
+            let kept = raw.clone();
+            let observe: tether_mcp_client::sse::MessageObserver =
+                Arc::new(move |data| kept.keep(data));
+            let transport = tether_mcp_client::sse::connect_observing(
+                url,
+                &headers,
+                limits.timeout,
+                Some(observe),
+            )
+            .await
+            .map_err(|e| match e {
+                tether_mcp_client::sse::SseClientError::Status(code) => for_status(code, sent),
+                other if is_tls_failure(&format!("{other:?}")) => {
+                    with_hint(ReasonCode::TlsFailed, "the TLS handshake failed".into())
+                }
+                other => classify_network("connecting", &format!("{other:?}"), sent),
+            })?;
             client_config()
                 .serve_with_lifecycle(transport, lifecycle.clone())
                 .await

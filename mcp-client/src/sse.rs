@@ -122,19 +122,19 @@ pub async fn connect(
     impl rmcp::transport::Transport<RoleClient, Error = PollSendError<ClientJsonRpcMessage>> + 'static,
     SseClientError,
 > {
-    connect_with_tap(sse_url, headers, connect_timeout, None).await
+    connect_observing(sse_url, headers, connect_timeout, None).await
 }
 
 /// Reads each server message's text as it arrives, before it is parsed.
-pub type MessageTap = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+pub type MessageObserver = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
 
-/// [`connect`], with `tap` shown every server message's JSON text as the
+/// [`connect`], with `observe` shown every server message's JSON text as the
 /// server sent it (the typed messages drop fields rmcp does not model).
-pub async fn connect_with_tap(
+pub async fn connect_observing(
     sse_url: &str,
     headers: &[(String, String)],
     connect_timeout: Duration,
-    tap: Option<MessageTap>,
+    observe: Option<MessageObserver>,
 ) -> Result<
     impl rmcp::transport::Transport<RoleClient, Error = PollSendError<ClientJsonRpcMessage>> + 'static,
     SseClientError,
@@ -190,11 +190,11 @@ pub async fn connect_with_tap(
     tokio::spawn(async move {
         let deliver = |event: SseEvent| {
             let tx = to_client_tx.clone();
-            let tap = tap.clone();
+            let observe = observe.clone();
             async move {
                 if event.event.is_empty() || event.event == "message" {
-                    if let Some(tap) = &tap {
-                        tap(&event.data);
+                    if let Some(observe) = &observe {
+                        observe(&event.data);
                     }
                     match serde_json::from_str::<ServerJsonRpcMessage>(&event.data) {
                         Ok(message) => tx.send(message).await.is_ok(),
