@@ -98,9 +98,17 @@ impl CapabilityEvent {
     }
 
     /// The same, running `line` (only its shape is kept:
-    /// [`command_shape`]).
+    /// [`command_shape`]). A shape whose program is not a name (`[` of
+    /// `[ -n "$X" ] && …`, a Windows path, a letter outside ASCII) is not
+    /// kept: the hook stays, its command unknown. The host refuses a
+    /// reading that carries a command that is not a name
+    /// ([`crate::telemetry::names_are_names`]), so keeping it here would
+    /// lose the whole record (issue 68).
     pub fn command(mut self, line: &str) -> Self {
-        if let Some(shape) = command_shape(line) {
+        if let Some(shape) = command_shape(line).filter(|s| {
+            crate::telemetry::is_name_like(&s.basename)
+                && s.variables.iter().all(|v| is_variable(v))
+        }) {
             self.command = Some(shape.basename);
             self.resolves_against = Some(shape.resolves_against);
             self.variables = shape.variables;
@@ -235,4 +243,44 @@ fn variables_in(word: &str) -> Vec<String> {
         rest = &body[end..];
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN hook commands whose program is not a name (issue 68: the
+    /// compact `[ -n "$X" ] && …` of a real 2.1.223 Stop hook) WHEN shaped
+    /// THEN the hook keeps no command, and the host's rule takes it whole;
+    /// a named program keeps its shape.
+    #[test]
+    fn a_command_that_is_not_a_name_leaves_the_hook_and_drops_the_command() {
+        for line in [
+            "[ -n \"$X\" ] && notify-send done || true",
+            "C:\\hooks\\gate.sh",
+            "café.sh --quiet",
+            "sk-live-PLANTED0123456789abcdefABCDEF",
+        ] {
+            let hook = CapabilityEvent::hook("Stop", Some("Stop")).command(line);
+            assert_eq!(hook.command, None, "{line}");
+            assert_eq!(hook.resolves_against, None, "{line}");
+            assert!(hook.variables.is_empty(), "{line}");
+            assert!(
+                crate::telemetry::names_are_names(
+                    None,
+                    &[],
+                    &[crate::model::Evidence::new(
+                        crate::vocab::EvidenceKind::HookFired,
+                        crate::model::Timestamp(1)
+                    )
+                    .capability(hook)],
+                    &[]
+                ),
+                "{line}"
+            );
+        }
+        let named = CapabilityEvent::hook("Stop", None).command("$CLAUDE_PLUGIN_ROOT/stop.sh x");
+        assert_eq!(named.command.as_deref(), Some("stop.sh"));
+        assert_eq!(named.variables, ["CLAUDE_PLUGIN_ROOT"]);
+    }
 }

@@ -196,6 +196,16 @@ pub fn identifier(text: &str) -> String {
     cleaned
 }
 
+/// Whether `text` holds a credential of a known form: a vendor token
+/// (`sk-…`, `sk_live_…`, `ghp_…`, `github_pat_…`, `xox?-…`, `AKIA…`,
+/// `glpat-…`), a JWT, a bearer or basic value, or a `token=…`-style pair.
+/// Not the long-random-run rule: a harness's own ids (UUIDs) are such runs.
+pub fn has_credential_form(text: &str) -> bool {
+    patterns().captures_iter(text).any(|c| {
+        c.name("token").is_some() || c.name("bearer_val").is_some() || c.name("kv_val").is_some()
+    })
+}
+
 /// Scrubs and caps an error summary with patterns only.
 pub fn summary(text: &str) -> String {
     Scrubber::new().summary(text)

@@ -567,9 +567,22 @@ fn capability_names_are_names(c: &crate::capability_event::CapabilityEvent) -> b
             .all(|v| crate::capability_event::is_variable(v))
 }
 
+/// Whether `s` can be a harness's own session id: a name
+/// ([`is_name_like`]) without a known credential's form
+/// ([`crate::sanitize::has_credential_form`]: `sk-…`, `ghp_…`, a JWT,
+/// `token:…`). The harnesses mint UUIDs (Claude Code, Codex, Gemini, Qwen,
+/// Copilot: each one's shipped code and real sessions here) or `ses_…`
+/// (OpenCode), none of which has such a form: an id that has one is a
+/// secret written where an id belongs. A session id is kept and shown
+/// (`KIND:ID`), never scrubbed, so it needs this rule of its own (issue 68).
+pub fn is_session_id_like(s: &str) -> bool {
+    is_name_like(s) && !crate::sanitize::has_credential_form(s)
+}
+
 /// The rule every harness reading (telemetry or records) passes: each
 /// server and tool name is a configured name or looks like a name
-/// ([`is_name_like`]), and the session id (if any) looks like an id.
+/// ([`is_name_like`]), and the session id (if any) looks like an id
+/// ([`is_session_id_like`]).
 pub fn names_are_names(
     session: Option<&str>,
     servers: &[NamedServer],
@@ -577,7 +590,7 @@ pub fn names_are_names(
     configured: &[String],
 ) -> bool {
     let ok = |name: &str| is_name_like(name) || configured.iter().any(|c| c == name);
-    session.is_none_or(is_name_like)
+    session.is_none_or(is_session_id_like)
         && servers.iter().all(|s| ok(&s.name))
         && evidence.iter().all(|e| {
             e.server.as_deref().is_none_or(ok)
@@ -586,4 +599,34 @@ pub fn names_are_names(
                     .as_deref()
                     .is_none_or(capability_names_are_names)
         })
+}
+
+#[cfg(test)]
+mod session_id_tests {
+    use super::*;
+
+    /// GIVEN the ids the harnesses mint (each seen in a real session here)
+    /// and secrets planted where an id belongs WHEN checked THEN the ids
+    /// pass and the secrets do not, so a reading that carries one is
+    /// refused and the secret reaches no row, store or output.
+    #[test]
+    fn a_session_id_is_an_id_never_a_secret() {
+        for id in [
+            "88b3e12c-a78e-4cfc-a6bf-0a90e7116bb5",
+            "019c8a4c-ed82-7b43-a1c4-5d1e2f3a4b5c",
+            "ses_4f2a9c1e7ffeT7q2Vb9XkLmNpQ",
+        ] {
+            assert!(is_session_id_like(id), "{id}");
+        }
+        for secret in [
+            "sk-live-PLANTED0123456789abcdefABCDEF",
+            "ghp_PLANTED0123456789abcdef",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJQTEFOVEVEIn0.c2lnbmF0dXJl",
+            "token:PLANTED",
+            "api_key=PLANTED",
+        ] {
+            assert!(!is_session_id_like(secret), "{secret}");
+            assert!(!names_are_names(Some(secret), &[], &[], &[]), "{secret}");
+        }
+    }
 }

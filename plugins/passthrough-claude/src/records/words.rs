@@ -7,7 +7,6 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use tether_core::capability::CapabilityEvent;
-use tether_core::capability_event::is_variable;
 use tether_core::vocab::ReasonCode;
 
 use super::ErrorWords;
@@ -111,18 +110,12 @@ pub(super) fn meaningful_command(line: &str) -> &str {
     rest
 }
 
-/// `hook`, running `line` where the shape of what it runs is a name
-/// (the host refuses a reading with a command that is not one, and the
-/// whole record with it): a program named by a bracket, a backslash or a
-/// letter outside ASCII is kept as a hook that ran, its command unknown.
+/// `hook`, running what `line` runs (`cd … && bun x.ts` runs `bun`): a
+/// program that is not a name (a bracket, a backslash, a letter outside
+/// ASCII) leaves the hook with its command unknown
+/// ([`CapabilityEvent::command`], the rule for every reader).
 pub(super) fn with_command(hook: CapabilityEvent, line: &str) -> CapabilityEvent {
-    let shaped = hook.clone().command(meaningful_command(line));
-    let named = shaped
-        .command
-        .as_deref()
-        .is_some_and(tether_core::telemetry::is_name_like)
-        && shaped.variables.iter().all(|v| is_variable(v));
-    if named { shaped } else { hook }
+    hook.command(meaningful_command(line))
 }
 
 #[cfg(test)]
