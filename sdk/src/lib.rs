@@ -73,7 +73,8 @@
 //! the plugin's own modules ([`forward_reader!`]).
 //!
 //! Beyond deciding: [`records`] and [`telemetry`] hold the helpers a session-record
-//! reader and a telemetry mapping share, [`census`] checks a plugin's census
+//! reader and a telemetry mapping share, [`names`] spells names as the
+//! harnesses write them, [`census`] checks a plugin's census
 //! against its reader, and [`conformance`] is the one-call kit every plugin runs.
 //!
 //! # Teaching `tether inventory` a harness's configuration
@@ -93,6 +94,7 @@ pub mod conformance;
 pub mod dynamic;
 pub mod glue;
 pub mod materialize;
+pub mod names;
 pub mod records;
 pub mod scan_fixture;
 pub mod telemetry;

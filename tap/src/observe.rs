@@ -622,7 +622,8 @@ fn tap_tool(rules: Option<&Rules>, known: &Known, name: &str, hash: Option<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tether_core::last_mile::{OnCollision, replace_outside, word_or_dash};
+    use tether_core::last_mile::OnCollision;
+    use tether_sdk::names::{replace_outside, word_or_dash};
 
     /// Copilot CLI's composition (`SERVER-TOOL`), as its plugin declares it.
     fn copilot(server: &str, tool: &str) -> String {

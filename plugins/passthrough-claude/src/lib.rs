@@ -143,7 +143,7 @@ impl PassthroughStrategy for PassthroughClaude {
 /// Claude Code's name for `server`'s `tool`: `mcp__SERVER__TOOL`, each
 /// part's characters outside `[a-zA-Z0-9_-]` replaced by `_`.
 fn claude_tool_name(server: &str, tool: &str) -> String {
-    use tether_core::last_mile::{replace_outside, word_or_dash};
+    use tether_sdk::names::{replace_outside, word_or_dash};
     format!(
         "mcp__{}__{}",
         replace_outside(server, word_or_dash, '_'),
@@ -294,7 +294,8 @@ impl tether_core::model_tap::ModelTap for PassthroughClaude {
         &self,
         headers: &[(&str, &str)],
     ) -> Option<tether_core::model_tap::ModelCaller> {
-        use tether_core::model_tap::{ModelCaller, header, product_version};
+        use tether_core::model_tap::{ModelCaller, header};
+        use tether_sdk::names::product_version;
         let version = product_version(header(headers, "user-agent")?, "claude-cli")?;
         Some(ModelCaller::new(
             Some(version),

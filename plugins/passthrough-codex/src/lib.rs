@@ -258,7 +258,7 @@ impl PassthroughStrategy for PassthroughCodex {
 /// `mcp__SERVER` (written `mcp__SERVER/TOOL`), characters outside
 /// `[a-zA-Z0-9_]` (a `-` too) replaced by `_`.
 fn codex_tool_name(server: &str, tool: &str) -> String {
-    use tether_core::last_mile::replace_outside;
+    use tether_sdk::names::replace_outside;
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     format!(
         "mcp__{}/{}",
@@ -399,7 +399,8 @@ impl tether_core::model_tap::ModelTap for PassthroughCodex {
         &self,
         headers: &[(&str, &str)],
     ) -> Option<tether_core::model_tap::ModelCaller> {
-        use tether_core::model_tap::{ModelCaller, header, product_version};
+        use tether_core::model_tap::{ModelCaller, header};
+        use tether_sdk::names::product_version;
         let agent = header(headers, "user-agent")?;
         let version = ["codex_exec", "codex_cli_rs", "codex_vscode"]
             .iter()

@@ -194,7 +194,7 @@ pub(crate) fn output_evidence(line: &str, at: Timestamp) -> Vec<Evidence> {
 /// Copilot CLI's name for `server`'s `tool`, before its cut to 64:
 /// `SERVER-TOOL`, characters outside `[a-zA-Z0-9_-]` replaced by `-`.
 fn copilot_tool_name(server: &str, tool: &str) -> String {
-    use tether_core::last_mile::{replace_outside, word_or_dash};
+    use tether_sdk::names::{replace_outside, word_or_dash};
     format!(
         "{}-{}",
         replace_outside(server, word_or_dash, '-'),

@@ -207,7 +207,7 @@ pub(crate) fn disabled_tools(
 /// server's name fits. A name of 64 characters or more may be cut, and a
 /// server named outside ASCII is punycoded: neither is split.
 fn server_tool<'a>(full: &'a str, configured: &[String]) -> Option<(String, &'a str)> {
-    use tether_core::last_mile::{replace_outside, word_or_dash};
+    use tether_sdk::names::{replace_outside, word_or_dash};
     if full.len() >= 64 {
         return None;
     }

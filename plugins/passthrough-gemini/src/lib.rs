@@ -385,7 +385,8 @@ impl tether_core::model_tap::ModelTap for PassthroughGemini {
         &self,
         headers: &[(&str, &str)],
     ) -> Option<tether_core::model_tap::ModelCaller> {
-        use tether_core::model_tap::{ModelCaller, header, product_version};
+        use tether_core::model_tap::{ModelCaller, header};
+        use tether_sdk::names::product_version;
         let agent = header(headers, "user-agent")?;
         let products: &[&str] = match self.flavor() {
             telemetry::Flavor::Gemini => &["GeminiCLI-tui", "GeminiCLI"],
@@ -407,7 +408,7 @@ impl PassthroughGemini {
 
 /// How Gemini CLI and Qwen Code spell an MCP tool's name to the model.
 mod names {
-    use tether_core::last_mile::{fnv1a_base36, replace_outside, word_or_dash};
+    use tether_sdk::names::{replace_outside, word_or_dash};
 
     /// Keeps `name`'s first `head` and last `tail` characters, joined by
     /// `mark`, when it is longer than `max` (all ASCII by then).
@@ -457,6 +458,43 @@ mod names {
         let suffix = format!("_{}", fnv1a_base36(&name));
         let keep = 63 - suffix.len();
         format!("{}{suffix}", clean.get(..keep).unwrap_or(&clean))
+    }
+
+    /// The 32-bit FNV-1a hash of `text`'s UTF-16 code units (JavaScript's
+    /// `charCodeAt` with `Math.imul`), in base 36, padded to 7 digits: Qwen
+    /// Code 0.24's suffix for a name it cuts.
+    fn fnv1a_base36(text: &str) -> String {
+        let mut hash: u32 = 2_166_136_261;
+        for unit in text.encode_utf16() {
+            hash = (hash ^ u32::from(unit)).wrapping_mul(16_777_619);
+        }
+        let mut digits = Vec::new();
+        let mut n = hash;
+        loop {
+            let d = (n % 36) as u8;
+            digits.push(if d < 10 { b'0' + d } else { b'a' + d - 10 });
+            n /= 36;
+            if n == 0 {
+                break;
+            }
+        }
+        while digits.len() < 7 {
+            digits.push(b'0');
+        }
+        digits.reverse();
+        String::from_utf8(digits).unwrap_or_default()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn the_hash_is_javascript_s() {
+            // FNV-1a over UTF-16 code units, as `Math.imul` computes it
+            // (reference values from Node: `(h >>> 0).toString(36)`).
+            assert_eq!(super::fnv1a_base36(""), "0ztntfp");
+            assert_eq!(super::fnv1a_base36("a"), "1r9wi7g");
+            assert_eq!(super::fnv1a_base36("mcp__brk__dotted.name"), "0w9h6p9");
+        }
     }
 }
 

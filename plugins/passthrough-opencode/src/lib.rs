@@ -185,7 +185,7 @@ impl PassthroughStrategy for PassthroughOpenCode {
 /// OpenCode's name for `server`'s `tool`: `SERVER_TOOL`, characters
 /// outside `[a-zA-Z0-9_-]` replaced by `_`.
 fn opencode_tool_name(server: &str, tool: &str) -> String {
-    use tether_core::last_mile::{replace_outside, word_or_dash};
+    use tether_sdk::names::{replace_outside, word_or_dash};
     format!(
         "{}_{}",
         replace_outside(server, word_or_dash, '_'),
@@ -295,7 +295,8 @@ impl tether_core::model_tap::ModelTap for PassthroughOpenCode {
         &self,
         headers: &[(&str, &str)],
     ) -> Option<tether_core::model_tap::ModelCaller> {
-        use tether_core::model_tap::{ModelCaller, header, product_version};
+        use tether_core::model_tap::{ModelCaller, header};
+        use tether_sdk::names::product_version;
         let version = product_version(header(headers, "user-agent")?, "opencode")?;
         Some(ModelCaller::new(
             Some(version),
