@@ -472,3 +472,282 @@ async fn claude_and_tether_agree_on_a_login_wanted_and_a_token_refused() {
         }
     }
 }
+
+/// One everyday startup failure, as a Codex `[mcp_servers.NAME]` table:
+/// its entry, the words Codex 0.171.0 says of it, and Tether's reason.
+struct CodexCase {
+    name: &'static str,
+    entry: String,
+    /// Each in Codex's stderr after `required MCP servers failed to
+    /// initialize: NAME: ` (measured on 0.171.0; each phrase is in its
+    /// binary's strings).
+    codex_says: &'static [&'static str],
+    tether: ReasonCode,
+}
+
+/// The nine cases, on the project's own auth server at `addr`. The token
+/// Codex sends comes from `TETHER_PLANTED_TOKEN` (Codex refuses a literal
+/// `bearer_token` for streamable HTTP: "bearer_token is not supported").
+fn codex_cases(addr: std::net::SocketAddr, missing_dir: &Path) -> Vec<CodexCase> {
+    let url = format!("http://{addr}/mcp");
+    let cwd = missing_dir.display();
+    vec![
+        CodexCase {
+            // A refused token on a server that answers with a challenge
+            // (`Bearer error="invalid_token"`, as RFC 6750 servers do):
+            // Codex says `Auth required`, the words it says for a login
+            // wanted; Tether tells the two apart.
+            name: "tokeny",
+            entry: format!("url = \"{url}\"\nbearer_token_env_var = \"TETHER_PLANTED_TOKEN\""),
+            codex_says: &["Auth required"],
+            tether: ReasonCode::AuthRejected,
+        },
+        CodexCase {
+            // A refused token, no challenge: Codex's `unexpected server
+            // response: HTTP 401`.
+            name: "plainy",
+            entry: format!(
+                "url = \"http://{addr}/plain/mcp\"\nbearer_token_env_var = \"TETHER_PLANTED_TOKEN\""
+            ),
+            codex_says: &["unexpected server response: HTTP 401"],
+            tether: ReasonCode::AuthRejected,
+        },
+        CodexCase {
+            name: "oauthy",
+            entry: format!("url = \"{url}\""),
+            codex_says: &["Auth required"],
+            tether: ReasonCode::OauthRequired,
+        },
+        CodexCase {
+            name: "unsetvar",
+            entry: format!("url = \"{url}\"\nbearer_token_env_var = \"TETHER_UNSET_TOKEN_VAR\""),
+            codex_says: &[
+                "Environment variable TETHER_UNSET_TOKEN_VAR for MCP server 'unsetvar' is not set",
+            ],
+            tether: ReasonCode::UnresolvedVariable,
+        },
+        CodexCase {
+            name: "barecmd",
+            entry: "command = \"tether-no-such-server-4f9a\"".to_owned(),
+            codex_says: &["No such file or directory (os error 2)"],
+            tether: ReasonCode::CommandNotFound,
+        },
+        CodexCase {
+            name: "abscmd",
+            entry: "command = \"/opt/tether-nope-4f9a/server\"".to_owned(),
+            codex_says: &["No such file or directory (os error 2)"],
+            tether: ReasonCode::CommandNotFound,
+        },
+        CodexCase {
+            name: "nocwd",
+            entry: format!("command = \"sh\"\nargs = [\"-c\", \"cat\"]\ncwd = \"{cwd}\""),
+            codex_says: &["No such file or directory (os error 2)"],
+            tether: ReasonCode::CwdNotFound,
+        },
+        CodexCase {
+            name: "exits",
+            entry: "command = \"sh\"\nargs = [\"-c\", \"echo boom >&2; exit 3\"]".to_owned(),
+            codex_says: &["handshaking with MCP server failed"],
+            tether: ReasonCode::ServerExited,
+        },
+        CodexCase {
+            // Codex's own deadline, set small: it ends the wait, not a sleep.
+            name: "silent",
+            entry: "command = \"sleep\"\nargs = [\"1000\"]\nstartup_timeout_sec = 1".to_owned(),
+            codex_says: &["timed out handshaking with MCP server after"],
+            tether: ReasonCode::Timeout,
+        },
+    ]
+}
+
+/// A Codex home holding `servers` (each `required` where asked), the model
+/// at `model_base` (the fake model, or a closed port).
+fn codex_home(
+    dir: &Path,
+    model_base: &str,
+    servers: &[&CodexCase],
+    required: bool,
+) -> std::path::PathBuf {
+    let codex_home = dir.join(".codex");
+    std::fs::create_dir_all(&codex_home).expect("codex home");
+    std::fs::create_dir_all(dir.join("work")).expect("work");
+    let mut config = format!(
+        "model = \"gpt-5.1\"\nmodel_provider = \"fake\"\napproval_policy = \"never\"\n\
+         [model_providers.fake]\nname = \"fake\"\nbase_url = \"{model_base}/v1\"\n\
+         wire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n"
+    );
+    for case in servers {
+        config.push_str(&format!(
+            "[mcp_servers.{}]\nrequired = {required}\n{}\n",
+            case.name, case.entry
+        ));
+    }
+    std::fs::write(codex_home.join("config.toml"), config).expect("config");
+    codex_home
+}
+
+/// `codex exec --json` in `dir`'s home, the planted token in its
+/// environment: ends when Codex exits (bounded, its group killed).
+fn codex_exec(codex: &Path, dir: &Path, codex_home: &Path) -> std::process::Command {
+    let mut cmd = tether_tests::by_path::codex_exec(codex, dir, codex_home, &dir.join("work"));
+    cmd.env("TETHER_PLANTED_TOKEN", PLANTED);
+    cmd
+}
+
+/// GIVEN each everyday startup failure (a token refused, an OAuth login
+/// wanted, an unset token variable, a command missing bare and as a path,
+/// a missing `cwd`, a server that exits at once, one that never answers)
+/// as a `required` Codex server WHEN the real Codex 0.171.0 (the pin and
+/// npm's newest) runs `exec` THEN Codex exits 1 before writing a rollout
+/// and names the server and its reason on stderr; AND WHEN `tether
+/// inventory --test` reads the same configuration THEN each row's reason
+/// is the one Codex's words name (where Codex says only `No such file or
+/// directory` for a bare command, a path and a `cwd`, Tether tells the
+/// three apart), with no planted token and no rmcp words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_and_tether_agree_on_each_startup_failure() {
+    let Some(codex) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let addr = auth_server().await;
+    let scratch = tempfile::tempdir().expect("scratch");
+    let cases = codex_cases(addr, &scratch.path().join("no/such/dir"));
+    // The model is never asked: a required server's failure ends the run
+    // first. A closed port, so a run that went on could not pass.
+    let model = "http://127.0.0.1:9";
+    for case in &cases {
+        let dir = scratch.path().join(case.name);
+        let codex_home = codex_home(&dir, model, &[case], true);
+        let cmd = codex_exec(&codex, &dir, &codex_home);
+        let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+            .await
+            .expect("join");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", case.name);
+        let said = stderr
+            .split_once(&format!(
+                "required MCP servers failed to initialize: {}: ",
+                case.name
+            ))
+            .map(|(_, words)| words.lines().next().unwrap_or_default())
+            .unwrap_or_else(|| panic!("{}: Codex named no reason: {stderr}", case.name));
+        for words in case.codex_says {
+            assert!(said.contains(words), "{}: Codex said {said}", case.name);
+        }
+        assert!(
+            tether_tests::by_path::codex_rollouts(&codex_home).is_empty(),
+            "{}: a rollout was written",
+            case.name
+        );
+    }
+
+    let all: Vec<&CodexCase> = cases.iter().collect();
+    let codex_home = codex_home(scratch.path(), model, &all, false);
+    let mut cmd = tether_tests::tether_at_home(scratch.path());
+    cmd.env("TETHER_DB", tether_tests::scratch_store())
+        .env("CODEX_HOME", &codex_home)
+        .env("TETHER_PLANTED_TOKEN", PLANTED)
+        .args([
+            "inventory",
+            "--json",
+            "--harness",
+            "codex",
+            "--kind",
+            "mcp_server",
+        ])
+        .args(["--test", "--timeout", "5"]);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    for text in [&stdout, &String::from_utf8_lossy(&out.stderr).into_owned()] {
+        assert!(!text.contains(PLANTED), "{text}");
+        assert!(!text.contains("rmcp"), "{text}");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    for case in &cases {
+        let row = doc["rows"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["name"] == case.name))
+            .unwrap_or_else(|| panic!("no {}: {doc}", case.name));
+        assert_eq!(
+            row["reason_code"],
+            case.tether.as_str(),
+            "{}: {row}",
+            case.name
+        );
+    }
+}
+
+/// GIVEN the same servers not `required`, beside the fake model WHEN the
+/// real Codex 0.171.0 runs `exec` THEN it runs its turn and exits 0, and
+/// its rollout holds no word of any server's start (Codex keeps
+/// `mcp_startup_update` in the process; the census says so); AND WHEN
+/// `tether sessions show ROLLOUT --json` reads it THEN no failing server is
+/// shown past what the configuration here says (configured, enabled, a
+/// variable unset here), used or failed: Tether says what Codex recorded,
+/// nothing shows, and infers no start from the configuration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rollout_that_says_nothing_of_a_failed_start_reads_as_nothing_shown() {
+    let Some(codex) = tether_tests::peer("node_modules/.bin/codex") else {
+        return;
+    };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let addr = auth_server().await;
+    let (model, _log) = tether_tests::fake_model::start_model("time/get_current_time").await;
+    let scratch = tempfile::tempdir().expect("scratch");
+    let cases = codex_cases(addr, &scratch.path().join("no/such/dir"));
+    let all: Vec<&CodexCase> = cases.iter().collect();
+    let codex_home = codex_home(scratch.path(), &model.base(), &all, false);
+    let cmd = codex_exec(&codex, scratch.path(), &codex_home);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+        .await
+        .expect("join");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("\"turn.completed\""), "{stdout}");
+    let rollouts = tether_tests::by_path::codex_rollouts(&codex_home);
+    let [rollout] = rollouts.as_slice() else {
+        panic!("one rollout: {rollouts:?}");
+    };
+    let text = std::fs::read_to_string(rollout).expect("rollout");
+    for case in &cases {
+        assert!(
+            !text.contains(&format!("\"{}\"", case.name)),
+            "{}: {text}",
+            case.name
+        );
+    }
+    let mut cmd = tether_tests::tether_at_home(scratch.path());
+    cmd.env("TETHER_DB", tether_tests::scratch_store())
+        .env("CODEX_HOME", &codex_home)
+        .env("TETHER_PLANTED_TOKEN", PLANTED)
+        .args(["sessions", "show", "--json"])
+        .arg(rollout);
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 60))
+        .await
+        .expect("join");
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!shown.contains(PLANTED), "{shown}");
+    let doc: serde_json::Value = serde_json::from_str(&shown).expect("json");
+    for case in &cases {
+        let row = doc["rows"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["name"] == case.name))
+            .unwrap_or_else(|| panic!("no {}: {doc}", case.name));
+        // Only what the configuration here says (configured, enabled, a
+        // variable unset here): no stage the session would have to show.
+        assert_eq!(row["status"], "unknown", "{}: {row}", case.name);
+        assert_eq!(row["calls"], 0, "{}: {row}", case.name);
+        let stages = row["stages"].as_object().expect("stages");
+        for (stage, seen) in stages {
+            assert!(
+                matches!(stage.as_str(), "configured" | "enabled")
+                    && seen["provenance"] == "current_config",
+                "{}: {row}",
+                case.name
+            );
+        }
+    }
+}
