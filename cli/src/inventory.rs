@@ -19,7 +19,7 @@ use tether_core::inventory::{InventoryChanges, InventoryDocument, InventoryRow};
 use tether_core::vocab::StageState;
 use tether_diagnostics::endpoint_check::CheckLimits;
 use tether_diagnostics::pins::check_inventory_hashing;
-use tether_inventory::testing::{TestProgress, rows_to_test};
+use tether_inventory::endpoint_test::{TestProgress, rows_to_test};
 use tether_inventory::{ScanContext, scan_all, scanners};
 use tether_store::SqliteStore;
 use tether_words::display::{ColorClass, state_color};

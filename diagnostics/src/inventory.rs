@@ -1,11 +1,11 @@
 //! Endpoint checks over an inventory (`tether inventory --test`): the rows
-//! [`tether_inventory::testing`] picks, each checked with
+//! [`tether_inventory::endpoint_test`] picks, each checked with
 //! [`check_endpoint_catalog`] (so each row learns what its tools cost).
 
 use std::path::Path;
 
 use tether_core::inventory::InventoryDocument;
-use tether_inventory::testing::{RulesOf, TestProgress, test_rows};
+use tether_inventory::endpoint_test::{RulesOf, TestProgress, test_rows};
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint_check::{CheckLimits, check_endpoint_catalog};

@@ -14,7 +14,7 @@ use tether_core::inventory::InventoryDocument;
 use tether_core::model::EndpointTestResult;
 use tether_core::pins::{PinReport, server_key, sight};
 use tether_core::store::{Store, StoreError};
-use tether_inventory::testing::{RulesOf, TestProgress, test_rows};
+use tether_inventory::endpoint_test::{RulesOf, TestProgress, test_rows};
 use tokio_util::sync::CancellationToken;
 
 use crate::endpoint_check::{CheckLimits, ListedHashes, check_endpoint_hashing};

@@ -17,7 +17,7 @@
 //!   (`tether endpoint-test --config`);
 //! - [`sessions`]: tool rows from the sessions a harness ran itself
 //!   ([`apply_session_tools`]);
-//! - [`testing`]: which rows an endpoint test covers and running those tests a
+//! - [`endpoint_test`]: which rows an endpoint test covers and running those tests a
 //!   few at a time, with whatever tester the host supplies;
 //! - [`capability`]: rows beyond servers (plugins, skills, hooks) and their commands' diagnostics;
 //! - [`session_tools`]: tool rows from what a harness's own session records showed.
@@ -28,12 +28,12 @@
 pub mod capability;
 pub mod context;
 pub mod dialect;
+pub mod endpoint_test;
 pub mod lookup;
 pub mod root;
 pub mod rows;
 pub mod scan;
 pub mod session_tools;
-pub mod testing;
 
 pub use capability::{
     FoundCapability, FoundCommand, HookEntry, Installed, check_command, hook_commands,

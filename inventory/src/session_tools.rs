@@ -22,7 +22,7 @@ use tether_core::model::{StageObservation, Timestamp};
 use tether_core::sanitize;
 use tether_core::vocab::{CapabilityKind, StageState};
 
-use crate::testing::tool_row;
+use crate::endpoint_test::tool_row;
 
 /// One session's servers, as a harness's records showed them.
 #[derive(Debug, Clone)]
@@ -323,7 +323,7 @@ mod tests {
     fn a_filter_still_hides_a_tool_a_session_showed_and_a_tested_row_is_filled_in() {
         let mut doc = document(&["get_current_time"]);
         let server = doc.rows[0].clone();
-        let mut tested = crate::testing::tool_row(&server, "get_current_time", Timestamp(50));
+        let mut tested = crate::endpoint_test::tool_row(&server, "get_current_time", Timestamp(50));
         tested.tool_tokens = Some(120);
         doc.rows.push(tested);
         let sessions = [session(

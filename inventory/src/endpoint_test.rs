@@ -3,7 +3,7 @@
 //! time. The test itself is the caller's (a host passes the endpoint check of
 //! `tether-diagnostics`), so this crate speaks no MCP.
 //!
-//! Its invariants are written once, in ARCHITECTURE.md (`core/`), each
+//! Its invariants are written once, in ARCHITECTURE.md (`inventory/`), each
 //! with the test that checks it.
 //!
 //! A row is tested when enabled and resolvable; a stdio server without `cwd`
