@@ -231,10 +231,10 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let mut tap = Tap::new(Arc::clone(&proxy), event_stream);
-    let tapped = upstream.bytes_stream().map(move |chunk| {
+    let mut reader = ResponseReader::new(Arc::clone(&proxy), event_stream);
+    let read_through = upstream.bytes_stream().map(move |chunk| {
         if let Ok(bytes) = &chunk {
-            tap.feed(bytes);
+            reader.feed(bytes);
         }
         chunk
     });
@@ -242,9 +242,9 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
         // A legacy SSE `endpoint` event may name the real origin: it is
         // pointed back at this relay, or the agent would leave it.
         let rewrite = EndpointRewrite::new(&proxy.upstream.url, &proxy.authority);
-        Body::from_stream(rewrite.over(tapped))
+        Body::from_stream(rewrite.over(read_through))
     } else {
-        Body::from_stream(tapped)
+        Body::from_stream(read_through)
     };
     let mut response = Response::new(body);
     *response.status_mut() = status;
@@ -254,7 +254,7 @@ async fn forward(State(proxy): State<Arc<Proxy>>, request: Request) -> Response 
 
 /// Reads a response on its way through: the whole JSON body (observed when
 /// the stream ends), or each server-sent event's data as it completes.
-struct Tap {
+struct ResponseReader {
     proxy: Arc<Proxy>,
     event_stream: bool,
     buffer: Vec<u8>,
@@ -262,9 +262,9 @@ struct Tap {
     overflowed: bool,
 }
 
-impl Tap {
+impl ResponseReader {
     fn new(proxy: Arc<Proxy>, event_stream: bool) -> Self {
-        Tap {
+        ResponseReader {
             proxy,
             event_stream,
             buffer: Vec::new(),
@@ -321,7 +321,7 @@ impl Tap {
     }
 }
 
-impl Drop for Tap {
+impl Drop for ResponseReader {
     fn drop(&mut self) {
         if !self.event_stream && !self.overflowed && !self.buffer.is_empty() {
             self.proxy.observe(Direction::ToAgent, &self.buffer);
