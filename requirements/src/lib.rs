@@ -18,10 +18,14 @@
 //!   session against its requirements, and the document of several.
 //! - [`document`]: [`document::CheckDocument`], the public JSON document
 //!   (`tether schema check`, bindings/go).
+//! - `sample` (tests and the `test-support` feature only): matrix rows and
+//!   a summary built in a line, for this crate's tests and its hosts'.
 
 pub mod document;
 pub mod evaluate;
 pub mod requirement;
+#[cfg(any(test, feature = "test-support"))]
+pub mod sample;
 
 pub use document::{CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome};
 pub use evaluate::{check_history, check_session, document, evaluate, every_server};

@@ -2,41 +2,10 @@
 //! tether-requirements' tests).
 
 use super::*;
-use tether_core::model::StageObservation;
-use tether_core::records::MatrixRow;
-use tether_core::vocab::{CapabilityKind, DisplayStatus, ReasonCode, StageState};
+use tether_core::vocab::{DisplayStatus, ReasonCode, StageState};
 use tether_requirements::parse_server;
 
-fn row(
-    kind: CapabilityKind,
-    name: &str,
-    status: DisplayStatus,
-    stages: &[(&str, StageState)],
-) -> MatrixRow {
-    serde_json::from_value(serde_json::json!({
-        "kind": kind.as_str(),
-        "name": name,
-        "status": status.as_str(),
-        "stopped": format!("stopped-{name}"),
-        "stages": stages.iter().map(|(k, s)| ((*k).to_owned(), serde_json::to_value(StageObservation {
-            state: *s,
-            ..StageObservation::default()
-        }).expect("an observation"))).collect::<serde_json::Map<_, _>>(),
-    }))
-    .expect("a row")
-}
-
-fn server(name: &str, status: DisplayStatus, stages: &[(&str, StageState)]) -> MatrixRow {
-    row(CapabilityKind::McpServer, name, status, stages)
-}
-
-fn summary() -> tether_core::records::SessionSummary {
-    serde_json::from_value(serde_json::json!({
-        "session_id": "claude:s1", "agent_kind": "claude", "harness_session": "s1",
-        "started_at": 1, "updated_at": 2, "counts": {}, "files": 1
-    }))
-    .expect("a summary")
-}
+use tether_requirements::sample::{server, summary};
 
 fn checked() -> CheckDocument {
     let mut broken = server(
