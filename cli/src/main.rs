@@ -70,7 +70,8 @@ enum Command {
     /// The sessions your harnesses wrote to disk, each as a capability matrix: list, show ID,
     /// import into a store (exit 0 done, 1 store failure or no such session, 2 usage).
     Sessions(sessions::SessionsArgs),
-    /// Run a harness headless (CI, scripts) with Tether around it: its stdio untouched, its
+    /// Run a harness headless (CI, scripts) with Tether around it: its stdio passed on byte for
+    /// byte (its stdout read, as `check FILE` reads one, where it is no terminal), its
     /// session's matrix on stderr, `--require` evaluated (exit: the harness's when it failed,
     /// 4 a requirement not met, else 0).
     #[command(after_help = format!("{}\n\n{}", run::RUN_AFTER_HELP, check::STAGES_HELP))]

@@ -1,9 +1,10 @@
 //! `tether run [--require …] -- COMMAND [ARGS…]`: a harness run headless
 //! (CI, scripts) with Tether around it. The command runs as given: it
-//! inherits stdin, stdout and stderr (never piped, so they pass byte for
-//! byte), the signals Tether receives are forwarded to it, and its exit
-//! code is kept. Around it, in-process on 127.0.0.1 with fresh tokens: the
-//! telemetry receiver (the harness's variables from its plugin's
+//! inherits stdin and stderr, its stdout passes byte for byte (and where
+//! it is no terminal is read too, as `tether check FILE` reads a saved
+//! stream: [`stdout`]), the signals Tether receives are forwarded to it,
+//! and its exit code is kept. Around it, in-process on 127.0.0.1 with
+//! fresh tokens: the telemetry receiver (the harness's variables from its plugin's
 //! `telemetry_setup`) and, with `--tap`, the model tap. When it exits, the
 //! session's own records are read and merged with what arrived, the
 //! session is stored, its matrix goes to stderr (or `--report`), and the
@@ -30,7 +31,8 @@ mod stdout;
 
 /// What `tether run --help` says after the flags.
 pub const RUN_AFTER_HELP: &str = "\
-The command inherits stdin, stdout and stderr untouched; Tether writes only to stderr (or --report).
+The command inherits stdin and stderr; its stdout is passed on byte for byte, and where it is no
+terminal also read, as `tether check FILE` reads a saved one. Tether writes only to stderr (or --report).
 SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to it (SIGINT only where the terminal did not
 already send it to the command's process group).
 
