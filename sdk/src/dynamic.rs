@@ -261,7 +261,8 @@ fn carried(roles: Roles<'_>) -> Vec<String> {
         ("setup", roles.setup.is_some()),
     ]
     .into_iter()
-    .filter_map(|(name, has)| has.then(|| name.to_owned()))
+    .filter(|&(_, has)| has)
+    .map(|(name, _)| name.to_owned())
     .collect()
 }
 
