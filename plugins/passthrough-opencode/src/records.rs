@@ -307,10 +307,10 @@ pub(crate) fn log_line<'r>(
 
 /// A "server unavailable" line's status (1.18.33's `MCP.create`, which
 /// logs only `key`, `type` and `status`, never the error's words):
-/// - `failed`: no reason given (its words are only in `opencode mcp
+/// - `status=failed`: no reason given (its words are only in `opencode mcp
 ///   list`, never in a record);
-/// - `needs_auth`: it wants a login (an OAuth flow began);
-/// - `needs_client_registration`: it wants a login, with a client id given
+/// - `status=needs_auth`: it wants a login (an OAuth flow began);
+/// - `status=needs_client_registration`: it wants a login, with a client id given
 ///   first ("Server does not support dynamic client registration. Please
 ///   provide clientId in config.").
 fn unavailable(reading: &mut RecordReading, server: &str, said: Option<&str>, at: Timestamp) {
