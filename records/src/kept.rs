@@ -207,7 +207,7 @@ impl Records {
         let built = self.summaries();
         let pairs: Vec<(&SessionFacts, &SessionSummary)> = built
             .iter()
-            .filter_map(|(s, _)| Some((self.sessions.get(&s.session_id)?, s)))
+            .filter_map(|(s, _)| Some((&**self.sessions.get(&s.session_id)?, s)))
             .collect();
         self.keep_summaries(&pairs);
         let mut all: BTreeMap<&str, &SessionSummary> = built

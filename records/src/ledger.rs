@@ -203,6 +203,16 @@ pub struct Body {
     pub facts: BTreeMap<String, SessionFacts>,
 }
 
+/// A file's facts as [`Body::facts`] reads them back.
+#[derive(Debug)]
+pub struct FactsRef<'a>(pub &'a BTreeMap<String, Arc<SessionFacts>>);
+
+impl serde::Serialize for FactsRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(id, facts)| (id, &**facts)))
+    }
+}
+
 /// A [`Body`] to write, borrowed from the reader's state.
 #[derive(Debug, serde::Serialize)]
 pub struct BodyRef<'a> {
@@ -219,7 +229,7 @@ pub struct BodyRef<'a> {
     /// [`Body::modified_ns`].
     pub modified_ns: Option<u64>,
     /// [`Body::facts`].
-    pub facts: &'a BTreeMap<String, SessionFacts>,
+    pub facts: FactsRef<'a>,
 }
 
 /// A row's head and state: the [`Head`] and the [`Body`], each as JSON
@@ -312,7 +322,11 @@ fn restore(row: &RecordFileRow, head: &Head, state: &[u8], now: bool) -> Option<
         pending: body.pending,
         skipping: body.skipping,
         report: head.report.clone(),
-        facts: body.facts,
+        facts: body
+            .facts
+            .into_iter()
+            .map(|(id, facts)| (id, Arc::new(facts)))
+            .collect(),
         identity: Some(Identity {
             device: row.device,
             inode: row.inode,
@@ -413,7 +427,7 @@ pub(crate) fn row_of(
         skipping: state.skipping,
         signature: state.len,
         modified_ns: nanos(state.modified),
-        facts: &state.facts,
+        facts: FactsRef(&state.facts),
     };
     let (head, state) = encode(&head, &body);
     RecordFileRow {
@@ -711,21 +725,23 @@ impl Records {
             .map(|(path, _)| path.clone())
             .collect();
         self.unpark(&wanted);
-        let mut built: BTreeMap<&str, SessionFacts> = BTreeMap::new();
+        // A session of one file shares that file's facts; one of several
+        // is their merge (one copy, never one per file and one merged).
+        let mut built: BTreeMap<&str, Arc<SessionFacts>> = BTreeMap::new();
         for state in self.files.values() {
             for (id, facts) in &state.facts {
                 if !ids.contains(id) {
                     continue;
                 }
                 match built.get_mut(id.as_str()) {
-                    Some(mine) => mine.merge(facts.clone()),
+                    Some(mine) => Arc::make_mut(mine).merge(SessionFacts::clone(facts)),
                     None => {
-                        built.insert(id, facts.clone());
+                        built.insert(id, Arc::clone(facts));
                     }
                 }
             }
         }
-        let mut built: BTreeMap<String, SessionFacts> =
+        let mut built: BTreeMap<String, Arc<SessionFacts>> =
             built.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
         let mut changed = BTreeSet::new();
         let mut refused = BTreeSet::new();
@@ -872,7 +888,10 @@ mod tests {
             sessions: vec!["claude:x".into()],
             ..Head::default()
         };
-        let facts = BTreeMap::from([("claude:x".to_owned(), SessionFacts::new("claude", "x"))]);
+        let facts = BTreeMap::from([(
+            "claude:x".to_owned(),
+            Arc::new(SessionFacts::new("claude", "x")),
+        )]);
         let body = BodyRef {
             session: &None,
             threads: &HashMap::new(),
@@ -880,7 +899,7 @@ mod tests {
             skipping: false,
             signature: 3,
             modified_ns: None,
-            facts: &facts,
+            facts: FactsRef(&facts),
         };
         let (kept_head, state) = encode(&head, &body);
         assert_eq!(

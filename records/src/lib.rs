@@ -149,8 +149,9 @@ struct FileState {
     skipping: bool,
     report: FileReport,
     /// What the file's records said so far, by Tether session id (a
-    /// session's facts are its files' merged, in path order).
-    facts: BTreeMap<String, SessionFacts>,
+    /// session's facts are its files' merged, in path order; a session of
+    /// one file shares them).
+    facts: BTreeMap<String, Arc<SessionFacts>>,
     /// The file read last (its device and inode).
     identity: Option<ledger::Identity>,
     /// Its ledger row as written (`ledger::file_stamp`; 0: none).
@@ -174,7 +175,7 @@ pub struct Records {
     names: HashMap<String, Vec<String>>,
     filter: Filter,
     files: BTreeMap<PathBuf, FileState>,
-    sessions: BTreeMap<String, SessionFacts>,
+    sessions: BTreeMap<String, Arc<SessionFacts>>,
     /// What a cap cut from each source on the last pass.
     cuts: BTreeMap<usize, SourceCut>,
     /// The store's ledger of the files, where one is kept.
@@ -558,14 +559,14 @@ impl Records {
     }
 
     /// The sessions read so far, by Tether session id.
-    pub fn sessions(&self) -> &BTreeMap<String, SessionFacts> {
+    pub fn sessions(&self) -> &BTreeMap<String, Arc<SessionFacts>> {
         &self.sessions
     }
 
     /// The sessions that pass the filter (a session whose project is not
     /// known yet is kept until a record says it).
     pub fn selected(&self) -> impl Iterator<Item = &SessionFacts> {
-        self.sessions.values().filter(|f| {
+        self.sessions.values().map(|f| &**f).filter(|f| {
             self.filter
                 .project
                 .as_ref()
@@ -676,7 +677,10 @@ impl Records {
         let mut done = Imported::default();
         let chosen: Vec<&SessionFacts> = match ids {
             None => self.selected().collect(),
-            Some(ids) => ids.iter().filter_map(|id| self.sessions.get(id)).collect(),
+            Some(ids) => ids
+                .iter()
+                .filter_map(|id| self.sessions.get(id).map(|f| &**f))
+                .collect(),
         };
         let mut there = std::collections::BTreeSet::new();
         for facts in chosen {
@@ -868,9 +872,9 @@ impl Part<'_> {
         };
         for (id, facts) in reading.facts {
             match state.facts.get_mut(&id) {
-                Some(mine) => mine.merge(facts),
+                Some(mine) => Arc::make_mut(mine).merge(facts),
                 None => {
-                    state.facts.insert(id, facts);
+                    state.facts.insert(id, Arc::new(facts));
                 }
             }
         }
