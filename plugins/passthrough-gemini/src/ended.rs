@@ -95,9 +95,20 @@ pub(crate) fn gemini_ended(words: Option<&str>) -> Ended {
 /// - `Tool "NAME" not found in registry.`: the ACP agent (0.10.0 and
 ///   0.30.0 zed-integration/zedIntegration.js, 0.61.0 bundle
 ///   gemini-3HFX2LNT.js 15596).
+///
+/// Qwen Code, its fork, words it the same (0.15.10 cli.js 222206, 0.24.4
+/// chunk-DPEB6S2R.js 58320, `getToolNotFoundMessage`), and 0.24.4 adds
+/// `Tool "NAME" not found: no MCP server providing it is currently
+/// configured.` (58351) and `Tool "NAME" not found on MCP server "S".`
+/// (58363).
 pub(crate) fn gemini_no_such_tool(words: &str) -> bool {
-    words.starts_with("Tool \"")
-        && (words.contains("\" not found.") || words.contains("\" not found in registry."))
+    const ENDS: &[&str] = &[
+        "\" not found.",
+        "\" not found in registry.",
+        "\" not found: no MCP server providing it",
+        "\" not found on MCP server \"",
+    ];
+    words.starts_with("Tool \"") && ENDS.iter().any(|end| words.contains(end))
 }
 
 /// Why Gemini CLI's words say an MCP call failed after it was sent, where
@@ -216,5 +227,62 @@ pub(crate) fn qwen_denied(words: Option<&str>, not_started: bool) -> Ended {
         Ended::Refused(ReasonCode::BlockedByHook)
     } else {
         Ended::Unknown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN each release's words for a call of a tool the harness does not
+    /// hold, and its words for an MCP call the SDK failed WHEN read THEN
+    /// "no such tool" is a refusal (`tool_not_available`), never a failure;
+    /// a timeout, a closed connection and a JSON-RPC error are the failures
+    /// they name, and a server's own `isError` stays `tool_error`.
+    #[test]
+    fn each_release_s_words_read_as_what_they_name() {
+        for words in [
+            "Tool \"mcp_time_gone\" not found. Did you mean one of: \"write_file\"?",
+            "Tool \"gone\" not found in registry. Tools must use the exact names that are registered.",
+            "Tool \"gone\" not found in registry.",
+            "Tool \"mcp__a__b\" not found: no MCP server providing it is currently configured.",
+            "Tool \"mcp__a__b\" not found on MCP server \"a\". The server may be disconnected.",
+        ] {
+            assert_eq!(
+                gemini_ended(Some(words)),
+                Ended::Refused(ReasonCode::ToolNotAvailable),
+                "{words}"
+            );
+        }
+        let caught = |message: &str| {
+            format!(
+                "MCP tool 'stamp' reported tool error for function call: {{\"name\":\"stamp\",\"args\":{{\"q\":\" with response: [1]\"}}}} with response: [{{\"functionResponse\":{{\"name\":\"stamp\",\"response\":{{\"error\":{{\"message\":\"{message}\",\"isError\":true}}}}}}}}]"
+            )
+        };
+        for (words, reason) in [
+            (caught("MCP error -32001: Request timed out"), Some(ReasonCode::Timeout)),
+            (caught("MCP error -32000: Connection closed"), Some(ReasonCode::ConnectionClosed)),
+            (caught("MCP error -32602: bad"), Some(ReasonCode::ProtocolError)),
+            (caught("fetch failed"), None),
+            ("MCP error -32001: Request timed out".to_owned(), Some(ReasonCode::Timeout)),
+            // A server's own isError (Qwen 0.24.4's record of one).
+            (
+                "MCP tool 'fail' reported tool error for function call: {} with response: [{\"functionResponse\":{\"name\":\"fail\",\"response\":{\"error\":{\"content\":[],\"isError\":true}}}}]".to_owned(),
+                None,
+            ),
+        ] {
+            assert_eq!(gemini_mcp_failure(&words), reason, "{words}");
+        }
+        assert_eq!(
+            gemini_failed_call(
+                Some("Error: MCP tool 'stamp' reported an error."),
+                Some(&caught("MCP error -32001: Request timed out"))
+            ),
+            Ended::Failed(Some(ReasonCode::Timeout))
+        );
+        assert_eq!(
+            gemini_failed_call(Some("Error: MCP tool 'stamp' reported an error."), None),
+            Ended::Failed(Some(ReasonCode::ToolError))
+        );
     }
 }

@@ -30,7 +30,7 @@
 //! Both: what a headless run printed (`-p --output-format stream-json`),
 //! read by path only ([`crate::stream_json`]).
 
-use crate::ended::{Ended, Words};
+use crate::ended::{Ended, Words, gemini_mcp_failure, gemini_no_such_tool};
 use crate::older::qwen_denied_in;
 use crate::shape::{Obj, known_type, unreadable};
 use std::borrow::Cow;
@@ -241,8 +241,12 @@ fn qwen_chat(record: &str) -> RecordAnswer {
                 _ => None,
             },
             (Some("success"), _) => outcome(id, true, at),
-            (Some("error"), Some("mcp_tool_error")) => failed_with(id, ReasonCode::ToolError, at),
-            (Some("error"), _) => outcome(id, false, at),
+            (Some("error"), kind) => qwen_failed(
+                id,
+                kind,
+                result.display_words.as_ref().and_then(Words::text),
+                at,
+            ),
             _ => None,
         };
         reading.evidence.extend(done);
@@ -257,6 +261,30 @@ fn qwen_chat(record: &str) -> RecordAnswer {
         push(&mut reading, call);
     }
     answer(reading)
+}
+
+/// How a Qwen Code call of status `error` ended: a tool Qwen does not
+/// hold (`tool_not_registered`, or its words for it,
+/// [`gemini_no_such_tool`]) never reached a server (`tool_not_available`);
+/// the MCP SDK's error in its words (Qwen keeps Gemini CLI's "MCP tool 'T'
+/// reported tool error for function call: … with response: …", 0.24.4
+/// fixture `qwen-0.24.4-fail.chat.jsonl`) the failure it names
+/// ([`gemini_mcp_failure`]); the server's `isError` (`mcp_tool_error`)
+/// `tool_error`; any other a failure of no named kind.
+fn qwen_failed(
+    id: &str,
+    kind: Option<&str>,
+    words: Option<&str>,
+    at: Timestamp,
+) -> Option<tether_core::model::Evidence> {
+    if kind == Some("tool_not_registered") || words.is_some_and(gemini_no_such_tool) {
+        return refusal(id, ReasonCode::ToolNotAvailable, at);
+    }
+    match (words.and_then(gemini_mcp_failure), kind) {
+        (Some(reason), _) => failed_with(id, reason, at),
+        (None, Some("mcp_tool_error")) => failed_with(id, ReasonCode::ToolError, at),
+        (None, _) => outcome(id, false, at),
+    }
 }
 
 /// The tool names of `ToolRegistry created: [...] (N tools)`: a JSON

@@ -37,7 +37,8 @@ use tether_sdk::records::{
 use tether_sdk::telemetry::split_against;
 
 use crate::ended::{
-    Ended, Words, gemini_cancelled, gemini_failed_call, gemini_mcp_failure, qwen_denied,
+    Ended, Words, gemini_cancelled, gemini_failed_call, gemini_mcp_failure, gemini_no_such_tool,
+    qwen_denied,
 };
 use crate::shape::{Obj, known_type, unreadable};
 
@@ -408,6 +409,10 @@ const QWEN_KNOWN: &[&str] = &["system", "assistant", "user", "result", "stream_e
 /// named kind the line does not tell apart), unknown.
 fn qwen_failed(words: Option<&str>) -> Ended {
     let words = words.unwrap_or_default();
+    // A tool Qwen does not hold: it reached no server.
+    if gemini_no_such_tool(words) {
+        return Ended::Refused(ReasonCode::ToolNotAvailable);
+    }
     if words.starts_with("MCP tool '") && words.contains("' reported tool error") {
         return Ended::Failed(Some(ReasonCode::ToolError));
     }
