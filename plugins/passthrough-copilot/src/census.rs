@@ -562,12 +562,6 @@ fn saved_output() -> Vec<CensusEntry> {
             "the run's session (sessionId; 1.0.102 qun, 1.0.63 _dr); what the run printed before it joins that session. exitCode and usage not read",
         )
         .silence("the last line: output cut before it is read as output_json_cut, its session named after the file"),
-        CensusEntry::not_read(
-            "events, output_json, output_json_cut",
-            crate::output::CUT_SHORT,
-            "1.0.63–1.0.102",
-            "a last line whose JSON object ends early (the file ends inside it: a capture cut short, a copy taken while Copilot wrote): what it held is unknown, said as not read, never as nothing or as a reader's version drift",
-        ),
         CensusEntry::read(
             crate::output::CUT,
             "the session events but result",

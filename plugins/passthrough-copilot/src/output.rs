@@ -18,7 +18,7 @@
 //! it better.
 
 use tether_core::model::Timestamp;
-use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name};
+use tether_core::records::{RecordAnswer, RecordFile, RecordReading, Unparsed, name};
 use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{answer, push, withheld};
 use tether_sdk::telemetry::failed;
@@ -72,14 +72,14 @@ pub(crate) fn run(
 
 /// What a line whose JSON does not parse (`error`) is: one that ends
 /// before its object does (the file ends inside it: a capture cut short,
-/// a copy taken while Copilot wrote) is said not read, as
-/// [`CUT_SHORT`] (what it held is unknown, never nothing); any other is
-/// not known.
-pub(crate) fn cut_short(record: &str, error: &serde_json::Error) -> RecordAnswer {
-    if error.is_eof() && record.trim_start().starts_with('{') {
-        RecordAnswer::not_read(CUT_SHORT, None)
-    } else {
-        RecordAnswer::Unknown
+/// a copy taken while Copilot wrote) is cut short, and one that is not
+/// JSON is not JSON: lines that could not be parsed, counted with their
+/// line numbers (issue 68), never a kind not read or an unknown kind.
+/// JSON that is no event (its `type` not a string, an array) is not known.
+pub(crate) fn unparsed(error: &serde_json::Error) -> RecordAnswer {
+    match Unparsed::of(error) {
+        Unparsed::WrongType => RecordAnswer::Unknown,
+        why => RecordAnswer::Unparsed { why, kind: None },
     }
 }
 
@@ -104,9 +104,6 @@ pub(crate) fn failed_status(reading: &mut RecordReading, record: &str, at: Times
         push(reading, tether_sdk::records::failure(&server, words, at));
     }
 }
-
-/// The kind a line cut short is said as.
-pub const CUT_SHORT: &str = "a line cut short";
 
 /// The session a cut output is read as, named by its first record (the
 /// event `event_id`): `file.`, the file's name (each character outside
@@ -467,9 +464,10 @@ mod tests {
         assert_eq!(read(&file(EVENTS), failed), RecordAnswer::Unknown);
     }
 
-    /// GIVEN an event cut inside its object, and a line that is no JSON
-    /// WHEN read as each kind of Copilot file THEN the cut one is a line
-    /// cut short, said not read; the other is not known.
+    /// GIVEN an event cut inside its object, a line that is no JSON, and
+    /// JSON whose `type` is no string WHEN read as each kind of Copilot
+    /// file THEN the first two could not be parsed (cut short, not JSON:
+    /// never a kind not read); the last is not known.
     #[test]
     fn a_line_cut_inside_its_object_is_said_cut_short() {
         use crate::records::{EVENTS, OUTPUT, read};
@@ -483,12 +481,13 @@ mod tests {
                 configured: &[],
             };
             let cut = r#"{"type":"tool.execution_start","data":{"toolCallId":"call_1","mcpSer"#;
+            let unparsed = |why| RecordAnswer::Unparsed { why, kind: None };
+            assert_eq!(read(&file, cut), unparsed(Unparsed::CutShort), "{role}");
             assert_eq!(
-                read(&file, cut),
-                RecordAnswer::not_read(CUT_SHORT, None),
+                read(&file, "Error: not JSON"),
+                unparsed(Unparsed::NotJson),
                 "{role}"
             );
-            assert_eq!(read(&file, "Error: not JSON"), RecordAnswer::Unknown);
             assert_eq!(read(&file, r#"{"type":1}}"#), RecordAnswer::Unknown);
         }
     }

@@ -378,7 +378,7 @@ const FAMILIES: &[&str] = &[
 fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match serde_json::from_str::<Event<'_>>(record) {
         Ok(event) => placed(file, record, event),
-        Err(error) => crate::output::cut_short(record, &error),
+        Err(error) => crate::output::unparsed(&error),
     }
 }
 

@@ -41,7 +41,7 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 fn event(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let value: Value = match serde_json::from_str(record) {
         Ok(value) => value,
-        Err(error) => return crate::output::cut_short(record, &error),
+        Err(error) => return crate::output::unparsed(&error),
     };
     // An event is an object whose `type` is a string; anything else is no
     // event (the fast path's parse fails on it: not known).
