@@ -915,7 +915,10 @@ pub struct Evidence {
     /// The agent's session id, for session_accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acp_session_id: Option<String>,
-    /// The agent's own word for the server's state, for agent_reported.
+    /// The server's state as the agent reported it, for agent_reported:
+    /// a [`ReportedStatus`](crate::vocab::ReportedStatus)'s wire form, or
+    /// the agent's own word where its plugin could not type it (read with
+    /// [`Evidence::reported_state`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported_status: Option<String>,
     /// The test result, for endpoint_tested.
@@ -1021,11 +1024,22 @@ impl Evidence {
         self
     }
 
-    /// The agent's own word for the server's state.
-    pub fn reported(mut self, status: impl Into<String>) -> Self {
-        self.reported_status = Some(status.into());
+    /// The server's state as the agent reported it, typed by its plugin
+    /// (a word it could not type: [`ReportedStatus::Other`](crate::vocab::ReportedStatus::Other),
+    /// kept only where it is a name: [`ReportedStatus::kept`](crate::vocab::ReportedStatus::kept)).
+    pub fn reported(mut self, status: impl Into<crate::vocab::ReportedStatus>) -> Self {
+        self.reported_status = Some(status.into().kept().as_str().to_owned());
         self.provenance = Provenance::AgentReport;
         self
+    }
+
+    /// The reported state, typed: a word that is none of
+    /// [`ReportedStatus`](crate::vocab::ReportedStatus)'s is `Other`, read
+    /// by the reducer as a reported `unknown`.
+    pub fn reported_state(&self) -> Option<crate::vocab::ReportedStatus> {
+        self.reported_status
+            .as_deref()
+            .map(crate::vocab::ReportedStatus::parse)
     }
 
     /// About one skill, hook or plugin.

@@ -26,8 +26,8 @@ use crate::model::{
 use crate::owner::{AttemptId, Owner};
 use crate::sanitize::{self, Scrubber};
 use crate::vocab::{
-    CallOutcome, DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ServerSource, Stage,
-    StageState, Transport, Trigger,
+    CallOutcome, DecisionKind, DisplayStatus, EvidenceKind, ReasonCode, ReportedStatus,
+    ServerSource, Stage, StageState, Transport, Trigger,
 };
 
 /// One attempt's row names: each configured name (as the host wrote it, in
@@ -538,5 +538,5 @@ mod tests;
 
 use attempt::*;
 pub use evidence::{SanitizedEvidence, sanitize_evidence};
+pub use fold::derive_status;
 use fold::*;
-pub use fold::{ReportedState, derive_status, reported_state};

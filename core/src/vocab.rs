@@ -597,6 +597,80 @@ open_vocabulary! {
 }
 
 open_vocabulary! {
+    /// A server's state as an agent reported it, typed by the agent's
+    /// plugin from the harness's own word (evidence `agent_reported`). A
+    /// word its plugin could not type is kept as `Other` where it is a name
+    /// ([`ReportedStatus::kept`]): the reducer shows it, and `unknown`, as a
+    /// reported `unknown`, never as a quiet pending.
+    pub enum ReportedStatus {
+        /// Connected (ready, running).
+        Connected => "connected",
+        /// Failed to start or connect.
+        Failed => "failed",
+        /// Wants authentication (a login, a token, a client registration).
+        NeedsAuth => "needs-auth",
+        /// Turned off in the harness.
+        Disabled => "disabled",
+        /// Not settled yet: nothing shown.
+        Pending => "pending",
+        /// A state the harness gave that its plugin could not read, or a
+        /// word that was no name (never kept): shown as a reported `unknown`.
+        Unknown => "unknown",
+    }
+}
+
+impl ReportedStatus {
+    /// The longest word a plugin could not type that is kept.
+    pub const MAX_WORD_BYTES: usize = 32;
+
+    /// Whether the agent said the server will not be used.
+    pub fn is_final_failure(&self) -> bool {
+        matches!(
+            self,
+            ReportedStatus::Failed | ReportedStatus::NeedsAuth | ReportedStatus::Disabled
+        )
+    }
+
+    /// This state as evidence keeps it: a word no plugin typed stays only
+    /// where it is a name (letters, digits and `-_.:@+`, at most
+    /// [`Self::MAX_WORD_BYTES`], matching no secret's pattern); any other
+    /// word is [`ReportedStatus::Unknown`], so text or a secret written
+    /// where a state belongs reaches no row, store or output.
+    pub fn kept(self) -> Self {
+        match self {
+            ReportedStatus::Other(word) if is_state_word(&word) => ReportedStatus::Other(word),
+            ReportedStatus::Other(_) => ReportedStatus::Unknown,
+            typed => typed,
+        }
+    }
+}
+
+/// A word a plugin could not type that may be kept: a harness's name
+/// ([`crate::sanitize::is_name_like`]), short, and unchanged by the
+/// scrubber's patterns (no credential form, no long random run).
+fn is_state_word(word: &str) -> bool {
+    word.len() <= ReportedStatus::MAX_WORD_BYTES
+        && crate::sanitize::is_name_like(word)
+        && crate::sanitize::name(word) == word
+}
+
+impl From<&str> for ReportedStatus {
+    /// A word a plugin passes untyped: its wire form
+    /// ([`ReportedStatus::parse`], exact), else `Other` where
+    /// [`ReportedStatus::kept`] keeps it, else `Unknown`.
+    fn from(word: &str) -> Self {
+        ReportedStatus::parse(word).kept()
+    }
+}
+
+impl From<String> for ReportedStatus {
+    /// As `From<&str>`.
+    fn from(word: String) -> Self {
+        ReportedStatus::from(word.as_str())
+    }
+}
+
+open_vocabulary! {
     /// What started an attempt.
     pub enum Trigger {
         /// ACP `session/new`.

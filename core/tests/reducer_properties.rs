@@ -94,7 +94,9 @@ fn connection_evidence() -> impl Strategy<Value = Evidence> {
             Just("connected"),
             Just("failed"),
             Just("needs-auth"),
-            Just("pending")
+            Just("pending"),
+            // A harness word no plugin typed (Copilot 1.0.102's `stopped`).
+            Just("stopped")
         ],
         proptest::option::of("[a-z ]{0,20}"),
     )

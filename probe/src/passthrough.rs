@@ -25,7 +25,6 @@ use tether_core::probe::{
     PROBE_SCHEMA_VERSION, ProbeAdvertised, ProbeAgent, ProbeAgentExit, ProbeReport, ProbeSentinel,
     ProbeSession, Verdict, sentinel_facts, verdict_of, verdict_with_exit,
 };
-use tether_core::reducer::reported_state;
 use tether_core::registry::Registry;
 use tether_core::sanitize;
 use tether_core::vocab::{EvidenceKind, ReasonCode, StageState, Transport, Trigger};
@@ -571,10 +570,7 @@ impl ExpectedReports {
     /// followed by more (Copilot sends the tools after the status).
     fn complete(&self, attempt: &AttachmentAttempt) -> bool {
         let settled = |e: &Evidence| {
-            e.tool_count.is_some()
-                || e.reported_status
-                    .as_deref()
-                    .is_some_and(|s| reported_state(s).is_final_failure())
+            e.tool_count.is_some() || e.reported_state().is_some_and(|s| s.is_final_failure())
         };
         !self.reports
             || self.names.iter().all(|name| {

@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 use tether_core::model::{Evidence, Timestamp};
-use tether_core::vocab::{EvidenceKind, ReasonCode};
+use tether_core::vocab::{EvidenceKind, ReasonCode, ReportedStatus};
 use tether_core::{AgentCapabilities, Decision, Delivery, Endpoint, KeyValue, ServerSpec};
 
 /// What a CLI that reads stdio, streamable HTTP and SSE servers alike from
@@ -236,19 +236,18 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
         let Some(name) = server.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let status = server
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
+        let status = server.get("status").and_then(Value::as_str);
         let prefix = mcp_tool_prefix(name);
         let listed: Vec<&str> = tools
             .iter()
             .filter_map(|t| t.strip_prefix(prefix.as_str()))
             .filter(|t| !t.is_empty())
             .collect();
-        let mut ev = Evidence::new(EvidenceKind::AgentReported, at)
-            .server(name)
-            .reported(status);
+        let mut ev = Evidence::new(EvidenceKind::AgentReported, at).server(name);
+        // No status: the server named, its tools counted, no state said.
+        if let Some(word) = status {
+            ev = ev.reported(init_state(word));
+        }
         if !listed.is_empty() && !searching {
             ev = ev.tools(u32::try_from(listed.len()).unwrap_or(u32::MAX));
         }
@@ -261,6 +260,21 @@ pub fn stream_json_init_reports(line: &str, at: Timestamp) -> Vec<Evidence> {
         }
     }
     out
+}
+
+/// A stream-json init line's server status, typed. Claude Code's words
+/// (`McpServerStatus`: connected, failed, needs-auth, pending, disabled;
+/// claude-agent-sdk 0.3.185's `sdk.d.ts`, Claude Code 2.1.197) are the
+/// wire forms. Qwen Code's (`MCPServerStatus`: connected, connecting,
+/// disconnected; 0.15.10 cli.js 253341, 0.24.4 chunk-2VS5EEXU.js 5489):
+/// `connecting` is pending; `disconnected` is also what a server never
+/// tried is (`getMCPServerStatus`'s default), so it says neither failed nor
+/// pending and stays the harness's word: a reported `unknown`.
+fn init_state(word: &str) -> ReportedStatus {
+    match word {
+        "connecting" => ReportedStatus::Pending,
+        word => ReportedStatus::from(word),
+    }
 }
 
 /// The plugins an init line says loaded (`plugins`: the harness's own
@@ -390,6 +404,21 @@ mod tests {
         assert_eq!(ev[0].tool_count, Some(2));
         assert_eq!(ev[1].reported_status.as_deref(), Some("failed"));
         assert_eq!(ev[1].tool_count, None);
+        // Qwen Code's words: connecting is pending, disconnected untyped;
+        // a server with no status is named, with no state said.
+        let qwen = r#"{"type":"system","subtype":"init","tools":[],"mcp_servers":[{"name":"a","status":"connecting"},{"name":"b","status":"disconnected"},{"name":"c"}]}"#;
+        let states: Vec<_> = stream_json_init_reports(qwen, Timestamp(5))
+            .iter()
+            .map(Evidence::reported_state)
+            .collect();
+        assert_eq!(
+            states,
+            [
+                Some(ReportedStatus::Pending),
+                Some(ReportedStatus::Other("disconnected".into())),
+                None
+            ]
+        );
         for other in [
             "",
             "{}",

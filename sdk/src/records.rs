@@ -7,7 +7,7 @@ use tether_core::capability::CapabilityEvent;
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{RecordReading, name};
 use tether_core::telemetry::NamedServer;
-use tether_core::vocab::{EvidenceKind, ReasonCode};
+use tether_core::vocab::{EvidenceKind, ReasonCode, ReportedStatus};
 
 #[path = "records/quotes.rs"]
 mod quotes;
@@ -227,7 +227,10 @@ fn offered_as(
             .iter()
             .all(|t| LOGIN_PSEUDO_TOOLS.contains(&t.as_str()))
         {
-            push(reading, crate::telemetry::status(&server, "needs-auth", at));
+            push(
+                reading,
+                crate::telemetry::reported(&server, ReportedStatus::NeedsAuth, at),
+            );
         } else {
             for tool in list {
                 push(reading, each(&server, &tool, at));
@@ -248,10 +251,10 @@ pub fn listed(server: &str, tool: &str, at: Timestamp) -> Evidence {
 /// `command_not_found`, anything else the harness's own "failed". The
 /// words are read for a reason, never kept.
 pub fn failure(server: &str, text: &str, at: Timestamp) -> Evidence {
-    use crate::telemetry::{failed, reason_for, status};
+    use crate::telemetry::{failed, reason_for, reported};
     use tether_core::vocab::ReasonCode;
     match reason_for(text) {
-        Some(ReasonCode::AuthRequired) => status(server, "needs-auth", at),
+        Some(ReasonCode::AuthRequired) => reported(server, ReportedStatus::NeedsAuth, at),
         Some(reason) => failed(server, reason, None, at),
         None => failed(server, ReasonCode::AgentReportedFailed, None, at),
     }
@@ -263,7 +266,7 @@ pub const SLOW_TO_CONNECT: &str = "the harness warned it was slow to connect";
 /// The harness warned that `server` was slow to connect: a pending report
 /// whose note says so (no stage is shown, and nothing is failed by it).
 pub fn slow(server: &str, at: Timestamp) -> Evidence {
-    let mut slow = crate::telemetry::status(server, "pending", at);
+    let mut slow = crate::telemetry::reported(server, ReportedStatus::Pending, at);
     slow.summary = Some(SLOW_TO_CONNECT.to_owned());
     slow
 }

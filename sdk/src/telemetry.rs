@@ -5,22 +5,43 @@
 
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::telemetry::{NamedServer, TelemetryReading, TelemetryRecord};
-use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, Transport};
+use tether_core::vocab::{EvidenceKind, Provenance, ReasonCode, ReportedStatus, Transport};
 
 /// Evidence of `kind` from the harness's own telemetry.
 pub fn said(kind: EvidenceKind, at: Timestamp) -> Evidence {
     Evidence::new(kind, at).provenance(Provenance::HarnessTelemetry)
 }
 
-/// The harness reported `server`'s state in its own word (`connected`,
-/// `failed`, `needs-auth`, …), with an error code where it gave one.
-pub fn status(server: &str, word: &str, at: Timestamp) -> Evidence {
+/// The harness reported `server`'s state, typed by its plugin.
+pub fn reported(server: &str, state: ReportedStatus, at: Timestamp) -> Evidence {
     // `reported` marks the evidence as the agent's own report; the harness's
     // telemetry is a provenance of its own.
     Evidence::new(EvidenceKind::AgentReported, at)
         .server(server)
-        .reported(word)
+        .reported(state)
         .provenance(Provenance::HarnessTelemetry)
+}
+
+/// The harness reported `server`'s state in a word its plugin passes on
+/// untyped, read by [`state_of`] (a plugin that knows the state passes it
+/// typed, to [`reported`]).
+pub fn status(server: &str, word: &str, at: Timestamp) -> Evidence {
+    reported(server, state_of(word), at)
+}
+
+/// A state word a plugin passes untyped: a [`ReportedStatus`] wire form
+/// (`connected`, `failed`, `needs-auth`, `disabled`, `pending`), or a
+/// harness's own word a plugin passes for one of them:
+/// `needs_client_registration` (OpenCode 1.18.33, `MCP.create`'s "server
+/// unavailable" status: an OAuth server that wants a client id first) is
+/// `needs-auth`. Core reads no harness's words; this keeps what that
+/// plugin passes read as it was until the plugin types it. Any other
+/// word is the harness's, untyped: a reported `unknown` in the row.
+pub fn state_of(word: &str) -> ReportedStatus {
+    match word {
+        "needs_client_registration" => ReportedStatus::NeedsAuth,
+        word => ReportedStatus::from(word),
+    }
 }
 
 /// The harness reported `server` as failed, with a stable reason.
@@ -30,7 +51,7 @@ pub fn failed(
     summary: Option<String>,
     at: Timestamp,
 ) -> Evidence {
-    status(server, "failed", at).reason(reason, summary)
+    reported(server, ReportedStatus::Failed, at).reason(reason, summary)
 }
 
 /// The harness listed `count` tools from `server`.
@@ -189,6 +210,32 @@ pub fn sha256_hex(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GIVEN each word the plugins pass untyped (their literals and
+    /// harnesses' words: Claude Code 2.1.197's `McpServerStatus`, OpenCode
+    /// 1.18.33's "server unavailable" statuses as its plugin passes them)
+    /// WHEN read THEN each is the state core read it as before states were
+    /// typed, and a word no plugin types is the harness's, untyped.
+    #[test]
+    fn the_words_plugins_pass_keep_their_states() {
+        for (word, state) in [
+            ("connected", ReportedStatus::Connected),
+            ("failed", ReportedStatus::Failed),
+            ("needs-auth", ReportedStatus::NeedsAuth),
+            ("needs_client_registration", ReportedStatus::NeedsAuth),
+            ("disabled", ReportedStatus::Disabled),
+            ("pending", ReportedStatus::Pending),
+            ("stopped", ReportedStatus::Other("stopped".into())),
+        ] {
+            assert_eq!(state_of(word), state, "{word}");
+            let ev = status("srv", word, Timestamp(1));
+            assert_eq!(ev.reported_state(), Some(state), "{word}");
+            assert_eq!(ev.provenance, Provenance::HarnessTelemetry);
+        }
+        let failed = failed("srv", ReasonCode::CommandNotFound, None, Timestamp(1));
+        assert_eq!(failed.reported_status.as_deref(), Some("failed"));
+        assert_eq!(failed.reason_code, Some(ReasonCode::CommandNotFound));
+    }
 
     #[test]
     fn sha256_matches_the_standard_vectors() {

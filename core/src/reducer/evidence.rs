@@ -74,7 +74,7 @@ pub fn sanitize_evidence(
         reported_status: evidence
             .reported_status
             .as_deref()
-            .map(|s| sanitize::cap_with_ellipsis(&scrubber.name(s), 32)),
+            .map(|s| reported_word(s, scrubber)),
         endpoint_test: evidence.endpoint_test.clone(),
         calls: evidence.calls,
         failed_calls: evidence.failed_calls,
@@ -95,6 +95,19 @@ pub fn sanitize_evidence(
         evidence: ev,
         unattributed,
     }
+}
+
+/// A reported state as the attempt keeps it: a typed state's wire form;
+/// a word no plugin typed only where it is a name that holds none of the
+/// host's known secrets, else `unknown` (evidence may come off the wire,
+/// never through [`Evidence::reported`]).
+fn reported_word(word: &str, scrubber: &Scrubber) -> String {
+    match ReportedStatus::parse(word).kept() {
+        ReportedStatus::Other(w) if scrubber.name(&w) != w => ReportedStatus::Unknown,
+        state => state,
+    }
+    .as_str()
+    .to_owned()
 }
 
 /// A capability's names through the scrubber: a command keeps its

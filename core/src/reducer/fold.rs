@@ -558,51 +558,6 @@ pub(super) fn set_from<T: PartialEq + Clone>(slot: &mut T, value: &T) -> bool {
     }
 }
 
-/// What an agent's own word for a server's state (`reported_status`) means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportedState {
-    /// Connected, ready, running, ok.
-    Up,
-    /// Failed, error, errored.
-    Failed,
-    /// Needs authentication (needs-auth, unauthorized, auth-required,
-    /// unauthenticated, login-required, needs-client-registration).
-    NeedsAuth,
-    /// Disabled.
-    Disabled,
-    /// Pending, or a word this build does not know: nothing shown yet.
-    Pending,
-}
-
-impl ReportedState {
-    /// Whether the agent said the server will not be used.
-    pub fn is_final_failure(self) -> bool {
-        matches!(
-            self,
-            ReportedState::Failed | ReportedState::NeedsAuth | ReportedState::Disabled
-        )
-    }
-}
-
-/// Reads an agent's word for a server's state, case- and `_`/`-`-insensitively.
-pub fn reported_state(word: &str) -> ReportedState {
-    match word.to_ascii_lowercase().replace('_', "-").as_str() {
-        "connected" | "ready" | "running" | "ok" => ReportedState::Up,
-        "failed" | "error" | "errored" => ReportedState::Failed,
-        // However a harness words a wanted login: OpenCode also says
-        // `needs_client_registration` (an OAuth server that wants a client
-        // id first).
-        "needs-auth"
-        | "unauthorized"
-        | "auth-required"
-        | "unauthenticated"
-        | "login-required"
-        | "needs-client-registration" => ReportedState::NeedsAuth,
-        "disabled" => ReportedState::Disabled,
-        _ => ReportedState::Pending,
-    }
-}
-
 /// Applies an agent's own report (on its output, or in its own telemetry:
 /// the evidence's provenance says which); true when the row changed (its
 /// stages are compared by the caller).
@@ -614,8 +569,8 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
     };
     let report = |state| StageObservation::shown(state, said_by, at);
     let mut changed = false;
-    match ev.reported_status.as_deref().map(reported_state) {
-        Some(ReportedState::Up) => {
+    match ev.reported_state() {
+        Some(ReportedStatus::Connected) => {
             row.stages.initialized.merge(report(StageState::Yes));
             // A reader's fixed sentence saying what showed it (Codex's
             // resource listing named the server) is the row's note; of
@@ -627,11 +582,11 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
                 changed = true;
             }
         }
-        Some(ReportedState::Failed) => {
+        Some(ReportedStatus::Failed) => {
             row.stages.initialized.merge(report(StageState::No));
             changed |= record_failure(row, ev, ReasonCode::AgentReportedFailed);
         }
-        Some(ReportedState::NeedsAuth) => {
+        Some(ReportedStatus::NeedsAuth) => {
             row.stages.authenticated.merge(report(StageState::No));
             // A reader that knows which auth failure it was (a login
             // wanted: `oauth_required`; a token refused: `auth_rejected`)
@@ -640,22 +595,29 @@ pub(super) fn apply_agent_report(row: &mut ServerAttachment, ev: &Evidence) -> b
             auth.reason_code.get_or_insert(ReasonCode::AuthRequired);
             changed |= record_failure(row, &auth, ReasonCode::AuthRequired);
         }
-        Some(ReportedState::Disabled) => {
+        Some(ReportedStatus::Disabled) => {
             row.stages.enabled.merge(report(StageState::No));
         }
-        // pending, unknown words: no stage is shown yet. A pending report
-        // with a summary (a reader's fixed sentence: the harness warned
-        // that the server was slow to connect) is the row's note; of two,
-        // the first by content, so order never matters.
-        Some(ReportedState::Pending) | None => {
+        // Pending: no stage is shown yet. A pending report with a summary
+        // (a reader's fixed sentence: the harness warned that the server
+        // was slow to connect) is the row's note; of two, the first by
+        // content, so order never matters.
+        Some(ReportedStatus::Pending) => {
             if let Some(summary) = &ev.summary
-                && ev.reported_status.as_deref() == Some("pending")
                 && row.note.as_ref().is_none_or(|n| summary < n)
             {
                 row.note = Some(summary.clone());
                 changed = true;
             }
         }
+        // `unknown`, or a word its plugin could not type: shown as a
+        // reported `unknown` (the stage says the agent reported it; the
+        // evidence keeps the word where it is a name), never read as
+        // pending, and never as a failure.
+        Some(ReportedStatus::Unknown | ReportedStatus::Other(_)) => {
+            row.stages.initialized.merge(report(StageState::Unknown));
+        }
+        None => {}
     }
     // A count in a harness's own report (an init line, a status event) is
     // the harness's list of the tools it holds in the session: it shows

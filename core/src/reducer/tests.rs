@@ -158,22 +158,124 @@ fn superseded_attempts_keep_the_tool_count_and_drop_the_catalog() {
     ));
 }
 
+/// GIVEN a plugin's word for a server's state that is none of the typed
+/// states (a harness word it could not map, in any spelling), or
+/// `unknown`, WHEN reduced THEN the row shows a reported `unknown` (the
+/// stage says the agent reported it, and nothing fails) and the evidence
+/// keeps the word; a pending report shows nothing; only the typed wire
+/// forms, exactly, read as a state.
 #[test]
-fn every_harness_s_word_for_a_wanted_login_is_needs_auth() {
+fn a_plugin_s_unknown_word_is_a_visible_unknown_never_a_quiet_pending() {
     for word in [
-        "needs-auth",
-        "needs_auth",
-        "NEEDS_AUTH",
-        "unauthorized",
-        "auth-required",
-        "unauthenticated",
-        "login_required",
         "needs_client_registration",
+        "NEEDS_AUTH",
+        "ready",
+        "registration",
     ] {
-        assert_eq!(reported_state(word), ReportedState::NeedsAuth, "{word}");
+        assert_eq!(
+            ReportedStatus::from(word),
+            ReportedStatus::Other(word.to_owned()),
+            "{word}"
+        );
     }
-    assert_eq!(reported_state("connected"), ReportedState::Up);
-    assert_eq!(reported_state("registration"), ReportedState::Pending);
+    for typed in [
+        ReportedStatus::Connected,
+        ReportedStatus::Failed,
+        ReportedStatus::NeedsAuth,
+        ReportedStatus::Disabled,
+        ReportedStatus::Pending,
+        ReportedStatus::Unknown,
+    ] {
+        assert_eq!(ReportedStatus::from(typed.as_str()), typed);
+        let ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5)).reported(typed.clone());
+        assert_eq!(ev.reported_state(), Some(typed));
+    }
+    let mut h = AttachmentHistory::new("t", "s");
+    begin(&mut h, &start("a", 3)).expect("begin");
+    let word = "needs_client_registration";
+    let reports = [
+        ("srv0", ReportedStatus::from(word)),
+        ("srv1", ReportedStatus::Pending),
+        ("srv2", ReportedStatus::Unknown),
+    ];
+    for (server, status) in reports {
+        let ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
+            .server(server)
+            .reported(status);
+        reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+    }
+    let a = h.current().expect("current");
+    for name in ["srv0", "srv2"] {
+        let row = a.server(name).expect(name);
+        assert_eq!(row.stages.initialized.state, StageState::Unknown, "{name}");
+        assert_eq!(
+            row.stages.initialized.provenance,
+            Some(ProvenanceCode::AgentReport),
+            "{name}: a state no plugin typed is shown as reported unknown"
+        );
+        assert!(!row.stages.initialized.is_unknown(), "{name}");
+        assert_eq!(row.status, DisplayStatus::Unknown, "{name}: never failed");
+        assert_eq!(row.failed_at, None, "{name}");
+    }
+    assert_eq!(
+        reported_word_of(a, "srv0").as_deref(),
+        Some(word),
+        "the word is kept as metadata"
+    );
+    assert_eq!(reported_word_of(a, "srv2").as_deref(), Some("unknown"));
+    let pending = a.server("srv1").expect("srv1");
+    assert!(pending.stages.initialized.is_unknown(), "{pending:?}");
+}
+
+/// The state the attempt kept from `server`'s agent report.
+fn reported_word_of(a: &AttachmentAttempt, server: &str) -> Option<String> {
+    a.evidence
+        .iter()
+        .find(|e| e.kind == EvidenceKind::AgentReported && e.server.as_deref() == Some(server))
+        .and_then(|e| e.reported_status.clone())
+}
+
+/// GIVEN secrets and text planted where a plugin's state word belongs
+/// (through `Evidence::reported`, or set on evidence straight off the
+/// wire, or a value only the host knows is a secret) WHEN kept or
+/// sanitized THEN each is `unknown`: the row shows a reported unknown and
+/// no byte of the plant reaches the attempt.
+#[test]
+fn a_secret_where_a_state_belongs_is_unknown_and_never_kept() {
+    let planted = [
+        "sk-live-PLANTED0123456789abcdefABCDEF",
+        "ghp_PLANTED0123456789abcdef",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJQTEFOVEVEIn0.c2lnbmF0dXJl",
+        "token=PLANTED",
+        "Bearer PLANTED",
+        "PLANTED words in a sentence",
+        "a-very-long-word-that-is-PLANTED-past-the-cap",
+    ];
+    for plant in planted {
+        let ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5)).reported(plant);
+        assert_eq!(ev.reported_status.as_deref(), Some("unknown"), "{plant}");
+    }
+    let rows = RowNames::shown_as_is(["srv0"]);
+    let scrubber = Scrubber::new().with_secrets(["hostPLANTED"]);
+    for plant in planted.into_iter().chain(["hostPLANTED"]) {
+        let mut ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5)).server("srv0");
+        ev.reported_status = Some(plant.to_owned());
+        let kept = sanitize_evidence(&ev, &scrubber, &rows).into_inner();
+        assert_eq!(kept.reported_status.as_deref(), Some("unknown"), "{plant}");
+    }
+    let mut h = AttachmentHistory::new("t", "s");
+    begin(&mut h, &start("a", 1)).expect("begin");
+    let mut ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5)).server("srv0");
+    ev.reported_status = Some(planted[0].to_owned());
+    reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+    let a = h.current().expect("current");
+    let row = a.server("srv0").expect("srv0");
+    assert_eq!(
+        row.stages.initialized.provenance,
+        Some(ProvenanceCode::AgentReport)
+    );
+    let json = serde_json::to_string(a).expect("json");
+    assert!(!json.contains("PLANTED"), "{json}");
 }
 
 #[test]

@@ -19,6 +19,7 @@
 use serde::Deserialize;
 use tether_core::model::Timestamp;
 use tether_core::records::{RecordReading, name};
+use tether_core::vocab::ReportedStatus;
 use tether_sdk::records::push;
 
 /// Codex's own resource tools.
@@ -172,7 +173,7 @@ pub fn answered(
             (_, 0) => format!("Codex's {tool} had its answer"),
             (_, n) => format!("Codex's {tool} named {n} of its resource(s)"),
         };
-        let mut up = tether_sdk::telemetry::status(&s, "connected", at);
+        let mut up = tether_sdk::telemetry::reported(&s, ReportedStatus::Connected, at);
         up.summary = Some(what);
         push(reading, up);
     }
