@@ -106,8 +106,7 @@ impl CapabilityEvent {
     /// lose the whole record (issue 68).
     pub fn command(mut self, line: &str) -> Self {
         if let Some(shape) = command_shape(line).filter(|s| {
-            crate::telemetry::is_name_like(&s.basename)
-                && s.variables.iter().all(|v| is_variable(v))
+            crate::sanitize::is_name_like(&s.basename) && s.variables.iter().all(|v| is_variable(v))
         }) {
             self.command = Some(shape.basename);
             self.resolves_against = Some(shape.resolves_against);

@@ -206,6 +206,21 @@ pub fn has_credential_form(text: &str) -> bool {
     })
 }
 
+/// The longest name taken from a harness's telemetry.
+pub const MAX_TELEMETRY_NAME: usize = 128;
+
+/// Whether `s` can be a server's, tool's or code's name as a harness's
+/// telemetry gives it: 1 to [`MAX_TELEMETRY_NAME`] bytes of letters, digits
+/// and `-_.:@+`. Anything else (a sentence, a path, a payload) is not taken
+/// as a name, so telemetry that carries text where a name belongs puts none
+/// of it in a row.
+pub fn is_name_like(s: &str) -> bool {
+    // By bytes: a character outside ASCII is never one of these.
+    let allowed =
+        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'@' | b'+');
+    !s.is_empty() && s.len() <= MAX_TELEMETRY_NAME && s.bytes().all(allowed)
+}
+
 /// Scrubs and caps an error summary with patterns only.
 pub fn summary(text: &str) -> String {
     Scrubber::new().summary(text)

@@ -501,20 +501,9 @@ pub enum TelemetryAnswer {
     Read(TelemetryReading),
 }
 
-/// The longest name taken from a harness's telemetry.
-pub const MAX_TELEMETRY_NAME: usize = 128;
-
-/// Whether `s` can be a server's, tool's or code's name as a harness's
-/// telemetry gives it: 1 to [`MAX_TELEMETRY_NAME`] bytes of letters, digits
-/// and `-_.:@+`. Anything else (a sentence, a path, a payload) is not taken
-/// as a name, so telemetry that carries text where a name belongs puts none
-/// of it in a row.
-pub fn is_name_like(s: &str) -> bool {
-    // By bytes: a character outside ASCII is never one of these.
-    let allowed =
-        |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'@' | b'+');
-    !s.is_empty() && s.len() <= MAX_TELEMETRY_NAME && s.bytes().all(allowed)
-}
+// The name rule lives in the sanitizer (a leaf module), so the capability
+// events it checks need not import telemetry back; its public path stays here.
+pub use crate::sanitize::{MAX_TELEMETRY_NAME, is_name_like};
 
 /// Whether evidence of `kind` is something a harness's own telemetry can
 /// prove: a report on a server, a tool listing, a tool call (or its
