@@ -502,23 +502,8 @@ pub(crate) fn shown_history(history: &tether_core::history::AttachmentHistory) -
     let rows = attempt
         .map(tether_words::display::matrix)
         .unwrap_or_default();
-    let (kind, harness_session) = history
-        .session_id
-        .split_once(':')
-        .unwrap_or(("", history.session_id.as_str()));
-    let summary = tether_core::records::SessionSummary {
-        session_id: history.session_id.clone(),
-        agent_kind: attempt.map_or_else(|| kind.to_owned(), |a| a.agent_kind.clone()),
-        harness_session: harness_session.to_owned(),
-        project: attempt.and_then(|a| a.project.clone()),
-        agent_version: attempt.and_then(|a| a.agent_version.clone()),
-        started_at: attempt.map(|a| a.started_at).unwrap_or_default(),
-        updated_at: attempt.map(|a| a.updated_at).unwrap_or_default(),
-        counts: Default::default(),
-        files: 0,
-    };
     Shown {
-        summary,
+        summary: tether_requirements::summary_of(history),
         rows,
         history: history.clone(),
     }

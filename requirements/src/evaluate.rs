@@ -284,6 +284,34 @@ pub fn check_history(
     }
 }
 
+/// The summary a stored history gives of its session: its current
+/// attempt's harness, version, project and times (no record files, no
+/// counts), the harness and its session id else from the id (`KIND:ID`).
+pub fn summary_of(history: &AttachmentHistory) -> SessionSummary {
+    let attempt = history.current();
+    let (kind, harness_session) = history
+        .session_id
+        .split_once(':')
+        .unwrap_or(("", history.session_id.as_str()));
+    SessionSummary {
+        session_id: history.session_id.clone(),
+        agent_kind: attempt.map_or_else(|| kind.to_owned(), |a| a.agent_kind.clone()),
+        harness_session: harness_session.to_owned(),
+        project: attempt.and_then(|a| a.project.clone()),
+        agent_version: attempt.and_then(|a| a.agent_version.clone()),
+        started_at: attempt.map(|a| a.started_at).unwrap_or_default(),
+        updated_at: attempt.map(|a| a.updated_at).unwrap_or_default(),
+        counts: Default::default(),
+        files: 0,
+    }
+}
+
+/// A stored history checked against `requirements`: [`check_history`]
+/// with [`summary_of`] (the web service's and a store's way in).
+pub fn check_stored(history: &AttachmentHistory, requirements: &[Requirement]) -> CheckedSession {
+    check_history(&summary_of(history), history, requirements)
+}
+
 /// The document of several checked sessions: met when each is.
 pub fn document(sessions: Vec<CheckedSession>) -> CheckDocument {
     CheckDocument {

@@ -28,7 +28,9 @@ pub mod requirement;
 pub mod sample;
 
 pub use document::{CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome};
-pub use evaluate::{check_history, check_session, document, evaluate, every_server};
+pub use evaluate::{
+    check_history, check_session, check_stored, document, evaluate, every_server, summary_of,
+};
 pub use requirement::{Need, ParseError, Requirement, STAGES_HELP, parse_server, parse_tool};
 
 /// Exit code: a requirement is not met (the harness succeeded, or for

@@ -286,6 +286,32 @@ fn a_history_is_checked_through_its_matrix_every_server_when_none_is_named() {
 }
 
 #[test]
+fn a_stored_history_without_an_attempt_names_its_harness_from_its_id() {
+    use tether_core::history::AttachmentHistory;
+    // GIVEN a stored history of `claude:s1` with no attempt
+    let history: AttachmentHistory = serde_json::from_value(serde_json::json!({
+        "schema_version": 1, "task_id": "t", "session_id": "claude:s1", "current_attempt_id": null, "attempts": []
+    }))
+    .expect("a history");
+    // THEN its summary takes the harness and its session id from the id
+    let summary = summary_of(&history);
+    assert_eq!(
+        (
+            summary.agent_kind.as_str(),
+            summary.harness_session.as_str()
+        ),
+        ("claude", "s1")
+    );
+    // AND checked as stored, it is the session the id names
+    let checked = check_stored(&history, &[Requirement::reached("time")]);
+    assert_eq!(
+        (checked.session_id.as_str(), checked.agent_kind.as_str()),
+        ("claude:s1", "claude")
+    );
+    assert!(!checked.met);
+}
+
+#[test]
 fn every_stage_a_requirement_asks_is_explained() {
     // GIVEN every stage a requirement can ask, and its other spellings
     for word in Need::ALL

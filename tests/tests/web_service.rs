@@ -869,6 +869,156 @@ fn tether_serve_follows_a_store_another_process_writes() {
     fx.finish();
 }
 
+/// `tether check ARGS --db DB --format json` on the same store: its exit
+/// code, stdout and stderr.
+fn tether_check(db: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(workspace_bin("tether"))
+        .args(["check", "--db", db, "--format", "json"])
+        .args(args)
+        .output()
+        .expect("tether check");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// GIVEN a store a real host writes and `tether serve` reading it
+/// WHEN a client asks `/api/v1/sessions/alpha/check` with requirements
+/// THEN it gets the CheckDocument `tether check alpha` prints on that store
+/// (one verdict, whatever the way in), a misspelt stage is a 400 in `tether
+/// check`'s words (its exit 2), and the route is locked like every other.
+#[test]
+fn a_stored_session_checked_over_http_gives_tether_checks_verdict() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("check.db");
+    let db_path = db.to_str().expect("path").to_owned();
+    let mut fx = Fixture::start(Some(&db));
+    let served = TetherServe::start(&db_path);
+    let bearer = format!("Bearer {}", served.token);
+    let get = |path: &str| {
+        request(
+            served.addr,
+            "GET",
+            path,
+            &[("Authorization", &bearer)],
+            None,
+        )
+    };
+    let path = "/api/v1/sessions/alpha/check?require=kandev:tools_listed&require=notes\
+                &require=nope&require_tool=kandev/echo:used";
+    // A call of kandev's `echo`, observed on alpha.
+    assert!(fx.command("publish alpha echo").starts_with("ok"));
+    // The host writes through in the background: wait (bounded) until the
+    // store holds alpha's rows as the live host shows them, the call too.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let doc = loop {
+        let answer = get(path);
+        fx.seen.push(answer.body.clone());
+        let outcomes = &answer.json()["sessions"][0]["requirements"];
+        if answer.status == 200 && outcomes[0]["met"] == true && outcomes[3]["met"] == true {
+            break answer.json();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "alpha's kandev and its call never read as stored: {} {}",
+            answer.status,
+            answer.body
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let outcomes = doc["sessions"][0]["requirements"]
+        .as_array()
+        .expect("requirements");
+    let met: Vec<(&str, bool)> = outcomes
+        .iter()
+        .map(|o| (o["requirement"].as_str().unwrap_or("?"), o["met"] == true))
+        .collect();
+    assert_eq!(
+        met,
+        [
+            ("kandev:tools_listed", true),
+            ("notes", false),
+            ("nope", false),
+            ("kandev/echo:used", true)
+        ],
+        "{doc:#}"
+    );
+    assert_eq!(doc["met"], false);
+    // The CLI on the same store: the same document, and its exit 4.
+    let (code, stdout, stderr) = tether_check(
+        &db_path,
+        &[
+            "alpha",
+            "--require",
+            "kandev:tools_listed",
+            "--require-tool",
+            "kandev/echo:used",
+            "--require",
+            "notes",
+            "--require",
+            "nope",
+        ],
+    );
+    assert_eq!(code, 4, "{stderr}");
+    let cli: Value = serde_json::from_str(&stdout).expect("check json");
+    assert_eq!(cli, doc, "tether check and the service disagree");
+    // Without requirements, every server the session names, at `reached`.
+    let every = get("/api/v1/sessions/alpha/check");
+    assert_eq!(every.status, 200, "{}", every.body);
+    let (_, stdout, _) = tether_check(&db_path, &["alpha"]);
+    assert_eq!(
+        every.json(),
+        serde_json::from_str::<Value>(&stdout).expect("json")
+    );
+    fx.seen.push(every.body);
+
+    // A misspelt stage: 400, in `tether check`'s words (exit 2 there).
+    let bad = get("/api/v1/sessions/alpha/check?require=kandev:usedd");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(bad.json()["error"], "bad_requirement");
+    let message = bad.json()["message"].as_str().expect("message").to_owned();
+    let words = message
+        .strip_prefix("require: ")
+        .expect("names its parameter");
+    assert!(words.contains("did you mean \"used\""), "{message}");
+    let (code, _, stderr) = tether_check(&db_path, &["alpha", "--require", "kandev:usedd"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(words), "{stderr} lacks {words}");
+    // A tool's stage a tool cannot have, a parameter the route does not take.
+    for query in ["require_tool=kandev/echo:initialized", "format=json"] {
+        let bad = get(&format!("/api/v1/sessions/alpha/check?{query}"));
+        assert_eq!(bad.status, 400, "{query}: {}", bad.body);
+        fx.seen.push(bad.body);
+    }
+    // A session the store does not hold.
+    assert_eq!(
+        get("/api/v1/sessions/zeta/check?require=kandev").status,
+        404
+    );
+    // Locked like every route: the token, then the Host.
+    let none = request(
+        served.addr,
+        "GET",
+        "/api/v1/sessions/alpha/check",
+        &[],
+        None,
+    );
+    assert_eq!(none.status, 401, "{}", none.body);
+    let foreign = request(
+        served.addr,
+        "GET",
+        "/api/v1/sessions/alpha/check",
+        &[("Host", "attacker.example"), ("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(foreign.status, 421, "{}", foreign.body);
+    fx.seen.push(message);
+    drop(served);
+    fx.finish();
+}
+
 // === In process: a slow client, one test in flight ===
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,6 +12,9 @@
 //! - `GET /api/v1/sessions/{id}/events`: its live stream (current state
 //!   first, then one `status` event per change, latest-wins; `removed` at the end);
 //! - `GET /api/v1/sessions/{id}/diagnostics`: copy-safe text;
+//! - `GET /api/v1/sessions/{id}/check?require=…&require_tool=…`: its
+//!   requirements evaluated by `tether-requirements` (as `tether check`),
+//!   one CheckDocument;
 //! - `GET /api/v1/fleet/sessions?…`: one page of the sessions that match the
 //!   fleet page's filters, with counts over every match; `GET
 //!   /api/v1/fleet/servers?…`: one row per server name across them;

@@ -218,6 +218,7 @@ impl StatusService {
                 "/api/v1/sessions/{id}/diagnostics",
                 get(session_diagnostics),
             )
+            .route("/api/v1/sessions/{id}/check", get(session_check))
             .route("/api/v1/fleet/sessions", get(fleet_sessions))
             .route("/api/v1/fleet/servers", get(fleet_servers))
             .route("/api/v1/fleet/events", get(fleet_events))
@@ -694,6 +695,56 @@ async fn session_diagnostics(
         Some(h) => json_body(&CopyDiagnostics::of(&h)),
         None => unknown_session(&id),
     }
+}
+
+/// `GET /api/v1/sessions/{id}/check?require=SERVER[:STAGE]&require_tool=
+/// SERVER/TOOL[:STAGE]` (each repeatable): the session's requirements
+/// evaluated by `tether-requirements`, as `tether check` does, and its
+/// CheckDocument (`tether schema check`). Without any, every server the
+/// session names is required at `reached`. A requirement that does not
+/// parse (an unknown stage) is `400 bad_requirement`, its words saying
+/// the stage meant.
+async fn session_check(
+    State(service): State<StatusService>,
+    Path(id): Path<String>,
+    uri: axum::http::Uri,
+) -> Response {
+    if let Err(refused) = authorize(&service, &id, Action::View) {
+        return refused.into_response();
+    }
+    let requirements = match requirements_of(uri.query().unwrap_or_default()) {
+        Ok(requirements) => requirements,
+        Err(why) => return error(StatusCode::BAD_REQUEST, "bad_requirement", why),
+    };
+    match service.inner.source.history(&id) {
+        Some(h) => json_body(&tether_requirements::document(vec![
+            tether_requirements::check_stored(&h, &requirements),
+        ])),
+        None => unknown_session(&id),
+    }
+}
+
+/// The requirements a query names: servers first, then tools, each in
+/// the order given (as `--require` and `--require-tool` are). One that
+/// does not read is said in `tether check`'s words, after its parameter.
+fn requirements_of(query: &str) -> Result<Vec<tether_requirements::Requirement>, String> {
+    let mut servers = Vec::new();
+    let mut tools = Vec::new();
+    for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+        let (parsed, into) = match key.as_ref() {
+            "require" => (tether_requirements::parse_server(&value), &mut servers),
+            "require_tool" => (tether_requirements::parse_tool(&value), &mut tools),
+            _ => {
+                return Err(
+                    "a check takes require=SERVER[:STAGE] and require_tool=SERVER/TOOL[:STAGE] only"
+                        .to_owned(),
+                );
+            }
+        };
+        into.push(parsed.map_err(|e| format!("{key}: {e}"))?);
+    }
+    servers.append(&mut tools);
+    Ok(servers)
 }
 
 /// A stream's permit, if the cap leaves one.

@@ -1,7 +1,8 @@
 //! Planted secrets never reach a status document: whatever a server's
 //! configuration holds (URL userinfo, path, query, header and env values,
 //! arguments) and whatever error text names it, the list, the session
-//! document and the copy-safe diagnostics the service serves carry none of it.
+//! document, the copy-safe diagnostics and the check document the service
+//! serves carry none of it.
 
 use std::sync::Arc;
 
@@ -87,6 +88,11 @@ proptest! {
             serde_json::to_string(&SessionStatus::of(history.clone(), true)).expect("json"),
             serde_json::to_string(&SessionSummary::of(&history)).expect("json"),
             serde_json::to_string(&CopyDiagnostics::of(&history)).expect("json"),
+            // `/api/v1/sessions/{id}/check`'s document, every server required.
+            serde_json::to_string(&tether_requirements::document(vec![
+                tether_requirements::check_stored(&history, &[]),
+            ]))
+            .expect("json"),
         ];
         for doc in &documents {
             for planted in [&url_secret, &header_value, &env_value, &arg] {
