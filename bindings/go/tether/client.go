@@ -301,6 +301,24 @@ func (c *Client) Diagnostics(ctx context.Context, id string) (*CopyDiagnostics, 
 	return &doc, c.getDocument(ctx, sessionPath(id, "/diagnostics"), &doc)
 }
 
+// Check is `GET /api/v1/sessions/{id}/check`: the session's requirements
+// evaluated as `tether check` evaluates them (the same library, so the
+// same evidence gives the same verdict). require holds SERVER[:STAGE],
+// requireTool SERVER/TOOL[:STAGE]; with neither, every server the session
+// names is required at `reached`. A requirement that does not read (a
+// misspelt stage) is a ResponseError, 400 bad_requirement.
+func (c *Client) Check(ctx context.Context, id string, require, requireTool []string) (*CheckDocument, error) {
+	var doc CheckDocument
+	q := url.Values{}
+	for _, r := range require {
+		q.Add("require", r)
+	}
+	for _, r := range requireTool {
+		q.Add("require_tool", r)
+	}
+	return &doc, c.getDocument(ctx, withQuery(sessionPath(id, "/check"), q), &doc)
+}
+
 // FleetSessions is `GET /api/v1/fleet/sessions` with the page's filters
 // (status, harness, server, q, since, until, offset, limit).
 func (c *Client) FleetSessions(ctx context.Context, filters url.Values) (*FleetSessions, error) {

@@ -4,9 +4,11 @@ package tether_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +24,15 @@ const (
 	authyLog  = ".cache/claude-cli-nodejs/-tmp--tmpf23dO3/mcp-logs-authy"
 )
 
+func mustJSON(t *testing.T, v interface{}) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 func rows(st *tether.SessionStatus) map[string]tether.RowView {
 	out := map[string]tether.RowView{}
 	for _, a := range st.Attempts {
@@ -36,10 +47,12 @@ func rows(st *tether.SessionStatus) map[string]tether.RowView {
 
 // GIVEN a real store holding a real recorded session, served by a real
 // `tether serve` WHEN the client reads the list, the session, its
-// diagnostics and the page's vocabulary THEN every answer decodes with no
-// field unknown to this binding; and every refusal (a wrong token, a
-// foreign Host, a foreign Origin, an unknown session, an action a store
-// cannot run) is the status-error document with its code.
+// diagnostics, its requirements checked and the page's vocabulary THEN
+// every answer decodes with no field unknown to this binding; the check is
+// the document `tether check` prints on the same store; and every refusal
+// (a wrong token, a foreign Host, a foreign Origin, an unknown session, a
+// misspelt stage, an action a store cannot run) is the status-error
+// document with its code.
 func TestAgainstARealTetherServe(t *testing.T) {
 	bin := tethertest.Binary(t)
 	db, _ := tethertest.StoreWithSession(t, bin, recorded)
@@ -70,6 +83,31 @@ func TestAgainstARealTetherServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checked, err := c.Check(ctx, sessionID, []string{"time:used", "broken"}, []string{"time/get_current_time:used"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verdicts []string
+	for _, o := range checked.Sessions[0].Requirements {
+		verdicts = append(verdicts, o.Requirement+"="+strconv.FormatBool(o.Met))
+	}
+	if checked.Met || strings.Join(verdicts, " ") != "time:used=true broken=false time/get_current_time:used=true" {
+		t.Fatalf("check: %v", verdicts)
+	}
+	// `tether check` on the same store: the same document.
+	cliDoc, _ := tethertest.Run(t, bin, tethertest.Env(t.TempDir()), time.Minute,
+		"check", sessionID, "--db", db, "--format", "json", "--require", "time:used")
+	var viaCLI tether.CheckDocument
+	if err := tether.DecodeStrict([]byte(cliDoc), &viaCLI); err != nil {
+		t.Fatal(err)
+	}
+	viaService, err := c.Check(ctx, sessionID, []string{"time:used"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, &viaCLI), mustJSON(t, viaService); a != b {
+		t.Fatalf("tether check and the service differ:\n%s\n%s", a, b)
+	}
 	display, err := c.Display(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +115,7 @@ func TestAgainstARealTetherServe(t *testing.T) {
 	if len(display.Steps) != 5 || len(display.Statuses) != len(tether.DisplayStatusValues) {
 		t.Fatalf("display: %+v", display)
 	}
-	for _, doc := range []interface{}{list, st, diag, display} {
+	for _, doc := range []interface{}{list, st, diag, checked, display} {
 		if unknown := tether.UnknownFields(doc); len(unknown) > 0 {
 			t.Errorf("%T: fields this binding does not know: %v", doc, unknown)
 		}
@@ -112,6 +150,8 @@ func TestAgainstARealTetherServe(t *testing.T) {
 	}
 	_, err = c.Session(ctx, "claude:nope")
 	refused("an unknown session", err, 404, "not_found")
+	_, err = c.Check(ctx, sessionID, []string{"time:usedd"}, nil)
+	refused("a misspelt stage", err, 400, "bad_requirement")
 	_, err = c.EndpointTest(ctx, sessionID, "time")
 	refused("an endpoint test on a store", err, 409, "unavailable")
 	out, err := c.RecentOutput(ctx, sessionID)
