@@ -4,7 +4,7 @@
 //! or runs (no files, no environment, no processes, no sockets, no threads,
 //! no clock); the runtime around it is `tether-hub`:
 //! - [`vocab`]: reason codes, evidence kinds, statuses, stages, provenance;
-//! - [`sanitize`]: what every string passes before it is stored, printed or copied;
+//! - [`sanitize`]: what every string passes before it is stored, printed or copied, and what a name may be;
 //! - [`model`]: the evidence model every public document is built from;
 //! - [`history`]: the attachment history document (one session, its attempts, its rows);
 //! - [`inventory`]: the configuration inventory document and snapshot changes;
@@ -19,7 +19,7 @@
 //! - [`registry`]: compiled-in and run-time plugins, and the plugin listing;
 //! - [`reducer`]: the pure (history, event) → history function;
 //! - [`served`]: what an observed MCP server served, request by request (for exporters);
-//! - [`telemetry`]: what a harness needs to send its own telemetry to a receiver;
+//! - [`telemetry`]: the telemetry role: how a harness's own telemetry reaches a receiver, and what one record of it shows;
 //! - [`traffic`]: what observed MCP traffic proves, mapped to evidence once;
 //! - [`store`]: the persistence contract (`Store`) and rehydration;
 //! - [`schema`]: JSON Schema (draft 2020-12) of the public documents;
@@ -33,8 +33,9 @@
 //! The words people read (labels, sentences, explain texts) live in
 //! `tether-words`, above this crate.
 //!
-//! The modules form a chain without cycles (an invariant kept in
-//! ARCHITECTURE.md, checked by `tests/tests/architecture.rs`).
+//! Its modules import each other without a circle, and its invariants are
+//! written once, in ARCHITECTURE.md (`core/`), each with the test that
+//! checks it.
 
 pub mod capability;
 pub mod capability_event;

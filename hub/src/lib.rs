@@ -13,8 +13,7 @@
 //!   snapshot per changed session per batch to subscribers (`tokio::sync::watch`:
 //!   a slow subscriber simply sees the latest snapshot).
 //!
-//! Its invariants (publishing never blocks; persistence never changes live
-//! state; only the hub stamps ownership) are kept in ARCHITECTURE.md, each
+//! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
 //! with the test that checks it.
 
 #![warn(missing_docs)]

@@ -14,7 +14,7 @@
 //! Both write a session only with a newer `revision` than the one stored, so
 //! no stale writer wins; [`conformance`] is the suite every store passes.
 //!
-//! Its invariants are written once, in ARCHITECTURE.md (`hub/`), each
+//! Its invariants are written once, in ARCHITECTURE.md (`store/`), each
 //! with the test that checks it.
 
 #![warn(missing_docs)]
