@@ -66,7 +66,8 @@ pub fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
             None => {
                 let known: Vec<String> = server_setups().into_iter().map(|(k, _)| k).collect();
                 errln!(
-                    "tether mcp: no configuration for {harness:?}; known: {}",
+                    "tether mcp: no configuration for {harness:?}{}; known: {}",
+                    meant(harness, &known),
                     known.join(", ")
                 );
                 ExitCode::from(Exit::Usage)
@@ -161,6 +162,13 @@ fn print_config(harness: &str) -> Option<String> {
     }
     text.push_str(&setup.file.text);
     Some(text)
+}
+
+/// ` (did you mean "x"?)` where `given` is a slip of one of `known`.
+fn meant<S: AsRef<str>>(given: &str, known: &[S]) -> String {
+    tether_words::near::nearest(given, known)
+        .map(|n| format!(" (did you mean {n:?}?)"))
+        .unwrap_or_default()
 }
 
 /// The harnesses as `tether inventory` names them (its scanners').
@@ -332,7 +340,8 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
         let known = known_harnesses();
         if !known.contains(h) {
             return Err(format!(
-                "unknown harness {h:?}; known: {}",
+                "unknown harness {h:?}{}; known: {}",
+                meant(h, &known),
                 known.join(", ")
             ));
         }
@@ -344,14 +353,23 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
             Ok(why_missing(sources, name, &harnesses))
         }
         "inventory" => {
-            let kind = arg(args, "kind");
+            // A misspelt kind is said, never "nothing is configured".
+            let kind = arg(args, "kind")
+                .map(crate::flags::capability_kind)
+                .transpose()?;
             let test = args.get("test").and_then(Value::as_bool) == Some(true);
             if test && !sources.allow_test {
                 return Err("testing starts servers: `tether mcp --allow-test` allows it".into());
             }
             let sessions = arg(args, "sessions").is_some_and(|v| v == "yes" || v == "true")
                 || args.get("sessions").and_then(Value::as_bool) == Some(true);
-            Ok(inventory_text(sources, &harnesses, kind, test, sessions))
+            Ok(inventory_text(
+                sources,
+                &harnesses,
+                kind.as_deref(),
+                test,
+                sessions,
+            ))
         }
         "sessions" => {
             let since = match arg(args, "since") {
@@ -370,7 +388,14 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
             let code = arg(args, "code").ok_or("give a code")?;
             let entries = tether_words::explain::lookup(code);
             if entries.is_empty() {
-                return Err(format!("{code:?} is not a Tether code"));
+                let codes: Vec<&str> = tether_words::explain::all()
+                    .iter()
+                    .map(|e| e.code)
+                    .collect();
+                return Err(format!(
+                    "{code:?} is not a Tether code{}",
+                    meant(code, &codes)
+                ));
             }
             Ok(entries
                 .iter()

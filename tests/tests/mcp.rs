@@ -259,6 +259,37 @@ async fn an_agent_asks_why_and_gets_reasons_never_secrets() {
         let (text, error) = ask(&client, tool, args.clone()).await;
         assert!(error, "{tool} {args}: {text}");
     }
+    // A slip of a harness, a kind or a code: an error naming the one meant
+    // (never "nothing is configured").
+    for (tool, args, meant) in [
+        (
+            "inventory",
+            serde_json::json!({"harness": "claud"}),
+            "claude",
+        ),
+        (
+            "sessions",
+            serde_json::json!({"harness": "claud"}),
+            "claude",
+        ),
+        (
+            "inventory",
+            serde_json::json!({"kind": "mcp_servr"}),
+            "mcp_server",
+        ),
+        (
+            "explain",
+            serde_json::json!({"code": "auth_requird"}),
+            "auth_required",
+        ),
+    ] {
+        let (text, error) = ask(&client, tool, args.clone()).await;
+        assert!(error, "{tool} {args}: {text}");
+        assert!(
+            text.contains(&format!("did you mean \"{meant}\"?")),
+            "{tool} {args}: {text}"
+        );
+    }
 
     for text in &answers {
         for secret in PLANTED {
@@ -374,6 +405,13 @@ fn each_printed_config_is_read_back_by_the_inventory() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(2));
+    let out = std::process::Command::new(workspace_bin("tether"))
+        .args(["mcp", "--print-config", "claud"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("(did you mean \"claude\"?)"), "{said}");
 }
 
 // === A real agent asks ===
