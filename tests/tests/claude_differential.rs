@@ -1,12 +1,14 @@
-//! Issue 68 §1 for Claude Code's transcript reader: its fast path (the
+//! Issue 68 §1 for Claude Code's three readers (its transcripts, a
+//! server's MCP log, a headless run's stream-json): each fast path (the
 //! Blanker, its taken header, the borrowed lenient parse) against its
 //! plain path (`records::plain`, the record parsed whole as a
 //! `serde_json::Value`, the same meanings taken from it). The harness is
 //! the shared one (`tether_tests::differential`: `write(&Value, Style)`,
 //! `files_below`).
 //!
-//! - GIVEN every Claude transcript and headless run's output in the
-//!   repository WHEN each line is read both ways THEN the same answer.
+//! - GIVEN every Claude transcript, MCP log and headless run's output in
+//!   the repository WHEN each line is read both ways, as the file it is
+//!   THEN the same answer.
 //! - GIVEN records of every kind the reader reads, their strings arbitrary
 //!   (every escape, `\u` and surrogate pairs, control characters, long
 //!   strings across 64-byte boundaries, planted secrets), keys in any
@@ -17,28 +19,43 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tether_core::records::{RecordAnswer, RecordFile};
-use tether_passthrough_claude::records::{TRANSCRIPT, plain, read};
+use tether_passthrough_claude::records::{MCP_LOG, STREAM_JSON, TRANSCRIPT, plain, read_as};
 use tether_tests::differential::{
     SECRET, Style, any_text, every_line_reads_the_same, files_below, write,
 };
 
 fn fast(record: &str) -> RecordAnswer {
-    let segments = vec![
-        "projects".to_owned(),
-        "-tmp-w".to_owned(),
-        "s.jsonl".to_owned(),
-    ];
-    let file = RecordFile {
-        role: TRANSCRIPT,
-        segments: &segments,
-        session: None,
-        configured: &[],
-    };
-    read(&file, record)
+    read_as(TRANSCRIPT, &["projects", "-tmp-w", "s.jsonl"], record)
 }
 
 fn slow(record: &str) -> RecordAnswer {
     plain::transcript(record)
+}
+
+/// Where a generated server log lies (below Claude Code's cache).
+const LOG_AT: [&str; 3] = ["-tmp-w", "mcp-logs-time", "2026-12-01T20-53-19-575Z.jsonl"];
+
+fn fast_log(record: &str) -> RecordAnswer {
+    read_as(MCP_LOG, &LOG_AT, record)
+}
+
+fn slow_log(record: &str) -> RecordAnswer {
+    let segments: Vec<String> = LOG_AT.iter().map(|s| (*s).to_owned()).collect();
+    let file = RecordFile {
+        role: MCP_LOG,
+        segments: &segments,
+        session: None,
+        configured: &[],
+    };
+    plain::mcp_log(&file, record)
+}
+
+fn fast_stream(record: &str) -> RecordAnswer {
+    read_as(STREAM_JSON, &["run.jsonl"], record)
+}
+
+fn slow_stream(record: &str) -> RecordAnswer {
+    plain::stream_json(record)
 }
 
 /// GIVEN every Claude transcript and stream-json output in the repository
@@ -52,6 +69,54 @@ fn every_claude_record_in_the_repository_reads_the_same_both_ways() {
     assert!(files.len() >= 20, "Claude files found: {files:?}");
     let lines = every_line_reads_the_same(&files, fast, slow);
     assert!(lines > 150, "{lines} lines");
+}
+
+/// GIVEN every Claude Code MCP log in the repository (real 2.1.197 and
+/// 2.1.332 runs: connected, refused, a rejected token, an OAuth login
+/// wanted, a command not found, a server that exits, calls) WHEN each
+/// line is read both ways as its server's log THEN they agree.
+#[test]
+fn every_claude_mcp_log_in_the_repository_reads_the_same_both_ways() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let files = files_below(&root, &|p| p.contains("claude") && p.contains("mcp-logs"));
+    assert!(files.len() >= 19, "Claude MCP logs found: {files:?}");
+    let mut lines = 0;
+    for path in &files {
+        // The server is the log's folder (`mcp-logs-SERVER`), or the
+        // fixture's own name where the real runs' logs were kept flat.
+        let server = match path.parent().and_then(|d| d.file_name()) {
+            Some(dir) if dir.to_string_lossy().starts_with("mcp-logs-") => {
+                dir.to_string_lossy().into_owned()
+            }
+            _ => format!(
+                "mcp-logs-{}",
+                path.file_stem().expect("a name").to_string_lossy()
+            ),
+        };
+        let segments = vec!["-tmp-w".to_owned(), server, "t.jsonl".to_owned()];
+        let file = RecordFile {
+            role: MCP_LOG,
+            segments: &segments,
+            session: None,
+            configured: &[],
+        };
+        let fast = |line: &str| tether_passthrough_claude::records::read(&file, line);
+        let slow = |line: &str| plain::mcp_log(&file, line);
+        lines += every_line_reads_the_same(std::slice::from_ref(path), fast, slow);
+    }
+    assert!(lines > 200, "{lines} lines");
+}
+
+/// GIVEN every headless run's output (`claude -p --output-format
+/// stream-json --verbose`) in the repository WHEN each line is read both
+/// ways as stream-json THEN they agree.
+#[test]
+fn every_claude_stream_json_in_the_repository_reads_the_same_both_ways() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let files = files_below(&root, &|p| p.contains("claude") && p.contains("stream"));
+    assert!(files.len() >= 18, "Claude stream-json found: {files:?}");
+    let lines = every_line_reads_the_same(&files, fast_stream, slow_stream);
+    assert!(lines > 90, "{lines} lines");
 }
 
 /// A name, or anything.
@@ -173,6 +238,104 @@ fn any_record() -> impl Strategy<Value = Value> {
         .prop_map(|(body, session)| head(body, session))
 }
 
+/// A session id as Claude Code mints one, or anything.
+fn any_session() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("88b3e12c-a78e-4cfc-a6bf-0a90e7116bb5".to_owned()),
+        any_text()
+    ]
+}
+
+/// What Claude Code's MCP client logs of a server (2.1.197 and 2.1.332
+/// wordings, from the real runs kept in `fixtures/records-real`), or
+/// anything; a planted secret after some.
+fn any_log_words() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("Successfully connected to stdio server in 120ms".to_owned()),
+        Just("Connection established with capabilities: {\"hasTools\":true}".to_owned()),
+        Just("Authentication required for HTTP server".to_owned()),
+        Just("Connection failed (ENOENT): Executable not found in $PATH: \"stdio\"".to_owned()),
+        Just("Connection failed (ECONNREFUSED): ECONNREFUSED: Unable to connect.".to_owned()),
+        Just("Connection failed (CONNECTION_CLOSED): Connection closed".to_owned()),
+        Just("Connection failed: MCP server \"x\" connection timed out after 4000ms".to_owned()),
+        Just("Server rejected the configured Authorization header (HTTP 401). Check that the token is valid for this MCP endpoint.".to_owned()),
+        Just("HTTP Connection failed after 5ms: Streamable HTTP error: (code: 401)".to_owned()),
+        any_name().prop_map(|t| format!("Tool '{t}' completed successfully in 12ms")),
+        any_name().prop_map(|t| format!("Tool '{t}' failed after 1s: MCP error -32602: {SECRET}")),
+        any_name().prop_map(|t| format!("Skipping tool \"{t}\": its input schema has a top-level oneOf")),
+        any_name().prop_map(|t| format!("Calling MCP tool: {t}")),
+        any_text(),
+    ]
+    .prop_flat_map(|words| (Just(words), any::<bool>()))
+    .prop_map(|(words, planted)| if planted { format!("{words} {SECRET}") } else { words })
+}
+
+/// One record of a server's MCP log, as Claude Code writes it: `debug`
+/// or `error`, then its time, session and working directory.
+fn any_log_record() -> impl Strategy<Value = Value> {
+    (
+        any_log_words(),
+        any::<bool>(),
+        prop_oneof![Just("2026-12-07T03:29:09.033Z".to_owned()), any_text()],
+        any_session(),
+        prop_oneof![Just("/tmp/h/runs/n1/work".to_owned()), any_text()],
+    )
+        .prop_map(|(words, error, at, session, cwd)| {
+            let key = if error { "error" } else { "debug" };
+            json!({key: words, "timestamp": at, "sessionId": session, "cwd": cwd})
+        })
+}
+
+/// One line of every kind a headless run prints that the reader reads
+/// (`system/init`, `hook_response`, `permission_denied`,
+/// `notification`, `result`, `assistant`, `user`) and some it does not,
+/// their strings arbitrary; shapes from the real runs in
+/// `fixtures/refusals` and `fixtures/records-by-path`.
+fn any_stream_line() -> impl Strategy<Value = Value> {
+    let (n, t, w) = (any_name, any_text, any_words);
+    let statuses = prop::sample::select(vec![
+        "connected",
+        "failed",
+        "needs-auth",
+        "pending",
+        "disabled",
+    ]);
+    let body = prop_oneof![
+        (prop::collection::vec((n(), statuses), 0..3), prop::collection::vec(n(), 0..4), any::<bool>(), prop::collection::vec(n(), 0..2), t()).prop_map(|(servers, tools, search, plugins, cwd)| {
+            let mut listed: Vec<String> = servers.iter().flat_map(|(s, _)| tools.iter().map(move |t| format!("mcp__{s}__{t}"))).collect();
+            if search { listed.push("ToolSearch".to_owned()); }
+            let servers: Vec<Value> = servers.iter().map(|(s, st)| json!({"name": s, "status": st, "source": "dynamic"})).collect();
+            let plugins: Vec<Value> = plugins.iter().map(|p| json!({"name": p, "path": "/tmp/p", "source": "p@market"})).collect();
+            json!({"type": "system", "subtype": "init", "cwd": cwd, "claude_code_version": "2.1.332", "tools": listed, "mcp_servers": servers, "plugins": plugins, "model": "m", "skills": ["debug"], "apiKeySource": SECRET})
+        }).boxed(),
+        (n(), n(), prop::option::of(-3i64..300), prop::sample::select(vec!["success", "error", "cancelled", "other"])).prop_map(|(hook, event, code, outcome)| json!({"type": "system", "subtype": "hook_response", "hook_id": "39d428ae-868c", "hook_name": hook, "hook_event": event, "output": SECRET, "stdout": SECRET, "stderr": SECRET, "exit_code": code, "outcome": outcome})).boxed(),
+        (n(), n(), t(), prop::option::of(prop::sample::select(vec!["hook", "rule", "mode", "asyncAgent"])), w()).prop_map(|(s, tool, id, kind, words)| json!({"type": "system", "subtype": "permission_denied", "tool_name": format!("mcp__{s}__{tool}"), "tool_use_id": id, "decision_reason_type": kind, "decision_reason": SECRET, "message": words})).boxed(),
+        prop::sample::select(vec!["stop-hook-error", "other"]).prop_map(|key| json!({"type": "system", "subtype": "notification", "key": key, "text": SECRET})).boxed(),
+        (any::<bool>(), prop_oneof![
+            Just("API Error: Unable to connect to API (ConnectionRefused)".to_owned()),
+            Just("API Error: Connection refused \u{2014} a firewall or proxy may be blocking it (ECONNREFUSED)".to_owned()),
+            Just("Not logged in \u{b7} Please run /login".to_owned()),
+            Just("Invalid API key \u{b7} Fix external API key".to_owned()),
+            Just("Request timed out. Check your internet connection and proxy settings".to_owned()),
+            t(),
+        ], prop::option::of(Just("connection_failed")), prop::option::of(prop::sample::select(vec![401, 403, 500]))).prop_map(|(error, result, api, status)| json!({"type": "result", "subtype": if error { "error_during_execution" } else { "success" }, "is_error": error, "result": result, "api_error": api, "api_error_status": status, "permission_denials": [{"tool_name": "mcp__time__x", "tool_use_id": "toolu_1", "tool_input": {"q": SECRET}}]})).boxed(),
+        (n(), n(), t()).prop_map(|(s, tool, id)| json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": format!("mcp__{s}__{tool}"), "input": {"q": SECRET}}]}, "parent_tool_use_id": null})).boxed(),
+        (t(), w(), any::<bool>()).prop_map(|(id, words, error)| json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": words, "is_error": error}]}, "parent_tool_use_id": null})).boxed(),
+        prop::sample::select(vec!["hook_started", "status", "compact_boundary", "api_retry"]).prop_map(|sub| json!({"type": "system", "subtype": sub, "text": SECRET})).boxed(),
+        prop::sample::select(vec!["stream_event", "tool_progress", "auth_status", "no-such-kind"]).prop_map(|k| json!({"type": k, "event": {"text": SECRET}})).boxed(),
+    ];
+    (body, any_session()).prop_map(|(mut body, session)| {
+        if let Some(map) = body.as_object_mut() {
+            map.insert("session_id".to_owned(), json!(session));
+            map.insert(
+                "uuid".to_owned(),
+                json!("5f3ca506-525b-46cf-8e25-6e8f933cab1b"),
+            );
+        }
+        body
+    })
+}
+
 /// Every path to a field of `v` (objects, and objects in lists), for a
 /// `null` or a wrong type put in its place.
 fn paths(v: &Value, here: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
@@ -284,6 +447,55 @@ proptest! {
         }
         let text = write(&record, style);
         let (f, s) = (fast(&text), slow(&text));
+        prop_assert_eq!(&f, &s, "{}", text);
+        no_secret(&f, &text);
+    }
+
+    /// GIVEN a server's MCP log record, written any way WHEN read both
+    /// ways THEN the same answer, with no planted secret in it.
+    #[test]
+    fn generated_mcp_log_records_read_the_same_both_ways(record in any_log_record(), style in style()) {
+        let text = write(&record, style);
+        let (f, s) = (fast_log(&text), slow_log(&text));
+        prop_assert_eq!(&f, &s, "{}", text);
+        no_secret(&f, &text);
+    }
+
+    /// GIVEN a headless run's stream-json line of any kind, written any
+    /// way WHEN read both ways THEN the same answer, with no planted
+    /// secret in it.
+    #[test]
+    fn generated_stream_json_lines_read_the_same_both_ways(record in any_stream_line(), style in style()) {
+        let text = write(&record, style);
+        let (f, s) = (fast_stream(&text), slow_stream(&text));
+        prop_assert_eq!(&f, &s, "{}", text);
+        no_secret(&f, &text);
+    }
+
+    /// GIVEN either with `null`, or a value of another type, in place of
+    /// any field WHEN read both ways THEN the same answer; no planted
+    /// secret.
+    #[test]
+    fn a_log_or_stream_line_with_a_wrong_type_reads_the_same_both_ways(
+        log in any::<bool>(),
+        record in prop_oneof![any_log_record(), any_stream_line()],
+        pick in any::<prop::sample::Index>(),
+        wrong in prop_oneof![Just(Value::Null), Just(json!(7)), Just(json!(-1.5)), Just(json!([SECRET])), Just(json!({"k": SECRET})), Just(json!(true)), Just(json!("x"))],
+        style in style(),
+    ) {
+        let mut all = Vec::new();
+        paths(&record, &mut Vec::new(), &mut all);
+        let mut record = record;
+        if !all.is_empty() {
+            let path = pick.get(&all).clone();
+            set(&mut record, &path, wrong);
+        }
+        let text = write(&record, style);
+        let (f, s) = if log {
+            (fast_log(&text), slow_log(&text))
+        } else {
+            (fast_stream(&text), slow_stream(&text))
+        };
         prop_assert_eq!(&f, &s, "{}", text);
         no_secret(&f, &text);
     }

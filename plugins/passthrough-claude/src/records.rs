@@ -48,9 +48,9 @@ use tether_core::records::{
 use tether_core::vocab::ReasonCode;
 use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{
-    Blank, Blanker, answer, call, failed_with, failure, hook_fired, listed, mcp_double,
-    name_server, offered, offered_deferred, outcome, plugin_loaded, push, refusal, refused,
-    skill_invoked, skill_listed, skill_named, withheld,
+    Blank, Blanker, answer, call, failed_with, failure, hook_fired, mcp_double, name_server,
+    offered, offered_deferred, outcome, plugin_loaded, push, refusal, skill_invoked, skill_listed,
+    skill_named, withheld,
 };
 use tether_sdk::telemetry::status;
 
@@ -64,6 +64,7 @@ use mcp_log::mcp_log;
 mod names;
 pub mod plain;
 mod progress;
+mod stream_json;
 mod subagents;
 mod words;
 
@@ -96,204 +97,27 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     let answer = match file.role {
         TRANSCRIPT => transcript(record),
         MCP_LOG => mcp_log(file, record),
-        STREAM_JSON => stream_json(record),
+        STREAM_JSON => stream_json::stream_json(record),
         _ => RecordAnswer::Unknown,
     };
     // A plugin's server, configured as `plugin:X:Y`, is `plugin_X_Y` here.
     names::as_configured(answer, file.configured)
 }
 
-/// One line a headless run printed (`--output-format stream-json
-/// --verbose`, 2.1.197 on): its `system/init` line as the probe reads it
-/// ([`stream_json_init_reports`]: each server's status, its tools, its
-/// plugins), with the session, the version and the project; a hook's end
-/// (`system/hook_response`, 2.1.3xx: the only trace of a hook that
-/// succeeded in silence); a call refused before it reached the server
-/// (`system/permission_denied`, 2.1.3xx); and its `assistant` and `user` lines as a
-/// transcript's (the tools called, their results). Lines carry no time.
-fn stream_json(record: &str) -> RecordAnswer {
-    #[derive(Deserialize)]
-    struct Head<'a> {
-        #[serde(rename = "type", borrow, default, deserialize_with = "lenient::text")]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        subtype: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        session_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        cwd: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        claude_code_version: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        hook_id: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        hook_name: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        hook_event: Option<Cow<'a, str>>,
-        #[serde(default, deserialize_with = "lenient::int")]
-        exit_code: Option<i32>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        outcome: Option<Cow<'a, str>>,
-        /// `permission_denied`: the refused call.
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        tool_name: Option<Cow<'a, str>>,
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        tool_use_id: Option<Cow<'a, str>>,
-        /// `permission_denied`: what decided (`rule`, `mode`, `hook`,
-        /// `asyncAgent`, …; absent where a headless run could not ask).
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        decision_reason_type: Option<Cow<'a, str>>,
-        /// `permission_denied`: compared with Claude Code's own constant
-        /// words only, never kept.
-        #[serde(borrow, default)]
-        message: Option<Said<'a>>,
-        /// `notification`: which (`stop-hook-error`: a Stop hook erred).
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        key: Option<Cow<'a, str>>,
-        /// `result`: whether the run ended in an error.
-        #[serde(default, deserialize_with = "lenient::flag")]
-        is_error: Option<bool>,
-        /// `result`: compared with Claude Code's own constant words only
-        /// ([`model_api`]), never kept.
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        result: Option<Cow<'a, str>>,
-        /// `result` (2.1.3xx): the harness's class of a model API error.
-        #[serde(borrow, default, deserialize_with = "lenient::text")]
-        api_error: Option<Cow<'a, str>>,
-        /// `result`: the model API's HTTP status.
-        #[serde(default, deserialize_with = "lenient::int")]
-        api_error_status: Option<i32>,
-    }
-    /// `message`: a `permission_denied`'s words, or (an `assistant` or
-    /// `user` line's) the message, skipped unread.
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Said<'a> {
-        #[serde(borrow)]
-        Words(Cow<'a, str>),
-        Other(serde::de::IgnoredAny),
-    }
-    let written = record;
-    let record = BLANKER.blank(record);
-    lenient::take_odd();
-    let head = match serde_json::from_str::<Head<'_>>(&record) {
-        Ok(head) => head,
-        Err(error) => return RecordAnswer::unparsed(&error, None),
+/// Reads `record` as a line of a file of `role` at `segments` (below its
+/// source's root: `["projects", SLUG, "ID.jsonl"]` for a transcript,
+/// `[SLUG, "mcp-logs-SERVER", "TIME.jsonl"]` for a server's log), nothing
+/// configured and no session known before it: one record held without its
+/// file, as the tests and the differentials read one.
+pub fn read_as(role: &str, segments: &[&str], record: &str) -> RecordAnswer {
+    let segments: Vec<String> = segments.iter().map(|s| (*s).to_owned()).collect();
+    let file = RecordFile {
+        role,
+        segments: &segments,
+        session: None,
+        configured: &[],
     };
-    // (A field of the wrong type is that field unread; the transcript's
-    // reading below notes its own.)
-    lenient::take_odd();
-    let mut reading = RecordReading::of(head.session_id.as_deref().and_then(name));
-    match (head.kind.as_deref(), head.subtype.as_deref()) {
-        (Some("system"), Some("init")) => {
-            reading.project = head.cwd.as_deref().and_then(project_of);
-            reading.version = head.claude_code_version.as_deref().and_then(version_of);
-            for evidence in names::as_tools_name_them(
-                tether_sdk::materialize::stream_json_init_reports(&record, Timestamp(0)),
-            ) {
-                push(&mut reading, evidence);
-            }
-            for (server, tool) in init_tools(&record) {
-                if reading.servers.iter().any(|s| s.name == server) {
-                    push(&mut reading, listed(&server, &tool, Timestamp(0)));
-                }
-            }
-            answer(reading)
-        }
-        (Some("system"), Some("hook_response")) => {
-            let Some(hook) = head.hook_name.as_deref().and_then(name) else {
-                return answer(reading);
-            };
-            let event = head.hook_event.as_deref().and_then(name);
-            let ended = match (head.outcome.as_deref(), head.exit_code) {
-                (Some("cancelled"), _) => UseOutcome::Cancelled,
-                (_, Some(code)) => outcome_of_exit(code, Some(2)),
-                (Some("success"), None) => UseOutcome::Succeeded,
-                _ => UseOutcome::Failed,
-            };
-            let run = CapabilityEvent::hook(&hook, event.as_deref()).ended(ended, head.exit_code);
-            push(
-                &mut reading,
-                hook_fired(run, head.hook_id.as_deref(), Timestamp(0)),
-            );
-            answer(reading)
-        }
-        // A call the harness refused before it reached the server.
-        (Some("system"), Some("permission_denied")) => {
-            if let Some((server, tool)) = head.tool_name.as_deref().and_then(mcp_double) {
-                let words = match &head.message {
-                    Some(Said::Words(words)) => Some(words.as_ref()),
-                    _ => None,
-                };
-                let reason = denial_reason(head.decision_reason_type.as_deref(), words);
-                push(
-                    &mut reading,
-                    refused(
-                        &server,
-                        &tool,
-                        head.tool_use_id.as_deref(),
-                        reason,
-                        Timestamp(0),
-                    ),
-                );
-            }
-            answer(reading)
-        }
-        // `{type:"notification",notification:{key:"stop-hook-error",…}}`
-        // (2.1.197 and 2.1.332, seen in real runs): a Stop hook ended in an
-        // error (exit 1, a failure to run, or a block); the only trace of
-        // a Stop hook in stream-json, which names neither the hook nor how.
-        (Some("system"), Some("notification"))
-            if head.key.as_deref() == Some("stop-hook-error") =>
-        {
-            let run = CapabilityEvent::hook("Stop", Some("Stop")).ended(UseOutcome::Unknown, None);
-            push(&mut reading, hook_fired(run, None, Timestamp(0)));
-            answer(reading)
-        }
-        (Some("system"), _) => answer(reading),
-        // The run's end: where its model API failed, why (report-level:
-        // no server's), in Tether's words.
-        (Some("result"), _) => {
-            let ended = model_api::Ended {
-                is_error: head.is_error,
-                result: head.result.as_deref(),
-                api_error: head.api_error.as_deref(),
-                status: head.api_error_status,
-            };
-            if let Some((reason, words)) = model_api::failure(&ended) {
-                push(
-                    &mut reading,
-                    tether_core::model::Evidence::new(
-                        tether_core::vocab::EvidenceKind::ExplicitError,
-                        Timestamp(0),
-                    )
-                    .reason(reason, Some(words.to_owned())),
-                );
-            }
-            answer(reading)
-        }
-        // `assistant`, `user`: as a transcript's (its `session_id` read as
-        // the transcript's `sessionId`).
-        // (It blanks the line itself: it is given the line as written.)
-        _ => transcript(written),
-    }
-}
-
-/// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
-/// (server, tool), each a name.
-fn init_tools(record: &str) -> Vec<(String, String)> {
-    #[derive(Deserialize)]
-    struct Init<'a> {
-        #[serde(borrow, default, deserialize_with = "lenient::texts")]
-        tools: Vec<Cow<'a, str>>,
-    }
-    let init = serde_json::from_str::<Init<'_>>(record);
-    lenient::take_odd();
-    match init {
-        Ok(init) => init.tools.iter().filter_map(|t| mcp_double(t)).collect(),
-        // (Not reached: the line parsed as its head before.)
-        Err(_) => Vec::new(),
-    }
+    read(&file, record)
 }
 
 #[derive(Deserialize)]

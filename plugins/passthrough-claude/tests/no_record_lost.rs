@@ -3,23 +3,12 @@
 //! each read for what it proves, none lost to an escape, a null or an
 //! odd item.
 
-use tether_core::records::{RecordAnswer, RecordFile};
+use tether_core::records::RecordAnswer;
 use tether_core::vocab::EvidenceKind;
-use tether_passthrough_claude::records::{TRANSCRIPT, read};
+use tether_passthrough_claude::records::{TRANSCRIPT, read_as};
 
 fn answer(record: &str) -> RecordAnswer {
-    let segments = vec![
-        "projects".to_owned(),
-        "-tmp-w".to_owned(),
-        "s.jsonl".to_owned(),
-    ];
-    let file = RecordFile {
-        role: TRANSCRIPT,
-        segments: &segments,
-        session: None,
-        configured: &[],
-    };
-    read(&file, record)
+    read_as(TRANSCRIPT, &["projects", "-tmp-w", "s.jsonl"], record)
 }
 
 /// What Claude Code's transcript writer puts around a record of its own
@@ -240,14 +229,7 @@ fn an_init_line_is_the_harness_s_list_not_the_model_s() {
             .lines()
             .find(|l| l.contains(r#""subtype":"init""#))
             .expect("an init line");
-        let segments = vec!["run.jsonl".to_owned()];
-        let file = RecordFile {
-            role: STREAM_JSON,
-            segments: &segments,
-            session: None,
-            configured: &[],
-        };
-        let RecordAnswer::Read(reading) = read(&file, init) else {
+        let RecordAnswer::Read(reading) = read_as(STREAM_JSON, &["run.jsonl"], init) else {
             panic!("{release}: not read");
         };
         // No evidence says the model was sent a tool; the reports' counts

@@ -88,34 +88,70 @@ pub(super) fn connect_failure(text: &str) -> Option<(ReasonCode, &'static str)> 
     Some((ReasonCode::AgentReportedFailed, "its connection failed"))
 }
 
+/// One record of a server's log. Each field is read whatever its value
+/// (`lenient`): another type is that field unread, noted, never the
+/// record lost; the plain path (`plain::mcp_log`) builds the same from a
+/// `serde_json::Value`.
 #[derive(Deserialize)]
-struct LogLine<'a> {
-    #[serde(borrow, default)]
-    debug: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    error: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    timestamp: Option<Cow<'a, str>>,
-    #[serde(rename = "sessionId", borrow, default)]
-    session: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    cwd: Option<Cow<'a, str>>,
+pub(super) struct LogLine<'a> {
+    #[serde(borrow, default, deserialize_with = "super::lenient::text")]
+    pub(super) debug: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "super::lenient::text")]
+    pub(super) error: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "super::lenient::text")]
+    pub(super) timestamp: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "sessionId",
+        borrow,
+        default,
+        deserialize_with = "super::lenient::text"
+    )]
+    pub(super) session: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "super::lenient::text")]
+    pub(super) cwd: Option<Cow<'a, str>>,
+}
+
+/// The kind an unreadable log record is said as (the census's).
+pub(super) const LOG_KIND: &str = "mcp_log";
+
+/// The server whose log `file` is (its folder, `mcp-logs-SERVER`).
+pub(super) fn server_of(file: &RecordFile<'_>) -> Option<String> {
+    file.from_end(1)
+        .and_then(|dir| dir.strip_prefix("mcp-logs-"))
+        .and_then(name)
 }
 
 pub(super) fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Some(server) = file
-        .from_end(1)
-        .and_then(|dir| dir.strip_prefix("mcp-logs-"))
-        .and_then(name)
-    else {
+    if !record.trim_start().starts_with('{') {
+        // No object (no release writes one): the plain way says what it is.
+        return super::plain::mcp_log(file, record);
+    }
+    let Some(server) = server_of(file) else {
         return RecordAnswer::Unknown;
     };
-    let Ok(line) = serde_json::from_str::<LogLine<'_>>(record) else {
-        return RecordAnswer::Unknown;
-    };
+    super::lenient::take_odd();
+    let parsed = serde_json::from_str::<LogLine<'_>>(record);
+    let odd = super::lenient::take_odd();
+    match parsed {
+        Ok(line) => log_line(&server, &line, odd),
+        Err(error) => RecordAnswer::unparsed(&error, None),
+    }
+}
+
+/// What one log record says (`odd`: a field of it was of another type):
+/// the meanings the fast path and the plain one share.
+pub(super) fn log_line(server: &str, line: &LogLine<'_>, odd: bool) -> RecordAnswer {
     let Some(text) = line.debug.as_deref().or(line.error.as_deref()) else {
-        return RecordAnswer::Unknown;
+        return if odd {
+            RecordAnswer::Unparsed {
+                why: tether_core::records::Unparsed::WrongType,
+                kind: Some(LOG_KIND.to_owned()),
+            }
+        } else {
+            RecordAnswer::Unknown
+        };
     };
+    let server = server.to_owned();
     let at = line
         .timestamp
         .as_deref()

@@ -1,7 +1,9 @@
 //! The transcript reader's plain path: the record parsed whole as a
 //! `serde_json::Value`, each field taken from it by the same rules as the
 //! fast path's (a null is a field not given; another type is that field
-//! unread, noted), then the same meanings ([`super::read_line`]). Slow,
+//! unread, noted), then the same meanings ([`super::read_line`]); a
+//! server's log record ([`mcp_log`]) and a headless run's own lines
+//! ([`stream_json`]) the same way. Slow,
 //! and the reference the fast path (the Blanker, its taken header, the
 //! borrowed lenient parse) is held to: `tests/tests/claude_differential.rs`
 //! proves both read every record the same.
@@ -9,7 +11,7 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
-use tether_core::records::RecordAnswer;
+use tether_core::records::{RecordAnswer, RecordFile};
 
 use super::items::{Content, Item};
 use super::progress::{Data, MaybeData};
@@ -28,6 +30,80 @@ pub fn transcript(record: &str) -> RecordAnswer {
     let mut odd = false;
     let line = line(&value, &mut odd);
     super::read_line(&line, odd, record)
+}
+
+/// One record of a server's log
+/// (`claude-cli-nodejs/<slug>/mcp-logs-<server>/<time>.jsonl`), read the
+/// plain way: [`super::mcp_log::log_line`]'s meanings, each field taken by
+/// the transcript's rules.
+pub fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    let Some(server) = super::mcp_log::server_of(file) else {
+        return RecordAnswer::Unknown;
+    };
+    let value = match serde_json::from_str::<Value>(record) {
+        Ok(value) => value,
+        Err(error) => return RecordAnswer::unparsed(&error, None),
+    };
+    let Value::Object(_) = value else {
+        return RecordAnswer::Unknown;
+    };
+    let mut odd = false;
+    let line = super::mcp_log::LogLine {
+        debug: text(value.get("debug"), &mut odd),
+        error: text(value.get("error"), &mut odd),
+        timestamp: text(value.get("timestamp"), &mut odd),
+        session: text(value.get("sessionId"), &mut odd),
+        cwd: text(value.get("cwd"), &mut odd),
+    };
+    super::mcp_log::log_line(&server, &line, odd)
+}
+
+/// One line a headless run printed (`claude -p --output-format
+/// stream-json --verbose`), read the plain way:
+/// [`super::stream_json::stream_line`]'s meanings, an `assistant` or
+/// `user` line read as a transcript's plain record.
+pub fn stream_json(record: &str) -> RecordAnswer {
+    use super::stream_json::{Head, Said};
+    let value = match serde_json::from_str::<Value>(record) {
+        Ok(value) => value,
+        Err(error) => return RecordAnswer::unparsed(&error, None),
+    };
+    let Value::Object(_) = value else {
+        return RecordAnswer::Unknown;
+    };
+    // (A field of the wrong type is that field unread: noted by no one,
+    // as on the fast path.)
+    let odd = &mut false;
+    let t = |key: &str, odd: &mut bool| text(value.get(key), odd);
+    let head = Head {
+        kind: t("type", odd),
+        subtype: t("subtype", odd),
+        session_id: t("session_id", odd),
+        cwd: t("cwd", odd),
+        claude_code_version: t("claude_code_version", odd),
+        hook_id: t("hook_id", odd),
+        hook_name: t("hook_name", odd),
+        hook_event: t("hook_event", odd),
+        exit_code: int(value.get("exit_code"), odd),
+        outcome: t("outcome", odd),
+        tool_name: t("tool_name", odd),
+        tool_use_id: t("tool_use_id", odd),
+        decision_reason_type: t("decision_reason_type", odd),
+        message: value.get("message").map(|m| match m {
+            Value::String(words) => Said::Words(Cow::Borrowed(words)),
+            _ => Said::Other(serde::de::IgnoredAny),
+        }),
+        key: t("key", odd),
+        is_error: flag(value.get("is_error"), odd),
+        result: t("result", odd),
+        api_error: t("api_error", odd),
+        api_error_status: int(value.get("api_error_status"), odd),
+    };
+    // The init line's reports are read from the line as serde_json writes
+    // it (no escape but those JSON needs), whatever escapes it was printed
+    // with.
+    let canonical = value.to_string();
+    super::stream_json::stream_line(&head, &canonical, record, transcript)
 }
 
 fn line<'v>(v: &'v Value, odd: &mut bool) -> Line<'v> {

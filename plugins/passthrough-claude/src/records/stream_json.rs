@@ -1,0 +1,246 @@
+//! What `claude -p --output-format stream-json --verbose` printed, saved
+//! to a file (read by path only).
+//!
+//! One line a headless run printed (`--output-format stream-json
+//! --verbose`, 2.1.197 on): its `system/init` line as the probe reads it
+//! ([`stream_json_init_reports`]: each server's status, its tools, its
+//! plugins), with the session, the version and the project; a hook's end
+//! (`system/hook_response`, 2.1.3xx: the only trace of a hook that
+//! succeeded in silence); a call refused before it reached the server
+//! (`system/permission_denied`, 2.1.3xx); and its `assistant` and `user` lines as a
+//! transcript's (the tools called, their results). Lines carry no time.
+//!
+//! The fast path ([`stream_json`]: the line blanked, its head borrowed)
+//! and the plain one (`plain::stream_json`, the line parsed whole as a
+//! `serde_json::Value`) share the meanings ([`stream_line`]);
+//! `tests/tests/claude_differential.rs` proves both read every line the
+//! same.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use tether_core::capability::{CapabilityEvent, outcome_of_exit};
+use tether_core::model::Timestamp;
+use tether_core::records::{RecordAnswer, RecordReading, name, project_of, version_of};
+use tether_core::vocab::UseOutcome;
+use tether_sdk::records::{answer, hook_fired, listed, mcp_double, push, refused};
+
+use super::{BLANKER, denial_reason, lenient, model_api, names};
+
+/// A line's head: every field a line of any kind is read by (each read
+/// whatever its value: another type is that field unread).
+#[derive(Deserialize)]
+pub(super) struct Head<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "lenient::text")]
+    pub(super) kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) subtype: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) cwd: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) claude_code_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) hook_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) hook_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) hook_event: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub(super) exit_code: Option<i32>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) outcome: Option<Cow<'a, str>>,
+    /// `permission_denied`: the refused call.
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) tool_name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) tool_use_id: Option<Cow<'a, str>>,
+    /// `permission_denied`: what decided (`rule`, `mode`, `hook`,
+    /// `asyncAgent`, …; absent where a headless run could not ask).
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) decision_reason_type: Option<Cow<'a, str>>,
+    /// `permission_denied`: compared with Claude Code's own constant
+    /// words only, never kept.
+    #[serde(borrow, default)]
+    pub(super) message: Option<Said<'a>>,
+    /// `notification`: which (`stop-hook-error`: a Stop hook erred).
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) key: Option<Cow<'a, str>>,
+    /// `result`: whether the run ended in an error.
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub(super) is_error: Option<bool>,
+    /// `result`: compared with Claude Code's own constant words only
+    /// ([`model_api`]), never kept.
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) result: Option<Cow<'a, str>>,
+    /// `result` (2.1.3xx): the harness's class of a model API error.
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    pub(super) api_error: Option<Cow<'a, str>>,
+    /// `result`: the model API's HTTP status.
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub(super) api_error_status: Option<i32>,
+}
+/// `message`: a `permission_denied`'s words, or (an `assistant` or
+/// `user` line's) the message, skipped unread.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum Said<'a> {
+    #[serde(borrow)]
+    Words(Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
+}
+
+/// One line, the fast way.
+pub(super) fn stream_json(record: &str) -> RecordAnswer {
+    if !record.trim_start().starts_with('{') {
+        // No object (no release prints one): the plain way says what it is.
+        return super::plain::stream_json(record);
+    }
+    let written = record;
+    let record = BLANKER.blank(record);
+    lenient::take_odd();
+    let head = match serde_json::from_str::<Head<'_>>(&record) {
+        Ok(head) => head,
+        Err(error) => return RecordAnswer::unparsed(&error, None),
+    };
+    // (A field of the wrong type is that field unread; the transcript's
+    // reading below notes its own.)
+    lenient::take_odd();
+    stream_line(&head, &record, written, super::transcript)
+}
+
+/// What one line says (`head`; `record`, the line as the head was read
+/// from it; `written`, as printed; `as_transcript`, how an `assistant` or
+/// `user` line is read): the meanings the fast path and the plain one
+/// share.
+pub(super) fn stream_line(
+    head: &Head<'_>,
+    record: &str,
+    written: &str,
+    as_transcript: fn(&str) -> RecordAnswer,
+) -> RecordAnswer {
+    let mut reading = RecordReading::of(head.session_id.as_deref().and_then(name));
+    match (head.kind.as_deref(), head.subtype.as_deref()) {
+        (Some("system"), Some("init")) => {
+            // The reports look for `"init"` and `mcp_servers` as written
+            // before they parse: a line printed with needless escapes is
+            // handed to them as serde_json writes it (one line a run).
+            let canonical;
+            let record = if record.contains("\"init\"") && record.contains("mcp_servers") {
+                record
+            } else {
+                canonical = serde_json::from_str::<serde_json::Value>(record)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                canonical.as_str()
+            };
+            reading.project = head.cwd.as_deref().and_then(project_of);
+            reading.version = head.claude_code_version.as_deref().and_then(version_of);
+            for evidence in names::as_tools_name_them(
+                tether_sdk::materialize::stream_json_init_reports(record, Timestamp(0)),
+            ) {
+                push(&mut reading, evidence);
+            }
+            for (server, tool) in init_tools(record) {
+                if reading.servers.iter().any(|s| s.name == server) {
+                    push(&mut reading, listed(&server, &tool, Timestamp(0)));
+                }
+            }
+            answer(reading)
+        }
+        (Some("system"), Some("hook_response")) => {
+            let Some(hook) = head.hook_name.as_deref().and_then(name) else {
+                return answer(reading);
+            };
+            let event = head.hook_event.as_deref().and_then(name);
+            let ended = match (head.outcome.as_deref(), head.exit_code) {
+                (Some("cancelled"), _) => UseOutcome::Cancelled,
+                (_, Some(code)) => outcome_of_exit(code, Some(2)),
+                (Some("success"), None) => UseOutcome::Succeeded,
+                _ => UseOutcome::Failed,
+            };
+            let run = CapabilityEvent::hook(&hook, event.as_deref()).ended(ended, head.exit_code);
+            push(
+                &mut reading,
+                hook_fired(run, head.hook_id.as_deref(), Timestamp(0)),
+            );
+            answer(reading)
+        }
+        // A call the harness refused before it reached the server.
+        (Some("system"), Some("permission_denied")) => {
+            if let Some((server, tool)) = head.tool_name.as_deref().and_then(mcp_double) {
+                let words = match &head.message {
+                    Some(Said::Words(words)) => Some(words.as_ref()),
+                    _ => None,
+                };
+                let reason = denial_reason(head.decision_reason_type.as_deref(), words);
+                push(
+                    &mut reading,
+                    refused(
+                        &server,
+                        &tool,
+                        head.tool_use_id.as_deref(),
+                        reason,
+                        Timestamp(0),
+                    ),
+                );
+            }
+            answer(reading)
+        }
+        // `{type:"notification",notification:{key:"stop-hook-error",…}}`
+        // (2.1.197 and 2.1.332, seen in real runs): a Stop hook ended in an
+        // error (exit 1, a failure to run, or a block); the only trace of
+        // a Stop hook in stream-json, which names neither the hook nor how.
+        (Some("system"), Some("notification"))
+            if head.key.as_deref() == Some("stop-hook-error") =>
+        {
+            let run = CapabilityEvent::hook("Stop", Some("Stop")).ended(UseOutcome::Unknown, None);
+            push(&mut reading, hook_fired(run, None, Timestamp(0)));
+            answer(reading)
+        }
+        (Some("system"), _) => answer(reading),
+        // The run's end: where its model API failed, why (report-level:
+        // no server's), in Tether's words.
+        (Some("result"), _) => {
+            let ended = model_api::Ended {
+                is_error: head.is_error,
+                result: head.result.as_deref(),
+                api_error: head.api_error.as_deref(),
+                status: head.api_error_status,
+            };
+            if let Some((reason, words)) = model_api::failure(&ended) {
+                push(
+                    &mut reading,
+                    tether_core::model::Evidence::new(
+                        tether_core::vocab::EvidenceKind::ExplicitError,
+                        Timestamp(0),
+                    )
+                    .reason(reason, Some(words.to_owned())),
+                );
+            }
+            answer(reading)
+        }
+        // `assistant`, `user`: as a transcript's (its `session_id` read as
+        // the transcript's `sessionId`).
+        // (It blanks the line itself: it is given the line as written.)
+        _ => as_transcript(written),
+    }
+}
+
+/// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
+/// (server, tool), each a name.
+fn init_tools(record: &str) -> Vec<(String, String)> {
+    #[derive(Deserialize)]
+    struct Init<'a> {
+        #[serde(borrow, default, deserialize_with = "lenient::texts")]
+        tools: Vec<Cow<'a, str>>,
+    }
+    let init = serde_json::from_str::<Init<'_>>(record);
+    lenient::take_odd();
+    match init {
+        Ok(init) => init.tools.iter().filter_map(|t| mcp_double(t)).collect(),
+        // (Not reached: the line parsed as its head before.)
+        Err(_) => Vec::new(),
+    }
+}
