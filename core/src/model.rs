@@ -915,10 +915,7 @@ pub struct Evidence {
     /// The agent's session id, for session_accepted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acp_session_id: Option<String>,
-    /// The server's state as the agent reported it, for agent_reported:
-    /// a [`ReportedStatus`](crate::vocab::ReportedStatus)'s wire form, or
-    /// the agent's own word where its plugin could not type it (read with
-    /// [`Evidence::reported_state`]).
+    /// The agent's own word for the server's state, for agent_reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported_status: Option<String>,
     /// The test result, for endpoint_tested.
@@ -1033,9 +1030,10 @@ impl Evidence {
         self
     }
 
-    /// The reported state, typed: a word that is none of
-    /// [`ReportedStatus`](crate::vocab::ReportedStatus)'s is `Other`, read
-    /// by the reducer as a reported `unknown`.
+    /// The reported state, typed (`reported_status` holds a
+    /// [`ReportedStatus`](crate::vocab::ReportedStatus)'s wire form, or a
+    /// word its plugin could not type: `Other`, read by the reducer as a
+    /// reported `unknown`).
     pub fn reported_state(&self) -> Option<crate::vocab::ReportedStatus> {
         self.reported_status
             .as_deref()
