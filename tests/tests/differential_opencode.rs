@@ -322,6 +322,7 @@ fn any_log_line() -> impl Strategy<Value = String> {
             "created",
             "server unavailable",
             "failed to load plugin",
+            "process",
             "loop",
         ]),
         value(),
@@ -353,6 +354,22 @@ fn any_log_line() -> impl Strategy<Value = String> {
                 ),
                 "server unavailable" => format!("key={} type=local status={status}", logged(&a)),
                 "failed to load plugin" => format!("path={} error={}", logged(&a), logged(&b)),
+                // OpenCode's words for a model API not reached (1.18.33's
+                // bundle), or anything.
+                "process" => {
+                    let cause = [
+                        "Unable to connect. Is the computer able to access the url?",
+                        "Was there a typo in the url or port?",
+                        "The socket connection was closed unexpectedly.",
+                        &b,
+                    ][a.len() % 4];
+                    let error = format!("Cannot connect to API: {cause}");
+                    format!(
+                        "session.id=ses_1 error={} stack={}",
+                        logged(&error),
+                        logged(&b)
+                    )
+                }
                 _ => format!("session.id={}", logged(&a)),
             };
             match title_first {

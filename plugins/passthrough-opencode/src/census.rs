@@ -25,6 +25,10 @@ const RELEASES: &str = "1.18.33";
 /// the families and that Tether does not read, with what they hold.
 const LOG_NOT_READ: &[(&str, &str)] = &[
     (
+        "stream error",
+        "ERROR for each model request that failed, retried or not: the turn's end is the ERROR \"process\" line's",
+    ),
+    (
         "MCP connection closed",
         "not yet read: WARN {server} when a connected server's transport closes (its status becomes failed, \"Connection closed\")",
     ),
@@ -208,6 +212,13 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
             RELEASES,
             "needs-auth, oauth_required: a remote server that wants OAuth but offers no dynamic client registration, so it needs a configured clientId (OpenCode's words: \"Server does not support dynamic client registration. Please provide clientId in config.\")",
         ),
+        CensusEntry::read(
+            LOG,
+            "process",
+            RELEASES,
+            "ERROR with error=\"Cannot connect to API: …\" (the bundled AI SDK's words, Bun's cause): the turn ended with its model API not reached, report-level: connection_refused, host_not_found or connection_closed by Bun's words (never kept)",
+        )
+        .silence("its other errors (a model's refusal, a bad key's HTTP status) are not yet told apart: left unsaid"),
         CensusEntry::read(
             LOG,
             "failed to load plugin",

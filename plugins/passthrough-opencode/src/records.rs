@@ -8,7 +8,9 @@
 //! - any line with `session.id=…`: that run's session;
 //! - WARN "server unavailable" `key=SERVER status=failed|needs_auth`: the
 //!   server failed (with no reason given) or wants a login, in the session
-//!   of the line's run.
+//!   of the line's run;
+//! - ERROR "process" `error="Cannot connect to API: …"`: the turn ended
+//!   with its model API not reached (refused, not resolved, dropped).
 //!
 //!
 //! Database `~/.local/share/opencode/opencode.db` (SQLite, read from a
@@ -26,11 +28,11 @@
 //! ended by the same words as the database's (the `parts` module, which
 //! both use).
 
-use tether_core::model::Timestamp;
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{
     RecordAnswer, RecordFile, RecordReading, RecordSource, Unparsed, name, project_of, version_of,
 };
-use tether_core::vocab::ReasonCode;
+use tether_core::vocab::{EvidenceKind, ReasonCode};
 use tether_sdk::records::{answer, plugin_failed, push};
 use tether_sdk::telemetry::{failed, status};
 
@@ -302,7 +304,43 @@ pub(crate) fn log_line<'r>(
     {
         unavailable(&mut reading, &server, field("status").as_deref(), at);
     }
+    if message == "process"
+        && let Some((reason, words)) = field("error").as_deref().and_then(model_api)
+    {
+        // The run's end: its model API not reached (report-level, no
+        // server's), in Tether's words.
+        push(
+            &mut reading,
+            Evidence::new(EvidenceKind::ExplicitError, at).reason(reason, Some(words.into())),
+        );
+    }
     answer(reading)
+}
+
+/// Why a turn ended where its model API could not be reached: the `error`
+/// of ERROR "process" (the turn's end, after its retries), compared with
+/// OpenCode's own words, never kept. 1.18.33's bundled AI SDK writes
+/// `Cannot connect to API: ${cause.message}` for a fetch that failed with
+/// Bun's `ConnectionRefused`, `ConnectionClosed`, `FailedToOpenSocket`,
+/// `ECONNRESET`, `ECONNREFUSED`, `ETIMEDOUT` or `EPIPE`; Bun words the
+/// first three as below. Other words are left unsaid (no guess).
+fn model_api(error: &str) -> Option<(ReasonCode, &'static str)> {
+    let cause = error.strip_prefix("Cannot connect to API: ")?;
+    Some(match cause {
+        _ if cause.starts_with("Unable to connect. Is the computer able to access the url?") => (
+            ReasonCode::ConnectionRefused,
+            "its model API could not be reached: nothing listened there (connection refused)",
+        ),
+        _ if cause.starts_with("Was there a typo in the url or port?") => (
+            ReasonCode::HostNotFound,
+            "its model API could not be reached: its host did not resolve or could not be opened",
+        ),
+        _ if cause.starts_with("The socket connection was closed unexpectedly") => (
+            ReasonCode::ConnectionClosed,
+            "its model API could not be reached: the connection dropped",
+        ),
+        _ => return None,
+    })
 }
 
 /// A "server unavailable" line's status (1.18.33's `MCP.create`, which
@@ -337,6 +375,61 @@ fn unavailable(reading: &mut RecordReading, server: &str, said: Option<&str>, at
 #[cfg(test)]
 mod tests {
     use super::field;
+
+    /// GIVEN the ERROR "process" line of a turn whose model API was on a
+    /// closed port (a real 1.18.33 run, its stack cut), and Bun's other
+    /// words in 1.18.33's bundle WHEN read THEN a report-level error with
+    /// the reason the words name; other errors are left unsaid.
+    #[test]
+    fn a_model_api_not_reached_is_said_why() {
+        use tether_core::records::{RecordAnswer, RecordFile};
+        use tether_core::vocab::{EvidenceKind, ReasonCode};
+        let reason = |error: &str| {
+            let line = format!(
+                "timestamp=2026-12-07T12:58:11.189Z level=ERROR run=1d105cc7 message=process session.id=ses_daf6bc39affe7QPNo4yDv4IA0v messageID=msg_2509 error={error:?} stack=\"AI_APICallError: {}\\n    at e (/$bunfs/root/chunk-jrdr7d31.js:2:6248)\"",
+                error.replace('"', "")
+            );
+            let segments = vec!["opencode.log".to_owned()];
+            let file = RecordFile {
+                role: super::LOG,
+                segments: &segments,
+                session: None,
+                configured: &[],
+            };
+            let RecordAnswer::Read(reading) = super::read(&file, &line) else {
+                panic!("{line}");
+            };
+            assert_eq!(
+                reading.session.as_deref(),
+                Some("ses_daf6bc39affe7QPNo4yDv4IA0v")
+            );
+            let errors: Vec<_> = reading
+                .evidence
+                .iter()
+                .filter(|e| e.kind == EvidenceKind::ExplicitError && e.server.is_none())
+                .collect();
+            assert!(errors.len() <= 1, "{errors:?}");
+            errors.first().and_then(|e| e.reason_code.clone())
+        };
+        for (error, code) in [
+            (
+                "Cannot connect to API: Unable to connect. Is the computer able to access the url?",
+                Some(ReasonCode::ConnectionRefused),
+            ),
+            (
+                "Cannot connect to API: Was there a typo in the url or port?",
+                Some(ReasonCode::HostNotFound),
+            ),
+            (
+                "Cannot connect to API: The socket connection was closed unexpectedly. For more information, pass `verbose: true` in the second argument to fetch()",
+                Some(ReasonCode::ConnectionClosed),
+            ),
+            ("Cannot connect to API: something else", None),
+            ("Unauthorized", None),
+        ] {
+            assert_eq!(reason(error), code, "{error}");
+        }
+    }
 
     #[test]
     fn fields_are_read_by_whole_key() {
