@@ -1,0 +1,404 @@
+//! Issue 67 §1 on the real OpenCode CLI (1.18.33, the pinned release; the
+//! newest npm serves is the same, so `tests/peers/newest` holds none): the
+//! everyday failures, each server's row in Tether compared with what
+//! OpenCode itself says of it.
+//!
+//! One `opencode run` against the fake model, its configuration holding a
+//! working server and one of each failure: a command not found (absolute
+//! and bare), a `cwd` that does not exist, a server that exits at once, one
+//! that never answers (OpenCode's own per-server `timeout`, small, ends
+//! the wait), a token refused (401 to a bearer header) and a server that
+//! wants an OAuth login. Then `opencode mcp list` on the same
+//! configuration: OpenCode's own words for each server.
+//!
+//! What the run showed (1.18.33): its log's "server unavailable" line
+//! carries `key`, `type` and `status` only (`failed` or `needs_auth`),
+//! never the failure's words; the words (`ENOENT … posix_spawn`,
+//! `Executable not found in $PATH`, `MCP error -32000: Connection closed`,
+//! `Operation timed out after Nms`) are said only by `opencode mcp list`,
+//! which writes no record. So Tether's rows read `failed` with no reason
+//! of OpenCode's, as OpenCode's records say, and never connected; the test
+//! holds both to that, and fails the day a record carries the words.
+//!
+//! And one `opencode run` whose model API is on a closed port: OpenCode
+//! says `Cannot connect to API: Unable to connect. Is the computer able to
+//! access the url?`, on its terminal and in its log's ERROR "process"
+//! line, which Tether reads as the run's `connection_refused`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tether_core::history::AttachmentAttempt;
+use tether_core::registry::Registry;
+use tether_core::spec::{Endpoint, ServerSpec};
+use tether_core::vocab::{DisplayStatus, StageState};
+use tether_core::vocab::{ReasonCode, ServerSource};
+use tether_records::{Filter, Home, Records};
+
+/// A token planted in the refused server's header: no row may hold it.
+const TOKEN: &str = "sk-live-PLANTED-opencode-401-token";
+/// OpenCode's own `timeout` for the server that never answers, in ms: its
+/// connect and its tools/list each end there (1.18.33's `MCP.connectLocal`,
+/// `F.timeout ?? 30000`).
+const SILENT_TIMEOUT_MS: u64 = 1000;
+
+/// A server that refuses every request with 401 and names no OAuth
+/// metadata: a token that is not accepted.
+async fn refusing() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    use axum::http::StatusCode;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = axum::Router::new().fallback(|| async { StatusCode::UNAUTHORIZED });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, task)
+}
+
+/// The servers, as OpenCode's configuration and as Tether's.
+struct Setup {
+    mcp: serde_json::Value,
+    configured: Vec<ServerSpec>,
+}
+
+fn setup(time: &str, oauth: &str, refused: &str) -> Setup {
+    let local = |command: &[&str]| serde_json::json!({"type": "local", "command": command, "enabled": true});
+    let mut nocwd = local(&[time]);
+    nocwd["cwd"] = "/nonexistent/tether-cwd".into();
+    let mut silent = local(&["sleep", "600"]);
+    silent["timeout"] = SILENT_TIMEOUT_MS.into();
+    let mcp = serde_json::json!({
+        "time": local(&[time]),
+        "absent": local(&["/opt/nope/server"]),
+        "bare": local(&["tether-no-such-server"]),
+        "nocwd": nocwd,
+        "exits": local(&["sh", "-c", "exit 3"]),
+        "silent": silent,
+        "authy": {"type": "remote", "url": oauth, "enabled": true},
+        "refused": {"type": "remote", "url": refused, "enabled": true, "oauth": false,
+            "headers": {"Authorization": format!("Bearer {TOKEN}")}},
+    });
+    let stdio = |command: &str, args: &[&str], cwd: Option<&str>| Endpoint::Stdio {
+        command: command.into(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: vec![],
+        cwd: cwd.map(Into::into),
+    };
+    let http = |url: &str| Endpoint::Http {
+        url: url.into(),
+        headers: vec![],
+    };
+    let spec = |name: &str, e| ServerSpec::new(name, ServerSource::Profile, e);
+    let configured = vec![
+        spec("time", stdio(time, &[], None)),
+        spec("absent", stdio("/opt/nope/server", &[], None)),
+        spec("bare", stdio("tether-no-such-server", &[], None)),
+        spec("nocwd", stdio(time, &[], Some("/nonexistent/tether-cwd"))),
+        spec("exits", stdio("sh", &["-c", "exit 3"], None)),
+        spec("silent", stdio("sleep", &["600"], None)),
+        spec("authy", http(oauth)),
+        spec("refused", http(refused)),
+    ];
+    Setup { mcp, configured }
+}
+
+/// Runs `opencode ARGS` in `home` until it exits (its process group killed
+/// after), bounded by a deadline that fails the test, never reads as a
+/// verdict; its stdout and stderr.
+async fn opencode(program: &Path, args: &[&str], home: &Path) -> String {
+    let mut env = vec![
+        ("HOME".to_owned(), home.display().to_string()),
+        ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+    ];
+    env.extend(tether_tests::opencode_env(home));
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(home.join("work"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    let child = command.spawn().expect("opencode starts");
+    let group = child.id().expect("a pid");
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let out = tokio::time::timeout_at(deadline.into(), child.wait_with_output()).await;
+    // Whatever it left behind (a server it started) ends with it.
+    // `--`: procps reads a bare negative pid as an option.
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{group}")])
+        .stderr(std::process::Stdio::null())
+        .status();
+    let out = out
+        .unwrap_or_else(|_| panic!("opencode {args:?} did not exit within the test's deadline"))
+        .expect("opencode ran");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `opencode mcp list`'s lines for `server`: its status line and the
+/// words below it (ANSI colours removed).
+fn listed<'a>(list: &'a [String], server: &str) -> (&'a str, &'a str) {
+    // `●  ✗ NAME failed`, the words on the next line.
+    let at = list
+        .iter()
+        .position(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words.len() >= 3 && words[0] == "●" && words[2] == server
+        })
+        .unwrap_or_else(|| panic!("{server} not in `opencode mcp list`: {list:#?}"));
+    let words = list
+        .get(at + 1)
+        .map_or("", |l| l.trim_start_matches(['│', ' ']));
+    (list[at].as_str(), words)
+}
+
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn read(home: &Path, configured: Vec<ServerSpec>) -> (Records, AttachmentAttempt) {
+    let registry = Registry::with_static().expect("registry");
+    let vars = HashMap::from([(
+        "XDG_DATA_HOME".to_owned(),
+        home.join(".local/share").display().to_string(),
+    )]);
+    let mut records = Records::new(
+        &registry,
+        &Home::new(home, vars),
+        HashMap::from([("opencode".to_owned(), configured)]),
+        Filter {
+            harnesses: vec!["opencode".into()],
+            ..Filter::default()
+        },
+    );
+    records.read(true);
+    assert_eq!(records.sessions().len(), 1, "{:?}", records.files());
+    let facts = records.sessions().values().next().expect("one").clone();
+    let attempt = records
+        .history(&facts, None)
+        .expect("history")
+        .current()
+        .expect("attempt")
+        .clone();
+    (records, attempt)
+}
+
+/// GIVEN OpenCode with a working server and one of each everyday failure
+/// WHEN it runs against the fake model THEN each failing server's row is
+/// what OpenCode's records say (failed, or wanting a login), never
+/// connected, and agrees with `opencode mcp list`'s status; the working
+/// server is used; no row holds the planted token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_everyday_failure_reads_as_opencode_says() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(program) = tether_tests::peer("node_modules/.bin/opencode") else {
+        return;
+    };
+    let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
+        return;
+    };
+    let (model, sent) = tether_tests::fake_model::start_model("get_current_time").await;
+    let (auth, _) = tether_tests::fake_model::start_auth().await;
+    let (refusing, refusing_task) = refusing().await;
+    let setup = setup(
+        &time.display().to_string(),
+        &format!("{}/mcp", auth.base()),
+        &format!("http://{refusing}/mcp"),
+    );
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".config/opencode")).expect("config dir");
+    std::fs::create_dir_all(home.path().join("work")).expect("work");
+    std::fs::write(
+        home.path().join(".config/opencode/opencode.json"),
+        tether_tests::opencode_config(&model.base(), serde_json::json!({"mcp": setup.mcp}))
+            .to_string(),
+    )
+    .expect("config");
+    let ran = opencode(&program, &["run", "what time is it"], home.path()).await;
+    let list = strip_ansi(&opencode(&program, &["mcp", "list"], home.path()).await);
+    refusing_task.abort();
+    tether_tests::keep_home("opencode-everyday", home.path());
+    let list: Vec<String> = list.lines().map(str::to_owned).collect();
+    eprintln!("opencode mcp list:\n{}", list.join("\n"));
+    let log = std::fs::read_dir(home.path().join(".local/share/opencode/log"))
+        .expect("its log folder")
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<String>();
+    let (records, attempt) = read(home.path(), setup.configured.clone());
+    let shown = format!("{attempt:?} {:?}", records.files());
+    assert!(!shown.contains("PLANTED"), "the token reached {shown}");
+    // The working server: connected by OpenCode's word, used in its records.
+    assert!(listed(&list, "time").0.contains("connected"), "{list:?}");
+    assert!(
+        sent.turns()
+            .iter()
+            .any(|t| t.called.as_deref() == Some("time_get_current_time")),
+        "OpenCode called time's tool: {ran}"
+    );
+    let time_row = attempt.server("time").expect("time's row");
+    assert!(
+        time_row
+            .tools
+            .iter()
+            .any(|t| t.name == "get_current_time" && t.calls >= 1),
+        "{time_row:?}"
+    );
+    // Each failure: OpenCode's own words (mcp list), its log's status, and
+    // Tether's row.
+    for (server, words, logged) in [
+        (
+            "absent",
+            "ENOENT: no such file or directory, posix_spawn '/opt/nope/server'",
+            "failed",
+        ),
+        (
+            "bare",
+            "Executable not found in $PATH: \"tether-no-such-server\"",
+            "failed",
+        ),
+        // OpenCode 1.18.33 blames the command, though the command exists:
+        // Bun's posix_spawn fails on the cwd.
+        (
+            "nocwd",
+            "ENOENT: no such file or directory, posix_spawn",
+            "failed",
+        ),
+        ("exits", "MCP error -32000: Connection closed", "failed"),
+        (
+            "silent",
+            &format!("Operation timed out after {SILENT_TIMEOUT_MS}ms"),
+            "failed",
+        ),
+        ("refused", "SSE error: Non-200 status code (401)", "failed"),
+        ("authy", "", "needs_auth"),
+    ] {
+        let (status, said) = listed(&list, server);
+        assert!(
+            said.contains(words),
+            "{server}: OpenCode said {status:?} / {said:?}"
+        );
+        let line = format!("message=\"server unavailable\" key={server} ");
+        let in_log = log
+            .lines()
+            .find(|l| l.contains(&line))
+            .unwrap_or_else(|| panic!("{server}: no log line"));
+        assert!(in_log.ends_with(&format!("status={logged}")), "{in_log}");
+        // The log never carries the words: if it ever does, read them.
+        if !words.is_empty() {
+            assert!(
+                !log.contains(words),
+                "{server}: its words are in the log now: read them"
+            );
+        }
+        let row = attempt
+            .server(server)
+            .unwrap_or_else(|| panic!("no row {server}"));
+        assert_ne!(
+            row.stages.initialized.state,
+            StageState::Yes,
+            "{server}: {row:?}"
+        );
+        match logged {
+            "needs_auth" => {
+                assert!(!status.contains("connected"), "{server}: {status}");
+                assert_eq!(row.status, DisplayStatus::Failed, "{server}: {row:?}");
+                assert_eq!(row.reason_code, Some(ReasonCode::AuthRequired), "{server}");
+            }
+            _ => {
+                assert!(status.contains("failed"), "{server}: {status}");
+                assert_eq!(row.status, DisplayStatus::Failed, "{server}: {row:?}");
+                assert_eq!(
+                    row.reason_code,
+                    Some(ReasonCode::AgentReportedFailed),
+                    "{server}"
+                );
+            }
+        }
+    }
+}
+
+/// GIVEN OpenCode whose model API is on a closed port WHEN `opencode run`
+/// ends (after its own retries) THEN it says `Cannot connect to API:
+/// Unable to connect…` on its terminal, and Tether reads the same from its
+/// log: a report-level `connection_refused`, in Tether's words; the
+/// configured server is never called used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_api_not_reached_reads_as_opencode_says() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(program) = tether_tests::peer("node_modules/.bin/opencode") else {
+        return;
+    };
+    let Some(time) = tether_tests::peer(".venv/bin/mcp-server-time") else {
+        return;
+    };
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".config/opencode")).expect("config dir");
+    std::fs::create_dir_all(home.path().join("work")).expect("work");
+    let time = time.display().to_string();
+    let mcp = serde_json::json!({"time": {"type": "local", "command": [time], "enabled": true}});
+    std::fs::write(
+        home.path().join(".config/opencode/opencode.json"),
+        tether_tests::opencode_config(&format!("http://{closed}"), serde_json::json!({"mcp": mcp}))
+            .to_string(),
+    )
+    .expect("config");
+    let ran = strip_ansi(&opencode(&program, &["run", "what time is it"], home.path()).await);
+    tether_tests::keep_home("opencode-no-model", home.path());
+    assert!(
+        ran.contains("Cannot connect to API: Unable to connect"),
+        "OpenCode's own words: {ran}"
+    );
+    let configured = vec![ServerSpec::new(
+        "time",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: time,
+            args: vec![],
+            env: vec![],
+            cwd: None,
+        },
+    )];
+    let (_, attempt) = read(home.path(), configured);
+    let error = attempt.report_error.as_ref().expect("why the run ended");
+    assert_eq!(
+        error.reason_code,
+        ReasonCode::ConnectionRefused,
+        "{error:?}"
+    );
+    let said = error.summary.as_deref().unwrap_or_default();
+    assert!(said.contains("model API"), "{said}");
+    assert!(
+        !said.contains("Unable to connect"),
+        "Tether's words: {said}"
+    );
+    let row = attempt.server("time").expect("time's row");
+    assert!(row.tools.iter().all(|t| t.calls == 0), "{row:?}");
+}
