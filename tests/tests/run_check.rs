@@ -649,6 +649,68 @@ fn run_verdicts(stderr: &str) -> Vec<bool> {
         .collect()
 }
 
+/// A child in its own process group, killed with it when dropped (a
+/// failing test leaves nothing behind).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        tether_tests::kill_group(&mut self.0);
+    }
+}
+
+/// The verdicts `tether serve` over the same store gives the session at
+/// `GET /api/v1/sessions/{id}/check`, [`ONE_VERDICT`] as its `require`
+/// and `require_tool` parameters.
+async fn served_verdicts(db: &Path, id: &str) -> Vec<(String, bool)> {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let mut serve = Command::new(tether_tests::workspace_bin("tether"));
+    serve
+        .args(["serve", "--json", "--db"])
+        .arg(db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = Killed(serve.spawn().expect("tether serve"));
+    let stdout = child.0.stdout.take().expect("stdout");
+    // Its banner is its first line: read it off the runtime's threads.
+    let banner = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the banner");
+        line
+    })
+    .await
+    .expect("the banner");
+    let banner: serde_json::Value = serde_json::from_str(&banner).expect("banner json");
+    let query: Vec<String> = ONE_VERDICT
+        .chunks(2)
+        .map(|pair| match pair {
+            ["--require", r] => format!("require={r}"),
+            ["--require-tool", r] => format!("require_tool={r}"),
+            other => panic!("not a requirement: {other:?}"),
+        })
+        .collect();
+    let url = format!(
+        "{}/api/v1/sessions/{id}/check?{}",
+        banner["url"].as_str().expect("url"),
+        query.join("&")
+    );
+    let answer = reqwest::Client::new()
+        .get(&url)
+        .bearer_auth(banner["token"].as_str().expect("token"))
+        .send()
+        .await
+        .expect("the service answers");
+    assert_eq!(answer.status(), 200, "{url}");
+    let body = answer.text().await.expect("its body");
+    let doc: serde_json::Value = serde_json::from_str(&body).expect("a CheckDocument");
+    assert!(!doc.to_string().contains(PLANTED_TOKEN), "{doc}");
+    verdicts(&doc)
+}
+
 /// GIVEN real Claude Code whose model API is unreachable (a closed port:
 /// its result says `API Error: Unable to connect to API`), with a server
 /// that starts (`time`), a command not found (`broken`) and an HTTP
@@ -656,7 +718,8 @@ fn run_verdicts(stderr: &str) -> Vec<bool> {
 /// through `tether run` with requirements on each, and its session is
 /// checked by id and by the stream-json `run` passed on THEN the three
 /// give the same verdict for each requirement (`run` reads the stream it
-/// passes on with the reader `check FILE` uses); `run` printed the
+/// passes on with the reader `check FILE` uses), and so does `tether
+/// serve`'s check route on the store `run` wrote; `run` printed the
 /// harness's exit status and why (the model API unreachable, in Tether's
 /// words, `connection_refused`) before the requirements; the transcript
 /// alone (less evidence) never meets more than `run`; `model_visible` is
@@ -780,6 +843,13 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
         met(&by_id),
         ran,
         "{label}: check ID and run differ: {by_id:?}\n{stderr}"
+    );
+    // The status service over the same store: the same library decides.
+    let served = served_verdicts(&s.home.path().join("tether.db"), &format!("claude:{id}")).await;
+    assert_eq!(
+        met(&served),
+        ran,
+        "{label}: the service and run differ: {served:?}\n{stderr}"
     );
     // The stream-json `run` passed on, saved: the same evidence.
     let saved = s.home.path().join("session.jsonl");
