@@ -199,9 +199,14 @@ fn any_record() -> impl Strategy<Value = Value> {
             {"type": "tool_use", "id": "toolu_2", "name": "Skill", "input": {"skill": skill, "args": SECRET}},
             {"type": "thinking", "thinking": SECRET, "signature": "x"}
         ]}})),
-        (t(), w(), any::<bool>(), any::<bool>()).prop_map(|(id, words, error, items)| {
+        (t(), w(), any::<bool>(), any::<bool>(), prop::option::of(prop::sample::select(vec!["user-rejected", "permission-rule", "automode-unavailable", "interrupted"]))).prop_map(|(id, words, error, items, kind)| {
             let content = if items { json!([{"type": "text", "text": words}]) } else { json!(words) };
-            json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": error}]}, "toolUseResult": words})
+            let mut record = json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": error}]}, "toolUseResult": words});
+            if let Some(kind) = kind {
+                // 2.1.332's SDK stamp on a call that never ran.
+                record["tool_result_meta"] = json!([{"id": "other"}, {"id": id, "non_execution_kind": kind}]);
+            }
+            record
         }),
         (t(), any::<bool>()).prop_map(|(words, meta)| json!({"type": "user", "isMeta": meta, "message": {"role": "user", "content": format!("Stop hook feedback:\n[{words}]: {SECRET}")}})),
         (prop::collection::vec(n(), 0..4), prop::collection::vec(n(), 0..3), prop::collection::vec(t(), 0..2)).prop_map(|(tools, failed, auth)| {

@@ -259,3 +259,35 @@ fn an_init_line_is_the_harness_s_list_not_the_model_s() {
         assert!(!named.is_empty(), "{release}: {reading:?}");
     }
 }
+
+/// GIVEN 2.1.14's blocking Stop hook (a meta user record, `Stop hook
+/// feedback:\n[COMMAND]: OUTPUT`) written with a needless `\u` escape in
+/// its words, or with a field it does not need of another type (`uuid`,
+/// the message's `role`) WHEN read THEN the Stop hook fired and blocked,
+/// as written plainly (it was lost to the parse's cheap rejection, and to
+/// one odd field).
+#[test]
+fn a_stop_hook_s_feedback_is_read_whatever_its_escapes_and_odd_fields() {
+    for (uuid, head) in [
+        (
+            r#""9a1e0f3c-1111-4c6d-8e7f-0a1b2c3d4e5f""#,
+            "Stop hook feedback:",
+        ),
+        (
+            r#""9a1e0f3c-1111-4c6d-8e7f-0a1b2c3d4e5f""#,
+            r"Stop hook feedbac\u006b:",
+        ),
+        ("7", "Stop hook feedback:"),
+        ("null", r"\u0053top hook feedback:"),
+    ] {
+        let record = format!(
+            r#"{{{PARENT},"type":"user","message":{{"role":["user"],"content":"{head}\n[~/gate.sh]: blocked"}},"isMeta":true,"uuid":{uuid},"timestamp":"2026-12-02T09:16:47.136Z",{TAIL}}}"#
+        );
+        let got = hooks(&record);
+        assert_eq!(
+            got,
+            vec![("Stop".to_owned(), Some("gate.sh".to_owned()))],
+            "{record}"
+        );
+    }
+}

@@ -29,7 +29,10 @@ pub fn transcript(record: &str) -> RecordAnswer {
     };
     let mut odd = false;
     let line = line(&value, &mut odd);
-    super::read_line(&line, odd, record)
+    // What the reader reads of the record as written, it reads here as
+    // serde_json writes it (no escape but those JSON needs): a reading
+    // that depends on how the line was escaped differs from this one.
+    super::read_line(&line, odd, &value.to_string())
 }
 
 /// One record of a server's log

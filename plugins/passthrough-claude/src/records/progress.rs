@@ -161,11 +161,13 @@ pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Times
     const HEAD: &str = "Stop hook feedback:\n[";
     #[derive(Deserialize)]
     struct Raw<'a> {
-        #[serde(rename = "isMeta", default)]
+        // Each read whatever its value: one of another type is that field
+        // unread, never the hook lost.
+        #[serde(rename = "isMeta", default, deserialize_with = "super::lenient::flag")]
         meta: Option<bool>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "super::lenient::text")]
         uuid: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "super::lenient::object")]
         message: Option<Msg<'a>>,
     }
     #[derive(Deserialize)]
@@ -181,10 +183,13 @@ pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Times
         Other(serde::de::IgnoredAny),
     }
     // Cheap rejection first (as written, the newline is `\n` escaped).
-    if !record.contains("Stop hook feedback:") {
+    if !super::may_hold(record, "Stop hook feedback:") {
         return;
     }
-    let Ok(raw) = serde_json::from_str::<Raw<'_>>(record) else {
+    let raw = serde_json::from_str::<Raw<'_>>(record);
+    // (The record's own parse noted its odd fields.)
+    super::lenient::take_odd();
+    let Ok(raw) = raw else {
         return;
     };
     let Some(Text::Words(words)) = raw.message.and_then(|m| m.content) else {

@@ -52,21 +52,26 @@ pub(super) fn said(words: &str) -> Option<ErrorWords> {
 pub(super) fn meta_said(record: &str, id: &str) -> Option<ErrorWords> {
     #[derive(Deserialize)]
     struct Raw<'a> {
-        #[serde(borrow, default)]
+        // Each read whatever its value: one stamp of another shape is that
+        // stamp unread, never the others lost.
+        #[serde(borrow, default, deserialize_with = "super::lenient::objects")]
         tool_result_meta: Vec<Meta<'a>>,
     }
     #[derive(Deserialize)]
     struct Meta<'a> {
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "super::lenient::text")]
         id: Option<Cow<'a, str>>,
-        #[serde(borrow, default)]
+        #[serde(borrow, default, deserialize_with = "super::lenient::text")]
         non_execution_kind: Option<Cow<'a, str>>,
     }
     // Cheap rejection first: nearly every record has no such stamp.
-    if !record.contains("\"non_execution_kind\"") {
+    if !super::may_hold(record, "\"non_execution_kind\"") {
         return None;
     }
-    let raw = serde_json::from_str::<Raw<'_>>(record).ok()?;
+    let raw = serde_json::from_str::<Raw<'_>>(record);
+    // (The record's own parse noted its odd fields.)
+    super::lenient::take_odd();
+    let raw = raw.ok()?;
     let meta = raw
         .tool_result_meta
         .into_iter()
@@ -151,6 +156,23 @@ mod tests {
             Some(ErrorWords::Refused(ReasonCode::ApprovalRequired))
         );
         assert_eq!(meta_said(line, "t4"), None);
+    }
+
+    /// GIVEN the stamp with a needless `\u` escape in its key, or beside a
+    /// stamp of another shape and fields of other types WHEN read THEN the
+    /// call's stamp still says why (issue 68: no loss hidden by a parse).
+    #[test]
+    fn an_escape_or_an_odd_stamp_hides_no_other_stamp() {
+        let escaped = r#"{"type":"user","tool_result_meta":[{"id":"t1","non_execution_kin\u0064":"user-rejected"}]}"#;
+        assert_eq!(
+            meta_said(escaped, "t1"),
+            Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
+        );
+        let odd = r#"{"type":"user","tool_result_meta":[7,{"id":9,"non_execution_kind":["x"]},{"id":"t1","non_execution_kind":"user-rejected"}]}"#;
+        assert_eq!(
+            meta_said(odd, "t1"),
+            Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
+        );
     }
 
     #[test]
