@@ -11,11 +11,7 @@
 //! `unavailable/no_observer` (or `no_strategy` for passthrough kinds), a plugin
 //! that skips a server becomes `unavailable/observer_omitted`, and a plugin
 //! that panics becomes `unavailable/observer_omitted` for every server. There
-//! is no way to answer "nothing".
-//!
-//! `TransportObserver` and `plan()`, which guarantees one decision per
-//! configured server. The trait *decides* delivery; observing is done by the
-//! observed endpoint and by `read_output`.
+//! is no way to answer "nothing" ([`plan`]).
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};

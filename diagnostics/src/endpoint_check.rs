@@ -10,14 +10,12 @@
 //! every descendant. Hostile answers are capped: one message, all bytes read,
 //! and the number of tools; garbage is a clear `protocol_error`.
 //!
-//! `check_endpoint`, the bounded handshake + tools/list in either MCP era
-//! (`server/discover` first, the legacy `initialize` as the fallback), over
-//! stdio (its own size-capped transport, in a `ChildGroup`), streamable HTTP or
-//! legacy SSE (TLS through rustls), with DNS and TCP pre-checks for network
-//! targets, a stable reason and a sentence for each way a server can be wrong
-//! (`display::reason_hint`), redirects never followed, and cleanup on every
-//! path (cancellation and a dropped future included); `endpoint_for_url` (a
-//! path ending in `/sse` is legacy SSE). The listed tools are catalogued from
+//! [`check_endpoint`] tries `server/discover` first and the legacy
+//! `initialize` as the fallback. Stdio has its own size-capped transport (in
+//! a `ChildGroup`), TLS is rustls, network targets get DNS and TCP
+//! pre-checks, redirects are never followed, and each way a server can be
+//! wrong has a stable reason and a sentence (`display::reason_hint`);
+//! `endpoint_for_url` takes a path ending in `/sse` as legacy SSE. The listed tools are catalogued from
 //! the server's own bytes (`RawTools`): each stdio line, each server-sent event
 //! on its way to rmcp's reqwest client (observed by `tether_mcp_client::resume`'s
 //! `Resuming`, which also keeps SSE `retry` on every resumption), each legacy SSE message

@@ -12,7 +12,7 @@ pub struct BodyCap(pub usize);
 impl BodyCap {
     /// Reads a whole body, refusing it as soon as it passes the cap (the rest
     /// is never read).
-    /// A body that did not arrive in time ([`crate::serve`]'s deadline) is
+    /// A body that did not arrive in time ([`crate::serve`](mod@crate::serve)'s deadline) is
     /// [`Refusal::TimedOut`].
     pub async fn read(self, body: Body) -> Result<Bytes, Refusal> {
         axum::body::to_bytes(body, self.0)

@@ -11,7 +11,7 @@
 //! - [`HostPolicy`]: exact `Host` authorities (the DNS-rebinding defence) and
 //!   what an `Origin` header may say;
 //! - [`BodyCap`]: a hard bound on what a request body may hold;
-//! - [`serve`]: the one accept loop every HTTP listener runs: header and
+//! - [`serve`](mod@serve): the one accept loop every HTTP listener runs: header and
 //!   body deadlines, and a cap on connections that idle sockets cannot
 //!   fill;
 //! - [`Authorizer`] and [`Action`]: the host's one say over who sees and acts

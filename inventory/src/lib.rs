@@ -15,12 +15,11 @@
 //!   per harness dialect ([`entry_endpoint`]);
 //! - [`lookup`]: one named server from a file a user names
 //!   (`tether endpoint-test --config`);
-//! - [`sessions`]: tool rows from the sessions a harness ran itself
-//!   ([`apply_session_tools`]);
 //! - [`endpoint_test`]: which rows an endpoint test covers and running those tests a
 //!   few at a time, with whatever tester the host supplies;
 //! - [`capability`]: rows beyond servers (plugins, skills, hooks) and their commands' diagnostics;
-//! - [`session_tools`]: tool rows from what a harness's own session records showed.
+//! - [`session_tools`]: tool rows from what a harness's own session records showed
+//!   ([`apply_session_tools`]).
 //!
 //! Its invariants are written once, in ARCHITECTURE.md (`inventory/`), each
 //! with the test that checks it.

@@ -10,11 +10,8 @@
 //! tools was. Nothing here is inferred from configuration: a stage only the
 //! session could show stays as the session left it.
 //!
-//! `apply_session_tools` (`tether inventory --sessions`): the tools the newest
-//! recorded session of the same harness showed for each configured server, as
-//! `mcp_tool` rows with the session's own stages (provenance `harness_record`).
-//! The CLI reads the sessions with `tether-records`; this crate never reads a
-//! session file.
+//! [`apply_session_tools`] (`tether inventory --sessions`) takes the sessions
+//! the CLI read with `tether-records`; this crate never reads a session file.
 
 use tether_core::history::ServerAttachment;
 use tether_core::inventory::{CapabilityLink, InventoryDocument};

@@ -5,7 +5,7 @@
 //! Its invariants are written once, in ARCHITECTURE.md (`relay/`), each
 //! with the test that checks it.
 //!
-//! `RelayHost`, a loopback channel. `offer(&specs, choose)` relays the servers
+//! [`RelayHost::offer`]`(&specs, choose)` relays the servers
 //! a host opts in (`Offered`: specs, `bind`, `settled`). `relay(&spec)` swaps a
 //! server's stdio endpoint for `tether-relay` with a one-time ticket
 //! (`ServerSpec::relayed_through`, so the row keeps the real target).
@@ -167,7 +167,7 @@ impl RelayHost {
     }
 
     /// Request metrics for relayed servers go to `observer` too (the same
-    /// [`ServedRequest`]s the host's own endpoint reports, so an exporter
+    /// [`ServedRequest`](tether_core::served::ServedRequest)s the host's own endpoint reports, so an exporter
     /// takes them unchanged).
     pub fn on_served(&self, observer: Arc<dyn ServedObserver>) {
         *self

@@ -9,7 +9,7 @@
 //! **the agent never holds the server's credentials**. Paths map one to one
 //! onto the real server's origin, so a legacy SSE `endpoint` event naming a
 //! relative message path works unchanged, and one naming the real origin
-//! absolutely is pointed at the relay ([`EndpointRewrite`]); the real URL's
+//! absolutely is pointed at the relay (`EndpointRewrite`); the real URL's
 //! query (which can hold a key) is added only on the agent's own path and
 //! never shown to it.
 //!

@@ -1200,19 +1200,46 @@ fn the_map_is_no_longer_than_rust_analyzer_s() {
     );
 }
 
+/// The names a crate doc's list gives that are nothing of the crate: each
+/// list item that starts with a plain name (`` - [`x`]: `` or `` - `x`: ``)
+/// must name a module file (`src/x.rs`, `src/x/`) or something `lib.rs`
+/// declares or re-exports.
+fn listed_but_missing(doc: &str, code: &str, src: &Path) -> Vec<String> {
+    let item = regex::Regex::new(r"(?m)^//!\s*- \[?`(\w+)`\]?").expect("pattern");
+    item.captures_iter(doc)
+        .map(|cap| cap[1].to_owned())
+        .filter(|name| {
+            let word = regex::Regex::new(&format!(r"\b{name}\b")).expect("name");
+            !src.join(format!("{name}.rs")).exists()
+                && !src.join(name).is_dir()
+                && !word.is_match(code)
+        })
+        .collect()
+}
+
 /// GIVEN every workspace crate's `src/lib.rs` WHEN its crate doc (the
 /// leading `//!` lines) is read against its `pub mod` lines THEN each
 /// public module is named in the doc (as `` [`name`] `` or `` `name` ``),
 /// so the crate's map lists every public module; `#[doc(hidden)]` modules
-/// are not part of the API and need no line.
+/// are not part of the API and need no line; and every name its list gives
+/// is there ([`listed_but_missing`]): no module the crate no longer has.
 #[test]
 fn every_crate_doc_lists_its_public_modules() {
+    let made_up = "//! - [`kept`]: here;\n//! - `gone`: not;\n//! - [`Thing`] and [`f`]: both;";
+    assert_eq!(
+        listed_but_missing(
+            made_up,
+            "mod kept;\npub use kept::Thing;",
+            Path::new("/nowhere")
+        ),
+        ["gone"]
+    );
     let module = regex::Regex::new(r"(?m)^(#\[doc\(hidden\)\]\n)?pub mod (\w+)").expect("pattern");
     let mut problems = Vec::new();
     let mut crates = 0;
     for package in graph().values() {
-        let lib = workspace().join(&package.dir).join("src/lib.rs");
-        let Ok(text) = std::fs::read_to_string(&lib) else {
+        let src = workspace().join(&package.dir).join("src");
+        let Ok(text) = std::fs::read_to_string(src.join("lib.rs")) else {
             continue;
         };
         crates += 1;
@@ -1233,6 +1260,12 @@ fn every_crate_doc_lists_its_public_modules() {
                     package.dir.display()
                 ));
             }
+        }
+        for name in listed_but_missing(&doc, &product_code(&text), &src) {
+            problems.push(format!(
+                "{}: the crate doc's list names `{name}`, which the crate does not have",
+                package.dir.display()
+            ));
         }
     }
     assert!(crates >= 25, "read {crates} crates' lib.rs");

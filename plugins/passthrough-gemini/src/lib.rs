@@ -5,8 +5,9 @@
 //!   all pass, with headers.
 //! - Materializes `mcpServers` into the project settings file the CLI reads
 //!   from its working directory (`.gemini/settings.json`,
-//!   `.qwen/settings.json`; [`FilePlace::Project`]): neither CLI takes a
-//!   settings file by flag that expands variables, and Gemini refuses a
+//!   `.qwen/settings.json`;
+//!   [`FilePlace::Project`](tether_core::passthrough::FilePlace)): neither
+//!   CLI takes a settings file by flag that expands variables, and Gemini refuses a
 //!   system settings file under a world-writable directory such as `/tmp`.
 //!   The host never overwrites a settings file that is already there. Every
 //!   secret-bearing value (the command, its arguments and cwd, env and header
