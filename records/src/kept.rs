@@ -204,16 +204,15 @@ impl Records {
     /// built from their records) and, in a listing, those listed from kept
     /// summaries; the summaries built are kept beside the ledger.
     pub fn listing(&self) -> Vec<SessionSummary> {
-        let built = self.summaries();
+        // Summaries alone: each history is dropped once summed up.
+        let built = self.each_built(|facts, history| self.summary(facts, &history));
         let pairs: Vec<(&SessionFacts, &SessionSummary)> = built
             .iter()
-            .filter_map(|(s, _)| Some((&**self.sessions.get(&s.session_id)?, s)))
+            .filter_map(|s| Some((&**self.sessions.get(&s.session_id)?, s)))
             .collect();
         self.keep_summaries(&pairs);
-        let mut all: BTreeMap<&str, &SessionSummary> = built
-            .iter()
-            .map(|(s, _)| (s.session_id.as_str(), s))
-            .collect();
+        let mut all: BTreeMap<&str, &SessionSummary> =
+            built.iter().map(|s| (s.session_id.as_str(), s)).collect();
         let project = self.filter.project.as_ref();
         for (id, kept) in &self.kept.listed {
             if project.is_none_or(|p| kept.project.as_ref() == Some(p)) {

@@ -611,16 +611,29 @@ impl Records {
     /// (one whose records the reducer refuses is left out), newest first.
     /// The histories are built on as many threads as reading uses.
     pub fn summaries(&self) -> Vec<(SessionSummary, AttachmentHistory)> {
+        let mut out = self.each_built(|facts, history| (self.summary(facts, &history), history));
+        out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
+        out
+    }
+
+    /// `make` of each selected session and its history built from its
+    /// records (one the reducer refuses is left out), on as many threads
+    /// as reading uses; each history is dropped once `make` is done with
+    /// it, so a listing never holds them all.
+    pub(crate) fn each_built<T: Send>(
+        &self,
+        make: impl Fn(&SessionFacts, AttachmentHistory) -> T + Sync,
+    ) -> Vec<T> {
         let selected: Vec<&SessionFacts> = self.selected().collect();
         let build = |facts: &&SessionFacts| {
             let history = self.history(facts, None).ok()?;
-            Some((self.summary(facts, &history), history))
+            Some(make(facts, history))
         };
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .clamp(1, 4)
             .min(selected.len().max(1));
-        let mut out: Vec<_> = if threads < 2 || selected.len() < 8 {
+        if threads < 2 || selected.len() < 8 {
             selected.iter().filter_map(build).collect()
         } else {
             let chunk = selected.len().div_ceil(threads);
@@ -636,9 +649,7 @@ impl Records {
                     .flat_map(|h| h.join().unwrap_or_default())
                     .collect()
             })
-        };
-        out.sort_by_key(|s| std::cmp::Reverse(s.0.updated_at));
-        out
+        }
     }
 
     /// The summary of one session, from its history.
@@ -849,6 +860,7 @@ impl Part<'_> {
             pending: &mut state.pending,
             facts: BTreeMap::new(),
             last_id: (String::new(), String::new()),
+            id_like: String::new(),
         };
         let mut each = |record: &str| reading.record(record);
         let mut wal = wal;
@@ -961,6 +973,11 @@ struct FileReading<'a> {
     facts: BTreeMap<String, SessionFacts>,
     /// (harness session, Tether session id) of the last record read.
     last_id: (String, String),
+    /// The harness session last found to be an id
+    /// ([`is_session_id_like`](tether_core::telemetry::is_session_id_like)):
+    /// a file's records name the same one again and again, and the check's
+    /// credential patterns cost more than the rest of a record's reading.
+    id_like: String,
 }
 
 impl FileReading<'_> {
@@ -1035,9 +1052,7 @@ impl FileReading<'_> {
             .evidence
             .retain(|e| tether_core::records::provable(&e.kind));
         self.report.refused += (before - reading.evidence.len()) as u64;
-        if !reading.names_are_names(self.configured)
-            || !reading.thread.as_deref().is_none_or(is_name_like)
-        {
+        if !self.names_are_names(&reading) || !reading.thread.as_deref().is_none_or(is_name_like) {
             self.report.refused += 1;
             return;
         }
@@ -1096,6 +1111,27 @@ impl FileReading<'_> {
                 .or_insert_with(|| SessionFacts::new(self.kind, &self.last_id.0))
                 .add(self.role, self.shown, reading),
         }
+    }
+
+    /// [`RecordReading::names_are_names`], its session id checked once
+    /// per run of records that name the same one.
+    ///
+    /// [`RecordReading::names_are_names`]: tether_core::records::RecordReading::names_are_names
+    fn names_are_names(&mut self, reading: &tether_core::records::RecordReading) -> bool {
+        if let Some(session) = reading.session.as_deref()
+            && session != self.id_like
+        {
+            if !tether_core::telemetry::is_session_id_like(session) {
+                return false;
+            }
+            session.clone_into(&mut self.id_like);
+        }
+        tether_core::telemetry::names_are_names(
+            None,
+            &reading.servers,
+            &reading.evidence,
+            self.configured,
+        )
     }
 
     /// `thread` named its `session`: remembered, and what the thread said
