@@ -87,7 +87,7 @@
 //! register it with [`register_scanner!`]. The row builder keeps names and
 //! classes only: values never reach a row. Test it in process against a
 //! private home, project and system root with [`scan_fixture::ScanFixture`].
-//! Scanners are compiled in (the dynamic ABI carries transport plugins only).
+//! Scanners are compiled in (the dynamic ABI carries no scanner).
 
 pub mod census;
 pub mod conformance;
