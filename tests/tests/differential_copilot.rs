@@ -101,6 +101,7 @@ fn any_words() -> impl Strategy<Value = String> {
         Just("2 MCP servers were blocked by policy: 'time', 'count'".to_owned()),
         Just("Gave up waiting for MCP servers to finish starting: time, count. Startup continued without them; they may still connect.".to_owned()),
         Just("Third-party MCP servers are disabled by your organization's Copilot policy.".to_owned()),
+        Just(format!("Could not connect to local model provider at http://{SECRET}@127.0.0.1:9/v1.\n  Check that the service is running and the port is correct.")),
         Just("Disabled tools: count-stamp, time-get_current_time, view".to_owned()),
         any_text(),
     ]
@@ -133,7 +134,7 @@ fn any_event() -> impl Strategy<Value = Value> {
         (prop::sample::select(vec!["skill.invoked", "skill.invoked_ref"]), n(), n()).prop_map(|(k, skill, plugin)| event(k, json!({"name": skill, "pluginName": plugin, "content": SECRET, "path": "/p"}))),
         (prop::sample::select(vec!["mcp", "policy", "other"]), w()).prop_map(|(k, m)| event("session.warning", json!({"warningType": k, "message": m}))),
         (prop::sample::select(vec!["configuration", "mcp", "other"]), w()).prop_map(|(k, m)| event("session.info", json!({"infoType": k, "message": m}))),
-        w().prop_map(|m| event("session.error", json!({"errorType": "mcp", "message": m}))),
+        (prop::sample::select(vec!["mcp", "query"]), w()).prop_map(|(k, m)| event("session.error", json!({"errorType": k, "message": m}))),
         (prop::collection::vec(n(), 0..4), t()).prop_map(|(tools, prompt)| {
             let names: Vec<String> = tools.iter().map(|t| format!("time-{t}")).collect();
             let notice = format!("<tools_changed_notice>\nNew tools available: {}\n</tools_changed_notice>\n<prompt>{prompt}</prompt>", names.join(", "));

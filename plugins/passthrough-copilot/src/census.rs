@@ -407,6 +407,13 @@ fn events_hooks_skills_and_notices() -> Vec<CensusEntry> {
             "1.0.10–1.0.102 (ephemeral)",
             "never written to disk (ephemeral): read in a saved -p --output-format json run (output_json)",
         ),
+        CensusEntry::read(
+            EVENTS,
+            "session.error:query",
+            "1.0.102",
+            "\"Could not connect to local model provider at …\" (runtime.node; a real run on a closed port): the turn ended with its model provider not reached, report-level session_request_failed (the words name no cause; never kept)",
+        )
+        .silence("its other query errors are not yet told apart: left unsaid"),
         CensusEntry::not_read(
             EVENTS,
             "session.error:mcp",

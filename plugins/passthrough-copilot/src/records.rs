@@ -461,6 +461,15 @@ fn placed(file: &RecordFile<'_>, record: &str, event: Event<'_>) -> RecordAnswer
                 at,
             );
         }
+        // The turn's end where its model provider could not be reached:
+        // report-level (no server's), in Tether's words.
+        "session.error" if data.error_type.as_deref() == Some("query") => {
+            reading.evidence.extend(
+                data.message
+                    .as_deref()
+                    .and_then(|m| words::model_api(m, at)),
+            );
+        }
         "session.error" | "session.info" => {
             return match data.error_type.as_deref().or(data.info_type.as_deref()) {
                 Some("mcp") => RecordAnswer::not_read(&format!("{}:mcp", event.kind), reading.at),

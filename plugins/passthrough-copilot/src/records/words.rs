@@ -19,7 +19,26 @@
 //!   responded` (the transport ended under the call) and `Request timed
 //!   out` (the MCP client's deadline), each in runtime.node ([`cause`]).
 
-use tether_core::vocab::ReasonCode;
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::vocab::{EvidenceKind, ReasonCode};
+
+/// A turn that ended with its model provider not reached, from a
+/// `session.error` of type `query`: 1.0.102's runtime.node words it
+/// `Could not connect to local model provider at {url}.\n  Check that the
+/// service is running and the port is correct.` (a real run: the provider
+/// on a closed port). The words name no cause (a closed port and an
+/// unresolved host read the same), so none is claimed. Other errors are
+/// left unsaid.
+pub(super) fn model_api(message: &str, at: Timestamp) -> Option<Evidence> {
+    message
+        .starts_with("Could not connect to local model provider at ")
+        .then(|| {
+            Evidence::new(EvidenceKind::ExplicitError, at).reason(
+                ReasonCode::SessionRequestFailed,
+                Some("its model provider could not be reached (no connection to it)".into()),
+            )
+        })
+}
 
 /// How Copilot CLI's runtime (1.0.102, `prebuilds/linux-x64/runtime.node`)
 /// words a tool call it refused, and the reason each is: a person's no and
@@ -136,6 +155,21 @@ pub(super) fn cause(message: &str) -> Option<ReasonCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GIVEN a real 1.0.102 run's `session.error` (type `query`) with its
+    /// model provider on a closed port, and other words WHEN read THEN the
+    /// first is a report-level `session_request_failed` in Tether's words
+    /// (no cause claimed), the others nothing.
+    #[test]
+    fn a_model_provider_not_reached_is_said() {
+        let said = "Could not connect to local model provider at http://127.0.0.1:9/v1.\n  Check that the service is running and the port is correct.";
+        let e = model_api(said, Timestamp(1)).expect("an error");
+        assert_eq!(e.kind, EvidenceKind::ExplicitError);
+        assert_eq!(e.server, None);
+        assert_eq!(e.reason_code, Some(ReasonCode::SessionRequestFailed));
+        assert!(!format!("{e:?}").contains("127.0.0.1"), "{e:?}");
+        assert!(model_api("Execution failed: something else", Timestamp(1)).is_none());
+    }
 
     /// GIVEN Copilot 1.0.102's words for a call's end WHEN read THEN "no
     /// such tool" names what it names, a cause names its failure, and a
