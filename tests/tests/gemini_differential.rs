@@ -155,6 +155,23 @@ fn any_words() -> BoxedStrategy<String> {
 .boxed()
 }
 
+/// Gemini CLI 0.61.0's words for a failed model API request (`[API
+/// Error: …]` around @google/genai's error: no HTTP answer, or the API's
+/// body with its code, a planted secret in its message), or anything.
+fn any_api_error() -> BoxedStrategy<String> {
+    prop_oneof![
+        Just("[API Error: exception TypeError: fetch failed sending request]".to_owned()),
+        (prop::sample::select(vec![400_u16, 401, 403, 429, 500]), any_text()).prop_map(|(code, m)| {
+            let body = json!({"error": {"code": code, "message": format!("{SECRET} {m}"), "status": "UNAUTHENTICATED"}});
+            format!("[API Error: {body}]")
+        }),
+        Just(format!("[API Error: {SECRET} (Status: UNAUTHENTICATED)]")),
+        any_text().prop_map(|t| format!("[API Error: {t}]")),
+        any_text(),
+    ]
+    .boxed()
+}
+
 fn time() -> &'static str {
     "2026-12-03T19:07:56.951Z"
 }
@@ -215,6 +232,7 @@ fn any_stream_line() -> BoxedStrategy<Value> {
         (any_text(), any_status(), any_words(), any_words(), prop::sample::select(vec!["tool_not_registered", "mcp_tool_error", "policy_violation", "unhandled_exception", "stop_execution", "x"])).prop_map(|(id, status, output, message, kind)| json!({"type": "tool_result", "timestamp": time(), "tool_id": id, "status": status, "output": output, "error": {"type": kind, "message": message}})),
         any_words().prop_map(|w| json!({"type": "error", "timestamp": time(), "severity": "warning", "message": w})),
         Just(json!({"type": "result", "timestamp": time(), "status": "success", "stats": {"total_tokens": 30, "tool_calls": 1}})),
+        (any_status(), any_api_error()).prop_map(|(status, message)| json!({"type": "result", "timestamp": time(), "status": status, "error": {"type": "unknown", "message": message}, "stats": {"total_tokens": 0, "tool_calls": 0}})),
     ]
 .boxed()
 }

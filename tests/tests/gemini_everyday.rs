@@ -14,13 +14,20 @@
 //! - A server that does not start (issue 67 §1): a command not found (bare
 //!   and absolute), a `cwd` that does not exist, a server that exits at
 //!   once, one that never answers (Gemini's `timeout` small), a token
-//!   rejected (401), one that wants an OAuth login. In a `-p` run Gemini
+//!   rejected (401), a token variable that is unset, one that wants an
+//!   OAuth login. In a `-p` run Gemini
 //!   writes the reason only to its debug log (`GEMINI_DEBUG_LOG_FILE`:
 //!   "[MCP error] Error during discovery for MCP server 'S': …", "[MCP
 //!   info] MCP server 'S' requires authentication"), which names no
 //!   session; its stream-json and chat say nothing of the server. Tether's
 //!   session row claims nothing the records do not show, and `tether
 //!   inventory --test` gives each its own reason.
+//!
+//! - A run whose model API fails (issue 67 §1): nothing listens at its
+//!   base URL, it refuses the key (401), no key at all. Gemini says so in
+//!   its stream-json `result` line (`[API Error: …]`) or, with no key, on
+//!   stderr (exit 41); `tether run` prints Gemini's exit status and the
+//!   reason in Tether's words (never Gemini's, nor the API's message).
 //!
 //! Each run ends on the CLI's exit (bounded by `output_within`); the test
 //! skips loudly where Gemini CLI is not installed (`npm ci` in
@@ -118,6 +125,7 @@ async fn gemini(srv: Value, call: Option<&'static str>) -> Option<Run> {
         .env("GEMINI_API_KEY", "dummy")
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
         .env("GEMINI_DEBUG_LOG_FILE", &debug)
+        .env("TMPDIR", home.path())
         .env("GOOGLE_GEMINI_BASE_URL", base);
     let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
         .await
@@ -280,6 +288,15 @@ async fn a_server_that_does_not_start_reads_as_gemini_debug_log_says() {
             "requires authentication",
             "auth_rejected",
         ),
+        // Gemini sends `${VAR}` as written when VAR is unset (0.61.0
+        // bundle chunk-2YTYPKEZ.js 15646 `resolveEnvVarsInString`), so the
+        // server refuses it; the cause is the variable.
+        (
+            "unset",
+            json!({"httpUrl": format!("{rejecting}/mcp"), "headers": {"Authorization": "Bearer ${TETHER_TEST_UNSET_GEMINI_TOKEN}"}}),
+            "requires authentication",
+            "unresolved_variable",
+        ),
         (
             "oauth",
             json!({"httpUrl": format!("{}/mcp", unauthorized.base())}),
@@ -357,4 +374,121 @@ async fn refusing_server() -> String {
         let _ = axum::serve(listener, app).await;
     });
     base
+}
+
+/// A fake Gemini API that refuses every request as the API refuses a key
+/// (HTTP 401, the API's error body, with a planted secret in its message).
+async fn refusing_model() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binding on 127.0.0.1");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let app = axum::Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"error": {"code": 401, "status": "UNAUTHENTICATED",
+                "message": "key sk-planted-model-99 not valid"}})),
+        )
+    });
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    base
+}
+
+/// GIVEN the real Gemini CLI in a `-p` run whose model API fails each way
+/// people meet it (nothing listens at its base URL, a 401 for the key, no
+/// key at all), set to try once (its own `general.maxAttempts` and
+/// `retryFetchErrors`, so the run ends on the failure, not on retries)
+/// WHEN run through `tether run` THEN Gemini says so in its own words (its
+/// stream-json `result` line; with no key, stderr) AND Tether's exit line
+/// gives Gemini's exit status and the reason in Tether's words, or says
+/// the records say no more, never the API's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_model_api_fails_says_why_in_tether_s_words() {
+    let refusing = refusing_model().await;
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| format!("http://{a}"))
+        .expect("a port");
+    for (case, base, key, words, why) in [
+        (
+            "unreachable",
+            &closed,
+            true,
+            "[API Error: exception TypeError: fetch failed sending request]",
+            ": its model API could not be reached: its request got no HTTP answer [session_request_failed]",
+        ),
+        (
+            "key refused",
+            &refusing,
+            true,
+            "\"code\\\":401",
+            ": its model provider refused the credentials it sent [auth_rejected]",
+        ),
+        (
+            "not logged in",
+            &closed,
+            false,
+            "Please set an Auth method",
+            "; its records say no more of why (its own output does)",
+        ),
+    ] {
+        let _one = tether_tests::one_real_cli_at_a_time().await;
+        let Some(gemini) = Release::Pinned.peer("node_modules/.bin/gemini") else {
+            return;
+        };
+        let home = tempfile::tempdir().expect("home");
+        let mut settings = json!({"general": {"maxAttempts": 1, "retryFetchErrors": false}});
+        if key {
+            settings["security"] = json!({"auth": {"selectedType": "gemini-api-key"}});
+        }
+        std::fs::create_dir_all(home.path().join(".gemini")).expect("dir");
+        std::fs::write(
+            home.path().join(".gemini/settings.json"),
+            settings.to_string(),
+        )
+        .expect("settings");
+        let mut cmd = tether_tests::tether_at_home(home.path());
+        cmd.env("PATH", Release::Pinned.path())
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            // Gemini writes a report of each API error to its temporary
+            // folder: the run's own, removed with it.
+            .env("TMPDIR", home.path())
+            .args(["run", "--db"])
+            .arg(home.path().join("tether.db"))
+            .arg("--")
+            .arg(&gemini)
+            .args(["-m", "gemini-2.5-pro", "-p", "what time is it"])
+            .args(["--output-format", "stream-json"])
+            .stdin(std::process::Stdio::null());
+        // With no key, no base URL either: Gemini takes a base URL for
+        // an auth method of its own (`gateway`, 0.61.0 chunk-5FZXKDXH.js
+        // 313366 `getAuthTypeFromEnv`).
+        if key {
+            cmd.env("GEMINI_API_KEY", "dummy")
+                .env("GOOGLE_GEMINI_BASE_URL", base);
+        }
+        let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+            .await
+            .expect("the run");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stdout.contains(words) || stderr.contains(words),
+            "{case}: Gemini's own words: {stdout} {stderr}"
+        );
+        let code = out.status.code().expect("an exit code");
+        assert_ne!(code, 0, "{case}: {stderr}");
+        let line = format!("tether run: gemini exited {code}{why}");
+        assert!(
+            stderr.lines().any(|l| l == line),
+            "{case}: no `{line}` in {stderr}"
+        );
+        for own in stderr.lines().filter(|l| l.starts_with("tether")) {
+            assert!(!own.contains("sk-planted"), "{case}: {own}");
+            assert!(!own.contains("API Error"), "{case}: never its words: {own}");
+        }
+    }
 }

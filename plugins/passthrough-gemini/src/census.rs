@@ -333,6 +333,12 @@ fn gemini_chat_json_debug_log_and_stream_json() -> Vec<CensusEntry> {
             G,
             "warnings and errors as words (severity, message), among them \"Agent execution blocked: …\" from a hook",
         ),
+        E::read(
+            STREAM,
+            "result",
+            G,
+            "the run's end: status error with Gemini's `[API Error: …]` words (error.message, scanned, never kept; bundle chunk-5FZXKDXH.js 394906 parseAndFormatApiError) read as why its model API failed, report-level (no server's): \"fetch failed sending request\" no HTTP answer, session_request_failed (no cause claimed: a closed port and an unknown host read the same), an HTTP 401 or 403 auth_rejected; any other error left unsaid",
+        ),
         E::not_read(
             STREAM,
             "result.stats.tool_calls",

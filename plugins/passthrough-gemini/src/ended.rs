@@ -230,6 +230,48 @@ pub(crate) fn qwen_denied(words: Option<&str>, not_started: bool) -> Ended {
     }
 }
 
+/// Why a headless run's model API request failed, from Gemini CLI's own
+/// words on its stream-json `result` line (`status: "error"`,
+/// `error.message`): scanned, never kept (the API's body may be in them).
+/// Tether's reason and its own sentence.
+///
+/// Gemini CLI 0.61.0 writes `[API Error: …]` (bundle chunk-5FZXKDXH.js
+/// 394906 `parseAndFormatApiError`) around the error of its bundled
+/// `@google/genai`:
+/// - `exception TypeError: fetch failed sending request` (267928
+///   `apiCall`): no HTTP answer came (a closed port and a host that does
+///   not resolve read the same, real 0.61.0 runs): the prompt's request
+///   failed (`session_request_failed`), no cause is claimed;
+/// - an HTTP error: the body as JSON, `{"error":{"code":N,…}}`, `code`
+///   the API's own or the HTTP status (268080-268092); or, on the string
+///   path, `MSG (Status: S)`. 401 or 403 (`UNAUTHENTICATED`,
+///   `PERMISSION_DENIED`): the credentials it sent were refused.
+///
+/// Any other error is left unsaid (the run's exit status still is).
+pub(crate) fn gemini_model_api(words: &str) -> Option<(ReasonCode, &'static str)> {
+    let error = words.strip_prefix("[API Error: ")?;
+    if error.starts_with("exception TypeError: fetch failed sending request") {
+        return Some((
+            ReasonCode::SessionRequestFailed,
+            "its model API could not be reached: its request got no HTTP answer",
+        ));
+    }
+    let code = serde_json::from_str::<serde_json::Value>(error.strip_suffix(']')?)
+        .ok()
+        .and_then(|body| {
+            body.pointer("/error/code")
+                .and_then(serde_json::Value::as_u64)
+        });
+    let refused = matches!(code, Some(401 | 403))
+        || ["(Status: UNAUTHENTICATED)]", "(Status: PERMISSION_DENIED)]"]
+            .iter()
+            .any(|s| error.ends_with(s));
+    refused.then_some((
+        ReasonCode::AuthRejected,
+        "its model provider refused the credentials it sent",
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +326,35 @@ mod tests {
             gemini_failed_call(Some("Error: MCP tool 'stamp' reported an error."), None),
             Ended::Failed(Some(ReasonCode::ToolError))
         );
+    }
+
+    /// GIVEN Gemini CLI 0.61.0's `result` words for a model API that
+    /// could not be reached and for refused credentials (real runs), and
+    /// other errors WHEN read THEN unreachable is the prompt's request
+    /// failed (no cause claimed), 401 and 403 are `auth_rejected`, anything
+    /// else is left unsaid.
+    #[test]
+    fn the_model_api_s_failures_read_as_gemini_words_say() {
+        let code = |w: &str| gemini_model_api(w).map(|(code, _)| code);
+        assert_eq!(
+            code("[API Error: exception TypeError: fetch failed sending request]"),
+            Some(ReasonCode::SessionRequestFailed)
+        );
+        for refused in [
+            r#"[API Error: {"error":{"code":401,"message":"sk-x","status":"UNAUTHENTICATED"}}]"#,
+            r#"[API Error: {"error":{"code":403,"message":"no","status":"PERMISSION_DENIED"}}]"#,
+            "[API Error: bad key (Status: UNAUTHENTICATED)]",
+        ] {
+            assert_eq!(code(refused), Some(ReasonCode::AuthRejected), "{refused}");
+        }
+        for other in [
+            r#"[API Error: {"error":{"code":400,"message":"x","status":"INVALID_ARGUMENT"}}]"#,
+            r#"[API Error: {"error":{"code":429,"message":"x"}}]"#,
+            "[API Error: An unknown error occurred.]",
+            "fetch failed sending request",
+            r#"{"error":{"code":401}}"#,
+        ] {
+            assert_eq!(code(other), None, "{other}");
+        }
     }
 }

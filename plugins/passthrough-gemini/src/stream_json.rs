@@ -27,9 +27,9 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use tether_core::capability::CapabilityEvent;
-use tether_core::model::Timestamp;
+use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name, project_of, version_of};
-use tether_core::vocab::ReasonCode;
+use tether_core::vocab::{EvidenceKind, ReasonCode};
 use tether_sdk::materialize::stream_json_init_reports;
 use tether_sdk::records::{
     answer, call, failed_with, mcp_double, outcome, push, refusal, skill_invoked,
@@ -37,8 +37,8 @@ use tether_sdk::records::{
 use tether_sdk::telemetry::split_against;
 
 use crate::ended::{
-    Ended, Words, gemini_cancelled, gemini_failed_call, gemini_mcp_failure, gemini_no_such_tool,
-    qwen_denied,
+    Ended, Words, gemini_cancelled, gemini_failed_call, gemini_mcp_failure, gemini_model_api,
+    gemini_no_such_tool, qwen_denied,
 };
 use crate::shape::{Obj, known_type, unreadable};
 
@@ -300,6 +300,14 @@ pub(crate) fn gemini_line(file: &RecordFile<'_>, line: &StreamLine<'_>) -> Recor
                 Ended::Unknown => None,
             });
         }
+        // The run's end: where its model API failed, why (report-level:
+        // no server's), in Tether's words ([`gemini_model_api`]).
+        "result" if line.status == Some("error") => {
+            if let Some((code, words)) = line.error_message.and_then(gemini_model_api) {
+                let ended = Evidence::new(EvidenceKind::ExplicitError, when);
+                push(&mut reading, ended.reason(code, Some(words.to_owned())));
+            }
+        }
         // Warnings and errors in words (a hook's block among them): the
         // census says why not read.
         "error" => return RecordAnswer::not_read("error", at),
@@ -495,6 +503,7 @@ fn qwen_item(reading: &mut RecordReading, item: &QwenItem<'_>, at: Timestamp) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tether_core::model::Evidence;
     use tether_core::vocab::EvidenceKind;
 
@@ -558,6 +567,70 @@ mod tests {
         format!(
             r#"{{"type":"tool_result","timestamp":"2026-12-03T19:07:56.951Z","tool_id":"t1","status":"{status}","output":"{output} {PLANTED}"{error}}}"#
         )
+    }
+
+    /// GIVEN Gemini CLI 0.61.0's `result` lines of real runs whose model
+    /// API failed (a closed port; a 401 for the key, its body holding a
+    /// planted secret) and a successful one WHEN read THEN each failure is
+    /// one report-level error (no server) with Tether's reason and words,
+    /// none of Gemini's or the API's; success says nothing.
+    #[test]
+    fn a_result_line_says_why_the_model_api_failed() {
+        let f = file(&[]);
+        let result = |status: &str, message: &str| {
+            let error = json!({"type": "unknown", "message": message});
+            json!({"type": "result", "timestamp": "2026-12-07T12:51:31.792Z", "status": status,
+                "error": error, "stats": {"total_tokens": 0, "tool_calls": 0}})
+            .to_string()
+        };
+        let body = json!({"error": {"code": 401, "message": PLANTED, "status": "UNAUTHENTICATED"}});
+        for (line, want) in [
+            (
+                result(
+                    "error",
+                    "[API Error: exception TypeError: fetch failed sending request]",
+                ),
+                Some(ReasonCode::SessionRequestFailed),
+            ),
+            (
+                result("error", &format!("[API Error: {body}]")),
+                Some(ReasonCode::AuthRejected),
+            ),
+            (
+                result("error", "[API Error: An unknown error occurred.]"),
+                None,
+            ),
+            (
+                result(
+                    "success",
+                    "[API Error: exception TypeError: fetch failed sending request]",
+                ),
+                None,
+            ),
+        ] {
+            let answer = gemini(&f, &line);
+            let shown = format!("{answer:?}");
+            assert!(
+                !shown.contains(PLANTED) && !shown.contains("API Error"),
+                "{shown}"
+            );
+            let evidence = match &answer {
+                RecordAnswer::Read(reading) => reading.evidence.clone(),
+                _ => Vec::new(),
+            };
+            let errors: Vec<_> = evidence
+                .iter()
+                .map(|e| (e.kind.clone(), e.server.clone(), e.reason_code.clone()))
+                .collect();
+            match want {
+                Some(code) => assert_eq!(
+                    errors,
+                    [(EvidenceKind::ExplicitError, None, Some(code))],
+                    "{line}"
+                ),
+                None => assert!(errors.is_empty(), "{line}: {errors:?}"),
+            }
+        }
     }
 
     /// GIVEN Gemini CLI's lines WHEN read THEN the init names the session;
