@@ -148,11 +148,11 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
 
 /// `list`: the sessions on disk, newest first.
 fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let filter = match filter_of(filter, registry) {
+    let chosen = match filter_of(filter, registry) {
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
-    let records = records::read_listing(registry, filter);
+    let records = records::read_listing(registry, chosen);
     let document = SessionsDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
         sessions: records.listing(),
@@ -165,9 +165,70 @@ fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
-        print_list(&mut out, &document)?;
+        // A filter that matched nothing is said as that, never as "no
+        // sessions": a slip of a project's name read like an empty disk.
+        let empty = if !document.sessions.is_empty() {
+            None
+        } else if filtered(filter) {
+            let all = records::read_listing(registry, Filter::default()).listing();
+            Some(nothing_matched(filter, &all))
+        } else {
+            Some("No harness sessions found on disk.".to_owned())
+        };
+        print_list(&mut out, &document, empty.as_deref())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The projects an empty `--project` listing names, newest first.
+const PROJECTS_SAID: usize = 10;
+
+/// Whether any filter flag was given.
+fn filtered(filter: &FilterArgs) -> bool {
+    !filter.harness.harnesses.is_empty() || filter.since.is_some() || filter.project.is_some()
+}
+
+/// What a listing that filters left empty says: the filters, how many
+/// sessions there are without them, and for `--project` the projects
+/// they ran in (the one meant first, where the name is a slip of one).
+fn nothing_matched(filter: &FilterArgs, all: &[tether_core::records::SessionSummary]) -> String {
+    let mut given: Vec<String> = filter
+        .harness
+        .harnesses
+        .iter()
+        .map(|h| format!("--harness {h}"))
+        .collect();
+    given.extend(filter.since.iter().map(|s| format!("--since {s}")));
+    given.extend(filter.project.iter().map(|p| format!("--project {p:?}")));
+    let mut text = format!(
+        "No session on disk matches {}; without {}, {} session{}.",
+        given.join(" "),
+        if given.len() == 1 { "it" } else { "them" },
+        all.len(),
+        if all.len() == 1 { "" } else { "s" }
+    );
+    if let (Some(project), false) = (&filter.project, all.is_empty()) {
+        // Newest first, each once.
+        let mut projects: Vec<&str> = Vec::new();
+        for p in all.iter().filter_map(|s| s.project.as_deref()) {
+            if !projects.contains(&p) {
+                projects.push(p);
+            }
+        }
+        if let Some(meant) = tether_words::near::nearest(project, &projects) {
+            text.push_str(&format!(" Did you mean --project {meant:?}?"));
+        } else if !projects.is_empty() {
+            let more = projects.len().saturating_sub(PROJECTS_SAID);
+            projects.truncate(PROJECTS_SAID);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            text.push_str(&format!(" Their projects: {}{more}.", projects.join(", ")));
+        }
+    }
+    text
 }
 
 /// `show ID`: one session's matrix.
@@ -479,9 +540,14 @@ fn counts_line(counts: &tether_core::records::StatusCounts) -> String {
         .join(" · ")
 }
 
-fn print_list(out: &mut impl Write, document: &SessionsDocument) -> std::io::Result<()> {
-    if document.sessions.is_empty() {
-        writeln!(out, "No harness sessions found on disk.")?;
+/// The listing as text; `empty` is what it says when it lists none.
+fn print_list(
+    out: &mut impl Write,
+    document: &SessionsDocument,
+    empty: Option<&str>,
+) -> std::io::Result<()> {
+    if let Some(empty) = empty {
+        writeln!(out, "{empty}")?;
     } else {
         writeln!(
             out,

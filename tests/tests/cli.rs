@@ -891,3 +891,60 @@ fn probing_a_harness_cli_over_acp_names_its_passthrough_kind_at_once() {
         .expect("tether probe");
     assert_eq!(acp.status.code(), Some(3));
 }
+
+/// GIVEN a home with one recorded Claude Code session (its project
+/// `.tmpf23dO3`) WHEN `tether sessions list` filters it all away (a slip of
+/// the project's name, another project, another harness) THEN it says that
+/// no session matches the filters and how many there are without them,
+/// names the project meant (or the projects there are), and never says
+/// that no session is on disk; without filters an empty home still says so.
+#[test]
+fn a_listing_its_filters_empty_says_so_and_names_the_project_meant() {
+    let home = tempfile::tempdir().expect("home");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/records/claude/."))
+        .arg(home.path())
+        .status()
+        .expect("cp");
+    assert!(status.success());
+    let list = |args: &[&str]| {
+        let out = tether_tests::tether_at_home(home.path())
+            .args(["sessions", "list"])
+            .args(args)
+            .output()
+            .expect("tether sessions list");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(list(&[]).contains(".tmpf23dO3"), "the fixture is read");
+    for (args, says) in [
+        (
+            &["--project", ".tmpf23dO"][..],
+            "No session on disk matches --project \".tmpf23dO\"; without it, 1 session. Did you mean --project \".tmpf23dO3\"?",
+        ),
+        (
+            &["--project", "elsewhere"][..],
+            "No session on disk matches --project \"elsewhere\"; without it, 1 session. Their projects: .tmpf23dO3.",
+        ),
+        (
+            &["--harness", "codex"][..],
+            "No session on disk matches --harness codex; without it, 1 session.",
+        ),
+    ] {
+        let text = list(args);
+        assert!(text.starts_with(says), "{args:?}: {text}");
+        assert!(!text.contains("No harness sessions found"), "{text}");
+    }
+    let empty = tempfile::tempdir().expect("an empty home");
+    let out = tether_tests::tether_at_home(empty.path())
+        .args(["sessions", "list", "--project", "x"])
+        .output()
+        .expect("tether sessions list");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("No session on disk matches --project \"x\"; without it, 0 sessions."),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
