@@ -131,24 +131,48 @@ fn unmet_sentence(row: &MatrixRow, req: &Requirement, decided: StageState) -> St
     )
 }
 
-/// The outcome where the session has no row for the requirement.
-fn no_row(req: &Requirement, server: Option<&MatrixRow>) -> RequirementOutcome {
+/// The outcome where the session has no row for the requirement; a name
+/// that is a slip of one the session has says the one meant.
+fn no_row(req: &Requirement, server: Option<&MatrixRow>, rows: &[MatrixRow]) -> RequirementOutcome {
     let subject = req.subject();
     let sentence = match (server, &req.tool) {
-        (Some(s), Some(tool)) => format!(
-            "{subject}: not met, the server {} named no tool {tool:?}; {}",
-            req.server,
-            furthest_clause(s)
-        ),
-        _ => format!(
-            "{subject}: the session never named this server, so nothing shows that {}",
-            req.need.clause(false)
-        ),
+        (Some(s), Some(tool)) => {
+            let prefix = format!("{}/", req.server);
+            let tools = rows
+                .iter()
+                .filter(|r| r.kind == CapabilityKind::McpTool)
+                .filter_map(|r| r.name.strip_prefix(&prefix));
+            format!(
+                "{subject}: not met, the server {} named no tool {tool:?}{}; {}",
+                req.server,
+                meant(tool, tools),
+                furthest_clause(s)
+            )
+        }
+        _ => {
+            let servers = rows
+                .iter()
+                .filter(|r| r.kind == CapabilityKind::McpServer)
+                .map(|r| r.name.as_str());
+            format!(
+                "{subject}: the session never named this server{}, so nothing shows that {}",
+                meant(&req.server, servers),
+                req.need.clause(false)
+            )
+        }
     };
     let reason = server
         .filter(|s| state(s, "tools_listed") == StageState::Yes)
         .map(|_| tether_core::vocab::ReasonCode::ToolNotListed);
     outcome(req, false, StageState::Unknown, reason, sentence)
+}
+
+/// ` (did you mean "x"?)` where `given` is a slip of one of `names`.
+fn meant<'a>(given: &str, names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    tether_words::near::nearest(given, &names)
+        .map(|n| format!(" (did you mean {n:?}?)"))
+        .unwrap_or_default()
 }
 
 fn outcome(
@@ -186,7 +210,7 @@ pub fn evaluate(rows: &[MatrixRow], req: &Requirement) -> RequirementOutcome {
         Some(_) => tool_row(rows, &req.subject()),
     };
     let Some(row) = row else {
-        return no_row(req, server);
+        return no_row(req, server, rows);
     };
     let tool = req.tool.is_some();
     let decided = decide(row, req.need, tool);

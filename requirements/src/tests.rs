@@ -312,6 +312,48 @@ fn a_stored_history_without_an_attempt_names_its_harness_from_its_id() {
 }
 
 #[test]
+fn a_slip_of_a_server_or_tool_name_says_the_one_meant() {
+    // GIVEN a session with `time` and its tool `time/get_current_time`
+    let rows = vec![
+        server(
+            "time",
+            DisplayStatus::Active,
+            &[("tools_listed", StageState::Yes)],
+        ),
+        row(
+            CapabilityKind::McpTool,
+            "time/get_current_time",
+            DisplayStatus::Active,
+            &[("tools_listed", StageState::Yes)],
+        ),
+    ];
+    // THEN a slip of either is unmet, and names the one meant
+    let slip = evaluate(&rows, &Requirement::reached("tme"));
+    assert!(!slip.met);
+    assert!(
+        slip.sentence
+            .contains("never named this server (did you mean \"time\"?)"),
+        "{}",
+        slip.sentence
+    );
+    let tool = evaluate(&rows, &parse_tool("time/get_curent_time").expect("parses"));
+    assert!(!tool.met);
+    assert!(
+        tool.sentence
+            .contains("named no tool \"get_curent_time\" (did you mean \"get_current_time\"?)"),
+        "{}",
+        tool.sentence
+    );
+    // AND a name like none says no more than it did
+    let other = evaluate(&rows, &Requirement::reached("github"));
+    assert!(
+        !other.sentence.contains("did you mean"),
+        "{}",
+        other.sentence
+    );
+}
+
+#[test]
 fn every_stage_a_requirement_asks_is_explained() {
     // GIVEN every stage a requirement can ask, and its other spellings
     for word in Need::ALL
