@@ -200,6 +200,14 @@ pub struct FleetQuery {
     pub limit: usize,
 }
 
+/// ` (did you mean "x"?)` where `given` is a slip of one of `words`.
+fn meant<'a>(given: &str, words: impl Iterator<Item = &'a str>) -> String {
+    let words: Vec<&str> = words.collect();
+    tether_words::near::nearest(given, &words)
+        .map(|n| format!(" (did you mean {n:?}?)"))
+        .unwrap_or_default()
+}
+
 impl FleetQuery {
     /// Parses a query string (`status=failed&harness=codex&server=github&q=git&since=…&until=…&offset=50&limit=50`).
     /// Repeated keys, or commas, give several values. A value that does not
@@ -232,7 +240,14 @@ impl FleetQuery {
                         let known = status == "needs_auth"
                             || DisplayStatus::ALL.iter().any(|s| s.as_str() == status);
                         if !known {
-                            return Err(format!("status: {status:?} is not a status"));
+                            let words = DisplayStatus::ALL
+                                .iter()
+                                .map(|s| s.as_str())
+                                .chain(["needs_auth"]);
+                            return Err(format!(
+                                "status: {status:?} is not a status{}",
+                                meant(&status, words)
+                            ));
                         }
                         q.statuses.push(status);
                     }
@@ -241,7 +256,10 @@ impl FleetQuery {
                 "kind" => {
                     for kind in list() {
                         if !CapabilityKind::KNOWN.contains(&kind.as_str()) {
-                            return Err(format!("kind: {kind:?} is not a kind of row"));
+                            return Err(format!(
+                                "kind: {kind:?} is not a kind of row{}",
+                                meant(&kind, CapabilityKind::KNOWN.iter().copied())
+                            ));
                         }
                         q.kinds.push(kind);
                     }
@@ -789,6 +807,14 @@ mod tests {
         ] {
             let err = FleetQuery::parse(query).expect_err(query);
             assert!(err.starts_with(names), "{err}");
+        }
+        // A slip of a status or a kind names the one meant.
+        for (query, meant) in [("status=faild", "failed"), ("kind=mcp_servr", "mcp_server")] {
+            let err = FleetQuery::parse(query).expect_err(query);
+            assert!(
+                err.ends_with(&format!("(did you mean {meant:?}?)")),
+                "{err}"
+            );
         }
         assert_eq!(
             FleetQuery::parse("limit=100000").expect("q").limit,
