@@ -1198,6 +1198,7 @@ async fn the_hosts_authorizer_sees_each_session_and_hides_what_it_refuses() {
             get("/api/v1/sessions/theirs"),
             get("/api/v1/sessions/theirs/events"),
             get("/api/v1/sessions/theirs/diagnostics"),
+            get("/api/v1/sessions/theirs/check?require=files"),
             post(
                 "/api/v1/endpoint-test",
                 r#"{"session_id":"theirs","server_name":"files"}"#,
