@@ -6,12 +6,13 @@
 // stopped when the test ends.
 //
 // A test that needs the binary skips, saying "SKIP:" and why, when
-// TETHER_BIN is not set; with TETHER_REQUIRE_PEERS=1 (CI, where it is
-// built) it fails instead.
+// TETHER_BIN is not set and cargo's target folder holds no debug build;
+// with TETHER_REQUIRE_PEERS=1 (CI, where it is built) it fails instead.
 package tethertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -39,12 +40,21 @@ func Missing(t testing.TB, format string, args ...interface{}) {
 	t.Skipf("SKIP: %s", msg)
 }
 
-// Binary is the tether binary TETHER_BIN names.
+// Binary is the tether binary TETHER_BIN names; without it, the debug
+// build in the target folder cargo names (CARGO_TARGET_DIR may move it
+// from target/), where one is built.
 func Binary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("TETHER_BIN")
 	if bin == "" {
-		Missing(t, "TETHER_BIN is not set; build tether (cargo build -p tether-mcp-cli) and set TETHER_BIN=target/debug/tether to run this test")
+		target, err := cargoTarget(RepoRoot(t))
+		if err != nil {
+			Missing(t, "TETHER_BIN is not set, and cargo did not say where it builds (%v); build tether (cargo build -p tether-mcp-cli) and set TETHER_BIN", err)
+		}
+		bin = filepath.Join(target, "debug", "tether")
+		if !isFile(bin) {
+			Missing(t, "TETHER_BIN is not set and %s is not built; build tether (cargo build -p tether-mcp-cli), or set TETHER_BIN", bin)
+		}
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {
@@ -55,6 +65,28 @@ func Binary(t testing.TB) string {
 		t.Fatalf("FAIL: TETHER_BIN=%s is not an executable file (%v)", bin, err)
 	}
 	return abs
+}
+
+// cargoTarget is the target folder cargo builds the workspace at root
+// into, as `cargo metadata` says it (never guessed: CARGO_TARGET_DIR and
+// .cargo/config.toml move it).
+func cargoTarget(root string) (string, error) {
+	cmd := exec.Command("cargo", "metadata", "--format-version", "1", "--no-deps", "--offline")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", err
+	}
+	var meta struct {
+		TargetDirectory string `json:"target_directory"`
+	}
+	if err := json.Unmarshal(out, &meta); err != nil {
+		return "", err
+	}
+	if meta.TargetDirectory == "" {
+		return "", fmt.Errorf("cargo metadata names no target_directory")
+	}
+	return meta.TargetDirectory, nil
 }
 
 // RepoRoot is the repository's root: TETHER_REPO, else the first directory
