@@ -9,7 +9,6 @@ use tether_core::records::{RecordReading, name};
 use tether_core::telemetry::NamedServer;
 use tether_core::vocab::{EvidenceKind, ReasonCode, ReportedStatus};
 
-#[path = "records/quotes.rs"]
 mod quotes;
 use quotes::Quotes;
 

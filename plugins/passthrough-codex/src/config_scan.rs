@@ -11,8 +11,7 @@
 //! `default_tools_approval_mode`, a tool's `approval_mode` and the
 //! effective `approval_policy` give each row its `call_policy` (`policy.rs`).
 
-#[path = "policy.rs"]
-mod policy;
+use crate::policy;
 
 use serde_json::{Map, Value};
 use tether_core::inventory::CapabilityLink;

@@ -27,6 +27,7 @@
 
 pub mod census;
 pub mod config_scan;
+mod policy;
 pub mod records;
 pub mod telemetry;
 
