@@ -992,11 +992,15 @@ fn a_stored_session_checked_over_http_gives_tether_checks_verdict() {
         assert_eq!(bad.status, 400, "{query}: {}", bad.body);
         fx.seen.push(bad.body);
     }
-    // A session the store does not hold.
+    // A session the store does not hold; more requirements than a check takes.
     assert_eq!(
         get("/api/v1/sessions/zeta/check?require=kandev").status,
         404
     );
+    let many = vec!["require=kandev"; tether_web::service::MAX_REQUIREMENTS + 1].join("&");
+    let refused = get(&format!("/api/v1/sessions/alpha/check?{many}"));
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(refused.json()["error"], "bad_requirement");
     // Locked like every route: the token, then the Host.
     let none = request(
         served.addr,

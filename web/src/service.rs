@@ -45,6 +45,8 @@ use crate::source::{HubSource, StatusSource, StoreSource};
 
 /// Request bodies larger than this are refused (413) before they are read.
 pub const BODY_LIMIT: usize = 4 * 1024;
+/// Requirements one check may name (each is evaluated against every row).
+pub const MAX_REQUIREMENTS: usize = 256;
 /// How often an idle stream sends a heartbeat comment.
 pub const HEARTBEAT: Duration = Duration::from_secs(10);
 /// Event streams open at once, across every stream route; past it, `429`.
@@ -742,6 +744,11 @@ fn requirements_of(query: &str) -> Result<Vec<tether_requirements::Requirement>,
             }
         };
         into.push(parsed.map_err(|e| format!("{key}: {e}"))?);
+        if servers.len() + tools.len() > MAX_REQUIREMENTS {
+            return Err(format!(
+                "a check takes at most {MAX_REQUIREMENTS} requirements"
+            ));
+        }
     }
     servers.append(&mut tools);
     Ok(servers)
