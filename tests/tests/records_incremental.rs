@@ -5,6 +5,8 @@
 //! with the same size; one that vanished is marked gone in the ledger and
 //! its sessions stay in the store.
 //! An import of what did not change reads nothing and writes nothing.
+//! A session id checked once per run of records is never skipped for
+//! another (a planted secret between real ones is refused each time).
 
 #[path = "../benches/corpus/claude.rs"]
 #[allow(dead_code)]
@@ -491,4 +493,44 @@ fn an_import_of_what_did_not_change_reads_nothing_and_writes_nothing() {
         all
     };
     assert_eq!(docs(&store), docs(&plain));
+}
+
+/// A session id is checked once per run of records naming it (the check's
+/// credential patterns are costly), never skipped for another: records
+/// whose session id is a planted secret, between records of a real one,
+/// are refused each time, and the secret names no session; the real
+/// session is read as before.
+#[test]
+fn a_secret_session_id_between_real_ones_is_refused_each_time() {
+    const SECRET: &str = "sk-live-PLANTED0123456789abcdefABCDEF";
+    let real = std::fs::read_to_string(
+        fixtures().join("records-real/claude-2.1.39-progress-rejection.jsonl"),
+    )
+    .expect("fixture");
+    let session = "11111111-2222-4333-8444-555555555555";
+    assert!(real.contains(session));
+    let lines: Vec<&str> = real.lines().collect();
+    let mut mixed = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let line = if i % 2 == 1 {
+            line.replace(session, SECRET)
+        } else {
+            (*line).to_owned()
+        };
+        mixed.push_str(&line);
+        mixed.push('\n');
+    }
+    let planted = lines.len() / 2;
+    let home = tempfile::tempdir().expect("home");
+    let rel = Path::new(".claude/projects/-tmp-ws").join(format!("{session}.jsonl"));
+    put(home.path(), &rel, mixed.as_bytes());
+    let mut read = records(home.path(), None);
+    let (summaries, files) = shown(&mut read);
+    let ids: Vec<&String> = read.sessions().keys().collect();
+    assert_eq!(ids, [&format!("claude:{session}")], "{files:?}");
+    assert!(
+        !format!("{summaries:?}{files:?}").contains("PLANTED"),
+        "the secret reaches no summary or report"
+    );
+    assert!(files[0].refused >= planted as u64, "{:?}", files[0]);
 }
