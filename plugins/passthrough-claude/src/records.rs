@@ -453,9 +453,6 @@ fn transcript(record: &str) -> RecordAnswer {
     read_line(&line, odd, original)
 }
 
-/// What one transcript record says, parsed (`line`; `odd`: a field of it
-/// was of another type than the one read), `original` as written: the
-/// meanings the fast path and the plain one ([`plain`]) share.
 /// Whether `record` may hold `needle` once parsed, for a cheap rejection
 /// before a parse: it is there as written, or the line escapes some
 /// character with `\u` (Claude Code never escapes one it need not, but a
@@ -465,6 +462,9 @@ fn may_hold(record: &str, needle: &str) -> bool {
     record.contains(needle) || record.contains("\\u")
 }
 
+/// What one transcript record says, parsed (`line`; `odd`: a field of it
+/// was of another type than the one read), `original` as written: the
+/// meanings the fast path and the plain one ([`plain`]) share.
 fn read_line(line: &Line<'_>, odd: bool, original: &str) -> RecordAnswer {
     let Some(kind) = line.kind.as_deref() else {
         return RecordAnswer::Unknown;

@@ -291,3 +291,45 @@ fn a_stop_hook_s_feedback_is_read_whatever_its_escapes_and_odd_fields() {
         );
     }
 }
+
+/// GIVEN a headless run's line of a kind the reader reads (a hook's end,
+/// the run's result) with a field it reads of another type, so that it
+/// says nothing WHEN read THEN it is a known kind in a shape the reader
+/// cannot read (wrong_type, its kind), never a line read as nothing; the
+/// same line well typed reads.
+#[test]
+fn a_stream_json_line_of_a_read_kind_with_a_wrong_type_says_so() {
+    use tether_core::records::Unparsed;
+    use tether_passthrough_claude::records::STREAM_JSON;
+    let session = r#""session_id":"09ca82f4-e8d9-4de2-bf5c-c2fbdd4cc325""#;
+    for (line, kind) in [
+        (
+            format!(
+                r#"{{"type":"system","subtype":"hook_response","hook_id":"39d4","hook_name":7,"hook_event":"SessionStart","exit_code":0,"outcome":"success",{session}}}"#
+            ),
+            "system/hook_response",
+        ),
+        (
+            format!(
+                r#"{{"type":"result","subtype":"error_during_execution","is_error":"true","result":"API Error: Unable to connect to API (ConnectionRefused)",{session}}}"#
+            ),
+            "result",
+        ),
+    ] {
+        assert_eq!(
+            read_as(STREAM_JSON, &["run.jsonl"], &line),
+            RecordAnswer::Unparsed {
+                why: Unparsed::WrongType,
+                kind: Some(kind.to_owned())
+            },
+            "{line}"
+        );
+        let typed = line
+            .replace(r#""hook_name":7"#, r#""hook_name":"SessionStart:startup""#)
+            .replace(r#""is_error":"true""#, r#""is_error":true"#);
+        let RecordAnswer::Read(reading) = read_as(STREAM_JSON, &["run.jsonl"], &typed) else {
+            panic!("{typed}");
+        };
+        assert_eq!(reading.evidence.len(), 1, "{typed}: {reading:?}");
+    }
+}

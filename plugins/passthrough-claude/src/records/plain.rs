@@ -74,8 +74,7 @@ pub fn stream_json(record: &str) -> RecordAnswer {
     let Value::Object(_) = value else {
         return RecordAnswer::Unknown;
     };
-    // (A field of the wrong type is that field unread: noted by no one,
-    // as on the fast path.)
+    // (A field of the wrong type is that field unread, noted.)
     let odd = &mut false;
     let t = |key: &str, odd: &mut bool| text(value.get(key), odd);
     let head = Head {
@@ -106,7 +105,8 @@ pub fn stream_json(record: &str) -> RecordAnswer {
     // it (no escape but those JSON needs), whatever escapes it was printed
     // with.
     let canonical = value.to_string();
-    super::stream_json::stream_line(&head, &canonical, record, transcript)
+    let odd = *odd;
+    super::stream_json::stream_line(&head, odd, &canonical, record, transcript)
 }
 
 fn line<'v>(v: &'v Value, odd: &mut bool) -> Line<'v> {

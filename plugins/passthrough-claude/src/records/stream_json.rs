@@ -104,17 +104,53 @@ pub(super) fn stream_json(record: &str) -> RecordAnswer {
         Ok(head) => head,
         Err(error) => return RecordAnswer::unparsed(&error, None),
     };
-    // (A field of the wrong type is that field unread; the transcript's
-    // reading below notes its own.)
-    lenient::take_odd();
-    stream_line(&head, &record, written, super::transcript)
+    let odd = lenient::take_odd();
+    stream_line(&head, odd, &record, written, super::transcript)
 }
 
-/// What one line says (`head`; `record`, the line as the head was read
-/// from it; `written`, as printed; `as_transcript`, how an `assistant` or
-/// `user` line is read): the meanings the fast path and the plain one
-/// share.
+/// What one line says (`head`; `odd`: a field of it was of another type
+/// than the one read; `record`, the line as the head was read from it;
+/// `written`, as printed; `as_transcript`, how an `assistant` or `user`
+/// line is read): the meanings the fast path and the plain one share. A
+/// line of a kind read here that gave nothing where a field was of
+/// another type says so (issue 68: a known kind in a shape its reader
+/// cannot read is never read as nothing); an `assistant` or `user`
+/// line's reading notes its own.
 pub(super) fn stream_line(
+    head: &Head<'_>,
+    odd: bool,
+    record: &str,
+    written: &str,
+    as_transcript: fn(&str) -> RecordAnswer,
+) -> RecordAnswer {
+    let answer = meanings(head, record, written, as_transcript);
+    let Some(kind) = read_kind(head).filter(|_| odd) else {
+        return answer;
+    };
+    match answer {
+        RecordAnswer::Read(reading) if !reading.evidence.is_empty() => RecordAnswer::Read(reading),
+        _ => RecordAnswer::Unparsed {
+            why: tether_core::records::Unparsed::WrongType,
+            kind: Some(kind.to_owned()),
+        },
+    }
+}
+
+/// The census's name of a line's kind, where [`meanings`] reads that kind
+/// itself.
+fn read_kind(head: &Head<'_>) -> Option<&'static str> {
+    Some(match (head.kind.as_deref()?, head.subtype.as_deref()) {
+        ("system", Some("init")) => "system/init",
+        ("system", Some("hook_response")) => "system/hook_response",
+        ("system", Some("permission_denied")) => "system/permission_denied",
+        ("system", Some("notification")) => "system/notification",
+        ("result", _) => "result",
+        _ => return None,
+    })
+}
+
+/// What one line says, whatever its odd fields ([`stream_line`]).
+fn meanings(
     head: &Head<'_>,
     record: &str,
     written: &str,
@@ -199,6 +235,9 @@ pub(super) fn stream_line(
             push(&mut reading, hook_fired(run, None, Timestamp(0)));
             answer(reading)
         }
+        (Some(kind), subtype) if let Some(kind) = not_read(kind, subtype) => {
+            RecordAnswer::not_read(kind, None)
+        }
         (Some("system"), _) => answer(reading),
         // The run's end: where its model API failed, why (report-level:
         // no server's), in Tether's words.
@@ -228,6 +267,34 @@ pub(super) fn stream_line(
     }
 }
 
+/// The kinds of line the census names and this reader does not read
+/// (`census.rs`, source `stream_json`: a hook started or its output so
+/// far, a permission check waiting, a remote tool host's result, a plugin
+/// install, a tool's heartbeat, a summary, the CLI's own login): each
+/// counted by name, never read as nothing.
+const NOT_READ: [&str; 8] = [
+    "system/hook_started",
+    "system/hook_progress",
+    "system/permission_check_status",
+    "system/tool_host_result",
+    "system/plugin_install",
+    "tool_progress",
+    "tool_use_summary",
+    "auth_status",
+];
+
+/// The census's name of a line of a kind in [`NOT_READ`] (a constant,
+/// never the line's own text).
+fn not_read(kind: &str, subtype: Option<&str>) -> Option<&'static str> {
+    NOT_READ
+        .into_iter()
+        .find(|k| match (k.split_once('/'), subtype) {
+            (Some((k, sub)), Some(subtype)) => k == kind && sub == subtype,
+            (Some(_), None) => false,
+            (None, _) => *k == kind,
+        })
+}
+
 /// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
 /// (server, tool), each a name.
 fn init_tools(record: &str) -> Vec<(String, String)> {
@@ -242,5 +309,33 @@ fn init_tools(record: &str) -> Vec<(String, String)> {
         Ok(init) => init.tools.iter().filter_map(|t| mcp_double(t)).collect(),
         // (Not reached: the line parsed as its head before.)
         Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN the kinds counted as not read WHEN looked for in the census
+    /// THEN each is a stream-json entry marked not read: the count names
+    /// what the census says, no more.
+    #[test]
+    fn every_kind_counted_as_not_read_is_the_census_s() {
+        let census = crate::census::census();
+        for kind in NOT_READ {
+            assert!(
+                census
+                    .iter()
+                    .any(|e| e.source == "stream_json" && e.kind == kind && !e.read),
+                "{kind}"
+            );
+        }
+        assert_eq!(
+            not_read("system", Some("hook_started")),
+            Some("system/hook_started")
+        );
+        assert_eq!(not_read("tool_progress", None), Some("tool_progress"));
+        assert_eq!(not_read("system", Some("init")), None);
+        assert_eq!(not_read("system", None), None);
     }
 }
