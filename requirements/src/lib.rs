@@ -14,9 +14,9 @@
 //! - [`requirement`]: the stages a requirement can ask for and how one is
 //!   written (`time`, `time:callable`, `time/get_current_time:used`),
 //!   with "did you mean" for a misspelt stage.
-//! - [`evaluate`]: one requirement against one session's matrix rows, one
+//! - [`evaluate`](mod@evaluate): one requirement against one session's matrix rows, one
 //!   session against its requirements, and the document of several.
-//! - [`document`]: [`document::CheckDocument`], the public JSON document
+//! - [`document`](mod@document): [`document::CheckDocument`], the public JSON document
 //!   (`tether schema check`, bindings/go).
 //! - `sample` (tests and the `test-support` feature only): matrix rows and
 //!   a summary built in a line, for this crate's tests and its hosts'.
