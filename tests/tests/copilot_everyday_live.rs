@@ -7,13 +7,16 @@
 //! URL.` on its terminal, exits 1 and writes the same words in its
 //! session's `session.error` (type `query`). Tether reads that as why the
 //! run ended (`session_request_failed`, in its own words: the words name
-//! no cause), and never calls the configured server used.
+//! no cause), and never calls the configured server used. A server that
+//! exits at once (code 3) is `server_exited` with its code, as Copilot's
+//! process log says (`MCP server process exited before completing the MCP
+//! initialize handshake (exit code 3)`).
 
 use std::collections::HashMap;
 
 use tether_core::registry::Registry;
 use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{ReasonCode, ServerSource};
+use tether_core::vocab::{ReasonCode, ServerSource, StageState};
 use tether_records::{Filter, Home, Records};
 use tether_tests::by_path;
 
@@ -38,7 +41,10 @@ async fn a_model_provider_not_reached_reads_as_copilot_says() {
     let time = time.display().to_string();
     let (_dir, work) = by_path::copilot_home(
         home.path(),
-        serde_json::json!({"time": {"type": "local", "command": time, "args": [], "tools": ["*"]}}),
+        serde_json::json!({
+            "time": {"type": "local", "command": time, "args": [], "tools": ["*"]},
+            "exits": {"type": "local", "command": "sh", "args": ["-c", "exit 3"], "tools": ["*"]}
+        }),
     );
     let cmd = by_path::copilot_offline(
         &copilot,
@@ -60,16 +66,20 @@ async fn a_model_provider_not_reached_reads_as_copilot_says() {
         said.contains("Could not connect to local model provider at"),
         "Copilot's own words: {said}"
     );
-    let configured = vec![ServerSpec::new(
-        "time",
-        ServerSource::Profile,
-        Endpoint::Stdio {
-            command: time,
-            args: vec![],
-            env: vec![],
-            cwd: None,
-        },
-    )];
+    let stdio = |command: &str, args: &[&str]| Endpoint::Stdio {
+        command: command.into(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        env: vec![],
+        cwd: None,
+    };
+    let configured = vec![
+        ServerSpec::new("time", ServerSource::Profile, stdio(&time, &[])),
+        ServerSpec::new(
+            "exits",
+            ServerSource::Profile,
+            stdio("sh", &["-c", "exit 3"]),
+        ),
+    ];
     let registry = Registry::with_static().expect("registry");
     let mut records = Records::new(
         &registry,
@@ -101,6 +111,24 @@ async fn a_model_provider_not_reached_reads_as_copilot_says() {
         !words.contains(&closed.to_string()),
         "Tether's words: {words}"
     );
+    // A server that exits at once: Copilot's process log says so with its
+    // code, and so does its row.
+    let logs = std::fs::read_dir(home.path().join(".copilot/logs"))
+        .expect("Copilot's process logs")
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<String>();
+    assert!(
+        logs.contains("exited before completing the MCP initialize handshake (exit code 3)"),
+        "Copilot's words for exits"
+    );
+    let exits = attempt.server("exits").expect("exits' row");
+    assert_eq!(
+        exits.reason_code,
+        Some(ReasonCode::ServerExited),
+        "{exits:?}"
+    );
+    assert_ne!(exits.stages.initialized.state, StageState::Yes, "{exits:?}");
     if let Some(row) = attempt.server("time") {
         assert!(row.tools.iter().all(|t| t.calls == 0), "{row:?}");
     }

@@ -475,7 +475,7 @@ fn process_logs_and_output() -> Vec<CensusEntry> {
             PROCESS_LOG,
             "MCP server connection failed",
             "1.0.102",
-            "failed, its reason from raw_error (never kept), server_name",
+            "failed, its reason from raw_error (never kept), server_name: \"MCP server process exited before completing the MCP initialize handshake (exit code N)\" server_exited with its code; \"failed to spawn MCP server process: No such file or directory\" command_not_found (the same words for a missing cwd)",
         )
         .silence("written only for a server that failed to connect: a missing line does not show that a server connected"),
         CensusEntry::read(

@@ -101,7 +101,10 @@ pub(crate) fn failed_status(reading: &mut RecordReading, record: &str, at: Times
         data["serverName"].as_str().and_then(name),
         data["error"].as_str(),
     ) {
-        push(reading, tether_sdk::records::failure(&server, words, at));
+        push(
+            reading,
+            crate::records::words::server_failed(&server, words, at),
+        );
     }
 }
 
