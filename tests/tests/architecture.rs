@@ -900,7 +900,6 @@ fn no_crate_s_modules_import_each_other_in_a_circle() {
 /// `#[path]` attributes product code still has, each to become an ordinary
 /// module (issue 71 §6): `policy.rs` reached from `config_scan.rs`.
 const PATH_ATTRIBUTES_TO_REMOVE: &[&str] = &[
-    "plugins/passthrough-gemini/src/config_scan.rs",
     "plugins/passthrough-opencode/src/config_scan.rs",
 ];
 

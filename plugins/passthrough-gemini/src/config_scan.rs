@@ -17,8 +17,7 @@
 
 use std::path::Path;
 
-#[path = "policy.rs"]
-mod policy;
+use crate::policy;
 
 use serde_json::{Map, Value};
 use tether_core::inventory::CapabilityLink;

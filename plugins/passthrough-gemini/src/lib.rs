@@ -35,6 +35,7 @@ pub mod census;
 pub mod config_scan;
 mod ended;
 mod older;
+mod policy;
 pub mod records;
 mod shape;
 mod stream_json;
