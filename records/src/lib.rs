@@ -694,6 +694,10 @@ impl Records {
                 .collect(),
         };
         let mut there = std::collections::BTreeSet::new();
+        // A session the store did not hold is built as a listing builds it
+        // (from its records alone): its summary is kept too, so a listing
+        // after the import builds nothing.
+        let mut first = Vec::new();
         for facts in chosen {
             let existing = store.load(&facts.session_id())?;
             let had = existing.clone();
@@ -702,6 +706,9 @@ impl Records {
                 continue;
             };
             there.insert(facts.session_id());
+            if had.is_none() {
+                first.push((facts, self.summary(facts, &merged)));
+            }
             match had {
                 Some(old) if facts::same(&old, &merged) => done.unchanged += 1,
                 old => {
@@ -719,6 +726,9 @@ impl Records {
             done.unchanged += self.unread_sessions();
         }
         self.mark_imported(store, &there);
+        let first: Vec<(&SessionFacts, &SessionSummary)> =
+            first.iter().map(|(f, s)| (*f, s)).collect();
+        self.keep_summaries(&first);
         Ok(done)
     }
 }

@@ -534,3 +534,28 @@ fn a_secret_session_id_between_real_ones_is_refused_each_time() {
     );
     assert!(files[0].refused >= planted as u64, "{:?}", files[0]);
 }
+
+/// A first import keeps each new session's summary beside the ledger (it
+/// built the session as a listing does), so the listing after it builds
+/// no session and reads no file, and lists what a whole read lists.
+#[test]
+fn a_listing_after_a_first_import_builds_nothing() {
+    let files = contents();
+    let home = tempfile::tempdir().expect("home");
+    let db = tempfile::tempdir().expect("db");
+    let store = Arc::new(SqliteStore::open(&db.path().join("t.db")).expect("store"));
+    for (rel, bytes) in &files {
+        put(home.path(), rel, bytes);
+    }
+    let mut import = records(home.path(), Some(&store));
+    import.only_changed();
+    import.read(true);
+    let done = import.import(store.as_ref(), None).expect("import");
+    assert!(done.new >= 5, "{done:?}");
+    let mut list = records(home.path(), Some(&store));
+    list.listing_only();
+    assert_eq!(list.read(true).files_read, 0);
+    assert!(list.sessions().is_empty(), "nothing built");
+    let listing = (list.listing(), list.files(), list.reader_notes());
+    assert_eq!(listing, whole_listed(home.path()));
+}
