@@ -549,4 +549,31 @@ mod tests {
             "read, but no reader names them: {missing:?}"
         );
     }
+
+    /// GIVEN the census's transcript records of a kind not read WHEN
+    /// compared with what the reader counts as not read THEN they are
+    /// the same: each such record is counted by its name, none read as
+    /// nothing, none claimed beyond the census.
+    #[test]
+    fn every_record_kind_not_read_is_counted_by_its_name() {
+        let whole = |k: &str| {
+            k.split_once('/').is_some_and(|(kind, sub)| {
+                matches!(kind, "attachment" | "system" | "progress")
+                    && !sub.is_empty()
+                    && sub.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+        };
+        let mut census: Vec<String> = census()
+            .into_iter()
+            .filter(|e| e.source == "transcript" && !e.read && whole(&e.kind))
+            .map(|e| e.kind)
+            .collect();
+        census.sort();
+        let mut counted: Vec<String> = crate::records::NOT_READ
+            .iter()
+            .map(|k| (*k).to_owned())
+            .collect();
+        counted.sort();
+        assert_eq!(census, counted);
+    }
 }

@@ -476,7 +476,7 @@ fn read_line(line: &Line<'_>, odd: bool, original: &str) -> RecordAnswer {
     // A known kind in a shape its reader cannot read, which gave nothing:
     // it says so (never "a kind this Tether does not read").
     match answer {
-        RecordAnswer::Read(_) => answer,
+        RecordAnswer::Read(_) | RecordAnswer::NotRead { .. } => answer,
         _ if odd => RecordAnswer::Unparsed {
             why: tether_core::records::Unparsed::WrongType,
             kind: Some(kind.to_owned()),
@@ -534,7 +534,63 @@ fn known_line(line: &Line<'_>, kind: &str, original: &str) -> RecordAnswer {
     if kind == "system" && line.subtype.as_deref() == Some("stop_hook_summary") {
         stop_hooks(&mut reading, line, at);
     }
+    if reading.evidence.is_empty()
+        && let Some(kind) = not_read(line, kind)
+    {
+        // Counted by the census's name, never read as nothing.
+        return RecordAnswer::not_read(kind, reading.at);
+    }
     answer(reading)
+}
+
+/// The records of a kind the census names and this reader does not read
+/// (`census.rs`, source `transcript`), as `KIND/SUBKIND` (an attachment's
+/// type, a system record's subtype, a progress record's data type).
+pub(crate) const NOT_READ: &[&str] = &[
+    "attachment/mcp_instructions_delta",
+    "attachment/repl_mcp_needs_auth",
+    "attachment/repl_mcp_servers",
+    "attachment/linked_plugin_tools_note",
+    "attachment/plugin_note",
+    "attachment/mcp_resource",
+    "attachment/tool_search_usage_reminder",
+    "attachment/tool_hosts_notice",
+    "attachment/tool_hosts_correction",
+    "attachment/tool_host_result_lines",
+    "attachment/tool_results_cut",
+    "attachment/advisor_tool",
+    "attachment/command_permissions",
+    "attachment/invoked_skills",
+    "attachment/dynamic_skill",
+    "attachment/skill_mention",
+    "attachment/hook_additional_context",
+    "attachment/hook_system_message",
+    "attachment/hook_permission_decision",
+    "attachment/hook_deferred_tool",
+    "attachment/async_hook_response",
+    "attachment/async_hook_response_batch",
+    "system/permission_retry",
+    "progress/bash_progress",
+    "progress/agent_progress",
+    "progress/waiting_for_task",
+    "progress/skill_progress",
+    "progress/repl_tool_call",
+    "progress/tool_heartbeat",
+];
+
+/// The census's name of `line` (of `kind`) where [`NOT_READ`] holds it (a
+/// constant, never the record's own text).
+fn not_read(line: &Line<'_>, kind: &str) -> Option<&'static str> {
+    let sub = match kind {
+        "attachment" => line.attachment.as_ref()?.kind.as_deref(),
+        "system" => line.subtype.as_deref(),
+        "progress" => line.data.as_ref()?.0.as_ref()?.kind.as_deref(),
+        _ => None,
+    }?;
+    NOT_READ
+        .iter()
+        .find(|k| k.split_once('/') == Some((kind, sub)))
+        .copied()
 }
 
 /// A message's items: its MCP calls and their results, then the skills

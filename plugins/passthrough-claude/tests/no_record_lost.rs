@@ -333,3 +333,21 @@ fn a_stream_json_line_of_a_read_kind_with_a_wrong_type_says_so() {
         assert_eq!(reading.evidence.len(), 1, "{typed}: {reading:?}");
     }
 }
+
+/// GIVEN a transcript record of a kind the census names and the reader
+/// does not read (an attachment telling the model servers' instructions)
+/// WHEN read THEN it is counted as not read by that name, with its time,
+/// never read as nothing; one that says something is still read.
+#[test]
+fn a_record_of_a_kind_not_read_is_counted_by_its_name() {
+    let record = format!(
+        r#"{{{PARENT},"attachment":{{"type":"mcp_instructions_delta","addedNames":["time"],"addedBlocks":["secret words"]}},"type":"attachment","uuid":"9a1e0f3c-1111-4c6d-8e7f-0a1b2c3d4e5f","timestamp":"2026-12-02T09:16:47.136Z",{TAIL}}}"#
+    );
+    match answer(&record) {
+        RecordAnswer::NotRead { kind, at } => {
+            assert_eq!(kind, "attachment/mcp_instructions_delta");
+            assert!(at.is_some(), "its time counts");
+        }
+        other => panic!("{other:?}"),
+    }
+}
