@@ -790,10 +790,6 @@ const CIRCLES_TO_BREAK: &[(&str, &str, &[&str])] = &[
         "records",
         &["mcp_log", "plain", "stream_json"],
     ),
-    // `output` says a failed server through `records::words::server_failed`;
-    // `records` reads a run's printed lines through `output`'s `CUT`,
-    // `unparsed` and `run`.
-    ("tether-passthrough-copilot", "", &["output", "records"]),
 ];
 
 /// GIVEN every workspace crate's modules WHEN the modules each file names

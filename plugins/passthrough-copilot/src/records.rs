@@ -44,7 +44,7 @@ use tether_sdk::records::{
 mod loose;
 /// The plain path: each record parsed whole, for the same meanings.
 pub mod plain;
-pub(crate) mod words;
+mod words;
 
 use tether_sdk::telemetry::{failed, split_against, status};
 use words::{refused_by, refused_kind};
@@ -283,7 +283,7 @@ fn mcp_warning(message: &str, at: Timestamp) -> Vec<tether_core::model::Evidence
             .strip_prefix(": ")
             .map(|w| w.split(". Execute ").next().unwrap_or_default())
             .unwrap_or_default();
-        out.push(words::server_failed(&server, words, at));
+        out.push(crate::output::server_failed(&server, words, at));
     } else if let Some((_, names)) = message.split_once("blocked by policy: ") {
         for server in names
             .split(", ")
@@ -742,7 +742,7 @@ fn logged<'r>(record: &'r str, fields: impl Fn(&'r str) -> Option<Fields<'r>>) -
     {
         push(
             &mut reading,
-            words::server_failed(&server, f.raw_error.as_deref().unwrap_or_default(), at),
+            crate::output::server_failed(&server, f.raw_error.as_deref().unwrap_or_default(), at),
         );
     } else if rest.contains("reporting the server as needing auth")
         && let Some(f) = fields()

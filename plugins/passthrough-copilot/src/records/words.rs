@@ -22,30 +22,6 @@
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::vocab::{EvidenceKind, ReasonCode};
 
-/// A server that failed to start or connect, as Copilot's words say: a
-/// stdio server that ran, then exited before its handshake (1.0.102's
-/// runtime.node: `MCP server process exited before completing the MCP
-/// initialize handshake ({how})`, `how` as `exit code N` in a real run) is
-/// `server_exited` with its exit code; any other words as every harness's
-/// ([`tether_sdk::records::failure`]). The words are never kept.
-pub(crate) fn server_failed(server: &str, words: &str, at: Timestamp) -> Evidence {
-    let Some(how) = words
-        .strip_prefix("MCP server process exited before completing the MCP initialize handshake")
-    else {
-        return tether_sdk::records::failure(server, words, at);
-    };
-    let code = how
-        .strip_prefix(" (exit code ")
-        .and_then(|c| c.split_once(')'))
-        .and_then(|(c, _)| c.parse::<i64>().ok());
-    tether_sdk::telemetry::failed(
-        server,
-        ReasonCode::ServerExited,
-        code.map(|c| format!("exited with code {c}")),
-        at,
-    )
-}
-
 /// A turn that ended with its model provider not reached, from a
 /// `session.error` of type `query`: 1.0.102's runtime.node words it
 /// `Could not connect to local model provider at {url}.\n  Check that the
@@ -179,26 +155,6 @@ pub(super) fn cause(message: &str) -> Option<ReasonCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// GIVEN a real 1.0.102 run's words for a server that exited with 3
-    /// before its handshake, and for a command not found WHEN read THEN
-    /// the first is `server_exited` with its code, the second as before.
-    #[test]
-    fn a_server_that_exits_is_said_exited_with_its_code() {
-        let exited = server_failed(
-            "exits",
-            "MCP server process exited before completing the MCP initialize handshake (exit code 3) (underlying transport failure: failed to initialize MCP client: transport failure during send initialize request: the server closed its input stream (broken pipe))",
-            Timestamp(1),
-        );
-        assert_eq!(exited.reason_code, Some(ReasonCode::ServerExited));
-        assert_eq!(exited.summary.as_deref(), Some("exited with code 3"));
-        let spawn = server_failed(
-            "absent",
-            "failed to spawn MCP server process: No such file or directory (os error 2)",
-            Timestamp(1),
-        );
-        assert_eq!(spawn.reason_code, Some(ReasonCode::CommandNotFound));
-    }
 
     /// GIVEN a real 1.0.102 run's `session.error` (type `query`) with its
     /// model provider on a closed port, and other words WHEN read THEN the
