@@ -10,8 +10,7 @@
 
 use std::collections::BTreeMap;
 
-#[path = "policy.rs"]
-mod policy;
+use crate::policy;
 use std::path::Path;
 
 use serde_json::{Map, Value};

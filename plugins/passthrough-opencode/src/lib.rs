@@ -29,6 +29,7 @@ pub mod census;
 pub mod config_scan;
 mod parts;
 pub mod plain;
+mod policy;
 pub mod records;
 mod stream_json;
 pub mod telemetry;
