@@ -64,8 +64,15 @@ pub(crate) enum Format {
 
 /// The lines a person reads.
 pub(crate) fn human(doc: &CheckDocument) -> String {
+    human_saying(doc, &[])
+}
+
+/// The lines a person reads, each session's own error (`errors[i]` for
+/// `doc.sessions[i]`: its model API unreachable, say) under its line, in
+/// `tether run`'s words: a requirement unmet then reads with its cause.
+fn human_saying(doc: &CheckDocument, errors: &[Option<String>]) -> String {
     let mut out = String::new();
-    for s in &doc.sessions {
+    for (i, s) in doc.sessions.iter().enumerate() {
         out.push_str(&format!(
             "{} {}{}: {}\n",
             s.session_id,
@@ -82,6 +89,9 @@ pub(crate) fn human(doc: &CheckDocument) -> String {
                 "a requirement is not met"
             }
         ));
+        if let Some(Some(said)) = errors.get(i) {
+            out.push_str(&format!("  {said}\n"));
+        }
         for o in &s.requirements {
             out.push_str(&format!(
                 "  {} {}\n",
@@ -375,8 +385,20 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .map(|s| check_history(&s.summary, &s.history, &given))
         .collect();
     let doc = document(checked);
+    let text = if args.format == Format::Human {
+        let errors: Vec<Option<String>> = shown
+            .iter()
+            .map(|s| {
+                tether_words::display::current_report_error(&s.history)
+                    .map(tether_words::display::records_report_error)
+            })
+            .collect();
+        human_saying(&doc, &errors)
+    } else {
+        render(&doc, args.format)?
+    };
     let mut out = crate::term::stdout();
-    out.write_all(render(&doc, args.format)?.as_bytes())?;
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     if args.format == Format::Github {
         github_summary(&doc, "tether check");

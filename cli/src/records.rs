@@ -363,11 +363,14 @@ fn matrix_lines(rows: &[tether_core::records::MatrixRow], each_tool: bool) -> Ve
 }
 
 /// A session's matrix as `tether sessions show` prints it: a row per
-/// server and tool, where each stopped, and what showed it.
+/// server and tool, where each stopped, and what showed it; with
+/// `say_error`, the run's own error (its model API unreachable, say) under
+/// its times, in `tether run`'s words (`run` says it on its exit line).
 pub(crate) fn print_matrix(
     out: &mut impl Write,
     document: &SessionDocument,
     each_tool: bool,
+    say_error: bool,
 ) -> std::io::Result<()> {
     let color = std::io::stdout().is_terminal();
     let s = &document.session;
@@ -391,6 +394,9 @@ pub(crate) fn print_matrix(
         writeln!(out, "records carry no times")?;
     } else {
         writeln!(out, "records {} – {}", s.started_at, s.updated_at)?;
+    }
+    if say_error && let Some(err) = tether_words::display::current_report_error(&document.history) {
+        writeln!(out, "{}", tether_words::display::records_report_error(err))?;
     }
     let lines = matrix_lines(&document.rows, each_tool);
     // Columns as wide as their widest cell, so a long sentence never runs

@@ -853,17 +853,11 @@ fn exit_line(
     code: u8,
     history: Option<&tether_core::history::AttachmentHistory>,
 ) -> String {
-    let why = history
-        .and_then(|h| h.current())
-        .and_then(|a| a.report_error.as_ref())
-        .map(|e| match &e.summary {
-            Some(words) => format!(": {words} [{}]", e.reason_code),
-            None => format!(" [{}]", e.reason_code),
-        });
-    match (code, why) {
+    use tether_words::display::{current_report_error, records_report_error, report_error_why};
+    match (code, history.and_then(current_report_error)) {
         (0, None) => format!("{WHO}: {kind} exited 0\n"),
-        (0, Some(why)) => format!("{WHO}: {kind} exited 0; its records report an error{why}\n"),
-        (code, Some(why)) => format!("{WHO}: {kind} exited {code}{why}\n"),
+        (0, Some(e)) => format!("{WHO}: {kind} exited 0; {}\n", records_report_error(e)),
+        (code, Some(e)) => format!("{WHO}: {kind} exited {code}{}\n", report_error_why(e)),
         (code, None) => {
             format!(
                 "{WHO}: {kind} exited {code}; its records say no more of why (its own output does)\n"
@@ -892,7 +886,7 @@ fn report(
                 history: s.history.clone(),
             };
             let mut matrix = Vec::new();
-            crate::records::print_matrix(&mut matrix, &document, false)?;
+            crate::records::print_matrix(&mut matrix, &document, false, false)?;
             text.push_str(&String::from_utf8_lossy(&matrix));
         }
         None => text.push_str(&format!(

@@ -393,7 +393,7 @@ fn print_session(
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
-        records::print_matrix(&mut out, &document, how.tools)?;
+        records::print_matrix(&mut out, &document, how.tools, true)?;
         print_reader_notes(&mut out, std::slice::from_ref(&note))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -810,6 +810,32 @@ pub fn reason_hint(reason: &tether_core::vocab::ReasonCode) -> Option<&'static s
     })
 }
 
+/// Why a session's records say its run failed (a report-level error: its
+/// model API unreachable, not logged in): `": " + the reason in Tether's
+/// words + " [code]"`, or `" [code]"` where the reader had no words for it.
+/// `tether run` puts it after "claude exited 1"; [`records_report_error`]
+/// after "its records report an error", so every command says it alike.
+pub fn report_error_why(err: &tether_core::history::ReportError) -> String {
+    match &err.summary {
+        Some(words) => format!(": {words} [{}]", err.reason_code),
+        None => format!(" [{}]", err.reason_code),
+    }
+}
+
+/// `its records report an error: <why> [code]`, as `sessions show`,
+/// `check`, and `run` after an exit of 0 say it.
+pub fn records_report_error(err: &tether_core::history::ReportError) -> String {
+    format!("its records report an error{}", report_error_why(err))
+}
+
+/// The report-level error of a session's current attempt, if its records
+/// carry one.
+pub fn current_report_error(
+    history: &AttachmentHistory,
+) -> Option<&tether_core::history::ReportError> {
+    history.current()?.report_error.as_ref()
+}
+
 /// One sentence that explains a probe verdict and what to try next, for
 /// every renderer of a probe report.
 pub fn verdict_hint(verdict: Verdict) -> &'static str {
