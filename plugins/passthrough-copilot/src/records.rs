@@ -33,7 +33,7 @@ use serde::Deserialize;
 use tether_core::capability::{CapabilityEvent, outcome_of_exit};
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, Unparsed, name, project_of, version_of,
 };
 use tether_core::vocab::{ReasonCode, UseOutcome};
 use tether_sdk::records::{
@@ -715,12 +715,25 @@ struct Fields<'a> {
 /// A process log's line, its fields (the JSON after the message) taken
 /// out by the fast path.
 fn process_log(record: &str) -> RecordAnswer {
-    logged(record, |tail| serde_json::from_str::<Fields<'_>>(tail).ok())
+    logged(record, |tail| {
+        serde_json::from_str::<Fields<'_>>(tail).map_err(|e| Unparsed::of(&e))
+    })
 }
+
+/// The process log's messages this reader reads, each by its fields: one
+/// whose fields do not parse is said unparsed under its message, never
+/// passed over as a line that says nothing (issue 68 §2).
+const FIELDED: &[&str] = &[
+    "MCP server connection failed",
+    "reporting the server as needing auth",
+];
 
 /// What a process log's line says, its JSON fields taken out by `fields`
 /// (the fast path's or the plain one's, [`plain`]).
-fn logged<'r>(record: &'r str, fields: impl Fn(&'r str) -> Option<Fields<'r>>) -> RecordAnswer {
+fn logged<'r>(
+    record: &'r str,
+    fields: impl Fn(&'r str) -> Result<Fields<'r>, Unparsed>,
+) -> RecordAnswer {
     // `2026-12-01T20:53:23.309Z [LEVEL] [module] message {json}`
     let Some((stamp, rest)) = record.split_once(' ') else {
         return RecordAnswer::Ignored;
@@ -735,7 +748,14 @@ fn logged<'r>(record: &'r str, fields: impl Fn(&'r str) -> Option<Fields<'r>>) -
         reading.session = id.split_whitespace().next().and_then(name);
         return answer(reading);
     }
-    let fields = || rest.find(" {").and_then(|i| fields(&rest[i + 1..]));
+    let tail = rest.find(" {").map(|i| &rest[i + 1..]);
+    if let Some(kind) = FIELDED.iter().find(|k| rest.contains(**k))
+        && let Some(Err(why)) = tail.map(&fields)
+    {
+        let kind = Some((*kind).to_owned());
+        return RecordAnswer::Unparsed { why, kind };
+    }
+    let fields = || tail.and_then(|t| fields(t).ok());
     if rest.contains("MCP server connection failed")
         && let Some(f) = fields()
         && let Some(server) = f.server_name.as_deref().and_then(name)

@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
-use tether_core::records::{RecordAnswer, RecordFile};
+use tether_core::records::{RecordAnswer, RecordFile, Unparsed};
 
 use super::{
     Context, Data, EVENTS, ErrorData, Event, Fields, OUTPUT, PROCESS_LOG, PermissionResult,
@@ -25,10 +25,11 @@ pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match file.role {
         EVENTS | OUTPUT | crate::output::CUT => event(file, record),
         PROCESS_LOG => logged(record, |tail| {
-            let value: Value = serde_json::from_str(tail).ok()?;
+            let value: Value = serde_json::from_str(tail).map_err(|e| Unparsed::of(&e))?;
             // Owned: the value is this closure's.
             let owned = |key| text(&value, key).map(|t| Cow::Owned(t.into_owned()));
-            value.is_object().then(|| Fields {
+            // (The tail starts with `{`: a value that parsed is an object.)
+            Ok(Fields {
                 server_name: owned("server_name"),
                 server: owned("server"),
                 raw_error: owned("raw_error"),
