@@ -30,7 +30,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tether_core::model::Timestamp;
-use tether_core::records::{RecordAnswer, RecordReading, name};
+use tether_core::records::{RecordAnswer, RecordReading, Unparsed, name};
 use tether_sdk::records::answer;
 
 use super::{ItemError, Obj, ended, item_end};
@@ -90,10 +90,32 @@ struct Item<'a> {
     error: Option<Obj<ItemError<'a>>>,
 }
 
+/// A line that did not parse (issue 68 §2): cut short or not JSON, or an
+/// event this reader knows with a field of the wrong type (`"server":7`),
+/// named by its event; never a kind this Tether does not read. Valid JSON
+/// of no event it knows stays unknown.
+fn unreadable(record: &str, error: &serde_json::Error) -> RecordAnswer {
+    let why = Unparsed::of(error);
+    if why != Unparsed::WrongType {
+        return RecordAnswer::Unparsed { why, kind: None };
+    }
+    // (Valid JSON: the error was of a field's type, so this parses.)
+    let value = serde_json::from_str::<serde_json::Value>(record).ok();
+    let kind = value.as_ref().and_then(|v| v.get("type")?.as_str());
+    match kind.and_then(|k| EVENTS.iter().find(|e| **e == k)) {
+        Some(event) => RecordAnswer::Unparsed {
+            why,
+            kind: Some((*event).to_owned()),
+        },
+        None => RecordAnswer::Unknown,
+    }
+}
+
 /// Reads one line `codex exec --json` printed.
 pub(super) fn read(record: &str) -> RecordAnswer {
-    let Ok(event) = serde_json::from_str::<Obj<Event<'_>>>(record).map(Obj::into_inner) else {
-        return RecordAnswer::Unknown;
+    let event = match serde_json::from_str::<Obj<Event<'_>>>(record).map(Obj::into_inner) {
+        Ok(event) => event,
+        Err(error) => return unreadable(record, &error),
     };
     if !EVENTS.contains(&event.kind.as_ref()) {
         return RecordAnswer::Unknown;
