@@ -39,7 +39,7 @@ use serde::Deserialize;
 use tether_core::capability::CapabilityEvent;
 use tether_core::model::Timestamp;
 use tether_core::records::{
-    RecordAnswer, RecordFile, RecordReading, RecordSource, name, project_of, version_of,
+    RecordAnswer, RecordFile, RecordReading, RecordSource, Unparsed, name, project_of, version_of,
 };
 use tether_core::vocab::ReasonCode;
 use tether_sdk::records::{
@@ -288,10 +288,22 @@ fn qwen_failed(
 }
 
 /// The tool names of `ToolRegistry created: [...] (N tools)`: a JSON
-/// array, then (0.15 on) its count in words, which is not JSON.
-fn registry_list(list: &str) -> Option<Vec<String>> {
-    let mut array = serde_json::Deserializer::from_str(list).into_iter::<Vec<String>>();
-    array.next()?.ok()
+/// array, then (0.15 on) its count in words, which is not JSON. A name of
+/// another type is that name unread, never the others lost; a list that
+/// does not parse is said (issue 68 §2), never read as no tools.
+fn registry_list(list: &str) -> Result<Vec<String>, Unparsed> {
+    let mut array = serde_json::Deserializer::from_str(list).into_iter::<Vec<serde_json::Value>>();
+    match array.next() {
+        Some(Ok(items)) => Ok(items
+            .into_iter()
+            .filter_map(|v| match v {
+                serde_json::Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect()),
+        Some(Err(error)) => Err(Unparsed::of(&error)),
+        None => Err(Unparsed::CutShort),
+    }
 }
 
 fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
@@ -318,9 +330,14 @@ fn qwen_debug(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
         && let Some(server) = name(server)
     {
         push(&mut reading, failure(&server, why, at));
-    } else if let Some(list) = rest.split_once("ToolRegistry created: ").map(|x| x.1)
-        && let Some(tools) = registry_list(list)
-    {
+    } else if let Some(list) = rest.split_once("ToolRegistry created: ").map(|x| x.1) {
+        let tools = match registry_list(list) {
+            Ok(tools) => tools,
+            Err(why) => {
+                let kind = Some("ToolRegistry created".to_owned());
+                return RecordAnswer::Unparsed { why, kind };
+            }
+        };
         for (server, tool) in tools.iter().filter_map(|t| mcp_double(t)) {
             push(&mut reading, listed(&server, &tool, at));
         }
@@ -394,5 +411,39 @@ mod tests {
                 [("time", "get_current_time"), ("time", "convert_time")]
             );
         }
+    }
+    /// GIVEN Qwen Code's registry line (0.15.10 and 0.24.4 write it as
+    /// `JSON.stringify(registry.getAllToolNames())`, then the count) cut
+    /// short, or with a name of another type WHEN read THEN the cut line
+    /// is said unparsed under its message, never read as no tools, and an
+    /// odd name is that name unread, the others kept (issue 68 §2).
+    #[test]
+    fn a_tool_registry_that_does_not_parse_is_said() {
+        let segments = owned(&["debug", "s1.txt"]);
+        let f = RecordFile {
+            role: QWEN_DEBUG,
+            segments: &segments,
+            session: None,
+            configured: &[],
+        };
+        let head = "2026-12-01T20:53:32.920Z [DEBUG] ToolRegistry created: ";
+        let cut = format!(r#"{head}["mcp__time__get_current_time","read_fi"#);
+        assert_eq!(
+            read(Flavor::Qwen, &f, &cut),
+            RecordAnswer::Unparsed {
+                why: Unparsed::CutShort,
+                kind: Some("ToolRegistry created".to_owned())
+            }
+        );
+        let odd = format!(r#"{head}[7,"mcp__time__get_current_time"] (2 tools)"#);
+        let RecordAnswer::Read(reading) = read(Flavor::Qwen, &f, &odd) else {
+            panic!("not read: {odd}");
+        };
+        let tools: Vec<_> = reading
+            .evidence
+            .iter()
+            .filter_map(|e| Some((e.server.as_deref()?, e.tool.as_deref()?)))
+            .collect();
+        assert_eq!(tools, [("time", "get_current_time")]);
     }
 }
