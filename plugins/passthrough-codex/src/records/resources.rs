@@ -47,10 +47,74 @@ struct Listing {
     resource_templates: Vec<Named>,
 }
 
-#[derive(Deserialize)]
+/// A resource's `server`, where it is a string: a resource of another
+/// shape (or a `server` of another type) is that resource unread, never
+/// the listing's other servers lost (issue 68 §2; the plain path reads it
+/// so too).
 struct Named {
-    #[serde(default)]
     server: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Named {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NamedVisitor)
+    }
+}
+
+struct NamedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for NamedVisitor {
+    type Value = Named;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a resource")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Named, A::Error> {
+        let mut server = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "server" {
+                // Only a string is kept; the last `server` wins, as in
+                // the plain path's `Value`.
+                server = match map.next_value::<serde_json::Value>()? {
+                    serde_json::Value::String(s) => Some(s),
+                    _ => None,
+                };
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(Named { server })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Named, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Named { server: None })
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Named, E> {
+        Ok(Named { server: None })
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Named, E> {
+        Ok(Named { server: None })
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Named, E> {
+        Ok(Named { server: None })
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Named, E> {
+        Ok(Named { server: None })
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Named, E> {
+        Ok(Named { server: None })
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Named, E> {
+        Ok(Named { server: None })
+    }
 }
 
 /// Servers named per listing, at most.
@@ -176,5 +240,26 @@ pub fn answered(
         let mut up = tether_sdk::telemetry::reported(&s, ReportedStatus::Connected, at);
         up.summary = Some(what);
         push(reading, up);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GIVEN Codex's listing (0.171.0 `serde_json::to_string` of its
+    /// payload, compact) with one resource whose `server` is of another
+    /// type, and one that is no object WHEN read THEN those resources are
+    /// unread and the other servers still counted, as the plain path
+    /// counts them (issue 68 §2: never the whole listing lost).
+    #[test]
+    fn an_odd_resource_is_that_resource_unread() {
+        let text = r#"{"resources":[{"server":"figma","uri":"u","name":"n"},{"server":7,"uri":"u"},"x",{"server":"figma"},{"uri":"u","server":"docs"}],"nextCursor":null}"#;
+        assert_eq!(
+            listed(text),
+            Some(vec![("figma".to_owned(), 2), ("docs".to_owned(), 1)])
+        );
+        let templates = r#"{"resourceTemplates":[{"server":null},{"server":"figma"}]}"#;
+        assert_eq!(listed(templates), Some(vec![("figma".to_owned(), 1)]));
     }
 }
