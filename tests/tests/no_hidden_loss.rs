@@ -117,165 +117,196 @@ fn a_codex_exec_line_of_a_known_event_that_does_not_parse_is_said_unparsed() {
 }
 
 /// Each `unwrap_or_default()` / `unwrap_or("")` kept in a reader, by file
-/// and the text before it on its line, and why it hides nothing. The
+/// and the text its line starts with, how many such lines, and why it
+/// hides nothing. The
 /// readers' structs read a field of another type as unread (noted where
 /// the reader notes odd fields, `records/lenient.rs`), so a default here
 /// is of a field that is absent, `null` or unread: what matters is that
 /// the record is still kept and its other fields still read.
-const ALLOWED: &[(&str, &str, &str)] = &[
+const ALLOWED: &[(&str, &str, usize, &str)] = &[
     // Claude Code.
     (
         "passthrough-claude/src/records.rs",
         "let command = info.command.as_deref()",
+        1,
         "a Stop hook's command, optional; its hook is still read without it",
     ),
     (
         "passthrough-claude/src/records.rs",
         ".and_then(|t| hook_run_id(t, &hook, command",
+        1,
         "the run id's command part, optional; the hook is read without it",
     ),
     (
         "passthrough-claude/src/records/model_api.rs",
         "let said = ended.result",
+        1,
         "a failed run's words, compared only: without them the run is still failed",
     ),
     (
         "passthrough-claude/src/records/progress.rs",
         "let command = data.command.as_deref()",
+        1,
         "a hook run's command, optional (lenient: odd noted)",
     ),
     (
         "passthrough-claude/src/records/stream_json.rs",
         ".unwrap_or_default();",
+        1,
         "re-serializing a line that already parsed as JSON: cannot fail",
     ),
     // Codex.
     (
         "passthrough-codex/src/records.rs",
         "let tool = payload.name.as_deref()",
+        1,
         "a function call with no name is then no MCP call (name() refuses empty)",
     ),
     (
         "passthrough-codex/src/records.rs",
         "let top = kinds.kind.as_ref()",
+        1,
         "naming an unparsed record's kind: no kind is no name, the loss already said",
     ),
     (
         "passthrough-codex/src/records.rs",
         ".unwrap_or(\"\");",
+        1,
         "the same, for the payload's kind",
     ),
     (
         "passthrough-codex/src/records/plain.rs",
         "let tool = text(payload, \"name\")",
+        1,
         "the plain path's twin of the fast path's tool name",
     ),
     (
         "passthrough-codex/src/records/resources.rs",
         ".unwrap_or_default()",
+        1,
         "a resource call with no listing still shows its own server answered",
     ),
     (
         "passthrough-codex/src/telemetry.rs",
         ".unwrap_or_default();",
+        1,
         "a conversation start with no mcp_servers attribute names no server",
     ),
     // Copilot CLI.
     (
         "passthrough-copilot/src/output.rs",
         ".unwrap_or_default()",
+        1,
         "a cut output's session id part: the file's own name still places it",
     ),
     (
         "passthrough-copilot/src/output.rs",
         "e.server.clone()",
+        1,
         "a test's listing of what was read",
     ),
     (
         "passthrough-copilot/src/output.rs",
         "format!(\"{server}/{}\", tool",
+        1,
         "a test's listing of what was read",
     ),
     (
         "passthrough-copilot/src/records.rs",
         ".map(|w| w.split(\". Execute \").next()",
+        1,
         "a failed server's words, scanned for why: the failure is kept without them",
     ),
     (
         "passthrough-copilot/src/records.rs",
         ".unwrap_or_default();",
+        1,
         "the same words, where the message has none",
     ),
     (
         "passthrough-copilot/src/records.rs",
         "crate::output::server_failed(&server, f.raw_error",
+        1,
         "a failed server's raw_error, scanned for why: the failure is kept without it",
     ),
     (
         "passthrough-copilot/src/records.rs",
         "e.server.clone()",
+        2,
         "a test's listing of what was read",
     ),
     (
         "passthrough-copilot/src/records.rs",
         "e.reported_status.clone()",
+        1,
         "a test's listing of what was read",
     ),
     (
         "passthrough-copilot/src/records.rs",
         "e.tool.clone()",
+        1,
         "a test's listing of what was read",
     ),
     (
         "passthrough-copilot/src/records/words.rs",
         "let message = message",
+        1,
         "a refusal's words, scanned: no words is no refusal known by them",
     ),
     (
         "passthrough-copilot/src/telemetry.rs",
         ".unwrap_or_default();",
+        1,
         "a span's tool name, hashed: no name is `sha256:unknown`, the call kept",
     ),
     // Gemini CLI and Qwen Code.
     (
         "passthrough-gemini/src/ended.rs",
         "let words = words",
+        1,
         "a denied call's words, scanned: without them the call is still denied",
     ),
     (
         "passthrough-gemini/src/stream_json.rs",
         "let words = words",
+        1,
         "the same, in the stream's reader",
     ),
     (
         "passthrough-gemini/src/telemetry.rs",
         ".unwrap_or_default();",
+        2,
         "an attribute absent from a span: the span is still read",
     ),
     (
         "passthrough-gemini/src/telemetry.rs",
         ".unwrap_or_default()",
+        1,
         "the same",
     ),
     (
         "passthrough-gemini/src/telemetry.rs",
         "let function = t::text(record, \"function_name\")",
+        1,
         "a call with no function name is then no MCP call (name() refuses empty)",
     ),
     // OpenCode.
     (
         "passthrough-opencode/src/records.rs",
         "let message = field(\"message\")",
+        1,
         "a log line's message, compared: no message matches none",
     ),
     (
         "passthrough-opencode/src/records.rs",
         "&& let Some(failed) = plugin_failed(&plugin, &field(\"error\")",
+        1,
         "a failed plugin's words, scanned for why: the failure is kept without them",
     ),
     (
         "passthrough-opencode/src/stream_json.rs",
         "Some(\"error\") => Some(error_word(state[\"error\"].as_str()",
+        1,
         "an errored call's words, scanned: it is still failed without them",
     ),
 ];
@@ -334,7 +365,7 @@ fn every_default_in_a_reader_is_on_the_allowlist() {
     let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins");
     let files = reader_files(&plugins);
     assert!(files.len() >= 20, "the readers were found: {}", files.len());
-    let mut used = vec![false; ALLOWED.len()];
+    let mut used = vec![0usize; ALLOWED.len()];
     let mut unlisted = Vec::new();
     for (rel, text) in &files {
         for (n, line) in text.lines().enumerate() {
@@ -347,11 +378,11 @@ fn every_default_in_a_reader_is_on_the_allowlist() {
                     continue;
                 };
                 let before = &trimmed[..at];
-                let listed = ALLOWED.iter().position(|(file, prefix, _)| {
+                let listed = ALLOWED.iter().position(|(file, prefix, _, _)| {
                     file == rel && (before.starts_with(prefix) || trimmed.starts_with(prefix))
                 });
                 match listed {
-                    Some(i) => used[i] = true,
+                    Some(i) => used[i] += 1,
                     None => unlisted.push(format!("{rel}:{}: {trimmed}", n + 1)),
                 }
             }
@@ -367,11 +398,11 @@ fn every_default_in_a_reader_is_on_the_allowlist() {
     let stale: Vec<_> = ALLOWED
         .iter()
         .zip(&used)
-        .filter(|(_, used)| !**used)
-        .map(|((file, prefix, _), _)| format!("{file}: {prefix}"))
+        .filter(|((_, _, count, _), used)| *count != **used)
+        .map(|((file, prefix, count, _), used)| format!("{file}: {prefix} ({used}, not {count})"))
         .collect();
     assert!(
         stale.is_empty(),
-        "allowlist entries no longer used: {stale:?}"
+        "allowlist entries whose count of lines changed (a new one looked at, or one gone): {stale:?}"
     );
 }
