@@ -775,13 +775,6 @@ const CIRCLES_TO_BREAK: &[(&str, &str, &[&str])] = &[
     // `fnv1a`, `file_stamp`, `generation` and `facts::configured_stamp`;
     // `facts` hashes with `ledger::fnv1a`.
     ("tether-records", "", &["facts", "kept", "ledger"]),
-    // `items` reads through `lenient`'s `flag`, `mark`, `text`; `lenient`
-    // returns `items::Scalar`.
-    (
-        "tether-passthrough-claude",
-        "records",
-        &["items", "lenient"],
-    ),
     // Each line reader names `plain`'s module of the same name, and `plain`
     // names their `LogLine`, `log_line`, `server_of`, `Head`, `Said`,
     // `stream_line`.

@@ -16,7 +16,8 @@ use tether_core::records::{RecordReading, name};
 use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{call, hook_fired, push};
 
-use super::items::{Scalar, skip_scalars};
+use super::items::skip_scalars;
+use super::lenient::Scalar;
 use super::{hook_run_id, tool_name_of_server, words::with_command};
 
 /// `data` of a progress record: `{type:"hook_progress", hookEvent,
