@@ -775,14 +775,6 @@ const CIRCLES_TO_BREAK: &[(&str, &str, &[&str])] = &[
     // `fnv1a`, `file_stamp`, `generation` and `facts::configured_stamp`;
     // `facts` hashes with `ledger::fnv1a`.
     ("tether-records", "", &["facts", "kept", "ledger"]),
-    // Each line reader names `plain`'s module of the same name, and `plain`
-    // names their `LogLine`, `log_line`, `server_of`, `Head`, `Said`,
-    // `stream_line`.
-    (
-        "tether-passthrough-claude",
-        "records",
-        &["mcp_log", "plain", "stream_json"],
-    ),
 ];
 
 /// GIVEN every workspace crate's modules WHEN the modules each file names

@@ -94,10 +94,15 @@ pub fn sources() -> Vec<RecordSource> {
 
 /// Reads one record of one of [`sources`]' files.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
+    // A line that is no object (no release writes one) is read the plain
+    // way, which says what it is; the fast paths read objects only.
+    let object = record.trim_start().starts_with('{');
     let answer = match file.role {
         TRANSCRIPT => transcript(record),
-        MCP_LOG => mcp_log(file, record),
-        STREAM_JSON => stream_json::stream_json(record),
+        MCP_LOG if object => mcp_log(file, record),
+        MCP_LOG => plain::mcp_log(file, record),
+        STREAM_JSON if object => stream_json::stream_json(record),
+        STREAM_JSON => plain::stream_json(record),
         _ => RecordAnswer::Unknown,
     };
     // A plugin's server, configured as `plugin:X:Y`, is `plugin_X_Y` here.

@@ -121,11 +121,9 @@ pub(super) fn server_of(file: &RecordFile<'_>) -> Option<String> {
         .and_then(name)
 }
 
+/// One record, the fast way: an object's (`read` sends any other line
+/// the plain way, which says what it is).
 pub(super) fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    if !record.trim_start().starts_with('{') {
-        // No object (no release writes one): the plain way says what it is.
-        return super::plain::mcp_log(file, record);
-    }
     let Some(server) = server_of(file) else {
         return RecordAnswer::Unknown;
     };

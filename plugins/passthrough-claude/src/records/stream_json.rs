@@ -91,12 +91,9 @@ pub(super) enum Said<'a> {
     Other(serde::de::IgnoredAny),
 }
 
-/// One line, the fast way.
+/// One line, the fast way: an object's (`read` sends any other line the
+/// plain way, which says what it is).
 pub(super) fn stream_json(record: &str) -> RecordAnswer {
-    if !record.trim_start().starts_with('{') {
-        // No object (no release prints one): the plain way says what it is.
-        return super::plain::stream_json(record);
-    }
     let written = record;
     let record = BLANKER.blank(record);
     lenient::take_odd();
