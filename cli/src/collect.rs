@@ -428,10 +428,11 @@ fn summary(
     }
     writeln!(
         out,
-        "tether collect: {} records, {} read, {} of a kind no mapping reads, {} from other services, {} without a session; {} sessions",
+        "tether collect: {} records, {} read, {} of a kind no mapping reads, {} that could not be parsed, {} from other services, {} without a session; {} sessions",
         read.records,
         read.read,
         read.ignored,
+        read.unparsed,
         read.foreign,
         read.unsessioned,
         hub.sessions().len()

@@ -50,6 +50,10 @@ pub struct CollectorStats {
     /// Records of a known harness that no mapping reads (a kind, or a
     /// version, the plugin does not know): counted and ignored.
     pub ignored: u64,
+    /// Records of a kind a mapping reads whose attribute could not be
+    /// parsed (cut short, not JSON, the wrong type): counted apart from
+    /// `ignored`, never read as "nothing there".
+    pub unparsed: u64,
     /// Records no plugin claimed (another service), and Tether's own.
     pub foreign: u64,
     /// Records read but with no session to join.
@@ -153,6 +157,15 @@ impl Collector {
             None => self.stats.foreign += 1,
             Some((_, TelemetryAnswer::Ignored | TelemetryAnswer::NotMine)) => {
                 self.stats.ignored += 1;
+            }
+            Some((kind, TelemetryAnswer::Unparsed { why, .. })) => {
+                self.stats.unparsed += 1;
+                // Metadata only: which harness and why, never the value.
+                tracing::debug!(
+                    harness = %kind,
+                    why = why.words(),
+                    "a telemetry attribute could not be parsed"
+                );
             }
             Some((kind, TelemetryAnswer::Read(reading))) => {
                 if reading.names_are_names(self.live.names(&kind)) {

@@ -499,6 +499,35 @@ pub enum TelemetryAnswer {
     Ignored,
     /// Read.
     Read(TelemetryReading),
+    /// A kind of record this plugin reads, whose attribute it reads could
+    /// not be parsed (cut short by an attribute length limit, not JSON, a
+    /// field of the wrong type): counted apart from a kind it does not read,
+    /// by why, never the attribute's content (issue 68).
+    Unparsed {
+        /// The record's kind (a constant of the reader's, never the
+        /// record's own text).
+        kind: String,
+        /// The attribute that could not be parsed (a constant of the
+        /// reader's).
+        attribute: String,
+        /// Why.
+        why: crate::records::Unparsed,
+    },
+}
+
+impl TelemetryAnswer {
+    /// `attribute` of a record of `kind` could not be parsed, for `why`.
+    pub fn unparsed(
+        kind: impl Into<String>,
+        attribute: impl Into<String>,
+        why: crate::records::Unparsed,
+    ) -> Self {
+        TelemetryAnswer::Unparsed {
+            kind: kind.into(),
+            attribute: attribute.into(),
+            why,
+        }
+    }
 }
 
 // The name rule lives in the sanitizer (a leaf module), so the capability

@@ -144,6 +144,40 @@ fn claude_with_tool_details_shows_connected_failed_and_used() {
     assert!(stats.ignored > 0, "unread kinds are counted: {stats:?}");
 }
 
+/// GIVEN Claude's recorded session with every `tool_parameters` cut short
+/// (as an OpenTelemetry attribute length limit cuts it) WHEN collected THEN
+/// each such record is counted unparsed, neither as a kind no mapping
+/// reads nor as read.
+#[test]
+fn claude_cut_tool_parameters_are_counted_unparsed() {
+    use tether_core::telemetry::TelemetryValue;
+    let registry = Registry::with_static().expect("static plugins");
+    let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+    let mut collector = Collector::new(
+        Arc::clone(&hub),
+        HashMap::from([("claude".to_owned(), configured())]),
+    );
+    let mut cut = 0;
+    for mut record in fixture("claude") {
+        let result = record.name == "tool_result";
+        if let Some(TelemetryValue::Text(raw)) = record
+            .attributes
+            .get_mut("tool_parameters")
+            .filter(|_| result)
+        {
+            raw.truncate(raw.len() / 2);
+            cut += 1;
+        }
+        collector.take_record(&record);
+    }
+    let without = collected("claude", "claude").1;
+    let stats = collector.stats();
+    assert!(cut > 0, "the fixture has tool_parameters");
+    assert_eq!(stats.unparsed, cut, "{stats:?}");
+    assert_eq!(stats.ignored, without.ignored, "{stats:?} vs {without:?}");
+    assert_eq!(stats.read + cut, without.read, "{stats:?} vs {without:?}");
+}
+
 #[test]
 fn claude_without_tool_details_names_servers_only_through_tool_spans() {
     let (attempt, _) = collected("claude", "claude-plain");
@@ -343,6 +377,15 @@ fn planted_secrets_and_prompts_never_reach_a_history() {
                 collector.take_record(&record);
             }
             hub.flush_blocking();
+            if pass == 0 && name == "claude" {
+                // Its `tool_parameters`, planted text, is no JSON: each MCP
+                // call is said unparsed (counted), never read as no call.
+                assert!(
+                    collector.stats().unparsed > 0,
+                    "{name}: {:?}",
+                    collector.stats()
+                );
+            }
             if pass == 1 {
                 assert!(
                     collector.stats().evidence > 0,

@@ -14,6 +14,7 @@
 //! Claude reports no event for a server that needs auth: such a server stays
 //! as its configuration left it.
 
+use tether_core::records::Unparsed;
 use tether_core::telemetry::{TelemetryAnswer, TelemetryRecord, TelemetrySignal};
 use tether_core::vocab::ReasonCode;
 use tether_sdk::telemetry as t;
@@ -59,8 +60,14 @@ pub fn read(record: &TelemetryRecord) -> TelemetryAnswer {
             }
         }
         (TelemetrySignal::Log, "tool_result") => {
-            let Some((server, tool)) = tool_parameters(record) else {
-                return TelemetryAnswer::Ignored;
+            let (server, tool) = match tool_parameters(record) {
+                Ok(Some(names)) => names,
+                Ok(None) => return TelemetryAnswer::Ignored,
+                // Its only server and tool names are in there (`tool_name`
+                // is `mcp_tool`): said unparsed, never "not an MCP call".
+                Err(why) => {
+                    return TelemetryAnswer::unparsed("tool_result", "tool_parameters", why);
+                }
             };
             t::name_server(&mut reading, &server, None);
             let ok = t::flag(record, "success");
@@ -88,11 +95,91 @@ pub fn read(record: &TelemetryRecord) -> TelemetryAnswer {
 }
 
 /// The server and tool names inside `tool_parameters` (a JSON object that
-/// may hold tool input too: only these two keys are read).
-fn tool_parameters(record: &TelemetryRecord) -> Option<(String, String)> {
-    let raw = record.text("tool_parameters")?;
-    let value: serde_json::Value = serde_json::from_str(&raw).ok()?;
-    let server = value.get("mcp_server_name")?.as_str()?.trim();
-    let tool = value.get("mcp_tool_name")?.as_str()?.trim();
-    (!server.is_empty() && !tool.is_empty()).then(|| (server.to_owned(), tool.to_owned()))
+/// may hold tool input too: only these two keys are read). `Ok(None)`
+/// where it is absent or names no MCP server (a built-in tool); `Err` where
+/// it is not a JSON object (cut short by an attribute length limit, say)
+/// or a name in it is not a string.
+fn tool_parameters(record: &TelemetryRecord) -> Result<Option<(String, String)>, Unparsed> {
+    let Some(raw) = record.text("tool_parameters") else {
+        return Ok(None);
+    };
+    let value: serde_json::Value = serde_json::from_str(&raw).map_err(|e| Unparsed::of(&e))?;
+    if !value.is_object() {
+        return Err(Unparsed::WrongType);
+    }
+    let name = |key: &str| match value.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.trim())),
+        Some(_) => Err(Unparsed::WrongType),
+    };
+    let (Some(server), Some(tool)) = (name("mcp_server_name")?, name("mcp_tool_name")?) else {
+        return Ok(None);
+    };
+    Ok((!server.is_empty() && !tool.is_empty()).then(|| (server.to_owned(), tool.to_owned())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tether_core::telemetry::TelemetryValue as V;
+
+    /// The `tool_result` log of Claude Code 2.1.197 with
+    /// OTEL_LOG_TOOL_DETAILS=1, as recorded in tests/fixtures/telemetry.
+    fn tool_result() -> TelemetryRecord {
+        include_str!("../../../tests/fixtures/telemetry/claude.jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<TelemetryRecord>(l).ok())
+            .find(|r| r.name == "tool_result" && r.text("tool_parameters").is_some())
+            .expect("the fixture holds an MCP tool_result")
+    }
+
+    /// GIVEN that record as recorded, then with `tool_parameters` (which
+    /// carries tool input beside the names) cut short as an attribute
+    /// length limit cuts it, made not JSON, and given a name of the wrong
+    /// type, each around a planted secret WHEN read THEN the recorded one is
+    /// a call of `time`'s tool, and each other is said unparsed with why,
+    /// never `Ignored`, and the answer carries none of the attribute's text.
+    #[test]
+    fn a_cut_tool_parameters_is_said_unparsed_never_ignored() {
+        let record = tool_result();
+        let TelemetryAnswer::Read(reading) = read(&record) else {
+            panic!("the recorded call reads");
+        };
+        assert_eq!(
+            reading.evidence[0].tool.as_deref(),
+            Some("get_current_time")
+        );
+        let whole = serde_json::json!({"mcp_server_name": "time",
+            "mcp_tool_name": "get_current_time", "input": "sk-PLANTEDSECRET0123456789"})
+        .to_string();
+        let cut = whole[..whole.len() - 12].to_owned();
+        let wrong = r#"{"mcp_server_name":7,"mcp_tool_name":"sk-PLANTEDSECRET0123456789"}"#;
+        for (value, why) in [
+            (cut, Unparsed::CutShort),
+            ("sk-PLANTEDSECRET0123456789".to_owned(), Unparsed::NotJson),
+            (wrong.to_owned(), Unparsed::WrongType),
+            (
+                "[\"sk-PLANTEDSECRET0123456789\"]".to_owned(),
+                Unparsed::WrongType,
+            ),
+        ] {
+            let answer = read(&record.clone().with_attr("tool_parameters", V::Text(value)));
+            assert_eq!(
+                answer,
+                TelemetryAnswer::unparsed("tool_result", "tool_parameters", why)
+            );
+            let text = format!(
+                "{answer:?} {}",
+                serde_json::to_string(&answer).expect("json")
+            );
+            assert!(!text.contains("PLANTED"), "{text}");
+        }
+        // Names of no MCP server (a built-in tool's parameters): still not
+        // an MCP call, as before.
+        let builtin = record.with_attr(
+            "tool_parameters",
+            V::Text(r#"{"bash_command":"ls"}"#.into()),
+        );
+        assert_eq!(read(&builtin), TelemetryAnswer::Ignored);
+    }
 }

@@ -18,6 +18,7 @@
 //! Neither says in its telemetry that a server failed or needs a login.
 
 use tether_core::capability::CapabilityEvent;
+use tether_core::records::Unparsed;
 use tether_core::telemetry::{TelemetryAnswer, TelemetryReading, TelemetryRecord, TelemetrySignal};
 use tether_core::vocab::{Provenance, ReasonCode, UseOutcome};
 use tether_sdk::telemetry as t;
@@ -75,7 +76,13 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
         (TelemetrySignal::Log, Some("hook_call")) => hook_call(&mut reading, record),
         (TelemetrySignal::Log, Some("skill_launch")) => skill_launch(&mut reading, record),
         (TelemetrySignal::Span, None) if record.name == "llm_call" => {
-            llm_call(&mut reading, flavor, record, configured)
+            match llm_call(&mut reading, flavor, record, configured) {
+                Ok(read) => read,
+                // A cut list is not "no tools offered": said unparsed.
+                Err(why) => {
+                    return TelemetryAnswer::unparsed("llm_call", TOOL_DEFINITIONS, why);
+                }
+            }
         }
         _ => None,
     };
@@ -242,16 +249,24 @@ fn skill_launch(reading: &mut TelemetryReading, record: &TelemetryRecord) -> Opt
     Some(())
 }
 
+/// The `llm_call` span's attribute naming the tools sent to the model
+/// (Gemini CLI 0.61.0, bundle/chunk-JDPZ4CE3.js: `[GEN_AI_TOOL_DEFINITIONS]:
+/// safeJsonStringify(req.config?.tools ?? [])`).
+const TOOL_DEFINITIONS: &str = "gen_ai.tool.definitions";
+
 /// An `llm_call` span: how many of each configured server's tools the
-/// model was sent; `None` where it names none.
+/// model was sent; `Ok(None)` where it names none, `Err` where its list
+/// could not be parsed (an attribute length limit cuts it short).
 fn llm_call(
     reading: &mut TelemetryReading,
     flavor: Flavor,
     record: &TelemetryRecord,
     configured: &[String],
-) -> Option<()> {
-    let definitions = record.text("gen_ai.tool.definitions")?;
-    let names = declared_names(&definitions);
+) -> Result<Option<()>, Unparsed> {
+    let Some(definitions) = record.text(TOOL_DEFINITIONS) else {
+        return Ok(None);
+    };
+    let names = declared_names(&definitions)?;
     let mut any = false;
     for server in configured {
         let count = names
@@ -268,15 +283,16 @@ fn llm_call(
                 .push(t::tools_visible(server, count, record.at));
         }
     }
-    any.then_some(())
+    Ok(any.then_some(()))
 }
 
 /// The function names in `gen_ai.tool.definitions` (Gemini's
 /// `[{functionDeclarations: [{name, …}]}]`, or a flat `[{name, …}]`); only
-/// the names are read.
-fn declared_names(definitions: &str) -> Vec<String> {
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(definitions) else {
-        return Vec::new();
+/// the names are read. `Err` where it is not JSON, or not a list.
+fn declared_names(definitions: &str) -> Result<Vec<String>, Unparsed> {
+    let value = serde_json::from_str(definitions).map_err(|e| Unparsed::of(&e))?;
+    let serde_json::Value::Array(items) = value else {
+        return Err(Unparsed::WrongType);
     };
     let mut names = Vec::new();
     for item in &items {
@@ -290,13 +306,80 @@ fn declared_names(definitions: &str) -> Vec<String> {
             names.push(name.to_owned());
         }
     }
-    names
+    Ok(names)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use tether_core::telemetry::TelemetryValue as V;
+
+    /// An `llm_call` span of Gemini CLI 0.61.0, as recorded in
+    /// tests/fixtures/telemetry (that run's span carried no tool list).
+    fn llm_call_span() -> TelemetryRecord {
+        include_str!("../../../tests/fixtures/telemetry/gemini.jsonl")
+            .lines()
+            .filter_map(|l| serde_json::from_str::<TelemetryRecord>(l).ok())
+            .find(|r| r.name == "llm_call")
+            .expect("the fixture holds an llm_call span")
+    }
+
+    /// GIVEN that span with `gen_ai.tool.definitions` as 0.61.0 writes it
+    /// (`safeJsonStringify(req.config?.tools ?? [])`: one
+    /// `functionDeclarations` list, a planted secret in a description) and
+    /// then the same text cut short as an attribute length limit cuts it,
+    /// and not JSON WHEN read THEN the whole one counts `time`'s two tools,
+    /// and the cut and the text are said unparsed with why (never "no tools
+    /// offered"), the answer carrying none of the attribute's text.
+    #[test]
+    fn a_cut_tool_list_is_said_unparsed_never_no_tools() {
+        use tether_core::vocab::EvidenceKind;
+        let configured = ["time".to_owned()];
+        let whole = serde_json::json!([{"functionDeclarations": [
+            {"name": "mcp_time_get_current_time",
+             "description": "sk-PLANTEDSECRET0123456789", "parameters": {}},
+            {"name": "mcp_time_convert_time", "parameters": {}},
+            {"name": "read_file", "parameters": {}}]}])
+        .to_string();
+        let with = |v: &str| llm_call_span().with_attr(TOOL_DEFINITIONS, V::Text(v.to_owned()));
+        let TelemetryAnswer::Read(reading) = read(Flavor::Gemini, &with(&whole), &configured)
+        else {
+            panic!("the whole list reads");
+        };
+        let listed = reading
+            .evidence
+            .iter()
+            .find(|e| e.kind == EvidenceKind::AgentReported)
+            .expect("tools visible");
+        assert_eq!(listed.server.as_deref(), Some("time"));
+        assert_eq!(listed.tool_count, Some(2));
+        assert!(!format!("{reading:?}").contains("PLANTED"), "{reading:?}");
+        let cut = &whole[..whole.len() / 2];
+        for (value, why) in [
+            (cut, Unparsed::CutShort),
+            ("sk-PLANTEDSECRET0123456789", Unparsed::NotJson),
+            (
+                r#"{"name":"sk-PLANTEDSECRET0123456789"}"#,
+                Unparsed::WrongType,
+            ),
+        ] {
+            let answer = read(Flavor::Gemini, &with(value), &configured);
+            assert_eq!(
+                answer,
+                TelemetryAnswer::unparsed("llm_call", TOOL_DEFINITIONS, why)
+            );
+            let text = format!(
+                "{answer:?} {}",
+                serde_json::to_string(&answer).expect("json")
+            );
+            assert!(!text.contains("PLANTED"), "{text}");
+        }
+        // No tool list at all stays what it was: nothing to read.
+        assert_eq!(
+            read(Flavor::Gemini, &llm_call_span(), &configured),
+            TelemetryAnswer::Ignored
+        );
+    }
 
     /// (kind, ok, reason) of the one call a `tool_call` event gives.
     fn tool_call(
