@@ -322,49 +322,7 @@ pub enum RecordAnswer {
     },
 }
 
-/// Why a record could not be parsed: the shape of the failure, never the
-/// record's text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Unparsed {
-    /// It ends before its JSON does (a file still being written, a crash,
-    /// a copy cut short).
-    CutShort,
-    /// It is not JSON (or not the JSON its file holds).
-    NotJson,
-    /// JSON, of a kind the reader knows, but a field it reads has the
-    /// wrong type (a `null`, a number for a string).
-    WrongType,
-}
-
-impl Unparsed {
-    /// Why `error`, from parsing a record, says it failed.
-    pub fn of(error: &serde_json::Error) -> Self {
-        use serde_json::error::Category;
-        match error.classify() {
-            Category::Eof => Unparsed::CutShort,
-            Category::Data => Unparsed::WrongType,
-            Category::Syntax | Category::Io => Unparsed::NotJson,
-        }
-    }
-
-    /// In words: `cut short`, `not JSON`, `a field of the wrong type`.
-    pub fn words(self) -> &'static str {
-        match self {
-            Unparsed::CutShort => "cut short",
-            Unparsed::NotJson => "not JSON",
-            Unparsed::WrongType => "a field of the wrong type",
-        }
-    }
-
-    /// Why `record` does not parse as JSON, or `None` where it does.
-    pub fn json(record: &str) -> Option<Self> {
-        serde_json::from_str::<serde::de::IgnoredAny>(record)
-            .err()
-            .map(|e| Unparsed::of(&e))
-    }
-}
+pub use crate::model::Unparsed;
 
 impl RecordAnswer {
     /// A record that could not be parsed, as `error` says, of `kind`

@@ -511,7 +511,7 @@ pub enum TelemetryAnswer {
         /// reader's).
         attribute: String,
         /// Why.
-        why: crate::records::Unparsed,
+        why: crate::model::Unparsed,
     },
 }
 
@@ -520,7 +520,7 @@ impl TelemetryAnswer {
     pub fn unparsed(
         kind: impl Into<String>,
         attribute: impl Into<String>,
-        why: crate::records::Unparsed,
+        why: crate::model::Unparsed,
     ) -> Self {
         TelemetryAnswer::Unparsed {
             kind: kind.into(),
