@@ -872,7 +872,7 @@ pub fn configured_stamp(
         strict: false,
     };
     let rows = plan(observer, configured, &ctx).rows();
-    crate::ledger::fnv1a(format!("{rows:?}").as_bytes())
+    crate::stamp::fnv1a(format!("{rows:?}").as_bytes())
 }
 
 /// Whether two histories say the same (their revisions aside).

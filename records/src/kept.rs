@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tether_core::records::SessionSummary;
 use tether_core::store::RecordSessionRow;
 
-use crate::ledger::{file_stamp, fnv1a, generation};
+use crate::stamp::{file_stamp, fnv1a, generation};
 use crate::{Records, SessionFacts};
 
 /// What a listing shows of one session, kept between runs.

@@ -22,47 +22,18 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tether_core::records::{FileReport, RecordFormat, RecordReading};
 use tether_core::store::{RecordFileRow, Store};
 
+pub use crate::stamp::{Identity, generation};
+use crate::stamp::{file_stamp, fnv1a};
 use crate::{FileState, MAX_SESSIONS, Records, SessionFacts, Source, Task};
 
 /// How many bytes before the offset the tail hash covers.
 const TAIL: u64 = 4096;
-
-/// Which file a path was, and as it was, when looked at.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Identity {
-    /// The file system's device.
-    pub device: u64,
-    /// The inode.
-    pub inode: u64,
-    /// The size.
-    pub size: u64,
-    /// The modification time, in nanoseconds since the epoch.
-    pub modified_ns: u64,
-}
-
-impl Identity {
-    /// `meta`'s identity.
-    pub fn of(meta: &std::fs::Metadata) -> Self {
-        use std::os::unix::fs::MetadataExt;
-        let modified_ns = meta
-            .modified()
-            .ok()
-            .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        Identity {
-            device: meta.dev(),
-            inode: meta.ino(),
-            size: meta.len(),
-            modified_ns,
-        }
-    }
-}
 
 /// What the next run does with a file the ledger holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,34 +109,6 @@ fn file_of(key: &Path) -> &Path {
         Some((path, _)) => Path::new(path),
         None => key,
     }
-}
-
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-/// This build's reader: its version and the executable's size and time, so
-/// a row another build wrote (whose readers may read the same bytes
-/// otherwise) is read again.
-pub fn generation() -> &'static str {
-    static GENERATION: OnceLock<String> = OnceLock::new();
-    GENERATION.get_or_init(|| {
-        let exe = std::env::current_exe()
-            .and_then(std::fs::metadata)
-            .map(|m| Identity::of(&m))
-            .unwrap_or_default();
-        format!(
-            "{}/{}-{}",
-            env!("CARGO_PKG_VERSION"),
-            exe.size,
-            exe.modified_ns
-        )
-    })
 }
 
 /// What a row's state says without its facts: enough to list the file and
@@ -249,24 +192,6 @@ pub fn head(head: &[u8]) -> Option<Head> {
 /// A row's [`Body`] (`None`: unreadable).
 pub fn body(state: &[u8]) -> Option<Body> {
     serde_json::from_slice(state).ok()
-}
-
-/// What a row says of the file as read (its path, size, time, offset and
-/// tail): a session summary built from it names it so.
-pub(crate) fn file_stamp(row: &RecordFileRow) -> u64 {
-    let mut bytes = Vec::with_capacity(row.path.len() + 40);
-    bytes.extend_from_slice(row.path.as_bytes());
-    for n in [
-        row.device,
-        row.inode,
-        row.size,
-        row.modified_ns,
-        row.offset,
-        row.tail_hash,
-    ] {
-        bytes.extend_from_slice(&n.to_le_bytes());
-    }
-    fnv1a(&bytes)
 }
 
 /// A hash of the configured names a file was read with.

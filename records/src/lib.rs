@@ -35,6 +35,7 @@ pub mod facts;
 mod kept;
 pub mod ledger;
 pub mod read;
+mod stamp;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -154,7 +155,7 @@ struct FileState {
     facts: BTreeMap<String, Arc<SessionFacts>>,
     /// The file read last (its device and inode).
     identity: Option<ledger::Identity>,
-    /// Its ledger row as written (`ledger::file_stamp`; 0: none).
+    /// Its ledger row as written (`stamp::file_stamp`; 0: none).
     stamp: u64,
 }
 

@@ -767,16 +767,6 @@ fn what_third_parties_build_on_is_non_exhaustive() {
     assert!(missing.is_empty(), "not #[non_exhaustive]: {missing:?}");
 }
 
-/// Circles this test found that are not broken yet (issue 71 §6), as
-/// (crate, parent module, the modules of the circle). Each must still be
-/// there (a broken one leaves this list) and no other may appear.
-const CIRCLES_TO_BREAK: &[(&str, &str, &[&str])] = &[
-    // `ledger` keeps `kept::KeptSession`; `kept` stamps with `ledger`'s
-    // `fnv1a`, `file_stamp`, `generation` and `facts::configured_stamp`;
-    // `facts` hashes with `ledger::fnv1a`.
-    ("tether-records", "", &["facts", "kept", "ledger"]),
-];
-
 /// GIVEN every workspace crate's modules WHEN the modules each file names
 /// (`crate::a::b`, `super::b`, `use` groups) are read THEN no module's
 /// children import each other in a circle: each crate reads one way, from
@@ -847,30 +837,18 @@ fn no_crate_s_modules_import_each_other_in_a_circle() {
         }
     }
     assert!(crates >= 25, "read {crates} crates' modules");
-    let mut problems = Vec::new();
-    for (name, parent, circle, ties) in &found {
-        let known = CIRCLES_TO_BREAK
-            .iter()
-            .any(|(c, p, m)| c == name && p == parent && set(m) == *circle);
-        if !known {
+    // Issue 71 §6 broke the last circle: none is allowed now.
+    let problems: Vec<String> = found
+        .iter()
+        .map(|(name, parent, _, ties)| {
             let place = if parent.is_empty() {
                 "the root"
             } else {
                 parent
             };
-            problems.push(format!("{name}, under {place}: {ties}"));
-        }
-    }
-    for (c, p, m) in CIRCLES_TO_BREAK {
-        if !found
-            .iter()
-            .any(|(name, parent, circle, _)| name == c && parent == p && set(m) == *circle)
-        {
-            problems.push(format!(
-                "{c}: {m:?} is no circle now: take it out of CIRCLES_TO_BREAK"
-            ));
-        }
-    }
+            format!("{name}, under {place}: {ties}")
+        })
+        .collect();
     assert!(
         problems.is_empty(),
         "modules that import each other in a circle:\n{}",
