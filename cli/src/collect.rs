@@ -241,7 +241,7 @@ fn refuse_usage(args: &CollectArgs, registry: &Registry) -> Option<ExitCode> {
 }
 
 /// The hub the sessions land in: on the store (said first), with the
-/// OpenTelemetry export tapped in. `None` when the store cannot be opened
+/// OpenTelemetry export subscribed to it. `None` when the store cannot be opened
 /// (said).
 fn hub(
     args: &CollectArgs,
