@@ -504,6 +504,65 @@ mod tests {
             assert!(all.contains(expected), "missing {expected:?} in:\n{all}");
         }
     }
+
+    /// Reads only `tool_result`, whose attribute it finds cut short;
+    /// ignores every other record of its service.
+    struct CutAttribute;
+
+    impl tether_core::telemetry::TelemetryReader for CutAttribute {
+        fn telemetry_setup(
+            &self,
+            _: &tether_core::telemetry::TelemetryTarget,
+        ) -> Option<tether_core::telemetry::TelemetrySetup> {
+            None
+        }
+        fn read_telemetry(
+            &self,
+            record: &tether_core::telemetry::TelemetryRecord,
+            _: &[String],
+        ) -> tether_core::telemetry::TelemetryAnswer {
+            use tether_core::telemetry::TelemetryAnswer;
+            if record.service() != "cut-harness" {
+                TelemetryAnswer::NotMine
+            } else if record.name == "tool_result" {
+                TelemetryAnswer::unparsed(
+                    "tool_result",
+                    "tool_parameters",
+                    tether_core::records::Unparsed::CutShort,
+                )
+            } else {
+                TelemetryAnswer::Ignored
+            }
+        }
+    }
+
+    #[test]
+    fn an_unparsed_telemetry_record_is_counted_unparsed_never_ignored() {
+        use tether_core::telemetry::{TelemetryRecord, TelemetrySignal, TelemetryValue};
+        let record = |name: &str| {
+            let mut r = TelemetryRecord::new(TelemetrySignal::Log, name, Timestamp(0));
+            r.resource.insert(
+                "service.name".into(),
+                TelemetryValue::Text("cut-harness".into()),
+            );
+            r.attributes.insert(
+                "tool_parameters".into(),
+                TelemetryValue::Text("{\"cut".into()),
+            );
+            r
+        };
+        let records = [record("tool_result"), record("user_prompt")];
+        let seen = assert_reads_telemetry(&CutAttribute, &records, &[]);
+        assert_eq!(
+            seen,
+            TelemetryCheck {
+                read: 0,
+                ignored: 1,
+                unparsed: 1,
+                not_mine: 0,
+            }
+        );
+    }
 }
 
 // === Telemetry mappings ===
@@ -525,13 +584,19 @@ const STRUCTURAL_KEYS: [&str; 6] = [
     "service.instance.id",
 ];
 
-/// What a mapping made of a set of records.
+/// What a mapping made of a set of records: read, of a kind it does not
+/// read, unparsed (an attribute it reads cut short or not JSON), or another
+/// service's, as records' lines are counted (read, known but not read,
+/// unparsed): an unparsed record is never counted as one it passed over.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TelemetryCheck {
     /// Records it read.
     pub read: usize,
-    /// Records of its harness it ignored.
+    /// Records of its harness it ignored (a kind it does not read).
     pub ignored: usize,
+    /// Records of a kind it reads whose attribute could not be parsed
+    /// ([`TelemetryAnswer::Unparsed`](tether_core::telemetry::TelemetryAnswer::Unparsed)).
+    pub unparsed: usize,
     /// Records it said are not its harness's.
     pub not_mine: usize,
 }
@@ -577,6 +642,7 @@ pub fn check_telemetry(
         match &answer {
             TelemetryAnswer::NotMine => seen.not_mine += 1,
             TelemetryAnswer::Ignored => seen.ignored += 1,
+            TelemetryAnswer::Unparsed { .. } => seen.unparsed += 1,
             TelemetryAnswer::Read(reading) => {
                 seen.read += 1;
                 if !reading.names_are_names(configured) {
