@@ -908,6 +908,7 @@ fn report(
                 updated_at: Timestamp::default(),
                 counts: Default::default(),
                 files: 0,
+                health_check: false,
             },
             |s| s.summary.clone(),
         );

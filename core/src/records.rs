@@ -105,6 +105,13 @@ pub struct RecordSource {
     /// names one by path, never looked for under the home.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_path: bool,
+    /// Files of this role are the harness's own log of each MCP server,
+    /// which it writes for its health checks too (`claude mcp list`
+    /// connects to every server and writes them, and no transcript): a
+    /// session that only such files show ran no agent
+    /// ([`SessionSummary::health_check`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub server_log: bool,
 }
 
 impl RecordSource {
@@ -123,6 +130,7 @@ impl RecordSource {
             format: RecordFormat::Lines,
             query: None,
             by_path: false,
+            server_log: false,
         }
     }
 
@@ -147,6 +155,13 @@ impl RecordSource {
     pub fn moved_by(mut self, var: impl Into<String>, suffix: impl Into<String>) -> Self {
         self.root_var = Some(var.into());
         self.root_suffix = suffix.into();
+        self
+    }
+
+    /// The same source, its files the harness's own per-server MCP logs,
+    /// which its health checks write too ([`server_log`](Self::server_log)).
+    pub fn server_log(mut self) -> Self {
+        self.server_log = true;
         self
     }
 
@@ -743,6 +758,13 @@ pub struct SessionSummary {
     pub counts: StatusCounts,
     /// Files that held its records.
     pub files: u32,
+    /// A harness's own health check, not an agent session: only its
+    /// per-server MCP logs show it ([`RecordSource::server_log`]; no
+    /// transcript, no stream-json), as `claude mcp list` writes them
+    /// when it connects to every server to say whether each answers. No
+    /// agent ran, so it is never "the newest session". Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub health_check: bool,
 }
 
 /// `tether sessions list --json`.

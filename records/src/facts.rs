@@ -360,6 +360,8 @@ pub struct SessionFacts {
     pub last_at: Timestamp,
     /// The files its records came from (as shown, `~/…`).
     pub files: BTreeSet<String>,
+    /// The roles of those files (`transcript`, `mcp_log`, …).
+    roles: BTreeSet<String>,
     servers: Vec<NamedServer>,
     /// The earliest of each fact.
     facts: HashSet<Fact>,
@@ -393,6 +395,7 @@ impl SessionFacts {
             first_at: Timestamp(0),
             last_at: Timestamp(0),
             files: BTreeSet::new(),
+            roles: BTreeSet::new(),
             servers: Vec::new(),
             facts: HashSet::new(),
             calls: BTreeMap::new(),
@@ -411,9 +414,26 @@ impl SessionFacts {
         session_id(&self.agent_kind, &self.harness_session)
     }
 
-    /// A record of the session that says only when it was written.
-    pub fn dated(&mut self, at: Timestamp) {
+    /// A record of the session, in a file of `role`, that says only when
+    /// it was written.
+    pub fn dated(&mut self, role: &str, at: Timestamp) {
+        self.from_role(role);
         self.saw(at);
+    }
+
+    fn from_role(&mut self, role: &str) {
+        if !self.roles.contains(role) {
+            self.roles.insert(role.to_owned());
+        }
+    }
+
+    /// Whether only files of `server_logs` (a harness's own per-server MCP
+    /// logs, [`RecordSource::server_log`]) show the session: a health
+    /// check of the harness's (`claude mcp list`), no agent session.
+    ///
+    /// [`RecordSource::server_log`]: tether_core::records::RecordSource::server_log
+    pub fn only_in(&self, server_logs: &[&str]) -> bool {
+        !self.roles.is_empty() && self.roles.iter().all(|r| server_logs.contains(&r.as_str()))
     }
 
     fn saw(&mut self, at: Timestamp) {
@@ -463,6 +483,7 @@ impl SessionFacts {
         if !self.files.contains(file) {
             self.files.insert(file.to_owned());
         }
+        self.from_role(role);
         self.saw(reading.at.unwrap_or(Timestamp(0)));
         self.saw(reading.until.unwrap_or(Timestamp(0)));
         self.describe(reading.project, reading.version);
@@ -581,6 +602,7 @@ impl SessionFacts {
     /// another thread) says.
     pub fn merge(&mut self, other: SessionFacts) {
         self.files.extend(other.files);
+        self.roles.extend(other.roles);
         self.saw(other.first_at);
         self.saw(other.last_at);
         self.describe(other.project, other.version);

@@ -674,7 +674,20 @@ impl Records {
             updated_at: facts.last_at,
             counts,
             files: u32::try_from(facts.files.len()).unwrap_or(u32::MAX),
+            health_check: self.health_check(facts),
         }
+    }
+
+    /// Whether only its harness's own per-server MCP logs show the session
+    /// ([`RecordSource::server_log`]): a health check, not an agent session.
+    fn health_check(&self, facts: &SessionFacts) -> bool {
+        let logs: Vec<&str> = self
+            .sources
+            .iter()
+            .filter(|s| s.kind == facts.agent_kind && s.source.server_log)
+            .map(|s| s.source.role.as_str())
+            .collect();
+        !logs.is_empty() && facts.only_in(&logs)
     }
 
     /// Imports the sessions `ids` (all selected ones when `None`) into
@@ -1051,7 +1064,7 @@ impl FileReading<'_> {
             self.facts
                 .entry(id)
                 .or_insert_with(|| SessionFacts::new(self.kind, harness_session))
-                .dated(at);
+                .dated(self.role, at);
         }
     }
 

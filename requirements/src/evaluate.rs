@@ -327,6 +327,7 @@ pub fn summary_of(history: &AttachmentHistory) -> SessionSummary {
         updated_at: attempt.map(|a| a.updated_at).unwrap_or_default(),
         counts: Default::default(),
         files: 0,
+        health_check: false,
     }
 }
 
