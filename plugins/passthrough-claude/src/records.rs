@@ -86,8 +86,12 @@ pub fn sources() -> Vec<RecordSource> {
         subagents::source(subagents::AGENT),
         subagents::source(subagents::AGENT_IN_DIR),
         subagents::source(subagents::AGENT_IN_RUN),
+        // `claude mcp list` connects to every server and writes these, and
+        // no transcript (2.1.197 and 2.1.332, seen in real runs): a session
+        // only they show is a health check (`mcp_log`'s module doc).
         RecordSource::lines(MCP_LOG, ".cache/claude-cli-nodejs", "*/mcp-logs-*/*.jsonl")
-            .moved_by("XDG_CACHE_HOME", "claude-cli-nodejs"),
+            .moved_by("XDG_CACHE_HOME", "claude-cli-nodejs")
+            .server_log(),
         RecordSource::by_path(STREAM_JSON),
     ]
 }

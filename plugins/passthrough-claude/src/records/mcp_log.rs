@@ -6,6 +6,19 @@
 //! 2.1.197 and 2.1.332 here, against a server of each kind, and in their
 //! claude.exe): the reason as a code and a sentence of Tether's, never
 //! the words (they hold paths, URLs and what the server answered).
+//!
+//! Claude Code's own health check writes these logs too: `claude mcp list`
+//! ("Checking MCP server health…") connects to every configured server and
+//! writes one log per server (`Starting connection …`, `Successfully
+//! connected …`, `Connection established …`; 2.1.332 adds `Sending SIGINT
+//! …` and `MCP server process exited cleanly`), each record naming a fresh
+//! `sessionId`, and no transcript (seen in real runs of 2.1.197 and
+//! 2.1.332 against `mcp-server-everything`). A `claude -p` run writes the
+//! same log lines and its transcript under that session's id, even when it
+//! then fails for want of a login. So the source is a
+//! [`server_log`](tether_core::records::RecordSource::server_log) one: a
+//! session only these logs show is a health check, never "the newest
+//! session".
 
 use std::borrow::Cow;
 
