@@ -25,10 +25,20 @@ pub struct SessionsArgs {
 #[derive(Debug, Subcommand)]
 enum SessionsCommand {
     /// The sessions found on disk: harness, project, times, rows per status.
+    ///
+    /// A harness's own health checks are not listed (they are counted
+    /// under the list): a "session" only the harness's per-server MCP logs
+    /// show, as `claude mcp list` writes when it connects to every server
+    /// to say whether it answers. No agent ran in one. `--health-checks`
+    /// lists them too, each marked (`health_check: true` in JSON).
     #[command(mut_arg("json", |a| a.help("Print one SessionsDocument (see `tether schema sessions`)")))]
     List {
         #[command(flatten)]
         filter: FilterArgs,
+        /// List the harnesses' own health checks too, each marked "health
+        /// check" (no agent ran in one).
+        #[arg(long)]
+        health_checks: bool,
         #[command(flatten)]
         output: crate::flags::Output,
     },
@@ -122,7 +132,11 @@ fn filter_of(args: &FilterArgs, registry: &Registry) -> Result<Filter, String> {
 pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::with_static()?;
     match args.command {
-        SessionsCommand::List { filter, output } => list(&registry, &filter, output.json),
+        SessionsCommand::List {
+            filter,
+            health_checks,
+            output,
+        } => list(&registry, &filter, health_checks, output.json),
         SessionsCommand::Show {
             id,
             harness,
@@ -146,16 +160,28 @@ pub fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `list`: the sessions on disk, newest first.
-fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<ExitCode> {
+/// `list`: the sessions on disk, newest first (a harness's own health
+/// checks only with `health_checks`, else counted).
+fn list(
+    registry: &Registry,
+    filter: &FilterArgs,
+    health_checks: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let chosen = match filter_of(filter, registry) {
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
     let records = records::read_listing(registry, chosen);
+    let mut sessions = records.listing();
+    let before = sessions.len();
+    if !health_checks {
+        sessions.retain(|s| !s.health_check);
+    }
+    let hidden = before - sessions.len();
     let document = SessionsDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
-        sessions: records.listing(),
+        sessions,
         files: records.files(),
         not_read: records.not_read(),
         readers: records.reader_notes(),
@@ -170,14 +196,30 @@ fn list(registry: &Registry, filter: &FilterArgs, json: bool) -> anyhow::Result<
         let empty = if !document.sessions.is_empty() {
             None
         } else if filtered(filter) {
-            let all = records::read_listing(registry, Filter::default()).listing();
+            let mut all = records::read_listing(registry, Filter::default()).listing();
+            all.retain(|s| health_checks || !s.health_check);
             Some(nothing_matched(filter, &all))
         } else {
             Some("No harness sessions found on disk.".to_owned())
         };
         print_list(&mut out, &document, empty.as_deref())?;
+        if hidden > 0 {
+            writeln!(out, "{}", health_checks_not_listed(hidden))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a listing says of the health checks it left out.
+fn health_checks_not_listed(n: usize) -> String {
+    let (noun, them) = if n == 1 {
+        ("health check", "it")
+    } else {
+        ("health checks", "them")
+    };
+    format!(
+        "{n} {noun} not listed (a harness connecting to its MCP servers to say whether each answers; no agent ran): --health-checks lists {them}."
+    )
 }
 
 /// The projects an empty `--project` listing names, newest first.
@@ -566,7 +608,11 @@ fn print_list(
                     .get(..19)
                     .unwrap_or("-")
                     .replace('T', " "),
-                counts_line(&s.counts)
+                if s.health_check {
+                    format!("health check (no agent): {}", counts_line(&s.counts))
+                } else {
+                    counts_line(&s.counts)
+                }
             )?;
         }
     }

@@ -6242,6 +6242,14 @@ type SessionSessionSummary struct {
 	Counts map[string]uint32 `json:"counts"`
 	// Files that held its records.
 	Files uint32 `json:"files"`
+	// A harness's own health check, not an agent session: only its
+	// per-server MCP logs show it ([`RecordSource::server_log`]; no
+	// transcript, no stream-json), as `claude mcp list` writes them
+	// when it connects to every server to say whether each answers. No
+	// agent ran, so it is never "the newest session". Absent when false.
+	//
+	// May be absent, never null.
+	HealthCheck Optional[bool] `json:"health_check"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -6264,6 +6272,9 @@ func (x SessionSessionSummary) MarshalJSON() ([]byte, error) {
 	e.field("updated_at", x.UpdatedAt)
 	e.field("counts", mapOf(x.Counts))
 	e.field("files", x.Files)
+	if x.HealthCheck.Present {
+		e.field("health_check", x.HealthCheck.Value)
+	}
 	return e.finish(x.UnknownFields)
 }
 
@@ -6298,6 +6309,9 @@ func (x *SessionSessionSummary) UnmarshalJSON(data []byte) error {
 			err = decodeField(f, &x.Counts, false)
 		case "files":
 			err = decodeField(f, &x.Files, false)
+		case "health_check":
+			x.HealthCheck.Present = true
+			err = decodeField(f, &x.HealthCheck.Value, false)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
