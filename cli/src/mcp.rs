@@ -378,7 +378,7 @@ fn answer(sources: &Sources, tool: &str, args: &Map<String, Value>) -> Result<St
                     format!("since {word:?}: give a duration (90m, 24h, 7d) or an RFC 3339 time")
                 })?),
             };
-            Ok(sessions_text(&attempts(sources, &harnesses, since)))
+            Ok(sessions_text(sources, &harnesses, since))
         }
         "session" => {
             let id = arg(args, "id").ok_or("give the session's id")?;
@@ -424,31 +424,87 @@ fn scan(sources: &Sources, harnesses: &[String]) -> InventoryDocument {
     document
 }
 
-/// Every session's current attempt, newest first: the harnesses' own
-/// records, then the store's sessions the records do not hold.
-fn attempts(
+/// Every session, newest first: the harnesses' own records, then the
+/// store's sessions the records do not hold. A recorded session's history
+/// is built only when an answer asks for its attempt
+/// ([`Sessions::attempt`]): a listing reads kept summaries, `why_missing`
+/// builds the newest session of each harness concerned, `session` the one
+/// its id names.
+struct Sessions {
+    disk: crate::records::OnDisk,
+    all: Vec<Entry>,
+}
+
+/// One session of [`Sessions`].
+struct Entry {
+    session_id: String,
+    agent_kind: String,
+    updated_at: Timestamp,
+    /// Its attempt: the store's come whole; a recorded one is built when
+    /// first asked for (`Some(None)`: built, and it has none).
+    attempt: Option<Option<AttachmentAttempt>>,
+}
+
+impl Sessions {
+    fn read(sources: &Sources, harnesses: &[String], since: Option<Timestamp>) -> Self {
+        let disk = crate::records::OnDisk::read(harnesses, since).unwrap_or_else(|error| {
+            tracing::debug!(%error, "the harnesses' records were not read");
+            crate::records::OnDisk::empty()
+        });
+        // A harness's own health check (it connected to its servers; no
+        // agent ran) is no session here, nor its stored copy.
+        let (checks, known): (Vec<_>, Vec<_>) = disk
+            .known
+            .iter()
+            .partition(|k| disk.is_health_check(&k.session_id));
+        let mut all: Vec<Entry> = known
+            .into_iter()
+            .map(|k| Entry {
+                session_id: k.session_id.clone(),
+                agent_kind: k.agent_kind.clone(),
+                updated_at: k.updated_at,
+                attempt: None,
+            })
+            .collect();
+        for attempt in stored(sources, harnesses, since) {
+            if !all.iter().any(|e| e.session_id == attempt.session_id)
+                && !checks.iter().any(|k| k.session_id == attempt.session_id)
+            {
+                all.push(Entry {
+                    session_id: attempt.session_id.clone(),
+                    agent_kind: attempt.agent_kind.clone(),
+                    updated_at: attempt.updated_at,
+                    attempt: Some(Some(attempt)),
+                });
+            }
+        }
+        all.sort_by_key(|e| std::cmp::Reverse(e.updated_at));
+        Sessions { disk, all }
+    }
+
+    /// The current attempt of the `i`th session, built the first time.
+    fn attempt(&mut self, i: usize) -> Option<&AttachmentAttempt> {
+        let entry = self.all.get_mut(i)?;
+        if entry.attempt.is_none() {
+            entry.attempt = Some(self.disk.attempt(&entry.session_id));
+        }
+        entry.attempt.as_ref()?.as_ref()
+    }
+}
+
+/// The current attempts of the sessions stored in the default store.
+fn stored(
     sources: &Sources,
     harnesses: &[String],
     since: Option<Timestamp>,
 ) -> Vec<AttachmentAttempt> {
-    let mut out: Vec<AttachmentAttempt> = crate::records::recorded_attempts(harnesses, since)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(_, attempt)| attempt)
-        .collect();
-    if sources.db.exists() {
-        for attempt in sources
-            .db
-            .current_attempts(harnesses, since)
-            .unwrap_or_default()
-        {
-            if !out.iter().any(|a| a.session_id == attempt.session_id) {
-                out.push(attempt);
-            }
-        }
+    if !sources.db.exists() {
+        return Vec::new();
     }
-    out.sort_by_key(|a| std::cmp::Reverse(a.updated_at));
-    out
+    sources
+        .db
+        .current_attempts(harnesses, since)
+        .unwrap_or_default()
 }
 
 // === Answers ===
@@ -512,24 +568,63 @@ fn row_line(row: &InventoryRow) -> String {
     line
 }
 
-fn sessions_text(attempts: &[AttachmentAttempt]) -> String {
-    if attempts.is_empty() {
+/// A session in a line: its id, harness, project, last update, and its
+/// server rows by status.
+type SessionLine = (
+    String,
+    String,
+    Option<String>,
+    Timestamp,
+    Vec<(String, u32)>,
+);
+
+/// The newest sessions, a line each: recorded ones from their summaries
+/// (kept, or built where their files changed), then the store's.
+fn sessions_text(sources: &Sources, harnesses: &[String], since: Option<Timestamp>) -> String {
+    let disk = crate::records::OnDisk::read(harnesses, since).unwrap_or_else(|error| {
+        tracing::debug!(%error, "the harnesses' records were not read");
+        crate::records::OnDisk::empty()
+    });
+    let mut lines: Vec<SessionLine> = disk
+        .listing()
+        .into_iter()
+        .map(|s| {
+            (
+                s.session_id,
+                s.agent_kind,
+                s.project,
+                s.updated_at,
+                s.counts.into_iter().collect(),
+            )
+        })
+        .collect();
+    for a in stored(sources, harnesses, since) {
+        if lines.iter().any(|l| l.0 == a.session_id) {
+            continue;
+        }
+        let mut counts = std::collections::BTreeMap::<String, u32>::new();
+        for s in &a.servers {
+            *counts.entry(s.status.as_str().to_owned()).or_default() += 1;
+        }
+        lines.push((
+            a.session_id,
+            a.agent_kind,
+            a.project,
+            a.updated_at,
+            counts.into_iter().collect(),
+        ));
+    }
+    lines.sort_by_key(|l| std::cmp::Reverse(l.3));
+    if lines.is_empty() {
         return "No session found (the harnesses' records and the store were read).\n".into();
     }
     let mut out = String::new();
-    for a in attempts.iter().take(20) {
-        let mut counts = std::collections::BTreeMap::<&str, u32>::new();
-        for s in &a.servers {
-            *counts.entry(s.status.as_str()).or_default() += 1;
-        }
+    for (id, kind, project, updated, counts) in lines.iter().take(20) {
         let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
         let _ = writeln!(
             out,
-            "{} {} project {} updated {}: {}",
-            a.session_id,
-            a.agent_kind,
-            a.project.as_deref().unwrap_or("?"),
-            a.updated_at,
+            "{id} {kind} project {} updated {updated}: {}",
+            project.as_deref().unwrap_or("?"),
             if counts.is_empty() {
                 "no MCP server".to_owned()
             } else {
@@ -537,25 +632,25 @@ fn sessions_text(attempts: &[AttachmentAttempt]) -> String {
             }
         );
     }
-    if attempts.len() > 20 {
-        let _ = writeln!(out, "… {} older sessions", attempts.len() - 20);
+    if lines.len() > 20 {
+        let _ = writeln!(out, "… {} older sessions", lines.len() - 20);
     }
     out
 }
 
 fn session_text(sources: &Sources, id: &str) -> Result<String, String> {
-    let all = attempts(sources, &[], None);
-    let matching: Vec<&AttachmentAttempt> = all
-        .iter()
-        .filter(|a| {
-            a.session_id == id
-                || a.session_id.starts_with(id)
-                || a.session_id
+    let mut all = Sessions::read(sources, &[], None);
+    let matching: Vec<usize> = (0..all.all.len())
+        .filter(|&i| {
+            let session_id = &all.all[i].session_id;
+            session_id == id
+                || session_id.starts_with(id)
+                || session_id
                     .split_once(':')
                     .is_some_and(|(_, own)| own.starts_with(id))
         })
         .collect();
-    let attempt = match matching.as_slice() {
+    let index = match matching.as_slice() {
         [one] => *one,
         [] => return Err(format!("no session {id:?} (the sessions tool lists them)")),
         many => {
@@ -564,6 +659,9 @@ fn session_text(sources: &Sources, id: &str) -> Result<String, String> {
                 many.len()
             ));
         }
+    };
+    let Some(attempt) = all.attempt(index) else {
+        return Err(format!("no session {id:?} (the sessions tool lists them)"));
     };
     let mut out = format!(
         "{} {} updated {}\n",
@@ -609,8 +707,9 @@ fn why_missing(sources: &Sources, name: &str, harnesses: &[String]) -> String {
     } else {
         harnesses.to_vec()
     };
-    let attempts = attempts(sources, &concerned, None);
-    let told = session_sentences(&mut out, &attempts, &concerned, server_name, tool_name);
+    let mut sessions = Sessions::read(sources, &concerned, None);
+    let (told, shown) =
+        session_sentences(&mut out, &mut sessions, &concerned, server_name, tool_name);
     if !told {
         let _ = writeln!(
             out,
@@ -618,9 +717,6 @@ fn why_missing(sources: &Sources, name: &str, harnesses: &[String]) -> String {
         );
     }
     if named.is_empty() {
-        let shown = attempts
-            .iter()
-            .any(|a| a.servers.iter().any(|s| s.name == server_name));
         let mut configured: Vec<&str> = servers.iter().map(|r| r.name.as_str()).collect();
         configured.sort_unstable();
         configured.dedup();
@@ -647,24 +743,32 @@ fn config_sentence(row: &InventoryRow) -> String {
 }
 
 /// One sentence per harness: what its newest session showed of the server
-/// (and the tool). Whether any was told.
+/// (and the tool); a harness not concerned, its newest session that shows
+/// it. Whether any was told, and whether one told shows the server. Only
+/// the sessions looked at have their histories built: for a harness
+/// concerned, its newest.
 fn session_sentences(
     out: &mut String,
-    attempts: &[AttachmentAttempt],
+    sessions: &mut Sessions,
     concerned: &[String],
     server_name: &str,
     tool_name: Option<&str>,
-) -> bool {
-    let mut told = Vec::new();
-    for attempt in attempts {
-        if told.contains(&attempt.agent_kind) {
+) -> (bool, bool) {
+    let mut told: Vec<String> = Vec::new();
+    let mut shown = false;
+    for i in 0..sessions.all.len() {
+        if told.contains(&sessions.all[i].agent_kind) {
             continue;
         }
+        let Some(attempt) = sessions.attempt(i) else {
+            continue;
+        };
         let server = attempt.servers.iter().find(|s| s.name == server_name);
         if server.is_none() && !concerned.contains(&attempt.agent_kind) {
             continue;
         }
         told.push(attempt.agent_kind.clone());
+        shown |= server.is_some();
         let said = format!(
             "Newest {} session ({}, project {}, {})",
             attempt.agent_kind,
@@ -688,7 +792,7 @@ fn session_sentences(
             }
         }
     }
-    !told.is_empty()
+    (!told.is_empty(), shown)
 }
 
 /// No configuration read here names the server: where it came from if a

@@ -140,6 +140,89 @@ pub(crate) fn recorded_attempts(
         .collect())
 }
 
+/// The sessions on disk of some harnesses, read as a listing reads them
+/// (each file read on from the ledger, the sessions of unchanged files
+/// known from their kept summaries): known without their histories, each
+/// built only when an answer asks for it (`tether mcp`).
+pub(crate) struct OnDisk {
+    records: Option<Records>,
+    /// Every session, newest first.
+    pub(crate) known: Vec<tether_records::Known>,
+}
+
+impl OnDisk {
+    /// The sessions of `harnesses` (every harness with a reader when
+    /// empty; names without one are skipped) with records since `since`.
+    pub(crate) fn read(harnesses: &[String], since: Option<Timestamp>) -> anyhow::Result<Self> {
+        let registry = Registry::with_static()?;
+        let known: Vec<String> = registry
+            .harnesses()
+            .into_iter()
+            .map(|h| String::from(h.id))
+            .collect();
+        let wanted: Vec<String> = harnesses
+            .iter()
+            .filter(|h| known.contains(h))
+            .cloned()
+            .collect();
+        if !harnesses.is_empty() && wanted.is_empty() {
+            return Ok(OnDisk {
+                records: None,
+                known: Vec::new(),
+            });
+        }
+        let records = read_listing(
+            &registry,
+            Filter {
+                harnesses: wanted,
+                since,
+                project: None,
+            },
+        );
+        Ok(OnDisk {
+            known: records.known(),
+            records: Some(records),
+        })
+    }
+
+    /// No session (the records were not read).
+    pub(crate) fn empty() -> Self {
+        OnDisk {
+            records: None,
+            known: Vec::new(),
+        }
+    }
+
+    /// Every session's summary, newest first: a history is built only for
+    /// a session whose files changed since its summary was kept.
+    pub(crate) fn listing(&self) -> Vec<SessionSummary> {
+        self.records
+            .as_ref()
+            .map(Records::listing)
+            .unwrap_or_default()
+    }
+
+    /// Whether the session `id` (a Tether id from [`known`](OnDisk::known))
+    /// is a harness's own health check, not an agent session.
+    pub(crate) fn is_health_check(&self, id: &str) -> bool {
+        self.records
+            .as_ref()
+            .is_some_and(|records| records.is_health_check(id))
+    }
+
+    /// The current attempt of the session `id` (a Tether id from
+    /// [`known`](OnDisk::known)), its history built now.
+    pub(crate) fn attempt(&mut self, id: &str) -> Option<tether_core::history::AttachmentAttempt> {
+        let records = self.records.as_mut()?;
+        if !records.sessions().contains_key(id) {
+            records.build_where(|tether_id, _| tether_id == id);
+        }
+        let facts = records.sessions().get(id)?;
+        let history = records.history(facts, None).ok()?;
+        history.current().cloned()
+    }
+}
+
 /// What the harnesses' own session records show of each session's servers
 /// and tools, for `tether inventory --sessions` ([`recorded_attempts`]).
 pub(crate) fn session_tools(

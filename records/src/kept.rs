@@ -224,3 +224,55 @@ impl Records {
         out
     }
 }
+
+/// A session read or listed, known without building its history: enough
+/// to choose which to build (the newest of a harness, one an id names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Known {
+    /// The Tether session id (`KIND:ID`).
+    pub session_id: String,
+    /// The harness.
+    pub agent_kind: String,
+    /// The harness's own session id.
+    pub harness_session: String,
+    /// Its last record's time.
+    pub updated_at: tether_core::model::Timestamp,
+}
+
+impl Records {
+    /// Every selected session, newest first, without building one history:
+    /// those whose facts are held ([`sessions`](Records::sessions)) and, in a
+    /// listing, those listed from kept summaries. Build the few an answer
+    /// needs with [`build_where`](Records::build_where) and
+    /// [`history`](Records::history).
+    pub fn known(&self) -> Vec<Known> {
+        let project = self.filter.project.as_ref();
+        let mut all: BTreeMap<&str, Known> = self
+            .sessions
+            .iter()
+            .filter(|(_, f)| project.is_none_or(|p| f.project.as_ref() == Some(p)))
+            .map(|(id, f)| {
+                let known = Known {
+                    session_id: id.clone(),
+                    agent_kind: f.agent_kind.clone(),
+                    harness_session: f.harness_session.clone(),
+                    updated_at: f.last_at,
+                };
+                (id.as_str(), known)
+            })
+            .collect();
+        for (id, kept) in &self.kept.listed {
+            if project.is_none_or(|p| kept.project.as_ref() == Some(p)) {
+                all.entry(id).or_insert_with(|| Known {
+                    session_id: kept.summary.session_id.clone(),
+                    agent_kind: kept.summary.agent_kind.clone(),
+                    harness_session: kept.summary.harness_session.clone(),
+                    updated_at: kept.summary.updated_at,
+                });
+            }
+        }
+        let mut out: Vec<Known> = all.into_values().collect();
+        out.sort_by_key(|k| std::cmp::Reverse(k.updated_at));
+        out
+    }
+}

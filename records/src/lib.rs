@@ -56,6 +56,7 @@ use tether_core::telemetry::is_name_like;
 use tether_inventory::root::ConfigRoot;
 
 pub use facts::SessionFacts;
+pub use kept::Known;
 
 /// Files looked at per source, at most (the newest first).
 pub const MAX_FILES_PER_SOURCE: usize = 10_000;
@@ -605,6 +606,8 @@ impl Records {
             .get(&facts.agent_kind)
             .map(Vec::as_slice)
             .unwrap_or(&[]);
+        // Counted by tests: an answer builds only the histories it needs.
+        tracing::debug!(session = %facts.session_id(), "a session's history built");
         facts::history_of(facts, observer, configured, existing)
     }
 
@@ -688,6 +691,20 @@ impl Records {
             .map(|s| s.source.role.as_str())
             .collect();
         !logs.is_empty() && facts.only_in(&logs)
+    }
+
+    /// Whether the session `id` (its facts held, or listed from its kept
+    /// summary) is a harness's own health check, not an agent session:
+    /// never "the newest session".
+    pub fn is_health_check(&self, id: &str) -> bool {
+        match self.sessions.get(id) {
+            Some(facts) => self.health_check(facts),
+            None => self
+                .kept
+                .listed
+                .get(id)
+                .is_some_and(|kept| kept.summary.health_check),
+        }
     }
 
     /// Imports the sessions `ids` (all selected ones when `None`) into

@@ -299,6 +299,71 @@ async fn an_agent_asks_why_and_gets_reasons_never_secrets() {
     client.cancel().await.expect("closed");
 }
 
+/// GIVEN `tether mcp` on a home of twelve recorded Claude sessions (the
+/// recorded one, newest, and eleven older copies under other ids), its
+/// debug log on, a store to keep the ledger in WHEN an agent asks
+/// `why_missing`, `session` and `sessions` twice THEN each answer builds
+/// only the histories it needs: the newest session's, the one the id names,
+/// every one for the first listing (their summaries then kept), none for the
+/// second (issue 70).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_answer_builds_only_the_histories_it_needs() {
+    const ID: &str = "2d8efbcf-e501-440d-89ec-66cb10f9d678";
+    let project = tempfile::tempdir().expect("project");
+    let home = home(project.path());
+    let dir = home.path().join(".claude/projects/-tmp--tmpf23dO3");
+    let text = std::fs::read_to_string(dir.join(format!("{ID}.jsonl"))).expect("session");
+    for i in 1..=11 {
+        let id = format!("{i:08x}-0000-4000-8000-000000000000");
+        let older = text
+            .replace(ID, &id)
+            .replace("2026-12-01T", &format!("2026-11-{i:02}T"));
+        std::fs::write(dir.join(format!("{id}.jsonl")), older).expect("copy");
+    }
+    let logs = tempfile::tempdir().expect("logs");
+    let log = logs.path().join("stderr");
+    let mut cmd = command(home.path(), project.path());
+    cmd.env("TETHER_LOG", "debug")
+        .env("TETHER_DB", logs.path().join("tether.db"));
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("spawn");
+    let client = ().serve(transport).await.expect("initialized");
+    let mut before = 0;
+    let mut built = || {
+        let all = std::fs::read_to_string(&log)
+            .expect("log")
+            .matches("a session's history built")
+            .count();
+        std::mem::replace(&mut before, all).abs_diff(all)
+    };
+
+    let (text, _) = ask(&client, "why_missing", serde_json::json!({"name": "time"})).await;
+    assert!(
+        text.contains(&format!("Newest claude session (claude:{ID}")),
+        "{text}"
+    );
+    assert_eq!(built(), 1, "why_missing builds the newest session alone");
+    let (text, _) = ask(&client, "why_missing", serde_json::json!({"name": "authy"})).await;
+    assert!(text.contains("auth_required"), "{text}");
+    assert_eq!(built(), 1, "the newest session shows authy");
+    let (text, _) = ask(&client, "session", serde_json::json!({"id": "00000003"})).await;
+    assert!(text.contains("claude:00000003"), "{text}");
+    assert_eq!(built(), 1, "session builds the one its id names");
+    let (first, _) = ask(&client, "sessions", serde_json::json!({})).await;
+    assert!(first.contains("1 active, 2 failed"), "{first}");
+    assert_eq!(
+        built(),
+        12,
+        "the first listing builds each, and keeps its summary"
+    );
+    let (second, _) = ask(&client, "sessions", serde_json::json!({})).await;
+    assert_eq!(second, first);
+    assert_eq!(built(), 0, "the second lists kept summaries");
+    client.cancel().await.expect("closed");
+}
+
 /// GIVEN `tether mcp` WHEN Tether's own endpoint check lists its tools THEN
 /// it passes, and every tool definition together costs the model at most 600
 /// tokens (o200k_base over each definition as sent).
