@@ -80,9 +80,22 @@ pub(crate) fn read_kept(
             Reading::Listing => records.listing_only(),
         }
     }
-    crate::term::with_progress("reading the harnesses' session records…", || {
-        records.read(true);
-    });
+    let progress = records.progress();
+    crate::term::with_progress_of(
+        "reading the harnesses' session records…",
+        || {
+            let now = progress.now();
+            crate::term::read_so_far(
+                now.files_done,
+                now.files_total,
+                now.bytes_done,
+                now.bytes_total,
+            )
+        },
+        || {
+            records.read(true);
+        },
+    );
     records
 }
 

@@ -232,6 +232,16 @@ pub fn clear_progress() {
 /// moment and stderr is a terminal, shows `text` with the elapsed time until
 /// it is done (reading a fleet's database can take seconds).
 pub fn with_progress<T: Send>(text: &str, work: impl FnOnce() -> T + Send) -> T {
+    with_progress_of(text, || None, work)
+}
+
+/// [`with_progress`], the line also saying how far the work has gone
+/// (`so_far`, asked each time the line is drawn: `312 of 905 files, …`).
+pub fn with_progress_of<T: Send>(
+    text: &str,
+    so_far: impl Fn() -> Option<String>,
+    work: impl FnOnce() -> T + Send,
+) -> T {
     use std::io::IsTerminal;
     let show = std::io::stderr().is_terminal();
     let started = Instant::now();
@@ -248,7 +258,10 @@ pub fn with_progress<T: Send>(text: &str, work: impl FnOnce() -> T + Send) -> T 
             done_rx.recv_timeout(std::time::Duration::from_millis(100))
         {
             if show && started.elapsed() >= std::time::Duration::from_millis(300) {
-                show_progress(started, text);
+                match so_far() {
+                    Some(so_far) => show_progress(started, &format!("{text} {so_far}")),
+                    None => show_progress(started, text),
+                }
                 shown = true;
             }
         }
@@ -260,6 +273,34 @@ pub fn with_progress<T: Send>(text: &str, work: impl FnOnce() -> T + Send) -> T 
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
+}
+
+/// How much of a read is done, for a progress line: `312 of 905 files,
+/// 86.4 of 250.0 MB (35 %)` (the share by bytes; by files where there are
+/// none). `None` before the files to read are known.
+pub fn read_so_far(
+    files_done: u64,
+    files_total: u64,
+    bytes_done: u64,
+    bytes_total: u64,
+) -> Option<String> {
+    if files_total == 0 {
+        return None;
+    }
+    let (done, total) = if bytes_total > 0 {
+        (bytes_done.min(bytes_total), bytes_total)
+    } else {
+        (files_done.min(files_total), files_total)
+    };
+    let percent = done * 100 / total;
+    let mb = |b: u64| b as f64 / 1e6;
+    Some(format!(
+        "{} of {} files, {:.1} of {:.1} MB ({percent} %)",
+        thousands(files_done.min(files_total)),
+        thousands(files_total),
+        mb(bytes_done.min(bytes_total)),
+        mb(bytes_total),
+    ))
 }
 
 /// `12345` as `12,345`.
@@ -329,6 +370,28 @@ pub fn session_lines(history: &tether_core::history::AttachmentHistory) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reads_progress_says_how_far_of_how_much() {
+        assert_eq!(read_so_far(0, 0, 0, 0), None, "nothing found yet");
+        assert_eq!(
+            read_so_far(312, 905, 86_400_000, 250_000_000).as_deref(),
+            Some("312 of 905 files, 86.4 of 250.0 MB (34 %)")
+        );
+        assert_eq!(
+            read_so_far(905, 905, 250_000_000, 250_000_000).as_deref(),
+            Some("905 of 905 files, 250.0 of 250.0 MB (100 %)")
+        );
+        // Files of no bytes to read: the share by files.
+        assert_eq!(
+            read_so_far(1, 4, 0, 0).as_deref(),
+            Some("1 of 4 files, 0.0 of 0.0 MB (25 %)")
+        );
+        assert_eq!(
+            read_so_far(1_200, 12_000, 5, 10).as_deref(),
+            Some("1,200 of 12,000 files, 0.0 of 0.0 MB (50 %)")
+        );
+    }
 
     #[test]
     fn control_characters_become_visible_and_the_clis_own_colors_stay() {

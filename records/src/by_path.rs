@@ -187,6 +187,7 @@ impl Records {
             sessions: Default::default(),
             cuts: Default::default(),
             kept: Default::default(),
+            progress: Default::default(),
         };
         records.read(true);
         Ok(records)

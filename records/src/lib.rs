@@ -182,6 +182,59 @@ pub struct Records {
     cuts: BTreeMap<usize, SourceCut>,
     /// The store's ledger of the files, where one is kept.
     kept: ledger::Kept,
+    /// How far the pass under way has read.
+    progress: Arc<ReadProgress>,
+}
+
+/// How far a read pass has gone, for a progress line: files and bytes read
+/// of those it has to read (set when the pass has found its files). Shared
+/// with another thread ([`Records::progress`]) while the pass runs.
+#[derive(Debug, Default)]
+pub struct ReadProgress {
+    files_total: std::sync::atomic::AtomicU64,
+    files_done: std::sync::atomic::AtomicU64,
+    bytes_total: std::sync::atomic::AtomicU64,
+    bytes_done: std::sync::atomic::AtomicU64,
+}
+
+/// [`ReadProgress`] at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadSoFar {
+    /// Files read of this pass.
+    pub files_done: u64,
+    /// Files this pass reads (none until it has found them).
+    pub files_total: u64,
+    /// Bytes read of this pass.
+    pub bytes_done: u64,
+    /// Bytes this pass reads.
+    pub bytes_total: u64,
+}
+
+impl ReadProgress {
+    /// Where the pass stands now.
+    pub fn now(&self) -> ReadSoFar {
+        use std::sync::atomic::Ordering::Relaxed;
+        ReadSoFar {
+            files_done: self.files_done.load(Relaxed),
+            files_total: self.files_total.load(Relaxed),
+            bytes_done: self.bytes_done.load(Relaxed),
+            bytes_total: self.bytes_total.load(Relaxed),
+        }
+    }
+
+    fn start(&self, files: u64, bytes: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.files_done.store(0, Relaxed);
+        self.bytes_done.store(0, Relaxed);
+        self.bytes_total.store(bytes, Relaxed);
+        self.files_total.store(files, Relaxed);
+    }
+
+    fn read(&self, bytes: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.bytes_done.fetch_add(bytes, Relaxed);
+        self.files_done.fetch_add(1, Relaxed);
+    }
 }
 
 /// What one source's listing found.
@@ -265,7 +318,14 @@ impl Records {
             sessions: BTreeMap::new(),
             cuts: BTreeMap::new(),
             kept: ledger::Kept::default(),
+            progress: Arc::default(),
         }
+    }
+
+    /// How far a read pass under way has gone (for a progress line on
+    /// another thread).
+    pub fn progress(&self) -> Arc<ReadProgress> {
+        Arc::clone(&self.progress)
     }
 
     /// The harnesses (agent kinds) with a record source.
@@ -300,6 +360,8 @@ impl Records {
             .iter()
             .map(|t| t.meta.len().saturating_sub(t.state.offset))
             .sum();
+        self.progress.start(tasks.len() as u64, pending);
+        let progress = &*self.progress;
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .clamp(1, 4)
@@ -311,7 +373,10 @@ impl Records {
                 .get(&sources[task.index].kind)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            read_file(&sources[task.index], configured, task, at_rest)
+            let bytes = task.meta.len().saturating_sub(task.state.offset);
+            let done = read_file(&sources[task.index], configured, task, at_rest);
+            progress.read(bytes);
+            done
         };
         let done: Vec<Done> = if threads < 2 || pending < 8 << 20 {
             tasks.into_iter().map(run).collect()
