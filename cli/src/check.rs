@@ -67,9 +67,34 @@ pub(crate) fn human(doc: &CheckDocument) -> String {
     human_saying(doc, &[])
 }
 
-/// The lines a person reads, each session's own error (`errors[i]` for
-/// `doc.sessions[i]`: its model API unreachable, say) under its line, in
-/// `tether run`'s words: a requirement unmet then reads with its cause.
+/// Each session's own error (`errors[i]` for `doc.sessions[i]`: its model
+/// API unreachable, say), in `tether run`'s words
+/// ([`tether_words::display::records_report_error`]); every format says it
+/// in its own idiom, so a requirement unmet reads with its cause.
+fn run_error(errors: &[Option<String>], i: usize) -> Option<&str> {
+    errors.get(i)?.as_deref()
+}
+
+/// Each session's own error, as [`run_error`] takes them.
+fn run_errors(shown: &[Shown]) -> Vec<Option<String>> {
+    shown
+        .iter()
+        .map(|s| {
+            let error = tether_words::display::current_report_error(&s.history)
+                .map(tether_words::display::records_report_error);
+            // A harness's own health check is said as one first.
+            match (s.summary.health_check, error) {
+                (true, Some(error)) => {
+                    Some(format!("{}; {error}", crate::sessions::HEALTH_CHECK_SAID))
+                }
+                (true, None) => Some(crate::sessions::HEALTH_CHECK_SAID.to_owned()),
+                (false, error) => error,
+            }
+        })
+        .collect()
+}
+
+/// The lines a person reads, each session's own error under its line.
 fn human_saying(doc: &CheckDocument, errors: &[Option<String>]) -> String {
     let mut out = String::new();
     for (i, s) in doc.sessions.iter().enumerate() {
@@ -89,7 +114,7 @@ fn human_saying(doc: &CheckDocument, errors: &[Option<String>]) -> String {
                 "a requirement is not met"
             }
         ));
-        if let Some(Some(said)) = errors.get(i) {
+        if let Some(said) = run_error(errors, i) {
             out.push_str(&format!("  {said}\n"));
         }
         for o in &s.requirements {
@@ -139,8 +164,11 @@ pub(crate) fn xml_escape(text: &str) -> String {
 }
 
 /// JUnit XML: one testsuite per session, one testcase per requirement; a
-/// failure's message is Tether's sentence and the reason code.
-pub(crate) fn junit(doc: &CheckDocument) -> String {
+/// failure's message is Tether's sentence and the reason code. The
+/// session's own error is the first line of its suite's `<system-err>`
+/// and follows that sentence in each failure's text (the part CI viewers
+/// show under a failed case), so an unmet requirement shows its cause.
+pub(crate) fn junit(doc: &CheckDocument, errors: &[Option<String>]) -> String {
     let tests: usize = doc.sessions.iter().map(|s| s.requirements.len()).sum();
     let failures: usize = doc
         .sessions
@@ -150,7 +178,8 @@ pub(crate) fn junit(doc: &CheckDocument) -> String {
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"tether check\" tests=\"{tests}\" failures=\"{failures}\">\n"
     );
-    for s in &doc.sessions {
+    for (i, s) in doc.sessions.iter().enumerate() {
+        let said = run_error(errors, i);
         let failed = s.requirements.iter().filter(|o| !o.met).count();
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
@@ -180,16 +209,24 @@ pub(crate) fn junit(doc: &CheckDocument) -> String {
                     || format!("{}_{}", o.stage, o.state.as_str()),
                     |c| c.as_str().to_owned(),
                 );
+                let text = match said {
+                    Some(said) => format!("{}\n{said}", with_code(o)),
+                    None => with_code(o),
+                };
                 out.push_str(&format!(
                     "    <testcase classname=\"{class}\" name=\"{name}\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
                     xml_escape(&with_code(o)),
                     xml_escape(&kind),
-                    xml_escape(&with_code(o)),
+                    xml_escape(&text),
                 ));
             }
         }
-        if !s.unrequired_failures.is_empty() {
-            let lines: Vec<String> = s.unrequired_failures.iter().map(with_code).collect();
+        let lines: Vec<String> = said
+            .map(str::to_owned)
+            .into_iter()
+            .chain(s.unrequired_failures.iter().map(with_code))
+            .collect();
+        if !lines.is_empty() {
             out.push_str(&format!(
                 "    <system-err>{}</system-err>\n",
                 xml_escape(&lines.join("\n"))
@@ -214,10 +251,20 @@ fn gh_property(text: &str) -> String {
 }
 
 /// GitHub Actions annotations: `::error` for each requirement not met,
-/// `::warning` for each failed server no requirement named.
-pub(crate) fn github(doc: &CheckDocument) -> String {
+/// `::warning` for each failed server no requirement named; the session's
+/// own error first, an `::error` where its check fails (the likely cause),
+/// a `::warning` where it passes.
+pub(crate) fn github(doc: &CheckDocument, errors: &[Option<String>]) -> String {
     let mut out = String::new();
-    for s in &doc.sessions {
+    for (i, s) in doc.sessions.iter().enumerate() {
+        if let Some(said) = run_error(errors, i) {
+            out.push_str(&format!(
+                "::{} title={}::{}\n",
+                if s.met { "warning" } else { "error" },
+                gh_property(&format!("tether: session {}", s.session_id)),
+                gh_data(said)
+            ));
+        }
         for o in s.requirements.iter().filter(|o| !o.met) {
             out.push_str(&format!(
                 "::error title={}::{}\n",
@@ -253,19 +300,23 @@ fn md_cell(text: &str) -> String {
     out
 }
 
-/// A Markdown table per session.
-pub(crate) fn markdown(doc: &CheckDocument) -> String {
+/// A Markdown table per session; the session's own error quoted under its
+/// heading.
+pub(crate) fn markdown(doc: &CheckDocument, errors: &[Option<String>]) -> String {
     let mut out = String::from("## Tether: MCP requirements\n\n");
     if doc.sessions.is_empty() {
         out.push_str("No session to check.\n");
     }
-    for s in &doc.sessions {
+    for (i, s) in doc.sessions.iter().enumerate() {
         out.push_str(&format!(
             "### {} {} — {}\n\n",
             md_cell(&s.session_id),
             md_cell(&s.agent_kind),
             if s.met { "met" } else { "**not met**" }
         ));
+        if let Some(said) = run_error(errors, i) {
+            out.push_str(&format!("> {}\n\n", md_cell(said)));
+        }
         out.push_str(
             "| | Requirement | Stage | State | What the evidence shows |\n|---|---|---|---|---|\n",
         );
@@ -290,27 +341,31 @@ pub(crate) fn markdown(doc: &CheckDocument) -> String {
     out
 }
 
-/// `doc` in `format`.
-pub(crate) fn render(doc: &CheckDocument, format: Format) -> anyhow::Result<String> {
+/// `doc` in `format`, each session's own error (`errors[i]`) said in it.
+pub(crate) fn render(
+    doc: &CheckDocument,
+    format: Format,
+    errors: &[Option<String>],
+) -> anyhow::Result<String> {
     Ok(match format {
-        Format::Human => human(doc),
+        Format::Human => human_saying(doc, errors),
         Format::Json => format!("{}\n", serde_json::to_string_pretty(doc)?),
-        Format::Junit => junit(doc),
-        Format::Github => github(doc),
-        Format::Markdown => markdown(doc),
+        Format::Junit => junit(doc, errors),
+        Format::Github => github(doc, errors),
+        Format::Markdown => markdown(doc, errors),
     })
 }
 
 /// With `--format github`: the Markdown summary appended to
 /// `$GITHUB_STEP_SUMMARY` (the runner's own file for it), when set.
-pub(crate) fn github_summary(doc: &CheckDocument, who: &str) {
+pub(crate) fn github_summary(doc: &CheckDocument, errors: &[Option<String>], who: &str) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
         return;
     };
     let written = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
-        .and_then(|mut f| f.write_all(markdown(doc).as_bytes()));
+        .and_then(|mut f| f.write_all(markdown(doc, errors).as_bytes()));
     if let Err(err) = written {
         errln!("{who}: cannot append the summary to $GITHUB_STEP_SUMMARY: {err}");
     }
@@ -385,23 +440,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .map(|s| check_history(&s.summary, &s.history, &given))
         .collect();
     let doc = document(checked);
-    let text = if args.format == Format::Human {
-        let errors: Vec<Option<String>> = shown
-            .iter()
-            .map(|s| {
-                tether_words::display::current_report_error(&s.history)
-                    .map(tether_words::display::records_report_error)
-            })
-            .collect();
-        human_saying(&doc, &errors)
-    } else {
-        render(&doc, args.format)?
-    };
+    let errors = run_errors(&shown);
     let mut out = crate::term::stdout();
-    out.write_all(text.as_bytes())?;
+    out.write_all(render(&doc, args.format, &errors)?.as_bytes())?;
     out.flush()?;
     if args.format == Format::Github {
-        github_summary(&doc, "tether check");
+        github_summary(&doc, &errors, "tether check");
     }
     Ok(exit_code(&doc))
 }

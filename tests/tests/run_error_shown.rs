@@ -11,6 +11,11 @@
 //!   run`'s words and code, and the JSON document carries that error.
 //! - GIVEN the same file WHEN it is checked THEN the check says it too,
 //!   under the session's line, and a requirement on it is still unmet.
+//! - GIVEN the same file WHEN it is checked in each CI format THEN each
+//!   says the same sentence in its idiom: Markdown quotes it under the
+//!   session's heading (the GitHub step summary too), JUnit puts it in the
+//!   suite's system-err and under each failure's sentence, GitHub annotates
+//!   it (`::error` where the check fails, `::warning` where it passes).
 //! - GIVEN a `gemini` on PATH that prints that same saved run and exits 1
 //!   WHEN `tether run` runs it THEN the exit line holds the same words, said
 //!   once (the matrix above it does not repeat them).
@@ -152,5 +157,101 @@ fn a_refused_key_is_said_the_same_way() {
         text.lines().any(|l| l
             == "its records report an error: its model provider refused the credentials it sent [auth_rejected]"),
         "{text}"
+    );
+}
+
+/// `said` as the Markdown format escapes it (a backslash before markup).
+fn md_unescaped(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn every_check_format_says_the_runs_own_error_in_its_idiom() {
+    let home = tempfile::tempdir().expect("home");
+    let file = fixture(UNREACHABLE).display().to_string();
+    let said = format!("its records report an error{UNREACHABLE_WHY}");
+    let check = |args: &[&str]| {
+        let mut all = vec!["check", file.as_str()];
+        all.extend_from_slice(args);
+        tether(home.path(), None, &all)
+    };
+
+    // Markdown: quoted under the session's heading, above its table.
+    let (code, md, err) = check(&["--format", "markdown"]);
+    assert_eq!(code, 0, "{md}{err}");
+    let lines: Vec<&str> = md.lines().collect();
+    let heading = lines
+        .iter()
+        .position(|l| l.starts_with("### "))
+        .expect("a heading");
+    assert_eq!(lines.get(heading + 1), Some(&""), "{md}");
+    let quote = lines.get(heading + 2).copied().unwrap_or_default();
+    assert_eq!(md_unescaped(quote), format!("> {said}"), "{md}");
+    assert_eq!(md.matches("its records report an error").count(), 1, "{md}");
+
+    // JUnit: the suite's system-err; with a requirement unmet, under its
+    // failure's sentence too (what CI viewers show of a failed case).
+    let (code, xml, err) = check(&["--format", "junit"]);
+    assert_eq!(code, 0, "{xml}{err}");
+    assert!(
+        xml.contains(&format!("<system-err>{said}</system-err>")),
+        "{xml}"
+    );
+    let (code, xml, err) = check(&["--format", "junit", "--require", "time"]);
+    assert_eq!(code, 4, "{xml}{err}");
+    assert!(xml.contains(&format!("\n{said}</failure>")), "{xml}");
+    assert!(
+        xml.contains(&format!("<system-err>{said}</system-err>")),
+        "{xml}"
+    );
+
+    // GitHub: a warning where the check passes, an error (first) where a
+    // requirement is unmet; and the step summary quotes it.
+    let (code, text, err) = check(&["--format", "github"]);
+    assert_eq!(code, 0, "{text}{err}");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("::warning title=tether%3A session gemini%3A"),
+        "{text}"
+    );
+    assert!(first.ends_with(&format!("::{said}")), "{text}");
+    let summary = home.path().join("step-summary.md");
+    std::fs::write(&summary, "").expect("the summary file");
+    let mut cmd = tether_tests::tether_at_home(home.path());
+    cmd.env("GITHUB_STEP_SUMMARY", &summary).args([
+        "check",
+        &file,
+        "--format",
+        "github",
+        "--require",
+        "time",
+    ]);
+    let out = tether_tests::output_within(cmd, 120);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("::error title=tether%3A session gemini%3A"),
+        "{text}"
+    );
+    assert!(first.ends_with(&format!("::{said}")), "{text}");
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.contains("time not met")),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(&summary).expect("the summary");
+    assert!(
+        md.lines().any(|l| md_unescaped(l) == format!("> {said}")),
+        "{md}"
     );
 }
