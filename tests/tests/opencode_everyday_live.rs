@@ -1,7 +1,7 @@
 //! Issue 67 §1 on the real OpenCode CLI (1.18.33, the pinned release; the
-//! newest npm serves is the same, so `tests/peers/newest` holds none): the
-//! everyday failures, each server's row in Tether compared with what
-//! OpenCode itself says of it.
+//! newest npm serves is the same, `latest` 1.18.33 on 2026-12-07, so
+//! `tests/peers/newest` holds none): the everyday failures, each server's
+//! row in Tether compared with what OpenCode itself says of it.
 //!
 //! One `opencode run` against the fake model, its configuration holding a
 //! working server and one of each failure: a command not found (absolute
@@ -16,14 +16,28 @@
 //! never the failure's words; the words (`ENOENT … posix_spawn`,
 //! `Executable not found in $PATH`, `MCP error -32000: Connection closed`,
 //! `Operation timed out after Nms`) are said only by `opencode mcp list`,
-//! which writes no record. So Tether's rows read `failed` with no reason
-//! of OpenCode's, as OpenCode's records say, and never connected; the test
-//! holds both to that, and fails the day a record carries the words.
+//! which writes no record (its shipped `MCP.create` logs `key`, `type` and
+//! `status`, keeping `status.error` for `mcp list`; no server's stderr is
+//! read). So Tether's rows read `failed` with OpenCode's own "only
+//! status=failed, not why", and never connected; the test holds both to
+//! that, claiming no cause in Tether's words, and fails the day a record
+//! carries the words.
+//!
+//! An unset variable in a remote server's header (`{env:VAR}`): OpenCode
+//! replaces it with nothing (its `ConfigVariable.substitute`, `…||""`) and
+//! sends the header with an empty token; Tether names the variable.
+//!
+//! No login at all (no provider configured, no key, no `auth.json`):
+//! OpenCode 1.18.33 has its own provider (`opencode`, its free models under
+//! the key `public`) and runs on it; offline, its turn ends `Cannot connect
+//! to API: …`, in its database's message (its log often loses the line at
+//! exit), which Tether reads as the run's own error.
 //!
 //! And one `opencode run` whose model API is on a closed port: OpenCode
 //! says `Cannot connect to API: Unable to connect. Is the computer able to
-//! access the url?`, on its terminal and in its log's ERROR "process"
-//! line, which Tether reads as the run's `connection_refused`.
+//! access the url?`, on its terminal, in its database's assistant message
+//! and (when it reached the file) its log's ERROR "process" line, which
+//! Tether reads as the run's `connection_refused`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -35,6 +49,20 @@ use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::{DisplayStatus, StageState};
 use tether_core::vocab::{ReasonCode, ServerSource};
 use tether_records::{Filter, Home, Records};
+
+/// Words that name a cause: Tether says none of them of a server whose
+/// record says only `failed`.
+const CAUSES: [&str; 9] = [
+    "timeout",
+    "timed out",
+    "not found",
+    "refused",
+    "exited",
+    "cwd",
+    "closed",
+    "rejected",
+    "does not exist",
+];
 
 /// A token planted in the refused server's header: no row may hold it.
 const TOKEN: &str = "sk-live-PLANTED-opencode-401-token";
@@ -336,6 +364,25 @@ async fn every_everyday_failure_reads_as_opencode_says() {
                     Some(ReasonCode::AgentReportedFailed),
                     "{server}"
                 );
+                // What OpenCode said, and no more: no cause in Tether's
+                // words, where the record gives none.
+                assert_eq!(
+                    row.summary.as_deref(),
+                    Some(tether_passthrough_opencode::records::NOT_RECORDED),
+                    "{server}"
+                );
+                let said = format!(
+                    "{} {}",
+                    tether_words::display::stopped(row),
+                    row.summary.as_deref().unwrap_or_default()
+                )
+                .to_lowercase();
+                for cause in CAUSES {
+                    assert!(
+                        !said.contains(cause),
+                        "{server}: Tether claims {cause:?}: {said}"
+                    );
+                }
             }
         }
     }
@@ -408,38 +455,252 @@ async fn a_model_api_not_reached_reads_as_opencode_says() {
         })
         .collect();
     // Measured here on OpenCode 1.18.33: a run that printed the error on
-    // its terminal sometimes leaves its log without the last line, ERROR
+    // its terminal often leaves its log without its last line, ERROR
     // "process" (the turn's end; its "stream error" lines are retries, not
-    // an end). Without that line the records do not say why the run
-    // ended, and Tether must say nothing.
-    let ended = errors.iter().any(|l| l.contains("message=process"));
-    if !ended {
-        eprintln!(
-            "NOTE: OpenCode's log lost its last line (ERROR process) at exit this run; \
-             checking that Tether says nothing of why the run ended"
-        );
-        assert!(
-            attempt.report_error.is_none(),
-            "a reason from lines that do not say the run ended: {:?}\n{errors:#?}",
-            attempt.report_error
-        );
-    } else {
-        let error = attempt
-            .report_error
-            .as_ref()
-            .unwrap_or_else(|| panic!("the log says why the run ended, unread: {errors:#?}"));
-        assert_eq!(
-            error.reason_code,
-            ReasonCode::ConnectionRefused,
-            "{error:?}"
-        );
-        let said = error.summary.as_deref().unwrap_or_default();
-        assert!(said.contains("model API"), "{said}");
-        assert!(
-            !said.contains("Unable to connect"),
-            "Tether's words: {said}"
-        );
-    }
+    // an end). Its database holds the turn's end all the same: the
+    // assistant message's error, OpenCode's own words, which Tether reads.
+    let ended = turn_errors(home.path());
+    assert!(
+        ended
+            .iter()
+            .any(|(_, said)| said.starts_with("Cannot connect to API: Unable to connect")),
+        "OpenCode's database holds the turn's end: {ended:?}; its log's errors: {errors:#?}"
+    );
+    let error = attempt
+        .report_error
+        .as_ref()
+        .unwrap_or_else(|| panic!("OpenCode's records say why the run ended, unread: {ended:?}"));
+    assert_eq!(
+        error.reason_code,
+        ReasonCode::ConnectionRefused,
+        "{error:?}"
+    );
+    let said = error.summary.as_deref().unwrap_or_default();
+    assert!(said.contains("model API"), "{said}");
+    assert!(
+        !said.contains("Unable to connect"),
+        "Tether's words: {said}"
+    );
+    // A provider configured with a key is not OpenCode's own.
+    assert!(!said.contains("`opencode`"), "{said}");
     let row = attempt.server("time").expect("time's row");
     assert!(row.tools.iter().all(|t| t.calls == 0), "{row:?}");
+}
+
+/// Each assistant message of OpenCode's database (a test home) that ended
+/// in an error: its provider and the error's words (OpenCode's own, read
+/// by the test only, to compare).
+fn turn_errors(home: &Path) -> Vec<(String, String)> {
+    let db = home.join(".local/share/opencode/opencode.db");
+    let conn =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap_or_else(|e| panic!("OpenCode's database {}: {e}", db.display()));
+    let mut statement = conn
+        .prepare(
+            "SELECT json_extract(data, '$.providerID'), json_extract(data, '$.error.data.message') \
+             FROM message WHERE json_extract(data, '$.role') = 'assistant' \
+             AND json_extract(data, '$.error') IS NOT NULL",
+        )
+        .expect("the query");
+    statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                row.get::<_, Option<String>>(1)?.unwrap_or_default(),
+            ))
+        })
+        .expect("rows")
+        .flatten()
+        .collect()
+}
+
+/// The variable the unset server's header names; never set in its run.
+const UNSET: &str = "TETHER_OPENCODE_UNSET_TOKEN";
+
+/// A server that refuses every request with 401 (naming no OAuth metadata)
+/// and keeps, of each request's `Authorization` header, only whether it
+/// came and whether its token was empty (`Bearer` and nothing after it):
+/// never its value.
+async fn refusing_and_noting() -> (
+    std::net::SocketAddr,
+    tokio::task::JoinHandle<()>,
+    std::sync::Arc<std::sync::Mutex<Vec<Option<bool>>>>,
+) {
+    use axum::http::{HeaderMap, StatusCode};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noted = seen.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
+        let noted = noted.clone();
+        async move {
+            let empty = headers
+                .get("authorization")
+                .map(|v| v.to_str().map_or(false, |v| v.trim() == "Bearer"));
+            noted.lock().expect("noted").push(empty);
+            StatusCode::UNAUTHORIZED
+        }
+    });
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (addr, task, seen)
+}
+
+/// The servers `tether inventory` finds in `home` for OpenCode (as
+/// `sessions show` takes them), `UNSET` not set.
+fn scanned(home: &Path) -> Vec<ServerSpec> {
+    let vars = std::collections::BTreeMap::from([
+        ("HOME".to_owned(), home.as_os_str().to_owned()),
+        (
+            "PATH".to_owned(),
+            std::ffi::OsString::from(std::env::var("PATH").unwrap_or_default()),
+        ),
+        (
+            "XDG_CONFIG_HOME".to_owned(),
+            home.join(".config").into_os_string(),
+        ),
+    ]);
+    let ctx = tether_inventory::ScanContext::new(
+        home.to_path_buf(),
+        Some(home.join("work")),
+        "/".into(),
+        vars,
+    );
+    tether_inventory::configured_servers(&ctx)
+        .remove("opencode")
+        .unwrap_or_default()
+}
+
+/// GIVEN OpenCode with a remote server whose `Authorization` header is
+/// `Bearer {env:VAR}`, VAR unset WHEN it runs THEN OpenCode sends the
+/// header with an empty token (its substitution gives "" for an unset
+/// variable) and its log says the server failed or wants a login, while
+/// `opencode mcp list` says the server's 401; Tether's row names the
+/// variable (`unresolved_variable`, "not set here: VAR"), the cause, and
+/// never says it connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unset_token_variable_reads_as_the_cause() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(program) = tether_tests::peer("node_modules/.bin/opencode") else {
+        return;
+    };
+    assert!(std::env::var_os(UNSET).is_none(), "{UNSET} is set here");
+    let (model, _) = tether_tests::fake_model::start_model("get_current_time").await;
+    let (addr, task, seen) = refusing_and_noting().await;
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".config/opencode")).expect("config dir");
+    std::fs::create_dir_all(home.path().join("work")).expect("work");
+    // As a person writes it: no `oauth` key (OpenCode's default tries a
+    // login on a 401).
+    let mcp = serde_json::json!({"unset": {"type": "remote", "url": format!("http://{addr}/mcp"),
+        "enabled": true, "headers": {"Authorization": format!("Bearer {{env:{UNSET}}}")}}});
+    std::fs::write(
+        home.path().join(".config/opencode/opencode.json"),
+        tether_tests::opencode_config(&model.base(), serde_json::json!({"mcp": mcp})).to_string(),
+    )
+    .expect("config");
+    let ran = opencode(&program, &["run", "what time is it"], home.path()).await;
+    let list = strip_ansi(&opencode(&program, &["mcp", "list"], home.path()).await);
+    task.abort();
+    tether_tests::keep_home("opencode-unset-token", home.path());
+    let list: Vec<String> = list.lines().map(str::to_owned).collect();
+    eprintln!("opencode mcp list:\n{}", list.join("\n"));
+    // OpenCode's own behaviour: the header sent, its token empty.
+    let seen = seen.lock().expect("seen").clone();
+    assert!(!seen.is_empty(), "OpenCode never reached the server: {ran}");
+    assert!(
+        seen.iter().any(|s| *s == Some(true)),
+        "OpenCode sent the header with an empty token: {seen:?}"
+    );
+    let log = std::fs::read_dir(home.path().join(".local/share/opencode/log"))
+        .expect("its log folder")
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<String>();
+    let line = log
+        .lines()
+        .find(|l| l.contains("message=\"server unavailable\" key=unset "))
+        .unwrap_or_else(|| panic!("no log line for the server: {log}"));
+    eprintln!("its log: {}", line.split("message=").nth(1).unwrap_or(line));
+    let (status, _) = listed(&list, "unset");
+    assert!(!status.contains("connected"), "{status}");
+    let configured = scanned(home.path());
+    assert!(
+        configured.iter().any(|s| s.name == "unset"),
+        "inventory found it: {configured:?}"
+    );
+    let (_, attempt) = read(home.path(), configured);
+    let row = attempt.server("unset").expect("its row");
+    assert_ne!(row.stages.initialized.state, StageState::Yes, "{row:?}");
+    assert_eq!(
+        row.reason_code,
+        Some(ReasonCode::UnresolvedVariable),
+        "{row:?}"
+    );
+    let said = tether_words::display::stopped(row);
+    assert!(said.contains(UNSET), "{said}");
+    assert!(said.contains("not set here"), "{said}");
+}
+
+/// GIVEN OpenCode with no login at all (no provider configured, no key,
+/// no `auth.json`) WHEN `opencode run` ends THEN OpenCode ran on its own
+/// provider (`opencode`) and, offline, its turn ended `Cannot connect to
+/// API: …` (its terminal, its database's message); Tether reads the run's
+/// own error from the database, in its words (the model API not reached,
+/// by Bun's words: not resolved or refused), naming OpenCode's own provider
+/// and how to log one in, and never OpenCode's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_login_at_all_reads_as_opencode_says() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(program) = tether_tests::peer("node_modules/.bin/opencode") else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("home");
+    std::fs::create_dir_all(home.path().join(".config/opencode")).expect("config dir");
+    std::fs::create_dir_all(home.path().join("work")).expect("work");
+    std::fs::write(
+        home.path().join(".config/opencode/opencode.json"),
+        serde_json::json!({"autoupdate": false, "share": "disabled"}).to_string(),
+    )
+    .expect("config");
+    let ran = strip_ansi(&opencode(&program, &["run", "what time is it"], home.path()).await);
+    tether_tests::keep_home("opencode-no-login", home.path());
+    assert!(
+        ran.contains("Cannot connect to API: "),
+        "OpenCode's own words: {ran}"
+    );
+    let ended = turn_errors(home.path());
+    let (provider, words) = ended
+        .last()
+        .unwrap_or_else(|| panic!("OpenCode's database holds the turn's end: {ran}"));
+    assert_eq!(provider, "opencode", "OpenCode's own provider: {ended:?}");
+    // Bun's words for the host (no network here): not resolved, or refused.
+    let want = if words.starts_with("Cannot connect to API: Was there a typo in the url or port?") {
+        ReasonCode::HostNotFound
+    } else if words.starts_with("Cannot connect to API: Unable to connect.") {
+        ReasonCode::ConnectionRefused
+    } else {
+        panic!("words this test does not know: {words:?}")
+    };
+    let (_, attempt) = read(home.path(), vec![]);
+    let error = attempt
+        .report_error
+        .as_ref()
+        .unwrap_or_else(|| panic!("the run's own error, unread: {ended:?}"));
+    assert_eq!(error.reason_code, want, "{error:?}");
+    let sentence = tether_words::display::records_report_error(error);
+    assert!(
+        sentence.starts_with("its records report an error: its model API could not be reached"),
+        "{sentence}"
+    );
+    assert!(
+        sentence.contains("`opencode`") && sentence.contains("opencode auth login"),
+        "{sentence}"
+    );
+    for theirs in ["Cannot connect", "typo", "Unable to connect", "zen"] {
+        assert!(!sentence.contains(theirs), "OpenCode's words: {sentence}");
+    }
 }

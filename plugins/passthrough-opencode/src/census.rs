@@ -11,6 +11,7 @@ use tether_core::records::CensusEntry;
 
 const LOG: &str = crate::records::LOG;
 const DB_TOOLS: &str = crate::records::DB_TOOLS;
+const DB_ERRORS: &str = crate::records::DB_ERRORS;
 /// The database's other tables (not read).
 const DB: &str = "db";
 const STREAM: &str = "stream_json";
@@ -218,7 +219,14 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
             RELEASES,
             "ERROR with error=\"Cannot connect to API: …\" (the bundled AI SDK's words, Bun's cause): the turn ended with its model API not reached, report-level: connection_refused, host_not_found or connection_closed by Bun's words (never kept)",
         )
-        .silence("its other errors (a model's refusal, a bad key's HTTP status) are not yet told apart: left unsaid"),
+        .silence("its other errors (a model's refusal, a bad key's HTTP status) are not yet told apart: left unsaid")
+        .silence("the log is written behind the run: a run that ends in an error often exits before this line reaches the file (measured on 1.18.33); the database's message says the same end"),
+        CensusEntry::not_read(
+            LOG,
+            "failed",
+            RELEASES,
+            "not yet read: ERROR {ref, error, cause} for a request the server failed, e.g. \"ProviderModelNotFoundError: Model not found: P/M\" for a model whose provider has no credentials (`opencode run` prints only \"UnknownError … Unexpected server error\"); often lost at exit, and the database then holds no assistant message",
+        ),
         CensusEntry::read(
             LOG,
             "failed to load plugin",
@@ -255,6 +263,18 @@ fn logs_db_stream_and_telemetry() -> Vec<CensusEntry> {
             "matched inside the query, so no word leaves the database: \"The user has specified a rule which prevents you from using this specific tool call…\" (PermissionDeniedError, a rule's deny) and \"The user rejected permission to use this specific tool call\" with a person's feedback, or in a session that is not run's, are tool_call_refused permission_denied; the same words without feedback in a session `opencode run` made are approval_required (run rejects every ask itself); the MCP SDK's \"MCP error -32001: Request timed out\" and \"…: Maximum total timeout exceeded\" a failure with timeout, \"MCP error -32000: Connection closed\" with connection_closed; any other \"MCP error -N: …\" (a JSON-RPC error) a failure with protocol_error; any other error a failure (the server's isError gives its own words, which cannot be told from another failure)",
         )
         .silence("A rule that denies an MCP tool outright hides it from the model: no call is made, so no part is written."),
+        CensusEntry::read(
+            DB_ERRORS,
+            "message/assistant.error:APIError",
+            RELEASES,
+            "report-level: the turn ended in this error. Where data.message begins \"Cannot connect to API: \" with Bun's words (matched inside the query; no word leaves the database): connection_refused, host_not_found or connection_closed; where data.statusCode is 401 or 403, auth_rejected; with providerID opencode (OpenCode's own provider, the only one with no login) said so. Other APIErrors are left unsaid",
+        ),
+        CensusEntry::not_read(
+            DB_ERRORS,
+            "message/assistant.error",
+            RELEASES,
+            "not yet read: ProviderAuthError, UnknownError, MessageOutputLengthError, MessageAbortedError, ContextOverflowError, StructuredOutputError (their words are not kept)",
+        ),
         CensusEntry::read(
             DB_TOOLS,
             "session.permission",

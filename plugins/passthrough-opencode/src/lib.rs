@@ -74,6 +74,47 @@ pub fn survives_substitution(value: &str) -> bool {
         .any(|c| c == '"' || c == '\\' || c == '{' || c == '}' || c.is_control())
 }
 
+/// `endpoint` as OpenCode gives it where `unset` variables are not set:
+/// each `{env:NAME}` of theirs (kept as written where it was read) is
+/// nothing (1.18.33's `ConfigVariable.substitute`: `process.env[n] || ""`),
+/// so a header `Bearer {env:TOKEN}` is sent as `Bearer` with no token. The
+/// row says `unresolved_variable` (the plan's), naming the variable; its
+/// braces are OpenCode's own syntax, not a value to splice.
+fn unset_given_nothing(endpoint: &Endpoint, unset: &[String]) -> Endpoint {
+    let mut endpoint = endpoint.clone();
+    if unset.is_empty() {
+        return endpoint;
+    }
+    let blank = |text: &mut String| {
+        for name in unset {
+            let reference = format!("{{env:{name}}}");
+            if text.contains(&reference) {
+                *text = text.replace(&reference, "");
+            }
+        }
+    };
+    match &mut endpoint {
+        Endpoint::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            blank(command);
+            args.iter_mut().for_each(blank);
+            env.iter_mut().for_each(|kv| blank(&mut kv.value));
+            if let Some(cwd) = cwd {
+                blank(cwd);
+            }
+        }
+        Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
+            blank(url);
+            headers.iter_mut().for_each(|kv| blank(&mut kv.value));
+        }
+    }
+    endpoint
+}
+
 fn values(endpoint: &Endpoint) -> Vec<&str> {
     match endpoint {
         Endpoint::Stdio {
@@ -104,7 +145,8 @@ impl TransportObserver for PassthroughOpenCode {
         let unsafe_value = server
             .endpoints
             .first()
-            .is_some_and(|e| !values(e).into_iter().all(survives_substitution));
+            .map(|e| unset_given_nothing(e, &server.unset_vars))
+            .is_some_and(|e| !values(&e).into_iter().all(survives_substitution));
         if unsafe_value {
             return Decision::Unavailable {
                 reason_code: ReasonCode::MaterializationFailed,
@@ -164,7 +206,10 @@ impl PassthroughStrategy for PassthroughOpenCode {
         let mut refs = DIALECT.env_refs();
         let servers: Map<String, Value> = plan
             .delivered()
-            .map(|(p, endpoint)| (p.spec.name.clone(), opencode_entry(endpoint, &mut refs)))
+            .map(|(p, endpoint)| {
+                let endpoint = unset_given_nothing(endpoint, &p.spec.unset_vars);
+                (p.spec.name.clone(), opencode_entry(&endpoint, &mut refs))
+            })
             .collect();
         let contents = serde_json::to_string_pretty(
             &json!({"$schema": "https://opencode.ai/config.json", "mcp": servers}),
@@ -368,6 +413,39 @@ mod tests {
             m.env
                 .iter()
                 .any(|kv| kv.name == CONFIG_ENV && kv.value == "/private/dir/opencode.json")
+        );
+    }
+
+    /// GIVEN a remote server whose header references a variable that is
+    /// not set (`Bearer {env:TOKEN}`, kept as written) WHEN planned and
+    /// materialized THEN it is delivered with its row's
+    /// `unresolved_variable`, and its header is given as OpenCode gives it
+    /// (the reference is nothing), never refused for its braces.
+    #[test]
+    fn an_unset_reference_is_given_nothing_as_opencode_gives_it() {
+        let server = sse_server(
+            "remote",
+            "https://h.example/mcp",
+            &[("Authorization", "Bearer {env:TOKEN}")],
+        )
+        .with_unset_vars(vec!["TOKEN".into()]);
+        let planned = plan(Some(&PassthroughOpenCode), &[server], &ctx());
+        let only = &planned.servers[0];
+        assert!(
+            matches!(only.decision, Decision::Deliver { .. }),
+            "{:?}",
+            only.decision
+        );
+        assert_eq!(only.row().reason_code, Some(ReasonCode::UnresolvedVariable));
+        let m = PassthroughOpenCode
+            .materialize(&planned, &ctx(), Path::new("/private/dir"))
+            .expect("materialize");
+        let file = &m.files[0].contents;
+        assert!(!file.contains("{env:TOKEN}"), "{file}");
+        assert!(
+            m.env.iter().all(|kv| !kv.value.contains("{env:TOKEN}")),
+            "{:?}",
+            m.env
         );
     }
 

@@ -19,13 +19,13 @@ use serde_json::Value;
 use tether_core::records::{RecordAnswer, RecordFile, Unparsed};
 
 use crate::records::{
-    DB_SESSIONS, DB_TOOLS, LOG, Row, STREAM_JSON, database_row, field_value, log_line,
+    DB_ERRORS, DB_SESSIONS, DB_TOOLS, LOG, Row, STREAM_JSON, database_row, field_value, log_line,
 };
 
 /// Reads one record the plain way.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     match file.role {
-        DB_SESSIONS | DB_TOOLS => row(file, record),
+        DB_SESSIONS | DB_TOOLS | DB_ERRORS => row(file, record),
         LOG => log(record),
         STREAM_JSON => crate::stream_json::read(file, record),
         _ => RecordAnswer::Unknown,

@@ -47,6 +47,9 @@ pub const LOG: &str = "log";
 pub const DB_SESSIONS: &str = "db_session";
 /// The database's tool parts.
 pub const DB_TOOLS: &str = "db_tool";
+/// The database's assistant messages that ended in an error (the turn's
+/// own end, written before the run exits: the log can lose its last lines).
+pub const DB_ERRORS: &str = "db_message_error";
 /// What `opencode run --format json` printed, saved to a file: read by
 /// path only (the `stream_json` module).
 pub const STREAM_JSON: &str = crate::stream_json::ROLE;
@@ -94,6 +97,34 @@ fn tools_query() -> String {
     )
 }
 
+/// The errors' query: each assistant message that ended in an error, its
+/// session and time, the error's name, a word for its cause (a
+/// [`MODEL_API`] reason's word where its message begins with one of
+/// their words, matched inside the query so no word leaves the database),
+/// its HTTP status (`APIError`'s `statusCode`, as text) and the message's
+/// provider id. A row whose `data` is not JSON is passed over.
+fn errors_query() -> String {
+    let said = "json_extract(data, '$.error.data.message')";
+    let words: String = MODEL_API
+        .iter()
+        .map(|(cause, reason, _)| {
+            format!(
+                "WHEN instr({said}, '{API}{}') = 1 THEN '{reason}' ",
+                cause.replace('\'', "''")
+            )
+        })
+        .collect();
+    format!(
+        "SELECT session_id, time_created, json_extract(data, '$.error.name'), \
+     CASE {words}END, \
+     CAST(json_extract(data, '$.error.data.statusCode') AS TEXT), \
+     json_extract(data, '$.providerID') \
+     FROM message WHERE json_valid(data) \
+     AND json_extract(data, '$.role') = 'assistant' \
+     AND json_type(data, '$.error') = 'object'"
+    )
+}
+
 /// Where OpenCode writes its session records.
 pub fn sources() -> Vec<RecordSource> {
     let data = |role: &str, pattern: &str| {
@@ -105,6 +136,7 @@ pub fn sources() -> Vec<RecordSource> {
         data(DB_SESSIONS, "opencode.db")
             .sqlite("SELECT id, time_created, directory, version FROM session"),
         data(DB_TOOLS, "opencode.db").sqlite(tools_query()),
+        data(DB_ERRORS, "opencode.db").sqlite(errors_query()),
         RecordSource::by_path(STREAM_JSON),
     ]
 }
@@ -183,6 +215,22 @@ pub(crate) fn database_row(file: &RecordFile<'_>, row: Row) -> RecordAnswer {
             };
             tool_part(&mut reading, &call, file.configured, at);
         }
+        DB_ERRORS => {
+            let status = fifth.as_deref().and_then(|s| s.parse::<u16>().ok());
+            if let Some((reason, words)) = turn_error(
+                third.as_deref(),
+                fourth.as_deref(),
+                status,
+                sixth.as_deref(),
+            ) {
+                // The turn's end (report-level, no server's), in Tether's
+                // words.
+                push(
+                    &mut reading,
+                    Evidence::new(EvidenceKind::ExplicitError, at).reason(reason, Some(words)),
+                );
+            }
+        }
         _ => return RecordAnswer::Unknown,
     }
     answer(reading)
@@ -260,7 +308,7 @@ fn plugin_name(path: &str) -> Option<String> {
 
 /// Reads one record.
 pub fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    if file.role == DB_SESSIONS || file.role == DB_TOOLS {
+    if file.role == DB_SESSIONS || file.role == DB_TOOLS || file.role == DB_ERRORS {
         return database(file, record);
     }
     if file.role == STREAM_JSON {
@@ -317,31 +365,93 @@ pub(crate) fn log_line<'r>(
     answer(reading)
 }
 
+/// How OpenCode's bundled AI SDK begins the words of a request that could
+/// not connect (1.18.33: `Cannot connect to API: ${cause.message}`).
+const API: &str = "Cannot connect to API: ";
+
+/// Bun's words for a fetch that failed, as the bundled AI SDK puts them
+/// after [`API`] (1.18.33: for Bun's `ConnectionRefused`,
+/// `FailedToOpenSocket` and `ConnectionClosed`; real runs with the model
+/// API on a closed port, and on a host that does not resolve), each with
+/// its reason and Tether's sentence. Other words are left unsaid (no
+/// guess).
+const MODEL_API: [(&str, ReasonCode, &str); 3] = [
+    (
+        "Unable to connect. Is the computer able to access the url?",
+        ReasonCode::ConnectionRefused,
+        "its model API could not be reached: nothing listened there (connection refused)",
+    ),
+    (
+        "Was there a typo in the url or port?",
+        ReasonCode::HostNotFound,
+        "its model API could not be reached: its host did not resolve or could not be opened",
+    ),
+    (
+        "The socket connection was closed unexpectedly",
+        ReasonCode::ConnectionClosed,
+        "its model API could not be reached: the connection dropped",
+    ),
+];
+
 /// Why a turn ended where its model API could not be reached: the `error`
 /// of ERROR "process" (the turn's end, after its retries), compared with
-/// OpenCode's own words, never kept. 1.18.33's bundled AI SDK writes
-/// `Cannot connect to API: ${cause.message}` for a fetch that failed with
-/// Bun's `ConnectionRefused`, `ConnectionClosed`, `FailedToOpenSocket`,
-/// `ECONNRESET`, `ECONNREFUSED`, `ETIMEDOUT` or `EPIPE`; Bun words the
-/// first three as below. Other words are left unsaid (no guess).
+/// OpenCode's own words ([`MODEL_API`]), never kept.
 fn model_api(error: &str) -> Option<(ReasonCode, &'static str)> {
-    let cause = error.strip_prefix("Cannot connect to API: ")?;
-    Some(match cause {
-        _ if cause.starts_with("Unable to connect. Is the computer able to access the url?") => (
-            ReasonCode::ConnectionRefused,
-            "its model API could not be reached: nothing listened there (connection refused)",
-        ),
-        _ if cause.starts_with("Was there a typo in the url or port?") => (
-            ReasonCode::HostNotFound,
-            "its model API could not be reached: its host did not resolve or could not be opened",
-        ),
-        _ if cause.starts_with("The socket connection was closed unexpectedly") => (
-            ReasonCode::ConnectionClosed,
-            "its model API could not be reached: the connection dropped",
+    let cause = error.strip_prefix(API)?;
+    MODEL_API
+        .iter()
+        .find(|(words, _, _)| cause.starts_with(words))
+        .map(|(_, reason, said)| (reason.clone(), *said))
+}
+
+/// OpenCode's own provider (OpenCode Zen): with no credentials, 1.18.33
+/// keeps its free models under the key `public`, so a run with no provider
+/// logged in has it alone and picks its `big-pickle` (a real run).
+const OWN_PROVIDER: &str = "opencode";
+
+/// Why a turn ended, from its assistant message's error (a database row:
+/// the error's name, the query's word for its cause, its HTTP status, the
+/// provider's id): an `APIError` that could not connect, by the cause's
+/// word; one the model API answered with 401 or 403, credentials refused.
+/// Other errors are left unsaid (no guess).
+fn turn_error(
+    name: Option<&str>,
+    cause: Option<&str>,
+    status: Option<u16>,
+    provider: Option<&str>,
+) -> Option<(ReasonCode, String)> {
+    if name != Some("APIError") {
+        return None;
+    }
+    let (reason, said) = match (cause, status) {
+        (Some(word), _) => MODEL_API
+            .iter()
+            .find(|(_, reason, _)| reason.as_str() == word)
+            .map(|(_, reason, said)| (reason.clone(), (*said).to_owned()))?,
+        (None, Some(401 | 403)) => (
+            ReasonCode::AuthRejected,
+            "its model provider refused the credentials it sent".to_owned(),
         ),
         _ => return None,
+    };
+    Some(match provider {
+        Some(OWN_PROVIDER) => (
+            reason,
+            format!(
+                "{said}; it was OpenCode's own provider (`{OWN_PROVIDER}`), the only one it has when no provider is logged in (`opencode auth login` logs one in)"
+            ),
+        ),
+        _ => (reason, said),
     })
 }
+
+/// What OpenCode says of a server whose line reads `status=failed`: that,
+/// and no more. 1.18.33 logs no error words for it (`MCP.create` keeps
+/// `status.error` for `opencode mcp list`, and reads no server's stderr),
+/// so a missing command, a missing cwd, an exit, a timeout and a refused
+/// token all read the same (real runs); no cause is guessed.
+pub const NOT_RECORDED: &str =
+    "OpenCode's log says only status=failed, not why: `opencode mcp list` prints its reason";
 
 /// A "server unavailable" line's status (1.18.33's `MCP.create`, which
 /// logs only `key`, `type` and `status`, never the error's words):
@@ -366,7 +476,12 @@ fn unavailable(reading: &mut RecordReading, server: &str, said: Option<&str>, at
         ),
         Some("failed") => push(
             reading,
-            failed(server, ReasonCode::AgentReportedFailed, None, at),
+            failed(
+                server,
+                ReasonCode::AgentReportedFailed,
+                Some(NOT_RECORDED.into()),
+                at,
+            ),
         ),
         _ => {}
     }
@@ -428,6 +543,96 @@ mod tests {
             ("Unauthorized", None),
         ] {
             assert_eq!(reason(error), code, "{error}");
+        }
+    }
+
+    /// GIVEN assistant messages' error rows as the errors' query gives them
+    /// (real 1.18.33 runs: no login at all, offline, on OpenCode's own
+    /// provider; a key the model API refused with 401) WHEN read THEN the
+    /// turn's end in Tether's words, OpenCode's own provider named; other
+    /// errors left unsaid.
+    #[test]
+    fn a_turn_s_error_in_the_database_is_said_why() {
+        use tether_core::records::{RecordAnswer, RecordFile};
+        use tether_core::vocab::{EvidenceKind, ReasonCode};
+        let said = |row: &str| {
+            let segments = vec!["opencode.db".to_owned()];
+            let file = RecordFile {
+                role: super::DB_ERRORS,
+                segments: &segments,
+                session: None,
+                configured: &[],
+            };
+            let RecordAnswer::Read(reading) = super::read(&file, row) else {
+                panic!("{row}");
+            };
+            assert_eq!(
+                reading.session.as_deref(),
+                Some("ses_daeeb6d65ffe2zeUFR7qnM4fPd")
+            );
+            let errors: Vec<_> = reading
+                .evidence
+                .iter()
+                .filter(|e| e.kind == EvidenceKind::ExplicitError && e.server.is_none())
+                .collect();
+            assert!(errors.len() <= 1, "{errors:?}");
+            errors
+                .first()
+                .map(|e| (e.reason_code.clone(), e.summary.clone().unwrap_or_default()))
+        };
+        let row = |name: &str, cause: &str, status: &str, provider: &str| {
+            format!(
+                r#"["ses_daeeb6d65ffe2zeUFR7qnM4fPd",1796656636806,{name},{cause},{status},{provider}]"#
+            )
+        };
+        let (code, words) = said(&row(
+            r#""APIError""#,
+            r#""host_not_found""#,
+            "null",
+            r#""opencode""#,
+        ))
+        .expect("said");
+        assert_eq!(code, Some(ReasonCode::HostNotFound));
+        assert!(
+            words.contains("model API") && words.contains("`opencode`"),
+            "{words}"
+        );
+        let (code, words) = said(&row(
+            r#""APIError""#,
+            r#""connection_refused""#,
+            "null",
+            r#""fake""#,
+        ))
+        .expect("said");
+        assert_eq!(code, Some(ReasonCode::ConnectionRefused));
+        assert!(!words.contains("opencode"), "{words}");
+        let (code, _) = said(&row(r#""APIError""#, "null", r#""401""#, r#""fake""#)).expect("said");
+        assert_eq!(code, Some(ReasonCode::AuthRejected));
+        for unsaid in [
+            row(r#""APIError""#, "null", r#""500""#, r#""fake""#),
+            row(r#""APIError""#, r#""no_such_word""#, "null", r#""fake""#),
+            row(
+                r#""UnknownError""#,
+                r#""connection_refused""#,
+                "null",
+                r#""fake""#,
+            ),
+            row("null", "null", "null", "null"),
+        ] {
+            assert_eq!(said(&unsaid), None, "{unsaid}");
+        }
+    }
+
+    /// GIVEN the errors' query WHEN built THEN each of Bun's words is in it
+    /// whole, as a literal (no quote of theirs ends it early).
+    #[test]
+    fn the_errors_query_holds_each_cause_s_words() {
+        let query = super::errors_query();
+        for (words, reason, _) in super::MODEL_API {
+            assert!(
+                query.contains(&format!("'{}{words}') = 1 THEN '{reason}'", super::API)),
+                "{query}"
+            );
         }
     }
 
