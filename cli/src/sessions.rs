@@ -210,6 +210,9 @@ fn list(
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a health check is, said where one is shown by its id (`check ID`).
+pub(crate) const HEALTH_CHECK_SAID: &str = "a health check, not an agent session: only the harness's own MCP server logs show it (it connected to its servers to say whether each answers); no agent ran";
+
 /// What a listing says of the health checks it left out.
 fn health_checks_not_listed(n: usize) -> String {
     let (noun, them) = if n == 1 {
