@@ -640,10 +640,14 @@ pub(super) fn record_failure(
     ev: &Evidence,
     default: ReasonCode,
 ) -> bool {
-    // A variable its configuration needs was not set: that is the cause of
+    // A variable its configuration needs was not set, or the working
+    // directory it starts in does not exist: that is the cause of
     // whatever failure follows (the spawn error, the 401, `host_not_found`
     // it leads to), so the row keeps it and only learns when it failed.
-    if row.reason_code == Some(ReasonCode::UnresolvedVariable) {
+    if matches!(
+        row.reason_code,
+        Some(ReasonCode::UnresolvedVariable | ReasonCode::CwdNotFound)
+    ) {
         let earlier = row.failed_at.is_none_or(|at| ev.at < at);
         if earlier {
             row.failed_at = Some(ev.at);
@@ -651,12 +655,33 @@ pub(super) fn record_failure(
         return earlier;
     }
     let reason = ev.reason_code.clone().unwrap_or(default);
-    // The earliest failure is kept; ties break on content, so order never matters.
+    // A reason that says which failure it was beats a bare one, whenever
+    // each was seen: a harness's own status word ("failed", "needs auth")
+    // says only that it failed, and the line that says why (its server
+    // log's "command not found", the challenge that says a token was
+    // refused) may come before or after it (a printed init line has no
+    // time of its own). Of two alike, the earliest is kept; then ties
+    // break on content, so order never matters.
+    let vague = |r: Option<&ReasonCode>| {
+        matches!(
+            r,
+            Some(ReasonCode::AuthRequired | ReasonCode::AgentReportedFailed)
+        )
+    };
     let replace = match row.failed_at {
         None => true,
         Some(at) => {
-            (ev.at, Some(&reason), ev.summary.as_ref())
-                < (at, row.reason_code.as_ref(), row.summary.as_ref())
+            (
+                vague(Some(&reason)),
+                ev.at,
+                Some(&reason),
+                ev.summary.as_ref(),
+            ) < (
+                vague(row.reason_code.as_ref()),
+                at,
+                row.reason_code.as_ref(),
+                row.summary.as_ref(),
+            )
         }
     };
     if replace {

@@ -321,3 +321,99 @@ fn agent_reports_move_stages_with_agent_provenance() {
         DisplayStatus::Unknown
     );
 }
+
+/// GIVEN a harness's bare "needs auth" and, at the same instant, the
+/// challenge that says which (a token refused), in either order, and a row
+/// planned with a missing cwd that then fails to spawn WHEN reduced THEN
+/// the row keeps the reason that says which, and the cwd as the cause.
+#[test]
+fn a_reason_that_says_which_beats_a_bare_one_at_one_instant() {
+    for bare_first in [true, false] {
+        let mut h = AttachmentHistory::new("t", "s");
+        let mut s = start("a", 2);
+        s.servers[1].reason_code = Some(ReasonCode::CwdNotFound);
+        begin(&mut h, &s).expect("begin");
+        let report = |server: &str, status: &str, reason: Option<ReasonCode>| {
+            let mut ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
+                .server(server)
+                .reported(status);
+            ev.reason_code = reason;
+            ev
+        };
+        let bare = report("srv0", "needs-auth", None);
+        let which = report("srv0", "needs-auth", Some(ReasonCode::AuthRejected));
+        let (one, two) = if bare_first {
+            (bare, which)
+        } else {
+            (which, bare)
+        };
+        for ev in [
+            one,
+            two,
+            report("srv1", "failed", Some(ReasonCode::CommandNotFound)),
+        ] {
+            reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+        }
+        let a = h.current().expect("current");
+        let r0 = a.server("srv0").expect("srv0");
+        assert_eq!(
+            r0.reason_code,
+            Some(ReasonCode::AuthRejected),
+            "{bare_first}"
+        );
+        let r1 = a.server("srv1").expect("srv1");
+        assert_eq!(r1.reason_code, Some(ReasonCode::CwdNotFound));
+        assert_eq!(r1.status, DisplayStatus::Failed);
+    }
+}
+
+/// GIVEN a harness's bare "failed" (a printed init line, stamped early) and
+/// its server log's reason (command not found, seen later), in either order
+/// WHEN reduced THEN the row keeps the reason that says which failure it
+/// was: `tether run` (which merges both) and `sessions show` (which reads
+/// the log) say the same. Two bare reports keep the earliest.
+#[test]
+fn a_reason_that_says_which_beats_an_earlier_bare_one() {
+    for bare_first in [true, false] {
+        let mut h = AttachmentHistory::new("t", "s");
+        begin(&mut h, &start("a", 1)).expect("begin");
+        let report = |at: u64, reason: Option<ReasonCode>| {
+            let mut ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(at))
+                .server("srv0")
+                .reported("failed");
+            ev.reason_code = reason;
+            ev
+        };
+        let bare = report(3, None);
+        let which = report(9, Some(ReasonCode::CommandNotFound));
+        let (one, two) = if bare_first {
+            (bare, which)
+        } else {
+            (which, bare)
+        };
+        for ev in [one, two] {
+            reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+        }
+        let a = h.current().expect("current");
+        let r0 = a.server("srv0").expect("srv0");
+        assert_eq!(
+            r0.reason_code,
+            Some(ReasonCode::CommandNotFound),
+            "{bare_first}"
+        );
+        assert_eq!(r0.failed_at, Some(Timestamp(9)), "{bare_first}");
+        assert_eq!(r0.status, DisplayStatus::Failed);
+    }
+    let mut h = AttachmentHistory::new("t", "s");
+    begin(&mut h, &start("a", 1)).expect("begin");
+    for at in [7, 4] {
+        let ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(at))
+            .server("srv0")
+            .reported("failed");
+        reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+    }
+    let a = h.current().expect("current");
+    let r0 = a.server("srv0").expect("srv0");
+    assert_eq!(r0.reason_code, Some(ReasonCode::AgentReportedFailed));
+    assert_eq!(r0.failed_at, Some(Timestamp(4)));
+}
