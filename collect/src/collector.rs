@@ -75,6 +75,8 @@ pub struct Collector {
     live: LiveSessions,
     by_process: HashMap<(String, String), String>,
     stats: CollectorStats,
+    /// The session id last found to be an id (checked once per run).
+    ids: tether_core::telemetry::SessionIdCheck,
 }
 
 impl std::fmt::Debug for Collector {
@@ -108,6 +110,7 @@ impl Collector {
             hub,
             by_process: HashMap::new(),
             stats: CollectorStats::default(),
+            ids: Default::default(),
         }
     }
 
@@ -168,7 +171,7 @@ impl Collector {
                 );
             }
             Some((kind, TelemetryAnswer::Read(reading))) => {
-                if reading.names_are_names(self.live.names(&kind)) {
+                if reading.names_are_names_once(self.live.names(&kind), &mut self.ids) {
                     self.stats.read += 1;
                     self.publish(&kind, record, reading);
                 } else {

@@ -572,6 +572,38 @@ impl TelemetryReading {
     }
 }
 
+/// The session id last found to be an id ([`is_session_id_like`]), so a
+/// run of readings that name the same session checks it once: a harness's
+/// telemetry names one session record after record, and the credential
+/// patterns cost more than the rest of a reading's checks.
+#[derive(Debug, Clone, Default)]
+pub struct SessionIdCheck {
+    last: String,
+}
+
+impl SessionIdCheck {
+    /// [`is_session_id_like`], remembered for the last id that passed.
+    pub fn is_id_like(&mut self, session: &str) -> bool {
+        if !self.last.is_empty() && session == self.last {
+            return true;
+        }
+        if !is_session_id_like(session) {
+            return false;
+        }
+        session.clone_into(&mut self.last);
+        true
+    }
+}
+
+impl TelemetryReading {
+    /// [`names_are_names`](TelemetryReading::names_are_names), its session
+    /// id checked once per run of readings that name it (`ids`).
+    pub fn names_are_names_once(&self, configured: &[String], ids: &mut SessionIdCheck) -> bool {
+        self.session.as_deref().is_none_or(|s| ids.is_id_like(s))
+            && names_are_names(None, &self.servers, &self.evidence, configured)
+    }
+}
+
 /// Whether every name a capability event carries looks like a name (its
 /// variables like variables).
 fn capability_names_are_names(c: &crate::capability_event::CapabilityEvent) -> bool {

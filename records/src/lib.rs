@@ -966,7 +966,7 @@ impl Part<'_> {
             pending: &mut state.pending,
             facts: BTreeMap::new(),
             last_id: (String::new(), String::new()),
-            id_like: String::new(),
+            id_like: Default::default(),
         };
         let mut each = |record: &str| reading.record(record);
         let mut wal = wal;
@@ -1083,7 +1083,7 @@ struct FileReading<'a> {
     /// ([`is_session_id_like`](tether_core::telemetry::is_session_id_like)):
     /// a file's records name the same one again and again, and the check's
     /// credential patterns cost more than the rest of a record's reading.
-    id_like: String,
+    id_like: tether_core::telemetry::SessionIdCheck,
 }
 
 impl FileReading<'_> {
@@ -1225,12 +1225,9 @@ impl FileReading<'_> {
     /// [`RecordReading::names_are_names`]: tether_core::records::RecordReading::names_are_names
     fn names_are_names(&mut self, reading: &tether_core::records::RecordReading) -> bool {
         if let Some(session) = reading.session.as_deref()
-            && session != self.id_like
+            && !self.id_like.is_id_like(session)
         {
-            if !tether_core::telemetry::is_session_id_like(session) {
-                return false;
-            }
-            session.clone_into(&mut self.id_like);
+            return false;
         }
         tether_core::telemetry::names_are_names(
             None,

@@ -409,6 +409,76 @@ fn planted_secrets_and_prompts_never_reach_a_history() {
     }
 }
 
+/// A session id in a credential's form, planted in every other record of
+/// each recorded session (the rest keep their real id, so the runs of one id
+/// the collector checks once are broken again and again): every reading
+/// naming it is refused whole, and no session, history or count shows it;
+/// the real id's readings still read (issue 68's rule, checked once per run
+/// of readings on the telemetry path since issue 70).
+#[test]
+fn a_planted_session_id_is_refused_between_real_ones() {
+    use tether_core::telemetry::TelemetryValue;
+    const PLANTED: &str = "sk-ant-api03-PLANTEDSESSIONSECRET0123456789";
+    assert!(
+        tether_core::telemetry::is_name_like(PLANTED),
+        "only the credential check refuses it"
+    );
+    let ids = ["session.id", "conversation.id", "gen_ai.conversation.id"];
+    for (kind, name) in [
+        ("claude", "claude"),
+        ("codex", "codex"),
+        ("gemini", "gemini"),
+        ("qwen", "qwen"),
+        ("copilot", "copilot"),
+        ("opencode", "opencode"),
+    ] {
+        // Odd records planted, then even ones: each reading is refused in
+        // one run and read in the other.
+        let (mut read, mut refused) = (0, 0);
+        for parity in 0..2 {
+            let registry = Registry::with_static().expect("static plugins");
+            let hub = Arc::new(Hub::with_config(registry, HubConfig::default()));
+            let mut collector = Collector::new(
+                Arc::clone(&hub),
+                HashMap::from([(kind.to_owned(), configured())]),
+            );
+            let mut planted = 0;
+            for (i, mut record) in fixture(name).into_iter().enumerate() {
+                if i % 2 == parity {
+                    for map in [&mut record.attributes, &mut record.resource] {
+                        for (key, value) in map.iter_mut() {
+                            if ids.contains(&key.as_str()) {
+                                *value = TelemetryValue::Text(PLANTED.to_owned());
+                                planted += 1;
+                            }
+                        }
+                    }
+                }
+                collector.take_record(&record);
+            }
+            hub.flush_blocking();
+            let stats = collector.stats();
+            read += stats.read;
+            refused += stats.refused;
+            assert!(planted > 0, "{name}: a record names its session");
+            for session in collector.sessions() {
+                assert!(
+                    !session.contains("PLANTED"),
+                    "{name}: a session of the planted id: {session}"
+                );
+                let history = hub.snapshot(&session).expect("session");
+                let text = serde_json::to_string(&history).expect("serializes");
+                assert!(
+                    !text.contains("PLANTED"),
+                    "{name}: the planted id reached the history: {text}"
+                );
+            }
+        }
+        assert!(read > 0, "{name}: the real id's readings read");
+        assert!(refused > 0, "{name}: the planted id's are refused");
+    }
+}
+
 /// Every first-party mapping passes the conformance kit's telemetry check
 /// against its harness's recorded session, and reads something there.
 #[test]
