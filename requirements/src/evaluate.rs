@@ -124,7 +124,7 @@ fn unmet_sentence(row: &MatrixRow, req: &Requirement, decided: StageState) -> St
         _ => format!("missing: {missing} (nothing shows it; unknown is never met)"),
     };
     format!(
-        "{}: not met, {}; {}; {why}",
+        "{}: not met (required: {}); {}; {why}",
         req.subject(),
         req.need.clause(tool),
         furthest_clause(row)
@@ -143,7 +143,7 @@ fn no_row(req: &Requirement, server: Option<&MatrixRow>, rows: &[MatrixRow]) -> 
                 .filter(|r| r.kind == CapabilityKind::McpTool)
                 .filter_map(|r| r.name.strip_prefix(&prefix));
             format!(
-                "{subject}: not met, the server {} named no tool {tool:?}{}; {}",
+                "{subject}: not met: the server {} named no tool {tool:?}{}; {}",
                 req.server,
                 meant(tool, tools),
                 furthest_clause(s)

@@ -487,7 +487,7 @@ pub fn requirement_stages() -> Vec<Entry> {
             "reached",
             "The default a requirement asks: the server's tools reached the session (offered in the thread, or sent to the model) and the server did not fail. A harness's own list of the tools it holds shows it; nothing shown is never met.",
             "When it is not met, the sentence names the furthest stage shown and what is missing; `tether sessions show ID` gives the whole row.",
-            "NOT MET time: not met, its tools reached the session and it did not fail; the furthest stage shown: initialized (connected); missing: its tools in the session …",
+            "NOT MET time: not met (required: its tools reached the session and it did not fail); the furthest stage shown: initialized (connected); missing: its tools in the session …",
         ),
         entry(
             "used",
