@@ -223,6 +223,11 @@ impl PlannedServer {
                     &self.spec.unset_vars,
                 ))),
             ),
+            // Its working directory does not exist here: no start there
+            // can work, whatever its command.
+            Decision::Deliver { .. } if self.spec.cwd_missing => {
+                (Some(ReasonCode::CwdNotFound), Some(CWD_MISSING.to_owned()))
+            }
             Decision::Deliver { .. } => (None, None),
             Decision::Filter {
                 reason_code,
@@ -254,6 +259,10 @@ impl PlannedServer {
         }
     }
 }
+
+/// A row's sentence for a server whose entry's working directory does not
+/// exist here.
+pub const CWD_MISSING: &str = "its working directory (cwd in its entry) does not exist here, so it cannot start there: create the directory or fix the entry's cwd";
 
 /// The unset variables' names as rows show them: sanitized, sorted and
 /// unique.

@@ -194,6 +194,13 @@ pub struct ServerSpec {
     /// `unresolved_variable` until something shows the server working.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unset_vars: Vec<String>,
+    /// The working directory a stdio server's entry gives (`cwd`) does not
+    /// exist where it was read. Its row then says `cwd_not_found` until
+    /// something shows the server working: whatever the harness says of
+    /// its start (a spawn's "No such file or directory" reads the same for
+    /// a missing command), that is why.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cwd_missing: bool,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -206,6 +213,7 @@ impl fmt::Debug for ServerSpec {
             .field("note", &self.note)
             .field("check_endpoints", &self.check_endpoints)
             .field("unset_vars", &self.unset_vars)
+            .field("cwd_missing", &self.cwd_missing)
             .finish()
     }
 }
@@ -221,6 +229,7 @@ impl ServerSpec {
             note: None,
             check_endpoints: Vec::new(),
             unset_vars: Vec::new(),
+            cwd_missing: false,
         }
     }
 
@@ -228,6 +237,13 @@ impl ServerSpec {
     /// that are not set here (names).
     pub fn with_unset_vars(mut self, names: Vec<String>) -> Self {
         self.unset_vars = names;
+        self
+    }
+
+    /// The same server, whose entry's working directory does not exist
+    /// here (`missing`).
+    pub fn with_cwd_missing(mut self, missing: bool) -> Self {
+        self.cwd_missing = missing;
         self
     }
 

@@ -150,7 +150,10 @@ pub fn configured_servers(
                     tether_core::vocab::ServerSource::Profile,
                     endpoint,
                 )
-                .with_unset_vars(row.diagnostics.unresolved),
+                .with_unset_vars(row.diagnostics.unresolved)
+                .with_cwd_missing(
+                    row.diagnostics.cwd == Some(tether_core::vocab::CwdClass::Missing),
+                ),
             );
         }
     }

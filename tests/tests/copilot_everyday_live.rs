@@ -1,5 +1,6 @@
-//! Issue 67 §1 on the real Copilot CLI (the pinned 1.0.102): the model API
-//! unreachable.
+//! Issue 67 §1 on the real Copilot CLI (the pinned 1.0.102; the newest
+//! npm serves is the same release, so `tests/peers/newest` holds none):
+//! each everyday failure, Tether's row compared with Copilot's own words.
 //!
 //! One `copilot -p` run offline whose model provider is on a closed port.
 //! Copilot retries ("Response was interrupted due to a server error.
@@ -11,12 +12,33 @@
 //! exits at once (code 3) is `server_exited` with its code, as Copilot's
 //! process log says (`MCP server process exited before completing the MCP
 //! initialize handshake (exit code 3)`).
+//!
+//! One run with a server of each everyday failure (a command missing, bare
+//! and as a path; a `cwd` that does not exist; one that never answers; a
+//! token refused; an OAuth login wanted; a 401 with no challenge to a
+//! token; an unset token variable): each row's reason against the line
+//! Copilot's process log writes for it. Where Copilot writes the same
+//! words for two cases (`No such file or directory` for a missing command
+//! and a missing cwd; an empty challenge for a token refused and a token
+//! variable left unset), Tether tells them apart only by today's
+//! configuration (`cwd_not_found`, `unresolved_variable`), and otherwise
+//! claims no more than the words show (`auth_required`).
+//!
+//! One run not logged in (no offline provider, no token): Copilot says
+//! `Error: No authentication information found.` and exits 1 before any
+//! server starts; its process log's `[ERROR]` line is the session's own
+//! error, `auth_required`, in Tether's words.
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use tether_core::history::AttachmentAttempt;
+use tether_core::model::ProvenanceCode;
 use tether_core::registry::Registry;
 use tether_core::spec::{Endpoint, ServerSpec};
-use tether_core::vocab::{ReasonCode, ServerSource, StageState};
+use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
 use tether_records::{Filter, Home, Records};
 use tether_tests::by_path;
 
@@ -132,4 +154,438 @@ async fn a_model_provider_not_reached_reads_as_copilot_says() {
     if let Some(row) = attempt.server("time") {
         assert!(row.tools.iter().all(|t| t.calls == 0), "{row:?}");
     }
+}
+
+/// A token planted in the refused servers' headers: no row may hold it.
+const PLANTED: &str = "sk-live-PLANTED-copilot-401-token";
+/// The variable the unset token references (never set).
+const UNSET: &str = "TETHER_UNSET_COPILOT_TOKEN";
+
+/// A server that wants auth, as servers answer: `/mcp` answers a request
+/// with no `Authorization` with 401 and a challenge naming its OAuth
+/// resource metadata (published, with its authorization server's), and
+/// one with a token with 401 `Bearer error="invalid_token"`; `/plain/mcp`
+/// answers 401 with no challenge and publishes no metadata. `literal`
+/// turns true when a request carries the unset variable's reference
+/// unexpanded (the value itself is never kept).
+async fn auth_server() -> (std::net::SocketAddr, Arc<AtomicBool>) {
+    use axum::http::{HeaderMap, StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::{any, get, post};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let base = format!("http://{addr}");
+    let literal = Arc::new(AtomicBool::new(false));
+    let seen = literal.clone();
+    let look = move |headers: &HeaderMap| {
+        let value = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if value.is_some_and(|v| v.contains(&format!("${{{UNSET}}}"))) {
+            seen.store(true, Ordering::Relaxed);
+        }
+        value.is_some()
+    };
+    let oauth = {
+        let base = base.clone();
+        let look = look.clone();
+        move |headers: HeaderMap| {
+            let challenge = if look(&headers) {
+                "Bearer error=\"invalid_token\"".to_owned()
+            } else {
+                format!(
+                    "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+                )
+            };
+            async move {
+                (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, challenge)],
+                )
+                    .into_response()
+            }
+        }
+    };
+    let plain = move |headers: HeaderMap| {
+        look(&headers);
+        async { StatusCode::UNAUTHORIZED.into_response() }
+    };
+    let resource = {
+        let base = base.clone();
+        move || {
+            let base = base.clone();
+            async move {
+                axum::Json(serde_json::json!({
+                    "resource": format!("{base}/mcp"), "authorization_servers": [base],
+                }))
+            }
+        }
+    };
+    let issuer = {
+        let base = base.clone();
+        move || {
+            let base = base.clone();
+            async move {
+                axum::Json(serde_json::json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "registration_endpoint": format!("{base}/register"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "refresh_token"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                }))
+            }
+        }
+    };
+    let register = |body: axum::body::Bytes| async move {
+        let mut client: serde_json::Value =
+            serde_json::from_slice(&body).unwrap_or_else(|_| serde_json::json!({}));
+        client["client_id"] = "test-client".into();
+        client["token_endpoint_auth_method"] = "none".into();
+        (StatusCode::CREATED, axum::Json(client))
+    };
+    let router = axum::Router::new()
+        .route("/mcp", any(oauth))
+        .route("/plain/mcp", any(plain))
+        .route("/.well-known/oauth-protected-resource/mcp", get(resource))
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(issuer.clone()),
+        )
+        .route("/.well-known/openid-configuration", get(issuer))
+        .route("/register", post(register));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    (addr, literal)
+}
+
+/// Copilot's process-log lines (a test home's, no user's data).
+fn process_logs(home: &Path) -> Vec<String> {
+    std::fs::read_dir(home.join(".copilot/logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .flat_map(|t| t.lines().map(str::to_owned).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The one session Tether reads under `home`, its servers matched against
+/// `configured`.
+fn one_attempt(home: &Path, configured: Vec<ServerSpec>) -> AttachmentAttempt {
+    let registry = Registry::with_static().expect("registry");
+    let mut records = Records::new(
+        &registry,
+        &Home::new(home, HashMap::new()),
+        HashMap::from([("copilot".to_owned(), configured)]),
+        Filter {
+            harnesses: vec!["copilot".into()],
+            ..Filter::default()
+        },
+    );
+    records.read(true);
+    assert_eq!(records.sessions().len(), 1, "{:?}", records.files());
+    let facts = records.sessions().values().next().expect("one").clone();
+    records
+        .history(&facts, None)
+        .expect("history")
+        .current()
+        .expect("attempt")
+        .clone()
+}
+
+/// One failure: the server's entry, what Copilot's process log says of
+/// it, and Tether's reason.
+struct Case {
+    name: &'static str,
+    entry: serde_json::Value,
+    /// Words of Copilot's process-log line for this server.
+    copilot_says: String,
+    tether: ReasonCode,
+}
+
+fn cases(addr: std::net::SocketAddr, missing_dir: &str) -> Vec<Case> {
+    let local = |command: &str, args: &[&str]| serde_json::json!({"type": "local", "command": command, "args": args, "tools": ["*"]});
+    let http = |path: &str, token: Option<String>| {
+        let mut entry = serde_json::json!({"type": "http", "url": format!("http://{addr}{path}"), "tools": ["*"]});
+        if let Some(token) = token {
+            entry["headers"] = serde_json::json!({"Authorization": format!("Bearer {token}")});
+        }
+        entry
+    };
+    let spawn = "failed to spawn MCP server process: No such file or directory (os error 2)";
+    let mut nocwd = local("sh", &["-c", "cat > /dev/null"]);
+    nocwd["cwd"] = missing_dir.into();
+    vec![
+        Case {
+            name: "bare",
+            entry: local("tether-no-such-server-c0p1", &[]),
+            copilot_says: spawn.into(),
+            tether: ReasonCode::CommandNotFound,
+        },
+        Case {
+            name: "absent",
+            entry: local("/opt/tether-nope-c0p1/server", &[]),
+            copilot_says: spawn.into(),
+            tether: ReasonCode::CommandNotFound,
+        },
+        Case {
+            // The same words as a missing command: the configuration
+            // here (its cwd missing) says which.
+            name: "nocwd",
+            entry: nocwd,
+            copilot_says: spawn.into(),
+            tether: ReasonCode::CwdNotFound,
+        },
+        Case {
+            // Reads its input and answers nothing: Copilot's own deadline
+            // (60 s in 1.0.102, not set per server) ends the wait.
+            name: "silent",
+            entry: local("sh", &["-c", "cat > /dev/null"]),
+            copilot_says: "MCP lifecycle negotiation did not complete within 60000 ms".into(),
+            tether: ReasonCode::Timeout,
+        },
+        Case {
+            name: "refused",
+            entry: http("/mcp", Some(PLANTED.into())),
+            copilot_says: "HTTP 401 challenge (WWW-Authenticate: ******\"invalid_token\")".into(),
+            tether: ReasonCode::AuthRejected,
+        },
+        Case {
+            name: "authy",
+            entry: http("/mcp", None),
+            copilot_says: format!(
+                "HTTP 401 challenge (WWW-Authenticate: ******\"http://{addr}/.well-known/oauth-protected-resource/mcp\")"
+            ),
+            tether: ReasonCode::OauthRequired,
+        },
+        Case {
+            // A token refused with no challenge: Copilot's words do not
+            // say a token was sent, so neither does Tether.
+            name: "plainref",
+            entry: http("/plain/mcp", Some(PLANTED.into())),
+            copilot_says: "HTTP 401 challenge (WWW-Authenticate: ) ".into(),
+            tether: ReasonCode::AuthRequired,
+        },
+        Case {
+            // Copilot sends `${VAR}` unexpanded where the variable is
+            // unset, and its log reads as plainref's: the configuration
+            // here (the variable unset) says which.
+            name: "unsetvar",
+            entry: http("/plain/mcp", Some(format!("${{{UNSET}}}"))),
+            copilot_says: "HTTP 401 challenge (WWW-Authenticate: ) ".into(),
+            tether: ReasonCode::UnresolvedVariable,
+        },
+    ]
+}
+
+/// GIVEN Copilot with a server of each everyday failure in its user
+/// configuration, its model provider on a closed port WHEN `copilot -p`
+/// ends (on its own: its 60 s wait for the silent server, then its
+/// retries) THEN each server's row has the reason Copilot's process-log
+/// line names, shown by the harness's record, never initialized; where
+/// Copilot's words are one for two cases, today's configuration tells
+/// them apart (`cwd_not_found`, `unresolved_variable`) and nothing else
+/// does; no row holds the planted token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_everyday_failure_reads_as_copilot_s_log_says() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(copilot) = by_path::pinned_copilot() else {
+        return;
+    };
+    let (addr, literal) = auth_server().await;
+    let home = tempfile::tempdir().expect("home");
+    let missing = home.path().join("no/such/dir").display().to_string();
+    let cases = cases(addr, &missing);
+    let servers: serde_json::Map<String, serde_json::Value> = cases
+        .iter()
+        .map(|c| (c.name.to_owned(), c.entry.clone()))
+        .collect();
+    let (_dir, work) = by_path::copilot_home(home.path(), servers.into());
+    // A port held for the whole run, never listened on: each connection
+    // to the model provider is refused, and the run ends on its own.
+    let held = tokio::net::TcpSocket::new_v4().expect("a socket");
+    held.bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("a port");
+    let closed = held.local_addr().expect("its port");
+    let mut cmd = by_path::copilot_offline(
+        &copilot,
+        home.path(),
+        &work,
+        &format!("http://{closed}"),
+        &["--allow-all-tools", "--output-format", "json"],
+    );
+    cmd.stdin(std::process::Stdio::null());
+    // Bounded by the test's deadline; Copilot ends on its own wait.
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 300))
+        .await
+        .expect("join");
+    drop(held);
+    tether_tests::keep_home("copilot-everyday", home.path());
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !out.status.success(),
+        "Copilot's run ended as it should not"
+    );
+    let logs = process_logs(home.path());
+    // Copilot sent the unset variable's reference as written.
+    assert!(
+        literal.load(Ordering::Relaxed),
+        "no literal ${{{UNSET}}} sent"
+    );
+
+    // Today's configuration, as `tether sessions` reads it.
+    let vars = [("PATH", std::env::var_os("PATH").unwrap_or_default())]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let ctx = tether_inventory::ScanContext::new(
+        home.path().to_path_buf(),
+        Some(work.clone()),
+        "/".into(),
+        vars,
+    );
+    let configured = tether_inventory::configured_servers(&ctx)
+        .remove("copilot")
+        .unwrap_or_default();
+    assert_eq!(configured.len(), cases.len(), "{configured:?}");
+    let attempt = one_attempt(home.path(), configured);
+    let shown = format!("{attempt:?}");
+    assert!(!shown.contains("PLANTED"), "the token reached a row");
+    for case in &cases {
+        // Copilot's own line for this server, in its log.
+        let server = [
+            format!("\"server_name\":\"{}\"", case.name),
+            format!("\"server\":\"{}\"", case.name),
+        ];
+        assert!(
+            logs.iter()
+                .any(|l| l.contains(&case.copilot_says)
+                    && server.iter().any(|s| l.contains(s.as_str()))),
+            "{}: Copilot's log does not say {:?}",
+            case.name,
+            case.copilot_says
+        );
+        // And its status, printed (`--output-format json`).
+        let status = if case.copilot_says.starts_with("HTTP ") {
+            "needs-auth"
+        } else {
+            "failed"
+        };
+        assert!(
+            printed
+                .lines()
+                .any(|l| l.contains("session.mcp_server_status_changed")
+                    && l.contains(&format!("\"serverName\":\"{}\"", case.name))
+                    && l.contains(&format!("\"status\":\"{status}\""))),
+            "{}: Copilot did not print {status}",
+            case.name
+        );
+        let row = attempt
+            .server(case.name)
+            .unwrap_or_else(|| panic!("no row {}", case.name));
+        assert_eq!(
+            row.reason_code,
+            Some(case.tether.clone()),
+            "{}: {row:?}",
+            case.name
+        );
+        assert_eq!(row.status, DisplayStatus::Failed, "{}: {row:?}", case.name);
+        assert_ne!(row.stages.initialized.state, StageState::Yes, "{row:?}");
+        // SHOWN BY: the stage Copilot's line stopped, shown by its record.
+        let stopped = if status == "needs-auth" {
+            &row.stages.authenticated
+        } else {
+            &row.stages.initialized
+        };
+        assert_eq!(stopped.state, StageState::No, "{}: {row:?}", case.name);
+        assert_eq!(
+            stopped.provenance,
+            Some(ProvenanceCode::HarnessRecord),
+            "{}: {row:?}",
+            case.name
+        );
+        // A sentence that says what to do, in Tether's words.
+        let summary = row.summary.as_deref().unwrap_or_default();
+        assert!(!summary.is_empty(), "{}: no sentence", case.name);
+        for internal in [
+            "rmcp",
+            "os error",
+            "WWW-Authenticate",
+            "******",
+            "127.0.0.1",
+        ] {
+            assert!(
+                !summary.contains(internal),
+                "{}: {internal:?} in {summary}",
+                case.name
+            );
+        }
+    }
+}
+
+/// GIVEN Copilot with no login (no offline provider, no token) and a
+/// server configured WHEN `copilot -p` runs THEN it says `Error: No
+/// authentication information found.` and exits 1 before the server
+/// starts, and Tether reads its process log's `[ERROR]` line as the
+/// session's own error, `auth_required`, in Tether's words; the server is
+/// never shown started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_logged_in_reads_as_copilot_says() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(copilot) = by_path::pinned_copilot() else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("home");
+    let exits = serde_json::json!({"type": "local", "command": "sh", "args": ["-c", "exit 3"], "tools": ["*"]});
+    let (_dir, work) = by_path::copilot_home(home.path(), serde_json::json!({ "exits": exits }));
+    let mut cmd = std::process::Command::new(&copilot);
+    cmd.args(["-p", "what time is it", "--allow-all-tools"])
+        .current_dir(&work)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .env("COPILOT_PKG_CACHE_HOME", home.path().join("pkg"))
+        .stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 120))
+        .await
+        .expect("join");
+    tether_tests::keep_home("copilot-no-login", home.path());
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("Error: No authentication information found."),
+        "Copilot's own words: {said}"
+    );
+    let logs = process_logs(home.path());
+    assert!(
+        logs.iter()
+            .any(|l| l.ends_with("[ERROR] No authentication information found.")),
+        "its log's line"
+    );
+    let configured = vec![ServerSpec::new(
+        "exits",
+        ServerSource::Profile,
+        Endpoint::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), "exit 3".into()],
+            env: vec![],
+            cwd: None,
+        },
+    )];
+    let attempt = one_attempt(home.path(), configured);
+    let error = attempt.report_error.as_ref().expect("why the run ended");
+    assert_eq!(error.reason_code, ReasonCode::AuthRequired, "{error:?}");
+    let words = error.summary.as_deref().unwrap_or_default();
+    assert!(words.contains("not logged in"), "{words}");
+    assert!(words.contains("copilot login"), "{words}");
+    let row = attempt.server("exits").expect("its row");
+    assert_ne!(row.stages.initialized.state, StageState::No, "{row:?}");
+    assert_ne!(row.stages.initialized.state, StageState::Yes, "{row:?}");
 }

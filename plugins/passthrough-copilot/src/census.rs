@@ -475,7 +475,7 @@ fn process_logs_and_output() -> Vec<CensusEntry> {
             PROCESS_LOG,
             "MCP server connection failed",
             "1.0.102",
-            "failed, its reason from raw_error (never kept), server_name: \"MCP server process exited before completing the MCP initialize handshake (exit code N)\" server_exited with its code; \"failed to spawn MCP server process: No such file or directory\" command_not_found (the same words for a missing cwd)",
+            "failed, its reason from raw_error (never kept), server_name: \"MCP server process exited before completing the MCP initialize handshake (exit code N)\" server_exited with its code; \"failed to spawn MCP server process: No such file or directory\" command_not_found (Copilot says the same words for a missing cwd: its row says cwd_not_found where the configuration here shows the cwd missing); \"MCP lifecycle negotiation did not complete within N ms\" timeout (Copilot's wait, 60000 ms)",
         )
         .silence("written only for a server that failed to connect: a missing line does not show that a server connected"),
         CensusEntry::read(
@@ -484,6 +484,19 @@ fn process_logs_and_output() -> Vec<CensusEntry> {
             "1.0.102",
             "needs-auth, by its server field",
         ),
+        CensusEntry::read(
+            PROCESS_LOG,
+            "challenge (WWW-Authenticate:",
+            "1.0.102",
+            "needs-auth with which: \"HTTP 401 challenge (WWW-Authenticate: …)\", beside the needing-auth line, its parameter names masked by Copilot; its values read, never kept: OAuth resource metadata named oauth_required, invalid_token or insufficient_scope auth_rejected, none auth_required (Copilot's words do not say whether it sent credentials)",
+        ),
+        CensusEntry::read(
+            PROCESS_LOG,
+            "No authentication information found.",
+            "1.0.102",
+            "the run's own error (report-level): [ERROR] \"No authentication information found.\" auth_required (not logged in), \"Classic PAT detected in environment.\" auth_rejected; \"Authentication token validation failed: …\" names no cause and is not read",
+        )
+        .silence("the run ends before its servers start: no server line follows"),
         CensusEntry::not_read(
             PROCESS_LOG,
             "Failed to start MCP client for",
@@ -812,6 +825,7 @@ mod tests {
             include_str!("telemetry.rs"),
             include_str!("config_scan.rs"),
             include_str!("output.rs"),
+            include_str!("records/words.rs"),
         ]
         .concat();
         let missing = tether_sdk::census::read_but_not_in(&census(), &code);

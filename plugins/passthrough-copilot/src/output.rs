@@ -112,6 +112,9 @@ pub(crate) fn failed_status(reading: &mut RecordReading, record: &str, at: Times
 /// `server_exited` with its exit code; any other words as every harness's
 /// ([`tether_sdk::records::failure`]). The words are never kept.
 pub(crate) fn server_failed(server: &str, words: &str, at: Timestamp) -> Evidence {
+    if let Some(failure) = spawn_or_wait(server, words, at) {
+        return failure;
+    }
     let Some(how) = words
         .strip_prefix("MCP server process exited before completing the MCP initialize handshake")
     else {
@@ -127,6 +130,43 @@ pub(crate) fn server_failed(server: &str, words: &str, at: Timestamp) -> Evidenc
         code.map(|c| format!("exited with code {c}")),
         at,
     )
+}
+
+/// Copilot 1.0.102's words (runtime.node; real runs) for a stdio server
+/// it could not spawn (`failed to spawn MCP server process: {io error}`)
+/// and for one it gave up waiting on (`failed to initialize MCP client:
+/// MCP lifecycle negotiation did not complete within {N} ms`, N 60000 in
+/// a real run, per-server `timeout` not read): the first whose error is
+/// `No such file or directory` is `command_not_found` (Copilot says the
+/// same words, `os_not_found`, for a missing command, bare or a path, and
+/// for a `cwd` that does not exist: a missing cwd is told apart only by
+/// the configuration, `cwd_not_found` from the plan, which the row
+/// keeps), the second `timeout`, with Copilot's wait. Other words: `None`.
+fn spawn_or_wait(server: &str, words: &str, at: Timestamp) -> Option<Evidence> {
+    use tether_sdk::telemetry::failed;
+    if let Some(io) = words.strip_prefix("failed to spawn MCP server process: ") {
+        return io.starts_with("No such file or directory").then(|| {
+            failed(
+                server,
+                ReasonCode::CommandNotFound,
+                Some(
+                    "Copilot could not start it: no such file or directory (its command is not on PATH or not at the path given, or the cwd it starts in is missing); fix the entry's command or cwd"
+                        .to_owned(),
+                ),
+                at,
+            )
+        });
+    }
+    let (_, after) = words.split_once("MCP lifecycle negotiation did not complete within ")?;
+    let ms: u64 = after.split(' ').next()?.parse().ok()?;
+    Some(failed(
+        server,
+        ReasonCode::Timeout,
+        Some(format!(
+            "Copilot gave up after {ms} ms: it started and never finished the MCP handshake; check that it is an MCP server that answers on stdio"
+        )),
+        at,
+    ))
 }
 
 /// The session a cut output is read as, named by its first record (the
@@ -276,6 +316,23 @@ mod tests {
             Timestamp(1),
         );
         assert_eq!(spawn.reason_code, Some(ReasonCode::CommandNotFound));
+        assert!(
+            spawn.summary.as_deref().is_some_and(|s| s.contains("cwd")),
+            "{spawn:?}"
+        );
+        let waited = server_failed(
+            "silent",
+            "failed to initialize MCP client: MCP lifecycle negotiation did not complete within 60000 ms",
+            Timestamp(1),
+        );
+        assert_eq!(waited.reason_code, Some(ReasonCode::Timeout));
+        assert!(
+            waited
+                .summary
+                .as_deref()
+                .is_some_and(|s| s.contains("60000 ms")),
+            "{waited:?}"
+        );
     }
 
     use tether_core::vocab::EvidenceKind;

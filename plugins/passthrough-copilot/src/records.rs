@@ -12,9 +12,12 @@
 //!   saved here.
 //! - Process logs `~/.copilot/logs/process-*.log`: "Workspace initialized:
 //!   <session>" names the session the lines after it belong to; "MCP
-//!   server connection failed {"server_name":…}" (failed; a missing
-//!   command said as such) and "reporting the server as needing auth
-//!   {"server":…}" (needs auth).
+//!   server connection failed {"server_name":…}" (failed: a missing
+//!   command, a server that exited with its code, one Copilot gave up
+//!   waiting on, each said as such), "reporting the server as needing auth
+//!   {"server":…}" (needs auth), the "HTTP 401 challenge (WWW-Authenticate:
+//!   …)" beside it (which auth failure: `words::challenge`), and the
+//!   `[ERROR]` line of a run with no login (`words::login`).
 //! - What `copilot -p … --output-format json` printed, saved to a file and
 //!   named by path (`output_json`): the same session events, one
 //!   `JSON.stringify(event)` a line (1.0.102 `cli-main.js` `zun`; 1.0.63
@@ -726,7 +729,12 @@ fn process_log(record: &str) -> RecordAnswer {
 const FIELDED: &[&str] = &[
     "MCP server connection failed",
     "reporting the server as needing auth",
+    CHALLENGE,
 ];
+
+/// A server's 401 or 403 challenge, as Copilot's process log writes it
+/// (`words::challenge`).
+const CHALLENGE: &str = " challenge (WWW-Authenticate: ";
 
 /// What a process log's line says, its JSON fields taken out by `fields`
 /// (the fast path's or the plain one's, [`plain`]).
@@ -748,7 +756,15 @@ fn logged<'r>(
         reading.session = id.split_whitespace().next().and_then(name);
         return answer(reading);
     }
+    // The run ended before its session began: no login (report-level).
+    if let Some(said) = rest.strip_prefix("[ERROR] ")
+        && let Some(error) = words::login(said, at)
+    {
+        reading.evidence.push(error);
+        return answer(reading);
+    }
     let tail = rest.find(" {").map(|i| &rest[i + 1..]);
+    let message = rest.find(" {").map_or(rest, |i| &rest[..i]);
     if let Some(kind) = FIELDED.iter().find(|k| rest.contains(**k))
         && let Some(Err(why)) = tail.map(&fields)
     {
@@ -769,6 +785,17 @@ fn logged<'r>(
         && let Some(server) = f.server.as_deref().and_then(name)
     {
         push(&mut reading, status(&server, "needs-auth", at));
+    } else if message.contains(CHALLENGE)
+        && let Some((reason, words)) = words::challenge(message)
+        && let Some(f) = fields()
+        && let Some(server) = f.server.as_deref().and_then(name)
+    {
+        // The same refusal as the "needing auth" line beside it, and
+        // which one it was: the row keeps the reason that says which.
+        push(
+            &mut reading,
+            status(&server, "needs-auth", at).reason(reason, Some(words)),
+        );
     }
     answer(reading)
 }

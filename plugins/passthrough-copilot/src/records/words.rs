@@ -40,6 +40,86 @@ pub(super) fn model_api(message: &str, at: Timestamp) -> Option<Evidence> {
         })
 }
 
+/// A run that ended before its session began because Copilot had no
+/// login, from its process log's `[ERROR]` line (1.0.102 `cli-main.js`:
+/// `A.error(vn ? "Classic PAT detected in environment." : cn.length > 0 ?
+/// `Authentication token validation failed: …` : "No authentication
+/// information found.")`, then exit 1; the first and last seen in real
+/// runs): none is `auth_required`, a classic token (which Copilot does not
+/// take) `auth_rejected`, in Tether's words. A token that could not be
+/// validated names no cause (Copilot says it may be the network), so it
+/// is left unsaid, as other lines are.
+pub(super) fn login(message: &str, at: Timestamp) -> Option<Evidence> {
+    let (reason, words) = match message.trim_end() {
+        "No authentication information found." => (
+            ReasonCode::AuthRequired,
+            "not logged in to GitHub Copilot: run `copilot login` (or /login), or set COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN",
+        ),
+        "Classic PAT detected in environment." => (
+            ReasonCode::AuthRejected,
+            "a classic personal access token (ghp_) is in its environment, which Copilot does not take: use a fine-grained token or `copilot login`",
+        ),
+        _ => return None,
+    };
+    Some(Evidence::new(EvidenceKind::ExplicitError, at).reason(reason, Some(words.into())))
+}
+
+/// What the `WWW-Authenticate` challenge of a server's HTTP 401 or 403
+/// says, as Copilot's process log writes it (1.0.102 runtime.node,
+/// `mcp_engine::agent_host`: `HTTP {status} challenge (WWW-Authenticate:
+/// {header})`, the header's parameter names masked `******`, its quoted
+/// values kept; real runs: `******"invalid_token"`,
+/// `******"http://…/.well-known/oauth-protected-resource/mcp"`, and empty
+/// for a 401 with none). `message` is the text after the log level, up to
+/// its JSON fields; the values are read, never kept. `None` for another
+/// line.
+///
+/// A scope refused (`insufficient_scope`) is `auth_rejected`; OAuth
+/// resource metadata named is `oauth_required` (the server points to its
+/// login; with `invalid_token` beside it, as the MCP TypeScript SDK says
+/// it for a request with no token too, the login is still what to do); a
+/// bare `invalid_token` is `auth_rejected` (RFC 6750: the token sent is
+/// not valid). No challenge, or another, is `auth_required`: Copilot's
+/// words do not say whether it sent credentials (it reads every one of
+/// these as "needs auth"), so a token refused and credentials wanted read
+/// the same, and Tether claims neither.
+pub(super) fn challenge(message: &str) -> Option<(ReasonCode, String)> {
+    let (_, after) = message.split_once("] HTTP ")?;
+    let (status, header) = after.split_once(" challenge (WWW-Authenticate: ")?;
+    let status: u16 = status.parse().ok()?;
+    let header = header.trim_end().trim_end_matches(')').to_ascii_lowercase();
+    let (reason, words) = if header.contains("\"insufficient_scope\"") {
+        (
+            ReasonCode::AuthRejected,
+            format!(
+                "the server refused the token Copilot sent (HTTP {status}, insufficient_scope): it lacks a scope the server wants; make one with that scope"
+            ),
+        )
+    } else if header.contains("oauth-protected-resource") {
+        (
+            ReasonCode::OauthRequired,
+            format!(
+                "the server wants an OAuth login (HTTP {status} naming its OAuth resource metadata, as Copilot's log shows), which `copilot -p` cannot do: log in once in an interactive copilot (/mcp), or configure a token it takes"
+            ),
+        )
+    } else if header.contains("\"invalid_token\"") {
+        (
+            ReasonCode::AuthRejected,
+            format!(
+                "the server refused the token Copilot sent (HTTP {status}, invalid_token): it is wrong, expired or revoked; make a new one and put it where the entry reads it"
+            ),
+        )
+    } else {
+        (
+            ReasonCode::AuthRequired,
+            format!(
+                "the server wants credentials (HTTP {status}, no challenge Copilot's log names): configure the header or token it wants, or check the one configured; Copilot's log does not say whether it sent one"
+            ),
+        )
+    };
+    Some((reason, words))
+}
+
 /// How Copilot CLI's runtime (1.0.102, `prebuilds/linux-x64/runtime.node`)
 /// words a tool call it refused, and the reason each is: a person's no and
 /// a `--deny-tool` rule are the harness's rules (`permission_denied`); no
@@ -169,6 +249,45 @@ mod tests {
         assert_eq!(e.reason_code, Some(ReasonCode::SessionRequestFailed));
         assert!(!format!("{e:?}").contains("127.0.0.1"), "{e:?}");
         assert!(model_api("Execution failed: something else", Timestamp(1)).is_none());
+    }
+
+    /// GIVEN the challenge lines of real 1.0.102 runs (a token refused
+    /// with `invalid_token`, an OAuth login naming its resource metadata,
+    /// a 401 with no challenge) and a scope refused WHEN read THEN each is
+    /// its reason, and no value of the header is kept.
+    #[test]
+    fn each_challenge_says_which_auth_failure() {
+        let line = |header: &str| {
+            format!(
+                "[WARNING] [rust:mcp_engine::agent_host] HTTP 401 challenge (WWW-Authenticate: {header})"
+            )
+        };
+        for (header, want) in [
+            ("******\"invalid_token\"", ReasonCode::AuthRejected),
+            (
+                "******\"http://127.0.0.1:4/.well-known/oauth-protected-resource/mcp\"",
+                ReasonCode::OauthRequired,
+            ),
+            (
+                "******\"invalid_token\", ******\"Missing Authorization header\", ******\"http://127.0.0.1:4/.well-known/oauth-protected-resource\"",
+                ReasonCode::OauthRequired,
+            ),
+            (
+                "******\"insufficient_scope\", ******\"repo\"",
+                ReasonCode::AuthRejected,
+            ),
+            ("", ReasonCode::AuthRequired),
+        ] {
+            let (reason, words) = challenge(&line(header)).expect(header);
+            assert_eq!(reason, want, "{header}");
+            assert!(!words.contains("127.0.0.1"), "{words}");
+            assert!(words.contains("HTTP 401"), "{words}");
+        }
+        assert!(challenge("[WARNING] [rust:x] MCP OAuth authorization failed").is_none());
+        let e = login("No authentication information found.", Timestamp(1)).expect("an error");
+        assert_eq!(e.reason_code, Some(ReasonCode::AuthRequired));
+        assert_eq!(e.server, None);
+        assert!(login("Authentication token validation failed: x", Timestamp(1)).is_none());
     }
 
     /// GIVEN Copilot 1.0.102's words for a call's end WHEN read THEN "no
