@@ -244,6 +244,9 @@ pub(crate) fn session_tools(
 ) -> anyhow::Result<Vec<tether_inventory::SessionTools>> {
     Ok(recorded_attempts(harnesses, since)?
         .into_iter()
+        // A harness's own health check ran no agent: never the newest
+        // session a server's tools are taken from.
+        .filter(|(summary, _)| !summary.health_check)
         .map(|(summary, attempt)| tether_inventory::SessionTools {
             harness: summary.agent_kind,
             session_id: summary.session_id,
