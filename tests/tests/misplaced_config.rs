@@ -398,3 +398,50 @@ fn a_codex_server_whose_cwd_is_missing_says_so_with_and_without_test() {
         assert!(!summary.contains("/nonexistent"), "{summary}");
     }
 }
+
+/// GIVEN a Claude Code server entry with a `cwd` that does not exist (a
+/// real server) WHEN the real Claude Code (pinned and newest) lists its
+/// servers THEN it connects it (its server schema has no `cwd`: the key is
+/// dropped and the server starts where Claude runs); AND `tether
+/// inventory` neither calls it `cwd_not_found` nor reports the folder
+/// missing, and its row says `cwd` is a key Claude does not read.
+#[test]
+fn claude_does_not_read_a_cwd_and_tether_says_so() {
+    let Some(server) = tether_tests::peer("node_modules/.bin/mcp-server-everything") else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    let entry = json!({"mcpServers": {"elsewhere": {
+        "command": server, "cwd": format!("/nonexistent-{PLANTED}/work")}}});
+    write(&home.path().join(".claude.json"), &entry.to_string());
+
+    let doc = inventory(home.path(), project.path(), "claude", &[], &[]);
+    let r = row(&doc, "elsewhere");
+    assert_eq!(r["reason_code"], Value::Null, "{r}");
+    assert_eq!(r["diagnostics"]["cwd"], "unset", "{r}");
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("`cwd` in its entry is not a key Claude Code reads"),
+        "{r}"
+    );
+
+    for release in Release::BOTH {
+        let Some((code, said)) = harness(
+            release,
+            "claude",
+            home.path(),
+            project.path(),
+            &["mcp", "list"],
+            &[],
+        ) else {
+            continue;
+        };
+        assert_eq!(code, Some(0), "{}: {said}", release.label());
+        let line = said
+            .lines()
+            .find(|l| l.starts_with("elsewhere:"))
+            .unwrap_or_else(|| panic!("{}: {said}", release.label()));
+        assert!(line.contains("Connected"), "{}: {line}", release.label());
+    }
+}

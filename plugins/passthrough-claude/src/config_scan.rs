@@ -324,6 +324,7 @@ impl ConfigScanner for ClaudeConfigScanner {
 
         let decide = |found: &mut FoundServer, entry: &Map<String, Value>, base: Enablement| {
             read_loading(found, entry);
+            drop_unread_cwd(found, entry);
             found.settings.extend(environment.iter().cloned());
             decide_server(
                 &policy,
@@ -577,6 +578,31 @@ type Decide<'a> = dyn Fn(&mut FoundServer, &Map<String, Value>, Enablement) + 'a
 fn read_loading(found: &mut FoundServer, entry: &Map<String, Value>) {
     if let Some(load) = entry.get("alwaysLoad").and_then(Value::as_bool) {
         found.settings.push(format!("alwaysLoad={load}"));
+    }
+}
+
+/// Said where a stdio entry has a `cwd`, which Claude Code does not read.
+const CWD_NOT_READ: &str = "`cwd` in its entry is not a key Claude Code reads for a server (it is left out when the entry is read), so the server starts in the folder Claude runs in; start it elsewhere with a wrapper command, e.g. `sh -c 'cd DIR && exec …'`";
+
+/// A stdio entry's `cwd`, which Claude Code's server schema has no key
+/// for (2.1.197 `H.object({type:H.literal("stdio").optional(),command:…,
+/// args:…,env:…,timeout:…,alwaysLoad:…,role:…})` at byte 226632256 of its
+/// `bin/claude.exe`; 2.1.332 the same keys, plus
+/// `bareElicitationCapability`, at 329487976): the object schema drops the
+/// key, so the server is spawned in Claude's own working folder (a real
+/// 2.1.197 run with `"cwd":"/nope/dir"` connected it). The endpoint keeps
+/// no `cwd` (a test spawns it as Claude does, and a missing folder is no
+/// `cwd_not_found`), and the row notes it.
+fn drop_unread_cwd(found: &mut FoundServer, entry: &Map<String, Value>) {
+    if let Endpoint::Stdio { cwd, .. } = &mut found.endpoint
+        && cwd.take().is_some()
+        && entry.contains_key("cwd")
+    {
+        found.notes.push(RowNote {
+            provenance: ProvenanceCode::DocumentedRule,
+            reason_code: None,
+            text: CWD_NOT_READ.to_owned(),
+        });
     }
 }
 
