@@ -98,11 +98,13 @@ fn tools_query() -> String {
 }
 
 /// The errors' query: each assistant message that ended in an error, its
-/// session and time, the error's name, a word for its cause (a
-/// [`MODEL_API`] reason's word where its message begins with one of
-/// their words, matched inside the query so no word leaves the database),
-/// its HTTP status (`APIError`'s `statusCode`, as text) and the message's
-/// provider id. A row whose `data` is not JSON is passed over.
+/// session and time, the error's name, a word for its cause and the
+/// message's provider id. The word, told apart inside the query so no
+/// word of OpenCode's leaves the database: a [`MODEL_API`] reason's where
+/// the error's message begins with one of their words, else
+/// [`CREDENTIALS_REFUSED`] where its HTTP status (`APIError`'s
+/// `statusCode`) is 401 or 403. A row whose `data` is not JSON is passed
+/// over.
 fn errors_query() -> String {
     let said = "json_extract(data, '$.error.data.message')";
     let words: String = MODEL_API
@@ -116,8 +118,8 @@ fn errors_query() -> String {
         .collect();
     format!(
         "SELECT session_id, time_created, json_extract(data, '$.error.name'), \
-     CASE {words}END, \
-     CAST(json_extract(data, '$.error.data.statusCode') AS TEXT), \
+     CASE {words}\
+     WHEN json_extract(data, '$.error.data.statusCode') IN (401, 403) THEN '{CREDENTIALS_REFUSED}' END, \
      json_extract(data, '$.providerID') \
      FROM message WHERE json_valid(data) \
      AND json_extract(data, '$.role') = 'assistant' \
@@ -216,13 +218,9 @@ pub(crate) fn database_row(file: &RecordFile<'_>, row: Row) -> RecordAnswer {
             tool_part(&mut reading, &call, file.configured, at);
         }
         DB_ERRORS => {
-            let status = fifth.as_deref().and_then(|s| s.parse::<u16>().ok());
-            if let Some((reason, words)) = turn_error(
-                third.as_deref(),
-                fourth.as_deref(),
-                status,
-                sixth.as_deref(),
-            ) {
+            if let Some((reason, words)) =
+                turn_error(third.as_deref(), fourth.as_deref(), fifth.as_deref())
+            {
                 // The turn's end (report-level, no server's), in Tether's
                 // words.
                 push(
@@ -409,30 +407,32 @@ fn model_api(error: &str) -> Option<(ReasonCode, &'static str)> {
 /// logged in has it alone and picks its `big-pickle` (a real run).
 const OWN_PROVIDER: &str = "opencode";
 
+/// The errors' query's word for an `APIError` the model API answered
+/// with 401 or 403 (a real 1.18.33 run: a provider whose key the model API
+/// refused; `statusCode` 401).
+const CREDENTIALS_REFUSED: &str = "credentials_refused";
+
 /// Why a turn ended, from its assistant message's error (a database row:
-/// the error's name, the query's word for its cause, its HTTP status, the
-/// provider's id): an `APIError` that could not connect, by the cause's
-/// word; one the model API answered with 401 or 403, credentials refused.
-/// Other errors are left unsaid (no guess).
+/// the error's name, the query's word for its cause, the provider's id):
+/// an `APIError` that could not connect, by the cause's word; one the
+/// model API answered with 401 or 403, credentials refused. Other errors
+/// are left unsaid (no guess).
 fn turn_error(
     name: Option<&str>,
     cause: Option<&str>,
-    status: Option<u16>,
     provider: Option<&str>,
 ) -> Option<(ReasonCode, String)> {
     if name != Some("APIError") {
         return None;
     }
-    let (reason, said) = match (cause, status) {
-        (Some(word), _) => MODEL_API
-            .iter()
-            .find(|(_, reason, _)| reason.as_str() == word)
-            .map(|(_, reason, said)| (reason.clone(), (*said).to_owned()))?,
-        (None, Some(401 | 403)) => (
+    let cause = cause?;
+    let (reason, said) = match MODEL_API.iter().find(|(_, r, _)| r.as_str() == cause) {
+        Some((_, reason, said)) => (reason.clone(), (*said).to_owned()),
+        None if cause == CREDENTIALS_REFUSED => (
             ReasonCode::AuthRejected,
             "its model provider refused the credentials it sent".to_owned(),
         ),
-        _ => return None,
+        None => return None,
     };
     Some(match provider {
         Some(OWN_PROVIDER) => (
@@ -580,15 +580,12 @@ mod tests {
                 .first()
                 .map(|e| (e.reason_code.clone(), e.summary.clone().unwrap_or_default()))
         };
-        let row = |name: &str, cause: &str, status: &str, provider: &str| {
-            format!(
-                r#"["ses_daeeb6d65ffe2zeUFR7qnM4fPd",1796656636806,{name},{cause},{status},{provider}]"#
-            )
+        let row = |name: &str, cause: &str, provider: &str| {
+            format!(r#"["ses_daeeb6d65ffe2zeUFR7qnM4fPd",1796656636806,{name},{cause},{provider}]"#)
         };
         let (code, words) = said(&row(
             r#""APIError""#,
             r#""host_not_found""#,
-            "null",
             r#""opencode""#,
         ))
         .expect("said");
@@ -600,24 +597,23 @@ mod tests {
         let (code, words) = said(&row(
             r#""APIError""#,
             r#""connection_refused""#,
-            "null",
             r#""fake""#,
         ))
         .expect("said");
         assert_eq!(code, Some(ReasonCode::ConnectionRefused));
         assert!(!words.contains("opencode"), "{words}");
-        let (code, _) = said(&row(r#""APIError""#, "null", r#""401""#, r#""fake""#)).expect("said");
+        let (code, _) = said(&row(
+            r#""APIError""#,
+            r#""credentials_refused""#,
+            r#""fake""#,
+        ))
+        .expect("said");
         assert_eq!(code, Some(ReasonCode::AuthRejected));
         for unsaid in [
-            row(r#""APIError""#, "null", r#""500""#, r#""fake""#),
-            row(r#""APIError""#, r#""no_such_word""#, "null", r#""fake""#),
-            row(
-                r#""UnknownError""#,
-                r#""connection_refused""#,
-                "null",
-                r#""fake""#,
-            ),
-            row("null", "null", "null", "null"),
+            row(r#""APIError""#, "null", r#""fake""#),
+            row(r#""APIError""#, r#""no_such_word""#, r#""fake""#),
+            row(r#""UnknownError""#, r#""connection_refused""#, r#""fake""#),
+            row("null", "null", "null"),
         ] {
             assert_eq!(said(&unsaid), None, "{unsaid}");
         }
