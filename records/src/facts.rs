@@ -417,11 +417,11 @@ impl SessionFacts {
     /// A record of the session, in a file of `role`, that says only when
     /// it was written.
     pub fn dated(&mut self, role: &str, at: Timestamp) {
-        self.from_role(role);
+        self.read_role(role);
         self.saw(at);
     }
 
-    fn from_role(&mut self, role: &str) {
+    fn read_role(&mut self, role: &str) {
         if !self.roles.contains(role) {
             self.roles.insert(role.to_owned());
         }
@@ -483,7 +483,7 @@ impl SessionFacts {
         if !self.files.contains(file) {
             self.files.insert(file.to_owned());
         }
-        self.from_role(role);
+        self.read_role(role);
         self.saw(reading.at.unwrap_or(Timestamp(0)));
         self.saw(reading.until.unwrap_or(Timestamp(0)));
         self.describe(reading.project, reading.version);
