@@ -24,6 +24,13 @@ const SESSION: &str = "2d8efbcf-e501-440d-89ec-66cb10f9d678";
 /// The real fixture's `skill_listing` line with `names` given back, and
 /// (where `invoked`) the model's call of that skill after it.
 fn transcript(dir: &Path, invoked: Option<&str>) -> PathBuf {
+    let mut names: Vec<&str> = SKILLS_2_1_197.to_vec();
+    names.extend(["my-notes", "goodplug:greet"]);
+    transcript_naming(dir, &names, invoked)
+}
+
+/// [`transcript`] with the listing's `names` given.
+fn transcript_naming(dir: &Path, names: &[&str], invoked: Option<&str>) -> PathBuf {
     let real = fixtures()
         .join("records/claude/.claude/projects/-tmp--tmpf23dO3")
         .join(format!("{SESSION}.jsonl"));
@@ -33,8 +40,6 @@ fn transcript(dir: &Path, invoked: Option<&str>) -> PathBuf {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|v| v["attachment"]["type"] == "skill_listing")
         .expect("a skill_listing in the real transcript");
-    let mut names: Vec<&str> = SKILLS_2_1_197.to_vec();
-    names.extend(["my-notes", "goodplug:greet"]);
     listing["attachment"]["names"] = serde_json::json!(names);
     listing["attachment"]["skillCount"] = serde_json::json!(names.len());
     let mut lines = vec![listing.to_string()];
@@ -149,4 +154,39 @@ fn an_invoked_built_in_skill_keeps_its_own_line() {
             "{line}"
         );
     }
+}
+
+/// GIVEN the `skill_listing` names as a real 2.1.197 run in an empty home
+/// wrote them (2026-12-07: the model is offered `init`, `keybindings-help`,
+/// `review` and `security-review`, which its init line's `skills` leaves
+/// out) WHEN shown THEN all 13 are built in: one line, none on its own,
+/// none "today's configuration does not name it".
+#[test]
+fn the_model_s_listing_of_an_empty_home_is_all_built_in() {
+    let real = [
+        "deep-research",
+        "update-config",
+        "keybindings-help",
+        "verify",
+        "code-review",
+        "simplify",
+        "fewer-permission-prompts",
+        "loop",
+        "claude-api",
+        "run",
+        "init",
+        "review",
+        "security-review",
+    ];
+    let home = tempfile::tempdir().expect("home");
+    let path = transcript_naming(home.path(), &real, None);
+    let (code, text, err) = sessions(home.path(), &["show", &path.display().to_string()]);
+    assert_eq!(code, 0, "{err}");
+    let lines = skill_lines(&text);
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("skills ") && lines[0].contains("13 built-in skills"),
+        "{text}"
+    );
+    assert!(!text.contains("does not name it"), "{text}");
 }
