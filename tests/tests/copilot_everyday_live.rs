@@ -589,3 +589,81 @@ async fn not_logged_in_reads_as_copilot_says() {
     assert_ne!(row.stages.initialized.state, StageState::No, "{row:?}");
     assert_ne!(row.stages.initialized.state, StageState::Yes, "{row:?}");
 }
+
+/// GIVEN a server in Copilot's user file turned off for the run by flag
+/// (`--disable-mcp-server`, Copilot's way to leave a user-file server out:
+/// it has no strict mode) and another given by flag
+/// (`--additional-mcp-config`) that exits at once WHEN `copilot -p` ends
+/// THEN Copilot's log names only the flag's server, and Tether's rows
+/// agree: the flag's `server_exited` with its code, the user file's
+/// configured and nothing more (never started, failed or used).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_file_server_left_out_by_flag_is_never_claimed() {
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let Some(copilot) = by_path::pinned_copilot() else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("home");
+    let local = |code: u8| serde_json::json!({"type": "local", "command": "sh", "args": ["-c", format!("exit {code}")], "tools": ["*"]});
+    let (_dir, work) = by_path::copilot_home(home.path(), serde_json::json!({"userone": local(5)}));
+    let flagged = serde_json::json!({"mcpServers": {"flagged": local(3)}}).to_string();
+    let held = tokio::net::TcpSocket::new_v4().expect("a socket");
+    held.bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("a port");
+    let closed = held.local_addr().expect("its port");
+    let mut cmd = by_path::copilot_offline(
+        &copilot,
+        home.path(),
+        &work,
+        &format!("http://{closed}"),
+        &[
+            "--allow-all-tools",
+            "--disable-mcp-server",
+            "userone",
+            "--additional-mcp-config",
+            &flagged,
+        ],
+    );
+    cmd.stdin(std::process::Stdio::null());
+    let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 300))
+        .await
+        .expect("join");
+    drop(held);
+    tether_tests::keep_home("copilot-flag-only", home.path());
+    assert!(!out.status.success(), "the model provider was reached");
+    let logs = process_logs(home.path());
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("\"server_name\":\"flagged\"") && l.contains("(exit code 3)")),
+        "Copilot's words for the flag's server"
+    );
+    assert!(
+        !logs.iter().any(|l| l.contains("\"userone\"")),
+        "Copilot's log names the server the run left out"
+    );
+    let vars = [("PATH", std::env::var_os("PATH").unwrap_or_default())]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let ctx = tether_inventory::ScanContext::new(
+        home.path().to_path_buf(),
+        Some(work.clone()),
+        "/".into(),
+        vars,
+    );
+    let configured = tether_inventory::configured_servers(&ctx)
+        .remove("copilot")
+        .unwrap_or_default();
+    let attempt = one_attempt(home.path(), configured);
+    let row = attempt.server("flagged").expect("the flag's row");
+    assert_eq!(row.reason_code, Some(ReasonCode::ServerExited), "{row:?}");
+    let left_out = attempt.server("userone").expect("the user file's row");
+    assert_ne!(left_out.status, DisplayStatus::Failed, "{left_out:?}");
+    assert_eq!(left_out.reason_code, None, "{left_out:?}");
+    assert_eq!(
+        left_out.stages.initialized.state,
+        StageState::Unknown,
+        "{left_out:?}"
+    );
+    assert!(left_out.tools.iter().all(|t| t.calls == 0), "{left_out:?}");
+}
