@@ -9,6 +9,10 @@
 //! - GIVEN every Claude transcript, MCP log and headless run's output in
 //!   the repository WHEN each line is read both ways, as the file it is
 //!   THEN the same answer.
+//! - The side readings of a transcript record (a `Skill` call's skill, a
+//!   failed result's words, the SDK's `tool_result_meta` stamp, 2.1.14's
+//!   Stop hook feedback) and of an init line (its reports, its tools) have
+//!   their plain twins too (`records::Whole`): each is compared here.
 //! - GIVEN records of every kind the reader reads, their strings arbitrary
 //!   (every escape, `\u` and surrogate pairs, control characters, long
 //!   strings across 64-byte boundaries, planted secrets), keys in any
@@ -162,6 +166,17 @@ fn any_words() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A skill as a `Skill` call or a `skill_listing` names it: one Claude
+/// Code bundles, a plugin's (`PLUGIN:SKILL`), or anything.
+fn any_skill() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any_name(),
+        prop::sample::select(vec!["simplify", "doctor", "my-plugin:review", "p:"])
+            .prop_map(str::to_owned),
+        (any_name(), any_name()).prop_map(|(p, s)| format!("{p}:{s}")),
+    ]
+}
+
 /// The header Claude Code's transcript writer puts on a record.
 fn head(mut record: Value, session: String) -> Value {
     let map = record.as_object_mut().expect("an object");
@@ -193,14 +208,20 @@ fn any_record() -> impl Strategy<Value = Value> {
         "hook_cancelled",
     ]);
     let body = prop_oneof![
-        (n(), n(), t(), t(), n()).prop_map(|(s, tool, id, said, skill)| json!({"type": "assistant", "message": {"role": "assistant", "content": [
+        (n(), n(), t(), t(), any_skill(), t(), any_skill()).prop_map(|(s, tool, id, said, skill, skill_id, other)| json!({"type": "assistant", "message": {"role": "assistant", "content": [
             {"type": "text", "text": said},
             {"type": "tool_use", "id": id, "name": format!("mcp__{s}__{tool}"), "input": {"q": SECRET}},
-            {"type": "tool_use", "id": "toolu_2", "name": "Skill", "input": {"skill": skill, "args": SECRET}},
-            {"type": "thinking", "thinking": SECRET, "signature": "x"}
+            {"type": "tool_use", "id": skill_id, "name": "Skill", "input": {"skill": skill, "args": SECRET}},
+            {"type": "thinking", "thinking": SECRET, "signature": "x"},
+            {"type": "tool_use", "id": "toolu_3", "name": "Skill", "input": {"args": SECRET, "skill": other}}
         ]}})),
-        (t(), w(), any::<bool>(), any::<bool>(), prop::option::of(prop::sample::select(vec!["user-rejected", "permission-rule", "automode-unavailable", "interrupted"]))).prop_map(|(id, words, error, items, kind)| {
-            let content = if items { json!([{"type": "text", "text": words}]) } else { json!(words) };
+        (t(), w(), any::<bool>(), 0..3u8, prop::option::of(prop::sample::select(vec!["user-rejected", "permission-rule", "automode-blocked", "automode-unavailable", "automode-parsing-error", "interrupted", "cancelled"]))).prop_map(|(id, words, error, items, kind)| {
+            let content = match items {
+                0 => json!(words),
+                1 => json!([{"type": "text", "text": words}]),
+                // An image first: the words are not its first text.
+                _ => json!([{"type": "image", "source": {"data": SECRET}}, {"type": "text", "text": words}]),
+            };
             let mut record = json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": error}]}, "toolUseResult": words});
             if let Some(kind) = kind {
                 // 2.1.332's SDK stamp on a call that never ran.
@@ -219,7 +240,7 @@ fn any_record() -> impl Strategy<Value = Value> {
             json!({"type": "attachment", "attachment": {"type": "deferred_tools_record", "entries": entries}})
         }),
         (n(), n(), t()).prop_map(|(tool, server, why)| json!({"type": "attachment", "attachment": {"type": "mcp_dropped_tools_delta", "addedEntries": [format!("\"{tool}\" (MCP server \"{server}\"): \"{why}\"")]}})),
-        prop::collection::vec(n(), 0..4).prop_map(|names| json!({"type": "attachment", "attachment": {"type": "skill_listing", "names": names, "content": SECRET}})),
+        prop::collection::vec(any_skill(), 0..4).prop_map(|names| json!({"type": "attachment", "attachment": {"type": "skill_listing", "names": names, "content": SECRET}})),
         (hook_kinds, n(), n(), c(), prop::option::of(-3i64..300), any::<bool>()).prop_map(|(kind, hook, event, command, exit, timed)| json!({"type": "attachment", "attachment": {"type": kind, "hookName": hook, "hookEvent": event, "command": command, "exitCode": exit, "timedOut": timed, "stdout": SECRET, "content": SECRET, "toolUseID": "0dd55f2f-075e"}})),
         (prop::collection::vec(c(), 0..3), prop::collection::vec(t(), 0..2), any::<bool>(), prop::option::of(n())).prop_map(|(commands, errors, prevented, label)| {
             let infos: Vec<Value> = commands.iter().map(|c| json!({"command": c, "durationMs": 12})).collect();
@@ -297,7 +318,7 @@ fn any_log_record() -> impl Strategy<Value = Value> {
 /// their strings arbitrary; shapes from the real runs in
 /// `fixtures/refusals` and `fixtures/records-by-path`.
 fn any_stream_line() -> impl Strategy<Value = Value> {
-    let (n, t, w) = (any_name, any_text, any_words);
+    let (n, t, w, c) = (any_name, any_text, any_words, any_command);
     let statuses = prop::sample::select(vec![
         "connected",
         "failed",
@@ -306,12 +327,20 @@ fn any_stream_line() -> impl Strategy<Value = Value> {
         "disabled",
     ]);
     let body = prop_oneof![
-        (prop::collection::vec((n(), statuses), 0..3), prop::collection::vec(n(), 0..4), any::<bool>(), prop::collection::vec(n(), 0..2), t()).prop_map(|(servers, tools, search, plugins, cwd)| {
+        (prop::collection::vec((n(), statuses), 0..3), prop::collection::vec(n(), 0..4), any::<bool>(), prop::collection::vec((n(), any::<bool>()), 0..2), prop::collection::vec((n(), t(), 0..3u8), 0..2), t()).prop_map(|(servers, tools, search, plugins, errors, cwd)| {
             let mut listed: Vec<String> = servers.iter().flat_map(|(s, _)| tools.iter().map(move |t| format!("mcp__{s}__{t}"))).collect();
             if search { listed.push("ToolSearch".to_owned()); }
+            listed.push("Bash".to_owned());
             let servers: Vec<Value> = servers.iter().map(|(s, st)| json!({"name": s, "status": st, "source": "dynamic"})).collect();
-            let plugins: Vec<Value> = plugins.iter().map(|p| json!({"name": p, "path": "/tmp/p", "source": "p@market"})).collect();
-            json!({"type": "system", "subtype": "init", "cwd": cwd, "claude_code_version": "2.1.332", "tools": listed, "mcp_servers": servers, "plugins": plugins, "model": "m", "skills": ["debug"], "apiKeySource": SECRET})
+            let plugins: Vec<Value> = plugins.iter().map(|(p, builtin)| json!({"name": p, "path": if *builtin { "builtin" } else { "/tmp/p" }, "source": "p@market"})).collect();
+            // A plugin that failed to load, named by its path, its
+            // message (`Plugin NAME has …`) or its `plugin` field.
+            let errors: Vec<Value> = errors.iter().map(|(p, path, how)| match how {
+                0 => json!({"type": "manifest-parse-error", "path": format!("/tmp/{path}"), "message": SECRET}),
+                1 => json!({"type": "manifest-parse-error", "message": format!("Plugin {p} has a corrupt manifest: {SECRET}")}),
+                _ => json!({"type": "plugin-not-found", "plugin": p, "message": SECRET}),
+            }).collect();
+            json!({"type": "system", "subtype": "init", "cwd": cwd, "claude_code_version": "2.1.332", "tools": listed, "mcp_servers": servers, "plugins": plugins, "plugin_errors": errors, "model": "m", "skills": ["debug"], "apiKeySource": SECRET})
         }).boxed(),
         (n(), n(), prop::option::of(-3i64..300), prop::sample::select(vec!["success", "error", "cancelled", "other"])).prop_map(|(hook, event, code, outcome)| json!({"type": "system", "subtype": "hook_response", "hook_id": "39d428ae-868c", "hook_name": hook, "hook_event": event, "output": SECRET, "stdout": SECRET, "stderr": SECRET, "exit_code": code, "outcome": outcome})).boxed(),
         (n(), n(), t(), prop::option::of(prop::sample::select(vec!["hook", "rule", "mode", "asyncAgent"])), w()).prop_map(|(s, tool, id, kind, words)| json!({"type": "system", "subtype": "permission_denied", "tool_name": format!("mcp__{s}__{tool}"), "tool_use_id": id, "decision_reason_type": kind, "decision_reason": SECRET, "message": words})).boxed(),
@@ -325,7 +354,16 @@ fn any_stream_line() -> impl Strategy<Value = Value> {
             t(),
         ], prop::option::of(Just("connection_failed")), prop::option::of(prop::sample::select(vec![401, 403, 500]))).prop_map(|(error, result, api, status)| json!({"type": "result", "subtype": if error { "error_during_execution" } else { "success" }, "is_error": error, "result": result, "api_error": api, "api_error_status": status, "permission_denials": [{"tool_name": "mcp__time__x", "tool_use_id": "toolu_1", "tool_input": {"q": SECRET}}]})).boxed(),
         (n(), n(), t()).prop_map(|(s, tool, id)| json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": format!("mcp__{s}__{tool}"), "input": {"q": SECRET}}]}, "parent_tool_use_id": null})).boxed(),
-        (t(), w(), any::<bool>()).prop_map(|(id, words, error)| json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": words, "is_error": error}]}, "parent_tool_use_id": null})).boxed(),
+        (t(), w(), any::<bool>(), prop::option::of(prop::sample::select(vec!["user-rejected", "permission-rule", "automode-unavailable", "interrupted"]))).prop_map(|(id, words, error, kind)| {
+            let mut line = json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": words, "is_error": error}]}, "parent_tool_use_id": null});
+            if let Some(kind) = kind {
+                // 2.1.332's SDK stamp (`tool_result_meta`) on the line.
+                line["tool_result_meta"] = json!([{"id": id, "non_execution_kind": kind, "call_ended": true}]);
+            }
+            line
+        }).boxed(),
+        (t(), any_skill()).prop_map(|(id, skill)| json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Skill", "input": {"skill": skill, "args": SECRET}}]}, "parent_tool_use_id": null})).boxed(),
+        (c(), any::<bool>()).prop_map(|(command, meta)| json!({"type": "user", "isMeta": meta, "message": {"role": "user", "content": format!("Stop hook feedback:\n[{command}]: {SECRET}")}})).boxed(),
         prop::sample::select(vec!["hook_started", "status", "compact_boundary", "api_retry"]).prop_map(|sub| json!({"type": "system", "subtype": sub, "text": SECRET})).boxed(),
         prop::sample::select(vec!["stream_event", "tool_progress", "auth_status", "no-such-kind"]).prop_map(|k| json!({"type": k, "event": {"text": SECRET}})).boxed(),
     ];
@@ -503,5 +541,62 @@ proptest! {
         };
         prop_assert_eq!(&f, &s, "{}", text);
         no_secret(&f, &text);
+    }
+}
+
+/// GIVEN records as Claude Code writes them (compact) with a lone
+/// surrogate escape (JSON.stringify writes `"\ud83d"` for a string cut
+/// between a pair's halves; serde_json refuses it) in a tool's text, in a
+/// Stop hook's feedback, in a refused call's words, and in a field read
+/// WHEN read both ways THEN each reads, the same both ways, with what it
+/// says: never said unparsed, never its hook or refusal lost.
+#[test]
+fn a_lone_surrogate_as_json_stringify_writes_it_reads_the_same_both_ways() {
+    let head = r#""sessionId":"88b3e12c-a78e-4cfc-a6bf-0a90e7116bb5","timestamp":"2026-12-02T09:16:47.136Z""#;
+    for cut in ["\\ud83d", "\\ude00 then", "\\ud83d\\ud83d", "a\\\\ud83d"] {
+        let records = [
+            (
+                format!(
+                    r#"{{"type":"assistant","message":{{"content":[{{"type":"text","text":"cut {cut}"}},{{"type":"tool_use","id":"t1","name":"mcp__time__now","input":{{}}}}]}},{head}}}"#
+                ),
+                "now",
+            ),
+            (
+                format!(
+                    r#"{{"type":"user","isMeta":true,"message":{{"role":"user","content":"Stop hook feedback:\n[/bin/x]: cut {cut}"}},"uuid":"u1",{head}}}"#
+                ),
+                "Stop",
+            ),
+            (
+                format!(
+                    r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":"Permission to use mcp__time__now has been denied. {cut}","is_error":true}}]}},"toolUseResult":"x {cut}",{head}}}"#
+                ),
+                "t1",
+            ),
+            (
+                format!(
+                    r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":"x","is_error":true}}]}},"tool_result_meta":[{{"id":"t1","non_execution_kind":"user-rejected","note":"{cut}"}}],{head}}}"#
+                ),
+                "t1",
+            ),
+            (
+                format!(
+                    r#"{{"type":"system","subtype":"stop_hook_summary","hookInfos":[{{"command":"/bin/x {cut}"}}],"hookErrors":[],"preventedContinuation":false,"toolUseID":"r1","uuid":"u2",{head}}}"#
+                ),
+                "Stop",
+            ),
+        ];
+        for (record, says) in records {
+            let (f, s) = (fast(&record), slow(&record));
+            assert_eq!(f, s, "{record}");
+            let RecordAnswer::Read(reading) = &f else {
+                panic!("{record} reads: {f:?}");
+            };
+            let shown = format!("{reading:?}");
+            assert!(shown.contains(says), "{record}: {shown}");
+            if record.contains("denied") || record.contains("user-rejected") {
+                assert!(shown.contains("PermissionDenied"), "{record}: {shown}");
+            }
+        }
     }
 }

@@ -441,6 +441,13 @@ fn transcript(record: &str) -> RecordAnswer {
     let mut line = match parsed {
         Ok(line) => line,
         Err(error) => {
+            // A lone surrogate escape (JSON.stringify writes one for a
+            // string cut between a pair's halves) is refused by serde_json:
+            // the record is read with it as U+FFFD, as the plain path reads
+            // it (no release writes one in a field read here; rare).
+            if let Some(fixed) = plain::lone_surrogates_replaced(original) {
+                return transcript(&fixed);
+            }
             let kind = taken[0].filter(|k| KNOWN.contains(k));
             return RecordAnswer::unparsed(&error, kind);
         }
@@ -459,7 +466,7 @@ fn transcript(record: &str) -> RecordAnswer {
             *field = Some(Cow::Borrowed(value));
         }
     }
-    read_line(&line, odd, original)
+    read_line(&line, odd, Whole::Written(original))
 }
 
 /// Whether `record` may hold `needle` once parsed, for a cheap rejection
@@ -471,17 +478,29 @@ fn may_hold(record: &str, needle: &str) -> bool {
     record.contains(needle) || record.contains("\\u")
 }
 
+/// A transcript record whole, for what its side readings (a `Skill`
+/// call's skill, a failed result's words, the SDK's `tool_result_meta`
+/// stamp, 2.1.14's Stop hook feedback) read of it that its blanked parse
+/// has no value for: as written (the fast path: each reads its part
+/// itself, cheaply rejected where it cannot hold it), or parsed whole
+/// (the plain path, [`plain`]: each takes its part from the value).
+#[derive(Clone, Copy)]
+pub(crate) enum Whole<'a> {
+    Written(&'a str),
+    Parsed(&'a serde_json::Value),
+}
+
 /// What one transcript record says, parsed (`line`; `odd`: a field of it
-/// was of another type than the one read), `original` as written: the
-/// meanings the fast path and the plain one ([`plain`]) share.
-fn read_line(line: &Line<'_>, odd: bool, original: &str) -> RecordAnswer {
+/// was of another type than the one read), `whole` as written or parsed
+/// whole: the meanings the fast path and the plain one ([`plain`]) share.
+fn read_line(line: &Line<'_>, odd: bool, whole: Whole<'_>) -> RecordAnswer {
     let Some(kind) = line.kind.as_deref() else {
         return RecordAnswer::Unknown;
     };
     if !KNOWN.contains(&kind) {
         return RecordAnswer::Unknown;
     }
-    let answer = known_line(line, kind, original);
+    let answer = known_line(line, kind, whole);
     // A known kind in a shape its reader cannot read, which gave nothing:
     // it says so (never "a kind this Tether does not read").
     match answer {
@@ -494,14 +513,14 @@ fn read_line(line: &Line<'_>, odd: bool, original: &str) -> RecordAnswer {
     }
 }
 
-fn known_line(line: &Line<'_>, kind: &str, original: &str) -> RecordAnswer {
+fn known_line(line: &Line<'_>, kind: &str, whole: Whole<'_>) -> RecordAnswer {
     let mut reading = header(line);
     let at = reading.at.unwrap_or(Timestamp(0));
     let items = match line.message.as_ref().and_then(|m| m.content.as_ref()) {
         Some(Content(Some(items))) => items.as_slice(),
         _ => &[],
     };
-    message_items(&mut reading, items, original, at);
+    message_items(&mut reading, items, whole, at);
     match kind {
         "progress" => {
             if let Some(data) = line.data.as_ref().and_then(|d| d.0.as_ref()) {
@@ -514,7 +533,7 @@ fn known_line(line: &Line<'_>, kind: &str, original: &str) -> RecordAnswer {
                 );
             }
         }
-        "user" => progress::stop_feedback(&mut reading, original, at),
+        "user" => progress::stop_feedback(&mut reading, whole, at),
         _ => {}
     }
     if let Some(shape) = &line.shape
@@ -604,7 +623,7 @@ fn not_read(line: &Line<'_>, kind: &str) -> Option<&'static str> {
 
 /// A message's items: its MCP calls and their results, then the skills
 /// it invoked.
-fn message_items(reading: &mut RecordReading, items: &[Item<'_>], original: &str, at: Timestamp) {
+fn message_items(reading: &mut RecordReading, items: &[Item<'_>], whole: Whole<'_>, at: Timestamp) {
     for item in items {
         match item.kind.as_deref() {
             // Read below, once per record.
@@ -614,7 +633,7 @@ fn message_items(reading: &mut RecordReading, items: &[Item<'_>], original: &str
                     push(reading, call(&server, &tool, item.id.as_deref(), None, at));
                 }
             }
-            Some("tool_result") => tool_result(reading, item, original, at),
+            Some("tool_result") => tool_result(reading, item, whole, at),
             _ => {}
         }
     }
@@ -624,7 +643,7 @@ fn message_items(reading: &mut RecordReading, items: &[Item<'_>], original: &str
     {
         // Its input was blanked; the skill's name is read from the record
         // as written (that one field, nothing else).
-        for (id, skill) in skill_calls(original) {
+        for (id, skill) in skill_calls(whole) {
             if let Some(skill) = claude_skill(&skill) {
                 push(reading, skill_invoked(skill, Some(&id), at));
             }
@@ -649,7 +668,7 @@ fn claude_skill(full: &str) -> Option<CapabilityEvent> {
 /// MCP call had is dropped by the host. A failed one's words (blanked) are
 /// compared with Claude Code's own, from the record as written: a refusal
 /// never reached the server.
-fn tool_result(reading: &mut RecordReading, item: &Item<'_>, original: &str, at: Timestamp) {
+fn tool_result(reading: &mut RecordReading, item: &Item<'_>, whole: Whole<'_>, at: Timestamp) {
     let Some(id) = item.tool_use_id.as_deref() else {
         return;
     };
@@ -657,9 +676,9 @@ fn tool_result(reading: &mut RecordReading, item: &Item<'_>, original: &str, at:
     // headless run's "you haven't granted it yet" `user-rejected`); the
     // SDK's stamp speaks where the words say no refusal.
     let said = if item.is_error == Some(true) {
-        match error_words(original, id) {
+        match error_words(whole, id) {
             refused @ Some(ErrorWords::Refused(_)) => refused,
-            other => words::meta_said(original, id).or(other),
+            other => words::meta_said(whole, id).or(other),
         }
     } else {
         None
@@ -952,32 +971,41 @@ fn hook_run_id(run: &str, hook: &str, command: &str) -> Option<String> {
     name_like(&id).then_some(id)
 }
 
-/// The `Skill` calls in an assistant record as written: (call id, skill).
-fn skill_calls(record: &str) -> Vec<(String, String)> {
+/// The `Skill` calls in an assistant record: (call id, skill).
+fn skill_calls(whole: Whole<'_>) -> Vec<(String, String)> {
     let text = |v: &serde_json::Value, key: &str| v.get(key)?.as_str().map(str::to_owned);
-    raw_items(record)
-        .iter()
-        .filter(|i| i.get("type").and_then(|t| t.as_str()) == Some("tool_use"))
-        .filter(|i| i.get("name").and_then(|t| t.as_str()) == Some("Skill"))
-        .filter_map(|i| Some((text(i, "id")?, text(i.get("input")?, "skill")?)))
-        .collect()
+    with_items(whole, |items| {
+        items
+            .iter()
+            .filter(|i| i.get("type").and_then(|t| t.as_str()) == Some("tool_use"))
+            .filter(|i| i.get("name").and_then(|t| t.as_str()) == Some("Skill"))
+            .filter_map(|i| Some((text(i, "id")?, text(i.get("input")?, "skill")?)))
+            .collect()
+    })
 }
 
-/// The items of a record's message as written, each on its own (one odd
+/// `read` of the items of a record's message, each on its own (one odd
 /// item hides none of the others): what [`skill_calls`] and
-/// [`error_words`] read of the record as written, fields its blanked
-/// reading had no value for. Read only for a record that has a `Skill`
-/// call or a failed result; the values are held while read, never kept.
-fn raw_items(record: &str) -> Vec<serde_json::Value> {
-    let Ok(mut whole) = serde_json::from_str::<serde_json::Value>(record) else {
-        return Vec::new();
-    };
-    match whole
-        .pointer_mut("/message/content")
-        .map(serde_json::Value::take)
-    {
-        Some(serde_json::Value::Array(items)) => items,
-        _ => Vec::new(),
+/// [`error_words`] read of the record whole, fields its blanked reading
+/// had no value for. Parsed from the record as written only for a record
+/// that has a `Skill` call or a failed result; the values are held while
+/// read, never kept. (A record as written parses: its blanked form did.)
+fn with_items<T>(whole: Whole<'_>, read: impl FnOnce(&[serde_json::Value]) -> T) -> T {
+    fn items(v: &serde_json::Value) -> &[serde_json::Value] {
+        match v.pointer("/message/content") {
+            Some(serde_json::Value::Array(items)) => items.as_slice(),
+            _ => &[],
+        }
+    }
+    match whole {
+        Whole::Parsed(value) => read(items(value)),
+        // (A record as written parses, a lone surrogate read as U+FFFD:
+        // its blanked form did. Were it not to, the plain path says it
+        // unparsed and the differential finds the two differ.)
+        Whole::Written(record) => match plain::parse(record) {
+            Ok(value) => read(items(&value)),
+            Err(_) => read(&[]),
+        },
     }
 }
 
@@ -1073,16 +1101,17 @@ pub fn denial_reason(kind: Option<&str>, words: Option<&str>) -> ReasonCode {
     }
 }
 
-/// What the words of the failed `tool_result` for `id` in a record as
-/// written say (its content: a string, or its first text item).
-fn error_words(record: &str, id: &str) -> Option<ErrorWords> {
-    let items = raw_items(record);
-    let item = items
-        .iter()
-        .find(|i| i.get("tool_use_id").and_then(|t| t.as_str()) == Some(id))?;
-    match item.get("content")? {
-        serde_json::Value::String(words) => error_said(words),
-        serde_json::Value::Array(texts) => error_said(texts.first()?.get("text")?.as_str()?),
-        _ => None,
-    }
+/// What the words of the failed `tool_result` for `id` in a record say
+/// (its content: a string, or its first text item).
+fn error_words(whole: Whole<'_>, id: &str) -> Option<ErrorWords> {
+    with_items(whole, |items| {
+        let item = items
+            .iter()
+            .find(|i| i.get("tool_use_id").and_then(|t| t.as_str()) == Some(id))?;
+        match item.get("content")? {
+            serde_json::Value::String(words) => error_said(words),
+            serde_json::Value::Array(texts) => error_said(texts.first()?.get("text")?.as_str()?),
+            _ => None,
+        }
+    })
 }

@@ -20,7 +20,7 @@ use super::{Attachment, Blocking, Entry, FailedServer, HookInfo, Line, Message, 
 /// One transcript record (a `claude -p` run's `assistant` or `user` line
 /// too), read the plain way.
 pub fn transcript(record: &str) -> RecordAnswer {
-    let value = match serde_json::from_str::<Value>(record) {
+    let value = match parse(record) {
         Ok(value) => value,
         Err(error) => return RecordAnswer::unparsed(&error, None),
     };
@@ -29,10 +29,45 @@ pub fn transcript(record: &str) -> RecordAnswer {
     };
     let mut odd = false;
     let line = line(&value, &mut odd);
-    // What the reader reads of the record as written, it reads here as
-    // serde_json writes it (no escape but those JSON needs): a reading
-    // that depends on how the line was escaped differs from this one.
-    super::read_line(&line, odd, &value.to_string())
+    // What the fast path's side readings read of the record as written
+    // (a `Skill` call's skill, a failed result's words, the SDK's stamp,
+    // 2.1.14's Stop hook feedback), each takes here from the value.
+    super::read_line(&line, odd, super::Whole::Parsed(&value))
+}
+
+/// 2.1.14's Stop hook feedback ([`super::progress::stop_feedback`]) of a
+/// record parsed whole: whether it is meta, its id, its content where
+/// that is text (each field by the rules above).
+pub(super) fn stop_feedback(v: &Value) -> Option<super::progress::Feedback<'_>> {
+    let odd = &mut false;
+    let words = object(v.get("message"), odd, |m, _| match m.get("content") {
+        Some(Value::String(words)) => Some(Cow::Borrowed(words.as_str())),
+        _ => None,
+    })
+    .flatten();
+    Some(super::progress::Feedback {
+        meta: flag(v.get("isMeta"), odd),
+        uuid: text(v.get("uuid"), odd),
+        words,
+    })
+}
+
+/// The `non_execution_kind` of the first `tool_result_meta` stamp for the
+/// call `id` ([`super::words::meta_said`]) of a record parsed whole: a
+/// stamp that is no object, or a field of another type, is that stamp or
+/// field unread.
+pub(super) fn meta_kind<'v>(v: &'v Value, id: &str) -> Option<Cow<'v, str>> {
+    let odd = &mut false;
+    let stamps = objects(v.get("tool_result_meta"), odd, |m, odd| {
+        (
+            text(m.get("id"), odd),
+            text(m.get("non_execution_kind"), odd),
+        )
+    });
+    stamps
+        .into_iter()
+        .find(|(stamp, _)| stamp.as_deref() == Some(id))?
+        .1
 }
 
 /// One record of a server's log
@@ -67,7 +102,7 @@ pub fn mcp_log(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
 /// `user` line read as a transcript's plain record.
 pub fn stream_json(record: &str) -> RecordAnswer {
     use super::stream_json::{Head, Said};
-    let value = match serde_json::from_str::<Value>(record) {
+    let value = match parse(record) {
         Ok(value) => value,
         Err(error) => return RecordAnswer::unparsed(&error, None),
     };
@@ -101,12 +136,79 @@ pub fn stream_json(record: &str) -> RecordAnswer {
         api_error: t("api_error", odd),
         api_error_status: int(value.get("api_error_status"), odd),
     };
-    // The init line's reports are read from the line as serde_json writes
-    // it (no escape but those JSON needs), whatever escapes it was printed
-    // with.
-    let canonical = value.to_string();
+    // The init line's reports and tools are read from the value.
     let odd = *odd;
-    super::stream_json::stream_line(&head, odd, &canonical, record, transcript)
+    super::stream_json::stream_line(&head, odd, super::Whole::Parsed(&value), record, transcript)
+}
+
+/// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
+/// (server, tool), each a name: a tool of another type is that tool
+/// unread.
+pub(super) fn init_tools(v: &Value) -> Vec<(String, String)> {
+    texts(v.get("tools"), &mut false)
+        .iter()
+        .filter_map(|t| tether_sdk::records::mcp_double(t))
+        .collect()
+}
+
+/// `record` parsed as a value, a lone surrogate escape in it read as
+/// U+FFFD ([`lone_surrogates_replaced`]).
+pub(super) fn parse(record: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<Value>(record).or_else(|error| match lone_surrogates_replaced(record) {
+        Some(fixed) => serde_json::from_str::<Value>(&fixed),
+        None => Err(error),
+    })
+}
+
+/// `record` with each `\u` escape of a lone surrogate (U+D800 to U+DFFF,
+/// not a high one followed by a low one) written as `\ufffd`, where it has
+/// one: JSON.stringify writes one so (a string Claude Code cut between
+/// the two halves of a pair: `"\ud83d"`), which the JSON grammar allows
+/// and serde_json refuses. `None` where there is none.
+pub(super) fn lone_surrogates_replaced(record: &str) -> Option<String> {
+    let bytes = record.as_bytes();
+    let hex = |at: usize| -> Option<u16> {
+        let digits = record.get(at..at + 4)?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u16::from_str_radix(digits, 16).ok()
+    };
+    let escape = |at: usize| -> Option<u16> {
+        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
+            .then(|| hex(at + 2))
+            .flatten()
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = escape(i) else {
+            // Another escape (`\\`, `\"`, …): skipped whole.
+            i += 2;
+            continue;
+        };
+        let high = (0xD800..0xDC00).contains(&unit);
+        let low = (0xDC00..0xE000).contains(&unit);
+        if high && escape(i + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
+            i += 12;
+            continue;
+        }
+        if high || low {
+            let out = out.get_or_insert_with(|| String::with_capacity(record.len()));
+            out.push_str(&record[copied..i]);
+            out.push_str("\\ufffd");
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    let mut out = out?;
+    out.push_str(&record[copied..]);
+    Some(out)
 }
 
 fn line<'v>(v: &'v Value, odd: &mut bool) -> Line<'v> {

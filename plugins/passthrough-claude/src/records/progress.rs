@@ -156,10 +156,42 @@ pub(super) fn progress(
 /// 2.1.14's blocking Stop hook: a user record, `isMeta: true`, whose
 /// content is `Stop hook feedback:\n[COMMAND]: OUTPUT` (real transcripts,
 /// 2.1.14). The hook fired and stopped the turn from ending; its command's
-/// shape is taken from the brackets, its output is never read. `record`:
-/// as written (its content is blanked for the transcript reader).
-pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Timestamp) {
-    const HEAD: &str = "Stop hook feedback:\n[";
+/// shape is taken from the brackets, its output is never read. `whole`:
+/// the record as written (its content is blanked for the transcript
+/// reader: read here by a parse of its own, cheaply rejected first) or
+/// parsed whole (the plain path: [`super::plain::stop_feedback`]).
+pub(super) fn stop_feedback(reading: &mut RecordReading, whole: super::Whole<'_>, at: Timestamp) {
+    let said = match whole {
+        super::Whole::Written(record) => match feedback_as_written(record) {
+            Ok(said) => said,
+            // A lone surrogate escape (its blanked form parsed): read the
+            // plain way, with it as U+FFFD.
+            Err(()) => {
+                if let Ok(value) = super::plain::parse(record) {
+                    stop_feedback(reading, super::Whole::Parsed(&value), at);
+                }
+                return;
+            }
+        },
+        super::Whole::Parsed(value) => super::plain::stop_feedback(value),
+    };
+    if let Some(said) = said {
+        feedback(reading, &said, at);
+    }
+}
+
+/// What a user record says that [`feedback`] reads: whether it is meta,
+/// its id, and its content where that is text (each `None` where absent,
+/// null or of another type).
+pub(super) struct Feedback<'a> {
+    pub(super) meta: Option<bool>,
+    pub(super) uuid: Option<Cow<'a, str>>,
+    pub(super) words: Option<Cow<'a, str>>,
+}
+
+/// [`Feedback`] of a record as written, the fast way (`Err`: it does not
+/// parse as written).
+fn feedback_as_written(record: &str) -> Result<Option<Feedback<'_>>, ()> {
     #[derive(Deserialize)]
     struct Raw<'a> {
         // Each read whatever its value: one of another type is that field
@@ -185,18 +217,30 @@ pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Times
     }
     // Cheap rejection first (as written, the newline is `\n` escaped).
     if !super::may_hold(record, "Stop hook feedback:") {
-        return;
+        return Ok(None);
     }
     let raw = serde_json::from_str::<Raw<'_>>(record);
     // (The record's own parse noted its odd fields.)
     super::lenient::take_odd();
-    let Ok(raw) = raw else {
+    let raw = raw.map_err(drop)?;
+    let words = match raw.message.and_then(|m| m.content) {
+        Some(Text::Words(words)) => Some(words),
+        _ => None,
+    };
+    Ok(Some(Feedback {
+        meta: raw.meta,
+        uuid: raw.uuid,
+        words,
+    }))
+}
+
+/// The Stop hook a [`Feedback`] names, where it is one.
+fn feedback(reading: &mut RecordReading, said: &Feedback<'_>, at: Timestamp) {
+    const HEAD: &str = "Stop hook feedback:\n[";
+    let Some(words) = said.words.as_deref() else {
         return;
     };
-    let Some(Text::Words(words)) = raw.message.and_then(|m| m.content) else {
-        return;
-    };
-    if raw.meta != Some(true) {
+    if said.meta != Some(true) {
         return;
     }
     let Some(command) = words
@@ -215,7 +259,7 @@ pub(super) fn stop_feedback(reading: &mut RecordReading, record: &str, at: Times
         reading,
         hook_fired(
             run.ended(UseOutcome::Blocked, None),
-            raw.uuid.as_deref(),
+            said.uuid.as_deref(),
             at,
         ),
     );

@@ -25,7 +25,7 @@ use tether_core::records::{RecordAnswer, RecordReading, name, project_of, versio
 use tether_core::vocab::UseOutcome;
 use tether_sdk::records::{answer, hook_fired, listed, mcp_double, push, refused};
 
-use super::{BLANKER, denial_reason, lenient, model_api, names};
+use super::{BLANKER, Whole, denial_reason, lenient, model_api, names};
 
 /// A line's head: every field a line of any kind is read by (each read
 /// whatever its value: another type is that field unread).
@@ -99,14 +99,26 @@ pub(super) fn stream_json(record: &str) -> RecordAnswer {
     lenient::take_odd();
     let head = match serde_json::from_str::<Head<'_>>(&record) {
         Ok(head) => head,
+        // A lone surrogate escape: read with it as U+FFFD, as the plain
+        // path reads it (`plain::lone_surrogates_replaced`).
+        Err(_) if let Some(fixed) = super::plain::lone_surrogates_replaced(written) => {
+            return stream_json(&fixed);
+        }
         Err(error) => return RecordAnswer::unparsed(&error, None),
     };
     let odd = lenient::take_odd();
-    stream_line(&head, odd, &record, written, super::transcript)
+    stream_line(
+        &head,
+        odd,
+        Whole::Written(&record),
+        written,
+        super::transcript,
+    )
 }
 
 /// What one line says (`head`; `odd`: a field of it was of another type
-/// than the one read; `record`, the line as the head was read from it;
+/// than the one read; `whole`, the line as the head was read from it, or
+/// parsed whole;
 /// `written`, as printed; `as_transcript`, how an `assistant` or `user`
 /// line is read): the meanings the fast path and the plain one share. A
 /// line of a kind read here that gave nothing where a field was of
@@ -116,11 +128,11 @@ pub(super) fn stream_json(record: &str) -> RecordAnswer {
 pub(super) fn stream_line(
     head: &Head<'_>,
     odd: bool,
-    record: &str,
+    whole: Whole<'_>,
     written: &str,
     as_transcript: fn(&str) -> RecordAnswer,
 ) -> RecordAnswer {
-    let answer = meanings(head, record, written, as_transcript);
+    let answer = meanings(head, whole, written, as_transcript);
     let Some(kind) = read_kind(head).filter(|_| odd) else {
         return answer;
     };
@@ -149,7 +161,7 @@ fn read_kind(head: &Head<'_>) -> Option<&'static str> {
 /// What one line says, whatever its odd fields ([`stream_line`]).
 fn meanings(
     head: &Head<'_>,
-    record: &str,
+    whole: Whole<'_>,
     written: &str,
     as_transcript: fn(&str) -> RecordAnswer,
 ) -> RecordAnswer {
@@ -157,16 +169,24 @@ fn meanings(
     match (head.kind.as_deref(), head.subtype.as_deref()) {
         (Some("system"), Some("init")) => {
             // The reports look for `"init"` and `mcp_servers` as written
-            // before they parse: a line printed with needless escapes is
-            // handed to them as serde_json writes it (one line a run).
-            let canonical;
-            let record = if record.contains("\"init\"") && record.contains("mcp_servers") {
-                record
-            } else {
-                canonical = serde_json::from_str::<serde_json::Value>(record)
-                    .map(|v| v.to_string())
-                    .unwrap_or_default();
-                canonical.as_str()
+            // before they parse (the whole line as a value): a line printed
+            // with needless escapes, or parsed whole, is handed to them as
+            // serde_json writes it (one line a run).
+            let canonical = match whole {
+                Whole::Written(record)
+                    if record.contains("\"init\"") && record.contains("mcp_servers") =>
+                {
+                    None
+                }
+                Whole::Written(record) => serde_json::from_str::<serde_json::Value>(record)
+                    .ok()
+                    .map(|v| v.to_string()),
+                Whole::Parsed(value) => Some(value.to_string()),
+            };
+            let record = match (&canonical, whole) {
+                (Some(canonical), _) => canonical.as_str(),
+                (None, Whole::Written(record)) => record,
+                (None, Whole::Parsed(_)) => "",
             };
             reading.project = head.cwd.as_deref().and_then(project_of);
             reading.version = head.claude_code_version.as_deref().and_then(version_of);
@@ -175,7 +195,11 @@ fn meanings(
             ) {
                 push(&mut reading, evidence);
             }
-            for (server, tool) in init_tools(record) {
+            let tools = match whole {
+                Whole::Written(record) => init_tools(record),
+                Whole::Parsed(value) => super::plain::init_tools(value),
+            };
+            for (server, tool) in tools {
                 if reading.servers.iter().any(|s| s.name == server) {
                     push(&mut reading, listed(&server, &tool, Timestamp(0)));
                 }

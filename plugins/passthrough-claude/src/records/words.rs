@@ -49,7 +49,30 @@ pub(super) fn said(words: &str) -> Option<ErrorWords> {
 /// said no, or the auto mode could not decide (no one to ask).
 /// `interrupted` (nobody knows whether it ran) and `cancelled` say
 /// nothing here: the result's own words decide.
-pub(super) fn meta_said(record: &str, id: &str) -> Option<ErrorWords> {
+pub(super) fn meta_said(whole: super::Whole<'_>, id: &str) -> Option<ErrorWords> {
+    let kind = match whole {
+        super::Whole::Written(record) => match meta_kind_as_written(record, id) {
+            Ok(kind) => kind?,
+            // A lone surrogate escape (its blanked form parsed): read the
+            // plain way, with it as U+FFFD.
+            Err(()) => {
+                let value = super::plain::parse(record).ok()?;
+                return meta_said(super::Whole::Parsed(&value), id);
+            }
+        },
+        super::Whole::Parsed(value) => super::plain::meta_kind(value, id)?,
+    };
+    let reason = match kind.as_ref() {
+        "user-rejected" | "permission-rule" | "automode-blocked" => ReasonCode::PermissionDenied,
+        "automode-unavailable" | "automode-parsing-error" => ReasonCode::ApprovalRequired,
+        _ => return None,
+    };
+    Some(ErrorWords::Refused(reason))
+}
+
+/// The `non_execution_kind` of the first stamp for the call `id` in a
+/// record as written, the fast way (`Err`: it does not parse as written).
+fn meta_kind_as_written<'a>(record: &'a str, id: &str) -> Result<Option<Cow<'a, str>>, ()> {
     #[derive(Deserialize)]
     struct Raw<'a> {
         // Each read whatever its value: one stamp of another shape is that
@@ -66,22 +89,17 @@ pub(super) fn meta_said(record: &str, id: &str) -> Option<ErrorWords> {
     }
     // Cheap rejection first: nearly every record has no such stamp.
     if !super::may_hold(record, "\"non_execution_kind\"") {
-        return None;
+        return Ok(None);
     }
     let raw = serde_json::from_str::<Raw<'_>>(record);
     // (The record's own parse noted its odd fields.)
     super::lenient::take_odd();
-    let raw = raw.ok()?;
-    let meta = raw
+    let raw = raw.map_err(drop)?;
+    Ok(raw
         .tool_result_meta
         .into_iter()
-        .find(|m| m.id.as_deref() == Some(id))?;
-    let reason = match meta.non_execution_kind.as_deref()? {
-        "user-rejected" | "permission-rule" | "automode-blocked" => ReasonCode::PermissionDenied,
-        "automode-unavailable" | "automode-parsing-error" => ReasonCode::ApprovalRequired,
-        _ => return None,
-    };
-    Some(ErrorWords::Refused(reason))
+        .find(|m| m.id.as_deref() == Some(id))
+        .and_then(|m| m.non_execution_kind))
 }
 
 /// The part of a hook's command line that names what it runs: a leading
@@ -147,15 +165,15 @@ mod tests {
     fn the_sdk_stamp_says_why_a_result_is_no_execution_s() {
         let line = r#"{"type":"user","tool_result_meta":[{"id":"t1","non_execution_kind":"user-rejected"},{"id":"t2","non_execution_kind":"interrupted"},{"id":"t3","non_execution_kind":"automode-unavailable"}]}"#;
         assert_eq!(
-            meta_said(line, "t1"),
+            meta_said(super::super::Whole::Written(line), "t1"),
             Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
         );
-        assert_eq!(meta_said(line, "t2"), None);
+        assert_eq!(meta_said(super::super::Whole::Written(line), "t2"), None);
         assert_eq!(
-            meta_said(line, "t3"),
+            meta_said(super::super::Whole::Written(line), "t3"),
             Some(ErrorWords::Refused(ReasonCode::ApprovalRequired))
         );
-        assert_eq!(meta_said(line, "t4"), None);
+        assert_eq!(meta_said(super::super::Whole::Written(line), "t4"), None);
     }
 
     /// GIVEN the stamp with a needless `\u` escape in its key, or beside a
@@ -165,12 +183,12 @@ mod tests {
     fn an_escape_or_an_odd_stamp_hides_no_other_stamp() {
         let escaped = r#"{"type":"user","tool_result_meta":[{"id":"t1","non_execution_kin\u0064":"user-rejected"}]}"#;
         assert_eq!(
-            meta_said(escaped, "t1"),
+            meta_said(super::super::Whole::Written(escaped), "t1"),
             Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
         );
         let odd = r#"{"type":"user","tool_result_meta":[7,{"id":9,"non_execution_kind":["x"]},{"id":"t1","non_execution_kind":"user-rejected"}]}"#;
         assert_eq!(
-            meta_said(odd, "t1"),
+            meta_said(super::super::Whole::Written(odd), "t1"),
             Some(ErrorWords::Refused(ReasonCode::PermissionDenied))
         );
     }
