@@ -24,6 +24,11 @@
 //! configuration (`cwd_not_found`, `unresolved_variable`), and otherwise
 //! claims no more than the words show (`auth_required`).
 //!
+//! One run with a user-file server left out by `--disable-mcp-server`
+//! (Copilot has no strict mode) beside one given by
+//! `--additional-mcp-config`: Copilot's log names only the flag's, and
+//! Tether never claims the left-out one.
+//!
 //! One run not logged in (no offline provider, no token): Copilot says
 //! `Error: No authentication information found.` and exits 1 before any
 //! server starts; its process log's `[ERROR]` line is the session's own
