@@ -41,6 +41,21 @@ pub struct CheckedSession {
     /// warning, never a failure).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrequired_failures: Vec<RequirementOutcome>,
+    /// The session's own error, where its records report one no server is
+    /// tied to (its model API not reached, its credentials refused): often
+    /// why a requirement is not met. Absent when none is reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_error: Option<SessionError>,
+}
+
+/// A session's own error, as `tether run` and `tether sessions show` say it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SessionError {
+    /// Why (`session_request_failed`, `auth_rejected`, …; `tether explain
+    /// CODE`).
+    pub reason_code: ReasonCode,
+    /// Tether's sentence (sanitized): "its records report an error: …".
+    pub sentence: String,
 }
 
 /// One requirement, evaluated against one session's evidence.

@@ -12,7 +12,9 @@ use tether_core::model::StageObservation;
 use tether_core::records::{MatrixRow, SessionSummary};
 use tether_core::vocab::{CapabilityKind, DisplayStatus, Stage, StageState};
 
-use crate::document::{CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome};
+use crate::document::{
+    CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome, SessionError,
+};
 use crate::requirement::{Need, Requirement};
 
 fn observation<'a>(row: &'a MatrixRow, key: &str) -> Option<&'a StageObservation> {
@@ -285,6 +287,7 @@ pub fn check_session(
         met: outcomes.iter().all(|o| o.met),
         requirements: outcomes,
         unrequired_failures,
+        session_error: None,
     }
 }
 
@@ -301,11 +304,17 @@ pub fn check_history(
         .current()
         .map(tether_words::display::matrix)
         .unwrap_or_default();
-    if requirements.is_empty() {
+    let mut checked = if requirements.is_empty() {
         check_session(summary, &rows, &every_server(&rows))
     } else {
         check_session(summary, &rows, requirements)
-    }
+    };
+    checked.session_error =
+        tether_words::display::current_report_error(history).map(|e| SessionError {
+            reason_code: e.reason_code.clone(),
+            sentence: tether_words::display::records_report_error(e),
+        });
+    checked
 }
 
 /// The summary a stored history gives of its session: its current

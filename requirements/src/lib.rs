@@ -27,7 +27,9 @@ pub mod requirement;
 #[cfg(any(test, feature = "test-support"))]
 pub mod sample;
 
-pub use document::{CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome};
+pub use document::{
+    CHECK_SCHEMA_VERSION, CheckDocument, CheckedSession, RequirementOutcome, SessionError,
+};
 pub use evaluate::{
     check_history, check_session, check_stored, document, evaluate, every_server, summary_of,
 };

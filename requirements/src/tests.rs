@@ -233,7 +233,13 @@ fn an_unmet_sentence_names_the_furthest_stage_and_what_is_missing() {
     );
     assert!(o.sentence.contains("missing: its tools in the session"));
     // AND never that the stage was reached and then that nothing shows it
-    assert!(o.sentence.starts_with("time: not met (required: its tools reached the session and it did not fail);"), "{}", o.sentence);
+    assert!(
+        o.sentence.starts_with(
+            "time: not met (required: its tools reached the session and it did not fail);"
+        ),
+        "{}",
+        o.sentence
+    );
     let quiet = evaluate(
         &[server("quiet", DisplayStatus::Delivered, &[])],
         &parse_server("quiet:callable").expect("parses"),

@@ -108,9 +108,21 @@ fn check_says_the_runs_own_error_under_its_session() {
         "{out}"
     );
 
-    // Machine formats keep their documents: no sentence added to them.
-    let (_, json, _) = tether(home.path(), None, &["check", &file, "--format", "json"]);
-    let _: serde_json::Value = serde_json::from_str(&json).expect("one document");
+    // The JSON document carries it as its own field, the same words (a
+    // CI job reading JSON sees why its requirement is unmet).
+    for args in [&[][..], &["--require", "time"][..]] {
+        let mut all = vec!["check", file.as_str(), "--format", "json"];
+        all.extend_from_slice(args);
+        let (_, json, _) = tether(home.path(), None, &all);
+        let doc: serde_json::Value = serde_json::from_str(&json).expect("one document");
+        let error = &doc["sessions"][0]["session_error"];
+        assert_eq!(error["reason_code"], "session_request_failed", "{doc:#}");
+        assert_eq!(
+            error["sentence"],
+            format!("its records report an error{UNREACHABLE_WHY}"),
+            "{doc:#}"
+        );
+    }
 }
 
 #[test]

@@ -1387,6 +1387,12 @@ type CheckedSession struct {
 	//
 	// May be absent, never null.
 	UnrequiredFailures Optional[[]RequirementOutcome] `json:"unrequired_failures"`
+	// The session's own error, where its records report one no server is
+	// tied to (its model API not reached, its credentials refused): often
+	// why a requirement is not met. Absent when none is reported.
+	//
+	// May be absent or null.
+	SessionError Optional[*SessionError] `json:"session_error"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
 	// kept as they came and encoded back; DecodeStrict refuses them.
 	UnknownFields map[string]json.RawMessage `json:"-"`
@@ -1405,6 +1411,9 @@ func (x CheckedSession) MarshalJSON() ([]byte, error) {
 	e.field("requirements", arrayOf(x.Requirements))
 	if x.UnrequiredFailures.Present {
 		e.field("unrequired_failures", arrayOf(x.UnrequiredFailures.Value))
+	}
+	if x.SessionError.Present {
+		e.field("session_error", x.SessionError.Value)
 	}
 	return e.finish(x.UnknownFields)
 }
@@ -1434,6 +1443,9 @@ func (x *CheckedSession) UnmarshalJSON(data []byte) error {
 		case "unrequired_failures":
 			x.UnrequiredFailures.Present = true
 			err = decodeField(f, &x.UnrequiredFailures.Value, false)
+		case "session_error":
+			x.SessionError.Present = true
+			err = decodeField(f, &x.SessionError.Value, true)
 		default:
 			x.UnknownFields = keepUnknown(x.UnknownFields, f)
 		}
@@ -6160,6 +6172,54 @@ func (x *SessionDocument) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return requireFields("SessionDocument", fields, "schema_version", "session", "rows", "files", "history")
+}
+
+// SessionError is `#/$defs/SessionError` of check.
+//
+// A session's own error, as `tether run` and `tether sessions show` say it.
+type SessionError struct {
+	// Why (`session_request_failed`, `auth_rejected`, …; `tether explain
+	// CODE`).
+	ReasonCode ReasonCode `json:"reason_code"`
+	// Tether's sentence (sanitized): "its records report an error: …".
+	Sentence string `json:"sentence"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x SessionError) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("reason_code", x.ReasonCode)
+	e.field("sentence", x.Sentence)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *SessionError) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "SessionError")
+	if err != nil {
+		return err
+	}
+	*x = SessionError{}
+	for _, f := range fields {
+		switch f.key {
+		case "reason_code":
+			err = decodeField(f, &x.ReasonCode, false)
+		case "sentence":
+			err = decodeField(f, &x.Sentence, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("SessionError", f.key, err)
+		}
+	}
+	return requireFields("SessionError", fields, "reason_code", "sentence")
 }
 
 // SessionList is the status-sessions document (`tether schema status-sessions`).
