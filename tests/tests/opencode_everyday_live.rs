@@ -538,7 +538,7 @@ async fn refusing_and_noting() -> (
         async move {
             let empty = headers
                 .get("authorization")
-                .map(|v| v.to_str().map_or(false, |v| v.trim() == "Bearer"));
+                .map(|v| v.to_str().is_ok_and(|v| v.trim() == "Bearer"));
             noted.lock().expect("noted").push(empty);
             StatusCode::UNAUTHORIZED
         }
@@ -612,7 +612,7 @@ async fn an_unset_token_variable_reads_as_the_cause() {
     let seen = seen.lock().expect("seen").clone();
     assert!(!seen.is_empty(), "OpenCode never reached the server: {ran}");
     assert!(
-        seen.iter().any(|s| *s == Some(true)),
+        seen.contains(&Some(true)),
         "OpenCode sent the header with an empty token: {seen:?}"
     );
     let log = std::fs::read_dir(home.path().join(".local/share/opencode/log"))
