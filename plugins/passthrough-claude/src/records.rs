@@ -55,6 +55,7 @@ use tether_sdk::records::{
 use tether_sdk::telemetry::status;
 
 pub mod builtin;
+mod fields;
 mod items;
 mod lenient;
 mod mcp_log;
@@ -445,7 +446,7 @@ fn transcript(record: &str) -> RecordAnswer {
             // string cut between a pair's halves) is refused by serde_json:
             // the record is read with it as U+FFFD, as the plain path reads
             // it (no release writes one in a field read here; rare).
-            if let Some(fixed) = plain::lone_surrogates_replaced(original) {
+            if let Some(fixed) = fields::lone_surrogates_replaced(original) {
                 return transcript(&fixed);
             }
             let kind = taken[0].filter(|k| KNOWN.contains(k));
@@ -1002,7 +1003,7 @@ fn with_items<T>(whole: Whole<'_>, read: impl FnOnce(&[serde_json::Value]) -> T)
         // (A record as written parses, a lone surrogate read as U+FFFD:
         // its blanked form did. Were it not to, the plain path says it
         // unparsed and the differential finds the two differ.)
-        Whole::Written(record) => match plain::parse(record) {
+        Whole::Written(record) => match fields::parse(record) {
             Ok(value) => read(items(&value)),
             Err(_) => read(&[]),
         },

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 use tether_core::records::{RecordAnswer, RecordFile};
 
+use super::fields::{count, flag, int, object, objects, parse, text, texts};
 use super::items::{Content, Item};
 use super::progress::{Data, MaybeData};
 use super::{Attachment, Blocking, Entry, FailedServer, HookInfo, Line, Message, Shape};
@@ -33,41 +34,6 @@ pub fn transcript(record: &str) -> RecordAnswer {
     // (a `Skill` call's skill, a failed result's words, the SDK's stamp,
     // 2.1.14's Stop hook feedback), each takes here from the value.
     super::read_line(&line, odd, super::Whole::Parsed(&value))
-}
-
-/// 2.1.14's Stop hook feedback ([`super::progress::stop_feedback`]) of a
-/// record parsed whole: whether it is meta, its id, its content where
-/// that is text (each field by the rules above).
-pub(super) fn stop_feedback(v: &Value) -> Option<super::progress::Feedback<'_>> {
-    let odd = &mut false;
-    let words = object(v.get("message"), odd, |m, _| match m.get("content") {
-        Some(Value::String(words)) => Some(Cow::Borrowed(words.as_str())),
-        _ => None,
-    })
-    .flatten();
-    Some(super::progress::Feedback {
-        meta: flag(v.get("isMeta"), odd),
-        uuid: text(v.get("uuid"), odd),
-        words,
-    })
-}
-
-/// The `non_execution_kind` of the first `tool_result_meta` stamp for the
-/// call `id` ([`super::words::meta_said`]) of a record parsed whole: a
-/// stamp that is no object, or a field of another type, is that stamp or
-/// field unread.
-pub(super) fn meta_kind<'v>(v: &'v Value, id: &str) -> Option<Cow<'v, str>> {
-    let odd = &mut false;
-    let stamps = objects(v.get("tool_result_meta"), odd, |m, odd| {
-        (
-            text(m.get("id"), odd),
-            text(m.get("non_execution_kind"), odd),
-        )
-    });
-    stamps
-        .into_iter()
-        .find(|(stamp, _)| stamp.as_deref() == Some(id))?
-        .1
 }
 
 /// One record of a server's log
@@ -139,76 +105,6 @@ pub fn stream_json(record: &str) -> RecordAnswer {
     // The init line's reports and tools are read from the value.
     let odd = *odd;
     super::stream_json::stream_line(&head, odd, super::Whole::Parsed(&value), record, transcript)
-}
-
-/// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
-/// (server, tool), each a name: a tool of another type is that tool
-/// unread.
-pub(super) fn init_tools(v: &Value) -> Vec<(String, String)> {
-    texts(v.get("tools"), &mut false)
-        .iter()
-        .filter_map(|t| tether_sdk::records::mcp_double(t))
-        .collect()
-}
-
-/// `record` parsed as a value, a lone surrogate escape in it read as
-/// U+FFFD ([`lone_surrogates_replaced`]).
-pub(super) fn parse(record: &str) -> Result<Value, serde_json::Error> {
-    serde_json::from_str::<Value>(record).or_else(|error| match lone_surrogates_replaced(record) {
-        Some(fixed) => serde_json::from_str::<Value>(&fixed),
-        None => Err(error),
-    })
-}
-
-/// `record` with each `\u` escape of a lone surrogate (U+D800 to U+DFFF,
-/// not a high one followed by a low one) written as `\ufffd`, where it has
-/// one: JSON.stringify writes one so (a string Claude Code cut between
-/// the two halves of a pair: `"\ud83d"`), which the JSON grammar allows
-/// and serde_json refuses. `None` where there is none.
-pub(super) fn lone_surrogates_replaced(record: &str) -> Option<String> {
-    let bytes = record.as_bytes();
-    let hex = |at: usize| -> Option<u16> {
-        let digits = record.get(at..at + 4)?;
-        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        u16::from_str_radix(digits, 16).ok()
-    };
-    let escape = |at: usize| -> Option<u16> {
-        (bytes.get(at) == Some(&b'\\') && bytes.get(at + 1) == Some(&b'u'))
-            .then(|| hex(at + 2))
-            .flatten()
-    };
-    let mut out: Option<String> = None;
-    let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        let Some(unit) = escape(i) else {
-            // Another escape (`\\`, `\"`, …): skipped whole.
-            i += 2;
-            continue;
-        };
-        let high = (0xD800..0xDC00).contains(&unit);
-        let low = (0xDC00..0xE000).contains(&unit);
-        if high && escape(i + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
-            i += 12;
-            continue;
-        }
-        if high || low {
-            let out = out.get_or_insert_with(|| String::with_capacity(record.len()));
-            out.push_str(&record[copied..i]);
-            out.push_str("\\ufffd");
-            copied = i + 6;
-        }
-        i += 6;
-    }
-    let mut out = out?;
-    out.push_str(&record[copied..]);
-    Some(out)
 }
 
 fn line<'v>(v: &'v Value, odd: &mut bool) -> Line<'v> {
@@ -318,105 +214,4 @@ fn data<'v>(v: &'v Value, odd: &mut bool) -> Option<Data<'v>> {
         server_name: text(v.get("serverName"), odd),
         tool_name: text(v.get("toolName"), odd),
     })
-}
-
-fn text<'v>(v: Option<&'v Value>, odd: &mut bool) -> Option<Cow<'v, str>> {
-    match v? {
-        Value::String(s) => Some(Cow::Borrowed(s)),
-        Value::Null => None,
-        _ => {
-            *odd = true;
-            None
-        }
-    }
-}
-
-fn flag(v: Option<&Value>, odd: &mut bool) -> Option<bool> {
-    match v? {
-        Value::Bool(b) => Some(*b),
-        Value::Null => None,
-        _ => {
-            *odd = true;
-            None
-        }
-    }
-}
-
-fn int(v: Option<&Value>, odd: &mut bool) -> Option<i32> {
-    match v? {
-        Value::Null => None,
-        n => {
-            let read = n.as_i64().and_then(|n| i32::try_from(n).ok());
-            *odd |= read.is_none();
-            read
-        }
-    }
-}
-
-fn texts<'v>(v: Option<&'v Value>, odd: &mut bool) -> Vec<Cow<'v, str>> {
-    match v {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|i| {
-                let read = i.as_str().map(Cow::Borrowed);
-                *odd |= read.is_none();
-                read
-            })
-            .collect(),
-        Some(Value::Null) | None => Vec::new(),
-        Some(_) => {
-            *odd = true;
-            Vec::new()
-        }
-    }
-}
-
-fn count(v: Option<&Value>, odd: &mut bool) -> usize {
-    match v {
-        Some(Value::Array(items)) => items.len(),
-        Some(Value::Null) | None => 0,
-        Some(_) => {
-            *odd = true;
-            0
-        }
-    }
-}
-
-fn object<'v, T>(
-    v: Option<&'v Value>,
-    odd: &mut bool,
-    read: impl Fn(&'v Value, &mut bool) -> T,
-) -> Option<T> {
-    match v? {
-        o @ Value::Object(_) => Some(read(o, odd)),
-        Value::Null => None,
-        _ => {
-            *odd = true;
-            None
-        }
-    }
-}
-
-fn objects<'v, T>(
-    v: Option<&'v Value>,
-    odd: &mut bool,
-    read: impl Fn(&'v Value, &mut bool) -> T,
-) -> Vec<T> {
-    match v {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|i| match i {
-                Value::Object(_) => Some(read(i, odd)),
-                _ => {
-                    *odd = true;
-                    None
-                }
-            })
-            .collect(),
-        Some(Value::Null) | None => Vec::new(),
-        Some(_) => {
-            *odd = true;
-            Vec::new()
-        }
-    }
 }

@@ -159,7 +159,7 @@ pub(super) fn progress(
 /// shape is taken from the brackets, its output is never read. `whole`:
 /// the record as written (its content is blanked for the transcript
 /// reader: read here by a parse of its own, cheaply rejected first) or
-/// parsed whole (the plain path: [`super::plain::stop_feedback`]).
+/// parsed whole (the plain path: [`stop_feedback_of`]).
 pub(super) fn stop_feedback(reading: &mut RecordReading, whole: super::Whole<'_>, at: Timestamp) {
     let said = match whole {
         super::Whole::Written(record) => match feedback_as_written(record) {
@@ -167,13 +167,13 @@ pub(super) fn stop_feedback(reading: &mut RecordReading, whole: super::Whole<'_>
             // A lone surrogate escape (its blanked form parsed): read the
             // plain way, with it as U+FFFD.
             Err(()) => {
-                if let Ok(value) = super::plain::parse(record) {
+                if let Ok(value) = super::fields::parse(record) {
                     stop_feedback(reading, super::Whole::Parsed(&value), at);
                 }
                 return;
             }
         },
-        super::Whole::Parsed(value) => super::plain::stop_feedback(value),
+        super::Whole::Parsed(value) => stop_feedback_of(value),
     };
     if let Some(said) = said {
         feedback(reading, &said, at);
@@ -263,4 +263,21 @@ fn feedback(reading: &mut RecordReading, said: &Feedback<'_>, at: Timestamp) {
             at,
         ),
     );
+}
+
+/// 2.1.14's Stop hook feedback ([`stop_feedback`]) of a
+/// record parsed whole: whether it is meta, its id, its content where
+/// that is text (each field by the rules above).
+pub(super) fn stop_feedback_of(v: &serde_json::Value) -> Option<Feedback<'_>> {
+    let odd = &mut false;
+    let words = super::fields::object(v.get("message"), odd, |m, _| match m.get("content") {
+        Some(serde_json::Value::String(words)) => Some(Cow::Borrowed(words.as_str())),
+        _ => None,
+    })
+    .flatten();
+    Some(Feedback {
+        meta: super::fields::flag(v.get("isMeta"), odd),
+        uuid: super::fields::text(v.get("uuid"), odd),
+        words,
+    })
 }

@@ -100,8 +100,8 @@ pub(super) fn stream_json(record: &str) -> RecordAnswer {
     let head = match serde_json::from_str::<Head<'_>>(&record) {
         Ok(head) => head,
         // A lone surrogate escape: read with it as U+FFFD, as the plain
-        // path reads it (`plain::lone_surrogates_replaced`).
-        Err(_) if let Some(fixed) = super::plain::lone_surrogates_replaced(written) => {
+        // path reads it (`fields::lone_surrogates_replaced`).
+        Err(_) if let Some(fixed) = super::fields::lone_surrogates_replaced(written) => {
             return stream_json(&fixed);
         }
         Err(error) => return RecordAnswer::unparsed(&error, None),
@@ -197,7 +197,7 @@ fn meanings(
             }
             let tools = match whole {
                 Whole::Written(record) => init_tools(record),
-                Whole::Parsed(value) => super::plain::init_tools(value),
+                Whole::Parsed(value) => init_tools_of(value),
             };
             for (server, tool) in tools {
                 if reading.servers.iter().any(|s| s.name == server) {
@@ -331,6 +331,16 @@ fn init_tools(record: &str) -> Vec<(String, String)> {
         // (Not reached: the line parsed as its head before.)
         Err(_) => Vec::new(),
     }
+}
+
+/// The MCP tools an init line lists (`tools`: `mcp__SERVER__TOOL`), as
+/// (server, tool), each a name: a tool of another type is that tool
+/// unread.
+pub(super) fn init_tools_of(v: &serde_json::Value) -> Vec<(String, String)> {
+    super::fields::texts(v.get("tools"), &mut false)
+        .iter()
+        .filter_map(|t| tether_sdk::records::mcp_double(t))
+        .collect()
 }
 
 #[cfg(test)]

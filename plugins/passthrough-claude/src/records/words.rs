@@ -56,11 +56,11 @@ pub(super) fn meta_said(whole: super::Whole<'_>, id: &str) -> Option<ErrorWords>
             // A lone surrogate escape (its blanked form parsed): read the
             // plain way, with it as U+FFFD.
             Err(()) => {
-                let value = super::plain::parse(record).ok()?;
+                let value = super::fields::parse(record).ok()?;
                 return meta_said(super::Whole::Parsed(&value), id);
             }
         },
-        super::Whole::Parsed(value) => super::plain::meta_kind(value, id)?,
+        super::Whole::Parsed(value) => meta_kind_of(value, id)?,
     };
     let reason = match kind.as_ref() {
         "user-rejected" | "permission-rule" | "automode-blocked" => ReasonCode::PermissionDenied,
@@ -139,6 +139,24 @@ pub(super) fn meaningful_command(line: &str) -> &str {
 /// ([`CapabilityEvent::command`], the rule for every reader).
 pub(super) fn with_command(hook: CapabilityEvent, line: &str) -> CapabilityEvent {
     hook.command(meaningful_command(line))
+}
+
+/// The `non_execution_kind` of the first `tool_result_meta` stamp for the
+/// call `id` ([`meta_said`]) of a record parsed whole: a
+/// stamp that is no object, or a field of another type, is that stamp or
+/// field unread.
+pub(super) fn meta_kind_of<'v>(v: &'v serde_json::Value, id: &str) -> Option<Cow<'v, str>> {
+    let odd = &mut false;
+    let stamps = super::fields::objects(v.get("tool_result_meta"), odd, |m, odd| {
+        (
+            super::fields::text(m.get("id"), odd),
+            super::fields::text(m.get("non_execution_kind"), odd),
+        )
+    });
+    stamps
+        .into_iter()
+        .find(|(stamp, _)| stamp.as_deref() == Some(id))?
+        .1
 }
 
 #[cfg(test)]
