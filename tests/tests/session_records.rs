@@ -200,7 +200,10 @@ fn each_harness_fixture_reads_into_its_matrix() {
             version: Some("1.0.102"),
             used: true,
             broken: Some(ReasonCode::CommandNotFound),
-            authy: Some(ReasonCode::AuthRequired),
+            // Copilot's process log: "Browser-based OAuth required", and
+            // the 401 challenge names its oauth-protected-resource (a login
+            // wanted; e64aa16 reads the challenge).
+            authy: Some(ReasonCode::OauthRequired),
         },
         Want {
             kind: "opencode",
