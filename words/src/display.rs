@@ -634,6 +634,13 @@ pub fn stopped(row: &ServerAttachment) -> String {
             Some(R::CommandNotFound | R::ProcessStartFailed) => {
                 format!("failed to start: {}", reason())
             }
+            // The harness said only that it failed; its reader's sentence
+            // says what to look at instead (OpenCode: `opencode mcp list`).
+            Some(R::AgentReportedFailed) if row.summary.is_some() => format!(
+                "failed to connect: {} ({})",
+                reason(),
+                row.summary.as_deref().unwrap_or_default()
+            ),
             _ if stages.initialized.state != StageState::Yes => {
                 format!("failed to connect: {}", reason())
             }
@@ -1001,6 +1008,21 @@ mod tests {
         assert_eq!(status_label(&r), "Filtered · sse unsupported");
         assert_eq!(color_class(DisplayStatus::Failed), ColorClass::Red);
         assert_eq!(color_class(DisplayStatus::Unknown), ColorClass::Gray);
+    }
+
+    /// A harness that said only "failed" (OpenCode's `status=failed`):
+    /// the row keeps its reader's sentence of where to look, in the text
+    /// table as in JSON; without one, the bare words.
+    #[test]
+    fn a_bare_failure_says_its_reader_s_sentence_where_it_has_one() {
+        let mut r = row(DisplayStatus::Failed);
+        r.reason_code = Some(ReasonCode::AgentReportedFailed);
+        assert_eq!(stopped(&r), "failed to connect: agent reported failed");
+        r.summary = Some("its log says only that; `opencode mcp list` prints why".to_owned());
+        assert_eq!(
+            stopped(&r),
+            "failed to connect: agent reported failed (its log says only that; `opencode mcp list` prints why)"
+        );
     }
 
     #[test]
