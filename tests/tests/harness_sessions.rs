@@ -435,6 +435,12 @@ async fn claude_session_searching(details: bool, release: Release, tool_search: 
         ("ANTHROPIC_API_KEY".into(), "dummy".into()),
         ("ANTHROPIC_BASE_URL".into(), peers.model.base()),
         ("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()),
+        // Servers connected before the first model request (as Tether's
+        // plugin sets it): by default `-p` connects them in the background
+        // (2.1.197's `mFc`: `nonBlocking` unless this says false), and on a
+        // loaded machine the model's one turn went out before `time` was
+        // connected, so no call was made (CI, 2026-12-07).
+        ("MCP_CONNECTION_NONBLOCKING".into(), "false".into()),
         ("OTEL_LOGS_EXPORT_INTERVAL".into(), "500".into()),
         ("OTEL_METRIC_EXPORT_INTERVAL".into(), "1000".into()),
         ("OTEL_TRACES_EXPORT_INTERVAL".into(), "500".into()),
@@ -701,6 +707,8 @@ async fn copilot_session_collected() {
     .expect("a collected session");
     running.shutdown().await;
     tether_tests::keep_home("copilot", home.path());
+    // Copilot's process log says "Browser-based OAuth required" for authy,
+    // and the 401 challenge names its oauth-protected-resource (e64aa16).
     let disk = recorded("copilot", home.path(), &[], configured(&peers), &attempt);
     no_wrong_last_mile("copilot", &disk, &attempt, &peers.sent);
     assert!(used_on_disk(&disk), "{disk:?}");
@@ -710,7 +718,7 @@ async fn copilot_session_collected() {
     );
     assert_eq!(
         row(&disk, "authy").reason_code,
-        Some(ReasonCode::AuthRequired)
+        Some(ReasonCode::OauthRequired)
     );
     assert!(used(&attempt), "{attempt:?}");
     assert_eq!(row(&attempt, "broken").status, DisplayStatus::Failed);

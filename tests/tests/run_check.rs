@@ -95,6 +95,10 @@ async fn tether_run(
         .env("ANTHROPIC_API_KEY", "dummy")
         .env("ANTHROPIC_BASE_URL", s.model.base())
         .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        // Servers connected before the model's first request: `-p`
+        // connects them in the background by default, and on a loaded
+        // machine the turn can go out before `time` is there.
+        .env("MCP_CONNECTION_NONBLOCKING", "false")
         .current_dir(&s.work)
         .stdin(Stdio::null());
     tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
