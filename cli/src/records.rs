@@ -117,14 +117,10 @@ fn default_ledger() -> Option<std::sync::Arc<dyn tether_core::store::Store>> {
     }
 }
 
-/// Every session on disk of `harnesses` (every harness with a reader when
-/// empty; names without one are skipped) with records since `since`, newest
-/// first: its summary and its current attempt.
-pub(crate) fn recorded_attempts(
-    harnesses: &[String],
-    since: Option<Timestamp>,
-) -> anyhow::Result<Vec<(SessionSummary, tether_core::history::AttachmentAttempt)>> {
-    let registry = Registry::with_static()?;
+/// The names of `harnesses` the registry has a harness for (all of them,
+/// as an empty list, when none is given); `None` where names were given
+/// and none has one, so nothing is to be read.
+fn with_readers(registry: &Registry, harnesses: &[String]) -> Option<Vec<String>> {
     let known: Vec<String> = registry
         .harnesses()
         .into_iter()
@@ -135,9 +131,20 @@ pub(crate) fn recorded_attempts(
         .filter(|h| known.contains(h))
         .cloned()
         .collect();
-    if !harnesses.is_empty() && wanted.is_empty() {
+    (harnesses.is_empty() || !wanted.is_empty()).then_some(wanted)
+}
+
+/// Every session on disk of `harnesses` (every harness with a reader when
+/// empty; names without one are skipped) with records since `since`, newest
+/// first: its summary and its current attempt.
+pub(crate) fn recorded_attempts(
+    harnesses: &[String],
+    since: Option<Timestamp>,
+) -> anyhow::Result<Vec<(SessionSummary, tether_core::history::AttachmentAttempt)>> {
+    let registry = Registry::with_static()?;
+    let Some(wanted) = with_readers(&registry, harnesses) else {
         return Ok(Vec::new());
-    }
+    };
     let records = read(
         &registry,
         Filter {
@@ -168,22 +175,12 @@ impl OnDisk {
     /// empty; names without one are skipped) with records since `since`.
     pub(crate) fn read(harnesses: &[String], since: Option<Timestamp>) -> anyhow::Result<Self> {
         let registry = Registry::with_static()?;
-        let known: Vec<String> = registry
-            .harnesses()
-            .into_iter()
-            .map(|h| String::from(h.id))
-            .collect();
-        let wanted: Vec<String> = harnesses
-            .iter()
-            .filter(|h| known.contains(h))
-            .cloned()
-            .collect();
-        if !harnesses.is_empty() && wanted.is_empty() {
+        let Some(wanted) = with_readers(&registry, harnesses) else {
             return Ok(OnDisk {
                 records: None,
                 known: Vec::new(),
             });
-        }
+        };
         let records = read_listing(
             &registry,
             Filter {
