@@ -90,6 +90,19 @@ fn harness(
     Some((out.status.code(), text))
 }
 
+/// `claude mcp list` on the private home, for each release installed: what
+/// it printed, where it exited 0 (asserted).
+fn claude_mcp_list(home: &Path, cwd: &Path) -> Vec<(Release, String)> {
+    Release::BOTH
+        .into_iter()
+        .filter_map(|release| {
+            let (code, said) = harness(release, "claude", home, cwd, &["mcp", "list"], &[])?;
+            assert_eq!(code, Some(0), "{}: {said}", release.label());
+            Some((release, said))
+        })
+        .collect()
+}
+
 /// GIVEN servers under `mcpServers` in `~/.claude/settings.json` and the
 /// project's `.claude/settings.json`, beside one in `~/.claude.json` WHEN
 /// the real Claude Code (pinned and newest) lists its servers THEN it shows
@@ -128,18 +141,7 @@ fn claude_ignores_mcp_servers_in_its_settings_and_tether_says_where_they_go() {
     }
     assert_eq!(row(&doc, "placed")["reason_code"], Value::Null);
 
-    for release in Release::BOTH {
-        let Some((code, said)) = harness(
-            release,
-            "claude",
-            home.path(),
-            project.path(),
-            &["mcp", "list"],
-            &[],
-        ) else {
-            continue;
-        };
-        assert_eq!(code, Some(0), "{}: {said}", release.label());
+    for (release, said) in claude_mcp_list(home.path(), project.path()) {
         assert!(said.contains("placed:"), "{}: {said}", release.label());
         assert!(!said.contains("misplaced"), "{}: {said}", release.label());
     }
@@ -426,18 +428,7 @@ fn claude_does_not_read_a_cwd_and_tether_says_so() {
         "{r}"
     );
 
-    for release in Release::BOTH {
-        let Some((code, said)) = harness(
-            release,
-            "claude",
-            home.path(),
-            project.path(),
-            &["mcp", "list"],
-            &[],
-        ) else {
-            continue;
-        };
-        assert_eq!(code, Some(0), "{}: {said}", release.label());
+    for (release, said) in claude_mcp_list(home.path(), project.path()) {
         let line = said
             .lines()
             .find(|l| l.starts_with("elsewhere:"))
