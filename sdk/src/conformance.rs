@@ -563,6 +563,82 @@ mod tests {
             }
         );
     }
+
+    /// Answers each record by its `type`: `mcp` read, `chat` known and
+    /// silent, `hook_progress` known and not read, `later` unknown; a
+    /// record that is not JSON, or a known kind of the wrong shape, is
+    /// unparsed.
+    struct EveryAnswer;
+
+    impl tether_core::records::RecordReader for EveryAnswer {
+        fn record_sources(&self) -> Vec<tether_core::records::RecordSource> {
+            Vec::new()
+        }
+        fn read_record(
+            &self,
+            _: &tether_core::records::RecordFile<'_>,
+            record: &str,
+        ) -> tether_core::records::RecordAnswer {
+            use tether_core::records::RecordAnswer;
+            let value: serde_json::Value = match serde_json::from_str(record) {
+                Ok(value) => value,
+                Err(e) => return RecordAnswer::unparsed(&e, None),
+            };
+            match value.get("type").and_then(|t| t.as_str()) {
+                Some("mcp") if !value["n"].is_number() => RecordAnswer::Unparsed {
+                    why: tether_core::records::Unparsed::WrongType,
+                    kind: Some("mcp".into()),
+                },
+                Some("mcp") => RecordAnswer::Read(tether_core::records::RecordReading::default()),
+                Some("chat") => RecordAnswer::Ignored,
+                Some("hook_progress") => RecordAnswer::not_read("hook_progress", None),
+                _ => RecordAnswer::Unknown,
+            }
+        }
+    }
+
+    /// GIVEN one record of each answer, one cut short and one of a known
+    /// kind with a field of the wrong type WHEN the records kit reads them
+    /// THEN each is counted apart: read, silent, not read (by its kind),
+    /// unknown, and unparsed by its line and why; an unparsed record is
+    /// never counted unknown (issue 68).
+    #[test]
+    fn the_records_kit_counts_not_read_unknown_and_unparsed_apart() {
+        use tether_core::records::{Unparsed, UnparsedLine};
+        let records: Vec<String> = [
+            r#"{"type":"mcp","n":1}"#,
+            r#"{"type":"chat"}"#,
+            r#"{"type":"hook_progress"}"#,
+            r#"{"type":"hook_progress"}"#,
+            r#"{"type":"later"}"#,
+            r#"{"type":"mcp","n":"#,
+            r#"{"type":"mcp","n":"one"}"#,
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let seen = assert_reads_records(&EveryAnswer, "log", &["a.jsonl".into()], &records, &[]);
+        assert_eq!((seen.read, seen.ignored, seen.unknown), (1, 1, 1));
+        assert_eq!(
+            seen.not_read,
+            [("hook_progress".to_owned(), 2)].into_iter().collect()
+        );
+        assert_eq!(seen.not_read_total(), 2);
+        assert_eq!(
+            seen.unparsed,
+            vec![
+                UnparsedLine {
+                    line: 6,
+                    why: Unparsed::CutShort,
+                    kind: None
+                },
+                UnparsedLine {
+                    line: 7,
+                    why: Unparsed::WrongType,
+                    kind: Some("mcp".into())
+                },
+            ]
+        );
+    }
 }
 
 // === Telemetry mappings ===
@@ -740,15 +816,38 @@ const PLANTED_IN_RECORDS: [&str; 3] = [
     "/home/victim/.ssh/id_ed25519",
 ];
 
-/// What [`check_records`] saw a reader do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What [`check_records`] saw a reader do, every record accounted for as
+/// `tether sessions` accounts for a file's lines (issue 68): read, of a
+/// known kind that says nothing, of a known kind not read (named), of an
+/// unknown kind, or not parsed (where and why). A record that failed to
+/// parse is never counted as a kind, known or not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecordsCheck {
     /// Records it read.
     pub read: usize,
-    /// Records it knew and ignored.
+    /// Records of a kind it knows that say nothing about MCP servers or
+    /// tools (`Ignored`, `Dated`).
     pub ignored: usize,
-    /// Records it did not know.
+    /// Records of a kind it knows that bears on MCP servers, tools,
+    /// skills, hooks, permissions or auth, which it does not read
+    /// (`NotRead`): how many of each kind, by the reader's name for it
+    /// (its census's entry).
+    pub not_read: std::collections::BTreeMap<String, usize>,
+    /// Records of a kind it does not know (version drift), and answers a
+    /// later Tether adds.
     pub unknown: usize,
+    /// Records that could not be parsed (`Unparsed`): each one's place in
+    /// `records` (from 1), why, and its kind where the reader knew it;
+    /// never its content.
+    pub unparsed: Vec<tether_core::records::UnparsedLine>,
+}
+
+impl RecordsCheck {
+    /// Records of a known kind not read, of every kind.
+    pub fn not_read_total(&self) -> usize {
+        self.not_read.values().sum()
+    }
 }
 
 /// Checks a passthrough plugin's session-record reader
@@ -797,6 +896,16 @@ pub fn check_records(
         match &answer {
             RecordAnswer::Unknown => seen.unknown += 1,
             RecordAnswer::Ignored | RecordAnswer::Dated { .. } => seen.ignored += 1,
+            RecordAnswer::NotRead { kind, .. } => {
+                *seen.not_read.entry(kind.clone()).or_default() += 1;
+            }
+            RecordAnswer::Unparsed { why, kind } => {
+                seen.unparsed.push(tether_core::records::UnparsedLine {
+                    line: i as u64 + 1,
+                    why: *why,
+                    kind: kind.clone(),
+                });
+            }
             RecordAnswer::Read(reading) => {
                 seen.read += 1;
                 if !reading.names_are_names(configured) {

@@ -269,6 +269,11 @@ fn every_exec_output_passes_the_conformance_kit() {
         );
         assert!(seen.read > 0, "{case}: nothing read");
         assert_eq!(seen.unknown, 0, "{case}: a line not known");
+        assert!(
+            seen.unparsed.is_empty(),
+            "{case}: lines not parsed: {:?}",
+            seen.unparsed
+        );
     }
 }
 

@@ -441,6 +441,11 @@ fn every_stream_json_passes_the_conformance_kit() {
             );
             assert!(seen.read > 0, "{label}: nothing read");
             assert_eq!(seen.unknown, 0, "{label}: a line not known");
+            assert!(
+                seen.unparsed.is_empty(),
+                "{label}: lines not parsed: {:?}",
+                seen.unparsed
+            );
         }
     }
 }
