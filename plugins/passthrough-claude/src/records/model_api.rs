@@ -19,6 +19,10 @@
 //!
 //! An error none of these words is left unsaid (the run's exit status is
 //! still said); no guess is made.
+//!
+//! While it retries, a run prints a `system/api_retry` line per failed
+//! attempt ([`retrying`]); a run killed or timed out mid-retry ends on
+//! those, with no `result` line.
 
 use tether_core::vocab::ReasonCode;
 
@@ -75,6 +79,88 @@ const CONNECTION: [&str; 7] = [
     "Couldn't connect through your proxy",
     "Request timed out",
 ];
+
+/// What a `system/api_retry` line says of one failed request to the model
+/// API, read while the run retries it. Its shape, from the shipped CLIs
+/// (`tests/peers`, the bundled `claude` binary of
+/// `@anthropic-ai/claude-code-linux-x64`: 2.1.197's `OOm` schema and its
+/// `yield W({type:"system",subtype:"api_retry",…})`, 2.1.332's `dW`):
+/// `{type:"system", subtype:"api_retry", attempt, max_retries,
+/// retry_delay_ms, error_status, error, session_id, uuid}`, and in 2.1.332
+/// `no_response: {waited_ms, retry_wait_ms}` where the API sent no response
+/// headers within its first-byte window. `error_status` is the HTTP status,
+/// null "for connection errors (e.g. timeouts) that had no HTTP response"
+/// (the schema's own words); `error` is a class from a closed list
+/// ([`ERROR_CLASSES`]), never the error's text. Real runs on a closed port
+/// (both releases): `"error_status":null,"error":"unknown"`.
+pub(super) struct Retrying<'a> {
+    /// `error_status`.
+    pub(super) status: Option<i32>,
+    /// `error`: compared with [`ERROR_CLASSES`], kept only as one of them.
+    pub(super) error: Option<&'a str>,
+    /// Whether `no_response` is there (2.1.332).
+    pub(super) no_response: bool,
+}
+
+/// The classes an `api_retry` line's `error` may hold: 2.1.197's `LQo`
+/// enum and 2.1.332's `Yr` (which adds `account_on_hold`,
+/// `verification_required`, `cloud_credential_error`).
+const ERROR_CLASSES: [&str; 13] = [
+    "authentication_failed",
+    "oauth_org_not_allowed",
+    "account_on_hold",
+    "verification_required",
+    "billing_error",
+    "rate_limit",
+    "overloaded",
+    "invalid_request",
+    "model_not_found",
+    "server_error",
+    "unknown",
+    "max_output_tokens",
+    "cloud_credential_error",
+];
+
+/// The reason and Tether's sentence for a request to the model API that
+/// failed and was being retried: in the words of the run's end where the
+/// line says as much (the credentials refused; no HTTP answer: "could not
+/// be reached"), else the HTTP status and the harness's class of it. A
+/// connection error's cause (refused, no such host) is not on the line, so
+/// none is claimed.
+pub(super) fn retrying(line: &Retrying<'_>) -> (ReasonCode, String) {
+    const RETRIED: &str = " (it retried)";
+    let class = line.error.filter(|e| ERROR_CLASSES.contains(e));
+    if matches!(line.status, Some(401 | 403)) || class == Some("authentication_failed") {
+        return (
+            ReasonCode::AuthRejected,
+            format!("its model provider refused the credentials it sent{RETRIED}"),
+        );
+    }
+    if line.no_response {
+        return (
+            ReasonCode::Timeout,
+            format!("its model API could not be reached: it sent no answer in time{RETRIED}"),
+        );
+    }
+    match (line.status, class) {
+        (None, None | Some("unknown")) => (
+            ReasonCode::SessionRequestFailed,
+            format!("its model API could not be reached: its request got no HTTP answer{RETRIED}"),
+        ),
+        (None, Some(class)) => (
+            ReasonCode::SessionRequestFailed,
+            format!("a request to its model API failed ({class}){RETRIED}"),
+        ),
+        (Some(status), None | Some("unknown")) => (
+            ReasonCode::ServerError,
+            format!("its model API answered HTTP {status}{RETRIED}"),
+        ),
+        (Some(status), Some(class)) => (
+            ReasonCode::ServerError,
+            format!("its model API answered HTTP {status} ({class}){RETRIED}"),
+        ),
+    }
+}
 
 /// The reason of a connection error, from the code Claude Code puts in
 /// its words (Node's and Bun's error codes).
@@ -159,6 +245,43 @@ mod tests {
             ),
             Some(ReasonCode::HostNotFound)
         );
+    }
+
+    fn retry(status: Option<i32>, error: Option<&str>, no_response: bool) -> (ReasonCode, String) {
+        retrying(&Retrying {
+            status,
+            error,
+            no_response,
+        })
+    }
+
+    /// GIVEN `api_retry` lines as each release prints them (a closed port:
+    /// no status, `unknown`; the statuses and classes of the shipped code)
+    /// WHEN read THEN no HTTP answer is "could not be reached" with no cause
+    /// claimed, 401/403 the credentials refused (the run's end's words), a
+    /// first-byte timeout a timeout, any other status said with its class,
+    /// and a class outside the shipped list never shown.
+    #[test]
+    fn a_retry_says_what_its_line_says() {
+        let (code, words) = retry(None, Some("unknown"), false);
+        assert_eq!(code, ReasonCode::SessionRequestFailed);
+        assert!(
+            words.starts_with("its model API could not be reached: "),
+            "{words}"
+        );
+        assert_eq!(
+            retry(Some(401), Some("authentication_failed"), false).0,
+            ReasonCode::AuthRejected
+        );
+        assert_eq!(retry(None, Some("unknown"), true).0, ReasonCode::Timeout);
+        let (code, words) = retry(Some(529), Some("overloaded"), false);
+        assert_eq!(code, ReasonCode::ServerError);
+        assert_eq!(
+            words,
+            "its model API answered HTTP 529 (overloaded) (it retried)"
+        );
+        let (_, words) = retry(Some(500), Some("sk-ant-PLANTED"), false);
+        assert_eq!(words, "its model API answered HTTP 500 (it retried)");
     }
 
     /// An answer, an unknown error, or a run that did not fail: nothing said.

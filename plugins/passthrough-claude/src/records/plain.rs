@@ -101,6 +101,15 @@ pub fn stream_json(record: &str) -> RecordAnswer {
         result: t("result", odd),
         api_error: t("api_error", odd),
         api_error_status: int(value.get("api_error_status"), odd),
+        error_status: int(value.get("error_status"), odd),
+        error: value.get("error").map(|e| match e {
+            Value::String(words) => Said::Words(Cow::Borrowed(words)),
+            _ => Said::Other(serde::de::IgnoredAny),
+        }),
+        no_response: match value.get("no_response") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(serde::de::IgnoredAny),
+        },
     };
     // The init line's reports and tools are read from the value.
     let odd = *odd;

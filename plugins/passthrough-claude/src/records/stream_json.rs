@@ -80,6 +80,19 @@ pub(super) struct Head<'a> {
     /// `result`: the model API's HTTP status.
     #[serde(default, deserialize_with = "lenient::int")]
     pub(super) api_error_status: Option<i32>,
+    /// `system/api_retry`: the failed request's HTTP status (null: none
+    /// came).
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub(super) error_status: Option<i32>,
+    /// `system/api_retry`: the harness's class of the error, compared with
+    /// its closed list only ([`model_api::retrying`]); another line's
+    /// `error` of any shape is skipped unread.
+    #[serde(borrow, default)]
+    pub(super) error: Option<Said<'a>>,
+    /// `system/api_retry` (2.1.332): there where no response headers came
+    /// in time; its fields are not read.
+    #[serde(default)]
+    pub(super) no_response: Option<serde::de::IgnoredAny>,
 }
 /// `message`: a `permission_denied`'s words, or (an `assistant` or
 /// `user` line's) the message, skipped unread.
@@ -153,6 +166,7 @@ fn read_kind(head: &Head<'_>) -> Option<&'static str> {
         ("system", Some("hook_response")) => "system/hook_response",
         ("system", Some("permission_denied")) => "system/permission_denied",
         ("system", Some("notification")) => "system/notification",
+        ("system", Some("api_retry")) => "system/api_retry",
         ("result", _) => "result",
         _ => return None,
     })
@@ -193,7 +207,9 @@ fn meanings(
             for evidence in names::as_tools_name_them(
                 tether_sdk::materialize::stream_json_init_reports(record, Timestamp(0)),
             ) {
-                push(&mut reading, evidence);
+                for evidence in pending_is_delivered(evidence) {
+                    push(&mut reading, evidence);
+                }
             }
             let tools = match whole {
                 Whole::Written(record) => init_tools(record),
@@ -256,6 +272,33 @@ fn meanings(
             push(&mut reading, hook_fired(run, None, Timestamp(0)));
             answer(reading)
         }
+        // A request to the model API failed and is being retried: why, as
+        // the run's end would say it (report-level: no server's). A run
+        // killed or timed out mid-retry has no `result` line; these are
+        // its only word of why. Lines carry no time (each is read at 0):
+        // this one is read at 1, after the run's `result` line, whose
+        // words (the connection error's cause, where the retry's line has
+        // none) are kept where both are there, as the earliest error is.
+        (Some("system"), Some("api_retry")) => {
+            let error = match &head.error {
+                Some(Said::Words(words)) => Some(words.as_ref()),
+                _ => None,
+            };
+            let (reason, words) = model_api::retrying(&model_api::Retrying {
+                status: head.error_status,
+                error,
+                no_response: head.no_response.is_some(),
+            });
+            push(
+                &mut reading,
+                tether_core::model::Evidence::new(
+                    tether_core::vocab::EvidenceKind::ExplicitError,
+                    Timestamp(1),
+                )
+                .reason(reason, Some(words)),
+            );
+            answer(reading)
+        }
         (Some(kind), subtype) if let Some(kind) = not_read(kind, subtype) => {
             RecordAnswer::not_read(kind, None)
         }
@@ -286,6 +329,38 @@ fn meanings(
         // (It blanks the line itself: it is given the line as written.)
         _ => as_transcript(written),
     }
+}
+
+/// The note of a server Claude Code's init line reports `pending`: the
+/// harness's own word, said beside the silence.
+pub(super) const PENDING: &str =
+    "Claude Code reported it pending: still connecting when the run began";
+
+/// An init line's report of a server, and where it is `pending`, that the
+/// server was delivered: Claude Code lists in `mcp_servers` the clients it
+/// holds (2.1.197's and 2.1.332's `McpServerStatus`), so one it reports
+/// `pending` is a server it was given and was still connecting to when it
+/// printed the line (a `-p` run connects in the background unless
+/// `MCP_CONNECTION_NONBLOCKING=false`). Delivered, no further: nothing
+/// shows it connected. The report keeps the harness's word as its note
+/// ([`PENDING`]).
+fn pending_is_delivered(
+    mut report: tether_core::model::Evidence,
+) -> Vec<tether_core::model::Evidence> {
+    use tether_core::vocab::{EvidenceKind, ReportedStatus};
+    if report.kind != EvidenceKind::AgentReported
+        || report.reported_state() != Some(ReportedStatus::Pending)
+    {
+        return vec![report];
+    }
+    let Some(server) = report.server.clone() else {
+        return vec![report];
+    };
+    report.summary.get_or_insert_with(|| PENDING.to_owned());
+    let delivered = tether_core::model::Evidence::new(EvidenceKind::Delivered, report.at)
+        .server(&server)
+        .provenance(report.provenance.clone());
+    vec![report, delivered]
 }
 
 /// The kinds of line the census names and this reader does not read

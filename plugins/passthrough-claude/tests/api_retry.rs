@@ -1,0 +1,138 @@
+//! Issue 67: a headless run whose model API cannot be reached prints a
+//! `system/api_retry` line per failed attempt while it retries; one killed
+//! or timed out mid-retry ends on those, with no `result` line. Each is
+//! read as the session's error (report-level, no server's), in the words
+//! the run's end uses, with a status and a class at most: never the
+//! error's text.
+//!
+//! The lines are as real runs printed them (`claude -p hi --output-format
+//! stream-json --verbose`, `ANTHROPIC_BASE_URL` on a closed 127.0.0.1
+//! port, a private HOME): 2.1.197 (pinned) writes `retry_delay_ms` as a
+//! fraction, 2.1.332 (newest) as a whole number; the statuses and classes
+//! are the shipped code's (`model_api::retrying`).
+
+use tether_core::model::{Evidence, Timestamp};
+use tether_core::records::RecordAnswer;
+use tether_core::vocab::{EvidenceKind, ReasonCode};
+use tether_passthrough_claude::records::{STREAM_JSON, plain, read_as};
+
+/// 2.1.197's first retry on a closed port, as printed.
+const PINNED: &str = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":527.9221046400702,"error_status":null,"error":"unknown","session_id":"c40d7bcd-4c92-4c83-bdf3-71ca4892da97","uuid":"2bf29e6f-2f83-4b38-9508-e7d5e6987e31"}"#;
+/// 2.1.332's, as printed.
+const NEWEST: &str = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":502,"error_status":null,"error":"unknown","session_id":"84f50d4e-4312-4119-b5cb-21fb97031bc2","uuid":"3f283e4e-d037-4175-b0c5-1b865c79727e"}"#;
+
+/// What one line gives, read the fast way and the plain way (the same,
+/// asserted).
+fn read(line: &str) -> RecordAnswer {
+    let fast = read_as(STREAM_JSON, &["run.jsonl"], line);
+    assert_eq!(fast, plain::stream_json(line), "{line}");
+    fast
+}
+
+fn errors(line: &str) -> Vec<Evidence> {
+    match read(line) {
+        RecordAnswer::Read(reading) => reading.evidence,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+/// GIVEN each release's retry line on a closed port WHEN read THEN it is
+/// one report-level error (no server), `session_request_failed`, "its
+/// model API could not be reached", in the session the line names, read
+/// after the run's end (at 1: a `result` line, read at 0, is kept where
+/// both are there).
+#[test]
+fn each_release_s_retry_on_a_closed_port_is_the_session_s_error() {
+    for (line, session) in [
+        (PINNED, "c40d7bcd-4c92-4c83-bdf3-71ca4892da97"),
+        (NEWEST, "84f50d4e-4312-4119-b5cb-21fb97031bc2"),
+    ] {
+        let RecordAnswer::Read(reading) = read(line) else {
+            panic!("{line}");
+        };
+        assert_eq!(reading.session.as_deref(), Some(session), "{line}");
+        let [error] = reading.evidence.as_slice() else {
+            panic!("{line}: {:?}", reading.evidence);
+        };
+        assert_eq!(error.kind, EvidenceKind::ExplicitError, "{line}");
+        assert_eq!(error.server, None, "report-level: {line}");
+        assert_eq!(error.at, Timestamp(1), "{line}");
+        assert_eq!(
+            error.reason_code,
+            Some(ReasonCode::SessionRequestFailed),
+            "{line}"
+        );
+        let words = error.summary.as_deref().unwrap_or_default();
+        assert!(
+            words.starts_with("its model API could not be reached: "),
+            "{line}: {words}"
+        );
+    }
+}
+
+/// GIVEN retry lines with an HTTP status (401, 403, 529 overloaded, 429),
+/// 2.1.332's first-byte timeout (`no_response`), and an `error` that is no
+/// class of the shipped list (a planted secret) WHEN read THEN the
+/// credentials refused read `auth_rejected` in the run's end's words, a
+/// status is said with its class, the timeout is `timeout`, and nothing
+/// but a known class is ever shown.
+#[test]
+fn a_retry_s_status_and_class_say_why_and_nothing_else_is_kept() {
+    let line = |status: &str, error: &str, extra: &str| {
+        NEWEST
+            .replace(
+                r#""error_status":null"#,
+                &format!(r#""error_status":{status}"#),
+            )
+            .replace(
+                r#""error":"unknown""#,
+                &format!(r#""error":{error}{extra}"#),
+            )
+    };
+    for (written, reason, words) in [
+        (
+            line("401", r#""authentication_failed""#, ""),
+            ReasonCode::AuthRejected,
+            "its model provider refused the credentials it sent (it retried)",
+        ),
+        (
+            line("403", r#""authentication_failed""#, ""),
+            ReasonCode::AuthRejected,
+            "its model provider refused the credentials it sent (it retried)",
+        ),
+        (
+            line("529", r#""overloaded""#, ""),
+            ReasonCode::ServerError,
+            "its model API answered HTTP 529 (overloaded) (it retried)",
+        ),
+        (
+            line("429", r#""rate_limit""#, ""),
+            ReasonCode::ServerError,
+            "its model API answered HTTP 429 (rate_limit) (it retried)",
+        ),
+        (
+            line(
+                "null",
+                r#""unknown""#,
+                r#","no_response":{"waited_ms":30000,"retry_wait_ms":30000}"#,
+            ),
+            ReasonCode::Timeout,
+            "its model API could not be reached: it sent no answer in time (it retried)",
+        ),
+        (
+            line("500", r#""sk-ant-api03-PLANTED""#, ""),
+            ReasonCode::ServerError,
+            "its model API answered HTTP 500 (it retried)",
+        ),
+        (
+            line("null", r#"{"message":"sk-ant-api03-PLANTED"}"#, ""),
+            ReasonCode::SessionRequestFailed,
+            "its model API could not be reached: its request got no HTTP answer (it retried)",
+        ),
+    ] {
+        let [error] = errors(&written).try_into().expect("one error");
+        assert_eq!(error.reason_code, Some(reason), "{written}");
+        assert_eq!(error.summary.as_deref(), Some(words), "{written}");
+        assert!(!format!("{error:?}").contains("PLANTED"), "{written}");
+    }
+}
