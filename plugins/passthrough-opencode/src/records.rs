@@ -221,12 +221,7 @@ pub(crate) fn database_row(file: &RecordFile<'_>, row: Row) -> RecordAnswer {
             if let Some((reason, words)) =
                 turn_error(third.as_deref(), fourth.as_deref(), fifth.as_deref())
             {
-                // The turn's end (report-level, no server's), in Tether's
-                // words.
-                push(
-                    &mut reading,
-                    Evidence::new(EvidenceKind::ExplicitError, at).reason(reason, Some(words)),
-                );
+                run_ended(&mut reading, at, reason, words);
             }
         }
         _ => return RecordAnswer::Unknown,
@@ -353,14 +348,19 @@ pub(crate) fn log_line<'r>(
     if message == "process"
         && let Some((reason, words)) = field("error").as_deref().and_then(model_api)
     {
-        // The run's end: its model API not reached (report-level, no
-        // server's), in Tether's words.
-        push(
-            &mut reading,
-            Evidence::new(EvidenceKind::ExplicitError, at).reason(reason, Some(words.into())),
-        );
+        run_ended(&mut reading, at, reason, words.into());
     }
     answer(reading)
+}
+
+/// How the run ended, as a log line's ERROR "process" or a database's
+/// assistant message says it: a report-level error (no server's), in
+/// Tether's words.
+fn run_ended(reading: &mut RecordReading, at: Timestamp, reason: ReasonCode, words: String) {
+    push(
+        reading,
+        Evidence::new(EvidenceKind::ExplicitError, at).reason(reason, Some(words)),
+    );
 }
 
 /// How OpenCode's bundled AI SDK begins the words of a request that could
@@ -490,6 +490,32 @@ fn unavailable(reading: &mut RecordReading, server: &str, said: Option<&str>, at
 #[cfg(test)]
 mod tests {
     use super::field;
+    use tether_core::model::Evidence;
+    use tether_core::records::{RecordAnswer, RecordFile};
+    use tether_core::vocab::{EvidenceKind, ReasonCode};
+
+    /// What one record of `role` (its file `file`) says of how the run
+    /// ended: its session, and its report-level error (no server's), at
+    /// most one.
+    fn run_end(role: &str, file: &str, record: &str) -> (Option<String>, Option<Evidence>) {
+        let segments = vec![file.to_owned()];
+        let file = RecordFile {
+            role,
+            segments: &segments,
+            session: None,
+            configured: &[],
+        };
+        let RecordAnswer::Read(reading) = super::read(&file, record) else {
+            panic!("{record}");
+        };
+        let mut errors = reading
+            .evidence
+            .into_iter()
+            .filter(|e| e.kind == EvidenceKind::ExplicitError && e.server.is_none());
+        let error = errors.next();
+        assert!(errors.next().is_none(), "{error:?} and more");
+        (reading.session, error)
+    }
 
     /// GIVEN the ERROR "process" line of a turn whose model API was on a
     /// closed port (a real 1.18.33 run, its stack cut), and Bun's other
@@ -497,34 +523,14 @@ mod tests {
     /// the reason the words name; other errors are left unsaid.
     #[test]
     fn a_model_api_not_reached_is_said_why() {
-        use tether_core::records::{RecordAnswer, RecordFile};
-        use tether_core::vocab::{EvidenceKind, ReasonCode};
         let reason = |error: &str| {
             let line = format!(
                 "timestamp=2026-12-07T12:58:11.189Z level=ERROR run=1d105cc7 message=process session.id=ses_daf6bc39affe7QPNo4yDv4IA0v messageID=msg_2509 error={error:?} stack=\"AI_APICallError: {}\\n    at e (/$bunfs/root/chunk-jrdr7d31.js:2:6248)\"",
                 error.replace('"', "")
             );
-            let segments = vec!["opencode.log".to_owned()];
-            let file = RecordFile {
-                role: super::LOG,
-                segments: &segments,
-                session: None,
-                configured: &[],
-            };
-            let RecordAnswer::Read(reading) = super::read(&file, &line) else {
-                panic!("{line}");
-            };
-            assert_eq!(
-                reading.session.as_deref(),
-                Some("ses_daf6bc39affe7QPNo4yDv4IA0v")
-            );
-            let errors: Vec<_> = reading
-                .evidence
-                .iter()
-                .filter(|e| e.kind == EvidenceKind::ExplicitError && e.server.is_none())
-                .collect();
-            assert!(errors.len() <= 1, "{errors:?}");
-            errors.first().and_then(|e| e.reason_code.clone())
+            let (session, error) = run_end(super::LOG, "opencode.log", &line);
+            assert_eq!(session.as_deref(), Some("ses_daf6bc39affe7QPNo4yDv4IA0v"));
+            error.and_then(|e| e.reason_code)
         };
         for (error, code) in [
             (
@@ -553,32 +559,10 @@ mod tests {
     /// errors left unsaid.
     #[test]
     fn a_turn_s_error_in_the_database_is_said_why() {
-        use tether_core::records::{RecordAnswer, RecordFile};
-        use tether_core::vocab::{EvidenceKind, ReasonCode};
         let said = |row: &str| {
-            let segments = vec!["opencode.db".to_owned()];
-            let file = RecordFile {
-                role: super::DB_ERRORS,
-                segments: &segments,
-                session: None,
-                configured: &[],
-            };
-            let RecordAnswer::Read(reading) = super::read(&file, row) else {
-                panic!("{row}");
-            };
-            assert_eq!(
-                reading.session.as_deref(),
-                Some("ses_daeeb6d65ffe2zeUFR7qnM4fPd")
-            );
-            let errors: Vec<_> = reading
-                .evidence
-                .iter()
-                .filter(|e| e.kind == EvidenceKind::ExplicitError && e.server.is_none())
-                .collect();
-            assert!(errors.len() <= 1, "{errors:?}");
-            errors
-                .first()
-                .map(|e| (e.reason_code.clone(), e.summary.clone().unwrap_or_default()))
+            let (session, error) = run_end(super::DB_ERRORS, "opencode.db", row);
+            assert_eq!(session.as_deref(), Some("ses_daeeb6d65ffe2zeUFR7qnM4fPd"));
+            error.map(|e| (e.reason_code, e.summary.unwrap_or_default()))
         };
         let row = |name: &str, cause: &str, provider: &str| {
             format!(r#"["ses_daeeb6d65ffe2zeUFR7qnM4fPd",1796656636806,{name},{cause},{provider}]"#)

@@ -21,7 +21,7 @@
 
 use serde_json::Value;
 use tether_core::model::Timestamp;
-use tether_core::records::{RecordAnswer, RecordFile, RecordReading, name};
+use tether_core::records::{RecordAnswer, RecordFile, RecordReading, Unparsed, name};
 use tether_sdk::records::answer;
 
 use crate::parts::{INVALID_TOOL, SKILL_TOOL, ToolPart, error_word, invalid_word, tool_part};
@@ -39,10 +39,14 @@ const KNOWN: &[&str] = &[
     "error",
 ];
 
-/// One printed line.
+/// One printed line. A line that is not JSON (cut short, or not JSON at
+/// all) is unparsed, with why, never a kind this Tether does not know; so
+/// is a `tool_use` line whose part is not a tool part with a tool's name
+/// (a known kind in a shape it cannot be read in).
 pub(crate) fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
-    let Ok(line) = serde_json::from_str::<Value>(record) else {
-        return RecordAnswer::Unknown;
+    let line = match serde_json::from_str::<Value>(record) {
+        Ok(line) => line,
+        Err(error) => return RecordAnswer::unparsed(&error, None),
     };
     let Some(kind) = line["type"].as_str().filter(|k| KNOWN.contains(k)) else {
         return RecordAnswer::Unknown;
@@ -63,7 +67,10 @@ pub(crate) fn read(file: &RecordFile<'_>, record: &str) -> RecordAnswer {
     if kind == "tool_use" {
         let part = &line["part"];
         let Some(tool) = part["tool"].as_str().filter(|_| part["type"] == "tool") else {
-            return RecordAnswer::Unknown;
+            return RecordAnswer::Unparsed {
+                why: Unparsed::WrongType,
+                kind: Some(kind.to_owned()),
+            };
         };
         let state = &part["state"];
         let input = &state["input"];
@@ -230,6 +237,48 @@ mod tests {
         };
         assert_eq!(r.session.as_deref(), Some("ses_1"));
         assert!(!format!("{r:?}").contains("secret-775"));
+    }
+
+    /// GIVEN a printed `tool_use` line as 1.18.33 prints it (a real run's,
+    /// `opencode-1.18.33-allowed.run.jsonl`) cut short at every byte, a line
+    /// that is not JSON, and a `tool_use` line whose part is no tool part
+    /// WHEN read THEN each is unparsed with why (cut short, not JSON, a
+    /// field of the wrong type: the kind named), never a kind this Tether
+    /// does not know; the whole line reads.
+    #[test]
+    fn a_line_that_does_not_parse_is_unparsed_never_unknown() {
+        use tether_core::records::Unparsed;
+        let whole = r#"{"type":"tool_use","timestamp":1796325164082,"sessionID":"ses_dc2ad54a5ffeXfqOb3g6j83cBE","part":{"type":"tool","tool":"count_stamp","callID":"call_fake1","state":{"status":"completed","input":{"timezone":"UTC"},"output":"ok","metadata":{"truncated":false},"title":"","time":{"start":1796325163988,"end":1796325164006}},"id":"prt_23d52c3c8001qlP7qKpFQjvHnH","sessionID":"ses_dc2ad54a5ffeXfqOb3g6j83cBE","messageID":"msg_23d52b5df001bXip5md18wfoqZ"}}"#;
+        let count = vec!["count".to_owned()];
+        assert!(matches!(read_as(whole, &count), RecordAnswer::Read(_)));
+        for end in 1..whole.len() {
+            assert_eq!(
+                read_as(&whole[..end], &count),
+                RecordAnswer::Unparsed {
+                    why: Unparsed::CutShort,
+                    kind: None
+                },
+                "cut at {end}"
+            );
+        }
+        assert_eq!(
+            read_as("opencode: not a line of JSON", &count),
+            RecordAnswer::Unparsed {
+                why: Unparsed::NotJson,
+                kind: None
+            }
+        );
+        for part in [r#"{"type":"text"}"#, r#"{"type":"tool","tool":7}"#, "null"] {
+            let line = format!(r#"{{"type":"tool_use","sessionID":"ses_1","part":{part}}}"#);
+            assert_eq!(
+                read_as(&line, &count),
+                RecordAnswer::Unparsed {
+                    why: Unparsed::WrongType,
+                    kind: Some("tool_use".to_owned())
+                },
+                "{line}"
+            );
+        }
     }
 
     /// GIVEN OpenCode's `invalid` tool, as its repair writes a call of a
