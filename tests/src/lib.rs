@@ -3,6 +3,8 @@
 //!
 //! The shared set-ups of the cross-crate tests:
 //! - [`fake_model`]: a fake model endpoint and an MCP server that always wants OAuth;
+//! - [`auth_server`]: an MCP endpoint that wants auth each everyday way (a token
+//!   refused, an OAuth login, no challenge, a scope);
 //! - [`counting`]: how the counting MCP peers count the calls they receive;
 //! - [`breaking`]: the tools of `tether-breaking-mcp`, made to break the last mile;
 //! - [`last_mile`]: the ground truth of what the model was really sent;
@@ -13,6 +15,7 @@
 //! - [`differential`]: one record written every way JSON allows, for a reader's
 //!   fast path against its plain one.
 
+pub mod auth_server;
 pub mod breaking;
 pub mod by_path;
 pub mod collected;

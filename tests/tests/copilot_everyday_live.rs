@@ -33,11 +33,18 @@
 //! `Error: No authentication information found.` and exits 1 before any
 //! server starts; its process log's `[ERROR]` line is the session's own
 //! error, `auth_required`, in Tether's words.
+//!
+//! The runs do not take [`tether_tests::one_real_cli_at_a_time`]: no run
+//! here needs a server to connect or the model to answer in time (every
+//! server is meant to fail, the model provider is closed or never asked),
+//! and the silent server's wait is Copilot's own fixed 60 s (1.0.102 reads
+//! no per-server key for it: a server's `timeout`, `copilot mcp add
+//! --timeout`, leaves `MCP lifecycle negotiation did not complete within
+//! 60000 ms` unchanged in a real run). So the runs share the test threads,
+//! and the longest, a server of each failure, is named to start first.
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tether_core::history::AttachmentAttempt;
 use tether_core::model::ProvenanceCode;
@@ -45,6 +52,7 @@ use tether_core::registry::Registry;
 use tether_core::spec::{Endpoint, ServerSpec};
 use tether_core::vocab::{DisplayStatus, ReasonCode, ServerSource, StageState};
 use tether_records::{Filter, Home, Records};
+use tether_tests::auth_server::AuthServer;
 use tether_tests::by_path;
 
 /// GIVEN Copilot whose model provider is on a closed port, with a stdio
@@ -53,7 +61,6 @@ use tether_tests::by_path;
 /// Tether's words, not the provider's address), the server never used.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_provider_not_reached_reads_as_copilot_says() {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some(copilot) = by_path::pinned_copilot() else {
         return;
     };
@@ -165,109 +172,6 @@ async fn a_model_provider_not_reached_reads_as_copilot_says() {
 const PLANTED: &str = "sk-live-PLANTED-copilot-401-token";
 /// The variable the unset token references (never set).
 const UNSET: &str = "TETHER_UNSET_COPILOT_TOKEN";
-
-/// A server that wants auth, as servers answer: `/mcp` answers a request
-/// with no `Authorization` with 401 and a challenge naming its OAuth
-/// resource metadata (published, with its authorization server's), and
-/// one with a token with 401 `Bearer error="invalid_token"`; `/plain/mcp`
-/// answers 401 with no challenge and publishes no metadata. `literal`
-/// turns true when a request carries the unset variable's reference
-/// unexpanded (the value itself is never kept).
-async fn auth_server() -> (std::net::SocketAddr, Arc<AtomicBool>) {
-    use axum::http::{HeaderMap, StatusCode, header};
-    use axum::response::IntoResponse;
-    use axum::routing::{any, get, post};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let base = format!("http://{addr}");
-    let literal = Arc::new(AtomicBool::new(false));
-    let seen = literal.clone();
-    let look = move |headers: &HeaderMap| {
-        let value = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if value.is_some_and(|v| v.contains(&format!("${{{UNSET}}}"))) {
-            seen.store(true, Ordering::Relaxed);
-        }
-        value.is_some()
-    };
-    let oauth = {
-        let base = base.clone();
-        let look = look.clone();
-        move |headers: HeaderMap| {
-            let challenge = if look(&headers) {
-                "Bearer error=\"invalid_token\"".to_owned()
-            } else {
-                format!(
-                    "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
-                )
-            };
-            async move {
-                (
-                    StatusCode::UNAUTHORIZED,
-                    [(header::WWW_AUTHENTICATE, challenge)],
-                )
-                    .into_response()
-            }
-        }
-    };
-    let plain = move |headers: HeaderMap| {
-        look(&headers);
-        async { StatusCode::UNAUTHORIZED.into_response() }
-    };
-    let resource = {
-        let base = base.clone();
-        move || {
-            let base = base.clone();
-            async move {
-                axum::Json(serde_json::json!({
-                    "resource": format!("{base}/mcp"), "authorization_servers": [base],
-                }))
-            }
-        }
-    };
-    let issuer = {
-        let base = base.clone();
-        move || {
-            let base = base.clone();
-            async move {
-                axum::Json(serde_json::json!({
-                    "issuer": base,
-                    "authorization_endpoint": format!("{base}/authorize"),
-                    "token_endpoint": format!("{base}/token"),
-                    "registration_endpoint": format!("{base}/register"),
-                    "response_types_supported": ["code"],
-                    "grant_types_supported": ["authorization_code", "refresh_token"],
-                    "code_challenge_methods_supported": ["S256"],
-                    "token_endpoint_auth_methods_supported": ["none"],
-                }))
-            }
-        }
-    };
-    let register = |body: axum::body::Bytes| async move {
-        let mut client: serde_json::Value =
-            serde_json::from_slice(&body).unwrap_or_else(|_| serde_json::json!({}));
-        client["client_id"] = "test-client".into();
-        client["token_endpoint_auth_method"] = "none".into();
-        (StatusCode::CREATED, axum::Json(client))
-    };
-    let router = axum::Router::new()
-        .route("/mcp", any(oauth))
-        .route("/plain/mcp", any(plain))
-        .route("/.well-known/oauth-protected-resource/mcp", get(resource))
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(issuer.clone()),
-        )
-        .route("/.well-known/openid-configuration", get(issuer))
-        .route("/register", post(register));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    (addr, literal)
-}
 
 /// Copilot's process-log lines (a test home's, no user's data).
 fn process_logs(home: &Path) -> Vec<String> {
@@ -398,12 +302,12 @@ fn cases(addr: std::net::SocketAddr, missing_dir: &str) -> Vec<Case> {
 /// them apart (`cwd_not_found`, `unresolved_variable`) and nothing else
 /// does; no row holds the planted token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_everyday_failure_reads_as_copilot_s_log_says() {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
+async fn a_server_of_each_everyday_failure_reads_as_copilot_s_log_says() {
     let Some(copilot) = by_path::pinned_copilot() else {
         return;
     };
-    let (addr, literal) = auth_server().await;
+    let auth = AuthServer::watching(&format!("${{{UNSET}}}")).await;
+    let addr = auth.addr;
     let home = tempfile::tempdir().expect("home");
     let missing = home.path().join("no/such/dir").display().to_string();
     let cases = cases(addr, &missing);
@@ -439,10 +343,7 @@ async fn every_everyday_failure_reads_as_copilot_s_log_says() {
     );
     let logs = process_logs(home.path());
     // Copilot sent the unset variable's reference as written.
-    assert!(
-        literal.load(Ordering::Relaxed),
-        "no literal ${{{UNSET}}} sent"
-    );
+    assert!(auth.saw(), "no literal ${{{UNSET}}} sent");
 
     // Today's configuration, as `tether sessions` reads it.
     let vars = [("PATH", std::env::var_os("PATH").unwrap_or_default())]
@@ -542,7 +443,6 @@ async fn every_everyday_failure_reads_as_copilot_s_log_says() {
 /// never shown started.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn not_logged_in_reads_as_copilot_says() {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some(copilot) = by_path::pinned_copilot() else {
         return;
     };
@@ -604,7 +504,6 @@ async fn not_logged_in_reads_as_copilot_says() {
 /// configured and nothing more (never started, failed or used).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_file_server_left_out_by_flag_is_never_claimed() {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
     let Some(copilot) = by_path::pinned_copilot() else {
         return;
     };

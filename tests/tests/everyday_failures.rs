@@ -15,8 +15,6 @@ use tether_core::{Endpoint, KeyValue};
 use tether_diagnostics::endpoint_check::{CheckLimits, check_endpoint};
 use tokio_util::sync::CancellationToken;
 
-use tether_tests as _;
-
 const PLANTED: &str = "sk-planted-everyday-4f9a1c";
 
 fn stdio(command: &str, args: &[&str], env: &[(&str, &str)], cwd: Option<&str>) -> Endpoint {
@@ -164,119 +162,10 @@ async fn a_missing_command_path_or_cwd_each_says_which() {
     }
 }
 
-/// An MCP endpoint that wants auth, as servers answer: `/mcp` and `/sse`
-/// answer 401 with a challenge naming their OAuth metadata (the SSE one
-/// only at the well-known path), a token is refused with `invalid_token`,
-/// `/plain/mcp` wants credentials and publishes no OAuth metadata, and
-/// `/scoped/mcp` refuses a token with 403 `insufficient_scope`.
+/// An MCP endpoint that wants auth each everyday way
+/// ([`tether_tests::auth_server`]).
 async fn auth_server() -> std::net::SocketAddr {
-    use axum::http::{HeaderMap, StatusCode, header};
-    use axum::response::IntoResponse;
-    use axum::routing::{any, get};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let base = format!("http://{addr}");
-    let metadata = {
-        let base = base.clone();
-        move || {
-            let base = base.clone();
-            async move {
-                axum::Json(serde_json::json!({
-                    "resource": format!("{base}/mcp"),
-                    "authorization_servers": [base],
-                }))
-            }
-        }
-    };
-    let oauth = {
-        let base = base.clone();
-        move |headers: HeaderMap| {
-            let base = base.clone();
-            async move {
-                let challenge = if headers.contains_key(header::AUTHORIZATION) {
-                    "Bearer error=\"invalid_token\"".to_owned()
-                } else {
-                    format!(
-                        "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
-                    )
-                };
-                (
-                    StatusCode::UNAUTHORIZED,
-                    [(header::WWW_AUTHENTICATE, challenge)],
-                    "{\"error\":\"invalid_token\"}",
-                )
-                    .into_response()
-            }
-        }
-    };
-    // The authorization server's own metadata and registration, as an
-    // OAuth login needs them (a harness checks them before it says a
-    // login is wanted).
-    let issuer = {
-        let base = base.clone();
-        move || {
-            let base = base.clone();
-            async move {
-                axum::Json(serde_json::json!({
-                    "issuer": base,
-                    "authorization_endpoint": format!("{base}/authorize"),
-                    "token_endpoint": format!("{base}/token"),
-                    "registration_endpoint": format!("{base}/register"),
-                    "response_types_supported": ["code"],
-                    "grant_types_supported": ["authorization_code", "refresh_token"],
-                    "code_challenge_methods_supported": ["S256"],
-                    "token_endpoint_auth_methods_supported": ["none"],
-                }))
-            }
-        }
-    };
-    let register = |body: axum::body::Bytes| async move {
-        let mut client: serde_json::Value =
-            serde_json::from_slice(&body).unwrap_or_else(|_| serde_json::json!({}));
-        client["client_id"] = "test-client".into();
-        client["token_endpoint_auth_method"] = "none".into();
-        (StatusCode::CREATED, axum::Json(client))
-    };
-    let router = axum::Router::new()
-        .route(
-            "/.well-known/oauth-authorization-server",
-            get(issuer.clone()),
-        )
-        .route("/.well-known/openid-configuration", get(issuer))
-        .route("/register", axum::routing::post(register))
-        .route("/mcp", any(oauth))
-        .route(
-            "/sse",
-            any(|| async { StatusCode::UNAUTHORIZED.into_response() }),
-        )
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            get(metadata.clone()),
-        )
-        .route("/.well-known/oauth-protected-resource/sse", get(metadata))
-        .route(
-            "/plain/mcp",
-            any(|| async { StatusCode::UNAUTHORIZED.into_response() }),
-        )
-        .route(
-            "/scoped/mcp",
-            any(|| async {
-                (
-                    StatusCode::FORBIDDEN,
-                    [(
-                        header::WWW_AUTHENTICATE,
-                        "Bearer error=\"insufficient_scope\", scope=\"repo\"",
-                    )],
-                )
-                    .into_response()
-            }),
-        );
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    addr
+    tether_tests::auth_server::AuthServer::start().await.addr
 }
 
 /// GIVEN a real local server that wants auth WHEN it is tested with a
