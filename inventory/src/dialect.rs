@@ -179,7 +179,7 @@ pub enum EntryDialect {
     /// A TOML table as JSON: `command`/`args`/`env`/`env_vars`/`cwd`, or
     /// `url` with `http_headers`, `env_http_headers`, `bearer_token_env_var`.
     TomlTable,
-    /// `{"type":"local","command":[…],"environment"}` or `{"type":"remote","url","headers"}`.
+    /// `{"type":"local","command":[…],"environment","cwd"}` or `{"type":"remote","url","headers"}`.
     TypedLocalRemote,
 }
 
@@ -481,11 +481,14 @@ fn typed_endpoint(obj: &Map<String, Value>, kind: &str) -> Result<Endpoint, Stri
             let command = parts
                 .next()
                 .ok_or("a local server needs a non-empty \"command\"")?;
+            // `cwd` (OpenCode 1.18.33's McpLocalConfig: "Working
+            // directory for the MCP server process. Relative paths
+            // resolve from the workspace directory.").
             Ok(Endpoint::Stdio {
                 command,
                 args: parts.collect(),
                 env: string_map(obj.get("environment")),
-                cwd: None,
+                cwd: obj.get("cwd").and_then(Value::as_str).map(str::to_owned),
             })
         }
         "remote" => {

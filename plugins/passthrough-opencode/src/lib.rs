@@ -118,10 +118,14 @@ fn unset_given_nothing(endpoint: &Endpoint, unset: &[String]) -> Endpoint {
 fn values(endpoint: &Endpoint) -> Vec<&str> {
     match endpoint {
         Endpoint::Stdio {
-            command, args, env, ..
+            command,
+            args,
+            env,
+            cwd,
         } => std::iter::once(command.as_str())
             .chain(args.iter().map(String::as_str))
             .chain(env.iter().map(|kv| kv.value.as_str()))
+            .chain(cwd.as_deref())
             .collect(),
         Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
             std::iter::once(url.as_str())
@@ -178,13 +182,22 @@ impl TransportObserver for PassthroughOpenCode {
 pub fn opencode_entry(endpoint: &Endpoint, refs: &mut EnvRefs) -> Value {
     match endpoint {
         Endpoint::Stdio {
-            command, args, env, ..
+            command,
+            args,
+            env,
+            cwd,
         } => {
             let command: Vec<String> = std::iter::once(command)
                 .chain(args)
                 .map(|w| refs.hide(w))
                 .collect();
-            json!({"type": "local", "command": command, "environment": refs.map(env), "enabled": true})
+            let mut entry = json!({"type": "local", "command": command, "environment": refs.map(env), "enabled": true});
+            // Where it starts (1.18.33's McpLocalConfig `cwd`; a relative
+            // one from the workspace directory, as OpenCode resolves it).
+            if let Some(cwd) = cwd {
+                entry["cwd"] = Value::String(refs.hide(cwd));
+            }
+            entry
         }
         Endpoint::Http { url, headers } | Endpoint::Sse { url, headers } => {
             json!({"type": "remote", "url": refs.url(url), "headers": refs.map(headers), "enabled": true})
@@ -444,6 +457,42 @@ mod tests {
         assert!(!file.contains("{env:TOKEN}"), "{file}");
         assert!(
             m.env.iter().all(|kv| !kv.value.contains("{env:TOKEN}")),
+            "{:?}",
+            m.env
+        );
+    }
+
+    /// GIVEN a local server with a working directory WHEN materialized
+    /// THEN its entry has OpenCode's `cwd` (1.18.33's McpLocalConfig), as a
+    /// reference the environment fills, never the path itself.
+    #[test]
+    fn a_working_directory_is_given_as_opencode_s_cwd() {
+        let server = ServerSpec::new(
+            "local",
+            tether_core::vocab::ServerSource::Profile,
+            Endpoint::Stdio {
+                command: "srv".into(),
+                args: vec![],
+                env: vec![],
+                cwd: Some("/home/u/secret-dir".into()),
+            },
+        );
+        let planned = plan(Some(&PassthroughOpenCode), &[server], &ctx());
+        let m = PassthroughOpenCode
+            .materialize(&planned, &ctx(), Path::new("/private/dir"))
+            .expect("materialize");
+        let file = &m.files[0].contents;
+        assert!(!file.contains("secret-dir"), "{file}");
+        let doc: Value = serde_json::from_str(file).expect("json");
+        let cwd = doc["mcp"]["local"]["cwd"].as_str().expect("a cwd");
+        let name = cwd
+            .strip_prefix("{env:")
+            .and_then(|c| c.strip_suffix('}'))
+            .expect("a reference");
+        assert!(
+            m.env
+                .iter()
+                .any(|kv| kv.name == name && kv.value == "/home/u/secret-dir"),
             "{:?}",
             m.env
         );

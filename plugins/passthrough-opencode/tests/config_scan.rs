@@ -125,3 +125,41 @@ fn local_plugin_files_are_plugin_rows() {
         ]
     );
 }
+
+/// GIVEN local servers whose `cwd` (1.18.33's McpLocalConfig) is missing,
+/// exists, or is relative (resolved from the workspace by OpenCode) WHEN
+/// scanned THEN the missing one's row is `cwd_not_found`, as every other
+/// harness's is, and the others say where it points.
+#[test]
+fn a_local_server_s_cwd_is_read() {
+    use tether_core::vocab::{CwdClass, ReasonCode};
+    let f = ScanFixture::new();
+    let there = f.root().join("there");
+    std::fs::create_dir_all(&there).expect("dir");
+    f.home(
+        ".config/opencode/opencode.json",
+        &serde_json::json!({"mcp": {
+            "gone": {"type": "local", "command": ["sh"], "cwd": f.root().join("no/such/dir")},
+            "there": {"type": "local", "command": ["sh"], "cwd": there},
+            "relative": {"type": "local", "command": ["sh"], "cwd": "sub"},
+        }})
+        .to_string(),
+    );
+    let doc = f.scan(&OpenCodeConfigScanner);
+    let gone = row(&doc, "opencode", "user", "gone");
+    assert_eq!(gone.diagnostics.cwd, Some(CwdClass::Missing), "{gone:#?}");
+    assert_eq!(gone.reason_code, Some(ReasonCode::CwdNotFound), "{gone:#?}");
+    let relative = row(&doc, "opencode", "user", "relative");
+    assert_eq!(relative.diagnostics.cwd, Some(CwdClass::Relative));
+    let there = row(&doc, "opencode", "user", "there");
+    assert!(
+        !matches!(
+            there.diagnostics.cwd,
+            None | Some(CwdClass::Missing | CwdClass::Unset)
+        ),
+        "{there:#?}"
+    );
+    for r in [relative, there] {
+        assert_ne!(r.reason_code, Some(ReasonCode::CwdNotFound), "{r:#?}");
+    }
+}
