@@ -12,7 +12,14 @@
 //!   listing, a tool call, a server taken into the session);
 //! - a record without a session id joins the session last seen from the
 //!   same process (the resource's `service.instance.id` or `process.pid`),
-//!   or is counted as unsessioned: never guessed onto another session.
+//!   or is counted as unsessioned: never guessed onto another session;
+//! - a record whose attribute could not be parsed
+//!   ([`TelemetryAnswer::Unparsed`]) is counted on its session's attempt,
+//!   found the same way (the session its envelope names, else its
+//!   process's), in the hub's store
+//!   ([`Store::add_unparsed_telemetry`](tether_core::store::Store::add_unparsed_telemetry)):
+//!   its kind, attribute and why, never its content; written once per
+//!   batch.
 //!
 //! Records from Tether itself (`service.name` starting `tether`) are never
 //! read, so an export pointed back here makes no loop.
@@ -24,9 +31,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use tether_core::model::{Timestamp, Unparsed};
 use tether_core::spec::ServerSpec;
+use tether_core::store::Store;
 use tether_core::telemetry::{
-    TelemetryAnswer, TelemetryReader, TelemetryReading, TelemetryRecord, is_name_like,
+    TelemetryAnswer, TelemetryReader, TelemetryReading, TelemetryRecord, UnparsedTelemetry,
+    is_name_like,
 };
 use tether_core::vocab::Provenance;
 use tether_hub::Hub;
@@ -39,6 +49,10 @@ pub use crate::live::MAX_LIVE_SESSIONS;
 /// The most processes remembered (to join their session-less records to a
 /// session); past it an arbitrary one is forgotten.
 pub const MAX_PROCESSES: usize = 4096;
+/// The most distinct counts of unparsed answers (per session, attempt,
+/// kind, attribute and why) held between two writes to the store; past it
+/// an answer is counted in [`CollectorStats::unparsed_unstored`].
+pub const MAX_PENDING_UNPARSED: usize = 4096;
 
 /// What the collector has done so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -54,9 +68,16 @@ pub struct CollectorStats {
     /// parsed (cut short, not JSON, the wrong type): counted apart from
     /// `ignored`, never read as "nothing there".
     pub unparsed: u64,
+    /// Of `unparsed`, those counted on a session's attempt (the rest have
+    /// no session to join, and are counted in `unsessioned` too).
+    pub unparsed_sessioned: u64,
+    /// Of `unparsed_sessioned`, those that did not reach a store: the hub
+    /// has none, the store refused the write (logged), or too many
+    /// distinct counts waited for it.
+    pub unparsed_unstored: u64,
     /// Records no plugin claimed (another service), and Tether's own.
     pub foreign: u64,
-    /// Records read but with no session to join.
+    /// Records read, or unparsed, with no session to join.
     pub unsessioned: u64,
     /// Evidence published.
     pub evidence: u64,
@@ -77,6 +98,20 @@ pub struct Collector {
     stats: CollectorStats,
     /// The session id last found to be an id (checked once per run).
     ids: tether_core::telemetry::SessionIdCheck,
+    /// Unparsed answers counted since the last write to the store.
+    pending: HashMap<UnparsedKey, (u64, Timestamp)>,
+    /// Where they are written (the hub's store).
+    store: Option<Arc<dyn Store>>,
+}
+
+/// What one count of unparsed answers is kept by: session, attempt, kind,
+/// attribute, why.
+type UnparsedKey = (String, String, String, String, Unparsed);
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        self.flush_unparsed();
+    }
 }
 
 impl std::fmt::Debug for Collector {
@@ -107,10 +142,12 @@ impl Collector {
     pub fn new(hub: Arc<Hub>, configured: HashMap<String, Vec<ServerSpec>>) -> Self {
         Collector {
             live: LiveSessions::new(Arc::clone(&hub), configured),
+            store: hub.store(),
             hub,
             by_process: HashMap::new(),
             stats: CollectorStats::default(),
             ids: Default::default(),
+            pending: HashMap::new(),
         }
     }
 
@@ -128,9 +165,35 @@ impl Collector {
         self.live.sessions()
     }
 
-    /// Reads every record of `batch`.
+    /// Reads every record of `batch`, then writes what it counted of
+    /// unparsed answers to the store.
     pub fn take(&mut self, batch: &Batch) {
         for_each_record(batch, |record| self.take_record(&record));
+        self.flush_unparsed();
+    }
+
+    /// Writes the unparsed answers counted since the last write to the
+    /// hub's store, in one call ([`take`](Self::take) does after each
+    /// batch, and dropping the collector does).
+    pub fn flush_unparsed(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let Some(store) = &self.store else {
+            self.stats.unparsed_unstored += pending.values().map(|(n, _)| n).sum::<u64>();
+            return;
+        };
+        let rows: Vec<UnparsedTelemetry> = pending
+            .iter()
+            .map(|((session, attempt, kind, attribute, why), (count, at))| {
+                UnparsedTelemetry::new(session, attempt, kind, attribute, *why, *count, *at)
+            })
+            .collect();
+        if let Err(err) = store.add_unparsed_telemetry(&rows) {
+            tracing::warn!(%err, "could not count unparsed telemetry in the store");
+            self.stats.unparsed_unstored += rows.iter().map(|r| r.count).sum::<u64>();
+        }
     }
 
     /// Reads one record.
@@ -161,7 +224,15 @@ impl Collector {
             Some((_, TelemetryAnswer::Ignored | TelemetryAnswer::NotMine)) => {
                 self.stats.ignored += 1;
             }
-            Some((kind, TelemetryAnswer::Unparsed { why, .. })) => {
+            Some((
+                kind,
+                TelemetryAnswer::Unparsed {
+                    kind: what,
+                    attribute,
+                    why,
+                    session,
+                },
+            )) => {
                 self.stats.unparsed += 1;
                 // Metadata only: which harness and why, never the value.
                 tracing::debug!(
@@ -169,6 +240,7 @@ impl Collector {
                     why = why.words(),
                     "a telemetry attribute could not be parsed"
                 );
+                self.count_unparsed(&kind, record, session, [what, attribute], why);
             }
             Some((kind, TelemetryAnswer::Read(reading))) => {
                 if reading.names_are_names_once(self.live.names(&kind), &mut self.ids) {
@@ -184,27 +256,76 @@ impl Collector {
         }
     }
 
-    fn publish(&mut self, kind: &str, record: &TelemetryRecord, reading: TelemetryReading) {
+    /// Counts an unparsed answer on its session's attempt (begun if none
+    /// is live: the harness's telemetry names the session, so it ran), to
+    /// be written at the next [`flush_unparsed`](Self::flush_unparsed).
+    fn count_unparsed(
+        &mut self,
+        kind: &str,
+        record: &TelemetryRecord,
+        session: Option<String>,
+        [what, attribute]: [String; 2],
+        why: Unparsed,
+    ) {
+        // A session id is an id: text in its place (a secret) is no id.
+        let named = session.filter(|s| self.ids.is_id_like(s));
         let process = process_of(record);
-        // A session id is an id (a UUID, mostly): text in its place is no id.
-        let harness_session = reading.session.as_deref().filter(|s| is_name_like(s));
-        let session = match (harness_session, &process) {
-            (Some(session), _) => session.to_owned(),
-            (None, Some(process)) => {
-                match self.by_process.get(&(kind.to_owned(), process.clone())) {
-                    Some(session) => session.clone(),
-                    None => {
-                        self.stats.unsessioned += 1;
-                        return;
-                    }
-                }
-            }
-            (None, None) => {
-                self.stats.unsessioned += 1;
-                return;
+        let Some(session) = self.session_for(kind, named.as_deref(), &process) else {
+            self.stats.unsessioned += 1;
+            return;
+        };
+        let at = if record.at.0 > 0 {
+            record.at
+        } else {
+            tether_hub::now()
+        };
+        let Some(sink) = self.sink(kind, &session, process, at) else {
+            return;
+        };
+        self.stats.unparsed_sessioned += 1;
+        // The kind and attribute are the reader's constants; from a plugin
+        // that put text there, nothing of it is kept.
+        let name = |n: String| {
+            if is_name_like(&n) {
+                n
+            } else {
+                "unnamed".to_owned()
             }
         };
-        if let Some(process) = &process {
+        let key = (
+            sink.session_id().to_owned(),
+            sink.attempt_id().to_owned(),
+            name(what),
+            name(attribute),
+            why,
+        );
+        if self.pending.len() >= MAX_PENDING_UNPARSED && !self.pending.contains_key(&key) {
+            self.stats.unparsed_unstored += 1;
+            return;
+        }
+        let (count, last) = self.pending.entry(key).or_insert((0, at));
+        *count += 1;
+        *last = (*last).max(at);
+    }
+
+    /// The harness session a record of `kind` belongs to: the one it
+    /// names, else the one last seen from its process; remembered for its
+    /// process. `None`: no session to join.
+    fn session_for(
+        &mut self,
+        kind: &str,
+        named: Option<&str>,
+        process: &Option<String>,
+    ) -> Option<String> {
+        let session = match (named, process) {
+            (Some(session), _) => session.to_owned(),
+            (None, Some(process)) => self
+                .by_process
+                .get(&(kind.to_owned(), process.clone()))?
+                .clone(),
+            (None, None) => return None,
+        };
+        if let Some(process) = process {
             let key = (kind.to_owned(), process.clone());
             if !self.by_process.contains_key(&key)
                 && self.by_process.len() >= MAX_PROCESSES
@@ -214,17 +335,41 @@ impl Collector {
             }
             self.by_process.insert(key, session.clone());
         }
+        Some(session)
+    }
+
+    /// The live attempt of `kind`'s `session` (begun when needed), with the
+    /// sessions let go meanwhile forgotten.
+    fn sink(
+        &mut self,
+        kind: &str,
+        session: &str,
+        process: Option<String>,
+        at: Timestamp,
+    ) -> Option<tether_hub::EvidenceSink> {
+        let sink = self
+            .live
+            .sink(kind, session, process, at, Provenance::HarnessTelemetry);
+        for (_, gone) in self.live.take_evicted() {
+            self.by_process.retain(|_, s| s != &gone);
+        }
+        sink
+    }
+
+    fn publish(&mut self, kind: &str, record: &TelemetryRecord, reading: TelemetryReading) {
+        let process = process_of(record);
+        // A session id is an id (a UUID, mostly): text in its place is no id.
+        let harness_session = reading.session.as_deref().filter(|s| is_name_like(s));
+        let Some(session) = self.session_for(kind, harness_session, &process) else {
+            self.stats.unsessioned += 1;
+            return;
+        };
         let at = if record.at.0 > 0 {
             record.at
         } else {
             tether_hub::now()
         };
-        let sink = self
-            .live
-            .sink(kind, &session, process, at, Provenance::HarnessTelemetry);
-        for (_, gone) in self.live.take_evicted() {
-            self.by_process.retain(|_, s| s != &gone);
-        }
+        let sink = self.sink(kind, &session, process, at);
         let Some(sink) = sink else {
             return;
         };

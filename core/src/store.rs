@@ -182,6 +182,32 @@ pub trait Store: Send + Sync {
         let _ = (paths, imported, gone);
         Err(no_ledger())
     }
+    /// Adds each row's `count` to the count kept for its session, attempt,
+    /// record kind, attribute and why (a row absent is added as it is),
+    /// keeping the later `last_at`; atomically. Counts only, never what
+    /// could not be parsed. The default keeps none and says so.
+    fn add_unparsed_telemetry(
+        &self,
+        rows: &[crate::telemetry::UnparsedTelemetry],
+    ) -> Result<(), StoreError> {
+        let _ = rows;
+        Err(no_telemetry_accounting())
+    }
+    /// The counts kept for `session_id`, every attempt's, ordered by
+    /// attempt, kind, attribute and why. The default keeps none and says
+    /// so.
+    fn unparsed_telemetry(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<crate::telemetry::UnparsedTelemetry>, StoreError> {
+        let _ = session_id;
+        Err(no_telemetry_accounting())
+    }
+}
+
+/// What a store that keeps no telemetry accounting answers.
+fn no_telemetry_accounting() -> StoreError {
+    StoreError::Backend("this store keeps no count of unparsed telemetry".into())
 }
 
 /// One session-record file as a reader last left it: which file it was

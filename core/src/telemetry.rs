@@ -7,9 +7,12 @@
 //! --json` prints. The reading half: `TelemetryRecord` (one log record,
 //! span, span event or metric point, flattened and bounded), read by
 //! `TelemetryReader::read_telemetry(record, configured)` into a
-//! `TelemetryAnswer` (`NotMine`, `Ignored`, or `Read` with the harness's
-//! session id, the servers it named and `harness_telemetry` evidence), and
+//! `TelemetryAnswer` (`NotMine`, `Ignored`, `Read` with the harness's
+//! session id, the servers it named and `harness_telemetry` evidence, or
+//! `Unparsed` with why and the session its envelope names), and
 //! `is_name_like`, the test every name from telemetry must pass.
+//! `UnparsedTelemetry` is what a store counts per attempt of the answers
+//! that could not be parsed.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -512,6 +515,13 @@ pub enum TelemetryAnswer {
         attribute: String,
         /// Why.
         why: crate::model::Unparsed,
+        /// The harness's own session id, where the record's envelope (its
+        /// resource or its own attributes) names one though the attribute
+        /// could not be parsed: the session the answer is counted on.
+        /// Absent, the collector counts it on the session last seen from
+        /// the same process, or as unsessioned.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
     },
 }
 
@@ -526,6 +536,65 @@ impl TelemetryAnswer {
             kind: kind.into(),
             attribute: attribute.into(),
             why,
+            session: None,
+        }
+    }
+
+    /// An [`Unparsed`](TelemetryAnswer::Unparsed) answer naming the
+    /// harness's `session` (what the record's envelope says); any other
+    /// answer unchanged.
+    pub fn in_session(mut self, session: Option<String>) -> Self {
+        if let TelemetryAnswer::Unparsed { session: s, .. } = &mut self {
+            *s = session;
+        }
+        self
+    }
+}
+
+/// Telemetry answers of one attempt that could not be parsed
+/// ([`TelemetryAnswer::Unparsed`]), of one record kind, attribute and why:
+/// counted where the attempt's history is stored (`tether sessions show`
+/// says them beside the records' accounting), never their content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct UnparsedTelemetry {
+    /// The Tether session (`KIND:ID`).
+    pub session_id: String,
+    /// The attempt they were counted on.
+    pub attempt_id: String,
+    /// The records' kind (a constant of the harness's reader).
+    pub kind: String,
+    /// The attribute that could not be parsed (a constant of the reader's).
+    pub attribute: String,
+    /// Why.
+    pub why: crate::model::Unparsed,
+    /// How many.
+    pub count: u64,
+    /// When the last of them was made.
+    pub last_at: crate::model::Timestamp,
+}
+
+impl UnparsedTelemetry {
+    /// `count` answers of `attempt_id` of session `session_id`: `attribute`
+    /// of records of `kind` could not be parsed, for `why`, the last at
+    /// `last_at`.
+    pub fn new(
+        session_id: impl Into<String>,
+        attempt_id: impl Into<String>,
+        kind: impl Into<String>,
+        attribute: impl Into<String>,
+        why: crate::model::Unparsed,
+        count: u64,
+        last_at: crate::model::Timestamp,
+    ) -> Self {
+        UnparsedTelemetry {
+            session_id: session_id.into(),
+            attempt_id: attempt_id.into(),
+            kind: kind.into(),
+            attribute: attribute.into(),
+            why,
+            count,
+            last_at,
         }
     }
 }

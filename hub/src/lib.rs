@@ -454,6 +454,13 @@ impl Hub {
         restored
     }
 
+    /// The store this hub writes through to (`None` without one): where a
+    /// host keeps what is counted beside a session's history, such as the
+    /// telemetry answers that could not be parsed.
+    pub fn store(&self) -> Option<Arc<dyn Store>> {
+        self.shared.persist.as_ref().map(|p| Arc::clone(&p.store))
+    }
+
     /// Puts one session back from this hub's store, when the store holds it
     /// and the hub does not: a harness session seen again (after a restart,
     /// or after `tether sessions import` stored it meanwhile) continues from

@@ -385,6 +385,72 @@ pub fn tool_pins(open: Open<'_>, prefix: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Unparsed telemetry counts add up per session, attempt, kind, attribute
+/// and why (duplicates in one call too), keep the later time, read back
+/// from another handle for their session only, and go with `remove`.
+pub fn unparsed_telemetry(open: Open<'_>, prefix: &str) -> Result<(), String> {
+    use tether_core::model::Unparsed;
+    use tether_core::telemetry::UnparsedTelemetry;
+    let store = open().map_err(|e| format!("open: {e}"))?;
+    let (session, other) = (format!("{prefix}tel"), format!("{prefix}tel-other"));
+    let h = sample_history(&session, 1, "sk-conformance-telemetry");
+    store.save(&h).map_err(|e| format!("save: {e}"))?;
+    let row = |s: &str, attempt: &str, why, count, at| {
+        UnparsedTelemetry::new(
+            s,
+            attempt,
+            "tool_result",
+            "tool_parameters",
+            why,
+            count,
+            Timestamp(at),
+        )
+    };
+    store
+        .add_unparsed_telemetry(&[
+            row(&session, "att_1", Unparsed::CutShort, 2, 5_000),
+            row(&session, "att_1", Unparsed::CutShort, 1, 4_000),
+            row(&session, "att_1", Unparsed::NotJson, 1, 6_000),
+            row(&other, "att_9", Unparsed::WrongType, 7, 1_000),
+        ])
+        .map_err(|e| format!("add: {e}"))?;
+    store
+        .add_unparsed_telemetry(&[
+            row(&session, "att_1", Unparsed::CutShort, 4, 3_000),
+            row(&session, "att_2", Unparsed::WrongType, 1, 9_000),
+        ])
+        .map_err(|e| format!("second add: {e}"))?;
+    let again = open().map_err(|e| format!("reopen: {e}"))?;
+    let read = again
+        .unparsed_telemetry(&session)
+        .map_err(|e| format!("read: {e}"))?;
+    let want = vec![
+        row(&session, "att_1", Unparsed::CutShort, 7, 5_000),
+        row(&session, "att_1", Unparsed::NotJson, 1, 6_000),
+        row(&session, "att_2", Unparsed::WrongType, 1, 9_000),
+    ];
+    if read != want {
+        return Err(format!("counts read back: {read:?}, want {want:?}"));
+    }
+    again.remove(&session).map_err(|e| format!("remove: {e}"))?;
+    let gone = again
+        .unparsed_telemetry(&session)
+        .map_err(|e| format!("read after remove: {e}"))?;
+    if !gone.is_empty() {
+        return Err(format!("counts survived remove: {gone:?}"));
+    }
+    let kept = again
+        .unparsed_telemetry(&other)
+        .map_err(|e| format!("read the other: {e}"))?;
+    if kept != vec![row(&other, "att_9", Unparsed::WrongType, 7, 1_000)] {
+        return Err(format!("removing one session touched another: {kept:?}"));
+    }
+    again
+        .remove(&other)
+        .map_err(|e| format!("remove the other: {e}"))?;
+    Ok(())
+}
+
 /// Runs every check; the error names the first that failed.
 pub fn run_all(open: Open<'_>, raw: Option<&dyn RawRows>, prefix: &str) -> Result<(), String> {
     round_trip(open, prefix).map_err(|e| format!("round_trip: {e}"))?;
@@ -393,6 +459,7 @@ pub fn run_all(open: Open<'_>, raw: Option<&dyn RawRows>, prefix: &str) -> Resul
     batch_writes(open, prefix).map_err(|e| format!("batch_writes: {e}"))?;
     concurrent_writers(open, prefix).map_err(|e| format!("concurrent_writers: {e}"))?;
     tool_pins(open, prefix).map_err(|e| format!("tool_pins: {e}"))?;
+    unparsed_telemetry(open, prefix).map_err(|e| format!("unparsed_telemetry: {e}"))?;
     if let Some(raw) = raw {
         corrupt_and_newer_rows(open, raw, prefix)
             .map_err(|e| format!("corrupt_and_newer_rows: {e}"))?;

@@ -33,3 +33,38 @@ pub use pg_tls::SslMode;
 #[cfg(feature = "postgres")]
 pub use postgres::{Change, ChangeFeed, PgTarget, PostgresStore, is_postgres_url};
 pub use sqlite::SqliteStore;
+
+/// How a store keeps why a telemetry answer could not be parsed: its
+/// JSON word (`cut_short`, `not_json`, `wrong_type`).
+fn why_word(why: tether_core::model::Unparsed) -> String {
+    match serde_json::to_value(why) {
+        Ok(serde_json::Value::String(word)) => word,
+        _ => String::new(),
+    }
+}
+
+/// One stored count read back; `None` (logged) where its why is a word
+/// this build does not know (written by a newer one).
+fn unparsed_row(
+    session_id: &str,
+    attempt_id: String,
+    kind: String,
+    attribute: String,
+    why: &str,
+    count: i64,
+    last_at: i64,
+) -> Option<tether_core::telemetry::UnparsedTelemetry> {
+    let Ok(parsed) = serde_json::from_value(serde_json::Value::String(why.to_owned())) else {
+        tracing::warn!(%session_id, why, "skipping a telemetry count of an unknown why");
+        return None;
+    };
+    Some(tether_core::telemetry::UnparsedTelemetry::new(
+        session_id,
+        attempt_id,
+        kind,
+        attribute,
+        parsed,
+        u64::try_from(count).unwrap_or(0),
+        tether_core::model::Timestamp(u64::try_from(last_at).unwrap_or(0)),
+    ))
+}

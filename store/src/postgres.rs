@@ -28,6 +28,7 @@ use tether_core::sanitize::Scrubber;
 use tether_core::store::{
     Loaded, Store, StoreError, pin_hashes_of, pin_hashes_text, rehydrate_row,
 };
+use tether_core::telemetry::UnparsedTelemetry;
 use tokio::sync::Mutex;
 use tokio_postgres::config::Host;
 use tokio_postgres::{AsyncMessage, Client, Config};
@@ -464,7 +465,9 @@ impl Store for PostgresStore {
             let client = guard.as_ref().ok_or_else(closed)?;
             client
                 .query(
-                    "WITH gone AS (
+                    "WITH counts AS (
+                         DELETE FROM telemetry_unparsed WHERE session_id = $1
+                     ), gone AS (
                          DELETE FROM attachment_history WHERE session_id = $1 RETURNING session_id
                      )
                      SELECT pg_notify('tether_history', session_id) FROM gone",
@@ -473,6 +476,89 @@ impl Store for PostgresStore {
                 .await
                 .map_err(|e| inner.target.driver_error("delete failed", &e))?;
             Ok(())
+        })
+    }
+
+    /// One statement: the rows summed by key, then added to what is kept.
+    fn add_unparsed_telemetry(&self, rows: &[UnparsedTelemetry]) -> Result<(), StoreError> {
+        let column = |f: fn(&UnparsedTelemetry) -> String| rows.iter().map(f).collect::<Vec<_>>();
+        let sessions = column(|r| r.session_id.clone());
+        let attempts = column(|r| r.attempt_id.clone());
+        let kinds = column(|r| r.kind.clone());
+        let attributes = column(|r| r.attribute.clone());
+        let whys = column(|r| crate::why_word(r.why));
+        let counts: Vec<i64> = rows
+            .iter()
+            .map(|r| i64::try_from(r.count).unwrap_or(i64::MAX))
+            .collect();
+        let last: Vec<i64> = rows
+            .iter()
+            .map(|r| i64::try_from(r.last_at.0).unwrap_or(i64::MAX))
+            .collect();
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            client
+                .execute(
+                    "INSERT INTO telemetry_unparsed
+                         (session_id, attempt_id, kind, attribute, why, count, last_at)
+                     SELECT s, a, k, t, w, sum(c)::int8, max(l) FROM unnest(
+                         $1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                         $6::int8[], $7::int8[]) AS u(s, a, k, t, w, c, l)
+                     GROUP BY s, a, k, t, w
+                     ON CONFLICT (session_id, attempt_id, kind, attribute, why) DO UPDATE SET
+                         count = telemetry_unparsed.count + EXCLUDED.count,
+                         last_at = greatest(telemetry_unparsed.last_at, EXCLUDED.last_at)",
+                    &[
+                        &sessions,
+                        &attempts,
+                        &kinds,
+                        &attributes,
+                        &whys,
+                        &counts,
+                        &last,
+                    ],
+                )
+                .await
+                .map_err(|e| inner.target.driver_error("write failed", &e))?;
+            Ok(())
+        })
+    }
+
+    fn unparsed_telemetry(&self, session_id: &str) -> Result<Vec<UnparsedTelemetry>, StoreError> {
+        let session_id = session_id.to_owned();
+        self.call(move |inner| async move {
+            let guard = inner.client().await?;
+            let client = guard.as_ref().ok_or_else(closed)?;
+            let rows = match client
+                .query(
+                    "SELECT attempt_id, kind, attribute, why, count, last_at
+                     FROM telemetry_unparsed WHERE session_id = $1
+                     ORDER BY attempt_id, kind, attribute, why",
+                    &[&session_id],
+                )
+                .await
+            {
+                Ok(rows) => rows,
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE) => {
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(inner.target.driver_error("read failed", &e)),
+            };
+            Ok(rows
+                .iter()
+                .filter_map(|row| {
+                    crate::unparsed_row(
+                        &session_id,
+                        row.get(0),
+                        row.get(1),
+                        row.get(2),
+                        row.get::<_, String>(3).as_str(),
+                        row.get(4),
+                        row.get(5),
+                    )
+                })
+                .collect())
         })
     }
 

@@ -15,6 +15,7 @@ use tether_core::store::{
     Loaded, RecordFileRow, RecordSessionRow, Store, StoreError, pin_hashes_of, pin_hashes_text,
     rehydrate_row,
 };
+use tether_core::telemetry::UnparsedTelemetry;
 
 fn backend(e: rusqlite::Error) -> StoreError {
     StoreError::Backend(e.to_string())
@@ -36,7 +37,7 @@ fn prepare_if_table<'c>(
 }
 
 /// The newest database schema this build knows (`PRAGMA user_version`).
-pub const SQLITE_SCHEMA_VERSION: u32 = 5;
+pub const SQLITE_SCHEMA_VERSION: u32 = 6;
 
 /// Forward-only migrations, in one transaction; each step runs once.
 /// - 1: the tables (databases from before versioning have them at 0);
@@ -44,7 +45,9 @@ pub const SQLITE_SCHEMA_VERSION: u32 = 5;
 /// - 3: `tool_pin`, the tool definition pins (hashes only);
 /// - 4: `record_file`, how far each session-record file was read;
 /// - 5: `record_file.head` (what a listing reads, apart from the state)
-///   and `record_session`, each session's summary beside its files' rows.
+///   and `record_session`, each session's summary beside its files' rows;
+/// - 6: `telemetry_unparsed`, per session and attempt the telemetry
+///   answers that could not be parsed (counts only).
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -106,6 +109,10 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         .map_err(backend)?;
         tx.execute_batch(RECORD_SESSION_TABLE).map_err(backend)?;
     }
+    if found < 6 {
+        tx.execute_batch(TELEMETRY_UNPARSED_TABLE)
+            .map_err(backend)?;
+    }
     if found < SQLITE_SCHEMA_VERSION {
         tx.execute_batch(&format!("PRAGMA user_version = {SQLITE_SCHEMA_VERSION};"))
             .map_err(backend)?;
@@ -150,6 +157,21 @@ const RECORD_SESSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS record_session (
          generation TEXT NOT NULL,
          stamp INTEGER NOT NULL,
          summary BLOB NOT NULL
+     );";
+
+/// The telemetry answers that could not be parsed
+/// (`tether_core::telemetry::UnparsedTelemetry`): one row per session,
+/// attempt, record kind, attribute and why, with how many and when the
+/// last was made. Counts only, never what could not be parsed.
+const TELEMETRY_UNPARSED_TABLE: &str = "CREATE TABLE IF NOT EXISTS telemetry_unparsed (
+         session_id TEXT NOT NULL,
+         attempt_id TEXT NOT NULL,
+         kind TEXT NOT NULL,
+         attribute TEXT NOT NULL,
+         why TEXT NOT NULL,
+         count INTEGER NOT NULL,
+         last_at INTEGER NOT NULL,
+         PRIMARY KEY (session_id, attempt_id, kind, attribute, why)
      );";
 
 fn time_of(at: Option<i64>) -> Option<Timestamp> {
@@ -425,14 +447,85 @@ impl Store for SqliteStore {
         }
     }
 
+    /// The session's row and its telemetry counts, in one transaction.
     fn remove(&self, session_id: &str) -> Result<(), StoreError> {
-        self.conn()
-            .execute(
-                "DELETE FROM attachment_history WHERE session_id = ?1",
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        for table in ["attachment_history", "telemetry_unparsed"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE session_id = ?1"),
                 params![session_id],
             )
             .map_err(backend)?;
-        Ok(())
+        }
+        tx.commit().map_err(backend)
+    }
+
+    /// One transaction for all the rows.
+    fn add_unparsed_telemetry(&self, rows: &[UnparsedTelemetry]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        {
+            let mut add = tx
+                .prepare(
+                    "INSERT INTO telemetry_unparsed
+                         (session_id, attempt_id, kind, attribute, why, count, last_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                     ON CONFLICT (session_id, attempt_id, kind, attribute, why) DO UPDATE SET
+                         count = count + excluded.count,
+                         last_at = max(last_at, excluded.last_at)",
+                )
+                .map_err(backend)?;
+            for row in rows {
+                add.execute(params![
+                    row.session_id,
+                    row.attempt_id,
+                    row.kind,
+                    row.attribute,
+                    crate::why_word(row.why),
+                    i64::try_from(row.count).unwrap_or(i64::MAX),
+                    sql_time(row.last_at),
+                ])
+                .map_err(backend)?;
+            }
+        }
+        tx.commit().map_err(backend)
+    }
+
+    fn unparsed_telemetry(&self, session_id: &str) -> Result<Vec<UnparsedTelemetry>, StoreError> {
+        let conn = self.conn();
+        let Some(mut stmt) = prepare_if_table(
+            &conn,
+            "SELECT attempt_id, kind, attribute, why, count, last_at FROM telemetry_unparsed
+             WHERE session_id = ?1 ORDER BY attempt_id, kind, attribute, why",
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let rows = stmt
+            .query_map(params![session_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })
+            .map_err(backend)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (attempt, kind, attribute, why, count, last_at) = row.map_err(backend)?;
+            out.extend(crate::unparsed_row(
+                session_id, attempt, kind, attribute, &why, count, last_at,
+            ));
+        }
+        Ok(out)
     }
 
     fn tool_pins(&self, server: Option<&str>) -> Result<Vec<ToolPin>, StoreError> {

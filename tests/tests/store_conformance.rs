@@ -117,6 +117,127 @@ fn an_older_sqlite_database_migrates_forward_and_a_newer_one_is_refused_for_writ
     assert!(SqliteStore::open_read_only(&path).is_ok(), "and still read");
 }
 
+/// GIVEN a SQLite database as schema 5 left it (the tables exactly as that
+/// build made them: a history, a tool pin, a record file's ledger row and a
+/// session summary in it) WHEN this build opens it THEN it migrates to
+/// schema 6, every row written before is read back unchanged, and the new
+/// telemetry counts are kept beside them.
+#[test]
+fn a_schema_5_sqlite_database_migrates_to_6_and_keeps_its_rows() {
+    use tether_core::model::{Timestamp, Unparsed};
+    use tether_core::store::{RecordFileRow, RecordSessionRow};
+    use tether_core::telemetry::UnparsedTelemetry;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("five.db");
+    let old = conformance::sample_history("claude:five", 3, "sk-five");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        // Schema 5's tables, as store/src/sqlite.rs created them (54ddb95).
+        conn.execute_batch(
+            "CREATE TABLE attachment_history (
+                 session_id TEXT PRIMARY KEY, task_id TEXT NOT NULL,
+                 schema_version INTEGER NOT NULL, document TEXT NOT NULL,
+                 updated_at INTEGER NOT NULL, revision INTEGER NOT NULL DEFAULT 0);
+             CREATE TABLE inventory_snapshot (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT, taken_at INTEGER NOT NULL,
+                 schema_version INTEGER NOT NULL, document TEXT NOT NULL);
+             CREATE TABLE tool_pin (
+                 server TEXT NOT NULL, tool TEXT NOT NULL, pinned TEXT, pinned_at INTEGER,
+                 seen TEXT, seen_at INTEGER NOT NULL, PRIMARY KEY (server, tool));
+             CREATE TABLE record_file (
+                 path TEXT PRIMARY KEY, agent_kind TEXT NOT NULL, device INTEGER NOT NULL,
+                 inode INTEGER NOT NULL, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL,
+                 read_to INTEGER NOT NULL, tail_hash INTEGER NOT NULL,
+                 gone INTEGER NOT NULL DEFAULT 0, imported INTEGER NOT NULL DEFAULT 0,
+                 generation TEXT NOT NULL, state BLOB NOT NULL,
+                 head BLOB NOT NULL DEFAULT x'');
+             CREATE TABLE record_session (
+                 session_id TEXT PRIMARY KEY, generation TEXT NOT NULL,
+                 stamp INTEGER NOT NULL, summary BLOB NOT NULL);
+             INSERT INTO tool_pin VALUES ('time', 'now', NULL, NULL, NULL, 7);
+             INSERT INTO record_file VALUES ('/h/a.jsonl', 'claude', 1, 2, 30, 4, 30, 5,
+                 0, 1, 'g1', x'03', x'0102');
+             INSERT INTO record_session VALUES ('claude:five', 'g1', 9, x'0405');
+             PRAGMA user_version = 5;",
+        )
+        .expect("schema 5");
+        conn.execute(
+            "INSERT INTO attachment_history VALUES ('claude:five', 'claude', 1, ?1, 0, 3)",
+            [serde_json::to_string(&old).expect("json")],
+        )
+        .expect("a history");
+    }
+    let store = SqliteStore::open(&path).expect("migrates");
+    let version: u32 = rusqlite::Connection::open(&path)
+        .expect("open")
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("user_version");
+    assert_eq!(
+        (version, tether_store::sqlite::SQLITE_SCHEMA_VERSION),
+        (6, 6)
+    );
+    assert_eq!(store.load("claude:five").expect("load"), Some(old.clone()));
+    let pins = store.tool_pins(None).expect("pins");
+    assert_eq!(
+        (pins.len(), pins[0].server.as_str(), pins[0].seen_at),
+        (1, "time", Timestamp(7))
+    );
+    let files = store.record_files().expect("ledger");
+    assert_eq!(
+        files,
+        vec![RecordFileRow {
+            path: "/h/a.jsonl".into(),
+            agent_kind: "claude".into(),
+            device: 1,
+            inode: 2,
+            size: 30,
+            modified_ns: 4,
+            offset: 30,
+            tail_hash: 5,
+            gone: false,
+            imported: true,
+            generation: "g1".into(),
+            head: vec![1, 2],
+            state: Vec::new(),
+        }]
+    );
+    assert_eq!(
+        store
+            .record_file_states(&["/h/a.jsonl".into()])
+            .expect("state"),
+        vec![("/h/a.jsonl".to_owned(), vec![3])]
+    );
+    assert_eq!(
+        store.record_sessions().expect("summaries"),
+        vec![RecordSessionRow {
+            session_id: "claude:five".into(),
+            generation: "g1".into(),
+            stamp: 9,
+            summary: vec![4, 5],
+        }]
+    );
+    let attempt = old.current_attempt_id.clone().expect("an attempt");
+    let counted = UnparsedTelemetry::new(
+        "claude:five",
+        attempt,
+        "tool_result",
+        "tool_parameters",
+        Unparsed::CutShort,
+        2,
+        Timestamp(11),
+    );
+    store
+        .add_unparsed_telemetry(std::slice::from_ref(&counted))
+        .expect("counted");
+    drop(store);
+    let reopened = SqliteStore::open_read_only(&path).expect("reopen");
+    assert_eq!(
+        reopened.unparsed_telemetry("claude:five").expect("read"),
+        vec![counted]
+    );
+    assert_eq!(reopened.load("claude:five").expect("load"), Some(old));
+}
+
 // === PostgreSQL ===
 
 struct PostgresRaw(String);

@@ -65,8 +65,10 @@ pub fn read(record: &TelemetryRecord) -> TelemetryAnswer {
                 Ok(None) => return TelemetryAnswer::Ignored,
                 // Its only server and tool names are in there (`tool_name`
                 // is `mcp_tool`): said unparsed, never "not an MCP call".
+                // The session its envelope names is kept: where it is counted.
                 Err(why) => {
-                    return TelemetryAnswer::unparsed("tool_result", "tool_parameters", why);
+                    return TelemetryAnswer::unparsed("tool_result", "tool_parameters", why)
+                        .in_session(reading.session.take());
                 }
             };
             t::name_server(&mut reading, &server, None);
@@ -164,9 +166,11 @@ mod tests {
             ),
         ] {
             let answer = read(&record.clone().with_attr("tool_parameters", V::Text(value)));
+            // The session its envelope names is kept, to count it on.
             assert_eq!(
                 answer,
                 TelemetryAnswer::unparsed("tool_result", "tool_parameters", why)
+                    .in_session(record.text("session.id").map(|s| s.into_owned()))
             );
             let text = format!(
                 "{answer:?} {}",

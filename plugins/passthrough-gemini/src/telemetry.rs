@@ -79,8 +79,10 @@ pub fn read(flavor: Flavor, record: &TelemetryRecord, configured: &[String]) -> 
             match llm_call(&mut reading, flavor, record, configured) {
                 Ok(read) => read,
                 // A cut list is not "no tools offered": said unparsed.
+                // The session its envelope names is kept: where it is counted.
                 Err(why) => {
-                    return TelemetryAnswer::unparsed("llm_call", TOOL_DEFINITIONS, why);
+                    return TelemetryAnswer::unparsed("llm_call", TOOL_DEFINITIONS, why)
+                        .in_session(reading.session.take());
                 }
             }
         }
@@ -364,9 +366,11 @@ mod tests {
             ),
         ] {
             let answer = read(Flavor::Gemini, &with(value), &configured);
+            // The session its envelope names is kept, to count it on.
             assert_eq!(
                 answer,
                 TelemetryAnswer::unparsed("llm_call", TOOL_DEFINITIONS, why)
+                    .in_session(reading.session.clone())
             );
             let text = format!(
                 "{answer:?} {}",

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The newest database schema this build knows.
-pub const POSTGRES_SCHEMA_VERSION: i32 = 3;
+pub const POSTGRES_SCHEMA_VERSION: i32 = 4;
 
 /// Forward-only migrations: (version, SQL). Each runs once, in order.
 pub(super) const MIGRATIONS: &[(i32, &str)] = &[
@@ -42,6 +42,21 @@ pub(super) const MIGRATIONS: &[(i32, &str)] = &[
              seen TEXT,
              seen_at BIGINT NOT NULL,
              PRIMARY KEY (server, tool)
+         )",
+    ),
+    // Per session and attempt, the telemetry answers that could not be
+    // parsed: counts only, never what could not be parsed.
+    (
+        4,
+        "CREATE TABLE IF NOT EXISTS telemetry_unparsed (
+             session_id TEXT NOT NULL,
+             attempt_id TEXT NOT NULL,
+             kind TEXT NOT NULL,
+             attribute TEXT NOT NULL,
+             why TEXT NOT NULL,
+             count BIGINT NOT NULL,
+             last_at BIGINT NOT NULL,
+             PRIMARY KEY (session_id, attempt_id, kind, attribute, why)
          )",
     ),
 ];
