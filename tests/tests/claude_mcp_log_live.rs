@@ -114,6 +114,12 @@ async fn each_everyday_failure_reads_as_claude_itself_says() {
             .env("ANTHROPIC_API_KEY", "dummy-not-real")
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{closed}"))
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            // Claude Code's own connection timeout, shorter than its 30 s
+            // default: `MCP_TIMEOUT` (ms; 2.1.197 `L6()`, `Oe.MCP_TIMEOUT`
+            // else 30000; 2.1.332 `dp()`, the deadline of each server's
+            // connection). Where Claude waits for the silent server, it
+            // waits this long; every other server answers or fails at once.
+            .env("MCP_TIMEOUT", "10000")
             .current_dir(home.path())
             .args(["--mcp-config"])
             .arg(&file)
