@@ -982,3 +982,206 @@ async fn a_strict_run_claims_no_server_of_the_user_s_files() {
     assert!(!required.contains(&"userserver"), "{doc:#}");
     assert!(required.contains(&"time"), "{doc:#}");
 }
+
+/// The requirements the killed-mid-retry test asks: a server that starts,
+/// the model's view of it, a command not found.
+const MID_RETRY: [&str; 6] = [
+    "--require",
+    "time",
+    "--require",
+    "time:model_visible",
+    "--require",
+    "broken",
+];
+
+/// Why a run killed mid-retry ended, in Tether's words (its `api_retry`
+/// line: no HTTP answer, no cause claimed).
+const NO_ANSWER: &str = "its model API could not be reached: its request got no HTTP answer (it retried) [session_request_failed]";
+
+/// GIVEN real Claude Code whose model API is unreachable (a closed port),
+/// retrying as it does by default, run through `tether run` WHEN `tether
+/// run` is stopped (SIGTERM, which it forwards) once the harness printed
+/// its first `api_retry` line, so that no `result` line ever comes THEN
+/// `run` prints the harness's exit status and why (its model API could not
+/// be reached, `session_request_failed`) before the requirements; `check
+/// ID` (the store `run` wrote) and `check FILE` (the stream it passed on,
+/// saved) give the same verdict per requirement and say the same why, as
+/// does `sessions show FILE`; none prints the harness's own error words.
+async fn killed_mid_retry_says_why(release: Release) {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let Some(claude) = release.peer("node_modules/.bin/claude") else {
+        return;
+    };
+    let Some(s) = setup().await else { return };
+    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let label = format!("claude {}", release.label());
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
+    cmd.arg("run")
+        .args(MID_RETRY)
+        .arg("--db")
+        .arg(s.home.path().join("tether.db"))
+        .arg("--")
+        .arg(&claude)
+        .args(["-p", "what time is it", "--mcp-config"])
+        .arg(&s.config)
+        .args([
+            "--strict-mcp-config",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .env_clear()
+        .env("PATH", release.path())
+        .env("HOME", s.home.path())
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
+        .env("MCP_CONNECTION_NONBLOCKING", "false")
+        .current_dir(&s.work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut run = Killed(cmd.spawn().expect("tether run"));
+    let stdout = run.0.stdout.take().expect("stdout");
+    let mut stderr = run.0.stderr.take().expect("stderr");
+    let (lines, printed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let said = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
+    // Until the first retry is printed: the evidence, bounded.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let mut out = Vec::new();
+    let is_retry = |l: &str| {
+        serde_json::from_str::<serde_json::Value>(l)
+            .is_ok_and(|v| v["type"] == "system" && v["subtype"] == "api_retry")
+    };
+    while !out.last().is_some_and(|l: &String| is_retry(l)) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match printed.recv_timeout(left) {
+            Ok(line) => out.push(line),
+            Err(_) => panic!("{label}: no api_retry line: {out:?}"),
+        }
+    }
+    let sent = Command::new("kill")
+        .args(["-TERM", &run.0.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "{label}");
+    // The rest of what it printed, until its stdout closes (bounded).
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match printed.recv_timeout(left) {
+            Ok(line) => out.push(line),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(e) => panic!("{label}: stdout never closed ({e}): {out:?}"),
+        }
+    }
+    let status = loop {
+        if let Some(status) = run.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "{label}: tether run never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = said.join().expect("stderr");
+    tether_tests::keep_home(&format!("mid-retry-{}", release.label()), s.home.path());
+    assert!(
+        !out.iter().any(|l| l.contains(r#""type":"result""#)),
+        "{label}: killed before its end: {out:?}"
+    );
+    let code = status.code().expect("an exit code");
+    assert_ne!(code, 0, "{label}: {stderr}");
+    for theirs in ["API Error", "Connection error", "ECONNREFUSED"] {
+        assert!(
+            !stderr.contains(theirs),
+            "{label}: never its words: {stderr}"
+        );
+    }
+    // The exit status and why, before the requirements.
+    let status_at = stderr
+        .find(&format!("tether run: claude exited {code}: {NO_ANSWER}"))
+        .unwrap_or_else(|| panic!("{label}: no exit status and reason: {stderr}"));
+    let first_requirement = stderr.find("time: ").unwrap_or(usize::MAX);
+    assert!(status_at < first_requirement, "{label}: {stderr}");
+    let ran = run_verdicts(&stderr);
+    assert_eq!(ran, [true, false, false], "{label}: {stderr}");
+
+    let id = out
+        .iter()
+        .find_map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).ok()?;
+            v["session_id"].as_str().map(str::to_owned)
+        })
+        .expect("the stream-json names its session");
+    let saved = s.home.path().join("session.jsonl");
+    std::fs::write(&saved, out.join("\n") + "\n").expect("save");
+    let tether = |args: &[&str]| {
+        let out = tether_tests::tether_at_home(s.home.path())
+            .args(args)
+            .arg("--db")
+            .arg(s.home.path().join("tether.db"))
+            .output()
+            .expect("tether");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for what in [format!("claude:{id}"), saved.display().to_string()] {
+        let mut json = vec!["check", what.as_str()];
+        json.extend(MID_RETRY);
+        json.extend(["--format", "json"]);
+        let (exit, doc, err) = tether(&json);
+        let doc: serde_json::Value =
+            serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{label}: {what}: {e}: {err}"));
+        assert_eq!(exit, Some(4), "{label}: {what}");
+        let met: Vec<bool> = verdicts(&doc).into_iter().map(|(_, m)| m).collect();
+        assert_eq!(met, ran, "{label}: check {what} and run differ: {doc:#}");
+        let text = json[..json.len() - 2].to_vec();
+        let (_, said, err) = tether(&text);
+        assert!(
+            said.contains(&format!("its records report an error: {NO_ANSWER}")),
+            "{label}: check {what} says why: {said}{err}"
+        );
+    }
+    let shown = tether_tests::tether_at_home(s.home.path())
+        .args(["sessions", "show"])
+        .arg(&saved)
+        .output()
+        .expect("tether sessions show");
+    let (shown, err) = (
+        String::from_utf8_lossy(&shown.stdout),
+        String::from_utf8_lossy(&shown.stderr),
+    );
+    assert!(
+        shown.contains(&format!("its records report an error: {NO_ANSWER}")),
+        "{label}: sessions show FILE says why: {shown}{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pinned_claude_killed_mid_retry_says_why() {
+    killed_mid_retry_says_why(Release::Pinned).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn newest_claude_killed_mid_retry_says_why() {
+    killed_mid_retry_says_why(Release::Newest).await;
+}
