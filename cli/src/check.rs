@@ -76,20 +76,26 @@ fn run_error(errors: &[Option<String>], i: usize) -> Option<&str> {
 }
 
 /// Each session's own error, as [`run_error`] takes them.
-fn run_errors(shown: &[Shown]) -> Vec<Option<String>> {
+fn run_errors(registry: &tether_core::registry::Registry, shown: &[Shown]) -> Vec<Option<String>> {
     shown
         .iter()
         .map(|s| {
             let error = tether_words::display::current_report_error(&s.history)
                 .map(tether_words::display::records_report_error);
-            // A harness's own health check is said as one first.
-            match (s.summary.health_check, error) {
-                (true, Some(error)) => {
-                    Some(format!("{}; {error}", crate::sessions::HEALTH_CHECK_SAID))
-                }
-                (true, None) => Some(crate::sessions::HEALTH_CHECK_SAID.to_owned()),
-                (false, error) => error,
+            if !s.summary.health_check {
+                return error;
             }
+            // A harness's own health check is said as one first, with what
+            // it found.
+            let said = format!(
+                "{}; {}",
+                crate::sessions::health_check_said(registry, &s.summary.agent_kind),
+                crate::sessions::health_check_found(s.history.current())
+            );
+            Some(match error {
+                Some(error) => format!("{said}; {error}"),
+                None => said,
+            })
         })
         .collect()
 }
@@ -440,7 +446,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .map(|s| check_history(&s.summary, &s.history, &given))
         .collect();
     let doc = document(checked);
-    let errors = run_errors(&shown);
+    let errors = run_errors(&registry, &shown);
     let mut out = crate::term::stdout();
     out.write_all(render(&doc, args.format, &errors)?.as_bytes())?;
     out.flush()?;

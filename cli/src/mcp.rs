@@ -28,7 +28,7 @@ use tether_core::history::{AttachmentAttempt, ServerAttachment};
 use tether_core::inventory::{InventoryDocument, InventoryRow};
 use tether_core::model::Timestamp;
 use tether_core::registry::Registry;
-use tether_core::vocab::{CapabilityKind, DisplayStatus, StageState};
+use tether_core::vocab::{CapabilityKind, DisplayStatus, StageState, Trigger};
 
 /// Answers are cut here (with a note saying how to narrow the question).
 const MAX_ANSWER_BYTES: usize = 12 * 1024;
@@ -433,6 +433,9 @@ fn scan(sources: &Sources, harnesses: &[String]) -> InventoryDocument {
 struct Sessions {
     disk: crate::records::OnDisk,
     all: Vec<Entry>,
+    /// The harnesses' own health checks (`claude mcp list`; no agent ran):
+    /// never a session here, found only by their ids.
+    checks: Vec<Entry>,
 }
 
 /// One session of [`Sessions`].
@@ -452,44 +455,69 @@ impl Sessions {
             crate::records::OnDisk::empty()
         });
         // A harness's own health check (it connected to its servers; no
-        // agent ran) is no session here, nor its stored copy.
-        let (checks, known): (Vec<_>, Vec<_>) = disk
-            .known
-            .iter()
-            .partition(|k| disk.is_health_check(&k.session_id));
-        let mut all: Vec<Entry> = known
-            .into_iter()
-            .map(|k| Entry {
+        // agent ran) is no session here, nor its stored copy (imported
+        // marked so: its trigger).
+        let (mut checks, mut all): (Vec<Entry>, Vec<Entry>) = (Vec::new(), Vec::new());
+        for k in &disk.known {
+            let entry = Entry {
                 session_id: k.session_id.clone(),
                 agent_kind: k.agent_kind.clone(),
                 updated_at: k.updated_at,
                 attempt: None,
-            })
-            .collect();
+            };
+            if disk.is_health_check(&k.session_id) {
+                checks.push(entry);
+            } else {
+                all.push(entry);
+            }
+        }
         for attempt in stored(sources, harnesses, since) {
-            if !all.iter().any(|e| e.session_id == attempt.session_id)
-                && !checks.iter().any(|k| k.session_id == attempt.session_id)
-            {
-                all.push(Entry {
-                    session_id: attempt.session_id.clone(),
-                    agent_kind: attempt.agent_kind.clone(),
-                    updated_at: attempt.updated_at,
-                    attempt: Some(Some(attempt)),
-                });
+            let id = &attempt.session_id;
+            if all.iter().chain(&checks).any(|e| &e.session_id == id) {
+                continue;
+            }
+            let health_check = attempt.trigger == Trigger::HealthCheck;
+            let entry = Entry {
+                session_id: id.clone(),
+                agent_kind: attempt.agent_kind.clone(),
+                updated_at: attempt.updated_at,
+                attempt: Some(Some(attempt)),
+            };
+            if health_check {
+                checks.push(entry);
+            } else {
+                all.push(entry);
             }
         }
         all.sort_by_key(|e| std::cmp::Reverse(e.updated_at));
-        Sessions { disk, all }
+        Sessions { disk, all, checks }
     }
 
     /// The current attempt of the `i`th session, built the first time.
     fn attempt(&mut self, i: usize) -> Option<&AttachmentAttempt> {
-        let entry = self.all.get_mut(i)?;
+        Self::built(&mut self.disk, self.all.get_mut(i)?)
+    }
+
+    /// `entry`'s current attempt, built the first time.
+    fn built<'a>(
+        disk: &mut crate::records::OnDisk,
+        entry: &'a mut Entry,
+    ) -> Option<&'a AttachmentAttempt> {
         if entry.attempt.is_none() {
-            entry.attempt = Some(self.disk.attempt(&entry.session_id));
+            entry.attempt = Some(disk.attempt(&entry.session_id));
         }
         entry.attempt.as_ref()?.as_ref()
     }
+}
+
+/// Whether the session id `session_id` is the one `id` names: whole, a
+/// prefix of it, or a prefix of the harness's own id after `KIND:`.
+fn names(id: &str, session_id: &str) -> bool {
+    session_id == id
+        || session_id.starts_with(id)
+        || session_id
+            .split_once(':')
+            .is_some_and(|(_, own)| own.starts_with(id))
 }
 
 /// The current attempts of the sessions stored in the default store.
@@ -585,8 +613,11 @@ fn sessions_text(sources: &Sources, harnesses: &[String], since: Option<Timestam
         tracing::debug!(%error, "the harnesses' records were not read");
         crate::records::OnDisk::empty()
     });
-    let mut lines: Vec<SessionLine> = disk
-        .listing()
+    // A harness's own health checks are no sessions: counted, not listed.
+    let (checks, listed): (Vec<_>, Vec<_>) =
+        disk.listing().into_iter().partition(|s| s.health_check);
+    let mut hidden = checks.len();
+    let mut lines: Vec<SessionLine> = listed
         .into_iter()
         .map(|s| {
             (
@@ -599,7 +630,13 @@ fn sessions_text(sources: &Sources, harnesses: &[String], since: Option<Timestam
         })
         .collect();
     for a in stored(sources, harnesses, since) {
-        if lines.iter().any(|l| l.0 == a.session_id) {
+        if lines.iter().any(|l| l.0 == a.session_id)
+            || checks.iter().any(|c| c.session_id == a.session_id)
+        {
+            continue;
+        }
+        if a.trigger == Trigger::HealthCheck {
+            hidden += 1;
             continue;
         }
         let mut counts = std::collections::BTreeMap::<String, u32>::new();
@@ -615,10 +652,10 @@ fn sessions_text(sources: &Sources, harnesses: &[String], since: Option<Timestam
         ));
     }
     lines.sort_by_key(|l| std::cmp::Reverse(l.3));
-    if lines.is_empty() {
-        return "No session found (the harnesses' records and the store were read).\n".into();
-    }
     let mut out = String::new();
+    if lines.is_empty() {
+        out.push_str("No session found (the harnesses' records and the store were read).\n");
+    }
     for (id, kind, project, updated, counts) in lines.iter().take(20) {
         let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
         let _ = writeln!(
@@ -635,38 +672,54 @@ fn sessions_text(sources: &Sources, harnesses: &[String], since: Option<Timestam
     if lines.len() > 20 {
         let _ = writeln!(out, "… {} older sessions", lines.len() - 20);
     }
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "{hidden} health check{} not listed (a harness connecting to its MCP servers to say whether each answers; no agent ran): the session tool shows one by its id.",
+            if hidden == 1 { "" } else { "s" }
+        );
+    }
     out
 }
 
 fn session_text(sources: &Sources, id: &str) -> Result<String, String> {
     let mut all = Sessions::read(sources, &[], None);
     let matching: Vec<usize> = (0..all.all.len())
-        .filter(|&i| {
-            let session_id = &all.all[i].session_id;
-            session_id == id
-                || session_id.starts_with(id)
-                || session_id
-                    .split_once(':')
-                    .is_some_and(|(_, own)| own.starts_with(id))
-        })
+        .filter(|&i| names(id, &all.all[i].session_id))
         .collect();
-    let index = match matching.as_slice() {
-        [one] => *one,
-        [] => return Err(format!("no session {id:?} (the sessions tool lists them)")),
-        many => {
+    let checks: Vec<usize> = (0..all.checks.len())
+        .filter(|&i| names(id, &all.checks[i].session_id))
+        .collect();
+    let attempt = match (matching.as_slice(), checks.as_slice()) {
+        ([one], []) => all.attempt(*one),
+        // A harness's own health check, by its id: said as one, with what
+        // it found (its rows are evidence all the same).
+        ([], [one]) => Sessions::built(&mut all.disk, &mut all.checks[*one]),
+        ([], []) => return Err(format!("no session {id:?} (the sessions tool lists them)")),
+        (many, more) => {
             return Err(format!(
                 "{id:?} names {} sessions; give more of it",
-                many.len()
+                many.len() + more.len()
             ));
         }
     };
-    let Some(attempt) = all.attempt(index) else {
+    let Some(attempt) = attempt else {
         return Err(format!("no session {id:?} (the sessions tool lists them)"));
     };
     let mut out = format!(
         "{} {} updated {}\n",
         attempt.session_id, attempt.agent_kind, attempt.updated_at
     );
+    if attempt.trigger == Trigger::HealthCheck {
+        let said = Registry::with_static()
+            .map(|r| crate::sessions::health_check_said(&r, &attempt.agent_kind))
+            .unwrap_or_else(|_| "a health check, not an agent session".to_owned());
+        let _ = writeln!(
+            out,
+            "{said}; {}.",
+            crate::sessions::health_check_found(Some(attempt))
+        );
+    }
     for row in tether_words::display::matrix(attempt) {
         let _ = writeln!(
             out,

@@ -283,6 +283,8 @@ fn stored_session_tools(
     Ok(db
         .current_attempts(harnesses, since)?
         .into_iter()
+        // A health check imported (marked by its trigger) ran no agent.
+        .filter(|attempt| attempt.trigger != tether_core::vocab::Trigger::HealthCheck)
         .map(|attempt| tether_inventory::SessionTools {
             harness: attempt.agent_kind,
             session_id: attempt.session_id,

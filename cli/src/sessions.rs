@@ -210,8 +210,49 @@ fn list(
     Ok(ExitCode::SUCCESS)
 }
 
-/// What a health check is, said where one is shown by its id (`check ID`).
-pub(crate) const HEALTH_CHECK_SAID: &str = "a health check, not an agent session: only the harness's own MCP server logs show it (it connected to its servers to say whether each answers); no agent ran";
+/// What a health check is, said where one is shown by its id (`sessions
+/// show`, `check`, `tether mcp`'s `session`): which harness ran it, with
+/// the command its plugin names for it (`RecordSource::
+/// health_check_command`), and that no agent ran.
+pub(crate) fn health_check_said(registry: &Registry, kind: &str) -> String {
+    let command = registry
+        .harness(kind)
+        .and_then(|h| h.roles.records)
+        .and_then(|r| {
+            r.record_sources()
+                .into_iter()
+                .find_map(|s| s.health_check_command)
+        });
+    let ran = match command {
+        Some(command) => format!("a health check {kind} ran (`{command}`)"),
+        None => format!("a health check {kind} ran"),
+    };
+    format!(
+        "{ran}, not an agent session: it connected to its MCP servers to say whether each answers, and no agent ran"
+    )
+}
+
+/// What a health check found, in a clause: each server's status (and
+/// reason), its servers' states being evidence all the same.
+pub(crate) fn health_check_found(
+    attempt: Option<&tether_core::history::AttachmentAttempt>,
+) -> String {
+    let found: Vec<String> = attempt
+        .map(|a| a.servers.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| match &s.reason_code {
+            Some(code) => format!("{} {} ({code})", s.name, s.status),
+            None => format!("{} {}", s.name, s.status),
+        })
+        .collect();
+    if found.is_empty() {
+        "it found no server".to_owned()
+    } else {
+        format!("it found: {}", found.join(", "))
+    }
+}
+
 
 /// What a listing says of the health checks it left out.
 fn health_checks_not_listed(n: usize) -> String {
@@ -438,6 +479,16 @@ fn print_session(
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
     } else {
+        if document.session.health_check {
+            // Said first: no agent ran, yet its rows are evidence.
+            writeln!(
+                out,
+                "{}: {}; {}.",
+                document.session.session_id,
+                health_check_said(registry, kind),
+                health_check_found(document.history.current())
+            )?;
+        }
         records::print_matrix(&mut out, &document, how.tools, true)?;
         print_reader_notes(&mut out, std::slice::from_ref(&note))?;
     }

@@ -70,6 +70,15 @@ impl AttachmentHistory {
         self.attempts.iter().find(|a| a.attempt_id == id)
     }
 
+    /// Whether the history is a harness's own health check, not an agent
+    /// session (its current attempt's trigger is
+    /// [`Trigger::HealthCheck`](crate::vocab::Trigger::HealthCheck)): what
+    /// lists and counts sessions leaves it out.
+    pub fn is_health_check(&self) -> bool {
+        self.current()
+            .is_some_and(|a| a.trigger == crate::vocab::Trigger::HealthCheck)
+    }
+
     /// The attempt with this id, current or not.
     pub fn attempt(&self, attempt_id: &str) -> Option<&AttachmentAttempt> {
         self.attempts.iter().find(|a| a.attempt_id == attempt_id)

@@ -112,6 +112,12 @@ pub struct RecordSource {
     /// ([`SessionSummary::health_check`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_log: bool,
+    /// For a [`server_log`](Self::server_log) source: the command with
+    /// which a person runs the harness's health check (`claude mcp list`),
+    /// said where a health check is shown by its id. Absent when the
+    /// harness names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check_command: Option<String>,
 }
 
 impl RecordSource {
@@ -131,6 +137,7 @@ impl RecordSource {
             query: None,
             by_path: false,
             server_log: false,
+            health_check_command: None,
         }
     }
 
@@ -162,6 +169,15 @@ impl RecordSource {
     /// which its health checks write too ([`server_log`](Self::server_log)).
     pub fn server_log(mut self) -> Self {
         self.server_log = true;
+        self
+    }
+
+    /// The same source, its files the harness's own per-server MCP logs
+    /// ([`server_log`](Self::server_log)), which `command` (the harness's
+    /// health check, `claude mcp list`) writes too.
+    pub fn server_log_of(mut self, command: impl Into<String>) -> Self {
+        self.server_log = true;
+        self.health_check_command = Some(command.into());
         self
     }
 

@@ -686,6 +686,11 @@ open_vocabulary! {
         /// A session the harness ran on its own, seen through its telemetry
         /// (one attempt per process start).
         HarnessSession => "harness_session",
+        /// A harness's own health check, not an agent session: it connected
+        /// to its MCP servers to say whether each answers (`claude mcp
+        /// list`), and no agent ran. Its rows are what it found; it is
+        /// never counted as a session, nor "the newest session".
+        HealthCheck => "health_check",
     }
 }
 

@@ -673,7 +673,25 @@ impl Records {
             .unwrap_or(&[]);
         // Counted by tests: an answer builds only the histories it needs.
         tracing::debug!(session = %facts.session_id(), "a session's history built");
-        facts::history_of(facts, observer, configured, existing)
+        let mut history = facts::history_of(facts, observer, configured, existing)?;
+        // A health check is marked in the history itself (its trigger), so
+        // a store's readers (the web fleet, `tether mcp`, a Go host) never
+        // count it as a session; a session whose transcript appears later
+        // is one again.
+        let health_check = self.health_check(facts);
+        let current = history.current_attempt_id.clone();
+        if let Some(attempt) = history
+            .attempts
+            .iter_mut()
+            .find(|a| Some(&a.attempt_id) == current.as_ref())
+        {
+            if health_check {
+                attempt.trigger = tether_core::vocab::Trigger::HealthCheck;
+            } else if attempt.trigger == tether_core::vocab::Trigger::HealthCheck {
+                attempt.trigger = tether_core::vocab::Trigger::HarnessSession;
+            }
+        }
+        Ok(history)
     }
 
     /// Every selected session with its history built from its records

@@ -336,7 +336,9 @@ pub fn summary_of(history: &AttachmentHistory) -> SessionSummary {
         updated_at: attempt.map(|a| a.updated_at).unwrap_or_default(),
         counts: Default::default(),
         files: 0,
-        health_check: false,
+        // Marked by its trigger when the records were imported.
+        health_check: attempt
+            .is_some_and(|a| a.trigger == tether_core::vocab::Trigger::HealthCheck),
     }
 }
 

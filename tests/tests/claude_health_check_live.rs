@@ -14,8 +14,12 @@
 //!   list` (the health check is the newer). `tether sessions list` leaves
 //!   the health check out and counts it, `--health-checks` lists it marked
 //!   (text and JSON), `tether mcp`'s `why_missing` speaks of the `-p`
-//!   session as the newest, and `tether check ID` on the health check
-//!   still answers and says what it is.
+//!   session as the newest, and `tether check ID`, `sessions show ID`
+//!   and `tether mcp`'s `session` on the health check still answer and
+//!   say what it is (a health check `claude mcp list` ran) and found.
+//! - Import: a health check is stored marked (its trigger
+//!   `health_check`), and stays so when its files grow; the store's
+//!   readers leave it out of their lists.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -160,6 +164,14 @@ fn logged_sessions(home: &Path) -> Vec<String> {
 
 /// `why_missing` of `name`, asked of `tether mcp` in `home`.
 async fn why_missing(home: &Path, name: &str) -> String {
+    mcp_call(home, None, "why_missing", json!({"name": name}))
+        .await
+        .0
+}
+
+/// `tool` called with `arguments` on `tether mcp` in `home` (its store
+/// `db` where given): the answer's text, and whether it is an error.
+async fn mcp_call(home: &Path, db: Option<&Path>, tool: &str, arguments: Value) -> (String, bool) {
     let mut cmd = tokio::process::Command::new(workspace_bin("tether"));
     cmd.arg("mcp")
         .env_clear()
@@ -167,27 +179,221 @@ async fn why_missing(home: &Path, name: &str) -> String {
         .env("HOME", home)
         .current_dir(home)
         .stderr(std::process::Stdio::null());
+    if let Some(db) = db {
+        cmd.env("TETHER_DB", db);
+    }
     let client =
         ().serve(TokioChildProcess::new(cmd).expect("tether mcp starts"))
             .await
             .expect("initialized");
-    let Value::Object(arguments) = json!({"name": name}) else {
+    let Value::Object(arguments) = arguments else {
         unreachable!("an object");
     };
     let result = tokio::time::timeout(
         Duration::from_secs(120),
-        client.call_tool(CallToolRequestParams::new("why_missing").with_arguments(arguments)),
+        client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
     )
     .await
     .expect("answered in time")
     .expect("a result");
     let _ = client.cancel().await;
-    result
+    let text = result
         .content
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    (text, result.is_error == Some(true))
+}
+
+/// What every place that shows a health check by its id says first.
+const SAID: &str = "a health check claude ran (`claude mcp list`), not an agent session";
+
+/// The three files of the fast tests, as 2.1.332 wrote them, under `home`:
+/// the health check's log, the run's log and its transcript.
+fn write_both(home: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let logs = home.join(".cache/claude-cli-nodejs/-tmp-hcn-ubkt/mcp-logs-every");
+    let (check, run) = (
+        logs.join("2026-12-07T15-28-14-252Z.jsonl"),
+        logs.join("2026-12-07T15-28-16-844Z.jsonl"),
+    );
+    write(&check, CHECK_LOG);
+    write(&run, RUN_LOG);
+    write(
+        &home.join(format!(".claude/projects/-tmp-hcn-ubkt/{RUN}.jsonl")),
+        RUN_TRANSCRIPT,
+    );
+    (check, run)
+}
+
+/// GIVEN a health check's records beside a run's, as 2.1.332 wrote them
+/// WHEN the health check is asked for by its id (`sessions show`, `check`,
+/// `tether mcp`'s `session`) THEN each answers, and says first that it is
+/// a health check Claude Code ran (`claude mcp list`), not an agent
+/// session, and what it found (`every` connected); `tether mcp`'s
+/// `sessions` leaves it out and counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_health_check_asked_for_by_its_id_is_said_as_one_with_what_it_found() {
+    let home = tempfile::tempdir().expect("a home");
+    let home = home.path();
+    write_both(home);
+    let id = format!("claude:{CHECK}");
+    let found = "it found: every connected";
+
+    let out = tether(home, &["sessions", "show", &id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "sessions show: {text}");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(first.starts_with(&id) && first.contains(SAID), "{text}");
+    assert!(first.contains(found), "{text}");
+    let out = tether(home, &["sessions", "show", &format!("claude:{RUN}")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("health check"),
+        "the run is no health check: {text}"
+    );
+
+    let out = tether(home, &["check", &id]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(SAID) && text.contains(found), "check: {text}");
+
+    let (text, error) = mcp_call(home, None, "session", json!({"id": &CHECK[..8]})).await;
+    assert!(!error, "session: {text}");
+    assert!(!text.contains("no session"), "{text}");
+    assert!(text.contains(&id) && text.contains(SAID), "{text}");
+    assert!(text.contains(found), "{text}");
+    assert!(
+        text.contains("mcp_server every: connected"),
+        "its row: {text}"
+    );
+
+    let (text, error) = mcp_call(home, None, "sessions", json!({})).await;
+    assert!(!error, "sessions: {text}");
+    assert!(text.contains(RUN), "{text}");
+    assert!(!text.contains(CHECK), "{text}");
+    assert!(text.contains("1 health check not listed"), "{text}");
+}
+
+/// The trigger of each session `tether history --json` shows in `db`.
+fn stored_triggers(home: &Path, db: &Path) -> Vec<(String, String)> {
+    let out = tether(
+        home,
+        &["history", "--json", "--db", &db.display().to_string()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let histories: Value = serde_json::from_slice(&out.stdout).expect("a JSON array");
+    let mut triggers: Vec<(String, String)> = histories
+        .as_array()
+        .expect("histories")
+        .iter()
+        .map(|h| {
+            let current = h["current_attempt_id"].as_str().unwrap_or_default();
+            let attempt = h["attempts"]
+                .as_array()
+                .and_then(|a| a.iter().find(|a| a["attempt_id"] == current))
+                .cloned()
+                .unwrap_or_default();
+            (
+                h["session_id"].as_str().unwrap_or_default().to_owned(),
+                attempt["trigger"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    triggers.sort();
+    triggers
+}
+
+/// GIVEN a health check's records beside a run's WHEN `tether sessions
+/// import` stores them, and again after both logs grew THEN the health
+/// check is stored marked (its trigger `health_check`), the run not, both
+/// times; a session whose log came first is marked until its transcript
+/// appears, then is a session; and with the records gone, the store's
+/// readers (`tether mcp`'s `sessions`, `check ID`) still leave it out or
+/// say what it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_imported_health_check_is_stored_marked_and_stays_so() {
+    let home = tempfile::tempdir().expect("a home");
+    let home = home.path();
+    let (check_log, run_log) = write_both(home);
+    let db = home.join("imported.db");
+    let import = |home: &Path| {
+        let out = tether(
+            home,
+            &["sessions", "import", "--db", &db.display().to_string()],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (check, run) = (format!("claude:{CHECK}"), format!("claude:{RUN}"));
+    let marked = vec![
+        (check.clone(), "health_check".to_owned()),
+        (run.clone(), "harness_session".to_owned()),
+    ];
+    import(home);
+    assert_eq!(stored_triggers(home, &db), marked, "first import");
+    // Both logs grow (the run's is written on after its transcript): an
+    // incremental import reads on, and the marks stay.
+    let append = |path: &Path, id: &str, at: &str| {
+        let line = format!(
+            "{{\"debug\":\"STDIO connection closed after 0s (cleanly)\",\"timestamp\":\"{at}\",\"sessionId\":\"{id}\",\"cwd\":\"/tmp/hcn.ubkt\"}}\n"
+        );
+        let mut text = std::fs::read_to_string(path).expect("a log");
+        text.push_str(&line);
+        std::fs::write(path, text).expect("a log grown");
+    };
+    append(&check_log, CHECK, "2026-12-07T15:28:15.600Z");
+    append(&run_log, RUN, "2026-12-07T15:28:20.000Z");
+    import(home);
+    assert_eq!(stored_triggers(home, &db), marked, "second import");
+
+    // A run whose log is read before its transcript is written: marked,
+    // then a session once the transcript is there.
+    const LATE: &str = "0f0e0d0c-1111-4222-8333-944445555666";
+    let late_log = home.join(
+        ".cache/claude-cli-nodejs/-tmp-hcn-ubkt/mcp-logs-every/2026-12-07T15-30-00-000Z.jsonl",
+    );
+    write(
+        &late_log,
+        &RUN_LOG.replace(RUN, LATE).replace("15:28:1", "15:30:0"),
+    );
+    import(home);
+    let late = format!("claude:{LATE}");
+    assert!(
+        stored_triggers(home, &db).contains(&(late.clone(), "health_check".to_owned())),
+        "{:?}",
+        stored_triggers(home, &db)
+    );
+    write(
+        &home.join(format!(".claude/projects/-tmp-hcn-ubkt/{LATE}.jsonl")),
+        &RUN_TRANSCRIPT
+            .replace(RUN, LATE)
+            .replace("15:28:18", "15:30:08"),
+    );
+    import(home);
+    assert!(
+        stored_triggers(home, &db).contains(&(late, "harness_session".to_owned())),
+        "{:?}",
+        stored_triggers(home, &db)
+    );
+
+    // The store alone: no records on disk.
+    let bare = tempfile::tempdir().expect("a home without records");
+    let bare = bare.path();
+    let (text, _) = mcp_call(bare, Some(&db), "sessions", json!({})).await;
+    assert!(text.contains(RUN) && !text.contains(CHECK), "{text}");
+    assert!(text.contains("1 health check not listed"), "{text}");
+    let (text, error) = mcp_call(bare, Some(&db), "session", json!({"id": &check})).await;
+    assert!(!error && text.contains(SAID), "{text}");
+    let out = tether(bare, &["check", &check, "--db", &db.display().to_string()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(SAID), "check ID in the store: {text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -293,6 +499,16 @@ async fn claude_mcp_list_is_a_health_check_and_never_the_newest_session() {
         let out = tether(home, &["check", &check_id]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&check_id), "{label}: {text}");
-        assert!(text.contains("health check"), "{label}: {text}");
+        assert!(text.contains(SAID), "{label}: {text}");
+        assert!(
+            text.contains("it found: every connected"),
+            "{label}: {text}"
+        );
+        // So do `sessions show ID` and `tether mcp`'s `session`.
+        let out = tether(home, &["sessions", "show", &check_id]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(SAID), "{label}: {text}");
+        let (text, error) = mcp_call(home, None, "session", json!({"id": &check_id})).await;
+        assert!(!error && text.contains(SAID), "{label}: {text}");
     }
 }

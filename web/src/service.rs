@@ -647,6 +647,8 @@ fn summaries(service: &StatusService) -> Arc<Vec<SessionSummary>> {
             source
                 .histories()
                 .iter()
+                // A harness's own health check (imported marked) is no session.
+                .filter(|h| !h.is_health_check())
                 .map(|h| SessionSummary::of(h))
                 .collect()
         })
@@ -917,7 +919,10 @@ fn fleet_index(service: &StatusService) -> Arc<FleetIndex> {
         .inner
         .fleet
         .get(service.inner.source.as_ref(), |previous, source| {
-            FleetIndex::update(previous, &source.histories())
+            // A harness's own health check (imported marked) is no session.
+            let mut histories = source.histories();
+            histories.retain(|h| !h.is_health_check());
+            FleetIndex::update(previous, &histories)
         })
 }
 

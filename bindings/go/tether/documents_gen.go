@@ -8138,7 +8138,7 @@ func (v Transport) Known() bool {
 
 // Trigger is `#/$defs/Trigger` of attempt, history, probe-report, session, status-session.
 //
-// An open vocabulary: consumers must accept values they do not know. Known values: session_new session_load session_reset passthrough_start probe harness_session
+// An open vocabulary: consumers must accept values they do not know. Known values: session_new session_load session_reset passthrough_start probe harness_session health_check
 //
 // The schema calls the vocabulary open and lists the values below as examples.
 //
@@ -8153,15 +8153,16 @@ const (
 	TriggerPassthroughStart Trigger = "passthrough_start"
 	TriggerProbe            Trigger = "probe"
 	TriggerHarnessSession   Trigger = "harness_session"
+	TriggerHealthCheck      Trigger = "health_check"
 )
 
 // TriggerValues are the values of Trigger this binding knows, in the schema's order.
-var TriggerValues = []Trigger{TriggerSessionNew, TriggerSessionLoad, TriggerSessionReset, TriggerPassthroughStart, TriggerProbe, TriggerHarnessSession}
+var TriggerValues = []Trigger{TriggerSessionNew, TriggerSessionLoad, TriggerSessionReset, TriggerPassthroughStart, TriggerProbe, TriggerHarnessSession, TriggerHealthCheck}
 
 // Known reports whether v is one of TriggerValues.
 func (v Trigger) Known() bool {
 	switch v {
-	case TriggerSessionNew, TriggerSessionLoad, TriggerSessionReset, TriggerPassthroughStart, TriggerProbe, TriggerHarnessSession:
+	case TriggerSessionNew, TriggerSessionLoad, TriggerSessionReset, TriggerPassthroughStart, TriggerProbe, TriggerHarnessSession, TriggerHealthCheck:
 		return true
 	}
 	return false

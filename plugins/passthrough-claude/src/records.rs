@@ -92,7 +92,7 @@ pub fn sources() -> Vec<RecordSource> {
         // only they show is a health check (`mcp_log`'s module doc).
         RecordSource::lines(MCP_LOG, ".cache/claude-cli-nodejs", "*/mcp-logs-*/*.jsonl")
             .moved_by("XDG_CACHE_HOME", "claude-cli-nodejs")
-            .server_log(),
+            .server_log_of("claude mcp list"),
         RecordSource::by_path(STREAM_JSON),
     ]
 }
