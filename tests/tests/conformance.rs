@@ -205,11 +205,6 @@ fn run_client_scenario(
     (ok, said, all.remove(scenario).unwrap_or_default())
 }
 
-/// How many client scenarios `the_official_mcp_conformance_suite` runs at
-/// once (each a Node process, its short-lived server and one `tether
-/// endpoint-test`).
-const CLIENT_AT_ONCE: usize = 4;
-
 /// How many times `sse_retry_holds_run_after_run` runs the scenario, and
 /// how many at once (each run is a Node process, a short-lived server and
 /// one `tether endpoint-test`; most of a run is the scenario's 500 ms
@@ -823,27 +818,13 @@ async fn the_official_mcp_conformance_suite() {
                 .iter()
                 .map(|(scenario, flags)| (*scenario, *flags, &calling_baseline)),
         );
-    // Each run is its own suite process with its own server and its own
-    // `tether endpoint-test`: independent, so CLIENT_AT_ONCE run at a time
-    // (most of a run is Node starting and the scenario's own waits), read
-    // back in order.
-    let at_once = std::sync::Arc::new(tokio::sync::Semaphore::new(CLIENT_AT_ONCE));
-    let runs: Vec<_> = runs
-        .map(|(scenario, flags, base)| {
-            let (suite, base, at_once) = (suite.clone(), base.clone(), at_once.clone());
-            let run = tokio::spawn(async move {
-                let _turn = at_once.acquire_owned().await.expect("a turn");
-                tokio::task::spawn_blocking(move || {
-                    run_client_scenario(&suite, scenario, flags, &base)
-                })
-                .await
-                .expect("the suite's run")
-            });
-            (scenario, flags, run)
+    for (scenario, flags, base) in runs {
+        let (suite, base) = (suite.clone(), base.clone());
+        let (ok, said, checks) = tokio::task::spawn_blocking(move || {
+            run_client_scenario(&suite, scenario, flags, &base)
         })
-        .collect();
-    for (scenario, flags, run) in runs {
-        let (ok, said, checks) = run.await.expect("the suite's run");
+        .await
+        .expect("the suite's run");
         let why = EXPECTED_CLIENT_FAILURES
             .iter()
             .find(|(s, _)| flags.is_empty() && *s == scenario)
