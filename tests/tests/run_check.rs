@@ -775,6 +775,10 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
             .env("ANTHROPIC_API_KEY", "dummy")
             .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
             .env("CLAUDE_CODE_MAX_RETRIES", "0")
+            // `time` connected before the init line is printed: `-p`
+            // connects in the background by default, and `time` is then
+            // reported pending (delivered, its tools not yet listed).
+            .env("MCP_CONNECTION_NONBLOCKING", "false")
             .current_dir(&s.work)
             .stdin(Stdio::null());
         tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
