@@ -129,6 +129,9 @@ fn transcript() -> Vec<CensusEntry> {
         not(T, "attachment/async_hook_response_batch", NEW, "not yet read: several async hooks' late results (`hooks`)"),
         // `{type:"system",subtype:"stop_hook_summary",hookCount,hookInfos,hookErrors,…,preventedContinuation,stopReason}`.
         read(T, "system/stop_hook_summary", BOTH, "hook_fired for each Stop hook in `hookInfos` (its command's shape): succeeded where no error; failed where one hook ran and gave errors (blocked where it stopped the turn); unknown where several ran and errors name no one; a hook that also wrote its own attachment is that run, counted once (the same `toolUseID` and command)").silence("written only when a Stop hook ran: no record shows whether one ran only where none is configured"),
+        // `function Llt(e,n,o,g,h){return{type:"system",subtype:"api_error",level:"error",error:e,retryInMs:n,retryAttempt:o,maxRetries:g,source:h,…}}`
+        // (2.1.332; 2.1.197's `N8o` builds it too, and a real 2.1.197 run on a closed port wrote none).
+        read(T, "system/api_error", NEW, "a request to the model API failed and is retried: the session's error (report-level), at its time: `error.connection.code` in the words the run's end uses (ECONNREFUSED `connection_refused`, ENOTFOUND `host_not_found`, …; real 2.1.332 runs), `isSSLError` `tls_failed`, `noResponse` `timeout`, `status` 401/403 `auth_rejected`, another status `server_error` with it, none \"its model API could not be reached\" (`session_request_failed`); `message` and `formatted` are never read").silence("written only while a run retries, and by 2.1.332 (2.1.197 wrote none in a real run): none says nothing of the model API"),
         not(T, "system/permission_retry", BOTH, "a notice to the user (`content`, `commands`, `level`); names no MCP server"),
         // Progress: `function Sie(e){if(e.type==="progress")return!1;…}` (2.1.197),
         // the same in 2.1.332: never written there. Written by earlier

@@ -33,6 +33,10 @@
 //!   its input schema …` (2.1.197 to 2.1.332): X dropped before the model
 //!   saw it (`schema_unsupported`).
 //!
+//! - **A retried model request** (2.1.332): a `system/api_error` record
+//!   is the session's error, its cause from its connection code or status
+//!   (`model_api`), never its words.
+//!
 //! Only names, ids, times and outcomes are taken: a record's message,
 //! tool input, tool result and error text are never kept (a failure's
 //! reason is a code, never its words).
@@ -562,6 +566,23 @@ fn known_line(line: &Line<'_>, kind: &str, whole: Whole<'_>) -> RecordAnswer {
     }
     if kind == "system" && line.subtype.as_deref() == Some("stop_hook_summary") {
         stop_hooks(&mut reading, line, at);
+    }
+    // A request to the model API failed and is retried (2.1.332): the
+    // session's error, report-level (no server's).
+    // One whose `error` is no object is in a shape this reader cannot
+    // read, and says so.
+    if kind == "system" && line.subtype.as_deref() == Some("api_error") {
+        let Some((reason, words)) = model_api::api_error_record(whole) else {
+            return RecordAnswer::Unparsed {
+                why: tether_core::records::Unparsed::WrongType,
+                kind: Some("system/api_error".to_owned()),
+            };
+        };
+        push(
+            &mut reading,
+            tether_core::model::Evidence::new(tether_core::vocab::EvidenceKind::ExplicitError, at)
+                .reason(reason, Some(words)),
+        );
     }
     if reading.evidence.is_empty()
         && let Some(kind) = not_read(line, kind)

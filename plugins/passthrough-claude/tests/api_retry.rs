@@ -14,7 +14,7 @@
 use tether_core::model::{Evidence, Timestamp};
 use tether_core::records::RecordAnswer;
 use tether_core::vocab::{EvidenceKind, ReasonCode};
-use tether_passthrough_claude::records::{STREAM_JSON, plain, read_as};
+use tether_passthrough_claude::records::{STREAM_JSON, TRANSCRIPT, plain, read_as};
 
 /// 2.1.197's first retry on a closed port, as printed.
 const PINNED: &str = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":527.9221046400702,"error_status":null,"error":"unknown","session_id":"c40d7bcd-4c92-4c83-bdf3-71ca4892da97","uuid":"2bf29e6f-2f83-4b38-9508-e7d5e6987e31"}"#;
@@ -135,4 +135,66 @@ fn a_retry_s_status_and_class_say_why_and_nothing_else_is_kept() {
         assert_eq!(error.summary.as_deref(), Some(words), "{written}");
         assert!(!format!("{error:?}").contains("PLANTED"), "{written}");
     }
+}
+
+/// 2.1.332's transcript record of the same retry (a real run on a closed
+/// port), as written.
+const NEWEST_RECORD: &str = r#"{"parentUuid":"b0605113-def4-4234-a7ea-65ed8af7734e","isSidechain":false,"type":"system","subtype":"api_error","level":"error","error":{"message":"Connection error.","formatted":"Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)","connection":{"code":"ECONNREFUSED","message":"ECONNREFUSED: Unable to connect. Is the computer able to access the url?","isSSLError":false},"isNetworkDown":true,"rateLimits":null,"noResponse":null},"retryInMs":502,"retryAttempt":1,"maxRetries":10,"source":"request_retry","timestamp":"2026-12-07T18:45:52.196Z","uuid":"4218f148-88a1-44bd-be5a-8ec5da64e938","userType":"external","entrypoint":"sdk-cli","cwd":"/tmp/tmp.hy7UIjd4hw","sessionId":"84f50d4e-4312-4119-b5cb-21fb97031bc2","version":"2.1.332","gitBranch":"HEAD"}"#;
+
+/// GIVEN 2.1.332's transcript `system/api_error` record (read the fast way
+/// and the plain way, the same) WHEN read THEN it is the session's error
+/// at its own time, its cause from `connection.code` in the words the run's
+/// end uses (`connection_refused`); a status reads as the stream's line
+/// does; the error's words (`message`, `formatted`) are never kept.
+#[test]
+fn the_newest_transcript_s_retry_record_says_its_cause() {
+    let transcript = |record: &str| {
+        let fast = read_as(TRANSCRIPT, &["projects", "-tmp-w", "s.jsonl"], record);
+        assert_eq!(fast, plain::transcript(record), "{record}");
+        match fast {
+            RecordAnswer::Read(reading) => reading,
+            other => panic!("{record}: {other:?}"),
+        }
+    };
+    let reading = transcript(NEWEST_RECORD);
+    assert_eq!(
+        reading.session.as_deref(),
+        Some("84f50d4e-4312-4119-b5cb-21fb97031bc2")
+    );
+    let [error] = reading.evidence.as_slice() else {
+        panic!("{:?}", reading.evidence);
+    };
+    assert_eq!(error.kind, EvidenceKind::ExplicitError);
+    assert_eq!(error.server, None);
+    assert_eq!(Some(error.at), reading.at);
+    assert_eq!(error.reason_code, Some(ReasonCode::ConnectionRefused));
+    assert_eq!(
+        error.summary.as_deref(),
+        Some(
+            "its model API could not be reached: nothing listened there (connection refused) (it retried)"
+        )
+    );
+    let planted = NEWEST_RECORD
+        .replace("Connection error.", "sk-ant-api03-PLANTED")
+        .replace("Connection refused \u{2014}", "sk-ant-api03-PLANTED");
+    let reading = transcript(&planted);
+    assert!(!format!("{reading:?}").contains("PLANTED"));
+    let with_status = NEWEST_RECORD.replace(
+        r#""connection":{"code":"ECONNREFUSED""#,
+        r#""status":529,"connection":{"code":"ECONNREFUSED""#,
+    );
+    let reading = transcript(&with_status);
+    assert_eq!(
+        reading.evidence[0].summary.as_deref(),
+        Some("its model API answered HTTP 529 (it retried)")
+    );
+    let odd = NEWEST_RECORD.replace(r#""error":{"message""#, r#""error":"x","was":{"message""#);
+    assert_eq!(
+        read_as(TRANSCRIPT, &["projects", "-tmp-w", "s.jsonl"], &odd),
+        RecordAnswer::Unparsed {
+            why: tether_core::records::Unparsed::WrongType,
+            kind: Some("system/api_error".to_owned())
+        },
+        "{odd}"
+    );
 }

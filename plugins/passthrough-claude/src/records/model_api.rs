@@ -162,6 +162,64 @@ pub(super) fn retrying(line: &Retrying<'_>) -> (ReasonCode, String) {
     }
 }
 
+/// A transcript's `system/api_error` record (2.1.332: one per failed
+/// request that is retried, `{type:"system", subtype:"api_error",
+/// level:"error", error, retryInMs, retryAttempt, maxRetries, source,
+/// timestamp, …}`, its `error` 2.1.332's `Y1r`: `{message, status,
+/// requestId, formatted, connection:{code, message, isSSLError},
+/// isNetworkDown, rateLimits, noResponse}`; a real run on a closed port:
+/// `connection.code` `ECONNREFUSED`, no `status`; 2.1.197 writes none, as
+/// a real run shows): the session's error, as [`retrying`] says it, with
+/// the connection error's cause where its code names one, in the words
+/// the run's end uses for it. Only `status`, `connection.code`,
+/// `connection.isSSLError` and whether `noResponse` is there are read;
+/// the error's words (`message`, `formatted`) never are.
+pub(super) fn api_error_record(whole: super::Whole<'_>) -> Option<(ReasonCode, String)> {
+    let parsed;
+    let value = match whole {
+        super::Whole::Written(record) => {
+            parsed = super::fields::parse(record).ok()?;
+            &parsed
+        }
+        super::Whole::Parsed(value) => value,
+    };
+    let error = value.get("error").filter(|e| e.is_object())?;
+    let status = error
+        .get("status")
+        .and_then(serde_json::Value::as_i64)
+        .and_then(|s| i32::try_from(s).ok());
+    let connection = error.get("connection").filter(|c| c.is_object());
+    let code = connection
+        .and_then(|c| c.get("code"))
+        .and_then(serde_json::Value::as_str);
+    let tls = connection
+        .and_then(|c| c.get("isSSLError"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    let no_response = error.get("noResponse").is_some_and(|n| !n.is_null());
+    let cause = match (status, code) {
+        (None, Some(code)) => connection_reason(&format!("({code})")),
+        _ => None,
+    }
+    .or_else(|| {
+        (status.is_none() && tls).then_some((
+            ReasonCode::TlsFailed,
+            "its model API could not be reached: the TLS handshake failed",
+        ))
+    });
+    if let Some((reason, words)) = cause
+        && !no_response
+        && !matches!(status, Some(401 | 403))
+    {
+        return Some((reason, format!("{words} (it retried)")));
+    }
+    Some(retrying(&Retrying {
+        status,
+        error: None,
+        no_response,
+    }))
+}
+
 /// The reason of a connection error, from the code Claude Code puts in
 /// its words (Node's and Bun's error codes).
 fn connection_reason(error: &str) -> Option<(ReasonCode, &'static str)> {
