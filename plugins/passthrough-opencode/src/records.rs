@@ -412,6 +412,18 @@ const OWN_PROVIDER: &str = "opencode";
 /// refused; `statusCode` 401).
 const CREDENTIALS_REFUSED: &str = "credentials_refused";
 
+// A model whose provider has no credentials (`"model":
+// "anthropic/claude-sonnet-4-5"`, no key, no `auth.json`) is not read:
+// nothing durable says why. 1.18.33's `Provider.getModel` fails with
+// `ProviderModelNotFoundError` before any assistant message exists;
+// `SessionPrompt.getModel` publishes it as a `session.error` on the bus
+// only, and the server's defect handler logs it as ERROR "failed" (`ref`,
+// `error`) and answers `UnknownError` "Unexpected server error" (`ref`
+// only), which `run` prints and exits 1. In four real runs the log never
+// held that ERROR line (it loses its last lines at exit) and the database
+// held the session and its user message only: no assistant message, no
+// error, no event naming one. So such a session reads as one that ended
+// without a reply, never with a cause guessed.
 /// Why a turn ended, from its assistant message's error (a database row:
 /// the error's name, the query's word for its cause, the provider's id):
 /// an `APIError` that could not connect, by the cause's word; one the
