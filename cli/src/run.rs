@@ -340,10 +340,17 @@ fn after_the_command(
     });
     let (records, printed) = records;
     let session = session_after(&records, kind, hub, store);
-    let session = match printed {
+    let mut session = match printed {
         Some(stream) => with_printed(session, &stream, hub, store),
         None => session,
     };
+    // A command not found reads as `tether inventory` says it (the near
+    // name on PATH meant), where today's files configured the run.
+    if let Some(s) = session.as_mut()
+        && !strict_run(registry, kind, &args.command)
+    {
+        crate::sessions::with_config_reasons(&mut s.rows, kind);
+    }
     tracing::debug!("the session: read, merged, stored");
     report(args, (kind, harness_code), session.as_ref())
 }
@@ -883,6 +890,7 @@ fn report(
                 session: s.summary.clone(),
                 rows: s.rows.clone(),
                 files: Vec::new(),
+                telemetry_unparsed: Vec::new(),
                 history: s.history.clone(),
             };
             let mut matrix = Vec::new();

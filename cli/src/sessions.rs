@@ -232,6 +232,16 @@ pub(crate) fn health_check_said(registry: &Registry, kind: &str) -> String {
     )
 }
 
+/// `rows` of a session of `harness`, each server whose command was not
+/// found told why in today's configuration's words (`tether run`, as
+/// `show` does).
+pub(crate) fn with_config_reasons(rows: &mut [tether_core::records::MatrixRow], harness: &str) {
+    let ctx = tether_inventory::ScanContext::from_env(std::env::current_dir().ok());
+    let config =
+        tether_inventory::scan_all(&ctx, &tether_inventory::scanners(), &[harness.to_owned()]);
+    tether_words::display::with_config_reasons(rows, &config.rows, harness);
+}
+
 /// What a health check found, in a clause: each server's status (and
 /// reason), its servers' states being evidence all the same.
 pub(crate) fn health_check_found(
@@ -252,7 +262,6 @@ pub(crate) fn health_check_found(
         format!("it found: {}", found.join(", "))
     }
 }
-
 
 /// What a listing says of the health checks it left out.
 fn health_checks_not_listed(n: usize) -> String {
@@ -458,11 +467,13 @@ fn print_session(
         .and_then(|h| h.roles.records.map(|r| r.records_show()))
         .unwrap_or_default();
     tether_words::display::merge_configured(&mut rows, &config.rows, &facts.agent_kind, &shown);
+    tether_words::display::with_config_reasons(&mut rows, &config.rows, &facts.agent_kind);
     let document = SessionDocument {
         schema_version: SESSIONS_SCHEMA_VERSION,
         session: records.summary(facts, &history),
         rows,
         files,
+        telemetry_unparsed: stored_unparsed_telemetry(&facts.session_id()),
         history,
     };
     let kind = &document.session.agent_kind;
@@ -490,6 +501,7 @@ fn print_session(
             )?;
         }
         records::print_matrix(&mut out, &document, how.tools, true)?;
+        print_unparsed_telemetry(&mut out, &document.telemetry_unparsed)?;
         print_reader_notes(&mut out, std::slice::from_ref(&note))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -749,4 +761,64 @@ fn print_reader_notes(
         writeln!(out, "? {who}: {line}")?;
     }
     Ok(())
+}
+
+/// The telemetry answers of `session_id` that could not be parsed, as the
+/// store `TETHER_DB` names (or the default store, where a command made
+/// it) counted them (`tether collect`); none where there is no store yet,
+/// or it cannot be read (said at debug level: the records are shown all
+/// the same).
+fn stored_unparsed_telemetry(session_id: &str) -> Vec<tether_core::telemetry::UnparsedTelemetry> {
+    let read = || -> anyhow::Result<Vec<_>> {
+        let at = crate::host::StoreArgs::default().at()?;
+        if !at.exists() {
+            return Ok(Vec::new());
+        }
+        let Some(opened) = at.open_read_only("tether sessions show")? else {
+            return Ok(Vec::new());
+        };
+        Ok(opened.store().unparsed_telemetry(session_id)?)
+    };
+    read().unwrap_or_else(|error| {
+        tracing::debug!(%error, "no count of unparsed telemetry read");
+        Vec::new()
+    })
+}
+
+/// The session's telemetry answers that could not be parsed, in one line
+/// beside the files' accounting: how many, and per why the record kind and
+/// attribute (the reader's constants), never their content.
+fn print_unparsed_telemetry(
+    out: &mut impl Write,
+    counted: &[tether_core::telemetry::UnparsedTelemetry],
+) -> std::io::Result<()> {
+    let total: u64 = counted.iter().map(|c| c.count).sum();
+    if total == 0 {
+        return Ok(());
+    }
+    // Summed over attempts, in the store's order.
+    let mut by: Vec<((&str, &str, tether_core::model::Unparsed), u64)> = Vec::new();
+    for c in counted {
+        let key = (c.kind.as_str(), c.attribute.as_str(), c.why);
+        match by.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += c.count,
+            None => by.push((key, c.count)),
+        }
+    }
+    let said: Vec<String> = by
+        .iter()
+        .map(|((kind, attribute, why), n)| {
+            format!(
+                "{n} {} ({} {})",
+                why.words(),
+                visible_field(kind),
+                visible_field(attribute)
+            )
+        })
+        .collect();
+    writeln!(
+        out,
+        "! telemetry: {total} answer(s) for this session could not be parsed: {}",
+        said.join(", ")
+    )
 }

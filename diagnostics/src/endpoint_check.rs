@@ -486,8 +486,14 @@ async fn run(
                 inherit_env: true,
                 cwd,
             };
-            let (process, stdin, stdout) =
-                ChildGroup::spawn(&cmd).map_err(|err| for_spawn(&err, command, given))?;
+            // The PATH it was started with: its entry's own, else Tether's.
+            let path = env
+                .iter()
+                .find(|kv| kv.name == "PATH")
+                .map(|kv| std::ffi::OsString::from(&kv.value))
+                .or_else(|| std::env::var_os("PATH"));
+            let (process, stdin, stdout) = ChildGroup::spawn(&cmd)
+                .map_err(|err| for_spawn(&err, command, given, path.as_deref()))?;
             let signals = Arc::new(StdioSignals {
                 raw_tools: raw.clone(),
                 ..StdioSignals::default()

@@ -127,6 +127,12 @@ impl ScanContext {
         std::env::split_paths(path).any(|dir| is_executable(&dir.join(command)))
     }
 
+    /// The name on this context's PATH that `command`, a bare name on no
+    /// folder of it, is a slip of ([`near_on_path`]).
+    pub fn near_command(&self, command: &str) -> Option<String> {
+        near_on_path(command, self.var("PATH")?)
+    }
+
     /// The class of a stdio server's cwd.
     pub fn cwd_class(&self, cwd: Option<&str>) -> CwdClass {
         let Some(cwd) = cwd.map(str::trim).filter(|c| !c.is_empty()) else {
@@ -152,6 +158,67 @@ impl ScanContext {
             CwdClass::Other
         }
     }
+}
+
+/// At most this many folders of PATH are looked in for a near name.
+pub const NEAR_PATH_DIRS: usize = 64;
+/// At most this many names are read, over all of PATH's folders (a PATH
+/// can hold thousands of files).
+pub const NEAR_PATH_NAMES: usize = 20_000;
+/// At most this many near names are looked at (the nearest first) for one
+/// that is an executable file.
+const NEAR_PATH_LOOKS: usize = 4;
+
+/// The executable on `path` (a `PATH` value) whose name `command`, a bare
+/// name on no folder of it, is a slip of ("did you mean",
+/// [`tether_words::near::nearest`]): `mcp-server-time` for
+/// `mcp-server-tiem`. Bounded: names only are read (no file is looked at
+/// but the few nearest, one of which must be an executable file), from
+/// the first [`NEAR_PATH_DIRS`] folders, [`NEAR_PATH_NAMES`] names in all. A path
+/// (a name with a `/`) is never looked up on PATH: `None`.
+pub fn near_on_path(command: &str, path: &std::ffi::OsStr) -> Option<String> {
+    let command = command.trim();
+    if command.is_empty() || command.contains('/') {
+        return None;
+    }
+    let letters = command.chars().count();
+    let dirs: Vec<PathBuf> = std::env::split_paths(path)
+        .filter(|d| d.is_absolute())
+        .take(NEAR_PATH_DIRS)
+        .collect();
+    let mut budget = NEAR_PATH_NAMES;
+    let mut names: Vec<String> = Vec::new();
+    for dir in &dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.take(budget) {
+            budget -= 1;
+            let Ok(entry) = entry else { continue };
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            // At most two edits apart: the lengths differ by two at most.
+            if !name.starts_with('.')
+                && name.chars().count().abs_diff(letters) <= 2
+                && !names.contains(&name)
+            {
+                names.push(name);
+            }
+        }
+        if budget == 0 {
+            break;
+        }
+    }
+    // The nearest that is an executable file (a few looked at, at most).
+    for _ in 0..NEAR_PATH_LOOKS {
+        let meant = tether_words::near::nearest(command, &names)?.to_owned();
+        if dirs.iter().any(|d| is_executable(&d.join(&meant))) {
+            return Some(meant);
+        }
+        names.retain(|n| *n != meant);
+    }
+    None
 }
 
 fn is_executable(path: &Path) -> bool {

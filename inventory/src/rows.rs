@@ -375,6 +375,7 @@ impl ScanOutput {
         } else if reason.is_none() && diagnostics.command_resolves == Some(false) {
             reason = Some(ReasonCode::CommandNotFound);
             summary = Some(not_found_summary(
+                ctx,
                 &found.endpoint,
                 diagnostics.command.as_deref().unwrap_or("?"),
             ));
@@ -423,13 +424,16 @@ impl ScanOutput {
 /// Why a stdio command does not resolve, naming it by `shown` (its
 /// basename) only: a bare name on no folder of PATH, or a path where no
 /// executable file is.
-fn not_found_summary(endpoint: &Endpoint, shown: &str) -> String {
+fn not_found_summary(ctx: &ScanContext, endpoint: &Endpoint, shown: &str) -> String {
     let command = match endpoint {
         Endpoint::Stdio { command, .. } => command.trim(),
         _ => "",
     };
     if !command.contains('/') {
-        format!("`{shown}` is on no folder of PATH here")
+        let meant = ctx
+            .near_command(command)
+            .map(|n| tether_core::sanitize::name(&n));
+        tether_words::near::not_on_path(shown, meant.as_deref())
     } else if !Path::new(command).is_absolute() {
         format!(
             "the relative path given for `{shown}` names no executable file from where it runs (a path is not looked up on PATH)"

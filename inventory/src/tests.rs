@@ -336,3 +336,72 @@ fn call_policies_and_notes_never_keep_a_planted_secret() {
         }
     }
 }
+
+/// An executable file (or a plain one) named `name` in `dir`.
+fn put_file(dir: &std::path::Path, name: &str, executable: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, "#!/bin/sh\n").expect("a file");
+    let mode = if executable { 0o755 } else { 0o644 };
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("its mode");
+}
+
+/// GIVEN a PATH holding an executable a slip away from a command, a plain
+/// file a slip away, or nothing near WHEN the near name is looked for THEN
+/// only the executable is named, a path is never looked up, and a folder
+/// past the bound is not read.
+#[test]
+fn the_near_command_on_path_is_an_executable_a_slip_away_and_the_look_is_bounded() {
+    use crate::context::{NEAR_PATH_DIRS, near_on_path};
+    let base = tempfile::tempdir().expect("a folder");
+    let (near, plain, empty) = (
+        base.path().join("near"),
+        base.path().join("plain"),
+        base.path().join("empty"),
+    );
+    for dir in [&near, &plain, &empty] {
+        std::fs::create_dir(dir).expect("a folder");
+    }
+    put_file(&near, "mcp-server-time", true);
+    put_file(&near, "unrelated", true);
+    put_file(&plain, "mcp-server-time", false);
+    let path = |dirs: &[&std::path::Path]| std::env::join_paths(dirs).expect("a PATH");
+    assert_eq!(
+        near_on_path("mcp-server-tiem", &path(&[&empty, &near])).as_deref(),
+        Some("mcp-server-time")
+    );
+    assert_eq!(near_on_path("mcp-server-tiem", &path(&[&empty])), None);
+    assert_eq!(
+        near_on_path("mcp-server-tiem", &path(&[&plain])),
+        None,
+        "a file that is not executable is not meant"
+    );
+    assert_eq!(
+        near_on_path("/opt/mcp-server-tiem", &path(&[&near])),
+        None,
+        "a path is not looked up on PATH"
+    );
+    assert_eq!(
+        near_on_path("zzzzzzzzzz", &path(&[&near])),
+        None,
+        "nothing near"
+    );
+    // The near name only in a folder past the bound: not read.
+    let mut dirs: Vec<std::path::PathBuf> = (0..NEAR_PATH_DIRS)
+        .map(|i| {
+            let d = base.path().join(format!("d{i}"));
+            std::fs::create_dir(&d).expect("a folder");
+            d
+        })
+        .collect();
+    dirs.push(near.clone());
+    let far = std::env::join_paths(&dirs).expect("a PATH");
+    assert_eq!(near_on_path("mcp-server-tiem", &far), None);
+    // Through a scan's context, as `tether inventory` looks.
+    let mut ctx = ScanContext::from_env(None);
+    ctx.vars.insert("PATH".into(), path(&[&near]));
+    assert_eq!(
+        ctx.near_command("mcp-server-tiem").as_deref(),
+        Some("mcp-server-time")
+    );
+}

@@ -598,6 +598,32 @@ pub fn vouched_by(row: &ServerAttachment) -> &'static str {
     }
 }
 
+/// A session's server rows that did not start because their command was
+/// not found, told why in today's configuration's own sentence (`tether
+/// inventory`'s: on no folder of PATH, and the near name on PATH meant,
+/// or a path where no file is), so `sessions show` and `run` say what
+/// `inventory` says. Only where the configuration row of the same harness
+/// and name says the same code; other rows are left as they are.
+pub fn with_config_reasons(
+    rows: &mut [tether_core::records::MatrixRow],
+    config: &[tether_core::inventory::InventoryRow],
+    harness: &str,
+) {
+    use tether_core::vocab::{CapabilityKind, ReasonCode};
+    for row in rows.iter_mut().filter(|r| {
+        r.kind == CapabilityKind::McpServer && r.reason_code == Some(ReasonCode::CommandNotFound)
+    }) {
+        let said = config
+            .iter()
+            .filter(|c| c.kind == CapabilityKind::McpServer && c.harness == harness)
+            .filter(|c| c.name == row.name && c.reason_code == row.reason_code)
+            .find_map(|c| c.summary.as_deref());
+        if let Some(said) = said {
+            row.stopped = format!("failed to start: {said}");
+        }
+    }
+}
+
 /// Where a row stopped, in words a user can act on: "needs auth",
 /// "failed to start: command not found", "connected, but its tools never
 /// reached the model", "used: 3 calls, 1 failed". Said only as far as the

@@ -25,6 +25,22 @@ where
         .map(|(_, k)| k)
 }
 
+/// Why a bare command does not start, in the one sentence every place
+/// says it (`tether inventory`, an endpoint test, `tether run`, `tether
+/// sessions show`): `shown` is on no folder of PATH here, and, where a
+/// near name is on PATH (`meant`, found by the caller), that one is
+/// asked about. Both are basenames, never a path.
+pub fn not_on_path(shown: &str, meant: Option<&str>) -> String {
+    match meant {
+        Some(meant) => format!(
+            "`{shown}` is on no folder of PATH here; `{meant}` is: did you mean it? (else install `{shown}`, or give its absolute path)"
+        ),
+        None => {
+            format!("`{shown}` is on no folder of PATH here: install it, or give its absolute path")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::nearest;

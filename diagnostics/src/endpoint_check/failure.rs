@@ -319,6 +319,7 @@ pub(super) fn for_spawn(
     error: &tether_process::SpawnError,
     command: &str,
     cwd: Option<&Path>,
+    path: Option<&std::ffi::OsStr>,
 ) -> Failure {
     let shown = tether_core::sanitize::command_target(command);
     if let Some(dir) = cwd
@@ -332,12 +333,17 @@ pub(super) fn for_spawn(
         );
     }
     match error {
-        tether_process::SpawnError::NotFound { .. } if !command.contains('/') => Failure::new(
-            ReasonCode::CommandNotFound,
-            format!(
-                "`{shown}` is on no folder of PATH here: install it, or give its absolute path"
-            ),
-        ),
+        tether_process::SpawnError::NotFound { .. } if !command.contains('/') => {
+            // A near name on the PATH it ran with is asked about, as
+            // `tether inventory` asks.
+            let meant = path
+                .and_then(|p| tether_inventory::context::near_on_path(command, p))
+                .map(|n| tether_core::sanitize::name(&n));
+            Failure::new(
+                ReasonCode::CommandNotFound,
+                tether_words::near::not_on_path(&shown, meant.as_deref()),
+            )
+        }
         tether_process::SpawnError::NotFound { .. } if Path::new(command).is_file() => {
             Failure::new(
                 ReasonCode::ProcessStartFailed,
