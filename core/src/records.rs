@@ -908,6 +908,12 @@ pub struct SessionDocument {
     pub rows: Vec<MatrixRow>,
     /// The files its records came from.
     pub files: Vec<FileReport>,
+    /// The session's telemetry answers that could not be parsed, as a
+    /// store counted them (`tether collect`): per attempt, record kind,
+    /// attribute and why, never their content. Absent when none were
+    /// counted, or there is no store.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub telemetry_unparsed: Vec<crate::telemetry::UnparsedTelemetry>,
     /// The session's attachment history, as a store keeps it.
     pub history: AttachmentHistory,
 }

@@ -615,17 +615,27 @@ async fn a_hanging_forward_target_never_delays_the_answer() {
     drop(held);
 }
 
-/// The recorded Claude session's records as one OTLP protobuf logs body.
-fn recorded_claude_logs() -> Vec<u8> {
-    use tether_core::telemetry::{TelemetryRecord, TelemetrySignal, TelemetryValue};
+/// The recorded Claude session's records.
+fn recorded_claude_records() -> Vec<tether_core::telemetry::TelemetryRecord> {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/telemetry/claude.jsonl");
-    let records: Vec<TelemetryRecord> = std::fs::read_to_string(path)
+    std::fs::read_to_string(path)
         .expect("fixture")
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).expect("record"))
-        .collect();
+        .collect()
+}
+
+/// The recorded Claude session's records as one OTLP protobuf logs body.
+fn recorded_claude_logs() -> Vec<u8> {
+    logs_body(&recorded_claude_records())
+}
+
+/// `records`' logs as one OTLP protobuf logs body, under the first one's
+/// resource.
+fn logs_body(records: &[tether_core::telemetry::TelemetryRecord]) -> Vec<u8> {
+    use tether_core::telemetry::{TelemetryRecord, TelemetrySignal, TelemetryValue};
     let value = |v: &TelemetryValue| AnyValue {
         value: Some(match v {
             TelemetryValue::Text(s) => any_value::Value::StringValue(s.clone()),
@@ -802,6 +812,181 @@ async fn tether_collect_stores_sessions_and_exports_them_never_the_records() {
         "a harness's records were re-exported: {services:?}"
     );
     server.abort();
+}
+
+/// GIVEN `tether collect --db FILE` and a recorded Claude Code session on
+/// disk WHEN Claude Code's `tool_result` logs for that session arrive with
+/// `tool_parameters` cut short (as an attribute length limit cuts it) and
+/// not JSON (a planted secret), and one more without a session id THEN the
+/// store counts the two on the session's attempt (the third has no session
+/// to join: never guessed onto this one), and `tether sessions show` says
+/// them beside the records' accounting, in text and in `--json`, never the
+/// attribute's content (issue 68 §2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparsed_telemetry_is_counted_on_its_session_and_sessions_show_says_it() {
+    use tether_core::model::Unparsed;
+    use tether_core::store::Store;
+    use tether_core::telemetry::TelemetryValue as V;
+    let session_id = "2d8efbcf-e501-440d-89ec-66cb10f9d678";
+    let session = format!("claude:{session_id}");
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "fixtures/records/claude/.claude/projects/-tmp--tmpf23dO3/{session_id}.jsonl"
+    ));
+    // Claude Code 2.1.197's own tool_result log (tests/fixtures/telemetry),
+    // moved to the session on disk, its tool_parameters broken.
+    let recorded = recorded_claude_records();
+    let tool_result = recorded
+        .iter()
+        .find(|r| r.name == "tool_result" && r.text("tool_parameters").is_some())
+        .expect("the fixture holds an MCP tool_result");
+    let whole = r#"{"mcp_server_name":"time","mcp_tool_name":"get_current_time","input":"sk-PLANTEDSECRET0123456789"}"#;
+    let broken = |value: &str, session: Option<&str>| {
+        let mut r = tool_result
+            .clone()
+            .with_attr("tool_parameters", V::Text(value.to_owned()));
+        match session {
+            Some(s) => r.attributes.insert("session.id".into(), V::Text(s.into())),
+            None => r.attributes.remove("session.id"),
+        };
+        r
+    };
+    let mut records = vec![recorded[0].clone()];
+    records[0]
+        .attributes
+        .insert("session.id".into(), V::Text(session_id.into()));
+    records.extend([
+        broken(&whole[..whole.len() - 20], Some(session_id)),
+        broken("sk-PLANTEDSECRET0123456789", Some(session_id)),
+        broken("sk-PLANTEDSECRET0123456789", None),
+    ]);
+    let home = tempfile::tempdir().expect("home");
+    let db = home.path().join("tether.db");
+    let mut child = std::process::Command::new(tether_tests::workspace_bin("tether"))
+        .args(["collect", "--addr", "127.0.0.1:0", "--json", "--db"])
+        .arg(&db)
+        .env("HOME", home.path())
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("TETHER_DB")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .current_dir(home.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tether collect");
+    let (doc, _) = tether_tests::first_json_line(&mut child);
+    let endpoint = doc["endpoint"].as_str().expect("endpoint").to_owned();
+    let token = tether_tests::kept_collect_token(home.path());
+    let status = reqwest::Client::new()
+        .post(format!("{endpoint}/v1/logs"))
+        .header("content-type", "application/x-protobuf")
+        .header("authorization", format!("Bearer {token}"))
+        .body(logs_body(&records))
+        .send()
+        .await
+        .expect("send")
+        .status();
+    assert_eq!(status, 200);
+    // Counted once the collector has read the batch (it writes per batch).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let counted = loop {
+        let counted = tether_store::SqliteStore::open_read_only(&db)
+            .ok()
+            .and_then(|s| s.unparsed_telemetry(&session).ok())
+            .unwrap_or_default();
+        if !counted.is_empty() {
+            break counted;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing was counted in the store"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "tether collect did not stop on Ctrl-C"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(code, Some(0));
+    let stored = tether_store::SqliteStore::open_read_only(&db).expect("store");
+    let attempt = stored
+        .load(&session)
+        .expect("load")
+        .and_then(|h| h.current_attempt_id.clone())
+        .expect("the session's attempt is stored");
+    let whys: Vec<(&str, &str, &str, Unparsed, u64)> = counted
+        .iter()
+        .map(|c| {
+            (
+                c.attempt_id.as_str(),
+                c.kind.as_str(),
+                c.attribute.as_str(),
+                c.why,
+                c.count,
+            )
+        })
+        .collect();
+    assert_eq!(
+        whys,
+        vec![
+            (
+                attempt.as_str(),
+                "tool_result",
+                "tool_parameters",
+                Unparsed::CutShort,
+                1
+            ),
+            (
+                attempt.as_str(),
+                "tool_result",
+                "tool_parameters",
+                Unparsed::NotJson,
+                1
+            ),
+        ]
+    );
+    let show = |json: bool| {
+        let mut command = std::process::Command::new(tether_tests::workspace_bin("tether"));
+        command.args(["sessions", "show"]).arg(&file);
+        if json {
+            command.arg("--json");
+        }
+        let out = command
+            .env("HOME", home.path())
+            .env("TETHER_DB", &db)
+            .env_remove("XDG_DATA_HOME")
+            .current_dir(home.path())
+            .output()
+            .expect("tether sessions show");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(
+            !format!("{stdout}{stderr}").contains("PLANTED"),
+            "{stdout}{stderr}"
+        );
+        stdout
+    };
+    let text = show(false);
+    assert!(
+        text.contains(
+            "! telemetry: 2 answer(s) for this session could not be parsed: 1 cut short (tool_result tool_parameters), 1 not JSON (tool_result tool_parameters)"
+        ),
+        "{text}"
+    );
+    let document: tether_core::records::SessionDocument =
+        serde_json::from_str(&show(true)).expect("a SessionDocument");
+    assert_eq!(document.session.session_id, session);
+    assert_eq!(document.telemetry_unparsed, counted);
 }
 
 /// GIVEN a private HOME WHEN `tether collect` starts twice THEN both admit

@@ -654,6 +654,7 @@ fn planted_secrets_and_prompts_never_reach_the_store_or_the_output() {
                         .map(tether_words::display::matrix)
                         .unwrap_or_default(),
                     files: records.files(),
+                    telemetry_unparsed: Vec::new(),
                     history,
                 };
                 texts.push(serde_json::to_string(&document).expect("json"));

@@ -6124,6 +6124,13 @@ type SessionDocument struct {
 	Rows []MatrixRow `json:"rows"`
 	// The files its records came from.
 	Files []FileReport `json:"files"`
+	// The session's telemetry answers that could not be parsed, as a
+	// store counted them (`tether collect`): per attempt, record kind,
+	// attribute and why, never their content. Absent when none were
+	// counted, or there is no store.
+	//
+	// May be absent, never null.
+	TelemetryUnparsed Optional[[]UnparsedTelemetry] `json:"telemetry_unparsed"`
 	// The session's attachment history, as a store keeps it.
 	History AttachmentHistory `json:"history"`
 	// UnknownFields are fields this binding does not know (a newer Tether's),
@@ -6139,6 +6146,9 @@ func (x SessionDocument) MarshalJSON() ([]byte, error) {
 	e.field("session", x.Session)
 	e.field("rows", arrayOf(x.Rows))
 	e.field("files", arrayOf(x.Files))
+	if x.TelemetryUnparsed.Present {
+		e.field("telemetry_unparsed", arrayOf(x.TelemetryUnparsed.Value))
+	}
 	e.field("history", x.History)
 	return e.finish(x.UnknownFields)
 }
@@ -6162,6 +6172,9 @@ func (x *SessionDocument) UnmarshalJSON(data []byte) error {
 			err = decodeField(f, &x.Rows, false)
 		case "files":
 			err = decodeField(f, &x.Files, false)
+		case "telemetry_unparsed":
+			x.TelemetryUnparsed.Present = true
+			err = decodeField(f, &x.TelemetryUnparsed.Value, false)
 		case "history":
 			err = decodeField(f, &x.History, false)
 		default:
@@ -8256,6 +8269,81 @@ func (x *UnparsedLine) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return requireFields("UnparsedLine", fields, "line", "why")
+}
+
+// UnparsedTelemetry is `#/$defs/UnparsedTelemetry` of session.
+//
+// Telemetry answers of one attempt that could not be parsed
+// ([`TelemetryAnswer::Unparsed`]), of one record kind, attribute and why:
+// counted where the attempt's history is stored (`tether sessions show`
+// says them beside the records' accounting), never their content.
+type UnparsedTelemetry struct {
+	// The Tether session (`KIND:ID`).
+	SessionID string `json:"session_id"`
+	// The attempt they were counted on.
+	AttemptID string `json:"attempt_id"`
+	// The records' kind (a constant of the harness's reader).
+	Kind string `json:"kind"`
+	// The attribute that could not be parsed (a constant of the reader's).
+	Attribute string `json:"attribute"`
+	// Why.
+	Why Unparsed `json:"why"`
+	// How many.
+	Count uint64 `json:"count"`
+	// When the last of them was made.
+	LastAt Timestamp `json:"last_at"`
+	// UnknownFields are fields this binding does not know (a newer Tether's),
+	// kept as they came and encoded back; DecodeStrict refuses them.
+	UnknownFields map[string]json.RawMessage `json:"-"`
+}
+
+// MarshalJSON encodes the fields in the schema's order: an absent Optional
+// is left out, a nil pointer is null, and the unknown fields follow.
+func (x UnparsedTelemetry) MarshalJSON() ([]byte, error) {
+	var e objectEncoder
+	e.field("session_id", x.SessionID)
+	e.field("attempt_id", x.AttemptID)
+	e.field("kind", x.Kind)
+	e.field("attribute", x.Attribute)
+	e.field("why", x.Why)
+	e.field("count", x.Count)
+	e.field("last_at", x.LastAt)
+	return e.finish(x.UnknownFields)
+}
+
+// UnmarshalJSON decodes an object: a required field missing, a field null
+// where the schema has no null, or a value of the wrong type is an error;
+// an unknown field is kept in UnknownFields.
+func (x *UnparsedTelemetry) UnmarshalJSON(data []byte) error {
+	fields, err := readObject(data, "UnparsedTelemetry")
+	if err != nil {
+		return err
+	}
+	*x = UnparsedTelemetry{}
+	for _, f := range fields {
+		switch f.key {
+		case "session_id":
+			err = decodeField(f, &x.SessionID, false)
+		case "attempt_id":
+			err = decodeField(f, &x.AttemptID, false)
+		case "kind":
+			err = decodeField(f, &x.Kind, false)
+		case "attribute":
+			err = decodeField(f, &x.Attribute, false)
+		case "why":
+			err = decodeField(f, &x.Why, false)
+		case "count":
+			err = decodeField(f, &x.Count, false)
+		case "last_at":
+			err = decodeField(f, &x.LastAt, false)
+		default:
+			x.UnknownFields = keepUnknown(x.UnknownFields, f)
+		}
+		if err != nil {
+			return fieldError("UnparsedTelemetry", f.key, err)
+		}
+	}
+	return requireFields("UnparsedTelemetry", fields, "session_id", "attempt_id", "kind", "attribute", "why", "count", "last_at")
 }
 
 // UseOutcome is `#/$defs/UseOutcome` of attempt, history, probe-report, session, status-session.
