@@ -506,151 +506,183 @@ fn node_path(release: Release) -> String {
     )
 }
 
+/// One release of one harness against Tether, case by case: its report
+/// line and its disagreements; `None` where its CLI is not installed.
+fn agree_on(harness: &Harness, release: &Release) -> Option<(String, Vec<String>)> {
+    let cli = release.peer(harness.cli)?;
+    let mut disagreements = Vec::new();
+    let (mut agree, mut total, mut known_seen) = (0usize, 0usize, 0usize);
+    let dir = tempfile::tempdir().expect("dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let project_dir = root.join("work");
+    for (n, case) in (harness.cases)(&project_dir).into_iter().enumerate() {
+        let home = root.join(format!("home-{n}"));
+        let project = &project_dir;
+        let _ = std::fs::remove_dir_all(project);
+        std::fs::create_dir_all(project).expect("project");
+        for (rel, text) in &case.home {
+            let path = home.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+            std::fs::write(path, text).expect("write");
+        }
+        for (rel, text) in &case.project {
+            let path = project.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
+            std::fs::write(path, text).expect("write");
+        }
+        let path = node_path(*release);
+        let listed = Command::new(&cli)
+            .args(harness.args)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env("CODEX_HOME", home.join(".codex"))
+            .env("DISABLE_AUTOUPDATER", "1")
+            .envs(case.env.iter().copied())
+            .current_dir(project)
+            .output()
+            .expect("the harness's list");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&listed.stdout),
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        let theirs = (harness.read)(&said);
+        let out = Command::new(workspace_bin("tether"))
+            .args([
+                "inventory",
+                "--json",
+                "--harness",
+                harness.name,
+                "--project",
+            ])
+            .arg(project)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env("CODEX_HOME", home.join(".codex"))
+            .envs(case.env.iter().copied())
+            .current_dir(project)
+            .output()
+            .expect("tether inventory");
+        let doc: InventoryDocument =
+            serde_json::from_slice(&out.stdout).expect("an inventory document");
+        // Per name, the row the harness would use: the strongest
+        // scope's, of the files it reads at all (an untrusted
+        // folder's settings are not read, nor a shadowed file).
+        let mut ours: BTreeMap<String, (usize, bool)> = BTreeMap::new();
+        let order = precedence(harness.name);
+        for row in doc.rows.iter().filter(|r| {
+            r.kind == tether_core::vocab::CapabilityKind::McpServer
+                && !matches!(
+                    r.reason_code,
+                    Some(
+                        tether_core::vocab::ReasonCode::UntrustedFolder
+                            | tether_core::vocab::ReasonCode::FileShadowed
+                    )
+                )
+        }) {
+            let rank = order
+                .iter()
+                .position(|s| *s == row.scope.to_string())
+                .unwrap_or(order.len());
+            let entry = ours.entry(row.name.clone()).or_insert((usize::MAX, false));
+            if rank < entry.0 {
+                *entry = (rank, row.is_enabled());
+            }
+        }
+        // A server every row of which an untrusted folder holds back.
+        for row in doc
+            .rows
+            .iter()
+            .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
+        {
+            ours.entry(row.name.clone()).or_insert((usize::MAX, false));
+        }
+        let ours: BTreeMap<String, bool> = ours.into_iter().map(|(k, (_, on))| (k, on)).collect();
+        let names: std::collections::BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
+        for name in names {
+            total += 1;
+            let (a, b) = (
+                ours.get(name).copied().unwrap_or(false),
+                theirs.get(name).copied().unwrap_or(false),
+            );
+            let known = KNOWN.iter().find(|(h, r, c, s, _)| {
+                *h == harness.name
+                    && (*r == "*" || *r == release.label())
+                    && (*c == "*"
+                        || case.name.ends_with(c)
+                        || c.strip_suffix('*').is_some_and(|p| case.name.contains(p)))
+                    && *s == name
+            });
+            if a == b {
+                agree += 1;
+                if let Some(k) = known.filter(|k| k.2 != "*" && k.1 != "*") {
+                    disagreements.push(format!(
+                        "{} {} / {} / {name}: a known difference agrees now; remove it: {}",
+                        harness.name,
+                        release.label(),
+                        case.name,
+                        k.4
+                    ));
+                }
+            } else if known.is_some() {
+                known_seen += 1;
+            } else {
+                disagreements.push(format!(
+                    "{} {} / {} / {name}: tether says {}, the harness says {}\n{said}",
+                    harness.name,
+                    release.label(),
+                    case.name,
+                    if a { "enabled" } else { "not enabled" },
+                    if b { "enabled" } else { "not enabled" },
+                ));
+            }
+        }
+    }
+    let line = format!(
+        "{} ({}): {agree}/{total} agree, {known_seen} known difference(s)",
+        harness.name,
+        release.label()
+    );
+    Some((line, disagreements))
+}
+
+/// How many releases are compared at once: each compares in its own
+/// folders, and a list command's health checks here end at once (every
+/// server is `/bin/true` or an `.invalid` address), so nothing waits on
+/// another run.
+const AT_ONCE: usize = 2;
+
 #[test]
 fn tether_agrees_with_each_harness_s_own_list() {
+    let jobs: Vec<(&Harness, &Release)> = HARNESSES
+        .iter()
+        .flat_map(|h| h.releases.iter().map(move |r| (h, r)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: Vec<std::sync::Mutex<Option<(String, Vec<String>)>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..AT_ONCE {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some((harness, release)) = jobs.get(n) else {
+                        break;
+                    };
+                    let result = agree_on(harness, release);
+                    *done[n].lock().unwrap_or_else(|p| p.into_inner()) = result;
+                }
+            });
+        }
+    });
     let mut report = Vec::new();
     let mut disagreements = Vec::new();
-    for harness in HARNESSES {
-        for release in harness.releases {
-            let Some(cli) = release.peer(harness.cli) else {
-                continue;
-            };
-            let (mut agree, mut total, mut known_seen) = (0usize, 0usize, 0usize);
-            let dir = tempfile::tempdir().expect("dir");
-            let root = dir.path().canonicalize().expect("canonical");
-            let project_dir = root.join("work");
-            for (n, case) in (harness.cases)(&project_dir).into_iter().enumerate() {
-                let home = root.join(format!("home-{n}"));
-                let project = &project_dir;
-                let _ = std::fs::remove_dir_all(project);
-                std::fs::create_dir_all(project).expect("project");
-                for (rel, text) in &case.home {
-                    let path = home.join(rel);
-                    std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
-                    std::fs::write(path, text).expect("write");
-                }
-                for (rel, text) in &case.project {
-                    let path = project.join(rel);
-                    std::fs::create_dir_all(path.parent().expect("parent")).expect("dir");
-                    std::fs::write(path, text).expect("write");
-                }
-                let path = node_path(*release);
-                let listed = Command::new(&cli)
-                    .args(harness.args)
-                    .env_clear()
-                    .env("HOME", &home)
-                    .env("PATH", &path)
-                    .env("CODEX_HOME", home.join(".codex"))
-                    .env("DISABLE_AUTOUPDATER", "1")
-                    .envs(case.env.iter().copied())
-                    .current_dir(project)
-                    .output()
-                    .expect("the harness's list");
-                let said = format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&listed.stdout),
-                    String::from_utf8_lossy(&listed.stderr)
-                );
-                let theirs = (harness.read)(&said);
-                let out = Command::new(workspace_bin("tether"))
-                    .args([
-                        "inventory",
-                        "--json",
-                        "--harness",
-                        harness.name,
-                        "--project",
-                    ])
-                    .arg(project)
-                    .env_clear()
-                    .env("HOME", &home)
-                    .env("PATH", &path)
-                    .env("CODEX_HOME", home.join(".codex"))
-                    .envs(case.env.iter().copied())
-                    .current_dir(project)
-                    .output()
-                    .expect("tether inventory");
-                let doc: InventoryDocument =
-                    serde_json::from_slice(&out.stdout).expect("an inventory document");
-                // Per name, the row the harness would use: the strongest
-                // scope's, of the files it reads at all (an untrusted
-                // folder's settings are not read, nor a shadowed file).
-                let mut ours: BTreeMap<String, (usize, bool)> = BTreeMap::new();
-                let order = precedence(harness.name);
-                for row in doc.rows.iter().filter(|r| {
-                    r.kind == tether_core::vocab::CapabilityKind::McpServer
-                        && !matches!(
-                            r.reason_code,
-                            Some(
-                                tether_core::vocab::ReasonCode::UntrustedFolder
-                                    | tether_core::vocab::ReasonCode::FileShadowed
-                            )
-                        )
-                }) {
-                    let rank = order
-                        .iter()
-                        .position(|s| *s == row.scope.to_string())
-                        .unwrap_or(order.len());
-                    let entry = ours.entry(row.name.clone()).or_insert((usize::MAX, false));
-                    if rank < entry.0 {
-                        *entry = (rank, row.is_enabled());
-                    }
-                }
-                // A server every row of which an untrusted folder holds back.
-                for row in doc
-                    .rows
-                    .iter()
-                    .filter(|r| r.kind == tether_core::vocab::CapabilityKind::McpServer)
-                {
-                    ours.entry(row.name.clone()).or_insert((usize::MAX, false));
-                }
-                let ours: BTreeMap<String, bool> =
-                    ours.into_iter().map(|(k, (_, on))| (k, on)).collect();
-                let names: std::collections::BTreeSet<&String> =
-                    ours.keys().chain(theirs.keys()).collect();
-                for name in names {
-                    total += 1;
-                    let (a, b) = (
-                        ours.get(name).copied().unwrap_or(false),
-                        theirs.get(name).copied().unwrap_or(false),
-                    );
-                    let known = KNOWN.iter().find(|(h, r, c, s, _)| {
-                        *h == harness.name
-                            && (*r == "*" || *r == release.label())
-                            && (*c == "*"
-                                || case.name.ends_with(c)
-                                || c.strip_suffix('*').is_some_and(|p| case.name.contains(p)))
-                            && *s == name
-                    });
-                    if a == b {
-                        agree += 1;
-                        if let Some(k) = known.filter(|k| k.2 != "*" && k.1 != "*") {
-                            disagreements.push(format!(
-                                "{} {} / {} / {name}: a known difference agrees now; remove it: {}",
-                                harness.name,
-                                release.label(),
-                                case.name,
-                                k.4
-                            ));
-                        }
-                    } else if known.is_some() {
-                        known_seen += 1;
-                    } else {
-                        disagreements.push(format!(
-                            "{} {} / {} / {name}: tether says {}, the harness says {}\n{said}",
-                            harness.name,
-                            release.label(),
-                            case.name,
-                            if a { "enabled" } else { "not enabled" },
-                            if b { "enabled" } else { "not enabled" },
-                        ));
-                    }
-                }
-            }
-            report.push(format!(
-                "{} ({}): {agree}/{total} agree, {known_seen} known difference(s)",
-                harness.name,
-                release.label()
-            ));
+    for slot in done {
+        if let Some((line, mut theirs)) = slot.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            report.push(line);
+            disagreements.append(&mut theirs);
         }
     }
     eprintln!("agreement per harness:\n  {}", report.join("\n  "));

@@ -308,6 +308,53 @@ fn known_names(census: &[CensusEntry]) -> BTreeSet<&str> {
         .collect()
 }
 
+/// How many installed files are scanned at once.
+const SCANS_AT_ONCE: usize = 2;
+
+/// One installed file of `scan` (unpacked first where it says), scanned
+/// with its patterns: what of a tracked family its census does not account
+/// for, if anything. Not installed skips loudly (and fails where
+/// `TETHER_REQUIRE_PEERS` is set).
+fn scan_one(
+    scan: &Scan,
+    known: &BTreeSet<&str>,
+    patterns: &[regex::bytes::Regex],
+    file: &ScanFile,
+) -> Option<String> {
+    let found = expand(&file.path);
+    if found.is_empty() {
+        let message = format!(
+            "SKIP: {} ({}) is not installed (see tests/peers)",
+            file.path, file.release
+        );
+        assert!(
+            std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
+            "{message} and TETHER_REQUIRE_PEERS is set"
+        );
+        eprintln!("{message}");
+        return None;
+    }
+    // The unpacked directory is kept until this file is scanned.
+    let (_scratch, found) = match &file.unpack {
+        Some(unpack) => {
+            let (dir, files) = unpacked(&found[0], unpack);
+            (Some(dir), files)
+        }
+        None => (None, found),
+    };
+    let mut missing = BTreeSet::new();
+    for f in found {
+        let bytes = std::fs::read(&f).expect("read the package file");
+        missing.extend(unaccounted(&bytes, patterns, known, &scan.not_kinds));
+    }
+    (!missing.is_empty()).then(|| {
+        format!(
+            "{} ({}, {}): kinds its census does not account for: {missing:?}",
+            scan.harness, file.release, file.path
+        )
+    })
+}
+
 /// GIVEN each harness's installed packages, pinned and newest WHEN they are
 /// scanned with its patterns THEN every kind name of a tracked family is
 /// in its census, or named as no kind. Packages that are not installed skip
@@ -326,54 +373,51 @@ fn every_installed_release_s_kinds_are_in_its_census() {
         .collect();
     scans.sort();
     // Every harness's, so one's failure hides no other's.
-    let mut failures = Vec::new();
-    for path in scans {
-        let scan: Scan = serde_json::from_slice(&std::fs::read(&path).expect("read the scan"))
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let census = censuses
-            .get(&scan.harness)
-            .unwrap_or_else(|| panic!("{}: {} has no census", path.display(), scan.harness));
-        let known = known_names(census);
-        let patterns: Vec<regex::bytes::Regex> = scan
-            .patterns
-            .iter()
-            .map(|p| regex::bytes::Regex::new(p).unwrap_or_else(|e| panic!("{p}: {e}")))
-            .collect();
-        for file in &scan.files {
-            let found = expand(&file.path);
-            if found.is_empty() {
-                let message = format!(
-                    "SKIP: {} ({}) is not installed (see tests/peers)",
-                    file.path, file.release
-                );
-                assert!(
-                    std::env::var_os("TETHER_REQUIRE_PEERS").is_none(),
-                    "{message} and TETHER_REQUIRE_PEERS is set"
-                );
-                eprintln!("{message}");
-                continue;
-            }
-            // The unpacked directory is kept until this file is scanned.
-            let (_scratch, found) = match &file.unpack {
-                Some(unpack) => {
-                    let (dir, files) = unpacked(&found[0], unpack);
-                    (Some(dir), files)
+    let scans: Vec<(Scan, BTreeSet<&str>, Vec<regex::bytes::Regex>)> = scans
+        .iter()
+        .map(|path| {
+            let scan: Scan = serde_json::from_slice(&std::fs::read(path).expect("read the scan"))
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let census = censuses
+                .get(&scan.harness)
+                .unwrap_or_else(|| panic!("{}: {} has no census", path.display(), scan.harness));
+            let known = known_names(census);
+            let patterns: Vec<regex::bytes::Regex> = scan
+                .patterns
+                .iter()
+                .map(|p| regex::bytes::Regex::new(p).unwrap_or_else(|e| panic!("{p}: {e}")))
+                .collect();
+            (scan, known, patterns)
+        })
+        .collect();
+    // Each installed file is read (or unpacked and read) on its own, so
+    // SCANS_AT_ONCE of them are scanned at a time; failures are kept in
+    // the scans' order.
+    let jobs: Vec<(&(Scan, BTreeSet<&str>, Vec<regex::bytes::Regex>), &ScanFile)> = scans
+        .iter()
+        .flat_map(|s| s.0.files.iter().map(move |f| (s, f)))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: Vec<std::sync::Mutex<Option<String>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..SCANS_AT_ONCE {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(((scan, known, patterns), file)) = jobs.get(n) else {
+                        break;
+                    };
+                    let failure = scan_one(scan, known, patterns, file);
+                    *done[n].lock().unwrap_or_else(|p| p.into_inner()) = failure;
                 }
-                None => (None, found),
-            };
-            let mut missing = BTreeSet::new();
-            for f in found {
-                let bytes = std::fs::read(&f).expect("read the package file");
-                missing.extend(unaccounted(&bytes, &patterns, &known, &scan.not_kinds));
-            }
-            if !missing.is_empty() {
-                failures.push(format!(
-                    "{} ({}, {}): kinds its census does not account for: {missing:?}",
-                    scan.harness, file.release, file.path
-                ));
-            }
+            });
         }
-    }
+    });
+    let failures: Vec<String> = done
+        .into_iter()
+        .filter_map(|slot| slot.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
