@@ -1165,6 +1165,24 @@ async fn killed_mid_retry_says_why(release: Release) {
             "{label}: check {what} says why: {said}{err}"
         );
     }
+    // The transcript alone (no store, no stream): 2.1.332 writes each
+    // retry, its cause named, in the run's end's words; 2.1.197 writes
+    // none, and nothing is claimed.
+    let on_disk = tether_tests::tether_at_home(s.home.path())
+        .args(["sessions", "show", &format!("claude:{id}")])
+        .output()
+        .expect("tether sessions show");
+    let on_disk = String::from_utf8_lossy(&on_disk.stdout);
+    match release {
+        Release::Newest => assert!(
+            on_disk.contains("its records report an error: its model API could not be reached: nothing listened there (connection refused) (it retried) [connection_refused]"),
+            "{label}: sessions show ID says why: {on_disk}"
+        ),
+        Release::Pinned => assert!(
+            !on_disk.contains("its records report an error"),
+            "{label}: its transcript says no error: {on_disk}"
+        ),
+    }
     let shown = tether_tests::tether_at_home(s.home.path())
         .args(["sessions", "show"])
         .arg(&saved)
@@ -1188,4 +1206,52 @@ async fn pinned_claude_killed_mid_retry_says_why() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn newest_claude_killed_mid_retry_says_why() {
     killed_mid_retry_says_why(Release::Newest).await;
+}
+
+/// The init line of a real 2.1.197 run (`claude -p hi --mcp-config F
+/// --strict-mcp-config --output-format stream-json --verbose`, `slow` a
+/// stdio server that never answers, the model API on a closed port), as
+/// printed: `slow` is `pending`.
+const PENDING_INIT: &str = r#"{"type":"system","subtype":"init","cwd":"/tmp/tmp.oSKT3mg2lB","session_id":"28ba48af-a896-4bff-8453-2ddaaf01c8e0","tools":["Task","Bash","CronCreate","CronDelete","CronList","DesignSync","Edit","EnterWorktree","ExitWorktree","NotebookEdit","Read","ReportFindings","ScheduleWakeup","SendMessage","Skill","TaskCreate","TaskGet","TaskList","TaskOutput","TaskStop","TaskUpdate","WaitForMcpServers","WebFetch","WebSearch","Workflow","Write"],"mcp_servers":[{"name":"slow","status":"pending"}],"model":"claude-opus-4-8[1m]","permissionMode":"default","slash_commands":["deep-research","design-sync","update-config","verify","debug","code-review","simplify","batch","fewer-permission-prompts","loop","claude-api","run","run-skill-generator","clear","compact","config","context","heapdump","init","reload-skills","review","security-review","usage","insights","goal","team-onboarding"],"apiKeySource":"ANTHROPIC_API_KEY","claude_code_version":"2.1.197","output_style":"default","agents":["claude","Explore","general-purpose","Plan","statusline-setup"],"skills":["deep-research","design-sync","update-config","verify","debug","code-review","simplify","batch","fewer-permission-prompts","loop","claude-api","run","run-skill-generator"],"plugins":[],"analytics_disabled":false,"product_feedback_disabled":false,"uuid":"fa5875cd-2138-4ad0-9d52-c4273d530e6f","memory_paths":{"auto":"/tmp/tmp.jbuQwLRNWC/.claude/projects/-tmp-tmp-oSKT3mg2lB/memory/"},"fast_mode_state":"off"}"#;
+
+/// GIVEN a saved stream-json whose init line reports a server `pending`
+/// (Claude Code had it and was still connecting) WHEN `tether check FILE
+/// --require slow` THEN it is not met, and the furthest stage shown is
+/// `delivered` with the harness's word `pending`, never `enabled`; `sessions
+/// show FILE` shows the row delivered, in the same words.
+#[test]
+fn a_pending_server_s_furthest_stage_is_delivered() {
+    let home = tempfile::tempdir().expect("home");
+    let saved = home.path().join("run.jsonl");
+    std::fs::write(&saved, format!("{PENDING_INIT}\n")).expect("save");
+    let out = tether_tests::tether_at_home(home.path())
+        .arg("check")
+        .arg(&saved)
+        .args(["--require", "slow"])
+        .output()
+        .expect("tether check");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{said}");
+    assert!(
+        said.contains("the furthest stage shown: delivered (given to the agent; nothing shows it connected (Claude Code reported it pending"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("the furthest stage shown: enabled"),
+        "{said}"
+    );
+    let shown = tether_tests::tether_at_home(home.path())
+        .args(["sessions", "show"])
+        .arg(&saved)
+        .output()
+        .expect("tether sessions show");
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let row = shown
+        .lines()
+        .find(|l| l.starts_with("mcp_server  slow"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(
+        row.contains("delivered") && row.contains("pending"),
+        "{row}"
+    );
 }
