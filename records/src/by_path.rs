@@ -188,6 +188,7 @@ impl Records {
             cuts: Default::default(),
             kept: Default::default(),
             progress: Default::default(),
+            run: Default::default(),
         };
         records.read(true);
         Ok(records)

@@ -162,12 +162,16 @@ impl Records {
 
     /// Keeps the summaries of sessions just built beside the ledger, each
     /// stamped with its files' rows as read, where a ledger is kept.
-    pub(crate) fn keep_summaries(&self, built: &[(&SessionFacts, &SessionSummary)]) {
+    /// Returns the rows kept.
+    pub(crate) fn keep_summaries(
+        &self,
+        built: &[(&SessionFacts, &SessionSummary)],
+    ) -> Vec<RecordSessionRow> {
         let Some(store) = &self.kept.store else {
-            return;
+            return Vec::new();
         };
         if built.is_empty() {
-            return;
+            return Vec::new();
         }
         let mut feeds: HashMap<&str, Vec<u64>> = HashMap::new();
         for state in self.files.values() {
@@ -198,6 +202,7 @@ impl Records {
         if let Err(error) = store.save_record_sessions(&rows) {
             tracing::debug!(%error, "the ledger could not keep the sessions' summaries");
         }
+        rows
     }
 
     /// Every session's summary, newest first: those built (their histories

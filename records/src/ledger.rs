@@ -210,7 +210,7 @@ pub fn configured_hash(names: &[String]) -> u64 {
 pub(crate) struct Kept {
     pub(crate) store: Option<Arc<dyn Store>>,
     loaded: bool,
-    only_changed: bool,
+    pub(crate) only_changed: bool,
     /// Rows not placed yet in this process, by path, with their heads.
     pub(crate) known: HashMap<PathBuf, (RecordFileRow, Head)>,
     /// Files as their rows left them: not read, their facts still in the
@@ -259,6 +259,7 @@ fn restore(row: &RecordFileRow, head: &Head, state: &[u8], now: bool) -> Option<
             modified_ns: row.modified_ns,
         }),
         stamp: file_stamp(row),
+        parked_as: None,
     })
 }
 
@@ -559,33 +560,7 @@ impl Records {
         done: Vec<crate::Done>,
         pass: &mut crate::Pass,
     ) -> BTreeSet<String> {
-        let mut touched = BTreeSet::new();
-        let mut rows = Vec::new();
-        for mut done in done {
-            if done.read_any {
-                pass.files_read += 1;
-            }
-            touched.extend(done.touched);
-            if let Some(row) = done.row {
-                done.state.stamp = file_stamp(&row);
-                rows.push(row);
-            }
-            self.files.insert(done.path, done.state);
-        }
-        if let Some(store) = &self.kept.store
-            && !rows.is_empty()
-            && let Err(error) = store.save_record_files(&rows)
-        {
-            tracing::debug!(%error, "the ledger could not keep how far files were read");
-        }
-        drop(rows);
-        for state in self.files.values() {
-            for id in state.facts.keys() {
-                if !self.sessions.contains_key(id) {
-                    touched.insert(id.clone());
-                }
-            }
-        }
+        let mut touched = self.take_in(done, pass, false);
         if self.kept.lazy {
             self.list_kept(&mut touched);
         } else {
@@ -609,6 +584,58 @@ impl Records {
         self.rebuild(&touched)
     }
 
+    /// Takes in each file's read: its state, and its row written to the
+    /// ledger (remembered, without its state, where `park`). Returns the
+    /// sessions it touched, and those of the files held not built yet.
+    pub(crate) fn take_in(
+        &mut self,
+        done: Vec<crate::Done>,
+        pass: &mut crate::Pass,
+        park: bool,
+    ) -> BTreeSet<String> {
+        let mut touched = BTreeSet::new();
+        let mut rows = Vec::new();
+        let mut keys = Vec::new();
+        for mut done in done {
+            if done.read_any {
+                pass.files_read += 1;
+            }
+            touched.extend(done.touched);
+            if let Some(row) = done.row {
+                done.state.stamp = file_stamp(&row);
+                rows.push(row);
+                keys.push(done.path.clone());
+            }
+            self.files.insert(done.path, done.state);
+        }
+        if let Some(store) = &self.kept.store
+            && !rows.is_empty()
+            && let Err(error) = store.save_record_files(&rows)
+        {
+            tracing::debug!(%error, "the ledger could not keep how far files were read");
+        }
+        if park {
+            for (key, mut row) in keys.into_iter().zip(rows) {
+                let Some(head) = head(&row.head) else {
+                    continue;
+                };
+                row.head = Vec::new();
+                row.state = Vec::new();
+                if let Some(state) = self.files.get_mut(&key) {
+                    state.parked_as = Some((row, head));
+                }
+            }
+        }
+        for state in self.files.values() {
+            for id in state.facts.keys() {
+                if !self.sessions.contains_key(id) {
+                    touched.insert(id.clone());
+                }
+            }
+        }
+        touched
+    }
+
     /// Reads parked files' states from their rows.
     pub(crate) fn unpark(&mut self, paths: &[PathBuf]) {
         let placed: Vec<(PathBuf, (RecordFileRow, Head))> = paths
@@ -628,7 +655,15 @@ impl Records {
                 .remove(&row.path)
                 .and_then(|state| restore(&row, &head, &state, true))
             {
-                Some(state) => {
+                Some(mut state) => {
+                    // Kept to park it again (a grouped read).
+                    state.parked_as = Some((
+                        RecordFileRow {
+                            head: Vec::new(),
+                            ..row
+                        },
+                        head,
+                    ));
                     self.files.insert(path, state);
                 }
                 None => {
@@ -717,7 +752,11 @@ impl Records {
             .parked
             .values()
             .flat_map(|(_, head)| &head.sessions)
-            .filter(|id| !self.sessions.contains_key(*id))
+            .filter(|id| {
+                !self.sessions.contains_key(*id)
+                    && !self.run.imported.contains_key(*id)
+                    && !self.run.refused.contains(*id)
+            })
             .collect();
         ids.len()
     }
@@ -725,24 +764,31 @@ impl Records {
     /// After an import into `store` of the sessions `ok`: the ledger's rows
     /// of files every one of whose sessions is there are marked imported
     /// (when `store` keeps the ledger).
-    pub(crate) fn mark_imported(&self, store: &dyn Store, ok: &BTreeSet<String>) {
+    /// Returns the files marked.
+    pub(crate) fn mark_imported(&self, store: &dyn Store, ok: &BTreeSet<String>) -> Vec<PathBuf> {
         let Some(kept) = &self.kept.store else {
-            return;
+            return Vec::new();
         };
         if !std::ptr::addr_eq(Arc::as_ptr(kept), store as *const dyn Store) {
-            return;
+            return Vec::new();
         }
-        let paths: Vec<String> = self
+        let marked: Vec<PathBuf> = self
             .files
             .iter()
             .filter(|(_, state)| {
                 !state.facts.is_empty() && state.facts.keys().all(|id| ok.contains(id))
             })
-            .map(|(path, _)| path.to_string_lossy().into_owned())
+            .map(|(path, _)| path.clone())
+            .collect();
+        let paths: Vec<String> = marked
+            .iter()
+            .map(|path| path.to_string_lossy().into_owned())
             .collect();
         if let Err(error) = store.mark_record_files(&paths, Some(true), None) {
             tracing::debug!(%error, "the ledger could not mark files imported");
+            return Vec::new();
         }
+        marked
     }
 }
 

@@ -17,7 +17,10 @@
 //!   the rest;
 //! - adds each reading to its session's facts ([`facts::SessionFacts`]),
 //!   once its names are names, and builds each session's attachment history
-//!   ([`facts::history_of`]), merged into the one a store already holds.
+//!   ([`facts::history_of`]), merged into the one a store already holds;
+//! - with a ledger, lists or imports a bounded group of files at a time
+//!   ([`GROUP_BYTES`], [`GROUP_FILES`]), so memory stays flat however many
+//!   files a home holds.
 //!
 //! - reads one file a user names by path, whatever harness wrote it ([`by_path`]).
 //!
@@ -32,6 +35,8 @@
 
 pub mod by_path;
 pub mod facts;
+mod file;
+mod group;
 mod kept;
 pub mod ledger;
 pub mod read;
@@ -46,16 +51,15 @@ use tether_core::history::AttachmentHistory;
 use tether_core::model::Timestamp;
 use tether_core::observer::TransportObserver;
 use tether_core::records::{
-    FileReport, RecordAnswer, RecordFile, RecordFormat, RecordSource, SessionSummary, SourceCut,
-    StatusCounts,
+    FileReport, RecordFormat, RecordSource, SessionSummary, SourceCut, StatusCounts,
 };
 use tether_core::registry::Registry;
 use tether_core::spec::ServerSpec;
 use tether_core::store::{Store, StoreError};
-use tether_core::telemetry::is_name_like;
 use tether_inventory::root::ConfigRoot;
 
 pub use facts::SessionFacts;
+pub use group::{GROUP_BYTES, GROUP_FILES};
 pub use kept::Known;
 
 /// Files looked at per source, at most (the newest first).
@@ -129,15 +133,6 @@ struct Source {
     root: ConfigRoot,
 }
 
-/// Threads remembered per file, at most.
-const MAX_THREADS: usize = 4096;
-/// Readings held per file for threads that have not yet named their
-/// session (a plugin that failed to load before the session began; a
-/// headless run's output whose last line names its session), at most;
-/// past it they are counted as refused (they held evidence), never as
-/// records that said nothing.
-const MAX_PENDING: usize = 16 << 10;
-
 #[derive(Default)]
 struct FileState {
     offset: u64,
@@ -158,6 +153,9 @@ struct FileState {
     identity: Option<ledger::Identity>,
     /// Its ledger row as written (`stamp::file_stamp`; 0: none).
     stamp: u64,
+    /// Its ledger row, without its state, and its head, once the row is
+    /// written: what a grouped read parks it as.
+    parked_as: Option<(tether_core::store::RecordFileRow, ledger::Head)>,
 }
 
 /// What a read pass changed.
@@ -184,6 +182,8 @@ pub struct Records {
     kept: ledger::Kept,
     /// How far the pass under way has read.
     progress: Arc<ReadProgress>,
+    /// What a grouped read imported.
+    run: group::Run,
 }
 
 /// How far a read pass has gone, for a progress line: files and bytes read
@@ -319,6 +319,7 @@ impl Records {
             cuts: BTreeMap::new(),
             kept: ledger::Kept::default(),
             progress: Arc::default(),
+            run: group::Run::default(),
         }
     }
 
@@ -356,11 +357,34 @@ impl Records {
             }
         }
         self.note_gone();
-        let pending: u64 = tasks
-            .iter()
-            .map(|t| t.meta.len().saturating_sub(t.state.offset))
-            .sum();
+        let pending: u64 = tasks.iter().map(Task::pending).sum();
         self.progress.start(tasks.len() as u64, pending);
+        let mut pass = Pass::default();
+        let mut changed = if self.grouped(at_rest) {
+            self.read_grouped(tasks, at_rest, &mut pass)
+        } else {
+            let done = self.run(tasks, at_rest);
+            self.settle(done, &mut pass)
+        };
+        self.filter_read(&mut changed);
+        let (project, since) = (&self.filter.project, self.filter.since);
+        if project.is_some() || since.is_some() {
+            self.kept.listed.retain(|_, k| {
+                project
+                    .as_ref()
+                    .is_none_or(|p| k.project.as_ref().is_none_or(|fp| fp == p))
+                    && since
+                        .is_none_or(|s| k.summary.updated_at.0 == 0 || k.summary.updated_at >= s)
+            });
+        }
+        pass.changed = changed.into_iter().collect();
+        pass
+    }
+
+    /// Reads each of `tasks` further, on as many threads as the machine
+    /// has cores (at most 4), each file by one, the largest first.
+    fn run(&self, mut tasks: Vec<Task>, at_rest: bool) -> Vec<Done> {
+        let pending: u64 = tasks.iter().map(Task::pending).sum();
         let progress = &*self.progress;
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
@@ -373,58 +397,51 @@ impl Records {
                 .get(&sources[task.index].kind)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            let bytes = task.meta.len().saturating_sub(task.state.offset);
-            let done = read_file(&sources[task.index], configured, task, at_rest);
+            let bytes = task.pending();
+            let done = file::read_file(&sources[task.index], configured, task, at_rest);
             progress.read(bytes);
             done
         };
-        let done: Vec<Done> = if threads < 2 || pending < 8 << 20 {
-            tasks.into_iter().map(run).collect()
-        } else {
-            // The largest first, each to the least loaded thread.
-            tasks.sort_by_key(|t| std::cmp::Reverse(t.meta.len()));
-            let mut shares: Vec<(u64, Vec<Task>)> = (0..threads).map(|_| (0, Vec::new())).collect();
-            for task in tasks {
-                if let Some(share) = shares.iter_mut().min_by_key(|(load, _)| *load) {
-                    share.0 += task.meta.len();
-                    share.1.push(task);
-                }
-            }
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = shares
-                    .into_iter()
-                    .map(|(_, share)| {
-                        scope.spawn(move || share.into_iter().map(run).collect::<Vec<_>>())
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_default())
-                    .collect()
-            })
-        };
-        let mut pass = Pass::default();
-        let mut changed = self.settle(done, &mut pass);
-        // Filters that need the facts: drop sessions outside them.
-        let (project, since) = (&self.filter.project, self.filter.since);
-        if project.is_some() || since.is_some() {
-            self.sessions.retain(|_, f| {
-                project
-                    .as_ref()
-                    .is_none_or(|p| f.project.as_ref().is_none_or(|fp| fp == p))
-                    && since.is_none_or(|s| f.last_at.0 == 0 || f.last_at >= s)
-            });
-            changed.retain(|id| self.sessions.contains_key(id));
-            self.kept.listed.retain(|_, k| {
-                project
-                    .as_ref()
-                    .is_none_or(|p| k.project.as_ref().is_none_or(|fp| fp == p))
-                    && since
-                        .is_none_or(|s| k.summary.updated_at.0 == 0 || k.summary.updated_at >= s)
-            });
+        if threads < 2 || pending < 8 << 20 {
+            return tasks.into_iter().map(run).collect();
         }
-        pass.changed = changed.into_iter().collect();
-        pass
+        // The largest first, each to the least loaded thread.
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.meta.len()));
+        let mut shares: Vec<(u64, Vec<Task>)> = (0..threads).map(|_| (0, Vec::new())).collect();
+        for task in tasks {
+            if let Some(share) = shares.iter_mut().min_by_key(|(load, _)| *load) {
+                share.0 += task.meta.len();
+                share.1.push(task);
+            }
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = shares
+                .into_iter()
+                .map(|(_, share)| {
+                    scope.spawn(move || share.into_iter().map(run).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    }
+
+    /// Drops the sessions held that the filters that need the facts
+    /// (`--project`, `--since`) leave out, from `changed` too.
+    fn filter_read(&mut self, changed: &mut std::collections::BTreeSet<String>) {
+        let (project, since) = (&self.filter.project, self.filter.since);
+        if project.is_none() && since.is_none() {
+            return;
+        }
+        self.sessions.retain(|_, f| {
+            project
+                .as_ref()
+                .is_none_or(|p| f.project.as_ref().is_none_or(|fp| fp == p))
+                && since.is_none_or(|s| f.last_at.0 == 0 || f.last_at >= s)
+        });
+        changed.retain(|id| self.sessions.contains_key(id));
     }
 
     /// Keeps what a cap cut from source `index` (or that nothing was).
@@ -799,7 +816,9 @@ impl Records {
         store: &dyn Store,
         ids: Option<&[String]>,
     ) -> Result<Imported, ImportError> {
-        let mut done = Imported::default();
+        if let Some(error) = self.run.error.lock().ok().and_then(|mut e| e.take()) {
+            return Err(error.into());
+        }
         let chosen: Vec<&SessionFacts> = match ids {
             None => self.selected().collect(),
             Some(ids) => ids
@@ -807,42 +826,12 @@ impl Records {
                 .filter_map(|id| self.sessions.get(id).map(|f| &**f))
                 .collect(),
         };
-        let mut there = std::collections::BTreeSet::new();
-        // A session the store did not hold is built as a listing builds it
-        // (from its records alone): its summary is kept too, so a listing
-        // after the import builds nothing.
-        let mut first = Vec::new();
-        for facts in chosen {
-            let existing = store.load(&facts.session_id())?;
-            let had = existing.clone();
-            let Ok(mut merged) = self.history(facts, existing) else {
-                done.refused += 1;
-                continue;
-            };
-            there.insert(facts.session_id());
-            if had.is_none() {
-                first.push((facts, self.summary(facts, &merged)));
-            }
-            match had {
-                Some(old) if facts::same(&old, &merged) => done.unchanged += 1,
-                old => {
-                    merged.revision = old.as_ref().map_or(0, |o| o.revision) + 1;
-                    store.save(&merged)?;
-                    if old.is_some() {
-                        done.updated += 1;
-                    } else {
-                        done.new += 1;
-                    }
-                }
-            }
-        }
+        let (outcome, there) = self.import_each(store, chosen)?;
+        let mut done = outcome.imported(&self.run);
         if ids.is_none() {
             done.unchanged += self.unread_sessions();
         }
         self.mark_imported(store, &there);
-        let first: Vec<(&SessionFacts, &SessionSummary)> =
-            first.iter().map(|(f, s)| (*f, s)).collect();
-        self.keep_summaries(&first);
         Ok(done)
     }
 }
@@ -864,6 +853,13 @@ struct Task {
     keep: bool,
 }
 
+impl Task {
+    /// The bytes left to read.
+    fn pending(&self) -> u64 {
+        self.meta.len().saturating_sub(self.state.offset)
+    }
+}
+
 /// What reading one file further gave.
 struct Done {
     path: PathBuf,
@@ -874,148 +870,6 @@ struct Done {
     touched: Vec<String>,
     /// The file's ledger row, where a ledger is kept.
     row: Option<tether_core::store::RecordFileRow>,
-}
-
-/// Reads one file of `source` further, from where its state stopped.
-fn read_file(source: &Source, configured: &[String], task: Task, at_rest: bool) -> Done {
-    let Task {
-        rel,
-        path,
-        meta,
-        mut state,
-        mut was,
-        check,
-        keep,
-        ..
-    } = task;
-    let unread = |path, state| Done {
-        path,
-        state,
-        read_any: false,
-        touched: Vec::new(),
-        row: None,
-    };
-    let format = source.source.format;
-    let (wal, signature, modified) = database_log(source, &rel, &meta);
-    if state.len == signature && state.modified == modified && state.report.bytes > 0 {
-        return unread(path, state);
-    }
-    let (mut file, len) = match source.root.open(&rel) {
-        Ok(Some(opened)) => opened,
-        Ok(None) => return unread(path, state),
-        Err(failure) => {
-            state.report.error = Some(failure.summary);
-            state.len = signature;
-            state.modified = modified;
-            return unread(path, state);
-        }
-    };
-    was.extend(state.facts.keys().cloned());
-    let opened = file.metadata().ok().map(|m| ledger::Identity::of(&m));
-    if let Some(why) = ledger::read_again(&state, opened.as_ref(), len, format, check, &mut file) {
-        tracing::debug!(file = %state.report.path, why, "reading the file again from its start");
-        ledger::start_again(&mut state);
-    }
-    state.identity = opened;
-    let whole = format == RecordFormat::Document;
-    // With a ledger, a last line without its newline is read after the
-    // row is taken, so the row resumes before it (the harness may still
-    // be writing it).
-    let split = keep && at_rest && format == RecordFormat::Lines;
-    let part = Part {
-        source,
-        configured,
-        rel: &rel,
-        len,
-    };
-    let (mut outcome, wal) = part.read(&mut state, &mut file, wal, (at_rest && !split) || whole);
-    read_to(&mut state, &mut outcome, format, signature, modified);
-    let row =
-        keep.then(|| ledger::row_of(source, &path, &rel, configured, &state, opened, &mut file));
-    if split && (outcome.pending > 0 || outcome.skipping) && outcome.error.is_none() {
-        let (mut tail, _) = part.read(&mut state, &mut file, wal, true);
-        read_to(&mut state, &mut tail, format, signature, modified);
-    }
-    was.extend(state.facts.keys().cloned());
-    was.sort();
-    was.dedup();
-    Done {
-        path,
-        state,
-        read_any: true,
-        touched: was,
-        row,
-    }
-}
-
-/// One read of one file, from where its state stopped.
-struct Part<'a> {
-    source: &'a Source,
-    configured: &'a [String],
-    rel: &'a str,
-    len: u64,
-}
-
-impl Part<'_> {
-    /// Reads on (a last line without its newline too when `at_rest`),
-    /// each session's new facts merged into the file's; hands back what
-    /// it ran into, and the database log it did not use.
-    fn read(
-        &self,
-        state: &mut FileState,
-        file: &mut std::fs::File,
-        wal: Option<(std::fs::File, u64)>,
-        at_rest: bool,
-    ) -> (read::ReadOutcome, Option<(std::fs::File, u64)>) {
-        let source = self.source;
-        let format = source.source.format;
-        let segments: Vec<String> = self.rel.split('/').map(str::to_owned).collect();
-        let shown = state.report.path.clone();
-        let mut reading = FileReading {
-            reader: source.observer.roles().records,
-            configured: self.configured,
-            segments: &segments,
-            role: source.source.role.as_str(),
-            kind: source.kind.as_str(),
-            shown: &shown,
-            report: &mut state.report,
-            file_session: &mut state.session,
-            threads: &mut state.threads,
-            pending: &mut state.pending,
-            facts: BTreeMap::new(),
-            last_id: (String::new(), String::new()),
-            id_like: Default::default(),
-        };
-        let mut each = |record: &str| reading.record(record);
-        let mut wal = wal;
-        let outcome = match (format, source.source.query.as_deref()) {
-            (RecordFormat::Sqlite, Some(query)) => {
-                read::read_sqlite(file, self.len, wal.take(), query, &mut each)
-            }
-            (RecordFormat::Sqlite, None) => read::ReadOutcome {
-                error: Some("a database source with no query".into()),
-                ..read::ReadOutcome::default()
-            },
-            _ => read::read_records(
-                file,
-                self.len,
-                state.offset,
-                format,
-                at_rest,
-                state.skipping,
-                &mut each,
-            ),
-        };
-        for (id, facts) in reading.facts {
-            match state.facts.get_mut(&id) {
-                Some(mine) => Arc::make_mut(mine).merge(facts),
-                None => {
-                    state.facts.insert(id, Arc::new(facts));
-                }
-            }
-        }
-        (outcome, wal)
-    }
 }
 
 /// A database file's log (its newest rows are part of the file), with the
@@ -1036,253 +890,6 @@ fn database_log(
     let modified = meta.modified().ok().max(wal_modified);
     let signature = meta.len() + wal_len;
     (wal, signature, modified)
-}
-
-/// A file's state once read as far as `outcome` says: its report, where
-/// to go on from, and its signature and modification when read.
-fn read_to(
-    state: &mut FileState,
-    outcome: &mut read::ReadOutcome,
-    format: RecordFormat,
-    signature: u64,
-    modified: Option<SystemTime>,
-) {
-    state.report.bytes = outcome.consumed;
-    state.report.refused += outcome.oversized + outcome.not_utf8;
-    state.report.error = outcome_problems(outcome);
-    state.offset = if format == RecordFormat::Sqlite {
-        0
-    } else {
-        outcome.consumed
-    };
-    state.len = signature;
-    state.modified = modified;
-    state.skipping = outcome.skipping;
-}
-
-/// What went wrong reading a file, if anything, in words.
-fn outcome_problems(outcome: &mut read::ReadOutcome) -> Option<String> {
-    let mut problems = Vec::new();
-    if let Some(error) = outcome.error.take() {
-        problems.push(error);
-    }
-    if outcome.oversized > 0 {
-        problems.push(format!(
-            "{} record(s) longer than {} MiB skipped",
-            outcome.oversized,
-            read::MAX_RECORD_BYTES / (1024 * 1024)
-        ));
-    }
-    if outcome.not_utf8 > 0 {
-        problems.push(format!("{} record(s) not UTF-8 skipped", outcome.not_utf8));
-    }
-    (!problems.is_empty()).then(|| problems.join("; "))
-}
-
-/// One pass over one file's records: its reader, what it knows of the
-/// file, and what the records said so far.
-struct FileReading<'a> {
-    reader: Option<&'a dyn tether_core::records::RecordReader>,
-    configured: &'a [String],
-    segments: &'a [String],
-    role: &'a str,
-    kind: &'a str,
-    /// The file as reports show it.
-    shown: &'a str,
-    report: &'a mut FileReport,
-    file_session: &'a mut Option<String>,
-    threads: &'a mut HashMap<String, String>,
-    pending: &'a mut Vec<(String, tether_core::records::RecordReading)>,
-    /// What the file's new records say, by Tether session id.
-    facts: BTreeMap<String, SessionFacts>,
-    /// (harness session, Tether session id) of the last record read.
-    last_id: (String, String),
-    /// The harness session last found to be an id
-    /// ([`is_session_id_like`](tether_core::telemetry::is_session_id_like)):
-    /// a file's records name the same one again and again, and the check's
-    /// credential patterns cost more than the rest of a record's reading.
-    id_like: tether_core::telemetry::SessionIdCheck,
-}
-
-impl FileReading<'_> {
-    /// Reads one record and counts what its reader answered.
-    fn record(&mut self, record: &str) {
-        self.report.records += 1;
-        let Some(reader) = self.reader else {
-            self.report.unknown += 1;
-            return;
-        };
-        let file = RecordFile {
-            role: self.role,
-            segments: self.segments,
-            session: self.file_session.as_deref(),
-            configured: self.configured,
-        };
-        match contained(|| reader.read_record(&file, record)) {
-            None => self.report.refused += 1,
-            Some(RecordAnswer::Unknown) => self.unknown(record),
-            Some(RecordAnswer::Ignored) => self.report.ignored += 1,
-            Some(RecordAnswer::NotRead { kind, at }) => {
-                self.report.not_read += 1;
-                tether_core::records::note_kind(&mut self.report.not_read_kinds, &kind);
-                self.dated(at);
-            }
-            Some(RecordAnswer::Dated { at }) => {
-                self.report.ignored += 1;
-                self.dated(Some(at));
-            }
-            Some(RecordAnswer::Read(reading)) => self.read(reading),
-            Some(RecordAnswer::Unparsed { why, kind }) => {
-                self.report.add_unparsed(self.report.records, why, kind);
-            }
-            // An answer a later SDK adds: counted as one not understood.
-            Some(_) => self.report.unknown += 1,
-        }
-    }
-
-    /// A record its reader did not know: one that starts as JSON and does
-    /// not parse is counted as unparsed (cut short, not JSON), never as a
-    /// kind the reader does not know; any other is version drift. A text
-    /// log's lines do not start with `{` or `[`, so they stay unknown.
-    fn unknown(&mut self, record: &str) {
-        let json_like = record.trim_start().starts_with(['{', '[']);
-        match json_like
-            .then(|| tether_core::records::Unparsed::json(record))
-            .flatten()
-        {
-            Some(why) => self.report.add_unparsed(self.report.records, why, None),
-            None => self.report.unknown += 1,
-        }
-    }
-
-    /// A record's time is its file's session's (no thread names one).
-    fn dated(&mut self, at: Option<Timestamp>) {
-        if let Some(at) = at
-            && let Some(harness_session) = self.file_session.as_deref()
-        {
-            let id = tether_core::records::session_id(self.kind, harness_session);
-            self.facts
-                .entry(id)
-                .or_insert_with(|| SessionFacts::new(self.kind, harness_session))
-                .dated(self.role, at);
-        }
-    }
-
-    /// A record read: its evidence to its session's facts, or held until
-    /// its thread names its session.
-    fn read(&mut self, mut reading: tether_core::records::RecordReading) {
-        let before = reading.evidence.len();
-        reading
-            .evidence
-            .retain(|e| tether_core::records::provable(&e.kind));
-        self.report.refused += (before - reading.evidence.len()) as u64;
-        if !self.names_are_names(&reading) || !reading.thread.as_deref().is_none_or(is_name_like) {
-            self.report.refused += 1;
-            return;
-        }
-        let session = reading.session.take();
-        let harness_session = match (session, &reading.thread) {
-            (Some(session), Some(thread)) => {
-                self.thread_named(thread, &session);
-                Some(session)
-            }
-            (Some(session), None) => {
-                if self.file_session.as_deref() != Some(session.as_str()) {
-                    *self.file_session = Some(session.clone());
-                }
-                Some(session)
-            }
-            (None, Some(thread)) => self.threads.get(thread).cloned(),
-            (None, None) => self.file_session.clone(),
-        };
-        let Some(harness_session) = harness_session else {
-            match &reading.thread {
-                Some(thread)
-                    if self.pending.len() < MAX_PENDING && !reading.evidence.is_empty() =>
-                {
-                    // Held readings are kept between runs: their ids as
-                    // the facts keep them, hashed.
-                    for e in &mut reading.evidence {
-                        e.connection_id = e.connection_id.as_deref().map(facts::id_key);
-                    }
-                    self.pending.push((thread.clone(), reading));
-                }
-                Some(_) if !reading.evidence.is_empty() => self.report.refused += 1,
-                _ => self.report.ignored += 1,
-            }
-            return;
-        };
-        // Read: evidence (or a server) was taken from it; a record
-        // that only names its session, project or version gave
-        // nothing Tether tracks of servers, tools or capabilities.
-        if reading.evidence.is_empty() && reading.servers.is_empty() {
-            self.report.ignored += 1;
-        } else {
-            self.report.read += 1;
-        }
-        // Its session's id, worked out once per run of records of
-        // one session.
-        if self.last_id.0 != harness_session || self.last_id.1.is_empty() {
-            self.last_id.1 = tether_core::records::session_id(self.kind, &harness_session);
-            self.last_id.0 = harness_session;
-        }
-        let id = &self.last_id.1;
-        match self.facts.get_mut(id) {
-            Some(session) => session.add(self.role, self.shown, reading),
-            None => self
-                .facts
-                .entry(id.clone())
-                .or_insert_with(|| SessionFacts::new(self.kind, &self.last_id.0))
-                .add(self.role, self.shown, reading),
-        }
-    }
-
-    /// [`RecordReading::names_are_names`], its session id checked once
-    /// per run of records that name the same one.
-    ///
-    /// [`RecordReading::names_are_names`]: tether_core::records::RecordReading::names_are_names
-    fn names_are_names(&mut self, reading: &tether_core::records::RecordReading) -> bool {
-        if let Some(session) = reading.session.as_deref()
-            && !self.id_like.is_id_like(session)
-        {
-            return false;
-        }
-        tether_core::telemetry::names_are_names(
-            None,
-            &reading.servers,
-            &reading.evidence,
-            self.configured,
-        )
-    }
-
-    /// `thread` named its `session`: remembered, and what the thread said
-    /// before it named its session is that session's.
-    fn thread_named(&mut self, thread: &str, session: &str) {
-        // A thread that named a session before holds nothing: what it
-        // said since joined that session (one scan per thread, not per
-        // record).
-        let named_before = self.threads.contains_key(thread);
-        if self.threads.len() < MAX_THREADS || named_before {
-            self.threads.insert(thread.to_owned(), session.to_owned());
-        }
-        if named_before {
-            return;
-        }
-        let id = tether_core::records::session_id(self.kind, session);
-        let mut i = 0;
-        while i < self.pending.len() {
-            if self.pending[i].0 == *thread {
-                let (_, held) = self.pending.swap_remove(i);
-                self.report.read += 1;
-                self.facts
-                    .entry(id.clone())
-                    .or_insert_with(|| SessionFacts::new(self.kind, session))
-                    .add(self.role, self.shown, held);
-            } else {
-                i += 1;
-            }
-        }
-    }
 }
 
 /// A plugin's answer, with a panic contained (`None`).

@@ -559,3 +559,221 @@ fn a_listing_after_a_first_import_builds_nothing() {
     let listing = (list.listing(), list.files(), list.reader_notes());
     assert_eq!(listing, whole_listed(home.path()));
 }
+
+/// What a store holds after a read: every session's history, the ledger's
+/// rows and the kept summaries, each in id or path order.
+type Held = (
+    Vec<AttachmentHistory>,
+    Vec<tether_core::store::RecordFileRow>,
+    Vec<(String, u64, Vec<u8>)>,
+);
+
+fn held(store: &SqliteStore) -> Held {
+    let mut histories = store.load_all().expect("load").histories;
+    histories.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+    let mut rows = store.record_files().expect("rows");
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    let states = store
+        .record_file_states(&rows.iter().map(|r| r.path.clone()).collect::<Vec<_>>())
+        .expect("states");
+    for (path, state) in states {
+        if let Some(row) = rows.iter_mut().find(|r| r.path == path) {
+            row.state = state;
+        }
+    }
+    let mut kept: Vec<(String, u64, Vec<u8>)> = store
+        .record_sessions()
+        .expect("summaries")
+        .into_iter()
+        .map(|r| (r.session_id, r.stamp, r.summary))
+        .collect();
+    kept.sort();
+    (histories, rows, kept)
+}
+
+/// A row's state as JSON with every array and map in order: a file's facts
+/// are sets and maps, written in no set order.
+fn canonical(state: &[u8]) -> String {
+    fn sort(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(sort);
+                items.sort_by_key(|i| i.to_string());
+            }
+            serde_json::Value::Object(map) => {
+                let mut all: Vec<(String, serde_json::Value)> =
+                    std::mem::take(map).into_iter().collect();
+                all.sort_by(|a, b| a.0.cmp(&b.0));
+                for (k, mut v) in all {
+                    sort(&mut v);
+                    map.insert(k, v);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut v: serde_json::Value = serde_json::from_slice(state).unwrap_or_default();
+    sort(&mut v);
+    v.to_string()
+}
+
+/// `held(a) == held(b)`, saying what differs where it does not.
+#[track_caller]
+fn assert_same_held(a: &SqliteStore, b: &SqliteStore) {
+    let (a, b) = (held(a), held(b));
+    let ids = |h: &Held| -> Vec<String> { h.0.iter().map(|h| h.session_id.clone()).collect() };
+    assert_eq!(ids(&a), ids(&b), "the same sessions");
+    for (x, y) in a.0.iter().zip(&b.0) {
+        assert!(x == y, "{} differs: {x:#?}\n{y:#?}", x.session_id);
+    }
+    let paths = |h: &Held| -> Vec<String> { h.1.iter().map(|r| r.path.clone()).collect() };
+    assert_eq!(paths(&a), paths(&b), "the same ledger rows");
+    for (x, y) in a.1.iter().zip(&b.1) {
+        let text = |r: &tether_core::store::RecordFileRow| {
+            format!(
+                "{} {} {} {} {} {} {}\n{}\n{}",
+                r.path,
+                r.size,
+                r.offset,
+                r.tail_hash,
+                r.gone,
+                r.imported,
+                r.generation,
+                String::from_utf8_lossy(&r.head),
+                canonical(&r.state)
+            )
+        };
+        let (x, y) = (text(x), text(y));
+        if x != y {
+            let at = x.bytes().zip(y.bytes()).take_while(|(a, b)| a == b).count();
+            let from = at.saturating_sub(200);
+            panic!(
+                "a ledger row differs at byte {at}:\n{}\n{}",
+                &x[from..(at + 300).min(x.len())],
+                &y[from..(at + 300).min(y.len())]
+            );
+        }
+    }
+    let kept = |h: &Held| -> Vec<String> {
+        h.2.iter()
+            .map(|(id, stamp, s)| format!("{id} {stamp} {}", String::from_utf8_lossy(s)))
+            .collect()
+    };
+    assert_eq!(kept(&a), kept(&b), "the same kept summaries");
+}
+
+fn fresh_store(dir: &tempfile::TempDir, name: &str) -> Arc<SqliteStore> {
+    Arc::new(SqliteStore::open(&dir.path().join(name)).expect("store"))
+}
+
+/// A home of many files: the home shape at 2 MB (small sessions, sub-agents'
+/// transcripts, twelve projects, real transcripts of other releases) and
+/// [`contents`] (a recorded home's server logs: a second source, whose
+/// files feed a session whose transcript is in another group).
+fn many_files(home: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let real: Vec<PathBuf> = corpus::transcripts_in(&fixtures().join("records-real"))
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            name.is_some_and(|n| n.starts_with("claude-") && !n.contains(".stream."))
+        })
+        .collect();
+    corpus::home_shaped(home, 2 << 20, &real).expect("home");
+    let files = contents();
+    for (rel, bytes) in &files {
+        put(home, rel, bytes);
+    }
+    files
+}
+
+/// Read a group at a time (here two files and 32 KiB a group, so a
+/// session's files fall in several groups), a listing lists, and an import
+/// imports and keeps, what a whole read does (one `Records` holding every
+/// file's facts): the first time, an import after a listing, and after
+/// files grew (sessions the store holds, updated or not).
+#[test]
+fn a_read_a_group_at_a_time_lists_and_imports_what_a_whole_read_does() {
+    let home = tempfile::tempdir().expect("home");
+    let files = many_files(home.path());
+    let db = tempfile::tempdir().expect("db");
+    let grouped = |store: &Arc<SqliteStore>| {
+        let mut r = records(home.path(), Some(store));
+        r.group_bounds(32 << 10, 2);
+        r
+    };
+    let list_grouped = |store: &Arc<SqliteStore>| {
+        let mut r = grouped(store);
+        r.listing_only();
+        r.read(true);
+        (r.listing(), r.files(), r.reader_notes())
+    };
+    let import_grouped = |store: &Arc<SqliteStore>| {
+        let mut r = grouped(store);
+        r.only_changed();
+        r.read(true);
+        (r.import(store.as_ref(), None).expect("import"), r.files())
+    };
+    // Whole: every file's facts held, every session built at once.
+    let list_whole = |store: &Arc<SqliteStore>| {
+        let mut r = records(home.path(), Some(store));
+        r.read(true);
+        (r.listing(), r.files(), r.reader_notes())
+    };
+    let import_whole = |store: &Arc<SqliteStore>| {
+        let mut r = records(home.path(), Some(store));
+        r.read(true);
+        (r.import(store.as_ref(), None).expect("import"), r.files())
+    };
+
+    // A first listing.
+    let (g, w) = (fresh_store(&db, "g1.db"), fresh_store(&db, "w1.db"));
+    let listed = list_grouped(&g);
+    assert!(listed.0.len() >= 8, "{} sessions", listed.0.len());
+    assert!(listed.1.len() >= 12, "{} files", listed.1.len());
+    assert_eq!(listed, list_whole(&w));
+    assert_eq!(listed, whole_listed(home.path()));
+    assert_same_held(&g, &w);
+
+    // A first import, then an import after a listing.
+    let (g, w) = (fresh_store(&db, "g2.db"), fresh_store(&db, "w2.db"));
+    let imported = import_grouped(&g);
+    assert!(imported.0.new >= 8, "{:?}", imported.0);
+    assert_eq!(imported, import_whole(&w));
+    assert_same_held(&g, &w);
+    let (g3, w3) = (fresh_store(&db, "g3.db"), fresh_store(&db, "w3.db"));
+    list_grouped(&g3);
+    list_whole(&w3);
+    assert_eq!(import_grouped(&g3), import_whole(&w3));
+    assert_same_held(&g3, &w3);
+
+    // Grown: a session's transcript and a server log (a session fed by two
+    // groups' files), and a sub-agent's; imported into stores that hold
+    // every session.
+    let log = files
+        .iter()
+        .find(|(rel, _)| rel.starts_with(".cache"))
+        .expect("a server log");
+    let transcript = largest(&files);
+    let sub = walk(home.path())
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("subagents"))
+        .expect("a sub-agent's transcript");
+    let sub = sub.strip_prefix(home.path()).expect("under").to_path_buf();
+    for (rel, bytes) in [log, transcript] {
+        let more = String::from_utf8_lossy(bytes).replace("toolu_", "toolZ_");
+        append(home.path(), rel, more.as_bytes());
+    }
+    let more = std::fs::read_to_string(home.path().join(&sub)).expect("sub");
+    append(
+        home.path(),
+        &sub,
+        more.replace("toolu_", "toolZ_").as_bytes(),
+    );
+    let (done, _) = import_grouped(&g);
+    assert!(done.updated >= 1 && done.unchanged >= 5, "{done:?}");
+    assert_eq!(done, import_whole(&w).0);
+    assert_same_held(&g, &w);
+    // And listed again.
+    assert_eq!(list_grouped(&g), list_whole(&w));
+    assert_same_held(&g, &w);
+}
