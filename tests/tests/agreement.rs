@@ -506,9 +506,12 @@ fn node_path(release: Release) -> String {
     )
 }
 
+/// A release's report line and its disagreements.
+type Agreed = (String, Vec<String>);
+
 /// One release of one harness against Tether, case by case: its report
 /// line and its disagreements; `None` where its CLI is not installed.
-fn agree_on(harness: &Harness, release: &Release) -> Option<(String, Vec<String>)> {
+fn agree_on(harness: &Harness, release: &Release) -> Option<Agreed> {
     let cli = release.peer(harness.cli)?;
     let mut disagreements = Vec::new();
     let (mut agree, mut total, mut known_seen) = (0usize, 0usize, 0usize);
@@ -661,7 +664,7 @@ fn tether_agrees_with_each_harness_s_own_list() {
         .flat_map(|h| h.releases.iter().map(move |r| (h, r)))
         .collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: Vec<std::sync::Mutex<Option<(String, Vec<String>)>>> =
+    let done: Vec<std::sync::Mutex<Option<Agreed>>> =
         jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
         for _ in 0..AT_ONCE {

@@ -308,6 +308,9 @@ fn known_names(census: &[CensusEntry]) -> BTreeSet<&str> {
         .collect()
 }
 
+/// A scan, its census's names and its compiled patterns.
+type Prepared<'a> = (Scan, BTreeSet<&'a str>, Vec<regex::bytes::Regex>);
+
 /// How many installed files are scanned at once.
 const SCANS_AT_ONCE: usize = 2;
 
@@ -373,7 +376,7 @@ fn every_installed_release_s_kinds_are_in_its_census() {
         .collect();
     scans.sort();
     // Every harness's, so one's failure hides no other's.
-    let scans: Vec<(Scan, BTreeSet<&str>, Vec<regex::bytes::Regex>)> = scans
+    let scans: Vec<Prepared> = scans
         .iter()
         .map(|path| {
             let scan: Scan = serde_json::from_slice(&std::fs::read(path).expect("read the scan"))
@@ -393,7 +396,7 @@ fn every_installed_release_s_kinds_are_in_its_census() {
     // Each installed file is read (or unpacked and read) on its own, so
     // SCANS_AT_ONCE of them are scanned at a time; failures are kept in
     // the scans' order.
-    let jobs: Vec<(&(Scan, BTreeSet<&str>, Vec<regex::bytes::Regex>), &ScanFile)> = scans
+    let jobs: Vec<(&Prepared, &ScanFile)> = scans
         .iter()
         .flat_map(|s| s.0.files.iter().map(move |f| (s, f)))
         .collect();
