@@ -246,6 +246,9 @@ fn any_record() -> impl Strategy<Value = Value> {
             let infos: Vec<Value> = commands.iter().map(|c| json!({"command": c, "durationMs": 12})).collect();
             json!({"type": "system", "subtype": "stop_hook_summary", "hookCount": infos.len(), "hookInfos": infos, "hookErrors": errors, "preventedContinuation": prevented, "stopReason": "", "hasOutput": false, "level": "suggestion", "toolUseID": "0dd55f2f-075e", "hookLabel": label})
         }),
+        // 2.1.332's record of a retried model request: its cause from the
+        // connection's code or the status; its words never kept.
+        (prop::option::of(prop::sample::select(vec![401, 529])), prop::option::of(prop::sample::select(vec!["ECONNREFUSED", "ENOTFOUND", "ETIMEDOUT", SECRET])), any::<bool>(), any::<bool>()).prop_map(|(status, code, tls, slow)| json!({"type": "system", "subtype": "api_error", "level": "error", "error": {"message": SECRET, "status": status, "formatted": SECRET, "connection": code.map(|c| json!({"code": c, "message": SECRET, "isSSLError": tls})), "isNetworkDown": true, "rateLimits": null, "noResponse": if slow { json!({"waitedMs": 1, "retryWaitMs": 2}) } else { Value::Null }}, "retryInMs": 502, "retryAttempt": 1, "maxRetries": 10, "source": "request_retry"})),
         (n(), n(), c(), prop::sample::select(vec!["hook_progress", "mcp_progress", "bash_progress"]), prop::sample::select(vec!["started", "completed", "failed"])).prop_map(|(a, b, command, kind, status)| json!({"type": "progress", "data": {"type": kind, "hookEvent": a, "hookName": b, "command": command, "status": status, "serverName": a, "toolName": b, "output": SECRET}, "toolUseID": "toolu_9"})),
         prop::collection::vec(n(), 0..4).prop_map(|tools| {
             let tools: Vec<Value> = tools.iter().map(|t| json!({"name": format!("mcp__time__{t}"), "description": SECRET, "input_schema": {}})).collect();
@@ -364,6 +367,15 @@ fn any_stream_line() -> impl Strategy<Value = Value> {
         }).boxed(),
         (t(), any_skill()).prop_map(|(id, skill)| json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Skill", "input": {"skill": skill, "args": SECRET}}]}, "parent_tool_use_id": null})).boxed(),
         (c(), any::<bool>()).prop_map(|(command, meta)| json!({"type": "user", "isMeta": meta, "message": {"role": "user", "content": format!("Stop hook feedback:\n[{command}]: {SECRET}")}})).boxed(),
+        // A retry (2.1.197's fractional delay, 2.1.332's `no_response`); an
+        // `error` that is no class of the shipped list is never shown.
+        (prop::option::of(prop::sample::select(vec![401, 429, 500, 529])), prop::sample::select(vec!["unknown", "overloaded", "authentication_failed", SECRET]), any::<bool>()).prop_map(|(status, error, slow)| {
+            let mut line = json!({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10, "retry_delay_ms": 527.9221046400702, "error_status": status, "error": error});
+            if slow {
+                line["no_response"] = json!({"waited_ms": 30000, "retry_wait_ms": 30000});
+            }
+            line
+        }).boxed(),
         prop::sample::select(vec!["hook_started", "status", "compact_boundary", "api_retry"]).prop_map(|sub| json!({"type": "system", "subtype": sub, "text": SECRET})).boxed(),
         prop::sample::select(vec!["stream_event", "tool_progress", "auth_status", "no-such-kind"]).prop_map(|k| json!({"type": k, "event": {"text": SECRET}})).boxed(),
     ];
