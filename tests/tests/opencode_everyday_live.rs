@@ -50,8 +50,9 @@
 //! Time: those last two runs each wait out OpenCode's own retries before
 //! their turn ends (1.18.33's `SessionRetry`: 5 retries, 2 s doubling,
 //! at most 30 s each, about a minute, not configurable), so they run side
-//! by side, each to its own exit; every other wait ends on an exit or on
-//! OpenCode's own per-server `timeout`.
+//! by side, each to its own exit, and let the other test's CLI run once
+//! both are idle in their retries (their logs say so); every other wait
+//! ends on an exit or on OpenCode's own per-server `timeout`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -463,7 +464,7 @@ fn unset_token_reads_as_the_cause(
 /// OpenCode says: see [`a_model_api_not_reached`] and [`no_login_at_all`].
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_api_not_reached_and_no_login_at_all_read_as_opencode_says() {
-    let _one = tether_tests::one_real_cli_at_a_time().await;
+    let one = tether_tests::one_real_cli_at_a_time().await;
     let Some(program) = tether_tests::peer("node_modules/.bin/opencode") else {
         return;
     };
@@ -487,11 +488,39 @@ async fn a_model_api_not_reached_and_no_login_at_all_read_as_opencode_says() {
     let no_login_home = home_with(&serde_json::json!({"autoupdate": false, "share": "disabled"}));
     // Neither run's MCP connections are timed (the closed port's `time` is
     // never asserted connected; the other has none), so the two start
-    // together.
-    let (closed_ran, no_login_ran) = tokio::join!(
-        opencode(&program, &["run", "what time is it"], closed_home.path()),
-        opencode(&program, &["run", "what time is it"], no_login_home.path()),
-    );
+    // together. Once each has started, its minute of retries is idle: the
+    // one-CLI guard is let go when each log shows a model request failed
+    // ("stream error", the first of its retries), or when a run ends,
+    // whichever comes first, so another test's CLI runs meanwhile.
+    let runs = async {
+        tokio::join!(
+            opencode(&program, &["run", "what time is it"], closed_home.path()),
+            opencode(&program, &["run", "what time is it"], no_login_home.path()),
+        )
+    };
+    tokio::pin!(runs);
+    let mut one = Some(one);
+    let (closed_ran, no_login_ran) = loop {
+        tokio::select! {
+            ran = &mut runs => break ran,
+            () = tokio::time::sleep(Duration::from_millis(200)), if one.is_some() => {
+                let retrying = |home: &Path| {
+                    std::fs::read_dir(home.join(".local/share/opencode/log"))
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .any(|f| {
+                            std::fs::read_to_string(f.path())
+                                .is_ok_and(|t| t.contains("message=\"stream error\""))
+                        })
+                };
+                if retrying(closed_home.path()) && retrying(no_login_home.path()) {
+                    one = None;
+                }
+            }
+        }
+    };
+    drop(one);
     tether_tests::keep_home("opencode-no-model", closed_home.path());
     tether_tests::keep_home("opencode-no-login", no_login_home.path());
     a_model_api_not_reached(closed_home.path(), &strip_ansi(&closed_ran));
