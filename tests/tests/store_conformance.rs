@@ -768,6 +768,23 @@ fn an_older_postgres_database_migrates_forward_and_a_newer_one_is_refused_for_wr
     let mut next = loaded.clone();
     next.revision = 4;
     store.save(&next).expect("written after the migration");
+    // Schema 4's table: the old session's unparsed telemetry is counted.
+    let counted = tether_core::telemetry::UnparsedTelemetry::new(
+        "old",
+        "att_1",
+        "tool_result",
+        "tool_parameters",
+        tether_core::model::Unparsed::CutShort,
+        2,
+        tether_core::model::Timestamp(5),
+    );
+    store
+        .add_unparsed_telemetry(std::slice::from_ref(&counted))
+        .expect("counted after the migration");
+    assert_eq!(
+        store.unparsed_telemetry("old").expect("read"),
+        vec![counted]
+    );
     drop(store);
 
     psql(
