@@ -293,6 +293,8 @@ impl Records {
         let mut outcome = Outcome::default();
         let mut there = BTreeSet::new();
         let mut first = Vec::new();
+        // Written in one transaction (one commit, not one a session).
+        let mut writes: Vec<AttachmentHistory> = Vec::new();
         for facts in chosen {
             let id = facts.session_id();
             let prior = self.run.imported.get(&id).map(|(prior, _)| prior);
@@ -316,7 +318,7 @@ impl Records {
                 Some(old) if facts::same(&old, &merged) => {
                     if rewrite {
                         store.remove(&id)?;
-                        store.save(&old)?;
+                        writes.push(old);
                     }
                     (Counted::Unchanged, Prior::Held)
                 }
@@ -325,7 +327,7 @@ impl Records {
                     if rewrite {
                         store.remove(&id)?;
                     }
-                    store.save(&merged)?;
+                    writes.push(merged);
                     match old {
                         Some(old) => (Counted::Updated, Prior::Replaced(Box::new(old))),
                         None => (Counted::New, Prior::New),
@@ -334,6 +336,10 @@ impl Records {
             };
             let was = prior.is_none().then_some(was);
             outcome.counted.push((id, counted, was));
+        }
+        let writes: Vec<&AttachmentHistory> = writes.iter().collect();
+        if let Some(error) = store.save_batch(&writes).into_iter().find_map(Result::err) {
+            return Err(error);
         }
         let first: Vec<(&SessionFacts, &SessionSummary)> =
             first.iter().map(|(f, s)| (*f, s)).collect();
