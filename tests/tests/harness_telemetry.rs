@@ -550,3 +550,93 @@ fn a_flood_of_sessions_keeps_memory_bounded() {
             .is_some()
     );
 }
+
+/// GIVEN a hub on a SQLite store and Claude Code's recorded `tool_result`
+/// log (2.1.197, tests/fixtures/telemetry) from one process
+/// (`service.instance.id`) WHEN the collector takes a readable one naming
+/// its session, then unparsed ones: one naming no session from the same
+/// process, one naming a secret where the session id belongs, one naming
+/// no session from another process THEN only the first unparsed one is
+/// counted, on that session's attempt (joined by its process); the others
+/// have no session to join and are counted unsessioned, never guessed onto
+/// it, and the planted text reaches neither the store nor the stats.
+#[test]
+fn an_unparsed_answer_joins_its_process_s_session_or_none() {
+    use tether_core::model::Unparsed;
+    use tether_core::store::Store as _;
+    use tether_core::telemetry::TelemetryValue as V;
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("t.db");
+    let store = Arc::new(tether_store::SqliteStore::open(&path).expect("store"));
+    let registry = Registry::with_static().expect("the static plugins register");
+    let hub = Arc::new(Hub::with_store(
+        registry,
+        HubConfig::default(),
+        Arc::clone(&store) as Arc<dyn tether_core::store::Store>,
+    ));
+    let mut collector = Collector::new(Arc::clone(&hub), HashMap::new());
+    let recorded = fixture("claude")
+        .into_iter()
+        .find(|r| r.name == "tool_result" && r.text("tool_parameters").is_some())
+        .expect("an MCP tool_result");
+    let session = recorded.text("session.id").expect("a session").into_owned();
+    let from = |process: &str, session: Option<&str>, parameters: &str| {
+        let mut r = recorded
+            .clone()
+            .with_resource("service.instance.id", V::Text(process.into()))
+            .with_attr("tool_parameters", V::Text(parameters.into()));
+        match session {
+            Some(s) => r.attributes.insert("session.id".into(), V::Text(s.into())),
+            None => r.attributes.remove("session.id"),
+        };
+        r
+    };
+    let good = recorded
+        .text("tool_parameters")
+        .expect("names")
+        .into_owned();
+    collector.take_record(&from("proc-1", Some(&session), &good));
+    collector.take_record(&from("proc-1", None, "{\"mcp_server_name\":\"ti"));
+    collector.take_record(&from(
+        "proc-2",
+        Some("sk-live-PLANTED0123456789abcdefABCDEF"),
+        "PLANTED",
+    ));
+    collector.take_record(&from("proc-3", None, "PLANTED"));
+    collector.flush_unparsed();
+    let stats = collector.stats();
+    assert_eq!(
+        (
+            stats.read,
+            stats.unparsed,
+            stats.unparsed_sessioned,
+            stats.unsessioned
+        ),
+        (1, 3, 1, 2),
+        "{stats:?}"
+    );
+    assert_eq!(stats.unparsed_unstored, 0, "{stats:?}");
+    hub.flush_store();
+    let tether_session = format!("claude:{session}");
+    let attempt = store
+        .load(&tether_session)
+        .expect("load")
+        .and_then(|h| h.current_attempt_id.clone())
+        .expect("the session's attempt");
+    let counted = store.unparsed_telemetry(&tether_session).expect("counts");
+    let got: Vec<_> = counted
+        .iter()
+        .map(|c| (c.attempt_id.as_str(), c.kind.as_str(), c.why, c.count))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(attempt.as_str(), "tool_result", Unparsed::CutShort, 1)]
+    );
+    drop(collector);
+    drop(hub);
+    let bytes = std::fs::read(&path).expect("the store's file");
+    assert!(
+        !bytes.windows(7).any(|w| w == b"PLANTED"),
+        "planted text reached the store"
+    );
+}
