@@ -269,6 +269,9 @@ open_vocabulary! {
         /// More entries than Tether keeps (rows of one harness, session
         /// files of one source): the rest were not read, and said so.
         TooManyEntries => "too_many_entries",
+        /// A configuration scanner panicked: its harness's rows are missing
+        /// (`tether inventory`'s errors).
+        ScannerPanicked => "scanner_panicked",
         /// A symlink points outside the root being scanned; it is not followed.
         SymlinkOutsideRoot => "symlink_outside_root",
         /// Symlinks loop.

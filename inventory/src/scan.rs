@@ -116,7 +116,7 @@ pub fn scan_all(
             Err(_) => out.errors.push(InventoryError {
                 harness: harness.to_owned(),
                 source: "(scanner)".to_owned(),
-                reason_code: ReasonCode::Other("scanner_panicked".into()),
+                reason_code: ReasonCode::ScannerPanicked,
                 summary: format!("the {harness} scanner panicked; its rows are missing"),
             }),
         }

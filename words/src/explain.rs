@@ -30,6 +30,11 @@ pub enum Family {
     Requirement,
     /// What a later listing changed against a server's pins.
     Change,
+    /// What started an attempt (`tether history`, a history's `trigger`).
+    Trigger,
+    /// What a harness's permission settings predict of a call to a
+    /// server's tools (`tether inventory`'s call policy).
+    CallPolicy,
 }
 
 impl Family {
@@ -43,6 +48,8 @@ impl Family {
             Family::Provenance => "What showed a stage",
             Family::Requirement => "Stages beyond the ladder",
             Family::Change => "What changed against the pins",
+            Family::Trigger => "What started an attempt",
+            Family::CallPolicy => "Calls, as the permission settings predict them",
         }
     }
 
@@ -56,6 +63,8 @@ impl Family {
             Family::Provenance => "provenance",
             Family::Requirement => "stage",
             Family::Change => "pin change",
+            Family::Trigger => "trigger",
+            Family::CallPolicy => "call policy",
         }
     }
 }
@@ -502,6 +511,12 @@ pub fn requirement_stages() -> Vec<Entry> {
             "stage called: yes (shown by harness_record)",
         ),
         entry(
+            "installed",
+            "An inventory row's stage: what the server needs is installed where the harness runs it (a plugin's server, installed with its plugin). `not_applicable` for a server a configuration entry names, which has nothing to install.",
+            "`tether inventory --json` gives it per row; a command that does not resolve reads `command_not_found`.",
+            "stage installed: not_applicable (shown by current_config)",
+        ),
+        entry(
             "fired",
             "A hook's stage: the harness ran the hook's command on its event, with the outcome and exit status the row gives.",
             "A hook that failed names why (`command_not_found`, an exit status); run its command by hand to see its own words.",
@@ -534,8 +549,101 @@ pub fn pin_changes() -> Vec<Entry> {
     ]
 }
 
+/// What a trigger says started an attempt (`tether history` prints it on
+/// each attempt's line).
+pub fn trigger(trigger: &tether_core::vocab::Trigger) -> Entry {
+    use tether_core::vocab::Trigger as T;
+    let (code, meaning, check) = match trigger {
+        T::SessionNew => (
+            "session_new",
+            "An ACP host began a session (`session/new`) and gave the agent its servers.",
+            "The attempt's rows say how far each server got in that session.",
+        ),
+        T::SessionLoad => (
+            "session_load",
+            "An ACP host resumed a session (`session/load`) and gave the agent its servers again.",
+            "A loaded session is a new attempt: the one before it is superseded, its rows kept.",
+        ),
+        T::SessionReset => (
+            "session_reset",
+            "The host reset the session: a new attempt with the servers given again.",
+            "Compare the attempt with the one it superseded (`tether history`).",
+        ),
+        T::PassthroughStart => (
+            "passthrough_start",
+            "A harness's CLI was started with its servers in its own configuration (`tether run`, `tether probe --passthrough`).",
+            "The rows come from what the harness's telemetry, records and output showed.",
+        ),
+        T::Probe => (
+            "probe",
+            "`tether probe` started the agent to check its MCP support with the sentinel.",
+            "Read the probe's verdict (`tether explain VERDICT`).",
+        ),
+        T::HarnessSession => (
+            "harness_session",
+            "A session the harness ran on its own, seen through its telemetry (`tether collect`) or read from its records (`tether sessions`).",
+            "`tether sessions show ID` gives its rows and what showed each stage.",
+        ),
+        T::HealthCheck => (
+            "health_check",
+            "Not an agent session: the harness's own health check (`claude mcp list`) connected to its servers to say whether each answers, and no agent ran. Its rows are what it found; lists of sessions leave it out, and it is never the newest session.",
+            "Its rows still show whether each server starts and answers here. For what an agent got, look at a session (`tether sessions list`).",
+        ),
+        _ => (
+            "other",
+            "A trigger this version of Tether does not know, from a newer host.",
+            "Read the attempt's rows; a newer Tether explains it.",
+        ),
+    };
+    Entry {
+        code,
+        family: Family::Trigger,
+        meaning,
+        check,
+        example: format!("tether history:   attempt records · {code} · claude · started …"),
+    }
+}
+
+/// What a call policy's verdict predicts (`tether inventory`: "Calls, as
+/// the permission settings predict them"; `call_policy.verdict` in JSON).
+pub fn call_verdict(verdict: tether_core::inventory::CallVerdict) -> Entry {
+    use tether_core::inventory::CallVerdict as V;
+    let (code, meaning, check) = match verdict {
+        V::Allowed => (
+            "allowed",
+            "Nothing in the harness's settings stops a call to the tool: a rule, a mode or a trust setting allows it. A prediction from the settings (`current_config`, or the harness's documented default), never an observation.",
+            "A session shows what really happened: `tether sessions show ID` counts calls, and refused calls apart.",
+        ),
+        V::NeedsApproval => (
+            "needs_approval",
+            "The harness asks before each call to the tool: no rule allows it. A headless run (`claude -p`, `codex exec`) cannot ask, so it refuses the call (`approval_required` on the session's tool row).",
+            "Allow the tool in the harness's permission settings (the inventory names the file and rule), or run with the harness's own flag that allows it.",
+        ),
+        V::Denied => (
+            "denied",
+            "A rule or policy in the harness's settings refuses every call to the tool.",
+            "The inventory names the rule and its file; remove or narrow it if the call should run.",
+        ),
+    };
+    Entry {
+        code,
+        family: Family::CallPolicy,
+        meaning,
+        check,
+        example: format!("tether inventory: claude/user time: {} (…)", verdict.word()),
+    }
+}
+
+/// Every trigger this version knows.
+pub fn triggers() -> Vec<Entry> {
+    tether_core::vocab::Trigger::KNOWN
+        .iter()
+        .map(|t| trigger(&tether_core::vocab::Trigger::parse(t)))
+        .collect()
+}
+
 /// Every entry: statuses, verdicts, reason codes, stages, provenances,
-/// requirement stages and pin changes.
+/// requirement stages, pin changes and triggers.
 pub fn all() -> Vec<Entry> {
     let mut entries: Vec<Entry> = DisplayStatus::ALL.iter().map(|s| status(*s)).collect();
     entries.extend(VERDICTS.iter().map(|v| verdict(*v)));
@@ -544,6 +652,15 @@ pub fn all() -> Vec<Entry> {
     entries.extend(PROVENANCES.iter().map(|p| provenance(*p)));
     entries.extend(requirement_stages());
     entries.extend(pin_changes());
+    entries.extend(triggers());
+    entries.extend(
+        [
+            tether_core::inventory::CallVerdict::Allowed,
+            tether_core::inventory::CallVerdict::NeedsApproval,
+            tether_core::inventory::CallVerdict::Denied,
+        ]
+        .map(call_verdict),
+    );
     entries
 }
 
@@ -698,6 +815,20 @@ mod tests {
         );
         let auth = reason(&ReasonCode::AuthRequired).expect("known");
         assert!(auth.example.contains("needs auth"), "{}", auth.example);
+    }
+
+    #[test]
+    fn every_known_trigger_has_an_entry_under_its_own_word() {
+        for word in tether_core::vocab::Trigger::KNOWN {
+            let entries = lookup(word);
+            assert!(
+                entries
+                    .iter()
+                    .any(|e| e.family == Family::Trigger && e.code == *word),
+                "{word}"
+            );
+        }
+        assert_eq!(lookup("health_check")[0].family, Family::Trigger);
     }
 
     #[test]

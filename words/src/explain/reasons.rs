@@ -328,6 +328,14 @@ pub(super) const REASONS: &[Reason] = &[
         ),
     },
     Reason {
+        code: "scanner_panicked",
+        seen: Seen::Inventory,
+        meaning: "The plugin that reads one harness's configuration files panicked: its rows are missing from the inventory (the other harnesses' are whole). Tether caught it; nothing was written.",
+        check: Check::Says(
+            "Run `tether inventory --harness KIND` again, and report it with the plugin's version (`tether plugins`); a malformed file is refused per file, never a panic, so this is a bug.",
+        ),
+    },
+    Reason {
         code: "unreadable",
         seen: Seen::Inventory,
         meaning: "A configuration file exists but cannot be read (permissions, not a regular file).",
