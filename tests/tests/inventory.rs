@@ -841,7 +841,8 @@ mod planted_secrets {
                 {"type": "command", "command": format!("${{PLUGIN_DIR}}/{s}/x --key {t} {u}")}]}]},
                 "env": {"ANTHROPIC_BASE_URL": url, "ENABLE_TOOL_SEARCH": t, "CLAUDE_CODE_USE_VERTEX": u}}).to_string());
             f.home(".config/opencode/opencode.json", &json!({"mcp": {
-                "a": {"type": "local", "command": [format!("/opt/{s}/x"), t], "environment": {"K": u}},
+                "a": {"type": "local", "command": [format!("/opt/{s}/x"), t], "environment": {"K": u},
+                      "cwd": format!("/srv/{t}")},
                 "b": {"type": "remote", "url": url, "headers": {"X-Key": s}}}}).to_string());
             // A file that does not parse, with secrets right at the error.
             f.project(".cursor/mcp.json", &format!("{{\"mcpServers\": {{\"x\": {{\"env\": {{\"K\": \"{s}\" {t} {u}"));
