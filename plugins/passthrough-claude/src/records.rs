@@ -35,7 +35,8 @@
 //!
 //! - **A retried model request** (2.1.332): a `system/api_error` record
 //!   is the session's error, its cause from its connection code or status
-//!   (`model_api`), never its words.
+//!   (`model_api`), never its words; so is the run's end in an error of
+//!   its model API (the `assistant` record with `isApiErrorMessage`).
 //!
 //! Only names, ids, times and outcomes are taken: a record's message,
 //! tool input, tool result and error text are never kept (a failure's
@@ -569,6 +570,17 @@ fn known_line(line: &Line<'_>, kind: &str, whole: Whole<'_>) -> RecordAnswer {
     }
     // A request to the model API failed and is retried (2.1.332): the
     // session's error, report-level (no server's).
+    // The run's end in an error of its model API, written in the model's
+    // place: the session's error, report-level.
+    if kind == "assistant"
+        && let Some((reason, words)) = model_api::api_error_message(whole)
+    {
+        push(
+            &mut reading,
+            tether_core::model::Evidence::new(tether_core::vocab::EvidenceKind::ExplicitError, at)
+                .reason(reason, Some(words.to_owned())),
+        );
+    }
     // One whose `error` is no object is in a shape this reader cannot
     // read, and says so.
     if kind == "system" && line.subtype.as_deref() == Some("api_error") {

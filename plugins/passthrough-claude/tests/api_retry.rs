@@ -198,3 +198,51 @@ fn the_newest_transcript_s_retry_record_says_its_cause() {
         "{odd}"
     );
 }
+
+/// The record each release wrote in the model's place when its run ended
+/// in an error of its model API (real runs on a closed port,
+/// `CLAUDE_CODE_MAX_RETRIES=1`), as written: 2.1.197's, then 2.1.332's.
+const ENDED: [&str; 2] = [
+    r#"{"parentUuid":"51984da7-2ed0-4214-88d3-f4b36d511c90","isSidechain":false,"type":"assistant","uuid":"665ab143-efdd-48b5-a336-62afdefd1f7a","timestamp":"2026-12-07T18:47:29.909Z","message":{"id":"3927d711-b7cd-4c69-9099-dada6432edf8","container":null,"model":"<synthetic>","role":"assistant","stop_details":null,"stop_reason":"stop_sequence","stop_sequence":"","type":"message","usage":{"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":null,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":null,"iterations":null,"speed":null},"content":[{"type":"text","text":"API Error: Unable to connect to API (ConnectionRefused)"}],"context_management":null},"error":"server_error","isApiErrorMessage":true,"userType":"external","entrypoint":"sdk-cli","cwd":"/tmp/tmp.hi3zm3A1UM","sessionId":"5980546e-bead-41d2-aa6d-c7da433be90c","version":"2.1.197","gitBranch":"HEAD"}"#,
+    r#"{"parentUuid":"393d9ea6-6552-4d9f-a583-d2e163598682","isSidechain":false,"type":"assistant","uuid":"94ceccff-13dc-4286-944d-03d1455fb996","timestamp":"2026-12-07T18:47:33.932Z","message":{"diagnostics":null,"id":"d556d59c-486b-4833-9ae3-0a379e14e21d","container":null,"model":"<synthetic>","role":"assistant","stop_details":null,"stop_reason":"stop_sequence","stop_sequence":"","type":"message","usage":{"output_tokens_details":null,"input_tokens":0,"output_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":null,"cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":null,"iterations":null,"speed":null,"fallback_credit":null},"content":[{"type":"text","text":"API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"}],"context_management":null},"apiError":"connection_failed","error":"server_error","isApiErrorMessage":true,"perTurnEffort":"medium","failedResponseHadNoToolCall":true,"madeBy":"model","userType":"external","entrypoint":"sdk-cli","cwd":"/tmp/tmp.7v8F460Bgi","sessionId":"5fb44f72-3610-4078-8cdc-9ddbf24e11c6","version":"2.1.332","gitBranch":"HEAD"}"#,
+];
+
+/// GIVEN each release's transcript record of a run that ended in an error
+/// of its model API (read the fast way and the plain way, the same) WHEN
+/// read THEN it is the session's error, `connection_refused`, in the words
+/// the stream-json `result` line reads as, never the harness's; the same
+/// record as a model's answer (no `isApiErrorMessage`) says nothing.
+#[test]
+fn each_release_s_end_in_a_model_api_error_is_the_session_s_error() {
+    for record in ENDED {
+        let fast = read_as(TRANSCRIPT, &["projects", "-tmp-w", "s.jsonl"], record);
+        assert_eq!(fast, plain::transcript(record), "{record}");
+        let RecordAnswer::Read(reading) = fast else {
+            panic!("{record}");
+        };
+        let [error] = reading.evidence.as_slice() else {
+            panic!("{record}: {:?}", reading.evidence);
+        };
+        assert_eq!(error.kind, EvidenceKind::ExplicitError);
+        assert_eq!(error.server, None);
+        assert_eq!(error.reason_code, Some(ReasonCode::ConnectionRefused));
+        assert_eq!(
+            error.summary.as_deref(),
+            Some("its model API could not be reached: nothing listened there (connection refused)")
+        );
+        let answered = record.replace(
+            r#""isApiErrorMessage":true"#,
+            r#""isApiErrorMessage":false"#,
+        );
+        let RecordAnswer::Read(reading) =
+            read_as(TRANSCRIPT, &["projects", "-tmp-w", "s.jsonl"], &answered)
+        else {
+            panic!("{answered}");
+        };
+        assert!(
+            reading.evidence.is_empty(),
+            "{answered}: {:?}",
+            reading.evidence
+        );
+    }
+}

@@ -220,6 +220,43 @@ pub(super) fn api_error_record(whole: super::Whole<'_>) -> Option<(ReasonCode, S
     }))
 }
 
+/// A transcript's record of a run's end in an error of its model API: the
+/// `assistant` record Claude Code writes in the model's place
+/// (`isApiErrorMessage: true`, `model: "<synthetic>"`, its one text item
+/// the words the stream-json `result` line repeats, `apiError` in 2.1.332;
+/// real 2.1.197 and 2.1.332 runs on a closed port), read as [`failure`]
+/// reads that line. Cheaply rejected where the record cannot hold the
+/// flag; the words are compared, never kept.
+pub(super) fn api_error_message(whole: super::Whole<'_>) -> Option<(ReasonCode, &'static str)> {
+    let parsed;
+    let value = match whole {
+        super::Whole::Written(record) => {
+            if !super::may_hold(record, "isApiErrorMessage") {
+                return None;
+            }
+            parsed = super::fields::parse(record).ok()?;
+            &parsed
+        }
+        super::Whole::Parsed(value) => value,
+    };
+    if value.get("isApiErrorMessage") != Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    let said = value
+        .pointer("/message/content")
+        .and_then(serde_json::Value::as_array)?
+        .iter()
+        .find(|item| item.get("type").and_then(serde_json::Value::as_str) == Some("text"))?
+        .get("text")
+        .and_then(serde_json::Value::as_str)?;
+    failure(&Ended {
+        is_error: Some(true),
+        result: Some(said),
+        api_error: value.get("apiError").and_then(serde_json::Value::as_str),
+        status: None,
+    })
+}
+
 /// The reason of a connection error, from the code Claude Code puts in
 /// its words (Node's and Bun's error codes).
 fn connection_reason(error: &str) -> Option<(ReasonCode, &'static str)> {
