@@ -52,12 +52,21 @@ pub(crate) enum Reading {
     /// None: they are listed from their kept summaries
     /// (`Records::listing_only`), and built when asked for by id.
     Listing,
+    /// As `Listing`, every other session summed up a group of files at a
+    /// time (`Records::summing_up`: `sessions list`, memory flat in the
+    /// number of files).
+    List,
 }
 
 /// [`read`] for a listing, or to find sessions by id
 /// ([`Reading::Listing`]).
 pub(crate) fn read_listing(registry: &Registry, filter: Filter) -> Records {
     read_kept(registry, filter, default_ledger(), Reading::Listing)
+}
+
+/// [`read`] for `sessions list` ([`Reading::List`]).
+pub(crate) fn read_list(registry: &Registry, filter: Filter) -> Records {
+    read_kept(registry, filter, default_ledger(), Reading::List)
 }
 
 /// [`read`], with `ledger` kept.
@@ -78,6 +87,10 @@ pub(crate) fn read_kept(
             Reading::All => {}
             Reading::OnlyChanged => records.only_changed(),
             Reading::Listing => records.listing_only(),
+            Reading::List => {
+                records.listing_only();
+                records.summing_up();
+            }
         }
     }
     let progress = records.progress();

@@ -172,7 +172,7 @@ fn list(
         Ok(f) => f,
         Err(e) => return usage(&e),
     };
-    let records = records::read_listing(registry, chosen);
+    let records = records::read_list(registry, chosen);
     let mut sessions = records.listing();
     let before = sessions.len();
     if !health_checks {
@@ -196,7 +196,7 @@ fn list(
         let empty = if !document.sessions.is_empty() {
             None
         } else if filtered(filter) {
-            let mut all = records::read_listing(registry, Filter::default()).listing();
+            let mut all = records::read_list(registry, Filter::default()).listing();
             all.retain(|s| health_checks || !s.health_check);
             Some(nothing_matched(filter, &all))
         } else {

@@ -1,5 +1,6 @@
-//! The grouped read: with a ledger, a listing ([`Records::listing_only`])
-//! or an import into the ledger's store ([`Records::only_changed`]) reads
+//! The grouped read: with a ledger, a listing of every session
+//! ([`Records::summing_up`]) or an import into the ledger's store
+//! ([`Records::only_changed`]) reads
 //! the files a bounded group at a time, so memory stays flat however many
 //! files there are:
 //! - the files in path order (a session's file beside the folder of its
@@ -60,6 +61,8 @@ pub(crate) struct Run {
     /// Bytes and files per group, where not [`GROUP_BYTES`] and
     /// [`GROUP_FILES`] ([`Records::group_bounds`]).
     pub(crate) bounds: Option<(u64, usize)>,
+    /// A listing sums every session up ([`Records::summing_up`]).
+    pub(crate) summing: bool,
     /// Each session imported: what the store held before, and how it was
     /// last counted.
     pub(crate) imported: HashMap<String, (Prior, Counted)>,
@@ -142,10 +145,22 @@ impl Records {
         self.run.bounds = Some((bytes.max(1), files.max(1)));
     }
 
+    /// A listing of every session (`tether sessions list`): with a ledger
+    /// ([`listing_only`](Records::listing_only)), the read goes a group at a
+    /// time, each session summed up (its history built, its summary kept)
+    /// as its group is read. Without it, a listing builds only the sessions
+    /// asked for (`tether mcp`, `sessions show`), holding every file's facts.
+    pub fn summing_up(&mut self) {
+        self.run.summing = true;
+    }
+
     /// Whether [`read`](Records::read) goes a group at a time: at rest,
-    /// with a ledger, for a listing or an import into the ledger's store.
+    /// with a ledger, for a listing of every session or an import into the
+    /// ledger's store.
     pub(crate) fn grouped(&self, at_rest: bool) -> bool {
-        at_rest && self.kept.store.is_some() && (self.kept.lazy || self.kept.only_changed)
+        at_rest
+            && self.kept.store.is_some()
+            && ((self.kept.lazy && self.run.summing) || self.kept.only_changed)
     }
 
     /// Reads `tasks` a group at a time, each group's sessions listed or

@@ -704,6 +704,7 @@ fn a_read_a_group_at_a_time_lists_and_imports_what_a_whole_read_does() {
     let list_grouped = |store: &Arc<SqliteStore>| {
         let mut r = grouped(store);
         r.listing_only();
+        r.summing_up();
         r.read(true);
         (r.listing(), r.files(), r.reader_notes())
     };
