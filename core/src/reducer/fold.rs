@@ -660,9 +660,12 @@ pub(super) fn record_failure(
     // says only that it failed, and the line that says why (its server
     // log's "command not found", the challenge that says a token was
     // refused) may come before or after it (a printed init line has no
-    // time of its own). Of two alike, the earliest is kept, and at one
-    // instant one with a sentence (the same reason, said with what to do);
-    // then ties break on content, so order never matters.
+    // time of its own). Then one said with a sentence (what to do) beats
+    // one without, whenever each was seen: Copilot logs its bare "needing
+    // auth" a millisecond before or at the same one as the challenge that
+    // words it, and the row of a reason always carries its sentence. Of
+    // two alike, the earliest is kept; then ties break on content, so
+    // order never matters.
     let vague = |r: Option<&ReasonCode>| {
         matches!(
             r,
@@ -674,15 +677,15 @@ pub(super) fn record_failure(
         Some(at) => {
             (
                 vague(Some(&reason)),
+                ev.summary.is_none(),
                 ev.at,
                 Some(&reason),
-                ev.summary.is_none(),
                 ev.summary.as_ref(),
             ) < (
                 vague(row.reason_code.as_ref()),
+                row.summary.is_none(),
                 at,
                 row.reason_code.as_ref(),
-                row.summary.is_none(),
                 row.summary.as_ref(),
             )
         }

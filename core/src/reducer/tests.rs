@@ -417,3 +417,43 @@ fn a_reason_that_says_which_beats_an_earlier_bare_one() {
     assert_eq!(r0.reason_code, Some(ReasonCode::AgentReportedFailed));
     assert_eq!(r0.failed_at, Some(Timestamp(4)));
 }
+
+/// GIVEN Copilot 1.0.102's process log for a 401 with an empty challenge
+/// (a real run's lines: `… reporting the server as needing auth
+/// {"server":…}`, then `HTTP 401 challenge (WWW-Authenticate: ) {…}`, which
+/// its reader words as `auth_required` with a sentence), the bare line a
+/// millisecond before the worded one, in either order of arrival WHEN
+/// reduced THEN the row's reason carries its sentence: one said with what
+/// to do beats the same said bare, whenever each was seen.
+#[test]
+fn a_reason_said_with_its_sentence_beats_an_earlier_bare_one() {
+    let sentence = "the server wants credentials (HTTP 401)";
+    for bare_first in [true, false] {
+        let mut h = AttachmentHistory::new("t", "s");
+        begin(&mut h, &start("a", 1)).expect("begin");
+        let report = |at: u64, summary: Option<&str>| {
+            let mut ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(at))
+                .server("srv0")
+                .reported("needs-auth");
+            if let Some(summary) = summary {
+                ev = ev.reason(ReasonCode::AuthRequired, Some(summary.into()));
+            }
+            ev
+        };
+        let bare = report(453, None);
+        let said = report(454, Some(sentence));
+        let (one, two) = if bare_first {
+            (bare, said)
+        } else {
+            (said, bare)
+        };
+        for ev in [one, two] {
+            reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+        }
+        let a = h.current().expect("current");
+        let r0 = a.server("srv0").expect("srv0");
+        assert_eq!(r0.reason_code, Some(ReasonCode::AuthRequired), "{bare_first}");
+        assert_eq!(r0.summary.as_deref(), Some(sentence), "{bare_first}");
+        assert_eq!(r0.status, DisplayStatus::Failed, "{bare_first}");
+    }
+}
