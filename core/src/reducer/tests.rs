@@ -452,7 +452,11 @@ fn a_reason_said_with_its_sentence_beats_an_earlier_bare_one() {
         }
         let a = h.current().expect("current");
         let r0 = a.server("srv0").expect("srv0");
-        assert_eq!(r0.reason_code, Some(ReasonCode::AuthRequired), "{bare_first}");
+        assert_eq!(
+            r0.reason_code,
+            Some(ReasonCode::AuthRequired),
+            "{bare_first}"
+        );
         assert_eq!(r0.summary.as_deref(), Some(sentence), "{bare_first}");
         assert_eq!(r0.status, DisplayStatus::Failed, "{bare_first}");
     }
