@@ -228,6 +228,15 @@ impl PlannedServer {
             Decision::Deliver { .. } if self.spec.cwd_missing => {
                 (Some(ReasonCode::CwdNotFound), Some(CWD_MISSING.to_owned()))
             }
+            // Its command does not resolve here: the likely cause of a
+            // failure the harness does not word (see `record_failure`).
+            Decision::Deliver { .. } if self.spec.command_missing.is_some() => (
+                Some(ReasonCode::CommandNotFound),
+                self.spec
+                    .command_missing
+                    .as_deref()
+                    .map(|s| scrubber.summary(s)),
+            ),
             Decision::Deliver { .. } => (None, None),
             Decision::Filter {
                 reason_code,

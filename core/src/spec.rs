@@ -201,6 +201,15 @@ pub struct ServerSpec {
     /// a missing command), that is why.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cwd_missing: bool,
+    /// A stdio server's command does not resolve where it was read (a bare
+    /// name on no folder of PATH, a path where no executable file is): the
+    /// sentence that says which, naming the command by its basename only.
+    /// Where the harness says only that the server failed, its row says
+    /// `command_not_found` with this sentence; a harness's own reason (its
+    /// log's spawn error) wins over it, since the harness may start its
+    /// servers with another PATH.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_missing: Option<String>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -214,6 +223,7 @@ impl fmt::Debug for ServerSpec {
             .field("check_endpoints", &self.check_endpoints)
             .field("unset_vars", &self.unset_vars)
             .field("cwd_missing", &self.cwd_missing)
+            .field("command_missing", &self.command_missing)
             .finish()
     }
 }
@@ -230,6 +240,7 @@ impl ServerSpec {
             check_endpoints: Vec::new(),
             unset_vars: Vec::new(),
             cwd_missing: false,
+            command_missing: None,
         }
     }
 
@@ -244,6 +255,13 @@ impl ServerSpec {
     /// here (`missing`).
     pub fn with_cwd_missing(mut self, missing: bool) -> Self {
         self.cwd_missing = missing;
+        self
+    }
+
+    /// The same server, whose command does not resolve here: `why` says
+    /// which way (see [`ServerSpec::command_missing`]).
+    pub fn with_command_missing(mut self, why: Option<String>) -> Self {
+        self.command_missing = why;
         self
     }
 

@@ -153,6 +153,12 @@ pub fn configured_servers(
                 .with_unset_vars(row.diagnostics.unresolved)
                 .with_cwd_missing(
                     row.diagnostics.cwd == Some(tether_core::vocab::CwdClass::Missing),
+                )
+                .with_command_missing(
+                    (row.diagnostics.command_resolves == Some(false)
+                        && row.reason_code == Some(ReasonCode::CommandNotFound))
+                    .then(|| row.summary.clone())
+                    .flatten(),
                 ),
             );
         }

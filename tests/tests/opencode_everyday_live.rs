@@ -316,19 +316,21 @@ async fn every_everyday_failure_reads_as_opencode_says() {
     );
     // Each failure: OpenCode's own words (mcp list), its log's status, and
     // Tether's reason (`agent_reported_failed`: OpenCode's records say only
-    // that it failed).
+    // that it failed; where today's configuration shows why no start can
+    // work, a command that does not resolve or a cwd that does not exist,
+    // that cause).
     for (server, words, logged, reason) in [
         (
             "absent",
             "ENOENT: no such file or directory, posix_spawn '/opt/nope/server'",
             "failed",
-            ReasonCode::AgentReportedFailed,
+            ReasonCode::CommandNotFound,
         ),
         (
             "bare",
             "Executable not found in $PATH: \"tether-no-such-server\"",
             "failed",
-            ReasonCode::AgentReportedFailed,
+            ReasonCode::CommandNotFound,
         ),
         // OpenCode 1.18.33 blames the command, though the command exists:
         // Bun's posix_spawn fails on the cwd. Today's configuration shows
@@ -393,6 +395,18 @@ async fn every_everyday_failure_reads_as_opencode_says() {
         assert_eq!(row.reason_code, Some(reason.clone()), "{server}: {row:?}");
         if logged == "failed" {
             assert!(status.contains("failed"), "{server}: {status}");
+        }
+        if reason == ReasonCode::CommandNotFound {
+            // The cause today's configuration shows, in the inventory's
+            // words: the path, or PATH, named by the command's basename.
+            let summary = row.summary.as_deref().unwrap_or_default();
+            let expected = if server == "absent" {
+                "the path given for `server` does not exist here"
+            } else {
+                "`tether-no-such-server` is on no folder of PATH here"
+            };
+            assert!(summary.contains(expected), "{server}: {summary}");
+            assert!(!summary.contains("/opt/nope"), "{server}: {summary}");
         }
         if reason == ReasonCode::AgentReportedFailed {
             // What OpenCode said, and no more: no cause in Tether's

@@ -288,6 +288,7 @@ async fn given_real_clients_then_the_export_follows_the_mcp_conventions_and_carr
         check_endpoints: vec![],
         unset_vars: vec![],
         cwd_missing: false,
+        command_missing: None,
     };
     let mut own_with_secret = own.clone();
     if let Some(Endpoint::Http { headers, .. }) = own_with_secret

@@ -654,6 +654,18 @@ pub(super) fn record_failure(
         }
         return earlier;
     }
+    // Its command does not resolve where its configuration was read: the
+    // likely cause of a failure the harness says only happened (OpenCode's
+    // `status=failed`), so the row keeps it. A harness's own reason wins
+    // (it may start its servers with another PATH).
+    if row.failed_at.is_none()
+        && row.reason_code == Some(ReasonCode::CommandNotFound)
+        && ev.reason_code.as_ref().unwrap_or(&default) == &ReasonCode::AgentReportedFailed
+    {
+        row.failed_at = Some(ev.at);
+        return true;
+    }
+
     let reason = ev.reason_code.clone().unwrap_or(default);
     // A reason that says which failure it was beats a bare one, whenever
     // each was seen: a harness's own status word ("failed", "needs auth")

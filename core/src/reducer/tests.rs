@@ -461,3 +461,41 @@ fn a_reason_said_with_its_sentence_beats_an_earlier_bare_one() {
         assert_eq!(r0.status, DisplayStatus::Failed, "{bare_first}");
     }
 }
+
+/// GIVEN a row planned with a command that does not resolve here (the
+/// inventory's sentence) WHEN the harness says only that the server failed
+/// THEN the row fails with `command_not_found` and that sentence; WHEN the
+/// harness says why itself THEN its reason is the row's.
+#[test]
+fn a_command_that_does_not_resolve_is_the_cause_of_a_bare_failure() {
+    let sentence = "`srv-x` is on no folder of PATH here: install it";
+    for (said, expected, summary) in [
+        (None, ReasonCode::CommandNotFound, Some(sentence)),
+        (
+            Some(ReasonCode::AgentReportedFailed),
+            ReasonCode::CommandNotFound,
+            Some(sentence),
+        ),
+        (
+            Some(ReasonCode::ServerExited),
+            ReasonCode::ServerExited,
+            None,
+        ),
+    ] {
+        let mut h = AttachmentHistory::new("t", "s");
+        let mut s = start("a", 1);
+        s.servers[0].reason_code = Some(ReasonCode::CommandNotFound);
+        s.servers[0].summary = Some(sentence.to_owned());
+        begin(&mut h, &s).expect("begin");
+        let mut ev = Evidence::new(EvidenceKind::AgentReported, Timestamp(5))
+            .server("srv0")
+            .reported("failed");
+        ev.reason_code = said.clone();
+        reduce(&mut h, &observe("s", "a", ev)).expect("ok");
+        let a = h.current().expect("current");
+        let row = a.server("srv0").expect("srv0");
+        assert_eq!(row.reason_code, Some(expected), "{said:?}");
+        assert_eq!(row.summary.as_deref(), summary, "{said:?}");
+        assert_eq!(row.status, DisplayStatus::Failed, "{said:?}");
+    }
+}
