@@ -586,7 +586,7 @@ pub fn trigger(trigger: &tether_core::vocab::Trigger) -> Entry {
         ),
         T::HealthCheck => (
             "health_check",
-            "Not an agent session: the harness's own health check (`claude mcp list`) connected to its servers to say whether each answers, and no agent ran. Its rows are what it found; lists of sessions leave it out, and it is never the newest session.",
+            "Not an agent session: the harness's own health check (its `mcp list` command) connected to its servers to say whether each answers, and no agent ran. Its rows are what it found; lists of sessions leave it out, and it is never the newest session.",
             "Its rows still show whether each server starts and answers here. For what an agent got, look at a session (`tether sessions list`).",
         ),
         _ => (
@@ -600,7 +600,7 @@ pub fn trigger(trigger: &tether_core::vocab::Trigger) -> Entry {
         family: Family::Trigger,
         meaning,
         check,
-        example: format!("tether history:   attempt records · {code} · claude · started …"),
+        example: format!("tether history:   attempt records · {code} · HARNESS · started …"),
     }
 }
 
@@ -616,7 +616,7 @@ pub fn call_verdict(verdict: tether_core::inventory::CallVerdict) -> Entry {
         ),
         V::NeedsApproval => (
             "needs_approval",
-            "The harness asks before each call to the tool: no rule allows it. A headless run (`claude -p`, `codex exec`) cannot ask, so it refuses the call (`approval_required` on the session's tool row).",
+            "The harness asks before each call to the tool: no rule allows it. A headless run cannot ask, so it refuses the call (`approval_required` on the session's tool row).",
             "Allow the tool in the harness's permission settings (the inventory names the file and rule), or run with the harness's own flag that allows it.",
         ),
         V::Denied => (
@@ -630,7 +630,10 @@ pub fn call_verdict(verdict: tether_core::inventory::CallVerdict) -> Entry {
         family: Family::CallPolicy,
         meaning,
         check,
-        example: format!("tether inventory: claude/user time: {} (…)", verdict.word()),
+        example: format!(
+            "tether inventory: HARNESS/user time: {} (…)",
+            verdict.word()
+        ),
     }
 }
 
