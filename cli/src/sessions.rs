@@ -186,7 +186,7 @@ fn list(
         not_read: records.not_read(),
         readers: records.reader_notes(),
     };
-    let mut out = crate::term::stdout();
+    let mut out = crate::term::stdout_buffered();
     if json {
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
@@ -207,6 +207,7 @@ fn list(
             writeln!(out, "{}", health_checks_not_listed(hidden))?;
         }
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -485,7 +486,7 @@ fn print_session(
     for file in &document.files {
         note.add_file(file);
     }
-    let mut out = crate::term::stdout();
+    let mut out = crate::term::stdout_buffered();
     if how.json {
         serde_json::to_writer_pretty(&mut out, &document)?;
         writeln!(out)?;
@@ -504,6 +505,7 @@ fn print_session(
         print_unparsed_telemetry(&mut out, &document.telemetry_unparsed)?;
         print_reader_notes(&mut out, std::slice::from_ref(&note))?;
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 

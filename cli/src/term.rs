@@ -184,6 +184,21 @@ pub fn stdout() -> Visible<std::io::StdoutLock<'static>> {
     Visible::new(out.lock(), colors)
 }
 
+/// Locked stdout through [`visible_field`], buffered: for a document
+/// written whole at the end of a command (a listing, a session), never for
+/// lines that show progress. Stdout alone is line-buffered: a pretty JSON
+/// listing of a home was one `write` a line (19,391 on the home shape).
+/// The caller flushes it, so a failed write is an error, not lost on drop.
+pub fn stdout_buffered() -> Visible<std::io::BufWriter<std::io::StdoutLock<'static>>> {
+    use std::io::IsTerminal;
+    let out = std::io::stdout();
+    let colors = out.is_terminal();
+    Visible::new(
+        std::io::BufWriter::with_capacity(64 * 1024, out.lock()),
+        colors,
+    )
+}
+
 fn sgr(code: &str, text: &str, on: bool) -> String {
     let text = visible_field(text);
     if on {
