@@ -18,6 +18,13 @@ pub struct ConfigRoot {
     shown: String,
     /// For a root made from one file a variable names: that file's name.
     single_file: Option<String>,
+    /// `bound`'s real path, resolved once for this root and every root
+    /// joined from it (a record source's files are opened one by one: the
+    /// root was resolved again for each, about a third of its `readlink`s).
+    /// Kept only once resolved: a root that appears later is still found.
+    /// Resolved once, a root relinked during a run refuses what it now
+    /// reaches, never the reverse.
+    bound_real: std::sync::Arc<std::sync::OnceLock<PathBuf>>,
 }
 
 /// Why a file could not be used: a reason and a safe summary.
@@ -48,6 +55,7 @@ impl ConfigRoot {
             dir,
             shown: shown.into(),
             single_file: None,
+            bound_real: Default::default(),
         }
     }
 
@@ -64,6 +72,7 @@ impl ConfigRoot {
                 bound: dir.to_path_buf(),
                 shown: format!("${var}"),
                 single_file: Some(name.clone()),
+                bound_real: Default::default(),
             },
             name,
         ))
@@ -83,6 +92,7 @@ impl ConfigRoot {
             bound: self.bound.clone(),
             shown: self.source(rel),
             single_file: None,
+            bound_real: self.bound_real.clone(),
         }
     }
 
@@ -147,8 +157,14 @@ impl ConfigRoot {
                 ));
             }
         }
-        let Ok(root) = std::fs::canonicalize(&self.bound) else {
-            return Ok(None);
+        let root = match self.bound_real.get() {
+            Some(root) => root.clone(),
+            None => {
+                let Ok(root) = std::fs::canonicalize(&self.bound) else {
+                    return Ok(None);
+                };
+                self.bound_real.get_or_init(|| root).clone()
+            }
         };
         let real = match std::fs::canonicalize(&path) {
             Ok(real) => real,
