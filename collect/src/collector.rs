@@ -269,17 +269,7 @@ impl Collector {
     ) {
         // A session id is an id: text in its place (a secret) is no id.
         let named = session.filter(|s| self.ids.is_id_like(s));
-        let process = process_of(record);
-        let Some(session) = self.session_for(kind, named.as_deref(), &process) else {
-            self.stats.unsessioned += 1;
-            return;
-        };
-        let at = if record.at.0 > 0 {
-            record.at
-        } else {
-            tether_hub::now()
-        };
-        let Some(sink) = self.sink(kind, &session, process, at) else {
+        let Some((sink, at)) = self.placed(kind, record, named.as_deref()) else {
             return;
         };
         self.stats.unparsed_sessioned += 1;
@@ -338,6 +328,29 @@ impl Collector {
         Some(session)
     }
 
+    /// The live attempt `record` belongs to: its session's (`named`, else
+    /// its process's last), begun when needed, at the record's time (now
+    /// when it has none), with that time. `None` when no session is known
+    /// (counted unsessioned) or the attempt cannot be had.
+    fn placed(
+        &mut self,
+        kind: &str,
+        record: &TelemetryRecord,
+        named: Option<&str>,
+    ) -> Option<(tether_hub::EvidenceSink, Timestamp)> {
+        let process = process_of(record);
+        let Some(session) = self.session_for(kind, named, &process) else {
+            self.stats.unsessioned += 1;
+            return None;
+        };
+        let at = if record.at.0 > 0 {
+            record.at
+        } else {
+            tether_hub::now()
+        };
+        Some((self.sink(kind, &session, process, at)?, at))
+    }
+
     /// The live attempt of `kind`'s `session` (begun when needed), with the
     /// sessions let go meanwhile forgotten.
     fn sink(
@@ -357,20 +370,9 @@ impl Collector {
     }
 
     fn publish(&mut self, kind: &str, record: &TelemetryRecord, reading: TelemetryReading) {
-        let process = process_of(record);
         // A session id is an id (a UUID, mostly): text in its place is no id.
         let harness_session = reading.session.as_deref().filter(|s| is_name_like(s));
-        let Some(session) = self.session_for(kind, harness_session, &process) else {
-            self.stats.unsessioned += 1;
-            return;
-        };
-        let at = if record.at.0 > 0 {
-            record.at
-        } else {
-            tether_hub::now()
-        };
-        let sink = self.sink(kind, &session, process, at);
-        let Some(sink) = sink else {
+        let Some((sink, _)) = self.placed(kind, record, harness_session) else {
             return;
         };
         for server in &reading.servers {
