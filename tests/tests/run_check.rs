@@ -653,6 +653,46 @@ fn run_verdicts(stderr: &str) -> Vec<bool> {
         .collect()
 }
 
+/// `tether run FLAGS --db HOME/tether.db -- claude -p "what time is it"
+/// --mcp-config CONFIG --strict-mcp-config --output-format stream-json
+/// --verbose`, in a cleared environment (this release's PATH, the setup's
+/// HOME and folder, stdin closed) whose model API is a port nothing
+/// listens on.
+fn claude_run_with_no_model(
+    s: &Setup,
+    release: Release,
+    claude: &std::path::Path,
+    flags: &[&str],
+) -> Command {
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a port");
+    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
+    cmd.arg("run")
+        .args(flags)
+        .arg("--db")
+        .arg(s.home.path().join("tether.db"))
+        .arg("--")
+        .arg(claude)
+        .args(["-p", "what time is it", "--mcp-config"])
+        .arg(&s.config)
+        .args([
+            "--strict-mcp-config",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ])
+        .env_clear()
+        .env("PATH", release.path())
+        .env("HOME", s.home.path())
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
+        .current_dir(&s.work)
+        .stdin(Stdio::null());
+    cmd
+}
+
 /// A child in its own process group, killed with it when dropped (a
 /// failing test leaves nothing behind).
 struct Killed(std::process::Child);
@@ -749,38 +789,13 @@ async fn one_verdict_with_the_model_unreachable(release: Release) {
         .to_string(),
     )
     .expect("config");
-    // A port nothing listens on: bound, then let go.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
     let out = {
-        let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
-        cmd.arg("run")
-            .args(ONE_VERDICT)
-            .arg("--db")
-            .arg(s.home.path().join("tether.db"))
-            .arg("--")
-            .arg(&claude)
-            .args(["-p", "what time is it", "--mcp-config"])
-            .arg(&s.config)
-            .args([
-                "--strict-mcp-config",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-            ])
-            .env_clear()
-            .env("PATH", release.path())
-            .env("HOME", s.home.path())
-            .env("ANTHROPIC_API_KEY", "dummy")
-            .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
-            .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        let mut cmd = claude_run_with_no_model(&s, release, &claude, &ONE_VERDICT);
+        cmd.env("CLAUDE_CODE_MAX_RETRIES", "0")
             // `time` connected before the init line is printed: `-p`
             // connects in the background by default, and `time` is then
             // reported pending (delivered, its tools not yet listed).
-            .env("MCP_CONNECTION_NONBLOCKING", "false")
-            .current_dir(&s.work)
-            .stdin(Stdio::null());
+            .env("MCP_CONNECTION_NONBLOCKING", "false");
         tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
             .await
             .expect("the run")
@@ -932,30 +947,8 @@ async fn a_strict_run_claims_no_server_of_the_user_s_files() {
         serde_json::json!({"mcpServers": {"userserver": {"command": time}}}).to_string(),
     )
     .expect("the user's file");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
-    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
-    cmd.args(["run", "--db"])
-        .arg(s.home.path().join("tether.db"))
-        .arg("--")
-        .arg(&claude)
-        .args(["-p", "what time is it", "--mcp-config"])
-        .arg(&s.config)
-        .args([
-            "--strict-mcp-config",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
-        .env_clear()
-        .env("PATH", release.path())
-        .env("HOME", s.home.path())
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
-        .env("CLAUDE_CODE_MAX_RETRIES", "0")
-        .current_dir(&s.work)
-        .stdin(Stdio::null());
+    let mut cmd = claude_run_with_no_model(&s, release, &claude, &[]);
+    cmd.env("CLAUDE_CODE_MAX_RETRIES", "0");
     let out = tokio::task::spawn_blocking(move || tether_tests::output_within(cmd, 240))
         .await
         .expect("the run");
@@ -1021,33 +1014,8 @@ async fn killed_mid_retry_says_why(release: Release) {
     let Some(s) = setup().await else { return };
     let _one = tether_tests::one_real_cli_at_a_time().await;
     let label = format!("claude {}", release.label());
-    // A port nothing listens on: bound, then let go.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port");
-    let mut cmd = Command::new(tether_tests::workspace_bin("tether"));
-    cmd.arg("run")
-        .args(MID_RETRY)
-        .arg("--db")
-        .arg(s.home.path().join("tether.db"))
-        .arg("--")
-        .arg(&claude)
-        .args(["-p", "what time is it", "--mcp-config"])
-        .arg(&s.config)
-        .args([
-            "--strict-mcp-config",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ])
-        .env_clear()
-        .env("PATH", release.path())
-        .env("HOME", s.home.path())
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("ANTHROPIC_BASE_URL", format!("http://{closed}"))
-        .env("MCP_CONNECTION_NONBLOCKING", "false")
-        .current_dir(&s.work)
-        .stdin(Stdio::null())
+    let mut cmd = claude_run_with_no_model(&s, release, &claude, &MID_RETRY);
+    cmd.env("MCP_CONNECTION_NONBLOCKING", "false")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
