@@ -43,10 +43,10 @@ pub fn server(name: &str, status: DisplayStatus, stages: &[(&str, StageState)]) 
     row(CapabilityKind::McpServer, name, status, stages)
 }
 
-/// The summary of a session `claude:s1`.
+/// The summary of a session `toy:s1` (sample data names no real harness).
 pub fn summary() -> SessionSummary {
     serde_json::from_value(json!({
-        "session_id": "claude:s1", "agent_kind": "claude", "harness_session": "s1",
+        "session_id": "toy:s1", "agent_kind": "toy", "harness_session": "s1",
         "started_at": 1, "updated_at": 2, "counts": {}, "files": 1
     }))
     .expect("a summary")

@@ -39,7 +39,7 @@ fn junit_is_one_suite_per_session_one_case_per_requirement_escaped() {
     assert_eq!(xml.matches("<testsuite ").count(), 1);
     assert_eq!(xml.matches("<testcase ").count(), 2);
     assert!(
-        xml.contains("<testcase classname=\"tether.claude\" name=\"require time\"/>"),
+        xml.contains("<testcase classname=\"tether.toy\" name=\"require time\"/>"),
         "{xml}"
     );
     assert_eq!(xml.matches("<failure ").count(), 1);
@@ -119,7 +119,7 @@ fn every_format_says_the_sessions_own_error_in_its_idiom() {
     assert_eq!(
         first,
         format!(
-            "::error title=tether%3A session claude%3As1::{}",
+            "::error title=tether%3A session toy%3As1::{}",
             gh_data(SAID)
         ),
         "{text}"
